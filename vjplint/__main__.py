@@ -1,0 +1,5 @@
+import sys
+
+from vjplint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,389 @@
+"""Source tree -> FileModel: find every custom_vjp/custom_jvp however it is spelled."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from vjplint.model import (
+    CallSite,
+    CustomDerivative,
+    FileModel,
+    Registration,
+    RuleFunction,
+    Signature,
+    TracedFunction,
+)
+from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, SemanticIndex
+
+JAX_VJP = ("jax.custom_vjp", "jax.custom_derivatives.custom_vjp", "jax._src.custom_derivatives.custom_vjp")
+JAX_JVP = ("jax.custom_jvp", "jax.custom_derivatives.custom_jvp", "jax._src.custom_derivatives.custom_jvp")
+PARTIAL = ("functools.partial",)
+REGISTRATION_METHODS = ("defvjp", "defjvp", "defjvps")
+
+# Transformations whose function argument is traced, with the argument's position.
+TRANSFORMS: Dict[str, int] = {
+    **{f"jax.{n}": 0 for n in ("jit", "vmap", "pmap", "grad", "value_and_grad", "jacrev", "jacfwd",
+                                "hessian", "checkpoint", "remat", "linearize", "vjp", "jvp", "eval_shape")},
+    "jax.ad_checkpoint.checkpoint": 0,
+    "equinox.filter_jit": 0, "equinox.filter_grad": 0, "equinox.filter_value_and_grad": 0,
+    "equinox.filter_vmap": 0, "equinox.filter_pmap": 0,
+    "jax.lax.scan": 0, "jax.lax.map": 0, "jax.lax.fori_loop": 2, "jax.lax.while_loop": 1,
+    "jax.lax.cond": 1, "jax.lax.switch": 1, "jax.lax.associative_scan": 0,
+    "jax.numpy.vectorize": 0,
+}
+# `jax.lax.cond(p, true_fn, false_fn, ...)` and `while_loop(cond, body, ...)` trace two functions.
+EXTRA_TRACED_POSITIONS: Dict[str, Tuple[int, ...]] = {"jax.lax.cond": (2,), "jax.lax.while_loop": (0,)}
+
+
+@dataclass
+class Recognizer:
+    """Which qualified names create custom derivatives; aliases map to their nondiff keyword."""
+
+    vjp: Dict[str, str] = field(default_factory=lambda: {n: "nondiff_argnums" for n in JAX_VJP})
+    jvp: Dict[str, str] = field(default_factory=lambda: {n: "nondiff_argnums" for n in JAX_JVP})
+    aliases: frozenset = frozenset()
+
+    @classmethod
+    def with_aliases(cls, vjp_aliases: Dict[str, str], jvp_aliases: Dict[str, str]) -> "Recognizer":
+        r = cls()
+        r.vjp.update(vjp_aliases)
+        r.jvp.update(jvp_aliases)
+        r.aliases = frozenset([*vjp_aliases, *jvp_aliases])
+        return r
+
+    def kind_of(self, qualname: Optional[str]) -> Optional[Tuple[str, str]]:
+        if qualname in self.vjp:
+            return "vjp", self.vjp[qualname]
+        if qualname in self.jvp:
+            return "jvp", self.jvp[qualname]
+        return None
+
+
+def collect(module: ast.Module, lines: List[str], recognizer: Optional[Recognizer] = None) -> FileModel:
+    return _Collector(module, lines, recognizer or Recognizer()).run()
+
+
+class _Collector:
+    def __init__(self, module: ast.Module, lines: List[str], recognizer: Recognizer) -> None:
+        self.module = module
+        self.lines = lines
+        self.rec = recognizer
+        self.index = SemanticIndex(module)
+        self.by_binding: Dict[ast.AST, CustomDerivative] = {}
+        self.derivatives: List[CustomDerivative] = []
+        self.traced: Dict[FunctionNode, TracedFunction] = {}
+
+    def run(self) -> FileModel:
+        calls: List[ast.Call] = []
+        for node in ast.walk(self.module):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._from_decorators(node)
+            elif isinstance(node, ast.Assign):
+                self._from_assignment(node)
+            elif isinstance(node, ast.Call):
+                calls.append(node)
+        for node in ast.walk(self.module):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._decorator_registrations(node)
+                self._traced_by_decorator(node)
+        for call in calls:
+            self._registration_call(call)
+            self._call_site(call)
+            self._traced_by_call(call)
+        self.derivatives.sort(key=lambda d: (d.anchor.lineno, d.anchor.col_offset))
+        for d in self.derivatives:
+            d.call_sites.sort(key=lambda c: (c.call.lineno, c.call.col_offset))
+        return FileModel(self.module, self.index, self.derivatives, self.traced, self.lines)
+
+    # -- definitions ----------------------------------------------------------------------
+    def _match_creator(self, expr: ast.expr, scope: Scope) -> Optional[Tuple[str, Dict[str, ast.expr], str, bool]]:
+        """(kind, keywords, nondiff keyword, is_alias) when `expr` makes a custom derivative."""
+        q = self.index.qualname(expr, scope)
+        found = self.rec.kind_of(q)
+        if found:
+            return found[0], {}, found[1], q in self.rec.aliases
+        if isinstance(expr, ast.Call):
+            fq = self.index.qualname(expr.func, scope)
+            if fq in PARTIAL and expr.args:
+                inner_q = self.index.qualname(expr.args[0], scope)
+                found = self.rec.kind_of(inner_q)
+                if found:
+                    return found[0], _keywords(expr), found[1], inner_q in self.rec.aliases
+            found = self.rec.kind_of(fq)
+            if found and fq in self.rec.aliases and not expr.args:
+                return found[0], _keywords(expr), found[1], True
+        return None
+
+    def _from_decorators(self, fn: ast.FunctionDef) -> None:
+        outer = self.index.scope_of(fn)
+        for decorator in fn.decorator_list:
+            match = self._match_creator(decorator, outer)
+            if match:
+                kind, keywords, nondiff_kw, is_alias = match
+                self._add(kind, fn.name, decorator, decorator, fn, keywords, nondiff_kw, fn, outer, is_alias)
+                return
+
+    def _from_assignment(self, node: ast.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return
+        value = node.value
+        if not isinstance(value, ast.Call) or not value.args:
+            return
+        scope = self.index.scope_of(node)
+        fq = self.index.qualname(value.func, scope)
+        found = self.rec.kind_of(fq)
+        if found:
+            kind, nondiff_kw = found
+            keywords, is_alias = _keywords(value), fq in self.rec.aliases
+        elif isinstance(value.func, ast.Call):
+            match = self._match_creator(value.func, scope)
+            if not match:
+                return
+            kind, keywords, nondiff_kw, is_alias = match
+        else:
+            return
+        primal = self._resolve_function(value.args[0], scope)
+        self._add(kind, node.targets[0].id, node, value, primal, keywords, nondiff_kw, node, scope, is_alias)
+
+    def _add(self, kind: str, name: str, anchor: ast.AST, creation: ast.expr, primal: Optional[FunctionNode],
+             keywords: Dict[str, ast.expr], nondiff_kw: str, binding_node: ast.AST, scope: Scope,
+             is_alias: bool) -> None:
+        if nondiff_kw != "nondiff_argnums" and nondiff_kw in keywords:
+            keywords = {**keywords, "nondiff_argnums": keywords[nondiff_kw]}
+        positions, unresolved = self._nondiff_positions(keywords, primal, scope)
+        enclosing = next((s.node for s in _scope_chain(scope) if s.is_function), None)
+        class_node = scope.node if scope.is_class else None
+        d = CustomDerivative(
+            kind=kind, name=name, anchor=anchor, creation=creation, primal=primal, keywords=keywords,
+            nondiff=positions, nondiff_unresolved=unresolved, enclosing=enclosing,  # type: ignore[arg-type]
+            class_node=class_node, is_alias=is_alias,  # type: ignore[arg-type]
+        )
+        self.derivatives.append(d)
+        self.by_binding[binding_node] = d
+
+    def _nondiff_positions(self, keywords: Dict[str, ast.expr], primal: Optional[FunctionNode],
+                           scope: Scope) -> Tuple[Tuple[int, ...], bool]:
+        positions: set = set()
+        unresolved = False
+        sig = Signature.of(primal) if primal is not None else None
+        if "nondiff_argnums" in keywords:
+            value = self.constant_value(keywords["nondiff_argnums"], scope)
+            if value is None:
+                unresolved = True
+            elif isinstance(value, (tuple, list)):
+                limit = None if (sig is None or sig.vararg) else len(sig.positional)
+                for item in value:
+                    if type(item) is int and item >= 0 and (limit is None or item < limit):
+                        positions.add(item)
+        if "nondiff_argnames" in keywords:
+            value = self.constant_value(keywords["nondiff_argnames"], scope)
+            names = (value,) if isinstance(value, str) else value
+            if names is None or sig is None or primal is None:
+                unresolved = True
+            elif isinstance(names, (tuple, list)):
+                named = [a.arg for a in primal.args.args]  # only POSITIONAL_OR_KEYWORD count
+                offset = len(primal.args.posonlyargs)
+                for item in names:
+                    if isinstance(item, str) and item in named:
+                        positions.add(offset + named.index(item))
+        return tuple(sorted(positions)), unresolved
+
+    def constant_value(self, expr: ast.expr, scope: Scope) -> object:
+        return constant_value(self.index, expr, scope)
+
+    # -- resolution helpers ---------------------------------------------------------------
+    def _resolve_function(self, expr: ast.expr, scope: Scope) -> Optional[FunctionNode]:
+        if isinstance(expr, ast.Lambda):
+            return expr
+        for binding in self._bindings_of(expr, scope):
+            if binding.kind == "def":
+                return binding.node  # type: ignore[return-value]
+            if binding.kind == "assign" and isinstance(binding.value, ast.Lambda):
+                return binding.value
+        return None
+
+    def _bindings_of(self, expr: ast.expr, scope: Scope) -> List[Binding]:
+        """Bindings for a name, `Class.attr` or `self.attr` (inside a method of Class)."""
+        if isinstance(expr, ast.Name):
+            return self.index.lookup(expr.id, scope)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            class_scope = self._class_scope_for(expr.value, scope)
+            if class_scope is not None:
+                return class_scope.bindings.get(expr.attr, [])
+        return []
+
+    def _class_scope_for(self, name: ast.Name, scope: Scope) -> Optional[Scope]:
+        for binding in self.index.lookup(name.id, scope):
+            if binding.kind == "class":
+                return self.index.scopes.get(binding.node)
+            if binding.kind == "param":
+                # `self`/`cls`: the first parameter of a method of the enclosing class.
+                for s in _scope_chain(scope):
+                    if s.is_function and s.parent is not None and s.parent.is_class:
+                        fn = s.node
+                        first = (fn.args.posonlyargs + fn.args.args)[:1]  # type: ignore[union-attr]
+                        if first and first[0] is binding.node:
+                            return s.parent
+                        return None
+        return None
+
+    def derivative_of(self, expr: ast.expr, scope: Scope) -> Optional[CustomDerivative]:
+        for binding in self._bindings_of(expr, scope):
+            found = self.by_binding.get(binding.node)
+            if found is not None:
+                return found
+        return None
+
+    def _resolve_rule(self, expr: ast.expr, scope: Scope, depth: int = 0) -> RuleFunction:
+        if isinstance(expr, ast.Constant) and expr.value is None:
+            return RuleFunction(expr, None, None, is_none=True)
+        if isinstance(expr, ast.Call) and depth < 4 and expr.args and self.index.qualname(expr.func, scope) in PARTIAL:
+            inner = self._resolve_rule(expr.args[0], scope, depth + 1)
+            return RuleFunction(expr, inner.node, inner.name, inner.bound_positional + len(expr.args) - 1,
+                                inner.bound_keywords + tuple(k.arg for k in expr.keywords if k.arg))
+        if isinstance(expr, ast.Lambda):
+            return RuleFunction(expr, expr, None)
+        name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
+        for binding in self._bindings_of(expr, scope):
+            if binding.kind == "def":
+                return RuleFunction(expr, binding.node, name)  # type: ignore[arg-type]
+            if binding.kind == "assign" and binding.value is not None and depth < 4:
+                if isinstance(binding.value, (ast.Lambda, ast.Call)):
+                    inner = self._resolve_rule(binding.value, self.index.scope_of(binding.node), depth + 1)
+                    inner.expr = expr
+                    inner.name = inner.name or name
+                    return inner
+            break
+        return RuleFunction(expr, None, name)
+
+    # -- registrations and call sites -----------------------------------------------------
+    def _registration_call(self, call: ast.Call) -> None:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in REGISTRATION_METHODS):
+            return
+        scope = self.index.scope_of(call)
+        d = self.derivative_of(func.value, scope)
+        if d is None or not _method_fits(d.kind, func.attr):
+            return
+        rules = [self._resolve_rule(a, scope) for a in call.args if not isinstance(a, ast.Starred)]
+        keywords = _keywords(call)
+        if func.attr == "defvjp":
+            for position, key in enumerate(("fwd", "bwd")):
+                if key in keywords and len(rules) <= position:
+                    rules.append(self._resolve_rule(keywords[key], scope))
+        elif func.attr == "defjvp" and "jvp" in keywords and not rules:
+            rules.append(self._resolve_rule(keywords["jvp"], scope))
+        d.registrations.append(Registration(func.attr, call, False, rules, keywords))
+
+    def _decorator_registrations(self, fn: ast.FunctionDef) -> None:
+        outer = self.index.scope_of(fn)
+        for decorator in fn.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if isinstance(target, ast.Attribute) and target.attr in REGISTRATION_METHODS:
+                d = self.derivative_of(target.value, outer)
+                if d is not None and _method_fits(d.kind, target.attr):
+                    keywords = _keywords(decorator) if isinstance(decorator, ast.Call) else {}
+                    rule = RuleFunction(decorator, fn, fn.name)
+                    d.registrations.append(Registration(target.attr, fn, True, [rule], keywords))
+
+    def _call_site(self, call: ast.Call) -> None:
+        scope = self.index.scope_of(call)
+        d = self.derivative_of(call.func, scope)
+        if d is None:
+            return
+        enclosing = self.index.enclosing_function(call)
+        d.call_sites.append(CallSite(call, enclosing))
+
+    # -- traced functions -----------------------------------------------------------------
+    def _transform_of(self, expr: ast.expr, scope: Scope) -> Optional[Tuple[str, Dict[str, ast.expr]]]:
+        q = self.index.qualname(expr, scope)
+        if q in TRANSFORMS:
+            return q, {}
+        if isinstance(expr, ast.Call):
+            fq = self.index.qualname(expr.func, scope)
+            if fq in PARTIAL and expr.args:
+                inner = self.index.qualname(expr.args[0], scope)
+                if inner in TRANSFORMS:
+                    return inner, _keywords(expr)
+            if fq in TRANSFORMS and not expr.args:
+                return fq, _keywords(expr)
+        return None
+
+    def _traced_by_decorator(self, fn: ast.FunctionDef) -> None:
+        outer = self.index.scope_of(fn)
+        for decorator in fn.decorator_list:
+            found = self._transform_of(decorator, outer)
+            if found:
+                self._mark_traced(fn, found[0], found[1], outer)
+                return
+
+    def _traced_by_call(self, call: ast.Call) -> None:
+        scope = self.index.scope_of(call)
+        q = self.index.qualname(call.func, scope)
+        if q not in TRANSFORMS:
+            return
+        for position in (TRANSFORMS[q], *EXTRA_TRACED_POSITIONS.get(q, ())):
+            if position < len(call.args):
+                fn = self._resolve_function(call.args[position], scope)
+                if fn is not None and fn not in self.traced:
+                    self._mark_traced(fn, q, _keywords(call), scope)
+
+    def _mark_traced(self, fn: FunctionNode, how: str, keywords: Dict[str, ast.expr], scope: Scope) -> None:
+        static: List[str] = []
+        sig = Signature.of(fn)
+        nums = self.constant_value(keywords["static_argnums"], scope) if "static_argnums" in keywords else None
+        names = self.constant_value(keywords["static_argnames"], scope) if "static_argnames" in keywords else None
+        for item in (nums,) if isinstance(nums, int) else (nums or ()):
+            if type(item) is int and -len(sig.positional) <= item < len(sig.positional):
+                static.append(sig.positional[item])
+        static.extend((names,) if isinstance(names, str) else (names or ()))
+        if how.startswith("jax.lax.") or how == "jax.numpy.vectorize":
+            pass
+        self.traced[fn] = TracedFunction(fn, how, tuple(static))
+
+
+def _keywords(call: ast.expr) -> Dict[str, ast.expr]:
+    if not isinstance(call, ast.Call):
+        return {}
+    return {k.arg: k.value for k in call.keywords if k.arg is not None}
+
+
+def _method_fits(kind: str, method: str) -> bool:
+    return (kind == "vjp") == (method == "defvjp")
+
+
+def _scope_chain(scope: Scope) -> Iterable[Scope]:
+    current: Optional[Scope] = scope
+    while current is not None:
+        yield current
+        current = current.parent
+
+
+def constant_value(index: SemanticIndex, expr: ast.expr, scope: Optional[Scope] = None, depth: int = 0) -> object:
+    """A literal's value, following module constants and `range(a, b)`; None if unknown."""
+    if depth > 5:
+        return None
+    if scope is None:
+        scope = index.scope_of(expr)
+    if isinstance(expr, ast.Constant):
+        return expr.value
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        inner = constant_value(index, expr.operand, scope, depth + 1)
+        return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else None
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        items = [constant_value(index, e, scope, depth + 1) for e in expr.elts]
+        if any(i is None for i in items):
+            return None
+        return tuple(items) if isinstance(expr, ast.Tuple) else list(items)
+    if isinstance(expr, ast.Call) and index.qualname(expr.func, scope) == "builtins.range":
+        args = [constant_value(index, a, scope, depth + 1) for a in expr.args]
+        if args and all(type(a) is int for a in args) and not expr.keywords:
+            return tuple(range(*args))  # type: ignore[arg-type]
+        return None
+    if isinstance(expr, ast.Name):
+        bindings = index.lookup(expr.id, scope)
+        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+            return constant_value(index, bindings[0].value, index.scope_of(bindings[0].node), depth + 1)
+    return None

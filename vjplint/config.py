@@ -1,0 +1,200 @@
+"""`[tool.vjplint]` discovery, validation and rule selection."""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A configuration problem the user must fix (exit code 2)."""
+
+
+KNOWN_KEYS = {
+    "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
+    "respect-gitignore", "array-names", "static-names", "custom-vjp-aliases", "custom-jvp-aliases",
+    "target", "verify", "cache-dir",
+}
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d",
+    ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", "__pypackages__", "_build", "buck-out",
+    "build", "dist", "node_modules", "venv", ".vjplint_cache",
+)
+TARGETS = ("current", "vjp3")
+
+
+@dataclass(frozen=True)
+class Config:
+    select: Optional[Tuple[str, ...]] = None  # None: the default set
+    ignore: Tuple[str, ...] = ()
+    extend_select: Tuple[str, ...] = ()
+    exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    respect_gitignore: bool = True
+    array_names: FrozenSet[str] = frozenset()
+    static_names: FrozenSet[str] = frozenset()
+    custom_vjp_aliases: Tuple[Tuple[str, str], ...] = ()
+    custom_jvp_aliases: Tuple[Tuple[str, str], ...] = ()
+    target: str = "current"
+    verify: Tuple[Tuple[str, Any], ...] = ()
+    cache_dir: Optional[str] = None
+    root: Optional[str] = None  # the directory holding the pyproject.toml
+    source: Optional[str] = None  # the pyproject.toml read, if any
+
+    # -- rule selection -------------------------------------------------------------------
+    def enabled_codes(self, all_codes: Sequence[str], default_off: FrozenSet[str]) -> FrozenSet[str]:
+        if self.select is None:
+            chosen = {c for c in all_codes if c not in default_off or self.target == "vjp3"}
+        else:
+            chosen = {c for c in all_codes if _matches(c, self.select)}
+        chosen |= {c for c in all_codes if _matches(c, self.extend_select)}
+        chosen -= {c for c in all_codes if _matches(c, self.ignore)}
+        return frozenset(chosen)
+
+    def ignored_for(self, relative_path: str) -> Tuple[str, ...]:
+        codes: List[str] = []
+        for pattern, ignored in self.per_file_ignores:
+            if _glob_match(relative_path, pattern):
+                codes.extend(ignored)
+        return tuple(codes)
+
+    def fingerprint(self) -> str:
+        """A stable text for cache keys: everything that changes results."""
+        return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores,
+                     sorted(self.array_names), sorted(self.static_names), self.custom_vjp_aliases,
+                     self.custom_jvp_aliases, self.target))
+
+
+def _matches(code: str, selectors: Sequence[str]) -> bool:
+    return any(s == "ALL" or code.startswith(s) for s in selectors)
+
+
+def _glob_match(path: str, pattern: str) -> bool:
+    path = path.replace("\\", "/")
+    return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(Path(path).name, pattern)
+
+
+def find_pyproject(start: Path) -> Optional[Path]:
+    start = start.resolve()
+    for directory in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                with candidate.open("rb") as handle:
+                    data = tomllib.load(handle)
+            except (OSError, tomllib.TOMLDecodeError):
+                return candidate  # let load_config report it
+            if "vjplint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_config(path: Optional[Path]) -> Config:
+    if path is None:
+        return Config()
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get("vjplint", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.vjplint] must be a table")
+    return config_from_table(table, path)
+
+
+def config_from_table(table: Dict[str, Any], path: Optional[Path] = None) -> Config:
+    where = f"{path}: " if path else ""
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}unknown key{'s' if len(unknown) > 1 else ''} in [tool.vjplint]: "
+                          f"{', '.join(unknown)} (known keys: {', '.join(sorted(KNOWN_KEYS))})")
+    from vjplint.rules.registry import validate_selectors
+
+    def codes(key: str) -> Tuple[str, ...]:
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}`{key}` must be a list of rule codes")
+        validate_selectors(value, f"{where}`{key}`")
+        return tuple(value)
+
+    def strings(key: str) -> Tuple[str, ...]:
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}`{key}` must be a list of strings")
+        return tuple(value)
+
+    def aliases(key: str) -> Tuple[Tuple[str, str], ...]:
+        value = table.get(key, {})
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple((v, "nondiff_argnums") for v in value)
+        if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            return tuple(sorted(value.items()))
+        raise ConfigError(f"{where}`{key}` must be a list of qualified names or a table "
+                          f"{{\"mylib.custom_vjp\" = \"static_argnums\"}}")
+
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{where}`per-file-ignores` must be a table of glob = [codes]")
+    per_file_items = []
+    for pattern, value in per_file.items():
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}`per-file-ignores.{pattern}` must be a list of rule codes")
+        validate_selectors(value, f"{where}`per-file-ignores.{pattern}`")
+        per_file_items.append((pattern, tuple(value)))
+    target = table.get("target", "current")
+    if target not in TARGETS:
+        raise ConfigError(f"{where}`target` must be one of {', '.join(map(repr, TARGETS))}, not {target!r}")
+    respect = table.get("respect-gitignore", True)
+    if not isinstance(respect, bool):
+        raise ConfigError(f"{where}`respect-gitignore` must be true or false")
+    verify = table.get("verify", {})
+    if not isinstance(verify, dict):
+        raise ConfigError(f"{where}[tool.vjplint.verify] must be a table")
+    cache_dir = table.get("cache-dir")
+    if cache_dir is not None and not isinstance(cache_dir, str):
+        raise ConfigError(f"{where}`cache-dir` must be a string")
+    return Config(
+        select=codes("select") if "select" in table else None,
+        ignore=codes("ignore"),
+        extend_select=codes("extend-select"),
+        exclude=strings("exclude") if "exclude" in table else DEFAULT_EXCLUDE,
+        extend_exclude=strings("extend-exclude"),
+        per_file_ignores=tuple(per_file_items),
+        respect_gitignore=respect,
+        array_names=frozenset(strings("array-names")),
+        static_names=frozenset(strings("static-names")),
+        custom_vjp_aliases=aliases("custom-vjp-aliases"),
+        custom_jvp_aliases=aliases("custom-jvp-aliases"),
+        target=target,
+        verify=tuple(sorted(verify.items())),
+        cache_dir=cache_dir,
+        root=str(path.parent) if path else None,
+        source=str(path) if path else None,
+    )
+
+
+def with_overrides(config: Config, *, select: Optional[Sequence[str]] = None,
+                   ignore: Sequence[str] = (), extend_select: Sequence[str] = ()) -> Config:
+    """Command-line options override the file (ruff's semantics)."""
+    from vjplint.rules.registry import validate_selectors
+
+    for name, values in (("--select", select or ()), ("--ignore", ignore), ("--extend-select", extend_select)):
+        validate_selectors(values, name)
+    return replace(
+        config,
+        select=tuple(select) if select is not None else config.select,
+        ignore=config.ignore + tuple(ignore),
+        extend_select=config.extend_select + tuple(extend_select),
+    )

@@ -1,0 +1,218 @@
+"""lint_source(): bytes or text in, diagnostics out. The one core API every surface calls."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+
+from vjplint.config import Config
+from vjplint.diagnostics import Diagnostic, Edit, Fix, Position, Severity
+from vjplint.source import DecodedSource, SourceError, decode, parse
+
+# The names a finding needs in the file's bytes; files without any are skipped unparsed.
+PREFILTER_NAMES: Tuple[bytes, ...] = (b"custom_vjp", b"custom_jvp", b"JVPTracer", b"direct_linearize",
+                                      b"DIRECT_LINEARIZE")
+SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
+NOQA = re.compile(r"#\s*noqa(?P<sep>\s*:\s*|\s+)?(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*)?", re.IGNORECASE)
+CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+
+
+@dataclass
+class LintResult:
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+    decoded: Optional[DecodedSource] = None
+    errors: List[str] = field(default_factory=list)  # internal errors: reported, never raised
+    analysed: bool = False  # False when the prefilter or skip-file short-circuited
+
+
+def prefilter_names(config: Config) -> Tuple[bytes, ...]:
+    extra = [name.rsplit(".", 1)[-1].encode() for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases)]
+    return PREFILTER_NAMES + tuple(extra)
+
+
+def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
+    return any(name in data for name in names)
+
+
+def lint_source(filename: str, source: Union[str, bytes], config: Config = Config()) -> LintResult:
+    """Lint one file's content. Never raises for bad input: problems become diagnostics."""
+    from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
+
+    result = LintResult()
+    if isinstance(source, bytes):
+        if not may_contain_findings(source, prefilter_names(config)):
+            return result
+        try:
+            decoded = decode(source)
+        except SourceError as exc:
+            result.diagnostics.append(_syntax_error(filename, exc))
+            return _finish(result, config, filename, [], set())
+    else:
+        decoded = DecodedSource(source, "utf-8", False, "\n")
+        if not may_contain_findings(source.encode("utf-8", "surrogatepass"), prefilter_names(config)):
+            result.decoded = decoded
+            return result
+    result.decoded = decoded
+    text = decoded.text
+    if SKIP_FILE.search(text):
+        return result
+    lines = text.splitlines()
+    enabled = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
+    result.analysed = True
+    try:
+        module = parse(text, filename)
+    except SourceError as exc:
+        result.diagnostics.append(_syntax_error(filename, exc))
+        return _finish(result, config, filename, lines, enabled)
+    try:
+        result.diagnostics.extend(_run_rules(filename, module, lines, config, enabled, result.errors))
+    except RecursionError:
+        result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
+    return _finish(result, config, filename, lines, enabled)
+
+
+def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Config, enabled: Set[str],
+               errors: List[str]) -> List[Diagnostic]:
+    from vjplint.collect import Recognizer, collect
+    from vjplint.infer import Hints
+    from vjplint.rules.base import RuleOptions
+    from vjplint.rules.registry import rules_for
+
+    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+    model = collect(module, lines, recognizer)
+    options = RuleOptions(Hints(config.array_names, config.static_names), config.target)
+    rules = [cls(model, options) for cls in rules_for(enabled)]
+    visitors: Dict[str, List] = {}
+    for rule in rules:
+        for attr in dir(rule):
+            if attr.startswith("visit_"):
+                visitors.setdefault(attr[6:], []).append((rule, getattr(rule, attr)))
+    failed: Set[str] = set()
+    for rule in rules:
+        try:
+            rule.check()
+        except Exception as exc:  # a broken rule loses its own findings, never the file's
+            failed.add(rule.CODE)
+            errors.append(f"{filename}: internal error in {rule.CODE}: {type(exc).__name__}: {exc}")
+    if visitors:
+        for node in ast.walk(module):
+            for rule, method in visitors.get(type(node).__name__, ()):
+                if rule.CODE in failed:
+                    continue
+                try:
+                    method(node)
+                except Exception as exc:
+                    failed.add(rule.CODE)
+                    errors.append(f"{filename}: internal error in {rule.CODE}: {type(exc).__name__}: {exc}")
+    diagnostics = []
+    for rule in rules:
+        if rule.CODE in failed:
+            continue
+        for report in rule.reports:
+            start, end = node_range(lines, report.node, report.end_node)
+            fix = None
+            if report.replacement is not None and report.fix_applicability is not None:
+                fix = Fix(report.fix_applicability, report.fix_message or "Apply the fix",
+                          (Edit(report.replacement, start, end),))
+            diagnostics.append(Diagnostic(
+                code=rule.CODE, name=rule.NAME, message=report.message, severity=rule.SEVERITY,
+                filename=filename, location=start, end_location=end, fix_applicability=report.fix_applicability,
+                fix_message=report.fix_message, noqa_row=start.row, fix_key=report.fix_key, fix=fix,
+            ))
+    return diagnostics
+
+
+def node_range(lines: List[str], node: ast.AST, end_node: Optional[ast.AST] = None) -> Tuple[Position, Position]:
+    """1-based row/column range of a node; `ast` columns are UTF-8 byte offsets."""
+    last = end_node or node
+    start = Position(node.lineno, _column(lines, node.lineno, node.col_offset))  # type: ignore[attr-defined]
+    end_row = getattr(last, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
+    end_col = getattr(last, "end_col_offset", None)
+    end = Position(end_row, _column(lines, end_row, end_col) if end_col is not None else start.column)
+    return start, end
+
+
+def _column(lines: List[str], row: int, byte_offset: int) -> int:
+    if 0 < row <= len(lines):
+        line = lines[row - 1]
+        if line.isascii():
+            return byte_offset + 1
+        return len(line.encode("utf-8")[:byte_offset].decode("utf-8", "replace")) + 1
+    return byte_offset + 1
+
+
+def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:
+    position = Position(exc.row, exc.column)
+    return Diagnostic(code="VJP900", name="syntax-error", message=f"cannot parse this file: {exc.message}",
+                      severity=Severity.ERROR, filename=filename, location=position, end_location=position,
+                      noqa_row=None)
+
+
+def _finish(result: LintResult, config: Config, filename: str, lines: List[str], enabled: Iterable[str]) -> LintResult:
+    from vjplint.config import _matches
+
+    enabled = set(enabled)
+    ignored = config.ignored_for(filename)
+    kept = [d for d in result.diagnostics
+            if (d.code in enabled or d.code == "VJP900") and not _matches(d.code, ignored)]
+    kept = _apply_noqa(kept, lines, enabled, filename)
+    kept.sort(key=Diagnostic.sort_key)
+    result.diagnostics = kept
+    return result
+
+
+def parse_noqa(line: str) -> Optional[Tuple[Optional[Set[str]], int, bool]]:
+    """(codes or None for a bare noqa, column, malformed) for a line's `# noqa` comment."""
+    if "noqa" not in line.lower():
+        return None
+    match = NOQA.search(line)
+    if match is None:
+        return None
+    codes_text = match.group("codes")
+    sep = match.group("sep") or ""
+    if codes_text is None:
+        return None, match.start(), False
+    codes = {c.upper() for c in CODE.findall(codes_text)}
+    return codes, match.start(), ":" not in sep
+
+
+def _apply_noqa(diagnostics: List[Diagnostic], lines: List[str], enabled: Set[str], filename: str) -> List[Diagnostic]:
+    from vjplint.rules.registry import ENGINE_CODES, all_rules
+
+    noqa: Dict[int, Tuple[Optional[Set[str]], int, bool]] = {}
+    for row, line in enumerate(lines, start=1):
+        parsed = parse_noqa(line)
+        if parsed is not None:
+            noqa[row] = parsed
+    if not noqa:
+        return diagnostics
+    kept, used = [], set()
+    for d in diagnostics:
+        entry = noqa.get(d.noqa_row or -1)
+        if entry is not None and d.code != "VJP900":
+            codes, _, malformed = entry
+            if codes is None or (d.code in codes and not malformed):
+                used.add((d.noqa_row, d.code))
+                continue
+        kept.append(d)
+    if "VJP901" in enabled:
+        known = set(all_rules()) | set(ENGINE_CODES)
+        for row, (codes, column, malformed) in sorted(noqa.items()):
+            ours = sorted(c for c in (codes or ()) if c.startswith("VJP"))
+            position = Position(row, column + 1)
+            end = Position(row, len(lines[row - 1]) + 1)
+            for code in ours:
+                if malformed:
+                    message = f"malformed `# noqa` directive: write `# noqa: {code}` (with a colon)"
+                elif code not in known:
+                    message = f"`# noqa` names the unknown rule code {code}"
+                elif code in enabled and (row, code) not in used:
+                    message = f"unused `# noqa` directive: no {code} diagnostic on this line; remove it"
+                else:
+                    continue
+                kept.append(Diagnostic(code="VJP901", name="invalid-noqa", message=message,
+                                       severity=Severity.WARNING, filename=filename, location=position,
+                                       end_location=end, noqa_row=None))
+    return kept

@@ -1,0 +1,409 @@
+"""Is this nondiff argument an array? Evidence with weights and quotable reasons (SPEC section 6).
+
+Weights: 3 = decisive (annotation, config hint, called as a function, a callable at a call
+site); 2 = strong (use as array data, `.shape`, a static use such as `axis=n`, a literal at a
+call site); 1 = a hint (the name). Arithmetic alone never convicts: `x ** n` with a static `n`
+is correct code.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+
+from vjplint.model import CustomDerivative, FileModel, RuleFunction
+from vjplint.semantic import FUNCTION_TYPES, FunctionNode
+
+ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.scipy.", "jax.nn.", "numpy.", "jax.random.", "jax.image.")
+# Parameters that take static values: a nondiff argument passed here is a Python value.
+STATIC_KEYWORDS = frozenset({
+    "axis", "axes", "shape", "newshape", "dtype", "keepdims", "ord", "num", "ndim", "dimension",
+    "dimensions", "precision", "preferred_element_type", "length", "reverse", "unroll", "mode",
+    "method", "kind", "order", "total_repeat_length", "num_segments", "indices_are_sorted",
+    "unique_indices", "axis_name", "k", "n", "N", "M", "size", "side", "padding", "strides",
+    "window_strides", "dimension_numbers", "feature_group_count", "batch_group_count",
+    "is_stable", "num_keys", "sizes", "slice_sizes", "new_sizes", "broadcast_dimensions",
+    "out_sharding", "start_index", "limit_index", "stride", "norm", "bins", "full_matrices",
+    "compute_uv", "lower", "symmetrize_input", "upper", "where_static", "copy", "ddof",
+})
+# jnp/lax functions whose listed positions are static (shape, axis, dtype, ...).
+STATIC_POSITIONS: Dict[str, FrozenSet[int]] = {
+    name: frozenset(pos) for name, pos in {
+        "reshape": {1}, "transpose": {1}, "sum": {1}, "mean": {1}, "max": {1}, "min": {1}, "prod": {1},
+        "std": {1}, "var": {1}, "any": {1}, "all": {1}, "argmax": {1}, "argmin": {1}, "cumsum": {1},
+        "cumprod": {1}, "logsumexp": {1}, "softmax": {1}, "log_softmax": {1}, "expand_dims": {1},
+        "squeeze": {1}, "moveaxis": {1, 2}, "swapaxes": {1, 2}, "tile": {1}, "broadcast_to": {1},
+        "zeros": {0, 1}, "ones": {0, 1}, "empty": {0, 1}, "full": {0, 2}, "eye": {0, 1, 2},
+        "identity": {0, 1}, "arange": {0, 1, 2, 3}, "linspace": {2}, "tri": {0, 1, 2}, "tril": {1},
+        "triu": {1}, "split": {1, 2}, "array_split": {1, 2}, "stack": {1}, "concatenate": {1},
+        "flip": {1}, "rot90": {1, 2}, "pad": {1}, "einsum": {0}, "diagonal": {1, 2, 3}, "trace": {1, 2, 3},
+        "astype": {1}, "zeros_like": {1}, "ones_like": {1}, "full_like": {2}, "sort": {1}, "argsort": {1},
+        "broadcast_in_dim": {1, 2}, "dynamic_slice": {2}, "slice": {1, 2, 3}, "slice_in_dim": {1, 2, 3, 4},
+        "reduce": {3}, "dot_general": {2}, "convert_element_type": {1}, "bitcast_convert_type": {1},
+        "iota": {0, 1}, "reduce_window": {3, 4, 5, 6}, "conv_general_dilated": {2, 3, 4, 5, 6},
+        "fori_loop": {0, 1}, "norm": {1, 2}, "top_k": {1}, "one_hot": {1}, "repeat": {1, 2}, "roll": {2},
+        "take_along_axis": {2}, "take": {2}, "diff": {1, 2}, "gather": {2, 3}, "psum": {1}, "pmean": {1},
+        "all_gather": {1}, "ppermute": {1, 2}, "cond": {0}, "switch": {0}, "while_loop": set(), "scan": {},
+        "map": set(),
+    }.items()
+}
+STATIC_BUILTINS = frozenset({"range", "len", "isinstance", "enumerate", "int", "str", "bool", "tuple",
+                             "list", "sorted", "reversed", "hasattr", "getattr", "type", "hash", "repr"})
+STATIC_METHODS = frozenset({"reshape", "astype", "transpose", "sum", "mean", "max", "min", "squeeze",
+                            "swapaxes", "view", "expand_dims", "repeat", "split", "argmax", "argmin",
+                            "cumsum", "prod", "std", "var", "all", "any", "flatten", "ravel", "format"})
+ARRAY_ATTRIBUTES = frozenset({"shape", "dtype", "T", "ndim", "at", "mT", "real", "imag", "size", "astype",
+                              "reshape", "block_until_ready", "addressable_shards", "sharding", "aval"})
+ARRAY_ANNOTATIONS = ("jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "numpy.ndarray",
+                     "jax.numpy.DeviceArray", "chex.Array", "chex.ArrayDevice", "numpy.typing.ArrayLike",
+                     "numpy.typing.NDArray", "jax.random.KeyArray", "jax.Array")
+ARRAY_TAILS = frozenset({"Array", "ArrayLike", "ndarray", "NDArray", "DeviceArray", "PRNGKeyArray", "KeyArray",
+                         "Float", "Int", "Shaped", "Bool", "Num", "Real", "Inexact", "Integer", "Complex",
+                         "Key", "PRNGKey", "UInt", "Float32", "Float64"})
+JAXTYPING_PREFIXES = ("jaxtyping.",)
+STATIC_TAILS = frozenset({"int", "str", "bool", "float", "complex", "tuple", "Tuple", "Sequence", "Callable",
+                          "dtype", "DTypeLike", "Literal", "Enum", "Hashable", "Shape", "type", "Type",
+                          "Iterable", "Mapping", "dict", "Dict", "list", "List", "None", "Axis", "AxisName"})
+CALLABLE_NAMES = frozenset({"f", "fn", "fun", "func", "function", "callback", "cb", "body_fun", "body_fn",
+                            "cond_fun", "apply_fn", "loss_fn", "objective", "step_fn", "kernel_fn", "impl",
+                            "op", "operator", "matvec", "solve", "transpose_solve", "fixed_point_fun"})
+STATIC_NAMES = frozenset({"axis", "axes", "n", "shape", "dtype", "num", "size", "dim", "ndim", "mode",
+                          "method", "config", "cfg", "kind", "order", "static", "precision", "k",
+                          "axis_name", "reduce_axes", "keepdims", "name", "options", "opts", "unroll"})
+ARRAY_NAMES = frozenset({"key", "rng", "prng_key", "rng_key", "mask", "weights"})
+
+
+@dataclass
+class Evidence:
+    kind: str  # "array", "static" or "callable"
+    weight: int
+    reason: str
+    line: int = 0
+
+
+@dataclass
+class Verdict:
+    position: int
+    name: str
+    evidence: List[Evidence] = field(default_factory=list)
+
+    @property
+    def array_weight(self) -> int:
+        return max((e.weight for e in self.evidence if e.kind == "array"), default=0)
+
+    @property
+    def static_weight(self) -> int:
+        return max((e.weight for e in self.evidence if e.kind != "array"), default=0)
+
+    @property
+    def level(self) -> Optional[str]:
+        """"array" (confident), "maybe" (contradicted) or None (stay silent)."""
+        array, static = self.array_weight, self.static_weight
+        if static >= 3 or array < 2:
+            return None
+        if array >= 3 and static <= 1:
+            return "array"
+        return "array" if static == 0 else "maybe"
+
+    def best(self, kind: str = "array") -> Optional[Evidence]:
+        matching = [e for e in self.evidence if e.kind == kind]
+        return max(matching, key=lambda e: e.weight) if matching else None
+
+    def contradictions(self) -> List[Evidence]:
+        return [e for e in self.evidence if e.kind != "array"]
+
+
+@dataclass(frozen=True)
+class Hints:
+    array_names: FrozenSet[str] = frozenset()
+    static_names: FrozenSet[str] = frozenset()
+
+
+def verdicts_for(model: FileModel, d: CustomDerivative, hints: Hints = Hints()) -> List[Verdict]:
+    """Memoised per file: VJP101, VJP102, VJP106 and the codemod read the same verdicts."""
+    key = ("verdicts", id(d), hints)
+    if key not in model.cache:
+        model.cache[key] = infer_nondiff(model, d, hints)
+    return model.cache[key]  # type: ignore[return-value]
+
+
+def infer_nondiff(model: FileModel, d: CustomDerivative, hints: Hints = Hints()) -> List[Verdict]:
+    """One verdict per resolved nondiff position of `d`."""
+    sig = d.signature
+    if sig is None:
+        return []
+    quoter = _Quoter(model)
+    fwd, bwd = d.rule("fwd"), d.rule("bwd")
+    jvp = d.rule("jvp")
+    verdicts = []
+    for order, (position, name) in enumerate(d.nondiff_names()):
+        v = Verdict(position, name)
+        if name in hints.array_names:
+            v.evidence.append(Evidence("array", 3, f"is listed in `array-names`"))
+        if name in hints.static_names:
+            v.evidence.append(Evidence("static", 3, f"is listed in `static-names`"))
+        v.evidence.extend(_annotation_evidence(model, sig.annotations.get(name), name, quoter))
+        if name in sig.defaults:
+            v.evidence.extend(_default_evidence(model, sig.defaults[name], quoter))
+        v.evidence.extend(_name_evidence(name))
+        bodies: List[Tuple[FunctionNode, str]] = [(d.primal, name)] if d.primal is not None else []
+        for rule, index in ((fwd, position), (bwd, order), (jvp, order)):
+            param = _param_at(rule, index)
+            if param is not None and rule is not None and rule.node is not None:
+                bodies.append((rule.node, param))
+                rule_sig = rule.signature
+                if rule_sig is not None:
+                    v.evidence.extend(_annotation_evidence(model, rule_sig.annotations.get(param), param, quoter))
+        for body, param in bodies:
+            v.evidence.extend(_usage_evidence(model, body, param, quoter))
+        v.evidence.extend(_call_site_evidence(model, d, position, name, quoter))
+        verdicts.append(v)
+    return verdicts
+
+
+def _param_at(rule: Optional[RuleFunction], index: int) -> Optional[str]:
+    if rule is None or rule.node is None:
+        return None
+    params = rule.effective_positional()
+    if params is None or index >= len(params):
+        return None
+    return params[index]
+
+
+class _Quoter:
+    """Short source quotes for messages."""
+
+    def __init__(self, model: FileModel) -> None:
+        self.lines = model.lines
+
+    def __call__(self, node: ast.AST, limit: int = 60) -> str:
+        try:
+            if node.lineno == node.end_lineno:  # type: ignore[attr-defined]
+                text = self.lines[node.lineno - 1][node.col_offset : node.end_col_offset]  # type: ignore[attr-defined]
+            else:
+                text = ast.unparse(node)
+        except (AttributeError, IndexError, ValueError):
+            text = ast.unparse(node)
+        text = " ".join(text.split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _annotation_evidence(model: FileModel, annotation: Optional[ast.expr], name: str, quote: _Quoter) -> List[Evidence]:
+    if annotation is None:
+        return []
+    kind = _classify_annotation(model, annotation)
+    if kind is None:
+        return []
+    return [Evidence(kind, 3, f"is annotated `{quote(annotation)}`", annotation.lineno)]
+
+
+def _classify_annotation(model: FileModel, annotation: ast.expr, depth: int = 0) -> Optional[str]:
+    if depth > 4:
+        return None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(annotation, ast.Constant) and annotation.value is None:
+        return None
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # X | None
+        kinds = {_classify_annotation(model, side, depth + 1) for side in (annotation.left, annotation.right)}
+        kinds.discard(None)
+        return kinds.pop() if len(kinds) == 1 else None
+    base = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    q = model.index.qualname(base) or ""
+    tail = q.rsplit(".", 1)[-1] if q else (base.attr if isinstance(base, ast.Attribute) else "")
+    if isinstance(annotation, ast.Subscript) and tail in ("Optional", "Union", "Annotated"):
+        inner = annotation.slice
+        parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        if tail == "Annotated":
+            parts = parts[:1]
+        kinds = {_classify_annotation(model, p, depth + 1) for p in parts}
+        kinds.discard(None)
+        return kinds.pop() if len(kinds) == 1 else None
+    if q in ARRAY_ANNOTATIONS or q.startswith(JAXTYPING_PREFIXES) or tail in ARRAY_TAILS:
+        return "array"
+    if tail == "Callable":
+        return "callable"
+    if tail in STATIC_TAILS:
+        return "static"
+    return None
+
+
+def _default_evidence(model: FileModel, default: ast.expr, quote: _Quoter) -> List[Evidence]:
+    if isinstance(default, ast.Lambda):
+        return [Evidence("callable", 3, f"defaults to a lambda", default.lineno)]
+    if isinstance(default, ast.Constant) and default.value is not None and default.value is not Ellipsis:
+        return [Evidence("static", 2, f"defaults to `{quote(default)}`", default.lineno)]
+    if isinstance(default, ast.Tuple) and all(isinstance(e, ast.Constant) for e in default.elts):
+        return [Evidence("static", 2, f"defaults to `{quote(default)}`", default.lineno)]
+    if isinstance(default, ast.Call):
+        q = model.index.qualname(default.func) or ""
+        if q.startswith(ARRAY_MODULES):
+            return [Evidence("array", 2, f"defaults to an array: `{quote(default)}`", default.lineno)]
+    return []
+
+
+def _name_evidence(name: str) -> List[Evidence]:
+    lowered = name.lower()
+    if lowered in CALLABLE_NAMES or lowered.endswith(("_fn", "_fun", "_func", "_callback")):
+        return [Evidence("callable", 1, f"is named like a function")]
+    if lowered in STATIC_NAMES or lowered.startswith(("num_", "n_", "is_", "use_", "static_")) or lowered.endswith(
+        ("_axis", "_size", "_shape", "_dim", "_dtype")
+    ):
+        return [Evidence("static", 1, f"is named like a static value")]
+    return []
+
+
+def _usage_evidence(model: FileModel, fn: FunctionNode, param: str, quote: _Quoter) -> List[Evidence]:
+    found: List[Evidence] = []
+    parents = model.index.parents
+    for node in _loads_of(fn, param):
+        evidence = _classify_use(model, node, parents, quote, param)
+        if evidence is not None:
+            found.append(evidence)
+    return found
+
+
+def _loads_of(fn: FunctionNode, name: str) -> Iterable[ast.Name]:
+    """Loads of `name` in `fn`'s body, not inside nested scopes that rebind it."""
+    body = fn.body if isinstance(fn.body, list) else [fn.body]
+    stack: List[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, FUNCTION_TYPES):
+            args = node.args
+            if any(a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]):
+                continue
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _classify_use(model: FileModel, node: ast.expr, parents: Dict[ast.AST, ast.AST], quote: _Quoter,
+                  param: str) -> Optional[Evidence]:
+    parent = parents.get(node)
+    line = node.lineno
+    # `self.w` (an attribute of the argument) used as array data: the argument holds arrays.
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        if parent.attr in ARRAY_ATTRIBUTES:
+            return Evidence("array", 2, f"is used as an array: `{quote(parent)}`", line)
+        grand = parents.get(parent)
+        if isinstance(grand, ast.Call) and grand.func is parent:
+            return None  # a method call on the object tells nothing about arrays
+        inner = _classify_use(model, parent, parents, quote, param)
+        if inner is not None and inner.kind == "array":
+            inner.reason = f"holds arrays: `{quote(parent)}` {inner.reason.replace('is used as an array', 'is used as an array')}"
+            inner.reason = f"holds arrays: `{quote(parent)}` is used in `{_quote_context(parent, parents, quote)}`"
+            return inner
+        return None
+    if isinstance(parent, ast.Call):
+        if parent.func is node:
+            return Evidence("callable", 3, f"is called as a function: `{quote(parent)}`", line)
+        return _call_argument_evidence(model, node, parent, quote)
+    if isinstance(parent, ast.keyword):
+        call = parents.get(parent)
+        if isinstance(call, ast.Call):
+            return _call_argument_evidence(model, node, call, quote, keyword=parent.arg)
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.MatMult):
+        return Evidence("array", 2, f"is used as an array: `{quote(parent)}`", line)
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and getattr(parent, "test", None) is node:
+        return Evidence("static", 2, f"is used as a Python condition: `if {quote(node)}:`", line)
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        return Evidence("static", 2, f"is used as a Python condition: `{quote(parent)}`", line)
+    if isinstance(parent, ast.Slice):
+        return Evidence("static", 2, f"is used as a slice bound: `{quote(parents.get(parent) or parent)}`", line)
+    if isinstance(parent, ast.Compare):
+        others = [parent.left, *parent.comparators]
+        if any(isinstance(o, ast.Constant) and isinstance(o.value, str) for o in others):
+            return Evidence("static", 2, f"is compared with a string: `{quote(parent)}`", line)
+    if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node:
+        return Evidence("static", 2, f"is iterated over in Python: `for ... in {quote(node)}`", line)
+    if isinstance(parent, ast.FormattedValue):
+        return Evidence("static", 1, f"is formatted into a string", line)
+    if isinstance(parent, ast.Starred):
+        return Evidence("static", 1, f"is unpacked with `*`", line)
+    return None
+
+
+def _quote_context(node: ast.AST, parents: Dict[ast.AST, ast.AST], quote: _Quoter) -> str:
+    parent = parents.get(node)
+    if isinstance(parent, ast.keyword):
+        parent = parents.get(parent)
+    return quote(parent if parent is not None else node)
+
+
+def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call, quote: _Quoter,
+                            keyword: Optional[str] = None) -> Optional[Evidence]:
+    line = node.lineno
+    q = model.index.qualname(call.func) or ""
+    func_name = q.rsplit(".", 1)[-1] if q else (call.func.attr if isinstance(call.func, ast.Attribute) else "")
+    if keyword is not None and keyword in STATIC_KEYWORDS:
+        return Evidence("static", 2, f"is passed as `{keyword}=`: `{quote(call)}`", line)
+    if q.startswith("builtins.") and func_name in STATIC_BUILTINS:
+        return Evidence("static", 2, f"is passed to `{func_name}()`: `{quote(call)}`", line)
+    if q.startswith(ARRAY_MODULES):
+        if q.startswith("jax.random.") and keyword is None and call.args and call.args[0] is node:
+            return Evidence("array", 2, f"is used as a PRNG key: `{quote(call)}`", line)
+        if keyword is None:
+            position = next((i for i, a in enumerate(call.args) if a is node), None)
+            if position is None or position in STATIC_POSITIONS.get(func_name, frozenset()):
+                return Evidence("static", 2, f"is a static argument of `{func_name}`: `{quote(call)}`", line)
+        return Evidence("array", 2, f"is used as an array: `{quote(call)}`", line)
+    if not q and isinstance(call.func, ast.Attribute) and call.func.attr in STATIC_METHODS and call.func.value is not node:
+        return Evidence("static", 2, f"is passed to `.{call.func.attr}()`: `{quote(call)}`", line)
+    return None
+
+
+def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, name: str,
+                        quote: _Quoter) -> List[Evidence]:
+    found: List[Evidence] = []
+    for site in d.call_sites:
+        arg = argument_at(site.call, position, name)
+        if arg is None:
+            continue
+        evidence = _call_site_argument(model, arg, site.enclosing, quote)
+        if evidence is not None:
+            found.append(evidence)
+    return found
+
+
+def argument_at(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if i == position:
+            return arg
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[FunctionNode],
+                        quote: _Quoter) -> Optional[Evidence]:
+    line = arg.lineno
+    where = f"line {line}"
+    if isinstance(arg, ast.Lambda):
+        return Evidence("callable", 3, f"receives a lambda at {where}", line)
+    if isinstance(arg, ast.Constant) or (isinstance(arg, ast.UnaryOp) and isinstance(arg.operand, ast.Constant)):
+        return Evidence("static", 2, f"receives the literal `{quote(arg)}` at {where}", line)
+    if isinstance(arg, ast.Tuple) and all(isinstance(e, ast.Constant) for e in arg.elts):
+        return Evidence("static", 2, f"receives the literal `{quote(arg)}` at {where}", line)
+    if isinstance(arg, ast.Call):
+        q = model.index.qualname(arg.func) or ""
+        if q in ("functools.partial", "jax.tree_util.Partial"):
+            return Evidence("callable", 3, f"receives a partial function at {where}", line)
+        if q.startswith(("jax.numpy.", "jax.random.", "jax.lax.")) and not q.endswith(("dtype", "float32", "int32")):
+            return Evidence("array", 2, f"receives an array at {where}: `{quote(arg)}`", line)
+    if isinstance(arg, (ast.Name, ast.Attribute)):
+        scope = model.index.scope_of(arg)
+        bindings = model.index.lookup(arg.id, scope) if isinstance(arg, ast.Name) else []
+        if any(b.kind == "def" for b in bindings):
+            return Evidence("callable", 3, f"receives the function `{quote(arg)}` at {where}", line)
+        q = model.index.qualname(arg, scope) or ""
+        if q.startswith(("jax.numpy.", "jax.lax.", "jax.nn.", "numpy.", "jax.scipy.")) and isinstance(arg, ast.Attribute):
+            return Evidence("callable", 3, f"receives the function `{quote(arg)}` at {where}", line)
+    return None

@@ -1,0 +1,36 @@
+"""Formatters: diagnostics -> text. Each takes the run's diagnostics and a context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+from vjplint.diagnostics import Diagnostic
+
+
+@dataclass
+class OutputContext:
+    show_fixes: bool = False
+    unsafe_fixes: bool = False
+    statistics: bool = False
+    fixed_count: int = 0
+    sources: Dict[str, List[str]] = field(default_factory=dict)  # filename -> lines, for excerpts
+
+
+Formatter = Callable[[List[Diagnostic], OutputContext], str]
+
+
+def get_formatter(name: str) -> Formatter:
+    from vjplint.output import json_, text
+
+    table: Dict[str, Formatter] = {"text": text.render_full, "concise": text.render_concise, "json": json_.render}
+    try:
+        from vjplint.output import github, lsp, sarif
+
+        table.update({"sarif": sarif.render, "github": github.render, "lsp": lsp.render})
+    except ImportError:
+        pass
+    return table[name]
+
+
+FORMAT_NAMES = ("text", "concise", "json", "sarif", "github", "lsp")

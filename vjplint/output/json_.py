@@ -1,0 +1,44 @@
+"""ruff's JSON shape, so tools that read ruff's output read vjplint's."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional
+
+from vjplint.diagnostics import Diagnostic, Fix
+from vjplint.output import OutputContext
+
+
+def _position(p: Any) -> Dict[str, int]:
+    return {"row": p.row, "column": p.column}
+
+
+def fix_to_json(fix: Optional[Fix]) -> Optional[Dict[str, Any]]:
+    if fix is None:
+        return None
+    return {
+        "applicability": fix.applicability.value,
+        "message": fix.message,
+        "edits": [{"content": e.content, "location": _position(e.location), "end_location": _position(e.end_location)}
+                  for e in fix.edits],
+    }
+
+
+def diagnostic_to_json(d: Diagnostic) -> Dict[str, Any]:
+    return {
+        "cell": None,
+        "code": d.code,
+        "end_location": _position(d.end_location),
+        "filename": d.filename,
+        "fix": fix_to_json(d.fix),
+        "location": _position(d.location),
+        "message": d.message,
+        "noqa_row": d.noqa_row,
+        "url": d.url,
+        "severity": d.severity.value,
+        "name": d.name,
+    }
+
+
+def render(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
+    return json.dumps([diagnostic_to_json(d) for d in diagnostics], indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,72 @@
+"""ruff-style text output: `path:row:col: CODE [*] message`, excerpts, and a summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import List
+
+from vjplint.diagnostics import Applicability, Diagnostic
+from vjplint.output import OutputContext
+
+
+def _offered(d: Diagnostic, ctx: OutputContext) -> bool:
+    return d.fix_applicability is Applicability.SAFE or (ctx.unsafe_fixes and d.fixable)
+
+
+def _line(d: Diagnostic, ctx: OutputContext) -> str:
+    mark = " [*]" if _offered(d, ctx) else ""
+    return f"{d.filename}:{d.location.row}:{d.location.column}: {d.code}{mark} {d.message}"
+
+
+def render_concise(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
+    out = [_line(d, ctx) for d in diagnostics]
+    out.extend(_summary(diagnostics, ctx))
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def render_full(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
+    out: List[str] = []
+    for d in diagnostics:
+        out.append(_line(d, ctx))
+        lines = ctx.sources.get(d.filename)
+        if lines and 0 < d.location.row <= len(lines):
+            code = lines[d.location.row - 1].rstrip("\r\n")
+            gutter = f"{d.location.row:>4} | "
+            out.append(gutter + code)
+            width = (d.end_location.column - d.location.column) if d.end_location.row == d.location.row else 1
+            out.append(" " * (len(gutter) - 2) + "| " + " " * (d.location.column - 1) + "^" * max(width, 1))
+        if d.fixable and ctx.show_fixes or (d.fixable and _offered(d, ctx)):
+            label = "" if d.fix_applicability is Applicability.SAFE else " (unsafe)"
+            out.append(f"     = help{label}: {d.fix_message}")
+        out.append("")
+    out.extend(_summary(diagnostics, ctx))
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _summary(diagnostics: List[Diagnostic], ctx: OutputContext) -> List[str]:
+    out: List[str] = []
+    if ctx.statistics:
+        counts = Counter((d.code, d.name) for d in diagnostics)
+        fixable = Counter(d.code for d in diagnostics if _offered(d, ctx))
+        for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            mark = "[*]" if fixable[code] else "   "
+            out.append(f"{n:>5}\t{code}\t{mark} {name}")
+    n = len(diagnostics)
+    safe = sum(1 for d in diagnostics if d.fix_applicability is Applicability.SAFE)
+    unsafe = sum(1 for d in diagnostics if d.fix_applicability is Applicability.UNSAFE)
+    if ctx.fixed_count:
+        out.append(f"Fixed {ctx.fixed_count} problem{'s' if ctx.fixed_count != 1 else ''}.")
+    if n == 0:
+        if not ctx.fixed_count:
+            out.append("All checks passed!")
+        return out
+    word = "problem" if n == 1 else "problems"
+    if safe or (ctx.unsafe_fixes and unsafe):
+        fixable = safe + (unsafe if ctx.unsafe_fixes else 0)
+        line = f"Found {n} {word} ({fixable} fixable with --fix)."
+    else:
+        line = f"Found {n} {word}."
+    if unsafe and not ctx.unsafe_fixes:
+        line += f" ({unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with --unsafe-fixes.)"
+    out.append(line)
+    return out

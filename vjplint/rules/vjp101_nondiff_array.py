@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+from vjplint.diagnostics import Severity
+from vjplint.fixes.safety import residual_fix_offer
+from vjplint.infer import Verdict, verdicts_for
+from vjplint.model import CustomDerivative
+from vjplint.rules._common import nondiff_keyword
+from vjplint.rules.base import Rule
+
+
+class NondiffArray(Rule):
+    """## What it does
+    Flags a `jax.custom_vjp` whose `nondiff_argnums` (or `nondiff_argnames`) position holds an
+    array, or a pytree holding arrays (a `self` module with array fields, a PRNG key). The
+    evidence is quoted: an annotation, a use as array data (`jnp.clip(g, lo, hi)`), `.shape`, or
+    a call site passing an array.
+
+    ## Why is this bad?
+    JAX refuses tracers in nondiff positions of a custom_vjp. As soon as the argument is
+    traced, under plain `jax.jit` already, under `vmap` when it is batched, or under `grad`
+    with respect to it, every call raises:
+
+        jax.errors.UnexpectedTracerError: Found a JAX Tracer object passed as an argument to a
+        custom_vjp function in a position indicated by nondiff_argnums as non-differentiable.
+
+    The code works eagerly and in small tests, and breaks the day someone jits the caller.
+
+    ## Example
+    ```python
+    @partial(jax.custom_vjp, nondiff_argnums=(0, 1))
+    def clip_gradient(lo, hi, x):
+        return x
+
+    def clip_gradient_fwd(lo, hi, x):
+        return x, None
+
+    def clip_gradient_bwd(lo, hi, _, g):
+        return (jnp.clip(g, lo, hi),)
+
+    clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+    ```
+
+    ## Use instead
+    Make the arrays ordinary arguments, save them in the residuals and return `None` for them:
+    ```python
+    @jax.custom_vjp
+    def clip_gradient(lo, hi, x):
+        return x
+
+    def clip_gradient_fwd(lo, hi, x):
+        return x, (lo, hi)
+
+    def clip_gradient_bwd(res, g):
+        lo, hi = res
+        return (None, None, jnp.clip(g, lo, hi))
+
+    clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+    ```
+
+    ## Fix safety
+    The residual-plus-None fix is safe when fwd and bwd are defined in the same file, are used
+    by no other custom_vjp, and every `return` is a tuple literal; it is unsafe when a return has
+    to be bound first. It is not offered when the rules live elsewhere or are shared. The
+    primal's signature never changes, so callers keep working; the gradient with respect to the
+    moved arguments is zero, as it was.
+    """
+
+    CODE = "VJP101"
+    NAME = "nondiff-array"
+    SEVERITY = Severity.ERROR
+    FIX = "residual-plus-None"
+    LEVEL = "array"
+
+    INVALID = ['''
+from functools import partial
+import jax
+import jax.numpy as jnp
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def scale(w, x):
+    return w * x
+
+def scale_fwd(w, x):
+    return w * x, None
+
+def scale_bwd(w, _, g):
+    return (jnp.dot(w, g),)
+
+scale.defvjp(scale_fwd, scale_bwd)
+''']
+    VALID = ['''
+from functools import partial
+import jax
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def apply(fn, x):
+    return fn(x)
+
+def apply_fwd(fn, x):
+    return fn(x), x
+
+def apply_bwd(fn, x, g):
+    return (jax.vjp(fn, x)[1](g)[0],)
+
+apply.defvjp(apply_fwd, apply_bwd)
+''']
+
+    def check(self) -> None:
+        for d in self.model.derivatives:
+            if d.kind != "vjp":
+                continue
+            verdicts = verdicts_for(self.model, d, self.options.hints)
+            fixable = [v for v in verdicts if v.level == "array"]
+            for v in verdicts:
+                if v.level == self.LEVEL:
+                    self._report(d, v, verdicts, confident=bool(fixable) and self.LEVEL == "array")
+
+    def _report(self, d: CustomDerivative, v: Verdict, verdicts: list, confident: bool) -> None:
+        sig = d.signature
+        assert sig is not None
+        keyword = nondiff_keyword(self.model, d, v.position)
+        applicability, why_not = residual_fix_offer(self.model, d, confident)
+        moved = tuple(x.position for x in verdicts if x.level == "array" or
+                      (x.level == "maybe" and self.LEVEL == "maybe" and x.position == v.position))
+        self.report(
+            sig.param_nodes[v.name],
+            self.message(v, keyword) + ("" if applicability else f" (no automatic fix: {why_not})"),
+            fix=applicability,
+            fix_message=f"Move {_names(d, moved)} out of {keyword} into the residuals (bwd returns None for them)",
+            fix_key=("residual-plus-None", d.name, d.anchor.lineno, moved),
+        )
+
+    def message(self, v: Verdict, keyword: str) -> str:
+        evidence = v.best("array")
+        assert evidence is not None
+        return (f"`{v.name}` (position {v.position}) is in {keyword} but {evidence.reason}; a traced value here "
+                f"raises UnexpectedTracerError under jit, vmap or grad. Pass it as a regular argument, save it "
+                f"in the residuals and return None for it from bwd")
+
+
+def _names(d: CustomDerivative, positions: tuple) -> str:
+    sig = d.signature
+    names = [f"`{sig.positional[p]}`" for p in positions] if sig else []
+    return ", ".join(names) or "the arrays"

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from vjplint.diagnostics import Severity
+from vjplint.infer import Verdict
+from vjplint.rules.vjp101_nondiff_array import NondiffArray
+
+
+class NondiffMaybeArray(NondiffArray):
+    """## What it does
+    Flags a `jax.custom_vjp` nondiff position that may hold an array: there is evidence that it
+    is used as an array, but also evidence that it is a static value (a literal at a call site,
+    a static-sounding name, a use as a Python condition). VJP101 reports the confident cases.
+
+    ## Why is this bad?
+    If the argument is an array and becomes a tracer (under `jit`, batched `vmap`, or `grad`
+    with respect to it), JAX raises `UnexpectedTracerError` at the call. If it is always a
+    Python value, the code is fine and the warning can be silenced with `# noqa: VJP102` or a
+    `static-names` entry in `[tool.vjplint]`.
+
+    ## Example
+    ```python
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def soft_threshold(t, x):
+        return jnp.sign(x) * jnp.maximum(jnp.abs(x) - t, 0.0)
+    ...
+    soft_threshold(0.1, x)          # a literal here, an array elsewhere?
+    ```
+
+    ## Use instead
+    The residual-plus-None form (see VJP101), or annotate the parameter (`t: float`) so the
+    intent is explicit.
+
+    ## Fix safety
+    The residual-plus-None fix is always unsafe here: the evidence is weaker, so review it.
+    """
+
+    CODE = "VJP102"
+    NAME = "nondiff-maybe-array"
+    SEVERITY = Severity.WARNING
+    LEVEL = "maybe"
+    INVALID = ['''
+from functools import partial
+import jax
+import jax.numpy as jnp
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def shrink(n, x):
+    return jnp.maximum(x - n, 0.0)
+
+def shrink_fwd(n, x):
+    return shrink(n, x), x
+
+def shrink_bwd(n, x, g):
+    return (g * (x > n),)
+
+shrink.defvjp(shrink_fwd, shrink_bwd)
+''']
+    VALID = ['''
+from functools import partial
+import jax
+import jax.numpy as jnp
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def total(axis, x):
+    return jnp.sum(x, axis=axis)
+
+def total_fwd(axis, x):
+    return total(axis, x), x.shape
+
+def total_bwd(axis, shape, g):
+    return (jnp.broadcast_to(jnp.expand_dims(g, axis), shape),)
+
+total.defvjp(total_fwd, total_bwd)
+''']
+
+    def message(self, v: Verdict, keyword: str) -> str:
+        evidence = v.best("array")
+        against = v.contradictions()
+        assert evidence is not None
+        contra = f", although it {against[0].reason}" if against else ""
+        return (f"`{v.name}` (position {v.position}) is in {keyword} and may be an array: it {evidence.reason}"
+                f"{contra}. If it can be traced, JAX raises UnexpectedTracerError; move it to the residuals "
+                f"or annotate it as a static type")

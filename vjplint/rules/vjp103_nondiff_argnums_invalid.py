@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from vjplint.collect import constant_value
+from vjplint.diagnostics import Applicability, Severity
+from vjplint.model import CustomDerivative
+from vjplint.rules.base import Rule
+
+
+class NondiffArgnumsInvalid(Rule):
+    """## What it does
+    Checks that `nondiff_argnums` is a tuple or list of non-negative int literals below the
+    number of positional parameters, and that every `nondiff_argnames` entry names a
+    positional-or-keyword parameter.
+
+    ## Why is this bad?
+    `custom_vjp`/`custom_jvp` validate almost nothing when decorating:
+    - a bare int `0` is silently treated as "no nondiff arguments"; a bare int `1` raises
+      `TypeError: 'int' object is not iterable` at import;
+    - a negative index is not normalised: the argument is both static and differentiable, and
+      gradients break (`UnexpectedTracerError`, or a bwd structure error);
+    - an index past the last parameter raises `IndexError` at every call; a float or str index
+      raises `TypeError` at every call; `True` acts as index 1;
+    - an unknown name in `nondiff_argnames` is silently ignored.
+
+    ## Example
+    ```python
+    @partial(jax.custom_vjp, nondiff_argnums=0)
+    def f(n, x): ...
+    ```
+
+    ## Use instead
+    ```python
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def f(n, x): ...
+    ```
+
+    ## Fix safety
+    A bare int `k >= 1` is wrapped as `(k,)` (safe: the code crashed before). A bare `0` is
+    wrapped too, but unsafely: today JAX ignores it, so the fix changes behaviour to what the
+    code says. A negative index is rewritten to its positive equivalent (unsafe).
+    """
+
+    CODE = "VJP103"
+    NAME = "nondiff-argnums-invalid"
+    SEVERITY = Severity.ERROR
+    FIX = "normalise the index"
+    INVALID = ["import jax\nfrom functools import partial\n@partial(jax.custom_vjp, nondiff_argnums=1)\n"
+               "def f(x, n):\n    return x * n\n"]
+    VALID = ["import jax\nfrom functools import partial\n@partial(jax.custom_vjp, nondiff_argnums=(1,))\n"
+             "def f(x, n):\n    return x * n\n"]
+
+    def check(self) -> None:
+        for d in self.model.derivatives:
+            if "nondiff_argnums" in d.keywords:
+                self._argnums(d, d.keywords["nondiff_argnums"])
+            if "nondiff_argnames" in d.keywords:
+                self._argnames(d, d.keywords["nondiff_argnames"])
+
+    def _argnums(self, d: CustomDerivative, node: ast.expr) -> None:
+        value = constant_value(self.model.index, node)
+        sig = d.signature
+        k = len(sig.positional) if sig is not None else None
+        limit = None if sig is None or sig.vararg else k
+        what = f"custom_{d.kind} `{d.name}`"
+        if isinstance(value, bool) or value is None and isinstance(node, ast.Constant):
+            self.report(node, f"nondiff_argnums of {what} is `{self.quote(node)}`, not a tuple of indices: "
+                              f"write a tuple of ints such as `(0,)`")
+            return
+        if type(value) is int:
+            if value == 0:
+                self.report(node, f"nondiff_argnums of {what} is the bare int `0`, which JAX silently treats "
+                                  f"as no nondiff arguments; write `(0,)`",
+                            fix=Applicability.UNSAFE, fix_message="Write `(0,)`",
+                            replacement="(0,)")
+            else:
+                self.report(node, f"nondiff_argnums of {what} is the bare int `{value}`: JAX raises "
+                                  f"`TypeError: 'int' object is not iterable` when decorating; write `({value},)`",
+                            fix=Applicability.SAFE, fix_message=f"Write `({value},)`",
+                            replacement=f"({value},)")
+            return
+        if isinstance(value, str):
+            self.report(node, f"nondiff_argnums of {what} is the string {value!r}: JAX raises TypeError at every "
+                              f"call; use `nondiff_argnames={value!r}` or an index tuple")
+            return
+        if not isinstance(value, (tuple, list)):
+            return
+        elements = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node] * len(value)
+        for item, element in zip(value, elements):
+            self._element(d, item, element, k, limit, what)
+
+    def _element(self, d: CustomDerivative, item: object, element: ast.expr, k: Optional[int],
+                 limit: Optional[int], what: str) -> None:
+        if isinstance(item, bool):
+            self.report(element, f"nondiff_argnums of {what} contains `{item}`, which JAX uses as the index "
+                                 f"{int(item)}; write the int")
+        elif isinstance(item, (float, str, bytes)) or item is None:
+            self.report(element, f"nondiff_argnums of {what} contains `{self.quote(element)}`, not an int: JAX "
+                                 f"raises TypeError at every call")
+        elif isinstance(item, int) and item < 0:
+            fixed = (k + item) if k is not None and -k <= item else None
+            hint = f"; write `{fixed}`" if fixed is not None else ""
+            self.report(element, f"nondiff_argnums of {what} contains the negative index `{item}`, which JAX does "
+                                 f"not normalise: the argument ends up both static and differentiable and "
+                                 f"gradients fail{hint}",
+                        fix=Applicability.UNSAFE if fixed is not None else None,
+                        fix_message=f"Write `{fixed}`" if fixed is not None else None,
+                        replacement=str(fixed) if fixed is not None else None)
+        elif isinstance(item, int) and limit is not None and item >= limit:
+            self.report(element, f"nondiff_argnums of {what} contains `{item}`, but `{d.name}` has only {k} "
+                                 f"positional parameter{'s' if k != 1 else ''}: JAX raises IndexError at every call")
+
+    def _argnames(self, d: CustomDerivative, node: ast.expr) -> None:
+        value = constant_value(self.model.index, node)
+        names = (value,) if isinstance(value, str) else value
+        if not isinstance(names, (tuple, list)) or d.primal is None:
+            return
+        allowed = [a.arg for a in d.primal.args.args]
+        posonly = [a.arg for a in d.primal.args.posonlyargs]
+        elements = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node] * len(names)
+        for name, element in zip(names, elements):
+            if not isinstance(name, str) or name in allowed:
+                continue
+            if name in posonly:
+                why = "is positional-only, and JAX only honours positional-or-keyword parameters"
+            else:
+                why = "is not a positional-or-keyword parameter"
+            self.report(element, f"nondiff_argnames of custom_{d.kind} `{d.name}` names `{name}`, which {why}: "
+                                 f"JAX silently ignores it")

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from vjplint.diagnostics import Severity
+from vjplint.infer import argument_at
+from vjplint.rules._common import traced_reason
+from vjplint.rules.base import Rule
+
+
+class NondiffTracedAtCall(Rule):
+    """## What it does
+    Flags a call to a custom_vjp function, inside code this module traces (a function
+    decorated with or passed to `jax.jit`, `vmap`, `grad`, `lax.scan`, ...), that passes a traced
+    value in a nondiff position: a parameter of the traced function (not marked static), or
+    anything computed from one or with `jnp`/`lax`, whatever the custom_vjp's parameter type.
+
+    ## Why is this bad?
+    Inside a traced function these values are tracers, and custom_vjp rejects tracers in
+    nondiff positions: `jax.errors.UnexpectedTracerError: Found a JAX Tracer object passed as an
+    argument to a custom_vjp function in a position indicated by nondiff_argnums...`. Even
+    `jnp.array(0.5)` created inside `jit` is a tracer.
+
+    ## Example
+    ```python
+    @jax.jit
+    def step(lo, x):
+        return clip_gradient(lo, 1.0, x)   # lo is traced
+    ```
+
+    ## Use instead
+    Mark the value static (`jax.jit(step, static_argnums=0)`), pass a Python constant, or move
+    the argument out of `nondiff_argnums` (see VJP101).
+
+    ## Fix safety
+    No automatic fix: the right change depends on the caller.
+    """
+
+    CODE = "VJP104"
+    NAME = "nondiff-traced-at-call"
+    SEVERITY = Severity.ERROR
+    INVALID = ['''
+from functools import partial
+import jax
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def f(n, x):
+    return x * n
+
+f.defvjp(lambda n, x: (x * n, None), lambda n, _, g: (g * n,))
+
+@jax.jit
+def step(n, x):
+    return f(n, x)
+''']
+    VALID = ['''
+from functools import partial
+import jax
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def f(n, x):
+    return x * n
+
+f.defvjp(lambda n, x: (x * n, None), lambda n, _, g: (g * n,))
+
+@partial(jax.jit, static_argnums=0)
+def step(n, x):
+    return f(n, x)
+''']
+
+    def check(self) -> None:
+        for d in self.model.derivatives:
+            if d.kind != "vjp":
+                continue
+            names = dict(d.nondiff_names())
+            for site in d.call_sites:
+                traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
+                if traced is None:
+                    continue
+                for position, name in names.items():
+                    arg = argument_at(site.call, position, name)
+                    if arg is None:
+                        continue
+                    reason = traced_reason(self.model, arg, site.enclosing, traced)
+                    if reason is None:
+                        continue
+                    self.report(arg, f"`{d.name}` receives a traced value in its nondiff position {position} "
+                                     f"(`{name}`): {reason}, so JAX raises UnexpectedTracerError here. Mark it "
+                                     f"static in the transformation, pass a Python constant, or move `{name}` "
+                                     f"out of nondiff_argnums")

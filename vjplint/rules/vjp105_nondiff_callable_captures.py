@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import ast
+from typing import List, Optional
+
+from vjplint.infer import argument_at
+from vjplint.diagnostics import Severity
+from vjplint.rules._common import describe_traced, function_name
+from vjplint.rules.base import Rule
+from vjplint.semantic import FUNCTION_TYPES, FunctionNode
+
+
+class NondiffCallableCaptures(Rule):
+    """## What it does
+    Flags a lambda or local function passed in a custom_vjp nondiff position, inside a traced
+    function, when it captures a variable of that traced function.
+
+    ## Why is this bad?
+    JAX's tracer check looks at pytree leaves only, and a function is one opaque leaf, so the
+    captured tracer slips through. Differentiating with respect to the captured value raises
+    `UnexpectedTracerError` ("an intermediate value ... escaped the scope of the
+    transformation"), and with a `jit` inside the `grad` lowering fails with
+    `TypeError: No constant handler for type: DynamicJaxprTracer`.
+
+    ## Example
+    ```python
+    def outer(c, x):
+        return apply(lambda x: c * jnp.sin(x), x)   # apply has nondiff_argnums=(0,)
+    ```
+
+    ## Use instead
+    ```python
+    def outer(c, x):
+        fn, consts = jax.closure_convert(lambda x: c * jnp.sin(x), x)
+        return apply(fn, x, *consts)
+    ```
+
+    ## Fix safety
+    No automatic fix; `jax.closure_convert` needs the rule to accept the hoisted constants.
+    """
+
+    CODE = "VJP105"
+    NAME = "nondiff-callable-captures"
+    SEVERITY = Severity.WARNING
+    INVALID = ['''
+from functools import partial
+import jax
+import jax.numpy as jnp
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def apply(fn, x):
+    return fn(x)
+
+apply.defvjp(lambda fn, x: (fn(x), x), lambda fn, x, g: jax.vjp(fn, x)[1](g))
+
+@jax.grad
+def outer(c):
+    return apply(lambda x: c * jnp.sin(x), 1.0)
+''']
+    VALID = ['''
+from functools import partial
+import jax
+import jax.numpy as jnp
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def apply(fn, x):
+    return fn(x)
+
+apply.defvjp(lambda fn, x: (fn(x), x), lambda fn, x, g: jax.vjp(fn, x)[1](g))
+
+@jax.grad
+def outer(c):
+    return apply(jnp.sin, c)
+''']
+
+    def check(self) -> None:
+        for d in self.model.derivatives:
+            if d.kind != "vjp":
+                continue
+            for site in d.call_sites:
+                traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
+                if traced is None:
+                    continue
+                for position, name in d.nondiff_names():
+                    arg = argument_at(site.call, position, name)
+                    fn = self._local_function(arg, site.enclosing) if arg is not None else None
+                    if fn is None:
+                        continue
+                    captured = self._captured(fn, site.enclosing)
+                    if captured:
+                        what = "lambda" if isinstance(fn, ast.Lambda) else f"function `{function_name(fn)}`"
+                        self.report(arg, f"the {what} passed as nondiff `{name}` of `{d.name}` captures "
+                                         f"`{captured[0]}`, a variable of {describe_traced(traced)}: "
+                                         f"differentiating with respect to it raises UnexpectedTracerError, and "
+                                         f"grad of a jit fails with 'No constant handler'. Use "
+                                         f"`jax.closure_convert` and pass the constants as arguments")
+
+    def _local_function(self, arg: ast.expr, enclosing: FunctionNode) -> Optional[FunctionNode]:
+        if isinstance(arg, ast.Lambda):
+            return arg
+        if isinstance(arg, ast.Name):
+            scope = self.model.index.scopes.get(enclosing)
+            for binding in (scope.bindings.get(arg.id, []) if scope else []):
+                if binding.kind == "def":
+                    return binding.node  # type: ignore[return-value]
+                if binding.kind == "assign" and isinstance(binding.value, ast.Lambda):
+                    return binding.value
+        return None
+
+    def _captured(self, fn: FunctionNode, enclosing: FunctionNode) -> List[str]:
+        outer = self.model.index.scopes.get(enclosing)
+        inner = self.model.index.scopes.get(fn)
+        if outer is None or inner is None:
+            return []
+        names = []
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
+                scope = self.model.index.scope_of(node)
+                bindings = self.model.index.lookup(node.id, scope)
+                if bindings and any(b in outer.bindings.get(node.id, []) for b in bindings):
+                    if all(b.kind not in ("def", "class", "import") for b in bindings):
+                        names.append(node.id)
+        return names

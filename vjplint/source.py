@@ -1,0 +1,122 @@
+"""Turning bytes into text and text into an `ast` tree.
+
+Analysis runs on CPython's `ast` (about ten times faster than libcst); libcst is kept for what
+it alone does, format-preserving fixes. When the running interpreter is older than the code's
+syntax (PEP 695 generics on 3.11, say), libcst, whose parser knows newer grammars, splits the
+module into top-level statements and the ones `ast` cannot read are blanked out, so the rest
+of the file is still analysed with its real line numbers.
+"""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import io
+import tokenize
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+
+class SourceError(Exception):
+    """The file cannot be read as Python source: carries a position for VJP900."""
+
+    def __init__(self, message: str, row: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.row = max(row, 1)
+        self.column = max(column, 1)
+
+
+@dataclass(frozen=True)
+class DecodedSource:
+    text: str
+    encoding: str
+    bom: bool
+    newline: str  # the file's dominant line ending
+
+
+def decode(data: bytes) -> DecodedSource:
+    """Decode like the interpreter does: BOM, then a PEP 263 cookie, else UTF-8."""
+    bom = data.startswith(codecs.BOM_UTF8)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(f"cannot determine the file's encoding: {exc}") from None
+    body = data[len(codecs.BOM_UTF8) :] if bom else data
+    if encoding == "utf-8-sig":
+        encoding = "utf-8"
+    try:
+        text = body.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        row, column = _byte_offset_to_position(body, getattr(exc, "start", 0))
+        raise SourceError(
+            f"file is not valid {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}",
+            row,
+            column,
+        ) from None
+    return DecodedSource(text, encoding, bom, _dominant_newline(text))
+
+
+def _byte_offset_to_position(data: bytes, offset: int) -> Tuple[int, int]:
+    before = data[:offset]
+    row = before.count(b"\n") + 1
+    column = offset - (before.rfind(b"\n") + 1) + 1
+    return row, column
+
+
+def _dominant_newline(text: str) -> str:
+    crlf = text.count("\r\n")
+    lf = text.count("\n") - crlf
+    return "\r\n" if crlf > lf else "\n"
+
+
+def parse(text: str, filename: str = "<unknown>") -> ast.Module:
+    """Parse with `ast`; fall back to blanking statements of newer syntax (see module doc)."""
+    if "\x00" in text:
+        row = text.count("\n", 0, text.index("\x00")) + 1
+        raise SourceError("source contains a NUL byte", row, 1)
+    try:
+        return ast.parse(text, filename)
+    except SyntaxError as exc:
+        first_error = exc
+    except (RecursionError, MemoryError):
+        raise SourceError("source is nested too deeply to parse") from None
+    blanked = _blank_newer_syntax(text)
+    if blanked is not None:
+        try:
+            return ast.parse(blanked, filename)
+        except (SyntaxError, RecursionError, MemoryError):
+            pass
+    raise SourceError(
+        f"syntax error: {first_error.msg}",
+        first_error.lineno or 1,
+        first_error.offset or 1,
+    )
+
+
+def _blank_newer_syntax(text: str) -> Optional[str]:
+    """Return `text` with each top-level statement `ast` rejects replaced by blank lines."""
+    try:
+        import libcst
+    except ImportError:  # pragma: no cover - libcst is a core dependency
+        return None
+    try:
+        module = libcst.parse_module(text)
+    except Exception:  # libcst's ParserSyntaxError and its recursion failures alike
+        return None
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    row = len(module.code_for_node(libcst.Module(body=[], header=module.header)).splitlines())
+    out.extend(lines[:row])
+    for statement in module.body:
+        code = module.code_for_node(statement)
+        count = len(code.splitlines()) or 1
+        chunk = lines[row : row + count]
+        row += count
+        try:
+            ast.parse("".join(chunk))
+            out.extend(chunk)
+        except SyntaxError:
+            out.extend("\n" for _ in chunk)
+    out.extend(lines[row:])
+    return "".join(out)
