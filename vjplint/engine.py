@@ -116,6 +116,9 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
             if report.replacement is not None and report.fix_applicability is not None:
                 fix = Fix(report.fix_applicability, report.fix_message or "Apply the fix",
                           (Edit(report.replacement, start, end),))
+            elif report.edits is not None and report.fix_applicability is not None:
+                fix = Fix(report.fix_applicability, report.fix_message or "Apply the fix",
+                          tuple(Edit(text, Position(r1, c1), Position(r2, c2)) for r1, c1, r2, c2, text in report.edits))
             diagnostics.append(Diagnostic(
                 code=rule.CODE, name=rule.NAME, message=report.message, severity=rule.SEVERITY,
                 filename=filename, location=start, end_location=end, fix_applicability=report.fix_applicability,

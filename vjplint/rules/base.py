@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import ClassVar, List, Optional
+from typing import ClassVar, List, Optional, Tuple
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.infer import Hints
@@ -25,6 +25,10 @@ class Report:
     fix_key: Optional[tuple] = None
     end_node: Optional[ast.AST] = None
     replacement: Optional[str] = None  # new text for the reported node: a one-edit fix
+    # Explicit edits, for fixes that do not replace exactly the reported node (e.g. deleting
+    # whole lines): (start_row, start_col, end_row, end_col, new_text), rows and columns 1-based,
+    # columns in code points, end exclusive. `(r, 1, r + 1, 1, "")` deletes line r with its newline.
+    edits: Optional[List[Tuple[int, int, int, int, str]]] = None
 
 
 @dataclass(frozen=True)
@@ -59,10 +63,12 @@ class Rule:
 
     def report(self, node: ast.AST, message: str, *, fix: Optional[Applicability] = None,
                fix_message: Optional[str] = None, fix_key: Optional[tuple] = None,
-               end_node: Optional[ast.AST] = None, replacement: Optional[str] = None) -> None:
-        """Report `node`. A fix is either `replacement` (new text for the node) or a `fix_key`
-        naming a transform in `vjplint.fixes` that rewrites the module."""
-        self.reports.append(Report(node, message, fix, fix_message, fix_key, end_node, replacement))
+               end_node: Optional[ast.AST] = None, replacement: Optional[str] = None,
+               edits: Optional[List[Tuple[int, int, int, int, str]]] = None) -> None:
+        """Report `node`. A fix is either `replacement` (new text for the node), explicit `edits`
+        (see `Report.edits`), or a `fix_key` naming a transform in `vjplint.fixes` that rewrites
+        the module."""
+        self.reports.append(Report(node, message, fix, fix_message, fix_key, end_node, replacement, edits))
 
     # Helpers shared by many rules.
     def quote(self, node: ast.AST, limit: int = 60) -> str:
