@@ -52,11 +52,18 @@ class Config:
 
     # -- rule selection -------------------------------------------------------------------
     def enabled_codes(self, all_codes: Sequence[str], default_off: FrozenSet[str]) -> FrozenSet[str]:
+        # Off-by-default rules are enabled by their exact code or by target = "vjp3", never by a
+        # prefix: `--select VJP1` keeps meaning "the VJP1xx rules you get by default".
+        def picked(code: str, selectors: Sequence[str]) -> bool:
+            if code in default_off:
+                return code in selectors or (self.target == "vjp3" and _matches(code, selectors))
+            return _matches(code, selectors)
+
         if self.select is None:
             chosen = {c for c in all_codes if c not in default_off or self.target == "vjp3"}
         else:
-            chosen = {c for c in all_codes if _matches(c, self.select)}
-        chosen |= {c for c in all_codes if _matches(c, self.extend_select)}
+            chosen = {c for c in all_codes if picked(c, self.select)}
+        chosen |= {c for c in all_codes if picked(c, self.extend_select)}
         chosen -= {c for c in all_codes if _matches(c, self.ignore)}
         return frozenset(chosen)
 

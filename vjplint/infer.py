@@ -15,7 +15,9 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 from vjplint.model import CustomDerivative, FileModel, RuleFunction
 from vjplint.semantic import FUNCTION_TYPES, FunctionNode
 
-ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.scipy.", "jax.nn.", "numpy.", "jax.random.", "jax.image.")
+ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.scipy.", "jax.nn.", "jax.random.", "jax.image.")
+# NumPy works on concrete host values only: a tracer passed to it fails, so it hints "static".
+HOST_MODULES = ("numpy.", "math.")
 # Parameters that take static values: a nondiff argument passed here is a Python value.
 STATIC_KEYWORDS = frozenset({
     "axis", "axes", "shape", "newshape", "dtype", "keepdims", "ord", "num", "ndim", "dimension",
@@ -25,7 +27,9 @@ STATIC_KEYWORDS = frozenset({
     "window_strides", "dimension_numbers", "feature_group_count", "batch_group_count",
     "is_stable", "num_keys", "sizes", "slice_sizes", "new_sizes", "broadcast_dimensions",
     "out_sharding", "start_index", "limit_index", "stride", "norm", "bins", "full_matrices",
-    "compute_uv", "lower", "symmetrize_input", "upper", "where_static", "copy", "ddof",
+    "compute_uv", "lower", "symmetrize_input", "upper", "where_static", "copy", "ddof", "return_sign",
+    "return_index", "return_inverse", "return_counts", "scatter_dimension", "split_axis", "concat_axis",
+    "tiled", "axis_index_groups", "perm", "check_finite", "overwrite_a", "overwrite_b", "assume_a",
 })
 # jnp/lax functions whose listed positions are static (shape, axis, dtype, ...).
 STATIC_POSITIONS: Dict[str, FrozenSet[int]] = {
@@ -44,8 +48,9 @@ STATIC_POSITIONS: Dict[str, FrozenSet[int]] = {
         "iota": {0, 1}, "reduce_window": {3, 4, 5, 6}, "conv_general_dilated": {2, 3, 4, 5, 6},
         "fori_loop": {0, 1}, "norm": {1, 2}, "top_k": {1}, "one_hot": {1}, "repeat": {1, 2}, "roll": {2},
         "take_along_axis": {2}, "take": {2}, "diff": {1, 2}, "gather": {2, 3}, "psum": {1}, "pmean": {1},
-        "all_gather": {1}, "ppermute": {1, 2}, "cond": {0}, "switch": {0}, "while_loop": set(), "scan": {},
-        "map": set(),
+        "all_gather": {1}, "ppermute": {1, 2}, "cond": {0}, "switch": {0}, "while_loop": set(), "scan": set(),
+        "map": set(), "psum_scatter": {1}, "pmax": {1}, "pmin": {1}, "all_to_all": {1, 2, 3}, "axis_index": {0},
+        "pshuffle": {1, 2}, "pbroadcast": {1, 2}, "reduce_scatter": {1}, "full_like_static": set(),
     }.items()
 }
 STATIC_BUILTINS = frozenset({"range", "len", "isinstance", "enumerate", "int", "str", "bool", "tuple",
@@ -70,7 +75,9 @@ CALLABLE_NAMES = frozenset({"f", "fn", "fun", "func", "function", "callback", "c
                             "op", "operator", "matvec", "solve", "transpose_solve", "fixed_point_fun"})
 STATIC_NAMES = frozenset({"axis", "axes", "n", "shape", "dtype", "num", "size", "dim", "ndim", "mode",
                           "method", "config", "cfg", "kind", "order", "static", "precision", "k",
-                          "axis_name", "reduce_axes", "keepdims", "name", "options", "opts", "unroll"})
+                          "axis_name", "reduce_axes", "keepdims", "name", "options", "opts", "unroll",
+                          "eps", "epsilon", "tol", "rtol", "atol", "hmax", "mxstep", "maxiter", "max_iter",
+                          "max_steps", "max_num_steps", "lr", "learning_rate", "temperature", "seed"})
 ARRAY_NAMES = frozenset({"key", "rng", "prng_key", "rng_key", "mask", "weights"})
 
 
@@ -80,6 +87,7 @@ class Evidence:
     weight: int
     reason: str
     line: int = 0
+    from_name: bool = False  # a hint from the parameter's name only
 
 
 @dataclass
@@ -98,13 +106,18 @@ class Verdict:
 
     @property
     def level(self) -> Optional[str]:
-        """"array" (confident), "maybe" (contradicted) or None (stay silent)."""
+        """"array" (confident), "maybe" (strongly contradicted) or None (stay silent).
+
+        A use as array data against a static-sounding name (`eps`, `axis_name`) stays silent:
+        such hyperparameters are Python values in practice, and precision comes first."""
         array, static = self.array_weight, self.static_weight
         if static >= 3 or array < 2:
             return None
-        if array >= 3 and static <= 1:
-            return "array"
-        return "array" if static == 0 else "maybe"
+        if array < 3 and any(e.from_name for e in self.evidence if e.kind != "array"):
+            return None
+        if array >= 3:
+            return "array" if static <= 1 else "maybe"
+        return {0: "array", 1: None, 2: "maybe"}[static]
 
     def best(self, kind: str = "array") -> Optional[Evidence]:
         matching = [e for e in self.evidence if e.kind == kind]
@@ -249,11 +262,11 @@ def _default_evidence(model: FileModel, default: ast.expr, quote: _Quoter) -> Li
 def _name_evidence(name: str) -> List[Evidence]:
     lowered = name.lower()
     if lowered in CALLABLE_NAMES or lowered.endswith(("_fn", "_fun", "_func", "_callback")):
-        return [Evidence("callable", 1, f"is named like a function")]
-    if lowered in STATIC_NAMES or lowered.startswith(("num_", "n_", "is_", "use_", "static_")) or lowered.endswith(
-        ("_axis", "_size", "_shape", "_dim", "_dtype")
-    ):
-        return [Evidence("static", 1, f"is named like a static value")]
+        return [Evidence("callable", 1, "is named like a function", from_name=True)]
+    if lowered in STATIC_NAMES or lowered.startswith(("num_", "n_", "is_", "use_", "static_", "return_")) or \
+            lowered.endswith(("_axis", "_size", "_shape", "_dim", "_dtype", "_name", "_names", "_axes", "_eps",
+                              "_tol", "_mode", "_config")):
+        return [Evidence("static", 1, "is named like a static value", from_name=True)]
     return []
 
 
@@ -344,6 +357,8 @@ def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call, qu
         return Evidence("static", 2, f"is passed as `{keyword}=`: `{quote(call)}`", line)
     if q.startswith("builtins.") and func_name in STATIC_BUILTINS:
         return Evidence("static", 2, f"is passed to `{func_name}()`: `{quote(call)}`", line)
+    if q.startswith(HOST_MODULES):
+        return Evidence("static", 1, f"is passed to NumPy, which needs a concrete value: `{quote(call)}`", line)
     if q.startswith(ARRAY_MODULES):
         if q.startswith("jax.random.") and keyword is None and call.args and call.args[0] is node:
             return Evidence("array", 2, f"is used as a PRNG key: `{quote(call)}`", line)
@@ -360,13 +375,21 @@ def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call, qu
 def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, name: str,
                         quote: _Quoter) -> List[Evidence]:
     found: List[Evidence] = []
+    unknown = 0
     for site in d.call_sites:
         arg = argument_at(site.call, position, name)
         if arg is None:
+            unknown += 1
             continue
         evidence = _call_site_argument(model, arg, site.enclosing, quote)
         if evidence is not None:
             found.append(evidence)
+        else:
+            unknown += 1
+    # Every call in the module passes a Python value: the author uses the slot statically.
+    if found and not unknown and all(e.kind != "array" for e in found):
+        for e in found:
+            e.weight = 3
     return found
 
 
@@ -403,6 +426,15 @@ def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[Fun
         bindings = model.index.lookup(arg.id, scope) if isinstance(arg, ast.Name) else []
         if any(b.kind == "def" for b in bindings):
             return Evidence("callable", 3, f"receives the function `{quote(arg)}` at {where}", line)
+        if bindings and all(b.kind == "param" for b in bindings) and enclosing in model.traced \
+                and arg.id in model.traced[enclosing].static_params:  # type: ignore[union-attr]
+            return Evidence("static", 2, f"receives `{arg.id}`, a static argument of the traced caller, at {where}",
+                            line)
+        if bindings and model.index.scope_of(bindings[0].node) is model.index.module_scope:
+            from vjplint.collect import constant_value
+
+            if constant_value(model.index, arg) is not None:
+                return Evidence("static", 2, f"receives the module constant `{quote(arg)}` at {where}", line)
         q = model.index.qualname(arg, scope) or ""
         if q.startswith(("jax.numpy.", "jax.lax.", "jax.nn.", "numpy.", "jax.scipy.")) and isinstance(arg, ast.Attribute):
             return Evidence("callable", 3, f"receives the function `{quote(arg)}` at {where}", line)

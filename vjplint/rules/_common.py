@@ -69,7 +69,12 @@ def traced_reason(model: FileModel, expr: ast.expr, fn: FunctionNode, traced: Tr
                  "builtins.isinstance", "builtins.type"):
             return None
         if q.startswith(TRACING_MODULES):
-            return f"`{_short(model, expr)}` is computed with `{q.split('.')[0]}` inside {describe_traced(traced)}"
+            module = q.rsplit(".", 1)[0]
+            return f"`{_short(model, expr)}` is computed with `{module}` inside {describe_traced(traced)}"
+        if isinstance(expr.func, ast.Attribute):  # a method of a traced value: `x.max()`
+            inner = traced_reason(model, expr.func.value, fn, traced, depth + 1)
+            if inner is not None:
+                return inner
         for arg in [*expr.args, *(k.value for k in expr.keywords)]:
             inner = traced_reason(model, arg, fn, traced, depth + 1)
             if inner is not None:

@@ -67,7 +67,7 @@ pick((0, 1), 1.0)
             for position, name in d.nondiff_names():
                 default = sig.defaults.get(name) if sig else None
                 if default is not None and self._unhashable(default):
-                    self.report(default, self._message(d.kind, d.name, name, default))
+                    self.report(default, self._message(d.kind, d.name, name, default, "defaults to"))
                 for site in d.call_sites:
                     arg = argument_at(site.call, position, name)
                     if arg is not None and self._unhashable(arg):
@@ -84,7 +84,7 @@ pick((0, 1), 1.0)
             return "an array" if "numpy" in (self.model.index.qualname(node.func) or "") else "an unhashable value"
         return None
 
-    def _message(self, kind: str, fname: str, name: str, node: ast.expr) -> str:
+    def _message(self, kind: str, fname: str, name: str, node: ast.expr, verb: str = "receives") -> str:
         what = self._unhashable(node)
-        return (f"nondiff `{name}` of custom_{kind} `{fname}` receives {what} (`{self.quote(node)}`): unhashable "
+        return (f"nondiff `{name}` of custom_{kind} `{fname}` {verb} {what} (`{self.quote(node)}`): unhashable "
                 f"nondiff values fail under jax_custom_{kind}3; pass a tuple or another hashable value")
