@@ -116,7 +116,11 @@ def _blank_newer_syntax(text: str) -> Optional[str]:
         try:
             ast.parse("".join(chunk))
             out.extend(chunk)
-        except SyntaxError:
+        except SyntaxError as exc:
+            if "too many" in (exc.msg or "") or "nested" in (exc.msg or ""):
+                return None  # a limit every CPython has, not newer syntax: a real error
             out.extend("\n" for _ in chunk)
+        except (RecursionError, MemoryError):
+            return None
     out.extend(lines[row:])
     return "".join(out)

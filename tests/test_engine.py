@@ -1,0 +1,85 @@
+"""The core API: positions, prefilter, robustness of one file against a broken rule."""
+
+from __future__ import annotations
+
+import textwrap
+
+from vjplint.config import Config
+from vjplint.engine import lint_source
+from vjplint.rules import registry
+
+from conftest import lint
+
+CLIP = textwrap.dedent('''\
+    from functools import partial
+    import jax
+    import jax.numpy as jnp
+
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def clip(lo, x):
+        return x
+
+    clip.defvjp(lambda lo, x: (x, None), lambda lo, _, g: (jnp.maximum(g, lo),))
+''')
+
+
+def test_core_api_returns_exact_diagnostics():
+    (d,) = lint(CLIP)
+    assert (d.code, d.location.row, d.location.column, d.end_location.column) == ("VJP101", 6, 10, 12)
+    assert d.message.startswith("`lo` (position 0) is in nondiff_argnums but is used as an array: "
+                                "`jnp.maximum(g, lo)`")
+
+
+def test_columns_count_code_points_not_bytes():
+    source = CLIP.replace("def clip(lo, x):", "def clip(lo, x):  # é").replace(
+        "    return x\n", "    return x  # größe\n")
+    source = source.replace("@partial", "ü = 1\n@partial")
+    source = source.replace("def clip(lo, x):", "def clip(lo, x, *, ä=1):")
+    (d,) = lint(source.replace("def clip(", "def clip("))
+    assert d.location.column == 10
+    unicode_first = source.replace("def clip(lo", "def clïp(lo").replace("clip.defvjp", "clïp.defvjp")
+    (d,) = lint(unicode_first)
+    assert (d.location.row, d.location.column) == (7, 10)
+
+
+def test_prefilter_skips_files_without_recognised_names():
+    result = lint_source("x.py", b"def f(:\n", Config())
+    assert result.diagnostics == [] and not result.analysed
+
+
+def test_bytes_with_a_bom_and_a_latin1_cookie():
+    data = b"\xef\xbb\xbf" + CLIP.encode()
+    (d,) = lint_source("x.py", data, Config()).diagnostics
+    assert d.location.row == 6
+    latin = ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + CLIP).encode("latin-1")
+    (d,) = lint_source("x.py", latin, Config()).diagnostics
+    assert d.location.row == 8
+
+
+def test_a_broken_rule_loses_only_its_own_findings(monkeypatch):
+    class Exploding(registry.Rule):
+        CODE = "VJP199"
+        NAME = "exploding"
+        SEVERITY = registry.all_rules()["VJP101"].SEVERITY
+
+        def check(self):
+            raise RuntimeError("boom")
+
+    original = registry.rules_for
+    monkeypatch.setattr(registry, "rules_for", lambda codes: [Exploding, *original(codes)])
+    result = lint_source("x.py", CLIP, Config())
+    assert [d.code for d in result.diagnostics] == ["VJP101"]
+    assert result.errors == ["x.py: internal error in VJP199: RuntimeError: boom"]
+
+
+def test_syntax_error_position():
+    result = lint_source("x.py", "import jax\n@jax.custom_vjp\ndef f(x:\n    return x\n", Config())
+    (d,) = result.diagnostics
+    assert (d.code, d.location.row) == ("VJP900", 3)
+    assert d.message.startswith("cannot parse this file: syntax error:")
+
+
+def test_deep_nesting_is_a_diagnostic_not_a_crash():
+    source = "import jax\n@jax.custom_vjp\ndef f(x):\n    return " + "(" * 1000 + "x" + ")" * 1000 + "\n"
+    result = lint_source("x.py", source, Config())
+    assert [d.code for d in result.diagnostics] == ["VJP900"]
