@@ -1,0 +1,195 @@
+from __future__ import annotations
+
+import ast
+from typing import Dict, Optional, Set, Tuple
+
+from vjplint.diagnostics import Severity
+from vjplint.model import CustomDerivative
+from vjplint.rules._arity import is_transform_argument
+from vjplint.rules.base import Rule
+
+METHOD_KIND = {"defvjp": "vjp", "defjvp": "jvp", "defjvps": "jvp"}
+RULE_ATTRIBUTES = {"fwd": "vjp", "bwd": "vjp", "jvp": "jvp", "jvps": "jvp"}
+
+
+class MissingDefvjp(Rule):
+    """## What it does
+    Flags a `jax.custom_vjp` that is used in this file but never given its rules with
+    `f.defvjp(fwd, bwd)` (for `jax.custom_jvp`: `defjvp`/`defjvps`), and a `defvjp`/`defjvp`
+    that passes `None` as a rule.
+
+    To stay precise, a missing registration is reported only when all of these hold:
+    - nothing in the file mentions `<name>.defvjp` (`.defjvp`/`.defjvps`), in any form: a call,
+      a decorator, or `self.<name>.defvjp(...)`;
+    - no registration in the file goes through another name (`g = f; g.defvjp(...)`, a loop
+      over functions, `getattr(f, "defvjp")`): any such form silences the rule for the file;
+    - the function is used in this file: called, or passed to `jax.grad`/`jit`/`vmap`/...
+      A custom_vjp that is only defined (and perhaps exported) may be registered by the module
+      that imports it, so it is left alone.
+
+    ## Why is this bad?
+    `custom_vjp.__call__` checks for its rules before anything else, so the first call raises,
+    in every mode, eager included:
+
+        AttributeError: No VJP defined for custom_vjp function f using defvjp.
+
+    (`No JVP defined for custom_jvp function f using defjvp.` for custom_jvp.) `defvjp(fwd,
+    None)` is accepted when registering and fails the same way at the first call.
+
+    ## Example
+    ```python
+    @jax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    def f_fwd(x):
+        return jnp.sin(x), jnp.cos(x)
+
+    def f_bwd(cos_x, g):
+        return (cos_x * g,)
+
+    y = f(x)  # AttributeError
+    ```
+
+    ## Use instead
+    ```python
+    f.defvjp(f_fwd, f_bwd)
+    y = f(x)
+    ```
+
+    ## Fix safety
+    No fix: which functions are the rules is a decision for the author.
+    """
+
+    CODE = "VJP301"
+    NAME = "missing-defvjp"
+    SEVERITY = Severity.ERROR
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+def loss(x):
+    return f(x).sum()
+''', '''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+f.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), None)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+f.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda c, g: (c * g,))
+
+def loss(x):
+    return f(x).sum()
+''', '''
+import jax
+
+@jax.custom_vjp
+def exported(x):
+    return x  # registered by the module that imports it
+''']
+
+    def check(self) -> None:
+        registered, by_hand, unknown = _registration_mentions(self.model.module)
+        for kind in ("vjp", "jvp"):
+            known = {d.name for d in self.model.derivatives}
+            if registered[kind] - known:
+                unknown.add(kind)  # a registration through another name may cover any of them
+        for d in self.model.derivatives:
+            self._none_rules(d)
+            if d.registrations or d.name in registered[d.kind] or d.name in by_hand or d.kind in unknown:
+                continue
+            use = self._first_use(d)
+            if use is not None:
+                self._missing(d, use)
+
+    def _none_rules(self, d: CustomDerivative) -> None:
+        for reg in d.registrations:
+            if reg.method == "defjvps" or reg.as_decorator:
+                continue  # defjvps(None, ...) is legal: a zero tangent for that argument
+            roles = ("fwd", "bwd") if reg.method == "defvjp" else ("jvp",)
+            for role, rule in zip(roles, reg.rules):
+                if rule.is_none:
+                    self.report(rule.expr, f"`{d.name}.{reg.method}` gets None as its {role} rule, so every call "
+                                           f"of `{d.name}` raises {_no_rule_error(d)}; pass the {role} function")
+
+    def _first_use(self, d: CustomDerivative) -> Optional[Tuple[ast.AST, str]]:
+        if d.call_sites:
+            call = d.call_sites[0].call
+            return call, f"is called (line {call.lineno})"
+        bound = {id(d.anchor), id(d.primal)}
+        for node in ast.walk(self.model.module):
+            if isinstance(node, ast.Name) and node.id == d.name and is_transform_argument(self.model, node):
+                scope = self.model.index.scope_of(node)
+                if any(id(b.node) in bound for b in self.model.index.lookup(node.id, scope)):
+                    parent = self.model.index.parent(node)
+                    how = self.quote(parent.func) if isinstance(parent, ast.Call) else "a transformation"
+                    return node, f"is passed to `{how}` (line {node.lineno})"
+        return None
+
+    def _missing(self, d: CustomDerivative, use: Tuple[ast.AST, str]) -> None:
+        if d.kind == "vjp":
+            register = f"`{d.name}.defvjp(fwd, bwd)`"
+            advice = f"define fwd and bwd and register them with `{d.name}.defvjp({d.name}_fwd, {d.name}_bwd)`"
+        else:
+            register = f"`{d.name}.defjvp(...)` or `{d.name}.defjvps(...)`"
+            advice = f"write the jvp rule and register it with `@{d.name}.defjvp`"
+        self.report(d.anchor, f"custom_{d.kind} `{d.name}` {use[1]} but never gets its rules: this file has no "
+                              f"{register}, so the call raises {_no_rule_error(d)} in every mode, eager included; "
+                              f"{advice}")
+
+
+def _no_rule_error(d: CustomDerivative) -> str:
+    if d.kind == "vjp":
+        return f"`AttributeError: No VJP defined for custom_vjp function {d.name} using defvjp.`"
+    return f"`AttributeError: No JVP defined for custom_jvp function {d.name} using defjvp.`"
+
+
+def _registration_kind(attr: str) -> Optional[str]:
+    """'vjp' for defvjp and variants (`defvjp_with_logs`), 'jvp' for defjvp/defjvps and variants."""
+    if attr in METHOD_KIND:
+        return METHOD_KIND[attr]
+    if attr.startswith("def") and attr.isidentifier():
+        return "vjp" if "vjp" in attr else "jvp" if "jvp" in attr else None
+    return None
+
+
+def _registration_mentions(module: ast.Module) -> Tuple[Dict[str, Set[str]], Set[str], Set[str]]:
+    """Names registered per kind (by spelling), names given rules by attribute assignment, and
+    kinds with a registration we cannot attribute."""
+    registered: Dict[str, Set[str]] = {"vjp": set(), "jvp": set()}
+    unknown: Set[str] = set()
+    by_hand: Set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Attribute):
+            base = node.value
+            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+            if isinstance(node.ctx, ast.Store) and node.attr in RULE_ATTRIBUTES and name is not None:
+                by_hand.add(name)  # `f.fwd = ...` sets a rule by hand
+                continue
+            kind = _registration_kind(node.attr)
+            if kind is None:
+                continue
+            if name is None:
+                unknown.add(kind)
+            else:
+                registered[kind].add(name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _registration_kind(node.value):
+            unknown.add(_registration_kind(node.value))  # type: ignore[arg-type]  # getattr(f, "defvjp")
+    return registered, by_hand, unknown

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import ast
+
+from vjplint.diagnostics import Severity
+from vjplint.rules.base import Rule
+
+
+class DefvjpAsDecorator(Rule):
+    """## What it does
+    Flags `@f.defvjp` (and `@f.defvjp(...)`) used as a decorator on a `jax.custom_vjp`.
+
+    ## Why is this bad?
+    `custom_vjp.defvjp(fwd, bwd)` takes both rules in one call and returns `None`. As a bare
+    decorator it receives only the decorated function, so the module fails when it is imported:
+
+        TypeError: custom_vjp.defvjp() missing 1 required positional argument: 'bwd'
+
+    `@f.defvjp(fwd, bwd)` registers the rules but then calls `None` on the decorated function
+    (`TypeError: 'NoneType' object is not callable`). The decorator form is right only for
+    custom_jvp (`@f.defjvp` returns its argument), which is where the habit comes from.
+
+    ## Example
+    ```python
+    @jax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    @f.defvjp
+    def f_fwd(x):
+        return jnp.sin(x), jnp.cos(x)
+    ```
+
+    ## Use instead
+    ```python
+    def f_fwd(x):
+        return jnp.sin(x), jnp.cos(x)
+
+    def f_bwd(cos_x, g):
+        return (cos_x * g,)
+
+    f.defvjp(f_fwd, f_bwd)
+    ```
+
+    ## Fix safety
+    No fix: the bwd rule usually has to be written or found first.
+    """
+
+    CODE = "VJP302"
+    NAME = "defvjp-as-decorator"
+    SEVERITY = Severity.ERROR
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+@f.defvjp
+def f_fwd(x):
+    return jnp.sin(x), jnp.cos(x)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    return jnp.sin(x)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return jnp.sin(x), jnp.cos(x) * t
+''']
+
+    def check(self) -> None:
+        for d in self.model.derivatives:
+            if d.kind != "vjp" or d.is_alias:
+                continue  # in-house wrappers may well support the decorator form
+            for reg in d.registrations:
+                if reg.method != "defvjp" or not reg.as_decorator:
+                    continue
+                decorator = reg.rules[0].expr
+                fn = reg.node
+                name = getattr(fn, "name", "?")
+                if isinstance(decorator, ast.Call):
+                    given = len(decorator.args) + len(decorator.keywords)
+                    if given >= 2:
+                        error = "`TypeError: 'NoneType' object is not callable`, because defvjp returns None"
+                    else:
+                        missing = "fwd" if any(k.arg == "bwd" for k in decorator.keywords) else "bwd"
+                        error = f"`TypeError: custom_vjp.defvjp() missing 1 required positional argument: '{missing}'`"
+                    form = f"`@{self.quote(decorator)}`"
+                else:
+                    error = "`TypeError: custom_vjp.defvjp() missing 1 required positional argument: 'bwd'`"
+                    form = f"`@{self.quote(decorator)}`"
+                self.report(decorator, f"{form} used as a decorator on `{name}`: defvjp takes fwd and bwd in one "
+                                       f"call and returns None, so defining `{name}` raises {error} when this code "
+                                       f"runs (at import for module-level code); define `{name}` as a plain function "
+                                       f"and register both rules with `{d.name}.defvjp(fwd, bwd)` (only custom_jvp's "
+                                       f"`defjvp` works as a decorator)")

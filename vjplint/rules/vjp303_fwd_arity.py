@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+import ast
+
+from vjplint.diagnostics import Severity
+from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.rules._arity import (
+    Arity,
+    checked_vjp_rules,
+    name_anchor,
+    nondiff_positions,
+    plural,
+    primal_arg_counts,
+    primal_signature,
+    python_arity_error,
+    rule_arity,
+    rule_label,
+)
+from vjplint.rules.base import Rule
+
+
+class FwdArity(Rule):
+    """## What it does
+    Checks that a custom_vjp's fwd rule accepts as many positional arguments as the primal
+    function has positional parameters: nondiff positions included, parameters with defaults
+    included. `*args` in fwd accepts anything; extra fwd parameters with defaults are fine;
+    `functools.partial(fwd, a)` and bound methods (`self.fwd`) are counted after binding.
+    When the primal itself takes `*args`, the count comes from the call sites in the file
+    (only when they agree and the function cannot be called from elsewhere); otherwise only a
+    fwd that cannot take even the fixed parameters is reported.
+
+    ## Why is this bad?
+    JAX binds the call to the primal's signature, fills in defaults
+    (`inspect.signature(f).bind(...).apply_defaults()`), and calls fwd with **all** the
+    arguments, positionally, in their original order. A fwd that leaves out the nondiff
+    arguments or a defaulted one fails as soon as anything differentiates the function:
+
+        TypeError: f_fwd() takes 1 positional argument but 2 were given
+
+    Eager calls, `jit` and `vmap` never run fwd, so tests that do not take gradients pass.
+
+    ## Example
+    ```python
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def scale(n, x):
+        return n * x
+
+    def scale_fwd(x):          # n is missing
+        return n * x, None
+    ```
+
+    ## Use instead
+    ```python
+    def scale_fwd(n, x):
+        return n * x, None
+    ```
+
+    ## Fix safety
+    No fix: the body has to use the new parameter.
+    """
+
+    CODE = "VJP303"
+    NAME = "fwd-arity"
+    SEVERITY = Severity.ERROR
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x, y=2.0):
+    return x * y
+
+def f_fwd(x):
+    return x * 2.0, x
+
+def f_bwd(x, g):
+    return (2.0 * g, None)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x, y=2.0):
+    return x * y
+
+def f_fwd(*args):
+    return f(*args), args
+
+def f_bwd(args, g):
+    return (args[1] * g, args[0] * g)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+
+    def check(self) -> None:
+        for d in self.model.derivatives:
+            counts = primal_arg_counts(self.model, d)
+            sig = primal_signature(self.model, d)
+            if sig is None or nondiff_positions(self.model, d) is None:
+                continue
+            for _, fwd, _ in checked_vjp_rules(self.model, d):
+                arity = rule_arity(self.model, fwd)
+                if fwd is None or arity is None:
+                    continue
+                if counts is not None:
+                    wrong = sorted(n for n in counts if not arity.accepts(n))
+                    if wrong:
+                        self._report(d, fwd, arity, wrong[0])
+                elif arity.maximum is not None and arity.maximum < len(sig.positional):
+                    self._report(d, fwd, arity, len(sig.positional), at_least=True)
+
+    def _report(self, d: CustomDerivative, fwd: RuleFunction, arity: Arity, k: int, at_least: bool = False) -> None:
+        sig = primal_signature(self.model, d)
+        nondiff = nondiff_positions(self.model, d) or ()
+        assert sig is not None and fwd.node is not None
+        names = sig.positional[:k] + [f"{sig.vararg}[{i}]" for i in range(k - len(sig.positional))]
+        notes = []
+        if nondiff:
+            notes.append(f"nondiff {_list(names[i] for i in nondiff if i < len(names))} included")
+        defaulted = sig.positional[len(sig.positional) - sig.n_defaults:]
+        if defaulted:
+            notes.append(f"the default{'s' if len(defaulted) > 1 else ''} of {_list(defaulted)} filled in")
+        if arity.bound:
+            notes_bound = f" after binding {plural(arity.bound, 'leading argument')}"
+        else:
+            notes_bound = ""
+        how = "at least " if at_least else ""
+        error = python_arity_error(getattr(fwd.node, "name", "<lambda>"), arity, k)
+        note = f" ({'; '.join(notes)})" if notes else ""
+        message = (f"{rule_label(fwd, 'fwd')} takes {arity.count_text()} {arity.params_text()}{notes_bound}, but JAX "
+                   f"calls it with {how}the {plural(k, 'positional argument')} of `{d.name}` ({', '.join(names)})"
+                   f"{note}, so differentiating `{d.name}` raises `{error}`; give fwd the parameters "
+                   f"({', '.join(names)}), in the primal's order")
+        # A partial is reported where it binds; a def or lambda where it is written.
+        self.report(fwd.expr if isinstance(fwd.expr, ast.Call) else name_anchor(self.model, fwd.node), message)
+
+
+def _list(names) -> str:
+    return ", ".join(f"`{n}`" for n in names)

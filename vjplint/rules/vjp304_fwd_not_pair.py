@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import ast
+from typing import Set
+
+from vjplint.diagnostics import Severity
+from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.rules._arity import (
+    checked_vjp_rules,
+    not_a_sequence,
+    returns_of,
+    rule_label,
+    sequence_length,
+)
+from vjplint.rules.base import Rule
+
+
+class FwdNotPair(Rule):
+    """## What it does
+    Flags a `return` of a custom_vjp fwd rule that is provably not a pair
+    `(primal_out, residuals)`: a tuple or list literal (or a name assigned once to a tuple
+    literal) with other than two elements, a bare `return`/`return None`, a constant, a dict, or
+    an expression that is provably one array (a `jnp`/`lax`/`jax.nn` function returning one
+    array, arithmetic with one). Anything else (a parameter, a helper call, `f(x)`) is unknown
+    and stays silent.
+
+    ## Why is this bad?
+    JAX unpacks fwd's result as `(primal_out, residuals)` and checks that it is a list or tuple
+    of length two. Anything else fails as soon as the function is differentiated:
+
+        TypeError: Custom VJP fwd rule f_fwd for function f must produce a pair (list or tuple
+        of length two) where the first element represents the primal output ...
+
+    A frequent slip is `return out, a, b`: the residuals must be grouped into one value.
+
+    ## Example
+    ```python
+    def f_fwd(x):
+        y = jnp.sin(x)
+        return y, x, jnp.cos(x)
+    ```
+
+    ## Use instead
+    ```python
+    def f_fwd(x):
+        y = jnp.sin(x)
+        return y, (x, jnp.cos(x))
+    ```
+
+    ## Fix safety
+    No fix: bwd must unpack the residuals the same way.
+    """
+
+    CODE = "VJP304"
+    NAME = "fwd-not-pair"
+    SEVERITY = Severity.ERROR
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+def f_fwd(x):
+    return jnp.sin(x), x, jnp.cos(x)
+
+def f_bwd(res, g):
+    x, cos_x = res
+    return (cos_x * g,)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+def f_fwd(x):
+    return [jnp.sin(x), jnp.cos(x)]
+
+def f_bwd(cos_x, g):
+    return (cos_x * g,)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+
+    def check(self) -> None:
+        seen: Set[int] = set()
+        for d in self.model.derivatives:
+            for _, fwd, _ in checked_vjp_rules(self.model, d):
+                if fwd is None or fwd.node is None or id(fwd.node) in seen:
+                    continue
+                seen.add(id(fwd.node))
+                self._check_fwd(d, fwd)
+
+    def _check_fwd(self, d: CustomDerivative, fwd: RuleFunction) -> None:
+        assert fwd.node is not None
+        label = rule_label(fwd, "fwd")
+        error = (f"`TypeError: Custom VJP fwd rule {getattr(fwd.node, 'name', '<lambda>')} for function {d.name} must "
+                 f"produce a pair (list or tuple of length two) ...`")
+        for node, value in returns_of(fwd.node):
+            if value is not None:
+                length = sequence_length(self.model, value, fwd.node)
+                if length is not None:
+                    n, exact, literal = length
+                    if n == 2 and exact or not exact and n <= 2:
+                        continue
+                    count = f"{n}" if exact else f"at least {n}"
+                    if n > 2:
+                        advice = "return `(primal_out, residuals)` with the residuals grouped into one tuple"
+                        if isinstance(literal, (ast.Tuple, ast.List)) and exact and literal is value:
+                            first = self.quote(literal.elts[0], 30)
+                            rest = ", ".join(self.quote(e, 30) for e in literal.elts[1:])
+                            advice += f": `{first}, ({rest})`"
+                    else:
+                        advice = "return `(primal_out, residuals)` (use `None` when bwd needs no residuals)"
+                    shown = "" if literal is value else f" (`{self.quote(value)}` is that tuple)"
+                    self.report(node, f"{label} returns a {count}-element {_kind(literal)}{shown}, not a pair "
+                                      f"(primal_out, residuals): differentiating `{d.name}` raises {error}; {advice}")
+                    continue
+            why = not_a_sequence(self.model, value, fwd.node)
+            if why is None:
+                continue
+            if value is None:
+                what = "None (a bare `return`)"
+            else:
+                what = f"`{self.quote(value)}`" + ("" if why == "None" else f" ({why})")
+            self.report(node, f"{label} returns {what}, not a pair (primal_out, residuals): differentiating "
+                              f"`{d.name}` raises {error}; return `(primal_out, residuals)` (use `None` for no "
+                              f"residuals)")
+
+
+def _kind(node: ast.expr) -> str:
+    return "list" if isinstance(node, ast.List) else "tuple"

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import ast
+
+from vjplint.diagnostics import Severity
+from vjplint.rules._arity import (
+    checked_vjp_rules,
+    name_anchor,
+    nondiff_positions,
+    plural,
+    primal_signature,
+    python_arity_error,
+    rule_arity,
+    rule_label,
+)
+from vjplint.rules.base import Rule
+
+
+class BwdArity(Rule):
+    """## What it does
+    Checks that a custom_vjp's bwd rule accepts `len(nondiff_argnums) + 2` positional
+    arguments: the nondiff values (in sorted position order), then the residuals, then the
+    output cotangent. `*args`, extra parameters with defaults, `functools.partial` bindings
+    and bound methods are taken into account.
+
+    ## Why is this bad?
+    JAX calls `bwd(*nondiff_values, residuals, cotangent)`. With the wrong number of
+    parameters, the backward pass fails with Python's own error, under grad only:
+
+        TypeError: f_bwd() takes 2 positional arguments but 3 were given
+
+    The usual causes are forgetting the nondiff arguments in front (or listing them when
+    there are none), and splitting the residuals over several parameters.
+
+    ## Example
+    ```python
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def clip(lo, x):
+        return jnp.maximum(x, lo)
+
+    def clip_bwd(res, g):        # JAX passes lo first
+        ...
+    ```
+
+    ## Use instead
+    ```python
+    def clip_bwd(lo, res, g):
+        ...
+    ```
+
+    ## Fix safety
+    No fix.
+    """
+
+    CODE = "VJP305"
+    NAME = "bwd-arity"
+    SEVERITY = Severity.ERROR
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x, y):
+    return x * y
+
+def f_fwd(x, y):
+    return x * y, (x, y)
+
+def f_bwd(x, y, g):
+    return (g * y, g * x)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x, y):
+    return x * y
+
+def f_fwd(x, y):
+    return x * y, (x, y)
+
+def f_bwd(res, g, scale=1.0):
+    x, y = res
+    return (scale * g * y, scale * g * x)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+
+    def check(self) -> None:
+        for d in self.model.derivatives:
+            nondiff = nondiff_positions(self.model, d)
+            if nondiff is None:
+                continue
+            n = len(nondiff) + 2
+            sig = primal_signature(self.model, d)
+            nondiff_names = [sig.positional[i] if i < len(sig.positional) else f"arg{i}" for i in nondiff] \
+                if sig is not None else [f"arg{i}" for i in nondiff]
+            for _, _, bwd in checked_vjp_rules(self.model, d):
+                arity = rule_arity(self.model, bwd)
+                if bwd is None or bwd.node is None or arity is None or arity.accepts(n):
+                    continue
+                call = ", ".join([*nondiff_names, "residuals", "cotangent"])
+                if nondiff:
+                    listed = ", ".join(f"`{name}`" for name in nondiff_names)
+                    order = (f"the nondiff argument{'s' if len(nondiff) > 1 else ''} {listed} first (sorted by "
+                             f"position), then the residuals, then the output cotangent")
+                else:
+                    order = f"the residuals, then the output cotangent (`{d.name}` has no nondiff arguments)"
+                error = python_arity_error(getattr(bwd.node, "name", "<lambda>"), arity, n)
+                message = (f"{rule_label(bwd, 'bwd')} takes {arity.count_text()} {arity.params_text()}, but JAX "
+                           f"calls it with {plural(n, 'argument')}, bwd({call}): {order}; differentiating "
+                           f"`{d.name}` raises `{error}`")
+                self.report(bwd.expr if isinstance(bwd.expr, ast.Call) else name_anchor(self.model, bwd.node),
+                            message)

@@ -1,0 +1,192 @@
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Sequence, Set
+
+from vjplint.diagnostics import Applicability, Severity
+from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.rules._arity import (
+    checked_vjp_rules,
+    differentiable_names,
+    nondiff_positions,
+    plural,
+    primal_arg_count,
+    primal_signature,
+    returns_of,
+    rule_label,
+    sequence_length,
+    source_text,
+    text_between,
+)
+from vjplint.rules.base import Rule
+
+BWD_TREE = ("`TypeError: Custom VJP bwd rule must produce an output with the same container (pytree) structure "
+            "as the args tuple of the primal function ...`")
+
+
+class BwdReturnLength(Rule):
+    """## What it does
+    Counts the cotangents a custom_vjp bwd rule returns: every `return` that is a tuple or list
+    literal (or a name assigned once to a tuple literal, or a literal with starred parts whose
+    minimum length is already too long) must have exactly D elements, one per differentiable
+    positional argument of the primal: all positional parameters (defaults included), minus
+    the `nondiff_argnums`/`nondiff_argnames` positions. A helper call or a parameter is
+    unknown and stays silent; a list of the right length is legal. When the primal takes
+    `*args`, D comes from the call sites (only when they agree and the function cannot be
+    called from elsewhere).
+
+    ## Why is this bad?
+    JAX matches bwd's output against the tuple of differentiable arguments and fails, under
+    grad only, when the lengths differ:
+
+        TypeError: Custom VJP bwd rule must produce an output with the same container
+        (pytree) structure as the args tuple of the primal function, and in particular must
+        produce a tuple of length equal to the number of arguments to the primal function ...
+
+    The classic slip is a slot for a nondiff argument: bwd returns nothing for those.
+
+    ## Example
+    ```python
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def power(n, x):
+        return x ** n
+
+    def power_bwd(n, x, g):
+        return (None, n * x ** (n - 1) * g)
+    ```
+
+    ## Use instead
+    ```python
+    def power_bwd(n, x, g):
+        return (n * x ** (n - 1) * g,)
+    ```
+
+    ## Fix safety
+    Only the unambiguous case is fixed: a literal that has one slot per positional argument,
+    holding `None` at every nondiff position. Those `None`s are removed (safe: the code could
+    not run before, and the other elements keep their order). No fix is offered for other
+    lengths: which cotangent is missing or extra is for the author to decide.
+    """
+
+    CODE = "VJP306"
+    NAME = "bwd-return-length"
+    SEVERITY = Severity.ERROR
+    FIX = "remove the nondiff slots"
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x, y, A):
+    return A @ (x * y)
+
+def f_fwd(x, y, A):
+    return A @ (x * y), (x, y, A)
+
+def f_bwd(res, g):
+    x, y, A = res
+    gxy = A.T @ g
+    return gxy * y, gxy * x
+f.defvjp(f_fwd, f_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x, y):
+    return x * y
+
+def f_fwd(x, y):
+    return x * y, (x, y)
+
+def f_bwd(res, g):
+    x, y = res
+    return [g * y, g * x]
+
+f.defvjp(f_fwd, f_bwd)
+''']
+
+    def check(self) -> None:
+        seen: Set[int] = set()
+        for d in self.model.derivatives:
+            names = differentiable_names(self.model, d)
+            if names is None:
+                continue
+            for _, _, bwd in checked_vjp_rules(self.model, d):
+                if bwd is None or bwd.node is None:
+                    continue
+                for _, value in returns_of(bwd.node):
+                    for candidate in return_branches(value):
+                        if id(candidate) not in seen:
+                            seen.add(id(candidate))
+                            self._check_return(d, bwd, candidate, names)
+
+    def _check_return(self, d: CustomDerivative, bwd: RuleFunction, value: ast.expr, names: List[str]) -> None:
+        assert bwd.node is not None
+        length = sequence_length(self.model, value, bwd.node)
+        if length is None:
+            return
+        n, exact, literal = length
+        D = len(names)
+        if n == D and exact or not exact and n <= D:
+            return
+        count = f"{n}" if exact else f"at least {n}"
+        nondiff = nondiff_positions(self.model, d) or ()
+        k = primal_arg_count(self.model, d)
+        shown = "" if literal is value else f" (`{self.quote(value)}` is a {n}-element tuple)"
+        message = (f"{rule_label(bwd, 'bwd')} returns {count} cotangent{'s' if n != 1 else ''}{shown} but `{d.name}` "
+                   f"has {plural(D, 'differentiable argument')} ({', '.join(names)})")
+        fix = None
+        if nondiff and exact and n == k:
+            sig = primal_signature(self.model, d)
+            assert sig is not None
+            slots = ", ".join(f"`{sig.positional[i]}` (position {i})" for i in nondiff)
+            message += (f": it counted a slot for the nondiff argument{'s' if len(nondiff) > 1 else ''} {slots}, "
+                        f"and bwd returns nothing for nondiff arguments")
+            if literal is value:
+                fix = self._remove_slots(literal, nondiff)
+        message += (f"; differentiating `{d.name}` raises {BWD_TREE}; return one cotangent (or None) per "
+                    f"differentiable argument, in order")
+        if fix is not None:
+            self.report(literal.elts[0], message, fix=Applicability.SAFE, end_node=literal.elts[-1],  # type: ignore
+                        fix_message="Remove the `None` slots of the nondiff arguments", replacement=fix)
+        else:
+            self.report(value, message)
+
+    def _remove_slots(self, literal: ast.expr, positions: Sequence[int]) -> Optional[str]:
+        """The literal's elements without the `None`s at `positions`, layout kept; None if ambiguous."""
+        elts = literal.elts  # type: ignore[attr-defined]
+        if any(isinstance(e, ast.Starred) for e in elts):
+            return None
+        if not all(isinstance(elts[i], ast.Constant) and elts[i].value is None for i in positions):
+            return None
+        kept = [i for i in range(len(elts)) if i not in positions]
+        if not kept or "#" in source_text(self.model, elts[0], elts[-1]):
+            return None  # a comment could be lost: leave it to the author
+        pieces: List[str] = []
+        for j, i in enumerate(kept):
+            pieces.append(source_text(self.model, elts[i]))
+            if j < len(kept) - 1:
+                nxt = i + 1  # keep the separator that followed this element
+                pieces.append(text_between(self.model, elts[i], elts[nxt]) if nxt < len(elts) else ", ")
+        text = "".join(pieces)
+        if len(kept) == 1 and isinstance(literal, ast.Tuple) and not _comma_follows(self.model, elts[-1]):
+            text += ","
+        return text
+
+
+def return_branches(value: Optional[ast.expr]) -> List[ast.expr]:
+    """The expressions a return may evaluate to (both arms of `a if c else b`)."""
+    if value is None:
+        return []
+    if isinstance(value, ast.IfExp):
+        return return_branches(value.body) + return_branches(value.orelse)
+    return [value]
+
+
+def _comma_follows(model, node: ast.AST) -> bool:
+    line = model.lines[node.end_lineno - 1].encode("utf-8")  # type: ignore[attr-defined]
+    rest = line[node.end_col_offset:].lstrip()  # type: ignore[attr-defined]
+    return rest.startswith(b",")

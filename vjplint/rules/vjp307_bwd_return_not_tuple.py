@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional, Set
+
+from vjplint.diagnostics import Applicability, Severity
+from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.rules._arity import (
+    checked_vjp_rules,
+    differentiable_names,
+    nondiff_positions,
+    not_a_sequence,
+    primal_returns_array,
+    returns_of,
+    rule_arity,
+    rule_label,
+    source_text,
+)
+from vjplint.rules.base import Rule
+from vjplint.rules.vjp306_bwd_return_length import BWD_TREE, return_branches
+
+
+class BwdReturnNotTuple(Rule):
+    """## What it does
+    Flags a `return` of a custom_vjp bwd rule that is provably not a tuple or list: `None`, a
+    bare `return`, a constant, a dict, or one array (a `jnp`/`lax`/`jax.nn` call, arithmetic
+    with one, `x.astype(...)`, or the cotangent itself when the primal provably returns one
+    array). A helper call or a residual is unknown and stays silent.
+
+    ## Why is this bad?
+    bwd must return a tuple (or list) with one cotangent per differentiable argument, even
+    when there is only one: `(ct,)`, not `ct`. Anything else fails under grad only:
+
+        TypeError: Custom VJP bwd rule must produce an output with the same container
+        (pytree) structure as the args tuple of the primal function ... but got bwd output
+        structure PyTreeDef(*) for primal input structure PyTreeDef((*,)).
+
+    `return None` does not mean "no gradients" either: write `None` per argument, in a tuple.
+
+    ## Example
+    ```python
+    def f_bwd(cos_x, g):
+        return g * jnp.asarray(cos_x)
+    ```
+
+    ## Use instead
+    ```python
+    def f_bwd(cos_x, g):
+        return (g * jnp.asarray(cos_x),)
+    ```
+
+    ## Fix safety
+    When the primal has exactly one differentiable argument, the value is wrapped as
+    `(value,)`: safe for an expression (the code could not run before and the value is kept),
+    unsafe for `None` (it becomes a deliberate zero gradient). No fix with more arguments.
+    """
+
+    CODE = "VJP307"
+    NAME = "bwd-return-not-tuple"
+    SEVERITY = Severity.ERROR
+    FIX = "wrap as `(value,)`"
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+def f_fwd(x):
+    return jnp.sin(x), x
+
+def f_bwd(x, g):
+    return g * jnp.cos(x)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+def f_fwd(x):
+    return jnp.sin(x), x
+
+def f_bwd(x, g):
+    return [g * jnp.cos(x)]
+
+f.defvjp(f_fwd, f_bwd)
+''']
+
+    def check(self) -> None:
+        seen: Set[int] = set()
+        for d in self.model.derivatives:
+            for _, _, bwd in checked_vjp_rules(self.model, d):
+                if bwd is None or bwd.node is None:
+                    continue
+                arrays = self._known_arrays(d, bwd)
+                for node, value in returns_of(bwd.node):
+                    for part in return_branches(value) if value is not None else [None]:
+                        where = node if part is None or part is value else part
+                        if id(where) not in seen:
+                            seen.add(id(where))
+                            self._check_return(d, bwd, where, part, arrays)
+
+    def _known_arrays(self, d: CustomDerivative, bwd: RuleFunction) -> Set[str]:
+        """The cotangent parameter's name, when the primal provably returns one array."""
+        nondiff = nondiff_positions(self.model, d)
+        arity = rule_arity(self.model, bwd)
+        if nondiff is None or arity is None or arity.vararg or len(arity.names) < len(nondiff) + 2:
+            return set()
+        return {arity.names[len(nondiff) + 1]} if primal_returns_array(self.model, d) else set()
+
+    def _check_return(self, d: CustomDerivative, bwd: RuleFunction, node: ast.AST, value: Optional[ast.expr],
+                      arrays: Set[str]) -> None:
+        assert bwd.node is not None
+        why = not_a_sequence(self.model, value, bwd.node, arrays)
+        if why is None:
+            return
+        names = differentiable_names(self.model, d)
+        if value is None:
+            what = "None (a bare `return`)"
+        elif why == "None":
+            what = "`None`"
+        else:
+            what = f"`{self.quote(value)}` ({why})"
+        if names is not None:
+            per = f"one cotangent (or None) per differentiable argument of `{d.name}` ({', '.join(names)})"
+        else:
+            per = "one cotangent (or None) per differentiable argument"
+        message = (f"{rule_label(bwd, 'bwd')} returns {what}, not a tuple: JAX needs a tuple or list with {per}, "
+                   f"and differentiating `{d.name}` raises {BWD_TREE}")
+        if names is not None and len(names) == 1 and value is not None:
+            text = source_text(self.model, value)
+            if isinstance(value, (ast.NamedExpr, ast.Lambda)):
+                text = f"({text})"
+            wrapped = f"({text},)"
+            shown = wrapped if len(wrapped) <= 60 else "(value,)"
+            applicability = Applicability.UNSAFE if why == "None" else Applicability.SAFE
+            self.report(value, f"{message}; return `{shown}`", fix=applicability,
+                        fix_message=f"Wrap as `{shown}`", replacement=wrapped)
+        elif names is not None and why == "None":
+            self.report(node, f"{message}; for zero gradients return `({', '.join(['None'] * len(names))})`")
+        else:
+            self.report(node, f"{message}; return a tuple of cotangents")

@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import ast
+from typing import Set
+
+from vjplint.diagnostics import Severity
+from vjplint.rules._arity import (
+    COTANGENT_NAMES,
+    RESIDUAL_NAMES,
+    checked_vjp_rules,
+    name_anchor,
+    nondiff_positions,
+    rule_arity,
+    rule_label,
+)
+from vjplint.rules.base import Rule
+from vjplint.semantic import FunctionNode
+
+
+class BwdSwappedParams(Rule):
+    """## What it does
+    Flags a custom_vjp bwd rule whose residual and cotangent parameters are named in the
+    wrong order: cotangent first, residuals second, such as `(g, res)`, `(ct, res)` or
+    `(cotangent, residuals)` (after any nondiff parameters). Both names must match: a
+    cotangent-like name (`g`, `ct`, `cotangent`, `grad`, `dy`, ...) in the residual slot and a
+    residual-like name (`res`, `residuals`, `saved`, `ctx`, `cache`) in the cotangent slot.
+    It stays silent when the body treats the first parameter as the residuals (unpacks or
+    indexes it) and not the second: then only the names are odd.
+
+    ## Why is this bad?
+    JAX calls `bwd(*nondiff, residuals, cotangent)` positionally. With the names swapped, `g`
+    holds the residuals and `res` the output cotangent. Nothing checks this: when the shapes
+    happen to fit, `grad` returns a silently wrong result (jax-facts: `[3, 6, 9]` instead of
+    `[3, 3, 3]`).
+
+    ## Example
+    ```python
+    def f_bwd(g, res):
+        return (g * jnp.cos(res),)
+    ```
+
+    ## Use instead
+    ```python
+    def f_bwd(res, g):
+        return (g * jnp.cos(res),)
+    ```
+
+    ## Fix safety
+    No fix: only the author knows which of the two the body means.
+    """
+
+    CODE = "VJP308"
+    NAME = "bwd-swapped-params"
+    SEVERITY = Severity.WARNING
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+def f_fwd(x):
+    return jnp.sin(x), x
+
+def f_bwd(g, res):
+    return (g * jnp.cos(res),)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+def f_fwd(x):
+    return jnp.sin(x), x
+
+def f_bwd(res, g):
+    return (g * jnp.cos(res),)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+
+    def check(self) -> None:
+        seen: Set[int] = set()
+        for d in self.model.derivatives:
+            nondiff = nondiff_positions(self.model, d)
+            if nondiff is None:
+                continue
+            nd = len(nondiff)
+            for _, _, bwd in checked_vjp_rules(self.model, d):
+                arity = rule_arity(self.model, bwd)
+                if bwd is None or bwd.node is None or arity is None or id(bwd.node) in seen:
+                    continue
+                if arity.vararg or len(arity.names) < nd + 2 or not arity.accepts(nd + 2):
+                    continue
+                first, second = arity.names[nd], arity.names[nd + 1]
+                if first not in COTANGENT_NAMES or second not in RESIDUAL_NAMES:
+                    continue
+                if _used_as_container(bwd.node, first) and not _used_as_container(bwd.node, second):
+                    continue  # the body already treats `first` as the residuals
+                seen.add(id(bwd.node))
+                order = "bwd(" + ", ".join([*arity.names[:nd], "residuals", "cotangent"]) + ")"
+                self.report(name_anchor(self.model, bwd.node),
+                            f"{rule_label(bwd, 'bwd')} names its parameters ({first}, {second}), cotangent first, but "
+                            f"JAX calls {order}: `{first}` receives the residuals and `{second}` the output "
+                            f"cotangent, so the gradient of `{d.name}` is silently wrong (nothing checks it when the "
+                            f"shapes fit); swap them: ({second}, {first})")
+
+
+def _used_as_container(fn: FunctionNode, name: str) -> bool:
+    """True when `name` is tuple-unpacked (`a, b = name`) or indexed (`name[0]`) in `fn`."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
+            return True
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name:
+            if any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets):
+                return True
+    return False
