@@ -1,0 +1,107 @@
+"""LSP shapes without pygls: positions, Diagnostic objects, and the `lsp` output format.
+
+vjplint's positions are 1-based rows and 1-based columns counted in code points; LSP's are
+0-based lines and 0-based characters counted in the negotiated position encoding (UTF-16
+unless the client asked otherwise). The server and `--output-format lsp` share this module,
+so an editor and a CI job see the same ranges.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from vjplint.diagnostics import Diagnostic, Edit, Fix, Position, Severity
+from vjplint.output import OutputContext
+
+UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
+# LSP's DiagnosticSeverity: Error 1, Warning 2, Information 3, Hint 4.
+SEVERITY = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
+# LSP separates lines with \n, \r\n or \r only (str.splitlines also splits on \f, \x1c, ...).
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> List[str]:
+    """The document's lines as LSP counts them."""
+    return _NEWLINE.split(text)
+
+
+def code_units(text: str, encoding: str = UTF16) -> int:
+    """The length of `text` in the encoding's code units."""
+    if encoding == UTF32 or text.isascii():
+        return len(text)
+    if encoding == UTF8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def to_lsp_position(lines: Sequence[str], position: Position, encoding: str = UTF16) -> Dict[str, int]:
+    line = position.row - 1
+    column = max(position.column - 1, 0)
+    if 0 <= line < len(lines):
+        character = code_units(lines[line][:column], encoding)  # past the end clamps to the end
+    else:
+        character = column
+    return {"line": max(line, 0), "character": character}
+
+
+def from_lsp_position(lines: Sequence[str], line: int, character: int, encoding: str = UTF16) -> Position:
+    """The inverse of to_lsp_position (a character inside a surrogate pair rounds down)."""
+    if not 0 <= line < len(lines) or encoding == UTF32:
+        return Position(line + 1, character + 1)
+    text = lines[line]
+    units = 0
+    for index, char in enumerate(text):
+        if units >= character:
+            return Position(line + 1, index + 1)
+        units += code_units(char, encoding)
+    return Position(line + 1, len(text) + 1)
+
+
+def to_lsp_range(lines: Sequence[str], start: Position, end: Position, encoding: str = UTF16) -> Dict[str, Any]:
+    return {"start": to_lsp_position(lines, start, encoding), "end": to_lsp_position(lines, end, encoding)}
+
+
+def text_edit(lines: Sequence[str], edit: Edit, encoding: str = UTF16) -> Dict[str, Any]:
+    return {"range": to_lsp_range(lines, edit.location, edit.end_location, encoding), "newText": edit.content}
+
+
+def fix_data(lines: Sequence[str], fix: Optional[Fix], encoding: str = UTF16) -> Optional[Dict[str, Any]]:
+    if fix is None:
+        return None
+    return {"applicability": fix.applicability.value, "message": fix.message,
+            "edits": [text_edit(lines, e, encoding) for e in fix.edits]}
+
+
+def diagnostic_to_lsp(d: Diagnostic, lines: Sequence[str], encoding: str = UTF16) -> Dict[str, Any]:
+    """An LSP `Diagnostic` as plain JSON; `data` carries what code actions need."""
+    data: Dict[str, Any] = {"name": d.name, "noqa_row": d.noqa_row,
+                            "fix_applicability": d.fix_applicability.value if d.fix_applicability else None}
+    if d.fix is not None:
+        data["fix"] = fix_data(lines, d.fix, encoding)
+    return {
+        "range": to_lsp_range(lines, d.location, d.end_location, encoding),
+        "severity": SEVERITY[d.severity],
+        "code": d.code,
+        "codeDescription": {"href": d.url},
+        "source": "vjplint",
+        "message": d.message,
+        "data": data,
+    }
+
+
+def file_uri(filename: str) -> str:
+    if filename == "-":
+        return "untitled:stdin"
+    return Path(filename).absolute().as_uri()
+
+
+def render(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
+    """`{file URI: [Diagnostic, ...]}`, files in the run's order."""
+    out: Dict[str, List[Dict[str, Any]]] = {}
+    for d in diagnostics:
+        lines = ctx.sources.get(d.filename) or []
+        out.setdefault(file_uri(d.filename), []).append(diagnostic_to_lsp(d, lines))
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,113 @@
+"""What the server's code actions edit, as plain functions (no pygls): testable on their own.
+
+Edits use vjplint's positions (1-based rows, 1-based code-point columns); the server converts
+them to LSP ranges with `vjplint.output.lsp`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import List, Optional, Sequence
+
+from vjplint.diagnostics import Diagnostic, Edit, Position
+from vjplint.engine import NOQA, parse_noqa
+
+_NEWLINE_KEEP = re.compile(r"(\r\n|\r|\n)")
+_CODE_AT = re.compile(r"[A-Za-z]+[0-9]+")
+
+
+def lines_keepends(text: str) -> List[str]:
+    """LSP lines with their line endings; the last one (possibly empty) has none."""
+    parts = _NEWLINE_KEEP.split(text)
+    return [parts[i] + (parts[i + 1] if i + 1 < len(parts) else "") for i in range(0, len(parts), 2)]
+
+
+def whole_text_edit(old: str, new: str) -> Optional[Edit]:
+    """One edit turning `old` into `new`, spanning only the lines that differ."""
+    if old == new:
+        return None
+    a, b = lines_keepends(old), lines_keepends(new)
+    prefix = 0
+    while prefix < min(len(a), len(b)) - 1 and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[len(a) - 1 - suffix] == b[len(b) - 1 - suffix]:
+        suffix += 1
+    content = "".join(b[prefix:len(b) - suffix])
+    if suffix:
+        end = Position(len(a) - suffix + 1, 1)
+    else:  # up to the end of the document
+        end = Position(len(a), len(a[-1]) + 1)
+    return Edit(content, Position(prefix + 1, 1), end)
+
+
+def apply_edits(text: str, edits: Sequence[Edit]) -> str:
+    """Apply non-overlapping edits (given in the original text's positions)."""
+    lines = lines_keepends(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(p: Position) -> int:
+        if p.row - 1 >= len(lines):
+            return len(text)
+        body = lines[p.row - 1].rstrip("\r\n")
+        return starts[p.row - 1] + min(p.column - 1, len(body))
+
+    out = text
+    for edit in sorted(edits, key=lambda e: (e.location, e.end_location), reverse=True):
+        out = out[:offset(edit.location)] + edit.content + out[offset(edit.end_location):]
+    return out
+
+
+def noqa_edit(text: str, lines: Sequence[str], row: int, code: str) -> Optional[Edit]:
+    """Add `code` to the `# noqa:` of line `row` (creating one), or None when that is impossible
+    there (a bare `# noqa` already covers it; the line ends inside a string or continues)."""
+    if not 0 < row <= len(lines):
+        return None
+    line = lines[row - 1]
+    parsed = parse_noqa(line)
+    if parsed is None:
+        body = line.rstrip()
+        edit = Edit(f"  # noqa: {code}", Position(row, len(body) + 1), Position(row, len(line) + 1))
+    else:
+        codes, _, _ = parsed
+        if codes is None or (code in codes and not parsed[2]):
+            return None
+        match = NOQA.search(line)
+        assert match is not None
+        merged = [c.upper() for c in _CODE_AT.findall(match.group("codes") or "")]
+        merged += [] if code in merged else [code]
+        edit = Edit(f"# noqa: {', '.join(merged)}", Position(row, match.start() + 1), Position(row, match.end() + 1))
+    if any(c in line for c in "'\"\\") and not _same_program(text, apply_edits(text, [edit])):
+        return None
+    return edit
+
+
+def _same_program(old: str, new: str) -> bool:
+    """A comment edit must not change the program (it would if it landed inside a string)."""
+    try:
+        return ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+def overlaps(d: Diagnostic, start: Position, end: Position) -> bool:
+    return d.location <= end and start <= d.end_location
+
+
+def kind_wanted(kind: str, only: Optional[Sequence[str]]) -> bool:
+    """LSP code action kinds are hierarchical: asking for `source.fixAll` gets `source.fixAll.vjplint`."""
+    return only is None or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+def noqa_code_at(line: str, column: int) -> Optional[str]:
+    """The rule code under 0-based code-point `column` inside the line's `# noqa:` comment."""
+    match = NOQA.search(line)
+    if match is None or not match.group("codes"):
+        return None
+    for code in _CODE_AT.finditer(line, match.start("codes"), match.end("codes")):
+        if code.start() <= column <= code.end():
+            return code.group().upper()
+    return None

@@ -1,0 +1,615 @@
+"""The Language Server: a thin layer over `vjplint.engine.lint_source`.
+
+Diagnostics are pushed on open, save and (debounced) change and cleared on close, or pulled
+(`textDocument/diagnostic`) when the client supports that. Code actions: a quick fix per
+fixable diagnostic, "Disable VJPxxx for this line", and `source.fixAll.vjplint`; their edits
+are computed lazily (`codeAction/resolve`) when the client allows it, since fixes need libcst.
+Configuration comes from the nearest `pyproject.toml` and is re-read when one changes.
+No handler lets an exception escape: a broken request gets an error answer, the server goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, default_converter
+from pygls.uris import to_fs_path
+
+from vjplint import __version__
+from vjplint.config import Config, ConfigError, find_pyproject, load_config, with_overrides
+from vjplint.diagnostics import Applicability, Diagnostic, Fix, Position
+from vjplint.engine import lint_source
+from vjplint.output import lsp as lspfmt
+from vjplint.server import actions
+
+log = logging.getLogger("vjplint.server")
+FIX_ALL_KIND = "source.fixAll.vjplint"
+PYTHON_SUFFIXES = (".py", ".pyi")
+CMD_FIX_ALL = "vjplint.applyAutofix"
+CMD_DEBUG = "vjplint.printDebugInformation"
+
+
+@dataclass
+class Settings:
+    """Client settings (initializationOptions or workspace/didChangeConfiguration)."""
+
+    configuration: Optional[str] = None  # an explicit pyproject.toml
+    select: Optional[Tuple[str, ...]] = None
+    extend_select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    unsafe_fixes: bool = False  # let fix-all apply unsafe fixes too
+    fix_all: bool = True
+    disable_rule_comment: bool = True
+    debounce_ms: int = 30
+    diagnostic_mode: str = "auto"  # "push", "pull", or "auto": pull when the client can
+
+    @classmethod
+    def from_options(cls, options: Any, base: Optional["Settings"] = None) -> "Settings":
+        base = base or cls()
+        if not isinstance(options, dict):
+            return base
+        for key in ("settings", "vjplint"):  # {"settings": {...}} (ruff's shape) or {"vjplint": {...}}
+            if isinstance(options.get(key), dict):
+                options = options[key]
+        get = options.get
+        codes = lambda v: tuple(str(c) for c in v) if isinstance(v, list) else None  # noqa: E731
+        action = get("codeAction") if isinstance(get("codeAction"), dict) else {}
+        rule_comment = action.get("disableRuleComment", {})
+        return replace(
+            base,
+            configuration=get("configuration", base.configuration),
+            select=codes(get("select")) if "select" in options else base.select,
+            extend_select=codes(get("extendSelect")) or base.extend_select,
+            ignore=codes(get("ignore")) or base.ignore,
+            unsafe_fixes=bool(get("unsafeFixes", base.unsafe_fixes)),
+            fix_all=bool(get("fixAll", base.fix_all)),
+            disable_rule_comment=bool(rule_comment.get("enable", base.disable_rule_comment)
+                                      if isinstance(rule_comment, dict) else base.disable_rule_comment),
+            debounce_ms=int(get("debounceMs", base.debounce_ms)),
+            diagnostic_mode=str(get("diagnosticMode", base.diagnostic_mode)),
+        )
+
+
+@dataclass
+class Analysis:
+    text: str
+    diagnostics: List[Diagnostic]
+    config: Config
+    filename: str
+    fixes_attached: bool = False
+    errors: List[str] = field(default_factory=list)
+
+
+class _Dropped:
+    """What an undecodable message becomes once answered: pygls ignores it (not JSON-RPC 2.0)."""
+
+    jsonrpc = "dropped"
+
+
+class VjplintProtocol(LanguageServerProtocol):
+    """pygls logs a request whose params do not decode and never answers it; JSON-RPC wants an
+    error response, and a client waiting for one would hang."""
+
+    def structure_message(self, data: Dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if not (isinstance(data, dict) and "id" in data and "method" in data):
+                raise
+            if "params" not in data:  # optional in JSON-RPC, required by pygls' generic request type
+                try:
+                    return super().structure_message({**data, "params": None})
+                except JsonRpcException:
+                    pass
+            cause = exc.__cause__ or exc
+            error = JsonRpcInvalidParams(f"invalid params for {data.get('method')!r}: "
+                                         f"{type(cause).__name__}: {cause}")
+            self._send_response(data["id"], error=error.to_response_error())
+            return _Dropped()
+
+
+class VjplintServer(LanguageServer):
+    def __init__(self, debounce_ms: Optional[int] = None) -> None:
+        super().__init__("vjplint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=VjplintProtocol)
+        self.settings = Settings(debounce_ms=debounce_ms if debounce_ms is not None else Settings.debounce_ms)
+        self.versions: Dict[str, Optional[int]] = {}  # open documents: uri -> version
+        self.pending: Dict[str, asyncio.TimerHandle] = {}
+        self.analyses: Dict[str, Analysis] = {}
+        self.lock = threading.RLock()  # config caches and analyses are shared with the lint thread
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-lint")
+        self.pyproject_for_dir: Dict[Path, Optional[Path]] = {}
+        self.configs: Dict[Optional[Path], Config] = {}
+        self.reported_config_errors: set = set()
+        self.pull = False
+        self.converter = default_converter()
+        self.event_loop: Optional[asyncio.AbstractEventLoop] = None
+        self.loop_thread: Optional[int] = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log, rather than pop up a message for every bad message a client sends."""
+        log.error("%s: %s", getattr(source, "__name__", source), error)
+
+    # -- configuration -----------------------------------------------------------------
+    def reset_configuration(self) -> None:
+        with self.lock:
+            self.pyproject_for_dir.clear()
+            self.configs.clear()
+            self.analyses.clear()
+            self.reported_config_errors.clear()
+
+    def config_for(self, path: Optional[Path]) -> Config:
+        with self.lock:
+            if self.settings.configuration:
+                pyproject: Optional[Path] = Path(self.settings.configuration).expanduser()
+            else:
+                directory = path.parent if path is not None else self.workspace_root()
+                if directory is None:
+                    pyproject = None
+                elif directory in self.pyproject_for_dir:
+                    pyproject = self.pyproject_for_dir[directory]
+                else:
+                    pyproject = find_pyproject(directory) if directory.is_dir() else None
+                    self.pyproject_for_dir[directory] = pyproject
+            if pyproject not in self.configs:
+                try:
+                    config = load_config(pyproject)
+                except ConfigError as exc:
+                    self.config_error(str(exc))
+                    config = Config()
+                try:
+                    config = with_overrides(config, select=self.settings.select, ignore=self.settings.ignore,
+                                            extend_select=self.settings.extend_select)
+                except ConfigError as exc:
+                    self.config_error(f"vjplint settings: {exc}")
+                self.configs[pyproject] = config
+            return self.configs[pyproject]
+
+    def config_error(self, message: str) -> None:
+        log.error("%s", message)
+        if message not in self.reported_config_errors:
+            self.reported_config_errors.add(message)
+            self.call_soon(self.window_show_message, types.ShowMessageParams(
+                type=types.MessageType.Error, message=f"vjplint: {message} (using the default settings)"))
+
+    def workspace_root(self) -> Optional[Path]:
+        try:
+            root = self.workspace.root_path
+        except Exception:  # not initialized yet
+            return None
+        return Path(root) if root else None
+
+    def call_soon(self, fn: Any, *args: Any) -> None:
+        """Send from the event loop's thread, whatever thread we are on (pygls' writer is not
+        thread-safe)."""
+        loop = self.event_loop
+        if loop is None or threading.get_ident() == self.loop_thread:
+            fn(*args)
+        else:
+            loop.call_soon_threadsafe(fn, *args)
+
+    # -- analysis ----------------------------------------------------------------------
+    def analyse(self, uri: str, text: str) -> Analysis:
+        """Lint `text` as the document `uri` (cached while the text is unchanged)."""
+        with self.lock:
+            cached = self.analyses.get(uri)
+            if cached is not None and cached.text == text:
+                return cached
+            path = _path(uri)
+            config = self.config_for(path)
+            filename = _display_name(uri, path, config, self.workspace_root())
+            if path is not None and _excluded(path, config):
+                analysis = Analysis(text, [], config, filename)
+            else:
+                result = lint_source(filename, text, config)
+                analysis = Analysis(text, result.diagnostics, config, filename, errors=result.errors)
+                for error in result.errors:
+                    log.error("%s", error)
+            self.analyses[uri] = analysis
+            return analysis
+
+    def attach_fixes(self, analysis: Analysis) -> None:
+        """Fill Diagnostic.fix edits (libcst) once per analysis, only when an action needs them."""
+        with self.lock:
+            if analysis.fixes_attached:
+                return
+            analysis.fixes_attached = True
+            if not any(d.fixable and d.fix is None for d in analysis.diagnostics):
+                return
+            try:
+                from vjplint.fixes.apply import attach_fix_edits
+
+                attach_fix_edits(analysis.diagnostics, {analysis.filename: analysis.text.splitlines()},
+                                 analysis.config)
+            except Exception as exc:  # no fix machinery, or it failed: actions without edits
+                log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
+
+    def fix_all_text(self, analysis: Analysis, unsafe: bool) -> Optional[str]:
+        try:
+            from vjplint.fixes.apply import fix_source
+
+            new_text, _, _ = fix_source(analysis.filename, analysis.text, analysis.config, unsafe)
+        except Exception as exc:
+            log.error("fix-all failed for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
+            return None
+        return new_text
+
+    def document(self, uri: str) -> Optional[str]:
+        if uri not in self.versions:
+            return None
+        return self.workspace.get_text_document(uri).source
+
+    def lintable(self, uri: str) -> bool:
+        doc = self.workspace.get_text_document(uri)
+        return doc.language_id == "python" or uri.endswith(PYTHON_SUFFIXES)
+
+    def encoding(self) -> str:
+        try:
+            value = self.workspace.position_encoding
+        except Exception:
+            return lspfmt.UTF16
+        return str(getattr(value, "value", value) or lspfmt.UTF16)
+
+    def lsp_diagnostics(self, analysis: Analysis) -> List[types.Diagnostic]:
+        lines = lspfmt.split_lines(analysis.text)
+        encoding = self.encoding()
+        return [self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding), types.Diagnostic)
+                for d in analysis.diagnostics]
+
+    # -- push diagnostics --------------------------------------------------------------
+    def schedule(self, uri: str, delay_ms: int) -> None:
+        if self.pull or not self.lintable(uri):
+            return
+        handle = self.pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+        loop = asyncio.get_running_loop()
+        task = lambda: asyncio.ensure_future(self.lint_and_publish(uri))  # noqa: E731
+        if delay_ms <= 0:
+            task()
+        else:
+            self.pending[uri] = loop.call_later(delay_ms / 1000, task)
+
+    async def lint_and_publish(self, uri: str) -> None:
+        self.pending.pop(uri, None)
+        text = self.document(uri)
+        if text is None:
+            return
+        version = self.versions.get(uri)
+        try:
+            analysis = await asyncio.get_running_loop().run_in_executor(self.executor, self.analyse, uri, text)
+            diagnostics = self.lsp_diagnostics(analysis)
+        except Exception:
+            log.exception("linting %s failed", uri)
+            return
+        if uri not in self.versions or self.versions[uri] != version:
+            return  # closed or edited meanwhile: a newer lint is scheduled
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+
+    def relint_all(self) -> None:
+        self.reset_configuration()
+        if self.pull:
+            if _capability(self.client_capabilities, "workspace", "diagnostics", "refresh_support"):
+                self.workspace_diagnostic_refresh(None)
+            return
+        for uri in list(self.versions):
+            self.schedule(uri, 0)
+
+    # -- code actions ------------------------------------------------------------------
+    def code_actions(self, params: types.CodeActionParams) -> List[types.CodeAction]:
+        uri = params.text_document.uri
+        text = self.document(uri)
+        if text is None or not self.lintable(uri):
+            return []
+        analysis = self.analyse(uri, text)
+        only = params.context.only
+        lazy = self.resolve_edits_supported()
+        lines = lspfmt.split_lines(text)
+        encoding = self.encoding()
+        start = lspfmt.from_lsp_position(lines, params.range.start.line, params.range.start.character, encoding)
+        end = lspfmt.from_lsp_position(lines, params.range.end.line, params.range.end.character, encoding)
+        out: List[types.CodeAction] = []
+        if actions.kind_wanted(types.CodeActionKind.QuickFix, only):
+            here = [d for d in analysis.diagnostics if actions.overlaps(d, start, end)]
+            if not lazy and any(d.fixable for d in here):
+                self.attach_fixes(analysis)
+            for index, d in enumerate(analysis.diagnostics):
+                if d not in here or not d.fixable:
+                    continue
+                if not lazy and not (d.fix and d.fix.edits):
+                    continue
+                title = f"{d.code}: {d.fix_message or 'Apply the fix'}"
+                if d.fix_applicability is Applicability.UNSAFE:
+                    title += " (unsafe fix)"
+                action = types.CodeAction(
+                    title=title, kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[self.one_diagnostic(d, lines, encoding)],
+                    is_preferred=d.fix_applicability is Applicability.SAFE,
+                    data={"uri": uri, "action": "quickfix", "index": index, "code": d.code,
+                          "row": d.location.row, "column": d.location.column})
+                if not lazy:
+                    action.edit = self.workspace_edit(uri, [lspfmt.text_edit(lines, e, encoding) for e in d.fix.edits])
+                out.append(action)
+            if self.settings.disable_rule_comment:
+                seen = set()
+                for d in here:
+                    if d.noqa_row is None or (d.noqa_row, d.code) in seen:
+                        continue
+                    seen.add((d.noqa_row, d.code))
+                    edit = actions.noqa_edit(text, lines, d.noqa_row, d.code)
+                    if edit is not None:
+                        out.append(types.CodeAction(
+                            title=f"Disable {d.code} for this line", kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[self.one_diagnostic(d, lines, encoding)],
+                            edit=self.workspace_edit(uri, [lspfmt.text_edit(lines, edit, encoding)])))
+        if self.settings.fix_all and actions.kind_wanted(FIX_ALL_KIND, only) and self.has_fix_all(analysis):
+            action = types.CodeAction(title="vjplint: Fix all auto-fixable problems", kind=FIX_ALL_KIND,
+                                      data={"uri": uri, "action": "fixAll"})
+            if not lazy:
+                action.edit = self.fix_all_edit(uri, analysis)
+                if action.edit is None:
+                    return out
+            out.append(action)
+        return out
+
+    def has_fix_all(self, analysis: Analysis) -> bool:
+        return any(d.fix_applicability is Applicability.SAFE or (self.settings.unsafe_fixes and d.fixable)
+                   for d in analysis.diagnostics)
+
+    def one_diagnostic(self, d: Diagnostic, lines: Sequence[str], encoding: str) -> types.Diagnostic:
+        return self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding), types.Diagnostic)
+
+    def fix_all_edit(self, uri: str, analysis: Analysis) -> Optional[types.WorkspaceEdit]:
+        new_text = self.fix_all_text(analysis, self.settings.unsafe_fixes)
+        edit = actions.whole_text_edit(analysis.text, new_text) if new_text is not None else None
+        if edit is None:
+            return None
+        lines = lspfmt.split_lines(analysis.text)
+        return self.workspace_edit(uri, [lspfmt.text_edit(lines, edit, self.encoding())])
+
+    def workspace_edit(self, uri: str, edits: List[Dict[str, Any]]) -> types.WorkspaceEdit:
+        text_edits = [self.converter.structure(e, types.TextEdit) for e in edits]
+        if _capability(self.client_capabilities, "workspace", "workspace_edit", "document_changes"):
+            identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=self.versions.get(uri))
+            return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(identifier, text_edits)])
+        return types.WorkspaceEdit(changes={uri: text_edits})
+
+    def resolve_edits_supported(self) -> bool:
+        support = _capability(self.client_capabilities, "text_document", "code_action", "resolve_support")
+        return bool(support is not None and "edit" in (support.properties or []))
+
+    def resolve(self, action: types.CodeAction) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        uri = data.get("uri")
+        text = self.document(uri) if isinstance(uri, str) else None
+        if text is None:
+            return action
+        analysis = self.analyse(uri, text)
+        if data.get("action") == "fixAll":
+            action.edit = self.fix_all_edit(uri, analysis)
+        elif data.get("action") == "quickfix":
+            self.attach_fixes(analysis)
+            target = Position(int(data.get("row", 0)), int(data.get("column", 0)))
+            for d in analysis.diagnostics:
+                if d.code == data.get("code") and d.location == target and d.fix and d.fix.edits:
+                    lines, encoding = lspfmt.split_lines(text), self.encoding()
+                    action.edit = self.workspace_edit(uri, [lspfmt.text_edit(lines, e, encoding) for e in d.fix.edits])
+                    break
+        return action
+
+    # -- hover: a rule's documentation over its code in a `# noqa:` comment ---------------
+    def hover(self, params: types.HoverParams) -> Optional[types.Hover]:
+        text = self.document(params.text_document.uri)
+        if text is None:
+            return None
+        lines = lspfmt.split_lines(text)
+        if not 0 <= params.position.line < len(lines):
+            return None
+        where = lspfmt.from_lsp_position(lines, params.position.line, params.position.character, self.encoding())
+        code = actions.noqa_code_at(lines[params.position.line], where.column - 1)
+        from vjplint.rules.registry import all_rules
+
+        rule = all_rules().get(code or "")
+        if rule is None:
+            return None
+        from vjplint.rules.docs import render_rule
+
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=render_rule(rule)))
+
+    def debug_information(self) -> str:
+        import sys
+
+        rows = [f"vjplint {__version__} language server", f"python {sys.version.split()[0]}",
+                f"diagnostics: {'pull' if self.pull else 'push'}; position encoding: {self.encoding()}",
+                f"settings: {self.settings}"]
+        for uri in sorted(self.versions):
+            analysis = self.analyses.get(uri)
+            source = analysis.config.source if analysis else None
+            rows.append(f"{uri}: config {source or '(defaults)'}; "
+                        f"{len(analysis.diagnostics) if analysis else '?'} diagnostics")
+        return "\n".join(rows)
+
+
+def _capability(root: Any, *names: str) -> Any:
+    for name in names:
+        root = getattr(root, name, None)
+        if root is None:
+            return None
+    return root
+
+
+def _path(uri: str) -> Optional[Path]:
+    if not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    return Path(path) if path else None
+
+
+def _display_name(uri: str, path: Optional[Path], config: Config, root: Optional[Path]) -> str:
+    """The name per-file-ignores match against: relative to the project (as on the CLI)."""
+    if path is None:
+        return uri
+    for base in (config.root, root):
+        if base:
+            try:
+                return path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+    return path.as_posix()
+
+
+def _excluded(path: Path, config: Config) -> bool:
+    if not config.root:
+        return False
+    from vjplint.discover import _excluded as excluded
+
+    root = Path(config.root)
+    patterns = tuple(config.exclude) + tuple(config.extend_exclude)
+    try:
+        inside = path.relative_to(root)
+    except ValueError:
+        return False
+    parents = [root / p for p in list(inside.parents)[:-1]]
+    return excluded(path, root, patterns) or any(excluded(p, root, patterns) for p in parents)
+
+
+def _guard(fn: Any) -> Any:
+    """Notifications have nobody to answer: log a failure instead of raising it into pygls."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            log.exception("%s failed", fn.__name__)
+            return None
+
+    return wrapper
+
+
+def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
+    server = VjplintServer(debounce_ms)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: VjplintServer, params: types.InitializeParams) -> None:
+        ls.event_loop, ls.loop_thread = asyncio.get_event_loop(), threading.get_ident()
+        ls.settings = Settings.from_options(params.initialization_options, ls.settings)
+        can_pull = _capability(params.capabilities, "text_document", "diagnostic") is not None
+        mode = ls.settings.diagnostic_mode
+        ls.pull = mode == "pull" or (mode == "auto" and can_pull)
+
+    @server.feature(types.INITIALIZED)
+    @_guard
+    def initialized(ls: VjplintServer, params: types.InitializedParams) -> None:
+        if _capability(ls.client_capabilities, "workspace", "did_change_watched_files", "dynamic_registration"):
+            watcher = types.FileSystemWatcher(glob_pattern="**/pyproject.toml")
+            ls.client_register_capability(types.RegistrationParams(registrations=[types.Registration(
+                id="vjplint-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[watcher]))]))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @_guard
+    def did_open(ls: VjplintServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.versions[params.text_document.uri] = params.text_document.version
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @_guard
+    def did_change(ls: VjplintServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri in ls.versions:
+            ls.versions[uri] = params.text_document.version
+            ls.schedule(uri, ls.settings.debounce_ms)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    @_guard
+    def did_save(ls: VjplintServer, params: types.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri.endswith("pyproject.toml"):
+            ls.relint_all()
+        elif uri in ls.versions:
+            ls.schedule(uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @_guard
+    def did_close(ls: VjplintServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.versions.pop(uri, None)
+        handle = ls.pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+        with ls.lock:
+            ls.analyses.pop(uri, None)
+        if not ls.pull:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    @_guard
+    def watched_files(ls: VjplintServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if any(change.uri.endswith("pyproject.toml") for change in params.changes):
+            ls.relint_all()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    @_guard
+    def changed_configuration(ls: VjplintServer, params: types.DidChangeConfigurationParams) -> None:
+        ls.settings = Settings.from_options(params.settings, ls.settings)
+        ls.relint_all()
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
+                    types.DiagnosticOptions(identifier="vjplint", inter_file_dependencies=False,
+                                            workspace_diagnostics=False))
+    def pull_diagnostics(ls: VjplintServer, params: types.DocumentDiagnosticParams):
+        uri = params.text_document.uri
+        text = ls.document(uri)
+        if text is None:
+            try:
+                text = ls.workspace.get_text_document(uri).source  # not open: read it from disk
+            except OSError:
+                text = ""
+        items = ls.lsp_diagnostics(ls.analyse(uri, text)) if ls.lintable(uri) else []
+        return types.RelatedFullDocumentDiagnosticReport(items=items)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
+        resolve_provider=True))
+    def code_action(ls: VjplintServer, params: types.CodeActionParams):
+        return ls.code_actions(params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def code_action_resolve(ls: VjplintServer, params: types.CodeAction):
+        return ls.resolve(params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: VjplintServer, params: types.HoverParams):
+        return ls.hover(params)
+
+    @server.command(CMD_FIX_ALL)
+    def apply_autofix(ls: VjplintServer, *args: Any):
+        target = args[0] if args and isinstance(args[0], dict) else {}
+        uri = target.get("uri")
+        text = ls.document(uri) if isinstance(uri, str) else None
+        if text is None:
+            raise ValueError(f"{CMD_FIX_ALL} needs an open document: [{{\"uri\": ...}}]")
+        edit = ls.fix_all_edit(uri, ls.analyse(uri, text))
+        if edit is not None:
+            ls.workspace_apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label="vjplint: Fix all"))
+        return None
+
+    @server.command(CMD_DEBUG)
+    def debug(ls: VjplintServer, *args: Any) -> str:
+        info = ls.debug_information()
+        ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message=info))
+        return info
+
+    return server
