@@ -1,0 +1,359 @@
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+from vjplint.diagnostics import Severity
+from vjplint.infer import (Evidence, Verdict, _annotation_evidence, _default_evidence, _name_evidence,
+                           _Quoter, _usage_evidence, argument_at)
+from vjplint.model import CustomDerivative, Signature
+from vjplint.rules._common import STATIC_ATTRIBUTES, describe_traced, traced_reason
+from vjplint.rules.base import Rule
+from vjplint.rules.vjp202_rule_side_effect import binding_scope, inside, rules_of
+from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope
+
+# Values that carry no derivative or no tracer: closing over them is fine.
+CLEAN_CALLS = frozenset({
+    "jax.lax.stop_gradient", "jax.closure_convert", "jax.custom_derivatives.closure_convert",
+    "builtins.len", "builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.isinstance",
+    "builtins.type", "builtins.id", "builtins.hash", "builtins.repr", "builtins.callable", "builtins.hasattr",
+    "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "jax.numpy.result_type", "jax.numpy.dtype",
+    "numpy.shape", "numpy.ndim", "numpy.size", "jax.tree_util.tree_structure", "jax.tree.structure",
+})
+ARRAY_MAKERS = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.random.")
+
+
+@dataclass
+class Root:
+    """A parameter a captured value comes from, and how."""
+
+    param: str
+    function: FunctionNode
+    chain: List[str] = field(default_factory=list)  # "`scale = jnp.exp(log_scale)`", outermost last
+    computed_with: Optional[str] = None  # a jnp/lax call on the way, quoted
+
+
+@dataclass
+class Capture:
+    name: str
+    first: ast.expr  # the first read, where the diagnostic goes
+    readers: List[str] = field(default_factory=list)
+
+
+class ClosureOverTraced(Rule):
+    """## What it does
+    Flags a `jax.custom_vjp` / `jax.custom_jvp` function, or one of its fwd/bwd/jvp rules,
+    defined inside a function and reading that function's parameters or values computed from
+    them (also `obj.attr` of an object built from them, and `self` of a method), when the value
+    may be a tracer: the enclosing function is traced (jit/grad/vmap/scan... in this module) or
+    called from traced code with a traced argument, the value is annotated or computed as an
+    array, or it is used as array data.
+
+    ## Why is this bad?
+    JAX only knows how to differentiate a custom function with respect to its explicit
+    arguments. A closed-over tracer fails as soon as it is differentiated (`jax.grad` with
+    respect to it: `UnexpectedTracerError`, or for a custom_vjp staged by `jit`/`checkpoint`/
+    `scan`: `CustomVJPException: Detected differentiation of a custom_vjp function with respect to
+    a closed-over value`). Rules closing over a tracer of a `jit` that sits inside the `grad`
+    (`jax.grad(jax.jit(f))`) fail at lowering with `TypeError: No constant handler for type
+    DynamicJaxprTracer`, even when the value is not differentiated. Eager calls, `jit`, `vmap` and
+    `jit(grad)` with respect to other arguments work, so tests pass until someone nests the
+    transformations differently.
+
+    ## Example
+    ```python
+    def loss(c, x):
+        @jax.custom_vjp
+        def g(x):
+            return c * jnp.sin(x)
+        def g_fwd(x):
+            return g(x), x
+        def g_bwd(x, ct):
+            return (c * jnp.cos(x) * ct,)
+        g.defvjp(g_fwd, g_bwd)
+        return jnp.sum(g(x))
+    ```
+
+    ## Use instead
+    Pass the value explicitly (and return its cotangent, or `None`, from bwd):
+    ```python
+    @jax.custom_vjp
+    def g(c, x):
+        return c * jnp.sin(x)
+    def g_fwd(c, x):
+        return g(c, x), (c, x)
+    def g_bwd(res, ct):
+        c, x = res
+        return (jnp.sum(jnp.sin(x) * ct), c * jnp.cos(x) * ct)
+    g.defvjp(g_fwd, g_bwd)
+    ```
+    or keep the closure and hoist its tracers with `jax.closure_convert(fn, x)`, passing the
+    returned constants as arguments of a custom function that takes `fn` in `nondiff_argnums`.
+
+    ## Fix safety
+    No automatic fix: the custom function's signature and its bwd change.
+    """
+
+    CODE = "VJP201"
+    NAME = "closure-over-traced"
+    SEVERITY = Severity.ERROR
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+def loss(c, x):
+    @jax.custom_vjp
+    def g(x):
+        return c * jnp.sin(x)
+    def g_fwd(x):
+        return g(x), x
+    def g_bwd(x, ct):
+        return (c * jnp.cos(x) * ct,)
+    g.defvjp(g_fwd, g_bwd)
+    return jnp.sum(g(x))
+
+grad_c = jax.grad(loss)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+def make_power(n: int):
+    @jax.custom_jvp
+    def power(x):
+        return x ** n
+    @power.defjvp
+    def power_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return power(x), n * x ** (n - 1) * t
+    return power
+''']
+
+    def check(self) -> None:
+        self._quote = _Quoter(self.model)
+        for d in self.model.derivatives:
+            functions: List[Tuple[str, FunctionNode]] = []
+            if d.primal is not None:
+                functions.append((d.name, d.primal))
+            for role, rule in rules_of(d):
+                functions.append((rule.name or role, rule.node))  # type: ignore[arg-type]
+            captures: Dict[Tuple[str, int], Capture] = {}
+            for label, fn in functions:
+                for load, scope in self._free_loads(fn):
+                    key = (load.id, id(scope.node))
+                    capture = captures.setdefault(key, Capture(load.id, load))
+                    if (load.lineno, load.col_offset) < (capture.first.lineno, capture.first.col_offset):
+                        capture.first = load
+                    if label not in capture.readers:
+                        capture.readers.append(label)
+            for capture in sorted(captures.values(), key=lambda c: (c.first.lineno, c.first.col_offset)):
+                self._judge(d, capture, [fn for _, fn in functions])
+
+    # -- what a function reads from enclosing functions ---------------------------------------
+    def _free_loads(self, fn: FunctionNode) -> Iterator[Tuple[ast.Name, Scope]]:
+        index = self.model.index
+        body = fn.body if isinstance(fn.body, list) else [fn.body]
+        stack: List[ast.AST] = list(body)
+        seen: Set[str] = set()
+        while stack:
+            node = stack.pop()
+            stack.extend(ast.iter_child_nodes(node))
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+                continue
+            found = binding_scope(index, node.id, index.scope_of(node))
+            if found is None:
+                continue
+            scope, _ = found
+            if not scope.is_function or inside(index, scope, fn):
+                continue
+            yield node, scope
+
+    # -- judging one captured name ------------------------------------------------------------
+    def _judge(self, d: CustomDerivative, capture: Capture, functions: List[FunctionNode]) -> None:
+        index = self.model.index
+        found = binding_scope(index, capture.name, index.scope_of(capture.first))
+        if found is None:
+            return
+        scope, bindings = found
+        roots = self._roots(capture.name, scope, bindings, set(), 0)
+        if not roots:
+            return
+        usage = [e for fn in functions for e in _usage_evidence(self.model, fn, capture.name, self._quote)]
+        if any(e.kind == "callable" and e.weight >= 3 for e in usage):
+            return
+        for root in roots:
+            verdict = Verdict(0, root.param)
+            verdict.evidence.extend(self._root_evidence(root))
+            verdict.evidence.extend(usage)
+            if root.computed_with:
+                verdict.evidence.append(Evidence("array", 2, f"is computed with `{root.computed_with}`"))
+            if verdict.level != "array":
+                continue
+            self.report(capture.first, self._message(d, capture, root, verdict))
+            return
+
+    def _roots(self, name: str, scope: Scope, bindings: List[Binding], seen: Set[Tuple[str, int]],
+               depth: int) -> List[Root]:
+        """The parameters `name` (bound in function `scope`) is computed from."""
+        key = (name, id(scope.node))
+        if key in seen or depth > 8 or not scope.is_function:
+            return []
+        seen.add(key)
+        fn: FunctionNode = scope.node  # type: ignore[assignment]
+        if any(b.kind == "assign" and _is_clean_assignment(self.model.index, b) for b in bindings):
+            return []  # `v = jax.lax.stop_gradient(...)` / `jax.closure_convert(...)`
+        roots: List[Root] = []
+        for b in bindings:
+            if b.kind == "param":
+                roots.append(Root(name, fn))
+            elif b.kind == "assign":
+                value = _assigned_value(b)
+                if value is None:
+                    continue
+                for inner, inner_scope, inner_bindings in self._names_in(value):
+                    for root in self._roots(inner, inner_scope, inner_bindings, seen, depth + 1):
+                        root.chain.append(f"`{self._quote(b.node, 70)}`")
+                        root.computed_with = root.computed_with or self._array_call(value)
+                        roots.append(root)
+        return roots
+
+    def _names_in(self, expr: ast.expr) -> Iterator[Tuple[str, Scope, List[Binding]]]:
+        """Names read by `expr` that live in function scopes, skipping static and clean parts."""
+        index = self.model.index
+        stack: List[ast.AST] = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, FUNCTION_TYPES):
+                continue
+            if isinstance(node, ast.Attribute) and node.attr in STATIC_ATTRIBUTES:
+                continue
+            if isinstance(node, ast.Call) and (index.qualname(node.func) or "") in CLEAN_CALLS:
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                found = binding_scope(index, node.id, index.scope_of(node))
+                if found is not None and found[0].is_function:
+                    yield node.id, found[0], found[1]
+                continue
+            stack.extend(ast.iter_child_nodes(node))
+
+    def _array_call(self, value: ast.expr) -> Optional[str]:
+        for node in ast.walk(value):
+            if isinstance(node, ast.Call):
+                q = self.model.index.qualname(node.func) or ""
+                if q.startswith(ARRAY_MAKERS) and q not in CLEAN_CALLS:
+                    return self._quote(node, 50)
+        return None
+
+    # -- evidence that a root parameter holds tracers -------------------------------------------
+    def _root_evidence(self, root: Root) -> List[Evidence]:
+        fn, param = root.function, root.param
+        sig = Signature.of(fn)
+        evidence: List[Evidence] = []
+        traced = self.model.traced.get(fn)
+        if traced is not None and param not in traced.static_params and (param in sig.positional
+                                                                          or param == sig.vararg):
+            evidence.append(Evidence("array", 3, f"is a parameter of {describe_traced(traced)}"))
+        evidence.extend(_annotation_evidence(self.model, sig.annotations.get(param), param, self._quote))
+        if param in sig.defaults:
+            evidence.extend(_default_evidence(self.model, sig.defaults[param], self._quote))
+        evidence.extend(_name_evidence(param))
+        evidence.extend(_usage_evidence(self.model, fn, param, self._quote))
+        evidence.extend(self._call_site_evidence(fn, param, sig))
+        return evidence
+
+    def _call_site_evidence(self, fn: FunctionNode, param: str, sig: Signature) -> List[Evidence]:
+        """`fn` called from traced code with a traced argument in `param`'s place (or, for `self`,
+        its class built there from traced values)."""
+        if isinstance(fn, ast.Lambda):
+            return []
+        index = self.model.index
+        parent_scope = index.scope_of(fn)
+        is_self = parent_scope.is_class and sig.positional[:1] == [param]
+        evidence = []
+        for call in self._calls():
+            enclosing = index.enclosing_function(call)
+            traced = self.model.traced.get(enclosing) if enclosing is not None else None
+            if traced is None:
+                continue
+            if is_self:
+                if not (isinstance(call.func, ast.Name) and self._resolves_to(call.func, parent_scope.node)):
+                    continue
+                args = [*call.args, *(k.value for k in call.keywords)]
+            else:
+                if not (isinstance(call.func, ast.Name) and self._resolves_to(call.func, fn)):
+                    continue
+                position = sig.positional.index(param) if param in sig.positional else -1
+                arg = argument_at(call, position, param) if position >= 0 else None
+                args = [arg] if arg is not None else []
+            for arg in args:
+                reason = traced_reason(self.model, arg, enclosing, traced)
+                if reason is not None:
+                    built = f"`{param}` is a `{call.func.id}` built" if is_self else f"`{call.func.id}` is called"  # type: ignore[attr-defined]
+                    evidence.append(Evidence("array", 3, f"receives tracers: {built} at line {call.lineno} "
+                                                         f"with `{self._quote(arg, 40)}` ({reason})", call.lineno))
+                    return evidence
+        return evidence
+
+    def _calls(self) -> List[ast.Call]:
+        key = ("vjp201-calls",)
+        if key not in self.model.cache:
+            self.model.cache[key] = [n for n in ast.walk(self.model.module)
+                                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+        return self.model.cache[key]  # type: ignore[return-value]
+
+    def _resolves_to(self, name: ast.Name, target: ast.AST) -> bool:
+        return any(b.node is target for b in self.model.index.lookup(name.id, self.model.index.scope_of(name)))
+
+    # -- the message ----------------------------------------------------------------------------
+    def _message(self, d: CustomDerivative, capture: Capture, root: Root, verdict: Verdict) -> str:
+        kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
+        outer = getattr(root.function, "name", "<lambda>")
+        evidence = verdict.best("array")
+        assert evidence is not None
+        if root.param == capture.name:
+            what = f"`{root.param}` {evidence.reason}"
+        else:
+            via = f" ({root.chain[-1]})" if root.chain else ""
+            what = f"`{capture.name}` is computed from `{root.param}`{via}; `{root.param}` {evidence.reason}"
+        target = "the values `self` holds" if _is_self(root) else f"`{root.param}`"
+        passed = "the arrays `self` holds" if capture.name == "self" else f"`{capture.name}`"
+        readers = ", ".join(f"`{r}`" for r in capture.readers)
+        if d.kind == "vjp":
+            fails = ("UnexpectedTracerError, or CustomVJPException 'Detected differentiation of a custom_vjp "
+                     "function with respect to a closed-over value' when the call is staged by jit/checkpoint/scan")
+        else:
+            fails = "UnexpectedTracerError"
+        rule = "its cotangent (or None) from bwd" if d.kind == "vjp" else "its tangent from the jvp rule"
+        return (f"{kind} `{d.name}` is defined inside `{outer}` and closes over `{capture.name}` (read in "
+                f"{readers}): {what}. Differentiating `{d.name}` with respect to {target} fails ({fails}), and "
+                f"`jax.grad(jax.jit(...))` fails with 'No constant handler for type DynamicJaxprTracer' even "
+                f"when it is not differentiated. Pass {passed} as an explicit argument of `{d.name}` "
+                f"(returning {rule}), or hoist it with `jax.closure_convert`")
+
+
+def _assigned_value(b: Binding) -> Optional[ast.expr]:
+    if b.value is not None:
+        return b.value
+    node = b.node
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+        return node.value
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return node.iter
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return node.items[0].context_expr if len(node.items) == 1 else None
+    return None
+
+
+def _is_clean_assignment(index, b: Binding) -> bool:
+    value = _assigned_value(b)
+    return isinstance(value, ast.Call) and index.qualname(value.func) in (
+        "jax.lax.stop_gradient", "jax.closure_convert", "jax.custom_derivatives.closure_convert")
+
+
+def _is_self(root: Root) -> bool:
+    fn = root.function
+    if isinstance(fn, ast.Lambda):
+        return False
+    positional = [*fn.args.posonlyargs, *fn.args.args]
+    return bool(positional) and positional[0].arg == root.param == "self"

@@ -1,0 +1,313 @@
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Optional, Set, Tuple
+
+from vjplint.diagnostics import Severity
+from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.rules.base import Rule
+from vjplint.semantic import Binding, Scope, SemanticIndex
+
+# Methods that only mutable containers have: flagged on any outer object.
+CONTAINER_ONLY = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "setdefault", "popitem"})
+# Methods other objects have too (`optimizer.update(...)` is pure): flagged only on outer names
+# bound to a container literal or constructor.
+CONTAINER_TOO = frozenset({"update", "add", "pop", "clear", "remove", "discard"})
+STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "treedef", "aval", "weak_type"})
+STATIC_CALLS = frozenset({"builtins.type", "builtins.len", "builtins.isinstance", "builtins.bool", "builtins.str",
+                          "builtins.repr", "builtins.id", "builtins.callable", "builtins.hasattr"})
+# jax functions returning static values (structure, abstract values), under any module path.
+STATIC_JAX_CALLS = frozenset({"tree_structure", "structure", "typeof", "get_aval", "ShapeDtypeStruct"})
+CONTAINER_MAKERS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.deque",
+                              "collections.defaultdict", "collections.OrderedDict", "collections.Counter"})
+
+
+def binding_scope(index: SemanticIndex, name: str, scope: Scope) -> Optional[Tuple[Scope, List[Binding]]]:
+    """The scope that binds `name` as seen from `scope` (Python's LEGB, class scopes skipped)."""
+    if name in scope.globals_:
+        found = index.module_scope.bindings.get(name)
+        return (index.module_scope, found) if found else None
+    current: Optional[Scope] = scope
+    first = True
+    while current is not None:
+        if first or not current.is_class:
+            found = current.bindings.get(name)
+            if found and name not in current.nonlocals:  # `nonlocal n` binds n further out
+                return current, found
+        first = False
+        current = current.parent
+    return None
+
+
+def inside(index: SemanticIndex, scope: Scope, fn: ast.AST) -> bool:
+    """Whether `scope` is `fn`'s own scope or one nested in it."""
+    current: Optional[Scope] = scope
+    while current is not None:
+        if current.node is fn:
+            return True
+        current = current.parent
+    return False
+
+
+def rules_of(d: CustomDerivative) -> Iterator[Tuple[str, RuleFunction]]:
+    """Every resolved rule of every registration, with its role."""
+    seen: Set[int] = set()
+    for reg in d.registrations:
+        roles = ("fwd", "bwd") if reg.method == "defvjp" else ("jvp",) * len(reg.rules)
+        for role, rule in zip(roles, reg.rules):
+            if rule.node is not None and id(rule.node) not in seen:
+                seen.add(id(rule.node))
+                yield role, rule
+
+
+class RuleSideEffect(Rule):
+    """## What it does
+    Flags a custom_vjp `fwd`/`bwd` or custom_jvp rule that assigns a `global` or `nonlocal`
+    name, or mutates an object defined outside the rule: `outer_list.append(...)`,
+    `outer_dict[key] = ...`, `outer.attr = ...`, `cache.update(...)` on an outer dict.
+
+    ## Why is this bad?
+    Rules are traced, not run per call. Under `jit` the rule runs once per compilation, so
+    counters and logs are wrong, and what it stores are tracers: using them later raises
+    `UnexpectedTracerError: Encountered an unexpected tracer ... A function transformed by JAX had
+    a side effect`. Without `jit`, bwd runs only under differentiation and may run more than once
+    (`grad` of `grad`, `jacrev`), and fwd's stored values are tracers of the outer transformation.
+
+    ## Example
+    ```python
+    saved = []
+
+    def f_bwd(x, g):
+        saved.append(x)           # a tracer under jit(grad)
+        return (jnp.cos(x) * g,)
+    ```
+
+    ## Use instead
+    Return what you need (as an output or in the residuals), or log with
+    `jax.debug.callback` / `jax.debug.print`, which run at execution time.
+
+    ## Fix safety
+    No automatic fix.
+    """
+
+    CODE = "VJP202"
+    NAME = "rule-side-effect"
+    SEVERITY = Severity.WARNING
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+saved = []
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+def f_fwd(x):
+    return jnp.sin(x), x
+
+def f_bwd(x, g):
+    saved.append(x)
+    return (jnp.cos(x) * g,)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+def f_fwd(x):
+    return jnp.sin(x), x
+
+def f_bwd(x, g):
+    grads = []
+    grads.append(jnp.cos(x) * g)
+    return tuple(grads)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+
+    def check(self) -> None:
+        done: Set[int] = set()
+        for d in self.model.derivatives:
+            for role, rule in rules_of(d):
+                if id(rule.node) in done:
+                    continue
+                done.add(id(rule.node))
+                self._check_rule(d, role, rule)
+
+    def _check_rule(self, d: CustomDerivative, role: str, rule: RuleFunction) -> None:
+        fn = rule.node
+        assert fn is not None
+        label = f"{role} rule `{rule.name or getattr(fn, 'name', '<lambda>')}` of `{d.name}`"
+        reported: Set[str] = set()
+        for node in _own_nodes(fn):
+            found = self._side_effect(fn, node)
+            if found is None:
+                continue
+            name, what = found
+            if name in reported:
+                continue
+            reported.add(name)
+            stores = not (isinstance(node, ast.AugAssign) and isinstance(node.value, ast.Constant))
+            leak = (", and what it stores are tracers: using them later raises UnexpectedTracerError "
+                    "('Encountered an unexpected tracer')") if stores else ""
+            self.report(node, (
+                f"the {label} {what}: rules run only under differentiation, once per trace rather than once "
+                f"per call (under `jit` once per compilation), and may run more than once, so the effect does "
+                f"not follow the calls{leak}. Return the value (as an output or in the residuals) or log with "
+                f"`jax.debug.callback`"))
+
+    def _side_effect(self, fn: ast.AST, node: ast.AST) -> Optional[Tuple[str, str]]:
+        index = self.model.index
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for target, value in _flatten(targets, getattr(node, "value", None)):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and value is not None and self._static(value):
+                    continue  # records static metadata (a treedef, shapes, flags) for the enclosing code
+                if isinstance(target, ast.Name):
+                    scope = index.scope_of(target)
+                    if target.id in scope.globals_ or target.id in scope.nonlocals:
+                        kind = "global" if target.id in scope.globals_ else "nonlocal"
+                        return target.id, f"assigns the {kind} `{target.id}` (`{self.quote(node)}`)"
+                elif isinstance(target, (ast.Subscript, ast.Attribute)):
+                    root = _root(target)
+                    if root is not None and self._outer_object(fn, root):
+                        if isinstance(node, ast.Delete):
+                            verb = "deletes from"
+                        else:
+                            verb = "sets an attribute of" if isinstance(target, ast.Attribute) else "stores into"
+                        return root.id, (f"{verb} `{root.id}`, defined outside the rule "
+                                         f"(`{self.quote(node)}`)")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            method = node.func.attr
+            if method in CONTAINER_ONLY or method in CONTAINER_TOO:
+                root = _root(node.func.value)
+                if root is None or _has_at(node.func.value):
+                    return None
+                outer = self._outer_object(fn, root)
+                if outer is None:
+                    return None
+                if method in CONTAINER_TOO and not (root is node.func.value and self._is_container(outer)):
+                    return None
+                values = [*node.args, *(k.value for k in node.keywords)]
+                if values and all(self._static(v) for v in values):
+                    return None
+                return root.id, f"mutates `{root.id}`, defined outside the rule (`{self.quote(node)}`)"
+        return None
+
+    def _outer_object(self, fn: ast.AST, root: ast.Name) -> Optional[List[Binding]]:
+        """The bindings of `root` when they live outside `fn` and are variables (not imports)."""
+        found = binding_scope(self.model.index, root.id, self.model.index.scope_of(root))
+        if found is None:
+            return None
+        scope, bindings = found
+        if inside(self.model.index, scope, fn):
+            return None
+        if any(b.kind in ("import", "def", "class") for b in bindings):
+            return None
+        return bindings
+
+    def _static(self, expr: ast.expr, depth: int = 0) -> bool:
+        """Whether `expr` is static metadata (never a tracer): constants, types, shapes, treedefs,
+        avals, booleans, or `tree_map` of a predicate."""
+        if depth > 4:
+            return False
+        if isinstance(expr, ast.Constant):
+            return True
+        if isinstance(expr, (ast.Compare, ast.UnaryOp)) and (not isinstance(expr, ast.UnaryOp)
+                                                             or isinstance(expr.op, ast.Not)):
+            return True
+        if isinstance(expr, (ast.Tuple, ast.List, ast.BoolOp)):
+            items = expr.values if isinstance(expr, ast.BoolOp) else expr.elts
+            return all(self._static(e, depth + 1) for e in items)
+        if isinstance(expr, ast.Attribute):
+            return expr.attr in STATIC_ATTRIBUTES
+        if isinstance(expr, ast.Subscript):
+            return isinstance(expr.value, ast.Attribute) and expr.value.attr in STATIC_ATTRIBUTES
+        if isinstance(expr, ast.Call):
+            q = self.model.index.qualname(expr.func) or ""
+            tail = q.rsplit(".", 1)[-1]
+            if q in STATIC_CALLS or (q.startswith("jax") and tail in STATIC_JAX_CALLS):
+                return True
+            if q.startswith("jax") and tail == "tree_map" and expr.args:
+                return self._predicate(expr.args[0], depth + 1)
+        return False
+
+    def _predicate(self, expr: ast.expr, depth: int) -> bool:
+        """A function whose every return value is static (e.g. `not isinstance(x, SymbolicZero)`)."""
+        fn: Optional[ast.AST] = expr if isinstance(expr, ast.Lambda) else None
+        if isinstance(expr, ast.Name):
+            fn = next((b.node for b in self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
+                       if b.kind == "def"), None)
+        if isinstance(fn, ast.Lambda):
+            return self._static(fn.body, depth + 1)
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            returns = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return)]
+            return bool(returns) and all(r is not None and self._static(r, depth + 1) for r in returns)
+        return False
+
+    def _is_container(self, bindings: List[Binding]) -> bool:
+        for b in bindings:
+            value = b.value
+            if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+                return True
+            if isinstance(value, ast.Call) and self.model.index.qualname(value.func) in CONTAINER_MAKERS:
+                return True
+        return False
+
+
+def _flatten(targets: List[ast.expr], value: Optional[ast.expr]) -> Iterator[Tuple[ast.expr, Optional[ast.expr]]]:
+    """Each assigned target with the expression it receives, when that is known."""
+    for target in targets:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            values: List[Optional[ast.expr]] = [None] * len(target.elts)
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                values = list(value.elts)
+            elif _is_tree_flatten(value) and len(target.elts) == 2:
+                values = [None, ast.Constant(None)]  # (leaves, treedef): the treedef is static
+            for element, element_value in zip(target.elts, values):
+                yield from _flatten([element], element_value)
+        elif isinstance(target, ast.Starred):
+            yield from _flatten([target.value], None)
+        else:
+            yield target, value
+
+
+def _is_tree_flatten(value: Optional[ast.expr]) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in ("tree_flatten", "flatten")
+
+
+def _root(expr: ast.expr) -> Optional[ast.Name]:
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return expr if isinstance(expr, ast.Name) else None
+
+
+def _has_at(expr: ast.expr) -> bool:
+    """`x.at[i]` chains are functional updates of arrays, not mutation."""
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        if isinstance(expr, ast.Attribute) and expr.attr == "at":
+            return True
+        expr = expr.value
+    return False
+
+
+def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
+    """The rule's body, without nested functions and lambdas: those run when called (often at
+    execution time, as `jax.debug.callback` targets), not as part of the rule."""
+    body = fn.body if isinstance(fn.body, list) else [fn.body]  # type: ignore[attr-defined]
+    stack: List[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in ast.iter_child_nodes(node)
+                     if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))

@@ -1,0 +1,235 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional, Tuple
+
+from vjplint.diagnostics import Applicability, Severity
+from vjplint.engine import node_range
+from vjplint.rules.base import Rule
+
+NAME = "JVPTracer"
+# Tracer classes whose presence in the same test shows the code already handles grad's tracer.
+HANDLES_GRAD = ("Tracer", "LinearizeTracer")
+TEXT_OF = ("builtins.repr", "builtins.str", "builtins.format")
+
+
+class JvpTracerSniffing(Rule):
+    """## What it does
+    Flags code that detects "being differentiated" by testing for `JVPTracer`:
+    `isinstance(x, JVPTracer)` (any import path, also inside a tuple of types),
+    `type(x) is JVPTracer`, `type(x).__name__ == "JVPTracer"`, `"JVPTracer" in repr(x)` or
+    `str(x)`, `repr(x).startswith("JVPTracer")`.
+
+    ## Why is this bad?
+    Under `jax.grad` (and `value_and_grad`, `vjp`, `jacrev`, `jit(grad)`) JAX 0.10.2 traces with
+    `LinearizeTracer`, whose repr is `GradTracer(primal=..., ...)`; a `JVPTracer` appears only
+    under `jax.jvp` and `jacfwd`. Every one of these tests is silently False under `grad`, so the
+    branch meant for differentiation never runs and the result is wrong without any error.
+
+    ## Example
+    ```python
+    from jax.interpreters.ad import JVPTracer
+
+    def scale(x):
+        if isinstance(x, JVPTracer):   # False under jax.grad
+            return straight_through(x)
+        return jnp.round(x)
+    ```
+
+    ## Use instead
+    ```python
+    def scale(x):
+        if isinstance(x, jax.core.Tracer):
+            return straight_through(x)
+        return jnp.round(x)
+    ```
+    (Better still, express the derivative with `jax.custom_jvp`/`custom_vjp` than by
+    inspecting tracers.)
+
+    ## Fix safety
+    The rewrite to `isinstance(x, jax.core.Tracer)` is unsafe: it is also True under `jit` and
+    `vmap`, which is usually what such code wants but changes behaviour there. It is offered only
+    when `jax` is imported as `jax` in the module. Code that also tests `LinearizeTracer` or
+    `jax.core.Tracer`, compares tracers' traces (`x._trace`, forward-mode machinery), or is part
+    of JAX itself (imports only `jax._src`) is not flagged.
+    """
+
+    CODE = "VJP402"
+    NAME = "jvptracer-sniffing"
+    SEVERITY = Severity.ERROR
+    FIX = "isinstance(x, jax.core.Tracer)"
+    INVALID = ['''
+import jax
+from jax.interpreters.ad import JVPTracer
+
+def is_differentiated(x):
+    return isinstance(x, JVPTracer)
+''']
+    VALID = ['''
+import jax
+
+def is_traced(x):
+    return isinstance(x, jax.core.Tracer)
+''']
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = self.model.index.qualname(node.func)
+        if func in ("builtins.isinstance", "builtins.issubclass") and len(node.args) == 2:
+            subject, types = node.args
+            if func == "builtins.issubclass":
+                subject = _type_argument(self.model.index, subject)
+                if subject is None:
+                    return
+            elements = types.elts if isinstance(types, ast.Tuple) else [types]
+            if not any(self._is_jvptracer(e) for e in elements):
+                return
+            if any(self._handles_grad(e) for e in elements):
+                return
+            if isinstance(types, ast.Tuple):
+                element = next(e for e in elements if self._is_jvptracer(e))
+                self._flag(node, subject, f"`{self.quote(node)}`", element, "jax.core.Tracer")
+            else:
+                self._flag(node, subject, f"`{self.quote(node)}`", node, "isinstance({}, jax.core.Tracer)")
+        elif (isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+              and NAME.startswith(node.args[0].value) and len(node.args[0].value) >= 3):
+            subject = self._described_object(node.func.value)
+            if subject is not None:
+                self._flag(node, subject, f"`{self.quote(node)}`", node, "isinstance({}, jax.core.Tracer)")
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if len(node.ops) != 1:
+            return
+        op, left, right = node.ops[0], node.left, node.comparators[0]
+        negated = isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn))
+        template = "not isinstance({}, jax.core.Tracer)" if negated else "isinstance({}, jax.core.Tracer)"
+        if isinstance(op, (ast.Eq, ast.NotEq)) and (_is_name_literal(left) or _is_name_literal(right)):
+            subject = self._class_name_of(right if _is_name_literal(left) else left)
+            if subject is not None:  # type(x).__name__ == "JVPTracer"
+                self._flag(node, subject, f"`{self.quote(node)}`", node, template)
+            return
+        if isinstance(op, (ast.In, ast.NotIn)):
+            if _is_name_literal(left):  # "JVPTracer" in repr(x) / type(x).__name__
+                subject = self._described_object(right)
+                if subject is not None:
+                    self._flag(node, subject, f"`{self.quote(node)}`", node, template)
+            elif isinstance(right, (ast.Tuple, ast.List, ast.Set)) and any(_is_name_literal(e) for e in right.elts):
+                subject = self._class_name_of(left)
+                if subject is not None:
+                    self._flag(node, subject, f"`{self.quote(node)}`", None, template)
+            return
+        if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+            for side, other in ((left, right), (right, left)):
+                if self._is_jvptracer(side):
+                    subject = _type_argument(self.model.index, other)
+                    if subject is not None:
+                        self._flag(node, subject, f"`{self.quote(node)}`", node, template)
+                    return
+
+    # -- recognising the pieces ------------------------------------------------------------------
+    def _is_jvptracer(self, expr: ast.expr) -> bool:
+        q = self.model.index.qualname(expr) or ""
+        return q.startswith("jax.") and q.endswith("." + NAME)
+
+    def _handles_grad(self, expr: ast.expr) -> bool:
+        q = self.model.index.qualname(expr) or ""
+        return q.startswith("jax.") and q.rsplit(".", 1)[-1] in HANDLES_GRAD
+
+    def _class_name_of(self, expr: ast.expr) -> Optional[ast.expr]:
+        """x for `type(x).__name__` or `x.__class__.__name__`."""
+        if isinstance(expr, ast.Attribute) and expr.attr in ("__name__", "__qualname__"):
+            return _type_argument(self.model.index, expr.value)
+        return None
+
+    def _described_object(self, expr: ast.expr) -> Optional[ast.expr]:
+        """x for `repr(x)`, `str(x)`, `str(type(x))`, `type(x).__name__`, `f"{x}"`."""
+        if isinstance(expr, ast.Call) and len(expr.args) == 1 and self.model.index.qualname(expr.func) in TEXT_OF:
+            inner = expr.args[0]
+            return _type_argument(self.model.index, inner) or inner
+        if isinstance(expr, ast.JoinedStr):
+            values = [v for v in expr.values if isinstance(v, ast.FormattedValue)]
+            return values[0].value if len(values) == 1 else None
+        return self._class_name_of(expr)
+
+    # -- exemptions and the report ---------------------------------------------------------------
+    def _exempt(self, node: ast.AST, subject: ast.expr) -> bool:
+        if self._jax_internal():
+            return True
+        if not isinstance(node, ast.Call) or self.model.index.qualname(node.func) not in ("builtins.isinstance",
+                                                                                            "builtins.issubclass"):
+            # A test by name: it means this module's own class when the module defines one.
+            if any(b.kind == "class" for b in self.model.index.module_scope.bindings.get(NAME, [])):
+                return True
+        fn = self.model.index.enclosing_function(node)
+        scope_root: ast.AST = fn if fn is not None else self.model.module
+        name = subject.id if isinstance(subject, ast.Name) else None
+        for inner in ast.walk(scope_root):
+            if isinstance(inner, ast.Attribute) and inner.attr in ("LinearizeTracer",):
+                return True  # the same code also handles grad's tracer
+            if (name is not None and isinstance(inner, ast.Attribute) and inner.attr == "_trace"
+                    and isinstance(inner.value, ast.Name) and inner.value.id == name):
+                return True  # compares traces: forward-mode machinery, not a differentiation test
+            if isinstance(inner, ast.Name) and inner.id == "LinearizeTracer":
+                return True
+        return False
+
+    def _jax_internal(self) -> bool:
+        """JAX's own modules import `jax._src` and never the public `jax` package."""
+        key = ("vjp402-internal",)
+        if key not in self.model.cache:
+            names = []
+            for node in ast.walk(self.model.module):
+                if isinstance(node, ast.Import):
+                    names.extend(a.name for a in node.names)
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    names.append(node.module)
+            jax_names = [n for n in names if n == "jax" or n.startswith("jax.")]
+            self.model.cache[key] = bool(jax_names) and all(n.startswith("jax._src") for n in jax_names)
+        return bool(self.model.cache[key])
+
+    def _flag(self, node: ast.AST, subject: ast.expr, shown: str, target: Optional[ast.AST], template: str) -> None:
+        if self._exempt(node, subject):
+            return
+        what = self.quote(subject, 30)
+        outcome = "True" if template.startswith("not ") else "False"
+        message = (f"{shown} is silently {outcome} under `jax.grad`: JAX 0.10.2 differentiates (`grad`, `vjp`, "
+                   f"`value_and_grad`, `jacrev`) with LinearizeTracer, whose repr is `GradTracer(...)`; only "
+                   f"`jax.jvp`/`jacfwd` give a JVPTracer. Test `isinstance({what}, jax.core.Tracer)` instead")
+        fix = self._fix(node, subject, target, template)
+        if fix is None:
+            self.report(node, message)
+            return
+        target_node, text = fix
+        start, end = node_range(self.model.lines, target_node)
+        self.report(node, message, fix=Applicability.UNSAFE, edits=[(start.row, start.column, end.row, end.column, text)],
+                    fix_message=f"Test `isinstance({what}, jax.core.Tracer)` instead")
+
+    def _fix(self, node: ast.AST, subject: ast.expr, target: Optional[ast.AST],
+             template: str) -> Optional[Tuple[ast.AST, str]]:
+        if target is None:
+            return None
+        if not any(b.kind == "import" and b.qualname == "jax"
+                   for b in self.model.index.lookup("jax", self.model.index.scope_of(node))):
+            return None
+        if target is not node:  # one element of a tuple of types
+            return target, template
+        return node, template.format(self._source(subject))
+
+    def _source(self, expr: ast.expr) -> str:
+        text = self.quote(expr, 10_000)
+        return text if expr.lineno == expr.end_lineno else ast.unparse(expr)
+
+
+def _is_name_literal(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value == NAME
+
+
+def _type_argument(index, expr: ast.expr) -> Optional[ast.expr]:
+    """x for `type(x)` or `x.__class__`."""
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
+        if index.qualname(expr.func) == "builtins.type":
+            return expr.args[0]
+    if isinstance(expr, ast.Attribute) and expr.attr == "__class__":
+        return expr.value
+    return None
+
