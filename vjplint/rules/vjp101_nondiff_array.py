@@ -119,9 +119,9 @@ apply.defvjp(apply_fwd, apply_bwd)
         sig = d.signature
         assert sig is not None
         keyword = nondiff_keyword(self.model, d, v.position)
-        applicability, why_not = residual_fix_offer(self.model, d, confident)
         moved = tuple(x.position for x in verdicts if x.level == "array" or
                       (x.level == "maybe" and self.LEVEL == "maybe" and x.position == v.position))
+        applicability, why_not = residual_fix_offer(self.model, d, moved, confident)
         self.report(
             sig.param_nodes[v.name],
             self.message(v, keyword) + ("" if applicability else f" (no automatic fix: {why_not})"),

@@ -1,0 +1,442 @@
+"""Plan the residual-plus-None rewrite on the `ast` model: what moves, how each `return`
+changes, and which names are fresh, or why no fix can be offered.
+
+This module never imports libcst (linting decides fix safety with it); the libcst transform in
+`residual_plus_none.py` executes a plan. Locations are (1-based line, 0-based code-point
+column), libcst's convention, so the transform finds the same nodes again.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
+
+from vjplint.model import CustomDerivative, FileModel, RuleFunction, Signature
+from vjplint.semantic import FUNCTION_TYPES, FunctionNode
+
+Loc = Tuple[int, int]
+ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "numpy.", "jax.random.")
+# Expressions that can never evaluate to a tuple/list (a bwd returning one is VJP307's bug).
+BARE_VALUES = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Lambda, ast.JoinedStr, ast.Dict,
+               ast.Set, ast.DictComp, ast.SetComp, ast.GeneratorExp)
+
+
+class Refusal(Exception):
+    """No fix can be offered; the message says why (it ends up in the diagnostic)."""
+
+
+@dataclass(frozen=True)
+class ReturnPlan:
+    loc: Loc  # the `return` keyword, or the lambda's body expression
+    how: str  # "literal": edit the tuple in place; "index": index a name; "bind": bind, then index
+
+
+@dataclass(frozen=True)
+class RulePlan:
+    name: Optional[str]  # def name (None for a lambda)
+    loc: Loc  # the def's name, or the `lambda` keyword
+    is_lambda: bool
+    returns: Tuple[ReturnPlan, ...]
+    bind_name: str  # fresh local for "bind" returns
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the libcst transform needs for one custom_vjp."""
+
+    name: str
+    moved: Tuple[int, ...]  # primal positions leaving nondiff
+    creation: Loc  # the call holding the nondiff keywords (partial(...), custom_vjp(...), alias(...))
+    collapse: bool  # `partial(custom_vjp)` with nothing left collapses to `custom_vjp`
+    keywords: Tuple[Tuple[str, str, Tuple[Union[int, str], ...]], ...]  # (keyword, "nums"/"names", kept values)
+    cleanup_names: FrozenSet[str]  # import names (`partial`, `functools`) that may become unused
+    fwd: RulePlan
+    fwd_moved: Tuple[str, ...]  # fwd's parameter names at the moved positions
+    bwd: RulePlan
+    bwd_drop: Tuple[int, ...]  # bwd positional parameter indices to drop (the moved nondiff values)
+    bwd_res_index: int  # index of bwd's residual parameter before dropping
+    mode: str  # "single": bwd's residual param takes the moved name; "tuple": residuals are the moved
+    #            values; "append": residuals become (old residuals, *moved)
+    res_name: str  # bwd's new residual parameter name
+    unpack: Tuple[str, ...]  # names bwd unpacks from res_name ("tuple"/"append")
+    none_slots: Tuple[int, ...]  # indices in the new bwd output that are None, ascending
+    d_old: int  # entries in bwd's output before the fix
+    spans: Tuple[Tuple[Loc, Loc], ...] = ()  # (start, end) of creation, fwd and bwd (ast units)
+    unsafe_reasons: Tuple[str, ...] = ()
+
+    @property
+    def safe(self) -> bool:
+        return not self.unsafe_reasons
+
+    @property
+    def node_locs(self) -> Tuple[Loc, ...]:
+        return (self.creation, self.fwd.loc, self.bwd.loc)
+
+
+def loc_of(model: FileModel, node: ast.AST) -> Loc:
+    line = node.lineno  # type: ignore[attr-defined]
+    text = model.lines[line - 1] if 0 < line <= len(model.lines) else ""
+    offset = node.col_offset  # type: ignore[attr-defined]
+    if text.isascii():
+        return line, offset
+    return line, len(text.encode("utf-8")[:offset].decode("utf-8", "replace"))
+
+
+def _def_loc(model: FileModel, fn: FunctionNode) -> Loc:
+    if isinstance(fn, ast.Lambda):
+        return loc_of(model, fn)
+    # The name's column: after `def`/`async def` and whitespace on the def line.
+    line = model.lines[fn.lineno - 1] if 0 < fn.lineno <= len(model.lines) else ""
+    start = loc_of(model, fn)[1]
+    index = line.find(fn.name, start)
+    return fn.lineno, index if index >= 0 else start
+
+
+def _span(node: ast.AST) -> Tuple[Loc, Loc]:
+    return ((node.lineno, node.col_offset),  # type: ignore[attr-defined]
+            (node.end_lineno or node.lineno, node.end_col_offset or 0))  # type: ignore[attr-defined]
+
+
+def spans_overlap(a: Plan, b: Plan) -> bool:
+    return any(s1 < e2 and s2 < e1 for s1, e1 in a.spans for s2, e2 in b.spans)
+
+
+def find_derivative(model: FileModel, name: str, line: int) -> Optional[CustomDerivative]:
+    for d in model.derivatives:
+        if d.name == name and d.anchor.lineno == line:  # type: ignore[attr-defined]
+            return d
+    return None
+
+
+def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
+    """The rewrite for moving `moved` out of `d`'s nondiff positions; raises Refusal."""
+    moved = tuple(sorted(set(moved)))
+    sig = d.signature
+    if d.kind != "vjp" or d.primal is None or sig is None:
+        raise Refusal("the primal function is not resolved in this file")
+    if not moved or any(p not in d.nondiff for p in moved):
+        raise Refusal("the moved positions are not nondiff positions")
+    if sig.vararg is not None:
+        raise Refusal(f"`{d.name}` takes *{sig.vararg}, so output positions depend on each call")
+    if d.nondiff_unresolved:
+        raise Refusal("nondiff_argnums is not a literal this tool can read")
+    if len(d.registrations) != 1 or d.registrations[0].method != "defvjp":
+        raise Refusal("there is not exactly one `defvjp(fwd, bwd)` registration in this file")
+    registration = d.registrations[0]
+    if registration.as_decorator:
+        raise Refusal("`defvjp` is used as a decorator")
+    if _truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
+        raise Refusal("symbolic_zeros=True wraps differentiable fwd arguments in CustomVJPPrimal records")
+    fwd, bwd = d.rule("fwd"), d.rule("bwd")
+    if fwd is None or bwd is None:
+        raise Refusal("`defvjp` does not name both fwd and bwd")
+    for role, rule in (("fwd", fwd), ("bwd", bwd)):
+        if rule.node is None:
+            raise Refusal(_unresolved(model, role, rule))
+        if rule.bound_positional or rule.bound_keywords:
+            raise Refusal(f"{role} is a functools.partial")
+        if not isinstance(rule.node, ast.Lambda) and _is_generator(rule.node):
+            raise Refusal(f"{role} is a generator")
+    assert fwd.node is not None and bwd.node is not None
+    if fwd.node is bwd.node:
+        raise Refusal("fwd and bwd are the same function")
+    for other in model.derivatives:
+        if other is d:
+            continue
+        for role in ("fwd", "bwd"):
+            r = other.rule(role)
+            if r is not None and r.node is not None and r.node in (fwd.node, bwd.node):
+                raise Refusal(f"fwd/bwd are shared with `{other.name}`, which would break")
+    unsafe: List[str] = []
+    creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
+    if d.is_alias:
+        unsafe.append(f"`{d.name}` is made by an in-house wrapper")
+    fwd_plan, fwd_moved = _plan_fwd(model, d, fwd, moved, sig, unsafe)
+    nondiff = list(d.nondiff)
+    bwd_drop = tuple(nondiff.index(p) for p in moved)
+    bwd_sig = bwd.signature
+    assert bwd_sig is not None
+    if bwd_sig.vararg is not None:
+        raise Refusal(f"bwd takes *{bwd_sig.vararg}")
+    res_index = len(nondiff)
+    if len(bwd_sig.positional) < res_index + 2:
+        raise Refusal(f"bwd takes {len(bwd_sig.positional)} positional parameters, not "
+                      f"{res_index + 2} (see VJP305)")
+    bwd_moved = tuple(bwd_sig.positional[i] for i in bwd_drop)
+    old_res = bwd_sig.positional[res_index]
+    fwd_residuals = [_residual_of(r) for r in _own_returns(fwd.node)]
+    res_used = old_res != "_" and _loads(bwd.node, old_res)
+    if all(isinstance(r, ast.Constant) and r.value is None for r in fwd_residuals) and not res_used:
+        mode = "single" if len(moved) == 1 else "tuple"
+    else:
+        mode = "append"
+    taken = _names_in(bwd.node)
+    if mode == "single":
+        res_name, unpack = bwd_moved[0], ()
+    else:
+        res_name = _fresh(("res", "residuals", "res_"), taken - ({old_res} if mode == "tuple" else set()))
+        unpack = bwd_moved if mode == "tuple" else (old_res, *bwd_moved)
+    if isinstance(bwd.node, ast.Lambda):
+        _check_lambda_substitution(bwd.node, {old_res, *bwd_moved} if mode != "single" else set())
+    remaining = [p for p in range(len(sig.positional)) if p not in d.nondiff or p in moved]
+    none_slots = tuple(remaining.index(p) for p in moved)
+    d_old = len(sig.positional) - len(nondiff)
+    bwd_plan = _plan_bwd(model, d, bwd, none_slots, d_old, unsafe)
+    for role, rule in (("fwd", fwd), ("bwd", bwd)):
+        if rule.name and _referenced_elsewhere(model, rule, registration.node):
+            unsafe.append(f"{role} `{rule.name}` is also used outside `defvjp` in this file")
+    return Plan(
+        name=d.name, moved=moved, creation=creation, collapse=collapse, keywords=keywords,
+        cleanup_names=cleanup, fwd=fwd_plan, fwd_moved=fwd_moved, bwd=bwd_plan, bwd_drop=bwd_drop,
+        bwd_res_index=res_index, mode=mode, res_name=res_name, unpack=unpack, none_slots=none_slots,
+        d_old=d_old, spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)),
+    )
+
+
+# -- the creation site -------------------------------------------------------------------
+def _plan_creation(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...],
+                   sig: Signature) -> Tuple[Loc, bool, tuple, FrozenSet[str]]:
+    from vjplint.collect import PARTIAL, constant_value
+
+    creation = d.creation
+    if not isinstance(creation, ast.Call):
+        raise Refusal("the nondiff positions are not given at the definition")
+    call = creation.func if isinstance(creation.func, ast.Call) else creation
+    scope = model.index.scope_of(call)
+    is_partial = model.index.qualname(call.func, scope) in PARTIAL
+    found = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    if any(k.arg is None for k in call.keywords):
+        raise Refusal("the nondiff positions are passed with `**kwargs`")
+    moved_names = {sig.positional[p] for p in moved}
+    keywords = []
+    for keyword, value in found.items():
+        if keyword == "nondiff_argnames" or (keyword != "nondiff_argnums" and keyword.endswith("argnames")):
+            names = constant_value(model.index, value, scope)
+            names = (names,) if isinstance(names, str) else names
+            if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+                raise Refusal(f"`{keyword}` is not a literal this tool can read")
+            keywords.append((keyword, "names", tuple(n for n in names if n not in moved_names)))
+        elif keyword in ("nondiff_argnums",) or keyword == _alias_keyword(d, found):
+            nums = constant_value(model.index, value, scope)
+            if not isinstance(nums, (tuple, list)) or any(type(n) is not int or n not in d.nondiff for n in nums):
+                raise Refusal(f"`{keyword}` has entries that are not valid positions (see VJP103)")
+            keywords.append((keyword, "nums", tuple(n for n in nums if n not in moved)))
+    if not keywords:
+        raise Refusal("the nondiff positions are not given at the definition")
+    left = [k for k in found if k not in {kw for kw, _, _ in keywords}]
+    empty = all(not kept for _, _, kept in keywords)
+    collapse = is_partial and empty and not left and len(call.args) == 1
+    cleanup: Set[str] = set()
+    if collapse:
+        root = call.func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name):
+            cleanup.add(root.id)
+    return loc_of(model, call), collapse, tuple(keywords), frozenset(cleanup)
+
+
+def _alias_keyword(d: CustomDerivative, found: Dict[str, ast.expr]) -> Optional[str]:
+    """The keyword an in-house wrapper uses for nondiff positions (the collector mapped it)."""
+    target = d.keywords.get("nondiff_argnums")
+    for keyword, value in found.items():
+        if value is target:
+            return keyword
+    return None
+
+
+def _unresolved(model: FileModel, role: str, rule: RuleFunction) -> str:
+    if isinstance(rule.expr, ast.Name):
+        bindings = model.index.lookup(rule.expr.id, model.index.scope_of(rule.expr))
+        imported = [b for b in bindings if b.kind == "import"]
+        if imported:
+            return f"{role} `{rule.name}` is imported from `{imported[0].qualname}`, another file"
+        if bindings:
+            return f"{role} `{rule.name}` is not a function defined in this file"
+    return f"{role} {'`' + rule.name + '` ' if rule.name else ''}is not defined in this file"
+
+
+def _truthy_or_unknown(expr: Optional[ast.expr]) -> bool:
+    if expr is None:
+        return False
+    return not (isinstance(expr, ast.Constant) and not expr.value)
+
+
+# -- fwd --------------------------------------------------------------------------------
+def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: Tuple[int, ...], sig: Signature,
+              unsafe: List[str]) -> Tuple[RulePlan, Tuple[str, ...]]:
+    node = fwd.node
+    assert node is not None
+    fsig = Signature.of(node)
+    if len(fsig.positional) < len(sig.positional):
+        if fsig.vararg is not None:
+            raise Refusal(f"fwd takes *{fsig.vararg}, so the moved arguments have no names there")
+        raise Refusal(f"fwd takes {len(fsig.positional)} positional parameters, not {len(sig.positional)} "
+                      f"(see VJP303)")
+    names = tuple(fsig.positional[p] for p in moved)
+    for name in names:
+        if _stores(node, name):
+            raise Refusal(f"fwd reassigns `{name}`, so its original value is not at hand to save")
+    returns = []
+    for ret, value in _own_return_values(node):
+        if value is None or isinstance(value, ast.Constant) and value.value is None:
+            raise Refusal("a fwd `return` returns nothing (see VJP304)")
+        if isinstance(value, (ast.Tuple, ast.List)) and not _has_starred(value):
+            if len(value.elts) != 2:
+                raise Refusal(f"a fwd `return` has {len(value.elts)} entries, not a pair (see VJP304)")
+            how = "literal"
+        elif isinstance(value, BARE_VALUES):
+            raise Refusal("a fwd `return` is not a (primal_out, residuals) pair (see VJP304)")
+        elif isinstance(value, ast.Name):
+            how = "index"
+            unsafe.append("a fwd `return` returns a name, so the pair is indexed")
+        else:
+            how = "bind"
+            unsafe.append("a fwd `return` is not a literal pair, so it is bound and indexed")
+        returns.append(ReturnPlan(loc_of(model, ret), how))
+    if not returns:
+        raise Refusal("fwd has no `return`")
+    return RulePlan(fwd.name if not isinstance(node, ast.Lambda) else None, _def_loc(model, node),
+                    isinstance(node, ast.Lambda), tuple(returns), _fresh(("fwd_out", "out"), _names_in(node))), names
+
+
+def _residual_of(value: Optional[ast.expr]) -> Optional[ast.expr]:
+    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2 and not _has_starred(value):
+        return value.elts[1]
+    return None
+
+
+# -- bwd --------------------------------------------------------------------------------
+def _plan_bwd(model: FileModel, d: CustomDerivative, bwd: RuleFunction, none_slots: Tuple[int, ...], d_old: int,
+              unsafe: List[str]) -> RulePlan:
+    node = bwd.node
+    assert node is not None
+    returns = []
+    for ret, value in _own_return_values(node):
+        if value is None or isinstance(value, ast.Constant) and value.value is None:
+            raise Refusal("a bwd `return` returns None, not a tuple (see VJP307)")
+        if isinstance(value, (ast.Tuple, ast.List)):
+            if not _has_starred(value):
+                if len(value.elts) != d_old:
+                    raise Refusal(f"a bwd `return` has {len(value.elts)} entries where {d_old} are expected "
+                                  f"(see VJP306)")
+                how = "literal"
+            else:
+                leading = next(i for i, e in enumerate(value.elts) if isinstance(e, ast.Starred))
+                before = [slot - n for n, slot in enumerate(none_slots)]
+                how = "literal" if all(b <= leading for b in before) else "bind"
+                if how == "bind":
+                    unsafe.append("a bwd `return` unpacks a starred value, so it is bound and indexed")
+        elif isinstance(value, BARE_VALUES) or _is_array_call(model, value):
+            raise Refusal("a bwd `return` is a bare value, not a tuple (see VJP307)")
+        elif isinstance(value, ast.Name):
+            how = "index"
+            unsafe.append("a bwd `return` returns a name, so it is indexed")
+        else:
+            how = "bind"
+            unsafe.append("a bwd `return` is not a tuple literal, so it is bound and indexed")
+        returns.append(ReturnPlan(loc_of(model, ret), how))
+    if not returns:
+        raise Refusal("bwd has no `return`")
+    return RulePlan(bwd.name if not isinstance(node, ast.Lambda) else None, _def_loc(model, node),
+                    isinstance(node, ast.Lambda), tuple(returns), _fresh(("cts", "cotangents", "cts_"),
+                                                                         _names_in(node)))
+
+
+def _is_array_call(model: FileModel, value: ast.expr) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    q = model.index.qualname(value.func) or ""
+    return q.startswith(ARRAY_MODULES)
+
+
+def _check_lambda_substitution(fn: ast.Lambda, names: Set[str]) -> None:
+    """A lambda bwd reads residuals by index; nested rebinding of those names would break that."""
+    for node in ast.walk(fn.body):
+        bound: Set[str] = set()
+        if isinstance(node, ast.Lambda):
+            bound = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound = {node.id}
+        if bound & names:
+            raise Refusal(f"the bwd lambda rebinds `{sorted(bound & names)[0]}` inside its body")
+
+
+# -- small helpers ------------------------------------------------------------------------
+def _own_nodes(fn: FunctionNode) -> Iterator[ast.AST]:
+    """Nodes of `fn`'s own body, not of functions or classes nested in it."""
+    stack: List[ast.AST] = list(fn.body) if isinstance(fn.body, list) else [fn.body]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (*FUNCTION_TYPES, ast.ClassDef)):
+                stack.append(child)
+
+
+def _own_returns(fn: FunctionNode) -> List[Optional[ast.expr]]:
+    return [value for _, value in _own_return_values(fn)]
+
+
+def _own_return_values(fn: FunctionNode) -> List[Tuple[ast.AST, Optional[ast.expr]]]:
+    if isinstance(fn, ast.Lambda):
+        return [(fn.body, fn.body)]
+    found = [(n, n.value) for n in _own_nodes(fn) if isinstance(n, ast.Return)]
+    return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))  # type: ignore[attr-defined]
+
+
+def _is_generator(fn: ast.AST) -> bool:
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn))  # type: ignore[arg-type]
+
+
+def _has_starred(value: Union[ast.Tuple, ast.List]) -> bool:
+    return any(isinstance(e, ast.Starred) for e in value.elts)
+
+
+def _stores(fn: FunctionNode, name: str) -> bool:
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+    return False
+
+
+def _loads(fn: FunctionNode, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(fn) if n is not fn)
+
+
+def _names_in(fn: FunctionNode) -> Set[str]:
+    names: Set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    return names
+
+
+def _referenced_elsewhere(model: FileModel, rule: RuleFunction, registration: ast.AST) -> bool:
+    """A use of the rule's name other than the registration (a direct call would break)."""
+    inside = {id(n) for n in ast.walk(registration)}
+    node = rule.node
+    for n in ast.walk(model.module):
+        if isinstance(n, ast.Name) and n.id == rule.name and isinstance(n.ctx, ast.Load) and id(n) not in inside:
+            return True
+        if isinstance(n, ast.Attribute) and n.attr == rule.name and id(n) not in inside and not isinstance(
+                node, ast.Lambda):
+            return True
+    return False
+
+
+def _fresh(candidates: Sequence[str], taken: Set[str]) -> str:
+    for name in candidates:
+        if name not in taken:
+            return name
+    base, n = candidates[0], 1
+    while f"{base}_{n}" in taken:
+        n += 1
+    return f"{base}_{n}"
