@@ -1,0 +1,175 @@
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Optional, Tuple
+
+from vjplint.collect import PARTIAL
+from vjplint.diagnostics import Severity
+from vjplint.model import CustomDerivative, FileModel, Signature
+from vjplint.rules._arity import primal_signature
+from vjplint.rules.base import Rule
+
+RESOLVE_ERROR = "The following keyword arguments could not be resolved to positions"
+
+
+def derivative_named(model: FileModel, expr: ast.expr) -> Optional[CustomDerivative]:
+    """The custom derivative of this module that the name `expr` refers to, if any."""
+    if not isinstance(expr, ast.Name):
+        return None
+    for binding in model.index.lookup(expr.id, model.index.scope_of(expr)):
+        found = model.derivative_for_node(binding.node)
+        if found is not None:
+            return found
+    return None
+
+
+class PrimalKeywordOnly(Rule):
+    """## What it does
+    Flags a `jax.custom_vjp`/`jax.custom_jvp` primal whose keyword-only parameters or
+    `**kwargs` are used: a call in this module (or a `functools.partial`) that passes a
+    keyword-only parameter or a `**kwargs` entry by keyword, and any keyword-only parameter
+    without a default (no call can succeed). A keyword-only parameter with a default that no
+    caller passes is fine: JAX then leaves it at its default.
+
+    ## Why is this bad?
+    custom_vjp and custom_jvp bind every call to the primal's positional parameters before
+    anything else, on every call (eager included). A keyword that cannot become a position is
+    refused:
+
+        TypeError: The input arguments to the custom_vjp-decorated function f could not be
+        resolved to positional-only arguments. Binding failed with the error:
+        The following keyword arguments could not be resolved to positions: scale
+
+    A required keyword-only parameter fails either way: passed, with the error above; omitted,
+    with `missing a required argument: 'scale'`.
+
+    ## Example
+    ```python
+    @jax.custom_vjp
+    def scaled(x, *, scale=1.0):
+        return x * scale
+
+    y = scaled(x, scale=2.0)
+    ```
+
+    ## Use instead
+    Make it positional (add it to `nondiff_argnums` if it is a static setting, and give fwd
+    and bwd the matching parameters):
+    ```python
+    @jax.custom_vjp
+    def scaled(x, scale=1.0):
+        return x * scale
+
+    y = scaled(x, 2.0)  # `scaled(x, scale=2.0)` works too now
+    ```
+
+    ## Fix safety
+    No automatic fix: making the parameter positional changes fwd's and bwd's signatures too.
+    """
+
+    CODE = "VJP310"
+    NAME = "primal-keyword-only"
+    SEVERITY = Severity.ERROR
+
+    INVALID = ['''
+import jax
+
+@jax.custom_vjp
+def scaled(x, *, scale=1.0):
+    return x * scale
+
+scaled.defvjp(lambda x, scale=1.0: (x * scale, scale), lambda s, g: (g * s,))
+
+def loss(x):
+    return scaled(x, scale=2.0).sum()
+''', '''
+import jax
+
+@jax.custom_jvp
+def clip(x, *, hi):
+    return x
+
+clip.defjvp(lambda p, t: (clip(*p), t[0]))
+''']
+    VALID = ['''
+import jax
+
+@jax.custom_vjp
+def scaled(x, *, scale=1.0):
+    return x * scale
+
+scaled.defvjp(lambda x: (x, None), lambda _, g: (g,))
+
+def loss(x):
+    return scaled(x).sum()
+''', '''
+import jax
+
+@jax.custom_vjp
+def scaled(x, scale):
+    return x * scale
+
+scaled.defvjp(lambda x, s: (x * s, s), lambda s, g: (g * s, None))
+y = scaled(1.0, scale=2.0)
+''']
+
+    def check(self) -> None:
+        for d in self.model.derivatives:
+            sig = primal_signature(self.model, d)
+            if sig is None or not (sig.kwonly or sig.kwarg):
+                continue
+            what = f"custom_{d.kind} `{d.name}`"
+            required = [name for name in sig.kwonly if name not in sig.defaults]
+            by_name = {a.arg for a in d.primal.args.args} if d.primal is not None else set()
+            for name in required:
+                self.report(sig.param_nodes[name],
+                            f"keyword-only parameter `{name}` of {what} has no default, so no call can succeed: "
+                            f"JAX binds custom_{d.kind} arguments to positions, and passing `{name}=` raises "
+                            f"TypeError \"{RESOLVE_ERROR}: {name}\" while omitting it raises \"missing a required "
+                            f"argument: '{name}'\". Make `{name}` a positional parameter (before the `*`)")
+            for call, keyword in self._keyword_uses(d):
+                name = keyword.arg
+                assert name is not None
+                if name in required:
+                    continue  # reported once, at the definition
+                if name in sig.kwonly:
+                    kind = f"keyword-only parameter `{name}`"
+                elif sig.kwarg and name not in by_name:
+                    kind = f"`{name}`, which lands in `**{sig.kwarg}`,"
+                else:
+                    continue
+                shown = f"{self.quote(call.func, 40)}(..., {name}=...)"
+                self.report(keyword, f"`{shown}` passes {kind} of {what} by keyword: JAX raises "
+                                     f"TypeError \"{RESOLVE_ERROR}: {name}\" at every such call, eager included. "
+                                     f"{self._advice(sig, name)}")
+
+    def _advice(self, sig: Signature, name: str) -> str:
+        if name in sig.kwonly:
+            return f"Make `{name}` a positional parameter (add it to nondiff_argnums if it is static)"
+        return (f"Replace `**{sig.kwarg}` with explicit positional parameters (add them to nondiff_argnums "
+                f"if they are static)")
+
+    def _keyword_uses(self, d: CustomDerivative) -> Iterator[Tuple[ast.Call, ast.keyword]]:
+        """Keywords passed to `d` by direct calls and by `functools.partial(d, ...)`."""
+        calls: List[ast.Call] = [site.call for site in d.call_sites]
+        calls.extend(self._partials_of(d))
+        seen = set()
+        for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
+            if id(call) in seen:
+                continue
+            seen.add(id(call))
+            for keyword in call.keywords:
+                if keyword.arg is not None:
+                    yield call, keyword
+
+    def _partials_of(self, d: CustomDerivative) -> List[ast.Call]:
+        cache = self.model.cache.setdefault("vjp310.partials", {})
+        if not cache:
+            for node in ast.walk(self.model.module):
+                if (isinstance(node, ast.Call) and node.args and
+                        self.model.index.qualname(node.func) in PARTIAL):
+                    target = derivative_named(self.model, node.args[0])
+                    if target is not None:
+                        cache.setdefault(id(target), []).append(node)
+            cache.setdefault(None, [])  # mark as computed even when empty
+        return cache.get(id(d), [])

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional, Set
+
+from vjplint.diagnostics import Severity
+from vjplint.model import RuleFunction
+from vjplint.rules._arity import not_a_sequence, plural, returns_of, rule_label, sequence_length
+from vjplint.rules.base import Rule
+from vjplint.rules.vjp312_jvp_rule_arity import jvp_rules
+from vjplint.semantic import FunctionNode
+
+
+class JvpRuleNotPair(Rule):
+    """## What it does
+    Flags a `return` of a `jax.custom_jvp` rule that is provably not a pair: a bare array
+    expression (`jnp.cos(x) * t`), a constant or `None`, or a tuple/list literal whose length is
+    not 2.
+
+    ## Why is this bad?
+    JAX requires the rule to return `(primal_out, tangent_out)`. Anything else fails when the
+    function is differentiated (`jax.jvp`, `jax.grad`, `jacfwd`), never in eager calls:
+
+        TypeError: Custom JVP rule f_jvp for function f must produce a pair (list or tuple of
+        length two) representing primal and tangent outputs, but got [0.84 0.91].
+
+    ## Example
+    ```python
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return jnp.cos(x) * t
+    ```
+
+    ## Use instead
+    ```python
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return jnp.sin(x), jnp.cos(x) * t
+    ```
+
+    ## Fix safety
+    No automatic fix: the missing primal output has to be written.
+    """
+
+    CODE = "VJP313"
+    NAME = "jvp-rule-not-pair"
+    SEVERITY = Severity.ERROR
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    return jnp.sin(x)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return jnp.cos(x) * t
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    return jnp.sin(x)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    out = jnp.sin(x), jnp.cos(x) * t
+    return out
+''']
+
+    def check(self) -> None:
+        done: Set[int] = set()
+        for d in self.model.derivatives:
+            for _, rule in jvp_rules(d):
+                fn = rule.node
+                if fn is None or id(fn) in done:
+                    continue
+                done.add(id(fn))
+                for node, value in returns_of(fn):
+                    why = self._why(value, fn)
+                    if why is not None:
+                        self._report(d.name, rule, node, value, why)
+
+    def _why(self, value: Optional[ast.expr], fn: FunctionNode) -> Optional[str]:
+        """What the returned value provably is, when that is not a pair."""
+        if value is not None:
+            length = sequence_length(self.model, value, fn)
+            if length is not None:
+                count, exact, literal = length
+                if not exact or count == 2:
+                    return None
+                kind = "list" if isinstance(literal, ast.List) else "tuple"
+                where = "" if literal is value else f" (assigned at line {literal.lineno})"
+                return f"a {kind} of {plural(count, 'element')}{where}"
+        return not_a_sequence(self.model, value, fn)
+
+    def _report(self, primal: str, rule: RuleFunction, node: ast.AST, value: Optional[ast.expr], why: str) -> None:
+        shown = self.quote(value, 50) if value is not None else "return"
+        plain = not (rule.bound_positional or rule.bound_keywords)
+        jax_name = getattr(rule.node, "name", "<lambda>") if plain else "..."
+        self.report(node, f"{rule_label(rule, 'jvp rule')} of custom_jvp `{primal}` returns `{shown}`, which is {why}, "
+                          f"not a pair: differentiating `{primal}` (jvp, grad, jacfwd) raises TypeError \"Custom JVP "
+                          f"rule {jax_name} for function {primal} must produce a pair (list or tuple of length two) "
+                          f"representing primal and tangent outputs\". Return `(primal_out, tangent_out)`")

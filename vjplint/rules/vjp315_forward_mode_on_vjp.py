@@ -1,0 +1,269 @@
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+from vjplint.collect import PARTIAL, constant_value
+from vjplint.diagnostics import Severity
+from vjplint.model import CallSite, CustomDerivative
+from vjplint.rules.base import Rule
+from vjplint.rules.vjp310_primal_keyword_only import derivative_named
+from vjplint.semantic import FUNCTION_TYPES, FunctionNode
+
+FORWARD = ("jax.jvp", "jax.jacfwd", "jax.linearize")
+# Wrappers that keep the function's custom_vjp calls visible to the jvp.
+PASS_THROUGH = ("jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat", "jax.named_call",
+                "jax.ad_checkpoint.checkpoint")
+JVP_ERROR = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
+
+
+class ForwardModeOnVjp(Rule):
+    """## What it does
+    Flags forward-mode differentiation of a `jax.custom_vjp` function of this module:
+    `jax.jvp(f, ...)`, `jax.jacfwd(f)` and calling the function returned by
+    `jax.linearize(f, ...)`, where `f` is the custom_vjp itself (also through `jit`, `vmap`,
+    `checkpoint` or `functools.partial`), or a lambda or function that directly calls it with
+    a differentiated argument.
+
+    ## Why is this bad?
+    A custom_vjp defines only a reverse-mode rule. JAX cannot push tangents forward through it
+    and fails at trace time:
+
+        TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function.
+
+    `jax.hessian` (forward over reverse) works, because the forward pass then differentiates
+    the reverse-mode gradient, not the custom_vjp.
+
+    ## Example
+    ```python
+    jac = jax.jacfwd(my_custom_vjp_fn)(x)
+    ```
+
+    ## Use instead
+    ```python
+    jac = jax.jacrev(my_custom_vjp_fn)(x)
+    ```
+    or define the derivative with `jax.custom_jvp`, which supports both modes.
+
+    ## Fix safety
+    No automatic fix: `jacrev` computes the same Jacobian at a different cost, and `jvp`
+    products need a reverse-mode formulation or a custom_jvp.
+    """
+
+    CODE = "VJP315"
+    NAME = "forward-mode-on-vjp"
+    SEVERITY = Severity.ERROR
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+f.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (jnp.cos(x) * g,))
+
+jac = jax.jacfwd(f)(jnp.ones(3))
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+f.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (jnp.cos(x) * g,))
+
+jac = jax.jacrev(f)(jnp.ones(3))
+hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
+''']
+
+    def check(self) -> None:
+        self._callers: Dict[int, List[Tuple[CustomDerivative, CallSite]]] = {}
+        for d in self.model.derivatives:
+            if d.kind == "vjp":
+                for site in d.call_sites:
+                    if site.enclosing is not None:
+                        self._callers.setdefault(id(site.enclosing), []).append((d, site))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        q = self.model.index.qualname(node.func)
+        if q not in FORWARD or not node.args:
+            return
+        name = q.rsplit(".", 1)[1]
+        perturbed = self._argnums(node) if name == "jacfwd" else None
+        how = f"`jax.{name}`"
+        if name == "linearize":
+            applied = self._linear_fn_applied(node)
+            if applied is None:
+                return
+            how = f"the linear function from `jax.linearize` (used at line {applied})"
+        self._check_target(node.args[0], perturbed, how)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        for dec in node.decorator_list:
+            target: ast.expr = dec
+            argnums: Optional[Tuple[int, ...]] = (0,)
+            if isinstance(dec, ast.Call) and self.model.index.qualname(dec.func) in PARTIAL and dec.args:
+                target = dec.args[0]
+                argnums = self._argnums(dec, positional=False)
+            if argnums is not None and self.model.index.qualname(target) == "jax.jacfwd":
+                reason = self._calls_vjp(node, argnums, 0, ())
+                if reason is not None:
+                    self.report(dec, f"`@jax.jacfwd` differentiates `{node.name}` in forward mode, but {reason}: JAX "
+                                     f"raises TypeError \"{JVP_ERROR}\". Use `jax.jacrev`, or give the function a "
+                                     f"custom_jvp")
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    # -- what is being differentiated ---------------------------------------------------
+    def _check_target(self, expr: ast.expr, argnums: Optional[Tuple[int, ...]], how: str) -> None:
+        reason = self._reason(expr, argnums, 0)
+        if reason is None:
+            return
+        fix = "Use `jax.jacrev`" if "jacfwd" in how else "Use reverse mode (`jax.vjp`, `jax.jacrev`)"
+        self.report(expr, f"{how} pushes tangents through `{self.quote(expr, 40)}`, but {reason}: JAX raises "
+                          f"TypeError \"{JVP_ERROR}\". {fix}, or give the function a custom_jvp")
+
+    def _reason(self, expr: ast.expr, argnums: Optional[Tuple[int, ...]], depth: int, skip: int = 0,
+                bound: Sequence[str] = ()) -> Optional[str]:
+        """Why differentiating `expr` reaches a custom_vjp; `skip` leading positional parameters
+        and the keyword names in `bound` are fixed by functools.partial (not perturbed)."""
+        if depth > 4:
+            return None
+        d = derivative_named(self.model, expr)
+        if d is not None:
+            if d.kind != "vjp":
+                return None
+            if argnums is not None and d.nondiff and all(a in d.nondiff for a in argnums):
+                return None  # only nondiff positions are perturbed: another error (VJP10x)
+            return f"`{d.name}` is a custom_vjp function"
+        if isinstance(expr, ast.Call) and expr.args:
+            q = self.model.index.qualname(expr.func)
+            if q in PASS_THROUGH:
+                return self._reason(expr.args[0], argnums, depth + 1, skip, bound)
+            if q in PARTIAL:
+                fixed = len(expr.args) - 1
+                shifted = None if argnums is None else tuple(a + fixed for a in argnums)
+                return self._reason(expr.args[0], shifted, depth + 1, skip + fixed,
+                                    (*bound, *(k.arg for k in expr.keywords if k.arg)))
+            return None
+        fn = self._function(expr)
+        if fn is None:
+            return None
+        return self._calls_vjp(fn, argnums, skip, bound)
+
+    def _function(self, expr: ast.expr) -> Optional[FunctionNode]:
+        if isinstance(expr, ast.Lambda):
+            return expr
+        if not isinstance(expr, ast.Name):
+            return None
+        bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
+        if len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        if binding.kind == "def" and all(self.model.index.qualname(dec) in PASS_THROUGH
+                                         for dec in binding.node.decorator_list):  # type: ignore[union-attr]
+            return binding.node  # type: ignore[return-value]
+        if binding.kind == "assign" and isinstance(binding.value, ast.Lambda):
+            return binding.value
+        return None
+
+    def _calls_vjp(self, fn: FunctionNode, argnums: Optional[Tuple[int, ...]], skip: int,
+                   bound: Sequence[str]) -> Optional[str]:
+        """Why `fn` hits a custom_vjp with a perturbed argument, when it calls one directly."""
+        positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        if argnums is None:
+            perturbed = {p for p in positional[skip:] if p not in bound}
+            if fn.args.vararg is not None:
+                perturbed.add(fn.args.vararg.arg)
+        else:
+            perturbed = {positional[a] for a in argnums if 0 <= a < len(positional)}
+        if not perturbed:
+            return None
+        label = "the lambda" if isinstance(fn, ast.Lambda) else f"`{fn.name}`"
+        for d, site in self._callers.get(id(fn), []):
+            if d.primal is fn:
+                continue
+            for position, arg in enumerate(site.call.args):
+                if isinstance(arg, ast.Starred) or position in d.nondiff:
+                    continue
+                if self._depends_on(arg, fn, perturbed):
+                    return (f"{label} calls custom_vjp `{d.name}` (line {site.call.lineno}) with "
+                            f"`{self.quote(arg, 30)}`, which carries the tangent")
+            for keyword in site.call.keywords:
+                if keyword.arg is not None and self._depends_on(keyword.value, fn, perturbed):
+                    return (f"{label} calls custom_vjp `{d.name}` (line {site.call.lineno}) with "
+                            f"`{self.quote(keyword.value, 30)}`, which carries the tangent")
+        return None
+
+    def _depends_on(self, expr: ast.expr, fn: FunctionNode, perturbed: Set[str], depth: int = 0) -> bool:
+        """Whether `expr` is computed from a perturbed parameter of `fn` (not through stop_gradient)."""
+        if depth > 5:
+            return False
+        scope = self.model.index.scopes.get(fn)
+        for node in _names_outside_stop_gradient(self.model, expr):
+            bindings = scope.bindings.get(node.id, []) if scope is not None else []
+            for binding in bindings:
+                if binding.kind == "param" and node.id in perturbed:
+                    return True
+                if (binding.kind == "assign" and binding.value is not None
+                        and self._depends_on(binding.value, fn, perturbed, depth + 1)):
+                    return True
+        return False
+
+    def _argnums(self, call: ast.Call, positional: bool = True) -> Optional[Tuple[int, ...]]:
+        """jacfwd's `argnums` (default 0); None when it is not a constant."""
+        node = next((k.value for k in call.keywords if k.arg == "argnums"), None)
+        if node is None and positional and len(call.args) > 1:
+            node = call.args[1]
+        if node is None:
+            return (0,)
+        value = constant_value(self.model.index, node)
+        if type(value) is int:
+            return (value,)
+        if isinstance(value, (tuple, list)) and all(type(v) is int for v in value):
+            return tuple(value)
+        return None
+
+    def _linear_fn_applied(self, call: ast.Call) -> Optional[int]:
+        """The line where linearize's linear function is used, or None when it is not."""
+        parent = self.model.index.parent(call)
+        if isinstance(parent, ast.Subscript) and parent.value is call:
+            index = constant_value(self.model.index, parent.slice)
+            grand = self.model.index.parent(parent)
+            if index in (1, -1) and isinstance(grand, ast.Call) and grand.func is parent:
+                return grand.lineno
+            return None
+        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
+            return None
+        target = parent.targets[0]
+        if not (isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2
+                and isinstance(target.elts[1], ast.Name)):
+            return None
+        name = target.elts[1].id
+        if name == "_":
+            return None
+        scope = self.model.index.scope_of(parent)
+        for node in ast.walk(scope.node):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                if any(b.node is parent for b in self.model.index.lookup(name, self.model.index.scope_of(node))):
+                    return node.lineno
+        return None
+
+
+def _names_outside_stop_gradient(model, expr: ast.expr) -> List[ast.Name]:
+    found: List[ast.Name] = []
+    stack: List[ast.AST] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call) and model.index.qualname(node.func) in ("jax.lax.stop_gradient",):
+            continue
+        if isinstance(node, FUNCTION_TYPES):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
