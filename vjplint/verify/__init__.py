@@ -1,0 +1,6 @@
+"""Verification of residual-plus-None rewrites on real JAX (SPEC section 8).
+
+`api.verify_rewrites` is the entry point; `harness.py` is the script it runs in a separate
+Python process (never imported here); `synth.py` describes inputs from the source alone.
+Importing this package imports neither JAX nor the user's code.
+"""

@@ -1,0 +1,313 @@
+"""The verification API that `vjplint verify` and `vjplint --fix --verify` call.
+
+    verify_rewrites(original_path, original_text, rewritten_text, functions, config, timeout)
+        -> List[FunctionReport]
+
+`functions` lists the rewritten custom_vjp functions as dicts `{"name": str, "moved_positions":
+[int, ...]}` (`functions_changed()` computes it from the two texts). Nothing of the user's is
+imported here: the harness runs in a separate Python process with a time limit, the user's
+project root on `sys.path`, and its results come back as JSON lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from vjplint.config import Config, ConfigError
+
+HARNESS = Path(__file__).with_name("harness.py")
+DEFAULT_TIMEOUT = 120.0
+INSTALL_HINT = "pip install 'vjplint[verify]'"
+SETTINGS_KEYS = ("examples", "timeout", "python")
+STATUSES = ("verified", "failed", "unverified")
+
+
+@dataclass
+class FunctionReport:
+    """The verdict on one rewritten function."""
+
+    filename: str
+    function: str
+    line: int
+    status: str  # "verified", "failed" or "unverified"
+    reason: str = ""  # why it failed or is unverified
+    moved: List[str] = field(default_factory=list)  # the parameters the fix moved out of nondiff_argnums
+    checks: List[Dict[str, Any]] = field(default_factory=list)  # {name, status, detail, max_error}
+    hazard: Optional[Dict[str, Any]] = None  # {status: confirmed|not-reproduced|other-error, detail}
+    inputs: List[Dict[str, Any]] = field(default_factory=list)  # {name, role, value, source}
+    device: str = ""  # "cpu", "cuda:0", ...
+    device_kind: str = ""
+    jax_version: str = ""
+    missing_jax: bool = False  # JAX could not be imported: the report says how to install it
+
+    @property
+    def verified(self) -> bool:
+        return self.status == "verified"
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"filename": self.filename, "function": self.function, "line": self.line, "status": self.status,
+                "reason": self.reason, "moved": self.moved, "checks": self.checks, "hazard": self.hazard,
+                "inputs": self.inputs, "device": self.device, "device_kind": self.device_kind,
+                "jax_version": self.jax_version}
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    examples: Tuple[Tuple[str, str], ...] = ()
+    timeout: float = DEFAULT_TIMEOUT
+    python: Optional[str] = None  # the interpreter that runs the harness (default: this one)
+
+    @classmethod
+    def from_config(cls, config: Config) -> "VerifySettings":
+        table = dict(config.verify)
+        where = f"{config.source}: " if config.source else ""
+        unknown = sorted(set(table) - set(SETTINGS_KEYS))
+        if unknown:
+            raise ConfigError(f"{where}unknown key{'s' if len(unknown) > 1 else ''} in [tool.vjplint.verify]: "
+                              f"{', '.join(unknown)} (known keys: {', '.join(SETTINGS_KEYS)})")
+        examples = table.get("examples", {})
+        if not isinstance(examples, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) and ":" in v for k, v in examples.items()):
+            raise ConfigError(f"{where}[tool.vjplint.verify] `examples` must be a table "
+                              f"{{\"module.function\" = \"module:make_args\"}}")
+        timeout = table.get("timeout", DEFAULT_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ConfigError(f"{where}[tool.vjplint.verify] `timeout` must be a positive number of seconds")
+        python = table.get("python")
+        if python is not None and not isinstance(python, str):
+            raise ConfigError(f"{where}[tool.vjplint.verify] `python` must be a path to an interpreter")
+        if python is not None and config.root and not os.path.isabs(python) and os.sep in python:
+            python = os.path.join(config.root, python)
+        return cls(tuple(sorted(examples.items())), float(timeout), python)
+
+
+# -- what changed -----------------------------------------------------------------------------------------
+def functions_changed(original_text: str, rewritten_text: str, config: Config = Config()) -> List[Dict[str, Any]]:
+    """The custom_vjp functions whose nondiff positions shrank between the two texts:
+    `[{"name": ..., "moved_positions": [...]}]`, in source order."""
+    before, after = _derivatives(original_text, config), _derivatives(rewritten_text, config)
+    changed = []
+    for key, d in before.items():
+        other = after.get(key)
+        if other is None:
+            continue
+        moved = sorted(set(d.nondiff) - set(other.nondiff))
+        if moved:
+            changed.append({"name": key, "moved_positions": moved})
+    return changed
+
+
+def _derivatives(text: str, config: Config) -> Dict[str, Any]:
+    model = _model(text, config)
+    if model is None:
+        return {}
+    return {_qualname(d): d for d in model.derivatives if d.kind == "vjp" and d.primal is not None}
+
+
+def _qualname(d: Any) -> str:
+    return f"{d.class_node.name}.{d.name}" if d.class_node is not None else d.name
+
+
+def _model(text: str, config: Config):
+    from vjplint.collect import Recognizer, collect
+    from vjplint.source import SourceError, parse
+
+    try:
+        module = parse(text)
+    except SourceError:
+        return None
+    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+    return collect(module, text.splitlines(), recognizer)
+
+
+# -- where the module lives ---------------------------------------------------------------------------------
+def module_location(path: Path, config: Config) -> Tuple[str, List[str], str]:
+    """(dotted module name, sys.path entries, working directory) for importing `path` the way
+    the user's project does: packages are followed up through their `__init__.py` files."""
+    path = path.resolve()
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    base = path.parent
+    while (base / "__init__.py").is_file():
+        parts.insert(0, base.name)
+        base = base.parent
+    root = Path(config.root).resolve() if config.root else Path.cwd().resolve()
+    entries = []
+    for entry in (base, root, root / "src"):
+        if entry.is_dir() and str(entry) not in entries:
+            entries.append(str(entry))
+    return ".".join(parts) or path.stem, entries, str(root)
+
+
+# -- the API ------------------------------------------------------------------------------------------------
+def verify_rewrites(original_path: str, original_text: str, rewritten_text: str, functions: Sequence[Dict[str, Any]],
+                    config: Config = Config(), timeout: Optional[float] = None, display: Optional[str] = None,
+                    ) -> List[FunctionReport]:
+    """Run the original and rewritten module in a fresh Python and report on each function.
+
+    Never raises for problems in the user's code or environment: import errors, exceptions,
+    hangs (the time limit), a missing JAX all become reports."""
+    settings = VerifySettings.from_config(config)
+    limit = float(timeout if timeout is not None else settings.timeout)
+    shown = display or original_path
+    model = _model(original_text, config)
+    module_name, sys_path, cwd = module_location(Path(original_path), config)
+    plans, reports = [], []
+    from vjplint.verify.synth import plan_function
+
+    by_name = {_qualname(d): d for d in (model.derivatives if model else []) if d.kind == "vjp"}
+    examples = dict(settings.examples)
+    for item in functions:
+        name = item["name"]
+        d = by_name.get(name) or next((x for x in by_name.values() if x.name == name), None)
+        if d is None:
+            reports.append(FunctionReport(shown, name, 0, "unverified",
+                                          f"`{name}` is not a custom_vjp defined in the original source"))
+            continue
+        key = f"{module_name}.{_qualname(d)}"
+        plan = plan_function(model, d, item["moved_positions"], examples.get(key) or examples.get(_qualname(d)))
+        sig = d.signature
+        moved_names = [sig.positional[p] for p in plan.moved if sig and p < len(sig.positional)]
+        report = FunctionReport(shown, plan.qualname, plan.line, "unverified", moved=moved_names)
+        if plan.unverifiable:
+            report.reason = plan.unverifiable
+            reports.append(report)
+            continue
+        data = plan.to_json()
+        data["key"] = key
+        plans.append((data, report))
+        reports.append(report)
+    if plans:
+        request = {"path": str(Path(original_path).resolve()), "module_name": module_name, "sys_path": sys_path,
+                   "original_text": original_text, "rewritten_text": rewritten_text,
+                   "functions": [p for p, _ in plans]}
+        outcome = run_harness(request, limit, settings.python, cwd)
+        _apply_events(outcome, [r for _, r in plans], limit)
+    return reports
+
+
+@dataclass
+class HarnessOutcome:
+    events: List[Dict[str, Any]]
+    returncode: Optional[int]
+    timed_out: bool
+    stderr_tail: str
+    start_error: str = ""
+
+
+def run_harness(request: Dict[str, Any], timeout: float, python: Optional[str], cwd: str) -> HarnessOutcome:
+    """Run the harness script; kill its whole process group at the time limit."""
+    with tempfile.TemporaryDirectory(prefix="vjplint-verify-") as tmp:
+        request_path, result_path, stderr_path = (os.path.join(tmp, n) for n in ("request.json", "result.jsonl",
+                                                                                   "stderr.txt"))
+        with open(request_path, "w", encoding="utf-8") as handle:
+            json.dump(request, handle)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # share the accelerator politely
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        command = [python or sys.executable, "-I", "-B", str(HARNESS), request_path, result_path]
+        timed_out, returncode, start_error = False, None, ""
+        with open(stderr_path, "wb") as stderr:
+            try:
+                proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=stderr,
+                                        start_new_session=os.name == "posix")
+            except OSError as exc:
+                start_error = f"cannot start {command[0]}: {exc.strerror or exc}"
+            else:
+                try:
+                    returncode = proc.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                    _kill(proc)
+        events = []
+        if os.path.exists(result_path):
+            with open(result_path, encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    try:
+                        events.append(json.loads(line))
+                    except ValueError:
+                        break  # a line cut off by the kill
+        with open(stderr_path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 4000))
+            tail = handle.read().decode("utf-8", "replace")
+    return HarnessOutcome(events, returncode, timed_out, tail, start_error)
+
+
+def _kill(proc: "subprocess.Popen[bytes]") -> None:
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover
+            proc.kill()
+    except OSError:
+        pass
+    proc.wait()
+
+
+def _apply_events(outcome: HarnessOutcome, reports: List[FunctionReport], limit: float) -> None:
+    start: Dict[str, Any] = {}
+    begun = None
+    done: Dict[str, Dict[str, Any]] = {}
+    failure = ""
+    for event in outcome.events:
+        kind = event.get("event")
+        if kind == "start":
+            start = event
+        elif kind == "no-jax":
+            failure = (f"JAX cannot be imported by {event.get('python')} ({event.get('detail')}); verification "
+                       f"needs it: {INSTALL_HINT}")
+            for r in reports:
+                r.missing_jax = True
+        elif kind == "import-error":
+            where = f" at {event['where']}" if event.get("where") else ""
+            if event.get("which") == "rewritten":
+                failure = f"the rewritten module fails to import{where}: {event.get('detail')}"
+                for r in reports:
+                    r.status = "failed"
+            else:
+                failure = f"the module cannot be imported{where}: {event.get('detail')}"
+        elif kind == "begin":
+            begun = event.get("name")
+        elif kind == "function":
+            done[event["name"]] = event
+            begun = None
+    for r in reports:
+        r.device, r.device_kind, r.jax_version = (start.get("device", ""), start.get("device_kind", ""),
+                                                  start.get("jax_version", ""))
+    for r in reports:
+        name = r.function
+        event = done.get(name)
+        if event is not None:
+            r.status = event.get("status", "unverified")
+            r.reason = event.get("reason", "")
+            r.checks = event.get("checks", [])
+            r.hazard = event.get("hazard")
+            r.inputs = event.get("inputs", [])
+            continue
+        if failure:
+            r.reason = failure
+        elif outcome.start_error:
+            r.reason = outcome.start_error
+        elif outcome.timed_out:
+            if name == begun:
+                r.reason = f"the time limit ({limit:g} s) ran out while verifying it"
+            elif not start:
+                r.reason = f"the time limit ({limit:g} s) ran out while importing JAX"
+            elif not any(e.get("event") == "imported" for e in outcome.events):
+                r.reason = f"the time limit ({limit:g} s) ran out while importing the module (does it hang?)"
+            else:
+                r.reason = f"not reached: the time limit ({limit:g} s) ran out on an earlier function"
+        else:
+            tail = " ".join(outcome.stderr_tail.strip().splitlines()[-3:])[-300:]
+            r.reason = (f"the verification process exited with code {outcome.returncode} "
+                        f"{'while verifying it' if name == begun else 'before reaching it'}"
+                        f"{': ' + tail if tail else ''}")

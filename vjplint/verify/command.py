@@ -1,0 +1,198 @@
+"""`vjplint verify PATH ...`: prove the residual-plus-None rewrites on real JAX; change nothing.
+
+For each file, the rewrite is what `vjplint --fix` would write (`--unsafe-fixes` includes the
+unsafe ones), or, with `--rewritten FILE`, that file's text (to check a rewrite made by hand or
+by another tool). Every custom_vjp whose nondiff positions shrank is verified.
+
+Exit codes: 0 every rewritten function verified (or nothing to verify); 1 a function failed
+or could not be verified; 2 usage or configuration errors, or JAX is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+from vjplint.verify.api import FunctionReport, functions_changed, verify_rewrites
+
+Job = Tuple[str, Path, str, str]  # display name, path, original text, rewritten text
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="vjplint verify",
+                                description="Verify residual-plus-None rewrites by running them on JAX.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    p.add_argument("--rewritten", metavar="FILE", action="append", default=None,
+                   help="verify FILE as the rewrite of PATH instead of vjplint's own fix; repeat it once "
+                        "per PATH (the n-th FILE is the rewrite of the n-th PATH)")
+    p.add_argument("--unsafe-fixes", action="store_true", help="also verify the unsafe fixes")
+    p.add_argument("--output-format", choices=("text", "json"), default="text")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds allowed per file (default: [tool.vjplint.verify] timeout, or 120)")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="files verified at once (default: 2)")
+    p.add_argument("--config", default=None, help="explicit pyproject.toml")
+    p.add_argument("--select", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--ignore", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--extend-select", default=None, help=argparse.SUPPRESS)
+    p.add_argument("-q", "--quiet", action="store_true", help="one line per function, no details")
+    p.add_argument("--verbose", action="store_true", help="tracebacks for internal errors")
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    from vjplint.cli import UsageError, load_effective_config
+    from vjplint.config import ConfigError
+    from vjplint.verify.api import VerifySettings
+
+    args = _parser().parse_args(list(argv))
+    for name in ("select", "ignore", "extend_select"):
+        value = getattr(args, name)
+        setattr(args, name, [c.strip() for c in value.split(",") if c.strip()] if value else
+                (None if name == "select" else []))
+    paths = args.paths or ["."]
+    if args.rewritten and len(paths) != len(args.rewritten):
+        raise UsageError(f"--rewritten was given {len(args.rewritten)} time(s) for {len(paths)} PATH(s): "
+                         f"give one rewritten file per original file")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    config = load_effective_config(args, Path(paths[0]) if Path(paths[0]).exists() else Path.cwd())
+    try:
+        VerifySettings.from_config(config)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    jobs = [job for original, rewritten in zip(paths, args.rewritten) for job in _pair_job(original, rewritten)] \
+        if args.rewritten else _fix_jobs(paths, config, args.unsafe_fixes)
+    reports = run_jobs(jobs, config, args.timeout, args.jobs)
+    if reports and all(r.missing_jax for r in reports):
+        print(f"vjplint: error: {reports[0].reason}", file=sys.stderr)
+        return 2
+    if args.output_format == "json":
+        print(json.dumps([r.to_json() for r in reports], indent=2))
+    else:
+        sys.stdout.write(format_reports(reports, quiet=args.quiet) or "Nothing to verify: no fix rewrites a "
+                         "custom_vjp's nondiff arguments here.\n")
+    return 0 if all(r.verified for r in reports) else 1
+
+
+def _read(path: Path) -> str:
+    from vjplint.cli import UsageError
+    from vjplint.source import SourceError, decode
+
+    try:
+        return decode(path.read_bytes()).text
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except SourceError as exc:
+        raise UsageError(f"{path}: {exc.message}") from None
+
+
+def _pair_job(original: str, rewritten: str) -> List[Job]:
+    from vjplint.cli import UsageError
+    from vjplint.runner import display_path
+
+    path = Path(original)
+    if not path.is_file():
+        raise UsageError(f"{original}: not a file (with --rewritten, PATH is the original file)")
+    return [(display_path(path), path, _read(path), _read(Path(rewritten)))]
+
+
+def _fix_jobs(paths: Sequence[str], config, unsafe: bool) -> List[Job]:
+    from vjplint.cli import UsageError, report_problems
+    from vjplint.discover import discover
+    from vjplint.engine import may_contain_findings, prefilter_names
+    from vjplint.runner import display_path
+
+    try:
+        from vjplint.fixes.apply import fix_source
+    except ImportError:
+        raise UsageError("the residual-plus-None codemod is not available in this installation; "
+                         "use `vjplint verify ORIGINAL --rewritten REWRITTEN`") from None
+    problems: list = []
+    jobs: List[Job] = []
+    names = prefilter_names(config)
+    for path in discover(paths, config, problems):
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            print(f"vjplint: warning: {display_path(path)}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+            continue
+        if not may_contain_findings(data, names):
+            continue
+        display = display_path(path)
+        try:
+            text = _read(path)
+            new_text, fixed, _ = fix_source(display, text, config, unsafe)
+        except Exception as exc:  # the codemod's own failure is reported, the run goes on
+            print(f"vjplint: error: {display}: the fix failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
+        if fixed and new_text != text:
+            jobs.append((display, path, text, new_text))
+    report_problems(problems, [])
+    return jobs
+
+
+def run_jobs(jobs: Sequence[Job], config, timeout: Optional[float], workers: Optional[int]) -> List[FunctionReport]:
+    """One harness process per file, a few files at once; reports in file order."""
+
+    def one(job: Job) -> List[FunctionReport]:
+        display, path, text, new_text = job
+        functions = functions_changed(text, new_text, config)
+        if not functions:
+            return []
+        return verify_rewrites(str(path), text, new_text, functions, config, timeout, display=display)
+
+    count = max(1, min(workers or 2, len(jobs) or 1))
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return [r for batch in pool.map(one, jobs) for r in batch]
+
+
+# -- text output ------------------------------------------------------------------------------------------
+def format_reports(reports: Sequence[FunctionReport], quiet: bool = False) -> str:
+    """The human report: one headline per function, then its inputs, checks and the hazard."""
+    lines: List[str] = []
+    for r in reports:
+        moved = ", ".join(f"`{m}`" for m in r.moved)
+        head = f"{r.filename}:{r.line}: {r.function}: {r.status}"
+        if r.device:
+            head += f" on {r.device} (JAX {r.jax_version})"
+        if r.status != "verified" and r.reason:
+            head += f": {r.reason}"
+        lines.append(head)
+        if quiet:
+            continue
+        if moved:
+            lines.append(f"    moved      {moved} out of nondiff_argnums")
+        if r.inputs:
+            lines.append("    inputs     " + ", ".join(f"{i['name']}={i['value']} ({i['source']})" for i in r.inputs))
+        if r.checks:
+            lines.append("    checks     " + ", ".join(_check_text(c) for c in r.checks))
+        if r.hazard:
+            lines.append(f"    hazard     {_hazard_text(r.hazard)}")
+    if reports:
+        counts = {s: sum(r.status == s for r in reports) for s in ("verified", "failed", "unverified")}
+        where = next((f" on {r.device}{' (' + r.device_kind + ')' if r.device_kind not in ('', r.device) else ''}"
+                      f", JAX {r.jax_version}" for r in reports if r.device), "")
+        noun = "function" if len(reports) == 1 else "functions"
+        lines.append(f"Verified {len(reports)} rewritten {noun}{where}: {counts['verified']} verified, "
+                     f"{counts['failed']} failed, {counts['unverified']} unverified.")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _check_text(check: dict) -> str:
+    status = check["status"]
+    if status == "passed":
+        return f"{check['name']} ok"
+    if status == "skipped":
+        return f"{check['name']} skipped ({check['detail']})"
+    return f"{check['name']} {'FAILED' if status == 'failed' else 'unverifiable'}"
+
+
+def _hazard_text(hazard: dict) -> str:
+    status = {"confirmed": "confirmed", "not-reproduced": "not reproduced",
+              "other-error": "not the nondiff tracer error"}.get(hazard.get("status", ""), hazard.get("status", ""))
+    return f"{status}: {hazard.get('detail', '')}"
+

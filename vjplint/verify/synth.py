@@ -1,0 +1,342 @@
+"""Input synthesis, the static half: read the original source (never import it) and describe,
+for each parameter of a rewritten custom_vjp, how the harness should make a value for it.
+
+A description is a JSON-able dict. The harness turns it into values and probes unknown
+shapes with `jax.eval_shape`; whatever cannot be described makes the function unverified,
+with the reason, never passed.
+
+Sources, best first: the user's `examples` (a whole argument list), a jaxtyping or array
+annotation with a known shape, a value at one of the module's own call sites (a literal, or an
+expression over module-level names only), the parameter's default, the other annotations
+(`float`, `int`, `Callable[[...], ...]`, an array of unknown shape), then the parameter's
+role (a differentiable or moved argument of a custom_vjp is an array: its shape is probed).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from vjplint.model import CustomDerivative, FileModel
+
+# jaxtyping dtype markers -> the dtype the harness creates.
+JAXTYPING_DTYPES: Dict[str, str] = {
+    "Float": "float32", "Float16": "float16", "Float32": "float32", "Float64": "float64",
+    "BFloat16": "bfloat16", "Inexact": "float32", "Real": "float32", "Num": "float32", "Shaped": "float32",
+    "Int": "int32", "Integer": "int32", "Int8": "int8", "Int16": "int16", "Int32": "int32", "Int64": "int64",
+    "UInt": "uint32", "UInt8": "uint8", "UInt16": "uint16", "UInt32": "uint32", "UInt64": "uint64",
+    "Bool": "bool", "Complex": "complex64", "Complex64": "complex64", "Complex128": "complex128",
+    "Key": "key",
+}
+ARRAY_TAILS = frozenset({"Array", "ArrayLike", "ndarray", "ArrayTree", "Tensor", "NDArray"})
+KEY_TAILS = frozenset({"PRNGKeyArray", "KeyArray", "PRNGKey"})
+SCALAR_TAILS = {"float": "float", "int": "int", "bool": "bool", "complex": "float"}
+# Sizes given to named jaxtyping dimensions, in order of first appearance: distinct sizes
+# make a transposed or mismatched axis fail loudly instead of passing by coincidence.
+DIM_SIZES = (3, 4, 5, 2, 6, 7, 8)
+
+
+@dataclass
+class FunctionPlan:
+    """What the harness needs to verify one rewritten function."""
+
+    name: str  # the derivative's name, as the fix reports it
+    qualname: str  # attribute path from the module: `clip` or `Ops.clip`
+    line: int
+    moved: Tuple[int, ...]
+    params: List[Dict[str, Any]] = field(default_factory=list)
+    example: Optional[str] = None  # "module:callable" from [tool.vjplint.verify] examples
+    unverifiable: Optional[str] = None  # why nothing can be run, decided statically
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"name": self.name, "qualname": self.qualname, "line": self.line, "moved": list(self.moved),
+                "params": self.params, "example": self.example, "unverifiable": self.unverifiable}
+
+
+def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
+                  example: Optional[str] = None) -> FunctionPlan:
+    qualname = f"{d.class_node.name}.{d.name}" if d.class_node is not None else d.name
+    plan = FunctionPlan(d.name, qualname, getattr(d.anchor, "lineno", 1), tuple(sorted(moved)), example=example)
+    sig = d.signature
+    if d.primal is None or sig is None:
+        plan.unverifiable = "the primal function is not defined in this file"
+    elif d.enclosing is not None:
+        plan.unverifiable = (f"`{d.name}` is defined inside `{getattr(d.enclosing, 'name', '<lambda>')}`: "
+                             f"the harness can only reach module-level functions and class attributes")
+    elif sig.vararg is not None:
+        plan.unverifiable = f"`{d.name}` takes `*{sig.vararg}`: the number of arguments is not known"
+    elif sig.kwonly and any(k not in sig.defaults for k in sig.kwonly):
+        plan.unverifiable = f"`{d.name}` has required keyword-only parameters"
+    if plan.unverifiable is not None:
+        return plan
+    assert sig is not None
+    nondiff_after = set(d.nondiff) - set(moved)
+    dims: Dict[str, int] = {}
+    sites = _call_site_values(model, d, sig.positional)
+    bodies = [fn for fn in (d.primal, _rule_node(d, "fwd")) if fn is not None]
+    for position, name in enumerate(sig.positional):
+        role = "moved" if position in moved else "static" if position in nondiff_after else "diff"
+        spec = _describe(model, name, sig.annotations.get(name), name in sig.defaults, sites.get(position), role,
+                         dims, bodies)
+        spec.update(name=name, position=position, role=role)
+        plan.params.append(spec)
+    return plan
+
+
+def _rule_node(d: CustomDerivative, role: str) -> Any:
+    rule = d.rule(role)
+    return rule.node if rule is not None and rule.bound_positional == 0 else None
+
+
+# -- one parameter --------------------------------------------------------------------------------
+def _describe(model: FileModel, name: str, annotation: Optional[ast.expr], has_default: bool,
+              site: Optional[Dict[str, Any]], role: str, dims: Dict[str, int], bodies: List[Any]) -> Dict[str, Any]:
+    from_annotation = _from_annotation(model, annotation, dims) if annotation is not None else None
+    if from_annotation is not None and from_annotation["kind"] in ("array", "key", "instance") and \
+            from_annotation.get("shape", ()) is not None:
+        return from_annotation
+    if site is not None:
+        return site
+    if has_default:
+        return {"kind": "default", "source": "default"}
+    key_use = _prng_key_use(model, bodies[0], name)
+    if key_use is not None:
+        return {"kind": "key", "shape": [], "source": f"used as a PRNG key: `{key_use}`"}
+    instance = _instance_by_attributes(model, bodies, name, dims)
+    if instance is not None:
+        return instance
+    if from_annotation is not None and from_annotation["kind"] != "unknown":
+        return from_annotation
+    if role in ("moved", "diff"):
+        why = "a moved argument (an array, as the fix assumed)" if role == "moved" else "a differentiable argument"
+        return {"kind": "array", "dtype": "float32", "shape": None, "source": f"assumed: {why}"}
+    reason = from_annotation["reason"] if from_annotation is not None else \
+        "no annotation, default or call site gives a value"
+    return {"kind": "unknown", "reason": f"`{name}`: {reason}"}
+
+
+def _from_annotation(model: FileModel, annotation: ast.expr, dims: Dict[str, int],
+                     depth: int = 0) -> Optional[Dict[str, Any]]:
+    if depth > 4:
+        return None
+    quoted = ast.unparse(annotation)
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    source = f"annotation `{quoted}`"
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [s for s in (annotation.left, annotation.right) if not _is_none(s)]
+        return _from_annotation(model, sides[0], dims, depth + 1) if len(sides) == 1 else None
+    base = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    q = model.index.qualname(base) or ""
+    tail = q.rsplit(".", 1)[-1] if q else (base.attr if isinstance(base, ast.Attribute) else "")
+    if isinstance(annotation, ast.Subscript):
+        parts = list(annotation.slice.elts) if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+        if tail in ("Optional", "Union"):
+            kept = [p for p in parts if not _is_none(p)]
+            return _from_annotation(model, kept[0], dims, depth + 1) if len(kept) == 1 else None
+        if tail == "Annotated":
+            return _from_annotation(model, parts[0], dims, depth + 1)
+        if tail in JAXTYPING_DTYPES and q.startswith("jaxtyping.") and len(parts) == 2:
+            return _jaxtyping(tail, parts[1], dims, source)
+        if tail == "Callable":
+            arity = len(parts[0].elts) if parts and isinstance(parts[0], ast.List) else None
+            return {"kind": "callable", "arity": arity, "source": source}
+    if tail == "Callable":
+        return {"kind": "callable", "arity": None, "source": source}
+    if isinstance(base, ast.Name) and base is annotation:
+        cls = _module_class(model, base.id)
+        if cls is not None:
+            return _instance(model, cls, dims, source)
+    if tail in KEY_TAILS:
+        return {"kind": "key", "shape": [], "source": source}
+    if tail in ARRAY_TAILS and (q.startswith(("jax", "numpy", "chex", "jaxtyping")) or not q):
+        return {"kind": "array", "dtype": "float32", "shape": None, "source": source}
+    if q.startswith("builtins.") and tail in SCALAR_TAILS:
+        return {"kind": SCALAR_TAILS[tail], "source": source}
+    return {"kind": "unknown", "reason": f"cannot make a value of type `{quoted}`"}
+
+
+def _jaxtyping(tail: str, spec: ast.expr, dims: Dict[str, int], source: str) -> Dict[str, Any]:
+    dtype = JAXTYPING_DTYPES[tail]
+    text = spec.value if isinstance(spec, ast.Constant) and isinstance(spec.value, str) else None
+    shape = _jaxtyping_shape(text, dims) if text is not None else None
+    if dtype == "key":
+        return {"kind": "key", "shape": shape, "source": source}
+    return {"kind": "array", "dtype": dtype, "shape": shape, "source": source}
+
+
+def _jaxtyping_shape(text: str, dims: Dict[str, int]) -> Optional[List[int]]:
+    """`"batch n 3"` -> sizes; variadic dims (`...`, `*b`) are empty; None if not understood."""
+    shape: List[int] = []
+    for token in text.split():
+        token = token.lstrip("#")
+        if token in ("...", "*") or token.startswith("*"):
+            continue
+        if token.startswith("_"):
+            token = token[1:] or "_anonymous"
+        if "=" in token:
+            token = token.split("=", 1)[1]
+        if token.isdigit():
+            shape.append(int(token))
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", token):
+            if token not in dims:
+                dims[token] = DIM_SIZES[len(dims) % len(DIM_SIZES)]
+            shape.append(dims[token])
+        else:  # arithmetic such as `n+1`: evaluate over the sizes chosen so far
+            try:
+                value = eval(compile(ast.parse(token, mode="eval"), "<dim>", "eval"), {"__builtins__": {}}, dict(dims))
+            except Exception:
+                return None
+            if not isinstance(value, int) or value < 0:
+                return None
+            shape.append(value)
+    return shape
+
+
+def _prng_key_use(model: FileModel, fn: Any, name: str) -> Optional[str]:
+    """The first `jax.random.*(name, ...)` call in the primal's body, quoted; None if none."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name) and \
+                node.args[0].id == name and (model.index.qualname(node.func) or "").startswith("jax.random."):
+            text = ast.unparse(node)
+            return text if len(text) <= 60 else text[:57] + "..."
+    return None
+
+
+# -- pytree objects (a layer or module holding arrays) ---------------------------------------------
+ARRAY_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "T", "mT", "real", "imag", "at", "astype", "reshape",
+                              "sum", "mean", "max", "min", "transpose", "squeeze", "ravel", "flatten", "item"})
+
+
+def _module_class(model: FileModel, name: str) -> Optional[ast.ClassDef]:
+    bindings = model.index.module_scope.bindings.get(name, [])
+    if len(bindings) == 1 and bindings[0].kind == "class":
+        return bindings[0].node  # type: ignore[return-value]
+    return None
+
+
+def _fields(cls: ast.ClassDef) -> Optional[List[Tuple[str, Optional[ast.expr]]]]:
+    """(name, annotation) of what the constructor takes: `__init__`'s parameters, else the
+    annotated class attributes (dataclass style); None when the constructor is unclear."""
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
+            args = node.args
+            if args.vararg or args.kwarg:
+                return None
+            params = [*args.posonlyargs, *args.args][1:]
+            return [(a.arg, a.annotation) for a in [*params, *args.kwonlyargs]]
+    fields = [(n.target.id, n.annotation) for n in cls.body
+              if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.value is None]
+    return fields or None
+
+
+def _instance(model: FileModel, cls: ast.ClassDef, dims: Dict[str, int], source: str) -> Dict[str, Any]:
+    fields = _fields(cls)
+    if fields is None:
+        return {"kind": "unknown", "reason": f"cannot tell what `{cls.name}(...)` takes"}
+    specs = []
+    for name, annotation in fields:
+        spec = _from_annotation(model, annotation, dims) if annotation is not None else None
+        if spec is None or spec["kind"] not in ("array", "float", "int", "bool", "key"):
+            spec = {"kind": "array", "dtype": "float32", "shape": None}
+        spec["name"] = name
+        specs.append(spec)
+    return {"kind": "instance", "class": cls.name, "fields": specs, "source": source}
+
+
+def _instance_by_attributes(model: FileModel, bodies: List[Any], name: str,
+                            dims: Dict[str, int]) -> Optional[Dict[str, Any]]:
+    """An object read through attributes (`layer.kernel`): the one module-level class whose
+    constructor takes exactly those fields, if it is unambiguous."""
+    used = set()
+    for fn in bodies:
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
+                used.add(node.attr)
+    used -= ARRAY_ATTRIBUTES
+    if not used:
+        return None
+    matches = []
+    for binding_list in model.index.module_scope.bindings.values():
+        for binding in binding_list:
+            if binding.kind == "class":
+                fields = _fields(binding.node)  # type: ignore[arg-type]
+                methods = {n.name for n in binding.node.body if isinstance(n, ast.FunctionDef)}  # type: ignore
+                if fields is not None and used <= {f for f, _ in fields} | methods:
+                    matches.append(binding.node)
+    if len(matches) != 1:
+        return None
+    attrs = ", ".join(f"`{name}.{a}`" for a in sorted(used))
+    return _instance(model, matches[0], dims, f"the class whose fields match {attrs}")
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+# -- call sites -----------------------------------------------------------------------------------
+def _call_site_values(model: FileModel, d: CustomDerivative, params: List[str]) -> Dict[int, Dict[str, Any]]:
+    """Values for positions from the module's own calls, the call giving the most first."""
+    from vjplint.infer import argument_at
+
+    per_site: List[Dict[int, Dict[str, Any]]] = []
+    for site in d.call_sites:
+        found: Dict[int, Dict[str, Any]] = {}
+        for position, name in enumerate(params):
+            arg = argument_at(site.call, position, name)
+            if arg is not None:
+                value = _site_value(model, arg)
+                if value is not None:
+                    found[position] = value
+        if found:
+            per_site.append(found)
+    merged: Dict[int, Dict[str, Any]] = {}
+    for found in sorted(per_site, key=len, reverse=True):
+        for position, value in found.items():
+            merged.setdefault(position, value)
+    return merged
+
+
+def _site_value(model: FileModel, arg: ast.expr) -> Optional[Dict[str, Any]]:
+    source = f"call site, line {arg.lineno}"
+    try:
+        value = ast.literal_eval(arg)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    else:
+        if isinstance(value, (int, float, bool, str, tuple)) or value is None:
+            return {"kind": "literal", "value": value, "source": source}
+    if _module_level_expression(model, arg):
+        return {"kind": "expr", "expr": ast.unparse(arg), "source": source}
+    return None
+
+
+SAFE_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.Tuple, ast.List, ast.UnaryOp, ast.BinOp, ast.Call,
+              ast.Lambda, ast.arguments, ast.arg, ast.keyword, ast.Load, ast.Subscript, ast.Slice,
+              ast.operator, ast.unaryop, ast.IfExp, ast.Compare, ast.cmpop)
+
+
+def _module_level_expression(model: FileModel, expr: ast.expr) -> bool:
+    """True when `expr` reads only module-level names (or its own lambda parameters), so the
+    harness can evaluate it in the module's namespace."""
+    module_names = set(model.index.module_scope.bindings)
+    local: set = set()
+    for node in ast.walk(expr):
+        if not isinstance(node, SAFE_NODES):
+            return False
+        if isinstance(node, ast.Lambda):
+            args = node.args
+            local.update(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+            local.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and node.id not in local and node.id not in module_names:
+            if model.index.qualname(node, model.index.module_scope) != f"builtins.{node.id}":
+                return False
+            if node.id not in ("abs", "min", "max", "sum", "float", "int", "tuple", "range", "len", "pow"):
+                return False
+    return True
