@@ -457,9 +457,9 @@ def _verified(path: Path, display: str, old: str, result: FixResult, config: Con
     reports = verify_rewrites(str(path), old, result.text, functions, config)
     failed = sorted({r.function.rsplit(".", 1)[-1] for r in reports if r.status == "failed"})
     for r in reports:
-        if r.status != "verified":
-            print(f"vjplint: verify: {display}:{r.line}: {r.function}: {r.status}"
-                  f"{': ' + r.reason if r.reason else ''}", file=sys.stderr)
+        where = f" on {r.device}" if r.device and r.status == "verified" else ""
+        print(f"vjplint: verify: {display}:{r.line}: {r.function}: {r.status}{where}"
+              f"{': ' + r.reason if r.reason else ''}", file=sys.stderr)
     if not failed:
         return result
     errors.append(f"{display}: verification failed for {', '.join(failed)}; left unchanged")

@@ -370,9 +370,8 @@ def _own_nodes(fn: FunctionNode) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (*FUNCTION_TYPES, ast.ClassDef)):
-                stack.append(child)
+        if not isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _own_returns(fn: FunctionNode) -> List[Optional[ast.expr]]:

@@ -355,7 +355,7 @@ def _remove_items(items: Items, drop: Set[int], single_tuple: bool) -> Items:
     if not kept:
         return kept
     if len(items) - 1 in drop:
-        kept[-1] = kept[-1].with_changes(comma=items[-1].comma)
+        kept[-1] = kept[-1].with_changes(comma=_inherit(kept[-1].comma, items[-1].comma))
     if single_tuple and len(kept) == 1 and not isinstance(kept[0].comma, cst.Comma):
         kept[0] = kept[0].with_changes(comma=cst.Comma())
     return kept
@@ -402,6 +402,19 @@ def _insert_items(node: Union[cst.Tuple, cst.List], inserts: List[Tuple[int, cst
             comma = (trailing if keep_trailing else cst.MaybeSentinel.DEFAULT) if last else template
             out.append(cst.Element(what, comma=comma))  # type: ignore[arg-type]
     return out
+
+
+def _inherit(own: object, last: object) -> object:
+    """The comma a new last item gets: the old last one's layout (it leads to the closing
+    bracket) with the item's own end-of-line comment, never the removed item's."""
+    if not isinstance(last, cst.Comma):
+        return last
+    ws = last.whitespace_after
+    if isinstance(ws, cst.ParenthesizedWhitespace):
+        mine = own.whitespace_after if isinstance(own, cst.Comma) else None
+        first = mine.first_line if isinstance(mine, cst.ParenthesizedWhitespace) else cst.TrailingWhitespace()
+        ws = ws.with_changes(first_line=first, empty_lines=[])
+    return last.with_changes(whitespace_after=ws)
 
 
 def _plain(comma: cst.Comma) -> cst.Comma:

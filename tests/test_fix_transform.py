@@ -1,0 +1,457 @@
+"""The residual-plus-None transform on small sources: every syntactic form, exact output,
+fix safety and the reasons for refusing. (Whole realistic pairs live in fixtures/fix.)"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from typing import List, Optional, Tuple
+
+import pytest
+
+from vjplint.config import Config
+from vjplint.diagnostics import Applicability
+from vjplint.fixes.apply import fix_text
+
+HEADER = "from functools import partial\nimport jax\nimport jax.numpy as jnp\n"
+
+
+def fixed(source: str, unsafe: bool = True, **config) -> str:
+    result = fix_text("t.py", textwrap.dedent(source), Config(**config), unsafe)
+    assert result.errors == []
+    ast.parse(result.text)
+    again = fix_text("t.py", result.text, Config(**config), unsafe)
+    assert again.text == result.text, "a second --fix must change nothing"
+    return result.text
+
+
+def offers(source: str, **config) -> List[Tuple[str, Optional[Applicability], str]]:
+    """(code, applicability, no-fix reason) for each VJP101/VJP102 diagnostic."""
+    from vjplint.engine import lint_source
+
+    out = []
+    for d in lint_source("t.py", textwrap.dedent(source), Config(**config)).diagnostics:
+        if d.code in ("VJP101", "VJP102"):
+            reason = d.message.split("(no automatic fix: ", 1)[1][:-1] if "(no automatic fix: " in d.message else ""
+            out.append((d.code, d.fix_applicability, reason))
+    return out
+
+
+def test_one_line_rules_and_positional_only_bwd():
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0, 1))
+        def f(lo: jax.Array, hi: jax.Array, x):
+            return x
+
+        def f_fwd(lo, hi, x): return x, None
+        def f_bwd(lo, hi, _, g, /): return (jnp.clip(g, lo, hi),)
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    assert fixed(source) == "import jax\nimport jax.numpy as jnp\n" + textwrap.dedent("""
+        @jax.custom_vjp
+        def f(lo: jax.Array, hi: jax.Array, x):
+            return x
+
+        def f_fwd(lo, hi, x): return x, (lo, hi)
+        def f_bwd(res, g, /):
+            lo, hi = res
+            return (None, None, jnp.clip(g, lo, hi))
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    assert offers(source) == [("VJP101", Applicability.SAFE, "")] * 2
+
+
+def test_argnums_constant_range_and_argnames_string_and_import_alias():
+    source = textwrap.dedent("""
+        from functools import partial as p
+        import jax
+
+        ND = (0,)
+
+        @p(jax.custom_vjp, nondiff_argnums=ND)
+        def f(w: jax.Array, x):
+            return w * x
+
+        def f_fwd(w, x):
+            return f(w, x), None
+
+        def f_bwd(w, _, g):
+            return (w * g,)
+
+        f.defvjp(f_fwd, f_bwd)
+
+        @p(jax.custom_vjp, nondiff_argnums=range(0, 1), nondiff_argnames="hi")
+        def h(lo: jax.Array, hi: jax.Array, x):
+            return x
+
+        def h_fwd(lo, hi, x):
+            return x, None
+
+        def h_bwd(lo, hi, _, g):
+            return (g * lo * hi,)
+
+        h.defvjp(h_fwd, h_bwd)
+        """)
+    out = fixed(source)
+    assert "from functools import" not in out  # every use of `p` is gone, so is its import
+    assert "@jax.custom_vjp\ndef f(" in out and "@jax.custom_vjp\ndef h(" in out
+    assert "ND = (0,)" in out  # the user's constant stays
+    assert "def h_bwd(res, g):\n    lo, hi = res\n    return (None, None, g * lo * hi)" in out
+
+
+def test_partially_moved_argnums_keep_the_rest_and_the_import():
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0, 2, 3))
+        def f(fn, w: jax.Array, axis, b: jax.Array, x):
+            return fn(x) * w
+
+        def f_fwd(fn, w, axis, b, x):
+            return f(fn, w, axis, b, x), x
+
+        def f_bwd(fn, axis, b, x, g):
+            return (g * x.sum(axis), g * b)
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    out = fixed(source)
+    assert out.startswith(HEADER)
+    assert "@partial(jax.custom_vjp, nondiff_argnums=(0, 2))" in out
+    assert "def f_fwd(fn, w, axis, b, x):\n    return f(fn, w, axis, b, x), (x, b)" in out
+    assert "def f_bwd(fn, axis, res, g):\n    x, b = res\n    return (g * x.sum(axis), None, g * b)" in out
+
+
+@pytest.mark.parametrize("before, after", [
+    ("(0, 2)", "(0,)"), ("[0, 2]", "[0]"), ("(2, 0)", "(0,)"), ("(0, 1, 2)", "(0, 1)"),
+    ("(\n    0,\n    2,\n)", "(\n    0,\n)"),
+])
+def test_argnums_literal_keeps_its_shape(before, after):
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=ARGNUMS)
+        def f(n, k, w: jax.Array, x):
+            return x * w * n * k
+
+        def f_fwd(n, k, w, x):
+            return f(n, k, w, x), None
+
+        def f_bwd(NONDIFF, _, g):
+            return RETURN
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    with_k = "1" in before
+    source = (source.replace("ARGNUMS", before).replace("NONDIFF", "n, k, w" if with_k else "n, w")
+              .replace("RETURN", "(g * w * n,)" if with_k else "(None, g * w * n)"))
+    assert f"nondiff_argnums={after})" in fixed(source)
+
+
+def test_argnames_tuple_and_argnums_together():
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0,), nondiff_argnames=("w", "n"))
+        def f(fn, w: jax.Array, n, x):
+            return fn(x) * w
+
+        def f_fwd(fn, w, n, x):
+            return f(fn, w, n, x), None
+
+        def f_bwd(fn, w, n, _, g):
+            return (g * w,)
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    out = fixed(source)
+    assert '@partial(jax.custom_vjp, nondiff_argnums=(0,), nondiff_argnames=("n",))' in out
+    assert "def f_bwd(fn, n, w, g):\n    return (None, g * w)" in out
+
+
+def test_nested_function_returns_and_global_names_are_respected():
+    source = HEADER + textwrap.dedent("""
+        res = 3.0
+
+        @partial(jax.custom_vjp, nondiff_argnums=(0, 1))
+        def f(lo: jax.Array, hi: jax.Array, x):
+            return x
+
+        def f_fwd(lo, hi, x):
+            return [x, x * res]
+
+        def f_bwd(lo, hi, residuals, g):
+            def inner(a):
+                return a * res
+            return [inner(g) * residuals * lo * hi]
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    out = fixed(source)
+    assert "return [x, (x * res, lo, hi)]" in out
+    assert ("def f_bwd(res_, g):\n    residuals, lo, hi = res_\n    def inner(a):\n        return a * res\n"
+            "    return [None, None, inner(g) * residuals * lo * hi]") in out
+
+
+def test_bound_returns_in_lambdas_use_walrus_and_indexing():
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def k(w: jax.Array, x):
+            return w * x
+
+        k.defvjp(lambda w, x: helper(w, x), lambda w, r, g: grads_of(w, r, g))
+        """)
+    assert offers(source) == [("VJP101", Applicability.UNSAFE, "")]
+    assert fixed(source, unsafe=False) == textwrap.dedent(source)
+    out = fixed(source)
+    assert ("k.defvjp(lambda w, x: ((fwd_out := helper(w, x))[0], (fwd_out[1], w)), "
+            "lambda res, g: (None, (cts := grads_of(res[1], res[0], g))[0]))") in out
+
+
+def test_bound_return_in_a_one_line_suite_and_a_returned_name():
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def k(w: jax.Array, x, y):
+            return w * x * y
+
+        def k_fwd(w, x, y):
+            if x.ndim: return impl(w, x, y)
+            pair = (w * x * y, (x, y))
+            return pair
+
+        def k_bwd(w, res, g):
+            x, y = res
+            cts = (g * w * y, g * w * x)
+            return cts
+
+        k.defvjp(k_fwd, k_bwd)
+        """)
+    out = fixed(source)
+    assert "    if x.ndim: fwd_out = impl(w, x, y); return fwd_out[0], (fwd_out[1], w)\n" in out
+    assert "    return pair[0], (pair[1], w)\n" in out
+    assert "def k_bwd(residuals, g):\n    res, w = residuals\n" in out
+    assert "    return (None, cts[0], cts[1])\n" in out
+
+
+def test_starred_return_is_edited_in_place_when_the_slot_comes_first():
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def f(w: jax.Array, a, b):
+            return w * a + b
+
+        def f_fwd(w, a, b):
+            return f(w, a, b), None
+
+        def f_bwd(w, _, g):
+            rest = (g,)
+            return (g * w, *rest)
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    assert offers(source) == [("VJP101", Applicability.SAFE, "")]
+    assert "    return (None, g * w, *rest)\n" in fixed(source)
+
+
+def test_multiline_returns_keep_comments_and_trailing_commas():
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(1,))
+        def f(a, w: jax.Array, b):
+            return w * a + b
+
+        def f_fwd(a, w, b):
+            return f(a, w, b), None
+
+        def f_bwd(w, _, g):
+            \"\"\"Cotangents.\"\"\"
+            # a first
+            return (
+                g * w,  # d/da
+                g,  # d/db
+            )
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    out = fixed(source)
+    assert ("def f_bwd(w, g):\n    \"\"\"Cotangents.\"\"\"\n    # a first\n    return (\n        g * w,  # d/da\n"
+            "        None,\n        g,  # d/db\n    )\n") in out
+
+
+def test_removed_keyword_comment_moves_above_the_assignment():
+    source = HEADER + textwrap.dedent("""
+        def _f(w, x):
+            return w * x
+
+        f = jax.custom_vjp(
+            _f,
+            nondiff_argnums=(0,),  # frozen weights
+        )
+
+        def f_fwd(w: jax.Array, x):
+            return _f(w, x), None
+
+        def f_bwd(w, _, g):
+            return (jnp.multiply(g, w),)
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    out = fixed(source)
+    assert "# frozen weights\nf = jax.custom_vjp(\n    _f,\n)\n" in out
+    assert out.startswith(HEADER)  # `partial` was never used here; not ours to remove
+
+
+def test_alias_wrapper_is_unsafe_and_keeps_its_call():
+    source = textwrap.dedent("""
+        import mylib
+
+        @mylib.custom_vjp(nondiff=(0,))
+        def f(w: jax.Array, x):
+            return w * x
+
+        def f_fwd(w, x):
+            return f(w, x), None
+
+        def f_bwd(w, _, g):
+            return (
+                g * w,
+            )
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    aliases = (("mylib.custom_vjp", "nondiff"),)
+    assert offers(source, custom_vjp_aliases=aliases) == [("VJP101", Applicability.UNSAFE, "")]
+    out = fixed(source, custom_vjp_aliases=aliases)
+    assert "@mylib.custom_vjp()\ndef f(" in out
+    assert "def f_bwd(w, g):\n    return (\n        None,\n        g * w,\n    )\n" in out
+
+
+def test_functools_module_import_is_removed_only_when_unused():
+    body = textwrap.dedent("""
+        @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def f(w: jax.Array, x):
+            return w * x
+
+        def f_fwd(w, x):
+            return f(w, x), None
+
+        def f_bwd(w, _, g):
+            return (g * w,)
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    assert fixed("import functools\nimport jax\n" + body).startswith("import jax\n\n@jax.custom_vjp\n")
+    kept = fixed("import functools\nimport jax\n" + body + "CACHE = functools.lru_cache\n")
+    assert kept.startswith("import functools\nimport jax\n\n@jax.custom_vjp\n")
+
+
+def test_two_derivatives_are_fixed_in_one_pass():
+    one = textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def NAME(w: jax.Array, x):
+            return w * x
+
+        def NAME_fwd(w, x):
+            return NAME(w, x), None
+
+        def NAME_bwd(w, _, g):
+            return (g * w,)
+
+        NAME.defvjp(NAME_fwd, NAME_bwd)
+        """)
+    source = HEADER + one.replace("NAME", "f") + one.replace("NAME", "h")
+    result = fix_text("t.py", source, Config(), False)
+    assert result.fixed_count == 2 and "partial" not in result.text
+    assert result.text.count("@jax.custom_vjp\n") == 2
+
+
+def test_crlf_line_endings_are_kept():
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def f(w: jax.Array, x):
+            return w * x
+
+        def f_fwd(w, x):
+            return f(w, x), None
+
+        def f_bwd(w, res, g):
+            return (g * w,)
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    out = fixed(source.replace("\n", "\r\n"))
+    assert "\n" not in out.replace("\r\n", "") and out.count("\r\n") == out.count("\n")
+    assert "def f_bwd(w, g):\r\n    return (None, g * w)\r\n" in out
+
+
+def test_rules_used_outside_defvjp_make_the_fix_unsafe():
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def f(w: jax.Array, x):
+            return w * x
+
+        def f_fwd(w, x):
+            return f(w, x), None
+
+        def f_bwd(w, _, g):
+            return (g * w,)
+
+        f.defvjp(f_fwd, f_bwd)
+
+        def test_bwd():
+            assert f_bwd(1.0, None, 2.0) == (2.0,)
+        """)
+    assert offers(source) == [("VJP101", Applicability.UNSAFE, "")]
+
+
+RULES = """
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def f(w: jax.Array, x, y=1.0):
+    return w * x * y
+
+def f_fwd(w, x, y=1.0):
+    return f(w, x, y), None
+
+def f_bwd(w, _, g):
+    return (g * w, None)
+
+f.defvjp(f_fwd, f_bwd)
+"""
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("def f_fwd(w, x, y=1.0):", "def f_fwd(*args):", "fwd takes *args, so the moved arguments have no names there"),
+    ("def f_bwd(w, _, g):", "def f_bwd(*args):", "bwd takes *args"),
+    ("    return (g * w, None)", "    return g * w", "a bwd `return` is a bare value, not a tuple (see VJP307)"),
+    ("    return (g * w, None)", "    return (g * w,)",
+     "a bwd `return` has 1 entries where 2 are expected (see VJP306)"),
+    ("    return (g * w, None)", "    return None", "a bwd `return` returns None, not a tuple (see VJP307)"),
+    ("    return (g * w, None)", "    yield (g * w, None)", "bwd is a generator"),
+    ("f.defvjp(f_fwd, f_bwd)", "f.defvjp(f_fwd, partial(f_bwd, w=2.0))", "bwd is a functools.partial"),
+    ("f.defvjp(f_fwd, f_bwd)", "f.defvjp(f_fwd, f_bwd)\nf.defvjp(f_fwd, f_bwd)",
+     "there is not exactly one `defvjp(fwd, bwd)` registration in this file"),
+    ("f.defvjp(f_fwd, f_bwd)", "f.defvjp(f_fwd, f_bwd, symbolic_zeros=FLAG)",
+     "symbolic_zeros=True wraps differentiable fwd arguments in CustomVJPPrimal records"),
+    ("    return f(w, x, y), None", "    return f(w, x, y), None, None",
+     "a fwd `return` has 3 entries, not a pair (see VJP304)"),
+    ("    return f(w, x, y), None", "    w = w + 0\n    return f(w, x, y), None",
+     "fwd reassigns `w`, so its original value is not at hand to save"),
+    ("f.defvjp(f_fwd, f_bwd)", "f.defvjp(f_fwd, other.bwd)", "bwd `bwd` is not defined in this file"),
+    ("f.defvjp(f_fwd, f_bwd)", "from rules import bwd\nf.defvjp(f_fwd, bwd)",
+     "bwd `bwd` is imported from `rules.bwd`, another file"),
+])
+def test_refusals_say_why(old, new, reason):
+    source = HEADER + RULES.replace(old, new)
+    assert offers(source) == [("VJP101", None, reason)]
+    assert fixed(source) == source
+
+
+def test_primal_with_varargs_is_refused():
+    source = HEADER + RULES.replace("def f(w: jax.Array, x, y=1.0):", "def f(w: jax.Array, x, *ys):")
+    assert offers(source) == [("VJP101", None, "`f` takes *ys, so output positions depend on each call")]
+
+
+def test_shared_rules_are_refused_for_both():
+    source = HEADER + RULES + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def h(w: jax.Array, x, y=1.0):
+            return w * x * y
+
+        h.defvjp(f_fwd, f_bwd)
+        """)
+    assert offers(source) == [("VJP101", None, "fwd/bwd are shared with `h`, which would break"),
+                              ("VJP101", None, "fwd/bwd are shared with `f`, which would break")]
