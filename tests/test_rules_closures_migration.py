@@ -165,6 +165,24 @@ def test_vjp401_only_statement_of_a_block_becomes_pass():
     ast.parse(fixed)
 
 
+def test_vjp401_a_block_of_only_flag_settings_keeps_one_pass():
+    source = textwrap.dedent('''\
+        import os
+        import jax
+
+        def setup():
+            jax.config.update("jax_use_direct_linearize", False)
+            os.environ["JAX_USE_DIRECT_LINEARIZE"] = "0"
+    ''')
+    first, second = check(source, "VJP401")
+    assert [e.content for e in first.fix.edits] == ["pass"]
+    assert [e.content for e in second.fix.edits] == [""]
+    for alone in (apply_fix(source, first), apply_fix(source, second)):
+        ast.parse(alone)
+    both = apply_fix(apply_fix(source, second), first)
+    assert both == "import os\nimport jax\n\ndef setup():\n    pass\n"
+
+
 def test_vjp401_no_fix_when_the_statement_shares_its_line():
     found = check('''
         import jax
@@ -425,6 +443,25 @@ cube = make(3)
 ])
 def test_vjp201_silent_look_alikes(source):
     assert check(source, "VJP201") == []
+
+
+def test_vjp201_equinox_filter_jit_keeps_non_array_parameters_static():
+    source = '''
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+@eqx.filter_jit
+def apply(n, w, x):
+    @jax.custom_jvp
+    def g(x):
+        return x ** n + jnp.dot(w, x)
+    g.defjvp(lambda p, t: (g(*p), n * t[0]))
+    return g(x)
+'''
+    found = check(source, "VJP201")
+    assert [(d.location.row, d.message.split(":")[0]) for d in found] == [
+        (10, "custom_jvp `g` is defined inside `apply` and closes over `w` (read in `g`)")]
 
 
 # -- VJP202 rule-side-effect ---------------------------------------------------------------------

@@ -253,7 +253,9 @@ def make_power(n: int):
         traced = self.model.traced.get(fn)
         if traced is not None and param not in traced.static_params and (param in sig.positional
                                                                           or param == sig.vararg):
-            evidence.append(Evidence("array", 3, f"is a parameter of {describe_traced(traced)}"))
+            # equinox's filter_* transforms trace only array leaves: other parameters stay static.
+            weight = 2 if traced.how.startswith("equinox.") else 3
+            evidence.append(Evidence("array", weight, f"is a parameter of {describe_traced(traced)}"))
         evidence.extend(_annotation_evidence(self.model, sig.annotations.get(param), param, self._quote))
         if param in sig.defaults:
             evidence.extend(_default_evidence(self.model, sig.defaults[param], self._quote))

@@ -64,22 +64,18 @@ jax.config.update("jax_enable_x64", True)
 ''']
 
     def visit_Call(self, node: ast.Call) -> None:
-        index = self.model.index
-        func_q = index.qualname(node.func) or ""
-        first = constant_value(index, node.args[0]) if node.args else None
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "update" and first == FLAG:
-            if (index.qualname(node.func.value) or "") in CONFIG_OBJECTS:
-                self._report_statement(node, f"`{self.quote(node)}` sets")
+        kind = self._setting_call(node)
+        if kind == "config":
+            self._report_statement(node, f"`{self.quote(node)}` sets")
             return
-        if func_q.startswith("jax.") and func_q.endswith(".use_direct_linearize"):
-            if isinstance(index.parent(node), ast.withitem):
+        if kind == "context":
+            if isinstance(self.model.index.parent(node), ast.withitem):
                 self.report(node, self._message(f"`with {self.quote(node)}:` sets",
                                                 "Remove the `with` and dedent its body"))
             else:
                 self._report_statement(node, f"`{self.quote(node)}` sets")
             return
-        if first == ENV and (func_q in ENV_SETTERS or (isinstance(node.func, ast.Attribute)
-                                                       and node.func.attr == "setenv")):
+        if kind == "env":
             self._report_statement(node, f"`{self.quote(node)}` sets `{ENV}`, the environment variable of")
             return
         for keyword in node.keywords:
@@ -107,6 +103,27 @@ jax.config.update("jax_enable_x64", True)
         self.report(node, self._message(f"the absl flag `{node.value}` sets"))
 
     # -- helpers ------------------------------------------------------------------------------
+    def _setting_call(self, node: ast.Call) -> Optional[str]:
+        """"config" (`config.update(FLAG, ...)`), "context" (`config.use_direct_linearize(...)`),
+        "env" (`os.environ.setdefault(ENV, ...)`, `os.putenv`, `monkeypatch.setenv`) or None."""
+        index = self.model.index
+        first = constant_value(index, node.args[0]) if node.args else None
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "update" and first == FLAG:
+            return "config" if (index.qualname(node.func.value) or "") in CONFIG_OBJECTS else None
+        func_q = index.qualname(node.func) or ""
+        if func_q.startswith("jax.") and func_q.endswith(".use_direct_linearize"):
+            return "context"
+        if first == ENV and (func_q in ENV_SETTERS or (isinstance(node.func, ast.Attribute)
+                                                       and node.func.attr == "setenv")):
+            return "env"
+        return None
+
+    def _removable(self, stmt: ast.stmt) -> bool:
+        """A statement this rule's fix deletes."""
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            return self._setting_call(stmt.value) is not None
+        return isinstance(stmt, ast.Assign) and any(self._is_environ_item(t) for t in stmt.targets)
+
     def _is_environ_item(self, target: ast.expr) -> bool:
         return (isinstance(target, ast.Subscript) and self.model.index.qualname(target.value) == "os.environ"
                 and constant_value(self.model.index, target.slice) == ENV)
@@ -143,7 +160,10 @@ jax.config.update("jax_enable_x64", True)
         position = body.index(stmt)
         if position > 0 and (body[position - 1].end_lineno or 0) >= first:
             return None
-        if len(body) == 1 and not isinstance(parent, ast.Module):
+        # The last statement standing becomes `pass`: when every statement of the block is removed
+        # by this rule, the first one is replaced, so each fix alone and all of them together parse.
+        last_standing = len(body) == 1 or (position == 0 and all(self._removable(s) for s in body))
+        if last_standing and not isinstance(parent, ast.Module):
             start_col = _chars(lines[first - 1], stmt.col_offset) + 1
             end_col = _chars(lines[last - 1], stmt.end_col_offset or 0) + 1
             return [(first, start_col, last, end_col, "pass")]
