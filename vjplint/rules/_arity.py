@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from vjplint.collect import PARTIAL, TRANSFORMS, constant_value
@@ -50,6 +50,8 @@ class Arity:
     defaulted: Tuple[str, ...] = ()
     vararg: Optional[str] = None
     bound: int = 0  # leading arguments bound by functools.partial or a bound method
+    self_name: Optional[str] = None  # the bound `self`/`cls` of a method, if any
+    partial_names: Tuple[str, ...] = ()  # parameters bound by functools.partial (positional or keyword)
 
     def accepts(self, n: int) -> bool:
         return self.required <= n and (self.maximum is None or n <= self.maximum)
@@ -61,6 +63,15 @@ class Arity:
         if self.required == self.maximum:
             return plural(self.maximum, "positional parameter")
         return f"{self.required} to {plural(self.maximum, 'positional parameter')}"
+
+    def binding_text(self) -> str:
+        """' besides `self`', ' after functools.partial binds `fn`', or ''."""
+        parts = []
+        if self.self_name:
+            parts.append(f" besides `{self.self_name}`")
+        if self.partial_names:
+            parts.append(" after functools.partial binds " + ", ".join(f"`{n}`" for n in self.partial_names))
+        return ",".join(parts)
 
     def params_text(self) -> str:
         names = [f"{n}=…" if n in self.defaulted else n for n in self.names]
@@ -138,6 +149,7 @@ def rule_arity(model: FileModel, rule: Optional[RuleFunction]) -> Optional[Arity
     if callee is None:
         return None
     fn = rule.node
+    partial_bound = bound
     decorators = _decorator_names(model, fn)
     if any(q not in SIGNATURE_KEEPING and q != "builtins.classmethod" for q in decorators):
         return None
@@ -153,7 +165,14 @@ def rule_arity(model: FileModel, rule: Optional[RuleFunction]) -> Optional[Arity
             bound += 1
     elif "builtins.classmethod" in decorators:
         return None
-    return function_arity(fn, bound, keywords)
+    arity = function_arity(fn, bound, keywords)
+    if arity is None:
+        return None
+    positional = Signature.of(fn).positional
+    self_name = positional[0] if bound > partial_bound and positional else None
+    skip = 1 if self_name else 0
+    partial_names = tuple(positional[skip:bound]) + tuple(k for k in keywords if k in positional)
+    return replace(arity, self_name=self_name, partial_names=partial_names)
 
 
 def _is_instance_access(model: FileModel, attr: ast.Attribute) -> Optional[bool]:
@@ -327,8 +346,8 @@ def swap_evidence(model: FileModel, d: CustomDerivative, fwd: RuleFunction, bwd:
     if k == nd2:
         return None  # arities cannot tell them apart
     if first.accepts(nd2) and not first.accepts(k) and second.accepts(k) and not second.accepts(nd2):
-        return (f"the first takes {first.count_text()} {first.params_text()}, as bwd does ({nd2}), and the "
-                f"second takes {second.count_text()} {second.params_text()}, as fwd does ({k})")
+        return (f"the first takes {first.count_text()} {first.params_text()}, as many as bwd receives, and the "
+                f"second {second.count_text()} {second.params_text()}, as many as fwd receives")
     return None
 
 

@@ -146,19 +146,25 @@ def exported(x):
     def _missing(self, d: CustomDerivative, use: Tuple[ast.AST, str]) -> None:
         if d.kind == "vjp":
             register = f"`{d.name}.defvjp(fwd, bwd)`"
-            advice = f"define fwd and bwd and register them with `{d.name}.defvjp({d.name}_fwd, {d.name}_bwd)`"
+            scope = self.model.index.scope_of(d.anchor)
+            fwd, bwd = f"{d.name}_fwd", f"{d.name}_bwd"
+            if self.model.index.lookup(fwd, scope) and self.model.index.lookup(bwd, scope):
+                advice = f"register the rules defined here with `{d.name}.defvjp({fwd}, {bwd})`"
+            else:
+                advice = f"define fwd and bwd and register them with `{d.name}.defvjp({fwd}, {bwd})`"
         else:
             register = f"`{d.name}.defjvp(...)` or `{d.name}.defjvps(...)`"
             advice = f"write the jvp rule and register it with `@{d.name}.defjvp`"
         self.report(d.anchor, f"custom_{d.kind} `{d.name}` {use[1]} but never gets its rules: this file has no "
-                              f"{register}, so the call raises {_no_rule_error(d)} in every mode, eager included; "
+                              f"{register}, so calling it raises {_no_rule_error(d)} in every mode, eager included; "
                               f"{advice}")
 
 
 def _no_rule_error(d: CustomDerivative) -> str:
+    name = d.name if d.primal is None else getattr(d.primal, "name", "<lambda>")  # JAX names the primal
     if d.kind == "vjp":
-        return f"`AttributeError: No VJP defined for custom_vjp function {d.name} using defvjp.`"
-    return f"`AttributeError: No JVP defined for custom_jvp function {d.name} using defjvp.`"
+        return f"`AttributeError: No VJP defined for custom_vjp function {name} using defvjp.`"
+    return f"`AttributeError: No JVP defined for custom_jvp function {name} using defjvp.`"
 
 
 def _registration_kind(attr: str) -> Optional[str]:

@@ -84,21 +84,20 @@ def f_jvp(primals, tangents):
                 if reg.method != "defvjp" or not reg.as_decorator:
                     continue
                 decorator = reg.rules[0].expr
-                fn = reg.node
-                name = getattr(fn, "name", "?")
-                if isinstance(decorator, ast.Call):
-                    given = len(decorator.args) + len(decorator.keywords)
-                    if given >= 2:
-                        error = "`TypeError: 'NoneType' object is not callable`, because defvjp returns None"
-                    else:
-                        missing = "fwd" if any(k.arg == "bwd" for k in decorator.keywords) else "bwd"
-                        error = f"`TypeError: custom_vjp.defvjp() missing 1 required positional argument: '{missing}'`"
-                    form = f"`@{self.quote(decorator)}`"
+                name = getattr(reg.node, "name", "?")
+                form = f"`@{self.quote(decorator)}`"
+                where = "(at import for module-level code)"
+                if isinstance(decorator, ast.Call) and len(decorator.args) + len(decorator.keywords) >= 2:
+                    message = (f"{form} used as a decorator on `{name}`: defvjp registers the rules and returns "
+                               f"None, so decorating `{name}` raises `TypeError: 'NoneType' object is not callable` "
+                               f"{where}; call `{self.quote(decorator)}` as a statement and leave `{name}` "
+                               f"undecorated")
                 else:
-                    error = "`TypeError: custom_vjp.defvjp() missing 1 required positional argument: 'bwd'`"
-                    form = f"`@{self.quote(decorator)}`"
-                self.report(decorator, f"{form} used as a decorator on `{name}`: defvjp takes fwd and bwd in one "
-                                       f"call and returns None, so defining `{name}` raises {error} when this code "
-                                       f"runs (at import for module-level code); define `{name}` as a plain function "
-                                       f"and register both rules with `{d.name}.defvjp(fwd, bwd)` (only custom_jvp's "
-                                       f"`defjvp` works as a decorator)")
+                    missing = "fwd" if isinstance(decorator, ast.Call) and any(
+                        k.arg == "bwd" for k in decorator.keywords) else "bwd"
+                    message = (f"{form} used as a decorator on `{name}`: defvjp takes fwd and bwd in one call, so "
+                               f"this raises `TypeError: custom_vjp.defvjp() missing 1 required positional "
+                               f"argument: '{missing}'` as soon as `{name}` is defined {where}; define `{name}` as a "
+                               f"plain function and call `{d.name}.defvjp(fwd, bwd)` (only custom_jvp's `defjvp` "
+                               f"works as a decorator)")
+                self.report(decorator, message)

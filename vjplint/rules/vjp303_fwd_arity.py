@@ -124,16 +124,13 @@ f.defvjp(f_fwd, f_bwd)
         defaulted = sig.positional[len(sig.positional) - sig.n_defaults:]
         if defaulted:
             notes.append(f"the default{'s' if len(defaulted) > 1 else ''} of {_list(defaulted)} filled in")
-        if arity.bound:
-            notes_bound = f" after binding {plural(arity.bound, 'leading argument')}"
-        else:
-            notes_bound = ""
+        notes_bound = arity.binding_text()
         how = "at least " if at_least else ""
         error = python_arity_error(getattr(fwd.node, "name", "<lambda>"), arity, k)
-        note = f" ({'; '.join(notes)})" if notes else ""
+        note = f"; {'; '.join(notes)}" if notes else ""
         message = (f"{rule_label(fwd, 'fwd')} takes {arity.count_text()} {arity.params_text()}{notes_bound}, but JAX "
-                   f"calls it with {how}the {plural(k, 'positional argument')} of `{d.name}` ({', '.join(names)})"
-                   f"{note}, so differentiating `{d.name}` raises `{error}`; give fwd the parameters "
+                   f"calls it with {how}the {plural(k, 'positional argument')} of `{d.name}` ({', '.join(names)}"
+                   f"{note}), so differentiating `{d.name}` raises `{error}`; give fwd the parameters "
                    f"({', '.join(names)}), in the primal's order")
         # A partial is reported where it binds; a def or lambda where it is written.
         self.report(fwd.expr if isinstance(fwd.expr, ast.Call) else name_anchor(self.model, fwd.node), message)

@@ -111,7 +111,7 @@ f.defvjp(f_fwd, f_bwd)
                 else:
                     order = f"the residuals, then the output cotangent (`{d.name}` has no nondiff arguments)"
                 error = python_arity_error(getattr(bwd.node, "name", "<lambda>"), arity, n)
-                message = (f"{rule_label(bwd, 'bwd')} takes {arity.count_text()} {arity.params_text()}, but JAX "
+                message = (f"{rule_label(bwd, 'bwd')} takes {arity.count_text()} {arity.params_text()}{arity.binding_text()}, but JAX "
                            f"calls it with {plural(n, 'argument')}, bwd({call}): {order}; differentiating "
                            f"`{d.name}` raises `{error}`")
                 self.report(bwd.expr if isinstance(bwd.expr, ast.Call) else name_anchor(self.model, bwd.node),

@@ -139,8 +139,14 @@ f.defvjp(f_fwd, f_bwd)
         message = (f"{rule_label(bwd, 'bwd')} returns {count} cotangent{'s' if n != 1 else ''}{shown} but `{d.name}` "
                    f"has {plural(D, 'differentiable argument')} ({', '.join(names)})")
         fix = None
+        sig = primal_signature(self.model, d)
+        defaulted = [p for p in (sig.positional[len(sig.positional) - sig.n_defaults:] if sig else []) if p in names]
+        if defaulted and n < D:
+            listed = ", ".join(f"`{p}`" for p in defaulted)
+            message += (f" ({listed} {'has a default' if len(defaulted) == 1 else 'have defaults'}, but JAX fills "
+                        f"{'it' if len(defaulted) == 1 else 'them'} in: {'it needs' if len(defaulted) == 1 else 'they need'} "
+                        f"a cotangent or None)")
         if nondiff and exact and n == k:
-            sig = primal_signature(self.model, d)
             assert sig is not None
             slots = ", ".join(f"`{sig.positional[i]}` (position {i})" for i in nondiff)
             message += (f": it counted a slot for the nondiff argument{'s' if len(nondiff) > 1 else ''} {slots}, "

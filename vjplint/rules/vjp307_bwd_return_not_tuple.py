@@ -126,6 +126,8 @@ f.defvjp(f_fwd, f_bwd)
             what = "None (a bare `return`)"
         elif why == "None":
             what = "`None`"
+        elif isinstance(value, ast.Name) and value.id in arrays:
+            what = f"the bare cotangent `{value.id}` (one array, since `{d.name}` returns one array)"
         else:
             what = f"`{self.quote(value)}` ({why})"
         if names is not None:
