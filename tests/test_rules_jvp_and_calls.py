@@ -509,3 +509,42 @@ def test_vjp316_silent_with_primal_varargs():
     source = ("import jax\n@jax.custom_vjp\ndef f(x, y, *rest):\n    return x * y\n"
               "def f_fwd(y, x, *rest):\n    return x * y, None\nf.defvjp(f_fwd, lambda r, g: (g, g))\n")
     assert found(source, "VJP316") == []
+
+
+# -- contexts where the error is wanted or never raised ----------------------------------------
+EXPECTED_FAILURES = """
+import unittest
+import jax
+import pytest
+
+@jax.custom_vjp
+def f(x, *, s=1.0):
+    return x * s
+
+f.defvjp(lambda x: (x, None), lambda _, g: (g,))
+
+def test_kw():
+    with pytest.raises(TypeError):
+        f(1.0, s=2.0)
+    {guard}
+        jax.jvp(f, (1.0,), (1.0,))
+
+class T(unittest.TestCase):
+    def test_jacfwd(self):
+        with self.assertRaisesRegex(TypeError, "forward-mode"):
+            jax.jacfwd(f)(1.0)
+
+def staged(x):
+    return jax.make_jaxpr(lambda v: jax.jvp(f, (v,), (v,)))(x), jax.eval_shape(shapes, x)
+
+def shapes(v):
+    return jax.jvp(f, (v,), (v,))
+"""
+
+
+def test_expected_failure_and_abstract_tracing_are_exempt():
+    source = EXPECTED_FAILURES.replace("{guard}", "with pytest.raises(TypeError):")
+    assert found(source, "VJP310") == [] and found(source, "VJP315") == []
+    # the same call outside the `with` is reported (the exemption is not blanket)
+    outside = EXPECTED_FAILURES.replace("{guard}", "if True:")
+    assert where(outside, "VJP315") == [(16, 17)]

@@ -23,6 +23,28 @@ def derivative_named(model: FileModel, expr: ast.expr) -> Optional[CustomDerivat
     return None
 
 
+def expects_failure(model: FileModel, node: ast.AST) -> bool:
+    """True inside `with pytest.raises(...)` / `with self.assertRaises(...)`, or inside the
+    callable given to `self.assertRaises(Error, fn)`: a test that wants the error JAX raises."""
+    for ancestor in model.index.ancestors(node):
+        if isinstance(ancestor, ast.Call) and _is_raises_check(model, ancestor.func):
+            return True
+        if isinstance(ancestor, (ast.With, ast.AsyncWith)):
+            for item in ancestor.items:
+                call = item.context_expr
+                if not isinstance(call, ast.Call):
+                    continue
+                if _is_raises_check(model, call.func):
+                    return True
+    return False
+
+
+def _is_raises_check(model: FileModel, func: ast.expr) -> bool:
+    if isinstance(func, ast.Attribute) and func.attr.startswith("assertRaises"):
+        return True
+    return model.index.qualname(func) == "pytest.raises"
+
+
 class PrimalKeywordOnly(Rule):
     """## What it does
     Flags a `jax.custom_vjp`/`jax.custom_jvp` primal whose keyword-only parameters or
@@ -130,8 +152,8 @@ y = scaled(1.0, scale=2.0)
             for call, keyword in self._keyword_uses(d):
                 name = keyword.arg
                 assert name is not None
-                if name in required:
-                    continue  # reported once, at the definition
+                if name in required or expects_failure(self.model, call):
+                    continue  # reported once, at the definition; or a test that wants the error
                 if name in sig.kwonly:
                     kind = f"keyword-only parameter `{name}`"
                 elif sig.kwarg and name not in by_name:

@@ -7,13 +7,16 @@ from vjplint.collect import PARTIAL, constant_value
 from vjplint.diagnostics import Severity
 from vjplint.model import CallSite, CustomDerivative
 from vjplint.rules.base import Rule
-from vjplint.rules.vjp310_primal_keyword_only import derivative_named
+from vjplint.rules.vjp310_primal_keyword_only import derivative_named, expects_failure
 from vjplint.semantic import FUNCTION_TYPES, FunctionNode
 
-FORWARD = ("jax.jvp", "jax.jacfwd", "jax.linearize")
+FORWARD = ("jax.jvp", "jax.jacfwd", "jax.linearize", "jax._src.api.jvp", "jax._src.api.jacfwd",
+           "jax._src.api.linearize")
 # Wrappers that keep the function's custom_vjp calls visible to the jvp.
 PASS_THROUGH = ("jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat", "jax.named_call",
-                "jax.ad_checkpoint.checkpoint")
+                "jax.ad_checkpoint.checkpoint", "jax._src.api.jit", "jax._src.api.vmap")
+# Transformations that trace without evaluating: a jvp of a custom_vjp inside them does not raise.
+ABSTRACT_ONLY = ("jax.make_jaxpr", "jax.eval_shape")
 JVP_ERROR = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
 
 
@@ -90,9 +93,9 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
 
     def visit_Call(self, node: ast.Call) -> None:
         q = self.model.index.qualname(node.func)
-        if q not in FORWARD or not node.args:
+        if q not in FORWARD or not node.args or self._not_evaluated(node):
             return
-        name = q.rsplit(".", 1)[1]
+        name = q.rsplit(".", 1)[1]  # jvp, jacfwd or linearize
         perturbed = self._argnums(node) if name == "jacfwd" else None
         how = f"`jax.{name}`"
         if name == "linearize":
@@ -117,6 +120,37 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
                                      f"custom_jvp")
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _not_evaluated(self, node: ast.AST) -> bool:
+        """Inside a function given to `make_jaxpr`/`eval_shape` (traced but never evaluated: the
+        error is raised only when the jvp is evaluated or lowered), or a test expecting the error."""
+        if expects_failure(self.model, node):
+            return True
+        for ancestor in self.model.index.ancestors(node):
+            if isinstance(ancestor, FUNCTION_TYPES):
+                parent = self.model.index.parent(ancestor)
+                if (isinstance(parent, ast.Call) and parent.args and parent.args[0] is ancestor
+                        and self.model.index.qualname(parent.func) in ABSTRACT_ONLY):
+                    return True
+                if not isinstance(ancestor, ast.Lambda) and self._passed_to_abstract(ancestor):
+                    return True
+        return False
+
+    def _passed_to_abstract(self, fn: ast.AST) -> bool:
+        """`def g(...)` later used as `jax.make_jaxpr(g)` / `jax.eval_shape(g, ...)` only."""
+        name = getattr(fn, "name", None)
+        if name is None:
+            return False
+        uses = [n for n in ast.walk(self.model.index.scope_of(fn).node)
+                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        if not uses:
+            return False
+        for use in uses:
+            parent = self.model.index.parent(use)
+            if not (isinstance(parent, ast.Call) and parent.args and parent.args[0] is use
+                    and self.model.index.qualname(parent.func) in ABSTRACT_ONLY):
+                return False
+        return True
 
     # -- what is being differentiated ---------------------------------------------------
     def _check_target(self, expr: ast.expr, argnums: Optional[Tuple[int, ...]], how: str) -> None:
