@@ -155,7 +155,6 @@ def make_power(n: int):
         index = self.model.index
         body = fn.body if isinstance(fn.body, list) else [fn.body]
         stack: List[ast.AST] = list(body)
-        seen: Set[str] = set()
         while stack:
             node = stack.pop()
             stack.extend(ast.iter_child_nodes(node))

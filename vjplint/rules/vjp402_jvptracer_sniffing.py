@@ -155,11 +155,11 @@ def is_traced(x):
     def _exempt(self, node: ast.AST, subject: ast.expr) -> bool:
         if self._jax_internal():
             return True
-        if not isinstance(node, ast.Call) or self.model.index.qualname(node.func) not in ("builtins.isinstance",
-                                                                                            "builtins.issubclass"):
-            # A test by name: it means this module's own class when the module defines one.
-            if any(b.kind == "class" for b in self.model.index.module_scope.bindings.get(NAME, [])):
-                return True
+        by_name = not isinstance(node, ast.Call) or self.model.index.qualname(node.func) not in (
+            "builtins.isinstance", "builtins.issubclass")
+        # A test by name means this module's own class when the module defines one.
+        if by_name and any(b.kind == "class" for b in self.model.index.module_scope.bindings.get(NAME, [])):
+            return True
         fn = self.model.index.enclosing_function(node)
         scope_root: ast.AST = fn if fn is not None else self.model.module
         name = subject.id if isinstance(subject, ast.Name) else None
@@ -226,9 +226,9 @@ def _is_name_literal(expr: ast.expr) -> bool:
 
 def _type_argument(index, expr: ast.expr) -> Optional[ast.expr]:
     """x for `type(x)` or `x.__class__`."""
-    if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
-        if index.qualname(expr.func) == "builtins.type":
-            return expr.args[0]
+    if (isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords
+            and index.qualname(expr.func) == "builtins.type"):
+        return expr.args[0]
     if isinstance(expr, ast.Attribute) and expr.attr == "__class__":
         return expr.value
     return None
