@@ -51,7 +51,9 @@ class PrimalKeywordOnly(Rule):
     `**kwargs` are used: a call in this module (or a `functools.partial`) that passes a
     keyword-only parameter or a `**kwargs` entry by keyword, and any keyword-only parameter
     without a default (no call can succeed). A keyword-only parameter with a default that no
-    caller passes is fine: JAX then leaves it at its default.
+    caller passes is fine: JAX then leaves it at its default. Calls inside `pytest.raises` or
+    `assertRaises` (tests that want the error) and `f(x, **options)` (names unknown) are not
+    reported.
 
     ## Why is this bad?
     custom_vjp and custom_jvp bind every call to the primal's positional parameters before

@@ -35,7 +35,10 @@ class ForwardModeOnVjp(Rule):
         TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function.
 
     `jax.hessian` (forward over reverse) works, because the forward pass then differentiates
-    the reverse-mode gradient, not the custom_vjp.
+    the reverse-mode gradient, not the custom_vjp; but only while fwd and bwd do not call a
+    custom_vjp themselves (a fwd written as `return f(x), res` makes `hessian` fail with the
+    same error). Inside `jax.make_jaxpr`/`jax.eval_shape` the jvp is only staged and nothing
+    is raised, so those uses are not reported.
 
     ## Example
     ```python
