@@ -249,12 +249,21 @@ def primal_arg_counts(model: FileModel, d: CustomDerivative) -> Optional[Set[int
     if not (d.name.startswith("_") or d.enclosing is not None) or not d.call_sites or _escapes(model, d):
         return None
     counts = set()
+    own = {id(d.primal), *(id(r.node) for reg in d.registrations for r in reg.rules if r.node is not None)}
     for site in d.call_sites:
         call = site.call
+        if any(id(f) in own for f in _enclosing_functions(model, call)):
+            continue  # `f(*args)` inside its own rules forwards the arguments; it does not decide them
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return None
         counts.add(max(len(call.args) + site.positional_offset, len(sig.positional)))
-    return counts
+    return counts or None
+
+
+def _enclosing_functions(model: FileModel, node: ast.AST) -> Iterator[ast.AST]:
+    for ancestor in model.index.ancestors(node):
+        if isinstance(ancestor, FUNCTION_TYPES):
+            yield ancestor
 
 
 def primal_arg_count(model: FileModel, d: CustomDerivative) -> Optional[int]:

@@ -4,7 +4,7 @@ import ast
 from typing import Dict, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative
+from vjplint.model import CustomDerivative, FileModel
 from vjplint.rules._arity import is_transform_argument
 from vjplint.rules.base import Rule
 
@@ -106,7 +106,7 @@ def exported(x):
 ''']
 
     def check(self) -> None:
-        registered, by_hand, unknown = _registration_mentions(self.model.module)
+        registered, by_hand, unknown = _registration_mentions(self.model)
         for kind in ("vjp", "jvp"):
             known = {d.name for d in self.model.derivatives}
             if registered[kind] - known:
@@ -176,13 +176,13 @@ def _registration_kind(attr: str) -> Optional[str]:
     return None
 
 
-def _registration_mentions(module: ast.Module) -> Tuple[Dict[str, Set[str]], Set[str], Set[str]]:
+def _registration_mentions(model: FileModel) -> Tuple[Dict[str, Set[str]], Set[str], Set[str]]:
     """Names registered per kind (by spelling), names given rules by attribute assignment, and
     kinds with a registration we cannot attribute."""
     registered: Dict[str, Set[str]] = {"vjp": set(), "jvp": set()}
     unknown: Set[str] = set()
     by_hand: Set[str] = set()
-    for node in ast.walk(module):
+    for node in ast.walk(model.module):
         if isinstance(node, ast.Attribute):
             base = node.value
             name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
@@ -196,6 +196,16 @@ def _registration_mentions(module: ast.Module) -> Tuple[Dict[str, Set[str]], Set
                 unknown.add(kind)
             else:
                 registered[kind].add(name)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "setattr") \
+                and len(node.args) >= 2:
+            base, attr = node.args[0], node.args[1]
+            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+            literal = isinstance(attr, ast.Constant) and isinstance(attr.value, str)
+            if name is not None and (not literal or attr.value in RULE_ATTRIBUTES):  # type: ignore[union-attr]
+                by_hand.add(name)  # `getattr(f, method)(...)`, `setattr(f, "fwd", ...)`
+            parent = model.index.parent(node)
+            if not literal and isinstance(parent, ast.Call) and parent.func is node:
+                unknown.update(("vjp", "jvp"))  # `getattr(fn, method)(fwd, bwd)` may register anything
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _registration_kind(node.value):
             unknown.add(_registration_kind(node.value))  # type: ignore[arg-type]  # getattr(f, "defvjp")
     return registered, by_hand, unknown
