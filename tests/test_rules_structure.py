@@ -369,13 +369,14 @@ def test_bwd_extra_required_parameter_fires():
     assert "`TypeError: f_bwd() missing 1 required positional argument: 'scale'`" in found(src, "VJP305")[0][2]
 
 
-def test_invalid_nondiff_argnums_leave_counting_to_vjp103():
-    src = """
-    @partial(jax.custom_vjp, nondiff_argnums=(-1,))
+@pytest.mark.parametrize("argnums", ["(-1,)", "0", "1", "(5,)", "(1.0,)", "some_runtime_value()"])
+def test_invalid_nondiff_argnums_leave_counting_to_vjp103(argnums):
+    src = f"""
+    @partial(jax.custom_vjp, nondiff_argnums={argnums})
     def f(x, n):
         return x * n
 
-    f.defvjp(lambda x, n: (x * n, None), lambda res, g: (g,))
+    f.defvjp(lambda x, n: (x * n, None), lambda n, res, g: g)
     """
     assert structure(src) == []
 
@@ -846,6 +847,22 @@ def test_missing_defvjp_when_called_and_none_rules():
 ])
 def test_missing_defvjp_trusts_any_registration_form(registration):
     src = "@jax.custom_vjp\ndef f(x):\n    return x\n\n" + registration + "\n\nf(1.0)\n"
+    assert structure(src) == []
+
+
+def test_calls_inside_would_be_rules_are_not_uses():
+    src = """
+    @jax.custom_vjp
+    def f(x):
+        return x
+
+    def f_fwd(x):
+        return f(x), None
+
+    @jax.custom_jvp
+    def h(n, x):
+        return h(n - 1, x) if n else x
+    """
     assert structure(src) == []
 
 

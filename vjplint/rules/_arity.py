@@ -217,14 +217,13 @@ def primal_signature(model: FileModel, d: CustomDerivative) -> Optional[Signatur
 
 
 def nondiff_positions(model: FileModel, d: CustomDerivative) -> Optional[Tuple[int, ...]]:
-    """Sorted nondiff positions when every entry is a valid index; None otherwise."""
+    """Sorted nondiff positions when every entry is a valid index; None otherwise (VJP103's
+    cases, where what the author meant and what JAX does differ, are left to VJP103)."""
     if d.nondiff_unresolved:
         return None
     if "nondiff_argnums" in d.keywords:
         value = constant_value(model.index, d.keywords["nondiff_argnums"])
-        if value == 0 and type(value) is int:
-            value = ()  # JAX silently ignores a bare 0 (VJP103 reports it)
-        if not isinstance(value, (tuple, list)):
+        if not isinstance(value, (tuple, list)):  # a bare int: JAX ignores 0 and crashes on others (VJP103)
             return None
         sig = primal_signature(model, d)
         for item in value:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
@@ -10,6 +11,7 @@ from vjplint.rules.base import Rule
 
 METHOD_KIND = {"defvjp": "vjp", "defjvp": "jvp", "defjvps": "jvp"}
 RULE_ATTRIBUTES = {"fwd": "vjp", "bwd": "vjp", "jvp": "jvp", "jvps": "jvp"}
+ROLE_NAME = re.compile(r"(^|_)(fwd|bwd|jvp|vjp)(_|$)", re.IGNORECASE)
 
 
 class MissingDefvjp(Rule):
@@ -130,9 +132,9 @@ def exported(x):
                                            f"of `{d.name}` raises {_no_rule_error(d)}; pass the {role} function")
 
     def _first_use(self, d: CustomDerivative) -> Optional[Tuple[ast.AST, str]]:
-        if d.call_sites:
-            call = d.call_sites[0].call
-            return call, f"is called (line {call.lineno})"
+        for site in d.call_sites:
+            if not self._inside_own_rules(d, site.call):
+                return site.call, f"is called (line {site.call.lineno})"
         bound = {id(d.anchor), id(d.primal)}
         for node in ast.walk(self.model.module):
             if isinstance(node, ast.Name) and node.id == d.name and is_transform_argument(self.model, node):
@@ -142,6 +144,16 @@ def exported(x):
                     how = self.quote(parent.func) if isinstance(parent, ast.Call) else "a transformation"
                     return node, f"is passed to `{how}` (line {node.lineno})"
         return None
+
+    def _inside_own_rules(self, d: CustomDerivative, node: ast.AST) -> bool:
+        """Calls in the primal itself or in would-be rules (`*_fwd`, `*_jvp`, ...) are not uses."""
+        for ancestor in self.model.index.ancestors(node):
+            if ancestor is d.primal:
+                return True
+            name = getattr(ancestor, "name", "")
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)) and ROLE_NAME.search(name):
+                return True
+        return False
 
     def _missing(self, d: CustomDerivative, use: Tuple[ast.AST, str]) -> None:
         if d.kind == "vjp":
