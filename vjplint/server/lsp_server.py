@@ -199,39 +199,40 @@ class VjplintServer(LanguageServer):
 
     # -- analysis ----------------------------------------------------------------------
     def analyse(self, uri: str, text: str) -> Analysis:
-        """Lint `text` as the document `uri` (cached while the text is unchanged)."""
+        """Lint `text` as the document `uri` (cached while the text is unchanged). The lock guards
+        the caches only: a slow lint in the worker never stalls a request on the event loop."""
         with self.lock:
             cached = self.analyses.get(uri)
             if cached is not None and cached.text == text:
                 return cached
             path = _path(uri)
             config = self.config_for(path)
-            filename = _display_name(uri, path, config, self.workspace_root())
-            if path is not None and _excluded(path, config):
-                analysis = Analysis(text, [], config, filename)
-            else:
-                result = lint_source(filename, text, config)
-                analysis = Analysis(text, result.diagnostics, config, filename, errors=result.errors)
-                for error in result.errors:
-                    log.error("%s", error)
+        filename = _display_name(uri, path, config, self.workspace_root())
+        if path is not None and _excluded(path, config):
+            analysis = Analysis(text, [], config, filename)
+        else:
+            result = lint_source(filename, text, config)
+            analysis = Analysis(text, result.diagnostics, config, filename, errors=result.errors)
+            for error in result.errors:
+                log.error("%s", error)
+        with self.lock:
             self.analyses[uri] = analysis
-            return analysis
+        return analysis
 
     def attach_fixes(self, analysis: Analysis) -> None:
         """Fill Diagnostic.fix edits (libcst) once per analysis, only when an action needs them."""
-        with self.lock:
-            if analysis.fixes_attached:
-                return
-            analysis.fixes_attached = True
-            if not any(d.fixable and d.fix is None for d in analysis.diagnostics):
-                return
-            try:
-                from vjplint.fixes.apply import attach_fix_edits
+        if analysis.fixes_attached:
+            return
+        analysis.fixes_attached = True
+        if not any(d.fixable and d.fix is None for d in analysis.diagnostics):
+            return
+        try:
+            from vjplint.fixes.apply import attach_fix_edits
 
-                attach_fix_edits(analysis.diagnostics, {analysis.filename: analysis.text.splitlines()},
-                                 analysis.config)
-            except Exception as exc:  # no fix machinery, or it failed: actions without edits
-                log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
+            attach_fix_edits(analysis.diagnostics, {analysis.filename: analysis.text.splitlines()},
+                             analysis.config)
+        except Exception as exc:  # no fix machinery, or it failed: actions without edits
+            log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
 
     def fix_all_text(self, analysis: Analysis, unsafe: bool) -> Optional[str]:
         try:
