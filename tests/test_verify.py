@@ -242,7 +242,7 @@ MISBEHAVING = {
     "crashes": ("import os\nos._exit(5)\n" + CLIP, "import os\nos._exit(5)\n" + CLIP_FIXED),
     "broken_rewrite": (CLIP, CLIP_FIXED + "undefined_name_in_rewrite\n"),
 }
-HANG_TIMEOUT = 40
+HANG_TIMEOUT = 25
 
 
 @pytest.fixture(scope="module")

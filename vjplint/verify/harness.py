@@ -46,8 +46,8 @@ class Unverifiable(Exception):
 def describe_exc(exc):
     text = str(exc).strip().splitlines()
     first = re.sub(r" at 0x[0-9a-fA-F]+", "", text[0]) if text else ""  # addresses vary between runs
-    if len(first) > 240:
-        first = first[:237] + "..."
+    if len(first) > 400:
+        first = first[:397] + "..."
     return "{}: {}".format(type(exc).__name__, first) if first else type(exc).__name__
 
 
@@ -160,7 +160,8 @@ class Verifier:
         args0 = samples[0]
         n = len(args0)
         roles = [p["role"] for p in self.params] if self.params else ["diff"] * n
-        traced = [i for i in range(n) if roles[i] != "static" and self.traceable(args0[i])]
+        traced = [i for i in range(n)
+                  if roles[i] != "static" and i not in self.untraced and self.traceable(args0[i])]
         floats = [i for i in traced if self.is_float(args0[i])]
         diff_traced = [i for i in traced if i not in self.moved]
         diff_float = [i for i in floats if i not in self.moved]
@@ -225,14 +226,19 @@ class Verifier:
         return self.verdict(hazard)
 
     def make_samples(self):
-        example = self.plan.get("example")
-        if example:
-            return self.samples_from_example(example)
         target = getattr(self.fo, "fun", self.fo)
         try:
             self.signature = inspect.signature(target)
         except (TypeError, ValueError):
             self.signature = None
+        # A differentiable argument left to its default is not traced by the caller's jit either.
+        self.untraced = {i for i, spec in enumerate(self.params)
+                         if spec["kind"] == "default" and spec["role"] == "diff"}
+        if self.plan.get("example"):
+            return self.samples_from_factory(self.plan["example"])
+        in_module = self.module_examples()
+        if in_module is not None:
+            return self.samples_from_args([list(in_module) for _ in range(BATCH)], "EXAMPLE_ARGS() in the module")
         for spec in self.params:
             if spec["kind"] == "unknown":
                 raise Unverifiable("cannot synthesise inputs: {}. Name example inputs in [tool.vjplint.verify] "
@@ -249,7 +255,25 @@ class Verifier:
                                 "source": source})
         return samples
 
-    def samples_from_example(self, ref):
+    def module_examples(self):
+        """The module's own `EXAMPLE_ARGS()`: {"function" or "Class.function": (args...)}."""
+        hook = getattr(self.original_module, "EXAMPLE_ARGS", None)
+        if not callable(hook):
+            return None
+        try:
+            table = hook()
+        except Exception as exc:
+            raise Unverifiable("the module's EXAMPLE_ARGS() raised {}".format(describe_exc(exc))) from None
+        if not isinstance(table, dict) or self.plan["qualname"] not in table:
+            return None
+        args = table[self.plan["qualname"]]
+        if not isinstance(args, (tuple, list)):
+            raise Unverifiable("EXAMPLE_ARGS()[{!r}] must be a tuple of positional arguments, not {}".format(
+                self.plan["qualname"], type(args).__name__))
+        return args
+
+    def samples_from_factory(self, ref):
+        """`[tool.vjplint.verify] examples`: "module:callable", called with a seed if it takes one."""
         module_name, _, attr = ref.partition(":")
         try:
             factory = resolve(importlib.import_module(module_name), attr)
@@ -269,15 +293,31 @@ class Verifier:
                 raise Unverifiable("the example factory `{}` must return a tuple of positional arguments, "
                                    "not {}".format(ref, type(args).__name__))
             samples.append(list(args))
-        if len(samples[0]) != len(self.params):
-            raise Unverifiable("the example factory `{}` returned {} arguments; `{}` takes {}".format(
-                ref, len(samples[0]), self.plan["qualname"], len(self.params)))
-        for i, spec in enumerate(self.params):  # static values must not vary across the batch
-            if spec["role"] == "static" or not self.traceable(samples[0][i]):
-                for s in samples[1:]:
-                    s[i] = samples[0][i]
-            self.inputs.append({"name": spec["name"], "role": spec["role"],
-                                "value": self.summary(samples[0][i]), "source": "example " + ref})
+        return self.samples_from_args(samples, "example " + ref)
+
+    def samples_from_args(self, samples, source):
+        """Given argument lists; missing trailing ones take their defaults (and stay untraced)."""
+        given = len(samples[0])
+        if given > len(self.params):
+            raise Unverifiable("{} gives {} arguments; `{}` takes {}".format(
+                source, given, self.plan["qualname"], len(self.params)))
+        self.untraced = set()
+        for i in range(given, len(self.params)):
+            parameter = self.signature.parameters.get(self.params[i]["name"]) if self.signature else None
+            if parameter is None or parameter.default is inspect.Parameter.empty:
+                raise Unverifiable("{} gives {} arguments and `{}` has no default".format(
+                    source, given, self.params[i]["name"]))
+            for args in samples:
+                args.append(parameter.default)
+            if self.params[i]["role"] == "diff":
+                self.untraced.add(i)
+        self.inputs = []
+        for i, spec in enumerate(self.params):
+            if spec["role"] == "static" or i in self.untraced or not self.traceable(samples[0][i]):
+                for args in samples[1:]:  # values that are not traced must not vary across the batch
+                    args[i] = samples[0][i]
+            self.inputs.append({"name": spec["name"], "role": spec["role"], "value": self.summary(samples[0][i]),
+                                "source": "default" if i in self.untraced else source})
         return samples
 
     def probe(self):
@@ -325,7 +365,8 @@ class Verifier:
     def trace_original(self, args):
         """Raise unless the original traces (value and gradient) with these argument shapes."""
         jax = self.jax
-        diff = [i for i, p in enumerate(self.params) if p["role"] == "diff" and self.traceable(args[i])]
+        diff = [i for i, p in enumerate(self.params)
+                if p["role"] == "diff" and i not in self.untraced and self.traceable(args[i])]
         floats = [i for i in diff if self.is_float(args[i])]
         f = self.bind(self.fo, args, diff)
         vals = self.pick(args, diff)
