@@ -112,6 +112,10 @@ def _check_command(argv: List[str]) -> int:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     anchor = Path(args.stdin_filename).parent if stdin and args.stdin_filename else Path(paths[0] if not stdin else ".")
     config = load_effective_config(args, anchor if anchor.exists() else Path.cwd())
+    if args.cache_dir:  # relative to the working directory, unlike the config file's `cache-dir`
+        from dataclasses import replace
+
+        config = replace(config, cache_dir=os.path.abspath(args.cache_dir))
     output_format = args.output_format or os.environ.get("VJPLINT_OUTPUT_FORMAT") or "text"
     if stdin:
         return _check_stdin(args, config, output_format)

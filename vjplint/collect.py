@@ -77,17 +77,18 @@ class _Collector:
 
     def run(self) -> FileModel:
         calls: List[ast.Call] = []
-        for node in ast.walk(self.module):
+        functions: List[ast.FunctionDef] = []
+        for node in self.index.nodes:  # one walk, shared with the engine and the rules
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._from_decorators(node)
+                functions.append(node)
             elif isinstance(node, ast.Assign):
                 self._from_assignment(node)
             elif isinstance(node, ast.Call):
                 calls.append(node)
-        for node in ast.walk(self.module):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._decorator_registrations(node)
-                self._traced_by_decorator(node)
+        for node in functions:
+            self._decorator_registrations(node)
+            self._traced_by_decorator(node)
         for call in calls:
             self._registration_call(call)
             self._call_site(call)

@@ -97,7 +97,7 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
             failed.add(rule.CODE)
             errors.append(f"{filename}: internal error in {rule.CODE}: {type(exc).__name__}: {exc}")
     if visitors:
-        for node in ast.walk(module):
+        for node in model.index.nodes:  # `ast.walk` order, computed once per file
             for rule, method in visitors.get(type(node).__name__, ()):
                 if rule.CODE in failed:
                     continue

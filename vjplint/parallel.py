@@ -1,20 +1,234 @@
-"""Spreading files over processes (and, later, the result cache)."""
+"""Lint many files: the cache, the byte prefilter in the parent, and candidates over processes.
+
+The parent stats and reads every file, answers what the cache knows, and skips what the byte
+prefilter rules out (most files; no parse). Only the remaining candidates are linted, in worker
+processes when there is enough work to pay for starting them, biggest first. Results do not depend
+on the cache or on the number of processes: the same `lint_source` runs on the same bytes.
+"""
 
 from __future__ import annotations
 
+import gc
+import os
+import sys
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
 
 from vjplint.config import Config
+from vjplint.engine import LintResult, lint_source, may_contain_findings, prefilter_names
+
+if TYPE_CHECKING:
+    from vjplint.cache import ResultCache
+    from vjplint.runner import FileOutcome
+
+Progress = Optional[Callable[[int, int], None]]
+Task = Tuple[int, str, bytes]  # (index in `files`, display path, content)
+
+# With the default job count, processes start only for this much candidate source, and each
+# worker should get at least PER_WORKER_BYTES: a worker costs about what linting 50 kB does.
+MIN_PARALLEL_BYTES = 256_000
+PER_WORKER_BYTES = 128_000
 
 
 def lint_many(files: Sequence[Path], config: Config, *, jobs: Optional[int] = None, use_cache: bool = True,
-              progress: Optional[Callable[[int, int], None]] = None) -> List["FileOutcome"]:  # noqa: F821
-    from vjplint.runner import lint_file
+              progress: Progress = None) -> List["FileOutcome"]:
+    """One outcome per file, in the order given. `jobs`: None or < 1 picks a count from the
+    work and the CPUs; 1 lints in this process; N > 1 uses up to N processes."""
+    from vjplint.runner import FileOutcome, display_path
 
-    outcomes = []
+    names = prefilter_names(config)
+    cache = _open_cache(config) if use_cache else None
+    outcomes: List[Optional[FileOutcome]] = [None] * len(files)
+    stats: List[Optional[os.stat_result]] = [None] * len(files)
+    digests: List[str] = [""] * len(files)
+    tasks: List[Task] = []
+    total, done = len(files), 0
     for i, path in enumerate(files):
-        outcomes.append(lint_file(path, config))
-        if progress is not None:
-            progress(i + 1, len(files))
-    return outcomes
+        display = display_path(path)
+        if cache is not None:
+            try:
+                stats[i] = os.stat(path)
+            except OSError:
+                pass
+            entry = cache.fresh_by_stat(display, stats[i]) if stats[i] is not None else None
+            hit = _from_cache(cache, entry, path, display, None) if entry is not None else None
+            if hit is not None:
+                outcomes[i] = hit
+                done += 1
+                _tick(progress, done, total)
+                continue
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            outcomes[i] = FileOutcome(path, display, LintResult(errors=[f"{display}: cannot read file: "
+                                                                        f"{exc.strerror or exc}"]))
+        else:
+            if cache is not None and stats[i] is not None:
+                from vjplint.cache import content_hash
+
+                digests[i] = content_hash(data)
+                entry = cache.fresh_by_hash(display, digests[i], stats[i])  # type: ignore[arg-type]
+                outcomes[i] = _from_cache(cache, entry, path, display, data) if entry is not None else None
+            if outcomes[i] is None:
+                if may_contain_findings(data, names):
+                    tasks.append((i, display, data))
+                    continue
+                outcomes[i] = FileOutcome(path, display, LintResult())
+                _remember(cache, display, stats[i], digests[i], outcomes[i].result)  # type: ignore[union-attr]
+        done += 1
+        _tick(progress, done, total)
+
+    workers = worker_count(jobs, tasks)
+    displays = {t[0]: t[1] for t in tasks}
+    results = _run_parallel(tasks, config, workers) if workers > 1 else ((t[0], _lint(t, config)) for t in tasks)
+    for i, result in results:
+        outcomes[i] = FileOutcome(files[i], displays[i], result)
+        _remember(cache, displays[i], stats[i], digests[i], result)
+        done += 1
+        _tick(progress, done, total)
+    if cache is not None:
+        cache.save({o.display for o in outcomes if o is not None})
+    return outcomes  # type: ignore[return-value]
+
+
+def worker_count(jobs: Optional[int], tasks: Sequence[Task]) -> int:
+    if len(tasks) < 2:
+        return 1
+    if jobs is not None and jobs >= 1:
+        return min(jobs, len(tasks))
+    work = sum(len(t[2]) for t in tasks)
+    if work < MIN_PARALLEL_BYTES:
+        return 1
+    return max(1, min(available_cpus(), len(tasks), work // PER_WORKER_BYTES))
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# -- linting one file ---------------------------------------------------------------------
+def _lint(task: Task, config: Config) -> LintResult:
+    """`lint_source` with the cyclic GC paused: a big `ast` tree is millions of young objects
+    that the collector would otherwise scan again and again (about a third of parse time)."""
+    _, display, data = task
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        result = lint_source(display, data, config)
+    except Exception as exc:  # the engine never raises by design; this is the last guard
+        result = LintResult(errors=[f"{display}: internal error: {type(exc).__name__}: {exc}"])
+    finally:
+        if was_enabled:
+            gc.enable()
+    if not result.diagnostics:
+        result.decoded = None  # nothing will quote this file: don't carry its text around
+    return result
+
+
+_WORKER_CONFIG: Optional[Config] = None
+
+
+def _init_worker(config: Config) -> None:
+    global _WORKER_CONFIG
+    _WORKER_CONFIG = config
+
+
+def _work(task: Task) -> Tuple[int, LintResult]:
+    assert _WORKER_CONFIG is not None
+    return task[0], _lint(task, _WORKER_CONFIG)
+
+
+def _run_parallel(tasks: List[Task], config: Config, workers: int):
+    """Yield (index, result) as workers finish, biggest files first (they bound the wall time)."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    _preload()
+    ordered = sorted(tasks, key=lambda t: len(t[2]), reverse=True)
+    unfinished = {t[0]: t for t in ordered}
+    pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(config,))
+    try:
+        futures = [pool.submit(_work, t) for t in ordered]
+        for future in as_completed(futures):
+            try:
+                i, result = future.result()
+            except BrokenProcessPool:
+                break
+            del unfinished[i]
+            yield i, result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    # A worker died (a crash in the parser, the OOM killer): lint what is left one file per
+    # process, so that only the file that kills its process is lost, with an error that names it.
+    for task in unfinished.values():
+        yield task[0], _isolated(task, config)
+
+
+def _isolated(task: Task, config: Config) -> LintResult:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(config,)) as pool:
+        try:
+            return pool.submit(_work, task).result()[1]
+        except BrokenProcessPool:
+            return LintResult(errors=[f"{task[1]}: internal error: the worker process died while linting this file"])
+
+
+def _context():
+    import multiprocessing
+    import threading
+
+    # fork shares the imported engine with the workers for free, but is only safe while this
+    # process has one thread (an embedding program may have more); elsewhere the platform default.
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn" if sys.platform.startswith("linux") else None)
+
+
+def _preload() -> None:
+    """Import the analysis modules before forking, once, instead of once per worker."""
+    import vjplint.collect  # noqa: F401
+    from vjplint.rules.registry import all_rules
+
+    all_rules()
+
+
+# -- the cache ----------------------------------------------------------------------------
+def _open_cache(config: Config) -> Optional["ResultCache"]:
+    from vjplint.cache import ResultCache
+
+    return ResultCache(config)
+
+
+def _from_cache(cache: "ResultCache", entry: list, path: Path, display: str,
+                data: Optional[bytes]) -> Optional["FileOutcome"]:
+    from vjplint.runner import FileOutcome
+
+    try:
+        analysed, diagnostics = cache.result_of(entry)
+    except (KeyError, TypeError, ValueError):
+        return None  # an entry this version cannot read: lint again
+    result = LintResult(diagnostics=diagnostics, analysed=analysed)
+    if diagnostics:  # the formatters quote the lines of files with findings
+        from vjplint.source import SourceError, decode
+
+        try:
+            result.decoded = decode(path.read_bytes() if data is None else data)
+        except (OSError, SourceError):
+            return None
+    return FileOutcome(path, display, result)
+
+
+def _remember(cache: Optional["ResultCache"], display: str, st: Optional[os.stat_result], digest: str,
+              result: LintResult) -> None:
+    if cache is not None and st is not None and digest and not result.errors:
+        cache.store(display, st, digest, result.analysed, result.diagnostics)
+
+
+def _tick(progress: Progress, done: int, total: int) -> None:
+    if progress is not None:
+        progress(done, total)

@@ -1,0 +1,312 @@
+"""Speed machinery never changes results: cache on/off/warm and any --jobs give the same JSON;
+the cache notices every change that matters; cheap runs import neither libcst nor JAX.
+
+CLI tests run the real command on real files; in-process tests use jobs=1 (no fork inside pytest,
+whose process may hold JAX's threads); the process pool is exercised in subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from tests.conftest import RULE_FIXTURES, ROOT, run_cli
+from vjplint import cache as cache_mod
+from vjplint import parallel
+from vjplint.config import Config
+
+NON_CANDIDATE = "import numpy as np\n\n\ndef f(x):\n    return np.sin(x) * 2\n"
+
+
+def _tree(root: Path, small: bool = False) -> Path:
+    """Real rule fixtures (2 firing + 1 silent per rule, or 1 firing of 6 rules when `small`)
+    plus plain files and broken ones."""
+    src = root / "src"
+    for rule_dir in sorted(p for p in RULE_FIXTURES.iterdir() if p.is_dir())[: 6 if small else None]:
+        chosen = sorted(rule_dir.glob("fire_*.py"))[: 1 if small else 2] + sorted(rule_dir.glob("silent_*.py"))[: 0 if small else 1]
+        for path in chosen:
+            target = src / rule_dir.name.lower() / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+    for i in range(5):
+        (src / f"plain_{i}.py").write_text(NON_CANDIDATE)
+    (src / "broken.py").write_text("import jax\n\n@jax.custom_vjp\ndef f(x:\n    return x\n")
+    (src / "latin1.py").write_bytes(b"import jax\nf = jax.custom_vjp(lambda x: x)\ns = '\xe9'\n")
+    (root / "pyproject.toml").write_text('[tool.vjplint]\nselect = ["ALL"]\n')
+    return src
+
+
+def _json(cwd: Path, *args: str) -> list:
+    proc = run_cli("check", "--output-format", "json", "--exit-zero", *args, "src", cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_json_identical_with_and_without_cache_and_for_any_jobs(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    reference = _json(tmp_path, "--no-cache", "--jobs", "1")
+    assert not (tmp_path / ".vjplint_cache").exists()
+    codes = {d["code"] for d in reference}
+    assert len(codes) >= 10 and "VJP900" in codes, codes  # a meaningful comparison
+    assert any(d["fix"] for d in reference)  # fixes (edits) survive the cache too
+    runs = {
+        "no cache, 2 processes": ("--no-cache", "--jobs", "2"),
+        "no cache, 3 processes": ("--no-cache", "-j", "3"),
+        "cold cache, default jobs": (),
+        "warm cache, default jobs": (),
+        "warm cache, 2 processes": ("--jobs", "2"),
+    }
+    for label, args in runs.items():
+        assert _json(tmp_path, *args) == reference, label
+    cache_root = tmp_path / ".vjplint_cache"
+    assert (cache_root / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (cache_root / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+
+
+def test_cache_dir_option_and_config_key(tmp_path: Path) -> None:
+    _tree(tmp_path, small=True)
+    reference = _json(tmp_path, "--no-cache")
+    assert _json(tmp_path, "--cache-dir", "elsewhere/c") == reference
+    assert list((tmp_path / "elsewhere" / "c").glob("*/*.json"))
+    (tmp_path / "pyproject.toml").write_text('[tool.vjplint]\nselect = ["ALL"]\ncache-dir = "from-config"\n')
+    assert _json(tmp_path) == reference
+    assert list((tmp_path / "from-config").glob("*/*.json"))
+    assert not (tmp_path / ".vjplint_cache").exists()
+
+
+def test_damaged_index_is_an_empty_cache(tmp_path: Path) -> None:
+    _tree(tmp_path, small=True)
+    reference = _json(tmp_path)
+    indexes = list((tmp_path / ".vjplint_cache").glob("*/*.json"))
+    assert len(indexes) == 1
+    for garbage in (b"\x00not json", b'{"format": 1, "entries": {"src/plain_0.py": [1]}}',
+                    b'{"format": 1, "entries": {"src/broken.py": [0, 0, "x", true, [{"$d": "Evil", "f": {}}], 0]}}'):
+        indexes[0].write_bytes(garbage)
+        assert _json(tmp_path) == reference
+
+
+# -- the cache, in process (jobs=1) ------------------------------------------------------------
+FIRING = textwrap.dedent("""\
+    import jax
+    import jax.numpy as jnp
+    from functools import partial
+
+
+    @partial(jax.custom_vjp, nondiff_argnums=(1,))
+    def scale(x, w):
+        return x * jnp.asarray(w)
+
+
+    def scale_fwd(x, w):
+        return scale(x, w), None
+
+
+    def scale_bwd(w, res, g):
+        return (g * w,)
+
+
+    scale.defvjp(scale_fwd, scale_bwd)
+    """)
+CLEAN = textwrap.dedent("""\
+    import jax
+
+
+    @jax.custom_vjp
+    def double(x):
+        return x * 2
+
+
+    def double_fwd(x):
+        return double(x), None
+
+
+    def double_bwd(res, g):
+        return (2 * g,)
+
+
+    double.defvjp(double_fwd, double_bwd)
+    """)
+
+
+class _Counter:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.linted: List[str] = []
+        real = parallel.lint_source
+
+        def counting(display, data, config):
+            self.linted.append(display)
+            return real(display, data, config)
+
+        monkeypatch.setattr(parallel, "lint_source", counting)
+
+    def take(self) -> List[str]:
+        taken, self.linted = sorted(self.linted), []
+        return taken
+
+
+def _run(files: List[Path], config: Config) -> List[list]:
+    outcomes = parallel.lint_many(files, config, jobs=1, use_cache=True)
+    return [[(d.code, d.location.row, d.message) for d in o.result.diagnostics] for o in outcomes]
+
+
+def _age(path: Path, seconds: float = 3600) -> None:
+    """Make the file look old enough for its size and mtime to be trusted."""
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - int(seconds * 1e9)))
+
+
+def test_cache_hits_and_invalidation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    counter = _Counter(monkeypatch)
+    firing, plain = tmp_path / "firing.py", tmp_path / "plain.py"
+    firing.write_text(FIRING)
+    plain.write_text(NON_CANDIDATE)
+    _age(firing)
+    _age(plain)
+    files = [Path("firing.py"), Path("plain.py")]
+    config = Config(cache_dir=str(tmp_path / "cache"))
+
+    first = _run(files, config)
+    assert counter.take() == ["firing.py"]  # the plain file never reaches the engine
+    assert first[0] and first[0][0][0] == "VJP101" and first[1] == []
+    assert _run(files, config) == first and counter.take() == []  # warm: nothing linted
+
+    # Same content, new mtime: the hash says unchanged.
+    os.utime(firing)
+    assert _run(files, config) == first and counter.take() == []
+
+    # A real change, same size, in the same clock tick as the recorded mtime ("racy"): the mtime is
+    # too recent to trust, so the content hash is checked and the file is linted again.
+    recorded = firing.stat().st_mtime_ns
+    changed = FIRING.replace("(g * w,)", "(g * 2,)")
+    assert len(changed) == len(FIRING)
+    firing.write_text(changed)
+    os.utime(firing, ns=(recorded, recorded))
+    assert _run(files, config) == first and counter.take() == ["firing.py"]
+
+    # A change that removes the finding.
+    firing.write_text(CLEAN)
+    assert _run(files, config) == [[], []] and counter.take() == ["firing.py"]
+
+    # Another configuration, another tool build: never the old results.
+    firing.write_text(FIRING)
+    _age(firing)
+    assert _run(files, config) == first and counter.take() == ["firing.py"]
+    assert _run(files, Config(cache_dir=config.cache_dir, ignore=("VJP101",))) == [[], []]
+    assert counter.take() == ["firing.py"]
+    monkeypatch.setattr(cache_mod, "code_fingerprint", lambda: "another-build")
+    assert _run(files, config) == first and counter.take() == ["firing.py"]
+
+
+def test_cache_entries_of_deleted_files_are_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(FIRING)
+    config = Config(cache_dir=str(tmp_path / "cache"))
+    parallel.lint_many([Path("a.py"), Path("b.py")], config, jobs=1)
+    (tmp_path / "b.py").unlink()
+    parallel.lint_many([Path("a.py")], config, jobs=1)
+    (index,) = (tmp_path / "cache").glob("*/*.json")
+    assert sorted(json.loads(index.read_text())["entries"]) == ["a.py"]
+
+
+def test_worker_count_policy() -> None:
+    small = [(i, f"f{i}.py", b"x" * 1000) for i in range(10)]
+    big = [(i, f"f{i}.py", b"x" * 200_000) for i in range(10)]
+    assert parallel.worker_count(None, small) == 1  # not worth a process
+    assert parallel.worker_count(None, big) == min(parallel.available_cpus(), 10)
+    assert parallel.worker_count(3, small) == 3  # an explicit --jobs is honoured
+    assert parallel.worker_count(8, small[:2]) == 2
+    assert parallel.worker_count(4, small[:1]) == 1
+    assert parallel.worker_count(1, big) == 1
+
+
+# -- processes and imports, in subprocesses ----------------------------------------------------
+def _python(code: str, cwd: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_progress_and_a_dying_worker_with_processes(tmp_path: Path) -> None:
+    for i in range(6):
+        (tmp_path / f"m{i}.py").write_text(FIRING)
+    (tmp_path / "boom.py").write_text(FIRING)
+    (tmp_path / "plain.py").write_text(NON_CANDIDATE)
+    code = textwrap.dedent("""\
+        import json, os
+        from pathlib import Path
+        from vjplint import parallel
+        from vjplint.config import Config
+
+        real = parallel.lint_source
+        def lint_source(display, data, config):
+            if display == "boom.py" and os.getpid() != PARENT:
+                os._exit(3)  # a parser crash or the OOM killer
+            return real(display, data, config)
+        PARENT = os.getpid()
+        parallel.lint_source = lint_source
+        calls = []
+        files = sorted(Path(".").glob("*.py"))
+        outcomes = parallel.lint_many(files, Config(), jobs=2, use_cache=False,
+                                      progress=lambda done, total: calls.append([done, total]))
+        print(json.dumps({"calls": calls, "outcomes": {o.display: [o.result.errors,
+              [(d.code, d.location.row) for d in o.result.diagnostics]] for o in outcomes}}))
+        """)
+    data = json.loads(_python(code, tmp_path))
+    assert data["calls"] == [[i, 8] for i in range(1, 9)]
+    outcomes = data["outcomes"]
+    assert outcomes["boom.py"] == [["boom.py: internal error: the worker process died while linting this file"], []]
+    assert outcomes["plain.py"] == [[], []]
+    for i in range(6):
+        assert outcomes[f"m{i}.py"] == [[], [["VJP101", 7]]]
+
+
+def test_progress_printer_drives_from_lint_many(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture) -> None:
+    import time
+
+    from vjplint import cli
+
+    now = [100.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    show = cli._progress_printer()
+    show(1, 4)
+    assert capsys.readouterr().err == ""  # quiet during the first seconds
+    now[0] += 3
+    show(2, 4)
+    show(4, 4)
+    assert capsys.readouterr().err == "\r\033[Kvjplint: 2/4 files\r\033[Kvjplint: 4/4 files\r\033[K"
+
+
+_IMPORTS = textwrap.dedent("""\
+    import sys
+    from vjplint.cli import main
+    try:
+        rc = main(ARGS)
+    except SystemExit as exc:
+        rc = exc.code
+    heavy = sorted({m.split(".")[0] for m in sys.modules} & {"libcst", "jax", "jaxlib", "numpy"})
+    print(rc, heavy)
+    """)
+
+
+@pytest.mark.parametrize("args, runs", [(["--version"], 1), (["check", "--no-cache", "."], 1),
+                                        (["check", "."], 1), (["check", "."], 2)])
+def test_cheap_runs_import_neither_libcst_nor_jax(tmp_path: Path, args: List[str], runs: int) -> None:
+    """`--version`, and runs over files without custom derivatives (cold, or warm from the cache)."""
+    for i in range(3):
+        (tmp_path / f"plain_{i}.py").write_text(NON_CANDIDATE)
+    for _ in range(runs):
+        out = _python(_IMPORTS.replace("ARGS", repr(args)), tmp_path)
+    assert out.splitlines()[-1] == ("0 []"), out

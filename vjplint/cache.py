@@ -1,0 +1,186 @@
+"""The result cache: per-file diagnostics keyed by content hash, tool version and configuration.
+
+Layout: `<cache dir>/.gitignore` (`*`, like ruff's) and one index file per (tool fingerprint,
+config fingerprint, Python version, working directory) under `<cache dir>/<version>/`. The index
+maps a file's display path to its size, mtime, SHA-256 and result. A file whose size and mtime
+match is trusted without being read (ruff's rule), except when its mtime is too close to the
+moment the entry was made to rule out a same-size edit in the same clock tick ("racy git"):
+then its content hash decides. A changed mtime with an unchanged hash also reuses the entry.
+
+The format is JSON, never pickle: a cache directory that came with a cloned repository must not
+be able to run code. Only the classes of `vjplint.diagnostics` are revived.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import fields, is_dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from vjplint import __version__
+from vjplint.config import Config
+
+CACHE_DIR_NAME = ".vjplint_cache"
+FORMAT = 1
+# An entry's stat is trusted only for files last modified this long before the entry was made.
+RACY_NS = 2_000_000_000
+
+
+def cache_root(config: Config) -> Path:
+    """`cache-dir` (absolute, or relative to the pyproject.toml's directory), else `.vjplint_cache`
+    beside the pyproject.toml, else in the working directory."""
+    base = Path(config.root) if config.root else Path.cwd()
+    if config.cache_dir:
+        return base / os.path.expanduser(config.cache_dir)
+    return base / CACHE_DIR_NAME
+
+
+def code_fingerprint() -> str:
+    """The version plus the size and mtime of every vjplint module, so that an edited rule in a
+    development checkout never reads results its old code produced."""
+    package = Path(__file__).resolve().parent
+    parts = [__version__, sys.version.split()[0]]
+    for directory, _, names in sorted(os.walk(package)):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(directory, name))
+                parts.append(f"{os.path.relpath(os.path.join(directory, name), package)}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+
+
+# -- (de)serialising results ----------------------------------------------------------------
+def _allowed() -> Dict[str, type]:
+    from vjplint import diagnostics
+
+    return {name: obj for name, obj in vars(diagnostics).items()
+            if isinstance(obj, type) and obj.__module__ == diagnostics.__name__}
+
+
+def encode(value: Any) -> Any:
+    """JSON-ready form of diagnostics; tuples, enums and dataclasses are tagged. Raises TypeError
+    for anything else (that result is then simply not cached)."""
+    if isinstance(value, Enum):
+        return {"$e": type(value).__name__, "v": value.value}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if is_dataclass(value) and not isinstance(value, type):
+        return {"$d": type(value).__name__, "f": {f.name: encode(getattr(value, f.name)) for f in fields(value)}}
+    if isinstance(value, tuple):
+        return {"$t": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    raise TypeError(f"cannot cache a {type(value).__name__}")
+
+
+def decode(value: Any, allowed: Dict[str, type]) -> Any:
+    if isinstance(value, list):
+        return [decode(v, allowed) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$t" in value:
+        return tuple(decode(v, allowed) for v in value["$t"])
+    kind = allowed[value["$e"] if "$e" in value else value["$d"]]  # KeyError: a foreign entry
+    if "$e" in value:
+        return kind(value["v"])
+    return kind(**{k: decode(v, allowed) for k, v in value["f"].items()})
+
+
+# -- the index ------------------------------------------------------------------------------
+class ResultCache:
+    """Load once, look up and store per file, save once (atomically) at the end of a run."""
+
+    def __init__(self, config: Config, root: Optional[Path] = None) -> None:
+        self.root = root or cache_root(config)
+        key = "\n".join((config.fingerprint(), os.getcwd(), str(FORMAT)))
+        name = hashlib.sha256(key.encode()).hexdigest()[:20] + ".json"
+        self.path = self.root / code_fingerprint() / name
+        self.entries: Dict[str, list] = {}  # [size, mtime_ns, sha256, analysed, diagnostics, made_ns]
+        self.now_ns = time.time_ns()  # before any file is stat'ed or read
+        self.dirty = False
+        self._allowed: Optional[Dict[str, type]] = None
+        try:
+            data = json.loads(self.path.read_bytes())
+            if data.get("format") == FORMAT:
+                self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, list) and len(v) == 6}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass  # a missing or damaged index is an empty one
+
+    def fresh_by_stat(self, display: str, st: os.stat_result) -> Optional[list]:
+        """The entry when size and mtime match and the mtime is safely older than the entry."""
+        entry = self.entries.get(display)
+        if (entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns
+                and st.st_mtime_ns < entry[5] - RACY_NS):
+            return entry
+        return None
+
+    def fresh_by_hash(self, display: str, digest: str, st: os.stat_result) -> Optional[list]:
+        entry = self.entries.get(display)
+        if entry is None or entry[2] != digest:
+            return None
+        if entry[0] != st.st_size or entry[1] != st.st_mtime_ns:
+            entry[0], entry[1], entry[5] = st.st_size, st.st_mtime_ns, self.now_ns
+            self.dirty = True
+        return entry
+
+    def result_of(self, entry: list) -> Tuple[bool, List[Any]]:
+        """(analysed, diagnostics) from an entry."""
+        if self._allowed is None:
+            self._allowed = _allowed()
+        analysed, diagnostics = entry[3], entry[4]
+        return analysed, decode(diagnostics, self._allowed) if diagnostics else []
+
+    def store(self, display: str, st: os.stat_result, digest: str, analysed: bool, diagnostics: List[Any]) -> None:
+        try:
+            encoded = encode(diagnostics)
+        except TypeError:
+            self.entries.pop(display, None)
+            return
+        self.entries[display] = [st.st_size, st.st_mtime_ns, digest, analysed, encoded, self.now_ns]
+        self.dirty = True
+
+    def save(self, seen: set) -> None:
+        """Write the index when anything changed; drop entries of files that no longer exist."""
+        for display in [d for d in self.entries if d not in seen]:
+            if not os.path.exists(display):
+                del self.entries[display]
+                self.dirty = True
+        if not self.dirty:
+            return
+        try:
+            _ensure_root(self.root)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            payload = json.dumps({"format": FORMAT, "entries": self.entries},
+                                 separators=(",", ":"), ensure_ascii=False)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".index-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(payload)
+                os.replace(tmp, self.path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except OSError:
+            pass  # a read-only tree still lints; it just stays cold
+        self.dirty = False
+
+
+def _ensure_root(root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# Automatically created by vjplint.\n*\n", encoding="utf-8")
+    tag = root / "CACHEDIR.TAG"
+    if not tag.exists():
+        tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n"
+                       "# This file is a cache directory tag created by vjplint.\n", encoding="utf-8")
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
