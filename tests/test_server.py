@@ -365,9 +365,28 @@ async def test_quick_fix_and_fix_all_equal_the_cli(workspace: Path) -> None:
         assert [a.kind for a in actions] == ["source.fixAll.vjplint"]
         fixed = apply_text_edits(SOURCE, edits_of(actions[0].edit, uri))
         assert fixed == expected
+
+        # The fix-all command sends the same edit through workspace/applyEdit.
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="vjplint.applyAutofix", arguments=[{"uri": uri}]))
+        [applied] = client.applied_edits  # type: ignore[attr-defined]
+        assert apply_text_edits(SOURCE, edits_of(applied, uri)) == expected
+
         count = len(client.published)
         change(client, uri, 2, fixed)
         assert [d.code for d in await published(client, uri, 2, after=count)] == []
+
+        # Unsafe fixes join fix-all only when the user opts in (here via didChangeConfiguration).
+        bare = open_doc(client, workspace / "bare.py", BARE_INT)
+        await published(client, bare, 1)
+        fix_all = types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=bare), range=rng(0, 0, 0, 0),
+            context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll]))
+        assert list(await client.text_document_code_action_async(fix_all)) == []
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+            settings={"vjplint": {"unsafeFixes": True}}))
+        [action] = await client.text_document_code_action_async(fix_all)
+        assert "nondiff_argnums=(0,)" in apply_text_edits(BARE_INT, edits_of(action.edit, bare))
     finally:
         await stop(client)
 

@@ -87,6 +87,7 @@ class Analysis:
     filename: str
     fixes_attached: bool = False
     errors: List[str] = field(default_factory=list)
+    fixed_text: Dict[bool, Optional[str]] = field(default_factory=dict)  # unsafe? -> fix-all result
 
 
 class _Dropped:
@@ -235,14 +236,17 @@ class VjplintServer(LanguageServer):
             log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
 
     def fix_all_text(self, analysis: Analysis, unsafe: bool) -> Optional[str]:
-        try:
-            from vjplint.fixes.apply import fix_source
+        """`vjplint --fix` on the buffer (cached per text: clients ask on every cursor move)."""
+        if unsafe not in analysis.fixed_text:
+            try:
+                from vjplint.fixes.apply import fix_source
 
-            new_text, _, _ = fix_source(analysis.filename, analysis.text, analysis.config, unsafe)
-        except Exception as exc:
-            log.error("fix-all failed for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
-            return None
-        return new_text
+                new_text: Optional[str] = fix_source(analysis.filename, analysis.text, analysis.config, unsafe)[0]
+            except Exception as exc:
+                log.error("fix-all failed for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
+                new_text = None
+            analysis.fixed_text[unsafe] = new_text
+        return analysis.fixed_text[unsafe]
 
     def document(self, uri: str) -> Optional[str]:
         if uri not in self.versions:
