@@ -124,11 +124,16 @@ def test_fix_verify_keeps_a_failing_rewrite_and_applies_a_proven_one(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.vjplint.verify]\nexamples = {"tile.tiled" = "tile:tiled_args"}\n')
     (tmp_path / "tile.py").write_text(TILE)
+    gate = (ROOT / "tests" / "data" / "verify" / "unsafe_gate.py").read_text()
+    (tmp_path / "gate.py").write_text(gate)
     shutil.copy(FIX / "safe_canonical" / "input.py", tmp_path / "clip.py")
-    proc = run_cli("--fix", "--unsafe-fixes", "--verify", "--no-cache", "tile.py", "clip.py", cwd=tmp_path, env=CPU,
-                   timeout=600)
+    proc = run_cli("--fix", "--unsafe-fixes", "--verify", "--no-cache", "tile.py", "gate.py", "clip.py",
+                   cwd=tmp_path, env=CPU, timeout=900)
     assert proc.returncode != 0
     assert (tmp_path / "tile.py").read_text() == TILE
+    assert (tmp_path / "gate.py").read_text() == gate
     assert (tmp_path / "clip.py").read_text() == (FIX / "safe_canonical" / "expected.py").read_text()
     assert ("tile.py:9: tiled: failed: jit: ConcretizationTypeError: Abstract tracer value encountered where "
             "concrete value is expected") in proc.stderr
+    assert ("gate.py:11: gated: failed: jit(grad): TracerBoolConversionError: Attempted boolean conversion of "
+            "traced array with shape float32[]. (also under vmap(grad))") in proc.stderr

@@ -79,6 +79,11 @@ def load_module(name, path, text):
     return module
 
 
+def as_tuples(value):
+    """JSON lists back to the tuples the source wrote (literals are never lists)."""
+    return tuple(as_tuples(v) for v in value) if isinstance(value, list) else value
+
+
 def resolve(module, qualname):
     obj = module
     for part in qualname.split("."):
@@ -411,7 +416,7 @@ class Verifier:
         elif kind in ("int", "bool"):
             value = choice
         elif kind == "literal":
-            value = tuple(spec["value"]) if isinstance(spec["value"], list) else spec["value"]
+            value = as_tuples(spec["value"])
         elif kind == "expr":
             namespace = dict(self.original_module.__dict__)
             namespace.setdefault("__builtins__", BUILTIN_NAMES)

@@ -15,6 +15,7 @@ role (a differentiable or moved argument of a custom_vjp is an array: its shape 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -310,6 +311,10 @@ def _site_value(model: FileModel, arg: ast.expr) -> Optional[Dict[str, Any]]:
         pass
     else:
         if isinstance(value, (int, float, bool, str, tuple)) or value is None:
+            try:
+                json.dumps(value)  # the harness gets it as JSON (no bytes, no complex)
+            except (TypeError, ValueError):
+                return None
             return {"kind": "literal", "value": value, "source": source}
     if _module_level_expression(model, arg):
         return {"kind": "expr", "expr": ast.unparse(arg), "source": source}
