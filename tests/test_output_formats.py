@@ -240,6 +240,22 @@ def test_lsp_output_maps_file_uris_to_lsp_diagnostics(project: Path) -> None:
     assert syntax["code"] == "VJP900" and syntax["range"]["start"]["line"] == 3
 
 
+def test_lsp_rows_ignore_characters_that_are_not_python_line_breaks(tmp_path: Path) -> None:
+    """A form feed (common in older modules) or U+2028 must not shift rows, noqa lines or quotes."""
+    source = SAMPLES["error.py"].replace("import jax\n", "import jax\n\x0c\n# \u2028 \x1c\n", 1)
+    source = source.replace("def clip_gradient(lo, hi, x):", "def clip_gradient(lo, hi, x):  # noqa: VJP101")
+    source += "\n\n@partial(jax.custom_vjp, nondiff_argnums=(0,))\ndef late(w, x):\n    return jnp.dot(w, x)\n"
+    source += "\n\ndef late_fwd(w, x):\n    return jnp.dot(w, x), None\n\n\ndef late_bwd(w, _, g):\n"
+    source += "    return (jnp.dot(w, g),)\n\n\nlate.defvjp(late_fwd, late_bwd)\n"
+    (tmp_path / "ff.py").write_text(source, encoding="utf-8")
+    proc = run_cli("--no-cache", "--output-format", "lsp", "ff.py", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    [diagnostics] = json.loads(proc.stdout).values()
+    row = source.split("\n").index("def late(w, x):")
+    assert [(d["code"], d["range"]["start"]) for d in diagnostics] == [("VJP101", {"line": row, "character": 9})]
+    assert "`jnp.dot(w, x)`" in diagnostics[0]["message"] or "jnp.dot(w" in diagnostics[0]["message"]
+
+
 @pytest.mark.parametrize("encoding, expected", [("utf-16", 3), ("utf-8", 5), ("utf-32", 2)])
 def test_lsp_positions_per_encoding(encoding: str, expected: int) -> None:
     lines = ["\U0001d706o = 1"]

@@ -136,11 +136,13 @@ def _check_command(argv: List[str]) -> int:
 
 def _lines(outcome) -> List[str]:
     decoded = outcome.result.decoded
-    return decoded.text.splitlines() if decoded is not None else []
+    from vjplint.engine import source_lines
+
+    return source_lines(decoded.text) if decoded is not None else []
 
 
 def _check_stdin(args: argparse.Namespace, config, output_format: str) -> int:
-    from vjplint.engine import lint_source
+    from vjplint.engine import lint_source, source_lines
 
     data = sys.stdin.buffer.read()
     name = args.stdin_filename or "-"
@@ -150,7 +152,7 @@ def _check_stdin(args: argparse.Namespace, config, output_format: str) -> int:
         return run_fix_stdin(args, config, name, data, output_format)
     result = lint_source(name, data, config)
     report_problems([], result.errors)
-    lines = result.decoded.text.splitlines() if result.decoded else []
+    lines = source_lines(result.decoded.text) if result.decoded else []
     emit(result.diagnostics, args, output_format, sources={name: lines})
     return exit_code(result.diagnostics, args, bool(result.errors))
 

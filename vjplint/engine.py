@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import io
 import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
@@ -36,6 +37,12 @@ def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
     return any(name in data for name in names)
 
 
+def source_lines(text: str) -> List[str]:
+    """The lines of `text` as Python numbers them (str.splitlines() also breaks at \\f, \\x1c,
+    \\u2028..., which shifts every later row)."""
+    return [line.rstrip("\r\n") for line in io.StringIO(text, newline="").readlines()]
+
+
 def lint_source(filename: str, source: Union[str, bytes], config: Config = Config()) -> LintResult:
     """Lint one file's content. Never raises for bad input: problems become diagnostics."""
     from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
@@ -58,7 +65,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     text = decoded.text
     if SKIP_FILE.search(text):
         return result
-    lines = text.splitlines()
+    lines = source_lines(text)
     enabled = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
     result.analysed = True
     try:

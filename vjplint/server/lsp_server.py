@@ -27,7 +27,7 @@ from pygls.uris import to_fs_path
 from vjplint import __version__
 from vjplint.config import Config, ConfigError, find_pyproject, load_config, with_overrides
 from vjplint.diagnostics import Applicability, Diagnostic, Fix, Position
-from vjplint.engine import lint_source
+from vjplint.engine import lint_source, source_lines
 from vjplint.output import lsp as lspfmt
 from vjplint.server import actions
 
@@ -230,7 +230,7 @@ class VjplintServer(LanguageServer):
         try:
             from vjplint.fixes.apply import attach_fix_edits
 
-            attach_fix_edits(analysis.diagnostics, {analysis.filename: analysis.text.splitlines()},
+            attach_fix_edits(analysis.diagnostics, {analysis.filename: source_lines(analysis.text)},
                              analysis.config)
         except Exception as exc:  # no fix machinery, or it failed: actions without edits
             log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
