@@ -120,8 +120,7 @@ def main(argv):
     for plan in request["functions"]:
         emit(event="begin", name=plan["qualname"])
         try:
-            result = Verifier(jax, numpy, modules["original"], modules["rewritten"], plan,
-                              request.get("examples", {})).run()
+            result = Verifier(jax, numpy, modules["original"], modules["rewritten"], plan).run()
         except Unverifiable as exc:
             result = {"status": "unverified", "reason": str(exc), "checks": [], "inputs": []}
         except BaseException as exc:
@@ -138,12 +137,11 @@ def _user_frame(exc, path):
 
 
 class Verifier:
-    def __init__(self, jax, np, original, rewritten, plan, examples):
+    def __init__(self, jax, np, original, rewritten, plan):
         self.jax, self.np = jax, np
         self.jnp = importlib.import_module("jax.numpy")
         self.original_module = original
         self.plan = plan
-        self.examples = examples
         self.params = plan["params"]
         self.checks = []
         if plan.get("unverifiable"):
