@@ -428,11 +428,10 @@ f.defvjp(f_fwd, f_bwd)
      "symbolic_zeros=True wraps differentiable fwd arguments in CustomVJPPrimal records"),
     ("    return f(w, x, y), None", "    return f(w, x, y), None, None",
      "a fwd `return` has 3 entries, not a pair (see VJP304)"),
-    ("    return f(w, x, y), None", "    w = w + 0\n    return f(w, x, y), None",
-     "fwd reassigns `w`, so its original value is not at hand to save"),
-    ("f.defvjp(f_fwd, f_bwd)", "f.defvjp(f_fwd, other.bwd)", "bwd `bwd` is not defined in this file"),
+    ("f.defvjp(f_fwd, f_bwd)", "f.defvjp(f_fwd, other.bwd)", "bwd `other.bwd` is not defined in this file"),
     ("f.defvjp(f_fwd, f_bwd)", "from rules import bwd\nf.defvjp(f_fwd, bwd)",
-     "bwd `bwd` is imported from `rules.bwd`, another file"),
+     "bwd `bwd` comes from `rules`, another file"),
+    ("f.defvjp(f_fwd, f_bwd)", "import rules\nf.defvjp(f_fwd, rules.bwd)", "bwd `rules.bwd` comes from `rules`, another file"),
 ])
 def test_refusals_say_why(old, new, reason):
     source = HEADER + RULES.replace(old, new)
@@ -455,3 +454,38 @@ def test_shared_rules_are_refused_for_both():
         """)
     assert offers(source) == [("VJP101", None, "fwd/bwd are shared with `h`, which would break"),
                               ("VJP101", None, "fwd/bwd are shared with `f`, which would break")]
+
+
+def test_appended_slots_leave_end_of_line_comments_in_place_and_calls_keep_their_closing_line():
+    source = HEADER + textwrap.dedent("""
+        def _f(a, b, w):
+            return w * a + b
+
+        f = jax.custom_vjp(
+            _f, nondiff_argnums=(2,)
+        )
+
+        def f_fwd(a, b, w: jax.Array):
+            return _f(a, b, w), None
+
+        def f_bwd(w, _, g):
+            return (
+                g * w,  # d/da
+                g,  # d/db
+            )
+
+        f.defvjp(f_fwd, f_bwd)
+        """)
+    out = fixed(source)
+    assert "f = jax.custom_vjp(\n    _f\n)\n" in out
+    assert "    return (\n        g * w,  # d/da\n        g,  # d/db\n        None,\n    )\n" in out
+
+
+def test_fwd_that_rebinds_a_moved_argument_saves_a_copy_taken_first():
+    source = HEADER + RULES.replace("    return f(w, x, y), None", "    w, w_in = w + 1, 0\n    return f(w, x, y), None")
+    assert offers(source) == [("VJP101", Applicability.SAFE, "")]
+    out = fixed(source)
+    assert ("def f_fwd(w, x, y=1.0):\n    w_arg = w\n    w, w_in = w + 1, 0\n    return f(w, x, y), w_arg\n"
+            in out)
+    lam = HEADER + RULES.replace("f.defvjp(f_fwd, f_bwd)", "f.defvjp(lambda w, x, y=1.0: ((w := 2 * w), None), f_bwd)")
+    assert offers(lam) == [("VJP101", None, "the fwd lambda rebinds `w`, so its original value is not at hand to save")]

@@ -52,7 +52,8 @@ class Plan:
     keywords: Tuple[Tuple[str, str, Tuple[Union[int, str], ...]], ...]  # (keyword, "nums"/"names", kept values)
     cleanup_names: FrozenSet[str]  # import names (`partial`, `functools`) that may become unused
     fwd: RulePlan
-    fwd_moved: Tuple[str, ...]  # fwd's parameter names at the moved positions
+    fwd_moved: Tuple[str, ...]  # the names fwd saves: its parameters at the moved positions (or their copies)
+    fwd_capture: Tuple[Tuple[str, str], ...]  # (copy, parameter) bound first in fwd, for parameters it rebinds
     bwd: RulePlan
     bwd_drop: Tuple[int, ...]  # bwd positional parameter indices to drop (the moved nondiff values)
     bwd_res_index: int  # index of bwd's residual parameter before dropping
@@ -152,7 +153,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
     if d.is_alias:
         unsafe.append(f"`{d.name}` is made by an in-house wrapper")
-    fwd_plan, fwd_moved = _plan_fwd(model, d, fwd, moved, sig, unsafe)
+    fwd_plan, fwd_moved, fwd_capture = _plan_fwd(model, d, fwd, moved, sig, unsafe)
     nondiff = list(d.nondiff)
     bwd_drop = tuple(nondiff.index(p) for p in moved)
     bwd_sig = bwd.signature
@@ -188,7 +189,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
             unsafe.append(f"{role} `{rule.name}` is also used outside `defvjp` in this file")
     return Plan(
         name=d.name, moved=moved, creation=creation, collapse=collapse, keywords=keywords,
-        cleanup_names=cleanup, fwd=fwd_plan, fwd_moved=fwd_moved, bwd=bwd_plan, bwd_drop=bwd_drop,
+        cleanup_names=cleanup, fwd=fwd_plan, fwd_moved=fwd_moved, fwd_capture=fwd_capture, bwd=bwd_plan, bwd_drop=bwd_drop,
         bwd_res_index=res_index, mode=mode, res_name=res_name, unpack=unpack, none_slots=none_slots,
         d_old=d_old, spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)),
     )
@@ -247,14 +248,11 @@ def _alias_keyword(d: CustomDerivative, found: Dict[str, ast.expr]) -> Optional[
 
 
 def _unresolved(model: FileModel, role: str, rule: RuleFunction) -> str:
-    if isinstance(rule.expr, ast.Name):
-        bindings = model.index.lookup(rule.expr.id, model.index.scope_of(rule.expr))
-        imported = [b for b in bindings if b.kind == "import"]
-        if imported:
-            return f"{role} `{rule.name}` is imported from `{imported[0].qualname}`, another file"
-        if bindings:
-            return f"{role} `{rule.name}` is not a function defined in this file"
-    return f"{role} {'`' + rule.name + '` ' if rule.name else ''}is not defined in this file"
+    spelled = ast.unparse(rule.expr) if isinstance(rule.expr, (ast.Name, ast.Attribute)) else rule.name
+    qualname = model.index.qualname(rule.expr) if isinstance(rule.expr, (ast.Name, ast.Attribute)) else None
+    if qualname and "." in qualname and not qualname.startswith("builtins."):
+        return f"{role} `{spelled}` comes from `{qualname.rsplit('.', 1)[0]}`, another file"
+    return f"{role} {'`' + spelled + '` ' if spelled else ''}is not defined in this file"
 
 
 def _truthy_or_unknown(expr: Optional[ast.expr]) -> bool:
@@ -265,7 +263,7 @@ def _truthy_or_unknown(expr: Optional[ast.expr]) -> bool:
 
 # -- fwd --------------------------------------------------------------------------------
 def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: Tuple[int, ...], sig: Signature,
-              unsafe: List[str]) -> Tuple[RulePlan, Tuple[str, ...]]:
+              unsafe: List[str]) -> Tuple[RulePlan, Tuple[str, ...], Tuple[Tuple[str, str], ...]]:
     node = fwd.node
     assert node is not None
     fsig = Signature.of(node)
@@ -275,9 +273,16 @@ def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: T
         raise Refusal(f"fwd takes {len(fsig.positional)} positional parameters, not {len(sig.positional)} "
                       f"(see VJP303)")
     names = tuple(fsig.positional[p] for p in moved)
+    taken = _names_in(node)
+    captures = []
     for name in names:
-        if _stores(node, name):
-            raise Refusal(f"fwd reassigns `{name}`, so its original value is not at hand to save")
+        if _stores(node, name):  # save the argument as it came in, before fwd rebinds it
+            if isinstance(node, ast.Lambda):
+                raise Refusal(f"the fwd lambda rebinds `{name}`, so its original value is not at hand to save")
+            fresh = _fresh((f"{name}_in", f"{name}_arg"), taken)
+            taken.add(fresh)
+            captures.append((fresh, name))
+    saved = dict((original, fresh) for fresh, original in captures)
     returns = []
     for ret, value in _own_return_values(node):
         if value is None or isinstance(value, ast.Constant) and value.value is None:
@@ -297,8 +302,9 @@ def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: T
         returns.append(ReturnPlan(loc_of(model, ret), how))
     if not returns:
         raise Refusal("fwd has no `return`")
-    return RulePlan(fwd.name if not isinstance(node, ast.Lambda) else None, _def_loc(model, node),
-                    isinstance(node, ast.Lambda), tuple(returns), _fresh(("fwd_out", "out"), _names_in(node))), names
+    rule = RulePlan(fwd.name if not isinstance(node, ast.Lambda) else None, _def_loc(model, node),
+                    isinstance(node, ast.Lambda), tuple(returns), _fresh(("fwd_out", "out"), taken))
+    return rule, tuple(saved.get(n, n) for n in names), tuple(captures)
 
 
 def _residual_of(value: Optional[ast.expr]) -> Optional[ast.expr]:
@@ -394,12 +400,11 @@ def _has_starred(value: Union[ast.Tuple, ast.List]) -> bool:
 
 
 def _stores(fn: FunctionNode, name: str) -> bool:
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
-            return True
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            return True
-    return False
+    """`fn` rebinds its own `name` (nested functions count only through `nonlocal`)."""
+    if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del))
+           for node in _own_nodes(fn)):
+        return True
+    return any(isinstance(node, ast.Nonlocal) and name in node.names for node in ast.walk(fn))
 
 
 def _loads(fn: FunctionNode, name: str) -> bool:

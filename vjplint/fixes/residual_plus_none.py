@@ -121,7 +121,11 @@ class _Rewriter(cst.CSTTransformer):
         self.seen.add((key, key[1]))
         role, p = found
         if role == "fwd":
-            return updated
+            if not p.fwd_capture:
+                return updated
+            copies, params = zip(*p.fwd_capture)
+            capture = cst.parse_statement(f"{', '.join(copies)} = {', '.join(params)}\n")
+            return updated.with_changes(body=_prepend(updated.body, capture))
         updated = updated.with_changes(params=_bwd_params(updated.params, p))
         if p.mode == "single":
             return updated
@@ -227,7 +231,7 @@ def _rewrite_value(value: cst.BaseExpression, role: str, p: Plan, how: str, in_l
     if how == "literal":
         assert isinstance(value, (cst.Tuple, cst.List))
         inserts = [(slot - n, cst.Name("None")) for n, slot in enumerate(slots)]
-        return value.with_changes(elements=_insert_items(value, inserts))
+        return _insert_items(value, inserts)
     items: List[cst.BaseExpression] = []
     old = 0
     for index in range(p.d_old + len(slots)):
@@ -355,14 +359,20 @@ def _remove_items(items: Items, drop: Set[int], single_tuple: bool) -> Items:
     if not kept:
         return kept
     if len(items) - 1 in drop:
-        kept[-1] = kept[-1].with_changes(comma=_inherit(kept[-1].comma, items[-1].comma))
+        changes = {"comma": _inherit(kept[-1].comma, items[-1].comma)}
+        for attribute in ("whitespace_after_arg", "whitespace_after_param"):  # what leads to `)`
+            if hasattr(items[-1], attribute):
+                changes[attribute] = getattr(items[-1], attribute)
+        kept[-1] = kept[-1].with_changes(**changes)
     if single_tuple and len(kept) == 1 and not isinstance(kept[0].comma, cst.Comma):
         kept[0] = kept[0].with_changes(comma=cst.Comma())
     return kept
 
 
-def _insert_items(node: Union[cst.Tuple, cst.List], inserts: List[Tuple[int, cst.BaseExpression]]) -> Items:
-    """Insert values before old indices; new separators copy the sequence's own style."""
+def _insert_items(node: Union[cst.Tuple, cst.List], inserts: List[Tuple[int, cst.BaseExpression]]
+                  ) -> Union[cst.Tuple, cst.List]:
+    """Insert values before old indices; new separators copy the sequence's own style, and
+    end-of-line comments stay with the element they follow."""
     old = list(node.elements)
     n = len(old)
     trailing = old[-1].comma if n and isinstance(old[-1].comma, cst.Comma) else None
@@ -395,13 +405,38 @@ def _insert_items(node: Union[cst.Tuple, cst.List], inserts: List[Tuple[int, cst
                 comma = trailing if keep_trailing else cst.MaybeSentinel.DEFAULT
             elif what < n - 1 and isinstance(own, cst.Comma):  # type: ignore[operator]
                 comma = own
-            else:
-                comma = template
+            else:  # the old last element: a separator now, with its own end-of-line comment
+                comma = _with_comment(template, own)
             out.append(element.with_changes(comma=comma))
         else:
-            comma = (trailing if keep_trailing else cst.MaybeSentinel.DEFAULT) if last else template
+            comma = (_plain(trailing) if keep_trailing and trailing is not None else cst.MaybeSentinel.DEFAULT) \
+                if last else template
             out.append(cst.Element(what, comma=comma))  # type: ignore[arg-type]
-    return out
+    if n and sequence[-1][0] == "new":
+        return _keep_last_comment(node, out, sequence.index(("old", n - 1)))
+    return node.with_changes(elements=out)
+
+
+def _keep_last_comment(node: Union[cst.Tuple, cst.List], out: Items, index: int) -> Union[cst.Tuple, cst.List]:
+    """`(..., g,  # d/db\n)`: the comment sits before the closing bracket; when values are
+    appended it must stay on `g`'s line."""
+    if isinstance(node, cst.List):
+        closer, attribute = node.rbracket, "rbracket"
+    elif node.rpar:
+        closer, attribute = node.rpar[-1], "rpar"
+    else:
+        return node.with_changes(elements=out)
+    ws = closer.whitespace_before
+    comma = out[index].comma
+    if not (isinstance(ws, cst.ParenthesizedWhitespace) and ws.first_line.comment is not None
+            and isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace)):
+        return node.with_changes(elements=out)
+    out[index] = out[index].with_changes(comma=comma.with_changes(
+        whitespace_after=comma.whitespace_after.with_changes(first_line=ws.first_line)))
+    closer = closer.with_changes(whitespace_before=ws.with_changes(first_line=cst.TrailingWhitespace()))
+    if attribute == "rpar":
+        return node.with_changes(elements=out, rpar=[*node.rpar[:-1], closer])
+    return node.with_changes(elements=out, rbracket=closer)
 
 
 def _inherit(own: object, last: object) -> object:
@@ -415,6 +450,14 @@ def _inherit(own: object, last: object) -> object:
         first = mine.first_line if isinstance(mine, cst.ParenthesizedWhitespace) else cst.TrailingWhitespace()
         ws = ws.with_changes(first_line=first, empty_lines=[])
     return last.with_changes(whitespace_after=ws)
+
+
+def _with_comment(template: cst.Comma, own: object) -> cst.Comma:
+    mine = own.whitespace_after if isinstance(own, cst.Comma) else None
+    ws = template.whitespace_after
+    if isinstance(mine, cst.ParenthesizedWhitespace) and isinstance(ws, cst.ParenthesizedWhitespace):
+        return template.with_changes(whitespace_after=ws.with_changes(first_line=mine.first_line))
+    return template
 
 
 def _plain(comma: cst.Comma) -> cst.Comma:
