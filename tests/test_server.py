@@ -279,6 +279,12 @@ async def test_diagnostics_on_open_change_and_close(workspace: Path) -> None:
         assert diagnostics[0].message.startswith("cannot parse this file: syntax error")
         change(client, uri, 11, SOURCE)
         assert [d.code for d in await published(client, uri, 11)] == ["VJP101", "VJP101"]
+
+        # Saving lints again at once (no debounce).
+        count = len(client.published)
+        client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        assert [d.code for d in await published(client, uri, 11, after=count)] == ["VJP101", "VJP101"]
         count = len(client.published)
         client.text_document_did_close(types.DidCloseTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=uri)))

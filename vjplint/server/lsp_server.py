@@ -574,16 +574,19 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
                     types.DiagnosticOptions(identifier="vjplint", inter_file_dependencies=False,
                                             workspace_diagnostics=False))
-    def pull_diagnostics(ls: VjplintServer, params: types.DocumentDiagnosticParams):
+    async def pull_diagnostics(ls: VjplintServer, params: types.DocumentDiagnosticParams):
         uri = params.text_document.uri
         text = ls.document(uri)
         if text is None:
             try:
                 text = ls.workspace.get_text_document(uri).source  # not open: read it from disk
-            except OSError:
+            except (OSError, UnicodeDecodeError):
                 text = ""
-        items = ls.lsp_diagnostics(ls.analyse(uri, text)) if ls.lintable(uri) else []
-        return types.RelatedFullDocumentDiagnosticReport(items=items)
+        if not ls.lintable(uri):
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        # In the lint thread, so that a long lint does not hold up other requests.
+        analysis = await asyncio.get_running_loop().run_in_executor(ls.executor, ls.analyse, uri, text)
+        return types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
