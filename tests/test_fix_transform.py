@@ -489,3 +489,11 @@ def test_fwd_that_rebinds_a_moved_argument_saves_a_copy_taken_first():
             in out)
     lam = HEADER + RULES.replace("f.defvjp(f_fwd, f_bwd)", "f.defvjp(lambda w, x, y=1.0: ((w := 2 * w), None), f_bwd)")
     assert offers(lam) == [("VJP101", None, "the fwd lambda rebinds `w`, so its original value is not at hand to save")]
+
+
+def test_rows_and_columns_survive_form_feeds_and_non_ascii_text():
+    source = HEADER + "\x0c\n" + RULES.replace(
+        "def f_bwd(w, _, g):\n    return (g * w, None)",
+        'def f_bwd(w, _, g): s = "é\u2028"; return (g * w, None)')
+    out = fixed(source)
+    assert 'def f_bwd(w, g): s = "é\u2028"; return (None, g * w, None)\n' in out

@@ -24,6 +24,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from vjplint.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
+from vjplint.engine import source_lines
 from vjplint.source import DecodedSource, SourceError, decode, parse
 
 MAX_PASSES = 10
@@ -41,7 +42,7 @@ def _residual_transform(text: str, keys: Sequence[tuple], config: Config) -> Tup
 
     module = parse(text)
     recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
-    model = collect(module, text.splitlines(), recognizer)
+    model = collect(module, source_lines(text), recognizer)
     merged: Dict[Tuple[str, int], Set[int]] = {}
     for key in keys:
         merged.setdefault((key[1], key[2]), set()).update(key[3])
@@ -365,7 +366,7 @@ def run_fix_command(args, config: Config, paths: Sequence[str], output_format: s
         if not any(offered(d, unsafe) for d in diagnostics):
             remaining.extend(diagnostics)
             if diagnostics and outcome.result.decoded is not None:
-                sources[outcome.display] = outcome.result.decoded.text.splitlines()
+                sources[outcome.display] = source_lines(outcome.result.decoded.text)
             elif diagnostics:
                 sources[outcome.display] = _read_lines(outcome.path)
             continue
@@ -392,9 +393,9 @@ def run_fix_command(args, config: Config, paths: Sequence[str], output_format: s
                     errors.append(f"{outcome.display}: cannot write the fixed file: {exc}")
                     remaining.extend(diagnostics)
                     continue
-        fixed.append(_FileFix(outcome.display, result, decoded.text, result.text.splitlines()))
+        fixed.append(_FileFix(outcome.display, result, decoded.text, source_lines(result.text)))
         remaining.extend(result.remaining)
-        sources[outcome.display] = result.text.splitlines()
+        sources[outcome.display] = source_lines(result.text)
     report_problems(run.problems, errors)
     if args.diff:
         return _finish_diff(args, fixed, diffs, remaining, errors)
@@ -440,7 +441,7 @@ def _fix_summary(fixed: List[_FileFix]) -> str:
 
 def _read_lines(path: Path) -> List[str]:
     try:
-        return decode(path.read_bytes()).text.splitlines()
+        return source_lines(decode(path.read_bytes()).text)
     except (OSError, SourceError):
         return []
 
@@ -485,7 +486,7 @@ def run_fix_stdin(args, config: Config, name: str, data: bytes, output_format: s
         return exit_code(lint.diagnostics, args, bool(lint.errors))
     result = fix_text(name, decoded.text, config, unsafe)
     report_problems([], result.errors)
-    lines = result.text.splitlines()
+    lines = source_lines(result.text)
     if args.diff:
         diff = unified_diff(name, decoded.text, result.text) if result.text != decoded.text else ""
         file = _FileFix(name, result, decoded.text, lines)

@@ -59,10 +59,12 @@ class NondiffArray(Rule):
 
     ## Fix safety
     The residual-plus-None fix is safe when fwd and bwd are defined in the same file, are used
-    by no other custom_vjp, and every `return` is a tuple literal; it is unsafe when a return has
-    to be bound first. It is not offered when the rules live elsewhere or are shared. The
-    primal's signature never changes, so callers keep working; the gradient with respect to the
-    moved arguments is zero, as it was.
+    by no other custom_vjp and nowhere else in the file, and every `return` can be edited in
+    place; it is unsafe when a return has to be bound and indexed, when fwd or bwd is also
+    called directly, or for an in-house wrapper. It is not offered when the rules live in
+    another file or are shared, with `symbolic_zeros=True`, or when a `return` is not a tuple
+    (the message says why). The primal's signature never changes, so callers keep working; the
+    gradient with respect to the moved arguments is zero, as it was.
     """
 
     CODE = "VJP101"
