@@ -310,3 +310,51 @@ def test_cheap_runs_import_neither_libcst_nor_jax(tmp_path: Path, args: List[str
     for _ in range(runs):
         out = _python(_IMPORTS.replace("ARGS", repr(args)), tmp_path)
     assert out.splitlines()[-1] == ("0 []"), out
+
+
+# -- the newer-syntax fallback: the tokenizer's split is libcst's ------------------------------
+NEWER = textwrap.dedent("""\
+    # header comment
+    import jax
+
+
+    @jax.custom_vjp
+    # a comment between decorator and def
+    def f(x):
+        return x
+
+
+    def first[T](xs: list[T]) -> T:  # PEP 695: `ast` before 3.12 rejects this statement
+        return xs[0]
+    # a comment at column 0 before the next statement
+    class Box[T]:
+        def get(self) -> T: ...
+    type Alias = list[int]
+    try:
+        pass
+    except ValueError:
+        pass
+    else:
+        y = 1; z = 2
+    if f:
+        w = (1,
+    2)
+    f.defvjp(lambda x: (x, None), lambda r, g: (g,))
+    """)
+
+
+def test_tokenizer_split_blanks_what_libcst_blanks(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ast
+
+    from vjplint import source
+
+    assert source._statement_starts(NEWER) == [1, 4, 10, 13, 15, 16, 22, 25]
+    fast = source._blank_newer_syntax(NEWER)
+    monkeypatch.setattr(source, "_statement_starts", lambda text: None)
+    slow = source._blank_newer_syntax(NEWER)
+    assert fast is not None and slow is not None
+    assert ast.dump(ast.parse(fast), include_attributes=True) == ast.dump(ast.parse(slow), include_attributes=True)
+    # A real syntax error is never blanked away, whichever way the file is split.
+    broken = NEWER.replace("y = 1; z = 2", "y = 1 $ 2")
+    monkeypatch.undo()
+    assert source._blank_newer_syntax(broken) is None
