@@ -309,9 +309,12 @@ def encode(text: str, decoded: DecodedSource) -> bytes:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path`'s content: a temp file in the same directory, then os.replace; the mode is kept.
-    A symlink keeps pointing at its (rewritten) target."""
+    A symlink keeps pointing at its (rewritten) target; a read-only file is left alone."""
     target = os.path.realpath(path)
     mode = stat.S_IMODE(os.stat(target).st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
+        # os.replace needs only a writable directory: respect the file's own permission (also as root)
+        raise PermissionError("the file is read-only")
     directory, name = os.path.split(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".vjplint-tmp", dir=directory)
     try:
@@ -392,6 +395,7 @@ def run_fix_command(args, config: Config, paths: Sequence[str], output_format: s
                 except (OSError, UnicodeEncodeError) as exc:
                     errors.append(f"{outcome.display}: cannot write the fixed file: {exc}")
                     remaining.extend(diagnostics)
+                    sources[outcome.display] = source_lines(decoded.text)
                     continue
         fixed.append(_FileFix(outcome.display, result, decoded.text, source_lines(result.text)))
         remaining.extend(result.remaining)
