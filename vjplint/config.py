@@ -98,9 +98,10 @@ def find_pyproject(start: Path) -> Optional[Path]:
             try:
                 with candidate.open("rb") as handle:
                     data = tomllib.load(handle)
-            except (OSError, tomllib.TOMLDecodeError):
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
                 return candidate  # let load_config report it
-            if "vjplint" in data.get("tool", {}):
+            tool = data.get("tool")
+            if isinstance(tool, dict) and "vjplint" in tool:
                 return candidate
     return None
 
@@ -113,9 +114,10 @@ def load_config(path: Optional[Path]) -> Config:
             data = tomllib.load(handle)
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:  # TOML files are UTF-8
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    table = data.get("tool", {}).get("vjplint", {})
+    tool = data.get("tool", {})
+    table = tool.get("vjplint", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.vjplint] must be a table")
     return config_from_table(table, path)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from functools import lru_cache
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from vjplint.config import Config
 
@@ -21,18 +24,36 @@ class Problem:
     message: str
 
 
+def _broken_link(path: Path) -> str:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop"
+        if exc.errno != errno.ENOENT:
+            return f"cannot read: {exc.strerror or exc}"
+    return "is a broken symbolic link"
+
+
 def _excluded(path: Path, root: Path, patterns: Sequence[str]) -> bool:
+    if not patterns:
+        return False
     name = path.name
     try:
         relative = path.relative_to(root).as_posix()
     except ValueError:
         relative = path.as_posix()
-    for pattern in patterns:
-        if fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(
-            relative, pattern.rstrip("/") + "/*"
-        ):
-            return True
-    return False
+    match_name, match_relative = _matchers(tuple(patterns))
+    return bool(match_name(os.path.normcase(name)) or match_relative(os.path.normcase(relative)))
+
+
+@lru_cache(maxsize=16)
+def _matchers(patterns: Tuple[str, ...]) -> Tuple[Callable, Callable]:
+    """`fnmatch` of a name against any pattern, or of a relative path against any pattern or
+    `pattern/*`, as two compiled regexes (one fnmatch call per pattern was most of a warm run)."""
+    names = [fnmatch.translate(os.path.normcase(p)) for p in patterns]
+    paths = names + [fnmatch.translate(os.path.normcase(p.rstrip("/") + "/*")) for p in patterns]
+    return re.compile("|".join(names)).match, re.compile("|".join(paths)).match
 
 
 class _GitIgnores:
@@ -40,6 +61,7 @@ class _GitIgnores:
 
     def __init__(self) -> None:
         self._specs: Dict[Path, Optional[object]] = {}
+        self._chains: Dict[Path, List[Tuple[Path, object]]] = {}
 
     def _spec(self, directory: Path) -> Optional[object]:
         if directory not in self._specs:
@@ -56,15 +78,24 @@ class _GitIgnores:
             self._specs[directory] = spec
         return self._specs[directory]
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
-        for directory in [path.parent, *path.parent.parents]:
+    def _chain(self, directory: Path) -> List[Tuple[Path, object]]:
+        """The (directory, spec) pairs that apply below `directory`, up to the repository root,
+        computed once per directory (not once per file)."""
+        chain = self._chains.get(directory)
+        if chain is None:
             spec = self._spec(directory)
-            if spec is not None:
-                relative = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
-                if spec.match_file(relative):  # type: ignore[attr-defined]
-                    return True
-            if (directory / ".git").exists():
-                break
+            chain = [(directory, spec)] if spec is not None else []
+            parent = directory.parent
+            if parent != directory and not (directory / ".git").exists():
+                chain = chain + self._chain(parent)
+            self._chains[directory] = chain
+        return chain
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        for directory, spec in self._chain(path.parent):
+            relative = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
+            if spec.match_file(relative):  # type: ignore[attr-defined]
+                return True
         return False
 
 
@@ -88,7 +119,7 @@ def discover(paths: Sequence[str], config: Config, problems: List[Problem], *,
             yield path
             continue
         if not path.is_dir():
-            problems.append(Problem(raw, "is a broken symbolic link"))
+            problems.append(Problem(raw, _broken_link(path)))
             continue
         yield from _walk(path, root, patterns, gitignores, problems, seen)
 
@@ -117,7 +148,11 @@ def _walk(top: Path, root: Path, patterns: Tuple[str, ...], gitignores: Optional
             try:
                 is_dir = entry.is_dir()
                 is_file = entry.is_file()
-            except OSError:
+            except OSError:  # e.g. ELOOP: DirEntry only swallows ENOENT
+                message = _broken_link(path)
+                if not _excluded(path, root, patterns) and (
+                        entry.name.endswith(PYTHON_SUFFIXES) or message.endswith("loop")):
+                    problems.append(Problem(str(path), message))
                 continue
             if _excluded(path, root, patterns):
                 continue
@@ -128,5 +163,5 @@ def _walk(top: Path, root: Path, patterns: Tuple[str, ...], gitignores: Optional
             elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
                 yield path
             elif not is_file and not is_dir and entry.is_symlink() and entry.name.endswith(PYTHON_SUFFIXES):
-                problems.append(Problem(str(path), "is a broken symbolic link"))
+                problems.append(Problem(str(path), _broken_link(path)))
         stack.extend(reversed(subdirs))

@@ -40,15 +40,19 @@ def decode(data: bytes) -> DecodedSource:
     bom = data.startswith(codecs.BOM_UTF8)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        raise SourceError(f"cannot determine the file's encoding: {exc}") from None
+    except SyntaxError as exc:  # tokenize's "encoding problem: utf-8" means a BOM/cookie clash
+        if "invalid or missing encoding declaration" not in str(exc):
+            reason = "it starts with a UTF-8 byte-order mark but its coding cookie names another encoding" \
+                if bom and "encoding problem" in str(exc) else str(exc)
+            raise SourceError(f"cannot determine the file's encoding: {reason}") from None
+        encoding = "utf-8"  # no cookie and the first lines are not UTF-8: decoding says where
     body = data[len(codecs.BOM_UTF8) :] if bom else data
     if encoding == "utf-8-sig":
         encoding = "utf-8"
     try:
         text = body.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
-        row, column = _byte_offset_to_position(body, getattr(exc, "start", 0))
+        row, column = _byte_offset_to_position(body, getattr(exc, "start", 0), encoding)
         raise SourceError(
             f"file is not valid {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}",
             row,
@@ -57,11 +61,11 @@ def decode(data: bytes) -> DecodedSource:
     return DecodedSource(text, encoding, bom, _dominant_newline(text))
 
 
-def _byte_offset_to_position(data: bytes, offset: int) -> Tuple[int, int]:
-    before = data[:offset]
-    row = before.count(b"\n") + 1
-    column = offset - (before.rfind(b"\n") + 1) + 1
-    return row, column
+def _byte_offset_to_position(data: bytes, offset: int, encoding: str = "utf-8") -> Tuple[int, int]:
+    """Row (lines end at \\n, \\r\\n or \\r, as in Python) and column in code points."""
+    before = data[:offset].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    line = before[before.rfind(b"\n") + 1 :]
+    return before.count(b"\n") + 1, len(line.decode(encoding, "replace")) + 1
 
 
 def _dominant_newline(text: str) -> str:
@@ -73,15 +77,21 @@ def _dominant_newline(text: str) -> str:
 def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     """Parse with `ast`; fall back to blanking statements of newer syntax (see module doc)."""
     if "\x00" in text:
-        row = text.count("\n", 0, text.index("\x00")) + 1
-        raise SourceError("source contains a NUL byte", row, 1)
+        before = text[: text.index("\x00")].encode("utf-8", "surrogatepass")
+        row, column = _byte_offset_to_position(before, len(before))
+        raise SourceError("source contains a NUL byte", row, column)
     try:
         return ast.parse(text, filename)
     except SyntaxError as exc:
         first_error = exc
     except (RecursionError, MemoryError):
         raise SourceError("source is nested too deeply to parse") from None
-    blanked = _blank_newer_syntax(text)
+    # A nesting limit is no newer syntax, and libcst is quadratic (then recursive) on deep nesting.
+    limit = "too many" in (first_error.msg or "") or "nested" in (first_error.msg or "")
+    try:
+        blanked = None if limit else _blank_newer_syntax(text)
+    except (RecursionError, MemoryError):
+        blanked = None
     if blanked is not None:
         try:
             return ast.parse(blanked, filename)
@@ -107,13 +117,14 @@ def _blank_newer_syntax(text: str) -> Optional[str]:
         module = libcst.parse_module(text)
     except Exception:  # libcst's ParserSyntaxError and its recursion failures alike
         return None
-    lines = text.splitlines(keepends=True)
+    # Python's line breaks only (str.splitlines also splits at \x0b, \x0c, \x1c, \x85, \u2028...).
+    lines = io.StringIO(text, newline="").readlines()
     out: list[str] = []
-    row = len(module.code_for_node(libcst.Module(body=[], header=module.header)).splitlines())
+    row = len(module.header)  # one EmptyLine per header line
     out.extend(lines[:row])
     for statement in module.body:
         code = module.code_for_node(statement)
-        count = len(code.splitlines()) or 1
+        count = len(io.StringIO(code, newline="").readlines()) or 1
         chunk = lines[row : row + count]
         row += count
         try:
@@ -149,6 +160,8 @@ def _statement_starts(text: str) -> Optional[List[int]]:
                 line_start = True
             elif kind == tokenize.ENDMARKER:
                 break
+            elif kind == tokenize.ERRORTOKEN:  # e.g. a lone \r, which `tokenize` does not end lines at
+                return None
             elif line_start and kind not in (tokenize.NL, tokenize.COMMENT):
                 line_start = False
                 if depth == 0:
