@@ -4,7 +4,6 @@ atomic writes that keep encoding/BOM/line endings/mode, passes to a fixed point.
 from __future__ import annotations
 
 import json
-import os
 import random
 import stat
 from pathlib import Path

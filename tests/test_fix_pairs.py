@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import os
-from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest

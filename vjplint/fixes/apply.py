@@ -8,7 +8,6 @@ filename, text, config, unsafe)` runs passes to a fixed point (the Language Serv
 
 from __future__ import annotations
 
-import ast
 import codecs
 import difflib
 import os
