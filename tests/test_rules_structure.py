@@ -984,3 +984,42 @@ def test_a_shared_bwd_is_reported_once_per_return():
     h.defvjp(lambda x: (x, None), shared_bwd)
     """
     assert structure(src) == [("VJP307", 3, 12)]
+
+
+def test_a_bwd_shared_by_functions_of_different_arity_is_checked_for_each():
+    src = """
+    def shared_bwd(res, g):
+        return (g, g)
+
+    @jax.custom_vjp
+    def two(x, y):
+        return x + y
+
+    @jax.custom_vjp
+    def one(x):
+        return x
+
+    two.defvjp(lambda x, y: (x + y, None), shared_bwd)
+    one.defvjp(lambda x: (x, None), shared_bwd)
+    """
+    assert found(src, "VJP306") == [(
+        3, 12, "bwd `shared_bwd` returns 2 cotangents but `one` has 1 differentiable argument (x); differentiating "
+               f"`one` raises {BWD_TREE}; return one cotangent (or None) per differentiable argument, in order")]
+
+
+def test_rev_naming_counts_as_bwd():
+    src = """
+    @jax.custom_vjp
+    def f(x):
+        return x
+
+    def f_fwd(x):
+        return x, None
+
+    def f_rev(_, g):
+        return (g,)
+
+    f.defvjp(f_rev, f_fwd)
+    f.defvjp(f_fwd, f_rev)
+    """
+    assert where(src, "VJP309") == [(12, 10)]

@@ -321,7 +321,7 @@ def checked_vjp_rules(model: FileModel, d: CustomDerivative) -> Iterator[Tuple[R
 
 
 _FWD_NAME = re.compile(r"fwd|forward", re.IGNORECASE)
-_BWD_NAME = re.compile(r"bwd|backward", re.IGNORECASE)
+_BWD_NAME = re.compile(r"bwd|backward|(^|_)rev(erse)?(_|$)", re.IGNORECASE)  # JAX's own code says `f_rev`
 COTANGENT_NAMES = frozenset({
     "g", "ct", "cts", "cot", "cotangent", "cotangents", "ct_out", "cts_out", "out_ct", "g_out", "gout",
     "grad", "grads", "grad_out", "out_grad", "dout", "d_out", "dy", "ybar", "y_bar", "out_bar", "upstream",

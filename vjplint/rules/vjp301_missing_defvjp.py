@@ -25,7 +25,9 @@ class MissingDefvjp(Rule):
       a decorator, or `self.<name>.defvjp(...)`;
     - no registration in the file goes through another name (`g = f; g.defvjp(...)`, a loop
       over functions, `getattr(f, "defvjp")`): any such form silences the rule for the file;
-    - the function is used in this file: called, or passed to `jax.grad`/`jit`/`vmap`/...
+    - no `getattr(f, name)(...)` with a computed name and no `setattr(f, "fwd", ...)`;
+    - the function is used in this file: called (outside its own body and outside functions
+      named like rules, `*_fwd`, `*_bwd`, `*_jvp`), or passed to `jax.grad`/`jit`/`vmap`/...
       A custom_vjp that is only defined (and perhaps exported) may be registered by the module
       that imports it, so it is left alone.
 

@@ -119,19 +119,18 @@ f.defvjp(f_fwd, f_bwd)
                     continue
                 for _, value in returns_of(bwd.node):
                     for candidate in return_branches(value):
-                        if id(candidate) not in seen:
-                            seen.add(id(candidate))
-                            self._check_return(d, bwd, candidate, names)
+                        if id(candidate) not in seen and self._check_return(d, bwd, candidate, names):
+                            seen.add(id(candidate))  # a bwd shared by several functions: report a return once
 
-    def _check_return(self, d: CustomDerivative, bwd: RuleFunction, value: ast.expr, names: List[str]) -> None:
+    def _check_return(self, d: CustomDerivative, bwd: RuleFunction, value: ast.expr, names: List[str]) -> bool:
         assert bwd.node is not None
         length = sequence_length(self.model, value, bwd.node)
         if length is None:
-            return
+            return False
         n, exact, literal = length
         D = len(names)
         if n == D and exact or not exact and n <= D:
-            return
+            return False
         count = f"{n}" if exact else f"at least {n}"
         nondiff = nondiff_positions(self.model, d) or ()
         k = primal_arg_count(self.model, d)
@@ -143,9 +142,10 @@ f.defvjp(f_fwd, f_bwd)
         defaulted = [p for p in (sig.positional[len(sig.positional) - sig.n_defaults:] if sig else []) if p in names]
         if defaulted and n < D:
             listed = ", ".join(f"`{p}`" for p in defaulted)
-            message += (f" ({listed} {'has a default' if len(defaulted) == 1 else 'have defaults'}, but JAX fills "
-                        f"{'it' if len(defaulted) == 1 else 'them'} in: {'it needs' if len(defaulted) == 1 else 'they need'} "
-                        f"a cotangent or None)")
+            if len(defaulted) == 1:
+                message += f" ({listed} has a default, but JAX fills it in: it needs a cotangent or None)"
+            else:
+                message += f" ({listed} have defaults, but JAX fills them in: they need cotangents or None)"
         if nondiff and exact and n == k:
             assert sig is not None
             slots = ", ".join(f"`{sig.positional[i]}` (position {i})" for i in nondiff)
@@ -160,6 +160,7 @@ f.defvjp(f_fwd, f_bwd)
                         fix_message="Remove the `None` slots of the nondiff arguments", replacement=fix)
         else:
             self.report(value, message)
+        return True
 
     def _remove_slots(self, literal: ast.expr, positions: Sequence[int]) -> Optional[str]:
         """The literal's elements without the `None`s at `positions`, layout kept; None if ambiguous."""

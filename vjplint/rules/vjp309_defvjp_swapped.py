@@ -8,7 +8,8 @@ from vjplint.rules.base import Rule
 class DefvjpSwapped(Rule):
     """## What it does
     Flags `f.defvjp(bwd, fwd)`: the rules passed in the wrong order. The evidence is either
-    the names (the first contains `bwd`/`backward` and the second `fwd`/`forward`), or the
+    the names (the first contains `bwd`/`backward` or ends in `_rev`, and the second contains
+    `fwd`/`forward`), or the
     arities when both rules resolve in this file: the first accepts exactly the
     `len(nondiff) + 2` arguments bwd gets and not the primal's, and the second the reverse.
 
