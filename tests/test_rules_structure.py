@@ -1023,3 +1023,29 @@ def test_rev_naming_counts_as_bwd():
     f.defvjp(f_fwd, f_rev)
     """
     assert where(src, "VJP309") == [(12, 10)]
+
+
+def test_required_keyword_only_parameters_are_never_passed():
+    src = """
+    @jax.custom_vjp
+    def f(x):
+        return x
+
+    def f_fwd(x, *, training):
+        return x, None
+
+    def f_bwd(res, g, *, scale, eps=1e-6):
+        return (scale * g,)
+
+    f.defvjp(f_fwd, f_bwd)
+    f.defvjp(partial(f_fwd, training=True), partial(f_bwd, scale=2.0))
+    """
+    assert found(src, "VJP303") == [(
+        6, 5, "fwd `f_fwd` has the required keyword-only parameter `training`, but JAX passes only the 1 positional "
+              "argument of `f` (x), so differentiating `f` raises `TypeError: f_fwd() missing 1 required keyword-only "
+              "argument: 'training'`; give `training` a default or remove it")]
+    assert found(src, "VJP305") == [(
+        9, 5, "bwd `f_bwd` has the required keyword-only parameter `scale`, but JAX calls it with 2 positional "
+              "arguments only, bwd(residuals, cotangent): the residuals, then the output cotangent (`f` has no "
+              "nondiff arguments); differentiating `f` raises `TypeError: f_bwd() missing 1 required keyword-only "
+              "argument: 'scale'`")]

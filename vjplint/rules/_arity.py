@@ -52,6 +52,7 @@ class Arity:
     bound: int = 0  # leading arguments bound by functools.partial or a bound method
     self_name: Optional[str] = None  # the bound `self`/`cls` of a method, if any
     partial_names: Tuple[str, ...] = ()  # parameters bound by functools.partial (positional or keyword)
+    kwonly_required: Tuple[str, ...] = ()  # keyword-only parameters without a default, not bound: JAX never passes them
 
     def accepts(self, n: int) -> bool:
         return self.required <= n and (self.maximum is None or n <= self.maximum)
@@ -102,11 +103,14 @@ def function_arity(fn: FunctionNode, bound: int = 0, bound_keywords: Sequence[st
         if any(n not in defaulted and n not in bound_keywords for n in names[cut:]):
             return None
         names = names[:cut]
+        kwonly = tuple(n for n in sig.kwonly if n not in sig.defaults and n not in bound_keywords)
         return Arity(sum(n not in defaulted for n in names), len(names), tuple(names),
-                     tuple(n for n in names if n in defaulted), None, bound)
+                     tuple(n for n in names if n in defaulted), None, bound, kwonly_required=kwonly)
     required = sum(n not in defaulted for n in names)
     maximum = None if sig.vararg else len(names)
-    return Arity(required, maximum, tuple(names), tuple(n for n in names if n in defaulted), sig.vararg, bound)
+    kwonly = tuple(n for n in sig.kwonly if n not in sig.defaults and n not in bound_keywords)
+    return Arity(required, maximum, tuple(names), tuple(n for n in names if n in defaulted), sig.vararg, bound,
+                 kwonly_required=kwonly)
 
 
 def _decorator_names(model: FileModel, fn: FunctionNode) -> List[str]:
@@ -557,6 +561,12 @@ def is_transform_argument(model: FileModel, node: ast.AST) -> bool:
 
 def python_arity_error(label: str, arity: Arity, n: int) -> str:
     """Python's own TypeError text for calling a function of `arity` with `n` positional arguments."""
+    if arity.accepts(n) and arity.kwonly_required:
+        missing = [f"'{m}'" for m in arity.kwonly_required]
+        listed = missing[0] if len(missing) == 1 else (
+            " and ".join(missing) if len(missing) == 2 else ", ".join(missing[:-1]) + ", and " + missing[-1])
+        return (f"TypeError: {label}() missing {plural(len(missing), 'required keyword-only argument')}: "
+                f"{listed}")
     if arity.maximum is not None and n > arity.maximum:
         shift = arity.bound  # Python counts bound leading arguments too
         low, high = arity.required + shift, arity.maximum + shift

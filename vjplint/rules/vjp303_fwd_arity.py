@@ -108,9 +108,9 @@ f.defvjp(f_fwd, f_bwd)
                     continue
                 if counts is not None:
                     wrong = sorted(n for n in counts if not arity.accepts(n))
-                    if wrong:
-                        self._report(d, fwd, arity, wrong[0])
-                elif arity.maximum is not None and arity.maximum < len(sig.positional):
+                    if wrong or arity.kwonly_required:
+                        self._report(d, fwd, arity, (wrong or sorted(counts))[0])
+                elif arity.maximum is not None and arity.maximum < len(sig.positional) or arity.kwonly_required:
                     self._report(d, fwd, arity, len(sig.positional), at_least=True)
 
     def _report(self, d: CustomDerivative, fwd: RuleFunction, arity: Arity, k: int, at_least: bool = False) -> None:
@@ -128,10 +128,16 @@ f.defvjp(f_fwd, f_bwd)
         how = "at least " if at_least else ""
         error = python_arity_error(getattr(fwd.node, "name", "<lambda>"), arity, k)
         note = f"; {'; '.join(notes)}" if notes else ""
-        message = (f"{rule_label(fwd, 'fwd')} takes {arity.count_text()} {arity.params_text()}{notes_bound}, but JAX "
-                   f"calls it with {how}the {plural(k, 'positional argument')} of `{d.name}` ({', '.join(names)}"
-                   f"{note}), so differentiating `{d.name}` raises `{error}`; give fwd the parameters "
-                   f"({', '.join(names)}), in the primal's order")
+        args = f"{how}the {plural(k, 'positional argument')} of `{d.name}` ({', '.join(names)}{note})"
+        if arity.accepts(k) and arity.kwonly_required:
+            listed = _list(arity.kwonly_required)
+            message = (f"{rule_label(fwd, 'fwd')} has the required keyword-only parameter"
+                       f"{'s' if len(arity.kwonly_required) > 1 else ''} {listed}, but JAX passes only {args}, so "
+                       f"differentiating `{d.name}` raises `{error}`; give {listed} a default or remove it")
+        else:
+            message = (f"{rule_label(fwd, 'fwd')} takes {arity.count_text()} {arity.params_text()}{notes_bound}, but "
+                       f"JAX calls it with {args}, so differentiating `{d.name}` raises `{error}`; give fwd the "
+                       f"parameters ({', '.join(names)}), in the primal's order")
         # A partial is reported where it binds; a def or lambda where it is written.
         self.report(fwd.expr if isinstance(fwd.expr, ast.Call) else name_anchor(self.model, fwd.node), message)
 

@@ -101,7 +101,7 @@ f.defvjp(f_fwd, f_bwd)
                 if sig is not None else [f"arg{i}" for i in nondiff]
             for _, _, bwd in checked_vjp_rules(self.model, d):
                 arity = rule_arity(self.model, bwd)
-                if bwd is None or bwd.node is None or arity is None or arity.accepts(n):
+                if bwd is None or bwd.node is None or arity is None or arity.accepts(n) and not arity.kwonly_required:
                     continue
                 call = ", ".join([*nondiff_names, "residuals", "cotangent"])
                 if nondiff:
@@ -111,8 +111,15 @@ f.defvjp(f_fwd, f_bwd)
                 else:
                     order = f"the residuals, then the output cotangent (`{d.name}` has no nondiff arguments)"
                 error = python_arity_error(getattr(bwd.node, "name", "<lambda>"), arity, n)
-                message = (f"{rule_label(bwd, 'bwd')} takes {arity.count_text()} {arity.params_text()}{arity.binding_text()}, but JAX "
-                           f"calls it with {plural(n, 'argument')}, bwd({call}): {order}; differentiating "
-                           f"`{d.name}` raises `{error}`")
+                if arity.accepts(n):  # only a required keyword-only parameter is wrong
+                    listed = ", ".join(f"`{k}`" for k in arity.kwonly_required)
+                    plural_s = "s" if len(arity.kwonly_required) > 1 else ""
+                    takes = f"has the required keyword-only parameter{plural_s} {listed}"
+                    given = f"{plural(n, 'positional argument')} only"
+                else:
+                    takes = f"takes {arity.count_text()} {arity.params_text()}{arity.binding_text()}"
+                    given = plural(n, "argument")
+                message = (f"{rule_label(bwd, 'bwd')} {takes}, but JAX calls it with {given}, bwd({call}): {order}; "
+                           f"differentiating `{d.name}` raises `{error}`")
                 self.report(bwd.expr if isinstance(bwd.expr, ast.Call) else name_anchor(self.model, bwd.node),
                             message)
