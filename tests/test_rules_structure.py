@@ -576,8 +576,8 @@ def test_bare_array_wrapped_when_one_argument():
     """
     assert found(src, "VJP307") == [(
         6, 50, "the bwd lambda returns `g * jnp.cos(x)` (an array), not a tuple: JAX needs a tuple or list with one "
-               f"cotangent (or None) per differentiable argument of `f` (x), and differentiating `f` raises {BWD_TREE}; "
-               "return `(g * jnp.cos(x),)`")]
+               f"cotangent (or None) per differentiable argument of `f` (x), and differentiating `f` raises "
+               f"{BWD_TREE}; return `(g * jnp.cos(x),)`")]
     assert fix_of(src, "VJP307") == ("safe", "(g * jnp.cos(x),)")
 
 

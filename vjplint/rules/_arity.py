@@ -1,17 +1,26 @@
 """Counting parameters and returned values the way JAX calls custom-derivative rules.
 
-Shared by the structure rules (VJP3xx). Stable API (other rules import it):
+Shared by the structure rules (VJP3xx); other rules import it, so this API stays stable
+(fields and functions may be added, never changed):
 
-- `Arity`, `function_arity(fn)`, `rule_arity(model, rule)`: positional parameters a rule
-  accepts once `functools.partial` and method binding are applied; None when unknown.
-- `primal_signature(model, d)`, `nondiff_positions(model, d)`, `primal_arg_count(model, d)`
-  (k: positional arguments JAX binds, defaults filled in; from agreeing call sites when the
-  primal takes `*args`), `differentiable_names(model, d)` (the D names bwd returns for).
-- `vjp_rules(model, d)`: every `defvjp` registration as (registration, fwd, bwd), and
-  `swap_evidence(model, d, fwd, bwd)`: why a registration passes (bwd, fwd), or None.
-- `returns_of(fn)`, `sequence_length(model, expr, fn)`, `not_a_sequence(model, expr, fn, arrays)`:
-  what a `return` provably is.
-- `name_anchor(model, fn)`, `source_text(model, first, last)`, `plural(n, word)`, `rule_label(rule)`.
+- `Arity(required, maximum, names, defaulted, vararg, bound, self_name, partial_names,
+  kwonly_required)` with `.accepts(n)`, `.count_text()`, `.params_text()`, `.binding_text()`.
+- `function_arity(fn, bound=0, bound_keywords=())`, `rule_arity(model, rule)`: the positional
+  arguments a rule accepts once `functools.partial` and method binding (`self.fwd`) apply;
+  None when unknown (unresolved, decorated, re-bound, a broken partial).
+- `primal_signature(model, d)` (None when a decorator applied before custom_vjp may change
+  it), `nondiff_positions(model, d)` (None unless every entry is a valid index),
+  `primal_arg_counts(model, d)` / `primal_arg_count(model, d)` (k: positional arguments JAX
+  binds, defaults filled in; with `*args`, from agreeing call sites of a private or local
+  function), `differentiable_names(model, d)` (the D names bwd returns cotangents for).
+- `vjp_rules(model, d)` (every call-form `defvjp` as (registration, fwd, bwd)),
+  `checked_vjp_rules(model, d)` (minus swapped registrations, placeholders as None),
+  `swap_evidence(model, d, fwd, bwd)`, `is_placeholder(fn)`.
+- `returns_of(fn)`, `sequence_length(model, expr, fn)`, `not_a_sequence(model, expr, fn, arrays)`,
+  `primal_returns_array(model, d)`: what a `return` provably is.
+- `name_anchor(model, fn)`, `source_text(model, first, last)`, `text_between(model, a, b)`,
+  `plural(n, word)`, `rule_label(rule, role)`, `python_arity_error(label, arity, n)`,
+  `is_transform_argument(model, node)`, `COTANGENT_NAMES`, `RESIDUAL_NAMES`, `SIGNATURE_KEEPING`.
 
 Facts (jax-facts sections 5-8): fwd is called with every primal argument positionally, defaults
 filled in (`inspect.signature(...).bind(...).apply_defaults()`); bwd is called as
@@ -83,10 +92,6 @@ class Arity:
 
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def names_text(names: Sequence[str]) -> str:
-    return ", ".join(names)
 
 
 def function_arity(fn: FunctionNode, bound: int = 0, bound_keywords: Sequence[str] = ()) -> Optional[Arity]:

@@ -118,7 +118,7 @@ def _used_as_container(fn: FunctionNode, name: str) -> bool:
     for node in ast.walk(fn):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
             return True
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name:
-            if any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets):
-                return True
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name \
+                and any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets):
+            return True
     return False

@@ -77,7 +77,7 @@ f.defvjp(fwd=f_fwd, bwd=f_bwd)
 
     def check(self) -> None:
         for d in self.model.derivatives:
-            for reg, fwd, bwd in vjp_rules(self.model, d):
+            for _, fwd, bwd in vjp_rules(self.model, d):
                 if fwd is None or bwd is None:
                     continue
                 evidence = swap_evidence(self.model, d, fwd, bwd)
