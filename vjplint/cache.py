@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from dataclasses import fields, is_dataclass
 from enum import Enum
@@ -158,6 +157,8 @@ class ResultCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             payload = json.dumps({"format": FORMAT, "entries": self.entries},
                                  separators=(",", ":"), ensure_ascii=False)
+            import tempfile
+
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".index-", suffix=".tmp")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
