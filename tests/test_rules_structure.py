@@ -1049,3 +1049,41 @@ def test_required_keyword_only_parameters_are_never_passed():
               "arguments only, bwd(residuals, cotangent): the residuals, then the output cotangent (`f` has no "
               "nondiff arguments); differentiating `f` raises `TypeError: f_bwd() missing 1 required keyword-only "
               "argument: 'scale'`")]
+
+
+# -- fixes, proven on JAX ---------------------------------------------------------------------------
+FIXED_FIXTURES = [
+    ("VJP306", "fire_slot_for_nondiff.py"),
+    ("VJP307", "fire_bare_array.py"),
+    ("VJP307", "fire_straight_through_identity.py"),
+    ("VJP309", "fire_named_swapped.py"),
+    ("VJP309", "fire_keywords_swapped.py"),
+    ("VJP309", "fire_arity_shows_swap.py"),
+]
+
+
+def _apply(source: str, edit) -> str:
+    lines = source.splitlines(keepends=True)
+    start = sum(len(line) for line in lines[:edit.location.row - 1]) + edit.location.column - 1
+    end = sum(len(line) for line in lines[:edit.end_location.row - 1]) + edit.end_location.column - 1
+    return source[:start] + edit.content + source[end:]
+
+
+@pytest.mark.parametrize("code, name", FIXED_FIXTURES, ids=lambda v: v)
+def test_fix_turns_the_failing_fixture_into_working_code(code, name, jax_cpu, tmp_path):
+    import importlib.util
+
+    from conftest import RULE_FIXTURES
+
+    source = (RULE_FIXTURES / code / name).read_text(encoding="utf-8")
+    (d,) = lint(source, select=[code], filename=name)
+    assert d.fix is not None
+    fixed = _apply(source, d.fix.edits[0])
+    assert lint(fixed, select=list(CODES), filename=name) == []
+    path = tmp_path / name
+    path.write_text(fixed, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"fixed_{code}_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.trigger()  # used to raise JAX's error; must run now
