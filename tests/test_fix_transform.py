@@ -428,6 +428,8 @@ f.defvjp(f_fwd, f_bwd)
      "symbolic_zeros=True wraps differentiable fwd arguments in CustomVJPPrimal records"),
     ("    return f(w, x, y), None", "    return f(w, x, y), None, None",
      "a fwd `return` has 3 entries, not a pair (see VJP304)"),
+    ("def f_bwd(w, _, g):", "if FLAG:\n    def f_bwd(w, _, g):\n        return (g, None)\ndef f_bwd(w, _, g):",
+     "bwd `f_bwd` is bound more than once, so it is unclear which one to rewrite"),
     ("f.defvjp(f_fwd, f_bwd)", "f.defvjp(f_fwd, other.bwd)", "bwd `other.bwd` is not defined in this file"),
     ("f.defvjp(f_fwd, f_bwd)", "from rules import bwd\nf.defvjp(f_fwd, bwd)",
      "bwd `bwd` comes from `rules`, another file"),

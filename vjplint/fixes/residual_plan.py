@@ -137,6 +137,10 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
             raise Refusal(_unresolved(model, role, rule))
         if rule.bound_positional or rule.bound_keywords:
             raise Refusal(f"{role} is a functools.partial")
+        if isinstance(rule.expr, ast.Name):
+            bindings = model.index.lookup(rule.expr.id, model.index.scope_of(rule.expr))
+            if len(bindings) > 1:
+                raise Refusal(f"{role} `{rule.expr.id}` is bound more than once, so it is unclear which one to rewrite")
         if not isinstance(rule.node, ast.Lambda) and _is_generator(rule.node):
             raise Refusal(f"{role} is a generator")
     assert fwd.node is not None and bwd.node is not None
