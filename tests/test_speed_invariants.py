@@ -360,3 +360,17 @@ def test_tokenizer_split_blanks_what_libcst_blanks(monkeypatch: pytest.MonkeyPat
     broken = NEWER.replace("y = 1; z = 2", "y = 1 $ 2")
     monkeypatch.undo()
     assert source._blank_newer_syntax(broken) is None
+
+
+def test_indexes_of_builds_unused_for_a_week_are_pruned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(FIRING)
+    root = tmp_path / "cache"
+    old, recent = root / "old-build", root / "recent-build"
+    for directory in (old, recent):
+        directory.mkdir(parents=True)
+        (directory / "index.json").write_text("{}")
+    week_ago = __import__("time").time() - cache_mod.STALE_BUILD_S - 60
+    os.utime(old, (week_ago, week_ago))
+    parallel.lint_many([Path("a.py")], Config(cache_dir=str(root)), jobs=1)
+    assert sorted(p.name for p in root.iterdir() if p.is_dir()) == sorted(["recent-build", cache_mod.code_fingerprint()])

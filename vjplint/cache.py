@@ -30,6 +30,7 @@ CACHE_DIR_NAME = ".vjplint_cache"
 FORMAT = 1
 # An entry's stat is trusted only for files last modified this long before the entry was made.
 RACY_NS = 2_000_000_000
+STALE_BUILD_S = 7 * 24 * 3600
 
 
 def cache_root(config: Config) -> Path:
@@ -154,7 +155,9 @@ class ResultCache:
             return
         try:
             _ensure_root(self.root)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.parent.is_dir():
+                self.path.parent.mkdir(parents=True)
+                _prune_other_builds(self.root, keep=self.path.parent)
             payload = json.dumps({"format": FORMAT, "entries": self.entries},
                                  separators=(",", ":"), ensure_ascii=False)
             import tempfile
@@ -170,6 +173,20 @@ class ResultCache:
         except OSError:
             pass  # a read-only tree still lints; it just stays cold
         self.dirty = False
+
+
+def _prune_other_builds(root: Path, keep: Path) -> None:
+    """Drop the indexes of tool builds unused for a week (each edit of a development checkout
+    is a build of its own)."""
+    import shutil
+
+    cutoff = time.time() - STALE_BUILD_S
+    for directory in root.iterdir():
+        try:
+            if directory != keep and directory.is_dir() and directory.stat().st_mtime < cutoff:
+                shutil.rmtree(directory, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _ensure_root(root: Path) -> None:

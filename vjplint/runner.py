@@ -35,6 +35,8 @@ class RunResult:
 
 
 def display_path(path: Path) -> str:
+    if not path.is_absolute() and not path.drive and ".." not in path.parts:
+        return str(path)  # what relpath returns for these, without its two abspath calls
     try:
         return os.path.relpath(path)
     except ValueError:  # another drive on Windows
