@@ -199,3 +199,21 @@ def test_python_312_syntax_is_skipped_not_fatal():
     """)
     d = collect(parse(text), text.splitlines()).derivatives[0]
     assert d.anchor.lineno == 6
+
+
+def test_partial_of_defjvp_as_a_decorator_is_a_registration():
+    model = model_of("""
+        import jax
+        from functools import partial
+
+        @jax.custom_jvp
+        def f(x):
+            return x
+
+        @partial(f.defjvp, symbolic_zeros=True)
+        def f_jvp(primals, tangents):
+            return primals[0], tangents[0]
+    """)
+    (d,) = model.derivatives
+    assert d.registration.keywords == {"symbolic_zeros": d.registration.keywords["symbolic_zeros"]}
+    assert d.rule("jvp").name == "f_jvp"

@@ -282,12 +282,26 @@ class _Collector:
         outer = self.index.scope_of(fn)
         for decorator in fn.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            if isinstance(target, ast.Attribute) and target.attr in REGISTRATION_METHODS:
-                d = self.derivative_of(target.value, outer)
-                if d is not None and _method_fits(d.kind, target.attr):
-                    keywords = _keywords(decorator) if isinstance(decorator, ast.Call) else {}
-                    rule = RuleFunction(decorator, fn, fn.name)
-                    d.registrations.append(Registration(target.attr, fn, True, [rule], keywords))
+            via_partial = (isinstance(decorator, ast.Call) and bool(decorator.args)
+                           and self.index.qualname(decorator.func, outer) in PARTIAL)
+            if via_partial:
+                target = decorator.args[0]  # `@partial(f.defjvp, symbolic_zeros=True)`
+            if not (isinstance(target, ast.Attribute) and target.attr in REGISTRATION_METHODS):
+                continue
+            d = self.derivative_of(target.value, outer)
+            if d is None or not _method_fits(d.kind, target.attr):
+                continue
+            keywords = _keywords(decorator) if isinstance(decorator, ast.Call) else {}
+            if not via_partial:
+                d.registrations.append(Registration(target.attr, fn, True, [RuleFunction(decorator, fn, fn.name)],
+                                                    keywords))
+                continue
+            # The partial call completes the registration: bound args first, the function last.
+            rules = [self._resolve_rule(a, outer) for a in decorator.args[1:]]  # type: ignore[union-attr]
+            rules.append(RuleFunction(decorator, fn, fn.name))
+            if target.attr == "defvjp" and "bwd" in keywords and len(rules) == 1:
+                rules.append(self._resolve_rule(keywords["bwd"], outer))
+            d.registrations.append(Registration(target.attr, fn, False, rules, keywords))
 
     def _call_site(self, call: ast.Call) -> None:
         scope = self.index.scope_of(call)
