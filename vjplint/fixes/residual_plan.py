@@ -429,15 +429,29 @@ def _names_in(fn: FunctionNode) -> Set[str]:
 
 def _referenced_elsewhere(model: FileModel, rule: RuleFunction, registration: ast.AST) -> bool:
     """A use of the rule's name other than the registration (a direct call would break)."""
+    loads, attributes = _name_index(model)
     inside = {id(n) for n in ast.walk(registration)}
-    node = rule.node
-    for n in ast.walk(model.module):
-        if isinstance(n, ast.Name) and n.id == rule.name and isinstance(n.ctx, ast.Load) and id(n) not in inside:
-            return True
-        if isinstance(n, ast.Attribute) and n.attr == rule.name and id(n) not in inside and not isinstance(
-                node, ast.Lambda):
-            return True
-    return False
+    if any(id(n) not in inside for n in loads.get(rule.name or "", ())):
+        return True
+    if isinstance(rule.node, ast.Lambda):
+        return False
+    return any(id(n) not in inside for n in attributes.get(rule.name or "", ()))
+
+
+def _name_index(model: FileModel) -> Tuple[Dict[str, List[ast.AST]], Dict[str, List[ast.AST]]]:
+    """Name loads and attribute accesses by name, built once per file (the check runs per rule:
+    walking the module each time made linting quadratic in the number of custom_vjps)."""
+    key = "residual_plan.name_index"
+    if key not in model.cache:
+        loads: Dict[str, List[ast.AST]] = {}
+        attributes: Dict[str, List[ast.AST]] = {}
+        for n in ast.walk(model.module):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                loads.setdefault(n.id, []).append(n)
+            elif isinstance(n, ast.Attribute):
+                attributes.setdefault(n.attr, []).append(n)
+        model.cache[key] = (loads, attributes)
+    return model.cache[key]  # type: ignore[return-value]
 
 
 def _fresh(candidates: Sequence[str], taken: Set[str]) -> str:
