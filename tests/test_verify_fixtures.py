@@ -97,19 +97,23 @@ TILE = textwrap.dedent('''\
     import jax.numpy as jnp
 
 
-    # `reps` is annotated as an array but used as a Python int: moving it out of
-    # nondiff_argnums makes it a tracer inside the custom_vjp, so `int(reps)` fails under jit.
+    # `reps` is annotated as an array but a helper uses it as a Python int: moving it out of
+    # nondiff_argnums makes it a tracer inside the custom_vjp, so `count(reps)` fails under jit.
     @partial(jax.custom_vjp, nondiff_argnums=(0,))
     def tiled(reps: jax.Array, x):
-        return jnp.tile(x, int(reps))
+        return jnp.tile(x, count(reps))
+
+
+    def count(reps):
+        return int(reps)
 
 
     def tiled_fwd(reps, x):
-        return jnp.tile(x, int(reps)), None
+        return jnp.tile(x, count(reps)), None
 
 
     def tiled_bwd(reps, _, g):
-        return (g.reshape(int(reps), -1).sum(0),)
+        return (g.reshape(count(reps), -1).sum(0),)
 
 
     tiled.defvjp(tiled_fwd, tiled_bwd)

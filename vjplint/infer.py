@@ -88,6 +88,7 @@ class Evidence:
     reason: str
     line: int = 0
     from_name: bool = False  # a hint from the parameter's name only
+    from_usage: bool = False  # how the primal, fwd or bwd body uses the value
 
 
 @dataclass
@@ -276,6 +277,7 @@ def _usage_evidence(model: FileModel, fn: FunctionNode, param: str, quote: _Quot
     for node in _loads_of(fn, param):
         evidence = _classify_use(model, node, parents, quote, param)
         if evidence is not None:
+            evidence.from_usage = True
             found.append(evidence)
     return found
 
@@ -328,6 +330,9 @@ def _classify_use(model: FileModel, node: ast.expr, parents: Dict[ast.AST, ast.A
         return Evidence("static", 2, f"is used as a Python condition: `{quote(parent)}`", line)
     if isinstance(parent, ast.Slice):
         return Evidence("static", 2, f"is used as a slice bound: `{quote(parents.get(parent) or parent)}`", line)
+    if isinstance(parent, ast.Compare) and _is_python_condition(parent, parents) and not any(
+            isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
+        return Evidence("static", 2, f"is used in a Python condition: `{quote(parent)}`", line)
     if isinstance(parent, ast.Compare):
         others = [parent.left, *parent.comparators]
         if any(isinstance(o, ast.Constant) and isinstance(o.value, str) for o in others):
@@ -339,6 +344,14 @@ def _classify_use(model: FileModel, node: ast.expr, parents: Dict[ast.AST, ast.A
     if isinstance(parent, ast.Starred):
         return Evidence("static", 1, f"is unpacked with `*`", line)
     return None
+
+
+def _is_python_condition(node: ast.AST, parents: Dict[ast.AST, ast.AST]) -> bool:
+    """`node` decides a Python branch (`if`, `while`, `x if c else y`, `assert`, via and/or/not)."""
+    parent = parents.get(node)
+    while isinstance(parent, ast.BoolOp) or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+        node, parent = parent, parents.get(parent)
+    return isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and getattr(parent, "test", None) is node
 
 
 def _quote_context(node: ast.AST, parents: Dict[ast.AST, ast.AST], quote: _Quoter) -> str:

@@ -459,15 +459,20 @@ def _verified(path: Path, display: str, old: str, result: FixResult, config: Con
         return FixResult(old, remaining=result.remaining, errors=result.errors)
     functions = functions_changed(old, result.text, config)
     reports = verify_rewrites(str(path), old, result.text, functions, config)
-    failed = sorted({r.function.rsplit(".", 1)[-1] for r in reports if r.status == "failed"})
+    if any(getattr(r, "missing_jax", False) for r in reports):
+        errors.append("--verify needs JAX: pip install 'vjplint[verify]'; nothing was written for " + display)
+        return FixResult(old, remaining=result.remaining, errors=result.errors)
     for r in reports:
         where = f" on {r.device}" if r.device and r.status == "verified" else ""
         print(f"vjplint: verify: {display}:{r.line}: {r.function}: {r.status}{where}"
               f"{': ' + r.reason if r.reason else ''}", file=sys.stderr)
-    if not failed:
+    # A rewrite is written only once proven: failed and unverified functions keep their code,
+    # and their diagnostics stay (exit code 1).
+    unproven = sorted({r.function.rsplit(".", 1)[-1] for r in reports if r.status != "verified"})
+    if not unproven:
         return result
-    errors.append(f"{display}: verification failed for {', '.join(failed)}; left unchanged")
-    return fix_text(display, old, config, unsafe, exclude=failed)
+    print(f"vjplint: verify: {display}: not proven, left unchanged: {', '.join(unproven)}", file=sys.stderr)
+    return fix_text(display, old, config, unsafe, exclude=unproven)
 
 
 def run_fix_stdin(args, config: Config, name: str, data: bytes, output_format: str) -> int:

@@ -124,6 +124,12 @@ apply.defvjp(apply_fwd, apply_bwd)
         moved = tuple(x.position for x in verdicts if x.level == "array" or
                       (x.level == "maybe" and self.LEVEL == "maybe" and x.position == v.position))
         applicability, why_not = residual_fix_offer(self.model, d, moved, confident)
+        # A moved value becomes a traced residual: a use as a Python value would then fail.
+        static_use = next((e for x in verdicts if x.position in moved for e in x.evidence
+                           if e.from_usage and e.kind == "static"), None)
+        if applicability is not None and static_use is not None:
+            applicability, why_not = None, (f"it {static_use.reason}, which fails once the value is traced "
+                                            f"as a residual")
         self.report(
             sig.param_nodes[v.name],
             self.message(v, keyword) + ("" if applicability else f" (no automatic fix: {why_not})"),

@@ -1,6 +1,6 @@
-"""The unsafe residual-plus-None fix (VJP102) is wrong here: bwd branches on `gate` in Python.
-Once `gate` is a residual it is traced under jit(grad), and `if not gate` raises; the original,
-with `gate` concrete, works. `vjplint --fix --unsafe-fixes --verify` must leave it unchanged."""
+"""The residual-plus-None fix is wrong here, and no static check sees it: a helper of bwd
+branches on `gate` in Python. Once `gate` is a residual it is traced under jit(grad) and the
+branch raises; the original works. `vjplint --fix --verify` must leave it unchanged."""
 
 from functools import partial
 
@@ -19,10 +19,14 @@ def gated_fwd(gate, x):
     return gated(gate, x), None
 
 
-def gated_bwd(gate, _, g):
+def _scaled(gate, g):
     if not gate:
-        return (g,)
-    return (jnp.multiply(gate, g),)
+        return g
+    return jnp.multiply(gate, g)
+
+
+def gated_bwd(gate, _, g):
+    return (_scaled(gate, g),)
 
 
 gated.defvjp(gated_fwd, gated_bwd)
