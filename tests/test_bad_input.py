@@ -12,12 +12,11 @@ import codecs
 import ctypes
 import os
 import signal
-import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 import pytest
 
@@ -162,6 +161,18 @@ def test_nul_bytes_and_binary_files(tmp_path):
         # Byte 128 is the first that is not UTF-8; rows end at \n (byte 10) and \r (byte 13) as in Python.
         _syntax("binary.py", 3, 115, "file is not valid utf-8: invalid start byte"),
     ] + _expected("good.py", CLIP_IN))
+
+
+def test_undecodable_stdin_under_fix_comes_back_byte_for_byte(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    for data, message in (
+            (b'import jax\nf = jax.custom_vjp(g)\ns = "\xff"\n', "file is not valid utf-8: invalid start byte"),
+            (b'import jax\nf = jax.custom_vjp(g)\ns = "\x00"\n', "source contains a NUL byte")):
+        proc = subprocess.run([sys.executable, "-m", "vjplint", "--no-cache", "--fix", "--output-format", "concise",
+                               "--stdin-filename", "pipe.py", "-"], input=data, capture_output=True, env=env,
+                              cwd=tmp_path, timeout=120)
+        assert (proc.returncode, proc.stdout) == (1, data)
+        assert proc.stderr.decode() == f"{_syntax('pipe.py', 3, 6, message)}\nFound 1 problem.\n"
 
 
 def test_empty_and_blank_files(tmp_path):

@@ -51,7 +51,7 @@ def decode(data: bytes) -> DecodedSource:
         encoding = "utf-8"
     try:
         text = body.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
+    except (UnicodeError, LookupError) as exc:  # UnicodeError: codecs such as idna raise no subclass
         row, column = _byte_offset_to_position(body, getattr(exc, "start", 0), encoding)
         raise SourceError(
             f"file is not valid {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}",
@@ -65,7 +65,11 @@ def _byte_offset_to_position(data: bytes, offset: int, encoding: str = "utf-8") 
     """Row (lines end at \\n, \\r\\n or \\r, as in Python) and column in code points."""
     before = data[:offset].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     line = before[before.rfind(b"\n") + 1 :]
-    return before.count(b"\n") + 1, len(line.decode(encoding, "replace")) + 1
+    try:
+        column = len(line.decode(encoding, "replace"))
+    except (UnicodeError, LookupError):  # a codec without the "replace" handler (idna) or no text codec
+        column = len(line)
+    return before.count(b"\n") + 1, column + 1
 
 
 def _dominant_newline(text: str) -> str:
