@@ -163,8 +163,10 @@ def _age(path: Path, seconds: float = 3600) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - int(seconds * 1e9)))
 
 
-def test_cache_hits_and_invalidation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("stat_first", [True, False], ids=["stat-first (big runs)", "read-first (small runs)"])
+def test_cache_hits_and_invalidation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stat_first: bool) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(parallel, "STAT_FIRST_MIN_FILES", 0 if stat_first else 10**9)
     counter = _Counter(monkeypatch)
     firing, plain = tmp_path / "firing.py", tmp_path / "plain.py"
     firing.write_text(FIRING)
@@ -176,6 +178,8 @@ def test_cache_hits_and_invalidation(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
     first = _run(files, config)
     assert counter.take() == ["firing.py"]  # the plain file never reaches the engine
+    index = json.loads(next((tmp_path / "cache").glob("*/*.json")).read_text())["entries"]
+    assert sorted(index) == (["firing.py", "plain.py"] if stat_first else ["firing.py"])
     assert first[0] and first[0][0][0] == "VJP101" and first[1] == []
     assert _run(files, config) == first and counter.take() == []  # warm: nothing linted
 
@@ -204,6 +208,15 @@ def test_cache_hits_and_invalidation(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert counter.take() == ["firing.py"]
     monkeypatch.setattr(cache_mod, "code_fingerprint", lambda: "another-build")
     assert _run(files, config) == first and counter.take() == ["firing.py"]
+
+    # Big runs trust an old file's size and mtime without reading it (ruff's rule, what makes a
+    # warm run cheap): an edit that keeps both, backdated on purpose, is not seen; small runs
+    # read every file and see it.
+    st = firing.stat()
+    firing.write_text(FIRING.replace("(g * w,)", "(g * 2,)"))
+    os.utime(firing, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _run(files, config) == first
+    assert counter.take() == ([] if stat_first else ["firing.py"])
 
 
 def test_cache_entries_of_deleted_files_are_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -302,12 +315,12 @@ _IMPORTS = textwrap.dedent("""\
     """)
 
 
-@pytest.mark.parametrize("args, runs", [(["--version"], 1), (["check", "--no-cache", "."], 1),
-                                        (["check", "."], 1), (["check", "."], 2)])
-def test_cheap_runs_import_neither_libcst_nor_jax(tmp_path: Path, args: List[str], runs: int) -> None:
+@pytest.mark.parametrize("args, runs, files", [(["--version"], 1, 0), (["check", "--no-cache", "."], 1, 3),
+                                               (["check", "."], 1, 3), (["check", "."], 2, 3), (["check", "."], 2, 70)])
+def test_cheap_runs_import_neither_libcst_nor_jax(tmp_path: Path, args: List[str], runs: int, files: int) -> None:
     """`--version`, and runs over files without custom derivatives (cold, or warm from the cache),
     import no libcst, no JAX and not even the rules."""
-    for i in range(3):
+    for i in range(files):
         (tmp_path / f"plain_{i}.py").write_text(NON_CANDIDATE)
     for _ in range(runs):
         out = _python(_IMPORTS.replace("ARGS", repr(args)), tmp_path)
