@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Callable, Dict, List, Set, Tuple
 
 import hypothesmith
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -196,14 +197,18 @@ def _top_level(text: str) -> Tuple[Tuple[int, int], ...]:
     return tuple(zip(bounds[:-1], bounds[1:]))
 
 
+# "cr" (old Mac line endings) joins once the fix keeps a final lone \r: see test_fix_keeps_a_final_lone_cr.
+EXTRA_STRUCTURAL: List[str] = []
+
+
 def _structural(data: st.DataObject, text: str) -> str:
     """A mutation that keeps the module parseable (mostly: the caller filters)."""
     lines = _lines(text)
     if lines and not lines[-1].endswith(("\n", "\r")):
         lines[-1] += "\n"
     spans = _top_level(text)
-    op = data.draw(st.sampled_from(["comment", "duplicate", "delete", "swap", "crlf", "argnums", "classify",
-                                    "rename", "trailing"]))
+    op = data.draw(st.sampled_from(["comment", "duplicate", "delete", "swap", "crlf", "tabs", "argnums",
+                                    "classify", "rename", "trailing", *EXTRA_STRUCTURAL]))
     if op in ("comment", "duplicate", "delete", "swap") and spans:
         i = data.draw(st.integers(0, len(spans) - 1))
         j = data.draw(st.integers(0, len(spans) - 1))
@@ -220,8 +225,10 @@ def _structural(data: st.DataObject, text: str) -> str:
         if a1 <= b0:
             return "".join(lines[:a0] + lines[b0:b1] + lines[a1:b0] + lines[a0:a1] + lines[b1:])
         return text
-    if op == "crlf":
-        return "".join(line.rstrip("\r\n") + "\r\n" for line in lines)
+    if op in ("crlf", "cr"):  # Windows, or old Mac line endings (a lone \r ends a line for Python)
+        return "".join(line.rstrip("\r\n") + ("\r\n" if op == "crlf" else "\r") for line in lines)
+    if op == "tabs":
+        return text.replace("    ", "\t")
     if op == "argnums":
         argnums = data.draw(st.lists(st.integers(0, 4), max_size=3, unique=True))
         return re.sub(r"nondiff_argnums=\([^()]*\)", f"nondiff_argnums=({', '.join(map(str, argnums))},)"
@@ -362,7 +369,7 @@ def _assert_unchanged_outside(old: str, new: str, allowed: Set[int]) -> None:
 def _check_fix(text: str, unsafe: bool) -> None:
     from vjplint.fixes.apply import fix_source
 
-    new, fixed, remaining = fix_source("fuzz.py", text, Config(), unsafe)
+    new, fixed, _ = fix_source("fuzz.py", text, Config(), unsafe)
     event("fixed something" if fixed else "nothing to fix")
     assert _parses(new), new
     assert (fixed == 0) == (new == text)
@@ -394,3 +401,13 @@ def test_seeds_cover_every_fix():
     assert codes == set(FIXABLE_CODES)
     pairs = {p.read_text(encoding="utf-8") for p in (FIXTURES / "fix").glob("*/input.py")}
     assert pairs and pairs <= set(FIX_SEEDS)
+
+
+@pytest.mark.xfail(strict=True, reason="fix machinery bug (reported): libcst drops a final lone \\r, so --fix "
+                                       "removes the file's last line ending when lines end in \\r")
+def test_fix_keeps_a_final_lone_cr():
+    from vjplint.fixes.apply import fix_source
+
+    text = (FIXTURES / "fix" / "safe_canonical" / "input.py").read_text(encoding="utf-8").replace("\n", "\r")
+    new, fixed, _ = fix_source("fuzz.py", text, Config(), False)
+    assert fixed == 2 and new.endswith("))}\r")
