@@ -97,8 +97,10 @@ class SemanticIndex:
         self.module_scope = Scope(module, None)
         self.scopes[module] = self.module_scope
         self._nodes: Optional[List[ast.AST]] = None
+        self._kids: Optional[Dict[ast.AST, List[ast.AST]]] = {}  # children of inner nodes, until `nodes`
         self._by_type: Optional[Dict[type, List[ast.AST]]] = None
         self._names: Optional[Dict[str, List[ast.Name]]] = None
+        self._qualnames: Dict[ast.AST, Optional[str]] = {}
         self._walk(module, self.module_scope)
 
     @property
@@ -106,7 +108,14 @@ class SemanticIndex:
         """Every node of the module in `ast.walk` order (expression contexts left out), computed
         once: iterate this instead of calling `ast.walk(module)` again."""
         if self._nodes is None:
-            self._nodes = walk(self.module)
+            kids, nodes = self._kids or {}, [self.module]
+            i = 0
+            while i < len(nodes):  # breadth first over the children `_walk` recorded
+                children = kids.get(nodes[i])
+                if children:
+                    nodes.extend(children)
+                i += 1
+            self._nodes, self._kids = nodes, None
         return self._nodes
 
     def of_type(self, *types: type) -> List[ast.AST]:
@@ -135,15 +144,20 @@ class SemanticIndex:
         stack = [(root, scope)]
         parents = self.parents
         node_scope = self._node_scope
+        kids = self._kids
         while stack:
             node, current = stack.pop()
-            for child in child_nodes(node):
+            children = child_nodes(node)
+            if kids is not None and children:
+                kids[node] = children
+            for child in children:
                 parents[child] = node
                 if child.__class__ in _BINDING_TYPES:
                     stack.append((child, self._enter(child, current, node)))
                 else:
                     node_scope[child] = current
-                    stack.append((child, current))
+                    if _CHILD_FIELDS.get(child.__class__) != ():  # leaves (names, constants) end here
+                        stack.append((child, current))
 
     def _enter(self, node: ast.AST, scope: Scope, parent: ast.AST) -> Scope:
         """Record what `node` binds in `scope`; return the scope its children live in."""
@@ -232,6 +246,10 @@ class SemanticIndex:
             yield current
             current = self.parents.get(current)
 
+    def inside(self, node: ast.AST, ancestor: ast.AST) -> bool:
+        """Whether `node` is in `ancestor`'s subtree (what `ast.walk(ancestor)` would reach)."""
+        return node is ancestor or ancestor is self.module or any(a is ancestor for a in self.ancestors(node))
+
     def enclosing_function(self, node: ast.AST) -> Optional[FunctionNode]:
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, FUNCTION_TYPES):
@@ -257,8 +275,20 @@ class SemanticIndex:
         """`jax.custom_vjp` for any spelling that resolves to it; builtins as `builtins.x`."""
         if _depth > 8:
             return None
-        if scope is None:
-            scope = self.scope_of(expr)
+        if scope is None or (_depth == 0 and scope is self._node_scope.get(expr)):
+            # An expression in its own scope: the collector and several rules ask the same
+            # question of every call, so the answer is kept.
+            try:
+                return self._qualnames[expr]
+            except KeyError:
+                pass
+            found = self._qualname(expr, self.scope_of(expr), _depth)
+            if _depth == 0:
+                self._qualnames[expr] = found
+            return found
+        return self._qualname(expr, scope, _depth)
+
+    def _qualname(self, expr: ast.AST, scope: Scope, _depth: int) -> Optional[str]:
         if isinstance(expr, ast.Attribute):
             base = self.qualname(expr.value, scope, _depth + 1)
             return f"{base}.{expr.attr}" if base else None

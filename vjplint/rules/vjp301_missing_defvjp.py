@@ -138,8 +138,8 @@ def exported(x):
             if not self._inside_own_rules(d, site.call):
                 return site.call, f"is called (line {site.call.lineno})"
         bound = {id(d.anchor), id(d.primal)}
-        for node in ast.walk(self.model.module):
-            if isinstance(node, ast.Name) and node.id == d.name and is_transform_argument(self.model, node):
+        for node in self.model.index.names(d.name):  # `ast.walk` order, without a walk per derivative
+            if is_transform_argument(self.model, node):
                 scope = self.model.index.scope_of(node)
                 if any(id(b.node) in bound for b in self.model.index.lookup(node.id, scope)):
                     parent = self.model.index.parent(node)
@@ -196,7 +196,7 @@ def _registration_mentions(model: FileModel) -> Tuple[Dict[str, Set[str]], Set[s
     registered: Dict[str, Set[str]] = {"vjp": set(), "jvp": set()}
     unknown: Set[str] = set()
     by_hand: Set[str] = set()
-    for node in ast.walk(model.module):
+    for node in model.index.nodes:
         if isinstance(node, ast.Attribute):
             base = node.value
             name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None

@@ -144,8 +144,9 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
         name = getattr(fn, "name", None)
         if name is None:
             return False
-        uses = [n for n in ast.walk(self.model.index.scope_of(fn).node)
-                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        scope_node = self.model.index.scope_of(fn).node  # the name index: no walk per function
+        uses = [n for n in self.model.index.names(name)
+                if isinstance(n.ctx, ast.Load) and self.model.index.inside(n, scope_node)]
         if not uses:
             return False
         for use in uses:
@@ -284,8 +285,8 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
         if name == "_":
             return None
         scope = self.model.index.scope_of(parent)
-        for node in ast.walk(scope.node):
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+        for node in self.model.index.names(name):
+            if isinstance(node.ctx, ast.Load) and self.model.index.inside(node, scope.node):
                 if any(b.node is parent for b in self.model.index.lookup(name, self.model.index.scope_of(node))):
                     return node.lineno
         return None
