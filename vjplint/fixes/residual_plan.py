@@ -445,7 +445,7 @@ def _name_index(model: FileModel) -> Tuple[Dict[str, List[ast.AST]], Dict[str, L
     if key not in model.cache:
         loads: Dict[str, List[ast.AST]] = {}
         attributes: Dict[str, List[ast.AST]] = {}
-        for n in ast.walk(model.module):
+        for n in model.index.nodes:  # `ast.walk(model.module)`, walked once for every user
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
                 loads.setdefault(n.id, []).append(n)
             elif isinstance(n, ast.Attribute):

@@ -299,8 +299,8 @@ def make_power(n: int):
     def _calls(self) -> List[ast.Call]:
         key = ("vjp201-calls",)
         if key not in self.model.cache:
-            self.model.cache[key] = [n for n in ast.walk(self.model.module)
-                                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+            self.model.cache[key] = [n for n in self.model.index.of_type(ast.Call)
+                                     if isinstance(n.func, ast.Name)]
         return self.model.cache[key]  # type: ignore[return-value]
 
     def _resolves_to(self, name: ast.Name, target: ast.AST) -> bool:

@@ -114,8 +114,8 @@ class Scale:
         """Calls `self.m(...)` / `obj.m(...)` inside the class, or `x.m(...)` where x is no class."""
         assert d.class_node is not None
         found = []
-        for node in ast.walk(self.model.module):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == d.name:
+        for node in self.model.index.of_type(ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr == d.name:
                 base = node.func.value
                 if self._is_class_ref(base, d):
                     continue
@@ -124,8 +124,8 @@ class Scale:
         return found
 
     def _class_calls(self, d: CustomDerivative) -> bool:
-        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == d.name
-                   and self._is_class_ref(n.func.value, d) for n in ast.walk(self.model.module))
+        return any(isinstance(n.func, ast.Attribute) and n.func.attr == d.name
+                   and self._is_class_ref(n.func.value, d) for n in self.model.index.of_type(ast.Call))
 
     def _is_class_ref(self, expr: ast.expr, d: CustomDerivative) -> bool:
         if not isinstance(expr, ast.Name):

@@ -189,8 +189,8 @@ y = scaled(1.0, scale=2.0)
     def _partials_of(self, d: CustomDerivative) -> List[ast.Call]:
         cache = self.model.cache.setdefault("vjp310.partials", {})
         if not cache:
-            for node in ast.walk(self.model.module):
-                if (isinstance(node, ast.Call) and node.args and
+            for node in self.model.index.of_type(ast.Call):
+                if (node.args and
                         self.model.index.qualname(node.func) in PARTIAL):
                     target = derivative_named(self.model, node.args[0])
                     if target is not None:

@@ -178,7 +178,7 @@ def is_traced(x):
         key = ("vjp402-internal",)
         if key not in self.model.cache:
             names = []
-            for node in ast.walk(self.model.module):
+            for node in self.model.index.of_type(ast.Import, ast.ImportFrom):
                 if isinstance(node, ast.Import):
                     names.extend(a.name for a in node.names)
                 elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
