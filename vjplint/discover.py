@@ -98,6 +98,15 @@ class _GitIgnores:
                 return True
         return False
 
+    def prefixes(self, directory: Path) -> List[Tuple[object, str]]:
+        """For the entries of `directory`: each applicable spec with the path prefix that makes
+        an entry's name relative to the spec's directory (what `ignored` computes per entry)."""
+        out = []
+        for base, spec in self._chain(directory):
+            relative = directory.relative_to(base).as_posix()
+            out.append((spec, "" if relative == "." else relative + "/"))
+        return out
+
 
 def discover(paths: Sequence[str], config: Config, problems: List[Problem], *,
              force_exclude: bool = False) -> Iterator[Path]:
@@ -143,21 +152,36 @@ def _walk(top: Path, root: Path, patterns: Tuple[str, ...], gitignores: Optional
             problems.append(Problem(str(directory), f"cannot read directory: {exc.strerror or exc}"))
             continue
         subdirs = []
+        # Per directory, not per entry: the relative path `_excluded` matches and the .gitignore
+        # specs that apply (a warm run is mostly this loop).
+        try:
+            base = directory.relative_to(root).as_posix()
+        except ValueError:
+            base = directory.as_posix()
+        base = "" if base == "." else base.rstrip("/") + "/"
+        match_name, match_relative = _matchers(patterns) if patterns else (None, None)
+        specs = gitignores.prefixes(directory) if gitignores is not None else []
         for entry in entries:
-            path = Path(entry.path)
+            name = entry.name
             try:
                 is_dir = entry.is_dir()
                 is_file = entry.is_file()
             except OSError:  # e.g. ELOOP: DirEntry only swallows ENOENT
+                path = Path(entry.path)
                 message = _broken_link(path)
                 if not _excluded(path, root, patterns) and (
-                        entry.name.endswith(PYTHON_SUFFIXES) or message.endswith("loop")):
+                        name.endswith(PYTHON_SUFFIXES) or message.endswith("loop")):
                     problems.append(Problem(str(path), message))
                 continue
-            if _excluded(path, root, patterns):
+            if is_file and not name.endswith(PYTHON_SUFFIXES):
+                continue  # neither walked nor linted, whatever the excludes say
+            if match_name is not None and (match_name(os.path.normcase(name))
+                                           or match_relative(os.path.normcase(base + name))):  # type: ignore
                 continue
-            if gitignores is not None and gitignores.ignored(path, is_dir):
+            suffix = "/" if is_dir else ""
+            if any(spec.match_file(prefix + name + suffix) for spec, prefix in specs):  # type: ignore[attr-defined]
                 continue
+            path = Path(entry.path)
             if is_dir:
                 subdirs.append(path)
             elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
