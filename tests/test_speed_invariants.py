@@ -386,4 +386,21 @@ def test_indexes_of_builds_unused_for_a_week_are_pruned(tmp_path: Path, monkeypa
     week_ago = __import__("time").time() - cache_mod.STALE_BUILD_S - 60
     os.utime(old, (week_ago, week_ago))
     parallel.lint_many([Path("a.py")], Config(cache_dir=str(root)), jobs=1)
-    assert sorted(p.name for p in root.iterdir() if p.is_dir()) == sorted(["recent-build", cache_mod.code_fingerprint()])
+    current = cache_mod.short_name(cache_mod.code_fingerprint())
+    assert sorted(p.name for p in root.iterdir() if p.is_dir()) == sorted(["recent-build", current])
+
+
+def test_index_name_collisions_never_share_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cache_mod, "short_name", lambda text: "same")  # every key, one file
+    counter = _Counter(monkeypatch)
+    (tmp_path / "firing.py").write_text(FIRING)
+    _age(tmp_path / "firing.py")
+    files = [Path("firing.py")]
+    strict = Config(cache_dir=str(tmp_path / "cache"))
+    lenient = Config(cache_dir=str(tmp_path / "cache"), ignore=("VJP101",))
+    first = _run(files, strict)
+    assert first[0] and counter.take() == ["firing.py"]
+    assert _run(files, lenient) == [[]] and counter.take() == ["firing.py"]
+    assert _run(files, strict) == first and counter.take() == ["firing.py"]
+    assert _run(files, strict) == first and counter.take() == []

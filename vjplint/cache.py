@@ -13,7 +13,6 @@ be able to run code. Only the classes of `vjplint.diagnostics` are revived.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -52,7 +51,16 @@ def code_fingerprint() -> str:
             if name.endswith(".py"):
                 st = os.stat(os.path.join(directory, name))
                 parts.append(f"{os.path.relpath(os.path.join(directory, name), package)}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+    return "\n".join(parts)
+
+
+def short_name(text: str) -> str:
+    """A short file name for a long key. The key itself is stored in the index and compared on
+    load, so a collision only costs a cold run, never a wrong result (and no hashlib import,
+    which a warm run does not otherwise need)."""
+    import zlib
+
+    return f"{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
 
 
 # -- (de)serialising results ----------------------------------------------------------------
@@ -98,16 +106,16 @@ class ResultCache:
 
     def __init__(self, config: Config, root: Optional[Path] = None) -> None:
         self.root = root or cache_root(config)
-        key = "\n".join((config.fingerprint(), os.getcwd(), str(FORMAT)))
-        name = hashlib.sha256(key.encode()).hexdigest()[:20] + ".json"
-        self.path = self.root / code_fingerprint() / name
+        self.build = code_fingerprint()
+        self.key = "\n".join((config.fingerprint(), os.getcwd(), str(FORMAT)))
+        self.path = self.root / short_name(self.build) / (short_name(self.key) + ".json")
         self.entries: Dict[str, list] = {}  # [size, mtime_ns, sha256, analysed, diagnostics, made_ns]
         self.now_ns = time.time_ns()  # before any file is stat'ed or read
         self.dirty = False
         self._allowed: Optional[Dict[str, type]] = None
         try:
             data = json.loads(self.path.read_bytes())
-            if data.get("format") == FORMAT:
+            if data.get("format") == FORMAT and data.get("build") == self.build and data.get("key") == self.key:
                 self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, list) and len(v) == 6}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass  # a missing or damaged index is an empty one
@@ -158,7 +166,7 @@ class ResultCache:
             if not self.path.parent.is_dir():
                 self.path.parent.mkdir(parents=True)
                 _prune_other_builds(self.root, keep=self.path.parent)
-            payload = json.dumps({"format": FORMAT, "entries": self.entries},
+            payload = json.dumps({"format": FORMAT, "build": self.build, "key": self.key, "entries": self.entries},
                                  separators=(",", ":"), ensure_ascii=False)
             import tempfile
 
@@ -201,4 +209,6 @@ def _ensure_root(root: Path) -> None:
 
 
 def content_hash(data: bytes) -> str:
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
