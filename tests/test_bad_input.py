@@ -417,6 +417,39 @@ def test_sigint_during_fix_leaves_every_file_original_or_fully_fixed(tmp_path):
     assert all((tmp_path / name).read_text() == CLIP_OUT for name in names)
 
 
+def _children(pid: int) -> List[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to see the worker processes")
+def test_sigint_while_workers_lint_ends_cleanly(tmp_path):
+    for i in range(300):
+        (tmp_path / f"mod_{i:03d}.py").write_text(CLIP_IN)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    for pause in (0.0, 0.05, 0.2, 0.5):  # the moment the signal lands in the pool's life varies
+        proc = subprocess.Popen([sys.executable, "-m", "vjplint", "--no-cache", "--jobs", "2", "."], cwd=tmp_path,
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.005)
+            time.sleep(pause)
+            os.killpg(proc.pid, signal.SIGINT)
+            stderr = proc.communicate(timeout=30)[1].decode()  # before the fix: waited forever
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if proc.returncode in (0, 1):
+            continue  # it finished first
+        assert proc.returncode in (130, -signal.SIGINT) and stderr == "vjplint: interrupted\n", (pause, stderr)
+        time.sleep(0.2)
+        assert subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True).stdout == b""  # no orphan
+
+
 # -- newer syntax on this interpreter ----------------------------------------------------------------------
 NEWER = {
     "alias": "type Scalar = float\n\n",

@@ -11,8 +11,9 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from vjplint.config import Config
 from vjplint.engine import LintResult, lint_source, may_contain_findings, prefilter_names
@@ -146,6 +147,11 @@ _WORKER_CONFIG: Optional[Config] = None
 def _init_worker(config: Config) -> None:
     global _WORKER_CONFIG
     _WORKER_CONFIG = config
+    # Ctrl-C reaches the whole process group: a worker just ends (no KeyboardInterrupt traceback);
+    # the parent reports the interruption and ends the rest (see _run_parallel).
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _work(task: Task) -> Tuple[int, LintResult]:
@@ -155,28 +161,65 @@ def _work(task: Task) -> Tuple[int, LintResult]:
 
 def _run_parallel(tasks: List[Task], config: Config, workers: int):
     """Yield (index, result) as workers finish, biggest files first (they bound the wall time)."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     _preload()
     ordered = sorted(tasks, key=lambda t: len(t[2]), reverse=True)
     unfinished = {t[0]: t for t in ordered}
-    pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(config,))
-    try:
-        futures = [pool.submit(_work, t) for t in ordered]
-        for future in as_completed(futures):
-            try:
-                i, result = future.result()
-            except BrokenProcessPool:
-                break
-            del unfinished[i]
-            yield i, result
-    finally:
+    with _sigint_as_flag() as interrupted:
+        pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(config,))
+        try:
+            pending, broken = set(), False
+            for task in ordered:
+                try:
+                    pending.add(pool.submit(_work, task))
+                except BrokenProcessPool:  # a worker died already (Ctrl-C: see below)
+                    broken = True
+                    break
+            while pending and not broken:
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                if interrupted:
+                    raise KeyboardInterrupt
+                for future in done:
+                    try:
+                        i, result = future.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        break
+                    del unfinished[i]
+                    yield i, result
+        except BaseException:  # Ctrl-C, or the caller stopped early: never wait on the workers
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
         pool.shutdown(wait=True, cancel_futures=True)
+        if interrupted:
+            raise KeyboardInterrupt
     # A worker died (a crash in the parser, the OOM killer): lint what is left one file per
     # process, so that only the file that kills its process is lost, with an error that names it.
     for task in unfinished.values():
         yield task[0], _isolated(task, config)
+
+
+@contextmanager
+def _sigint_as_flag() -> Iterator[List[bool]]:
+    """While the pool runs, Ctrl-C only sets a flag the loop checks: a KeyboardInterrupt raised
+    inside concurrent.futures can leave one of its locks held, and the interpreter then hangs at exit."""
+    import signal
+    import threading
+
+    flag: List[bool] = []
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield flag
+        return
+    signal.signal(signal.SIGINT, lambda *_: flag.append(True))
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _isolated(task: Task, config: Config) -> LintResult:
