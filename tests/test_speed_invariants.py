@@ -404,3 +404,25 @@ def test_index_name_collisions_never_share_results(tmp_path: Path, monkeypatch: 
     assert _run(files, lenient) == [[]] and counter.take() == ["firing.py"]
     assert _run(files, strict) == first and counter.take() == ["firing.py"]
     assert _run(files, strict) == first and counter.take() == []
+
+
+def test_exclude_matchers_agree_with_fnmatch() -> None:
+    """The per-directory matchers discovery uses are fnmatch of the name, of the relative path and
+    of `pattern/*`, however the patterns are spelled."""
+    import fnmatch
+
+    from vjplint.config import DEFAULT_EXCLUDE
+    from vjplint.discover import _matchers
+
+    patterns = DEFAULT_EXCLUDE + ("tests/data", "gen_*.py", "docs/", "*/fixtures/*", "a[bc].py", "x?y")
+    match_name, match_relative = _matchers(patterns)
+    relatives = ["build", "src/build", "build/x.py", ".venv/lib/a.py", "tests/data", "tests/data/f.py",
+                 "tests/database.py", "gen_x.py", "pkg/gen_y.py", "docs", "docs/conf.py", "pkg/fixtures/a.py",
+                 "ab.py", "ad.py", "xzy", "xy", "venvs/a.py", "my_build/b.py", "node_modules", "src/a.py"]
+    for relative in relatives:
+        name = relative.rsplit("/", 1)[-1]
+        expected_name = any(fnmatch.fnmatch(name, p) for p in patterns)
+        expected_relative = any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(relative, p.rstrip("/") + "/*")
+                                for p in patterns)
+        assert bool(match_name(name)) == expected_name, relative
+        assert bool(match_relative(relative)) == expected_relative, relative

@@ -50,10 +50,24 @@ def _excluded(path: Path, root: Path, patterns: Sequence[str]) -> bool:
 @lru_cache(maxsize=16)
 def _matchers(patterns: Tuple[str, ...]) -> Tuple[Callable, Callable]:
     """`fnmatch` of a name against any pattern, or of a relative path against any pattern or
-    `pattern/*`, as two compiled regexes (one fnmatch call per pattern was most of a warm run)."""
-    names = [fnmatch.translate(os.path.normcase(p)) for p in patterns]
-    paths = names + [fnmatch.translate(os.path.normcase(p.rstrip("/") + "/*")) for p in patterns]
-    return re.compile("|".join(names)).match, re.compile("|".join(paths)).match
+    `pattern/*` (one fnmatch call per pattern was most of a warm run). Patterns without wildcards
+    (all the default ones) are a set and prefixes; only the others become a regex."""
+    literal = [p for p in patterns if not any(c in p for c in "*?[")]
+    globs = [p for p in patterns if any(c in p for c in "*?[")]
+    exact = frozenset(os.path.normcase(p) for p in literal)
+    prefixes = tuple(os.path.normcase(p.rstrip("/") + "/") for p in literal)
+    name_re = re.compile("|".join(fnmatch.translate(os.path.normcase(p)) for p in globs)).match if globs else None
+    path_re = re.compile("|".join([fnmatch.translate(os.path.normcase(p)) for p in globs] + [
+        fnmatch.translate(os.path.normcase(p.rstrip("/") + "/*")) for p in globs])).match if globs else None
+
+    def match_name(name: str) -> bool:
+        return name in exact or (name_re is not None and name_re(name) is not None)
+
+    def match_relative(relative: str) -> bool:
+        return (relative in exact or relative.startswith(prefixes)
+                or (path_re is not None and path_re(relative) is not None))
+
+    return match_name, match_relative
 
 
 class _GitIgnores:
@@ -135,14 +149,15 @@ def discover(paths: Sequence[str], config: Config, problems: List[Problem], *,
 
 def _walk(top: Path, root: Path, patterns: Tuple[str, ...], gitignores: Optional[_GitIgnores],
           problems: List[Problem], seen: set) -> Iterator[Path]:
-    stack = [top]
+    stack: List[Tuple[Path, Optional[str]]] = [(top, None)]
     while stack:
-        directory = stack.pop()
-        try:
-            real = directory.resolve()
-        except (OSError, RuntimeError):
-            problems.append(Problem(str(directory), "cannot resolve (symlink loop?)"))
-            continue
+        directory, real = stack.pop()
+        if real is None:  # the top, or a symbolic link: resolve (a plain subdirectory's real
+            try:          # path is its parent's plus its name)
+                real = str(directory.resolve())
+            except (OSError, RuntimeError):
+                problems.append(Problem(str(directory), "cannot resolve (symlink loop?)"))
+                continue
         if real in seen:
             continue  # a symlink loop or a directory reached twice
         seen.add(real)
@@ -183,7 +198,7 @@ def _walk(top: Path, root: Path, patterns: Tuple[str, ...], gitignores: Optional
                 continue
             path = Path(entry.path)
             if is_dir:
-                subdirs.append(path)
+                subdirs.append((path, None if entry.is_symlink() else os.path.join(real, name)))
             elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
                 yield path
             elif not is_file and not is_dir and entry.is_symlink() and entry.name.endswith(PYTHON_SUFFIXES):
