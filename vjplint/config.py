@@ -8,10 +8,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+
+def _tomllib():
+    """Imported when a pyproject.toml is found, not on every start (it pulls in datetime)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
 
 
 class ConfigError(Exception):
@@ -95,6 +99,7 @@ def find_pyproject(start: Path) -> Optional[Path]:
     for directory in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
+            tomllib = _tomllib()
             try:
                 with candidate.open("rb") as handle:
                     data = tomllib.load(handle)
@@ -109,6 +114,7 @@ def find_pyproject(start: Path) -> Optional[Path]:
 def load_config(path: Optional[Path]) -> Config:
     if path is None:
         return Config()
+    tomllib = _tomllib()
     try:
         with path.open("rb") as handle:
             data = tomllib.load(handle)
