@@ -107,14 +107,17 @@ jax.config.update("jax_enable_x64", True)
         """"config" (`config.update(FLAG, ...)`), "context" (`config.use_direct_linearize(...)`),
         "env" (`os.environ.setdefault(ENV, ...)`, `os.putenv`, `monkeypatch.setenv`) or None."""
         index = self.model.index
-        first = constant_value(index, node.args[0]) if node.args else None
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "update" and first == FLAG:
+
+        def first() -> object:  # evaluated only for the few calls that could set the flag
+            return constant_value(index, node.args[0]) if node.args else None
+
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "update" and first() == FLAG:
             return "config" if (index.qualname(node.func.value) or "") in CONFIG_OBJECTS else None
         func_q = index.qualname(node.func) or ""
         if func_q.startswith("jax.") and func_q.endswith(".use_direct_linearize"):
             return "context"
-        if first == ENV and (func_q in ENV_SETTERS or (isinstance(node.func, ast.Attribute)
-                                                       and node.func.attr == "setenv")):
+        if (func_q in ENV_SETTERS or (isinstance(node.func, ast.Attribute)
+                                      and node.func.attr == "setenv")) and first() == ENV:
             return "env"
         return None
 
