@@ -293,10 +293,10 @@ def test_unreadable_files_and_directories(tmp_path):
 def test_a_path_that_does_not_exist(tmp_path):
     (tmp_path / "good.py").write_text(CLIP_IN)
     proc = _check(tmp_path, "nope.py", "good.py", "no/such/dir")
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a typo in CI must not pass: the other files are still linted
     assert _findings(proc) == _expected("good.py", CLIP_IN)
-    assert proc.stderr.splitlines() == ["vjplint: warning: nope.py: no such file or directory",
-                                        "vjplint: warning: no/such/dir: no such file or directory"]
+    assert proc.stderr.splitlines() == ["vjplint: error: nope.py: no such file or directory",
+                                        "vjplint: error: no/such/dir: no such file or directory"]
 
 
 def test_a_read_only_file_is_not_rewritten_by_fix(tmp_path):

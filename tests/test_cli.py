@@ -187,10 +187,11 @@ def test_stdin_with_filename(project):
     assert proc.stdout.splitlines()[0] == f"pkg/virtual.py:6:19: VJP101 [*] {LO_MESSAGE}"
 
 
-def test_missing_path_warns_and_continues(project):
-    proc = run_cli("--no-cache", "nope.py", "pkg/clip.py", cwd=project)
-    assert proc.returncode == 1
-    assert "vjplint: warning: nope.py: no such file or directory" in proc.stderr
+def test_missing_path_is_an_error_and_the_run_continues(project):
+    proc = run_cli("--no-cache", "--output-format", "concise", "nope.py", "pkg/clip.py", cwd=project)
+    assert proc.returncode == 2
+    assert proc.stderr == "vjplint: error: nope.py: no such file or directory\n"
+    assert proc.stdout.startswith("pkg/clip.py:6:19: VJP101")
 
 
 def test_version():

@@ -197,8 +197,8 @@ def _top_level(text: str) -> Tuple[Tuple[int, int], ...]:
     return tuple(zip(bounds[:-1], bounds[1:]))
 
 
-# "cr" (old Mac line endings) joins once the fix keeps a final lone \r: see test_fix_keeps_a_final_lone_cr.
-EXTRA_STRUCTURAL: List[str] = []
+# "cr": old Mac line endings (the fix keeps a final lone \r: test_fix_keeps_a_final_lone_cr).
+EXTRA_STRUCTURAL: List[str] = ["cr"]
 
 
 def _structural(data: st.DataObject, text: str) -> str:
@@ -403,8 +403,6 @@ def test_seeds_cover_every_fix():
     assert pairs and pairs <= set(FIX_SEEDS)
 
 
-@pytest.mark.xfail(strict=True, reason="fix machinery bug (reported): libcst drops a final lone \\r, so --fix "
-                                       "removes the file's last line ending when lines end in \\r")
 def test_fix_keeps_a_final_lone_cr():
     from vjplint.fixes.apply import fix_source
 

@@ -131,7 +131,7 @@ def _check_command(argv: List[str]) -> int:
     report_problems(run.problems, run.internal_errors)
     diagnostics = run.diagnostics
     emit(diagnostics, args, output_format, sources={f.display: _lines(f) for f in run.files if f.result.diagnostics})
-    return exit_code(diagnostics, args, bool(run.internal_errors))
+    return exit_code(diagnostics, args, bool(run.internal_errors) or any(p.fatal for p in run.problems))
 
 
 def _lines(outcome) -> List[str]:
@@ -184,7 +184,8 @@ def exit_code(diagnostics, args: argparse.Namespace, internal_error: bool) -> in
 
 def report_problems(problems, errors: Sequence[str]) -> None:
     for problem in problems:
-        print(f"vjplint: warning: {problem.path}: {problem.message}", file=sys.stderr)
+        level = "error" if getattr(problem, "fatal", False) else "warning"
+        print(f"vjplint: {level}: {problem.path}: {problem.message}", file=sys.stderr)
     for error in errors:
         print(f"vjplint: error: {error}", file=sys.stderr)
 

@@ -22,6 +22,7 @@ class Problem:
 
     path: str
     message: str
+    fatal: bool = False  # a path named on the command line that does not exist: exit 2
 
 
 def _broken_link(path: Path) -> str:
@@ -133,7 +134,7 @@ def discover(paths: Sequence[str], config: Config, problems: List[Problem], *,
     for raw in paths:
         path = Path(raw)
         if not os.path.lexists(path):
-            problems.append(Problem(raw, "no such file or directory"))
+            problems.append(Problem(raw, "no such file or directory", fatal=True))
             continue
         if path.is_file() or (path.exists() and not path.is_dir()):
             if force_exclude and (_excluded(path.resolve(), root.resolve(), patterns) or any(

@@ -113,10 +113,20 @@ def diff_edits(old: str, new: str) -> Tuple[Edit, ...]:
         return ()
     a, b = split_lines(old), split_lines(new)
     starts = _starts(old)
+    # Diff only the changed middle: SequenceMatcher is quadratic, and a fix touches a few
+    # custom_vjp families in what may be a very large file.
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    middle = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=False)
     edits = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in middle.get_opcodes():
         if tag == "equal":
             continue
+        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
         before, after = "".join(a[i1:i2]), "".join(b[j1:j2])
         prefix = len(os.path.commonprefix([before, after]))
         limit = min(len(before), len(after)) - prefix
@@ -407,7 +417,7 @@ def run_fix_command(args, config: Config, paths: Sequence[str], output_format: s
     if args.show_fixes and count and output_format in ("text", "concise") and not args.quiet:
         sys.stdout.write(_fix_summary(fixed))
     emit(remaining, args, output_format, sources=sources, fixed_count=count)
-    code = exit_code(remaining, args, bool(errors))
+    code = exit_code(remaining, args, bool(errors) or any(p.fatal for p in run.problems))
     if code == 0 and count and args.exit_non_zero_on_fix:
         return 1
     return code

@@ -36,7 +36,11 @@ def residual_plus_none(module: cst.Module, plans: Sequence[Plan]) -> cst.Module:
 
 
 def fix_text(text: str, plans: Sequence[Plan]) -> str:
-    return residual_plus_none(cst.parse_module(text), plans).code
+    code = residual_plus_none(cst.parse_module(text), plans).code
+    # libcst drops a final lone "\r" (old Mac line endings); put the file's last newline back.
+    if text.endswith("\r") and not code.endswith(("\r", "\n")):
+        code += "\r"
+    return code
 
 
 # -- the rewriter -------------------------------------------------------------------------
