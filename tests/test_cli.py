@@ -230,3 +230,11 @@ def test_target_vjp3_enables_them(tmp_path):
     (tmp_path / "m.py").write_text(source)
     proc = run_cli("--no-cache", "--output-format", "concise", "m.py", cwd=tmp_path)
     assert proc.returncode == 1 and ": VJP106 " in proc.stdout
+
+
+def test_readme_rule_table_is_generated_from_the_rules():
+    from vjplint.rules.docs import README_END, README_START, readme_table
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text[text.index(README_START) + len(README_START):text.index(README_END)].strip()
+    assert table == readme_table(), "run `python -m vjplint.rules.docs` and commit README.md"
