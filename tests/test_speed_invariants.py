@@ -232,8 +232,8 @@ def test_cache_entries_of_deleted_files_are_dropped(tmp_path: Path, monkeypatch:
 
 
 def test_worker_count_policy() -> None:
-    small = [(i, f"f{i}.py", b"x" * 1000) for i in range(10)]
-    big = [(i, f"f{i}.py", b"x" * 200_000) for i in range(10)]
+    small = [(i, f"f{i}.py", f"f{i}.py", 1000, False) for i in range(10)]
+    big = [(i, f"f{i}.py", f"f{i}.py", 200_000, False) for i in range(10)]
     assert parallel.worker_count(None, small) == 1  # not worth a process
     assert parallel.worker_count(None, big) == min(parallel.available_cpus(), 10)
     assert parallel.worker_count(3, small) == 3  # an explicit --jobs is honoured

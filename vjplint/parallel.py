@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from vjplint.runner import FileOutcome
 
 Progress = Optional[Callable[[int, int], None]]
-Task = Tuple[int, str, bytes]  # (index in `files`, display path, content)
+# (index in `files`, display path, path, size, whether to hash). Workers read the file themselves:
+# the parent never holds all candidates' bytes (memory stays flat however big the tree).
+Task = Tuple[int, str, str, int, bool]
+Done = Tuple[LintResult, str]  # the result and the SHA-256 of the bytes linted ("" if not asked)
 
 # With the default job count, processes start only for this much candidate source, and each
 # worker should get at least PER_WORKER_BYTES: a worker costs about what linting 50 kB does.
@@ -77,7 +80,7 @@ def lint_many(files: Sequence[Path], config: Config, *, jobs: Optional[int] = No
                         outcomes[i] = _from_cache(cache, entry, path, display, data) if entry is not None else None
                 if outcomes[i] is None:
                     if candidate:
-                        tasks.append((i, display, data))
+                        tasks.append((i, display, str(path), len(data), cache is not None))
                         continue
                     outcomes[i] = FileOutcome(path, display, LintResult())
                     _remember(cache, display, stats[i], digests[i], outcomes[i].result)  # type: ignore[union-attr]
@@ -87,9 +90,11 @@ def lint_many(files: Sequence[Path], config: Config, *, jobs: Optional[int] = No
     workers = worker_count(jobs, tasks)
     displays = {t[0]: t[1] for t in tasks}
     results = _run_parallel(tasks, config, workers) if workers > 1 else ((t[0], _lint(t, config)) for t in tasks)
-    for i, result in results:
+    for i, (result, digest) in results:
         outcomes[i] = FileOutcome(files[i], displays[i], result)
-        _remember(cache, displays[i], stats[i], digests[i], result)
+        # The digest of the bytes the worker linted, with the stat taken before they were read:
+        # had the file changed in between, its mtime (or the racy check) sends the next run to the hash.
+        _remember(cache, displays[i], stats[i], digest, result)
         done += 1
         _tick(progress, done, total)
     if cache is not None:
@@ -109,7 +114,7 @@ def worker_count(jobs: Optional[int], tasks: Sequence[Task]) -> int:
         return 1
     if jobs is not None and jobs >= 1:
         return min(jobs, len(tasks))
-    work = sum(len(t[2]) for t in tasks)
+    work = sum(t[3] for t in tasks)
     if work < MIN_PARALLEL_BYTES:
         return 1
     return max(1, min(available_cpus(), len(tasks), work // PER_WORKER_BYTES))
@@ -123,10 +128,19 @@ def available_cpus() -> int:
 
 
 # -- linting one file ---------------------------------------------------------------------
-def _lint(task: Task, config: Config) -> LintResult:
+def _lint(task: Task, config: Config) -> Done:
     """`lint_source` with the cyclic GC paused: a big `ast` tree is millions of young objects
     that the collector would otherwise scan again and again (about a third of parse time)."""
-    _, display, data = task
+    _, display, path, _, want_digest = task
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return LintResult(errors=[f"{display}: cannot read file: {exc.strerror or exc}"]), ""
+    digest = ""
+    if want_digest:
+        from vjplint.cache import content_hash
+
+        digest = content_hash(data)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -138,7 +152,7 @@ def _lint(task: Task, config: Config) -> LintResult:
             gc.enable()
     if not result.diagnostics:
         result.decoded = None  # nothing will quote this file: don't carry its text around
-    return result
+    return result, digest
 
 
 _WORKER_CONFIG: Optional[Config] = None
@@ -154,7 +168,7 @@ def _init_worker(config: Config) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _work(task: Task) -> Tuple[int, LintResult]:
+def _work(task: Task) -> Tuple[int, Done]:
     assert _WORKER_CONFIG is not None
     return task[0], _lint(task, _WORKER_CONFIG)
 
@@ -165,7 +179,7 @@ def _run_parallel(tasks: List[Task], config: Config, workers: int):
     from concurrent.futures.process import BrokenProcessPool
 
     _preload()
-    ordered = sorted(tasks, key=lambda t: len(t[2]), reverse=True)
+    ordered = sorted(tasks, key=lambda t: t[3], reverse=True)
     unfinished = {t[0]: t for t in ordered}
     with _sigint_as_flag() as interrupted:
         pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(config,))
@@ -222,7 +236,7 @@ def _sigint_as_flag() -> Iterator[List[bool]]:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _isolated(task: Task, config: Config) -> LintResult:
+def _isolated(task: Task, config: Config) -> Done:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
@@ -230,7 +244,7 @@ def _isolated(task: Task, config: Config) -> LintResult:
         try:
             return pool.submit(_work, task).result()[1]
         except BrokenProcessPool:
-            return LintResult(errors=[f"{task[1]}: internal error: the worker process died while linting this file"])
+            return LintResult(errors=[f"{task[1]}: internal error: the worker process died while linting this file"]), ""
 
 
 def _context():
