@@ -40,6 +40,11 @@ def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
 def source_lines(text: str) -> List[str]:
     """The lines of `text` as Python numbers them (str.splitlines() also breaks at \\f, \\x1c,
     \\u2028..., which shifts every later row)."""
+    if "\r" not in text:  # the common case, without a StringIO and a copy per line
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        return lines
     return [line.rstrip("\r\n") for line in io.StringIO(text, newline="").readlines()]
 
 

@@ -56,9 +56,11 @@ def lint_many(files: Sequence[Path], config: Config, *, jobs: Optional[int] = No
     for i, path in enumerate(files):
         display = display_path(path)
         if stat_first:
-            stats[i] = _stat(path)
-            entry = cache.fresh_by_stat(display, stats[i]) if stats[i] is not None else None  # type: ignore
-            outcomes[i] = _from_cache(cache, entry, path, display, None) if entry is not None else None  # type: ignore
+            st = stats[i] = _stat(path)
+            entry = cache.fresh_by_stat(display, st) if st is not None else None  # type: ignore[union-attr]
+            if entry is not None:  # the warm path: most files, nothing found, nothing to decode
+                outcomes[i] = (FileOutcome(path, display, LintResult(analysed=entry[3])) if not entry[4]
+                               else _from_cache(cache, entry, path, display, None))  # type: ignore[arg-type]
         if outcomes[i] is None:
             try:
                 data = path.read_bytes()
