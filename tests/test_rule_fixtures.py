@@ -44,3 +44,14 @@ def test_fire_fixtures_fire_and_silent_fixtures_stay_silent(directory):
     # With the default rule set, silent look-alikes are silent for every rule.
     everything = run_cli("--output-format", "concise", "--no-cache", *[p.relative_to(ROOT).as_posix() for p in silent])
     assert everything.returncode == 0, everything.stdout
+
+
+def test_the_showcase_command_reports_every_firing_fixture_and_no_look_alike():
+    """The README's `vjplint fixtures/`: default-off rules (VJP106, VJP107) need their codes."""
+    proc = run_cli("--no-cache", "--output-format", "concise", "--extend-select", "VJP106,VJP107", "fixtures")
+    assert proc.returncode == 1 and proc.stderr == ""
+    reported = {line.split(":", 1)[0] for line in proc.stdout.splitlines() if ": VJP" in line}
+    fire = {p.relative_to(ROOT).as_posix() for p in ROOT.glob("fixtures/rules/*/fire_*.py")}
+    silent = {p.relative_to(ROOT).as_posix() for p in ROOT.glob("fixtures/rules/*/silent_*.py")}
+    assert fire <= reported
+    assert not silent & reported
