@@ -41,9 +41,12 @@ TARGETS = {  # name: (numerator, denominator, max ratio)
 MEMORY_LIMIT_MB = 300
 
 
+PYTHON = sys.executable  # --python: time vjplint as installed in another environment
+
+
 def find_vjplint() -> List[str]:
-    script = Path(sys.executable).parent / "vjplint"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "vjplint"]
+    script = Path(PYTHON).parent / "vjplint"
+    return [str(script)] if script.exists() else [PYTHON, "-m", "vjplint"]
 
 
 def find_ruff(explicit: Optional[str]) -> Optional[str]:
@@ -114,7 +117,7 @@ def measure(cmd: Sequence[str], cwd: Path, sample_memory: bool = False) -> Tuple
 def commands(tree: Path, work: Path, ruff: Optional[str], vjplint: List[str], plain: List[str]) -> Dict[str, dict]:
     cache = str(work / "vjplint-cache")
     found = {
-        "python -c pass": {"cmd": [sys.executable, "-c", "pass"]},
+        "python -c pass": {"cmd": [PYTHON, "-c", "pass"]},
         "grep -rlE (I/O floor)": {"cmd": ["grep", "-rlE", PREFILTER, "--include=*.py", "--include=*.pyi", "."]},
         "vjplint --version": {"cmd": [*vjplint, "--version"]},
         "vjplint 5 plain files": {"cmd": [*vjplint, "check", "--no-cache", "--force-exclude", *plain]},
@@ -164,7 +167,8 @@ def side_by_side(tree: Path, runs: int, ruff: Optional[str]) -> dict:
                       "max_rss_mb": max(spec["rss"]), "peak_tree_rss_mb": max(spec["tree_rss"]),
                       "status": spec["status"]} for name, spec in table.items()}
     return {"tree": str(tree), "tree_stats": synth.tree_stats(tree), "runs": runs, "results": results,
-            "ratios": ratios(results), "python": sys.version.split()[0], "cpus": os.cpu_count()}
+            "ratios": ratios(results), "python": sys.version.split()[0], "interpreter": PYTHON,
+            "vjplint": " ".join(find_vjplint()), "cpus": os.cpu_count()}
 
 
 def ratios(results: dict) -> dict:
@@ -261,17 +265,22 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--scaling-runs", type=int, default=3)
     parser.add_argument("--skip-side-by-side", action="store_true")
     parser.add_argument("--json", type=Path, default=None, help="write the full report here")
+    parser.add_argument("--python", default=None,
+                        help="the interpreter whose environment has vjplint installed (default: this one); "
+                             "its `vjplint` script and `python -c pass` are timed")
     args = parser.parse_args(argv)
+    global PYTHON
+    if args.python:
+        PYTHON = args.python
     ruff = find_ruff(args.ruff)
     if ruff is None:
         print("bench: ruff not found; ruff ratios are left out", file=sys.stderr)
     # Byte-compile vjplint as an installed package is (PYTHONDONTWRITEBYTECODE would otherwise
     # make every run compile its modules, which no user's install does).
-    import compileall
-
-    import vjplint
-
-    compileall.compile_dir(str(Path(vjplint.__file__).parent), quiet=1)
+    subprocess.run([PYTHON, "-m", "compileall", "-q", "-x", "__pycache__", "-r", "10",
+                    subprocess.run([PYTHON, "-c", "import os, vjplint; print(os.path.dirname(vjplint.__file__))"],
+                                   capture_output=True, text=True, check=True).stdout.strip()],
+                   stdout=subprocess.DEVNULL, check=False)
     report: dict = {}
     with tempfile.TemporaryDirectory(prefix="vjplint-tree-") as tmp:
         tree = args.tree

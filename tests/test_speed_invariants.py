@@ -426,3 +426,75 @@ def test_exclude_matchers_agree_with_fnmatch() -> None:
                                 for p in patterns)
         assert bool(match_name(name)) == expected_name, relative
         assert bool(match_relative(relative)) == expected_relative, relative
+
+
+# -- the pre-commit fast path (vjplint.fastpath) -------------------------------------------------
+def test_fast_path_constants_match_the_engine_and_the_formatter() -> None:
+    from vjplint import engine, fastpath
+    from vjplint.output import OutputContext
+    from vjplint.output.text import render_full
+
+    assert fastpath.PREFILTER_NAMES == engine.PREFILTER_NAMES
+    assert fastpath.ALL_PASSED == render_full([], OutputContext())
+
+
+def _both_paths(cwd: Path, args: List[str], env: dict) -> tuple:
+    """(fast or not, full): the same command, and with `--output-format text` (which the fast path
+    never takes) for the full run's answer."""
+    fast = run_cli("check", *args, cwd=cwd, env=env)
+    full = run_cli("check", "--output-format", "text", *args, cwd=cwd, env=env)
+    return (fast.returncode, fast.stdout, fast.stderr), (full.returncode, full.stdout, full.stderr)
+
+
+@pytest.mark.parametrize("case", ["plain", "quiet", "candidate", "missing", "directory", "alias-config",
+                                  "bad-config", "bad-toml", "other-tool-config", "env-format"])
+def test_fast_path_answers_exactly_as_the_full_run(tmp_path: Path, case: str) -> None:
+    for i in range(3):
+        (tmp_path / f"plain_{i}.py").write_text(NON_CANDIDATE)
+    (tmp_path / "firing.py").write_text(FIRING)
+    (tmp_path / "uses_alias.py").write_text(FIRING.replace("jax.custom_vjp", "mylib.cvjp").replace(
+        "import jax\n", "import jax\nimport mylib\n"))
+    files = ["plain_0.py", "plain_1.py", "plain_2.py"]
+    args, env = ["--force-exclude", *files], {}
+    if case == "quiet":
+        args = ["-q", "--no-cache", *files]
+    elif case == "candidate":
+        args = [*files, "firing.py"]
+    elif case == "missing":
+        args = [*files, "nowhere.py"]
+    elif case == "directory":
+        args = [*files, "."]
+    elif case == "alias-config":  # the alias makes a file without JAX's names a candidate
+        (tmp_path / "pyproject.toml").write_text('[tool.vjplint]\ncustom-vjp-aliases = ["mylib.cvjp"]\n'
+                                                 'select = ["ALL"]\n')
+        args = [*files, "uses_alias.py"]
+    elif case == "bad-config":
+        (tmp_path / "pyproject.toml").write_text('[tool.vjplint]\nselectt = ["VJP1"]\n')
+    elif case == "bad-toml":
+        (tmp_path / "pyproject.toml").write_text('[tool.vjplint\n')
+    elif case == "other-tool-config":
+        (tmp_path / "pyproject.toml").write_text('[tool.ruff]\nline-length = 99\n')
+    elif case == "env-format":
+        env = {"VJPLINT_OUTPUT_FORMAT": "json"}
+    fast, full = _both_paths(tmp_path, args, env)
+    assert fast == full
+    expected_rc = {"plain": 0, "quiet": 0, "candidate": 1, "missing": 2, "directory": 1, "alias-config": 1,
+                   "bad-config": 2, "bad-toml": 2, "other-tool-config": 0, "env-format": 0}[case]
+    assert fast[0] == expected_rc, fast
+    if case in ("plain", "other-tool-config"):
+        assert fast[1:] == ("All checks passed!\n", "")
+    if case == "quiet":
+        assert fast[1:] == ("", "")
+
+
+def test_fast_path_imports_no_machinery(tmp_path: Path) -> None:
+    for i in range(3):
+        (tmp_path / f"plain_{i}.py").write_text(NON_CANDIDATE)
+    code = textwrap.dedent("""\
+        import sys
+        from vjplint.cli import main
+        rc = main(["check", "--force-exclude", "plain_0.py", "plain_1.py", "plain_2.py"])
+        print(rc, sorted(m for m in ("argparse", "dataclasses", "tomllib", "vjplint.config", "vjplint.engine")
+                         if m in sys.modules))
+        """)
+    assert _python(code, tmp_path).splitlines()[-1] == "0 []"

@@ -6,13 +6,16 @@ neither libcst nor JAX.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from pathlib import Path
-from typing import List, Optional, Sequence
 
 from vjplint import __version__
+
+TYPE_CHECKING = False  # not typing's: importing typing is itself a cost here
+if TYPE_CHECKING:  # argparse, pathlib and typing cost more than a pre-commit run (vjplint.fastpath)
+    import argparse
+    from pathlib import Path
+    from typing import List, Optional, Sequence
 
 SUBCOMMANDS = ("check", "rule", "verify", "server")
 
@@ -26,6 +29,8 @@ def _codes(value: str) -> List[str]:
 
 
 def _check_parser(prog: str = "vjplint") -> argparse.ArgumentParser:
+    import argparse
+
     p = argparse.ArgumentParser(prog=prog, description="Lint JAX custom_vjp/custom_jvp code.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .); - reads stdin")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
@@ -59,6 +64,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     verbose = "--verbose" in args
     try:
+        if not args or args[0] not in ("rule", "server", "verify"):
+            from vjplint.fastpath import try_check
+
+            fast = try_check(args)  # files that cannot hold a finding: answered without the machinery
+            if fast is not None:
+                return fast
         if args and args[0] == "rule":
             return _rule_command(args[1:])
         if args and args[0] == "server":
@@ -89,6 +100,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def load_effective_config(args: argparse.Namespace, anchor: Path):
+    from pathlib import Path
+
     from vjplint.config import ConfigError, find_pyproject, load_config, with_overrides
 
     try:
@@ -102,6 +115,8 @@ def load_effective_config(args: argparse.Namespace, anchor: Path):
 
 
 def _check_command(argv: List[str]) -> int:
+    from pathlib import Path
+
     parser = _check_parser()
     args = parser.parse_args(argv)
     paths = args.paths or ["."]
@@ -213,6 +228,8 @@ def _progress_printer():
 def _rule_command(argv: List[str]) -> int:
     from vjplint.rules.docs import render_rule
     from vjplint.rules.registry import all_rules
+
+    import argparse
 
     parser = argparse.ArgumentParser(prog="vjplint rule", description="Show a rule's documentation.")
     parser.add_argument("code", nargs="?", help="a rule code, e.g. VJP101, or its name")
