@@ -44,16 +44,19 @@ import jax
 import jax.numpy as jnp
 
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
-def shrink(n, x):
-    return jnp.maximum(x - n, 0.0)
+def shrink(t, x):
+    return jnp.maximum(x - t, 0.0)
 
-def shrink_fwd(n, x):
-    return shrink(n, x), x
+def shrink_fwd(t, x):
+    return shrink(t, x), x
 
-def shrink_bwd(n, x, g):
-    return (g * (x > n),)
+def shrink_bwd(t, x, g):
+    return (jnp.where(jnp.greater(x, t), g, 0.0),)
 
 shrink.defvjp(shrink_fwd, shrink_bwd)
+
+def prox(x, level):
+    return shrink(0.1, x) + shrink(level, x)
 ''']
     VALID = ['''
 from functools import partial
