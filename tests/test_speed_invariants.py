@@ -85,11 +85,14 @@ def test_cache_dir_option_and_config_key(tmp_path: Path) -> None:
 def test_damaged_index_is_an_empty_cache(tmp_path: Path) -> None:
     _tree(tmp_path, small=True)
     reference = _json(tmp_path)
-    indexes = list((tmp_path / ".vjplint_cache").glob("*/*.json"))
-    assert len(indexes) == 1
+    files = list((tmp_path / ".vjplint_cache").glob("*/*.json"))
+    indexes = [p for p in files if not p.name.startswith("replay-")]
+    assert len(indexes) == 1 and len(files) == 2
     for garbage in (b"\x00not json", b'{"format": 1, "entries": {"src/plain_0.py": [1]}}',
                     b'{"format": 1, "entries": {"src/broken.py": [0, 0, "x", true, [{"$d": "Evil", "f": {}}], 0]}}'):
         indexes[0].write_bytes(garbage)
+        for replay in (tmp_path / ".vjplint_cache").glob("*/replay-*.json"):
+            replay.write_bytes(garbage)  # damaged too, and the index is what this run must read
         assert _json(tmp_path) == reference
 
 
@@ -498,3 +501,97 @@ def test_fast_path_imports_no_machinery(tmp_path: Path) -> None:
                          if m in sys.modules))
         """)
     assert _python(code, tmp_path).splitlines()[-1] == "0 []"
+
+
+# -- replaying an unchanged run (vjplint.fastpath.replay) -----------------------------------------
+_RUN = textwrap.dedent("""\
+    import io, json, sys
+    from contextlib import redirect_stdout
+    from vjplint.cli import main
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = main(ARGS)
+    print(json.dumps({"rc": rc, "out": out.getvalue(), "replayed": "vjplint.engine" not in sys.modules}))
+    """)
+
+
+def _run_in(cwd: Path, *args: str) -> dict:
+    return json.loads(_python(_RUN.replace("ARGS", repr(["check", *args])), cwd).splitlines()[-1])
+
+
+def _age_tree(root: Path, seconds: float = 3600) -> None:
+    """Everything last modified an hour ago: old enough for the replay's racy rule."""
+    for path in sorted(root.rglob("*"), key=lambda p: -len(p.parts)) + [root]:
+        if ".vjplint_cache" not in path.parts:
+            st = path.stat()
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - int(seconds * 1e9)))
+
+
+def _replay_tree(root: Path) -> None:
+    (root / ".git").mkdir()
+    (root / "pyproject.toml").write_text('[tool.vjplint]\nselect = ["ALL"]\n')
+    (root / "pkg").mkdir()
+    (root / "pkg" / "firing.py").write_text(FIRING)
+    (root / "pkg" / "clean.py").write_text(CLEAN)
+    (root / "plain.py").write_text(NON_CANDIDATE)
+
+
+def test_an_unchanged_run_is_replayed_and_any_change_is_seen(tmp_path: Path) -> None:
+    _replay_tree(tmp_path)
+    (tmp_path / ".vjplint_cache").mkdir()  # as after an earlier run: its creation is no change
+    _age_tree(tmp_path)
+    first = _run_in(tmp_path, ".")
+    assert first["rc"] == 1 and "VJP101" in first["out"] and not first["replayed"]
+    again = _run_in(tmp_path, ".")
+    assert again == {**first, "replayed": True}
+
+    def changed() -> dict:
+        _age_tree(tmp_path)  # even old mtimes: what changed is what counts
+        result = _run_in(tmp_path, ".")
+        assert result == {**_run_in(tmp_path, ".", "--no-cache"), "replayed": False}
+        return result
+
+    # An edit of a linted file.
+    (tmp_path / "pkg" / "firing.py").write_text(CLEAN)
+    assert changed()["rc"] == 0
+    (tmp_path / "pkg" / "firing.py").write_text(FIRING)
+    assert changed()["out"] == first["out"]
+    # A new file, then a removed one (their directory's mtime).
+    (tmp_path / "pkg" / "second.py").write_text(FIRING)
+    assert changed()["out"].count("VJP101") == 2
+    (tmp_path / "pkg" / "second.py").unlink()
+    assert changed()["out"] == first["out"]
+    # A .gitignore that now hides the firing file, then the configuration.
+    (tmp_path / ".gitignore").write_text("pkg/firing.py\n")
+    assert changed()["rc"] == 0
+    (tmp_path / ".gitignore").unlink()
+    (tmp_path / "pyproject.toml").write_text('[tool.vjplint]\nselect = ["ALL"]\nignore = ["VJP101"]\n')
+    assert "VJP101" not in changed()["out"]
+    # Nothing changed since the last full run (which recorded the aged tree): replayed again.
+    assert _run_in(tmp_path, ".") == {**_run_in(tmp_path, ".", "--no-cache"), "replayed": True}
+
+
+def test_replay_needs_the_same_command_and_old_enough_files(tmp_path: Path) -> None:
+    _replay_tree(tmp_path)
+    (tmp_path / ".vjplint_cache").mkdir()
+    _age_tree(tmp_path)
+    text = _run_in(tmp_path, "pkg")
+    assert not text["replayed"] and _run_in(tmp_path, "pkg")["replayed"]
+    as_json = _run_in(tmp_path, "--output-format", "json", "pkg")  # another command line
+    assert not as_json["replayed"] and json.loads(as_json["out"])[0]["code"] == "VJP101"
+    # An edit that keeps size and mtime, made in the clock tick the last run began in: the racy
+    # rule refuses to trust the mtime, so the run is not replayed.
+    firing = tmp_path / "pkg" / "firing.py"
+    recent = __import__("time").time_ns()
+    for path in (firing, tmp_path / "pkg"):
+        os.utime(path, ns=(recent, recent))
+    assert not _run_in(tmp_path, "pkg")["replayed"]  # records with `recent` inside its racy window
+    firing.write_text(FIRING.replace("(g * w,)", "(g * 7,)"))
+    os.utime(firing, ns=(recent, recent))
+    result = _run_in(tmp_path, "pkg")
+    assert not result["replayed"] and result == {**_run_in(tmp_path, "--no-cache", "pkg"), "replayed": False}
+    # --no-cache neither records nor replays; a run with a warning is never recorded.
+    assert not _run_in(tmp_path, "--no-cache", "pkg")["replayed"]
+    _age_tree(tmp_path)
+    warned = [_run_in(tmp_path, "pkg", "missing.py") for _ in range(2)]
+    assert warned[0]["rc"] == warned[1]["rc"] == 2 and not warned[1]["replayed"]

@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from dataclasses import fields, is_dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from vjplint import __version__
 from vjplint.config import Config
+from vjplint.fastpath import code_fingerprint, ensure_cache_root, short_name  # shared with the replay
 
 CACHE_DIR_NAME = ".vjplint_cache"
 FORMAT = 1
@@ -39,28 +38,6 @@ def cache_root(config: Config) -> Path:
     if config.cache_dir:
         return base / os.path.expanduser(config.cache_dir)
     return base / CACHE_DIR_NAME
-
-
-def code_fingerprint() -> str:
-    """The version plus the size and mtime of every vjplint module, so that an edited rule in a
-    development checkout never reads results its old code produced."""
-    package = Path(__file__).resolve().parent
-    parts = [__version__, sys.version.split()[0]]
-    for directory, _, names in sorted(os.walk(package)):
-        for name in sorted(names):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(directory, name))
-                parts.append(f"{os.path.relpath(os.path.join(directory, name), package)}:{st.st_size}:{st.st_mtime_ns}")
-    return "\n".join(parts)
-
-
-def short_name(text: str) -> str:
-    """A short file name for a long key. The key itself is stored in the index and compared on
-    load, so a collision only costs a cold run, never a wrong result (and no hashlib import,
-    which a warm run does not otherwise need)."""
-    import zlib
-
-    return f"{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
 
 
 # -- (de)serialising results ----------------------------------------------------------------
@@ -198,14 +175,7 @@ def _prune_other_builds(root: Path, keep: Path) -> None:
 
 
 def _ensure_root(root: Path) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    ignore = root / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# Automatically created by vjplint.\n*\n", encoding="utf-8")
-    tag = root / "CACHEDIR.TAG"
-    if not tag.exists():
-        tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n"
-                       "# This file is a cache directory tag created by vjplint.\n", encoding="utf-8")
+    ensure_cache_root(str(root))
 
 
 def content_hash(data: bytes) -> str:

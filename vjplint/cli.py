@@ -117,6 +117,9 @@ def load_effective_config(args: argparse.Namespace, anchor: Path):
 def _check_command(argv: List[str]) -> int:
     from pathlib import Path
 
+    from vjplint import fastpath
+
+    started_ns = fastpath.now_ns()  # before anything is read: the replay's "racy" reference
     parser = _check_parser()
     args = parser.parse_args(argv)
     paths = args.paths or ["."]
@@ -145,8 +148,12 @@ def _check_command(argv: List[str]) -> int:
                      force_exclude=args.force_exclude)
     report_problems(run.problems, run.internal_errors)
     diagnostics = run.diagnostics
-    emit(diagnostics, args, output_format, sources={f.display: _lines(f) for f in run.files if f.result.diagnostics})
-    return exit_code(diagnostics, args, bool(run.internal_errors) or any(p.fatal for p in run.problems))
+    text = emit(diagnostics, args, output_format,
+                sources={f.display: _lines(f) for f in run.files if f.result.diagnostics})
+    code = exit_code(diagnostics, args, bool(run.internal_errors) or any(p.fatal for p in run.problems))
+    if not args.no_cache and not run.problems and not run.internal_errors:  # a clean answer: replayable
+        fastpath.record(argv, started_ns, [str(f.path) for f in run.files] + run.visited, text, code)
+    return code
 
 
 def _lines(outcome) -> List[str]:
@@ -172,7 +179,7 @@ def _check_stdin(args: argparse.Namespace, config, output_format: str) -> int:
     return exit_code(result.diagnostics, args, bool(result.errors))
 
 
-def emit(diagnostics, args: argparse.Namespace, output_format: str, sources=None, fixed_count: int = 0) -> None:
+def emit(diagnostics, args: argparse.Namespace, output_format: str, sources=None, fixed_count: int = 0) -> str:
     from vjplint.output import OutputContext, get_formatter
 
     if output_format in ("json", "sarif", "lsp"):
@@ -187,6 +194,7 @@ def emit(diagnostics, args: argparse.Namespace, output_format: str, sources=None
         text = "" if text == "\n" else text
     sys.stdout.write(text)
     sys.stdout.flush()
+    return text
 
 
 def exit_code(diagnostics, args: argparse.Namespace, internal_error: bool) -> int:

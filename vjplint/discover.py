@@ -124,9 +124,11 @@ class _GitIgnores:
 
 
 def discover(paths: Sequence[str], config: Config, problems: List[Problem], *,
-             force_exclude: bool = False) -> Iterator[Path]:
+             force_exclude: bool = False, visited: Optional[List[str]] = None) -> Iterator[Path]:
     """Python files under `paths`. Explicit files are linted even when excluded (ruff's
-    convention) unless `force_exclude`, which pre-commit needs since it names every file."""
+    convention) unless `force_exclude`, which pre-commit needs since it names every file.
+    `visited` receives every directory walked and every .gitignore consulted (with the
+    directories searched for them): what the result depends on besides the files."""
     root = Path(config.root) if config.root else Path.cwd()
     patterns = tuple(config.exclude) + tuple(config.extend_exclude)
     gitignores = _GitIgnores() if config.respect_gitignore else None
@@ -145,11 +147,16 @@ def discover(paths: Sequence[str], config: Config, problems: List[Problem], *,
         if not path.is_dir():
             problems.append(Problem(raw, _broken_link(path)))
             continue
-        yield from _walk(path, root, patterns, gitignores, problems, seen)
+        yield from _walk(path, root, patterns, gitignores, problems, seen, visited)
+    if visited is not None and gitignores is not None:
+        for directory in list(gitignores._specs):
+            visited.append(str(directory))
+            if (directory / ".gitignore").is_file():
+                visited.append(str(directory / ".gitignore"))
 
 
 def _walk(top: Path, root: Path, patterns: Tuple[str, ...], gitignores: Optional[_GitIgnores],
-          problems: List[Problem], seen: set) -> Iterator[Path]:
+          problems: List[Problem], seen: set, visited: Optional[List[str]] = None) -> Iterator[Path]:
     stack: List[Tuple[Path, Optional[str]]] = [(top, None)]
     while stack:
         directory, real = stack.pop()
@@ -167,6 +174,8 @@ def _walk(top: Path, root: Path, patterns: Tuple[str, ...], gitignores: Optional
         except OSError as exc:
             problems.append(Problem(str(directory), f"cannot read directory: {exc.strerror or exc}"))
             continue
+        if visited is not None:
+            visited.append(str(directory))
         subdirs = []
         # Per directory, not per entry: the relative path `_excluded` matches and the .gitignore
         # specs that apply (a warm run is mostly this loop).

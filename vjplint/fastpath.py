@@ -1,44 +1,66 @@
-"""The pre-commit fast path: answer `vjplint [check] [FLAGS] FILE...` without the linting machinery
-when none of the files can contain a finding.
+"""Answers that need no linting machinery: `--version`, files that cannot hold a finding, and the
+replay of an unchanged run. Only `os` and `sys` (and json/zlib, tomllib when there is a
+pyproject.toml) are imported here: argparse, pathlib and dataclasses cost two to three times
+Python's own start, more than the whole answer.
 
-Pre-commit hands vjplint the changed files, and most commits touch no custom derivative. The full
-command line then spends most of its time importing argparse, pathlib and dataclasses (two to
-three times Python's own start). Here only `os` and `sys` are needed: the files are read and
-byte-searched for the names a finding needs, exactly as the full run does first. Anything that
-could change the outcome returns None and the full command runs instead, so the output and the
-exit code are always the full command's: a flag outside FLAGS, a path that is no regular file,
-a candidate file, a `[tool.vjplint]` table (its aliases and its validation), an unreadable or
-invalid pyproject.toml, or an output format chosen by environment variable.
+1. Pre-commit hands vjplint the changed files, and most commits touch no custom derivative: the
+   files are read and byte-searched for the names a finding needs, as the full run does first.
+2. A check run that ended cleanly (no warnings, no internal errors) records what it printed, its
+   exit code and the size and mtime of everything its answer depends on: the files it linted, the
+   directories it walked (an added, removed or renamed entry changes its directory's mtime), the
+   .gitignore files and pyproject.toml it read and the directories searched for them. The same
+   command in the same directory, with the same vjplint, replays that answer when every one of
+   them is unchanged and was last modified well before the recorded run began (an edit in the
+   same clock tick would not show in the mtime: the "racy git" rule).
+
+Anything else returns None and the full command runs, so output and exit codes are always the
+full command's.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
+import time
+
+from vjplint import __version__
 
 # vjplint.engine.PREFILTER_NAMES (a test keeps them equal; importing the engine costs what this saves).
 PREFILTER_NAMES = (b"custom_vjp", b"custom_jvp", b"JVPTracer", b"direct_linearize", b"DIRECT_LINEARIZE")
 # Flags that change nothing when there is nothing to report.
-FLAGS = frozenset({"--force-exclude", "--no-cache", "--exit-zero", "-q", "--quiet"})
+QUIET_FLAGS = frozenset({"--force-exclude", "--no-cache", "--exit-zero", "-q", "--quiet"})
 ALL_PASSED = "All checks passed!\n"  # vjplint.output.text for no diagnostics (a test keeps it equal)
+# `vjplint check` options (vjplint.cli._check_parser), to find the paths, --config and --cache-dir.
+BARE_OPTIONS = frozenset({"--fix", "--unsafe-fixes", "--diff", "--verify", "--show-fixes", "--exit-zero",
+                          "--exit-non-zero-on-fix", "--force-exclude", "--statistics", "--no-cache", "-q",
+                          "--quiet", "--verbose"})
+VALUE_OPTIONS = frozenset({"--select", "--ignore", "--extend-select", "--output-format", "--stdin-filename",
+                           "--config", "--cache-dir", "--jobs", "-j"})
+NEVER_REPLAYED = frozenset({"--fix", "--diff", "--verify", "--no-cache", "--stdin-filename"})
+REPLAY_FORMAT = 1
+RACY_NS = 2_000_000_000  # vjplint.cache.RACY_NS
 
 
 def try_check(argv: list) -> "int | None":
-    """The exit code when the fast path answered (and printed), else None."""
+    """The exit code when an answer was printed here, else None."""
     args = argv[1:] if argv and argv[0] == "check" else argv
     if args == ["--version"]:
-        from vjplint import __version__
-
         sys.stdout.write(f"vjplint {__version__}\n")
         return 0
-    paths = [a for a in args if a not in FLAGS]
+    fast = _no_candidates(args)
+    return fast if fast is not None else replay(args)
+
+
+def _no_candidates(args: list) -> "int | None":
+    paths = [a for a in args if a not in QUIET_FLAGS]
     if not paths or any(p.startswith("-") or not p for p in paths) or os.environ.get("VJPLINT_OUTPUT_FORMAT"):
         return None
-    if _configured(paths[0]):
-        return None
+    if not all(os.path.isfile(path) for path in paths):
+        return None  # missing, a directory, a FIFO...: the full run's business
+    if _pyproject(paths[0])[1]:
+        return None  # aliases make more files candidates, and the full run validates the table
     for path in paths:
-        if not os.path.isfile(path):
-            return None  # missing, a directory, a FIFO...: the full run's business
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
@@ -52,27 +74,193 @@ def try_check(argv: list) -> "int | None":
     return 0
 
 
-def _configured(first: str) -> bool:
-    """Whether the full run would read a pyproject.toml with [tool.vjplint], or fail on one
-    (vjplint.config.find_pyproject's walk, from the first path)."""
+def _pyproject(first: str) -> "tuple":
+    """vjplint.config.find_pyproject's walk from the first path: (directories searched, the
+    pyproject.toml the full run reads or fails on, or None; its [tool.vjplint] table or None).
+    A file that cannot be read or parsed is returned with the table {"": "invalid"}."""
     start = os.path.realpath(first if os.path.exists(first) else os.getcwd())
     directory = start if os.path.isdir(start) else os.path.dirname(start)
+    searched = []
     while True:
+        searched.append(directory)
         candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):
-            if sys.version_info >= (3, 11):
-                import tomllib
-            else:  # pragma: no cover
-                import tomli as tomllib
             try:
-                with open(candidate, "rb") as handle:
-                    data = tomllib.load(handle)
+                data = _load_toml(candidate)
             except (OSError, ValueError):  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
-                return True
+                return searched, candidate, {"": "invalid"}
             tool = data.get("tool")
             if isinstance(tool, dict) and "vjplint" in tool:
-                return True
+                table = tool["vjplint"]
+                return searched, candidate, table if isinstance(table, dict) else {"": "invalid"}
         parent = os.path.dirname(directory)
         if parent == directory:
-            return False
+            return searched, None, None
         directory = parent
+
+
+def _load_toml(path: str) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    with open(path, "rb") as handle:
+        return tomllib.load(handle)
+
+
+# -- the build -----------------------------------------------------------------------------------
+def code_fingerprint() -> str:
+    """The version plus the size and mtime of every vjplint module, so that an edited rule in a
+    development checkout never reads results its old code produced."""
+    package = os.path.dirname(os.path.realpath(__file__))
+    parts = [__version__, sys.version.split()[0]]
+    for directory, _, names in sorted(os.walk(package)):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(directory, name))
+                parts.append(f"{os.path.relpath(os.path.join(directory, name), package)}:{st.st_size}:{st.st_mtime_ns}")
+    return "\n".join(parts)
+
+
+def short_name(text: str) -> str:
+    """A short file name for a long key. The key itself is stored and compared on load, so a
+    collision only costs a cold run, never a wrong result (and no hashlib import)."""
+    import zlib
+
+    return f"{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
+
+
+# -- replaying an unchanged run ------------------------------------------------------------------
+def parse_check_args(args: list) -> "dict | None":
+    """paths, --config and --cache-dir of a `check` command line, or None when it holds anything
+    this small parser does not know (then there is no replay)."""
+    paths, options = [], {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in BARE_OPTIONS:
+            options[arg] = True
+        elif arg in VALUE_OPTIONS:
+            if i + 1 >= len(args):
+                return None
+            options[arg] = args[i + 1]
+            i += 1
+        elif arg.startswith("--") and arg.split("=", 1)[0] in VALUE_OPTIONS and "=" in arg:
+            options[arg.split("=", 1)[0]] = arg.split("=", 1)[1]
+        elif arg.startswith("-") or not arg:
+            return None  # "-" (stdin), "-j2", "--", abbreviations argparse accepts...
+        else:
+            paths.append(arg)
+        i += 1
+    return {"paths": paths or ["."], "options": options}
+
+
+def _record_path(args: list) -> "tuple":
+    """(the record file, its key) for this command line, or (None, None) when it is not replayed."""
+    parsed = parse_check_args(args)
+    if parsed is None or any(o in NEVER_REPLAYED for o in parsed["options"]):
+        return None, None
+    options = parsed["options"]
+    if "--config" in options:
+        config_file = os.path.realpath(options["--config"])
+        try:
+            tool = _load_toml(config_file).get("tool")
+        except (OSError, ValueError):
+            return None, None
+        table = tool.get("vjplint") if isinstance(tool, dict) else None
+        root = os.path.dirname(config_file)
+    else:
+        _, found, table = _pyproject(parsed["paths"][0])
+        root = os.path.dirname(found) if found else os.getcwd()
+    if isinstance(table, dict) and "" in table:
+        return None, None  # the full run reports the broken file
+    if "--cache-dir" in options:
+        cache = os.path.abspath(options["--cache-dir"])
+    elif isinstance(table, dict) and isinstance(table.get("cache-dir"), str):
+        cache = os.path.join(root, os.path.expanduser(table["cache-dir"]))
+    else:
+        cache = os.path.join(root, ".vjplint_cache")
+    build = code_fingerprint()
+    key = "\n".join(["\0".join(args), os.getcwd(), os.environ.get("VJPLINT_OUTPUT_FORMAT", ""), build])
+    return os.path.join(cache, short_name(build), f"replay-{short_name(key)}.json"), key
+
+
+def replay(args: list) -> "int | None":
+    path, key = _record_path(args)
+    if path is None:
+        return None
+    import json
+
+    try:
+        with open(path, "rb") as handle:
+            record = json.loads(handle.read())
+        if record.get("format") != REPLAY_FORMAT or record.get("key") != key:
+            return None
+        limit = record["made_ns"] - RACY_NS
+        for name, is_dir, size, mtime in record["stats"]:
+            st = os.stat(name)
+            if (st.st_mtime_ns != mtime or st.st_mtime_ns >= limit or is_dir != stat.S_ISDIR(st.st_mode)
+                    or (not is_dir and st.st_size != size)):
+                return None
+        stdout, code = record["stdout"], record["rc"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no record, a damaged one, or something it depends on is gone
+    sys.stdout.write(stdout)
+    sys.stdout.flush()
+    return int(code)
+
+
+def record(args: list, made_ns: int, depends_on: "list", stdout: str, code: int) -> None:
+    """Store a clean run's answer for `replay` (see the module doc); never fails the run."""
+    path, key = _record_path(args)
+    if path is None:
+        return
+    import json
+
+    parsed = parse_check_args(args)
+    assert parsed is not None
+    names = list(depends_on) + list(parsed["paths"])
+    if "--config" in parsed["options"]:
+        names.append(parsed["options"]["--config"])
+    else:
+        searched, found, _ = _pyproject(parsed["paths"][0])
+        names.extend(searched)
+        if found:
+            names.append(found)
+    stats, seen = [], set()
+    try:
+        for name in names:
+            if name in seen:
+                continue
+            seen.add(name)
+            st = os.stat(name)
+            is_dir = stat.S_ISDIR(st.st_mode)
+            stats.append([name, is_dir, 0 if is_dir else st.st_size, st.st_mtime_ns])
+        payload = json.dumps({"format": REPLAY_FORMAT, "key": key, "made_ns": made_ns, "stats": stats,
+                              "stdout": stdout, "rc": code}, separators=(",", ":"), ensure_ascii=False)
+        ensure_cache_root(os.path.dirname(os.path.dirname(path)))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(payload)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # something vanished meanwhile, or a read-only tree: no replay, no harm
+
+
+def now_ns() -> int:
+    return time.time_ns()
+
+
+def ensure_cache_root(root: str) -> None:
+    """The cache directory, with a .gitignore of `*` (ruff's) and a CACHEDIR.TAG."""
+    os.makedirs(root, exist_ok=True)
+    ignore = os.path.join(root, ".gitignore")
+    if not os.path.exists(ignore):
+        with open(ignore, "w", encoding="utf-8") as handle:
+            handle.write("# Automatically created by vjplint.\n*\n")
+    tag = os.path.join(root, "CACHEDIR.TAG")
+    if not os.path.exists(tag):
+        with open(tag, "w", encoding="utf-8") as handle:
+            handle.write("Signature: 8a477f597d28d172789f06886806bc55\n"
+                         "# This file is a cache directory tag created by vjplint.\n")

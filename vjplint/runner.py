@@ -24,6 +24,7 @@ class FileOutcome:
 class RunResult:
     files: List[FileOutcome] = field(default_factory=list)
     problems: List[Problem] = field(default_factory=list)
+    visited: List[str] = field(default_factory=list)  # directories and .gitignore files read (discover)
 
     @property
     def diagnostics(self) -> List[Diagnostic]:
@@ -60,7 +61,7 @@ def lint_file(path: Path, config: Config) -> FileOutcome:
 def lint_paths(paths: Sequence[str], config: Config, *, jobs: Optional[int] = None, use_cache: bool = True,
                progress: Optional[Callable[[int, int], None]] = None, force_exclude: bool = False) -> RunResult:
     run = RunResult()
-    files = list(discover(paths, config, run.problems, force_exclude=force_exclude))
+    files = list(discover(paths, config, run.problems, force_exclude=force_exclude, visited=run.visited))
     from vjplint.parallel import lint_many
 
     run.files = lint_many(files, config, jobs=jobs, use_cache=use_cache, progress=progress)
