@@ -130,6 +130,10 @@ def _check_command(argv: List[str]) -> int:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     anchor = Path(args.stdin_filename).parent if stdin and args.stdin_filename else Path(paths[0] if not stdin else ".")
     config = load_effective_config(args, anchor if anchor.exists() else Path.cwd())
+    if config.source and not (args.config or args.cache_dir or args.no_cache or stdin):
+        from vjplint.engine import prefilter_names  # a valid [tool.vjplint]: pre-commit's fast path may
+                                                    # trust it while it is unchanged (vjplint.fastpath)
+        fastpath.remember_config(config.source, started_ns, prefilter_names(config))
     if args.cache_dir:  # relative to the working directory, unlike the config file's `cache-dir`
         from dataclasses import replace
 

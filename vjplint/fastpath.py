@@ -58,15 +58,19 @@ def _no_candidates(args: list) -> "int | None":
         return None
     if not all(os.path.isfile(path) for path in paths):
         return None  # missing, a directory, a FIFO...: the full run's business
-    if _pyproject(paths[0])[1]:
-        return None  # aliases make more files candidates, and the full run validates the table
+    _, found, table = _pyproject(paths[0])
+    names = PREFILTER_NAMES
+    if found is not None:  # a [tool.vjplint] table: its aliases make more files candidates, and it
+        names = _known_names(found, table)  # must be valid: known from an earlier full run, or no answer
+        if names is None:
+            return None
     for path in paths:
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
         except OSError:
             return None  # the full run reports it
-        if any(name in data for name in PREFILTER_NAMES):
+        if any(name in data for name in names):
             return None
     if "-q" not in args and "--quiet" not in args:
         sys.stdout.write(ALL_PASSED)
@@ -176,13 +180,68 @@ def _record_path(args: list) -> "tuple":
         return None, None  # the full run reports the broken file
     if "--cache-dir" in options:
         cache = os.path.abspath(options["--cache-dir"])
-    elif isinstance(table, dict) and isinstance(table.get("cache-dir"), str):
-        cache = os.path.join(root, os.path.expanduser(table["cache-dir"]))
     else:
-        cache = os.path.join(root, ".vjplint_cache")
+        cache = _cache_dir(os.path.join(root, "pyproject.toml"), table)
     build = code_fingerprint()
     key = "\n".join(["\0".join(args), os.getcwd(), os.environ.get("VJPLINT_OUTPUT_FORMAT", ""), build])
     return os.path.join(cache, short_name(build), f"replay-{short_name(key)}.json"), key
+
+
+def _cache_dir(pyproject: "str | None", table: "dict | None") -> str:
+    """vjplint.cache.cache_root for the configuration in `pyproject` (the working directory's
+    .vjplint_cache when there is none)."""
+    root = os.path.dirname(pyproject) if pyproject else os.getcwd()
+    if isinstance(table, dict) and isinstance(table.get("cache-dir"), str):
+        return os.path.join(root, os.path.expanduser(table["cache-dir"]))
+    return os.path.join(root, ".vjplint_cache")
+
+
+def _config_record(pyproject: str, table: "dict | None") -> "tuple":
+    build = code_fingerprint()
+    key = "\n".join([pyproject, build])
+    return os.path.join(_cache_dir(pyproject, table), short_name(build), f"config-{short_name(key)}.json"), key
+
+
+def _known_names(pyproject: str, table: "dict | None") -> "tuple | None":
+    """The prefilter names of a configuration an earlier full run validated, if the file is
+    unchanged since (and was old enough then to trust its mtime)."""
+    if not isinstance(table, dict) or "" in table:
+        return None
+    path, key = _config_record(pyproject, table)
+    import json
+
+    try:
+        with open(path, "rb") as handle:
+            record = json.loads(handle.read())
+        st = os.stat(pyproject)
+        if (record.get("format") != REPLAY_FORMAT or record["key"] != key or st.st_size != record["size"]
+                or st.st_mtime_ns != record["mtime"] or st.st_mtime_ns >= record["made_ns"] - RACY_NS):
+            return None
+        return tuple(name.encode("utf-8", "surrogateescape") for name in record["names"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def remember_config(pyproject: str, made_ns: int, names: "tuple") -> None:
+    """Note that the full run found `pyproject`'s [tool.vjplint] valid, with these prefilter names."""
+    import json
+
+    try:
+        _, found, table = _pyproject(pyproject)
+        if found != pyproject or _known_names(pyproject, table) == tuple(names):
+            return  # not the file the fast path would find, or already noted
+        path, key = _config_record(pyproject, table)
+        st = os.stat(pyproject)
+        payload = json.dumps({"format": REPLAY_FORMAT, "key": key, "size": st.st_size, "mtime": st.st_mtime_ns,
+                              "made_ns": made_ns, "names": [n.decode("utf-8", "surrogateescape") for n in names]})
+        ensure_cache_root(os.path.dirname(os.path.dirname(path)))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(payload)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def replay(args: list) -> "int | None":
