@@ -152,8 +152,9 @@ def _check_command(argv: List[str]) -> int:
                      force_exclude=args.force_exclude)
     report_problems(run.problems, run.internal_errors)
     diagnostics = run.diagnostics
-    text = emit(diagnostics, args, output_format,
-                sources={f.display: _lines(f) for f in run.files if f.result.diagnostics})
+    from vjplint.runner import LazySources
+
+    text = emit(diagnostics, args, output_format, sources=LazySources(run.files))
     code = exit_code(diagnostics, args, bool(run.internal_errors) or any(p.fatal for p in run.problems))
     if not args.no_cache and not run.problems and not run.internal_errors:  # a clean answer: replayable
         fastpath.record(argv, started_ns, [str(f.path) for f in run.files] + run.visited, text, code)

@@ -34,6 +34,8 @@ MIN_PARALLEL_BYTES = 256_000
 PER_WORKER_BYTES = 128_000
 # From this many files on, the cache is asked (by size and mtime) before a file is read.
 STAT_FIRST_MIN_FILES = 64
+# How much text of files with findings the parent keeps for the formatters (more is read again).
+KEEP_TEXT_CHARS = 32_000_000
 
 
 def lint_many(files: Sequence[Path], config: Config, *, jobs: Optional[int] = None, use_cache: bool = True,
@@ -60,7 +62,7 @@ def lint_many(files: Sequence[Path], config: Config, *, jobs: Optional[int] = No
             entry = cache.fresh_by_stat(display, st) if st is not None else None  # type: ignore[union-attr]
             if entry is not None:  # the warm path: most files, nothing found, nothing to decode
                 outcomes[i] = (FileOutcome(path, display, LintResult(analysed=entry[3])) if not entry[4]
-                               else _from_cache(cache, entry, path, display, None))  # type: ignore[arg-type]
+                               else _from_cache(cache, entry, path, display))  # type: ignore[arg-type]
         if outcomes[i] is None:
             try:
                 data = path.read_bytes()
@@ -79,7 +81,7 @@ def lint_many(files: Sequence[Path], config: Config, *, jobs: Optional[int] = No
 
                         digests[i] = content_hash(data)
                         entry = cache.fresh_by_hash(display, digests[i], stats[i])  # type: ignore[arg-type]
-                        outcomes[i] = _from_cache(cache, entry, path, display, data) if entry is not None else None
+                        outcomes[i] = _from_cache(cache, entry, path, display) if entry is not None else None
                 if outcomes[i] is None:
                     if candidate:
                         tasks.append((i, display, str(path), len(data), cache is not None))
@@ -92,7 +94,12 @@ def lint_many(files: Sequence[Path], config: Config, *, jobs: Optional[int] = No
     workers = worker_count(jobs, tasks)
     displays = {t[0]: t[1] for t in tasks}
     results = _run_parallel(tasks, config, workers) if workers > 1 else ((t[0], _lint(t, config)) for t in tasks)
+    kept = 0
     for i, (result, digest) in results:
+        if result.decoded is not None:  # texts of files with findings, for the formatters: beyond a
+            kept += len(result.decoded.text)  # budget they are read again when printed (LazySources)
+            if kept > KEEP_TEXT_CHARS:
+                result.decoded = None
         outcomes[i] = FileOutcome(files[i], displays[i], result)
         # The digest of the bytes the worker linted, with the stat taken before they were read:
         # had the file changed in between, its mtime (or the racy check) sends the next run to the hash.
@@ -275,23 +282,15 @@ def _open_cache(config: Config) -> Optional["ResultCache"]:
     return ResultCache(config)
 
 
-def _from_cache(cache: "ResultCache", entry: list, path: Path, display: str,
-                data: Optional[bytes]) -> Optional["FileOutcome"]:
+def _from_cache(cache: "ResultCache", entry: list, path: Path, display: str) -> Optional["FileOutcome"]:
     from vjplint.runner import FileOutcome
 
     try:
         analysed, diagnostics = cache.result_of(entry)
     except (KeyError, TypeError, ValueError):
         return None  # an entry this version cannot read: lint again
-    result = LintResult(diagnostics=diagnostics, analysed=analysed)
-    if diagnostics:  # the formatters quote the lines of files with findings
-        from vjplint.source import SourceError, decode
-
-        try:
-            result.decoded = decode(path.read_bytes() if data is None else data)
-        except (OSError, SourceError):
-            return None
-    return FileOutcome(path, display, result)
+    # No text: the formatters that quote lines read the file when they get to it (runner.LazySources).
+    return FileOutcome(path, display, LintResult(diagnostics=diagnostics, analysed=analysed))
 
 
 def _remember(cache: Optional["ResultCache"], display: str, st: Optional[os.stat_result], digest: str,
