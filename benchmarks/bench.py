@@ -232,6 +232,8 @@ def scaling(base: Optional[Path], scales: List[int], runs: int, ruff: Optional[s
     for row in rows:
         row["s_per_mb"] = row["vjplint_median_s"] / (row["bytes"] / 1e6)
         row["vs_linear"] = row["s_per_mb"] / per_mb  # 1.0 = exactly linear from the smallest tree
+        if "ruff_median_s" in row:  # ruff on the same tree in the same minutes: load-independent
+            row["vs_ruff"] = row["vjplint_median_s"] / row["ruff_median_s"]
     return {"base": str(base) if base else "generated", "rows": rows}
 
 
@@ -255,11 +257,12 @@ def print_report(report: dict) -> None:
     if scale:
         print(f"\nScaling ({scale['base']}), cold, no cache:")
         print(f"{'scale':>5} {'files':>7} {'MB':>7} {'vjplint':>9} {'s/MB':>7} {'vs linear':>9} {'ruff':>8} "
-              f"{'max RSS':>8} {'tree RSS':>9}")
+              f"{'/ruff':>6} {'max RSS':>8} {'tree RSS':>9}")
         for row in scale["rows"]:
             ruff = f"{row['ruff_median_s']:.2f}s" if "ruff_median_s" in row else "-"
+            vs_ruff = f"{row['vs_ruff']:.1f}" if "vs_ruff" in row else "-"
             print(f"{row['scale']:>4}x {row['files']:>7} {row['bytes'] / 1e6:>7.1f} {row['vjplint_median_s']:>8.2f}s "
-                  f"{row['s_per_mb']:>7.3f} {row['vs_linear']:>9.2f} {ruff:>8} {row['max_rss_mb']:>5.0f} MB "
+                  f"{row['s_per_mb']:>7.3f} {row['vs_linear']:>9.2f} {ruff:>8} {vs_ruff:>6} {row['max_rss_mb']:>5.0f} MB "
                   f"{row['peak_tree_rss_mb']:>6.0f} MB")
 
 
