@@ -354,8 +354,6 @@ class _Collector:
             if type(item) is int and -len(sig.positional) <= item < len(sig.positional):
                 static.append(sig.positional[item])
         static.extend((names,) if isinstance(names, str) else (names or ()))
-        if how.startswith("jax.lax.") or how == "jax.numpy.vectorize":
-            pass
         self.traced[fn] = TracedFunction(fn, how, tuple(static))
 
 

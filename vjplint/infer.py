@@ -310,7 +310,6 @@ def _classify_use(model: FileModel, node: ast.expr, parents: Dict[ast.AST, ast.A
             return None  # a method call on the object tells nothing about arrays
         inner = _classify_use(model, parent, parents, quote, param)
         if inner is not None and inner.kind == "array":
-            inner.reason = f"holds arrays: `{quote(parent)}` {inner.reason.replace('is used as an array', 'is used as an array')}"
             inner.reason = f"holds arrays: `{quote(parent)}` is used in `{_quote_context(parent, parents, quote)}`"
             return inner
         return None
