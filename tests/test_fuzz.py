@@ -311,7 +311,7 @@ def _rewritable_lines(text: str, unsafe: bool) -> Set[int]:
     registration) that holds an offered fix, the range of every offered one-edit fix, and imports
     (the fix drops an unused `partial`). Blank lines are not checked."""
     from vjplint.collect import Recognizer, collect
-    from vjplint.engine import source_lines
+    from vjplint.positions import source_lines
 
     module = ast.parse(text)
     parents: Dict[ast.AST, ast.AST] = {}

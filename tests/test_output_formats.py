@@ -17,6 +17,7 @@ from conftest import ROOT, run_cli
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vjplint.output import OutputContext, get_formatter
 from vjplint.output import github, lsp
+from vjplint.positions import code_units
 
 SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
 # One error (VJP101, fixable), one warning (VJP102), one info (VJP107, off by default).
@@ -262,7 +263,7 @@ def test_lsp_positions_per_encoding(encoding: str, expected: int) -> None:
     assert lsp.to_lsp_position(lines, Position(1, 3), encoding) == {"line": 0, "character": expected}
     assert lsp.from_lsp_position(lines, 0, expected, encoding) == Position(1, 3)
     # Past the end of the line clamps to its end; lines beyond the text are kept as given.
-    assert lsp.to_lsp_position(lines, Position(1, 40), encoding)["character"] == lsp.code_units(lines[0], encoding)
+    assert lsp.to_lsp_position(lines, Position(1, 40), encoding)["character"] == code_units(lines[0], encoding)
     assert lsp.to_lsp_position(lines, Position(2, 1), encoding) == {"line": 1, "character": 0}
 
 

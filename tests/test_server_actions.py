@@ -7,7 +7,7 @@ import random
 import pytest
 
 from vjplint.diagnostics import Edit, Position
-from vjplint.output.lsp import split_lines
+from vjplint.positions import source_lines as split_lines
 from vjplint.server.actions import apply_edits, kind_wanted, lines_keepends, noqa_code_at, noqa_edit, whole_text_edit
 
 

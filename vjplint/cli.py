@@ -163,13 +163,14 @@ def _check_command(argv: List[str]) -> int:
 
 def _lines(outcome) -> List[str]:
     decoded = outcome.result.decoded
-    from vjplint.engine import source_lines
+    from vjplint.positions import source_lines
 
     return source_lines(decoded.text) if decoded is not None else []
 
 
 def _check_stdin(args: argparse.Namespace, config, output_format: str) -> int:
-    from vjplint.engine import lint_source, source_lines
+    from vjplint.engine import lint_source
+    from vjplint.positions import source_lines
 
     data = sys.stdin.buffer.read()
     name = args.stdin_filename or "-"

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ast
-import io
 import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic, Edit, Fix, Position, Severity
+from vjplint.positions import byte_to_char, source_lines
 from vjplint.source import DecodedSource, SourceError, decode, parse
 
 # The names a finding needs in the file's bytes; files without any are skipped unparsed.
@@ -35,17 +35,6 @@ def prefilter_names(config: Config) -> Tuple[bytes, ...]:
 
 def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
     return any(name in data for name in names)
-
-
-def source_lines(text: str) -> List[str]:
-    """The lines of `text` as Python numbers them (str.splitlines() also breaks at \\f, \\x1c,
-    \\u2028..., which shifts every later row)."""
-    if "\r" not in text:  # the common case, without a StringIO and a copy per line
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        return lines
-    return [line.rstrip("\r\n") for line in io.StringIO(text, newline="").readlines()]
 
 
 def lint_source(filename: str, source: Union[str, bytes], config: Config = Config()) -> LintResult:
@@ -150,12 +139,7 @@ def node_range(lines: List[str], node: ast.AST, end_node: Optional[ast.AST] = No
 
 
 def _column(lines: List[str], row: int, byte_offset: int) -> int:
-    if 0 < row <= len(lines):
-        line = lines[row - 1]
-        if line.isascii():
-            return byte_offset + 1
-        return len(line.encode("utf-8")[:byte_offset].decode("utf-8", "replace")) + 1
-    return byte_offset + 1
+    return (byte_to_char(lines[row - 1], byte_offset) if 0 < row <= len(lines) else byte_offset) + 1
 
 
 def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:

@@ -47,7 +47,7 @@ class LazySources(Mapping):
 
     def __getitem__(self, display: str) -> List[str]:
         if self._last[0] != display:
-            from vjplint.engine import source_lines
+            from vjplint.positions import source_lines
 
             outcome = self._files[display]
             decoded = outcome.result.decoded

@@ -11,7 +11,6 @@ from __future__ import annotations
 import codecs
 import difflib
 import os
-import re
 import stat
 import sys
 import tempfile
@@ -23,12 +22,11 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from vjplint.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
-from vjplint.engine import source_lines
+from vjplint.positions import lines_with_endings as split_lines, source_lines
 from vjplint.source import DecodedSource, SourceError, decode, parse
 
 MAX_PASSES = 10
 RESIDUAL = "residual-plus-None"
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 # A module transform: (text, fix keys, config) -> (new text, the keys it applied).
 Transform = Callable[[str, Sequence[tuple], Config], Tuple[str, List[tuple]]]
@@ -81,11 +79,6 @@ def offered(d: Diagnostic, unsafe: bool) -> bool:
 
 
 # -- positions and edits -----------------------------------------------------------------------
-def split_lines(text: str) -> List[str]:
-    """Lines with their endings, split where Python's tokenizer splits (not at \\f or \\u2028)."""
-    return _LINE.findall(text)
-
-
 def _starts(text: str) -> List[int]:
     starts, offset = [0], 0
     for line in split_lines(text):

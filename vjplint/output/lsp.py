@@ -9,41 +9,21 @@ so an editor and a CI job see the same ranges.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from vjplint.diagnostics import Diagnostic, Edit, Fix, Position, Severity
 from vjplint.output import OutputContext
+from vjplint.positions import UTF8, UTF16, UTF32, char_to_units, source_lines, units_to_char  # noqa: F401
 
-UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 # LSP's DiagnosticSeverity: Error 1, Warning 2, Information 3, Hint 4.
 SEVERITY = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
-# LSP separates lines with \n, \r\n or \r only (str.splitlines also splits on \f, \x1c, ...).
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-
-
-def split_lines(text: str) -> List[str]:
-    """The document's lines as LSP counts them."""
-    return _NEWLINE.split(text)
-
-
-def code_units(text: str, encoding: str = UTF16) -> int:
-    """The length of `text` in the encoding's code units."""
-    if encoding == UTF32 or text.isascii():
-        return len(text)
-    if encoding == UTF8:
-        return len(text.encode("utf-8", "surrogatepass"))
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def to_lsp_position(lines: Sequence[str], position: Position, encoding: str = UTF16) -> Dict[str, int]:
     line = position.row - 1
     column = max(position.column - 1, 0)
-    if 0 <= line < len(lines):
-        character = code_units(lines[line][:column], encoding)  # past the end clamps to the end
-    else:
-        character = column
+    character = char_to_units(lines[line], column, encoding) if 0 <= line < len(lines) else column
     return {"line": max(line, 0), "character": character}
 
 
@@ -51,13 +31,7 @@ def from_lsp_position(lines: Sequence[str], line: int, character: int, encoding:
     """The inverse of to_lsp_position (a character inside a surrogate pair rounds down)."""
     if not 0 <= line < len(lines) or encoding == UTF32:
         return Position(line + 1, character + 1)
-    text = lines[line]
-    units = 0
-    for index, char in enumerate(text):
-        if units >= character:
-            return Position(line + 1, index + 1)
-        units += code_units(char, encoding)
-    return Position(line + 1, len(text) + 1)
+    return Position(line + 1, units_to_char(lines[line], character, encoding) + 1)
 
 
 def to_lsp_range(lines: Sequence[str], start: Position, end: Position, encoding: str = UTF16) -> Dict[str, Any]:

@@ -27,7 +27,8 @@ from pygls.uris import to_fs_path
 from vjplint import __version__
 from vjplint.config import Config, ConfigError, find_pyproject, load_config, with_overrides
 from vjplint.diagnostics import Applicability, Diagnostic, Fix, Position
-from vjplint.engine import lint_source, source_lines
+from vjplint.engine import lint_source
+from vjplint.positions import source_lines
 from vjplint.output import lsp as lspfmt
 from vjplint.server import actions
 
@@ -265,7 +266,7 @@ class VjplintServer(LanguageServer):
         return str(getattr(value, "value", value) or lspfmt.UTF16)
 
     def lsp_diagnostics(self, analysis: Analysis) -> List[types.Diagnostic]:
-        lines = lspfmt.split_lines(analysis.text)
+        lines = source_lines(analysis.text)
         encoding = self.encoding()
         return [self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding), types.Diagnostic)
                 for d in analysis.diagnostics]
@@ -319,7 +320,7 @@ class VjplintServer(LanguageServer):
         analysis = self.analyse(uri, text)
         only = params.context.only
         lazy = self.resolve_edits_supported()
-        lines = lspfmt.split_lines(text)
+        lines = source_lines(text)
         encoding = self.encoding()
         start = lspfmt.from_lsp_position(lines, params.range.start.line, params.range.start.character, encoding)
         end = lspfmt.from_lsp_position(lines, params.range.end.line, params.range.end.character, encoding)
@@ -379,7 +380,7 @@ class VjplintServer(LanguageServer):
         edit = actions.whole_text_edit(analysis.text, new_text) if new_text is not None else None
         if edit is None:
             return None
-        lines = lspfmt.split_lines(analysis.text)
+        lines = source_lines(analysis.text)
         return self.workspace_edit(uri, [lspfmt.text_edit(lines, edit, self.encoding())])
 
     def workspace_edit(self, uri: str, edits: List[Dict[str, Any]]) -> types.WorkspaceEdit:
@@ -407,7 +408,7 @@ class VjplintServer(LanguageServer):
             target = Position(int(data.get("row", 0)), int(data.get("column", 0)))
             for d in analysis.diagnostics:
                 if d.code == data.get("code") and d.location == target and d.fix and d.fix.edits:
-                    lines, encoding = lspfmt.split_lines(text), self.encoding()
+                    lines, encoding = source_lines(text), self.encoding()
                     action.edit = self.workspace_edit(uri, [lspfmt.text_edit(lines, e, encoding) for e in d.fix.edits])
                     break
         return action
@@ -417,7 +418,7 @@ class VjplintServer(LanguageServer):
         text = self.document(params.text_document.uri)
         if text is None:
             return None
-        lines = lspfmt.split_lines(text)
+        lines = source_lines(text)
         if not 0 <= params.position.line < len(lines):
             return None
         where = lspfmt.from_lsp_position(lines, params.position.line, params.position.character, self.encoding())
