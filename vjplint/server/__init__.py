@@ -7,7 +7,7 @@ import sys
 from typing import Optional, Sequence
 
 MISSING_EXTRA = ("vjplint server needs the `lsp` extra, which is not installed ({missing}).\n"
-                 "Install it with:  pip install 'vjplint[lsp]'")
+                 "Install it with:  {hint}")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -23,7 +23,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         import lsprotocol  # noqa: F401
         import pygls  # noqa: F401
     except ImportError as exc:
-        print(MISSING_EXTRA.format(missing=f"no module named {exc.name!r}"), file=sys.stderr)
+        from vjplint.install_hint import install_hint
+
+        print(MISSING_EXTRA.format(missing=f"no module named {exc.name!r}", hint=install_hint("lsp")), file=sys.stderr)
         return 2
     if args.log_file:
         import logging

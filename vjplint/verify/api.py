@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from vjplint.config import Config, ConfigError
+from vjplint.install_hint import install_hint
 
 HARNESS = Path(__file__).with_name("harness.py")
 DEFAULT_TIMEOUT = 120.0
-INSTALL_HINT = "pip install 'vjplint[verify]'"
 SETTINGS_KEYS = ("examples", "timeout", "python")
 STATUSES = ("verified", "failed", "unverified")
 
@@ -264,7 +264,7 @@ def _apply_events(outcome: HarnessOutcome, reports: List[FunctionReport], limit:
             start = event
         elif kind == "no-jax":
             failure = (f"JAX cannot be imported by {event.get('python')} ({event.get('detail')}); verification "
-                       f"needs it: {INSTALL_HINT}")
+                       f"needs it: {install_hint('verify')}")
             for r in reports:
                 r.missing_jax = True
         elif kind == "import-error":
