@@ -22,6 +22,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from conftest import ROOT, run_cli
+from vjplint.install_hint import install_hint
 
 pytest.importorskip("pygls")
 
@@ -503,4 +504,4 @@ async def test_server_without_the_lsp_extra_says_how_to_install_it(tmp_path: Pat
     (blocker / "pygls.py").write_text("raise ImportError('blocked', name='pygls')\n", encoding="utf-8")
     proc = run_cli("server", env={"PYTHONPATH": f"{blocker}{os.pathsep}{ROOT}"})
     assert proc.returncode == 2
-    assert "pip install 'vjplint[lsp]'" in proc.stderr and "Traceback" not in proc.stderr
+    assert install_hint("lsp") in proc.stderr and "Traceback" not in proc.stderr

@@ -16,6 +16,7 @@ from typing import Dict, List
 import pytest
 
 from conftest import ROOT, run_cli
+from vjplint.install_hint import install_hint
 
 DATA = ROOT / "tests" / "data" / "verify"
 CPU = {"JAX_PLATFORMS": "cpu"}
@@ -327,7 +328,7 @@ def test_missing_jax_names_the_verify_extra(tmp_path):
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr == (f"vjplint: error: JAX cannot be imported by {sys.executable} (ImportError: No module "
-                           f"named jax (simulated)); verification needs it: pip install 'vjplint[verify]'\n")
+                           f"named jax (simulated)); verification needs it: {install_hint('verify')}\n")
 
 
 # -- usage -------------------------------------------------------------------------------------------------

@@ -463,7 +463,9 @@ def _verified(path: Path, display: str, old: str, result: FixResult, config: Con
     functions = functions_changed(old, result.text, config)
     reports = verify_rewrites(str(path), old, result.text, functions, config)
     if any(getattr(r, "missing_jax", False) for r in reports):
-        errors.append("--verify needs JAX: pip install 'vjplint[verify]'; nothing was written for " + display)
+        from vjplint.install_hint import install_hint
+
+        errors.append(f"--verify needs JAX: {install_hint('verify')}; nothing was written for " + display)
         return FixResult(old, remaining=result.remaining, errors=result.errors)
     for r in reports:
         where = f" on {r.device}" if r.device and r.status == "verified" else ""
