@@ -49,6 +49,8 @@ class Rule:
     SEVERITY: ClassVar[Severity]
     DEFAULT_ENABLED: ClassVar[bool] = True
     FIX: ClassVar[Optional[str]] = None  # a short name of the fix, when the rule has one
+    # Byte strings at least one of which a file must contain for the rule to possibly fire.
+    TRIGGERS: ClassVar[Tuple[bytes, ...]] = ()
     # Source snippets (the rule's own test cases: INVALID must fire, VALID must not).
     VALID: ClassVar[List[str]] = []
     INVALID: ClassVar[List[str]] = []
