@@ -1,0 +1,233 @@
+"""Census of custom-derivative definitions: a grep-based count versus what vjplint recognises.
+
+Usage: python benchmarks/census.py [--json] [--markdown] [--name NAME ...] TREE [TREE ...]
+
+The census blanks comments and string literals (tokenize), then finds every use of a creator
+name (`custom_vjp`, `custom_jvp`, `custom_gradient`, `filter_custom_vjp`, `filter_custom_jvp`,
+tjax's `custom_vjp_method`/`custom_jvp_method`, plus `--name`s), under any dotted prefix
+(`jax.`, `nnx.`, `eqx.`, `fastmath.`, ...), in one of three forms:
+
+- decorator  `@jax.custom_vjp`, `@nnx.custom_vjp(nondiff_argnums=(0,))`
+- partial    `partial(jax.custom_vjp, ...)` / `functools.partial(custom_jvp, ...)`
+- call       `jax.custom_vjp(f, ...)`, `nn.custom_vjp(fn, fwd, bwd)`, `jax.custom_jvp(self.fn)`
+
+Bare references (imports, `isinstance(f, jax.custom_vjp)`, annotations, `custom_vjp.defvjp`),
+the API's own `def custom_vjp(`/`class custom_vjp`, and TensorFlow's `tf.custom_gradient` are
+not definitions. vjplint's side: `vjplint.collect.collect` with the default Recognizer; a census
+hit is recognised when a collected definition's creation expression spans its line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import json
+import re
+import sys
+import tokenize
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+NAMES: Tuple[str, ...] = ("custom_vjp", "custom_jvp", "custom_gradient", "filter_custom_vjp",
+                          "filter_custom_jvp", "custom_vjp_method", "custom_jvp_method")
+FOREIGN_PREFIXES: Tuple[str, ...] = ("tf.", "tensorflow.")  # tf.custom_gradient is not JAX
+DOTTED_TAIL = re.compile(r"(?:[A-Za-z_]\w*\s*\.\s*)+$")
+PARTIAL_TAIL = re.compile(r"\bpartial\s*\(\s*$")
+DEFINING_TAIL = re.compile(r"\b(?:def|class)\s+$")
+
+
+@dataclass
+class Hit:
+    path: str
+    line: int
+    form: str  # "decorator", "partial" or "call"
+    spelling: str  # e.g. "@nnx.custom_vjp", "partial(jax.custom_vjp", "jax.custom_jvp("
+    recognised: bool = False
+
+
+@dataclass
+class TreeReport:
+    tree: str
+    files: int
+    census: int
+    recognised: int
+    beyond_census: int  # definitions vjplint collected where the census saw none
+    parse_failures: List[str]
+    unrecognised: List[Hit]
+
+    @property
+    def ratio(self) -> float:
+        return self.recognised / self.census if self.census else 1.0
+
+
+def blank_code(text: str) -> str:
+    """The text with comments and string literals replaced by spaces (newlines kept)."""
+    lines = text.splitlines(keepends=True)
+    out = [list(line) for line in lines]
+    blank_kinds = {tokenize.COMMENT, tokenize.STRING}
+    for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END"):  # Python 3.12+
+        if hasattr(tokenize, name):
+            blank_kinds.add(getattr(tokenize, name))
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type not in blank_kinds:
+                continue
+            (r1, c1), (r2, c2) = tok.start, tok.end
+            for row in range(r1, r2 + 1):
+                if row - 1 >= len(out):
+                    break
+                chars = out[row - 1]
+                start = c1 if row == r1 else 0
+                stop = c2 if row == r2 else len(chars)
+                for i in range(start, min(stop, len(chars))):
+                    if chars[i] not in "\r\n":
+                        chars[i] = " "
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # keep what was blanked so far; the rest is scanned as it is
+    return "".join("".join(chars) for chars in out)
+
+
+def census_hits(text: str, path: str, names: Sequence[str] = NAMES) -> List[Hit]:
+    code = blank_code(text)
+    pattern = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\s*\.\s*)*(?P<name>" +
+                         "|".join(sorted(map(re.escape, names), key=len, reverse=True)) + r")\b")
+    hits: List[Hit] = []
+    for match in pattern.finditer(code):
+        dotted = re.sub(r"\s+", "", match.group(0))
+        if dotted.startswith(FOREIGN_PREFIXES):
+            continue
+        before = code[max(0, match.start() - 400): match.start()]  # enough for `@partial(\n`
+        after = code[match.end():]
+        line = code.count("\n", 0, match.start("name")) + 1
+        head = before.rstrip(" \t")
+        if DEFINING_TAIL.search(before):
+            continue
+        if head.endswith("@") and _starts_logical_line(head[:-1]):
+            form, spelling = "decorator", "@" + dotted
+        elif PARTIAL_TAIL.search(before) and re.match(r"\s*[,)]", after):
+            prefix = DOTTED_TAIL.search(before[: PARTIAL_TAIL.search(before).start()])  # type: ignore[union-attr]
+            form, spelling = "partial", (re.sub(r"\s+", "", prefix.group(0)) if prefix else "") + "partial(" + dotted
+        elif re.match(r"\s*\(", after):
+            form, spelling = "call", dotted + "("
+        else:
+            continue  # a bare reference: import, isinstance, annotation, attribute access
+        hits.append(Hit(path, line, form, spelling))
+    return hits
+
+
+def _starts_logical_line(text: str) -> bool:
+    tail = text.rsplit("\n", 1)[-1]
+    return tail.strip() == ""
+
+
+def recognised_spans(text: str, filename: str) -> Optional[List[Tuple[int, int]]]:
+    """Line spans of the creation expressions vjplint collects; None if it cannot parse."""
+    from vjplint.collect import collect
+    from vjplint.positions import source_lines
+    from vjplint.source import SourceError, parse
+
+    try:
+        module = parse(text, filename)
+    except (SourceError, RecursionError):
+        return None
+    model = collect(module, source_lines(text))
+    return [(d.creation.lineno, getattr(d.creation, "end_lineno", None) or d.creation.lineno)
+            for d in model.derivatives]
+
+
+def census_tree(tree: Path, names: Sequence[str] = NAMES) -> TreeReport:
+    from vjplint.source import SourceError, decode
+
+    files = sorted(p for p in tree.rglob("*.py") if p.is_file())
+    census: List[Hit] = []
+    beyond = 0
+    failures: List[str] = []
+    for path in files:
+        data = path.read_bytes()
+        if not any(n.encode() in data for n in names):
+            continue
+        try:
+            text = decode(data).text
+        except SourceError:
+            text = data.decode("utf-8", "replace")
+        rel = str(path.relative_to(tree))
+        hits = census_hits(text, rel, names)
+        spans = recognised_spans(text, rel)
+        if spans is None:
+            failures.append(rel)
+            spans = []
+        used: Set[int] = set()
+        for hit in hits:
+            for i, (first, last) in enumerate(spans):
+                if first <= hit.line <= last and i not in used:
+                    hit.recognised = True
+                    used.add(i)
+                    break
+        beyond += len(spans) - len(used)
+        census.extend(hits)
+    unrecognised = [h for h in census if not h.recognised]
+    return TreeReport(tree.name, len(files), len(census), len(census) - len(unrecognised), beyond, failures,
+                      unrecognised)
+
+
+def by_spelling(hits: Sequence[Hit]) -> Dict[str, int]:
+    counts: Dict[str, int] = {}
+    for h in hits:
+        counts[h.spelling] = counts.get(h.spelling, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def print_text(reports: Sequence[TreeReport]) -> None:
+    for r in reports:
+        print(f"== {r.tree}: {r.files} files, census {r.census}, recognised {r.recognised}, "
+              f"ratio {r.ratio:.1%}, beyond census {r.beyond_census}")
+        for f in r.parse_failures:
+            print(f"   unparsable: {f}")
+        for h in r.unrecognised:
+            print(f"   {h.path}:{h.line}: {h.spelling} [{h.form}]")
+    total = sum(r.census for r in reports)
+    seen = sum(r.recognised for r in reports)
+    if len(reports) > 1:
+        print(f"== total: census {total}, recognised {seen}, ratio {seen / total if total else 1.0:.1%}")
+
+
+def print_markdown(reports: Sequence[TreeReport]) -> None:
+    print("| tree | files | census | recognised | ratio | unrecognised by spelling |")
+    print("|---|---|---|---|---|---|")
+    for r in reports:
+        spellings = ", ".join(f"`{s}` {n}" for s, n in by_spelling(r.unrecognised).items())
+        print(f"| {r.tree} | {r.files} | {r.census} | {r.recognised} | {r.ratio:.1%} | {spellings} |")
+    total = sum(r.census for r in reports)
+    seen = sum(r.recognised for r in reports)
+    print(f"| **total** | {sum(r.files for r in reports)} | {total} | {seen} | "
+          f"{seen / total if total else 1.0:.1%} | |")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trees", nargs="+", type=Path)
+    parser.add_argument("--name", action="append", default=[], help="another creator name to census")
+    parser.add_argument("--json", action="store_true", help="one JSON object per tree")
+    parser.add_argument("--markdown", action="store_true", help="a Markdown table")
+    args = parser.parse_args(argv)
+    names = tuple(dict.fromkeys([*NAMES, *args.name]))
+    for tree in args.trees:
+        if not tree.is_dir():
+            parser.error(f"not a directory: {tree}")
+    reports = [census_tree(t, names) for t in args.trees]
+    if args.json:
+        for r in reports:
+            data = asdict(r)
+            data["ratio"] = r.ratio
+            print(json.dumps(data))
+    elif args.markdown:
+        print_markdown(reports)
+    else:
+        print_text(reports)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""benchmarks/census.py on a tree written here: exact census and recognised counts per spelling."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CENSUS = ROOT / "benchmarks" / "census.py"
+
+SPELLINGS = '''\
+import functools
+from functools import partial
+import jax
+from jax import custom_vjp  # custom_vjp in a comment is no definition
+from jax import (custom_jvp,
+                 custom_gradient)
+import equinox as eqx
+import tensorflow as tf
+from flax import nnx
+
+
+@jax.custom_vjp
+def f(x):
+    return x
+def f_fwd(x):
+    return x, None
+def f_bwd(res, g):
+    return (g,)
+f.defvjp(f_fwd, f_bwd)
+
+
+@partial(jax.custom_jvp, nondiff_argnums=(0,))
+def g(n, x):
+    return x
+
+
+h = jax.custom_vjp(lambda x: x)
+
+
+@nnx.custom_vjp
+def k(m, x):
+    return x
+
+
+@eqx.filter_custom_vjp
+def e(vjp_arg):
+    return vjp_arg
+
+
+@jax.custom_gradient
+def cg(x):
+    return x, lambda g: g
+
+
+@tf.custom_gradient
+def tf_only(x):
+    return x, lambda g: g
+
+
+class C:
+    def __init__(self):
+        self.fn = jax.custom_jvp(self._fn)
+
+    def _fn(self, x):
+        return x
+
+
+def doc():
+    """@jax.custom_vjp in a docstring"""
+    s = "jax.custom_vjp(f)"
+    return isinstance(f, jax.custom_vjp), s
+'''
+
+MULTILINE = '''\
+import functools
+import jax
+
+
+@functools.partial(
+    jax.custom_vjp,
+    nondiff_argnums=(1,),
+)
+def m(x, n):
+    return x
+
+
+def custom_jvp(fn):
+    return fn
+'''
+
+
+def load_census():
+    spec = importlib.util.spec_from_file_location("census", CENSUS)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules["census"] = module  # dataclasses resolve string annotations through sys.modules
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def run_census(tree: Path, *extra: str) -> dict:
+    """In process (unit layer): the report as `--json` would print it."""
+    census = load_census()
+    names = tuple(dict.fromkeys([*census.NAMES, *extra]))
+    report = census.census_tree(tree, names)
+    return {**asdict(report), "ratio": report.ratio}
+
+
+def write_tree(tmp_path: Path) -> Path:
+    tree = tmp_path / "proj"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "spellings.py").write_text(SPELLINGS)
+    (tree / "pkg" / "multiline.py").write_text(MULTILINE)
+    (tree / "pkg" / "plain.py").write_text("x = 1\n")
+    return tree
+
+
+def test_counts_and_unrecognised_spellings(tmp_path: Path) -> None:
+    report = run_census(write_tree(tmp_path))
+    assert report["files"] == 3
+    assert report["census"] == 8  # f, g, h, k, e, cg, C.fn, m; not tf_only, imports, comments, strings
+    assert report["recognised"] == 4  # f, g, h, m (the multi-line partial spans its hit)
+    assert report["beyond_census"] == 0
+    assert report["parse_failures"] == []
+    unrecognised = [(h["path"], h["line"], h["form"], h["spelling"]) for h in report["unrecognised"]]
+    assert unrecognised == [
+        ("pkg/spellings.py", 30, "decorator", "@nnx.custom_vjp"),
+        ("pkg/spellings.py", 35, "decorator", "@eqx.filter_custom_vjp"),
+        ("pkg/spellings.py", 40, "decorator", "@jax.custom_gradient"),
+        ("pkg/spellings.py", 52, "call", "jax.custom_jvp("),
+    ]
+    assert report["ratio"] == 0.5
+
+
+@pytest.mark.cli
+def test_cli_json_and_text_output_with_an_extra_name(tmp_path: Path) -> None:
+    tree = write_tree(tmp_path)
+    (tree / "pkg" / "shim.py").write_text(textwrap.dedent('''\
+        from mylib import shims
+
+        @shims.my_custom_vjp(static_argnums=(0,))
+        def s(n, x):
+            return x
+        '''))
+    def cli(*args: str) -> str:
+        return subprocess.run([sys.executable, str(CENSUS), *args, str(tree)], capture_output=True, text=True,
+                              check=True, cwd=ROOT).stdout
+
+    assert json.loads(cli("--json"))["census"] == 8
+    report = json.loads(cli("--json", "--name", "my_custom_vjp"))
+    assert report["census"] == 9 and report["recognised"] == 4
+    assert report["unrecognised"][0]["spelling"] == "@shims.my_custom_vjp"
+    text = cli().splitlines()
+    assert text[0] == "== proj: 4 files, census 8, recognised 4, ratio 50.0%, beyond census 0"
+    assert text[1] == "   pkg/spellings.py:30: @nnx.custom_vjp [decorator]"
