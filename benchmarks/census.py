@@ -20,7 +20,6 @@ hit is recognised when a collected definition's creation expression spans its li
 from __future__ import annotations
 
 import argparse
-import ast
 import io
 import json
 import re
