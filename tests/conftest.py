@@ -1,20 +1,79 @@
-"""Shared test helpers: the real CLI in a subprocess, the core API, and fixture loading."""
+"""Shared test helpers (the real CLI in a subprocess, the core API, fixture loading) and the
+test layers.
+
+Every test belongs to exactly one layer, a pytest marker registered in pyproject.toml:
+`unit` (in-process: no subprocess, no JAX), `cli` (the real CLI in subprocesses), `server`
+(the Language Server through pytest-lsp), `jax` (imports or runs JAX), `fuzz` (hypothesis).
+A test marked explicitly keeps its mark; otherwise it gets its module's layer from
+MODULE_LAYERS, `jax` when it uses the `jax_cpu` fixture, `fuzz` when it is a hypothesis test,
+and `unit` when its module is not listed. While a unit test runs, starting a process or
+importing JAX fails it (see `_UnitGuard`).
+"""
 
 from __future__ import annotations
 
+import builtins
+import importlib
 import importlib.util
+import multiprocessing.util
 import os
 import subprocess
 import sys
 import types
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 RULE_FIXTURES = FIXTURES / "rules"
+
+LAYERS = ("unit", "cli", "server", "jax", "fuzz")
+# A module's default layer; tests of another layer in the same module are marked explicitly
+# (a decorator, or TEST_LAYERS below). Modules not listed are `unit`.
+MODULE_LAYERS: Dict[str, str] = {
+    "test_bad_input": "cli",
+    "test_cli": "cli",
+    "test_fix_cli": "cli",
+    "test_fuzz": "fuzz",
+    "test_jax_ground_truth": "jax",
+    "test_realworld_regressions": "cli",
+    "test_rule_fixtures": "cli",
+    "test_server": "server",
+    "test_speed_invariants": "cli",
+    "test_verify": "jax",  # --verify runs the rewrites on JAX in a subprocess
+    "test_verify_fixtures": "jax",
+}
+# Tests whose layer differs from their module's, by "module::function" (parameters aside).
+TEST_LAYERS: Dict[str, str] = {
+    "test_fix_cli::test_fix_rewrites_in_place_and_a_second_run_changes_nothing": "cli",
+    "test_fix_cli::test_diff_prints_a_unified_diff_and_writes_nothing": "cli",
+    "test_fix_cli::test_unsafe_fixes_need_the_flag": "cli",
+    "test_fix_cli::test_show_fixes_and_exit_non_zero_on_fix": "cli",
+    "test_fix_cli::test_remaining_diagnostics_are_reported_after_fixing": "cli",
+    "test_fix_cli::test_stdin_fix_writes_the_fixed_source_to_stdout": "cli",
+    "test_fix_cli::test_json_fix_edits_reproduce_the_fixed_file": "cli",
+    "test_fix_cli::test_writes_keep_encoding_bom_crlf_and_mode": "cli",
+    "test_install_hint::test_the_server_prints_the_hint": "cli",
+    "test_output_formats::test_sarif_is_valid_2_1_0_with_rule_metadata_and_fixes": "cli",
+    "test_output_formats::test_sarif_for_a_clean_run_is_valid_and_empty": "cli",
+    "test_output_formats::test_github_annotations_through_the_cli": "cli",
+    "test_output_formats::test_lsp_output_maps_file_uris_to_lsp_diagnostics": "cli",
+    "test_output_formats::test_lsp_rows_ignore_characters_that_are_not_python_line_breaks": "cli",
+    "test_realworld_regressions::test_there_are_snippets": "unit",
+    "test_speed_invariants::test_cache_hits_and_invalidation": "unit",
+    "test_speed_invariants::test_cache_entries_of_deleted_files_are_dropped": "unit",
+    "test_speed_invariants::test_worker_count_policy": "unit",
+    "test_speed_invariants::test_progress_printer_drives_from_lint_many": "unit",
+    "test_speed_invariants::test_tokenizer_split_blanks_what_libcst_blanks": "unit",
+    "test_speed_invariants::test_indexes_of_builds_unused_for_a_week_are_pruned": "unit",
+    "test_speed_invariants::test_index_name_collisions_never_share_results": "unit",
+    "test_speed_invariants::test_exclude_matchers_agree_with_fnmatch": "unit",
+    "test_speed_invariants::test_fast_path_constants_match_the_engine_and_the_formatter": "unit",
+    "test_wrappers::test_alias_with_its_own_keyword_is_analysed": "cli",
+    "test_wrappers::test_prefilter_honours_alias_names": "cli",
+}
 
 
 def run_cli(*args: str, cwd: Optional[Path] = None, stdin: Optional[bytes] = None,
@@ -53,7 +112,131 @@ def rule_fixture_dirs() -> List[Path]:
 
 @pytest.fixture(scope="session")
 def jax_cpu():
-    """Real JAX on CPU (or whatever JAX_PLATFORMS says)."""
+    """Real JAX on CPU (or whatever JAX_PLATFORMS says). The test extra installs JAX: a missing
+    JAX fails the test rather than skipping it."""
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    jax = pytest.importorskip("jax") if os.environ.get("VJPLINT_ALLOW_NO_JAX") else __import__("jax")
+    import jax
+
     return jax
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-snapshots", action="store_true", default=False,
+                     help="rewrite tests/snapshots/ from the rules' current output (as VJPLINT_UPDATE_SNAPSHOTS=1)")
+
+
+# -- layers --------------------------------------------------------------------------------------
+def _layer_of(item: pytest.Item) -> str:
+    module = Path(str(item.fspath)).stem
+    name = getattr(item, "originalname", None) or item.name.split("[", 1)[0]
+    if f"{module}::{name}" in TEST_LAYERS:
+        return TEST_LAYERS[f"{module}::{name}"]
+    if "jax_cpu" in getattr(item, "fixturenames", ()):
+        return "jax"
+    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        return "fuzz"
+    return MODULE_LAYERS.get(module, "unit")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    for item in items:
+        explicit = [layer for layer in LAYERS if item.get_closest_marker(layer) is not None]
+        if len(explicit) > 1:
+            raise pytest.UsageError(f"{item.nodeid} is in several test layers: {explicit}")
+        if not explicit:
+            item.add_marker(getattr(pytest.mark, _layer_of(item)))
+
+
+class UnitLayerViolation(AssertionError):
+    """A unit test started a process or imported JAX."""
+
+
+MOVE_HINT = ("unit tests run in-process without JAX; mark the test cli/server/jax/fuzz (a decorator, or "
+             "MODULE_LAYERS/TEST_LAYERS in tests/conftest.py)")
+
+
+def _is_jax(name: str) -> bool:
+    return name.split(".", 1)[0] in ("jax", "jaxlib")
+
+
+class _UnitGuard:
+    """Refuses process creation and JAX imports, and remembers each attempt: the code under test
+    may swallow the exception (vjplint turns most failures into messages), the record is kept."""
+
+    SPAWNERS: Tuple[Tuple[Any, str], ...] = (
+        (subprocess, "Popen"), (os, "system"), (os, "fork"), (os, "forkpty"), (os, "posix_spawn"),
+        (os, "posix_spawnp"), (os, "spawnv"), (os, "spawnve"), (os, "execv"), (os, "execve"),
+        (multiprocessing.util, "spawnv_passfds"),
+    )
+
+    def __init__(self) -> None:
+        self.violations: List[str] = []
+        self._saved: List[Tuple[Any, str, Any]] = []
+
+    def _refuse(self, what: str) -> Callable[..., Any]:
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            self.violations.append(f"started a process ({what})")
+            raise UnitLayerViolation(f"a unit test may not start a process ({what}): {MOVE_HINT}")
+        return refused
+
+    def _blocked_import(self, name: str) -> None:
+        self.violations.append(f"imported {name}")
+        raise UnitLayerViolation(f"a unit test may not import {name}: {MOVE_HINT}")
+
+    def __enter__(self) -> "_UnitGuard":
+        self.modules_before = {m for m in sys.modules if _is_jax(m)}
+        real_import, real_import_module = builtins.__import__, importlib.import_module
+
+        def guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),
+                           level: int = 0) -> Any:
+            if level == 0 and _is_jax(name):  # also when JAX is already in sys.modules
+                self._blocked_import(name)
+            return real_import(name, globals, locals, fromlist, level)
+
+        def guarded_import_module(name: str, package: Optional[str] = None) -> Any:
+            if not name.startswith(".") and _is_jax(name):
+                self._blocked_import(name)
+            return real_import_module(name, package)
+
+        patches: List[Tuple[Any, str, Any]] = [(builtins, "__import__", guarded_import),
+                                               (importlib, "import_module", guarded_import_module)]
+        patches += [(owner, name, self._refuse(f"{owner.__name__}.{name}"))
+                    for owner, name in self.SPAWNERS if hasattr(owner, name)]
+        for owner, name, replacement in patches:
+            self._saved.append((owner, name, getattr(owner, name)))
+            setattr(owner, name, replacement)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for owner, name, original in reversed(self._saved):
+            setattr(owner, name, original)
+        self._saved.clear()
+        new = sorted({m for m in sys.modules if _is_jax(m)} - self.modules_before)
+        if new:
+            self.violations.append(f"left JAX modules in sys.modules: {', '.join(new[:5])}")
+
+
+def _guarded_phase(item: pytest.Item):
+    if item.get_closest_marker("unit") is None:
+        return (yield)
+    with _UnitGuard() as guard:
+        result = yield
+    if guard.violations:
+        raise UnitLayerViolation(f"{item.nodeid} is a unit test but it "
+                                 f"{'; '.join(dict.fromkeys(guard.violations))}: {MOVE_HINT}")
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    return (yield from _guarded_phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    return (yield from _guarded_phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: Optional[pytest.Item]):
+    return (yield from _guarded_phase(item))
