@@ -24,8 +24,6 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from conftest import ROOT, run_cli
 from vjplint.install_hint import install_hint
 
-pytest.importorskip("pygls")
-
 SOURCE = '''\
 from functools import partial
 import jax
@@ -76,17 +74,6 @@ def scale(n, x):
 '''
 PYPROJECT = "[tool.vjplint]\n"
 LINT_LINE = 6  # 0-based line of `def clip_gradient(lo, hi, x):`
-
-
-def has_fix_machinery() -> bool:
-    try:
-        import vjplint.fixes.apply  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_fixes = pytest.mark.skipif(not has_fix_machinery(), reason="vjplint.fixes.apply has not landed yet")
 
 
 # -- a client that records every publishDiagnostics ------------------------------------------------
@@ -351,7 +338,6 @@ async def test_quick_fixes_noqa_and_hover(workspace: Path) -> None:
         await stop(client)
 
 
-@needs_fixes
 async def test_quick_fix_and_fix_all_equal_the_cli(workspace: Path) -> None:
     client = await start(workspace)
     try:
