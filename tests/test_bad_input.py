@@ -387,30 +387,50 @@ def test_unknown_config_keys_and_rule_codes_are_exit_2_naming_them(tmp_path, tab
 
 
 # -- interrupted runs -------------------------------------------------------------------------------------
+def _count_fixed(directory: Path, names: Sequence[str]) -> int:
+    return sum((directory / name).read_text() == CLIP_OUT for name in names)
+
+
 def test_sigint_during_fix_leaves_every_file_original_or_fully_fixed(tmp_path):
-    names = [f"mod_{i:03d}.py" for i in range(80)]
+    """Ctrl-C in the middle of writing fixes. The run is frozen (SIGSTOP) once it has demonstrably
+    written a file and has files left to write, then interrupted and resumed: the signal always
+    lands mid-run, however fast or loaded the machine."""
+    names = [f"mod_{i:03d}.py" for i in range(200)]
     for name in names:
         (tmp_path / name).write_text(CLIP_IN)
+    assert ast.parse(CLIP_IN) and ast.parse(CLIP_OUT) and CLIP_IN != CLIP_OUT
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    untouched = os.stat(tmp_path).st_mtime_ns
     # Its own process group, so the signal reaches it (and any workers) as Ctrl-C in a terminal does.
     proc = subprocess.Popen([sys.executable, "-m", "vjplint", "--fix", "--no-cache", "."], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 120
     try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            if any((tmp_path / name).read_text() != CLIP_IN for name in names):
-                break  # writing has started: interrupt in the middle of it
-            time.sleep(0.005)
+        deadline, fixed = time.monotonic() + 120, 0
+        while not fixed:
+            assert proc.poll() is None, f"vjplint --fix ended before it could be interrupted: {proc.communicate()}"
+            assert time.monotonic() < deadline, "vjplint --fix wrote no file within 120 s"
+            time.sleep(0.002)
+            # A write starts with a temp file in the directory; read the files only from then on.
+            if os.stat(tmp_path).st_mtime_ns != untouched:
+                fixed = _count_fixed(tmp_path, names)
+        os.killpg(proc.pid, signal.SIGSTOP)
+        _, status = os.waitpid(proc.pid, os.WUNTRACED)  # returns once the process has stopped
+        assert os.WIFSTOPPED(status), f"vjplint --fix ended before it could be stopped (status {status})"
+        fixed = _count_fixed(tmp_path, names)  # stable while it is stopped
+        assert 0 < fixed < len(names) - 1, f"{fixed} of {len(names)} files written when the run was stopped"
         os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGCONT)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     assert proc.returncode == 130, (stdout, stderr)
     assert stderr.decode() == "vjplint: interrupted\n"
     contents = [(tmp_path / name).read_text() for name in names]
-    assert all(text in (CLIP_IN, CLIP_OUT) for text in contents)
-    assert 0 < contents.count(CLIP_OUT) < len(names)
+    assert all(text in (CLIP_IN, CLIP_OUT) for text in contents)  # each one parses (checked above)
+    # The signal stopped the run: nothing written was undone, and files were left unwritten.
+    assert fixed <= contents.count(CLIP_OUT) < len(names)
     assert sorted(p.name for p in tmp_path.iterdir()) == names  # no temp file left behind
     again = run_cli("--no-cache", "--fix", ".", cwd=tmp_path)  # and a second run finishes the job
     assert again.returncode == 0
