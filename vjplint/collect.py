@@ -15,27 +15,8 @@ from vjplint.model import (
     Signature,
     TracedFunction,
 )
-from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, SemanticIndex
-
-JAX_VJP = ("jax.custom_vjp", "jax.custom_derivatives.custom_vjp", "jax._src.custom_derivatives.custom_vjp")
-JAX_JVP = ("jax.custom_jvp", "jax.custom_derivatives.custom_jvp", "jax._src.custom_derivatives.custom_jvp")
-PARTIAL = ("functools.partial",)
-REGISTRATION_METHODS = ("defvjp", "defjvp", "defjvps")
-
-# Transformations whose function argument is traced, with the argument's position.
-TRANSFORMS: Dict[str, int] = {
-    **{f"jax.{n}": 0 for n in ("jit", "vmap", "pmap", "grad", "value_and_grad", "jacrev", "jacfwd",
-                                "hessian", "checkpoint", "remat", "linearize", "vjp", "jvp", "eval_shape")},
-    "jax.ad_checkpoint.checkpoint": 0,
-    "equinox.filter_jit": 0, "equinox.filter_grad": 0, "equinox.filter_value_and_grad": 0,
-    "equinox.filter_vmap": 0, "equinox.filter_pmap": 0,
-    "jax.lax.scan": 0, "jax.lax.map": 0, "jax.lax.fori_loop": 2, "jax.lax.while_loop": 1,
-    "jax.lax.cond": 1, "jax.lax.switch": 1, "jax.lax.associative_scan": 0,
-    "jax.numpy.vectorize": 0,
-}
-# `jax.lax.cond(p, true_fn, false_fn, ...)` and `while_loop(cond, body, ...)` trace two functions.
-EXTRA_TRACED_POSITIONS: Dict[str, Tuple[int, ...]] = {"jax.lax.cond": (2,), "jax.lax.while_loop": (0,)}
-
+from vjplint.jaxapi import EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP, PARTIAL, REGISTRATION_METHODS, TRANSFORMS
+from vjplint.semantic import Binding, FunctionNode, Scope, SemanticIndex
 
 @dataclass
 class Recognizer:

@@ -12,12 +12,18 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
+from vjplint.collect import constant_value
+from vjplint.jaxapi import (
+    ARRAY_ARGUMENT_NAMESPACES,
+    ARRAY_USE_ATTRIBUTES,
+    ARRAY_VALUE_NAMESPACES,
+    FUNCTION_NAMESPACES,
+    HOST_NAMESPACES,
+    PARTIAL,
+)
 from vjplint.model import CustomDerivative, FileModel, RuleFunction
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode
+from vjplint.semantic import FUNCTION_TYPES, FunctionNode, child_nodes
 
-ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.scipy.", "jax.nn.", "jax.random.", "jax.image.")
-# NumPy works on concrete host values only: a tracer passed to it fails, so it hints "static".
-HOST_MODULES = ("numpy.", "math.")
 # Parameters that take static values: a nondiff argument passed here is a Python value.
 STATIC_KEYWORDS = frozenset({
     "axis", "axes", "shape", "newshape", "dtype", "keepdims", "ord", "num", "ndim", "dimension",
@@ -58,8 +64,6 @@ STATIC_BUILTINS = frozenset({"range", "len", "isinstance", "enumerate", "int", "
 STATIC_METHODS = frozenset({"reshape", "astype", "transpose", "sum", "mean", "max", "min", "squeeze",
                             "swapaxes", "view", "expand_dims", "repeat", "split", "argmax", "argmin",
                             "cumsum", "prod", "std", "var", "all", "any", "flatten", "ravel", "format"})
-ARRAY_ATTRIBUTES = frozenset({"shape", "dtype", "T", "ndim", "at", "mT", "real", "imag", "size", "astype",
-                              "reshape", "block_until_ready", "addressable_shards", "sharding", "aval"})
 ARRAY_ANNOTATIONS = ("jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "numpy.ndarray",
                      "jax.numpy.DeviceArray", "chex.Array", "chex.ArrayDevice", "numpy.typing.ArrayLike",
                      "numpy.typing.NDArray", "jax.random.KeyArray", "jax.Array")
@@ -135,11 +139,8 @@ class Hints:
 
 
 def verdicts_for(model: FileModel, d: CustomDerivative, hints: Hints = Hints()) -> List[Verdict]:
-    """Memoised per file: VJP101, VJP102, VJP106 and the codemod read the same verdicts."""
-    key = ("verdicts", id(d), hints)
-    if key not in model.cache:
-        model.cache[key] = infer_nondiff(model, d, hints)
-    return model.cache[key]  # type: ignore[return-value]
+    """The verdicts of `d`, computed once per file (`model.facts.verdicts`)."""
+    return model.facts.verdicts(d, hints)
 
 
 def infer_nondiff(model: FileModel, d: CustomDerivative, hints: Hints = Hints()) -> List[Verdict]:
@@ -147,20 +148,19 @@ def infer_nondiff(model: FileModel, d: CustomDerivative, hints: Hints = Hints())
     sig = d.signature
     if sig is None:
         return []
-    quoter = _Quoter(model)
     fwd, bwd = d.rule("fwd"), d.rule("bwd")
     jvp = d.rule("jvp")
     verdicts = []
     for order, (position, name) in enumerate(d.nondiff_names()):
         v = Verdict(position, name)
         if name in hints.array_names:
-            v.evidence.append(Evidence("array", 3, f"is listed in `array-names`"))
+            v.evidence.append(Evidence("array", 3, "is listed in `array-names`"))
         if name in hints.static_names:
-            v.evidence.append(Evidence("static", 3, f"is listed in `static-names`"))
-        v.evidence.extend(_annotation_evidence(model, sig.annotations.get(name), name, quoter))
+            v.evidence.append(Evidence("static", 3, "is listed in `static-names`"))
+        v.evidence.extend(annotation_evidence(model, sig.annotations.get(name), name))
         if name in sig.defaults:
-            v.evidence.extend(_default_evidence(model, sig.defaults[name], quoter))
-        v.evidence.extend(_name_evidence(name))
+            v.evidence.extend(default_evidence(model, sig.defaults[name]))
+        v.evidence.extend(name_evidence(name))
         bodies: List[Tuple[FunctionNode, str]] = [(d.primal, name)] if d.primal is not None else []
         for rule, index in ((fwd, position), (bwd, order), (jvp, order)):
             param = _param_at(rule, index)
@@ -168,10 +168,10 @@ def infer_nondiff(model: FileModel, d: CustomDerivative, hints: Hints = Hints())
                 bodies.append((rule.node, param))
                 rule_sig = rule.signature
                 if rule_sig is not None:
-                    v.evidence.extend(_annotation_evidence(model, rule_sig.annotations.get(param), param, quoter))
+                    v.evidence.extend(annotation_evidence(model, rule_sig.annotations.get(param), param))
         for body, param in bodies:
-            v.evidence.extend(_usage_evidence(model, body, param, quoter))
-        v.evidence.extend(_call_site_evidence(model, d, position, name, quoter))
+            v.evidence.extend(usage_evidence(model, body, param))
+        v.evidence.extend(_call_site_evidence(model, d, position, name))
         verdicts.append(v)
     return verdicts
 
@@ -186,30 +186,22 @@ def _param_at(rule: Optional[RuleFunction], index: int) -> Optional[str]:
 
 
 class _Quoter:
-    """Short source quotes for messages."""
+    """`model.quote` (kept for `Rule.quote`, which still calls it)."""
 
     def __init__(self, model: FileModel) -> None:
-        self.lines = model.lines
+        self.model = model
 
     def __call__(self, node: ast.AST, limit: int = 60) -> str:
-        try:
-            if node.lineno == node.end_lineno:  # type: ignore[attr-defined]
-                text = self.lines[node.lineno - 1][node.col_offset : node.end_col_offset]  # type: ignore[attr-defined]
-            else:
-                text = ast.unparse(node)
-        except (AttributeError, IndexError, ValueError):
-            text = ast.unparse(node)
-        text = " ".join(text.split())
-        return text if len(text) <= limit else text[: limit - 3] + "..."
+        return self.model.quote(node, limit)
 
 
-def _annotation_evidence(model: FileModel, annotation: Optional[ast.expr], name: str, quote: _Quoter) -> List[Evidence]:
+def annotation_evidence(model: FileModel, annotation: Optional[ast.expr], name: str) -> List[Evidence]:
     if annotation is None:
         return []
     kind = _classify_annotation(model, annotation)
     if kind is None:
         return []
-    return [Evidence(kind, 3, f"is annotated `{quote(annotation)}`", annotation.lineno)]
+    return [Evidence(kind, 3, f"is annotated `{model.quote(annotation)}`", annotation.lineno)]
 
 
 def _classify_annotation(model: FileModel, annotation: ast.expr, depth: int = 0) -> Optional[str]:
@@ -246,21 +238,21 @@ def _classify_annotation(model: FileModel, annotation: ast.expr, depth: int = 0)
     return None
 
 
-def _default_evidence(model: FileModel, default: ast.expr, quote: _Quoter) -> List[Evidence]:
+def default_evidence(model: FileModel, default: ast.expr) -> List[Evidence]:
     if isinstance(default, ast.Lambda):
-        return [Evidence("callable", 3, f"defaults to a lambda", default.lineno)]
+        return [Evidence("callable", 3, "defaults to a lambda", default.lineno)]
     if isinstance(default, ast.Constant) and default.value is not None and default.value is not Ellipsis:
-        return [Evidence("static", 2, f"defaults to `{quote(default)}`", default.lineno)]
+        return [Evidence("static", 2, f"defaults to `{model.quote(default)}`", default.lineno)]
     if isinstance(default, ast.Tuple) and all(isinstance(e, ast.Constant) for e in default.elts):
-        return [Evidence("static", 2, f"defaults to `{quote(default)}`", default.lineno)]
+        return [Evidence("static", 2, f"defaults to `{model.quote(default)}`", default.lineno)]
     if isinstance(default, ast.Call):
         q = model.index.qualname(default.func) or ""
-        if q.startswith(ARRAY_MODULES):
-            return [Evidence("array", 2, f"defaults to an array: `{quote(default)}`", default.lineno)]
+        if q.startswith(ARRAY_VALUE_NAMESPACES):
+            return [Evidence("array", 2, f"defaults to an array: `{model.quote(default)}`", default.lineno)]
     return []
 
 
-def _name_evidence(name: str) -> List[Evidence]:
+def name_evidence(name: str) -> List[Evidence]:
     lowered = name.lower()
     if lowered in CALLABLE_NAMES or lowered.endswith(("_fn", "_fun", "_func", "_callback")):
         return [Evidence("callable", 1, "is named like a function", from_name=True)]
@@ -271,11 +263,11 @@ def _name_evidence(name: str) -> List[Evidence]:
     return []
 
 
-def _usage_evidence(model: FileModel, fn: FunctionNode, param: str, quote: _Quoter) -> List[Evidence]:
+def usage_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Evidence]:
     found: List[Evidence] = []
     parents = model.index.parents
     for node in _loads_of(fn, param):
-        evidence = _classify_use(model, node, parents, quote, param)
+        evidence = _classify_use(model, node, parents, param)
         if evidence is not None:
             evidence.from_usage = True
             found.append(evidence)
@@ -294,54 +286,54 @@ def _loads_of(fn: FunctionNode, name: str) -> Iterable[ast.Name]:
                 continue
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
             yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
 
 
-def _classify_use(model: FileModel, node: ast.expr, parents: Dict[ast.AST, ast.AST], quote: _Quoter,
+def _classify_use(model: FileModel, node: ast.expr, parents: Dict[ast.AST, ast.AST],
                   param: str) -> Optional[Evidence]:
     parent = parents.get(node)
     line = node.lineno
     # `self.w` (an attribute of the argument) used as array data: the argument holds arrays.
     if isinstance(parent, ast.Attribute) and parent.value is node:
-        if parent.attr in ARRAY_ATTRIBUTES:
-            return Evidence("array", 2, f"is used as an array: `{quote(parent)}`", line)
+        if parent.attr in ARRAY_USE_ATTRIBUTES:
+            return Evidence("array", 2, f"is used as an array: `{model.quote(parent)}`", line)
         grand = parents.get(parent)
         if isinstance(grand, ast.Call) and grand.func is parent:
             return None  # a method call on the object tells nothing about arrays
-        inner = _classify_use(model, parent, parents, quote, param)
+        inner = _classify_use(model, parent, parents, param)
         if inner is not None and inner.kind == "array":
-            inner.reason = f"holds arrays: `{quote(parent)}` is used in `{_quote_context(parent, parents, quote)}`"
+            inner.reason = f"holds arrays: `{model.quote(parent)}` is used in `{_quote_context(model, parent, parents)}`"
             return inner
         return None
     if isinstance(parent, ast.Call):
         if parent.func is node:
-            return Evidence("callable", 3, f"is called as a function: `{quote(parent)}`", line)
-        return _call_argument_evidence(model, node, parent, quote)
+            return Evidence("callable", 3, f"is called as a function: `{model.quote(parent)}`", line)
+        return _call_argument_evidence(model, node, parent)
     if isinstance(parent, ast.keyword):
         call = parents.get(parent)
         if isinstance(call, ast.Call):
-            return _call_argument_evidence(model, node, call, quote, keyword=parent.arg)
+            return _call_argument_evidence(model, node, call, keyword=parent.arg)
     if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.MatMult):
-        return Evidence("array", 2, f"is used as an array: `{quote(parent)}`", line)
+        return Evidence("array", 2, f"is used as an array: `{model.quote(parent)}`", line)
     if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and getattr(parent, "test", None) is node:
-        return Evidence("static", 2, f"is used as a Python condition: `if {quote(node)}:`", line)
+        return Evidence("static", 2, f"is used as a Python condition: `if {model.quote(node)}:`", line)
     if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
-        return Evidence("static", 2, f"is used as a Python condition: `{quote(parent)}`", line)
+        return Evidence("static", 2, f"is used as a Python condition: `{model.quote(parent)}`", line)
     if isinstance(parent, ast.Slice):
-        return Evidence("static", 2, f"is used as a slice bound: `{quote(parents.get(parent) or parent)}`", line)
+        return Evidence("static", 2, f"is used as a slice bound: `{model.quote(parents.get(parent) or parent)}`", line)
     if isinstance(parent, ast.Compare) and _is_python_condition(parent, parents) and not any(
             isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
-        return Evidence("static", 2, f"is used in a Python condition: `{quote(parent)}`", line)
+        return Evidence("static", 2, f"is used in a Python condition: `{model.quote(parent)}`", line)
     if isinstance(parent, ast.Compare):
         others = [parent.left, *parent.comparators]
         if any(isinstance(o, ast.Constant) and isinstance(o.value, str) for o in others):
-            return Evidence("static", 2, f"is compared with a string: `{quote(parent)}`", line)
+            return Evidence("static", 2, f"is compared with a string: `{model.quote(parent)}`", line)
     if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node:
-        return Evidence("static", 2, f"is iterated over in Python: `for ... in {quote(node)}`", line)
+        return Evidence("static", 2, f"is iterated over in Python: `for ... in {model.quote(node)}`", line)
     if isinstance(parent, ast.FormattedValue):
-        return Evidence("static", 1, f"is formatted into a string", line)
+        return Evidence("static", 1, "is formatted into a string", line)
     if isinstance(parent, ast.Starred):
-        return Evidence("static", 1, f"is unpacked with `*`", line)
+        return Evidence("static", 1, "is unpacked with `*`", line)
     return None
 
 
@@ -353,39 +345,39 @@ def _is_python_condition(node: ast.AST, parents: Dict[ast.AST, ast.AST]) -> bool
     return isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and getattr(parent, "test", None) is node
 
 
-def _quote_context(node: ast.AST, parents: Dict[ast.AST, ast.AST], quote: _Quoter) -> str:
+def _quote_context(model: FileModel, node: ast.AST, parents: Dict[ast.AST, ast.AST]) -> str:
     parent = parents.get(node)
     if isinstance(parent, ast.keyword):
         parent = parents.get(parent)
-    return quote(parent if parent is not None else node)
+    return model.quote(parent if parent is not None else node)
 
 
-def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call, quote: _Quoter,
+def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call,
                             keyword: Optional[str] = None) -> Optional[Evidence]:
     line = node.lineno
     q = model.index.qualname(call.func) or ""
     func_name = q.rsplit(".", 1)[-1] if q else (call.func.attr if isinstance(call.func, ast.Attribute) else "")
     if keyword is not None and keyword in STATIC_KEYWORDS:
-        return Evidence("static", 2, f"is passed as `{keyword}=`: `{quote(call)}`", line)
+        return Evidence("static", 2, f"is passed as `{keyword}=`: `{model.quote(call)}`", line)
     if q.startswith("builtins.") and func_name in STATIC_BUILTINS:
-        return Evidence("static", 2, f"is passed to `{func_name}()`: `{quote(call)}`", line)
-    if q.startswith(HOST_MODULES):
-        return Evidence("static", 1, f"is passed to NumPy, which needs a concrete value: `{quote(call)}`", line)
-    if q.startswith(ARRAY_MODULES):
+        return Evidence("static", 2, f"is passed to `{func_name}()`: `{model.quote(call)}`", line)
+    if q.startswith(HOST_NAMESPACES):
+        return Evidence("static", 1, f"is passed to NumPy, which needs a concrete value: `{model.quote(call)}`", line)
+    if q.startswith(ARRAY_VALUE_NAMESPACES):
         if q.startswith("jax.random.") and keyword is None and call.args and call.args[0] is node:
-            return Evidence("array", 2, f"is used as a PRNG key: `{quote(call)}`", line)
+            return Evidence("array", 2, f"is used as a PRNG key: `{model.quote(call)}`", line)
         if keyword is None:
             position = next((i for i, a in enumerate(call.args) if a is node), None)
             if position is None or position in STATIC_POSITIONS.get(func_name, frozenset()):
-                return Evidence("static", 2, f"is a static argument of `{func_name}`: `{quote(call)}`", line)
-        return Evidence("array", 2, f"is used as an array: `{quote(call)}`", line)
+                return Evidence("static", 2, f"is a static argument of `{func_name}`: `{model.quote(call)}`", line)
+        return Evidence("array", 2, f"is used as an array: `{model.quote(call)}`", line)
     if not q and isinstance(call.func, ast.Attribute) and call.func.attr in STATIC_METHODS and call.func.value is not node:
-        return Evidence("static", 2, f"is passed to `.{call.func.attr}()`: `{quote(call)}`", line)
+        return Evidence("static", 2, f"is passed to `.{call.func.attr}()`: `{model.quote(call)}`", line)
     return None
 
 
 def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, name: str,
-                        quote: _Quoter) -> List[Evidence]:
+                        ) -> List[Evidence]:
     found: List[Evidence] = []
     unknown = 0
     for site in d.call_sites:
@@ -393,7 +385,7 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
         if arg is None:
             unknown += 1
             continue
-        evidence = _call_site_argument(model, arg, site.enclosing, quote)
+        evidence = _call_site_argument(model, arg, site.enclosing)
         if evidence is not None:
             found.append(evidence)
         else:
@@ -418,36 +410,34 @@ def argument_at(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
 
 
 def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[FunctionNode],
-                        quote: _Quoter) -> Optional[Evidence]:
+                        ) -> Optional[Evidence]:
     line = arg.lineno
     where = f"line {line}"
     if isinstance(arg, ast.Lambda):
         return Evidence("callable", 3, f"receives a lambda at {where}", line)
     if isinstance(arg, ast.Constant) or (isinstance(arg, ast.UnaryOp) and isinstance(arg.operand, ast.Constant)):
-        return Evidence("static", 2, f"receives the literal `{quote(arg)}` at {where}", line)
+        return Evidence("static", 2, f"receives the literal `{model.quote(arg)}` at {where}", line)
     if isinstance(arg, ast.Tuple) and all(isinstance(e, ast.Constant) for e in arg.elts):
-        return Evidence("static", 2, f"receives the literal `{quote(arg)}` at {where}", line)
+        return Evidence("static", 2, f"receives the literal `{model.quote(arg)}` at {where}", line)
     if isinstance(arg, ast.Call):
         q = model.index.qualname(arg.func) or ""
-        if q in ("functools.partial", "jax.tree_util.Partial"):
+        if q in (*PARTIAL, "jax.tree_util.Partial"):
             return Evidence("callable", 3, f"receives a partial function at {where}", line)
-        if q.startswith(("jax.numpy.", "jax.random.", "jax.lax.")) and not q.endswith(("dtype", "float32", "int32")):
-            return Evidence("array", 2, f"receives an array at {where}: `{quote(arg)}`", line)
+        if q.startswith(ARRAY_ARGUMENT_NAMESPACES) and not q.endswith(("dtype", "float32", "int32")):
+            return Evidence("array", 2, f"receives an array at {where}: `{model.quote(arg)}`", line)
     if isinstance(arg, (ast.Name, ast.Attribute)):
         scope = model.index.scope_of(arg)
         bindings = model.index.lookup(arg.id, scope) if isinstance(arg, ast.Name) else []
         if any(b.kind == "def" for b in bindings):
-            return Evidence("callable", 3, f"receives the function `{quote(arg)}` at {where}", line)
+            return Evidence("callable", 3, f"receives the function `{model.quote(arg)}` at {where}", line)
         if bindings and all(b.kind == "param" for b in bindings) and enclosing in model.traced \
                 and arg.id in model.traced[enclosing].static_params:  # type: ignore[union-attr]
             return Evidence("static", 2, f"receives `{arg.id}`, a static argument of the traced caller, at {where}",
                             line)
         if bindings and model.index.scope_of(bindings[0].node) is model.index.module_scope:
-            from vjplint.collect import constant_value
-
             if constant_value(model.index, arg) is not None:
-                return Evidence("static", 2, f"receives the module constant `{quote(arg)}` at {where}", line)
+                return Evidence("static", 2, f"receives the module constant `{model.quote(arg)}` at {where}", line)
         q = model.index.qualname(arg, scope) or ""
-        if q.startswith(("jax.numpy.", "jax.lax.", "jax.nn.", "numpy.", "jax.scipy.")) and isinstance(arg, ast.Attribute):
-            return Evidence("callable", 3, f"receives the function `{quote(arg)}` at {where}", line)
+        if q.startswith(FUNCTION_NAMESPACES) and isinstance(arg, ast.Attribute):
+            return Evidence("callable", 3, f"receives the function `{model.quote(arg)}` at {where}", line)
     return None

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from functools import cached_property
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
+from vjplint.positions import byte_to_char
 from vjplint.semantic import FunctionNode, SemanticIndex
+
+if TYPE_CHECKING:
+    from vjplint.facts import Facts
 
 
 @dataclass
@@ -150,10 +155,65 @@ class FileModel:
     derivatives: List[CustomDerivative]
     traced: Dict[FunctionNode, TracedFunction]
     lines: List[str]
-    cache: Dict[object, object] = field(default_factory=dict)  # per-file memo shared by rules
+
+    @cached_property
+    def facts(self) -> "Facts":
+        """Facts derived from the model (arities, returns, verdicts...), each computed once."""
+        from vjplint.facts import Facts
+
+        return Facts(self)
 
     def derivative_for_node(self, node: ast.AST) -> Optional[CustomDerivative]:
         for d in self.derivatives:
             if d.primal is node or d.anchor is node:
                 return d
         return None
+
+    # -- source text (`ast` columns are UTF-8 byte offsets; `lines` are code points) ------
+    def _point(self, row: int, byte_col: int) -> Tuple[int, int]:
+        return row, byte_to_char(self.lines[row - 1], byte_col)
+
+    def _text(self, start: Tuple[int, int], end: Tuple[int, int]) -> str:
+        (r0, c0), (r1, c1) = start, end
+        if r0 == r1:
+            return self.lines[r0 - 1][c0:c1]
+        return "\n".join([self.lines[r0 - 1][c0:], *self.lines[r0:r1 - 1], self.lines[r1 - 1][:c1]])
+
+    def source_text(self, first: ast.AST, last: Optional[ast.AST] = None) -> str:
+        """The source from the start of `first` to the end of `last` (default: `first`)."""
+        last = last or first
+        return self._text(self._point(first.lineno, first.col_offset),  # type: ignore[attr-defined]
+                          self._point(last.end_lineno, last.end_col_offset))  # type: ignore[attr-defined]
+
+    def text_between(self, left: ast.AST, right: ast.AST) -> str:
+        """The source from the end of `left` to the start of `right`."""
+        return self._text(self._point(left.end_lineno, left.end_col_offset),  # type: ignore[attr-defined]
+                          self._point(right.lineno, right.col_offset))  # type: ignore[attr-defined]
+
+    def quote(self, node: ast.AST, limit: int = 60) -> str:
+        """A short one-line quote of `node` for messages: its source when on one line, else unparsed."""
+        try:
+            if node.lineno == node.end_lineno:  # type: ignore[attr-defined]
+                line = self.lines[node.lineno - 1]  # type: ignore[attr-defined]
+                text = line[byte_to_char(line, node.col_offset):  # type: ignore[attr-defined]
+                            byte_to_char(line, node.end_col_offset)]  # type: ignore[attr-defined]
+            else:
+                text = ast.unparse(node)
+        except (AttributeError, IndexError, ValueError):
+            text = ast.unparse(node)
+        text = " ".join(text.split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    def name_anchor(self, fn: FunctionNode) -> ast.AST:
+        """A node spanning a def's name (the lambda itself for lambdas), for reporting."""
+        if isinstance(fn, ast.Lambda) or not (0 < fn.lineno <= len(self.lines)):
+            return fn
+        line = self.lines[fn.lineno - 1].encode("utf-8")
+        keyword = line.find(b"def", fn.col_offset)
+        start = line.find(fn.name.encode("utf-8"), keyword + 3) if keyword >= 0 else -1
+        if start < 0:
+            return fn
+        anchor = ast.Name(id=fn.name, ctx=ast.Load())
+        anchor.lineno = anchor.end_lineno = fn.lineno
+        anchor.col_offset, anchor.end_col_offset = start, start + len(fn.name.encode("utf-8"))
+        return anchor

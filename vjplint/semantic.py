@@ -58,6 +58,22 @@ def walk(node: ast.AST) -> List[ast.AST]:
     return out
 
 
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def own_nodes(fn: FunctionNode) -> List[ast.AST]:
+    """The nodes of `fn`'s own body, depth first: a nested def, lambda or class appears but not
+    its inside (that runs when it is called, not as part of `fn`). Expression contexts left out."""
+    stack: List[ast.AST] = list(fn.body) if isinstance(fn.body, list) else [fn.body]
+    out: List[ast.AST] = []
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, _NESTED_SCOPES):
+            stack.extend(child_nodes(node))
+    return out
+
+
 @dataclass
 class Binding:
     kind: str  # "import", "def", "class", "assign", "param", "other"
@@ -100,6 +116,7 @@ class SemanticIndex:
         self._kids: Optional[Dict[ast.AST, List[ast.AST]]] = {}  # children of inner nodes, until `nodes`
         self._by_type: Optional[Dict[type, List[ast.AST]]] = None
         self._names: Optional[Dict[str, List[ast.Name]]] = None
+        self._attributes: Optional[Dict[str, List[ast.Attribute]]] = None
         self._qualnames: Dict[ast.AST, Optional[str]] = {}
         self._walk(module, self.module_scope)
 
@@ -138,6 +155,15 @@ class SemanticIndex:
                 names.setdefault(node.id, []).append(node)  # type: ignore[attr-defined]
             self._names = names
         return self._names.get(identifier, [])
+
+    def attributes(self, attr: str) -> List[ast.Attribute]:
+        """Every `ast.Attribute` accessing `.attr` in the module (any context), in `ast.walk` order."""
+        if self._attributes is None:
+            attributes: Dict[str, List[ast.Attribute]] = {}
+            for node in self.of_type(ast.Attribute):
+                attributes.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined]
+            self._attributes = attributes
+        return self._attributes.get(attr, [])
 
     # -- building -------------------------------------------------------------------------
     def _walk(self, root: ast.AST, scope: Scope) -> None:
@@ -256,20 +282,28 @@ class SemanticIndex:
                 return ancestor  # type: ignore[return-value]
         return None
 
-    def lookup(self, name: str, scope: Scope) -> List[Binding]:
-        """Bindings `name` may refer to from `scope` (Python's LEGB, class scopes skipped)."""
+    def resolve(self, name: str, scope: Scope) -> Optional[Tuple[Scope, List[Binding]]]:
+        """The scope that binds `name` as seen from `scope`, with its bindings; None when nothing
+        does. Python's LEGB: enclosing class scopes are skipped, `global n` goes to the module and
+        `nonlocal n` past the scope that declares it."""
         if name in scope.globals_:
-            return self.module_scope.bindings.get(name, [])
+            found = self.module_scope.bindings.get(name)
+            return (self.module_scope, found) if found else None
         current: Optional[Scope] = scope
         first = True
         while current is not None:
             if first or not current.is_class:
                 found = current.bindings.get(name)
-                if found:
-                    return found
+                if found and name not in current.nonlocals:
+                    return current, found
             first = False
             current = current.parent
-        return []
+        return None
+
+    def lookup(self, name: str, scope: Scope) -> List[Binding]:
+        """Bindings `name` may refer to from `scope` (see `resolve`)."""
+        found = self.resolve(name, scope)
+        return found[1] if found is not None else []
 
     def qualname(self, expr: ast.AST, scope: Optional[Scope] = None, _depth: int = 0) -> Optional[str]:
         """`jax.custom_vjp` for any spelling that resolves to it; builtins as `builtins.x`."""

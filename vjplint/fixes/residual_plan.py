@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.model import CustomDerivative, FileModel, RuleFunction, Signature
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode
+from vjplint.semantic import FunctionNode, own_nodes
 
 Loc = Tuple[int, int]
 ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "numpy.", "jax.random.")
@@ -374,16 +374,6 @@ def _check_lambda_substitution(fn: ast.Lambda, names: Set[str]) -> None:
 
 
 # -- small helpers ------------------------------------------------------------------------
-def _own_nodes(fn: FunctionNode) -> Iterator[ast.AST]:
-    """Nodes of `fn`'s own body, not of functions or classes nested in it."""
-    stack: List[ast.AST] = list(fn.body) if isinstance(fn.body, list) else [fn.body]
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
-
-
 def _own_returns(fn: FunctionNode) -> List[Optional[ast.expr]]:
     return [value for _, value in _own_return_values(fn)]
 
@@ -391,12 +381,12 @@ def _own_returns(fn: FunctionNode) -> List[Optional[ast.expr]]:
 def _own_return_values(fn: FunctionNode) -> List[Tuple[ast.AST, Optional[ast.expr]]]:
     if isinstance(fn, ast.Lambda):
         return [(fn.body, fn.body)]
-    found = [(n, n.value) for n in _own_nodes(fn) if isinstance(n, ast.Return)]
+    found = [(n, n.value) for n in own_nodes(fn) if isinstance(n, ast.Return)]
     return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))  # type: ignore[attr-defined]
 
 
 def _is_generator(fn: ast.AST) -> bool:
-    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn))  # type: ignore[arg-type]
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(fn))  # type: ignore[arg-type]
 
 
 def _has_starred(value: Union[ast.Tuple, ast.List]) -> bool:
@@ -406,7 +396,7 @@ def _has_starred(value: Union[ast.Tuple, ast.List]) -> bool:
 def _stores(fn: FunctionNode, name: str) -> bool:
     """`fn` rebinds its own `name` (nested functions count only through `nonlocal`)."""
     if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del))
-           for node in _own_nodes(fn)):
+           for node in own_nodes(fn)):
         return True
     return any(isinstance(node, ast.Nonlocal) and name in node.names for node in ast.walk(fn))
 
@@ -429,29 +419,14 @@ def _names_in(fn: FunctionNode) -> Set[str]:
 
 def _referenced_elsewhere(model: FileModel, rule: RuleFunction, registration: ast.AST) -> bool:
     """A use of the rule's name other than the registration (a direct call would break)."""
-    loads, attributes = _name_index(model)
+    index = model.index
     inside = {id(n) for n in ast.walk(registration)}
-    if any(id(n) not in inside for n in loads.get(rule.name or "", ())):
+    name = rule.name or ""
+    if any(id(n) not in inside for n in index.names(name) if isinstance(n.ctx, ast.Load)):
         return True
     if isinstance(rule.node, ast.Lambda):
         return False
-    return any(id(n) not in inside for n in attributes.get(rule.name or "", ()))
-
-
-def _name_index(model: FileModel) -> Tuple[Dict[str, List[ast.AST]], Dict[str, List[ast.AST]]]:
-    """Name loads and attribute accesses by name, built once per file (the check runs per rule:
-    walking the module each time made linting quadratic in the number of custom_vjps)."""
-    key = "residual_plan.name_index"
-    if key not in model.cache:
-        loads: Dict[str, List[ast.AST]] = {}
-        attributes: Dict[str, List[ast.AST]] = {}
-        for n in model.index.nodes:  # `ast.walk(model.module)`, walked once for every user
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                loads.setdefault(n.id, []).append(n)
-            elif isinstance(n, ast.Attribute):
-                attributes.setdefault(n.attr, []).append(n)
-        model.cache[key] = (loads, attributes)
-    return model.cache[key]  # type: ignore[return-value]
+    return any(id(n) not in inside for n in index.attributes(name))
 
 
 def _fresh(candidates: Sequence[str], taken: Set[str]) -> str:

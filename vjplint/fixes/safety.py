@@ -22,15 +22,16 @@ def residual_fix_offer(model: FileModel, d: CustomDerivative, moved: Sequence[in
     that must be bound/indexed. None: the rules live elsewhere, are shared, or a return
     cannot be rewritten.
     """
-    key = ("residual-plan", id(d), tuple(sorted(moved)))
-    if key not in model.cache:
+    plans = model.facts.residual_plans  # the rule asks once per verdict, the codemod again
+    key = (id(d), tuple(sorted(moved)))
+    if key not in plans:
         try:
-            model.cache[key] = plan(model, d, moved)
+            plans[key] = plan(model, d, moved)
         except Refusal as exc:
-            model.cache[key] = str(exc)
-    result = model.cache[key]
+            plans[key] = str(exc)
+    result = plans[key]
     if isinstance(result, str):
         return None, result
-    if not confident or not result.safe:  # type: ignore[union-attr]
+    if not confident or not result.safe:
         return Applicability.UNSAFE, ""
     return Applicability.SAFE, ""

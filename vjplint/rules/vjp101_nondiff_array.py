@@ -4,7 +4,6 @@ from vjplint.diagnostics import Severity
 from vjplint.fixes.safety import residual_fix_offer
 from vjplint.infer import Verdict, verdicts_for
 from vjplint.model import CustomDerivative
-from vjplint.rules._common import nondiff_keyword
 from vjplint.rules.base import Rule
 
 
@@ -70,6 +69,7 @@ class NondiffArray(Rule):
     CODE = "VJP101"
     NAME = "nondiff-array"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
     FIX = "residual-plus-None"
     LEVEL = "array"
 
@@ -120,7 +120,7 @@ apply.defvjp(apply_fwd, apply_bwd)
     def _report(self, d: CustomDerivative, v: Verdict, verdicts: list, confident: bool) -> None:
         sig = d.signature
         assert sig is not None
-        keyword = nondiff_keyword(self.model, d, v.position)
+        keyword = self.model.facts.nondiff_keyword(d, v.position)
         moved = tuple(x.position for x in verdicts if x.level == "array" or
                       (x.level == "maybe" and self.LEVEL == "maybe" and x.position == v.position))
         applicability, why_not = residual_fix_offer(self.model, d, moved, confident)

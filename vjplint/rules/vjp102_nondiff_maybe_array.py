@@ -37,6 +37,7 @@ class NondiffMaybeArray(NondiffArray):
     CODE = "VJP102"
     NAME = "nondiff-maybe-array"
     SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_vjp",)
     LEVEL = "maybe"
     INVALID = ['''
 from functools import partial

@@ -46,6 +46,7 @@ class NondiffArgnumsInvalid(Rule):
     CODE = "VJP103"
     NAME = "nondiff-argnums-invalid"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
     FIX = "normalise the index"
     INVALID = ["import jax\nfrom functools import partial\n@partial(jax.custom_vjp, nondiff_argnums=1)\n"
                "def f(x, n):\n    return x * n\n"]

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from vjplint.diagnostics import Severity
 from vjplint.infer import argument_at
-from vjplint.rules._common import traced_reason
 from vjplint.rules.base import Rule
 
 
@@ -37,6 +36,7 @@ class NondiffTracedAtCall(Rule):
     CODE = "VJP104"
     NAME = "nondiff-traced-at-call"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
     INVALID = ['''
 from functools import partial
 import jax
@@ -79,7 +79,7 @@ def step(n, x):
                     arg = argument_at(site.call, position, name)
                     if arg is None:
                         continue
-                    reason = traced_reason(self.model, arg, site.enclosing, traced)
+                    reason = self.model.facts.traced_reason(arg, site.enclosing, traced)
                     if reason is None:
                         continue
                     self.report(arg, f"`{d.name}` receives a traced value in its nondiff position {position} "

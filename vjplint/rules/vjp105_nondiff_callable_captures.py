@@ -5,9 +5,10 @@ from typing import List, Optional
 
 from vjplint.infer import argument_at
 from vjplint.diagnostics import Severity
-from vjplint.rules._common import describe_traced, function_name
+from vjplint.facts import describe_traced
 from vjplint.rules.base import Rule
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode
+from vjplint.rules.helpers import function_name
+from vjplint.semantic import FunctionNode
 
 
 class NondiffCallableCaptures(Rule):
@@ -42,6 +43,7 @@ class NondiffCallableCaptures(Rule):
     CODE = "VJP105"
     NAME = "nondiff-callable-captures"
     SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_vjp",)
     INVALID = ['''
 from functools import partial
 import jax

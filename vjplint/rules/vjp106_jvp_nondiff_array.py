@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from vjplint.diagnostics import Severity
 from vjplint.infer import verdicts_for
-from vjplint.rules._common import nondiff_keyword
 from vjplint.rules.base import Rule
 
 
@@ -34,6 +33,7 @@ class JvpNondiffArray(Rule):
     CODE = "VJP106"
     NAME = "jvp-nondiff-array"
     SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_jvp",)
     DEFAULT_ENABLED = False
     INVALID = ['''
 from functools import partial
@@ -65,7 +65,7 @@ def scaled_sin(axis: int, x):
                 assert evidence is not None
                 sig = d.signature
                 assert sig is not None
-                keyword = nondiff_keyword(self.model, d, v.position)
+                keyword = self.model.facts.nondiff_keyword(d, v.position)
                 self.report(sig.param_nodes[v.name],
                             f"`{v.name}` (position {v.position}) is in {keyword} of custom_jvp `{d.name}` but "
                             f"{evidence.reason}: custom_jvp stop-gradients nondiff arguments, so its derivative is "

@@ -39,6 +39,7 @@ class NondiffUnhashable(Rule):
     CODE = "VJP107"
     NAME = "nondiff-unhashable"
     SEVERITY = Severity.INFO
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
     DEFAULT_ENABLED = False
     INVALID = ['''
 from functools import partial

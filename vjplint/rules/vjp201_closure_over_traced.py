@@ -5,13 +5,13 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.infer import (Evidence, Verdict, _annotation_evidence, _default_evidence, _name_evidence,
-                           _Quoter, _usage_evidence, argument_at)
+from vjplint.facts import describe_traced
+from vjplint.infer import (Evidence, Verdict, annotation_evidence, argument_at, default_evidence, name_evidence,
+                           usage_evidence)
+from vjplint.jaxapi import ARRAY_NAMESPACES, STATIC_ATTRIBUTES
 from vjplint.model import CustomDerivative, Signature
-from vjplint.rules._common import STATIC_ATTRIBUTES, describe_traced, traced_reason
 from vjplint.rules.base import Rule
-from vjplint.rules.vjp202_rule_side_effect import binding_scope, inside, rules_of
-from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope
+from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, child_nodes
 
 # Values that carry no derivative or no tracer: closing over them is fine.
 CLEAN_CALLS = frozenset({
@@ -21,7 +21,6 @@ CLEAN_CALLS = frozenset({
     "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "jax.numpy.result_type", "jax.numpy.dtype",
     "numpy.shape", "numpy.ndim", "numpy.size", "jax.tree_util.tree_structure", "jax.tree.structure",
 })
-ARRAY_MAKERS = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.random.")
 
 
 @dataclass
@@ -98,6 +97,7 @@ class ClosureOverTraced(Rule):
     CODE = "VJP201"
     NAME = "closure-over-traced"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -131,12 +131,11 @@ def make_power(n: int):
 ''']
 
     def check(self) -> None:
-        self._quote = _Quoter(self.model)
         for d in self.model.derivatives:
             functions: List[Tuple[str, FunctionNode]] = []
             if d.primal is not None:
                 functions.append((d.name, d.primal))
-            for role, rule in rules_of(d):
+            for role, rule in self.model.facts.rules_of(d):
                 functions.append((rule.name or role, rule.node))  # type: ignore[arg-type]
             captures: Dict[Tuple[str, int], Capture] = {}
             for label, fn in functions:
@@ -157,28 +156,28 @@ def make_power(n: int):
         stack: List[ast.AST] = list(body)
         while stack:
             node = stack.pop()
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
-            found = binding_scope(index, node.id, index.scope_of(node))
+            found = index.resolve(node.id, index.scope_of(node))
             if found is None:
                 continue
             scope, _ = found
-            if not scope.is_function or inside(index, scope, fn):
+            if not scope.is_function or index.inside(scope.node, fn):
                 continue
             yield node, scope
 
     # -- judging one captured name ------------------------------------------------------------
     def _judge(self, d: CustomDerivative, capture: Capture, functions: List[FunctionNode]) -> None:
         index = self.model.index
-        found = binding_scope(index, capture.name, index.scope_of(capture.first))
+        found = index.resolve(capture.name, index.scope_of(capture.first))
         if found is None:
             return
         scope, bindings = found
         roots = self._roots(capture.name, scope, bindings, set(), 0)
         if not roots:
             return
-        usage = [e for fn in functions for e in _usage_evidence(self.model, fn, capture.name, self._quote)]
+        usage = [e for fn in functions for e in usage_evidence(self.model, fn, capture.name)]
         if any(e.kind == "callable" and e.weight >= 3 for e in usage):
             return
         for root in roots:
@@ -212,7 +211,7 @@ def make_power(n: int):
                     continue
                 for inner, inner_scope, inner_bindings in self._names_in(value):
                     for root in self._roots(inner, inner_scope, inner_bindings, seen, depth + 1):
-                        root.chain.append(f"`{self._quote(b.node, 70)}`")
+                        root.chain.append(f"`{self.model.quote(b.node, 70)}`")
                         root.computed_with = root.computed_with or self._array_call(value)
                         roots.append(root)
         return roots
@@ -230,18 +229,18 @@ def make_power(n: int):
             if isinstance(node, ast.Call) and (index.qualname(node.func) or "") in CLEAN_CALLS:
                 continue
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                found = binding_scope(index, node.id, index.scope_of(node))
+                found = index.resolve(node.id, index.scope_of(node))
                 if found is not None and found[0].is_function:
                     yield node.id, found[0], found[1]
                 continue
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
 
     def _array_call(self, value: ast.expr) -> Optional[str]:
         for node in ast.walk(value):
             if isinstance(node, ast.Call):
                 q = self.model.index.qualname(node.func) or ""
-                if q.startswith(ARRAY_MAKERS) and q not in CLEAN_CALLS:
-                    return self._quote(node, 50)
+                if q.startswith(ARRAY_NAMESPACES) and q not in CLEAN_CALLS:
+                    return self.model.quote(node, 50)
         return None
 
     # -- evidence that a root parameter holds tracers -------------------------------------------
@@ -255,11 +254,11 @@ def make_power(n: int):
             # equinox's filter_* transforms trace only array leaves: other parameters stay static.
             weight = 2 if traced.how.startswith("equinox.") else 3
             evidence.append(Evidence("array", weight, f"is a parameter of {describe_traced(traced)}"))
-        evidence.extend(_annotation_evidence(self.model, sig.annotations.get(param), param, self._quote))
+        evidence.extend(annotation_evidence(self.model, sig.annotations.get(param), param))
         if param in sig.defaults:
-            evidence.extend(_default_evidence(self.model, sig.defaults[param], self._quote))
-        evidence.extend(_name_evidence(param))
-        evidence.extend(_usage_evidence(self.model, fn, param, self._quote))
+            evidence.extend(default_evidence(self.model, sig.defaults[param]))
+        evidence.extend(name_evidence(param))
+        evidence.extend(usage_evidence(self.model, fn, param))
         evidence.extend(self._call_site_evidence(fn, param, sig))
         return evidence
 
@@ -272,7 +271,7 @@ def make_power(n: int):
         parent_scope = index.scope_of(fn)
         is_self = parent_scope.is_class and sig.positional[:1] == [param]
         evidence = []
-        for call in self._calls():
+        for call in self.model.facts.name_calls():
             enclosing = index.enclosing_function(call)
             traced = self.model.traced.get(enclosing) if enclosing is not None else None
             if traced is None:
@@ -288,20 +287,13 @@ def make_power(n: int):
                 arg = argument_at(call, position, param) if position >= 0 else None
                 args = [arg] if arg is not None else []
             for arg in args:
-                reason = traced_reason(self.model, arg, enclosing, traced)
+                reason = self.model.facts.traced_reason(arg, enclosing, traced)
                 if reason is not None:
                     built = f"`{param}` is a `{call.func.id}` built" if is_self else f"`{call.func.id}` is called"  # type: ignore[attr-defined]
                     evidence.append(Evidence("array", 3, f"receives tracers: {built} at line {call.lineno} "
-                                                         f"with `{self._quote(arg, 40)}` ({reason})", call.lineno))
+                                                         f"with `{self.model.quote(arg, 40)}` ({reason})", call.lineno))
                     return evidence
         return evidence
-
-    def _calls(self) -> List[ast.Call]:
-        key = ("vjp201-calls",)
-        if key not in self.model.cache:
-            self.model.cache[key] = [n for n in self.model.index.of_type(ast.Call)
-                                     if isinstance(n.func, ast.Name)]
-        return self.model.cache[key]  # type: ignore[return-value]
 
     def _resolves_to(self, name: ast.Name, target: ast.AST) -> bool:
         return any(b.node is target for b in self.model.index.lookup(name.id, self.model.index.scope_of(name)))

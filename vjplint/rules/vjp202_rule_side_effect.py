@@ -4,60 +4,22 @@ import ast
 from typing import Iterator, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
+from vjplint.jaxapi import STATIC_ATTRIBUTES
 from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
-from vjplint.semantic import Binding, Scope, SemanticIndex
+from vjplint.semantic import Binding
 
 # Methods that only mutable containers have: flagged on any outer object.
 CONTAINER_ONLY = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "setdefault", "popitem"})
 # Methods other objects have too (`optimizer.update(...)` is pure): flagged only on outer names
 # bound to a container literal or constructor.
 CONTAINER_TOO = frozenset({"update", "add", "pop", "clear", "remove", "discard"})
-STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "treedef", "aval", "weak_type"})
 STATIC_CALLS = frozenset({"builtins.type", "builtins.len", "builtins.isinstance", "builtins.bool", "builtins.str",
                           "builtins.repr", "builtins.id", "builtins.callable", "builtins.hasattr"})
 # jax functions returning static values (structure, abstract values), under any module path.
 STATIC_JAX_CALLS = frozenset({"tree_structure", "structure", "typeof", "get_aval", "ShapeDtypeStruct"})
 CONTAINER_MAKERS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.deque",
                               "collections.defaultdict", "collections.OrderedDict", "collections.Counter"})
-
-
-def binding_scope(index: SemanticIndex, name: str, scope: Scope) -> Optional[Tuple[Scope, List[Binding]]]:
-    """The scope that binds `name` as seen from `scope` (Python's LEGB, class scopes skipped)."""
-    if name in scope.globals_:
-        found = index.module_scope.bindings.get(name)
-        return (index.module_scope, found) if found else None
-    current: Optional[Scope] = scope
-    first = True
-    while current is not None:
-        if first or not current.is_class:
-            found = current.bindings.get(name)
-            if found and name not in current.nonlocals:  # `nonlocal n` binds n further out
-                return current, found
-        first = False
-        current = current.parent
-    return None
-
-
-def inside(index: SemanticIndex, scope: Scope, fn: ast.AST) -> bool:
-    """Whether `scope` is `fn`'s own scope or one nested in it."""
-    current: Optional[Scope] = scope
-    while current is not None:
-        if current.node is fn:
-            return True
-        current = current.parent
-    return False
-
-
-def rules_of(d: CustomDerivative) -> Iterator[Tuple[str, RuleFunction]]:
-    """Every resolved rule of every registration, with its role."""
-    seen: Set[int] = set()
-    for reg in d.registrations:
-        roles = ("fwd", "bwd") if reg.method == "defvjp" else ("jvp",) * len(reg.rules)
-        for role, rule in zip(roles, reg.rules):
-            if rule.node is not None and id(rule.node) not in seen:
-                seen.add(id(rule.node))
-                yield role, rule
 
 
 class RuleSideEffect(Rule):
@@ -93,6 +55,7 @@ class RuleSideEffect(Rule):
     CODE = "VJP202"
     NAME = "rule-side-effect"
     SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -134,7 +97,7 @@ f.defvjp(f_fwd, f_bwd)
     def check(self) -> None:
         done: Set[int] = set()
         for d in self.model.derivatives:
-            for role, rule in rules_of(d):
+            for role, rule in self.model.facts.rules_of(d):
                 if id(rule.node) in done:
                     continue
                 done.add(id(rule.node))
@@ -145,7 +108,7 @@ f.defvjp(f_fwd, f_bwd)
         assert fn is not None
         label = f"{role} rule `{rule.name or getattr(fn, 'name', '<lambda>')}` of `{d.name}`"
         reported: Set[str] = set()
-        for node in _own_nodes(fn):
+        for node in self.model.facts.own_nodes(fn):  # type: ignore[arg-type]
             found = self._side_effect(fn, node)
             if found is None:
                 continue
@@ -202,11 +165,11 @@ f.defvjp(f_fwd, f_bwd)
 
     def _outer_object(self, fn: ast.AST, root: ast.Name) -> Optional[List[Binding]]:
         """The bindings of `root` when they live outside `fn` and are variables (not imports)."""
-        found = binding_scope(self.model.index, root.id, self.model.index.scope_of(root))
+        found = self.model.index.resolve(root.id, self.model.index.scope_of(root))
         if found is None:
             return None
         scope, bindings = found
-        if inside(self.model.index, scope, fn):
+        if self.model.index.inside(scope.node, fn):
             return None
         if any(b.kind in ("import", "def", "class") for b in bindings):
             return None
@@ -247,7 +210,7 @@ f.defvjp(f_fwd, f_bwd)
         if isinstance(fn, ast.Lambda):
             return self._static(fn.body, depth + 1)
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            returns = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return)]
+            returns = [r.value for r in self.model.facts.returns_of(fn)]
             return bool(returns) and all(r is not None and self._static(r, depth + 1) for r in returns)
         return False
 
@@ -301,13 +264,3 @@ def _has_at(expr: ast.expr) -> bool:
     return False
 
 
-def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
-    """The rule's body, without nested functions and lambdas: those run when called (often at
-    execution time, as `jax.debug.callback` targets), not as part of the rule."""
-    body = fn.body if isinstance(fn.body, list) else [fn.body]  # type: ignore[attr-defined]
-    stack: List[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child for child in ast.iter_child_nodes(node)
-                     if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))

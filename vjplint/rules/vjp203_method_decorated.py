@@ -58,6 +58,7 @@ class MethodDecorated(Rule):
     CODE = "VJP203"
     NAME = "method-decorated"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
     INVALID = ['''
 import jax
 

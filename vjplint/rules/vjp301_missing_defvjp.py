@@ -6,7 +6,6 @@ from typing import Dict, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.model import CustomDerivative, FileModel
-from vjplint.rules._arity import is_transform_argument
 from vjplint.rules.base import Rule
 
 METHOD_KIND = {"defvjp": "vjp", "defjvp": "jvp", "defjvps": "jvp"}
@@ -68,6 +67,7 @@ class MissingDefvjp(Rule):
     CODE = "VJP301"
     NAME = "missing-defvjp"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
 
     INVALID = ['''
 import jax
@@ -139,7 +139,7 @@ def exported(x):
                 return site.call, f"is called (line {site.call.lineno})"
         bound = {id(d.anchor), id(d.primal)}
         for node in self.model.index.names(d.name):  # `ast.walk` order, without a walk per derivative
-            if is_transform_argument(self.model, node):
+            if self.model.facts.is_transform_argument(node):
                 scope = self.model.index.scope_of(node)
                 if any(id(b.node) in bound for b in self.model.index.lookup(node.id, scope)):
                     parent = self.model.index.parent(node)

@@ -49,6 +49,7 @@ class DefvjpAsDecorator(Rule):
     CODE = "VJP302"
     NAME = "defvjp-as-decorator"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
 
     INVALID = ['''
 import jax

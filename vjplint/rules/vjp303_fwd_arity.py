@@ -4,19 +4,9 @@ import ast
 
 from vjplint.diagnostics import Severity
 from vjplint.model import CustomDerivative, RuleFunction
-from vjplint.rules._arity import (
-    Arity,
-    checked_vjp_rules,
-    name_anchor,
-    nondiff_positions,
-    plural,
-    primal_arg_counts,
-    primal_signature,
-    python_arity_error,
-    rule_arity,
-    rule_label,
-)
+from vjplint.facts import Arity, plural
 from vjplint.rules.base import Rule
+from vjplint.rules.helpers import python_arity_error, rule_label
 
 
 class FwdArity(Rule):
@@ -62,6 +52,7 @@ class FwdArity(Rule):
     CODE = "VJP303"
     NAME = "fwd-arity"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
 
     INVALID = ['''
 import jax
@@ -98,12 +89,12 @@ f.defvjp(f_fwd, f_bwd)
 
     def check(self) -> None:
         for d in self.model.derivatives:
-            counts = primal_arg_counts(self.model, d)
-            sig = primal_signature(self.model, d)
-            if sig is None or nondiff_positions(self.model, d) is None:
+            counts = self.model.facts.primal_arg_counts(d)
+            sig = self.model.facts.primal_signature(d)
+            if sig is None or self.model.facts.nondiff_positions(d) is None:
                 continue
-            for _, fwd, _ in checked_vjp_rules(self.model, d):
-                arity = rule_arity(self.model, fwd)
+            for _, fwd, _ in self.model.facts.checked_vjp_rules(d):
+                arity = self.model.facts.rule_arity(fwd)
                 if fwd is None or arity is None:
                     continue
                 if counts is not None:
@@ -114,8 +105,8 @@ f.defvjp(f_fwd, f_bwd)
                     self._report(d, fwd, arity, len(sig.positional), at_least=True)
 
     def _report(self, d: CustomDerivative, fwd: RuleFunction, arity: Arity, k: int, at_least: bool = False) -> None:
-        sig = primal_signature(self.model, d)
-        nondiff = nondiff_positions(self.model, d) or ()
+        sig = self.model.facts.primal_signature(d)
+        nondiff = self.model.facts.nondiff_positions(d) or ()
         assert sig is not None and fwd.node is not None
         names = sig.positional[:k] + [f"{sig.vararg}[{i}]" for i in range(k - len(sig.positional))]
         notes = []
@@ -139,7 +130,7 @@ f.defvjp(f_fwd, f_bwd)
                        f"JAX calls it with {args}, so differentiating `{d.name}` raises `{error}`; give fwd the "
                        f"parameters ({', '.join(names)}), in the primal's order")
         # A partial is reported where it binds; a def or lambda where it is written.
-        self.report(fwd.expr if isinstance(fwd.expr, ast.Call) else name_anchor(self.model, fwd.node), message)
+        self.report(fwd.expr if isinstance(fwd.expr, ast.Call) else self.model.name_anchor(fwd.node), message)
 
 
 def _list(names) -> str:

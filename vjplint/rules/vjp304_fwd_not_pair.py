@@ -5,14 +5,8 @@ from typing import Set
 
 from vjplint.diagnostics import Severity
 from vjplint.model import CustomDerivative, RuleFunction
-from vjplint.rules._arity import (
-    checked_vjp_rules,
-    not_a_sequence,
-    returns_of,
-    rule_label,
-    sequence_length,
-)
 from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
 
 
 class FwdNotPair(Rule):
@@ -54,6 +48,7 @@ class FwdNotPair(Rule):
     CODE = "VJP304"
     NAME = "fwd-not-pair"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
 
     INVALID = ['''
 import jax
@@ -92,7 +87,7 @@ f.defvjp(f_fwd, f_bwd)
     def check(self) -> None:
         seen: Set[int] = set()
         for d in self.model.derivatives:
-            for _, fwd, _ in checked_vjp_rules(self.model, d):
+            for _, fwd, _ in self.model.facts.checked_vjp_rules(d):
                 if fwd is None or fwd.node is None or id(fwd.node) in seen:
                     continue
                 seen.add(id(fwd.node))
@@ -103,9 +98,9 @@ f.defvjp(f_fwd, f_bwd)
         label = rule_label(fwd, "fwd")
         error = (f"`TypeError: Custom VJP fwd rule {getattr(fwd.node, 'name', '<lambda>')} for function {d.name} must "
                  f"produce a pair (list or tuple of length two) ...`")
-        for node, value in returns_of(fwd.node):
+        for node, value in self.model.facts.returns_of(fwd.node):
             if value is not None:
-                length = sequence_length(self.model, value, fwd.node)
+                length = self.model.facts.sequence_length(value, fwd.node)
                 if length is not None:
                     n, exact, literal = length
                     if n == 2 and exact or not exact and n <= 2:
@@ -123,7 +118,7 @@ f.defvjp(f_fwd, f_bwd)
                     self.report(node, f"{label} returns a {count}-element {_kind(literal)}{shown}, not a pair "
                                       f"(primal_out, residuals): differentiating `{d.name}` raises {error}; {advice}")
                     continue
-            why = not_a_sequence(self.model, value, fwd.node)
+            why = self.model.facts.not_a_sequence(value, fwd.node)
             if why is None:
                 continue
             if value is None:

@@ -3,17 +3,9 @@ from __future__ import annotations
 import ast
 
 from vjplint.diagnostics import Severity
-from vjplint.rules._arity import (
-    checked_vjp_rules,
-    name_anchor,
-    nondiff_positions,
-    plural,
-    primal_signature,
-    python_arity_error,
-    rule_arity,
-    rule_label,
-)
+from vjplint.facts import plural
 from vjplint.rules.base import Rule
+from vjplint.rules.helpers import python_arity_error, rule_label
 
 
 class BwdArity(Rule):
@@ -55,6 +47,7 @@ class BwdArity(Rule):
     CODE = "VJP305"
     NAME = "bwd-arity"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
 
     INVALID = ['''
 import jax
@@ -92,15 +85,15 @@ f.defvjp(f_fwd, f_bwd)
 
     def check(self) -> None:
         for d in self.model.derivatives:
-            nondiff = nondiff_positions(self.model, d)
+            nondiff = self.model.facts.nondiff_positions(d)
             if nondiff is None:
                 continue
             n = len(nondiff) + 2
-            sig = primal_signature(self.model, d)
+            sig = self.model.facts.primal_signature(d)
             nondiff_names = [sig.positional[i] if i < len(sig.positional) else f"arg{i}" for i in nondiff] \
                 if sig is not None else [f"arg{i}" for i in nondiff]
-            for _, _, bwd in checked_vjp_rules(self.model, d):
-                arity = rule_arity(self.model, bwd)
+            for _, _, bwd in self.model.facts.checked_vjp_rules(d):
+                arity = self.model.facts.rule_arity(bwd)
                 if bwd is None or bwd.node is None or arity is None or arity.accepts(n) and not arity.kwonly_required:
                     continue
                 call = ", ".join([*nondiff_names, "residuals", "cotangent"])
@@ -121,5 +114,5 @@ f.defvjp(f_fwd, f_bwd)
                     given = plural(n, "argument")
                 message = (f"{rule_label(bwd, 'bwd')} {takes}, but JAX calls it with {given}, bwd({call}): {order}; "
                            f"differentiating `{d.name}` raises `{error}`")
-                self.report(bwd.expr if isinstance(bwd.expr, ast.Call) else name_anchor(self.model, bwd.node),
+                self.report(bwd.expr if isinstance(bwd.expr, ast.Call) else self.model.name_anchor(bwd.node),
                             message)

@@ -5,23 +5,9 @@ from typing import List, Optional, Sequence, Set
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.model import CustomDerivative, RuleFunction
-from vjplint.rules._arity import (
-    checked_vjp_rules,
-    differentiable_names,
-    nondiff_positions,
-    plural,
-    primal_arg_count,
-    primal_signature,
-    returns_of,
-    rule_label,
-    sequence_length,
-    source_text,
-    text_between,
-)
+from vjplint.facts import plural, return_branches
 from vjplint.rules.base import Rule
-
-BWD_TREE = ("`TypeError: Custom VJP bwd rule must produce an output with the same container (pytree) structure "
-            "as the args tuple of the primal function ...`")
+from vjplint.rules.helpers import BWD_TREE, rule_label
 
 
 class BwdReturnLength(Rule):
@@ -71,6 +57,7 @@ class BwdReturnLength(Rule):
     CODE = "VJP306"
     NAME = "bwd-return-length"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
     FIX = "remove the nondiff slots"
 
     INVALID = ['''
@@ -111,20 +98,20 @@ f.defvjp(f_fwd, f_bwd)
     def check(self) -> None:
         seen: Set[int] = set()
         for d in self.model.derivatives:
-            names = differentiable_names(self.model, d)
+            names = self.model.facts.differentiable_names(d)
             if names is None:
                 continue
-            for _, _, bwd in checked_vjp_rules(self.model, d):
+            for _, _, bwd in self.model.facts.checked_vjp_rules(d):
                 if bwd is None or bwd.node is None:
                     continue
-                for _, value in returns_of(bwd.node):
+                for _, value in self.model.facts.returns_of(bwd.node):
                     for candidate in return_branches(value):
                         if id(candidate) not in seen and self._check_return(d, bwd, candidate, names):
                             seen.add(id(candidate))  # a bwd shared by several functions: report a return once
 
     def _check_return(self, d: CustomDerivative, bwd: RuleFunction, value: ast.expr, names: List[str]) -> bool:
         assert bwd.node is not None
-        length = sequence_length(self.model, value, bwd.node)
+        length = self.model.facts.sequence_length(value, bwd.node)
         if length is None:
             return False
         n, exact, literal = length
@@ -132,13 +119,13 @@ f.defvjp(f_fwd, f_bwd)
         if n == D and exact or not exact and n <= D:
             return False
         count = f"{n}" if exact else f"at least {n}"
-        nondiff = nondiff_positions(self.model, d) or ()
-        k = primal_arg_count(self.model, d)
+        nondiff = self.model.facts.nondiff_positions(d) or ()
+        k = self.model.facts.primal_arg_count(d)
         shown = "" if literal is value else f" (`{self.quote(value)}` is a {n}-element tuple)"
         message = (f"{rule_label(bwd, 'bwd')} returns {count} cotangent{'s' if n != 1 else ''}{shown} but `{d.name}` "
                    f"has {plural(D, 'differentiable argument')} ({', '.join(names)})")
         fix = None
-        sig = primal_signature(self.model, d)
+        sig = self.model.facts.primal_signature(d)
         defaulted = [p for p in (sig.positional[len(sig.positional) - sig.n_defaults:] if sig else []) if p in names]
         if defaulted and n < D:
             listed = ", ".join(f"`{p}`" for p in defaulted)
@@ -170,27 +157,18 @@ f.defvjp(f_fwd, f_bwd)
         if not all(isinstance(elts[i], ast.Constant) and elts[i].value is None for i in positions):
             return None
         kept = [i for i in range(len(elts)) if i not in positions]
-        if not kept or "#" in source_text(self.model, elts[0], elts[-1]):
+        if not kept or "#" in self.model.source_text(elts[0], elts[-1]):
             return None  # a comment could be lost: leave it to the author
         pieces: List[str] = []
         for j, i in enumerate(kept):
-            pieces.append(source_text(self.model, elts[i]))
+            pieces.append(self.model.source_text(elts[i]))
             if j < len(kept) - 1:
                 nxt = i + 1  # keep the separator that followed this element
-                pieces.append(text_between(self.model, elts[i], elts[nxt]) if nxt < len(elts) else ", ")
+                pieces.append(self.model.text_between(elts[i], elts[nxt]) if nxt < len(elts) else ", ")
         text = "".join(pieces)
         if len(kept) == 1 and isinstance(literal, ast.Tuple) and not _comma_follows(self.model, elts[-1]):
             text += ","
         return text
-
-
-def return_branches(value: Optional[ast.expr]) -> List[ast.expr]:
-    """The expressions a return may evaluate to (both arms of `a if c else b`)."""
-    if value is None:
-        return []
-    if isinstance(value, ast.IfExp):
-        return return_branches(value.body) + return_branches(value.orelse)
-    return [value]
 
 
 def _comma_follows(model, node: ast.AST) -> bool:

@@ -5,19 +5,9 @@ from typing import Optional, Set
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.model import CustomDerivative, RuleFunction
-from vjplint.rules._arity import (
-    checked_vjp_rules,
-    differentiable_names,
-    nondiff_positions,
-    not_a_sequence,
-    primal_returns_array,
-    returns_of,
-    rule_arity,
-    rule_label,
-    source_text,
-)
+from vjplint.facts import return_branches
 from vjplint.rules.base import Rule
-from vjplint.rules.vjp306_bwd_return_length import BWD_TREE, return_branches
+from vjplint.rules.helpers import BWD_TREE, rule_label
 
 
 class BwdReturnNotTuple(Rule):
@@ -58,6 +48,7 @@ class BwdReturnNotTuple(Rule):
     CODE = "VJP307"
     NAME = "bwd-return-not-tuple"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
     FIX = "wrap as `(value,)`"
 
     INVALID = ['''
@@ -96,11 +87,11 @@ f.defvjp(f_fwd, f_bwd)
     def check(self) -> None:
         seen: Set[int] = set()
         for d in self.model.derivatives:
-            for _, _, bwd in checked_vjp_rules(self.model, d):
+            for _, _, bwd in self.model.facts.checked_vjp_rules(d):
                 if bwd is None or bwd.node is None:
                     continue
                 arrays = self._known_arrays(d, bwd)
-                for node, value in returns_of(bwd.node):
+                for node, value in self.model.facts.returns_of(bwd.node):
                     for part in return_branches(value) if value is not None else [None]:
                         where = node if part is None or part is value else part
                         if id(where) not in seen:
@@ -109,19 +100,19 @@ f.defvjp(f_fwd, f_bwd)
 
     def _known_arrays(self, d: CustomDerivative, bwd: RuleFunction) -> Set[str]:
         """The cotangent parameter's name, when the primal provably returns one array."""
-        nondiff = nondiff_positions(self.model, d)
-        arity = rule_arity(self.model, bwd)
+        nondiff = self.model.facts.nondiff_positions(d)
+        arity = self.model.facts.rule_arity(bwd)
         if nondiff is None or arity is None or arity.vararg or len(arity.names) < len(nondiff) + 2:
             return set()
-        return {arity.names[len(nondiff) + 1]} if primal_returns_array(self.model, d) else set()
+        return {arity.names[len(nondiff) + 1]} if self.model.facts.primal_returns_array(d) else set()
 
     def _check_return(self, d: CustomDerivative, bwd: RuleFunction, node: ast.AST, value: Optional[ast.expr],
                       arrays: Set[str]) -> None:
         assert bwd.node is not None
-        why = not_a_sequence(self.model, value, bwd.node, arrays)
+        why = self.model.facts.not_a_sequence(value, bwd.node, arrays)
         if why is None:
             return
-        names = differentiable_names(self.model, d)
+        names = self.model.facts.differentiable_names(d)
         if value is None:
             what = "None (a bare `return`)"
         elif why == "None":
@@ -137,7 +128,7 @@ f.defvjp(f_fwd, f_bwd)
         message = (f"{rule_label(bwd, 'bwd')} returns {what}, not a tuple: JAX needs a tuple or list with {per}, "
                    f"and differentiating `{d.name}` raises {BWD_TREE}")
         if names is not None and len(names) == 1 and value is not None:
-            text = source_text(self.model, value)
+            text = self.model.source_text(value)
             if isinstance(value, (ast.NamedExpr, ast.Lambda)):
                 text = f"({text})"
             wrapped = f"({text},)"

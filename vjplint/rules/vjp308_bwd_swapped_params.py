@@ -4,17 +4,17 @@ import ast
 from typing import Set
 
 from vjplint.diagnostics import Severity
-from vjplint.rules._arity import (
-    COTANGENT_NAMES,
-    RESIDUAL_NAMES,
-    checked_vjp_rules,
-    name_anchor,
-    nondiff_positions,
-    rule_arity,
-    rule_label,
-)
 from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
 from vjplint.semantic import FunctionNode
+
+# Parameter names that say what a bwd parameter receives.
+COTANGENT_NAMES = frozenset({
+    "g", "ct", "cts", "cot", "cotangent", "cotangents", "ct_out", "cts_out", "out_ct", "g_out", "gout",
+    "grad", "grads", "grad_out", "out_grad", "dout", "d_out", "dy", "ybar", "y_bar", "out_bar", "upstream",
+    "ct_y", "g_y", "dL_dy", "grad_output", "grad_outputs", "output_grad",
+})
+RESIDUAL_NAMES = frozenset({"res", "resid", "residual", "residuals", "saved", "ctx", "cache", "saved_tensors"})
 
 
 class BwdSwappedParams(Rule):
@@ -52,6 +52,7 @@ class BwdSwappedParams(Rule):
     CODE = "VJP308"
     NAME = "bwd-swapped-params"
     SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_vjp",)
 
     INVALID = ['''
 import jax
@@ -89,12 +90,12 @@ f.defvjp(f_fwd, f_bwd)
     def check(self) -> None:
         seen: Set[int] = set()
         for d in self.model.derivatives:
-            nondiff = nondiff_positions(self.model, d)
+            nondiff = self.model.facts.nondiff_positions(d)
             if nondiff is None:
                 continue
             nd = len(nondiff)
-            for _, _, bwd in checked_vjp_rules(self.model, d):
-                arity = rule_arity(self.model, bwd)
+            for _, _, bwd in self.model.facts.checked_vjp_rules(d):
+                arity = self.model.facts.rule_arity(bwd)
                 if bwd is None or bwd.node is None or arity is None or id(bwd.node) in seen:
                     continue
                 if arity.vararg or len(arity.names) < nd + 2 or not arity.accepts(nd + 2):
@@ -106,7 +107,7 @@ f.defvjp(f_fwd, f_bwd)
                     continue  # the body already treats `first` as the residuals
                 seen.add(id(bwd.node))
                 order = "bwd(" + ", ".join([*arity.names[:nd], "residuals", "cotangent"]) + ")"
-                self.report(name_anchor(self.model, bwd.node),
+                self.report(self.model.name_anchor(bwd.node),
                             f"{rule_label(bwd, 'bwd')} names its parameters ({first}, {second}), cotangent first, but "
                             f"JAX calls {order}: `{first}` receives the residuals and `{second}` the output "
                             f"cotangent, so the gradient of `{d.name}` is silently wrong (nothing checks it when the "

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from vjplint.diagnostics import Applicability, Severity
-from vjplint.rules._arity import source_text, swap_evidence, text_between, vjp_rules
 from vjplint.rules.base import Rule
 
 
@@ -40,6 +39,7 @@ class DefvjpSwapped(Rule):
     CODE = "VJP309"
     NAME = "defvjp-swapped"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
     FIX = "swap the rules"
 
     INVALID = ['''
@@ -77,15 +77,15 @@ f.defvjp(fwd=f_fwd, bwd=f_bwd)
 
     def check(self) -> None:
         for d in self.model.derivatives:
-            for _, fwd, bwd in vjp_rules(self.model, d):
+            for _, fwd, bwd in self.model.facts.vjp_rules(d):
                 if fwd is None or bwd is None:
                     continue
-                evidence = swap_evidence(self.model, d, fwd, bwd)
+                evidence = self.model.facts.swap_evidence(d, fwd, bwd)
                 if evidence is None:
                     continue
                 first, last = sorted((fwd.expr, bwd.expr), key=lambda e: (e.lineno, e.col_offset))
-                swapped = source_text(self.model, last) + text_between(self.model, first, last) + \
-                    source_text(self.model, first)
+                swapped = self.model.source_text(last) + self.model.text_between(first, last) + \
+                    self.model.source_text(first)
                 given_fwd, given_bwd = self.quote(fwd.expr, 40), self.quote(bwd.expr, 40)
                 self.report(first, f"`{d.name}.defvjp` gets `{given_fwd}` as fwd and `{given_bwd}` as bwd, which look "
                                    f"swapped ({evidence}): defvjp takes (fwd, bwd), checks nothing, and the mistake "

@@ -1,48 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Tuple
 
-from vjplint.collect import PARTIAL
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative, FileModel, Signature
-from vjplint.rules._arity import primal_signature
+from vjplint.model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 
 RESOLVE_ERROR = "The following keyword arguments could not be resolved to positions"
-
-
-def derivative_named(model: FileModel, expr: ast.expr) -> Optional[CustomDerivative]:
-    """The custom derivative of this module that the name `expr` refers to, if any."""
-    if not isinstance(expr, ast.Name):
-        return None
-    for binding in model.index.lookup(expr.id, model.index.scope_of(expr)):
-        found = model.derivative_for_node(binding.node)
-        if found is not None:
-            return found
-    return None
-
-
-def expects_failure(model: FileModel, node: ast.AST) -> bool:
-    """True inside `with pytest.raises(...)` / `with self.assertRaises(...)`, or inside the
-    callable given to `self.assertRaises(Error, fn)`: a test that wants the error JAX raises."""
-    for ancestor in model.index.ancestors(node):
-        if isinstance(ancestor, ast.Call) and _is_raises_check(model, ancestor.func):
-            return True
-        if isinstance(ancestor, (ast.With, ast.AsyncWith)):
-            for item in ancestor.items:
-                call = item.context_expr
-                if not isinstance(call, ast.Call):
-                    continue
-                if _is_raises_check(model, call.func):
-                    return True
-    return False
-
-
-def _is_raises_check(model: FileModel, func: ast.expr) -> bool:
-    if isinstance(func, ast.Attribute) and func.attr.startswith("assertRaises"):
-        return True
-    return model.index.qualname(func) == "pytest.raises"
 
 
 class PrimalKeywordOnly(Rule):
@@ -94,6 +59,7 @@ class PrimalKeywordOnly(Rule):
     CODE = "VJP310"
     NAME = "primal-keyword-only"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
 
     INVALID = ['''
 import jax
@@ -139,7 +105,7 @@ y = scaled(1.0, scale=2.0)
 
     def check(self) -> None:
         for d in self.model.derivatives:
-            sig = primal_signature(self.model, d)
+            sig = self.model.facts.primal_signature(d)
             if sig is None or not (sig.kwonly or sig.kwarg):
                 continue
             what = f"custom_{d.kind} `{d.name}`"
@@ -154,7 +120,7 @@ y = scaled(1.0, scale=2.0)
             for call, keyword in self._keyword_uses(d):
                 name = keyword.arg
                 assert name is not None
-                if name in required or expects_failure(self.model, call):
+                if name in required or self.model.facts.expects_failure(call):
                     continue  # reported once, at the definition; or a test that wants the error
                 if name in sig.kwonly:
                     kind = f"keyword-only parameter `{name}`"
@@ -176,7 +142,7 @@ y = scaled(1.0, scale=2.0)
     def _keyword_uses(self, d: CustomDerivative) -> Iterator[Tuple[ast.Call, ast.keyword]]:
         """Keywords passed to `d` by direct calls and by `functools.partial(d, ...)`."""
         calls: List[ast.Call] = [site.call for site in d.call_sites]
-        calls.extend(self._partials_of(d))
+        calls.extend(self.model.facts.partials_of(d))
         seen = set()
         for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
             if id(call) in seen:
@@ -185,15 +151,3 @@ y = scaled(1.0, scale=2.0)
             for keyword in call.keywords:
                 if keyword.arg is not None:
                     yield call, keyword
-
-    def _partials_of(self, d: CustomDerivative) -> List[ast.Call]:
-        cache = self.model.cache.setdefault("vjp310.partials", {})
-        if not cache:
-            for node in self.model.index.of_type(ast.Call):
-                if (node.args and
-                        self.model.index.qualname(node.func) in PARTIAL):
-                    target = derivative_named(self.model, node.args[0])
-                    if target is not None:
-                        cache.setdefault(id(target), []).append(node)
-            cache.setdefault(None, [])  # mark as computed even when empty
-        return cache.get(id(d), [])

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional, Set
+from typing import Dict, FrozenSet, Optional, Set
 
 from vjplint.collect import constant_value
 from vjplint.diagnostics import Severity
@@ -43,6 +43,7 @@ class RematSymbolicZeros(Rule):
     CODE = "VJP311"
     NAME = "remat-symbolic-zeros"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
 
     INVALID = ['''
 import jax
@@ -63,6 +64,8 @@ def f(x):
 f.defvjp(lambda x: (x, None), lambda _, g: (g,), optimize_remat=True)
 ''']
 
+    _seen: FrozenSet[int] = frozenset()  # the resolved registrations `check` saw: `visit_Call` skips them
+
     def check(self) -> None:
         seen: Set[int] = set()
         for d in self.model.derivatives:
@@ -70,14 +73,13 @@ f.defvjp(lambda x: (x, None), lambda _, g: (g,), optimize_remat=True)
                 if reg.method == "defvjp" and isinstance(reg.node, ast.Call):
                     seen.add(id(reg.node))
                     self._check_call(reg.node, f"custom_vjp `{d.name}`")
-        self.model.cache["vjp311.seen"] = seen
+        self._seen = frozenset(seen)
 
     def visit_Call(self, node: ast.Call) -> None:
         """`defvjp` on a custom_vjp this module cannot resolve (imported, an attribute)."""
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "defvjp":
-            seen = self.model.cache.get("vjp311.seen", set())
-            if id(node) not in seen:  # type: ignore[operator]
+            if id(node) not in self._seen:
                 self._check_call(node, f"`{self.quote(func.value, 40)}`")
 
     def _check_call(self, call: ast.Call, what: str) -> None:

@@ -1,46 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Optional, Tuple
+from typing import Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
-from vjplint.rules._arity import (
-    SIGNATURE_KEEPING,
-    Arity,
-    function_arity,
-    is_placeholder,
-    name_anchor,
-    nondiff_positions,
-    plural,
-    python_arity_error,
-    rule_arity,
-    rule_label,
-)
+from vjplint.model import RuleFunction, Signature
+from vjplint.facts import Arity, plural
 from vjplint.rules.base import Rule
-
-
-def jvp_rules(d: CustomDerivative) -> Iterator[Tuple[Registration, RuleFunction]]:
-    """Every `defjvp` rule of a custom_jvp (decorator or call form), stubs excluded."""
-    if d.kind != "jvp":
-        return
-    for reg in d.registrations:
-        if reg.method == "defjvp" and reg.rules and not reg.rules[0].is_none and not is_placeholder(reg.rules[0].node):
-            yield reg, reg.rules[0]
-
-
-def decorated_rule_arity(model: FileModel, rule: RuleFunction) -> Optional[Arity]:
-    """Arity of a `@f.defjvp` rule: `defjvp` returns the function itself, so only the other
-    decorators matter (they must keep the signature)."""
-    fn = rule.node
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    for decorator in fn.decorator_list:
-        if isinstance(decorator, ast.Attribute) and decorator.attr == "defjvp":
-            continue
-        if model.index.qualname(decorator) not in SIGNATURE_KEEPING:
-            return None
-    return function_arity(fn)
+from vjplint.rules.helpers import python_arity_error, rule_label
 
 
 class JvpRuleArity(Rule):
@@ -85,6 +52,7 @@ class JvpRuleArity(Rule):
     CODE = "VJP312"
     NAME = "jvp-rule-arity"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_jvp",)
 
     INVALID = ['''
 import jax
@@ -117,11 +85,11 @@ def f_jvp(n, primals, tangents):
     def check(self) -> None:
         reported = set()
         for d in self.model.derivatives:
-            nondiff = nondiff_positions(self.model, d)
+            nondiff = self.model.facts.nondiff_positions(d)
             if nondiff is None or d.signature is None:
                 continue
-            for reg, rule in jvp_rules(d):
-                arity = decorated_rule_arity(self.model, rule) if reg.as_decorator else rule_arity(self.model, rule)
+            for reg, rule in self.model.facts.jvp_rules(d):
+                arity = self.model.facts.decorated_rule_arity(rule) if reg.as_decorator else self.model.facts.rule_arity(rule)
                 if arity is None or rule.node is None or id(rule.node) in reported:
                     continue
                 problem = self._problem(rule, arity, len(nondiff) + 2)
@@ -131,7 +99,7 @@ def f_jvp(n, primals, tangents):
                 names = [*(d.signature.positional[i] for i in nondiff if i < len(d.signature.positional)),
                          "primals", "tangents"]
                 nondiff_note = " (the nondiff values first, in index order)" if nondiff else ""
-                self.report(rule.expr if isinstance(rule.expr, ast.Call) else name_anchor(self.model, rule.node),
+                self.report(rule.expr if isinstance(rule.expr, ast.Call) else self.model.name_anchor(rule.node),
                             f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` {problem}, but JAX calls it "
                             f"with {plural(len(names), 'positional argument')} ({', '.join(names)}){nondiff_note}, "
                             f"so differentiating `{d.name}` (jvp, grad, jacfwd) raises `"

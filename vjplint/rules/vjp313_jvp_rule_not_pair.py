@@ -5,9 +5,9 @@ from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
 from vjplint.model import RuleFunction
-from vjplint.rules._arity import not_a_sequence, plural, returns_of, rule_label, sequence_length
+from vjplint.facts import plural
 from vjplint.rules.base import Rule
-from vjplint.rules.vjp312_jvp_rule_arity import jvp_rules
+from vjplint.rules.helpers import rule_label
 from vjplint.semantic import FunctionNode
 
 
@@ -47,6 +47,7 @@ class JvpRuleNotPair(Rule):
     CODE = "VJP313"
     NAME = "jvp-rule-not-pair"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_jvp",)
 
     INVALID = ['''
 import jax
@@ -79,12 +80,12 @@ def f_jvp(primals, tangents):
     def check(self) -> None:
         done: Set[int] = set()
         for d in self.model.derivatives:
-            for _, rule in jvp_rules(d):
+            for _, rule in self.model.facts.jvp_rules(d):
                 fn = rule.node
                 if fn is None or id(fn) in done:
                     continue
                 done.add(id(fn))
-                for node, value in returns_of(fn):
+                for node, value in self.model.facts.returns_of(fn):
                     why = self._why(value, fn)
                     if why is not None:
                         self._report(d.name, rule, node, value, why)
@@ -92,7 +93,7 @@ def f_jvp(primals, tangents):
     def _why(self, value: Optional[ast.expr], fn: FunctionNode) -> Optional[str]:
         """What the returned value provably is, when that is not a pair."""
         if value is not None:
-            length = sequence_length(self.model, value, fn)
+            length = self.model.facts.sequence_length(value, fn)
             if length is not None:
                 count, exact, literal = length
                 if not exact or count == 2:
@@ -100,7 +101,7 @@ def f_jvp(primals, tangents):
                 kind = "list" if isinstance(literal, ast.List) else "tuple"
                 where = "" if literal is value else f" (assigned at line {literal.lineno})"
                 return f"a {kind} of {plural(count, 'element')}{where}"
-        return not_a_sequence(self.model, value, fn)
+        return self.model.facts.not_a_sequence(value, fn)
 
     def _report(self, primal: str, rule: RuleFunction, node: ast.AST, value: Optional[ast.expr], why: str) -> None:
         shown = self.quote(value, 50) if value is not None else "return"

@@ -45,6 +45,7 @@ class DefjvpsWithNondiff(Rule):
     CODE = "VJP314"
     NAME = "defjvps-with-nondiff"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_jvp",)
 
     INVALID = ['''
 from functools import partial

@@ -7,7 +7,6 @@ from vjplint.collect import PARTIAL, constant_value
 from vjplint.diagnostics import Severity
 from vjplint.model import CallSite, CustomDerivative
 from vjplint.rules.base import Rule
-from vjplint.rules.vjp310_primal_keyword_only import derivative_named, expects_failure
 from vjplint.semantic import FUNCTION_TYPES, FunctionNode
 
 FORWARD = ("jax.jvp", "jax.jacfwd", "jax.linearize", "jax._src.api.jvp", "jax._src.api.jacfwd",
@@ -59,6 +58,7 @@ class ForwardModeOnVjp(Rule):
     CODE = "VJP315"
     NAME = "forward-mode-on-vjp"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
 
     INVALID = ['''
 import jax
@@ -127,7 +127,7 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
     def _not_evaluated(self, node: ast.AST) -> bool:
         """Inside a function given to `make_jaxpr`/`eval_shape` (traced but never evaluated: the
         error is raised only when the jvp is evaluated or lowered), or a test expecting the error."""
-        if expects_failure(self.model, node):
+        if self.model.facts.expects_failure(node):
             return True
         for ancestor in self.model.index.ancestors(node):
             if isinstance(ancestor, FUNCTION_TYPES):
@@ -171,7 +171,7 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
         and the keyword names in `bound` are fixed by functools.partial (not perturbed)."""
         if depth > 4:
             return None
-        d = derivative_named(self.model, expr)
+        d = self.model.facts.derivative_named(expr)
         if d is not None:
             if d.kind != "vjp":
                 return None

@@ -5,8 +5,8 @@ from typing import List
 
 from vjplint.diagnostics import Severity
 from vjplint.model import CustomDerivative, RuleFunction, Signature
-from vjplint.rules._arity import checked_vjp_rules, primal_signature, rule_arity, rule_label
 from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
 
 
 class FwdParamsReordered(Rule):
@@ -46,6 +46,7 @@ class FwdParamsReordered(Rule):
     CODE = "VJP316"
     NAME = "fwd-params-reordered"
     SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_vjp",)
 
     INVALID = ['''
 import jax
@@ -84,11 +85,11 @@ f.defvjp(f_fwd, f_bwd)
 
     def check(self) -> None:
         for d in self.model.derivatives:
-            sig = primal_signature(self.model, d)
+            sig = self.model.facts.primal_signature(d)
             if d.kind != "vjp" or sig is None or sig.vararg:
                 continue
-            for _, fwd, _ in checked_vjp_rules(self.model, d):
-                arity = rule_arity(self.model, fwd)
+            for _, fwd, _ in self.model.facts.checked_vjp_rules(d):
+                arity = self.model.facts.rule_arity(fwd)
                 if fwd is None or fwd.node is None or arity is None or arity.vararg:
                     continue
                 names, primal = list(arity.names), sig.positional

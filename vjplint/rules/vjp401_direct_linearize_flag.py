@@ -51,6 +51,7 @@ class DirectLinearizeFlag(Rule):
     CODE = "VJP401"
     NAME = "direct-linearize-flag"
     SEVERITY = Severity.WARNING
+    TRIGGERS = (b"direct_linearize", b"DIRECT_LINEARIZE")
     FIX = "remove the statement"
     INVALID = ['''
 import jax

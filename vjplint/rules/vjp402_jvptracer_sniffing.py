@@ -57,6 +57,7 @@ class JvpTracerSniffing(Rule):
     CODE = "VJP402"
     NAME = "jvptracer-sniffing"
     SEVERITY = Severity.ERROR
+    TRIGGERS = (b"JVPTracer",)
     FIX = "isinstance(x, jax.core.Tracer)"
     INVALID = ['''
 import jax
@@ -153,7 +154,7 @@ def is_traced(x):
 
     # -- exemptions and the report ---------------------------------------------------------------
     def _exempt(self, node: ast.AST, subject: ast.expr) -> bool:
-        if self._jax_internal():
+        if self.model.facts.is_jax_internal():
             return True
         by_name = not isinstance(node, ast.Call) or self.model.index.qualname(node.func) not in (
             "builtins.isinstance", "builtins.issubclass")
@@ -172,20 +173,6 @@ def is_traced(x):
             if isinstance(inner, ast.Name) and inner.id == "LinearizeTracer":
                 return True
         return False
-
-    def _jax_internal(self) -> bool:
-        """JAX's own modules import `jax._src` and never the public `jax` package."""
-        key = ("vjp402-internal",)
-        if key not in self.model.cache:
-            names = []
-            for node in self.model.index.of_type(ast.Import, ast.ImportFrom):
-                if isinstance(node, ast.Import):
-                    names.extend(a.name for a in node.names)
-                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                    names.append(node.module)
-            jax_names = [n for n in names if n == "jax" or n.startswith("jax.")]
-            self.model.cache[key] = bool(jax_names) and all(n.startswith("jax._src") for n in jax_names)
-        return bool(self.model.cache[key])
 
     def _flag(self, node: ast.AST, subject: ast.expr, shown: str, target: Optional[ast.AST], template: str) -> None:
         if self._exempt(node, subject):

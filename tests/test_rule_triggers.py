@@ -1,0 +1,56 @@
+"""Rule.TRIGGERS: the byte strings a file needs for a rule to fire, and the prefilter built from them.
+
+A file containing none of a rule's triggers is never parsed for that rule; the engine's and the
+fast path's prefilter names are the union over all rules (aliases configured by the user are
+added at run time).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from vjplint import engine
+from vjplint.rules.registry import all_rules
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
+RULES = sorted(all_rules().items())
+
+
+def _fastpath():
+    for name in ("vjplint.batch.fastpath", "vjplint.fastpath"):  # the module is moving to vjplint.batch
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+    raise AssertionError("no fastpath module")
+
+
+@pytest.mark.parametrize("code,rule", RULES, ids=[code for code, _ in RULES])
+def test_every_rule_declares_its_own_triggers(code, rule):
+    triggers = vars(rule).get("TRIGGERS")  # declared on the class itself, not inherited by accident
+    assert triggers, f"{code} declares no TRIGGERS"
+    assert all(isinstance(t, bytes) and t for t in triggers)
+    assert len(set(triggers)) == len(triggers)
+
+
+@pytest.mark.parametrize("code,rule", RULES, ids=[code for code, _ in RULES])
+def test_examples_and_firing_fixtures_contain_a_trigger(code, rule):
+    sources = {f"INVALID[{i}]": text.encode("utf-8") for i, text in enumerate(rule.INVALID)}
+    sources.update({p.name: p.read_bytes() for p in sorted((FIXTURES / code).glob("fire_*.py"))})
+    assert sources, f"{code} has no firing example or fixture"
+    for where, data in sources.items():
+        assert any(t in data for t in rule.TRIGGERS), f"{code} {where} contains none of {rule.TRIGGERS}"
+
+
+def test_prefilter_names_are_the_union_of_the_triggers():
+    union = {t for _, rule in RULES for t in rule.TRIGGERS}
+    assert set(engine.PREFILTER_NAMES) == union
+    assert set(_fastpath().PREFILTER_NAMES) == union
+
+
+def test_a_file_without_triggers_is_not_analysed():
+    source = "import jax\n\ndef f(x):\n    return jax.numpy.sin(x)\n"
+    assert not engine.lint_source("t.py", source.encode()).analysed

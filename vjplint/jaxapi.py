@@ -1,0 +1,73 @@
+"""What vjplint knows about JAX's API by name: one table for the collector, the facts and the rules.
+
+Qualified names are as `SemanticIndex.qualname` spells them (`jax.numpy.dot` for `jnp.dot`).
+Namespaces end with a dot so that `str.startswith` matches whole path components.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Tuple
+
+# -- creating and registering custom derivatives ---------------------------------------------
+JAX_VJP = ("jax.custom_vjp", "jax.custom_derivatives.custom_vjp", "jax._src.custom_derivatives.custom_vjp")
+JAX_JVP = ("jax.custom_jvp", "jax.custom_derivatives.custom_jvp", "jax._src.custom_derivatives.custom_jvp")
+PARTIAL = ("functools.partial",)
+REGISTRATION_METHODS = ("defvjp", "defjvp", "defjvps")
+
+# -- transformations ---------------------------------------------------------------------------
+# Transformations whose function argument is traced, with the argument's position.
+TRANSFORMS: Dict[str, int] = {
+    **{f"jax.{n}": 0 for n in ("jit", "vmap", "pmap", "grad", "value_and_grad", "jacrev", "jacfwd",
+                                "hessian", "checkpoint", "remat", "linearize", "vjp", "jvp", "eval_shape")},
+    "jax.ad_checkpoint.checkpoint": 0,
+    "equinox.filter_jit": 0, "equinox.filter_grad": 0, "equinox.filter_value_and_grad": 0,
+    "equinox.filter_vmap": 0, "equinox.filter_pmap": 0,
+    "jax.lax.scan": 0, "jax.lax.map": 0, "jax.lax.fori_loop": 2, "jax.lax.while_loop": 1,
+    "jax.lax.cond": 1, "jax.lax.switch": 1, "jax.lax.associative_scan": 0,
+    "jax.numpy.vectorize": 0,
+}
+# `jax.lax.cond(p, true_fn, false_fn, ...)` and `while_loop(cond, body, ...)` trace two functions.
+EXTRA_TRACED_POSITIONS: Dict[str, Tuple[int, ...]] = {"jax.lax.cond": (2,), "jax.lax.while_loop": (0,)}
+# Decorators that keep a function's signature as JAX sees it.
+SIGNATURE_KEEPING = frozenset({"builtins.staticmethod", "jax.jit", "jax.named_call"})
+
+# -- namespaces --------------------------------------------------------------------------------
+# Functions here compute on (and so return) traced arrays.
+ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.random.")
+# The same plus jax.image: a default or argument made here is an array.
+ARRAY_VALUE_NAMESPACES = (*ARRAY_NAMESPACES, "jax.image.")
+# Namespaces of the ARRAY_FUNCTIONS below (each returns one array, never a tuple).
+ONE_ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
+# Host-side numerics: a tracer passed here fails, so a value passed here is concrete.
+HOST_NAMESPACES = ("numpy.", "math.")
+# Array constructors at a call site (`f(jnp.ones(3))`): the argument is an array.
+ARRAY_ARGUMENT_NAMESPACES = ("jax.numpy.", "jax.random.", "jax.lax.")
+# Function objects passed by attribute (`f(jnp.sin)`): the argument is a callable.
+FUNCTION_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "numpy.", "jax.scipy.")
+
+# -- array attributes --------------------------------------------------------------------------
+# Attributes that are static Python metadata even on a tracer (shapes are known at trace time),
+# or on a pytree definition.
+STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "weak_type", "sharding", "treedef", "aval"})
+# Attributes whose use shows the object is an array (`x.shape`, `x.at[...]`, `x.T`).
+ARRAY_USE_ATTRIBUTES = frozenset({"shape", "dtype", "T", "ndim", "at", "mT", "real", "imag", "size", "astype",
+                                  "reshape", "block_until_ready", "addressable_shards", "sharding", "aval"})
+# Attributes of an array that are arrays themselves.
+ARRAY_VALUED_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+# Array methods that return one array.
+ARRAY_METHODS = frozenset({"astype", "reshape", "sum", "mean", "transpose", "dot", "conj", "ravel", "flatten",
+                           "squeeze", "prod", "max", "min", "clip", "cumsum", "std", "var", "swapaxes"})
+# jnp/lax/nn functions that return one array (never a tuple or list).
+ARRAY_FUNCTIONS: FrozenSet[str] = frozenset("""
+abs absolute add arccos arccosh arcsin arcsinh arctan arctan2 arctanh around array asarray bitwise_and
+bitwise_not bitwise_or bitwise_xor broadcast_to cbrt ceil clip concatenate conj conjugate copysign cos cosh
+cumprod cumsum deg2rad diag diagonal divide dot einsum equal exp exp2 expand_dims expm1 eye flip floor
+floor_divide fmax fmin full full_like greater greater_equal heaviside hypot imag inner isfinite isinf isnan
+kron ldexp less less_equal linspace log log10 log1p log2 logaddexp logical_and logical_not logical_or
+logical_xor matmul max maximum mean min minimum mod moveaxis multiply nan_to_num negative nextafter
+not_equal ones ones_like outer power prod rad2deg real reciprocal remainder repeat reshape rint round sign
+signbit sin sinc sinh sqrt square squeeze stack std subtract sum swapaxes take take_along_axis tan tanh
+tensordot tile trace transpose tril triu true_divide var vdot zeros zeros_like relu sigmoid softplus
+log_sigmoid softmax log_softmax gelu silu swish elu selu celu leaky_relu logsumexp one_hot rsqrt mul sub
+div neg pow integer_pow dot_general convert_element_type broadcast_in_dim erf erfc erf_inv lgamma digamma
+""".split())
