@@ -1,0 +1,202 @@
+"""Facts derived from one file's model, each computed on first use and kept for every rule.
+
+The collector builds `FileModel` (what is defined and registered where); the facts answer the
+questions several rules and the codemod ask of it: how many arguments a rule accepts, which
+positions are nondiff, what a function returns, whether a nondiff argument is an array.
+`model.facts` is the one instance per file. Keys are node or object identities: the model's
+nodes live as long as the model.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Hashable, List, Optional, Tuple, TypeVar, Union
+
+from vjplint.facts import signatures, values
+from vjplint.facts.signatures import Arity, VjpRules, function_arity, is_placeholder, plural
+from vjplint.facts.values import Return, describe_traced, return_branches
+from vjplint.jaxapi import PARTIAL
+from vjplint.model import CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
+from vjplint.semantic import FunctionNode, own_nodes
+
+if TYPE_CHECKING:
+    from vjplint.fixes.residual_plan import Plan
+    from vjplint.infer import Hints, Verdict
+
+__all__ = ["Arity", "Facts", "Return", "VjpRules", "describe_traced", "function_arity", "is_placeholder", "plural",
+           "return_branches"]
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def _memo(table: Dict[K, V], key: K, compute: Callable[[], V]) -> V:
+    try:
+        return table[key]
+    except KeyError:
+        value = table[key] = compute()
+        return value
+
+
+class Facts:
+    """The memoised facts of one `FileModel`."""
+
+    def __init__(self, model: FileModel) -> None:
+        self.model = model
+        self._rule_arity: Dict[int, Optional[Arity]] = {}
+        self._decorated_arity: Dict[int, Optional[Arity]] = {}
+        self._primal_signature: Dict[int, Optional[Signature]] = {}
+        self._nondiff_positions: Dict[int, Optional[Tuple[int, ...]]] = {}
+        self._primal_arg_counts: Dict[int, Optional[FrozenSet[int]]] = {}
+        self._differentiable: Dict[int, Optional[Tuple[str, ...]]] = {}
+        self._vjp_rules: Dict[int, List[VjpRules]] = {}
+        self._checked_vjp_rules: Dict[int, List[VjpRules]] = {}
+        self._swap: Dict[Tuple[int, int, int], Optional[str]] = {}
+        self._returns: Dict[int, List[Return]] = {}
+        self._own_nodes: Dict[int, List[ast.AST]] = {}
+        self._returns_array: Dict[int, bool] = {}
+        self._verdicts: Dict[Tuple[int, "Hints"], List["Verdict"]] = {}
+        self._partials: Optional[Dict[int, List[ast.Call]]] = None
+        self._name_calls: Optional[List[ast.Call]] = None
+        self._jax_internal: Optional[bool] = None
+        # The residual-plus-None planner's answer per (derivative, moved positions): a plan or
+        # the reason it refused (fixes.safety fills this in; the rule and the codemod share it).
+        self.residual_plans: Dict[Tuple[int, Tuple[int, ...]], Union["Plan", str]] = {}
+
+    # -- signatures and arities ---------------------------------------------------------------
+    def rule_arity(self, rule: Optional[RuleFunction]) -> Optional[Arity]:
+        """Positional arguments `rule` accepts as JAX calls it (after functools.partial and method
+        binding); None when not statically known."""
+        if rule is None:
+            return None
+        return _memo(self._rule_arity, id(rule), lambda: signatures.rule_arity(self.model, rule))
+
+    def decorated_rule_arity(self, rule: RuleFunction) -> Optional[Arity]:
+        """Arity of a `@f.defjvp` rule (only the other decorators matter)."""
+        return _memo(self._decorated_arity, id(rule), lambda: signatures.decorated_rule_arity(self.model, rule))
+
+    def primal_signature(self, d: CustomDerivative) -> Optional[Signature]:
+        """The primal's signature; None when a decorator applied before custom_vjp may change it."""
+        return _memo(self._primal_signature, id(d), lambda: signatures.primal_signature(self.model, d))
+
+    def nondiff_positions(self, d: CustomDerivative) -> Optional[Tuple[int, ...]]:
+        """Sorted nondiff positions when every entry is a valid index; None otherwise (VJP103's cases)."""
+        return _memo(self._nondiff_positions, id(d), lambda: signatures.nondiff_positions(self.model, d))
+
+    def primal_arg_counts(self, d: CustomDerivative) -> Optional[FrozenSet[int]]:
+        """Every number of positional arguments JAX binds for the primal (defaults filled in)."""
+        return _memo(self._primal_arg_counts, id(d), lambda: signatures.primal_arg_counts(self.model, d))
+
+    def primal_arg_count(self, d: CustomDerivative) -> Optional[int]:
+        """k, the positional arguments JAX binds for the primal, when there is one such number."""
+        return signatures.primal_arg_count(self.model, d)
+
+    def differentiable_names(self, d: CustomDerivative) -> Optional[Tuple[str, ...]]:
+        """Names of the positions bwd returns cotangents for (`args[i]` for `*args` extras)."""
+        return _memo(self._differentiable, id(d), lambda: signatures.differentiable_names(self.model, d))
+
+    def nondiff_keyword(self, d: CustomDerivative, position: int) -> str:
+        """'nondiff_argnums' or 'nondiff_argnames', whichever put `position` there."""
+        return signatures.nondiff_keyword(self.model, d, position)
+
+    # -- registrations ------------------------------------------------------------------------
+    def vjp_rules(self, d: CustomDerivative) -> List[VjpRules]:
+        """Every call-form `defvjp` registration of `d`, with its fwd and bwd."""
+        return _memo(self._vjp_rules, id(d), lambda: signatures.vjp_rules(d))
+
+    def checked_vjp_rules(self, d: CustomDerivative) -> List[VjpRules]:
+        """`vjp_rules` minus swapped registrations, placeholder rules as None."""
+        return _memo(self._checked_vjp_rules, id(d), lambda: signatures.checked_vjp_rules(self.model, d))
+
+    def jvp_rules(self, d: CustomDerivative) -> List[Tuple[Registration, RuleFunction]]:
+        """Every `defjvp` rule of a custom_jvp (decorator or call form), stubs excluded."""
+        return signatures.jvp_rules(d)
+
+    def rules_of(self, d: CustomDerivative) -> List[Tuple[str, RuleFunction]]:
+        """Every resolved rule of every registration, with its role, each function once."""
+        return signatures.rules_of(d)
+
+    def swap_evidence(self, d: CustomDerivative, fwd: RuleFunction, bwd: RuleFunction) -> Optional[str]:
+        """Why `defvjp(first, second)` looks like `defvjp(bwd, fwd)`; None when it does not."""
+        return _memo(self._swap, (id(d), id(fwd), id(bwd)),
+                     lambda: signatures.swap_evidence(self.model, d, fwd, bwd))
+
+    def derivative_named(self, expr: ast.expr) -> Optional[CustomDerivative]:
+        """The custom derivative of this module that the name `expr` refers to, if any."""
+        return values.derivative_named(self.model, expr)
+
+    def partials_of(self, d: CustomDerivative) -> List[ast.Call]:
+        """The `functools.partial(d, ...)` calls of the module."""
+        if self._partials is None:
+            partials: Dict[int, List[ast.Call]] = {}
+            for node in self.model.index.of_type(ast.Call):
+                if node.args and self.model.index.qualname(node.func) in PARTIAL:  # type: ignore[attr-defined]
+                    target = self.derivative_named(node.args[0])  # type: ignore[attr-defined]
+                    if target is not None:
+                        partials.setdefault(id(target), []).append(node)  # type: ignore[arg-type]
+            self._partials = partials
+        return self._partials.get(id(d), [])
+
+    # -- functions and what they return ---------------------------------------------------------
+    def own_nodes(self, fn: FunctionNode) -> List[ast.AST]:
+        """`fn`'s own body (nested defs, lambdas and classes appear, their insides do not)."""
+        return _memo(self._own_nodes, id(fn), lambda: own_nodes(fn))
+
+    def returns_of(self, fn: FunctionNode) -> List[Return]:
+        """Each return of `fn` in source order; empty for generators; a lambda's body."""
+        return _memo(self._returns, id(fn), lambda: values.returns_of(fn))
+
+    def primal_returns_array(self, d: CustomDerivative) -> bool:
+        """Every return of the primal is provably one array (so the cotangent is one too)."""
+        return _memo(self._returns_array, id(d), lambda: values.primal_returns_array(self.model, d))
+
+    def name_calls(self) -> List[ast.Call]:
+        """Calls of a bare name (`f(...)`), in `ast.walk` order."""
+        if self._name_calls is None:
+            self._name_calls = [n for n in self.model.index.of_type(ast.Call)  # type: ignore[misc]
+                                if isinstance(n.func, ast.Name)]  # type: ignore[attr-defined]
+        return self._name_calls
+
+    def sequence_length(self, expr: ast.expr, fn: FunctionNode) -> Optional[Tuple[int, bool, ast.expr]]:
+        """(length, exact, literal) of a tuple/list literal or a name `fn` assigns once to one."""
+        return values.sequence_length(self.model, expr, fn)
+
+    def not_a_sequence(self, expr: Optional[ast.expr], fn: FunctionNode,
+                       arrays: AbstractSet[str] = frozenset()) -> Optional[str]:
+        """Why `expr` can never evaluate to a tuple or list ('None', 'an array'); None when it may."""
+        return values.not_a_sequence(self.model, expr, fn, arrays)
+
+    # -- where code runs ------------------------------------------------------------------------
+    def traced_reason(self, expr: ast.expr, fn: FunctionNode, traced: TracedFunction) -> Optional[str]:
+        """Why `expr`, evaluated inside traced `fn`, is a tracer; None when it is not (or unknown)."""
+        return values.traced_reason(self.model, expr, fn, traced)
+
+    def expects_failure(self, node: ast.AST) -> bool:
+        """Inside `pytest.raises`/`assertRaises`: a test that wants the error JAX raises."""
+        return values.expects_failure(self.model, node)
+
+    def is_transform_argument(self, node: ast.AST) -> bool:
+        """`node` is the function argument of jax.grad/jit/vmap/... (so it gets called)."""
+        return values.is_transform_argument(self.model, node)
+
+    # -- nondiff arguments ----------------------------------------------------------------------
+    def verdicts(self, d: CustomDerivative, hints: "Hints") -> List["Verdict"]:
+        """One verdict per resolved nondiff position of `d`: VJP101, VJP102, VJP106 and the codemod
+        read the same ones."""
+        from vjplint.infer import infer_nondiff
+
+        return _memo(self._verdicts, (id(d), hints), lambda: infer_nondiff(self.model, d, hints))
+
+    # -- the module -----------------------------------------------------------------------------
+    def is_jax_internal(self) -> bool:
+        """JAX's own modules import `jax._src` and never the public `jax` package."""
+        if self._jax_internal is None:
+            names: List[str] = []
+            for node in self.model.index.of_type(ast.Import, ast.ImportFrom):
+                if isinstance(node, ast.Import):
+                    names.extend(a.name for a in node.names)
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    names.append(node.module)
+            jax_names = [n for n in names if n == "jax" or n.startswith("jax.")]
+            self._jax_internal = bool(jax_names) and all(n.startswith("jax._src") for n in jax_names)
+        return self._jax_internal

@@ -1,0 +1,400 @@
+"""Counting parameters and arguments the way JAX calls custom-derivative rules.
+
+Facts (jax-facts sections 5-8): fwd is called with every primal argument positionally, defaults
+filled in (`inspect.signature(...).bind(...).apply_defaults()`); bwd is called as
+`bwd(*nondiff_in_sorted_order, residuals, cotangent)` and returns one entry per differentiable
+positional argument, as a tuple or list; a jvp rule is called as `jvp(*nondiff, primals, tangents)`.
+
+These functions compute; `vjplint.facts.Facts` memoises them per file (call them through
+`model.facts`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, replace
+from typing import FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+
+from vjplint.collect import constant_value
+from vjplint.jaxapi import PARTIAL, SIGNATURE_KEEPING
+from vjplint.model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
+from vjplint.semantic import FUNCTION_TYPES, FunctionNode
+
+
+@dataclass(frozen=True)
+class Arity:
+    """How many positional arguments a callable accepts: `required` up to `maximum` (None: `*args`)."""
+
+    required: int
+    maximum: Optional[int]
+    names: Tuple[str, ...]  # positional parameter names left after binding
+    defaulted: Tuple[str, ...] = ()
+    vararg: Optional[str] = None
+    bound: int = 0  # leading arguments bound by functools.partial or a bound method
+    self_name: Optional[str] = None  # the bound `self`/`cls` of a method, if any
+    partial_names: Tuple[str, ...] = ()  # parameters bound by functools.partial (positional or keyword)
+    kwonly_required: Tuple[str, ...] = ()  # keyword-only parameters without a default, not bound: JAX never passes them
+
+    def accepts(self, n: int) -> bool:
+        return self.required <= n and (self.maximum is None or n <= self.maximum)
+
+    def count_text(self) -> str:
+        """'2 positional parameters', '1 to 3 ...', 'at least 1 ...'."""
+        if self.maximum is None:
+            return f"at least {plural(self.required, 'positional parameter')}"
+        if self.required == self.maximum:
+            return plural(self.maximum, "positional parameter")
+        return f"{self.required} to {plural(self.maximum, 'positional parameter')}"
+
+    def binding_text(self) -> str:
+        """' besides `self`', ' after functools.partial binds `fn`', or ''."""
+        parts = []
+        if self.self_name:
+            parts.append(f" besides `{self.self_name}`")
+        if self.partial_names:
+            parts.append(" after functools.partial binds " + ", ".join(f"`{n}`" for n in self.partial_names))
+        return ",".join(parts)
+
+    def params_text(self) -> str:
+        names = [f"{n}=…" if n in self.defaulted else n for n in self.names]
+        if self.vararg:
+            names.append(f"*{self.vararg}")
+        return f"({', '.join(names)})"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def function_arity(fn: FunctionNode, bound: int = 0, bound_keywords: Sequence[str] = ()) -> Optional[Arity]:
+    """Arity of `fn` after `bound` leading positional arguments and `bound_keywords` are bound."""
+    sig = Signature.of(fn)
+    defaulted = set(sig.positional[len(sig.positional) - sig.n_defaults:])
+    names = list(sig.positional)
+    if bound > len(names) and not sig.vararg:
+        return None  # the partial itself is broken; another problem
+    names = names[bound:]
+    cut = next((i for i, n in enumerate(names) if n in bound_keywords), None)
+    if cut is not None:
+        # A keyword-bound parameter stops positional filling; later ones can only come by keyword.
+        if any(n not in defaulted and n not in bound_keywords for n in names[cut:]):
+            return None
+        names = names[:cut]
+        kwonly = tuple(n for n in sig.kwonly if n not in sig.defaults and n not in bound_keywords)
+        return Arity(sum(n not in defaulted for n in names), len(names), tuple(names),
+                     tuple(n for n in names if n in defaulted), None, bound, kwonly_required=kwonly)
+    required = sum(n not in defaulted for n in names)
+    maximum = None if sig.vararg else len(names)
+    kwonly = tuple(n for n in sig.kwonly if n not in sig.defaults and n not in bound_keywords)
+    return Arity(required, maximum, tuple(names), tuple(n for n in names if n in defaulted), sig.vararg, bound,
+                 kwonly_required=kwonly)
+
+
+def _decorator_names(model: FileModel, fn: FunctionNode) -> List[str]:
+    result = []
+    for decorator in getattr(fn, "decorator_list", []):
+        target = decorator
+        if isinstance(decorator, ast.Call):
+            q = model.index.qualname(decorator.func)
+            target = decorator.args[0] if q in PARTIAL and decorator.args else decorator.func
+        result.append(model.index.qualname(target) or "?")
+    return result
+
+
+def _innermost(model: FileModel, expr: ast.expr, depth: int = 0) -> Tuple[Optional[ast.expr], int, Tuple[str, ...]]:
+    """Strip `functools.partial` layers and simple name aliases; (callee, bound positional, bound keywords)."""
+    if depth > 4:
+        return None, 0, ()
+    if isinstance(expr, ast.Call):
+        if model.index.qualname(expr.func) in PARTIAL and expr.args:
+            if any(isinstance(a, ast.Starred) for a in expr.args) or any(k.arg is None for k in expr.keywords):
+                return None, 0, ()
+            inner, n, kws = _innermost(model, expr.args[0], depth + 1)
+            return inner, n + len(expr.args) - 1, kws + tuple(k.arg for k in expr.keywords if k.arg)
+        return None, 0, ()
+    if isinstance(expr, ast.Name):
+        bindings = model.index.lookup(expr.id, model.index.scope_of(expr))
+        if len(bindings) != 1:
+            return None, 0, ()  # conditional or re-bound definitions: unknown
+        b = bindings[0]
+        if b.kind == "assign" and isinstance(b.value, (ast.Call, ast.Name, ast.Lambda)):
+            return _innermost(model, b.value, depth + 1)
+    return expr, 0, ()
+
+
+def rule_arity(model: FileModel, rule: RuleFunction) -> Optional[Arity]:
+    """Positional arguments the rule accepts as JAX calls it; None when not statically known."""
+    if rule.node is None or rule.is_none:
+        return None
+    callee, bound, keywords = _innermost(model, rule.expr)
+    if callee is None:
+        return None
+    fn = rule.node
+    partial_bound = bound
+    decorators = _decorator_names(model, fn)
+    if any(q not in SIGNATURE_KEEPING and q != "builtins.classmethod" for q in decorators):
+        return None
+    owner = model.index.parent(fn)
+    is_method = isinstance(owner, ast.ClassDef)
+    if is_method and len(model.index.scopes[owner].bindings.get(fn.name, [])) != 1:  # type: ignore[union-attr]
+        return None  # property setters, overloads, redefinitions
+    if is_method and isinstance(callee, ast.Attribute):
+        via_instance = _is_instance_access(model, callee)
+        if via_instance is None:
+            return None
+        if "builtins.classmethod" in decorators or (via_instance and "builtins.staticmethod" not in decorators):
+            bound += 1
+    elif "builtins.classmethod" in decorators:
+        return None
+    arity = function_arity(fn, bound, keywords)
+    if arity is None:
+        return None
+    positional = Signature.of(fn).positional
+    self_name = positional[0] if bound > partial_bound and positional else None
+    skip = 1 if self_name else 0
+    partial_names = tuple(positional[skip:bound]) + tuple(k for k in keywords if k in positional)
+    return replace(arity, self_name=self_name, partial_names=partial_names)
+
+
+def _is_instance_access(model: FileModel, attr: ast.Attribute) -> Optional[bool]:
+    """True for `self.m`, False for `ClassName.m`, None otherwise."""
+    if not isinstance(attr.value, ast.Name):
+        return None
+    bindings = model.index.lookup(attr.value.id, model.index.scope_of(attr))
+    if len(bindings) != 1:
+        return None
+    if bindings[0].kind == "class":
+        return False
+    if bindings[0].kind == "param":
+        owner = model.index.parent(model.index.parent(bindings[0].node))  # arg -> arguments -> def
+        return "builtins.classmethod" not in _decorator_names(model, owner)  # type: ignore[arg-type]
+    return None
+
+
+def primal_signature(model: FileModel, d: CustomDerivative) -> Optional[Signature]:
+    """The primal's signature, or None when a decorator applied before custom_vjp may change it."""
+    fn = d.primal
+    if fn is None:
+        return None
+    decorators = list(getattr(fn, "decorator_list", []))
+    if d.anchor in decorators:
+        decorators = decorators[decorators.index(d.anchor) + 1:]  # applied before custom_vjp
+    elif d.anchor is fn:
+        decorators = []
+    for decorator in decorators:
+        if (model.index.qualname(decorator) or "?") not in SIGNATURE_KEEPING:
+            return None
+    return Signature.of(fn)
+
+
+def nondiff_positions(model: FileModel, d: CustomDerivative) -> Optional[Tuple[int, ...]]:
+    """Sorted nondiff positions when every entry is a valid index; None otherwise (VJP103's
+    cases, where what the author meant and what JAX does differ, are left to VJP103)."""
+    if d.nondiff_unresolved:
+        return None
+    if "nondiff_argnums" in d.keywords:
+        value = constant_value(model.index, d.keywords["nondiff_argnums"])
+        if not isinstance(value, (tuple, list)):  # a bare int: JAX ignores 0 and crashes on others (VJP103)
+            return None
+        sig = model.facts.primal_signature(d)
+        for item in value:
+            if type(item) is not int or item < 0:
+                return None
+            if sig is not None and not sig.vararg and item >= len(sig.positional):
+                return None
+    return d.nondiff
+
+
+def primal_arg_counts(model: FileModel, d: CustomDerivative) -> Optional[FrozenSet[int]]:
+    """Every number of positional arguments JAX binds for the primal (defaults filled in).
+
+    A single value without `*args`. With `*args` the in-file call sites decide, but only when
+    the function cannot be called from elsewhere (private or local) and no call hides its
+    arguments (`f(*xs)`, `f(**kw)`)."""
+    sig = model.facts.primal_signature(d)
+    if sig is None:
+        return None
+    if not sig.vararg:
+        return frozenset({len(sig.positional)})
+    if not (d.name.startswith("_") or d.enclosing is not None) or not d.call_sites or _escapes(model, d):
+        return None
+    counts = set()
+    own = {id(d.primal), *(id(r.node) for reg in d.registrations for r in reg.rules if r.node is not None)}
+    for site in d.call_sites:
+        call = site.call
+        if any(id(f) in own for f in _enclosing_functions(model, call)):
+            continue  # `f(*args)` inside its own rules forwards the arguments; it does not decide them
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        counts.add(max(len(call.args) + site.positional_offset, len(sig.positional)))
+    return frozenset(counts) or None
+
+
+def _enclosing_functions(model: FileModel, node: ast.AST) -> Iterator[ast.AST]:
+    for ancestor in model.index.ancestors(node):
+        if isinstance(ancestor, FUNCTION_TYPES):
+            yield ancestor
+
+
+def primal_arg_count(model: FileModel, d: CustomDerivative) -> Optional[int]:
+    counts = model.facts.primal_arg_counts(d)
+    return next(iter(counts)) if counts is not None and len(counts) == 1 else None
+
+
+def differentiable_names(model: FileModel, d: CustomDerivative) -> Optional[Tuple[str, ...]]:
+    """Names of the D positions bwd returns cotangents for (`args[i]` for `*args` extras)."""
+    facts = model.facts
+    k, nondiff, sig = facts.primal_arg_count(d), facts.nondiff_positions(d), facts.primal_signature(d)
+    if k is None or nondiff is None or sig is None:
+        return None
+    names = [sig.positional[i] if i < len(sig.positional) else f"{sig.vararg}[{i - len(sig.positional)}]"
+             for i in range(k)]
+    return tuple(n for i, n in enumerate(names) if i not in nondiff)
+
+
+def _escapes(model: FileModel, d: CustomDerivative) -> bool:
+    """True when the derivative's name is used other than being called or registered."""
+    calls = {id(s.call.func) for s in d.call_sites}
+    for node in ast.walk(d.enclosing or model.module):
+        if isinstance(node, ast.Name) and node.id == d.name and isinstance(node.ctx, ast.Load):
+            parent = model.index.parent(node)
+            if id(node) in calls:
+                continue
+            if isinstance(parent, ast.Attribute) and parent.attr in ("defvjp", "defjvp", "defjvps"):
+                continue
+            return True
+    return False
+
+
+_FWD_NAME = re.compile(r"fwd|forward", re.IGNORECASE)
+_BWD_NAME = re.compile(r"bwd|backward|(^|_)rev(erse)?(_|$)", re.IGNORECASE)  # JAX's own code says `f_rev`
+
+
+def _name_role(rule: RuleFunction) -> Optional[str]:
+    name = rule.name or ""
+    fwd, bwd = bool(_FWD_NAME.search(name)), bool(_BWD_NAME.search(name))
+    return "fwd" if fwd and not bwd else "bwd" if bwd and not fwd else None
+
+
+def swap_evidence(model: FileModel, d: CustomDerivative, fwd: RuleFunction, bwd: RuleFunction) -> Optional[str]:
+    """Why `defvjp(first, second)` looks like `defvjp(bwd, fwd)`; None when it does not."""
+    if fwd.is_none or bwd.is_none:
+        return None
+    first_role, second_role = _name_role(fwd), _name_role(bwd)
+    if first_role == "bwd" and second_role == "fwd":
+        return f"the first is named `{fwd.name}` and the second `{bwd.name}`"
+    if first_role == "fwd" or second_role == "bwd":
+        return None  # names say the order is right
+    facts = model.facts
+    k, nondiff = facts.primal_arg_count(d), facts.nondiff_positions(d)
+    first, second = facts.rule_arity(fwd), facts.rule_arity(bwd)
+    if k is None or nondiff is None or first is None or second is None:
+        return None
+    nd2 = len(nondiff) + 2
+    if k == nd2:
+        return None  # arities cannot tell them apart
+    if first.accepts(nd2) and not first.accepts(k) and second.accepts(k) and not second.accepts(nd2):
+        return (f"the first takes {first.count_text()} {first.params_text()}, as many as bwd receives, and the "
+                f"second {second.count_text()} {second.params_text()}, as many as fwd receives")
+    return None
+
+
+def is_placeholder(fn: Optional[FunctionNode]) -> bool:
+    """A stub that is never meant to run: `...`, `pass`, `raise ...` or `assert False` (after a
+    docstring). Tests register such rules when only the primal is exercised."""
+    if fn is None:
+        return False
+    if isinstance(fn, ast.Lambda):
+        return isinstance(fn.body, ast.Constant) and fn.body.value is Ellipsis
+    body = list(fn.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1:
+        return False
+    stmt = body[0]
+    if isinstance(stmt, (ast.Pass, ast.Raise)):
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis:
+        return True
+    return isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Constant) and not stmt.test.value
+
+
+# -- registrations ---------------------------------------------------------------------------
+class VjpRules(NamedTuple):
+    """One call-form `defvjp` registration with its fwd and bwd (None when missing)."""
+
+    registration: Registration
+    fwd: Optional[RuleFunction]
+    bwd: Optional[RuleFunction]
+
+
+def vjp_rules(d: CustomDerivative) -> List[VjpRules]:
+    """Every call-form `defvjp` registration of `d`, with its fwd and bwd."""
+    if d.kind != "vjp":
+        return []
+    return [VjpRules(reg, reg.rules[0] if len(reg.rules) > 0 else None, reg.rules[1] if len(reg.rules) > 1 else None)
+            for reg in d.registrations if reg.method == "defvjp" and not reg.as_decorator]
+
+
+def checked_vjp_rules(model: FileModel, d: CustomDerivative) -> List[VjpRules]:
+    """`vjp_rules` minus registrations whose rules look swapped (VJP309 reports those), with
+    placeholder rules (`lambda *_: ...`, `assert False`) replaced by None: they never run."""
+    checked = []
+    for reg, fwd, bwd in model.facts.vjp_rules(d):
+        if fwd is not None and bwd is not None and model.facts.swap_evidence(d, fwd, bwd) is not None:
+            continue
+        checked.append(VjpRules(reg, None if fwd is None or is_placeholder(fwd.node) else fwd,
+                                None if bwd is None or is_placeholder(bwd.node) else bwd))
+    return checked
+
+
+def jvp_rules(d: CustomDerivative) -> List[Tuple[Registration, RuleFunction]]:
+    """Every `defjvp` rule of a custom_jvp (decorator or call form), stubs excluded."""
+    if d.kind != "jvp":
+        return []
+    return [(reg, reg.rules[0]) for reg in d.registrations
+            if reg.method == "defjvp" and reg.rules and not reg.rules[0].is_none
+            and not is_placeholder(reg.rules[0].node)]
+
+
+def rules_of(d: CustomDerivative) -> List[Tuple[str, RuleFunction]]:
+    """Every resolved rule of every registration with its role ("fwd", "bwd", "jvp"), each
+    function once."""
+    seen: Set[int] = set()
+    found = []
+    for reg in d.registrations:
+        roles = ("fwd", "bwd") if reg.method == "defvjp" else ("jvp",) * len(reg.rules)
+        for role, rule in zip(roles, reg.rules):
+            if rule.node is not None and id(rule.node) not in seen:
+                seen.add(id(rule.node))
+                found.append((role, rule))
+    return found
+
+
+def decorated_rule_arity(model: FileModel, rule: RuleFunction) -> Optional[Arity]:
+    """Arity of a `@f.defjvp` rule: `defjvp` returns the function itself, so only the other
+    decorators matter (they must keep the signature)."""
+    fn = rule.node
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for decorator in fn.decorator_list:
+        if isinstance(decorator, ast.Attribute) and decorator.attr == "defjvp":
+            continue
+        if model.index.qualname(decorator) not in SIGNATURE_KEEPING:
+            return None
+    return function_arity(fn)
+
+
+def nondiff_keyword(model: FileModel, d: CustomDerivative, position: int) -> str:
+    """'nondiff_argnums' or 'nondiff_argnames', whichever put `position` there."""
+    if "nondiff_argnames" in d.keywords and d.primal is not None:
+        names = constant_value(model.index, d.keywords["nondiff_argnames"])
+        names = (names,) if isinstance(names, str) else names or ()
+        sig = d.signature
+        if sig is not None and position < len(sig.positional) and sig.positional[position] in names:
+            from_argnums = constant_value(model.index, d.keywords.get("nondiff_argnums", ast.Constant(None)))
+            if not (isinstance(from_argnums, (tuple, list)) and position in from_argnums):
+                return "nondiff_argnames"
+    return "nondiff_argnums"

@@ -1,0 +1,265 @@
+"""What expressions and returns provably are: sequences, arrays, tracers; where code runs.
+
+These functions compute; `vjplint.facts.Facts` memoises the per-function ones (call them
+through `model.facts`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import AbstractSet, List, NamedTuple, Optional, Tuple
+
+from vjplint.jaxapi import (
+    ARRAY_FUNCTIONS,
+    ARRAY_METHODS,
+    ARRAY_NAMESPACES,
+    ARRAY_VALUED_ATTRIBUTES,
+    ONE_ARRAY_NAMESPACES,
+    STATIC_ATTRIBUTES,
+    TRANSFORMS,
+)
+from vjplint.model import CustomDerivative, FileModel, TracedFunction
+from vjplint.semantic import FunctionNode, own_nodes
+
+ARITHMETIC = "an arithmetic result, never a tuple"
+
+
+class Return(NamedTuple):
+    """A `return` of a function: the node to report and the returned expression (None for a
+    bare `return`)."""
+
+    node: ast.AST
+    value: Optional[ast.expr]
+
+
+def returns_of(fn: FunctionNode) -> List[Return]:
+    """Each return of `fn` in source order; empty for generators. A lambda's body counts as
+    its return."""
+    if isinstance(fn, ast.Lambda):
+        return [Return(fn.body, fn.body)]
+    found: List[Return] = []
+    for node in own_nodes(fn):
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return []
+        if isinstance(node, ast.Return):
+            found.append(Return(node.value if node.value is not None else node, node.value))
+    found.sort(key=lambda r: (r.node.lineno, r.node.col_offset))  # type: ignore[attr-defined]
+    return found
+
+
+def return_branches(value: Optional[ast.expr]) -> List[ast.expr]:
+    """The expressions a return may evaluate to (both arms of `a if c else b`)."""
+    if value is None:
+        return []
+    if isinstance(value, ast.IfExp):
+        return return_branches(value.body) + return_branches(value.orelse)
+    return [value]
+
+
+def _single_local_value(model: FileModel, name: str, fn: FunctionNode) -> Optional[ast.expr]:
+    """The value of `name` when `fn` assigns it exactly once as `name = value`."""
+    scope = model.index.scopes.get(fn)
+    if scope is None or name in scope.globals_ or name in scope.nonlocals:
+        return None
+    bindings = scope.bindings.get(name, [])
+    if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].node, ast.Assign):
+        return bindings[0].value
+    return None
+
+
+def sequence_length(model: FileModel, expr: ast.expr, fn: FunctionNode,
+                    depth: int = 0) -> Optional[Tuple[int, bool, ast.expr]]:
+    """(length, exact, literal) for a tuple/list literal, or a name assigned once to a tuple
+    literal; `exact` is False with starred elements (length is then a lower bound)."""
+    if depth > 3:
+        return None
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        fixed = sum(not isinstance(e, ast.Starred) for e in expr.elts)
+        extra = 0
+        exact = True
+        for element in expr.elts:
+            if isinstance(element, ast.Starred):
+                inner = sequence_length(model, element.value, fn, depth + 1) \
+                    if isinstance(element.value, (ast.Name, ast.Tuple, ast.List)) else None
+                if inner is None or not inner[1]:
+                    exact = False
+                    extra += inner[0] if inner else 0
+                else:
+                    extra += inner[0]
+        return fixed + extra, exact, expr
+    if isinstance(expr, ast.Name):
+        value = _single_local_value(model, expr.id, fn)
+        if isinstance(value, ast.Tuple):
+            return sequence_length(model, value, fn, depth + 1)
+    return None
+
+
+def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
+                   arrays: AbstractSet[str] = frozenset(), depth: int = 0) -> Optional[str]:
+    """Why `expr` can never evaluate to a tuple or list ('None', 'an array'); None when it may."""
+    if depth > 4:
+        return None
+    if expr is None or isinstance(expr, ast.Constant) and expr.value is None:
+        return "None"
+    if isinstance(expr, ast.Constant):
+        return "a constant"
+    if isinstance(expr, (ast.Dict, ast.DictComp)):
+        return "a dict"
+    if isinstance(expr, (ast.Set, ast.SetComp)):
+        return "a set"
+    if isinstance(expr, ast.GeneratorExp):
+        return "a generator"
+    if isinstance(expr, (ast.Compare, ast.JoinedStr)) or isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        return "a bool" if not isinstance(expr, ast.JoinedStr) else "a string"
+    if isinstance(expr, ast.UnaryOp):  # -t, +t, ~t raise for a tuple or list
+        inner = not_a_sequence(model, expr.operand, fn, arrays, depth + 1)
+        return "an array" if inner == "an array" else ARITHMETIC
+    if isinstance(expr, ast.IfExp):
+        a = not_a_sequence(model, expr.body, fn, arrays, depth + 1)
+        b = not_a_sequence(model, expr.orelse, fn, arrays, depth + 1)
+        return a if a is not None and a == b else ("a value that is not a tuple" if a and b else None)
+    if isinstance(expr, ast.BinOp):
+        sides = [not_a_sequence(model, s, fn, arrays, depth + 1) for s in (expr.left, expr.right)]
+        if "an array" in sides:
+            return "an array"  # arithmetic with an array gives an array (or raises)
+        if not isinstance(expr.op, (ast.Add, ast.Mult)):
+            return ARITHMETIC  # tuples and lists support no other operator
+        numbers = (int, float, complex) if isinstance(expr.op, ast.Add) else (float, complex)
+        if any(isinstance(side, ast.Constant) and isinstance(side.value, numbers) and not isinstance(side.value, bool)
+               for side in (expr.left, expr.right)):
+            return ARITHMETIC  # `t + 1` and `2.0 * t` raise for a tuple; `2 * t` would repeat it
+        return None
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        q = model.index.qualname(func) or ""
+        if q.startswith(ONE_ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in ARRAY_FUNCTIONS:
+            if not any(k.arg == "return_sign" for k in expr.keywords):  # logsumexp(..., return_sign=True)
+                return "an array"
+            return None
+        if isinstance(func, ast.Attribute) and func.attr in ARRAY_METHODS and not q.startswith(("jax.", "numpy.")):
+            base = not_a_sequence(model, func.value, fn, arrays, depth + 1)
+            return "an array" if base == "an array" or func.attr in ("astype", "reshape") else None
+        return None
+    if isinstance(expr, ast.Attribute) and expr.attr in ARRAY_VALUED_ATTRIBUTES:
+        return "an array" if not_a_sequence(model, expr.value, fn, arrays, depth + 1) == "an array" else None
+    if isinstance(expr, ast.Name):
+        if expr.id in arrays:
+            return "an array"
+        value = _single_local_value(model, expr.id, fn)
+        if value is not None:
+            inner = not_a_sequence(model, value, fn, arrays, depth + 1)
+            return inner if inner == "an array" else None
+    return None
+
+
+def primal_returns_array(model: FileModel, d: CustomDerivative) -> bool:
+    """True when every return of the primal is provably one array (so the cotangent is one too)."""
+    if d.primal is None:
+        return False
+    returns = model.facts.returns_of(d.primal)
+    return bool(returns) and all(not_a_sequence(model, value, d.primal) == "an array" for _, value in returns)
+
+
+def is_transform_argument(model: FileModel, node: ast.AST) -> bool:
+    """True when `node` is the function argument of jax.grad/jit/vmap/... (so it gets called)."""
+    parent = model.index.parent(node)
+    if not isinstance(parent, ast.Call):
+        return False
+    q = model.index.qualname(parent.func)
+    return q in TRANSFORMS and TRANSFORMS[q] < len(parent.args) and parent.args[TRANSFORMS[q]] is node
+
+
+def describe_traced(traced: TracedFunction) -> str:
+    name = getattr(traced.node, "name", "<lambda>")
+    return f"`{name}`, which is traced by `{traced.how}`"
+
+
+def traced_reason(model: FileModel, expr: ast.expr, fn: FunctionNode, traced: TracedFunction,
+                  depth: int = 0) -> Optional[str]:
+    """Why `expr`, evaluated inside traced `fn`, is a tracer; None when it is not (or unknown)."""
+    if depth > 6:
+        return None
+    if isinstance(expr, ast.Constant):
+        return None
+    if isinstance(expr, ast.Name):
+        scope = model.index.scopes.get(fn)
+        bindings = scope.bindings.get(expr.id, []) if scope is not None else []
+        if not bindings:
+            return None
+        if any(b.kind == "param" for b in bindings):
+            if expr.id in traced.static_params:
+                return None
+            return f"`{expr.id}` is a parameter of {describe_traced(traced)}"
+        for binding in bindings:
+            if binding.kind == "assign" and binding.value is not None:
+                inner = traced_reason(model, binding.value, fn, traced, depth + 1)
+                if inner is not None:
+                    return f"`{expr.id}` is computed from a traced value ({inner})"
+        return None
+    if isinstance(expr, ast.Attribute):
+        if expr.attr in STATIC_ATTRIBUTES:
+            return None
+        return traced_reason(model, expr.value, fn, traced, depth + 1)
+    if isinstance(expr, ast.Subscript):
+        if isinstance(expr.value, ast.Attribute) and expr.value.attr in STATIC_ATTRIBUTES:
+            return None
+        return traced_reason(model, expr.value, fn, traced, depth + 1)
+    if isinstance(expr, ast.Call):
+        q = model.index.qualname(expr.func) or ""
+        if q in ("builtins.len", "builtins.int", "builtins.float", "builtins.bool", "builtins.str",
+                 "builtins.isinstance", "builtins.type"):
+            return None
+        if q.startswith(ARRAY_NAMESPACES):
+            module = q.rsplit(".", 1)[0]
+            return f"`{model.quote(expr, 50)}` is computed with `{module}` inside {describe_traced(traced)}"
+        if isinstance(expr.func, ast.Attribute):  # a method of a traced value: `x.max()`
+            inner = traced_reason(model, expr.func.value, fn, traced, depth + 1)
+            if inner is not None:
+                return inner
+        for arg in [*expr.args, *(k.value for k in expr.keywords)]:
+            inner = traced_reason(model, arg, fn, traced, depth + 1)
+            if inner is not None:
+                return inner
+        return None
+    if isinstance(expr, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Tuple, ast.List)):
+        for child in ast.iter_child_nodes(expr):
+            if isinstance(child, ast.expr):
+                inner = traced_reason(model, child, fn, traced, depth + 1)
+                if inner is not None:
+                    return inner
+    return None
+
+
+def derivative_named(model: FileModel, expr: ast.expr) -> Optional[CustomDerivative]:
+    """The custom derivative of this module that the name `expr` refers to, if any."""
+    if not isinstance(expr, ast.Name):
+        return None
+    for binding in model.index.lookup(expr.id, model.index.scope_of(expr)):
+        found = model.derivative_for_node(binding.node)
+        if found is not None:
+            return found
+    return None
+
+
+def expects_failure(model: FileModel, node: ast.AST) -> bool:
+    """True inside `with pytest.raises(...)` / `with self.assertRaises(...)`, or inside the
+    callable given to `self.assertRaises(Error, fn)`: a test that wants the error JAX raises."""
+    for ancestor in model.index.ancestors(node):
+        if isinstance(ancestor, ast.Call) and _is_raises_check(model, ancestor.func):
+            return True
+        if isinstance(ancestor, (ast.With, ast.AsyncWith)):
+            for item in ancestor.items:
+                call = item.context_expr
+                if not isinstance(call, ast.Call):
+                    continue
+                if _is_raises_check(model, call.func):
+                    return True
+    return False
+
+
+def _is_raises_check(model: FileModel, func: ast.expr) -> bool:
+    if isinstance(func, ast.Attribute) and func.attr.startswith("assertRaises"):
+        return True
+    return model.index.qualname(func) == "pytest.raises"
+
+
