@@ -11,6 +11,13 @@ tjax's `custom_vjp_method`/`custom_jvp_method`, plus `--name`s), under any dotte
 - partial    `partial(jax.custom_vjp, ...)` / `functools.partial(custom_jvp, ...)`
 - call       `jax.custom_vjp(f, ...)`, `nn.custom_vjp(fn, fwd, bwd)`, `jax.custom_jvp(self.fn)`
 
+Each hit is also classified from the file's `ast` (when it parses): `definition`, `alias` (a
+`partial(custom_vjp, ...)` that is stored, not applied) or `wrapper-internal` (a call form
+applied to what a wrapper received: a parameter of the enclosing function, a call on one or on
+`param.attr`, a local function that calls one, or any hit inside a function named like a
+creator; decorated defs are always definitions), so a later session
+can state the ratio over definitions alone. The main ratio counts every hit.
+
 Bare references (imports, `isinstance(f, jax.custom_vjp)`, annotations, `custom_vjp.defvjp`),
 the API's own `def custom_vjp(`/`class custom_vjp`, and TensorFlow's `tf.custom_gradient` are
 not definitions. vjplint's side: `vjplint.collect.collect` with the default Recognizer; a census
@@ -20,6 +27,7 @@ hit is recognised when a collected definition's creation expression spans its li
 from __future__ import annotations
 
 import argparse
+import ast
 import io
 import json
 import re
@@ -44,6 +52,7 @@ class Hit:
     form: str  # "decorator", "partial" or "call"
     spelling: str  # e.g. "@nnx.custom_vjp", "partial(jax.custom_vjp", "jax.custom_jvp("
     recognised: bool = False
+    role: str = "definition"  # or "alias", "wrapper-internal" (see the module docstring)
 
 
 @dataclass
@@ -55,10 +64,16 @@ class TreeReport:
     beyond_census: int  # definitions vjplint collected where the census saw none
     parse_failures: List[str]
     unrecognised: List[Hit]
+    definitions: int = 0  # hits whose role is "definition"
+    definitions_recognised: int = 0
 
     @property
     def ratio(self) -> float:
         return self.recognised / self.census if self.census else 1.0
+
+    @property
+    def definitions_ratio(self) -> float:
+        return self.definitions_recognised / self.definitions if self.definitions else 1.0
 
 
 def blank_code(text: str) -> str:
@@ -113,7 +128,94 @@ def census_hits(text: str, path: str, names: Sequence[str] = NAMES) -> List[Hit]
         else:
             continue  # a bare reference: import, isinstance, annotation, attribute access
         hits.append(Hit(path, line, form, spelling))
+    _classify(text, hits, names)
     return hits
+
+
+def _tail(expr: ast.expr) -> Optional[str]:
+    return expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
+
+
+def _classify(text: str, hits: List[Hit], names: Sequence[str]) -> None:
+    """Set each hit's role from the file's ast; hits keep "definition" if it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return
+    by_line: Dict[int, Tuple[ast.AST, List[ast.AST], Optional[ast.AST]]] = {}  # line -> (node, ancestors, applied)
+
+    def visit(node: ast.AST, ancestors: List[ast.AST]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for dec in node.decorator_list:
+                creator = dec.args[0] if isinstance(dec, ast.Call) and dec.args and _tail(dec.func) == "partial" \
+                    else dec.func if isinstance(dec, ast.Call) else dec
+                if _tail(creator) in names:
+                    by_line[getattr(creator, "end_lineno", creator.lineno)] = (node, ancestors, node)
+        if isinstance(node, ast.Call):
+            is_partial = _tail(node.func) == "partial" and node.args and _tail(node.args[0]) in names
+            creator = node.args[0] if is_partial else node.func
+            if _tail(creator) in names and getattr(creator, "end_lineno", 0) not in by_line:
+                parent = ancestors[-1] if ancestors else None
+                applied = parent.args[0] if (is_partial and isinstance(parent, ast.Call) and parent.func is node
+                                             and parent.args) else None
+                target = applied if is_partial else _fun_arg(node)
+                by_line[getattr(creator, "end_lineno", creator.lineno)] = (node, ancestors, target)
+        for child in ast.iter_child_nodes(node):
+            visit(child, [*ancestors, node])
+
+    visit(tree, [])
+    for hit in hits:
+        found = by_line.get(hit.line)
+        if found is None:
+            continue
+        node, ancestors, target = found
+        hit.role = _role(node, ancestors, target, names)
+
+
+def _fun_arg(call: ast.Call) -> Optional[ast.AST]:
+    if call.args:
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg in ("fun", "fn", "f", "func")), None)
+
+
+def _names_param(expr: ast.AST, params: Set[str]) -> bool:
+    """`p` or `p.attr` for a parameter p (`self.fun` inside a wrapper's method)."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return isinstance(expr, ast.Name) and expr.id in params
+
+
+def _role(node: ast.AST, ancestors: List[ast.AST], target: Optional[ast.AST], names: Sequence[str]) -> str:
+    enclosing = next((a for a in reversed(ancestors) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                     None)
+    if isinstance(node, ast.Call) and _tail(node.func) == "partial" and target is None:
+        parent = ancestors[-1] if ancestors else None
+        if not (isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in parent.decorator_list):
+            return "alias"
+    if enclosing is None:
+        return "definition"
+    if enclosing.name.lstrip("_") in names:
+        return "wrapper-internal"
+    a = enclosing.args
+    params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]}
+
+    def calls_param(body: ast.AST) -> bool:
+        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in params
+                   for n in ast.walk(body))
+
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return "definition"  # a decorated def is a definition, even one forwarding to a parameter
+    if isinstance(target, ast.Name) and target.id in params:
+        return "wrapper-internal"
+    if isinstance(target, ast.Call) and any(_names_param(x, params)
+                                            for x in [*target.args, *(k.value for k in target.keywords)]):
+        return "wrapper-internal"
+    if isinstance(target, ast.Name):
+        local = [n for n in ast.walk(enclosing) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.name == target.id and n is not enclosing]
+        if local and calls_param(local[0]):
+            return "wrapper-internal"
+    return "definition"
 
 
 def _starts_logical_line(text: str) -> bool:
@@ -167,8 +269,9 @@ def census_tree(tree: Path, names: Sequence[str] = NAMES) -> TreeReport:
         beyond += len(spans) - len(used)
         census.extend(hits)
     unrecognised = [h for h in census if not h.recognised]
+    definitions = [h for h in census if h.role == "definition"]
     return TreeReport(tree.name, len(files), len(census), len(census) - len(unrecognised), beyond, failures,
-                      unrecognised)
+                      unrecognised, len(definitions), sum(h.recognised for h in definitions))
 
 
 def by_spelling(hits: Sequence[Hit]) -> Dict[str, int]:
@@ -181,11 +284,13 @@ def by_spelling(hits: Sequence[Hit]) -> Dict[str, int]:
 def print_text(reports: Sequence[TreeReport]) -> None:
     for r in reports:
         print(f"== {r.tree}: {r.files} files, census {r.census}, recognised {r.recognised}, "
-              f"ratio {r.ratio:.1%}, beyond census {r.beyond_census}")
+              f"ratio {r.ratio:.1%}, beyond census {r.beyond_census}; definitions {r.definitions}, "
+              f"recognised {r.definitions_recognised}, ratio {r.definitions_ratio:.1%}")
         for f in r.parse_failures:
             print(f"   unparsable: {f}")
         for h in r.unrecognised:
-            print(f"   {h.path}:{h.line}: {h.spelling} [{h.form}]")
+            role = "" if h.role == "definition" else f", {h.role}"
+            print(f"   {h.path}:{h.line}: {h.spelling} [{h.form}{role}]")
     total = sum(r.census for r in reports)
     seen = sum(r.recognised for r in reports)
     if len(reports) > 1:
@@ -193,15 +298,19 @@ def print_text(reports: Sequence[TreeReport]) -> None:
 
 
 def print_markdown(reports: Sequence[TreeReport]) -> None:
-    print("| tree | files | census | recognised | ratio | unrecognised by spelling |")
-    print("|---|---|---|---|---|---|")
+    print("| tree | files | census | recognised | ratio | definitions only: census / recognised / ratio "
+          "| unrecognised by spelling |")
+    print("|---|---|---|---|---|---|---|")
     for r in reports:
         spellings = ", ".join(f"`{s}` {n}" for s, n in by_spelling(r.unrecognised).items())
-        print(f"| {r.tree} | {r.files} | {r.census} | {r.recognised} | {r.ratio:.1%} | {spellings} |")
+        print(f"| {r.tree} | {r.files} | {r.census} | {r.recognised} | {r.ratio:.1%} | {r.definitions} / "
+              f"{r.definitions_recognised} / {r.definitions_ratio:.1%} | {spellings} |")
     total = sum(r.census for r in reports)
     seen = sum(r.recognised for r in reports)
+    defs = sum(r.definitions for r in reports)
+    defs_seen = sum(r.definitions_recognised for r in reports)
     print(f"| **total** | {sum(r.files for r in reports)} | {total} | {seen} | "
-          f"{seen / total if total else 1.0:.1%} | |")
+          f"{seen / total if total else 1.0:.1%} | {defs} / {defs_seen} / {defs_seen / defs if defs else 1.0:.1%} | |")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -220,6 +329,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for r in reports:
             data = asdict(r)
             data["ratio"] = r.ratio
+            data["definitions_ratio"] = r.definitions_ratio
             print(json.dumps(data))
     elif args.markdown:
         print_markdown(reports)

@@ -92,6 +92,13 @@ def m(x, n):
     return x
 
 
+def my_wrapper(fn, nondiff_argnums=()):
+    return jax.custom_vjp(fn, nondiff_argnums=nondiff_argnums)
+
+
+my_vjp = functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+
+
 def custom_jvp(fn):
     return fn
 '''
@@ -110,7 +117,7 @@ def run_census(tree: Path, *extra: str) -> dict:
     census = load_census()
     names = tuple(dict.fromkeys([*census.NAMES, *extra]))
     report = census.census_tree(tree, names)
-    return {**asdict(report), "ratio": report.ratio}
+    return {**asdict(report), "ratio": report.ratio, "definitions_ratio": report.definitions_ratio}
 
 
 def write_tree(tmp_path: Path) -> Path:
@@ -125,18 +132,23 @@ def write_tree(tmp_path: Path) -> Path:
 def test_counts_and_unrecognised_spellings(tmp_path: Path) -> None:
     report = run_census(write_tree(tmp_path))
     assert report["files"] == 3
-    assert report["census"] == 8  # f, g, h, k, e, cg, C.fn, m; not tf_only, imports, comments, strings
+    # f, g, h, k, e, cg, C.fn, m, my_wrapper's call, my_vjp; not tf_only, imports, comments, strings, defs
+    assert report["census"] == 10
     assert report["recognised"] == 4  # f, g, h, m (the multi-line partial spans its hit)
+    assert (report["definitions"], report["definitions_recognised"]) == (8, 4)
     assert report["beyond_census"] == 0
     assert report["parse_failures"] == []
-    unrecognised = [(h["path"], h["line"], h["form"], h["spelling"]) for h in report["unrecognised"]]
+    unrecognised = [(h["path"], h["line"], h["form"], h["spelling"]) for h in report["unrecognised"]
+                    if h["path"] == "pkg/spellings.py"]
     assert unrecognised == [
         ("pkg/spellings.py", 30, "decorator", "@nnx.custom_vjp"),
         ("pkg/spellings.py", 35, "decorator", "@eqx.filter_custom_vjp"),
         ("pkg/spellings.py", 40, "decorator", "@jax.custom_gradient"),
         ("pkg/spellings.py", 52, "call", "jax.custom_jvp("),
     ]
-    assert report["ratio"] == 0.5
+    assert [(h["line"], h["role"]) for h in report["unrecognised"] if h["role"] != "definition"] == [
+        (14, "wrapper-internal"), (17, "alias")]
+    assert report["ratio"] == 0.4 and report["definitions_ratio"] == 0.5
 
 
 @pytest.mark.cli
@@ -153,10 +165,12 @@ def test_cli_json_and_text_output_with_an_extra_name(tmp_path: Path) -> None:
         return subprocess.run([sys.executable, str(CENSUS), *args, str(tree)], capture_output=True, text=True,
                               check=True, cwd=ROOT).stdout
 
-    assert json.loads(cli("--json"))["census"] == 8
+    assert json.loads(cli("--json"))["census"] == 10
     report = json.loads(cli("--json", "--name", "my_custom_vjp"))
-    assert report["census"] == 9 and report["recognised"] == 4
-    assert report["unrecognised"][0]["spelling"] == "@shims.my_custom_vjp"
+    assert report["census"] == 11 and report["recognised"] == 4
+    assert report["unrecognised"][2]["spelling"] == "@shims.my_custom_vjp"
     text = cli().splitlines()
-    assert text[0] == "== proj: 4 files, census 8, recognised 4, ratio 50.0%, beyond census 0"
-    assert text[1] == "   pkg/spellings.py:30: @nnx.custom_vjp [decorator]"
+    assert text[0] == ("== proj: 4 files, census 10, recognised 4, ratio 40.0%, beyond census 0; definitions 8, "
+                       "recognised 4, ratio 50.0%")
+    assert text[1:3] == ["   pkg/multiline.py:14: jax.custom_vjp( [call, wrapper-internal]",
+                         "   pkg/multiline.py:17: functools.partial(jax.custom_vjp [partial, alias]"]
