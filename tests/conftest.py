@@ -38,6 +38,8 @@ MODULE_LAYERS: Dict[str, str] = {
     "test_fix_cli": "cli",
     "test_fuzz": "fuzz",
     "test_jax_ground_truth": "jax",
+    "test_neovim": "server",  # the documented recipes in headless Neovim
+    "test_precommit": "cli",
     "test_realworld_regressions": "cli",
     "test_rule_fixtures": "cli",
     "test_server": "server",
@@ -55,6 +57,8 @@ TEST_LAYERS: Dict[str, str] = {
     "test_fix_cli::test_stdin_fix_writes_the_fixed_source_to_stdout": "cli",
     "test_fix_cli::test_json_fix_edits_reproduce_the_fixed_file": "cli",
     "test_fix_cli::test_writes_keep_encoding_bom_crlf_and_mode": "cli",
+    "test_docs::test_shell_blocks_run_as_written": "cli",
+    "test_docs::test_github_actions_recipe": "cli",
     "test_install_hint::test_the_server_prints_the_hint": "cli",
     "test_output_formats::test_sarif_is_valid_2_1_0_with_rule_metadata_and_fixes": "cli",
     "test_output_formats::test_sarif_for_a_clean_run_is_valid_and_empty": "cli",
