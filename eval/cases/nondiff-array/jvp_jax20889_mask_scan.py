@@ -17,7 +17,7 @@ EVAL = {
 }
 
 
-def _masked(arr, mask):
+def _masked(arr, mask):  # eval: span
     return jnp.where(mask, 0.0, arr * 1.5)
 
 
