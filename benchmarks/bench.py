@@ -125,7 +125,7 @@ def commands(tree: Path, work: Path, ruff: Optional[str], vjplint: List[str], pl
         "vjplint cold": {"cmd": [*vjplint, "check", "--no-cache", "--exit-zero", "-q", "."], "memory": True},
         "vjplint cold -j1": {"cmd": [*vjplint, "check", "--no-cache", "--exit-zero", "-q", "--jobs", "1", "."],
                              "memory": True},
-        # Nothing changed: the recorded answer is replayed (vjplint.fastpath).
+        # Nothing changed: the recorded answer is replayed (vjplint.batch.fastpath).
         "vjplint warm": {"cmd": [*vjplint, "check", "--cache-dir", cache, "--exit-zero", "-q", "."], "warmup": True},
         # A command line never seen before (--jobs differs each time: no replay record), every file
         # a cache hit: the walk, a stat per file, the index.

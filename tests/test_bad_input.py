@@ -39,7 +39,7 @@ def _findings(proc: subprocess.CompletedProcess) -> List[str]:
 def _expected(name: str, text: str, shift: int = 0) -> List[str]:
     """The concise lines for `text` saved as `name` with `shift` lines put in front of it."""
     return [f"{name}:{d.location.row + shift}:{d.location.column}: {d.code}"
-            f"{' [*]' if d.fix_applicability is Applicability.SAFE else ''} {d.message}"
+            f"{' [*]' if d.fix is not None and d.fix.applicability is Applicability.SAFE else ''} {d.message}"
             for d in lint(text, filename=name)]
 
 
@@ -353,7 +353,7 @@ def test_an_invalid_pyproject_is_exit_2_naming_the_file(tmp_path, content, messa
     (tmp_path / "good.py").write_text(CLIP_IN)
     for args in ((".",), ("--config", "pyproject.toml", "good.py")):
         proc = _check(tmp_path, *args)
-        path = tmp_path / "pyproject.toml" if args == (".",) else Path("pyproject.toml")
+        path = Path("pyproject.toml")  # named relative to the working directory, however it was found
         assert (proc.returncode, proc.stdout) == (2, "")
         assert proc.stderr == f"vjplint: error: {message.format(path=path)}\n"
 
@@ -367,9 +367,10 @@ def test_a_pyproject_whose_tool_is_not_a_table_is_not_ours(tmp_path):
 
 
 @pytest.mark.parametrize("table, args, message", [
-    ('selct = ["VJP1"]', (), "{path}: unknown key in [tool.vjplint]: selct (known keys: array-names, cache-dir, "
-                            "custom-jvp-aliases, custom-vjp-aliases, exclude, extend-exclude, extend-select, ignore, "
-                            "per-file-ignores, respect-gitignore, select, static-names, target, verify)"),
+    ('selct = ["VJP1"]', (), "{path}: unknown key in [tool.vjplint]: selct (did you mean 'select'?) (known keys: "
+                            "array-names, cache-dir, custom-jvp-aliases, custom-vjp-aliases, exclude, extend, "
+                            "extend-exclude, extend-select, ignore, per-file-ignores, respect-gitignore, select, "
+                            "static-names, target, verify)"),
     ('select = ["VJP999"]', (), "{path}: `select`: unknown rule code or prefix 'VJP999'"),
     ('ignore = ["VJP1O1"]', (), "{path}: `ignore`: unknown rule code or prefix 'VJP1O1'"),
     ('extend-select = ["E501"]', (), "{path}: `extend-select`: unknown rule code or prefix 'E501'"),
@@ -383,7 +384,7 @@ def test_unknown_config_keys_and_rule_codes_are_exit_2_naming_them(tmp_path, tab
     (tmp_path / "good.py").write_text(CLIP_IN)
     proc = _check(tmp_path, *args, ".")
     assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == f"vjplint: error: {message.format(path=tmp_path / 'pyproject.toml')}\n"
+    assert proc.stderr == f"vjplint: error: {message.format(path='pyproject.toml')}\n"
 
 
 # -- interrupted runs -------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from conftest import FIXTURES, run_cli
 from vjplint.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vjplint.fixes import apply as fix_apply
+from vjplint.cli.fix import unified_diff
 
 PAIRS = FIXTURES / "fix"
 CANONICAL_IN = (PAIRS / "safe_canonical" / "input.py").read_text(encoding="utf-8")
@@ -44,7 +45,7 @@ def test_diff_prints_a_unified_diff_and_writes_nothing(tmp_path):
     proc = run_cli("--diff", "--no-cache", "clip.py", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr == "Would fix 2 problems.\n"
-    assert proc.stdout == fix_apply.unified_diff("clip.py", CANONICAL_IN, CANONICAL_OUT)
+    assert proc.stdout == unified_diff("clip.py", CANONICAL_IN, CANONICAL_OUT)
     assert proc.stdout.startswith("--- clip.py\n+++ clip.py\n@@ -1,18 +1,17 @@\n-from functools import partial\n")
     assert "-def clip_gradient_bwd(lo, hi, _, g):\n-    return (jnp.clip(g, lo, hi),)\n+def clip_gradient_bwd(res, g):\n" \
            "+    lo, hi = res\n+    return (None, None, jnp.clip(g, lo, hi))\n" in proc.stdout
@@ -99,7 +100,7 @@ def test_stdin_fix_writes_the_fixed_source_to_stdout():
     assert unsafe.stderr.startswith("shrink.py:8:12: VJP102 ")
     diff = run_cli("--diff", "--stdin-filename", "clip.py", "-", stdin=CANONICAL_IN.encode())
     assert diff.returncode == 1
-    assert diff.stdout == fix_apply.unified_diff("clip.py", CANONICAL_IN, CANONICAL_OUT)
+    assert diff.stdout == unified_diff("clip.py", CANONICAL_IN, CANONICAL_OUT)
 
 
 def test_json_fix_edits_reproduce_the_fixed_file(tmp_path):
@@ -144,7 +145,7 @@ def test_writes_keep_encoding_bom_crlf_and_mode(tmp_path):
 # -- the core, in process ---------------------------------------------------------------------------------
 def _diagnostic(row: int, col: int, end_col: int, content: str, code: str = "VJP401") -> Diagnostic:
     start, end = Position(row, col), Position(row, end_col)
-    return Diagnostic(code, "x", "m", Severity.WARNING, "t.py", start, end, Applicability.SAFE, "fix",
+    return Diagnostic(code, "x", "m", Severity.WARNING, "t.py", start, end,
                       Fix(Applicability.SAFE, "fix", (Edit(content, start, end),)))
 
 
@@ -157,7 +158,7 @@ def test_overlapping_edits_wait_for_the_next_pass():
     assert new == "a = 10\nb = 20\n" and fixed == [first, third]
     assert fix_apply.apply_fixes(text, [second], unsafe=False) == "a = 11\nb = 2\n"
     unsafe = _diagnostic(1, 1, 2, "z")
-    unsafe.fix_applicability = Applicability.UNSAFE
+    unsafe.fix = Fix(Applicability.UNSAFE, "fix", unsafe.fix.edits)
     assert fix_apply.apply_fixes(text, [unsafe], unsafe=False) == text
     assert fix_apply.apply_fixes(text, [unsafe], unsafe=True) == "z = 1\nb = 2\n"
 
@@ -175,7 +176,7 @@ def test_a_fix_that_would_not_parse_is_not_applied():
 def test_fixes_that_never_converge_stop_with_a_message(monkeypatch):
     from vjplint import engine
 
-    def endless(filename, source, config=Config()):
+    def endless(filename, source, config=Config(), path=None):
         result = engine.LintResult()
         rows = source.count("\n")
         result.diagnostics = [_diagnostic(rows, 1, 1, "# again\n")]
@@ -197,12 +198,14 @@ def test_fix_source_is_the_language_server_entry_point():
     assert (new, count, [d.code for d in remaining]) == (UNSAFE_IN, 0, ["VJP102"])
 
 
-def test_cached_fix_keys_come_back_as_lists():
+def test_planned_fixes_survive_the_cache_and_resolve_to_edits():
+    from vjplint.batch.cache import _allowed, decode, encode
     from vjplint.engine import lint_source
 
-    diagnostics = lint_source("clip.py", CANONICAL_IN, Config()).diagnostics
-    for d in diagnostics:
-        d.fix_key = json.loads(json.dumps(d.fix_key))  # what a JSON cache hands back
+    found = lint_source("clip.py", CANONICAL_IN, Config()).diagnostics
+    assert all(d.fix is not None and d.fix.plan is not None and not d.fix.resolved for d in found)
+    diagnostics = decode(json.loads(json.dumps(encode(found))), _allowed())  # what a JSON cache hands back
+    assert diagnostics == found
     fix_apply.attach_fix_edits(diagnostics, {"clip.py": CANONICAL_IN.splitlines()}, Config())
     assert all(d.fix is not None and _apply(CANONICAL_IN, d.fix.edits) == CANONICAL_OUT for d in diagnostics)
 

@@ -33,7 +33,7 @@ def offers(source: str, **config) -> List[Tuple[str, Optional[Applicability], st
     for d in lint_source("t.py", textwrap.dedent(source), Config(**config)).diagnostics:
         if d.code in ("VJP101", "VJP102"):
             reason = d.message.split("(no automatic fix: ", 1)[1][:-1] if "(no automatic fix: " in d.message else ""
-            out.append((d.code, d.fix_applicability, reason))
+            out.append((d.code, d.fix.applicability if d.fix else None, reason))
     return out
 
 

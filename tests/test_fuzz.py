@@ -325,8 +325,7 @@ def _rewritable_lines(text: str, unsafe: bool) -> Set[int]:
         return node
 
     offered = [d for d in lint_source("fuzz.py", text, Config()).diagnostics
-               if d.fix_applicability is Applicability.SAFE
-               or (unsafe and d.fix_applicability is Applicability.UNSAFE)]
+               if d.fix is not None and (d.fix.applicability is Applicability.SAFE or unsafe)]
     allowed = {row for d in offered for row in range(d.location.row, d.end_location.row + 1)}
     model = collect(module, source_lines(text), Recognizer())
     for derivative in model.derivatives:

@@ -149,7 +149,8 @@ def test_sarif_is_valid_2_1_0_with_rule_metadata_and_fixes(project: Path) -> Non
     [run_] = log["runs"]
     driver = run_["tool"]["driver"]
     assert driver["name"] == "vjplint"
-    from vjplint.rules.registry import ENGINE_CODES, all_rules, rule_url
+    from vjplint.links import rule_url
+    from vjplint.rules.registry import ENGINE_CODES, all_rules
 
     rules = driver["rules"]
     assert [r["id"] for r in rules] == [*all_rules(), *sorted(ENGINE_CODES)]
@@ -271,7 +272,7 @@ def test_lsp_diagnostic_carries_the_fix_as_text_edits() -> None:
     fix = Fix(Applicability.SAFE, "Write `(0,)`", (Edit("(0,)", Position(1, 7), Position(1, 8)),))
     d = Diagnostic(code="VJP103", name="nondiff-argnums-invalid", message="m", severity=Severity.ERROR,
                    filename="a.py", location=Position(1, 7), end_location=Position(1, 8),
-                   fix_applicability=Applicability.SAFE, fix_message="Write `(0,)`", fix=fix, noqa_row=1)
+                   fix=fix, noqa_row=1)
     out = lsp.diagnostic_to_lsp(d, ["é = f(0)"])
     assert out["data"]["fix"] == {"applicability": "safe", "message": "Write `(0,)`", "edits": [
         {"range": {"start": {"line": 0, "character": 6}, "end": {"line": 0, "character": 7}}, "newText": "(0,)"}]}
@@ -291,7 +292,8 @@ def test_rule_docs_are_up_to_date(tmp_path: Path) -> None:
 
 
 def test_every_rule_url_points_at_its_page() -> None:
-    from vjplint.rules.registry import all_rules, rule_url
+    from vjplint.links import rule_url
+    from vjplint.rules.registry import all_rules
 
     for code in all_rules():
         url = rule_url(code)

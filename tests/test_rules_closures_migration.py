@@ -112,7 +112,7 @@ def test_vjp401_environment_absl_and_context_manager_spellings():
     assert found[3].message == f"the absl flag `--jax_use_direct_linearize=false` sets {DEAD} Remove it"
     assert found[6].message == (f"`with config.use_direct_linearize(False):` sets {DEAD} Remove the `with` and "
                                 f"dedent its body")
-    assert [d.fix_applicability for d in found] == [Applicability.SAFE] * 3 + [None] * 4
+    assert [d.fix.applicability if d.fix else None for d in found] == [Applicability.SAFE] * 3 + [None] * 4
 
 
 def test_vjp401_flag_name_through_a_module_constant():
@@ -158,7 +158,7 @@ def test_vjp401_only_statement_of_a_block_becomes_pass():
             pass
     ''')
     first, second = check(source, "VJP401")
-    assert first.fix_message == "Replace the statement with `pass`"
+    assert first.fix.message == "Replace the statement with `pass`"
     fixed = apply_fix(apply_fix(source, second), first)
     assert fixed == source.replace('config.update("jax_use_direct_linearize", False)', "pass").replace(
         'config.update("jax_use_direct_linearize", True)', "pass")
@@ -191,7 +191,7 @@ def test_vjp401_no_fix_when_the_statement_shares_its_line():
         y = [jax.config.update("jax_use_direct_linearize", False)]
     ''', "VJP401")
     assert where(found) == [("VJP401", 3, 1), ("VJP401", 4, 10), ("VJP401", 5, 6)]
-    assert all(d.fix is None and d.fix_applicability is None for d in found)
+    assert all(d.fix is None for d in found)
 
 
 # -- VJP402 jvptracer-sniffing -------------------------------------------------------------------
@@ -221,7 +221,7 @@ def test_vjp402_every_spelling_fires_with_an_unsafe_rewrite(imports, test):
     (d,) = check(source, "VJP402")
     assert (d.location.row, d.location.column) == (5, 12)
     assert d.message == f"`{test}` is silently False {SNIFF_TAIL}"
-    assert d.fix_applicability is Applicability.UNSAFE
+    assert d.fix is not None and d.fix.applicability is Applicability.UNSAFE
     assert apply_fix(source, d).splitlines()[4] == "    return isinstance(x, jax.core.Tracer)"
 
 
@@ -297,7 +297,7 @@ def test_vjp402_no_fix_without_jax_imported_as_jax():
             return isinstance(x, JVPTracer)
     ''', "VJP402")
     assert where(found) == [("VJP402", 6, 12)]
-    assert found[0].fix is None and found[0].fix_applicability is None
+    assert found[0].fix is None
 
 
 # -- VJP201 closure-over-traced ------------------------------------------------------------------

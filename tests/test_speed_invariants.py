@@ -19,8 +19,8 @@ from typing import List
 import pytest
 
 from tests.conftest import RULE_FIXTURES, ROOT, run_cli
-from vjplint import cache as cache_mod
-from vjplint import parallel
+from vjplint.batch import cache as cache_mod
+from vjplint.batch import parallel
 from vjplint.config import Config
 
 NON_CANDIDATE = "import numpy as np\n\n\ndef f(x):\n    return np.sin(x) * 2\n"
@@ -144,9 +144,9 @@ class _Counter:
         self.linted: List[str] = []
         real = parallel.lint_source
 
-        def counting(display, data, config):
+        def counting(display, data, config, path=None):
             self.linted.append(display)
-            return real(display, data, config)
+            return real(display, data, config, path=path)
 
         monkeypatch.setattr(parallel, "lint_source", counting)
 
@@ -156,7 +156,7 @@ class _Counter:
 
 
 def _run(files: List[Path], config: Config) -> List[list]:
-    outcomes = parallel.lint_many(files, config, jobs=1, use_cache=True)
+    outcomes = parallel.lint_many([(f, config) for f in files], config, jobs=1, use_cache=True)
     return [[(d.code, d.location.row, d.message) for d in o.result.diagnostics] for o in outcomes]
 
 
@@ -227,16 +227,16 @@ def test_cache_entries_of_deleted_files_are_dropped(tmp_path: Path, monkeypatch:
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_text(FIRING)
     config = Config(cache_dir=str(tmp_path / "cache"))
-    parallel.lint_many([Path("a.py"), Path("b.py")], config, jobs=1)
+    parallel.lint_many([(Path("a.py"), config), (Path("b.py"), config)], config, jobs=1)
     (tmp_path / "b.py").unlink()
-    parallel.lint_many([Path("a.py")], config, jobs=1)
+    parallel.lint_many([(Path("a.py"), config)], config, jobs=1)
     (index,) = (tmp_path / "cache").glob("*/*.json")
     assert sorted(json.loads(index.read_text())["entries"]) == ["a.py"]
 
 
 def test_worker_count_policy() -> None:
-    small = [(i, f"f{i}.py", f"f{i}.py", 1000, False) for i in range(10)]
-    big = [(i, f"f{i}.py", f"f{i}.py", 200_000, False) for i in range(10)]
+    small = [(i, f"f{i}.py", f"f{i}.py", 1000, False, 0) for i in range(10)]
+    big = [(i, f"f{i}.py", f"f{i}.py", 200_000, False, 0) for i in range(10)]
     assert parallel.worker_count(None, small) == 1  # not worth a process
     assert parallel.worker_count(None, big) == min(parallel.available_cpus(), 10)
     assert parallel.worker_count(3, small) == 3  # an explicit --jobs is honoured
@@ -262,19 +262,19 @@ def test_progress_and_a_dying_worker_with_processes(tmp_path: Path) -> None:
     code = textwrap.dedent("""\
         import json, os
         from pathlib import Path
-        from vjplint import parallel
+        from vjplint.batch import parallel
         from vjplint.config import Config
 
         real = parallel.lint_source
-        def lint_source(display, data, config):
+        def lint_source(display, data, config, path=None):
             if display == "boom.py" and os.getpid() != PARENT:
                 os._exit(3)  # a parser crash or the OOM killer
-            return real(display, data, config)
+            return real(display, data, config, path=path)
         PARENT = os.getpid()
         parallel.lint_source = lint_source
         calls = []
         files = sorted(Path(".").glob("*.py"))
-        outcomes = parallel.lint_many(files, Config(), jobs=2, use_cache=False,
+        outcomes = parallel.lint_many([(f, Config()) for f in files], Config(), jobs=2, use_cache=False,
                                       progress=lambda done, total: calls.append([done, total]))
         print(json.dumps({"calls": calls, "outcomes": {o.display: [o.result.errors,
               [(d.code, d.location.row) for d in o.result.diagnostics]] for o in outcomes}}))
@@ -292,7 +292,7 @@ def test_progress_printer_drives_from_lint_many(monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture) -> None:
     import time
 
-    from vjplint import cli
+    from vjplint.cli import check as cli
 
     now = [100.0]
     monkeypatch.setattr(time, "monotonic", lambda: now[0])
@@ -388,7 +388,7 @@ def test_indexes_of_builds_unused_for_a_week_are_pruned(tmp_path: Path, monkeypa
         (directory / "index.json").write_text("{}")
     week_ago = __import__("time").time() - cache_mod.STALE_BUILD_S - 60
     os.utime(old, (week_ago, week_ago))
-    parallel.lint_many([Path("a.py")], Config(cache_dir=str(root)), jobs=1)
+    parallel.lint_many([(Path("a.py"), Config(cache_dir=str(root)))], Config(cache_dir=str(root)), jobs=1)
     current = cache_mod.short_name(cache_mod.code_fingerprint())
     assert sorted(p.name for p in root.iterdir() if p.is_dir()) == sorted(["recent-build", current])
 
@@ -431,9 +431,10 @@ def test_exclude_matchers_agree_with_fnmatch() -> None:
         assert bool(match_relative(relative)) == expected_relative, relative
 
 
-# -- the pre-commit fast path (vjplint.fastpath) -------------------------------------------------
+# -- the pre-commit fast path (vjplint.batch.fastpath) -------------------------------------------------
 def test_fast_path_constants_match_the_engine_and_the_formatter() -> None:
-    from vjplint import engine, fastpath
+    from vjplint import engine
+    from vjplint.batch import fastpath
     from vjplint.output import OutputContext
     from vjplint.output.text import render_full
 
@@ -503,7 +504,7 @@ def test_fast_path_imports_no_machinery(tmp_path: Path) -> None:
     assert _python(code, tmp_path).splitlines()[-1] == "0 []"
 
 
-# -- replaying an unchanged run (vjplint.fastpath.replay) -----------------------------------------
+# -- replaying an unchanged run (vjplint.batch.fastpath.replay) -----------------------------------------
 _RUN = textwrap.dedent("""\
     import io, json, sys
     from contextlib import redirect_stdout

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import fnmatch
+import os
+import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+from vjplint.errors import ConfigError
 
 
 def _tomllib():
@@ -18,14 +22,10 @@ def _tomllib():
     return tomllib
 
 
-class ConfigError(Exception):
-    """A configuration problem the user must fix (exit code 2)."""
-
-
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
     "respect-gitignore", "array-names", "static-names", "custom-vjp-aliases", "custom-jvp-aliases",
-    "target", "verify", "cache-dir",
+    "target", "verify", "cache-dir", "extend",
 }
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d",
@@ -71,7 +71,18 @@ class Config:
         chosen -= {c for c in all_codes if _matches(c, self.ignore)}
         return frozenset(chosen)
 
+    def relative_path(self, path: str) -> str:
+        """`path` relative to the directory of this configuration's pyproject.toml, which is what
+        `per-file-ignores` and `exclude` patterns are matched against (ruff's rule); paths outside
+        it, and every path when there is no configuration file, stay as given."""
+        if not self.root:
+            return path
+        absolute = os.path.abspath(path)
+        root = self.root.rstrip(os.sep) + os.sep
+        return os.path.relpath(absolute, self.root) if absolute.startswith(root) else path
+
     def ignored_for(self, relative_path: str) -> Tuple[str, ...]:
+        """The codes `per-file-ignores` turns off for a path relative to `root` (relative_path())."""
         codes: List[str] = []
         for pattern, ignored in self.per_file_ignores:
             if _glob_match(relative_path, pattern):
@@ -82,7 +93,7 @@ class Config:
         """A stable text for cache keys: everything that changes results."""
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores,
                      sorted(self.array_names), sorted(self.static_names), self.custom_vjp_aliases,
-                     self.custom_jvp_aliases, self.target))
+                     self.custom_jvp_aliases, self.target, self.root))
 
 
 def _matches(code: str, selectors: Sequence[str]) -> bool:
@@ -94,54 +105,94 @@ def _glob_match(path: str, pattern: str) -> bool:
     return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(Path(path).name, pattern)
 
 
-def find_pyproject(start: Path) -> Optional[Path]:
-    start = start.resolve()
-    for directory in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            tomllib = _tomllib()
-            try:
-                with candidate.open("rb") as handle:
-                    data = tomllib.load(handle)
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-                return candidate  # let load_config report it
-            tool = data.get("tool")
-            if isinstance(tool, dict) and "vjplint" in tool:
-                return candidate
-    return None
-
-
-def load_config(path: Optional[Path]) -> Config:
-    if path is None:
-        return Config()
+def read_tool_table(path: Path) -> Optional[Dict[str, Any]]:
+    """`[tool.vjplint]` of a pyproject.toml, or None when it has none. Raises ConfigError for a
+    file that cannot be read or parsed, or whose table is not a table."""
     tomllib = _tomllib()
     try:
         with path.open("rb") as handle:
             data = tomllib.load(handle)
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot read {shown(path)}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:  # TOML files are UTF-8
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    tool = data.get("tool", {})
-    table = tool.get("vjplint", {}) if isinstance(tool, dict) else {}
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.vjplint] must be a table")
-    return config_from_table(table, path)
+        raise ConfigError(f"{shown(path)} is not valid TOML: {exc}") from None
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or "vjplint" not in tool:
+        return None
+    if not isinstance(tool["vjplint"], dict):
+        raise ConfigError(f"{shown(path)}: [tool.vjplint] must be a table")
+    return tool["vjplint"]
+
+
+def find_pyproject(start: Path) -> Optional[Path]:
+    """The nearest pyproject.toml with a [tool.vjplint] table, from `start` (a file or a directory)
+    upwards; a file that cannot be parsed is returned too (load_config reports it)."""
+    start = start.resolve()
+    for directory in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                if read_tool_table(candidate) is not None:
+                    return candidate
+            except ConfigError:
+                return candidate
+    return None
+
+
+def load_config(path: Optional[Path]) -> Config:
+    """The configuration in `path` (None: the defaults), with its `extend` chain resolved."""
+    if path is None:
+        return Config()
+    return config_from_table(_extended_table(path, ()), path)
+
+
+# Keys whose values add up along an `extend` chain (ruff's extend-* keys); every other key of the
+# extending file replaces the base's.
+ACCUMULATED = ("extend-select", "extend-exclude")
+
+
+def _extended_table(path: Path, chain: Tuple[Path, ...]) -> Dict[str, Any]:
+    real = path.resolve()
+    if real in chain:
+        cycle = " -> ".join(str(p) for p in (*chain, real))
+        raise ConfigError(f"{shown(path)}: `extend` forms a cycle: {cycle}")
+    table = read_tool_table(path)
+    if table is None:
+        if chain:  # a base without the table contributes nothing
+            return {}
+        raise ConfigError(f"{shown(path)}: no [tool.vjplint] table")
+    table = dict(table)
+    base_name = table.pop("extend", None)
+    if base_name is None:
+        return table
+    if not isinstance(base_name, str):
+        raise ConfigError(f"{shown(path)}: `extend` must be the path of another pyproject.toml")
+    base_path = (path.parent / os.path.expanduser(base_name))
+    if base_path.is_dir():
+        base_path = base_path / "pyproject.toml"
+    if not base_path.is_file():
+        raise ConfigError(f"{shown(path)}: `extend` names {base_name!r}, which is not a file")
+    base = _extended_table(base_path, (*chain, real))
+    merged = {**base, **table}
+    for key in ACCUMULATED:
+        if key in base and key in table and isinstance(base[key], list) and isinstance(table[key], list):
+            merged[key] = [*base[key], *table[key]]
+    return merged
 
 
 def config_from_table(table: Dict[str, Any], path: Optional[Path] = None) -> Config:
-    where = f"{path}: " if path else ""
+    where = f"{shown(path)}: " if path else ""
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
         raise ConfigError(f"{where}unknown key{'s' if len(unknown) > 1 else ''} in [tool.vjplint]: "
-                          f"{', '.join(unknown)} (known keys: {', '.join(sorted(KNOWN_KEYS))})")
-    from vjplint.rules.registry import validate_selectors
+                          f"{', '.join(_with_suggestion(k, KNOWN_KEYS) for k in unknown)} "
+                          f"(known keys: {', '.join(sorted(KNOWN_KEYS))})")
 
     def codes(key: str) -> Tuple[str, ...]:
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}`{key}` must be a list of rule codes")
-        validate_selectors(value, f"{where}`{key}`")
+        check_selectors(value, f"{where}`{key}`")
         return tuple(value)
 
     def strings(key: str) -> Tuple[str, ...]:
@@ -166,7 +217,7 @@ def config_from_table(table: Dict[str, Any], path: Optional[Path] = None) -> Con
     for pattern, value in per_file.items():
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}`per-file-ignores.{pattern}` must be a list of rule codes")
-        validate_selectors(value, f"{where}`per-file-ignores.{pattern}`")
+        check_selectors(value, f"{where}`per-file-ignores.{pattern}`")
         per_file_items.append((pattern, tuple(value)))
     target = table.get("target", "current")
     if target not in TARGETS:
@@ -204,13 +255,38 @@ def with_overrides(config: Config, *, select: Optional[Sequence[str]] = None,
                    ignore: Sequence[str] = (), extend_select: Sequence[str] = ()) -> Config:
     """Command-line options override the file (ruff's semantics)."""
     for name, values in (("--select", select or ()), ("--ignore", ignore), ("--extend-select", extend_select)):
-        if values:  # the registry imports the rule machinery: not for runs that select nothing
-            from vjplint.rules.registry import validate_selectors
-
-            validate_selectors(values, name)
+        check_selectors(values, name)
+    if select is not None and not select:
+        raise ConfigError("--select: no rule codes given (an empty value would select nothing)")
     return replace(
         config,
         select=tuple(select) if select is not None else config.select,
         ignore=config.ignore + tuple(ignore),
         extend_select=config.extend_select + tuple(extend_select),
     )
+
+
+_SELECTOR = re.compile(r"^(ALL|VJP\d{0,3})$")
+
+
+def check_selectors(selectors: Sequence[str], where: str) -> None:
+    """The shape of rule selectors; whether each names an existing rule is the workspace's check
+    (vjplint.workspace), which knows the rules."""
+    for selector in selectors:
+        if not _SELECTOR.match(selector):
+            raise ConfigError(f"{where}: unknown rule code or prefix {selector!r}")
+
+
+def shown(path: "os.PathLike[str] | str") -> str:
+    """A configuration file's name in messages: relative to the working directory when inside it."""
+    text = os.fspath(path)
+    absolute = os.path.abspath(text)
+    cwd = os.getcwd().rstrip(os.sep) + os.sep
+    return os.path.relpath(absolute) if absolute.startswith(cwd) else text
+
+
+def _with_suggestion(key: str, known: Sequence[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    return f"{key} (did you mean {close[0]!r}?)" if close else key

@@ -6,7 +6,7 @@ Unicode code points in the line. Formatters convert to whatever their format nee
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Optional, Tuple
 
@@ -38,10 +38,33 @@ class Edit:
 
 
 @dataclass(frozen=True)
+class FixPlan:
+    """A fix that is a module transform (vjplint.fixes): its edits are computed when needed, from
+    the file's text at that moment, by the transform named here for the derivative defined at
+    (`target`, `line`). `positions` are what the transform moves (e.g. nondiff argument indices)."""
+
+    transform: str
+    target: str
+    line: int
+    positions: Tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Fix:
+    """The one fix type: how safe it is, what it does, and its edits, or, for a module transform,
+    the plan that computes them (`edits` is then empty until vjplint.fixes resolves it)."""
+
     applicability: Applicability
     message: str
     edits: Tuple[Edit, ...] = ()
+    plan: Optional[FixPlan] = None
+
+    @property
+    def resolved(self) -> bool:
+        return bool(self.edits)
+
+    def with_edits(self, edits: Tuple[Edit, ...]) -> "Fix":
+        return Fix(self.applicability, self.message, edits, self.plan)
 
 
 @dataclass
@@ -53,24 +76,12 @@ class Diagnostic:
     filename: str
     location: Position
     end_location: Position
-    # A fix is decided at lint time (applicability) but its edits are computed lazily by
-    # the fix machinery; `fix` holds them once computed.
-    fix_applicability: Optional[Applicability] = None
-    fix_message: Optional[str] = None
     fix: Optional[Fix] = None
     noqa_row: Optional[int] = None
-    # Opaque handle a fixer uses to find its target again (e.g. the derivative's name).
-    fix_key: Optional[tuple] = field(default=None, compare=False, repr=False)
 
     @property
     def fixable(self) -> bool:
-        return self.fix_applicability is not None
-
-    @property
-    def url(self) -> str:
-        from vjplint.rules.registry import rule_url
-
-        return rule_url(self.code)
+        return self.fix is not None
 
     def sort_key(self) -> tuple:
         return (self.filename, self.location.row, self.location.column, self.code)

@@ -123,15 +123,18 @@ class _GitIgnores:
         return out
 
 
-def discover(paths: Sequence[str], config: Config, problems: List[Problem], *,
-             force_exclude: bool = False, visited: Optional[List[str]] = None) -> Iterator[Path]:
-    """Python files under `paths`. Explicit files are linted even when excluded (ruff's
-    convention) unless `force_exclude`, which pre-commit needs since it names every file.
-    `visited` receives every directory walked and every .gitignore consulted (with the
-    directories searched for them): what the result depends on besides the files."""
-    root = Path(config.root) if config.root else Path.cwd()
-    patterns = tuple(config.exclude) + tuple(config.extend_exclude)
-    gitignores = _GitIgnores() if config.respect_gitignore else None
+SettingsForDir = Callable[..., Config]  # (directory, has_pyproject=None) -> Config (vjplint.workspace)
+
+
+def discover(paths: Sequence[str], settings_for_dir: SettingsForDir, problems: List[Problem], *,
+             force_exclude: bool = False, visited: Optional[List[str]] = None) -> Iterator[Tuple[Path, Config]]:
+    """Python files under `paths`, each with the settings of its directory. Explicit files are
+    linted even when excluded (ruff's convention) unless `force_exclude`, which pre-commit needs
+    since it names every file. Each directory's `exclude` patterns and `.gitignore` use come from
+    its own settings, matched relative to that configuration's directory. `visited` receives
+    every directory walked and every .gitignore consulted (with the directories searched for
+    them): what the result depends on besides the files."""
+    gitignores = _GitIgnores()
     seen: set = set()
     for raw in paths:
         path = Path(raw)
@@ -139,24 +142,32 @@ def discover(paths: Sequence[str], config: Config, problems: List[Problem], *,
             problems.append(Problem(raw, "no such file or directory", fatal=True))
             continue
         if path.is_file() or (path.exists() and not path.is_dir()):
-            if force_exclude and (_excluded(path.resolve(), root.resolve(), patterns) or any(
-                    _excluded(parent, root.resolve(), patterns) for parent in path.resolve().parents)):
-                continue
-            yield path
+            config = settings_for_dir(os.path.dirname(os.path.abspath(raw)))
+            if force_exclude:
+                root, patterns = _root_and_patterns(config)
+                real = path.resolve()
+                if _excluded(real, root, patterns) or any(_excluded(parent, root, patterns) for parent in real.parents):
+                    continue
+            yield path, config
             continue
         if not path.is_dir():
             problems.append(Problem(raw, _broken_link(path)))
             continue
-        yield from _walk(path, root, patterns, gitignores, problems, seen, visited)
-    if visited is not None and gitignores is not None:
+        yield from _walk(path, settings_for_dir, gitignores, problems, seen, visited)
+    if visited is not None:
         for directory in list(gitignores._specs):
             visited.append(str(directory))
             if (directory / ".gitignore").is_file():
                 visited.append(str(directory / ".gitignore"))
 
 
-def _walk(top: Path, root: Path, patterns: Tuple[str, ...], gitignores: Optional[_GitIgnores],
-          problems: List[Problem], seen: set, visited: Optional[List[str]] = None) -> Iterator[Path]:
+def _root_and_patterns(config: Config) -> Tuple[Path, Tuple[str, ...]]:
+    root = Path(config.root).resolve() if config.root else Path.cwd().resolve()
+    return root, tuple(config.exclude) + tuple(config.extend_exclude)
+
+
+def _walk(top: Path, settings_for_dir: SettingsForDir, gitignores: _GitIgnores, problems: List[Problem],
+          seen: set, visited: Optional[List[str]] = None) -> Iterator[Tuple[Path, Config]]:
     stack: List[Tuple[Path, Optional[str]]] = [(top, None)]
     while stack:
         directory, real = stack.pop()
@@ -176,16 +187,18 @@ def _walk(top: Path, root: Path, patterns: Tuple[str, ...], gitignores: Optional
             continue
         if visited is not None:
             visited.append(str(directory))
+        config = settings_for_dir(real, any(e.name == "pyproject.toml" for e in entries))
+        root, patterns = _root_and_patterns(config)
         subdirs = []
         # Per directory, not per entry: the relative path `_excluded` matches and the .gitignore
         # specs that apply (a warm run is mostly this loop).
         try:
-            base = directory.relative_to(root).as_posix()
+            base = Path(real).relative_to(root).as_posix()
         except ValueError:
             base = directory.as_posix()
         base = "" if base == "." else base.rstrip("/") + "/"
         match_name, match_relative = _matchers(patterns) if patterns else (None, None)
-        specs = gitignores.prefixes(directory) if gitignores is not None else []
+        specs = gitignores.prefixes(directory) if config.respect_gitignore else []
         for entry in entries:
             name = entry.name
             try:
@@ -210,7 +223,7 @@ def _walk(top: Path, root: Path, patterns: Tuple[str, ...], gitignores: Optional
             if is_dir:
                 subdirs.append((path, None if entry.is_symlink() else os.path.join(real, name)))
             elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
-                yield path
+                yield path, config
             elif not is_file and not is_dir and entry.is_symlink() and entry.name.endswith(PYTHON_SUFFIXES):
                 problems.append(Problem(str(path), _broken_link(path)))
         stack.extend(reversed(subdirs))

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.config import Config
-from vjplint.diagnostics import Diagnostic, Edit, Fix, Position, Severity
-from vjplint.positions import byte_to_char, source_lines
+from vjplint.diagnostics import Diagnostic, Position, Severity
+from vjplint.positions import node_range, source_lines
 from vjplint.source import DecodedSource, SourceError, decode, parse
 
 # The names a finding needs in the file's bytes; files without any are skipped unparsed.
@@ -37,8 +37,12 @@ def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
     return any(name in data for name in names)
 
 
-def lint_source(filename: str, source: Union[str, bytes], config: Config = Config()) -> LintResult:
-    """Lint one file's content. Never raises for bad input: problems become diagnostics."""
+def lint_source(filename: str, source: Union[str, bytes], config: Config = Config(),
+                path: Optional[str] = None) -> LintResult:
+    """Lint one file's content. Never raises for bad input: problems become diagnostics.
+    `filename` is what diagnostics show; `path`, the file's location on disk (default: `filename`),
+    is what `per-file-ignores` match, relative to the configuration's directory."""
+    where = config.relative_path(path if path is not None else filename)
     from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
 
     result = LintResult()
@@ -49,7 +53,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
             decoded = decode(source)
         except SourceError as exc:
             result.diagnostics.append(_syntax_error(filename, exc))
-            return _finish(result, config, filename, [], set())
+            return _finish(result, config, filename, where, [], set())
     else:
         decoded = DecodedSource(source, "utf-8", False, "\n")
         if not may_contain_findings(source.encode("utf-8", "surrogatepass"), prefilter_names(config)):
@@ -66,12 +70,12 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         module = parse(text, filename)
     except SourceError as exc:
         result.diagnostics.append(_syntax_error(filename, exc))
-        return _finish(result, config, filename, lines, enabled)
+        return _finish(result, config, filename, where, lines, enabled)
     try:
         result.diagnostics.extend(_run_rules(filename, module, lines, config, enabled, result.errors))
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
-    return _finish(result, config, filename, lines, enabled)
+    return _finish(result, config, filename, where, lines, enabled)
 
 
 def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Config, enabled: Set[str],
@@ -83,7 +87,7 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
 
     recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
     model = collect(module, lines, recognizer)
-    options = RuleOptions(Hints(config.array_names, config.static_names), config.target)
+    options = RuleOptions(Hints(config.array_names, config.static_names))
     rules = [cls(model, options) for cls in rules_for(enabled)]
     visitors: Dict[str, List] = {}
     for rule in rules:
@@ -113,33 +117,11 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
             continue
         for report in rule.reports:
             start, end = node_range(lines, report.node, report.end_node)
-            fix = None
-            if report.replacement is not None and report.fix_applicability is not None:
-                fix = Fix(report.fix_applicability, report.fix_message or "Apply the fix",
-                          (Edit(report.replacement, start, end),))
-            elif report.edits is not None and report.fix_applicability is not None:
-                fix = Fix(report.fix_applicability, report.fix_message or "Apply the fix",
-                          tuple(Edit(text, Position(r1, c1), Position(r2, c2)) for r1, c1, r2, c2, text in report.edits))
             diagnostics.append(Diagnostic(
                 code=rule.CODE, name=rule.NAME, message=report.message, severity=rule.SEVERITY,
-                filename=filename, location=start, end_location=end, fix_applicability=report.fix_applicability,
-                fix_message=report.fix_message, noqa_row=start.row, fix_key=report.fix_key, fix=fix,
+                filename=filename, location=start, end_location=end, fix=report.fix, noqa_row=start.row,
             ))
     return diagnostics
-
-
-def node_range(lines: List[str], node: ast.AST, end_node: Optional[ast.AST] = None) -> Tuple[Position, Position]:
-    """1-based row/column range of a node; `ast` columns are UTF-8 byte offsets."""
-    last = end_node or node
-    start = Position(node.lineno, _column(lines, node.lineno, node.col_offset))  # type: ignore[attr-defined]
-    end_row = getattr(last, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
-    end_col = getattr(last, "end_col_offset", None)
-    end = Position(end_row, _column(lines, end_row, end_col) if end_col is not None else start.column)
-    return start, end
-
-
-def _column(lines: List[str], row: int, byte_offset: int) -> int:
-    return (byte_to_char(lines[row - 1], byte_offset) if 0 < row <= len(lines) else byte_offset) + 1
 
 
 def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:
@@ -149,11 +131,12 @@ def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:
                       noqa_row=None)
 
 
-def _finish(result: LintResult, config: Config, filename: str, lines: List[str], enabled: Iterable[str]) -> LintResult:
+def _finish(result: LintResult, config: Config, filename: str, where: str, lines: List[str],
+            enabled: Iterable[str]) -> LintResult:
     from vjplint.config import _matches
 
     enabled = set(enabled)
-    ignored = config.ignored_for(filename)
+    ignored = config.ignored_for(where)
     kept = [d for d in result.diagnostics
             if (d.code in enabled or d.code == "VJP900") and not _matches(d.code, ignored)]
     kept = _apply_noqa(kept, lines, enabled, filename)

@@ -9,9 +9,12 @@ every later row).
 
 from __future__ import annotations
 
+import ast
 import io
 import re
-from typing import List
+from typing import List, Optional, Sequence, Tuple
+
+from vjplint.diagnostics import Position
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 _LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -63,3 +66,18 @@ def units_to_char(line: str, units: int, encoding: str = UTF16) -> int:
             return index
         seen += code_units(char, encoding)
     return len(line)
+
+
+def node_range(lines: Sequence[str], node: ast.AST, end_node: Optional[ast.AST] = None) -> Tuple[Position, Position]:
+    """The 1-based row/column range of a node (to the end of `end_node` when given)."""
+    last = end_node or node
+    start = Position(node.lineno, column(lines, node.lineno, node.col_offset))  # type: ignore[attr-defined]
+    end_row = getattr(last, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
+    end_col = getattr(last, "end_col_offset", None)
+    end = Position(end_row, column(lines, end_row, end_col) if end_col is not None else start.column)
+    return start, end
+
+
+def column(lines: Sequence[str], row: int, byte_offset: int) -> int:
+    """The 1-based code-point column of an `ast` byte offset on 1-based `row`."""
+    return (byte_to_char(lines[row - 1], byte_offset) if 0 < row <= len(lines) else byte_offset) + 1

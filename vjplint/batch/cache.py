@@ -1,8 +1,9 @@
 """The result cache: per-file diagnostics keyed by content hash, tool version and configuration.
 
 Layout: `<cache dir>/.gitignore` (`*`, like ruff's) and one index file per (tool fingerprint,
-config fingerprint, Python version, working directory) under `<cache dir>/<version>/`. The index
-maps a file's display path to its size, mtime, SHA-256 and result. A file whose size and mtime
+Python version, working directory) under `<cache dir>/<version>/`. The index maps a file's
+display path to its size, mtime, SHA-256, the fingerprint of the settings it was linted with
+(files of one run may use different pyproject.toml files) and its result. A file whose size and mtime
 match is trusted without being read (ruff's rule), except when its mtime is too close to the
 moment the entry was made to rule out a same-size edit in the same clock tick ("racy git"):
 then its content hash decides. A changed mtime with an unchanged hash also reuses the entry.
@@ -22,10 +23,10 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from vjplint.config import Config
-from vjplint.fastpath import code_fingerprint, ensure_cache_root, short_name  # shared with the replay
+from vjplint.batch.fastpath import code_fingerprint, ensure_cache_root, short_name  # shared with the replay
 
 CACHE_DIR_NAME = ".vjplint_cache"
-FORMAT = 1
+FORMAT = 2
 # An entry's stat is trusted only for files last modified this long before the entry was made.
 RACY_NS = 2_000_000_000
 STALE_BUILD_S = 7 * 24 * 3600
@@ -84,30 +85,31 @@ class ResultCache:
     def __init__(self, config: Config, root: Optional[Path] = None) -> None:
         self.root = root or cache_root(config)
         self.build = code_fingerprint()
-        self.key = "\n".join((config.fingerprint(), os.getcwd(), str(FORMAT)))
+        self.key = "\n".join((os.getcwd(), str(FORMAT)))
         self.path = self.root / short_name(self.build) / (short_name(self.key) + ".json")
-        self.entries: Dict[str, list] = {}  # [size, mtime_ns, sha256, analysed, diagnostics, made_ns]
+        # display -> [size, mtime_ns, sha256, analysed, diagnostics, made_ns, settings fingerprint]
+        self.entries: Dict[str, list] = {}
         self.now_ns = time.time_ns()  # before any file is stat'ed or read
         self.dirty = False
         self._allowed: Optional[Dict[str, type]] = None
         try:
             data = json.loads(self.path.read_bytes())
             if data.get("format") == FORMAT and data.get("build") == self.build and data.get("key") == self.key:
-                self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, list) and len(v) == 6}
+                self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, list) and len(v) == 7}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass  # a missing or damaged index is an empty one
 
-    def fresh_by_stat(self, display: str, st: os.stat_result) -> Optional[list]:
-        """The entry when size and mtime match and the mtime is safely older than the entry."""
+    def fresh_by_stat(self, display: str, st: os.stat_result, settings: str) -> Optional[list]:
+        """The entry when size, mtime and settings match and the mtime is safely older than the entry."""
         entry = self.entries.get(display)
         if (entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns
-                and st.st_mtime_ns < entry[5] - RACY_NS):
+                and st.st_mtime_ns < entry[5] - RACY_NS and entry[6] == settings):
             return entry
         return None
 
-    def fresh_by_hash(self, display: str, digest: str, st: os.stat_result) -> Optional[list]:
+    def fresh_by_hash(self, display: str, digest: str, st: os.stat_result, settings: str) -> Optional[list]:
         entry = self.entries.get(display)
-        if entry is None or entry[2] != digest:
+        if entry is None or entry[2] != digest or entry[6] != settings:
             return None
         if entry[0] != st.st_size or entry[1] != st.st_mtime_ns:
             entry[0], entry[1], entry[5] = st.st_size, st.st_mtime_ns, self.now_ns
@@ -121,13 +123,14 @@ class ResultCache:
         analysed, diagnostics = entry[3], entry[4]
         return analysed, decode(diagnostics, self._allowed) if diagnostics else []
 
-    def store(self, display: str, st: os.stat_result, digest: str, analysed: bool, diagnostics: List[Any]) -> None:
+    def store(self, display: str, st: os.stat_result, digest: str, analysed: bool, diagnostics: List[Any],
+              settings: str) -> None:
         try:
             encoded = encode(diagnostics)
         except TypeError:
             self.entries.pop(display, None)
             return
-        self.entries[display] = [st.st_size, st.st_mtime_ns, digest, analysed, encoded, self.now_ns]
+        self.entries[display] = [st.st_size, st.st_mtime_ns, digest, analysed, encoded, self.now_ns, settings]
         self.dirty = True
 
     def save(self, seen: set) -> None:

@@ -26,20 +26,19 @@ import time
 
 from vjplint import __version__
 
-# vjplint.engine.PREFILTER_NAMES (a test keeps them equal; importing the engine costs what this saves).
+from vjplint.cli.options import flags
+
+# The union of the rules' TRIGGERS (vjplint.engine.PREFILTER_NAMES; a test keeps them equal:
+# importing the rules costs what this saves).
 PREFILTER_NAMES = (b"custom_vjp", b"custom_jvp", b"JVPTracer", b"direct_linearize", b"DIRECT_LINEARIZE")
-# Flags that change nothing when there is nothing to report.
-QUIET_FLAGS = frozenset({"--force-exclude", "--no-cache", "--exit-zero", "-q", "--quiet"})
+QUIET_FLAGS = flags(value=False, trait="harmless")  # change nothing when there is nothing to report
 ALL_PASSED = "All checks passed!\n"  # vjplint.output.text for no diagnostics (a test keeps it equal)
-# `vjplint check` options (vjplint.cli._check_parser), to find the paths, --config and --cache-dir.
-BARE_OPTIONS = frozenset({"--fix", "--unsafe-fixes", "--diff", "--verify", "--show-fixes", "--exit-zero",
-                          "--exit-non-zero-on-fix", "--force-exclude", "--statistics", "--no-cache", "-q",
-                          "--quiet", "--verbose"})
-VALUE_OPTIONS = frozenset({"--select", "--ignore", "--extend-select", "--output-format", "--stdin-filename",
-                           "--config", "--cache-dir", "--jobs", "-j"})
-NEVER_REPLAYED = frozenset({"--fix", "--diff", "--verify", "--no-cache", "--stdin-filename"})
+# The `vjplint check` options (vjplint.cli.options), to find the paths, --config and --cache-dir.
+BARE_OPTIONS = flags(value=False)
+VALUE_OPTIONS = flags(value=True)
+NEVER_REPLAYED = flags(value=False, trait="no-replay") | flags(value=True, trait="no-replay")
 REPLAY_FORMAT = 1
-RACY_NS = 2_000_000_000  # vjplint.cache.RACY_NS
+RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
 
 
 def try_check(argv: list) -> "int | None":
@@ -58,13 +57,17 @@ def _no_candidates(args: list) -> "int | None":
         return None
     if not all(os.path.isfile(path) for path in paths):
         return None  # missing, a directory, a FIFO...: the full run's business
-    _, found, table = _pyproject(paths[0])
-    names = PREFILTER_NAMES
-    if found is not None:  # a [tool.vjplint] table: its aliases make more files candidates, and it
-        names = _known_names(found, table)  # must be valid: known from an earlier full run, or no answer
+    names_of: dict = {}  # directory -> the prefilter names of its configuration
+    for path in paths:
+        directory = os.path.dirname(os.path.realpath(path))
+        if directory not in names_of:
+            _, found, table = _pyproject(directory)
+            names_of[directory] = PREFILTER_NAMES
+            if found is not None:  # a [tool.vjplint] table: its aliases make more files candidates, and it must
+                names_of[directory] = _known_names(found, table)  # be valid: known from a full run, or no answer
+        names = names_of[directory]
         if names is None:
             return None
-    for path in paths:
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
@@ -79,8 +82,8 @@ def _no_candidates(args: list) -> "int | None":
 
 
 def _pyproject(first: str) -> "tuple":
-    """vjplint.config.find_pyproject's walk from the first path: (directories searched, the
-    pyproject.toml the full run reads or fails on, or None; its [tool.vjplint] table or None).
+    """vjplint.workspace's walk from a path: (directories searched, the pyproject.toml the full run
+    reads or fails on, or None; its [tool.vjplint] table or None).
     A file that cannot be read or parsed is returned with the table {"": "invalid"}."""
     start = os.path.realpath(first if os.path.exists(first) else os.getcwd())
     directory = start if os.path.isdir(start) else os.path.dirname(start)
@@ -188,7 +191,7 @@ def _record_path(args: list) -> "tuple":
 
 
 def _cache_dir(pyproject: "str | None", table: "dict | None") -> str:
-    """vjplint.cache.cache_root for the configuration in `pyproject` (the working directory's
+    """vjplint.batch.cache.cache_root for the configuration in `pyproject` (the working directory's
     .vjplint_cache when there is none)."""
     root = os.path.dirname(pyproject) if pyproject else os.getcwd()
     if isinstance(table, dict) and isinstance(table.get("cache-dir"), str):
@@ -205,8 +208,8 @@ def _config_record(pyproject: str, table: "dict | None") -> "tuple":
 def _known_names(pyproject: str, table: "dict | None") -> "tuple | None":
     """The prefilter names of a configuration an earlier full run validated, if the file is
     unchanged since (and was old enough then to trust its mtime)."""
-    if not isinstance(table, dict) or "" in table:
-        return None
+    if not isinstance(table, dict) or "" in table or "extend" in table:
+        return None  # broken, or inheriting from a file this record does not watch
     path, key = _config_record(pyproject, table)
     import json
 

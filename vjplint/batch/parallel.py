@@ -13,19 +13,21 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from vjplint.config import Config
+from vjplint.batch.fastpath import short_name
 from vjplint.engine import LintResult, lint_source, may_contain_findings, prefilter_names
 
 if TYPE_CHECKING:
-    from vjplint.cache import ResultCache
-    from vjplint.runner import FileOutcome
+    from vjplint.batch.cache import ResultCache
+    from vjplint.batch.outcomes import FileOutcome
 
 Progress = Optional[Callable[[int, int], None]]
-# (index in `files`, display path, path, size, whether to hash). Workers read the file themselves:
-# the parent never holds all candidates' bytes (memory stays flat however big the tree).
-Task = Tuple[int, str, str, int, bool]
+# (index in `files`, display path, path, size, whether to hash, index of its settings). Workers
+# read the file themselves: the parent never holds all candidates' bytes (memory stays flat
+# however big the tree).
+Task = Tuple[int, str, str, int, bool, int]
 Done = Tuple[LintResult, str]  # the result and the SHA-256 of the bytes linted ("" if not asked)
 
 # With the default job count, processes start only for this much candidate source, and each
@@ -38,72 +40,85 @@ STAT_FIRST_MIN_FILES = 64
 KEEP_TEXT_CHARS = 32_000_000
 
 
-def lint_many(files: Sequence[Path], config: Config, *, jobs: Optional[int] = None, use_cache: bool = True,
-              progress: Progress = None) -> List["FileOutcome"]:
-    """One outcome per file, in the order given. `jobs`: None or < 1 picks a count from the
-    work and the CPUs; 1 lints in this process; N > 1 uses up to N processes."""
-    from vjplint.runner import FileOutcome, display_path
+def lint_many(items: Sequence[Tuple[Path, Config]], anchor: Config, *, jobs: Optional[int] = None,
+              use_cache: bool = True, progress: Progress = None) -> List["FileOutcome"]:
+    """One outcome per (file, its settings), in the order given. `anchor`'s settings say where the
+    cache lives. `jobs`: None or < 1 picks a count from the work and the CPUs; 1 lints in this
+    process; N > 1 uses up to N processes."""
+    from vjplint.batch.outcomes import FileOutcome, display_path
 
-    names = prefilter_names(config)
+    configs: List[Config] = []  # the distinct settings of this run, in order of first use
+    config_index: Dict[int, int] = {}  # id(settings) -> index (the workspace shares one object per file)
+    names_of: List[Tuple[bytes, ...]] = []
+    fingerprints: List[str] = []
+    files = [path for path, _ in items]
     # Big runs ask the cache first: a stat instead of a read for every unchanged file. Small runs
     # (pre-commit's few files) read first and open the cache only for a candidate, so that a run
     # over files without custom derivatives costs no more than reading them.
     stat_first = use_cache and len(files) >= STAT_FIRST_MIN_FILES
-    cache = _open_cache(config) if stat_first else None
+    cache = _open_cache(anchor) if stat_first else None
     outcomes: List[Optional[FileOutcome]] = [None] * len(files)
     stats: List[Optional[os.stat_result]] = [None] * len(files)
     digests: List[str] = [""] * len(files)
     tasks: List[Task] = []
     total, done = len(files), 0
-    for i, path in enumerate(files):
+    for i, (path, config) in enumerate(items):
+        c = config_index.get(id(config))
+        if c is None:
+            c = config_index[id(config)] = len(configs)
+            configs.append(config)
+            names_of.append(prefilter_names(config))
+            fingerprints.append(short_name(config.fingerprint()))
+        names, fingerprint = names_of[c], fingerprints[c]
         display = display_path(path)
         if stat_first:
             st = stats[i] = _stat(path)
-            entry = cache.fresh_by_stat(display, st) if st is not None else None  # type: ignore[union-attr]
+            entry = cache.fresh_by_stat(display, st, fingerprint) if st is not None else None  # type: ignore
             if entry is not None:  # the warm path: most files, nothing found, nothing to decode
-                outcomes[i] = (FileOutcome(path, display, LintResult(analysed=entry[3])) if not entry[4]
-                               else _from_cache(cache, entry, path, display))  # type: ignore[arg-type]
+                outcomes[i] = (FileOutcome(path, display, LintResult(analysed=entry[3]), config) if not entry[4]
+                               else _from_cache(cache, entry, path, display, config))  # type: ignore[arg-type]
         if outcomes[i] is None:
             try:
                 data = path.read_bytes()
             except OSError as exc:
                 outcomes[i] = FileOutcome(path, display, LintResult(errors=[f"{display}: cannot read file: "
-                                                                            f"{exc.strerror or exc}"]))
+                                                                            f"{exc.strerror or exc}"]), config)
             else:
                 candidate = may_contain_findings(data, names)
                 if use_cache and (stat_first or candidate):
                     if cache is None:
-                        cache = _open_cache(config)
+                        cache = _open_cache(anchor)
                     if stats[i] is None:
                         stats[i] = _stat(path)
                     if stats[i] is not None:
-                        from vjplint.cache import content_hash
+                        from vjplint.batch.cache import content_hash
 
                         digests[i] = content_hash(data)
-                        entry = cache.fresh_by_hash(display, digests[i], stats[i])  # type: ignore[arg-type]
-                        outcomes[i] = _from_cache(cache, entry, path, display) if entry is not None else None
+                        entry = cache.fresh_by_hash(display, digests[i], stats[i], fingerprint)  # type: ignore
+                        outcomes[i] = _from_cache(cache, entry, path, display, config) if entry is not None else None
                 if outcomes[i] is None:
                     if candidate:
-                        tasks.append((i, display, str(path), len(data), cache is not None))
+                        tasks.append((i, display, str(path), len(data), cache is not None, c))
                         continue
-                    outcomes[i] = FileOutcome(path, display, LintResult())
-                    _remember(cache, display, stats[i], digests[i], outcomes[i].result)  # type: ignore[union-attr]
+                    outcomes[i] = FileOutcome(path, display, LintResult(), config)
+                    _remember(cache, display, stats[i], digests[i], outcomes[i].result, fingerprint)  # type: ignore
         done += 1
         _tick(progress, done, total)
 
     workers = worker_count(jobs, tasks)
     displays = {t[0]: t[1] for t in tasks}
-    results = _run_parallel(tasks, config, workers) if workers > 1 else ((t[0], _lint(t, config)) for t in tasks)
+    results = _run_parallel(tasks, configs, workers) if workers > 1 else ((t[0], _lint(t, configs)) for t in tasks)
     kept = 0
     for i, (result, digest) in results:
         if result.decoded is not None:  # texts of files with findings, for the formatters: beyond a
             kept += len(result.decoded.text)  # budget they are read again when printed (LazySources)
             if kept > KEEP_TEXT_CHARS:
                 result.decoded = None
-        outcomes[i] = FileOutcome(files[i], displays[i], result)
+        config = items[i][1]
+        outcomes[i] = FileOutcome(files[i], displays[i], result, config)
         # The digest of the bytes the worker linted, with the stat taken before they were read:
         # had the file changed in between, its mtime (or the racy check) sends the next run to the hash.
-        _remember(cache, displays[i], stats[i], digest, result)
+        _remember(cache, displays[i], stats[i], digest, result, fingerprints[config_index[id(config)]])
         done += 1
         _tick(progress, done, total)
     if cache is not None:
@@ -137,23 +152,23 @@ def available_cpus() -> int:
 
 
 # -- linting one file ---------------------------------------------------------------------
-def _lint(task: Task, config: Config) -> Done:
+def _lint(task: Task, configs: Sequence[Config]) -> Done:
     """`lint_source` with the cyclic GC paused: a big `ast` tree is millions of young objects
     that the collector would otherwise scan again and again (about a third of parse time)."""
-    _, display, path, _, want_digest = task
+    _, display, path, _, want_digest, c = task
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         return LintResult(errors=[f"{display}: cannot read file: {exc.strerror or exc}"]), ""
     digest = ""
     if want_digest:
-        from vjplint.cache import content_hash
+        from vjplint.batch.cache import content_hash
 
         digest = content_hash(data)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        result = lint_source(display, data, config)
+        result = lint_source(display, data, configs[c], path=path)
     except Exception as exc:  # the engine never raises by design; this is the last guard
         result = LintResult(errors=[f"{display}: internal error: {type(exc).__name__}: {exc}"])
     finally:
@@ -164,12 +179,12 @@ def _lint(task: Task, config: Config) -> Done:
     return result, digest
 
 
-_WORKER_CONFIG: Optional[Config] = None
+_WORKER_CONFIGS: Sequence[Config] = ()
 
 
-def _init_worker(config: Config) -> None:
-    global _WORKER_CONFIG
-    _WORKER_CONFIG = config
+def _init_worker(configs: Sequence[Config]) -> None:
+    global _WORKER_CONFIGS
+    _WORKER_CONFIGS = configs
     # Ctrl-C reaches the whole process group: a worker just ends (no KeyboardInterrupt traceback);
     # the parent reports the interruption and ends the rest (see _run_parallel).
     import signal
@@ -178,11 +193,10 @@ def _init_worker(config: Config) -> None:
 
 
 def _work(task: Task) -> Tuple[int, Done]:
-    assert _WORKER_CONFIG is not None
-    return task[0], _lint(task, _WORKER_CONFIG)
+    return task[0], _lint(task, _WORKER_CONFIGS)
 
 
-def _run_parallel(tasks: List[Task], config: Config, workers: int):
+def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int):
     """Yield (index, result) as workers finish, biggest files first (they bound the wall time)."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
@@ -191,7 +205,7 @@ def _run_parallel(tasks: List[Task], config: Config, workers: int):
     ordered = sorted(tasks, key=lambda t: t[3], reverse=True)
     unfinished = {t[0]: t for t in ordered}
     with _sigint_as_flag() as interrupted:
-        pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(config,))
+        pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(configs,))
         try:
             pending, broken = set(), False
             for task in ordered:
@@ -223,7 +237,7 @@ def _run_parallel(tasks: List[Task], config: Config, workers: int):
     # A worker died (a crash in the parser, the OOM killer): lint what is left one file per
     # process, so that only the file that kills its process is lost, with an error that names it.
     for task in unfinished.values():
-        yield task[0], _isolated(task, config)
+        yield task[0], _isolated(task, configs)
 
 
 @contextmanager
@@ -245,11 +259,11 @@ def _sigint_as_flag() -> Iterator[List[bool]]:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _isolated(task: Task, config: Config) -> Done:
+def _isolated(task: Task, configs: Sequence[Config]) -> Done:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(config,)) as pool:
+    with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(configs,)) as pool:
         try:
             return pool.submit(_work, task).result()[1]
         except BrokenProcessPool:
@@ -277,26 +291,27 @@ def _preload() -> None:
 
 # -- the cache ----------------------------------------------------------------------------
 def _open_cache(config: Config) -> Optional["ResultCache"]:
-    from vjplint.cache import ResultCache
+    from vjplint.batch.cache import ResultCache
 
     return ResultCache(config)
 
 
-def _from_cache(cache: "ResultCache", entry: list, path: Path, display: str) -> Optional["FileOutcome"]:
-    from vjplint.runner import FileOutcome
+def _from_cache(cache: "ResultCache", entry: list, path: Path, display: str,
+                config: Config) -> Optional["FileOutcome"]:
+    from vjplint.batch.outcomes import FileOutcome
 
     try:
         analysed, diagnostics = cache.result_of(entry)
     except (KeyError, TypeError, ValueError):
         return None  # an entry this version cannot read: lint again
     # No text: the formatters that quote lines read the file when they get to it (runner.LazySources).
-    return FileOutcome(path, display, LintResult(diagnostics=diagnostics, analysed=analysed))
+    return FileOutcome(path, display, LintResult(diagnostics=diagnostics, analysed=analysed), config)
 
 
 def _remember(cache: Optional["ResultCache"], display: str, st: Optional[os.stat_result], digest: str,
-              result: LintResult) -> None:
+              result: LintResult, fingerprint: str) -> None:
     if cache is not None and st is not None and digest and not result.errors:
-        cache.store(display, st, digest, result.analysed, result.diagnostics)
+        cache.store(display, st, digest, result.analysed, result.diagnostics, fingerprint)
 
 
 def _tick(progress: Progress, done: int, total: int) -> None:

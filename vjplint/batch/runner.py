@@ -1,102 +1,24 @@
-"""Lint many files: discovery, reading, the per-file engine, and stable ordering."""
+"""Lint many files: the workspace's files and settings, linted (vjplint.batch.parallel), in a
+stable order."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
-from pathlib import Path
-from collections.abc import Mapping
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from vjplint.config import Config
-from vjplint.diagnostics import Diagnostic
-from vjplint.discover import Problem, discover
-from vjplint.engine import LintResult, lint_source
+from vjplint.batch.outcomes import RunResult
+
+from vjplint.batch.parallel import lint_many
+
+if TYPE_CHECKING:
+    from vjplint.workspace import Workspace
 
 
-@dataclass
-class FileOutcome:
-    path: Path
-    display: str
-    result: LintResult
-
-
-@dataclass
-class RunResult:
-    files: List[FileOutcome] = field(default_factory=list)
-    problems: List[Problem] = field(default_factory=list)
-    visited: List[str] = field(default_factory=list)  # directories and .gitignore files read (discover)
-
-    @property
-    def diagnostics(self) -> List[Diagnostic]:
-        return [d for f in self.files for d in f.result.diagnostics]
-
-    @property
-    def internal_errors(self) -> List[str]:
-        return [e for f in self.files for e in f.result.errors]
-
-
-class LazySources(Mapping):
-    """display -> source lines of the files with diagnostics, split when a formatter asks, one file
-    kept at a time (formatters read them file by file, in diagnostic order). Splitting them all
-    up front cost about 200 bytes per line of every such file: 300 MB on a tree with 8,000 findings."""
-
-    def __init__(self, files: Sequence[FileOutcome]) -> None:
-        self._files = {f.display: f for f in files if f.result.diagnostics}
-        self._last: Tuple[Optional[str], List[str]] = (None, [])
-
-    def __getitem__(self, display: str) -> List[str]:
-        if self._last[0] != display:
-            from vjplint.positions import source_lines
-
-            outcome = self._files[display]
-            decoded = outcome.result.decoded
-            if decoded is None:  # a cache hit, or beyond lint_many's budget: read it now
-                from vjplint.source import SourceError, decode
-
-                try:
-                    decoded = decode(outcome.path.read_bytes())
-                except (OSError, SourceError):
-                    decoded = None
-            self._last = (display, source_lines(decoded.text) if decoded is not None else [])
-        return self._last[1]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._files)
-
-    def __len__(self) -> int:
-        return len(self._files)
-
-
-def display_path(path: Path) -> str:
-    if not path.is_absolute() and not path.drive and ".." not in path.parts:
-        return str(path)  # what relpath returns for these, without its two abspath calls
-    try:
-        return os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return str(path)
-
-
-def lint_file(path: Path, config: Config) -> FileOutcome:
-    display = display_path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        result = LintResult(errors=[f"{display}: cannot read file: {exc.strerror or exc}"])
-        return FileOutcome(path, display, result)
-    try:
-        result = lint_source(display, data, config)
-    except Exception as exc:  # the engine never raises by design; this is the last guard
-        result = LintResult(errors=[f"{display}: internal error: {type(exc).__name__}: {exc}"])
-    return FileOutcome(path, display, result)
-
-
-def lint_paths(paths: Sequence[str], config: Config, *, jobs: Optional[int] = None, use_cache: bool = True,
+def lint_paths(paths: Sequence[str], workspace: "Workspace", *, jobs: Optional[int] = None, use_cache: bool = True,
                progress: Optional[Callable[[int, int], None]] = None, force_exclude: bool = False) -> RunResult:
+    """Discover the files under `paths` with the workspace's settings and lint them all."""
     run = RunResult()
-    files = list(discover(paths, config, run.problems, force_exclude=force_exclude, visited=run.visited))
-    from vjplint.parallel import lint_many
-
-    run.files = lint_many(files, config, jobs=jobs, use_cache=use_cache, progress=progress)
+    files = workspace.files(paths, run.problems, force_exclude=force_exclude, visited=run.visited)
+    run.files = lint_many(files, workspace.anchor(paths), jobs=jobs, use_cache=use_cache, progress=progress)
     run.files.sort(key=lambda f: f.display)
+    run.visited.extend(workspace.consulted)
     return run

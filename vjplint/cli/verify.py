@@ -15,11 +15,16 @@ import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
+from vjplint.errors import ConfigError, UsageError
 from vjplint.verify.api import FunctionReport, functions_changed, verify_rewrites
 
-Job = Tuple[str, Path, str, str]  # display name, path, original text, rewritten text
+if TYPE_CHECKING:
+    from vjplint.config import Config
+    from vjplint.workspace import Workspace
+
+Job = Tuple[str, Path, str, str, "Config"]  # display name, path, original text, rewritten text, settings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,9 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str]) -> int:
-    from vjplint.cli import UsageError, load_effective_config
-    from vjplint.config import ConfigError
+def run(argv: Sequence[str]) -> int:
+    from vjplint.cli.check import workspace_for
     from vjplint.verify.api import VerifySettings
 
     args = _parser().parse_args(list(argv))
@@ -59,14 +63,17 @@ def main(argv: Sequence[str]) -> int:
                          f"give one rewritten file per original file")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
-    config = load_effective_config(args, Path(paths[0]) if Path(paths[0]).exists() else Path.cwd())
+    args.cache_dir = None
+    workspace = workspace_for(args)
     try:
+        config = workspace.anchor(paths)
         VerifySettings.from_config(config)
+        jobs = [job for original, rewritten in zip(paths, args.rewritten) for job in _pair_job(original, rewritten,
+                                                                                                workspace)] \
+            if args.rewritten else _fix_jobs(paths, workspace, args.unsafe_fixes)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    jobs = [job for original, rewritten in zip(paths, args.rewritten) for job in _pair_job(original, rewritten)] \
-        if args.rewritten else _fix_jobs(paths, config, args.unsafe_fixes)
-    reports = run_jobs(jobs, config, args.timeout, args.jobs)
+    reports = run_jobs(jobs, args.timeout, args.jobs)
     if reports and all(r.missing_jax for r in reports):
         print(f"vjplint: error: {reports[0].reason}", file=sys.stderr)
         return 2
@@ -79,7 +86,6 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _read(path: Path) -> str:
-    from vjplint.cli import UsageError
     from vjplint.source import SourceError, decode
 
     try:
@@ -90,31 +96,25 @@ def _read(path: Path) -> str:
         raise UsageError(f"{path}: {exc.message}") from None
 
 
-def _pair_job(original: str, rewritten: str) -> List[Job]:
-    from vjplint.cli import UsageError
-    from vjplint.runner import display_path
+def _pair_job(original: str, rewritten: str, workspace: "Workspace") -> List[Job]:
+    from vjplint.batch.outcomes import display_path
 
     path = Path(original)
     if not path.is_file():
         raise UsageError(f"{original}: not a file (with --rewritten, PATH is the original file)")
-    return [(display_path(path), path, _read(path), _read(Path(rewritten)))]
+    return [(display_path(path), path, _read(path), _read(Path(rewritten)), workspace.settings_for(original))]
 
 
-def _fix_jobs(paths: Sequence[str], config, unsafe: bool) -> List[Job]:
-    from vjplint.cli import UsageError, report_problems
-    from vjplint.discover import discover
+def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> List[Job]:
+    from vjplint.batch.outcomes import display_path
+    from vjplint.cli.report import report_problems
     from vjplint.engine import may_contain_findings, prefilter_names
-    from vjplint.runner import display_path
+    from vjplint.fixes.apply import fix_source
 
-    try:
-        from vjplint.fixes.apply import fix_source
-    except ImportError:
-        raise UsageError("the residual-plus-None codemod is not available in this installation; "
-                         "use `vjplint verify ORIGINAL --rewritten REWRITTEN`") from None
     problems: list = []
     jobs: List[Job] = []
-    names = prefilter_names(config)
-    for path in discover(paths, config, problems):
+    for path, config in workspace.files(paths, problems):
+        names = prefilter_names(config)
         try:
             data = path.read_bytes()
         except OSError as exc:
@@ -125,21 +125,21 @@ def _fix_jobs(paths: Sequence[str], config, unsafe: bool) -> List[Job]:
         display = display_path(path)
         try:
             text = _read(path)
-            new_text, fixed, _ = fix_source(display, text, config, unsafe)
+            new_text, fixed, _ = fix_source(display, text, config, unsafe, path=str(path))
         except Exception as exc:  # the codemod's own failure is reported, the run goes on
             print(f"vjplint: error: {display}: the fix failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             continue
         if fixed and new_text != text:
-            jobs.append((display, path, text, new_text))
+            jobs.append((display, path, text, new_text, config))
     report_problems(problems, [])
     return jobs
 
 
-def run_jobs(jobs: Sequence[Job], config, timeout: Optional[float], workers: Optional[int]) -> List[FunctionReport]:
+def run_jobs(jobs: Sequence[Job], timeout: Optional[float], workers: Optional[int]) -> List[FunctionReport]:
     """One harness process per file, a few files at once; reports in file order."""
 
     def one(job: Job) -> List[FunctionReport]:
-        display, path, text, new_text = job
+        display, path, text, new_text, config = job
         functions = functions_changed(text, new_text, config)
         if not functions:
             return []

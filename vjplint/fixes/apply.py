@@ -1,38 +1,32 @@
 """The fix machinery every rule shares: choose fixes, apply non-overlapping edits per pass,
-re-lint and repeat until stable, write atomically; plus the CLI's --fix/--diff commands.
+re-lint and repeat until stable. Pure: text in, text out; reading and writing files is the
+surfaces' business (vjplint.cli.fix, the Language Server).
 
-Core API (no I/O): `apply_fixes(text, diagnostics, unsafe)` makes one pass, `fix_source(
-filename, text, config, unsafe)` runs passes to a fixed point (the Language Server calls it),
-`attach_fix_edits()` fills `Diagnostic.fix` for JSON/SARIF/LSP output.
+`apply_fixes(text, diagnostics, unsafe)` makes one pass, `fix_text(filename, text, config, unsafe)`
+runs passes to a fixed point, `attach_fix_edits()` computes the edits of planned fixes
+(`Fix.plan`, a module transform) for JSON/SARIF/LSP output.
 """
 
 from __future__ import annotations
 
-import codecs
 import difflib
 import os
-import stat
-import sys
-import tempfile
-from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.config import Config
-from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position
 from vjplint.positions import lines_with_endings as split_lines, source_lines
-from vjplint.source import DecodedSource, SourceError, decode, parse
+from vjplint.source import SourceError, parse
 
 MAX_PASSES = 10
 RESIDUAL = "residual-plus-None"
 
-# A module transform: (text, fix keys, config) -> (new text, the keys it applied).
-Transform = Callable[[str, Sequence[tuple], Config], Tuple[str, List[tuple]]]
+# A module transform: (text, plans, config) -> (new text, the plans it applied).
+Transform = Callable[[str, Sequence[FixPlan], Config], Tuple[str, List[FixPlan]]]
 
 
-def _residual_transform(text: str, keys: Sequence[tuple], config: Config) -> Tuple[str, List[tuple]]:
+def _residual_transform(text: str, fix_plans: Sequence[FixPlan], config: Config) -> Tuple[str, List[FixPlan]]:
     from vjplint.collect import Recognizer, collect
     from vjplint.fixes.residual_plan import Refusal, find_derivative, plan, spans_overlap
     from vjplint.fixes.residual_plus_none import fix_text
@@ -41,8 +35,8 @@ def _residual_transform(text: str, keys: Sequence[tuple], config: Config) -> Tup
     recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
     model = collect(module, source_lines(text), recognizer)
     merged: Dict[Tuple[str, int], Set[int]] = {}
-    for key in keys:
-        merged.setdefault((key[1], key[2]), set()).update(key[3])
+    for fp in fix_plans:
+        merged.setdefault((fp.target, fp.line), set()).update(fp.positions)
     plans, applied = [], []
     for (name, line), moved in merged.items():
         d = find_derivative(model, name, line)
@@ -55,7 +49,7 @@ def _residual_transform(text: str, keys: Sequence[tuple], config: Config) -> Tup
         if any(spans_overlap(p, q) for q in plans):
             continue  # nested definitions: the next pass takes it
         plans.append(p)
-        applied.extend(k for k in keys if (k[1], k[2]) == (name, line))
+        applied.extend(fp for fp in fix_plans if (fp.target, fp.line) == (name, line))
     if not plans:
         return text, []
     return fix_text(text, plans), applied
@@ -64,18 +58,12 @@ def _residual_transform(text: str, keys: Sequence[tuple], config: Config) -> Tup
 TRANSFORMS: Dict[str, Transform] = {RESIDUAL: _residual_transform}
 
 
-def normalize_key(key: Optional[Sequence]) -> Optional[tuple]:
-    """Fix keys survive a JSON cache as lists; make them hashable tuples again."""
-    if key is None:
-        return None
-    return tuple(normalize_key(k) if isinstance(k, (list, tuple)) else k for k in key)  # type: ignore[misc]
-
-
 def offered(d: Diagnostic, unsafe: bool) -> bool:
     """A fix this run may apply: safe ones always, unsafe ones with --unsafe-fixes."""
-    if d.fix_applicability is None or (d.fix is None and d.fix_key is None):
+    fix = d.fix
+    if fix is None or not (fix.resolved or (fix.plan is not None and fix.plan.transform in TRANSFORMS)):
         return False
-    return d.fix_applicability is Applicability.SAFE or unsafe
+    return fix.applicability is Applicability.SAFE or unsafe
 
 
 # -- positions and edits -----------------------------------------------------------------------
@@ -167,22 +155,21 @@ def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
     groups: List[Tuple[Tuple[Edit, ...], List[Diagnostic]]] = []
     by_transform: Dict[str, List[Diagnostic]] = {}
     for d in chosen:
-        key = normalize_key(d.fix_key)
-        if d.fix is None and key and key[0] in TRANSFORMS:
-            by_transform.setdefault(key[0], []).append(d)
+        if not d.fix.resolved:  # type: ignore[union-attr]
+            by_transform.setdefault(d.fix.plan.transform, []).append(d)  # type: ignore[union-attr]
     for name, ds in by_transform.items():
-        keys = list(dict.fromkeys(normalize_key(d.fix_key) for d in ds))
+        fix_plans = list(dict.fromkeys(d.fix.plan for d in ds))  # type: ignore[union-attr]
         try:
-            new_text, applied = TRANSFORMS[name](text, keys, config)  # type: ignore[arg-type]
+            new_text, applied = TRANSFORMS[name](text, fix_plans, config)  # type: ignore[arg-type]
         except Exception as exc:  # a failing transform loses its fixes, never the file
             if errors is not None:
                 errors.append(f"the {name} fix failed: {type(exc).__name__}: {exc}")
             continue
         applied_set = set(applied)
-        fixed = [d for d in ds if normalize_key(d.fix_key) in applied_set]
+        fixed = [d for d in ds if d.fix.plan in applied_set]  # type: ignore[union-attr]
         if fixed and new_text != text:
             groups.append((diff_edits(text, new_text), fixed))
-    singles = sorted((d for d in chosen if d.fix is not None and d.fix.edits), key=Diagnostic.sort_key)
+    singles = sorted((d for d in chosen if d.fix.resolved), key=Diagnostic.sort_key)  # type: ignore[union-attr]
     groups.extend((d.fix.edits, [d]) for d in singles)  # type: ignore[union-attr]
     starts = _starts(text)
     accepted: List[Tuple[int, int, str]] = []
@@ -231,18 +218,18 @@ class FixResult:
 
 
 def fix_text(filename: str, text: str, config: Config = Config(), unsafe: bool = False,
-             exclude: Sequence[str] = ()) -> FixResult:
+             exclude: Sequence[str] = (), path: Optional[str] = None) -> FixResult:
     """Lint, fix, re-lint until nothing more applies (at most MAX_PASSES passes). Every
     intermediate text parses; fixes of derivatives named in `exclude` are skipped."""
     from vjplint.engine import lint_source
 
     result = FixResult(text)
     for _ in range(MAX_PASSES):
-        lint = lint_source(filename, result.text, config)
+        lint = lint_source(filename, result.text, config, path=path)
         result.errors.extend(e for e in lint.errors if e not in result.errors)
         result.remaining = lint.diagnostics
         todo = [d for d in lint.diagnostics if offered(d, unsafe)
-                and not (d.fix_key and len(d.fix_key) > 1 and d.fix_key[1] in exclude)]
+                and not (d.fix.plan is not None and d.fix.plan.target in exclude)]  # type: ignore[union-attr]
         if not todo or any(d.code == "VJP900" for d in lint.diagnostics):
             return result
         new, fixed = apply_fixes_once(result.text, todo, unsafe, config, result.errors)
@@ -250,7 +237,7 @@ def fix_text(filename: str, text: str, config: Config = Config(), unsafe: bool =
             return result
         result.text = new
         result.fixed.extend(fixed)
-    lint = lint_source(filename, result.text, config)
+    lint = lint_source(filename, result.text, config, path=path)
     result.remaining = lint.diagnostics
     if any(offered(d, unsafe) for d in lint.diagnostics):
         result.converged = False
@@ -259,265 +246,40 @@ def fix_text(filename: str, text: str, config: Config = Config(), unsafe: bool =
     return result
 
 
-def fix_source(filename: str, text: str, config: Config = Config(),
-               unsafe: bool = False) -> Tuple[str, int, List[Diagnostic]]:
+def fix_source(filename: str, text: str, config: Config = Config(), unsafe: bool = False,
+               path: Optional[str] = None) -> Tuple[str, int, List[Diagnostic]]:
     """(fixed text, number of diagnostics fixed, diagnostics left) for one file's text."""
-    result = fix_text(filename, text, config, unsafe)
+    result = fix_text(filename, text, config, unsafe, path=path)
     return result.text, result.fixed_count, result.remaining
 
 
 # -- edits for JSON / SARIF / LSP -------------------------------------------------------------------------
-def attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Dict[str, List[str]],
-                     config: Optional[Config] = None) -> None:
-    """Fill `fix` (with edits) for diagnostics that have a fix_key but no edits yet."""
-    cache: Dict[Tuple[str, tuple], Tuple[Edit, ...]] = {}
+Settings = Union[Config, Mapping[str, Config]]
+
+
+def attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, List[str]], settings: Settings) -> None:
+    """Compute the edits of planned fixes (in place), with each file's own settings (`settings`:
+    one Config for all, or filename -> Config). A plan whose edits cannot be computed stays
+    unresolved (JSON shows `fix: null` for it)."""
+    cache: Dict[Tuple[str, FixPlan], Tuple[Edit, ...]] = {}
     for d in diagnostics:
-        key = normalize_key(d.fix_key)
-        if d.fix is not None or d.fix_applicability is None or not key or key[0] not in TRANSFORMS:
+        fix = d.fix
+        if fix is None or fix.resolved or fix.plan is None or fix.plan.transform not in TRANSFORMS:
             continue
         lines = sources.get(d.filename)
         if lines is None:
             continue
-        text = "\n".join(lines) + "\n"
-        if (d.filename, key) not in cache:
+        config = settings if isinstance(settings, Config) else settings.get(d.filename, Config())
+        if (d.filename, fix.plan) not in cache:
+            text = "\n".join(lines) + "\n"
             edits: Tuple[Edit, ...] = ()
             try:
-                new_text, applied = TRANSFORMS[key[0]](text, [key], config or _config_for(d.filename))
+                new_text, applied = TRANSFORMS[fix.plan.transform](text, [fix.plan], config)
                 if applied and _parses(new_text):
                     edits = diff_edits(text, new_text)
             except Exception:
                 edits = ()
-            cache[(d.filename, key)] = edits
-        edits = cache[(d.filename, key)]
+            cache[(d.filename, fix.plan)] = edits
+        edits = cache[(d.filename, fix.plan)]
         if edits:
-            d.fix = Fix(d.fix_applicability, d.fix_message or "Apply the fix", edits)
-
-
-@lru_cache(maxsize=64)
-def _config_for(filename: str) -> Config:
-    from vjplint.config import find_pyproject, load_config
-
-    try:
-        return load_config(find_pyproject(Path(filename).resolve().parent))
-    except Exception:
-        return Config()
-
-
-# -- files ----------------------------------------------------------------------------------------------
-def encode(text: str, decoded: DecodedSource) -> bytes:
-    data = text.encode(decoded.encoding)
-    return codecs.BOM_UTF8 + data if decoded.bom else data
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path`'s content: a temp file in the same directory, then os.replace; the mode is kept.
-    A symlink keeps pointing at its (rewritten) target; a read-only file is left alone."""
-    target = os.path.realpath(path)
-    mode = stat.S_IMODE(os.stat(target).st_mode)
-    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
-        # os.replace needs only a writable directory: respect the file's own permission (also as root)
-        raise PermissionError("the file is read-only")
-    directory, name = os.path.split(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".vjplint-tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def unified_diff(display: str, old: str, new: str) -> str:
-    a, b = split_lines(old), split_lines(new)
-    out = []
-    for line in difflib.unified_diff(a, b, fromfile=display, tofile=display):
-        out.append(line)
-        if not line.endswith(("\n", "\r")):
-            out.append("\n\\ No newline at end of file\n")
-    return "".join(out)
-
-
-# -- the command line ------------------------------------------------------------------------------------
-@dataclass
-class _FileFix:
-    display: str
-    result: FixResult
-    old: str
-    lines: List[str]
-
-
-def run_fix_command(args, config: Config, paths: Sequence[str], output_format: str) -> int:
-    """`vjplint --fix/--diff PATH...`: lint everything, fix the files that have offered fixes."""
-    from vjplint.cli import emit, exit_code, report_problems
-    from vjplint.runner import lint_paths
-
-    unsafe = bool(args.unsafe_fixes)
-    run = lint_paths(paths, config, jobs=args.jobs, use_cache=not args.no_cache,
-                     force_exclude=args.force_exclude)
-    errors = list(run.internal_errors)
-    remaining: List[Diagnostic] = []
-    sources: Dict[str, List[str]] = {}
-    fixed: List[_FileFix] = []
-    diffs: List[str] = []
-    for outcome in run.files:
-        diagnostics = outcome.result.diagnostics
-        if not any(offered(d, unsafe) for d in diagnostics):
-            remaining.extend(diagnostics)
-            if diagnostics and outcome.result.decoded is not None:
-                sources[outcome.display] = source_lines(outcome.result.decoded.text)
-            elif diagnostics:
-                sources[outcome.display] = _read_lines(outcome.path)
-            continue
-        try:
-            data = outcome.path.read_bytes()
-            decoded = decode(data)
-        except (OSError, SourceError) as exc:
-            errors.append(f"{outcome.display}: cannot read file: {exc}")
-            remaining.extend(diagnostics)
-            continue
-        result = fix_text(outcome.display, decoded.text, config, unsafe)
-        if args.verify and result.text != decoded.text:
-            result = _verified(outcome.path, outcome.display, decoded.text, result, config, unsafe, errors)
-        errors.extend(result.errors)
-        if result.text != decoded.text:
-            if args.diff:
-                diffs.append(unified_diff(outcome.display, decoded.text, result.text))
-            else:
-                try:
-                    if outcome.path.read_bytes() != data:
-                        raise OSError("the file changed while it was being fixed")
-                    write_atomic(outcome.path, encode(result.text, decoded))
-                except (OSError, UnicodeEncodeError) as exc:
-                    errors.append(f"{outcome.display}: cannot write the fixed file: {exc}")
-                    remaining.extend(diagnostics)
-                    sources[outcome.display] = source_lines(decoded.text)
-                    continue
-        fixed.append(_FileFix(outcome.display, result, decoded.text, source_lines(result.text)))
-        remaining.extend(result.remaining)
-        sources[outcome.display] = source_lines(result.text)
-    report_problems(run.problems, errors)
-    if args.diff:
-        return _finish_diff(args, fixed, diffs, remaining, errors)
-    remaining.sort(key=Diagnostic.sort_key)
-    count = sum(f.result.fixed_count for f in fixed)
-    if args.show_fixes and count and output_format in ("text", "concise") and not args.quiet:
-        sys.stdout.write(_fix_summary(fixed))
-    emit(remaining, args, output_format, sources=sources, fixed_count=count)
-    code = exit_code(remaining, args, bool(errors) or any(p.fatal for p in run.problems))
-    if code == 0 and count and args.exit_non_zero_on_fix:
-        return 1
-    return code
-
-
-def _finish_diff(args, fixed: List[_FileFix], diffs: List[str], remaining: List[Diagnostic],
-                 errors: List[str]) -> int:
-    sys.stdout.write("".join(diffs))
-    sys.stdout.flush()
-    count = sum(f.result.fixed_count for f in fixed)
-    hidden = 0 if args.unsafe_fixes else sum(
-        1 for d in remaining if d.fix_applicability is Applicability.UNSAFE)
-    if not args.quiet:
-        line = f"Would fix {count} problem{'s' if count != 1 else ''}" if count else "No fixes available"
-        if hidden:
-            line += f" ({hidden} additional fix{'es' if hidden != 1 else ''} available with --unsafe-fixes)"
-        print(line + ".", file=sys.stderr)
-    if errors:
-        return 2
-    return 1 if diffs else 0
-
-
-def _fix_summary(fixed: List[_FileFix]) -> str:
-    out = ["Applied fixes:"]
-    for f in sorted(fixed, key=lambda f: f.display):
-        if not f.result.fixed:
-            continue
-        out.append(f"- {f.display}:")
-        counts = Counter((d.code, d.name) for d in f.result.fixed)
-        for (code, name), n in sorted(counts.items()):
-            out.append(f"    {n} × {code} ({name})")
-    return "\n".join(out) + "\n\n"
-
-
-def _read_lines(path: Path) -> List[str]:
-    try:
-        return source_lines(decode(path.read_bytes()).text)
-    except (OSError, SourceError):
-        return []
-
-
-def _verified(path: Path, display: str, old: str, result: FixResult, config: Config, unsafe: bool,
-              errors: List[str]) -> FixResult:
-    """--verify: prove each rewritten function on JAX; a function that fails keeps its old code."""
-    try:
-        from vjplint.verify.api import functions_changed, verify_rewrites
-    except ImportError as exc:  # pragma: no cover - the verify package ships with vjplint
-        errors.append(f"--verify is not available: {exc}")
-        return FixResult(old, remaining=result.remaining, errors=result.errors)
-    functions = functions_changed(old, result.text, config)
-    reports = verify_rewrites(str(path), old, result.text, functions, config)
-    if any(getattr(r, "missing_jax", False) for r in reports):
-        from vjplint.install_hint import install_hint
-
-        errors.append(f"--verify needs JAX: {install_hint('verify')}; nothing was written for " + display)
-        return FixResult(old, remaining=result.remaining, errors=result.errors)
-    for r in reports:
-        where = f" on {r.device}" if r.device and r.status == "verified" else ""
-        print(f"vjplint: verify: {display}:{r.line}: {r.function}: {r.status}{where}"
-              f"{': ' + r.reason if r.reason else ''}", file=sys.stderr)
-    # A rewrite is written only once proven: failed and unverified functions keep their code,
-    # and their diagnostics stay (exit code 1).
-    unproven = sorted({r.function.rsplit(".", 1)[-1] for r in reports if r.status != "verified"})
-    if not unproven:
-        return result
-    print(f"vjplint: verify: {display}: not proven, left unchanged: {', '.join(unproven)}", file=sys.stderr)
-    return fix_text(display, old, config, unsafe, exclude=unproven)
-
-
-def run_fix_stdin(args, config: Config, name: str, data: bytes, output_format: str) -> int:
-    """stdin with --fix: the fixed source goes to stdout, diagnostics to stderr (ruff's way);
-    with --diff: the diff goes to stdout."""
-    from vjplint.cli import emit, exit_code, report_problems
-    from vjplint.engine import lint_source
-
-    unsafe = bool(args.unsafe_fixes)
-    try:
-        decoded = decode(data)
-    except SourceError:
-        lint = lint_source(name, data, config)
-        report_problems([], lint.errors)
-        if not args.diff:
-            sys.stdout.buffer.write(data)
-            sys.stdout.flush()
-        _emit_to_stderr(emit, lint.diagnostics, args, output_format, {name: []}, 0)
-        return exit_code(lint.diagnostics, args, bool(lint.errors))
-    result = fix_text(name, decoded.text, config, unsafe)
-    report_problems([], result.errors)
-    lines = source_lines(result.text)
-    if args.diff:
-        diff = unified_diff(name, decoded.text, result.text) if result.text != decoded.text else ""
-        file = _FileFix(name, result, decoded.text, lines)
-        return _finish_diff(args, [file], [diff] if diff else [], result.remaining, result.errors)
-    sys.stdout.buffer.write(encode(result.text, decoded) if result.text != decoded.text else data)
-    sys.stdout.flush()
-    _emit_to_stderr(emit, result.remaining, args, output_format, {name: lines}, result.fixed_count)
-    code = exit_code(result.remaining, args, bool(result.errors))
-    if code == 0 and result.fixed_count and args.exit_non_zero_on_fix:
-        return 1
-    return code
-
-
-def _emit_to_stderr(emit, diagnostics, args, output_format: str, sources, fixed_count: int) -> None:
-    stdout = sys.stdout
-    sys.stdout = sys.stderr
-    try:
-        if diagnostics or fixed_count:
-            emit(diagnostics, args, output_format, sources=sources, fixed_count=fixed_count)
-    finally:
-        sys.stdout = stdout
+            d.fix = fix.with_edits(edits)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List
 
 from vjplint.diagnostics import Diagnostic
+from vjplint.links import DEFAULT_DOCS_URL, rule_url
 
 
 @dataclass
@@ -13,8 +14,13 @@ class OutputContext:
     show_fixes: bool = False
     unsafe_fixes: bool = False
     statistics: bool = False
+    quiet: bool = False  # diagnostics only: no summary line
     fixed_count: int = 0
     sources: Dict[str, List[str]] = field(default_factory=dict)  # filename -> lines, for excerpts
+    docs_url: str = DEFAULT_DOCS_URL  # where rule links point (vjplint.links)
+
+    def url(self, code: str) -> str:
+        return rule_url(code, self.docs_url)
 
 
 Formatter = Callable[[List[Diagnostic], OutputContext], str]

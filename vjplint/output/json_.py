@@ -14,7 +14,7 @@ def _position(p: Any) -> Dict[str, int]:
 
 
 def fix_to_json(fix: Optional[Fix]) -> Optional[Dict[str, Any]]:
-    if fix is None:
+    if fix is None or not fix.resolved:  # a plan whose edits could not be computed: not applicable
         return None
     return {
         "applicability": fix.applicability.value,
@@ -24,7 +24,7 @@ def fix_to_json(fix: Optional[Fix]) -> Optional[Dict[str, Any]]:
     }
 
 
-def diagnostic_to_json(d: Diagnostic) -> Dict[str, Any]:
+def diagnostic_to_json(d: Diagnostic, ctx: OutputContext) -> Dict[str, Any]:
     return {
         "cell": None,
         "code": d.code,
@@ -34,11 +34,11 @@ def diagnostic_to_json(d: Diagnostic) -> Dict[str, Any]:
         "location": _position(d.location),
         "message": d.message,
         "noqa_row": d.noqa_row,
-        "url": d.url,
+        "url": ctx.url(d.code),
         "severity": d.severity.value,
         "name": d.name,
     }
 
 
 def render(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
-    return json.dumps([diagnostic_to_json(d) for d in diagnostics], indent=2, ensure_ascii=False) + "\n"
+    return json.dumps([diagnostic_to_json(d, ctx) for d in diagnostics], indent=2, ensure_ascii=False) + "\n"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from vjplint.diagnostics import Diagnostic, Edit, Fix, Position, Severity
+from vjplint.links import DEFAULT_DOCS_URL, rule_url
 from vjplint.output import OutputContext
 from vjplint.positions import UTF8, UTF16, UTF32, char_to_units, source_lines, units_to_char  # noqa: F401
 
@@ -43,23 +44,24 @@ def text_edit(lines: Sequence[str], edit: Edit, encoding: str = UTF16) -> Dict[s
 
 
 def fix_data(lines: Sequence[str], fix: Optional[Fix], encoding: str = UTF16) -> Optional[Dict[str, Any]]:
-    if fix is None:
+    if fix is None or not fix.resolved:
         return None
     return {"applicability": fix.applicability.value, "message": fix.message,
             "edits": [text_edit(lines, e, encoding) for e in fix.edits]}
 
 
-def diagnostic_to_lsp(d: Diagnostic, lines: Sequence[str], encoding: str = UTF16) -> Dict[str, Any]:
+def diagnostic_to_lsp(d: Diagnostic, lines: Sequence[str], encoding: str = UTF16,
+                      docs_url: str = DEFAULT_DOCS_URL) -> Dict[str, Any]:
     """An LSP `Diagnostic` as plain JSON; `data` carries what code actions need."""
     data: Dict[str, Any] = {"name": d.name, "noqa_row": d.noqa_row,
-                            "fix_applicability": d.fix_applicability.value if d.fix_applicability else None}
-    if d.fix is not None:
+                            "fix_applicability": d.fix.applicability.value if d.fix else None}
+    if d.fix is not None and d.fix.resolved:
         data["fix"] = fix_data(lines, d.fix, encoding)
     return {
         "range": to_lsp_range(lines, d.location, d.end_location, encoding),
         "severity": SEVERITY[d.severity],
         "code": d.code,
-        "codeDescription": {"href": d.url},
+        "codeDescription": {"href": rule_url(d.code, docs_url)},
         "source": "vjplint",
         "message": d.message,
         "data": data,
@@ -77,5 +79,5 @@ def render(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
     out: Dict[str, List[Dict[str, Any]]] = {}
     for d in diagnostics:
         lines = ctx.sources.get(d.filename) or []
-        out.setdefault(file_uri(d.filename), []).append(diagnostic_to_lsp(d, lines))
+        out.setdefault(file_uri(d.filename), []).append(diagnostic_to_lsp(d, lines, docs_url=ctx.docs_url))
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"

@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from vjplint import __version__
 from vjplint.diagnostics import Diagnostic, Severity
+from vjplint.links import DEFAULT_DOCS_URL, rule_url
 from vjplint.output import OutputContext
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -26,10 +27,10 @@ def _section(doc: str, title: str) -> str:
     return " ".join(match.group(1).split()) if match else ""
 
 
-def rule_descriptors() -> List[Dict[str, Any]]:
+def rule_descriptors(docs_url: str = DEFAULT_DOCS_URL) -> List[Dict[str, Any]]:
     """Every rule the tool knows (so ruleIndex is stable), engine codes included."""
     from vjplint.rules.docs import render_rule, rule_doc
-    from vjplint.rules.registry import ENGINE_CODES, all_rules, rule_url
+    from vjplint.rules.registry import ENGINE_CODES, all_rules
 
     out = []
     for code, rule in all_rules().items():
@@ -41,7 +42,7 @@ def rule_descriptors() -> List[Dict[str, Any]]:
             "shortDescription": {"text": what.split(". ")[0].rstrip(".") + "."},
             "fullDescription": {"text": what},
             "help": {"text": doc, "markdown": render_rule(rule)},
-            "helpUri": rule_url(code),
+            "helpUri": rule_url(code, docs_url),
             "defaultConfiguration": {"level": LEVEL[rule.SEVERITY], "enabled": rule.DEFAULT_ENABLED},
             "properties": {"fix": rule.FIX, "tags": ["jax", "custom-derivatives"]},
         })
@@ -50,7 +51,7 @@ def rule_descriptors() -> List[Dict[str, Any]]:
             "id": code,
             "name": name,
             "shortDescription": {"text": name.replace("-", " ").capitalize() + "."},
-            "helpUri": rule_url(code),
+            "helpUri": rule_url(code, docs_url),
             "defaultConfiguration": {"level": LEVEL[Severity(severity)], "enabled": True},
         })
     return out
@@ -93,8 +94,8 @@ def _result(d: Diagnostic, index: Dict[str, int]) -> Dict[str, Any]:
     return result
 
 
-def to_sarif(diagnostics: List[Diagnostic]) -> Dict[str, Any]:
-    rules = rule_descriptors()
+def to_sarif(diagnostics: List[Diagnostic], docs_url: str = DEFAULT_DOCS_URL) -> Dict[str, Any]:
+    rules = rule_descriptors(docs_url)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     return {
         "$schema": SCHEMA,
@@ -110,4 +111,4 @@ def to_sarif(diagnostics: List[Diagnostic]) -> Dict[str, Any]:
 
 
 def render(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
-    return json.dumps(to_sarif(diagnostics), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(to_sarif(diagnostics, ctx.docs_url), indent=2, ensure_ascii=False) + "\n"

@@ -10,7 +10,7 @@ from vjplint.output import OutputContext
 
 
 def _offered(d: Diagnostic, ctx: OutputContext) -> bool:
-    return d.fix_applicability is Applicability.SAFE or (ctx.unsafe_fixes and d.fixable)
+    return d.fix is not None and (d.fix.applicability is Applicability.SAFE or ctx.unsafe_fixes)
 
 
 def _line(d: Diagnostic, ctx: OutputContext) -> str:
@@ -35,15 +35,17 @@ def render_full(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
             out.append(gutter + code)
             width = (d.end_location.column - d.location.column) if d.end_location.row == d.location.row else 1
             out.append(" " * (len(gutter) - 2) + "| " + " " * (d.location.column - 1) + "^" * max(width, 1))
-        if d.fixable and ctx.show_fixes or (d.fixable and _offered(d, ctx)):
-            label = "" if d.fix_applicability is Applicability.SAFE else " (unsafe)"
-            out.append(f"     = help{label}: {d.fix_message}")
+        if d.fix is not None and (ctx.show_fixes or _offered(d, ctx)):
+            label = "" if d.fix.applicability is Applicability.SAFE else " (unsafe)"
+            out.append(f"     = help{label}: {d.fix.message}")
         out.append("")
     out.extend(_summary(diagnostics, ctx))
     return "\n".join(out) + ("\n" if out else "")
 
 
 def _summary(diagnostics: List[Diagnostic], ctx: OutputContext) -> List[str]:
+    if ctx.quiet:
+        return []
     out: List[str] = []
     if ctx.statistics:
         counts = Counter((d.code, d.name) for d in diagnostics)
@@ -52,8 +54,8 @@ def _summary(diagnostics: List[Diagnostic], ctx: OutputContext) -> List[str]:
             mark = "[*]" if fixable[code] else "   "
             out.append(f"{n:>5}\t{code}\t{mark} {name}")
     n = len(diagnostics)
-    safe = sum(1 for d in diagnostics if d.fix_applicability is Applicability.SAFE)
-    unsafe = sum(1 for d in diagnostics if d.fix_applicability is Applicability.UNSAFE)
+    safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.SAFE)
+    unsafe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
     if ctx.fixed_count:
         out.append(f"Fixed {ctx.fixed_count} problem{'s' if ctx.fixed_count != 1 else ''}.")
     if n == 0:

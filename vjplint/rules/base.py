@@ -8,33 +8,26 @@ the engine calls during one shared traversal of the tree, or both.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, List, Optional, Tuple
 
-from vjplint.diagnostics import Applicability, Severity
+from vjplint.diagnostics import Applicability, Edit, Fix, FixPlan, Position, Severity
 from vjplint.infer import Hints
 from vjplint.model import FileModel
+from vjplint.positions import node_range
 
 
 @dataclass
 class Report:
     node: ast.AST
     message: str
-    fix_applicability: Optional[Applicability] = None
-    fix_message: Optional[str] = None
-    fix_key: Optional[tuple] = None
     end_node: Optional[ast.AST] = None
-    replacement: Optional[str] = None  # new text for the reported node: a one-edit fix
-    # Explicit edits, for fixes that do not replace exactly the reported node (e.g. deleting
-    # whole lines): (start_row, start_col, end_row, end_col, new_text), rows and columns 1-based,
-    # columns in code points, end exclusive. `(r, 1, r + 1, 1, "")` deletes line r with its newline.
-    edits: Optional[List[Tuple[int, int, int, int, str]]] = None
+    fix: Optional[Fix] = None
 
 
 @dataclass(frozen=True)
 class RuleOptions:
     hints: Hints = Hints()
-    target: str = "current"
 
 
 class Rule:
@@ -63,14 +56,31 @@ class Rule:
     def check(self) -> None:
         """Walk the model; override for derivative-level rules."""
 
-    def report(self, node: ast.AST, message: str, *, fix: Optional[Applicability] = None,
-               fix_message: Optional[str] = None, fix_key: Optional[tuple] = None,
-               end_node: Optional[ast.AST] = None, replacement: Optional[str] = None,
-               edits: Optional[List[Tuple[int, int, int, int, str]]] = None) -> None:
-        """Report `node`. A fix is either `replacement` (new text for the node), explicit `edits`
-        (see `Report.edits`), or a `fix_key` naming a transform in `vjplint.fixes` that rewrites
-        the module."""
-        self.reports.append(Report(node, message, fix, fix_message, fix_key, end_node, replacement, edits))
+    def report(self, node: ast.AST, message: str, *, end_node: Optional[ast.AST] = None,
+               fix: Optional[Fix] = None) -> None:
+        """Report `node` (to the end of `end_node` when given), with an optional fix made by
+        `replacing`, `editing` or `planning`."""
+        self.reports.append(Report(node, message, end_node, fix))
+
+    # The three ways to make the one Fix type.
+    def replacing(self, node: ast.AST, text: str, applicability: Applicability, message: str,
+                  end_node: Optional[ast.AST] = None) -> Fix:
+        """A fix that replaces the source of `node` (to the end of `end_node`) with `text`."""
+        start, end = node_range(self.model.lines, node, end_node)
+        return Fix(applicability, message, (Edit(text, start, end),))
+
+    def editing(self, applicability: Applicability, message: str,
+                edits: List[Tuple[int, int, int, int, str]]) -> Fix:
+        """A fix of explicit edits (start_row, start_col, end_row, end_col, new_text): rows and
+        columns 1-based, columns in code points, end exclusive; `(r, 1, r + 1, 1, "")` deletes line
+        r with its newline."""
+        return Fix(applicability, message,
+                   tuple(Edit(t, Position(r1, c1), Position(r2, c2)) for r1, c1, r2, c2, t in edits))
+
+    @staticmethod
+    def planning(applicability: Applicability, message: str, plan: FixPlan) -> Fix:
+        """A module transform (vjplint.fixes) whose edits are computed when the fix is applied."""
+        return Fix(applicability, message, plan=plan)
 
     # Helpers shared by many rules.
     def quote(self, node: ast.AST, limit: int = 60) -> str:

@@ -6,7 +6,7 @@ import inspect
 from typing import Any, Dict, Type
 
 from vjplint.rules.base import Rule
-from vjplint.rules.registry import rule_url
+from vjplint.links import rule_url
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
 

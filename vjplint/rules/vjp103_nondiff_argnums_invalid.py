@@ -74,13 +74,11 @@ class NondiffArgnumsInvalid(Rule):
             if value == 0:
                 self.report(node, f"nondiff_argnums of {what} is the bare int `0`, which JAX silently treats "
                                   f"as no nondiff arguments; write `(0,)`",
-                            fix=Applicability.UNSAFE, fix_message="Write `(0,)`",
-                            replacement="(0,)")
+                            fix=self.replacing(node, "(0,)", Applicability.UNSAFE, "Write `(0,)`"))
             else:
                 self.report(node, f"nondiff_argnums of {what} is the bare int `{value}`: JAX raises "
                                   f"`TypeError: 'int' object is not iterable` when decorating; write `({value},)`",
-                            fix=Applicability.SAFE, fix_message=f"Write `({value},)`",
-                            replacement=f"({value},)")
+                            fix=self.replacing(node, f"({value},)", Applicability.SAFE, f"Write `({value},)`"))
             return
         if isinstance(value, str):
             self.report(node, f"nondiff_argnums of {what} is the string {value!r}: JAX raises TypeError at every "
@@ -106,9 +104,8 @@ class NondiffArgnumsInvalid(Rule):
             self.report(element, f"nondiff_argnums of {what} contains the negative index `{item}`, which JAX does "
                                  f"not normalise: the argument ends up both static and differentiable and "
                                  f"gradients fail{hint}",
-                        fix=Applicability.UNSAFE if fixed is not None else None,
-                        fix_message=f"Write `{fixed}`" if fixed is not None else None,
-                        replacement=str(fixed) if fixed is not None else None)
+                        fix=self.replacing(element, str(fixed), Applicability.UNSAFE, f"Write `{fixed}`")
+                        if fixed is not None else None)
         elif isinstance(item, int) and limit is not None and item >= limit:
             self.report(element, f"nondiff_argnums of {what} contains `{item}`, but `{d.name}` has only {k} "
                                  f"positional parameter{'s' if k != 1 else ''}: JAX raises IndexError at every call")

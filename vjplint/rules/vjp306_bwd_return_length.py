@@ -143,8 +143,10 @@ f.defvjp(f_fwd, f_bwd)
         message += (f"; differentiating `{d.name}` raises {BWD_TREE}; return one cotangent (or None) per "
                     f"differentiable argument, in order")
         if fix is not None:
-            self.report(literal.elts[0], message, fix=Applicability.SAFE, end_node=literal.elts[-1],  # type: ignore
-                        fix_message="Remove the `None` slots of the nondiff arguments", replacement=fix)
+            self.report(literal.elts[0], message, end_node=literal.elts[-1],  # type: ignore
+                        fix=self.replacing(literal.elts[0], fix, Applicability.SAFE,  # type: ignore
+                                           "Remove the `None` slots of the nondiff arguments",
+                                           end_node=literal.elts[-1]))  # type: ignore
         else:
             self.report(value, message)
         return True

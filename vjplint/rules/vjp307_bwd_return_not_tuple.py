@@ -134,8 +134,8 @@ f.defvjp(f_fwd, f_bwd)
             wrapped = f"({text},)"
             shown = wrapped if len(wrapped) <= 60 else "(value,)"
             applicability = Applicability.UNSAFE if why == "None" else Applicability.SAFE
-            self.report(value, f"{message}; return `{shown}`", fix=applicability,
-                        fix_message=f"Wrap as `{shown}`", replacement=wrapped)
+            self.report(value, f"{message}; return `{shown}`",
+                        fix=self.replacing(value, wrapped, applicability, f"Wrap as `{shown}`"))
         elif names is not None and why == "None":
             self.report(node, f"{message}; for zero gradients return `({', '.join(['None'] * len(names))})`")
         else:

@@ -92,5 +92,5 @@ f.defvjp(fwd=f_fwd, bwd=f_bwd)
                                    f"shows only under grad, as a TypeError from calling `{given_fwd}` with the "
                                    f"arguments of `{d.name}` (or as a silently wrong gradient when the counts "
                                    f"happen to fit); swap them",
-                            end_node=last, fix=Applicability.UNSAFE, fix_message="Swap fwd and bwd",
-                            replacement=swapped)
+                            end_node=last,
+                            fix=self.replacing(first, swapped, Applicability.UNSAFE, "Swap fwd and bwd", end_node=last))

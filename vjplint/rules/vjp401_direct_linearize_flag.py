@@ -145,8 +145,9 @@ jax.config.update("jax_enable_x64", True)
             self.report(node, self._message(what))
             return
         removes = edits[0][4] == ""
-        self.report(node, self._message(what), fix=Applicability.SAFE, edits=edits,
-                    fix_message="Remove the statement" if removes else "Replace the statement with `pass`")
+        self.report(node, self._message(what),
+                    fix=self.editing(Applicability.SAFE,
+                                     "Remove the statement" if removes else "Replace the statement with `pass`", edits))
 
     def _deletion(self, stmt: ast.stmt) -> Optional[List[EDIT]]:
         """Edits deleting `stmt`'s lines, or turning it into `pass`; None when that is not clean."""

@@ -4,7 +4,6 @@ import ast
 from typing import Optional, Tuple
 
 from vjplint.diagnostics import Applicability, Severity
-from vjplint.engine import node_range
 from vjplint.rules.base import Rule
 
 NAME = "JVPTracer"
@@ -187,9 +186,8 @@ def is_traced(x):
             self.report(node, message)
             return
         target_node, text = fix
-        start, end = node_range(self.model.lines, target_node)
-        self.report(node, message, fix=Applicability.UNSAFE, edits=[(start.row, start.column, end.row, end.column, text)],
-                    fix_message=f"Test `isinstance({what}, jax.core.Tracer)` instead")
+        self.report(node, message, fix=self.replacing(target_node, text, Applicability.UNSAFE,
+                                                      f"Test `isinstance({what}, jax.core.Tracer)` instead"))
 
     def _fix(self, node: ast.AST, subject: ast.expr, target: Optional[ast.AST],
              template: str) -> Optional[Tuple[ast.AST, str]]:

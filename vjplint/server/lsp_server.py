@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -25,12 +26,14 @@ from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.uris import to_fs_path
 
 from vjplint import __version__
-from vjplint.config import Config, ConfigError, find_pyproject, load_config, with_overrides
-from vjplint.diagnostics import Applicability, Diagnostic, Fix, Position
+from vjplint.config import Config
+from vjplint.errors import ConfigError
+from vjplint.diagnostics import Applicability, Diagnostic, Position
 from vjplint.engine import lint_source
 from vjplint.positions import source_lines
 from vjplint.output import lsp as lspfmt
 from vjplint.server import actions
+from vjplint.workspace import Overrides, Workspace
 
 log = logging.getLogger("vjplint.server")
 FIX_ALL_KIND = "source.fixAll.vjplint"
@@ -86,6 +89,7 @@ class Analysis:
     diagnostics: List[Diagnostic]
     config: Config
     filename: str
+    path: Optional[str] = None  # the file on disk, when the document is one
     fixes_attached: bool = False
     errors: List[str] = field(default_factory=list)
     fixed_text: Dict[bool, Optional[str]] = field(default_factory=dict)  # unsafe? -> fix-all result
@@ -129,8 +133,7 @@ class VjplintServer(LanguageServer):
         self.analyses: Dict[str, Analysis] = {}
         self.lock = threading.RLock()  # config caches and analyses are shared with the lint thread
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-lint")
-        self.pyproject_for_dir: Dict[Path, Optional[Path]] = {}
-        self.configs: Dict[Optional[Path], Config] = {}
+        self.project: Optional[Workspace] = None  # settings per file (vjplint.workspace), reset on a change
         self.reported_config_errors: set = set()
         self.pull = False
         self.converter = default_converter()
@@ -144,37 +147,30 @@ class VjplintServer(LanguageServer):
     # -- configuration -----------------------------------------------------------------
     def reset_configuration(self) -> None:
         with self.lock:
-            self.pyproject_for_dir.clear()
-            self.configs.clear()
+            self.project = None
             self.analyses.clear()
             self.reported_config_errors.clear()
 
     def config_for(self, path: Optional[Path]) -> Config:
+        """The settings of a document: resolved by the same workspace layer as the command line
+        (each file's nearest [tool.vjplint], or the client's explicit configuration), with the
+        client's rule selection on top. A broken configuration is reported and the defaults used."""
         with self.lock:
-            if self.settings.configuration:
-                pyproject: Optional[Path] = Path(self.settings.configuration).expanduser()
-            else:
-                directory = path.parent if path is not None else self.workspace_root()
-                if directory is None:
-                    pyproject = None
-                elif directory in self.pyproject_for_dir:
-                    pyproject = self.pyproject_for_dir[directory]
-                else:
-                    pyproject = find_pyproject(directory) if directory.is_dir() else None
-                    self.pyproject_for_dir[directory] = pyproject
-            if pyproject not in self.configs:
+            if self.project is None:
+                explicit = self.settings.configuration
+                overrides = Overrides(select=self.settings.select, ignore=self.settings.ignore,
+                                      extend_select=self.settings.extend_select)
                 try:
-                    config = load_config(pyproject)
-                except ConfigError as exc:
-                    self.config_error(str(exc))
-                    config = Config()
-                try:
-                    config = with_overrides(config, select=self.settings.select, ignore=self.settings.ignore,
-                                            extend_select=self.settings.extend_select)
+                    self.project = Workspace(overrides, os.path.expanduser(explicit) if explicit else None)
                 except ConfigError as exc:
                     self.config_error(f"vjplint settings: {exc}")
-                self.configs[pyproject] = config
-            return self.configs[pyproject]
+                    self.project = Workspace()
+            directory = path.parent if path is not None else self.workspace_root()
+            try:
+                return self.project.settings_for_dir(str(directory) if directory is not None else os.getcwd())
+            except ConfigError as exc:
+                self.config_error(str(exc))
+                return Config()
 
     def config_error(self, message: str) -> None:
         log.error("%s", message)
@@ -211,10 +207,11 @@ class VjplintServer(LanguageServer):
             config = self.config_for(path)
         filename = _display_name(uri, path, config, self.workspace_root())
         if path is not None and _excluded(path, config):
-            analysis = Analysis(text, [], config, filename)
+            analysis = Analysis(text, [], config, filename, str(path))
         else:
-            result = lint_source(filename, text, config)
-            analysis = Analysis(text, result.diagnostics, config, filename, errors=result.errors)
+            result = lint_source(filename, text, config, path=str(path) if path is not None else None)
+            analysis = Analysis(text, result.diagnostics, config, filename, str(path) if path is not None else None,
+                                errors=result.errors)
             for error in result.errors:
                 log.error("%s", error)
         with self.lock:
@@ -226,7 +223,7 @@ class VjplintServer(LanguageServer):
         if analysis.fixes_attached:
             return
         analysis.fixes_attached = True
-        if not any(d.fixable and d.fix is None for d in analysis.diagnostics):
+        if not any(d.fix is not None and not d.fix.resolved for d in analysis.diagnostics):
             return
         try:
             from vjplint.fixes.apply import attach_fix_edits
@@ -242,7 +239,8 @@ class VjplintServer(LanguageServer):
             try:
                 from vjplint.fixes.apply import fix_source
 
-                new_text: Optional[str] = fix_source(analysis.filename, analysis.text, analysis.config, unsafe)[0]
+                new_text: Optional[str] = fix_source(analysis.filename, analysis.text, analysis.config, unsafe,
+                                                     path=analysis.path)[0]
             except Exception as exc:
                 log.error("fix-all failed for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
                 new_text = None
@@ -332,15 +330,15 @@ class VjplintServer(LanguageServer):
             for index, d in enumerate(analysis.diagnostics):
                 if d not in here or not d.fixable:
                     continue
-                if not lazy and not (d.fix and d.fix.edits):
+                if not lazy and not d.fix.resolved:
                     continue
-                title = f"{d.code}: {d.fix_message or 'Apply the fix'}"
-                if d.fix_applicability is Applicability.UNSAFE:
+                title = f"{d.code}: {d.fix.message}"
+                if d.fix.applicability is Applicability.UNSAFE:
                     title += " (unsafe fix)"
                 action = types.CodeAction(
                     title=title, kind=types.CodeActionKind.QuickFix,
                     diagnostics=[self.one_diagnostic(d, lines, encoding)],
-                    is_preferred=d.fix_applicability is Applicability.SAFE,
+                    is_preferred=d.fix.applicability is Applicability.SAFE,
                     data={"uri": uri, "action": "quickfix", "index": index, "code": d.code,
                           "row": d.location.row, "column": d.location.column})
                 if not lazy:
@@ -369,7 +367,7 @@ class VjplintServer(LanguageServer):
         return out
 
     def has_fix_all(self, analysis: Analysis) -> bool:
-        return any(d.fix_applicability is Applicability.SAFE or (self.settings.unsafe_fixes and d.fixable)
+        return any(d.fix is not None and (d.fix.applicability is Applicability.SAFE or self.settings.unsafe_fixes)
                    for d in analysis.diagnostics)
 
     def one_diagnostic(self, d: Diagnostic, lines: Sequence[str], encoding: str) -> types.Diagnostic:

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from vjplint.config import Config, ConfigError
+from vjplint.config import Config
+from vjplint.errors import ConfigError
 from vjplint.install_hint import install_hint
 
 HARNESS = Path(__file__).with_name("harness.py")

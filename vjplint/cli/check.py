@@ -1,0 +1,168 @@
+"""`vjplint [check] PATH...`: lint, or (with --fix/--diff) fix, and print."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, List
+
+from vjplint.cli.options import CHECK_OPTIONS, OUTPUT_FORMATS
+from vjplint.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from vjplint.workspace import Workspace
+
+
+def _codes(value: str) -> List[str]:
+    return [c.strip() for c in value.split(",") if c.strip()]
+
+
+def _jobs(value: str) -> int:
+    import argparse
+
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of jobs: {value!r}") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, not {jobs}")
+    return jobs
+
+
+# argparse details of the options in vjplint.cli.options (type, choices, default, metavar).
+_DETAILS = {
+    "--select": {"type": _codes, "default": None},
+    "--ignore": {"type": _codes, "default": []},
+    "--extend-select": {"type": _codes, "default": []},
+    "--output-format": {"choices": OUTPUT_FORMATS, "default": None},
+    "--jobs": {"type": _jobs, "default": None},
+}
+
+
+def check_parser(prog: str = "vjplint") -> "argparse.ArgumentParser":
+    import argparse
+
+    from vjplint import __version__
+    from vjplint.cli.options import SUBCOMMANDS
+
+    commands = "\n".join(f"  {name:<8} {text}" for name, text in SUBCOMMANDS.items())
+    p = argparse.ArgumentParser(prog=prog, description="Lint JAX custom_vjp/custom_jvp code.",
+                                epilog=f"commands:\n{commands}\n\n`vjplint COMMAND --help` describes each.",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .); - reads stdin")
+    for names, takes_value, text, _ in CHECK_OPTIONS:
+        if takes_value:
+            p.add_argument(*names, help=text, **_DETAILS.get(names[0], {"default": None}))
+        else:
+            p.add_argument(*names, action="store_true", help=text)
+    p.add_argument("--version", action="version", version=f"vjplint {__version__}")
+    return p
+
+
+def workspace_for(args: "argparse.Namespace") -> "Workspace":
+    """The files' settings: each file's nearest [tool.vjplint], or --config for all, with the
+    command line's rule selection on top."""
+    from vjplint.workspace import Overrides, Workspace
+
+    overrides = Overrides(select=tuple(args.select) if args.select is not None else None,
+                          ignore=tuple(args.ignore), extend_select=tuple(args.extend_select),
+                          cache_dir=os.path.abspath(args.cache_dir) if getattr(args, "cache_dir", None) else None)
+    try:
+        return Workspace(overrides, args.config)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def run(argv: List[str]) -> int:
+    from vjplint.batch import fastpath
+
+    started_ns = fastpath.now_ns()  # before anything is read: the replay's "racy" reference
+    args = check_parser().parse_args(argv)
+    paths = args.paths or ["."]
+    if args.verify and not (args.fix or args.diff):
+        raise UsageError("--verify needs --fix or --diff (or use `vjplint verify PATH`)")
+    stdin = paths == ["-"]
+    if "-" in paths and not stdin:
+        raise UsageError("'-' (stdin) cannot be combined with other paths")
+    workspace = workspace_for(args)
+    output_format = args.output_format or os.environ.get("VJPLINT_OUTPUT_FORMAT") or "text"
+    try:
+        if stdin:
+            return _check_stdin(args, workspace, output_format)
+        if args.fix or args.diff:
+            from vjplint.cli.fix import run_fix_command
+
+            code = run_fix_command(args, workspace, paths, output_format)
+        else:
+            code = _check_paths(args, argv, workspace, paths, output_format, started_ns)
+    except ConfigError as exc:  # a pyproject.toml met on the way is broken
+        raise UsageError(str(exc)) from None
+    if not (args.config or args.cache_dir or args.no_cache):
+        from vjplint.engine import prefilter_names
+
+        for source in workspace.config_files():  # valid [tool.vjplint] tables: pre-commit's fast path may
+            config = workspace.settings_for(os.path.dirname(source))  # trust them while they are unchanged
+            fastpath.remember_config(source, started_ns, prefilter_names(config))
+    return code
+
+
+def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str], output_format: str,
+                 started_ns: int) -> int:
+    from vjplint.batch import fastpath
+    from vjplint.batch.outcomes import LazySources
+    from vjplint.batch.runner import lint_paths
+    from vjplint.cli.report import emit, exit_code, report_problems
+
+    progress = _progress_printer() if sys.stderr.isatty() and not args.quiet else None
+    run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress,
+                     force_exclude=args.force_exclude)
+    report_problems(run.problems, run.internal_errors)
+    diagnostics = run.diagnostics
+    settings = {f.display: f.config for f in run.files}
+    text = emit(diagnostics, args, output_format, LazySources(run.files), settings)
+    code = exit_code(diagnostics, args, bool(run.internal_errors) or any(p.fatal for p in run.problems))
+    if not args.no_cache and not run.problems and not run.internal_errors:  # a clean answer: replayable
+        fastpath.record(argv, started_ns, [str(f.path) for f in run.files] + run.visited, text, code)
+    return code
+
+
+def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
+    from vjplint.cli.report import emit, exit_code, report_problems
+    from vjplint.engine import lint_source
+    from vjplint.positions import source_lines
+
+    data = sys.stdin.buffer.read()
+    name = args.stdin_filename or "-"
+    path = os.path.abspath(args.stdin_filename) if args.stdin_filename else None
+    config = workspace.settings_for(path if path else os.getcwd())
+    if args.fix or args.diff:
+        from vjplint.cli.fix import run_fix_stdin
+
+        return run_fix_stdin(args, config, name, data, output_format)
+    result = lint_source(name, data, config, path=path)
+    report_problems([], result.errors)
+    lines = source_lines(result.decoded.text) if result.decoded else []
+    emit(result.diagnostics, args, output_format, {name: lines}, config)
+    return exit_code(result.diagnostics, args, bool(result.errors))
+
+
+def _progress_printer():
+    import time
+
+    start = time.monotonic()
+    state = {"shown": False}
+
+    def show(done: int, total: int) -> None:
+        if time.monotonic() - start < 2.0 and done < total:
+            return
+        if done >= total and not state["shown"]:
+            return
+        state["shown"] = True
+        sys.stderr.write(f"\r\033[Kvjplint: {done}/{total} files")
+        if done >= total:
+            sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+    return show

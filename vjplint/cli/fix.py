@@ -1,0 +1,252 @@
+"""`vjplint --fix/--diff PATH...` and their stdin forms: the I/O around the pure fix machinery
+(vjplint.fixes.apply): read, fix, optionally verify on JAX, write atomically, report."""
+
+from __future__ import annotations
+
+import codecs
+import difflib
+import os
+import stat
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Sequence
+
+from vjplint.cli.report import emit, exit_code, report_problems
+from vjplint.config import Config
+from vjplint.diagnostics import Applicability, Diagnostic
+from vjplint.fixes.apply import FixResult, fix_text, offered
+from vjplint.positions import lines_with_endings, source_lines
+from vjplint.source import DecodedSource, SourceError, decode
+
+if TYPE_CHECKING:
+    from vjplint.workspace import Workspace
+
+
+def encode(text: str, decoded: DecodedSource) -> bytes:
+    data = text.encode(decoded.encoding)
+    return codecs.BOM_UTF8 + data if decoded.bom else data
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path`'s content: a temp file in the same directory, then os.replace; the mode is kept.
+    A symlink keeps pointing at its (rewritten) target; a read-only file is left alone."""
+    target = os.path.realpath(path)
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
+        # os.replace needs only a writable directory: respect the file's own permission (also as root)
+        raise PermissionError("the file is read-only")
+    directory, name = os.path.split(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".vjplint-tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def unified_diff(display: str, old: str, new: str) -> str:
+    a, b = lines_with_endings(old), lines_with_endings(new)
+    out = []
+    for line in difflib.unified_diff(a, b, fromfile=display, tofile=display):
+        out.append(line)
+        if not line.endswith(("\n", "\r")):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+# -- the command line ------------------------------------------------------------------------------------
+@dataclass
+class _FileFix:
+    display: str
+    result: FixResult
+    old: str
+    lines: List[str]
+
+
+def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_format: str) -> int:
+    """`vjplint --fix/--diff PATH...`: lint everything, fix the files that have offered fixes."""
+    from vjplint.batch.runner import lint_paths
+
+    unsafe = bool(args.unsafe_fixes)
+    run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache,
+                     force_exclude=args.force_exclude)
+    settings: Dict[str, Config] = {}
+    errors = list(run.internal_errors)
+    remaining: List[Diagnostic] = []
+    sources: Dict[str, List[str]] = {}
+    fixed: List[_FileFix] = []
+    diffs: List[str] = []
+    for outcome in run.files:
+        config = settings[outcome.display] = outcome.config
+        diagnostics = outcome.result.diagnostics
+        if not any(offered(d, unsafe) for d in diagnostics):
+            remaining.extend(diagnostics)
+            if diagnostics and outcome.result.decoded is not None:
+                sources[outcome.display] = source_lines(outcome.result.decoded.text)
+            elif diagnostics:
+                sources[outcome.display] = _read_lines(outcome.path)
+            continue
+        try:
+            data = outcome.path.read_bytes()
+            decoded = decode(data)
+        except (OSError, SourceError) as exc:
+            errors.append(f"{outcome.display}: cannot read file: {exc}")
+            remaining.extend(diagnostics)
+            continue
+        result = fix_text(outcome.display, decoded.text, config, unsafe, path=str(outcome.path))
+        if args.verify and result.text != decoded.text:
+            result = _verified(outcome.path, outcome.display, decoded.text, result, config, unsafe, errors)
+        errors.extend(result.errors)
+        if result.text != decoded.text:
+            if args.diff:
+                diffs.append(unified_diff(outcome.display, decoded.text, result.text))
+            else:
+                try:
+                    if outcome.path.read_bytes() != data:
+                        raise OSError("the file changed while it was being fixed")
+                    write_atomic(outcome.path, encode(result.text, decoded))
+                except (OSError, UnicodeEncodeError) as exc:
+                    errors.append(f"{outcome.display}: cannot write the fixed file: {_reason(exc)}")
+                    remaining.extend(diagnostics)
+                    sources[outcome.display] = source_lines(decoded.text)
+                    continue
+        fixed.append(_FileFix(outcome.display, result, decoded.text, source_lines(result.text)))
+        remaining.extend(result.remaining)
+        sources[outcome.display] = source_lines(result.text)
+    report_problems(run.problems, errors)
+    if args.diff:
+        return _finish_diff(args, fixed, diffs, remaining, errors)
+    remaining.sort(key=Diagnostic.sort_key)
+    count = sum(f.result.fixed_count for f in fixed)
+    if args.show_fixes and count and output_format in ("text", "concise") and not args.quiet:
+        sys.stdout.write(_fix_summary(fixed))
+    emit(remaining, args, output_format, sources, settings, fixed_count=count)
+    code = exit_code(remaining, args, bool(errors) or any(p.fatal for p in run.problems))
+    if code == 0 and count and args.exit_non_zero_on_fix:
+        return 1
+    return code
+
+
+def _finish_diff(args, fixed: List[_FileFix], diffs: List[str], remaining: List[Diagnostic],
+                 errors: List[str]) -> int:
+    sys.stdout.write("".join(diffs))
+    sys.stdout.flush()
+    count = sum(f.result.fixed_count for f in fixed)
+    hidden = 0 if args.unsafe_fixes else sum(
+        1 for d in remaining if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
+    if not args.quiet:
+        line = f"Would fix {count} problem{'s' if count != 1 else ''}" if count else "No fixes available"
+        if hidden:
+            line += f" ({hidden} additional fix{'es' if hidden != 1 else ''} available with --unsafe-fixes)"
+        print(line + ".", file=sys.stderr)
+    if errors:
+        return 2
+    return 1 if diffs else 0
+
+
+def _fix_summary(fixed: List[_FileFix]) -> str:
+    out = ["Applied fixes:"]
+    for f in sorted(fixed, key=lambda f: f.display):
+        if not f.result.fixed:
+            continue
+        out.append(f"- {f.display}:")
+        counts = Counter((d.code, d.name) for d in f.result.fixed)
+        for (code, name), n in sorted(counts.items()):
+            out.append(f"    {n} × {code} ({name})")
+    return "\n".join(out) + "\n\n"
+
+
+def _read_lines(path: Path) -> List[str]:
+    try:
+        return source_lines(decode(path.read_bytes()).text)
+    except (OSError, SourceError):
+        return []
+
+
+def _verified(path: Path, display: str, old: str, result: FixResult, config: Config, unsafe: bool,
+              errors: List[str]) -> FixResult:
+    """--verify: prove each rewritten function on JAX; a function that fails keeps its old code."""
+    try:
+        from vjplint.verify.api import functions_changed, verify_rewrites
+    except ImportError as exc:  # pragma: no cover - the verify package ships with vjplint
+        errors.append(f"--verify is not available: {exc}")
+        return FixResult(old, remaining=result.remaining, errors=result.errors)
+    functions = functions_changed(old, result.text, config)
+    reports = verify_rewrites(str(path), old, result.text, functions, config)
+    if any(getattr(r, "missing_jax", False) for r in reports):
+        from vjplint.install_hint import install_hint
+
+        errors.append(f"--verify needs JAX: {install_hint('verify')}; nothing was written for " + display)
+        return FixResult(old, remaining=result.remaining, errors=result.errors)
+    for r in reports:
+        where = f" on {r.device}" if r.device and r.status == "verified" else ""
+        print(f"vjplint: verify: {display}:{r.line}: {r.function}: {r.status}{where}"
+              f"{': ' + r.reason if r.reason else ''}", file=sys.stderr)
+    # A rewrite is written only once proven: failed and unverified functions keep their code,
+    # and their diagnostics stay (exit code 1).
+    unproven = sorted({r.function.rsplit(".", 1)[-1] for r in reports if r.status != "verified"})
+    if not unproven:
+        return result
+    print(f"vjplint: verify: {display}: not proven, left unchanged: {', '.join(unproven)}", file=sys.stderr)
+    return fix_text(display, old, config, unsafe, exclude=unproven, path=str(path))
+
+
+def run_fix_stdin(args, config: Config, name: str, data: bytes, output_format: str) -> int:
+    """stdin with --fix: the fixed source goes to stdout, diagnostics to stderr (ruff's way);
+    with --diff: the diff goes to stdout."""
+    from vjplint.engine import lint_source
+
+    unsafe = bool(args.unsafe_fixes)
+    path = os.path.abspath(args.stdin_filename) if args.stdin_filename else None
+    try:
+        decoded = decode(data)
+    except SourceError:
+        lint = lint_source(name, data, config, path=path)
+        report_problems([], lint.errors)
+        if not args.diff:
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        _emit_to_stderr(lint.diagnostics, args, output_format, {name: []}, config, 0)
+        return exit_code(lint.diagnostics, args, bool(lint.errors))
+    result = fix_text(name, decoded.text, config, unsafe, path=path)
+    report_problems([], result.errors)
+    lines = source_lines(result.text)
+    if args.diff:
+        diff = unified_diff(name, decoded.text, result.text) if result.text != decoded.text else ""
+        file = _FileFix(name, result, decoded.text, lines)
+        return _finish_diff(args, [file], [diff] if diff else [], result.remaining, result.errors)
+    sys.stdout.buffer.write(encode(result.text, decoded) if result.text != decoded.text else data)
+    sys.stdout.flush()
+    _emit_to_stderr(result.remaining, args, output_format, {name: lines}, config, result.fixed_count)
+    code = exit_code(result.remaining, args, bool(result.errors))
+    if code == 0 and result.fixed_count and args.exit_non_zero_on_fix:
+        return 1
+    return code
+
+
+def _emit_to_stderr(diagnostics, args, output_format: str, sources, config: Config, fixed_count: int) -> None:
+    stdout = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        if diagnostics or fixed_count:
+            emit(diagnostics, args, output_format, sources, config, fixed_count=fixed_count)
+    finally:
+        sys.stdout = stdout
+
+
+def _reason(exc: BaseException) -> str:
+    """An OSError's reason without the temporary file's name (the user knows only their file)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)

@@ -1,0 +1,44 @@
+"""The options of `vjplint [check]`, in one table that both argparse (vjplint.cli.check) and the
+pre-commit fast path and replay (vjplint.batch.fastpath) read. No imports: the fast path pays for
+every module it loads."""
+
+# Each option: (flags, takes a value, help, traits). Traits:
+#   "harmless": changes nothing when there is nothing to report (pre-commit's fast answer may
+#               still be given);
+#   "no-replay": a command line with it is never replayed from a recorded run.
+CHECK_OPTIONS = (
+    (("--fix",), False, "apply safe fixes in place", ("no-replay",)),
+    (("--unsafe-fixes",), False, "also apply (with --fix) or show unsafe fixes", ()),
+    (("--diff",), False, "print fixes as a unified diff; write nothing", ("no-replay",)),
+    (("--verify",), False, "with --fix/--diff: prove each rewrite on JAX first", ("no-replay",)),
+    (("--show-fixes",), False, "show the fix for each fixable diagnostic", ()),
+    (("--select",), True, "rule codes or prefixes to enable (replaces the default set)", ()),
+    (("--ignore",), True, "rule codes or prefixes to disable", ()),
+    (("--extend-select",), True, "rule codes or prefixes to add", ()),
+    (("--output-format",), True, "output format: text, concise, json, sarif, github or lsp (default: text)", ()),
+    (("--stdin-filename",), True, "the name used for stdin input", ("no-replay",)),
+    (("--config",), True, "explicit pyproject.toml (applies to every file)", ()),
+    (("--exit-zero",), False, "exit 0 even when diagnostics remain", ("harmless",)),
+    (("--exit-non-zero-on-fix",), False, "exit 1 when a fix changed something, even if no diagnostics remain", ()),
+    (("--force-exclude",), False, "apply exclude settings to files named on the command line too (pre-commit)",
+     ("harmless",)),
+    (("--statistics",), False, "count diagnostics per rule instead of listing them", ()),
+    (("--no-cache",), False, "do not read or write the result cache", ("harmless", "no-replay")),
+    (("--cache-dir",), True, "where the result cache lives", ()),
+    (("--jobs", "-j"), True, "worker processes (default: from the CPU count)", ()),
+    (("-q", "--quiet"), False, "print diagnostics only, no summary", ("harmless",)),
+    (("--verbose",), False, "tracebacks for internal errors", ()),
+)
+OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "lsp")
+SUBCOMMANDS = {
+    "check": "lint files and directories (the default)",
+    "rule": "print a rule's documentation (vjplint rule CODE, vjplint rule --all)",
+    "verify": "prove the available fixes on JAX without writing them",
+    "server": "run the Language Server over stdio",
+}
+
+
+def flags(*, value: bool, trait: str = "") -> frozenset:
+    """The flags of the options that take a value (or not), optionally only those with `trait`."""
+    return frozenset(flag for names, takes_value, _, traits in CHECK_OPTIONS
+                     if takes_value == value and (not trait or trait in traits) for flag in names)

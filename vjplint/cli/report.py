@@ -1,0 +1,54 @@
+"""Printing a run's outcome: formatted diagnostics on stdout, problems on stderr, the exit code."""
+
+from __future__ import annotations
+
+import sys
+from typing import Mapping, Sequence, Union
+
+from vjplint.config import Config
+from vjplint.diagnostics import Diagnostic
+
+ArgsLike = object  # an argparse.Namespace of `vjplint check` (vjplint.cli.check)
+
+
+def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: Mapping,
+         settings: Union[Config, Mapping[str, Config]], fixed_count: int = 0) -> str:
+    """Write the formatted diagnostics to stdout and return the text. `settings` (one Config, or
+    filename -> Config) gives each file's settings to the fixes whose edits are computed here."""
+    from vjplint.output import OutputContext, get_formatter
+
+    diagnostics = list(diagnostics)
+    if output_format in ("json", "sarif", "lsp"):
+        from vjplint.fixes.apply import attach_fix_edits
+
+        attach_fix_edits(diagnostics, sources, settings)
+    docs_url = _docs_url(settings)
+    ctx = OutputContext(show_fixes=args.show_fixes, unsafe_fixes=args.unsafe_fixes, statistics=args.statistics,
+                        quiet=args.quiet, fixed_count=fixed_count, sources=sources, docs_url=docs_url)
+    text = get_formatter(output_format)(diagnostics, ctx)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return text
+
+
+def _docs_url(settings: Union[Config, Mapping[str, Config]]) -> str:
+    from vjplint.links import DEFAULT_DOCS_URL
+
+    return DEFAULT_DOCS_URL
+
+
+def exit_code(diagnostics: Sequence[Diagnostic], args, internal_error: bool) -> int:
+    if internal_error:
+        return 2
+    if diagnostics and not args.exit_zero:
+        return 1
+    return 0
+
+
+def report_problems(problems, errors: Sequence[str]) -> None:
+    """Paths that could not be walked, and internal errors, on stderr; the run goes on."""
+    for problem in problems:
+        level = "error" if getattr(problem, "fatal", False) else "warning"
+        print(f"vjplint: {level}: {problem.path}: {problem.message}", file=sys.stderr)
+    for error in errors:
+        print(f"vjplint: error: {error}", file=sys.stderr)

@@ -1,0 +1,41 @@
+"""`vjplint rule CODE | --all`: a rule's documentation."""
+
+from __future__ import annotations
+
+from typing import List
+
+from vjplint.errors import UsageError
+
+
+def run(argv: List[str]) -> int:
+    from vjplint.rules.docs import render_rule
+    from vjplint.rules.registry import all_rules
+
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="vjplint rule", description="Show a rule's documentation.")
+    parser.add_argument("code", nargs="?", help="a rule code, e.g. VJP101, or its name")
+    parser.add_argument("--all", action="store_true", help="every rule")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+    rules = all_rules()
+    if args.all:
+        chosen = list(rules.values())
+    elif args.code:
+        key = args.code.upper()
+        match = rules.get(key) or next((r for r in rules.values() if r.NAME == args.code), None)
+        if match is None:
+            raise UsageError(f"unknown rule {args.code!r}; `vjplint rule --all` lists them")
+        chosen = [match]
+    else:
+        raise UsageError("give a rule code (e.g. `vjplint rule VJP101`) or --all")
+    if args.output_format == "json":
+        import json
+
+        from vjplint.rules.docs import rule_to_json
+
+        data = [rule_to_json(r) for r in chosen]
+        print(json.dumps(data if args.all else data[0], indent=2))
+    else:
+        print("\n\n".join(render_rule(r) for r in chosen))
+    return 0
