@@ -63,14 +63,8 @@ def rule_cases(code: str) -> List[Case]:
 
 
 def _fix_of(d: Diagnostic) -> Optional[Tuple[str, str]]:
-    """(applicability, message) of a diagnostic's fix. Reads both shapes of Diagnostic: the fix
-    held in `fix`, and the older `fix_applicability`/`fix_message` next to a lazily filled `fix`."""
-    applicability = getattr(d, "fix_applicability", None)
-    if applicability is not None:
-        return applicability.value, getattr(d, "fix_message", None) or (d.fix.message if d.fix else "")
-    if d.fix is not None:
-        return d.fix.applicability.value, d.fix.message
-    return None
+    """(applicability, message) of a diagnostic's fix, if it offers one."""
+    return (d.fix.applicability.value, d.fix.message) if d.fix is not None else None
 
 
 def unified_diff(name: str, old: str, new: str) -> str:
