@@ -52,3 +52,81 @@ def test_quote_and_source_text_count_code_points():
     assert model.quote(call) == 'f(s, "ü")'
     assert model.source_text(call.args[0], call.args[1]) == 's, "ü"'
     assert model.text_between(call.args[0], call.args[1]) == ", "
+
+
+MEMO_SOURCE = '''
+import jax
+
+@jax.custom_vjp
+def f(x, y):
+    return x * y
+
+def f_fwd(x, y):
+    def helper():
+        return 1
+    return x * y, (x, y)
+
+def f_bwd(res, g):
+    x, y = res
+    return (g * y, g * x)
+
+f.defvjp(f_fwd, f_bwd)
+'''
+
+
+def test_facts_are_memoised_per_file_and_typed():
+    model = model_of(MEMO_SOURCE)
+    facts = model.facts
+    assert model.facts is facts
+    (d,) = model.derivatives
+    (rules,) = facts.checked_vjp_rules(d)
+    assert (rules.fwd.name, rules.bwd.name) == ("f_fwd", "f_bwd")
+    arity = facts.rule_arity(rules.bwd)
+    assert (arity.required, arity.maximum, arity.names) == (2, 2, ("res", "g"))
+    assert facts.rule_arity(rules.bwd) is arity
+    assert facts.differentiable_names(d) == ("x", "y")
+    assert facts.primal_arg_counts(d) == frozenset({2})
+    returns = facts.returns_of(rules.fwd.node)
+    assert facts.returns_of(rules.fwd.node) is returns
+    assert [model.quote(r.value) for r in returns] == ["x * y, (x, y)"]  # not the nested `return 1`
+    assert not hasattr(model, "cache")
+
+
+def test_own_nodes_stop_at_nested_scopes():
+    model = model_of(MEMO_SOURCE)
+    fwd = next(n for n in ast.walk(model.module) if isinstance(n, ast.FunctionDef) and n.name == "f_fwd")
+    own = model.facts.own_nodes(fwd)
+    helper = fwd.body[0]
+    assert helper in own  # the nested def itself runs here (it is a binding)...
+    assert helper.body[0] not in own  # ...its body does not
+
+
+def test_resolve_follows_nonlocal_past_the_declaring_scope():
+    model = model_of('''
+        def outer():
+            n = 0
+            def inner():
+                nonlocal n
+                n = n + 1
+            return inner
+    ''')
+    index = model.index
+    load = next(n for n in ast.walk(model.module) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                and n.id == "n")
+    scope, bindings = index.resolve("n", index.scope_of(load))
+    assert scope.node.name == "outer"
+    assert [b.kind for b in bindings] == ["assign"]
+    assert index.lookup("n", index.scope_of(load)) == bindings
+
+
+def test_no_rule_module_imports_another_rule_module():
+    from pathlib import Path
+
+    import vjplint.rules as package
+
+    for path in sorted(Path(package.__file__).parent.glob("vjp*.py")):
+        tree = ast.parse(path.read_text())
+        imported = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module]
+        imported += [a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names]
+        offending = [m for m in imported if m.startswith("vjplint.rules.vjp") or m.startswith("vjplint.rules._")]
+        assert not offending, f"{path.name} imports {offending}"

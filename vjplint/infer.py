@@ -82,7 +82,6 @@ STATIC_NAMES = frozenset({"axis", "axes", "n", "shape", "dtype", "num", "size", 
                           "axis_name", "reduce_axes", "keepdims", "name", "options", "opts", "unroll",
                           "eps", "epsilon", "tol", "rtol", "atol", "hmax", "mxstep", "maxiter", "max_iter",
                           "max_steps", "max_num_steps", "lr", "learning_rate", "temperature", "seed"})
-ARRAY_NAMES = frozenset({"key", "rng", "prng_key", "rng_key", "mask", "weights"})
 
 
 @dataclass

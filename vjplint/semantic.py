@@ -14,7 +14,6 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 ScopeNode = Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef]
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-SCOPE_TYPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 # Fields that never hold nodes (names, flags, and the shared Load/Store/Del singletons):
 # skipping them makes a walk about twice as fast as `ast.walk`.

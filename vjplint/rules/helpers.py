@@ -1,12 +1,16 @@
-"""Wording shared by rule messages (no analysis here: facts live in `vjplint.facts`)."""
+"""What rules share besides the facts (`vjplint.facts`): message wording, and the reporting of
+VJP101/VJP102, two levels of one verdict."""
 
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import ClassVar, List, Optional, Tuple
 
 from vjplint.facts import Arity, plural
-from vjplint.model import RuleFunction
+from vjplint.fixes.safety import residual_fix_offer
+from vjplint.infer import Verdict
+from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.rules.base import Rule
 from vjplint.semantic import FunctionNode
 
 # JAX's error when bwd's output does not match the primal's positional arguments.
@@ -49,3 +53,51 @@ def python_arity_error(label: str, arity: Arity, n: int) -> str:
     listed = quoted[0] if len(quoted) == 1 else (
         " and ".join(quoted) if len(quoted) == 2 else ", ".join(quoted[:-1]) + ", and " + quoted[-1])
     return f"TypeError: {label}() missing {plural(len(missing), 'required positional argument')}: {listed}"
+
+
+class NondiffVerdictRule(Rule):
+    """VJP101 and VJP102: report the nondiff positions whose verdict (`vjplint.infer`) is the
+    rule's LEVEL, offering the residual-plus-None fix."""
+
+    FIX = "residual-plus-None"
+    LEVEL: ClassVar[str]  # "array" (VJP101) or "maybe" (VJP102)
+
+    def check(self) -> None:
+        for d in self.model.derivatives:
+            if d.kind != "vjp":
+                continue
+            verdicts = self.model.facts.verdicts(d, self.options.hints)
+            fixable = [v for v in verdicts if v.level == "array"]
+            for v in verdicts:
+                if v.level == self.LEVEL:
+                    self._report(d, v, verdicts, confident=bool(fixable) and self.LEVEL == "array")
+
+    def _report(self, d: CustomDerivative, v: Verdict, verdicts: List[Verdict], confident: bool) -> None:
+        sig = d.signature
+        assert sig is not None
+        keyword = self.model.facts.nondiff_keyword(d, v.position)
+        moved = tuple(x.position for x in verdicts if x.level == "array" or
+                      (x.level == "maybe" and self.LEVEL == "maybe" and x.position == v.position))
+        applicability, why_not = residual_fix_offer(self.model, d, moved, confident)
+        # A moved value becomes a traced residual: a use as a Python value would then fail.
+        static_use = next((e for x in verdicts if x.position in moved for e in x.evidence
+                           if e.from_usage and e.kind == "static"), None)
+        if applicability is not None and static_use is not None:
+            applicability, why_not = None, (f"it {static_use.reason}, which fails once the value is traced "
+                                            f"as a residual")
+        self.report(
+            sig.param_nodes[v.name],
+            self.message(v, keyword) + ("" if applicability else f" (no automatic fix: {why_not})"),
+            fix=applicability,
+            fix_message=f"Move {_names(d, moved)} out of {keyword} into the residuals (bwd returns None for them)",
+            fix_key=("residual-plus-None", d.name, d.anchor.lineno, moved),
+        )
+
+    def message(self, v: Verdict, keyword: str) -> str:
+        raise NotImplementedError
+
+
+def _names(d: CustomDerivative, positions: Tuple[int, ...]) -> str:
+    sig = d.signature
+    names = [f"`{sig.positional[p]}`" for p in positions] if sig else []
+    return ", ".join(names) or "the arrays"

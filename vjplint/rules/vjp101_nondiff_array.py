@@ -1,13 +1,11 @@
 from __future__ import annotations
 
 from vjplint.diagnostics import Severity
-from vjplint.fixes.safety import residual_fix_offer
-from vjplint.infer import Verdict, verdicts_for
-from vjplint.model import CustomDerivative
-from vjplint.rules.base import Rule
+from vjplint.infer import Verdict
+from vjplint.rules.helpers import NondiffVerdictRule
 
 
-class NondiffArray(Rule):
+class NondiffArray(NondiffVerdictRule):
     """## What it does
     Flags a `jax.custom_vjp` whose `nondiff_argnums` (or `nondiff_argnames`) position holds an
     array, or a pytree holding arrays (a `self` module with array fields, a PRNG key). The
@@ -70,7 +68,6 @@ class NondiffArray(Rule):
     NAME = "nondiff-array"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp",)
-    FIX = "residual-plus-None"
     LEVEL = "array"
 
     INVALID = ['''
@@ -107,46 +104,9 @@ def apply_bwd(fn, x, g):
 apply.defvjp(apply_fwd, apply_bwd)
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.kind != "vjp":
-                continue
-            verdicts = verdicts_for(self.model, d, self.options.hints)
-            fixable = [v for v in verdicts if v.level == "array"]
-            for v in verdicts:
-                if v.level == self.LEVEL:
-                    self._report(d, v, verdicts, confident=bool(fixable) and self.LEVEL == "array")
-
-    def _report(self, d: CustomDerivative, v: Verdict, verdicts: list, confident: bool) -> None:
-        sig = d.signature
-        assert sig is not None
-        keyword = self.model.facts.nondiff_keyword(d, v.position)
-        moved = tuple(x.position for x in verdicts if x.level == "array" or
-                      (x.level == "maybe" and self.LEVEL == "maybe" and x.position == v.position))
-        applicability, why_not = residual_fix_offer(self.model, d, moved, confident)
-        # A moved value becomes a traced residual: a use as a Python value would then fail.
-        static_use = next((e for x in verdicts if x.position in moved for e in x.evidence
-                           if e.from_usage and e.kind == "static"), None)
-        if applicability is not None and static_use is not None:
-            applicability, why_not = None, (f"it {static_use.reason}, which fails once the value is traced "
-                                            f"as a residual")
-        self.report(
-            sig.param_nodes[v.name],
-            self.message(v, keyword) + ("" if applicability else f" (no automatic fix: {why_not})"),
-            fix=applicability,
-            fix_message=f"Move {_names(d, moved)} out of {keyword} into the residuals (bwd returns None for them)",
-            fix_key=("residual-plus-None", d.name, d.anchor.lineno, moved),
-        )
-
     def message(self, v: Verdict, keyword: str) -> str:
         evidence = v.best("array")
         assert evidence is not None
         return (f"`{v.name}` (position {v.position}) is in {keyword} but {evidence.reason}; a traced value here "
                 f"raises UnexpectedTracerError under jit, vmap or grad. Pass it as a regular argument, save it "
                 f"in the residuals and return None for it from bwd")
-
-
-def _names(d: CustomDerivative, positions: tuple) -> str:
-    sig = d.signature
-    names = [f"`{sig.positional[p]}`" for p in positions] if sig else []
-    return ", ".join(names) or "the arrays"

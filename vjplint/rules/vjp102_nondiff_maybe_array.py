@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from vjplint.diagnostics import Severity
 from vjplint.infer import Verdict
-from vjplint.rules.vjp101_nondiff_array import NondiffArray
+from vjplint.rules.helpers import NondiffVerdictRule
 
 
-class NondiffMaybeArray(NondiffArray):
+class NondiffMaybeArray(NondiffVerdictRule):
     """## What it does
     Flags a `jax.custom_vjp` nondiff position that may hold an array: there is evidence that it
     is used as an array, but also evidence that it is a static value (a literal at a call site,

@@ -9,7 +9,6 @@ from vjplint.rules.base import Rule
 
 # `custom_vjp.defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False)`
 FLAG_POSITIONS = {"symbolic_zeros": 2, "optimize_remat": 3}
-_MISSING = object()
 
 
 class RematSymbolicZeros(Rule):
