@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import ClassVar, List, Optional, Tuple
 
+from vjplint.diagnostics import FixPlan
 from vjplint.facts import Arity, plural
 from vjplint.fixes.safety import residual_fix_offer
 from vjplint.infer import Verdict
@@ -88,9 +89,10 @@ class NondiffVerdictRule(Rule):
         self.report(
             sig.param_nodes[v.name],
             self.message(v, keyword) + ("" if applicability else f" (no automatic fix: {why_not})"),
-            fix=applicability,
-            fix_message=f"Move {_names(d, moved)} out of {keyword} into the residuals (bwd returns None for them)",
-            fix_key=("residual-plus-None", d.name, d.anchor.lineno, moved),
+            fix=self.planning(applicability,
+                              f"Move {_names(d, moved)} out of {keyword} into the residuals (bwd returns None for them)",
+                              FixPlan("residual-plus-None", d.name, d.anchor.lineno, tuple(moved)))
+            if applicability is not None else None,
         )
 
     def message(self, v: Verdict, keyword: str) -> str:
