@@ -20,7 +20,7 @@ import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set
 
 EVAL_DIR = Path(__file__).resolve().parent
 ROOT = EVAL_DIR.parent
@@ -28,7 +28,7 @@ CASES = EVAL_DIR / "cases"
 LABELS = EVAL_DIR / "labels.json"
 SPAN_MARK = "# eval: span"
 sys.path.insert(0, str(EVAL_DIR))
-from oracle import case_files, read_meta  # noqa: E402  (ast only, no JAX)
+from oracle import case_files, read_meta  # noqa: E402 (reads cases with ast; no JAX)
 
 
 def span_lines(path: Path) -> Set[int]:
@@ -79,6 +79,7 @@ def evaluate(labels: Dict[str, Any], diags: Dict[str, List[Dict[str, Any]]]) -> 
 
 def tally(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     fams: Dict[str, Dict[str, int]] = defaultdict(lambda: {"hazards": 0, "found": 0, "lookalikes": 0, "fp": 0})
+    fams["overall"]  # present even for an empty selection
     for r in rows:
         for key in (r["family"], "overall"):
             f = fams[key]
@@ -130,7 +131,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     lines = [summary_line(result["families"])]
     if ns.written_before:
         before = [r for r in rows if r["written_at_commit"] and is_ancestor(r["written_at_commit"], ns.written_before)]
-        result["written_before"] = {"rev": ns.written_before, "count": len(before), "families": tally(before)}
+        result["written_before"] = {"rev": ns.written_before, "count": len(before), "families": tally(before),
+                                    "ids": [r["id"] for r in before]}
         lines.insert(0, summary_line(result["written_before"]["families"], f"eval (written before {ns.written_before})"))
     result["summary"] = lines[-1]
     if ns.json:

@@ -4,7 +4,6 @@ Report: jax-ml/jax#2676 https://github.com/jax-ml/jax/issues/2676 ("custom_jvp f
 allowed to close over values"); after PR #4008 "this works" (maintainer's comment).
 """
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 EVAL = {

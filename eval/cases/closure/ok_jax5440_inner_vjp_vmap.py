@@ -5,7 +5,6 @@ original function closes over batch (vmap) tracer"), fixed by PR #4008's success
 value is batched, never differentiated; the differentiated input is an explicit argument.
 """
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 EVAL = {

@@ -5,7 +5,6 @@ a jit of a custom_vjp": the crash became "can't apply forward-mode autodiff (jvp
 function"). It still fails; only the message improved.
 """
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 EVAL = {

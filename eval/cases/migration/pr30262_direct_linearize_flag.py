@@ -7,7 +7,6 @@ https://jax.readthedocs.io/en/latest/direct_linearize_migration.html (opt-out vi
 setting it changes nothing, so the oracle labels this code ok (the hazard is only future removal).
 """
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 jax.config.update("jax_use_direct_linearize", False)  # eval: span

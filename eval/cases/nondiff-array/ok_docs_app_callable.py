@@ -7,7 +7,6 @@ A callable is the intended use of nondiff_argnums.
 from functools import partial
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 EVAL = {

@@ -5,7 +5,6 @@ attention custom_vjp failed in training; a user fixed it by making fwd return a 
 primal), fixed properly in https://github.com/NVIDIA/cuEquivariance/pull/295 (both tuples).
 """
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 EVAL = {

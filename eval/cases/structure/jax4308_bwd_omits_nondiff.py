@@ -7,7 +7,6 @@ Report: jax-ml/jax#4308 https://github.com/jax-ml/jax/issues/4308. The reporter'
 from functools import partial
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 EVAL = {

@@ -8,7 +8,6 @@ primal's order, so this fwd multiplies by the option string.
 import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 EVAL = {
