@@ -216,6 +216,29 @@ check("  Variable passed through nnx.jit into nondiff slot, graph_updates=False"
 check("  same, graph=False", lambda: variable_nondiff_arg({"graph": False}), 3.0 * X)
 
 
+def state_nondiff(jit):
+    m = Foo(jnp.array(1.0), jnp.array(2.0))
+    graphdef, state_x, state_rest = nnx.split(m, nnx.PathContains("x"), ...)
+    @nnx.custom_vjp(nondiff_argnums=(1,), graph_updates=False)
+    def f(sx, rest):
+        mm = nnx.merge(graphdef, sx, rest)
+        return jnp.sin(mm.x[...]) * mm.y[...]
+    def f_bwd(rest, res, g):
+        cos_x, sx = res
+        mm = nnx.merge(graphdef, sx, rest)
+        gx = nnx.clone(sx)
+        gx.x[...] = cos_x * g * mm.y[...]
+        return (gx,)
+    f.defvjp(lambda sx, rest: (f(sx, rest), (jnp.cos(nnx.merge(graphdef, sx, rest).x[...]), sx)), f_bwd)
+    loss = jax.grad(lambda sx, rest: f(sx, rest), argnums=0)
+    return (jax.jit(loss) if jit else loss)(state_x, state_rest)["x"][...]
+
+
+check("  State of arrays in nondiff slot (flax test pattern), eager grad", lambda: state_nondiff(False),
+      jnp.cos(1.0) * 2.0)
+check("  same, jax.jit(grad) with the State as a jit argument", lambda: state_nondiff(True), jnp.cos(1.0) * 2.0)
+
+
 print("## 5. DiffState in nondiff_argnums")
 x_only = nnx.DiffState(0, nnx.PathContains("x"))
 def diffstate_fn(mode, delete_y=True):
