@@ -400,3 +400,26 @@ def decorated_method():
 
 
 check("  @nnx.custom_vjp on a method, called m(x)", decorated_method)
+
+
+print("## 9. closures over tracers (f, fwd and bwd close over an outer c)")
+
+
+def closure_outer(c, x, mode):
+    @nnx.custom_vjp(**mode)
+    def f(x):
+        return c * jnp.sin(x)
+    simple = not (mode.get("graph_updates", True) and mode.get("graph", True))
+    f.defvjp(lambda x: (f(x), jnp.cos(x)), lambda res, g: (c * res * (g if simple else g[1]),))
+    return f(x).sum()
+
+
+for name, mode in MODES.items():
+    check(f"  grad_x, c concrete ({name})", lambda: jax.grad(closure_outer, argnums=1)(2.0, X, mode), REF_X)
+    check(f"  jit(grad_x), c a jit tracer ({name})",
+          lambda: jax.jit(lambda c, x: jax.grad(closure_outer, argnums=1)(c, x, mode))(2.0, X), REF_X)
+    check(f"  grad_x(jit), c a jit tracer ({name})",
+          lambda: jax.grad(lambda x: jax.jit(lambda c, x: closure_outer(c, x, mode))(2.0, x))(X), REF_X)
+    check(f"  grad_c (c differentiated) ({name})", lambda: jax.grad(closure_outer)(2.0, X, mode))
+    check(f"  grad_c(jit) ({name})", lambda: jax.grad(lambda c: jax.jit(
+        lambda c: closure_outer(c, X, mode))(c))(2.0))
