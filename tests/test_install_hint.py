@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 from importlib.metadata import PathDistribution
 from pathlib import Path
 from typing import Optional
@@ -12,7 +13,6 @@ from typing import Optional
 import pytest
 from conftest import ROOT, run_cli
 
-import vjplint
 from vjplint.install_hint import install_hint
 
 PY = "/opt/env/bin/python"
@@ -100,11 +100,15 @@ def test_broken_direct_url_is_an_index_install(tmp_path):
         f"{PY} -m pip install 'vjplint[lsp]'"
 
 
-def test_this_environment_names_this_checkout():
-    """The test environment runs vjplint from this checkout (editable, or on PYTHONPATH)."""
-    if not Path(vjplint.__file__).resolve().is_relative_to(ROOT):
-        pytest.skip(f"vjplint is imported from {vjplint.__file__}, not from this checkout")
-    assert install_hint("lsp").endswith(f"-m pip install -e {shlex.quote(f'{ROOT}[lsp]')}")
+def test_this_environment():
+    """The installed distribution's own record: an editable install names its directory."""
+    from vjplint.install_hint import _direct_url, _installed, _local_path
+
+    info = _direct_url(_installed())
+    if not info.get("dir_info", {}).get("editable"):
+        pytest.skip(f"vjplint is not installed editable here ({info or 'no direct_url.json'})")
+    path = _local_path(info["url"])
+    assert install_hint("lsp") == f"{shlex.quote(sys.executable)} -m pip install -e {shlex.quote(f'{path}[lsp]')}"
 
 
 def test_the_server_prints_the_hint(tmp_path):
