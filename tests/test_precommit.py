@@ -55,6 +55,7 @@ def project(path: Path, files: Dict[str, str]) -> Path:
 
 
 def pre_commit(cwd: Path, env: Dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    assert PRE_COMMIT, "pre-commit is not installed: the test extra installs it"
     return subprocess.run([PRE_COMMIT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
                           stdin=subprocess.DEVNULL)
 
