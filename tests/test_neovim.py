@@ -3,8 +3,9 @@
 The recipe blocks are read from the docs (marked `<!-- nvim: NAME -->`), written into an
 init.lua, and Neovim runs them against this checkout's `vjplint server`: diagnostics arrive,
 saving a Python file writes the fixed text, and saving pyproject.toml re-lints the open files.
-Neovim comes from `nvim` on PATH (.ci/run installs Debian's) and from $VJPLINT_TEST_NVIM
-(more binaries, separated by os.pathsep); the test skips only when there is none.
+Neovim comes from `nvim` on PATH, /usr/bin/nvim (.ci/run installs Debian's) and
+$VJPLINT_TEST_NVIM (more binaries, separated by os.pathsep); each distinct one is tested, and the
+test skips only when there is none.
 """
 
 from __future__ import annotations
@@ -71,11 +72,11 @@ finish()
 
 def nvims() -> List[Tuple[str, Tuple[int, int]]]:
     found: Dict[str, Tuple[str, Tuple[int, int]]] = {}
-    candidates = [shutil.which("nvim") or ""] + os.environ.get("VJPLINT_TEST_NVIM", "").split(os.pathsep)
+    candidates = [shutil.which("nvim") or "", "/usr/bin/nvim"] + os.environ.get("VJPLINT_TEST_NVIM", "").split(os.pathsep)
     for path in filter(None, candidates):
         try:
             first = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
-        except OSError:
+        except OSError:  # not there
             continue
         match = re.match(r"NVIM v(\d+)\.(\d+)", first)
         if match:
