@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from vjplint.model import (
     CallSite,
@@ -135,7 +135,7 @@ class _Collector:
         if nondiff_kw != "nondiff_argnums" and nondiff_kw in keywords:
             keywords = {**keywords, "nondiff_argnums": keywords[nondiff_kw]}
         positions, unresolved = self._nondiff_positions(keywords, primal, scope)
-        enclosing = next((s.node for s in _scope_chain(scope) if s.is_function), None)
+        enclosing = next((s.node for s in scope.chain() if s.is_function), None)
         class_node = scope.node if scope.is_class else None
         d = CustomDerivative(
             kind=kind, name=name, anchor=anchor, creation=creation, primal=primal, keywords=keywords,
@@ -202,7 +202,7 @@ class _Collector:
                 return self.index.scopes.get(binding.node)
             if binding.kind == "param":
                 # `self`/`cls`: the first parameter of a method of the enclosing class.
-                for s in _scope_chain(scope):
+                for s in scope.chain():
                     if s.is_function and s.parent is not None and s.parent.is_class:
                         fn = s.node
                         first = (fn.args.posonlyargs + fn.args.args)[:1]  # type: ignore[union-attr]
@@ -347,12 +347,6 @@ def _keywords(call: ast.expr) -> Dict[str, ast.expr]:
 def _method_fits(kind: str, method: str) -> bool:
     return (kind == "vjp") == (method == "defvjp")
 
-
-def _scope_chain(scope: Scope) -> Iterable[Scope]:
-    current: Optional[Scope] = scope
-    while current is not None:
-        yield current
-        current = current.parent
 
 
 def constant_value(index: SemanticIndex, expr: ast.expr, scope: Optional[Scope] = None, depth: int = 0) -> object:

@@ -100,6 +100,13 @@ class Scope:
     def bind(self, name: str, binding: Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)
 
+    def chain(self) -> Iterator["Scope"]:
+        """This scope and the scopes enclosing it, innermost first (class scopes included)."""
+        current: Optional[Scope] = self
+        while current is not None:
+            yield current
+            current = current.parent
+
 
 class SemanticIndex:
     """Parent links, scopes and bindings for one module, built in a single walk."""

@@ -196,30 +196,32 @@ def _registration_mentions(model: FileModel) -> Tuple[Dict[str, Set[str]], Set[s
     registered: Dict[str, Set[str]] = {"vjp": set(), "jvp": set()}
     unknown: Set[str] = set()
     by_hand: Set[str] = set()
-    for node in model.index.nodes:
-        if isinstance(node, ast.Attribute):
-            base = node.value
-            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
-            if isinstance(node.ctx, ast.Store) and node.attr in RULE_ATTRIBUTES and name is not None:
-                by_hand.add(name)  # `f.fwd = ...` sets a rule by hand
-                continue
-            kind = _registration_kind(node.attr)
-            if kind is None:
-                continue
-            if name is None:
-                unknown.add(kind)
-            else:
-                registered[kind].add(name)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "setattr") \
-                and len(node.args) >= 2:
-            base, attr = node.args[0], node.args[1]
+    index = model.index
+    for node in index.of_type(ast.Attribute):  # sets: the order of the three passes does not matter
+        base = node.value  # type: ignore[attr-defined]
+        name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+        if isinstance(node.ctx, ast.Store) and node.attr in RULE_ATTRIBUTES and name is not None:  # type: ignore[attr-defined]
+            by_hand.add(name)  # `f.fwd = ...` sets a rule by hand
+            continue
+        kind = _registration_kind(node.attr)  # type: ignore[attr-defined]
+        if kind is None:
+            continue
+        if name is None:
+            unknown.add(kind)
+        else:
+            registered[kind].add(name)
+    for node in index.of_type(ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id in ("getattr", "setattr") \
+                and len(node.args) >= 2:  # type: ignore[attr-defined]
+            base, attr = node.args[0], node.args[1]  # type: ignore[attr-defined]
             name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
             literal = isinstance(attr, ast.Constant) and isinstance(attr.value, str)
             if name is not None and (not literal or attr.value in RULE_ATTRIBUTES):  # type: ignore[union-attr]
                 by_hand.add(name)  # `getattr(f, method)(...)`, `setattr(f, "fwd", ...)`
-            parent = model.index.parent(node)
+            parent = index.parent(node)
             if not literal and isinstance(parent, ast.Call) and parent.func is node:
                 unknown.update(("vjp", "jvp"))  # `getattr(fn, method)(fwd, bwd)` may register anything
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _registration_kind(node.value):
-            unknown.add(_registration_kind(node.value))  # type: ignore[arg-type]  # getattr(f, "defvjp")
+    for node in index.of_type(ast.Constant):
+        if isinstance(node.value, str) and _registration_kind(node.value):  # type: ignore[attr-defined]
+            unknown.add(_registration_kind(node.value))  # type: ignore[arg-type,attr-defined]  # getattr(f, "defvjp")
     return registered, by_hand, unknown
