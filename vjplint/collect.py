@@ -6,17 +6,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from vjplint.model import (
-    CallSite,
-    CustomDerivative,
-    FileModel,
-    Registration,
-    RuleFunction,
-    Signature,
-    TracedFunction,
-)
 from vjplint.jaxapi import EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP, PARTIAL, REGISTRATION_METHODS, TRANSFORMS
-from vjplint.semantic import Binding, FunctionNode, Scope, SemanticIndex
+from vjplint.model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
+from vjplint.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value
+
 
 @dataclass
 class Recognizer:
@@ -346,32 +339,3 @@ def _keywords(call: ast.expr) -> Dict[str, ast.expr]:
 
 def _method_fits(kind: str, method: str) -> bool:
     return (kind == "vjp") == (method == "defvjp")
-
-
-
-def constant_value(index: SemanticIndex, expr: ast.expr, scope: Optional[Scope] = None, depth: int = 0) -> object:
-    """A literal's value, following module constants and `range(a, b)`; None if unknown."""
-    if depth > 5:
-        return None
-    if scope is None:
-        scope = index.scope_of(expr)
-    if isinstance(expr, ast.Constant):
-        return expr.value
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        inner = constant_value(index, expr.operand, scope, depth + 1)
-        return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else None
-    if isinstance(expr, (ast.Tuple, ast.List)):
-        items = [constant_value(index, e, scope, depth + 1) for e in expr.elts]
-        if any(i is None for i in items):
-            return None
-        return tuple(items) if isinstance(expr, ast.Tuple) else list(items)
-    if isinstance(expr, ast.Call) and index.qualname(expr.func, scope) == "builtins.range":
-        args = [constant_value(index, a, scope, depth + 1) for a in expr.args]
-        if args and all(type(a) is int for a in args) and not expr.keywords:
-            return tuple(range(*args))  # type: ignore[arg-type]
-        return None
-    if isinstance(expr, ast.Name):
-        bindings = index.lookup(expr.id, scope)
-        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
-            return constant_value(index, bindings[0].value, index.scope_of(bindings[0].node), depth + 1)
-    return None

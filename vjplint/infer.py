@@ -12,17 +12,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
-from vjplint.collect import constant_value
-from vjplint.jaxapi import (
-    ARRAY_ARGUMENT_NAMESPACES,
-    ARRAY_USE_ATTRIBUTES,
-    ARRAY_VALUE_NAMESPACES,
-    FUNCTION_NAMESPACES,
-    HOST_NAMESPACES,
-    PARTIAL,
-)
+from vjplint.jaxapi import (ARRAY_ARGUMENT_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_VALUE_NAMESPACES,
+                            FUNCTION_NAMESPACES, HOST_NAMESPACES, PARTIAL)
 from vjplint.model import CustomDerivative, FileModel, RuleFunction
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode, child_nodes
+from vjplint.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, constant_value
 
 # Parameters that take static values: a nondiff argument passed here is a Python value.
 STATIC_KEYWORDS = frozenset({
@@ -137,13 +130,8 @@ class Hints:
     static_names: FrozenSet[str] = frozenset()
 
 
-def verdicts_for(model: FileModel, d: CustomDerivative, hints: Hints = Hints()) -> List[Verdict]:
-    """The verdicts of `d`, computed once per file (`model.facts.verdicts`)."""
-    return model.facts.verdicts(d, hints)
-
-
 def infer_nondiff(model: FileModel, d: CustomDerivative, hints: Hints = Hints()) -> List[Verdict]:
-    """One verdict per resolved nondiff position of `d`."""
+    """One verdict per resolved nondiff position of `d` (read them memoised: `model.facts.verdicts`)."""
     sig = d.signature
     if sig is None:
         return []

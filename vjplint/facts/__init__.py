@@ -10,7 +10,8 @@ nodes live as long as the model.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Hashable, List, Optional, Tuple, TypeVar, Union
+from typing import (TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Hashable, List, Optional, Tuple, TypeVar,
+                    Union)
 
 from vjplint.facts import signatures, values
 from vjplint.facts.signatures import Arity, VjpRules, function_arity, is_placeholder, plural

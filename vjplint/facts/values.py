@@ -9,15 +9,8 @@ from __future__ import annotations
 import ast
 from typing import AbstractSet, List, NamedTuple, Optional, Tuple
 
-from vjplint.jaxapi import (
-    ARRAY_FUNCTIONS,
-    ARRAY_METHODS,
-    ARRAY_NAMESPACES,
-    ARRAY_VALUED_ATTRIBUTES,
-    ONE_ARRAY_NAMESPACES,
-    STATIC_ATTRIBUTES,
-    TRANSFORMS,
-)
+from vjplint.jaxapi import (ARRAY_FUNCTIONS, ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES,
+                            ONE_ARRAY_NAMESPACES, STATIC_ATTRIBUTES, TRANSFORMS)
 from vjplint.model import CustomDerivative, FileModel, TracedFunction
 from vjplint.semantic import FunctionNode, own_nodes
 

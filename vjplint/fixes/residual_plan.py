@@ -12,11 +12,12 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
+from vjplint.jaxapi import ARRAY_NAMESPACES, PARTIAL
 from vjplint.model import CustomDerivative, FileModel, RuleFunction, Signature
-from vjplint.semantic import FunctionNode, own_nodes
+from vjplint.semantic import FunctionNode, constant_value, own_nodes
 
 Loc = Tuple[int, int]
-ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "numpy.", "jax.random.")
+ARRAY_MODULES = (*ARRAY_NAMESPACES, "numpy.")
 # Expressions that can never evaluate to a tuple/list (a bwd returning one is VJP307's bug).
 BARE_VALUES = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Lambda, ast.JoinedStr, ast.Dict,
                ast.Set, ast.DictComp, ast.SetComp, ast.GeneratorExp)
@@ -202,8 +203,6 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
 # -- the creation site -------------------------------------------------------------------
 def _plan_creation(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...],
                    sig: Signature) -> Tuple[Loc, bool, tuple, FrozenSet[str]]:
-    from vjplint.collect import PARTIAL, constant_value
-
     creation = d.creation
     if not isinstance(creation, ast.Call):
         raise Refusal("the nondiff positions are not given at the definition")

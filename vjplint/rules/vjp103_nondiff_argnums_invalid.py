@@ -3,10 +3,10 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from vjplint.collect import constant_value
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.model import CustomDerivative
 from vjplint.rules.base import Rule
+from vjplint.semantic import constant_value
 
 
 class NondiffArgnumsInvalid(Rule):
@@ -47,6 +47,7 @@ class NondiffArgnumsInvalid(Rule):
     NAME = "nondiff-argnums-invalid"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    IN_STUBS = True  # the argnums are wrong in the declaration itself
     FIX = "normalise the index"
     INVALID = ["import jax\nfrom functools import partial\n@partial(jax.custom_vjp, nondiff_argnums=1)\n"
                "def f(x, n):\n    return x * n\n"]

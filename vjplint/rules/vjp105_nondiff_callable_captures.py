@@ -3,9 +3,9 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from vjplint.infer import argument_at
 from vjplint.diagnostics import Severity
 from vjplint.facts import describe_traced
+from vjplint.infer import argument_at
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import function_name
 from vjplint.semantic import FunctionNode

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from vjplint.diagnostics import Severity
-from vjplint.infer import verdicts_for
 from vjplint.rules.base import Rule
 
 
@@ -58,7 +57,7 @@ def scaled_sin(axis: int, x):
         for d in self.model.derivatives:
             if d.kind != "jvp":
                 continue
-            for v in verdicts_for(self.model, d, self.options.hints):
+            for v in self.model.facts.verdicts(d, self.options.hints):
                 if v.level is None:
                     continue
                 evidence = v.best("array")

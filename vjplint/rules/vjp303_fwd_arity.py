@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.facts import Arity, plural
+from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import python_arity_error, rule_label
 

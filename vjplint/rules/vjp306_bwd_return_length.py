@@ -4,8 +4,8 @@ import ast
 from typing import List, Optional, Sequence, Set
 
 from vjplint.diagnostics import Applicability, Severity
-from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.facts import plural, return_branches
+from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import BWD_TREE, rule_label
 

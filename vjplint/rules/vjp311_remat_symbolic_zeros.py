@@ -3,9 +3,9 @@ from __future__ import annotations
 import ast
 from typing import Dict, FrozenSet, Optional, Set
 
-from vjplint.collect import constant_value
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
+from vjplint.semantic import constant_value
 
 # `custom_vjp.defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False)`
 FLAG_POSITIONS = {"symbolic_zeros": 2, "optimize_remat": 3}

@@ -4,8 +4,8 @@ import ast
 from typing import Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.model import RuleFunction, Signature
 from vjplint.facts import Arity, plural
+from vjplint.model import RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import python_arity_error, rule_label
 

@@ -4,8 +4,8 @@ import ast
 from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.model import RuleFunction
 from vjplint.facts import plural
+from vjplint.model import RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.semantic import FunctionNode

@@ -3,10 +3,10 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from vjplint.collect import constant_value
 from vjplint.diagnostics import Severity
 from vjplint.model import CustomDerivative
 from vjplint.rules.base import Rule
+from vjplint.semantic import constant_value
 
 
 class DefjvpsWithNondiff(Rule):

@@ -3,11 +3,11 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from vjplint.collect import PARTIAL, constant_value
 from vjplint.diagnostics import Severity
+from vjplint.jaxapi import PARTIAL
 from vjplint.model import CallSite, CustomDerivative
 from vjplint.rules.base import Rule
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode
+from vjplint.semantic import FUNCTION_TYPES, FunctionNode, constant_value
 
 FORWARD = ("jax.jvp", "jax.jacfwd", "jax.linearize", "jax._src.api.jvp", "jax._src.api.jacfwd",
            "jax._src.api.linearize")

@@ -4,9 +4,9 @@ import ast
 import re
 from typing import List, Optional, Tuple
 
-from vjplint.collect import constant_value
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.rules.base import Rule
+from vjplint.semantic import constant_value
 
 FLAG = "jax_use_direct_linearize"
 ENV = "JAX_USE_DIRECT_LINEARIZE"
