@@ -20,6 +20,7 @@ import ast
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,7 +52,8 @@ def read_meta(path: Path) -> Dict[str, Any]:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+    line = re.sub(r" at 0x[0-9a-f]+", "", text[0] if text else "")  # addresses change every run
+    return f"{type(exc).__name__}: {line}"[:300]
 
 
 def _close(got: Any, expected: Any) -> Optional[str]:

@@ -3,6 +3,7 @@
     python eval/score.py                       # table per family + one summary line
     python eval/score.py --json                # the same as JSON
     python eval/score.py --written-before REV  # also: only cases written before commit REV
+    python eval/score.py --references DIR      # score references.csv from git clones under DIR
 
 Runs the real CLI (`python -m vjplint check --output-format json --extend-select VJP106,VJP107`)
 over eval/cases. A hazard is found when a diagnostic's line range overlaps one of the lines the
@@ -14,13 +15,16 @@ disagreements are listed. Never imports JAX or the cases.
 from __future__ import annotations
 
 import argparse
+import ast
+import csv
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 EVAL_DIR = Path(__file__).resolve().parent
 ROOT = EVAL_DIR.parent
@@ -55,6 +59,67 @@ def is_ancestor(commit: str, rev: str) -> bool:
     proc = subprocess.run(["git", "merge-base", "--is-ancestor", commit, f"{rev}^"], cwd=ROOT,
                           capture_output=True)
     return proc.returncode == 0
+
+
+REFERENCES = EVAL_DIR / "references.csv"
+
+
+def _clone(root: Path, repo: str) -> Optional[Path]:
+    """A git directory for owner/name under root: owner+name/repo (mirror layout) or owner/name."""
+    owner, name = repo.split("/")
+    for cand in (root / f"{owner}+{name}" / "repo", root / owner / name, root / name):
+        if cand.exists():
+            return cand
+    return None
+
+
+def _extent(source: str, line: int) -> Tuple[int, int]:
+    """Lines of the top-level definition (decorators included) that starts at or contains `line`."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign)):
+            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            if first <= line <= (node.end_lineno or node.lineno) and not isinstance(node, ast.ClassDef):
+                return first, node.end_lineno or node.lineno
+    return line, line
+
+
+def score_references(root: Path) -> Dict[str, Any]:
+    """Run vjplint on each referenced file at its commit; a hazard row is found when a diagnostic
+    falls inside the definition, an ok row is a false positive when one does."""
+    rows = list(csv.DictReader(REFERENCES.open(encoding="utf-8")))
+    out: List[Dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        files: Dict[Tuple[str, str, str], Path] = {}
+        for r in rows:
+            clone = _clone(root, r["repo"])
+            key = (r["repo"], r["commit"], r["path"])
+            if clone is None or key in files:
+                continue
+            shown = subprocess.run(["git", "-C", str(clone), "show", f"{r['commit']}:{r['path']}"],
+                                   capture_output=True, text=True)
+            if shown.returncode == 0:
+                dest = Path(tmp) / r["repo"].replace("/", "+") / r["commit"][:12] / r["path"]
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_text(shown.stdout, encoding="utf-8")
+                files[key] = dest
+        diags = run_vjplint([Path(tmp)]) if files else {}
+        for r in rows:
+            path = files.get((r["repo"], r["commit"], r["path"]))
+            if path is None:
+                out.append({**r, "status": "unavailable"})
+                continue
+            lo, hi = _extent(path.read_text(encoding="utf-8"), int(r["line"]))
+            hits = sorted({d["code"] for d in diags.get(str(path.resolve()), [])
+                           if d["location"]["row"] <= hi and d["end_location"]["row"] >= lo})
+            status = {"hazard": "found" if hits else "missed", "ok": "fp" if hits else "silent"}.get(
+                r["label"], "flagged" if hits else "silent")
+            out.append({**r, "extent": [lo, hi], "codes": hits, "status": status})
+    def count(label: str, *statuses: str) -> int:
+        return sum(x["label"] == label and x["status"] in statuses for x in out)
+
+    return {"rows": out, "hazards_found": count("hazard", "found"), "hazards": count("hazard", "found", "missed"),
+            "fp": count("ok", "fp"), "ok": count("ok", "fp", "silent"),
+            "unavailable": sum(x["status"] == "unavailable" for x in out)}
 
 
 def evaluate(labels: Dict[str, Any], diags: Dict[str, List[Dict[str, Any]]]) -> List[Dict[str, Any]]:
@@ -117,6 +182,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--json", action="store_true", help="print JSON instead of the table")
     ap.add_argument("--written-before", metavar="REV",
                     help="also score the cases written (written_at_commit) before commit REV")
+    ap.add_argument("--references", metavar="DIR", type=Path,
+                    help="score references.csv against git clones under DIR (owner+name/repo or owner/name)")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every case")
     ns = ap.parse_args(argv)
     labels = json.loads(LABELS.read_text(encoding="utf-8")) if LABELS.exists() else {"cases": {}}
@@ -134,6 +201,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         result["written_before"] = {"rev": ns.written_before, "count": len(before), "families": tally(before),
                                     "ids": [r["id"] for r in before]}
         lines.insert(0, summary_line(result["written_before"]["families"], f"eval (written before {ns.written_before})"))
+    if ns.references:
+        refs = score_references(ns.references)
+        result["references"] = refs
+        lines.insert(0, f"references: hazards found {refs['hazards_found']}/{refs['hazards']}, "
+                        f"FP {refs['fp']}/{refs['ok']} ({refs['unavailable']} rows without a clone)")
     result["summary"] = lines[-1]
     if ns.json:
         print(json.dumps(result, indent=1))
@@ -148,6 +220,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if ns.written_before:
         print(f"\nwritten before {ns.written_before} ({result['written_before']['count']} cases):")
         print(table(result["written_before"]["families"]))
+    if ns.references:
+        print("\nreferences.csv:")
+        for r in result["references"]["rows"]:
+            print(f"  {r['status']:11} {r['label']:6} {r['repo']}:{r['path']}:{r['line']} {','.join(r.get('codes', []))}")
     if disagree:
         print("\nJAX's label differs from the author's expectation (JAX's label is used):")
         for r in disagree:

@@ -96,3 +96,22 @@ def test_written_before_splits_by_commit(scored: dict) -> None:
     if head != commit:  # every case recorded at an earlier HEAD counts as written before today's HEAD
         later = json.loads(run_score("--json", "--written-before", head).stdout)["written_before"]
         assert written_then <= set(later["ids"])
+
+
+def test_references_are_well_formed() -> None:
+    import csv
+
+    rows = list(csv.DictReader((EVAL / "references.csv").open(encoding="utf-8")))
+    assert 10 <= len(rows) <= 30
+    for r in rows:
+        assert list(r) == ["repo", "commit", "path", "line", "label", "family", "note"]
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+", r["repo"]) and re.fullmatch(r"[0-9a-f]{40}", r["commit"])
+        assert r["path"].endswith(".py") and int(r["line"]) > 0
+        assert r["label"] in ("hazard", "ok", "unsure") and r["family"] in FAMILIES and r["note"]
+
+
+def test_references_without_clones_are_reported_unavailable(tmp_path: Path) -> None:
+    proc = run_score("--json", "--references", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    refs = json.loads(proc.stdout)["references"]
+    assert refs["unavailable"] == len(refs["rows"]) and refs["hazards"] == 0
