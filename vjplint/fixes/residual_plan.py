@@ -14,6 +14,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.jaxapi import ARRAY_NAMESPACES, PARTIAL
 from vjplint.model import CustomDerivative, FileModel, RuleFunction, Signature
+from vjplint.positions import byte_to_char
 from vjplint.semantic import FunctionNode, constant_value, own_nodes
 
 Loc = Tuple[int, int]
@@ -79,10 +80,7 @@ class Plan:
 def loc_of(model: FileModel, node: ast.AST) -> Loc:
     line = node.lineno  # type: ignore[attr-defined]
     text = model.lines[line - 1] if 0 < line <= len(model.lines) else ""
-    offset = node.col_offset  # type: ignore[attr-defined]
-    if text.isascii():
-        return line, offset
-    return line, len(text.encode("utf-8")[:offset].decode("utf-8", "replace"))
+    return line, byte_to_char(text, node.col_offset)  # type: ignore[attr-defined]
 
 
 def _def_loc(model: FileModel, fn: FunctionNode) -> Loc:

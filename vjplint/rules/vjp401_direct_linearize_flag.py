@@ -5,6 +5,7 @@ import re
 from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Applicability, Severity
+from vjplint.positions import byte_to_char
 from vjplint.rules.base import Rule
 from vjplint.semantic import constant_value
 
@@ -157,9 +158,9 @@ jax.config.update("jax_enable_x64", True)
             return None
         lines = self.model.lines
         first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
-        if last > len(lines) or lines[first - 1][: _chars(lines[first - 1], stmt.col_offset)].strip():
+        if last > len(lines) or lines[first - 1][: byte_to_char(lines[first - 1], stmt.col_offset)].strip():
             return None  # something (a compound header, another statement) precedes it on its line
-        rest = lines[last - 1][_chars(lines[last - 1], stmt.end_col_offset or 0):].strip()
+        rest = lines[last - 1][byte_to_char(lines[last - 1], stmt.end_col_offset or 0):].strip()
         if rest and not rest.startswith("#"):
             return None  # `;` and another statement follow
         position = body.index(stmt)
@@ -169,8 +170,8 @@ jax.config.update("jax_enable_x64", True)
         # by this rule, the first one is replaced, so each fix alone and all of them together parse.
         last_standing = len(body) == 1 or (position == 0 and all(self._removable(s) for s in body))
         if last_standing and not isinstance(parent, ast.Module):
-            start_col = _chars(lines[first - 1], stmt.col_offset) + 1
-            end_col = _chars(lines[last - 1], stmt.end_col_offset or 0) + 1
+            start_col = byte_to_char(lines[first - 1], stmt.col_offset) + 1
+            end_col = byte_to_char(lines[last - 1], stmt.end_col_offset or 0) + 1
             return [(first, start_col, last, end_col, "pass")]
         if last < len(lines):
             return [(first, 1, last + 1, 1, "")]
@@ -185,8 +186,3 @@ def _body_containing(parent: ast.AST, stmt: ast.stmt) -> Optional[List[ast.stmt]
         if isinstance(body, list) and any(s is stmt for s in body):
             return body
     return None
-
-
-def _chars(line: str, byte_offset: int) -> int:
-    """`ast` columns are UTF-8 byte offsets; edits count code points."""
-    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", "replace")) if not line.isascii() else byte_offset
