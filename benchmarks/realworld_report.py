@@ -52,15 +52,24 @@ def report(tree: Path) -> dict:
             "seconds": round(time.perf_counter() - start, 2)}
 
 
-def main(argv: list) -> None:
+def main(argv: list) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Lint public JAX code bases and print the docs/realworld.md table.")
+    parser.add_argument("trees", nargs="+", type=Path, metavar="TREE", help="one directory per code base")
+    args = parser.parse_args(argv)
+    missing = [str(t) for t in args.trees if not t.is_dir()]
+    if missing:
+        parser.error(f"not a directory: {', '.join(missing)}")
     print("| code base | .py files | candidates | custom derivatives | diagnostics (by code) | crashes |")
     print("|---|---|---|---|---|---|")
-    for tree in map(Path, argv):
+    for tree in args.trees:
         r = report(tree)
         by_code = ", ".join(f"{c} {n}" for c, n in r["codes"].items()) or "-"
         print(f"| {r['tree']} | {r['files']} | {r['candidates']} | {r['definitions']} | {r['diagnostics']}"
               f" ({by_code}) | {r['crashes']} |")
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -281,12 +281,12 @@ def test_lsp_diagnostic_carries_the_fix_as_text_edits() -> None:
 
 # -- rule documentation ------------------------------------------------------------------------------
 def test_rule_docs_are_up_to_date(tmp_path: Path) -> None:
-    """docs/rules/ is generated from the rules: regenerate with `python -m vjplint.rules.docs`."""
+    """vjplint/docs/rules/ is generated from the rules: regenerate with `python -m vjplint.rules.docs`."""
     from vjplint.rules.docs import write_docs
 
     write_docs(str(tmp_path))
     generated = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
-    committed = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "docs" / "rules").iterdir()}
+    committed = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "vjplint" / "docs" / "rules").iterdir()}
     stale = sorted(name for name in generated.keys() | committed.keys() if generated.get(name) != committed.get(name))
     assert not stale, f"docs/rules is stale ({', '.join(stale)}): run `python -m vjplint.rules.docs`"
 
@@ -298,4 +298,5 @@ def test_every_rule_url_points_at_its_page() -> None:
     for code in all_rules():
         url = rule_url(code)
         assert url.endswith(f"/docs/rules/{code}.md")
-        assert (ROOT / "docs" / "rules" / f"{code}.md").is_file()
+        assert (ROOT / "vjplint" / "docs" / "rules" / f"{code}.md").is_file()
+        assert url == (ROOT / "vjplint" / "docs" / "rules" / f"{code}.md").as_uri()  # the shipped page

@@ -177,7 +177,8 @@ def test_settings_are_validated():
     cfg = Config(verify=(("examples", {"m.f": "m:args"}), ("timeout", 30)))
     assert VerifySettings.from_config(cfg) == VerifySettings((("m.f", "m:args"),), 30.0, None)
     for table, message in [
-        ({"exampels": {}}, "unknown key in [tool.vjplint.verify]: exampels (known keys: examples, timeout, python)"),
+        ({"exampels": {}}, "unknown key in [tool.vjplint.verify]: exampels (did you mean 'examples'?) "
+                                 "(known keys: examples, timeout, python)"),
         ({"timeout": 0}, "[tool.vjplint.verify] `timeout` must be a positive number of seconds"),
         ({"examples": {"m.f": "no_colon"}},
          "[tool.vjplint.verify] `examples` must be a table {\"module.function\" = \"module:make_args\"}"),

@@ -25,7 +25,7 @@ def _tomllib():
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
     "respect-gitignore", "array-names", "static-names", "custom-vjp-aliases", "custom-jvp-aliases",
-    "target", "verify", "cache-dir", "extend",
+    "target", "verify", "cache-dir", "extend", "docs-url",
 }
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d",
@@ -51,6 +51,7 @@ class Config:
     target: str = "current"
     verify: Tuple[Tuple[str, Any], ...] = ()
     cache_dir: Optional[str] = None
+    docs_url: Optional[str] = None  # where rule links point (vjplint.links); None: the shipped pages
     root: Optional[str] = None  # the directory holding the pyproject.toml
     source: Optional[str] = None  # the pyproject.toml read, if any
 
@@ -228,9 +229,13 @@ def config_from_table(table: Dict[str, Any], path: Optional[Path] = None) -> Con
     verify = table.get("verify", {})
     if not isinstance(verify, dict):
         raise ConfigError(f"{where}[tool.vjplint.verify] must be a table")
+    verify_settings(verify, where, None)  # checked now: every command reports it the same way
     cache_dir = table.get("cache-dir")
     if cache_dir is not None and not isinstance(cache_dir, str):
         raise ConfigError(f"{where}`cache-dir` must be a string")
+    docs_url = table.get("docs-url")
+    if docs_url is not None and (not isinstance(docs_url, str) or not docs_url):
+        raise ConfigError(f"{where}`docs-url` must be a URL (CODE.md is appended, or `{{code}}` replaced)")
     return Config(
         select=codes("select") if "select" in table else None,
         ignore=codes("ignore"),
@@ -246,6 +251,7 @@ def config_from_table(table: Dict[str, Any], path: Optional[Path] = None) -> Con
         target=target,
         verify=tuple(sorted(verify.items())),
         cache_dir=cache_dir,
+        docs_url=docs_url,
         root=str(path.parent) if path else None,
         source=str(path) if path else None,
     )
@@ -275,6 +281,33 @@ def check_selectors(selectors: Sequence[str], where: str) -> None:
     for selector in selectors:
         if not _SELECTOR.match(selector):
             raise ConfigError(f"{where}: unknown rule code or prefix {selector!r}")
+
+
+DEFAULT_VERIFY_TIMEOUT = 120.0
+VERIFY_KEYS = ("examples", "timeout", "python")
+
+
+def verify_settings(table: Dict[str, Any], where: str, root: Optional[str]) -> Tuple[Tuple[Tuple[str, str], ...], float, Optional[str]]:
+    """(examples, timeout, python) of a [tool.vjplint.verify] table; ConfigError when it is wrong."""
+    unknown = sorted(set(table) - set(VERIFY_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}unknown key{'s' if len(unknown) > 1 else ''} in [tool.vjplint.verify]: "
+                          f"{', '.join(_with_suggestion(k, VERIFY_KEYS) for k in unknown)} "
+                          f"(known keys: {', '.join(VERIFY_KEYS)})")
+    examples = table.get("examples", {})
+    if not isinstance(examples, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and ":" in v for k, v in examples.items()):
+        raise ConfigError(f"{where}[tool.vjplint.verify] `examples` must be a table "
+                          f"{{\"module.function\" = \"module:make_args\"}}")
+    timeout = table.get("timeout", DEFAULT_VERIFY_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ConfigError(f"{where}[tool.vjplint.verify] `timeout` must be a positive number of seconds")
+    python = table.get("python")
+    if python is not None and not isinstance(python, str):
+        raise ConfigError(f"{where}[tool.vjplint.verify] `python` must be a path to an interpreter")
+    if python is not None and root and not os.path.isabs(python) and os.sep in python:
+        python = os.path.join(root, python)
+    return tuple(sorted(examples.items())), float(timeout), python
 
 
 def shown(path: "os.PathLike[str] | str") -> str:

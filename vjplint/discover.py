@@ -142,6 +142,9 @@ def discover(paths: Sequence[str], settings_for_dir: SettingsForDir, problems: L
             problems.append(Problem(raw, "no such file or directory", fatal=True))
             continue
         if path.is_file() or (path.exists() and not path.is_dir()):
+            if path.suffix == ".ipynb":  # JSON that often parses as a Python dict: never lint it as one
+                problems.append(Problem(raw, "Jupyter notebooks are not linted yet; skipped"))
+                continue
             config = settings_for_dir(os.path.dirname(os.path.abspath(raw)))
             if force_exclude:
                 root, patterns = _root_and_patterns(config)

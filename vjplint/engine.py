@@ -88,7 +88,8 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
     recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
     model = collect(module, lines, recognizer)
     options = RuleOptions(Hints(config.array_names, config.static_names))
-    rules = [cls(model, options) for cls in rules_for(enabled)]
+    stub = filename.endswith(".pyi")
+    rules = [cls(model, options) for cls in rules_for(enabled) if cls.IN_STUBS or not stub]
     visitors: Dict[str, List] = {}
     for rule in rules:
         for attr in dir(rule):

@@ -55,8 +55,8 @@ def _no_candidates(args: list) -> "int | None":
     paths = [a for a in args if a not in QUIET_FLAGS]
     if not paths or any(p.startswith("-") or not p for p in paths) or os.environ.get("VJPLINT_OUTPUT_FORMAT"):
         return None
-    if not all(os.path.isfile(path) for path in paths):
-        return None  # missing, a directory, a FIFO...: the full run's business
+    if not all(path.endswith((".py", ".pyi")) and os.path.isfile(path) for path in paths):
+        return None  # missing, a directory, a notebook, a FIFO...: the full run's business
     names_of: dict = {}  # directory -> the prefilter names of its configuration
     for path in paths:
         directory = os.path.dirname(os.path.realpath(path))

@@ -43,6 +43,8 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
             return verify.run(args[1:])
         if args and args[0] == "check":
             args = args[1:]
+        elif args and not args[0].startswith("-"):
+            _refuse_mistyped_command(args[0])
         from vjplint.cli import check
 
         return check.run(args)
@@ -60,6 +62,21 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
         print(f"vjplint: internal error: {type(exc).__name__}: {exc} (run with --verbose for a traceback)",
               file=sys.stderr)
         return 2
+
+
+def _refuse_mistyped_command(word: str) -> None:
+    """`vjplint rules` is a typo for `vjplint rule`, not a path to lint (when no such path exists)."""
+    import os
+
+    if os.path.exists(word) or word == "-":
+        return
+    import difflib
+
+    close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
+    if close:
+        from vjplint.errors import UsageError
+
+        raise UsageError(f"{word!r} is neither a command nor a file or directory; did you mean `vjplint {close[0]}`?")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -119,10 +119,14 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
     run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress,
                      force_exclude=args.force_exclude)
     report_problems(run.problems, run.internal_errors)
+    failed = bool(run.internal_errors) or any(p.fatal for p in run.problems)
+    if not run.files and not failed:
+        print(f"vjplint: warning: No Python files found under {', '.join(paths)}", file=sys.stderr)
     diagnostics = run.diagnostics
     settings = {f.display: f.config for f in run.files}
-    text = emit(diagnostics, args, output_format, LazySources(run.files), settings)
-    code = exit_code(diagnostics, args, bool(run.internal_errors) or any(p.fatal for p in run.problems))
+    text = emit(diagnostics, args, output_format, LazySources(run.files), settings, checked=bool(run.files),
+                failed=failed)
+    code = exit_code(diagnostics, args, failed)
     if not args.no_cache and not run.problems and not run.internal_errors:  # a clean answer: replayable
         fastpath.record(argv, started_ns, [str(f.path) for f in run.files] + run.visited, text, code)
     return code
@@ -144,7 +148,7 @@ def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
     result = lint_source(name, data, config, path=path)
     report_problems([], result.errors)
     lines = source_lines(result.decoded.text) if result.decoded else []
-    emit(result.diagnostics, args, output_format, {name: lines}, config)
+    emit(result.diagnostics, args, output_format, {name: lines}, config, failed=bool(result.errors))
     return exit_code(result.diagnostics, args, bool(result.errors))
 
 

@@ -131,8 +131,12 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
     count = sum(f.result.fixed_count for f in fixed)
     if args.show_fixes and count and output_format in ("text", "concise") and not args.quiet:
         sys.stdout.write(_fix_summary(fixed))
-    emit(remaining, args, output_format, sources, settings, fixed_count=count)
-    code = exit_code(remaining, args, bool(errors) or any(p.fatal for p in run.problems))
+    failed = bool(errors) or any(p.fatal for p in run.problems)
+    if not run.files and not failed:
+        print(f"vjplint: warning: No Python files found under {', '.join(paths)}", file=sys.stderr)
+    emit(remaining, args, output_format, sources, settings, fixed_count=count, checked=bool(run.files),
+         failed=failed)
+    code = exit_code(remaining, args, failed)
     if code == 0 and count and args.exit_non_zero_on_fix:
         return 1
     return code

@@ -12,7 +12,8 @@ ArgsLike = object  # an argparse.Namespace of `vjplint check` (vjplint.cli.check
 
 
 def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: Mapping,
-         settings: Union[Config, Mapping[str, Config]], fixed_count: int = 0) -> str:
+         settings: Union[Config, Mapping[str, Config]], fixed_count: int = 0, *, checked: bool = True,
+         failed: bool = False) -> str:
     """Write the formatted diagnostics to stdout and return the text. `settings` (one Config, or
     filename -> Config) gives each file's settings to the fixes whose edits are computed here."""
     from vjplint.output import OutputContext, get_formatter
@@ -24,7 +25,8 @@ def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: M
         attach_fix_edits(diagnostics, sources, settings)
     docs_url = _docs_url(settings)
     ctx = OutputContext(show_fixes=args.show_fixes, unsafe_fixes=args.unsafe_fixes, statistics=args.statistics,
-                        quiet=args.quiet, fixed_count=fixed_count, sources=sources, docs_url=docs_url)
+                        quiet=args.quiet, fixed_count=fixed_count, sources=sources, docs_url=docs_url,
+                        checked=checked, failed=failed)
     text = get_formatter(output_format)(diagnostics, ctx)
     sys.stdout.write(text)
     sys.stdout.flush()
@@ -32,9 +34,11 @@ def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: M
 
 
 def _docs_url(settings: Union[Config, Mapping[str, Config]]) -> str:
+    """The configured `docs-url` (the first file's, when files have different settings)."""
     from vjplint.links import DEFAULT_DOCS_URL
 
-    return DEFAULT_DOCS_URL
+    configs = [settings] if isinstance(settings, Config) else list(settings.values())
+    return next((c.docs_url for c in configs if c.docs_url), DEFAULT_DOCS_URL)
 
 
 def exit_code(diagnostics: Sequence[Diagnostic], args, internal_error: bool) -> int:

@@ -15,6 +15,9 @@ class OutputContext:
     unsafe_fixes: bool = False
     statistics: bool = False
     quiet: bool = False  # diagnostics only: no summary line
+    # "All checks passed!" only when something was checked and nothing went wrong.
+    checked: bool = True
+    failed: bool = False
     fixed_count: int = 0
     sources: Dict[str, List[str]] = field(default_factory=dict)  # filename -> lines, for excerpts
     docs_url: str = DEFAULT_DOCS_URL  # where rule links point (vjplint.links)

@@ -1,7 +1,13 @@
-"""ruff-style text output: `path:row:col: CODE [*] message`, excerpts, and a summary."""
+"""ruff-style text output: `path:row:col: CODE [*] message`, excerpts, and a summary.
+
+The full format wraps long messages (the evidence and the remedy make them long) at WIDTH
+columns, continuation lines indented; `concise` keeps one line per diagnostic for tools that
+parse it (errorformat, problem matchers).
+"""
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from typing import List
 
@@ -13,26 +19,45 @@ def _offered(d: Diagnostic, ctx: OutputContext) -> bool:
     return d.fix is not None and (d.fix.applicability is Applicability.SAFE or ctx.unsafe_fixes)
 
 
+WIDTH = 100
+CONTINUATION = "    "
+# Control characters would corrupt the terminal and shift the caret: each is shown as its
+# one-column Unicode "control picture" (NUL as \u2400), tabs as a space.
+_PICTURES = {**{i: 0x2400 + i for i in range(0x20) if i != 0x09}, 0x09: 0x20, 0x7F: 0x2421}
+
+
 def _line(d: Diagnostic, ctx: OutputContext) -> str:
     mark = " [*]" if _offered(d, ctx) else ""
     return f"{d.filename}:{d.location.row}:{d.location.column}: {d.code}{mark} {d.message}"
 
 
+def _wrapped(d: Diagnostic, ctx: OutputContext) -> List[str]:
+    line = _line(d, ctx)
+    if len(line) <= WIDTH:
+        return [line]
+    return textwrap.wrap(line, WIDTH, subsequent_indent=CONTINUATION, break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def printable(code: str) -> str:
+    return code.translate(_PICTURES)
+
+
 def render_concise(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
-    out = [_line(d, ctx) for d in diagnostics]
+    out = [] if ctx.statistics else [_line(d, ctx) for d in diagnostics]
     out.extend(_summary(diagnostics, ctx))
     return "\n".join(out) + ("\n" if out else "")
 
 
 def render_full(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
     out: List[str] = []
-    for d in diagnostics:
-        out.append(_line(d, ctx))
+    for d in ([] if ctx.statistics else diagnostics):  # --statistics: the table alone (ruff's)
+        out.extend(_wrapped(d, ctx))
         lines = ctx.sources.get(d.filename)
         if lines and 0 < d.location.row <= len(lines):
             code = lines[d.location.row - 1].rstrip("\r\n")
             gutter = f"{d.location.row:>4} | "
-            out.append(gutter + code)
+            out.append(gutter + printable(code))
             width = (d.end_location.column - d.location.column) if d.end_location.row == d.location.row else 1
             out.append(" " * (len(gutter) - 2) + "| " + " " * (d.location.column - 1) + "^" * max(width, 1))
         if d.fix is not None and (ctx.show_fixes or _offered(d, ctx)):
@@ -59,7 +84,7 @@ def _summary(diagnostics: List[Diagnostic], ctx: OutputContext) -> List[str]:
     if ctx.fixed_count:
         out.append(f"Fixed {ctx.fixed_count} problem{'s' if ctx.fixed_count != 1 else ''}.")
     if n == 0:
-        if not ctx.fixed_count:
+        if not ctx.fixed_count and ctx.checked and not ctx.failed:
             out.append("All checks passed!")
         return out
     word = "problem" if n == 1 else "problems"

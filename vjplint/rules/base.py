@@ -41,6 +41,9 @@ class Rule:
     NAME: ClassVar[str]
     SEVERITY: ClassVar[Severity]
     DEFAULT_ENABLED: ClassVar[bool] = True
+    # A stub (.pyi) declares an API without bodies or registrations: only rules about the
+    # declaration itself run there (a hazard is reported where the function is implemented).
+    IN_STUBS: ClassVar[bool] = False
     FIX: ClassVar[Optional[str]] = None  # a short name of the fix, when the rule has one
     # Byte strings at least one of which a file must contain for the rule to possibly fire.
     TRIGGERS: ClassVar[Tuple[bytes, ...]] = ()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import inspect
 from typing import Any, Dict, Type
 
-from vjplint.rules.base import Rule
 from vjplint.links import rule_url
+from vjplint.rules.base import Rule
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
 
@@ -23,7 +23,7 @@ def render_rule(rule: Type[Rule]) -> str:
 
 
 def render_markdown(rule: Type[Rule]) -> str:
-    return render_rule(rule) + f"\n<!-- generated from vjplint/rules by `python -m vjplint.rules.docs` -->\n"
+    return render_rule(rule) + "\n<!-- generated from vjplint/rules by `python -m vjplint.rules.docs` -->\n"
 
 
 def rule_to_json(rule: Type[Rule]) -> Dict[str, Any]:
@@ -32,8 +32,8 @@ def rule_to_json(rule: Type[Rule]) -> Dict[str, Any]:
             "explanation": rule_doc(rule)}
 
 
-def write_docs(directory: str = "docs/rules") -> None:
-    """Regenerate docs/rules/*.md and the index."""
+def write_docs(directory: str = "vjplint/docs/rules") -> None:
+    """Regenerate the rule pages (shipped inside the package: the default target of rule links)."""
     from pathlib import Path
 
     from vjplint.rules.registry import all_rules
@@ -59,7 +59,7 @@ def readme_table() -> str:
 
     rows = ["| code | name | severity | fix | default |", "|---|---|---|---|---|"]
     for code, rule in all_rules().items():
-        rows.append(f"| [{code}](docs/rules/{code}.md) | {rule.NAME} | {rule.SEVERITY.value} | {rule.FIX or ''} | "
+        rows.append(f"| [{code}](vjplint/docs/rules/{code}.md) | {rule.NAME} | {rule.SEVERITY.value} | {rule.FIX or ''} | "
                     f"{'on' if rule.DEFAULT_ENABLED else 'off'} |")
     return "\n".join(rows)
 

@@ -30,6 +30,7 @@ from vjplint.config import Config
 from vjplint.errors import ConfigError
 from vjplint.diagnostics import Applicability, Diagnostic, Position
 from vjplint.engine import lint_source
+from vjplint.links import DEFAULT_DOCS_URL
 from vjplint.positions import source_lines
 from vjplint.output import lsp as lspfmt
 from vjplint.server import actions
@@ -266,7 +267,8 @@ class VjplintServer(LanguageServer):
     def lsp_diagnostics(self, analysis: Analysis) -> List[types.Diagnostic]:
         lines = source_lines(analysis.text)
         encoding = self.encoding()
-        return [self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding), types.Diagnostic)
+        docs_url = analysis.config.docs_url or DEFAULT_DOCS_URL
+        return [self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding, docs_url), types.Diagnostic)
                 for d in analysis.diagnostics]
 
     # -- push diagnostics --------------------------------------------------------------
@@ -337,7 +339,7 @@ class VjplintServer(LanguageServer):
                     title += " (unsafe fix)"
                 action = types.CodeAction(
                     title=title, kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[self.one_diagnostic(d, lines, encoding)],
+                    diagnostics=[self.one_diagnostic(d, lines, encoding, analysis.config.docs_url)],
                     is_preferred=d.fix.applicability is Applicability.SAFE,
                     data={"uri": uri, "action": "quickfix", "index": index, "code": d.code,
                           "row": d.location.row, "column": d.location.column})
@@ -354,7 +356,7 @@ class VjplintServer(LanguageServer):
                     if edit is not None:
                         out.append(types.CodeAction(
                             title=f"Disable {d.code} for this line", kind=types.CodeActionKind.QuickFix,
-                            diagnostics=[self.one_diagnostic(d, lines, encoding)],
+                            diagnostics=[self.one_diagnostic(d, lines, encoding, analysis.config.docs_url)],
                             edit=self.workspace_edit(uri, [lspfmt.text_edit(lines, edit, encoding)])))
         if self.settings.fix_all and actions.kind_wanted(FIX_ALL_KIND, only) and self.has_fix_all(analysis):
             action = types.CodeAction(title="vjplint: Fix all auto-fixable problems", kind=FIX_ALL_KIND,
@@ -370,8 +372,10 @@ class VjplintServer(LanguageServer):
         return any(d.fix is not None and (d.fix.applicability is Applicability.SAFE or self.settings.unsafe_fixes)
                    for d in analysis.diagnostics)
 
-    def one_diagnostic(self, d: Diagnostic, lines: Sequence[str], encoding: str) -> types.Diagnostic:
-        return self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding), types.Diagnostic)
+    def one_diagnostic(self, d: Diagnostic, lines: Sequence[str], encoding: str,
+                       docs_url: Optional[str] = None) -> types.Diagnostic:
+        return self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding, docs_url or DEFAULT_DOCS_URL),
+                                        types.Diagnostic)
 
     def fix_all_edit(self, uri: str, analysis: Analysis) -> Optional[types.WorkspaceEdit]:
         new_text = self.fix_all_text(analysis, self.settings.unsafe_fixes)
@@ -510,8 +514,12 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         ls.event_loop, ls.loop_thread = asyncio.get_event_loop(), threading.get_ident()
         ls.settings = Settings.from_options(params.initialization_options, ls.settings)
         can_pull = _capability(params.capabilities, "text_document", "diagnostic") is not None
+        # Pull only when the client can also be told to pull again (a changed pyproject.toml
+        # changes every file's diagnostics); otherwise push, and answer pulls with nothing so that
+        # a client that does both (Neovim 0.11) shows each diagnostic once.
+        can_refresh = bool(_capability(params.capabilities, "workspace", "diagnostics", "refresh_support"))
         mode = ls.settings.diagnostic_mode
-        ls.pull = mode == "pull" or (mode == "auto" and can_pull)
+        ls.pull = mode == "pull" or (mode == "auto" and can_pull and can_refresh)
 
     @server.feature(types.INITIALIZED)
     @_guard
@@ -574,6 +582,8 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
                     types.DiagnosticOptions(identifier="vjplint", inter_file_dependencies=False,
                                             workspace_diagnostics=False))
     async def pull_diagnostics(ls: VjplintServer, params: types.DocumentDiagnosticParams):
+        if not ls.pull:  # diagnostics are pushed to this client
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
         uri = params.text_document.uri
         text = ls.document(uri)
         if text is None:

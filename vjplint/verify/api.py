@@ -21,13 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from vjplint.config import Config
+from vjplint.config import DEFAULT_VERIFY_TIMEOUT as DEFAULT_TIMEOUT, Config, shown, verify_settings
 from vjplint.errors import ConfigError
 from vjplint.install_hint import install_hint
 
 HARNESS = Path(__file__).with_name("harness.py")
-DEFAULT_TIMEOUT = 120.0
-SETTINGS_KEYS = ("examples", "timeout", "python")
 STATUSES = ("verified", "failed", "unverified")
 
 
@@ -68,26 +66,11 @@ class VerifySettings:
 
     @classmethod
     def from_config(cls, config: Config) -> "VerifySettings":
-        table = dict(config.verify)
-        where = f"{config.source}: " if config.source else ""
-        unknown = sorted(set(table) - set(SETTINGS_KEYS))
-        if unknown:
-            raise ConfigError(f"{where}unknown key{'s' if len(unknown) > 1 else ''} in [tool.vjplint.verify]: "
-                              f"{', '.join(unknown)} (known keys: {', '.join(SETTINGS_KEYS)})")
-        examples = table.get("examples", {})
-        if not isinstance(examples, dict) or not all(
-                isinstance(k, str) and isinstance(v, str) and ":" in v for k, v in examples.items()):
-            raise ConfigError(f"{where}[tool.vjplint.verify] `examples` must be a table "
-                              f"{{\"module.function\" = \"module:make_args\"}}")
-        timeout = table.get("timeout", DEFAULT_TIMEOUT)
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ConfigError(f"{where}[tool.vjplint.verify] `timeout` must be a positive number of seconds")
-        python = table.get("python")
-        if python is not None and not isinstance(python, str):
-            raise ConfigError(f"{where}[tool.vjplint.verify] `python` must be a path to an interpreter")
-        if python is not None and config.root and not os.path.isabs(python) and os.sep in python:
-            python = os.path.join(config.root, python)
-        return cls(tuple(sorted(examples.items())), float(timeout), python)
+        """The [tool.vjplint.verify] table, already checked when the configuration was loaded
+        (vjplint.config.verify_settings)."""
+        where = f"{shown(config.source)}: " if config.source else ""
+        examples, timeout, python = verify_settings(dict(config.verify), where, config.root)
+        return cls(examples, timeout, python)
 
 
 # -- what changed -----------------------------------------------------------------------------------------
