@@ -130,3 +130,24 @@ def test_no_rule_module_imports_another_rule_module():
         imported += [a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names]
         offending = [m for m in imported if m.startswith("vjplint.rules.vjp") or m.startswith("vjplint.rules._")]
         assert not offending, f"{path.name} imports {offending}"
+
+
+def test_a_model_and_its_facts_are_freed_without_the_cycle_collector():
+    import gc
+    import weakref
+
+    from vjplint.fixes.safety import residual_fix_offer
+    from vjplint.infer import Hints
+
+    model = model_of(NON_ASCII_QUOTE)
+    (d,) = model.derivatives
+    assert model.facts.checked_vjp_rules(d) and model.facts.differentiable_names(d) == ("x",)
+    assert [v.level for v in model.facts.verdicts(d, Hints())] == ["array"]
+    assert residual_fix_offer(model, d, (0,), True)[0] is not None  # a plan is kept in the facts
+    module = weakref.ref(model.module)
+    gc.disable()
+    try:
+        del model, d
+        assert module() is None  # freed by reference counting: no model <-> facts cycle
+    finally:
+        gc.enable()

@@ -10,6 +10,7 @@ nodes live as long as the model.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import (TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Hashable, List, Optional, Tuple, TypeVar,
                     Union)
 
@@ -43,7 +44,9 @@ class Facts:
     """The memoised facts of one `FileModel`."""
 
     def __init__(self, model: FileModel) -> None:
-        self.model = model
+        # A proxy, not the model: the model holds its facts, and a reference back would make a
+        # cycle that keeps the file's tree alive until the cyclic collector runs.
+        self.model: FileModel = weakref.proxy(model)  # type: ignore[assignment]
         self._rule_arity: Dict[int, Optional[Arity]] = {}
         self._decorated_arity: Dict[int, Optional[Arity]] = {}
         self._primal_signature: Dict[int, Optional[Signature]] = {}
