@@ -16,18 +16,18 @@ EVAL = {
 }
 
 
-def switch_fun(arr, choice):
-    branch = jnp.floor(choice).astype(jnp.int32)
-    return jax.lax.switch(branch, [lambda a: a.sum(), lambda a: 1.0 - a.sum()], arr)
+def pick_total(values, mode):
+    branch = jnp.floor(mode).astype(jnp.int32)
+    return jax.lax.switch(branch, [jnp.sum, lambda v: 1.0 - jnp.sum(v)], values)
 
 
-custom_switch = jax.custom_jvp(switch_fun)
+custom_switch = jax.custom_jvp(pick_total)
 
 
 @custom_switch.defjvp
 def custom_switch_jvp(primals, tangents):
-    (arr, choice), (arr_dot, _) = primals, tangents
-    return switch_fun(arr, choice), switch_fun(arr_dot, choice)  # eval: span
+    (values, mode), (values_dot, _) = primals, tangents
+    return pick_total(values, mode), pick_total(values_dot, mode)  # eval: span
 
 
 def eval_fn(arr, choice):
