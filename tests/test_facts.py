@@ -151,3 +151,20 @@ def test_a_model_and_its_facts_are_freed_without_the_cycle_collector():
         assert module() is None  # freed by reference counting: no model <-> facts cycle
     finally:
         gc.enable()
+
+
+def test_a_memo_keeps_its_key_objects_so_ids_are_never_reused():
+    import weakref
+
+    from vjplint.facts import _ById
+
+    class Thing:
+        pass
+
+    table: "_ById[int]" = _ById()
+    first = Thing()
+    alive = weakref.ref(first)
+    assert table((first,), lambda: 1) == 1
+    del first
+    assert alive() is not None  # a new object cannot take its id and read its entry
+    assert table((Thing(),), lambda: 2) == 2

@@ -3,16 +3,15 @@
 The collector builds `FileModel` (what is defined and registered where); the facts answer the
 questions several rules and the codemod ask of it: how many arguments a rule accepts, which
 positions are nondiff, what a function returns, whether a nondiff argument is an array.
-`model.facts` is the one instance per file. Keys are node or object identities: the model's
-nodes live as long as the model.
+`model.facts` is the one instance per file.
 """
 
 from __future__ import annotations
 
 import ast
 import weakref
-from typing import (TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Hashable, List, Optional, Tuple, TypeVar,
-                    Union)
+from typing import (TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Generic, Hashable, List, Optional, Tuple,
+                    TypeVar, Union)
 
 from vjplint.facts import signatures, values
 from vjplint.facts.signatures import Arity, VjpRules, function_arity, is_placeholder, plural
@@ -28,16 +27,23 @@ if TYPE_CHECKING:
 __all__ = ["Arity", "Facts", "Return", "VjpRules", "describe_traced", "function_arity", "is_placeholder", "plural",
            "return_branches"]
 
-K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
-def _memo(table: Dict[K, V], key: K, compute: Callable[[], V]) -> V:
-    try:
-        return table[key]
-    except KeyError:
-        value = table[key] = compute()
-        return value
+class _ById(Generic[V]):
+    """Values keyed by the identity of the objects they describe (model nodes and records are
+    not hashable by value). The objects are kept with their entry, so no id is reused while the
+    entry lives."""
+
+    def __init__(self) -> None:
+        self._entries: Dict[Hashable, Tuple[Tuple[object, ...], V]] = {}
+
+    def __call__(self, objects: Tuple[object, ...], compute: Callable[[], V], extra: Hashable = None) -> V:
+        key = (*map(id, objects), extra)
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = (objects, compute())
+        return entry[1]
 
 
 class Facts:
@@ -47,19 +53,19 @@ class Facts:
         # A proxy, not the model: the model holds its facts, and a reference back would make a
         # cycle that keeps the file's tree alive until the cyclic collector runs.
         self.model: FileModel = weakref.proxy(model)  # type: ignore[assignment]
-        self._rule_arity: Dict[int, Optional[Arity]] = {}
-        self._decorated_arity: Dict[int, Optional[Arity]] = {}
-        self._primal_signature: Dict[int, Optional[Signature]] = {}
-        self._nondiff_positions: Dict[int, Optional[Tuple[int, ...]]] = {}
-        self._primal_arg_counts: Dict[int, Optional[FrozenSet[int]]] = {}
-        self._differentiable: Dict[int, Optional[Tuple[str, ...]]] = {}
-        self._vjp_rules: Dict[int, List[VjpRules]] = {}
-        self._checked_vjp_rules: Dict[int, List[VjpRules]] = {}
-        self._swap: Dict[Tuple[int, int, int], Optional[str]] = {}
-        self._returns: Dict[int, List[Return]] = {}
-        self._own_nodes: Dict[int, List[ast.AST]] = {}
-        self._returns_array: Dict[int, bool] = {}
-        self._verdicts: Dict[Tuple[int, "Hints"], List["Verdict"]] = {}
+        self._rule_arity: _ById[Optional[Arity]] = _ById()
+        self._decorated_arity: _ById[Optional[Arity]] = _ById()
+        self._primal_signature: _ById[Optional[Signature]] = _ById()
+        self._nondiff_positions: _ById[Optional[Tuple[int, ...]]] = _ById()
+        self._primal_arg_counts: _ById[Optional[FrozenSet[int]]] = _ById()
+        self._differentiable: _ById[Optional[Tuple[str, ...]]] = _ById()
+        self._vjp_rules: _ById[List[VjpRules]] = _ById()
+        self._checked_vjp_rules: _ById[List[VjpRules]] = _ById()
+        self._swap: _ById[Optional[str]] = _ById()
+        self._returns: _ById[List[Return]] = _ById()
+        self._own_nodes: _ById[List[ast.AST]] = _ById()
+        self._returns_array: _ById[bool] = _ById()
+        self._verdicts: _ById[List["Verdict"]] = _ById()
         self._partials: Optional[Dict[int, List[ast.Call]]] = None
         self._name_calls: Optional[List[ast.Call]] = None
         self._jax_internal: Optional[bool] = None
@@ -73,23 +79,23 @@ class Facts:
         binding); None when not statically known."""
         if rule is None:
             return None
-        return _memo(self._rule_arity, id(rule), lambda: signatures.rule_arity(self.model, rule))
+        return self._rule_arity((rule,), lambda: signatures.rule_arity(self.model, rule))
 
     def decorated_rule_arity(self, rule: RuleFunction) -> Optional[Arity]:
         """Arity of a `@f.defjvp` rule (only the other decorators matter)."""
-        return _memo(self._decorated_arity, id(rule), lambda: signatures.decorated_rule_arity(self.model, rule))
+        return self._decorated_arity((rule,), lambda: signatures.decorated_rule_arity(self.model, rule))
 
     def primal_signature(self, d: CustomDerivative) -> Optional[Signature]:
         """The primal's signature; None when a decorator applied before custom_vjp may change it."""
-        return _memo(self._primal_signature, id(d), lambda: signatures.primal_signature(self.model, d))
+        return self._primal_signature((d,), lambda: signatures.primal_signature(self.model, d))
 
     def nondiff_positions(self, d: CustomDerivative) -> Optional[Tuple[int, ...]]:
         """Sorted nondiff positions when every entry is a valid index; None otherwise (VJP103's cases)."""
-        return _memo(self._nondiff_positions, id(d), lambda: signatures.nondiff_positions(self.model, d))
+        return self._nondiff_positions((d,), lambda: signatures.nondiff_positions(self.model, d))
 
     def primal_arg_counts(self, d: CustomDerivative) -> Optional[FrozenSet[int]]:
         """Every number of positional arguments JAX binds for the primal (defaults filled in)."""
-        return _memo(self._primal_arg_counts, id(d), lambda: signatures.primal_arg_counts(self.model, d))
+        return self._primal_arg_counts((d,), lambda: signatures.primal_arg_counts(self.model, d))
 
     def primal_arg_count(self, d: CustomDerivative) -> Optional[int]:
         """k, the positional arguments JAX binds for the primal, when there is one such number."""
@@ -97,7 +103,7 @@ class Facts:
 
     def differentiable_names(self, d: CustomDerivative) -> Optional[Tuple[str, ...]]:
         """Names of the positions bwd returns cotangents for (`args[i]` for `*args` extras)."""
-        return _memo(self._differentiable, id(d), lambda: signatures.differentiable_names(self.model, d))
+        return self._differentiable((d,), lambda: signatures.differentiable_names(self.model, d))
 
     def nondiff_keyword(self, d: CustomDerivative, position: int) -> str:
         """'nondiff_argnums' or 'nondiff_argnames', whichever put `position` there."""
@@ -106,11 +112,11 @@ class Facts:
     # -- registrations ------------------------------------------------------------------------
     def vjp_rules(self, d: CustomDerivative) -> List[VjpRules]:
         """Every call-form `defvjp` registration of `d`, with its fwd and bwd."""
-        return _memo(self._vjp_rules, id(d), lambda: signatures.vjp_rules(d))
+        return self._vjp_rules((d,), lambda: signatures.vjp_rules(d))
 
     def checked_vjp_rules(self, d: CustomDerivative) -> List[VjpRules]:
         """`vjp_rules` minus swapped registrations, placeholder rules as None."""
-        return _memo(self._checked_vjp_rules, id(d), lambda: signatures.checked_vjp_rules(self.model, d))
+        return self._checked_vjp_rules((d,), lambda: signatures.checked_vjp_rules(self.model, d))
 
     def jvp_rules(self, d: CustomDerivative) -> List[Tuple[Registration, RuleFunction]]:
         """Every `defjvp` rule of a custom_jvp (decorator or call form), stubs excluded."""
@@ -122,8 +128,7 @@ class Facts:
 
     def swap_evidence(self, d: CustomDerivative, fwd: RuleFunction, bwd: RuleFunction) -> Optional[str]:
         """Why `defvjp(first, second)` looks like `defvjp(bwd, fwd)`; None when it does not."""
-        return _memo(self._swap, (id(d), id(fwd), id(bwd)),
-                     lambda: signatures.swap_evidence(self.model, d, fwd, bwd))
+        return self._swap((d, fwd, bwd), lambda: signatures.swap_evidence(self.model, d, fwd, bwd))
 
     def derivative_named(self, expr: ast.expr) -> Optional[CustomDerivative]:
         """The custom derivative of this module that the name `expr` refers to, if any."""
@@ -144,15 +149,15 @@ class Facts:
     # -- functions and what they return ---------------------------------------------------------
     def own_nodes(self, fn: FunctionNode) -> List[ast.AST]:
         """`fn`'s own body (nested defs, lambdas and classes appear, their insides do not)."""
-        return _memo(self._own_nodes, id(fn), lambda: own_nodes(fn))
+        return self._own_nodes((fn,), lambda: own_nodes(fn))
 
     def returns_of(self, fn: FunctionNode) -> List[Return]:
         """Each return of `fn` in source order; empty for generators; a lambda's body."""
-        return _memo(self._returns, id(fn), lambda: values.returns_of(fn))
+        return self._returns((fn,), lambda: values.returns_of(fn))
 
     def primal_returns_array(self, d: CustomDerivative) -> bool:
         """Every return of the primal is provably one array (so the cotangent is one too)."""
-        return _memo(self._returns_array, id(d), lambda: values.primal_returns_array(self.model, d))
+        return self._returns_array((d,), lambda: values.primal_returns_array(self.model, d))
 
     def name_calls(self) -> List[ast.Call]:
         """Calls of a bare name (`f(...)`), in `ast.walk` order."""
@@ -189,7 +194,7 @@ class Facts:
         read the same ones."""
         from vjplint.infer import infer_nondiff
 
-        return _memo(self._verdicts, (id(d), hints), lambda: infer_nondiff(self.model, d, hints))
+        return self._verdicts((d,), lambda: infer_nondiff(self.model, d, hints), hints)
 
     # -- the module -----------------------------------------------------------------------------
     def is_jax_internal(self) -> bool:
