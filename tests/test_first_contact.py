@@ -182,3 +182,17 @@ def test_realworld_report_has_a_real_command_line(tmp_path):
     assert help_.returncode == 0 and help_.stdout.startswith("usage: realworld_report.py [-h] TREE [TREE ...]")
     missing = subprocess.run([sys.executable, script, str(tmp_path / "nope")], capture_output=True, text=True, env=env)
     assert missing.returncode == 2 and "not a directory" in missing.stderr
+
+
+def test_fix_verify_without_jax_is_an_error_and_writes_nothing(tmp_path):
+    import venv
+
+    venv.create(tmp_path / "nojax", with_pip=False)  # an interpreter that cannot import JAX
+    python = tmp_path / "nojax" / "bin" / "python"
+    (tmp_path / "pyproject.toml").write_text(f'[tool.vjplint.verify]\npython = "{python}"\n')
+    (tmp_path / "m.py").write_text(HAZARD)
+    proc = run_cli("--no-cache", "--fix", "--verify", "m.py", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "All checks passed" not in proc.stdout
+    assert "vjplint: error: --verify needs JAX: " in proc.stderr and "nothing was written for m.py" in proc.stderr
+    assert (tmp_path / "m.py").read_text() == HAZARD

@@ -15,6 +15,7 @@ from vjplint.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vjplint.fixes import apply as fix_apply
 from vjplint.cli.fix import unified_diff
+from vjplint.fixes.edits import apply_edits, diff_edits
 
 PAIRS = FIXTURES / "fix"
 CANONICAL_IN = (PAIRS / "safe_canonical" / "input.py").read_text(encoding="utf-8")
@@ -120,8 +121,7 @@ def test_json_fix_edits_reproduce_the_fixed_file(tmp_path):
 
 
 def _apply(text: str, edits) -> str:
-    starts = fix_apply._starts(text)
-    return fix_apply._apply_spans(text, fix_apply._spans(text, starts, edits))
+    return apply_edits(text, edits)
 
 
 def test_writes_keep_encoding_bom_crlf_and_mode(tmp_path):
@@ -216,4 +216,4 @@ def test_diff_edits_turn_old_into_new(seed):
     words = ["a", "b = 1", "", "  c", "é", "x\r", "yy"]
     old = "".join(rng.choice(words) + rng.choice(["\n", "\r\n", ""]) for _ in range(rng.randrange(12)))
     new = "".join(rng.choice(words) + rng.choice(["\n", "\r\n", ""]) for _ in range(rng.randrange(12)))
-    assert _apply(old, fix_apply.diff_edits(old, new)) == new
+    assert _apply(old, diff_edits(old, new)) == new

@@ -8,7 +8,8 @@ import pytest
 
 from vjplint.diagnostics import Edit, Position
 from vjplint.positions import source_lines as split_lines
-from vjplint.server.actions import apply_edits, kind_wanted, lines_keepends, noqa_code_at, noqa_edit, whole_text_edit
+from vjplint.fixes.edits import apply_edits
+from vjplint.server.actions import kind_wanted, lines_keepends, noqa_code_at, noqa_edit, whole_text_edit
 
 
 def add_noqa(text: str, row: int, code: str = "VJP101"):

@@ -113,10 +113,8 @@ def _blank_newer_syntax(text: str) -> Optional[str]:
     starts = _statement_starts(text)
     if starts is not None:  # the tokenizer found the statements: ten times faster than libcst
         return _blank_statements(text, starts)
-    try:
-        import libcst
-    except ImportError:  # pragma: no cover - libcst is a core dependency
-        return None
+    import libcst
+
     try:
         module = libcst.parse_module(text)
     except Exception:  # libcst's ParserSyntaxError and its recursion failures alike

@@ -181,11 +181,8 @@ def _read_lines(path: Path) -> List[str]:
 def _verified(path: Path, display: str, old: str, result: FixResult, config: Config, unsafe: bool,
               errors: List[str]) -> FixResult:
     """--verify: prove each rewritten function on JAX; a function that fails keeps its old code."""
-    try:
-        from vjplint.verify.api import functions_changed, verify_rewrites
-    except ImportError as exc:  # pragma: no cover - the verify package ships with vjplint
-        errors.append(f"--verify is not available: {exc}")
-        return FixResult(old, remaining=result.remaining, errors=result.errors)
+    from vjplint.verify.api import functions_changed, verify_rewrites
+
     functions = functions_changed(old, result.text, config)
     reports = verify_rewrites(str(path), old, result.text, functions, config)
     if any(getattr(r, "missing_jax", False) for r in reports):

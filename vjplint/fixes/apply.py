@@ -9,14 +9,13 @@ runs passes to a fixed point, `attach_fix_edits()` computes the edits of planned
 
 from __future__ import annotations
 
-import difflib
-import os
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.config import Config
-from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position
-from vjplint.positions import lines_with_endings as split_lines, source_lines
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan
+from vjplint.fixes.edits import apply_spans, conflicts, diff_edits, line_starts, spans
+from vjplint.positions import source_lines
 from vjplint.source import SourceError, parse
 
 MAX_PASSES = 10
@@ -66,76 +65,6 @@ def offered(d: Diagnostic, unsafe: bool) -> bool:
     return fix.applicability is Applicability.SAFE or unsafe
 
 
-# -- positions and edits -----------------------------------------------------------------------
-def _starts(text: str) -> List[int]:
-    starts, offset = [0], 0
-    for line in split_lines(text):
-        offset += len(line)
-        starts.append(offset)
-    return starts
-
-
-def _offset(starts: List[int], position: Position, size: int) -> int:
-    row = min(max(position.row, 1), len(starts))
-    return min(starts[row - 1] + position.column - 1, size)
-
-
-def _position(starts: List[int], offset: int) -> Position:
-    import bisect
-
-    row = bisect.bisect_right(starts, offset) - 1
-    row = min(row, len(starts) - 1)
-    return Position(row + 1, offset - starts[row] + 1)
-
-
-def diff_edits(old: str, new: str) -> Tuple[Edit, ...]:
-    """Small edits turning `old` into `new`: changed line blocks, trimmed to the changed characters."""
-    if old == new:
-        return ()
-    a, b = split_lines(old), split_lines(new)
-    starts = _starts(old)
-    # Diff only the changed middle: SequenceMatcher is quadratic, and a fix touches a few
-    # custom_vjp families in what may be a very large file.
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    middle = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=False)
-    edits = []
-    for tag, i1, i2, j1, j2 in middle.get_opcodes():
-        if tag == "equal":
-            continue
-        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
-        before, after = "".join(a[i1:i2]), "".join(b[j1:j2])
-        prefix = len(os.path.commonprefix([before, after]))
-        limit = min(len(before), len(after)) - prefix
-        suffix = 0
-        while suffix < limit and before[-1 - suffix] == after[-1 - suffix]:
-            suffix += 1
-        start = starts[i1] + prefix
-        end = starts[i1] + len(before) - suffix
-        edits.append(Edit(after[prefix:len(after) - suffix], _position(starts, start), _position(starts, end)))
-    return tuple(edits)
-
-
-def _spans(text: str, starts: List[int], edits: Sequence[Edit]) -> List[Tuple[int, int, str]]:
-    return [(_offset(starts, e.location, len(text)), _offset(starts, e.end_location, len(text)), e.content)
-            for e in edits]
-
-
-def _conflicts(span: Tuple[int, int, str], taken: Sequence[Tuple[int, int, str]]) -> bool:
-    s1, e1, _ = span
-    return any((s1 < e2 and s2 < e1) or s1 == s2 for s2, e2, _ in taken)
-
-
-def _apply_spans(text: str, spans: Sequence[Tuple[int, int, str]]) -> str:
-    for start, end, content in sorted(spans, key=lambda s: (s[0], s[1]), reverse=True):
-        text = text[:start] + content + text[end:]
-    return text
-
-
 def _parses(text: str) -> bool:
     try:
         parse(text)
@@ -171,27 +100,27 @@ def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
             groups.append((diff_edits(text, new_text), fixed))
     singles = sorted((d for d in chosen if d.fix.resolved), key=Diagnostic.sort_key)  # type: ignore[union-attr]
     groups.extend((d.fix.edits, [d]) for d in singles)  # type: ignore[union-attr]
-    starts = _starts(text)
+    starts = line_starts(text)
     accepted: List[Tuple[int, int, str]] = []
     accepted_groups: List[Tuple[List[Tuple[int, int, str]], List[Diagnostic]]] = []
     for edits, ds in groups:
-        spans = _spans(text, starts, edits)
-        if any(_conflicts(s, accepted) for s in spans):
+        group = spans(text, starts, edits)
+        if any(conflicts(s, accepted) for s in group):
             continue
-        accepted.extend(spans)
-        accepted_groups.append((spans, ds))
+        accepted.extend(group)
+        accepted_groups.append((group, ds))
     if not accepted_groups:
         return text, []
-    new = _apply_spans(text, accepted)
+    new = apply_spans(text, accepted)
     if _parses(new):
         return new, [d for _, ds in accepted_groups for d in ds]
     # Some combination does not parse: keep only the groups that parse on their own, one by one.
     current, fixed = text, []
-    for spans, ds in accepted_groups:
-        candidate = _apply_spans(text, [*(s for g, _ in fixed for s in g), *spans])
+    for group, ds in accepted_groups:
+        candidate = apply_spans(text, [*(s for g, _ in fixed for s in g), *group])
         if _parses(candidate):
             current = candidate
-            fixed.append((spans, ds))
+            fixed.append((group, ds))
         elif errors is not None:
             errors.append(f"a {ds[0].code} fix would produce code that does not parse; not applied")
     return current, [d for _, ds in fixed for d in ds]

@@ -30,16 +30,9 @@ Formatter = Callable[[List[Diagnostic], OutputContext], str]
 
 
 def get_formatter(name: str) -> Formatter:
-    from vjplint.output import json_, text
+    """The formatter of an output format (vjplint.cli.options.OUTPUT_FORMATS)."""
+    from vjplint.output import github, json_, lsp, sarif, text
 
-    table: Dict[str, Formatter] = {"text": text.render_full, "concise": text.render_concise, "json": json_.render}
-    try:
-        from vjplint.output import github, lsp, sarif
-
-        table.update({"sarif": sarif.render, "github": github.render, "lsp": lsp.render})
-    except ImportError:
-        pass
+    table: Dict[str, Formatter] = {"text": text.render_full, "concise": text.render_concise, "json": json_.render,
+                                   "sarif": sarif.render, "github": github.render, "lsp": lsp.render}
     return table[name]
-
-
-FORMAT_NAMES = ("text", "concise", "json", "sarif", "github", "lsp")

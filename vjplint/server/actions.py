@@ -12,15 +12,16 @@ from typing import List, Optional, Sequence
 
 from vjplint.diagnostics import Diagnostic, Edit, Position
 from vjplint.engine import NOQA, parse_noqa
+from vjplint.fixes.edits import apply_edits
+from vjplint.positions import lines_with_endings
 
-_NEWLINE_KEEP = re.compile(r"(\r\n|\r|\n)")
 _CODE_AT = re.compile(r"[A-Za-z]+[0-9]+")
 
 
 def lines_keepends(text: str) -> List[str]:
     """LSP lines with their line endings; the last one (possibly empty) has none."""
-    parts = _NEWLINE_KEEP.split(text)
-    return [parts[i] + (parts[i + 1] if i + 1 < len(parts) else "") for i in range(0, len(parts), 2)]
+    lines = lines_with_endings(text)
+    return lines + [""] if not lines or lines[-1].endswith(("\n", "\r")) else lines
 
 
 def whole_text_edit(old: str, new: str) -> Optional[Edit]:
@@ -40,25 +41,6 @@ def whole_text_edit(old: str, new: str) -> Optional[Edit]:
     else:  # up to the end of the document
         end = Position(len(a), len(a[-1]) + 1)
     return Edit(content, Position(prefix + 1, 1), end)
-
-
-def apply_edits(text: str, edits: Sequence[Edit]) -> str:
-    """Apply non-overlapping edits (given in the original text's positions)."""
-    lines = lines_keepends(text)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(p: Position) -> int:
-        if p.row - 1 >= len(lines):
-            return len(text)
-        body = lines[p.row - 1].rstrip("\r\n")
-        return starts[p.row - 1] + min(p.column - 1, len(body))
-
-    out = text
-    for edit in sorted(edits, key=lambda e: (e.location, e.end_location), reverse=True):
-        out = out[:offset(edit.location)] + edit.content + out[offset(edit.end_location):]
-    return out
 
 
 def noqa_edit(text: str, lines: Sequence[str], row: int, code: str) -> Optional[Edit]:
