@@ -69,9 +69,9 @@ class Facts:
         self._partials: Optional[Dict[int, List[ast.Call]]] = None
         self._name_calls: Optional[List[ast.Call]] = None
         self._jax_internal: Optional[bool] = None
-        # The residual-plus-None planner's answer per (derivative, moved positions): a plan or
-        # the reason it refused (fixes.safety fills this in; the rule and the codemod share it).
-        self.residual_plans: Dict[Tuple[int, Tuple[int, ...]], Union["Plan", str]] = {}
+        # The residual-plus-None planner's answer per derivative and moved positions: a plan or
+        # the reason it refused (`fixes.safety` asks; the rule and the codemod share the answer).
+        self.residual_plans: _ById[Union["Plan", str]] = _ById()
 
     # -- signatures and arities ---------------------------------------------------------------
     def rule_arity(self, rule: Optional[RuleFunction]) -> Optional[Arity]:

@@ -6,10 +6,10 @@ the rewrite, so the rule never promises a fix the transform cannot make.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple, Union
 
 from vjplint.diagnostics import Applicability
-from vjplint.fixes.residual_plan import Refusal, plan
+from vjplint.fixes.residual_plan import Plan, Refusal, plan
 from vjplint.model import CustomDerivative, FileModel
 
 
@@ -22,14 +22,13 @@ def residual_fix_offer(model: FileModel, d: CustomDerivative, moved: Sequence[in
     that must be bound/indexed. None: the rules live elsewhere, are shared, or a return
     cannot be rewritten.
     """
-    plans = model.facts.residual_plans  # the rule asks once per verdict, the codemod again
-    key = (id(d), tuple(sorted(moved)))
-    if key not in plans:
+    def planned() -> Union[Plan, str]:
         try:
-            plans[key] = plan(model, d, moved)
+            return plan(model, d, moved)
         except Refusal as exc:
-            plans[key] = str(exc)
-    result = plans[key]
+            return str(exc)
+
+    result = model.facts.residual_plans((d,), planned, tuple(sorted(moved)))  # the rule asks, the codemod again
     if isinstance(result, str):
         return None, result
     if not confident or not result.safe:
