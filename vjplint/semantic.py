@@ -2,7 +2,8 @@
 
 Names are resolved the way Python resolves them: a `custom_vjp` that is a local function or
 an assignment is not JAX's, however it is spelled; `cv` after `from jax import custom_vjp as
-cv` is `jax.custom_vjp`.
+cv` is `jax.custom_vjp`. Also here: the node walks every analysis shares (`child_nodes`, `walk`,
+`own_nodes`) and the value of constant expressions (`constant_value`).
 """
 
 from __future__ import annotations
@@ -291,7 +292,8 @@ class SemanticIndex:
     def resolve(self, name: str, scope: Scope) -> Optional[Tuple[Scope, List[Binding]]]:
         """The scope that binds `name` as seen from `scope`, with its bindings; None when nothing
         does. Python's LEGB: enclosing class scopes are skipped, `global n` goes to the module and
-        `nonlocal n` past the scope that declares it."""
+        `nonlocal n` past the scope that declares it (that scope's own assignments to `n` stay
+        recorded in its bindings, where `Scope.nonlocals` tells them apart)."""
         if name in scope.globals_:
             found = self.module_scope.bindings.get(name)
             return (self.module_scope, found) if found else None
@@ -346,6 +348,7 @@ class SemanticIndex:
             else:
                 return None
         return names.pop() if len(names) == 1 else None
+
 
 def constant_value(index: SemanticIndex, expr: ast.expr, scope: Optional[Scope] = None, depth: int = 0) -> object:
     """A literal's value, following module constants and `range(a, b)`; None if unknown."""
