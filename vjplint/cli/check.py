@@ -38,6 +38,7 @@ _DETAILS = {
     "--extend-select": {"type": _codes, "default": []},
     "--output-format": {"choices": OUTPUT_FORMATS, "default": None},
     "--jobs": {"type": _jobs, "default": None},
+    "--show-settings": {"default": None, "metavar": "PATH"},
 }
 
 
@@ -86,15 +87,27 @@ def run(argv: List[str]) -> int:
     stdin = paths == ["-"]
     if "-" in paths and not stdin:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
+    if args.add_noqa and (args.fix or args.diff or stdin):
+        raise UsageError("--add-noqa cannot be combined with --fix, --diff or stdin")
+    if args.show_settings is not None and (args.paths or args.fix or args.diff or args.add_noqa):
+        raise UsageError("--show-settings takes one PATH and no other paths, --fix, --diff or --add-noqa")
     workspace = workspace_for(args)
     output_format = args.output_format or os.environ.get("VJPLINT_OUTPUT_FORMAT") or "text"
     try:
+        if args.show_settings is not None:
+            from vjplint.cli.show_settings import run_show_settings
+
+            return run_show_settings(args.show_settings, workspace, output_format)
         if stdin:
             return _check_stdin(args, workspace, output_format)
-        if args.fix or args.diff:
+        if args.add_noqa:
+            from vjplint.cli.add_noqa import run_add_noqa
+
+            code = run_add_noqa(args, workspace, paths, progress=progress_for(args))
+        elif args.fix or args.diff:
             from vjplint.cli.fix import run_fix_command
 
-            code = run_fix_command(args, workspace, paths, output_format)
+            code = run_fix_command(args, workspace, paths, output_format, progress=progress_for(args))
         else:
             code = _check_paths(args, argv, workspace, paths, output_format, started_ns)
     except ConfigError as exc:  # a pyproject.toml met on the way is broken
@@ -115,8 +128,7 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
     from vjplint.batch.runner import lint_paths
     from vjplint.cli.report import emit, exit_code, report_problems
 
-    progress = _progress_printer() if sys.stderr.isatty() and not args.quiet else None
-    run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress,
+    run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress_for(args),
                      force_exclude=args.force_exclude)
     report_problems(run.problems, run.internal_errors)
     failed = bool(run.internal_errors) or any(p.fatal for p in run.problems)
@@ -152,6 +164,15 @@ def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
     return exit_code(result.diagnostics, args, bool(result.errors))
 
 
+PROGRESS_DELAY_S = 2.0  # runs shorter than this never show the counter
+
+
+def progress_for(args):
+    """A file counter on stderr while files are linted, only when stderr is a terminal (never in
+    pipes, files or CI logs) and not with -q."""
+    return _progress_printer() if sys.stderr.isatty() and not args.quiet else None
+
+
 def _progress_printer():
     import time
 
@@ -159,7 +180,7 @@ def _progress_printer():
     state = {"shown": False}
 
     def show(done: int, total: int) -> None:
-        if time.monotonic() - start < 2.0 and done < total:
+        if time.monotonic() - start < PROGRESS_DELAY_S and done < total:
             return
         if done >= total and not state["shown"]:
             return

@@ -74,12 +74,12 @@ class _FileFix:
     lines: List[str]
 
 
-def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_format: str) -> int:
+def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_format: str, progress=None) -> int:
     """`vjplint --fix/--diff PATH...`: lint everything, fix the files that have offered fixes."""
     from vjplint.batch.runner import lint_paths
 
     unsafe = bool(args.unsafe_fixes)
-    run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache,
+    run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress,
                      force_exclude=args.force_exclude)
     settings: Dict[str, Config] = {}
     errors = list(run.internal_errors)

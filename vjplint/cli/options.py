@@ -15,7 +15,9 @@ CHECK_OPTIONS = (
     (("--select",), True, "rule codes or prefixes to enable (replaces the default set)", ()),
     (("--ignore",), True, "rule codes or prefixes to disable", ()),
     (("--extend-select",), True, "rule codes or prefixes to add", ()),
-    (("--output-format",), True, "output format: text, concise, json, sarif, github or lsp (default: text)", ()),
+    (("--output-format",), True, "output format: text, concise, json, sarif, github, gitlab, junit, rdjson or lsp (default: text)", ()),
+    (("--add-noqa",), False, "add `# noqa: CODE` to every line with a finding (a baseline)", ("no-replay",)),
+    (("--show-settings",), True, "print the settings that apply to PATH, and where they come from", ("no-replay",)),
     (("--stdin-filename",), True, "the name used for stdin input", ("no-replay",)),
     (("--config",), True, "explicit pyproject.toml (applies to every file)", ()),
     (("--exit-zero",), False, "exit 0 even when diagnostics remain", ("harmless",)),
@@ -29,7 +31,7 @@ CHECK_OPTIONS = (
     (("-q", "--quiet"), False, "print diagnostics only, no summary", ("harmless",)),
     (("--verbose",), False, "tracebacks for internal errors", ()),
 )
-OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "lsp")
+OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "junit", "rdjson", "lsp")
 SUBCOMMANDS = {
     "check": "lint files and directories (the default)",
     "rule": "print a rule's documentation (vjplint rule CODE, vjplint rule --all)",

@@ -19,7 +19,7 @@ def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: M
     from vjplint.output import OutputContext, get_formatter
 
     diagnostics = list(diagnostics)
-    if output_format in ("json", "sarif", "lsp"):
+    if output_format in ("json", "sarif", "lsp", "rdjson"):
         from vjplint.fixes.apply import attach_fix_edits
 
         attach_fix_edits(diagnostics, sources, settings)

@@ -31,8 +31,9 @@ Formatter = Callable[[List[Diagnostic], OutputContext], str]
 
 def get_formatter(name: str) -> Formatter:
     """The formatter of an output format (vjplint.cli.options.OUTPUT_FORMATS)."""
-    from vjplint.output import github, json_, lsp, sarif, text
+    from vjplint.output import github, gitlab, json_, junit, lsp, rdjson, sarif, text
 
     table: Dict[str, Formatter] = {"text": text.render_full, "concise": text.render_concise, "json": json_.render,
-                                   "sarif": sarif.render, "github": github.render, "lsp": lsp.render}
+                                   "sarif": sarif.render, "github": github.render, "lsp": lsp.render,
+                                   "gitlab": gitlab.render, "junit": junit.render, "rdjson": rdjson.render}
     return table[name]

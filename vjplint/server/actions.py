@@ -6,13 +6,12 @@ them to LSP ranges with `vjplint.output.lsp`.
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import List, Optional, Sequence
 
 from vjplint.diagnostics import Diagnostic, Edit, Position
-from vjplint.engine import NOQA, parse_noqa
-from vjplint.fixes.edits import apply_edits
+from vjplint.engine import NOQA
+from vjplint.fixes.noqa import noqa_edit  # noqa: F401 - the server's "Disable VJPxxx" edit
 from vjplint.positions import lines_with_endings
 
 _CODE_AT = re.compile(r"[A-Za-z]+[0-9]+")
@@ -41,38 +40,6 @@ def whole_text_edit(old: str, new: str) -> Optional[Edit]:
     else:  # up to the end of the document
         end = Position(len(a), len(a[-1]) + 1)
     return Edit(content, Position(prefix + 1, 1), end)
-
-
-def noqa_edit(text: str, lines: Sequence[str], row: int, code: str) -> Optional[Edit]:
-    """Add `code` to the `# noqa:` of line `row` (creating one), or None when that is impossible
-    there (a bare `# noqa` already covers it; the line ends inside a string or continues)."""
-    if not 0 < row <= len(lines):
-        return None
-    line = lines[row - 1]
-    parsed = parse_noqa(line)
-    if parsed is None:
-        body = line.rstrip()
-        edit = Edit(f"  # noqa: {code}", Position(row, len(body) + 1), Position(row, len(line) + 1))
-    else:
-        codes, _, _ = parsed
-        if codes is None or (code in codes and not parsed[2]):
-            return None
-        match = NOQA.search(line)
-        assert match is not None
-        merged = [c.upper() for c in _CODE_AT.findall(match.group("codes") or "")]
-        merged += [] if code in merged else [code]
-        edit = Edit(f"# noqa: {', '.join(merged)}", Position(row, match.start() + 1), Position(row, match.end() + 1))
-    if any(c in line for c in "'\"\\") and not _same_program(text, apply_edits(text, [edit])):
-        return None
-    return edit
-
-
-def _same_program(old: str, new: str) -> bool:
-    """A comment edit must not change the program (it would if it landed inside a string)."""
-    try:
-        return ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
 
 
 def overlaps(d: Diagnostic, start: Position, end: Position) -> bool:
