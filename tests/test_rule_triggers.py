@@ -69,4 +69,12 @@ def test_every_finding_on_the_corpus_is_in_a_file_with_its_rules_trigger():
             if d.code in table:
                 fired.add(d.code)
                 assert any(t in data for t in table[d.code].TRIGGERS), f"{d.code} fired in {path.name}"
-    assert fired == set(table)  # the corpus exercises every rule, so the check above covers each
+    linting = {code for code, rule in RULES if _lints(rule)}
+    assert fired == linting  # the corpus exercises every rule the linter runs, so the check covers each
+
+
+def _lints(rule) -> bool:
+    """The rule analyses files (codes that only `vjplint verify` reports implement neither hook)."""
+    from vjplint.rules.base import Rule
+
+    return rule.check is not Rule.check or any(name.startswith("visit_") for name in dir(rule))
