@@ -89,7 +89,7 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
     model = collect(module, lines, recognizer)
     options = RuleOptions(Hints(config.array_names, config.static_names))
     stub = filename.endswith(".pyi")
-    rules = [cls(model, options) for cls in rules_for(enabled) if cls.IN_STUBS or not stub]
+    rules = [cls(model, options) for cls in rules_for(enabled) if (cls.IN_STUBS or not stub) and not cls.RUNTIME]
     visitors: Dict[str, List] = {}
     for rule in rules:
         for attr in dir(rule):
@@ -191,7 +191,8 @@ def _apply_noqa(diagnostics: List[Diagnostic], lines: List[str], enabled: Set[st
                     message = f"malformed `# noqa` directive: write `# noqa: {code}` (with a colon)"
                 elif code not in known:
                     message = f"`# noqa` names the unknown rule code {code}"
-                elif code in enabled and (row, code) not in used:
+                elif code in enabled and (row, code) not in used and \
+                        not getattr(all_rules().get(code), "RUNTIME", False):  # check-grads reports those
                     message = f"unused `# noqa` directive: no {code} diagnostic on this line; remove it"
                 else:
                     continue

@@ -14,7 +14,7 @@ TYPE_CHECKING = False  # not typing's: importing typing is itself a cost here
 if TYPE_CHECKING:
     from typing import Optional, Sequence
 
-COMMANDS = ("check", "rule", "verify", "server")
+COMMANDS = ("check", "rule", "verify", "check-grads", "server")
 
 
 def main(argv: "Optional[Sequence[str]]" = None) -> int:
@@ -23,7 +23,7 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     from vjplint.errors import ConfigError, UsageError
 
     try:
-        if not args or args[0] not in ("rule", "server", "verify"):
+        if not args or args[0] not in ("rule", "server", "verify", "check-grads"):
             from vjplint.batch.fastpath import try_check
 
             fast = try_check(args)  # files that cannot hold a finding: answered without the machinery
@@ -41,6 +41,10 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
             from vjplint.cli import verify
 
             return verify.run(args[1:])
+        if args and args[0] == "check-grads":
+            from vjplint.cli import check_grads
+
+            return check_grads.run(args[1:])
         if args and args[0] == "check":
             args = args[1:]
         elif args and not args[0].startswith("-"):

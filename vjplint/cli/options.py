@@ -36,6 +36,7 @@ SUBCOMMANDS = {
     "check": "lint files and directories (the default)",
     "rule": "print a rule's documentation (vjplint rule CODE, vjplint rule --all)",
     "verify": "prove the available fixes on JAX without writing them",
+    "check-grads": "run your custom_vjp/custom_jvp rules on JAX against finite differences",
     "server": "run the Language Server over stdio",
 }
 

@@ -45,6 +45,8 @@ class Rule:
     # declaration itself run there (a hazard is reported where the function is implemented).
     IN_STUBS: ClassVar[bool] = False
     FIX: ClassVar[Optional[str]] = None  # a short name of the fix, when the rule has one
+    # A runtime rule is reported by `vjplint check-grads` (which runs the user's code), never by linting.
+    RUNTIME: ClassVar[bool] = False
     # Byte strings at least one of which a file must contain for the rule to possibly fire.
     TRIGGERS: ClassVar[Tuple[bytes, ...]] = ()
     # Source snippets (the rule's own test cases: INVALID must fire, VALID must not).

@@ -186,8 +186,10 @@ class HarnessOutcome:
     start_error: str = ""
 
 
-def run_harness(request: Dict[str, Any], timeout: float, python: Optional[str], cwd: str) -> HarnessOutcome:
-    """Run the harness script; kill its whole process group at the time limit."""
+def run_harness(request: Dict[str, Any], timeout: float, python: Optional[str], cwd: str,
+                script: Path = HARNESS) -> HarnessOutcome:
+    """Run the harness script (or another child script with the same protocol, e.g. vjplint
+    check-grads'); kill its whole process group at the time limit."""
     with tempfile.TemporaryDirectory(prefix="vjplint-verify-") as tmp:
         request_path, result_path, stderr_path = (os.path.join(tmp, n) for n in ("request.json", "result.jsonl",
                                                                                    "stderr.txt"))
@@ -196,7 +198,7 @@ def run_harness(request: Dict[str, Any], timeout: float, python: Optional[str], 
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # share the accelerator politely
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        command = [python or sys.executable, "-I", "-B", str(HARNESS), request_path, result_path]
+        command = [python or sys.executable, "-I", "-B", str(script), request_path, result_path]
         timed_out, returncode, start_error = False, None, ""
         with open(stderr_path, "wb") as stderr:
             try:

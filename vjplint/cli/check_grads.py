@@ -1,0 +1,151 @@
+"""`vjplint check-grads PATH ...`: run every recognised custom_vjp/custom_jvp on JAX and check its
+rules against finite differences, its primal output, and jit/vmap (vjplint.gradcheck).
+
+Opt-in: this is the one command that runs the user's code, each module in its own Python
+process with a time limit, imported from a temporary copy of its package. Findings are
+diagnostics (VJP501-VJP504; VJP509 for a derivative that could not be checked) in any output
+format. Exit codes: 0 nothing failed (derivatives not checked do not fail the run); 1 a check
+failed; 2 usage or configuration errors, or JAX is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import List, Sequence
+
+from vjplint.cli.options import OUTPUT_FORMATS
+from vjplint.errors import ConfigError, UsageError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="vjplint check-grads",
+                                description="Check custom_vjp/custom_jvp rules against finite differences on JAX "
+                                            "(runs the code, in subprocesses).")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    p.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds allowed per module (default: [tool.vjplint.verify] timeout, or 120)")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="modules checked at once (default: the CPU count)")
+    p.add_argument("--python", default=None,
+                   help="the interpreter that imports the code (default: [tool.vjplint.verify] python, or this one)")
+    p.add_argument("--select", default=None, help="VJP5 codes to report (default: all of them)")
+    p.add_argument("--ignore", default=None, help="VJP5 codes not to report (e.g. VJP509)")
+    p.add_argument("--config", default=None, help="explicit pyproject.toml")
+    p.add_argument("--show-checks", action="store_true", help="list every derivative with its checks")
+    p.add_argument("--report", metavar="FILE", default=None, help="write every derivative's checks as JSON to FILE")
+    p.add_argument("--statistics", action="store_true", help="count diagnostics per code instead of listing them")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when checks failed")
+    p.add_argument("-q", "--quiet", action="store_true", help="diagnostics only, no summary")
+    p.add_argument("--verbose", action="store_true", help="tracebacks for internal errors")
+    return p
+
+
+def _codes(value: "str | None") -> "List[str] | None":
+    return [c.strip() for c in value.split(",") if c.strip()] if value else None
+
+
+def run(argv: Sequence[str]) -> int:
+    from vjplint.batch.outcomes import display_path
+    from vjplint.cli.report import emit, report_problems
+    from vjplint.engine import may_contain_findings, prefilter_names
+    from vjplint.gradcheck import report
+    from vjplint.gradcheck.api import ModuleJob, check_jobs, plan_module
+    from vjplint.positions import source_lines
+    from vjplint.source import SourceError, decode
+    from vjplint.verify.api import VerifySettings
+    from vjplint.workspace import Overrides, Workspace
+
+    args = _parser().parse_args(list(argv))
+    select, ignore = _codes(args.select), _codes(args.ignore) or []
+    for flag, codes in (("--select", select or []), ("--ignore", ignore)):
+        unknown = [c for c in codes if not any(r.startswith(c) for r in report.runtime_codes())]
+        if unknown:
+            raise UsageError(f"{flag}: {unknown[0]!r} names no check-grads code (VJP501-VJP504, VJP509)")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    started = time.monotonic()
+    paths = args.paths or ["."]
+    try:
+        workspace = Workspace(Overrides(ignore=tuple(ignore)), args.config)
+        VerifySettings.from_config(workspace.anchor(paths))
+        problems: list = []
+        jobs: List[ModuleJob] = []
+        for path, config in workspace.files(paths, problems):
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                print(f"vjplint: warning: {display_path(path)}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+                continue
+            if not may_contain_findings(data, prefilter_names(config)) or path.suffix == ".pyi":
+                continue
+            try:
+                text = decode(data).text
+            except SourceError:
+                continue  # `vjplint check` reports it
+            job = ModuleJob(display_path(path), path, text, config)
+            plan_module(job, _module_name(path))
+            if job.targets:
+                jobs.append(job)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    report_problems(problems, [])
+    progress = _progress_bar() if sys.stderr.isatty() and not args.quiet and jobs else None
+    outcomes = check_jobs(jobs, args.timeout, args.jobs, args.python, progress)
+    if outcomes and all(o.report.missing_jax for o in outcomes if o.target.plan is not None) and \
+            any(o.target.plan is not None for o in outcomes):
+        reason = next(o.report.reason for o in outcomes if o.report.missing_jax)
+        print(f"vjplint: error: {reason}", file=sys.stderr)
+        return 2
+    diagnostics, sources, settings = [], {}, {}
+    for job in jobs:
+        lines = source_lines(job.text)
+        sources[job.display], settings[job.display] = lines, job.config
+        enabled = report.enabled_codes(select, job.config.ignore)
+        made = [d for o in outcomes if o.job is job for d in report.diagnostics_for(o)]
+        per_file = job.config.ignored_for(job.config.relative_path(str(job.path)))
+        diagnostics.extend(report.filtered(made, lines, enabled, per_file))
+    diagnostics.sort(key=lambda d: d.sort_key())
+    failing = [d for d in diagnostics if d.code != report.NOT_CHECKED]
+    args.show_fixes = args.unsafe_fixes = False
+    machine = args.output_format not in ("text", "concise")
+    emit(diagnostics, args, args.output_format, sources, settings or workspace.anchor(paths), checked=bool(outcomes),
+         failed=bool(failing))
+    out = sys.stderr if machine else sys.stdout
+    if args.show_checks:
+        out.write(report.details(outcomes))
+    if not args.quiet:
+        out.write(report.summary(outcomes, len(jobs), time.monotonic() - started) + "\n")
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as handle:
+            json.dump(report.to_json(outcomes), handle, indent=2)
+    return 1 if failing and not args.exit_zero else 0
+
+
+def _module_name(path) -> str:
+    from pathlib import Path
+
+    path = Path(path).resolve()
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    base = path.parent
+    while (base / "__init__.py").is_file():
+        parts.insert(0, base.name)
+        base = base.parent
+    return ".".join(parts)
+
+
+def _progress_bar():
+    width = 30
+
+    def show(done: int, total: int) -> None:
+        filled = width * done // max(total, 1)
+        sys.stderr.write(f"\r\033[Kcheck-grads [{'#' * filled}{'.' * (width - filled)}] {done}/{total} modules")
+        if done >= total:
+            sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+    return show

@@ -1,0 +1,198 @@
+"""The parent side of check-grads: what to check in each file, where to run it, the outcomes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from vjplint.config import Config
+from vjplint.diagnostics import Position
+from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, run_harness
+
+CHILD = Path(__file__).with_name("child.py")
+# Not copied with a package: version control, caches, environments.
+IGNORED = shutil.ignore_patterns(".git", ".hg", "__pycache__", "*.pyc", ".venv", "venv", "node_modules", ".tox",
+                                 ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".vjplint_cache")
+
+
+@dataclass
+class Target:
+    """One recognised custom derivative of a file."""
+
+    qualname: str
+    kind: str  # "vjp" or "jvp"
+    line: int
+    location: Position
+    end_location: Position
+    plan: Optional[Dict[str, Any]]  # what the child needs; None when it cannot be checked
+    reason: str = ""  # why not, when plan is None
+
+
+@dataclass
+class ModuleJob:
+    display: str  # the filename diagnostics show
+    path: Path
+    text: str
+    config: Config
+    targets: List[Target] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    """A target and its verdict: "passed", "failed" or "unverified"."""
+
+    job: ModuleJob
+    target: Target
+    report: FunctionReport
+
+    @property
+    def status(self) -> str:
+        return "passed" if self.report.status == "verified" else self.report.status
+
+
+# -- planning -------------------------------------------------------------------------------------------
+def plan_module(job: ModuleJob, module_name: str) -> None:
+    """Fill `job.targets` from the source alone (nothing is imported)."""
+    from vjplint.collect import Recognizer, collect
+    from vjplint.positions import node_range, source_lines
+    from vjplint.source import SourceError, parse
+    from vjplint.verify.synth import plan_function
+
+    config = job.config
+    try:
+        module = parse(job.text, job.display)
+    except SourceError:
+        return  # `vjplint check` reports the syntax error
+    lines = source_lines(job.text)
+    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+    model = collect(module, lines, recognizer)
+    examples = dict(VerifySettings.from_config(config).examples)
+    last: Dict[str, int] = {}
+    for i, d in enumerate(model.derivatives):
+        last[_qualname(d)] = i
+    for i, d in enumerate(model.derivatives):
+        qualname = _qualname(d)
+        start, end = node_range(lines, d.anchor)
+        target = Target(qualname, d.kind, start.row, start, end, None)
+        job.targets.append(target)
+        if last[qualname] != i:
+            target.reason = f"`{qualname}` is defined again later in the module: only the last one can be reached"
+            continue
+        if d.registration is None:
+            target.reason = (f"no {'defvjp' if d.kind == 'vjp' else 'defjvp'} registration for `{qualname}` in "
+                             f"this file: its rules are not known")
+            continue
+        key = f"{module_name}.{qualname}"
+        plan = plan_function(model, d, (), examples.get(key) or examples.get(qualname))
+        if plan.unverifiable:
+            target.reason = plan.unverifiable
+            continue
+        data = plan.to_json()
+        data.update(kind=d.kind, key=key)
+        target.plan = data
+
+
+def _qualname(d: Any) -> str:
+    return f"{d.class_node.name}.{d.name}" if d.class_node is not None else d.name
+
+
+# -- where the module is imported from: a copy -------------------------------------------------------------
+class Copies:
+    """Temporary copies of the analysed packages: the child imports the copy, so neither the
+    import nor the user's code can write into the analysed tree (and Python writes no bytecode:
+    the child runs with -B). One copy per package per run, removed at the end."""
+
+    def __init__(self) -> None:
+        self.root = tempfile.mkdtemp(prefix="vjplint-check-grads-")
+        self._done: Dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def locate(self, path: Path) -> Tuple[str, str, Path]:
+        """(module name, import directory of the copy, the module's path in the copy)."""
+        path = path.resolve()
+        parts = [] if path.name == "__init__.py" else [path.stem]
+        base = path.parent
+        while (base / "__init__.py").is_file():
+            parts.insert(0, base.name)
+            base = base.parent
+        package = path.name == "__init__.py" or len(parts) > 1
+        source = base / parts[0] if package else base
+        with self._lock:
+            target = self._done.get(str(source))
+            if target is None:
+                target = os.path.join(self.root, str(len(self._done)))
+                if package:
+                    shutil.copytree(source, os.path.join(target, parts[0]), ignore=IGNORED, symlinks=True)
+                else:
+                    _copy_modules(source, target)
+                self._done[str(source)] = target
+        return ".".join(parts), target, Path(target) / path.relative_to(base)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _copy_modules(directory: Path, target: str) -> None:
+    """A directory that is not a package: its modules and its packages (what `import x` can reach)."""
+    os.makedirs(target, exist_ok=True)
+    for entry in sorted(directory.iterdir()):
+        if entry.is_file() and entry.suffix in (".py", ".pyi", ".so", ".pyd", ".json", ".toml", ".txt"):
+            shutil.copy2(entry, os.path.join(target, entry.name))
+        elif entry.is_dir() and (entry / "__init__.py").is_file():
+            shutil.copytree(entry, os.path.join(target, entry.name), ignore=IGNORED, symlinks=True)
+
+
+# -- running --------------------------------------------------------------------------------------------
+def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], python: Optional[str]) -> List[Outcome]:
+    settings = VerifySettings.from_config(job.config)
+    limit = float(timeout if timeout is not None else settings.timeout)
+    outcomes = []
+    for t in job.targets:
+        report = FunctionReport(job.display, t.qualname, t.line, "unverified", t.reason)
+        outcomes.append(Outcome(job, t, report))
+    runnable = [o for o in outcomes if o.target.plan is not None]
+    if not runnable:
+        return outcomes
+    try:
+        module_name, import_dir, copied = copies.locate(job.path)
+    except OSError as exc:
+        for o in runnable:
+            o.report.reason = f"the module's package cannot be copied to a temporary directory: {exc}"
+        return outcomes
+    root = Path(job.config.root).resolve() if job.config.root else None
+    extra = [str(p) for p in (root, root / "src" if root else None) if p is not None and p.is_dir()]
+    request = {"path": str(copied), "module_name": module_name,
+               "sys_path": [import_dir] + [p for p in extra if p != str(job.path.resolve().parent)],
+               "functions": [o.target.plan for o in runnable]}
+    outcome = run_harness(request, limit, python or settings.python, import_dir, script=CHILD)
+    _apply_events(outcome, [o.report for o in runnable], limit)
+    for o in runnable:
+        if o.report.status == "failed" and not any(c.get("code") for c in o.report.checks):
+            o.report.status = "unverified"  # a failure without a finding is the harness's, not the rule's
+    return outcomes
+
+
+def check_jobs(jobs: Sequence[ModuleJob], timeout: Optional[float] = None, workers: Optional[int] = None,
+               python: Optional[str] = None, progress: Optional[Callable[[int, int], None]] = None) -> List[Outcome]:
+    """One child process per module, up to `workers` at once (default: the CPU count)."""
+    copies = Copies()
+    results: Dict[int, List[Outcome]] = {}
+    try:
+        count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+        if progress is not None:
+            progress(0, len(jobs))
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            futures = {pool.submit(check_module, job, copies, timeout, python): i for i, job in enumerate(jobs)}
+            for done, future in enumerate(as_completed(futures), start=1):
+                results[futures[future]] = future.result()
+                if progress is not None:
+                    progress(done, len(jobs))
+    finally:
+        copies.remove()
+    return [o for i in range(len(jobs)) for o in results.get(i, [])]

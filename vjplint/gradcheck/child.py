@@ -1,0 +1,577 @@
+"""The check-grads child: run as a script in a fresh Python process, never imported by vjplint.
+`python -I -B child.py REQUEST.json RESULT.jsonl` (the protocol of vjplint/verify/harness.py:
+JSON lines `start`, `imported` or `import-error`, `begin`/`function` per derivative, `done`).
+
+It imports the user's module (from vjplint's temporary copy of its package), and for each
+custom_vjp/custom_jvp makes inputs with the verification harness's synthesis (its Verifier),
+then checks, in float64 when the backend has it:
+
+* reverse mode (`jax.grad` of a random linear function of the output) against central finite
+  differences, per argument, at order 1 and, where `grad` of `grad` runs, order 2;
+* forward mode for a custom_jvp (a custom_vjp has none): the tangent against finite
+  differences along a random direction, its linearity, and order 2 where it runs;
+* the rule's primal output (`jax.vjp(f)[0]`, `jax.jvp(f)[0]`) against the primal function's;
+* eager against `jit` and `vmap`, for the value and for the gradient.
+
+Each failed check names its code (VJP501-VJP504) and a message with the measured error.
+Only the standard library, NumPy, JAX and the harness module are used here.
+"""
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import traceback
+
+
+def _load_harness():
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "verify", "harness.py")
+    spec = importlib.util.spec_from_file_location("_vjplint_verify_harness", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+H = _load_harness()
+Unverifiable, describe_exc, resolve = H.Unverifiable, H.describe_exc, H.resolve
+
+# Central differences: step (relative to max(1, |x|)), and the tolerance (atol + rtol * scale).
+FD = {"float64": (1e-6, 1e-5, 1e-8), "float32": (1e-3, 3e-2, 3e-3)}
+SAME = {"float64": 1e-9, "float32": 2e-5}  # eager vs jit/vmap, primal vs the rule's primal output
+MAX_ELEMENTS = 32  # per argument: element by element up to this size, random directions beyond
+DIRECTIONS = 4
+
+
+class Retry(Exception):
+    """The float64 run cannot start (the function rejects float64 inputs): run at the inputs' dtype."""
+
+
+class GradChecker(H.Verifier):
+    def __init__(self, jax, np, module, plan, x64):
+        self.jax, self.np = jax, np
+        self.jnp = importlib.import_module("jax.numpy")
+        self.original_module = module
+        self.plan, self.params, self.kind = plan, plan["params"], plan["kind"]
+        self.checks, self.moved, self.inputs = [], set(), []
+        self.x64 = x64
+        if plan.get("unverifiable"):
+            raise Unverifiable(plan["unverifiable"])
+        try:
+            self.fo = resolve(module, plan["qualname"])
+        except AttributeError:
+            raise Unverifiable("`{}` is not an attribute of the imported module".format(plan["qualname"])) from None
+        self.fr = self.fo
+        self.plain = getattr(self.fo, "fun", None)  # the primal without its rule: the control
+        self.rng = np.random.default_rng(11)
+
+    def trace_original(self, args):
+        """Shape probing traces the value only: a broken rule must fail a check, not the probe."""
+        diff = [i for i, p in enumerate(self.params)
+                if p["role"] == "diff" and i not in self.untraced and self.traceable(args[i])]
+        f = self.bind(self.fo, args, diff)
+        vals = self.pick(args, diff)
+        try:
+            self.jax.eval_shape(f, *vals)
+        except self.jax.errors.ConcretizationTypeError:
+            f(*vals)
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def run(self):
+        samples = self.make_samples()
+        args0 = samples[0]
+        roles = [p["role"] for p in self.params] if self.params else ["diff"] * len(args0)
+        self.positions = [i for i in range(len(args0)) if roles[i] != "static" and i not in self.untraced
+                          and self.traceable(args0[i]) and self.is_real_float(args0[i])]
+        if not self.positions:
+            raise Unverifiable("no differentiable argument holds real floating-point values ({})".format(
+                self.describe_inputs() or "no arguments"))
+        self.names = [self.param_name(i) for i in self.positions]
+        self.samples = samples
+        if self.x64:
+            try:
+                return self.run_at(True)
+            except Retry:
+                self.checks = []
+        return self.run_at(False)
+
+    def run_at(self, wide):
+        jax = self.jax
+        convert = self.widen if wide else (lambda v: v)
+        base = list(self.samples[0])
+        self.vals_s = [[convert(s[i]) for i in self.positions] for s in self.samples]
+        self.vals = self.vals_s[0]
+        self.F = self.bind(self.fo, base, self.positions)
+        self.plain_F = self.bind(self.plain, base, self.positions) if self.plain is not None else None
+        shown = list(base)
+        for i, v in zip(self.positions, self.vals):
+            shown[i] = v
+        self.at = ", ".join("{}={}".format(self.param_name(i), self.summary(shown[i])) for i in range(len(shown)))
+        try:
+            self.out_s = [jax.block_until_ready(self.F(*v)) for v in self.vals_s]
+        except Exception as exc:
+            if wide:
+                raise Retry() from None
+            raise Unverifiable("the function raises with the synthesised inputs ({}): {}".format(
+                self.at, describe_exc(exc))) from None
+        self.out = self.out_s[0]
+        self.weights = self.make_weights(self.out)
+        leaves = [x for x in jax.tree_util.tree_leaves((self.vals, self.out)) if self.is_real_float(x)]
+        self.prec = "float64" if wide and all(self.dtype_of(x) == "float64" for x in leaves) else "float32"
+        if not self.weights:
+            raise Unverifiable("the output has no floating-point values to differentiate ({})".format(self.at))
+        self.argnums = tuple(range(len(self.positions)))
+        self.L = lambda *v: self.loss(self.F(*v))
+        self.grad = jax.grad(self.L, argnums=self.argnums)
+        try:
+            self.g_s = [jax.block_until_ready(self.grad(*v)) for v in self.vals_s]
+        except Exception as exc:
+            if wide:
+                try:
+                    self.grad(*[self.samples[0][i] for i in self.positions])
+                except Exception:
+                    pass
+                else:
+                    raise Retry() from None
+            self.g_s = None
+            self.grad_error = "{}: {} at {}".format(self.reverse_what(), describe_exc(exc), self.at)
+        # A custom_jvp's forward checks come first: a broken tangent also breaks its transpose.
+        for check in ((self.forward, self.reverse) if self.kind == "jvp" else (self.reverse, self.forward)):
+            check()
+        self.primal_output()
+        self.transforms()
+        failed = [c for c in self.checks if c["status"] == "failed"]
+        return {"status": "failed" if failed else "verified", "reason": failed[0]["detail"] if failed else "",
+                "checks": self.checks, "inputs": self.inputs, "precision": self.prec}
+
+    @property
+    def rev_code(self):
+        return "VJP501" if self.kind == "vjp" else "VJP502"
+
+    def reverse_what(self):
+        return "reverse mode raises with the bwd rule" if self.kind == "vjp" else \
+            "reverse mode (JAX transposes the jvp rule) raises"
+
+    # -- records --------------------------------------------------------------------------------
+    def record(self, name, status, detail="", code=None, max_error=None):
+        self.checks.append({"name": name, "status": status, "detail": detail, "code": code, "max_error": max_error})
+
+    def fail(self, name, code, detail, max_error=None):
+        self.record(name, "failed", detail, code, max_error)
+
+    # -- reverse mode ---------------------------------------------------------------------------
+    def reverse(self):
+        if self.g_s is None:
+            self.fail("reverse order 1", self.rev_code, self.grad_error)
+            return
+        jax = self.jax
+        g = self.g_s[0]
+        L = self.fast(self.L)
+        ok = True
+        for j, name in enumerate(self.names):
+            err, tol_ok, rtol = self.fd_compare(L, j, g[j])
+            if not tol_ok:
+                ok = False
+                what = "bwd cotangent for `{}`".format(name) if self.kind == "vjp" else \
+                    "gradient for `{}` (reverse mode, JAX's transpose of the jvp rule)".format(name)
+                self.fail("reverse order 1", self.rev_code, "{} differs from finite differences: max rel. error {} at "
+                          "{} (order 1, {}; tolerance {:g})".format(what, self.num(err), self.at, self.prec, rtol),
+                          err)
+        if not ok:
+            return
+        self.record("reverse order 1", "passed")
+        u = [self.random_like(v) for v in self.vals]
+
+        def hvp_scalar(*v):
+            gv = self.grad(*v)
+            return sum(self.jnp.sum(a * b) for a, b in zip(jax.tree_util.tree_leaves(gv), jax.tree_util.tree_leaves(u)))
+        try:
+            g2 = jax.block_until_ready(jax.grad(hvp_scalar, argnums=self.argnums)(*self.vals))
+        except Exception as exc:
+            self.record("reverse order 2", "skipped", "grad of grad raises: " + describe_exc(exc))
+            return
+        S = self.fast(hvp_scalar)
+        for j, name in enumerate(self.names):
+            err, tol_ok, rtol = self.fd_compare(S, j, g2[j], order=2)
+            if not tol_ok:
+                rule = "the bwd rule" if self.kind == "vjp" else "the jvp rule"
+                self.fail("reverse order 2", self.rev_code, "second-order derivative for `{}` (grad of grad, through "
+                          "{}) differs from finite differences: max rel. error {} at {} (order 2, {}; tolerance {:g})"
+                          .format(name, rule, self.num(err), self.at, self.prec, rtol), err)
+                return
+        self.record("reverse order 2", "passed")
+
+    # -- forward mode ---------------------------------------------------------------------------
+    def forward(self):
+        if self.kind == "vjp":
+            self.record("forward", "skipped", "a custom_vjp has no forward-mode rule")
+            return
+        jax, jnp = self.jax, self.jnp
+        t = [self.random_like(v) for v in self.vals]
+        try:
+            y, ty = jax.block_until_ready(jax.jvp(self.F, tuple(self.vals), tuple(t)))
+            _, ty2 = jax.block_until_ready(jax.jvp(self.F, tuple(self.vals), tuple(self.scale(v, 2.0) for v in t)))
+        except Exception as exc:
+            self.fail("forward order 1", "VJP502", "forward mode raises with the jvp rule: {} at {}".format(
+                describe_exc(exc), self.at))
+            return
+        self.rule_primal = y
+        ok, err = self.same(ty2, jax.tree_util.tree_map(lambda a: a * 2, ty), 1e-6 if self.prec == "float64" else 1e-4)
+        if not ok:
+            n1, n2 = self.norm(ty), self.norm(ty2)
+            factor = self.num(n2 / n1) if n1 else "inf"
+            self.fail("forward linearity", "VJP502", "the jvp rule's tangent output is not linear in the input "
+                      "tangents: doubling them scales it by {}, not 2, at {}".format(factor, self.at), err)
+            return
+        fd = self.fd_directional(self.fast(self.F), t)
+        err, tol_ok, rtol = self.close(ty, fd)
+        if not tol_ok:
+            self.fail("forward order 1", "VJP502", "jvp tangent differs from finite differences along a random "
+                      "tangent: max rel. error {} at {} (order 1, {}; tolerance {:g})".format(
+                          self.num(err), self.at, self.prec, rtol), err)
+            return
+        self.record("forward order 1", "passed")
+
+        def tangent(*v):
+            return jax.jvp(self.F, tuple(v), tuple(t))[1]
+        try:
+            t2 = jax.block_until_ready(jax.jvp(tangent, tuple(self.vals), tuple(t))[1])
+        except Exception as exc:
+            self.record("forward order 2", "skipped", "jvp of jvp raises: " + describe_exc(exc))
+            return
+        fd2 = self.fd_directional(self.fast(tangent), t)
+        err, tol_ok, rtol = self.close(t2, fd2, order=2)
+        if not tol_ok:
+            self.fail("forward order 2", "VJP502", "second-order forward derivative (jvp of jvp, through the jvp "
+                      "rule) differs from finite differences: max rel. error {} at {} (order 2, {}; tolerance {:g})"
+                      .format(self.num(err), self.at, self.prec, rtol), err)
+            return
+        self.record("forward order 2", "passed")
+
+    # -- the rule's primal output ---------------------------------------------------------------
+    def primal_output(self):
+        jax = self.jax
+        if self.kind == "vjp":
+            try:
+                y = jax.block_until_ready(jax.vjp(self.F, *self.vals)[0])
+            except Exception:
+                self.record("primal output", "skipped", "jax.vjp raises (reported as a reverse-mode failure)")
+                return
+            who = "fwd's primal output"
+        else:
+            y = getattr(self, "rule_primal", None)
+            if y is None:
+                self.record("primal output", "skipped", "jax.jvp raises (reported as a forward-mode failure)")
+                return
+            who = "the jvp rule's primal output"
+        problem = self.structure_problem(y, self.out)
+        if problem:
+            self.fail("primal output", "VJP503", "{} {}, at {}".format(who, problem, self.at))
+            return
+        ok, err = self.same(y, self.out, SAME[self.prec])
+        if not ok:
+            self.fail("primal output", "VJP503", "{} differs from the primal function's output: max rel. error {} at "
+                      "{} ({})".format(who, self.num(err), self.at, self.prec), err)
+            return
+        self.record("primal output", "passed")
+
+    # -- jit and vmap ---------------------------------------------------------------------------
+    def transforms(self):
+        jax = self.jax
+        stacked = [self.stack([v[j] for v in self.vals_s]) for j in range(len(self.positions))]
+        out_b = self.stack(self.out_s)
+        jit_ok = self.transform("jit", "the output", lambda: jax.jit(self.F)(*self.vals), self.out,
+                                lambda: jax.jit(self.plain_F)(*self.vals))
+        vmap_ok = self.transform("vmap", "the output", lambda: jax.vmap(self.F)(*stacked), out_b,
+                                 lambda: jax.vmap(self.plain_F)(*stacked))
+        if self.g_s is None:
+            return
+        g_b = self.stack(self.g_s)
+        if jit_ok:
+            self.transform("jit(grad)", "the gradient", lambda: jax.jit(self.grad)(*self.vals), self.g_s[0], None)
+        if vmap_ok:
+            self.transform("vmap(grad)", "the gradient", lambda: jax.vmap(self.grad)(*stacked), g_b, None)
+
+    def transform(self, name, what, run, expected, control):
+        """True when the transformation could be checked (passed or failed), False when skipped."""
+        try:
+            actual = self.jax.block_until_ready(run())
+        except Exception as exc:
+            if control is not None and self.plain_F is not None:
+                try:
+                    self.jax.block_until_ready(control())
+                except Exception as control_exc:
+                    self.record(name, "skipped", "the primal without its rule fails under {} too: {}".format(
+                        name, describe_exc(control_exc)))
+                    return False
+            self.fail(name, "VJP504", "raises under {} but not eagerly: {} at {}".format(
+                name, describe_exc(exc), self.at))
+            return True
+        problem = self.structure_problem(actual, expected)
+        if problem:
+            self.fail(name, "VJP504", "{} under {} {}, at {}".format(what, name, problem, self.at))
+            return True
+        ok, err = self.same(actual, expected, SAME[self.prec])
+        if not ok:
+            where = self.worst_label(actual, expected) if what == "the gradient" else ""
+            self.fail(name, "VJP504", "{}{} under {} differs from eager: max rel. error {} at {} ({}{})".format(
+                what, where, name, self.num(err), self.at, "a batch of 3, " if "vmap" in name else "",
+                self.prec), err)
+            return True
+        self.record(name, "passed", max_error=err)
+        return True
+
+    # -- finite differences -----------------------------------------------------------------------
+    def fast(self, f):
+        """`f` under jit when that runs and agrees with the eager value (finite differences call it
+        often); `f` itself otherwise."""
+        jax = self.jax
+        try:
+            jitted = jax.jit(f)
+            a, e = jax.block_until_ready(jitted(*self.vals)), jax.block_until_ready(f(*self.vals))
+            if self.same(a, e, SAME[self.prec] * 10)[0]:
+                return jitted
+        except Exception:
+            pass
+        return f
+
+    def fd_compare(self, S, j, ad, order=1):
+        """Compare `ad`, the derivative of the scalar function S along argument j, with central
+        differences: element by element for small arguments, along random directions beyond."""
+        np, jax = self.np, self.jax
+        eps, rtol, atol = FD[self.prec]
+        if order == 2:
+            rtol, atol = rtol * 10, atol * 10
+        value = self.vals[j]
+        leaves, treedef = jax.tree_util.tree_flatten(value)
+        size = sum(int(np.size(x)) for x in leaves)
+        ad_leaves = [np.asarray(x, dtype=np.float64).ravel() for x in jax.tree_util.tree_leaves(ad)]
+        if size <= MAX_ELEMENTS:
+            fd_flat, ad_flat = [], np.concatenate(ad_leaves) if ad_leaves else np.zeros(0)
+            for li, leaf in enumerate(leaves):
+                base = np.asarray(leaf, dtype=np.float64).ravel()
+                for k in range(base.size):
+                    h = eps * max(1.0, abs(base[k]))
+                    plus, minus = base.copy(), base.copy()
+                    plus[k] += h
+                    minus[k] -= h
+                    fp = self.scalar(S, j, treedef, leaves, li, plus)
+                    fm = self.scalar(S, j, treedef, leaves, li, minus)
+                    fd_flat.append((fp - fm) / (2 * h))
+            fd = np.asarray(fd_flat)
+        else:  # projections on random directions
+            fd, ad_proj = [], []
+            for _ in range(DIRECTIONS):
+                d = [self.rng.standard_normal(np.shape(x)) for x in leaves]
+                h = eps * max(1.0, max(float(np.max(np.abs(np.asarray(x, dtype=np.float64)))) for x in leaves))
+                plus = [np.asarray(x, dtype=np.float64) + h * di for x, di in zip(leaves, d)]
+                minus = [np.asarray(x, dtype=np.float64) - h * di for x, di in zip(leaves, d)]
+                fp = self.scalar_tree(S, j, treedef, leaves, plus)
+                fm = self.scalar_tree(S, j, treedef, leaves, minus)
+                fd.append((fp - fm) / (2 * h))
+                ad_proj.append(sum(float(np.dot(a, di.ravel())) for a, di in zip(ad_leaves, d)))
+            fd, ad_flat = np.asarray(fd), np.asarray(ad_proj)
+        return self.errors(ad_flat, fd, rtol, atol)
+
+    def errors(self, ad, fd, rtol, atol):
+        np = self.np
+        if ad.shape != fd.shape:
+            return float("inf"), False, rtol
+        diff = float(np.max(np.abs(ad - fd))) if ad.size else 0.0
+        scale = float(np.max(np.abs(fd))) if fd.size else 0.0
+        if not np.isfinite(diff):
+            return float("inf"), bool(np.array_equal(np.isnan(ad), np.isnan(fd)) and
+                                      np.allclose(np.nan_to_num(ad), np.nan_to_num(fd))), rtol
+        return diff / max(scale, 1e-300) if diff else 0.0, diff <= atol + rtol * scale, rtol
+
+    def rebuild(self, like, flat):
+        jnp = self.jnp
+        if isinstance(like, float):
+            return float(flat.reshape(()))
+        return jnp.asarray(flat.reshape(self.np.shape(like)), dtype=like.dtype)
+
+    def scalar(self, S, j, treedef, leaves, li, flat):
+        new = list(leaves)
+        new[li] = self.rebuild(leaves[li], flat)
+        return self.scalar_tree(S, j, treedef, leaves, [self.np.asarray(x, dtype=self.np.float64) for x in new])
+
+    def scalar_tree(self, S, j, treedef, leaves, arrays):
+        new = [self.rebuild(like, self.np.asarray(a, dtype=self.np.float64)) for like, a in zip(leaves, arrays)]
+        vals = list(self.vals)
+        vals[j] = self.jax.tree_util.tree_unflatten(treedef, new)
+        return float(self.np.real(self.np.asarray(S(*vals))))
+
+    def fd_directional(self, f, t):
+        """(f(x + h t) - f(x - h t)) / 2h, leaf by leaf, as float64 NumPy arrays."""
+        np, jax = self.np, self.jax
+        eps = FD[self.prec][0]
+        big = max([1.0] + [float(np.max(np.abs(np.asarray(x, dtype=np.float64))))
+                           for x in jax.tree_util.tree_leaves(self.vals) if np.size(x)])
+        h = eps * big
+        plus = [self.shift(v, d, h) for v, d in zip(self.vals, t)]
+        minus = [self.shift(v, d, -h) for v, d in zip(self.vals, t)]
+        fp, fm = f(*plus), f(*minus)
+        return jax.tree_util.tree_map(lambda a, b: (np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))
+                                      / (2 * h), fp, fm)
+
+    def shift(self, value, direction, h):
+        jax, np = self.jax, self.np
+        return jax.tree_util.tree_map(
+            lambda x, d: self.rebuild(x, np.asarray(x, dtype=np.float64) + h * np.asarray(d, dtype=np.float64)),
+            value, direction)
+
+    def close(self, ad, fd, order=1):
+        np, jax = self.np, self.jax
+        _, rtol, atol = FD[self.prec]
+        if order == 2:
+            rtol, atol = rtol * 10, atol * 10
+        a = [np.asarray(x, dtype=np.float64).ravel() for x in jax.tree_util.tree_leaves(ad)]
+        e = [np.asarray(x, dtype=np.float64).ravel() for x in jax.tree_util.tree_leaves(fd)]
+        if len(a) != len(e) or any(x.shape != y.shape for x, y in zip(a, e)):
+            return float("inf"), False, rtol
+        return self.errors(np.concatenate(a) if a else np.zeros(0), np.concatenate(e) if e else np.zeros(0),
+                           rtol, atol)
+
+    # -- comparison helpers -----------------------------------------------------------------------
+    def same(self, actual, expected, rtol):
+        """(ok, max rel. error) for two trees of the same structure: |a - e| <= rtol * max|e| + rtol."""
+        np, jax = self.np, self.jax
+        worst, ok = 0.0, True
+        for a, e in zip(jax.tree_util.tree_leaves(actual), jax.tree_util.tree_leaves(expected)):
+            a, e = np.asarray(a), np.asarray(e)
+            if a.shape != e.shape:
+                return False, float("inf")
+            if e.dtype.kind not in "fc":
+                if not np.array_equal(a, e):
+                    return False, float("inf")
+                continue
+            a64, e64 = a.astype(np.complex128), e.astype(np.complex128)
+            nan = np.isnan(a64) | np.isnan(e64)
+            if (np.isnan(a64) != np.isnan(e64)).any():
+                return False, float("inf")
+            diff = float(np.max(np.where(nan, 0, np.abs(a64 - e64)))) if a.size else 0.0
+            scale = float(np.max(np.where(nan, 0, np.abs(e64)))) if e.size else 0.0
+            if not np.isfinite(diff):
+                diff = 0.0 if np.array_equal(a64, e64) else float("inf")
+            worst = max(worst, diff / max(scale, 1e-300) if diff else 0.0)
+            if diff > rtol * max(scale, 1.0):
+                ok = False
+        return ok, worst
+
+    def structure_problem(self, actual, expected):
+        np, jax = self.np, self.jax
+        ta, te = jax.tree_util.tree_structure(actual), jax.tree_util.tree_structure(expected)
+        if ta != te:
+            return "has the structure {}, the primal's is {}".format(ta, te)
+        for a, e in zip(jax.tree_util.tree_leaves(actual), jax.tree_util.tree_leaves(expected)):
+            if np.shape(a) != np.shape(e):
+                return "has shape {}, expected {}".format(tuple(np.shape(a)), tuple(np.shape(e)))
+            da, de = self.dtype_of(a), self.dtype_of(e)
+            if da != de:
+                return "has dtype {}, expected {}".format(da, de)
+        return ""
+
+    def worst_label(self, actual, expected):
+        np = self.np
+        worst, label = -1.0, ""
+        for j, name in enumerate(self.names):
+            a = [np.asarray(x, dtype=np.float64) for x in self.jax.tree_util.tree_leaves(actual[j])]
+            e = [np.asarray(x, dtype=np.float64) for x in self.jax.tree_util.tree_leaves(expected[j])]
+            d = max([float(np.max(np.abs(x - y))) if x.size else 0.0 for x, y in zip(a, e)] or [0.0])
+            if d > worst:
+                worst, label = d, " for `{}`".format(name)
+        return label
+
+    # -- values -----------------------------------------------------------------------------------
+    def widen(self, value):
+        jnp = self.jnp
+
+        def one(x):
+            if isinstance(x, float):
+                return x
+            if self.dtype_of(x) in ("float32", "float16", "bfloat16"):
+                return jnp.asarray(x, dtype=jnp.float64)
+            return x
+        return self.jax.tree_util.tree_map(one, value)
+
+    def random_like(self, value):
+        jnp = self.jnp
+        return self.jax.tree_util.tree_map(
+            lambda x: float(self.rng.uniform(0.5, 1.5)) if isinstance(x, float) else
+            jnp.asarray(self.rng.uniform(0.5, 1.5, self.np.shape(x)), dtype=x.dtype), value)
+
+    def scale(self, value, factor):
+        return self.jax.tree_util.tree_map(lambda x: x * factor, value)
+
+    def norm(self, tree):
+        np = self.np
+        return float(np.sqrt(sum(float(np.sum(np.abs(np.asarray(x, dtype=np.float64)) ** 2))
+                                 for x in self.jax.tree_util.tree_leaves(tree))))
+
+    def dtype_of(self, x):
+        if isinstance(x, float):
+            return "float64" if self.x64 else "float32"
+        return str(getattr(x, "dtype", type(x).__name__))
+
+    def is_real_float(self, value):
+        leaves = self.jax.tree_util.tree_leaves(value)
+        if not leaves:
+            return False
+        for leaf in leaves:
+            if isinstance(leaf, (bool, int, complex)):
+                return False
+            if isinstance(leaf, float):
+                continue
+            dtype = getattr(leaf, "dtype", None)
+            if dtype is None or not self.jnp.issubdtype(dtype, self.jnp.floating):
+                return False
+        return True
+
+    @staticmethod
+    def num(value):
+        return "{:.3g}".format(value)
+
+
+def main(argv):
+    request_path, result_path = argv[1], argv[2]
+    emit = H.Emitter(result_path)
+    with open(request_path, encoding="utf-8") as handle:
+        request = json.load(handle)
+    sys.stdout = sys.stderr  # the user's prints must not mix with anything we parse
+    sys.path[:0] = request["sys_path"]
+    try:
+        import jax
+        import numpy
+    except BaseException as exc:
+        emit(event="no-jax", detail=describe_exc(exc), python=sys.executable)
+        return 0
+    device = jax.devices()[0]
+    x64 = device.platform != "tpu"  # TPUs have no native float64
+    if x64:
+        jax.config.update("jax_enable_x64", True)
+    label = "cpu" if device.platform == "cpu" else str(device)
+    emit(event="start", device=label, device_kind=getattr(device, "device_kind", ""), jax_version=jax.__version__,
+         python=sys.version.split()[0])
+    try:
+        module = importlib.import_module(request["module_name"])
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt from user code included
+        emit(event="import-error", which="original", detail=describe_exc(exc),
+             where=H._user_frame(exc, request["path"]))
+        return 0
+    emit(event="imported")
+    for plan in request["functions"]:
+        emit(event="begin", name=plan["qualname"])
+        try:
+            result = GradChecker(jax, numpy, module, plan, x64).run()
+        except Unverifiable as exc:
+            result = {"status": "unverified", "reason": str(exc), "checks": [], "inputs": []}
+        except BaseException as exc:
+            result = {"status": "unverified", "reason": "the checker failed: " + describe_exc(exc),
+                      "checks": [], "inputs": [], "traceback": traceback.format_exc(limit=6)}
+        emit(event="function", name=plan["qualname"], **result)
+    emit(event="done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
