@@ -8,7 +8,7 @@ import codecs
 import os
 import textwrap
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List
 
 import pytest
 
@@ -189,3 +189,66 @@ def test_cli_refuses_fix_and_stdin(tmp_path: Path) -> None:
         proc = run_cli("--no-cache", *args, cwd=tmp_path, stdin=b"")
         assert (proc.returncode, proc.stderr) == (
             2, "vjplint: error: --add-noqa cannot be combined with --fix, --diff or stdin\n")
+
+
+# -- progress on a terminal ---------------------------------------------------------------------
+_WITH_PROGRESS_NOW = ("import sys, vjplint.cli.check as check; check.PROGRESS_DELAY_S = 0.0; "
+                      "from vjplint.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def _run_on_pty(cwd: Path, args: List[str], stderr_tty: bool) -> str:
+    """vjplint with stderr on a pseudo-terminal (or a pipe) and stdout a pipe; what stderr got.
+    The counter's 2-second delay is set to 0 so that a short run shows it."""
+    import pty
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    master, slave = pty.openpty() if stderr_tty else os.pipe()[::-1]
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", _WITH_PROGRESS_NOW, *args], cwd=cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the terminal's last writer is gone
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.communicate(timeout=120)
+    finally:
+        os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _counter(total: int) -> str:
+    return "".join(f"\r\x1b[Kvjplint: {i}/{total} files" for i in range(1, total + 1)) + "\r\x1b[K"
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize("args", [[], ["--fix"], ["--add-noqa"]])
+def test_progress_counter_on_a_terminal_only(tmp_path: Path, args: List[str]) -> None:
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_text(CLIP.format(comment="", trigger=TRIGGER))
+    (tmp_path / "plain.py").write_text("import os\n")
+    work = tmp_path / "work"
+    for stderr_tty in (False, True):
+        if work.exists():
+            import shutil
+
+            shutil.rmtree(work)
+        work.mkdir()
+        for f in tmp_path.glob("*.py"):
+            (work / f.name).write_bytes(f.read_bytes())
+        err = _run_on_pty(work, ["--no-cache", "-j", "1", *args, "."], stderr_tty)
+        if stderr_tty:
+            assert err.startswith(_counter(4)), repr(err)
+        else:
+            assert "vjplint: 1/4 files" not in err and "\x1b[K" not in err, repr(err)
+    quiet = _run_on_pty(work, ["--no-cache", "-j", "1", "-q", *args, "."], True)
+    assert "files" not in quiet  # -q: diagnostics only
