@@ -58,7 +58,9 @@ def rule_cases(code: str) -> List[Case]:
     rule = all_rules()[code]
     for kind, snippets in (("INVALID", rule.INVALID), ("VALID", rule.VALID)):
         for i, snippet in enumerate(snippets):
-            cases.append(Case(code, f"{code}.{kind}[{i}]", "example.py", snippet, kind == "INVALID", True))
+            # A runtime rule's INVALID examples fire under `vjplint check-grads`, never when linted.
+            fires = kind == "INVALID" and not rule.RUNTIME
+            cases.append(Case(code, f"{code}.{kind}[{i}]", "example.py", snippet, fires, True))
     return cases
 
 
@@ -122,6 +124,9 @@ def render_rule(code: str) -> str:
             "     VJPLINT_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_rule_snapshots.py -->", "",
             f"Each case is linted with `select = [\"{code}\"]`; rows and columns are 1-based, the end",
             "exclusive. Fixable cases show the diff `vjplint --diff --unsafe-fixes` prints.", ""]
+    if rule.RUNTIME:
+        head += ["A runtime rule: `vjplint check-grads` reports it by running the code (its cases are",
+                 "fixtures/check_grads/); linting never does, so every case here reads \"no diagnostics\".", ""]
     return "\n".join(head) + "\n" + "\n".join(render_case(case) for case in rule_cases(code))
 
 
@@ -158,6 +163,9 @@ def test_every_snapshot_belongs_to_a_rule() -> None:
 def test_every_rule_has_examples_and_fixtures() -> None:
     for code, rule in all_rules().items():
         assert rule.INVALID and rule.VALID, f"{code} needs VALID and INVALID examples"
+        if rule.RUNTIME:  # its fixtures are fixtures/check_grads/ (tests/test_check_grads.py)
+            assert not (RULE_FIXTURES / code).exists(), f"{code} is a runtime rule: linting has nothing to fixture"
+            continue
         directory = RULE_FIXTURES / code
         fire, silent = list(directory.glob("fire_*.py")), list(directory.glob("silent_*.py"))
         assert len(fire) >= 3 and len(silent) >= 3, f"{code} needs at least 3 firing and 3 silent fixtures"
