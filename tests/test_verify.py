@@ -344,8 +344,8 @@ def test_unknown_verify_setting_is_a_config_error(tmp_path):
     (tmp_path / "a.py").write_text(CLIP)
     proc = run_cli("verify", "a.py", "--rewritten", "a.py", cwd=tmp_path)
     assert proc.returncode == 2
-    assert proc.stderr.endswith("unknown key in [tool.vjplint.verify]: exampels (known keys: examples, timeout, "
-                                "python)\n")
+    assert proc.stderr.endswith("unknown key in [tool.vjplint.verify]: exampels (did you mean 'examples'?) "
+                                "(known keys: examples, timeout, python)\n")
 
 
 def test_nothing_to_verify_exits_zero(tmp_path):

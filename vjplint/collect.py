@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from vjplint.facts import Facts
 from vjplint.jaxapi import EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP, PARTIAL, REGISTRATION_METHODS, TRANSFORMS
 from vjplint.model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value
@@ -70,7 +71,9 @@ class _Collector:
         self.derivatives.sort(key=lambda d: (d.anchor.lineno, d.anchor.col_offset))
         for d in self.derivatives:
             d.call_sites.sort(key=lambda c: (c.call.lineno, c.call.col_offset))
-        return FileModel(self.module, self.index, self.derivatives, self.traced, self.lines)
+        model = FileModel(self.module, self.index, self.derivatives, self.traced, self.lines)
+        model.facts = Facts(model)
+        return model
 
     # -- definitions ----------------------------------------------------------------------
     def _match_creator(self, expr: ast.expr, scope: Scope) -> Optional[Tuple[str, Dict[str, ast.expr], str, bool]]:

@@ -172,16 +172,6 @@ def _param_at(rule: Optional[RuleFunction], index: int) -> Optional[str]:
     return params[index]
 
 
-class _Quoter:
-    """`model.quote` (kept for `Rule.quote`, which still calls it)."""
-
-    def __init__(self, model: FileModel) -> None:
-        self.model = model
-
-    def __call__(self, node: ast.AST, limit: int = 60) -> str:
-        return self.model.quote(node, limit)
-
-
 def annotation_evidence(model: FileModel, annotation: Optional[ast.expr], name: str) -> List[Evidence]:
     if annotation is None:
         return []

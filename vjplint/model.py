@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from vjplint.positions import byte_to_char
 from vjplint.semantic import FunctionNode, SemanticIndex
 
-if TYPE_CHECKING:
-    from vjplint.facts import Facts
 
 
 @dataclass
@@ -156,12 +153,10 @@ class FileModel:
     traced: Dict[FunctionNode, TracedFunction]
     lines: List[str]
 
-    @cached_property
-    def facts(self) -> "Facts":
-        """Facts derived from the model (arities, returns, verdicts...), each computed once."""
-        from vjplint.facts import Facts
-
-        return Facts(self)
+    # Facts derived from the model (arities, returns, verdicts...), each computed once: a
+    # vjplint.facts.Facts, attached by vjplint.collect.collect (the facts layer sits above this
+    # module, which does not import it).
+    facts: Any = field(default=None, repr=False, compare=False)
 
     def derivative_for_node(self, node: ast.AST) -> Optional[CustomDerivative]:
         for d in self.derivatives:

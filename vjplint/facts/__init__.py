@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import weakref
 from typing import (TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Generic, Hashable, List, Optional, Tuple,
-                    TypeVar, Union)
+                    TypeVar)
 
 from vjplint.facts import signatures, values
 from vjplint.facts.signatures import Arity, VjpRules, function_arity, is_placeholder, plural
@@ -21,7 +21,6 @@ from vjplint.model import CustomDerivative, FileModel, Registration, RuleFunctio
 from vjplint.semantic import FunctionNode, own_nodes
 
 if TYPE_CHECKING:
-    from vjplint.fixes.residual_plan import Plan
     from vjplint.infer import Hints, Verdict
 
 __all__ = ["Arity", "Facts", "Return", "VjpRules", "describe_traced", "function_arity", "is_placeholder", "plural",
@@ -71,7 +70,7 @@ class Facts:
         self._jax_internal: Optional[bool] = None
         # The residual-plus-None planner's answer per derivative and moved positions: a plan or
         # the reason it refused (`fixes.safety` asks; the rule and the codemod share the answer).
-        self.residual_plans: _ById[Union["Plan", str]] = _ById()
+        self.residual_plans: _ById[object] = _ById()  # a fixes.residual_plan.Plan, or the refusal text
 
     # -- signatures and arities ---------------------------------------------------------------
     def rule_arity(self, rule: Optional[RuleFunction]) -> Optional[Arity]:

@@ -89,6 +89,4 @@ class Rule:
 
     # Helpers shared by many rules.
     def quote(self, node: ast.AST, limit: int = 60) -> str:
-        from vjplint.infer import _Quoter
-
-        return _Quoter(self.model)(node, limit)
+        return self.model.quote(node, limit)

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from vjplint.config import DEFAULT_VERIFY_TIMEOUT as DEFAULT_TIMEOUT, Config, shown, verify_settings
-from vjplint.errors import ConfigError
 from vjplint.install_hint import install_hint
 
 HARNESS = Path(__file__).with_name("harness.py")
