@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def run_add_noqa(args, workspace: "Workspace", paths: Sequence[str], progress=None) -> int:
     """Exit 0 when every finding is now suppressed, 1 when some cannot be (each is named on
-    stderr), 2 when a file could not be read or written or the run failed."""
+    stderr; 0 with --exit-zero), 2 when a file could not be read or written or the run failed."""
     from vjplint.batch.runner import lint_paths
     from vjplint.engine import lint_source
 
@@ -61,7 +61,7 @@ def run_add_noqa(args, workspace: "Workspace", paths: Sequence[str], progress=No
         print(f"vjplint: warning: No Python files found under {', '.join(paths)}", file=sys.stderr)
     if not args.quiet:
         print(f"Added {added} noqa directive{'s' if added != 1 else ''}.", file=sys.stderr)
-    return 2 if failed else 1 if left else 0
+    return 2 if failed else 1 if left and not args.exit_zero else 0
 
 
 def _why(d: Diagnostic) -> str:
