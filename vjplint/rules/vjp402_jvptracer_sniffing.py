@@ -48,9 +48,11 @@ class JvpTracerSniffing(Rule):
     ## Fix safety
     The rewrite to `isinstance(x, jax.core.Tracer)` is unsafe: it is also True under `jit` and
     `vmap`, which is usually what such code wants but changes behaviour there. It is offered only
-    when `jax` is imported as `jax` in the module. Code that also tests `LinearizeTracer` or
-    `jax.core.Tracer`, compares tracers' traces (`x._trace`, forward-mode machinery), or is part
-    of JAX itself (imports only `jax._src`) is not flagged.
+    when `jax` is imported as `jax` in the module. Code that also tests `LinearizeTracer`, tests
+    for `JVPTracer` only where `isinstance(x, jax.core.Tracer)` already holds (inside that `if`
+    branch or after it in an `and`: it tells forward mode apart from grad, which takes the other
+    branch), compares tracers' traces (`x._trace`, forward-mode machinery), or is part of JAX
+    itself (imports only `jax._src`) is not flagged.
     """
 
     CODE = "VJP402"
@@ -160,6 +162,8 @@ def is_traced(x):
         # A test by name means this module's own class when the module defines one.
         if by_name and any(b.kind == "class" for b in self.model.index.module_scope.bindings.get(NAME, [])):
             return True
+        if self._inside_tracer_test(node, subject):
+            return True  # already known to be a tracer: the class name only tells forward mode apart
         fn = self.model.index.enclosing_function(node)
         scope_root: ast.AST = fn if fn is not None else self.model.module
         name = subject.id if isinstance(subject, ast.Name) else None
@@ -172,6 +176,42 @@ def is_traced(x):
             if isinstance(inner, ast.Name) and inner.id == "LinearizeTracer":
                 return True
         return False
+
+    def _inside_tracer_test(self, node: ast.AST, subject: ast.expr) -> bool:
+        """Whether `node` runs only where `isinstance(subject, <jax Tracer>)` holds: inside the body
+        of an `if`/conditional expression testing it, or after it in an `and`."""
+        index = self.model.index
+        child: ast.AST = node
+        for parent in index.ancestors(node):
+            tests: list = []
+            if isinstance(parent, (ast.If, ast.While, ast.IfExp)) and child is not parent.test and (
+                    child in (parent.body if isinstance(parent.body, list) else [parent.body])):
+                tests = [parent.test]
+            elif isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And) and child in parent.values:
+                tests = parent.values[:parent.values.index(child)]  # type: ignore[arg-type]
+            elif isinstance(parent, ast.comprehension) and child in parent.ifs:
+                tests = parent.ifs[:parent.ifs.index(child)]  # type: ignore[arg-type]
+            for test in tests:
+                for part in (test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+                             else [test]):
+                    if self._tests_tracer(part, subject):
+                        return True
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return False
+            child = parent
+        return False
+
+    def _tests_tracer(self, test: ast.expr, subject: ast.expr) -> bool:
+        """`isinstance(subject, jax.core.Tracer)` (any jax path to a class named Tracer)."""
+        if not (isinstance(test, ast.Call) and len(test.args) == 2
+                and self.model.index.qualname(test.func) == "builtins.isinstance"):
+            return False
+        if ast.dump(test.args[0]) != ast.dump(subject):
+            return False
+        types = test.args[1]
+        elements = types.elts if isinstance(types, ast.Tuple) else [types]
+        return any((self.model.index.qualname(e) or "").startswith("jax")
+                   and (self.model.index.qualname(e) or "").endswith(".Tracer") for e in elements)
 
     def _flag(self, node: ast.AST, subject: ast.expr, shown: str, target: Optional[ast.AST], template: str) -> None:
         if self._exempt(node, subject):
