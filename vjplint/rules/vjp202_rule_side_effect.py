@@ -7,7 +7,7 @@ from vjplint.diagnostics import Severity
 from vjplint.jaxapi import STATIC_ATTRIBUTES
 from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
-from vjplint.semantic import Binding
+from vjplint.semantic import Binding, Scope
 
 # Methods that only mutable containers have: flagged on any outer object.
 CONTAINER_ONLY = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "setdefault", "popitem"})
@@ -27,6 +27,10 @@ class RuleSideEffect(Rule):
     Flags a custom_vjp `fwd`/`bwd` or custom_jvp rule that assigns a `global` or `nonlocal`
     name, or mutates an object defined outside the rule: `outer_list.append(...)`,
     `outer_dict[key] = ...`, `outer.attr = ...`, `cache.update(...)` on an outer dict.
+    Not flagged: state that is local to an enclosing rule (a custom derivative defined and used
+    inside another rule assigns the outer rule's `nonlocal`, within one call of it), host
+    functions of `jax.pure_callback` / `io_callback` / `jax.debug.callback` (they run on the
+    host, with concrete values, at execution time), and static metadata (treedefs, shapes).
 
     ## Why is this bad?
     Rules are traced, not run per call. Under `jit` the rule runs once per compilation, so
@@ -136,6 +140,8 @@ f.defvjp(f_fwd, f_bwd)
                     scope = index.scope_of(target)
                     if target.id in scope.globals_ or target.id in scope.nonlocals:
                         kind = "global" if target.id in scope.globals_ else "nonlocal"
+                        if kind == "nonlocal" and self._owned_by_a_rule(target.id, scope):
+                            continue  # a local of an enclosing rule: lives within one call of it
                         return target.id, f"assigns the {kind} `{target.id}` (`{self.quote(node)}`)"
                 elif isinstance(target, (ast.Subscript, ast.Attribute)):
                     root = _root(target)
@@ -163,13 +169,29 @@ f.defvjp(f_fwd, f_bwd)
                 return root.id, f"mutates `{root.id}`, defined outside the rule (`{self.quote(node)}`)"
         return None
 
+    def _owned_by_a_rule(self, name: str, scope: Scope) -> bool:
+        """Whether the `nonlocal name` declared in `scope` is a local of a function that is itself
+        a rule (or nested in one): a custom derivative defined and used inside another rule, whose
+        rule is called synchronously there. The variable ends with that call, nothing leaks."""
+        found = self.model.index.resolve(name, scope)
+        return found is not None and self._rule_local(found[0])
+
+    def _rule_local(self, scope: Scope) -> bool:
+        """Whether `scope` is the body of a rule or of a function nested in one."""
+        if not scope.is_function:
+            return False
+        owner = scope.node
+        return any(owner is rule.node or self.model.index.inside(owner, rule.node)  # type: ignore[arg-type]
+                   for d in self.model.derivatives for _, rule in self.model.facts.rules_of(d)
+                   if rule.node is not None)
+
     def _outer_object(self, fn: ast.AST, root: ast.Name) -> Optional[List[Binding]]:
         """The bindings of `root` when they live outside `fn` and are variables (not imports)."""
         found = self.model.index.resolve(root.id, self.model.index.scope_of(root))
         if found is None:
             return None
         scope, bindings = found
-        if self.model.index.inside(scope.node, fn):
+        if self.model.index.inside(scope.node, fn) or self._rule_local(scope):
             return None
         if any(b.kind in ("import", "def", "class") for b in bindings):
             return None
