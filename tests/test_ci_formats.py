@@ -178,3 +178,13 @@ def test_rdjson_schema_rejects_what_reviewdog_would_not_parse() -> None:
 def test_new_formats_are_listed_in_the_help() -> None:
     proc = run_cli("--help")
     assert "{text,concise,json,sarif,github,gitlab,junit,rdjson,lsp}" in proc.stdout
+
+
+def test_rule_links_follow_docs_url(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.vjplint]\ndocs-url = "https://example.org/vjplint/{code}.html"\n')
+    rdjson = json.loads(_run(project, "rdjson"))["diagnostics"][0]
+    assert rdjson["code"]["url"] == "https://example.org/vjplint/VJP101.html"
+    gitlab = json.loads(_run(project, "gitlab"))[0]
+    assert gitlab["content"]["body"] == "nondiff-array: https://example.org/vjplint/VJP101.html"
+    junit = [r for s in JUnitXml.fromstring(_run(project, "junit")) for c in s for r in c.result][0]
+    assert junit.text.endswith("\nhttps://example.org/vjplint/VJP101.html")
