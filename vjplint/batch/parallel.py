@@ -192,38 +192,64 @@ def _init_worker(configs: Sequence[Config]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+# Files per chunk: enough to amortise a round trip to the worker, few enough that the biggest
+# files (first) spread over the workers and the last chunks balance the end of the run.
+MAX_CHUNK = 32
+
+
+def _chunks(ordered: Sequence[Task], workers: int) -> List[List[Task]]:
+    size = max(1, min(MAX_CHUNK, len(ordered) // (workers * 8)))
+    return [list(ordered[i:i + size]) for i in range(0, len(ordered), size)]
+
+
+def _work_chunk(tasks: Sequence[Task]) -> List[Tuple[int, Done]]:
+    return [(task[0], _lint(task, _WORKER_CONFIGS)) for task in tasks]
+
+
 def _work(task: Task) -> Tuple[int, Done]:
     return task[0], _lint(task, _WORKER_CONFIGS)
 
 
 def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int):
-    """Yield (index, result) as workers finish, biggest files first (they bound the wall time)."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    """Yield (index, result) as workers finish, biggest files first (they bound the wall time).
+    Tasks go to the workers in chunks, and finished chunks come back through one queue: waiting
+    on every pending future at each step (concurrent.futures.wait) is quadratic in their number."""
+    import queue
+    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     _preload()
     ordered = sorted(tasks, key=lambda t: t[3], reverse=True)
     unfinished = {t[0]: t for t in ordered}
+    finished: "queue.SimpleQueue" = queue.SimpleQueue()
     with _sigint_as_flag() as interrupted:
         pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(configs,))
         try:
-            pending, broken = set(), False
-            for task in ordered:
+            submitted, broken = 0, False
+            for chunk in _chunks(ordered, workers):
                 try:
-                    pending.add(pool.submit(_work, task))
+                    future = pool.submit(_work_chunk, chunk)
                 except BrokenProcessPool:  # a worker died already (Ctrl-C: see below)
                     broken = True
                     break
-            while pending and not broken:
-                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                future.add_done_callback(finished.put)
+                submitted += 1
+            while submitted and not broken:
+                try:
+                    future = finished.get(timeout=0.2)
+                except queue.Empty:
+                    if interrupted:
+                        raise KeyboardInterrupt
+                    continue
                 if interrupted:
                     raise KeyboardInterrupt
-                for future in done:
-                    try:
-                        i, result = future.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        break
+                submitted -= 1
+                try:
+                    results = future.result()
+                except BrokenProcessPool:
+                    broken = True
+                    break
+                for i, result in results:
                     del unfinished[i]
                     yield i, result
         except BaseException:  # Ctrl-C, or the caller stopped early: never wait on the workers
