@@ -127,15 +127,9 @@ def run(argv: Sequence[str]) -> int:
 
 
 def _module_name(path) -> str:
-    from pathlib import Path
+    from vjplint.gradcheck.api import import_parts
 
-    path = Path(path).resolve()
-    parts = [] if path.name == "__init__.py" else [path.stem]
-    base = path.parent
-    while (base / "__init__.py").is_file():
-        parts.insert(0, base.name)
-        base = base.parent
-    return ".".join(parts)
+    return ".".join(import_parts(path)[0])
 
 
 def _progress_bar():

@@ -75,13 +75,14 @@ def plan_module(job: ModuleJob, module_name: str) -> None:
     examples = dict(VerifySettings.from_config(config).examples)
     last: Dict[str, int] = {}
     for i, d in enumerate(model.derivatives):
-        last[_qualname(d)] = i
+        if d.enclosing is None:  # nested ones are unreachable anyway (plan_function says so)
+            last[_qualname(d)] = i
     for i, d in enumerate(model.derivatives):
         qualname = _qualname(d)
         start, end = node_range(lines, d.anchor)
         target = Target(qualname, d.kind, start.row, start, end, None)
         job.targets.append(target)
-        if last[qualname] != i:
+        if last.get(qualname, i) != i:
             target.reason = f"`{qualname}` is defined again later in the module: only the last one can be reached"
             continue
         if d.registration is None:
@@ -116,11 +117,7 @@ class Copies:
     def locate(self, path: Path) -> Tuple[str, str, Path]:
         """(module name, import directory of the copy, the module's path in the copy)."""
         path = path.resolve()
-        parts = [] if path.name == "__init__.py" else [path.stem]
-        base = path.parent
-        while (base / "__init__.py").is_file():
-            parts.insert(0, base.name)
-            base = base.parent
+        parts, base = import_parts(path)
         package = path.name == "__init__.py" or len(parts) > 1
         source = base / parts[0] if package else base
         with self._lock:
@@ -136,6 +133,19 @@ class Copies:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def import_parts(path: Path) -> Tuple[List[str], Path]:
+    """(dotted name's parts, the directory to import it from). Packages are followed up through
+    their `__init__.py` files, and across a directory without one inside a package (optax's
+    `optax/_src/`: a namespace portion)."""
+    path = path.resolve()
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    base = path.parent
+    while (base / "__init__.py").is_file() or (base.parent / "__init__.py").is_file():
+        parts.insert(0, base.name)
+        base = base.parent
+    return parts, base
 
 
 def _copy_modules(directory: Path, target: str) -> None:

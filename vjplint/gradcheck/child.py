@@ -154,8 +154,11 @@ class GradChecker(H.Verifier):
         self.primal_output()
         self.transforms()
         failed = [c for c in self.checks if c["status"] == "failed"]
-        return {"status": "failed" if failed else "verified", "reason": failed[0]["detail"] if failed else "",
-                "checks": self.checks, "inputs": self.inputs, "precision": self.prec}
+        unsure = [c for c in self.checks if c["status"] == "unverifiable"]
+        status = "failed" if failed else "unverified" if unsure else "verified"
+        reason = failed[0]["detail"] if failed else unsure[0]["detail"] if unsure else ""
+        return {"status": status, "reason": reason, "checks": self.checks, "inputs": self.inputs,
+                "precision": self.prec}
 
     @property
     def rev_code(self):
@@ -169,13 +172,20 @@ class GradChecker(H.Verifier):
     def record(self, name, status, detail="", code=None, max_error=None):
         self.checks.append({"name": name, "status": status, "detail": detail, "code": code, "max_error": max_error})
 
-    def fail(self, name, code, detail, max_error=None):
+    def fail(self, name, code, detail, max_error=None, raised=False):
+        """A failed check; one that raises with inputs that were only assumed (no annotation, call
+        site or example says what they are) is unverifiable instead: the guess may be the cause."""
+        assumed = [i["name"] for i in self.inputs if i.get("source", "").startswith("assumed")]
+        if raised and assumed:
+            self.record(name, "unverifiable", "{} (with assumed inputs {}: name example inputs in "
+                        "[tool.vjplint.verify] examples)".format(detail, ", ".join("`{}`".format(a) for a in assumed)))
+            return
         self.record(name, "failed", detail, code, max_error)
 
     # -- reverse mode ---------------------------------------------------------------------------
     def reverse(self):
         if self.g_s is None:
-            self.fail("reverse order 1", self.rev_code, self.grad_error)
+            self.fail("reverse order 1", self.rev_code, self.grad_error, raised=True)
             return
         jax = self.jax
         g = self.g_s[0]
@@ -219,14 +229,14 @@ class GradChecker(H.Verifier):
         if self.kind == "vjp":
             self.record("forward", "skipped", "a custom_vjp has no forward-mode rule")
             return
-        jax, jnp = self.jax, self.jnp
+        jax = self.jax
         t = [self.random_like(v) for v in self.vals]
         try:
             y, ty = jax.block_until_ready(jax.jvp(self.F, tuple(self.vals), tuple(t)))
             _, ty2 = jax.block_until_ready(jax.jvp(self.F, tuple(self.vals), tuple(self.scale(v, 2.0) for v in t)))
         except Exception as exc:
             self.fail("forward order 1", "VJP502", "forward mode raises with the jvp rule: {} at {}".format(
-                describe_exc(exc), self.at))
+                describe_exc(exc), self.at), raised=True)
             return
         self.rule_primal = y
         ok, err = self.same(ty2, jax.tree_util.tree_map(lambda a: a * 2, ty), 1e-6 if self.prec == "float64" else 1e-4)
@@ -318,7 +328,7 @@ class GradChecker(H.Verifier):
                         name, describe_exc(control_exc)))
                     return False
             self.fail(name, "VJP504", "raises under {} but not eagerly: {} at {}".format(
-                name, describe_exc(exc), self.at))
+                name, describe_exc(exc), self.at), raised=True)
             return True
         problem = self.structure_problem(actual, expected)
         if problem:

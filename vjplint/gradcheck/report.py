@@ -64,12 +64,16 @@ def filtered(diagnostics: List[Diagnostic], lines: List[str], enabled: FrozenSet
 
 def summary(outcomes: Sequence[Outcome], modules: int, seconds: float) -> str:
     counts = {s: sum(o.status == s for o in outcomes) for s in ("passed", "failed", "unverified")}
-    device = next((f" on {o.report.device}{' (' + o.report.device_kind + ')' if o.report.device_kind not in ('', o.report.device) else ''}, JAX {o.report.jax_version}"
-                   for o in outcomes if o.report.device), "")
+    device = next((f" on {_device(o)}, JAX {o.report.jax_version}" for o in outcomes if o.report.device), "")
     noun = "derivative" if len(outcomes) == 1 else "derivatives"
     files = "module" if modules == 1 else "modules"
     return (f"check-grads: {len(outcomes)} custom {noun} in {modules} {files}{device}, {seconds:.1f} s: "
             f"{counts['passed']} passed, {counts['failed']} failed, {counts['unverified']} not checked.")
+
+
+def _device(o: Outcome) -> str:
+    kind = o.report.device_kind
+    return o.report.device + (f" ({kind})" if kind not in ("", o.report.device) else "")
 
 
 def details(outcomes: Sequence[Outcome]) -> str:
