@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import ast
+
 from vjplint.diagnostics import Severity
 from vjplint.infer import argument_at
 from vjplint.rules.base import Rule
@@ -82,7 +84,39 @@ def step(n, x):
                     reason = self.model.facts.traced_reason(arg, site.enclosing, traced)
                     if reason is None:
                         continue
+                    if _closure_maker(self.model, arg):
+                        self.report(arg, _closure_message(d.name, position, name, reason))
+                        continue
                     self.report(arg, f"`{d.name}` receives a traced value in its nondiff position {position} "
                                      f"(`{name}`): {reason}, so JAX raises UnexpectedTracerError here. Mark it "
                                      f"static in the transformation, pass a Python constant, or move `{name}` "
                                      f"out of nondiff_argnums")
+
+
+def _closure_maker(model, arg: ast.expr) -> bool:
+    """A lambda, `functools.partial(...)` or a call of a module function returning a nested def or
+    lambda: one Python object (not a pytree), so JAX's nondiff tracer check does not see inside."""
+    if isinstance(arg, ast.Lambda):
+        return True
+    if not isinstance(arg, ast.Call):
+        return False
+    if model.index.qualname(arg.func) == "functools.partial":
+        return True
+    if not isinstance(arg.func, ast.Name):
+        return False
+    defs = [b.node for b in model.index.lookup(arg.func.id, model.index.scope_of(arg)) if b.kind == "def"]
+    returns = [r.value for fn in defs for r in model.facts.returns_of(fn)]
+    nested = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
+    return bool(returns) and all(isinstance(v, ast.Lambda) or (isinstance(v, ast.Name) and any(
+        isinstance(b.node, nested) for b in model.index.lookup(v.id, model.index.scope_of(v)))) for v in returns)
+
+
+def _closure_message(fname: str, position: int, name: str, reason: str) -> str:
+    # Measured: docs/facts/scripts/hazard_closure_messages.py, section 3.
+    return (f"`{fname}` receives, in its nondiff position {position} (`{name}`), a Python callable closing over a "
+            f"traced value ({reason}). JAX's nondiff check sees one non-tracer object, so jit, vmap and grad with "
+            f"respect to the other arguments run, but `jax.grad(jax.jit(...))` fails with 'No constant handler "
+            f"for type DynamicJaxprTracer', and differentiating with respect to the closed-over value raises "
+            f"UnexpectedTracerError ('Encountered an unexpected tracer'), or CustomVJPException when the call is "
+            f"staged by jit/checkpoint. Pass the traced values as differentiable arguments (`jax.closure_convert` "
+            f"hoists them), or build the callable from Python constants")
