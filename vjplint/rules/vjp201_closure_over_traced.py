@@ -13,6 +13,7 @@ from vjplint.model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, child_nodes
 
+REVERSE_MODE = frozenset({"jax.grad", "jax.value_and_grad", "jax.vjp", "jax.jacrev"})
 # Values that carry no derivative or no tracer: closing over them is fine.
 CLEAN_CALLS = frozenset({
     "jax.lax.stop_gradient", "jax.closure_convert", "jax.custom_derivatives.closure_convert",
@@ -58,7 +59,11 @@ class ClosureOverTraced(Rule):
     (`jax.grad(jax.jit(f))`) fail at lowering with `TypeError: No constant handler for type
     DynamicJaxprTracer`, even when the value is not differentiated. Eager calls, `jit`, `vmap` and
     `jit(grad)` with respect to other arguments work, so tests pass until someone nests the
-    transformations differently.
+    transformations differently. A custom_vjp whose rules alone (not the primal) read the value
+    works under every transformation but `jax.grad(jax.jit(...))` of the caller (the value gets no
+    derivative through it, as the primal does not read it), and the message says so; one that is
+    only differentiated where it is defined (`return jax.grad(g)(x0)`) works under all of them and
+    is not flagged (measured: `docs/facts/scripts/hazard_closure_messages.py`).
 
     ## Example
     ```python
@@ -177,6 +182,9 @@ def make_power(n: int):
         roots = self._roots(capture.name, scope, bindings, set(), 0)
         if not roots:
             return
+        rules_only = d.kind == "vjp" and d.name not in capture.readers
+        if rules_only and self._differentiated_where_defined(d):
+            return  # every transformation of the caller works (measured, hazard_closure_messages §1)
         usage = [e for fn in functions for e in usage_evidence(self.model, fn, capture.name)]
         if any(e.kind == "callable" and e.weight >= 3 for e in usage):
             return
@@ -190,6 +198,28 @@ def make_power(n: int):
                 continue
             self.report(capture.first, self._message(d, capture, root, verdict))
             return
+
+    def _differentiated_where_defined(self, d: CustomDerivative) -> bool:
+        """Whether `d` is only used, in the function that defines it, as the function a reverse-mode
+        transformation applied there differentiates (`return jax.grad(f)(1.)`): its rules then run
+        inside that function's own trace, so a value they close over never leaves it."""
+        index = self.model.index
+        owner = d.enclosing
+        if owner is None:
+            return False
+        rules = [r.node for _, r in self.model.facts.rules_of(d) if r.node is not None]
+        uses = [n for n in ast.walk(owner) if isinstance(n, ast.Name) and n.id == d.name
+                and isinstance(n.ctx, ast.Load) and not any(index.inside(n, r) for r in rules)]
+        if not uses:
+            return False
+        for use in uses:
+            parent = index.parent(use)
+            if isinstance(parent, ast.Attribute) and parent.attr in ("defvjp", "defjvp"):
+                continue
+            if not (isinstance(parent, ast.Call) and parent.args and parent.args[0] is use
+                    and index.qualname(parent.func) in REVERSE_MODE):
+                return False
+        return True
 
     def _roots(self, name: str, scope: Scope, bindings: List[Binding], seen: Set[Tuple[str, int]],
                depth: int) -> List[Root]:
@@ -318,11 +348,20 @@ def make_power(n: int):
         else:
             fails = "UnexpectedTracerError"
         rule = "its cotangent (or None) from bwd" if d.kind == "vjp" else "its tangent from the jvp rule"
-        return (f"{kind} `{d.name}` is defined inside `{outer}` and closes over `{capture.name}` (read in "
-                f"{readers}): {what}. Differentiating `{d.name}` with respect to {target} fails ({fails}), and "
+        head = (f"{kind} `{d.name}` is defined inside `{outer}` and closes over `{capture.name}` (read in "
+                f"{readers}): {what}.")
+        remedy = (f"Pass {passed} as an explicit argument of `{d.name}` (returning {rule}), or hoist it with "
+                  f"`jax.closure_convert`")
+        if d.kind == "vjp" and d.name not in capture.readers:
+            # Measured (hazard_closure_messages.py §2): read only by fwd/bwd, eager, jit, vmap and grad
+            # of any argument work; only grad of a jit around the caller fails.
+            return (f"{head} Only the rules read it, so eager calls, jit, vmap and grad work (with respect to "
+                    f"{target} too: the primal does not read it, so it gets no derivative through "
+                    f"`{d.name}`), but `jax.grad(jax.jit(...))` around the caller fails with 'No constant "
+                    f"handler for type DynamicJaxprTracer'. {remedy}")
+        return (f"{head} Differentiating `{d.name}` with respect to {target} fails ({fails}), and "
                 f"`jax.grad(jax.jit(...))` fails with 'No constant handler for type DynamicJaxprTracer' even "
-                f"when it is not differentiated. Pass {passed} as an explicit argument of `{d.name}` "
-                f"(returning {rule}), or hoist it with `jax.closure_convert`")
+                f"when it is not differentiated. {remedy}")
 
 
 def _assigned_value(b: Binding) -> Optional[ast.expr]:
