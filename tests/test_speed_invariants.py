@@ -618,3 +618,34 @@ def test_fast_path_trusts_a_configuration_a_full_run_validated(tmp_path: Path) -
     for _ in range(2):  # the fast path never answers "All checks passed!" for it
         broken = run_cli("check", *plain, cwd=tmp_path)
         assert broken.returncode == 2 and "selectt" in broken.stderr and broken.stdout == ""
+
+
+def test_replay_survives_new_files_in_ancestor_directories_but_not_a_new_config(tmp_path: Path) -> None:
+    """The record keeps what the answer depends on: the linted tree, and each pyproject.toml and
+    .gitignore looked for above it (present or absent), not the mtimes of the ancestors."""
+    project = tmp_path / "outer" / "project"
+    project.mkdir(parents=True)
+    (project / "m.py").write_text(FIRING)
+    old = __import__("time").time() - 3600
+    for path in (project / "m.py", project, tmp_path / "outer"):
+        os.utime(path, (old, old))
+    run = textwrap.dedent(f"""\
+        import contextlib, io
+        from vjplint.cli import main
+        with contextlib.redirect_stdout(io.StringIO()):
+            main(["{project}"])
+        """)
+    probe = textwrap.dedent(f"""\
+        import contextlib, io, json
+        from vjplint.batch import fastpath
+        with contextlib.redirect_stdout(io.StringIO()):
+            replayed = fastpath.replay(["{project}"])
+        print(json.dumps(replayed is not None))
+        """)
+    _python(run, tmp_path)  # records the answer
+    first = json.loads(_python(probe, tmp_path))
+    (tmp_path / "outer" / "unrelated.txt").write_text("x")  # an ancestor's mtime changes
+    second = json.loads(_python(probe, tmp_path))
+    (tmp_path / "outer" / "pyproject.toml").write_text('[tool.vjplint]\nignore = ["VJP301"]\n')
+    third = json.loads(_python(probe, tmp_path))
+    assert (first, second, third) == (True, True, False)

@@ -157,11 +157,11 @@ def discover(paths: Sequence[str], settings_for_dir: SettingsForDir, problems: L
             problems.append(Problem(raw, _broken_link(path)))
             continue
         yield from _walk(path, settings_for_dir, gitignores, problems, seen, visited)
-    if visited is not None:
-        for directory in list(gitignores._specs):
-            visited.append(str(directory))
-            if (directory / ".gitignore").is_file():
-                visited.append(str(directory / ".gitignore"))
+    if visited is not None:  # each .gitignore looked for, present or absent (not the directories' mtimes,
+        for directory in list(gitignores._specs):  # which change whenever anything is created there)
+            visited.append(str(directory / ".gitignore"))
+            if not (directory / ".git").exists():  # a new repository root would end the search earlier;
+                visited.append(str(directory / ".git"))  # an existing one's mtime moves with every git command
 
 
 def _root_and_patterns(config: Config) -> Tuple[Path, Tuple[str, ...]]:

@@ -85,8 +85,8 @@ class Workspace:
                 found = self._file_of_dir[current]
                 break
             walked.append(current)
-            self.consulted.append(current)
             candidate = os.path.join(current, PYPROJECT)
+            self.consulted.append(candidate)  # present (its content matters) or absent (so must it stay)
             exists = has_pyproject if (has_pyproject is not None and current == real) else os.path.isfile(candidate)
             if exists and self._has_table(candidate):
                 found = candidate
@@ -100,7 +100,6 @@ class Workspace:
         return found
 
     def _has_table(self, candidate: str) -> bool:
-        self.consulted.append(candidate)
         try:
             return read_tool_table(Path(candidate)) is not None
         except ConfigError:

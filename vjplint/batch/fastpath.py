@@ -30,7 +30,8 @@ from vjplint.cli.options import flags
 
 # The union of the rules' TRIGGERS (vjplint.engine.PREFILTER_NAMES; a test keeps them equal:
 # importing the rules costs what this saves).
-PREFILTER_NAMES = (b"custom_vjp", b"custom_jvp", b"JVPTracer", b"direct_linearize", b"DIRECT_LINEARIZE")
+PREFILTER_NAMES = (b"custom_vjp", b"custom_jvp", b"custom_gradient", b"JVPTracer", b"direct_linearize",
+                   b"DIRECT_LINEARIZE")
 QUIET_FLAGS = flags(value=False, trait="harmless")  # change nothing when there is nothing to report
 ALL_PASSED = "All checks passed!\n"  # vjplint.output.text for no diagnostics (a test keeps it equal)
 # The `vjplint check` options (vjplint.cli.options), to find the paths, --config and --cache-dir.
@@ -260,6 +261,10 @@ def replay(args: list) -> "int | None":
             return None
         limit = record["made_ns"] - RACY_NS
         for name, is_dir, size, mtime in record["stats"]:
+            if is_dir is None:  # recorded as absent (a pyproject.toml or .gitignore that was looked for)
+                if os.path.lexists(name):
+                    return None
+                continue
             st = os.stat(name)
             if (st.st_mtime_ns != mtime or st.st_mtime_ns >= limit or is_dir != stat.S_ISDIR(st.st_mode)
                     or (not is_dir and st.st_size != size)):
@@ -286,7 +291,7 @@ def record(args: list, made_ns: int, depends_on: "list", stdout: str, code: int)
         names.append(parsed["options"]["--config"])
     else:
         searched, found, _ = _pyproject(parsed["paths"][0])
-        names.extend(searched)
+        names.extend(os.path.join(d, "pyproject.toml") for d in searched)  # present or absent
         if found:
             names.append(found)
     stats, seen = [], set()
@@ -295,7 +300,11 @@ def record(args: list, made_ns: int, depends_on: "list", stdout: str, code: int)
             if name in seen:
                 continue
             seen.add(name)
-            st = os.stat(name)
+            try:
+                st = os.stat(name)
+            except FileNotFoundError:  # looked for and not there: the answer holds while it stays absent
+                stats.append([name, None, 0, 0])
+                continue
             is_dir = stat.S_ISDIR(st.st_mode)
             stats.append([name, is_dir, 0 if is_dir else st.st_size, st.st_mtime_ns])
         payload = json.dumps({"format": REPLAY_FORMAT, "key": key, "made_ns": made_ns, "stats": stats,
