@@ -1,9 +1,12 @@
 """Is this nondiff argument an array? Evidence with weights and quotable reasons (SPEC section 6).
 
 Weights: 3 = decisive (annotation, config hint, called as a function, a callable at a call
-site); 2 = strong (use as array data, `.shape`, a static use such as `axis=n`, a literal at a
-call site); 1 = a hint (the name). Arithmetic alone never convicts: `x ** n` with a static `n`
-is correct code.
+site, a transformation that traces the position); 2 = strong (use as array data, `.shape`, a
+static use such as `axis=n`, a literal or an inferred array at a call site); 1 = a hint (the
+name) or a weak use (arithmetic with a value `vjplint.values` knows is an array, indexing an
+array). One weak use never convicts (`x ** n`, `x * scale` with a Python `scale` are correct
+code); several, with no static evidence at all, make a "maybe": JAX's rule is that
+nondiff_argnums is for values that cannot be tracers.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from vjplint.jaxapi import (ARRAY_ARGUMENT_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_VALUE_NAMESPACES,
-                            FUNCTION_NAMESPACES, HOST_NAMESPACES, PARTIAL)
+                            EXTRA_TRACED_POSITIONS, FUNCTION_NAMESPACES, HOST_NAMESPACES, PARTIAL, TRANSFORMS)
 from vjplint.model import CustomDerivative, FileModel, RuleFunction
 from vjplint.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, constant_value
+from vjplint.values import ARRAY, CALLABLE, UNKNOWN, classify_annotation
 
 # Parameters that take static values: a nondiff argument passed here is a Python value.
 STATIC_KEYWORDS = frozenset({
@@ -57,16 +61,6 @@ STATIC_BUILTINS = frozenset({"range", "len", "isinstance", "enumerate", "int", "
 STATIC_METHODS = frozenset({"reshape", "astype", "transpose", "sum", "mean", "max", "min", "squeeze",
                             "swapaxes", "view", "expand_dims", "repeat", "split", "argmax", "argmin",
                             "cumsum", "prod", "std", "var", "all", "any", "flatten", "ravel", "format"})
-ARRAY_ANNOTATIONS = ("jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "numpy.ndarray",
-                     "jax.numpy.DeviceArray", "chex.Array", "chex.ArrayDevice", "numpy.typing.ArrayLike",
-                     "numpy.typing.NDArray", "jax.random.KeyArray", "jax.Array")
-ARRAY_TAILS = frozenset({"Array", "ArrayLike", "ndarray", "NDArray", "DeviceArray", "PRNGKeyArray", "KeyArray",
-                         "Float", "Int", "Shaped", "Bool", "Num", "Real", "Inexact", "Integer", "Complex",
-                         "Key", "PRNGKey", "UInt", "Float32", "Float64"})
-JAXTYPING_PREFIXES = ("jaxtyping.",)
-STATIC_TAILS = frozenset({"int", "str", "bool", "float", "complex", "tuple", "Tuple", "Sequence", "Callable",
-                          "dtype", "DTypeLike", "Literal", "Enum", "Hashable", "Shape", "type", "Type",
-                          "Iterable", "Mapping", "dict", "Dict", "list", "List", "None", "Axis", "AxisName"})
 CALLABLE_NAMES = frozenset({"f", "fn", "fun", "func", "function", "callback", "cb", "body_fun", "body_fn",
                             "cond_fun", "apply_fn", "loss_fn", "objective", "step_fn", "kernel_fn", "impl",
                             "op", "operator", "matvec", "solve", "transpose_solve", "fixed_point_fun"})
@@ -85,6 +79,7 @@ class Evidence:
     line: int = 0
     from_name: bool = False  # a hint from the parameter's name only
     from_usage: bool = False  # how the primal, fwd or bwd body uses the value
+    weak: bool = False  # one weak use as array data (weight 1): only several of them count
 
 
 @dataclass
@@ -95,7 +90,17 @@ class Verdict:
 
     @property
     def array_weight(self) -> int:
-        return max((e.weight for e in self.evidence if e.kind == "array"), default=0)
+        return max((e.weight for e in self.evidence if e.kind == "array" and not e.weak), default=0)
+
+    @property
+    def weak_uses(self) -> List[Evidence]:
+        """Weak uses as array data, one per line."""
+        seen, out = set(), []
+        for e in self.evidence:
+            if e.weak and e.line not in seen:
+                seen.add(e.line)
+                out.append(e)
+        return out
 
     @property
     def static_weight(self) -> int:
@@ -108,6 +113,8 @@ class Verdict:
         A use as array data against a static-sounding name (`eps`, `axis_name`) stays silent:
         such hyperparameters are Python values in practice, and precision comes first."""
         array, static = self.array_weight, self.static_weight
+        if array < 2 and static == 0 and len(self.weak_uses) >= 2:
+            return "maybe"  # several uses as array data and nothing static: it may be traced
         if static >= 3 or array < 2:
             return None
         if array < 3 and any(e.from_name for e in self.evidence if e.kind != "array"):
@@ -117,7 +124,12 @@ class Verdict:
         return {0: "array", 1: None, 2: "maybe"}[static]
 
     def best(self, kind: str = "array") -> Optional[Evidence]:
-        matching = [e for e in self.evidence if e.kind == kind]
+        matching = [e for e in self.evidence if e.kind == kind and not e.weak]
+        if not matching and kind == "array" and self.weak_uses:
+            uses = self.weak_uses
+            listed = ", ".join(f"`{e.reason}` (line {e.line})" for e in uses[:3])
+            more = f" and {len(uses) - 3} more" if len(uses) > 3 else ""
+            return Evidence("array", 1, f"is used as array data in {listed}{more}", uses[0].line, weak=True)
         return max(matching, key=lambda e: e.weight) if matching else None
 
     def contradictions(self) -> List[Evidence]:
@@ -158,7 +170,13 @@ def infer_nondiff(model: FileModel, d: CustomDerivative, hints: Hints = Hints())
                     v.evidence.extend(annotation_evidence(model, rule_sig.annotations.get(param), param))
         for body, param in bodies:
             v.evidence.extend(usage_evidence(model, body, param))
+            v.evidence.extend(flow_evidence(model, body, param))
         v.evidence.extend(_call_site_evidence(model, d, position, name))
+        if d.kind == "jvp":  # for custom_vjp, VJP104 reports the transformation itself
+            for call, traced_position, verb in traced_boundaries(model, d):
+                if traced_position == position:
+                    v.evidence.append(Evidence("array", 3, f"is traced: `{model.quote(call, 50)}` at line "
+                                                           f"{call.lineno} {verb}", call.lineno))
         verdicts.append(v)
     return verdicts
 
@@ -175,44 +193,10 @@ def _param_at(rule: Optional[RuleFunction], index: int) -> Optional[str]:
 def annotation_evidence(model: FileModel, annotation: Optional[ast.expr], name: str) -> List[Evidence]:
     if annotation is None:
         return []
-    kind = _classify_annotation(model, annotation)
+    kind = classify_annotation(model, annotation)
     if kind is None:
         return []
     return [Evidence(kind, 3, f"is annotated `{model.quote(annotation)}`", annotation.lineno)]
-
-
-def _classify_annotation(model: FileModel, annotation: ast.expr, depth: int = 0) -> Optional[str]:
-    if depth > 4:
-        return None
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        try:
-            annotation = ast.parse(annotation.value, mode="eval").body
-        except SyntaxError:
-            return None
-    if isinstance(annotation, ast.Constant) and annotation.value is None:
-        return None
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # X | None
-        kinds = {_classify_annotation(model, side, depth + 1) for side in (annotation.left, annotation.right)}
-        kinds.discard(None)
-        return kinds.pop() if len(kinds) == 1 else None
-    base = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-    q = model.index.qualname(base) or ""
-    tail = q.rsplit(".", 1)[-1] if q else (base.attr if isinstance(base, ast.Attribute) else "")
-    if isinstance(annotation, ast.Subscript) and tail in ("Optional", "Union", "Annotated"):
-        inner = annotation.slice
-        parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-        if tail == "Annotated":
-            parts = parts[:1]
-        kinds = {_classify_annotation(model, p, depth + 1) for p in parts}
-        kinds.discard(None)
-        return kinds.pop() if len(kinds) == 1 else None
-    if q in ARRAY_ANNOTATIONS or q.startswith(JAXTYPING_PREFIXES) or tail in ARRAY_TAILS:
-        return "array"
-    if tail == "Callable":
-        return "callable"
-    if tail in STATIC_TAILS:
-        return "static"
-    return None
 
 
 def default_evidence(model: FileModel, default: ast.expr) -> List[Evidence]:
@@ -249,6 +233,152 @@ def usage_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Evide
             evidence.from_usage = True
             found.append(evidence)
     return found
+
+
+def flow_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Evidence]:
+    """What `usage_evidence` misses: uses through local aliases (`scale = 2.0 * rate`, `lo, hi =
+    bounds`), and weak uses as array data, judged by the kinds `vjplint.values` infers."""
+    found: List[Evidence] = []
+    parents = model.index.parents
+    values = model.facts.values()
+    for name, line in [(param, 0), *_aliases(model, fn, param)]:
+        for node in _loads_of(fn, name):
+            if name != param:
+                strong = _classify_use(model, node, parents, name)
+                if strong is not None:
+                    strong.from_usage = True
+                    strong.reason = f"{strong.reason} (as `{name}`, assigned from it at line {line})"
+                    found.append(strong)
+                    continue
+            weak = _weak_use(model, values, node, parents)
+            if weak is not None:
+                found.append(weak)
+    return found
+
+
+def _aliases(model: FileModel, fn: FunctionNode, param: str) -> List[Tuple[str, int]]:
+    """Names `fn` assigns from `param` directly: `a = param`, `a = -param`, `a = 2 * param`,
+    `a = param[0]`, `a, b = param` (one level; anything else may change what the value is)."""
+    out: List[Tuple[str, int]] = []
+    if isinstance(fn, ast.Lambda):
+        return out
+    for node in model.facts.own_nodes(fn):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        value, target = node.value, node.targets[0]
+        if not _derived_from(value, param):
+            continue
+        if isinstance(target, ast.Name) and target.id != param:
+            out.append((target.id, node.lineno))
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Name):
+            out.extend((t.id, node.lineno) for t in target.elts if isinstance(t, ast.Name) and t.id != param)
+    return out
+
+
+def _derived_from(value: ast.expr, param: str) -> bool:
+    if isinstance(value, ast.Name):
+        return value.id == param
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        return _derived_from(value.operand, param)
+    if isinstance(value, ast.BinOp) and not isinstance(value.op, ast.MatMult):
+        sides = (value.left, value.right)
+        return any(_derived_from(x, param) for x in sides) and any(isinstance(x, ast.Constant) for x in sides)
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
+        return _derived_from(value.value, param)
+    return False
+
+
+def _weak_use(model: FileModel, values: "object", node: ast.expr,
+              parents: Dict[ast.AST, ast.AST]) -> Optional[Evidence]:
+    """Arithmetic or a comparison with a known array, or an index into one: the value may be array
+    data (or a Python number). Alone it proves nothing; several of them add up."""
+    of = values.of  # type: ignore[attr-defined]
+    used: ast.AST = node
+    parent = parents.get(used)
+    # `-p`, `p[0]` and `2.0 * p` carry the value on: judge what they are combined with.
+    while (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd))) or (
+            isinstance(parent, ast.Subscript) and parent.value is used) or (
+            isinstance(parent, ast.BinOp) and not isinstance(parent.op, (ast.Pow, ast.MatMult)) and isinstance(
+                parent.right if parent.left is used else parent.left, ast.Constant)):
+        used, parent = parent, parents.get(parent)
+    weak = None
+    if isinstance(parent, ast.BinOp) and not isinstance(parent.op, ast.MatMult):
+        if isinstance(parent.op, ast.Pow) and parent.right is used:
+            return None  # `x ** n`: an exponent is a Python number more often than not
+        other = parent.right if parent.left is used else parent.left
+        if of(other).tag == ARRAY:
+            weak = parent
+    elif isinstance(parent, ast.Compare) and not _is_python_condition(parent, parents):
+        others = [x for x in (parent.left, *parent.comparators) if x is not used]
+        if not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in parent.ops) and \
+                any(of(x).tag == ARRAY for x in others):
+            weak = parent
+    elif isinstance(parent, ast.Subscript) and parent.slice is used and of(parent.value).tag == ARRAY:
+        weak = parent
+    if weak is None:
+        return None
+    return Evidence("array", 1, model.quote(weak, 50), node.lineno, from_usage=True, weak=True)
+
+
+def traced_boundaries(model: FileModel, d: CustomDerivative) -> List[Tuple[ast.Call, int, str]]:
+    """(transformation call, nondiff position, what it does there) where `d` itself is handed to a
+    transformation that traces that position: `jax.jit(d)` without marking it static, `vmap`
+    batching it, `grad` differentiating it, `lax.cond(p, d, ...)` whose operands are traced."""
+    found: List[Tuple[ast.Call, int, str]] = []
+    nondiff = [p for p, _ in d.nondiff_names()]
+    if not nondiff:
+        return found
+    for call in model.facts.transform_calls():
+        q = model.index.qualname(call.func) or ""
+        slots = (TRANSFORMS[q], *EXTRA_TRACED_POSITIONS.get(q, ()))
+        if not any(s < len(call.args) and model.facts.derivative_named(call.args[s]) is d for s in slots):
+            continue
+        traced = _traced_positions(model, q, call, d)
+        if traced is None:
+            continue
+        for position in nondiff:
+            if position in traced:
+                found.append((call, position, traced[position]))
+    return found
+
+
+def _traced_positions(model: FileModel, q: str, call: ast.Call, d: CustomDerivative) -> Optional[Dict[int, str]]:
+    sig = d.signature
+    if sig is None:
+        return None
+    n = len(sig.positional)
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    tail = q.rsplit(".", 1)[-1]
+    if q in ("jax.jit", "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint"):
+        nums = constant_value(model.index, keywords["static_argnums"]) if "static_argnums" in keywords else ()
+        names = constant_value(model.index, keywords["static_argnames"]) if "static_argnames" in keywords else ()
+        if nums is None or names is None:
+            return None
+        nums = (nums,) if isinstance(nums, int) else nums
+        names = (names,) if isinstance(names, str) else names
+        static = {p % n for p in nums if isinstance(p, int) and -n <= p < n} | \
+            {sig.positional.index(x) for x in names if x in sig.positional}
+        return {p: "does not mark it static" for p in range(n) if p not in static}
+    if q in ("jax.vmap", "jax.pmap"):
+        axes = keywords.get("in_axes", call.args[1] if len(call.args) > 1 else None)
+        value = 0 if axes is None else constant_value(model.index, axes)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {p: "batches it" for p in range(n)}
+        if isinstance(value, (tuple, list)) and len(value) == n:
+            return {p: "batches it" for p, a in enumerate(value) if a is not None}
+        return None
+    if tail in ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian") and q.startswith("jax."):
+        spec = keywords.get("argnums", call.args[1] if len(call.args) > 1 else None)
+        value = 0 if spec is None else constant_value(model.index, spec)
+        value = (value,) if isinstance(value, int) else value
+        if not isinstance(value, (tuple, list)):
+            return None
+        return {p % n: "differentiates it" for p in value if isinstance(p, int) and -n <= p < n}
+    if q in ("jax.lax.cond", "jax.lax.switch"):
+        return {p: "passes it a traced operand" for p in range(n)}
+    if q in ("jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map"):
+        return {p: "calls it with traced values" for p in range(n)}
+    return None
 
 
 def _loads_of(fn: FunctionNode, name: str) -> Iterable[ast.Name]:
@@ -357,12 +487,22 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
                         ) -> List[Evidence]:
     found: List[Evidence] = []
     unknown = 0
+    # fwd (or the jvp rule) calling the primal passes its own parameter on: that says nothing.
+    own = {id(d.primal), *(id(r.node) for r in (d.rule("fwd"), d.rule("bwd"), d.rule("jvp")) if r is not None)}
     for site in d.call_sites:
+        if id(site.enclosing) in own:
+            evidence = _call_site_argument(model, arg, site.enclosing) if (
+                arg := argument_at(site.call, position, name)) is not None else None
+            if evidence is not None:
+                found.append(evidence)
+            else:
+                unknown += 1
+            continue
         arg = argument_at(site.call, position, name)
         if arg is None:
             unknown += 1
             continue
-        evidence = _call_site_argument(model, arg, site.enclosing)
+        evidence = _call_site_argument(model, arg, site.enclosing) or _call_site_kind(model, arg)
         if evidence is not None:
             found.append(evidence)
         else:
@@ -417,4 +557,19 @@ def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[Fun
         q = model.index.qualname(arg, scope) or ""
         if q.startswith(FUNCTION_NAMESPACES) and isinstance(arg, ast.Attribute):
             return Evidence("callable", 3, f"receives the function `{model.quote(arg)}` at {where}", line)
+    return None
+
+
+def _call_site_kind(model: FileModel, arg: ast.expr) -> Optional[Evidence]:
+    """What `vjplint.values` infers for an argument the syntax alone does not settle. Traced
+    values are VJP104's business (the call site is what to fix)."""
+    kind = model.facts.values().of(arg)
+    line = arg.lineno
+    if kind.tag == ARRAY and not kind.traced:
+        chain = f" ({kind.why})" if kind.why and kind.why != f"`{model.quote(arg, 50)}`" else ""
+        return Evidence("array", 2, f"receives an array at line {line}: `{model.quote(arg, 50)}`{chain}", line)
+    if kind.is_static and kind.why:
+        return Evidence("static", 2, f"receives a Python value at line {line} ({kind.why})", line)
+    if kind.tag == CALLABLE and kind.node is not None:
+        return Evidence("callable", 3, f"receives a function at line {line} ({kind.why})", line)
     return None

@@ -22,6 +22,7 @@ from vjplint.semantic import FunctionNode, own_nodes
 
 if TYPE_CHECKING:
     from vjplint.infer import Hints, Verdict
+    from vjplint.values import Values as ValuesEngine
 
 __all__ = ["Arity", "Facts", "Return", "VjpRules", "describe_traced", "function_arity", "is_placeholder", "plural",
            "return_branches"]
@@ -65,6 +66,8 @@ class Facts:
         self._own_nodes: _ById[List[ast.AST]] = _ById()
         self._returns_array: _ById[bool] = _ById()
         self._verdicts: _ById[List["Verdict"]] = _ById()
+        self._values: Optional["ValuesEngine"] = None
+        self._transform_calls: Optional[List[ast.Call]] = None
         self._partials: Optional[Dict[int, List[ast.Call]]] = None
         self._name_calls: Optional[List[ast.Call]] = None
         self._jax_internal: Optional[bool] = None
@@ -186,6 +189,23 @@ class Facts:
     def is_transform_argument(self, node: ast.AST) -> bool:
         """`node` is the function argument of jax.grad/jit/vmap/... (so it gets called)."""
         return values.is_transform_argument(self.model, node)
+
+    def transform_calls(self) -> List[ast.Call]:
+        """Calls of a transformation (`jax.jit(...)`, `lax.cond(...)`, ...; `jaxapi.TRANSFORMS`)."""
+        if self._transform_calls is None:
+            from vjplint.jaxapi import TRANSFORMS
+
+            self._transform_calls = [n for n in self.model.index.of_type(ast.Call)  # type: ignore[misc]
+                                     if n.args and self.model.index.qualname(n.func) in TRANSFORMS]  # type: ignore
+        return self._transform_calls
+
+    def values(self) -> "ValuesEngine":
+        """The module's value kinds (`vjplint.values`), computed per expression on demand."""
+        if self._values is None:
+            from vjplint.values import Values
+
+            self._values = Values(self.model)
+        return self._values
 
     # -- nondiff arguments ----------------------------------------------------------------------
     def verdicts(self, d: CustomDerivative, hints: "Hints") -> List["Verdict"]:

@@ -3,8 +3,9 @@ from __future__ import annotations
 import ast
 
 from vjplint.diagnostics import Severity
-from vjplint.infer import argument_at
+from vjplint.infer import argument_at, traced_boundaries
 from vjplint.rules.base import Rule
+from vjplint.values import CALLABLE
 
 
 class NondiffTracedAtCall(Rule):
@@ -69,19 +70,22 @@ def step(n, x):
 ''']
 
     def check(self) -> None:
+        values = self.model.facts.values()
         for d in self.model.derivatives:
             if d.kind != "vjp":
                 continue
             names = dict(d.nondiff_names())
             for site in d.call_sites:
                 traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
-                if traced is None:
-                    continue
                 for position, name in names.items():
                     arg = argument_at(site.call, position, name)
                     if arg is None:
                         continue
-                    reason = self.model.facts.traced_reason(arg, site.enclosing, traced)
+                    reason = self.model.facts.traced_reason(arg, site.enclosing, traced) \
+                        if traced is not None else None
+                    if reason is None:  # the value followed through tuples, returns, fields, callers
+                        kind = values.of(arg)
+                        reason = kind.traced if kind.tag != CALLABLE else None
                     if reason is None:
                         continue
                     if _closure_maker(self.model, arg):
@@ -91,6 +95,12 @@ def step(n, x):
                                      f"(`{name}`): {reason}, so JAX raises UnexpectedTracerError here. Mark it "
                                      f"static in the transformation, pass a Python constant, or move `{name}` "
                                      f"out of nondiff_argnums")
+            for call, position, verb in traced_boundaries(self.model, d):
+                name = names[position]
+                self.report(call, f"`{d.name}` is handed to a transformation that traces its nondiff position "
+                                  f"{position} (`{name}`): `{self.model.quote(call, 50)}` {verb}, so every call "
+                                  f"raises UnexpectedTracerError. Mark it static there (`static_argnums`, "
+                                  f"`in_axes=None`, `argnums`), or move `{name}` out of nondiff_argnums")
 
 
 def _closure_maker(model, arg: ast.expr) -> bool:

@@ -6,9 +6,11 @@ from typing import List, Optional
 from vjplint.diagnostics import Severity
 from vjplint.facts import describe_traced
 from vjplint.infer import argument_at
+from vjplint.jaxapi import ARRAY_NAMESPACES
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import function_name
 from vjplint.semantic import FunctionNode
+from vjplint.values import ARRAY, CALLABLE, MAYBE, UNKNOWN, Kind
 
 
 class NondiffCallableCaptures(Rule):
@@ -43,7 +45,7 @@ class NondiffCallableCaptures(Rule):
     CODE = "VJP105"
     NAME = "nondiff-callable-captures"
     SEVERITY = Severity.WARNING
-    TRIGGERS = (b"custom_vjp",)
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
     INVALID = ['''
 from functools import partial
 import jax
@@ -76,26 +78,73 @@ def outer(c):
 ''']
 
     def check(self) -> None:
+        values = self.model.facts.values()
         for d in self.model.derivatives:
-            if d.kind != "vjp":
-                continue
             for site in d.call_sites:
                 traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
-                if traced is None:
-                    continue
                 for position, name in d.nondiff_names():
                     arg = argument_at(site.call, position, name)
-                    fn = self._local_function(arg, site.enclosing) if arg is not None else None
-                    if fn is None:
+                    if arg is None:
                         continue
-                    captured = self._captured(fn, site.enclosing)
+                    fn = self._local_function(arg, site.enclosing) if traced is not None else None
+                    captured = self._captured(fn, site.enclosing) if fn is not None else []  # type: ignore
                     if captured:
                         what = "lambda" if isinstance(fn, ast.Lambda) else f"function `{function_name(fn)}`"
                         self.report(arg, f"the {what} passed as nondiff `{name}` of `{d.name}` captures "
-                                         f"`{captured[0]}`, a variable of {describe_traced(traced)}: "
+                                         f"`{captured[0]}`, a variable of {describe_traced(traced)}: "  # type: ignore
                                          f"differentiating with respect to it raises UnexpectedTracerError, and "
                                          f"grad of a jit fails with 'No constant handler'. Use "
                                          f"`jax.closure_convert` and pass the constants as arguments")
+                        continue
+                    kind = values.of(arg)
+                    if kind.tag == CALLABLE and kind.captures:
+                        self._flowed(d.name, d.kind, name, arg, kind, site.enclosing, traced is None)
+
+    def _flowed(self, owner: str, kind_of: str, name: str, arg: ast.expr, kind: Kind,
+                enclosing: Optional[FunctionNode], untraced: bool) -> None:
+        """A callable whose captures `vjplint.values` followed: a capture known to be a tracer is
+        an error; a parameter of an enclosing function that is not known to be traced, used as a
+        number inside the callable, may be one (when that function is differentiated)."""
+        what = f"`{self.model.quote(arg, 40)}`"
+        for cname, ckind in kind.captures:
+            if ckind.traced:
+                self.report(arg, f"the callable {what} passed as nondiff `{name}` of `{owner}` captures `{cname}`, "
+                                 f"a traced value ({ckind.traced}): differentiating with respect to it raises "
+                                 f"UnexpectedTracerError ('Detected differentiation of a custom_{kind_of} function "
+                                 f"with respect to a closed-over value'). Use `jax.closure_convert` and pass the "
+                                 f"constants as arguments")
+                return
+        if not untraced or enclosing is None or kind.node is None:
+            return
+        scope = self.model.index.scopes.get(enclosing)
+        for cname, ckind in kind.captures:
+            bindings = scope.bindings.get(cname, []) if scope is not None else []
+            if not bindings or any(b.kind != "param" for b in bindings) or ckind.tag not in (UNKNOWN, ARRAY, MAYBE):
+                continue
+            use = self._numeric_use(kind.node, cname)
+            if use is None:
+                continue
+            self.report(arg, f"the callable {what} passed as nondiff `{name}` of `{owner}` captures `{cname}`, a "
+                             f"parameter of `{function_name(enclosing)}` used as a number in `{use}`: if "
+                             f"`{function_name(enclosing)}` is differentiated with respect to `{cname}`, JAX raises "
+                             f"('Detected differentiation of a custom_{kind_of} function with respect to a "
+                             f"closed-over value') or the gradient may go around the custom rule. Use "
+                             f"`jax.closure_convert` and pass the constants as arguments")
+            return
+
+    def _numeric_use(self, fn: ast.AST, name: str) -> Optional[str]:
+        """The first arithmetic, comparison or jnp call in `fn` that reads `name`."""
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+                continue
+            parent = self.model.index.parent(node)
+            if isinstance(parent, (ast.BinOp, ast.Compare)) or (
+                    isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub)):
+                return self.model.quote(parent, 40)
+            if isinstance(parent, ast.Call) and node in parent.args and \
+                    (self.model.index.qualname(parent.func) or "").startswith(ARRAY_NAMESPACES):
+                return self.model.quote(parent, 40)
+        return None
 
     def _local_function(self, arg: ast.expr, enclosing: FunctionNode) -> Optional[FunctionNode]:
         if isinstance(arg, ast.Lambda):

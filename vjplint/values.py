@@ -1,0 +1,611 @@
+"""Value kinds: a small abstract interpretation of one module, computed lazily per scope.
+
+Every expression evaluates to a `Kind` (array with a dtype class, Python scalar, string, shape,
+dtype, callable with what it captures, container of kinds, module/self, None, unknown). Names
+follow their bindings (assignments, tuple unpacking, parameters: annotations, defaults, traced
+transformations, the roles of custom_vjp/custom_jvp rules, call sites in the module), calls of
+module functions return what their returns evaluate to, attributes of `self` what the class
+assigns. The join is precision first: unknown absorbs, disagreeing evidence is "maybe".
+Each kind keeps `why`, a quotable chain of where it came from, and `traced`, why it is a tracer
+where that is known. Read it through `model.facts.values()`; linting never imports JAX.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, replace
+from typing import Dict, List, Optional, Set, Tuple
+
+from vjplint.jaxapi import ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES, PARTIAL, TRANSFORMS
+from vjplint.model import CustomDerivative, FileModel, Signature
+from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, walk
+
+ARRAY, SCALAR, STRING, SHAPE, DTYPE, CALLABLE = "array", "scalar", "string", "shape", "dtype", "callable"
+TUPLE, LIST, DICT, RECORD, MODULE, NONE, UNKNOWN, MAYBE = (
+    "tuple", "list", "dict", "record", "module", "none", "unknown", "maybe")
+STATIC_TAGS = frozenset({SCALAR, STRING, SHAPE, DTYPE, NONE})
+
+ARRAY_ANNOTATIONS = ("jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "numpy.ndarray",
+                     "jax.numpy.DeviceArray", "chex.Array", "chex.ArrayDevice", "numpy.typing.ArrayLike",
+                     "numpy.typing.NDArray", "jax.random.KeyArray")
+ARRAY_TAILS = frozenset({"Array", "ArrayLike", "ndarray", "NDArray", "DeviceArray", "PRNGKeyArray", "KeyArray",
+                         "Float", "Int", "Shaped", "Bool", "Num", "Real", "Inexact", "Integer", "Complex",
+                         "Key", "PRNGKey", "UInt", "Float32", "Float64"})
+STATIC_TAILS = frozenset({"int", "str", "bool", "float", "complex", "tuple", "Tuple", "Sequence", "Callable",
+                          "dtype", "DTypeLike", "Literal", "Enum", "Hashable", "Shape", "type", "Type",
+                          "Iterable", "Mapping", "dict", "Dict", "list", "List", "None", "Axis", "AxisName"})
+# jax.random functions whose result is a key, an integer or a boolean array (the rest are floats).
+KEY_FUNCTIONS = frozenset({"PRNGKey", "key", "split", "fold_in", "wrap_key_data", "clone"})
+INT_RANDOM = frozenset({"randint", "permutation", "categorical", "choice", "poisson", "binomial", "key_data"})
+SCALAR_BUILTINS = {"int": "int", "float": "float", "bool": "bool", "len": "int", "complex": "float",
+                   "round": "int", "abs": None, "sum": None, "max": None, "min": None}
+STATIC_ATTRS = {"shape": SHAPE, "ndim": SCALAR, "size": SCALAR, "dtype": DTYPE}
+
+
+@dataclass(frozen=True)
+class Kind:
+    tag: str
+    dtype: Optional[str] = None  # "float", "int", "bool", "key" for arrays and scalars
+    why: str = ""  # where the value comes from, quotable
+    traced: Optional[str] = None  # why it is a tracer, where known
+    items: Optional[Tuple["Kind", ...]] = None  # tuple/list elements when the length is known
+    item: Optional["Kind"] = None  # the element kind of a homogeneous sequence
+    fields: Tuple[Tuple[str, "Kind"], ...] = ()  # dict keys, NamedTuple/dataclass fields
+    captures: Tuple[Tuple[str, "Kind"], ...] = ()  # what a callable closes over (or partial binds)
+    node: Optional[ast.AST] = None  # the def/lambda of a callable
+
+    @property
+    def is_static(self) -> bool:
+        if self.tag in STATIC_TAGS:
+            return True
+        return self.tag in (TUPLE, LIST) and self.items is not None and all(k.is_static for k in self.items)
+
+    @property
+    def holds_array(self) -> bool:
+        if self.tag == ARRAY:
+            return True
+        parts = [*(self.items or ()), *(k for _, k in self.fields), *((self.item,) if self.item else ())]
+        return any(k.holds_array for k in parts)
+
+    def field(self, name: str) -> Optional["Kind"]:
+        return next((k for n, k in self.fields if n == name), None)
+
+    def because(self, why: str) -> "Kind":
+        return replace(self, why=why)
+
+    def via(self, why: str) -> "Kind":
+        """The same value read through a binding: `why` joins the chain (of the tracer too)."""
+        return replace(self, why=why, traced=f"{why}; {self.traced}" if self.traced else None)
+
+
+UNKNOWN_KIND = Kind(UNKNOWN)
+
+
+def join(a: Kind, b: Kind) -> Kind:
+    """Both may flow here: unknown absorbs, agreeing kinds merge, disagreeing ones are "maybe"."""
+    if a.tag == UNKNOWN or b.tag == UNKNOWN:
+        return UNKNOWN_KIND
+    if a.tag != b.tag:
+        return Kind(MAYBE, why=a.why or b.why)
+    items = None
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+    return Kind(a.tag, a.dtype if a.dtype == b.dtype else None, a.why or b.why,
+                a.traced if a.traced and b.traced else None, items,
+                join(a.item, b.item) if a.item and b.item else None,
+                tuple((n, join(k, b.field(n) or UNKNOWN_KIND)) for n, k in a.fields if b.field(n) is not None),
+                a.captures if a.node is b.node else (), a.node if a.node is b.node else None)
+
+
+def join_all(kinds: List[Kind]) -> Kind:
+    if not kinds:
+        return UNKNOWN_KIND
+    out = kinds[0]
+    for k in kinds[1:]:
+        out = join(out, k)
+    return out
+
+
+def classify_annotation(model: FileModel, annotation: ast.expr, depth: int = 0) -> Optional[str]:
+    """"array", "static" or "callable" for a parameter annotation (jaxtyping included)."""
+    if depth > 4:
+        return None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(annotation, ast.Constant) and annotation.value is None:
+        return None
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # X | None
+        kinds = {classify_annotation(model, side, depth + 1) for side in (annotation.left, annotation.right)}
+        kinds.discard(None)
+        return kinds.pop() if len(kinds) == 1 else None
+    base = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    q = model.index.qualname(base) or ""
+    tail = q.rsplit(".", 1)[-1] if q else (base.attr if isinstance(base, ast.Attribute) else "")
+    if isinstance(annotation, ast.Subscript) and tail in ("Optional", "Union", "Annotated"):
+        inner = annotation.slice
+        parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        if tail == "Annotated":
+            parts = parts[:1]
+        kinds = {classify_annotation(model, p, depth + 1) for p in parts}
+        kinds.discard(None)
+        return kinds.pop() if len(kinds) == 1 else None
+    if q in ARRAY_ANNOTATIONS or q.startswith("jaxtyping.") or tail in ARRAY_TAILS:
+        return "array"
+    if tail == "Callable":
+        return "callable"
+    if tail in STATIC_TAILS:
+        return "static"
+    return None
+
+
+def _constant_kind(value: object, why: str) -> Kind:
+    if value is None:
+        return Kind(NONE, why=why)
+    if isinstance(value, str):
+        return Kind(STRING, why=why)
+    if isinstance(value, bool):
+        return Kind(SCALAR, "bool", why)
+    if isinstance(value, int):
+        return Kind(SCALAR, "int", why)
+    if isinstance(value, (float, complex)):
+        return Kind(SCALAR, "float", why)
+    return UNKNOWN_KIND
+
+
+class Values:
+    """The kinds of one module's expressions, computed on demand and kept."""
+
+    MAX_DEPTH = 12
+
+    def __init__(self, model: FileModel) -> None:
+        self.model = model
+        self._exprs: Dict[int, Tuple[ast.AST, Kind]] = {}
+        self._names: Dict[Tuple[int, str], Kind] = {}
+        self._active: Set[Tuple[str, int, str]] = set()
+        self._roles: Optional[Dict[int, Tuple[CustomDerivative, str]]] = None
+        self._callers: Optional[Dict[int, List[ast.Call]]] = None
+        self._depth = 0
+
+    # -- entry points -----------------------------------------------------------------------
+    def of(self, expr: ast.expr) -> Kind:
+        """The kind of `expr` where it stands."""
+        hit = self._exprs.get(id(expr))
+        if hit is not None:
+            return hit[1]
+        if self._depth > self.MAX_DEPTH:
+            return UNKNOWN_KIND
+        self._depth += 1
+        try:
+            kind = self._eval(expr)
+        finally:
+            self._depth -= 1
+        self._exprs[id(expr)] = (expr, kind)
+        return kind
+
+    def name(self, name: str, scope: Scope) -> Kind:
+        """The kind `name` has when read in `scope` (the join of the bindings it resolves to)."""
+        found = self.model.index.resolve(name, scope)
+        if found is None:
+            return UNKNOWN_KIND
+        owner, bindings = found
+        key = (id(owner.node), name)
+        if key in self._names:
+            return self._names[key]
+        guard = ("name", id(owner.node), name)
+        if guard in self._active:
+            return UNKNOWN_KIND
+        self._active.add(guard)
+        try:
+            kind = join_all([self._binding(name, b, owner) for b in bindings])
+        finally:
+            self._active.discard(guard)
+        self._names[key] = kind
+        return kind
+
+    def returns(self, fn: FunctionNode) -> Kind:
+        """What calling `fn` gives: the join of its returns."""
+        guard = ("ret", id(fn), "")
+        if guard in self._active:
+            return UNKNOWN_KIND
+        self._active.add(guard)
+        try:
+            values = [value for _, value in self.model.facts.returns_of(fn)]
+            if not values or any(v is None for v in values):
+                return UNKNOWN_KIND
+            return join_all([self.of(v) for v in values])  # type: ignore[arg-type]
+        finally:
+            self._active.discard(guard)
+
+    # -- bindings ---------------------------------------------------------------------------
+    def _binding(self, name: str, b: Binding, owner: Scope) -> Kind:
+        m = self.model
+        if b.kind == "import":
+            return Kind(MODULE, why=f"`{name}` is imported")
+        if b.kind in ("def", "class"):
+            node = b.node
+            if b.kind == "def":
+                return Kind(CALLABLE, why=f"`{name}` is the function defined at line {node.lineno}",  # type: ignore
+                            captures=self.captures(node), node=node)  # type: ignore[arg-type]
+            return Kind(CALLABLE, why=f"`{name}` is a class", node=node)
+        if b.kind == "param":
+            return self.param(owner.node, name)  # type: ignore[arg-type]
+        if b.kind != "assign":
+            return UNKNOWN_KIND
+        stmt = b.node
+        if isinstance(stmt, ast.AugAssign):
+            kind = self.of(stmt.value)  # `x += array` leaves an array, whatever x was
+            return Kind(ARRAY, why=f"`{m.quote(stmt, 50)}` at line {stmt.lineno}") if kind.tag == ARRAY \
+                else UNKNOWN_KIND
+        if b.value is not None:
+            kind = self.of(b.value)
+            if kind.tag == UNKNOWN or (isinstance(b.value, ast.Name) and not kind.traced):
+                return kind
+            return kind.via(f"`{name}` = `{m.quote(b.value, 50)}` at line {stmt.lineno}")
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            path = _unpack_path(stmt.targets[0], name)
+            if path is not None:
+                kind = self.of(stmt.value)
+                for index in path:
+                    kind = _element(kind, index)
+                if kind.tag != UNKNOWN:
+                    return kind.via(f"`{name}` is unpacked from `{m.quote(stmt.value, 50)}` at line {stmt.lineno}")
+                return kind
+        return UNKNOWN_KIND
+
+    def param(self, fn: FunctionNode, name: str) -> Kind:
+        """A parameter's kind from its annotation, default, the transformation tracing `fn`, or
+        the role `fn` plays for a custom derivative of the module."""
+        m = self.model
+        sig = Signature.of(fn)
+        annotation = sig.annotations.get(name)
+        if annotation is not None:
+            kind = classify_annotation(m, annotation)
+            why = f"`{name}` is annotated `{m.quote(annotation)}`"
+            if kind == "array":
+                return Kind(ARRAY, why=why)
+            if kind == "callable":
+                return Kind(CALLABLE, why=why)
+            if kind == "static":
+                return Kind(SCALAR, why=why)
+        if name == "self" and sig.positional[:1] == ["self"]:
+            return Kind(MODULE, why="`self`", node=fn)
+        traced = m.traced.get(fn)
+        if traced is not None and name not in traced.static_params and name in sig.positional:
+            how = f"`{name}` is a parameter of `{getattr(fn, 'name', '<lambda>')}`, which is traced by `{traced.how}`"
+            return Kind(ARRAY, why=how, traced=how)
+        role = self._role(fn, name)
+        if role is not None:
+            return role
+        if name in sig.defaults:
+            kind = self.of(sig.defaults[name])
+            if kind.is_static:
+                return kind.because(f"`{name}` defaults to `{m.quote(sig.defaults[name])}`")
+            return UNKNOWN_KIND
+        return self._from_callers(fn, name, sig)
+
+    def _from_callers(self, fn: FunctionNode, name: str, sig: Signature) -> Kind:
+        """The join of what every call of `fn` in the module passes as `name` (a class's
+        `__init__` through calls of the class); unknown when one call cannot be read."""
+        if self._callers is None:
+            self._callers = {}
+            index = self.model.index
+            for call in self.model.facts.name_calls():
+                for b in index.lookup(call.func.id, index.scope_of(call)):  # type: ignore[attr-defined]
+                    if b.kind in ("def", "class"):
+                        self._callers.setdefault(id(b.node), []).append(call)
+        target: ast.AST = fn
+        offset = 0
+        if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
+            cls = self.model.index.scope_of(fn).node
+            if isinstance(cls, ast.ClassDef):
+                target, offset = cls, 1
+        calls = self._callers.get(id(target), [])
+        if not calls or name not in sig.positional or len(calls) > 16:
+            return UNKNOWN_KIND
+        position = sig.positional.index(name) - offset
+        kinds = []
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return UNKNOWN_KIND
+            arg = call.args[position] if 0 <= position < len(call.args) else next(
+                (k.value for k in call.keywords if k.arg == name), None)
+            if arg is None:
+                return UNKNOWN_KIND
+            kind = self.of(arg)
+            kinds.append(kind.because(f"`{name}` receives `{self.model.quote(arg, 40)}` at line {call.lineno}")
+                         if kind.tag != UNKNOWN else kind)
+        return join_all(kinds)
+
+    def _role(self, fn: FunctionNode, name: str) -> Optional[Kind]:
+        """Differentiable primal arguments and cotangents are arrays; jvp primals are tuples of them."""
+        if self._roles is None:
+            self._roles = {}
+            for d in self.model.derivatives:
+                for role in ("fwd", "bwd", "jvp"):
+                    rule = d.rule(role)
+                    if rule is not None and rule.node is not None:
+                        self._roles.setdefault(id(rule.node), (d, role))
+                if d.primal is not None:
+                    self._roles.setdefault(id(d.primal), (d, "primal"))
+        entry = self._roles.get(id(fn))
+        if entry is None:
+            return None
+        d, role = entry
+        params = Signature.of(fn).positional
+        if name not in params:
+            return None
+        index = params.index(name)
+        nondiff = len(d.nondiff)
+        label = f"custom_{d.kind} `{d.name}`"
+        if role in ("primal", "fwd"):
+            if index in d.nondiff or d.nondiff_unresolved:
+                return None
+            return Kind(ARRAY, why=f"`{name}` is a differentiable argument of {label}")
+        if role == "bwd" and index == len(params) - 1 and index > nondiff:
+            return Kind(ARRAY, why=f"`{name}` is the cotangent in the bwd rule of {label}")
+        if role == "bwd" and index == nondiff:
+            fwd = d.rule("fwd")
+            if fwd is not None and fwd.node is not None:
+                out = self.returns(fwd.node)
+                if out.tag == TUPLE and out.items is not None and len(out.items) == 2:
+                    res = out.items[1]
+                    return res.because(f"`{name}` is the residual fwd returns") if res.tag != UNKNOWN else None
+        if role == "jvp" and index in (nondiff, nondiff + 1) and len(params) == nondiff + 2:
+            what = "primals" if index == nondiff else "tangents"
+            return Kind(TUPLE, why=f"`{name}` holds the {what} of {label}",
+                        item=Kind(ARRAY, why=f"one of the {what} of {label}"))
+        return None
+
+    def captures(self, fn: ast.AST) -> Tuple[Tuple[str, Kind], ...]:
+        """Names `fn` reads from enclosing function scopes, with their kinds there."""
+        index = self.model.index
+        inner = index.scopes.get(fn)
+        if inner is None:
+            return ()
+        out: List[Tuple[str, Kind]] = []
+        seen: Set[str] = set()
+        for node in walk(fn):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or node.id in seen:
+                continue
+            found = index.resolve(node.id, index.scope_of(node))
+            if found is None:
+                continue
+            owner = found[0]
+            if owner is index.module_scope or not owner.is_function or index.inside(owner.node, fn):
+                continue
+            if all(b.kind in ("def", "class", "import") for b in found[1]):
+                continue
+            seen.add(node.id)
+            guard = ("cap", id(fn), node.id)
+            if guard in self._active:
+                continue
+            self._active.add(guard)
+            try:
+                out.append((node.id, self.name(node.id, owner)))
+            finally:
+                self._active.discard(guard)
+        return tuple(out)
+
+    # -- expressions ------------------------------------------------------------------------
+    def _eval(self, e: ast.expr) -> Kind:
+        m = self.model
+        if isinstance(e, ast.Constant):
+            return _constant_kind(e.value, f"the literal `{m.quote(e)}`")
+        if isinstance(e, ast.Name):
+            return self.name(e.id, m.index.scope_of(e))
+        if isinstance(e, (ast.Tuple, ast.List)):
+            if any(isinstance(x, ast.Starred) for x in e.elts):
+                return Kind(TUPLE if isinstance(e, ast.Tuple) else LIST)
+            return Kind(TUPLE if isinstance(e, ast.Tuple) else LIST, why=f"`{m.quote(e, 50)}`",
+                        items=tuple(self.of(x) for x in e.elts))
+        if isinstance(e, ast.Dict):
+            fields = tuple((k.value, self.of(v)) for k, v in zip(e.keys, e.values)
+                           if isinstance(k, ast.Constant) and isinstance(k.value, str))
+            return Kind(DICT, why=f"`{m.quote(e, 50)}`", fields=fields)
+        if isinstance(e, ast.JoinedStr):
+            return Kind(STRING, why="an f-string")
+        if isinstance(e, ast.Lambda):
+            return Kind(CALLABLE, why=f"the lambda at line {e.lineno}", captures=self.captures(e), node=e)
+        if isinstance(e, ast.IfExp):
+            return join(self.of(e.body), self.of(e.orelse))
+        if isinstance(e, ast.NamedExpr):
+            return self.of(e.value)
+        if isinstance(e, ast.UnaryOp):
+            inner = self.of(e.operand)
+            if isinstance(e.op, ast.Not):
+                return Kind(SCALAR, "bool") if inner.is_static else UNKNOWN_KIND
+            return inner if inner.tag in (ARRAY, SCALAR) else UNKNOWN_KIND
+        if isinstance(e, ast.BinOp):
+            return self._binop(self.of(e.left), self.of(e.right), e.op, e)
+        if isinstance(e, ast.Compare):
+            sides = [self.of(x) for x in (e.left, *e.comparators)]
+            arrays = [k for k in sides if k.tag == ARRAY]
+            if arrays and not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
+                return Kind(ARRAY, "bool", f"`{m.quote(e, 50)}`", next((k.traced for k in arrays if k.traced), None))
+            return Kind(SCALAR, "bool") if all(k.is_static for k in sides) else UNKNOWN_KIND
+        if isinstance(e, ast.Attribute):
+            return self._attribute(e)
+        if isinstance(e, ast.Subscript):
+            return self._subscript(e)
+        if isinstance(e, ast.Call):
+            return self._call(e)
+        return UNKNOWN_KIND
+
+    def _binop(self, left: Kind, right: Kind, op: ast.operator, e: Optional[ast.BinOp] = None) -> Kind:
+        why = f"`{self.model.quote(e, 50)}`" if e is not None else ""
+        if ARRAY in (left.tag, right.tag):
+            traced = left.traced or right.traced
+            if traced and e is not None:
+                traced = f"`{self.model.quote(e, 50)}` is computed from a traced value ({traced})"
+            return Kind(ARRAY, why=why, traced=traced)
+        if left.tag == right.tag == SCALAR:
+            return Kind(SCALAR, left.dtype if left.dtype == right.dtype else None, why)
+        if left.tag == right.tag == STRING or (left.tag == STRING and isinstance(op, ast.Mod)):
+            return Kind(STRING, why=why)
+        if left.tag == right.tag and left.tag in (TUPLE, SHAPE) and isinstance(op, ast.Add):
+            return Kind(left.tag, why=why)
+        return UNKNOWN_KIND
+
+    def _attribute(self, e: ast.Attribute) -> Kind:
+        m = self.model
+        q = m.index.qualname(e) or ""
+        if q.startswith(("jax.numpy.", "numpy.")) and e.attr in ("float16", "float32", "float64", "bfloat16",
+                                                                    "int8", "int16", "int32", "int64", "uint8",
+                                                                    "uint32", "bool_", "complex64", "complex128"):
+            return Kind(DTYPE, why=f"`{m.quote(e)}`")
+        if q in ("math.pi", "math.e", "math.inf", "numpy.pi", "numpy.inf", "jax.numpy.pi", "jax.numpy.inf"):
+            return Kind(SCALAR, "float", f"`{m.quote(e)}`")
+        if q.startswith(tuple(ARRAY_NAMESPACES)):
+            return Kind(CALLABLE, why=f"`{m.quote(e)}`")
+        base = self.of(e.value)
+        if base.tag == ARRAY:
+            if e.attr in STATIC_ATTRS:
+                return Kind(STATIC_ATTRS[e.attr], "int" if e.attr in ("ndim", "size") else None, f"`{m.quote(e)}`")
+            if e.attr in ARRAY_VALUED_ATTRIBUTES:
+                return Kind(ARRAY, base.dtype, f"`{m.quote(e)}`", base.traced)
+            return UNKNOWN_KIND
+        if base.tag in (RECORD, DICT):
+            found = base.field(e.attr)
+            return found.because(f"`{m.quote(e)}`, {found.why}") if found is not None and found.why else (
+                found or UNKNOWN_KIND)
+        if base.tag == MODULE and isinstance(base.node, FUNCTION_TYPES):
+            return self._self_attribute(base.node, e.attr)
+        return UNKNOWN_KIND
+
+    def _self_attribute(self, method: FunctionNode, attr: str) -> Kind:
+        """`self.attr`: what the class's methods assign to it (unknown when any assignment is)."""
+        index = self.model.index
+        cls = index.scope_of(method).node
+        if not isinstance(cls, ast.ClassDef):
+            return UNKNOWN_KIND
+        kinds: List[Kind] = []
+        for node in walk(cls):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) \
+                            and t.value.id == "self":
+                        if node.value is None:
+                            return UNKNOWN_KIND
+                        kind = self.of(node.value)
+                        kinds.append(kind.because(f"`self.{attr}` = `{self.model.quote(node.value, 50)}` at line "
+                                                  f"{node.lineno}") if kind.tag != UNKNOWN else kind)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute) \
+                    and node.target.attr == attr:
+                return UNKNOWN_KIND
+        return join_all(kinds)
+
+    def _subscript(self, e: ast.Subscript) -> Kind:
+        base = self.of(e.value)
+        key = e.slice
+        m = self.model
+        if base.tag == ARRAY:
+            return Kind(ARRAY, base.dtype, f"`{m.quote(e, 50)}`", base.traced)
+        if base.tag == SHAPE:
+            return Kind(SCALAR, "int", f"`{m.quote(e, 50)}`") if not isinstance(key, ast.Slice) else Kind(SHAPE)
+        if isinstance(key, ast.Constant):
+            if base.tag in (TUPLE, LIST) and isinstance(key.value, int) and not isinstance(key.value, bool):
+                return _element(base, key.value)
+            if base.tag in (DICT, RECORD) and isinstance(key.value, str):
+                found = base.field(key.value)
+                return found if found is not None else UNKNOWN_KIND
+        if base.tag in (TUPLE, LIST) and base.item is not None and not isinstance(key, ast.Slice):
+            return base.item
+        return UNKNOWN_KIND
+
+    def _call(self, e: ast.Call) -> Kind:
+        m = self.model
+        func = e.func
+        q = m.index.qualname(func) or ""
+        quoted = f"`{m.quote(e, 50)}`"
+        if q.startswith(ARRAY_NAMESPACES):
+            tail = q.rsplit(".", 1)[-1]
+            if q.startswith("jax.random."):
+                dtype = "key" if tail in KEY_FUNCTIONS else ("int" if tail in INT_RANDOM else
+                                                             "bool" if tail == "bernoulli" else "float")
+            else:
+                dtype = None
+            traced = next((k.traced for k in map(self.of, e.args) if k.traced), None)
+            if traced:
+                traced = f"{quoted} is computed from a traced value ({traced})"
+            if tail in ("shape", "ndim", "size", "result_type", "dtype", "iinfo", "finfo"):
+                return UNKNOWN_KIND
+            return Kind(ARRAY, dtype, quoted, traced)
+        if q in PARTIAL and e.args:
+            inner = self.of(e.args[0])
+            bound = tuple((f"argument {i + 1} of the partial", self.of(a)) for i, a in enumerate(e.args[1:]))
+            return Kind(CALLABLE, why=quoted, captures=inner.captures + bound, node=inner.node)
+        if q in TRANSFORMS and e.args and TRANSFORMS[q] == 0:
+            inner = self.of(e.args[0])
+            return Kind(CALLABLE, why=quoted, captures=inner.captures, node=inner.node)
+        if q.startswith("builtins."):
+            tail = q[len("builtins."):]
+            if tail in SCALAR_BUILTINS:
+                dtype = SCALAR_BUILTINS[tail]
+                if dtype is None:
+                    args = [self.of(a) for a in e.args]
+                    return Kind(ARRAY, why=quoted) if any(a.tag == ARRAY for a in args) else UNKNOWN_KIND
+                return Kind(SCALAR, dtype, quoted)
+            if tail in ("str", "repr", "format"):
+                return Kind(STRING, why=quoted)
+            return UNKNOWN_KIND
+        if isinstance(func, ast.Attribute) and not q:
+            base = self.of(func.value)
+            if base.tag == ARRAY and func.attr in ARRAY_METHODS:
+                return Kind(ARRAY, base.dtype, quoted, base.traced)
+            if base.tag == STRING and func.attr in ("format", "join", "lower", "upper", "strip", "replace"):
+                return Kind(STRING, why=quoted)
+        callee = self.of(func) if isinstance(func, ast.Name) else UNKNOWN_KIND
+        if callee.tag == CALLABLE and isinstance(callee.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out = self.returns(callee.node)
+            if out.tag != UNKNOWN:
+                return out.because(f"{quoted}, which returns {out.why}" if out.why else quoted)
+        if callee.tag == CALLABLE and isinstance(callee.node, ast.ClassDef):
+            return self._construct(callee.node, e)
+        return UNKNOWN_KIND
+
+    def _construct(self, cls: ast.ClassDef, e: ast.Call) -> Kind:
+        """A NamedTuple or dataclass built here: its fields, in declaration order."""
+        names = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+        if not names:
+            return UNKNOWN_KIND
+        fields: Dict[str, Kind] = {}
+        for name, arg in zip(names, e.args):
+            if isinstance(arg, ast.Starred):
+                return Kind(RECORD)
+            fields[name] = self.of(arg)
+        for kw in e.keywords:
+            if kw.arg in names:
+                fields[kw.arg] = self.of(kw.value)
+        items = tuple(fields[n] for n in names if n in fields) if len(fields) == len(names) else None
+        return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", fields=tuple(fields.items()), items=items)
+
+
+def _unpack_path(target: ast.expr, name: str) -> Optional[List[int]]:
+    """The indices leading to `name` in an unpacking target (`(a, (b, c)) = ...` gives c: [1, 1])."""
+    if isinstance(target, ast.Name):
+        return [] if target.id == name else None
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if any(isinstance(x, ast.Starred) for x in target.elts):
+            return None
+        for i, element in enumerate(target.elts):
+            inner = _unpack_path(element, name)
+            if inner is not None:
+                return [i, *inner]
+    return None
+
+
+def _element(kind: Kind, index: int) -> Kind:
+    if kind.tag in (TUPLE, LIST, RECORD):
+        if kind.items is not None and -len(kind.items) <= index < len(kind.items):
+            return kind.items[index]
+        if kind.item is not None:
+            return kind.item
+    if kind.tag == ARRAY:
+        return Kind(ARRAY, kind.dtype, kind.why, kind.traced)
+    if kind.tag == SHAPE:
+        return Kind(SCALAR, "int", kind.why)
+    return UNKNOWN_KIND
