@@ -10,6 +10,7 @@ from vjplint.facts import Facts
 from vjplint.jaxapi import EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP, PARTIAL, REGISTRATION_METHODS, TRANSFORMS
 from vjplint.model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value
+from vjplint.wrappers import InferredKeyword
 
 
 @dataclass
@@ -25,7 +26,9 @@ class Recognizer:
         r = cls()
         r.vjp.update(vjp_aliases)
         r.jvp.update(jvp_aliases)
-        r.aliases = frozenset([*vjp_aliases, *jvp_aliases])
+        # An inferred re-export of JAX's own creator (vjplint.project) is no wrapper.
+        r.aliases = frozenset(n for n, kw in [*vjp_aliases.items(), *jvp_aliases.items()]
+                              if not getattr(kw, "exact", False))
         return r
 
     def kind_of(self, qualname: Optional[str]) -> Optional[Tuple[str, str]]:
@@ -128,6 +131,9 @@ class _Collector:
     def _add(self, kind: str, name: str, anchor: ast.AST, creation: ast.expr, primal: Optional[FunctionNode],
              keywords: Dict[str, ast.expr], nondiff_kw: str, binding_node: ast.AST, scope: Scope,
              is_alias: bool) -> None:
+        if isinstance(nondiff_kw, InferredKeyword) and nondiff_kw != "nondiff_argnums":
+            # an inferred wrapper renames nondiff_argnums (or drops it: ""): JAX never sees the original
+            keywords = {k: v for k, v in keywords.items() if k not in ("nondiff_argnums", "nondiff_argnames")}
         if nondiff_kw != "nondiff_argnums" and nondiff_kw in keywords:
             keywords = {**keywords, "nondiff_argnums": keywords[nondiff_kw]}
         positions, unresolved = self._nondiff_positions(keywords, primal, scope)
@@ -140,6 +146,16 @@ class _Collector:
         )
         self.derivatives.append(d)
         self.by_binding[binding_node] = d
+        if isinstance(nondiff_kw, InferredKeyword):
+            d.via = nondiff_kw.why
+            if nondiff_kw.rules and isinstance(creation, ast.Call):
+                self._wrapper_rules(d, creation, nondiff_kw.rules, scope)
+
+    def _wrapper_rules(self, d: CustomDerivative, call: ast.Call, positions: Tuple[int, ...], scope: Scope) -> None:
+        """`fastmath.custom_vjp(f, f_fwd, f_bwd)`: an inferred wrapper whose parameters are the rules."""
+        if len(call.args) > max(positions) and not any(isinstance(a, ast.Starred) for a in call.args):
+            rules = [self._resolve_rule(call.args[p], scope) for p in positions]
+            d.registrations.append(Registration("defvjp" if d.kind == "vjp" else "defjvp", call, False, rules, {}))
 
     def _nondiff_positions(self, keywords: Dict[str, ast.expr], primal: Optional[FunctionNode],
                            scope: Scope) -> Tuple[Tuple[int, ...], bool]:

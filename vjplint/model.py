@@ -107,6 +107,7 @@ class CustomDerivative:
     registrations: List[Registration] = field(default_factory=list)
     call_sites: List[CallSite] = field(default_factory=list)
     is_alias: bool = False  # defined through a configured in-house wrapper
+    via: str = ""  # through an inferred wrapper (vjplint.project): "through the wrapper `w`, which calls ..."
 
     @property
     def signature(self) -> Optional[Signature]:

@@ -18,7 +18,11 @@ def lint_paths(paths: Sequence[str], workspace: "Workspace", *, jobs: Optional[i
     """Discover the files under `paths` with the workspace's settings and lint them all."""
     run = RunResult()
     files = workspace.files(paths, run.problems, force_exclude=force_exclude, visited=run.visited)
-    run.files = lint_many(files, workspace.anchor(paths), jobs=jobs, use_cache=use_cache, progress=progress)
+    from vjplint.project import with_wrappers
+
+    anchor = workspace.anchor(paths)
+    files = with_wrappers(files, anchor, use_cache=use_cache)  # wrappers found in the run's modules, as aliases
+    run.files = lint_many(files, anchor, jobs=jobs, use_cache=use_cache, progress=progress)
     run.files.sort(key=lambda f: f.display)
     run.visited.extend(workspace.consulted)
     return run

@@ -15,6 +15,7 @@ from vjplint.diagnostics import Applicability, Edit, Fix, FixPlan, Position, Sev
 from vjplint.infer import Hints
 from vjplint.model import FileModel
 from vjplint.positions import node_range
+from vjplint.wrappers import with_wrapper_note
 
 
 @dataclass
@@ -65,7 +66,7 @@ class Rule:
                fix: Optional[Fix] = None) -> None:
         """Report `node` (to the end of `end_node` when given), with an optional fix made by
         `replacing`, `editing` or `planning`."""
-        self.reports.append(Report(node, message, end_node, fix))
+        self.reports.append(Report(node, with_wrapper_note(self.model, node, message), end_node, fix))
 
     # The three ways to make the one Fix type.
     def replacing(self, node: ast.AST, text: str, applicability: Applicability, message: str,

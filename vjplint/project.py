@@ -1,0 +1,361 @@
+"""The project index: the custom-derivative wrappers of a run's modules, resolved across them.
+
+Built once per run before any file is linted. Each file holding a trigger name
+(`vjplint.wrappers.TRIGGERS`) is parsed and its wrappers, imports and dispatch tables recorded
+(`vjplint.wrappers.detect`); the records are cached per file by size, mtime and content digest,
+like results, so a warm run reads no unchanged file. Module names come from paths: a file's
+package is the chain of directories with an `__init__.py` above it; a file outside packages is
+its stem. Names are then resolved to a fixed point (a wrapper may forward to another, a package
+`__init__` may re-export one), and every spelling that reaches a wrapper (`pkg.mod.w`, `pkg.w`
+through a re-export, `.mod.w` from the files of `pkg`) becomes a `custom-vjp-aliases` (or
+`custom-jvp-aliases`) entry of the settings the files are linted with: no rule knows about it,
+and a change to a wrapper changes every file's settings fingerprint, so cached results follow.
+
+Only the modules of the run are known: a pre-commit run over one changed file sees the wrappers
+that file defines, not those of unchanged files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from vjplint.config import Config
+from vjplint.jaxapi import JAX_JVP, JAX_VJP
+from vjplint.wrappers import SELF, TRIGGERS, FileWrappers, Forward, InferredKeyword
+
+FORMAT = 1
+RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
+MAX_PASSES = 16  # forwarding chains longer than this are not followed
+MAX_DEPTH = 12  # re-export hops for one name
+
+
+@dataclass(frozen=True)
+class Creator:
+    kind: str  # "vjp" or "jvp"
+    keyword: str  # its nondiff keyword; "" when it drops nondiff arguments
+    rules: Tuple[int, ...]  # positional parameters that are its fwd/bwd (or jvp) rules
+    name: str  # its qualified name
+    why: str = ""  # for a wrapper: "through the wrapper `w`, which calls ..."
+    exact: bool = False  # the JAX creator itself (a re-export), not a wrapper
+    trail: str = ""  # what it calls, and where, down to JAX: "`jax.custom_vjp` at ops.py:41"
+
+
+@dataclass
+class ProjectIndex:
+    spellings: Dict[str, Creator] = field(default_factory=dict)  # absolute name -> wrapper
+    relative: Dict[str, Dict[str, Creator]] = field(default_factory=dict)  # package -> `.mod.w` -> wrapper
+    package_of: Dict[str, str] = field(default_factory=dict)  # directory -> its package ("" outside)
+    _configs: Dict[Tuple[int, str], Config] = field(default_factory=dict)
+
+    def config_for(self, config: Config, path: Path) -> Config:
+        """`config` with the wrappers as aliases (the relative spellings of `path`'s package too);
+        one object per (settings, package), `config` itself when there are no wrappers."""
+        if not self.spellings:
+            return config
+        package = self.package_of.get(os.path.dirname(os.path.abspath(path)), "")
+        key = (id(config), package)
+        found = self._configs.get(key)
+        if found is None:
+            found = self._configs[key] = _with_aliases(config, {**self.spellings, **self.relative.get(package, {})})
+        return found
+
+
+def _with_aliases(config: Config, creators: Dict[str, Creator]) -> Config:
+    configured = {name for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases)}
+    added: Dict[str, List[Tuple[str, str]]] = {"vjp": [], "jvp": []}
+    for name, c in sorted(creators.items()):
+        if name not in configured and name not in JAX_VJP and name not in JAX_JVP:
+            added[c.kind].append((name, InferredKeyword(c.keyword, c.rules, c.why, c.exact)))
+    return replace(config, custom_vjp_aliases=config.custom_vjp_aliases + tuple(added["vjp"]),
+                   custom_jvp_aliases=config.custom_jvp_aliases + tuple(added["jvp"]))
+
+
+# -- building -------------------------------------------------------------------------------
+def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True) -> ProjectIndex:
+    """The index of `files` (paths as the run names them); `anchor` says where the cache lives
+    and which configured aliases wrappers may forward to."""
+    from vjplint.batch.outcomes import display_path
+
+    index = ProjectIndex()
+    cache = _IndexCache(anchor) if use_cache else None
+    modules: Dict[str, Tuple[FileWrappers, str, str]] = {}  # module -> (record, its package, display)
+    init_dirs: Dict[str, bool] = {}
+    for path in files:
+        absolute = os.path.abspath(path)
+        directory = os.path.dirname(absolute)
+        package = index.package_of.get(directory)
+        if package is None:
+            package = index.package_of[directory] = _package(directory, init_dirs)
+        display = display_path(path)
+        record = cache.record(display, path) if cache is not None else _analyse(path)[1]
+        if record is not None:
+            stem = Path(absolute).stem
+            name = package if stem == "__init__" and package else f"{package}.{stem}" if package else stem
+            modules[name] = (record, package, display)
+    if cache is not None:
+        cache.save()
+    _Resolver(modules, anchor, index).run()
+    return index
+
+
+def _package(directory: str, has_init: Dict[str, bool]) -> str:
+    """The dotted package of the files in `directory` ("" when it is no package)."""
+    parts: List[str] = []
+    current = directory
+    while True:
+        found = has_init.get(current)
+        if found is None:
+            found = has_init[current] = os.path.isfile(os.path.join(current, "__init__.py"))
+        if not found:
+            break
+        parts.append(os.path.basename(current))
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return ".".join(reversed(parts))
+
+
+def _read(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def _analyse(path: Path) -> Tuple[str, Optional[FileWrappers]]:
+    """(content digest or "", the file's record or None) for one file; unreadable and
+    unparsable files have none (linting reports them)."""
+    import hashlib
+
+    try:
+        data = _read(path)
+    except OSError:
+        return "", None
+    digest = hashlib.sha256(data).hexdigest()
+    # Package `__init__` files are read too: they re-export (`from .ops import *`) without naming a trigger.
+    if not any(name in data for name in TRIGGERS) and not (path.name == "__init__.py" and b"import" in data):
+        return digest, None
+    from vjplint.source import SourceError, decode, parse
+    from vjplint.wrappers import detect
+
+    try:
+        module = parse(decode(data).text, str(path))
+        return digest, detect(module)
+    except (SourceError, RecursionError, ValueError):
+        return digest, None
+
+
+class _IndexCache:
+    """display -> [size, mtime_ns, digest, made_ns, record JSON or None], beside the result cache."""
+
+    def __init__(self, anchor: Config) -> None:
+        from vjplint.batch.cache import cache_root
+        from vjplint.batch.fastpath import code_fingerprint, short_name
+
+        self.root = cache_root(anchor)
+        self.build = code_fingerprint()
+        self.key = "\n".join((os.getcwd(), str(FORMAT)))
+        self.path = self.root / short_name(self.build) / "project" / (short_name(self.key) + ".json")
+        self.now_ns = time.time_ns()
+        self.entries: Dict[str, list] = {}
+        self.kept: Dict[str, list] = {}
+        try:
+            data = json.loads(self.path.read_bytes())
+            if data.get("build") == self.build and data.get("key") == self.key:
+                self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, list) and len(v) == 5}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+        self.dirty = False
+
+    def record(self, display: str, path: Path) -> Optional[FileWrappers]:
+        entry = self.entries.get(display)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if not (entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns
+                and st.st_mtime_ns < entry[3] - RACY_NS):
+            digest, record = _analyse(path)
+            if not digest:
+                return None
+            if entry is None or entry[2] != digest:
+                entry = [0, 0, digest, 0, record.to_json() if record is not None else None]
+            entry[0], entry[1], entry[3] = st.st_size, st.st_mtime_ns, self.now_ns
+            self.dirty = True
+        self.kept[display] = entry
+        try:
+            return FileWrappers.from_json(entry[4]) if entry[4] is not None else None
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def save(self) -> None:
+        if not self.dirty and len(self.kept) == len(self.entries):
+            return
+        from vjplint.batch.fastpath import ensure_cache_root
+
+        try:
+            ensure_cache_root(str(self.root))
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"format": FORMAT, "build": self.build, "key": self.key,
+                                       "entries": self.kept}, separators=(",", ":")), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a read-only tree still lints
+
+
+# -- resolving ------------------------------------------------------------------------------
+class _Resolver:
+    def __init__(self, modules: Dict[str, Tuple[FileWrappers, str, str]], anchor: Config, index: ProjectIndex) -> None:
+        self.modules = modules
+        self.index = index
+        self.base: Dict[str, Creator] = {}
+        for kind, names in (("vjp", JAX_VJP), ("jvp", JAX_JVP)):
+            for name in names:
+                self.base[name] = Creator(kind, "nondiff_argnums", (), name, exact=True)
+        for kind, aliases in (("vjp", anchor.custom_vjp_aliases), ("jvp", anchor.custom_jvp_aliases)):
+            for name, keyword in aliases:
+                self.base[name] = Creator(kind, keyword, (), name)
+        self.found: Dict[str, Creator] = {}  # "module.name" of a def or class -> the wrapper it is
+
+    def run(self) -> None:
+        if not self.modules:
+            return
+        for _ in range(MAX_PASSES):
+            changed = False
+            for module, (record, package, display) in self.modules.items():
+                for name, forwards in record.forwards.items():
+                    key = f"{module}.{name}"
+                    if key in self.found:
+                        continue
+                    for forward in forwards:
+                        creator = self.resolve(self.absolute(forward.callee, module, package))
+                        wrapper = _wrapper_of(forward, creator, key, display) if creator is not None else None
+                        if wrapper is not None:
+                            self.found[key] = wrapper
+                            changed = True
+                            break
+            if not changed:
+                break
+        self._spell()
+
+    def absolute(self, name: str, module: str, package: str) -> Optional[str]:
+        if name.startswith(SELF + "."):
+            return f"{module}.{name[len(SELF) + 1:]}"
+        if not name.startswith("."):
+            return name
+        level = len(name) - len(name.lstrip("."))
+        parts = package.split(".") if package else []
+        if level - 1 > len(parts) or (level - 1 == len(parts) and not name[level:]):
+            return None
+        base = parts[:len(parts) - (level - 1)]
+        rest = name[level:]
+        return ".".join([*base, rest]) if rest else ".".join(base) or None
+
+    def resolve(self, name: Optional[str], depth: int = 0) -> Optional[Creator]:
+        if name is None or depth > MAX_DEPTH:
+            return None
+        found = self.base.get(name) or self.found.get(name)
+        if found is not None:
+            return found
+        if name.startswith("[") and name.endswith("]"):  # a dispatch table entry
+            for module, (record, package, _) in self.modules.items():
+                target = record.tables.get(name[1:-1])
+                if target is not None:
+                    found = self.resolve(self.absolute(target, module, package), depth + 1)
+                    if found is not None:
+                        return found
+            return None
+        parts = name.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:i])
+            entry = self.modules.get(module)
+            if entry is None:
+                continue
+            record, package, _ = entry
+            head, rest = parts[i], parts[i + 1:]
+            if head in record.exports:
+                target = self.absolute(record.exports[head], module, package)
+                return self.resolve(".".join([target, *rest]) if target else None, depth + 1)
+            if not rest and not head.startswith("_") and head not in record.forwards:
+                for star in record.star:
+                    target = self.absolute(star, module, package)
+                    found = self.resolve(f"{target}.{head}", depth + 1) if target else None
+                    if found is not None:
+                        return found
+            return None
+        return None
+
+    def _spell(self) -> None:
+        """Every absolute `module.name` (one re-exported module deep) and, per package, every
+        relative spelling that reaches a wrapper or a re-exported JAX creator."""
+        spellings = self.index.spellings
+        for module, (record, package, _) in self.modules.items():
+            names = set(record.forwards) | set(record.exports)
+            for star in record.star:
+                target = self.absolute(star, module, package)
+                if target in self.modules:
+                    starred = self.modules[target][0]
+                    names |= {n for n in (*starred.forwards, *starred.exports) if not n.startswith("_")}
+            for name in names:
+                found = self.resolve(f"{module}.{name}")
+                if found is not None:
+                    spellings[f"{module}.{name}"] = found
+                    continue
+                target = self.absolute(record.exports.get(name, ""), module, package) if name in record.exports else None
+                if target in self.modules:  # `from pkg import ops` re-exports a module: `pkg.ops.w`
+                    inner = self.modules[target][0]
+                    for inner_name in (*inner.forwards, *inner.exports):
+                        found = self.resolve(f"{target}.{inner_name}")
+                        if found is not None:
+                            spellings[f"{module}.{name}.{inner_name}"] = found
+        for name in list(spellings):
+            if name in self.base:
+                del spellings[name]
+        packages = set(self.index.package_of.values()) - {""}
+        for package in packages:
+            parts = package.split(".")
+            relative: Dict[str, Creator] = {}
+            for level in range(1, len(parts) + 1):
+                prefix = ".".join(parts[:len(parts) - level + 1]) + "."
+                for name, creator in spellings.items():
+                    if name.startswith(prefix) and not creator.exact:  # JAX's own: too many to list
+                        relative["." * level + name[len(prefix):]] = creator
+            if relative:
+                self.index.relative[package] = relative
+
+
+def _wrapper_of(forward: Forward, creator: Creator, key: str, display: str) -> Optional[Creator]:
+    """What the def or class `key` is when `forward` calls `creator`, or None when it is not a
+    wrapper (its rules are fixed, or it does not pass on the ones its callee needs)."""
+    passed = dict(forward.keywords)
+    keyword = ""
+    if creator.keyword:
+        keyword = passed.get(creator.keyword, "")
+        if not keyword and creator.exact and len(forward.args) > 1:  # `jax.custom_vjp(f, nondiff_argnums)`
+            keyword = forward.args[1]
+    if creator.rules:
+        mapped = [forward.args[i] if i < len(forward.args) else "" for i in creator.rules]
+        if not all(m in forward.params for m in mapped):
+            return None
+        rules = tuple(forward.params.index(m) for m in mapped)
+    elif forward.rules is None:
+        return None
+    else:
+        rules = forward.rules
+    shown = f"`{creator.name}`"
+    if forward.callee.startswith("["):
+        shown += f" (the {forward.callee[1:-1]!r} entry of a dispatch table)"
+    trail = f"{shown} at {display}:{forward.line}" + (f", which calls {creator.trail}" if creator.trail else "")
+    return Creator(creator.kind, keyword, rules, key, f"through the wrapper `{key}`, which calls {trail}",
+                   trail=trail)
+
+
+def with_wrappers(items: Sequence[Tuple[Path, Config]], anchor: Config, *,
+                  use_cache: bool = True) -> List[Tuple[Path, Config]]:
+    """The run's (file, settings) pairs with the project's wrappers added to the settings."""
+    index = build_index([path for path, _ in items], anchor, use_cache=use_cache)
+    return [(path, index.config_for(config, path)) for path, config in items]

@@ -1,0 +1,244 @@
+"""One file's custom-derivative wrappers, found from its `ast`: the per-file half of the project
+index (vjplint.project resolves them across the modules of a run).
+
+A wrapper is a module-level function, or a class through its `__init__`, that hands its first
+parameter to a creator (`jax.custom_vjp`, `jax.custom_jvp`, or what resolves to another wrapper):
+directly, through `functools.partial(creator, ...)`, or by decorating an inner function that only
+calls that parameter. What the file records is path-independent and JSON-ready (it is cached by
+content digest); which callees are creators is decided later, when every module is known.
+Names are spelled as `SemanticIndex.qualname` spells them; `SELF` prefixes this module's own
+module-level names, `[key]` is a call through a dispatch table (`backend()["custom_vjp"](...)`).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+
+from vjplint.jaxapi import PARTIAL
+from vjplint.semantic import FunctionNode, Scope, SemanticIndex
+
+if TYPE_CHECKING:
+    from vjplint.model import CustomDerivative, FileModel
+
+TRIGGERS = (b"custom_vjp", b"custom_jvp")  # a file holding neither defines no wrapper
+SELF = "<self>"
+_REGISTER = {"defvjp": 2, "defjvp": 1}
+
+
+class InferredKeyword(str):
+    """The nondiff keyword of an inferred wrapper, as a `custom-vjp-aliases` value ("" when the
+    wrapper drops nondiff arguments), carrying which of the wrapper's positional parameters are
+    its rules (`f(fn, fwd, bwd)`) and why it is a wrapper. Its repr is all of it, so that a
+    settings fingerprint that contains it changes with any of it."""
+
+    rules: Tuple[int, ...]
+    why: str
+    exact: bool  # a re-export of JAX's own creator: no wrapper at all
+
+    def __new__(cls, keyword: str, rules: Tuple[int, ...] = (), why: str = "",
+                exact: bool = False) -> "InferredKeyword":
+        self = super().__new__(cls, keyword)
+        self.rules, self.why, self.exact = tuple(rules), why, exact
+        return self
+
+    def __reduce__(self):  # type: ignore[override]
+        return InferredKeyword, (str(self), self.rules, self.why, self.exact)
+
+    def __repr__(self) -> str:
+        return f"InferredKeyword({str(self)!r}, {self.rules!r}, {self.why!r}, {self.exact!r})"
+
+
+@dataclass(frozen=True)
+class Forward:
+    """One call in a wrapper's body that passes the wrapper's first parameter on as a function."""
+
+    callee: str  # qualified name as this file spells it (see the module docstring)
+    params: Tuple[str, ...]  # the wrapper's positional parameters (`self` left out for a class)
+    args: Tuple[str, ...]  # per positional argument of the call: the parameter it passes, or ""
+    keywords: Tuple[Tuple[str, str], ...]  # callee keyword -> the parameter passed to it
+    rules: Optional[Tuple[int, ...]]  # parameters the body registers as rules; None: fixed rules
+    line: int
+
+    def to_json(self) -> list:
+        return [self.callee, list(self.params), list(self.args), [list(k) for k in self.keywords],
+                None if self.rules is None else list(self.rules), self.line]
+
+    @classmethod
+    def from_json(cls, data: list) -> "Forward":
+        callee, params, args, keywords, rules, line = data
+        return cls(callee, tuple(params), tuple(args), tuple((k, v) for k, v in keywords),
+                   None if rules is None else tuple(rules), line)
+
+
+@dataclass
+class FileWrappers:
+    forwards: Dict[str, List[Forward]] = field(default_factory=dict)  # module-level name -> its forwards
+    exports: Dict[str, str] = field(default_factory=dict)  # module-level name -> the name it binds to
+    star: List[str] = field(default_factory=list)  # modules imported with `*`
+    tables: Dict[str, str] = field(default_factory=dict)  # dispatch key -> what a module dict maps it to
+
+    def to_json(self) -> dict:
+        return {"f": {k: [f.to_json() for f in v] for k, v in self.forwards.items()},
+                "e": self.exports, "s": self.star, "t": self.tables}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FileWrappers":
+        return cls({k: [Forward.from_json(f) for f in v] for k, v in data["f"].items()},
+                   dict(data["e"]), list(data["s"]), dict(data["t"]))
+
+
+def detect(module: ast.Module, index: Optional[SemanticIndex] = None) -> FileWrappers:
+    index = index or SemanticIndex(module)
+    found = FileWrappers()
+    for stmt in _module_statements(module.body):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            forwards = _forwards(stmt, index, skip_self=False)
+            if forwards:
+                found.forwards[stmt.name] = forwards
+        elif isinstance(stmt, ast.ClassDef):
+            init = next((s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+            forwards = _forwards(init, index, skip_self=True) if init is not None else []
+            if forwards:
+                found.forwards[stmt.name] = forwards
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            _record_import(stmt, found)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            if isinstance(stmt.value, ast.Dict):
+                for key, value in zip(stmt.value.keys, stmt.value.values):
+                    target = _callee_name(value, index, index.module_scope) if value is not None else None
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str) and target:
+                        found.tables.setdefault(key.value, target)
+            else:
+                target = _callee_name(stmt.value, index, index.module_scope)
+                if target:
+                    found.exports[name] = target
+    return found
+
+
+def _module_statements(body: List[ast.stmt]) -> List[ast.stmt]:
+    """Module-level statements, those under `if`/`try` included (`try: from x import y`)."""
+    out: List[ast.stmt] = []
+    for stmt in body:
+        out.append(stmt)
+        if isinstance(stmt, ast.If):
+            out.extend(_module_statements(stmt.body + stmt.orelse))
+        elif isinstance(stmt, ast.Try):
+            out.extend(_module_statements(stmt.body + stmt.orelse + stmt.finalbody
+                                          + [s for h in stmt.handlers for s in h.body]))
+    return out
+
+
+def _record_import(stmt: ast.stmt, found: FileWrappers) -> None:
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if alias.asname:
+                found.exports[alias.asname] = alias.name
+        return
+    assert isinstance(stmt, ast.ImportFrom)
+    base = "." * (stmt.level or 0) + (stmt.module or "")
+    for alias in stmt.names:
+        if alias.name == "*":
+            found.star.append(base)
+        else:
+            found.exports[alias.asname or alias.name] = f"{base}.{alias.name}" if stmt.module else base + alias.name
+
+
+def _callee_name(expr: ast.expr, index: SemanticIndex, scope: Scope) -> Optional[str]:
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+        return f"[{expr.slice.value}]"
+    if isinstance(expr, ast.Name):
+        for binding in index.lookup(expr.id, scope):
+            if binding.kind in ("def", "class") and index.scope_of(binding.node) is index.module_scope:
+                return f"{SELF}.{expr.id}"
+    if not isinstance(expr, (ast.Name, ast.Attribute)):
+        return None
+    q = index.qualname(expr, scope)
+    return None if q is None or q.startswith("builtins.") else q
+
+
+def _forwards(fn: FunctionNode, index: SemanticIndex, skip_self: bool) -> List[Forward]:
+    positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    params = tuple(positional[1:] if skip_self else positional)
+    if not params:
+        return []
+    every = set(params) | {a.arg for a in fn.args.kwonlyargs}
+    inner_forwarders = {}  # inner defs that only call the first parameter: `def _f(*a, **k): return f(*a, **k)`
+    calls: List[Tuple[ast.expr, List[ast.expr], List[ast.keyword], int]] = []
+    rules: Optional[Tuple[int, ...]] = ()
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn and _only_calls(node, params[0]):
+            inner_forwarders[node.name] = node
+            for decorator in node.decorator_list:  # `@partial(jax.custom_vjp, nondiff_argnums=n)` on it
+                call = decorator if isinstance(decorator, ast.Call) else None
+                calls.append((decorator, [ast.Name(id=params[0])], [], decorator.lineno) if call is None
+                             else (call.func, [*call.args, ast.Name(id=params[0])], call.keywords, decorator.lineno))
+        elif isinstance(node, ast.Call):
+            method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            if method in _REGISTER:
+                names = [a.id if isinstance(a, ast.Name) else "" for a in node.args]
+                if rules is not None:
+                    rules = tuple(params.index(n) for n in names) if all(n in params for n in names) else None
+            else:
+                calls.append((node.func, list(node.args), node.keywords, node.lineno))
+    out = []
+    for func, args, keywords, line in calls:
+        scope = index.scope_of(func)
+        if isinstance(func, ast.Call):  # `partial(creator, kw=...)(f)`
+            if not (func.args and index.qualname(func.func, scope) in PARTIAL):
+                continue
+            func, keywords = func.args[0], [*func.keywords, *keywords]
+        elif args and index.qualname(func, scope) in PARTIAL:  # `partial(creator, f, kw=...)`
+            func, args = args[0], args[1:]
+        callee = _callee_name(func, index, scope)
+        if callee is None or not args:
+            continue
+        passed = tuple(_param_of(a, every, inner_forwarders, params[0]) for a in args)
+        if passed[0] != params[0]:
+            continue
+        kw = tuple((k.arg, k.value.id) for k in keywords
+                   if k.arg and isinstance(k.value, ast.Name) and k.value.id in every)
+        out.append(Forward(callee, params, passed, kw, rules, line))
+    return out
+
+
+def _param_of(arg: ast.expr, params: set, forwarders: Dict[str, ast.AST], first: str) -> str:
+    if isinstance(arg, ast.Name):
+        if arg.id in forwarders:
+            return first
+        return arg.id if arg.id in params else ""
+    return ""
+
+
+def _only_calls(fn: ast.AST, target: str) -> bool:
+    """Whether `fn`'s body is (a docstring and) `return target(...)`."""
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # type: ignore[attr-defined]
+    return (len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Call)
+            and isinstance(body[0].value.func, ast.Name) and body[0].value.func.id == target)
+
+
+def with_wrapper_note(model: "FileModel", node: ast.AST, message: str) -> str:
+    """`message`, naming the inferred wrapper when `node` lies in the definition, a rule or a call
+    of a custom derivative made through one (so the user sees why it is one)."""
+    row = getattr(node, "lineno", None)
+    if row is None:
+        return message
+    for d in model.derivatives:
+        via = getattr(d, "via", "")
+        if via and any(first <= row <= last for first, last in _spans(d)):
+            label = getattr(d, "label", f"custom_{d.kind}")
+            return f"{message} ({label} `{d.name}` {via})"
+    return message
+
+
+def _spans(d: "CustomDerivative") -> List[Tuple[int, int]]:
+    nodes: List[ast.AST] = [d.anchor]
+    if d.primal is not None:
+        nodes.append(d.primal)
+    for registration in d.registrations:
+        nodes.append(registration.node)
+        nodes.extend(rule.node for rule in registration.rules if rule.node is not None)
+    nodes.extend(site.call for site in d.call_sites)
+    return [(n.lineno, getattr(n, "end_lineno", None) or n.lineno) for n in nodes]  # type: ignore[attr-defined]
