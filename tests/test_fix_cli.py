@@ -118,6 +118,10 @@ def test_json_fix_edits_reproduce_the_fixed_file(tmp_path):
         assert fix["applicability"] == applicability and fix["message"].startswith("Move `")
         edits = [Edit(e["content"], Position(**e["location"]), Position(**e["end_location"])) for e in fix["edits"]]
         assert _apply(source, edits) == expected
+    # One rewrite fixes both of clip.py's VJP101 (`lo` and `hi`): only the first carries it, so a
+    # consumer that applies every fix of the report applies it once.
+    clip = [d for d in by_file["clip.py"] if d["code"] == "VJP101"]
+    assert len(clip) == 2 and clip[0]["fix"] is not None and clip[1]["fix"] is None
 
 
 def _apply(text: str, edits) -> str:

@@ -22,7 +22,7 @@ def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: M
     if output_format in ("json", "sarif", "lsp", "rdjson"):
         from vjplint.fixes.apply import attach_fix_edits
 
-        attach_fix_edits(diagnostics, sources, settings)
+        attach_fix_edits(diagnostics, sources, settings, once=True)
     docs_url = _docs_url(settings)
     ctx = OutputContext(show_fixes=args.show_fixes, unsafe_fixes=args.unsafe_fixes, statistics=args.statistics,
                         quiet=args.quiet, fixed_count=fixed_count, sources=sources, docs_url=docs_url,

@@ -186,11 +186,16 @@ def fix_source(filename: str, text: str, config: Config = Config(), unsafe: bool
 Settings = Union[Config, Mapping[str, Config]]
 
 
-def attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, List[str]], settings: Settings) -> None:
+def attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, List[str]], settings: Settings,
+                     *, once: bool = False) -> None:
     """Compute the edits of planned fixes (in place), with each file's own settings (`settings`:
     one Config for all, or filename -> Config). A plan whose edits cannot be computed stays
-    unresolved (JSON shows `fix: null` for it)."""
+    unresolved (JSON shows `fix: null` for it). Several diagnostics share one plan when one
+    rewrite fixes them all (VJP101 on `lo` and on `hi`); with `once` only the first carries the
+    edits, so that a consumer applying every fix of a report (JSON, SARIF) applies each rewrite
+    once. The editor wants a quick fix on each, and leaves `once` off."""
     cache: Dict[Tuple[str, FixPlan], Tuple[Edit, ...]] = {}
+    carried: Set[Tuple[str, FixPlan]] = set()
     for d in diagnostics:
         fix = d.fix
         if fix is None or fix.resolved or fix.plan is None or fix.plan.transform not in TRANSFORMS:
@@ -210,5 +215,6 @@ def attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, Li
                 edits = ()
             cache[(d.filename, fix.plan)] = edits
         edits = cache[(d.filename, fix.plan)]
-        if edits:
+        if edits and not (once and (d.filename, fix.plan) in carried):
             d.fix = fix.with_edits(edits)
+            carried.add((d.filename, fix.plan))

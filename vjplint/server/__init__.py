@@ -34,6 +34,45 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from vjplint.server.lsp_server import create_server
 
+    _exit_when_orphaned()
     server = create_server(debounce_ms=args.debounce_ms)
-    server.start_io()
+    try:
+        server.start_io()  # returns at `exit` or when the client closes stdin
+    finally:
+        # Do not wait for a lint or a fix still running in the worker thread: nobody will read
+        # its answer (an editor that quit mid-request once left the server computing for minutes).
+        _exit_now(0)
     return 0
+
+
+def _exit_now(code: int) -> None:
+    import logging
+    import os
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+    finally:
+        os._exit(code)
+
+
+def _exit_when_orphaned(period_s: float = 1.0) -> None:
+    """End the server when the editor that started it is gone (its parent process changes), even
+    if the pipe stays open because another process inherited it."""
+    import os
+    import threading
+
+    parent = os.getppid()
+    if parent <= 1:
+        return  # started by init (a service manager): there is no editor to outlive
+
+    def watch() -> None:
+        import time
+
+        while True:
+            time.sleep(period_s)
+            if os.getppid() != parent:
+                _exit_now(0)
+
+    threading.Thread(target=watch, name="vjplint-parent-watch", daemon=True).start()
