@@ -7,18 +7,19 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from vjplint.facts import Facts
-from vjplint.jaxapi import EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP, PARTIAL, REGISTRATION_METHODS, TRANSFORMS
+from vjplint.jaxapi import (API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP,
+                            LIBRARY_CREATORS, PARTIAL, REGISTRATION_METHODS, RULES_IN_CALL, TRANSFORMS,
+                            canonical_creator)
 from vjplint.model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value
-from vjplint.wrappers import InferredKeyword
 
 
 @dataclass
 class Recognizer:
     """Which qualified names create custom derivatives; aliases map to their nondiff keyword."""
 
-    vjp: Dict[str, str] = field(default_factory=lambda: {n: "nondiff_argnums" for n in JAX_VJP})
-    jvp: Dict[str, str] = field(default_factory=lambda: {n: "nondiff_argnums" for n in JAX_JVP})
+    vjp: Dict[str, str] = field(default_factory=lambda: {n: "nondiff_argnums" for n in (*JAX_VJP, *_LIBRARY["vjp"])})
+    jvp: Dict[str, str] = field(default_factory=lambda: {n: "nondiff_argnums" for n in (*JAX_JVP, *_LIBRARY["jvp"])})
     aliases: frozenset = frozenset()
 
     @classmethod
@@ -26,17 +27,21 @@ class Recognizer:
         r = cls()
         r.vjp.update(vjp_aliases)
         r.jvp.update(jvp_aliases)
-        # An inferred re-export of JAX's own creator (vjplint.project) is no wrapper.
-        r.aliases = frozenset(n for n, kw in [*vjp_aliases.items(), *jvp_aliases.items()]
-                              if not getattr(kw, "exact", False))
+        r.aliases = frozenset([*vjp_aliases, *jvp_aliases])
         return r
 
     def kind_of(self, qualname: Optional[str]) -> Optional[Tuple[str, str]]:
+        qualname = canonical_creator(qualname)
         if qualname in self.vjp:
             return "vjp", self.vjp[qualname]
         if qualname in self.jvp:
             return "jvp", self.jvp[qualname]
         return None
+
+
+_LIBRARY = {kind: tuple(n for n, (k, _) in LIBRARY_CREATORS.items() if k == kind) for kind in ("vjp", "jvp")}
+_ALL_REGISTRATION_METHODS = frozenset({*REGISTRATION_METHODS, *(m for ms in API_REGISTRATION_METHODS.values()
+                                                                  for m in ms)})
 
 
 def collect(module: ast.Module, lines: List[str], recognizer: Optional[Recognizer] = None) -> FileModel:
@@ -52,6 +57,8 @@ class _Collector:
         self.by_binding: Dict[ast.AST, CustomDerivative] = {}
         self.derivatives: List[CustomDerivative] = []
         self.traced: Dict[FunctionNode, TracedFunction] = {}
+        self.by_attribute: Dict[Tuple[int, str], CustomDerivative] = {}  # (class scope, attr): `self.f = ...`
+        self.created: set = set()  # ids of creation expressions already collected
 
     def run(self) -> FileModel:
         calls: List[ast.Call] = []
@@ -64,6 +71,8 @@ class _Collector:
                 self._from_assignment(node)
             elif isinstance(node, ast.Call):
                 calls.append(node)
+        for call in calls:
+            self._from_call(call)
         for node in functions:
             self._decorator_registrations(node)
             self._traced_by_decorator(node)
@@ -95,6 +104,8 @@ class _Collector:
             found = self.rec.kind_of(fq)
             if found and fq in self.rec.aliases and not expr.args:
                 return found[0], _keywords(expr), found[1], True
+            if found and canonical_creator(fq) in CONFIGURABLE_CREATORS and not expr.args:
+                return found[0], _keywords(expr), found[1], False  # `@nnx.custom_vjp(nondiff_argnums=...)`
         return None
 
     def _from_decorators(self, fn: ast.FunctionDef) -> None:
@@ -107,7 +118,14 @@ class _Collector:
                 return
 
     def _from_assignment(self, node: ast.Assign) -> None:
-        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        if len(node.targets) != 1:
+            return
+        target = node.targets[0]
+        if isinstance(target, ast.Name):
+            name = target.id
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            name = f"{target.value.id}.{target.attr}"  # `self.f = jax.custom_vjp(self._f)` in a method
+        else:
             return
         value = node.value
         if not isinstance(value, ast.Call) or not value.args:
@@ -125,45 +143,111 @@ class _Collector:
             kind, keywords, nondiff_kw, is_alias = match
         else:
             return
+        if isinstance(target, ast.Attribute) and self._class_scope_for(target.value, scope) is None:
+            return  # only `self.attr` in a method: another object's attribute is not followed
         primal = self._resolve_function(value.args[0], scope)
-        self._add(kind, node.targets[0].id, node, value, primal, keywords, nondiff_kw, node, scope, is_alias)
+        self._add(kind, name, node, value, primal, keywords, nondiff_kw, node, scope, is_alias)
+        if isinstance(target, ast.Attribute):
+            self.by_attribute[(id(self._class_scope_for(target.value, scope)), target.attr)] = self.derivatives[-1]
+
+    def _from_call(self, call: ast.Call) -> None:
+        """`nn.custom_vjp(f, fwd, bwd)(mdl, x)` used without a name (linen's call form)."""
+        if id(call) in self.created or not call.args:
+            return
+        scope = self.index.scope_of(call)
+        fq = canonical_creator(self.index.qualname(call.func, scope))
+        if fq not in RULES_IN_CALL:
+            return
+        found = self.rec.kind_of(fq)
+        if found is None:
+            return
+        primal = self._resolve_function(call.args[0], scope)
+        name = getattr(primal, "name", None) or "<lambda>"
+        self._add(found[0], name, call, call, primal, _keywords(call), found[1], call, scope, False)
 
     def _add(self, kind: str, name: str, anchor: ast.AST, creation: ast.expr, primal: Optional[FunctionNode],
              keywords: Dict[str, ast.expr], nondiff_kw: str, binding_node: ast.AST, scope: Scope,
              is_alias: bool) -> None:
-        if isinstance(nondiff_kw, InferredKeyword) and nondiff_kw != "nondiff_argnums":
-            # an inferred wrapper renames nondiff_argnums (or drops it: ""): JAX never sees the original
-            keywords = {k: v for k, v in keywords.items() if k not in ("nondiff_argnums", "nondiff_argnames")}
+        api, creator = self._api_of(creation, scope)
+        if api != "jax":
+            is_alias = False  # a library API is built in, whatever the configuration says
         if nondiff_kw != "nondiff_argnums" and nondiff_kw in keywords:
             keywords = {**keywords, "nondiff_argnums": keywords[nondiff_kw]}
-        positions, unresolved = self._nondiff_positions(keywords, primal, scope)
+        bound_self = api == "jax" and self._is_bound_method(creation, primal, scope)
+        sig = Signature.of(primal) if primal is not None else None
+        if sig is not None and bound_self:
+            sig = sig.without_first()
+        positions, unresolved = self._nondiff_positions(keywords, sig, scope, api, primal)
         enclosing = next((s.node for s in scope.chain() if s.is_function), None)
         class_node = scope.node if scope.is_class else None
         d = CustomDerivative(
             kind=kind, name=name, anchor=anchor, creation=creation, primal=primal, keywords=keywords,
             nondiff=positions, nondiff_unresolved=unresolved, enclosing=enclosing,  # type: ignore[arg-type]
             class_node=class_node, is_alias=is_alias,  # type: ignore[arg-type]
+            api=api, mode=self._nnx_mode(keywords, scope) if api == "nnx" else None, bound_self=bound_self,
         )
         self.derivatives.append(d)
         self.by_binding[binding_node] = d
-        if isinstance(nondiff_kw, InferredKeyword):
-            d.via = nondiff_kw.why
-            if nondiff_kw.rules and isinstance(creation, ast.Call):
-                self._wrapper_rules(d, creation, nondiff_kw.rules, scope)
+        self.created.add(id(creation))
+        if creator in RULES_IN_CALL and isinstance(creation, ast.Call):
+            self._rules_in_call(d, creation, scope)
 
-    def _wrapper_rules(self, d: CustomDerivative, call: ast.Call, positions: Tuple[int, ...], scope: Scope) -> None:
-        """`fastmath.custom_vjp(f, f_fwd, f_bwd)`: an inferred wrapper whose parameters are the rules."""
-        if len(call.args) > max(positions) and not any(isinstance(a, ast.Starred) for a in call.args):
-            rules = [self._resolve_rule(call.args[p], scope) for p in positions]
-            d.registrations.append(Registration("defvjp" if d.kind == "vjp" else "defjvp", call, False, rules, {}))
+    def _api_of(self, creation: ast.expr, scope: Scope) -> Tuple[str, Optional[str]]:
+        """The protocol of the creator in `creation` (`@nnx.custom_vjp(...)`, `partial(eqx..., )`, ...)."""
+        expr = creation
+        for _ in range(3):
+            q = canonical_creator(self.index.qualname(expr, scope))
+            if q in LIBRARY_CREATORS:
+                return LIBRARY_CREATORS[q][1], q
+            if not isinstance(expr, ast.Call):
+                break
+            fq = canonical_creator(self.index.qualname(expr.func, scope))
+            if fq in LIBRARY_CREATORS:
+                return LIBRARY_CREATORS[fq][1], fq
+            expr = expr.args[0] if fq in PARTIAL and expr.args else expr.func
+        return "jax", None
 
-    def _nondiff_positions(self, keywords: Dict[str, ast.expr], primal: Optional[FunctionNode],
-                           scope: Scope) -> Tuple[Tuple[int, ...], bool]:
+    def _nnx_mode(self, keywords: Dict[str, ast.expr], scope: Scope) -> str:
+        """nnx picks its protocol from `graph` and `graph_updates` (both default True)."""
+        values = [self.constant_value(keywords[k], scope) if k in keywords else True
+                  for k in ("graph", "graph_updates")]
+        if any(v is False for v in values):
+            return "simple"
+        return "default" if all(v is True for v in values) else "either"
+
+    def _is_bound_method(self, creation: ast.expr, primal: Optional[FunctionNode], scope: Scope) -> bool:
+        """`jax.custom_vjp(self._f)`: `_f` is a method reached through the instance, so `self` is bound."""
+        if primal is None or not isinstance(creation, ast.Call) or not creation.args:
+            return False
+        arg = creation.args[0]
+        if not (isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name)):
+            return False
+        if not isinstance(self.index.parent(primal), ast.ClassDef):
+            return False
+        bindings = self.index.lookup(arg.value.id, scope)
+        return len(bindings) == 1 and bindings[0].kind == "param" and \
+            self._class_scope_for(arg.value, scope) is not None
+
+    def _rules_in_call(self, d: CustomDerivative, call: ast.Call, scope: Scope) -> None:
+        """linen: `nn.custom_vjp(fn, forward_fn, backward_fn, ...)` registers fwd and bwd in the call."""
+        keywords = _keywords(call)
+        exprs = [*call.args[1:3]]
+        for position, key in enumerate(("forward_fn", "backward_fn")):
+            if len(exprs) <= position and key in keywords:
+                exprs.append(keywords[key])
+        if len(exprs) == 2:
+            rules = [self._resolve_rule(e, scope) for e in exprs]
+            d.registrations.append(Registration("defvjp", call, False, rules, {}))
+
+    def _nondiff_positions(self, keywords: Dict[str, ast.expr], sig: Optional[Signature], scope: Scope,
+                           api: str = "jax", primal: Optional[FunctionNode] = None) -> Tuple[Tuple[int, ...], bool]:
         positions: set = set()
         unresolved = False
-        sig = Signature.of(primal) if primal is not None else None
+        if api in ("equinox", "custom_gradient"):
+            return (), False  # no nondiff_argnums: equinox treats non-array leaves as static
         if "nondiff_argnums" in keywords:
-            value = self.constant_value(keywords["nondiff_argnums"], scope)
+            value = self._nnx_argnums(keywords["nondiff_argnums"], scope) if api == "nnx" else \
+                self.constant_value(keywords["nondiff_argnums"], scope)
             if value is None:
                 unresolved = True
             elif isinstance(value, (tuple, list)):
@@ -174,15 +258,29 @@ class _Collector:
         if "nondiff_argnames" in keywords:
             value = self.constant_value(keywords["nondiff_argnames"], scope)
             names = (value,) if isinstance(value, str) else value
-            if names is None or sig is None or primal is None:
+            if names is None or sig is None:
                 unresolved = True
             elif isinstance(names, (tuple, list)):
-                named = [a.arg for a in primal.args.args]  # only POSITIONAL_OR_KEYWORD count
-                offset = len(primal.args.posonlyargs)
-                for item in names:
-                    if isinstance(item, str) and item in named:
-                        positions.add(offset + named.index(item))
+                posonly = {a.arg for a in primal.args.posonlyargs} if primal is not None else set()
+                for item in names:  # only POSITIONAL_OR_KEYWORD parameters can be named
+                    if isinstance(item, str) and item in sig.positional and item not in posonly:
+                        positions.add(sig.positional.index(item))
         return tuple(sorted(positions)), unresolved
+
+    def _nnx_argnums(self, expr: ast.expr, scope: Scope) -> object:
+        """nnx's nondiff_argnums: the ints; `nnx.DiffState(...)` entries select a Module's
+        differentiable part (they are not nondiff)."""
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            items = []
+            for elt in expr.elts:
+                if isinstance(elt, ast.Call) and (self.index.qualname(elt.func, scope) or "").endswith("DiffState"):
+                    continue
+                value = self.constant_value(elt, scope)
+                if value is None:
+                    return None
+                items.append(value)
+            return tuple(items)
+        return self.constant_value(expr, scope)
 
     def constant_value(self, expr: ast.expr, scope: Scope) -> object:
         return constant_value(self.index, expr, scope)
@@ -224,6 +322,11 @@ class _Collector:
         return None
 
     def derivative_of(self, expr: ast.expr, scope: Scope) -> Optional[CustomDerivative]:
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and self.by_attribute:
+            class_scope = self._class_scope_for(expr.value, scope)
+            found = self.by_attribute.get((id(class_scope), expr.attr)) if class_scope is not None else None
+            if found is not None:
+                return found
         for binding in self._bindings_of(expr, scope):
             found = self.by_binding.get(binding.node)
             if found is not None:
@@ -255,11 +358,11 @@ class _Collector:
     # -- registrations and call sites -----------------------------------------------------
     def _registration_call(self, call: ast.Call) -> None:
         func = call.func
-        if not (isinstance(func, ast.Attribute) and func.attr in REGISTRATION_METHODS):
+        if not (isinstance(func, ast.Attribute) and func.attr in _ALL_REGISTRATION_METHODS):
             return
         scope = self.index.scope_of(call)
         d = self.derivative_of(func.value, scope)
-        if d is None or not _method_fits(d.kind, func.attr):
+        if d is None or not _method_fits(d, func.attr):
             return
         rules = [self._resolve_rule(a, scope) for a in call.args if not isinstance(a, ast.Starred)]
         keywords = _keywords(call)
@@ -279,10 +382,10 @@ class _Collector:
                            and self.index.qualname(decorator.func, outer) in PARTIAL)
             if via_partial:
                 target = decorator.args[0]  # `@partial(f.defjvp, symbolic_zeros=True)`
-            if not (isinstance(target, ast.Attribute) and target.attr in REGISTRATION_METHODS):
+            if not (isinstance(target, ast.Attribute) and target.attr in _ALL_REGISTRATION_METHODS):
                 continue
             d = self.derivative_of(target.value, outer)
-            if d is None or not _method_fits(d.kind, target.attr):
+            if d is None or not _method_fits(d, target.attr):
                 continue
             keywords = _keywords(decorator) if isinstance(decorator, ast.Call) else {}
             if not via_partial:
@@ -356,5 +459,8 @@ def _keywords(call: ast.expr) -> Dict[str, ast.expr]:
     return {k.arg: k.value for k in call.keywords if k.arg is not None}
 
 
-def _method_fits(kind: str, method: str) -> bool:
-    return (kind == "vjp") == (method == "defvjp")
+def _method_fits(d: CustomDerivative, method: str) -> bool:
+    """`defvjp` registers a custom_vjp, `defjvp`/`defjvps` a custom_jvp; each API has its own spellings."""
+    if method not in API_REGISTRATION_METHODS.get(d.api, REGISTRATION_METHODS):
+        return False
+    return (d.kind == "vjp") == (method in ("defvjp", "def_fwd", "def_bwd"))

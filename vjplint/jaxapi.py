@@ -6,13 +6,53 @@ Namespaces end with a dot so that `str.startswith` matches whole path components
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Tuple
+from typing import Dict, FrozenSet, Optional, Tuple
 
 # -- creating and registering custom derivatives ---------------------------------------------
 JAX_VJP = ("jax.custom_vjp", "jax.custom_derivatives.custom_vjp", "jax._src.custom_derivatives.custom_vjp")
 JAX_JVP = ("jax.custom_jvp", "jax.custom_derivatives.custom_jvp", "jax._src.custom_derivatives.custom_jvp")
 PARTIAL = ("functools.partial",)
 REGISTRATION_METHODS = ("defvjp", "defjvp", "defjvps")
+
+# Library creators (docs/facts/README.md has each protocol): qualified name -> (kind, api).
+# `api` names the protocol the rules apply: "nnx", "linen", "equinox", "custom_gradient".
+LIBRARY_CREATORS: Dict[str, Tuple[str, str]] = {
+    **{n: ("vjp", "nnx") for n in ("flax.nnx.custom_vjp", "flax.nnx.transforms.autodiff.custom_vjp",
+                                   "flax.nnx.transforms.custom_vjp")},
+    **{n: ("vjp", "linen") for n in ("flax.linen.custom_vjp", "flax.linen.transforms.custom_vjp",
+                                     "flax.core.lift.custom_vjp", "flax.core.custom_vjp")},
+    **{n: ("vjp", "equinox") for n in ("equinox.filter_custom_vjp", "equinox._ad.filter_custom_vjp")},
+    **{n: ("jvp", "equinox") for n in ("equinox.filter_custom_jvp", "equinox._ad.filter_custom_jvp")},
+    **{n: ("vjp", "custom_gradient") for n in ("jax.custom_gradient", "jax.custom_derivatives.custom_gradient",
+                                               "jax._src.custom_derivatives.custom_gradient")},
+}
+# equinox's own modules import its creators relatively (`from .._ad import filter_custom_vjp`).
+RELATIVE_LIBRARY_CREATORS: Dict[str, str] = {
+    "_ad.filter_custom_vjp": "equinox.filter_custom_vjp", "_ad.filter_custom_jvp": "equinox.filter_custom_jvp",
+}
+# Creators that accept configuration keywords before the function (`@nnx.custom_vjp(nondiff_argnums=...)`).
+CONFIGURABLE_CREATORS = frozenset(n for n, (_, api) in LIBRARY_CREATORS.items() if api == "nnx")
+# Creators whose rules are positional arguments of the creating call (linen: fn, forward_fn, backward_fn).
+RULES_IN_CALL = frozenset(n for n, (_, api) in LIBRARY_CREATORS.items() if api == "linen")
+# Registration methods by API (equinox registers fwd and bwd separately, each returning None).
+API_REGISTRATION_METHODS: Dict[str, Tuple[str, ...]] = {
+    "jax": REGISTRATION_METHODS, "nnx": ("defvjp",), "linen": (), "custom_gradient": (),
+    "equinox": ("def_fwd", "def_bwd", "def_jvp"),
+}
+# What messages call each API's object.
+API_LABELS: Dict[Tuple[str, str], str] = {
+    ("jax", "vjp"): "custom_vjp", ("jax", "jvp"): "custom_jvp", ("nnx", "vjp"): "nnx.custom_vjp",
+    ("linen", "vjp"): "nn.custom_vjp", ("equinox", "vjp"): "eqx.filter_custom_vjp",
+    ("equinox", "jvp"): "eqx.filter_custom_jvp", ("custom_gradient", "vjp"): "jax.custom_gradient",
+}
+EQX_CLOSURE_CONVERT = ("equinox.filter_closure_convert", "equinox._ad.filter_closure_convert")
+
+
+def canonical_creator(qualname: Optional[str]) -> Optional[str]:
+    """`..._ad.filter_custom_vjp` (equinox's relative imports) -> `equinox.filter_custom_vjp`."""
+    if qualname and qualname.startswith("."):
+        return RELATIVE_LIBRARY_CREATORS.get(qualname.lstrip("."), qualname)
+    return qualname
 
 # -- transformations ---------------------------------------------------------------------------
 # Transformations whose function argument is traced, with the argument's position.

@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from vjplint.jaxapi import API_LABELS
 from vjplint.positions import byte_to_char
 from vjplint.semantic import FunctionNode, SemanticIndex
 
@@ -48,6 +49,16 @@ class Signature:
     @property
     def required(self) -> int:
         return len(self.positional) - self.n_defaults
+
+    def without_first(self) -> "Signature":
+        """The signature of the bound method (`self` given)."""
+        if not self.positional:
+            return self
+        first = self.positional[0]
+        return Signature(self.positional[1:], min(self.n_defaults, len(self.positional) - 1), self.vararg,
+                         self.kwonly, self.kwarg, {k: v for k, v in self.annotations.items() if k != first},
+                         {k: v for k, v in self.defaults.items() if k != first},
+                         {k: v for k, v in self.param_nodes.items() if k != first})
 
 
 @dataclass
@@ -107,11 +118,25 @@ class CustomDerivative:
     registrations: List[Registration] = field(default_factory=list)
     call_sites: List[CallSite] = field(default_factory=list)
     is_alias: bool = False  # defined through a configured in-house wrapper
-    via: str = ""  # through an inferred wrapper (vjplint.project): "through the wrapper `w`, which calls ..."
+    # Whose protocol the rules apply (docs/facts/README.md): "jax", "nnx", "linen", "equinox",
+    # "custom_gradient".
+    api: str = "jax"
+    # nnx only: "default" (bwd gets `(input_updates_g, out_g)`), "simple" (`graph_updates=False` or
+    # `graph=False`: JAX's protocol plus an `updates_g` keyword) or "either" (not statically known).
+    mode: Optional[str] = None
+    bound_self: bool = False  # `jax.custom_vjp(self._f)`: the primal's first parameter is bound
+
+    @property
+    def label(self) -> str:
+        """What messages call the object: `custom_vjp`, `nnx.custom_vjp`, `eqx.filter_custom_vjp`..."""
+        return API_LABELS.get((self.api, self.kind), f"custom_{self.kind}")
 
     @property
     def signature(self) -> Optional[Signature]:
-        return Signature.of(self.primal) if self.primal is not None else None
+        if self.primal is None:
+            return None
+        sig = Signature.of(self.primal)
+        return sig.without_first() if self.bound_self else sig
 
     @property
     def registration(self) -> Optional[Registration]:
@@ -119,6 +144,10 @@ class CustomDerivative:
 
     def rule(self, role: str) -> Optional[RuleFunction]:
         """'fwd', 'bwd' (custom_vjp) or 'jvp' (custom_jvp defjvp)."""
+        if self.api == "equinox":  # `def_fwd` and `def_bwd` register one rule each
+            method = {"fwd": "def_fwd", "bwd": "def_bwd", "jvp": "def_jvp"}.get(role)
+            found = next((r for r in self.registrations if r.method == method and r.rules), None)
+            return found.rules[0] if found is not None else None
         reg = self.registration
         if reg is None:
             return None

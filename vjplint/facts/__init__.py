@@ -128,6 +128,31 @@ class Facts:
         """Every resolved rule of every registration, with its role, each function once."""
         return signatures.rules_of(d)
 
+    # -- each API's protocol (docs/facts/README.md; signatures.py computes) --------------------
+    def caller(self, d: CustomDerivative) -> str:
+        """Who calls `d`'s rules, for messages: 'JAX', 'nnx.custom_vjp', 'equinox'..."""
+        return signatures.caller(d)
+
+    def bwd_arity(self, d: CustomDerivative, rule: Optional[RuleFunction]) -> Optional[Arity]:
+        """`rule_arity` as `d`'s API calls bwd (nnx's simple mode fills `updates_g` by keyword)."""
+        return signatures.bwd_arity(self.model, d, rule)
+
+    def equinox_rules(self, d: CustomDerivative) -> Optional[signatures.EquinoxRules]:
+        """An `eqx.filter_custom_vjp`'s def_fwd and def_bwd rules (placeholders as None)."""
+        return signatures.equinox_rules(d)
+
+    def equinox_rule_arity(self, rule: Optional[RuleFunction]) -> Optional[Arity]:
+        """Arity of an equinox def_fwd/def_bwd/def_jvp rule (decorator or call form)."""
+        return signatures.equinox_rule_arity(self.model, rule)
+
+    def equinox_rule_args(self, d: CustomDerivative, role: str) -> Optional[int]:
+        """Positional arguments equinox passes fwd (`role='fwd'`) or bwd, when known."""
+        return signatures.equinox_rule_args(self.model, d, role)
+
+    def custom_gradient_returns(self, d: CustomDerivative) -> List[signatures.GradientPair]:
+        """Each return of a jax.custom_gradient primal with its vjp function."""
+        return signatures.custom_gradient_returns(self.model, d)
+
     def swap_evidence(self, d: CustomDerivative, fwd: RuleFunction, bwd: RuleFunction) -> Optional[str]:
         """Why `defvjp(first, second)` looks like `defvjp(bwd, fwd)`; None when it does not."""
         return self._swap((d, fwd, bwd), lambda: signatures.swap_evidence(self.model, d, fwd, bwd))

@@ -184,7 +184,7 @@ def primal_signature(model: FileModel, d: CustomDerivative) -> Optional[Signatur
     for decorator in decorators:
         if (model.index.qualname(decorator) or "?") not in SIGNATURE_KEEPING:
             return None
-    return Signature.of(fn)
+    return d.signature  # without `self` for `jax.custom_vjp(self._f)`
 
 
 def nondiff_positions(model: FileModel, d: CustomDerivative) -> Optional[Tuple[int, ...]]:
@@ -192,6 +192,8 @@ def nondiff_positions(model: FileModel, d: CustomDerivative) -> Optional[Tuple[i
     cases, where what the author meant and what JAX does differ, are left to VJP103)."""
     if d.nondiff_unresolved:
         return None
+    if d.api in ("nnx", "equinox", "custom_gradient"):
+        return d.nondiff  # nnx: the int entries (the collector skips DiffState); the others have none
     if "nondiff_argnums" in d.keywords:
         value = constant_value(model.index, d.keywords["nondiff_argnums"])
         if not isinstance(value, (tuple, list)):  # a bare int: JAX ignores 0 and crashes on others (VJP103)
@@ -330,8 +332,9 @@ class VjpRules(NamedTuple):
 
 
 def vjp_rules(d: CustomDerivative) -> List[VjpRules]:
-    """Every call-form `defvjp` registration of `d`, with its fwd and bwd."""
-    if d.kind != "vjp":
+    """Every call-form `defvjp` registration of `d`, with its fwd and bwd: JAX's protocol, which nnx
+    and linen share (equinox's and custom_gradient's differ: `equinox_rules`, `custom_gradient_vjps`)."""
+    if d.kind != "vjp" or d.api not in JAX_COUNTING:
         return []
     return [VjpRules(reg, reg.rules[0] if len(reg.rules) > 0 else None, reg.rules[1] if len(reg.rules) > 1 else None)
             for reg in d.registrations if reg.method == "defvjp" and not reg.as_decorator]
@@ -350,11 +353,12 @@ def checked_vjp_rules(model: FileModel, d: CustomDerivative) -> List[VjpRules]:
 
 
 def jvp_rules(d: CustomDerivative) -> List[Tuple[Registration, RuleFunction]]:
-    """Every `defjvp` rule of a custom_jvp (decorator or call form), stubs excluded."""
+    """Every `defjvp` rule of a custom_jvp (decorator or call form; equinox's `def_jvp`, whose
+    rule JAX's protocol without nondiff describes), stubs excluded."""
     if d.kind != "jvp":
         return []
     return [(reg, reg.rules[0]) for reg in d.registrations
-            if reg.method == "defjvp" and reg.rules and not reg.rules[0].is_none
+            if reg.method in ("defjvp", "def_jvp") and reg.rules and not reg.rules[0].is_none
             and not is_placeholder(reg.rules[0].node)]
 
 
@@ -364,7 +368,8 @@ def rules_of(d: CustomDerivative) -> List[Tuple[str, RuleFunction]]:
     seen: Set[int] = set()
     found = []
     for reg in d.registrations:
-        roles = ("fwd", "bwd") if reg.method == "defvjp" else ("jvp",) * len(reg.rules)
+        roles = {"defvjp": ("fwd", "bwd"), "def_fwd": ("fwd",), "def_bwd": ("bwd",)}.get(
+            reg.method, ("jvp",) * len(reg.rules))
         for role, rule in zip(roles, reg.rules):
             if rule.node is not None and id(rule.node) not in seen:
                 seen.add(id(rule.node))
@@ -379,7 +384,7 @@ def decorated_rule_arity(model: FileModel, rule: RuleFunction) -> Optional[Arity
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     for decorator in fn.decorator_list:
-        if isinstance(decorator, ast.Attribute) and decorator.attr == "defjvp":
+        if isinstance(decorator, ast.Attribute) and decorator.attr in ("defjvp", "def_jvp", "def_fwd", "def_bwd"):
             continue
         if model.index.qualname(decorator) not in SIGNATURE_KEEPING:
             return None
@@ -397,3 +402,133 @@ def nondiff_keyword(model: FileModel, d: CustomDerivative, position: int) -> str
             if not (isinstance(from_argnums, (tuple, list)) and position in from_argnums):
                 return "nondiff_argnames"
     return "nondiff_argnums"
+
+
+# -- protocols per API (docs/facts/README.md) --------------------------------------------------
+# APIs whose fwd/bwd JAX's counting describes: fwd gets every primal argument, bwd
+# `(*nondiff, residuals, g)` and returns one entry per other argument (linen counts `mdl` as 0).
+JAX_COUNTING = ("jax", "nnx", "linen")
+_CALLERS = {"jax": "JAX", "nnx": "nnx.custom_vjp", "linen": "nn.custom_vjp", "equinox": "equinox",
+            "custom_gradient": "jax.custom_gradient"}
+# nnx's simple mode passes `updates_g` by keyword to a bwd that names it (flax's `filter_kwargs`).
+NNX_UPDATES = "updates_g"
+
+
+def caller(d: CustomDerivative) -> str:
+    """Who calls the rules, for messages: 'JAX', 'nnx.custom_vjp', 'equinox'..."""
+    return _CALLERS.get(d.api, "JAX")
+
+
+def bwd_arity(model: FileModel, d: CustomDerivative, rule: Optional[RuleFunction]) -> Optional[Arity]:
+    """`rule_arity` as the API calls bwd: nnx's simple mode (or an unknown mode) fills a parameter
+    named `updates_g` by keyword, so it is neither positional nor a missing keyword-only one."""
+    arity = model.facts.rule_arity(rule)
+    if arity is None or d.api != "nnx" or d.mode == "default":
+        return arity
+    if NNX_UPDATES in arity.kwonly_required:
+        arity = replace(arity, kwonly_required=tuple(k for k in arity.kwonly_required if k != NNX_UPDATES))
+    if arity.names and arity.names[-1] == NNX_UPDATES and arity.vararg is None:
+        last_required = NNX_UPDATES not in arity.defaulted
+        arity = replace(arity, names=arity.names[:-1], required=arity.required - last_required,
+                        maximum=None if arity.maximum is None else arity.maximum - 1)
+    return arity
+
+
+def nnx_pytree_g(d: CustomDerivative) -> bool:
+    """nnx's default mode (or an unknown one) passes bwd `g = (input_updates_g, out_g)`, not the
+    output cotangent: nothing about g's type follows from the primal's output."""
+    return d.api == "nnx" and d.mode != "simple"
+
+
+def bwd_structure_error(d: CustomDerivative, jax_error: str, mismatch: str = "lengths of tuple") -> str:
+    """The error a wrongly structured bwd return raises under this API (`mismatch`: flax's words)."""
+    flax_error = f"`ValueError: pytree structure error: different {mismatch} at key path` (flax's check)"
+    if d.api == "nnx" and d.mode == "default":
+        return flax_error
+    if d.api == "nnx" and d.mode == "either":
+        return f"{jax_error} (in nnx's default graph mode {flax_error})"
+    return jax_error
+
+
+def fwd_not_pair_error(d: CustomDerivative, jax_error: str) -> str:
+    """The error a fwd that does not return (out, residuals) raises under this API."""
+    if d.api == "nnx":
+        return "`ValueError: too many values to unpack (expected 2)` (or `not enough values`)"
+    if d.api == "linen":
+        return "`ValueError: not enough values to unpack (expected 2, got 1)` (or `too many values`)"
+    return jax_error
+
+
+class EquinoxRules(NamedTuple):
+    """The rules of an `eqx.filter_custom_vjp`, each from its `def_fwd`/`def_bwd` (None when absent)."""
+
+    fwd: Optional[RuleFunction]
+    bwd: Optional[RuleFunction]
+
+
+def equinox_rules(d: CustomDerivative) -> Optional[EquinoxRules]:
+    if d.api != "equinox" or d.kind != "vjp":
+        return None
+    fwd, bwd = d.rule("fwd"), d.rule("bwd")
+    return EquinoxRules(None if fwd is None or is_placeholder(fwd.node) else fwd,
+                        None if bwd is None or is_placeholder(bwd.node) else bwd)
+
+
+def equinox_rule_arity(model: FileModel, rule: Optional[RuleFunction]) -> Optional[Arity]:
+    """Arity of an equinox rule: `@f.def_fwd` decorates (and returns None, which is legal), so
+    only the other decorators matter; a call-form rule counts as any rule."""
+    if rule is None or rule.node is None:
+        return None
+    if isinstance(rule.expr, ast.expr) and rule.expr is not rule.node and not (
+            isinstance(rule.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and rule.expr in rule.node.decorator_list):
+        return model.facts.rule_arity(rule)
+    return model.facts.decorated_rule_arity(rule)
+
+
+def equinox_rule_args(model: FileModel, d: CustomDerivative, role: str) -> Optional[int]:
+    """Positional arguments equinox passes: fwd `(perturbed, vjp_arg, *args)`, bwd `(residuals,
+    grad_obj, perturbed, vjp_arg, *args)` (keywords go by keyword). Known only when every call
+    passes the primal's positional parameters: no defaults, no `*args`."""
+    sig = model.facts.primal_signature(d)
+    if sig is None or sig.vararg or sig.n_defaults or not sig.positional:
+        return None
+    return len(sig.positional) + (1 if role == "fwd" else 3)
+
+
+class GradientPair(NamedTuple):
+    """One `return out, vjp_fn` of a `jax.custom_gradient` function."""
+
+    node: ast.AST  # the return statement (the lambda body for a lambda)
+    value: Optional[ast.expr]
+    vjp: Optional[RuleFunction]  # the vjp function, when it resolves in the primal
+
+
+def custom_gradient_returns(model: FileModel, d: CustomDerivative) -> List[GradientPair]:
+    """Each return of a custom_gradient primal, with its vjp function resolved where the primal
+    defines it (a lambda in the return, or a local def or lambda)."""
+    fn = d.primal
+    if d.api != "custom_gradient" or fn is None:
+        return []
+    found = []
+    for node, value in model.facts.returns_of(fn):
+        vjp = None
+        if isinstance(value, ast.Tuple) and len(value.elts) == 2:
+            vjp = _local_function(model, fn, value.elts[1])
+        found.append(GradientPair(node, value, vjp))
+    return found
+
+
+def _local_function(model: FileModel, fn: FunctionNode, expr: ast.expr) -> Optional[RuleFunction]:
+    if isinstance(expr, ast.Lambda):
+        return RuleFunction(expr, expr, None)
+    if not isinstance(expr, ast.Name):
+        return None
+    bindings = model.index.lookup(expr.id, model.index.scope_of(expr))
+    if len(bindings) != 1 or model.index.enclosing_function(bindings[0].node) is not fn:
+        return None  # only the primal's own one definition is known to be what is returned
+    b = bindings[0]
+    if b.kind == "def" and not getattr(b.node, "decorator_list", None):
+        return RuleFunction(expr, b.node, expr.id)  # type: ignore[arg-type]
+    if b.kind == "assign" and isinstance(b.value, ast.Lambda):
+        return RuleFunction(expr, b.value, expr.id)
+    return None

@@ -64,6 +64,8 @@ pick((0, 1), 1.0)
 
     def check(self) -> None:
         for d in self.model.derivatives:
+            if d.api != "jax":
+                continue  # about JAX's upcoming custom_vjp3 implementation
             sig = d.signature
             for position, name in d.nondiff_names():
                 default = sig.defaults.get(name) if sig else None

@@ -84,6 +84,8 @@ class Scale:
         for d in self.model.derivatives:
             if d.class_node is None or d.primal is None or isinstance(d.primal, ast.Lambda):
                 continue
+            if d.api not in ("jax", "nnx", "custom_gradient"):
+                continue  # measured for JAX's object and nnx's (no `__get__` either); not for the others
             if self._unbound(d):
                 continue
             positional = [a.arg for a in (*d.primal.args.posonlyargs, *d.primal.args.args)]
@@ -92,7 +94,7 @@ class Scale:
             instance_calls = self._instance_calls(d)
             if not instance_calls and self._class_calls(d):
                 continue  # only ever called as `Class.m(obj, x)`: works
-            kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
+            kind = d.label
             if instance_calls:
                 where = f"`{self.quote(instance_calls[0].func)}(...)` at line {instance_calls[0].lineno} fails"
             else:

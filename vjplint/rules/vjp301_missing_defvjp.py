@@ -115,13 +115,40 @@ def exported(x):
             known = {d.name for d in self.model.derivatives}
             if registered[kind] - known:
                 unknown.add(kind)  # a registration through another name may cover any of them
+        equinox_mentions = _equinox_mentions(self.model)
         for d in self.model.derivatives:
             self._none_rules(d)
+            if d.api == "custom_gradient":
+                continue  # the function returns its own vjp: nothing to register
+            if d.api == "equinox":
+                self._equinox(d, equinox_mentions, registered, by_hand)
+                continue
             if d.registrations or d.name in registered[d.kind] or d.name in by_hand or d.kind in unknown:
                 continue
             use = self._first_use(d)
             if use is not None:
                 self._missing(d, use)
+
+    def _equinox(self, d: CustomDerivative, mentions: Set[Tuple[str, str]], registered: Dict[str, Set[str]],
+                 by_hand: Set[str]) -> None:
+        """equinox registers fwd and bwd separately (`@f.def_fwd`, `@f.def_bwd`), a jvp with `@f.def_jvp`."""
+        needed = ("def_fwd", "def_bwd") if d.kind == "vjp" else ("def_jvp",)
+        have = {reg.method for reg in d.registrations}
+        missing = [m for m in needed if m not in have and (d.name, m) not in mentions]
+        if not missing or d.name in registered[d.kind] or d.name in by_hand or ("?", "") in mentions:
+            return  # registered (also the deprecated `defvjp`), or through a name we cannot follow
+        use = self._first_use(d)
+        if use is None:
+            return
+        listed = " and ".join(f"`@{d.name}.{m}`" for m in missing)
+        if d.kind == "vjp":
+            error = f"RuntimeError \"`def_fwd` or `def_bwd` not yet called for {d.name}\""
+            advice = "decorate fwd `(perturbed, vjp_arg, *args)` and bwd `(residuals, grad_obj, perturbed, vjp_arg, *args)`"
+        else:
+            error = "`AttributeError: No JVP defined for custom_jvp function fn_wrapper using defjvp.`"
+            advice = "decorate the rule `(primals, tangents, **kwargs)` returning `(out, t_out)`"
+        self.report(d.anchor, f"{d.label} `{d.name}` {use[1]} but this file has no {listed}, so calling it raises "
+                              f"{error}, eager included; {advice} with {listed}")
 
     def _none_rules(self, d: CustomDerivative) -> None:
         for reg in d.registrations:
@@ -179,6 +206,18 @@ def _no_rule_error(d: CustomDerivative) -> str:
     if d.kind == "vjp":
         return f"`AttributeError: No VJP defined for custom_vjp function {name} using defvjp.`"
     return f"`AttributeError: No JVP defined for custom_jvp function {name} using defjvp.`"
+
+
+def _equinox_mentions(model: FileModel) -> Set[Tuple[str, str]]:
+    """(name, method) for every `name.def_fwd`/`def_bwd`/`def_jvp` in the file; ("?", "") when the
+    base is not a plain name (a registration we cannot attribute)."""
+    found: Set[Tuple[str, str]] = set()
+    for node in model.index.of_type(ast.Attribute):
+        attr = node.attr  # type: ignore[attr-defined]
+        if attr in ("def_fwd", "def_bwd", "def_jvp"):
+            base = node.value  # type: ignore[attr-defined]
+            found.add((base.id, attr) if isinstance(base, ast.Name) else ("?", ""))
+    return found
 
 
 def _registration_kind(attr: str) -> Optional[str]:

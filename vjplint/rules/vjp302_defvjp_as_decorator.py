@@ -97,7 +97,8 @@ def f_jvp(primals, tangents):
                     missing = "fwd" if isinstance(decorator, ast.Call) and any(
                         k.arg == "bwd" for k in decorator.keywords) else "bwd"
                     message = (f"{form} used as a decorator on `{name}`: defvjp takes fwd and bwd in one call, so "
-                               f"this raises `TypeError: custom_vjp.defvjp() missing 1 required positional "
+                               f"this raises `TypeError: {'CustomVjp' if d.api == 'nnx' else 'custom_vjp'}.defvjp() "
+                               f"missing 1 required positional "
                                f"argument: '{missing}'` as soon as `{name}` is defined {where}; define `{name}` as a "
                                f"plain function and call `{d.name}.defvjp(fwd, bwd)` (only custom_jvp's `defjvp` "
                                f"works as a decorator)")

@@ -103,6 +103,29 @@ f.defvjp(f_fwd, f_bwd)
                         self._report(d, fwd, arity, (wrong or sorted(counts))[0])
                 elif arity.maximum is not None and arity.maximum < len(sig.positional) or arity.kwonly_required:
                     self._report(d, fwd, arity, len(sig.positional), at_least=True)
+        for d in self.model.derivatives:
+            if d.api == "equinox":
+                self._equinox(d)
+
+    def _equinox(self, d: CustomDerivative) -> None:
+        """equinox calls `fwd(perturbed, vjp_arg, *args)`: one more than the primal's arguments."""
+        rules = self.model.facts.equinox_rules(d)
+        n = self.model.facts.equinox_rule_args(d, "fwd")
+        if rules is None or rules.fwd is None or rules.fwd.node is None or n is None:
+            return
+        arity = self.model.facts.equinox_rule_arity(rules.fwd)
+        if arity is None or arity.accepts(n):
+            return
+        sig = self.model.facts.primal_signature(d)
+        assert sig is not None
+        names = ["perturbed", *sig.positional]
+        error = python_arity_error(getattr(rules.fwd.node, "name", "<lambda>"), arity, n)
+        self.report(self.model.name_anchor(rules.fwd.node),
+                    f"{rule_label(rules.fwd, 'fwd')} of {d.label} `{d.name}` takes {arity.count_text()} "
+                    f"{arity.params_text()}{arity.binding_text()}, but equinox calls it with "
+                    f"{plural(n, 'positional argument')}, fwd({', '.join(names)}): `perturbed` (a bool per leaf of "
+                    f"`{sig.positional[0]}`) first, then the primal's arguments; differentiating `{d.name}` raises "
+                    f"`{error}`; give fwd the parameters ({', '.join(names)})")
 
     def _report(self, d: CustomDerivative, fwd: RuleFunction, arity: Arity, k: int, at_least: bool = False) -> None:
         sig = self.model.facts.primal_signature(d)
@@ -123,11 +146,11 @@ f.defvjp(f_fwd, f_bwd)
         if arity.accepts(k) and arity.kwonly_required:
             listed = _list(arity.kwonly_required)
             message = (f"{rule_label(fwd, 'fwd')} has the required keyword-only parameter"
-                       f"{'s' if len(arity.kwonly_required) > 1 else ''} {listed}, but JAX passes only {args}, so "
+                       f"{'s' if len(arity.kwonly_required) > 1 else ''} {listed}, but {self.model.facts.caller(d)} passes only {args}, so "
                        f"differentiating `{d.name}` raises `{error}`; give {listed} a default or remove it")
         else:
             message = (f"{rule_label(fwd, 'fwd')} takes {arity.count_text()} {arity.params_text()}{notes_bound}, but "
-                       f"JAX calls it with {args}, so differentiating `{d.name}` raises `{error}`; give fwd the "
+                       f"{self.model.facts.caller(d)} calls it with {args}, so differentiating `{d.name}` raises `{error}`; give fwd the "
                        f"parameters ({', '.join(names)}), in the primal's order")
         # A partial is reported where it binds; a def or lambda where it is written.
         self.report(fwd.expr if isinstance(fwd.expr, ast.Call) else self.model.name_anchor(fwd.node), message)

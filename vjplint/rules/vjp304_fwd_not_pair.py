@@ -4,6 +4,7 @@ import ast
 from typing import Set
 
 from vjplint.diagnostics import Severity
+from vjplint.facts.signatures import fwd_not_pair_error
 from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -48,7 +49,7 @@ class FwdNotPair(Rule):
     CODE = "VJP304"
     NAME = "fwd-not-pair"
     SEVERITY = Severity.ERROR
-    TRIGGERS = (b"custom_vjp",)
+    TRIGGERS = (b"custom_vjp", b"custom_gradient")
 
     INVALID = ['''
 import jax
@@ -92,12 +93,41 @@ f.defvjp(f_fwd, f_bwd)
                     continue
                 seen.add(id(fwd.node))
                 self._check_fwd(d, fwd)
+        for d in self.model.derivatives:
+            if d.api == "custom_gradient" and d.primal is not None:
+                self._check_custom_gradient(d)
+
+    def _check_custom_gradient(self, d: CustomDerivative) -> None:
+        """A jax.custom_gradient function returns `(out, vjp_fn)`; JAX unpacks it at every call."""
+        assert d.primal is not None
+        error = ("fails at every call, eager included, since JAX unpacks the result as (out, vjp_fn) "
+                 "(`ValueError: too many values to unpack (expected 2)` for a 3-element array)")
+        for node, value in self.model.facts.returns_of(d.primal):
+            if value is not None:
+                length = self.model.facts.sequence_length(value, d.primal)
+                if length is not None:
+                    n, exact, literal = length
+                    if n == 2 and exact or not exact and n <= 2:
+                        continue
+                    count = f"{n}" if exact else f"at least {n}"
+                    self.report(node, f"jax.custom_gradient `{d.name}` returns a {count}-element {_kind(literal)}, "
+                                      f"not a pair (out, vjp_fn): calling `{d.name}` {error}; return "
+                                      f"`(out, vjp_fn)` with `vjp_fn(g)` returning one cotangent per argument")
+                    continue
+            why = self.model.facts.not_a_sequence(value, d.primal)
+            if why is None:
+                continue
+            what = "None (a bare `return`)" if value is None else \
+                f"`{self.quote(value)}`" + ("" if why == "None" else f" ({why})")
+            self.report(node, f"jax.custom_gradient `{d.name}` returns {what}, not a pair (out, vjp_fn): calling "
+                              f"`{d.name}` {error}; return `(out, vjp_fn)` with `vjp_fn(g)` returning one cotangent "
+                              f"per argument (or use jax.custom_vjp)")
 
     def _check_fwd(self, d: CustomDerivative, fwd: RuleFunction) -> None:
         assert fwd.node is not None
         label = rule_label(fwd, "fwd")
-        error = (f"`TypeError: Custom VJP fwd rule {getattr(fwd.node, 'name', '<lambda>')} for function {d.name} must "
-                 f"produce a pair (list or tuple of length two) ...`")
+        error = fwd_not_pair_error(d, f"`TypeError: Custom VJP fwd rule {getattr(fwd.node, 'name', '<lambda>')} for "
+                                      f"function {d.name} must produce a pair (list or tuple of length two) ...`")
         for node, value in self.model.facts.returns_of(fwd.node):
             if value is not None:
                 length = self.model.facts.sequence_length(value, fwd.node)

@@ -4,6 +4,7 @@ import ast
 
 from vjplint.diagnostics import Severity
 from vjplint.facts import plural
+from vjplint.model import CustomDerivative
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import python_arity_error, rule_label
 
@@ -47,7 +48,7 @@ class BwdArity(Rule):
     CODE = "VJP305"
     NAME = "bwd-arity"
     SEVERITY = Severity.ERROR
-    TRIGGERS = (b"custom_vjp",)
+    TRIGGERS = (b"custom_vjp", b"custom_gradient")
 
     INVALID = ['''
 import jax
@@ -93,7 +94,7 @@ f.defvjp(f_fwd, f_bwd)
             nondiff_names = [sig.positional[i] if i < len(sig.positional) else f"arg{i}" for i in nondiff] \
                 if sig is not None else [f"arg{i}" for i in nondiff]
             for _, _, bwd in self.model.facts.checked_vjp_rules(d):
-                arity = self.model.facts.rule_arity(bwd)
+                arity = self.model.facts.bwd_arity(d, bwd)
                 if bwd is None or bwd.node is None or arity is None or arity.accepts(n) and not arity.kwonly_required:
                     continue
                 call = ", ".join([*nondiff_names, "residuals", "cotangent"])
@@ -112,7 +113,48 @@ f.defvjp(f_fwd, f_bwd)
                 else:
                     takes = f"takes {arity.count_text()} {arity.params_text()}{arity.binding_text()}"
                     given = plural(n, "argument")
-                message = (f"{rule_label(bwd, 'bwd')} {takes}, but JAX calls it with {given}, bwd({call}): {order}; "
-                           f"differentiating `{d.name}` raises `{error}`")
+                whose = "" if d.api == "jax" else f" of {d.label} `{d.name}`"
+                message = (f"{rule_label(bwd, 'bwd')}{whose} {takes}, but {self.model.facts.caller(d)} calls it with "
+                           f"{given}, bwd({call}): {order}; differentiating `{d.name}` raises `{error}`")
                 self.report(bwd.expr if isinstance(bwd.expr, ast.Call) else self.model.name_anchor(bwd.node),
                             message)
+        for d in self.model.derivatives:
+            if d.api == "equinox":
+                self._equinox(d)
+            elif d.api == "custom_gradient":
+                self._custom_gradient(d)
+
+    def _equinox(self, d: CustomDerivative) -> None:
+        """equinox calls `bwd(residuals, grad_obj, perturbed, vjp_arg, *args)`."""
+        rules = self.model.facts.equinox_rules(d)
+        n = self.model.facts.equinox_rule_args(d, "bwd")
+        if rules is None or rules.bwd is None or rules.bwd.node is None or n is None:
+            return
+        arity = self.model.facts.equinox_rule_arity(rules.bwd)
+        if arity is None or arity.accepts(n):
+            return
+        sig = self.model.facts.primal_signature(d)
+        assert sig is not None
+        call = ", ".join(["residuals", "grad_obj", "perturbed", *sig.positional])
+        error = python_arity_error(getattr(rules.bwd.node, "name", "<lambda>"), arity, n)
+        self.report(self.model.name_anchor(rules.bwd.node),
+                    f"{rule_label(rules.bwd, 'bwd')} of {d.label} `{d.name}` takes {arity.count_text()} "
+                    f"{arity.params_text()}{arity.binding_text()}, but equinox calls it with "
+                    f"{plural(n, 'positional argument')}, bwd({call}): the residuals, the cotangent, `perturbed`, "
+                    f"then the primal's arguments (not JAX's `bwd(res, g)`); differentiating `{d.name}` raises "
+                    f"`{error}`")
+
+    def _custom_gradient(self, d: CustomDerivative) -> None:
+        """The vjp function a custom_gradient returns is called with one cotangent."""
+        for pair in self.model.facts.custom_gradient_returns(d):
+            vjp = pair.vjp
+            arity = self.model.facts.rule_arity(vjp) if vjp is not None else None
+            if vjp is None or vjp.node is None or arity is None or (arity.accepts(1) and not arity.kwonly_required):
+                continue
+            label = "the vjp lambda" if isinstance(vjp.node, ast.Lambda) else f"vjp function `{vjp.name}`"
+            error = python_arity_error(getattr(vjp.node, "name", "<lambda>"), arity, 1)
+            self.report(vjp.node if isinstance(vjp.node, ast.Lambda) else self.model.name_anchor(vjp.node),
+                        f"{label} returned by jax.custom_gradient `{d.name}` takes {arity.count_text()} "
+                        f"{arity.params_text()}, but JAX calls it with the output cotangent only, vjp_fn(g); "
+                        f"differentiating `{d.name}` raises `{error}`; give it one parameter and return one "
+                        f"cotangent per argument of `{d.name}`")

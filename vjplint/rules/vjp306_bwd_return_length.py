@@ -6,6 +6,7 @@ from typing import List, Optional, Sequence, Set
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import plural, return_branches
 from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.facts.signatures import bwd_structure_error
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import BWD_TREE, rule_label
 
@@ -122,7 +123,8 @@ f.defvjp(f_fwd, f_bwd)
         nondiff = self.model.facts.nondiff_positions(d) or ()
         k = self.model.facts.primal_arg_count(d)
         shown = "" if literal is value else f" (`{self.quote(value)}` is a {n}-element tuple)"
-        message = (f"{rule_label(bwd, 'bwd')} returns {count} cotangent{'s' if n != 1 else ''}{shown} but `{d.name}` "
+        whose = "" if d.api == "jax" else f" of {d.label} `{d.name}`"
+        message = (f"{rule_label(bwd, 'bwd')}{whose} returns {count} cotangent{'s' if n != 1 else ''}{shown} but `{d.name}` "
                    f"has {plural(D, 'differentiable argument')} ({', '.join(names)})")
         fix = None
         sig = self.model.facts.primal_signature(d)
@@ -140,7 +142,7 @@ f.defvjp(f_fwd, f_bwd)
                         f"and bwd returns nothing for nondiff arguments")
             if literal is value:
                 fix = self._remove_slots(literal, nondiff)
-        message += (f"; differentiating `{d.name}` raises {BWD_TREE}; return one cotangent (or None) per "
+        message += (f"; differentiating `{d.name}` raises {bwd_structure_error(d, BWD_TREE)}; return one cotangent (or None) per "
                     f"differentiable argument, in order")
         if fix is not None:
             self.report(literal.elts[0], message, end_node=literal.elts[-1],  # type: ignore

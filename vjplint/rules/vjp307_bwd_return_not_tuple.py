@@ -6,6 +6,7 @@ from typing import Optional, Set
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import return_branches
 from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.facts.signatures import bwd_structure_error, nnx_pytree_g
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import BWD_TREE, rule_label
 
@@ -101,7 +102,9 @@ f.defvjp(f_fwd, f_bwd)
     def _known_arrays(self, d: CustomDerivative, bwd: RuleFunction) -> Set[str]:
         """The cotangent parameter's name, when the primal provably returns one array."""
         nondiff = self.model.facts.nondiff_positions(d)
-        arity = self.model.facts.rule_arity(bwd)
+        arity = self.model.facts.bwd_arity(d, bwd)
+        if nnx_pytree_g(d):
+            return set()  # nnx's default mode: g is `(input_updates_g, out_g)`, not the output's cotangent
         if nondiff is None or arity is None or arity.vararg or len(arity.names) < len(nondiff) + 2:
             return set()
         return {arity.names[len(nondiff) + 1]} if self.model.facts.primal_returns_array(d) else set()
@@ -125,8 +128,10 @@ f.defvjp(f_fwd, f_bwd)
             per = f"one cotangent (or None) per differentiable argument of `{d.name}` ({', '.join(names)})"
         else:
             per = "one cotangent (or None) per differentiable argument"
-        message = (f"{rule_label(bwd, 'bwd')} returns {what}, not a tuple: JAX needs a tuple or list with {per}, "
-                   f"and differentiating `{d.name}` raises {BWD_TREE}")
+        needs = "JAX needs" if d.api == "jax" else f"{d.label} `{d.name}` needs"
+        error = bwd_structure_error(d, BWD_TREE, "types")
+        message = (f"{rule_label(bwd, 'bwd')} returns {what}, not a tuple: {needs} a tuple or list with {per}, "
+                   f"and differentiating `{d.name}` raises {error}")
         if names is not None and len(names) == 1 and value is not None:
             text = self.model.source_text(value)
             if isinstance(value, (ast.NamedExpr, ast.Lambda)):

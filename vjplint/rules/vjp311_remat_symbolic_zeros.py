@@ -71,7 +71,8 @@ f.defvjp(lambda x: (x, None), lambda _, g: (g,), optimize_remat=True)
             for reg in d.registrations:
                 if reg.method == "defvjp" and isinstance(reg.node, ast.Call):
                     seen.add(id(reg.node))
-                    self._check_call(reg.node, f"custom_vjp `{d.name}`")
+                    if d.api == "jax":  # JAX's defvjp flags; other APIs' registrations take other arguments
+                        self._check_call(reg.node, f"custom_vjp `{d.name}`")
         self._seen = frozenset(seen)
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -92,7 +92,7 @@ def f_jvp(n, primals, tangents):
                 arity = self.model.facts.decorated_rule_arity(rule) if reg.as_decorator else self.model.facts.rule_arity(rule)
                 if arity is None or rule.node is None or id(rule.node) in reported:
                     continue
-                problem = self._problem(rule, arity, len(nondiff) + 2)
+                problem = self._problem(rule, arity, len(nondiff) + 2, keywords_passed=d.api == "equinox")
                 if problem is None:
                     continue
                 reported.add(id(rule.node))
@@ -100,16 +100,19 @@ def f_jvp(n, primals, tangents):
                          "primals", "tangents"]
                 nondiff_note = " (the nondiff values first, in index order)" if nondiff else ""
                 self.report(rule.expr if isinstance(rule.expr, ast.Call) else self.model.name_anchor(rule.node),
-                            f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` {problem}, but JAX calls it "
+                            f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` {problem}, but "
+                            f"{self.model.facts.caller(d)} calls it "
                             f"with {plural(len(names), 'positional argument')} ({', '.join(names)}){nondiff_note}, "
                             f"so differentiating `{d.name}` (jvp, grad, jacfwd) raises `"
                             f"{self._error(rule, arity, len(names))}`; give it the parameters ({', '.join(names)})")
 
     @staticmethod
-    def _problem(rule: RuleFunction, arity: Arity, given: int) -> Optional[str]:
+    def _problem(rule: RuleFunction, arity: Arity, given: int, keywords_passed: bool = False) -> Optional[str]:
+        """`keywords_passed`: equinox passes the primal's keywords on, so keyword-only parameters may be filled."""
         assert rule.node is not None
         sig = Signature.of(rule.node)
-        missing = [n for n in sig.kwonly if n not in sig.defaults and n not in rule.bound_keywords]
+        missing = [] if keywords_passed else [n for n in sig.kwonly if n not in sig.defaults
+                                              and n not in rule.bound_keywords]
         if missing:
             return f"has the required keyword-only parameter `{missing[0]}`"
         if arity.accepts(given):

@@ -5,7 +5,7 @@ from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
 from vjplint.facts import plural
-from vjplint.model import RuleFunction
+from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.semantic import FunctionNode
@@ -88,7 +88,7 @@ def f_jvp(primals, tangents):
                 for node, value in self.model.facts.returns_of(fn):
                     why = self._why(value, fn)
                     if why is not None:
-                        self._report(d.name, rule, node, value, why)
+                        self._report(d, rule, node, value, why)
 
     def _why(self, value: Optional[ast.expr], fn: FunctionNode) -> Optional[str]:
         """What the returned value provably is, when that is not a pair."""
@@ -103,11 +103,18 @@ def f_jvp(primals, tangents):
                 return f"a {kind} of {plural(count, 'element')}{where}"
         return self.model.facts.not_a_sequence(value, fn)
 
-    def _report(self, primal: str, rule: RuleFunction, node: ast.AST, value: Optional[ast.expr], why: str) -> None:
+    def _report(self, d: CustomDerivative, rule: RuleFunction, node: ast.AST, value: Optional[ast.expr],
+                why: str) -> None:
+        primal = d.name
         shown = self.quote(value, 50) if value is not None else "return"
         plain = not (rule.bound_positional or rule.bound_keywords)
         jax_name = getattr(rule.node, "name", "<lambda>") if plain else "..."
-        self.report(node, f"{rule_label(rule, 'jvp rule')} of custom_jvp `{primal}` returns `{shown}`, which is {why}, "
-                          f"not a pair: differentiating `{primal}` (jvp, grad, jacfwd) raises TypeError \"Custom JVP "
-                          f"rule {jax_name} for function {primal} must produce a pair (list or tuple of length two) "
-                          f"representing primal and tangent outputs\". Return `(primal_out, tangent_out)`")
+        if d.api == "equinox":  # equinox unpacks the rule's result itself
+            error = ("an unpacking error (`ValueError: too many values to unpack (expected 2)` when it returns only "
+                     "the tangent)")
+        else:
+            error = (f"TypeError \"Custom JVP rule {jax_name} for function {primal} must produce a pair (list or tuple "
+                     f"of length two) representing primal and tangent outputs\"")
+        self.report(node, f"{rule_label(rule, 'jvp rule')} of {d.label} `{primal}` returns `{shown}`, which is {why}, "
+                          f"not a pair: differentiating `{primal}` (jvp, grad, jacfwd) raises {error}. Return "
+                          f"`(primal_out, tangent_out)`")
