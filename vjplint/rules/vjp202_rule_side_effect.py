@@ -30,7 +30,8 @@ class RuleSideEffect(Rule):
     Not flagged: state that is local to an enclosing rule (a custom derivative defined and used
     inside another rule assigns the outer rule's `nonlocal`, within one call of it), host
     functions of `jax.pure_callback` / `io_callback` / `jax.debug.callback` (they run on the
-    host, with concrete values, at execution time), and static metadata (treedefs, shapes).
+    host, with concrete values, at execution time), an attribute swapped in and put back
+    (`old = self.w; self.w = w; ...; self.w = old`), and static metadata (treedefs, shapes).
 
     ## Why is this bad?
     Rules are traced, not run per call. Under `jit` the rule runs once per compilation, so
@@ -145,6 +146,8 @@ f.defvjp(f_fwd, f_bwd)
                         return target.id, f"assigns the {kind} `{target.id}` (`{self.quote(node)}`)"
                 elif isinstance(target, (ast.Subscript, ast.Attribute)):
                     root = _root(target)
+                    if isinstance(target, ast.Attribute) and self._restored(fn, target, node):
+                        continue  # swapped in and put back (`old = self.w; self.w = w; ...; self.w = old`)
                     if root is not None and self._outer_object(fn, root):
                         if isinstance(node, ast.Delete):
                             verb = "deletes from"
@@ -168,6 +171,21 @@ f.defvjp(f_fwd, f_bwd)
                     return None
                 return root.id, f"mutates `{root.id}`, defined outside the rule (`{self.quote(node)}`)"
         return None
+
+    def _restored(self, fn: ast.AST, target: ast.Attribute, node: ast.AST) -> bool:
+        """Whether `fn` saved `target`'s value in a local before `node` and assigns it back after."""
+        key = ast.dump(target.value) + "." + target.attr
+        saved: Set[str] = set()
+        for stmt in sorted((n for n in self.model.facts.own_nodes(fn)  # type: ignore[arg-type]
+                            if isinstance(n, ast.Assign)), key=lambda n: (n.lineno, n.col_offset)):
+            for t, v in _flatten(stmt.targets, stmt.value):
+                if (isinstance(t, ast.Name) and isinstance(v, ast.Attribute)
+                        and ast.dump(v.value) + "." + v.attr == key and stmt.lineno < node.lineno):  # type: ignore[attr-defined]
+                    saved.add(t.id)
+                elif (isinstance(t, ast.Attribute) and ast.dump(t.value) + "." + t.attr == key
+                      and isinstance(v, ast.Name) and v.id in saved and stmt.lineno >= node.lineno):  # type: ignore[attr-defined]
+                    return True
+        return False
 
     def _owned_by_a_rule(self, name: str, scope: Scope) -> bool:
         """Whether the `nonlocal name` declared in `scope` is a local of a function that is itself

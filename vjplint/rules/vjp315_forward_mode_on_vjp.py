@@ -11,6 +11,8 @@ from vjplint.semantic import FUNCTION_TYPES, FunctionNode, constant_value
 
 FORWARD = ("jax.jvp", "jax.jacfwd", "jax.linearize", "jax._src.api.jvp", "jax._src.api.jacfwd",
            "jax._src.api.linearize")
+HESSIAN = ("jax.hessian", "jax._src.api.hessian")
+REVERSE = ("jax.grad", "jax.jacrev", "jax._src.api.grad", "jax._src.api.jacrev")
 # Wrappers that keep the function's custom_vjp calls visible to the jvp.
 PASS_THROUGH = ("jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat", "jax.named_call",
                 "jax.ad_checkpoint.checkpoint", "jax._src.api.jit", "jax._src.api.vmap")
@@ -24,8 +26,10 @@ class ForwardModeOnVjp(Rule):
     Flags forward-mode differentiation of a `jax.custom_vjp` function of this module:
     `jax.jvp(f, ...)`, `jax.jacfwd(f)` and calling the function returned by
     `jax.linearize(f, ...)`, where `f` is the custom_vjp itself (also through `jit`, `vmap`,
-    `checkpoint` or `functools.partial`), or a lambda or function that directly calls it with
-    a differentiated argument.
+    `checkpoint`, `functools.partial` or a name bound to one of them), or a lambda or function
+    that directly calls it with a differentiated argument; and forward over reverse
+    (`jax.hessian(f)`, `jax.jacfwd(jax.grad(f))`, `jax.jvp(jax.grad(f), ...)`) when the
+    custom_vjp's fwd or bwd calls a custom_vjp.
 
     ## Why is this bad?
     A custom_vjp defines only a reverse-mode rule. JAX cannot push tangents forward through it
@@ -33,11 +37,14 @@ class ForwardModeOnVjp(Rule):
 
         TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function.
 
-    `jax.hessian` (forward over reverse) works, because the forward pass then differentiates
-    the reverse-mode gradient, not the custom_vjp; but only while fwd and bwd do not call a
-    custom_vjp themselves (a fwd written as `return f(x), res` makes `hessian` fail with the
-    same error). Inside `jax.make_jaxpr`/`jax.eval_shape` the jvp is only staged and nothing
-    is raised, so those uses are not reported.
+    Forward over reverse (`jax.hessian`, `jax.jacfwd(jax.grad(f))`, `jax.jvp` of a gradient)
+    differentiates the gradient's computation, i.e. fwd and bwd, not the custom_vjp: it works
+    while they compute inline, and fails with the same error as soon as fwd or bwd calls a
+    custom_vjp (a fwd written as `return f(x), res`, the common form), which is flagged too.
+    Measured exceptions, not flagged: `jax.linearize` of a gradient, and `jax.jvp` of a jitted
+    gradient when only fwd calls one (`docs/facts/scripts/hazard_forward_over_reverse.py`).
+    Inside `jax.make_jaxpr`/`jax.eval_shape` the jvp is only staged and nothing is raised, so
+    those uses are not reported.
 
     ## Example
     ```python
@@ -83,7 +90,7 @@ def f(x):
 f.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (jnp.cos(x) * g,))
 
 jac = jax.jacrev(f)(jnp.ones(3))
-hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
+hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute inline
 ''']
 
     def check(self) -> None:
@@ -96,9 +103,21 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
 
     def visit_Call(self, node: ast.Call) -> None:
         q = self.model.index.qualname(node.func)
+        if q in HESSIAN and node.args and not self._not_evaluated(node):
+            self._check_over_reverse(node.args[0], node.args[0], self._argnums(node),
+                                     "`jax.hessian` (jacfwd of jacrev)", ("fwd", "bwd"))
+            return
         if q not in FORWARD or not node.args or self._not_evaluated(node):
             return
         name = q.rsplit(".", 1)[1]  # jvp, jacfwd or linearize
+        inner = self._reverse_target(node.args[0])
+        if inner is not None:
+            if name != "linearize":  # measured: linearize(grad(f)) applied works when only fwd calls f
+                target, argnums, rev, staged = inner
+                # Measured: jvp of jit(grad(f)) works when only fwd calls a custom_vjp (not under vmap).
+                roles = ("bwd",) if staged and name == "jvp" else ("fwd", "bwd")
+                self._check_over_reverse(node.args[0], target, argnums, f"`jax.{name}` of `jax.{rev}`", roles)
+            return
         perturbed = self._argnums(node) if name == "jacfwd" else None
         how = f"`jax.{name}`"
         if name == "linearize":
@@ -156,6 +175,50 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
                 return False
         return True
 
+    # -- forward over reverse (hessian, jacfwd(grad(f)), jvp of a gradient) -----------------
+    def _reverse_target(self, expr: ast.expr, depth: int = 0,
+                        staged: bool = False) -> Optional[Tuple[ast.expr, Optional[Tuple[int, ...]], str, bool]]:
+        """(f, argnums, 'grad'|'jacrev', staged by a wrapper) when `expr` is `jax.grad(f)` or
+        `jax.jacrev(f)`, also through jit and names bound once to such calls."""
+        if depth > 3:
+            return None
+        call = expr if isinstance(expr, ast.Call) else self._bound_call(expr)
+        if call is None or not call.args:
+            return None
+        q = self.model.index.qualname(call.func)
+        if q in PASS_THROUGH:
+            return self._reverse_target(call.args[0], depth + 1, True)
+        if q in REVERSE:
+            return call.args[0], self._argnums(call), q.rsplit(".", 1)[1], staged
+        return None
+
+    def _check_over_reverse(self, where: ast.expr, target: ast.expr, argnums: Optional[Tuple[int, ...]], how: str,
+                            roles: Tuple[str, ...]) -> None:
+        """Forward over reverse differentiates the gradient's computation: fwd (linearized) and bwd.
+        It fails only when one of them calls a custom_vjp (measured, hazard_forward_over_reverse.py)."""
+        self._reached = None
+        reason = self._reason(target, argnums, 0)
+        d = self._reached
+        if reason is None or d is None:
+            return
+        inner = self._rule_calling_vjp(d, roles)
+        if inner is None:
+            return
+        self.report(where, f"{how} pushes tangents through the gradient of `{self.quote(target, 40)}`: {reason}, "
+                            f"and {inner}, so the forward pass meets a custom_vjp: JAX raises TypeError "
+                            f"\"{JVP_ERROR}\". Use `jax.jacrev(jax.jacrev(...))`, compute the value inline in "
+                            f"the rule instead of calling a custom_vjp there, or give the function a custom_jvp")
+
+    def _rule_calling_vjp(self, d: CustomDerivative, roles: Tuple[str, ...]) -> Optional[str]:
+        """Why a rule of `d` in `roles` runs a custom_vjp (fwd written as `return f(x), res`)."""
+        for role, rule in self.model.facts.rules_of(d):
+            if rule.node is None or role not in roles:
+                continue
+            for inner, site in self._callers.get(id(rule.node), []):
+                name = rule.name or role
+                return (f"its {role} rule `{name}` calls custom_vjp `{inner.name}` (line {site.call.lineno})")
+        return None
+
     # -- what is being differentiated ---------------------------------------------------
     def _check_target(self, expr: ast.expr, argnums: Optional[Tuple[int, ...]], how: str) -> None:
         reason = self._reason(expr, argnums, 0)
@@ -177,6 +240,7 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
                 return None
             if argnums is not None and d.nondiff and all(a in d.nondiff for a in argnums):
                 return None  # only nondiff positions are perturbed: another error (VJP10x)
+            self._reached = d
             return f"`{d.name}` is a custom_vjp function"
         if isinstance(expr, ast.Call) and expr.args:
             q = self.model.index.qualname(expr.func)
@@ -190,6 +254,9 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
             return None
         fn = self._function(expr)
         if fn is None:
+            wrapped = self._bound_call(expr)
+            if wrapped is not None and self.model.index.qualname(wrapped.func) in (*PASS_THROUGH, *PARTIAL):
+                return self._reason(wrapped, argnums, depth + 1, skip, bound)
             return None
         return self._calls_vjp(fn, argnums, skip, bound)
 
@@ -207,6 +274,15 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
             return binding.node  # type: ignore[return-value]
         if binding.kind == "assign" and isinstance(binding.value, ast.Lambda):
             return binding.value
+        return None
+
+    def _bound_call(self, expr: ast.expr) -> Optional[ast.Call]:
+        """The call a name is bound to once (`cube_jit = jax.jit(cube)`), for wrappers."""
+        if not isinstance(expr, ast.Name):
+            return None
+        bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
+        if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].value, ast.Call):
+            return bindings[0].value
         return None
 
     def _calls_vjp(self, fn: FunctionNode, argnums: Optional[Tuple[int, ...]], skip: int,
@@ -229,10 +305,12 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))
                 if isinstance(arg, ast.Starred) or position in d.nondiff:
                     continue
                 if self._depends_on(arg, fn, perturbed):
+                    self._reached = d
                     return (f"{label} calls custom_vjp `{d.name}` (line {site.call.lineno}) with "
                             f"`{self.quote(arg, 30)}`, which carries the tangent")
             for keyword in site.call.keywords:
                 if keyword.arg is not None and self._depends_on(keyword.value, fn, perturbed):
+                    self._reached = d
                     return (f"{label} calls custom_vjp `{d.name}` (line {site.call.lineno}) with "
                             f"`{self.quote(keyword.value, 30)}`, which carries the tangent")
         return None
