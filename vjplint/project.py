@@ -92,7 +92,7 @@ def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True
         if package is None:
             package = index.package_of[directory] = _package(directory, init_dirs)
         display = display_path(path)
-        record = cache.record(display, path) if cache is not None else _analyse(path)[1]
+        record = cache.record(display, path) if cache is not None else _analyse(path, digest=False)[1]
         if record is not None:
             stem = Path(absolute).stem
             name = package if stem == "__init__" and package else f"{package}.{stem}" if package else stem
@@ -125,27 +125,29 @@ def _read(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def _analyse(path: Path) -> Tuple[str, Optional[FileWrappers]]:
-    """(content digest or "", the file's record or None) for one file; unreadable and
-    unparsable files have none (linting reports them)."""
-    import hashlib
-
+def _analyse(path: Path, digest: bool = True) -> Tuple[str, Optional[FileWrappers]]:
+    """(content digest, or "" when unreadable or not asked; the file's record or None) for one
+    file; unreadable and unparsable files have none (linting reports them)."""
     try:
         data = _read(path)
     except OSError:
         return "", None
-    digest = hashlib.sha256(data).hexdigest()
+    if digest:
+        import hashlib
+
+        digest_text = hashlib.sha256(data).hexdigest()
+    else:
+        digest_text = ""
     # Package `__init__` files are read too: they re-export (`from .ops import *`) without naming a trigger.
     if not any(name in data for name in TRIGGERS) and not (path.name == "__init__.py" and b"import" in data):
-        return digest, None
-    from vjplint.source import SourceError, decode, parse
-    from vjplint.wrappers import detect
+        return digest_text, None
+    from vjplint.source import SourceError, decode
+    from vjplint.wrappers import detect_text
 
     try:
-        module = parse(decode(data).text, str(path))
-        return digest, detect(module)
+        return digest_text, detect_text(decode(data).text)
     except (SourceError, RecursionError, ValueError):
-        return digest, None
+        return digest_text, None
 
 
 class _IndexCache:

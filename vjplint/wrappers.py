@@ -13,6 +13,8 @@ module-level names, `[key]` is a call through a dispatch table (`backend()["cust
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
@@ -87,6 +89,103 @@ class FileWrappers:
     def from_json(cls, data: dict) -> "FileWrappers":
         return cls({k: [Forward.from_json(f) for f in v] for k, v in data["f"].items()},
                    dict(data["e"]), list(data["s"]), dict(data["t"]))
+
+
+# Column-0 lines that start a statement (a clause of a compound statement does not).
+_TOP = re.compile(r"^(?!(?:else|elif|except|finally)\b)[^\s#)\]}]", re.M)
+_TRIPLE = re.compile(r'"""|\'\'\'')
+_HEAD = re.compile(r"^(?:async\s+)?(def|class)\s+(\w+)", re.M)
+_FIRST_PARAM = re.compile(r"(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*\(\s*\w")
+_INIT = re.compile(r"^([ \t]+)def\s+__init__\b", re.M)
+_TRIGGER_TEXT = ("custom_vjp", "custom_jvp")
+
+
+def detect_text(text: str) -> FileWrappers:
+    """`detect` on the statements that can matter, parsed alone: imports, and module-level
+    functions (with a parameter), classes (their `__init__` only), assignments and `if`/`try`
+    blocks that name a trigger. Most of a big file (tests, kernels) is never parsed. When a piece
+    does not parse on its own (the split is textual), the whole file is parsed instead."""
+    module = _pieces(text)
+    if module is None:
+        from vjplint.source import parse
+
+        module = parse(text)
+    return detect(module)
+
+
+def _pieces(text: str) -> Optional[ast.Module]:
+    quotes = [m.start() for m in _TRIPLE.finditer(text)]
+    starts = [m.start() for m in _TOP.finditer(text) if bisect.bisect_left(quotes, m.start()) % 2 == 0]
+    starts.append(len(text))
+    body: List[ast.stmt] = []
+    local: List[str] = []
+    line, at = 1, 0
+    i = 0
+    while i < len(starts) - 1:
+        begin = starts[i]
+        j = i + 1
+        while j < len(starts) - 1 and text.startswith("@", starts[j - 1]):  # decorators, then what they decorate
+            j += 1
+        end = starts[j]
+        i = j
+        line += text.count("\n", at, begin)
+        at = begin
+        chunk = text[begin:end]
+        head = _HEAD.search(chunk) if chunk.startswith(("@", "def ", "async ", "class ")) else None
+        if head is not None:
+            local.append(head.group(2))
+            if not any(t in chunk for t in _TRIGGER_TEXT):
+                continue
+            if head.group(1) == "def":
+                if not _FIRST_PARAM.match(chunk, head.start()):
+                    continue
+                parsed = _parse_piece(chunk, line)
+            else:
+                init = _INIT.search(chunk)
+                if init is None or not any(t in chunk[init.start():] for t in _TRIGGER_TEXT):
+                    continue
+                block = _block(chunk, init)
+                parsed = _parse_piece(f"class {head.group(2)}:\n{block}", line + chunk.count("\n", 0, init.start()) - 1)
+        elif chunk.startswith(("import ", "from ")) or (
+                any(t in chunk for t in _TRIGGER_TEXT) or (chunk.startswith(("if ", "try:")) and "import" in chunk)):
+            if not (chunk.startswith(("import ", "from ", "if ", "try:")) or _ASSIGN.match(chunk)):
+                continue
+            parsed = _parse_piece(chunk, line)
+        else:
+            continue
+        if parsed is None:
+            if head is None:
+                return None  # the split may be wrong here: parse the whole file
+            continue  # a def or class of newer syntax than this Python's: what `parse` would blank
+        body.extend(parsed.body)
+    stubs = ast.parse("".join(f"def {name}(): pass\n" for name in dict.fromkeys(local)))
+    return ast.Module(body=[*stubs.body, *body], type_ignores=[])
+
+
+_ASSIGN = re.compile(r"\w+\s*(?::[^=\n]*)?=[^=]")
+
+
+def _block(chunk: str, init: "re.Match[str]") -> str:
+    """`def __init__` through the last line indented deeper than it (closing brackets included)."""
+    indent = len(init.group(1))
+    lines = chunk[init.start():].split("\n")
+    kept = [lines[0]]
+    for text in lines[1:]:
+        stripped = text.lstrip()
+        if stripped and not stripped.startswith(("#", ")", "]", "}")) and len(text) - len(stripped) <= indent:
+            break
+        kept.append(text)
+    return "\n".join(kept) + "\n"
+
+
+def _parse_piece(chunk: str, line: int) -> Optional[ast.Module]:
+    try:
+        tree = ast.parse(chunk)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if line > 1:
+        ast.increment_lineno(tree, line - 1)
+    return tree
 
 
 def detect(module: ast.Module, index: Optional[SemanticIndex] = None) -> FileWrappers:
