@@ -221,3 +221,27 @@ def test_diff_edits_turn_old_into_new(seed):
     old = "".join(rng.choice(words) + rng.choice(["\n", "\r\n", ""]) for _ in range(rng.randrange(12)))
     new = "".join(rng.choice(words) + rng.choice(["\n", "\r\n", ""]) for _ in range(rng.randrange(12)))
     assert _apply(old, diff_edits(old, new)) == new
+
+
+def test_one_rewrite_per_file_splits_into_the_same_edits_as_one_rewrite_per_derivative():
+    """JSON/SARIF/LSP compute every residual fix of a file in one libcst pass and split the edits
+    by derivative; each share must do exactly what that derivative's own rewrite does."""
+    from vjplint.engine import lint_source
+
+    families = "".join(CANONICAL_IN.split("\n\n\n", 1)[1].replace("clip_gradient", f"clip{i}") + "\n\n"
+                       for i in range(3))
+    text = CANONICAL_IN.split("\n\n\n", 1)[0] + "\n\n\n" + families
+    diagnostics = lint_source("m.py", text, Config()).diagnostics
+    plans = list(dict.fromkeys(d.fix.plan for d in diagnostics if d.fix and d.fix.plan))
+    assert len(plans) == 3
+    shares = fix_apply._edits_per_plan(text, plans, Config())
+    assert set(shares) == set(plans)
+    for fp in plans:
+        alone, applied = fix_apply._residual_transform(text, [fp], Config())
+        assert applied == [fp] and apply_edits(text, shares[fp]) == alone
+    # Together they do what one rewrite of all does, except removing the import that only all of
+    # them together leave unused (no single fix may remove what the others still use).
+    everything, _ = fix_apply._residual_transform(text, plans, Config())
+    assert "from functools import partial\n" not in everything
+    together = apply_edits(text, [e for fp in plans for e in shares[fp]])
+    assert together.replace("from functools import partial\n", "", 1).lstrip("\n") == everything.lstrip("\n")

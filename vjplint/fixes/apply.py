@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from vjplint.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan
-from vjplint.fixes.edits import apply_spans, conflicts, diff_edits, line_starts, spans
+from vjplint.fixes.edits import apply_edits, apply_spans, conflicts, diff_edits, line_starts, spans
 from vjplint.positions import source_lines
 from vjplint.source import SourceError, parse
 
@@ -26,6 +26,14 @@ Transform = Callable[[str, Sequence[FixPlan], Config], Tuple[str, List[FixPlan]]
 
 
 def _residual_transform(text: str, fix_plans: Sequence[FixPlan], config: Config) -> Tuple[str, List[FixPlan]]:
+    new_text, rows = _residual_rewrite(text, fix_plans, config)
+    return new_text, [fp for fp in fix_plans if (fp.target, fp.line) in rows]
+
+
+def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan],
+                      config: Config) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]]]:
+    """The residual-plus-None rewrite of every derivative `fix_plans` name, in one libcst pass;
+    with, per rewritten derivative (name, line), the row ranges of the code it rewrites."""
     from vjplint.collect import Recognizer, collect
     from vjplint.fixes.residual_plan import Refusal, find_derivative, plan, spans_overlap
     from vjplint.fixes.residual_plus_none import fix_text
@@ -36,7 +44,7 @@ def _residual_transform(text: str, fix_plans: Sequence[FixPlan], config: Config)
     merged: Dict[Tuple[str, int], Set[int]] = {}
     for fp in fix_plans:
         merged.setdefault((fp.target, fp.line), set()).update(fp.positions)
-    plans, applied = [], []
+    plans, rows = [], {}
     for (name, line), moved in merged.items():
         d = find_derivative(model, name, line)
         if d is None:
@@ -48,10 +56,38 @@ def _residual_transform(text: str, fix_plans: Sequence[FixPlan], config: Config)
         if any(spans_overlap(p, q) for q in plans):
             continue  # nested definitions: the next pass takes it
         plans.append(p)
-        applied.extend(fp for fp in fix_plans if (fp.target, fp.line) == (name, line))
+        rows[(name, line)] = tuple((start[0], end[0]) for start, end in p.spans)
     if not plans:
-        return text, []
-    return fix_text(text, plans), applied
+        return text, {}
+    return fix_text(text, plans), rows
+
+
+def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> Dict[FixPlan, Tuple[Edit, ...]]:
+    """Each plan's own edits, from one rewrite of the whole file (a libcst pass per plan was most
+    of a JSON report's time): every edit of the combined rewrite belongs to the derivative whose
+    rows it touches. Edits in no derivative's rows (the removal of an import that only the whole
+    rewrite leaves unused) belong to no single fix and are dropped: applying one share alone must
+    not remove what the other derivatives still use. A plan whose share does not parse on its own
+    is left out (the caller computes it alone)."""
+    new_text, rows = _residual_rewrite(text, fix_plans, config)
+    if not rows or not _parses(new_text):
+        return {}
+    owners = list(rows)
+    shares: Dict[Tuple[str, int], List[Edit]] = {key: [] for key in owners}
+    for edit in diff_edits(text, new_text):
+        first, last = edit.location.row, edit.end_location.row
+        touched = [key for key in owners if any(a <= last and first <= b for a, b in rows[key])]
+        if len(touched) > 1:
+            return {}  # one edit spans two derivatives' code: no clean split, each is computed alone
+        if touched:
+            shares[touched[0]].append(edit)
+    out: Dict[FixPlan, Tuple[Edit, ...]] = {}
+    for key, edits in shares.items():
+        if edits and _parses(apply_edits(text, edits)):
+            for fp in fix_plans:
+                if (fp.target, fp.line) == key:
+                    out[fp] = tuple(edits)
+    return out
 
 
 TRANSFORMS: Dict[str, Transform] = {RESIDUAL: _residual_transform}
@@ -196,6 +232,21 @@ def attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, Li
     once. The editor wants a quick fix on each, and leaves `once` off."""
     cache: Dict[Tuple[str, FixPlan], Tuple[Edit, ...]] = {}
     carried: Set[Tuple[str, FixPlan]] = set()
+    wanted: Dict[str, List[FixPlan]] = {}
+    for d in diagnostics:
+        fix = d.fix
+        if fix is not None and not fix.resolved and fix.plan is not None and fix.plan.transform == RESIDUAL:
+            wanted.setdefault(d.filename, []).append(fix.plan)
+    for filename, fix_plans in wanted.items():  # one rewrite per file for all its residual plans
+        lines = sources.get(filename)
+        if lines is None or len(set(fix_plans)) < 2:
+            continue
+        config = settings if isinstance(settings, Config) else settings.get(filename, Config())
+        try:
+            shares = _edits_per_plan("\n".join(lines) + "\n", list(dict.fromkeys(fix_plans)), config)
+        except Exception:
+            shares = {}
+        cache.update({(filename, fp): edits for fp, edits in shares.items()})
     for d in diagnostics:
         fix = d.fix
         if fix is None or fix.resolved or fix.plan is None or fix.plan.transform not in TRANSFORMS:
