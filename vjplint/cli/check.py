@@ -48,7 +48,8 @@ def check_parser(prog: str = "vjplint") -> "argparse.ArgumentParser":
     from vjplint import __version__
     from vjplint.cli.options import SUBCOMMANDS
 
-    commands = "\n".join(f"  {name:<8} {text}" for name, text in SUBCOMMANDS.items())
+    width = max(map(len, SUBCOMMANDS))
+    commands = "\n".join(f"  {name:<{width}} {text}" for name, text in SUBCOMMANDS.items())
     p = argparse.ArgumentParser(prog=prog, description="Lint JAX custom_vjp/custom_jvp code.",
                                 epilog=f"commands:\n{commands}\n\n`vjplint COMMAND --help` describes each.",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -16,7 +16,10 @@ def rule_doc(rule: Type[Rule]) -> str:
 
 
 def render_rule(rule: Type[Rule]) -> str:
-    state = "enabled by default" if rule.DEFAULT_ENABLED else "off by default (select it, or target = \"vjp3\")"
+    if getattr(rule, "RUNTIME", False):
+        state = "reported by `vjplint check-grads`, which runs the rule on JAX (never by linting)"
+    else:
+        state = "enabled by default" if rule.DEFAULT_ENABLED else "off by default (select it, or target = \"vjp3\")"
     fix = f"Fix: {rule.FIX}." if rule.FIX else "Fix: none."
     header = f"# {rule.NAME} ({rule.CODE})\n\nSeverity: {rule.SEVERITY.value}; {state}. {fix}\n"
     return f"{header}\n{rule_doc(rule)}\n"
