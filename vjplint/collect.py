@@ -151,12 +151,13 @@ class _Collector:
             self.by_attribute[(id(self._class_scope_for(target.value, scope)), target.attr)] = self.derivatives[-1]
 
     def _from_call(self, call: ast.Call) -> None:
-        """`nn.custom_vjp(f, fwd, bwd)(mdl, x)` used without a name (linen's call form)."""
+        """A library creator applied without a name: `nn.custom_vjp(f, fwd, bwd)(mdl, x)` (linen's
+        call form), `nnx.custom_vjp(lambda m: m, ...)` in a test of its errors."""
         if id(call) in self.created or not call.args:
             return
         scope = self.index.scope_of(call)
         fq = canonical_creator(self.index.qualname(call.func, scope))
-        if fq not in RULES_IN_CALL:
+        if fq not in LIBRARY_CREATORS:
             return
         found = self.rec.kind_of(fq)
         if found is None:

@@ -31,7 +31,8 @@ RELATIVE_LIBRARY_CREATORS: Dict[str, str] = {
     "_ad.filter_custom_vjp": "equinox.filter_custom_vjp", "_ad.filter_custom_jvp": "equinox.filter_custom_jvp",
 }
 # Creators that accept configuration keywords before the function (`@nnx.custom_vjp(nondiff_argnums=...)`).
-CONFIGURABLE_CREATORS = frozenset(n for n, (_, api) in LIBRARY_CREATORS.items() if api == "nnx")
+CONFIGURABLE_CREATORS = frozenset(n for n, (_, api) in LIBRARY_CREATORS.items()
+                                  if api in ("nnx", "custom_gradient"))  # `@jax.custom_gradient(with_logs=True)`
 # Creators whose rules are positional arguments of the creating call (linen: fn, forward_fn, backward_fn).
 RULES_IN_CALL = frozenset(n for n, (_, api) in LIBRARY_CREATORS.items() if api == "linen")
 # Registration methods by API (equinox registers fwd and bwd separately, each returning None).
@@ -45,6 +46,10 @@ API_LABELS: Dict[Tuple[str, str], str] = {
     ("linen", "vjp"): "nn.custom_vjp", ("equinox", "vjp"): "eqx.filter_custom_vjp",
     ("equinox", "jvp"): "eqx.filter_custom_jvp", ("custom_gradient", "vjp"): "jax.custom_gradient",
 }
+# nnx Variables: a pytree whose leaf is the wrapped value (an array in one is an array leaf: UTE-nd
+# when it reaches a nondiff slot traced, docs/facts/README.md §1).
+NNX_VARIABLES = frozenset(f"flax.nnx.{n}" for n in ("Param", "BatchStat", "Variable", "Cache", "Intermediate",
+                                                      "VariableState"))
 EQX_CLOSURE_CONVERT = ("equinox.filter_closure_convert", "equinox._ad.filter_closure_convert")
 
 

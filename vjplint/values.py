@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Set, Tuple
 
-from vjplint.jaxapi import ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES, PARTIAL, TRANSFORMS
+from vjplint.jaxapi import ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES, NNX_VARIABLES, PARTIAL, TRANSFORMS
 from vjplint.model import CustomDerivative, FileModel, Signature
 from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, walk
 
@@ -534,6 +534,10 @@ class Values:
             if tail in ("shape", "ndim", "size", "result_type", "dtype", "iinfo", "finfo"):
                 return UNKNOWN_KIND
             return Kind(ARRAY, dtype, quoted, traced)
+        if q in NNX_VARIABLES and e.args:  # `nnx.BatchStat(jnp.array(0.0))`: its leaf is the array
+            inner = self.of(e.args[0])
+            if inner.tag == ARRAY:
+                return Kind(ARRAY, inner.dtype, f"{quoted}, an nnx Variable holding an array", inner.traced)
         if q in PARTIAL and e.args:
             inner = self.of(e.args[0])
             bound = tuple((f"argument {i + 1} of the partial", self.of(a)) for i, a in enumerate(e.args[1:]))
