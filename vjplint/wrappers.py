@@ -146,7 +146,7 @@ def _pieces(text: str) -> Optional[ast.Module]:
                     continue
                 block = _block(chunk, init)
                 parsed = _parse_piece(f"class {head.group(2)}:\n{block}", line + chunk.count("\n", 0, init.start()) - 1)
-        elif chunk.startswith(("import ", "from ")) or (
+        elif chunk.startswith(("import ", "from ")) or _RENAME.match(chunk) or (
                 any(t in chunk for t in _TRIGGER_TEXT) or (chunk.startswith(("if ", "try:")) and "import" in chunk)):
             if not (chunk.startswith(("import ", "from ", "if ", "try:")) or _ASSIGN.match(chunk)):
                 continue
@@ -162,6 +162,7 @@ def _pieces(text: str) -> Optional[ast.Module]:
     return ast.Module(body=[*stubs.body, *body], type_ignores=[])
 
 
+_RENAME = re.compile(r"\w+\s*=\s*[\w.]+\s*(?:#.*)?$")  # `differentiable = plain_vjp`: another name for one
 _ASSIGN = re.compile(r"\w+\s*(?::[^=\n]*)?=[^=]")
 
 
