@@ -172,9 +172,15 @@ def infer_nondiff(model: FileModel, d: CustomDerivative, hints: Hints = Hints())
             v.evidence.extend(usage_evidence(model, body, param))
             v.evidence.extend(flow_evidence(model, body, param))
         v.evidence.extend(_call_site_evidence(model, d, position, name))
+        for call, static_position in static_boundaries(model, d):
+            if static_position == position:
+                v.evidence.append(Evidence("static", 2, f"is marked static in `{model.quote(call, 50)}` at line "
+                                                        f"{call.lineno}", call.lineno))
         if d.kind == "jvp":  # for custom_vjp, VJP104 reports the transformation itself
             for call, traced_position, verb in traced_boundaries(model, d):
-                if traced_position == position:
+                # custom_jvp batches nondiff arguments (JAX's test_nondiff_arg_vmap_tracer); jit and
+                # cond stage them and leak the tracer (jax-ml/jax#23065, #9374).
+                if traced_position == position and verb != "batches it":
                     v.evidence.append(Evidence("array", 3, f"is traced: `{model.quote(call, 50)}` at line "
                                                            f"{call.lineno} {verb}", call.lineno))
         verdicts.append(v)
@@ -339,6 +345,24 @@ def traced_boundaries(model: FileModel, d: CustomDerivative) -> List[Tuple[ast.C
         for position in nondiff:
             if position in traced:
                 found.append((call, position, traced[position]))
+    return found
+
+
+def static_boundaries(model: FileModel, d: CustomDerivative) -> List[Tuple[ast.Call, int]]:
+    """(transformation call, nondiff position) where `d` is handed to `jax.jit`/`vmap`/... with the
+    position marked static (`static_argnums`, `in_axes=None`): the author passes Python values."""
+    found: List[Tuple[ast.Call, int]] = []
+    sig = d.signature
+    if sig is None:
+        return found
+    for call in model.facts.transform_calls():
+        q = model.index.qualname(call.func) or ""
+        if q not in ("jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat") or \
+                model.facts.derivative_named(call.args[0]) is not d:
+            continue
+        traced = _traced_positions(model, q, call, d)
+        if traced is not None:
+            found.extend((call, p) for p, _ in d.nondiff_names() if p not in traced)
     return found
 
 

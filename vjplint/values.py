@@ -315,8 +315,8 @@ class Values:
             if arg is None:
                 return UNKNOWN_KIND
             kind = self.of(arg)
-            kinds.append(kind.because(f"`{name}` receives `{self.model.quote(arg, 40)}` at line {call.lineno}")
-                         if kind.tag != UNKNOWN else kind)
+            kinds.append(kind.via(f"`{name}` receives `{self.model.quote(arg, 40)}` at line {call.lineno}")
+                         if kind.tag != UNKNOWN and not (isinstance(arg, ast.Name) and arg.id == name) else kind)
         return join_all(kinds)
 
     def _role(self, fn: FunctionNode, name: str) -> Optional[Kind]:

@@ -13,7 +13,11 @@ class NondiffTracedAtCall(Rule):
     Flags a call to a custom_vjp function, inside code this module traces (a function
     decorated with or passed to `jax.jit`, `vmap`, `grad`, `lax.scan`, ...), that passes a traced
     value in a nondiff position: a parameter of the traced function (not marked static), or
-    anything computed from one or with `jnp`/`lax`, whatever the custom_vjp's parameter type.
+    anything computed from one or with `jnp`/`lax`, whatever the custom_vjp's parameter type;
+    the value is followed through assignments, tuples, the returns of module functions and the
+    module's callers. Also flags the custom_vjp itself handed to a transformation that traces a
+    nondiff position: `jax.jit(f)` without `static_argnums` for it, `jax.vmap(f)` batching it,
+    `jax.grad(f, argnums=...)` differentiating it, `lax.cond(p, f, g, ...)`.
 
     ## Why is this bad?
     Inside a traced function these values are tracers, and custom_vjp rejects tracers in

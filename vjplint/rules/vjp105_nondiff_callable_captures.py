@@ -15,8 +15,12 @@ from vjplint.values import ARRAY, CALLABLE, MAYBE, UNKNOWN, Kind
 
 class NondiffCallableCaptures(Rule):
     """## What it does
-    Flags a lambda or local function passed in a custom_vjp nondiff position, inside a traced
-    function, when it captures a variable of that traced function.
+    Flags a callable passed in a custom_vjp or custom_jvp nondiff position that captures a
+    traced value: a lambda or local function inside a traced function capturing one of its
+    variables; a callable built anywhere (`jax.grad(objective)`, `functools.partial(f, v)`, a
+    name bound to a lambda) whose captured value `vjplint.values` follows to a tracer (through
+    the module's callers); and, as "may", a closure over a parameter of an enclosing function
+    that is not known to be traced, when the closure uses it as a number.
 
     ## Why is this bad?
     JAX's tracer check looks at pytree leaves only, and a function is one opaque leaf, so the
@@ -107,12 +111,13 @@ def outer(c):
         number inside the callable, may be one (when that function is differentiated)."""
         what = f"`{self.model.quote(arg, 40)}`"
         for cname, ckind in kind.captures:
-            if ckind.traced:
+            if ckind.traced and untraced:  # in a traced caller VJP104 names the closure
                 self.report(arg, f"the callable {what} passed as nondiff `{name}` of `{owner}` captures `{cname}`, "
                                  f"a traced value ({ckind.traced}): differentiating with respect to it raises "
-                                 f"UnexpectedTracerError ('Detected differentiation of a custom_{kind_of} function "
-                                 f"with respect to a closed-over value'). Use `jax.closure_convert` and pass the "
-                                 f"constants as arguments")
+                                 f"UnexpectedTracerError ('Encountered an unexpected tracer') or CustomVJPException "
+                                 f"('Detected differentiation of a custom_{kind_of} function with respect to a "
+                                 f"closed-over value'). Use `jax.closure_convert` and pass the constants as "
+                                 f"arguments")
                 return
         if not untraced or enclosing is None or kind.node is None:
             return
@@ -126,9 +131,10 @@ def outer(c):
                 continue
             self.report(arg, f"the callable {what} passed as nondiff `{name}` of `{owner}` captures `{cname}`, a "
                              f"parameter of `{function_name(enclosing)}` used as a number in `{use}`: if "
-                             f"`{function_name(enclosing)}` is differentiated with respect to `{cname}`, JAX raises "
-                             f"('Detected differentiation of a custom_{kind_of} function with respect to a "
-                             f"closed-over value') or the gradient may go around the custom rule. Use "
+                             f"`{function_name(enclosing)}` is differentiated with respect to `{cname}`, JAX may raise "
+                             f"(UnexpectedTracerError, or CustomVJPException 'Detected differentiation of a "
+                             f"custom_{kind_of} function with respect to a closed-over value') or the gradient may go "
+                             f"around the custom rule. Use "
                              f"`jax.closure_convert` and pass the constants as arguments")
             return
 
