@@ -378,3 +378,30 @@ def test_the_firing_cases_fail_on_jax(tmp_path: Path) -> None:
     # scaled (VJP306), shifted (silent: None for the dropped nondiff argument), soft_vjp (VJP306),
     # project (VJP101), double_vjp (VJP306)
     assert proc.stdout.split() == ["TypeError", "ok", "TypeError", "UnexpectedTracerError", "TypeError"]
+
+
+@pytest.mark.server
+async def test_the_server_uses_the_workspace_wrappers_and_refreshes_them_on_save(tmp_path: Path) -> None:
+    from lsprotocol import types
+
+    from tests.test_server import open_doc, published, start, stop
+
+    write_tree(tmp_path)
+    client = await start(tmp_path)
+    try:
+        tools = tmp_path / "mylib" / "tools.py"
+        uri = open_doc(client, tools, tools.read_text())
+        first = await published(client, uri, 1)
+        assert [(d.code, d.range.start.line) for d in first] == [("VJP101", 9), ("VJP306", 36)]
+        assert first[0].message == EXPECTED[2].split(" VJP101 ", 1)[1]
+        # plain_vjp now passes nondiff_argnums on: saving shims.py re-lints the open tools.py.
+        shims = tmp_path / "mylib" / "shims.py"
+        shims.write_text(shims.read_text().replace("return jax.custom_vjp(fun)",
+                                                   "return jax.custom_vjp(fun, nondiff_argnums=nondiff_argnums)"))
+        count = len(client.published)  # type: ignore[attr-defined]
+        client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=shims.as_uri())))
+        after = await published(client, uri, 1, after=count)
+        assert [(d.code, d.range.start.line) for d in after] == [("VJP101", 9), ("VJP305", 35)]
+    finally:
+        await stop(client)

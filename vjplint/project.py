@@ -76,9 +76,11 @@ def _with_aliases(config: Config, creators: Dict[str, Creator]) -> Config:
 
 
 # -- building -------------------------------------------------------------------------------
-def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True) -> ProjectIndex:
+def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True,
+                base: Optional[str] = None) -> ProjectIndex:
     """The index of `files` (paths as the run names them); `anchor` says where the cache lives
-    and which configured aliases wrappers may forward to."""
+    and which configured aliases wrappers may forward to. Messages show paths relative to `base`
+    (the Language Server's workspace folder), else as the run displays them."""
     from vjplint.batch.outcomes import display_path
 
     index = ProjectIndex()
@@ -91,7 +93,7 @@ def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True
         package = index.package_of.get(directory)
         if package is None:
             package = index.package_of[directory] = _package(directory, init_dirs)
-        display = display_path(path)
+        display = os.path.relpath(absolute, base) if base is not None else display_path(path)
         record = cache.record(display, path) if cache is not None else _analyse(path, digest=False)[1]
         if record is not None:
             stem = Path(absolute).stem

@@ -135,6 +135,7 @@ class VjplintServer(LanguageServer):
         self.lock = threading.RLock()  # config caches and analyses are shared with the lint thread
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-lint")
         self.project: Optional[Workspace] = None  # settings per file (vjplint.workspace), reset on a change
+        self.wrappers: Dict[str, Any] = {}  # workspace folder -> its vjplint.project.ProjectIndex
         self.reported_config_errors: set = set()
         self.pull = False
         self.converter = default_converter()
@@ -149,6 +150,7 @@ class VjplintServer(LanguageServer):
     def reset_configuration(self) -> None:
         with self.lock:
             self.project = None
+            self.wrappers.clear()
             self.analyses.clear()
             self.reported_config_errors.clear()
 
@@ -168,10 +170,54 @@ class VjplintServer(LanguageServer):
                     self.project = Workspace()
             directory = path.parent if path is not None else self.workspace_root()
             try:
-                return self.project.settings_for_dir(str(directory) if directory is not None else os.getcwd())
+                config = self.project.settings_for_dir(str(directory) if directory is not None else os.getcwd())
+                index = self.wrappers_for(path) if path is not None else None
+                return index.config_for(config, path) if index is not None else config
             except ConfigError as exc:
                 self.config_error(str(exc))
                 return Config()
+
+    def folder_of(self, path: Path) -> Optional[str]:
+        """The workspace folder holding `path` (the innermost), else the root."""
+        folders = []
+        try:
+            folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
+        except Exception:  # not initialized yet
+            pass
+        root = self.workspace_root()
+        inside = [f for f in [*folders, str(root) if root else None]
+                  if f and (str(path) + os.sep).startswith(f.rstrip(os.sep) + os.sep)]
+        return max(inside, key=len) if inside else None
+
+    def wrappers_for(self, path: Path) -> Any:
+        """The project index of `path`'s workspace folder (vjplint.project), built once (under the
+        lock) from the folder's Python files as the command line would discover them."""
+        folder = self.folder_of(path)
+        if folder is None or self.project is None:
+            return None
+        index = self.wrappers.get(folder)
+        if index is None:
+            from vjplint.project import build_index
+
+            files = self.project.files([folder], [])
+            index = self.wrappers[folder] = build_index([f for f, _ in files], self.project.settings_for_dir(folder),
+                                                        use_cache=False, base=folder)
+        return index
+
+    def refresh_wrappers(self, uri: str) -> bool:
+        """After a Python file is saved: rebuild its folder's index; True (and the analyses
+        forgotten) when the wrappers changed, since then other documents' results may too."""
+        path = _path(uri)
+        with self.lock:
+            folder = self.folder_of(path) if path is not None else None
+            old = self.wrappers.pop(folder, None) if folder is not None else None
+            if old is None or path is None:
+                return False
+            new = self.wrappers_for(path)
+            changed = new is None or (new.spellings, new.relative) != (old.spellings, old.relative)
+            if changed:
+                self.analyses.clear()
+            return changed
 
     def config_error(self, message: str) -> None:
         log.error("%s", message)
@@ -550,6 +596,9 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         uri = params.text_document.uri
         if uri.endswith("pyproject.toml"):
             ls.relint_all()
+        elif uri.endswith((".py", ".pyi")) and ls.refresh_wrappers(uri):  # a wrapper changed: others may follow
+            for open_uri in list(ls.versions):
+                ls.schedule(open_uri, 0)
         elif uri in ls.versions:
             ls.schedule(uri, 0)
 
