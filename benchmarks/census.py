@@ -223,7 +223,7 @@ def _starts_logical_line(text: str) -> bool:
     return tail.strip() == ""
 
 
-def recognised_spans(text: str, filename: str) -> Optional[List[Tuple[int, int]]]:
+def recognised_spans(text: str, filename: str, recognizer: object = None) -> Optional[List[Tuple[int, int]]]:
     """Line spans of the creation expressions vjplint collects; None if it cannot parse."""
     from vjplint.collect import collect
     from vjplint.positions import source_lines
@@ -233,15 +233,20 @@ def recognised_spans(text: str, filename: str) -> Optional[List[Tuple[int, int]]
         module = parse(text, filename)
     except (SourceError, RecursionError):
         return None
-    model = collect(module, source_lines(text))
+    model = collect(module, source_lines(text), recognizer)  # type: ignore[arg-type]
     return [(d.creation.lineno, getattr(d.creation, "end_lineno", None) or d.creation.lineno)
             for d in model.derivatives]
 
 
-def census_tree(tree: Path, names: Sequence[str] = NAMES) -> TreeReport:
+def census_tree(tree: Path, names: Sequence[str] = NAMES, wrappers: bool = True) -> TreeReport:
+    """`wrappers`: recognise the tree's own wrappers as `vjplint check` does (vjplint.project)."""
+    from vjplint.collect import Recognizer
+    from vjplint.config import Config
+    from vjplint.project import ProjectIndex, build_index
     from vjplint.source import SourceError, decode
 
     files = sorted(p for p in tree.rglob("*.py") if p.is_file())
+    index = build_index(files, Config(), use_cache=False, base=str(tree)) if wrappers else ProjectIndex()
     census: List[Hit] = []
     beyond = 0
     failures: List[str] = []
@@ -255,7 +260,9 @@ def census_tree(tree: Path, names: Sequence[str] = NAMES) -> TreeReport:
             text = data.decode("utf-8", "replace")
         rel = str(path.relative_to(tree))
         hits = census_hits(text, rel, names)
-        spans = recognised_spans(text, rel)
+        config = index.config_for(Config(), path)
+        spans = recognised_spans(text, rel, Recognizer.with_aliases(dict(config.custom_vjp_aliases),
+                                                                    dict(config.custom_jvp_aliases)))
         if spans is None:
             failures.append(rel)
             spans = []
@@ -319,12 +326,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--name", action="append", default=[], help="another creator name to census")
     parser.add_argument("--json", action="store_true", help="one JSON object per tree")
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
+    parser.add_argument("--no-wrappers", action="store_true",
+                        help="do not recognise the trees' own wrappers (vjplint.project): only JAX's spellings")
     args = parser.parse_args(argv)
     names = tuple(dict.fromkeys([*NAMES, *args.name]))
     for tree in args.trees:
         if not tree.is_dir():
             parser.error(f"not a directory: {tree}")
-    reports = [census_tree(t, names) for t in args.trees]
+    reports = [census_tree(t, names, wrappers=not args.no_wrappers) for t in args.trees]
     if args.json:
         for r in reports:
             data = asdict(r)

@@ -66,10 +66,15 @@ class ProjectIndex:
 
 
 def _with_aliases(config: Config, creators: Dict[str, Creator]) -> Config:
-    configured = {name for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases)}
+    from vjplint.collect import Recognizer
+
+    # What the configuration names, and the APIs vjplint knows (each with its own protocol), win.
+    known = {name for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases)}
+    builtin = Recognizer()
+    known.update(builtin.vjp, builtin.jvp)
     added: Dict[str, List[Tuple[str, str]]] = {"vjp": [], "jvp": []}
     for name, c in sorted(creators.items()):
-        if name not in configured and name not in JAX_VJP and name not in JAX_JVP:
+        if name not in known and builtin.kind_of(name) is None:
             added[c.kind].append((name, InferredKeyword(c.keyword, c.rules, c.why, c.exact)))
     return replace(config, custom_vjp_aliases=config.custom_vjp_aliases + tuple(added["vjp"]),
                    custom_jvp_aliases=config.custom_jvp_aliases + tuple(added["jvp"]))

@@ -269,7 +269,13 @@ def _forwards(fn: FunctionNode, index: SemanticIndex, skip_self: bool) -> List[F
     calls: List[Tuple[ast.expr, List[ast.expr], List[ast.keyword], int]] = []
     rules: Optional[Tuple[int, ...]] = ()
     for node in ast.walk(fn):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn and _only_calls(node, params[0]):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn and any(
+                isinstance(d, ast.Attribute) and d.attr in _REGISTER for d in node.decorator_list):
+            called = _called_name(node)  # `@wrapped.defjvp def rule(p, t): return jvp_fn(p, t)`
+            if rules is not None:
+                rules = (*rules, params.index(called)) if called in params else None
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn and \
+                _called_name(node) == params[0]:
             inner_forwarders[node.name] = node
             for decorator in node.decorator_list:  # `@partial(jax.custom_vjp, nondiff_argnums=n)` on it
                 call = decorator if isinstance(decorator, ast.Call) else None
@@ -312,11 +318,13 @@ def _param_of(arg: ast.expr, params: set, forwarders: Dict[str, ast.AST], first:
     return ""
 
 
-def _only_calls(fn: ast.AST, target: str) -> bool:
-    """Whether `fn`'s body is (a docstring and) `return target(...)`."""
+def _called_name(fn: ast.AST) -> Optional[str]:
+    """NAME when `fn`'s body is (a docstring and) `return NAME(...)`."""
     body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # type: ignore[attr-defined]
-    return (len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Call)
-            and isinstance(body[0].value.func, ast.Name) and body[0].value.func.id == target)
+    if (len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Call)
+            and isinstance(body[0].value.func, ast.Name)):
+        return body[0].value.func.id
+    return None
 
 
 def with_wrapper_note(model: "FileModel", node: ast.AST, message: str) -> str:
