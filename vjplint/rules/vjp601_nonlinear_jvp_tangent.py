@@ -1,0 +1,373 @@
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set
+
+from vjplint.diagnostics import Severity
+from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.rules.base import Rule
+from vjplint.semantic import FunctionNode
+
+# Functions linear in their first argument (the others must not carry tangents).
+LINEAR_FIRST = frozenset({
+    "sum", "mean", "reshape", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims", "ravel",
+    "cumsum", "flip", "roll", "real", "imag", "conj", "conjugate", "negative", "broadcast_to", "tile",
+    "repeat", "take", "trace", "diag", "diagonal", "tril", "triu", "atleast_1d", "atleast_2d", "asarray",
+    "array", "reduce_sum", "convert_element_type", "pad",
+})
+# Bilinear: the product of their two arguments.
+PRODUCTS = frozenset({"multiply", "dot", "matmul", "vdot", "inner", "outer", "tensordot", "kron", "mul"})
+SUMS = frozenset({"add", "subtract", "sub"})
+# Nonlinear: a tangent inside any of these is not transposable (measured for abs, sin, maximum,
+# nan_to_num, integer_pow: hazard_nonlinear_jvp.py).
+NONLINEAR = frozenset({
+    "abs", "absolute", "sign", "sqrt", "cbrt", "rsqrt", "exp", "exp2", "log", "log1p", "log2", "log10", "expm1",
+    "sin", "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "arctan2", "arcsinh", "arccosh",
+    "arctanh", "square", "power", "pow", "integer_pow", "maximum", "minimum", "max", "min", "amax", "amin", "clip",
+    "nan_to_num", "round", "floor", "ceil", "logaddexp", "reciprocal", "prod", "relu", "sigmoid", "softplus",
+    "gelu", "silu", "elu", "softmax", "log_softmax", "logsumexp", "norm", "erf", "erfc", "heaviside", "fmax", "fmin",
+})
+METHODS_LINEAR = frozenset({"astype", "reshape", "sum", "mean", "transpose", "squeeze", "ravel", "conj", "flatten",
+                            "swapaxes", "cumsum"})
+ZEROS = frozenset({"zeros_like", "zeros"})
+NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
+
+
+@dataclass
+class Form:
+    """What an expression is as a function of the input tangents."""
+
+    kind: str  # "zero", "const" (no tangent), "linear", "nonlinear", "unknown"
+    node: Optional[ast.AST] = None  # nonlinear: where linearity is lost
+    why: str = ""  # nonlinear: how
+    affine: bool = False  # nonlinear only because a tangent-free term is added
+
+
+ZERO, CONST, LINEAR, UNKNOWN = Form("zero"), Form("const"), Form("linear"), Form("unknown")
+_PART = ast.Constant(None)  # a name unpacked from a tangent-free value
+
+
+class NonlinearJvpTangent(Rule):
+    """## What it does
+    Flags a `jax.custom_jvp` rule (`defjvp`) whose tangent output is not linear in the input
+    tangents: a product of two tangent terms (`t * t`, `t ** 2`, `dual * t` with `dual` computed
+    from `t`), a tangent divided into, a tangent inside a nonlinear function (`jnp.abs(t)`,
+    `jnp.sin(t)`, `jnp.maximum(t, 0)`, `jnp.nan_to_num(t / x)`), or a term that does not depend on
+    the tangents added to one that does (`2 * x * t + x`). Tangents are the names unpacked from the
+    rule's `tangents` parameter and `tangents[i]`; a call of a function it does not know that
+    receives a tangent stops the analysis (no report).
+
+    ## Why is this bad?
+    A jvp rule must return J(x) @ t: JAX linearizes the rule and, for reverse mode, transposes
+    the tangent computation. Measured on JAX 0.10.2 (`docs/facts/scripts/hazard_nonlinear_jvp.py`):
+    a tangent inside a nonlinear function or multiplied by another makes `jax.grad` raise
+    (`NotImplementedError: Transpose rule (for reverse-mode differentiation) for 'abs' not
+    implemented`, or an `AssertionError` from the transposition), while `jax.jvp` and `jax.jacfwd`
+    return values that are silently wrong (they change with the tangent's scale). A tangent-free
+    term added to the tangent is ignored by `grad` but added to every `jvp`/`jacfwd` result.
+
+    ## Example
+    ```python
+    @my_abs.defjvp
+    def my_abs_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return jnp.abs(x), jnp.abs(t)          # not linear in t
+    ```
+
+    ## Use instead
+    ```python
+    @my_abs.defjvp
+    def my_abs_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return jnp.abs(x), jnp.sign(x) * t     # a primal-dependent factor times t
+    ```
+    Compute everything nonlinear from the primals and multiply the tangent by it; when the
+    derivative rule itself must be nonlinear in the cotangent (clipping, nan filtering), use a
+    `jax.custom_vjp`.
+
+    ## Fix safety
+    No automatic fix: the right linear form depends on the derivative meant.
+    """
+
+    CODE = "VJP601"
+    NAME = "nonlinear-jvp-tangent"
+    SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_jvp",)
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def my_abs(x):
+    return jnp.abs(x)
+
+@my_abs.defjvp
+def my_abs_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return jnp.abs(x), jnp.abs(t)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def my_abs(x):
+    return jnp.abs(x)
+
+@my_abs.defjvp
+def my_abs_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return jnp.abs(x), jnp.sign(x) * t
+''']
+
+    def check(self) -> None:
+        done: Set[int] = set()
+        for d in self.model.derivatives:
+            if d.kind != "jvp":
+                continue
+            for reg in d.registrations:
+                if reg.method != "defjvp" or not reg.rules:
+                    continue
+                rule = reg.rules[0]
+                if rule.node is None or id(rule.node) in done:
+                    continue
+                done.add(id(rule.node))
+                self._check_rule(d, rule, rule.node)
+
+    def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode) -> None:
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][rule.bound_positional:]
+        if len(params) < 2 or fn.args.vararg is not None:
+            return
+        checker = _Linearity(self, fn, params[-1])
+        for ret in self.model.facts.returns_of(fn):
+            value = ret.value
+            if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
+                continue
+            form = checker.form(value.elts[1])
+            if form.kind != "nonlinear" or form.node is None:
+                continue
+            name = rule.name or getattr(fn, "name", "<lambda>")
+            if form.affine:
+                consequence = ("`jax.grad` ignores that term, but `jax.jvp` and `jax.jacfwd` add it to every result "
+                               "(silently wrong)")
+                remedy = "Drop the term, or return it with the primal output if it belongs to the value"
+            else:
+                consequence = ("`jax.grad` fails when JAX transposes it (NotImplementedError 'Transpose rule ... "
+                               "not implemented', or an AssertionError), and `jax.jvp`/`jax.jacfwd` return values "
+                               "that are silently wrong (they change with the tangent's scale)")
+                remedy = ("Compute the nonlinear part from the primals and multiply the tangent by it (e.g. "
+                          "`jnp.sign(x) * t` for `jnp.abs(t)`), or use a custom_vjp for a rule that must be "
+                          "nonlinear in the cotangent")
+            self.report(form.node, f"the jvp rule `{name}` of `{d.name}` returns a tangent that is not linear in the "
+                                   f"input tangents: `{self.quote(form.node, 50)}` {form.why}. {consequence}. "
+                                   f"{remedy}")
+
+
+class _Linearity:
+    """Classifies expressions of one jvp rule by how they depend on its tangents."""
+
+    def __init__(self, rule: Rule, fn: FunctionNode, tangents_param: str) -> None:
+        self.rule, self.fn, self.param = rule, fn, tangents_param
+        self.index = rule.model.index
+        self.tangents: Set[str] = set()
+        self.values: Dict[str, List[Optional[ast.expr]]] = {}
+        self._seen: Set[str] = set()
+        for node in rule.model.facts.own_nodes(fn):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._bind(target, node.value)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
+                for target in ast.walk(getattr(node, "target", node)):
+                    if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store):
+                        self.values.setdefault(target.id, []).append(None)  # not followed
+
+    def _bind(self, target: ast.expr, value: Optional[ast.expr]) -> None:
+        """Record `target = value`; names unpacked from the tangents parameter are tangents."""
+        if isinstance(target, ast.Name):
+            if value is not None and self._is_param(value):
+                self.values.setdefault(target.id, []).append(None)  # the tangents tuple itself
+            elif value is not None and self._is_param_item(value):
+                self.tangents.add(target.id)
+            else:
+                self.values.setdefault(target.id, []).append(value)
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if value is not None and self._is_param(value):
+                for element in target.elts:
+                    for name in ast.walk(element):
+                        if isinstance(name, ast.Name):
+                            self.tangents.add(name.id)
+                return
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                for element, part in zip(target.elts, value.elts):
+                    self._bind(element, part)
+                return
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):  # a part of `value`: tangent-free when all of it is
+                    self.values.setdefault(name.id, []).append(
+                        _PART if value is not None and self._tangent_free(value, 0) else None)
+
+    def _is_param(self, expr: ast.expr) -> bool:
+        return isinstance(expr, ast.Name) and expr.id == self.param
+
+    def _is_param_item(self, expr: ast.expr) -> bool:
+        return isinstance(expr, ast.Subscript) and self._is_param(expr.value)
+
+    # -- the classification -------------------------------------------------------------------
+    def form(self, expr: Optional[ast.expr], depth: int = 0) -> Form:
+        if expr is None or depth > 12:
+            return UNKNOWN
+        if isinstance(expr, ast.Constant):
+            return ZERO if expr.value == 0 and not isinstance(expr.value, bool) else CONST
+        if isinstance(expr, ast.Name):
+            return self._name(expr.id, depth)
+        if isinstance(expr, ast.Subscript):
+            if self._is_param_item(expr):
+                return LINEAR
+            return self.form(expr.value, depth + 1) if self._tangent_free(expr.slice, depth) else UNKNOWN
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in ("shape", "dtype", "ndim", "size"):
+                return CONST
+            inner = self.form(expr.value, depth + 1)
+            return inner if expr.attr in ("T", "real", "imag", "mT") or inner.kind in ("const", "zero") else UNKNOWN
+        if isinstance(expr, ast.UnaryOp):
+            inner = self.form(expr.operand, depth + 1)
+            return inner if isinstance(expr.op, (ast.USub, ast.UAdd)) else (inner if inner.kind == "const" else UNKNOWN)
+        if isinstance(expr, ast.BinOp):
+            return self._binop(expr, depth)
+        if isinstance(expr, ast.IfExp):
+            if not self._tangent_free(expr.test, depth):
+                return UNKNOWN
+            return _sum(self.form(expr.body, depth + 1), self.form(expr.orelse, depth + 1), expr, expr.orelse, self)
+        if isinstance(expr, ast.Call):
+            return self._call(expr, depth)
+        return CONST if self._tangent_free(expr, depth) else UNKNOWN
+
+    def _name(self, name: str, depth: int) -> Form:
+        if name in self.tangents:
+            return LINEAR
+        if name == self.param:
+            return UNKNOWN
+        values = self.values.get(name)
+        if not values:
+            return CONST  # a primal, a parameter, a closed-over or module value
+        if all(v is _PART for v in values):
+            return CONST
+        if len(values) != 1 or values[0] is None or name in self._seen:
+            return CONST if all(v is not None and self._tangent_free(v, depth) for v in values) else UNKNOWN
+        self._seen.add(name)
+        try:
+            return self.form(values[0], depth + 1)
+        finally:
+            self._seen.discard(name)
+
+    def _tangent_free(self, expr: ast.AST, depth: int) -> bool:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name) and (node.id in self.tangents or node.id == self.param):
+                return False
+            if isinstance(node, ast.Name) and node.id in self.values and node.id not in self._seen and depth < 12:
+                vals = [v for v in self.values[node.id] if v is not _PART]
+                self._seen.add(node.id)
+                try:
+                    if any(v is None or not self._tangent_free(v, depth + 1) for v in vals):
+                        return False
+                finally:
+                    self._seen.discard(node.id)
+        return True
+
+    def _binop(self, expr: ast.BinOp, depth: int) -> Form:
+        left, right = self.form(expr.left, depth + 1), self.form(expr.right, depth + 1)
+        op = expr.op
+        if isinstance(op, (ast.Add, ast.Sub)):
+            return _sum(left, right, expr, expr.right if right.kind == "const" else expr.left, self)
+        if isinstance(op, (ast.Mult, ast.MatMult)):
+            return _product(left, right, expr)
+        if isinstance(op, ast.Div):
+            if right.kind in ("linear", "nonlinear"):
+                return Form("nonlinear", expr, "divides by a tangent term")
+            return left if right.kind == "const" else UNKNOWN
+        if isinstance(op, ast.Pow):
+            if left.kind == "linear" and isinstance(expr.right, ast.Constant) and expr.right.value == 1:
+                return LINEAR
+            if left.kind == "linear" or right.kind == "linear":
+                return Form("nonlinear", expr, "raises a tangent term to a power")
+            return _carry(left, right)
+        if left.kind == "linear" or right.kind == "linear":
+            return Form("nonlinear", expr, f"applies `{type(op).__name__}` to a tangent term")
+        return _carry(left, right)
+
+    def _call(self, call: ast.Call, depth: int) -> Form:
+        q = self.index.qualname(call.func) or ""
+        tail = q.rsplit(".", 1)[-1]
+        known = q.startswith(NAMESPACES)
+        args = [a for a in call.args if not isinstance(a, ast.Starred)]
+        if len(args) != len(call.args):
+            return UNKNOWN
+        if known and tail in ZEROS:
+            return ZERO
+        if isinstance(call.func, ast.Attribute) and not known:
+            if call.func.attr in METHODS_LINEAR and all(self._tangent_free(a, depth) for a in args):
+                return self.form(call.func.value, depth + 1)
+            return CONST if self._tangent_free(call, depth) else UNKNOWN
+        forms = [self.form(a, depth + 1) for a in args]
+        keywords_free = all(self._tangent_free(k.value, depth) for k in call.keywords)
+        if not known:
+            return CONST if all(f.kind in ("const", "zero") for f in forms) and keywords_free else UNKNOWN
+        if tail in NONLINEAR:
+            for arg, form in zip(args, forms):
+                if form.kind == "linear":
+                    return Form("nonlinear", call, f"applies `{self.rule.quote(call.func, 30)}` to a tangent term")
+            return _carry(*forms) if forms else CONST
+        if tail in PRODUCTS and len(forms) == 2 and keywords_free:
+            return _product(forms[0], forms[1], call)
+        if tail in SUMS and len(forms) == 2 and keywords_free:
+            return _sum(forms[0], forms[1], call, args[1] if forms[1].kind == "const" else args[0], self)
+        if tail == "where" and len(forms) == 3 and self._tangent_free(args[0], depth):
+            return _sum(forms[1], forms[2], call, args[2] if forms[2].kind == "const" else args[1], self)
+        if tail in LINEAR_FIRST and forms and all(f.kind in ("const", "zero") for f in forms[1:]) and keywords_free:
+            return forms[0]
+        return CONST if all(f.kind in ("const", "zero") for f in forms) and keywords_free else UNKNOWN
+
+
+def _carry(*forms: Form) -> Form:
+    """Combine forms where no linearity is created or lost."""
+    for f in forms:
+        if f.kind == "nonlinear":
+            return f
+    if any(f.kind in ("unknown", "linear") for f in forms):
+        return UNKNOWN
+    return CONST
+
+
+def _sum(left: Form, right: Form, node: ast.AST, const_part: ast.AST, checker: _Linearity) -> Form:
+    for f in (left, right):
+        if f.kind == "nonlinear":
+            return f
+    if "unknown" in (left.kind, right.kind):
+        return UNKNOWN
+    if left.kind == "zero":
+        return right
+    if right.kind == "zero":
+        return left
+    if left.kind == right.kind:
+        return left
+    # one linear, one tangent-free and not a literal zero
+    added = checker.rule.quote(const_part, 30)
+    return Form("nonlinear", node, f"adds `{added}`, which does not depend on the tangents", affine=True)
+
+
+def _product(left: Form, right: Form, node: ast.AST) -> Form:
+    if "zero" in (left.kind, right.kind):
+        return ZERO
+    kinds: Sequence[str] = (left.kind, right.kind)
+    if kinds == ("linear", "linear"):
+        return Form("nonlinear", node, "multiplies two tangent terms")
+    for f in (left, right):
+        if f.kind == "nonlinear":
+            return f
+    if "unknown" in kinds:
+        return UNKNOWN
+    if "linear" in kinds:
+        return LINEAR
+    return CONST
