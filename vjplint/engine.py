@@ -29,8 +29,9 @@ class LintResult:
 
 
 def prefilter_names(config: Config) -> Tuple[bytes, ...]:
+    # Aliases' last names, each once: inferred wrappers (vjplint.project) add many spellings of few names.
     extra = [name.rsplit(".", 1)[-1].encode() for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases)]
-    return PREFILTER_NAMES + tuple(extra)
+    return tuple(dict.fromkeys(PREFILTER_NAMES + tuple(extra)))
 
 
 def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
