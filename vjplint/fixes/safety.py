@@ -22,6 +22,9 @@ def residual_fix_offer(model: FileModel, d: CustomDerivative, moved: Sequence[in
     that must be bound/indexed. None: the rules live elsewhere, are shared, or a return
     cannot be rewritten.
     """
+    if d.api != "jax":  # the plan rewrites to JAX's protocol; nnx's and linen's bwd conventions differ
+        return None, f"the rewrite assumes JAX's bwd protocol, and {d.label}'s differs"
+
     def planned() -> Union[Plan, str]:
         try:
             return plan(model, d, moved)

@@ -143,12 +143,13 @@ def exported(x):
         listed = " and ".join(f"`@{d.name}.{m}`" for m in missing)
         if d.kind == "vjp":
             error = f"RuntimeError \"`def_fwd` or `def_bwd` not yet called for {d.name}\""
-            advice = "decorate fwd `(perturbed, vjp_arg, *args)` and bwd `(residuals, grad_obj, perturbed, vjp_arg, *args)`"
+            protocol = "fwd(perturbed, vjp_arg, *args) and bwd(residuals, grad_obj, perturbed, vjp_arg, *args)"
         else:
             error = "`AttributeError: No JVP defined for custom_jvp function fn_wrapper using defjvp.`"
-            advice = "decorate the rule `(primals, tangents, **kwargs)` returning `(out, t_out)`"
+            protocol = "the rule(primals, tangents, **kwargs), returning (out, t_out)"
         self.report(d.anchor, f"{d.label} `{d.name}` {use[1]} but this file has no {listed}, so calling it raises "
-                              f"{error}, eager included; {advice} with {listed}")
+                              f"{error}, eager included; define the missing rule and register it with {listed} "
+                              f"(equinox calls {protocol})")
 
     def _none_rules(self, d: CustomDerivative) -> None:
         for reg in d.registrations:

@@ -111,7 +111,7 @@ f.defvjp(f_fwd, f_bwd)
                         continue
                     count = f"{n}" if exact else f"at least {n}"
                     self.report(node, f"jax.custom_gradient `{d.name}` returns a {count}-element {_kind(literal)}, "
-                                      f"not a pair (out, vjp_fn): calling `{d.name}` {error}; return "
+                                      f"not a pair (out, vjp_fn): `{d.name}` {error}; return "
                                       f"`(out, vjp_fn)` with `vjp_fn(g)` returning one cotangent per argument")
                     continue
             why = self.model.facts.not_a_sequence(value, d.primal)
@@ -119,7 +119,7 @@ f.defvjp(f_fwd, f_bwd)
                 continue
             what = "None (a bare `return`)" if value is None else \
                 f"`{self.quote(value)}`" + ("" if why == "None" else f" ({why})")
-            self.report(node, f"jax.custom_gradient `{d.name}` returns {what}, not a pair (out, vjp_fn): calling "
+            self.report(node, f"jax.custom_gradient `{d.name}` returns {what}, not a pair (out, vjp_fn): "
                               f"`{d.name}` {error}; return `(out, vjp_fn)` with `vjp_fn(g)` returning one cotangent "
                               f"per argument (or use jax.custom_vjp)")
 

@@ -126,6 +126,8 @@ f.defvjp(f_fwd, f_bwd)
         whose = "" if d.api == "jax" else f" of {d.label} `{d.name}`"
         message = (f"{rule_label(bwd, 'bwd')}{whose} returns {count} cotangent{'s' if n != 1 else ''}{shown} but `{d.name}` "
                    f"has {plural(D, 'differentiable argument')} ({', '.join(names)})")
+        if d.api == "linen" and names:
+            message += f" (linen's first entry is the tangent of the `grad_vars` collections, in `{names[0]}`'s place)"
         fix = None
         sig = self.model.facts.primal_signature(d)
         defaulted = [p for p in (sig.positional[len(sig.positional) - sig.n_defaults:] if sig else []) if p in names]
