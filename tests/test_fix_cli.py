@@ -223,6 +223,21 @@ def test_diff_edits_turn_old_into_new(seed):
     assert _apply(old, diff_edits(old, new)) == new
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_diff_edits_on_long_repetitive_texts(seed):
+    """Over 200 lines difflib treats frequent lines as junk (what keeps --fix linear on files with
+    hundreds of similar custom_vjp families); the edits must still reproduce the new text."""
+    rng = random.Random(seed)
+    lines = ["", "    return x", "def f(x):", "    return (g,)", "@jax.custom_vjp", "x = 1"]
+    old_lines = [rng.choice(lines) + "\n" for _ in range(600)]
+    new_lines = list(old_lines)
+    for _ in range(40):
+        i = rng.randrange(len(new_lines))
+        new_lines[i:i + rng.randrange(3)] = [rng.choice(lines) + "\n" for _ in range(rng.randrange(4))]
+    old, new = "".join(old_lines), "".join(new_lines)
+    assert _apply(old, diff_edits(old, new)) == new
+
+
 def test_one_rewrite_per_file_splits_into_the_same_edits_as_one_rewrite_per_derivative():
     """JSON/SARIF/LSP compute every residual fix of a file in one libcst pass and split the edits
     by derivative; each share must do exactly what that derivative's own rewrite does."""

@@ -49,7 +49,7 @@ def diff_edits(old: str, new: str) -> Tuple[Edit, ...]:
     tail = 0
     while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
-    middle = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=False)
+    middle = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=True)
     edits = []
     for tag, i1, i2, j1, j2 in middle.get_opcodes():
         if tag == "equal":
