@@ -58,7 +58,7 @@ class ProjectIndex:
         if not self.spellings:
             return config
         package = self.package_of.get(os.path.dirname(os.path.abspath(path)), "")
-        key = (id(config), package)
+        key = (id(config), package if package in self.relative else "")  # most packages share one
         found = self._configs.get(key)
         if found is None:
             found = self._configs[key] = _with_aliases(config, {**self.spellings, **self.relative.get(package, {})})
@@ -229,6 +229,7 @@ class _Resolver:
             for name, keyword in aliases:
                 self.base[name] = Creator(kind, keyword, (), name)
         self.found: Dict[str, Creator] = {}  # "module.name" of a def or class -> the wrapper it is
+        self.memo: Optional[Dict[str, Optional[Creator]]] = None  # once `found` is final
 
     def run(self) -> None:
         if not self.modules:
@@ -249,6 +250,7 @@ class _Resolver:
                             break
             if not changed:
                 break
+        self.memo = {}
         self._spell()
 
     def absolute(self, name: str, module: str, package: str) -> Optional[str]:
@@ -267,6 +269,14 @@ class _Resolver:
     def resolve(self, name: Optional[str], depth: int = 0) -> Optional[Creator]:
         if name is None or depth > MAX_DEPTH:
             return None
+        if self.memo is not None and name in self.memo:
+            return self.memo[name]
+        found = self._resolve(name, depth)
+        if self.memo is not None:
+            self.memo[name] = found
+        return found
+
+    def _resolve(self, name: str, depth: int) -> Optional[Creator]:
         found = self.base.get(name) or self.found.get(name)
         if found is not None:
             return found

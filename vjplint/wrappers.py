@@ -16,7 +16,7 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.jaxapi import PARTIAL
 from vjplint.semantic import FunctionNode, Scope, SemanticIndex
@@ -105,19 +105,21 @@ def detect_text(text: str) -> FileWrappers:
     functions (with a parameter), classes (their `__init__` only), assignments and `if`/`try`
     blocks that name a trigger. Most of a big file (tests, kernels) is never parsed. When a piece
     does not parse on its own (the split is textual), the whole file is parsed instead."""
-    module = _pieces(text)
-    if module is None:
+    pieces = _pieces(text)
+    if pieces is None:
         from vjplint.source import parse
 
-        module = parse(text)
-    return detect(module)
+        return detect(parse(text))
+    return detect(pieces[0], local=pieces[1])
 
 
-def _pieces(text: str) -> Optional[ast.Module]:
+def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
+    """The module of the pieces kept, and the names of every module-level def and class."""
     quotes = [m.start() for m in _TRIPLE.finditer(text)]
     starts = [m.start() for m in _TOP.finditer(text) if bisect.bisect_left(quotes, m.start()) % 2 == 0]
     starts.append(len(text))
     body: List[ast.stmt] = []
+    plain: List[str] = []  # imports and assignments, parsed together (their lines are not recorded)
     local: List[str] = []
     line, at = 1, 0
     i = 0
@@ -148,18 +150,18 @@ def _pieces(text: str) -> Optional[ast.Module]:
                 parsed = _parse_piece(f"class {head.group(2)}:\n{block}", line + chunk.count("\n", 0, init.start()) - 1)
         elif chunk.startswith(("import ", "from ")) or _RENAME.match(chunk) or (
                 any(t in chunk for t in _TRIGGER_TEXT) or (chunk.startswith(("if ", "try:")) and "import" in chunk)):
-            if not (chunk.startswith(("import ", "from ", "if ", "try:")) or _ASSIGN.match(chunk)):
-                continue
-            parsed = _parse_piece(chunk, line)
+            if chunk.startswith(("import ", "from ", "if ", "try:")) or _ASSIGN.match(chunk):
+                plain.append(chunk if chunk.endswith("\n") else chunk + "\n")
+            continue
         else:
             continue
-        if parsed is None:
-            if head is None:
-                return None  # the split may be wrong here: parse the whole file
-            continue  # a def or class of newer syntax than this Python's: what `parse` would blank
-        body.extend(parsed.body)
-    stubs = ast.parse("".join(f"def {name}(): pass\n" for name in dict.fromkeys(local)))
-    return ast.Module(body=[*stubs.body, *body], type_ignores=[])
+        if parsed is not None:
+            body.extend(parsed.body)
+        # else: a def or class of newer syntax than this Python's, which `parse` would blank too
+    rest = _parse_piece("".join(plain), 1)
+    if rest is None:
+        return None  # the textual split went wrong somewhere: parse the whole file
+    return ast.Module(body=[*rest.body, *body], type_ignores=[]), frozenset(local)
 
 
 _RENAME = re.compile(r"\w+\s*=\s*[\w.]+\s*(?:#.*)?$")  # `differentiable = plain_vjp`: another name for one
@@ -180,26 +182,24 @@ def _block(chunk: str, init: "re.Match[str]") -> str:
 
 
 def _parse_piece(chunk: str, line: int) -> Optional[ast.Module]:
-    try:
-        tree = ast.parse(chunk)
+    try:  # blank lines first, so that positions are the file's (cheaper than ast.increment_lineno)
+        return ast.parse("\n" * (line - 1) + chunk)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    if line > 1:
-        ast.increment_lineno(tree, line - 1)
-    return tree
 
 
-def detect(module: ast.Module, index: Optional[SemanticIndex] = None) -> FileWrappers:
+def detect(module: ast.Module, index: Optional[SemanticIndex] = None, local: FrozenSet[str] = frozenset()) -> FileWrappers:
+    """`local`: module-level names defined by statements left out of `module` (see `detect_text`)."""
     index = index or SemanticIndex(module)
     found = FileWrappers()
     for stmt in _module_statements(module.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            forwards = _forwards(stmt, index, skip_self=False)
+            forwards = _forwards(stmt, index, skip_self=False, local=local)
             if forwards:
                 found.forwards[stmt.name] = forwards
         elif isinstance(stmt, ast.ClassDef):
             init = next((s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-            forwards = _forwards(init, index, skip_self=True) if init is not None else []
+            forwards = _forwards(init, index, skip_self=True, local=local) if init is not None else []
             if forwards:
                 found.forwards[stmt.name] = forwards
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -208,11 +208,11 @@ def detect(module: ast.Module, index: Optional[SemanticIndex] = None) -> FileWra
             name = stmt.targets[0].id
             if isinstance(stmt.value, ast.Dict):
                 for key, value in zip(stmt.value.keys, stmt.value.values):
-                    target = _callee_name(value, index, index.module_scope) if value is not None else None
+                    target = _callee_name(value, index, index.module_scope, local) if value is not None else None
                     if isinstance(key, ast.Constant) and isinstance(key.value, str) and target:
                         found.tables.setdefault(key.value, target)
             else:
-                target = _callee_name(stmt.value, index, index.module_scope)
+                target = _callee_name(stmt.value, index, index.module_scope, local)
                 if target:
                     found.exports[name] = target
     return found
@@ -246,7 +246,7 @@ def _record_import(stmt: ast.stmt, found: FileWrappers) -> None:
             found.exports[alias.asname or alias.name] = f"{base}.{alias.name}" if stmt.module else base + alias.name
 
 
-def _callee_name(expr: ast.expr, index: SemanticIndex, scope: Scope) -> Optional[str]:
+def _callee_name(expr: ast.expr, index: SemanticIndex, scope: Scope, local: FrozenSet[str]) -> Optional[str]:
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
         return f"[{expr.slice.value}]"
     if isinstance(expr, ast.Name):
@@ -256,10 +256,12 @@ def _callee_name(expr: ast.expr, index: SemanticIndex, scope: Scope) -> Optional
     if not isinstance(expr, (ast.Name, ast.Attribute)):
         return None
     q = index.qualname(expr, scope)
-    return None if q is None or q.startswith("builtins.") else q
+    if q is not None and q.startswith("builtins."):
+        return f"{SELF}.{expr.id}" if isinstance(expr, ast.Name) and expr.id in local else None
+    return q
 
 
-def _forwards(fn: FunctionNode, index: SemanticIndex, skip_self: bool) -> List[Forward]:
+def _forwards(fn: FunctionNode, index: SemanticIndex, skip_self: bool, local: FrozenSet[str]) -> List[Forward]:
     positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
     params = tuple(positional[1:] if skip_self else positional)
     if not params:
@@ -298,7 +300,7 @@ def _forwards(fn: FunctionNode, index: SemanticIndex, skip_self: bool) -> List[F
             func, keywords = func.args[0], [*func.keywords, *keywords]
         elif args and index.qualname(func, scope) in PARTIAL:  # `partial(creator, f, kw=...)`
             func, args = args[0], args[1:]
-        callee = _callee_name(func, index, scope)
+        callee = _callee_name(func, index, scope, local)
         if callee is None or not args:
             continue
         passed = tuple(_param_of(a, every, inner_forwarders, params[0]) for a in args)
