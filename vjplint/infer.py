@@ -15,11 +15,11 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
-from vjplint.jaxapi import (ARRAY_ARGUMENT_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_VALUE_NAMESPACES,
+from vjplint.jaxapi import (ARRAY_ARGUMENT_NAMESPACES, ARRAY_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_VALUE_NAMESPACES,
                             EXTRA_TRACED_POSITIONS, FUNCTION_NAMESPACES, HOST_NAMESPACES, PARTIAL, TRANSFORMS)
 from vjplint.model import CustomDerivative, FileModel, RuleFunction
 from vjplint.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, constant_value
-from vjplint.values import ARRAY, CALLABLE, UNKNOWN, classify_annotation
+from vjplint.values import ARRAY, CALLABLE, KEY_FUNCTIONS, classify_annotation
 
 # Parameters that take static values: a nondiff argument passed here is a Python value.
 STATIC_KEYWORDS = frozenset({
@@ -80,6 +80,7 @@ class Evidence:
     from_name: bool = False  # a hint from the parameter's name only
     from_usage: bool = False  # how the primal, fwd or bwd body uses the value
     weak: bool = False  # one weak use as array data (weight 1): only several of them count
+    key: bool = False  # the use is as a PRNG key
 
 
 @dataclass
@@ -118,7 +119,11 @@ class Verdict:
         if static >= 3 or array < 2:
             return None
         if array < 3 and any(e.from_name for e in self.evidence if e.kind != "array"):
-            return None
+            # A function-like name is a hint, never stronger than usage: `fn` used as array data is a
+            # "maybe". A static-sounding name stays decisive against one use (tolerances such as
+            # odeint's `rtol`/`hmax` are Python floats used with jnp: tests/realworld).
+            against = [e for e in self.evidence if e.kind != "array"]
+            return "maybe" if static <= 1 and all(e.from_name and e.kind == "callable" for e in against) else None
         if array >= 3:
             return "array" if static <= 1 else "maybe"
         return {0: "array", 1: None, 2: "maybe"}[static]
@@ -315,6 +320,14 @@ def _weak_use(model: FileModel, values: "object", node: ast.expr,
         if of(other).tag == ARRAY:
             weak = parent
     elif isinstance(parent, ast.Compare) and not _is_python_condition(parent, parents):
+        holder = parents.get(parent)
+        if isinstance(holder, ast.Call) and parent in holder.args and all(
+                isinstance(x, ast.Constant) for x in (parent.left, *parent.comparators) if x is not used) and \
+                (model.index.qualname(holder.func) or "").startswith(ARRAY_NAMESPACES):
+            # `jnp.where(fn > 0, ...)`: the value itself is the array data tested (against a
+            # threshold, `jnp.abs(x) < tol`, it is a weak use like arithmetic)
+            return Evidence("array", 2, f"is compared as array data: `{model.quote(holder, 50)}`", node.lineno,
+                            from_usage=True)
         others = [x for x in (parent.left, *parent.comparators) if x is not used]
         if not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in parent.ops) and \
                 any(of(x).tag == ARRAY for x in others):
@@ -495,8 +508,8 @@ def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call,
     if q.startswith(HOST_NAMESPACES):
         return Evidence("static", 1, f"is passed to NumPy, which needs a concrete value: `{model.quote(call)}`", line)
     if q.startswith(ARRAY_VALUE_NAMESPACES):
-        if q.startswith("jax.random.") and keyword is None and call.args and call.args[0] is node:
-            return Evidence("array", 2, f"is used as a PRNG key: `{model.quote(call)}`", line)
+        if q.startswith("jax.random.") and (keyword == "key" or (keyword is None and call.args and call.args[0] is node)):
+            return Evidence("array", 2, f"is used as a PRNG key: `{model.quote(call)}`", line, key=True)
         if keyword is None:
             position = next((i for i, a in enumerate(call.args) if a is node), None)
             if position is None or position in STATIC_POSITIONS.get(func_name, frozenset()):
@@ -565,7 +578,8 @@ def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[Fun
         if q in (*PARTIAL, "jax.tree_util.Partial"):
             return Evidence("callable", 3, f"receives a partial function at {where}", line)
         if q.startswith(ARRAY_ARGUMENT_NAMESPACES) and not q.endswith(("dtype", "float32", "int32")):
-            return Evidence("array", 2, f"receives an array at {where}: `{model.quote(arg)}`", line)
+            key = q.startswith("jax.random.") and q.rsplit(".", 1)[-1] in KEY_FUNCTIONS
+            return Evidence("array", 2, f"receives an array at {where}: `{model.quote(arg)}`", line, key=key)
     if isinstance(arg, (ast.Name, ast.Attribute)):
         scope = model.index.scope_of(arg)
         bindings = model.index.lookup(arg.id, scope) if isinstance(arg, ast.Name) else []
@@ -591,7 +605,8 @@ def _call_site_kind(model: FileModel, arg: ast.expr) -> Optional[Evidence]:
     line = arg.lineno
     if kind.tag == ARRAY and not kind.traced:
         chain = f" ({kind.why})" if kind.why and kind.why != f"`{model.quote(arg, 50)}`" else ""
-        return Evidence("array", 2, f"receives an array at line {line}: `{model.quote(arg, 50)}`{chain}", line)
+        return Evidence("array", 2, f"receives an array at line {line}: `{model.quote(arg, 50)}`{chain}", line,
+                        key=kind.dtype == "key")
     if kind.is_static and kind.why:
         return Evidence("static", 2, f"receives a Python value at line {line} ({kind.why})", line)
     if kind.tag == CALLABLE and kind.node is not None:
