@@ -16,7 +16,8 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Set, Tuple
 
-from vjplint.jaxapi import ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES, NNX_VARIABLES, PARTIAL, TRANSFORMS
+from vjplint.jaxapi import (ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES, EQX_CLOSURE_CONVERT, NNX_VARIABLES,
+                            PARTIAL, TRANSFORMS)
 from vjplint.model import CustomDerivative, FileModel, Signature
 from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, walk
 
@@ -534,6 +535,13 @@ class Values:
             if tail in ("shape", "ndim", "size", "result_type", "dtype", "iinfo", "finfo"):
                 return UNKNOWN_KIND
             return Kind(ARRAY, dtype, quoted, traced)
+        if q in EQX_CLOSURE_CONVERT and e.args:  # its pytree leaves are the closed-over arrays
+            inner = self.of(e.args[0])
+            held = next((k for _, k in inner.captures if k.tag == ARRAY), None)
+            if held is not None:
+                return Kind(ARRAY, None, f"{quoted}, whose pytree leaves are the closed-over arrays ({held.why})",
+                            held.traced)
+            return Kind(CALLABLE, why=quoted, node=inner.node)
         if q in NNX_VARIABLES and e.args:  # `nnx.BatchStat(jnp.array(0.0))`: its leaf is the array
             inner = self.of(e.args[0])
             if inner.tag == ARRAY:
