@@ -599,11 +599,13 @@ def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[Fun
 
 
 def _call_site_kind(model: FileModel, arg: ast.expr) -> Optional[Evidence]:
-    """What `vjplint.values` infers for an argument the syntax alone does not settle. Traced
-    values are VJP104's business (the call site is what to fix)."""
+    """What `vjplint.values` infers for an argument the syntax alone does not settle. A traced
+    parameter passed on may be a Python number at the outer call: VJP104 reports that call."""
     kind = model.facts.values().of(arg)
     line = arg.lineno
-    if kind.tag == ARRAY and not kind.traced:
+    passed_on = isinstance(arg, ast.Name) and all(
+        b.kind == "param" for b in model.index.lookup(arg.id, model.index.scope_of(arg)))
+    if kind.tag == ARRAY and not (kind.traced and passed_on):  # a traced parameter passed on: VJP104's
         chain = f" ({kind.why})" if kind.why and kind.why != f"`{model.quote(arg, 50)}`" else ""
         return Evidence("array", 2, f"receives an array at line {line}: `{model.quote(arg, 50)}`{chain}", line,
                         key=kind.dtype == "key")
