@@ -67,6 +67,7 @@ TRANSFORMS: Dict[str, int] = {
     "jax.ad_checkpoint.checkpoint": 0,
     "equinox.filter_jit": 0, "equinox.filter_grad": 0, "equinox.filter_value_and_grad": 0,
     "equinox.filter_vmap": 0, "equinox.filter_pmap": 0,
+    "flax.nnx.jit": 0, "flax.nnx.remat": 0,  # nnx.grad traces only its argnums: not listed
     "jax.lax.scan": 0, "jax.lax.map": 0, "jax.lax.fori_loop": 2, "jax.lax.while_loop": 1,
     "jax.lax.cond": 1, "jax.lax.switch": 1, "jax.lax.associative_scan": 0,
     "jax.numpy.vectorize": 0,

@@ -542,6 +542,12 @@ class Values:
                 return Kind(ARRAY, None, f"{quoted}, whose pytree leaves are the closed-over arrays ({held.why})",
                             held.traced)
             return Kind(CALLABLE, why=quoted, node=inner.node)
+        if q in ("flax.nnx.split", "flax.nnx.state") and e.args and not any(
+                isinstance(a, ast.Starred) for a in e.args):  # Module state: the Variables' arrays
+            state = Kind(ARRAY, why=f"an nnx State from {quoted}")
+            if q == "flax.nnx.state":
+                return state
+            return Kind(TUPLE, why=quoted, items=(UNKNOWN_KIND, *[state] * max(1, len(e.args) - 1)))
         if q in NNX_VARIABLES and e.args:  # `nnx.BatchStat(jnp.array(0.0))`: its leaf is the array
             inner = self.of(e.args[0])
             if inner.tag == ARRAY:
