@@ -1,0 +1,217 @@
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Optional, Tuple
+
+from vjplint.diagnostics import Severity
+from vjplint.infer import annotation_evidence, default_evidence, name_evidence
+from vjplint.model import Signature
+from vjplint.rules.base import Rule
+from vjplint.semantic import FunctionNode
+
+CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "builtins.range",
+                         "operator.index"})
+# jnp constructors whose first argument (or `num`) must be a concrete integer or shape.
+SHAPE_FIRST = frozenset({"arange", "zeros", "ones", "empty", "full", "eye", "identity", "tri"})
+SHAPE_SECOND = frozenset({"reshape", "broadcast_to", "tile", "repeat"})
+
+
+class StaticInDiffSlot(Rule):
+    """## What it does
+    Flags a `jax.custom_vjp` / `jax.custom_jvp` function whose body (or a module-level helper it
+    passes the argument to) uses an argument outside `nondiff_argnums` as a Python value:
+    `int(n)`, `float(n)`, `range(n)`, `jnp.arange(n)`, a shape (`jnp.zeros(n)`,
+    `x.reshape(n)`), or a Python `if`/`while`/`assert`/conditional expression on it (`is None`
+    tests are fine: `None` has no leaves). A Python test is reported only for an argument meant to
+    be static (annotated `int`/`bool`/..., defaulting to a Python constant, or named like `n`,
+    `axis`, `num_*`): on data it is every jitted function's problem, not this one's.
+
+    ## Why is this bad?
+    Under `jax.jit` a custom_vjp or custom_jvp traces **every** argument outside
+    `nondiff_argnums`, even one the caller marked static (`jit(static_argnums=...)`) or closed over
+    as a Python constant. Measured on JAX 0.10.2 (`docs/facts/scripts/hazard_static_in_diff.py`):
+    eager calls, `grad` and `vmap` work, and every `jit` raises `ConcretizationTypeError`
+    (`int`, `jnp.arange`), `TracerIntegerConversionError` (`range`), `TracerBoolConversionError`
+    (`if`) or `TypeError: Shapes must be 1D sequences of concrete values` (`jnp.zeros`)
+    (jax-ml/jax#11646, jax-ml/jax#8356). The same value in `nondiff_argnums` works everywhere.
+
+    ## Example
+    ```python
+    @jax.custom_vjp
+    def int_power(z, n):
+        return z ** int(n)
+    ```
+
+    ## Use instead
+    ```python
+    @partial(jax.custom_vjp, nondiff_argnums=(1,))
+    def int_power(z, n):
+        return z ** int(n)
+
+    def int_power_bwd(n, z, g):   # nondiff values come first
+        ...
+    ```
+
+    ## Fix safety
+    No automatic fix: moving the argument into `nondiff_argnums` changes bwd's signature.
+    """
+
+    CODE = "VJP108"
+    NAME = "static-in-diff-slot"
+    SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    INVALID = ['''
+import jax
+
+@jax.custom_vjp
+def int_power(z, n):
+    return z ** int(n)
+
+int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda z, g: (g * z, None))
+''']
+    VALID = ['''
+from functools import partial
+import jax
+
+@partial(jax.custom_vjp, nondiff_argnums=(1,))
+def int_power(z, n):
+    return z ** int(n)
+
+int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z ** (n - 1),))
+''']
+
+    def check(self) -> None:
+        for d in self.model.derivatives:
+            if d.api != "jax" or d.primal is None or d.nondiff_unresolved or d.bound_self:
+                continue
+            sig = Signature.of(d.primal)
+            nondiff_names = {p for i, p in enumerate(sig.positional) if i in d.nondiff}
+            if "nondiff_argnames" in d.keywords:
+                continue  # names resolved elsewhere; not followed here
+            for i, param in enumerate(sig.positional):
+                if i in d.nondiff or param in nondiff_names:
+                    continue
+                # A Python test on data is every jitted function's problem; on a value meant to be
+                # static (annotated, defaulted or named so) it is this one's.
+                self._meant_static = self._static_evidence(sig, param)
+                found = self._python_use(d.primal, param, 0)
+                if found is None:
+                    continue
+                node, what, where = found
+                kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
+                via = f" (in `{where}`, which `{d.name}` passes it to)" if where else ""
+                self.report(node, (
+                    f"{kind} `{d.name}` uses its argument `{param}` (position {i}, not in nondiff_argnums) as a "
+                    f"Python value: {what}{via}. Under `jax.jit` {kind} traces every argument outside "
+                    f"nondiff_argnums, even one the caller marks static or closes over, so this raises there "
+                    f"(eager calls, grad and vmap work). Put position {i} in nondiff_argnums (bwd then receives "
+                    f"it first; a Python number, shape or flag belongs there)"))
+                break
+
+    def _static_evidence(self, sig: Signature, param: str) -> bool:
+        evidence = [*annotation_evidence(self.model, sig.annotations.get(param), param), *name_evidence(param)]
+        if param in sig.defaults:
+            evidence.extend(default_evidence(self.model, sig.defaults[param]))
+        return any(e.kind == "static" for e in evidence)
+
+    def _python_use(self, fn: FunctionNode, param: str, depth: int) -> Optional[Tuple[ast.AST, str, str]]:
+        """The first use of `param` in `fn` that needs a concrete Python value."""
+        if self._rebound(fn, param):
+            return None
+        for node in self.model.facts.own_nodes(fn):
+            found = self._needs_concrete(node, param)
+            if found is not None:
+                return node, found, ""
+            if depth == 0 and isinstance(node, ast.Call):
+                inner = self._through_helper(node, param)
+                if inner is not None:
+                    return inner
+        return None
+
+    def _needs_concrete(self, node: ast.AST, param: str) -> Optional[str]:
+        quote = self.quote
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            if _tests_value(node.test, param) and self._meant_static:
+                kind = {ast.If: "an `if`", ast.While: "a `while`", ast.IfExp: "a conditional expression",
+                        ast.Assert: "an `assert`"}[type(node)]
+                return f"{kind} tests it (`{quote(node.test, 40)}`): TracerBoolConversionError under jit"
+            return None
+        if not isinstance(node, ast.Call):
+            return None
+        q = self.model.index.qualname(node.func) or ""
+        args = node.args
+        if q in CONVERSIONS and any(_is(a, param) for a in args):
+            error = {"builtins.range": "TracerIntegerConversionError", "builtins.bool": "TracerBoolConversionError"}
+            return f"`{quote(node, 40)}` ({error.get(q, 'ConcretizationTypeError')} under jit)"
+        tail = q.rsplit(".", 1)[-1]
+        if q.startswith("jax.numpy."):
+            shape_args: List[ast.expr] = []
+            if tail in SHAPE_FIRST and args:
+                shape_args = [args[0]] + (list(args[1:2]) if tail == "arange" else [])
+            elif tail in SHAPE_SECOND and len(args) > 1:
+                shape_args = [args[1]]
+            shape_args += [k.value for k in node.keywords if k.arg in ("shape", "newshape", "num", "stop")]
+            if any(_is_shape_of(a, param) for a in shape_args):
+                return f"`{quote(node, 40)}` takes it as a size or shape (it must be concrete under jit)"
+        if (isinstance(node.func, ast.Attribute) and node.func.attr == "reshape" and not q.startswith("jax")
+                and any(_is_shape_of(a, param) for a in args)):
+            return f"`{quote(node, 40)}` takes it as a shape (it must be concrete under jit)"
+        return None
+
+    def _through_helper(self, call: ast.Call, param: str) -> Optional[Tuple[ast.AST, str, str]]:
+        """`helper(..., param, ...)` with `helper` a module-level def: its use of the parameter."""
+        if not isinstance(call.func, ast.Name):
+            return None
+        bindings = self.model.index.lookup(call.func.id, self.model.index.scope_of(call))
+        if len(bindings) != 1 or bindings[0].kind != "def":
+            return None
+        helper = bindings[0].node
+        if self.model.index.scope_of(helper) is not self.model.index.module_scope:
+            return None
+        positional = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]  # type: ignore[union-attr]
+        for position, arg in enumerate(call.args):
+            if _is(arg, param) and position < len(positional):
+                found = self._python_use(helper, positional[position], 1)  # type: ignore[arg-type]
+                if found is not None:
+                    return found[0], found[1], helper.name  # type: ignore[union-attr]
+        return None
+
+    def _rebound(self, fn: FunctionNode, param: str) -> bool:
+        """`param` is reassigned in `fn` (then uses need not be the argument)."""
+        scope = self.model.index.scopes.get(fn)
+        bindings = scope.bindings.get(param, []) if scope is not None else []
+        return any(b.kind != "param" for b in bindings)
+
+
+def _is(expr: ast.expr, name: str) -> bool:
+    return isinstance(expr, ast.Name) and expr.id == name
+
+
+def _is_shape_of(expr: ast.expr, name: str) -> bool:
+    """The name itself, or a tuple/list literal holding it (`(n, 3)`)."""
+    if _is(expr, name):
+        return True
+    return isinstance(expr, (ast.Tuple, ast.List)) and any(_is(e, name) for e in expr.elts)
+
+
+def _tests_value(test: ast.expr, name: str) -> bool:
+    """The test reads the value of `name` (not only `is None`, its shape, type or length)."""
+    for part in _parts(test):
+        if _is(part, name):
+            return True
+        if isinstance(part, ast.Compare) and not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
+                                                     for op in part.ops):
+            if any(_is(side, name) for side in (part.left, *part.comparators)):
+                return True
+    return False
+
+
+def _parts(test: ast.expr) -> Iterator[ast.expr]:
+    if isinstance(test, ast.BoolOp):
+        for value in test.values:
+            yield from _parts(value)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from _parts(test.operand)
+    else:
+        yield test
+
