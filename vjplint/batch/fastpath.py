@@ -53,6 +53,9 @@ def try_check(argv: list) -> "int | None":
 
 
 def _no_candidates(args: list) -> "int | None":
+    # Wrappers inferred from the run's modules (vjplint.project) need no check here: each is
+    # defined, ultimately, by a file of the run that names custom_vjp/custom_jvp (or a configured
+    # alias), and any such file already makes this answer None.
     paths = [a for a in args if a not in QUIET_FLAGS]
     if not paths or any(p.startswith("-") or not p for p in paths) or os.environ.get("VJPLINT_OUTPUT_FORMAT"):
         return None
