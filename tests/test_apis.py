@@ -68,3 +68,89 @@ def test_api_fixture_behaves_on_the_real_library_as_declared(path, jax_cpu):
     else:
         assert outcome == "runs", outcome
         module.trigger()
+
+
+def _derivatives(source: str):
+    import ast
+
+    from vjplint.collect import collect
+
+    return collect(ast.parse(source), source.splitlines()).derivatives
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from flax import nnx\n@nnx.custom_vjp\ndef f(x): return x\n", ("f", "vjp", "nnx", "default", ())),
+    ("import flax.nnx as nn2\n@nn2.custom_vjp(nondiff_argnums=(0, nn2.DiffState(1, ...)), graph_updates=False)\n"
+     "def f(a, m, x): return x\n", ("f", "vjp", "nnx", "simple", (0,))),
+    ("from flax import nnx\ndef make(g):\n    @nnx.custom_vjp(graph=g)\n    def f(x): return x\n    return f\n",
+     ("f", "vjp", "nnx", "either", ())),
+    ("from flax import nnx\ndef _f(x, n): return x\nf = nnx.custom_vjp(nondiff_argnums=(1,))(_f)\n",
+     ("f", "vjp", "nnx", "default", (1,))),
+    ("import equinox as eqx\n@eqx.filter_custom_vjp\ndef f(x, n): return x\n", ("f", "vjp", "equinox", None, ())),
+    ("from equinox import filter_custom_jvp\n@filter_custom_jvp\ndef f(x): return x\n",
+     ("f", "jvp", "equinox", None, ())),
+    ("from .._ad import filter_custom_vjp\n@filter_custom_vjp\ndef f(x): return x\n",
+     ("f", "vjp", "equinox", None, ())),
+    ("import jax\n@jax.custom_gradient\ndef f(x): return x, lambda g: (g,)\n",
+     ("f", "vjp", "custom_gradient", None, ())),
+    ("import flax.linen as nn\ndef f(mdl, x, s): return x\ny = nn.custom_vjp(f, f, f, nondiff_argnums=(2,))(1, 2, 3)\n",
+     ("f", "vjp", "linen", None, (2,))),
+])
+def test_each_spelling_is_recognised_with_its_protocol(source, expected):
+    (d,) = _derivatives(source)
+    assert (d.name, d.kind, d.api, d.mode, d.nondiff) == expected
+
+
+def test_bound_method_positions_exclude_self_and_unbound_ones_include_it():
+    source = '''
+import jax
+
+class C:
+    def __init__(self):
+        self.f = jax.custom_vjp(self._f, nondiff_argnums=(0,))
+        self.f.defvjp(self._fwd, self._bwd)
+
+    def _f(self, n, x):
+        return x
+
+    def _fwd(self, n, x):
+        return x, None
+
+    def _bwd(self, n, res, g):
+        return (g,)
+
+g = jax.custom_vjp(C._f, nondiff_argnums=(0, 1))
+'''
+    bound, unbound = _derivatives(source)
+    assert (bound.name, bound.bound_self, bound.signature.positional, bound.nondiff) == ("self.f", True, ["n", "x"], (0,))
+    assert [r.method for r in bound.registrations] == ["defvjp"]
+    assert (unbound.bound_self, unbound.signature.positional, unbound.nondiff) == (False, ["self", "n", "x"], (0, 1))
+
+
+def test_equinox_registrations_are_def_fwd_and_def_bwd():
+    source = '''
+import equinox as eqx
+
+@eqx.filter_custom_vjp
+def f(x):
+    return x
+
+@f.def_fwd
+def f_fwd(perturbed, x):
+    return x, None
+
+def f_bwd(res, g, perturbed, x):
+    return g
+
+f.def_bwd(f_bwd)
+'''
+    (d,) = _derivatives(source)
+    assert [(r.method, r.as_decorator) for r in d.registrations] == [("def_fwd", True), ("def_bwd", False)]
+    assert d.rule("fwd").name == "f_fwd" and d.rule("bwd").name == "f_bwd"
+
+
+def test_an_alias_of_a_library_api_keeps_the_library_protocol():
+    """The issue's workaround (`custom-vjp-aliases = ["flax.nnx.custom_vjp"]`) gave JAX's protocol and
+    false VJP305s; the built-in protocol wins."""
+    path = APIS / "nnx" / "silent_updates_g_simple_mode.py"
+    assert lint(path.read_text(encoding="utf-8"), custom_vjp_aliases=(("flax.nnx.custom_vjp", "nondiff_argnums"),)) == []
