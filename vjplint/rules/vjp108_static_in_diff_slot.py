@@ -99,7 +99,9 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                     continue
                 node, what, where = found
                 kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
-                via = f" (in `{where}`, which `{d.name}` passes it to)" if where else ""
+                via = f" (in {where}, which `{d.name}` passes it to)" if where else ""
+                if where:  # the use is in a helper: point at the parameter that belongs in nondiff_argnums
+                    node = next(a for a in (*d.primal.args.posonlyargs, *d.primal.args.args) if a.arg == param)
                 self.report(node, (
                     f"{kind} `{d.name}` uses its argument `{param}` (position {i}, not in nondiff_argnums) as a "
                     f"Python value: {what}{via}. Under `jax.jit` {kind} traces every argument outside "
@@ -173,7 +175,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             if _is(arg, param) and position < len(positional):
                 found = self._python_use(helper, positional[position], 1)  # type: ignore[arg-type]
                 if found is not None:
-                    return found[0], found[1], helper.name  # type: ignore[union-attr]
+                    return call, found[1], f"`{helper.name}` at line {found[0].lineno}"  # type: ignore[union-attr]
         return None
 
     def _rebound(self, fn: FunctionNode, param: str) -> bool:
