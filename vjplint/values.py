@@ -168,6 +168,7 @@ class Values:
         self._active: Set[Tuple[str, int, str]] = set()
         self._roles: Optional[Dict[int, Tuple[CustomDerivative, str]]] = None
         self._callers: Optional[Dict[int, List[ast.Call]]] = None
+        self._class_attrs: Dict[int, Dict[str, List[Optional[ast.stmt]]]] = {}
         self._depth = 0
 
     # -- entry points -----------------------------------------------------------------------
@@ -478,25 +479,26 @@ class Values:
 
     def _self_attribute(self, method: FunctionNode, attr: str) -> Kind:
         """`self.attr`: what the class's methods assign to it (unknown when any assignment is)."""
-        index = self.model.index
-        cls = index.scope_of(method).node
+        cls = self.model.index.scope_of(method).node
         if not isinstance(cls, ast.ClassDef):
             return UNKNOWN_KIND
+        table = self._class_attrs.get(id(cls))
+        if table is None:  # one walk per class: `self.x = v` per attribute, None for `self.x += v`
+            table = self._class_attrs[id(cls)] = {}
+            for node in walk(cls):
+                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for t in targets:
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                            ok = not isinstance(node, ast.AugAssign) and node.value is not None
+                            table.setdefault(t.attr, []).append(node if ok else None)
         kinds: List[Kind] = []
-        for node in walk(cls):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for t in targets:
-                    if isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) \
-                            and t.value.id == "self":
-                        if node.value is None:
-                            return UNKNOWN_KIND
-                        kind = self.of(node.value)
-                        kinds.append(kind.because(f"`self.{attr}` = `{self.model.quote(node.value, 50)}` at line "
-                                                  f"{node.lineno}") if kind.tag != UNKNOWN else kind)
-            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute) \
-                    and node.target.attr == attr:
+        for node in table.get(attr, []):
+            if node is None:
                 return UNKNOWN_KIND
+            kind = self.of(node.value)  # type: ignore[arg-type]
+            kinds.append(kind.via(f"`self.{attr}` = `{self.model.quote(node.value, 50)}` at line "  # type: ignore
+                                  f"{node.lineno}") if kind.tag != UNKNOWN else kind)
         return join_all(kinds)
 
     def _subscript(self, e: ast.Subscript) -> Kind:
