@@ -30,6 +30,11 @@ class MissingDefvjp(Rule):
       A custom_vjp that is only defined (and perhaps exported) may be registered by the module
       that imports it, so it is left alone.
 
+    `flax.nnx.custom_vjp` registers with `defvjp` as JAX does. `equinox.filter_custom_vjp` needs
+    both `@f.def_fwd` and `@f.def_bwd` (`equinox.filter_custom_jvp`: `@f.def_jvp`), and equinox
+    raises at the first call without them; `jax.custom_gradient` and linen's `nn.custom_vjp`
+    (rules passed in the call) have no registration.
+
     ## Why is this bad?
     `custom_vjp.__call__` checks for its rules before anything else, so the first call raises,
     in every mode, eager included:

@@ -19,6 +19,10 @@ class FwdArity(Rule):
     (only when they agree and the function cannot be called from elsewhere); otherwise only a
     fwd that cannot take even the fixed parameters is reported.
 
+    `flax.nnx.custom_vjp` and linen's `nn.custom_vjp` count as JAX does (linen's `mdl` is
+    position 0); `equinox.filter_custom_vjp` calls `fwd(perturbed, vjp_arg, *args)`, one more
+    than the primal's arguments (checked when the primal has neither defaults nor `*args`).
+
     ## Why is this bad?
     JAX binds the call to the primal's signature, fills in defaults
     (`inspect.signature(f).bind(...).apply_defaults()`), and calls fwd with **all** the

@@ -19,6 +19,10 @@ class FwdNotPair(Rule):
     array, arithmetic with one). Anything else (a parameter, a helper call, `f(x)`) is unknown
     and stays silent.
 
+    The same holds for `flax.nnx.custom_vjp` and linen's `nn.custom_vjp` fwd (flax unpacks the pair
+    itself, so the error is a `ValueError`), and for a `jax.custom_gradient` function, which
+    must return `(out, vjp_fn)`: JAX unpacks it at every call, eager included.
+
     ## Why is this bad?
     JAX unpacks fwd's result as `(primal_out, residuals)` and checks that it is a list or tuple
     of length two. Anything else fails as soon as the function is differentiated:

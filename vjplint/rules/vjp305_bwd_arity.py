@@ -16,6 +16,12 @@ class BwdArity(Rule):
     output cotangent. `*args`, extra parameters with defaults, `functools.partial` bindings
     and bound methods are taken into account.
 
+    Each API's own protocol is used: `flax.nnx.custom_vjp` counts as JAX does, and in simple mode
+    (`graph_updates=False` or `graph=False`, or a mode that is not a literal) fills a parameter
+    named `updates_g` by keyword; `equinox.filter_custom_vjp` calls `bwd(residuals, grad_obj,
+    perturbed, vjp_arg, *args)`; the `vjp_fn` a `jax.custom_gradient` function returns takes the
+    output cotangent only.
+
     ## Why is this bad?
     JAX calls `bwd(*nondiff_values, residuals, cotangent)`. With the wrong number of
     parameters, the backward pass fails with Python's own error, under grad only:
