@@ -7,6 +7,7 @@ Every firing case is confirmed on JAX (test_the_firing_cases_fail_on_jax)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import sys
@@ -405,3 +406,48 @@ async def test_the_server_uses_the_workspace_wrappers_and_refreshes_them_on_save
         assert [(d.code, d.range.start.line) for d in after] == [("VJP101", 9), ("VJP305", 35)]
     finally:
         await stop(client)
+
+
+PIECES = '''\
+"""A module docstring that shows code:
+def fake(f):
+    return jax.custom_vjp(f)
+"""
+import jax
+
+
+def with_custom_jvp(impl_fn, jvp_fn):
+    @jax.custom_jvp
+    def wrapped(*args, **kwargs):
+        return impl_fn(*args, **kwargs)
+
+    @wrapped.defjvp
+    def wrapped_jvp(primals, tangents):
+        return jvp_fn(primals, tangents)
+
+    return wrapped
+
+
+def fixed_rule(fn):
+    @jax.custom_jvp
+    def wrapped(*args):
+        return fn(*args)
+
+    @wrapped.defjvp
+    def wrapped_jvp(primals, tangents):
+        return primals[0], tangents[0]
+
+    return wrapped
+'''
+
+
+def test_pieces_of_a_file_are_what_a_whole_parse_finds() -> None:
+    from vjplint.wrappers import detect, detect_text
+
+    found = detect_text(PIECES)
+    # nufftax's factory: the jvp rule is a parameter; a rule of the wrapper's own is not a wrapper
+    # of the user's rules (its Forward says so: rules None); the docstring's code is no function.
+    assert {name: [(f.callee, f.rules, f.line) for f in fs] for name, fs in found.forwards.items()} == {
+        "with_custom_jvp": [("jax.custom_jvp", (1,), 9)], "fixed_rule": [("jax.custom_jvp", None, 21)]}
+    whole = detect(ast.parse(PIECES))
+    assert found.forwards == whole.forwards and found.exports == whole.exports
