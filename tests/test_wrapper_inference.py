@@ -146,16 +146,16 @@ FILES = {
         scaled = fastmath.custom_vjp(scale, scale_fwd, scale_bwd, nondiff_argnums=(0,))
 
 
-        def shift(b, x):
-            return b + x
+        def shift(unused, x):
+            return x * 2.0
 
 
-        def shift_fwd(b, x):
-            return b + x, None
+        def shift_fwd(unused, x):
+            return x * 2.0, None
 
 
         def shift_bwd(_, g):
-            return (None, g)
+            return (None, g * 2.0)
 
 
         shifted = fastmath.custom_vjp(shift, shift_fwd, shift_bwd, nondiff_argnums=(0,))
