@@ -146,14 +146,13 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
                 init = _INIT.search(chunk)
                 if init is None or not any(t in chunk[init.start():] for t in _TRIGGER_TEXT):
                     continue
-                block = _block(chunk, init)
-                parsed = _parse_piece(f"class {head.group(2)}:\n{block}", line + chunk.count("\n", 0, init.start()) - 1)
-        elif chunk.startswith(("import ", "from ")) or _RENAME.match(chunk) or (
-                any(t in chunk for t in _TRIGGER_TEXT) or (chunk.startswith(("if ", "try:")) and "import" in chunk)):
-            if chunk.startswith(("import ", "from ", "if ", "try:")) or _ASSIGN.match(chunk):
-                plain.append(chunk if chunk.endswith("\n") else chunk + "\n")
-            continue
+                # `class C:` then the `__init__` block: the header (generics, bases) is not needed,
+                # and the piece starts one line above `def __init__` so that its lines are the file's.
+                init_line = line + chunk.count("\n", 0, init.start())
+                parsed = _parse_piece(f"class {head.group(2)}:\n{_block(chunk, init)}", init_line - 1)
         else:
+            if _binds_a_name_that_matters(chunk):
+                plain.append(chunk if chunk.endswith("\n") else chunk + "\n")
             continue
         if parsed is not None:
             body.extend(parsed.body)
@@ -166,6 +165,16 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
 
 _RENAME = re.compile(r"\w+\s*=\s*[\w.]+\s*(?:#.*)?$")  # `differentiable = plain_vjp`: another name for one
 _ASSIGN = re.compile(r"\w+\s*(?::[^=\n]*)?=[^=]")
+
+
+def _binds_a_name_that_matters(chunk: str) -> bool:
+    """Imports (re-exports), renames, and assignments or `if`/`try` blocks that name a trigger
+    (`custom_vjp = jax.custom_vjp`, a dispatch table, `try: from jax import custom_vjp`)."""
+    if chunk.startswith(("import ", "from ")) or _RENAME.match(chunk):
+        return True
+    if chunk.startswith(("if ", "try:")):
+        return "import" in chunk or any(t in chunk for t in _TRIGGER_TEXT)
+    return bool(_ASSIGN.match(chunk)) and any(t in chunk for t in _TRIGGER_TEXT)
 
 
 def _block(chunk: str, init: "re.Match[str]") -> str:
