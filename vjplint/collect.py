@@ -163,7 +163,8 @@ class _Collector:
         if found is None:
             return
         primal = self._resolve_function(call.args[0], scope)
-        name = getattr(primal, "name", None) or "<lambda>"
+        name = getattr(primal, "name", None) or (ast.unparse(call.args[0]) if not isinstance(call.args[0], ast.Lambda)
+                                                 else "<lambda>")
         self._add(found[0], name, call, call, primal, _keywords(call), found[1], call, scope, False)
 
     def _add(self, kind: str, name: str, anchor: ast.AST, creation: ast.expr, primal: Optional[FunctionNode],

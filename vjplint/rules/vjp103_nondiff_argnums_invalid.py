@@ -56,12 +56,24 @@ class NondiffArgnumsInvalid(Rule):
 
     def check(self) -> None:
         for d in self.model.derivatives:
+            if d.api == "linen" and 0 in d.nondiff and "nondiff_argnums" in d.keywords:
+                self._linen_mdl(d, d.keywords["nondiff_argnums"])
             if d.api != "jax":
                 continue  # measured on JAX's own validation; nnx and linen validate on their own
             if "nondiff_argnums" in d.keywords:
                 self._argnums(d, d.keywords["nondiff_argnums"])
             if "nondiff_argnames" in d.keywords:
                 self._argnames(d, d.keywords["nondiff_argnames"])
+
+    def _linen_mdl(self, d: CustomDerivative, node: ast.expr) -> None:
+        """linen counts the module as position 0 and passes its params there, traced under grad."""
+        element = next((e for e in getattr(node, "elts", []) if constant_value(self.model.index, e) == 0), node)
+        sig = d.signature
+        mdl = f"`{sig.positional[0]}`" if sig is not None and sig.positional else "the module"
+        self.report(element, f"nondiff_argnums of {d.label} `{d.name}` contains 0, which is {mdl}: linen counts "
+                             f"the module as position 0 and passes its `grad_vars` collections there, traced under "
+                             f"grad, so JAX raises UnexpectedTracerError; count the arguments after the module "
+                             f"from 1")
 
     def _argnums(self, d: CustomDerivative, node: ast.expr) -> None:
         value = constant_value(self.model.index, node)
