@@ -230,6 +230,7 @@ class _Resolver:
                 self.base[name] = Creator(kind, keyword, (), name)
         self.found: Dict[str, Creator] = {}  # "module.name" of a def or class -> the wrapper it is
         self.memo: Optional[Dict[str, Optional[Creator]]] = None  # once `found` is final
+        self.module_names = {name.rsplit(".", 1)[-1] for name in modules}
 
     def run(self) -> None:
         if not self.modules:
@@ -308,26 +309,41 @@ class _Resolver:
             return None
         return None
 
+    def _names_that_may_reach_a_creator(self) -> set:
+        """Last names of creators and wrappers, and of every name bound to one of those (to a
+        fixed point): only these are resolved, instead of every name of every module (JAX's
+        `__init__` files re-export thousands)."""
+        wanted = {name.rsplit(".", 1)[-1] for name in (*self.base, *self.found)}
+        exports = [(name, raw.rsplit(".", 1)[-1]) for record, _, _ in self.modules.values()
+                   for name, raw in record.exports.items()]
+        grew = True
+        while grew:
+            size = len(wanted)
+            wanted.update(name for name, last in exports if last in wanted)
+            grew = len(wanted) > size
+        return wanted
+
     def _spell(self) -> None:
         """Every absolute `module.name` (one re-exported module deep) and, per package, every
         relative spelling that reaches a wrapper or a re-exported JAX creator."""
         spellings = self.index.spellings
+        wanted = self._names_that_may_reach_a_creator()
         for module, (record, package, _) in self.modules.items():
-            names = set(record.forwards) | set(record.exports)
+            names = (set(record.forwards) | set(record.exports)) & wanted
             for star in record.star:
                 target = self.absolute(star, module, package)
                 if target in self.modules:
                     starred = self.modules[target][0]
-                    names |= {n for n in (*starred.forwards, *starred.exports) if not n.startswith("_")}
+                    names |= {n for n in (*starred.forwards, *starred.exports) if n in wanted and not n.startswith("_")}
             for name in names:
                 found = self.resolve(f"{module}.{name}")
                 if found is not None:
                     spellings[f"{module}.{name}"] = found
-                    continue
-                target = self.absolute(record.exports.get(name, ""), module, package) if name in record.exports else None
-                if target in self.modules:  # `from pkg import ops` re-exports a module: `pkg.ops.w`
+            for name, raw in record.exports.items():  # `from pkg import ops` re-exports a module: `pkg.ops.w`
+                target = self.absolute(raw, module, package) if raw.rsplit(".", 1)[-1] in self.module_names else None
+                if target in self.modules:
                     inner = self.modules[target][0]
-                    for inner_name in (*inner.forwards, *inner.exports):
+                    for inner_name in {*inner.forwards, *inner.exports} & wanted:
                         found = self.resolve(f"{target}.{inner_name}")
                         if found is not None:
                             spellings[f"{module}.{name}.{inner_name}"] = found
