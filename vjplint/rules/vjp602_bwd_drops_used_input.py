@@ -175,7 +175,8 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
 
     def _only_constants_passed(self, d: CustomDerivative, position: int, param: str) -> bool:
         """Every call in this module passes, at `position`, a value built from constants and
-        module-level names only (never a function's variable): it is never differentiated here."""
+        module-level names (a function's variable only through its shape, `ones_like(x)`): it is
+        never differentiated here."""
         rules = {id(r.node) for _, r in self.model.facts.rules_of(d) if r.node is not None}
         sites = [s for s in d.call_sites if id(s.enclosing) not in rules]  # fwd calling the primal
         if not sites:
@@ -185,12 +186,28 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             arg = argument_at(site.call, position - site.positional_offset, param)
             if arg is None:
                 return False
-            for node in ast.walk(arg):
-                if isinstance(node, ast.Name):
-                    found = index.resolve(node.id, index.scope_of(node))
-                    if found is None or found[0].is_function:
-                        return False
+            if self._carries_a_variable(arg):
+                return False
         return True
+
+    def _carries_a_variable(self, expr: ast.AST) -> bool:
+        """A function's variable reaches `expr` other than through shape-only calls (`ones_like`)."""
+        index = self.model.index
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Call):
+                q = index.qualname(node.func) or ""
+                if q.startswith(ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in NOT_DIFFERENTIABLE:
+                    continue
+            if isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "ndim", "size"):
+                continue
+            if isinstance(node, ast.Name):
+                found = index.resolve(node.id, index.scope_of(node))
+                if found is None or found[0].is_function:
+                    return True
+            stack.extend(ast.iter_child_nodes(node))
+        return False
 
     def _not_differentiated(self, primal: FunctionNode, sig: Signature, param: str) -> bool:
         if param.lower() in INTEGER_NAMES or param.lower().endswith(("_idx", "_ids", "_mask", "_key", "_index")):
