@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint.config import Config
-from vjplint.jaxapi import JAX_JVP, JAX_VJP
+from vjplint.jaxapi import JAX_JVP, JAX_VJP, LIBRARY_CREATORS, canonical_creator
 from vjplint.wrappers import SELF, TRIGGERS, FileWrappers, Forward, InferredKeyword
 
 FORMAT = 1
@@ -66,15 +66,13 @@ class ProjectIndex:
 
 
 def _with_aliases(config: Config, creators: Dict[str, Creator]) -> Config:
-    from vjplint.collect import Recognizer
-
-    # What the configuration names, and the APIs vjplint knows (each with its own protocol), win.
+    # What the configuration names, and the APIs vjplint knows (each with its own protocol:
+    # vjplint.collect.Recognizer's defaults), win.
     known = {name for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases)}
-    builtin = Recognizer()
-    known.update(builtin.vjp, builtin.jvp)
+    known.update(JAX_VJP, JAX_JVP, LIBRARY_CREATORS)
     added: Dict[str, List[Tuple[str, str]]] = {"vjp": [], "jvp": []}
     for name, c in sorted(creators.items()):
-        if name not in known and builtin.kind_of(name) is None:
+        if name not in known and canonical_creator(name) not in known:
             added[c.kind].append((name, InferredKeyword(c.keyword, c.rules, c.why, c.exact)))
     return replace(config, custom_vjp_aliases=config.custom_vjp_aliases + tuple(added["vjp"]),
                    custom_jvp_aliases=config.custom_jvp_aliases + tuple(added["jvp"]))

@@ -13,16 +13,15 @@ module-level names, `[key]` is a call through a dispatch table (`backend()["cust
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.jaxapi import PARTIAL
-from vjplint.semantic import FunctionNode, Scope, SemanticIndex
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rest is imported only to detect: a warm run loads just the types below
     from vjplint.model import CustomDerivative, FileModel
+    from vjplint.semantic import FunctionNode, Scope, SemanticIndex
 
 TRIGGERS = (b"custom_vjp", b"custom_jvp")  # a file holding neither defines no wrapper
 SELF = "<self>"
@@ -115,6 +114,8 @@ def detect_text(text: str) -> FileWrappers:
 
 def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
     """The module of the pieces kept, and the names of every module-level def and class."""
+    import bisect
+
     quotes = [m.start() for m in _TRIPLE.finditer(text)]
     starts = [m.start() for m in _TOP.finditer(text) if bisect.bisect_left(quotes, m.start()) % 2 == 0]
     starts.append(len(text))
@@ -199,6 +200,8 @@ def _parse_piece(chunk: str, line: int) -> Optional[ast.Module]:
 
 def detect(module: ast.Module, index: Optional[SemanticIndex] = None, local: FrozenSet[str] = frozenset()) -> FileWrappers:
     """`local`: module-level names defined by statements left out of `module` (see `detect_text`)."""
+    from vjplint.semantic import SemanticIndex
+
     index = index or SemanticIndex(module)
     found = FileWrappers()
     for stmt in _module_statements(module.body):
