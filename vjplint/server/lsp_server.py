@@ -124,6 +124,9 @@ class VjplintProtocol(LanguageServerProtocol):
             return _Dropped()
 
 
+MAX_INDEXED_FILES = 20_000  # a workspace folder's files read for its wrappers (vjplint.project), at most
+
+
 class VjplintServer(LanguageServer):
     def __init__(self, debounce_ms: Optional[int] = None) -> None:
         super().__init__("vjplint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
@@ -200,6 +203,10 @@ class VjplintServer(LanguageServer):
             from vjplint.project import build_index
 
             files = self.project.files([folder], [])
+            if len(files) > MAX_INDEXED_FILES:  # a home directory opened as a folder: no project to index
+                log.info("%s: %d Python files, more than %d: its wrappers are not inferred", folder, len(files),
+                         MAX_INDEXED_FILES)
+                files = []
             index = self.wrappers[folder] = build_index([f for f, _ in files], self.project.settings_for_dir(folder),
                                                         use_cache=False, base=folder)
         return index
