@@ -133,3 +133,69 @@ def test_join_is_precision_first() -> None:
     assert join(a, s).tag == "maybe"
     assert join(a, Kind(UNKNOWN)).tag == UNKNOWN
     assert join(Kind(ARRAY, traced="x"), Kind(ARRAY)).traced is None
+
+
+def _verdicts(source: str):
+    from vjplint.infer import Hints
+
+    text = textwrap.dedent(source)
+    model = collect(ast.parse(text), text.splitlines(True))
+    return {v.name: v for d in model.derivatives for v in model.facts.verdicts(d, Hints())}, model
+
+
+RULES = """
+from functools import partial
+import jax
+import jax.numpy as jnp
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def f({p}, x):
+    return {primal}
+
+def f_fwd({p}, x):
+    return f({p}, x), x
+
+def f_bwd({p}, x, g):
+    return ({bwd},)
+
+f.defvjp(f_fwd, f_bwd)
+"""
+
+
+def test_weak_uses_add_up_only_without_static_evidence() -> None:
+    several = RULES.format(p="rate", primal="jnp.exp(-rate * x)", bwd="-rate * g")
+    v = _verdicts(several)[0]["rate"]
+    assert v.level == "maybe"
+    assert v.best("array").reason == "is used as array data in `-rate * x` (line 8), `-rate * g` (line 14)"
+    one = RULES.format(p="rate", primal="jnp.exp(-rate * x)", bwd="g")
+    assert _verdicts(one)[0]["rate"].level is None
+    literal = several + "\ny = f(0.5, jnp.ones(3))\n"
+    assert _verdicts(literal)[0]["rate"].level is None
+    power = RULES.format(p="k", primal="x ** k", bwd="g * x ** k")
+    assert _verdicts(power)[0]["k"].level is None  # an exponent is a Python number more often than not
+
+
+def test_a_name_is_a_hint_never_stronger_than_usage() -> None:
+    data = RULES.format(p="fn", primal="jnp.where(fn > 0, x, 0.0)", bwd="g")
+    v = _verdicts(data)[0]["fn"]
+    assert v.level == "maybe" and v.best("array").reason == "is compared as array data: `jnp.where(fn > 0, x, 0.0)`"
+    tolerance = RULES.format(p="rtol", primal="jnp.clip(x, 0.0, rtol)", bwd="g")
+    assert _verdicts(tolerance)[0]["rtol"].level is None  # odeint-style tolerances are Python floats
+
+
+def test_transformations_of_the_custom_derivative() -> None:
+    from vjplint.infer import static_boundaries, traced_boundaries
+
+    source = RULES.format(p="n", primal="x * n", bwd="g * n") + """
+a = jax.jit(f)
+b = jax.jit(f, static_argnums=0)
+c = jax.vmap(f, in_axes=(None, 0))
+d = jax.grad(f, argnums=1)
+e = jax.lax.cond(True, f, f, 1.0, 2.0)
+"""
+    verdicts, model = _verdicts(source)
+    d = model.derivatives[0]
+    assert [(call.lineno, p, verb) for call, p, verb in traced_boundaries(model, d)] == [
+        (18, 0, "does not mark it static"), (22, 0, "passes it a traced operand")]
+    assert [(call.lineno, p) for call, p in static_boundaries(model, d)] == [(19, 0), (20, 0)]
+    assert verdicts["n"].level is None  # marked static twice: a Python value

@@ -508,7 +508,8 @@ def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call,
     if q.startswith(HOST_NAMESPACES):
         return Evidence("static", 1, f"is passed to NumPy, which needs a concrete value: `{model.quote(call)}`", line)
     if q.startswith(ARRAY_VALUE_NAMESPACES):
-        if q.startswith("jax.random.") and (keyword == "key" or (keyword is None and call.args and call.args[0] is node)):
+        first = keyword is None and bool(call.args) and call.args[0] is node
+        if q.startswith("jax.random.") and (keyword == "key" or first):
             return Evidence("array", 2, f"is used as a PRNG key: `{model.quote(call)}`", line, key=True)
         if keyword is None:
             position = next((i for i, a in enumerate(call.args) if a is node), None)
