@@ -12,6 +12,7 @@ from vjplint.jaxapi import (API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXT
                             canonical_creator)
 from vjplint.model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value
+from vjplint.wrappers import InferredKeyword
 
 
 @dataclass
@@ -27,7 +28,9 @@ class Recognizer:
         r = cls()
         r.vjp.update(vjp_aliases)
         r.jvp.update(jvp_aliases)
-        r.aliases = frozenset([*vjp_aliases, *jvp_aliases])
+        # An inferred re-export of JAX's own creator (vjplint.project) is no wrapper.
+        r.aliases = frozenset(n for n, kw in [*vjp_aliases.items(), *jvp_aliases.items()]
+                              if not getattr(kw, "exact", False))
         return r
 
     def kind_of(self, qualname: Optional[str]) -> Optional[Tuple[str, str]]:
@@ -173,6 +176,9 @@ class _Collector:
         api, creator = self._api_of(creation, scope)
         if api != "jax":
             is_alias = False  # a library API is built in, whatever the configuration says
+        if isinstance(nondiff_kw, InferredKeyword) and nondiff_kw != "nondiff_argnums":
+            # an inferred wrapper renames nondiff_argnums (or drops it: ""): JAX never sees the original
+            keywords = {k: v for k, v in keywords.items() if k not in ("nondiff_argnums", "nondiff_argnames")}
         if nondiff_kw != "nondiff_argnums" and nondiff_kw in keywords:
             keywords = {**keywords, "nondiff_argnums": keywords[nondiff_kw]}
         bound_self = api == "jax" and self._is_bound_method(creation, primal, scope)
@@ -190,6 +196,10 @@ class _Collector:
         )
         self.derivatives.append(d)
         self.by_binding[binding_node] = d
+        if isinstance(nondiff_kw, InferredKeyword):
+            d.via = nondiff_kw.why
+            if nondiff_kw.rules and isinstance(creation, ast.Call):
+                self._wrapper_rules(d, creation, nondiff_kw.rules, scope)
         self.created.add(id(creation))
         if creator in RULES_IN_CALL and isinstance(creation, ast.Call):
             self._rules_in_call(d, creation, scope)
@@ -240,6 +250,12 @@ class _Collector:
         if len(exprs) == 2:
             rules = [self._resolve_rule(e, scope) for e in exprs]
             d.registrations.append(Registration("defvjp", call, False, rules, {}))
+
+    def _wrapper_rules(self, d: CustomDerivative, call: ast.Call, positions: Tuple[int, ...], scope: Scope) -> None:
+        """`fastmath.custom_vjp(f, f_fwd, f_bwd)`: an inferred wrapper whose parameters are the rules."""
+        if len(call.args) > max(positions) and not any(isinstance(a, ast.Starred) for a in call.args):
+            rules = [self._resolve_rule(call.args[p], scope) for p in positions]
+            d.registrations.append(Registration("defvjp" if d.kind == "vjp" else "defjvp", call, False, rules, {}))
 
     def _nondiff_positions(self, keywords: Dict[str, ast.expr], sig: Optional[Signature], scope: Scope,
                            api: str = "jax", primal: Optional[FunctionNode] = None) -> Tuple[Tuple[int, ...], bool]:

@@ -118,6 +118,7 @@ class CustomDerivative:
     registrations: List[Registration] = field(default_factory=list)
     call_sites: List[CallSite] = field(default_factory=list)
     is_alias: bool = False  # defined through a configured in-house wrapper
+    via: str = ""  # through an inferred wrapper (vjplint.project): "through the wrapper `w`, which calls ..."
     # Whose protocol the rules apply (docs/facts/README.md): "jax", "nnx", "linen", "equinox",
     # "custom_gradient".
     api: str = "jax"
