@@ -13,6 +13,8 @@ CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "bui
                          "operator.index"})
 # jnp constructors whose first argument (or `num`) must be a concrete integer or shape.
 SHAPE_FIRST = frozenset({"arange", "zeros", "ones", "empty", "full", "eye", "identity", "tri"})
+FUNCTION_NAMESPACES = ("jax.numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.")
+CONSTANTS = frozenset({"pi", "e", "inf", "nan", "euler_gamma", "newaxis", "PINF", "NINF", "NAN", "NZERO", "PZERO"})
 SHAPE_SECOND = frozenset({"reshape", "broadcast_to", "tile", "repeat"})
 
 
@@ -22,7 +24,8 @@ class StaticInDiffSlot(Rule):
     passes the argument to) uses an argument outside `nondiff_argnums` as a Python value:
     `int(n)`, `float(n)`, `range(n)`, `jnp.arange(n)`, a shape (`jnp.zeros(n)`,
     `x.reshape(n)`), or a Python `if`/`while`/`assert`/conditional expression on it (`is None`
-    tests are fine: `None` has no leaves). A Python test is reported only for an argument meant to
+    tests are fine: `None` has no leaves); and a call passing a Python function (a lambda, a
+    `def`, `functools.partial`) in such a position. A Python test is reported only for an argument meant to
     be static (annotated `int`/`bool`/..., defaulting to a Python constant, or named like `n`,
     `axis`, `num_*`): on data it is every jitted function's problem, not this one's.
 
@@ -34,6 +37,8 @@ class StaticInDiffSlot(Rule):
     (`int`, `jnp.arange`), `TracerIntegerConversionError` (`range`), `TracerBoolConversionError`
     (`if`) or `TypeError: Shapes must be 1D sequences of concrete values` (`jnp.zeros`)
     (jax-ml/jax#11646, jax-ml/jax#8356). The same value in `nondiff_argnums` works everywhere.
+    A Python function in such a position fails at every call, eager included (`TypeError: ... is
+    not a valid JAX type`); a `jax.tree_util.Partial` is a pytree and works.
 
     ## Example
     ```python
@@ -88,6 +93,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             nondiff_names = {p for i, p in enumerate(sig.positional) if i in d.nondiff}
             if "nondiff_argnames" in d.keywords:
                 continue  # names resolved elsewhere; not followed here
+            self._callable_arguments(d, sig)
             for i, param in enumerate(sig.positional):
                 if i in d.nondiff or param in nondiff_names:
                     continue
@@ -109,6 +115,43 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                     f"(eager calls, grad and vmap work). Put position {i} in nondiff_argnums (bwd then receives "
                     f"it first; a Python number, shape or flag belongs there)"))
                 break
+
+    def _callable_arguments(self, d, sig: Signature) -> None:
+        """A call passing a Python function (a lambda, a def, `functools.partial`) in a position
+        outside nondiff_argnums: JAX rejects it as an argument at every call, eager included."""
+        rules = {id(r.node) for _, r in self.model.facts.rules_of(d) if r.node is not None}
+        kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
+        error = ("TypeError: Argument '<function ...>' of type <class 'function'> is not a valid JAX type"
+                 if d.kind == "vjp" else "TypeError: Error interpreting argument to custom_jvp_call as a JAX value")
+        for site in d.call_sites:
+            if id(site.enclosing) in rules:
+                continue
+            for position, arg in enumerate(site.call.args):
+                index = position + site.positional_offset
+                if isinstance(arg, ast.Starred):
+                    break
+                if index in d.nondiff or index >= len(sig.positional) or not self._is_function(arg):
+                    continue
+                self.report(arg, (
+                    f"{kind} `{d.name}` receives a Python function (`{self.quote(arg, 40)}`) in position {index} "
+                    f"(`{sig.positional[index]}`), which is not in nondiff_argnums: {kind} passes every such "
+                    f"argument to JAX as data, so this call raises {error}, eagerly too. Put position {index} "
+                    f"in nondiff_argnums, or pass a pytree callable (`jax.tree_util.Partial`, or the "
+                    f"`jax.closure_convert` form)"))
+
+    def _is_function(self, arg: ast.expr) -> bool:
+        if isinstance(arg, ast.Lambda):
+            return True
+        if isinstance(arg, ast.Call):
+            return self.model.index.qualname(arg.func) == "functools.partial"
+        if isinstance(arg, ast.Attribute):  # `jnp.sin`, `jax.nn.relu`: JAX's functions, not its constants
+            q = self.model.index.qualname(arg) or ""
+            return q.startswith(FUNCTION_NAMESPACES) and q.rsplit(".", 1)[-1] not in CONSTANTS
+        if isinstance(arg, ast.Name):
+            bindings = self.model.index.lookup(arg.id, self.model.index.scope_of(arg))
+            return bool(bindings) and all(b.kind == "def" and not getattr(b.node, "decorator_list", None)
+                                          for b in bindings)
+        return False
 
     def _static_evidence(self, sig: Signature, param: str) -> bool:
         evidence = [*annotation_evidence(self.model, sig.annotations.get(param), param), *name_evidence(param)]

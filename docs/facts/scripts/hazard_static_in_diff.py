@@ -79,3 +79,33 @@ for label in ("int(n)", "if n > 1"):
         check(f"{tag}: jit, n a closed-over constant", lambda: jax.jit(lambda z: f(z, N))(Z))
         check(f"{tag}: grad wrt z (eager)", lambda: jax.grad(lambda z: f(z, N))(Z))
         check(f"{tag}: jit(grad) wrt z, n constant", lambda: jax.jit(jax.grad(lambda z: f(z, N)))(Z))
+
+
+@jax.custom_vjp
+def apply(fn, x):
+    return fn(x)
+
+
+apply.defvjp(lambda fn, x: (fn(x), x), lambda x, g: (None, jnp.cos(x) * g))
+
+
+def _double(v):
+    return 2.0 * v
+
+
+print("## a Python callable in a differentiable slot")
+for label, fn in (("lambda", lambda v: jnp.sin(v)), ("def", _double), ("functools.partial", partial(jnp.multiply, 2.0)),
+                  ("jax.tree_util.Partial", jax.tree_util.Partial(jnp.multiply, 2.0))):
+    check(f"callable {label}: eager", lambda: apply(fn, Z))
+    check(f"callable {label}: jit", lambda: jax.jit(lambda z: apply(fn, z))(Z))
+    check(f"callable {label}: grad wrt x", lambda: jax.grad(lambda z: apply(fn, z))(Z))
+
+
+@jax.custom_jvp
+def apply_jvp(fn, x):
+    return fn(x)
+
+
+apply_jvp.defjvp(lambda primals, tangents: (apply_jvp(*primals), jnp.cos(primals[1]) * tangents[1]))
+check("custom_jvp, callable def: eager", lambda: apply_jvp(_double, Z))
+check("custom_jvp, callable def: grad wrt x", lambda: jax.grad(lambda z: apply_jvp(_double, z))(Z))
