@@ -399,6 +399,8 @@ def _traced_positions(model: FileModel, q: str, call: ast.Call, d: CustomDerivat
     if q in ("jax.vmap", "jax.pmap"):
         axes = keywords.get("in_axes", call.args[1] if len(call.args) > 1 else None)
         value = 0 if axes is None else constant_value(model.index, axes)
+        if isinstance(axes, (ast.Tuple, ast.List)) and all(isinstance(a, ast.Constant) for a in axes.elts):
+            value = tuple(a.value for a in axes.elts)  # type: ignore[attr-defined]  # None entries too
         if isinstance(value, int) and not isinstance(value, bool):
             return {p: "batches it" for p in range(n)}
         if isinstance(value, (tuple, list)) and len(value) == n:
