@@ -228,8 +228,9 @@ def test_deep_nesting_gives_a_clear_diagnostic(tmp_path):
         _syntax("parens.py", 4, 212, "syntax error: too many nested parentheses"),
         _syntax("lists.py", 4, 212, "syntax error: too many nested parentheses"),
         _syntax("blocks.py", 103, 1, "syntax error: too many levels of indentation"),
-        _syntax("chain.py", 1, 1, "source is nested too deeply to parse"),
-    ] + _expected("unary.py", files["unary.py"]))
+    ] + ([_syntax("chain.py", 1, 1, "source is nested too deeply to parse")]
+         if sys.version_info >= (3, 11) else [])  # 3.9/3.10's `ast` builds that chain: a valid file
+      + _expected("unary.py", files["unary.py"]))
 
 
 # -- the file system ------------------------------------------------------------------------------------
