@@ -65,6 +65,15 @@ def scaled_sin(axis: int, x):
                 sig = d.signature
                 assert sig is not None
                 keyword = self.model.facts.nondiff_keyword(d, v.position)
+                if v.level == "maybe":  # weaker or contradicted evidence: say so
+                    against = v.contradictions()
+                    contra = f", although it {against[0].reason}" if against else ""
+                    self.report(sig.param_nodes[v.name],
+                                f"`{v.name}` (position {v.position}) is in {keyword} of custom_jvp `{d.name}` and may "
+                                f"be an array: it {evidence.reason}{contra}. If it is, custom_jvp stop-gradients it, so "
+                                f"its derivative is silently zero, and it fails under jax_custom_jvp3. Make it a "
+                                f"differentiable argument, or annotate it as a static type")
+                    continue
                 self.report(sig.param_nodes[v.name],
                             f"`{v.name}` (position {v.position}) is in {keyword} of custom_jvp `{d.name}` but "
                             f"{evidence.reason}: custom_jvp stop-gradients nondiff arguments, so its derivative is "
