@@ -9,7 +9,9 @@ class NondiffMaybeArray(NondiffVerdictRule):
     """## What it does
     Flags a `jax.custom_vjp` nondiff position that may hold an array: there is evidence that it
     is used as an array, but also evidence that it is a static value (a literal at a call site,
-    a static-sounding name, a use as a Python condition). VJP101 reports the confident cases.
+    a static-sounding name, a use as a Python condition); or it is used several times as array
+    data (arithmetic with values known to be arrays, `-rate * x`, an index into one) and nothing
+    says it is static. VJP101 reports the confident cases.
 
     ## Why is this bad?
     If the argument is an array and becomes a tracer (under `jit`, batched `vmap`, or `grad`
