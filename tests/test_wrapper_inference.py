@@ -2,7 +2,8 @@
 disk with a trax-style backend module (`fastmath.custom_vjp(f, fwd, bwd, nondiff_argnums=...)`
 dispatched through a table to a function that calls `jax.custom_vjp`, dropping nondiff_argnums),
 a tjax-style shim class that renames `static_argnums` to nondiff_argnums, a wrapper that drops
-them, re-exports through `__init__` (`*` included) and look-alikes that are not wrappers.
+them (one of them used in its own module), re-exports through `__init__` (`*` included) and
+look-alikes that are not wrappers.
 Every firing case is confirmed on JAX (test_the_firing_cases_fail_on_jax)."""
 
 from __future__ import annotations
@@ -102,6 +103,32 @@ FILES = {
 
 
         differentiable = plain_vjp
+        ''',
+    "mylib/local.py": '''\
+        import jax
+
+
+        def my_vjp(fun, nondiff_argnums=()):
+            """Used in this module: drops nondiff_argnums."""
+            return jax.custom_vjp(fun)
+
+
+        def halve(x, k):
+            return x / k
+
+
+        halved = my_vjp(halve, nondiff_argnums=(1,))
+
+
+        def halve_fwd(x, k):
+            return x / k, k
+
+
+        def halve_bwd(k, g):
+            return (g / k,)
+
+
+        halved.defvjp(halve_fwd, halve_bwd)
         ''',
     "mylib/smooth.py": '''\
         from mylib.shims import differentiable
@@ -229,6 +256,9 @@ BWD_TYPEERROR = ("raises `TypeError: Custom VJP bwd rule must produce an output 
 EXPECTED = [
     ("mylib/layers.py:16:12: VJP306 bwd `scale_bwd` returns 1 cotangent but `scaled` has 2 differentiable "
      f"arguments (w, x); differentiating `scaled` {BWD_TYPEERROR} {VIA_FASTMATH.format(name='scaled')}"),
+    ("mylib/local.py:21:12: VJP306 bwd `halve_bwd` returns 1 cotangent but `halved` has 2 differentiable "
+     f"arguments (x, k); differentiating `halved` {BWD_TYPEERROR} (custom_vjp `halved` through the wrapper "
+     "`mylib.local.my_vjp`, which calls `jax.custom_vjp` at mylib/local.py:6)"),
     ("mylib/smooth.py:16:12: VJP306 bwd `soft_bwd` returns 1 cotangent but `soft_vjp` has 2 differentiable "
      f"arguments (x, t); differentiating `soft_vjp` {BWD_TYPEERROR} (custom_vjp `soft_vjp` through the wrapper "
      "`mylib.shims.plain_vjp`, which calls `jax.custom_vjp` at mylib/shims.py:20)"),
@@ -268,11 +298,13 @@ def test_what_the_index_recognises(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         "mylib.shims.custom_vjp": ("vjp", "static_argnums", ()),  # a class whose __init__ forwards
         "mylib.shims.plain_vjp": ("vjp", "", ()),
         "mylib.shims.differentiable": ("vjp", "", ()),
+        "mylib.local.my_vjp": ("vjp", "", ()),
     }
     # Look-alikes: a function named custom_jvp that calls its argument, a function and a decorator
     # that make a custom_vjp of a fixed function.
     assert not any(name.endswith(("custom_jvp", "registered", "memoized")) for name in found)
     assert index.relative["mylib"][".shims.custom_vjp"] is index.spellings["mylib.shims.custom_vjp"]
+    assert index.local["mylib.local"] == {"<self>.my_vjp": index.spellings["mylib.local.my_vjp"]}  # used there
 
 
 def _age(root: Path) -> None:
@@ -290,7 +322,7 @@ def test_the_index_is_cached_per_file(tmp_path: Path, monkeypatch: pytest.Monkey
     files = sorted(Path(".").rglob("*.py"))
     config = Config(cache_dir=str(tmp_path / "cache"))
     cold = project.build_index(files, config)
-    assert len(reads) == len(files) == 8
+    assert len(reads) == len(files) == 9
     reads.clear()
     warm = project.build_index(files, config)
     assert reads == [] and warm.spellings == cold.spellings  # nothing read again
@@ -313,7 +345,8 @@ def test_results_are_identical_for_any_jobs_with_and_without_cache(tmp_path: Pat
     write_tree(tmp_path)
     reference = _json(tmp_path, "--no-cache", "--jobs", "1")
     assert [(d["filename"], d["code"]) for d in reference] == [
-        ("mylib/layers.py", "VJP306"), ("mylib/smooth.py", "VJP306"), ("mylib/tools.py", "VJP101"),
+        ("mylib/layers.py", "VJP306"), ("mylib/local.py", "VJP306"), ("mylib/smooth.py", "VJP306"),
+        ("mylib/tools.py", "VJP101"),
         ("mylib/tools.py", "VJP306")]
     for args in (("--no-cache", "--jobs", "2"), (), (), ("--jobs", "2")):  # cold cache, then warm
         assert _json(tmp_path, *args) == reference, args
@@ -332,7 +365,7 @@ def test_a_changed_wrapper_changes_cached_results_elsewhere(tmp_path: Path) -> N
     warm = _concise(tmp_path, ".")
     assert warm == _concise(tmp_path, "--no-cache", ".")
     assert [line.split(" ", 2)[:2] for line in warm] == [
-        ["mylib/layers.py:16:12:", "VJP306"], ["mylib/smooth.py:4:13:", "VJP102"],
+        ["mylib/layers.py:16:12:", "VJP306"], ["mylib/local.py:21:12:", "VJP306"], ["mylib/smooth.py:4:13:", "VJP102"],
         ["mylib/smooth.py:15:5:", "VJP305"], ["mylib/tools.py:10:13:", "VJP101"],
         ["mylib/tools.py:36:5:", "VJP305"]]
 
@@ -342,7 +375,7 @@ def test_pre_commit_runs_know_the_wrappers_of_the_files_they_are_given(tmp_path:
     write_tree(tmp_path)
     assert b"custom_vjp" not in (tmp_path / "mylib" / "smooth.py").read_bytes()
     # The fast path declines (shims.py names custom_vjp), the full run finds the wrapper there.
-    assert _concise(tmp_path, "mylib/smooth.py", "mylib/shims.py") == [EXPECTED[1]]
+    assert _concise(tmp_path, "mylib/smooth.py", "mylib/shims.py") == [EXPECTED[2]]
     # Alone, smooth.py holds no name of JAX's: both paths answer that there is nothing to check
     # (the wrapper is in a module this run does not include).
     fast = run_cli("check", "mylib/smooth.py", cwd=tmp_path)
@@ -352,7 +385,7 @@ def test_pre_commit_runs_know_the_wrappers_of_the_files_they_are_given(tmp_path:
 
 CONFIRM = """\
 import jax, jax.numpy as jnp
-from mylib import layers, smooth, tools
+from mylib import layers, local, smooth, tools
 def outcome(f, *args):
     try:
         f(*args)
@@ -364,6 +397,7 @@ print(outcome(jax.grad(lambda x: layers.shifted(2.0, x)), 3.0))
 print(outcome(jax.grad(lambda x: smooth.soft_vjp(x, 2.0)), 3.0))
 print(outcome(jax.grad(lambda w: tools.project(w, jnp.ones(2)).sum()), jnp.ones((2, 2))))
 print(outcome(jax.grad(lambda x: tools.double_vjp(x, 2.0)), 3.0))
+print(outcome(jax.grad(lambda x: local.halved(x, 2.0)), 3.0))
 """
 
 
@@ -377,8 +411,8 @@ def test_the_firing_cases_fail_on_jax(tmp_path: Path) -> None:
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     # scaled (VJP306), shifted (silent: None for the dropped nondiff argument), soft_vjp (VJP306),
-    # project (VJP101), double_vjp (VJP306)
-    assert proc.stdout.split() == ["TypeError", "ok", "TypeError", "UnexpectedTracerError", "TypeError"]
+    # project (VJP101), double_vjp (VJP306), halved (VJP306)
+    assert proc.stdout.split() == ["TypeError", "ok", "TypeError", "UnexpectedTracerError", "TypeError", "TypeError"]
 
 
 @pytest.mark.server
@@ -394,7 +428,7 @@ async def test_the_server_uses_the_workspace_wrappers_and_refreshes_them_on_save
         uri = open_doc(client, tools, tools.read_text())
         first = await published(client, uri, 1)
         assert [(d.code, d.range.start.line) for d in first] == [("VJP101", 9), ("VJP306", 36)]
-        assert first[0].message == EXPECTED[2].split(" VJP101 ", 1)[1]
+        assert first[0].message == EXPECTED[3].split(" VJP101 ", 1)[1]
         # plain_vjp now passes nondiff_argnums on: saving shims.py re-lints the open tools.py.
         shims = tmp_path / "mylib" / "shims.py"
         shims.write_text(shims.read_text().replace("return jax.custom_vjp(fun)",

@@ -12,7 +12,7 @@ from vjplint.jaxapi import (API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXT
                             canonical_creator)
 from vjplint.model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value
-from vjplint.wrappers import InferredKeyword
+from vjplint.wrappers import SELF, InferredKeyword
 
 
 @dataclass
@@ -93,14 +93,14 @@ class _Collector:
     # -- definitions ----------------------------------------------------------------------
     def _match_creator(self, expr: ast.expr, scope: Scope) -> Optional[Tuple[str, Dict[str, ast.expr], str, bool]]:
         """(kind, keywords, nondiff keyword, is_alias) when `expr` makes a custom derivative."""
-        q = self.index.qualname(expr, scope)
+        q = self._creator_qualname(expr, scope)
         found = self.rec.kind_of(q)
         if found:
             return found[0], {}, found[1], q in self.rec.aliases
         if isinstance(expr, ast.Call):
-            fq = self.index.qualname(expr.func, scope)
+            fq = self._creator_qualname(expr.func, scope)
             if fq in PARTIAL and expr.args:
-                inner_q = self.index.qualname(expr.args[0], scope)
+                inner_q = self._creator_qualname(expr.args[0], scope)
                 found = self.rec.kind_of(inner_q)
                 if found:
                     return found[0], _keywords(expr), found[1], inner_q in self.rec.aliases
@@ -110,6 +110,16 @@ class _Collector:
             if found and canonical_creator(fq) in CONFIGURABLE_CREATORS and not expr.args:
                 return found[0], _keywords(expr), found[1], False  # `@nnx.custom_vjp(nondiff_argnums=...)`
         return None
+
+    def _creator_qualname(self, expr: ast.expr, scope: Scope) -> Optional[str]:
+        """`index.qualname`, or `<self>.w` for this module's own function, class or rename `w`
+        when it is an inferred wrapper (vjplint.project), used where it is defined."""
+        q = self.index.qualname(expr, scope)
+        if q is None and isinstance(expr, ast.Name) and f"{SELF}.{expr.id}" in self.rec.aliases:
+            found = self.index.resolve(expr.id, scope)
+            if found is not None and found[0] is self.index.module_scope:
+                return f"{SELF}.{expr.id}"
+        return q
 
     def _from_decorators(self, fn: ast.FunctionDef) -> None:
         outer = self.index.scope_of(fn)
@@ -134,7 +144,7 @@ class _Collector:
         if not isinstance(value, ast.Call) or not value.args:
             return
         scope = self.index.scope_of(node)
-        fq = self.index.qualname(value.func, scope)
+        fq = self._creator_qualname(value.func, scope)
         found = self.rec.kind_of(fq)
         if found:
             kind, nondiff_kw = found

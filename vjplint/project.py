@@ -50,7 +50,8 @@ class ProjectIndex:
     spellings: Dict[str, Creator] = field(default_factory=dict)  # absolute name -> wrapper
     relative: Dict[str, Dict[str, Creator]] = field(default_factory=dict)  # package -> `.mod.w` -> wrapper
     package_of: Dict[str, str] = field(default_factory=dict)  # directory -> its package ("" outside)
-    _configs: Dict[Tuple[int, str], Config] = field(default_factory=dict)
+    local: Dict[str, Dict[str, Creator]] = field(default_factory=dict)  # module -> `<self>.w` -> its own wrapper
+    _configs: Dict[Tuple[int, str, str], Config] = field(default_factory=dict)
 
     def config_for(self, config: Config, path: Path) -> Config:
         """`config` with the wrappers as aliases (the relative spellings of `path`'s package too);
@@ -58,10 +59,12 @@ class ProjectIndex:
         if not self.spellings:
             return config
         package = self.package_of.get(os.path.dirname(os.path.abspath(path)), "")
-        key = (id(config), package if package in self.relative else "")  # most packages share one
-        found = self._configs.get(key)
+        module = _module_name(package, path) if self.local else ""
+        key = (id(config), package if package in self.relative else "", module if module in self.local else "")
+        found = self._configs.get(key)  # most files share one
         if found is None:
-            found = self._configs[key] = _with_aliases(config, {**self.spellings, **self.relative.get(package, {})})
+            found = self._configs[key] = _with_aliases(config, {**self.spellings, **self.relative.get(package, {}),
+                                                                **self.local.get(module, {})})
         return found
 
 
@@ -99,13 +102,16 @@ def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True
         display = os.path.relpath(absolute, base) if base is not None else display_path(path)
         record = cache.record(display, path) if cache is not None else _analyse(path, digest=False)[1]
         if record is not None:
-            stem = Path(absolute).stem
-            name = package if stem == "__init__" and package else f"{package}.{stem}" if package else stem
-            modules[name] = (record, package, display)
+            modules[_module_name(package, path)] = (record, package, display)
     if cache is not None:
         cache.save()
     _Resolver(modules, anchor, index).run()
     return index
+
+
+def _module_name(package: str, path: Path) -> str:
+    stem = Path(path).stem
+    return package if stem == "__init__" and package else f"{package}.{stem}" if package else stem
 
 
 def _package(directory: str, has_init: Dict[str, bool]) -> str:
@@ -127,7 +133,12 @@ def _package(directory: str, has_init: Dict[str, bool]) -> str:
 
 
 def _read(path: Path) -> bytes:
-    return path.read_bytes()
+    from vjplint.notebook import NotebookError, python_bytes
+
+    try:  # a notebook's wrappers are in its cells' Python (vjplint.notebook)
+        return python_bytes(path.name, path.read_bytes())
+    except NotebookError:
+        return b""
 
 
 def _analyse(path: Path, digest: bool = True) -> Tuple[str, Optional[FileWrappers]]:
@@ -337,6 +348,8 @@ class _Resolver:
                 found = self.resolve(f"{module}.{name}")
                 if found is not None:
                     spellings[f"{module}.{name}"] = found
+                    if not found.exact and name in (*record.forwards, *record.exports):  # used where it is defined
+                        self.index.local.setdefault(module, {})[f"{SELF}.{name}"] = found
             for name, raw in record.exports.items():  # `from pkg import ops` re-exports a module: `pkg.ops.w`
                 target = self.absolute(raw, module, package) if raw.rsplit(".", 1)[-1] in self.module_names else None
                 if target in self.modules:
