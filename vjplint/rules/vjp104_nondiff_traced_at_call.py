@@ -99,7 +99,13 @@ def step(n, x):
                                      f"(`{name}`): {reason}, so JAX raises UnexpectedTracerError here. Mark it "
                                      f"static in the transformation, pass a Python constant, or move `{name}` "
                                      f"out of nondiff_argnums")
+            # A function or string in the slot fails differently (jit: "not a valid JAX type").
+            not_numbers = {v.position for v in self.model.facts.verdicts(d, self.options.hints)
+                           if any((e.kind == "callable" and e.weight >= 3) or "string" in e.reason
+                                  for e in v.evidence)}
             for call, position, verb in traced_boundaries(self.model, d):
+                if position in not_numbers:
+                    continue
                 name = names[position]
                 self.report(call, f"`{d.name}` is handed to a transformation that traces its nondiff position "
                                   f"{position} (`{name}`): `{self.model.quote(call, 50)}` {verb}, so every call "
