@@ -51,7 +51,9 @@ class BwdDropsUsedInput(Rule):
     of everything upstream of it when the argument is computed from differentiated values
     (jax-ml/jax#17496: in a two-layer chain the first layer's weights got a zero gradient).
     Measured (`docs/facts/scripts/hazard_none_cotangent.py`): `None`, `jnp.zeros_like(v)` and
-    `0.0 * g` all give zeros under `grad` and `jit(grad)`, with no error.
+    `0.0 * g` all give zeros under `grad` and `jit(grad)`, with no error. When the custom_vjp is
+    itself the bwd of another one, a `None` for the residuals it received makes
+    `jax.grad(jax.grad(f))` silently zero (jax-ml/jax#21220).
 
     ## Example
     ```python
@@ -152,17 +154,27 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             through = flows.reaches_output(param)
             if through is None:
                 continue
-            shown = "`None`" if isinstance(slots[0], ast.Constant) and slots[0].value is None else \
-                f"a zero (`{self.quote(slots[0], 30)}`)"
+            if isinstance(slots[0], ast.Constant) and slots[0].value is None:
+                shown = "`None`"
+            elif isinstance(slots[0], (ast.Tuple, ast.List)):
+                shown = f"`{self.quote(slots[0], 30)}` (zero cotangents)"
+            else:
+                shown = f"a zero (`{self.quote(slots[0], 30)}`)"
             name = bwd_name or getattr(bwd, "name", "<lambda>")
+            outer = next((o for o in self.model.derivatives if o is not d and any(
+                r.node is d.primal for reg in o.registrations for r in reg.rules[1:2])), None)
+            nested = (f" `{d.name}` is the bwd of custom_vjp `{outer.name}`, so `jax.grad(jax.grad({outer.name}))` "
+                      f"loses this term (jax-ml/jax#21220)." if outer is not None else "")
             self.report(slots[0], (
                 f"bwd `{name}` of `{d.name}` returns {shown} for `{param}`, but the primal's output depends on "
                 f"`{param}` (`{self.quote(through, 50)}`): JAX takes it as a zero cotangent without a check, so "
                 f"the gradient with respect to `{param}`, and of everything upstream that `{param}` is computed "
-                f"from (jax-ml/jax#17496), may be silently zero. Return its cotangent; if `{param}` is an integer "
-                f"array or is never differentiated, keep it and silence this with `# noqa: VJP602`"))
+                f"from (jax-ml/jax#17496), may be silently zero.{nested} Return its cotangent; if `{param}` is an "
+                f"integer array or is never differentiated, keep it and silence this with `# noqa: VJP602`"))
 
     def _zero(self, expr: ast.expr) -> bool:
+        if isinstance(expr, (ast.Tuple, ast.List)):  # `(None,)` for a tuple argument
+            return bool(expr.elts) and all(self._zero(e) for e in expr.elts)
         if isinstance(expr, ast.Constant):
             return expr.value is None or (type(expr.value) in (int, float) and expr.value == 0)
         if isinstance(expr, ast.Call):
