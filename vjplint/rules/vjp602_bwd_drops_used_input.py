@@ -193,7 +193,6 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         sites = [s for s in d.call_sites if id(s.enclosing) not in rules]  # fwd calling the primal
         if not sites:
             return False
-        index = self.model.index
         for site in sites:
             arg = argument_at(site.call, position - site.positional_offset, param)
             if arg is None:
