@@ -44,8 +44,9 @@ HAZARD = textwrap.dedent('''\
     (lambda p: (p / "empty").mkdir(), ["empty"], 0, "vjplint: warning: No Python files found under empty\n"),
     (lambda p: ((p / "docs").mkdir(), (p / "docs" / "a.txt").write_text("x")), ["docs"], 0,
      "vjplint: warning: No Python files found under docs\n"),
-    (lambda p: (p / "nb.ipynb").write_text('{"cells": []}'), ["nb.ipynb"], 0,
-     "vjplint: warning: nb.ipynb: Jupyter notebooks are not linted yet; skipped\n"
+    (lambda p: ((p / "nb.ipynb").write_text('{"cells": []}'),  # notebooks are linted unless turned off
+                (p / "pyproject.toml").write_text("[tool.vjplint]\nnotebooks = false\n")), ["nb.ipynb"], 0,
+     "vjplint: warning: nb.ipynb: notebooks are turned off (`notebooks = false`); skipped\n"
      "vjplint: warning: No Python files found under nb.ipynb\n"),
     (lambda p: None, ["rules"], 2,
      "vjplint: error: 'rules' is neither a command nor a file or directory; did you mean `vjplint rule`?\n"),

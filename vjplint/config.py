@@ -25,7 +25,7 @@ def _tomllib():
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
     "respect-gitignore", "array-names", "static-names", "custom-vjp-aliases", "custom-jvp-aliases",
-    "target", "verify", "cache-dir", "extend", "docs-url",
+    "target", "verify", "cache-dir", "extend", "docs-url", "notebooks",
 }
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d",
@@ -44,6 +44,7 @@ class Config:
     extend_exclude: Tuple[str, ...] = ()
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     respect_gitignore: bool = True
+    notebooks: bool = True  # discover and lint `.ipynb` files (vjplint.notebook), as ruff does
     array_names: FrozenSet[str] = frozenset()
     static_names: FrozenSet[str] = frozenset()
     custom_vjp_aliases: Tuple[Tuple[str, str], ...] = ()
@@ -226,6 +227,9 @@ def config_from_table(table: Dict[str, Any], path: Optional[Path] = None) -> Con
     respect = table.get("respect-gitignore", True)
     if not isinstance(respect, bool):
         raise ConfigError(f"{where}`respect-gitignore` must be true or false")
+    notebooks = table.get("notebooks", True)
+    if not isinstance(notebooks, bool):
+        raise ConfigError(f"{where}`notebooks` must be true or false")
     verify = table.get("verify", {})
     if not isinstance(verify, dict):
         raise ConfigError(f"{where}[tool.vjplint.verify] must be a table")
@@ -244,6 +248,7 @@ def config_from_table(table: Dict[str, Any], path: Optional[Path] = None) -> Con
         extend_exclude=strings("extend-exclude"),
         per_file_ignores=tuple(per_file_items),
         respect_gitignore=respect,
+        notebooks=notebooks,
         array_names=frozenset(strings("array-names")),
         static_names=frozenset(strings("static-names")),
         custom_vjp_aliases=aliases("custom-vjp-aliases"),

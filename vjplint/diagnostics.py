@@ -78,10 +78,11 @@ class Diagnostic:
     end_location: Position
     fix: Optional[Fix] = None
     noqa_row: Optional[int] = None
+    cell: Optional[int] = None  # a notebook's 1-based cell number: rows are then the cell's (vjplint.notebook)
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None
 
     def sort_key(self) -> tuple:
-        return (self.filename, self.location.row, self.location.column, self.code)
+        return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code)

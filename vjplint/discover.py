@@ -14,6 +14,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 from vjplint.config import Config
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIXES = PYTHON_SUFFIXES + (".ipynb",)  # with `notebooks = true` (the default)
 
 
 @dataclass(frozen=True)
@@ -142,10 +143,10 @@ def discover(paths: Sequence[str], settings_for_dir: SettingsForDir, problems: L
             problems.append(Problem(raw, "no such file or directory", fatal=True))
             continue
         if path.is_file() or (path.exists() and not path.is_dir()):
-            if path.suffix == ".ipynb":  # JSON that often parses as a Python dict: never lint it as one
-                problems.append(Problem(raw, "Jupyter notebooks are not linted yet; skipped"))
-                continue
             config = settings_for_dir(os.path.dirname(os.path.abspath(raw)))
+            if path.suffix == ".ipynb" and not config.notebooks:  # linted as cells (vjplint.notebook) or not at all
+                problems.append(Problem(raw, "notebooks are turned off (`notebooks = false`); skipped"))
+                continue
             if force_exclude:
                 root, patterns = _root_and_patterns(config)
                 real = path.resolve()
@@ -202,6 +203,7 @@ def _walk(top: Path, settings_for_dir: SettingsForDir, gitignores: _GitIgnores, 
         base = "" if base == "." else base.rstrip("/") + "/"
         match_name, match_relative = _matchers(patterns) if patterns else (None, None)
         specs = gitignores.prefixes(directory) if config.respect_gitignore else []
+        suffixes = NOTEBOOK_SUFFIXES if config.notebooks else PYTHON_SUFFIXES
         for entry in entries:
             name = entry.name
             try:
@@ -211,10 +213,10 @@ def _walk(top: Path, settings_for_dir: SettingsForDir, gitignores: _GitIgnores, 
                 path = Path(entry.path)
                 message = _broken_link(path)
                 if not _excluded(path, root, patterns) and (
-                        name.endswith(PYTHON_SUFFIXES) or message.endswith("loop")):
+                        name.endswith(suffixes) or message.endswith("loop")):
                     problems.append(Problem(str(path), message))
                 continue
-            if is_file and not name.endswith(PYTHON_SUFFIXES):
+            if is_file and not name.endswith(suffixes):
                 continue  # neither walked nor linted, whatever the excludes say
             if match_name is not None and (match_name(os.path.normcase(name))
                                            or match_relative(os.path.normcase(base + name))):  # type: ignore
@@ -225,8 +227,8 @@ def _walk(top: Path, settings_for_dir: SettingsForDir, gitignores: _GitIgnores, 
             path = Path(entry.path)
             if is_dir:
                 subdirs.append((path, None if entry.is_symlink() else os.path.join(real, name)))
-            elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
+            elif is_file and entry.name.endswith(suffixes):
                 yield path, config
-            elif not is_file and not is_dir and entry.is_symlink() and entry.name.endswith(PYTHON_SUFFIXES):
+            elif not is_file and not is_dir and entry.is_symlink() and entry.name.endswith(suffixes):
                 problems.append(Problem(str(path), _broken_link(path)))
         stack.extend(reversed(subdirs))

@@ -133,7 +133,12 @@ def _package(directory: str, has_init: Dict[str, bool]) -> str:
 
 
 def _read(path: Path) -> bytes:
-    return path.read_bytes()
+    from vjplint.notebook import NotebookError, python_bytes
+
+    try:  # a notebook's wrappers are in its cells' Python (vjplint.notebook)
+        return python_bytes(path.name, path.read_bytes())
+    except NotebookError:
+        return b""
 
 
 def _analyse(path: Path, digest: bool = True) -> Tuple[str, Optional[FileWrappers]]:

@@ -53,11 +53,12 @@ class LazySources(Mapping):
             outcome = self._files[display]
             decoded = outcome.result.decoded
             if decoded is None:  # a cache hit, or beyond lint_many's budget: read it now
+                from vjplint.notebook import python_bytes
                 from vjplint.source import SourceError, decode
 
-                try:
-                    decoded = decode(outcome.path.read_bytes())
-                except (OSError, SourceError):
+                try:  # a notebook's Python text, as linted (vjplint.notebook)
+                    decoded = decode(python_bytes(display, outcome.path.read_bytes()))
+                except (OSError, SourceError, ValueError):
                     decoded = None
             self._last = (display, source_lines(decoded.text) if decoded is not None else [])
         return self._last[1]

@@ -168,7 +168,8 @@ def _lint(task: Task, configs: Sequence[Config]) -> Done:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        result = lint_source(display, data, configs[c], path=path)
+        result = (lint_source(display, data, configs[c], path=path) if not display.endswith(".ipynb")
+                  else _lint_notebook(display, data, configs[c], path))
     except Exception as exc:  # the engine never raises by design; this is the last guard
         result = LintResult(errors=[f"{display}: internal error: {type(exc).__name__}: {exc}"])
     finally:
@@ -177,6 +178,19 @@ def _lint(task: Task, configs: Sequence[Config]) -> Done:
     if not result.diagnostics:
         result.decoded = None  # nothing will quote this file: don't carry its text around
     return result, digest
+
+
+def _lint_notebook(display: str, data: bytes, config: Config, path: str) -> LintResult:
+    """A notebook's code cells as one module; its diagnostics' rows mapped to (cell, row)."""
+    from vjplint import notebook
+
+    try:
+        source = notebook.read(data)
+    except notebook.NotebookError as exc:
+        return LintResult(errors=[f"{display}: {exc}"])
+    result = lint_source(display, source.text, config, path=path)
+    result.diagnostics = notebook.to_cells(result.diagnostics, notebook.CellMap.of(source.text.splitlines()))
+    return result
 
 
 _WORKER_CONFIGS: Sequence[Config] = ()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, List, Sequence
 
+from vjplint import notebook
 from vjplint.cli.fix import encode, write_atomic
 from vjplint.cli.report import report_problems
 from vjplint.diagnostics import Diagnostic
@@ -35,20 +36,23 @@ def run_add_noqa(args, workspace: "Workspace", paths: Sequence[str], progress=No
             continue
         try:
             data = outcome.path.read_bytes()
-            decoded = decode(data)
-        except (OSError, SourceError) as exc:
+            cells = notebook.read(data) if notebook.is_notebook(outcome.display) else None  # its cells' Python
+            decoded = decode(cells.text.encode("utf-8") if cells is not None else data)
+        except (OSError, SourceError, notebook.NotebookError) as exc:
             errors.append(f"{outcome.display}: cannot read file: {exc}")
             continue
         # Lint the bytes read now (only files with findings): a cached result or a file edited
         # since must not put a comment on the wrong line.
-        diagnostics = lint_source(outcome.display, data, outcome.config, path=str(outcome.path)).diagnostics
+        diagnostics = lint_source(outcome.display, decoded.text if cells is not None else data, outcome.config,
+                                  path=str(outcome.path)).diagnostics
         result = add_noqa(decoded.text, diagnostics)
         left.extend(result.unsuppressible)
         if result.text == decoded.text:
             continue
         try:
-            write_atomic(outcome.path, encode(result.text, decoded))
-        except (OSError, UnicodeEncodeError) as exc:
+            write_atomic(outcome.path, encode(result.text, decoded) if cells is None
+                         else notebook.write(data, notebook.cells_of(result.text, cells)))
+        except (OSError, UnicodeEncodeError, notebook.NotebookError) as exc:
             errors.append(f"{outcome.display}: cannot write the file: {getattr(exc, 'strerror', None) or exc}")
             continue
         added += result.added

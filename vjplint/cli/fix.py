@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Dict, List, Sequence
 from vjplint.cli.report import emit, exit_code, report_problems
 from vjplint.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic
+from vjplint import notebook
 from vjplint.fixes.apply import FixResult, fix_text, offered
 from vjplint.positions import lines_with_endings, source_lines
 from vjplint.source import DecodedSource, SourceError, decode
@@ -99,8 +100,10 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
             continue
         try:
             data = outcome.path.read_bytes()
-            decoded = decode(data)
-        except (OSError, SourceError) as exc:
+            # A notebook is fixed as its cells' Python text, then written back into its cells.
+            cells = notebook.read(data) if notebook.is_notebook(outcome.display) else None
+            decoded = decode(cells.text.encode("utf-8") if cells is not None else data)
+        except (OSError, SourceError, notebook.NotebookError) as exc:
             errors.append(f"{outcome.display}: cannot read file: {exc}")
             remaining.extend(diagnostics)
             continue
@@ -115,15 +118,18 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
                 try:
                     if outcome.path.read_bytes() != data:
                         raise OSError("the file changed while it was being fixed")
-                    write_atomic(outcome.path, encode(result.text, decoded))
-                except (OSError, UnicodeEncodeError) as exc:
+                    write_atomic(outcome.path, encode(result.text, decoded) if cells is None
+                                 else notebook.write(data, notebook.cells_of(result.text, cells)))
+                except (OSError, UnicodeEncodeError, notebook.NotebookError) as exc:
                     errors.append(f"{outcome.display}: cannot write the fixed file: {_reason(exc)}")
                     remaining.extend(diagnostics)
                     sources[outcome.display] = source_lines(decoded.text)
                     continue
         fixed.append(_FileFix(outcome.display, result, decoded.text, source_lines(result.text)))
-        remaining.extend(result.remaining)
-        sources[outcome.display] = source_lines(result.text)
+        lines = source_lines(result.text)
+        remaining.extend(result.remaining if cells is None
+                         else notebook.to_cells(result.remaining, notebook.CellMap.of(lines)))
+        sources[outcome.display] = lines
     report_problems(run.problems, errors)
     if args.diff:
         return _finish_diff(args, fixed, diffs, remaining, errors)
@@ -173,8 +179,8 @@ def _fix_summary(fixed: List[_FileFix]) -> str:
 
 def _read_lines(path: Path) -> List[str]:
     try:
-        return source_lines(decode(path.read_bytes()).text)
-    except (OSError, SourceError):
+        return source_lines(decode(notebook.python_bytes(path.name, path.read_bytes())).text)
+    except (OSError, SourceError, notebook.NotebookError):
         return []
 
 

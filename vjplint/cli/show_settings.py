@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 KEYS = (
     ("select", "select"), ("ignore", "ignore"), ("extend-select", "extend_select"),
     ("per-file-ignores", "per_file_ignores"), ("exclude", "exclude"), ("extend-exclude", "extend_exclude"),
-    ("respect-gitignore", "respect_gitignore"), ("array-names", "array_names"), ("static-names", "static_names"),
+    ("respect-gitignore", "respect_gitignore"), ("notebooks", "notebooks"), ("array-names", "array_names"), ("static-names", "static_names"),
     ("custom-vjp-aliases", "custom_vjp_aliases"), ("custom-jvp-aliases", "custom_jvp_aliases"),
     ("target", "target"), ("docs-url", "docs_url"), ("cache-dir", "cache_dir"),
 )

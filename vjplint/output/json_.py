@@ -9,28 +9,35 @@ from vjplint.diagnostics import Diagnostic, Fix
 from vjplint.output import OutputContext
 
 
-def _position(p: Any) -> Dict[str, int]:
+def _position(p: Any, cells: Any = None) -> Dict[str, int]:
+    p = cells.position(p) if cells is not None else p  # a notebook's edit: its row in its cell
     return {"row": p.row, "column": p.column}
 
 
-def fix_to_json(fix: Optional[Fix]) -> Optional[Dict[str, Any]]:
+def fix_to_json(fix: Optional[Fix], cells: Any = None) -> Optional[Dict[str, Any]]:
     if fix is None or not fix.resolved:  # a plan whose edits could not be computed: not applicable
         return None
     return {
         "applicability": fix.applicability.value,
         "message": fix.message,
-        "edits": [{"content": e.content, "location": _position(e.location), "end_location": _position(e.end_location)}
+        "edits": [{"content": e.content, "location": _position(e.location, cells),
+                   "end_location": _position(e.end_location, cells)}
                   for e in fix.edits],
     }
 
 
 def diagnostic_to_json(d: Diagnostic, ctx: OutputContext) -> Dict[str, Any]:
+    cells = None
+    if d.cell is not None and d.fix is not None:  # edits are on the notebook's Python text (vjplint.notebook)
+        from vjplint.notebook import CellMap
+
+        cells = CellMap.of(ctx.sources.get(d.filename) or [])
     return {
-        "cell": None,
+        "cell": d.cell,
         "code": d.code,
         "end_location": _position(d.end_location),
         "filename": d.filename,
-        "fix": fix_to_json(d.fix),
+        "fix": fix_to_json(d.fix, cells),
         "location": _position(d.location),
         "message": d.message,
         "noqa_row": d.noqa_row,

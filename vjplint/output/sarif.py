@@ -78,9 +78,11 @@ def _result(d: Diagnostic, index: Dict[str, int]) -> Dict[str, Any]:
         "locations": [{"physicalLocation": {"artifactLocation": location,
                                             "region": _region(d.location, d.end_location)}}],
     }
+    if d.cell is not None:  # a notebook: rows count in this 1-based cell (vjplint.notebook)
+        result["locations"][0]["physicalLocation"]["region"]["properties"] = {"cell": d.cell}
     if d.code in index:
         result["ruleIndex"] = index[d.code]
-    if d.fix is not None and d.fix.edits:
+    if d.fix is not None and d.fix.edits and d.cell is None:  # a notebook's edits are not the file's lines
         unsafe = d.fix.applicability.value == "unsafe"
         result["fixes"] = [{
             "description": {"text": d.fix.message + (" (unsafe)" if unsafe else "")},

@@ -28,7 +28,8 @@ _PICTURES = {**{i: 0x2400 + i for i in range(0x20) if i != 0x09}, 0x09: 0x20, 0x
 
 def _line(d: Diagnostic, ctx: OutputContext) -> str:
     mark = " [*]" if _offered(d, ctx) else ""
-    return f"{d.filename}:{d.location.row}:{d.location.column}: {d.code}{mark} {d.message}"
+    cell = f"cell {d.cell}:" if d.cell is not None else ""  # a notebook's (ruff's spelling)
+    return f"{d.filename}:{cell}{d.location.row}:{d.location.column}: {d.code}{mark} {d.message}"
 
 
 def _wrapped(d: Diagnostic, ctx: OutputContext) -> List[str]:
@@ -54,6 +55,10 @@ def render_full(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
     for d in ([] if ctx.statistics else diagnostics):  # --statistics: the table alone (ruff's)
         out.extend(_wrapped(d, ctx))
         lines = ctx.sources.get(d.filename)
+        if lines and d.cell is not None:  # the notebook's Python text: the cell's lines (vjplint.notebook)
+            from vjplint.notebook import CellMap
+
+            lines = CellMap.of(lines).cell_lines(lines, d.cell)
         if lines and 0 < d.location.row <= len(lines):
             code = lines[d.location.row - 1].rstrip("\r\n")
             gutter = f"{d.location.row:>4} | "
