@@ -42,6 +42,7 @@ class Form:
     node: Optional[ast.AST] = None  # nonlinear: where linearity is lost
     why: str = ""  # nonlinear: how
     affine: bool = False  # nonlinear only because a tangent-free term is added
+    transpose: bool = False  # linear maybe, but through a custom_vjp, which JAX cannot transpose
 
 
 ZERO, CONST, LINEAR, UNKNOWN = Form("zero"), Form("const"), Form("linear"), Form("unknown")
@@ -54,7 +55,8 @@ class NonlinearJvpTangent(Rule):
     tangents: a product of two tangent terms (`t * t`, `t ** 2`, `dual * t` with `dual` computed
     from `t`), a tangent divided into, a tangent inside a nonlinear function (`jnp.abs(t)`,
     `jnp.sin(t)`, `jnp.maximum(t, 0)`, `jnp.nan_to_num(t / x)`), or a term that does not depend on
-    the tangents added to one that does (`2 * x * t + x`). Tangents are the names unpacked from the
+    the tangents added to one that does (`2 * x * t + x`), or a tangent passed to a custom_vjp
+    function of the module (a custom_vjp cannot be transposed). Tangents are the names unpacked from the
     rule's `tangents` parameter and `tangents[i]`; a call of a function it does not know that
     receives a tangent stops the analysis (no report).
 
@@ -65,7 +67,9 @@ class NonlinearJvpTangent(Rule):
     (`NotImplementedError: Transpose rule (for reverse-mode differentiation) for 'abs' not
     implemented`, or an `AssertionError` from the transposition), while `jax.jvp` and `jax.jacfwd`
     return values that are silently wrong (they change with the tangent's scale). A tangent-free
-    term added to the tangent is ignored by `grad` but added to every `jvp`/`jacfwd` result.
+    term added to the tangent is ignored by `grad` but added to every `jvp`/`jacfwd` result. A
+    tangent passed to a custom_vjp makes `grad` raise `NotImplementedError: Transpose rule ... for
+    'custom_vjp_call' not implemented` while `jvp` works (jax-ml/jax#19087).
 
     ## Example
     ```python
@@ -148,7 +152,13 @@ def my_abs_jvp(primals, tangents):
             if form.kind != "nonlinear" or form.node is None:
                 continue
             name = rule.name or getattr(fn, "name", "<lambda>")
-            if form.affine:
+            if form.transpose:
+                consequence = ("`jax.jvp` works, but reverse mode transposes the tangent computation and a custom_vjp "
+                               "call has no transpose rule: `jax.grad` raises NotImplementedError 'Transpose rule "
+                               "(for reverse-mode differentiation) for 'custom_vjp_call' not implemented' "
+                               "(jax-ml/jax#19087)")
+                remedy = "Write the tangent with jnp/lax operations, or call the custom_vjp's primal computation"
+            elif form.affine:
                 consequence = ("`jax.grad` ignores that term, but `jax.jvp` and `jax.jacfwd` add it to every result "
                                "(silently wrong)")
                 remedy = "Drop the term, or return it with the primal output if it belongs to the value"
@@ -159,9 +169,9 @@ def my_abs_jvp(primals, tangents):
                 remedy = ("Compute the nonlinear part from the primals and multiply the tangent by it (e.g. "
                           "`jnp.sign(x) * t` for `jnp.abs(t)`), or use a custom_vjp for a rule that must be "
                           "nonlinear in the cotangent")
-            self.report(form.node, f"the jvp rule `{name}` of `{d.name}` returns a tangent that is not linear in the "
-                                   f"input tangents: `{self.quote(form.node, 50)}` {form.why}. {consequence}. "
-                                   f"{remedy}")
+            what = "that JAX cannot transpose" if form.transpose else "that is not linear in the input tangents"
+            self.report(form.node, f"the jvp rule `{name}` of `{d.name}` returns a tangent {what}: "
+                                   f"`{self.quote(form.node, 50)}` {form.why}. {consequence}. {remedy}")
 
 
 class _Linearity:
@@ -312,6 +322,9 @@ class _Linearity:
             return CONST if self._tangent_free(call, depth) else UNKNOWN
         forms = [self.form(a, depth + 1) for a in args]
         keywords_free = all(self._tangent_free(k.value, depth) for k in call.keywords)
+        callee = self.rule.model.facts.derivative_named(call.func)
+        if callee is not None and callee.kind == "vjp" and any(f.kind in ("linear", "nonlinear") for f in forms):
+            return Form("nonlinear", call, f"applies custom_vjp `{callee.name}` to a tangent term", transpose=True)
         if not known:
             return CONST if all(f.kind in ("const", "zero") for f in forms) and keywords_free else UNKNOWN
         if tail in NONLINEAR:

@@ -52,3 +52,28 @@ for label, form in FORMS.items():
     check(f"{label}: grad", lambda: jax.grad(loss)(X), 2.0 * X)
     check(f"{label}: jit(grad)", lambda: jax.jit(jax.grad(loss))(X), 2.0 * X)
     check(f"{label}: jacfwd", lambda: jax.jacfwd(f)(X), jnp.diag(2.0 * X))
+
+
+@jax.custom_vjp
+def lin_vjp(t):
+    return 2.0 * t
+
+
+lin_vjp.defvjp(lambda t: (2.0 * t, None), lambda _, g: (2.0 * g,))
+
+
+@jax.custom_jvp
+def g(x):
+    return x ** 2
+
+
+@g.defjvp
+def g_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return x ** 2, x * lin_vjp(t)
+
+
+print("## a custom_vjp applied to the tangent (linear in t, but a custom_vjp)")
+check("custom_vjp of t: jvp", lambda: jax.jvp(g, (X,), (jnp.ones(2),))[1], 2.0 * X)
+check("custom_vjp of t: grad", lambda: jax.grad(lambda v: jnp.sum(g(v)))(X), 2.0 * X)
+check("custom_vjp of t: jit(grad)", lambda: jax.jit(jax.grad(lambda v: jnp.sum(g(v))))(X), 2.0 * X)
