@@ -1,20 +1,21 @@
 """The project index: the custom-derivative wrappers of a run's modules, resolved across them.
 
 Built once per run before any file is linted. Each file holding a trigger name
-(`vjplint.wrappers.TRIGGERS`) is parsed and its wrappers, imports and dispatch tables recorded
-(`vjplint.wrappers.detect`); the records are cached per file by size, mtime and content digest,
-like results, so a warm run reads no unchanged file. Module names come from paths: a file's
-package is the chain of directories with an `__init__.py` above it; a file outside packages is
-its stem. Names are then resolved to a fixed point (a wrapper may forward to another, a package
-`__init__` may re-export one), and every spelling that reaches a wrapper (`pkg.mod.w`, `pkg.w`
-through a re-export, `.mod.w` from the files of `pkg`) becomes a `custom-vjp-aliases` (or
-`custom-jvp-aliases`) entry of the settings the files are linted with: no rule knows about it,
-and a change to a wrapper changes every file's settings fingerprint, so cached results follow.
+(`vjplint.wrappers.TRIGGERS`), and each package `__init__` (re-exports seldom name one), is
+parsed in part (`vjplint.wrappers.detect_text`): its wrappers, imports and dispatch tables are
+recorded and cached per file by size, mtime and content digest, like results, so a warm run
+reads no unchanged file. Module names come from paths: a file's package is the chain of
+directories with an `__init__.py` above it; a file outside packages is its stem. Names are then
+resolved to a fixed point (a wrapper may forward to another, a package `__init__` may re-export
+one), and every spelling that reaches a wrapper (`pkg.mod.w`, `pkg.w` through a re-export,
+`.mod.w` from the files of `pkg`, `<self>.w` in `w`'s own module) becomes a
+`custom-vjp-aliases` (or `custom-jvp-aliases`) entry of the settings the files are linted with:
+no rule knows about it, and a change to a wrapper changes every file's settings fingerprint, so
+cached results follow.
 
 Only the modules of the run are known: a pre-commit run over one changed file sees the wrappers
 that file defines, not those of unchanged files.
 """
-
 from __future__ import annotations
 
 import json
