@@ -241,12 +241,7 @@ def remember_config(pyproject: str, made_ns: int, names: "tuple") -> None:
         st = os.stat(pyproject)
         payload = json.dumps({"format": REPLAY_FORMAT, "key": key, "size": st.st_size, "mtime": st.st_mtime_ns,
                               "made_ns": made_ns, "names": [n.decode("utf-8", "surrogateescape") for n in names]})
-        ensure_cache_root(os.path.dirname(os.path.dirname(path)))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(payload)
-        os.replace(tmp, path)
+        _write_record(path, payload)
     except OSError:
         pass
 
@@ -312,14 +307,19 @@ def record(args: list, made_ns: int, depends_on: "list", stdout: str, code: int)
             stats.append([name, is_dir, 0 if is_dir else st.st_size, st.st_mtime_ns])
         payload = json.dumps({"format": REPLAY_FORMAT, "key": key, "made_ns": made_ns, "stats": stats,
                               "stdout": stdout, "rc": code}, separators=(",", ":"), ensure_ascii=False)
-        ensure_cache_root(os.path.dirname(os.path.dirname(path)))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(payload)
-        os.replace(tmp, path)
+        _write_record(path, payload)
     except OSError:
         pass  # something vanished meanwhile, or a read-only tree: no replay, no harm
+
+
+def _write_record(path: str, payload: str) -> None:
+    """Write a record under the cache root (made on first use), atomically."""
+    ensure_cache_root(os.path.dirname(os.path.dirname(path)))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(payload)
+    os.replace(tmp, path)
 
 
 def now_ns() -> int:
