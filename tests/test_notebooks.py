@@ -52,6 +52,9 @@ def test_code_cells_are_one_module_with_magics_blanked():
         "for i in range(3):", "    pass  # vjplint: magic 0", "pass  # vjplint: magic 1", "pass  # vjplint: magic 2"]),
     ("%%capture out\nprint(1)", ["pass  # vjplint: magic 0", "print(1)"]),
     ("x = 10 % 3\ny = x if x != 1 else 2", ["x = 10 % 3", "y = x if x != 1 else 2"]),
+    # automagic: a magic without its `%` (JAX's cloud_tpu_colabs/JAX_demo.ipynb), not `time = 3`
+    ("timeit -n 5 -r 5 f(x)\ntime = 3\npip install -q jax", [
+        "pass  # vjplint: magic 0", "time = 3", "pass  # vjplint: magic 1"]),
 ])
 def test_magic_detection(cell, python):
     data = nbformat.writes(new_notebook(cells=[new_code_cell(cell)])).encode()
@@ -207,6 +210,9 @@ def test_notebooks_false_turns_them_off(copied: Path):
     named = run_cli("--no-cache", ACROSS.name, cwd=copied)
     assert named.stderr.startswith(f"vjplint: warning: {ACROSS.name}: notebooks are turned off "
                                    "(`notebooks = false`); skipped\n")
+    # pre-commit names every staged notebook (the hooks' types_or has jupyter): skipped silently
+    hook = run_cli("--no-cache", "--force-exclude", ACROSS.name, cwd=copied)
+    assert (hook.returncode, hook.stdout, hook.stderr) == (0, "", f"vjplint: warning: No Python files found under {ACROSS.name}\n")
 
 
 @pytest.mark.cli

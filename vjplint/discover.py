@@ -145,7 +145,8 @@ def discover(paths: Sequence[str], settings_for_dir: SettingsForDir, problems: L
         if path.is_file() or (path.exists() and not path.is_dir()):
             config = settings_for_dir(os.path.dirname(os.path.abspath(raw)))
             if path.suffix == ".ipynb" and not config.notebooks:  # linted as cells (vjplint.notebook) or not at all
-                problems.append(Problem(raw, "notebooks are turned off (`notebooks = false`); skipped"))
+                if not force_exclude:  # pre-commit names every notebook: as excluded, silently
+                    problems.append(Problem(raw, "notebooks are turned off (`notebooks = false`); skipped"))
                 continue
             if force_exclude:
                 root, patterns = _root_and_patterns(config)

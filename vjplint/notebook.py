@@ -25,6 +25,9 @@ _MARKER_RE = re.compile(r"# %% vjplint: cell (\d+)\Z")
 _MAGIC_RE = re.compile(r"(\s*)pass  # vjplint: magic (\d+)\Z")
 # Cell magics whose body is Python (IPython runs it): only their first line is a magic.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+# Line magics IPython also runs without their `%` (automagic), as in `timeit -n 5 f(x)`.
+AUTOMAGICS = frozenset({"timeit", "time", "pip", "conda", "matplotlib", "load_ext", "reload_ext", "autoreload",
+                        "env", "cd", "prun", "run", "who", "whos", "config", "pdb", "store", "reset"})
 _ESCAPE_RE = re.compile(r"\s*(?:[!%?]|[A-Za-z_][\w.]*\s*=\s*[!%][A-Za-z!])|\s*[A-Za-z_][\w.]*\?\??\s*\Z")
 
 
@@ -113,7 +116,8 @@ def _python_lines(source: str, magics: List[str]) -> Optional[List[str]]:
     out: List[str] = []
     depth, continued, in_string = 0, False, ""
     for line in lines:
-        magic = continued or (depth == 0 and not in_string and _ESCAPE_RE.match(line) is not None)
+        magic = continued or (depth == 0 and not in_string and (_ESCAPE_RE.match(line) is not None
+                                                                or _automagic(line)))
         if magic:
             indent = line[:len(line) - len(line.lstrip())] if not continued else ""
             out.append(f"{indent}pass  # vjplint: magic {len(magics)}")
@@ -123,6 +127,18 @@ def _python_lines(source: str, magics: List[str]) -> Optional[List[str]]:
         out.append(line)
         depth, in_string = _scan(line, depth, in_string)
     return out
+
+
+def _automagic(line: str) -> bool:
+    """`timeit -n 5 f(x)`: a magic's name, then arguments that are not Python (`time = 3` is)."""
+    words = line.split(None, 1)
+    if len(words) < 2 or words[0] not in AUTOMAGICS:
+        return False
+    try:
+        compile(line.strip(), "<cell>", "exec")
+    except SyntaxError:
+        return True
+    return False
 
 
 def _scan(line: str, depth: int, in_string: str) -> Tuple[int, str]:
