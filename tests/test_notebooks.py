@@ -222,3 +222,13 @@ def test_a_broken_notebook_is_an_error_not_a_crash(tmp_path: Path):
     proc = run_cli("--no-cache", "broken.ipynb", "custom_vjp.ipynb", cwd=tmp_path)
     assert proc.returncode == 2
     assert "vjplint: error: custom_vjp.ipynb: not a Jupyter notebook (no `cells` list)\n" in proc.stderr
+
+
+@pytest.mark.cli
+def test_stdin_with_a_notebook_name_is_linted_as_cells():
+    data = ACROSS.read_bytes()
+    proc = run_cli("--no-cache", "--output-format", "concise", "--stdin-filename", ACROSS.name, "-", stdin=data)
+    assert (proc.returncode, proc.stdout.splitlines()[0]) == (1, VJP307)
+    fix = run_cli("--fix", "--stdin-filename", ACROSS.name, "-", stdin=data)
+    assert (fix.returncode, fix.stdout, fix.stderr) == (
+        2, "", "vjplint: error: --fix and --diff read a notebook from its file, not from stdin\n")

@@ -169,7 +169,7 @@ def _lint(task: Task, configs: Sequence[Config]) -> Done:
     gc.disable()
     try:
         result = (lint_source(display, data, configs[c], path=path) if not display.endswith(".ipynb")
-                  else _lint_notebook(display, data, configs[c], path))
+                  else lint_notebook(display, data, configs[c], path))
     except Exception as exc:  # the engine never raises by design; this is the last guard
         result = LintResult(errors=[f"{display}: internal error: {type(exc).__name__}: {exc}"])
     finally:
@@ -180,7 +180,7 @@ def _lint(task: Task, configs: Sequence[Config]) -> Done:
     return result, digest
 
 
-def _lint_notebook(display: str, data: bytes, config: Config, path: str) -> LintResult:
+def lint_notebook(display: str, data: bytes, config: Config, path: Optional[str]) -> LintResult:
     """A notebook's code cells as one module; its diagnostics' rows mapped to (cell, row)."""
     from vjplint import notebook
 

@@ -154,11 +154,20 @@ def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
     name = args.stdin_filename or "-"
     path = os.path.abspath(args.stdin_filename) if args.stdin_filename else None
     config = workspace.settings_for(path if path else os.getcwd())
+    notebook = name.endswith(".ipynb")  # its cells' Python (vjplint.notebook)
+    if (args.fix or args.diff) and notebook:
+        print("vjplint: error: --fix and --diff read a notebook from its file, not from stdin", file=sys.stderr)
+        return 2
     if args.fix or args.diff:
         from vjplint.cli.fix import run_fix_stdin
 
         return run_fix_stdin(args, config, name, data, output_format)
-    result = lint_source(name, data, config, path=path)
+    if notebook:
+        from vjplint.batch.parallel import lint_notebook
+
+        result = lint_notebook(name, data, config, path)
+    else:
+        result = lint_source(name, data, config, path=path)
     report_problems([], result.errors)
     lines = source_lines(result.decoded.text) if result.decoded else []
     emit(result.diagnostics, args, output_format, {name: lines}, config, failed=bool(result.errors))
