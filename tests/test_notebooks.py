@@ -51,6 +51,8 @@ def test_code_cells_are_one_module_with_magics_blanked():
     ("for i in range(3):\n    !echo $i\n%timeit -n 1 \\\n  f(i)", [
         "for i in range(3):", "    pass  # vjplint: magic 0", "pass  # vjplint: magic 1", "pass  # vjplint: magic 2"]),
     ("%%capture out\nprint(1)", ["pass  # vjplint: magic 0", "print(1)"]),
+    ("for i in x:\n    %timeit \\\n        f(i)\n    y = 1", [
+        "for i in x:", "    pass  # vjplint: magic 0", "    pass  # vjplint: magic 1", "    y = 1"]),
     ("x = 10 % 3\ny = x if x != 1 else 2", ["x = 10 % 3", "y = x if x != 1 else 2"]),
     # automagic: a magic without its `%` (JAX's cloud_tpu_colabs/JAX_demo.ipynb), not `time = 3`
     ("timeit -n 5 -r 5 f(x)\ntime = 3\npip install -q jax", [
@@ -111,6 +113,17 @@ def test_layouts_are_kept(indent, ensure_ascii):
     expected = copy.deepcopy(nb)
     expected.cells[0].source = ["x = 'µ'\n", "y = 3\n", "z = 4"]
     assert out.decode() == json.dumps(expected, indent=indent, ensure_ascii=ensure_ascii) + "\n"
+
+
+def test_line_breaks_are_python_s_and_a_cell_s_own_are_kept():
+    cells = [new_code_cell("a = 1\r\nb = 2\r\n"), new_code_cell("s = 'x\u2028y\x0cz'\nt = 3")]
+    data = nbformat.writes(new_notebook(cells=cells)).encode()
+    source = notebook.read(data)
+    assert source.text.split("\n") == ["# %% vjplint: cell 1", "a = 1", "b = 2", "# %% vjplint: cell 2",
+                                       "s = 'x\u2028y\x0cz'", "t = 3", ""]
+    assert notebook.cells_of(source.text, source) == {}
+    changed = notebook.cells_of(source.text.replace("b = 2", "b = 5").replace("t = 3", "t = 4"), source)
+    assert changed == {1: "a = 1\r\nb = 5\r\n", 2: "s = 'x\u2028y\x0cz'\nt = 4"}
 
 
 def test_a_string_source_stays_a_string():

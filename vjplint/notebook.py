@@ -50,6 +50,16 @@ def is_notebook(path: str) -> bool:
 
 
 # -- reading ----------------------------------------------------------------------------------------
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> List[str]:
+    """Lines as Python's tokenizer sees them (vjplint.positions): only \\r\\n, \\r and \\n break a
+    line; str.splitlines would also break at form feeds and U+2028 inside a cell's strings."""
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
 def python_bytes(name: str, data: bytes) -> bytes:
     """What is linted of a file: its bytes, or a notebook's Python text (raises NotebookError)."""
     return read(data).text.encode("utf-8") if is_notebook(name) else data
@@ -109,17 +119,18 @@ def read(data: bytes) -> NotebookSource:
 def _python_lines(source: str, magics: List[str]) -> Optional[List[str]]:
     """The cell's lines with its magics replaced (numbered into `magics`), or None when the cell
     is not Python (a cell magic such as %%bash)."""
-    lines = source.splitlines()
+    lines = split_lines(source)
     first = lines[0].lstrip() if lines else ""
-    if first.startswith("%%") and first[2:].split(maxsplit=1)[:1] not in ([m] for m in PYTHON_CELL_MAGICS):
+    if first.startswith("%%") and (first[2:].split() or [""])[0] not in PYTHON_CELL_MAGICS:
         return None
     out: List[str] = []
-    depth, continued, in_string = 0, False, ""
+    depth, continued, in_string, indent = 0, False, "", ""
     for line in lines:
         magic = continued or (depth == 0 and not in_string and (_ESCAPE_RE.match(line) is not None
                                                                 or _automagic(line)))
         if magic:
-            indent = line[:len(line) - len(line.lstrip())] if not continued else ""
+            if not continued:  # a magic's continuation lines keep its indentation (the block goes on)
+                indent = line[:len(line) - len(line.lstrip())]
             out.append(f"{indent}pass  # vjplint: magic {len(magics)}")
             magics.append(line)
             continued = line.endswith("\\")  # IPython joins a magic's backslash-continued lines
@@ -240,7 +251,7 @@ def to_cells(diagnostics: Sequence[Diagnostic], cell_map: CellMap) -> List[Diagn
 def cells_of(text: str, source: NotebookSource) -> Dict[int, str]:
     """The cells a fixed `text` changes: cell number -> new source, magics put back. Raises
     NotebookError when the cell markers or the magics did not come through unchanged."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     cell_map = CellMap.of(lines)
     if cell_map.cells != source.cells:
         raise NotebookError("the fix moved or removed cell boundaries; the notebook is left unchanged")
@@ -258,8 +269,9 @@ def cells_of(text: str, source: NotebookSource) -> Dict[int, str]:
                 seen.append(int(match.group(2)))
                 line = source.magics[int(match.group(2))]
             restored.append(line)
-        new = "\n".join(restored)
-        new = new.rstrip("\n") + old[len(old.rstrip("\n")):]  # a cell ends as it ended (usually no line break)
+        sep = "\r\n" if "\r\n" in old else "\r" if "\r" in old else "\n"  # the cell's own line breaks
+        new = sep.join(restored)
+        new = new.rstrip("\r\n") + old[len(old.rstrip("\r\n")):]  # a cell ends as it ended (usually no break)
         if new != old:
             changed[number] = new
     if sorted(seen) != list(range(len(source.magics))):

@@ -189,7 +189,7 @@ def lint_notebook(display: str, data: bytes, config: Config, path: Optional[str]
     except notebook.NotebookError as exc:
         return LintResult(errors=[f"{display}: {exc}"])
     result = lint_source(display, source.text, config, path=path)
-    result.diagnostics = notebook.to_cells(result.diagnostics, notebook.CellMap.of(source.text.splitlines()))
+    result.diagnostics = notebook.to_cells(result.diagnostics, notebook.CellMap.of(notebook.split_lines(source.text)))
     return result
 
 
