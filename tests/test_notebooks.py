@@ -245,3 +245,16 @@ def test_stdin_with_a_notebook_name_is_linted_as_cells():
     fix = run_cli("--fix", "--stdin-filename", ACROSS.name, "-", stdin=data)
     assert (fix.returncode, fix.stdout, fix.stderr) == (
         2, "", "vjplint: error: --fix and --diff read a notebook from its file, not from stdin\n")
+
+
+@pytest.mark.cli
+def test_add_noqa_writes_into_the_cell_and_a_second_run_adds_nothing(copied: Path):
+    path = copied / ACROSS.name
+    before = path.read_bytes()
+    first = run_cli("--no-cache", "--add-noqa", ".", cwd=copied)
+    assert (first.returncode, first.stderr) == (0, "Added 1 noqa directive.\n")
+    assert path.read_bytes() == before.replace(b'"    return g * jnp.tanh(x)\\n"',
+                                               b'"    return g * jnp.tanh(x)  # noqa: VJP307\\n"')
+    assert run_cli("--no-cache", ".", cwd=copied).stdout == "All checks passed!\n"
+    second = run_cli("--no-cache", "--add-noqa", ".", cwd=copied)
+    assert (second.returncode, second.stderr, path.read_bytes().count(b"noqa")) == (0, "Added 0 noqa directives.\n", 1)
