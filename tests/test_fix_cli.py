@@ -26,7 +26,7 @@ UNSAFE_OUT = (PAIRS / "unsafe_maybe_array" / "expected.py").read_text(encoding="
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / name
-    path.write_text(text, encoding="utf-8", newline="")
+    path.write_bytes(text.encode("utf-8"))  # line breaks as given (write_text's newline= needs Python 3.10)
     return path
 
 
