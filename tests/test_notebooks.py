@@ -258,3 +258,15 @@ def test_add_noqa_writes_into_the_cell_and_a_second_run_adds_nothing(copied: Pat
     assert run_cli("--no-cache", ".", cwd=copied).stdout == "All checks passed!\n"
     second = run_cli("--no-cache", "--add-noqa", ".", cwd=copied)
     assert (second.returncode, second.stderr, path.read_bytes().count(b"noqa")) == (0, "Added 0 noqa directives.\n", 1)
+
+
+def test_jupytext_percent_files_are_plain_python():
+    """A `# %%` percent-format .py file (jupytext) is linted as the Python it is: its cell markers
+    are comments, rows are the file's, and `cell` stays None."""
+    from conftest import lint
+
+    text = ACROSS.read_bytes()
+    cells = notebook.read(text)
+    py = cells.text.replace("# %% vjplint: cell", "# %% [code] cell")  # jupytext's spelling, not vjplint's
+    (d,) = lint(py, select=["VJP307"], filename="percent.py")
+    assert (d.cell, d.location.row) == (None, py.split("\n").index("    return g * jnp.tanh(x)") + 1)
