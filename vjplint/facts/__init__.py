@@ -149,6 +149,20 @@ class Facts:
         """Positional arguments equinox passes fwd (`role='fwd'`) or bwd, when known."""
         return signatures.equinox_rule_args(self.model, d, role)
 
+    def equinox_arity_mismatch(self, d: CustomDerivative, role: str) -> Optional[Tuple[RuleFunction, Arity, int, Signature]]:
+        """(rule, its arity, the arguments equinox passes, the primal's signature) when an equinox
+        def_fwd (`role='fwd'`) or def_bwd rule cannot take what equinox passes it; else None."""
+        rules = self.equinox_rules(d)
+        n = self.equinox_rule_args(d, role)
+        rule = getattr(rules, role, None) if rules is not None else None
+        if rule is None or rule.node is None or n is None:
+            return None
+        arity = self.equinox_rule_arity(rule)
+        sig = self.primal_signature(d)
+        if arity is None or arity.accepts(n) or sig is None:
+            return None
+        return rule, arity, n, sig
+
     def custom_gradient_returns(self, d: CustomDerivative) -> List[signatures.GradientPair]:
         """Each return of a jax.custom_gradient primal with its vjp function."""
         return signatures.custom_gradient_returns(self.model, d)

@@ -113,19 +113,14 @@ f.defvjp(f_fwd, f_bwd)
 
     def _equinox(self, d: CustomDerivative) -> None:
         """equinox calls `fwd(perturbed, vjp_arg, *args)`: one more than the primal's arguments."""
-        rules = self.model.facts.equinox_rules(d)
-        n = self.model.facts.equinox_rule_args(d, "fwd")
-        if rules is None or rules.fwd is None or rules.fwd.node is None or n is None:
+        mismatch = self.model.facts.equinox_arity_mismatch(d, "fwd")
+        if mismatch is None:
             return
-        arity = self.model.facts.equinox_rule_arity(rules.fwd)
-        if arity is None or arity.accepts(n):
-            return
-        sig = self.model.facts.primal_signature(d)
-        assert sig is not None
+        fwd, arity, n, sig = mismatch
         names = ["perturbed", *sig.positional]
-        error = python_arity_error(getattr(rules.fwd.node, "name", "<lambda>"), arity, n)
-        self.report(self.model.name_anchor(rules.fwd.node),
-                    f"{rule_label(rules.fwd, 'fwd')} of {d.label} `{d.name}` takes {arity.count_text()} "
+        error = python_arity_error(getattr(fwd.node, "name", "<lambda>"), arity, n)
+        self.report(self.model.name_anchor(fwd.node),
+                    f"{rule_label(fwd, 'fwd')} of {d.label} `{d.name}` takes {arity.count_text()} "
                     f"{arity.params_text()}{arity.binding_text()}, but equinox calls it with "
                     f"{plural(n, 'positional argument')}, fwd({', '.join(names)}): `perturbed` (a bool per leaf of "
                     f"`{sig.positional[0]}`) first, then the primal's arguments; differentiating `{d.name}` raises "

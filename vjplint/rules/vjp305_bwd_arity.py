@@ -132,19 +132,14 @@ f.defvjp(f_fwd, f_bwd)
 
     def _equinox(self, d: CustomDerivative) -> None:
         """equinox calls `bwd(residuals, grad_obj, perturbed, vjp_arg, *args)`."""
-        rules = self.model.facts.equinox_rules(d)
-        n = self.model.facts.equinox_rule_args(d, "bwd")
-        if rules is None or rules.bwd is None or rules.bwd.node is None or n is None:
+        mismatch = self.model.facts.equinox_arity_mismatch(d, "bwd")
+        if mismatch is None:
             return
-        arity = self.model.facts.equinox_rule_arity(rules.bwd)
-        if arity is None or arity.accepts(n):
-            return
-        sig = self.model.facts.primal_signature(d)
-        assert sig is not None
+        bwd, arity, n, sig = mismatch
         call = ", ".join(["residuals", "grad_obj", "perturbed", *sig.positional])
-        error = python_arity_error(getattr(rules.bwd.node, "name", "<lambda>"), arity, n)
-        self.report(self.model.name_anchor(rules.bwd.node),
-                    f"{rule_label(rules.bwd, 'bwd')} of {d.label} `{d.name}` takes {arity.count_text()} "
+        error = python_arity_error(getattr(bwd.node, "name", "<lambda>"), arity, n)
+        self.report(self.model.name_anchor(bwd.node),
+                    f"{rule_label(bwd, 'bwd')} of {d.label} `{d.name}` takes {arity.count_text()} "
                     f"{arity.params_text()}{arity.binding_text()}, but equinox calls it with "
                     f"{plural(n, 'positional argument')}, bwd({call}): the residuals, the cotangent, `perturbed`, "
                     f"then the primal's arguments (not JAX's `bwd(res, g)`); differentiating `{d.name}` raises "
