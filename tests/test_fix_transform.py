@@ -378,24 +378,57 @@ def test_crlf_line_endings_are_kept():
     assert "def f_bwd(w, g):\r\n    return (None, g * w)\r\n" in out
 
 
-def test_rules_used_outside_defvjp_make_the_fix_unsafe():
-    source = HEADER + textwrap.dedent("""
-        @partial(jax.custom_vjp, nondiff_argnums=(0,))
-        def f(w: jax.Array, x):
-            return w * x
+RULES_USED_ELSEWHERE = """
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def f(w: jax.Array, x):
+    return w * x
 
-        def f_fwd(w, x):
-            return f(w, x), None
+def f_fwd(w, x):
+    return f(w, x), None
 
-        def f_bwd(w, _, g):
-            return (g * w,)
+def f_bwd(w, _, g):
+    return (g * w,)
 
-        f.defvjp(f_fwd, f_bwd)
+f.defvjp(f_fwd, f_bwd)
+"""
+FWD_CHANGES = "fwd `f_fwd` is also called or referenced outside `defvjp` in this file, and the rewrite changes what it returns"
+BWD_CHANGES = "bwd `f_bwd` is also called or referenced outside `defvjp` in this file, and the rewrite changes its parameters"
 
-        def test_bwd():
-            assert f_bwd(1.0, None, 2.0) == (2.0,)
-        """)
-    assert offers(source) == [("VJP101", Applicability.UNSAFE, "")]
+
+@pytest.mark.parametrize("tail, reason", [
+    ("def test_bwd():\n    assert f_bwd(1.0, None, 2.0) == (2.0,)\n", BWD_CHANGES),
+    ("def forward(w, x):\n    out, _ = f_fwd(w, x)\n    return out\n", FWD_CHANGES),
+    ("def forward(w, x):\n    return partial(f_fwd, w)(x)[1]\n", FWD_CHANGES),
+    ("RULES = {'fwd': f_fwd}\n", FWD_CHANGES),
+    ("class Holder:\n    fwd = staticmethod(f_fwd)\n", FWD_CHANGES),
+])
+def test_rules_used_outside_defvjp_refuse_the_fix(tail, reason):
+    """Issue 15: a direct caller of a rewritten rule would silently get the new return/parameters."""
+    source = HEADER + RULES_USED_ELSEWHERE + "\n" + tail
+    assert offers(source) == [("VJP101", None, reason)]
+    assert fixed(source) == textwrap.dedent(source)
+
+
+JIT_STATIC = "`w` is marked static in {where}, so callers pass a Python value there, which a differentiable position rejects"
+
+
+@pytest.mark.parametrize("source, where", [
+    (RULES_USED_ELSEWHERE + "f_jit = jax.jit(f, static_argnames=('w',))\n", "`jax.jit(...)` at line 16"),
+    (RULES_USED_ELSEWHERE + "f_jit = jax.jit(f, static_argnums=0)\n", "`jax.jit(...)` at line 16"),
+    (RULES_USED_ELSEWHERE + "f_jit = jax.jit(f, static_argnums=(-2,))\n", "`jax.jit(...)` at line 16"),
+    (RULES_USED_ELSEWHERE.replace("@partial(jax.custom_vjp", "@partial(jax.jit, static_argnames='w')\n@partial(jax.custom_vjp"),
+     "the `jax.jit` decorating it"),
+])
+def test_jit_static_parameter_is_not_moved(source, where):
+    """Issue 15: a jit-static parameter receives Python values (strings too), never arrays."""
+    assert [o[1:] for o in offers(HEADER + source)] == [(None, JIT_STATIC.format(where=where))]
+
+
+def test_jit_without_static_for_the_moved_parameter_keeps_the_fix():
+    source = HEADER + RULES_USED_ELSEWHERE.replace("(w: jax.Array, x)", "(w: jax.Array, x, mode='a')") \
+        .replace("def f_fwd(w, x):\n    return f(w, x), None", "def f_fwd(w, x, mode='a'):\n    return f(w, x, mode), None") \
+        .replace("(g * w,)", "(g * w, None)") + "f_jit = jax.jit(f, static_argnames=('mode',))\n"
+    assert offers(source) == [("VJP101", Applicability.SAFE, "")]
 
 
 RULES = """

@@ -152,6 +152,15 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
             r = other.rule(role)
             if r is not None and r.node is not None and r.node in (fwd.node, bwd.node):
                 raise Refusal(f"fwd/bwd are shared with `{other.name}`, which would break")
+    for role, rule in (("fwd", fwd), ("bwd", bwd)):
+        if rule.name and _referenced_elsewhere(model, rule, registration.node):
+            changes = "what it returns" if role == "fwd" else "its parameters"
+            raise Refusal(f"{role} `{rule.name}` is also called or referenced outside `defvjp` in this file, "
+                          f"and the rewrite changes {changes}")
+    static = _jit_static(model, d, moved)
+    if static:
+        raise Refusal(f"`{sig.positional[static[0][0]]}` is marked static in {static[0][1]}, so callers pass a "
+                      f"Python value there, which a differentiable position rejects")
     unsafe: List[str] = []
     creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
     if d.is_alias:
@@ -187,9 +196,6 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     none_slots = tuple(remaining.index(p) for p in moved)
     d_old = len(sig.positional) - len(nondiff)
     bwd_plan = _plan_bwd(model, d, bwd, none_slots, d_old, unsafe)
-    for role, rule in (("fwd", fwd), ("bwd", bwd)):
-        if rule.name and _referenced_elsewhere(model, rule, registration.node):
-            unsafe.append(f"{role} `{rule.name}` is also used outside `defvjp` in this file")
     return Plan(
         name=d.name, moved=moved, creation=creation, collapse=collapse, keywords=keywords,
         cleanup_names=cleanup, fwd=fwd_plan, fwd_moved=fwd_moved, fwd_capture=fwd_capture, bwd=bwd_plan, bwd_drop=bwd_drop,
@@ -424,6 +430,23 @@ def _referenced_elsewhere(model: FileModel, rule: RuleFunction, registration: as
     if isinstance(rule.node, ast.Lambda):
         return False
     return any(id(n) not in inside for n in index.attributes(name))
+
+
+def _jit_static(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...]) -> List[Tuple[int, str]]:
+    """(moved position, where) for each moved position a `jax.jit` marks static: a stacked
+    `@partial(jax.jit, static_argnames=...)` on the primal or `jax.jit(f, static_argnums=...)`."""
+    from vjplint.infer import static_boundaries  # the boundaries VJP102 already reads
+
+    sig = d.signature
+    assert sig is not None
+    found: List[Tuple[int, str]] = []
+    traced = model.traced.get(d.primal) if d.primal is not None else None
+    if traced is not None and traced.how == "jax.jit":
+        found.extend((p, "the `jax.jit` decorating it") for p in moved if sig.positional[p] in traced.static_params)
+    for call, position in static_boundaries(model, d):
+        if position in moved and model.index.qualname(call.func) == "jax.jit":
+            found.append((position, f"`jax.jit(...)` at line {call.lineno}"))
+    return sorted(found)
 
 
 def _fresh(candidates: Sequence[str], taken: Set[str]) -> str:

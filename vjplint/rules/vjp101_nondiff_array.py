@@ -57,10 +57,12 @@ class NondiffArray(NondiffVerdictRule):
     ## Fix safety
     The residual-plus-None fix is safe when fwd and bwd are defined in the same file, are used
     by no other custom_vjp and nowhere else in the file, and every `return` can be edited in
-    place; it is unsafe when a return has to be bound and indexed, when fwd or bwd is also
-    called directly, or for an in-house wrapper. It is not offered when the rules live in
-    another file or are shared, with `symbolic_zeros=True`, or when a `return` is not a tuple
-    (the message says why). The primal's signature never changes, so callers keep working; the
+    place; it is unsafe when a return has to be bound and indexed, or for an in-house wrapper.
+    It is not offered when the rules live in another file or are shared, when fwd or bwd is
+    also called or referenced outside `defvjp` (a direct caller would get the new return or
+    parameters), when a `jax.jit` marks a moved parameter static (its callers pass Python
+    values, which a differentiable position rejects), with `symbolic_zeros=True`, or when a
+    `return` is not a tuple (the message says why). The primal's signature never changes, so callers keep working; the
     gradient with respect to the moved arguments is zero, as it was.
     """
 

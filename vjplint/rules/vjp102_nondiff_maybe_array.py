@@ -33,7 +33,9 @@ class NondiffMaybeArray(NondiffVerdictRule):
     intent is explicit.
 
     ## Fix safety
-    The residual-plus-None fix is always unsafe here: the evidence is weaker, so review it.
+    The residual-plus-None fix is always unsafe here: the evidence is weaker, so review it. It
+    is not offered for the same reasons as VJP101's (rules in another file or shared, a rule
+    also called or referenced outside `defvjp`, a moved parameter a `jax.jit` marks static...).
     """
 
     CODE = "VJP102"
