@@ -40,7 +40,9 @@ class NondiffArgnumsInvalid(Rule):
     ## Fix safety
     A bare int `k >= 1` is wrapped as `(k,)` (safe: the code crashed before). A bare `0` is
     wrapped too, but unsafely: today JAX ignores it, so the fix changes behaviour to what the
-    code says. A negative index is rewritten to its positive equivalent (unsafe).
+    code says. A negative index written in the tuple or list is rewritten to its positive
+    equivalent (unsafe: JAX used the argument both ways before); one inside a named constant is
+    not rewritten. Each is proven on JAX in `fixtures/fix_small/`.
     """
 
     CODE = "VJP103"
@@ -120,10 +122,15 @@ class NondiffArgnumsInvalid(Rule):
                                  f"not normalise: the argument ends up both static and differentiable and "
                                  f"gradients fail{hint}",
                         fix=self.replacing(element, str(fixed), Applicability.UNSAFE, f"Write `{fixed}`")
-                        if fixed is not None else None)
+                        if fixed is not None and self._literal_entry(element) else None)
         elif isinstance(item, int) and limit is not None and item >= limit:
             self.report(element, f"nondiff_argnums of {what} contains `{item}`, but `{d.name}` has only {k} "
                                  f"positional parameter{'s' if k != 1 else ''}: JAX raises IndexError at every call")
+
+    def _literal_entry(self, element: ast.expr) -> bool:
+        """An entry written in a tuple/list literal: replacing it edits that entry alone (a
+        named constant such as `ARGS = (0, -1)` would be replaced whole)."""
+        return isinstance(self.model.index.parent(element), (ast.Tuple, ast.List))
 
     def _argnames(self, d: CustomDerivative, node: ast.expr) -> None:
         value = constant_value(self.model.index, node)

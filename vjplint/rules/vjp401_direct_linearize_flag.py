@@ -46,7 +46,9 @@ class DirectLinearizeFlag(Rule):
     Deleting a lone statement (`config.update(...)`, `os.environ[...] = ...`,
     `os.environ.setdefault(...)`, `os.putenv(...)`) is safe: it has no effect. When it is the only
     statement of its block it becomes `pass`. No fix is offered for a `with` block, for a
-    statement that shares its line with another, or for flags inside lists and mappings.
+    statement that shares its line with another, or for flags inside lists and mappings. On JAX
+    (`fixtures/fix_small/`), the code with and without the deleted line gives the same values
+    under jit, vmap, grad, jit(grad) and vmap(grad).
     """
 
     CODE = "VJP401"

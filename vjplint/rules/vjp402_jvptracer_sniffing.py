@@ -48,7 +48,10 @@ class JvpTracerSniffing(Rule):
     ## Fix safety
     The rewrite to `isinstance(x, jax.core.Tracer)` is unsafe: it is also True under `jit` and
     `vmap`, which is usually what such code wants but changes behaviour there. It is offered only
-    when `jax` is imported as `jax` in the module. Code that also tests `LinearizeTracer`, tests
+    when `jax` is imported as `jax` in the module. On JAX (`fixtures/fix_small/`), a
+    straight-through rounding written this way has a zero gradient under grad, jit(grad) and
+    vmap(grad); the rewrite gives the intended gradient there and the same values under jit and
+    vmap. Code that also tests `LinearizeTracer`, tests
     for `JVPTracer` only where `isinstance(x, jax.core.Tracer)` already holds (inside that `if`
     branch or after it in an `and`: it tells forward mode apart from grad, which takes the other
     branch), compares tracers' traces (`x._trace`, forward-mode machinery), or is part of JAX
