@@ -1,4 +1,4 @@
-"""fixtures/fix_small/<case>: the small fixes (VJP103, VJP401, VJP402) against exact expected
+"""fixtures/fix_small/<case>: the small fixes (VJP103, VJP301, VJP401, VJP402) against exact expected
 text, then both sides on real JAX: the original fails (or is wrong) as the rule says, and the
 rewrite runs under jit, vmap, grad, jit(grad) and vmap(grad) with the reference values and equals
 the original wherever the original works.
@@ -41,7 +41,7 @@ def _fix(text: str, unsafe: bool):
 
 
 def test_cases_cover_every_small_fix():
-    assert {_code(c) for c in CASES} == {"VJP103", "VJP401", "VJP402"}
+    assert {_code(c) for c in CASES} == {"VJP103", "VJP301", "VJP401", "VJP402"}
     assert all(c.split("_")[1] in ("safe", "unsafe") for c in CASES)
 
 
@@ -130,3 +130,81 @@ def test_negative_index_in_a_named_constant_is_not_rewritten():
     assert [(d.code, d.fix) for d in result.remaining] == [("VJP103", None)]
     literal = source.replace("nondiff_argnums=ARGS", "nondiff_argnums=(0, -1)")
     assert "nondiff_argnums=(0, 2)" in _fix(literal, unsafe=True).text
+
+
+VJP301_SOURCE = """import jax
+import jax.numpy as jnp
+
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+
+def f_fwd(x):
+    return jnp.sin(x), jnp.cos(x)
+
+
+def f_bwd(cos_x, g):
+    return (cos_x * g,)
+
+
+def loss(x):
+    return f(x).sum()
+"""
+
+
+def _vjp301_fix(source: str):
+    from vjplint.config import Config
+    from vjplint.engine import lint_source
+
+    found = [d for d in lint_source("t.py", source, Config()).diagnostics if d.code == "VJP301"]
+    assert len(found) == 1, found
+    return found[0].fix
+
+
+def test_vjp301_fix_goes_after_the_last_definition_and_is_unsafe():
+    from vjplint.diagnostics import Applicability
+
+    fix = _vjp301_fix(VJP301_SOURCE)
+    assert fix is not None and fix.applicability is Applicability.UNSAFE
+    assert fix.message == "Add `f.defvjp(f_fwd, f_bwd)`"
+    assert _fix(VJP301_SOURCE, unsafe=False).text == VJP301_SOURCE
+    out = _fix(VJP301_SOURCE, unsafe=True).text
+    assert "    return (cos_x * g,)\n\nf.defvjp(f_fwd, f_bwd)\n\n\ndef loss(x):" in out
+    # Rules defined before the primal: the line goes after the primal; in a function, indented.
+    reordered = VJP301_SOURCE.replace("@jax.custom_vjp\ndef f(x):\n    return jnp.sin(x)\n\n\n", "") \
+        .replace("def loss(x):", "@jax.custom_vjp\ndef f(x):\n    return jnp.sin(x)\n\n\ndef loss(x):")
+    assert "    return jnp.sin(x)\n\nf.defvjp(f_fwd, f_bwd)\n\n\ndef loss(x):" in _fix(reordered, unsafe=True).text
+    nested = "import jax\n\ndef make():\n    @jax.custom_vjp\n    def f(x):\n        return x\n" \
+             "    def f_fwd(x):\n        return x, None\n    def f_bwd(_, g):\n        return (g,)\n    return f(1.0)\n"
+    assert "        return (g,)\n\n    f.defvjp(f_fwd, f_bwd)\n    return f(1.0)\n" in _fix(nested, unsafe=True).text
+    # At the end of the file (the file's last newline stays last).
+    at_end = VJP301_SOURCE.replace("\n\ndef loss(x):\n    return f(x).sum()\n", "") \
+        .replace("def f_fwd(x):", "def loss(x):\n    return f(x).sum()\n\n\ndef f_fwd(x):")
+    assert _fix(at_end, unsafe=True).text.endswith("    return (cos_x * g,)\n\nf.defvjp(f_fwd, f_bwd)\n")
+    # A module-level call after the definitions: the new line comes before it.
+    call_after = VJP301_SOURCE.replace("def loss(x):\n    return f(x).sum()\n", "y = f(1.0)\n")
+    assert "    return (cos_x * g,)\n\nf.defvjp(f_fwd, f_bwd)\n\n\ny = f(1.0)\n" in _fix(call_after, unsafe=True).text
+
+
+@pytest.mark.parametrize("old, new", [
+    ("def f_fwd(x):", "def f_fwd(x, y):"),  # fwd takes the primal's parameters
+    ("def f_bwd(cos_x, g):", "def f_bwd(g):"),  # bwd takes residuals and cotangent
+    ("def f_bwd(cos_x, g):", "def f_bwd(*args):"),
+    ("def f_fwd(x):", "def make_fwd(x):"),  # no rule named after the primal
+    ("def f_bwd(cos_x, g):", "@staticmethod\ndef f_bwd(cos_x, g):"),
+    ("def loss(x):\n    return f(x).sum()\n", "y = f(1.0)\n\n\ndef f_bwd(c, g):\n    return (g,)\n"),  # bwd bound twice
+])
+def test_vjp301_no_fix_unless_the_rules_are_certain(old, new):
+    source = VJP301_SOURCE.replace(old, new)
+    assert source != VJP301_SOURCE
+    assert _vjp301_fix(source) is None
+
+
+def test_vjp301_no_fix_when_called_at_module_level_before_a_rule_or_in_another_block():
+    early = VJP301_SOURCE.replace("def f_bwd(cos_x, g):", "y = f(1.0)\n\n\ndef f_bwd(cos_x, g):")
+    assert _vjp301_fix(early) is None
+    split = VJP301_SOURCE.replace("def f_bwd(cos_x, g):\n    return (cos_x * g,)\n",
+                                  "if True:\n    def f_bwd(cos_x, g):\n        return (cos_x * g,)\n")
+    assert _vjp301_fix(split) is None

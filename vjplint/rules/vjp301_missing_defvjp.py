@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
-from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative, FileModel
+from vjplint.diagnostics import Applicability, Fix, Severity
+from vjplint.model import CustomDerivative, FileModel, Signature
+from vjplint.positions import byte_to_char
 from vjplint.rules.base import Rule
 
 METHOD_KIND = {"defvjp": "vjp", "defjvp": "jvp", "defjvps": "jvp"}
@@ -66,13 +67,22 @@ class MissingDefvjp(Rule):
     ```
 
     ## Fix safety
-    No fix: which functions are the rules is a decision for the author.
+    For a custom_vjp, `f.defvjp(f_fwd, f_bwd)` is added on the line after the last of the
+    primal, `f_fwd` and `f_bwd`, when all three are statements of the same block, `f_fwd` and
+    `f_bwd` are plain functions bound once there, fwd takes the primal's positional parameters,
+    bwd takes one per nondiff argument plus the residuals and the cotangent, and nothing at that
+    block's level calls `f` before the new line. The fix is unsafe: the names say which
+    functions are the rules, but only the author knows. On JAX (`fixtures/fix_small/`), the
+    original raises `AttributeError: No VJP defined ...` at the first call and the fixed code
+    runs under jit, vmap, grad, jit(grad) and vmap(grad). No fix for custom_jvp or when the rule
+    functions are missing.
     """
 
     CODE = "VJP301"
     NAME = "missing-defvjp"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    FIX = "add `f.defvjp(f_fwd, f_bwd)` (unsafe)"
 
     INVALID = ['''
 import jax
@@ -204,7 +214,63 @@ def exported(x):
             advice = f"write the jvp rule and register it with `@{d.name}.defjvp`"
         self.report(d.anchor, f"custom_{d.kind} `{d.name}` {use[1]} but never gets its rules: this file has no "
                               f"{register}, so calling it raises {_no_rule_error(d)} in every mode, eager included; "
-                              f"{advice}")
+                              f"{advice}", fix=self._registration_fix(d) if d.kind == "vjp" else None)
+
+    def _registration_fix(self, d: CustomDerivative) -> Optional[Fix]:
+        """Add `f.defvjp(f_fwd, f_bwd)` after the last of primal/fwd/bwd (see Fix safety)."""
+        sig, index, lines = d.signature, self.model.index, self.model.lines
+        if d.api != "jax" or d.primal is None or sig is None or sig.vararg or d.nondiff_unresolved \
+                or d.bound_self or isinstance(d.primal, ast.Lambda):
+            return None
+        anchor = _statement(self.model, d.anchor)
+        body = _block(self.model, anchor)
+        scope = index.scope_of(d.anchor)
+        rules: List[ast.stmt] = []
+        for role, wanted in (("fwd", len(sig.positional)), ("bwd", len(d.nondiff) + 2)):
+            bindings = index.lookup(f"{d.name}_{role}", scope)
+            if len(bindings) != 1 or not isinstance(bindings[0].node, ast.FunctionDef):
+                return None
+            fn = bindings[0].node
+            rule_sig = Signature.of(fn)
+            if fn.decorator_list or rule_sig.vararg or len(rule_sig.positional) != wanted:
+                return None
+            rules.append(fn)
+        statements = [anchor, _statement(self.model, d.primal), *rules]
+        if body is None or any(_block(self.model, st) is not body for st in statements):
+            return None
+        last = max(statements, key=lambda st: body.index(st))
+        end = last.end_lineno or last.lineno
+        for site in d.call_sites:  # a call running at this block's level before the new line
+            owner = _statement(self.model, site.call)
+            if _block(self.model, owner) is body and body.index(owner) <= body.index(last):
+                return None
+        line = lines[last.lineno - 1]
+        indent = line[: byte_to_char(line, last.col_offset)]
+        text = f"{indent}{d.name}.defvjp({d.name}_fwd, {d.name}_bwd)"
+        if end < len(lines):
+            edit = (end + 1, 1, end + 1, 1, f"\n{text}\n")
+        else:
+            edit = (end, len(lines[end - 1]) + 1, end, len(lines[end - 1]) + 1, f"\n\n{text}")
+        return self.editing(Applicability.UNSAFE, f"Add `{text.strip()}`", [edit])
+
+
+def _statement(model: FileModel, node: ast.AST) -> ast.AST:
+    """The statement holding `node` (a decorator's statement is its function)."""
+    while not isinstance(node, ast.stmt):
+        parent = model.index.parent(node)
+        if parent is None:
+            return node
+        node = parent
+    return node
+
+
+def _block(model: FileModel, statement: ast.AST) -> Optional[List[ast.stmt]]:
+    parent = model.index.parent(statement)
+    for field in ("body", "orelse", "finalbody"):
+        body = getattr(parent, field, None)
+        if isinstance(body, list) and any(s is statement for s in body):
+            return body
+    return None
 
 
 def _no_rule_error(d: CustomDerivative) -> str:
