@@ -418,10 +418,21 @@ JIT_STATIC = "`w` is marked static in {where}, so callers pass a Python value th
     (RULES_USED_ELSEWHERE + "f_jit = jax.jit(f, static_argnums=(-2,))\n", "`jax.jit(...)` at line 16"),
     (RULES_USED_ELSEWHERE.replace("@partial(jax.custom_vjp", "@partial(jax.jit, static_argnames='w')\n@partial(jax.custom_vjp"),
      "the `jax.jit` decorating it"),
+    (RULES_USED_ELSEWHERE + "f_jit = partial(jax.jit, static_argnums=(0,))(f)\n", "`partial(jax.jit, ...)(...)` at line 16"),
+    (RULES_USED_ELSEWHERE + "@partial(jax.jit, static_argnames=('scale',))\ndef apply(x, scale):\n    return f(scale, x)\n",
+     "the `jax.jit` of `apply`, which passes its static `scale` here (line 18)"),
+    (RULES_USED_ELSEWHERE + "@partial(jax.jit, static_argnums=1)\ndef apply(x, scale):\n    return f(w=scale, x=x)\n",
+     "the `jax.jit` of `apply`, which passes its static `scale` here (line 18)"),
 ])
 def test_jit_static_parameter_is_not_moved(source, where):
     """Issue 15: a jit-static parameter receives Python values (strings too), never arrays."""
     assert [o[1:] for o in offers(HEADER + source)] == [(None, JIT_STATIC.format(where=where))]
+
+
+def test_jitted_caller_passing_a_traced_argument_keeps_the_fix():
+    source = HEADER + RULES_USED_ELSEWHERE + \
+        "@partial(jax.jit, static_argnames=('n',))\ndef apply(x, scale, n):\n    return f(scale, x) * n\n"
+    assert offers(source) == [("VJP101", Applicability.SAFE, "")]
 
 
 def test_jit_without_static_for_the_moved_parameter_keeps_the_fix():

@@ -446,7 +446,39 @@ def _jit_static(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...]) -
     for call, position in static_boundaries(model, d):
         if position in moved and model.index.qualname(call.func) == "jax.jit":
             found.append((position, f"`jax.jit(...)` at line {call.lineno}"))
+    for call in model.index.of_type(ast.Call):  # `partial(jax.jit, static_argnames=...)(f)`
+        inner = call.func  # type: ignore[attr-defined]
+        if not (isinstance(inner, ast.Call) and inner.args and call.args  # type: ignore[attr-defined]
+                and model.index.qualname(inner.func) in PARTIAL and model.index.qualname(inner.args[0]) == "jax.jit"
+                and model.facts.derivative_named(call.args[0]) is d):  # type: ignore[attr-defined]
+            continue
+        static = _static_positions(model, inner, sig)
+        found.extend((p, f"`partial(jax.jit, ...)(...)` at line {call.lineno}") for p in moved if p in static)
+    for site in d.call_sites:  # `f(mode, x)` inside a jitted function whose `mode` is static
+        outer = model.traced.get(site.enclosing) if site.enclosing is not None else None
+        if outer is None or outer.how != "jax.jit" or not outer.static_params:
+            continue
+        given = {i - site.positional_offset: a for i, a in enumerate(site.call.args)}
+        given.update((sig.positional.index(k.arg), k.value) for k in site.call.keywords if k.arg in sig.positional)
+        for p in moved:
+            arg = given.get(p)
+            if isinstance(arg, ast.Name) and arg.id in outer.static_params:
+                where = getattr(site.enclosing, "name", "a function")
+                found.append((p, f"the `jax.jit` of `{where}`, which passes its static `{arg.id}` here "
+                                 f"(line {site.call.lineno})"))
     return sorted(found)
+
+
+def _static_positions(model: FileModel, call: ast.Call, sig: Signature) -> Set[int]:
+    """The positions `static_argnums`/`static_argnames` of `call` name (unreadable: none)."""
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    n = len(sig.positional)
+    nums = constant_value(model.index, keywords["static_argnums"]) if "static_argnums" in keywords else ()
+    names = constant_value(model.index, keywords["static_argnames"]) if "static_argnames" in keywords else ()
+    nums = (nums,) if isinstance(nums, int) else nums if isinstance(nums, (tuple, list)) else ()
+    names = (names,) if isinstance(names, str) else names if isinstance(names, (tuple, list)) else ()
+    return {p % n for p in nums if type(p) is int and -n <= p < n} | \
+        {sig.positional.index(x) for x in names if x in sig.positional}
 
 
 def _fresh(candidates: Sequence[str], taken: Set[str]) -> str:

@@ -60,8 +60,9 @@ class NondiffArray(NondiffVerdictRule):
     place; it is unsafe when a return has to be bound and indexed, or for an in-house wrapper.
     It is not offered when the rules live in another file or are shared, when fwd or bwd is
     also called or referenced outside `defvjp` (a direct caller would get the new return or
-    parameters), when a `jax.jit` marks a moved parameter static (its callers pass Python
-    values, which a differentiable position rejects), with `symbolic_zeros=True`, or when a
+    parameters), when a `jax.jit` marks a moved parameter static, or a jitted caller passes it
+    one of its static parameters (such callers pass Python values, which a differentiable
+    position rejects), with `symbolic_zeros=True`, or when a
     `return` is not a tuple (the message says why). The primal's signature never changes, so callers keep working; the
     gradient with respect to the moved arguments is zero, as it was.
     """
