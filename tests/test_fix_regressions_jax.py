@@ -12,7 +12,6 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES
 
 FIX = FIXTURES / "fix"

@@ -20,7 +20,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES
 
 SMALL = FIXTURES / "fix_small"
