@@ -217,10 +217,23 @@ def test_the_analysed_tree_is_not_written_and_noqa_is_honoured(tmp_path):
 
         round_ste.defvjp(lambda x: (round_ste(x), None), lambda _, g: (g,))
         """))
+    (package / "surrogates.py").write_text(textwrap.dedent("""        import jax
+
+
+        @jax.custom_vjp
+        def reverse_gradient(x):
+            return x
+
+
+        reverse_gradient.defvjp(lambda x: (x, None), lambda _, g: (-g,))
+        """))
+    (tmp_path / "pyproject.toml").write_text('[tool.vjplint]\nper-file-ignores = { "pkg/surrogates.py" = ["VJP501"] }\n')
     before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
     proc = run_cli("check-grads", "--show-checks", str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "VJP501" not in proc.stdout and "round_ste (custom_vjp): failed" in proc.stdout
+    assert "reverse_gradient (custom_vjp): failed" in proc.stdout
+    assert ": 0 passed, 2 failed (2 of them suppressed by noqa or ignores), 0 not checked." in proc.stdout
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before  # no written.txt,
     # no __pycache__: the child imported a copy of `pkg`
     lint_proc = run_cli("--output-format", "concise", "--no-cache", str(tmp_path))

@@ -101,14 +101,16 @@ def run(argv: Sequence[str]) -> int:
         reason = next(o.report.reason for o in outcomes if o.report.missing_jax)
         print(f"vjplint: error: {reason}", file=sys.stderr)
         return 2
-    diagnostics, sources, settings = [], {}, {}
+    diagnostics, sources, settings, suppressed = [], {}, {}, 0
     for job in jobs:
         lines = source_lines(job.text)
         sources[job.display], settings[job.display] = lines, job.config
         enabled = report.enabled_codes(select, job.config.ignore)
-        made = [d for o in outcomes if o.job is job for d in report.diagnostics_for(o)]
         per_file = job.config.ignored_for(job.config.relative_path(str(job.path)))
-        diagnostics.extend(report.filtered(made, lines, enabled, per_file))
+        for outcome in (o for o in outcomes if o.job is job):
+            kept = report.filtered(report.diagnostics_for(outcome), lines, enabled, per_file)
+            suppressed += outcome.status == "failed" and not any(d.code != report.NOT_CHECKED for d in kept)
+            diagnostics.extend(kept)
     diagnostics.sort(key=lambda d: d.sort_key())
     failing = [d for d in diagnostics if d.code != report.NOT_CHECKED]
     args.show_fixes = args.unsafe_fixes = False
@@ -119,7 +121,7 @@ def run(argv: Sequence[str]) -> int:
     if args.show_checks:
         out.write(report.details(outcomes))
     if not args.quiet:
-        out.write(report.summary(outcomes, len(jobs), time.monotonic() - started) + "\n")
+        out.write(report.summary(outcomes, len(jobs), time.monotonic() - started, suppressed) + "\n")
     if args.report:
         with open(args.report, "w", encoding="utf-8") as handle:
             json.dump(report.to_json(outcomes), handle, indent=2)

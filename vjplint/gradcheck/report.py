@@ -62,13 +62,16 @@ def filtered(diagnostics: List[Diagnostic], lines: List[str], enabled: FrozenSet
     return _apply_noqa(kept, lines, set(enabled), kept[0].filename)  # VJP901 is not enabled: no noqa warnings
 
 
-def summary(outcomes: Sequence[Outcome], modules: int, seconds: float) -> str:
+def summary(outcomes: Sequence[Outcome], modules: int, seconds: float, suppressed: int = 0) -> str:
+    """The closing line; `suppressed` failed derivatives whose every finding a `# noqa`, an ignore
+    or per-file-ignores hides (like ruff's "N hidden"), so the count never hides them silently."""
     counts = {s: sum(o.status == s for o in outcomes) for s in ("passed", "failed", "unverified")}
     device = next((f" on {_device(o)}, JAX {o.report.jax_version}" for o in outcomes if o.report.device), "")
     noun = "derivative" if len(outcomes) == 1 else "derivatives"
+    hidden = f" ({suppressed} of them suppressed by noqa or ignores)" if suppressed else ""
     files = "module" if modules == 1 else "modules"
     return (f"check-grads: {len(outcomes)} custom {noun} in {modules} {files}{device}, {seconds:.1f} s: "
-            f"{counts['passed']} passed, {counts['failed']} failed, {counts['unverified']} not checked.")
+            f"{counts['passed']} passed, {counts['failed']} failed{hidden}, {counts['unverified']} not checked.")
 
 
 def _device(o: Outcome) -> str:
