@@ -5,6 +5,7 @@ from typing import Optional
 
 from vjplint.diagnostics import Severity
 from vjplint.facts import Arity, plural
+from vjplint.facts.structure import registered_here
 from vjplint.model import RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import python_arity_error, rule_label
@@ -25,6 +26,12 @@ class JvpRuleArity(Rule):
         TypeError: f_jvp() takes 2 positional arguments but 3 were given
 
     Eager calls, `jit` and `vmap` never run the rule, so the bug hides until differentiation.
+
+    `f.defjvps(rule_0, rule_1, ...)` takes one tangent function (or `None`) per positional
+    parameter of the primal; JAX pairs them one to one. Measured on JAX 0.10.2
+    (docs/facts/structure.md): one rule for a two-argument function makes `grad`, `jit(grad)`
+    and `jvp` raise `ValueError: safe_zip() argument 1 has length 1 but argument 0 has length 2`,
+    whichever argument is differentiated.
 
     ## Example
     ```python
@@ -83,6 +90,7 @@ def f_jvp(n, primals, tangents):
 ''']
 
     def check(self) -> None:
+        self._check_defjvps_counts()
         reported = set()
         for d in self.model.derivatives:
             nondiff = self.model.facts.nondiff_positions(d)
@@ -105,6 +113,27 @@ def f_jvp(n, primals, tangents):
                             f"with {plural(len(names), 'positional argument')} ({', '.join(names)}){nondiff_note}, "
                             f"so differentiating `{d.name}` (jvp, grad, jacfwd) raises `"
                             f"{self._error(rule, arity, len(names))}`; give it the parameters ({', '.join(names)})")
+
+    def _check_defjvps_counts(self) -> None:
+        """`f.defjvps(...)` with another number of tangent functions than `f` has parameters."""
+        for d in self.model.derivatives:
+            sig = d.signature
+            if d.api != "jax" or d.kind != "jvp" or d.nondiff or d.nondiff_unresolved or sig is None or sig.vararg:
+                continue  # nondiff with defjvps is VJP314's
+            for reg in d.registrations:
+                call = reg.node
+                if reg.method != "defjvps" or reg.as_decorator or not isinstance(call, ast.Call) or call.keywords \
+                        or any(isinstance(a, ast.Starred) for a in call.args) or not registered_here(self.model, d, call):
+                    continue
+                given, wanted = len(call.args), len(sig.positional)
+                if given == wanted or given == 0:
+                    continue
+                self.report(call, f"`{d.name}.defjvps(...)` gives {plural(given, 'tangent function')} but `{d.name}` "
+                                  f"has {plural(wanted, 'positional parameter')} ({', '.join(sig.positional)}): JAX "
+                                  f"pairs them one to one, so differentiating `{d.name}` (jvp, grad, jacfwd) raises "
+                                  f"`ValueError: safe_zip() argument 1 has length {given} but argument 0 has length "
+                                  f"{wanted}`; pass one function per parameter, `None` for a parameter without a "
+                                  f"tangent rule")
 
     @staticmethod
     def _problem(rule: RuleFunction, arity: Arity, given: int, keywords_passed: bool = False) -> Optional[str]:

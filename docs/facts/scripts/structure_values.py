@@ -220,3 +220,32 @@ for nested in (False, True):
           lambda: jax.grad(lambda p: jnp.sum(fpar(p)))((X, X)))
     check(f"one pytree arg, bwd returns {'((gw, gb),)' if nested else '(gw, gb)'}: jit(grad)",
           lambda: jax.jit(jax.grad(lambda p: jnp.sum(fpar(p))))((X, X)))
+
+
+# 9. defjvps with more rules than arguments, or forgetting a defaulted parameter
+@jax.custom_jvp
+def long(a, b):
+    return a * b
+
+
+long.defjvps(lambda t, _, a, b: t * b, lambda t, _, a, b: a * t, lambda t, _, a, b: t)
+check("defjvps 3 rules for 2 args: grad wrt a", lambda: jax.grad(long, 0)(2.0, 3.0), 3.0)
+
+
+@jax.custom_jvp
+def safe_log(x, eps=1e-6):
+    return jnp.log(x + eps)
+
+
+safe_log.defjvps(lambda t, _, x, eps: t / (x + eps))
+check("defjvps 1 rule, defaulted 2nd param: grad", lambda: jax.grad(safe_log)(2.0), 0.5)
+
+
+# 10. bwd returns g for `x[0]` (one rank short whatever x is)
+@jax.custom_vjp
+def head(x):
+    return 3.0 * x[0]
+
+
+head.defvjp(lambda x: (3.0 * x[0], None), lambda _, g: (3.0 * g,))
+check("primal x[0], bwd returns (3 * g,): grad, x of shape (2,)", lambda: jax.grad(head)(X))
