@@ -458,3 +458,56 @@ def test_bwd_return_length_through_a_helper_names_the_pytree_argument():
                             "element with its structure, `((d_0, d_1),)`)")
     nested = src.replace("return 2.0 * g, g", "return ((2.0 * g, g),)")
     assert where(nested, "VJP306") == []
+
+
+def test_bwd_bare_array_through_reassigned_names():
+    src = """
+    @jax.custom_vjp
+    def f(x, y):
+        return jnp.sin(x) * y
+
+    def f_fwd(x, y):
+        return f(x, y), (x, y)
+
+    def f_bwd(res, g):
+        x, y = res
+        grad = g * jnp.cos(x)
+        grad = grad * y
+        return grad
+
+    f.defvjp(f_fwd, f_bwd)
+    """
+    assert found(src, "VJP307") == [(
+        13, 12, "bwd `f_bwd` returns `grad` (an array: every assignment of `grad` in the rule is one), not a tuple: "
+                "JAX needs a tuple or list with one cotangent (or None) per differentiable argument of `f` (x, y), "
+                "and differentiating `f` raises `TypeError: Custom VJP bwd rule must produce an output with the "
+                "same container (pytree) structure as the args tuple of the primal function ...`; return a tuple "
+                "of cotangents")]
+    augmented = src.replace("grad = grad * y", "grad += y")
+    assert where(augmented, "VJP307") == [(13, 12)]
+    to_tuple = src.replace("grad = grad * y", "grad = (grad * y, None)")
+    assert where(to_tuple, "VJP307") == []
+    from_param = src.replace("grad = g * jnp.cos(x)", "grad = res")
+    assert where(from_param, "VJP307") == []
+
+
+def test_jvp_rule_not_pair_through_a_helper():
+    src = """
+    def _outputs(x, t):
+        return jnp.sin(x), jnp.cos(x) * t, x
+
+    @jax.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return _outputs(x, t)
+    """
+    ((row, col, message),) = found(src, "VJP313")
+    assert (row, col) == (12, 12)
+    assert message.startswith("jvp rule `f_jvp` of custom_jvp `f` returns `_outputs(x, t)`, which is a tuple of 3 "
+                              "elements (`_outputs(x, t)`, which returns `jnp.sin(x), jnp.cos(x) * t, x`), not a pair")
+    pair = src.replace("return jnp.sin(x), jnp.cos(x) * t, x", "return jnp.sin(x), jnp.cos(x) * t")
+    assert where(pair, "VJP313") == []
