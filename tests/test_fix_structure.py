@@ -1,4 +1,4 @@
-"""fixtures/fix_structure/<case>: the structure rules' fixes (VJP319) against exact expected text,
+"""fixtures/fix_structure/<case>: the structure rules' fixes (VJP312, VJP319, VJP323) against exact expected text,
 then both sides on real JAX, as tests/test_fix_small.py does for the small fixes: the original
 fails where the rule says (`grad(jit(f))`, `grad` through `jax.checkpoint` in `lax.scan`), and the
 rewrite runs under jit, vmap, grad, jit(grad), vmap(grad) and those two with the reference values,
@@ -34,7 +34,8 @@ def _fix(text: str, unsafe: bool):
 
 
 def test_cases_are_named_after_their_code_and_safety():
-    assert CASES and all(c.split("_")[0] == "vjp319" and c.split("_")[1] in ("safe", "unsafe") for c in CASES)
+    assert {c.split("_")[0] for c in CASES} == {"vjp312", "vjp319", "vjp323"}
+    assert all(c.split("_")[1] in ("safe", "unsafe") for c in CASES)
 
 
 @pytest.mark.parametrize("case", CASES)

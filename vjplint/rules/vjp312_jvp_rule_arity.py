@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from vjplint.diagnostics import Severity
+from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import Arity, plural
 from vjplint.facts.structure import registered_here
 from vjplint.model import RuleFunction, Signature
@@ -53,12 +53,15 @@ class JvpRuleArity(Rule):
     ```
 
     ## Fix safety
-    No automatic fix: which parameter is missing or extra needs a human.
+    No automatic fix for a rule's parameters: which one is missing or extra needs a human. For
+    `defjvps` with fewer functions than parameters, an unsafe fix adds `None` for the trailing
+    parameters (JAX then treats their derivative as zero, which the author must confirm).
     """
 
     CODE = "VJP312"
     NAME = "jvp-rule-arity"
     SEVERITY = Severity.ERROR
+    FIX = "add None for the parameters defjvps leaves out"
     TRIGGERS = (b"custom_jvp",)
 
     INVALID = ['''
@@ -128,7 +131,13 @@ def f_jvp(n, primals, tangents):
                 given, wanted = len(call.args), len(sig.positional)
                 if given == wanted or given == 0:
                     continue
-                self.report(call, f"`{d.name}.defjvps(...)` gives {plural(given, 'tangent function')} but `{d.name}` "
+                fix = None
+                if given < wanted:
+                    missing = ", ".join(["None"] * (wanted - given))
+                    fix = self.replacing(call.args[-1], f"{self.model.source_text(call.args[-1])}, {missing}",
+                                         Applicability.UNSAFE, f"Add `None` for {', '.join(f'`{p}`' for p in sig.positional[given:])} "
+                                         f"(no tangent rule: a zero derivative)")
+                self.report(call, fix=fix, message=f"`{d.name}.defjvps(...)` gives {plural(given, 'tangent function')} but `{d.name}` "
                                   f"has {plural(wanted, 'positional parameter')} ({', '.join(sig.positional)}): JAX "
                                   f"pairs them one to one, so differentiating `{d.name}` (jvp, grad, jacfwd) raises "
                                   f"`ValueError: safe_zip() argument 1 has length {given} but argument 0 has length "

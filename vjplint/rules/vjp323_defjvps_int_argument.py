@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Set, Tuple
 
-from vjplint.diagnostics import Severity
+from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts.structure import registered_here
 from vjplint.model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
@@ -45,12 +45,14 @@ class DefjvpsIntArgument(Rule):
     or mark `n` in `nondiff_argnums` and register with `defjvp`.
 
     ## Fix safety
-    No fix: whether the argument is ever a float is the author's call.
+    Unsafe: the fix writes `None` for that argument's rule, which is right for the int calls but
+    drops the derivative where other callers pass a float.
     """
 
     CODE = "VJP323"
     NAME = "defjvps-int-argument"
     SEVERITY = Severity.WARNING
+    FIX = "use None for the int argument's rule"
     TRIGGERS = (b"custom_jvp",)
 
     INVALID = ['''
@@ -96,7 +98,9 @@ def loss(x):
                         continue
                     call, arg = found
                     name = d.signature.positional[i]
-                    self.report(rule.expr, f"`{d.name}` is called with the int `{self.quote(arg, 20)}` for `{name}` "
+                    fix = self.replacing(rule.expr, "None", Applicability.UNSAFE,
+                                         f"Use `None` as `{name}`'s tangent rule (an int has no tangent)")
+                    self.report(rule.expr, fix=fix, message=f"`{d.name}` is called with the int `{self.quote(arg, 20)}` for `{name}` "
                                            f"(line {call.lineno}), and the defjvps rule for `{name}` computes with "
                                            f"its tangent (`{self.quote(use, 40)}`): an int argument's tangent is a "
                                            f"float0 zero, so differentiating that call may raise `TypeError: Called "
