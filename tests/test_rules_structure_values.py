@@ -511,3 +511,48 @@ def test_jvp_rule_not_pair_through_a_helper():
                               "elements (`_outputs(x, t)`, which returns `jnp.sin(x), jnp.cos(x) * t, x`), not a pair")
     pair = src.replace("return jnp.sin(x), jnp.cos(x) * t, x", "return jnp.sin(x), jnp.cos(x) * t")
     assert where(pair, "VJP313") == []
+
+
+def test_rebound_names_lose_their_rank_and_decorated_functions_are_not_claimed():
+    rebound = JVP.format(primal="x[0]", out="f(x)", tangent="t").replace(
+        "def f(x):\n    return x[0]", "def f(x):\n    x = x[None]\n    return x[0]")
+    assert where(rebound, "VJP321") == []
+    decorated = """
+    @jax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    def f_fwd(x):
+        @some_pytree_wrapper
+        def slope(g):
+            return g * jnp.cos(x)
+        return jnp.sin(x), slope
+
+    def f_bwd(slope, g):
+        return (slope(g),)
+
+    f.defvjp(f_fwd, f_bwd)
+    """
+    assert where(decorated, "VJP320") == []
+    assert where(decorated.replace("        @some_pytree_wrapper\n", ""), "VJP320") == [(9, 24)]
+
+
+def test_defjvps_of_a_redefined_name_is_counted_against_its_own_definition():
+    """A notebook that redefines `f` (as JAX's custom-derivatives tutorial does) registers each one."""
+    src = """
+    @jax.custom_jvp
+    def f(x, y):
+        return jnp.sin(x) * y
+
+    f.defjvps(lambda t, out, x, y: jnp.cos(x) * t * y, lambda t, out, x, y: jnp.sin(x) * t)
+
+    @jax.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+
+    f.defjvps(lambda t, out, x: jnp.cos(x) * t)
+
+    y = f(2)
+    """
+    assert where(src, "VJP312") == []
+    assert where(src, "VJP323") == [(12, 11)]  # `f(2)` calls the one-argument f, whose rule reads t

@@ -108,10 +108,10 @@ class Ranks:
         return None
 
     def _name(self, e: ast.Name) -> Optional[Rank]:
-        if e.id in self.env:
-            return self.env[e.id]
         scope = self.model.index.scopes.get(self.fn)
         bindings = scope.bindings.get(e.id, []) if scope is not None else []
+        if e.id in self.env:
+            return self.env[e.id] if len(bindings) <= 1 else None  # re-bound in the function: unknown
         if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].node, ast.Assign) \
                 and bindings[0].value is not None:
             return self.of(bindings[0].value)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import List, NamedTuple, Optional, Tuple
 
-from vjplint.model import CustomDerivative, FileModel
+from vjplint.model import CustomDerivative, FileModel, Registration
 from vjplint.semantic import FunctionNode
 
 Structure = Tuple[str, int]  # ("array", 1) or ("tuple" | "list", length)
@@ -154,3 +154,13 @@ def registered_here(model: FileModel, d: CustomDerivative, reg_node: ast.AST) ->
         if at is not None and start < at <= line:
             return False
     return True
+
+
+def own_registrations(model: FileModel, d: CustomDerivative) -> List[Registration]:
+    """The registrations that apply to this definition of `d`'s name: the collector files every
+    `f.defjvps(...)` of a name under its first definition, so a redefined name's are gathered here."""
+    found: List[Registration] = []
+    for other in model.derivatives:
+        if other.name == d.name and other.enclosing is d.enclosing:
+            found.extend(reg for reg in other.registrations if registered_here(model, d, reg.node))
+    return found

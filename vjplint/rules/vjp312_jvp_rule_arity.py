@@ -5,7 +5,7 @@ from typing import Optional
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import Arity, plural
-from vjplint.facts.structure import registered_here
+from vjplint.facts.structure import own_registrations, registered_here
 from vjplint.model import RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import python_arity_error, rule_label
@@ -123,7 +123,7 @@ def f_jvp(n, primals, tangents):
             sig = d.signature
             if d.api != "jax" or d.kind != "jvp" or d.nondiff or d.nondiff_unresolved or sig is None or sig.vararg:
                 continue  # nondiff with defjvps is VJP314's
-            for reg in d.registrations:
+            for reg in own_registrations(self.model, d):
                 call = reg.node
                 if reg.method != "defjvps" or reg.as_decorator or not isinstance(call, ast.Call) or call.keywords \
                         or any(isinstance(a, ast.Starred) for a in call.args) or not registered_here(self.model, d, call):

@@ -14,9 +14,10 @@ from vjplint.values import CALLABLE, Kind
 class CallableResidual(Rule):
     """## What it does
     Flags a custom_vjp fwd rule that puts a Python function among its residuals: a lambda, a
-    function defined in the module, a `jax.numpy`/`jax.nn` function, or a nondiff argument that
-    every call of the function in this module fills with one of those. `jax.tree_util.Partial`
-    (a pytree) and other values are left alone.
+    function defined in the module (without decorators, which may make it a pytree), a
+    `jax.numpy`/`jax.nn` function, or a nondiff argument that every call of the function in this
+    module fills with one of those. `jax.tree_util.Partial` (a pytree) and other values are left
+    alone.
 
     ## Why is this bad?
     JAX flattens the residuals into JAX values. Measured on JAX 0.10.2 (docs/facts/structure.md):
@@ -135,7 +136,10 @@ f.defvjp(f_fwd, f_bwd)
     @staticmethod
     def _function(kind: Kind) -> Optional[str]:
         """Why `kind` is a plain Python function (a def or a lambda), or None."""
-        if kind.tag == CALLABLE and isinstance(kind.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if kind.tag == CALLABLE and isinstance(kind.node, ast.Lambda):
+            return kind.why or "a lambda"
+        if kind.tag == CALLABLE and isinstance(kind.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                not kind.node.decorator_list:  # a decorator may make it a pytree (`eqx.filter_jit`)
             return kind.why or "a function"
         return None
 

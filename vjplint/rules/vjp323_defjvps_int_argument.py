@@ -4,7 +4,7 @@ import ast
 from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Applicability, Severity
-from vjplint.facts.structure import registered_here
+from vjplint.facts.structure import own_registrations, registered_here
 from vjplint.model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.semantic import walk
@@ -84,7 +84,7 @@ def loss(x):
         for d in self.model.derivatives:
             if d.api != "jax" or d.kind != "jvp" or d.nondiff or d.signature is None or d.signature.vararg:
                 continue
-            for reg in d.registrations:
+            for reg in own_registrations(self.model, d):
                 if reg.method != "defjvps" or reg.as_decorator or not registered_here(self.model, d, reg.node):
                     continue
                 self._current = d
@@ -109,21 +109,25 @@ def loss(x):
                                            f"rule, or pass a float")
 
     def _int_arguments(self, d: CustomDerivative) -> List[Tuple[int, ast.Call, ast.expr]]:
-        """(position, call, argument) for every int passed to `d` in the module."""
+        """(position, call, argument) for every int passed to `d` in the module (a name defined more
+        than once: the calls between this definition and the next)."""
         out: List[Tuple[int, ast.Call, ast.expr]] = []
         facts = self.model.facts
+
+        def is_d(expr: ast.expr) -> bool:
+            found = facts.derivative_named(expr)
+            return found is not None and found.name == d.name and isinstance(expr, ast.Name) and expr.id == d.name
+
         for call in facts.name_calls():
-            if facts.derivative_named(call.func) is d:
+            if is_d(call.func):
                 out.extend(self._ints(call, call.args, call))
         for call in facts.transform_calls():
-            q = self.model.index.qualname(call.func)
-            if q == "jax.vjp" and facts.derivative_named(call.args[0]) is d:
+            if self.model.index.qualname(call.func) == "jax.vjp" and is_d(call.args[0]):
                 out.extend(self._ints(call, call.args[1:], call))
         for call in self.model.index.of_type(ast.Call):  # `jax.grad(f, 1)(3, x)`
             inner = call.func  # type: ignore[attr-defined]
             if isinstance(inner, ast.Call) and inner.args and self.model.index.qualname(inner.func) in (
-                    "jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.jacfwd") and \
-                    facts.derivative_named(inner.args[0]) is d:
+                    "jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.jacfwd") and is_d(inner.args[0]):
                 out.extend(self._ints(call, call.args, call))  # type: ignore[arg-type]
         return out
 
