@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Set
+from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.signatures import fwd_not_pair_error
@@ -154,6 +154,7 @@ f.defvjp(f_fwd, f_bwd)
                     continue
             why = self.model.facts.not_a_sequence(value, fwd.node)
             if why is None:
+                self._check_inferred(d, fwd, node, value, label, error)
                 continue
             if value is None:
                 what = "None (a bare `return`)"
@@ -162,6 +163,21 @@ f.defvjp(f_fwd, f_bwd)
             self.report(node, f"{label} returns {what}, not a pair (primal_out, residuals): differentiating "
                               f"`{d.name}` raises {error}; return `(primal_out, residuals)` (use `None` for no "
                               f"residuals)")
+
+
+    def _check_inferred(self, d: CustomDerivative, fwd: RuleFunction, node: ast.AST, value: Optional[ast.expr],
+                        label: str, error: str) -> None:
+        """A return whose value vjplint infers (a helper's tuple, a name bound to one) with other than two elements."""
+        if value is None or isinstance(value, (ast.Tuple, ast.List)):
+            return
+        kind = self.model.facts.values().of(value)
+        if kind.tag not in ("tuple", "list") or kind.items is None or len(kind.items) == 2:
+            return
+        n = len(kind.items)
+        advice = ("return `(primal_out, residuals)` with the residuals grouped into one tuple" if n > 2 else
+                  "return `(primal_out, residuals)` (use `None` when bwd needs no residuals)")
+        self.report(node, f"{label} returns a {n}-element {kind.tag} ({kind.why or self.quote(value)}), not a pair "
+                          f"(primal_out, residuals): differentiating `{d.name}` raises {error}; {advice}")
 
 
 def _kind(node: ast.expr) -> str:

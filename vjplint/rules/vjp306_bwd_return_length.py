@@ -5,8 +5,8 @@ from typing import List, Optional, Sequence, Set
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import plural, return_branches
-from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.facts.signatures import bwd_structure_error
+from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import BWD_TREE, rule_label
 
@@ -113,8 +113,13 @@ f.defvjp(f_fwd, f_bwd)
     def _check_return(self, d: CustomDerivative, bwd: RuleFunction, value: ast.expr, names: List[str]) -> bool:
         assert bwd.node is not None
         length = self.model.facts.sequence_length(value, bwd.node)
+        inferred = ""
         if length is None:
-            return False
+            kind = self.model.facts.values().of(value)
+            if kind.tag not in ("tuple", "list") or kind.items is None or isinstance(value, (ast.Tuple, ast.List)):
+                return False
+            length = (len(kind.items), True, value)  # through a helper or a variable: the inferred value
+            inferred = f" ({kind.why or self.quote(value)}, a {len(kind.items)}-element {kind.tag})"
         n, exact, literal = length
         D = len(names)
         if n == D and exact or not exact and n <= D:
@@ -122,7 +127,7 @@ f.defvjp(f_fwd, f_bwd)
         count = f"{n}" if exact else f"at least {n}"
         nondiff = self.model.facts.nondiff_positions(d) or ()
         k = self.model.facts.primal_arg_count(d)
-        shown = "" if literal is value else f" (`{self.quote(value)}` is a {n}-element tuple)"
+        shown = inferred or ("" if literal is value else f" (`{self.quote(value)}` is a {n}-element tuple)")
         whose = "" if d.api == "jax" else f" of {d.label} `{d.name}`"
         message = (f"{rule_label(bwd, 'bwd')}{whose} returns {count} cotangent{'s' if n != 1 else ''}{shown} but `{d.name}` "
                    f"has {plural(D, 'differentiable argument')} ({', '.join(names)})")
@@ -142,10 +147,14 @@ f.defvjp(f_fwd, f_bwd)
             slots = ", ".join(f"`{sig.positional[i]}` (position {i})" for i in nondiff)
             message += (f": it counted a slot for the nondiff argument{'s' if len(nondiff) > 1 else ''} {slots}, "
                         f"and bwd returns nothing for nondiff arguments")
-            if literal is value:
+            if literal is value and not inferred:
                 fix = self._remove_slots(literal, nondiff)
         message += (f"; differentiating `{d.name}` raises {bwd_structure_error(d, BWD_TREE)}; return one cotangent (or None) per "
                     f"differentiable argument, in order")
+        unpacked = self._unpacked_in_primal(d, names[0]) if D == 1 and n > 1 and exact and d.api == "jax" else None
+        if unpacked is not None:
+            message += (f" (`{names[0]}` is one pytree argument, unpacked as `{self.quote(unpacked, 40)}`: its "
+                        f"cotangent is one element with its structure, `(({', '.join(f'd_{i}' for i in range(n))}),)`)")
         if fix is not None:
             self.report(literal.elts[0], message, end_node=literal.elts[-1],  # type: ignore
                         fix=self.replacing(literal.elts[0], fix, Applicability.SAFE,  # type: ignore
@@ -154,6 +163,19 @@ f.defvjp(f_fwd, f_bwd)
         else:
             self.report(value, message)
         return True
+
+    def _unpacked_in_primal(self, d: CustomDerivative, name: str) -> Optional[ast.AST]:
+        """Where the primal unpacks or indexes its single argument (`w, b = params`, `params[0]`)."""
+        if d.primal is None:
+            return None
+        for node in self.model.facts.own_nodes(d.primal):
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], (ast.Tuple, ast.List)) and \
+                    isinstance(node.value, ast.Name) and node.value.id == name:
+                return node
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name and \
+                    isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+                return node
+        return None
 
     def _remove_slots(self, literal: ast.expr, positions: Sequence[int]) -> Optional[str]:
         """The literal's elements without the `None`s at `positions`, layout kept; None if ambiguous."""

@@ -5,8 +5,8 @@ from typing import Optional, Set
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import return_branches
-from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.facts.signatures import bwd_structure_error, nnx_pytree_g
+from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import BWD_TREE, rule_label
 
@@ -99,6 +99,29 @@ f.defvjp(f_fwd, f_bwd)
                             seen.add(id(where))
                             self._check_return(d, bwd, where, part, arrays)
 
+    def _reassigned_array(self, bwd: RuleFunction, name: str, arrays: Set[str]) -> Optional[str]:
+        """`grad = g * cos(x); grad = grad * y`: every assignment is an array, given that the earlier ones
+        are, and one is an array outright."""
+        scope = self.model.index.scopes.get(bwd.node) if bwd.node is not None else None
+        bindings = scope.bindings.get(name, []) if scope is not None else []
+        if len(bindings) < 2 or name in scope.globals_ or name in scope.nonlocals:  # type: ignore[union-attr]
+            return None  # one assignment is not_a_sequence's already
+        assumed = {*arrays, name}
+        outright = False
+        for b in bindings:
+            stmt = b.node
+            if b.kind != "assign" or not isinstance(stmt, (ast.Assign, ast.AugAssign)) or \
+                    isinstance(stmt, ast.Assign) and (len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name)):
+                return None
+            if isinstance(stmt, ast.AugAssign):
+                continue  # `out += v` on an array leaves an array (or raises)
+            value = stmt.value
+            if self.model.facts.not_a_sequence(value, bwd.node, assumed) != "an array":  # type: ignore[arg-type]
+                return None
+            if isinstance(stmt, ast.Assign):
+                outright = outright or self.model.facts.not_a_sequence(value, bwd.node, arrays) == "an array"  # type: ignore
+        return f"an array: every assignment of `{name}` in the rule is one" if outright else None
+
     def _known_arrays(self, d: CustomDerivative, bwd: RuleFunction) -> Set[str]:
         """The cotangent parameter's name, when the primal provably returns one array."""
         nondiff = self.model.facts.nondiff_positions(d)
@@ -113,6 +136,8 @@ f.defvjp(f_fwd, f_bwd)
                       arrays: Set[str]) -> None:
         assert bwd.node is not None
         why = self.model.facts.not_a_sequence(value, bwd.node, arrays)
+        if why is None and isinstance(value, ast.Name):
+            why = self._reassigned_array(bwd, value.id, arrays)
         if why is None:
             return
         names = self.model.facts.differentiable_names(d)

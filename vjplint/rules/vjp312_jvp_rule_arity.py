@@ -3,8 +3,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from vjplint.diagnostics import Severity
+from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import Arity, plural
+from vjplint.facts.structure import own_registrations, registered_here
 from vjplint.model import RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import python_arity_error, rule_label
@@ -26,6 +27,12 @@ class JvpRuleArity(Rule):
 
     Eager calls, `jit` and `vmap` never run the rule, so the bug hides until differentiation.
 
+    `f.defjvps(rule_0, rule_1, ...)` takes one tangent function (or `None`) per positional
+    parameter of the primal; JAX pairs them one to one. Measured on JAX 0.10.2
+    (docs/facts/structure.md): one rule for a two-argument function makes `grad`, `jit(grad)`
+    and `jvp` raise `ValueError: safe_zip() argument 1 has length 1 but argument 0 has length 2`,
+    whichever argument is differentiated.
+
     ## Example
     ```python
     @partial(jax.custom_jvp, nondiff_argnums=(0,))
@@ -46,12 +53,15 @@ class JvpRuleArity(Rule):
     ```
 
     ## Fix safety
-    No automatic fix: which parameter is missing or extra needs a human.
+    No automatic fix for a rule's parameters: which one is missing or extra needs a human. For
+    `defjvps` with fewer functions than parameters, an unsafe fix adds `None` for the trailing
+    parameters (JAX then treats their derivative as zero, which the author must confirm).
     """
 
     CODE = "VJP312"
     NAME = "jvp-rule-arity"
     SEVERITY = Severity.ERROR
+    FIX = "add None for the parameters defjvps leaves out"
     TRIGGERS = (b"custom_jvp",)
 
     INVALID = ['''
@@ -83,6 +93,7 @@ def f_jvp(n, primals, tangents):
 ''']
 
     def check(self) -> None:
+        self._check_defjvps_counts()
         reported = set()
         for d in self.model.derivatives:
             nondiff = self.model.facts.nondiff_positions(d)
@@ -105,6 +116,33 @@ def f_jvp(n, primals, tangents):
                             f"with {plural(len(names), 'positional argument')} ({', '.join(names)}){nondiff_note}, "
                             f"so differentiating `{d.name}` (jvp, grad, jacfwd) raises `"
                             f"{self._error(rule, arity, len(names))}`; give it the parameters ({', '.join(names)})")
+
+    def _check_defjvps_counts(self) -> None:
+        """`f.defjvps(...)` with another number of tangent functions than `f` has parameters."""
+        for d in self.model.derivatives:
+            sig = d.signature
+            if d.api != "jax" or d.kind != "jvp" or d.nondiff or d.nondiff_unresolved or sig is None or sig.vararg:
+                continue  # nondiff with defjvps is VJP314's
+            for reg in own_registrations(self.model, d):
+                call = reg.node
+                if reg.method != "defjvps" or reg.as_decorator or not isinstance(call, ast.Call) or call.keywords \
+                        or any(isinstance(a, ast.Starred) for a in call.args) or not registered_here(self.model, d, call):
+                    continue
+                given, wanted = len(call.args), len(sig.positional)
+                if given == wanted or given == 0:
+                    continue
+                fix = None
+                if given < wanted:
+                    missing = ", ".join(["None"] * (wanted - given))
+                    fix = self.replacing(call.args[-1], f"{self.model.source_text(call.args[-1])}, {missing}",
+                                         Applicability.UNSAFE, f"Add `None` for {', '.join(f'`{p}`' for p in sig.positional[given:])} "
+                                         f"(no tangent rule: a zero derivative)")
+                self.report(call, fix=fix, message=f"`{d.name}.defjvps(...)` gives {plural(given, 'tangent function')} but `{d.name}` "
+                                  f"has {plural(wanted, 'positional parameter')} ({', '.join(sig.positional)}): JAX "
+                                  f"pairs them one to one, so differentiating `{d.name}` (jvp, grad, jacfwd) raises "
+                                  f"`ValueError: safe_zip() argument 1 has length {given} but argument 0 has length "
+                                  f"{wanted}`; pass one function per parameter, `None` for a parameter without a "
+                                  f"tangent rule")
 
     @staticmethod
     def _problem(rule: RuleFunction, arity: Arity, given: int, keywords_passed: bool = False) -> Optional[str]:

@@ -101,6 +101,10 @@ def f_jvp(primals, tangents):
                 kind = "list" if isinstance(literal, ast.List) else "tuple"
                 where = "" if literal is value else f" (assigned at line {literal.lineno})"
                 return f"a {kind} of {plural(count, 'element')}{where}"
+            inferred = self.model.facts.values().of(value)  # a helper's tuple, a name bound to one
+            if inferred.tag in ("tuple", "list") and inferred.items is not None and len(inferred.items) != 2 \
+                    and not isinstance(value, (ast.Tuple, ast.List)):
+                return f"a {inferred.tag} of {plural(len(inferred.items), 'element')} ({inferred.why})"
         return self.model.facts.not_a_sequence(value, fn)
 
     def _report(self, d: CustomDerivative, rule: RuleFunction, node: ast.AST, value: Optional[ast.expr],

@@ -1,0 +1,189 @@
+"""Array ranks relative to a function's parameters, where the code shows them.
+
+`rank(x[..., 0])` is "rank of `x` minus one", `rank(jnp.sum(x))` is 0, `rank(sin(x) * t)` is the
+broadcast of both. A rank is either absolute (`base` None) or `base`'s rank plus `offset`, where
+`base` names a primal parameter. Anything the rules below cannot read is None (unknown): the
+comparisons that use these ranks stay silent on unknowns, so only provable mismatches are reported.
+Linting never imports JAX; this reads the syntax and `model.facts.values()` (Python scalars).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
+from vjplint.model import FileModel, Signature
+from vjplint.semantic import FunctionNode
+
+# Functions that keep their inputs' (broadcast) rank.
+ELEMENTWISE = frozenset("""
+abs absolute add arccos arccosh arcsin arcsinh arctan arctan2 arctanh cbrt ceil clip conj conjugate cos cosh
+divide erf erfc exp exp2 expit expm1 floor gelu hypot log log10 log1p log2 log_sigmoid logaddexp logit maximum
+minimum multiply negative power reciprocal relu relu6 round rsqrt sigmoid sign silu sin sinh softplus sqrt
+square subtract swish tan tanh true_divide where elu celu selu leaky_relu nan_to_num real imag
+""".split())
+# Reductions that give a scalar when no axis is named and keepdims is not set.
+REDUCTIONS = frozenset("sum mean max min prod var std amax amin nansum nanmean logsumexp norm".split())
+ARRAY_PREFIXES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.", "numpy.")
+
+
+@dataclass(frozen=True)
+class Rank:
+    base: Optional[str]  # the parameter whose rank this is relative to; None: absolute
+    offset: int
+    why: str = ""
+
+    def shifted(self, by: int, why: str) -> "Rank":
+        return Rank(self.base, self.offset + by, why)
+
+    def text(self) -> str:
+        if self.base is None:
+            return "a scalar" if self.offset == 0 else f"rank {self.offset}"
+        if self.offset == 0:
+            return f"the rank of `{self.base}`"
+        return f"the rank of `{self.base}` {'+' if self.offset > 0 else '-'} {abs(self.offset)}"
+
+
+def differ(a: Optional[Rank], b: Optional[Rank]) -> bool:
+    """True when the two ranks provably differ (same base or both absolute, other offsets)."""
+    return a is not None and b is not None and a.base == b.base and a.offset != b.offset
+
+
+def broadcast(ranks: List[Optional[Rank]], why: str) -> Optional[Rank]:
+    """The rank of an elementwise result: a scalar operand takes the other's rank."""
+    known = [r for r in ranks if not (r is not None and r.base is None and r.offset == 0)]
+    if not known:
+        return Rank(None, 0, why) if ranks else None
+    if any(r is None for r in known):
+        return None
+    bases = {r.base for r in known}  # type: ignore[union-attr]
+    if len(bases) != 1:
+        return None
+    return Rank(known[0].base, max(r.offset for r in known), why)  # type: ignore[union-attr]
+
+
+class Ranks:
+    """Ranks of expressions inside one function, given the ranks of some of its names."""
+
+    MAX_DEPTH = 8
+
+    def __init__(self, model: FileModel, fn: FunctionNode, env: Dict[str, Rank],
+                 calls: Optional[Dict[str, FunctionNode]] = None,
+                 seqs: Optional[Dict[str, List[Rank]]] = None) -> None:
+        self.model = model
+        self.fn = fn
+        self.env = env
+        self.seqs = seqs or {}  # names holding a tuple of ranked values (a jvp rule's primals)
+        self.calls = calls or {}  # names of functions whose return rank is followed (the primal itself)
+        self._depth = 0
+
+    def of(self, e: ast.expr) -> Optional[Rank]:
+        if self._depth > self.MAX_DEPTH:
+            return None
+        self._depth += 1
+        try:
+            return self._eval(e)
+        finally:
+            self._depth -= 1
+
+    def _eval(self, e: ast.expr) -> Optional[Rank]:
+        quoted = f"`{self.model.quote(e, 40)}`"
+        if isinstance(e, ast.Constant):
+            ok = isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
+            return Rank(None, 0, quoted) if ok else None
+        if isinstance(e, ast.Name):
+            return self._name(e)
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+            return self.of(e.operand)
+        if isinstance(e, ast.BinOp) and not isinstance(e.op, ast.MatMult):
+            return broadcast([self.of(e.left), self.of(e.right)], quoted)
+        if isinstance(e, ast.Subscript):
+            return self._subscript(e, quoted)
+        if isinstance(e, ast.Attribute) and e.attr in ("T", "real", "imag", "mT"):
+            inner = self.of(e.value)
+            return None if inner is None else Rank(inner.base, inner.offset, quoted)
+        if isinstance(e, ast.Call):
+            return self._call(e, quoted)
+        return None
+
+    def _name(self, e: ast.Name) -> Optional[Rank]:
+        scope = self.model.index.scopes.get(self.fn)
+        bindings = scope.bindings.get(e.id, []) if scope is not None else []
+        if e.id in self.env:
+            return self.env[e.id] if len(bindings) <= 1 else None  # re-bound in the function: unknown
+        if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].node, ast.Assign) \
+                and bindings[0].value is not None:
+            return self.of(bindings[0].value)
+        if bindings and all(b.kind == "param" for b in bindings) or not bindings:
+            kind = self.model.facts.values().of(e)
+            if kind.tag == "scalar":
+                return Rank(None, 0, f"`{e.id}` is a Python scalar ({kind.why})" if kind.why else f"`{e.id}`")
+        return None
+
+    def _subscript(self, e: ast.Subscript, quoted: str) -> Optional[Rank]:
+        if isinstance(e.value, ast.Name) and e.value.id in self.seqs:
+            items = self.seqs[e.value.id]
+            key = e.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, int) and -len(items) <= key.value < len(items):
+                return items[key.value]
+            return None
+        base = self.of(e.value)
+        if base is None:
+            return None
+        keys = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+        change = 0
+        for key in keys:
+            if isinstance(key, ast.Slice) or isinstance(key, ast.Constant) and key.value is Ellipsis:
+                continue
+            if isinstance(key, ast.Constant) and key.value is None:
+                change += 1
+            elif isinstance(key, ast.Constant) and isinstance(key.value, int) and not isinstance(key.value, bool) or \
+                    isinstance(key, ast.UnaryOp) and isinstance(key.operand, ast.Constant):
+                change -= 1
+            else:
+                return None  # an array index or a name: unknown
+        return base.shifted(change, quoted)
+
+    def _call(self, e: ast.Call, quoted: str) -> Optional[Rank]:
+        if any(isinstance(a, ast.Starred) for a in e.args):
+            return None
+        q = self.model.index.qualname(e.func) or ""
+        tail = q.rsplit(".", 1)[-1]
+        if q.startswith(ARRAY_PREFIXES):
+            if tail in ELEMENTWISE and not e.keywords:
+                return broadcast([self.of(a) for a in e.args], quoted)
+            if tail in REDUCTIONS and len(e.args) == 1 and not e.keywords:
+                return Rank(None, 0, f"{quoted} reduces over every axis")
+            return None
+        if isinstance(e.func, ast.Attribute) and not q:
+            method = e.func.attr
+            if method in REDUCTIONS and not e.args and not e.keywords and self.of(e.func.value) is not None:
+                return Rank(None, 0, f"{quoted} reduces over every axis")
+            if method in ("astype", "conj"):
+                inner = self.of(e.func.value)
+                return None if inner is None else Rank(inner.base, inner.offset, quoted)
+            return None
+        if isinstance(e.func, ast.Name) and e.func.id in self.calls and not e.keywords:
+            return self._followed(self.calls[e.func.id], e, quoted)
+        return None
+
+    def _followed(self, callee: FunctionNode, e: ast.Call, quoted: str) -> Optional[Rank]:
+        """A call of the primal: its return's rank with its parameters' ranks from the arguments."""
+        sig = Signature.of(callee)
+        if sig.vararg or len(e.args) != len(sig.positional):
+            return None
+        env = {p: r for p, r in ((p, self.of(a)) for p, a in zip(sig.positional, e.args)) if r is not None}
+        inner = Ranks(self.model, callee, env)
+        inner._depth = self._depth
+        returned = [value for _, value in self.model.facts.returns_of(callee)]
+        if len(returned) != 1 or returned[0] is None:
+            return None
+        found = inner.of(returned[0])
+        return None if found is None else Rank(found.base, found.offset, f"{quoted} ({found.why})")
+
+
+def own_ranks(model: FileModel, fn: FunctionNode) -> Ranks:
+    """Ranks inside `fn` relative to its own positional parameters."""
+    sig = Signature.of(fn)
+    return Ranks(model, fn, {p: Rank(p, 0, f"`{p}`") for p in sig.positional})

@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+from typing import Set
+
+from vjplint.diagnostics import Severity
+from vjplint.facts.structure import ARRAY, describe, fwd_outputs, primal_structure, registered_here
+from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
+
+
+class FwdOutStructure(Rule):
+    """## What it does
+    Flags a custom_vjp fwd rule whose primal output (the first element of the pair it returns)
+    has another structure than what the decorated function returns: one array where the primal
+    returns a tuple of N, or a tuple of M where it returns a tuple of N. Structures are read
+    from the values vjplint infers (tuple literals, names bound to them, calls of module
+    functions, elements unpacked from the primal's own result); where they are not shown the
+    rule stays silent.
+
+    ## Why is this bad?
+    JAX requires fwd's first element to look like the full output of the decorated function.
+    Measured on JAX 0.10.2 (docs/facts/structure.md): under `grad(jit(f))` (a jitted function
+    differentiated from outside) it raises
+
+        TypeError: Custom VJP fwd rule f_fwd for function f must produce a pair (list or tuple
+        of length two) where the first element represents the primal output (equal to the
+        output of the custom_vjp-decorated function f) ...
+
+    and under a plain `grad` the function silently changes its output structure: `f(x)[0]` is
+    then the first row of an array instead of the first output, and the gradient is wrong
+    (flash-attention-jax#7), or `f(x)[2]` raises IndexError.
+
+    ## Example
+    ```python
+    @jax.custom_vjp
+    def attend(s):
+        p = jax.nn.softmax(s)
+        return p, jnp.max(s)
+
+    def attend_fwd(s):
+        p, m = attend(s)
+        return p, p        # primal output: one array, not (p, m)
+    ```
+
+    ## Use instead
+    ```python
+    def attend_fwd(s):
+        p, m = attend(s)
+        return (p, m), p
+    ```
+    or decorate a function that returns only the output you differentiate.
+
+    ## Fix safety
+    No fix: either fwd or the primal must change, and bwd's cotangent follows.
+    """
+
+    CODE = "VJP318"
+    NAME = "fwd-out-structure"
+    SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x), jnp.cos(x), x
+
+def f_fwd(x):
+    out = f(x)
+    return out[0], x
+
+def f_bwd(x, g):
+    return (g[0] * jnp.cos(x),)
+
+f.defvjp(f_fwd, f_bwd)
+''', '''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x), jnp.cos(x), x
+
+def f_fwd(x):
+    a, b, c = f(x)
+    return (a, b), x
+
+def f_bwd(x, g):
+    return (g[0] * jnp.cos(x),)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x), jnp.cos(x), x
+
+def f_fwd(x):
+    out = f(x)
+    return out, x
+
+def f_bwd(x, g):
+    return (g[0] * jnp.cos(x) - g[1] * jnp.sin(x) + g[2],)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+
+    def check(self) -> None:
+        seen: Set[int] = set()
+        for d in self.model.derivatives:
+            if d.api != "jax" or d.kind != "vjp":
+                continue
+            primal = primal_structure(self.model, d)
+            if primal is None:
+                continue
+            expected, why_primal = primal
+            for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
+                if fwd is None or fwd.node is None or not registered_here(self.model, d, reg.node):
+                    continue
+                for out in fwd_outputs(self.model, d, fwd.node):
+                    got = out.structure
+                    if id(out.node) in seen or got == expected:
+                        continue
+                    if got[0] != ARRAY and expected[0] != ARRAY and got[1] == expected[1]:
+                        continue  # tuple vs list of the same length: VJP319
+                    if expected[0] == ARRAY:
+                        continue  # a container where the primal returns one array: not measured
+                    seen.add(id(out.node))
+                    self.report(out.node, f"{rule_label(fwd, 'fwd')} returns {describe(got)} as its primal output "
+                                          f"({out.why}), but {why_primal}, {describe(expected)}: JAX needs fwd's first "
+                                          f"element to have the decorated function's output structure, so "
+                                          f"`grad(jit({d.name}))` raises `TypeError: Custom VJP fwd rule ... must "
+                                          f"produce a pair ... (equal to the output of the custom_vjp-decorated "
+                                          f"function {d.name})` and a plain `grad` silently changes `{d.name}`'s output "
+                                          f"(indexing it then gives other values); return the full output "
+                                          f"({describe(expected)}) as the first element, or decorate a function that "
+                                          f"returns only what you differentiate")

@@ -1,0 +1,166 @@
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Set, Tuple
+
+from vjplint.diagnostics import Severity
+from vjplint.facts.structure import registered_here
+from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
+from vjplint.values import CALLABLE, Kind
+
+
+class CallableResidual(Rule):
+    """## What it does
+    Flags a custom_vjp fwd rule that puts a Python function among its residuals: a lambda, a
+    function defined in the module (without decorators, which may make it a pytree), a
+    `jax.numpy`/`jax.nn` function, or a nondiff argument that every call of the function in this
+    module fills with one of those. `jax.tree_util.Partial` (a pytree) and other values are left
+    alone.
+
+    ## Why is this bad?
+    JAX flattens the residuals into JAX values. Measured on JAX 0.10.2 (docs/facts/structure.md):
+    eager calls work, but `grad`, `jit(grad)` and `vmap(grad)` raise
+
+        TypeError: Argument '<function double at 0x...>' of type '<class 'function'>' is not a
+        valid JAX type
+
+    (jax-ml/jax#17753). bwd receives the nondiff arguments anyway, so a callable passed in
+    `nondiff_argnums` need not be saved; a closure built in fwd can be rebuilt in bwd from the
+    arrays it closes over.
+
+    ## Example
+    ```python
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def solve(step, rhs): ...
+
+    def solve_fwd(step, rhs):
+        b = iterate(step, rhs)
+        return b, (b, rhs, step)
+    ```
+
+    ## Use instead
+    ```python
+    def solve_fwd(step, rhs):
+        b = iterate(step, rhs)
+        return b, (b, rhs)
+
+    def solve_bwd(step, res, g):   # step arrives as the nondiff argument
+        b, rhs = res
+        ...
+    ```
+
+    ## Fix safety
+    No fix: bwd must stop reading the callable from the residuals.
+    """
+
+    CODE = "VJP320"
+    NAME = "callable-residual"
+    SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp",)
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.tanh(x)
+
+def f_fwd(x):
+    y = jnp.tanh(x)
+    return y, (y, lambda g: g * (1 - y ** 2))
+
+def f_bwd(res, g):
+    _, slope = res
+    return (slope(g),)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.tanh(x)
+
+def f_fwd(x):
+    y = jnp.tanh(x)
+    return y, y
+
+def f_bwd(y, g):
+    return (g * (1 - y ** 2),)
+
+f.defvjp(f_fwd, f_bwd)
+''']
+
+    def check(self) -> None:
+        seen: Set[int] = set()
+        for d in self.model.derivatives:
+            if d.api != "jax" or d.kind != "vjp":
+                continue
+            for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
+                if fwd is None or fwd.node is None or id(fwd.node) in seen or not registered_here(self.model, d, reg.node):
+                    continue
+                seen.add(id(fwd.node))
+                for _, value in self.model.facts.returns_of(fwd.node):
+                    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2 and \
+                            not any(isinstance(e, ast.Starred) for e in value.elts):
+                        for leaf, why in self._callables(d, fwd, value.elts[1], 0):
+                            self.report(leaf, self._message(d, fwd, leaf, why))
+
+    def _callables(self, d: CustomDerivative, fwd: RuleFunction, e: ast.expr, depth: int) -> List[Tuple[ast.expr, str]]:
+        """The parts of the residual expression that are Python functions, with why."""
+        if depth > 3:
+            return []
+        if isinstance(e, (ast.Tuple, ast.List)):
+            return [hit for x in e.elts if not isinstance(x, ast.Starred) for hit in self._callables(d, fwd, x, depth + 1)]
+        if isinstance(e, ast.Dict):
+            return [hit for x in e.values for hit in self._callables(d, fwd, x, depth + 1)]
+        if isinstance(e, ast.Lambda):
+            return [(e, "a lambda")]
+        kind = self.model.facts.values().of(e)
+        if isinstance(e, ast.Name):
+            if kind.tag in ("tuple", "list") and kind.items is not None:
+                return [(e, f"`{e.id}` holds {why}") for item in kind.items for why in [self._function(item)] if why]
+            why = self._function(kind) or self._nondiff_callable(d, fwd, e.id)
+            return [(e, why)] if why else []
+        if isinstance(e, ast.Attribute):
+            q = self.model.index.qualname(e) or ""
+            if kind.tag == CALLABLE and q.startswith(("jax.numpy.", "jax.nn.", "jax.lax.", "jax.scipy.")):
+                return [(e, f"the function `{q}`")]
+        return []
+
+    @staticmethod
+    def _function(kind: Kind) -> Optional[str]:
+        """Why `kind` is a plain Python function (a def or a lambda), or None."""
+        if kind.tag == CALLABLE and isinstance(kind.node, ast.Lambda):
+            return kind.why or "a lambda"
+        if kind.tag == CALLABLE and isinstance(kind.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                not kind.node.decorator_list:  # a decorator may make it a pytree (`eqx.filter_jit`)
+            return kind.why or "a function"
+        return None
+
+    def _nondiff_callable(self, d: CustomDerivative, fwd: RuleFunction, name: str) -> Optional[str]:
+        """A fwd parameter in a nondiff slot that every call of the primal fills with a function."""
+        if fwd.node is None or d.primal is None or d.signature is None:
+            return None
+        params = Signature.of(fwd.node).positional[fwd.bound_positional:]
+        if name not in params:
+            return None
+        index = params.index(name)
+        if index not in d.nondiff or index >= len(d.signature.positional):
+            return None
+        primal_name = d.signature.positional[index]
+        kind = self.model.facts.values().param(d.primal, primal_name)
+        why = self._function(kind)
+        return f"`{name}` is the nondiff argument `{primal_name}`, and {why}" if why else None
+
+    def _message(self, d: CustomDerivative, fwd: RuleFunction, leaf: ast.expr, why: str) -> str:
+        return (f"{rule_label(fwd, 'fwd')} saves `{self.quote(leaf, 40)}` in its residuals, and it is a Python function "
+                f"({why}): JAX flattens residuals into JAX values, so differentiating `{d.name}` (grad, jit(grad), "
+                f"vmap(grad)) raises `TypeError: Argument '<function ...>' of type '<class 'function'>' is not a valid "
+                f"JAX type`; keep only arrays in the residuals (bwd receives nondiff arguments as its leading "
+                f"parameters; rebuild a closure in bwd from the arrays it uses)")

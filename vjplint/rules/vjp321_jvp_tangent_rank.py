@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Set
+
+from vjplint.diagnostics import Severity
+from vjplint.facts.ranks import Rank, Ranks, differ
+from vjplint.facts.structure import registered_here
+from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
+from vjplint.semantic import own_nodes
+
+SHAPE_ERROR = ("`TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding shapes and "
+               "dtypes ...`")
+
+
+class JvpTangentRank(Rule):
+    """## What it does
+    Flags a custom_jvp rule (`defjvp`) whose tangent output provably has another rank than its
+    primal output. Ranks are followed relative to the primal arguments: indexing with an integer
+    drops an axis (`q[0]`, `z[..., 0]`), `None` adds one, elementwise functions and arithmetic
+    broadcast, `jnp.sum(x)` without an axis is a scalar, and a call of the function itself has the
+    rank its return shows. A tangent of `q`'s rank returned with a primal of rank `q` minus one
+    is the slip of jax-ml/jax#2502. Anything unknown (an `axis=`, a `reshape`, a helper) is silent.
+
+    ## Why is this bad?
+    The tangent must have the primal output's shape. Measured on JAX 0.10.2
+    (docs/facts/structure.md): eager calls work, but `jvp`, `grad`, `jit(grad)` and `vmap(grad)` raise
+
+        TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding
+        shapes and dtypes. Expected float32[] (tangent type of float32[]) but got float32[1].
+
+    ## Example
+    ```python
+    @jax.custom_jvp
+    def f(q):
+        return jnp.logaddexp(q[0], 0.0)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (q,), (q_dot,) = primals, tangents
+        return f(q), jax.nn.sigmoid(q) * q_dot
+    ```
+
+    ## Use instead
+    ```python
+        return f(q), jax.nn.sigmoid(q[0]) * q_dot[0]
+    ```
+
+    ## Fix safety
+    No fix: where the tangent should be indexed or reduced is the author's choice.
+    """
+
+    CODE = "VJP321"
+    NAME = "jvp-tangent-rank"
+    SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_jvp",)
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(q):
+    return jnp.logaddexp(q[0], 0.0)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (q,), (q_dot,) = primals, tangents
+    return f(q), jax.nn.sigmoid(q) * q_dot
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(q):
+    return jnp.logaddexp(q[0], 0.0)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (q,), (q_dot,) = primals, tangents
+    return f(q), jax.nn.sigmoid(q[0]) * q_dot[0]
+''']
+
+    def check(self) -> None:
+        seen: Set[int] = set()
+        for d in self.model.derivatives:
+            if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff_unresolved:
+                continue
+            for reg, rule in self.model.facts.jvp_rules(d):
+                if rule.node is None or id(rule.node) in seen or not registered_here(self.model, d, reg.node):
+                    continue
+                seen.add(id(rule.node))
+                ranks = self._ranks(d, rule)
+                if ranks is not None:
+                    self._check_rule(d, rule, ranks)
+
+    def _ranks(self, d: CustomDerivative, rule: RuleFunction) -> Optional[Ranks]:
+        """Ranks in the rule: its primals' and tangents' elements relative to the primal's parameters."""
+        assert rule.node is not None and d.primal is not None
+        sig = d.signature
+        params = Signature.of(rule.node).positional[rule.bound_positional:]
+        k = len(d.nondiff)
+        if sig is None or sig.vararg or len(params) != k + 2:
+            return None
+        diff = [p for i, p in enumerate(sig.positional) if i not in d.nondiff]
+        primals, tangents = params[k], params[k + 1]
+        items = {primals: [Rank(p, 0, f"`{p}`") for p in diff],
+                 tangents: [Rank(p, 0, f"the tangent of `{p}`") for p in diff]}
+        env: Dict[str, Rank] = {}
+        for node in own_nodes(rule.node):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                self._unpack(node.targets[0], node.value, items, env)
+        calls = {d.name: d.primal} if isinstance(d.primal, (ast.FunctionDef, ast.AsyncFunctionDef)) else {}
+        return Ranks(self.model, rule.node, env, calls, items)
+
+    def _unpack(self, target: ast.expr, value: ast.expr, items: Dict[str, List[Rank]], env: Dict[str, Rank]) -> None:
+        """`(q,), (q_dot,) = primals, tangents`, `x, = primals`, `x = primals[0]`: names get the ranks they unpack."""
+        if isinstance(target, ast.Name) and isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) \
+                and value.value.id in items and isinstance(value.slice, ast.Constant) \
+                and isinstance(value.slice.value, int) and -len(items[value.value.id]) <= value.slice.value \
+                < len(items[value.value.id]):
+            env[target.id] = items[value.value.id][value.slice.value]
+        elif isinstance(value, ast.Name) and value.id in items and isinstance(target, (ast.Tuple, ast.List)):
+            ranks = items[value.id]
+            if len(target.elts) == len(ranks):
+                for t, r in zip(target.elts, ranks):
+                    if isinstance(t, ast.Name):
+                        env[t.id] = r
+        elif isinstance(value, ast.Tuple) and isinstance(target, (ast.Tuple, ast.List)) and \
+                len(value.elts) == len(target.elts):
+            for t, v in zip(target.elts, value.elts):
+                self._unpack(t, v, items, env)
+
+    def _check_rule(self, d: CustomDerivative, rule: RuleFunction, ranks: Ranks) -> None:
+        assert rule.node is not None
+        for _, value in self.model.facts.returns_of(rule.node):
+            if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != 2:
+                continue
+            primal_out, tangent_out = value.elts
+            rp, rt = ranks.of(primal_out), ranks.of(tangent_out)
+            if not differ(rp, rt):
+                continue
+            assert rp is not None and rt is not None
+            self.report(tangent_out, f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns a tangent "
+                                     f"{self._shown(tangent_out, rt)} of {rt.text()} with a primal output "
+                                     f"{self._shown(primal_out, rp)} of {rp.text()}: the tangent must have the "
+                                     f"primal output's shape, so differentiating `{d.name}` (jvp, grad, jacfwd) "
+                                     f"raises {SHAPE_ERROR}; index or reduce the tangent as the primal output is")
+
+    def _shown(self, expr: ast.expr, rank: Rank) -> str:
+        quoted = f"`{self.quote(expr, 40)}`"
+        return quoted if rank.why == quoted else f"{quoted} ({rank.why})"

@@ -1,0 +1,154 @@
+from __future__ import annotations
+
+import ast
+from typing import List, Set
+
+from vjplint.diagnostics import Severity
+from vjplint.facts.ranks import Rank, Ranks, own_ranks
+from vjplint.facts.structure import registered_here
+from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
+
+SHAPE_ERROR = ("`ValueError: Custom VJP bwd rule must produce an output with the same type as the args tuple of the "
+               "primal function, but at output[0] the bwd rule produced an output of type float32[] corresponding "
+               "to an input of type float32[...], so the shapes do not match`")
+
+
+class BwdCotangentRank(Rule):
+    """## What it does
+    Flags a custom_vjp bwd rule that returns, as an argument's cotangent, an expression of the
+    output cotangent `g` whose rank provably differs from that argument's. The ranks are read
+    relative to the primal's parameters: the primal `jnp.sum(x)` (no axis) returns a scalar, so
+    `g` is a scalar, and returning `(g,)` or `(g / n,)` for `x` is only right when `x` is a
+    scalar; the primal `x[0]` makes `g` one rank lower than `x`, so `(g,)` is always wrong.
+    Residuals that are Python scalars (`x.size`) keep the rank; anything unknown is silent.
+
+    ## Why is this bad?
+    JAX checks every cotangent against its input's shape. Measured on JAX 0.10.2
+    (docs/facts/structure.md): `grad`, `jit(grad)` and `vmap(grad)` raise
+
+        ValueError: Custom VJP bwd rule must produce an output with the same type as the args
+        tuple of the primal function, but at output[0] the bwd rule produced an output of type
+        float32[] corresponding to an input of type float32[2], so the shapes do not match
+
+    whenever `x` is not a scalar (jax-ml/jax#28757); a scalar `x` works. The rule says "may"
+    where the difference depends on `x` being a scalar.
+
+    ## Example
+    ```python
+    def total_fwd(x):
+        return jnp.sum(x), x.shape
+
+    def total_bwd(shape, g):
+        return (g,)
+    ```
+
+    ## Use instead
+    ```python
+    def total_bwd(shape, g):
+        return (jnp.broadcast_to(g, shape),)
+    ```
+
+    ## Fix safety
+    No fix: the input's shape has to be saved in the residuals first.
+    """
+
+    CODE = "VJP322"
+    NAME = "bwd-cotangent-rank"
+    SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_vjp",)
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def total(x):
+    return jnp.sum(x)
+
+def total_fwd(x):
+    return jnp.sum(x), x.shape
+
+def total_bwd(shape, g):
+    return (g,)
+
+total.defvjp(total_fwd, total_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def total(x):
+    return jnp.sum(x)
+
+def total_fwd(x):
+    return jnp.sum(x), x.shape
+
+def total_bwd(shape, g):
+    return (jnp.broadcast_to(g, shape),)
+
+total.defvjp(total_fwd, total_bwd)
+''']
+
+    def check(self) -> None:
+        seen: Set[int] = set()
+        for d in self.model.derivatives:
+            if d.api != "jax" or d.kind != "vjp" or d.primal is None or d.nondiff_unresolved:
+                continue
+            out_rank = self._primal_rank(d)
+            names = self.model.facts.differentiable_names(d)
+            if out_rank is None or not names:
+                continue
+            for reg, _, bwd in self.model.facts.checked_vjp_rules(d):
+                if bwd is None or bwd.node is None or id(bwd.node) in seen or not registered_here(self.model, d, reg.node):
+                    continue
+                seen.add(id(bwd.node))
+                params = Signature.of(bwd.node).positional[bwd.bound_positional:]
+                if len(params) != len(d.nondiff) + 2:
+                    continue
+                g = params[-1]
+                ranks = Ranks(self.model, bwd.node, {g: Rank(out_rank.base, out_rank.offset,
+                                                             f"`{g}` is the cotangent of `{d.name}`'s output, "
+                                                             f"{out_rank.why}")})
+                self._check_returns(d, bwd, ranks, g, list(names))
+
+    def _primal_rank(self, d: CustomDerivative):
+        assert d.primal is not None
+        returns = self.model.facts.returns_of(d.primal)
+        if len(returns) != 1 or returns[0].value is None:
+            return None
+        found = own_ranks(self.model, d.primal).of(returns[0].value)
+        if found is None:
+            return None
+        quoted = f"`{self.quote(returns[0].value, 40)}`"
+        why = found.why if found.why.startswith(quoted) else f"{quoted} ({found.why})"
+        return Rank(found.base, found.offset, why)
+
+    def _check_returns(self, d: CustomDerivative, bwd: RuleFunction, ranks: Ranks, g: str, names: List[str]) -> None:
+        assert bwd.node is not None
+        for _, value in self.model.facts.returns_of(bwd.node):
+            if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(names):
+                continue
+            for element, name in zip(value.elts, names):
+                if not any(isinstance(n, ast.Name) and n.id == g for n in ast.walk(element)):
+                    continue
+                got = ranks.of(element)
+                if got is None or got.base not in (None, name) or got.base is None and got.offset != 0:
+                    continue
+                if got.base == name and got.offset == 0:
+                    continue
+                self.report(element, self._message(d, bwd, element, name, got, ranks.env[g]))
+
+    def _message(self, d: CustomDerivative, bwd: RuleFunction, element: ast.expr, name: str, got: Rank,
+                 g: Rank) -> str:
+        shown = f"`{self.quote(element, 40)}`"
+        head = (f"{rule_label(bwd, 'bwd')} returns {shown} as the cotangent of `{name}`, but it has {got.text()} "
+                f"({g.why}) where `{name}`'s cotangent needs `{name}`'s shape")
+        if got.base is None:
+            return (f"{head}: unless `{name}` is a scalar, differentiating `{d.name}` may raise {SHAPE_ERROR}; "
+                    f"broadcast it to `{name}`'s shape (save `jnp.shape({name})` in the residuals and return "
+                    f"`jnp.broadcast_to({self.quote(element, 30)}, shape)`)")
+        return (f"{head}: differentiating `{d.name}` raises {SHAPE_ERROR}; give the cotangent `{name}`'s shape "
+                f"(scatter it back into `jnp.zeros_like({name})` at the indexed place)")
