@@ -74,6 +74,8 @@ class IncrementalLinter:
     old_lines: List[str] = field(default_factory=list)
     cache: Dict[tuple, _Cached] = field(default_factory=dict)
     stats: Dict[str, int] = field(default_factory=lambda: {"linted": 0, "reused": 0, "reparsed": 0, "full": 0})
+    text: Optional[str] = None  # the text of the last lint split into families
+    modules: List[Tuple[int, ...]] = field(default_factory=list)  # chunk indices of each family's module
 
     def lint(self, text: str, should_stop: Optional[Callable[[], bool]] = None) -> LintResult:
         stop = should_stop or (lambda: False)
@@ -89,7 +91,7 @@ class IncrementalLinter:
 
     # -- chunks --------------------------------------------------------------------------------
     def _whole(self, text: str) -> LintResult:
-        self.chunks, self.old_lines = [], []
+        self.chunks, self.old_lines, self.text, self.modules = [], [], None, []
         self.stats["full"] += 1
         return lint_source(self.filename, text, self.config, path=self.path)
 
@@ -137,6 +139,45 @@ class IncrementalLinter:
         self.stats["reparsed"] += region_end - row
 
     # -- families ------------------------------------------------------------------------------
+    # -- a family as a document of its own -------------------------------------------------------
+    def current(self, text: str) -> bool:
+        return self.text is not None and self.text == text
+
+    def family_document(self, row: int) -> Optional[Tuple[List[str], List[Tuple[int, int, int]]]]:
+        """The lines of the family of statements at `row` (1-based) and the imports, in order and
+        without the rest of the last text, with a last line that still reads the imports the
+        other statements read (so that a fix sees them used); and its row map: (first row there,
+        first row in the text, number of rows) per chunk. None when `row` is in no family (an
+        import, a comment before the first statement)."""
+        starts, row_at = [], 1
+        for chunk in self.chunks:
+            starts.append(row_at)
+            row_at += len(chunk.lines)
+        k = bisect.bisect_right(starts, row) - 1
+        if k < 0 or self.chunks[k].context:
+            return None
+        module = next((m for m in self.modules if k in m), None)
+        if module is None:
+            return None
+        # Statements without names (a module docstring) stay too: fixes lay out what follows them.
+        kept = set(module) | {i for i, c in enumerate(self.chunks) if not c.mentions}
+        lines: List[str] = []
+        rows: List[Tuple[int, int, int]] = []
+        imported: Set[str] = set()
+        read_elsewhere: Set[str] = set()
+        for i, (chunk, start) in enumerate(zip(self.chunks, starts)):
+            if chunk.context:
+                imported |= chunk.binds
+            if i in kept:
+                rows.append((len(lines) + 1, start, len(chunk.lines)))
+                lines.extend(line.rstrip("\r\n") for line in chunk.lines)
+            else:
+                read_elsewhere |= chunk.mentions
+        names = sorted(imported & read_elsewhere)
+        if names:
+            lines.append(f"({', '.join(names)},)")
+        return lines, rows
+
     def _lint_families(self, text: str, stop: Callable[[], bool]) -> LintResult:
         starts: List[int] = []
         row = 1
@@ -186,6 +227,7 @@ class IncrementalLinter:
             seen.update(keys)
         for key in [k for k in self.cache if k not in used_keys]:  # only what the current text can reuse
             del self.cache[key]
+        self.text, self.modules = text, [tuple(sorted(context + f)) for f in families]
         result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True)
         where = self.config.relative_path(self.path if self.path is not None else self.filename)
         return _finish(result, self.config, self.filename, where, lines, enabled)
@@ -247,16 +289,10 @@ def _split(lines: List[str], begin: int, end: int) -> List[Chunk]:
         binds: Set[str] = set()
         mentions: Set[str] = set()
         registers: Set[str] = set()
+        defines: Set[str] = set()
         odd = False
         for stmt in stmts:
-            _names(stmt, binds, mentions)
-            odd = _registrations(stmt, registers) or odd
-        mentions.update(registers)
-        defines = {n.name if not isinstance(n, ast.Name) else n.id for s in stmts for n in ast.walk(s)
-                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                   or (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))}
-        defines |= {n.attr for s in stmts for n in ast.walk(s) if isinstance(n, ast.Attribute)
-                    and not isinstance(n.ctx, ast.Load)}  # `self.f = jax.custom_vjp(...)`
+            odd = _names(stmt, binds, mentions, defines, registers) or odd
         context = all(_is_context(s) for s in stmts)
         chunks.append(_chunk(tuple(lines[begin + first:begin + last]), True, context, binds, mentions, registers, odd,
                              defines))
@@ -265,26 +301,6 @@ def _split(lines: List[str], begin: int, end: int) -> List[Chunk]:
 
 def _registration_like(name: str) -> bool:
     return name.startswith("def") and ("vjp" in name or "jvp" in name or name in ("def_fwd", "def_bwd"))
-
-
-def _registrations(stmt: ast.stmt, registers: Set[str]) -> bool:
-    """Collect the targets of `X.defvjp`-like registrations (VJP301 reads them module-wide: one
-    that registers no derivative it knows silences it for the file); True for a registration
-    whose target has no name (`getattr(f, method)(...)`, `getattr(f, "defvjp")`)."""
-    odd = False
-    for node in ast.walk(stmt):
-        if isinstance(node, ast.Attribute) and _registration_like(node.attr):
-            base = node.value
-            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
-            if name is None:
-                odd = True
-            else:
-                registers.add(name)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _registration_like(node.value):
-            odd = True
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "setattr"):
-            odd = odd or not (len(node.args) >= 2 and isinstance(node.args[1], ast.Constant))
-    return odd
 
 
 def _is_context(stmt: ast.stmt) -> bool:
@@ -317,7 +333,13 @@ def _module_scope(node: ast.AST) -> Iterable[ast.AST]:
             todo.extend(n for n in ast.walk(current) if isinstance(n, ast.NamedExpr))
 
 
-def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str]) -> None:
+def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str], defines: Set[str], registers: Set[str]) -> bool:
+    """Fill the names of a top-level statement: `binds` (module-level bindings), `mentions`
+    (every name, at any depth), `defines` (names bound at any depth, `self.f` included) and
+    `registers` (X of `X.defvjp`-like registrations: VJP301 reads them module-wide, and one that
+    registers no derivative it knows silences it for the file). True for a registration whose
+    target has no name (`getattr(f, method)(...)`, `getattr(f, "defvjp")`)."""
+    odd = False
     for node in _module_scope(stmt):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             binds.add(node.name)
@@ -330,20 +352,46 @@ def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str]) -> None:
         elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
             binds.add(node.name)
     for node in ast.walk(stmt):
-        if isinstance(node, ast.Name):
-            mentions.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            mentions.add(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            mentions.update(node.names)
-            if isinstance(node, ast.Global):
-                binds.update(node.names)  # a function that assigns a module-level name binds it
+        kind = type(node)
+        if kind is ast.Name:
+            mentions.add(node.id)  # type: ignore[attr-defined]
+            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                defines.add(node.id)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            attr = node.attr  # type: ignore[attr-defined]
+            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                defines.add(attr)  # `self.f = jax.custom_vjp(...)`
+            if _registration_like(attr):
+                base = node.value  # type: ignore[attr-defined]
+                name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+                if name is None:
+                    odd = True
+                else:
+                    registers.add(name)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            mentions.add(node.name)  # type: ignore[attr-defined]
+            defines.add(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.Constant:
+            value = node.value  # type: ignore[attr-defined]
+            odd = odd or (isinstance(value, str) and _registration_like(value))
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if isinstance(func, ast.Name) and func.id in ("getattr", "setattr"):
+                args = node.args  # type: ignore[attr-defined]
+                odd = odd or not (len(args) >= 2 and isinstance(args[1], ast.Constant))
+        elif kind is ast.Global:
+            mentions.update(node.names)  # type: ignore[attr-defined]
+            binds.update(node.names)  # type: ignore[attr-defined]  # a function assigning a module name binds it
+        elif kind is ast.Nonlocal:
+            mentions.update(node.names)  # type: ignore[attr-defined]
     mentions.update(binds)
+    mentions.update(registers)
     for name in binds:  # rules pair `f` with `f_fwd`, `f_bwd`, `f_jvp`, `fwd_f` by their names
         parts = name.split("_")
         for cut in range(1, len(parts)):
             mentions.add("_".join(parts[:cut]))
             mentions.add("_".join(parts[cut:]))
+    return odd
 
 
 def _families(chunks: Sequence[Chunk], members: Sequence[int]) -> List[List[int]]:

@@ -17,7 +17,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         "editors that always pass it)")
     parser.add_argument("--log-file", default=None, help="write the server's log to this file")
     parser.add_argument("--debounce-ms", type=int, default=None,
-                        help="wait this long after an edit before linting (default: 30)")
+                        help="wait this long after an edit before linting (default: 0; edits made while a lint runs coalesce)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         import lsprotocol  # noqa: F401

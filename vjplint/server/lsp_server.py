@@ -29,7 +29,7 @@ from vjplint import __version__
 from vjplint.config import Config
 from vjplint.errors import ConfigError
 from vjplint.diagnostics import Applicability, Diagnostic, Position
-from vjplint.engine import lint_source
+from vjplint.incremental import IncrementalLinter, Superseded
 from vjplint.links import DEFAULT_DOCS_URL
 from vjplint.positions import source_lines
 from vjplint.output import lsp as lspfmt
@@ -54,7 +54,7 @@ class Settings:
     unsafe_fixes: bool = False  # let fix-all apply unsafe fixes too
     fix_all: bool = True
     disable_rule_comment: bool = True
-    debounce_ms: int = 30
+    debounce_ms: int = 0  # bursts coalesce anyway (one queued lint per document, superseded ones stop)
     diagnostic_mode: str = "auto"  # "push", "pull", or "auto": pull when the client can
 
     @classmethod
@@ -135,6 +135,9 @@ class VjplintServer(LanguageServer):
         self.versions: Dict[str, Optional[int]] = {}  # open documents: uri -> version
         self.pending: Dict[str, asyncio.TimerHandle] = {}
         self.analyses: Dict[str, Analysis] = {}
+        self.linters: Dict[str, IncrementalLinter] = {}  # open documents: their incremental state (lint thread)
+        self.fixes_warmed = False
+        self.queued: set = set()  # documents whose lint is queued and has not started (it reads the newest text)
         self.lock = threading.RLock()  # config caches and analyses are shared with the lint thread
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-lint")
         self.project: Optional[Workspace] = None  # settings per file (vjplint.workspace), reset on a change
@@ -155,6 +158,7 @@ class VjplintServer(LanguageServer):
             self.project = None
             self.wrappers.clear()
             self.analyses.clear()
+            self.linters.clear()
             self.reported_config_errors.clear()
 
     def config_for(self, path: Optional[Path]) -> Config:
@@ -224,6 +228,7 @@ class VjplintServer(LanguageServer):
             changed = new is None or (new.spellings, new.relative) != (old.spellings, old.relative)
             if changed:
                 self.analyses.clear()
+                self.linters.clear()
             return changed
 
     def config_error(self, message: str) -> None:
@@ -250,9 +255,11 @@ class VjplintServer(LanguageServer):
             loop.call_soon_threadsafe(fn, *args)
 
     # -- analysis ----------------------------------------------------------------------
-    def analyse(self, uri: str, text: str) -> Analysis:
-        """Lint `text` as the document `uri` (cached while the text is unchanged). The lock guards
-        the caches only: a slow lint in the worker never stalls a request on the event loop."""
+    def analyse(self, uri: str, text: str, should_stop: Optional[Any] = None) -> Analysis:
+        """Lint `text` as the document `uri` (cached while the text is unchanged), incrementally:
+        only the families of statements an edit touched are linted again (vjplint.incremental).
+        Runs in the lint thread; `should_stop()` true (a newer version, a cancelled request)
+        raises Superseded between families. The lock guards the caches only."""
         with self.lock:
             cached = self.analyses.get(uri)
             if cached is not None and cached.text == text:
@@ -263,7 +270,11 @@ class VjplintServer(LanguageServer):
         if path is not None and _excluded(path, config):
             analysis = Analysis(text, [], config, filename, str(path))
         else:
-            result = lint_source(filename, text, config, path=str(path) if path is not None else None)
+            linter = self.linters.get(uri)
+            where = str(path) if path is not None else None
+            if linter is None or (linter.filename, linter.path) != (filename, where) or linter.config != config:
+                linter = self.linters[uri] = IncrementalLinter(filename, config, where)
+            result = linter.lint(text, should_stop)
             analysis = Analysis(text, result.diagnostics, config, filename, str(path) if path is not None else None,
                                 errors=result.errors)
             for error in result.errors:
@@ -272,18 +283,18 @@ class VjplintServer(LanguageServer):
             self.analyses[uri] = analysis
         return analysis
 
-    def attach_fixes(self, analysis: Analysis) -> None:
-        """Fill Diagnostic.fix edits (libcst) once per analysis, only when an action needs them."""
-        if analysis.fixes_attached:
+    def attach_fixes(self, analysis: Analysis, uri: str, wanted: Sequence[Diagnostic]) -> None:
+        """Fill the fix edits (libcst) of the `wanted` diagnostics, only when an action needs them,
+        each computed on its family of statements alone (vjplint.server.fixes) when that is safe."""
+        todo = [d for d in wanted if d.fix is not None and not d.fix.resolved and d.fix.plan is not None]
+        if not todo:
             return
-        analysis.fixes_attached = True
-        if not any(d.fix is not None and not d.fix.resolved for d in analysis.diagnostics):
-            return
-        try:
-            from vjplint.fixes.apply import attach_fix_edits
+        from vjplint.server.fixes import attach_family_fixes
 
-            attach_fix_edits(analysis.diagnostics, {analysis.filename: source_lines(analysis.text)},
-                             analysis.config)
+        linter = self.linters.get(uri)
+        try:
+            attach_family_fixes(todo, analysis.text, analysis.filename, analysis.config,
+                                linter if linter is not None and linter.current(analysis.text) else None)
         except Exception as exc:  # no fix machinery, or it failed: actions without edits
             log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
 
@@ -326,34 +337,64 @@ class VjplintServer(LanguageServer):
 
     # -- push diagnostics --------------------------------------------------------------
     def schedule(self, uri: str, delay_ms: int) -> None:
+        """Lint `uri` soon. Bursts of edits coalesce without a delay: while a lint of the document
+        waits for the lint thread, no other is queued (it reads the newest text when it starts),
+        and a running lint of a superseded version stops between families of statements."""
         if self.pull or not self.lintable(uri):
             return
         handle = self.pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
-        loop = asyncio.get_running_loop()
-        task = lambda: asyncio.ensure_future(self.lint_and_publish(uri))  # noqa: E731
         if delay_ms <= 0:
-            task()
+            self.enqueue(uri)
         else:
-            self.pending[uri] = loop.call_later(delay_ms / 1000, task)
+            self.pending[uri] = asyncio.get_running_loop().call_later(delay_ms / 1000, self.enqueue, uri)
 
-    async def lint_and_publish(self, uri: str) -> None:
+    def enqueue(self, uri: str) -> None:
         self.pending.pop(uri, None)
+        if uri not in self.queued:
+            self.queued.add(uri)
+            asyncio.ensure_future(self.lint_and_publish(uri))
+
+    def lint_current(self, uri: str) -> Optional[Tuple[Optional[int], List[types.Diagnostic]]]:
+        """In the lint thread: the newest version of `uri` and its diagnostics (None if closed)."""
+        self.queued.discard(uri)  # from now on an edit queues another lint
+        version = self.versions.get(uri)  # the version first: a newer text is then never published as it
         text = self.document(uri)
         if text is None:
-            return
-        version = self.versions.get(uri)
+            return None
+        analysis = self.analyse(uri, text, lambda: self.versions.get(uri) != version)
+        return version, self.lsp_diagnostics(analysis)
+
+    async def lint_and_publish(self, uri: str) -> None:
         try:
-            analysis = await asyncio.get_running_loop().run_in_executor(self.executor, self.analyse, uri, text)
-            diagnostics = self.lsp_diagnostics(analysis)
+            out = await asyncio.get_running_loop().run_in_executor(self.executor, self.lint_current, uri)
+        except Superseded:
+            return  # a lint of the newer version is queued
         except Exception:
+            self.queued.discard(uri)
             log.exception("linting %s failed", uri)
             return
+        if out is None:
+            return
+        version, diagnostics = out
         if uri not in self.versions or self.versions[uri] != version:
-            return  # closed or edited meanwhile: a newer lint is scheduled
+            return  # closed or edited meanwhile: a newer lint is queued
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+        if not self.fixes_warmed:  # libcst takes a second to import: not in the first quick fix
+            self.fixes_warmed = True
+            threading.Thread(target=_import_fixes, name="vjplint-warm-fixes", daemon=True).start()
+
+    async def in_lint_thread(self, fn: Any, *args: Any) -> Any:
+        """Run a request's work in the lint thread; `$/cancelRequest` stops it between families."""
+        cancelled = threading.Event()
+        future = asyncio.get_running_loop().run_in_executor(self.executor, lambda: fn(*args, cancelled.is_set))
+        try:
+            return await future
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
 
     def relint_all(self) -> None:
         self.reset_configuration()
@@ -365,12 +406,13 @@ class VjplintServer(LanguageServer):
             self.schedule(uri, 0)
 
     # -- code actions ------------------------------------------------------------------
-    def code_actions(self, params: types.CodeActionParams) -> List[types.CodeAction]:
+    def code_actions(self, params: types.CodeActionParams,
+                     should_stop: Optional[Any] = None) -> List[types.CodeAction]:
         uri = params.text_document.uri
         text = self.document(uri)
         if text is None or not self.lintable(uri):
             return []
-        analysis = self.analyse(uri, text)
+        analysis = self.analyse(uri, text, should_stop)
         only = params.context.only
         lazy = self.resolve_edits_supported()
         lines = source_lines(text)
@@ -380,8 +422,8 @@ class VjplintServer(LanguageServer):
         out: List[types.CodeAction] = []
         if actions.kind_wanted(types.CodeActionKind.QuickFix, only):
             here = [d for d in analysis.diagnostics if actions.overlaps(d, start, end)]
-            if not lazy and any(d.fixable for d in here):
-                self.attach_fixes(analysis)
+            if not lazy:  # only the fixes of the requested range
+                self.attach_fixes(analysis, uri, here)
             for index, d in enumerate(analysis.diagnostics):
                 if d not in here or not d.fixable:
                     continue
@@ -449,20 +491,21 @@ class VjplintServer(LanguageServer):
         support = _capability(self.client_capabilities, "text_document", "code_action", "resolve_support")
         return bool(support is not None and "edit" in (support.properties or []))
 
-    def resolve(self, action: types.CodeAction) -> types.CodeAction:
+    def resolve(self, action: types.CodeAction, should_stop: Optional[Any] = None) -> types.CodeAction:
         data = action.data if isinstance(action.data, dict) else {}
         uri = data.get("uri")
         text = self.document(uri) if isinstance(uri, str) else None
         if text is None:
             return action
-        analysis = self.analyse(uri, text)
+        analysis = self.analyse(uri, text, should_stop)
         if data.get("action") == "fixAll":
             action.edit = self.fix_all_edit(uri, analysis)
         elif data.get("action") == "quickfix":
-            self.attach_fixes(analysis)
             target = Position(int(data.get("row", 0)), int(data.get("column", 0)))
-            for d in analysis.diagnostics:
-                if d.code == data.get("code") and d.location == target and d.fix and d.fix.edits:
+            chosen = [d for d in analysis.diagnostics if d.code == data.get("code") and d.location == target]
+            self.attach_fixes(analysis, uri, chosen)
+            for d in chosen:
+                if d.fix and d.fix.edits:
                     lines, encoding = source_lines(text), self.encoding()
                     action.edit = self.workspace_edit(uri, [lspfmt.text_edit(lines, e, encoding) for e in d.fix.edits])
                     break
@@ -544,6 +587,27 @@ def _excluded(path: Path, config: Config) -> bool:
     return excluded(path, root, patterns) or any(excluded(p, root, patterns) for p in parents)
 
 
+WARM_UP = b"import jax\n\n@jax.custom_vjp\ndef f(x):\n    return x\n\n\nf.defvjp(lambda x: (x, None), lambda r, g: (g,))\n"
+
+
+def _warm_up() -> None:
+    """Import what linting needs (rules, model, facts) by linting a small module."""
+    try:
+        from vjplint.engine import lint_source
+
+        lint_source("warm_up.py", WARM_UP, Config())
+    except Exception:
+        log.exception("warm-up failed")
+
+
+def _import_fixes() -> None:
+    try:
+        import vjplint.fixes.apply  # noqa: F401
+        import vjplint.fixes.residual_plus_none  # noqa: F401  (libcst)
+    except Exception:
+        log.info("no fix machinery: quick fixes will have no edits")
+
+
 def _guard(fn: Any) -> Any:
     """Notifications have nobody to answer: log a failure instead of raising it into pygls."""
     import functools
@@ -577,6 +641,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     @server.feature(types.INITIALIZED)
     @_guard
     def initialized(ls: VjplintServer, params: types.InitializedParams) -> None:
+        ls.executor.submit(_warm_up)  # the engine's imports, before the first document arrives
         if _capability(ls.client_capabilities, "workspace", "did_change_watched_files", "dynamic_registration"):
             watcher = types.FileSystemWatcher(glob_pattern="**/pyproject.toml")
             ls.client_register_capability(types.RegistrationParams(registrations=[types.Registration(
@@ -619,6 +684,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
             handle.cancel()
         with ls.lock:
             ls.analyses.pop(uri, None)
+            ls.linters.pop(uri, None)
         if not ls.pull:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
@@ -650,31 +716,31 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         if not ls.lintable(uri):
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         # In the lint thread, so that a long lint does not hold up other requests.
-        analysis = await asyncio.get_running_loop().run_in_executor(ls.executor, ls.analyse, uri, text)
+        analysis = await ls.in_lint_thread(ls.analyse, uri, text)
         return types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
         resolve_provider=True))
-    def code_action(ls: VjplintServer, params: types.CodeActionParams):
-        return ls.code_actions(params)
+    async def code_action(ls: VjplintServer, params: types.CodeActionParams):
+        return await ls.in_lint_thread(ls.code_actions, params)
 
     @server.feature(types.CODE_ACTION_RESOLVE)
-    def code_action_resolve(ls: VjplintServer, params: types.CodeAction):
-        return ls.resolve(params)
+    async def code_action_resolve(ls: VjplintServer, params: types.CodeAction):
+        return await ls.in_lint_thread(ls.resolve, params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: VjplintServer, params: types.HoverParams):
         return ls.hover(params)
 
     @server.command(CMD_FIX_ALL)
-    def apply_autofix(ls: VjplintServer, *args: Any):
+    async def apply_autofix(ls: VjplintServer, *args: Any):
         target = args[0] if args and isinstance(args[0], dict) else {}
         uri = target.get("uri")
         text = ls.document(uri) if isinstance(uri, str) else None
         if text is None:
             raise ValueError(f"{CMD_FIX_ALL} needs an open document: [{{\"uri\": ...}}]")
-        edit = ls.fix_all_edit(uri, ls.analyse(uri, text))
+        edit = await ls.in_lint_thread(lambda stop: ls.fix_all_edit(uri, ls.analyse(uri, text, stop)))
         if edit is not None:
             ls.workspace_apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label="vjplint: Fix all"))
         return None
