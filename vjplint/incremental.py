@@ -39,9 +39,10 @@ class Superseded(Exception):
     """The caller no longer wants this result (a newer text, a cancelled request)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Chunk:
-    """One top-level statement (or several on one line), and the lines up to the next one."""
+    """One top-level statement (or several on one line), and the lines up to the next one.
+    Compared by identity: a chunk parsed again is a new one, so caches keyed by chunks are exact."""
 
     lines: Tuple[str, ...]  # with their line endings
     text: str
@@ -76,6 +77,7 @@ class IncrementalLinter:
     stats: Dict[str, int] = field(default_factory=lambda: {"linted": 0, "reused": 0, "reparsed": 0, "full": 0})
     text: Optional[str] = None  # the text of the last lint split into families
     modules: List[Tuple[int, ...]] = field(default_factory=list)  # chunk indices of each family's module
+    grouping: Optional[Tuple[Tuple[Chunk, ...], List[List[Chunk]]]] = None  # statements -> their families
 
     def lint(self, text: str, should_stop: Optional[Callable[[], bool]] = None) -> LintResult:
         stop = should_stop or (lambda: False)
@@ -185,10 +187,15 @@ class IncrementalLinter:
             starts.append(row)
             row += len(chunk.lines)
         context = [i for i, c in enumerate(self.chunks) if c.context]
-        members = [i for i, c in enumerate(self.chunks) if c.statements and not c.context]
-        # A registration that may target no derivative silences VJP301 file-wide, with messages
-        # that depend on everything: then the file is one family.
-        families = [members] if self._module_wide() else _families(self.chunks, members)
+        statements = tuple(c for c in self.chunks if c.statements)
+        if self.grouping is None or self.grouping[0] != statements:
+            members = [i for i, c in enumerate(self.chunks) if c.statements and not c.context]
+            # A registration that may target no derivative silences VJP301 file-wide, with messages
+            # that depend on everything: then the file is one family.
+            groups = [members] if self._module_wide() else _families(self.chunks, members)
+            self.grouping = (statements, [[self.chunks[i] for i in g] for g in groups])
+        index = {id(c): i for i, c in enumerate(self.chunks)}
+        families = [[index[id(c)] for c in g] for g in self.grouping[1]]
         if not families:
             families = [[]]  # the context alone still gets its findings
         lines = source_lines(text)
@@ -204,8 +211,7 @@ class IncrementalLinter:
                 raise Superseded()
             order = sorted(context + family)
             base = starts[family[0]] if family else 0
-            key = (tuple((self.chunks[i].context, self.chunks[i].text) for i in order),
-                   tuple(starts[i] - base for i in family))
+            key = (tuple(self.chunks[i] for i in order), tuple(starts[i] - base for i in family))
             used_keys.add(key)
             now = tuple(starts[i] for i in order)
             cached = self.cache.get(key)
@@ -216,14 +222,17 @@ class IncrementalLinter:
                 self.stats["linted"] += 1
             else:
                 self.stats["reused"] += 1
+                if cached.starts != now:  # moved: keep it where it is now
+                    cached = self.cache[key] = _Cached(now, [_relocate(d, cached.starts, now)
+                                                             for d in cached.diagnostics],
+                                                       cached.errors, cached.rows_in_messages)
             errors.extend(cached.errors)
             keys = []
             for d in cached.diagnostics:
-                moved = _relocate(d, cached.starts, now)
-                key = (moved.code, moved.location, moved.end_location, moved.message)
-                if key not in seen:
-                    found.append(moved)
-                    keys.append(key)
+                seen_as = (d.code, d.location, d.end_location, d.message)
+                if seen_as not in seen:
+                    found.append(d)
+                    keys.append(seen_as)
             seen.update(keys)
         for key in [k for k in self.cache if k not in used_keys]:  # only what the current text can reuse
             del self.cache[key]
@@ -426,8 +435,6 @@ def _families(chunks: Sequence[Chunk], members: Sequence[int]) -> List[List[int]
 
 def _relocate(d: Diagnostic, old: Sequence[int], new: Sequence[int]) -> Diagnostic:
     """A copy of `d` with its rows moved along with the chunk each row lies in."""
-    if tuple(old) == tuple(new):
-        return replace(d)
 
     def row(r: int) -> int:
         k = max(bisect.bisect_right(old, r) - 1, 0)
@@ -441,5 +448,8 @@ def _relocate(d: Diagnostic, old: Sequence[int], new: Sequence[int]) -> Diagnost
         edits = tuple(Edit(e.content, pos(e.location), pos(e.end_location)) for e in fix.edits)
         plan = replace(fix.plan, line=row(fix.plan.line)) if fix.plan is not None else None
         fix = Fix(fix.applicability, fix.message, edits, plan)
-    return replace(d, location=pos(d.location), end_location=pos(d.end_location), fix=fix,
-                   noqa_row=row(d.noqa_row) if d.noqa_row is not None else None)
+    moved = object.__new__(Diagnostic)  # a field-by-field copy: dataclasses.replace costs 5x more
+    moved.__dict__.update(d.__dict__)
+    moved.location, moved.end_location, moved.fix = pos(d.location), pos(d.end_location), fix
+    moved.noqa_row = row(d.noqa_row) if d.noqa_row is not None else None
+    return moved

@@ -11,6 +11,8 @@ No handler lets an exception escape: a broken request gets an error answer, the 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 import logging
 import os
 import threading
@@ -137,6 +139,7 @@ class VjplintServer(LanguageServer):
         self.analyses: Dict[str, Analysis] = {}
         self.linters: Dict[str, IncrementalLinter] = {}  # open documents: their incremental state (lint thread)
         self.fixes_warmed = False
+        self.warm_timer: Optional[asyncio.TimerHandle] = None
         self.queued: set = set()  # documents whose lint is queued and has not started (it reads the newest text)
         self.lock = threading.RLock()  # config caches and analyses are shared with the lint thread
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-lint")
@@ -328,12 +331,30 @@ class VjplintServer(LanguageServer):
             return lspfmt.UTF16
         return str(getattr(value, "value", value) or lspfmt.UTF16)
 
-    def lsp_diagnostics(self, analysis: Analysis) -> List[types.Diagnostic]:
+    def lsp_dicts(self, analysis: Analysis) -> List[Dict[str, Any]]:
+        """The diagnostics as LSP JSON (what vjplint.output.lsp writes)."""
         lines = source_lines(analysis.text)
         encoding = self.encoding()
         docs_url = analysis.config.docs_url or DEFAULT_DOCS_URL
-        return [self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding, docs_url), types.Diagnostic)
-                for d in analysis.diagnostics]
+        return [lspfmt.diagnostic_to_lsp(d, lines, encoding, docs_url) for d in analysis.diagnostics]
+
+    def lsp_diagnostics(self, analysis: Analysis) -> List[types.Diagnostic]:
+        return [self.converter.structure(d, types.Diagnostic) for d in self.lsp_dicts(analysis)]
+
+    def publish(self, uri: str, version: Optional[int], diagnostics: List[Dict[str, Any]]) -> None:
+        """publishDiagnostics written as JSON directly: through lsprotocol's classes and back
+        (cattrs) costs more than the lint of an edit on a large file."""
+        writer = getattr(self.protocol, "writer", None)
+        if writer is None:
+            return
+        params: Dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
+        if version is not None:
+            params["version"] = version
+        body = json.dumps({"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                           "params": params}).encode("utf-8")
+        written = writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        if inspect.isawaitable(written):  # pygls' asyncio writers
+            asyncio.ensure_future(written)
 
     # -- push diagnostics --------------------------------------------------------------
     def schedule(self, uri: str, delay_ms: int) -> None:
@@ -356,7 +377,7 @@ class VjplintServer(LanguageServer):
             self.queued.add(uri)
             asyncio.ensure_future(self.lint_and_publish(uri))
 
-    def lint_current(self, uri: str) -> Optional[Tuple[Optional[int], List[types.Diagnostic]]]:
+    def lint_current(self, uri: str) -> Optional[Tuple[Optional[int], List[Dict[str, Any]]]]:
         """In the lint thread: the newest version of `uri` and its diagnostics (None if closed)."""
         self.queued.discard(uri)  # from now on an edit queues another lint
         version = self.versions.get(uri)  # the version first: a newer text is then never published as it
@@ -364,7 +385,7 @@ class VjplintServer(LanguageServer):
         if text is None:
             return None
         analysis = self.analyse(uri, text, lambda: self.versions.get(uri) != version)
-        return version, self.lsp_diagnostics(analysis)
+        return version, self.lsp_dicts(analysis)
 
     async def lint_and_publish(self, uri: str) -> None:
         try:
@@ -380,9 +401,14 @@ class VjplintServer(LanguageServer):
         version, diagnostics = out
         if uri not in self.versions or self.versions[uri] != version:
             return  # closed or edited meanwhile: a newer lint is queued
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
-        if not self.fixes_warmed:  # libcst takes a second to import: not in the first quick fix
+        self.publish(uri, version, diagnostics)
+        if not self.fixes_warmed:  # libcst takes a second to import: not in the first quick fix,
+            if self.warm_timer is not None:  # nor while the user types (it would share the GIL)
+                self.warm_timer.cancel()
+            self.warm_timer = asyncio.get_running_loop().call_later(WARM_FIXES_AFTER_IDLE_S, self.warm_fixes)
+
+    def warm_fixes(self) -> None:
+        if not self.fixes_warmed and not self.queued:
             self.fixes_warmed = True
             threading.Thread(target=_import_fixes, name="vjplint-warm-fixes", daemon=True).start()
 
@@ -587,6 +613,7 @@ def _excluded(path: Path, config: Config) -> bool:
     return excluded(path, root, patterns) or any(excluded(p, root, patterns) for p in parents)
 
 
+WARM_FIXES_AFTER_IDLE_S = 2.0
 WARM_UP = b"import jax\n\n@jax.custom_vjp\ndef f(x):\n    return x\n\n\nf.defvjp(lambda x: (x, None), lambda r, g: (g,))\n"
 
 
