@@ -131,13 +131,17 @@ MAX_INDEXED_FILES = 20_000  # a workspace folder's files read for its wrappers (
 
 class VjplintServer(LanguageServer):
     def __init__(self, debounce_ms: Optional[int] = None) -> None:
+        notebooks = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocumentFilterWithNotebook(
+            notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")])], save=True)
         super().__init__("vjplint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         protocol_cls=VjplintProtocol)
+                         notebook_document_sync=notebooks, protocol_cls=VjplintProtocol)
         self.settings = Settings(debounce_ms=debounce_ms if debounce_ms is not None else Settings.debounce_ms)
         self.versions: Dict[str, Optional[int]] = {}  # open documents: uri -> version
         self.pending: Dict[str, asyncio.TimerHandle] = {}
         self.analyses: Dict[str, Analysis] = {}
         self.linters: Dict[str, IncrementalLinter] = {}  # open documents: their incremental state (lint thread)
+        self.notebook_versions: Dict[str, int] = {}  # open notebooks: uri -> version
+        self.published_cells: Dict[str, List[str]] = {}  # notebook uri -> the cell URIs last published
         self.fixes_warmed = False
         self.warm_timer: Optional[asyncio.TimerHandle] = None
         self.queued: set = set()  # documents whose lint is queued and has not started (it reads the newest text)
@@ -361,7 +365,7 @@ class VjplintServer(LanguageServer):
         """Lint `uri` soon. Bursts of edits coalesce without a delay: while a lint of the document
         waits for the lint thread, no other is queued (it reads the newest text when it starts),
         and a running lint of a superseded version stops between families of statements."""
-        if self.pull or not self.lintable(uri):
+        if uri not in self.notebook_versions and (self.pull or not self.lintable(uri)):
             return
         handle = self.pending.pop(uri, None)
         if handle is not None:
@@ -387,7 +391,32 @@ class VjplintServer(LanguageServer):
         analysis = self.analyse(uri, text, lambda: self.versions.get(uri) != version)
         return version, self.lsp_dicts(analysis)
 
+    def lint_notebook(self, uri: str) -> Optional[Tuple[int, Dict[str, List[Dict[str, Any]]]]]:
+        """In the lint thread: the newest version of notebook `uri` and its diagnostics per cell."""
+        from vjplint.server.notebooks import notebook_text, per_cell
+
+        self.queued.discard(uri)
+        version = self.notebook_versions.get(uri)
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if version is None or notebook is None:
+            return None
+        cells = []
+        for cell in notebook.cells:
+            document = self.workspace.text_documents.get(cell.document)
+            python = cell.kind == types.NotebookCellKind.Code and document is not None and \
+                document.language_id in (None, "python")
+            cells.append((cell.document, python, document.source if document is not None else ""))
+        joined = notebook_text(cells)
+        analysis = self.analyse(uri, joined.text, lambda: self.notebook_versions.get(uri) != version)
+        encoding = self.encoding()
+        docs_url = analysis.config.docs_url or DEFAULT_DOCS_URL
+        return version, {cell_uri: [lspfmt.diagnostic_to_lsp(d, joined.cell_lines[cell_uri], encoding, docs_url)
+                                    for d in found]
+                         for cell_uri, found in per_cell(analysis.diagnostics, joined).items()}
+
     async def lint_and_publish(self, uri: str) -> None:
+        if uri in self.notebook_versions:
+            return await self.lint_and_publish_notebook(uri)
         try:
             out = await asyncio.get_running_loop().run_in_executor(self.executor, self.lint_current, uri)
         except Superseded:
@@ -412,6 +441,35 @@ class VjplintServer(LanguageServer):
             self.fixes_warmed = True
             threading.Thread(target=_import_fixes, name="vjplint-warm-fixes", daemon=True).start()
 
+    async def lint_and_publish_notebook(self, uri: str) -> None:
+        try:
+            out = await asyncio.get_running_loop().run_in_executor(self.executor, self.lint_notebook, uri)
+        except Superseded:
+            return
+        except Exception:
+            self.queued.discard(uri)
+            log.exception("linting %s failed", uri)
+            return
+        if out is None or self.notebook_versions.get(uri) != out[0]:
+            return
+        cells = out[1]
+        for gone in set(self.published_cells.get(uri, ())) - set(cells):  # deleted cells, or no longer code
+            self.publish(gone, None, [])
+        for cell_uri, diagnostics in cells.items():
+            self.publish(cell_uri, None, diagnostics)
+        self.published_cells[uri] = list(cells)
+
+    def close_notebook(self, uri: str) -> None:
+        self.notebook_versions.pop(uri, None)
+        handle = self.pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+        with self.lock:
+            self.analyses.pop(uri, None)
+            self.linters.pop(uri, None)
+        for cell_uri in self.published_cells.pop(uri, []):
+            self.publish(cell_uri, None, [])
+
     async def in_lint_thread(self, fn: Any, *args: Any) -> Any:
         """Run a request's work in the lint thread; `$/cancelRequest` stops it between families."""
         cancelled = threading.Event()
@@ -424,11 +482,13 @@ class VjplintServer(LanguageServer):
 
     def relint_all(self) -> None:
         self.reset_configuration()
+        for uri in self.notebook_versions:  # notebooks' cells are always pushed
+            self.schedule(uri, 0)
         if self.pull:
             if _capability(self.client_capabilities, "workspace", "diagnostics", "refresh_support"):
                 self.workspace_diagnostic_refresh(None)
             return
-        for uri in list(self.versions):
+        for uri in self.versions:
             self.schedule(uri, 0)
 
     # -- code actions ------------------------------------------------------------------
@@ -715,6 +775,31 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         if not ls.pull:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    @_guard
+    def notebook_open(ls: VjplintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.notebook_versions[params.notebook_document.uri] = params.notebook_document.version
+        ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    @_guard
+    def notebook_change(ls: VjplintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        if uri in ls.notebook_versions:
+            ls.notebook_versions[uri] = params.notebook_document.version
+            ls.schedule(uri, ls.settings.debounce_ms)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    @_guard
+    def notebook_save(ls: VjplintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        if params.notebook_document.uri in ls.notebook_versions:
+            ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    @_guard
+    def notebook_close(ls: VjplintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.close_notebook(params.notebook_document.uri)
+
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @_guard
     def watched_files(ls: VjplintServer, params: types.DidChangeWatchedFilesParams) -> None:
@@ -731,9 +816,9 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
                     types.DiagnosticOptions(identifier="vjplint", inter_file_dependencies=False,
                                             workspace_diagnostics=False))
     async def pull_diagnostics(ls: VjplintServer, params: types.DocumentDiagnosticParams):
-        if not ls.pull:  # diagnostics are pushed to this client
-            return types.RelatedFullDocumentDiagnosticReport(items=[])
         uri = params.text_document.uri
+        if not ls.pull or ls.workspace.get_notebook_document(cell_uri=uri) is not None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])  # pushed to this client (cells: always)
         text = ls.document(uri)
         if text is None:
             try:
