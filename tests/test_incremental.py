@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import List
 
 import pytest
-
 from conftest import ROOT
+
 from vjplint.config import Config
 from vjplint.engine import lint_source
 from vjplint.incremental import IncrementalLinter, Superseded

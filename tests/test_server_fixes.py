@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import List
 
 import pytest
-
 from conftest import ROOT
+
 from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic
 from vjplint.fixes.apply import attach_fix_edits

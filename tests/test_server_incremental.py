@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any, List, Tuple
 
 import pytest
-from lsprotocol import types
-
 from conftest import ROOT, run_cli
+from lsprotocol import types
 from test_server import change, open_doc, published, rng, start, stop
 
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -11,9 +11,8 @@ from typing import Dict, List, Tuple
 
 import nbformat
 import pytest
-from lsprotocol import types
-
 from conftest import run_cli
+from lsprotocol import types
 from test_server import PYPROJECT, SERVER, published, stop
 
 pytestmark = pytest.mark.server

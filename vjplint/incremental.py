@@ -25,8 +25,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic, Edit, Fix, Position
-from vjplint.engine import SKIP_FILE, LintResult, _finish, _run_rules, lint_source, may_contain_findings, \
-    prefilter_names
+from vjplint.engine import (SKIP_FILE, LintResult, _finish, _run_rules, lint_source, may_contain_findings,
+                            prefilter_names)
 from vjplint.positions import lines_with_endings, source_lines
 from vjplint.source import SourceError, parse
 

@@ -29,12 +29,12 @@ from pygls.uris import to_fs_path
 
 from vjplint import __version__
 from vjplint.config import Config
-from vjplint.errors import ConfigError
 from vjplint.diagnostics import Applicability, Diagnostic, Position
+from vjplint.errors import ConfigError
 from vjplint.incremental import IncrementalLinter, Superseded
 from vjplint.links import DEFAULT_DOCS_URL
-from vjplint.positions import source_lines
 from vjplint.output import lsp as lspfmt
+from vjplint.positions import source_lines
 from vjplint.server import actions
 from vjplint.workspace import Overrides, Workspace
 
