@@ -4,6 +4,7 @@ that change which names are recognised as custom derivatives."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import Any, List, Tuple
 import pytest
 from conftest import ROOT, run_cli
 from lsprotocol import types
-from test_server import change, open_doc, published, rng, start, stop
+from pygls.exceptions import JsonRpcException
+from test_server import change, open_doc, published, raw_request, rng, start, stop
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from lsp_latency import make_module  # noqa: E402
@@ -126,3 +128,24 @@ def _at(before: str) -> types.Range:
     line = before.count("\n")
     character = len(before) - (before.rfind("\n") + 1)
     return rng(line, character, line, character)
+
+
+async def test_a_cancelled_request_is_answered_as_cancelled_and_the_server_goes_on(tmp_path: Path) -> None:
+    text = make_module(3000)  # its first lint keeps the lint thread busy while the request waits
+    client = await start(tmp_path)
+    try:
+        uri = open_doc(client, tmp_path / "module.py", text)
+        body = json.dumps({"jsonrpc": "2.0", "id": "slow-1", "method": "textDocument/codeAction", "params": {
+            "textDocument": {"uri": uri}, "range": {"start": {"line": 8, "character": 0},
+                                                    "end": {"line": 8, "character": 0}},
+            "context": {"diagnostics": []}}}).encode()
+        answer = asyncio.ensure_future(raw_request(client, "slow-1", body))
+        await asyncio.sleep(0.05)
+        client.protocol.notify("$/cancelRequest", types.CancelParams(id="slow-1"))
+        with pytest.raises(JsonRpcException) as cancelled:
+            await answer
+        assert cancelled.value.code == -32800  # RequestCancelled
+        found = await published(client, uri, 1, timeout=120)
+        assert lsp_findings(found) == cli_findings(tmp_path, [text])[0]
+    finally:
+        await stop(client)
