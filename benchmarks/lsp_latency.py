@@ -330,7 +330,7 @@ def main() -> int:
                                                      / max(size["ruff"]["change_to_diagnostics_ms_median"], 0.1), 1)
             report["sizes"].append(size)
         if args.fix_lines:
-            text = "import os\n" + make_module(args.fix_lines, vjp_every=max(1, args.fix_lines // 38 // 10))
+            text = "import os\n" + make_module(args.fix_lines, vjp_every=max(1, args.fix_lines // 33 // 10))
             fix: Dict[str, Any] = {"lines": len(text.splitlines()),
                                    "fixable_custom_vjps": text.count("nondiff_argnums=(0, 1)")}
             for name, command, env in servers:
