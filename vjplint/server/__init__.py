@@ -11,6 +11,9 @@ MISSING_EXTRA = ("vjplint server needs the `lsp` extra, which is not installed (
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    import os
+
+    parent = os.getppid()  # before the imports below, which take seconds on a busy machine
     parser = argparse.ArgumentParser(prog="vjplint server",
                                      description="Run the vjplint Language Server over stdio.")
     parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default; for "
@@ -34,7 +37,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from vjplint.server.lsp_server import create_server
 
-    _exit_when_orphaned()
+    _exit_when_orphaned(parent)
     server = create_server(debounce_ms=args.debounce_ms)
     try:
         server.start_io()  # returns at `exit` or when the client closes stdin
@@ -57,13 +60,12 @@ def _exit_now(code: int) -> None:
         os._exit(code)
 
 
-def _exit_when_orphaned(period_s: float = 1.0) -> None:
-    """End the server when the editor that started it is gone (its parent process changes), even
-    if the pipe stays open because another process inherited it."""
+def _exit_when_orphaned(parent: int, period_s: float = 1.0) -> None:
+    """End the server when the editor that started it (`parent`) is gone (its parent process
+    changes), even if the pipe stays open because another process inherited it."""
     import os
     import threading
 
-    parent = os.getppid()
     if parent <= 1:
         return  # started by init (a service manager): there is no editor to outlive
 
