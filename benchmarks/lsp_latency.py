@@ -1,12 +1,15 @@
-"""Latency from `textDocument/didChange` to `textDocument/publishDiagnostics` of `vjplint server`.
+"""Latency of `vjplint server` where an editor waits: open, change, quick fix.
 
-A 2,000-line module of custom_vjp definitions (some with the VJP101 bug) is opened; then each
-round inserts a comment line at the top and times until the diagnostics for that version
-arrive. The median of the rounds is reported, with the server's debounce delay (included in the
-figure) and the engine's own lint time on the same text. With --ruff, `ruff server` is timed on
-the same file the same way (ruff does not debounce).
+For each size (default 2,020 and 10,000 lines of custom_vjp definitions, some with the VJP101
+bug): the time from the process start and from `didOpen` to the first diagnostics, then, each
+round, an inserted comment line at the top timed until the diagnostics of that version arrive
+(median; the debounce delay, 0 by default, is included). Then a quick fix on a 5,000-line module
+with 10 fixable custom_vjps: `codeAction` (and `codeAction/resolve`, for a client that resolves)
+until the edit is there, after an edit so that nothing is cached. With --ruff, `ruff server`
+runs the same files the same way (its quick fix: F401 on an unused import); with --baseline
+DIR, the vjplint of another checkout too, for before/after figures from one run.
 
-    python benchmarks/lsp_latency.py [--lines 2000] [--rounds 10] [--debounce-ms 30] [--vjp-every 1] [--ruff]
+    python benchmarks/lsp_latency.py [--lines 2000,10000] [--rounds 10] [--ruff] [--baseline /work/main]
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -117,6 +121,7 @@ class Client:
         self.next_id = 0
         self.responses: Dict[int, Any] = {}
         self.diagnostics: Dict[Any, Tuple[float, int]] = {}  # version -> (arrival, count)
+        self.published_items: Dict[Any, List[Dict[str, Any]]] = {}  # version -> its diagnostics
         self.reader = asyncio.ensure_future(self.read())
 
     def send(self, method: str, params: Any, request: bool = False) -> Optional[int]:
@@ -146,6 +151,7 @@ class Client:
             if message.get("method") == "textDocument/publishDiagnostics":
                 params = message["params"]
                 self.diagnostics.setdefault(params.get("version"), (time.perf_counter(), len(params["diagnostics"])))
+                self.published_items.setdefault(params.get("version"), params["diagnostics"])
             elif "id" in message and "method" in message:  # a request from the server: accept it
                 body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": None}).encode()
                 assert self.proc.stdin is not None
@@ -167,35 +173,97 @@ class Client:
         raise TimeoutError(f"no diagnostics for version {version}")
 
 
-async def measure(command: List[str], text: str, rounds: int, workdir: Path) -> List[float]:
+async def start_server(command: List[str], workdir: Path, env: Optional[Dict[str, str]] = None,
+                       capabilities: Optional[Dict[str, Any]] = None) -> Tuple[Client, float]:
+    """Start a server and initialize it; with the seconds from the process start to the answer."""
+    began = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(*command, stdin=asyncio.subprocess.PIPE,
-                                                stdout=asyncio.subprocess.PIPE, cwd=workdir)
+                                                stdout=asyncio.subprocess.PIPE, cwd=workdir, env=env)
     client = Client(proc)
-    await client.request("initialize", {"processId": None, "rootUri": workdir.as_uri(), "capabilities": {},
+    await client.request("initialize", {"processId": None, "rootUri": workdir.as_uri(),
+                                        "capabilities": capabilities or {},
                                         "workspaceFolders": [{"uri": workdir.as_uri(), "name": "bench"}]})
     client.send("initialized", {})
-    path = workdir / "module.py"
+    return client, time.perf_counter() - began
+
+
+async def stop_server(client: Client) -> None:
+    await client.request("shutdown", None)
+    client.send("exit", None)
+    await client.proc.wait()
+
+
+def change(uri: str, version: int) -> Dict[str, Any]:
+    return {"textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                                "text": "# edit\n"}]}
+
+
+async def measure(command: List[str], text: str, rounds: int, workdir: Path, name: str = "module.py",
+                  env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    """Open latency (process start -> first diagnostics, and didOpen -> first diagnostics), then
+    `rounds` times: an edit at the top, timed until that version's diagnostics arrive."""
+    began = time.perf_counter()
+    client, init_s = await start_server(command, workdir, env)
+    path = workdir / name
     path.write_text(text, encoding="utf-8")
     uri = path.as_uri()
+    opened = time.perf_counter()
     client.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
                                                           "text": text}})
-    await client.published(1)  # the first lint warms caches and imports
+    first = await client.published(1)
     times = []
     for version in range(2, rounds + 2):
         await asyncio.sleep(0.2)  # an editor's pause between bursts of typing
         start = time.perf_counter()
-        client.send("textDocument/didChange", {
-            "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
-                                "text": "# edit\n"}]})
+        client.send("textDocument/didChange", change(uri, version))
         times.append((await client.published(version) - start) * 1000)
     count = client.diagnostics[rounds + 1][1]
-    await client.request("shutdown", None)
-    client.send("exit", None)
-    await proc.wait()
-    print(f"  {command[-1] if 'ruff' in command[0] else 'vjplint'}: {len(text.splitlines())} lines, "
-          f"{count} diagnostics per publish", file=sys.stderr)
-    return times
+    await stop_server(client)
+    return {"initialize_ms": round(init_s * 1000, 1), "open_to_diagnostics_ms": round((first - opened) * 1000, 1),
+            "start_to_diagnostics_ms": round((first - began) * 1000, 1), "diagnostics": count,
+            "change_to_diagnostics_ms_median": round(statistics.median(times), 1),
+            "samples_ms": [round(t, 1) for t in times]}
+
+
+async def measure_quick_fix(command: List[str], text: str, rounds: int, workdir: Path, resolve: bool,
+                            code: str, env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    """After each edit, on another derivative each round (a fix once computed is kept with its
+    finding): the time from `textDocument/codeAction` on its `code` diagnostic to having the
+    edit (with `codeAction/resolve` when `resolve`). The server is left idle 3 s after opening
+    first, as an editor is before a quick fix, so the fix machinery's import is not counted."""
+    capabilities: Dict[str, Any] = {}
+    if resolve:
+        capabilities = {"textDocument": {"codeAction": {"resolveSupport": {"properties": ["edit"]},
+                                                        "dataSupport": True}}}
+    client, _ = await start_server(command, workdir, env, capabilities)
+    path = workdir / "fixable.py"
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    client.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                          "text": text}})
+    await client.published(1)
+    await asyncio.sleep(3)
+    times = []
+    for version in range(2, rounds + 2):
+        client.send("textDocument/didChange", change(uri, version))
+        await client.published(version)
+        found = [d for d in client.published_items[version] if d.get("code") == code]
+        lines = sorted({d["range"]["start"]["line"] for d in found})
+        line = lines[(version - 2) % len(lines)]
+        diagnostic = next(d for d in found if d["range"]["start"]["line"] == line)
+        start = time.perf_counter()
+        answer = await client.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": diagnostic["range"],
+            "context": {"diagnostics": [diagnostic], "only": ["quickfix"]}})
+        action = next(a for a in answer["result"] if a.get("diagnostics") and a.get("kind") == "quickfix"
+                      and not a["title"].startswith(("Disable", "Ignore")))
+        if "edit" not in action:
+            action = (await client.request("codeAction/resolve", action))["result"]
+        assert action.get("edit"), action
+        times.append((time.perf_counter() - start) * 1000)
+    await stop_server(client)
+    return {"quick_fix_ms_median": round(statistics.median(times), 1), "samples_ms": [round(t, 1) for t in times]}
 
 
 def engine_ms(text: str, rounds: int) -> float:
@@ -212,32 +280,66 @@ def engine_ms(text: str, rounds: int) -> float:
     return statistics.median(samples)
 
 
+def ruff_command() -> Optional[str]:
+    local = Path(sys.executable).parent / "ruff"
+    return str(local) if local.exists() else shutil.which("ruff")
+
+
+def server_env(checkout: Optional[str]) -> Optional[Dict[str, str]]:
+    """The environment that makes `python -m vjplint` import `checkout` (a before/after pair)."""
+    if checkout is None:
+        return None
+    return {**os.environ, "PYTHONPATH": str(Path(checkout).resolve())}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lines", type=int, default=2000)
+    parser.add_argument("--lines", default="2000,10000", help="module sizes, comma-separated (default 2000,10000)")
     parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--debounce-ms", type=int, default=30)
+    parser.add_argument("--debounce-ms", type=int, default=0)
     parser.add_argument("--vjp-every", type=int, default=1,
                         help="only every N-th block defines custom_vjps (default 1: all, the worst case)")
-    parser.add_argument("--ruff", action="store_true", help="also time `ruff server` on the same file")
+    parser.add_argument("--fix-lines", type=int, default=5000,
+                        help="size of the quick-fix module (10 fixable custom_vjps); 0 skips it")
+    parser.add_argument("--ruff", action="store_true", help="also time `ruff server` on the same files")
+    parser.add_argument("--baseline", default=None,
+                        help="also time the vjplint of this checkout (e.g. a main worktree), same run")
     args = parser.parse_args()
-    text = make_module(args.lines, args.vjp_every)
-    report = {"lines": len(text.splitlines()), "custom_vjps": text.count("@partial(jax.custom_vjp"),
-              "rounds": args.rounds, "debounce_ms": args.debounce_ms,
-              "engine_lint_ms_median": round(engine_ms(text, args.rounds), 1)}
+    report: Dict[str, Any] = {"rounds": args.rounds, "debounce_ms": args.debounce_ms, "sizes": []}
+    here = str(ROOT)
+    servers = [("vjplint", [sys.executable, "-m", "vjplint", "server", "--debounce-ms", str(args.debounce_ms)],
+                server_env(here))]
+    if args.baseline:
+        servers.append(("baseline", [sys.executable, "-m", "vjplint", "server", "--debounce-ms",
+                                     str(args.debounce_ms)], server_env(args.baseline)))
+    ruff = ruff_command() if args.ruff else None
+    if ruff:
+        servers.append(("ruff", [ruff, "server"], None))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "pyproject.toml").write_text("[tool.vjplint]\n", encoding="utf-8")
-        vjp = asyncio.run(measure([sys.executable, "-m", "vjplint", "server", "--debounce-ms",
-                                   str(args.debounce_ms)], text, args.rounds, work))
-        report["vjplint_change_to_diagnostics_ms_median"] = round(statistics.median(vjp), 1)
-        report["vjplint_samples_ms"] = [round(t, 1) for t in vjp]
-        ruff = shutil.which("ruff") or (str(Path(sys.executable).parent / "ruff")
-                                        if (Path(sys.executable).parent / "ruff").exists() else None)
-        if args.ruff and ruff:
-            times = asyncio.run(measure([ruff, "server"], text, args.rounds, work))
-            report["ruff_change_to_diagnostics_ms_median"] = round(statistics.median(times), 1)
-            report["ruff_samples_ms"] = [round(t, 1) for t in times]
+        for lines in [int(n) for n in args.lines.split(",") if n]:
+            text = make_module(lines, args.vjp_every)
+            size: Dict[str, Any] = {"lines": len(text.splitlines()), "custom_vjps": text.count("@partial(jax.custom_vjp"),
+                                    "engine_lint_ms_median": round(engine_ms(text, 3), 1)}
+            for name, command, env in servers:
+                size[name] = asyncio.run(measure(command, text, args.rounds, work, env=env))
+                print(f"  {name}: {size['lines']} lines: {size[name]}", file=sys.stderr)
+            if ruff:
+                size["change_ratio_to_ruff"] = round(size["vjplint"]["change_to_diagnostics_ms_median"]
+                                                     / max(size["ruff"]["change_to_diagnostics_ms_median"], 0.1), 1)
+            report["sizes"].append(size)
+        if args.fix_lines:
+            text = "import os\n" + make_module(args.fix_lines, vjp_every=max(1, args.fix_lines // 33 // 10))
+            fix: Dict[str, Any] = {"lines": len(text.splitlines()),
+                                   "fixable_custom_vjps": text.count("nondiff_argnums=(0, 1)")}
+            for name, command, env in servers:
+                code = "F401" if name == "ruff" else "VJP101"
+                fix[name] = {mode: asyncio.run(measure_quick_fix(command, text, max(3, args.rounds // 2), work,
+                                                                 mode == "resolve", code, env))
+                             for mode in (("resolve", "eager") if name != "ruff" else ("eager",))}
+                print(f"  {name}: quick fix: {fix[name]}", file=sys.stderr)
+            report["quick_fix"] = fix
     print(json.dumps(report, indent=2))
     return 0
 

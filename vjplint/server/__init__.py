@@ -11,13 +11,16 @@ MISSING_EXTRA = ("vjplint server needs the `lsp` extra, which is not installed (
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    import os
+
+    parent = os.getppid()  # before the imports below, which take seconds on a busy machine
     parser = argparse.ArgumentParser(prog="vjplint server",
                                      description="Run the vjplint Language Server over stdio.")
     parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default; for "
                         "editors that always pass it)")
     parser.add_argument("--log-file", default=None, help="write the server's log to this file")
     parser.add_argument("--debounce-ms", type=int, default=None,
-                        help="wait this long after an edit before linting (default: 30)")
+                        help="wait this long after an edit before linting (default: 0; edits made while a lint runs coalesce)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         import lsprotocol  # noqa: F401
@@ -34,7 +37,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from vjplint.server.lsp_server import create_server
 
-    _exit_when_orphaned()
+    _exit_when_orphaned(parent)
     server = create_server(debounce_ms=args.debounce_ms)
     try:
         server.start_io()  # returns at `exit` or when the client closes stdin
@@ -57,13 +60,12 @@ def _exit_now(code: int) -> None:
         os._exit(code)
 
 
-def _exit_when_orphaned(period_s: float = 1.0) -> None:
-    """End the server when the editor that started it is gone (its parent process changes), even
-    if the pipe stays open because another process inherited it."""
+def _exit_when_orphaned(parent: int, period_s: float = 1.0) -> None:
+    """End the server when the editor that started it (`parent`) is gone (its parent process
+    changes), even if the pipe stays open because another process inherited it."""
     import os
     import threading
 
-    parent = os.getppid()
     if parent <= 1:
         return  # started by init (a service manager): there is no editor to outlive
 

@@ -1,9 +1,12 @@
-"""The Language Server: a thin layer over `vjplint.engine.lint_source`.
+"""The Language Server: a thin layer over the engine, incremental (`vjplint.incremental`).
 
-Diagnostics are pushed on open, save and (debounced) change and cleared on close, or pulled
-(`textDocument/diagnostic`) when the client supports that. Code actions: a quick fix per
-fixable diagnostic, "Disable VJPxxx for this line", and `source.fixAll.vjplint`; their edits
-are computed lazily (`codeAction/resolve`) when the client allows it, since fixes need libcst.
+Diagnostics are pushed on open, save and change (linting in a worker thread; edits coalesce,
+superseded lints stop) and cleared on close, or pulled (`textDocument/diagnostic`) when the
+client supports that. Notebook documents (LSP 3.17) are linted as one module, diagnostics
+pushed per cell (`vjplint.server.notebooks`). Code actions: a quick fix per fixable
+diagnostic, "Disable VJPxxx for this line", and `source.fixAll.vjplint`; their edits are
+computed lazily (`codeAction/resolve`) when the client allows it, else for the requested range
+only, each on its derivative's family of statements (`vjplint.server.fixes`).
 Configuration comes from the nearest `pyproject.toml` and is re-read when one changes.
 No handler lets an exception escape: a broken request gets an error answer, the server goes on.
 """
@@ -11,6 +14,8 @@ No handler lets an exception escape: a broken request gets an error answer, the 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 import logging
 import os
 import threading
@@ -27,12 +32,12 @@ from pygls.uris import to_fs_path
 
 from vjplint import __version__
 from vjplint.config import Config
-from vjplint.errors import ConfigError
 from vjplint.diagnostics import Applicability, Diagnostic, Position
-from vjplint.engine import lint_source
+from vjplint.errors import ConfigError
+from vjplint.incremental import IncrementalLinter, Superseded
 from vjplint.links import DEFAULT_DOCS_URL
-from vjplint.positions import source_lines
 from vjplint.output import lsp as lspfmt
+from vjplint.positions import source_lines
 from vjplint.server import actions
 from vjplint.workspace import Overrides, Workspace
 
@@ -54,7 +59,7 @@ class Settings:
     unsafe_fixes: bool = False  # let fix-all apply unsafe fixes too
     fix_all: bool = True
     disable_rule_comment: bool = True
-    debounce_ms: int = 30
+    debounce_ms: int = 0  # bursts coalesce anyway (one queued lint per document, superseded ones stop)
     diagnostic_mode: str = "auto"  # "push", "pull", or "auto": pull when the client can
 
     @classmethod
@@ -91,7 +96,6 @@ class Analysis:
     config: Config
     filename: str
     path: Optional[str] = None  # the file on disk, when the document is one
-    fixes_attached: bool = False
     errors: List[str] = field(default_factory=list)
     fixed_text: Dict[bool, Optional[str]] = field(default_factory=dict)  # unsafe? -> fix-all result
 
@@ -129,12 +133,20 @@ MAX_INDEXED_FILES = 20_000  # a workspace folder's files read for its wrappers (
 
 class VjplintServer(LanguageServer):
     def __init__(self, debounce_ms: Optional[int] = None) -> None:
+        notebooks = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocumentFilterWithNotebook(
+            notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")])], save=True)
         super().__init__("vjplint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         protocol_cls=VjplintProtocol)
+                         notebook_document_sync=notebooks, protocol_cls=VjplintProtocol)
         self.settings = Settings(debounce_ms=debounce_ms if debounce_ms is not None else Settings.debounce_ms)
         self.versions: Dict[str, Optional[int]] = {}  # open documents: uri -> version
         self.pending: Dict[str, asyncio.TimerHandle] = {}
         self.analyses: Dict[str, Analysis] = {}
+        self.linters: Dict[str, IncrementalLinter] = {}  # open documents: their incremental state (lint thread)
+        self.notebook_versions: Dict[str, int] = {}  # open notebooks: uri -> version
+        self.published_cells: Dict[str, List[str]] = {}  # notebook uri -> the cell URIs last published
+        self.fixes_warmed = False
+        self.warm_timer: Optional[asyncio.TimerHandle] = None
+        self.queued: set = set()  # documents whose lint is queued and has not started (it reads the newest text)
         self.lock = threading.RLock()  # config caches and analyses are shared with the lint thread
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-lint")
         self.project: Optional[Workspace] = None  # settings per file (vjplint.workspace), reset on a change
@@ -155,6 +167,7 @@ class VjplintServer(LanguageServer):
             self.project = None
             self.wrappers.clear()
             self.analyses.clear()
+            self.linters.clear()
             self.reported_config_errors.clear()
 
     def config_for(self, path: Optional[Path]) -> Config:
@@ -224,6 +237,7 @@ class VjplintServer(LanguageServer):
             changed = new is None or (new.spellings, new.relative) != (old.spellings, old.relative)
             if changed:
                 self.analyses.clear()
+                self.linters.clear()
             return changed
 
     def config_error(self, message: str) -> None:
@@ -250,9 +264,11 @@ class VjplintServer(LanguageServer):
             loop.call_soon_threadsafe(fn, *args)
 
     # -- analysis ----------------------------------------------------------------------
-    def analyse(self, uri: str, text: str) -> Analysis:
-        """Lint `text` as the document `uri` (cached while the text is unchanged). The lock guards
-        the caches only: a slow lint in the worker never stalls a request on the event loop."""
+    def analyse(self, uri: str, text: str, should_stop: Optional[Any] = None) -> Analysis:
+        """Lint `text` as the document `uri` (cached while the text is unchanged), incrementally:
+        only the families of statements an edit touched are linted again (vjplint.incremental).
+        Runs in the lint thread; `should_stop()` true (a newer version, a cancelled request)
+        raises Superseded between families. The lock guards the caches only."""
         with self.lock:
             cached = self.analyses.get(uri)
             if cached is not None and cached.text == text:
@@ -263,8 +279,15 @@ class VjplintServer(LanguageServer):
         if path is not None and _excluded(path, config):
             analysis = Analysis(text, [], config, filename, str(path))
         else:
-            result = lint_source(filename, text, config, path=str(path) if path is not None else None)
-            analysis = Analysis(text, result.diagnostics, config, filename, str(path) if path is not None else None,
+            linter = self.linters.get(uri)
+            where = str(path) if path is not None else None
+            if linter is None or (linter.filename, linter.path) != (filename, where) or linter.config != config:
+                linter = self.linters[uri] = IncrementalLinter(filename, config, where)
+            result = linter.lint(text, should_stop)
+            # Copies: a quick fix's edits (attach_fixes) hold for this text only, not for the
+            # linter's cached findings (whether a fix drops an import depends on other statements).
+            diagnostics = [_copy(d) for d in result.diagnostics]
+            analysis = Analysis(text, diagnostics, config, filename, str(path) if path is not None else None,
                                 errors=result.errors)
             for error in result.errors:
                 log.error("%s", error)
@@ -272,18 +295,18 @@ class VjplintServer(LanguageServer):
             self.analyses[uri] = analysis
         return analysis
 
-    def attach_fixes(self, analysis: Analysis) -> None:
-        """Fill Diagnostic.fix edits (libcst) once per analysis, only when an action needs them."""
-        if analysis.fixes_attached:
+    def attach_fixes(self, analysis: Analysis, uri: str, wanted: Sequence[Diagnostic]) -> None:
+        """Fill the fix edits (libcst) of the `wanted` diagnostics, only when an action needs them,
+        each computed on its family of statements alone (vjplint.server.fixes) when that is safe."""
+        todo = [d for d in wanted if d.fix is not None and not d.fix.resolved and d.fix.plan is not None]
+        if not todo:
             return
-        analysis.fixes_attached = True
-        if not any(d.fix is not None and not d.fix.resolved for d in analysis.diagnostics):
-            return
-        try:
-            from vjplint.fixes.apply import attach_fix_edits
+        from vjplint.server.fixes import attach_family_fixes
 
-            attach_fix_edits(analysis.diagnostics, {analysis.filename: source_lines(analysis.text)},
-                             analysis.config)
+        linter = self.linters.get(uri)
+        try:
+            attach_family_fixes(todo, analysis.text, analysis.filename, analysis.config,
+                                linter if linter is not None and linter.current(analysis.text) else None)
         except Exception as exc:  # no fix machinery, or it failed: actions without edits
             log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
 
@@ -317,60 +340,170 @@ class VjplintServer(LanguageServer):
             return lspfmt.UTF16
         return str(getattr(value, "value", value) or lspfmt.UTF16)
 
-    def lsp_diagnostics(self, analysis: Analysis) -> List[types.Diagnostic]:
+    def lsp_dicts(self, analysis: Analysis) -> List[Dict[str, Any]]:
+        """The diagnostics as LSP JSON (what vjplint.output.lsp writes)."""
         lines = source_lines(analysis.text)
         encoding = self.encoding()
         docs_url = analysis.config.docs_url or DEFAULT_DOCS_URL
-        return [self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding, docs_url), types.Diagnostic)
-                for d in analysis.diagnostics]
+        return [lspfmt.diagnostic_to_lsp(d, lines, encoding, docs_url) for d in analysis.diagnostics]
+
+    def lsp_diagnostics(self, analysis: Analysis) -> List[types.Diagnostic]:
+        return [self.converter.structure(d, types.Diagnostic) for d in self.lsp_dicts(analysis)]
+
+    def publish(self, uri: str, version: Optional[int], diagnostics: List[Dict[str, Any]]) -> None:
+        """publishDiagnostics written as JSON directly: through lsprotocol's classes and back
+        (cattrs) costs more than the lint of an edit on a large file."""
+        writer = getattr(self.protocol, "writer", None)
+        if writer is None:
+            return
+        params: Dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
+        if version is not None:
+            params["version"] = version
+        body = json.dumps({"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                           "params": params}).encode("utf-8")
+        written = writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        if inspect.isawaitable(written):  # pygls' asyncio writers
+            asyncio.ensure_future(written)
 
     # -- push diagnostics --------------------------------------------------------------
     def schedule(self, uri: str, delay_ms: int) -> None:
-        if self.pull or not self.lintable(uri):
+        """Lint `uri` soon. Bursts of edits coalesce without a delay: while a lint of the document
+        waits for the lint thread, no other is queued (it reads the newest text when it starts),
+        and a running lint of a superseded version stops between families of statements."""
+        if uri not in self.notebook_versions and (self.pull or not self.lintable(uri)):
             return
         handle = self.pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
-        loop = asyncio.get_running_loop()
-        task = lambda: asyncio.ensure_future(self.lint_and_publish(uri))  # noqa: E731
         if delay_ms <= 0:
-            task()
+            self.enqueue(uri)
         else:
-            self.pending[uri] = loop.call_later(delay_ms / 1000, task)
+            self.pending[uri] = asyncio.get_running_loop().call_later(delay_ms / 1000, self.enqueue, uri)
 
-    async def lint_and_publish(self, uri: str) -> None:
+    def enqueue(self, uri: str) -> None:
         self.pending.pop(uri, None)
+        if uri not in self.queued:
+            self.queued.add(uri)
+            asyncio.ensure_future(self.lint_and_publish(uri))
+
+    def lint_current(self, uri: str) -> Optional[Tuple[Optional[int], List[Dict[str, Any]]]]:
+        """In the lint thread: the newest version of `uri` and its diagnostics (None if closed)."""
+        self.queued.discard(uri)  # from now on an edit queues another lint
+        version = self.versions.get(uri)  # the version first: a newer text is then never published as it
         text = self.document(uri)
         if text is None:
-            return
-        version = self.versions.get(uri)
+            return None
+        analysis = self.analyse(uri, text, lambda: self.versions.get(uri) != version)
+        return version, self.lsp_dicts(analysis)
+
+    def lint_notebook(self, uri: str) -> Optional[Tuple[int, Dict[str, List[Dict[str, Any]]]]]:
+        """In the lint thread: the newest version of notebook `uri` and its diagnostics per cell."""
+        from vjplint.server.notebooks import notebook_text, per_cell
+
+        self.queued.discard(uri)
+        version = self.notebook_versions.get(uri)
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if version is None or notebook is None:
+            return None
+        cells = []
+        for cell in notebook.cells:
+            document = self.workspace.text_documents.get(cell.document)
+            python = cell.kind == types.NotebookCellKind.Code and document is not None and \
+                document.language_id in (None, "python")
+            cells.append((cell.document, python, document.source if document is not None else ""))
+        joined = notebook_text(cells)
+        analysis = self.analyse(uri, joined.text, lambda: self.notebook_versions.get(uri) != version)
+        encoding = self.encoding()
+        docs_url = analysis.config.docs_url or DEFAULT_DOCS_URL
+        return version, {cell_uri: [lspfmt.diagnostic_to_lsp(d, joined.cell_lines[cell_uri], encoding, docs_url)
+                                    for d in found]
+                         for cell_uri, found in per_cell(analysis.diagnostics, joined).items()}
+
+    async def lint_and_publish(self, uri: str) -> None:
+        if uri in self.notebook_versions:
+            return await self.lint_and_publish_notebook(uri)
         try:
-            analysis = await asyncio.get_running_loop().run_in_executor(self.executor, self.analyse, uri, text)
-            diagnostics = self.lsp_diagnostics(analysis)
+            out = await asyncio.get_running_loop().run_in_executor(self.executor, self.lint_current, uri)
+        except Superseded:
+            return  # a lint of the newer version is queued
         except Exception:
+            self.queued.discard(uri)
             log.exception("linting %s failed", uri)
             return
+        if out is None:
+            return
+        version, diagnostics = out
         if uri not in self.versions or self.versions[uri] != version:
-            return  # closed or edited meanwhile: a newer lint is scheduled
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+            return  # closed or edited meanwhile: a newer lint is queued
+        self.publish(uri, version, diagnostics)
+        if not self.fixes_warmed:  # libcst takes a second to import: not in the first quick fix,
+            if self.warm_timer is not None:  # nor while the user types (it would share the GIL)
+                self.warm_timer.cancel()
+            self.warm_timer = asyncio.get_running_loop().call_later(WARM_FIXES_AFTER_IDLE_S, self.warm_fixes)
+
+    def warm_fixes(self) -> None:
+        if not self.fixes_warmed and not self.queued:
+            self.fixes_warmed = True
+            threading.Thread(target=_import_fixes, name="vjplint-warm-fixes", daemon=True).start()
+
+    async def lint_and_publish_notebook(self, uri: str) -> None:
+        try:
+            out = await asyncio.get_running_loop().run_in_executor(self.executor, self.lint_notebook, uri)
+        except Superseded:
+            return
+        except Exception:
+            self.queued.discard(uri)
+            log.exception("linting %s failed", uri)
+            return
+        if out is None or self.notebook_versions.get(uri) != out[0]:
+            return
+        cells = out[1]
+        for gone in set(self.published_cells.get(uri, ())) - set(cells):  # deleted cells, or no longer code
+            self.publish(gone, None, [])
+        for cell_uri, diagnostics in cells.items():
+            self.publish(cell_uri, None, diagnostics)
+        self.published_cells[uri] = list(cells)
+
+    def close_notebook(self, uri: str) -> None:
+        self.notebook_versions.pop(uri, None)
+        handle = self.pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+        with self.lock:
+            self.analyses.pop(uri, None)
+            self.linters.pop(uri, None)
+        for cell_uri in self.published_cells.pop(uri, []):
+            self.publish(cell_uri, None, [])
+
+    async def in_lint_thread(self, fn: Any, *args: Any) -> Any:
+        """Run a request's work in the lint thread; `$/cancelRequest` stops it between families."""
+        cancelled = threading.Event()
+        future = asyncio.get_running_loop().run_in_executor(self.executor, lambda: fn(*args, cancelled.is_set))
+        try:
+            return await future
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
 
     def relint_all(self) -> None:
         self.reset_configuration()
+        for uri in self.notebook_versions:  # notebooks' cells are always pushed
+            self.schedule(uri, 0)
         if self.pull:
             if _capability(self.client_capabilities, "workspace", "diagnostics", "refresh_support"):
                 self.workspace_diagnostic_refresh(None)
             return
-        for uri in list(self.versions):
+        for uri in self.versions:
             self.schedule(uri, 0)
 
     # -- code actions ------------------------------------------------------------------
-    def code_actions(self, params: types.CodeActionParams) -> List[types.CodeAction]:
+    def code_actions(self, params: types.CodeActionParams,
+                     should_stop: Optional[Any] = None) -> List[types.CodeAction]:
         uri = params.text_document.uri
         text = self.document(uri)
         if text is None or not self.lintable(uri):
             return []
-        analysis = self.analyse(uri, text)
+        analysis = self.analyse(uri, text, should_stop)
         only = params.context.only
         lazy = self.resolve_edits_supported()
         lines = source_lines(text)
@@ -380,8 +513,8 @@ class VjplintServer(LanguageServer):
         out: List[types.CodeAction] = []
         if actions.kind_wanted(types.CodeActionKind.QuickFix, only):
             here = [d for d in analysis.diagnostics if actions.overlaps(d, start, end)]
-            if not lazy and any(d.fixable for d in here):
-                self.attach_fixes(analysis)
+            if not lazy:  # only the fixes of the requested range
+                self.attach_fixes(analysis, uri, here)
             for index, d in enumerate(analysis.diagnostics):
                 if d not in here or not d.fixable:
                     continue
@@ -449,20 +582,21 @@ class VjplintServer(LanguageServer):
         support = _capability(self.client_capabilities, "text_document", "code_action", "resolve_support")
         return bool(support is not None and "edit" in (support.properties or []))
 
-    def resolve(self, action: types.CodeAction) -> types.CodeAction:
+    def resolve(self, action: types.CodeAction, should_stop: Optional[Any] = None) -> types.CodeAction:
         data = action.data if isinstance(action.data, dict) else {}
         uri = data.get("uri")
         text = self.document(uri) if isinstance(uri, str) else None
         if text is None:
             return action
-        analysis = self.analyse(uri, text)
+        analysis = self.analyse(uri, text, should_stop)
         if data.get("action") == "fixAll":
             action.edit = self.fix_all_edit(uri, analysis)
         elif data.get("action") == "quickfix":
-            self.attach_fixes(analysis)
             target = Position(int(data.get("row", 0)), int(data.get("column", 0)))
-            for d in analysis.diagnostics:
-                if d.code == data.get("code") and d.location == target and d.fix and d.fix.edits:
+            chosen = [d for d in analysis.diagnostics if d.code == data.get("code") and d.location == target]
+            self.attach_fixes(analysis, uri, chosen)
+            for d in chosen:
+                if d.fix and d.fix.edits:
                     lines, encoding = source_lines(text), self.encoding()
                     action.edit = self.workspace_edit(uri, [lspfmt.text_edit(lines, e, encoding) for e in d.fix.edits])
                     break
@@ -499,6 +633,12 @@ class VjplintServer(LanguageServer):
             rows.append(f"{uri}: config {source or '(defaults)'}; "
                         f"{len(analysis.diagnostics) if analysis else '?'} diagnostics")
         return "\n".join(rows)
+
+
+def _copy(d: Diagnostic) -> Diagnostic:
+    copy = object.__new__(Diagnostic)  # field by field, 5x cheaper than dataclasses.replace
+    copy.__dict__.update(d.__dict__)
+    return copy
 
 
 def _capability(root: Any, *names: str) -> Any:
@@ -544,6 +684,28 @@ def _excluded(path: Path, config: Config) -> bool:
     return excluded(path, root, patterns) or any(excluded(p, root, patterns) for p in parents)
 
 
+WARM_FIXES_AFTER_IDLE_S = 2.0
+WARM_UP = b"import jax\n\n@jax.custom_vjp\ndef f(x):\n    return x\n\n\nf.defvjp(lambda x: (x, None), lambda r, g: (g,))\n"
+
+
+def _warm_up() -> None:
+    """Import what linting needs (rules, model, facts) by linting a small module."""
+    try:
+        from vjplint.engine import lint_source
+
+        lint_source("warm_up.py", WARM_UP, Config())
+    except Exception:
+        log.exception("warm-up failed")
+
+
+def _import_fixes() -> None:
+    try:
+        import vjplint.fixes.apply  # noqa: F401
+        import vjplint.fixes.residual_plus_none  # noqa: F401  (libcst)
+    except Exception:
+        log.info("no fix machinery: quick fixes will have no edits")
+
+
 def _guard(fn: Any) -> Any:
     """Notifications have nobody to answer: log a failure instead of raising it into pygls."""
     import functools
@@ -577,6 +739,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     @server.feature(types.INITIALIZED)
     @_guard
     def initialized(ls: VjplintServer, params: types.InitializedParams) -> None:
+        ls.executor.submit(_warm_up)  # the engine's imports, before the first document arrives
         if _capability(ls.client_capabilities, "workspace", "did_change_watched_files", "dynamic_registration"):
             watcher = types.FileSystemWatcher(glob_pattern="**/pyproject.toml")
             ls.client_register_capability(types.RegistrationParams(registrations=[types.Registration(
@@ -619,8 +782,34 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
             handle.cancel()
         with ls.lock:
             ls.analyses.pop(uri, None)
+            ls.linters.pop(uri, None)
         if not ls.pull:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    @_guard
+    def notebook_open(ls: VjplintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.notebook_versions[params.notebook_document.uri] = params.notebook_document.version
+        ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    @_guard
+    def notebook_change(ls: VjplintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        if uri in ls.notebook_versions:
+            ls.notebook_versions[uri] = params.notebook_document.version
+            ls.schedule(uri, ls.settings.debounce_ms)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    @_guard
+    def notebook_save(ls: VjplintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        if params.notebook_document.uri in ls.notebook_versions:
+            ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    @_guard
+    def notebook_close(ls: VjplintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.close_notebook(params.notebook_document.uri)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @_guard
@@ -638,9 +827,9 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
                     types.DiagnosticOptions(identifier="vjplint", inter_file_dependencies=False,
                                             workspace_diagnostics=False))
     async def pull_diagnostics(ls: VjplintServer, params: types.DocumentDiagnosticParams):
-        if not ls.pull:  # diagnostics are pushed to this client
-            return types.RelatedFullDocumentDiagnosticReport(items=[])
         uri = params.text_document.uri
+        if not ls.pull or ls.workspace.get_notebook_document(cell_uri=uri) is not None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])  # pushed to this client (cells: always)
         text = ls.document(uri)
         if text is None:
             try:
@@ -650,31 +839,31 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         if not ls.lintable(uri):
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         # In the lint thread, so that a long lint does not hold up other requests.
-        analysis = await asyncio.get_running_loop().run_in_executor(ls.executor, ls.analyse, uri, text)
+        analysis = await ls.in_lint_thread(ls.analyse, uri, text)
         return types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
         resolve_provider=True))
-    def code_action(ls: VjplintServer, params: types.CodeActionParams):
-        return ls.code_actions(params)
+    async def code_action(ls: VjplintServer, params: types.CodeActionParams):
+        return await ls.in_lint_thread(ls.code_actions, params)
 
     @server.feature(types.CODE_ACTION_RESOLVE)
-    def code_action_resolve(ls: VjplintServer, params: types.CodeAction):
-        return ls.resolve(params)
+    async def code_action_resolve(ls: VjplintServer, params: types.CodeAction):
+        return await ls.in_lint_thread(ls.resolve, params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: VjplintServer, params: types.HoverParams):
         return ls.hover(params)
 
     @server.command(CMD_FIX_ALL)
-    def apply_autofix(ls: VjplintServer, *args: Any):
+    async def apply_autofix(ls: VjplintServer, *args: Any):
         target = args[0] if args and isinstance(args[0], dict) else {}
         uri = target.get("uri")
         text = ls.document(uri) if isinstance(uri, str) else None
         if text is None:
             raise ValueError(f"{CMD_FIX_ALL} needs an open document: [{{\"uri\": ...}}]")
-        edit = ls.fix_all_edit(uri, ls.analyse(uri, text))
+        edit = await ls.in_lint_thread(lambda stop: ls.fix_all_edit(uri, ls.analyse(uri, text, stop)))
         if edit is not None:
             ls.workspace_apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label="vjplint: Fix all"))
         return None
