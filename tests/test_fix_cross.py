@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, ROOT, run_cli
 
 CROSS = FIXTURES / "fix_cross"
 FILES = ("__init__.py", "api.py", "ops.py", "rules.py")
@@ -24,6 +24,11 @@ REFUSED = ("fwd `shift_fwd` is also named in {api}, and the rewrite changes what
 def _package(tmp_path: Path) -> Path:
     shutil.copytree(CROSS / "input", tmp_path / "pkgroot")
     return tmp_path / "pkgroot" / "clipops"
+
+
+def _shown(path: Path) -> str:
+    """A path as the CLI (run from the repository root) shows it."""
+    return os.path.relpath(path, ROOT)
 
 
 def _texts(package: Path) -> dict:
@@ -41,8 +46,8 @@ def test_unsafe_fix_rewrites_primal_and_rules_files_and_is_idempotent(tmp_path):
     assert proc.returncode == 1, proc.stderr  # `shift` is left
     assert _texts(package) == _expected()
     assert "3 × VJP101 (nondiff-array)" in proc.stdout
-    assert f"{package / 'ops.py'}: shift: not rewritten across modules: " + \
-        REFUSED.format(api=package / "api.py") in proc.stderr
+    assert f"{_shown(package / 'ops.py')}: shift: not rewritten across modules: " + \
+        REFUSED.format(api=_shown(package / "api.py")) in proc.stderr
     # the one diagnostic left says why shift's rules were not rewritten
     check = run_cli("check", "--no-cache", "--output-format", "concise", str(package))
     assert check.stdout.count("VJP101") == 1 and "`offset` (position 0)" in check.stdout
@@ -84,7 +89,7 @@ def test_a_read_only_rules_file_keeps_every_file_of_the_group_unchanged(tmp_path
         os.chmod(rules, stat.S_IRUSR | stat.S_IWUSR)
     assert proc.returncode == 2
     assert "cannot write the files rewritten together" in proc.stderr and "none of them was changed" in proc.stderr
-    assert f"{rules}: the file is read-only" in proc.stderr
+    assert f"{_shown(rules)}: the file is read-only" in proc.stderr
     assert _texts(package) == before  # ops.py was not rewritten alone either
     assert not [p for p in package.iterdir() if p.name.endswith(".vjplint-tmp")]
 
@@ -95,8 +100,8 @@ def test_verify_proves_both_rewrites_with_the_rewritten_rules_module(jax_cpu, tm
     package = _package(tmp_path)
     proc = run_cli("--fix", "--unsafe-fixes", "--verify", "--no-cache", str(package), timeout=300)
     for line, name in ((12, "clip_gradient"), (20, "scaled_sin")):
-        assert (f"vjplint: verify: {package / 'ops.py'}:{line}: {name}: verified on cpu "
-                f"(rewritten with {package / 'rules.py'})") in proc.stderr, proc.stderr
+        assert (f"vjplint: verify: {_shown(package / 'ops.py')}:{line}: {name}: verified on cpu "
+                f"(rewritten with {_shown(package / 'rules.py')})") in proc.stderr, proc.stderr
     assert _texts(package) == _expected()
 
 

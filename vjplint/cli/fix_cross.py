@@ -39,16 +39,22 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
             return None
 
     configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
+    displays = {str(Path(o.path)): o.display for o in outcomes}
+
+    def shown(message: str) -> str:  # paths as the rest of the output shows them
+        for path in sorted(displays, key=len, reverse=True):
+            message = message.replace(path, displays[path])
+        return message
     from vjplint.run_modules import RunModules
 
     result = plan_run(list(configs.items()), read, RunModules(configs))
     if args.verify and result.plans:
-        dropped = _verify(result, configs, errors)
+        dropped = _verify(result, configs, errors, shown)
         if dropped:
             result = without(result, dropped, text_of)
     if args.show_fixes or args.verify:
         for path, name, why in result.refused:
-            print(f"vjplint: fix: {path}: {name}: not rewritten across modules: {why}", file=sys.stderr)
+            print(shown(f"vjplint: fix: {path}: {name}: not rewritten across modules: {why}"), file=sys.stderr)
     outcome = CrossOutcome()
     for cp in result.plans:
         outcome.fixed.setdefault(cp.primal, []).extend(cp.anchors)
@@ -64,7 +70,7 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
             write_group(items)
         except (GroupWriteError, UnicodeEncodeError) as exc:
             names = ", ".join(str(p) for p in group)
-            errors.append(f"cannot write the files rewritten together ({names}); none of them was changed: {exc}")
+            errors.append(shown(f"cannot write the files rewritten together ({names}); none of them was changed: {exc}"))
             for cp in result.plans:
                 if cp.primal in group:
                     outcome.fixed.pop(cp.primal, None)
@@ -73,7 +79,7 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
     return outcome
 
 
-def _verify(result, configs: Dict[Path, Config], errors: List[str]) -> Set[Tuple[Path, str]]:
+def _verify(result, configs: Dict[Path, Config], errors: List[str], shown) -> Set[Tuple[Path, str]]:
     """Prove each primal file's rewrites on JAX with its rules' files as companions; the
     (primal, function) pairs not verified are returned (their files keep their code)."""
     from vjplint.verify.api import verify_rewrites
@@ -95,14 +101,14 @@ def _verify(result, configs: Dict[Path, Config], errors: List[str]) -> Set[Tuple
         if any(getattr(r, "missing_jax", False) for r in reports):
             from vjplint.install_hint import install_hint
 
-            errors.append(f"--verify needs JAX: {install_hint('verify')}; nothing was written for {primal}")
+            errors.append(shown(f"--verify needs JAX: {install_hint('verify')}; nothing was written for {primal}"))
             dropped.update((primal, cp.plan.name) for cp in plans)
             continue
         for r in reports:
             where = f" on {r.device}" if r.device and r.status == "verified" else ""
             others = ", ".join(c[0] for c in companions)
-            print(f"vjplint: verify: {primal}:{r.line}: {r.function}: {r.status}{where} (rewritten with {others})"
-                  f"{': ' + r.reason if r.reason else ''}", file=sys.stderr)
+            print(shown(f"vjplint: verify: {primal}:{r.line}: {r.function}: {r.status}{where} (rewritten with "
+                        f"{others}){': ' + r.reason if r.reason else ''}"), file=sys.stderr)
             if r.status != "verified":
                 dropped.add((primal, r.function.rsplit(".", 1)[-1]))
     return dropped
