@@ -47,7 +47,12 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
         return message
     from vjplint.run_modules import RunModules
 
-    result = plan_run(list(configs.items()), read, RunModules(configs))
+    # Only files where VJP101 found an array but offered no fix can hold such a derivative.
+    candidates = {Path(o.path) for o in outcomes
+                  if any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
+    if not candidates:
+        return CrossOutcome()
+    result = plan_run(list(configs.items()), read, RunModules(configs), candidates=candidates)
     if args.verify and result.plans:
         dropped = _verify(result, configs, errors, shown)
         if dropped:

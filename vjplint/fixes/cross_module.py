@@ -82,10 +82,12 @@ def rewrite_parts(text: str, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> s
 
 
 def plan_run(files: Sequence[Tuple[Path, Config]], read: Callable[[Path], str], modules,
-             exclude: Set[Tuple[Path, str]] = frozenset()) -> CrossFix:  # type: ignore[assignment]
+             exclude: Set[Tuple[Path, str]] = frozenset(),  # type: ignore[assignment]
+             candidates: Optional[Set[Path]] = None) -> CrossFix:
     """Plan and rewrite every cross-module residual fix of the run (`files`: each file with its
     settings; `read`: a file's decoded text; `modules`: the run's modules by dotted name, a
-    `vjplint.run_modules.RunModules`). Plans in `exclude` ((primal, function)) are skipped."""
+    `vjplint.run_modules.RunModules`). Plans in `exclude` ((primal, function)) are skipped;
+    `candidates` limits the primals looked at (the files whose lint found such a derivative)."""
     from vjplint.collect import Recognizer, collect
     from vjplint.infer import Hints
     from vjplint.positions import source_lines
@@ -120,7 +122,7 @@ def plan_run(files: Sequence[Tuple[Path, Config]], read: Callable[[Path], str], 
     run = RunFiles(modules, load, raw)
     result = CrossFix()
     for path, config in configs.items():
-        if path.suffix != ".py":
+        if path.suffix != ".py" or (candidates is not None and path not in candidates):
             continue
         data = raw(path)
         if not all(marker in data for marker in MARKERS):
