@@ -86,3 +86,23 @@ def test_attribute_spelling_and_a_rule_beside_the_primal(tmp_path):
     ops = result.texts[tmp_path / "ops.py"][1]
     assert "def scale_bwd(w, g):\n    return (None, w * g)\n" in ops
     assert "return w * x, w\n" in result.texts[tmp_path / "rules.py"][1]
+
+
+def test_the_two_real_code_regressions_refuse_across_modules_too(tmp_path):
+    """Issue 15's failures with the rules in another module: a jit-static moved parameter, and a
+    fwd that another module calls through functools.partial (which would receive a tuple)."""
+    static = PRIMAL.format(imports="from rules import scale_fwd, scale_bwd", fwd="scale_fwd", bwd="scale_bwd") \
+        .replace("@partial(jax.custom_vjp", '@partial(jax.jit, static_argnames="w")\n@partial(jax.custom_vjp')
+    result = _plan(tmp_path / "static", {"ops.py": static, "rules.py": RULES})
+    assert [r for _, _, r in result.refused] == [
+        "`w` is marked static in the `jax.jit` decorating it, so callers pass a Python value there, which a "
+        "differentiable position rejects"]
+    direct = {"ops.py": PRIMAL.format(imports="from rules import scale_fwd, scale_bwd", fwd="scale_fwd",
+                                      bwd="scale_bwd"),
+              "rules.py": RULES,
+              "layers.py": "from functools import partial\nfrom rules import scale_fwd\n\n"
+                           "def act(w, x):\n    y, _ = partial(scale_fwd, w)(x)\n    return y\n"}
+    result = _plan(tmp_path / "direct", direct)
+    assert result.texts == {}
+    assert [r for _, _, r in result.refused] == [
+        f"fwd `scale_fwd` is also named in {tmp_path / 'direct' / 'layers.py'}, and the rewrite changes what it returns"]
