@@ -106,3 +106,14 @@ def test_the_two_real_code_regressions_refuse_across_modules_too(tmp_path):
     assert result.texts == {}
     assert [r for _, _, r in result.refused] == [
         f"fwd `scale_fwd` is also named in {tmp_path / 'direct' / 'layers.py'}, and the rewrite changes what it returns"]
+
+
+def test_a_module_name_two_files_of_the_run_have_is_not_guessed(tmp_path):
+    """Outside packages a file's module name is its stem: which `rules.py` an import means
+    depends on sys.path, so neither is rewritten."""
+    primal = PRIMAL.format(imports="from rules import scale_fwd, scale_bwd", fwd="scale_fwd", bwd="scale_bwd")
+    result = _plan(tmp_path, {"a/ops.py": primal, "a/rules.py": RULES, "b/rules.py": RULES})
+    assert result.texts == {}
+    assert [r for _, _, r in result.refused] == [
+        f"fwd `scale_fwd` may come from several files: `rules` names 2 files of this run "
+        f"({tmp_path / 'a' / 'rules.py'}, {tmp_path / 'b' / 'rules.py'}, ...)"]

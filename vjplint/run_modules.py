@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from vjplint.project import _module_name, _package  # the index's own naming, not a second one
 
@@ -16,6 +16,7 @@ class RunModules:
 
     def __init__(self, files: Iterable[Path]) -> None:
         self.by_name: Dict[str, Path] = {}
+        self.ambiguous: Dict[str, List[Path]] = {}  # a name several files of the run have
         self.package_of: Dict[Path, str] = {}
         has_init: Dict[str, bool] = {}
         for path in files:
@@ -24,7 +25,10 @@ class RunModules:
                 continue
             package = _package(os.path.dirname(os.path.abspath(path)), has_init)
             self.package_of[path] = package
-            self.by_name.setdefault(_module_name(package, path), path)
+            name = _module_name(package, path)
+            first = self.by_name.setdefault(name, path)
+            if first != path:  # two `utils.py` outside packages: which one an import means depends on sys.path
+                self.ambiguous.setdefault(name, [first]).append(path)
 
     def absolute(self, qualname: str, importer: Path) -> Optional[str]:
         """`qualname` as an import in `importer` spells it (`.rules.f_fwd`), made absolute."""
@@ -40,10 +44,14 @@ class RunModules:
         return ".".join([*base, rest]) if rest else None
 
     def defining_file(self, qualname: str, importer: Path) -> Optional[Tuple[Path, str]]:
-        """(file, top-level name) when `qualname` is `module.name` for a module of the run."""
+        """(file, top-level name) when `qualname` is `module.name` for one module of the run;
+        raises LookupError when several files of the run have that module name."""
         absolute = self.absolute(qualname, importer)
         if not absolute or "." not in absolute:
             return None
         module, name = absolute.rsplit(".", 1)
+        if module in self.ambiguous:
+            raise LookupError(f"`{module}` names {len(self.ambiguous[module])} files of this run "
+                              f"({', '.join(str(p) for p in self.ambiguous[module][:2])}, ...)")
         path = self.by_name.get(module)
         return (path, name) if path is not None else None

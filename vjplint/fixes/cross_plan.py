@@ -187,7 +187,10 @@ def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: C
     if not isinstance(rule.expr, (ast.Name, ast.Attribute)):
         raise Refusal(f"{role} is not a name this tool can follow")
     qualname = model.index.qualname(rule.expr) or ""
-    found = run.modules.defining_file(qualname, primal)
+    try:
+        found = run.modules.defining_file(qualname, primal)
+    except LookupError as exc:
+        raise Refusal(f"{role} `{ast.unparse(rule.expr)}` may come from several files: {exc}") from None
     spelled = ast.unparse(rule.expr)
     if found is None:
         raise Refusal(f"{role} `{spelled}` is not defined in a module of this run")
