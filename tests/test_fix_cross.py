@@ -63,6 +63,9 @@ def test_plain_fix_leaves_cross_module_rewrites_alone(tmp_path):
     proc = run_cli("--fix", "--no-cache", str(package))
     assert proc.returncode == 1
     assert _texts(package) == before
+    assert ("vjplint: 2 rewrites across modules (fwd/bwd in another file) can be enabled with --unsafe-fixes: "
+            f"`clip_gradient` ({_shown(package / 'ops.py')}), `scaled_sin` ({_shown(package / 'ops.py')})"
+            ) in proc.stderr
 
 
 @pytest.mark.cli

@@ -95,6 +95,12 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
             run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache,
                              force_exclude=args.force_exclude)
             errors.extend(e for e in run.internal_errors if e not in errors)
+    elif not args.quiet:
+        from vjplint.cli.fix_cross import cross_module_hint
+
+        hint = cross_module_hint(run.files)
+        if hint:
+            print(hint, file=sys.stderr)
     settings: Dict[str, Config] = {}
     remaining: List[Diagnostic] = []
     sources: Dict[str, List[str]] = {}

@@ -20,6 +20,27 @@ class CrossOutcome:
     fixed: Dict[Path, List[Tuple[int, int]]] = field(default_factory=dict)  # primal -> moved parameters' positions
 
 
+def cross_module_hint(outcomes) -> str:
+    """Without --unsafe-fixes: the line saying which cross-module rewrites it would add ("" if none)."""
+    from vjplint.fixes.cross_module import plan_run
+    from vjplint.run_modules import RunModules
+
+    candidates = {Path(o.path) for o in outcomes
+                  if any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
+    if not candidates:
+        return ""
+    configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
+    displays = {Path(o.path): o.display for o in outcomes}
+    result = plan_run(list(configs.items()), lambda p: decode(p.read_bytes()).text, RunModules(configs),
+                      candidates=candidates)
+    if not result.plans:
+        return ""
+    names = ", ".join(f"`{cp.plan.name}` ({displays.get(cp.primal, cp.primal)})" for cp in result.plans)
+    n = len(result.plans)
+    return (f"vjplint: {n} rewrite{'s' if n != 1 else ''} across modules (fwd/bwd in another file) "
+            f"can be enabled with --unsafe-fixes: {names}")
+
+
 def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
     """Plan, verify (--verify) and write (unless --diff) the run's cross-module rewrites."""
     from vjplint.fixes.cross_module import plan_run, without
