@@ -84,7 +84,7 @@ def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope
                      for _, value in _own_return_values(fwd.node)]
         if all(isinstance(r, ast.Constant) and r.value is None for r in residuals) and \
                 (res == "_" or not _reads(bwd.node, res)):  # no residuals so far: `name` is the residual
-            (r1, c1), (r2, c2) = _start(model, bwd_params[0]), _end(model, bwd_params[0])
+            r1, c1 = _start(model, bwd_params[0])  # the name only: an annotation stays
             edits.append((r1, c1, r1, c1 + len(res), name))
             edits.extend(_save_in_residuals(model, fwd.node, name, calls, alone=True))
         else:
