@@ -1,4 +1,4 @@
-"""fixtures/fix_small/<case>: the small fixes (VJP103, VJP301, VJP401, VJP402) against exact expected
+"""fixtures/fix_small/<case>: the small fixes (VJP103, VJP201, VJP301, VJP401, VJP402) against exact expected
 text, then both sides on real JAX: the original fails (or is wrong) as the rule says, and the
 rewrite runs under jit, vmap, grad, jit(grad) and vmap(grad) with the reference values and equals
 the original wherever the original works.
@@ -7,6 +7,8 @@ Each input.py defines `EXAMPLE()` -> (function of arrays, example arrays), `REFE
 -> (value, gradient of the sum with respect to the first array) and `ORIGINAL`: for "import" or a
 transformation, what the original does there ("TypeError: <message part>" for an exception,
 "wrong" for a silently different result); every transformation not listed must equal the fix.
+`EXTRA_TRANSFORMS` (optional) adds checks beyond the five, e.g. "grad(jit)" (grad of the jitted
+function, where VJP201's closures fail).
 Case names are `<code>_<safe|unsafe>_<what>`. Regenerate expected.py with
 `VJPLINT_UPDATE_EXPECTED=1 python -m pytest -q tests/test_fix_small.py` and read the diff.
 """
@@ -26,6 +28,9 @@ SMALL = FIXTURES / "fix_small"
 CASES = sorted(p.name for p in SMALL.iterdir() if p.is_dir())
 UPDATE = bool(os.environ.get("VJPLINT_UPDATE_EXPECTED"))
 TRANSFORMS = ("jit", "vmap", "grad", "jit(grad)", "vmap(grad)")
+# What an unsafe fix leaves on purpose: VJP201's rewrite returns None for a value the primal
+# reads, and VJP602 says so (the cotangent is the author's to write; why the fix is unsafe).
+LEFT = {"vjp201_unsafe_primal_reads": ["VJP602"]}
 
 
 def _code(case: str) -> str:
@@ -40,7 +45,7 @@ def _fix(text: str, unsafe: bool):
 
 
 def test_cases_cover_every_small_fix():
-    assert {_code(c) for c in CASES} == {"VJP103", "VJP301", "VJP401", "VJP402"}
+    assert {_code(c) for c in CASES} == {"VJP103", "VJP201", "VJP301", "VJP401", "VJP402"}
     assert all(c.split("_")[1] in ("safe", "unsafe") for c in CASES)
 
 
@@ -54,7 +59,7 @@ def test_fix_produces_expected_text(case):
     assert result.errors == [] and result.fixed_count > 0
     assert result.text == expected
     ast.parse(expected)
-    assert [d.code for d in result.remaining] == [], "the fix left diagnostics"
+    assert [d.code for d in result.remaining] == LEFT.get(case, []), "the fix left diagnostics"
     again = _fix(expected, unsafe=True)
     assert again.text == expected and again.fixed_count == 0
     safe_only = _fix(source, unsafe=False)
@@ -76,7 +81,8 @@ def _run(jax, f, args, transform: str):
     stacked = [jnp.stack([a, a]) for a in args]
     return {"jit": lambda: jax.jit(f)(*args), "vmap": lambda: jax.vmap(f)(*stacked)[0],
             "grad": lambda: loss(*args), "jit(grad)": lambda: jax.jit(loss)(*args),
-            "vmap(grad)": lambda: jax.vmap(loss)(*stacked)[1]}[transform]()
+            "vmap(grad)": lambda: jax.vmap(loss)(*stacked)[1],
+            "grad(jit)": lambda: jax.grad(lambda *a: jnp.sum(jax.jit(f)(*a)))(*args)}[transform]()
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -90,9 +96,10 @@ def test_pair_on_jax(case, jax_cpu):
         f, args = fixed.EXAMPLE()
         ref_value, ref_grad = fixed.REFERENCE(*args)
         expect = fixed.ORIGINAL
-        assert set(expect) <= {"import", *TRANSFORMS}
+        transforms = (*TRANSFORMS, *getattr(fixed, "EXTRA_TRANSFORMS", ()))
+        assert set(expect) <= {"import", *transforms}
         results = {}
-        for transform in TRANSFORMS:
+        for transform in transforms:
             results[transform] = out = np.asarray(_run(jax, f, args, transform))
             ref = ref_value if transform in ("jit", "vmap") else ref_grad
             np.testing.assert_allclose(out, np.asarray(ref), rtol=1e-6, atol=1e-6, err_msg=f"{case}: {transform}")
@@ -103,7 +110,7 @@ def test_pair_on_jax(case, jax_cpu):
             return
         original = _load(SMALL / case / "input.py", f"small_original_{case}")
         f0, args0 = original.EXAMPLE()
-        for transform in TRANSFORMS:
+        for transform in transforms:
             what = expect.get(transform)
             if what is None:
                 np.testing.assert_allclose(np.asarray(_run(jax, f0, args0, transform)), results[transform],
@@ -207,3 +214,46 @@ def test_vjp301_no_fix_when_called_at_module_level_before_a_rule_or_in_another_b
     split = VJP301_SOURCE.replace("def f_bwd(cos_x, g):\n    return (cos_x * g,)\n",
                                   "if True:\n    def f_bwd(cos_x, g):\n        return (cos_x * g,)\n")
     assert _vjp301_fix(split) is None
+
+
+def test_vjp201_unsafe_fix_zero_gradient_for_the_captured_value(jax_cpu):
+    """Why VJP201's fix is unsafe when the primal reads the value: differentiating with respect to
+    it raised in the original (JAX refuses a closed-over value), and the rewrite, whose bwd returns
+    None for it, gives 0 where the true derivative (sin(x) here) is not."""
+    import numpy as np
+
+    case = SMALL / "vjp201_unsafe_primal_reads"
+    original = _load(case / "input.py", "small_original_vjp201_c")
+    fixed = _load(case / "expected.py", "small_fixed_vjp201_c")
+    x, c = original.EXAMPLE()[1]
+    wrt_c = lambda m: jax_cpu.grad(lambda c_: jax_cpu.numpy.sum(m.scaled_sin_loss(x, c_)))(c)  # noqa: E731
+    with pytest.raises(Exception, match="closed-over value|UnexpectedTracerError|Tracer") as info:
+        wrt_c(original)
+    assert type(info.value).__name__ in ("CustomVJPException", "UnexpectedTracerError"), repr(info.value)
+    np.testing.assert_array_equal(np.asarray(wrt_c(fixed)), np.zeros(3))
+    assert not np.allclose(np.sin(np.asarray(x)), 0.0)
+
+
+def test_vjp201_fix_needs_an_array_value_and_every_call_inside():
+    """No fix when the custom_vjp escapes (passed on or stored: its callers cannot be given the
+    value), or when the value is an object or `self` (an argument must be a pytree of arrays);
+    the rules-only case is safe."""
+    from vjplint.diagnostics import Applicability
+
+    base = (SMALL / "vjp201_safe_rules_only" / "input.py").read_text(encoding="utf-8")
+
+    def fix_of(source):
+        from vjplint.config import Config
+        from vjplint.engine import lint_source
+
+        found = [d for d in lint_source("t.py", source, Config()).diagnostics if d.code == "VJP201"]
+        assert len(found) == 1, found
+        return found[0].fix
+
+    assert fix_of(base).applicability is Applicability.SAFE
+    escaped = base.replace("    return clip_grad(x) * 2.0\n", "    return jax.vmap(clip_grad)(x) * 2.0\n")
+    assert fix_of(escaped) is None
+    stored = base.replace("    return clip_grad(x) * 2.0\n", "    table = {'f': clip_grad}\n    return table['f'](x)\n")
+    assert fix_of(stored) is None
+    for fixture in ("fire_object_built_from_param.py", "fire_method_reads_self.py"):  # not arrays: no fix
+        assert fix_of((FIXTURES / "rules" / "VJP201" / fixture).read_text(encoding="utf-8")) is None

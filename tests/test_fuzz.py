@@ -30,7 +30,7 @@ SETTINGS = dict(deadline=None, derandomize=True, database=None,
 
 SEED_PATHS = sorted(FIXTURES.rglob("*.py"))
 SEEDS = [p.read_text(encoding="utf-8") for p in SEED_PATHS]
-FIXABLE_CODES = ("VJP101", "VJP102", "VJP103", "VJP301", "VJP306", "VJP307", "VJP309", "VJP401", "VJP402")
+FIXABLE_CODES = ("VJP101", "VJP102", "VJP103", "VJP201", "VJP301", "VJP306", "VJP307", "VJP309", "VJP401", "VJP402")
 FIX_SEEDS = [text for path, text in zip(SEED_PATHS, SEEDS)
              if (path.parent.parent.name == "fix" and path.name == "input.py")
              or (path.parent.name in FIXABLE_CODES and path.name.startswith("fire_"))]
@@ -309,7 +309,8 @@ def _statement_lines(stmt: ast.stmt) -> range:
 def _rewritable_lines(text: str, unsafe: bool) -> Set[int]:
     """1-based lines a fix may touch: each custom_vjp family (primal, its creation, fwd, bwd, the
     registration) that holds an offered fix, the range of every offered one-edit fix, and imports
-    (the fix drops an unused `partial`). Blank lines are not checked."""
+    (the fix drops an unused `partial`), and the rows a fix's explicit edits name. Blank lines are
+    not checked."""
     from vjplint.collect import Recognizer, collect
     from vjplint.positions import source_lines
 
@@ -327,6 +328,8 @@ def _rewritable_lines(text: str, unsafe: bool) -> Set[int]:
     offered = [d for d in lint_source("fuzz.py", text, Config()).diagnostics
                if d.fix is not None and (d.fix.applicability is Applicability.SAFE or unsafe)]
     allowed = {row for d in offered for row in range(d.location.row, d.end_location.row + 1)}
+    # a fix of explicit edits declares where it writes (VJP201's also passes the value at each call)
+    allowed |= {row for d in offered for e in d.fix.edits for row in range(e.location.row, e.end_location.row + 1)}
     model = collect(module, source_lines(text), Recognizer())
     for derivative in model.derivatives:
         members = [derivative.anchor, derivative.creation, derivative.primal]

@@ -82,8 +82,26 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
     unsafe = bool(args.unsafe_fixes)
     run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress,
                      force_exclude=args.force_exclude)
-    settings: Dict[str, Config] = {}
     errors = list(run.internal_errors)
+    cross_fixed: Dict[str, List[Diagnostic]] = {}
+    start_texts: Dict[Path, str] = {}
+    if unsafe:  # rules in another file of the run: every file involved, written together
+        from vjplint.cli.fix_cross import cross_module_pass, fixed_diagnostics
+
+        cross = cross_module_pass(args, run.files, errors)
+        cross_fixed = fixed_diagnostics(run.files, cross.fixed)
+        start_texts = cross.new_texts
+        if cross.written:
+            run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache,
+                             force_exclude=args.force_exclude)
+            errors.extend(e for e in run.internal_errors if e not in errors)
+    elif not args.quiet:
+        from vjplint.cli.fix_cross import cross_module_hint
+
+        hint = cross_module_hint(run.files)
+        if hint:
+            print(hint, file=sys.stderr)
+    settings: Dict[str, Config] = {}
     remaining: List[Diagnostic] = []
     sources: Dict[str, List[str]] = {}
     fixed: List[_FileFix] = []
@@ -91,7 +109,10 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
     for outcome in run.files:
         config = settings[outcome.display] = outcome.config
         diagnostics = outcome.result.diagnostics
-        if not any(offered(d, unsafe) for d in diagnostics):
+        start = start_texts.get(Path(outcome.path))
+        if not any(offered(d, unsafe) for d in diagnostics) and start is None:
+            if outcome.display in cross_fixed:
+                fixed.append(_FileFix(outcome.display, FixResult("", fixed=cross_fixed[outcome.display]), "", []))
             remaining.extend(diagnostics)
             if diagnostics and outcome.result.decoded is not None:
                 sources[outcome.display] = source_lines(outcome.result.decoded.text)
@@ -107,8 +128,10 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
             errors.append(f"{outcome.display}: cannot read file: {exc}")
             remaining.extend(diagnostics)
             continue
-        result = fix_text(outcome.display, decoded.text, config, unsafe, path=str(outcome.path))
-        if args.verify and result.text != decoded.text:
+        result = fix_text(outcome.display, start if start is not None else decoded.text, config, unsafe,
+                          path=str(outcome.path))
+        result.fixed[:0] = cross_fixed.get(outcome.display, [])
+        if args.verify and result.text != decoded.text and start is None:
             result = _verified(outcome.path, outcome.display, decoded.text, result, config, unsafe, errors)
         errors.extend(result.errors)
         if result.text != decoded.text:

@@ -58,7 +58,13 @@ class NondiffArray(NondiffVerdictRule):
     The residual-plus-None fix is safe when fwd and bwd are defined in the same file, are used
     by no other custom_vjp and nowhere else in the file, and every `return` can be edited in
     place; it is unsafe when a return has to be bound and indexed, or for an in-house wrapper.
-    It is not offered when the rules live in another file or are shared, when fwd or bwd is
+    When the rules live in another file that is part of the run (`from .rules import f_fwd,
+    f_bwd`), `--fix --unsafe-fixes` rewrites the primal's file and the rules' file together,
+    written atomically (all or none): unsafe, because callers outside the run's files are not
+    searched; a rule named in any other file of the run refuses it (`vjplint --fix --verify`
+    proves it with the rewritten rules module). The diagnostic itself, computed per file, says
+    that no fix is offered for the file alone.
+    It is not offered when the rules live in a file outside the run or are shared, when fwd or bwd is
     also called or referenced outside `defvjp` (a direct caller would get the new return or
     parameters), when a `jax.jit` marks a moved parameter static, or a jitted caller passes it
     one of its static parameters (such callers pass Python values, which a differentiable

@@ -4,7 +4,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
-from vjplint.diagnostics import Severity
+from vjplint.diagnostics import Applicability, Fix, Severity
+from vjplint.fixes.closure_plan import closure_edits
+from vjplint.fixes.residual_plan import Refusal
 from vjplint.facts import describe_traced
 from vjplint.infer import (Evidence, Verdict, annotation_evidence, argument_at, default_evidence, name_evidence,
                            usage_evidence)
@@ -96,11 +98,27 @@ class ClosureOverTraced(Rule):
     returned constants as arguments of a custom function that takes `fn` in `nondiff_argnums`.
 
     ## Fix safety
-    No automatic fix: the custom function's signature and its bwd change.
+    For a `jax.custom_vjp` (no `nondiff_argnums`) defined with `def` inside a function, with
+    fwd and bwd defined there too and registered by one `defvjp`, the fix passes the value as a
+    new leading argument: the primal and fwd take it first, fwd saves it in the residuals when bwd
+    reads it (bwd unpacks it), every bwd `return` gets `None` in its slot, and every call of the
+    custom_vjp in the enclosing function passes it. It is **safe** when only the rules read the
+    value: the primal does not, so no gradient reached it through the custom_vjp before, and none
+    does after (`None` is exact); the rewrite then also works under `jax.grad(jax.jit(...))`.
+    It is **unsafe** when the primal reads the value: the original raised when differentiated
+    with respect to it, the rewrite gives zero there (VJP602 then points at the `None`, which
+    the author should replace with the cotangent). No fix is offered when the value is `self` or
+    an object (an argument must be a pytree of arrays), is bound more than once, is used as a
+    Python value, when the custom_vjp is used other than by calls in its defining function
+    (returned, stored, passed to `vmap`: those callers cannot be given the value), when fwd/bwd
+    are used elsewhere or are lambdas, when a fwd `return` is not a literal pair or a bwd
+    `return` is not a tuple literal of the primal's arity, and for custom_jvp. Proven on JAX:
+    `fixtures/fix_small/vjp201_*`.
     """
 
     CODE = "VJP201"
     NAME = "closure-over-traced"
+    FIX = "pass the value as an explicit argument (safe when only the rules read it)"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp", b"custom_jvp")
     INVALID = ['''
@@ -196,8 +214,24 @@ def make_power(n: int):
                 verdict.evidence.append(Evidence("array", 2, f"is computed with `{root.computed_with}`"))
             if verdict.level != "array":
                 continue
-            self.report(capture.first, self._message(d, capture, root, verdict))
+            self.report(capture.first, self._message(d, capture, root, verdict),
+                        fix=self._explicit_argument_fix(d, capture, root, scope))
             return
+
+    def _explicit_argument_fix(self, d: CustomDerivative, capture: Capture, root: Root, scope: Scope) -> Optional[Fix]:
+        """Pass the value as `d`'s new leading argument (vjplint.fixes.closure_plan), when the
+        value is an array: the parameter itself, or computed from it with a jnp/lax call (an
+        object would have to be a registered pytree to be an argument)."""
+        if d.kind != "vjp" or not (capture.name == root.param or root.computed_with):
+            return None
+        try:
+            edits = closure_edits(self.model, d, capture.name, scope)
+        except Refusal:
+            return None
+        exact = d.name not in capture.readers  # only the rules read it: no gradient reached it before either
+        return self.editing(Applicability.SAFE if exact else Applicability.UNSAFE,
+                            f"Pass `{capture.name}` to `{d.name}` as an explicit argument (bwd returns None for it)",
+                            edits)
 
     def _differentiated_where_defined(self, d: CustomDerivative) -> bool:
         """Whether `d` is only used, in the function that defines it, as the function a reverse-mode

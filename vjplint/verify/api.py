@@ -132,8 +132,10 @@ def module_location(path: Path, config: Config) -> Tuple[str, List[str], str]:
 # -- the API ------------------------------------------------------------------------------------------------
 def verify_rewrites(original_path: str, original_text: str, rewritten_text: str, functions: Sequence[Dict[str, Any]],
                     config: Config = Config(), timeout: Optional[float] = None, display: Optional[str] = None,
-                    ) -> List[FunctionReport]:
+                    companions: Sequence[Tuple[str, str, str]] = ()) -> List[FunctionReport]:
     """Run the original and rewritten module in a fresh Python and report on each function.
+    `companions`: (path, original text, rewritten text) of the other modules rewritten with it
+    (a cross-module fix), imported in the matching version.
 
     Never raises for problems in the user's code or environment: import errors, exceptions,
     hangs (the time limit), a missing JAX all become reports."""
@@ -170,7 +172,12 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
     if plans:
         request = {"path": str(Path(original_path).resolve()), "module_name": module_name, "sys_path": sys_path,
                    "original_text": original_text, "rewritten_text": rewritten_text,
-                   "functions": [p for p, _ in plans]}
+                   "functions": [p for p, _ in plans], "companions": []}
+        for path, old, new in companions:
+            name, entries, _ = module_location(Path(path), config)
+            request["companions"].append({"module_name": name, "path": str(Path(path).resolve()),
+                                          "original_text": old, "rewritten_text": new})
+            sys_path.extend(e for e in entries if e not in sys_path)
         outcome = run_harness(request, limit, settings.python, cwd)
         _apply_events(outcome, [r for _, r in plans], limit)
     return reports

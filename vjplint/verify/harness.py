@@ -110,12 +110,24 @@ def main(argv):
          python=sys.version.split()[0])
     modules = {}
     for which, key in (("original", "original_text"), ("rewritten", "rewritten_text")):
+        saved = {}
         try:
+            # Modules rewritten together with this one (a cross-module fix: its fwd/bwd rules)
+            # are imported in the same version while it executes.
+            for other in request.get("companions", ()):
+                saved[other["module_name"]] = sys.modules.get(other["module_name"])
+                sys.modules[other["module_name"]] = load_module(other["module_name"], other["path"], other[key])
             modules[which] = load_module(request["module_name"], request["path"], request[key])
         except BaseException as exc:  # SystemExit and KeyboardInterrupt from user code included
             emit(event="import-error", which=which, detail=describe_exc(exc),
                  where=_user_frame(exc, request["path"]))
             return 0
+        finally:
+            for name, previous in saved.items():
+                if previous is None:
+                    sys.modules.pop(name, None)
+                else:
+                    sys.modules[name] = previous
     emit(event="imported")
     for plan in request["functions"]:
         emit(event="begin", name=plan["qualname"])

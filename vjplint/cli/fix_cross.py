@@ -1,0 +1,153 @@
+"""The cross-module pass of `vjplint --fix --unsafe-fixes` (and `--diff`): rewrite the
+custom_vjps whose fwd/bwd live in another file of the run, verify them with `--verify`, and
+write each group of files that changed together atomically (all or none)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Set, Tuple
+
+from vjplint.config import Config
+from vjplint.source import DecodedSource, decode
+
+
+@dataclass
+class CrossOutcome:
+    new_texts: Dict[Path, str] = field(default_factory=dict)  # what --diff starts from (nothing written)
+    written: List[Path] = field(default_factory=list)
+    fixed: Dict[Path, List[Tuple[int, int]]] = field(default_factory=dict)  # primal -> moved parameters' positions
+
+
+def cross_module_hint(outcomes) -> str:
+    """Without --unsafe-fixes: the line saying which cross-module rewrites it would add ("" if none)."""
+    from vjplint.fixes.cross_module import plan_run
+    from vjplint.run_modules import RunModules
+
+    candidates = {Path(o.path) for o in outcomes
+                  if any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
+    if not candidates:
+        return ""
+    configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
+    displays = {Path(o.path): o.display for o in outcomes}
+    result = plan_run(list(configs.items()), lambda p: decode(p.read_bytes()).text, RunModules(configs),
+                      candidates=candidates)
+    if not result.plans:
+        return ""
+    names = ", ".join(f"`{cp.plan.name}` ({displays.get(cp.primal, cp.primal)})" for cp in result.plans)
+    n = len(result.plans)
+    return (f"vjplint: {n} rewrite{'s' if n != 1 else ''} across modules (fwd/bwd in another file) "
+            f"can be enabled with --unsafe-fixes: {names}")
+
+
+def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
+    """Plan, verify (--verify) and write (unless --diff) the run's cross-module rewrites."""
+    from vjplint.fixes.cross_module import plan_run, without
+
+    decoded: Dict[Path, Tuple[bytes, DecodedSource]] = {}
+
+    def read(path: Path) -> str:
+        if path not in decoded:
+            data = path.read_bytes()
+            decoded[path] = (data, decode(data))
+        return decoded[path][1].text
+
+    def text_of(path: Path) -> Optional[str]:
+        try:
+            return read(path)
+        except Exception:
+            return None
+
+    configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
+    displays = {str(Path(o.path)): o.display for o in outcomes}
+
+    def shown(message: str) -> str:  # paths as the rest of the output shows them
+        for path in sorted(displays, key=len, reverse=True):
+            message = message.replace(path, displays[path])
+        return message
+    from vjplint.run_modules import RunModules
+
+    # Only files where VJP101 found an array but offered no fix can hold such a derivative.
+    candidates = {Path(o.path) for o in outcomes
+                  if any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
+    if not candidates:
+        return CrossOutcome()
+    result = plan_run(list(configs.items()), read, RunModules(configs), candidates=candidates)
+    if args.verify and result.plans:
+        dropped = _verify(result, configs, errors, shown)
+        if dropped:
+            result = without(result, dropped, text_of)
+    if args.show_fixes or args.verify:
+        for path, name, why in result.refused:
+            print(shown(f"vjplint: fix: {path}: {name}: not rewritten across modules: {why}"), file=sys.stderr)
+    outcome = CrossOutcome()
+    for cp in result.plans:
+        outcome.fixed.setdefault(cp.primal, []).extend(cp.anchors)
+    if args.diff:
+        outcome.new_texts = {path: new for path, (_, new) in result.texts.items()}
+        return outcome
+    from vjplint.cli.fix import encode
+    from vjplint.fixes.multi_write import GroupWriteError, write_group
+
+    for group in result.groups():
+        items = [(path, decoded[path][0], encode(result.texts[path][1], decoded[path][1])) for path in group]
+        try:
+            write_group(items)
+        except (GroupWriteError, UnicodeEncodeError) as exc:
+            names = ", ".join(str(p) for p in group)
+            errors.append(shown(f"cannot write the files rewritten together ({names}); none of them was changed: {exc}"))
+            for cp in result.plans:
+                if cp.primal in group:
+                    outcome.fixed.pop(cp.primal, None)
+            continue
+        outcome.written.extend(group)
+    return outcome
+
+
+def _verify(result, configs: Dict[Path, Config], errors: List[str], shown) -> Set[Tuple[Path, str]]:
+    """Prove each primal file's rewrites on JAX with its rules' files as companions; the
+    (primal, function) pairs not verified are returned (their files keep their code)."""
+    from vjplint.verify.api import verify_rewrites
+
+    dropped: Set[Tuple[Path, str]] = set()
+    by_primal: Dict[Path, list] = {}
+    for cp in result.plans:
+        by_primal.setdefault(cp.primal, []).append(cp)
+    for primal, plans in by_primal.items():
+        config = configs.get(primal, Config())
+        old, new = result.texts.get(primal, (None, None))
+        if old is None:
+            dropped.update((primal, cp.plan.name) for cp in plans)
+            continue
+        companions = sorted({(str(p), *result.texts[p]) for cp in plans for p in cp.parts
+                             if p != primal and p in result.texts})
+        functions = [{"name": cp.plan.name, "moved_positions": list(cp.plan.moved)} for cp in plans]
+        reports = verify_rewrites(str(primal), old, new, functions, config, companions=companions)
+        if any(getattr(r, "missing_jax", False) for r in reports):
+            from vjplint.install_hint import install_hint
+
+            errors.append(shown(f"--verify needs JAX: {install_hint('verify')}; nothing was written for {primal}"))
+            dropped.update((primal, cp.plan.name) for cp in plans)
+            continue
+        for r in reports:
+            where = f" on {r.device}" if r.device and r.status == "verified" else ""
+            others = ", ".join(c[0] for c in companions)
+            print(shown(f"vjplint: verify: {primal}:{r.line}: {r.function}: {r.status}{where} (rewritten with "
+                        f"{others}){': ' + r.reason if r.reason else ''}"), file=sys.stderr)
+            if r.status != "verified":
+                dropped.add((primal, r.function.rsplit(".", 1)[-1]))
+    return dropped
+
+
+def fixed_diagnostics(outcomes, fixed: Dict[Path, List[Tuple[int, int]]]) -> Dict[str, list]:
+    """display -> the VJP101 diagnostics (from the run before the rewrite) that the cross-module
+    rewrites fixed: the one on each moved parameter."""
+    out: Dict[str, list] = {}
+    for o in outcomes:
+        anchors = set(fixed.get(Path(o.path), ()))
+        found = [d for d in o.result.diagnostics
+                 if d.code == "VJP101" and (d.location.row, d.location.column) in anchors]
+        if found:
+            out[o.display] = found
+    return out

@@ -1,0 +1,200 @@
+"""The residual-plus-None rewrite across modules: for each custom_vjp of the run whose fwd/bwd
+live in another file of the run, plan the edits of every file involved (`cross_plan`), rewrite
+each file once with the parts it holds, and group the files that must change together.
+
+Pure: texts in, texts out. `vjplint.cli.fix` verifies the groups (with `--verify`) and writes
+each group atomically (`vjplint.fixes.multi_write`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from vjplint.config import Config
+from vjplint.fixes.cross_plan import CrossPlan, RunFiles, needs_other_files, plan_across
+from vjplint.fixes.residual_plan import Plan, Refusal
+from vjplint.fixes.residual_plus_none import _drop_unused_imports, _Rewriter
+from vjplint.model import FileModel
+from vjplint.source import SourceError, parse
+
+MARKERS = (b"defvjp", b"nondiff_arg")
+
+
+@dataclass
+class CrossFix:
+    """What the run's cross-module rewrites do: new texts, the files that go together."""
+
+    texts: Dict[Path, Tuple[str, str]] = field(default_factory=dict)  # path -> (old, new)
+    plans: List[CrossPlan] = field(default_factory=list)
+    refused: List[Tuple[Path, str, str]] = field(default_factory=list)  # (primal file, function, why)
+
+    def groups(self) -> List[List[Path]]:
+        """The files that must be written together: connected by a plan."""
+        parent: Dict[Path, Path] = {}
+
+        def root(p: Path) -> Path:
+            while parent.setdefault(p, p) != p:
+                p = parent[p]
+            return p
+
+        for cp in self.plans:
+            files = list(cp.parts)
+            for other in files[1:]:
+                parent[root(other)] = root(files[0])
+        groups: Dict[Path, List[Path]] = {}
+        for path in self.texts:
+            groups.setdefault(root(path), []).append(path)
+        return [sorted(g) for g in groups.values()]
+
+
+class _PartRewriter(_Rewriter):
+    """The in-file rewriter limited to the parts of each plan this file holds."""
+
+    def __init__(self, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> None:
+        super().__init__([p for p, _ in parts])
+        roles = {id(p): set(r) for p, r in parts}
+        self.creations = {k: p for k, p in self.creations.items() if "creation" in roles[id(p)]}
+        self.defs = {k: (role, p) for k, (role, p) in self.defs.items() if role in roles[id(p)]}
+        self.returns = {k: v for k, v in self.returns.items() if v[0] in roles[id(v[1])]}
+
+
+def rewrite_parts(text: str, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> str:
+    """`text` with each plan's parts (`creation`, `fwd`, `bwd`) rewritten; raises LookupError
+    when a planned node is not found."""
+    module = cst.parse_module(text)
+    rewriter = _PartRewriter(parts)
+    rewritten = MetadataWrapper(module, unsafe_skip_copy=True).visit(rewriter)
+    missing = rewriter.missing()
+    if missing:
+        raise LookupError(f"could not locate {', '.join(missing)} for the residual-plus-None fix")
+    cleanup = frozenset().union(*(p.cleanup_names for p, roles in parts if "creation" in roles))
+    if cleanup:
+        rewritten = _drop_unused_imports(module, rewritten, cleanup)
+    code = rewritten.code
+    if text.endswith("\r") and not code.endswith(("\r", "\n")):
+        code += "\r"
+    return code
+
+
+def plan_run(files: Sequence[Tuple[Path, Config]], read: Callable[[Path], str], modules,
+             exclude: Set[Tuple[Path, str]] = frozenset(),  # type: ignore[assignment]
+             candidates: Optional[Set[Path]] = None) -> CrossFix:
+    """Plan and rewrite every cross-module residual fix of the run (`files`: each file with its
+    settings; `read`: a file's decoded text; `modules`: the run's modules by dotted name, a
+    `vjplint.run_modules.RunModules`). Plans in `exclude` ((primal, function)) are skipped;
+    `candidates` limits the primals looked at (the files whose lint found such a derivative)."""
+    from vjplint.collect import Recognizer, collect
+    from vjplint.infer import Hints
+    from vjplint.positions import source_lines
+
+    configs = {Path(p): c for p, c in files}
+    texts: Dict[Path, Optional[str]] = {}
+
+    def text_of(path: Path) -> Optional[str]:
+        if path not in texts:
+            try:
+                texts[path] = read(path)
+            except (OSError, SourceError, UnicodeDecodeError):
+                texts[path] = None
+        return texts[path]
+
+    def load(path: Path) -> Optional[FileModel]:
+        text = text_of(path)
+        if text is None:
+            return None
+        config = configs.get(path, Config())
+        try:
+            module = parse(text)
+        except SourceError:
+            return None
+        recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+        return collect(module, source_lines(text), recognizer)
+
+    def raw(path: Path) -> bytes:
+        text = text_of(path)
+        return text.encode("utf-8", "surrogatepass") if text is not None else b""
+
+    run = RunFiles(modules, load, raw)
+    result = CrossFix()
+    for path, config in configs.items():
+        if path.suffix != ".py" or (candidates is not None and path not in candidates):
+            continue
+        data = raw(path)
+        if not all(marker in data for marker in MARKERS):
+            continue
+        model = run.model(path)
+        if model is None:
+            continue
+        hints = Hints(config.array_names, config.static_names)
+        for d in model.derivatives:
+            if not needs_other_files(d) or (path, d.name) in exclude:
+                continue
+            verdicts = model.facts.verdicts(d, hints)
+            moved = tuple(v.position for v in verdicts if v.level == "array")
+            if not moved:
+                continue
+            static_use = next((e for v in verdicts if v.position in moved for e in v.evidence
+                               if e.from_usage and e.kind == "static"), None)
+            try:
+                if static_use is not None:
+                    raise Refusal(f"it {static_use.reason}, which fails once the value is traced as a residual")
+                cp = plan_across(path, model, d, moved, run)
+            except Refusal as exc:
+                result.refused.append((path, d.name, str(exc)))
+                continue
+            if any(_overlap(cp, other) for other in result.plans):
+                result.refused.append((path, d.name, "its code overlaps another rewrite of this run"))
+                continue
+            result.plans.append(cp)
+    _rewrite_all(result, text_of)
+    return result
+
+
+def _overlap(a: CrossPlan, b: CrossPlan) -> bool:
+    for path in set(a.parts) & set(b.parts):
+        if any(s1 < e2 and s2 < e1 for s1, e1 in a.spans_in(path) for s2, e2 in b.spans_in(path)):
+            return True
+    return False
+
+
+def _rewrite_all(result: CrossFix, text_of: Callable[[Path], Optional[str]]) -> None:
+    """Rewrite every file once; a file that fails drops the plans touching it (and their other
+    files), until every file left rewrites and parses."""
+    while True:
+        per_file: Dict[Path, List[Tuple[Plan, Tuple[str, ...]]]] = {}
+        for cp in result.plans:
+            for path, roles in cp.parts.items():
+                per_file.setdefault(path, []).append((cp.plan, roles))
+        result.texts = {}
+        failed: Optional[Tuple[Path, str]] = None
+        for path, parts in per_file.items():
+            old = text_of(path)
+            try:
+                if old is None:
+                    raise OSError("cannot be read")
+                new = rewrite_parts(old, parts)
+                parse(new)
+            except Exception as exc:  # a failing rewrite loses its plans, never a file
+                failed = (path, f"the rewrite of {path} failed: {type(exc).__name__}: {exc}")
+                break
+            if new != old:
+                result.texts[path] = (old, new)
+        if failed is None:
+            return
+        path, why = failed
+        for cp in [cp for cp in result.plans if path in cp.parts]:
+            result.plans.remove(cp)
+            result.refused.append((cp.primal, cp.plan.name, why))
+
+
+def without(result: CrossFix, dropped: Set[Tuple[Path, str]], text_of: Callable[[Path], Optional[str]]) -> CrossFix:
+    """`result` less the plans in `dropped` ((primal, function)), rewritten again."""
+    kept = CrossFix(plans=[cp for cp in result.plans if (cp.primal, cp.plan.name) not in dropped],
+                    refused=list(result.refused))
+    _rewrite_all(kept, text_of)
+    return kept

@@ -1,0 +1,238 @@
+"""Plan the residual-plus-None rewrite of a custom_vjp whose fwd/bwd rules are imported from
+another module of the run (`from .rules import f_fwd, f_bwd`, or `R.f_fwd` after
+`from pkg import rules as R`).
+
+The plan is the in-file planner's (`residual_plan`), made from two models: the primal's file
+gives the creation site, the static-argument evidence and the registration; the rules' file
+gives fwd and bwd. The checks that make the in-file rewrite safe are made on every file
+involved, and across the run: a rule's name mentioned in any other file of the run (a direct
+caller, a second registration) refuses the fix, since the rewrite changes what fwd returns and
+what bwd takes. Code outside the run cannot be searched, so the fix is always unsafe.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from vjplint.fixes.residual_plan import (Plan, Refusal, _fresh, _is_generator, _jit_static, _loads, _names_in,
+                                         _own_returns, _plan_bwd, loc_of, _plan_creation, _plan_fwd, _span,
+                                         _truthy_or_unknown)
+from vjplint.model import CustomDerivative, FileModel, RuleFunction
+
+if TYPE_CHECKING:  # made by the surface that knows the run (vjplint.run_modules)
+    from vjplint.run_modules import RunModules
+
+ROLES = ("fwd", "bwd")
+
+
+@dataclass(frozen=True)
+class CrossPlan:
+    """One derivative's rewrite over several files: `parts[path]` is what each file gets."""
+
+    plan: Plan
+    primal: Path
+    rule_files: Tuple[Tuple[str, Path], ...]  # (role, file holding it)
+    unsafe_reasons: Tuple[str, ...]
+    anchors: Tuple[Tuple[int, int], ...] = ()  # (line, 1-based column) of each moved parameter
+
+    @property
+    def parts(self) -> Dict[Path, Tuple[str, ...]]:
+        out: Dict[Path, List[str]] = {self.primal: ["creation"]}
+        for role, path in self.rule_files:
+            out.setdefault(path, []).append(role)
+        return {path: tuple(roles) for path, roles in out.items()}
+
+    def spans_in(self, path: Path) -> List[Tuple[Tuple[int, int], Tuple[int, int]]]:
+        creation, fwd, bwd = self.plan.spans
+        found = [creation] if path == self.primal else []
+        found += [span for (role, where), span in zip(self.rule_files, (fwd, bwd)) if where == path]
+        return found
+
+
+class RunFiles:
+    """The models of a run's files (parsed on demand) and a search for names across them."""
+
+    def __init__(self, modules: "RunModules", load: Callable[[Path], Optional[FileModel]],
+                 read: Callable[[Path], bytes]) -> None:
+        self.modules = modules
+        self._load = load
+        self._read = read
+        self._models: Dict[Path, Optional[FileModel]] = {}
+        self._found: Dict[str, List[Path]] = {}
+
+    def model(self, path: Path) -> Optional[FileModel]:
+        if path not in self._models:
+            self._models[path] = self._load(path)
+        return self._models[path]
+
+    def mentioning(self, name: str) -> List[Path]:
+        """The run's files whose text contains `name` as a word."""
+        if name not in self._found:
+            word = re.compile(rb"(?<![\w])" + re.escape(name.encode()) + rb"(?![\w])")
+            found = []
+            for path in self.modules.by_name.values():
+                try:
+                    if word.search(self._read(path)):
+                        found.append(path)
+                except OSError:
+                    found.append(path)  # unreadable: assume the worst
+            self._found[name] = found
+        return self._found[name]
+
+
+def needs_other_files(d: CustomDerivative) -> bool:
+    """A defvjp registration one of whose rules is not defined in the primal's file."""
+    if d.kind != "vjp" or d.registration is None or d.registration.method != "defvjp":
+        return False
+    rules = [d.rule(role) for role in ROLES]
+    return all(r is not None for r in rules) and any(r.node is None for r in rules)  # type: ignore[union-attr]
+
+
+def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequence[int], run: RunFiles) -> CrossPlan:
+    """The rewrite moving `moved` out of `d`'s nondiff positions, over the files holding its
+    primal and its rules; raises Refusal with the reason."""
+    moved = tuple(sorted(set(moved)))
+    sig = d.signature
+    if d.kind != "vjp" or d.primal is None or sig is None:
+        raise Refusal("the primal function is not resolved in this file")
+    if not moved or any(p not in d.nondiff for p in moved):
+        raise Refusal("the moved positions are not nondiff positions")
+    if sig.vararg is not None:
+        raise Refusal(f"`{d.name}` takes *{sig.vararg}, so output positions depend on each call")
+    if d.nondiff_unresolved:
+        raise Refusal("nondiff_argnums is not a literal this tool can read")
+    if len(d.registrations) != 1 or d.registrations[0].method != "defvjp" or d.registrations[0].as_decorator:
+        raise Refusal("there is not exactly one `defvjp(fwd, bwd)` call in this file")
+    registration = d.registrations[0]
+    if _truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
+        raise Refusal("symbolic_zeros=True wraps differentiable fwd arguments in CustomVJPPrimal records")
+    resolved: Dict[str, Tuple[RuleFunction, FileModel, Path]] = {}
+    for role in ROLES:
+        rule = d.rule(role)
+        if rule is None:
+            raise Refusal("`defvjp` does not name both fwd and bwd")
+        if rule.bound_positional or rule.bound_keywords:
+            raise Refusal(f"{role} is a functools.partial")
+        resolved[role] = _resolve(role, rule, primal, model, d, registration.node, run)
+    (fwd, fwd_model, fwd_path), (bwd, bwd_model, bwd_path) = resolved["fwd"], resolved["bwd"]
+    assert fwd.node is not None and bwd.node is not None
+    if fwd.node is bwd.node:
+        raise Refusal("fwd and bwd are the same function")
+    static = _jit_static(model, d, moved)
+    if static:
+        raise Refusal(f"`{sig.positional[static[0][0]]}` is marked static in {static[0][1]}, so callers pass a "
+                      f"Python value there, which a differentiable position rejects")
+    elsewhere = sorted({str(p) for _, _, p in resolved.values() if p != primal})
+    unsafe: List[str] = [f"fwd/bwd are defined in {', '.join(elsewhere)}; callers outside this run's files "
+                         f"were not searched"]
+    creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
+    if d.is_alias:
+        unsafe.append(f"`{d.name}` is made by an in-house wrapper")
+    fwd_plan, fwd_moved, fwd_capture = _plan_fwd(fwd_model, d, fwd, moved, sig, unsafe)
+    nondiff = list(d.nondiff)
+    bwd_drop = tuple(nondiff.index(p) for p in moved)
+    bwd_sig = bwd.signature
+    assert bwd_sig is not None
+    if bwd_sig.vararg is not None:
+        raise Refusal(f"bwd takes *{bwd_sig.vararg}")
+    res_index = len(nondiff)
+    if len(bwd_sig.positional) < res_index + 2:
+        raise Refusal(f"bwd takes {len(bwd_sig.positional)} positional parameters, not {res_index + 2} (see VJP305)")
+    bwd_moved = tuple(bwd_sig.positional[i] for i in bwd_drop)
+    old_res = bwd_sig.positional[res_index]
+    residuals = [r.elts[1] if isinstance(r, (ast.Tuple, ast.List)) and len(r.elts) == 2 else None
+                 for r in _own_returns(fwd.node)]
+    res_used = old_res != "_" and _loads(bwd.node, old_res)
+    if all(isinstance(r, ast.Constant) and r.value is None for r in residuals) and not res_used:
+        mode = "single" if len(moved) == 1 else "tuple"
+    else:
+        mode = "append"
+    taken = _names_in(bwd.node)
+    if mode == "single":
+        res_name, unpack = bwd_moved[0], ()
+    else:
+        res_name = _fresh(("res", "residuals", "res_"), taken - ({old_res} if mode == "tuple" else set()))
+        unpack = bwd_moved if mode == "tuple" else (old_res, *bwd_moved)
+    remaining = [p for p in range(len(sig.positional)) if p not in d.nondiff or p in moved]
+    none_slots = tuple(remaining.index(p) for p in moved)
+    d_old = len(sig.positional) - len(nondiff)
+    bwd_plan = _plan_bwd(bwd_model, d, bwd, none_slots, d_old, unsafe)
+    plan = Plan(
+        name=d.name, moved=moved, creation=creation, collapse=collapse, keywords=keywords, cleanup_names=cleanup,
+        fwd=fwd_plan, fwd_moved=fwd_moved, fwd_capture=fwd_capture, bwd=bwd_plan, bwd_drop=bwd_drop,
+        bwd_res_index=res_index, mode=mode, res_name=res_name, unpack=unpack, none_slots=none_slots, d_old=d_old,
+        spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)))
+    anchors = tuple((line, column + 1) for line, column in
+                    (loc_of(model, sig.param_nodes[sig.positional[p]]) for p in moved))
+    return CrossPlan(plan, primal, (("fwd", fwd_path), ("bwd", bwd_path)), plan.unsafe_reasons, anchors)
+
+
+def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: CustomDerivative,
+             registration: ast.AST, run: RunFiles) -> Tuple[RuleFunction, FileModel, Path]:
+    """The def behind `rule` (in the primal's file or another file of the run), checked to have
+    no other user: the rewrite changes its signature or its return."""
+    changes = "what it returns" if role == "fwd" else "its parameters"
+    if rule.node is not None:  # defined beside the primal: the in-file planner's checks
+        if isinstance(rule.node, ast.Lambda) or not rule.name:
+            raise Refusal(f"{role} is a lambda beside a rule from another file")
+        _check_only_registered(model, rule.name, registration, f"{role} `{rule.name}`", changes, attributes=True)
+        if len(model.index.lookup(rule.name, model.index.scope_of(rule.expr))) > 1:
+            raise Refusal(f"{role} `{rule.name}` is bound more than once, so it is unclear which one to rewrite")
+        _check_other_files(run, rule.name, {primal}, role, changes)
+        return rule, model, primal
+    if not isinstance(rule.expr, (ast.Name, ast.Attribute)):
+        raise Refusal(f"{role} is not a name this tool can follow")
+    qualname = model.index.qualname(rule.expr) or ""
+    try:
+        found = run.modules.defining_file(qualname, primal)
+    except LookupError as exc:
+        raise Refusal(f"{role} `{ast.unparse(rule.expr)}` may come from several files: {exc}") from None
+    spelled = ast.unparse(rule.expr)
+    if found is None:
+        raise Refusal(f"{role} `{spelled}` is not defined in a module of this run")
+    path, name = found
+    other = run.model(path)
+    if other is None:
+        raise Refusal(f"{role} `{spelled}` comes from {path}, which cannot be parsed")
+    bindings = other.index.module_scope.bindings.get(name, [])
+    if len(bindings) != 1 or bindings[0].kind != "def":
+        raise Refusal(f"{role} `{name}` is not a function defined once at the top level of {path}")
+    node = bindings[0].node
+    if _is_generator(node):
+        raise Refusal(f"{role} is a generator")
+    if any(isinstance(n.ctx, ast.Load) for n in other.index.names(name)) or other.index.attributes(name):
+        raise Refusal(f"{role} `{name}` is also used in {path}, and the rewrite changes {changes}")
+    if isinstance(rule.expr, ast.Name):
+        _check_only_registered(model, rule.expr.id, registration, f"{role} `{spelled}`", changes, attributes=False)
+    elif any(id(n) not in _inside(registration) for n in model.index.attributes(name)):
+        raise Refusal(f"{role} `{spelled}` is also used outside `defvjp` here, and the rewrite changes {changes}")
+    for other_d in model.derivatives:
+        if other_d is not d and any(r is not None and r.expr is not None and model.index.qualname(r.expr) == qualname
+                                    for r in (other_d.rule("fwd"), other_d.rule("bwd"))):
+            raise Refusal(f"fwd/bwd are shared with `{other_d.name}`, which would break")
+    _check_other_files(run, name, {primal, path}, role, changes)
+    return RuleFunction(rule.expr, node, name), other, path  # type: ignore[arg-type]
+
+
+def _inside(node: ast.AST) -> set:
+    return {id(n) for n in ast.walk(node)}
+
+
+def _check_only_registered(model: FileModel, name: str, registration: ast.AST, what: str, changes: str,
+                           attributes: bool) -> None:
+    inside = _inside(registration)
+    uses: Iterable[ast.AST] = [n for n in model.index.names(name) if isinstance(n.ctx, ast.Load)]
+    if attributes:
+        uses = [*uses, *model.index.attributes(name)]
+    if any(id(n) not in inside for n in uses):
+        raise Refusal(f"{what} is also called or referenced outside `defvjp`, and the rewrite changes {changes}")
+
+
+def _check_other_files(run: RunFiles, name: str, allowed: set, role: str, changes: str) -> None:
+    others = [p for p in run.mentioning(name) if p not in allowed]
+    if others:
+        raise Refusal(f"{role} `{name}` is also named in {others[0]}, and the rewrite changes {changes}")
