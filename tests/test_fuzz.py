@@ -30,7 +30,8 @@ SETTINGS = dict(deadline=None, derandomize=True, database=None,
 
 SEED_PATHS = sorted(FIXTURES.rglob("*.py"))
 SEEDS = [p.read_text(encoding="utf-8") for p in SEED_PATHS]
-FIXABLE_CODES = ("VJP101", "VJP102", "VJP103", "VJP201", "VJP301", "VJP306", "VJP307", "VJP309", "VJP401", "VJP402")
+FIXABLE_CODES = ("VJP101", "VJP102", "VJP103", "VJP201", "VJP301", "VJP306", "VJP307", "VJP309", "VJP312", "VJP319",
+                 "VJP323", "VJP401", "VJP402")
 FIX_SEEDS = [text for path, text in zip(SEED_PATHS, SEEDS)
              if (path.parent.parent.name == "fix" and path.name == "input.py")
              or (path.parent.name in FIXABLE_CODES and path.name.startswith("fire_"))]

@@ -82,6 +82,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
 def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Config, enabled: Set[str],
                errors: List[str]) -> List[Diagnostic]:
     from vjplint.collect import Recognizer, collect
+    from vjplint.expected_errors import withhold_fixes
     from vjplint.infer import Hints
     from vjplint.rules.base import RuleOptions
     from vjplint.rules.registry import rules_for
@@ -123,7 +124,7 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
                 code=rule.CODE, name=rule.NAME, message=report.message, severity=rule.SEVERITY,
                 filename=filename, location=start, end_location=end, fix=report.fix, noqa_row=start.row,
             ))
-    return diagnostics
+    return withhold_fixes(diagnostics, module)
 
 
 def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:
