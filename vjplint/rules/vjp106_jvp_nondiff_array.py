@@ -8,7 +8,7 @@ from vjplint.model import CustomDerivative
 from vjplint.rules.base import Rule
 
 DIFFERENTIATE = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacobian", "jax.jacfwd", "jax.jacrev", "jax.hessian"})
-LOOP_BODIES = {"jax.lax.scan": 0, "jax.lax.cond": None, "jax.lax.switch": None}
+CONTROL_FLOW = frozenset({"jax.lax.scan", "jax.lax.cond", "jax.lax.switch"})
 NCH = "TypeError: No constant handler for type: <class '...DynamicJaxprTracer'>"
 UTE = "UnexpectedTracerError: Encountered an unexpected tracer"
 
@@ -75,9 +75,14 @@ def scaled_sin(axis: int, x):
     DEFAULT_REPORTS = True
 
     def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.kind != "jvp":
-                continue
+        jvps = [d for d in self.model.derivatives if d.kind == "jvp"]
+        if not jvps:
+            return
+        index = self.model.index
+        # The calls the failing contexts are made of, found once per file.
+        self._calls = [(n, index.qualname(n.func) or "") for n in index.nodes if isinstance(n, ast.Call)]
+        self._calls = [(n, q) for n, q in self._calls if q in DIFFERENTIATE or q in CONTROL_FLOW]
+        for d in jvps:
             for v in self.model.facts.verdicts(d, self.options.hints):
                 if v.level is None:
                     continue
@@ -115,11 +120,7 @@ def scaled_sin(axis: int, x):
 
     def _failing_context(self, d: CustomDerivative, position: int) -> Optional[str]:
         """A context measured to fail today (docs/facts/scripts/hazard_families.py, section A)."""
-        index = self.model.index
-        for node in index.nodes:
-            if not isinstance(node, ast.Call):
-                continue
-            q = index.qualname(node.func) or ""
+        for node, q in self._calls:
             if q in ("jax.lax.cond", "jax.lax.switch") and any(_is_name(a, d.name) for a in node.args):
                 return (f"`{self.quote(node, 40)}` (line {node.lineno}) passes it as a branch operand: under grad "
                         f"this raises {NCH} (jax-ml/jax#9374)")
@@ -149,8 +150,8 @@ def scaled_sin(axis: int, x):
 
     def _scan_body(self, body: ast.AST) -> bool:
         name = getattr(body, "name", None)
-        for node in self.model.index.nodes:
-            if (isinstance(node, ast.Call) and self.model.index.qualname(node.func) == "jax.lax.scan" and node.args
+        for node, q in self._calls:
+            if (q == "jax.lax.scan" and node.args
                     and (node.args[0] is body or (name is not None and _is_name(node.args[0], name)))):
                 return True
         return False

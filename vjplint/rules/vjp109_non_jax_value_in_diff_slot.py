@@ -75,6 +75,10 @@ y = activate(1.0, "tanh")
 ''']
 
     def check(self) -> None:
+        # `g(f)(...)` calls, found once per file.
+        self._applied = [n for n in self.model.index.nodes
+                         if isinstance(n, ast.Call) and isinstance(n.func, ast.Call) and n.func.args
+                         and isinstance(n.func.args[0], ast.Name)]
         for d in self.model.derivatives:
             if d.api != "jax" or d.primal is None or d.nondiff_unresolved or d.bound_self:
                 continue
@@ -89,9 +93,7 @@ y = activate(1.0, "tanh")
     def _transformed_calls(self, d: CustomDerivative) -> List[ast.Call]:
         """`jax.grad(f)(...)`, `jax.jit(f)(...)`: the arguments reach `f` in the same positions."""
         found = []
-        for node in self.model.index.nodes:
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and node.func.args):
-                continue
+        for node in self._applied:
             inner = node.func
             target = inner.args[0]
             if not (isinstance(target, ast.Name) and target.id == d.name and self._names_derivative(target, d)):

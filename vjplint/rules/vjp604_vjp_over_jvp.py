@@ -19,8 +19,9 @@ class VjpOverJvp(Rule):
     the jvp rule is never used. Measured on JAX 0.10.2 (`docs/facts/scripts/hazard_families.py`,
     section D): `grad`, `grad(grad)` and `hessian` work (they use fwd/bwd), `jax.jvp` and
     `jax.jacfwd` raise `TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp
-    function.` (jax-ml/jax#3996); with the decorators stacked and no `defjvp`, even an eager call
-    raises `AttributeError: No JVP defined for custom_jvp function ...`. The other order, a
+    function.` (jax-ml/jax#3996); with the decorators stacked the inner custom_jvp cannot get a
+    rule, and an eager call raises `AttributeError: No JVP defined for custom_jvp function ...`
+    (grad still works). The other order, a
     custom_jvp around a custom_vjp, works for `grad`, `jvp` and `hessian` (both use the jvp rule).
 
     ## Example
@@ -75,20 +76,23 @@ f.defjvp(lambda p, t: (jnp.sin(p[0]), jnp.cos(p[0]) * t[0]))
             if d.kind != "vjp" or d.api != "jax":
                 continue
             below = self._jvp_decorator_below(d)
-            inner = None if below is not None else self._wrapped_jvp(d, jvps)
             if below is not None:
-                how = (f"`@{self.quote(d.anchor, 30)}` is stacked above `@{self.quote(below, 30)}` on `{d.name}`; "
-                       f"the name holds the custom_vjp, so unless the inner custom_jvp gets a rule elsewhere every "
-                       f"call raises AttributeError: No JVP defined for custom_jvp function `{d.name}`, eager included")
-            elif inner is not None:
-                how = f"`{self.quote(d.creation, 40)}` wraps the custom_jvp `{inner.name}` (line {inner.anchor.lineno})"
-            else:
+                self.report(d.anchor, (
+                    f"`@{self.quote(d.anchor, 30)}` is stacked above `@{self.quote(below, 30)}` on `{d.name}`: the name "
+                    f"holds the custom_vjp, so the inner custom_jvp never gets a rule, an eager call raises "
+                    f"AttributeError: No JVP defined for custom_jvp function {d.name} using defjvp, and `jax.jvp` "
+                    f"raises TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function "
+                    f"(jax-ml/jax#3996); only grad works. Remove one of the two decorators"))
+                continue
+            inner = self._wrapped_jvp(d, jvps)
+            if inner is None:
                 continue
             self.report(d.anchor, (
-                f"{how}: every transformation meets the outer custom_vjp first, so the jvp rule is never used. "
-                f"`jax.jvp` and `jax.jacfwd` of `{d.name}` raise TypeError: can't apply forward-mode autodiff "
-                f"(jvp) to a custom_vjp function (jax-ml/jax#3996); grad and hessian use fwd/bwd. Keep one of the "
-                f"two, or put the custom_jvp outside and call the custom_vjp in its primal (that order works)"))
+                f"`{self.quote(d.creation, 40)}` wraps the custom_jvp `{inner.name}` (line {inner.anchor.lineno}): every "
+                f"transformation meets the outer custom_vjp first, so the jvp rule is never used. `jax.jvp` and "
+                f"`jax.jacfwd` of `{d.name}` raise TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp "
+                f"function (jax-ml/jax#3996); grad and hessian use fwd/bwd. Keep one of the two, or put the "
+                f"custom_jvp outside and call the custom_vjp in its primal (that order works)"))
 
     def _jvp_decorator_below(self, d: CustomDerivative) -> Optional[ast.expr]:
         """`@jax.custom_jvp` (or `@partial(jax.custom_jvp, ...)`) below d's decorator on the same def."""

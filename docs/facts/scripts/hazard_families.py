@@ -8,7 +8,6 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from harness import check, header
 
@@ -234,6 +233,20 @@ wrapped = jax.custom_vjp(lambda x: batched_sin(x))
 wrapped.defvjp(lambda x: (batched_sin(x), x), lambda x, g: (jnp.cos(x) * g,))
 check("D5 custom_vjp around custom_vmap: grad", lambda: jax.grad(lambda v: jnp.sum(wrapped(v)))(A2), jnp.cos(A2))
 check("D5 ... vmap(grad)", lambda: jax.vmap(jax.grad(wrapped))(A2), jnp.cos(A2))
+
+
+
+@custom_vmap
+@jax.custom_vjp
+def stacked_scale(x):
+    return 3.0 * x
+
+
+stacked_scale.fun.defvjp(lambda x: (3.0 * x, None), lambda _, g: (3.0 * g,))
+stacked_scale.def_vmap(lambda axis_size, in_batched, x: (3.0 * x, in_batched[0]))
+check("D6 @custom_vmap stacked above @custom_vjp: eager", lambda: stacked_scale(A2), 3 * A2)
+check("D6 ... vmap", lambda: jax.vmap(stacked_scale)(A2), 3 * A2)
+check("D6 ... grad", lambda: jax.grad(lambda v: jnp.sum(stacked_scale(v)))(A2), 3 * jnp.ones(2))
 
 print("## E. non-JAX values in differentiable positions")
 
