@@ -55,7 +55,7 @@ class JvpPrimalOutNotValue(Rule):
     CODE = "VJP603"
     NAME = "jvp-primal-out-not-value"
     SEVERITY = Severity.WARNING
-    TRIGGERS = (b"defjvp",)
+    TRIGGERS = (b"custom_jvp",)
     INVALID = ['''
 import jax
 import jax.numpy as jnp

@@ -44,7 +44,7 @@ class CustomVmapAroundVjp(Rule):
     CODE = "VJP605"
     NAME = "custom-vmap-around-custom-vjp"
     SEVERITY = Severity.ERROR
-    TRIGGERS = (b"custom_vmap",)
+    TRIGGERS = (b"custom_vjp",)
     INVALID = ['''
 import jax
 from jax.custom_batching import custom_vmap
