@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.model import CustomDerivative
@@ -78,10 +78,7 @@ def scaled_sin(axis: int, x):
         jvps = [d for d in self.model.derivatives if d.kind == "jvp"]
         if not jvps:
             return
-        index = self.model.index
-        # The calls the failing contexts are made of, found once per file.
-        self._calls = [(n, index.qualname(n.func) or "") for n in index.nodes if isinstance(n, ast.Call)]
-        self._calls = [(n, q) for n, q in self._calls if q in DIFFERENTIATE or q in CONTROL_FLOW]
+        self._found_calls: Optional[List[Tuple[ast.Call, str]]] = None
         for d in jvps:
             for v in self.model.facts.verdicts(d, self.options.hints):
                 if v.level is None:
@@ -117,6 +114,18 @@ def scaled_sin(axis: int, x):
                             f"`{v.name}` (position {v.position}) is in {keyword} of custom_jvp `{d.name}` but "
                             f"{evidence.reason}: custom_jvp stop-gradients nondiff arguments, so its derivative is "
                             f"silently zero, and it fails under jax_custom_jvp3. Make it a differentiable argument")
+
+    @property
+    def _calls(self) -> List[Tuple[ast.Call, str]]:
+        """The calls the failing contexts are made of, found once per file, and only in a file with
+        an array in a custom_jvp nondiff slot (walking every file's nodes costs more)."""
+        if self._found_calls is None:
+            index = self.model.index
+            tails = {q.rsplit(".", 1)[-1] for q in (*DIFFERENTIATE, *CONTROL_FLOW)}
+            calls = [n for n in index.nodes if isinstance(n, ast.Call) and _last_name(n.func) in tails]
+            self._found_calls = [(n, q) for n, q in ((n, index.qualname(n.func) or "") for n in calls)
+                                 if q in DIFFERENTIATE or q in CONTROL_FLOW]
+        return self._found_calls
 
     def _failing_context(self, d: CustomDerivative, position: int) -> Optional[str]:
         """A context measured to fail today (docs/facts/scripts/hazard_families.py, section A)."""
@@ -176,3 +185,9 @@ def scaled_sin(axis: int, x):
 
 def _is_name(expr: ast.expr, name: str) -> bool:
     return isinstance(expr, ast.Name) and expr.id == name
+
+
+def _last_name(expr: ast.expr) -> str:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    return expr.attr if isinstance(expr, ast.Attribute) else ""

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.model import CustomDerivative, Signature
@@ -76,9 +76,7 @@ y = activate(1.0, "tanh")
 
     def check(self) -> None:
         # `g(f)(...)` calls, found once per file.
-        self._applied = [n for n in self.model.index.nodes
-                         if isinstance(n, ast.Call) and isinstance(n.func, ast.Call) and n.func.args
-                         and isinstance(n.func.args[0], ast.Name)]
+        self._by_name: Dict[str, List[Tuple[CustomDerivative, Signature]]] = {}
         for d in self.model.derivatives:
             if d.api != "jax" or d.primal is None or d.nondiff_unresolved or d.bound_self:
                 continue
@@ -87,20 +85,20 @@ y = activate(1.0, "tanh")
             sig = Signature.of(d.primal)
             for site in d.call_sites:
                 self._check_call(d, sig, site.call, site.positional_offset)
-            for call in self._transformed_calls(d):
-                self._check_call(d, sig, call, 0)
+            self._by_name.setdefault(d.name, []).append((d, sig))
 
-    def _transformed_calls(self, d: CustomDerivative) -> List[ast.Call]:
+    def visit_Call(self, node: ast.Call) -> None:
         """`jax.grad(f)(...)`, `jax.jit(f)(...)`: the arguments reach `f` in the same positions."""
-        found = []
-        for node in self._applied:
-            inner = node.func
-            target = inner.args[0]
-            if not (isinstance(target, ast.Name) and target.id == d.name and self._names_derivative(target, d)):
-                continue
-            if (self.model.index.qualname(inner.func) or "") in SAME_POSITIONS and not inner.keywords:
-                found.append(node)
-        return found
+        inner = node.func
+        if not (isinstance(inner, ast.Call) and inner.args and isinstance(inner.args[0], ast.Name)):
+            return
+        target = inner.args[0]
+        candidates = self._by_name.get(target.id)
+        if not candidates or inner.keywords or (self.model.index.qualname(inner.func) or "") not in SAME_POSITIONS:
+            return
+        for d, sig in candidates:
+            if self._names_derivative(target, d):
+                self._check_call(d, sig, node, 0)
 
     def _names_derivative(self, name: ast.Name, d: CustomDerivative) -> bool:
         """`name` resolves, in its own scope, to the binding that holds `d` (not another `f`)."""
