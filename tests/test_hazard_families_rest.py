@@ -153,3 +153,14 @@ COMPOSITIONS = [
 @pytest.mark.parametrize("body, code, label, fails", COMPOSITIONS, ids=[c[2] for c in COMPOSITIONS])
 def test_compositions_follow_the_measured_table(body, code, label, fails):
     assert bool(_found(COMPOSE.format(body=body), code)) == fails
+
+
+@pytest.mark.parametrize("config, reported", [
+    (Config(select=("VJP1",)), True),        # a prefix of the default rules: the default part runs
+    (Config(select=("VJP6",)), False),       # VJP106 not selected
+    (Config(target="vjp3"), True),           # everything VJP106 finds
+    (Config(ignore=("VJP1",)), False),
+])
+def test_vjp106_default_part_follows_selection(config, reported):
+    source = SCALED.format(caller=CONTEXTS[0][0])
+    assert bool(_found(source, "VJP106", config)) == reported
