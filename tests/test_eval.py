@@ -23,7 +23,7 @@ pytestmark = pytest.mark.cli  # runs the real CLI in subprocesses (never JAX: la
 SUMMARY = re.compile(r"^eval: recall (\d+)/(\d+) \((\d\.\d\d|n/a)\), FP (\d+)/(\d+) \((\d\.\d\d|n/a)\)$")
 LABELS = json.loads((EVAL / "labels.json").read_text(encoding="utf-8"))
 FAMILIES = {"nondiff-array", "closure", "structure", "registration", "method", "forward-mode", "migration",
-            "silent-wrong", "nonlinear-jvp", "static-in-diff"}
+            "silent-wrong", "nonlinear-jvp", "static-in-diff", "jvp-primal", "composition"}
 
 
 def run_score(*args: str) -> subprocess.CompletedProcess:

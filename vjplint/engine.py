@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic, Position, Severity
@@ -66,6 +66,8 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         return result
     lines = source_lines(text)
     enabled = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
+    partly = _partly_enabled(config, enabled)
+    enabled = enabled | partly
     result.analysed = True
     try:
         module = parse(text, filename)
@@ -73,14 +75,26 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         result.diagnostics.append(_syntax_error(filename, exc))
         return _finish(result, config, filename, where, lines, enabled)
     try:
-        result.diagnostics.extend(_run_rules(filename, module, lines, config, enabled, result.errors))
+        result.diagnostics.extend(_run_rules(filename, module, lines, config, enabled, result.errors, partly))
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
     return _finish(result, config, filename, where, lines, enabled)
 
 
+def _partly_enabled(config: Config, enabled: FrozenSet[str]) -> FrozenSet[str]:
+    """Off-by-default rules with default reports (`Rule.DEFAULT_REPORTS`) that the configuration
+    would run if they were on by default: they run, keeping only those reports."""
+    from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
+
+    partial = frozenset(c for c, r in all_rules().items() if r.DEFAULT_REPORTS)
+    if not partial - enabled:
+        return frozenset()
+    as_default = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off() - partial)
+    return (as_default & partial) - enabled
+
+
 def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Config, enabled: Set[str],
-               errors: List[str]) -> List[Diagnostic]:
+               errors: List[str], partly: FrozenSet[str] = frozenset()) -> List[Diagnostic]:
     from vjplint.collect import Recognizer, collect
     from vjplint.expected_errors import withhold_fixes
     from vjplint.infer import Hints
@@ -119,6 +133,8 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
         if rule.CODE in failed:
             continue
         for report in rule.reports:
+            if rule.CODE in partly and not report.default:
+                continue
             start, end = node_range(lines, report.node, report.end_node)
             diagnostics.append(Diagnostic(
                 code=rule.CODE, name=rule.NAME, message=report.message, severity=rule.SEVERITY,

@@ -24,6 +24,7 @@ class Report:
     message: str
     end_node: Optional[ast.AST] = None
     fix: Optional[Fix] = None
+    default: bool = False  # kept when the rule is off but DEFAULT_REPORTS (see Rule)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,9 @@ class Rule:
     NAME: ClassVar[str]
     SEVERITY: ClassVar[Severity]
     DEFAULT_ENABLED: ClassVar[bool] = True
+    # An off-by-default rule whose reports made with `default=True` (cases that fail today) are on
+    # by default: the engine runs it whenever it would run a default rule and keeps only those.
+    DEFAULT_REPORTS: ClassVar[bool] = False
     # A stub (.pyi) declares an API without bodies or registrations: only rules about the
     # declaration itself run there (a hazard is reported where the function is implemented).
     IN_STUBS: ClassVar[bool] = False
@@ -63,10 +67,10 @@ class Rule:
         """Walk the model; override for derivative-level rules."""
 
     def report(self, node: ast.AST, message: str, *, end_node: Optional[ast.AST] = None,
-               fix: Optional[Fix] = None) -> None:
+               fix: Optional[Fix] = None, default: bool = False) -> None:
         """Report `node` (to the end of `end_node` when given), with an optional fix made by
         `replacing`, `editing` or `planning`."""
-        self.reports.append(Report(node, with_wrapper_note(self.model, node, message), end_node, fix))
+        self.reports.append(Report(node, with_wrapper_note(self.model, node, message), end_node, fix, default))
 
     # The three ways to make the one Fix type.
     def replacing(self, node: ast.AST, text: str, applicability: Applicability, message: str,

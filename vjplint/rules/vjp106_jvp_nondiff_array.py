@@ -1,19 +1,38 @@
 from __future__ import annotations
 
+import ast
+from typing import List, Optional, Tuple
+
 from vjplint.diagnostics import Severity
+from vjplint.model import CustomDerivative
 from vjplint.rules.base import Rule
+
+DIFFERENTIATE = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacobian", "jax.jacfwd", "jax.jacrev", "jax.hessian"})
+CONTROL_FLOW = frozenset({"jax.lax.scan", "jax.lax.cond", "jax.lax.switch"})
+NCH = "TypeError: No constant handler for type: <class '...DynamicJaxprTracer'>"
+UTE = "UnexpectedTracerError: Encountered an unexpected tracer"
 
 
 class JvpNondiffArray(Rule):
     """## What it does
     Flags a `jax.custom_jvp` nondiff position that receives an array. Off by default (it is
     legal today and common in JAX itself); enabled by `target = "vjp3"` or by selecting it.
+    **On by default** where it fails today: the custom_jvp called in a `lax.scan` body with the
+    array taken from the carry or the scanned values, passed as a `lax.cond`/`lax.switch` branch,
+    or jitted (`jax.jit(f)`) and then differentiated (`jax.jacobian`, `jacfwd`, `jacrev`, `grad`).
 
     ## Why is this bad?
     custom_jvp wraps every nondiff argument in `stop_gradient`, so any derivative flowing
     through it is silently zero: `grad` with respect to that argument returns `0.0` with no
     error. Under JAX's upcoming `jax_custom_jvp3` nondiff arguments must be static and hashable,
-    and arrays fail.
+    and arrays fail. Measured on JAX 0.10.2 (`docs/facts/scripts/hazard_families.py`, section A)
+    it already fails in some contexts: `grad` of a `lax.scan` whose carry or xs holds the array
+    raises `UnexpectedTracerError: Encountered an unexpected tracer` (jax-ml/jax#20889);
+    `grad` through a `lax.cond` branch that receives it as an operand (jax-ml/jax#9374), and
+    `jax.jacobian`/`jacfwd`/`jacrev`/`grad` of `jax.jit(f)` with the array a jit argument
+    (jax-ml/jax#23065), raise `TypeError: No constant handler for type: ...DynamicJaxprTracer`.
+    Eager `grad`, `jit(grad)`, `vmap(grad)`, `jit(jacobian(f))`, and a scan or fori_loop body that
+    closes over the array work.
 
     ## Example
     ```python
@@ -53,12 +72,29 @@ def scaled_sin(axis: int, x):
     return jnp.sum(jnp.sin(x), axis=axis)
 ''']
 
+    DEFAULT_REPORTS = True
+
     def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.kind != "jvp":
-                continue
+        jvps = [d for d in self.model.derivatives if d.kind == "jvp"]
+        if not jvps:
+            return
+        self._found_calls: Optional[List[Tuple[ast.Call, str]]] = None
+        for d in jvps:
             for v in self.model.facts.verdicts(d, self.options.hints):
                 if v.level is None:
+                    continue
+                failing = self._failing_context(d, v.position)
+                if failing is not None:
+                    sig = d.signature
+                    assert sig is not None
+                    keyword = self.model.facts.nondiff_keyword(d, v.position)
+                    evidence = v.best("array")
+                    why = f" (it {evidence.reason})" if evidence is not None else ""
+                    self.report(sig.param_nodes[v.name], (
+                        f"`{v.name}` (position {v.position}) is in {keyword} of custom_jvp `{d.name}`{why}, and "
+                        f"{failing}. custom_jvp nondiff arguments must not be traced arrays. Make it a "
+                        f"differentiable argument (its tangent may be ignored in the rule), or close over a "
+                        f"concrete value"), default=True)
                     continue
                 evidence = v.best("array")
                 assert evidence is not None
@@ -78,3 +114,80 @@ def scaled_sin(axis: int, x):
                             f"`{v.name}` (position {v.position}) is in {keyword} of custom_jvp `{d.name}` but "
                             f"{evidence.reason}: custom_jvp stop-gradients nondiff arguments, so its derivative is "
                             f"silently zero, and it fails under jax_custom_jvp3. Make it a differentiable argument")
+
+    @property
+    def _calls(self) -> List[Tuple[ast.Call, str]]:
+        """The calls the failing contexts are made of, found once per file, and only in a file with
+        an array in a custom_jvp nondiff slot (walking every file's nodes costs more)."""
+        if self._found_calls is None:
+            index = self.model.index
+            tails = {q.rsplit(".", 1)[-1] for q in (*DIFFERENTIATE, *CONTROL_FLOW)}
+            calls = [n for n in index.nodes if isinstance(n, ast.Call) and _last_name(n.func) in tails]
+            self._found_calls = [(n, q) for n, q in ((n, index.qualname(n.func) or "") for n in calls)
+                                 if q in DIFFERENTIATE or q in CONTROL_FLOW]
+        return self._found_calls
+
+    def _failing_context(self, d: CustomDerivative, position: int) -> Optional[str]:
+        """A context measured to fail today (docs/facts/scripts/hazard_families.py, section A)."""
+        for node, q in self._calls:
+            if q in ("jax.lax.cond", "jax.lax.switch") and any(_is_name(a, d.name) for a in node.args):
+                return (f"`{self.quote(node, 40)}` (line {node.lineno}) passes it as a branch operand: under grad "
+                        f"this raises {NCH} (jax-ml/jax#9374)")
+            if q in DIFFERENTIATE and node.args and self._jitted(node.args[0], d.name):
+                return (f"`{self.quote(node, 40)}` (line {node.lineno}) differentiates `jax.jit({d.name})`, which "
+                        f"traces it as a jit argument: this raises {NCH} (jax-ml/jax#23065)")
+        for site in d.call_sites:
+            body = site.enclosing
+            if body is None or not self._scan_body(body):
+                continue
+            args = site.call.args
+            at = position - site.positional_offset
+            if 0 <= at < len(args) and self._from_params(args[at], body):
+                return (f"it is called in the `lax.scan` body `{getattr(body, 'name', '<lambda>')}` (line "
+                        f"{site.call.lineno}) with the value taken from the carry or the scanned values: grad of "
+                        f"the scan raises {UTE} (jax-ml/jax#20889)")
+        return None
+
+    def _jitted(self, expr: ast.expr, name: str) -> bool:
+        if isinstance(expr, ast.Name):
+            bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
+            if len(bindings) != 1 or bindings[0].value is None:
+                return False
+            expr = bindings[0].value
+        return (isinstance(expr, ast.Call) and self.model.index.qualname(expr.func) == "jax.jit"
+                and bool(expr.args) and _is_name(expr.args[0], name))
+
+    def _scan_body(self, body: ast.AST) -> bool:
+        name = getattr(body, "name", None)
+        for node, q in self._calls:
+            if (q == "jax.lax.scan" and node.args
+                    and (node.args[0] is body or (name is not None and _is_name(node.args[0], name)))):
+                return True
+        return False
+
+    def _from_params(self, expr: ast.expr, body: ast.AST) -> bool:
+        """`expr` is a parameter of `body` or a name unpacked from one (not a closed-over value)."""
+        if not isinstance(expr, ast.Name):
+            return False
+        scope = self.model.index.scopes.get(body)
+        bindings = scope.bindings.get(expr.id, []) if scope is not None else []
+        if any(b.kind == "param" for b in bindings):
+            return True
+        params = {a.arg for a in (*body.args.posonlyargs, *body.args.args)}  # type: ignore[attr-defined]
+        for b in bindings:
+            value = b.value
+            if value is None and isinstance(b.node, ast.Assign):
+                value = b.node.value
+            if value is not None and any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value)):
+                return True
+        return False
+
+
+def _is_name(expr: ast.expr, name: str) -> bool:
+    return isinstance(expr, ast.Name) and expr.id == name
+
+
+def _last_name(expr: ast.expr) -> str:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    return expr.attr if isinstance(expr, ast.Attribute) else ""

@@ -1,0 +1,282 @@
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Set, Tuple
+
+from vjplint.diagnostics import Severity
+from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.rules.base import Rule
+from vjplint.semantic import FunctionNode
+
+NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
+# Calls that return a "cleaned" copy of an input (the value changes on part of the domain).
+CLEANING = frozenset({"maximum", "minimum", "clip", "where", "nan_to_num", "abs", "absolute", "fmax", "fmin"})
+# Attributes that read no value of the tangent.
+META = frozenset({"shape", "dtype", "ndim", "size"})
+
+
+class JvpPrimalOutNotValue(Rule):
+    """## What it does
+    Flags a `jax.custom_jvp` rule whose primal output (the first element it returns) is not the
+    function's value: it is computed from the tangents (error), or from a "cleaned" input
+    (`jnp.maximum(x, eps)`, `jnp.clip(x, ...)`, `jnp.where(...)`, ...) where the primal uses the
+    input itself (warning: the two may agree on the inputs you call it with).
+
+    ## Why is this bad?
+    Under any transformation that runs the rule (`grad`, `jvp`, `jacfwd`, ...) the rule's primal
+    output replaces the function's value. Measured on JAX 0.10.2
+    (`docs/facts/scripts/hazard_families.py`, section B, `f = log`): a primal output computed
+    from the tangent makes `jax.jvp` return a wrong value silently and `grad`, `value_and_grad`
+    raise `ValueError: Linearization failed to produce known values for all output primals`,
+    `jacfwd` `ValueError: at vmap out_axes[0], got axis spec None but output was batched`
+    (jax-ml/jax#7972). A primal output at a cleaned input (`log(maximum(x, 1))`) is silently
+    wrong under `jvp` and `value_and_grad`, and everything downstream is differentiated at the
+    wrong value (`grad(lambda v: f(v) ** 2)` is 0 instead of -2.77), while eager calls of `f`
+    are right; the custom_vjp analogue is lucidrains/flash-attention-jax#7.
+
+    ## Example
+    ```python
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        x_safe = jnp.maximum(x, 1e-6)
+        return jnp.log(x_safe), t / x_safe
+    ```
+
+    ## Use instead
+    ```python
+        return f(x), t / x_safe      # the primal output is the function's value
+    ```
+
+    ## Fix safety
+    No automatic fix.
+    """
+
+    CODE = "VJP603"
+    NAME = "jvp-primal-out-not-value"
+    SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_jvp",)
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    return jnp.log(x)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return jnp.log(x) + t, t / x
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    return jnp.log(x)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    out, out_dot = jax.jvp(jnp.log, (x,), (t,))
+    return out, t / jnp.maximum(x, 1e-6)
+''']
+
+    def check(self) -> None:
+        done: Set[int] = set()
+        for d in self.model.derivatives:
+            if d.kind != "jvp" or d.api != "jax":
+                continue
+            rule = d.rule("jvp")
+            if rule is None or rule.node is None or id(rule.node) in done:
+                continue
+            done.add(id(rule.node))
+            self._check_rule(d, rule, rule.node)
+
+    def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode) -> None:
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][rule.bound_positional:]
+        if len(params) < 2 or fn.args.vararg is not None:
+            return
+        flow = _Flow(self, fn, params[-2], params[-1])
+        name = rule.name or getattr(fn, "name", "<lambda>")
+        for ret in self.model.facts.returns_of(fn):
+            value = ret.value
+            if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
+                continue
+            out = value.elts[0]
+            via = flow.tangent_use(out)
+            if via is not None:
+                self.report(out, (
+                    f"the jvp rule `{name}` of `{d.name}` computes its primal output `{self.quote(out, 40)}` from the "
+                    f"tangents ({via}): that output replaces the function's value under every transformation, so "
+                    f"`jax.jvp` returns a wrong value silently, and `jax.grad` raises ValueError: Linearization "
+                    f"failed to produce known values for all output primals (jax.jacfwd: a vmap out_axes error; "
+                    f"jax-ml/jax#7972). Compute the primal output from the primals only, e.g. `{d.name}(...)` on them"))
+                continue
+            cleaned = self._cleaned(d, flow, out)
+            if cleaned is not None:
+                self.report(out, (
+                    f"the jvp rule `{name}` of `{d.name}` returns `{self.quote(out, 40)}` as the primal output, computed "
+                    f"from `{self.quote(cleaned, 40)}` where the primal uses the input itself: under grad, jvp and "
+                    f"value_and_grad this value replaces the function's, so where they differ the result and every "
+                    f"gradient downstream may be silently wrong while eager calls are right (the custom_vjp analogue: "
+                    f"lucidrains/flash-attention-jax#7). Return the function's value (`{d.name}(...)` on the primals, "
+                    f"or the primal's expression) and keep the cleaned input for the tangent"))
+
+    def _cleaned(self, d: CustomDerivative, flow: "_Flow", out: ast.expr) -> Optional[ast.expr]:
+        """The cleaning call in the rule's primal output that the primal does not make, if any."""
+        primal = d.primal
+        if primal is None:
+            return None
+        primal_params = [a.arg for a in (*primal.args.posonlyargs, *primal.args.args)]
+        if isinstance(out, ast.Call) and isinstance(out.func, ast.Name) and out.func.id in (d.name, primal.name):
+            for arg in out.args:  # `f(x_safe)`: the function at another point
+                cleaned = flow.cleaned_primal(arg)
+                if cleaned is not None and not self._primal_cleans(primal, cleaned):
+                    return cleaned
+            return None
+        returns = [r.value for r in self.model.facts.returns_of(primal) if r.value is not None]
+        if len(returns) != 1:
+            return None
+        return _Compare(flow, primal_params, d.nondiff).same_but_cleaned(returns[0], out)
+
+    def _primal_cleans(self, primal: FunctionNode, cleaned: ast.expr) -> bool:
+        q = self.model.index.qualname(cleaned.func) if isinstance(cleaned, ast.Call) else None  # type: ignore
+        for node in self.model.facts.own_nodes(primal):
+            if isinstance(node, ast.Call) and self.model.index.qualname(node.func) == q:
+                return True
+        return False
+
+
+class _Flow:
+    """Which names of one jvp rule hold tangents or primal inputs (by position)."""
+
+    def __init__(self, rule: Rule, fn: FunctionNode, primals: str, tangents: str) -> None:
+        self.rule, self.primals, self.tangents_param = rule, primals, tangents
+        self.tainted: Dict[str, str] = {tangents: f"`{tangents}`"}
+        self.primal_index: Dict[str, int] = {}
+        self.values: Dict[str, List[ast.expr]] = {}
+        nodes = [n for n in rule.model.facts.own_nodes(fn) if isinstance(n, ast.Assign)]
+        for _ in range(2):  # twice: names assigned from later names
+            for node in nodes:
+                for target in node.targets:
+                    self._bind(target, node.value)
+
+    def _bind(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts):
+            for t, v in zip(target.elts, value.elts):
+                self._bind(t, v)
+            return
+        if isinstance(value, ast.Name) and value.id == self.primals:
+            if isinstance(target, (ast.Tuple, ast.List)):
+                for i, element in enumerate(target.elts):
+                    if isinstance(element, ast.Name):
+                        self.primal_index[element.id] = i
+            return
+        if isinstance(target, ast.Name):
+            index = self._primal_item(value)
+            if index is not None:
+                self.primal_index[target.id] = index
+                return
+            known = self.values.setdefault(target.id, [])
+            if all(v is not value for v in known):
+                known.append(value)
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Call):
+            return  # `out, out_dot = jax.jvp(...)`, a helper: not followed
+        via = self.tangent_use(value)
+        if via is not None:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    self.tainted.setdefault(name.id, via)
+
+    def _primal_item(self, expr: ast.expr) -> Optional[int]:
+        if (isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and expr.value.id == self.primals
+                and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, int)):
+            return expr.slice.value
+        return None
+
+    def tangent_use(self, expr: ast.expr) -> Optional[str]:
+        """How `expr` reads a tangent value through arithmetic, subscripts, literals and jnp/lax calls."""
+        if isinstance(expr, ast.Name):
+            return self.tainted.get(expr.id)
+        if isinstance(expr, ast.Attribute):
+            return None if expr.attr in META else self.tangent_use(expr.value)
+        if isinstance(expr, ast.Subscript):
+            return self.tangent_use(expr.value)
+        if isinstance(expr, ast.BinOp):
+            return self.tangent_use(expr.left) or self.tangent_use(expr.right)
+        if isinstance(expr, ast.UnaryOp):
+            return self.tangent_use(expr.operand)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return next((u for u in map(self.tangent_use, expr.elts) if u), None)
+        if isinstance(expr, ast.Starred):
+            return self.tangent_use(expr.value)
+        if isinstance(expr, ast.Call):
+            q = self.rule.model.index.qualname(expr.func) or ""
+            if not q.startswith(NAMESPACES) or q.rsplit(".", 1)[-1] in ("zeros_like", "ones_like", "shape"):
+                return None
+            for arg in expr.args:
+                used = self.tangent_use(arg)
+                if used is not None:
+                    return f"through `{self.rule.quote(expr, 40)}`"
+        return None
+
+    def primal_of(self, expr: ast.expr) -> Optional[int]:
+        if isinstance(expr, ast.Name):
+            return self.primal_index.get(expr.id)
+        return self._primal_item(expr)
+
+    def cleaned_primal(self, expr: ast.expr) -> Optional[ast.Call]:
+        """`expr` is (or names, assigned once) a cleaning call on a primal input."""
+        if isinstance(expr, ast.Name) and len(self.values.get(expr.id, [])) == 1:
+            expr = self.values[expr.id][0]
+        if not isinstance(expr, ast.Call):
+            return None
+        q = self.rule.model.index.qualname(expr.func) or ""
+        if not q.startswith(NAMESPACES) or q.rsplit(".", 1)[-1] not in CLEANING:
+            return None
+        if any(self.primal_of(a) is not None for a in expr.args):
+            return expr
+        return None
+
+
+class _Compare:
+    """The primal's return expression against the rule's primal output, parameter by position."""
+
+    def __init__(self, flow: _Flow, primal_params: List[str], nondiff: Tuple[int, ...]) -> None:
+        self.flow = flow
+        self.diff_params = [p for i, p in enumerate(primal_params) if i not in nondiff]
+        self.cleaned: Optional[ast.expr] = None
+
+    def same_but_cleaned(self, primal_expr: ast.expr, rule_expr: ast.expr) -> Optional[ast.expr]:
+        return self.cleaned if self._same(primal_expr, rule_expr) else None
+
+    def _same(self, a: ast.AST, b: ast.AST) -> bool:
+        if isinstance(a, ast.Name) and a.id in self.diff_params:
+            index = self.diff_params.index(a.id)
+            if self.flow.primal_of(b) == index:  # type: ignore[arg-type]
+                return True
+            cleaned = self.flow.cleaned_primal(b)  # type: ignore[arg-type]
+            if cleaned is not None and any(self.flow.primal_of(x) == index for x in cleaned.args):
+                self.cleaned = self.cleaned or cleaned
+                return True
+            return False
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, ast.AST):
+            for field in a._fields:
+                if field in ("ctx", "type_comment"):
+                    continue
+                x, y = getattr(a, field, None), getattr(b, field, None)
+                if isinstance(x, list):
+                    if not isinstance(y, list) or len(x) != len(y) or not all(self._same(p, q) for p, q in zip(x, y)):
+                        return False
+                elif isinstance(x, ast.AST):
+                    if not isinstance(y, ast.AST) or not self._same(x, y):
+                        return False
+                elif x != y:
+                    return False
+        return True
