@@ -12,7 +12,7 @@ from vjplint.jaxapi import (API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXT
                             canonical_creator)
 from vjplint.model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value
-from vjplint.wrappers import SELF, InferredKeyword
+from vjplint.wrappers import INSTANCE, SELF, InferredKeyword
 
 
 @dataclass
@@ -70,7 +70,7 @@ class _Collector:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._from_decorators(node)
                 functions.append(node)
-            elif isinstance(node, ast.Assign):
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 self._from_assignment(node)
             elif isinstance(node, ast.Call):
                 calls.append(node)
@@ -107,6 +107,10 @@ class _Collector:
             found = self.rec.kind_of(fq)
             if found and fq in self.rec.aliases and not expr.args:
                 return found[0], _keywords(expr), found[1], True
+            made = self._instance_qualname(expr.func, scope) if not expr.args and self.rec.aliases else None
+            found = self.rec.kind_of(made) if made in self.rec.aliases else None
+            if found:  # `@Shim(nondiff_argnums=(1,))`: Shim's `__call__` is an inferred wrapper
+                return found[0], _keywords(expr), found[1], True
             if found and canonical_creator(fq) in CONFIGURABLE_CREATORS and not expr.args:
                 return found[0], _keywords(expr), found[1], False  # `@nnx.custom_vjp(nondiff_argnums=...)`
         return None
@@ -121,6 +125,15 @@ class _Collector:
                 return f"{SELF}.{expr.id}"
         return q
 
+    def _instance_qualname(self, func: ast.expr, scope: Scope) -> Optional[str]:
+        """`Cls()` spelled as vjplint.project spells an instance of `Cls` (`<self>.Cls()` here)."""
+        q = self.index.qualname(func, scope)
+        if q is None and isinstance(func, ast.Name):
+            found = self.index.resolve(func.id, scope)
+            if found is not None and found[0] is self.index.module_scope:
+                q = f"{SELF}.{func.id}"
+        return q + INSTANCE if q else None
+
     def _from_decorators(self, fn: ast.FunctionDef) -> None:
         outer = self.index.scope_of(fn)
         for decorator in fn.decorator_list:
@@ -130,10 +143,13 @@ class _Collector:
                 self._add(kind, fn.name, decorator, decorator, fn, keywords, nondiff_kw, fn, outer, is_alias)
                 return
 
-    def _from_assignment(self, node: ast.Assign) -> None:
-        if len(node.targets) != 1:
+    def _from_assignment(self, node: "ast.Assign | ast.AnnAssign") -> None:
+        if isinstance(node, ast.AnnAssign):  # `method_jvp: Any = custom_jvp_method(method, ...)` (tjax)
+            target = node.target
+        elif len(node.targets) != 1:
             return
-        target = node.targets[0]
+        else:
+            target = node.targets[0]
         if isinstance(target, ast.Name):
             name = target.id
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
