@@ -108,9 +108,9 @@ class _Collector:
             if found and fq in self.rec.aliases and not expr.args:
                 return found[0], _keywords(expr), found[1], True
             made = self._instance_qualname(expr.func, scope) if not expr.args and self.rec.aliases else None
-            found = self.rec.kind_of(made) if made in self.rec.aliases else None
-            if found:  # `@Shim(nondiff_argnums=(1,))`: Shim's `__call__` is an inferred wrapper
-                return found[0], _keywords(expr), found[1], True
+            instance = self.rec.kind_of(made) if made in self.rec.aliases else None
+            if instance:  # `@Shim(nondiff_argnums=(1,))`: Shim's `__call__` is an inferred wrapper
+                return instance[0], _keywords(expr), instance[1], True
             if found and canonical_creator(fq) in CONFIGURABLE_CREATORS and not expr.args:
                 return found[0], _keywords(expr), found[1], False  # `@nnx.custom_vjp(nondiff_argnums=...)`
         return None
