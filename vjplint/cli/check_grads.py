@@ -75,7 +75,10 @@ def run(argv: Sequence[str]) -> int:
         VerifySettings.from_config(workspace.anchor(paths))
         problems: list = []
         jobs: List[ModuleJob] = []
-        for path, config in workspace.files(paths, problems):
+        from vjplint.project import with_wrappers
+
+        # The run's project-local wrappers, as aliases (as `vjplint check` sees them).
+        for path, config in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths)):
             try:
                 data = path.read_bytes()
             except OSError as exc:

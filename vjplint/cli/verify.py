@@ -102,7 +102,10 @@ def _pair_job(original: str, rewritten: str, workspace: "Workspace") -> List[Job
     path = Path(original)
     if not path.is_file():
         raise UsageError(f"{original}: not a file (with --rewritten, PATH is the original file)")
-    return [(display_path(path), path, _read(path), _read(Path(rewritten)), workspace.settings_for(original))]
+    from vjplint.project import with_wrappers
+
+    [(path, config)] = with_wrappers([(path, workspace.settings_for(original))], workspace.anchor([original]))
+    return [(display_path(path), path, _read(path), _read(Path(rewritten)), config)]
 
 
 def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> List[Job]:
@@ -113,7 +116,10 @@ def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> Lis
 
     problems: list = []
     jobs: List[Job] = []
-    for path, config in workspace.files(paths, problems):
+    from vjplint.project import with_wrappers
+
+    # The run's project-local wrappers, as aliases (as `vjplint check --fix` sees them).
+    for path, config in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths)):
         names = prefilter_names(config)
         try:
             data = path.read_bytes()
