@@ -48,6 +48,7 @@ def _codes(value: "str | None") -> "List[str] | None":
 
 
 def run(argv: Sequence[str]) -> int:
+    from vjplint import notebook
     from vjplint.batch.outcomes import display_path
     from vjplint.cli.report import emit, report_problems
     from vjplint.engine import may_contain_findings, prefilter_names
@@ -86,9 +87,9 @@ def run(argv: Sequence[str]) -> int:
                 continue
             if not may_contain_findings(data, prefilter_names(config)) or path.suffix == ".pyi":
                 continue
-            try:
-                text = decode(data).text
-            except SourceError:
+            try:  # a notebook runs as its code cells in order, one module (vjplint.notebook)
+                text = notebook.read(data).text if notebook.is_notebook(path.name) else decode(data).text
+            except (SourceError, notebook.NotebookError):
                 continue  # `vjplint check` reports it
             job = ModuleJob(display_path(path), path, text, config)
             plan_module(job, _module_name(path))
@@ -111,7 +112,10 @@ def run(argv: Sequence[str]) -> int:
         enabled = report.enabled_codes(select, job.config.ignore)
         made = [d for o in outcomes if o.job is job for d in report.diagnostics_for(o)]
         per_file = job.config.ignored_for(job.config.relative_path(str(job.path)))
-        diagnostics.extend(report.filtered(made, lines, enabled, per_file))
+        kept = report.filtered(made, lines, enabled, per_file)
+        if notebook.is_notebook(job.path.name):  # rows of the joined cells -> (cell, row in it)
+            kept = notebook.to_cells(kept, notebook.CellMap.of(lines))
+        diagnostics.extend(kept)
     diagnostics.sort(key=lambda d: d.sort_key())
     failing = [d for d in diagnostics if d.code != report.NOT_CHECKED]
     args.show_fixes = args.unsafe_fixes = False

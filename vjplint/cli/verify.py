@@ -86,14 +86,18 @@ def run(argv: Sequence[str]) -> int:
 
 
 def _read(path: Path) -> str:
+    """A file's text; a notebook's code cells in order, as one module (vjplint.notebook)."""
+    from vjplint import notebook
     from vjplint.source import SourceError, decode
 
     try:
-        return decode(path.read_bytes()).text
+        return decode(notebook.python_bytes(path.name, path.read_bytes())).text
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except SourceError as exc:
         raise UsageError(f"{path}: {exc.message}") from None
+    except notebook.NotebookError as exc:
+        raise UsageError(f"{path}: not a notebook vjplint can read: {exc}") from None
 
 
 def _pair_job(original: str, rewritten: str, workspace: "Workspace") -> List[Job]:
@@ -162,7 +166,8 @@ def format_reports(reports: Sequence[FunctionReport], quiet: bool = False) -> st
     lines: List[str] = []
     for r in reports:
         moved = ", ".join(f"`{m}`" for m in r.moved)
-        head = f"{r.filename}:{r.line}: {r.function}: {r.status}"
+        cell = f"cell {r.cell}:" if r.cell is not None else ""  # a notebook's (as `vjplint check` shows it)
+        head = f"{r.filename}:{cell}{r.line}: {r.function}: {r.status}"
         if r.device:
             head += f" on {r.device} (JAX {r.jax_version})"
         if r.status != "verified" and r.reason:

@@ -45,6 +45,7 @@ class FunctionReport:
     device_kind: str = ""
     jax_version: str = ""
     missing_jax: bool = False  # JAX could not be imported: the report says how to install it
+    cell: Optional[int] = None  # a notebook's 1-based cell: `line` then counts in it (vjplint.notebook)
 
     @property
     def verified(self) -> bool:
@@ -54,7 +55,7 @@ class FunctionReport:
         return {"filename": self.filename, "function": self.function, "line": self.line, "status": self.status,
                 "reason": self.reason, "moved": self.moved, "checks": self.checks, "hazard": self.hazard,
                 "inputs": self.inputs, "device": self.device, "device_kind": self.device_kind,
-                "jax_version": self.jax_version}
+                "jax_version": self.jax_version, **({"cell": self.cell} if self.cell is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,13 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
                    "functions": [p for p, _ in plans]}
         outcome = run_harness(request, limit, settings.python, cwd)
         _apply_events(outcome, [r for _, r in plans], limit)
+    from vjplint import notebook
+
+    if notebook.is_notebook(original_path):  # its text is the code cells in order: lines -> (cell, line)
+        cells = notebook.CellMap.of(notebook.split_lines(original_text))
+        for report in reports:
+            if report.line:
+                report.cell, report.line = cells.locate(report.line)
     return reports
 
 
