@@ -371,11 +371,13 @@ class _Collector:
             found = self.by_attribute.get((id(class_scope), expr.attr)) if class_scope is not None else None
             if found is not None:
                 return found
-        for binding in self._bindings_of(expr, scope):
-            found = self.by_binding.get(binding.node)
-            if found is not None:
-                return found
-        return None
+        found = [d for d in (self.by_binding.get(b.node) for b in self._bindings_of(expr, scope)) if d is not None]
+        if len(found) > 1:  # a name defined again (a notebook's cells): the last definition above the use
+            row = getattr(expr, "lineno", 0)
+            above = [d for d in found if d.anchor.lineno <= row]  # type: ignore[attr-defined]
+            if above:
+                return max(above, key=lambda d: d.anchor.lineno)  # type: ignore[attr-defined]
+        return found[0] if found else None
 
     def _resolve_rule(self, expr: ast.expr, scope: Scope, depth: int = 0) -> RuleFunction:
         if isinstance(expr, ast.Constant) and expr.value is None:
@@ -387,7 +389,7 @@ class _Collector:
         if isinstance(expr, ast.Lambda):
             return RuleFunction(expr, expr, None)
         name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
-        for binding in self._bindings_of(expr, scope):
+        for binding in _nearest_first(self._bindings_of(expr, scope), expr):
             if binding.kind == "def":
                 return RuleFunction(expr, binding.node, name)  # type: ignore[arg-type]
             if binding.kind == "assign" and binding.value is not None and depth < 4:
@@ -495,6 +497,19 @@ class _Collector:
                 static.append(sig.positional[item])
         static.extend((names,) if isinstance(names, str) else (names or ()))
         self.traced[fn] = TracedFunction(fn, how, tuple(static))
+
+
+def _nearest_first(bindings: List[Binding], use: ast.AST) -> List[Binding]:
+    """A name bound more than once (a notebook's cells define `f_bwd` again): the last binding
+    above the use first, as the code runs in order; the bindings as they are otherwise."""
+    if len(bindings) < 2:
+        return bindings
+    row = getattr(use, "lineno", 0)
+    above = [b for b in bindings if getattr(b.node, "lineno", row + 1) <= row]
+    if not above:
+        return bindings
+    last = max(above, key=lambda b: b.node.lineno)  # type: ignore[attr-defined]
+    return [last, *(b for b in bindings if b is not last)]
 
 
 def _keywords(call: ast.expr) -> Dict[str, ast.expr]:
