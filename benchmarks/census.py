@@ -18,6 +18,11 @@ applied to what a wrapper received: a parameter of the enclosing function, a cal
 creator; decorated defs are always definitions), so a later session
 can state the ratio over definitions alone. The main ratio counts every hit.
 
+Registrations are counted too (`f.defvjp(`, `@f.defjvp`, `f.def_fwd(`..., not JAX's primitive
+`ad.defjvp` nor HIPS autograd's), with those whose receiver no recognised definition owns
+(`orphans`: a definition the name census cannot see; `wrapper-internal` when made on `self` or in
+an API's own methods). Notebooks (`.ipynb`) count as their code cells in order (vjplint.notebook).
+
 Bare references (imports, `isinstance(f, jax.custom_vjp)`, annotations, `custom_vjp.defvjp`),
 the API's own `def custom_vjp(`/`class custom_vjp`, and TensorFlow's `tf.custom_gradient` are
 not definitions. vjplint's side: `vjplint.collect.collect` with the default Recognizer; a census
