@@ -97,7 +97,7 @@ _TRIPLE = re.compile(r'"""|\'\'\'')
 _HEAD = re.compile(r"^(?:async\s+)?(def|class)\s+(\w+)", re.M)
 _FIRST_PARAM = re.compile(r"(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*\(\s*\w")
 _INIT = re.compile(r"^([ \t]+)def\s+__init__\b", re.M)
-_CALL = re.compile(r"^[ \t]+def\s+__call__\b", re.M)
+_CALL = re.compile(r"^([ \t]+)def\s+__call__\b", re.M)
 _TRIGGER_TEXT = ("custom_vjp", "custom_jvp")
 
 
@@ -145,16 +145,15 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
                 if not _FIRST_PARAM.match(chunk, head.start()):
                     continue
                 parsed = _parse_piece(chunk, line)
-            elif _calls_a_creator(chunk):  # a `__call__` may forward to a creator: the whole class
-                parsed = _parse_piece(chunk, line)
             else:
-                init = _INIT.search(chunk)
-                if init is None or not any(t in chunk[init.start():] for t in _TRIGGER_TEXT):
+                init, call = _INIT.search(chunk), _CALL.search(chunk)
+                forwarding = call is not None and any(t in _block(chunk, call) for t in _TRIGGER_TEXT)
+                if not forwarding and (init is None or not any(t in chunk[init.start():] for t in _TRIGGER_TEXT)):
                     continue
-                # `class C:` then the `__init__` block: the header (generics, bases) is not needed,
-                # and the piece starts one line above `def __init__` so that its lines are the file's.
-                init_line = line + chunk.count("\n", 0, init.start())
-                parsed = _parse_piece(f"class {head.group(2)}:\n{_block(chunk, init)}", init_line - 1)
+                # `class C:` then the `__init__` block (and a `__call__` that may forward to a
+                # creator): the header (generics, bases) is not needed, and blank lines keep the
+                # file's line numbers.
+                parsed = _parse_methods(head.group(2), chunk, line, [m for m in (init, call) if m is not None])
         else:
             if _binds_a_name_that_matters(chunk):
                 plain.append(chunk if chunk.endswith("\n") else chunk + "\n")
@@ -183,9 +182,16 @@ def _binds_a_name_that_matters(chunk: str) -> bool:
     return bool(_ASSIGN.match(chunk)) and any(t in chunk for t in _TRIGGER_TEXT)
 
 
-def _calls_a_creator(chunk: str) -> bool:
-    found = _CALL.search(chunk)
-    return found is not None and any(t in chunk[found.start():] for t in _TRIGGER_TEXT)
+def _parse_methods(name: str, chunk: str, line: int, methods: List["re.Match[str]"]) -> Optional[ast.Module]:
+    """`class name:` with the blocks of `methods` only, each at its line in the file."""
+    methods = sorted(methods, key=lambda m: m.start())
+    rows = [line + chunk.count("\n", 0, m.start()) for m in methods]
+    text, row = f"class {name}:\n", rows[0]
+    for method, start in zip(methods, rows):
+        block = _block(chunk, method)
+        text += "\n" * max(0, start - row) + block
+        row = start + block.count("\n")
+    return _parse_piece(text, rows[0] - 1)
 
 
 def _block(chunk: str, init: "re.Match[str]") -> str:
