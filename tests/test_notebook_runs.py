@@ -63,6 +63,7 @@ def test_verify_runs_the_notebook_and_its_rewrite(tmp_path: Path) -> None:
     assert (report["filename"], report["function"], report["cell"], report["line"], report["status"],
             report["moved"]) == ("fixme.ipynb", "scale", 3, 1, "verified", ["w"])
     assert report["hazard"]["status"] == "confirmed"
+    assert [i["source"] for i in report["inputs"]] == ["call site, cell 4, line 2"] * 2  # `scale(jnp.ones(3), ...)`
     text = run_cli("verify", "--unsafe-fixes", "-q", "fixme.ipynb", cwd=tmp_path, env=CPU, timeout=600)
     assert text.stdout.splitlines()[0].startswith("fixme.ipynb:cell 3:1: scale: verified on cpu")
     assert nb.read_bytes() == before

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -181,7 +182,13 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
         for report in reports:
             if report.line:
                 report.cell, report.line = cells.locate(report.line)
+            for item in report.inputs:  # "call site, line 21" -> "call site, cell 4, line 2"
+                item["source"] = _CALL_SITE_LINE.sub(lambda m: "cell {}, line {}".format(
+                    *cells.locate(int(m.group(1)))), str(item.get("source", "")))
     return reports
+
+
+_CALL_SITE_LINE = re.compile(r"(?<=call site, )line (\d+)")
 
 
 @dataclass
