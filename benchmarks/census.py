@@ -18,6 +18,11 @@ applied to what a wrapper received: a parameter of the enclosing function, a cal
 creator; decorated defs are always definitions), so a later session
 can state the ratio over definitions alone. The main ratio counts every hit.
 
+Registrations are counted too (`f.defvjp(`, `@f.defjvp`, `f.def_fwd(`..., not JAX's primitive
+`ad.defjvp` nor HIPS autograd's), with those whose receiver no recognised definition owns
+(`orphans`: a definition the name census cannot see; `wrapper-internal` when made on `self` or in
+an API's own methods). Notebooks (`.ipynb`) count as their code cells in order (vjplint.notebook).
+
 Bare references (imports, `isinstance(f, jax.custom_vjp)`, annotations, `custom_vjp.defvjp`),
 the API's own `def custom_vjp(`/`class custom_vjp`, and TensorFlow's `tf.custom_gradient` are
 not definitions. vjplint's side: `vjplint.collect.collect` with the default Recognizer; a census
@@ -33,7 +38,7 @@ import json
 import re
 import sys
 import tokenize
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -66,6 +71,8 @@ class TreeReport:
     unrecognised: List[Hit]
     definitions: int = 0  # hits whose role is "definition"
     definitions_recognised: int = 0
+    registrations: int = 0  # `f.defvjp(...)`, `@f.defjvp`, `f.def_fwd`... in code
+    orphans: List[Hit] = field(default_factory=list)  # registrations of no recognised definition
 
     @property
     def ratio(self) -> float:
@@ -238,6 +245,80 @@ def recognised_spans(text: str, filename: str, recognizer: object = None) -> Opt
             for d in model.derivatives]
 
 
+REGISTRATION = re.compile(r"(?<![\w.])(?P<receiver>[A-Za-z_][\w.]*)\s*\.\s*"
+                          r"(?P<method>defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\s*\(")
+REGISTRATION_BYTES = (b".defvjp", b".defjvp", b".def_fwd", b".def_bwd", b".def_jvp")
+
+
+def registration_hits(text: str, path: str) -> List[Hit]:
+    """Every registration call or decorator in code (comments and strings blanked). A
+    registration whose receiver no recognised definition owns is a definition vjplint does not
+    see, however its creator is spelled: the census of names cannot miss it."""
+    code = blank_code(text)
+    hits = []
+    for match in REGISTRATION.finditer(code):
+        line = code.count("\n", 0, match.start("method")) + 1
+        receiver = match.group("receiver")
+        if receiver.split(".")[0] in FOREIGN_RECEIVERS or receiver.endswith(
+                ("custom_vjp", "custom_jvp", "filter_custom_vjp", "filter_custom_jvp")):
+            continue  # `jax.custom_vjp.defvjp` referenced, JAX's primitive rules, HIPS autograd
+        hits.append(Hit(path, line, "registration", f"{receiver}.{match.group('method')}("))
+    _registration_roles(text, hits)
+    return hits
+
+
+# `ad.defjvp(prim, ...)` registers a primitive's rule (jax.interpreters.ad), `autograd.extend.defvjp`
+# is HIPS autograd's: neither is a custom derivative.
+FOREIGN_RECEIVERS = ("jax", "eqx", "equinox", "nnx", "ad", "autograd")
+API_METHODS = ("__init__", "__call__", "defvjp", "defjvp", "def_fwd", "def_bwd", "def_jvp")
+
+
+def _registration_roles(text: str, hits: List[Hit]) -> None:
+    """`wrapper-internal` for a registration made inside an API's own implementation: on `self`, or
+    in a method such as `defvjp`/`__init__` of a class, or in a function named like a creator."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return
+    inside: Dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in API_METHODS:
+                    for line in range(item.lineno, (item.end_lineno or item.lineno) + 1):
+                        inside[line] = "wrapper-internal"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.lstrip("_") in NAMES:
+            for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                inside[line] = "wrapper-internal"
+    for hit in hits:
+        if hit.spelling.startswith("self.") or hit.line in inside:
+            hit.role = "wrapper-internal"
+
+
+def recognised_registrations(text: str, filename: str, recognizer: object = None) -> Optional[Set[int]]:
+    """The lines of the registrations vjplint attaches to a definition; None if it cannot parse."""
+    from vjplint.collect import collect
+    from vjplint.positions import source_lines
+    from vjplint.source import SourceError, parse
+
+    try:
+        module = parse(text, filename)
+    except (SourceError, RecursionError):
+        return None
+    model = collect(module, source_lines(text), recognizer)  # type: ignore[arg-type]
+    lines: Set[int] = set()
+    for d in model.derivatives:
+        if d.api == "equinox":  # its deprecated `f.defvjp(fwd, bwd)` (old signatures) is not attached
+            lines.update(c.lineno for c in ast.walk(module) if isinstance(c, ast.Call) and isinstance(
+                c.func, ast.Attribute) and c.func.attr == "defvjp" and isinstance(c.func.value, ast.Name)
+                and c.func.value.id == d.name)
+        for r in d.registrations:
+            node = r.node
+            first = min([node.lineno, *(x.lineno for x in getattr(node, "decorator_list", []))])
+            lines.update(range(first, (getattr(node, "end_lineno", None) or node.lineno) + 1))
+    return lines
+
+
 def census_tree(tree: Path, names: Sequence[str] = NAMES, wrappers: bool = True) -> TreeReport:
     """`wrappers`: recognise the tree's own wrappers as `vjplint check` does (vjplint.project)."""
     from vjplint.collect import Recognizer
@@ -245,13 +326,27 @@ def census_tree(tree: Path, names: Sequence[str] = NAMES, wrappers: bool = True)
     from vjplint.project import ProjectIndex, build_index
     from vjplint.source import SourceError, decode
 
-    files = sorted(p for p in tree.rglob("*.py") if p.is_file())
+    files = sorted(p for p in (*tree.rglob("*.py"), *tree.rglob("*.ipynb")) if p.is_file())
     index = build_index(files, Config(), use_cache=False, base=str(tree)) if wrappers else ProjectIndex()
     census: List[Hit] = []
     beyond = 0
     failures: List[str] = []
+    registrations = 0
+    orphans: List[Hit] = []
     for path in files:
-        data = path.read_bytes()
+        data = _python_bytes(path)
+        if data is None:
+            failures.append(str(path.relative_to(tree)))
+            continue
+        if any(r in data for r in REGISTRATION_BYTES):
+            text = decode_text(data)
+            rel = str(path.relative_to(tree))
+            config = index.config_for(Config(), path)
+            regs = registration_hits(text, rel)
+            seen = recognised_registrations(text, rel, Recognizer.with_aliases(
+                dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))) if regs else set()
+            registrations += len(regs)
+            orphans.extend(h for h in regs if seen is not None and h.line not in seen)
         if not any(n.encode() in data for n in names):
             continue
         try:
@@ -278,7 +373,30 @@ def census_tree(tree: Path, names: Sequence[str] = NAMES, wrappers: bool = True)
     unrecognised = [h for h in census if not h.recognised]
     definitions = [h for h in census if h.role == "definition"]
     return TreeReport(tree.name, len(files), len(census), len(census) - len(unrecognised), beyond, failures,
-                      unrecognised, len(definitions), sum(h.recognised for h in definitions))
+                      unrecognised, len(definitions), sum(h.recognised for h in definitions), registrations, orphans)
+
+
+def _python_bytes(path: Path) -> Optional[bytes]:
+    """A file's Python; a notebook's code cells joined in order (vjplint.notebook), so that its
+    lines are those of the joined module; None for a notebook that cannot be read."""
+    from vjplint.notebook import NotebookError, python_bytes
+
+    data = path.read_bytes()
+    if path.suffix != ".ipynb":
+        return data
+    try:
+        return python_bytes(path.name, data)
+    except NotebookError:
+        return None
+
+
+def decode_text(data: bytes) -> str:
+    from vjplint.source import SourceError, decode
+
+    try:
+        return decode(data).text
+    except SourceError:
+        return data.decode("utf-8", "replace")
 
 
 def by_spelling(hits: Sequence[Hit]) -> Dict[str, int]:
@@ -292,10 +410,11 @@ def print_text(reports: Sequence[TreeReport]) -> None:
     for r in reports:
         print(f"== {r.tree}: {r.files} files, census {r.census}, recognised {r.recognised}, "
               f"ratio {r.ratio:.1%}, beyond census {r.beyond_census}; definitions {r.definitions}, "
-              f"recognised {r.definitions_recognised}, ratio {r.definitions_ratio:.1%}")
+              f"recognised {r.definitions_recognised}, ratio {r.definitions_ratio:.1%}; registrations "
+              f"{r.registrations}, of no recognised definition {len(r.orphans)}")
         for f in r.parse_failures:
             print(f"   unparsable: {f}")
-        for h in r.unrecognised:
+        for h in [*r.unrecognised, *r.orphans]:
             role = "" if h.role == "definition" else f", {h.role}"
             print(f"   {h.path}:{h.line}: {h.spelling} [{h.form}{role}]")
     total = sum(r.census for r in reports)
@@ -306,18 +425,21 @@ def print_text(reports: Sequence[TreeReport]) -> None:
 
 def print_markdown(reports: Sequence[TreeReport]) -> None:
     print("| tree | files | census | recognised | ratio | definitions only: census / recognised / ratio "
-          "| unrecognised by spelling |")
-    print("|---|---|---|---|---|---|---|")
+          "| registrations / of no recognised definition (outside API internals) | unrecognised by spelling |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in reports:
-        spellings = ", ".join(f"`{s}` {n}" for s, n in by_spelling(r.unrecognised).items())
+        spellings = ", ".join(f"`{s}` {n}" for s, n in by_spelling([*r.unrecognised, *r.orphans]).items())
         print(f"| {r.tree} | {r.files} | {r.census} | {r.recognised} | {r.ratio:.1%} | {r.definitions} / "
-              f"{r.definitions_recognised} / {r.definitions_ratio:.1%} | {spellings} |")
+              f"{r.definitions_recognised} / {r.definitions_ratio:.1%} | {r.registrations} / {len(r.orphans)} "
+              f"({sum(h.role == 'definition' for h in r.orphans)}) | {spellings} |")
     total = sum(r.census for r in reports)
     seen = sum(r.recognised for r in reports)
     defs = sum(r.definitions for r in reports)
     defs_seen = sum(r.definitions_recognised for r in reports)
     print(f"| **total** | {sum(r.files for r in reports)} | {total} | {seen} | "
-          f"{seen / total if total else 1.0:.1%} | {defs} / {defs_seen} / {defs_seen / defs if defs else 1.0:.1%} | |")
+          f"{seen / total if total else 1.0:.1%} | {defs} / {defs_seen} / {defs_seen / defs if defs else 1.0:.1%} | "
+          f"{sum(r.registrations for r in reports)} / {sum(len(r.orphans) for r in reports)} "
+          f"({sum(h.role == 'definition' for r in reports for h in r.orphans)}) | |")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -168,6 +168,51 @@ def test_cli_json_and_text_output_with_an_extra_name(tmp_path: Path) -> None:
     assert report["unrecognised"][2]["spelling"] == "@shims.my_custom_vjp"
     text = cli().splitlines()
     assert text[0] == ("== proj: 4 files, census 10, recognised 8, ratio 80.0%, beyond census 0; definitions 8, "
-                       "recognised 8, ratio 100.0%")
+                       "recognised 8, ratio 100.0%; registrations 1, of no recognised definition 0")
     assert text[1:3] == ["   pkg/multiline.py:14: jax.custom_vjp( [call, wrapper-internal]",
                          "   pkg/multiline.py:17: functools.partial(jax.custom_vjp [partial, alias]"]
+
+
+ORPHANS = '''\
+import jax
+from jax.interpreters import ad
+
+from mylib import make_differentiable  # no creator name: the census of names misses it
+
+scaled = make_differentiable(lambda w, x: w * x)
+scaled.defvjp(lambda w, x: (w * x, w), lambda w, g: (None, w * g))
+
+
+@jax.custom_vjp
+def f(x):
+    return x
+
+
+f.defvjp(lambda x: (x, None), lambda _, g: (g,))
+ad.defjvp(prim, lambda g, x: g)  # a primitive's rule, not a custom derivative
+
+
+class custom_thing:
+    def defvjp(self, fwd, bwd):
+        self.inner.defvjp(fwd, bwd)  # the API's own implementation
+'''
+
+
+def test_registrations_of_no_recognised_definition_and_notebooks(tmp_path: Path) -> None:
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    tree = tmp_path / "proj"
+    tree.mkdir()
+    (tree / "orphans.py").write_text(ORPHANS)
+    # In a notebook a name is defined again in a later cell: each defvjp registers the last one.
+    cells = [new_code_cell("import jax\n\n@jax.custom_jvp\ndef f(x):\n    return x"),
+             new_code_cell("%timeit 1\n@jax.custom_vjp\ndef f(x):\n    return x\n\n\n"
+                           "f.defvjp(lambda x: (x, None), lambda _, g: (g,))")]
+    nbformat.write(new_notebook(cells=cells), tree / "nb.ipynb")
+    report = run_census(tree)
+    assert report["files"] == 2 and report["census"] == 3 and report["recognised"] == 3
+    assert report["registrations"] == 4  # not `ad.defjvp`
+    assert [(h["path"], h["line"], h["spelling"], h["role"]) for h in report["orphans"]] == [
+        ("orphans.py", 7, "scaled.defvjp(", "definition"),
+        ("orphans.py", 21, "self.inner.defvjp(", "wrapper-internal")]

@@ -12,7 +12,7 @@ from vjplint.jaxapi import (API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXT
                             canonical_creator)
 from vjplint.model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value
-from vjplint.wrappers import SELF, InferredKeyword
+from vjplint.wrappers import INSTANCE, SELF, InferredKeyword
 
 
 @dataclass
@@ -70,7 +70,7 @@ class _Collector:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._from_decorators(node)
                 functions.append(node)
-            elif isinstance(node, ast.Assign):
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 self._from_assignment(node)
             elif isinstance(node, ast.Call):
                 calls.append(node)
@@ -107,6 +107,10 @@ class _Collector:
             found = self.rec.kind_of(fq)
             if found and fq in self.rec.aliases and not expr.args:
                 return found[0], _keywords(expr), found[1], True
+            made = self._instance_qualname(expr.func, scope) if not expr.args and self.rec.aliases else None
+            instance = self.rec.kind_of(made) if made in self.rec.aliases else None
+            if instance:  # `@Shim(nondiff_argnums=(1,))`: Shim's `__call__` is an inferred wrapper
+                return instance[0], _keywords(expr), instance[1], True
             if found and canonical_creator(fq) in CONFIGURABLE_CREATORS and not expr.args:
                 return found[0], _keywords(expr), found[1], False  # `@nnx.custom_vjp(nondiff_argnums=...)`
         return None
@@ -121,6 +125,15 @@ class _Collector:
                 return f"{SELF}.{expr.id}"
         return q
 
+    def _instance_qualname(self, func: ast.expr, scope: Scope) -> Optional[str]:
+        """`Cls()` spelled as vjplint.project spells an instance of `Cls` (`<self>.Cls()` here)."""
+        q = self.index.qualname(func, scope)
+        if q is None and isinstance(func, ast.Name):
+            found = self.index.resolve(func.id, scope)
+            if found is not None and found[0] is self.index.module_scope:
+                q = f"{SELF}.{func.id}"
+        return q + INSTANCE if q else None
+
     def _from_decorators(self, fn: ast.FunctionDef) -> None:
         outer = self.index.scope_of(fn)
         for decorator in fn.decorator_list:
@@ -130,10 +143,13 @@ class _Collector:
                 self._add(kind, fn.name, decorator, decorator, fn, keywords, nondiff_kw, fn, outer, is_alias)
                 return
 
-    def _from_assignment(self, node: ast.Assign) -> None:
-        if len(node.targets) != 1:
+    def _from_assignment(self, node: "ast.Assign | ast.AnnAssign") -> None:
+        if isinstance(node, ast.AnnAssign):  # `method_jvp: Any = custom_jvp_method(method, ...)` (tjax)
+            target = node.target
+        elif len(node.targets) != 1:
             return
-        target = node.targets[0]
+        else:
+            target = node.targets[0]
         if isinstance(target, ast.Name):
             name = target.id
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
@@ -355,11 +371,13 @@ class _Collector:
             found = self.by_attribute.get((id(class_scope), expr.attr)) if class_scope is not None else None
             if found is not None:
                 return found
-        for binding in self._bindings_of(expr, scope):
-            found = self.by_binding.get(binding.node)
-            if found is not None:
-                return found
-        return None
+        found = [d for d in (self.by_binding.get(b.node) for b in self._bindings_of(expr, scope)) if d is not None]
+        if len(found) > 1:  # a name defined again (a notebook's cells): the last definition above the use
+            row = getattr(expr, "lineno", 0)
+            above = [d for d in found if d.anchor.lineno <= row]  # type: ignore[attr-defined]
+            if above:
+                return max(above, key=lambda d: d.anchor.lineno)  # type: ignore[attr-defined]
+        return found[0] if found else None
 
     def _resolve_rule(self, expr: ast.expr, scope: Scope, depth: int = 0) -> RuleFunction:
         if isinstance(expr, ast.Constant) and expr.value is None:
@@ -371,7 +389,7 @@ class _Collector:
         if isinstance(expr, ast.Lambda):
             return RuleFunction(expr, expr, None)
         name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
-        for binding in self._bindings_of(expr, scope):
+        for binding in _nearest_first(self._bindings_of(expr, scope), expr):
             if binding.kind == "def":
                 return RuleFunction(expr, binding.node, name)  # type: ignore[arg-type]
             if binding.kind == "assign" and binding.value is not None and depth < 4:
@@ -479,6 +497,19 @@ class _Collector:
                 static.append(sig.positional[item])
         static.extend((names,) if isinstance(names, str) else (names or ()))
         self.traced[fn] = TracedFunction(fn, how, tuple(static))
+
+
+def _nearest_first(bindings: List[Binding], use: ast.AST) -> List[Binding]:
+    """A name bound more than once (a notebook's cells define `f_bwd` again): the last binding
+    above the use first, as the code runs in order; the bindings as they are otherwise."""
+    if len(bindings) < 2:
+        return bindings
+    row = getattr(use, "lineno", 0)
+    above = [b for b in bindings if getattr(b.node, "lineno", row + 1) <= row]
+    if not above:
+        return bindings
+    last = max(above, key=lambda b: b.node.lineno)  # type: ignore[attr-defined]
+    return [last, *(b for b in bindings if b is not last)]
 
 
 def _keywords(call: ast.expr) -> Dict[str, ast.expr]:

@@ -6,6 +6,10 @@ pyproject.toml, as on the command line). `# noqa` is flake8's business: vjplint'
 noqa comments is turned off here (the comments are blanked for the engine, positions unchanged), so
 flake8's rules (`--disable-noqa`, a bare `# noqa`, `--extend-ignore`) apply to VJP codes exactly as
 to the others, and VJP901 (vjplint's check of its noqa comments) never fires under flake8.
+
+Project-local wrappers of `jax.custom_vjp`/`custom_jvp` (vjplint.project) are found as `vjplint
+check .` finds them: flake8 hands a plugin one file at a time, so each flake8 process indexes the
+Python files under its working directory once (the per-file index cache makes later runs cheap).
 """
 
 from __future__ import annotations
@@ -14,15 +18,19 @@ import io
 import os
 import re
 import tokenize
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Tuple
 
 from vjplint import __version__
 
 if TYPE_CHECKING:
+    from vjplint.project import ProjectIndex
     from vjplint.workspace import Workspace
 
 _NOQA_WORD = re.compile(r"noqa", re.IGNORECASE)
 _workspace: Optional["Workspace"] = None  # one per flake8 process: configurations are read once
+_index: Optional["ProjectIndex"] = None  # the wrappers under the working directory, indexed once
+MAX_INDEXED_FILES = 50_000  # a home directory: no project to index
 
 
 def _settings(filename: str):
@@ -31,8 +39,25 @@ def _settings(filename: str):
 
     if _workspace is None:
         _workspace = Workspace()
-    path = os.path.abspath(filename) if filename not in ("stdin", "-") else os.getcwd()
-    return _workspace.settings_for(path)
+    if filename in ("stdin", "-"):
+        return _workspace.settings_for(os.getcwd())
+    path = os.path.abspath(filename)
+    return _project_index(_workspace).config_for(_workspace.settings_for(path), Path(path))
+
+
+def _project_index(workspace: "Workspace") -> "ProjectIndex":
+    global _index
+    if _index is None:
+        from vjplint.errors import ConfigError
+        from vjplint.project import ProjectIndex, build_index
+
+        try:
+            files = [path for path, _ in workspace.files(["."], [])]
+            anchor = workspace.anchor(["."])
+        except (ConfigError, OSError):
+            files = []
+        _index = build_index(files, anchor) if 0 < len(files) <= MAX_INDEXED_FILES else ProjectIndex()
+    return _index
 
 
 def without_noqa(source: str) -> str:

@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint.config import Config
 from vjplint.jaxapi import JAX_JVP, JAX_VJP, LIBRARY_CREATORS, canonical_creator
-from vjplint.wrappers import SELF, TRIGGERS, FileWrappers, Forward, InferredKeyword
+from vjplint.wrappers import INSTANCE, SELF, TRIGGERS, FileWrappers, Forward, InferredKeyword
 
 FORMAT = 1
 RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
@@ -307,6 +307,10 @@ class _Resolver:
                 continue
             record, package, _ = entry
             head, rest = parts[i], parts[i + 1:]
+            made = INSTANCE if head.endswith(INSTANCE) and not rest and head not in record.forwards else ""
+            if made and head[:-len(made)] in record.exports:  # `pkg.Shim()`, `Shim` re-exported by `pkg`
+                target = self.absolute(record.exports[head[:-len(made)]], module, package)
+                return self.resolve(target + made if target else None, depth + 1)
             if head in record.exports:
                 target = self.absolute(record.exports[head], module, package)
                 return self.resolve(".".join([target, *rest]) if target else None, depth + 1)
@@ -324,6 +328,7 @@ class _Resolver:
         fixed point): only these are resolved, instead of every name of every module (JAX's
         `__init__` files re-export thousands)."""
         wanted = {name.rsplit(".", 1)[-1] for name in (*self.base, *self.found)}
+        wanted |= {name[:-len(INSTANCE)] for name in wanted if name.endswith(INSTANCE)}  # the class re-exported
         exports = [(name, raw.rsplit(".", 1)[-1]) for record, _, _ in self.modules.values()
                    for name, raw in record.exports.items()]
         grew = True
@@ -345,6 +350,7 @@ class _Resolver:
                 if target in self.modules:
                     starred = self.modules[target][0]
                     names |= {n for n in (*starred.forwards, *starred.exports) if n in wanted and not n.startswith("_")}
+            names |= {n + INSTANCE for n in names if not n.endswith(INSTANCE)}  # `@Shim(...)` of a re-exported `Shim`
             for name in names:
                 found = self.resolve(f"{module}.{name}")
                 if found is not None:
@@ -397,8 +403,9 @@ def _wrapper_of(forward: Forward, creator: Creator, key: str, display: str) -> O
     if forward.callee.startswith("["):
         shown += f" (the {forward.callee[1:-1]!r} entry of a dispatch table)"
     trail = f"{shown} at {display}:{forward.line}" + (f", which calls {creator.trail}" if creator.trail else "")
-    return Creator(creator.kind, keyword, rules, key, f"through the wrapper `{key}`, which calls {trail}",
-                   trail=trail)
+    why = (f"through an instance of `{key[:-len(INSTANCE)]}`, whose `__call__` calls {trail}"
+           if key.endswith(INSTANCE) else f"through the wrapper `{key}`, which calls {trail}")
+    return Creator(creator.kind, keyword, rules, key, why, trail=trail)
 
 
 def with_wrappers(items: Sequence[Tuple[Path, Config]], anchor: Config, *,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the rest is imported only to detect: a warm run loads just 
 
 TRIGGERS = (b"custom_vjp", b"custom_jvp")  # a file holding neither defines no wrapper
 SELF = "<self>"
+INSTANCE = "()"  # `Shim()`: an instance of the class `Shim`, a wrapper through its `__call__`
 _REGISTER = {"defvjp": 2, "defjvp": 1}
 
 
@@ -96,6 +97,7 @@ _TRIPLE = re.compile(r'"""|\'\'\'')
 _HEAD = re.compile(r"^(?:async\s+)?(def|class)\s+(\w+)", re.M)
 _FIRST_PARAM = re.compile(r"(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*\(\s*\w")
 _INIT = re.compile(r"^([ \t]+)def\s+__init__\b", re.M)
+_CALL = re.compile(r"^([ \t]+)def\s+__call__\b", re.M)
 _TRIGGER_TEXT = ("custom_vjp", "custom_jvp")
 
 
@@ -144,13 +146,14 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
                     continue
                 parsed = _parse_piece(chunk, line)
             else:
-                init = _INIT.search(chunk)
-                if init is None or not any(t in chunk[init.start():] for t in _TRIGGER_TEXT):
+                init, call = _INIT.search(chunk), _CALL.search(chunk)
+                forwarding = call is not None and any(t in _block(chunk, call) for t in _TRIGGER_TEXT)
+                if not forwarding and (init is None or not any(t in chunk[init.start():] for t in _TRIGGER_TEXT)):
                     continue
-                # `class C:` then the `__init__` block: the header (generics, bases) is not needed,
-                # and the piece starts one line above `def __init__` so that its lines are the file's.
-                init_line = line + chunk.count("\n", 0, init.start())
-                parsed = _parse_piece(f"class {head.group(2)}:\n{_block(chunk, init)}", init_line - 1)
+                # `class C:` then the `__init__` block (and a `__call__` that may forward to a
+                # creator): the header (generics, bases) is not needed, and blank lines keep the
+                # file's line numbers.
+                parsed = _parse_methods(head.group(2), chunk, line, [m for m in (init, call) if m is not None])
         else:
             if _binds_a_name_that_matters(chunk):
                 plain.append(chunk if chunk.endswith("\n") else chunk + "\n")
@@ -164,7 +167,8 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
     return ast.Module(body=[*rest.body, *body], type_ignores=[]), frozenset(local)
 
 
-_RENAME = re.compile(r"\w+\s*=\s*[\w.]+\s*(?:#.*)?$")  # `differentiable = plain_vjp`: another name for one
+# `differentiable = plain_vjp`, `custom_vjp: Callable[..., Any] = shim`, `custom_vjp = Shim()`: another name for one
+_RENAME = re.compile(r"\w+\s*(?::[^=\n]*)?=\s*[\w.]+\s*(?:\(\s*\))?\s*(?:#.*)?$")
 _ASSIGN = re.compile(r"\w+\s*(?::[^=\n]*)?=[^=]")
 
 
@@ -176,6 +180,18 @@ def _binds_a_name_that_matters(chunk: str) -> bool:
     if chunk.startswith(("if ", "try:")):
         return "import" in chunk or any(t in chunk for t in _TRIGGER_TEXT)
     return bool(_ASSIGN.match(chunk)) and any(t in chunk for t in _TRIGGER_TEXT)
+
+
+def _parse_methods(name: str, chunk: str, line: int, methods: List["re.Match[str]"]) -> Optional[ast.Module]:
+    """`class name:` with the blocks of `methods` only, each at its line in the file."""
+    methods = sorted(methods, key=lambda m: m.start())
+    rows = [line + chunk.count("\n", 0, m.start()) for m in methods]
+    text, row = f"class {name}:\n", rows[0]
+    for method, start in zip(methods, rows):
+        block = _block(chunk, method)
+        text += "\n" * max(0, start - row) + block
+        row = start + block.count("\n")
+    return _parse_piece(text, rows[0] - 1)
 
 
 def _block(chunk: str, init: "re.Match[str]") -> str:
@@ -210,24 +226,62 @@ def detect(module: ast.Module, index: Optional[SemanticIndex] = None, local: Fro
             if forwards:
                 found.forwards[stmt.name] = forwards
         elif isinstance(stmt, ast.ClassDef):
-            init = next((s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+            init = _method(stmt, "__init__")
             forwards = _forwards(init, index, skip_self=True, local=local) if init is not None else []
             if forwards:
                 found.forwards[stmt.name] = forwards
+            call = _method(stmt, "__call__")  # its instances are the wrappers: `shim = Shim()`, `@Shim(...)`
+            forwards = _forwards(call, index, skip_self=True, local=local, attrs=_stored_params(init)) \
+                if call is not None else []
+            if forwards:
+                found.forwards[stmt.name + INSTANCE] = forwards
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             _record_import(stmt, found)
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            name = stmt.targets[0].id
+        elif _assigned_name(stmt) is not None:
+            name = _assigned_name(stmt)
             if isinstance(stmt.value, ast.Dict):
                 for key, value in zip(stmt.value.keys, stmt.value.values):
                     target = _callee_name(value, index, index.module_scope, local) if value is not None else None
                     if isinstance(key, ast.Constant) and isinstance(key.value, str) and target:
                         found.tables.setdefault(key.value, target)
             else:
-                target = _callee_name(stmt.value, index, index.module_scope, local)
+                value, made = stmt.value, ""
+                if isinstance(value, ast.Call) and not value.args and not value.keywords:
+                    value, made = value.func, INSTANCE  # `custom_vjp = Shim()`: an instance of a class
+                target = _callee_name(value, index, index.module_scope, local)
                 if target:
-                    found.exports[name] = target
+                    found.exports[name] = target + made
     return found
+
+
+def _assigned_name(stmt: ast.stmt) -> Optional[str]:
+    """NAME of `NAME = value` or `NAME: T = value` (tjax annotates its re-exports)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+        return stmt.target.id
+    return None
+
+
+def _method(cls: ast.ClassDef, name: str) -> Optional[ast.FunctionDef]:
+    return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
+
+
+def _stored_params(init: Optional[ast.FunctionDef]) -> Dict[str, str]:
+    """`self.attr = param` in `__init__`: attr -> param, so that `__call__`'s
+    `jax.custom_vjp(fn, nondiff_argnums=self.attr)` reads as the constructor's keyword `param`."""
+    if init is None:
+        return {}
+    positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)]
+    me = positional[0] if init.args.posonlyargs or init.args.args else None
+    out: Dict[str, str] = {}
+    for node in ast.walk(init):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name):
+            t = node.targets[0]
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me \
+                    and node.value.id in positional[1:]:
+                out[t.attr] = node.value.id
+    return out
 
 
 def _module_statements(body: List[ast.stmt]) -> List[ast.stmt]:
@@ -273,12 +327,15 @@ def _callee_name(expr: ast.expr, index: SemanticIndex, scope: Scope, local: Froz
     return q
 
 
-def _forwards(fn: FunctionNode, index: SemanticIndex, skip_self: bool, local: FrozenSet[str]) -> List[Forward]:
+def _forwards(fn: FunctionNode, index: SemanticIndex, skip_self: bool, local: FrozenSet[str],
+              attrs: Optional[Dict[str, str]] = None) -> List[Forward]:
+    """`attrs`: for a `__call__`, what `__init__` stored on self (see `_stored_params`)."""
     positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
     params = tuple(positional[1:] if skip_self else positional)
     if not params:
         return []
     every = set(params) | {a.arg for a in fn.args.kwonlyargs}
+    me = positional[0] if skip_self and positional else None
     inner_forwarders = {}  # inner defs that only call the first parameter: `def _f(*a, **k): return f(*a, **k)`
     calls: List[Tuple[ast.expr, List[ast.expr], List[ast.keyword], int]] = []
     rules: Optional[Tuple[int, ...]] = ()
@@ -320,6 +377,10 @@ def _forwards(fn: FunctionNode, index: SemanticIndex, skip_self: bool, local: Fr
             continue
         kw = tuple((k.arg, k.value.id) for k in keywords
                    if k.arg and isinstance(k.value, ast.Name) and k.value.id in every)
+        if attrs:
+            kw += tuple((k.arg, attrs[k.value.attr]) for k in keywords
+                        if k.arg and isinstance(k.value, ast.Attribute) and isinstance(k.value.value, ast.Name)
+                        and k.value.value.id == me and k.value.attr in attrs)
         out.append(Forward(callee, params, passed, kw, rules, line))
     return out
 

@@ -48,6 +48,7 @@ def _codes(value: "str | None") -> "List[str] | None":
 
 
 def run(argv: Sequence[str]) -> int:
+    from vjplint import notebook
     from vjplint.batch.outcomes import display_path
     from vjplint.cli.report import emit, report_problems
     from vjplint.engine import may_contain_findings, prefilter_names
@@ -75,7 +76,10 @@ def run(argv: Sequence[str]) -> int:
         VerifySettings.from_config(workspace.anchor(paths))
         problems: list = []
         jobs: List[ModuleJob] = []
-        for path, config in workspace.files(paths, problems):
+        from vjplint.project import with_wrappers
+
+        # The run's project-local wrappers, as aliases (as `vjplint check` sees them).
+        for path, config in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths)):
             try:
                 data = path.read_bytes()
             except OSError as exc:
@@ -83,9 +87,9 @@ def run(argv: Sequence[str]) -> int:
                 continue
             if not may_contain_findings(data, prefilter_names(config)) or path.suffix == ".pyi":
                 continue
-            try:
-                text = decode(data).text
-            except SourceError:
+            try:  # a notebook runs as its code cells in order, one module (vjplint.notebook)
+                text = notebook.read(data).text if notebook.is_notebook(path.name) else decode(data).text
+            except (SourceError, notebook.NotebookError):
                 continue  # `vjplint check` reports it
             job = ModuleJob(display_path(path), path, text, config)
             plan_module(job, _module_name(path))
@@ -110,6 +114,8 @@ def run(argv: Sequence[str]) -> int:
         for outcome in (o for o in outcomes if o.job is job):
             kept = report.filtered(report.diagnostics_for(outcome), lines, enabled, per_file)
             suppressed += outcome.status == "failed" and not any(d.code != report.NOT_CHECKED for d in kept)
+            if notebook.is_notebook(job.path.name):  # rows of the joined cells -> (cell, row in it)
+                kept = notebook.to_cells(kept, notebook.CellMap.of(lines))
             diagnostics.extend(kept)
     diagnostics.sort(key=lambda d: d.sort_key())
     failing = [d for d in diagnostics if d.code != report.NOT_CHECKED]

@@ -86,14 +86,18 @@ def run(argv: Sequence[str]) -> int:
 
 
 def _read(path: Path) -> str:
+    """A file's text; a notebook's code cells in order, as one module (vjplint.notebook)."""
+    from vjplint import notebook
     from vjplint.source import SourceError, decode
 
     try:
-        return decode(path.read_bytes()).text
+        return decode(notebook.python_bytes(path.name, path.read_bytes())).text
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except SourceError as exc:
         raise UsageError(f"{path}: {exc.message}") from None
+    except notebook.NotebookError as exc:
+        raise UsageError(f"{path}: not a notebook vjplint can read: {exc}") from None
 
 
 def _pair_job(original: str, rewritten: str, workspace: "Workspace") -> List[Job]:
@@ -102,7 +106,10 @@ def _pair_job(original: str, rewritten: str, workspace: "Workspace") -> List[Job
     path = Path(original)
     if not path.is_file():
         raise UsageError(f"{original}: not a file (with --rewritten, PATH is the original file)")
-    return [(display_path(path), path, _read(path), _read(Path(rewritten)), workspace.settings_for(original))]
+    from vjplint.project import with_wrappers
+
+    [(path, config)] = with_wrappers([(path, workspace.settings_for(original))], workspace.anchor([original]))
+    return [(display_path(path), path, _read(path), _read(Path(rewritten)), config)]
 
 
 def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> List[Job]:
@@ -113,7 +120,10 @@ def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> Lis
 
     problems: list = []
     jobs: List[Job] = []
-    for path, config in workspace.files(paths, problems):
+    from vjplint.project import with_wrappers
+
+    # The run's project-local wrappers, as aliases (as `vjplint check --fix` sees them).
+    for path, config in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths)):
         names = prefilter_names(config)
         try:
             data = path.read_bytes()
@@ -156,7 +166,8 @@ def format_reports(reports: Sequence[FunctionReport], quiet: bool = False) -> st
     lines: List[str] = []
     for r in reports:
         moved = ", ".join(f"`{m}`" for m in r.moved)
-        head = f"{r.filename}:{r.line}: {r.function}: {r.status}"
+        cell = f"cell {r.cell}:" if r.cell is not None else ""  # a notebook's (as `vjplint check` shows it)
+        head = f"{r.filename}:{cell}{r.line}: {r.function}: {r.status}"
         if r.device:
             head += f" on {r.device} (JAX {r.jax_version})"
         if r.status != "verified" and r.reason:

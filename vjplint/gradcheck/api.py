@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -13,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from vjplint.config import Config
 from vjplint.diagnostics import Position
+from vjplint.notebook import is_notebook
 from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, run_harness
 
 CHILD = Path(__file__).with_name("child.py")
@@ -131,6 +133,20 @@ class Copies:
                 self._done[str(source)] = target
         return ".".join(parts), target, Path(target) / path.relative_to(base)
 
+    def locate_notebook(self, path: Path, text: str) -> Tuple[str, str, Path]:
+        """A notebook runs as a module of its code cells in order (`text`, vjplint.notebook), from a
+        copy of its directory (what its cells import, as Jupyter puts it first on sys.path), under
+        a name no sibling module has."""
+        path = path.resolve()
+        with self._lock:
+            target = os.path.join(self.root, str(len(self._done)))
+            self._done[f"{path}#notebook"] = target
+        _copy_modules(path.parent, target)
+        module_name = "_vjplint_notebook_" + re.sub(r"\W", "_", path.stem)
+        copied = Path(target) / f"{module_name}.py"
+        copied.write_text(text, encoding="utf-8")
+        return module_name, target, copied
+
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -170,7 +186,10 @@ def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pytho
     if not runnable:
         return outcomes
     try:
-        module_name, import_dir, copied = copies.locate(job.path)
+        if is_notebook(job.path.name):
+            module_name, import_dir, copied = copies.locate_notebook(job.path, job.text)
+        else:
+            module_name, import_dir, copied = copies.locate(job.path)
     except OSError as exc:
         for o in runnable:
             o.report.reason = f"the module's package cannot be copied to a temporary directory: {exc}"

@@ -25,6 +25,21 @@ class OutputContext:
     def url(self, code: str) -> str:
         return rule_url(code, self.docs_url)
 
+    def lines_of(self, d: Diagnostic) -> List[str]:
+        """The lines `d`'s rows count in: its file's, or for a notebook its cell's (the sources of a
+        notebook are its joined Python text, vjplint.notebook)."""
+        lines = self.sources.get(d.filename) or []
+        if lines and d.cell is not None:
+            from vjplint.notebook import CellMap
+
+            return CellMap.of(lines).cell_lines(lines, d.cell)
+        return lines
+
+
+def cell_prefix(d: Diagnostic) -> str:
+    """`cell 3:` for a notebook's finding (ruff's spelling in `nb.ipynb:cell 3:5:12`), else ""."""
+    return f"cell {d.cell}:" if d.cell is not None else ""
+
 
 Formatter = Callable[[List[Diagnostic], OutputContext], str]
 

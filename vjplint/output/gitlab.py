@@ -36,16 +36,18 @@ def report_path(filename: str) -> str:
 
 def issue(d: Diagnostic, occurrence: int, ctx: OutputContext) -> Dict[str, Any]:
     path = report_path(d.filename)
-    key = "\0".join((path, d.code, d.message, str(occurrence)))
+    cell = f"cell {d.cell}" if d.cell is not None else ""  # a notebook: the lines count in that cell
+    key = "\0".join((path, d.code, d.message, str(occurrence)) + ((cell,) if cell else ()))
     return {
         "type": "issue",
-        "description": f"{d.code} {d.message}",
+        "description": f"{d.code} {d.message}" + (f" ({cell}, line {d.location.row})" if cell else ""),
         "check_name": f"vjplint:{d.code}",
         "fingerprint": hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32],
         "severity": SEVERITY[d.severity],
         "categories": ["Bug Risk"],
         "location": {"path": path, "lines": {"begin": d.location.row, "end": d.end_location.row}},
         "content": {"body": f"{d.name}: {ctx.url(d.code)}"},
+        **({"cell": d.cell} if d.cell is not None else {}),  # GitLab ignores keys it does not know
     }
 
 
@@ -53,7 +55,7 @@ def render(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
     seen: Counter = Counter()
     issues = []
     for d in diagnostics:
-        key: Tuple[str, str, str] = (d.filename, d.code, d.message)
+        key: Tuple[str, str, str, int] = (d.filename, d.code, d.message, d.cell or 0)
         issues.append(issue(d, seen[key], ctx))
         seen[key] += 1
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from typing import Dict, List
 
 from vjplint.diagnostics import Diagnostic
-from vjplint.output import OutputContext
+from vjplint.output import OutputContext, cell_prefix
 
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -22,8 +22,9 @@ def _xml_text(text: str) -> str:
 
 
 def _case(suite: ET.Element, d: Diagnostic, ctx: OutputContext) -> None:
-    where = f"{d.filename}:{d.location.row}:{d.location.column}"
-    case = ET.SubElement(suite, "testcase", name=f"{d.code} ({d.name}) at {d.location.row}:{d.location.column}",
+    at = f"{cell_prefix(d)}{d.location.row}:{d.location.column}"  # `cell 3:5:12` in a notebook
+    where = f"{d.filename}:{at}"
+    case = ET.SubElement(suite, "testcase", name=f"{d.code} ({d.name}) at {at}",
                          classname=_xml_text(d.filename), file=_xml_text(d.filename), line=str(d.location.row))
     failure = ET.SubElement(case, "failure", message=_xml_text(d.message), type=d.code)
     failure.text = _xml_text(f"{where}: {d.code} {d.message}\n{ctx.url(d.code)}")

@@ -55,6 +55,8 @@ def diagnostic_to_lsp(d: Diagnostic, lines: Sequence[str], encoding: str = UTF16
     """An LSP `Diagnostic` as plain JSON; `data` carries what code actions need."""
     data: Dict[str, Any] = {"name": d.name, "noqa_row": d.noqa_row,
                             "fix_applicability": d.fix.applicability.value if d.fix else None}
+    if d.cell is not None:  # a notebook: the range counts in this 1-based cell (vjplint.notebook)
+        data["cell"] = d.cell
     if d.fix is not None and d.fix.resolved:
         data["fix"] = fix_data(lines, d.fix, encoding)
     return {
@@ -78,6 +80,9 @@ def render(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
     """`{file URI: [Diagnostic, ...]}`, files in the run's order."""
     out: Dict[str, List[Dict[str, Any]]] = {}
     for d in diagnostics:
-        lines = ctx.sources.get(d.filename) or []
-        out.setdefault(file_uri(d.filename), []).append(diagnostic_to_lsp(d, lines, docs_url=ctx.docs_url))
+        lines = ctx.lines_of(d)  # a notebook's: its cell's
+        item = diagnostic_to_lsp(d, lines, docs_url=ctx.docs_url)
+        if d.cell is not None:
+            item["data"].pop("fix", None)  # its edits are on the notebook's Python text, not the cell's lines
+        out.setdefault(file_uri(d.filename), []).append(item)
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"

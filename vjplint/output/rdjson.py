@@ -2,7 +2,9 @@
 findings as review comments and the fixes as suggested changes.
 
 reviewdog counts columns in UTF-8 bytes (vjplint counts code points) and ranges end exclusively,
-as vjplint's do. Safe fixes become `suggestions`; unsafe ones only with --unsafe-fixes.
+as vjplint's do. Safe fixes become `suggestions`; unsafe ones only with --unsafe-fixes. rdjson has
+no notebook cells: a notebook's finding says its cell in the message, its rows count in that cell,
+and its fixes (edits of the notebook's Python text) are not suggested.
 """
 
 from __future__ import annotations
@@ -30,18 +32,16 @@ def _range(lines: Sequence[str], start: Position, end: Position) -> Dict[str, An
 
 
 def diagnostic(d: Diagnostic, ctx: OutputContext) -> Dict[str, Any]:
-    try:
-        lines: Sequence[str] = ctx.sources[d.filename]
-    except KeyError:
-        lines = []
+    lines: Sequence[str] = ctx.lines_of(d)  # a notebook's: its cell's lines (rows count in the cell)
     out: Dict[str, Any] = {
-        "message": d.message,
+        "message": d.message if d.cell is None else f"cell {d.cell}: {d.message}",
         "location": {"path": d.filename, "range": _range(lines, d.location, d.end_location)},
         "severity": SEVERITY[d.severity],
         "code": {"value": d.code, "url": ctx.url(d.code)},
     }
     fix = d.fix
-    if fix is not None and fix.edits and (fix.applicability is Applicability.SAFE or ctx.unsafe_fixes):
+    if fix is not None and fix.edits and (fix.applicability is Applicability.SAFE or ctx.unsafe_fixes) \
+            and d.cell is None:  # a notebook's edits are on its Python text, not the file's lines
         out["suggestions"] = [{"range": _range(lines, e.location, e.end_location), "text": e.content}
                               for e in fix.edits]
     return out

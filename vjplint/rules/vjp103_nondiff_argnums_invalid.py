@@ -25,6 +25,13 @@ class NondiffArgnumsInvalid(Rule):
       raises `TypeError` at every call; `True` acts as index 1;
     - an unknown name in `nondiff_argnames` is silently ignored.
 
+    `flax.nnx.custom_vjp` in its default mode (graph=True, graph_updates=True) refuses an nnx
+    graph node (a Module, even one without arrays, a Variable, a State) in an int
+    `nondiff_argnums` slot: `TypeError: Passing integers to nondiff_argnums for graph nodes
+    arguments in custom_vjp is not supported.` at every call, eager included. Reported at a call
+    that passes one (a constructor call, `nnx.state(...)`, a part of `nnx.split(...)`, or a name
+    bound once to one of those); `graph_updates=False` accepts it.
+
     ## Example
     ```python
     @partial(jax.custom_vjp, nondiff_argnums=0)
@@ -60,6 +67,8 @@ class NondiffArgnumsInvalid(Rule):
         for d in self.model.derivatives:
             if d.api == "linen" and 0 in d.nondiff and "nondiff_argnums" in d.keywords:
                 self._linen_mdl(d, d.keywords["nondiff_argnums"])
+            if d.api == "nnx" and d.mode == "default" and d.nondiff:
+                self._nnx_graph_nodes(d)
             if d.api != "jax":
                 continue  # measured on JAX's own validation; nnx and linen validate on their own
             if "nondiff_argnums" in d.keywords:
@@ -76,6 +85,29 @@ class NondiffArgnumsInvalid(Rule):
                              f"the module as position 0 and passes its `grad_vars` collections there, traced under "
                              f"grad, so JAX raises UnexpectedTracerError; count the arguments after the module "
                              f"from 1")
+
+    def _nnx_graph_nodes(self, d: CustomDerivative) -> None:
+        """nnx's default mode refuses a Module, a Variable or a State in an int nondiff slot, at
+        every call (docs/facts/nnx-nondiff.md)."""
+        from vjplint.facts.nnx_nodes import graph_node
+
+        sig = d.signature
+        for site in d.call_sites:
+            call = site.call
+            for position in sorted(d.nondiff):
+                if any(isinstance(a, ast.Starred) for a in call.args[:position + 1]) or position >= len(call.args):
+                    continue
+                arg = call.args[position]
+                found = graph_node(self.model, arg, self.model.index.scope_of(call))
+                if found is None:
+                    continue
+                name = f"`{sig.positional[position]}` " if sig is not None and position < len(sig.positional) else ""
+                self.report(arg, f"{found}, is passed to {name}(position {position}) of {d.label} `{d.name}`, an int "
+                                 f"nondiff_argnums slot: in nnx's default mode (graph=True, graph_updates=True) "
+                                 f"flax raises `TypeError: Passing integers to nondiff_argnums for graph nodes "
+                                 f"arguments in custom_vjp is not supported.` at every call, eager included; "
+                                 f"declare `{d.name}` with `graph_updates=False` (whose int slots accept graph "
+                                 f"nodes) or pass it as a differentiable argument")
 
     def _argnums(self, d: CustomDerivative, node: ast.expr) -> None:
         value = constant_value(self.model.index, node)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -45,6 +46,7 @@ class FunctionReport:
     device_kind: str = ""
     jax_version: str = ""
     missing_jax: bool = False  # JAX could not be imported: the report says how to install it
+    cell: Optional[int] = None  # a notebook's 1-based cell: `line` then counts in it (vjplint.notebook)
 
     @property
     def verified(self) -> bool:
@@ -54,7 +56,7 @@ class FunctionReport:
         return {"filename": self.filename, "function": self.function, "line": self.line, "status": self.status,
                 "reason": self.reason, "moved": self.moved, "checks": self.checks, "hazard": self.hazard,
                 "inputs": self.inputs, "device": self.device, "device_kind": self.device_kind,
-                "jax_version": self.jax_version}
+                "jax_version": self.jax_version, **({"cell": self.cell} if self.cell is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,20 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
             sys_path.extend(e for e in entries if e not in sys_path)
         outcome = run_harness(request, limit, settings.python, cwd)
         _apply_events(outcome, [r for _, r in plans], limit)
+    from vjplint import notebook
+
+    if notebook.is_notebook(original_path):  # its text is the code cells in order: lines -> (cell, line)
+        cells = notebook.CellMap.of(notebook.split_lines(original_text))
+        for report in reports:
+            if report.line:
+                report.cell, report.line = cells.locate(report.line)
+            for item in report.inputs:  # "call site, line 21" -> "call site, cell 4, line 2"
+                item["source"] = _CALL_SITE_LINE.sub(lambda m: "cell {}, line {}".format(
+                    *cells.locate(int(m.group(1)))), str(item.get("source", "")))
     return reports
+
+
+_CALL_SITE_LINE = re.compile(r"(?<=call site, )line (\d+)")
 
 
 @dataclass
