@@ -15,7 +15,6 @@ from functools import lru_cache
 from typing import Callable, Dict, List, Set, Tuple
 
 import hypothesmith
-import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 

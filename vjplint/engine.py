@@ -44,7 +44,6 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     `filename` is what diagnostics show; `path`, the file's location on disk (default: `filename`),
     is what `per-file-ignores` match, relative to the configuration's directory."""
     where = config.relative_path(path if path is not None else filename)
-    from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
 
     result = LintResult()
     if isinstance(source, bytes):
@@ -65,9 +64,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     if SKIP_FILE.search(text):
         return result
     lines = source_lines(text)
-    enabled = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
-    partly = _partly_enabled(config, enabled)
-    enabled = enabled | partly
+    enabled, partly = enabled_codes(config)
     result.analysed = True
     try:
         module = parse(text, filename)
@@ -79,6 +76,15 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
     return _finish(result, config, filename, where, lines, enabled)
+
+
+def enabled_codes(config: Config) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """(every code that runs, the part of it that runs only for its default reports)."""
+    from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
+
+    enabled = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
+    partly = _partly_enabled(config, enabled)
+    return frozenset(enabled | partly), partly
 
 
 def _partly_enabled(config: Config, enabled: FrozenSet[str]) -> FrozenSet[str]:

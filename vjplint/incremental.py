@@ -25,8 +25,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic, Edit, Fix, Position
-from vjplint.engine import (SKIP_FILE, LintResult, _finish, _run_rules, lint_source, may_contain_findings,
-                            prefilter_names)
+from vjplint.engine import (SKIP_FILE, LintResult, _finish, _run_rules, enabled_codes, lint_source,
+                            may_contain_findings, prefilter_names)
 from vjplint.positions import lines_with_endings, source_lines
 from vjplint.source import SourceError, parse
 
@@ -199,9 +199,7 @@ class IncrementalLinter:
         if not families:
             families = [[]]  # the context alone still gets its findings
         lines = source_lines(text)
-        from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
-
-        enabled = self.config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
+        enabled, self.partly = enabled_codes(self.config)
         found: List[Diagnostic] = []
         seen: Set[tuple] = set()  # context statements are in every family: their findings count once
         errors: List[str] = []
@@ -262,7 +260,7 @@ class IncrementalLinter:
         errors: List[str] = []
         try:
             module = parse("".join(parts), self.filename)
-            diagnostics = _run_rules(self.filename, module, lines, self.config, enabled, errors)
+            diagnostics = _run_rules(self.filename, module, lines, self.config, enabled, errors, self.partly)
         except (SourceError, RecursionError) as exc:  # cannot happen for text that parsed in chunks
             raise ValueError(str(exc)) from exc
         rows = any(_ROW_IN_TEXT.search(d.message) for d in diagnostics)
