@@ -6,6 +6,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts import describe_traced
+from vjplint.facts.crossmodule import external_calls
 from vjplint.infer import (Evidence, Verdict, annotation_evidence, argument_at, default_evidence, name_evidence,
                            usage_evidence)
 from vjplint.jaxapi import ARRAY_NAMESPACES, STATIC_ATTRIBUTES
@@ -301,6 +302,12 @@ def make_power(n: int):
         parent_scope = index.scope_of(fn)
         is_self = parent_scope.is_class and sig.positional[:1] == [param]
         evidence = []
+        if param in sig.positional and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for call in external_calls(self.model, fn.name, fn):  # callers in other modules of the run
+                arg = call.arg(sig.positional.index(param), param)
+                if arg is not None and arg.traced and arg.tag != "callable":
+                    return [Evidence("array", 3, f"receives tracers: `{fn.name}` is called at {call.where} with "
+                                                 f"`{arg.quoted}` ({arg.traced})")]
         for call in self.model.facts.name_calls():
             enclosing = index.enclosing_function(call)
             traced = self.model.traced.get(enclosing) if enclosing is not None else None

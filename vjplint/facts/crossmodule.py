@@ -1,0 +1,257 @@
+"""What other modules of the run do with this module's custom derivatives and factories.
+
+`vjplint.project` builds, once per run, a summary of every module that calls, registers or
+uses a top-level custom derivative (or a factory building one) of another module: for each call,
+the kind of each argument as `vjplint.values` infers it in the caller (with its evidence chain,
+quoted with the caller's file and line). The summaries travel to the defining module's lint as
+`Config.project_facts` (so a change to a caller changes the callee's settings fingerprint and its
+cached result), and rules read them through `model.facts.external`. Single-file lint has none
+(`external` is None) and behaves as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+CALL, REGISTER, USE = "call", "register", "use"
+REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
+CREATOR_TAILS = ("custom_vjp", "custom_jvp")
+MAX_CALLS = 16  # per target and module: beyond that the callers are a library's users, not a pattern
+
+
+@dataclass(frozen=True)
+class ExternalArg:
+    """One argument of a call in another module: its slot (position or keyword) and kind."""
+
+    slot: str  # "0", "1", ... or a keyword name
+    tag: str
+    dtype: str
+    quoted: str  # the argument's source text
+    why: str  # where its kind comes from, file:line included
+    traced: str
+    capture: str = ""  # for a callable: the captured name known to be a tracer
+    capture_traced: str = ""
+
+
+@dataclass(frozen=True)
+class ExternalCall:
+    target: str  # the name in the defining module
+    where: str  # "driver.py:12"
+    caller: str  # the function holding the call ("" at module level)
+    args: Tuple[ExternalArg, ...]
+    complete: bool  # False when a starred argument or **kwargs hides some slots
+
+    def arg(self, position: int, name: str) -> Optional[ExternalArg]:
+        for a in self.args:
+            if a.slot == str(position) or a.slot == name:
+                return a
+        return None
+
+
+@dataclass
+class ExternalFacts:
+    calls: Dict[str, List[ExternalCall]] = field(default_factory=dict)
+    registered: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(method, where)]
+    uses: Dict[str, List[str]] = field(default_factory=dict)  # name -> [where]
+
+    @classmethod
+    def from_config(cls, rows: Sequence[tuple]) -> "ExternalFacts":
+        out = cls()
+        for row in rows:
+            if row[0] == CALL:
+                _, target, where, caller, complete, args = row
+                out.calls.setdefault(target, []).append(
+                    ExternalCall(target, where, caller, tuple(ExternalArg(*a) for a in args), bool(complete)))
+            elif row[0] == REGISTER:
+                out.registered.setdefault(row[1], []).append((row[2], row[3]))
+            elif row[0] == USE:
+                out.uses.setdefault(row[1], []).append(row[2])
+        return out
+
+
+# -- the defining side: which top-level names other modules may want ---------------------------
+def _mentions_creator(node: ast.AST) -> bool:
+    for sub in ast.walk(node):
+        name = sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(sub, ast.Name) else ""
+        if name in CREATOR_TAILS:
+            return True
+    return False
+
+
+def exported_targets(tree: ast.Module) -> List[str]:
+    """Top-level names that are custom derivatives (decorated, or assigned a creator's result), or
+    functions building one inside (factories): what callers in other modules are summarised for."""
+    names: List[str] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_mentions_creator(d) for d in stmt.decorator_list) or any(
+                    isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                        _mentions_creator(d) for d in inner.decorator_list) for inner in ast.walk(stmt)
+                    if inner is not stmt):
+                names.append(stmt.name)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            if isinstance(stmt.value, ast.Call) and _mentions_creator(stmt.value.func):
+                names.append(stmt.targets[0].id)
+    return names
+
+
+# -- the calling side ----------------------------------------------------------------------------
+def absolute(name: str, package: str) -> Optional[str]:
+    """`name` as an absolute dotted name (relative imports resolved against `package`)."""
+    if not name.startswith("."):
+        return name
+    level = len(name) - len(name.lstrip("."))
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[:len(parts) - (level - 1)]
+    rest = name[level:]
+    return ".".join([*base, rest]) if rest else ".".join(base) or None
+
+
+def imported_names(tree: ast.Module, package: str) -> Dict[str, str]:
+    """local name -> absolute dotted name, for every import of the module (any depth)."""
+    out: Dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    out[head] = head
+        elif isinstance(node, ast.ImportFrom):
+            base = absolute("." * node.level + (node.module or ""), package)
+            if base is None:
+                continue
+            for alias in node.names:
+                if alias.name != "*":
+                    out[alias.asname or alias.name] = f"{base}.{alias.name}"
+    return out
+
+
+def _dotted(expr: ast.expr, imports: Dict[str, str]) -> Optional[str]:
+    parts: List[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name) or expr.id not in imports:
+        return None
+    return ".".join([imports[expr.id], *reversed(parts)])
+
+
+def references(tree: ast.Module, package: str, targets: Set[str]) -> bool:
+    """Cheap test: does the module import any of `targets` (absolute `module.name`)?"""
+    imports = imported_names(tree, package)
+    for value in imports.values():
+        if value in targets or any(t.startswith(value + ".") for t in targets):
+            return True
+    return False
+
+
+_LINE = re.compile(r"\b(?:at )?line (\d+)")
+
+
+def _located(text: str, display: str) -> str:
+    """A chain computed in the caller, with its line numbers made `file:line`."""
+    return _LINE.sub(lambda m: f"at {display}:{m.group(1)}", text) if text else ""
+
+
+def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
+              targets: Dict[str, Tuple[str, str]]) -> List[Tuple[str, tuple]]:
+    """(defining module, row) pairs (rows: see ExternalFacts.from_config) for the calls,
+    registrations and uses in this module of `targets` (absolute name -> (module, name there))."""
+    imports = imported_names(tree, package)
+    hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            q = _dotted(node.func, imports)
+            if q in targets:
+                hits.append((node, CALL, q))
+        elif isinstance(node, ast.Attribute) and node.attr in REGISTRATION_METHODS:
+            q = _dotted(node.value, imports)
+            if q in targets:
+                hits.append((node, REGISTER, q))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            q = imports.get(node.id)
+            if q in targets:
+                hits.append((node, USE, q))
+    if not hits:
+        return []
+    from vjplint.collect import collect
+
+    model = collect(tree, lines)
+    values = model.facts.values()
+    rows: List[Tuple[str, tuple]] = []
+    per_target: Dict[str, int] = {}
+    for node, what, q in hits:
+        owner, name = targets[q]
+        where = f"{display}:{node.lineno}"  # type: ignore[attr-defined]
+        if what == REGISTER:
+            rows.append((owner, (REGISTER, name, node.attr, where)))  # type: ignore[attr-defined]
+            continue
+        if what == USE:
+            rows.append((owner, (USE, name, where)))
+            continue
+        per_target[name] = per_target.get(name, 0) + 1
+        if per_target[name] > MAX_CALLS:
+            continue
+        call: ast.Call = node  # type: ignore[assignment]
+        enclosing = model.index.enclosing_function(call)
+        traced = model.traced.get(enclosing) if enclosing is not None else None
+        complete = not any(isinstance(a, ast.Starred) for a in call.args) and all(
+            k.arg is not None for k in call.keywords)
+        args = []
+        slots = [(str(i), a) for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)] if complete else []
+        slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+        for slot, arg in slots:
+            args.append(_summarize_arg(model, values, slot, arg, enclosing, traced, display))
+        caller = getattr(enclosing, "name", "<lambda>") if enclosing is not None else ""
+        rows.append((owner, (CALL, name, where, caller, complete, tuple(args))))
+    return rows
+
+
+def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, display: str) -> tuple:
+    kind = values.of(arg)
+    reason = kind.traced or ""
+    if not reason and traced is not None and kind.tag != "callable":
+        reason = model.facts.traced_reason(arg, enclosing, traced) or ""
+    capture = capture_traced = ""
+    if kind.tag == "callable":
+        for cname, ckind in kind.captures:
+            if ckind.traced:
+                capture, capture_traced = cname, _located(ckind.traced, display)
+                break
+    quoted = model.quote(arg, 50)
+    if isinstance(arg, ast.Name) and traced is not None and arg.id in traced.static_params and any(
+            b.kind == "param" for b in model.index.lookup(arg.id, model.index.scope_of(arg))):
+        how = f"`{arg.id}` is a static argument of `{getattr(enclosing, 'name', '<lambda>')}` (`{traced.how}`)"
+        return (slot, "static", "", quoted, how, "", "", "")
+    why = kind.why if kind.why != f"`{quoted}`" else ""
+    if why.startswith(f"`{quoted}`, "):  # `make(w)`, which returns ...: the argument is quoted already
+        why = why[len(quoted) + 4:]
+    why = _located(why, display)
+    return (slot, kind.tag, kind.dtype or "", quoted, why, _located(reason, display), capture, capture_traced)
+
+
+def is_top_level(model, node: ast.AST) -> bool:
+    """Other modules can reach only module-level names: the statement holding `node` (a
+    decorator belongs to its def) sits in the module body."""
+    statement = node
+    while not isinstance(statement, ast.stmt):
+        parent = model.index.parent(statement)
+        if parent is None:
+            return False
+        statement = parent
+    return isinstance(model.index.parent(statement), ast.Module)
+
+
+def external_calls(model, name: str, node: ast.AST) -> List[ExternalCall]:
+    """Calls of the module-level `name` (defined at `node`) from other modules of the run."""
+    external = model.facts.external
+    if external is None or not is_top_level(model, node):
+        return []
+    return external.calls.get(name, [])

@@ -1,0 +1,161 @@
+"""Per-run cross-module value summaries (vjplint.facts.crossmodule), cached per file.
+
+Two passes over the run's modules: which top-level names each module exports that callers may
+care about (custom derivatives and factories building one), then, for each module importing one
+of them, its calls, registrations and uses with the argument kinds `vjplint.values` infers there.
+Each file's entry is kept by size and mtime (with the result cache's racy-mtime guard) and, for
+its summary, by a digest of the run's targets, so a warm run re-analyses only what changed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from vjplint.config import Config
+
+FORMAT = 1
+RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
+TRIGGERS = (b"custom_vjp", b"custom_jvp")
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def _parse(data: bytes):
+    from vjplint.positions import source_lines
+    from vjplint.source import SourceError, decode, parse
+
+    try:
+        text = decode(data).text
+        return parse(text), source_lines(text)
+    except (SourceError, RecursionError, ValueError, MemoryError):
+        return None
+
+
+class _Entry:
+    def __init__(self, raw: Optional[list]) -> None:
+        # [size, mtime_ns, made_ns, defines, targets_key, rows]
+        self.raw = raw if isinstance(raw, list) and len(raw) == 6 else None
+
+
+def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional[Config],
+                   use_cache: bool = True) -> Dict[str, Tuple[tuple, ...]]:
+    """module -> rows about its names from the other modules of the run. `files` holds
+    (path, module name, package, display path) per Python file."""
+    from vjplint.facts.crossmodule import exported_targets, references, summarize
+
+    cache = _Cache(anchor) if use_cache and anchor is not None else None
+    now = time.time_ns()
+    fresh: Dict[str, bool] = {}
+    data_of: Dict[str, Optional[bytes]] = {}
+    parsed: Dict[str, Any] = {}
+    defines: Dict[str, List[str]] = {}
+    entries: Dict[str, list] = {}
+    for path, module, _, display in files:
+        key = display
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        entry = cache.entries.get(key) if cache is not None else None
+        if entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns and st.st_mtime_ns < entry[2] - RACY_NS:
+            fresh[key] = True
+            defines[key] = list(entry[3])
+            entries[key] = entry
+            continue
+        fresh[key] = False
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        data_of[key] = data
+        names: List[str] = []
+        if any(t in data for t in TRIGGERS):
+            found = parsed[key] = _parse(data)
+            if found is not None:
+                names = exported_targets(found[0])
+        defines[key] = names
+        entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", []]
+    targets: Dict[str, Tuple[str, str]] = {}
+    module_of = {display: module for _, module, _, display in files}
+    for key, names in defines.items():
+        for name in names:
+            targets[f"{module_of[key]}.{name}"] = (module_of[key], name)
+    out: Dict[str, List[tuple]] = {}
+    if not targets:
+        if cache is not None:
+            cache.save(entries)
+        return {}
+    targets_key = hashlib.sha256("\n".join(sorted(targets)).encode()).hexdigest()[:16]
+    heads = {t.split(".")[-2].encode() for t in targets}  # the defining modules' last names
+    for path, module, package, display in files:
+        entry = entries.get(display)
+        if entry is None:
+            continue
+        if fresh.get(display) and entry[4] == targets_key:
+            rows = entry[5]
+        else:
+            rows = []
+            data = data_of.get(display)
+            if data is None:
+                try:
+                    data = Path(path).read_bytes()
+                except OSError:
+                    data = b""
+            if b"import" in data and any(h in data for h in heads):
+                found = parsed.get(display) or _parse(data)
+                if found is not None and references(found[0], package, set(targets)):
+                    own = {k: v for k, v in targets.items() if v[0] != module}
+                    rows = [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own)]
+            entry[4], entry[5] = targets_key, json.loads(json.dumps(rows))
+            entry[2] = now
+        for owner, row in entry[5]:
+            if owner != module:
+                out.setdefault(owner, []).append(_tuples(row))
+    if cache is not None:
+        cache.save(entries)
+    return {module: tuple(rows) for module, rows in out.items()}
+
+
+class _Cache:
+    """display -> entry, beside the project index's cache."""
+
+    def __init__(self, anchor: Config) -> None:
+        from vjplint.batch.cache import cache_root
+        from vjplint.batch.fastpath import code_fingerprint, short_name
+
+        self.root = cache_root(anchor)
+        self.build = code_fingerprint()
+        self.key = "\n".join((os.getcwd(), str(FORMAT), "values"))
+        self.path = self.root / short_name(self.build) / "project" / (short_name(self.key) + ".json")
+        self.entries: Dict[str, list] = {}
+        self.loaded = ""
+        try:
+            raw = self.path.read_bytes()
+            data = json.loads(raw)
+            if data.get("build") == self.build and data.get("key") == self.key:
+                self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, list) and len(v) == 6}
+                self.loaded = hashlib.sha256(raw).hexdigest()
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+
+    def save(self, entries: Dict[str, list]) -> None:
+        from vjplint.batch.fastpath import ensure_cache_root
+
+        text = json.dumps({"format": FORMAT, "build": self.build, "key": self.key, "entries": entries},
+                          separators=(",", ":"))
+        if hashlib.sha256(text.encode()).hexdigest() == self.loaded:
+            return
+        try:
+            ensure_cache_root(str(self.root))
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a read-only tree still lints
