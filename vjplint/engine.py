@@ -93,6 +93,8 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
 
         model.facts.external = ExternalFacts.from_config(config.project_facts)
     options = RuleOptions(Hints(config.array_names, config.static_names))
+    if config.array_names or config.static_names:
+        model.facts.hints = options.hints  # vjplint.values reads them as the weakest source of kinds
     stub = filename.endswith(".pyi")
     rules = [cls(model, options) for cls in rules_for(enabled) if (cls.IN_STUBS or not stub) and not cls.RUNTIME]
     visitors: Dict[str, List] = {}

@@ -65,6 +65,7 @@ class ExternalFacts:
                 _, target, where, caller, complete, args = row
                 out.calls.setdefault(target, []).append(
                     ExternalCall(target, where, caller, tuple(ExternalArg(*a) for a in args), bool(complete)))
+                out.uses.setdefault(target, []).append(where)  # `mod.f(...)` is a use too
             elif row[0] == REGISTER:
                 out.registered.setdefault(row[1], []).append((row[2], row[3]))
             elif row[0] == USE:

@@ -187,9 +187,10 @@ def exported(x):
                     node is dec for dec in getattr(parent, "decorator_list", ())):
                 continue
             creator = "jax.custom_vjp" if node.attr == "defvjp" else "jax.custom_jvp"  # type: ignore[attr-defined]
+            when = "importing this module raises" if is_top_level(self.model, node) else "running this line raises"
             self.report(node, f"`{base.id}.{node.attr}` registers rules on `{base.id}`, a plain function "  # type: ignore
-                              f"(line {fn.lineno}, no `@{creator}`): a function has no `{node.attr}`, so importing "  # type: ignore
-                              f"this module raises `AttributeError: 'function' object has no attribute "
+                              f"(line {fn.lineno}, no `@{creator}`): a function has no `{node.attr}`, so {when}"  # type: ignore
+                              f" `AttributeError: 'function' object has no attribute "
                               f"'{node.attr}'`; decorate `{base.id}` with `@{creator}`")  # type: ignore[attr-defined]
 
     def _equinox(self, d: CustomDerivative, mentions: Set[Tuple[str, str]], registered: Dict[str, Set[str]],

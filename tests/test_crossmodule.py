@@ -1,0 +1,121 @@
+"""Cross-module value inference (vjplint.project_values, vjplint.facts.crossmodule): the package
+tests/data/crossmodule/shop, linted as a run, reports hazards whose evidence is in another module
+(a jitted caller passing a traced index, a kernel factory closing over a traced width, a factory
+parameter differentiated by the caller, a custom_vjp never registered and called elsewhere), with
+the caller's file and line in the message; its look-alikes (shop/calm_*) stay silent; a module
+linted alone behaves as before (the LSP server, `lint_source` without a project); the per-file
+cache follows a change in a caller. The eval cases eval/cases/*/*_xmod.py run the same constructs
+on JAX."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+DATA = Path(__file__).parent / "data" / "crossmodule"
+
+XMOD = [
+    ("shop/ops.py", 10, 2, "VJP104",
+     "`gather_rows` receives a traced value in its nondiff position 1 (`idx`) from another module: at "
+     "shop/train.py:15 `picked_energy` passes `idx` (`idx` is a parameter of `picked_energy`, which is traced by "
+     "`jax.jit`), so JAX raises UnexpectedTracerError there. Mark it static in that transformation, pass a Python "
+     "constant, or move `idx` out of nondiff_argnums"),
+    ("shop/ops.py", 11, 20, "VJP101",
+     "`idx` (position 1) is in nondiff_argnums but receives an array at shop/train.py:15: `idx` (`idx` is a "
+     "parameter of `picked_energy`, which is traced by `jax.jit`); a traced value here raises "
+     "UnexpectedTracerError under jit, vmap or grad. Pass it as a regular argument, save it in the residuals and "
+     "return None for it from bwd"),
+    ("shop/ops.py", 26, 2, "VJP105",
+     "the callable `make_kernel(width)` (which returns the lambda at shop/train.py:10) passed as nondiff `kernel` "
+     "of `interpolate` at shop/train.py:20 captures `width`, a traced value (`width` is a parameter of `smooth`, "
+     "which is traced by `jax.jit`): differentiating with respect to it raises UnexpectedTracerError ('Encountered "
+     "an unexpected tracer') or CustomVJPException ('Detected differentiation of a custom_vjp function with respect "
+     "to a closed-over value'), and grad of a jit fails with 'No constant handler'. Use `jax.closure_convert` and "
+     "pass the constants as arguments"),
+    ("shop/ops.py", 45, 25, "VJP201",
+     "custom_vjp `decay` is defined inside `make_decay` and closes over `rate` (read in `decay`, `decay_fwd`, "
+     "`decay_bwd`): `rate` receives tracers: `make_decay` is called at shop/train.py:24 with `rate` (`rate` is a "
+     "parameter of `decay_loss`, which is traced by `jax.grad`). Differentiating `decay` with respect to `rate` "
+     "fails (UnexpectedTracerError, or CustomVJPException 'Detected differentiation of a custom_vjp function with "
+     "respect to a closed-over value' when the call is staged by jit/checkpoint/scan), and "
+     "`jax.grad(jax.jit(...))` fails with 'No constant handler for type DynamicJaxprTracer' even when it is not "
+     "differentiated. Pass `rate` as an explicit argument of `decay` (returning its cotangent (or None) from bwd), "
+     "or hoist it with `jax.closure_convert`"),
+    ("shop/ops.py", 58, 2, "VJP301",
+     "custom_vjp `external_cos` is used in another module of this run (shop/train.py:31) but never gets its rules: "
+     "no module of this run has `external_cos.defvjp(fwd, bwd)`, so calling it raises `AttributeError: No VJP "
+     "defined for custom_vjp function external_cos using defvjp.` in every mode, eager included; register the "
+     "rules defined here with `external_cos.defvjp(external_cos_fwd, external_cos_bwd)`"),
+]
+
+# ops.py linted alone: what vjplint said before cross-module inference, unchanged.
+ALONE = [
+    ("shop/ops.py", 11, 20, "VJP102",
+     "`idx` (position 1) is in nondiff_argnums and may be an array: it is used as array data in `x[idx]` "
+     "(line 12), `x[idx]` (line 16). If it can be traced, JAX raises UnexpectedTracerError; move it to the "
+     "residuals or annotate it as a static type"),
+    ("shop/ops.py", 71, 2, "VJP301",
+     "custom_vjp `external_sin` is called (line 85) but never gets its rules: this file has no "
+     "`external_sin.defvjp(fwd, bwd)`, so calling it raises `AttributeError: No VJP defined for custom_vjp "
+     "function external_sin using defvjp.` in every mode, eager included; register the rules defined here with "
+     "`external_sin.defvjp(external_sin_fwd, external_sin_bwd)`"),
+]
+
+
+def _check(cwd: Path, *args: str):
+    proc = run_cli("check", "--output-format", "json", "--exit-zero", *args, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return [(d["filename"], d["location"]["row"], d["location"]["column"], d["code"], d["message"])
+            for d in json.loads(proc.stdout)]
+
+
+@pytest.mark.cli
+def test_the_package_reports_hazards_whose_evidence_is_in_another_module():
+    assert _check(DATA, "--no-cache", "shop") == XMOD
+
+
+@pytest.mark.cli
+def test_look_alikes_called_with_python_values_stay_silent():
+    assert _check(DATA, "--no-cache", "shop/calm_ops.py", "shop/calm_train.py") == []
+
+
+@pytest.mark.cli
+def test_a_module_alone_is_linted_as_before():
+    assert _check(DATA, "--no-cache", "shop/ops.py") == ALONE
+
+
+@pytest.mark.cli
+def test_a_registration_in_another_module_counts_and_the_cache_follows_callers(tmp_path):
+    root = tmp_path / "proj"
+    shutil.copytree(DATA / "shop", root / "shop")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert _check(root, *cache, "shop") == XMOD
+    assert _check(root, *cache, "shop") == XMOD  # warm: read from the caches
+    train = root / "shop" / "train.py"
+    train.write_text(train.read_text().replace("@jax.jit\ndef picked_energy",
+                                               "@partial(jax.jit, static_argnums=(1,))\ndef picked_energy")
+                     .replace("import jax\n", "from functools import partial\n\nimport jax\n", 1))
+    shifted = [(f, r + 2 if f == "shop/train.py" else r, c, code, m.replace("train.py:2", "train.py:2").replace(
+        "train.py:10", "train.py:12").replace("train.py:20", "train.py:22").replace("train.py:24", "train.py:26")
+        .replace("train.py:31", "train.py:33")) for f, r, c, code, m in XMOD if code not in ("VJP104", "VJP101")]
+    assert _check(root, *cache, "shop") == shifted
+    (root / "shop" / "setup_rules.py").unlink()  # the only registration of external_sin
+    found = _check(root, *cache, "shop")
+    assert [(f, r, code) for f, r, _, code, _ in found if code == "VJP301"] == [
+        ("shop/ops.py", 58, "VJP301"), ("shop/ops.py", 71, "VJP301")]
+
+
+@pytest.mark.unit
+def test_lint_source_without_a_project_knows_no_other_module():
+    from vjplint.config import Config
+    from vjplint.engine import lint_source
+
+    path = DATA / "shop" / "ops.py"
+    found = [("shop/ops.py", d.location.row, d.location.column, d.code, d.message)
+             for d in lint_source(str(path), path.read_bytes(), Config()).diagnostics]
+    assert found == ALONE
