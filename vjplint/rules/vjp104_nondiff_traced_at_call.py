@@ -20,6 +20,10 @@ class NondiffTracedAtCall(Rule):
     nondiff position: `jax.jit(f)` without `static_argnums` for it, `jax.vmap(f)` batching it,
     `jax.grad(f, argnums=...)` differentiating it, `lax.cond(p, f, g, ...)`.
 
+    When the caller is in another module of the run (vjplint.project_values), the traced value
+    that module passes is reported at the custom_vjp's definition, with the caller's file, line
+    and evidence chain.
+
     ## Why is this bad?
     Inside a traced function these values are tracers, and custom_vjp rejects tracers in
     nondiff positions: `jax.errors.UnexpectedTracerError: Found a JAX Tracer object passed as an

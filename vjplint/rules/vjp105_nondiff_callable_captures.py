@@ -23,6 +23,10 @@ class NondiffCallableCaptures(Rule):
     the module's callers); and, as "may", a closure over a parameter of an enclosing function
     that is not known to be traced, when the closure uses it as a number.
 
+    A callable built in another module of the run (a kernel factory called inside the caller's
+    jitted loss) and passed to a custom derivative defined here is reported at the definition,
+    with the caller's file and line.
+
     ## Why is this bad?
     JAX's tracer check looks at pytree leaves only, and a function is one opaque leaf, so the
     captured tracer slips through. Differentiating with respect to the captured value raises

@@ -48,8 +48,9 @@ class ClosureOverTraced(Rule):
     defined inside a function and reading that function's parameters or values computed from
     them (also `obj.attr` of an object built from them, and `self` of a method), when the value
     may be a tracer: the enclosing function is traced (jit/grad/vmap/scan... in this module) or
-    called from traced code with a traced argument, the value is annotated or computed as an
-    array, or it is used as array data.
+    called from traced code with a traced argument (in this module, or in another module of the
+    run: a factory `make(rate)` that a module importing it calls from a differentiated function),
+    the value is annotated or computed as an array, or it is used as array data.
 
     ## Why is this bad?
     JAX only knows how to differentiate a custom function with respect to its explicit

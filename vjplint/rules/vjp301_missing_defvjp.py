@@ -32,6 +32,16 @@ class MissingDefvjp(Rule):
       A custom_vjp that is only defined (and perhaps exported) may be registered by the module
       that imports it, so it is left alone.
 
+    In a run over several modules (the CLI on a tree; vjplint.project_values), a registration in
+    any module of the run counts (`from lib import f; f.defvjp(f_fwd, f_bwd)`), and a module-level
+    custom_vjp that another module of the run refers to is also reported when it is called there,
+    or when `f_fwd` and `f_bwd` are defined beside it and no module of the run registers them.
+    Single-file lint (the Language Server) keeps the single-file answer.
+
+    Also flags `f.defvjp(...)`, `f.defjvp(...)` or `@f.defjvp` where `f` is a plain function,
+    bound once and undecorated: a function has no such attribute, so that line raises
+    `AttributeError` (at import when it is at module level; docs/facts/crossmodule.md).
+
     `flax.nnx.custom_vjp` registers with `defvjp` as JAX does. `equinox.filter_custom_vjp` needs
     both `@f.def_fwd` and `@f.def_bwd` (`equinox.filter_custom_jvp`: `@f.def_jvp`), and equinox
     raises at the first call without them; `jax.custom_gradient` and linen's `nn.custom_vjp`
