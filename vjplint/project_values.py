@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from vjplint.config import Config
 
@@ -27,14 +28,32 @@ def _tuples(value: Any) -> Any:
 
 
 def _parse(data: bytes):
+    """(tree, lines), or None: a file only the newer-syntax fallback parses is left out (that
+    fallback imports libcst, too slow for an index; linting the file reports it as usual)."""
+    import ast
+
     from vjplint.positions import source_lines
-    from vjplint.source import SourceError, decode, parse
+    from vjplint.source import SourceError, decode
 
     try:
         text = decode(data).text
-        return parse(text), source_lines(text)
-    except (SourceError, RecursionError, ValueError, MemoryError):
+        return ast.parse(text), source_lines(text)
+    except (SourceError, SyntaxError, RecursionError, ValueError, MemoryError):
         return None
+
+
+_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b([^\n]*)|import[ \t]+([^\n]*))", re.MULTILINE)
+_WORD = re.compile(rb"\w+")
+
+
+def _imported_words(data: bytes) -> Set[bytes]:
+    """The words of the module's import lines (module paths and imported names): a caller of
+    `pkg.mod.f` has `mod` among them."""
+    words: Set[bytes] = set()
+    for groups in _IMPORT_LINE.findall(data):
+        for group in groups:
+            words.update(_WORD.findall(group))
+    return words
 
 
 class _Entry:
@@ -76,9 +95,7 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
         data_of[key] = data
         names: List[str] = []
         if any(t in data for t in TRIGGERS):
-            found = parsed[key] = _parse(data)
-            if found is not None:
-                names = exported_targets(found[0])
+            names = exported_targets(data.decode("utf-8", "replace"))
         defines[key] = names
         entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", []]
     targets: Dict[str, Tuple[str, str]] = {}
@@ -92,7 +109,12 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
             cache.save(entries)
         return {}
     targets_key = hashlib.sha256("\n".join(sorted(targets)).encode()).hexdigest()[:16]
-    heads = {t.split(".")[-2].encode() for t in targets}  # the defining modules' last names
+    # Bytes first: a caller names a target and its module (`from pkg.mod import f`, `mod.f(...)`).
+    heads_of: Dict[bytes, Set[bytes]] = {}
+    for t in targets:
+        head, name = t.split(".")[-2:]
+        heads_of.setdefault(name.encode(), set()).add(head.encode())
+    heads = {h for hs in heads_of.values() for h in hs}
     for path, module, package, display in files:
         entry = entries.get(display)
         if entry is None:
@@ -107,7 +129,10 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
                     data = Path(path).read_bytes()
                 except OSError:
                     data = b""
-            if b"import" in data and any(h in data for h in heads):
+            pairs = [(n, hs) for n, hs in heads_of.items() if n in data and any(h in data for h in hs)] \
+                if b"import" in data else []
+            imported = _imported_words(data) & heads if pairs else set()
+            if imported and any(hs & imported for _, hs in pairs):
                 found = parsed.get(display) or _parse(data)
                 if found is not None and references(found[0], package, set(targets)):
                     own = {k: v for k, v in targets.items() if v[0] != module}

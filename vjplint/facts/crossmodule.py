@@ -74,28 +74,50 @@ class ExternalFacts:
 
 
 # -- the defining side: which top-level names other modules may want ---------------------------
-def _mentions_creator(node: ast.AST) -> bool:
-    for sub in ast.walk(node):
-        name = sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(sub, ast.Name) else ""
-        if name in CREATOR_TAILS:
-            return True
-    return False
+_REGISTERED = re.compile(r"\b(\w+)\s*\.\s*(?:defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\b")
+_TOP_DEF = re.compile(r"(?:async\s+)?def\s+(\w+)")
+_TOP_ASSIGN = re.compile(r"(\w+)\s*=(?!=).*\bcustom_(?:vjp|jvp)\b")
+_CREATOR = re.compile(r"\bcustom_(?:vjp|jvp)\b")
 
 
-def exported_targets(tree: ast.Module) -> List[str]:
-    """Top-level names that are custom derivatives (decorated, or assigned a creator's result), or
-    functions building one inside (factories): what callers in other modules are summarised for."""
+def exported_targets(text: str) -> List[str]:
+    """Top-level names whose callers in other modules matter to a rule: custom derivatives with
+    nondiff arguments (what is passed there), factories building a custom derivative inside
+    (what their parameters receive), and custom derivatives this module never registers (where
+    they are registered or used). Read from the text, line by line, without parsing: this only
+    chooses what callers are summarised for (the rules judge the definitions on the real model),
+    and it keeps the index cheap on trees with many custom derivatives."""
+    registered = set(_REGISTERED.findall(text))
     names: List[str] = []
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(_mentions_creator(d) for d in stmt.decorator_list) or any(
-                    isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                        _mentions_creator(d) for d in inner.decorator_list) for inner in ast.walk(stmt)
-                    if inner is not stmt):
-                names.append(stmt.name)
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            if isinstance(stmt.value, ast.Call) and _mentions_creator(stmt.value.func):
-                names.append(stmt.targets[0].id)
+    decorators: List[str] = []
+    current = ""  # the top-level def being read, while it is not yet known to be a factory
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(stripped)
+        if indent == 0:
+            current = ""
+            if stripped.startswith("@"):
+                decorators.append(stripped)
+                continue
+            found = _TOP_DEF.match(stripped)
+            if found:
+                creators = [d for d in decorators if _CREATOR.search(d)]
+                if creators:
+                    if found.group(1) not in registered or any("nondiff_argnums" in d for d in creators):
+                        names.append(found.group(1))
+                else:
+                    current = found.group(1)
+            else:
+                assigned = _TOP_ASSIGN.match(stripped)
+                name = assigned.group(1) if assigned else ""
+                if name and (name not in registered or "nondiff_argnums" in stripped):
+                    names.append(name)
+            decorators = []
+        elif current and stripped.startswith("@") and _CREATOR.search(stripped):
+            names.append(current)  # a factory: a custom derivative is built inside
+            current = ""
     return names
 
 
@@ -113,10 +135,22 @@ def absolute(name: str, package: str) -> Optional[str]:
     return ".".join([*base, rest]) if rest else ".".join(base) or None
 
 
+def _module_level(body: List[ast.stmt]) -> Iterable[ast.stmt]:
+    """Statements run at import: the module body and its if/try/with blocks (not functions)."""
+    for stmt in body:
+        yield stmt
+        for field_name in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(stmt, field_name, None)
+            if isinstance(inner, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                   ast.ClassDef)):
+                yield from _module_level([s for s in inner if isinstance(s, ast.stmt)] + [
+                    s for h in inner if isinstance(h, ast.ExceptHandler) for s in h.body])
+
+
 def imported_names(tree: ast.Module, package: str) -> Dict[str, str]:
-    """local name -> absolute dotted name, for every import of the module (any depth)."""
+    """local name -> absolute dotted name, for the module-level imports of the module."""
     out: Dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in _module_level(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
