@@ -119,3 +119,17 @@ def test_lint_source_without_a_project_knows_no_other_module():
     found = [("shop/ops.py", d.location.row, d.location.column, d.code, d.message)
              for d in lint_source(str(path), path.read_bytes(), Config()).diagnostics]
     assert found == ALONE
+
+
+@pytest.mark.unit
+def test_the_language_server_index_keeps_single_file_value_inference():
+    from vjplint.config import Config
+    from vjplint.project import build_index
+
+    files = sorted((DATA / "shop").glob("*.py"))
+    run = build_index(files, Config(), use_cache=False)
+    assert sorted(run.external) == ["shop.calm_ops", "shop.ops"]
+    assert [row[:3] for row in run.external["shop.ops"] if row[0] == "register"] == [
+        ("register", "external_sin", "defvjp")]
+    served = build_index(files, Config(), use_cache=False, base=str(DATA))  # what the server builds
+    assert served.external == {}

@@ -89,10 +89,13 @@ def _with_aliases(config: Config, creators: Dict[str, Creator]) -> Config:
 
 # -- building -------------------------------------------------------------------------------
 def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True,
-                base: Optional[str] = None) -> ProjectIndex:
+                base: Optional[str] = None, cross_module: Optional[bool] = None) -> ProjectIndex:
     """The index of `files` (paths as the run names them); `anchor` says where the cache lives
     and which configured aliases wrappers may forward to. Messages show paths relative to `base`
-    (the Language Server's workspace folder), else as the run displays them."""
+    (the Language Server's workspace folder), else as the run displays them. `cross_module`
+    adds the value summaries of vjplint.project_values; by default only for runs (no `base`):
+    the Language Server keeps single-file value inference, since its index follows saves, not
+    the buffers being edited."""
     from vjplint.batch.outcomes import display_path
 
     index = ProjectIndex()
@@ -115,7 +118,7 @@ def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True
     if cache is not None:
         cache.save()
     _Resolver(modules, anchor, index).run()
-    if len(python) > 1:  # one file has no other module to learn from
+    if (base is None if cross_module is None else cross_module) and len(python) > 1:  # one file: nothing to learn
         from vjplint.project_values import build_external
 
         index.external = build_external(python, anchor, use_cache=use_cache)
