@@ -75,49 +75,49 @@ class ExternalFacts:
 
 # -- the defining side: which top-level names other modules may want ---------------------------
 _REGISTERED = re.compile(r"\b(\w+)\s*\.\s*(?:defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\b")
-_TOP_DEF = re.compile(r"(?:async\s+)?def\s+(\w+)")
-_TOP_ASSIGN = re.compile(r"(\w+)\s*=(?!=).*\bcustom_(?:vjp|jvp)\b")
 _CREATOR = re.compile(r"\bcustom_(?:vjp|jvp)\b")
+# A module-level statement start: a decorator, a def, an assignment (name only), anything else.
+_TOP = re.compile(r"^(?:(@)[^\n]*|(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*=(?!=)[^\n]*|[^\s#][^\n]*)", re.MULTILINE)
+_INNER_CREATOR = re.compile(r"^[ \t]+@[^\n]*\bcustom_(?:vjp|jvp)\b", re.MULTILINE)
 
 
 def exported_targets(text: str) -> List[str]:
     """Top-level names whose callers in other modules matter to a rule: custom derivatives with
     nondiff arguments (what is passed there), factories building a custom derivative inside
     (what their parameters receive), and custom derivatives this module never registers (where
-    they are registered or used). Read from the text, line by line, without parsing: this only
-    chooses what callers are summarised for (the rules judge the definitions on the real model),
-    and it keeps the index cheap on trees with many custom derivatives."""
+    they are registered or used). Read from the text with a few regular expressions, without
+    parsing: this only chooses what callers are summarised for (the rules judge definitions on
+    the real model), and it keeps the index cheap on trees with many custom derivatives."""
     registered = set(_REGISTERED.findall(text))
     names: List[str] = []
     decorators: List[str] = []
-    current = ""  # the top-level def being read, while it is not yet known to be a factory
-    for line in text.splitlines():
-        stripped = line.lstrip()
-        if not stripped or stripped.startswith("#"):
+    defs: List[Tuple[int, str]] = []  # (offset, name) of undecorated-by-a-creator top-level defs
+    for m in _TOP.finditer(text):
+        decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
+        line = m.group(0)
+        if decorator:
+            decorators.append(line)
             continue
-        indent = len(line) - len(stripped)
-        if indent == 0:
-            current = ""
-            if stripped.startswith("@"):
-                decorators.append(stripped)
-                continue
-            found = _TOP_DEF.match(stripped)
-            if found:
-                creators = [d for d in decorators if _CREATOR.search(d)]
-                if creators:
-                    if found.group(1) not in registered or any("nondiff_argnums" in d for d in creators):
-                        names.append(found.group(1))
-                else:
-                    current = found.group(1)
+        if def_name:
+            creators = [d for d in decorators if _CREATOR.search(d)]
+            if creators:
+                if def_name not in registered or any("nondiff_argnums" in d for d in creators):
+                    names.append(def_name)
             else:
-                assigned = _TOP_ASSIGN.match(stripped)
-                name = assigned.group(1) if assigned else ""
-                if name and (name not in registered or "nondiff_argnums" in stripped):
-                    names.append(name)
-            decorators = []
-        elif current and stripped.startswith("@") and _CREATOR.search(stripped):
-            names.append(current)  # a factory: a custom derivative is built inside
-            current = ""
+                defs.append((m.start(), def_name))
+        elif assigned and _CREATOR.search(line) and (assigned not in registered or "nondiff_argnums" in line):
+            names.append(assigned)
+        elif not line.startswith((")", "]", "}")):  # any other statement ends the def above (a
+            defs.append((m.start(), ""))  # closing bracket only continues the statement above)
+        decorators = []
+    for m in _INNER_CREATOR.finditer(text):  # a factory: a custom derivative is built inside a def
+        owner = ""
+        for start, name in defs:
+            if start > m.start():
+                break
+            owner = name
+        if owner and owner not in names:
+            names.append(owner)
     return names
 
 
