@@ -101,6 +101,7 @@ def exported_targets(text: str) -> List[str]:
         if def_name:
             creators = [d for d in decorators if _CREATOR.search(d)]
             if creators:
+                defs.append((m.start(), ""))  # a custom derivative itself, not a factory
                 if def_name not in registered or any("nondiff_argnums" in d for d in creators):
                     names.append(def_name)
             else:
