@@ -133,3 +133,39 @@ def test_the_language_server_index_keeps_single_file_value_inference():
         ("register", "external_sin", "defvjp")]
     served = build_index(files, Config(), use_cache=False, base=str(DATA))  # what the server builds
     assert served.external == {}
+
+
+CONFIRM = '''
+import jax, jax.numpy as jnp
+from shop import calm_train, ops, setup_rules, train
+
+def outcome(thunk):
+    try:
+        thunk()
+        return "runs"
+    except Exception as exc:
+        return type(exc).__name__
+
+x, vals = jnp.arange(4.0), jnp.array([0.5, 1.5, -1.0])
+print(outcome(lambda: jax.grad(train.picked_energy)(x, jnp.array([0, 2]))))
+print(outcome(lambda: jax.grad(lambda w: jnp.sum(train.smooth(w, vals)))(0.3)))
+print(outcome(lambda: train.decay_grad(0.8, jnp.ones(2))))
+print(outcome(lambda: train.cosine(0.7)))
+print(outcome(lambda: jax.grad(ops.doubled_sin)(0.7)))
+print(outcome(lambda: jax.grad(calm_train.picked_energy)(x, 2)))
+print(outcome(lambda: jax.grad(lambda v: jnp.sum(calm_train.smooth(v)))(vals)))
+print(outcome(lambda: jax.grad(calm_train.decay_loss)(jnp.ones(2))))
+'''
+
+
+@pytest.mark.jax
+def test_the_package_behaves_on_jax_as_the_diagnostics_say():
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", CONFIRM], cwd=DATA, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(DATA), "JAX_PLATFORMS": "cpu"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["UnexpectedTracerError", "CustomVJPException", "UnexpectedTracerError",
+                                   "AttributeError", "runs", "runs", "runs", "runs"]
