@@ -173,3 +173,26 @@ def test_the_package_behaves_on_jax_as_the_diagnostics_say():
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["UnexpectedTracerError", "CustomVJPException", "UnexpectedTracerError",
                                    "AttributeError", "runs", "runs", "runs", "runs"]
+
+
+@pytest.mark.cli
+def test_a_custom_jvp_nondiff_slot_fed_an_array_by_another_module(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "lib.py").write_text(
+        "from functools import partial\n\nimport jax\n\n\n"
+        "@partial(jax.custom_jvp, nondiff_argnums=(1,))\n"
+        "def take(x, idx):\n    return helper(x, idx)\n\n\n"
+        "def helper(x, idx):\n    return x[idx]\n\n\n"
+        "@take.defjvp\ndef take_jvp(idx, primals, tangents):\n"
+        "    (x,), (t,) = primals, tangents\n    return take(x, idx), t[idx]\n")
+    (tmp_path / "pkg" / "use.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\nfrom pkg.lib import take\n\n\n"
+        "@jax.jit\ndef f(x, idx):\n    return jnp.sum(take(x, idx))\n")
+    expected = [("pkg/lib.py", 7, 13, "VJP106",
+                 "`idx` (position 1) is in nondiff_argnums of custom_jvp `take` but receives an array at "
+                 "pkg/use.py:9: `idx` (`idx` is a parameter of `f`, which is traced by `jax.jit`): custom_jvp "
+                 "stop-gradients nondiff arguments, so its derivative is silently zero, and it fails under "
+                 "jax_custom_jvp3. Make it a differentiable argument")]
+    assert _check(tmp_path, "--no-cache", "--extend-select", "VJP106", "pkg") == expected
+    assert _check(tmp_path, "--no-cache", "--extend-select", "VJP106", "pkg/lib.py") == []  # alone: as before
