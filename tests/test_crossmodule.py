@@ -196,3 +196,28 @@ def test_a_custom_jvp_nondiff_slot_fed_an_array_by_another_module(tmp_path):
                  "jax_custom_jvp3. Make it a differentiable argument")]
     assert _check(tmp_path, "--no-cache", "--extend-select", "VJP106", "pkg") == expected
     assert _check(tmp_path, "--no-cache", "--extend-select", "VJP106", "pkg/lib.py") == []  # alone: as before
+
+
+@pytest.mark.cli
+def test_a_value_imported_from_another_module_keeps_its_kind_and_chain(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "consts.py").write_text("import jax.numpy as jnp\n\nROWS = jnp.array([0, 2])\nSCALE = 2.0\n")
+    (tmp_path / "pkg" / "lib.py").write_text(
+        "from functools import partial\n\nimport jax\n\n\n"
+        "@partial(jax.custom_vjp, nondiff_argnums=(1,))\n"
+        "def pick(x, idx):\n    return helper(x, idx)\n\n\n"
+        "def helper(x, idx):\n    return x[idx]\n\n\n"
+        "pick.defvjp(lambda x, idx: (pick(x, idx), x), lambda idx, x, g: (g,))\n")
+    (tmp_path / "pkg" / "use.py").write_text(
+        "from pkg.consts import ROWS, SCALE\nfrom pkg.lib import pick\n\n\n"
+        "def f(x):\n    return pick(x, ROWS) + pick(x, SCALE)\n")
+    found = _check(tmp_path, "--no-cache", "pkg")
+    # One caller passes an array, another a Python value: the evidence combines into a "may".
+    assert found == [("pkg/lib.py", 7, 13, "VJP102",
+                      "`idx` (position 1) is in nondiff_argnums and may be an array: it receives an array at "
+                      "pkg/use.py:6: `ROWS` (`ROWS` is imported from `pkg.consts`, where `ROWS` = "
+                      "`jnp.array([0, 2])` at pkg/consts.py:3), although it receives a Python value at "
+                      "pkg/use.py:6: `SCALE` (`SCALE` is imported from `pkg.consts`, where `SCALE` = `2.0` at "
+                      "pkg/consts.py:4). If it can be traced, JAX raises UnexpectedTracerError; move it to the "
+                      "residuals or annotate it as a static type")]

@@ -66,7 +66,7 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
                    use_cache: bool = True) -> Dict[str, Tuple[tuple, ...]]:
     """module -> rows about its names from the other modules of the run. `files` holds
     (path, module name, package, display path) per Python file."""
-    from vjplint.facts.crossmodule import exported_targets, references, summarize
+    from vjplint.facts.crossmodule import exported_targets, module_binding, references, summarize
 
     cache = _Cache(anchor) if use_cache and anchor is not None else None
     now = time.time_ns()
@@ -108,6 +108,27 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
         if cache is not None:
             cache.save(entries)
         return {}
+    by_module = {module: (path, display) for path, module, _, display in files}
+    bindings: Dict[str, Optional[Tuple[str, str, str]]] = {}
+
+    consulted: List[str] = []  # modules read for the current caller: its rows then depend on them
+
+    def exported(absolute: str) -> Optional[Tuple[str, str, str]]:
+        """What the run's module `pkg.mod` binds to `name` at module level (`pkg.mod.name`)."""
+        consulted.append(absolute)
+        if absolute not in bindings:
+            bindings[absolute] = None
+            owner, _, name = absolute.rpartition(".")
+            if owner in by_module:
+                path, shown = by_module[owner]
+                try:
+                    found = _parse(Path(path).read_bytes())
+                except OSError:
+                    found = None
+                if found is not None:
+                    bindings[absolute] = module_binding(found[0], found[1], name, shown)
+        return bindings[absolute]
+
     targets_key = hashlib.sha256("\n".join(sorted(targets)).encode()).hexdigest()[:16]
     # Bytes first: a caller names a target and its module (`from pkg.mod import f`, `mod.f(...)`).
     heads_of: Dict[bytes, Set[bytes]] = {}
@@ -135,9 +156,13 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
             if imported and any(hs & imported for _, hs in pairs):
                 found = parsed.get(display) or _parse(data)
                 if found is not None and references(found[0], package, set(targets)):
+                    consulted.clear()
                     own = {k: v for k, v in targets.items() if v[0] != module}
-                    rows = [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own)]
-            entry[4], entry[5] = targets_key, json.loads(json.dumps(rows))
+                    rows = [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own,
+                                                                     exported)]
+            # Rows that read another module's bindings are recomputed each run (that module may change).
+            entry[4], entry[5] = ("" if consulted else targets_key), json.loads(json.dumps(rows))
+            consulted.clear()
             entry[2] = now
         for owner, row in entry[5]:
             if owner != module:

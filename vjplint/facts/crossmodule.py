@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 CALL, REGISTER, USE = "call", "register", "use"
 REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
@@ -196,8 +196,11 @@ def _located(text: str, display: str) -> str:
     return _LINE.sub(lambda m: f"at {display}:{m.group(1)}", text) if text else ""
 
 
+ExportKind = Callable[[str], Optional[Tuple[str, str, str]]]  # absolute name -> (tag, dtype, why)
+
+
 def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
-              targets: Dict[str, Tuple[str, str]]) -> List[Tuple[str, tuple]]:
+              targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None) -> List[Tuple[str, tuple]]:
     """(defining module, row) pairs (rows: see ExternalFacts.from_config) for the calls,
     registrations and uses in this module of `targets` (absolute name -> (module, name there))."""
     imports = imported_names(tree, package)
@@ -244,14 +247,20 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
         slots = [(str(i), a) for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)] if complete else []
         slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
         for slot, arg in slots:
-            args.append(_summarize_arg(model, values, slot, arg, enclosing, traced, display))
+            args.append(_summarize_arg(model, values, slot, arg, enclosing, traced, display, imports, exported))
         caller = getattr(enclosing, "name", "<lambda>") if enclosing is not None else ""
         rows.append((owner, (CALL, name, where, caller, complete, tuple(args))))
     return rows
 
 
-def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, display: str) -> tuple:
+def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, display: str,
+                   imports: Dict[str, str], exported: Optional[ExportKind]) -> tuple:
     kind = values.of(arg)
+    if kind.tag == "module" and isinstance(arg, ast.Name) and arg.id in imports and exported is not None:
+        found = exported(imports[arg.id])  # `from consts import MASK`: what the other module binds
+        if found is not None:
+            return (slot, found[0], found[1], model.quote(arg, 50),
+                    f"`{arg.id}` is imported from `{imports[arg.id].rsplit('.', 1)[0]}`, where {found[2]}", "", "", "")
     reason = kind.traced or ""
     if not reason and traced is not None and kind.tag != "callable":
         reason = model.facts.traced_reason(arg, enclosing, traced) or ""
@@ -291,3 +300,16 @@ def external_calls(model, name: str, node: ast.AST) -> List[ExternalCall]:
     if external is None or not is_top_level(model, node):
         return []
     return external.calls.get(name, [])
+
+
+def module_binding(tree: ast.Module, lines: List[str], name: str, display: str) -> Optional[Tuple[str, str, str]]:
+    """(tag, dtype, why) of the module-level `name` of a module, when vjplint.values knows it as
+    an array or a Python value (a module-level value is never a tracer)."""
+    from vjplint.collect import collect
+
+    model = collect(tree, lines)
+    kind = model.facts.values().name(name, model.index.module_scope)
+    if kind.tag != "array" and not kind.is_static:
+        return None
+    why = kind.why or f"`{name}` is a {kind.tag}"
+    return kind.tag, kind.dtype or "", _located(why, display)
