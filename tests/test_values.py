@@ -199,3 +199,42 @@ e = jax.lax.cond(True, f, f, 1.0, 2.0)
         (18, 0, "does not mark it static"), (22, 0, "passes it a traced operand")]
     assert [(call.lineno, p) for call, p in static_boundaries(model, d)] == [(19, 0), (20, 0)]
     assert verdicts["n"].level is None  # marked static twice: a Python value
+
+
+def test_configured_names_are_the_weakest_source_of_kinds() -> None:
+    from vjplint.infer import Hints
+
+    text = textwrap.dedent("""\
+        def apply(mask, steps, x=1.0):
+            return mask, steps, x
+        """)
+    module = ast.parse(text)
+    model = collect(module, text.splitlines(True))
+    model.facts.hints = Hints(frozenset({"mask", "x"}), frozenset({"steps"}))
+    values = model.facts.values()
+    found = {n.id: values.of(n) for n in ast.walk(module) if isinstance(n, ast.Name) and n.lineno == 2}
+    assert (found["mask"].tag, found["mask"].why) == (ARRAY, "`mask` is listed in `array-names`")
+    assert (found["steps"].tag, found["steps"].why) == (SCALAR, "`steps` is listed in `static-names`")
+    assert found["x"].tag == SCALAR and found["x"].why == "`x` defaults to `1.0`"  # the default wins
+
+
+def test_callers_in_other_modules_give_parameters_their_kinds() -> None:
+    from vjplint.facts.crossmodule import ExternalFacts
+
+    text = textwrap.dedent("""\
+        def scale(c, x):
+            return c * x
+        """)
+    module = ast.parse(text)
+    model = collect(module, text.splitlines(True))
+    model.facts.external = ExternalFacts.from_config((
+        ("call", "scale", "train.py:7", "step", True,
+         (("0", "array", "float", "gate", "`gate` = `jax.nn.sigmoid(w)` at train.py:6",
+           "`w` is a parameter of `step`, which is traced by `jax.jit`", "", ""),)),))
+    values = model.facts.values()
+    found = {n.id: values.of(n) for n in ast.walk(module) if isinstance(n, ast.Name) and n.lineno == 2}
+    assert found["c"].tag == ARRAY and found["c"].dtype == "float"
+    assert found["c"].why == "`c` receives `gate` at train.py:7 (`gate` = `jax.nn.sigmoid(w)` at train.py:6)"
+    assert found["c"].traced == ("`c` receives `gate` at train.py:7 (`gate` = `jax.nn.sigmoid(w)` at train.py:6); "
+                                 "`w` is a parameter of `step`, which is traced by `jax.jit`")
+    assert found["x"].tag == UNKNOWN  # no caller passes it

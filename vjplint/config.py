@@ -49,6 +49,9 @@ class Config:
     static_names: FrozenSet[str] = frozenset()
     custom_vjp_aliases: Tuple[Tuple[str, str], ...] = ()
     custom_jvp_aliases: Tuple[Tuple[str, str], ...] = ()
+    # What other modules of the run do with this module's names (vjplint.project_values); set by
+    # the project index, never read from pyproject.toml.
+    project_facts: Tuple[tuple, ...] = ()
     target: str = "current"
     verify: Tuple[Tuple[str, Any], ...] = ()
     cache_dir: Optional[str] = None
@@ -95,7 +98,7 @@ class Config:
         """A stable text for cache keys: everything that changes results."""
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores,
                      sorted(self.array_names), sorted(self.static_names), self.custom_vjp_aliases,
-                     self.custom_jvp_aliases, self.target, self.root))
+                     self.custom_jvp_aliases, self.target, self.root) + ((self.project_facts,) if self.project_facts else ()))
 
 
 def _matches(code: str, selectors: Sequence[str]) -> bool:

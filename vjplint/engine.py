@@ -109,7 +109,13 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
 
     recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
     model = collect(module, lines, recognizer)
+    if config.project_facts:  # what other modules of the run pass to, register on, call here
+        from vjplint.facts.crossmodule import ExternalFacts
+
+        model.facts.external = ExternalFacts.from_config(config.project_facts)
     options = RuleOptions(Hints(config.array_names, config.static_names))
+    if config.array_names or config.static_names:
+        model.facts.hints = options.hints  # vjplint.values reads them as the weakest source of kinds
     stub = filename.endswith(".pyi")
     rules = [cls(model, options) for cls in rules_for(enabled) if (cls.IN_STUBS or not stub) and not cls.RUNTIME]
     visitors: Dict[str, List] = {}

@@ -19,7 +19,8 @@ from vjplint.jaxapi import (ARRAY_ARGUMENT_NAMESPACES, ARRAY_NAMESPACES, ARRAY_U
                             EXTRA_TRACED_POSITIONS, FUNCTION_NAMESPACES, HOST_NAMESPACES, PARTIAL, TRANSFORMS)
 from vjplint.model import CustomDerivative, FileModel, RuleFunction
 from vjplint.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, constant_value
-from vjplint.values import ARRAY, CALLABLE, KEY_FUNCTIONS, classify_annotation
+from vjplint.facts.crossmodule import ExternalArg, ExternalCall, external_calls
+from vjplint.values import ARRAY, CALLABLE, KEY_FUNCTIONS, STATIC_TAGS, classify_annotation
 
 # Parameters that take static values: a nondiff argument passed here is a Python value.
 STATIC_KEYWORDS = frozenset({
@@ -547,11 +548,33 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
             found.append(evidence)
         else:
             unknown += 1
-    # Every call in the module passes a Python value: the author uses the slot statically.
+    for call in external_calls(model, d.name, d.anchor):  # callers in other modules of the run
+        passed = call.arg(position, name)
+        evidence = _external_evidence(d, passed, call) if passed is not None else None
+        if evidence is not None:
+            found.append(evidence)
+        else:
+            unknown += 1
+    # Every call in the module (and the run) passes a Python value: the author uses the slot statically.
     if found and not unknown and all(e.kind != "array" for e in found):
         for e in found:
             e.weight = 3
     return found
+
+
+def _external_evidence(d: CustomDerivative, arg: "ExternalArg", call: "ExternalCall") -> Optional[Evidence]:
+    """What a call in another module passes, as its summary (vjplint.facts.crossmodule) says."""
+    chain = f" ({arg.why})" if arg.why else ""
+    if arg.tag == "static":
+        return Evidence("static", 2, f"receives `{arg.quoted}` at {call.where}{chain}")
+    if arg.tag == ARRAY:
+        return Evidence("array", 3 if arg.traced else 2, f"receives an array at {call.where}: `{arg.quoted}`"
+                                                          f"{chain}", key=arg.dtype == "key")
+    if arg.tag in STATIC_TAGS and arg.why:
+        return Evidence("static", 2, f"receives a Python value at {call.where}: `{arg.quoted}`{chain}")
+    if arg.tag == CALLABLE:
+        return Evidence("callable", 3, f"receives a function at {call.where}: `{arg.quoted}`{chain}")
+    return None
 
 
 def argument_at(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:

@@ -52,20 +52,25 @@ class ProjectIndex:
     relative: Dict[str, Dict[str, Creator]] = field(default_factory=dict)  # package -> `.mod.w` -> wrapper
     package_of: Dict[str, str] = field(default_factory=dict)  # directory -> its package ("" outside)
     local: Dict[str, Dict[str, Creator]] = field(default_factory=dict)  # module -> `<self>.w` -> its own wrapper
+    external: Dict[str, Tuple[tuple, ...]] = field(default_factory=dict)  # module -> vjplint.project_values rows
     _configs: Dict[Tuple[int, str, str], Config] = field(default_factory=dict)
 
     def config_for(self, config: Config, path: Path) -> Config:
         """`config` with the wrappers as aliases (the relative spellings of `path`'s package too);
         one object per (settings, package), `config` itself when there are no wrappers."""
-        if not self.spellings:
+        if not self.spellings and not self.external:
             return config
         package = self.package_of.get(os.path.dirname(os.path.abspath(path)), "")
-        module = _module_name(package, path) if self.local else ""
-        key = (id(config), package if package in self.relative else "", module if module in self.local else "")
+        module = _module_name(package, path) if self.local or self.external else ""
+        key = (id(config), package if package in self.relative else "",
+               module if module in self.local or module in self.external else "")
         found = self._configs.get(key)  # most files share one
         if found is None:
-            found = self._configs[key] = _with_aliases(config, {**self.spellings, **self.relative.get(package, {}),
-                                                                **self.local.get(module, {})})
+            found = _with_aliases(config, {**self.spellings, **self.relative.get(package, {}),
+                                           **self.local.get(module, {})}) if self.spellings else config
+            if module in self.external:
+                found = replace(found, project_facts=self.external[module])
+            self._configs[key] = found
         return found
 
 
@@ -84,15 +89,19 @@ def _with_aliases(config: Config, creators: Dict[str, Creator]) -> Config:
 
 # -- building -------------------------------------------------------------------------------
 def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True,
-                base: Optional[str] = None) -> ProjectIndex:
+                base: Optional[str] = None, cross_module: Optional[bool] = None) -> ProjectIndex:
     """The index of `files` (paths as the run names them); `anchor` says where the cache lives
     and which configured aliases wrappers may forward to. Messages show paths relative to `base`
-    (the Language Server's workspace folder), else as the run displays them."""
+    (the Language Server's workspace folder), else as the run displays them. `cross_module`
+    adds the value summaries of vjplint.project_values; by default only for runs (no `base`):
+    the Language Server keeps single-file value inference, since its index follows saves, not
+    the buffers being edited."""
     from vjplint.batch.outcomes import display_path
 
     index = ProjectIndex()
     cache = _IndexCache(anchor) if use_cache else None
     modules: Dict[str, Tuple[FileWrappers, str, str]] = {}  # module -> (record, its package, display)
+    python: List[Tuple[Path, str, str, str]] = []  # (path, module, package, display) of .py files
     init_dirs: Dict[str, bool] = {}
     for path in files:
         absolute = os.path.abspath(path)
@@ -104,9 +113,15 @@ def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True
         record = cache.record(display, path) if cache is not None else _analyse(path, digest=False)[1]
         if record is not None:
             modules[_module_name(package, path)] = (record, package, display)
+        if str(path).endswith(".py"):
+            python.append((Path(path), _module_name(package, path), package, display))
     if cache is not None:
         cache.save()
     _Resolver(modules, anchor, index).run()
+    if (base is None if cross_module is None else cross_module) and len(python) > 1:  # one file: nothing to learn
+        from vjplint.project_values import build_external
+
+        index.external = build_external(python, anchor, use_cache=use_cache)
     return index
 
 

@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Set, Tuple
 
+from vjplint.facts.crossmodule import ExternalArg, ExternalCall, external_calls
 from vjplint.jaxapi import (ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES, EQX_CLOSURE_CONVERT, NNX_VARIABLES,
                             PARTIAL, TRANSFORMS)
 from vjplint.model import CustomDerivative, FileModel, Signature
@@ -286,7 +287,14 @@ class Values:
             if kind.is_static:
                 return kind.because(f"`{name}` defaults to `{m.quote(sig.defaults[name])}`")
             return UNKNOWN_KIND
-        return self._from_callers(fn, name, sig)
+        found = self._from_callers(fn, name, sig)
+        if found.tag == UNKNOWN:  # a configured name is a hint: weaker than every source above
+            hints = getattr(m.facts, "hints", None)
+            if hints is not None and name in hints.array_names:
+                return Kind(ARRAY, why=f"`{name}` is listed in `array-names`")
+            if hints is not None and name in hints.static_names:
+                return Kind(SCALAR, why=f"`{name}` is listed in `static-names`")
+        return found
 
     def _from_callers(self, fn: FunctionNode, name: str, sig: Signature) -> Kind:
         """The join of what every call of `fn` in the module passes as `name` (a class's
@@ -305,10 +313,11 @@ class Values:
             if isinstance(cls, ast.ClassDef):
                 target, offset = cls, 1
         calls = self._callers.get(id(target), [])
-        if not calls or name not in sig.positional or len(calls) > 16:
+        external = external_calls(self.model, fn.name, fn) if isinstance(fn, ast.FunctionDef) and not offset else []
+        if not (calls or external) or name not in sig.positional or len(calls) + len(external) > 16:
             return UNKNOWN_KIND
         position = sig.positional.index(name) - offset
-        kinds = []
+        kinds = [_external_kind(name, call, call.arg(position, name)) for call in external]
         for call in calls:
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return UNKNOWN_KIND
@@ -602,6 +611,17 @@ class Values:
                 fields[kw.arg] = self.of(kw.value)
         items = tuple(fields[n] for n in names if n in fields) if len(fields) == len(names) else None
         return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", fields=tuple(fields.items()), items=items)
+
+
+def _external_kind(name: str, call: "ExternalCall", arg: Optional["ExternalArg"]) -> Kind:
+    """What a call in another module of the run passes as `name`, from its summary."""
+    if arg is None or arg.tag in (UNKNOWN, MAYBE):
+        return UNKNOWN_KIND
+    why = f"`{name}` receives `{arg.quoted}` at {call.where}" + (f" ({arg.why})" if arg.why else "")
+    if arg.tag == "static":
+        return Kind(SCALAR, why=why)
+    traced = f"{why}; {arg.traced}" if arg.traced else None
+    return Kind(arg.tag, arg.dtype or None, why, traced)
 
 
 def _unpack_path(target: ast.expr, name: str) -> Optional[List[int]]:

@@ -67,6 +67,10 @@ class Facts:
         self._returns_array: _ById[bool] = _ById()
         self._verdicts: _ById[List["Verdict"]] = _ById()
         self._values: Optional["ValuesEngine"] = None
+        # What other modules of the run do with this module's names (vjplint.facts.crossmodule);
+        # None in single-file lint, where nothing is known about other modules.
+        self.external: Optional[Any] = None
+        self.hints: Optional[Any] = None  # vjplint.infer.Hints from `array-names`/`static-names`, when set
         self._transform_calls: Optional[List[ast.Call]] = None
         self._partials: Optional[Dict[int, List[ast.Call]]] = None
         self._name_calls: Optional[List[ast.Call]] = None

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from vjplint.diagnostics import Severity
+from vjplint.facts.crossmodule import external_calls
 from vjplint.infer import argument_at, traced_boundaries
 from vjplint.rules.base import Rule
 from vjplint.values import CALLABLE
@@ -18,6 +19,10 @@ class NondiffTracedAtCall(Rule):
     module's callers. Also flags the custom_vjp itself handed to a transformation that traces a
     nondiff position: `jax.jit(f)` without `static_argnums` for it, `jax.vmap(f)` batching it,
     `jax.grad(f, argnums=...)` differentiating it, `lax.cond(p, f, g, ...)`.
+
+    When the caller is in another module of the run (vjplint.project_values), the traced value
+    that module passes is reported at the custom_vjp's definition, with the caller's file, line
+    and evidence chain.
 
     ## Why is this bad?
     Inside a traced function these values are tracers, and custom_vjp rejects tracers in
@@ -99,6 +104,7 @@ def step(n, x):
                                      f"(`{name}`): {reason}, so JAX raises UnexpectedTracerError here. Mark it "
                                      f"static in the transformation, pass a Python constant, or move `{name}` "
                                      f"out of nondiff_argnums")
+            self._from_other_modules(d, names)
             # A function or string in the slot fails differently (jit: "not a valid JAX type").
             not_numbers = {v.position for v in self.model.facts.verdicts(d, self.options.hints)
                            if any((e.kind == "callable" and e.weight >= 3) or "string" in e.reason
@@ -111,6 +117,22 @@ def step(n, x):
                                   f"{position} (`{name}`): `{self.model.quote(call, 50)}` {verb}, so every call "
                                   f"raises UnexpectedTracerError. Mark it static there (`static_argnums`, "
                                   f"`in_axes=None`, `argnums`), or move `{name}` out of nondiff_argnums")
+
+    def _from_other_modules(self, d, names) -> None:
+        """A caller in another module of the run passing a tracer: reported at the definition,
+        with the caller's chain (its file and line), once per derivative."""
+        for call in external_calls(self.model, d.name, d.anchor):
+            for position, name in names.items():
+                arg = call.arg(position, name)
+                if arg is None or not arg.traced or arg.tag == "callable":
+                    continue
+                who = f"`{call.caller}` passes" if call.caller else "module-level code passes"
+                self.report(d.anchor, f"`{d.name}` receives a traced value in its nondiff position {position} "
+                                      f"(`{name}`) from another module: at {call.where} {who} `{arg.quoted}` "
+                                      f"({arg.traced}), so JAX raises UnexpectedTracerError there. Mark it static "
+                                      f"in that transformation, pass a Python constant, or move `{name}` out of "
+                                      f"nondiff_argnums")
+                return
 
 
 def _closure_maker(model, arg: ast.expr) -> bool:

@@ -5,6 +5,7 @@ from typing import List, Optional
 
 from vjplint.diagnostics import Severity
 from vjplint.facts import describe_traced
+from vjplint.facts.crossmodule import external_calls
 from vjplint.infer import argument_at
 from vjplint.jaxapi import ARRAY_NAMESPACES
 from vjplint.rules.base import Rule
@@ -21,6 +22,10 @@ class NondiffCallableCaptures(Rule):
     name bound to a lambda) whose captured value `vjplint.values` follows to a tracer (through
     the module's callers); and, as "may", a closure over a parameter of an enclosing function
     that is not known to be traced, when the closure uses it as a number.
+
+    A callable built in another module of the run (a kernel factory called inside the caller's
+    jitted loss) and passed to a custom derivative defined here is reported at the definition,
+    with the caller's file and line.
 
     ## Why is this bad?
     JAX's tracer check looks at pytree leaves only, and a function is one opaque leaf, so the
@@ -84,6 +89,7 @@ def outer(c):
     def check(self) -> None:
         values = self.model.facts.values()
         for d in self.model.derivatives:
+            self._from_other_modules(d)
             for site in d.call_sites:
                 traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
                 for position, name in d.nondiff_names():
@@ -103,6 +109,25 @@ def outer(c):
                     kind = values.of(arg)
                     if kind.tag == CALLABLE and kind.captures:
                         self._flowed(d.name, d.kind, name, arg, kind, site.enclosing, traced is None)
+
+    def _from_other_modules(self, d) -> None:
+        """A caller in another module of the run passing, in a nondiff slot, a callable that
+        captures a tracer: reported at the definition with the caller's chain, once."""
+        for call in external_calls(self.model, d.name, d.anchor):
+            for position, name in d.nondiff_names():
+                arg = call.arg(position, name)
+                if arg is None or arg.tag != "callable" or not arg.capture_traced:
+                    continue
+                built = f" ({arg.why})" if arg.why else ""
+                self.report(d.anchor, f"the callable `{arg.quoted}`{built} passed as nondiff `{name}` of `{d.name}` "
+                                      f"at {call.where} captures `{arg.capture}`, a traced value "
+                                      f"({arg.capture_traced}): differentiating with respect to it raises "
+                                      f"UnexpectedTracerError ('Encountered an unexpected tracer') or "
+                                      f"CustomVJPException ('Detected differentiation of a custom_{d.kind} function "
+                                      f"with respect to a closed-over value'), and grad of a jit fails with 'No "
+                                      f"constant handler'. Use `jax.closure_convert` and pass the constants as "
+                                      f"arguments")
+                return
 
     def _flowed(self, owner: str, kind_of: str, name: str, arg: ast.expr, kind: Kind,
                 enclosing: Optional[FunctionNode], untraced: bool) -> None:

@@ -8,6 +8,7 @@ from vjplint.diagnostics import Applicability, Fix, Severity
 from vjplint.fixes.closure_plan import closure_edits
 from vjplint.fixes.residual_plan import Refusal
 from vjplint.facts import describe_traced
+from vjplint.facts.crossmodule import external_calls
 from vjplint.infer import (Evidence, Verdict, annotation_evidence, argument_at, default_evidence, name_evidence,
                            usage_evidence)
 from vjplint.jaxapi import ARRAY_NAMESPACES, STATIC_ATTRIBUTES
@@ -49,8 +50,9 @@ class ClosureOverTraced(Rule):
     defined inside a function and reading that function's parameters or values computed from
     them (also `obj.attr` of an object built from them, and `self` of a method), when the value
     may be a tracer: the enclosing function is traced (jit/grad/vmap/scan... in this module) or
-    called from traced code with a traced argument, the value is annotated or computed as an
-    array, or it is used as array data.
+    called from traced code with a traced argument (in this module, or in another module of the
+    run: a factory `make(rate)` that a module importing it calls from a differentiated function),
+    the value is annotated or computed as an array, or it is used as array data.
 
     ## Why is this bad?
     JAX only knows how to differentiate a custom function with respect to its explicit
@@ -335,6 +337,12 @@ def make_power(n: int):
         parent_scope = index.scope_of(fn)
         is_self = parent_scope.is_class and sig.positional[:1] == [param]
         evidence = []
+        if param in sig.positional and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for call in external_calls(self.model, fn.name, fn):  # callers in other modules of the run
+                arg = call.arg(sig.positional.index(param), param)
+                if arg is not None and arg.traced and arg.tag != "callable":
+                    return [Evidence("array", 3, f"receives tracers: `{fn.name}` is called at {call.where} with "
+                                                 f"`{arg.quoted}` ({arg.traced})")]
         for call in self.model.facts.name_calls():
             enclosing = index.enclosing_function(call)
             traced = self.model.traced.get(enclosing) if enclosing is not None else None

@@ -5,6 +5,7 @@ import re
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Applicability, Fix, Severity
+from vjplint.facts.crossmodule import is_top_level
 from vjplint.model import CustomDerivative, FileModel, Signature
 from vjplint.positions import byte_to_char
 from vjplint.rules.base import Rule
@@ -30,6 +31,16 @@ class MissingDefvjp(Rule):
       named like rules, `*_fwd`, `*_bwd`, `*_jvp`), or passed to `jax.grad`/`jit`/`vmap`/...
       A custom_vjp that is only defined (and perhaps exported) may be registered by the module
       that imports it, so it is left alone.
+
+    In a run over several modules (the CLI on a tree; vjplint.project_values), a registration in
+    any module of the run counts (`from lib import f; f.defvjp(f_fwd, f_bwd)`), and a module-level
+    custom_vjp that another module of the run refers to is also reported when it is called there,
+    or when `f_fwd` and `f_bwd` are defined beside it and no module of the run registers them.
+    Single-file lint (the Language Server) keeps the single-file answer.
+
+    Also flags `f.defvjp(...)`, `f.defjvp(...)` or `@f.defjvp` where `f` is a plain function,
+    bound once and undecorated: a function has no such attribute, so that line raises
+    `AttributeError` (at import when it is at module level; docs/facts/crossmodule.md).
 
     `flax.nnx.custom_vjp` registers with `defvjp` as JAX does. `equinox.filter_custom_vjp` needs
     both `@f.def_fwd` and `@f.def_bwd` (`equinox.filter_custom_jvp`: `@f.def_jvp`), and equinox
@@ -131,8 +142,12 @@ def exported(x):
             if registered[kind] - known:
                 unknown.add(kind)  # a registration through another name may cover any of them
         equinox_mentions = _equinox_mentions(self.model)
+        self._plain_function_registrations()
+        external = self.model.facts.external
         for d in self.model.derivatives:
             self._none_rules(d)
+            if external is not None and is_top_level(self.model, d.anchor) and d.name in external.registered:
+                continue  # another module of the run registers the rules
             if d.api == "custom_gradient":
                 continue  # the function returns its own vjp: nothing to register
             if d.api == "equinox":
@@ -140,9 +155,53 @@ def exported(x):
                 continue
             if d.registrations or d.name in registered[d.kind] or d.name in by_hand or d.kind in unknown:
                 continue
-            use = self._first_use(d)
+            use = self._first_use(d) or self._use_in_project(d)
             if use is not None:
                 self._missing(d, use)
+
+    def _use_in_project(self, d: CustomDerivative) -> Optional[Tuple[ast.AST, str]]:
+        """In a run over several modules (none registers it): a call from another module, or, for
+        a custom_vjp, `f_fwd` and `f_bwd` written beside it (rules meant for it, never registered)."""
+        external = self.model.facts.external
+        if external is None or not is_top_level(self.model, d.anchor):
+            return None
+        where = external.uses.get(d.name)
+        if where:
+            return d.anchor, f"is used in another module of this run ({where[0]})"
+        if d.kind == "vjp" and d.api == "jax":
+            scope = self.model.index.scope_of(d.anchor)
+            rules = [f"{d.name}_{role}" for role in ("fwd", "bwd")]
+            if all(self.model.index.lookup(r, scope) for r in rules):
+                return d.anchor, f"has `{rules[0]}` and `{rules[1]}` defined beside it"
+        return None
+
+    def _plain_function_registrations(self) -> None:
+        """`f.defvjp(...)` or `@f.defjvp` on a plain function: a function has no such attribute,
+        so the module fails at import (docs/facts/crossmodule.md)."""
+        index = self.model.index
+        for node in index.of_type(ast.Attribute):
+            kind = _registration_kind(node.attr)  # type: ignore[attr-defined]
+            base = node.value  # type: ignore[attr-defined]
+            if kind is None or node.attr not in ("defvjp", "defjvp", "defjvps") or not isinstance(base, ast.Name) \
+                    or not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                continue
+            bindings = index.lookup(base.id, index.scope_of(node))
+            if len(bindings) != 1 or bindings[0].kind != "def":
+                continue
+            fn = bindings[0].node
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list \
+                    or self.model.derivative_for_node(fn) is not None:
+                continue
+            parent = index.parent(node)
+            if not (isinstance(parent, ast.Call) and parent.func is node) and not any(
+                    node is dec for dec in getattr(parent, "decorator_list", ())):
+                continue
+            creator = "jax.custom_vjp" if node.attr == "defvjp" else "jax.custom_jvp"  # type: ignore[attr-defined]
+            when = "importing this module raises" if is_top_level(self.model, node) else "running this line raises"
+            self.report(node, f"`{base.id}.{node.attr}` registers rules on `{base.id}`, a plain function "  # type: ignore
+                              f"(line {fn.lineno}, no `@{creator}`): a function has no `{node.attr}`, so {when}"  # type: ignore
+                              f" `AttributeError: 'function' object has no attribute "
+                              f"'{node.attr}'`; decorate `{base.id}` with `@{creator}`")  # type: ignore[attr-defined]
 
     def _equinox(self, d: CustomDerivative, mentions: Set[Tuple[str, str]], registered: Dict[str, Set[str]],
                  by_hand: Set[str]) -> None:
@@ -212,7 +271,8 @@ def exported(x):
         else:
             register = f"`{d.name}.defjvp(...)` or `{d.name}.defjvps(...)`"
             advice = f"write the jvp rule and register it with `@{d.name}.defjvp`"
-        self.report(d.anchor, f"custom_{d.kind} `{d.name}` {use[1]} but never gets its rules: this file has no "
+        where = "no module of this run has" if self.model.facts.external is not None else "this file has no"
+        self.report(d.anchor, f"custom_{d.kind} `{d.name}` {use[1]} but never gets its rules: {where} "
                               f"{register}, so calling it raises {_no_rule_error(d)} in every mode, eager included; "
                               f"{advice}", fix=self._registration_fix(d) if d.kind == "vjp" else None)
 

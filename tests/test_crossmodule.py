@@ -1,0 +1,223 @@
+"""Cross-module value inference (vjplint.project_values, vjplint.facts.crossmodule): the package
+tests/data/crossmodule/shop, linted as a run, reports hazards whose evidence is in another module
+(a jitted caller passing a traced index, a kernel factory closing over a traced width, a factory
+parameter differentiated by the caller, a custom_vjp never registered and called elsewhere), with
+the caller's file and line in the message; its look-alikes (shop/calm_*) stay silent; a module
+linted alone behaves as before (the LSP server, `lint_source` without a project); the per-file
+cache follows a change in a caller. The eval cases eval/cases/*/*_xmod.py run the same constructs
+on JAX."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+DATA = Path(__file__).parent / "data" / "crossmodule"
+
+XMOD = [
+    ("shop/ops.py", 10, 2, "VJP104",
+     "`gather_rows` receives a traced value in its nondiff position 1 (`idx`) from another module: at "
+     "shop/train.py:15 `picked_energy` passes `idx` (`idx` is a parameter of `picked_energy`, which is traced by "
+     "`jax.jit`), so JAX raises UnexpectedTracerError there. Mark it static in that transformation, pass a Python "
+     "constant, or move `idx` out of nondiff_argnums"),
+    ("shop/ops.py", 11, 20, "VJP101",
+     "`idx` (position 1) is in nondiff_argnums but receives an array at shop/train.py:15: `idx` (`idx` is a "
+     "parameter of `picked_energy`, which is traced by `jax.jit`); a traced value here raises "
+     "UnexpectedTracerError under jit, vmap or grad. Pass it as a regular argument, save it in the residuals and "
+     "return None for it from bwd"),
+    ("shop/ops.py", 26, 2, "VJP105",
+     "the callable `make_kernel(width)` (which returns the lambda at shop/train.py:10) passed as nondiff `kernel` "
+     "of `interpolate` at shop/train.py:20 captures `width`, a traced value (`width` is a parameter of `smooth`, "
+     "which is traced by `jax.jit`): differentiating with respect to it raises UnexpectedTracerError ('Encountered "
+     "an unexpected tracer') or CustomVJPException ('Detected differentiation of a custom_vjp function with respect "
+     "to a closed-over value'), and grad of a jit fails with 'No constant handler'. Use `jax.closure_convert` and "
+     "pass the constants as arguments"),
+    ("shop/ops.py", 45, 25, "VJP201",
+     "custom_vjp `decay` is defined inside `make_decay` and closes over `rate` (read in `decay`, `decay_fwd`, "
+     "`decay_bwd`): `rate` receives tracers: `make_decay` is called at shop/train.py:24 with `rate` (`rate` is a "
+     "parameter of `decay_loss`, which is traced by `jax.grad`). Differentiating `decay` with respect to `rate` "
+     "fails (UnexpectedTracerError, or CustomVJPException 'Detected differentiation of a custom_vjp function with "
+     "respect to a closed-over value' when the call is staged by jit/checkpoint/scan), and "
+     "`jax.grad(jax.jit(...))` fails with 'No constant handler for type DynamicJaxprTracer' even when it is not "
+     "differentiated. Pass `rate` as an explicit argument of `decay` (returning its cotangent (or None) from bwd), "
+     "or hoist it with `jax.closure_convert`"),
+    ("shop/ops.py", 58, 2, "VJP301",
+     "custom_vjp `external_cos` is used in another module of this run (shop/train.py:31) but never gets its rules: "
+     "no module of this run has `external_cos.defvjp(fwd, bwd)`, so calling it raises `AttributeError: No VJP "
+     "defined for custom_vjp function external_cos using defvjp.` in every mode, eager included; register the "
+     "rules defined here with `external_cos.defvjp(external_cos_fwd, external_cos_bwd)`"),
+]
+
+# ops.py linted alone: what vjplint said before cross-module inference, unchanged.
+ALONE = [
+    ("shop/ops.py", 11, 20, "VJP102",
+     "`idx` (position 1) is in nondiff_argnums and may be an array: it is used as array data in `x[idx]` "
+     "(line 12), `x[idx]` (line 16). If it can be traced, JAX raises UnexpectedTracerError; move it to the "
+     "residuals or annotate it as a static type"),
+    ("shop/ops.py", 71, 2, "VJP301",
+     "custom_vjp `external_sin` is called (line 85) but never gets its rules: this file has no "
+     "`external_sin.defvjp(fwd, bwd)`, so calling it raises `AttributeError: No VJP defined for custom_vjp "
+     "function external_sin using defvjp.` in every mode, eager included; register the rules defined here with "
+     "`external_sin.defvjp(external_sin_fwd, external_sin_bwd)`"),
+]
+
+
+def _check(cwd: Path, *args: str):
+    proc = run_cli("check", "--output-format", "json", "--exit-zero", *args, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return [(d["filename"], d["location"]["row"], d["location"]["column"], d["code"], d["message"])
+            for d in json.loads(proc.stdout)]
+
+
+@pytest.mark.cli
+def test_the_package_reports_hazards_whose_evidence_is_in_another_module():
+    assert _check(DATA, "--no-cache", "shop") == XMOD
+
+
+@pytest.mark.cli
+def test_look_alikes_called_with_python_values_stay_silent():
+    assert _check(DATA, "--no-cache", "shop/calm_ops.py", "shop/calm_train.py") == []
+
+
+@pytest.mark.cli
+def test_a_module_alone_is_linted_as_before():
+    assert _check(DATA, "--no-cache", "shop/ops.py") == ALONE
+
+
+@pytest.mark.cli
+def test_a_registration_in_another_module_counts_and_the_cache_follows_callers(tmp_path):
+    root = tmp_path / "proj"
+    shutil.copytree(DATA / "shop", root / "shop")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert _check(root, *cache, "shop") == XMOD
+    assert _check(root, *cache, "shop") == XMOD  # warm: read from the caches
+    train = root / "shop" / "train.py"
+    train.write_text(train.read_text().replace("@jax.jit\ndef picked_energy",
+                                               "@partial(jax.jit, static_argnums=(1,))\ndef picked_energy")
+                     .replace("import jax\n", "from functools import partial\n\nimport jax\n", 1))
+    moved = {f"train.py:{line}": f"train.py:{line + 2}" for line in (10, 20, 24, 31)}  # two lines added above
+    shifted = []
+    for f, r, c, code, m in XMOD:
+        if code not in ("VJP104", "VJP101"):  # the index is static now: nothing traced reaches `idx`
+            for old, new in moved.items():
+                m = m.replace(old, new)
+            shifted.append((f, r, c, code, m))
+    assert _check(root, *cache, "shop") == shifted
+    (root / "shop" / "setup_rules.py").unlink()  # the only registration of external_sin
+    found = _check(root, *cache, "shop")
+    assert [(f, r, code) for f, r, _, code, _ in found if code == "VJP301"] == [
+        ("shop/ops.py", 58, "VJP301"), ("shop/ops.py", 71, "VJP301")]
+
+
+@pytest.mark.unit
+def test_lint_source_without_a_project_knows_no_other_module():
+    from vjplint.config import Config
+    from vjplint.engine import lint_source
+
+    path = DATA / "shop" / "ops.py"
+    found = [("shop/ops.py", d.location.row, d.location.column, d.code, d.message)
+             for d in lint_source(str(path), path.read_bytes(), Config()).diagnostics]
+    assert found == ALONE
+
+
+@pytest.mark.unit
+def test_the_language_server_index_keeps_single_file_value_inference():
+    from vjplint.config import Config
+    from vjplint.project import build_index
+
+    files = sorted((DATA / "shop").glob("*.py"))
+    run = build_index(files, Config(), use_cache=False)
+    assert sorted(run.external) == ["shop.calm_ops", "shop.ops"]
+    assert [row[:3] for row in run.external["shop.ops"] if row[0] == "register"] == [
+        ("register", "external_sin", "defvjp")]
+    served = build_index(files, Config(), use_cache=False, base=str(DATA))  # what the server builds
+    assert served.external == {}
+
+
+CONFIRM = '''
+import jax, jax.numpy as jnp
+from shop import calm_train, ops, setup_rules, train
+
+def outcome(thunk):
+    try:
+        thunk()
+        return "runs"
+    except Exception as exc:
+        return type(exc).__name__
+
+x, vals = jnp.arange(4.0), jnp.array([0.5, 1.5, -1.0])
+print(outcome(lambda: jax.grad(train.picked_energy)(x, jnp.array([0, 2]))))
+print(outcome(lambda: jax.grad(lambda w: jnp.sum(train.smooth(w, vals)))(0.3)))
+print(outcome(lambda: train.decay_grad(0.8, jnp.ones(2))))
+print(outcome(lambda: train.cosine(0.7)))
+print(outcome(lambda: jax.grad(ops.doubled_sin)(0.7)))
+print(outcome(lambda: jax.grad(calm_train.picked_energy)(x, 2)))
+print(outcome(lambda: jax.grad(lambda v: jnp.sum(calm_train.smooth(v)))(vals)))
+print(outcome(lambda: jax.grad(calm_train.decay_loss)(jnp.ones(2))))
+'''
+
+
+@pytest.mark.jax
+def test_the_package_behaves_on_jax_as_the_diagnostics_say():
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", CONFIRM], cwd=DATA, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(DATA), "JAX_PLATFORMS": "cpu"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["UnexpectedTracerError", "CustomVJPException", "UnexpectedTracerError",
+                                   "AttributeError", "runs", "runs", "runs", "runs"]
+
+
+@pytest.mark.cli
+def test_a_custom_jvp_nondiff_slot_fed_an_array_by_another_module(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "lib.py").write_text(
+        "from functools import partial\n\nimport jax\n\n\n"
+        "@partial(jax.custom_jvp, nondiff_argnums=(1,))\n"
+        "def take(x, idx):\n    return helper(x, idx)\n\n\n"
+        "def helper(x, idx):\n    return x[idx]\n\n\n"
+        "@take.defjvp\ndef take_jvp(idx, primals, tangents):\n"
+        "    (x,), (t,) = primals, tangents\n    return take(x, idx), t[idx]\n")
+    (tmp_path / "pkg" / "use.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\nfrom pkg.lib import take\n\n\n"
+        "@jax.jit\ndef f(x, idx):\n    return jnp.sum(take(x, idx))\n")
+    expected = [("pkg/lib.py", 7, 13, "VJP106",
+                 "`idx` (position 1) is in nondiff_argnums of custom_jvp `take` but receives an array at "
+                 "pkg/use.py:9: `idx` (`idx` is a parameter of `f`, which is traced by `jax.jit`): custom_jvp "
+                 "stop-gradients nondiff arguments, so its derivative is silently zero, and it fails under "
+                 "jax_custom_jvp3. Make it a differentiable argument")]
+    assert _check(tmp_path, "--no-cache", "--extend-select", "VJP106", "pkg") == expected
+    assert _check(tmp_path, "--no-cache", "--extend-select", "VJP106", "pkg/lib.py") == []  # alone: as before
+
+
+@pytest.mark.cli
+def test_a_value_imported_from_another_module_keeps_its_kind_and_chain(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "consts.py").write_text("import jax.numpy as jnp\n\nROWS = jnp.array([0, 2])\nSCALE = 2.0\n")
+    (tmp_path / "pkg" / "lib.py").write_text(
+        "from functools import partial\n\nimport jax\n\n\n"
+        "@partial(jax.custom_vjp, nondiff_argnums=(1,))\n"
+        "def pick(x, idx):\n    return helper(x, idx)\n\n\n"
+        "def helper(x, idx):\n    return x[idx]\n\n\n"
+        "pick.defvjp(lambda x, idx: (pick(x, idx), x), lambda idx, x, g: (g,))\n")
+    (tmp_path / "pkg" / "use.py").write_text(
+        "from pkg.consts import ROWS, SCALE\nfrom pkg.lib import pick\n\n\n"
+        "def f(x):\n    return pick(x, ROWS) + pick(x, SCALE)\n")
+    found = _check(tmp_path, "--no-cache", "pkg")
+    # One caller passes an array, another a Python value: the evidence combines into a "may".
+    assert found == [("pkg/lib.py", 7, 13, "VJP102",
+                      "`idx` (position 1) is in nondiff_argnums and may be an array: it receives an array at "
+                      "pkg/use.py:6: `ROWS` (`ROWS` is imported from `pkg.consts`, where `ROWS` = "
+                      "`jnp.array([0, 2])` at pkg/consts.py:3), although it receives a Python value at "
+                      "pkg/use.py:6: `SCALE` (`SCALE` is imported from `pkg.consts`, where `SCALE` = `2.0` at "
+                      "pkg/consts.py:4). If it can be traced, JAX raises UnexpectedTracerError; move it to the "
+                      "residuals or annotate it as a static type")]

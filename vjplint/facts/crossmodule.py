@@ -1,0 +1,315 @@
+"""What other modules of the run do with this module's custom derivatives and factories.
+
+`vjplint.project` builds, once per run, a summary of every module that calls, registers or
+uses a top-level custom derivative (or a factory building one) of another module: for each call,
+the kind of each argument as `vjplint.values` infers it in the caller (with its evidence chain,
+quoted with the caller's file and line). The summaries travel to the defining module's lint as
+`Config.project_facts` (so a change to a caller changes the callee's settings fingerprint and its
+cached result), and rules read them through `model.facts.external`. Single-file lint has none
+(`external` is None) and behaves as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+CALL, REGISTER, USE = "call", "register", "use"
+REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
+CREATOR_TAILS = ("custom_vjp", "custom_jvp")
+MAX_CALLS = 16  # per target and module: beyond that the callers are a library's users, not a pattern
+
+
+@dataclass(frozen=True)
+class ExternalArg:
+    """One argument of a call in another module: its slot (position or keyword) and kind."""
+
+    slot: str  # "0", "1", ... or a keyword name
+    tag: str
+    dtype: str
+    quoted: str  # the argument's source text
+    why: str  # where its kind comes from, file:line included
+    traced: str
+    capture: str = ""  # for a callable: the captured name known to be a tracer
+    capture_traced: str = ""
+
+
+@dataclass(frozen=True)
+class ExternalCall:
+    target: str  # the name in the defining module
+    where: str  # "driver.py:12"
+    caller: str  # the function holding the call ("" at module level)
+    args: Tuple[ExternalArg, ...]
+    complete: bool  # False when a starred argument or **kwargs hides some slots
+
+    def arg(self, position: int, name: str) -> Optional[ExternalArg]:
+        for a in self.args:
+            if a.slot == str(position) or a.slot == name:
+                return a
+        return None
+
+
+@dataclass
+class ExternalFacts:
+    calls: Dict[str, List[ExternalCall]] = field(default_factory=dict)
+    registered: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(method, where)]
+    uses: Dict[str, List[str]] = field(default_factory=dict)  # name -> [where]
+
+    @classmethod
+    def from_config(cls, rows: Sequence[tuple]) -> "ExternalFacts":
+        out = cls()
+        for row in rows:
+            if row[0] == CALL:
+                _, target, where, caller, complete, args = row
+                out.calls.setdefault(target, []).append(
+                    ExternalCall(target, where, caller, tuple(ExternalArg(*a) for a in args), bool(complete)))
+                out.uses.setdefault(target, []).append(where)  # `mod.f(...)` is a use too
+            elif row[0] == REGISTER:
+                out.registered.setdefault(row[1], []).append((row[2], row[3]))
+            elif row[0] == USE:
+                out.uses.setdefault(row[1], []).append(row[2])
+        return out
+
+
+# -- the defining side: which top-level names other modules may want ---------------------------
+_REGISTERED = re.compile(r"\b(\w+)\s*\.\s*(?:defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\b")
+_CREATOR = re.compile(r"\bcustom_(?:vjp|jvp)\b")
+# A module-level statement start: a decorator, a def, an assignment (name only), anything else.
+_TOP = re.compile(r"^(?:(@)[^\n]*|(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*=(?!=)[^\n]*|[^\s#][^\n]*)", re.MULTILINE)
+_INNER_CREATOR = re.compile(r"^[ \t]+@[^\n]*\bcustom_(?:vjp|jvp)\b", re.MULTILINE)
+
+
+def exported_targets(text: str) -> List[str]:
+    """Top-level names whose callers in other modules matter to a rule: custom derivatives with
+    nondiff arguments (what is passed there), factories building a custom derivative inside
+    (what their parameters receive), and custom derivatives this module never registers (where
+    they are registered or used). Read from the text with a few regular expressions, without
+    parsing: this only chooses what callers are summarised for (the rules judge definitions on
+    the real model), and it keeps the index cheap on trees with many custom derivatives."""
+    registered = set(_REGISTERED.findall(text))
+    names: List[str] = []
+    decorators: List[str] = []
+    defs: List[Tuple[int, str]] = []  # (offset, name) of undecorated-by-a-creator top-level defs
+    for m in _TOP.finditer(text):
+        decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
+        line = m.group(0)
+        if decorator:
+            decorators.append(line)
+            continue
+        if def_name:
+            creators = [d for d in decorators if _CREATOR.search(d)]
+            if creators:
+                defs.append((m.start(), ""))  # a custom derivative itself, not a factory
+                if def_name not in registered or any("nondiff_argnums" in d for d in creators):
+                    names.append(def_name)
+            else:
+                defs.append((m.start(), def_name))
+        elif assigned and _CREATOR.search(line) and (assigned not in registered or "nondiff_argnums" in line):
+            names.append(assigned)
+        elif not line.startswith((")", "]", "}")):  # any other statement ends the def above (a
+            defs.append((m.start(), ""))  # closing bracket only continues the statement above)
+        decorators = []
+    for m in _INNER_CREATOR.finditer(text):  # a factory: a custom derivative is built inside a def
+        owner = ""
+        for start, name in defs:
+            if start > m.start():
+                break
+            owner = name
+        if owner and owner not in names:
+            names.append(owner)
+    return names
+
+
+# -- the calling side ----------------------------------------------------------------------------
+def absolute(name: str, package: str) -> Optional[str]:
+    """`name` as an absolute dotted name (relative imports resolved against `package`)."""
+    if not name.startswith("."):
+        return name
+    level = len(name) - len(name.lstrip("."))
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[:len(parts) - (level - 1)]
+    rest = name[level:]
+    return ".".join([*base, rest]) if rest else ".".join(base) or None
+
+
+def _module_level(body: List[ast.stmt]) -> Iterable[ast.stmt]:
+    """Statements run at import: the module body and its if/try/with blocks (not functions)."""
+    for stmt in body:
+        yield stmt
+        for field_name in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(stmt, field_name, None)
+            if isinstance(inner, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                   ast.ClassDef)):
+                yield from _module_level([s for s in inner if isinstance(s, ast.stmt)] + [
+                    s for h in inner if isinstance(h, ast.ExceptHandler) for s in h.body])
+
+
+def imported_names(tree: ast.Module, package: str) -> Dict[str, str]:
+    """local name -> absolute dotted name, for the module-level imports of the module."""
+    out: Dict[str, str] = {}
+    for node in _module_level(tree.body):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    out[head] = head
+        elif isinstance(node, ast.ImportFrom):
+            base = absolute("." * node.level + (node.module or ""), package)
+            if base is None:
+                continue
+            for alias in node.names:
+                if alias.name != "*":
+                    out[alias.asname or alias.name] = f"{base}.{alias.name}"
+    return out
+
+
+def _dotted(expr: ast.expr, imports: Dict[str, str]) -> Optional[str]:
+    parts: List[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name) or expr.id not in imports:
+        return None
+    return ".".join([imports[expr.id], *reversed(parts)])
+
+
+def references(tree: ast.Module, package: str, targets: Set[str]) -> bool:
+    """Cheap test: does the module import any of `targets` (absolute `module.name`)?"""
+    imports = imported_names(tree, package)
+    for value in imports.values():
+        if value in targets or any(t.startswith(value + ".") for t in targets):
+            return True
+    return False
+
+
+_LINE = re.compile(r"\b(?:at )?line (\d+)")
+
+
+def _located(text: str, display: str) -> str:
+    """A chain computed in the caller, with its line numbers made `file:line`."""
+    return _LINE.sub(lambda m: f"at {display}:{m.group(1)}", text) if text else ""
+
+
+ExportKind = Callable[[str], Optional[Tuple[str, str, str]]]  # absolute name -> (tag, dtype, why)
+
+
+def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
+              targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None) -> List[Tuple[str, tuple]]:
+    """(defining module, row) pairs (rows: see ExternalFacts.from_config) for the calls,
+    registrations and uses in this module of `targets` (absolute name -> (module, name there))."""
+    imports = imported_names(tree, package)
+    hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            q = _dotted(node.func, imports)
+            if q in targets:
+                hits.append((node, CALL, q))
+        elif isinstance(node, ast.Attribute) and node.attr in REGISTRATION_METHODS:
+            q = _dotted(node.value, imports)
+            if q in targets:
+                hits.append((node, REGISTER, q))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            q = imports.get(node.id)
+            if q in targets:
+                hits.append((node, USE, q))
+    if not hits:
+        return []
+    from vjplint.collect import collect
+
+    model = collect(tree, lines)
+    values = model.facts.values()
+    rows: List[Tuple[str, tuple]] = []
+    per_target: Dict[str, int] = {}
+    for node, what, q in hits:
+        owner, name = targets[q]
+        where = f"{display}:{node.lineno}"  # type: ignore[attr-defined]
+        if what == REGISTER:
+            rows.append((owner, (REGISTER, name, node.attr, where)))  # type: ignore[attr-defined]
+            continue
+        if what == USE:
+            rows.append((owner, (USE, name, where)))
+            continue
+        per_target[name] = per_target.get(name, 0) + 1
+        if per_target[name] > MAX_CALLS:
+            continue
+        call: ast.Call = node  # type: ignore[assignment]
+        enclosing = model.index.enclosing_function(call)
+        traced = model.traced.get(enclosing) if enclosing is not None else None
+        complete = not any(isinstance(a, ast.Starred) for a in call.args) and all(
+            k.arg is not None for k in call.keywords)
+        args = []
+        slots = [(str(i), a) for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)] if complete else []
+        slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+        for slot, arg in slots:
+            args.append(_summarize_arg(model, values, slot, arg, enclosing, traced, display, imports, exported))
+        caller = getattr(enclosing, "name", "<lambda>") if enclosing is not None else ""
+        rows.append((owner, (CALL, name, where, caller, complete, tuple(args))))
+    return rows
+
+
+def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, display: str,
+                   imports: Dict[str, str], exported: Optional[ExportKind]) -> tuple:
+    kind = values.of(arg)
+    if kind.tag == "module" and isinstance(arg, ast.Name) and arg.id in imports and exported is not None:
+        found = exported(imports[arg.id])  # `from consts import MASK`: what the other module binds
+        if found is not None:
+            return (slot, found[0], found[1], model.quote(arg, 50),
+                    f"`{arg.id}` is imported from `{imports[arg.id].rsplit('.', 1)[0]}`, where {found[2]}", "", "", "")
+    reason = kind.traced or ""
+    if not reason and traced is not None and kind.tag != "callable":
+        reason = model.facts.traced_reason(arg, enclosing, traced) or ""
+    capture = capture_traced = ""
+    if kind.tag == "callable":
+        for cname, ckind in kind.captures:
+            if ckind.traced:
+                capture, capture_traced = cname, _located(ckind.traced, display)
+                break
+    quoted = model.quote(arg, 50)
+    if isinstance(arg, ast.Name) and traced is not None and arg.id in traced.static_params and any(
+            b.kind == "param" for b in model.index.lookup(arg.id, model.index.scope_of(arg))):
+        how = f"`{arg.id}` is a static argument of `{getattr(enclosing, 'name', '<lambda>')}` (`{traced.how}`)"
+        return (slot, "static", "", quoted, how, "", "", "")
+    why = kind.why if kind.why != f"`{quoted}`" else ""
+    if why.startswith(f"`{quoted}`, "):  # `make(w)`, which returns ...: the argument is quoted already
+        why = why[len(quoted) + 4:]
+    why = _located(why, display)
+    return (slot, kind.tag, kind.dtype or "", quoted, why, _located(reason, display), capture, capture_traced)
+
+
+def is_top_level(model, node: ast.AST) -> bool:
+    """Other modules can reach only module-level names: the statement holding `node` (a
+    decorator belongs to its def) sits in the module body."""
+    statement = node
+    while not isinstance(statement, ast.stmt):
+        parent = model.index.parent(statement)
+        if parent is None:
+            return False
+        statement = parent
+    return isinstance(model.index.parent(statement), ast.Module)
+
+
+def external_calls(model, name: str, node: ast.AST) -> List[ExternalCall]:
+    """Calls of the module-level `name` (defined at `node`) from other modules of the run."""
+    external = model.facts.external
+    if external is None or not is_top_level(model, node):
+        return []
+    return external.calls.get(name, [])
+
+
+def module_binding(tree: ast.Module, lines: List[str], name: str, display: str) -> Optional[Tuple[str, str, str]]:
+    """(tag, dtype, why) of the module-level `name` of a module, when vjplint.values knows it as
+    an array or a Python value (a module-level value is never a tracer)."""
+    from vjplint.collect import collect
+
+    model = collect(tree, lines)
+    kind = model.facts.values().name(name, model.index.module_scope)
+    if kind.tag != "array" and not kind.is_static:
+        return None
+    why = kind.why or f"`{name}` is a {kind.tag}"
+    return kind.tag, kind.dtype or "", _located(why, display)

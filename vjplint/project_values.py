@@ -1,0 +1,211 @@
+"""Per-run cross-module value summaries (vjplint.facts.crossmodule), cached per file.
+
+Two passes over the run's modules: which top-level names each module exports that callers may
+care about (custom derivatives and factories building one), then, for each module importing one
+of them, its calls, registrations and uses with the argument kinds `vjplint.values` infers there.
+Each file's entry is kept by size and mtime (with the result cache's racy-mtime guard) and, for
+its summary, by a digest of the run's targets, so a warm run re-analyses only what changed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+from vjplint.config import Config
+
+FORMAT = 1
+RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
+TRIGGERS = (b"custom_vjp", b"custom_jvp")
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def _parse(data: bytes):
+    """(tree, lines), or None: a file only the newer-syntax fallback parses is left out (that
+    fallback imports libcst, too slow for an index; linting the file reports it as usual)."""
+    import ast
+
+    from vjplint.positions import source_lines
+    from vjplint.source import SourceError, decode
+
+    try:
+        text = decode(data).text
+        return ast.parse(text), source_lines(text)
+    except (SourceError, SyntaxError, RecursionError, ValueError, MemoryError):
+        return None
+
+
+_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b([^\n]*)|import[ \t]+([^\n]*))", re.MULTILINE)
+_WORD = re.compile(rb"\w+")
+
+
+def _imported_words(data: bytes) -> Set[bytes]:
+    """The words of the module's import lines (module paths and imported names): a caller of
+    `pkg.mod.f` has `mod` among them."""
+    words: Set[bytes] = set()
+    for groups in _IMPORT_LINE.findall(data):
+        for group in groups:
+            words.update(_WORD.findall(group))
+    return words
+
+
+class _Entry:
+    def __init__(self, raw: Optional[list]) -> None:
+        # [size, mtime_ns, made_ns, defines, targets_key, rows]
+        self.raw = raw if isinstance(raw, list) and len(raw) == 6 else None
+
+
+def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional[Config],
+                   use_cache: bool = True) -> Dict[str, Tuple[tuple, ...]]:
+    """module -> rows about its names from the other modules of the run. `files` holds
+    (path, module name, package, display path) per Python file."""
+    from vjplint.facts.crossmodule import exported_targets, module_binding, references, summarize
+
+    cache = _Cache(anchor) if use_cache and anchor is not None else None
+    now = time.time_ns()
+    fresh: Dict[str, bool] = {}
+    data_of: Dict[str, Optional[bytes]] = {}
+    parsed: Dict[str, Any] = {}
+    defines: Dict[str, List[str]] = {}
+    entries: Dict[str, list] = {}
+    for path, module, _, display in files:
+        key = display
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        entry = cache.entries.get(key) if cache is not None else None
+        if entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns and st.st_mtime_ns < entry[2] - RACY_NS:
+            fresh[key] = True
+            defines[key] = list(entry[3])
+            entries[key] = entry
+            continue
+        fresh[key] = False
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        data_of[key] = data
+        names: List[str] = []
+        if any(t in data for t in TRIGGERS):
+            names = exported_targets(data.decode("utf-8", "replace"))
+        defines[key] = names
+        entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", []]
+    targets: Dict[str, Tuple[str, str]] = {}
+    module_of = {display: module for _, module, _, display in files}
+    for key, names in defines.items():
+        for name in names:
+            targets[f"{module_of[key]}.{name}"] = (module_of[key], name)
+    out: Dict[str, List[tuple]] = {}
+    if not targets:
+        if cache is not None:
+            cache.save(entries)
+        return {}
+    by_module = {module: (path, display) for path, module, _, display in files}
+    bindings: Dict[str, Optional[Tuple[str, str, str]]] = {}
+
+    consulted: List[str] = []  # modules read for the current caller: its rows then depend on them
+
+    def exported(absolute: str) -> Optional[Tuple[str, str, str]]:
+        """What the run's module `pkg.mod` binds to `name` at module level (`pkg.mod.name`)."""
+        consulted.append(absolute)
+        if absolute not in bindings:
+            bindings[absolute] = None
+            owner, _, name = absolute.rpartition(".")
+            if owner in by_module:
+                path, shown = by_module[owner]
+                try:
+                    found = _parse(Path(path).read_bytes())
+                except OSError:
+                    found = None
+                if found is not None:
+                    bindings[absolute] = module_binding(found[0], found[1], name, shown)
+        return bindings[absolute]
+
+    targets_key = hashlib.sha256("\n".join(sorted(targets)).encode()).hexdigest()[:16]
+    # Bytes first: a caller names a target and its module (`from pkg.mod import f`, `mod.f(...)`).
+    heads_of: Dict[bytes, Set[bytes]] = {}
+    for t in targets:
+        head, name = t.split(".")[-2:]
+        heads_of.setdefault(name.encode(), set()).add(head.encode())
+    heads = {h for hs in heads_of.values() for h in hs}
+    for path, module, package, display in files:
+        entry = entries.get(display)
+        if entry is None:
+            continue
+        if fresh.get(display) and entry[4] == targets_key:
+            rows = entry[5]
+        else:
+            rows = []
+            data = data_of.get(display)
+            if data is None:
+                try:
+                    data = Path(path).read_bytes()
+                except OSError:
+                    data = b""
+            pairs = [(n, hs) for n, hs in heads_of.items() if n in data and any(h in data for h in hs)] \
+                if b"import" in data else []
+            imported = _imported_words(data) & heads if pairs else set()
+            if imported and any(hs & imported for _, hs in pairs):
+                found = parsed.get(display) or _parse(data)
+                if found is not None and references(found[0], package, set(targets)):
+                    consulted.clear()
+                    own = {k: v for k, v in targets.items() if v[0] != module}
+                    rows = [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own,
+                                                                     exported)]
+            # Rows that read another module's bindings are recomputed each run (that module may change).
+            entry[4], entry[5] = ("" if consulted else targets_key), json.loads(json.dumps(rows))
+            consulted.clear()
+            entry[2] = now
+        for owner, row in entry[5]:
+            if owner != module:
+                out.setdefault(owner, []).append(_tuples(row))
+    if cache is not None:
+        cache.save(entries)
+    return {module: tuple(rows) for module, rows in out.items()}
+
+
+class _Cache:
+    """display -> entry, beside the project index's cache."""
+
+    def __init__(self, anchor: Config) -> None:
+        from vjplint.batch.cache import cache_root
+        from vjplint.batch.fastpath import code_fingerprint, short_name
+
+        self.root = cache_root(anchor)
+        self.build = code_fingerprint()
+        self.key = "\n".join((os.getcwd(), str(FORMAT), "values"))
+        self.path = self.root / short_name(self.build) / "project" / (short_name(self.key) + ".json")
+        self.entries: Dict[str, list] = {}
+        self.loaded = ""
+        try:
+            raw = self.path.read_bytes()
+            data = json.loads(raw)
+            if data.get("build") == self.build and data.get("key") == self.key:
+                self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, list) and len(v) == 6}
+                self.loaded = hashlib.sha256(raw).hexdigest()
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+
+    def save(self, entries: Dict[str, list]) -> None:
+        from vjplint.batch.fastpath import ensure_cache_root
+
+        text = json.dumps({"format": FORMAT, "build": self.build, "key": self.key, "entries": entries},
+                          separators=(",", ":"))
+        if hashlib.sha256(text.encode()).hexdigest() == self.loaded:
+            return
+        try:
+            ensure_cache_root(str(self.root))
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a read-only tree still lints
