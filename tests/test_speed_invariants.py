@@ -649,3 +649,29 @@ def test_replay_survives_new_files_in_ancestor_directories_but_not_a_new_config(
     (tmp_path / "outer" / "pyproject.toml").write_text('[tool.vjplint]\nignore = ["VJP301"]\n')
     third = json.loads(_python(probe, tmp_path))
     assert (first, second, third) == (True, True, False)
+
+
+def _findings(path: Path) -> List[tuple]:
+    from vjplint.engine import lint_source
+
+    result = lint_source(str(path), path.read_bytes(), Config())
+    return [(d.code, d.location, d.end_location, d.message, d.fix and (d.fix.message, d.fix.edits, d.fix.plan))
+            for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("tree", ["fixtures", "eval/cases"])
+def test_analysing_only_the_regions_that_can_matter_changes_no_finding(tree: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """vjplint.regions: every file's findings are those of the whole module, also when the
+    regions are chosen even in the smallest files."""
+    from vjplint import engine, regions
+
+    paths = sorted((ROOT / tree).rglob("*.py"))
+    assert len(paths) > 50
+    monkeypatch.setattr(engine, "FOCUS", False)
+    whole = {p: _findings(p) for p in paths}
+    monkeypatch.setattr(engine, "FOCUS", True)
+    monkeypatch.setattr(regions, "MIN_STATEMENTS", 1)
+    focused = {p: _findings(p) for p in paths}
+    assert sum(map(len, whole.values())) > 30
+    assert {p: f for p, f in focused.items() if f != whole[p]} == {}
