@@ -361,21 +361,31 @@ NEWER = textwrap.dedent("""\
     """)
 
 
-def test_tokenizer_split_blanks_what_libcst_blanks(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_statement_splits_blank_what_libcst_blanks(monkeypatch: pytest.MonkeyPatch) -> None:
     import ast
 
     from vjplint import source
 
+    def dump(text):
+        return ast.dump(ast.parse(text), include_attributes=True)
+
     assert source._statement_starts(NEWER) == [1, 4, 10, 13, 15, 16, 22, 25]
-    fast = source._blank_newer_syntax(NEWER)
-    monkeypatch.setattr(source, "_statement_starts", lambda text: None)
-    slow = source._blank_newer_syntax(NEWER)
-    assert fast is not None and slow is not None
-    assert ast.dump(ast.parse(fast), include_attributes=True) == ast.dump(ast.parse(slow), include_attributes=True)
-    # A real syntax error is never blanked away, whichever way the file is split.
-    broken = NEWER.replace("y = 1; z = 2", "y = 1 $ 2")
-    monkeypatch.undo()
-    assert source._blank_newer_syntax(broken) is None
+    # Column 0 splits inside the brackets of `w = (1,\n2)`: the tokenizer decides that file.
+    assert source._blank_statements(NEWER, source._column_zero_starts(NEWER)) is None
+    clean = NEWER.replace("(1,\n2)", "(1,\n     2)")
+    assert source._column_zero_starts(clean) == source._statement_starts(clean)
+    in_string = clean + 'DOC = """\nat column 0\n"""\n'
+    assert source._blank_statements(in_string, source._column_zero_starts(in_string)) is None
+    for text in (NEWER, clean, in_string):
+        fast = source._blank_newer_syntax(text)
+        with monkeypatch.context() as patched:
+            patched.setattr(source, "_blank_statements", lambda text, starts: None)
+            patched.setattr(source, "_statement_starts", lambda text: None)
+            slow = source._blank_newer_syntax(text)  # libcst splits
+        assert fast is not None and slow is not None
+        assert dump(fast) == dump(slow)
+        # A real syntax error is never blanked away, whichever way the file is split.
+        assert source._blank_newer_syntax(text.replace("y = 1; z = 2", "y = 1 $ 2")) is None
 
 
 def test_indexes_of_builds_unused_for_a_week_are_pruned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import codecs
 import io
+import re
 import tokenize
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
@@ -110,6 +111,12 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
 
 def _blank_newer_syntax(text: str) -> Optional[str]:
     """Return `text` with each top-level statement `ast` rejects replaced by blank lines."""
+    # Lines starting at column 0 split the module where the tokenizer does, unless one is inside
+    # a string or brackets: then the piece before it can be read by neither parser and the
+    # tokenizer decides.
+    blanked = _blank_statements(text, _column_zero_starts(text))
+    if blanked is not None:
+        return blanked
     starts = _statement_starts(text)
     if starts is not None:  # the tokenizer found the statements: ten times faster than libcst
         return _blank_statements(text, starts)
@@ -143,6 +150,21 @@ def _blank_newer_syntax(text: str) -> Optional[str]:
 
 
 _CONTINUATIONS = frozenset({"else", "elif", "except", "finally"})
+_CONTINUATION_LINE = re.compile(r"(?:else|elif|except|finally)\b")
+
+
+def _column_zero_starts(text: str) -> List[int]:
+    """0-based lines that start with code at column 0 (a decorated def from its first decorator)."""
+    starts: List[int] = []
+    decorated = False
+    for row, line in enumerate(io.StringIO(text, newline="").readlines()):
+        first = line[:1]
+        if not first or first in " \t\f\r\n#)]}" or _CONTINUATION_LINE.match(line):
+            continue
+        if not decorated:
+            starts.append(row)
+        decorated = first == "@"
+    return starts
 
 
 def _statement_starts(text: str) -> Optional[List[int]]:
