@@ -685,3 +685,32 @@ def test_analysing_only_the_regions_that_can_matter_changes_no_finding(tree: str
     focused = {p: _findings(p) for p in paths}
     assert sum(map(len, whole.values())) > 30
     assert {p: f for p, f in focused.items() if f != whole[p]} == {}
+
+
+def test_rewriting_only_the_touched_statements_gives_the_whole_module_rewrite(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vjplint.fixes.apply._rewrite_regions: libcst sees only the statements the plans touch; the
+    text it gives is the whole-module rewrite's, on every fixture with a planned fix."""
+    from vjplint.engine import lint_source
+    from vjplint.fixes import apply
+
+    whole = lambda text, module, plans, rewrite: rewrite(text, plans)  # noqa: E731
+    compared = 0
+    for path in sorted((ROOT / "fixtures").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        plans = list(dict.fromkeys(d.fix.plan for d in lint_source(path.name, text).diagnostics
+                                   if d.fix is not None and d.fix.plan is not None and d.fix.plan.transform == apply.RESIDUAL))
+        if not plans:
+            continue
+        try:
+            focused = apply._residual_rewrite(text, plans, Config())[0]
+        except Exception as exc:  # the whole rewrite must fail alike
+            focused = type(exc).__name__
+        with monkeypatch.context() as patched:
+            patched.setattr(apply, "_rewrite_regions", whole)
+            try:
+                reference = apply._residual_rewrite(text, plans, Config())[0]
+            except Exception as exc:
+                reference = type(exc).__name__
+        assert focused == reference, path
+        compared += 1
+    assert compared > 20
