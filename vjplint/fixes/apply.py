@@ -9,9 +9,11 @@ runs passes to a fixed point, `attach_fix_edits()` computes the edits of planned
 
 from __future__ import annotations
 
+import gc
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan
@@ -263,6 +265,12 @@ def fix_text(filename: str, text: str, config: Config = Config(), unsafe: bool =
              exclude: Sequence[str] = (), path: Optional[str] = None) -> FixResult:
     """Lint, fix, re-lint until nothing more applies (at most MAX_PASSES passes). Every
     intermediate text parses; fixes of derivatives named in `exclude` are skipped."""
+    with _collector_paused():
+        return _fix_text(filename, text, config, unsafe, exclude, path)
+
+
+def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: Sequence[str],
+              path: Optional[str]) -> FixResult:
     from vjplint.engine import lint_source
 
     result = FixResult(text)
@@ -299,8 +307,28 @@ def fix_source(filename: str, text: str, config: Config = Config(), unsafe: bool
 Settings = Union[Config, Mapping[str, Config]]
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a fix is computed, as while a file is linted
+    (vjplint.batch.parallel): with libcst's trees alive, its scans of the millions of young `ast`
+    and libcst objects cost more than the parse itself."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, List[str]], settings: Settings,
                      *, once: bool = False) -> None:
+    with _collector_paused():
+        _attach_fix_edits(diagnostics, sources, settings, once=once)
+
+
+def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, List[str]], settings: Settings,
+                      *, once: bool = False) -> None:
     """Compute the edits of planned fixes (in place), with each file's own settings (`settings`:
     one Config for all, or filename -> Config). A plan whose edits cannot be computed stays
     unresolved (JSON shows `fix: null` for it). Several diagnostics share one plan when one
