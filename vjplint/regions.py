@@ -113,7 +113,7 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     for header, group in members.items():  # a class holding a derivative: its instances matter
         forward[header] = mentions(spans[header], spread) or any(forward[m] for m in group)
     local_seeds = [i not in members and mentions(spans[i], local) for i in range(len(units))]
-    words = [set(WORD.findall(text, *where)) for where in spans]
+    words = _Words(text, spans)
     _close_forward(units, text, spans, bound, forward, words, callable_names)
     keep = [f or l for f, l in zip(forward, local_seeds)]
     for i, unit in enumerate(units):
@@ -146,8 +146,22 @@ def _with_body(cls: ast.ClassDef, body: List[ast.stmt]) -> ast.ClassDef:
     return copy
 
 
-def _close_forward(units: List[ast.stmt], text: str, spans, bound: List[Set[str]], forward: List[bool], words: List[Set[str]],
-                   callable_names: Set[str]) -> None:
+class _Words:
+    """Each unit's words, read when first asked for (only kept units are ever asked)."""
+
+    def __init__(self, text: str, spans: Sequence[Tuple[int, int]]) -> None:
+        self.text, self.spans = text, spans
+        self.found: Dict[int, Set[str]] = {}
+
+    def __getitem__(self, i: int) -> Set[str]:
+        found = self.found.get(i)
+        if found is None:
+            found = self.found[i] = set(WORD.findall(self.text, *self.spans[i]))
+        return found
+
+
+def _close_forward(units: List[ast.stmt], text: str, spans, bound: List[Set[str]], forward: List[bool],
+                   words: _Words, callable_names: Set[str]) -> None:
     """Mark the units that mention a name a forward unit binds, or a function a forward statement
     outside functions names (`f.defvjp(f_fwd, f_bwd)`: who else calls `f_fwd`), or that bind a
     name made from one (`f_fwd` for `f`), until none is new."""
@@ -164,13 +178,12 @@ def _close_forward(units: List[ast.stmt], text: str, spans, bound: List[Set[str]
             fresh |= reached(i)
     while fresh:
         known |= fresh
+        pattern = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(fresh, key=len, reverse=True))))
         affixed = tuple(n for n in fresh if len(n) > 1)
         became: List[int] = []
-        for i in range(len(units)):
-            if forward[i]:
-                continue
-            if not fresh.isdisjoint(words[i]) or any(
-                    name.startswith(affixed) or name.endswith(affixed) for name in bound[i]):
+        for i, (a, b) in enumerate(spans):
+            if not forward[i] and (pattern.search(text, a, b) or any(
+                    name.startswith(affixed) or name.endswith(affixed) for name in bound[i])):
                 forward[i] = True
                 became.append(i)
         fresh = set()
@@ -179,7 +192,7 @@ def _close_forward(units: List[ast.stmt], text: str, spans, bound: List[Set[str]
         fresh -= known
 
 
-def _close_backward(text: str, spans, bound: List[Set[str]], keep: List[bool], words: List[Set[str]],
+def _close_backward(text: str, spans, bound: List[Set[str]], keep: List[bool], words: _Words,
                     start: List[int]) -> None:
     """Mark the units that bind a word a marked unit contains, until none is new."""
     binders: Dict[str, List[int]] = {}
