@@ -5,7 +5,7 @@ modules of 1k-50k lines holding 10-4,000 custom derivatives (not a timed test: a
     python benchmarks/scaling.py --cases 5000:10 --steps lint,json --timeout 120
 
 Each (module, step) runs in a fresh process, in CPU time (`time.process_time`), the module's
-import and generation excluded, with a timeout so that a superlinear step shows as "timeout"
+import and generation excluded, with the cyclic collector paused as the CLI's workers pause it, with a timeout so that a superlinear step shows as "timeout"
 instead of hanging the benchmark. A step is linear when its s/1k lines stays within 2x across
 the grid (the "spread" line). The derivatives are those of `benchmarks/synth.py`, a fifth of
 them fixable (an array in nondiff_argnums: VJP101's residual fix), amid ordinary code.
@@ -63,6 +63,7 @@ def run_step(step: str, lines: int, derivatives: int) -> Dict[str, float]:
     config = Config()
     lint_source("warm.py", b"import jax\n@jax.custom_vjp\ndef f(x):\n    return x\n", config)  # imports
     gc.collect()
+    gc.disable()  # as the CLI's workers lint (vjplint.batch.parallel); fixes pause it themselves
     start = time.process_time()
     if step == "lint":
         found = len(lint_source(name, text.encode(), config).diagnostics)
@@ -81,6 +82,7 @@ def run_step(step: str, lines: int, derivatives: int) -> Dict[str, float]:
         get_formatter("json")(diagnostics, OutputContext(sources=sources))
         found = sum(1 for d in diagnostics if d.fix is not None and d.fix.resolved)
     seconds = time.process_time() - start
+    gc.enable()
     return {"seconds": seconds, "lines": len(text.splitlines()), "found": found}
 
 

@@ -178,11 +178,10 @@ def _close_forward(units: List[ast.stmt], text: str, spans, bound: List[Set[str]
             fresh |= reached(i)
     while fresh:
         known |= fresh
-        pattern = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(fresh, key=len, reverse=True))))
         affixed = tuple(n for n in fresh if len(n) > 1)
         became: List[int] = []
-        for i, (a, b) in enumerate(spans):
-            if not forward[i] and (pattern.search(text, a, b) or any(
+        for i in range(len(units)):  # set lookups, not a regex of every name: linear in the module
+            if not forward[i] and (not fresh.isdisjoint(words[i]) or any(
                     name.startswith(affixed) or name.endswith(affixed) for name in bound[i])):
                 forward[i] = True
                 became.append(i)
