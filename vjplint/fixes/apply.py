@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.config import Config
-from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position
 from vjplint.fixes.edits import apply_edits, apply_spans, conflicts, diff_edits, line_starts, spans
 from vjplint.positions import lines_with_endings, source_lines
 from vjplint.source import SourceError, parse
@@ -71,19 +71,33 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan],
     return _rewrite_regions(text, module, plans, fix_text), rows, module
 
 
-def _parses_after(text: str, module: Any, edits: Sequence[Edit]) -> bool:
-    """Whether `text` (which parses, as `module`) still parses with `edits` applied, parsing only
-    the top-level statements beside the edits (a whole-file parse per fix was quadratic)."""
-    touched = [(e.location.row - 1, e.end_location.row + 1) for e in edits]
-    lines = lines_with_endings(text)
-    for statement in module.body:
-        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
-        last = statement.end_lineno or statement.lineno
-        if not any(a <= last and first <= b for a, b in touched):
-            for row in range(first, last + 1):
-                line = lines[row - 1]
-                lines[row - 1] = line[len(line.rstrip("\r\n")):] or "\n"
-    return _parses(apply_edits("".join(lines), edits))
+class _Layout:
+    """A parsed text's lines and top-level statement rows, to check edited pieces of it."""
+
+    def __init__(self, text: str, module: Any) -> None:
+        self.lines = lines_with_endings(text)
+        self.firsts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in module.body]
+        self.lasts = [s.end_lineno or s.lineno for s in module.body]
+
+    def parses_after(self, edits: Sequence[Edit]) -> bool:
+        """Whether the text still parses with `edits` applied, parsing only the rows from the first
+        to the last top-level statement beside the edits (a whole-file parse per fix was
+        quadratic); the other statements are untouched and parsed before."""
+        import bisect
+
+        low = max(1, min(e.location.row for e in edits) - 1)
+        high = max(e.end_location.row for e in edits) + 1
+        i = bisect.bisect_right(self.firsts, low) - 1  # the statement holding `low`, if any
+        if i >= 0 and self.lasts[i] >= low:
+            low = self.firsts[i]
+        j = bisect.bisect_right(self.firsts, high) - 1
+        if j >= 0 and self.lasts[j] >= high:
+            high = self.lasts[j]
+        shift = low - 1
+        piece = "".join(self.lines[shift:high])
+        moved = [Edit(e.content, Position(e.location.row - shift, e.location.column),
+                      Position(e.end_location.row - shift, e.end_location.column)) for e in edits]
+        return _parses(apply_edits(piece, moved))
 
 
 def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[[str, Sequence], str]) -> str:
@@ -149,7 +163,8 @@ def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> 
     if not rows:
         return {}
     every = diff_edits(text, new_text)
-    if not _parses_after(text, module, every):
+    layout = _Layout(text, module)
+    if every and not layout.parses_after(every):
         return {}
     owners = list(rows)
     shares: Dict[Tuple[str, int], List[Edit]] = {key: [] for key in owners}
@@ -162,7 +177,7 @@ def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> 
             shares[touched[0]].append(edit)
     out: Dict[FixPlan, Tuple[Edit, ...]] = {}
     for key, edits in shares.items():
-        if edits and _parses_after(text, module, edits):
+        if edits and layout.parses_after(edits):
             for fp in fix_plans:
                 if (fp.target, fp.line) == key:
                     out[fp] = tuple(edits)
