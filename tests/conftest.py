@@ -70,7 +70,7 @@ TEST_LAYERS: Dict[str, str] = {
     "test_speed_invariants::test_cache_entries_of_deleted_files_are_dropped": "unit",
     "test_speed_invariants::test_worker_count_policy": "unit",
     "test_speed_invariants::test_progress_printer_drives_from_lint_many": "unit",
-    "test_speed_invariants::test_tokenizer_split_blanks_what_libcst_blanks": "unit",
+    "test_speed_invariants::test_statement_splits_blank_what_libcst_blanks": "unit",
     "test_speed_invariants::test_indexes_of_builds_unused_for_a_week_are_pruned": "unit",
     "test_speed_invariants::test_index_name_collisions_never_share_results": "unit",
     "test_speed_invariants::test_exclude_matchers_agree_with_fnmatch": "unit",

@@ -361,21 +361,33 @@ NEWER = textwrap.dedent("""\
     """)
 
 
-def test_tokenizer_split_blanks_what_libcst_blanks(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_statement_splits_blank_what_libcst_blanks(monkeypatch: pytest.MonkeyPatch) -> None:
     import ast
 
     from vjplint import source
 
+    def dump(text):
+        return ast.dump(ast.parse(text), include_attributes=True)
+
     assert source._statement_starts(NEWER) == [1, 4, 10, 13, 15, 16, 22, 25]
-    fast = source._blank_newer_syntax(NEWER)
-    monkeypatch.setattr(source, "_statement_starts", lambda text: None)
-    slow = source._blank_newer_syntax(NEWER)
-    assert fast is not None and slow is not None
-    assert ast.dump(ast.parse(fast), include_attributes=True) == ast.dump(ast.parse(slow), include_attributes=True)
-    # A real syntax error is never blanked away, whichever way the file is split.
-    broken = NEWER.replace("y = 1; z = 2", "y = 1 $ 2")
-    monkeypatch.undo()
-    assert source._blank_newer_syntax(broken) is None
+    # Column 0 splits inside the brackets of `w = (1,\n2)`: the tokenizer decides that file.
+    assert source._blank_statements(NEWER, source._column_zero_starts(NEWER)) is None
+    clean = NEWER.replace("(1,\n2)", "(1,\n     2)")
+    assert source._column_zero_starts(clean) == source._statement_starts(clean)
+    in_string = clean + 'DOC = """\nat column 0\n"""\n'
+    assert source._blank_statements(in_string, source._column_zero_starts(in_string)) is None
+    for text in (NEWER, clean, in_string):
+        fast = source._blank_newer_syntax(text)
+        with monkeypatch.context() as patched:
+            patched.setattr(source, "_blank_statements", lambda text, starts: None)
+            patched.setattr(source, "_statement_starts", lambda text: None)
+            slow = source._blank_newer_syntax(text)  # libcst splits
+        assert fast is not None and slow is not None
+        assert dump(fast) == dump(slow)
+        # parse() first blanks where the parser stops, one statement at a time: the same tree.
+        assert ast.dump(source.parse(text), include_attributes=True) == dump(slow)
+        # A real syntax error is never blanked away, whichever way the file is split.
+        assert source._blank_newer_syntax(text.replace("y = 1; z = 2", "y = 1 $ 2")) is None
 
 
 def test_indexes_of_builds_unused_for_a_week_are_pruned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -649,3 +661,58 @@ def test_replay_survives_new_files_in_ancestor_directories_but_not_a_new_config(
     (tmp_path / "outer" / "pyproject.toml").write_text('[tool.vjplint]\nignore = ["VJP301"]\n')
     third = json.loads(_python(probe, tmp_path))
     assert (first, second, third) == (True, True, False)
+
+
+def _findings(path: Path) -> List[tuple]:
+    from vjplint.engine import lint_source
+
+    result = lint_source(str(path), path.read_bytes(), Config())
+    return [(d.code, d.location, d.end_location, d.message, d.fix and (d.fix.message, d.fix.edits, d.fix.plan))
+            for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("tree", ["fixtures", "eval/cases"])
+def test_analysing_only_the_regions_that_can_matter_changes_no_finding(tree: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """vjplint.regions: every file's findings are those of the whole module, also when the
+    regions are chosen even in the smallest files."""
+    from vjplint import engine, regions
+
+    paths = sorted((ROOT / tree).rglob("*.py"))
+    assert len(paths) > 50
+    monkeypatch.setattr(engine, "FOCUS", False)
+    whole = {p: _findings(p) for p in paths}
+    monkeypatch.setattr(engine, "FOCUS", True)
+    monkeypatch.setattr(regions, "MIN_STATEMENTS", 1)
+    focused = {p: _findings(p) for p in paths}
+    assert sum(map(len, whole.values())) > 30
+    assert {p: f for p, f in focused.items() if f != whole[p]} == {}
+
+
+def test_rewriting_only_the_touched_statements_gives_the_whole_module_rewrite(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vjplint.fixes.apply._rewrite_regions: libcst sees only the statements the plans touch; the
+    text it gives is the whole-module rewrite's, on every fixture with a planned fix."""
+    from vjplint.engine import lint_source
+    from vjplint.fixes import apply
+
+    whole = lambda text, module, plans, rewrite: rewrite(text, plans)  # noqa: E731
+    compared = 0
+    for path in sorted((ROOT / "fixtures").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        plans = list(dict.fromkeys(d.fix.plan for d in lint_source(path.name, text).diagnostics
+                                   if d.fix is not None and d.fix.plan is not None and d.fix.plan.transform == apply.RESIDUAL))
+        if not plans:
+            continue
+        try:
+            focused = apply._residual_rewrite(text, plans, Config())[0]
+        except Exception as exc:  # the whole rewrite must fail alike
+            focused = type(exc).__name__
+        with monkeypatch.context() as patched:
+            patched.setattr(apply, "_rewrite_regions", whole)
+            try:
+                reference = apply._residual_rewrite(text, plans, Config())[0]
+            except Exception as exc:
+                reference = type(exc).__name__
+        assert focused == reference, path
+        compared += 1
+    assert compared > 20

@@ -18,6 +18,9 @@ PREFILTER_NAMES: Tuple[bytes, ...] = (b"custom_vjp", b"custom_jvp", b"custom_gra
 SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
 NOQA = re.compile(r"#\s*noqa(?P<sep>\s*:\s*|\s+)?(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*)?", re.IGNORECASE)
 CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+# Analyse only the top-level statements that can matter (vjplint.regions); tests turn it off to
+# compare with the whole module.
+FOCUS = True
 
 
 @dataclass
@@ -72,7 +75,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         result.diagnostics.append(_syntax_error(filename, exc))
         return _finish(result, config, filename, where, lines, enabled)
     try:
-        result.diagnostics.extend(_run_rules(filename, module, lines, config, enabled, result.errors, partly))
+        result.diagnostics.extend(_run_rules(filename, module, text, lines, config, enabled, result.errors, partly))
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
     return _finish(result, config, filename, where, lines, enabled)
@@ -99,8 +102,8 @@ def _partly_enabled(config: Config, enabled: FrozenSet[str]) -> FrozenSet[str]:
     return (as_default & partial) - enabled
 
 
-def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Config, enabled: Set[str],
-               errors: List[str], partly: FrozenSet[str] = frozenset()) -> List[Diagnostic]:
+def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], config: Config,
+               enabled: Set[str], errors: List[str], partly: FrozenSet[str] = frozenset()) -> List[Diagnostic]:
     from vjplint.collect import Recognizer, collect
     from vjplint.expected_errors import withhold_fixes
     from vjplint.infer import Hints
@@ -108,6 +111,10 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
     from vjplint.rules.registry import rules_for
 
     recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+    if FOCUS:
+        from vjplint.regions import focus
+
+        module = focus(module, text, lines, [n.decode() for n in prefilter_names(config)])
     model = collect(module, lines, recognizer)
     if config.project_facts:  # what other modules of the run pass to, register on, call here
         from vjplint.facts.crossmodule import ExternalFacts
@@ -117,7 +124,10 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
     if config.array_names or config.static_names:
         model.facts.hints = options.hints  # vjplint.values reads them as the weakest source of kinds
     stub = filename.endswith(".pyi")
-    rules = [cls(model, options) for cls in rules_for(enabled) if (cls.IN_STUBS or not stub) and not cls.RUNTIME]
+    present = _present_triggers(text, config)
+    rules = [cls(model, options) for cls in rules_for(enabled)
+             if (cls.IN_STUBS or not stub) and not cls.RUNTIME
+             and (not cls.TRIGGERS or not present.isdisjoint(cls.TRIGGERS))]
     visitors: Dict[str, List] = {}
     for rule in rules:
         for attr in dir(rule):
@@ -153,6 +163,16 @@ def _run_rules(filename: str, module: ast.Module, lines: List[str], config: Conf
                 filename=filename, location=start, end_location=end, fix=report.fix, noqa_row=start.row,
             ))
     return withhold_fixes(diagnostics, module)
+
+
+def _present_triggers(text: str, config: Config) -> Set[bytes]:
+    """The rules' trigger names the text holds; an alias's name stands for its creator's."""
+    present = {name for name in PREFILTER_NAMES if name.decode() in text}
+    if any(name.rsplit(".", 1)[-1] in text for name, _ in config.custom_vjp_aliases):
+        present.add(b"custom_vjp")
+    if any(name.rsplit(".", 1)[-1] in text for name, _ in config.custom_jvp_aliases):
+        present.add(b"custom_jvp")
+    return present
 
 
 def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:

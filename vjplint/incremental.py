@@ -259,8 +259,9 @@ class IncrementalLinter:
             row = start + len(self.chunks[i].lines)
         errors: List[str] = []
         try:
-            module = parse("".join(parts), self.filename)
-            diagnostics = _run_rules(self.filename, module, lines, self.config, enabled, errors, self.partly)
+            text = "".join(parts)
+            module = parse(text, self.filename)
+            diagnostics = _run_rules(self.filename, module, text, lines, self.config, enabled, errors, self.partly)
         except (SourceError, RecursionError) as exc:  # cannot happen for text that parsed in chunks
             raise ValueError(str(exc)) from exc
         rows = any(_ROW_IN_TEXT.search(d.message) for d in diagnostics)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import codecs
 import io
+import re
 import tokenize
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
@@ -92,6 +93,10 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
         raise SourceError("source is nested too deeply to parse") from None
     # A nesting limit is no newer syntax, and libcst is quadratic (then recursive) on deep nesting.
     limit = "too many" in (first_error.msg or "") or "nested" in (first_error.msg or "")
+    if not limit:
+        tree = _parse_blanking_at_errors(text, first_error, filename)
+        if tree is not None:
+            return tree
     try:
         blanked = None if limit else _blank_newer_syntax(text)
     except (RecursionError, MemoryError):
@@ -108,8 +113,57 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     )
 
 
+ERROR_DRIVEN_TRIES = 4
+
+
+def _parse_blanking_at_errors(text: str, error: SyntaxError, filename: str) -> Optional[ast.Module]:
+    """Blank the statement (split at column 0) where the parser stops, when it alone is rejected
+    by `ast` and read by libcst, and parse again: a parse or two for the usual file with one or
+    two statements of newer syntax, instead of one per statement. None when that is not the
+    case (the error is elsewhere, a real one, or there are many): `_blank_newer_syntax` decides."""
+    import bisect
+
+    lines = io.StringIO(text, newline="").readlines()
+    starts = _column_zero_starts(text)
+    ends = [*starts[1:], len(lines)]
+    for _ in range(ERROR_DRIVEN_TRIES):
+        index = bisect.bisect_right(starts, (error.lineno or 1) - 1) - 1
+        if index < 0:
+            return None
+        first, end = starts[index], ends[index]
+        chunk = "".join(lines[first:end])
+        try:
+            ast.parse(chunk)
+            return None  # the statement parses alone: the error is not its own syntax
+        except SyntaxError as exc:
+            if "too many" in (exc.msg or "") or "nested" in (exc.msg or ""):
+                return None
+        except (RecursionError, MemoryError):
+            return None
+        try:
+            import libcst
+
+            libcst.parse_module(chunk)
+        except Exception:  # ImportError, libcst's ParserSyntaxError and its recursion failures alike
+            return None
+        lines[first:end] = ["\n"] * (end - first)
+        try:
+            return ast.parse("".join(lines), filename)
+        except SyntaxError as exc:
+            error = exc
+        except (RecursionError, MemoryError):
+            return None
+    return None
+
+
 def _blank_newer_syntax(text: str) -> Optional[str]:
     """Return `text` with each top-level statement `ast` rejects replaced by blank lines."""
+    # Lines starting at column 0 split the module where the tokenizer does, unless one is inside
+    # a string or brackets: then the piece before it can be read by neither parser and the
+    # tokenizer decides.
+    blanked = _blank_statements(text, _column_zero_starts(text))
+    if blanked is not None:
+        return blanked
     starts = _statement_starts(text)
     if starts is not None:  # the tokenizer found the statements: ten times faster than libcst
         return _blank_statements(text, starts)
@@ -143,6 +197,21 @@ def _blank_newer_syntax(text: str) -> Optional[str]:
 
 
 _CONTINUATIONS = frozenset({"else", "elif", "except", "finally"})
+_CONTINUATION_LINE = re.compile(r"(?:else|elif|except|finally)\b")
+
+
+def _column_zero_starts(text: str) -> List[int]:
+    """0-based lines that start with code at column 0 (a decorated def from its first decorator)."""
+    starts: List[int] = []
+    decorated = False
+    for row, line in enumerate(io.StringIO(text, newline="").readlines()):
+        first = line[:1]
+        if not first or first in " \t\f\r\n#)]}" or _CONTINUATION_LINE.match(line):
+            continue
+        if not decorated:
+            starts.append(row)
+        decorated = first == "@"
+    return starts
 
 
 def _statement_starts(text: str) -> Optional[List[int]]:

@@ -9,13 +9,16 @@ runs passes to a fixed point, `attach_fix_edits()` computes the edits of planned
 
 from __future__ import annotations
 
+import gc
+import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.config import Config
-from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position
 from vjplint.fixes.edits import apply_edits, apply_spans, conflicts, diff_edits, line_starts, spans
-from vjplint.positions import source_lines
+from vjplint.positions import lines_with_endings, source_lines
 from vjplint.source import SourceError, parse
 
 MAX_PASSES = 10
@@ -26,21 +29,27 @@ Transform = Callable[[str, Sequence[FixPlan], Config], Tuple[str, List[FixPlan]]
 
 
 def _residual_transform(text: str, fix_plans: Sequence[FixPlan], config: Config) -> Tuple[str, List[FixPlan]]:
-    new_text, rows = _residual_rewrite(text, fix_plans, config)
+    new_text, rows, _ = _residual_rewrite(text, fix_plans, config)
     return new_text, [fp for fp in fix_plans if (fp.target, fp.line) in rows]
 
 
 def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan],
-                      config: Config) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]]]:
+                      config: Config) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
     """The residual-plus-None rewrite of every derivative `fix_plans` name, in one libcst pass;
-    with, per rewritten derivative (name, line), the row ranges of the code it rewrites."""
+    with, per rewritten derivative (name, line), the row ranges of the code it rewrites, and the
+    `ast` module of `text`."""
     from vjplint.collect import Recognizer, collect
     from vjplint.fixes.residual_plan import Refusal, find_derivative, plan, spans_overlap
     from vjplint.fixes.residual_plus_none import fix_text
 
     module = parse(text)
     recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
-    model = collect(module, source_lines(text), recognizer)
+    from vjplint.engine import prefilter_names
+    from vjplint.regions import focus
+
+    lines = source_lines(text)
+    # The regions the linter analysed: the plans' facts (callers, jitted uses) are all in them.
+    model = collect(focus(module, text, lines, [n.decode() for n in prefilter_names(config)]), lines, recognizer)
     merged: Dict[Tuple[str, int], Set[int]] = {}
     for fp in fix_plans:
         merged.setdefault((fp.target, fp.line), set()).update(fp.positions)
@@ -58,8 +67,89 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan],
         plans.append(p)
         rows[(name, line)] = tuple((start[0], end[0]) for start, end in p.spans)
     if not plans:
-        return text, {}
-    return fix_text(text, plans), rows
+        return text, {}, module
+    return _rewrite_regions(text, module, plans, fix_text), rows, module
+
+
+class _Layout:
+    """A parsed text's lines and top-level statement rows, to check edited pieces of it."""
+
+    def __init__(self, text: str, module: Any) -> None:
+        self.lines = lines_with_endings(text)
+        self.firsts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in module.body]
+        self.lasts = [s.end_lineno or s.lineno for s in module.body]
+
+    def parses_after(self, edits: Sequence[Edit]) -> bool:
+        """Whether the text still parses with `edits` applied, parsing only the rows from the first
+        to the last top-level statement beside the edits (a whole-file parse per fix was
+        quadratic); the other statements are untouched and parsed before."""
+        import bisect
+
+        low = max(1, min(e.location.row for e in edits) - 1)
+        high = max(e.end_location.row for e in edits) + 1
+        i = bisect.bisect_right(self.firsts, low) - 1  # the statement holding `low`, if any
+        if i >= 0 and self.lasts[i] >= low:
+            low = self.firsts[i]
+        j = bisect.bisect_right(self.firsts, high) - 1
+        if j >= 0 and self.lasts[j] >= high:
+            high = self.lasts[j]
+        shift = low - 1
+        piece = "".join(self.lines[shift:high])
+        moved = [Edit(e.content, Position(e.location.row - shift, e.location.column),
+                      Position(e.end_location.row - shift, e.end_location.column)) for e in edits]
+        return _parses(apply_edits(piece, moved))
+
+
+def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[[str, Sequence], str]) -> str:
+    """`rewrite(text, plans)` run by libcst over only the top-level statements the plans touch
+    (libcst parses and visits about ten times slower than `ast`: a whole-module pass per fix made
+    `--fix` and JSON output many times slower than linting). Every other statement becomes one
+    string, a unique line per row, so rows and columns are unchanged; a statement that names an
+    import the cleanup may drop (`partial`, `functools`) stays, so its uses are counted. The
+    result is the whole-module rewrite's unless an edit touches a blanked line (something was
+    inserted beside unrelated code): then the whole module is rewritten."""
+    import ast
+
+    touched = [(start[0], end[0]) for p in plans for start, end in p.spans]
+    statements = [(s, min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]),
+                   s.end_lineno or s.lineno) for s in module.body]
+    kept_rows: Set[int] = set()
+    blanked = []
+    for statement, first, last in statements:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)) or any(a <= last and first <= b for a, b in touched):
+            kept_rows.update(range(first, last + 1))
+        else:
+            blanked.append((first, last))
+    blanked = [(a, b) for a, b in blanked if not any(r in kept_rows for r in range(a, b + 1))]
+    if not blanked:
+        return rewrite(text, plans)
+    lines = lines_with_endings(text)
+    cleanup = sorted(frozenset().union(*(p.cleanup_names for p in plans)))
+    if cleanup:  # a statement that may use an import the rewrite could drop stays, to be counted
+        uses = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, cleanup)))
+        blanked = [(a, b) for a, b in blanked if not any(uses.search(lines[r - 1]) for r in range(a, b + 1))]
+    placeholder_rows: Set[int] = set()
+    for first, last in blanked:
+        for row in range(first, last + 1):
+            line = lines[row - 1]
+            ending = line[len(line.rstrip("\r\n")):] or "\n"
+            opening = '"""' if row == first else ""
+            closing = '"""' if row == last else ""
+            lines[row - 1] = f"{opening}# vjplint-blank-{row}{closing}{ending}"
+            placeholder_rows.add(row)
+    reduced = "".join(lines)
+    try:
+        new_reduced = rewrite(reduced, plans)
+    except LookupError:
+        return rewrite(text, plans)
+    edits = diff_edits(reduced, new_reduced)
+    for edit in edits:
+        first, last = edit.location.row, edit.end_location.row
+        if edit.end_location.column == 1 and last > first:
+            last -= 1  # the edit ends at the start of a line: that line is untouched
+        if any(r in placeholder_rows for r in range(first, last + 1)):
+            return rewrite(text, plans)
+    return apply_edits(text, edits)
 
 
 def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> Dict[FixPlan, Tuple[Edit, ...]]:
@@ -69,12 +159,16 @@ def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> 
     rewrite leaves unused) belong to no single fix and are dropped: applying one share alone must
     not remove what the other derivatives still use. A plan whose share does not parse on its own
     is left out (the caller computes it alone)."""
-    new_text, rows = _residual_rewrite(text, fix_plans, config)
-    if not rows or not _parses(new_text):
+    new_text, rows, module = _residual_rewrite(text, fix_plans, config)
+    if not rows:
+        return {}
+    every = diff_edits(text, new_text)
+    layout = _Layout(text, module)
+    if every and not layout.parses_after(every):
         return {}
     owners = list(rows)
     shares: Dict[Tuple[str, int], List[Edit]] = {key: [] for key in owners}
-    for edit in diff_edits(text, new_text):
+    for edit in every:
         first, last = edit.location.row, edit.end_location.row
         touched = [key for key in owners if any(a <= last and first <= b for a, b in rows[key])]
         if len(touched) > 1:
@@ -83,7 +177,7 @@ def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> 
             shares[touched[0]].append(edit)
     out: Dict[FixPlan, Tuple[Edit, ...]] = {}
     for key, edits in shares.items():
-        if edits and _parses(apply_edits(text, edits)):
+        if edits and layout.parses_after(edits):
             for fp in fix_plans:
                 if (fp.target, fp.line) == key:
                     out[fp] = tuple(edits)
@@ -186,6 +280,12 @@ def fix_text(filename: str, text: str, config: Config = Config(), unsafe: bool =
              exclude: Sequence[str] = (), path: Optional[str] = None) -> FixResult:
     """Lint, fix, re-lint until nothing more applies (at most MAX_PASSES passes). Every
     intermediate text parses; fixes of derivatives named in `exclude` are skipped."""
+    with _collector_paused():
+        return _fix_text(filename, text, config, unsafe, exclude, path)
+
+
+def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: Sequence[str],
+              path: Optional[str]) -> FixResult:
     from vjplint.engine import lint_source
 
     result = FixResult(text)
@@ -222,8 +322,28 @@ def fix_source(filename: str, text: str, config: Config = Config(), unsafe: bool
 Settings = Union[Config, Mapping[str, Config]]
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a fix is computed, as while a file is linted
+    (vjplint.batch.parallel): with libcst's trees alive, its scans of the millions of young `ast`
+    and libcst objects cost more than the parse itself."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, List[str]], settings: Settings,
                      *, once: bool = False) -> None:
+    with _collector_paused():
+        _attach_fix_edits(diagnostics, sources, settings, once=once)
+
+
+def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, List[str]], settings: Settings,
+                      *, once: bool = False) -> None:
     """Compute the edits of planned fixes (in place), with each file's own settings (`settings`:
     one Config for all, or filename -> Config). A plan whose edits cannot be computed stays
     unresolved (JSON shows `fix: null` for it). Several diagnostics share one plan when one

@@ -9,13 +9,14 @@ column), libcst's convention, so the transform finds the same nodes again.
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.jaxapi import ARRAY_NAMESPACES, PARTIAL
 from vjplint.model import CustomDerivative, FileModel, RuleFunction, Signature
 from vjplint.positions import byte_to_char
-from vjplint.semantic import FunctionNode, constant_value, own_nodes
+from vjplint.semantic import FunctionNode, SemanticIndex, constant_value, own_nodes
 
 Loc = Tuple[int, int]
 ARRAY_MODULES = (*ARRAY_NAMESPACES, "numpy.")
@@ -432,6 +433,24 @@ def _referenced_elsewhere(model: FileModel, rule: RuleFunction, registration: as
     return any(id(n) not in inside for n in index.attributes(name))
 
 
+_PARTIAL_JIT: "weakref.WeakKeyDictionary[SemanticIndex, List[ast.Call]]" = weakref.WeakKeyDictionary()
+
+
+def _partial_jit_calls(model: FileModel) -> List[ast.Call]:
+    """The module's `partial(jax.jit, ...)(f)` calls, found once per model (once per derivative
+    made planning quadratic in the module's size)."""
+    found = _PARTIAL_JIT.get(model.index)
+    if found is None:
+        found = []
+        for call in model.index.of_type(ast.Call):
+            inner = call.func  # type: ignore[attr-defined]
+            if (isinstance(inner, ast.Call) and inner.args and call.args  # type: ignore[attr-defined]
+                    and model.index.qualname(inner.func) in PARTIAL and model.index.qualname(inner.args[0]) == "jax.jit"):
+                found.append(call)  # type: ignore[arg-type]
+        _PARTIAL_JIT[model.index] = found
+    return found
+
+
 def _jit_static(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...]) -> List[Tuple[int, str]]:
     """(moved position, where) for each moved position a `jax.jit` marks static: a stacked
     `@partial(jax.jit, static_argnames=...)` on the primal or `jax.jit(f, static_argnums=...)`."""
@@ -446,11 +465,9 @@ def _jit_static(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...]) -
     for call, position in static_boundaries(model, d):
         if position in moved and model.index.qualname(call.func) == "jax.jit":
             found.append((position, f"`jax.jit(...)` at line {call.lineno}"))
-    for call in model.index.of_type(ast.Call):  # `partial(jax.jit, static_argnames=...)(f)`
+    for call in _partial_jit_calls(model):  # `partial(jax.jit, static_argnames=...)(f)`
         inner = call.func  # type: ignore[attr-defined]
-        if not (isinstance(inner, ast.Call) and inner.args and call.args  # type: ignore[attr-defined]
-                and model.index.qualname(inner.func) in PARTIAL and model.index.qualname(inner.args[0]) == "jax.jit"
-                and model.facts.derivative_named(call.args[0]) is d):  # type: ignore[attr-defined]
+        if model.facts.derivative_named(call.args[0]) is not d:  # type: ignore[attr-defined]
             continue
         static = _static_positions(model, inner, sig)
         found.extend((p, f"`partial(jax.jit, ...)(...)` at line {call.lineno}") for p in moved if p in static)

@@ -1,0 +1,283 @@
+"""The regions of a module that can matter: the top-level statements the analysis needs.
+
+A finding needs a recognised name (the prefilter names: `custom_vjp`, configured aliases...).
+The model and the rules therefore see only
+- the seeds, the statements whose text contains a recognised name;
+- forwards from them, the statements that mention a name a seed binds (`f.defvjp(...)`,
+  `g = jax.jit(f)`, a test calling `f`), and then a name those bind, transitively;
+- backwards from all of these, the statements that bind a word a kept statement contains
+  (helpers, constants, base classes), transitively;
+- every import and the module docstring.
+Statements keep their positions, so a finding is the one the whole module gives. Words are read
+from the text, comments and strings included, so a region is a superset of what names reach.
+`tests/test_speed_invariants.py` asserts that every fixture gives the whole module's findings.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, Iterable, List, Sequence, Set, Tuple
+
+from vjplint.positions import lines_with_endings
+
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+GLOBAL = re.compile(r"^[ \t]*global[ \t]", re.MULTILINE)
+IDENTIFIERS = re.compile(r"[A-Za-z0-9_.]+")
+MIN_STATEMENTS = 8  # below this, selecting costs more than it saves
+_IMPORTS = (ast.Import, ast.ImportFrom)
+# Names whose rules look at one expression and its bindings, never at callers.
+LOCAL_NAMES = frozenset({"JVPTracer", "direct_linearize", "DIRECT_LINEARIZE"})
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_TARGETED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
+_ALWAYS_KEPT_METHODS = frozenset({"setup"})  # flax linen's constructor
+SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)\s*(?:=(?!=)|[-+*/%@&|^]=|:|,)")
+
+
+def row_offsets(text: str, lines: Sequence[str], rows: Iterable[int]) -> Dict[int, int]:
+    """Offset in `text` of the start of each 1-based row in `rows` (one past the last row: the end)."""
+    if "\r" in text:
+        lengths: Sequence[int] = list(map(len, lines_with_endings(text)))
+        extra = 0
+    else:
+        lengths, extra = list(map(len, lines)), 1  # each line's "\n"
+    found: Dict[int, int] = {}
+    offset, row = 0, 1
+    for wanted in sorted(set(rows)):
+        wanted = max(1, min(wanted, len(lengths) + 1))
+        offset += sum(lengths[row - 1 : wanted - 1]) + extra * (wanted - row)
+        row = wanted
+        found[wanted] = min(offset, len(text))
+    return found
+
+
+def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[str]) -> ast.Module:
+    """A module of only the statements of `module` that can matter. The units are the top-level
+    statements, except that a big class holding a recognised name is split into its members."""
+    body = module.body
+    if len(body) < MIN_STATEMENTS and not any(isinstance(s, ast.ClassDef) for s in body):
+        return module
+    rows: List[int] = []
+    for statement in body:
+        rows += (_first_line(statement), (statement.end_lineno or statement.lineno) + 1)
+        if isinstance(statement, ast.ClassDef):
+            rows += (r for m in statement.body for r in (_first_line(m), (m.end_lineno or m.lineno) + 1))
+    offsets = row_offsets(text, lines, rows)
+    last = max(offsets)
+    names = [n for n in names if n]
+    local = [n for n in names if n in LOCAL_NAMES]
+    spread = [n for n in names if n not in LOCAL_NAMES]
+
+    def span(first: int, end: int) -> Tuple[int, int]:
+        return offsets[min(first, last)], offsets[min(end + 1, last)]
+
+    def mentions(where: Tuple[int, int], among: Sequence[str]) -> bool:
+        return any(text.find(n, *where) >= 0 for n in among)
+
+    units: List[ast.stmt] = []  # a member unit's statement, or a split class's header (the ClassDef)
+    spans: List[Tuple[int, int]] = []
+    members: Dict[int, List[int]] = {}  # split class's unit -> its members' units
+    for statement in body:
+        whole = span(_first_line(statement), statement.end_lineno or statement.lineno)
+        if isinstance(statement, ast.ClassDef) and len(statement.body) >= MIN_STATEMENTS and mentions(whole, names):
+            header = len(units)
+            units.append(statement)
+            spans.append(span(_first_line(statement), _first_line(statement.body[0]) - 1))
+            members[header] = []
+            for member in statement.body:
+                members[header].append(len(units))
+                units.append(member)
+                spans.append(span(_first_line(member), member.end_lineno or member.lineno))
+        else:
+            units.append(statement)
+            spans.append(whole)
+    if len(units) < MIN_STATEMENTS:
+        return module
+    top_level = {id(s) for s in body}
+    member_units = {m for group in members.values() for m in group}
+    bound = []
+    for i, unit in enumerate(units):
+        if i in members:
+            bound.append({unit.name})
+        elif i in member_units and isinstance(unit, _FUNCTIONS):
+            bound.append({unit.name, *SELF_ATTRIBUTE.findall(text, *spans[i])})  # what a method sets on self
+        else:
+            bound.append(_bound_names(unit, text, spans[i]))
+    callable_names = {u.name for u in units if isinstance(u, _DEFS)}
+    # Seeds: a unit naming a creator in its code (a comment or a sentence that mentions
+    # `jax.custom_jvp` is no reason to follow what the unit binds), and, kept but not followed,
+    # a unit holding a name of the rules that read one expression (VJP401, VJP402).
+    forward = [i not in members and mentions(spans[i], spread) and _names_in_code(unit, spread)
+               for i, unit in enumerate(units)]
+    for header, group in members.items():  # a class holding a derivative: its instances matter
+        forward[header] = mentions(spans[header], spread) or any(forward[m] for m in group)
+    local_seeds = [i not in members and mentions(spans[i], local) for i in range(len(units))]
+    words = _Words(text, spans)
+    _close_forward(units, text, spans, bound, forward, words, callable_names)
+    keep = [f or l for f, l in zip(forward, local_seeds)]
+    for i, unit in enumerate(units):
+        if isinstance(unit, _IMPORTS) and id(unit) in top_level:
+            keep[i] = True
+        elif i in member_units and (not isinstance(unit, _FUNCTIONS) or unit.name in _ALWAYS_KEPT_METHODS
+                                    or unit.name.startswith("__")):
+            keep[i] = True  # fields, dunders and setup make what an instance is
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        keep[0] = True  # the module docstring
+    _close_backward(text, spans, bound, keep, words, [i for i, k in enumerate(keep) if k])
+    if all(keep):
+        return module
+    kept: List[ast.stmt] = []
+    for i, unit in enumerate(units):
+        if i in members:
+            chosen = [units[m] for m in members[i] if keep[m]]
+            kept.append(unit if len(chosen) == len(unit.body) or not chosen else _with_body(unit, chosen))
+        elif keep[i] and id(unit) in top_level:
+            kept.append(unit)
+    return ast.Module(body=kept, type_ignores=module.type_ignores)
+
+
+def _with_body(cls: ast.ClassDef, body: List[ast.stmt]) -> ast.ClassDef:
+    copy = ast.ClassDef(name=cls.name, bases=cls.bases, keywords=cls.keywords, body=body,
+                        decorator_list=cls.decorator_list)
+    for field in ("lineno", "col_offset", "end_lineno", "end_col_offset", "type_params"):
+        if hasattr(cls, field):
+            setattr(copy, field, getattr(cls, field))
+    return copy
+
+
+class _Words:
+    """Each unit's words, read when first asked for (only kept units are ever asked)."""
+
+    def __init__(self, text: str, spans: Sequence[Tuple[int, int]]) -> None:
+        self.text, self.spans = text, spans
+        self.found: Dict[int, Set[str]] = {}
+
+    def __getitem__(self, i: int) -> Set[str]:
+        found = self.found.get(i)
+        if found is None:
+            found = self.found[i] = set(WORD.findall(self.text, *self.spans[i]))
+        return found
+
+
+def _close_forward(units: List[ast.stmt], text: str, spans, bound: List[Set[str]], forward: List[bool],
+                   words: _Words, callable_names: Set[str]) -> None:
+    """Mark the units that mention a name a forward unit binds, or a function a forward statement
+    outside functions names (`f.defvjp(f_fwd, f_bwd)`: who else calls `f_fwd`), or that bind a
+    name made from one (`f_fwd` for `f`), until none is new."""
+
+    def reached(i: int) -> Set[str]:
+        if isinstance(units[i], _DEFS):
+            return bound[i]
+        return bound[i] | (words[i] & callable_names)
+
+    known: Set[str] = set()
+    fresh: Set[str] = set()
+    for i, f in enumerate(forward):
+        if f:
+            fresh |= reached(i)
+    while fresh:
+        known |= fresh
+        affixed = tuple(n for n in fresh if len(n) > 1)
+        became: List[int] = []
+        for i in range(len(units)):  # set lookups, not a regex of every name: linear in the module
+            if not forward[i] and (not fresh.isdisjoint(words[i]) or any(
+                    name.startswith(affixed) or name.endswith(affixed) for name in bound[i])):
+                forward[i] = True
+                became.append(i)
+        fresh = set()
+        for i in became:
+            fresh |= reached(i)
+        fresh -= known
+
+
+def _close_backward(text: str, spans, bound: List[Set[str]], keep: List[bool], words: _Words,
+                    start: List[int]) -> None:
+    """Mark the units that bind a word a marked unit contains, until none is new."""
+    binders: Dict[str, List[int]] = {}
+    for i, found in enumerate(bound):
+        for name in found:
+            binders.setdefault(name, []).append(i)
+    seen: Set[str] = set()
+    pending = start
+    while pending:
+        later: List[int] = []
+        for i in pending:
+            for word in words[i] - seen:
+                seen.add(word)
+                for j in binders.get(word, ()):
+                    if not keep[j]:
+                        keep[j] = True
+                        later.append(j)
+        pending = later
+
+
+def _names_in_code(unit: ast.AST, names: Sequence[str]) -> bool:
+    """Whether an identifier, an attribute, an import, a keyword or a word-like string constant
+    (`backend()["custom_vjp"]`) in `unit` contains one of `names`."""
+    for node in ast.walk(unit):
+        if isinstance(node, ast.Name):
+            found = node.id
+        elif isinstance(node, ast.Attribute):
+            found = node.attr
+        elif isinstance(node, ast.alias):
+            found = f"{node.name} {node.asname or ''}"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found = node.name
+        elif isinstance(node, ast.keyword):
+            found = node.arg or ""
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and IDENTIFIERS.fullmatch(node.value):
+            found = node.value
+        else:
+            continue
+        if any(n in found for n in names):
+            return True
+    return False
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", None)
+    return min(statement.lineno, *(d.lineno for d in decorators)) if decorators else statement.lineno
+
+
+def _bound_names(statement: ast.stmt, text: str, span) -> Set[str]:
+    """The module-level names a top-level statement binds (not those of nested scopes)."""
+    if isinstance(statement, _DEFS):
+        if GLOBAL.search(text, *span) is None:
+            return {statement.name}
+        # `global X` inside binds X in the module.
+        return {statement.name, *(n for node in ast.walk(statement) if isinstance(node, ast.Global) for n in node.names)}
+    if isinstance(statement, _IMPORTS):
+        return {(a.asname or a.name).split(".")[0] for a in statement.names}
+    stack: List[ast.AST]
+    if not isinstance(statement, _TARGETED) or text.find(":=", *span) >= 0:
+        stack = [statement]  # a compound statement, or a walrus: bindings anywhere outside nested scopes
+    elif isinstance(statement, ast.Assign):
+        stack = list(statement.targets)
+    elif isinstance(statement, ast.Expr):
+        stack = []
+    else:
+        stack = [statement.target]
+    found: Set[str] = set()
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                found.add(node.id)
+            continue
+        if isinstance(node, _IMPORTS):
+            found.update((a.asname or a.name).split(".")[0] for a in node.names)
+            continue
+        if isinstance(node, _DEFS):
+            found.add(node.name)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            found.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            found.add(node.rest)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
