@@ -14,7 +14,8 @@ from vjplint.source import DecodedSource, SourceError, decode, parse
 
 # The names a finding needs in the file's bytes; files without any are skipped unparsed.
 PREFILTER_NAMES: Tuple[bytes, ...] = (b"custom_vjp", b"custom_jvp", b"custom_gradient", b"JVPTracer",
-                                      b"direct_linearize", b"DIRECT_LINEARIZE")
+                                      b"direct_linearize", b"DIRECT_LINEARIZE",
+                                      b"defvjp", b"defjvp")  # rules registered on a plain function
 SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
 NOQA = re.compile(r"#\s*noqa(?P<sep>\s*:\s*|\s+)?(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*)?", re.IGNORECASE)
 CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
@@ -103,7 +104,10 @@ def _partly_enabled(config: Config, enabled: FrozenSet[str]) -> FrozenSet[str]:
 
 
 def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], config: Config,
-               enabled: Set[str], errors: List[str], partly: FrozenSet[str] = frozenset()) -> List[Diagnostic]:
+               enabled: Set[str], errors: List[str], partly: FrozenSet[str] = frozenset(),
+               text_lines: Optional[List[str]] = None) -> List[Diagnostic]:
+    """`text_lines`: the lines of `text` where they differ from `lines` (the incremental
+    linter's family modules, blank outside the family)."""
     from vjplint.collect import Recognizer, collect
     from vjplint.expected_errors import withhold_fixes
     from vjplint.infer import Hints
@@ -114,7 +118,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     if FOCUS:
         from vjplint.regions import focus
 
-        module = focus(module, text, lines, [n.decode() for n in prefilter_names(config)])
+        module = focus(module, text, text_lines or lines, [n.decode() for n in prefilter_names(config)])
     model = collect(module, lines, recognizer)
     if config.project_facts:  # what other modules of the run pass to, register on, call here
         from vjplint.facts.crossmodule import ExternalFacts

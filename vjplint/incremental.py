@@ -261,7 +261,10 @@ class IncrementalLinter:
         try:
             text = "".join(parts)
             module = parse(text, self.filename)
-            diagnostics = _run_rules(self.filename, module, text, lines, self.config, enabled, errors, self.partly)
+            # regions (vjplint.regions) read offsets of the family's own text and lines; fixes read
+            # the document's lines around each statement
+            diagnostics = _run_rules(self.filename, module, text, lines, self.config, enabled, errors,
+                                     self.partly, text_lines=source_lines(text))
         except (SourceError, RecursionError) as exc:  # cannot happen for text that parsed in chunks
             raise ValueError(str(exc)) from exc
         rows = any(_ROW_IN_TEXT.search(d.message) for d in diagnostics)

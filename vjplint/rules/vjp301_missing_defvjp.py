@@ -92,7 +92,7 @@ class MissingDefvjp(Rule):
     CODE = "VJP301"
     NAME = "missing-defvjp"
     SEVERITY = Severity.ERROR
-    TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    TRIGGERS = (b"custom_vjp", b"custom_jvp", b"defvjp", b"defjvp")  # defvjp on a plain function
     FIX = "add `f.defvjp(f_fwd, f_bwd)` (unsafe)"
 
     INVALID = ['''
