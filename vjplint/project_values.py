@@ -66,7 +66,8 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
                    use_cache: bool = True) -> Dict[str, Tuple[tuple, ...]]:
     """module -> rows about its names from the other modules of the run. `files` holds
     (path, module name, package, display path) per Python file."""
-    from vjplint.facts.crossmodule import exported_targets, module_binding, references, summarize
+    from vjplint.crossmodule_summary import module_binding, summarize
+    from vjplint.facts.crossmodule import exported_targets, references
 
     cache = _Cache(anchor) if use_cache and anchor is not None else None
     now = time.time_ns()

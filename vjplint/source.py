@@ -36,6 +36,12 @@ class DecodedSource:
     newline: str  # the file's dominant line ending
 
 
+def encode(text: str, decoded: DecodedSource) -> bytes:
+    """The inverse of `decode` for a rewritten text: the file's own encoding and BOM."""
+    data = text.encode(decoded.encoding)
+    return codecs.BOM_UTF8 + data if decoded.bom else data
+
+
 def decode(data: bytes) -> DecodedSource:
     """Decode like the interpreter does: BOM, then a PEP 263 cookie, else UTF-8."""
     bom = data.startswith(codecs.BOM_UTF8)

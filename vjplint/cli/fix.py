@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import codecs
 import difflib
 import os
 import stat
@@ -20,15 +19,10 @@ from vjplint.diagnostics import Applicability, Diagnostic
 from vjplint import notebook
 from vjplint.fixes.apply import FixResult, fix_text, offered
 from vjplint.positions import lines_with_endings, source_lines
-from vjplint.source import DecodedSource, SourceError, decode
+from vjplint.source import SourceError, decode, encode
 
 if TYPE_CHECKING:
     from vjplint.workspace import Workspace
-
-
-def encode(text: str, decoded: DecodedSource) -> bytes:
-    data = text.encode(decoded.encoding)
-    return codecs.BOM_UTF8 + data if decoded.bom else data
 
 
 def write_atomic(path: Path, data: bytes) -> None:

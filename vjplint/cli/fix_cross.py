@@ -87,7 +87,7 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
     if args.diff:
         outcome.new_texts = {path: new for path, (_, new) in result.texts.items()}
         return outcome
-    from vjplint.cli.fix import encode
+    from vjplint.source import encode
     from vjplint.fixes.multi_write import GroupWriteError, write_group
 
     for group in result.groups():

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import (TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Generic, Hashable, List, Optional, Tuple,
-                    TypeVar)
+from typing import (TYPE_CHECKING, AbstractSet, Any, Callable, Dict, FrozenSet, Generic, Hashable, List, Optional,
+                    Tuple, TypeVar)
 
 from vjplint.facts import signatures, values
 from vjplint.facts.signatures import Arity, VjpRules, function_arity, is_placeholder, plural

@@ -1,0 +1,114 @@
+"""The per-module half of the cross-module summaries: what a module does with other modules'
+custom derivatives and factories (calls with argument kinds, registrations, uses), and the kinds
+of its own module-level bindings. It builds a model of the module (vjplint.collect), so it lives
+above the model layer; vjplint.facts.crossmodule holds the rows and their reading."""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+from vjplint.collect import collect
+from vjplint.facts.crossmodule import (
+    CALL,
+    MAX_CALLS,
+    REGISTER,
+    REGISTRATION_METHODS,
+    USE,
+    ExportKind,
+    _dotted,
+    _located,
+    imported_names,
+)
+
+
+def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
+              targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None) -> List[Tuple[str, tuple]]:
+    """(defining module, row) pairs (rows: see ExternalFacts.from_config) for the calls,
+    registrations and uses in this module of `targets` (absolute name -> (module, name there))."""
+    imports = imported_names(tree, package)
+    hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            q = _dotted(node.func, imports)
+            if q in targets:
+                hits.append((node, CALL, q))
+        elif isinstance(node, ast.Attribute) and node.attr in REGISTRATION_METHODS:
+            q = _dotted(node.value, imports)
+            if q in targets:
+                hits.append((node, REGISTER, q))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            q = imports.get(node.id)
+            if q in targets:
+                hits.append((node, USE, q))
+    if not hits:
+        return []
+    model = collect(tree, lines)
+    values = model.facts.values()
+    rows: List[Tuple[str, tuple]] = []
+    per_target: Dict[str, int] = {}
+    for node, what, q in hits:
+        owner, name = targets[q]
+        where = f"{display}:{node.lineno}"  # type: ignore[attr-defined]
+        if what == REGISTER:
+            rows.append((owner, (REGISTER, name, node.attr, where)))  # type: ignore[attr-defined]
+            continue
+        if what == USE:
+            rows.append((owner, (USE, name, where)))
+            continue
+        per_target[name] = per_target.get(name, 0) + 1
+        if per_target[name] > MAX_CALLS:
+            continue
+        call: ast.Call = node  # type: ignore[assignment]
+        enclosing = model.index.enclosing_function(call)
+        traced = model.traced.get(enclosing) if enclosing is not None else None
+        complete = not any(isinstance(a, ast.Starred) for a in call.args) and all(
+            k.arg is not None for k in call.keywords)
+        args = []
+        slots = [(str(i), a) for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)] if complete else []
+        slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+        for slot, arg in slots:
+            args.append(_summarize_arg(model, values, slot, arg, enclosing, traced, display, imports, exported))
+        caller = getattr(enclosing, "name", "<lambda>") if enclosing is not None else ""
+        rows.append((owner, (CALL, name, where, caller, complete, tuple(args))))
+    return rows
+
+
+def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, display: str,
+                   imports: Dict[str, str], exported: Optional[ExportKind]) -> tuple:
+    kind = values.of(arg)
+    if kind.tag == "module" and isinstance(arg, ast.Name) and arg.id in imports and exported is not None:
+        found = exported(imports[arg.id])  # `from consts import MASK`: what the other module binds
+        if found is not None:
+            return (slot, found[0], found[1], model.quote(arg, 50),
+                    f"`{arg.id}` is imported from `{imports[arg.id].rsplit('.', 1)[0]}`, where {found[2]}", "", "", "")
+    reason = kind.traced or ""
+    if not reason and traced is not None and kind.tag != "callable":
+        reason = model.facts.traced_reason(arg, enclosing, traced) or ""
+    capture = capture_traced = ""
+    if kind.tag == "callable":
+        for cname, ckind in kind.captures:
+            if ckind.traced:
+                capture, capture_traced = cname, _located(ckind.traced, display)
+                break
+    quoted = model.quote(arg, 50)
+    if isinstance(arg, ast.Name) and traced is not None and arg.id in traced.static_params and any(
+            b.kind == "param" for b in model.index.lookup(arg.id, model.index.scope_of(arg))):
+        how = f"`{arg.id}` is a static argument of `{getattr(enclosing, 'name', '<lambda>')}` (`{traced.how}`)"
+        return (slot, "static", "", quoted, how, "", "", "")
+    why = kind.why if kind.why != f"`{quoted}`" else ""
+    if why.startswith(f"`{quoted}`, "):  # `make(w)`, which returns ...: the argument is quoted already
+        why = why[len(quoted) + 4:]
+    why = _located(why, display)
+    return (slot, kind.tag, kind.dtype or "", quoted, why, _located(reason, display), capture, capture_traced)
+
+
+def module_binding(tree: ast.Module, lines: List[str], name: str, display: str) -> Optional[Tuple[str, str, str]]:
+    """(tag, dtype, why) of the module-level `name` of a module, when vjplint.values knows it as
+    an array or a Python value (a module-level value is never a tracer)."""
+    model = collect(tree, lines)
+    kind = model.facts.values().name(name, model.index.module_scope)
+    if kind.tag != "array" and not kind.is_static:
+        return None
+    why = kind.why or f"`{name}` is a {kind.tag}"
+    return kind.tag, kind.dtype or "", _located(why, display)
