@@ -467,6 +467,9 @@ def test_sigint_while_workers_lint_ends_cleanly(tmp_path):
                 proc.wait()
         if proc.returncode in (0, 1):
             continue  # it finished first
+        if proc.returncode == -signal.SIGINT and stderr == "":
+            continue  # it finished too, and the signal landed during interpreter exit (CPython restores
+            # the default SIGINT disposition while finalising): measured under load on 2 cores
         assert proc.returncode in (130, -signal.SIGINT) and stderr == "vjplint: interrupted\n", (pause, stderr)
         time.sleep(0.2)
         assert subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True).stdout == b""  # no orphan

@@ -330,6 +330,13 @@ def _rewritable_lines(text: str, unsafe: bool) -> Set[int]:
     allowed = {row for d in offered for row in range(d.location.row, d.end_location.row + 1)}
     # a fix of explicit edits declares where it writes (VJP201's also passes the value at each call)
     allowed |= {row for d in offered for e in d.fix.edits for row in range(e.location.row, e.end_location.row + 1)}
+    # a fix that adds a registration (VJP301) makes the rules it names part of the family, and the
+    # next round of the fix loop may fix them (VJP307 on the now registered bwd)
+    registered = {name.strip() for d in offered for e in d.fix.edits
+                  for names in re.findall(r"\.def(?:vjp|jvp)\(([^)]*)\)", e.content) for name in names.split(",")}
+    for node in module.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in registered:
+            allowed.update(_statement_lines(node))
     model = collect(module, source_lines(text), Recognizer())
     for derivative in model.derivatives:
         members = [derivative.anchor, derivative.creation, derivative.primal]

@@ -78,8 +78,9 @@ def run(argv: Sequence[str]) -> int:
         jobs: List[ModuleJob] = []
         from vjplint.project import with_wrappers
 
-        # The run's project-local wrappers, as aliases (as `vjplint check` sees them).
-        for path, config in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths)):
+        # The run's project-local wrappers, as aliases (as `vjplint check` sees them); without the
+        # index cache, which would be written into the analysed tree (check-grads never writes there).
+        for path, config in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths), use_cache=False):
             try:
                 data = path.read_bytes()
             except OSError as exc:
