@@ -286,6 +286,12 @@ async def test_quick_fixes_noqa_and_hover(workspace: Path) -> None:
     try:
         uri = open_doc(client, workspace / "clip.py", SOURCE)
         diagnostics = await published(client, uri, 1)
+        # Hovering a finding shows its message and its rule's documentation.
+        first = diagnostics[0].range.start
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(first.line, first.character)))
+        assert hover is not None and hover.contents.value.startswith(f"**VJP101** {diagnostics[0].message}")
+        assert "# nondiff-array (VJP101)" in hover.contents.value
         actions = await client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri), range=diagnostics[0].range,
             context=types.CodeActionContext(diagnostics=[diagnostics[0]], only=[types.CodeActionKind.QuickFix])))
@@ -345,6 +351,12 @@ async def test_quick_fix_and_fix_all_equal_the_cli(workspace: Path) -> None:
         assert expected != SOURCE
         uri = open_doc(client, workspace / "clip.py", SOURCE)
         diagnostics = await published(client, uri, 1)
+        # Hovering a finding shows its message and its rule's documentation.
+        first = diagnostics[0].range.start
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(first.line, first.character)))
+        assert hover is not None and hover.contents.value.startswith(f"**VJP101** {diagnostics[0].message}")
+        assert "# nondiff-array (VJP101)" in hover.contents.value
         actions = await client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri), range=diagnostics[0].range,
             context=types.CodeActionContext(diagnostics=[diagnostics[0]], only=[types.CodeActionKind.QuickFix])))

@@ -612,14 +612,21 @@ class VjplintServer(LanguageServer):
             return None
         where = lspfmt.from_lsp_position(lines, params.position.line, params.position.character, self.encoding())
         code = actions.noqa_code_at(lines[params.position.line], where.column - 1)
+        from vjplint.rules.docs import render_rule
         from vjplint.rules.registry import all_rules
 
         rule = all_rules().get(code or "")
-        if rule is None:
+        if rule is not None:
+            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=render_rule(rule)))
+        # Over a finding: its message, then its rule's documentation (each rule once).
+        analysis = self.analyses.get(params.text_document.uri)
+        found = [d for d in (analysis.diagnostics if analysis else ())
+                 if d.code in all_rules() and d.location <= where <= max(d.end_location, d.location)]
+        if not found:
             return None
-        from vjplint.rules.docs import render_rule
-
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=render_rule(rule)))
+        parts = [f"**{d.code}** {d.message}" for d in found]
+        parts += [render_rule(all_rules()[c]) for c in dict.fromkeys(d.code for d in found)]
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
 
     def debug_information(self) -> str:
         import sys
