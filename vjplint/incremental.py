@@ -30,6 +30,9 @@ from vjplint.engine import (SKIP_FILE, LintResult, _finish, _run_rules, enabled_
 from vjplint.positions import lines_with_endings, source_lines
 from vjplint.source import SourceError, parse
 
+# `match` patterns bind names too; ast has them from Python 3.10 (requires-python is 3.9)
+_MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _ROW_IN_TEXT = re.compile(r"\blines? \d")
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -360,7 +363,7 @@ def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str], defines: Set[str
             binds.add((node.asname or node.name).split(".")[0])
         elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
             binds.add(node.target.id)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        elif isinstance(node, _MATCH_CAPTURES) and node.name:
             binds.add(node.name)
     for node in ast.walk(stmt):
         kind = type(node)

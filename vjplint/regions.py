@@ -21,6 +21,10 @@ from typing import Dict, Iterable, List, Sequence, Set, Tuple
 
 from vjplint.positions import lines_with_endings
 
+# `match` patterns bind names too; ast has them from Python 3.10 (requires-python is 3.9)
+_MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
+_MATCH_MAPPING = tuple(getattr(ast, n) for n in ("MatchMapping",) if hasattr(ast, n))
+
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 GLOBAL = re.compile(r"^[ \t]*global[ \t]", re.MULTILINE)
 IDENTIFIERS = re.compile(r"[A-Za-z0-9_.]+")
@@ -275,9 +279,9 @@ def _bound_names(statement: ast.stmt, text: str, span) -> Set[str]:
             continue
         if isinstance(node, ast.Lambda):
             continue
-        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        if isinstance(node, _MATCH_CAPTURES) and node.name:
             found.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
+        elif isinstance(node, _MATCH_MAPPING) and node.rest:
             found.add(node.rest)
         stack.extend(ast.iter_child_nodes(node))
     return found
