@@ -218,8 +218,10 @@ def exported(x):
                 self.report(node, f"`{base.id}.{node.attr}` registers rules on `{base.id}`, the plain function "  # type: ignore
                                   f"that `{made.name}` wraps (line {made.anchor.lineno}): a function has no "  # type: ignore
                                   f"`{node.attr}`, so {when} `AttributeError: 'function' object has no attribute "
-                                  f"'{node.attr}'`, and `{made.name}` never gets its rules; call "
-                                  f"`{made.name}.{node.attr}(...)` instead")  # type: ignore[attr-defined]
+                                  f"'{node.attr}'`, and `{made.name}` never gets its rules; "
+                                  + (f"decorate the rule with `@{made.name}.{node.attr}`" if parent is not None
+                                     and not isinstance(parent, ast.Call) else
+                                     f"call `{made.name}.{node.attr}(...)`") + " instead")  # type: ignore
                 continue
             self.report(node, f"`{base.id}.{node.attr}` registers rules on `{base.id}`, a plain function "  # type: ignore
                               f"(line {fn.lineno}, no `@{creator}`): a function has no `{node.attr}`, so {when}"  # type: ignore
