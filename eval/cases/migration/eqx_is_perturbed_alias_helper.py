@@ -1,7 +1,7 @@
 """migration hazard: a helper tests for an aliased JVPTracer to decide whether a value is being differentiated.
 
 Source: an early equinox internal `is_perturbed` helper (`isinstance(x, jax.ad.JVPTracer)`, noted as
-unreliable in jax-ml/jax#9567) and the direct-linearize change (jax-ml/jax#25004, default since
+unreliable in jax-ml/jax#9567, https://github.com/jax-ml/jax/issues/9567) and the direct-linearize change (jax-ml/jax#25004, default since
 jax-ml/jax#30262): `grad` now traces with LinearizeTracer, so the helper says "not perturbed" and
 the function takes its stop_gradient path: the gradient is silently zero.
 """

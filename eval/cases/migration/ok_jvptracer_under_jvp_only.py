@@ -1,7 +1,7 @@
 """migration look-alike: a JVPTracer test inside a function that is only ever run under `jax.jvp`.
 
 Source: the direct-linearize migration guide (https://docs.jax.dev/en/latest/direct_linearize_migration.html)
-and jax-ml/jax#25004: only `grad`/`vjp`/`linearize` switched to LinearizeTracer; inside `jax.jvp`
+and jax-ml/jax#25004 (https://github.com/jax-ml/jax/pull/25004): only `grad`/`vjp`/`linearize` switched to LinearizeTracer; inside `jax.jvp`
 the inputs are still JVPTracers, so a test used only there keeps its meaning (even under an outer grad).
 """
 import jax

@@ -1,6 +1,6 @@
 """migration look-alike: JVPTracer is tested together with `jax.core.Tracer` in one isinstance tuple.
 
-Source: equinox's early `is_perturbed` helper (jax-ml/jax#9567 thread) fell back to `jax.core.Tracer`;
+Source: equinox's early `is_perturbed` helper (jax-ml/jax#9567 thread, https://github.com/jax-ml/jax/issues/9567) fell back to `jax.core.Tracer`;
 here the tuple `(ad.JVPTracer, jax.core.Tracer)` is True for every tracer, LinearizeTracer included,
 so the test means "traced" before and after direct linearize (jax-ml/jax#25004).
 """

@@ -2,7 +2,7 @@
 
 Source: the `jax.custom_vjp` API page (https://docs.jax.dev/en/latest/_autosummary/jax.custom_vjp.html,
 "bwd ... output is a tuple of cotangents with one per positional argument of the primal"); JAX binds
-defaults before calling the rules (jax-ml/jax#1270 is the related keyword-call report), so
+defaults before calling the rules (jax-ml/jax#1270, https://github.com/jax-ml/jax/issues/1270, is the related keyword-call report), so
 `smooth_l1(x)` has two arguments and bwd must return two cotangents.
 """
 import jax
