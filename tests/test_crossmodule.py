@@ -265,3 +265,33 @@ def test_a_stored_array_returned_by_another_module_is_an_array_but_no_tracer(tmp
     found = _check(tmp_path, "--no-cache", "pkg")
     assert [(f, r, c, code) for f, r, c, code, _ in found] == [("pkg/lib.py", 7, 10, "VJP101")]
     assert "pkg/model.py:10" in found[0][4]
+
+
+LIB_VJP = ("import jax\nimport jax.numpy as jnp\n\n\n@jax.custom_vjp\ndef soft_cos(x):\n    return jnp.cos(x)\n\n\n"
+           "def soft_cos_fwd(x):\n    return jnp.cos(x), jnp.sin(x)\n\n\n"
+           "def soft_cos_bwd(s, g):\n    return (-s * g,)\n\n\nsoft_cos.defvjp(soft_cos_fwd, soft_cos_bwd)\n")
+JVP_ON_VJP = ("pushes tangents through `soft_cos`, a custom_vjp function: JAX raises TypeError \"can't apply "
+              "forward-mode autodiff (jvp) to a custom_vjp function.\". Use reverse mode there (`jax.vjp`, "
+              "`jax.jacrev`), or give `soft_cos` a custom_jvp")
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize("use, expected", [
+    ("import jax\n\nfrom pkg import lib\n\n\ndef tangent(x, v):\n    y, lin = jax.linearize(lib.soft_cos, x)\n"
+     "    return lin(v)\n",
+     "at pkg/use.py:7, the linear function that `jax.linearize` returns (applied at line 8) " + JVP_ON_VJP),
+    ("import jax\n\nfrom pkg.lib import soft_cos\n\n\ndef tangent(x, v):\n    return jax.jvp(soft_cos, (x,), (v,))\n",
+     "at pkg/use.py:7, `jax.jvp` " + JVP_ON_VJP),
+    ("import jax\n\nfrom pkg import lib\n\n\ndef value(x):\n    y, _ = jax.linearize(lib.soft_cos, x)\n"
+     "    return jax.jacrev(lib.soft_cos)(x) + y\n", None),  # the linear function is never applied
+])
+def test_forward_mode_applied_in_another_module_is_reported_at_the_custom_vjp(tmp_path, use, expected):
+    """VJP315 across modules (eval/cases/forward-mode/pr2026_linearize_apply_xmod.py runs it on JAX):
+    a registered custom_vjp is summarised only for forward mode applied to it by name."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "lib.py").write_text(LIB_VJP)
+    (tmp_path / "pkg" / "use.py").write_text(use)
+    found = _check(tmp_path, "--no-cache", "--select", "VJP315", "pkg")
+    assert found == ([("pkg/lib.py", 5, 2, "VJP315", expected)] if expected else [])
+    assert _check(tmp_path, "--no-cache", "--select", "VJP315", "pkg/lib.py") == []  # alone: nothing to see

@@ -6,11 +6,12 @@ above the model layer; vjplint.facts.crossmodule holds the rows and their readin
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Tuple
+from typing import AbstractSet, Dict, List, Optional, Tuple
 
 from vjplint.collect import collect
 from vjplint.facts.crossmodule import (
     CALL,
+    FORWARD_USE,
     MAX_CALLS,
     REGISTER,
     REGISTRATION_METHODS,
@@ -20,26 +21,33 @@ from vjplint.facts.crossmodule import (
     _located,
     imported_names,
 )
+from vjplint.facts.forward import FORWARD, linear_fn_applied
 
 
 def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
-              targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None) -> List[Tuple[str, tuple]]:
+              targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None,
+              forward_only: AbstractSet[str] = frozenset()) -> List[Tuple[str, tuple]]:
     """(defining module, row) pairs (rows: see ExternalFacts.from_config) for the calls,
-    registrations and uses in this module of `targets` (absolute name -> (module, name there))."""
+    registrations and uses in this module of `targets` (absolute name -> (module, name there));
+    for those in `forward_only`, only forward mode applied to them."""
     imports = imported_names(tree, package)
     hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             q = _dotted(node.func, imports)
-            if q in targets:
+            if q in targets and q not in forward_only:
                 hits.append((node, CALL, q))
+            elif q in FORWARD and node.args:
+                inner = _dotted(node.args[0], imports)
+                if inner in targets:
+                    hits.append((node, FORWARD_USE, inner))
         elif isinstance(node, ast.Attribute) and node.attr in REGISTRATION_METHODS:
             q = _dotted(node.value, imports)
-            if q in targets:
+            if q in targets and q not in forward_only:
                 hits.append((node, REGISTER, q))
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             q = imports.get(node.id)
-            if q in targets:
+            if q in targets and q not in forward_only:
                 hits.append((node, USE, q))
     if not hits:
         return []
@@ -57,6 +65,16 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
             continue
         if what == USE:
             rows.append((owner, (USE, name, where)))
+            continue
+        if what == FORWARD_USE:
+            transform = (_dotted(node.func, imports) or "").rsplit(".", 1)[-1]  # type: ignore[attr-defined]
+            how = f"`jax.{transform}`"
+            if transform == "linearize":  # only applying the linear function is forward mode
+                applied = linear_fn_applied(model, node)
+                if applied is None:
+                    continue
+                how = f"the linear function that `jax.linearize` returns (applied at line {applied})"
+            rows.append((owner, (FORWARD_USE, name, how, where)))
             continue
         per_target[name] = per_target.get(name, 0) + 1
         if per_target[name] > MAX_CALLS:

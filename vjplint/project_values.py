@@ -67,7 +67,7 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
     """module -> rows about its names from the other modules of the run. `files` holds
     (path, module name, package, display path) per Python file."""
     from vjplint.crossmodule_summary import module_binding, summarize
-    from vjplint.facts.crossmodule import exported_targets, references
+    from vjplint.facts.crossmodule import FORWARD_ONLY, exported_targets, forward_targets, references
 
     cache = _Cache(anchor) if use_cache and anchor is not None else None
     now = time.time_ns()
@@ -96,13 +96,19 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
         data_of[key] = data
         names: List[str] = []
         if any(t in data for t in TRIGGERS):
-            names = exported_targets(data.decode("utf-8", "replace"))
+            text = data.decode("utf-8", "replace")
+            names = exported_targets(text)
+            names += forward_targets(text, names)
         defines[key] = names
         entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", []]
     targets: Dict[str, Tuple[str, str]] = {}
     module_of = {display: module for _, module, _, display in files}
+    forward_only: Set[str] = set()  # targets summarised only for forward mode applied to them
     for key, names in defines.items():
         for name in names:
+            if name.startswith(FORWARD_ONLY):
+                name = name[len(FORWARD_ONLY):]
+                forward_only.add(f"{module_of[key]}.{name}")
             targets[f"{module_of[key]}.{name}"] = (module_of[key], name)
     out: Dict[str, List[tuple]] = {}
     if not targets:
@@ -160,7 +166,7 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
                     consulted.clear()
                     own = {k: v for k, v in targets.items() if v[0] != module}
                     rows = [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own,
-                                                                     exported)]
+                                                                     exported, forward_only)]
             # Rows that read another module's bindings are recomputed each run (that module may change).
             entry[4], entry[5] = ("" if consulted else targets_key), json.loads(json.dumps(rows))
             consulted.clear()

@@ -118,6 +118,17 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
         forward[header] = mentions(spans[header], spread) or any(forward[m] for m in group)
     local_seeds = [i not in members and mentions(spans[i], local) for i in range(len(units))]
     words = _Words(text, spans)
+    # One step on from a statement holding such a name: an import or constant (`JVPTracer as _T`,
+    # `NAMES = ("JVPTracer",)`) is read where the test is; a function testing it is exempt when
+    # only `jax.jvp` calls it, which its users show.
+    aliases: Set[str] = set()
+    for i, seeded in enumerate(local_seeds):
+        if seeded:
+            aliases |= bound[i]
+    if aliases:
+        for i in range(len(units)):
+            if not local_seeds[i] and i not in members and not aliases.isdisjoint(words[i]):
+                local_seeds[i] = True
     _close_forward(units, text, spans, bound, forward, words, callable_names)
     keep = [f or l for f, l in zip(forward, local_seeds)]
     for i, unit in enumerate(units):

@@ -42,6 +42,8 @@ INT_RANDOM = frozenset({"randint", "permutation", "categorical", "choice", "pois
 SCALAR_BUILTINS = {"int": "int", "float": "float", "bool": "bool", "len": "int", "complex": "float",
                    "round": "int", "abs": None, "sum": None, "max": None, "min": None}
 STATIC_ATTRS = {"shape": SHAPE, "ndim": SCALAR, "size": SCALAR, "dtype": DTYPE}
+# Methods that change a list or dict in place (its length or keys are then unknown).
+MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem"})
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,7 @@ class Values:
         self._roles: Optional[Dict[int, Tuple[CustomDerivative, str]]] = None
         self._callers: Optional[Dict[int, List[ast.Call]]] = None
         self._class_attrs: Dict[int, Dict[str, List[Optional[ast.stmt]]]] = {}
+        self._mutations: Dict[int, Set[str]] = {}
         self._depth = 0
         # In a run over several modules: what a function imported under a local name returns,
         # as (tag, dtype, why) from vjplint.crossmodule_summary.module_binding ("call:new-array",
@@ -248,6 +251,8 @@ class Values:
                 else UNKNOWN_KIND
         if b.value is not None:
             kind = self.of(b.value)
+            if kind.tag in (LIST, DICT) and self._mutated(name, owner):
+                return Kind(kind.tag, why=f"`{name}`, a {kind.tag} changed in place after line {stmt.lineno}")
             if kind.tag == UNKNOWN or (isinstance(b.value, ast.Name) and not kind.traced):
                 return kind
             return kind.via(f"`{name}` = `{m.quote(b.value, 50)}` at line {stmt.lineno}")
@@ -261,6 +266,29 @@ class Values:
                     return kind.via(f"`{name}` is unpacked from `{m.quote(stmt.value, 50)}` at line {stmt.lineno}")
                 return kind
         return UNKNOWN_KIND
+
+    def _mutated(self, name: str, owner: Scope) -> bool:
+        """Whether code in `owner` (nested functions included) changes the list or dict `name` in
+        place: `name.append(...)`, `name[k] = v`, `name += ...`, `del name[k]`: its length and
+        fields are then unknown. One walk per scope."""
+        found = self._mutations.get(id(owner.node))
+        if found is None:
+            found = self._mutations[id(owner.node)] = set()
+            for node in walk(owner.node):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        isinstance(node.func.value, ast.Name) and node.func.attr in MUTATORS:
+                    found.add(node.func.value.id)
+                targets: List[ast.expr] = []
+                if isinstance(node, (ast.Assign, ast.Delete)):
+                    targets = list(node.targets)
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                    targets = [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                        found.add(t.value.id)
+                    elif isinstance(node, ast.AugAssign) and isinstance(t, ast.Name):
+                        found.add(t.id)
+        return name in found
 
     def param(self, fn: FunctionNode, name: str) -> Kind:
         """A parameter's kind from its annotation, default, the transformation tracing `fn`, or
@@ -648,13 +676,13 @@ class Values:
         fields: Dict[str, Kind] = {}
         for name, arg in zip(names, e.args):
             if isinstance(arg, ast.Starred):
-                return Kind(RECORD)
+                return Kind(RECORD, node=cls)
             fields[name] = self.of(arg)
         for kw in e.keywords:
             if kw.arg in names:
                 fields[kw.arg] = self.of(kw.value)
         items = tuple(fields[n] for n in names if n in fields) if len(fields) == len(names) else None
-        return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", fields=tuple(fields.items()), items=items)
+        return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", fields=tuple(fields.items()), items=items, node=cls)
 
 
 def _external_kind(name: str, call: "ExternalCall", arg: Optional["ExternalArg"]) -> Kind:

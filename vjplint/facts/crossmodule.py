@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-CALL, REGISTER, USE = "call", "register", "use"
+CALL, REGISTER, USE, FORWARD_USE = "call", "register", "use", "forward"
 REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
 CREATOR_TAILS = ("custom_vjp", "custom_jvp")
 MAX_CALLS = 16  # per target and module: beyond that the callers are a library's users, not a pattern
@@ -56,6 +56,7 @@ class ExternalFacts:
     calls: Dict[str, List[ExternalCall]] = field(default_factory=dict)
     registered: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(method, where)]
     uses: Dict[str, List[str]] = field(default_factory=dict)  # name -> [where]
+    forward: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(how, where)]
 
     @classmethod
     def from_config(cls, rows: Sequence[tuple]) -> "ExternalFacts":
@@ -70,6 +71,9 @@ class ExternalFacts:
                 out.registered.setdefault(row[1], []).append((row[2], row[3]))
             elif row[0] == USE:
                 out.uses.setdefault(row[1], []).append(row[2])
+            elif row[0] == FORWARD_USE:  # `jax.jvp(mod.f, ...)`: forward mode applied to the function
+                out.forward.setdefault(row[1], []).append((row[2], row[3]))
+                out.uses.setdefault(row[1], []).append(row[3])
         return out
 
 
@@ -79,6 +83,29 @@ _CREATOR = re.compile(r"\bcustom_(?:vjp|jvp)\b")
 # A module-level statement start: a decorator, a def, an assignment (name only), anything else.
 _TOP = re.compile(r"^(?:(@)[^\n]*|(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*=(?!=)[^\n]*|[^\s#][^\n]*)", re.MULTILINE)
 _INNER_CREATOR = re.compile(r"^[ \t]+@[^\n]*\bcustom_(?:vjp|jvp)\b", re.MULTILINE)
+
+
+_VJP_CREATOR = re.compile(r"\bcustom_vjp\b")
+FORWARD_ONLY = "~"  # marks a target summarised only for forward mode applied to it
+
+
+def forward_targets(text: str, exported: Sequence[str]) -> List[str]:
+    """Top-level custom_vjp functions (decorated or assigned) not already in `exported`, marked
+    FORWARD_ONLY: other modules matter to them only where they apply `jax.jvp`/`jacfwd`/a
+    linearized function to them (VJP315), so only those uses are summarised."""
+    names: List[str] = []
+    decorators: List[str] = []
+    for m in _TOP.finditer(text):
+        decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
+        if decorator:
+            decorators.append(m.group(0))
+            continue
+        name = def_name if def_name and any(_VJP_CREATOR.search(d) for d in decorators) else \
+            assigned if assigned and _VJP_CREATOR.search(m.group(0)) else None
+        if name and name not in exported and FORWARD_ONLY + name not in names:
+            names.append(FORWARD_ONLY + name)
+        decorators = []
+    return names
 
 
 def exported_targets(text: str) -> List[str]:
