@@ -62,18 +62,71 @@ class _Entry:
         self.raw = raw if isinstance(raw, list) and len(raw) == 6 else None
 
 
+def file_defines(data: bytes) -> List[str]:
+    """The top-level names of a module that callers elsewhere may matter to (exported_targets)."""
+    from vjplint.facts.crossmodule import exported_targets
+
+    return exported_targets(data.decode("utf-8", "replace")) if any(t in data for t in TRIGGERS) else []
+
+
+class Targets:
+    """The run's exported names (`pkg.mod.name` -> (module, name)) and the bytes a caller of one
+    must contain (the name and its module's last part), for a cheap test before parsing."""
+
+    def __init__(self, targets: Dict[str, Tuple[str, str]]) -> None:
+        self.targets = targets
+        self.key = hashlib.sha256("\n".join(sorted(targets)).encode()).hexdigest()[:16]
+        self.heads_of: Dict[bytes, Set[bytes]] = {}
+        for t in targets:
+            head, name = t.split(".")[-2:]
+            self.heads_of.setdefault(name.encode(), set()).add(head.encode())
+        self.heads = {h for hs in self.heads_of.values() for h in hs}
+
+    @classmethod
+    def of(cls, defines: Dict[str, List[str]], module_of: Dict[str, str]) -> "Targets":
+        return cls({f"{module_of[key]}.{name}": (module_of[key], name) for key, names in defines.items()
+                    for name in names})
+
+    def may_call(self, data: bytes) -> bool:
+        """Whether `data` can reference a target at all (names and import words, no parse)."""
+        pairs = [(n, hs) for n, hs in self.heads_of.items() if n in data and any(h in data for h in hs)] \
+            if b"import" in data else []
+        imported = _imported_words(data) & self.heads if pairs else set()
+        return bool(imported) and any(hs & imported for _, hs in pairs)
+
+
+def file_rows(data: bytes, module: str, package: str, display: str, targets: Targets,
+              exported: Any) -> List[list]:
+    """[owner module, row] for what the module `data` does with the other modules' targets;
+    `exported(absolute)` answers what another module binds at module level."""
+    from vjplint.crossmodule_summary import summarize
+    from vjplint.facts.crossmodule import references
+
+    if not targets.targets or not targets.may_call(data):
+        return []
+    found = _parse(data)
+    if found is None or not references(found[0], package, set(targets.targets)):
+        return []
+    own = {k: v for k, v in targets.targets.items() if v[0] != module}
+    return [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own, exported)]
+
+
+def binding_of(data: Optional[bytes], name: str, display: str) -> Optional[Tuple[str, str, str]]:
+    """What a module (its bytes) binds to `name` at module level, when values knows its kind."""
+    from vjplint.crossmodule_summary import module_binding
+
+    found = _parse(data) if data is not None else None
+    return module_binding(found[0], found[1], name, display) if found is not None else None
+
+
 def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional[Config],
                    use_cache: bool = True) -> Dict[str, Tuple[tuple, ...]]:
     """module -> rows about its names from the other modules of the run. `files` holds
     (path, module name, package, display path) per Python file."""
-    from vjplint.crossmodule_summary import module_binding, summarize
-    from vjplint.facts.crossmodule import exported_targets, references
-
     cache = _Cache(anchor) if use_cache and anchor is not None else None
     now = time.time_ns()
     fresh: Dict[str, bool] = {}
     data_of: Dict[str, Optional[bytes]] = {}
-    parsed: Dict[str, Any] = {}
     defines: Dict[str, List[str]] = {}
     entries: Dict[str, list] = {}
     for path, module, _, display in files:
@@ -94,18 +147,13 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
         except OSError:
             continue
         data_of[key] = data
-        names: List[str] = []
-        if any(t in data for t in TRIGGERS):
-            names = exported_targets(data.decode("utf-8", "replace"))
+        names = file_defines(data)
         defines[key] = names
         entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", []]
-    targets: Dict[str, Tuple[str, str]] = {}
     module_of = {display: module for _, module, _, display in files}
-    for key, names in defines.items():
-        for name in names:
-            targets[f"{module_of[key]}.{name}"] = (module_of[key], name)
+    targets = Targets.of(defines, module_of)
     out: Dict[str, List[tuple]] = {}
-    if not targets:
+    if not targets.targets:
         if cache is not None:
             cache.save(entries)
         return {}
@@ -123,46 +171,27 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
             if owner in by_module:
                 path, shown = by_module[owner]
                 try:
-                    found = _parse(Path(path).read_bytes())
+                    data: Optional[bytes] = Path(path).read_bytes()
                 except OSError:
-                    found = None
-                if found is not None:
-                    bindings[absolute] = module_binding(found[0], found[1], name, shown)
+                    data = None
+                bindings[absolute] = binding_of(data, name, shown)
         return bindings[absolute]
 
-    targets_key = hashlib.sha256("\n".join(sorted(targets)).encode()).hexdigest()[:16]
-    # Bytes first: a caller names a target and its module (`from pkg.mod import f`, `mod.f(...)`).
-    heads_of: Dict[bytes, Set[bytes]] = {}
-    for t in targets:
-        head, name = t.split(".")[-2:]
-        heads_of.setdefault(name.encode(), set()).add(head.encode())
-    heads = {h for hs in heads_of.values() for h in hs}
     for path, module, package, display in files:
         entry = entries.get(display)
         if entry is None:
             continue
-        if fresh.get(display) and entry[4] == targets_key:
-            rows = entry[5]
-        else:
-            rows = []
+        if not (fresh.get(display) and entry[4] == targets.key):
             data = data_of.get(display)
             if data is None:
                 try:
                     data = Path(path).read_bytes()
                 except OSError:
                     data = b""
-            pairs = [(n, hs) for n, hs in heads_of.items() if n in data and any(h in data for h in hs)] \
-                if b"import" in data else []
-            imported = _imported_words(data) & heads if pairs else set()
-            if imported and any(hs & imported for _, hs in pairs):
-                found = parsed.get(display) or _parse(data)
-                if found is not None and references(found[0], package, set(targets)):
-                    consulted.clear()
-                    own = {k: v for k, v in targets.items() if v[0] != module}
-                    rows = [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own,
-                                                                     exported)]
+            consulted.clear()
+            rows = file_rows(data, module, package, display, targets, exported)
             # Rows that read another module's bindings are recomputed each run (that module may change).
-            entry[4], entry[5] = ("" if consulted else targets_key), json.loads(json.dumps(rows))
+            entry[4], entry[5] = ("" if consulted else targets.key), json.loads(json.dumps(rows))
             consulted.clear()
             entry[2] = now
         for owner, row in entry[5]:

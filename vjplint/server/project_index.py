@@ -1,0 +1,204 @@
+"""The Language Server's project facts: one workspace folder's cross-module summaries
+(`vjplint.project_values`, the rows the command line passes as `Config.project_facts`), kept
+per file and updated per file.
+
+Each Python file of the folder has an entry: its text (the editor's buffer while it is open,
+else the file on disk), the names it exports that callers elsewhere may matter to, and its rows
+(what it passes to, registers on, uses of the other modules' targets). An update of one file
+recomputes its entry, the entries of the files whose rows depend on it (they name a target it
+added or dropped, or read one of its module-level bindings), and answers which modules' facts
+changed: only their documents need linting again. A keystroke that changes nothing another
+module sees changes no facts, and costs a few byte scans (a parse and a model only when the file
+calls a target). The facts equal `vjplint check` over the folder's files as they are now.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from vjplint.project_values import Targets, binding_of, file_defines, file_rows
+
+Rows = Tuple[tuple, ...]
+
+
+class Stopped(Exception):
+    """The build was abandoned (the folder's settings changed, the server is ending)."""
+
+
+@dataclass
+class _File:
+    module: str
+    package: str
+    display: str
+    data: Optional[bytes] = None
+    defines: List[str] = field(default_factory=list)
+    rows: List[list] = field(default_factory=list)  # [owner module, row]
+    consulted: Set[str] = field(default_factory=set)  # modules whose bindings its rows read
+
+
+def _tuples(value):  # rows as the command line passes them (vjplint.project_values._tuples)
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+class FolderFacts:
+    """The project facts of one workspace folder. Not thread-safe: the server calls it from its
+    lint thread only (the first build may run in another thread, before it is published)."""
+
+    def __init__(self, files: Sequence[Tuple[Path, str, str, str]],
+                 buffer: Callable[[str], Optional[str]] = lambda path: None) -> None:
+        # files: (path, module, package, display), in the command line's order (rows follow it).
+        self.files: Dict[str, _File] = {os.path.abspath(p): _File(m, pkg, d) for p, m, pkg, d in files}
+        self.by_module = {f.module: key for key, f in self.files.items()}
+        self.buffer = buffer
+        self.targets = Targets({})
+        self.bindings: Dict[str, Optional[Tuple[str, str, str]]] = {}
+        self.external: Dict[str, Rows] = {}
+
+    # -- reading ---------------------------------------------------------------------------
+    def facts_of(self, path: str) -> Rows:
+        entry = self.files.get(os.path.abspath(path))
+        return self.external.get(entry.module, ()) if entry is not None else ()
+
+    def module_of(self, path: str) -> Optional[str]:
+        entry = self.files.get(os.path.abspath(path))
+        return entry.module if entry is not None else None
+
+    def _read(self, key: str) -> bytes:
+        text = self.buffer(key)
+        if text is not None:
+            return text.encode("utf-8", "surrogatepass")
+        try:
+            return Path(key).read_bytes()
+        except OSError:
+            return b""
+
+    # -- building ----------------------------------------------------------------------------
+    def build(self, should_stop: Callable[[], bool] = lambda: False) -> None:
+        """Every file read (buffers first) and summarised; `should_stop()` raises Stopped."""
+        for key, entry in self.files.items():
+            if should_stop():
+                raise Stopped
+            entry.data = self._read(key)
+            entry.defines = file_defines(entry.data)
+        self._retarget()
+        for key, entry in self.files.items():
+            if should_stop():
+                raise Stopped
+            self._summarise(entry)
+        self.external = self._aggregate(None)
+
+    def _retarget(self) -> None:
+        self.targets = Targets({f"{e.module}.{name}": (e.module, name) for e in self.files.values()
+                                for name in e.defines})
+
+    def _exported(self, consulted: Set[str]) -> Callable[[str], Optional[Tuple[str, str, str]]]:
+        def exported(absolute: str) -> Optional[Tuple[str, str, str]]:
+            owner, _, name = absolute.rpartition(".")
+            consulted.add(owner)
+            if absolute not in self.bindings:
+                key = self.by_module.get(owner)
+                entry = self.files.get(key) if key is not None else None
+                self.bindings[absolute] = binding_of(entry.data, name, entry.display) if entry is not None else None
+            return self.bindings[absolute]
+        return exported
+
+    def _summarise(self, entry: _File) -> None:
+        entry.consulted = set()
+        entry.rows = file_rows(entry.data or b"", entry.module, entry.package, entry.display, self.targets,
+                               self._exported(entry.consulted))
+
+    def _aggregate(self, owners: Optional[Set[str]]) -> Dict[str, Rows]:
+        """module -> rows from the other modules (only `owners`' when given), in file order."""
+        out: Dict[str, List[tuple]] = {}
+        for entry in self.files.values():
+            for owner, row in entry.rows:
+                if owner != entry.module and (owners is None or owner in owners):
+                    out.setdefault(owner, []).append(_tuples(row))
+        return {module: tuple(rows) for module, rows in out.items()}
+
+    # -- updating ------------------------------------------------------------------------------
+    def update(self, path: str, text: Optional[str] = None) -> Set[str]:
+        """`path` now holds `text` (None: read it from the buffer or the disk). The modules
+        whose facts changed."""
+        key = os.path.abspath(path)
+        entry = self.files.get(key)
+        if entry is None:
+            return set()
+        data = text.encode("utf-8", "surrogatepass") if text is not None else self._read(key)
+        if data == entry.data:
+            return set()
+        entry.data = data
+        for absolute in [a for a in self.bindings if a.rpartition(".")[0] == entry.module]:
+            del self.bindings[absolute]
+        defines = file_defines(data)
+        todo = {key} | {k for k, e in self.files.items() if entry.module in e.consulted}
+        if defines != entry.defines:
+            changed = set(defines).symmetric_difference(entry.defines)
+            entry.defines = defines
+            self._retarget()
+            words = [name.encode() for name in changed]
+            todo |= {k for k, e in self.files.items() if e.data and any(w in e.data for w in words)}
+        return self._resummarise(todo)
+
+    def _resummarise(self, keys: Iterable[str]) -> Set[str]:
+        owners: Set[str] = set()
+        for key in keys:
+            entry = self.files[key]
+            owners.update(owner for owner, _ in entry.rows)
+            self._summarise(entry)
+            owners.update(owner for owner, _ in entry.rows)
+        if not owners:
+            return set()
+        fresh = self._aggregate(owners)
+        changed = {m for m in owners if fresh.get(m, ()) != self.external.get(m, ())}
+        for module in changed:
+            if fresh.get(module):
+                self.external[module] = fresh[module]
+            else:
+                self.external.pop(module, None)
+        return changed
+
+
+class ProjectFacts:
+    """Folder -> its FolderFacts, built in a background thread; None until ready."""
+
+    def __init__(self) -> None:
+        self.ready: Dict[str, FolderFacts] = {}
+        self.building: Dict[str, threading.Thread] = {}
+        self.generation = 0  # bumped by reset: a build of an older generation is dropped
+
+    def reset(self) -> None:
+        self.generation += 1
+        self.ready.clear()
+        self.building.clear()
+
+    def get(self, folder: str) -> Optional[FolderFacts]:
+        return self.ready.get(folder)
+
+    def start(self, folder: str, make: Callable[[], FolderFacts], done: Callable[[str, FolderFacts], None]) -> None:
+        """Build `folder`'s facts (make(), then .build()) in a thread of its own, off the event
+        loop and the lint thread; `done(folder, facts)` is called there when they are ready."""
+        if folder in self.ready or folder in self.building:
+            return
+        generation = self.generation
+
+        def run() -> None:
+            import logging
+
+            try:
+                facts = make()
+                facts.build(lambda: self.generation != generation)
+            except Stopped:
+                return
+            except Exception:
+                logging.getLogger("vjplint.server").exception("indexing %s failed", folder)
+                return
+            if self.generation == generation:
+                done(folder, facts)
+
+        thread = threading.Thread(target=run, name="vjplint-index", daemon=True)
+        self.building[folder] = thread
+        thread.start()
