@@ -7,9 +7,11 @@ round, an inserted comment line at the top timed until the diagnostics of that v
 with 10 fixable custom_vjps: `codeAction` (and `codeAction/resolve`, for a client that resolves)
 until the edit is there, after an edit so that nothing is cached. With --ruff, `ruff server`
 runs the same files the same way (its quick fix: F401 on an unused import); with --baseline
-DIR, the vjplint of another checkout too, for before/after figures from one run.
+DIR, the vjplint of another checkout too, for before/after figures from one run. With
+--callers N, N other modules of the workspace call the module's custom_vjps with traced values
+(what the server's project index summarises and passes to the module's lint, VJP104 included).
 
-    python benchmarks/lsp_latency.py [--lines 2000,10000] [--rounds 10] [--ruff] [--baseline /work/main]
+    python benchmarks/lsp_latency.py [--lines 2000,10000] [--rounds 10] [--ruff] [--baseline DIR] [--callers N]
 """
 
 from __future__ import annotations
@@ -102,6 +104,27 @@ def schedule_{i}(step, warmup=100):
 
 '''
 HEADER = "from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+
+
+CALLER = '''\
+import jax
+import jax.numpy as jnp
+
+from module import apply_{i}, clip_{i}
+
+
+@jax.jit
+def step_{i}(x, lo):
+    return clip_{i}(lo, 1.0, x) + apply_{i}(jnp.tanh, x)
+'''
+
+
+def write_callers(workdir: Path, count: int) -> None:
+    """`caller_K.py` for K < count, each passing a traced `lo` to `module.clip_K`'s nondiff slot."""
+    for old in workdir.glob("caller_*.py"):
+        old.unlink()
+    for i in range(count):
+        (workdir / f"caller_{i}.py").write_text(CALLER.format(i=i), encoding="utf-8")
 
 
 def make_module(lines: int, vjp_every: int = 1) -> str:
@@ -304,8 +327,11 @@ def main() -> int:
     parser.add_argument("--ruff", action="store_true", help="also time `ruff server` on the same files")
     parser.add_argument("--baseline", default=None,
                         help="also time the vjplint of this checkout (e.g. a main worktree), same run")
+    parser.add_argument("--callers", type=int, default=0,
+                        help="other modules of the workspace calling the module's custom_vjps (default 0)")
     args = parser.parse_args()
-    report: Dict[str, Any] = {"rounds": args.rounds, "debounce_ms": args.debounce_ms, "sizes": []}
+    report: Dict[str, Any] = {"rounds": args.rounds, "debounce_ms": args.debounce_ms, "callers": args.callers,
+                              "sizes": []}
     here = str(ROOT)
     servers = [("vjplint", [sys.executable, "-m", "vjplint", "server", "--debounce-ms", str(args.debounce_ms)],
                 server_env(here))]
@@ -318,6 +344,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "pyproject.toml").write_text("[tool.vjplint]\n", encoding="utf-8")
+        write_callers(work, args.callers)
         for lines in [int(n) for n in args.lines.split(",") if n]:
             text = make_module(lines, args.vjp_every)
             size: Dict[str, Any] = {"lines": len(text.splitlines()), "custom_vjps": text.count("@partial(jax.custom_vjp"),
