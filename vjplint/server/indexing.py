@@ -25,6 +25,16 @@ INDEX_WAIT_S = 0.5  # the first lint of a folder waits this long for its index, 
 FACTS_DELAY_MS = 150  # an edit's facts are updated once typing pauses this long
 
 
+def uri_path(uri: str) -> Optional[Path]:
+    """The file a `file:` URI names (None for other schemes)."""
+    from pygls.uris import to_fs_path
+
+    if not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    return Path(path) if path else None
+
+
 class Indexing:
     """Mixed into VjplintServer (which provides lock, project, executor, versions, analyses,
     workspace helpers, schedule and call_soon)."""
@@ -37,6 +47,7 @@ class Indexing:
         self.index_builds: Dict[Tuple[str, str], int] = {}  # (folder, "wrappers"/"facts") -> the newest build
         self.fact_configs: Dict[str, Tuple[Config, Any, Config]] = {}  # path -> (base, rows, with facts)
         self.facts_timers: Dict[str, Any] = {}  # uri -> the pending facts update
+        self.facts_cost_ms: Dict[str, float] = {}  # uri -> how long its last update took
 
     def reset_index(self) -> None:
         self.index_generation += 1
@@ -72,11 +83,9 @@ class Indexing:
 
     def open_paths(self) -> Dict[str, str]:
         """Open documents: absolute path -> uri."""
-        from vjplint.server.lsp_server import _path
-
         out = {}
         for uri in list(self.versions):  # type: ignore[attr-defined]
-            path = _path(uri)
+            path = uri_path(uri)
             if path is not None:
                 out[os.path.abspath(path)] = uri
         return out
@@ -163,10 +172,14 @@ class Indexing:
         self.call_soon(self.refresh_folder, folder)  # type: ignore[attr-defined]
 
     # -- updating ------------------------------------------------------------------------------
-    def facts_changed(self, uri: str, delay_ms: int = FACTS_DELAY_MS) -> None:
-        """On the event loop: `uri`'s text changed (buffer or disk); update its facts soon."""
+    def facts_changed(self, uri: str, delay_ms: Optional[float] = None) -> None:
+        """On the event loop: `uri`'s text changed (buffer or disk); update its facts once edits
+        pause for FACTS_DELAY_MS, or thrice as long as its last update took (a module that calls
+        targets is parsed and modelled: a keystroke arriving meanwhile would wait for it)."""
         import asyncio
 
+        if delay_ms is None:
+            delay_ms = max(FACTS_DELAY_MS, 3 * self.facts_cost_ms.get(uri, 0.0))
         handle = self.facts_timers.pop(uri, None)
         if handle is not None:
             handle.cancel()
@@ -179,32 +192,35 @@ class Indexing:
 
     def update_facts(self, uri: str, version: Optional[int]) -> None:
         """In the lint thread: one file's facts, then the open documents whose facts changed."""
-        from vjplint.server.lsp_server import _path
+        import time
 
         self.facts_timers.pop(uri, None)
         if uri in self.versions and self.versions.get(uri) != version:  # type: ignore[attr-defined]
             return  # a newer text: its own update follows
-        path = _path(uri)
+        if self.queued:  # type: ignore[attr-defined]  # documents wait for their lint: theirs first
+            self.call_soon(self.facts_changed, uri)  # type: ignore[attr-defined]
+            return
+        path = uri_path(uri)
         folder = self.folder_of(path) if path is not None else None  # type: ignore[attr-defined]
         facts = self.facts.get(folder) if folder is not None else None
         if facts is None or path is None:
             return
+        began = time.perf_counter()
         try:
             changed = facts.update(str(path), self.document(uri))  # type: ignore[attr-defined]
         except Exception:
             log.exception("updating the index for %s failed", uri)
             return
+        self.facts_cost_ms[uri] = (time.perf_counter() - began) * 1000
         if changed:
             log.info("facts changed for %s (after %s)", sorted(changed), uri)
             self.call_soon(self.refresh_folder, folder)  # type: ignore[attr-defined]
 
     def files_changed(self, changes: Iterable[Tuple[str, int]]) -> None:
         """workspace/didChangeWatchedFiles for Python files: (uri, 1 created / 2 changed / 3 deleted)."""
-        from vjplint.server.lsp_server import _path
-
         rebuild: Set[str] = set()
         for uri, kind in changes:
-            path = _path(uri)
+            path = uri_path(uri)
             folder = self.folder_of(path) if path is not None else None  # type: ignore[attr-defined]
             if folder is None:
                 continue
@@ -219,11 +235,9 @@ class Indexing:
     def refresh_folder(self, folder: str) -> None:
         """On the event loop: lint again the open documents of `folder` whose settings (wrappers,
         facts) are no longer those of their last analysis, and only those."""
-        from vjplint.server.lsp_server import _path
-
         stale: List[str] = []
         for uri in list(self.versions):  # type: ignore[attr-defined]
-            path = _path(uri)
+            path = uri_path(uri)
             if path is None or self.folder_of(path) != folder:  # type: ignore[attr-defined]
                 continue
             analysis = self.analyses.get(uri)  # type: ignore[attr-defined]

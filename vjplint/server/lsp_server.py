@@ -39,7 +39,7 @@ from vjplint.links import DEFAULT_DOCS_URL
 from vjplint.output import lsp as lspfmt
 from vjplint.positions import source_lines
 from vjplint.server import actions
-from vjplint.server.indexing import INDEX_WAIT_S, Indexing
+from vjplint.server.indexing import INDEX_WAIT_S, Indexing, uri_path as _path
 from vjplint.workspace import Overrides, Workspace
 
 log = logging.getLogger("vjplint.server")
@@ -634,13 +634,6 @@ def _capability(root: Any, *names: str) -> Any:
         if root is None:
             return None
     return root
-
-
-def _path(uri: str) -> Optional[Path]:
-    if not uri.startswith("file:"):
-        return None
-    path = to_fs_path(uri)
-    return Path(path) if path else None
 
 
 def _display_name(uri: str, path: Optional[Path], config: Config, root: Optional[Path]) -> str:
