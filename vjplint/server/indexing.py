@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from vjplint.config import Config
 
@@ -114,7 +114,11 @@ class Indexing:
 
     def _build(self, folder: str, generation: int, seq: Dict[Tuple[str, str], int], event: threading.Event,
                with_facts: bool) -> None:
+        import time
+
         from vjplint.project import ProjectIndex, build_index
+
+        began = time.perf_counter()
 
         def stale(part: str = "wrappers") -> bool:  # the settings changed, or a newer build started
             return self.index_generation != generation or self.index_builds.get((folder, part)) != seq[(folder, part)]
@@ -156,6 +160,7 @@ class Indexing:
         except Exception:
             log.exception("indexing %s failed", folder)
             return
+        log.info("%s: project index built (%d modules, %.1f s)", folder, len(python), time.perf_counter() - began)
         self.executor.submit(self._install_facts, folder, facts, lambda: stale("facts"))  # type: ignore[attr-defined]
 
     def _install_facts(self, folder: str, facts: Any, stale: Any) -> None:
@@ -218,19 +223,20 @@ class Indexing:
 
     def files_changed(self, changes: Iterable[Tuple[str, int]]) -> None:
         """workspace/didChangeWatchedFiles for Python files: (uri, 1 created / 2 changed / 3 deleted)."""
-        rebuild: Set[str] = set()
+        rebuild: Dict[str, bool] = {}  # folder -> whether its facts are rebuilt too
         for uri, kind in changes:
             path = uri_path(uri)
             folder = self.folder_of(path) if path is not None else None  # type: ignore[attr-defined]
-            if folder is None:
+            if folder is None or folder not in self.indexing:
                 continue
             if kind == 2:
                 if uri not in self.versions:  # type: ignore[attr-defined]  # open: its buffer is what counts
                     self.facts_changed(uri, 0)
+                rebuild.setdefault(folder, False)  # its wrappers may have changed
             else:
-                rebuild.add(folder)  # a module appeared or went away: names and packages may change
-        for folder in rebuild:
-            self.start_index(folder, again=True)
+                rebuild[folder] = True  # a module appeared or went away: names and packages may change
+        for folder, facts in rebuild.items():  # once per folder and notification (a checkout sends many)
+            self.start_index(folder, facts=facts, again=True)
 
     def refresh_folder(self, folder: str) -> None:
         """On the event loop: lint again the open documents of `folder` whose settings (wrappers,

@@ -33,10 +33,16 @@ class _File:
     module: str
     package: str
     display: str
-    data: Optional[bytes] = None
+    digest: bytes = b""  # of the text last summarised (the texts are not kept: a large tree's are megabytes)
     defines: List[str] = field(default_factory=list)
     rows: List[list] = field(default_factory=list)  # [owner module, row]
     consulted: Set[str] = field(default_factory=set)  # modules whose bindings its rows read
+
+
+def _digest(data: bytes) -> bytes:
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _tuples(value):  # rows as the command line passes them (vjplint.project_values._tuples)
@@ -81,13 +87,13 @@ class FolderFacts:
         for key, entry in self.files.items():
             if should_stop():
                 raise Stopped
-            entry.data = self._read(key)
-            entry.defines = file_defines(entry.data)
+            data = self._read(key)
+            entry.digest, entry.defines = _digest(data), file_defines(data)
         self._retarget()
         for key, entry in self.files.items():
             if should_stop():
                 raise Stopped
-            self._summarise(entry)
+            self._summarise(key, entry)
         self.external = self._aggregate(None)
 
     def _retarget(self) -> None:
@@ -101,13 +107,14 @@ class FolderFacts:
             if absolute not in self.bindings:
                 key = self.by_module.get(owner)
                 entry = self.files.get(key) if key is not None else None
-                self.bindings[absolute] = binding_of(entry.data, name, entry.display) if entry is not None else None
+                self.bindings[absolute] = binding_of(self._read(key), name, entry.display) \
+                    if key is not None and entry is not None else None
             return self.bindings[absolute]
         return exported
 
-    def _summarise(self, entry: _File) -> None:
+    def _summarise(self, key: str, entry: _File, data: Optional[bytes] = None) -> None:
         entry.consulted = set()
-        entry.rows = file_rows(entry.data or b"", entry.module, entry.package, entry.display, self.targets,
+        entry.rows = file_rows(self._read(key) if data is None else data, entry.module, entry.package, entry.display, self.targets,
                                self._exported(entry.consulted))
 
     def _aggregate(self, owners: Optional[Set[str]]) -> Dict[str, Rows]:
@@ -125,12 +132,13 @@ class FolderFacts:
         whose facts changed."""
         key = os.path.abspath(path)
         entry = self.files.get(key)
-        if entry is None:
+        if entry is None or len(self.files) < 2:  # one module: nothing to learn (as on the command line)
             return set()
         data = text.encode("utf-8", "surrogatepass") if text is not None else self._read(key)
-        if data == entry.data:
+        digest = _digest(data)
+        if digest == entry.digest:
             return set()
-        entry.data = data
+        entry.digest = digest
         for absolute in [a for a in self.bindings if a.rpartition(".")[0] == entry.module]:
             del self.bindings[absolute]
         defines = file_defines(data)
@@ -139,16 +147,16 @@ class FolderFacts:
             changed = set(defines).symmetric_difference(entry.defines)
             entry.defines = defines
             self._retarget()
-            words = [name.encode() for name in changed]
-            todo |= {k for k, e in self.files.items() if e.data and any(w in e.data for w in words)}
-        return self._resummarise(todo)
+            words = [name.encode() for name in changed]  # the files naming one (read again: rare)
+            todo |= {k for k in self.files if k != key and any(w in self._read(k) for w in words)}
+        return self._resummarise(todo, key, data)
 
-    def _resummarise(self, keys: Iterable[str]) -> Set[str]:
+    def _resummarise(self, keys: Iterable[str], key: str, data: bytes) -> Set[str]:
         owners: Set[str] = set()
-        for key in keys:
-            entry = self.files[key]
+        for k in keys:
+            entry = self.files[k]
             owners.update(owner for owner, _ in entry.rows)
-            self._summarise(entry)
+            self._summarise(k, entry, data if k == key else None)
             owners.update(owner for owner, _ in entry.rows)
         if not owners:
             return set()
