@@ -10,6 +10,9 @@ runs the same files the same way (its quick fix: F401 on an unused import); with
 DIR, the vjplint of another checkout too, for before/after figures from one run. With
 --callers N, N other modules of the workspace call the module's custom_vjps with traced values
 (what the server's project index summarises and passes to the module's lint, VJP104 included).
+With --interleave, the servers (this checkout, --baseline, ruff) run side by side on the same
+workspace and each round edits them in turn, so that a busy machine slows them alike: the
+before/after ratio of one run.
 
     python benchmarks/lsp_latency.py [--lines 2000,10000] [--rounds 10] [--ruff] [--baseline DIR] [--callers N]
 """
@@ -249,6 +252,37 @@ async def measure(command: List[str], text: str, rounds: int, workdir: Path, nam
             "samples_ms": [round(t, 1) for t in times]}
 
 
+async def measure_interleaved(servers: List[Tuple[str, List[str], Optional[Dict[str, str]]]], text: str,
+                              rounds: int, workdir: Path, settle_s: float = 8.0) -> Dict[str, Any]:
+    """All servers open the module, are left `settle_s` (their project index built), then each
+    round edits each in turn, timed until that version's diagnostics arrive."""
+    path = workdir / "module.py"
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    clients = {}
+    for name, command, env in servers:
+        client, _ = await start_server(command, workdir, env)
+        client.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                              "text": text}})
+        await client.published(1)
+        clients[name] = client
+    await asyncio.sleep(settle_s)
+    times: Dict[str, List[float]] = {name: [] for name in clients}
+    for version in range(2, rounds + 2):
+        for name, client in clients.items():
+            await asyncio.sleep(0.2)
+            start = time.perf_counter()
+            client.send("textDocument/didChange", change(uri, version))
+            times[name].append((await client.published(version) - start) * 1000)
+    out: Dict[str, Any] = {}
+    for name, client in clients.items():
+        found = client.published_items[rounds + 1]
+        out[name] = {"change_to_diagnostics_ms_median": round(statistics.median(times[name]), 1),
+                     "diagnostics": len(found), "codes": sorted({str(d.get("code")) for d in found})}
+        await stop_server(client)
+    return out
+
+
 async def measure_quick_fix(command: List[str], text: str, rounds: int, workdir: Path, resolve: bool,
                             code: str, env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """After each edit, on another derivative each round (a fix once computed is kept with its
@@ -327,6 +361,8 @@ def main() -> int:
     parser.add_argument("--ruff", action="store_true", help="also time `ruff server` on the same files")
     parser.add_argument("--baseline", default=None,
                         help="also time the vjplint of this checkout (e.g. a main worktree), same run")
+    parser.add_argument("--interleave", action="store_true",
+                        help="run the servers side by side, edits alternating (a paired before/after ratio)")
     parser.add_argument("--callers", type=int, default=0,
                         help="other modules of the workspace calling the module's custom_vjps (default 0)")
     args = parser.parse_args()
@@ -349,7 +385,14 @@ def main() -> int:
             text = make_module(lines, args.vjp_every)
             size: Dict[str, Any] = {"lines": len(text.splitlines()), "custom_vjps": text.count("@partial(jax.custom_vjp"),
                                     "engine_lint_ms_median": round(engine_ms(text, 3), 1)}
-            for name, command, env in servers:
+            if args.interleave:
+                size.update(asyncio.run(measure_interleaved(servers, text, args.rounds, work)))
+                print(f"  {size['lines']} lines: {size}", file=sys.stderr)
+                if args.baseline:
+                    size["change_ratio_to_baseline"] = round(
+                        size["vjplint"]["change_to_diagnostics_ms_median"]
+                        / max(size["baseline"]["change_to_diagnostics_ms_median"], 0.1), 2)
+            for name, command, env in ([] if args.interleave else servers):
                 size[name] = asyncio.run(measure(command, text, args.rounds, work, env=env))
                 print(f"  {name}: {size['lines']} lines: {size[name]}", file=sys.stderr)
             if ruff:

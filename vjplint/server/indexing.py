@@ -98,16 +98,17 @@ class Indexing:
     def start_index(self, folder: str, facts: bool = True, again: bool = False) -> threading.Event:
         """Build `folder`'s index in the background (`again`: even if it has one, or one is being
         built; the newest build wins, the old index serving until then)."""
-        event = self.indexing.get(folder)
-        if event is not None and not again:
-            return event
-        event = threading.Event()
-        if folder not in self.wrappers:
-            self.indexing[folder] = event
-        generation = self.index_generation
-        builds = [(folder, "wrappers")] + ([(folder, "facts")] if facts else [])
-        seq = {key: self.index_builds.get(key, 0) + 1 for key in builds}
-        self.index_builds.update(seq)
+        with self.lock:  # type: ignore[attr-defined]  # called from the event loop and the lint thread
+            event = self.indexing.get(folder)
+            if event is not None and not again:
+                return event
+            event = threading.Event()
+            if folder not in self.wrappers:
+                self.indexing[folder] = event
+            generation = self.index_generation
+            builds = [(folder, "wrappers")] + ([(folder, "facts")] if facts else [])
+            seq = {key: self.index_builds.get(key, 0) + 1 for key in builds}
+            self.index_builds.update(seq)
         threading.Thread(target=self._build, args=(folder, generation, seq, event, facts), daemon=True,
                          name="vjplint-index").start()
         return event
@@ -232,7 +233,8 @@ class Indexing:
             if kind == 2:
                 if uri not in self.versions:  # type: ignore[attr-defined]  # open: its buffer is what counts
                     self.facts_changed(uri, 0)
-                rebuild.setdefault(folder, False)  # its wrappers may have changed
+                rebuild.setdefault(folder, folder not in self.facts)  # its wrappers may have changed (and
+                # the facts being built may have read the file before)
             else:
                 rebuild[folder] = True  # a module appeared or went away: names and packages may change
         for folder, facts in rebuild.items():  # once per folder and notification (a checkout sends many)
