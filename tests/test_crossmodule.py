@@ -249,3 +249,39 @@ def test_a_value_imported_from_another_module_keeps_its_kind_and_chain(tmp_path)
                       "pkg/use.py:6: `SCALE` (`SCALE` is imported from `pkg.consts`, where `SCALE` = `2.0` at "
                       "pkg/consts.py:4). If it can be traced, JAX raises UnexpectedTracerError; move it to the "
                       "residuals or annotate it as a static type")]
+
+
+@pytest.mark.unit
+def test_the_servers_index_shares_the_command_lines_per_file_cache(tmp_path):
+    import os
+    import time
+
+    from vjplint.config import Config
+    from vjplint.project import build_index
+    from vjplint.server.indexing import _python_files
+    from vjplint.server.project_index import FolderFacts
+
+    root = tmp_path / "proj"
+    shutil.copytree(DATA / "shop", root / "shop")
+    files = sorted((root / "shop").glob("*.py"))
+    for path in files:  # older than the racy-mtime window
+        os.utime(path, (time.time() - 60, time.time() - 60))
+    run = build_index(files, Config(), use_cache=False, base=str(root), cross_module=True)
+    python = _python_files(build_index(files, Config(), use_cache=False, base=str(root)), files, str(root))
+    anchor = Config(cache_dir=str(tmp_path / "cache"))
+
+    class Counting(FolderFacts):
+        reads = 0
+
+        def _read(self, key):
+            Counting.reads += 1
+            return super()._read(key)
+
+    first = Counting(python, cache=(anchor, str(root)))
+    first.build()
+    assert first.external == run.external and Counting.reads >= len(files)
+    Counting.reads = 0
+    second = Counting(python, cache=(anchor, str(root)))
+    second.build()
+    assert second.external == run.external
+    assert Counting.reads < len(files) // 2  # only rows that read another module's bindings are redone

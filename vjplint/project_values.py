@@ -205,15 +205,16 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
 
 
 class _Cache:
-    """display -> entry, beside the project index's cache."""
+    """display -> entry, beside the project index's cache; one file per `scope` (the directory
+    the displays are relative to: the working directory of a run, a Language Server's folder)."""
 
-    def __init__(self, anchor: Config) -> None:
+    def __init__(self, anchor: Config, scope: Optional[str] = None) -> None:
         from vjplint.batch.cache import cache_root
         from vjplint.batch.fastpath import code_fingerprint, short_name
 
         self.root = cache_root(anchor)
         self.build = code_fingerprint()
-        self.key = "\n".join((os.getcwd(), str(FORMAT), "values"))
+        self.key = "\n".join((scope or os.getcwd(), str(FORMAT), "values"))
         self.path = self.root / short_name(self.build) / "project" / (short_name(self.key) + ".json")
         self.entries: Dict[str, list] = {}
         self.loaded = ""

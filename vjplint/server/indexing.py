@@ -125,6 +125,7 @@ class Indexing:
             return self.index_generation != generation or self.index_builds.get((folder, part)) != seq[(folder, part)]
         python: List[Tuple[Path, str, str, str]] = []
         index: Any = None
+        anchor: Optional[Config] = None
         try:
             with self.lock:  # type: ignore[attr-defined]
                 project = self.project  # type: ignore[attr-defined]
@@ -154,7 +155,7 @@ class Indexing:
         from vjplint.server.project_index import FolderFacts, Stopped
 
         try:
-            facts = FolderFacts(python, self.buffer_of)
+            facts = FolderFacts(python, self.buffer_of, (anchor, folder) if anchor is not None else None)
             facts.build(lambda: stale("facts"))
         except Stopped:
             return

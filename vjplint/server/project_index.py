@@ -9,16 +9,20 @@ recomputes its entry, the entries of the files whose rows depend on it (they nam
 added or dropped, or read one of its module-level bindings), and answers which modules' facts
 changed: only their documents need linting again. A keystroke that changes nothing another
 module sees changes no facts, and costs a few byte scans (a parse and a model only when the file
-calls a target). The facts equal `vjplint check` over the folder's files as they are now.
+calls a target). The facts equal `vjplint check` over the folder's files as they are now. The
+first build reuses, and then writes, the command line's per-file cache of these summaries (one
+per folder: a `vjplint check .` run in the folder shares it).
 """
 from __future__ import annotations
 
+import json
 import os
-import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from vjplint.config import Config
 from vjplint.project_values import Targets, binding_of, file_defines, file_rows
 
 Rows = Tuple[tuple, ...]
@@ -54,11 +58,13 @@ class FolderFacts:
     lint thread only (the first build may run in another thread, before it is published)."""
 
     def __init__(self, files: Sequence[Tuple[Path, str, str, str]],
-                 buffer: Callable[[str], Optional[str]] = lambda path: None) -> None:
+                 buffer: Callable[[str], Optional[str]] = lambda path: None,
+                 cache: Optional[Tuple[Config, str]] = None) -> None:
         # files: (path, module, package, display), in the command line's order (rows follow it).
         self.files: Dict[str, _File] = {os.path.abspath(p): _File(m, pkg, d) for p, m, pkg, d in files}
         self.by_module = {f.module: key for key, f in self.files.items()}
         self.buffer = buffer
+        self.cache = cache  # (anchor, folder): the command line's per-file cache (vjplint.project_values)
         self.targets = Targets({})
         self.bindings: Dict[str, Optional[Tuple[str, str, str]]] = {}
         self.external: Dict[str, Rows] = {}
@@ -83,18 +89,48 @@ class FolderFacts:
 
     # -- building ----------------------------------------------------------------------------
     def build(self, should_stop: Callable[[], bool] = lambda: False) -> None:
-        """Every file read (buffers first) and summarised; `should_stop()` raises Stopped."""
+        """Every file read (buffers first) and summarised; `should_stop()` raises Stopped. A file
+        on disk whose entry in the command line's cache is fresh is not read (as in a run)."""
+        from vjplint.project_values import RACY_NS, _Cache
+
+        cache = _Cache(*self.cache) if self.cache is not None else None
+        now = time.time_ns()
+        entries: Dict[str, list] = {}  # display -> the cache entry (vjplint.project_values.build_external)
+        reused: Dict[str, list] = {}
         for key, entry in self.files.items():
             if should_stop():
                 raise Stopped
+            st = None
+            if cache is not None and self.buffer(key) is None:
+                try:
+                    st = os.stat(key)
+                except OSError:
+                    st = None
+                old = cache.entries.get(entry.display) if st is not None else None
+                if old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns \
+                        and st.st_mtime_ns < old[2] - RACY_NS:
+                    entry.defines, entries[entry.display] = list(old[3]), old
+                    reused[key] = old
+                    continue
             data = self._read(key)
             entry.digest, entry.defines = _digest(data), file_defines(data)
+            if st is not None:
+                entries[entry.display] = [st.st_size, st.st_mtime_ns, now, entry.defines, "", []]
         self._retarget()
         for key, entry in self.files.items():
             if should_stop():
                 raise Stopped
+            old = reused.get(key)
+            if old is not None and old[4] == self.targets.key:  # rows that read no other module's bindings
+                entry.rows = json.loads(json.dumps(old[5]))
+                continue
             self._summarise(key, entry)
+            row = entries.get(entry.display)
+            if row is not None:
+                row[2], row[4], row[5] = now, ("" if entry.consulted else self.targets.key), entry.rows
         self.external = self._aggregate(None)
+        if cache is not None:
+            cache.save(entries)
 
     def _retarget(self) -> None:
         self.targets = Targets({f"{e.module}.{name}": (e.module, name) for e in self.files.values()
@@ -114,8 +150,9 @@ class FolderFacts:
 
     def _summarise(self, key: str, entry: _File, data: Optional[bytes] = None) -> None:
         entry.consulted = set()
-        entry.rows = file_rows(self._read(key) if data is None else data, entry.module, entry.package, entry.display, self.targets,
-                               self._exported(entry.consulted))
+        rows = file_rows(self._read(key) if data is None else data, entry.module, entry.package, entry.display,
+                         self.targets, self._exported(entry.consulted))
+        entry.rows = json.loads(json.dumps(rows))  # as the command line's cache holds them: lists
 
     def _aggregate(self, owners: Optional[Set[str]]) -> Dict[str, Rows]:
         """module -> rows from the other modules (only `owners`' when given), in file order."""
@@ -168,45 +205,3 @@ class FolderFacts:
             else:
                 self.external.pop(module, None)
         return changed
-
-
-class ProjectFacts:
-    """Folder -> its FolderFacts, built in a background thread; None until ready."""
-
-    def __init__(self) -> None:
-        self.ready: Dict[str, FolderFacts] = {}
-        self.building: Dict[str, threading.Thread] = {}
-        self.generation = 0  # bumped by reset: a build of an older generation is dropped
-
-    def reset(self) -> None:
-        self.generation += 1
-        self.ready.clear()
-        self.building.clear()
-
-    def get(self, folder: str) -> Optional[FolderFacts]:
-        return self.ready.get(folder)
-
-    def start(self, folder: str, make: Callable[[], FolderFacts], done: Callable[[str, FolderFacts], None]) -> None:
-        """Build `folder`'s facts (make(), then .build()) in a thread of its own, off the event
-        loop and the lint thread; `done(folder, facts)` is called there when they are ready."""
-        if folder in self.ready or folder in self.building:
-            return
-        generation = self.generation
-
-        def run() -> None:
-            import logging
-
-            try:
-                facts = make()
-                facts.build(lambda: self.generation != generation)
-            except Stopped:
-                return
-            except Exception:
-                logging.getLogger("vjplint.server").exception("indexing %s failed", folder)
-                return
-            if self.generation == generation:
-                done(folder, facts)
-
-        thread = threading.Thread(target=run, name="vjplint-index", daemon=True)
-        self.building[folder] = thread
-        thread.start()
