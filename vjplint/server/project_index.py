@@ -2,8 +2,8 @@
 (`vjplint.project_values`, the rows the command line passes as `Config.project_facts`), kept
 per file and updated per file.
 
-Each Python file of the folder has an entry: its text (the editor's buffer while it is open,
-else the file on disk), the names it exports that callers elsewhere may matter to, and its rows
+Each Python file of the folder has an entry for its text (the editor's buffer while it is open,
+else the file on disk; a digest of it is kept, not the text): the names it exports that callers elsewhere may matter to, and its rows
 (what it passes to, registers on, uses of the other modules' targets). An update of one file
 recomputes its entry, the entries of the files whose rows depend on it (they name a target it
 added or dropped, or read one of its module-level bindings), and answers which modules' facts
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from vjplint.config import Config
-from vjplint.project_values import Targets, binding_of, file_defines, file_rows
+from vjplint.project_values import Targets, _tuples, binding_of, file_defines, file_rows
 
 Rows = Tuple[tuple, ...]
 
@@ -49,10 +49,6 @@ def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _tuples(value):  # rows as the command line passes them (vjplint.project_values._tuples)
-    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
-
-
 class FolderFacts:
     """The project facts of one workspace folder. Not thread-safe: the server calls it from its
     lint thread only (the first build may run in another thread, before it is published)."""
@@ -73,10 +69,6 @@ class FolderFacts:
     def facts_of(self, path: str) -> Rows:
         entry = self.files.get(os.path.abspath(path))
         return self.external.get(entry.module, ()) if entry is not None else ()
-
-    def module_of(self, path: str) -> Optional[str]:
-        entry = self.files.get(os.path.abspath(path))
-        return entry.module if entry is not None else None
 
     def _read(self, key: str) -> bytes:
         text = self.buffer(key)
