@@ -3,9 +3,9 @@ tests/data/crossmodule/shop, linted as a run, reports hazards whose evidence is 
 (a jitted caller passing a traced index, a kernel factory closing over a traced width, a factory
 parameter differentiated by the caller, a custom_vjp never registered and called elsewhere), with
 the caller's file and line in the message; its look-alikes (shop/calm_*) stay silent; a module
-linted alone behaves as before (the LSP server, `lint_source` without a project); the per-file
-cache follows a change in a caller. The eval cases eval/cases/*/*_xmod.py run the same constructs
-on JAX."""
+linted alone behaves as before (`lint_source` without a project); the per-file cache follows a
+change in a caller, and so does the Language Server's per-file index. The eval cases
+eval/cases/*/*_xmod.py run the same constructs on JAX."""
 
 from __future__ import annotations
 
@@ -126,17 +126,45 @@ def test_lint_source_without_a_project_knows_no_other_module():
 
 
 @pytest.mark.unit
-def test_the_language_server_index_keeps_single_file_value_inference():
+def test_the_servers_per_file_index_equals_the_runs_and_follows_each_edit(tmp_path):
+    """The Language Server's wrapper index leaves the values to its own index (per file, fed the
+    buffers: vjplint.server.project_index), which equals the run's after every update and says
+    which modules' facts changed."""
     from vjplint.config import Config
     from vjplint.project import build_index
+    from vjplint.server.indexing import _python_files
+    from vjplint.server.project_index import FolderFacts
 
-    files = sorted((DATA / "shop").glob("*.py"))
-    run = build_index(files, Config(), use_cache=False)
+    root = tmp_path / "proj"
+    shutil.copytree(DATA / "shop", root / "shop")
+    files = sorted((root / "shop").glob("*.py"))
+    run = build_index(files, Config(), use_cache=False, base=str(root), cross_module=True)
     assert sorted(run.external) == ["shop.calm_ops", "shop.ops"]
     assert [row[:3] for row in run.external["shop.ops"] if row[0] == "register"] == [
         ("register", "external_sin", "defvjp")]
-    served = build_index(files, Config(), use_cache=False, base=str(DATA))  # what the server builds
+    served = build_index(files, Config(), use_cache=False, base=str(root))  # the server's wrapper index
     assert served.external == {}
+    buffers = {}
+    facts = FolderFacts(_python_files(served, files, str(root)), lambda path: buffers.get(path))
+    facts.build()
+    assert facts.external == run.external
+
+    def rerun():
+        for path, text in buffers.items():
+            Path(path).write_text(text, encoding="utf-8")
+        return build_index(files, Config(), use_cache=False, base=str(root), cross_module=True).external
+
+    train = str(root / "shop" / "train.py")
+    text = (root / "shop" / "train.py").read_text(encoding="utf-8")
+    assert facts.update(train, text + "\n# a comment below everything\n") == set()  # nothing another module sees
+    buffers[train] = text.replace("@jax.jit\ndef picked_energy", "def picked_energy")
+    assert facts.update(train, buffers[train]) == {"shop.ops"}
+    assert facts.external == rerun()
+    setup = str(root / "shop" / "setup_rules.py")
+    buffers[setup] = "\n"  # the only registration of external_sin is gone
+    assert facts.update(setup, buffers[setup]) == {"shop.ops"}
+    assert facts.external == rerun()
+    assert not [row for row in facts.external["shop.ops"] if row[0] == "register"]
 
 
 CONFIRM = '''
@@ -221,6 +249,42 @@ def test_a_value_imported_from_another_module_keeps_its_kind_and_chain(tmp_path)
                       "pkg/use.py:6: `SCALE` (`SCALE` is imported from `pkg.consts`, where `SCALE` = `2.0` at "
                       "pkg/consts.py:4). If it can be traced, JAX raises UnexpectedTracerError; move it to the "
                       "residuals or annotate it as a static type")]
+
+
+@pytest.mark.unit
+def test_the_servers_index_shares_the_command_lines_per_file_cache(tmp_path):
+    import os
+    import time
+
+    from vjplint.config import Config
+    from vjplint.project import build_index
+    from vjplint.server.indexing import _python_files
+    from vjplint.server.project_index import FolderFacts
+
+    root = tmp_path / "proj"
+    shutil.copytree(DATA / "shop", root / "shop")
+    files = sorted((root / "shop").glob("*.py"))
+    for path in files:  # older than the racy-mtime window
+        os.utime(path, (time.time() - 60, time.time() - 60))
+    run = build_index(files, Config(), use_cache=False, base=str(root), cross_module=True)
+    python = _python_files(build_index(files, Config(), use_cache=False, base=str(root)), files, str(root))
+    anchor = Config(cache_dir=str(tmp_path / "cache"))
+
+    class Counting(FolderFacts):
+        reads = 0
+
+        def _read(self, key):
+            Counting.reads += 1
+            return super()._read(key)
+
+    first = Counting(python, cache=(anchor, str(root)))
+    first.build()
+    assert first.external == run.external and Counting.reads >= len(files)
+    Counting.reads = 0
+    second = Counting(python, cache=(anchor, str(root)))
+    second.build()
+    assert second.external == run.external
+    assert Counting.reads < len(files) // 2  # only rows that read another module's bindings are redone
 
 
 def _table_package(root: Path, table_body: str) -> None:

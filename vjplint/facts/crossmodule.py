@@ -78,7 +78,23 @@ class ExternalFacts:
 
 
 # -- the defining side: which top-level names other modules may want ---------------------------
-_REGISTERED = re.compile(r"\b(\w+)\s*\.\s*(?:defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\b")
+# `name.defvjp`: found by the method, then the name read backwards (a regex trying every word of
+# the module costs as much as a keystroke's lint in the Language Server, which runs this per edit).
+_REGISTERED = re.compile(r"\.\s*(?:defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\b")
+
+
+def _registered(text: str) -> Set[str]:
+    out: Set[str] = set()
+    for m in _REGISTERED.finditer(text):
+        end = m.start()
+        while end > 0 and text[end - 1].isspace():
+            end -= 1
+        start = end
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        if start < end:
+            out.add(text[start:end])
+    return out
 _CREATOR = re.compile(r"\bcustom_(?:vjp|jvp)\b")
 # A module-level statement start: a decorator, a def, an assignment (name only), anything else.
 _TOP = re.compile(r"^(?:(@)[^\n]*|(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*=(?!=)[^\n]*|[^\s#][^\n]*)", re.MULTILINE)
@@ -115,7 +131,7 @@ def exported_targets(text: str) -> List[str]:
     they are registered or used). Read from the text with a few regular expressions, without
     parsing: this only chooses what callers are summarised for (the rules judge definitions on
     the real model), and it keeps the index cheap on trees with many custom derivatives."""
-    registered = set(_REGISTERED.findall(text))
+    registered = _registered(text)
     names: List[str] = []
     decorators: List[str] = []
     defs: List[Tuple[int, str]] = []  # (offset, name) of undecorated-by-a-creator top-level defs
