@@ -125,8 +125,11 @@ class FolderFacts:
             cache.save(entries)
 
     def _retarget(self) -> None:
-        self.targets = Targets({f"{e.module}.{name}": (e.module, name) for e in self.files.values()
-                                for name in e.defines})
+        defines: Dict[str, List[str]] = {}
+        module_of: Dict[str, str] = {}
+        for e in self.files.values():
+            defines[e.display], module_of[e.display] = list(e.defines), e.module
+        self.targets = Targets.of(defines, module_of)
 
     def _exported(self, consulted: Set[str]) -> Callable[[str], Optional[Tuple[str, str, str]]]:
         def exported(absolute: str) -> Optional[Tuple[str, str, str]]:
