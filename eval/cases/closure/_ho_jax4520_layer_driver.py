@@ -6,7 +6,7 @@ import jax
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ho_jax4520_layer_object_xmod import apply_layer  # noqa: E402
+from ho_jax4520_layer_object_xmod import apply_layer
 
 H = np.array([0.4, -0.2, 1.3], np.float32)
 

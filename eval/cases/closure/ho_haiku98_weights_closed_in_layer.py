@@ -4,10 +4,10 @@ Report: google-deepmind/dm-haiku#98 https://github.com/google-deepmind/dm-haiku/
 custom gradient into Haiku, the reporter found that the forward pass is not an explicit function of
 the weights, so the backward pass cannot hand them cotangents). Here the custom_vjp is built inside
 `Gate.__call__` and reads `self.params["w"]` from the enclosing method; the loss differentiates
-the weights, which JAX refuses for a closed-over value.
+the weights, which JAX cannot do for a closed-over value: on JAX 0.10.2 every `grad` check raises
+UnexpectedTracerError (the bwd reads `w` too, so a LinearizeTracer escapes).
 """
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 EVAL = {

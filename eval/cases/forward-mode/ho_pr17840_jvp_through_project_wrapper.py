@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _ho_diffrules import reverse_rule  # noqa: E402
+from _ho_diffrules import reverse_rule
 
 EVAL = {
     "id": "forward-mode/ho_pr17840_jvp_through_project_wrapper", "family": "forward-mode", "expect": "hazard",

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _ho_iterative import fixed_point  # noqa: E402
+from _ho_iterative import fixed_point
 
 EVAL = {
     "id": "nonlinear-jvp/ho_jax18311_tangent_solver_xmod", "family": "nonlinear-jvp", "expect": "hazard",
