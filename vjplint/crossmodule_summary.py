@@ -23,9 +23,12 @@ from vjplint.facts.crossmodule import (
 
 
 def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
-              targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None) -> List[Tuple[str, tuple]]:
+              targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None,
+              text: Optional[str] = None) -> List[Tuple[str, tuple]]:
     """(defining module, row) pairs (rows: see ExternalFacts.from_config) for the calls,
-    registrations and uses in this module of `targets` (absolute name -> (module, name there))."""
+    registrations and uses in this module of `targets` (absolute name -> (module, name there)).
+    With the module's `text`, the model is built on its regions that can matter (as linting
+    does, vjplint.regions): those naming an import that leads to a target, and what they reach."""
     imports = imported_names(tree, package)
     hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
     for node in ast.walk(tree):
@@ -43,6 +46,11 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
                 hits.append((node, USE, q))
     if not hits:
         return []
+    if text is not None and _focus():
+        from vjplint.regions import focus
+
+        wanted = [local for local, q in imports.items() if any(t == q or t.startswith(q + ".") for t in targets)]
+        tree = focus(tree, text, lines, wanted)
     model = collect(tree, lines)
     values = model.facts.values()
     if exported is not None:  # what the functions this module imports from the run return
@@ -74,6 +82,12 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
         caller = getattr(enclosing, "name", "<lambda>") if enclosing is not None else ""
         rows.append((owner, (CALL, name, where, caller, complete, tuple(args))))
     return rows
+
+
+def _focus() -> bool:
+    from vjplint import engine
+
+    return engine.FOCUS  # tests turn it off to compare with the whole modules
 
 
 def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, display: str,
@@ -111,11 +125,17 @@ def _returned(exported: ExportKind, absolute: Optional[str]) -> Optional[Tuple[s
     return found if found is not None and found[0].startswith("call:") else None
 
 
-def module_binding(tree: ast.Module, lines: List[str], name: str, display: str) -> Optional[Tuple[str, str, str]]:
+def module_binding(tree: ast.Module, lines: List[str], name: str, display: str,
+                   text: Optional[str] = None) -> Optional[Tuple[str, str, str]]:
     """(tag, dtype, why) of the module-level `name` of a module, when vjplint.values knows it as
     an array or a Python value (a module-level value is never a tracer); for a module-level
     function, what calling it returns: "call:new-array" when every return builds a new jax array
-    (a tracer when called inside a traced function), "call:array", "call:static"."""
+    (a tracer when called inside a traced function), "call:array", "call:static". With the
+    module's `text`, only its regions naming `name` (and what they read) are modelled."""
+    if text is not None and _focus():
+        from vjplint.regions import focus
+
+        tree = focus(tree, text, lines, [name])
     model = collect(tree, lines)
     values = model.facts.values()
     bindings = model.index.module_scope.bindings.get(name, [])

@@ -28,7 +28,7 @@ def _tuples(value: Any) -> Any:
 
 
 def _parse(data: bytes):
-    """(tree, lines), or None: a file only the newer-syntax fallback parses is left out (that
+    """(tree, lines, text), or None: a file only the newer-syntax fallback parses is left out (that
     fallback imports libcst, too slow for an index; linting the file reports it as usual)."""
     import ast
 
@@ -37,7 +37,7 @@ def _parse(data: bytes):
 
     try:
         text = decode(data).text
-        return ast.parse(text), source_lines(text)
+        return ast.parse(text), source_lines(text), text
     except (SourceError, SyntaxError, RecursionError, ValueError, MemoryError):
         return None
 
@@ -50,9 +50,19 @@ def _imported_words(data: bytes) -> Set[bytes]:
     """The words of the module's import lines (module paths and imported names): a caller of
     `pkg.mod.f` has `mod` among them."""
     words: Set[bytes] = set()
-    for groups in _IMPORT_LINE.findall(data):
-        for group in groups:
-            words.update(_WORD.findall(group))
+    # Only lines holding `import` can match: find those (a literal search), not every line start.
+    line = -1
+    at = data.find(b"import")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        if start != line:
+            line = start
+            m = _IMPORT_LINE.match(data, start)
+            if m is not None:
+                for group in m.groups():
+                    if group:
+                        words.update(_WORD.findall(group))
+        at = data.find(b"import", at + 6)
     return words
 
 
@@ -127,7 +137,7 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
                 except OSError:
                     found = None
                 if found is not None:
-                    bindings[absolute] = module_binding(found[0], found[1], name, shown)
+                    bindings[absolute] = module_binding(found[0], found[1], name, shown, found[2])
         return bindings[absolute]
 
     targets_key = hashlib.sha256("\n".join(sorted(targets)).encode()).hexdigest()[:16]
@@ -151,16 +161,16 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
                     data = Path(path).read_bytes()
                 except OSError:
                     data = b""
-            pairs = [(n, hs) for n, hs in heads_of.items() if n in data and any(h in data for h in hs)] \
-                if b"import" in data else []
-            imported = _imported_words(data) & heads if pairs else set()
-            if imported and any(hs & imported for _, hs in pairs):
+            # The import lines first (one scan), then only the targets whose module they name:
+            # a search of the file for every target name cost more than the rest of the index.
+            imported = _imported_words(data) & heads if b"import" in data else set()
+            if imported and any(n in data for n, hs in heads_of.items() if not hs.isdisjoint(imported)):
                 found = parsed.get(display) or _parse(data)
                 if found is not None and references(found[0], package, set(targets)):
                     consulted.clear()
                     own = {k: v for k, v in targets.items() if v[0] != module}
                     rows = [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own,
-                                                                     exported)]
+                                                                     exported, found[2])]
             # Rows that read another module's bindings are recomputed each run (that module may change).
             entry[4], entry[5] = ("" if consulted else targets_key), json.loads(json.dumps(rows))
             consulted.clear()
