@@ -30,8 +30,13 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
     With the module's `text`, the model is built on its regions that can matter (as linting
     does, vjplint.regions): those naming an import that leads to a target, and what they reach."""
     imports = imported_names(tree, package)
+    # Every hit names an import that leads to a target (`f`, `mod.f`, `pkg.mod.f`): the local
+    # names of those imports.
+    wanted = [local for local, q in imports.items() if any(t == q or t.startswith(q + ".") for t in targets)]
+    if not wanted:
+        return []
     hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
-    for node in ast.walk(tree):
+    for node in ast.walk(_mentioning(tree, lines, wanted) if _focus() else tree):
         if isinstance(node, ast.Call):
             q = _dotted(node.func, imports)
             if q in targets:
@@ -49,7 +54,6 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
     if text is not None and _focus():
         from vjplint.regions import focus
 
-        wanted = [local for local, q in imports.items() if any(t == q or t.startswith(q + ".") for t in targets)]
         tree = focus(tree, text, lines, wanted)
     model = collect(tree, lines)
     values = model.facts.values()
@@ -82,6 +86,20 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
         caller = getattr(enclosing, "name", "<lambda>") if enclosing is not None else ""
         rows.append((owner, (CALL, name, where, caller, complete, tuple(args))))
     return rows
+
+
+def _mentioning(tree: ast.Module, lines: List[str], names: List[str]) -> ast.Module:
+    """The module of the top-level statements whose lines contain one of `names` (or non-ASCII
+    text, where an identifier may be spelled otherwise). Walking it finds the nodes a walk of
+    the whole module finds there, in the same order: the others' subtrees are only left out."""
+    from vjplint.regions import first_line
+
+    body = []
+    for statement in tree.body:
+        segment = "\n".join(lines[first_line(statement) - 1:statement.end_lineno or statement.lineno])
+        if not segment.isascii() or any(name in segment for name in names):
+            body.append(statement)
+    return ast.Module(body=body, type_ignores=[])
 
 
 def _focus() -> bool:
