@@ -26,13 +26,20 @@ from vjplint.facts.forward import FORWARD, linear_fn_applied
 
 def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
               targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None,
-              forward_only: AbstractSet[str] = frozenset()) -> List[Tuple[str, tuple]]:
+              forward_only: AbstractSet[str] = frozenset(), text: Optional[str] = None) -> List[Tuple[str, tuple]]:
     """(defining module, row) pairs (rows: see ExternalFacts.from_config) for the calls,
     registrations and uses in this module of `targets` (absolute name -> (module, name there));
-    for those in `forward_only`, only forward mode applied to them."""
+    for those in `forward_only`, only forward mode applied to them. With the module's `text`, the
+    model is built on its regions that can matter (as linting does, vjplint.regions): those naming
+    an import that leads to a target, and what they reach."""
     imports = imported_names(tree, package)
+    # Every hit names an import that leads to a target (`f`, `mod.f`, `pkg.mod.f`): the local
+    # names of those imports.
+    wanted = [local for local, q in imports.items() if any(t == q or t.startswith(q + ".") for t in targets)]
+    if not wanted:
+        return []
     hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
-    for node in ast.walk(tree):
+    for node in ast.walk(_mentioning(tree, lines, wanted) if _focus() else tree):
         if isinstance(node, ast.Call):
             q = _dotted(node.func, imports)
             if q in targets and q not in forward_only:
@@ -51,6 +58,10 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
                 hits.append((node, USE, q))
     if not hits:
         return []
+    if text is not None and _focus():
+        from vjplint.regions import focus
+
+        tree = focus(tree, text, lines, wanted)
     model = collect(tree, lines)
     values = model.facts.values()
     if exported is not None:  # what the functions this module imports from the run return
@@ -94,6 +105,26 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
     return rows
 
 
+def _mentioning(tree: ast.Module, lines: List[str], names: List[str]) -> ast.Module:
+    """The module of the top-level statements whose lines contain one of `names` (or non-ASCII
+    text, where an identifier may be spelled otherwise). Walking it finds the nodes a walk of
+    the whole module finds there, in the same order: the others' subtrees are only left out."""
+    from vjplint.regions import first_line
+
+    body = []
+    for statement in tree.body:
+        segment = "\n".join(lines[first_line(statement) - 1:statement.end_lineno or statement.lineno])
+        if not segment.isascii() or any(name in segment for name in names):
+            body.append(statement)
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _focus() -> bool:
+    from vjplint import engine
+
+    return engine.FOCUS  # tests turn it off to compare with the whole modules
+
+
 def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, display: str,
                    imports: Dict[str, str], exported: Optional[ExportKind]) -> tuple:
     kind = values.of(arg)
@@ -129,11 +160,17 @@ def _returned(exported: ExportKind, absolute: Optional[str]) -> Optional[Tuple[s
     return found if found is not None and found[0].startswith("call:") else None
 
 
-def module_binding(tree: ast.Module, lines: List[str], name: str, display: str) -> Optional[Tuple[str, str, str]]:
+def module_binding(tree: ast.Module, lines: List[str], name: str, display: str,
+                   text: Optional[str] = None) -> Optional[Tuple[str, str, str]]:
     """(tag, dtype, why) of the module-level `name` of a module, when vjplint.values knows it as
     an array or a Python value (a module-level value is never a tracer); for a module-level
     function, what calling it returns: "call:new-array" when every return builds a new jax array
-    (a tracer when called inside a traced function), "call:array", "call:static"."""
+    (a tracer when called inside a traced function), "call:array", "call:static". With the
+    module's `text`, only its regions naming `name` (and what they read) are modelled."""
+    if text is not None and _focus():
+        from vjplint.regions import focus
+
+        tree = focus(tree, text, lines, [name])
     model = collect(tree, lines)
     values = model.facts.values()
     bindings = model.index.module_scope.bindings.get(name, [])

@@ -28,7 +28,7 @@ def _tuples(value: Any) -> Any:
 
 
 def _parse(data: bytes):
-    """(tree, lines), or None: a file only the newer-syntax fallback parses is left out (that
+    """(tree, lines, text), or None: a file only the newer-syntax fallback parses is left out (that
     fallback imports libcst, too slow for an index; linting the file reports it as usual)."""
     import ast
 
@@ -37,7 +37,7 @@ def _parse(data: bytes):
 
     try:
         text = decode(data).text
-        return ast.parse(text), source_lines(text)
+        return ast.parse(text), source_lines(text), text
     except (SourceError, SyntaxError, RecursionError, ValueError, MemoryError):
         return None
 
@@ -50,9 +50,19 @@ def _imported_words(data: bytes) -> Set[bytes]:
     """The words of the module's import lines (module paths and imported names): a caller of
     `pkg.mod.f` has `mod` among them."""
     words: Set[bytes] = set()
-    for groups in _IMPORT_LINE.findall(data):
-        for group in groups:
-            words.update(_WORD.findall(group))
+    # Only lines holding `import` can match: find those (a literal search), not every line start.
+    line = -1
+    at = data.find(b"import")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        if start != line:
+            line = start
+            m = _IMPORT_LINE.match(data, start)
+            if m is not None:
+                for group in m.groups():
+                    if group:
+                        words.update(_WORD.findall(group))
+        at = data.find(b"import", at + 6)
     return words
 
 
@@ -125,7 +135,7 @@ def file_rows(data: bytes, module: str, package: str, display: str, targets: Tar
         return []
     own = {k: v for k, v in targets.targets.items() if v[0] != module}
     return [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own, exported,
-                                                                     targets.forward_only)]
+                                                                     targets.forward_only, found[2])]
 
 
 def binding_of(data: Optional[bytes], name: str, display: str) -> Optional[Tuple[str, str, str]]:
@@ -133,7 +143,7 @@ def binding_of(data: Optional[bytes], name: str, display: str) -> Optional[Tuple
     from vjplint.crossmodule_summary import module_binding
 
     found = _parse(data) if data is not None else None
-    return module_binding(found[0], found[1], name, display) if found is not None else None
+    return module_binding(found[0], found[1], name, display, found[2]) if found is not None else None
 
 
 def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional[Config],
