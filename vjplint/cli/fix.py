@@ -95,6 +95,10 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
         hint = cross_module_hint(run.files)
         if hint:
             print(hint, file=sys.stderr)
+    if not unsafe:
+        from vjplint.cli.fix_cross import say_cross_module_fixes
+
+        say_cross_module_fixes(run.files)
     settings: Dict[str, Config] = {}
     remaining: List[Diagnostic] = []
     sources: Dict[str, List[str]] = {}
