@@ -1,4 +1,4 @@
-"""fixtures/fix_small/<case>: the small fixes (VJP103, VJP201, VJP301, VJP401, VJP402) against exact expected
+"""fixtures/fix_small/<case>: the small fixes (VJP103, VJP201, VJP301, VJP306, VJP307, VJP309, VJP401, VJP402) against exact expected
 text, then both sides on real JAX: the original fails (or is wrong) as the rule says, and the
 rewrite runs under jit, vmap, grad, jit(grad) and vmap(grad) with the reference values and equals
 the original wherever the original works.
@@ -30,7 +30,8 @@ UPDATE = bool(os.environ.get("VJPLINT_UPDATE_EXPECTED"))
 TRANSFORMS = ("jit", "vmap", "grad", "jit(grad)", "vmap(grad)")
 # What an unsafe fix leaves on purpose: VJP201's rewrite returns None for a value the primal
 # reads, and VJP602 says so (the cotangent is the author's to write; why the fix is unsafe).
-LEFT = {"vjp201_unsafe_primal_reads": ["VJP602"]}
+# VJP307's `(None,)` for a bare `None` is the same deliberate zero (why that fix is unsafe).
+LEFT = {"vjp201_unsafe_primal_reads": ["VJP602"], "vjp307_unsafe_none_for_no_gradient": ["VJP602"]}
 
 
 def _code(case: str) -> str:
@@ -45,7 +46,7 @@ def _fix(text: str, unsafe: bool):
 
 
 def test_cases_cover_every_small_fix():
-    assert {_code(c) for c in CASES} == {"VJP103", "VJP201", "VJP301", "VJP401", "VJP402"}
+    assert {_code(c) for c in CASES} == {"VJP103", "VJP201", "VJP301", "VJP306", "VJP307", "VJP309", "VJP401", "VJP402"}
     assert all(c.split("_")[1] in ("safe", "unsafe") for c in CASES)
 
 
