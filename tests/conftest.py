@@ -46,6 +46,7 @@ MODULE_LAYERS: Dict[str, str] = {
     "test_speed_invariants": "cli",
     "test_verify": "jax",  # --verify runs the rewrites on JAX in a subprocess
     "test_verify_fixtures": "jax",
+    "test_verify_fix_kinds": "jax",
 }
 # Tests whose layer differs from their module's, by "module::function" (parameters aside).
 TEST_LAYERS: Dict[str, str] = {

@@ -69,6 +69,26 @@ def test_plain_fix_leaves_cross_module_rewrites_alone(tmp_path):
 
 
 @pytest.mark.cli
+def test_the_message_says_the_fix_is_available_when_the_rules_module_is_in_the_run(tmp_path):
+    """Linted with its rules module, VJP101 names the file the fix also rewrites; a derivative the
+    cross-module plan refuses (`shift`), and the file linted alone, keep "no automatic fix"."""
+    package = _package(tmp_path)
+    across = ("(fix across modules with --unsafe-fixes: fwd and bwd are in {rules}, also in this run; "
+              "`vjplint --fix --unsafe-fixes` rewrites both files together)").format(rules="clipops/rules.py")
+    proc = run_cli("--no-cache", "--output-format", "concise", "clipops", cwd=package.parent)
+    lines = proc.stdout.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines if across in line] == [
+        "clipops/ops.py:13:19:", "clipops/ops.py:13:34:", "clipops/ops.py:21:16:"]
+    assert any(line.startswith("clipops/ops.py:29:11: VJP101") and line.endswith(
+        "(no automatic fix: fwd `shift_fwd` comes from `.rules`, another file)") for line in lines)
+    alone = run_cli("--no-cache", "--output-format", "concise", "clipops/ops.py", cwd=package.parent)
+    assert across not in alone.stdout
+    assert alone.stdout.count("(no automatic fix: fwd ") == 4
+    plain_fix = run_cli("--fix", "--no-cache", "--output-format", "concise", "clipops", cwd=package.parent)
+    assert plain_fix.stdout.count(across) == 3
+
+
+@pytest.mark.cli
 def test_diff_shows_both_files_and_writes_nothing(tmp_path):
     package = _package(tmp_path)
     before = _texts(package)

@@ -1,4 +1,4 @@
-"""fixtures/fix_small/<case>: the small fixes (VJP103, VJP201, VJP301, VJP401, VJP402) against exact expected
+"""fixtures/fix_small/<case>: the small fixes (VJP103, VJP201, VJP301, VJP306, VJP307, VJP309, VJP401, VJP402) against exact expected
 text, then both sides on real JAX: the original fails (or is wrong) as the rule says, and the
 rewrite runs under jit, vmap, grad, jit(grad) and vmap(grad) with the reference values and equals
 the original wherever the original works.
@@ -30,7 +30,8 @@ UPDATE = bool(os.environ.get("VJPLINT_UPDATE_EXPECTED"))
 TRANSFORMS = ("jit", "vmap", "grad", "jit(grad)", "vmap(grad)")
 # What an unsafe fix leaves on purpose: VJP201's rewrite returns None for a value the primal
 # reads, and VJP602 says so (the cotangent is the author's to write; why the fix is unsafe).
-LEFT = {"vjp201_unsafe_primal_reads": ["VJP602"]}
+# VJP307's `(None,)` for a bare `None` is the same deliberate zero (why that fix is unsafe).
+LEFT = {"vjp201_unsafe_primal_reads": ["VJP602"], "vjp307_unsafe_none_for_no_gradient": ["VJP602"]}
 
 
 def _code(case: str) -> str:
@@ -45,7 +46,7 @@ def _fix(text: str, unsafe: bool):
 
 
 def test_cases_cover_every_small_fix():
-    assert {_code(c) for c in CASES} == {"VJP103", "VJP201", "VJP301", "VJP401", "VJP402"}
+    assert {_code(c) for c in CASES} == {"VJP103", "VJP201", "VJP301", "VJP306", "VJP307", "VJP309", "VJP401", "VJP402"}
     assert all(c.split("_")[1] in ("safe", "unsafe") for c in CASES)
 
 
@@ -257,3 +258,42 @@ def test_vjp201_fix_needs_an_array_value_and_every_call_inside():
     assert fix_of(stored) is None
     for fixture in ("fire_object_built_from_param.py", "fire_method_reads_self.py"):  # not arrays: no fix
         assert fix_of((FIXTURES / "rules" / "VJP201" / fixture).read_text(encoding="utf-8")) is None
+
+
+def test_vjp201_unsafe_jvp_fix_zero_derivative_for_the_value(jax_cpu):
+    """The custom_jvp form, when the primal reads the value: differentiated with respect to it, the
+    original raises (a closed-over tracer) and the rewrite, whose jvp rule ignores the value's
+    tangent, gives 0 where the true derivative of s * tanh(x / s) in s is not 0."""
+    import numpy as np
+
+    case = SMALL / "vjp201_unsafe_jvp_primal_reads"
+    original = _load(case / "input.py", "small_original_vjp201_jvp")
+    fixed = _load(case / "expected.py", "small_fixed_vjp201_jvp")
+    x, s = original.EXAMPLE()[1]
+    wrt_s = lambda m: jax_cpu.grad(lambda s_: jax_cpu.numpy.sum(m.soft_clip(x, s_)))(s)  # noqa: E731
+    with pytest.raises(Exception, match="Tracer") as info:
+        wrt_s(original)
+    assert type(info.value).__name__ == "UnexpectedTracerError", repr(info.value)
+    np.testing.assert_array_equal(np.asarray(wrt_s(fixed)), np.zeros(3))
+    true = np.tanh(np.asarray(x) / np.asarray(s)) - np.asarray(x) / np.asarray(s) / np.cosh(np.asarray(x) / np.asarray(s)) ** 2
+    assert not np.allclose(true, 0.0)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("(v,), (t,) = primals, tangents", "v, t = primals[0], tangents[0]"),  # not unpacked into tuples
+    ("(v,), (t,) = primals, tangents", "(v,), (t,) = primals, tangents\n        _ = t\n        t = _"),  # `_` is read
+    ("    return g(x) * 2.0\n", "    return jax.vmap(g)(x) * 2.0\n"),  # passed on: callers cannot be given it
+    ("    @jax.custom_jvp\n", "    @partial(jax.custom_jvp, nondiff_argnums=(0,))\n"),
+])
+def test_vjp201_jvp_fix_needs_plain_unpacking_and_every_call_inside(old, new):
+    from vjplint.config import Config
+    from vjplint.engine import lint_source
+
+    base = (SMALL / "vjp201_safe_jvp_rules_only" / "input.py").read_text(encoding="utf-8")
+    source = base.replace(old, new).replace("import jax\n", "from functools import partial\n\nimport jax\n", 1)
+    assert source != base
+    found = [d for d in lint_source("t.py", source, Config()).diagnostics if d.code == "VJP201"]
+    assert found and all(d.fix is None for d in found)
+    [safe] = [d for d in lint_source("t.py", base, Config()).diagnostics if d.code == "VJP201"]
+    assert safe.fix is not None and safe.fix.message == ("Pass `scale` to `g` as an explicit argument (the jvp "
+                                                         "rule ignores its tangent)")

@@ -32,7 +32,7 @@ SEEDS = [p.read_text(encoding="utf-8") for p in SEED_PATHS]
 FIXABLE_CODES = ("VJP101", "VJP102", "VJP103", "VJP201", "VJP301", "VJP306", "VJP307", "VJP309", "VJP312", "VJP319",
                  "VJP323", "VJP401", "VJP402")
 FIX_SEEDS = [text for path, text in zip(SEED_PATHS, SEEDS)
-             if (path.parent.parent.name == "fix" and path.name == "input.py")
+             if (path.parent.parent.name in ("fix", "fix_small", "fix_structure") and path.name == "input.py")
              or (path.parent.name in FIXABLE_CODES and path.name.startswith("fire_"))]
 
 CONFIGS = [
@@ -408,7 +408,8 @@ def test_seeds_cover_every_fix():
     codes = {d.code for text in FIX_SEEDS for d in lint_source("seed.py", text, Config(select=("ALL",))).diagnostics
              if d.fixable}
     assert codes == set(FIXABLE_CODES)
-    pairs = {p.read_text(encoding="utf-8") for p in (FIXTURES / "fix").glob("*/input.py")}
+    pairs = {p.read_text(encoding="utf-8") for group in ("fix", "fix_small", "fix_structure")
+             for p in (FIXTURES / group).glob("*/input.py")}
     assert pairs and pairs <= set(FIX_SEEDS)
 
 

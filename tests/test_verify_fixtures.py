@@ -44,8 +44,15 @@ def _assert_proven(reports: List[dict]) -> None:
     assert reports, "the rewrite changed no custom_vjp's nondiff positions"
     for r in reports:
         assert r["status"] == "verified", f"{r['filename']}:{r['function']}: {r['status']}: {r['reason']}"
-        assert [c["status"] for c in r["checks"]] == ["passed"] * 6
-        assert r["hazard"]["status"] == "confirmed", r["hazard"]
+        if r["kind"] == "residual":
+            assert [c["status"] for c in r["checks"]] == ["passed"] * 6
+            assert r["hazard"]["status"] == "confirmed", r["hazard"]
+            continue
+        # Every other fix kind (tests/test_verify_fix_kinds.py): the checks that can run passed.
+        assert r["checks"] and {c["status"] for c in r["checks"]} <= {"passed", "skipped"}
+        assert r["checks"][0]["status"] == "passed"
+        expected = "none-expected" if r["codes"] == ["VJP401"] else "confirmed"
+        assert r["hazard"]["status"] == expected, r["hazard"]
 
 
 @pytest.fixture(scope="module")
@@ -78,12 +85,25 @@ def rules_run():
     return proc, _group(json.loads(proc.stdout), lambda r: r["filename"]), before == after
 
 
+# A rule fixture whose rewrite cannot be run: the definition alone, nothing says what `times` is.
+UNVERIFIABLE = {"fixtures/rules/VJP103/fire_bare_int.py": "cannot synthesise inputs: `times`: no annotation, "
+                "default or call site gives a value"}
+
+
 def test_every_rewritten_rule_fixture_is_proven(rules_run):
     proc, grouped, _ = rules_run
     assert grouped, "vjplint --fix rewrites none of the rule fixtures"
-    for reports in grouped.values():
+    for filename, reports in grouped.items():
+        if filename in UNVERIFIABLE:
+            [report] = reports
+            assert report["status"] == "unverified" and report["reason"].startswith(UNVERIFIABLE[filename])
+            continue
         _assert_proven(reports)
-    assert proc.returncode == 0
+    assert sorted(f for f in grouped if f in UNVERIFIABLE) == sorted(UNVERIFIABLE)
+    assert proc.returncode == 1  # the unverifiable one
+    kinds = {(r["kind"], tuple(r["codes"])) for reports in grouped.values() for r in reports}
+    assert {codes for kind, codes in kinds if kind == "rewrite"} >= {("VJP201",), ("VJP306",), ("VJP307",),
+                                                                     ("VJP319",), ("VJP401",)}
 
 
 def test_verify_alone_changes_nothing(rules_run):

@@ -95,6 +95,10 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
         hint = cross_module_hint(run.files)
         if hint:
             print(hint, file=sys.stderr)
+    if not unsafe:
+        from vjplint.cli.fix_cross import say_cross_module_fixes
+
+        say_cross_module_fixes(run.files)
     settings: Dict[str, Config] = {}
     remaining: List[Diagnostic] = []
     sources: Dict[str, List[str]] = {}
@@ -204,9 +208,9 @@ def _read_lines(path: Path) -> List[str]:
 def _verified(path: Path, display: str, old: str, result: FixResult, config: Config, unsafe: bool,
               errors: List[str]) -> FixResult:
     """--verify: prove each rewritten function on JAX; a function that fails keeps its old code."""
-    from vjplint.verify.api import functions_changed, verify_rewrites
+    from vjplint.verify.api import fixes_changed, verify_rewrites
 
-    functions = functions_changed(old, result.text, config)
+    functions = fixes_changed(old, result.text, config, unsafe, path=str(path))
     reports = verify_rewrites(str(path), old, result.text, functions, config)
     if any(getattr(r, "missing_jax", False) for r in reports):
         from vjplint.install_hint import install_hint
@@ -219,10 +223,12 @@ def _verified(path: Path, display: str, old: str, result: FixResult, config: Con
               f"{': ' + r.reason if r.reason else ''}", file=sys.stderr)
     # A rewrite is written only once proven: failed and unverified functions keep their code,
     # and their diagnostics stay (exit code 1).
-    unproven = sorted({r.function.rsplit(".", 1)[-1] for r in reports if r.status != "verified"})
+    unproven = sorted({r.key if r.key is not None else r.function.rsplit(".", 1)[-1]
+                       for r in reports if r.status != "verified"})
     if not unproven:
         return result
-    print(f"vjplint: verify: {display}: not proven, left unchanged: {', '.join(unproven)}", file=sys.stderr)
+    shown = ", ".join(u or "module-level statements" for u in unproven)
+    print(f"vjplint: verify: {display}: not proven, left unchanged: {shown}", file=sys.stderr)
     return fix_text(display, old, config, unsafe, exclude=unproven, path=str(path))
 
 

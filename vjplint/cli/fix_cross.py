@@ -41,6 +41,44 @@ def cross_module_hint(outcomes) -> str:
             f"can be enabled with --unsafe-fixes: {names}")
 
 
+NO_FIX = " (no automatic fix: "
+
+
+def say_cross_module_fixes(outcomes) -> None:
+    """A VJP101 whose fwd/bwd come from another module says "no automatic fix" when its file is
+    linted alone; when the run holds that module and `--fix --unsafe-fixes` would rewrite both
+    files (the cross-module plan succeeds), its message says so instead, naming the files."""
+    from vjplint.fixes.cross_module import plan_run
+    from vjplint.run_modules import RunModules
+
+    candidates = {Path(o.path) for o in outcomes
+                  if any(d.code == "VJP101" and d.fix is None and NO_FIX in d.message
+                         for d in o.result.diagnostics)}
+    if not candidates:
+        return
+    configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
+    displays = {Path(o.path): o.display for o in outcomes}
+    try:
+        result = plan_run(list(configs.items()), lambda p: decode(p.read_bytes()).text, RunModules(configs),
+                          candidates=candidates)
+    except Exception:  # the plain message stays: it is what one file's lint knows
+        return
+    by_primal = {Path(o.path): o for o in outcomes}
+    for cp in result.plans:
+        outcome = by_primal.get(cp.primal)
+        if outcome is None:
+            continue
+        files = sorted({str(displays.get(path, path)) for _, path in cp.rule_files if path != cp.primal})
+        roles = " and ".join(role for role, path in cp.rule_files if path != cp.primal)
+        where = ", ".join(files)
+        for d in outcome.result.diagnostics:
+            if d.code == "VJP101" and d.fix is None and NO_FIX in d.message and \
+                    (d.location.row, d.location.column) in cp.anchors:
+                d.message = (d.message[:d.message.index(NO_FIX)] + f" (fix across modules with --unsafe-fixes: "
+                             f"{roles} {'are' if ' and ' in roles else 'is'} in {where}, also in this run; "
+                             f"`vjplint --fix --unsafe-fixes` rewrites both files together)")
+
+
 def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
     """Plan, verify (--verify) and write (unless --diff) the run's cross-module rewrites."""
     from vjplint.fixes.cross_module import plan_run, without

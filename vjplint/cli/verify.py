@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from vjplint.errors import ConfigError, UsageError
-from vjplint.verify.api import FunctionReport, functions_changed, verify_rewrites
+from vjplint.verify.api import FunctionReport, fixes_changed, functions_changed, verify_rewrites
 
 if TYPE_CHECKING:
     from vjplint.config import Config
@@ -73,15 +73,15 @@ def run(argv: Sequence[str]) -> int:
             if args.rewritten else _fix_jobs(paths, workspace, args.unsafe_fixes)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    reports = run_jobs(jobs, args.timeout, args.jobs)
+    reports = run_jobs(jobs, args.timeout, args.jobs, None if args.rewritten else bool(args.unsafe_fixes))
     if reports and all(r.missing_jax for r in reports):
         print(f"vjplint: error: {reports[0].reason}", file=sys.stderr)
         return 2
     if args.output_format == "json":
         print(json.dumps([r.to_json() for r in reports], indent=2))
     else:
-        sys.stdout.write(format_reports(reports, quiet=args.quiet) or "Nothing to verify: no fix rewrites a "
-                         "custom_vjp's nondiff arguments here.\n")
+        sys.stdout.write(format_reports(reports, quiet=args.quiet) or "Nothing to verify: no fix rewrites "
+                         "anything here.\n")
     return 0 if all(r.verified for r in reports) else 1
 
 
@@ -145,12 +145,16 @@ def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> Lis
     return jobs
 
 
-def run_jobs(jobs: Sequence[Job], timeout: Optional[float], workers: Optional[int]) -> List[FunctionReport]:
-    """One harness process per file, a few files at once; reports in file order."""
+def run_jobs(jobs: Sequence[Job], timeout: Optional[float], workers: Optional[int],
+             unsafe: Optional[bool] = None) -> List[FunctionReport]:
+    """One harness process per file, a few files at once; reports in file order. `unsafe`: the
+    rewrites are vjplint's own fixes (every fix kind is proven); None: a rewrite given with
+    --rewritten (its residual changes are proven)."""
 
     def one(job: Job) -> List[FunctionReport]:
         display, path, text, new_text, config = job
-        functions = functions_changed(text, new_text, config)
+        functions = functions_changed(text, new_text, config) if unsafe is None else \
+            fixes_changed(text, new_text, config, unsafe, path=str(path))
         if not functions:
             return []
         return verify_rewrites(str(path), text, new_text, functions, config, timeout, display=display)
@@ -177,6 +181,8 @@ def format_reports(reports: Sequence[FunctionReport], quiet: bool = False) -> st
             continue
         if moved:
             lines.append(f"    moved      {moved} out of nondiff_argnums")
+        if r.codes:
+            lines.append(f"    fixes      {', '.join(r.codes)}")
         if r.inputs:
             lines.append("    inputs     " + ", ".join(f"{i['name']}={i['value']} ({i['source']})" for i in r.inputs))
         if r.checks:
@@ -204,6 +210,6 @@ def _check_text(check: dict) -> str:
 
 def _hazard_text(hazard: dict) -> str:
     status = {"confirmed": "confirmed", "not-reproduced": "not reproduced",
-              "other-error": "not the nondiff tracer error"}.get(hazard.get("status", ""), hazard.get("status", ""))
+              "other-error": "not the nondiff tracer error", "none-expected": "none expected"}.get(hazard.get("status", ""), hazard.get("status", ""))
     return f"{status}: {hazard.get('detail', '')}"
 

@@ -295,6 +295,8 @@ def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: S
         result.remaining = lint.diagnostics
         todo = [d for d in lint.diagnostics if offered(d, unsafe)
                 and not (d.fix.plan is not None and d.fix.plan.target in exclude)]  # type: ignore[union-attr]
+        if exclude and todo:  # the other fixes: by the target that holds them (vjplint.fixes.targets)
+            todo = _not_excluded(result.text, todo, config, exclude)
         if not todo or any(d.code == "VJP900" for d in lint.diagnostics):
             return result
         new, fixed = apply_fixes_once(result.text, todo, unsafe, config, result.errors)
@@ -309,6 +311,17 @@ def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: S
         result.errors.append(f"{filename}: fixes did not converge after {MAX_PASSES} passes; "
                              f"the file is left in its last consistent state, please report this")
     return result
+
+
+def _not_excluded(text: str, todo: List[Diagnostic], config: Config, exclude: Sequence[str]) -> List[Diagnostic]:
+    from vjplint.fixes.targets import model_of, target_of
+
+    found = model_of(text, config)
+    if found is None:
+        return todo
+    model, module = found
+    return [d for d in todo if d.fix.plan is not None  # type: ignore[union-attr]
+            or target_of(model, module, d.location.row) not in exclude]
 
 
 def fix_source(filename: str, text: str, config: Config = Config(), unsafe: bool = False,

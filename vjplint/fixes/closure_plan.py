@@ -230,3 +230,103 @@ def _inside(node: ast.AST) -> Set[int]:
 
 def _within(node: ast.AST, container: Optional[ast.AST]) -> bool:
     return container is not None and id(node) in _inside(container)
+
+
+# -- custom_jvp ------------------------------------------------------------------------------
+def closure_edits_jvp(model: FileModel, d: CustomDerivative, name: str, scope: Scope) -> List[EditTuple]:
+    """The custom_jvp form: `name` becomes the primal's new leading parameter, the jvp rule takes
+    it from `primals` and ignores its tangent, every call passes it:
+
+        def g(x):                          ->  def g(c, x):
+        (x,), (t,) = primals, tangents     ->  (c, x,), (_, t,) = primals, tangents
+
+    Measured on JAX 0.10.2 (docs/facts/fixes-v2.md): with only the jvp rule reading the value
+    this equals the closure wherever the closure works, and also works under grad(jit(f)) and
+    when differentiated with respect to both; passing it through nondiff_argnums does not (a
+    traced value there still fails under grad(jit(f))). The jvp rule must unpack `primals` and
+    `tangents` by tuple assignments only, so the new slot has an exact place."""
+    primal = d.primal
+    outer = d.enclosing
+    if d.kind != "jvp" or d.api != "jax" or not isinstance(primal, ast.FunctionDef) or outer is None:
+        raise Refusal("only a jax.custom_jvp defined with `def` inside a function is rewritten")
+    if primal.name != d.name or d.class_node is not None:
+        raise Refusal(f"`{d.name}` is not the decorated function itself")
+    if d.nondiff or d.nondiff_unresolved:
+        raise Refusal("it has nondiff_argnums, whose positions the new argument would shift")
+    if name in ("self", "_") or not scope.is_function:
+        raise Refusal(f"`{name}` is not a local value of the enclosing function")
+    if len(scope.bindings.get(name, [])) != 1 or name in scope.nonlocals:
+        raise Refusal(f"`{name}` is bound more than once, so calls may see different values")
+    if len(d.registrations) != 1 or d.registrations[0].method != "defjvp":
+        raise Refusal("there is not exactly one `defjvp` registration")
+    registration = d.registrations[0]
+    if _truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
+        raise Refusal("symbolic_zeros=True changes what the rule receives")
+    rule = d.rule("jvp")
+    if rule is None or not isinstance(rule.node, ast.FunctionDef) or rule.bound_positional or rule.bound_keywords:
+        raise Refusal("the jvp rule is not a function defined with `def` here")
+    jvp = rule.node
+    if jvp is primal:
+        raise Refusal("the primal and the jvp rule are the same function")
+    for fn in (primal, jvp):
+        static = next((e for e in usage_evidence(model, fn, name) if e.kind == "static"), None)
+        if static is not None:
+            raise Refusal(f"`{name}` {static.reason}, which fails once it is a traced argument")
+    for other in model.derivatives:
+        if other is not d and other.rule("jvp") is not None and other.rule("jvp").node is jvp:  # type: ignore[union-attr]
+            raise Refusal(f"the jvp rule is shared with `{other.name}`")
+    marker: ast.AST = registration.node
+    if registration.as_decorator:
+        marker = next((e for e in jvp.decorator_list if isinstance(e, ast.Attribute) and e.attr == "defjvp"), jvp)
+        if marker is jvp:
+            raise Refusal("the `defjvp` decorator is not spelled `@g.defjvp`")
+    if any(id(n) not in _inside(marker) for n in _loads_of_name(model, jvp.name)):
+        raise Refusal(f"the jvp rule `{jvp.name}` is also used outside `defjvp`")
+    if primal.args.vararg is not None or primal.args.kwonlyargs:
+        raise Refusal(f"`{d.name}` takes *args or keyword-only parameters")
+    params = [*jvp.args.posonlyargs, *jvp.args.args]
+    if jvp.args.vararg is not None or len(params) != 2:
+        raise Refusal("the jvp rule does not take exactly (primals, tangents)")
+    edits: List[EditTuple] = [_insert_parameter(model, primal, name)]
+    edits.extend(_unpack_edits(model, jvp, params[0].arg, params[1].arg, name))
+    for call in _call_sites(model, d, name, scope, marker):
+        edits.append(_insert_argument(model, call, name))
+    return sorted(edits)
+
+
+def _unpack_edits(model: FileModel, jvp: ast.FunctionDef, primals: str, tangents: str, name: str) -> List[EditTuple]:
+    """`name, ` first in every tuple target `primals` is unpacked into, `_, ` in every one of
+    `tangents`; any other use of either (`primals[0]`, passing them on) refuses."""
+    if _reads(jvp, "_"):
+        raise Refusal("the jvp rule reads `_`, the name the ignored tangent would get")
+    covered: Set[int] = set()
+    targets: List[Tuple[ast.expr, str]] = []
+    for stmt in ast.walk(jvp):
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+            continue
+        target, value = stmt.targets[0], stmt.value
+        pairs: List[Tuple[ast.expr, ast.expr]] = []
+        if isinstance(value, ast.Name):
+            pairs = [(target, value)]
+        elif isinstance(value, ast.Tuple) and isinstance(target, (ast.Tuple, ast.List)) and \
+                len(value.elts) == len(target.elts) and all(isinstance(v, ast.Name) for v in value.elts):
+            pairs = list(zip(target.elts, value.elts))
+        for t, v in pairs:
+            if isinstance(v, ast.Name) and v.id in (primals, tangents):
+                if not isinstance(t, (ast.Tuple, ast.List)) or not t.elts or \
+                        any(isinstance(e, ast.Starred) for e in t.elts):
+                    raise Refusal(f"`{v.id}` is not unpacked into a tuple of names")
+                if any(isinstance(e, ast.Name) and e.id == name for e in t.elts):
+                    raise Refusal(f"the jvp rule already binds `{name}`")
+                covered.add(id(v))
+                targets.append((t, name if v.id == primals else "_"))
+    for node in ast.walk(jvp):
+        if isinstance(node, ast.Name) and node.id in (primals, tangents) and id(node) not in covered:
+            raise Refusal(f"the jvp rule uses `{node.id}` other than by unpacking it into a tuple")
+    if not any(new == name for _, new in targets):
+        raise Refusal("the jvp rule never unpacks its primals")
+    edits = []
+    for target, new in targets:
+        row, col = _start(model, target.elts[0])  # type: ignore[attr-defined]
+        edits.append((row, col, row, col, f"{new}, "))
+    return edits

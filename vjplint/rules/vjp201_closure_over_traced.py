@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Applicability, Fix, Severity
-from vjplint.fixes.closure_plan import closure_edits
+from vjplint.fixes.closure_plan import closure_edits, closure_edits_jvp
 from vjplint.fixes.residual_plan import Refusal
 from vjplint.facts import describe_traced
 from vjplint.facts.crossmodule import external_calls
@@ -114,8 +114,18 @@ class ClosureOverTraced(Rule):
     Python value, when the custom_vjp is used other than by calls in its defining function
     (returned, stored, passed to `vmap`: those callers cannot be given the value), when fwd/bwd
     are used elsewhere or are lambdas, when a fwd `return` is not a literal pair or a bwd
-    `return` is not a tuple literal of the primal's arity, and for custom_jvp. Proven on JAX:
-    `fixtures/fix_small/vjp201_*`.
+    `return` is not a tuple literal of the primal's arity.
+
+    For a `jax.custom_jvp` (no `nondiff_argnums`) defined with `def` inside a function, with one
+    `defjvp` rule defined there, the fix makes the value the primal's new leading parameter; the
+    jvp rule takes it from `primals` and ignores its tangent (`(c, x), (_, t) = primals,
+    tangents`), and every call passes it. Passing it through `nondiff_argnums` instead is no fix:
+    a traced value there still fails under `jax.grad(jax.jit(...))` (docs/facts/fixes-v2.md).
+    **Safe** when only the jvp rule reads the value (the primal's output does not depend on it,
+    so its ignored tangent contributes nothing); **unsafe** when the primal reads it
+    (differentiating with respect to it raised, and gives 0 after: write its tangent's
+    contribution). Offered only when the rule unpacks `primals` and `tangents` by tuple
+    assignments and never reads `_`. Proven on JAX: `fixtures/fix_small/vjp201_*`.
     """
 
     CODE = "VJP201"
@@ -224,16 +234,16 @@ def make_power(n: int):
         """Pass the value as `d`'s new leading argument (vjplint.fixes.closure_plan), when the
         value is an array: the parameter itself, or computed from it with a jnp/lax call (an
         object would have to be a registered pytree to be an argument)."""
-        if d.kind != "vjp" or not (capture.name == root.param or root.computed_with):
+        if not (capture.name == root.param or root.computed_with):
             return None
         try:
-            edits = closure_edits(self.model, d, capture.name, scope)
+            edits = (closure_edits if d.kind == "vjp" else closure_edits_jvp)(self.model, d, capture.name, scope)
         except Refusal:
             return None
         exact = d.name not in capture.readers  # only the rules read it: no gradient reached it before either
+        how = "bwd returns None for it" if d.kind == "vjp" else "the jvp rule ignores its tangent"
         return self.editing(Applicability.SAFE if exact else Applicability.UNSAFE,
-                            f"Pass `{capture.name}` to `{d.name}` as an explicit argument (bwd returns None for it)",
-                            edits)
+                            f"Pass `{capture.name}` to `{d.name}` as an explicit argument ({how})", edits)
 
     def _differentiated_where_defined(self, d: CustomDerivative) -> bool:
         """Whether `d` is only used, in the function that defines it, as the function a reverse-mode

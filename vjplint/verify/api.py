@@ -47,6 +47,9 @@ class FunctionReport:
     jax_version: str = ""
     missing_jax: bool = False  # JAX could not be imported: the report says how to install it
     cell: Optional[int] = None  # a notebook's 1-based cell: `line` then counts in it (vjplint.notebook)
+    kind: str = "residual"  # "residual" (nondiff arguments moved) or "rewrite" (any other fix: vjplint.verify.kinds)
+    codes: List[str] = field(default_factory=list)  # the rules whose fixes rewrote it
+    key: Optional[str] = None  # the fix target (vjplint.fixes.targets) to exclude when it is not proven
 
     @property
     def verified(self) -> bool:
@@ -56,7 +59,8 @@ class FunctionReport:
         return {"filename": self.filename, "function": self.function, "line": self.line, "status": self.status,
                 "reason": self.reason, "moved": self.moved, "checks": self.checks, "hazard": self.hazard,
                 "inputs": self.inputs, "device": self.device, "device_kind": self.device_kind,
-                "jax_version": self.jax_version, **({"cell": self.cell} if self.cell is not None else {})}
+                "jax_version": self.jax_version, "kind": self.kind, "codes": self.codes,
+                **({"cell": self.cell} if self.cell is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,60 @@ def functions_changed(original_text: str, rewritten_text: str, config: Config = 
         if moved:
             changed.append({"name": key, "moved_positions": moved})
     return changed
+
+
+def fixes_changed(original_text: str, rewritten_text: str, config: Config = Config(), unsafe: bool = False,
+                  path: Optional[str] = None) -> List[Dict[str, Any]]:
+    """Every target vjplint's fixes rewrote between the two texts, to be run on JAX: the
+    residual rewrites (`functions_changed`, kind "residual") and, for every other fix offered on
+    the original, its target (vjplint.fixes.targets) as kind "rewrite" with the rules' codes.
+    A module-level statement (VJP401) stands for the module's functions. `key` is the target
+    that `fix_text(..., exclude=...)` leaves alone when the item is not proven."""
+    from vjplint.engine import lint_source
+    from vjplint.fixes.apply import RESIDUAL, offered
+    from vjplint.fixes.targets import MODULE, model_of, target_of
+
+    items = [dict(i, kind="residual", codes=[], key=i["name"].rsplit(".", 1)[-1])
+             for i in functions_changed(original_text, rewritten_text, config)]
+    found = model_of(original_text, config)
+    if found is None or original_text == rewritten_text:
+        return items
+    model, module = found
+    codes: Dict[str, set] = {}
+    for d in lint_source(path or "module.py", original_text, config, path=path).diagnostics:
+        fix = d.fix
+        if not offered(d, unsafe) or (fix is not None and fix.plan is not None and fix.plan.transform == RESIDUAL):
+            continue
+        target = target_of(model, module, d.location.row)
+        if target is not None:
+            codes.setdefault(target, set()).add(d.code)
+    by_name = {i["name"]: i for i in items}
+    for target, found_codes in codes.items():
+        names = _module_functions(module, model) if target == MODULE else [target]
+        for name in names:
+            if name in by_name and by_name[name]["kind"] == "residual":
+                by_name[name]["codes"] = sorted(set(by_name[name]["codes"]) | found_codes)
+                continue
+            item = by_name.setdefault(name, {"name": name, "kind": "rewrite", "codes": [], "key": target})
+            item["codes"] = sorted(set(item["codes"]) | found_codes)
+            if item not in items:
+                items.append(item)
+        if target == MODULE and not names:
+            items.append({"name": "<module>", "kind": "module", "codes": sorted(found_codes), "key": MODULE})
+    return items
+
+
+def _module_functions(module: Any, model: Any) -> List[str]:
+    """What a module-level fix (VJP401's setting) can change: the module's public functions that
+    take arguments (`EXAMPLE`-style constants in capitals are the fixtures' own helpers)."""
+    import ast
+
+    names = []
+    for stmt in module.body:
+        if isinstance(stmt, ast.FunctionDef) and not stmt.name.startswith("_") and not stmt.name.isupper() \
+                and (stmt.args.args or stmt.args.posonlyargs):
+            names.append(stmt.name)
+    return names
 
 
 def _derivatives(text: str, config: Config) -> Dict[str, Any]:
@@ -151,8 +209,17 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
 
     by_name = {_qualname(d): d for d in (model.derivatives if model else []) if d.kind == "vjp"}
     examples = dict(settings.examples)
+    rewritten_model = None
     for item in functions:
         name = item["name"]
+        if item.get("kind") in ("rewrite", "module"):
+            if rewritten_model is None:
+                rewritten_model = _model(rewritten_text, config)
+            report, data = _rewrite_plan(item, rewritten_model, rewritten_text, module_name, examples, shown)
+            reports.append(report)
+            if data is not None:
+                plans.append((data, report))
+            continue
         d = by_name.get(name) or next((x for x in by_name.values() if x.name == name), None)
         if d is None:
             reports.append(FunctionReport(shown, name, 0, "unverified",
@@ -162,7 +229,8 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
         plan = plan_function(model, d, item["moved_positions"], examples.get(key) or examples.get(_qualname(d)))
         sig = d.signature
         moved_names = [sig.positional[p] for p in plan.moved if sig and p < len(sig.positional)]
-        report = FunctionReport(shown, plan.qualname, plan.line, "unverified", moved=moved_names)
+        report = FunctionReport(shown, plan.qualname, plan.line, "unverified", moved=moved_names,
+                                codes=list(item.get("codes", ())), key=item.get("key"))
         if plan.unverifiable:
             report.reason = plan.unverifiable
             reports.append(report)
@@ -193,6 +261,43 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
                 item["source"] = _CALL_SITE_LINE.sub(lambda m: "cell {}, line {}".format(
                     *cells.locate(int(m.group(1)))), str(item.get("source", "")))
     return reports
+
+
+def _rewrite_plan(item: Dict[str, Any], model: Any, text: str, module_name: str, examples: Dict[str, str],
+                  shown: str) -> Tuple[FunctionReport, Optional[Dict[str, Any]]]:
+    """The plan of a target rewritten by a fix other than the residual one, made from the
+    rewritten source (its roles are the ones the rewrite declares: VJP103's `(k,)` is static)."""
+    import ast
+
+    from vjplint.fixes.targets import qualname
+    from vjplint.verify.kinds import expectation
+    from vjplint.verify.synth import FunctionPlan, plan_function, plan_plain
+
+    name, codes = item["name"], list(item.get("codes", ()))
+    example = examples.get(f"{module_name}.{name}") or examples.get(name)
+    plan = FunctionPlan(name, name, 0, ())
+    if item["kind"] == "module":
+        plan.params = []
+    elif model is None:
+        plan.unverifiable = "the rewritten module does not parse"
+    else:
+        d = next((x for x in model.derivatives if x.enclosing is None and qualname(x) == name), None)
+        fn = next((s for s in ast.parse(text).body if isinstance(s, ast.FunctionDef) and s.name == name), None) \
+            if d is None else None
+        if d is not None:
+            plan = plan_function(model, d, (), example)
+        elif fn is not None:
+            plan = plan_plain(model, fn, name, example)
+        else:
+            plan.unverifiable = f"`{name}` is not a module-level function of the rewritten module"
+    report = FunctionReport(shown, plan.qualname, plan.line, "unverified", kind=item["kind"], codes=codes,
+                            key=item.get("key"))
+    if plan.unverifiable:
+        report.reason = plan.unverifiable
+        return report, None
+    data = plan.to_json()
+    data.update(key=f"{module_name}.{name}", kind=item["kind"], codes=codes, expect=expectation(codes))
+    return report, data
 
 
 _CALL_SITE_LINE = re.compile(r"(?<=call site, )line (\d+)")

@@ -109,6 +109,10 @@ def main(argv):
     emit(event="start", device=label, device_kind=getattr(device, "device_kind", ""), jax_version=jax.__version__,
          python=sys.version.split()[0])
     modules = {}
+    original_error = None
+    # A fix other than the residual one may repair a module that cannot even import (VJP103's
+    # bare `nondiff_argnums=1`): that is then the original's failure, and the rewrite is still run.
+    rewrites_only = all(p.get("kind") in ("rewrite", "module") for p in request["functions"])
     for which, key in (("original", "original_text"), ("rewritten", "rewritten_text")):
         saved = {}
         try:
@@ -119,6 +123,11 @@ def main(argv):
                 sys.modules[other["module_name"]] = load_module(other["module_name"], other["path"], other[key])
             modules[which] = load_module(request["module_name"], request["path"], request[key])
         except BaseException as exc:  # SystemExit and KeyboardInterrupt from user code included
+            if which == "original" and rewrites_only:
+                where = _user_frame(exc, request["path"])
+                original_error = describe_exc(exc) + (" (at {})".format(where) if where else "")
+                modules["original"] = None
+                continue
             emit(event="import-error", which=which, detail=describe_exc(exc),
                  where=_user_frame(exc, request["path"]))
             return 0
@@ -132,7 +141,11 @@ def main(argv):
     for plan in request["functions"]:
         emit(event="begin", name=plan["qualname"])
         try:
-            result = Verifier(jax, numpy, modules["original"], modules["rewritten"], plan).run()
+            if plan.get("kind") in ("rewrite", "module"):
+                result = RewriteVerifier(jax, numpy, modules["original"], modules["rewritten"], plan,
+                                         original_error).run()
+            else:
+                result = Verifier(jax, numpy, modules["original"], modules["rewritten"], plan).run()
         except Unverifiable as exc:
             result = {"status": "unverified", "reason": str(exc), "checks": [], "inputs": []}
         except BaseException as exc:
@@ -685,6 +698,198 @@ class Verifier:
 
     def describe_inputs(self):
         return ", ".join("{}={}".format(i["name"], i["value"]) for i in self.inputs)
+
+
+REWRITE_VALUES = ("eager", "jit", "vmap")
+REWRITE_GRADS = ("grad", "jit(grad)", "vmap(grad)", "grad(jit)", "grad(checkpoint in scan)")
+
+
+class RewriteVerifier(Verifier):
+    """A fix other than residual-plus-None (vjplint.verify.kinds): the rewrite must run under every
+    transformation and equal the original wherever the original runs (unless the rule says the
+    original is silently wrong there); where the original raises, the rewrite must agree with
+    itself (its eager values and gradients). The hazard is what the original does instead."""
+
+    def __init__(self, jax, np, original, rewritten, plan, original_error):
+        self.jax, self.np = jax, np
+        self.jnp = importlib.import_module("jax.numpy")
+        self.plan, self.params, self.checks = plan, plan["params"], []
+        self.kind, self.expect = plan.get("kind"), plan.get("expect", "raises")
+        self.original_error = original_error
+        self.original_module = original if original is not None else rewritten
+        self.moved, self.inputs = set(), []
+        self.raised, self.differed = [], []  # the original's failures: (transformation, detail)
+        self.fr = self.fo = self.orig = None
+        if self.kind == "module":
+            return
+        try:
+            self.fr = resolve(rewritten, plan["qualname"])
+        except AttributeError:
+            raise Unverifiable("`{}` is missing from the rewritten module".format(plan["qualname"])) from None
+        # Inputs are synthesised and probed with the rewrite (the original may raise everywhere).
+        self.fo = self.fr
+        if original is not None:
+            try:
+                self.orig = resolve(original, plan["qualname"])
+            except AttributeError:
+                self.original_error = "`{}` is not an attribute of the original module".format(plan["qualname"])
+
+    def probe(self):
+        """Shapes with which the rewrite's value and gradient trace; failing that, its value alone
+        (a rewrite whose gradient raises must fail its checks, not lose its inputs)."""
+        self.value_only = False
+        try:
+            return Verifier.probe(self)
+        except Unverifiable:
+            self.value_only = True
+            return Verifier.probe(self)
+
+    def trace_original(self, args):
+        if not self.value_only:
+            return Verifier.trace_original(self, args)
+        jax = self.jax
+        diff = [i for i, p in enumerate(self.params)
+                if p["role"] == "diff" and i not in self.untraced and self.traceable(args[i])]
+        f = self.bind(self.fr, args, diff)
+        try:
+            jax.eval_shape(f, *self.pick(args, diff))
+        except jax.errors.ConcretizationTypeError:  # Python control flow on values: run it instead
+            f(*self.pick(args, diff))
+
+    def run(self):
+        if self.kind == "module":
+            self.checks.append({"name": "import", "status": "passed", "detail": "the rewritten module imports",
+                                "max_error": None})
+            return self.verdict(self.rewrite_hazard())
+        samples = self.make_samples()
+        args0 = samples[0]
+        n = len(args0)
+        roles = [p["role"] for p in self.params] if self.params else ["diff"] * n
+        traced = [i for i in range(n)
+                  if roles[i] != "static" and i not in self.untraced and self.traceable(args0[i])]
+        floats = [i for i in traced if self.is_float(args0[i])]
+        names = [self.param_name(i) for i in range(n)]
+        labels = [names[i] for i in floats]
+        jax = self.jax
+        try:
+            mine = [jax.block_until_ready(self.fr(*args)) for args in samples]
+        except Exception as exc:
+            self.checks.append({"name": "eager", "status": "failed", "detail": describe_exc(exc), "max_error": None})
+            return self.verdict(self.rewrite_hazard())
+        self.weights = self.make_weights(mine[0])
+        has_grad = bool(self.weights) and bool(floats)
+        mine_grad = None
+        if has_grad:
+            try:
+                mine_grad = [self.grad_of(self.fr, args, traced, floats)(*self.pick(args, traced)) for args in samples]
+            except Exception as exc:
+                self.checks.append({"name": "grad", "status": "failed", "detail": describe_exc(exc),
+                                    "max_error": None})
+                return self.verdict(self.rewrite_hazard())
+        vals0 = self.pick(args0, traced)
+        stacked = [self.stack([args[i] for args in samples]) for i in traced]
+
+        def values(f, name):
+            bound = self.bind(f, args0, traced)
+            return {"eager": lambda: f(*args0), "jit": lambda: jax.jit(bound)(*vals0),
+                    "vmap": lambda: jax.vmap(bound)(*stacked)}[name]
+
+        def grads(f, name):
+            g = self.grad_of(f, args0, traced, floats)
+            bound, loss = self.bind(f, args0, traced), self.loss
+            argnums = tuple(traced.index(i) for i in floats)
+
+            def scanned(*v):
+                body = jax.checkpoint(lambda c, _: (c + loss(bound(*v)), None))
+                return jax.lax.scan(body, 0.0, None, length=1)[0]
+            return {"grad": lambda: g(*vals0), "jit(grad)": lambda: jax.jit(g)(*vals0),
+                    "vmap(grad)": lambda: jax.vmap(g)(*stacked),
+                    "grad(jit)": lambda: jax.grad(lambda *v: loss(jax.jit(bound)(*v)), argnums=argnums)(*vals0),
+                    "grad(checkpoint in scan)": lambda: jax.grad(scanned, argnums=argnums)(*vals0)}[name]
+
+        for name in REWRITE_VALUES:
+            if name != "eager" and not traced:
+                self.checks.append({"name": name, "status": "skipped", "detail": "no argument to trace",
+                                    "max_error": None})
+                continue
+            own = self.stack(mine) if name == "vmap" else mine[0]
+            self.compare_both(name, values(self.fr, name), None if self.orig is None else values(self.orig, name), own, None)
+        for name in REWRITE_GRADS:
+            if not has_grad:
+                why = "no argument is a floating-point value" if self.weights else \
+                    "the output has no floating-point values"
+                self.checks.append({"name": name, "status": "skipped", "detail": why, "max_error": None})
+                continue
+            own = self.stack(mine_grad) if name == "vmap(grad)" else mine_grad[0]
+            self.compare_both(name, grads(self.fr, name), None if self.orig is None else grads(self.orig, name), own, labels)
+        return self.verdict(self.rewrite_hazard())
+
+    def compare_both(self, name, run, run_original, own, labels):
+        """Run the rewrite and the original under `name`; the rewrite must equal the original
+        where it runs (or differ only where the rule says the original is wrong), else its own
+        eager values."""
+        record = {"name": name, "status": "passed", "detail": "", "max_error": None}
+        self.checks.append(record)
+        jax = self.jax
+        theirs, their_error = None, None
+        if run_original is not None:
+            try:
+                theirs = jax.block_until_ready(run_original())
+            except Exception as exc:
+                their_error = describe_exc(exc)
+        elif self.original_error:
+            their_error = "the original does not import: " + self.original_error
+        try:
+            actual = jax.block_until_ready(run())
+        except Exception as exc:
+            detail = describe_exc(exc)
+            if their_error == detail:
+                record.update(status="unverifiable", detail="the original fails under {} the same way: {}".format(
+                    name, detail))
+            else:
+                record.update(status="failed", detail=detail)
+            return
+        if their_error is not None:
+            if run_original is not None:
+                self.raised.append((name, their_error))
+            ok, err, detail = self.compare(actual, own, labels)
+            record.update(max_error=err, detail="the original raises here; compared with the rewrite's eager "
+                          "values" if ok else "differs from the rewrite's own eager values: " + detail)
+            if not ok:
+                record["status"] = "failed"
+            return
+        ok, err, detail = self.compare(actual, theirs, labels)
+        record["max_error"] = err
+        if ok:
+            return
+        if self.expect == "wrong" and name in REWRITE_GRADS:  # the rule's wrong values are gradients
+            self.differed.append((name, self.compare(theirs, actual, labels)[2].replace("expected", "the rewrite's")))
+            ok, err, own_detail = self.compare(actual, own, labels)
+            record.update(max_error=err, detail="the original gives other values here ({}); compared with the "
+                          "rewrite's eager values".format(detail) if ok else own_detail)
+            if not ok:
+                record["status"] = "failed"
+            return
+        record.update(status="failed", detail="differs from the original: " + detail)
+
+    def rewrite_hazard(self):
+        codes = ", ".join(self.plan.get("codes", ())) or "the fix"
+        if self.original_error and self.orig is None:
+            return {"status": "confirmed", "detail": "the original fails at import: " + self.original_error}
+        if self.raised:
+            first = self.raised[0][1]
+            where = ", ".join(n for n, _ in self.raised)
+            return {"status": "confirmed", "detail": "the original raises under {}: {}".format(where, first),
+                    "exception": first}
+        if self.differed:
+            where = ", ".join(n for n, _ in self.differed)
+            return {"status": "confirmed", "detail": "the original gives other values under {}: {}".format(
+                where, self.differed[0][1])}
+        if self.expect == "none":
+            return {"status": "none-expected", "detail": "the original runs and equals the rewrite everywhere, as "
+                    "{} says on this JAX".format(codes)}
+        return {"status": "not-reproduced", "detail": "the original runs and equals the rewrite under every "
+                "transformation tried"}
 
 
 if __name__ == "__main__":

@@ -345,3 +345,27 @@ def _module_level_expression(model: FileModel, expr: ast.expr) -> bool:
             if node.id not in ("abs", "min", "max", "sum", "float", "int", "tuple", "range", "len", "pow"):
                 return False
     return True
+
+
+def plan_plain(model: FileModel, fn: Any, qualname: str, example: Optional[str] = None) -> FunctionPlan:
+    """A module-level function a fix rewrote (not itself a custom derivative: the function that
+    defines one inside itself, a helper that sniffs tracers): every positional parameter is
+    differentiable, described as for a custom_vjp's."""
+    from vjplint.model import Signature
+
+    plan = FunctionPlan(fn.name, qualname, fn.lineno, (), example=example)
+    sig = Signature.of(fn)
+    if "." in qualname:
+        plan.unverifiable = f"`{qualname}` is a method: the harness calls only module-level functions"
+    elif sig.vararg is not None:
+        plan.unverifiable = f"`{fn.name}` takes `*{sig.vararg}`: the number of arguments is not known"
+    elif sig.kwonly and any(k not in sig.defaults for k in sig.kwonly):
+        plan.unverifiable = f"`{fn.name}` has required keyword-only parameters"
+    if plan.unverifiable is not None:
+        return plan
+    dims: Dict[str, int] = {}
+    for position, name in enumerate(sig.positional):
+        spec = _describe(model, name, sig.annotations.get(name), name in sig.defaults, None, "diff", dims, [fn])
+        spec.update(name=name, position=position, role="diff")
+        plan.params.append(spec)
+    return plan
