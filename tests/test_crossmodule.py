@@ -53,12 +53,20 @@ XMOD = [
      "rules defined here with `external_cos.defvjp(external_cos_fwd, external_cos_bwd)`"),
 ]
 
-# ops.py linted alone: what vjplint said before cross-module inference, unchanged.
+# ops.py linted alone: what vjplint said before cross-module inference, plus the factory's closure
+# as a "may" (a warning): without train.py nothing shows `rate` traced, or passed only Python values.
 ALONE = [
     ("shop/ops.py", 11, 20, "VJP102",
      "`idx` (position 1) is in nondiff_argnums and may be an array: it is used as array data in `x[idx]` "
      "(line 12), `x[idx]` (line 16). If it can be traced, JAX raises UnexpectedTracerError; move it to the "
      "residuals or annotate it as a static type"),
+    ("shop/ops.py", 45, 25, "VJP201",
+     "custom_vjp `decay` is defined inside `make_decay` and closes over `rate`, a parameter of `make_decay`, read "
+     "by `decay` and used as array data by its rule `decay_bwd` (`-rate * out`). Nothing here shows `make_decay` "
+     "traced, but if it is differentiated with respect to `rate`, JAX may raise (UnexpectedTracerError, or "
+     "CustomVJPException 'Detected differentiation of a custom_vjp function with respect to a closed-over "
+     "value'). If `rate` can be an array being differentiated, pass `rate` as an explicit argument of `decay` "
+     "(returning its cotangent (or None) from bwd), or hoist it with `jax.closure_convert`"),
     ("shop/ops.py", 71, 2, "VJP301",
      "custom_vjp `external_sin` is called (line 85) but never gets its rules: this file has no "
      "`external_sin.defvjp(fwd, bwd)`, so calling it raises `AttributeError: No VJP defined for custom_vjp "
