@@ -54,7 +54,7 @@ class Kind:
     item: Optional["Kind"] = None  # the element kind of a homogeneous sequence
     fields: Tuple[Tuple[str, "Kind"], ...] = ()  # dict keys, NamedTuple/dataclass fields
     captures: Tuple[Tuple[str, "Kind"], ...] = ()  # what a callable closes over (or partial binds)
-    node: Optional[ast.AST] = None  # the def/lambda of a callable
+    node: Optional[ast.AST] = None  # the def/lambda of a callable; the class of a record built here
 
     @property
     def is_static(self) -> bool:
@@ -68,6 +68,20 @@ class Kind:
             return True
         parts = [*(self.items or ()), *(k for _, k in self.fields), *((self.item,) if self.item else ())]
         return any(k.holds_array for k in parts)
+
+    def traced_leaf(self, depth: int = 0) -> Optional[Tuple[str, str]]:
+        """(where, why) of the first part known to be a tracer: a field (`.name`), an element
+        (`[i]`) or the value itself (""); None when no part is known to be one."""
+        if self.traced:
+            return "", self.traced
+        if depth > 4:
+            return None
+        parts = [(f".{n}", k) for n, k in self.fields] + [(f"[{i}]", k) for i, k in enumerate(self.items or ())]
+        for where, kind in parts:
+            inner = kind.traced_leaf(depth + 1)
+            if inner is not None:
+                return where + inner[0], inner[1]
+        return None
 
     def field(self, name: str) -> Optional["Kind"]:
         return next((k for n, k in self.fields if n == name), None)
@@ -610,7 +624,7 @@ class Values:
             if kw.arg in names:
                 fields[kw.arg] = self.of(kw.value)
         items = tuple(fields[n] for n in names if n in fields) if len(fields) == len(names) else None
-        return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", fields=tuple(fields.items()), items=items)
+        return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", fields=tuple(fields.items()), items=items, node=cls)
 
 
 def _external_kind(name: str, call: "ExternalCall", arg: Optional["ExternalArg"]) -> Kind:

@@ -11,7 +11,7 @@ from vjplint.jaxapi import ARRAY_NAMESPACES
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import function_name
 from vjplint.semantic import FunctionNode
-from vjplint.values import ARRAY, CALLABLE, MAYBE, UNKNOWN, Kind
+from vjplint.values import ARRAY, CALLABLE, MAYBE, RECORD, UNKNOWN, Kind
 
 
 class NondiffCallableCaptures(Rule):
@@ -21,7 +21,9 @@ class NondiffCallableCaptures(Rule):
     variables; a callable built anywhere (`jax.grad(objective)`, `functools.partial(f, v)`, a
     name bound to a lambda) whose captured value `vjplint.values` follows to a tracer (through
     the module's callers); and, as "may", a closure over a parameter of an enclosing function
-    that is not known to be traced, when the closure uses it as a number.
+    that is not known to be traced, when the closure uses it as a number. A callable object (an
+    instance of a class with `__call__`: an equinox Module, a dataclass) built from a traced value
+    and passed in a nondiff position is reported too: its fields are what it captures.
 
     A callable built in another module of the run (a kernel factory called inside the caller's
     jitted loss) and passed to a custom derivative defined here is reported at the definition,
@@ -109,6 +111,29 @@ def outer(c):
                     kind = values.of(arg)
                     if kind.tag == CALLABLE and kind.captures:
                         self._flowed(d.name, d.kind, name, arg, kind, site.enclosing, traced is None)
+                    elif kind.tag == RECORD and _callable_class(kind.node):
+                        self._callable_object(d.name, d.kind, name, arg, kind)
+
+    def _callable_object(self, owner: str, kind_of: str, name: str, arg: ast.expr, kind: Kind) -> None:
+        """An instance of a class with `__call__` (an equinox Module, a dataclass) built here from
+        a traced value: its fields are what it captures."""
+        leaf = kind.traced_leaf()
+        if leaf is None:
+            return
+        where, why = leaf
+        cls = kind.node.name  # type: ignore[union-attr]
+        if kind_of == "jvp":
+            fails = ("custom_jvp stop-gradients nondiff arguments, so the derivative with respect to it is silently "
+                     "zero, and where the call is staged (a jit inside the grad, scan, cond) JAX raises "
+                     "UnexpectedTracerError or 'No constant handler'")
+        else:
+            fails = ("custom_vjp rejects tracers in nondiff positions (UnexpectedTracerError), and a jit inside the "
+                     "grad fails with 'No constant handler'")
+        self.report(arg, f"the callable `{cls}` object {'`' + self.model.quote(arg, 40) + '`'} ({kind.why}) passed as "
+                         f"nondiff `{name}` of `{owner}` holds `{cls}{where}`, a traced value ({why}): {fails}. "
+                         f"Pass it as a differentiable argument (an equinox Module or registered pytree can be one) and "
+                         f"use its tangent/cotangent in the rule, or `jax.closure_convert` its call and pass the "
+                         f"constants as arguments")
 
     def _from_other_modules(self, d) -> None:
         """A caller in another module of the run passing, in a nondiff slot, a callable that
@@ -203,3 +228,8 @@ def outer(c):
                     if all(b.kind not in ("def", "class", "import") for b in bindings):
                         names.append(node.id)
         return names
+
+
+def _callable_class(node: Optional[ast.AST]) -> bool:
+    return isinstance(node, ast.ClassDef) and any(
+        isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name == "__call__" for b in node.body)
