@@ -229,3 +229,34 @@ def test_a_value_imported_from_another_module_keeps_its_kind_and_chain(tmp_path)
                       "pkg/use.py:6: `SCALE` (`SCALE` is imported from `pkg.consts`, where `SCALE` = `2.0` at "
                       "pkg/consts.py:4). If it can be traced, JAX raises UnexpectedTracerError; move it to the "
                       "residuals or annotate it as a static type")]
+
+
+@pytest.mark.cli
+def test_a_method_closure_over_self_arrays_in_another_module_is_a_may(tmp_path):
+    pkg = tmp_path / "fit"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "solver.py").write_text(
+        "from functools import partial\n\nimport jax\n\n\n"
+        "@partial(jax.custom_jvp, nondiff_argnums=(0,))\n"
+        "def euler(field, y0):\n"
+        "    return jax.lax.fori_loop(0, 10, lambda _, y: y + 0.1 * field(y), y0)\n\n\n"
+        "@euler.defjvp\n"
+        "def euler_jvp(field, primals, tangents):\n"
+        "    return jax.jvp(lambda y: euler.fun(field, y), primals, tangents)\n")
+    model = ("import equinox as eqx\nimport jax\n\nfrom fit.solver import euler\n\n\n"
+             "class Decay(eqx.Module):\n"
+             "    rate: {annotation}\n\n"
+             "    def __call__(self, y0):\n"
+             "        return euler(lambda y: -self.rate * y, y0)\n")
+    (pkg / "model.py").write_text(model.format(annotation="jax.Array"))
+    found = _check(tmp_path, "--no-cache", "fit")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("fit/solver.py", 6, 2, "VJP105")]
+    message = found[0][4]
+    assert message.startswith("the callable `lambda y: -self.rate * y` (the lambda at fit/model.py:11) passed as "
+                              "nondiff `field` of `euler` at "
+                              "fit/model.py:11 captures `self`, a `Decay` whose field `rate` is annotated "
+                              "`jax.Array` (fit/model.py:8): if a caller differentiates")
+    assert "JAX may raise UnexpectedTracerError" in message and "CustomVJPException" not in message
+    (pkg / "model.py").write_text(model.format(annotation="float"))  # a Python number: nothing to differentiate
+    assert _check(tmp_path, "--no-cache", "fit") == []

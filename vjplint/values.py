@@ -500,6 +500,17 @@ class Values:
             return self._self_attribute(base.node, e.attr)
         return UNKNOWN_KIND
 
+    def array_fields(self, method: FunctionNode) -> List[Tuple[str, str]]:
+        """(field, quoted annotation) of the class-level fields of `method`'s class annotated as
+        arrays (`rate: jax.Array` in an equinox Module, a dataclass, a flax struct): what `self`
+        holds that a transformation of the object would trace or differentiate."""
+        cls = self.model.index.scope_of(method).node
+        if not isinstance(cls, ast.ClassDef):
+            return []
+        return [(s.target.id, self.model.quote(s.annotation, 40)) for s in cls.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+                and classify_annotation(self.model, s.annotation) == "array"]
+
     def _self_attribute(self, method: FunctionNode, attr: str) -> Kind:
         """`self.attr`: what the class's methods assign to it (unknown when any assignment is)."""
         cls = self.model.index.scope_of(method).node
