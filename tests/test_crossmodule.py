@@ -260,3 +260,47 @@ def test_a_method_closure_over_self_arrays_in_another_module_is_a_may(tmp_path):
     assert "JAX may raise UnexpectedTracerError" in message and "CustomVJPException" not in message
     (pkg / "model.py").write_text(model.format(annotation="float"))  # a Python number: nothing to differentiate
     assert _check(tmp_path, "--no-cache", "fit") == []
+
+
+def _table_package(root: Path, table_body: str) -> None:
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "params.py").write_text("import jax.numpy as jnp\n\nGRID = jnp.linspace(0.0, 1.0, 5)\n\n\n"
+                                            f"def init_table():\n    {table_body}\n")
+    (root / "pkg" / "lib.py").write_text(
+        "from functools import partial\n\nimport jax\n\n\n"
+        "@partial(jax.custom_vjp, nondiff_argnums=(0,))\n"
+        "def warp(table, x):\n    return helper(table, x)\n\n\n"
+        "def helper(table, x):\n    return x * table[1]\n\n\n"
+        "warp.defvjp(lambda table, x: (warp(table, x), None), lambda table, _, g: (helper(table, g),))\n")
+    (root / "pkg" / "model.py").write_text(
+        "import jax\n\nfrom pkg.lib import warp\nfrom .params import init_table\n\n\n"
+        "@jax.jit\ndef forward(x):\n    t = init_table()\n    return warp(t, x)\n")
+
+
+@pytest.mark.cli
+def test_an_array_built_by_a_function_of_another_module_inside_jit_is_traced(tmp_path):
+    """`from .params import init_table`, then `t = init_table(); warp(t, x)` inside `jax.jit`: the
+    table is a new jax array built under the trace, so a tracer (confirmed on JAX: the eval case
+    nondiff-array/jax20889_imported_table_xmod)."""
+    _table_package(tmp_path, "return jnp.linspace(0.5, 2.5, 5)")
+    found = _check(tmp_path, "--no-cache", "pkg")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("pkg/lib.py", 6, 2, "VJP104"),
+                                                              ("pkg/lib.py", 7, 10, "VJP101")]
+    assert found[0][4] == (
+        "`warp` receives a traced value in its nondiff position 0 (`table`) from another module: at "
+        "pkg/model.py:10 `forward` passes `t` (`t` = `init_table()` at pkg/model.py:9; `init_table()` builds a new "
+        "jax array (`jnp.linspace(0.5, 2.5, 5)` at pkg/params.py:7) inside `forward`, which is traced by "
+        "`jax.jit`), so JAX raises UnexpectedTracerError there. Mark it static in that transformation, pass a "
+        "Python constant, or move `table` out of nondiff_argnums")
+    assert _check(tmp_path, "--no-cache", "pkg/lib.py") == []  # alone: nothing says what `table` holds
+
+
+@pytest.mark.cli
+def test_a_stored_array_returned_by_another_module_is_an_array_but_no_tracer(tmp_path):
+    """`init_table()` returning the module constant `GRID` gives the same concrete array at every
+    call, under jit too: an array in a nondiff slot (VJP101), never a traced one (no VJP104)."""
+    _table_package(tmp_path, "return GRID")
+    found = _check(tmp_path, "--no-cache", "pkg")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("pkg/lib.py", 7, 10, "VJP101")]
+    assert "pkg/model.py:10" in found[0][4]

@@ -45,6 +45,8 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
         return []
     model = collect(tree, lines)
     values = model.facts.values()
+    if exported is not None:  # what the functions this module imports from the run return
+        values.imported = lambda local: _returned(exported, imports.get(local))
     rows: List[Tuple[str, tuple]] = []
     per_target: Dict[str, int] = {}
     for node, what, q in hits:
@@ -122,11 +124,33 @@ def _captured_self_with_arrays(model, values, kind, display: str) -> str:
     return ""
 
 
+def _returned(exported: ExportKind, absolute: Optional[str]) -> Optional[Tuple[str, str, str]]:
+    """What the run's function `absolute` returns ("call:..." tags), None for anything else."""
+    found = exported(absolute) if absolute else None
+    return found if found is not None and found[0].startswith("call:") else None
+
+
 def module_binding(tree: ast.Module, lines: List[str], name: str, display: str) -> Optional[Tuple[str, str, str]]:
     """(tag, dtype, why) of the module-level `name` of a module, when vjplint.values knows it as
-    an array or a Python value (a module-level value is never a tracer)."""
+    an array or a Python value (a module-level value is never a tracer); for a module-level
+    function, what calling it returns: "call:new-array" when every return builds a new jax array
+    (a tracer when called inside a traced function), "call:array", "call:static"."""
     model = collect(tree, lines)
-    kind = model.facts.values().name(name, model.index.module_scope)
+    values = model.facts.values()
+    bindings = model.index.module_scope.bindings.get(name, [])
+    if len(bindings) == 1 and bindings[0].kind == "def" and isinstance(bindings[0].node, ast.FunctionDef):
+        fn = bindings[0].node
+        out = values.returns(fn)
+        built = values.new_array(fn)
+        if built is not None:
+            return ("call:new-array", out.dtype or "",
+                    f"`{model.quote(built, 50)}` at {display}:{built.lineno}")  # type: ignore[attr-defined]
+        if out.tag == "array" or out.is_static:
+            why = out.why or f"a {out.tag}"
+            return ("call:array" if out.tag == "array" else "call:static", out.dtype or "",
+                    _located(f"{why} (`{name}` at line {fn.lineno})", display))
+        return None
+    kind = values.name(name, model.index.module_scope)
     if kind.tag != "array" and not kind.is_static:
         return None
     why = kind.why or f"`{name}` is a {kind.tag}"
