@@ -53,12 +53,20 @@ XMOD = [
      "rules defined here with `external_cos.defvjp(external_cos_fwd, external_cos_bwd)`"),
 ]
 
-# ops.py linted alone: what vjplint said before cross-module inference, unchanged.
+# ops.py linted alone: what vjplint said before cross-module inference, plus the factory's closure
+# as a "may" (a warning): without train.py nothing shows `rate` traced, or passed only Python values.
 ALONE = [
     ("shop/ops.py", 11, 20, "VJP102",
      "`idx` (position 1) is in nondiff_argnums and may be an array: it is used as array data in `x[idx]` "
      "(line 12), `x[idx]` (line 16). If it can be traced, JAX raises UnexpectedTracerError; move it to the "
      "residuals or annotate it as a static type"),
+    ("shop/ops.py", 45, 25, "VJP201",
+     "custom_vjp `decay` is defined inside `make_decay` and closes over `rate`, a parameter of `make_decay`, read "
+     "by `decay` and used as array data by its rule `decay_bwd` (`-rate * out`). Nothing here shows `make_decay` "
+     "traced, but if it is differentiated with respect to `rate`, JAX may raise (UnexpectedTracerError, or "
+     "CustomVJPException 'Detected differentiation of a custom_vjp function with respect to a closed-over "
+     "value'). If `rate` can be an array being differentiated, pass `rate` as an explicit argument of `decay` "
+     "(returning its cotangent (or None) from bwd), or hoist it with `jax.closure_convert`"),
     ("shop/ops.py", 71, 2, "VJP301",
      "custom_vjp `external_sin` is called (line 85) but never gets its rules: this file has no "
      "`external_sin.defvjp(fwd, bwd)`, so calling it raises `AttributeError: No VJP defined for custom_vjp "
@@ -285,6 +293,37 @@ def test_the_servers_index_shares_the_command_lines_per_file_cache(tmp_path):
     second.build()
     assert second.external == run.external
     assert Counting.reads < len(files) // 2  # only rows that read another module's bindings are redone
+
+
+@pytest.mark.cli
+def test_a_method_closure_over_self_arrays_in_another_module_is_a_may(tmp_path):
+    pkg = tmp_path / "fit"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "solver.py").write_text(
+        "from functools import partial\n\nimport jax\n\n\n"
+        "@partial(jax.custom_jvp, nondiff_argnums=(0,))\n"
+        "def euler(field, y0):\n"
+        "    return jax.lax.fori_loop(0, 10, lambda _, y: y + 0.1 * field(y), y0)\n\n\n"
+        "@euler.defjvp\n"
+        "def euler_jvp(field, primals, tangents):\n"
+        "    return jax.jvp(lambda y: euler.fun(field, y), primals, tangents)\n")
+    model = ("import equinox as eqx\nimport jax\n\nfrom fit.solver import euler\n\n\n"
+             "class Decay(eqx.Module):\n"
+             "    rate: {annotation}\n\n"
+             "    def __call__(self, y0):\n"
+             "        return euler(lambda y: -self.rate * y, y0)\n")
+    (pkg / "model.py").write_text(model.format(annotation="jax.Array"))
+    found = _check(tmp_path, "--no-cache", "fit")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("fit/solver.py", 6, 2, "VJP105")]
+    message = found[0][4]
+    assert message.startswith("the callable `lambda y: -self.rate * y` (the lambda at fit/model.py:11) passed as "
+                              "nondiff `field` of `euler` at "
+                              "fit/model.py:11 captures `self`, a `Decay` whose field `rate` is annotated "
+                              "`jax.Array` (fit/model.py:8): if a caller differentiates")
+    assert "JAX may raise UnexpectedTracerError" in message and "CustomVJPException" not in message
+    (pkg / "model.py").write_text(model.format(annotation="float"))  # a Python number: nothing to differentiate
+    assert _check(tmp_path, "--no-cache", "fit") == []
 
 
 def _table_package(root: Path, table_body: str) -> None:

@@ -238,3 +238,31 @@ def test_callers_in_other_modules_give_parameters_their_kinds() -> None:
     assert found["c"].traced == ("`c` receives `gate` at train.py:7 (`gate` = `jax.nn.sigmoid(w)` at train.py:6); "
                                  "`w` is a parameter of `step`, which is traced by `jax.jit`")
     assert found["x"].tag == UNKNOWN  # no caller passes it
+
+
+def test_record_of_a_class_keeps_the_class_and_finds_its_traced_field() -> None:
+    source = """
+from dataclasses import dataclass
+import jax
+
+@dataclass
+class Ramp:
+    offset: float
+    slope: jax.Array
+
+    def __call__(self, x):
+        return self.slope * x + self.offset
+
+@jax.jit
+def loss(slope, x):
+    ramp = Ramp(0.5, slope)
+    return ramp(x)
+"""
+    kinds = _kinds(source, 16)
+    ramp = kinds["ramp"]
+    assert ramp.tag == "record"
+    assert isinstance(ramp.node, ast.ClassDef) and ramp.node.name == "Ramp"
+    assert ramp.traced is None
+    assert ramp.traced_leaf() == (".slope", "`slope` is a parameter of `loss`, which is traced by `jax.jit`")
+    assert Kind(TUPLE, items=(Kind(SCALAR), Kind(ARRAY, traced="t"))).traced_leaf() == ("[1]", "t")
+    assert Kind(TUPLE, items=(Kind(SCALAR), Kind(ARRAY))).traced_leaf() is None

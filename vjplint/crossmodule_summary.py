@@ -136,12 +136,13 @@ def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, d
     reason = kind.traced or ""
     if not reason and traced is not None and kind.tag != "callable":
         reason = model.facts.traced_reason(arg, enclosing, traced) or ""
-    capture = capture_traced = ""
+    capture = capture_traced = capture_may = ""
     if kind.tag == "callable":
         for cname, ckind in kind.captures:
             if ckind.traced:
                 capture, capture_traced = cname, _located(ckind.traced, display)
                 break
+        capture_may = _captured_self_with_arrays(model, values, kind, display) if not capture else ""
     quoted = model.quote(arg, 50)
     if isinstance(arg, ast.Name) and traced is not None and arg.id in traced.static_params and any(
             b.kind == "param" for b in model.index.lookup(arg.id, model.index.scope_of(arg))):
@@ -151,7 +152,25 @@ def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, d
     if why.startswith(f"`{quoted}`, "):  # `make(w)`, which returns ...: the argument is quoted already
         why = why[len(quoted) + 4:]
     why = _located(why, display)
-    return (slot, kind.tag, kind.dtype or "", quoted, why, _located(reason, display), capture, capture_traced)
+    return (slot, kind.tag, kind.dtype or "", quoted, why, _located(reason, display), capture, capture_traced,
+            capture_may)
+
+
+def _captured_self_with_arrays(model, values, kind, display: str) -> str:
+    """A callable capturing `self` of a class whose fields are annotated as arrays (a method's
+    `lambda y: self.field(y)` in an equinox Module): the object's arrays may be what a caller
+    differentiates, which this module need not show."""
+    for cname, ckind in kind.captures:
+        if ckind.tag != "module" or ckind.node is None or cname != "self":
+            continue
+        fields = values.array_fields(ckind.node)
+        if fields:
+            cls = model.index.scope_of(ckind.node).node
+            line = next(s.lineno for s in cls.body if isinstance(s, ast.AnnAssign)
+                        and getattr(s.target, "id", None) == fields[0][0])
+            return (f"`self`, a `{cls.name}` whose field `{fields[0][0]}` is annotated `{fields[0][1]}` "
+                    f"({display}:{line})")
+    return ""
 
 
 def _returned(exported: ExportKind, absolute: Optional[str]) -> Optional[Tuple[str, str, str]]:

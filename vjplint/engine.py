@@ -163,7 +163,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
                 continue
             start, end = node_range(lines, report.node, report.end_node)
             diagnostics.append(Diagnostic(
-                code=rule.CODE, name=rule.NAME, message=report.message, severity=rule.SEVERITY,
+                code=rule.CODE, name=rule.NAME, message=report.message, severity=report.severity or rule.SEVERITY,
                 filename=filename, location=start, end_location=end, fix=report.fix, noqa_row=start.row,
             ))
     return withhold_fixes(diagnostics, module)

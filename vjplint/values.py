@@ -56,7 +56,7 @@ class Kind:
     item: Optional["Kind"] = None  # the element kind of a homogeneous sequence
     fields: Tuple[Tuple[str, "Kind"], ...] = ()  # dict keys, NamedTuple/dataclass fields
     captures: Tuple[Tuple[str, "Kind"], ...] = ()  # what a callable closes over (or partial binds)
-    node: Optional[ast.AST] = None  # the def/lambda of a callable
+    node: Optional[ast.AST] = None  # the def/lambda of a callable; the class of a record built here
 
     @property
     def is_static(self) -> bool:
@@ -70,6 +70,20 @@ class Kind:
             return True
         parts = [*(self.items or ()), *(k for _, k in self.fields), *((self.item,) if self.item else ())]
         return any(k.holds_array for k in parts)
+
+    def traced_leaf(self, depth: int = 0) -> Optional[Tuple[str, str]]:
+        """(where, why) of the first part known to be a tracer: a field (`.name`), an element
+        (`[i]`) or the value itself (""); None when no part is known to be one."""
+        if self.traced:
+            return "", self.traced
+        if depth > 4:
+            return None
+        parts = [(f".{n}", k) for n, k in self.fields] + [(f"[{i}]", k) for i, k in enumerate(self.items or ())]
+        for where, kind in parts:
+            inner = kind.traced_leaf(depth + 1)
+            if inner is not None:
+                return where + inner[0], inner[1]
+        return None
 
     def field(self, name: str) -> Optional["Kind"]:
         return next((k for n, k in self.fields if n == name), None)
@@ -517,6 +531,17 @@ class Values:
         if base.tag == MODULE and isinstance(base.node, FUNCTION_TYPES):
             return self._self_attribute(base.node, e.attr)
         return UNKNOWN_KIND
+
+    def array_fields(self, method: FunctionNode) -> List[Tuple[str, str]]:
+        """(field, quoted annotation) of the class-level fields of `method`'s class annotated as
+        arrays (`rate: jax.Array` in an equinox Module, a dataclass, a flax struct): what `self`
+        holds that a transformation of the object would trace or differentiate."""
+        cls = self.model.index.scope_of(method).node
+        if not isinstance(cls, ast.ClassDef):
+            return []
+        return [(s.target.id, self.model.quote(s.annotation, 40)) for s in cls.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+                and classify_annotation(self.model, s.annotation) == "array"]
 
     def _self_attribute(self, method: FunctionNode, attr: str) -> Kind:
         """`self.attr`: what the class's methods assign to it (unknown when any assignment is)."""

@@ -35,6 +35,7 @@ class ExternalArg:
     traced: str
     capture: str = ""  # for a callable: the captured name known to be a tracer
     capture_traced: str = ""
+    capture_may: str = ""  # for a callable: a captured `self` whose class holds array fields (quoted)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ class Report:
     end_node: Optional[ast.AST] = None
     fix: Optional[Fix] = None
     default: bool = False  # kept when the rule is off but DEFAULT_REPORTS (see Rule)
+    severity: Optional[Severity] = None  # a "may" below the rule's SEVERITY (unsure is a warning)
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,11 @@ class Rule:
         """Walk the model; override for derivative-level rules."""
 
     def report(self, node: ast.AST, message: str, *, end_node: Optional[ast.AST] = None,
-               fix: Optional[Fix] = None, default: bool = False) -> None:
+               fix: Optional[Fix] = None, default: bool = False, severity: Optional[Severity] = None) -> None:
         """Report `node` (to the end of `end_node` when given), with an optional fix made by
-        `replacing`, `editing` or `planning`."""
-        self.reports.append(Report(node, with_wrapper_note(self.model, node, message), end_node, fix, default))
+        `replacing`, `editing` or `planning`; `severity` lowers a finding the rule is unsure of."""
+        self.reports.append(Report(node, with_wrapper_note(self.model, node, message), end_node, fix, default,
+                                   severity))
 
     # The three ways to make the one Fix type.
     def replacing(self, node: ast.AST, text: str, applicability: Applicability, message: str,

@@ -11,7 +11,7 @@ from vjplint.jaxapi import ARRAY_NAMESPACES
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import function_name
 from vjplint.semantic import FunctionNode
-from vjplint.values import ARRAY, CALLABLE, MAYBE, UNKNOWN, Kind
+from vjplint.values import ARRAY, CALLABLE, MAYBE, RECORD, UNKNOWN, Kind
 
 
 class NondiffCallableCaptures(Rule):
@@ -21,7 +21,12 @@ class NondiffCallableCaptures(Rule):
     variables; a callable built anywhere (`jax.grad(objective)`, `functools.partial(f, v)`, a
     name bound to a lambda) whose captured value `vjplint.values` follows to a tracer (through
     the module's callers); and, as "may", a closure over a parameter of an enclosing function
-    that is not known to be traced, when the closure uses it as a number.
+    that is not known to be traced, when the closure uses it as a number. A callable object (an
+    instance of a class with `__call__`: an equinox Module, a dataclass) built from a traced value
+    and passed in a nondiff position is reported too: its fields are what it captures. And, as
+    "may", a callable capturing `self` of a class whose fields are annotated as arrays (a method's
+    `lambda y: self.vector_field(y)` in an equinox Module), here or in another module of the run:
+    fitting those arrays differentiates with respect to a closed-over value.
 
     A callable built in another module of the run (a kernel factory called inside the caller's
     jitted loss) and passed to a custom derivative defined here is reported at the definition,
@@ -109,6 +114,29 @@ def outer(c):
                     kind = values.of(arg)
                     if kind.tag == CALLABLE and kind.captures:
                         self._flowed(d.name, d.kind, name, arg, kind, site.enclosing, traced is None)
+                    elif kind.tag == RECORD and _callable_class(kind.node):
+                        self._callable_object(d.name, d.kind, name, arg, kind)
+
+    def _callable_object(self, owner: str, kind_of: str, name: str, arg: ast.expr, kind: Kind) -> None:
+        """An instance of a class with `__call__` (an equinox Module, a dataclass) built here from
+        a traced value: its fields are what it captures."""
+        leaf = kind.traced_leaf()
+        if leaf is None:
+            return
+        where, why = leaf
+        cls = kind.node.name  # type: ignore[union-attr]
+        if kind_of == "jvp":
+            fails = ("custom_jvp stop-gradients nondiff arguments, so the derivative with respect to it is silently "
+                     "zero, and where the call is staged (a jit inside the grad, scan, cond) JAX raises "
+                     "UnexpectedTracerError or 'No constant handler'")
+        else:
+            fails = ("custom_vjp rejects tracers in nondiff positions (UnexpectedTracerError), and a jit inside the "
+                     "grad fails with 'No constant handler'")
+        self.report(arg, f"the callable `{cls}` object {'`' + self.model.quote(arg, 40) + '`'} ({kind.why}) passed as "
+                         f"nondiff `{name}` of `{owner}` holds `{cls}{where}`, a traced value ({why}): {fails}. "
+                         f"Pass it as a differentiable argument (an equinox Module or registered pytree can be one) and "
+                         f"use its tangent/cotangent in the rule, or `jax.closure_convert` its call and pass the "
+                         f"constants as arguments")
 
     def _from_other_modules(self, d) -> None:
         """A caller in another module of the run passing, in a nondiff slot, a callable that
@@ -116,6 +144,16 @@ def outer(c):
         for call in external_calls(self.model, d.name, d.anchor):
             for position, name in d.nondiff_names():
                 arg = call.arg(position, name)
+                if arg is not None and arg.tag == "callable" and arg.capture_may and not arg.capture_traced:
+                    built = f" ({arg.why})" if arg.why else ""
+                    self.report(d.anchor, f"the callable `{arg.quoted}`{built} passed as nondiff `{name}` of "
+                                          f"`{d.name}` at {call.where} captures {arg.capture_may}: if a caller "
+                                          f"differentiates with respect to that object's arrays (as when fitting "
+                                          f"its parameters), JAX may raise {_may_raise(d.kind)}, or the gradient "
+                                          f"may go around the custom rule. Pass the object's arrays as differentiable "
+                                          f"arguments, or `jax.closure_convert` the callable and pass the constants "
+                                          f"as arguments", severity=Severity.WARNING)
+                    return
                 if arg is None or arg.tag != "callable" or not arg.capture_traced:
                     continue
                 built = f" ({arg.why})" if arg.why else ""
@@ -146,6 +184,18 @@ def outer(c):
                 return
         if not untraced or enclosing is None or kind.node is None:
             return
+        values = self.model.facts.values()
+        for cname, ckind in kind.captures:
+            fields = values.array_fields(ckind.node) if cname == "self" and ckind.tag == "module" and \
+                ckind.node is not None else []
+            if fields:
+                self.report(arg, f"the callable {what} passed as nondiff `{name}` of `{owner}` captures `self`, whose "
+                                 f"field `{fields[0][0]}` is annotated `{fields[0][1]}`: if a caller differentiates "
+                                 f"with respect to the object's arrays, JAX may raise {_may_raise(kind_of)}, or the "
+                                 f"gradient may go around the custom rule. Pass the object's arrays as "
+                                 f"differentiable arguments, or `jax.closure_convert` the callable and pass the "
+                                 f"constants as arguments")
+                return
         scope = self.model.index.scopes.get(enclosing)
         for cname, ckind in kind.captures:
             bindings = scope.bindings.get(cname, []) if scope is not None else []
@@ -203,3 +253,17 @@ def outer(c):
                     if all(b.kind not in ("def", "class", "import") for b in bindings):
                         names.append(node.id)
         return names
+
+
+def _callable_class(node: Optional[ast.AST]) -> bool:
+    return isinstance(node, ast.ClassDef) and any(
+        isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name == "__call__" for b in node.body)
+
+
+def _may_raise(kind_of: str) -> str:
+    """What JAX 0.10.2 raises when a closed-over value is differentiated (no custom_jvp variant of
+    CustomVJPException exists: jax-facts §9)."""
+    if kind_of == "jvp":
+        return "UnexpectedTracerError ('Encountered an unexpected tracer')"
+    return ("UnexpectedTracerError, or CustomVJPException ('Detected differentiation of a custom_vjp function with "
+            "respect to a closed-over value')")

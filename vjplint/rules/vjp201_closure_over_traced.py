@@ -15,6 +15,7 @@ from vjplint.jaxapi import ARRAY_NAMESPACES, STATIC_ATTRIBUTES
 from vjplint.model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, child_nodes
+from vjplint.values import STATIC_TAGS
 
 REVERSE_MODE = frozenset({"jax.grad", "jax.value_and_grad", "jax.vjp", "jax.jacrev"})
 # Values that carry no derivative or no tracer: closing over them is fine.
@@ -53,6 +54,14 @@ class ClosureOverTraced(Rule):
     called from traced code with a traced argument (in this module, or in another module of the
     run: a factory `make(rate)` that a module importing it calls from a differentiated function),
     the value is annotated or computed as an array, or it is used as array data.
+
+    As a warning that says "may": a parameter of the enclosing function (or a value unpacked or
+    computed from one) that nothing here shows traced, when the primal reads it and the bwd/jvp
+    rule computes with it as array data, and nothing marks it static (a static annotation,
+    default or use; callers that pass only Python numbers; a PRNG key, which is never
+    differentiated). Whether it fails depends on whether a caller differentiates with respect to
+    it, which this module does not show. A value only the primal reads (an offset, batched data)
+    is not reported this way.
 
     ## Why is this bad?
     JAX only knows how to differentiate a custom function with respect to its explicit
@@ -218,9 +227,12 @@ def make_power(n: int):
         usage = [e for fn in functions for e in usage_evidence(self.model, fn, capture.name)]
         if any(e.kind == "callable" and e.weight >= 3 for e in usage):
             return
+        # A PRNG key is never differentiated: only a transformation around the enclosing function
+        # (its tracers breaking `grad(jit)`) makes closing over one a problem, not its use as a key.
+        usage = [e for e in usage if not e.key]
         for root in roots:
             verdict = Verdict(0, root.param)
-            verdict.evidence.extend(self._root_evidence(root))
+            verdict.evidence.extend(e for e in self._root_evidence(root) if not e.key)
             verdict.evidence.extend(usage)
             if root.computed_with:
                 verdict.evidence.append(Evidence("array", 2, f"is computed with `{root.computed_with}`"))
@@ -229,6 +241,118 @@ def make_power(n: int):
             self.report(capture.first, self._message(d, capture, root, verdict),
                         fix=self._explicit_argument_fix(d, capture, root, scope))
             return
+        self._maybe(d, capture, roots, usage)
+
+    # -- a "may": a parameter of an enclosing function nothing shows traced, used as array data --
+    def _maybe(self, d: CustomDerivative, capture: Capture, roots: List[Root], usage: List[Evidence]) -> None:
+        """JAX raises only if the enclosing function is differentiated with respect to the value,
+        which this module does not show. Warn when the primal reads the value (else only
+        `grad(jit)` can fail, which needs a known trace) and the derivative rule computes with it
+        as array data (the author treats it as a parameter of the maths; a value only the primal
+        reads, such as an offset or batched data, is rarely differentiated: jax-ml/jax#5440), and
+        nothing marks it static: no static annotation, default or use (a static-sounding name
+        alone does not outweigh that use), no caller passing only Python values, not a PRNG key,
+        not `self`."""
+        if capture.name == "self" or d.name not in capture.readers or any(e.kind != "array" for e in usage):
+            return
+        use = self._derivative_use(d, capture.name)
+        if use is None:
+            return
+        for root in roots:
+            fn = root.function
+            if _is_self(root) or self.model.traced.get(fn) is not None or isinstance(fn, ast.Lambda):
+                continue
+            evidence = self._root_evidence(root)
+            if any(e.kind != "array" and not (e.from_name and e.weight <= 1) for e in evidence) or \
+                    self._only_python_values_passed(fn, root.param):
+                continue
+            self.report(capture.first, self._maybe_message(d, capture, root, use), severity=Severity.WARNING)
+            return
+
+    def _derivative_use(self, d: CustomDerivative, name: str) -> Optional[Tuple[str, str]]:
+        """(rule, quoted use): the first read of `name` in a bwd or jvp rule as array data
+        (arithmetic, a comparison, an argument of a jnp/lax call); None when any read in the
+        primal or a rule makes it a PRNG key or a callable."""
+        index = self.model.index
+        functions: List[Tuple[str, str, FunctionNode]] = [("primal", d.name, d.primal)] if d.primal is not None else []
+        functions += [(role, r.name or role, r.node) for role, r in self.model.facts.rules_of(d) if r.node is not None]
+        found: Optional[Tuple[str, str]] = None
+        for role, label, fn in functions:
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+                    continue
+                found_scope = index.resolve(name, index.scope_of(node))
+                if found_scope is None or not found_scope[0].is_function or index.inside(found_scope[0].node, fn):
+                    continue  # a local of the rule (`x, cos_y = res`), not the closed-over value
+                parent = index.parent(node)
+                call = parent if isinstance(parent, ast.Call) else None
+                qual = (index.qualname(call.func) or "") if call is not None else ""
+                if call is not None and (call.func is node or qual.startswith("jax.random.")):
+                    return None  # called, or a key: not array data that could be differentiated
+                if found is not None or role not in ("bwd", "jvp"):
+                    continue
+                if isinstance(parent, ast.BinOp) and not (isinstance(parent.op, ast.Pow) and parent.right is node) \
+                        or isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub) \
+                        or isinstance(parent, ast.Compare) and not isinstance(index.parent(parent), (ast.If, ast.IfExp,
+                                                                                                     ast.While, ast.Assert)):
+                    shown = index.parent(parent) if isinstance(parent, ast.UnaryOp) else parent
+                    found = (label, self.model.quote(shown if isinstance(shown, ast.BinOp) else parent, 50))
+                elif call is not None and node in call.args and qual.startswith(ARRAY_NAMESPACES) \
+                        and qual not in CLEAN_CALLS:
+                    found = (label, self.model.quote(call, 50))
+        return found
+
+    def _only_python_values_passed(self, fn: FunctionNode, param: str) -> bool:
+        """Whether `fn` has callers (here or in other modules of the run) and every one passes a
+        literal or a module constant in `param`'s place: those callers cannot differentiate it."""
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        sig = Signature.of(fn)
+        if param not in sig.positional:
+            return False
+        position = sig.positional.index(param)
+        passed: List[bool] = []
+        for call in external_calls(self.model, fn.name, fn):
+            arg = call.arg(position, param)
+            if arg is not None:
+                passed.append(not arg.traced and arg.tag in STATIC_TAGS)
+        for call in self.model.facts.name_calls():
+            if isinstance(call.func, ast.Name) and self._resolves_to(call.func, fn):
+                arg = argument_at(call, position, param)
+                if arg is not None:
+                    passed.append(self._python_value(arg))
+        return bool(passed) and all(passed)
+
+    def _python_value(self, arg: ast.expr) -> bool:
+        if isinstance(arg, ast.Constant):
+            return isinstance(arg.value, (int, float, complex, str, bool))
+        if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, (ast.USub, ast.UAdd)):
+            return self._python_value(arg.operand)
+        if isinstance(arg, ast.Name):
+            found = self.model.index.resolve(arg.id, self.model.index.scope_of(arg))
+            if found is None or found[0].is_function:
+                return False
+            values = [_assigned_value(b) for b in found[1]]
+            return bool(values) and all(v is not None and self._python_value(v) for v in values)
+        return False
+
+    def _maybe_message(self, d: CustomDerivative, capture: Capture, root: Root, use: Tuple[str, str]) -> str:
+        kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
+        outer = getattr(root.function, "name", "<lambda>")
+        reader, quoted = use
+        if root.param == capture.name:
+            what = f"`{capture.name}`, a parameter of `{outer}`,"
+        else:
+            via = f" ({root.chain[-1]})" if root.chain else ""
+            what = f"`{capture.name}`, computed from `{outer}`'s parameter `{root.param}`{via},"
+        fails = ("UnexpectedTracerError, or CustomVJPException 'Detected differentiation of a custom_vjp function "
+                 "with respect to a closed-over value'") if d.kind == "vjp" else "UnexpectedTracerError"
+        rule = "its cotangent (or None) from bwd" if d.kind == "vjp" else "its tangent from the jvp rule"
+        return (f"{kind} `{d.name}` is defined inside `{outer}` and closes over {what} read by `{d.name}` and "
+                f"used as array data by its rule `{reader}` (`{quoted}`). Nothing here shows `{outer}` traced, but "
+                f"if it is differentiated with respect to `{root.param}`, JAX may raise ({fails}). If `{root.param}` can be an array being "
+                f"differentiated, pass `{capture.name}` as an explicit argument of `{d.name}` (returning {rule}), "
+                f"or hoist it with `jax.closure_convert`")
 
     def _explicit_argument_fix(self, d: CustomDerivative, capture: Capture, root: Root, scope: Scope) -> Optional[Fix]:
         """Pass the value as `d`'s new leading argument (vjplint.fixes.closure_plan), when the
