@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from vjplint.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position
-from vjplint.fixes.edits import apply_edits, apply_spans, conflicts, diff_edits, line_starts, spans
+from vjplint.fixes.edits import Taken, apply_edits, apply_spans, diff_edits, line_starts, spans
 from vjplint.positions import lines_with_endings, source_lines
 from vjplint.source import SourceError, parse
 
@@ -39,7 +39,7 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan],
     with, per rewritten derivative (name, line), the row ranges of the code it rewrites, and the
     `ast` module of `text`."""
     from vjplint.collect import Recognizer, collect
-    from vjplint.fixes.residual_plan import Refusal, find_derivative, plan, spans_overlap
+    from vjplint.fixes.residual_plan import Refusal, plan, spans_overlap
     from vjplint.fixes.residual_plus_none import fix_text
 
     module = parse(text)
@@ -54,8 +54,11 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan],
     for fp in fix_plans:
         merged.setdefault((fp.target, fp.line), set()).update(fp.positions)
     plans, rows = [], {}
+    derivatives: Dict[Tuple[str, int], Any] = {}
+    for d in model.derivatives:  # find_derivative's answer for each, in one pass
+        derivatives.setdefault((d.name, d.anchor.lineno), d)  # type: ignore[attr-defined]
     for (name, line), moved in merged.items():
-        d = find_derivative(model, name, line)
+        d = derivatives.get((name, line))
         if d is None:
             continue
         try:
@@ -110,13 +113,13 @@ def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[[str,
     inserted beside unrelated code): then the whole module is rewritten."""
     import ast
 
-    touched = [(start[0], end[0]) for p in plans for start, end in p.spans]
+    touched = {row for p in plans for start, end in p.spans for row in range(start[0], end[0] + 1)}
     statements = [(s, min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]),
                    s.end_lineno or s.lineno) for s in module.body]
     kept_rows: Set[int] = set()
     blanked = []
     for statement, first, last in statements:
-        if isinstance(statement, (ast.Import, ast.ImportFrom)) or any(a <= last and first <= b for a, b in touched):
+        if isinstance(statement, (ast.Import, ast.ImportFrom)) or any(r in touched for r in range(first, last + 1)):
             kept_rows.update(range(first, last + 1))
         else:
             blanked.append((first, last))
@@ -168,19 +171,25 @@ def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> 
         return {}
     owners = list(rows)
     shares: Dict[Tuple[str, int], List[Edit]] = {key: [] for key in owners}
+    owner_of_row: Dict[int, List[Tuple[str, int]]] = {}
+    for key in owners:
+        for row in sorted({r for a, b in rows[key] for r in range(a, b + 1)}):
+            owner_of_row.setdefault(row, []).append(key)
     for edit in every:
         first, last = edit.location.row, edit.end_location.row
-        touched = [key for key in owners if any(a <= last and first <= b for a, b in rows[key])]
+        touched = list(dict.fromkeys(key for row in range(first, last + 1) for key in owner_of_row.get(row, ())))
         if len(touched) > 1:
             return {}  # one edit spans two derivatives' code: no clean split, each is computed alone
         if touched:
             shares[touched[0]].append(edit)
     out: Dict[FixPlan, Tuple[Edit, ...]] = {}
+    by_key: Dict[Tuple[str, int], List[FixPlan]] = {}
+    for fp in fix_plans:
+        by_key.setdefault((fp.target, fp.line), []).append(fp)
     for key, edits in shares.items():
         if edits and layout.parses_after(edits):
-            for fp in fix_plans:
-                if (fp.target, fp.line) == key:
-                    out[fp] = tuple(edits)
+            for fp in by_key.get(key, ()):
+                out[fp] = tuple(edits)
     return out
 
 
@@ -232,11 +241,14 @@ def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
     groups.extend((d.fix.edits, [d]) for d in singles)  # type: ignore[union-attr]
     starts = line_starts(text)
     accepted: List[Tuple[int, int, str]] = []
+    taken = Taken()
     accepted_groups: List[Tuple[List[Tuple[int, int, str]], List[Diagnostic]]] = []
     for edits, ds in groups:
         group = spans(text, starts, edits)
-        if any(conflicts(s, accepted) for s in group):
+        if any(taken.conflicts(s) for s in group):
             continue
+        for s in group:
+            taken.add(s)
         accepted.extend(group)
         accepted_groups.append((group, ds))
     if not accepted_groups:
