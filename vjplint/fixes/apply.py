@@ -103,12 +103,15 @@ class _Layout:
         return _parses(apply_edits(piece, moved))
 
 
-def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[[str, Sequence], str]) -> str:
+def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[..., str]) -> str:
     """`rewrite(text, plans)` run by libcst over only the top-level statements the plans touch
     (libcst parses and visits about ten times slower than `ast`: a whole-module pass per fix made
     `--fix` and JSON output many times slower than linting). Every other statement becomes one
-    string, a unique line per row, so rows and columns are unchanged; a statement that names an
-    import the cleanup may drop (`partial`, `functools`) stays, so its uses are counted. The
+    string, a unique line per row, so rows and columns are unchanged. A statement that uses a
+    name whose import the cleanup may drop (`partial`, `functools`) is blanked too when `ast` sees
+    the use (a Name node: libcst counts it as well), and the rewrite is told that the name is used
+    elsewhere; a statement that only mentions the word (a string, an attribute) stays, so that
+    libcst counts it as before. The
     result is the whole-module rewrite's unless an edit touches a blanked line (something was
     inserted beside unrelated code): then the whole module is rewritten."""
     import ast
@@ -118,21 +121,38 @@ def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[[str,
                    s.end_lineno or s.lineno) for s in module.body]
     kept_rows: Set[int] = set()
     blanked = []
-    for statement, first, last in statements:
+    for number, (statement, first, last) in enumerate(statements):
         if isinstance(statement, (ast.Import, ast.ImportFrom)) or any(r in touched for r in range(first, last + 1)):
             kept_rows.update(range(first, last + 1))
         else:
-            blanked.append((first, last))
-    blanked = [(a, b) for a, b in blanked if not any(r in kept_rows for r in range(a, b + 1))]
+            blanked.append((first, last, statement, number))
+    blanked = [(a, b, s, n) for a, b, s, n in blanked if not any(r in kept_rows for r in range(a, b + 1))]
     if not blanked:
         return rewrite(text, plans)
     lines = lines_with_endings(text)
-    cleanup = sorted(frozenset().union(*(p.cleanup_names for p in plans)))
-    if cleanup:  # a statement that may use an import the rewrite could drop stays, to be counted
-        uses = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, cleanup)))
-        blanked = [(a, b) for a, b in blanked if not any(uses.search(lines[r - 1]) for r in range(a, b + 1))]
+    cleanup = frozenset().union(*(p.cleanup_names for p in plans))
+    used_elsewhere: Set[str] = set()
+    if cleanup:  # a statement that may use an import the rewrite could drop
+        uses = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(cleanup))))
+        still = []
+        for a, b, statement, number in blanked:
+            if any(uses.search(lines[r - 1]) for r in range(a, b + 1)):
+                seen = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id in cleanup}
+                if not seen:
+                    continue  # the word without a Name `ast` sees: libcst counts it, as before
+                used_elsewhere |= seen
+            still.append((a, b, statement, number))
+        blanked = still
+    # Consecutive blanked statements (nothing kept between them) become one string, with the
+    # blank lines and comments between them: libcst then parses tens of nodes, not thousands.
+    runs: List[List[int]] = []
+    for first, last, _, number in blanked:
+        if runs and runs[-1][2] == number - 1:
+            runs[-1][1:] = [last, number]
+        else:
+            runs.append([first, last, number])
     placeholder_rows: Set[int] = set()
-    for first, last in blanked:
+    for first, last, _ in runs:
         for row in range(first, last + 1):
             line = lines[row - 1]
             ending = line[len(line.rstrip("\r\n")):] or "\n"
@@ -142,7 +162,7 @@ def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[[str,
             placeholder_rows.add(row)
     reduced = "".join(lines)
     try:
-        new_reduced = rewrite(reduced, plans)
+        new_reduced = rewrite(reduced, plans, frozenset(used_elsewhere))
     except LookupError:
         return rewrite(text, plans)
     edits = diff_edits(reduced, new_reduced)
