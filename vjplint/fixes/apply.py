@@ -83,19 +83,39 @@ class _Layout:
         self.lasts = [s.end_lineno or s.lineno for s in module.body]
 
     def parses_after(self, edits: Sequence[Edit]) -> bool:
-        """Whether the text still parses with `edits` applied, parsing only the rows from the first
-        to the last top-level statement beside the edits (a whole-file parse per fix was
-        quadratic); the other statements are untouched and parsed before."""
+        """Whether the text still parses with `edits` applied, parsing only the top-level
+        statements beside the edits (a whole-file parse per fix was quadratic): edits whose
+        statements are apart are checked apart, as the untouched statements between them parsed
+        before and do not change."""
+        ranges = sorted(((self._rows(e.location.row - 1, e.end_location.row + 1), e) for e in edits),
+                        key=lambda pair: pair[0])
+        group: List[Edit] = []
+        low = high = 0
+        for (first, last), edit in ranges:
+            if group and first > high:
+                if not self._piece_parses(low, high, group):
+                    return False
+                group = []
+            if not group:
+                low, high = first, last
+            group.append(edit)
+            high = max(high, last)
+        return not group or self._piece_parses(low, high, group)
+
+    def _rows(self, low: int, high: int) -> Tuple[int, int]:
+        """`low`..`high` widened to whole top-level statements."""
         import bisect
 
-        low = max(1, min(e.location.row for e in edits) - 1)
-        high = max(e.end_location.row for e in edits) + 1
+        low = max(1, low)
         i = bisect.bisect_right(self.firsts, low) - 1  # the statement holding `low`, if any
         if i >= 0 and self.lasts[i] >= low:
             low = self.firsts[i]
         j = bisect.bisect_right(self.firsts, high) - 1
         if j >= 0 and self.lasts[j] >= high:
             high = self.lasts[j]
+        return low, high
+
+    def _piece_parses(self, low: int, high: int, edits: Sequence[Edit]) -> bool:
         shift = low - 1
         piece = "".join(self.lines[shift:high])
         moved = [Edit(e.content, Position(e.location.row - shift, e.location.column),
