@@ -695,7 +695,7 @@ def test_rewriting_only_the_touched_statements_gives_the_whole_module_rewrite(mo
     from vjplint.engine import lint_source
     from vjplint.fixes import apply
 
-    whole = lambda text, module, plans, rewrite: rewrite(text, plans)  # noqa: E731
+    whole = lambda text, module, plans, rewrite, found=None: rewrite(text, plans)  # noqa: E731
     compared = 0
     for path in sorted((ROOT / "fixtures").rglob("*.py")):
         text = path.read_text(encoding="utf-8")
@@ -714,6 +714,11 @@ def test_rewriting_only_the_touched_statements_gives_the_whole_module_rewrite(mo
             except Exception as exc:
                 reference = type(exc).__name__
         assert focused == reference, path
+        if not focused.endswith("Error"):  # the edits --fix applies without diffing again make the same text
+            from vjplint.fixes.edits import apply_edits
+
+            new_text, _, known = apply._residual_transform(text, plans, Config())
+            assert known is None or apply_edits(text, known) == new_text == focused, path
         compared += 1
     assert compared > 20
 
@@ -743,7 +748,7 @@ def test_blanked_uses_of_a_dropped_import_give_the_whole_module_rewrite(monkeypa
     assert plans
     focused = apply._residual_rewrite(text, plans, Config())[0]
     with monkeypatch.context() as patched:
-        patched.setattr(apply, "_rewrite_regions", lambda text, module, plans, rewrite: rewrite(text, plans))
+        patched.setattr(apply, "_rewrite_regions", lambda text, module, plans, rewrite, found=None: rewrite(text, plans))
         reference = apply._residual_rewrite(text, plans, Config())[0]
     assert focused == reference
     assert focused != text and "@jax.custom_vjp" in focused

@@ -24,20 +24,23 @@ from vjplint.source import SourceError, parse
 MAX_PASSES = 10
 RESIDUAL = "residual-plus-None"
 
-# A module transform: (text, plans, config) -> (new text, the plans it applied).
-Transform = Callable[[str, Sequence[FixPlan], Config], Tuple[str, List[FixPlan]]]
+# A module transform: (text, plans, config) -> (new text, the plans it applied, and the edits
+# that turn text into new text when the transform knows them, else None: the caller diffs).
+Transform = Callable[[str, Sequence[FixPlan], Config], Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]]
 
 
-def _residual_transform(text: str, fix_plans: Sequence[FixPlan], config: Config) -> Tuple[str, List[FixPlan]]:
-    new_text, rows, _ = _residual_rewrite(text, fix_plans, config)
-    return new_text, [fp for fp in fix_plans if (fp.target, fp.line) in rows]
+def _residual_transform(text: str, fix_plans: Sequence[FixPlan],
+                        config: Config) -> Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]:
+    found: List[Edit] = []
+    new_text, rows, _ = _residual_rewrite(text, fix_plans, config, found)
+    return new_text, [fp for fp in fix_plans if (fp.target, fp.line) in rows], tuple(found) if found else None
 
 
-def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan],
-                      config: Config) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
+def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, found: Optional[List[Edit]] = None
+                      ) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
     """The residual-plus-None rewrite of every derivative `fix_plans` name, in one libcst pass;
     with, per rewritten derivative (name, line), the row ranges of the code it rewrites, and the
-    `ast` module of `text`."""
+    `ast` module of `text`. `found` receives the edits, when the focused rewrite made them."""
     from vjplint.collect import Recognizer, collect
     from vjplint.fixes.residual_plan import Refusal, plan, spans_overlap
     from vjplint.fixes.residual_plus_none import fix_text
@@ -71,7 +74,7 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan],
         rows[(name, line)] = tuple((start[0], end[0]) for start, end in p.spans)
     if not plans:
         return text, {}, module
-    return _rewrite_regions(text, module, plans, fix_text), rows, module
+    return _rewrite_regions(text, module, plans, fix_text, found), rows, module
 
 
 class _Layout:
@@ -123,7 +126,8 @@ class _Layout:
         return _parses(apply_edits(piece, moved))
 
 
-def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[..., str]) -> str:
+def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[..., str],
+                     found: Optional[List[Edit]] = None) -> str:
     """`rewrite(text, plans)` run by libcst over only the top-level statements the plans touch
     (libcst parses and visits about ten times slower than `ast`: a whole-module pass per fix made
     `--fix` and JSON output many times slower than linting). Every other statement becomes one
@@ -192,6 +196,8 @@ def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[..., 
             last -= 1  # the edit ends at the start of a line: that line is untouched
         if any(r in placeholder_rows for r in range(first, last + 1)):
             return rewrite(text, plans)
+    if found is not None:  # the edits of the result: --fix need not diff a large file again
+        found.extend(edits)
     return apply_edits(text, edits)
 
 
@@ -268,7 +274,7 @@ def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
     for name, ds in by_transform.items():
         fix_plans = list(dict.fromkeys(d.fix.plan for d in ds))  # type: ignore[union-attr]
         try:
-            new_text, applied = TRANSFORMS[name](text, fix_plans, config)  # type: ignore[arg-type]
+            new_text, applied, known = TRANSFORMS[name](text, fix_plans, config)  # type: ignore[arg-type]
         except Exception as exc:  # a failing transform loses its fixes, never the file
             if errors is not None:
                 errors.append(f"the {name} fix failed: {type(exc).__name__}: {exc}")
@@ -276,7 +282,7 @@ def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
         applied_set = set(applied)
         fixed = [d for d in ds if d.fix.plan in applied_set]  # type: ignore[union-attr]
         if fixed and new_text != text:
-            groups.append((diff_edits(text, new_text), fixed))
+            groups.append((known or diff_edits(text, new_text), fixed))
     singles = sorted((d for d in chosen if d.fix.resolved), key=Diagnostic.sort_key)  # type: ignore[union-attr]
     groups.extend((d.fix.edits, [d]) for d in singles)  # type: ignore[union-attr]
     starts = line_starts(text)
@@ -431,7 +437,7 @@ def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, L
             text = "\n".join(lines) + "\n"
             edits: Tuple[Edit, ...] = ()
             try:
-                new_text, applied = TRANSFORMS[fix.plan.transform](text, [fix.plan], config)
+                new_text, applied, _ = TRANSFORMS[fix.plan.transform](text, [fix.plan], config)
                 if applied and _parses(new_text):
                     edits = diff_edits(text, new_text)
             except Exception:
