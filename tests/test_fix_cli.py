@@ -252,7 +252,7 @@ def test_one_rewrite_per_file_splits_into_the_same_edits_as_one_rewrite_per_deri
     shares = fix_apply._edits_per_plan(text, plans, Config())
     assert set(shares) == set(plans)
     for fp in plans:
-        alone, applied = fix_apply._residual_transform(text, [fp], Config())
+        alone, applied, _ = fix_apply._residual_transform(text, [fp], Config())
         assert applied == [fp] and apply_edits(text, shares[fp]) == alone
     # Together they do what one rewrite of all does, except removing the import that only all of
     # them together leave unused (no single fix may remove what the others still use).
