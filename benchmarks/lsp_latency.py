@@ -7,9 +7,14 @@ round, an inserted comment line at the top timed until the diagnostics of that v
 with 10 fixable custom_vjps: `codeAction` (and `codeAction/resolve`, for a client that resolves)
 until the edit is there, after an edit so that nothing is cached. With --ruff, `ruff server`
 runs the same files the same way (its quick fix: F401 on an unused import); with --baseline
-DIR, the vjplint of another checkout too, for before/after figures from one run.
+DIR, the vjplint of another checkout too, for before/after figures from one run. With
+--callers N, N other modules of the workspace call the module's custom_vjps with traced values
+(what the server's project index summarises and passes to the module's lint, VJP104 included).
+With --interleave, the servers (this checkout, --baseline, ruff) run side by side on the same
+workspace and each round edits them in turn, so that a busy machine slows them alike: the
+before/after ratio of one run.
 
-    python benchmarks/lsp_latency.py [--lines 2000,10000] [--rounds 10] [--ruff] [--baseline /work/main]
+    python benchmarks/lsp_latency.py [--lines 2000,10000] [--rounds 10] [--ruff] [--baseline DIR] [--callers N]
 """
 
 from __future__ import annotations
@@ -102,6 +107,27 @@ def schedule_{i}(step, warmup=100):
 
 '''
 HEADER = "from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+
+
+CALLER = '''\
+import jax
+import jax.numpy as jnp
+
+from module import apply_{i}, clip_{i}
+
+
+@jax.jit
+def step_{i}(x, lo):
+    return clip_{i}(lo, 1.0, x) + apply_{i}(jnp.tanh, x)
+'''
+
+
+def write_callers(workdir: Path, count: int) -> None:
+    """`caller_K.py` for K < count, each passing a traced `lo` to `module.clip_K`'s nondiff slot."""
+    for old in workdir.glob("caller_*.py"):
+        old.unlink()
+    for i in range(count):
+        (workdir / f"caller_{i}.py").write_text(CALLER.format(i=i), encoding="utf-8")
 
 
 def make_module(lines: int, vjp_every: int = 1) -> str:
@@ -226,6 +252,37 @@ async def measure(command: List[str], text: str, rounds: int, workdir: Path, nam
             "samples_ms": [round(t, 1) for t in times]}
 
 
+async def measure_interleaved(servers: List[Tuple[str, List[str], Optional[Dict[str, str]]]], text: str,
+                              rounds: int, workdir: Path, settle_s: float = 8.0) -> Dict[str, Any]:
+    """All servers open the module, are left `settle_s` (their project index built), then each
+    round edits each in turn, timed until that version's diagnostics arrive."""
+    path = workdir / "module.py"
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    clients = {}
+    for name, command, env in servers:
+        client, _ = await start_server(command, workdir, env)
+        client.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                              "text": text}})
+        await client.published(1)
+        clients[name] = client
+    await asyncio.sleep(settle_s)
+    times: Dict[str, List[float]] = {name: [] for name in clients}
+    for version in range(2, rounds + 2):
+        for name, client in clients.items():
+            await asyncio.sleep(0.2)
+            start = time.perf_counter()
+            client.send("textDocument/didChange", change(uri, version))
+            times[name].append((await client.published(version) - start) * 1000)
+    out: Dict[str, Any] = {}
+    for name, client in clients.items():
+        found = client.published_items[rounds + 1]
+        out[name] = {"change_to_diagnostics_ms_median": round(statistics.median(times[name]), 1),
+                     "diagnostics": len(found), "codes": sorted({str(d.get("code")) for d in found})}
+        await stop_server(client)
+    return out
+
+
 async def measure_quick_fix(command: List[str], text: str, rounds: int, workdir: Path, resolve: bool,
                             code: str, env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """After each edit, on another derivative each round (a fix once computed is kept with its
@@ -304,8 +361,13 @@ def main() -> int:
     parser.add_argument("--ruff", action="store_true", help="also time `ruff server` on the same files")
     parser.add_argument("--baseline", default=None,
                         help="also time the vjplint of this checkout (e.g. a main worktree), same run")
+    parser.add_argument("--interleave", action="store_true",
+                        help="run the servers side by side, edits alternating (a paired before/after ratio)")
+    parser.add_argument("--callers", type=int, default=0,
+                        help="other modules of the workspace calling the module's custom_vjps (default 0)")
     args = parser.parse_args()
-    report: Dict[str, Any] = {"rounds": args.rounds, "debounce_ms": args.debounce_ms, "sizes": []}
+    report: Dict[str, Any] = {"rounds": args.rounds, "debounce_ms": args.debounce_ms, "callers": args.callers,
+                              "sizes": []}
     here = str(ROOT)
     servers = [("vjplint", [sys.executable, "-m", "vjplint", "server", "--debounce-ms", str(args.debounce_ms)],
                 server_env(here))]
@@ -318,11 +380,19 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "pyproject.toml").write_text("[tool.vjplint]\n", encoding="utf-8")
+        write_callers(work, args.callers)
         for lines in [int(n) for n in args.lines.split(",") if n]:
             text = make_module(lines, args.vjp_every)
             size: Dict[str, Any] = {"lines": len(text.splitlines()), "custom_vjps": text.count("@partial(jax.custom_vjp"),
                                     "engine_lint_ms_median": round(engine_ms(text, 3), 1)}
-            for name, command, env in servers:
+            if args.interleave:
+                size.update(asyncio.run(measure_interleaved(servers, text, args.rounds, work)))
+                print(f"  {size['lines']} lines: {size}", file=sys.stderr)
+                if args.baseline:
+                    size["change_ratio_to_baseline"] = round(
+                        size["vjplint"]["change_to_diagnostics_ms_median"]
+                        / max(size["baseline"]["change_to_diagnostics_ms_median"], 0.1), 2)
+            for name, command, env in ([] if args.interleave else servers):
                 size[name] = asyncio.run(measure(command, text, args.rounds, work, env=env))
                 print(f"  {name}: {size['lines']} lines: {size[name]}", file=sys.stderr)
             if ruff:

@@ -3,9 +3,9 @@ tests/data/crossmodule/shop, linted as a run, reports hazards whose evidence is 
 (a jitted caller passing a traced index, a kernel factory closing over a traced width, a factory
 parameter differentiated by the caller, a custom_vjp never registered and called elsewhere), with
 the caller's file and line in the message; its look-alikes (shop/calm_*) stay silent; a module
-linted alone behaves as before (the LSP server, `lint_source` without a project); the per-file
-cache follows a change in a caller. The eval cases eval/cases/*/*_xmod.py run the same constructs
-on JAX."""
+linted alone behaves as before (`lint_source` without a project); the per-file cache follows a
+change in a caller, and so does the Language Server's per-file index. The eval cases
+eval/cases/*/*_xmod.py run the same constructs on JAX."""
 
 from __future__ import annotations
 
@@ -126,17 +126,45 @@ def test_lint_source_without_a_project_knows_no_other_module():
 
 
 @pytest.mark.unit
-def test_the_language_server_index_keeps_single_file_value_inference():
+def test_the_servers_per_file_index_equals_the_runs_and_follows_each_edit(tmp_path):
+    """The Language Server's wrapper index leaves the values to its own index (per file, fed the
+    buffers: vjplint.server.project_index), which equals the run's after every update and says
+    which modules' facts changed."""
     from vjplint.config import Config
     from vjplint.project import build_index
+    from vjplint.server.indexing import _python_files
+    from vjplint.server.project_index import FolderFacts
 
-    files = sorted((DATA / "shop").glob("*.py"))
-    run = build_index(files, Config(), use_cache=False)
+    root = tmp_path / "proj"
+    shutil.copytree(DATA / "shop", root / "shop")
+    files = sorted((root / "shop").glob("*.py"))
+    run = build_index(files, Config(), use_cache=False, base=str(root), cross_module=True)
     assert sorted(run.external) == ["shop.calm_ops", "shop.ops"]
     assert [row[:3] for row in run.external["shop.ops"] if row[0] == "register"] == [
         ("register", "external_sin", "defvjp")]
-    served = build_index(files, Config(), use_cache=False, base=str(DATA))  # what the server builds
+    served = build_index(files, Config(), use_cache=False, base=str(root))  # the server's wrapper index
     assert served.external == {}
+    buffers = {}
+    facts = FolderFacts(_python_files(served, files, str(root)), lambda path: buffers.get(path))
+    facts.build()
+    assert facts.external == run.external
+
+    def rerun():
+        for path, text in buffers.items():
+            Path(path).write_text(text, encoding="utf-8")
+        return build_index(files, Config(), use_cache=False, base=str(root), cross_module=True).external
+
+    train = str(root / "shop" / "train.py")
+    text = (root / "shop" / "train.py").read_text(encoding="utf-8")
+    assert facts.update(train, text + "\n# a comment below everything\n") == set()  # nothing another module sees
+    buffers[train] = text.replace("@jax.jit\ndef picked_energy", "def picked_energy")
+    assert facts.update(train, buffers[train]) == {"shop.ops"}
+    assert facts.external == rerun()
+    setup = str(root / "shop" / "setup_rules.py")
+    buffers[setup] = "\n"  # the only registration of external_sin is gone
+    assert facts.update(setup, buffers[setup]) == {"shop.ops"}
+    assert facts.external == rerun()
+    assert not [row for row in facts.external["shop.ops"] if row[0] == "register"]
 
 
 CONFIRM = '''
@@ -221,3 +249,113 @@ def test_a_value_imported_from_another_module_keeps_its_kind_and_chain(tmp_path)
                       "pkg/use.py:6: `SCALE` (`SCALE` is imported from `pkg.consts`, where `SCALE` = `2.0` at "
                       "pkg/consts.py:4). If it can be traced, JAX raises UnexpectedTracerError; move it to the "
                       "residuals or annotate it as a static type")]
+
+
+@pytest.mark.unit
+def test_the_servers_index_shares_the_command_lines_per_file_cache(tmp_path):
+    import os
+    import time
+
+    from vjplint.config import Config
+    from vjplint.project import build_index
+    from vjplint.server.indexing import _python_files
+    from vjplint.server.project_index import FolderFacts
+
+    root = tmp_path / "proj"
+    shutil.copytree(DATA / "shop", root / "shop")
+    files = sorted((root / "shop").glob("*.py"))
+    for path in files:  # older than the racy-mtime window
+        os.utime(path, (time.time() - 60, time.time() - 60))
+    run = build_index(files, Config(), use_cache=False, base=str(root), cross_module=True)
+    python = _python_files(build_index(files, Config(), use_cache=False, base=str(root)), files, str(root))
+    anchor = Config(cache_dir=str(tmp_path / "cache"))
+
+    class Counting(FolderFacts):
+        reads = 0
+
+        def _read(self, key):
+            Counting.reads += 1
+            return super()._read(key)
+
+    first = Counting(python, cache=(anchor, str(root)))
+    first.build()
+    assert first.external == run.external and Counting.reads >= len(files)
+    Counting.reads = 0
+    second = Counting(python, cache=(anchor, str(root)))
+    second.build()
+    assert second.external == run.external
+    assert Counting.reads < len(files) // 2  # only rows that read another module's bindings are redone
+
+
+def _table_package(root: Path, table_body: str) -> None:
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "params.py").write_text("import jax.numpy as jnp\n\nGRID = jnp.linspace(0.0, 1.0, 5)\n\n\n"
+                                            f"def init_table():\n    {table_body}\n")
+    (root / "pkg" / "lib.py").write_text(
+        "from functools import partial\n\nimport jax\n\n\n"
+        "@partial(jax.custom_vjp, nondiff_argnums=(0,))\n"
+        "def warp(table, x):\n    return helper(table, x)\n\n\n"
+        "def helper(table, x):\n    return x * table[1]\n\n\n"
+        "warp.defvjp(lambda table, x: (warp(table, x), None), lambda table, _, g: (helper(table, g),))\n")
+    (root / "pkg" / "model.py").write_text(
+        "import jax\n\nfrom pkg.lib import warp\nfrom .params import init_table\n\n\n"
+        "@jax.jit\ndef forward(x):\n    t = init_table()\n    return warp(t, x)\n")
+
+
+@pytest.mark.cli
+def test_an_array_built_by_a_function_of_another_module_inside_jit_is_traced(tmp_path):
+    """`from .params import init_table`, then `t = init_table(); warp(t, x)` inside `jax.jit`: the
+    table is a new jax array built under the trace, so a tracer (confirmed on JAX: the eval case
+    nondiff-array/jax20889_imported_table_xmod)."""
+    _table_package(tmp_path, "return jnp.linspace(0.5, 2.5, 5)")
+    found = _check(tmp_path, "--no-cache", "pkg")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("pkg/lib.py", 6, 2, "VJP104"),
+                                                              ("pkg/lib.py", 7, 10, "VJP101")]
+    assert found[0][4] == (
+        "`warp` receives a traced value in its nondiff position 0 (`table`) from another module: at "
+        "pkg/model.py:10 `forward` passes `t` (`t` = `init_table()` at pkg/model.py:9; `init_table()` builds a new "
+        "jax array (`jnp.linspace(0.5, 2.5, 5)` at pkg/params.py:7) inside `forward`, which is traced by "
+        "`jax.jit`), so JAX raises UnexpectedTracerError there. Mark it static in that transformation, pass a "
+        "Python constant, or move `table` out of nondiff_argnums")
+    assert _check(tmp_path, "--no-cache", "pkg/lib.py") == []  # alone: nothing says what `table` holds
+
+
+@pytest.mark.cli
+def test_a_stored_array_returned_by_another_module_is_an_array_but_no_tracer(tmp_path):
+    """`init_table()` returning the module constant `GRID` gives the same concrete array at every
+    call, under jit too: an array in a nondiff slot (VJP101), never a traced one (no VJP104)."""
+    _table_package(tmp_path, "return GRID")
+    found = _check(tmp_path, "--no-cache", "pkg")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("pkg/lib.py", 7, 10, "VJP101")]
+    assert "pkg/model.py:10" in found[0][4]
+
+
+LIB_VJP = ("import jax\nimport jax.numpy as jnp\n\n\n@jax.custom_vjp\ndef soft_cos(x):\n    return jnp.cos(x)\n\n\n"
+           "def soft_cos_fwd(x):\n    return jnp.cos(x), jnp.sin(x)\n\n\n"
+           "def soft_cos_bwd(s, g):\n    return (-s * g,)\n\n\nsoft_cos.defvjp(soft_cos_fwd, soft_cos_bwd)\n")
+JVP_ON_VJP = ("pushes tangents through `soft_cos`, a custom_vjp function: JAX raises TypeError \"can't apply "
+              "forward-mode autodiff (jvp) to a custom_vjp function.\". Use reverse mode there (`jax.vjp`, "
+              "`jax.jacrev`), or give `soft_cos` a custom_jvp")
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize("use, expected", [
+    ("import jax\n\nfrom pkg import lib\n\n\ndef tangent(x, v):\n    y, lin = jax.linearize(lib.soft_cos, x)\n"
+     "    return lin(v)\n",
+     "at pkg/use.py:7, the linear function that `jax.linearize` returns (applied at line 8) " + JVP_ON_VJP),
+    ("import jax\n\nfrom pkg.lib import soft_cos\n\n\ndef tangent(x, v):\n    return jax.jvp(soft_cos, (x,), (v,))\n",
+     "at pkg/use.py:7, `jax.jvp` " + JVP_ON_VJP),
+    ("import jax\n\nfrom pkg import lib\n\n\ndef value(x):\n    y, _ = jax.linearize(lib.soft_cos, x)\n"
+     "    return jax.jacrev(lib.soft_cos)(x) + y\n", None),  # the linear function is never applied
+])
+def test_forward_mode_applied_in_another_module_is_reported_at_the_custom_vjp(tmp_path, use, expected):
+    """VJP315 across modules (eval/cases/forward-mode/pr2026_linearize_apply_xmod.py runs it on JAX):
+    a registered custom_vjp is summarised only for forward mode applied to it by name."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "lib.py").write_text(LIB_VJP)
+    (tmp_path / "pkg" / "use.py").write_text(use)
+    found = _check(tmp_path, "--no-cache", "--select", "VJP315", "pkg")
+    assert found == ([("pkg/lib.py", 5, 2, "VJP315", expected)] if expected else [])
+    assert _check(tmp_path, "--no-cache", "--select", "VJP315", "pkg/lib.py") == []  # alone: nothing to see

@@ -220,9 +220,46 @@ def test_vjp402_every_spelling_fires_with_an_unsafe_rewrite(imports, test):
     source = f"import jax\n{imports}\n\ndef f(x):\n    return {test}\n"
     (d,) = check(source, "VJP402")
     assert (d.location.row, d.location.column) == (5, 12)
-    assert d.message == f"`{test}` is silently False {SNIFF_TAIL}"
+    alias = " (`JT` is `jax.interpreters.ad.JVPTracer`)" if " as JT" in imports else ""
+    assert d.message == f"`{test}`{alias} is silently False {SNIFF_TAIL}"
     assert d.fix is not None and d.fix.applicability is Applicability.UNSAFE
     assert apply_fix(source, d).splitlines()[4] == "    return isinstance(x, jax.core.Tracer)"
+
+
+@pytest.mark.parametrize("setup, test, evidence", [
+    ('    name = type(x).__name__\n', 'name == "JVPTracer"', "`name` = `type(x).__name__` at line 9"),
+    ('    name = type(x).__name__\n', "name in NAMES", "`name` = `type(x).__name__` at line 9; "
+                                                     "`NAMES` = `(\"JVPTracer\",)` at line 5"),
+    ('', "type(x).__name__ in frozenset(NAMES)", "`NAMES` = `(\"JVPTracer\",)` at line 5"),
+    ('', "isinstance(x, TYPES)", "`TYPES` = `(JVPTracer,)` at line 6"),
+])
+def test_vjp402_follows_names_assigned_once(setup, test, evidence):
+    """The class name or the types reach the test through a local or a module constant (no fix:
+    rewriting a shared constant would change its other uses)."""
+    source = (f"import jax\nfrom jax.interpreters.ad import JVPTracer\n\n\nNAMES = (\"JVPTracer\",)\n"
+              f"TYPES = (JVPTracer,)\n\ndef f(x):\n{setup}    return {test}\n")
+    (d,) = check(source, "VJP402")
+    assert d.location.row == (10 if setup else 9)
+    assert d.message.startswith(f"`{test}` ({evidence}) is silently False under `jax.grad`")
+    assert d.fix is None or "TYPES" not in test and "NAMES" not in test
+
+
+def test_vjp402_reassigned_name_is_not_followed():
+    source = ("import jax\n\ndef f(x, other):\n    name = type(x).__name__\n    if other:\n"
+              "        name = 'JVPTracer'\n    return name == 'JVPTracer'\n")
+    assert check(source, "VJP402") == []
+
+
+def test_vjp402_function_used_only_under_jvp_is_exempt():
+    """Inside `jax.jvp`/`jacfwd` the inputs are JVPTracers, even under an outer grad (jax-facts §13)."""
+    body = ("import jax\nfrom jax.interpreters import ad\n\ndef cubic(x):\n"
+            "    assert isinstance(x, ad.JVPTracer)\n    return x ** 3\n\n")
+    only_jvp = body + "def slope(x):\n    return jax.jvp(cubic, (x,), (1.0,))[1]\n"
+    assert check(only_jvp, "VJP402") == []
+    also_grad = only_jvp + "\ndef g(x):\n    return jax.grad(cubic)(x)\n"
+    assert [d.location.row for d in check(also_grad, "VJP402")] == [5]
+    unused = body
+    assert [d.location.row for d in check(unused, "VJP402")] == [5]
 
 
 @pytest.mark.parametrize("test, rewritten", [

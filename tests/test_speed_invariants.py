@@ -689,6 +689,32 @@ def test_analysing_only_the_regions_that_can_matter_changes_no_finding(tree: str
     assert {p: f for p, f in focused.items() if f != whole[p]} == {}
 
 
+def _summaries(files: List[Path]) -> dict:
+    from vjplint.project import build_index
+
+    index = build_index(files, Config(), use_cache=False, cross_module=True)
+    return index.external
+
+
+def test_summaries_of_the_regions_that_can_matter_are_those_of_the_whole_modules(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """vjplint.crossmodule_summary models a caller (and a module a value is imported from) on its
+    regions naming an import that leads to a target: the rows are those of the whole modules,
+    also when the regions are chosen even in the smallest files."""
+    from vjplint import engine, regions
+
+    runs = [sorted((ROOT / "tests" / "data" / "crossmodule" / "shop").glob("*.py"))]
+    runs += [sorted(family.glob("*.py")) for family in sorted((ROOT / "eval" / "cases").iterdir())
+             if family.is_dir() and any(family.glob("*_xmod.py"))]
+    monkeypatch.setattr(engine, "FOCUS", False)
+    whole = [_summaries(files) for files in runs]
+    monkeypatch.setattr(engine, "FOCUS", True)
+    monkeypatch.setattr(regions, "MIN_STATEMENTS", 1)
+    focused = [_summaries(files) for files in runs]
+    assert sum(len(rows) for external in whole for rows in external.values()) > 10
+    assert focused == whole
+
+
 def test_rewriting_only_the_touched_statements_gives_the_whole_module_rewrite(monkeypatch: pytest.MonkeyPatch) -> None:
     """vjplint.fixes.apply._rewrite_regions: libcst sees only the statements the plans touch; the
     text it gives is the whole-module rewrite's, on every fixture with a planned fix."""
@@ -753,3 +779,24 @@ def test_blanked_uses_of_a_dropped_import_give_the_whole_module_rewrite(monkeypa
     assert focused == reference
     assert focused != text and "@jax.custom_vjp" in focused
     assert ("from functools import partial" in focused) == kept
+
+
+def test_the_index_scans_find_what_their_regular_expressions_find() -> None:
+    """The cross-module index reads registrations backwards from `.defvjp` and import lines from
+    each `import`, instead of trying a regex at every word or line: same answers as the regexes."""
+    import re
+
+    from vjplint.facts.crossmodule import _registered
+    from vjplint.project_values import _IMPORT_LINE, _WORD, _imported_words
+
+    registered = re.compile(r"\b(\w+)\s*\.\s*(?:defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\b")
+    texts = [p.read_text(encoding="utf-8", errors="replace")
+             for tree in ("fixtures", "eval/cases", "vjplint") for p in sorted((ROOT / tree).rglob("*.py"))]
+    texts += ["f.defvjp.defvjp(a, b)", "f .\n defvjp(a)", "é_f.defjvps(x)", ".defvjp(x)", "(g) . def_fwd",
+              "import\nfrom x import\rimport y\n  from a.b import c, d\nx = 'import z'\nimportlib.import_module('q')\n"]
+    assert sum(bool(registered.findall(t)) for t in texts) > 100
+    for text in texts:
+        assert _registered(text) == set(registered.findall(text)), text
+        data = text.encode()
+        expected = {w for groups in _IMPORT_LINE.findall(data) for g in groups for w in _WORD.findall(g)}
+        assert _imported_words(data) == expected, text

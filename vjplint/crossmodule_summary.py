@@ -6,11 +6,12 @@ above the model layer; vjplint.facts.crossmodule holds the rows and their readin
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Tuple
+from typing import AbstractSet, Dict, List, Optional, Tuple
 
 from vjplint.collect import collect
 from vjplint.facts.crossmodule import (
     CALL,
+    FORWARD_USE,
     MAX_CALLS,
     REGISTER,
     REGISTRATION_METHODS,
@@ -20,31 +21,51 @@ from vjplint.facts.crossmodule import (
     _located,
     imported_names,
 )
+from vjplint.facts.forward import FORWARD, linear_fn_applied
 
 
 def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
-              targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None) -> List[Tuple[str, tuple]]:
+              targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None,
+              forward_only: AbstractSet[str] = frozenset(), text: Optional[str] = None) -> List[Tuple[str, tuple]]:
     """(defining module, row) pairs (rows: see ExternalFacts.from_config) for the calls,
-    registrations and uses in this module of `targets` (absolute name -> (module, name there))."""
+    registrations and uses in this module of `targets` (absolute name -> (module, name there));
+    for those in `forward_only`, only forward mode applied to them. With the module's `text`, the
+    model is built on its regions that can matter (as linting does, vjplint.regions): those naming
+    an import that leads to a target, and what they reach."""
     imports = imported_names(tree, package)
+    # Every hit names an import that leads to a target (`f`, `mod.f`, `pkg.mod.f`): the local
+    # names of those imports.
+    wanted = [local for local, q in imports.items() if any(t == q or t.startswith(q + ".") for t in targets)]
+    if not wanted:
+        return []
     hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
-    for node in ast.walk(tree):
+    for node in ast.walk(_mentioning(tree, lines, wanted) if _focus() else tree):
         if isinstance(node, ast.Call):
             q = _dotted(node.func, imports)
-            if q in targets:
+            if q in targets and q not in forward_only:
                 hits.append((node, CALL, q))
+            elif q in FORWARD and node.args:
+                inner = _dotted(node.args[0], imports)
+                if inner in targets:
+                    hits.append((node, FORWARD_USE, inner))
         elif isinstance(node, ast.Attribute) and node.attr in REGISTRATION_METHODS:
             q = _dotted(node.value, imports)
-            if q in targets:
+            if q in targets and q not in forward_only:
                 hits.append((node, REGISTER, q))
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             q = imports.get(node.id)
-            if q in targets:
+            if q in targets and q not in forward_only:
                 hits.append((node, USE, q))
     if not hits:
         return []
+    if text is not None and _focus():
+        from vjplint.regions import focus
+
+        tree = focus(tree, text, lines, wanted)
     model = collect(tree, lines)
     values = model.facts.values()
+    if exported is not None:  # what the functions this module imports from the run return
+        values.imported = lambda local: _returned(exported, imports.get(local))
     rows: List[Tuple[str, tuple]] = []
     per_target: Dict[str, int] = {}
     for node, what, q in hits:
@@ -55,6 +76,16 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
             continue
         if what == USE:
             rows.append((owner, (USE, name, where)))
+            continue
+        if what == FORWARD_USE:
+            transform = (_dotted(node.func, imports) or "").rsplit(".", 1)[-1]  # type: ignore[attr-defined]
+            how = f"`jax.{transform}`"
+            if transform == "linearize":  # only applying the linear function is forward mode
+                applied = linear_fn_applied(model, node)
+                if applied is None:
+                    continue
+                how = f"the linear function that `jax.linearize` returns (applied at line {applied})"
+            rows.append((owner, (FORWARD_USE, name, how, where)))
             continue
         per_target[name] = per_target.get(name, 0) + 1
         if per_target[name] > MAX_CALLS:
@@ -72,6 +103,26 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
         caller = getattr(enclosing, "name", "<lambda>") if enclosing is not None else ""
         rows.append((owner, (CALL, name, where, caller, complete, tuple(args))))
     return rows
+
+
+def _mentioning(tree: ast.Module, lines: List[str], names: List[str]) -> ast.Module:
+    """The module of the top-level statements whose lines contain one of `names` (or non-ASCII
+    text, where an identifier may be spelled otherwise). Walking it finds the nodes a walk of
+    the whole module finds there, in the same order: the others' subtrees are only left out."""
+    from vjplint.regions import first_line
+
+    body = []
+    for statement in tree.body:
+        segment = "\n".join(lines[first_line(statement) - 1:statement.end_lineno or statement.lineno])
+        if not segment.isascii() or any(name in segment for name in names):
+            body.append(statement)
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _focus() -> bool:
+    from vjplint import engine
+
+    return engine.FOCUS  # tests turn it off to compare with the whole modules
 
 
 def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, display: str,
@@ -103,11 +154,39 @@ def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, d
     return (slot, kind.tag, kind.dtype or "", quoted, why, _located(reason, display), capture, capture_traced)
 
 
-def module_binding(tree: ast.Module, lines: List[str], name: str, display: str) -> Optional[Tuple[str, str, str]]:
+def _returned(exported: ExportKind, absolute: Optional[str]) -> Optional[Tuple[str, str, str]]:
+    """What the run's function `absolute` returns ("call:..." tags), None for anything else."""
+    found = exported(absolute) if absolute else None
+    return found if found is not None and found[0].startswith("call:") else None
+
+
+def module_binding(tree: ast.Module, lines: List[str], name: str, display: str,
+                   text: Optional[str] = None) -> Optional[Tuple[str, str, str]]:
     """(tag, dtype, why) of the module-level `name` of a module, when vjplint.values knows it as
-    an array or a Python value (a module-level value is never a tracer)."""
+    an array or a Python value (a module-level value is never a tracer); for a module-level
+    function, what calling it returns: "call:new-array" when every return builds a new jax array
+    (a tracer when called inside a traced function), "call:array", "call:static". With the
+    module's `text`, only its regions naming `name` (and what they read) are modelled."""
+    if text is not None and _focus():
+        from vjplint.regions import focus
+
+        tree = focus(tree, text, lines, [name])
     model = collect(tree, lines)
-    kind = model.facts.values().name(name, model.index.module_scope)
+    values = model.facts.values()
+    bindings = model.index.module_scope.bindings.get(name, [])
+    if len(bindings) == 1 and bindings[0].kind == "def" and isinstance(bindings[0].node, ast.FunctionDef):
+        fn = bindings[0].node
+        out = values.returns(fn)
+        built = values.new_array(fn)
+        if built is not None:
+            return ("call:new-array", out.dtype or "",
+                    f"`{model.quote(built, 50)}` at {display}:{built.lineno}")  # type: ignore[attr-defined]
+        if out.tag == "array" or out.is_static:
+            why = out.why or f"a {out.tag}"
+            return ("call:array" if out.tag == "array" else "call:static", out.dtype or "",
+                    _located(f"{why} (`{name}` at line {fn.lineno})", display))
+        return None
+    kind = values.name(name, model.index.module_scope)
     if kind.tag != "array" and not kind.is_static:
         return None
     why = kind.why or f"`{name}` is a {kind.tag}"

@@ -548,6 +548,17 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
             found.append(evidence)
         else:
             unknown += 1
+    for call in model.facts.partials_of(d):  # `partial(f, 2.0)`: the bound arguments are call-site values
+        arg = partial_argument(call, position, name)
+        if arg is None:
+            continue  # supplied by whoever calls the partial
+        enclosing = model.index.enclosing_function(call)
+        evidence = _call_site_argument(model, arg, enclosing) or _call_site_kind(model, arg)
+        if evidence is not None:
+            evidence.reason = f"{evidence.reason} (bound by `{model.quote(call, 50)}`)"
+            found.append(evidence)
+        else:
+            unknown += 1
     for call in external_calls(model, d.name, d.anchor):  # callers in other modules of the run
         passed = call.arg(position, name)
         evidence = _external_evidence(d, passed, call) if passed is not None else None
@@ -587,6 +598,16 @@ def argument_at(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
         if kw.arg == name:
             return kw.value
     return None
+
+
+def partial_argument(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
+    """What `functools.partial(f, a, b, name=c)` binds to `f`'s parameter (`position`, `name`)."""
+    bound = call.args[1:]
+    if any(isinstance(a, ast.Starred) for a in bound):
+        return None
+    if position < len(bound):
+        return bound[position]
+    return next((k.value for k in call.keywords if k.arg == name), None)
 
 
 def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[FunctionNode],

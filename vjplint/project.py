@@ -18,6 +18,7 @@ that file defines, not those of unchanged files.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
@@ -96,6 +97,19 @@ def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True
     adds the value summaries of vjplint.project_values; by default only for runs (no `base`):
     the Language Server keeps single-file value inference, since its index follows saves, not
     the buffers being edited."""
+    # The cyclic collector is paused, as while linting (vjplint.batch.parallel._lint): the
+    # summaries parse whole modules, millions of young objects it would scan again and again.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _build_index(files, anchor, use_cache, base, cross_module)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: Optional[str],
+                 cross_module: Optional[bool]) -> ProjectIndex:
     from vjplint.batch.outcomes import display_path
 
     index = ProjectIndex()

@@ -28,7 +28,7 @@ def _tuples(value: Any) -> Any:
 
 
 def _parse(data: bytes):
-    """(tree, lines), or None: a file only the newer-syntax fallback parses is left out (that
+    """(tree, lines, text), or None: a file only the newer-syntax fallback parses is left out (that
     fallback imports libcst, too slow for an index; linting the file reports it as usual)."""
     import ast
 
@@ -37,7 +37,7 @@ def _parse(data: bytes):
 
     try:
         text = decode(data).text
-        return ast.parse(text), source_lines(text)
+        return ast.parse(text), source_lines(text), text
     except (SourceError, SyntaxError, RecursionError, ValueError, MemoryError):
         return None
 
@@ -50,9 +50,19 @@ def _imported_words(data: bytes) -> Set[bytes]:
     """The words of the module's import lines (module paths and imported names): a caller of
     `pkg.mod.f` has `mod` among them."""
     words: Set[bytes] = set()
-    for groups in _IMPORT_LINE.findall(data):
-        for group in groups:
-            words.update(_WORD.findall(group))
+    # Only lines holding `import` can match: find those (a literal search), not every line start.
+    line = -1
+    at = data.find(b"import")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        if start != line:
+            line = start
+            m = _IMPORT_LINE.match(data, start)
+            if m is not None:
+                for group in m.groups():
+                    if group:
+                        words.update(_WORD.findall(group))
+        at = data.find(b"import", at + 6)
     return words
 
 
@@ -62,18 +72,88 @@ class _Entry:
         self.raw = raw if isinstance(raw, list) and len(raw) == 6 else None
 
 
+def file_defines(data: bytes) -> List[str]:
+    """The top-level names of a module that callers elsewhere may matter to (exported_targets)."""
+    from vjplint.facts.crossmodule import exported_targets, forward_targets
+
+    if not any(t in data for t in TRIGGERS):
+        return []
+    text = data.decode("utf-8", "replace")
+    names = exported_targets(text)
+    return names + forward_targets(text, names)
+
+
+class Targets:
+    """The run's exported names (`pkg.mod.name` -> (module, name)) and the bytes a caller of one
+    must contain (the name and its module's last part), for a cheap test before parsing."""
+
+    def __init__(self, targets: Dict[str, Tuple[str, str]], forward_only: Set[str] = frozenset()) -> None:
+        self.targets = targets
+        self.forward_only = set(forward_only)  # targets summarised only for forward mode applied to them
+        self.key = hashlib.sha256("\n".join(sorted(targets)).encode()).hexdigest()[:16]
+        self.names_of: Dict[bytes, Set[bytes]] = {}  # a module's last part -> its targets' names
+        for t in targets:
+            head, name = t.split(".")[-2:]
+            self.names_of.setdefault(head.encode(), set()).add(name.encode())
+
+    @classmethod
+    def of(cls, defines: Dict[str, List[str]], module_of: Dict[str, str]) -> "Targets":
+        from vjplint.facts.crossmodule import FORWARD_ONLY
+
+        targets: Dict[str, Tuple[str, str]] = {}
+        forward_only: Set[str] = set()
+        for key, names in defines.items():
+            for name in names:
+                if name.startswith(FORWARD_ONLY):
+                    name = name[len(FORWARD_ONLY):]
+                    forward_only.add(f"{module_of[key]}.{name}")
+                targets[f"{module_of[key]}.{name}"] = (module_of[key], name)
+        return cls(targets, forward_only)
+
+    def may_call(self, data: bytes) -> bool:
+        """Whether `data` can reference a target at all: an import line names the target's module
+        (`from pkg.mod import f`, `import pkg.mod`) and the target's name occurs. Modules first:
+        they are few, names many (the server runs this on every edit of a module)."""
+        if b"import" not in data:
+            return False
+        present = [h for h in self.names_of if h in data]
+        imported = _imported_words(data).intersection(present) if present else ()
+        return any(n in data for h in imported for n in self.names_of[h])
+
+
+def file_rows(data: bytes, module: str, package: str, display: str, targets: Targets,
+              exported: Any) -> List[list]:
+    """[owner module, row] for what the module `data` does with the other modules' targets;
+    `exported(absolute)` answers what another module binds at module level."""
+    from vjplint.crossmodule_summary import summarize
+    from vjplint.facts.crossmodule import references
+
+    if not targets.targets or not targets.may_call(data):
+        return []
+    found = _parse(data)
+    if found is None or not references(found[0], package, set(targets.targets)):
+        return []
+    own = {k: v for k, v in targets.targets.items() if v[0] != module}
+    return [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own, exported,
+                                                                     targets.forward_only, found[2])]
+
+
+def binding_of(data: Optional[bytes], name: str, display: str) -> Optional[Tuple[str, str, str]]:
+    """What a module (its bytes) binds to `name` at module level, when values knows its kind."""
+    from vjplint.crossmodule_summary import module_binding
+
+    found = _parse(data) if data is not None else None
+    return module_binding(found[0], found[1], name, display, found[2]) if found is not None else None
+
+
 def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional[Config],
                    use_cache: bool = True) -> Dict[str, Tuple[tuple, ...]]:
     """module -> rows about its names from the other modules of the run. `files` holds
     (path, module name, package, display path) per Python file."""
-    from vjplint.crossmodule_summary import module_binding, summarize
-    from vjplint.facts.crossmodule import exported_targets, references
-
     cache = _Cache(anchor) if use_cache and anchor is not None else None
     now = time.time_ns()
     fresh: Dict[str, bool] = {}
     data_of: Dict[str, Optional[bytes]] = {}
-    parsed: Dict[str, Any] = {}
     defines: Dict[str, List[str]] = {}
     entries: Dict[str, list] = {}
     for path, module, _, display in files:
@@ -94,18 +174,13 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
         except OSError:
             continue
         data_of[key] = data
-        names: List[str] = []
-        if any(t in data for t in TRIGGERS):
-            names = exported_targets(data.decode("utf-8", "replace"))
+        names = file_defines(data)
         defines[key] = names
         entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", []]
-    targets: Dict[str, Tuple[str, str]] = {}
     module_of = {display: module for _, module, _, display in files}
-    for key, names in defines.items():
-        for name in names:
-            targets[f"{module_of[key]}.{name}"] = (module_of[key], name)
+    targets = Targets.of(defines, module_of)
     out: Dict[str, List[tuple]] = {}
-    if not targets:
+    if not targets.targets:
         if cache is not None:
             cache.save(entries)
         return {}
@@ -123,46 +198,27 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
             if owner in by_module:
                 path, shown = by_module[owner]
                 try:
-                    found = _parse(Path(path).read_bytes())
+                    data: Optional[bytes] = Path(path).read_bytes()
                 except OSError:
-                    found = None
-                if found is not None:
-                    bindings[absolute] = module_binding(found[0], found[1], name, shown)
+                    data = None
+                bindings[absolute] = binding_of(data, name, shown)
         return bindings[absolute]
 
-    targets_key = hashlib.sha256("\n".join(sorted(targets)).encode()).hexdigest()[:16]
-    # Bytes first: a caller names a target and its module (`from pkg.mod import f`, `mod.f(...)`).
-    heads_of: Dict[bytes, Set[bytes]] = {}
-    for t in targets:
-        head, name = t.split(".")[-2:]
-        heads_of.setdefault(name.encode(), set()).add(head.encode())
-    heads = {h for hs in heads_of.values() for h in hs}
     for path, module, package, display in files:
         entry = entries.get(display)
         if entry is None:
             continue
-        if fresh.get(display) and entry[4] == targets_key:
-            rows = entry[5]
-        else:
-            rows = []
+        if not (fresh.get(display) and entry[4] == targets.key):
             data = data_of.get(display)
             if data is None:
                 try:
                     data = Path(path).read_bytes()
                 except OSError:
                     data = b""
-            pairs = [(n, hs) for n, hs in heads_of.items() if n in data and any(h in data for h in hs)] \
-                if b"import" in data else []
-            imported = _imported_words(data) & heads if pairs else set()
-            if imported and any(hs & imported for _, hs in pairs):
-                found = parsed.get(display) or _parse(data)
-                if found is not None and references(found[0], package, set(targets)):
-                    consulted.clear()
-                    own = {k: v for k, v in targets.items() if v[0] != module}
-                    rows = [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own,
-                                                                     exported)]
+            consulted.clear()
+            rows = file_rows(data, module, package, display, targets, exported)
             # Rows that read another module's bindings are recomputed each run (that module may change).
-            entry[4], entry[5] = ("" if consulted else targets_key), json.loads(json.dumps(rows))
+            entry[4], entry[5] = ("" if consulted else targets.key), json.loads(json.dumps(rows))
             consulted.clear()
             entry[2] = now
         for owner, row in entry[5]:
@@ -174,15 +230,16 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
 
 
 class _Cache:
-    """display -> entry, beside the project index's cache."""
+    """display -> entry, beside the project index's cache; one file per `scope` (the directory
+    the displays are relative to: the working directory of a run, a Language Server's folder)."""
 
-    def __init__(self, anchor: Config) -> None:
+    def __init__(self, anchor: Config, scope: Optional[str] = None) -> None:
         from vjplint.batch.cache import cache_root
         from vjplint.batch.fastpath import code_fingerprint, short_name
 
         self.root = cache_root(anchor)
         self.build = code_fingerprint()
-        self.key = "\n".join((os.getcwd(), str(FORMAT), "values"))
+        self.key = "\n".join((scope or os.getcwd(), str(FORMAT), "values"))
         self.path = self.root / short_name(self.build) / "project" / (short_name(self.key) + ".json")
         self.entries: Dict[str, list] = {}
         self.loaded = ""

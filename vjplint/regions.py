@@ -64,9 +64,9 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
         return module
     rows: List[int] = []
     for statement in body:
-        rows += (_first_line(statement), (statement.end_lineno or statement.lineno) + 1)
+        rows += (first_line(statement), (statement.end_lineno or statement.lineno) + 1)
         if isinstance(statement, ast.ClassDef):
-            rows += (r for m in statement.body for r in (_first_line(m), (m.end_lineno or m.lineno) + 1))
+            rows += (r for m in statement.body for r in (first_line(m), (m.end_lineno or m.lineno) + 1))
     offsets = row_offsets(text, lines, rows)
     last = max(offsets)
     names = [n for n in names if n]
@@ -83,16 +83,16 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     spans: List[Tuple[int, int]] = []
     members: Dict[int, List[int]] = {}  # split class's unit -> its members' units
     for statement in body:
-        whole = span(_first_line(statement), statement.end_lineno or statement.lineno)
+        whole = span(first_line(statement), statement.end_lineno or statement.lineno)
         if isinstance(statement, ast.ClassDef) and len(statement.body) >= MIN_STATEMENTS and mentions(whole, names):
             header = len(units)
             units.append(statement)
-            spans.append(span(_first_line(statement), _first_line(statement.body[0]) - 1))
+            spans.append(span(first_line(statement), first_line(statement.body[0]) - 1))
             members[header] = []
             for member in statement.body:
                 members[header].append(len(units))
                 units.append(member)
-                spans.append(span(_first_line(member), member.end_lineno or member.lineno))
+                spans.append(span(first_line(member), member.end_lineno or member.lineno))
         else:
             units.append(statement)
             spans.append(whole)
@@ -118,6 +118,17 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
         forward[header] = mentions(spans[header], spread) or any(forward[m] for m in group)
     local_seeds = [i not in members and mentions(spans[i], local) for i in range(len(units))]
     words = _Words(text, spans)
+    # One step on from a statement holding such a name: an import or constant (`JVPTracer as _T`,
+    # `NAMES = ("JVPTracer",)`) is read where the test is; a function testing it is exempt when
+    # only `jax.jvp` calls it, which its users show.
+    aliases: Set[str] = set()
+    for i, seeded in enumerate(local_seeds):
+        if seeded:
+            aliases |= bound[i]
+    if aliases:
+        for i in range(len(units)):
+            if not local_seeds[i] and i not in members and not aliases.isdisjoint(words[i]):
+                local_seeds[i] = True
     _close_forward(units, text, spans, bound, forward, words, callable_names)
     keep = [f or l for f, l in zip(forward, local_seeds)]
     for i, unit in enumerate(units):
@@ -239,7 +250,7 @@ def _names_in_code(unit: ast.AST, names: Sequence[str]) -> bool:
     return False
 
 
-def _first_line(statement: ast.stmt) -> int:
+def first_line(statement: ast.stmt) -> int:
     decorators = getattr(statement, "decorator_list", None)
     return min(statement.lineno, *(d.lineno for d in decorators)) if decorators else statement.lineno
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from vjplint.facts.crossmodule import ExternalArg, ExternalCall, external_calls
 from vjplint.jaxapi import (ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES, EQX_CLOSURE_CONVERT, NNX_VARIABLES,
@@ -42,6 +42,8 @@ INT_RANDOM = frozenset({"randint", "permutation", "categorical", "choice", "pois
 SCALAR_BUILTINS = {"int": "int", "float": "float", "bool": "bool", "len": "int", "complex": "float",
                    "round": "int", "abs": None, "sum": None, "max": None, "min": None}
 STATIC_ATTRS = {"shape": SHAPE, "ndim": SCALAR, "size": SCALAR, "dtype": DTYPE}
+# Methods that change a list or dict in place (its length or keys are then unknown).
+MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem"})
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,12 @@ class Values:
         self._roles: Optional[Dict[int, Tuple[CustomDerivative, str]]] = None
         self._callers: Optional[Dict[int, List[ast.Call]]] = None
         self._class_attrs: Dict[int, Dict[str, List[Optional[ast.stmt]]]] = {}
+        self._mutations: Dict[int, Set[str]] = {}
         self._depth = 0
+        # In a run over several modules: what a function imported under a local name returns,
+        # as (tag, dtype, why) from vjplint.crossmodule_summary.module_binding ("call:new-array",
+        # "call:array", "call:static"), or None.
+        self.imported: Optional[Callable[[str], Optional[Tuple[str, str, str]]]] = None
 
     # -- entry points -----------------------------------------------------------------------
     def of(self, expr: ast.expr) -> Kind:
@@ -244,6 +251,8 @@ class Values:
                 else UNKNOWN_KIND
         if b.value is not None:
             kind = self.of(b.value)
+            if kind.tag in (LIST, DICT) and self._mutated(name, owner):
+                return Kind(kind.tag, why=f"`{name}`, a {kind.tag} changed in place after line {stmt.lineno}")
             if kind.tag == UNKNOWN or (isinstance(b.value, ast.Name) and not kind.traced):
                 return kind
             return kind.via(f"`{name}` = `{m.quote(b.value, 50)}` at line {stmt.lineno}")
@@ -257,6 +266,29 @@ class Values:
                     return kind.via(f"`{name}` is unpacked from `{m.quote(stmt.value, 50)}` at line {stmt.lineno}")
                 return kind
         return UNKNOWN_KIND
+
+    def _mutated(self, name: str, owner: Scope) -> bool:
+        """Whether code in `owner` (nested functions included) changes the list or dict `name` in
+        place: `name.append(...)`, `name[k] = v`, `name += ...`, `del name[k]`: its length and
+        fields are then unknown. One walk per scope."""
+        found = self._mutations.get(id(owner.node))
+        if found is None:
+            found = self._mutations[id(owner.node)] = set()
+            for node in walk(owner.node):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        isinstance(node.func.value, ast.Name) and node.func.attr in MUTATORS:
+                    found.add(node.func.value.id)
+                targets: List[ast.expr] = []
+                if isinstance(node, (ast.Assign, ast.Delete)):
+                    targets = list(node.targets)
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                    targets = [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                        found.add(t.value.id)
+                    elif isinstance(node, ast.AugAssign) and isinstance(t, ast.Name):
+                        found.add(t.id)
+        return name in found
 
     def param(self, fn: FunctionNode, name: str) -> Kind:
         """A parameter's kind from its annotation, default, the transformation tracing `fn`, or
@@ -591,10 +623,50 @@ class Values:
         if callee.tag == CALLABLE and isinstance(callee.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             out = self.returns(callee.node)
             if out.tag != UNKNOWN:
-                return out.because(f"{quoted}, which returns {out.why}" if out.why else quoted)
+                out = out.because(f"{quoted}, which returns {out.why}" if out.why else quoted)
+                built = self.new_array(callee.node)
+                if out.tag == ARRAY and not out.traced and built is not None:
+                    return replace(out, traced=self._built_inside_trace(e, f"{quoted} builds a new jax array "
+                                                                           f"(`{m.quote(built, 50)}` at line "
+                                                                           f"{built.lineno})"))
+                return out
+        if callee.tag == MODULE and isinstance(func, ast.Name) and self.imported is not None:
+            found = self.imported(func.id)  # a function of another module of the run
+            if found is not None:
+                tag, dtype, why = found
+                if tag == "call:static":
+                    return Kind(SCALAR, dtype or None, f"{quoted}, which returns {why}")
+                if tag in ("call:array", "call:new-array"):
+                    traced = self._built_inside_trace(e, f"{quoted} builds a new jax array ({why})") \
+                        if tag == "call:new-array" else None
+                    return Kind(ARRAY, dtype or None, f"{quoted}, which returns {why}", traced)
         if callee.tag == CALLABLE and isinstance(callee.node, ast.ClassDef):
             return self._construct(callee.node, e)
         return UNKNOWN_KIND
+
+    def new_array(self, fn: FunctionNode) -> Optional[ast.expr]:
+        """The jax call building the array `fn` returns, when every return builds one anew
+        (`return jnp.linspace(...)`, or a name bound once to such a call): called inside a
+        traced function, the result is a tracer. None otherwise (a stored array is not)."""
+        scope = self.model.index.scopes.get(fn)
+        built: Optional[ast.expr] = None
+        for _, value in self.model.facts.returns_of(fn):
+            if isinstance(value, ast.Name) and scope is not None:
+                bindings = scope.bindings.get(value.id, [])
+                value = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            if not (isinstance(value, ast.Call) and (self.model.index.qualname(value.func) or "").startswith(
+                    ARRAY_NAMESPACES)):
+                return None
+            built = built or value
+        return built
+
+    def _built_inside_trace(self, call: ast.Call, what: str) -> Optional[str]:
+        """Why the array `call` builds is a tracer: the call runs inside a traced function."""
+        enclosing = self.model.index.enclosing_function(call)
+        traced = self.model.traced.get(enclosing) if enclosing is not None else None
+        if traced is None:
+            return None
+        return f"{what} inside `{getattr(enclosing, 'name', '<lambda>')}`, which is traced by `{traced.how}`"
 
     def _construct(self, cls: ast.ClassDef, e: ast.Call) -> Kind:
         """A NamedTuple or dataclass built here: its fields, in declaration order."""
@@ -604,13 +676,13 @@ class Values:
         fields: Dict[str, Kind] = {}
         for name, arg in zip(names, e.args):
             if isinstance(arg, ast.Starred):
-                return Kind(RECORD)
+                return Kind(RECORD, node=cls)
             fields[name] = self.of(arg)
         for kw in e.keywords:
             if kw.arg in names:
                 fields[kw.arg] = self.of(kw.value)
         items = tuple(fields[n] for n in names if n in fields) if len(fields) == len(names) else None
-        return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", fields=tuple(fields.items()), items=items)
+        return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", fields=tuple(fields.items()), items=items, node=cls)
 
 
 def _external_kind(name: str, call: "ExternalCall", arg: Optional["ExternalArg"]) -> Kind:

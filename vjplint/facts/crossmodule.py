@@ -12,11 +12,12 @@ cached result), and rules read them through `model.facts.external`. Single-file 
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-CALL, REGISTER, USE = "call", "register", "use"
+CALL, REGISTER, USE, FORWARD_USE = "call", "register", "use", "forward"
 REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
 CREATOR_TAILS = ("custom_vjp", "custom_jvp")
 MAX_CALLS = 16  # per target and module: beyond that the callers are a library's users, not a pattern
@@ -56,6 +57,7 @@ class ExternalFacts:
     calls: Dict[str, List[ExternalCall]] = field(default_factory=dict)
     registered: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(method, where)]
     uses: Dict[str, List[str]] = field(default_factory=dict)  # name -> [where]
+    forward: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(how, where)]
 
     @classmethod
     def from_config(cls, rows: Sequence[tuple]) -> "ExternalFacts":
@@ -70,15 +72,43 @@ class ExternalFacts:
                 out.registered.setdefault(row[1], []).append((row[2], row[3]))
             elif row[0] == USE:
                 out.uses.setdefault(row[1], []).append(row[2])
+            elif row[0] == FORWARD_USE:  # `jax.jvp(mod.f, ...)`: forward mode applied to the function
+                out.forward.setdefault(row[1], []).append((row[2], row[3]))
+                out.uses.setdefault(row[1], []).append(row[3])
         return out
 
 
 # -- the defining side: which top-level names other modules may want ---------------------------
-_REGISTERED = re.compile(r"\b(\w+)\s*\.\s*(?:defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\b")
+# `.defvjp` and its kin; the registered name is read backwards from there (a regex that starts
+# with `\b(\w+)` tries every word of the module, 50 times slower on JAX's big test files).
+_REGISTRATION = re.compile(r"\.\s*def(?:vjp|jvp|jvps|_fwd|_bwd|_jvp)\b")
 _CREATOR = re.compile(r"\bcustom_(?:vjp|jvp)\b")
 # A module-level statement start: a decorator, a def, an assignment (name only), anything else.
 _TOP = re.compile(r"^(?:(@)[^\n]*|(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*=(?!=)[^\n]*|[^\s#][^\n]*)", re.MULTILINE)
 _INNER_CREATOR = re.compile(r"^[ \t]+@[^\n]*\bcustom_(?:vjp|jvp)\b", re.MULTILINE)
+
+
+_VJP_CREATOR = re.compile(r"\bcustom_vjp\b")
+FORWARD_ONLY = "~"  # marks a target summarised only for forward mode applied to it
+
+
+def forward_targets(text: str, exported: Sequence[str]) -> List[str]:
+    """Top-level custom_vjp functions (decorated or assigned) not already in `exported`, marked
+    FORWARD_ONLY: other modules matter to them only where they apply `jax.jvp`/`jacfwd`/a
+    linearized function to them (VJP315), so only those uses are summarised."""
+    names: List[str] = []
+    decorators: List[str] = []
+    for m in _TOP.finditer(text):
+        decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
+        if decorator:
+            decorators.append(m.group(0))
+            continue
+        name = def_name if def_name and any(_VJP_CREATOR.search(d) for d in decorators) else \
+            assigned if assigned and _VJP_CREATOR.search(m.group(0)) else None
+        if name and name not in exported and FORWARD_ONLY + name not in names:
+            names.append(FORWARD_ONLY + name)
+        decorators = []
+    return names
 
 
 def exported_targets(text: str) -> List[str]:
@@ -88,7 +118,7 @@ def exported_targets(text: str) -> List[str]:
     they are registered or used). Read from the text with a few regular expressions, without
     parsing: this only chooses what callers are summarised for (the rules judge definitions on
     the real model), and it keeps the index cheap on trees with many custom derivatives."""
-    registered = set(_REGISTERED.findall(text))
+    registered = _registered(text)
     names: List[str] = []
     decorators: List[str] = []
     defs: List[Tuple[int, str]] = []  # (offset, name) of undecorated-by-a-creator top-level defs
@@ -111,15 +141,35 @@ def exported_targets(text: str) -> List[str]:
         elif not line.startswith((")", "]", "}")):  # any other statement ends the def above (a
             defs.append((m.start(), ""))  # closing bracket only continues the statement above)
         decorators = []
+    starts = [start for start, _ in defs]
     for m in _INNER_CREATOR.finditer(text):  # a factory: a custom derivative is built inside a def
-        owner = ""
-        for start, name in defs:
-            if start > m.start():
-                break
-            owner = name
+        before = bisect.bisect_right(starts, m.start())  # the last statement starting at or before it
+        owner = defs[before - 1][1] if before else ""
         if owner and owner not in names:
             names.append(owner)
     return names
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"  # what `\w` matches
+
+
+def _registered(text: str) -> Set[str]:
+    r"""The names `name.defvjp` (and kin) registers on: what `\b(\w+)\s*\.\s*defvjp\b` finds,
+    matches never overlapping."""
+    found: Set[str] = set()
+    floor = 0  # the end of the last match: a word is never read from inside it
+    for m in _REGISTRATION.finditer(text):
+        end = m.start()
+        while end > floor and text[end - 1].isspace():
+            end -= 1
+        start = end
+        while start > floor and _is_word(text[start - 1]):
+            start -= 1
+        if start < end and (start == 0 or not _is_word(text[start - 1])):
+            found.add(text[start:end])
+            floor = m.end()
+    return found
 
 
 # -- the calling side ----------------------------------------------------------------------------

@@ -141,7 +141,7 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
         value = _single_local_value(model, expr.id, fn)
         if value is not None:
             inner = not_a_sequence(model, value, fn, arrays, depth + 1)
-            return inner if inner == "an array" else None
+            return inner if inner in ("an array", "a dict", "a set", "a generator") else None
     return None
 
 

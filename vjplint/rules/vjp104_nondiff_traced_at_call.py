@@ -4,7 +4,7 @@ import ast
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.crossmodule import external_calls
-from vjplint.infer import argument_at, traced_boundaries
+from vjplint.infer import argument_at, partial_argument, traced_boundaries
 from vjplint.rules.base import Rule
 from vjplint.values import CALLABLE
 
@@ -15,14 +15,17 @@ class NondiffTracedAtCall(Rule):
     decorated with or passed to `jax.jit`, `vmap`, `grad`, `lax.scan`, ...), that passes a traced
     value in a nondiff position: a parameter of the traced function (not marked static), or
     anything computed from one or with `jnp`/`lax`, whatever the custom_vjp's parameter type;
-    the value is followed through assignments, tuples, the returns of module functions and the
-    module's callers. Also flags the custom_vjp itself handed to a transformation that traces a
+    the value is followed through assignments, tuples, the returns of module functions (a
+    function returning a new `jnp` array builds a tracer when called there) and the module's
+    callers. A traced value bound with `functools.partial(f, lr)` counts too: every call of the
+    partial passes it. Also flags the custom_vjp itself handed to a transformation that traces a
     nondiff position: `jax.jit(f)` without `static_argnums` for it, `jax.vmap(f)` batching it,
     `jax.grad(f, argnums=...)` differentiating it, `lax.cond(p, f, g, ...)`.
 
     When the caller is in another module of the run (vjplint.project_values), the traced value
     that module passes is reported at the custom_vjp's definition, with the caller's file, line
-    and evidence chain.
+    and evidence chain; that includes `t = init_table()` inside a jitted function when
+    `init_table`, imported from a module of the run, returns a new `jnp` array.
 
     ## Why is this bad?
     Inside a traced function these values are tracers, and custom_vjp rejects tracers in
@@ -104,6 +107,7 @@ def step(n, x):
                                      f"(`{name}`): {reason}, so JAX raises UnexpectedTracerError here. Mark it "
                                      f"static in the transformation, pass a Python constant, or move `{name}` "
                                      f"out of nondiff_argnums")
+            self._through_partials(d, names)
             self._from_other_modules(d, names)
             # A function or string in the slot fails differently (jit: "not a valid JAX type").
             not_numbers = {v.position for v in self.model.facts.verdicts(d, self.options.hints)
@@ -117,6 +121,27 @@ def step(n, x):
                                   f"{position} (`{name}`): `{self.model.quote(call, 50)}` {verb}, so every call "
                                   f"raises UnexpectedTracerError. Mark it static there (`static_argnums`, "
                                   f"`in_axes=None`, `argnums`), or move `{name}` out of nondiff_argnums")
+
+    def _through_partials(self, d, names) -> None:
+        """`partial(f, lr)` binds a nondiff position: a traced `lr` reaches `f` at every call of the partial."""
+        values = self.model.facts.values()
+        for call in self.model.facts.partials_of(d):
+            enclosing = self.model.index.enclosing_function(call)
+            traced = self.model.traced.get(enclosing) if enclosing is not None else None
+            for position, name in names.items():
+                arg = partial_argument(call, position, name)
+                if arg is None:
+                    continue
+                reason = self.model.facts.traced_reason(arg, enclosing, traced) if traced is not None else None
+                if reason is None:
+                    kind = values.of(arg)
+                    reason = kind.traced if kind.tag != CALLABLE else None
+                if reason is None:
+                    continue
+                self.report(arg, f"`{self.quote(call, 50)}` binds a traced value to the nondiff position "
+                                 f"{position} (`{name}`) of `{d.name}`: {reason}, so calling the partial raises "
+                                 f"UnexpectedTracerError. Mark it static in the transformation, bind a Python "
+                                 f"constant, or move `{name}` out of nondiff_argnums")
 
     def _from_other_modules(self, d, names) -> None:
         """A caller in another module of the run passing a tracer: reported at the definition,

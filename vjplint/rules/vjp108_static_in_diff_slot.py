@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.infer import annotation_evidence, default_evidence, name_evidence
+from vjplint.jaxapi import STATIC_ATTRIBUTES
 from vjplint.model import Signature
 from vjplint.rules.base import Rule
 from vjplint.semantic import FunctionNode
@@ -24,7 +25,10 @@ class StaticInDiffSlot(Rule):
     passes the argument to) uses an argument outside `nondiff_argnums` as a Python value:
     `int(n)`, `float(n)`, `range(n)`, `jnp.arange(n)`, a shape (`jnp.zeros(n)`,
     `x.reshape(n)`), or a Python `if`/`while`/`assert`/conditional expression on it (`is None`
-    tests are fine: `None` has no leaves); and a call passing a Python function (a lambda, a
+    tests are fine: `None` has no leaves). The value is followed into names bound from it
+    (`rows, cols = shape`, `n = shape[0]`) and into the fields of a NamedTuple of the module
+    (`range(cfg.steps)`; a custom pytree such as an `eqx.Module` may keep static fields, so only
+    NamedTuples count). Also flags a call passing a Python function (a lambda, a
     `def`, `functools.partial`) in such a position. A Python test is reported only for an argument meant to
     be static (annotated `int`/`bool`/..., defaulting to a Python constant, or named like `n`,
     `axis`, `num_*`): on data it is every jitted function's problem, not this one's.
@@ -100,6 +104,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                 # A Python test on data is every jitted function's problem; on a value meant to be
                 # static (annotated, defaulted or named so) it is this one's.
                 self._meant_static = self._static_evidence(sig, param)
+                self._record = self._holds_namedtuple(d, sig, i, param)
                 found = self._python_use(d.primal, param, 0)
                 if found is None:
                     continue
@@ -160,18 +165,87 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         return any(e.kind == "static" for e in evidence)
 
     def _python_use(self, fn: FunctionNode, param: str, depth: int) -> Optional[Tuple[ast.AST, str, str]]:
-        """The first use of `param` in `fn` that needs a concrete Python value."""
+        """The first use of `param` in `fn` that needs a concrete Python value: the argument itself,
+        a name unpacked or read from it (`rows, cols = shape`, `n = shape[0]`), an element
+        (`shape[0]`), or a field of a NamedTuple argument (`cfg.steps`): under jit every leaf is traced."""
         if self._rebound(fn, param):
             return None
+        self._aliases = self._aliases_of(fn, param) if depth == 0 else {}
         for node in self.model.facts.own_nodes(fn):
             found = self._needs_concrete(node, param)
             if found is not None:
-                return node, found, ""
+                return node, found + self._through_alias(node), ""
             if depth == 0 and isinstance(node, ast.Call):
                 inner = self._through_helper(node, param)
                 if inner is not None:
                     return inner
         return None
+
+    def _aliases_of(self, fn: FunctionNode, param: str) -> Dict[str, str]:
+        """Names `fn` binds once from the argument: `rows, cols = shape`, `n = cfg.steps`."""
+        scope = self.model.index.scopes.get(fn)
+        out: Dict[str, str] = {}
+        if scope is None or isinstance(fn, ast.Lambda):
+            return out
+        for node in self.model.facts.own_nodes(fn):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+                continue
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Name) and self._derived(value, param, out, element=True):
+                names = [target]
+            elif isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(t, ast.Name) for t in target.elts) \
+                    and self._derived(value, param, out):
+                names = list(target.elts)  # type: ignore[arg-type]
+            else:
+                continue
+            for t in names:
+                if t.id != param and len(scope.bindings.get(t.id, [])) == 1:  # type: ignore[attr-defined]
+                    how = "unpacked from" if isinstance(target, (ast.Tuple, ast.List)) else "read from"
+                    out[t.id] = f"`{t.id}` is {how} `{param}` at line {node.lineno}"  # type: ignore[attr-defined]
+        return out
+
+    def _derived(self, expr: ast.expr, param: str, aliases: Dict[str, str], element: bool = False) -> bool:
+        """`expr` is the argument, an alias of it, or (with `element`) an element or NamedTuple field of it."""
+        if isinstance(expr, ast.Name):
+            return expr.id == param or expr.id in aliases
+        if not element:
+            return False
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+            return self._derived(expr.value, param, aliases)
+        if isinstance(expr, ast.Attribute) and expr.attr not in STATIC_ATTRIBUTES:
+            return self._record and isinstance(expr.value, ast.Name) and expr.value.id == param
+        return False
+
+    def _uses(self, expr: ast.expr, param: str) -> bool:
+        return self._derived(expr, param, self._aliases, element=True)
+
+    def _shape_of(self, expr: ast.expr, param: str) -> bool:
+        """The value itself, or a tuple/list literal holding it (`(n, 3)`)."""
+        if self._uses(expr, param):
+            return True
+        return isinstance(expr, (ast.Tuple, ast.List)) and any(self._uses(e, param) for e in expr.elts)
+
+    def _through_alias(self, node: ast.AST) -> str:
+        used = [self._aliases[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in self._aliases]
+        return f" ({used[0]})" if used else ""
+
+    def _holds_namedtuple(self, d, sig: Signature, position: int, param: str) -> bool:
+        """The argument is a NamedTuple of this module (annotated so, or built at every call): its
+        fields are pytree leaves, traced under jit (a custom pytree may keep static fields)."""
+        annotation = sig.annotations.get(param)
+        if annotation is not None:
+            return self._namedtuple_class(annotation)
+        rules = {id(r.node) for _, r in self.model.facts.rules_of(d) if r.node is not None}
+        args = [site.call.args[position] for site in d.call_sites  # fwd calling the primal passes it on
+                if position < len(site.call.args) and not site.positional_offset and id(site.enclosing) not in rules]
+        return bool(args) and all(isinstance(a, ast.Call) and self._namedtuple_class(a.func) for a in args)
+
+    def _namedtuple_class(self, expr: ast.expr) -> bool:
+        if not isinstance(expr, ast.Name):
+            return False
+        bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
+        return len(bindings) == 1 and isinstance(bindings[0].node, ast.ClassDef) and any(
+            (self.model.index.qualname(b) or "").endswith("NamedTuple") for b in bindings[0].node.bases)
 
     def _needs_concrete(self, node: ast.AST, param: str) -> Optional[str]:
         quote = self.quote
@@ -185,7 +259,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             return None
         q = self.model.index.qualname(node.func) or ""
         args = node.args
-        if q in CONVERSIONS and any(_is(a, param) for a in args):
+        if q in CONVERSIONS and any(self._uses(a, param) for a in args):
             error = {"builtins.range": "TracerIntegerConversionError", "builtins.bool": "TracerBoolConversionError"}
             return f"`{quote(node, 40)}` ({error.get(q, 'ConcretizationTypeError')} under jit)"
         tail = q.rsplit(".", 1)[-1]
@@ -196,10 +270,10 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             elif tail in SHAPE_SECOND and len(args) > 1:
                 shape_args = [args[1]]
             shape_args += [k.value for k in node.keywords if k.arg in ("shape", "newshape", "num", "stop")]
-            if any(_is_shape_of(a, param) for a in shape_args):
+            if any(self._shape_of(a, param) for a in shape_args):
                 return f"`{quote(node, 40)}` takes it as a size or shape (it must be concrete under jit)"
         if (isinstance(node.func, ast.Attribute) and node.func.attr == "reshape" and not q.startswith("jax")
-                and any(_is_shape_of(a, param) for a in args)):
+                and any(self._shape_of(a, param) for a in args)):
             return f"`{quote(node, 40)}` takes it as a shape (it must be concrete under jit)"
         return None
 
@@ -230,13 +304,6 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
 
 def _is(expr: ast.expr, name: str) -> bool:
     return isinstance(expr, ast.Name) and expr.id == name
-
-
-def _is_shape_of(expr: ast.expr, name: str) -> bool:
-    """The name itself, or a tuple/list literal holding it (`(n, 3)`)."""
-    if _is(expr, name):
-        return True
-    return isinstance(expr, (ast.Tuple, ast.List)) and any(_is(e, name) for e in expr.elts)
 
 
 def _tests_value(test: ast.expr, name: str) -> bool:

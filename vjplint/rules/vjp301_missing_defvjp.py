@@ -40,7 +40,9 @@ class MissingDefvjp(Rule):
 
     Also flags `f.defvjp(...)`, `f.defjvp(...)` or `@f.defjvp` where `f` is a plain function,
     bound once and undecorated: a function has no such attribute, so that line raises
-    `AttributeError` (at import when it is at module level; docs/facts/crossmodule.md).
+    `AttributeError` (at import when it is at module level; docs/facts/crossmodule.md). That
+    includes the function a call-form custom_vjp wraps (`g = jax.custom_vjp(impl)` then
+    `impl.defvjp(...)`): the line raises, and `g`, called, is reported as never registered.
 
     `flax.nnx.custom_vjp` registers with `defvjp` as JAX does. `equinox.filter_custom_vjp` needs
     both `@f.def_fwd` and `@f.def_bwd` (`equinox.filter_custom_jvp`: `@f.def_jvp`), and equinox
@@ -139,7 +141,7 @@ def exported(x):
         registered, by_hand, unknown = _registration_mentions(self.model)
         for kind in ("vjp", "jvp"):
             known = {d.name for d in self.model.derivatives}
-            if registered[kind] - known:
+            if registered[kind] - known - self._wrapped_functions():
                 unknown.add(kind)  # a registration through another name may cover any of them
         equinox_mentions = _equinox_mentions(self.model)
         self._plain_function_registrations()
@@ -158,6 +160,19 @@ def exported(x):
             use = self._first_use(d) or self._use_in_project(d)
             if use is not None:
                 self._missing(d, use)
+
+    def _wrapped_functions(self) -> Set[str]:
+        """Plain functions a call-form custom derivative wraps (`g = jax.custom_vjp(f)`), bound
+        once: `f.defvjp(...)` registers nothing (it raises), so it says nothing about `g`."""
+        index = self.model.index
+        out: Set[str] = set()
+        for d in self.model.derivatives:
+            fn = d.primal
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name != d.name and not fn.decorator_list:
+                bindings = index.lookup(fn.name, index.scope_of(fn))
+                if len(bindings) == 1 and bindings[0].kind == "def":
+                    out.add(fn.name)
+        return out
 
     def _use_in_project(self, d: CustomDerivative) -> Optional[Tuple[ast.AST, str]]:
         """In a run over several modules (none registers it): a call from another module, or, for
@@ -189,8 +204,9 @@ def exported(x):
             if len(bindings) != 1 or bindings[0].kind != "def":
                 continue
             fn = bindings[0].node
+            made = self.model.derivative_for_node(fn)
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list \
-                    or self.model.derivative_for_node(fn) is not None:
+                    or (made is not None and made.name == base.id):
                 continue
             parent = index.parent(node)
             if not (isinstance(parent, ast.Call) and parent.func is node) and not any(
@@ -198,6 +214,15 @@ def exported(x):
                 continue
             creator = "jax.custom_vjp" if node.attr == "defvjp" else "jax.custom_jvp"  # type: ignore[attr-defined]
             when = "importing this module raises" if is_top_level(self.model, node) else "running this line raises"
+            if made is not None:  # `g = jax.custom_vjp(f)` then `f.defvjp(...)`: the rules belong on `g`
+                self.report(node, f"`{base.id}.{node.attr}` registers rules on `{base.id}`, the plain function "  # type: ignore
+                                  f"that `{made.name}` wraps (line {made.anchor.lineno}): a function has no "  # type: ignore
+                                  f"`{node.attr}`, so {when} `AttributeError: 'function' object has no attribute "
+                                  f"'{node.attr}'`, and `{made.name}` never gets its rules; "
+                                  + (f"decorate the rule with `@{made.name}.{node.attr}`" if parent is not None
+                                     and not isinstance(parent, ast.Call) else
+                                     f"call `{made.name}.{node.attr}(...)`") + " instead")  # type: ignore
+                continue
             self.report(node, f"`{base.id}.{node.attr}` registers rules on `{base.id}`, a plain function "  # type: ignore
                               f"(line {fn.lineno}, no `@{creator}`): a function has no `{node.attr}`, so {when}"  # type: ignore
                               f" `AttributeError: 'function' object has no attribute "

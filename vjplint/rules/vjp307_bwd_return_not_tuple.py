@@ -16,7 +16,9 @@ class BwdReturnNotTuple(Rule):
     Flags a `return` of a custom_vjp bwd rule that is provably not a tuple or list: `None`, a
     bare `return`, a constant, a dict, or one array (a `jnp`/`lax`/`jax.nn` call, arithmetic
     with one, `x.astype(...)`, or the cotangent itself when the primal provably returns one
-    array). A helper call or a residual is unknown and stays silent.
+    array), or a dict or class instance (a NamedTuple, a dataclass) that reaches the `return`
+    through a variable or a helper of the module. A helper whose result is not known, or a
+    residual, stays silent.
 
     ## Why is this bad?
     bwd must return a tuple (or list) with one cotangent per differentiable argument, even
@@ -27,6 +29,8 @@ class BwdReturnNotTuple(Rule):
         structure PyTreeDef(*) for primal input structure PyTreeDef((*,)).
 
     `return None` does not mean "no gradients" either: write `None` per argument, in a tuple.
+    A NamedTuple of cotangents for a NamedTuple argument is no exception: JAX compares pytree
+    structures, and the args tuple of `f(state)` is `(state,)`, so bwd returns `(State(...),)`.
 
     ## Example
     ```python
@@ -122,6 +126,21 @@ f.defvjp(f_fwd, f_bwd)
                 outright = outright or self.model.facts.not_a_sequence(value, bwd.node, arrays) == "an array"  # type: ignore
         return f"an array: every assignment of `{name}` in the rule is one" if outright else None
 
+    def _inferred_container(self, value: ast.expr) -> Optional[str]:
+        """A dict or a class instance (NamedTuple, dataclass, struct) that reaches the return
+        through a variable or a helper: neither is the args tuple (JAX compares the pytree
+        structure, and a NamedTuple's node is not a tuple's)."""
+        kind = self.model.facts.values().of(value)
+        if kind.tag == "dict":
+            return f"a dict: {kind.why}" if kind.why else "a dict"
+        cls = kind.node
+        if kind.tag == "record" and isinstance(cls, ast.ClassDef) and not any(
+                (self.model.index.qualname(b) or "").rsplit(".", 1)[-1] in ("tuple", "list", "Tuple", "List")
+                for b in cls.bases):
+            built = f": {kind.why}" if kind.why else ""
+            return f"a `{cls.name}` instance, a pytree node of its own{built}"
+        return None
+
     def _known_arrays(self, d: CustomDerivative, bwd: RuleFunction) -> Set[str]:
         """The cotangent parameter's name, when the primal provably returns one array."""
         nondiff = self.model.facts.nondiff_positions(d)
@@ -138,6 +157,8 @@ f.defvjp(f_fwd, f_bwd)
         why = self.model.facts.not_a_sequence(value, bwd.node, arrays)
         if why is None and isinstance(value, ast.Name):
             why = self._reassigned_array(bwd, value.id, arrays)
+        if why is None and isinstance(value, (ast.Name, ast.Call)):
+            why = self._inferred_container(value)
         if why is None:
             return
         names = self.model.facts.differentiable_names(d)

@@ -4,13 +4,13 @@ import ast
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from vjplint.diagnostics import Severity
+from vjplint.facts.crossmodule import is_top_level
+from vjplint.facts.forward import FORWARD, linear_fn_applied
 from vjplint.jaxapi import PARTIAL
 from vjplint.model import CallSite, CustomDerivative
 from vjplint.rules.base import Rule
 from vjplint.semantic import FUNCTION_TYPES, FunctionNode, constant_value
 
-FORWARD = ("jax.jvp", "jax.jacfwd", "jax.linearize", "jax._src.api.jvp", "jax._src.api.jacfwd",
-           "jax._src.api.linearize")
 HESSIAN = ("jax.hessian", "jax._src.api.hessian")
 REVERSE = ("jax.grad", "jax.jacrev", "jax._src.api.grad", "jax._src.api.jacrev")
 # Wrappers that keep the function's custom_vjp calls visible to the jvp.
@@ -29,7 +29,10 @@ class ForwardModeOnVjp(Rule):
     `checkpoint`, `functools.partial` or a name bound to one of them), or a lambda or function
     that directly calls it with a differentiated argument; and forward over reverse
     (`jax.hessian(f)`, `jax.jacfwd(jax.grad(f))`, `jax.jvp(jax.grad(f), ...)`) when the
-    custom_vjp's fwd or bwd calls a custom_vjp.
+    custom_vjp's fwd or bwd calls a custom_vjp. In a run over several modules, the custom_vjp's
+    definition is also flagged when another module applies `jax.jvp`/`jax.jacfwd` to it by name
+    (`jax.jvp(mod.f, ...)`) or applies the linear function `jax.linearize(mod.f, ...)` returns;
+    the message names that file and line.
 
     ## Why is this bad?
     A custom_vjp defines only a reverse-mode rule. JAX cannot push tangents forward through it
@@ -100,6 +103,18 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
                 for site in d.call_sites:
                     if site.enclosing is not None:
                         self._callers.setdefault(id(site.enclosing), []).append((d, site))
+        external = self.model.facts.external
+        if external is None:
+            return
+        for d in self.model.derivatives:  # forward mode applied to it in another module of the run
+            uses = external.forward.get(d.name)
+            if d.kind != "vjp" or d.api != "jax" or not uses or not is_top_level(self.model, d.anchor):
+                continue
+            how, where = uses[0]
+            self.report(d.anchor, f"at {where}, {how} pushes tangents through `{d.name}`, a custom_vjp function: JAX "
+                                  f"raises TypeError \"can't apply forward-mode autodiff (jvp) to a custom_vjp "
+                                  f"function.\". Use reverse mode there (`jax.vjp`, `jax.jacrev`), or give `{d.name}` "
+                                  f"a custom_jvp")
 
     def visit_Call(self, node: ast.Call) -> None:
         q = self.model.index.qualname(node.func)
@@ -121,7 +136,7 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
         perturbed = self._argnums(node) if name == "jacfwd" else None
         how = f"`jax.{name}`"
         if name == "linearize":
-            applied = self._linear_fn_applied(node)
+            applied = linear_fn_applied(self.model, node)
             if applied is None:
                 return
             how = f"the linear function from `jax.linearize` (used at line {applied})"
@@ -342,31 +357,6 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
             return (value,)
         if isinstance(value, (tuple, list)) and all(type(v) is int for v in value):
             return tuple(value)
-        return None
-
-    def _linear_fn_applied(self, call: ast.Call) -> Optional[int]:
-        """The line where linearize's linear function is used, or None when it is not."""
-        parent = self.model.index.parent(call)
-        if isinstance(parent, ast.Subscript) and parent.value is call:
-            index = constant_value(self.model.index, parent.slice)
-            grand = self.model.index.parent(parent)
-            if index in (1, -1) and isinstance(grand, ast.Call) and grand.func is parent:
-                return grand.lineno
-            return None
-        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
-            return None
-        target = parent.targets[0]
-        if not (isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2
-                and isinstance(target.elts[1], ast.Name)):
-            return None
-        name = target.elts[1].id
-        if name == "_":
-            return None
-        scope = self.model.index.scope_of(parent)
-        for node in self.model.index.names(name):
-            if isinstance(node.ctx, ast.Load) and self.model.index.inside(node, scope.node):
-                if any(b.node is parent for b in self.model.index.lookup(name, self.model.index.scope_of(node))):
-                    return node.lineno
         return None
 
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.rules.base import Rule
@@ -10,6 +10,8 @@ NAME = "JVPTracer"
 # Tracer classes whose presence in the same test shows the code already handles grad's tracer.
 HANDLES_GRAD = ("Tracer", "LinearizeTracer")
 TEXT_OF = ("builtins.repr", "builtins.str", "builtins.format")
+# Forward mode: the function it differentiates sees JVPTracers (jax_facts §13).
+FORWARD_MODE = frozenset({"jax.jvp", "jax.jacfwd", "jax._src.api.jvp", "jax._src.api.jacfwd"})
 
 
 class JvpTracerSniffing(Rule):
@@ -17,7 +19,9 @@ class JvpTracerSniffing(Rule):
     Flags code that detects "being differentiated" by testing for `JVPTracer`:
     `isinstance(x, JVPTracer)` (any import path, also inside a tuple of types),
     `type(x) is JVPTracer`, `type(x).__name__ == "JVPTracer"`, `"JVPTracer" in repr(x)` or
-    `str(x)`, `repr(x).startswith("JVPTracer")`.
+    `str(x)`, `repr(x).startswith("JVPTracer")`. Names assigned once are followed: an aliased
+    import (`JVPTracer as _T`), `name = type(x).__name__`, a module constant of class names
+    (`NAMES = ("JVPTracer",)`, `frozenset(...)`) or of types; the message quotes each step.
 
     ## Why is this bad?
     Under `jax.grad` (and `value_and_grad`, `vjp`, `jacrev`, `jit(grad)`) JAX 0.10.2 traces with
@@ -55,7 +59,10 @@ class JvpTracerSniffing(Rule):
     for `JVPTracer` only where `isinstance(x, jax.core.Tracer)` already holds (inside that `if`
     branch or after it in an `and`: it tells forward mode apart from grad, which takes the other
     branch), compares tracers' traces (`x._trace`, forward-mode machinery), or is part of JAX
-    itself (imports only `jax._src`) is not flagged.
+    itself (imports only `jax._src`) is not flagged; nor is a test inside a function whose every
+    use in the module is as the function `jax.jvp` or `jax.jacfwd` differentiates (its inputs are
+    JVPTracers there, even under an outer `grad`). A rewrite is offered only when the test names
+    the class or the string itself, not through a shared constant.
     """
 
     CODE = "VJP402"
@@ -78,9 +85,10 @@ def is_traced(x):
 ''']
 
     def visit_Call(self, node: ast.Call) -> None:
+        self._through: List[Tuple[str, ast.expr, int]] = []
         func = self.model.index.qualname(node.func)
         if func in ("builtins.isinstance", "builtins.issubclass") and len(node.args) == 2:
-            subject, types = node.args
+            subject, types = node.args[0], self._value(node.args[1])
             if func == "builtins.issubclass":
                 subject = _type_argument(self.model.index, subject)
                 if subject is None:
@@ -90,7 +98,9 @@ def is_traced(x):
                 return
             if any(self._handles_grad(e) for e in elements):
                 return
-            if isinstance(types, ast.Tuple):
+            if self._through:  # the types come from a name: a rewrite would change its other uses
+                self._flag(node, subject, f"`{self.quote(node)}`", None, "isinstance({}, jax.core.Tracer)")
+            elif isinstance(types, ast.Tuple):
                 element = next(e for e in elements if self._is_jvptracer(e))
                 self._flag(node, subject, f"`{self.quote(node)}`", element, "jax.core.Tracer")
             else:
@@ -103,9 +113,11 @@ def is_traced(x):
                 self._flag(node, subject, f"`{self.quote(node)}`", node, "isinstance({}, jax.core.Tracer)")
 
     def visit_Compare(self, node: ast.Compare) -> None:
+        self._through = []
         if len(node.ops) != 1:
             return
-        op, left, right = node.ops[0], node.left, node.comparators[0]
+        op = node.ops[0]
+        left, right = self._value(node.left), self._value(node.comparators[0])
         negated = isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn))
         template = "not isinstance({}, jax.core.Tracer)" if negated else "isinstance({}, jax.core.Tracer)"
         if isinstance(op, (ast.Eq, ast.NotEq)) and (_is_name_literal(left) or _is_name_literal(right)):
@@ -118,7 +130,8 @@ def is_traced(x):
                 subject = self._described_object(right)
                 if subject is not None:
                     self._flag(node, subject, f"`{self.quote(node)}`", node, template)
-            elif isinstance(right, (ast.Tuple, ast.List, ast.Set)) and any(_is_name_literal(e) for e in right.elts):
+            elif isinstance(right, (ast.Tuple, ast.List, ast.Set)) and any(
+                    _is_name_literal(self._value(e)) for e in right.elts):
                 subject = self._class_name_of(left)
                 if subject is not None:
                     self._flag(node, subject, f"`{self.quote(node)}`", None, template)
@@ -132,6 +145,30 @@ def is_traced(x):
                     return
 
     # -- recognising the pieces ------------------------------------------------------------------
+    def _value(self, expr: ast.expr) -> ast.expr:
+        """What a name assigned exactly once holds (`name = type(x).__name__`, a module constant
+        `NAMES = ("JVPTracer",)`; `frozenset(...)`/`set(...)`/`tuple(...)` of a literal), else `expr`."""
+        seen = 0
+        while isinstance(expr, ast.Name) and seen < 3:
+            seen += 1
+            index = self.model.index
+            found = index.resolve(expr.id, index.scope_of(expr))
+            if found is None:
+                return expr
+            owner, bindings = found
+            if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None or \
+                    expr.id in owner.globals_ or expr.id in owner.nonlocals:
+                return expr
+            value = bindings[0].value
+            self._through.append((expr.id, value, getattr(bindings[0].node, "lineno", 0)))
+            expr = value
+        if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords and \
+                self.model.index.qualname(expr.func) in ("builtins.frozenset", "builtins.set", "builtins.tuple"):
+            inner = self._value(expr.args[0])
+            if isinstance(inner, (ast.Tuple, ast.List, ast.Set)):
+                return inner
+        return expr
+
     def _is_jvptracer(self, expr: ast.expr) -> bool:
         q = self.model.index.qualname(expr) or ""
         return q.startswith("jax.") and q.endswith("." + NAME)
@@ -160,6 +197,8 @@ def is_traced(x):
     def _exempt(self, node: ast.AST, subject: ast.expr) -> bool:
         if self.model.facts.is_jax_internal():
             return True
+        if self._forward_mode_only(node):
+            return True
         by_name = not isinstance(node, ast.Call) or self.model.index.qualname(node.func) not in (
             "builtins.isinstance", "builtins.issubclass")
         # A test by name means this module's own class when the module defines one.
@@ -179,6 +218,27 @@ def is_traced(x):
             if isinstance(inner, ast.Name) and inner.id == "LinearizeTracer":
                 return True
         return False
+
+    def _forward_mode_only(self, node: ast.AST) -> bool:
+        """The test is in a function whose every use in the module is as the function that
+        `jax.jvp`/`jax.jacfwd` differentiate: its inputs are JVPTracers there, even under an outer
+        `grad`, so the test keeps its meaning."""
+        index = self.model.index
+        fn = index.enclosing_function(node)
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
+            return False
+        uses = 0
+        for ref in index.of_type(ast.Name):
+            if ref.id != fn.name or not isinstance(ref.ctx, ast.Load):  # type: ignore[attr-defined]
+                continue
+            if not any(b.node is fn for b in index.lookup(ref.id, index.scope_of(ref))):  # type: ignore[attr-defined]
+                continue
+            parent = index.parent(ref)
+            if not (isinstance(parent, ast.Call) and parent.args and parent.args[0] is ref
+                    and index.qualname(parent.func) in FORWARD_MODE):
+                return False
+            uses += 1
+        return uses > 0
 
     def _inside_tracer_test(self, node: ast.AST, subject: ast.expr) -> bool:
         """Whether `node` runs only where `isinstance(subject, <jax Tracer>)` holds: inside the body
@@ -221,6 +281,7 @@ def is_traced(x):
             return
         what = self.quote(subject, 30)
         outcome = "True" if template.startswith("not ") else "False"
+        shown += self._evidence(node)
         message = (f"{shown} is silently {outcome} under `jax.grad`: JAX 0.10.2 differentiates (`grad`, `vjp`, "
                    f"`value_and_grad`, `jacrev`) with LinearizeTracer, whose repr is `GradTracer(...)`; only "
                    f"`jax.jvp`/`jacfwd` give a JVPTracer. Test `isinstance({what}, jax.core.Tracer)` instead")
@@ -231,6 +292,15 @@ def is_traced(x):
         target_node, text = fix
         self.report(node, message, fix=self.replacing(target_node, text, Applicability.UNSAFE,
                                                       f"Test `isinstance({what}, jax.core.Tracer)` instead"))
+
+    def _evidence(self, node: ast.AST) -> str:
+        """Where the names the test reads come from: `_T` is JVPTracer, `name` = `type(x).__name__`."""
+        parts = [f"`{name}` = `{self.quote(value, 40)}` at line {line}" for name, value, line in self._through]
+        if isinstance(node, ast.Call) and len(node.args) == 2:
+            for e in (node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]):
+                if isinstance(e, ast.Name) and e.id != NAME and self._is_jvptracer(e):
+                    parts.append(f"`{e.id}` is `{self.model.index.qualname(e)}`")
+        return f" ({'; '.join(parts)})" if parts else ""
 
     def _fix(self, node: ast.AST, subject: ast.expr, target: Optional[ast.AST],
              template: str) -> Optional[Tuple[ast.AST, str]]:

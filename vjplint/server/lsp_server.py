@@ -39,6 +39,7 @@ from vjplint.links import DEFAULT_DOCS_URL
 from vjplint.output import lsp as lspfmt
 from vjplint.positions import source_lines
 from vjplint.server import actions
+from vjplint.server.indexing import INDEX_WAIT_S, Indexing, uri_path as _path
 from vjplint.workspace import Overrides, Workspace
 
 log = logging.getLogger("vjplint.server")
@@ -128,10 +129,7 @@ class VjplintProtocol(LanguageServerProtocol):
             return _Dropped()
 
 
-MAX_INDEXED_FILES = 20_000  # a workspace folder's files read for its wrappers (vjplint.project), at most
-
-
-class VjplintServer(LanguageServer):
+class VjplintServer(Indexing, LanguageServer):
     def __init__(self, debounce_ms: Optional[int] = None) -> None:
         notebooks = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocumentFilterWithNotebook(
             notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")])], save=True)
@@ -150,7 +148,7 @@ class VjplintServer(LanguageServer):
         self.lock = threading.RLock()  # config caches and analyses are shared with the lint thread
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-lint")
         self.project: Optional[Workspace] = None  # settings per file (vjplint.workspace), reset on a change
-        self.wrappers: Dict[str, Any] = {}  # workspace folder -> its vjplint.project.ProjectIndex
+        self.init_indexing()  # per workspace folder: wrappers and cross-module facts (vjplint.server.indexing)
         self.reported_config_errors: set = set()
         self.pull = False
         self.converter = default_converter()
@@ -165,15 +163,18 @@ class VjplintServer(LanguageServer):
     def reset_configuration(self) -> None:
         with self.lock:
             self.project = None
-            self.wrappers.clear()
+            self.reset_index()
             self.analyses.clear()
             self.linters.clear()
             self.reported_config_errors.clear()
 
-    def config_for(self, path: Optional[Path]) -> Config:
+    def config_for(self, path: Optional[Path], wait: float = 0.0) -> Config:
         """The settings of a document: resolved by the same workspace layer as the command line
         (each file's nearest [tool.vjplint], or the client's explicit configuration), with the
-        client's rule selection on top. A broken configuration is reported and the defaults used."""
+        client's rule selection on top, then its folder's wrappers and what the folder's other
+        modules pass to, register on and call in it (vjplint.server.indexing; the first lint of
+        a folder waits `wait` seconds for them at most). A broken configuration is reported and
+        the defaults used."""
         with self.lock:
             if self.project is None:
                 explicit = self.settings.configuration
@@ -187,11 +188,13 @@ class VjplintServer(LanguageServer):
             directory = path.parent if path is not None else self.workspace_root()
             try:
                 config = self.project.settings_for_dir(str(directory) if directory is not None else os.getcwd())
-                index = self.wrappers_for(path) if path is not None else None
-                return index.config_for(config, path) if index is not None else config
             except ConfigError as exc:
                 self.config_error(str(exc))
                 return Config()
+        folder = self.folder_of(path) if path is not None else None
+        if folder is None or path is None:
+            return config
+        return self.indexed_config(config, folder, path, wait)
 
     def folder_of(self, path: Path) -> Optional[str]:
         """The workspace folder holding `path` (the innermost), else the root."""
@@ -205,40 +208,17 @@ class VjplintServer(LanguageServer):
                   if f and (str(path) + os.sep).startswith(f.rstrip(os.sep) + os.sep)]
         return max(inside, key=len) if inside else None
 
-    def wrappers_for(self, path: Path) -> Any:
-        """The project index of `path`'s workspace folder (vjplint.project), built once (under the
-        lock) from the folder's Python files as the command line would discover them."""
-        folder = self.folder_of(path)
-        if folder is None or self.project is None:
-            return None
-        index = self.wrappers.get(folder)
-        if index is None:
-            from vjplint.project import build_index
+    def refresh_pulls(self) -> None:
+        if _capability(self.client_capabilities, "workspace", "diagnostics", "refresh_support"):
+            self.workspace_diagnostic_refresh(None)
 
-            files = self.project.files([folder], [])
-            if len(files) > MAX_INDEXED_FILES:  # a home directory opened as a folder: no project to index
-                log.info("%s: %d Python files, more than %d: its wrappers are not inferred", folder, len(files),
-                         MAX_INDEXED_FILES)
-                files = []
-            index = self.wrappers[folder] = build_index([f for f, _ in files], self.project.settings_for_dir(folder),
-                                                        use_cache=False, base=folder)
-        return index
-
-    def refresh_wrappers(self, uri: str) -> bool:
-        """After a Python file is saved: rebuild its folder's index; True (and the analyses
-        forgotten) when the wrappers changed, since then other documents' results may too."""
+    def refresh_wrappers(self, uri: str) -> None:
+        """After a Python file is saved: rebuild its folder's wrappers in the background; the
+        open documents whose settings change are then linted again (Indexing.refresh_folder)."""
         path = _path(uri)
-        with self.lock:
-            folder = self.folder_of(path) if path is not None else None
-            old = self.wrappers.pop(folder, None) if folder is not None else None
-            if old is None or path is None:
-                return False
-            new = self.wrappers_for(path)
-            changed = new is None or (new.spellings, new.relative) != (old.spellings, old.relative)
-            if changed:
-                self.analyses.clear()
-                self.linters.clear()
-            return changed
+        folder = self.folder_of(path) if path is not None else None
+        if folder is not None and folder in self.wrappers:
+            self.start_index(folder, facts=False, again=True)
 
     def config_error(self, message: str) -> None:
         log.error("%s", message)
@@ -274,7 +254,7 @@ class VjplintServer(LanguageServer):
             if cached is not None and cached.text == text:
                 return cached
             path = _path(uri)
-            config = self.config_for(path)
+        config = self.config_for(path, INDEX_WAIT_S)
         filename = _display_name(uri, path, config, self.workspace_root())
         if path is not None and _excluded(path, config):
             analysis = Analysis(text, [], config, filename, str(path))
@@ -656,13 +636,6 @@ def _capability(root: Any, *names: str) -> Any:
     return root
 
 
-def _path(uri: str) -> Optional[Path]:
-    if not uri.startswith("file:"):
-        return None
-    path = to_fs_path(uri)
-    return Path(path) if path else None
-
-
 def _display_name(uri: str, path: Optional[Path], config: Config, root: Optional[Path]) -> str:
     """The name per-file-ignores match against: relative to the project (as on the CLI)."""
     if path is None:
@@ -748,16 +721,18 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     def initialized(ls: VjplintServer, params: types.InitializedParams) -> None:
         ls.executor.submit(_warm_up)  # the engine's imports, before the first document arrives
         if _capability(ls.client_capabilities, "workspace", "did_change_watched_files", "dynamic_registration"):
-            watcher = types.FileSystemWatcher(glob_pattern="**/pyproject.toml")
+            # pyproject.toml: settings; Python files: the project index (created, deleted, changed on disk)
+            watchers = [types.FileSystemWatcher(glob_pattern=glob) for glob in ("**/pyproject.toml", "**/*.py")]
             ls.client_register_capability(types.RegistrationParams(registrations=[types.Registration(
                 id="vjplint-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[watcher]))]))
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @_guard
     def did_open(ls: VjplintServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.versions[params.text_document.uri] = params.text_document.version
         ls.schedule(params.text_document.uri, 0)
+        ls.facts_changed(params.text_document.uri)  # the buffer may differ from the file the index read
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @_guard
@@ -766,6 +741,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         if uri in ls.versions:
             ls.versions[uri] = params.text_document.version
             ls.schedule(uri, ls.settings.debounce_ms)
+            ls.facts_changed(uri)  # after the lint, once typing pauses
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     @_guard
@@ -773,10 +749,11 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         uri = params.text_document.uri
         if uri.endswith("pyproject.toml"):
             ls.relint_all()
-        elif uri.endswith((".py", ".pyi")) and ls.refresh_wrappers(uri):  # a wrapper changed: others may follow
-            for open_uri in list(ls.versions):
-                ls.schedule(open_uri, 0)
-        elif uri in ls.versions:
+            return
+        if uri.endswith((".py", ".pyi")):  # a wrapper may have changed: others may follow
+            ls.refresh_wrappers(uri)
+            ls.facts_changed(uri, 0)  # a file not open is read from disk
+        if uri in ls.versions:
             ls.schedule(uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -790,6 +767,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         with ls.lock:
             ls.analyses.pop(uri, None)
             ls.linters.pop(uri, None)
+        ls.facts_changed(uri, 0)  # the index reads the file on disk again (an unsaved buffer is gone)
         if not ls.pull:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
@@ -823,6 +801,8 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     def watched_files(ls: VjplintServer, params: types.DidChangeWatchedFilesParams) -> None:
         if any(change.uri.endswith("pyproject.toml") for change in params.changes):
             ls.relint_all()
+            return
+        ls.files_changed([(c.uri, int(c.type)) for c in params.changes if c.uri.endswith(".py")])
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     @_guard

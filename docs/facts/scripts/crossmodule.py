@@ -45,6 +45,15 @@ def registered_elsewhere_bwd(c, g):
     return (c * g,)
 '''
 
+PARAMS = '''
+import jax.numpy as jnp
+ROWS = jnp.array([0, 2])
+def init_table():
+    return jnp.array([0, 2])
+def stored_table():
+    return ROWS
+'''
+
 CASES = {
     "XM-1 traced index from a jitted caller in another module": '''
         import jax, jax.numpy as jnp
@@ -92,11 +101,31 @@ CASES = {
         @f.defjvp
         def f_jvp(p, t):
             return f(p[0]), t[0]''',
+    "XM-10 a function of another module building a new jnp array, called inside jit, passed to nondiff": '''
+        import jax, jax.numpy as jnp
+        from lib import gather_rows
+        from params import init_table
+        f = jax.jit(lambda x: jnp.sum(gather_rows(x, init_table())))
+        print(f(jnp.arange(4.0)))''',
+    "XM-11 the same function returning a module-level array (look-alike for the tracer)": '''
+        import jax, jax.numpy as jnp
+        from lib import gather_rows
+        from params import stored_table
+        f = jax.jit(lambda x: jnp.sum(gather_rows(x, stored_table())))
+        print(f(jnp.arange(4.0)))''',
+    "XM-12 defvjp on the function a call-form custom_vjp wraps": '''
+        import jax, jax.numpy as jnp
+        def impl(x):
+            return jnp.sin(x)
+        g = jax.custom_vjp(impl)
+        impl.defvjp(lambda x: (impl(x), x), lambda x, t: (t,))''',
 }
 
 with tempfile.TemporaryDirectory() as tmp:
     with open(os.path.join(tmp, "lib.py"), "w") as fh:
         fh.write(LIB)
+    with open(os.path.join(tmp, "params.py"), "w") as fh:
+        fh.write(PARAMS)
     for label, code in CASES.items():
         proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp, capture_output=True, text=True,
                               env={**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": tmp})

@@ -1,0 +1,79 @@
+"""Cold lint of one tree by several vjplint checkouts beside ruff, in paired rounds.
+
+    python benchmarks/paired.py --tree /path/to/jax --checkout before=/path/to/main-copy \\
+        --checkout after=. --rounds 5
+
+Each round runs `ruff check --select F --no-cache` and then `vjplint check --no-cache` from each
+checkout (`PYTHONPATH` pointing at it), in turn, from a directory without a `pyproject.toml`.
+For every command it reports the median wall time and the median CPU time (user + system of the
+whole process tree, from `wait4`), and for every checkout the ratios to ruff taken round by
+round: on a shared machine a busy moment slows one round's commands alike, so the ratios are
+what to compare, not the seconds. Byte-compile each checkout first (`python -m compileall`), as
+an installed package is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+
+def run(command: Sequence[str], cwd: str, pythonpath: Optional[str]) -> Dict[str, float]:
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(process.pid, 0)
+    return {"wall": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tree", required=True)
+    parser.add_argument("--checkout", action="append", required=True, metavar="NAME=DIR")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--ruff", default=None, help="ruff binary (default: beside Python, else on PATH)")
+    parser.add_argument("--json", default=None, help="write every run here")
+    args = parser.parse_args(argv)
+    ruff = args.ruff or str(Path(sys.executable).parent / "ruff")
+    if not Path(ruff).exists():
+        ruff = shutil.which("ruff") or ruff
+    tree = os.path.abspath(args.tree)
+    commands: Dict[str, tuple] = {"ruff": ([ruff, "check", "--select", "F", "--no-cache", "--exit-zero", "-q", tree],
+                                           None)}
+    for spec in args.checkout:
+        name, _, directory = spec.partition("=")
+        commands[name] = ([sys.executable, "-m", "vjplint", "check", "--no-cache", "-q", "--exit-zero", tree],
+                          os.path.abspath(directory))
+    runs: Dict[str, List[Dict[str, float]]] = {name: [] for name in commands}
+    with tempfile.TemporaryDirectory() as cwd:  # no pyproject.toml, no cache directory
+        for _ in range(args.rounds):
+            for name, (command, pythonpath) in commands.items():
+                runs[name].append(run(command, cwd, pythonpath))
+    for name, measured in runs.items():
+        print(f"{name:12s} wall {statistics.median(m['wall'] for m in measured):7.2f} s   "
+              f"cpu {statistics.median(m['cpu'] for m in measured):7.2f} s")
+    for name, measured in runs.items():
+        if name == "ruff":
+            continue
+        for key in ("cpu", "wall"):
+            ratios = [m[key] / r[key] for m, r in zip(measured, runs["ruff"])]
+            print(f"{name:12s} / ruff, {key:4s}: {statistics.median(ratios):5.2f}  "
+                  f"(rounds: {', '.join(f'{x:.2f}' for x in ratios)})")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"tree": tree, "runs": runs}, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""structure look-alike: one NamedTuple argument, bwd wraps the NamedTuple of cotangents in a 1-tuple.
+
+Report: jax-ml/jax#4673 https://github.com/jax-ml/jax/issues/4673 (the args tuple is `(state,)`, so
+the cotangent is `(State(...),)`; here built in a variable and returned through a helper).
+"""
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+EVAL = {
+    "id": "structure/ok_jax4673_namedtuple_in_one_tuple", "family": "structure", "expect": "ok",
+    "source": "jax-ml/jax#4673", "url": "https://github.com/jax-ml/jax/issues/4673",
+    "written_at": "2026-12-02", "written_at_commit": "9e042dab056b2e5f1652c5b10417b37c94b25964",
+    "argnums": (0,),
+}
+
+
+class State(NamedTuple):
+    pos: jnp.ndarray
+    vel: jnp.ndarray
+
+
+@jax.custom_vjp
+def energy(state):
+    return 0.5 * jnp.sum(state.vel ** 2) + jnp.sum(jnp.cos(state.pos))
+
+
+def energy_fwd(state):
+    return energy(state), state
+
+
+def _cotangents(state, g):
+    grads = State(pos=-g * jnp.sin(state.pos), vel=g * state.vel)
+    return (grads,)
+
+
+def energy_bwd(state, g):
+    return _cotangents(state, g)
+
+
+energy.defvjp(energy_fwd, energy_bwd)
+
+
+def eval_fn(pos):
+    return energy(State(pos, 2.0 * pos))
+
+
+def eval_inputs():
+    return (np.array([0.3, -0.7], np.float32),)
+
+
+def eval_reference(pos):
+    p = np.asarray(pos, np.float64)
+    return 0.5 * np.sum((2.0 * p) ** 2) + np.sum(np.cos(p))
