@@ -721,7 +721,7 @@ def test_rewriting_only_the_touched_statements_gives_the_whole_module_rewrite(mo
     from vjplint.engine import lint_source
     from vjplint.fixes import apply
 
-    whole = lambda text, module, plans, rewrite: rewrite(text, plans)  # noqa: E731
+    whole = lambda text, module, plans, rewrite, found=None: rewrite(text, plans)  # noqa: E731
     compared = 0
     for path in sorted((ROOT / "fixtures").rglob("*.py")):
         text = path.read_text(encoding="utf-8")
@@ -740,8 +740,45 @@ def test_rewriting_only_the_touched_statements_gives_the_whole_module_rewrite(mo
             except Exception as exc:
                 reference = type(exc).__name__
         assert focused == reference, path
+        if not focused.endswith("Error"):  # the edits --fix applies without diffing again make the same text
+            from vjplint.fixes.edits import apply_edits
+
+            new_text, _, known = apply._residual_transform(text, plans, Config())
+            assert known is None or apply_edits(text, known) == new_text == focused, path
         compared += 1
     assert compared > 20
+
+
+@pytest.mark.parametrize("elsewhere, kept", [
+    ("", False),  # nothing else uses `partial`: the rewrite drops its import
+    ("def helper(f):\n    return partial(f, 1)\n", True),  # a Name `ast` sees: the import stays
+    ("NOTE = 'partial application'\n", False),  # only the word: libcst counts nothing, the import goes
+    ("def helper(obj):\n    return obj.partial(partial=1)\n", False),  # attribute and keyword, not uses
+    ("import functools\nhelper = functools.partial(print, 1)\n", False),
+    ("class C:\n    partial = None\n", True),  # a class attribute named like it: libcst counts the Name
+])
+def test_blanked_uses_of_a_dropped_import_give_the_whole_module_rewrite(monkeypatch: pytest.MonkeyPatch,
+                                                                         elsewhere: str, kept: bool) -> None:
+    """A statement that uses `partial` is blanked when `ast` sees the use, and the rewrite keeps the
+    import; the text is the whole-module rewrite's either way."""
+    from vjplint.engine import lint_source
+    from vjplint.fixes import apply
+
+    text = ("from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+            + elsewhere + "\n\n"
+            "@partial(jax.custom_vjp, nondiff_argnums=(0,))\ndef f(w, x):\n    return jnp.sin(x) * w\n\n\n"
+            "def f_fwd(w, x):\n    return f(w, x), None\n\n\ndef f_bwd(w, res, g):\n    return (g * w,)\n\n\n"
+            "f.defvjp(f_fwd, f_bwd)\n\n\ndef use(x):\n    return f(jnp.ones(3), x)\n")
+    plans = list(dict.fromkeys(d.fix.plan for d in lint_source("m.py", text).diagnostics
+                               if d.fix is not None and d.fix.plan is not None))
+    assert plans
+    focused = apply._residual_rewrite(text, plans, Config())[0]
+    with monkeypatch.context() as patched:
+        patched.setattr(apply, "_rewrite_regions", lambda text, module, plans, rewrite, found=None: rewrite(text, plans))
+        reference = apply._residual_rewrite(text, plans, Config())[0]
+    assert focused == reference
+    assert focused != text and "@jax.custom_vjp" in focused
+    assert ("from functools import partial" in focused) == kept
 
 
 def test_the_index_scans_find_what_their_regular_expressions_find() -> None:

@@ -167,6 +167,28 @@ class CustomDerivative:
         return [(i, sig.positional[i]) for i in self.nondiff if i < len(sig.positional)]
 
 
+class _Lookups:
+    def __init__(self, derivatives: List[CustomDerivative]) -> None:
+        self.size = len(derivatives)
+        self.keep = list(derivatives)  # the ids below stay theirs while this lives
+        self.by_node: Dict[int, CustomDerivative] = {}
+        self.by_name: Dict[Tuple[str, int], List[CustomDerivative]] = {}
+        self.by_rule: Dict[int, List[CustomDerivative]] = {}
+        self.order = {id(d): i for i, d in enumerate(derivatives)}
+        self.via = [d for d in derivatives if getattr(d, "via", "")]
+        for d in derivatives:
+            for node in (d.primal, d.anchor):  # the first derivative a node belongs to answers
+                if node is not None:
+                    self.by_node.setdefault(id(node), d)
+            self.by_name.setdefault((d.name, id(d.enclosing)), []).append(d)
+            for role in ("fwd", "bwd", "jvp"):
+                r = d.rule(role)
+                if r is not None and r.node is not None:
+                    owners = self.by_rule.setdefault(id(r.node), [])
+                    if not owners or owners[-1] is not d:
+                        owners.append(d)
+
+
 @dataclass
 class TracedFunction:
     node: FunctionNode
@@ -189,11 +211,31 @@ class FileModel:
     # module, which does not import it).
     facts: Any = field(default=None, repr=False, compare=False)
 
+    # Lookups over `derivatives`, built on first use after collection (a scan of every
+    # derivative per question made rules and planning quadratic in dense modules).
+    _lookups: Any = field(default=None, repr=False, compare=False)
+
+    def _lookup(self) -> "_Lookups":
+        if self._lookups is None or self._lookups.size != len(self.derivatives):
+            self._lookups = _Lookups(self.derivatives)
+        return self._lookups
+
     def derivative_for_node(self, node: ast.AST) -> Optional[CustomDerivative]:
-        for d in self.derivatives:
-            if d.primal is node or d.anchor is node:
-                return d
-        return None
+        return self._lookup().by_node.get(id(node))
+
+    def same_name(self, d: CustomDerivative) -> List[CustomDerivative]:
+        """The derivatives with `d`'s name in `d`'s enclosing scope (`d` included), in order."""
+        return self._lookup().by_name.get((d.name, id(d.enclosing)), [])
+
+    def made_via_wrapper(self) -> List[CustomDerivative]:
+        """The derivatives made through an inferred wrapper (their `via` says how)."""
+        return self._lookup().via
+
+    def rule_owners(self, *nodes: ast.AST) -> List[CustomDerivative]:
+        """The derivatives whose fwd, bwd or jvp rule is one of `nodes`, in order."""
+        lookups = self._lookup()
+        found = {id(d): d for node in nodes for d in lookups.by_rule.get(id(node), [])}
+        return sorted(found.values(), key=lambda d: lookups.order[id(d)])
 
     # -- source text (`ast` columns are UTF-8 byte offsets; `lines` are code points) ------
     def _point(self, row: int, byte_col: int) -> Tuple[int, int]:

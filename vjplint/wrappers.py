@@ -408,7 +408,7 @@ def with_wrapper_note(model: "FileModel", node: ast.AST, message: str) -> str:
     row = getattr(node, "lineno", None)
     if row is None:
         return message
-    for d in model.derivatives:
+    for d in model.made_via_wrapper():
         via = getattr(d, "via", "")
         if via and any(first <= row <= last for first, last in _spans(d)):
             label = getattr(d, "label", f"custom_{d.kind}")

@@ -21,6 +21,7 @@ from vjplint.engine import LintResult, lint_source, may_contain_findings, prefil
 
 if TYPE_CHECKING:
     from vjplint.batch.cache import ResultCache
+    from vjplint.fixes.apply import FixResult
     from vjplint.batch.outcomes import FileOutcome
 
 Progress = Optional[Callable[[int, int], None]]
@@ -224,7 +225,53 @@ def _work(task: Task) -> Tuple[int, Done]:
     return task[0], _lint(task, _WORKER_CONFIGS)
 
 
-def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int):
+# -- fixing many files ------------------------------------------------------------------------
+# (index, display path, path, size, unsafe, index of its settings, the text to fix): the parent
+# sends the text, which may be a cross-module pass's output rather than what is on disk.
+FixTask = Tuple[int, str, str, int, bool, int, str]
+# Fixing a file costs about ten times linting it (libcst, passes to a fixed point): processes pay
+# for themselves on a tenth of the bytes linting needs.
+FIX_COST = 10
+
+
+def fix_many(tasks: List[FixTask], configs: Sequence[Config], jobs: Optional[int]) -> Dict[int, "FixResult"]:
+    """`fix_text` of each task, in worker processes when there is enough work: pure, text in and
+    text out (the caller writes). The results do not depend on the number of processes."""
+    weighted = [(t[0], t[1], t[2], t[3] * FIX_COST, t[4], t[5]) for t in tasks]
+    workers = worker_count(jobs, weighted)  # type: ignore[arg-type]
+    if workers <= 1:
+        return {t[0]: _fix(t, configs) for t in tasks}
+    from vjplint.fixes.apply import FixResult  # noqa: F401  (imported before forking, with libcst)
+    import vjplint.fixes.residual_plus_none  # noqa: F401
+
+    return dict(_run_parallel(tasks, configs, workers, _fix_chunk, _fix_alone))  # type: ignore[arg-type]
+
+
+def _fix(task: FixTask, configs: Sequence[Config]) -> "FixResult":
+    from vjplint.fixes.apply import FixResult, fix_text
+
+    _, display, path, _, unsafe, c, text = task
+    try:
+        return fix_text(display, text, configs[c], unsafe, path=path)
+    except Exception as exc:  # the fix loop never raises by design; this is the last guard
+        return FixResult(text, errors=[f"{display}: internal error while fixing: {type(exc).__name__}: {exc}"])
+
+
+def _fix_chunk(tasks: Sequence[FixTask]) -> List[Tuple[int, "FixResult"]]:
+    return [(task[0], _fix(task, _WORKER_CONFIGS)) for task in tasks]
+
+
+def _fix_alone(task: FixTask) -> Tuple[int, "FixResult"]:
+    return task[0], _fix(task, _WORKER_CONFIGS)
+
+
+def _fix_died(task: FixTask) -> "FixResult":
+    from vjplint.fixes.apply import FixResult
+
+    return FixResult(task[6], errors=[f"{task[1]}: internal error: the worker process died while fixing this file"])
+
+
+def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int, work_chunk=None, work_one=None):
     """Yield (index, result) as workers finish, biggest files first (they bound the wall time).
     Tasks go to the workers in chunks, and finished chunks come back through one queue: waiting
     on every pending future at each step (concurrent.futures.wait) is quadratic in their number."""
@@ -242,7 +289,7 @@ def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int):
             submitted, broken = 0, False
             for chunk in _chunks(ordered, workers):
                 try:
-                    future = pool.submit(_work_chunk, chunk)
+                    future = pool.submit(work_chunk or _work_chunk, chunk)
                 except BrokenProcessPool:  # a worker died already (Ctrl-C: see below)
                     broken = True
                     break
@@ -277,7 +324,7 @@ def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int):
     # A worker died (a crash in the parser, the OOM killer): lint what is left one file per
     # process, so that only the file that kills its process is lost, with an error that names it.
     for task in unfinished.values():
-        yield task[0], _isolated(task, configs)
+        yield task[0], _isolated(task, configs, work_one)
 
 
 @contextmanager
@@ -299,14 +346,16 @@ def _sigint_as_flag() -> Iterator[List[bool]]:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _isolated(task: Task, configs: Sequence[Config]) -> Done:
+def _isolated(task: Task, configs: Sequence[Config], work_one=None):
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(configs,)) as pool:
         try:
-            return pool.submit(_work, task).result()[1]
+            return pool.submit(work_one or _work, task).result()[1]
         except BrokenProcessPool:
+            if work_one is _fix_alone:
+                return _fix_died(task)  # type: ignore[arg-type]
             return LintResult(errors=[f"{task[1]}: internal error: the worker process died while linting this file"]), ""
 
 

@@ -11,7 +11,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 from vjplint.cli.report import emit, exit_code, report_problems
 from vjplint.config import Config
@@ -22,6 +22,8 @@ from vjplint.positions import lines_with_endings, source_lines
 from vjplint.source import SourceError, decode, encode
 
 if TYPE_CHECKING:
+    from vjplint.batch.outcomes import FileOutcome
+    from vjplint.source import DecodedSource
     from vjplint.workspace import Workspace
 
 
@@ -104,11 +106,12 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
     sources: Dict[str, List[str]] = {}
     fixed: List[_FileFix] = []
     diffs: List[str] = []
-    for outcome in run.files:
+    results = _fix_all(run.files, start_texts, unsafe, args.jobs)
+    for number, outcome in enumerate(run.files):
         config = settings[outcome.display] = outcome.config
         diagnostics = outcome.result.diagnostics
         start = start_texts.get(Path(outcome.path))
-        if not any(offered(d, unsafe) for d in diagnostics) and start is None:
+        if number not in results:
             if outcome.display in cross_fixed:
                 fixed.append(_FileFix(outcome.display, FixResult("", fixed=cross_fixed[outcome.display]), "", []))
             remaining.extend(diagnostics)
@@ -117,17 +120,12 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
             elif diagnostics:
                 sources[outcome.display] = _read_lines(outcome.path)
             continue
-        try:
-            data = outcome.path.read_bytes()
-            # A notebook is fixed as its cells' Python text, then written back into its cells.
-            cells = notebook.read(data) if notebook.is_notebook(outcome.display) else None
-            decoded = decode(cells.text.encode("utf-8") if cells is not None else data)
-        except (OSError, SourceError, notebook.NotebookError) as exc:
-            errors.append(f"{outcome.display}: cannot read file: {exc}")
+        read = results[number]
+        if isinstance(read, str):
+            errors.append(read)
             remaining.extend(diagnostics)
             continue
-        result = fix_text(outcome.display, start if start is not None else decoded.text, config, unsafe,
-                          path=str(outcome.path))
+        data, cells, decoded, result = read
         result.fixed[:0] = cross_fixed.get(outcome.display, [])
         if args.verify and result.text != decoded.text and start is None:
             result = _verified(outcome.path, outcome.display, decoded.text, result, config, unsafe, errors)
@@ -167,6 +165,44 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
     if code == 0 and count and args.exit_non_zero_on_fix:
         return 1
     return code
+
+
+_Read = Tuple[bytes, Optional["notebook.NotebookSource"], "DecodedSource", FixResult]
+
+
+def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsafe: bool,
+             jobs: Optional[int]) -> Dict[int, Union[str, _Read]]:
+    """For each file (by its number in `files`) that has a fix to offer: what it was read as and
+    its fix, computed in worker processes when there is enough work (vjplint.batch.parallel), or
+    why it could not be read. Writing stays with the caller, file by file, in order."""
+    from vjplint.batch.parallel import FixTask, fix_many
+
+    reads: Dict[int, Union[str, _Read]] = {}
+    tasks: List[FixTask] = []
+    configs: List[Config] = []
+    config_index: Dict[int, int] = {}
+    for number, outcome in enumerate(files):
+        start = start_texts.get(Path(outcome.path))
+        if not any(offered(d, unsafe) for d in outcome.result.diagnostics) and start is None:
+            continue
+        try:
+            data = outcome.path.read_bytes()
+            # A notebook is fixed as its cells' Python text, then written back into its cells.
+            cells = notebook.read(data) if notebook.is_notebook(outcome.display) else None
+            decoded = decode(cells.text.encode("utf-8") if cells is not None else data)
+        except (OSError, SourceError, notebook.NotebookError) as exc:
+            reads[number] = f"{outcome.display}: cannot read file: {exc}"
+            continue
+        c = config_index.setdefault(id(outcome.config), len(configs))
+        if c == len(configs):
+            configs.append(outcome.config)
+        text = start if start is not None else decoded.text
+        tasks.append((number, outcome.display, str(outcome.path), len(text), unsafe, c, text))
+        reads[number] = (data, cells, decoded, FixResult(text))  # the result is filled in below
+    for number, result in fix_many(tasks, configs, jobs).items():
+        data, cells, decoded, _ = reads[number]  # type: ignore[misc]
+        reads[number] = (data, cells, decoded, result)
+    return reads
 
 
 def _finish_diff(args, fixed: List[_FileFix], diffs: List[str], remaining: List[Diagnostic],

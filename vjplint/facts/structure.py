@@ -147,8 +147,8 @@ def registered_here(model: FileModel, d: CustomDerivative, reg_node: ast.AST) ->
         return True
     if line < start:
         return False  # it registers an earlier definition of the name
-    for other in model.derivatives:
-        if other is d or other.name != d.name or other.enclosing is not d.enclosing:
+    for other in model.same_name(d):
+        if other is d:
             continue
         at = getattr(other.anchor, "lineno", None)
         if at is not None and start < at <= line:
@@ -160,7 +160,6 @@ def own_registrations(model: FileModel, d: CustomDerivative) -> List[Registratio
     """The registrations that apply to this definition of `d`'s name: the collector files every
     `f.defjvps(...)` of a name under its first definition, so a redefined name's are gathered here."""
     found: List[Registration] = []
-    for other in model.derivatives:
-        if other.name == d.name and other.enclosing is d.enclosing:
-            found.extend(reg for reg in other.registrations if registered_here(model, d, reg.node))
+    for other in model.same_name(d):
+        found.extend(reg for reg in other.registrations if registered_here(model, d, reg.node))
     return found

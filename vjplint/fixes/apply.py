@@ -17,29 +17,32 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from vjplint.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position
-from vjplint.fixes.edits import apply_edits, apply_spans, conflicts, diff_edits, line_starts, spans
+from vjplint.fixes.edits import Taken, apply_edits, apply_spans, diff_edits, line_starts, spans
 from vjplint.positions import lines_with_endings, source_lines
 from vjplint.source import SourceError, parse
 
 MAX_PASSES = 10
 RESIDUAL = "residual-plus-None"
 
-# A module transform: (text, plans, config) -> (new text, the plans it applied).
-Transform = Callable[[str, Sequence[FixPlan], Config], Tuple[str, List[FixPlan]]]
+# A module transform: (text, plans, config) -> (new text, the plans it applied, and the edits
+# that turn text into new text when the transform knows them, else None: the caller diffs).
+Transform = Callable[[str, Sequence[FixPlan], Config], Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]]
 
 
-def _residual_transform(text: str, fix_plans: Sequence[FixPlan], config: Config) -> Tuple[str, List[FixPlan]]:
-    new_text, rows, _ = _residual_rewrite(text, fix_plans, config)
-    return new_text, [fp for fp in fix_plans if (fp.target, fp.line) in rows]
+def _residual_transform(text: str, fix_plans: Sequence[FixPlan],
+                        config: Config) -> Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]:
+    found: List[Edit] = []
+    new_text, rows, _ = _residual_rewrite(text, fix_plans, config, found)
+    return new_text, [fp for fp in fix_plans if (fp.target, fp.line) in rows], tuple(found) if found else None
 
 
-def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan],
-                      config: Config) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
+def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, found: Optional[List[Edit]] = None
+                      ) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
     """The residual-plus-None rewrite of every derivative `fix_plans` name, in one libcst pass;
     with, per rewritten derivative (name, line), the row ranges of the code it rewrites, and the
-    `ast` module of `text`."""
+    `ast` module of `text`. `found` receives the edits, when the focused rewrite made them."""
     from vjplint.collect import Recognizer, collect
-    from vjplint.fixes.residual_plan import Refusal, find_derivative, plan, spans_overlap
+    from vjplint.fixes.residual_plan import Refusal, plan, spans_overlap
     from vjplint.fixes.residual_plus_none import fix_text
 
     module = parse(text)
@@ -54,8 +57,11 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan],
     for fp in fix_plans:
         merged.setdefault((fp.target, fp.line), set()).update(fp.positions)
     plans, rows = [], {}
+    derivatives: Dict[Tuple[str, int], Any] = {}
+    for d in model.derivatives:  # find_derivative's answer for each, in one pass
+        derivatives.setdefault((d.name, d.anchor.lineno), d)  # type: ignore[attr-defined]
     for (name, line), moved in merged.items():
-        d = find_derivative(model, name, line)
+        d = derivatives.get((name, line))
         if d is None:
             continue
         try:
@@ -68,7 +74,7 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan],
         rows[(name, line)] = tuple((start[0], end[0]) for start, end in p.spans)
     if not plans:
         return text, {}, module
-    return _rewrite_regions(text, module, plans, fix_text), rows, module
+    return _rewrite_regions(text, module, plans, fix_text, found), rows, module
 
 
 class _Layout:
@@ -80,19 +86,39 @@ class _Layout:
         self.lasts = [s.end_lineno or s.lineno for s in module.body]
 
     def parses_after(self, edits: Sequence[Edit]) -> bool:
-        """Whether the text still parses with `edits` applied, parsing only the rows from the first
-        to the last top-level statement beside the edits (a whole-file parse per fix was
-        quadratic); the other statements are untouched and parsed before."""
+        """Whether the text still parses with `edits` applied, parsing only the top-level
+        statements beside the edits (a whole-file parse per fix was quadratic): edits whose
+        statements are apart are checked apart, as the untouched statements between them parsed
+        before and do not change."""
+        ranges = sorted(((self._rows(e.location.row - 1, e.end_location.row + 1), e) for e in edits),
+                        key=lambda pair: pair[0])
+        group: List[Edit] = []
+        low = high = 0
+        for (first, last), edit in ranges:
+            if group and first > high:
+                if not self._piece_parses(low, high, group):
+                    return False
+                group = []
+            if not group:
+                low, high = first, last
+            group.append(edit)
+            high = max(high, last)
+        return not group or self._piece_parses(low, high, group)
+
+    def _rows(self, low: int, high: int) -> Tuple[int, int]:
+        """`low`..`high` widened to whole top-level statements."""
         import bisect
 
-        low = max(1, min(e.location.row for e in edits) - 1)
-        high = max(e.end_location.row for e in edits) + 1
+        low = max(1, low)
         i = bisect.bisect_right(self.firsts, low) - 1  # the statement holding `low`, if any
         if i >= 0 and self.lasts[i] >= low:
             low = self.firsts[i]
         j = bisect.bisect_right(self.firsts, high) - 1
         if j >= 0 and self.lasts[j] >= high:
             high = self.lasts[j]
+        return low, high
+
+    def _piece_parses(self, low: int, high: int, edits: Sequence[Edit]) -> bool:
         shift = low - 1
         piece = "".join(self.lines[shift:high])
         moved = [Edit(e.content, Position(e.location.row - shift, e.location.column),
@@ -100,36 +126,57 @@ class _Layout:
         return _parses(apply_edits(piece, moved))
 
 
-def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[[str, Sequence], str]) -> str:
+def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[..., str],
+                     found: Optional[List[Edit]] = None) -> str:
     """`rewrite(text, plans)` run by libcst over only the top-level statements the plans touch
     (libcst parses and visits about ten times slower than `ast`: a whole-module pass per fix made
     `--fix` and JSON output many times slower than linting). Every other statement becomes one
-    string, a unique line per row, so rows and columns are unchanged; a statement that names an
-    import the cleanup may drop (`partial`, `functools`) stays, so its uses are counted. The
+    string, a unique line per row, so rows and columns are unchanged. A statement that uses a
+    name whose import the cleanup may drop (`partial`, `functools`) is blanked too when `ast` sees
+    the use (a Name node: libcst counts it as well), and the rewrite is told that the name is used
+    elsewhere; a statement that only mentions the word (a string, an attribute) stays, so that
+    libcst counts it as before. The
     result is the whole-module rewrite's unless an edit touches a blanked line (something was
     inserted beside unrelated code): then the whole module is rewritten."""
     import ast
 
-    touched = [(start[0], end[0]) for p in plans for start, end in p.spans]
+    touched = {row for p in plans for start, end in p.spans for row in range(start[0], end[0] + 1)}
     statements = [(s, min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]),
                    s.end_lineno or s.lineno) for s in module.body]
     kept_rows: Set[int] = set()
     blanked = []
-    for statement, first, last in statements:
-        if isinstance(statement, (ast.Import, ast.ImportFrom)) or any(a <= last and first <= b for a, b in touched):
+    for number, (statement, first, last) in enumerate(statements):
+        if isinstance(statement, (ast.Import, ast.ImportFrom)) or any(r in touched for r in range(first, last + 1)):
             kept_rows.update(range(first, last + 1))
         else:
-            blanked.append((first, last))
-    blanked = [(a, b) for a, b in blanked if not any(r in kept_rows for r in range(a, b + 1))]
+            blanked.append((first, last, statement, number))
+    blanked = [(a, b, s, n) for a, b, s, n in blanked if not any(r in kept_rows for r in range(a, b + 1))]
     if not blanked:
         return rewrite(text, plans)
     lines = lines_with_endings(text)
-    cleanup = sorted(frozenset().union(*(p.cleanup_names for p in plans)))
-    if cleanup:  # a statement that may use an import the rewrite could drop stays, to be counted
-        uses = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, cleanup)))
-        blanked = [(a, b) for a, b in blanked if not any(uses.search(lines[r - 1]) for r in range(a, b + 1))]
+    cleanup = frozenset().union(*(p.cleanup_names for p in plans))
+    used_elsewhere: Set[str] = set()
+    if cleanup:  # a statement that may use an import the rewrite could drop
+        uses = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(cleanup))))
+        still = []
+        for a, b, statement, number in blanked:
+            if any(uses.search(lines[r - 1]) for r in range(a, b + 1)):
+                seen = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id in cleanup}
+                if not seen:
+                    continue  # the word without a Name `ast` sees: libcst counts it, as before
+                used_elsewhere |= seen
+            still.append((a, b, statement, number))
+        blanked = still
+    # Consecutive blanked statements (nothing kept between them) become one string, with the
+    # blank lines and comments between them: libcst then parses tens of nodes, not thousands.
+    runs: List[List[int]] = []
+    for first, last, _, number in blanked:
+        if runs and runs[-1][2] == number - 1:
+            runs[-1][1:] = [last, number]
+        else:
+            runs.append([first, last, number])
     placeholder_rows: Set[int] = set()
-    for first, last in blanked:
+    for first, last, _ in runs:
         for row in range(first, last + 1):
             line = lines[row - 1]
             ending = line[len(line.rstrip("\r\n")):] or "\n"
@@ -139,7 +186,7 @@ def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[[str,
             placeholder_rows.add(row)
     reduced = "".join(lines)
     try:
-        new_reduced = rewrite(reduced, plans)
+        new_reduced = rewrite(reduced, plans, frozenset(used_elsewhere))
     except LookupError:
         return rewrite(text, plans)
     edits = diff_edits(reduced, new_reduced)
@@ -149,6 +196,8 @@ def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[[str,
             last -= 1  # the edit ends at the start of a line: that line is untouched
         if any(r in placeholder_rows for r in range(first, last + 1)):
             return rewrite(text, plans)
+    if found is not None:  # the edits of the result: --fix need not diff a large file again
+        found.extend(edits)
     return apply_edits(text, edits)
 
 
@@ -168,19 +217,25 @@ def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> 
         return {}
     owners = list(rows)
     shares: Dict[Tuple[str, int], List[Edit]] = {key: [] for key in owners}
+    owner_of_row: Dict[int, List[Tuple[str, int]]] = {}
+    for key in owners:
+        for row in sorted({r for a, b in rows[key] for r in range(a, b + 1)}):
+            owner_of_row.setdefault(row, []).append(key)
     for edit in every:
         first, last = edit.location.row, edit.end_location.row
-        touched = [key for key in owners if any(a <= last and first <= b for a, b in rows[key])]
+        touched = list(dict.fromkeys(key for row in range(first, last + 1) for key in owner_of_row.get(row, ())))
         if len(touched) > 1:
             return {}  # one edit spans two derivatives' code: no clean split, each is computed alone
         if touched:
             shares[touched[0]].append(edit)
     out: Dict[FixPlan, Tuple[Edit, ...]] = {}
+    by_key: Dict[Tuple[str, int], List[FixPlan]] = {}
+    for fp in fix_plans:
+        by_key.setdefault((fp.target, fp.line), []).append(fp)
     for key, edits in shares.items():
         if edits and layout.parses_after(edits):
-            for fp in fix_plans:
-                if (fp.target, fp.line) == key:
-                    out[fp] = tuple(edits)
+            for fp in by_key.get(key, ()):
+                out[fp] = tuple(edits)
     return out
 
 
@@ -219,7 +274,7 @@ def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
     for name, ds in by_transform.items():
         fix_plans = list(dict.fromkeys(d.fix.plan for d in ds))  # type: ignore[union-attr]
         try:
-            new_text, applied = TRANSFORMS[name](text, fix_plans, config)  # type: ignore[arg-type]
+            new_text, applied, known = TRANSFORMS[name](text, fix_plans, config)  # type: ignore[arg-type]
         except Exception as exc:  # a failing transform loses its fixes, never the file
             if errors is not None:
                 errors.append(f"the {name} fix failed: {type(exc).__name__}: {exc}")
@@ -227,16 +282,19 @@ def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
         applied_set = set(applied)
         fixed = [d for d in ds if d.fix.plan in applied_set]  # type: ignore[union-attr]
         if fixed and new_text != text:
-            groups.append((diff_edits(text, new_text), fixed))
+            groups.append((known or diff_edits(text, new_text), fixed))
     singles = sorted((d for d in chosen if d.fix.resolved), key=Diagnostic.sort_key)  # type: ignore[union-attr]
     groups.extend((d.fix.edits, [d]) for d in singles)  # type: ignore[union-attr]
     starts = line_starts(text)
     accepted: List[Tuple[int, int, str]] = []
+    taken = Taken()
     accepted_groups: List[Tuple[List[Tuple[int, int, str]], List[Diagnostic]]] = []
     for edits, ds in groups:
         group = spans(text, starts, edits)
-        if any(conflicts(s, accepted) for s in group):
+        if any(taken.conflicts(s) for s in group):
             continue
+        for s in group:
+            taken.add(s)
         accepted.extend(group)
         accepted_groups.append((group, ds))
     if not accepted_groups:
@@ -392,7 +450,7 @@ def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, L
             text = "\n".join(lines) + "\n"
             edits: Tuple[Edit, ...] = ()
             try:
-                new_text, applied = TRANSFORMS[fix.plan.transform](text, [fix.plan], config)
+                new_text, applied, _ = TRANSFORMS[fix.plan.transform](text, [fix.plan], config)
                 if applied and _parses(new_text):
                     edits = diff_edits(text, new_text)
             except Exception:

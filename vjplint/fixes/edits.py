@@ -76,10 +76,46 @@ def conflicts(span: Tuple[int, int, str], taken: Sequence[Tuple[int, int, str]])
     return any((s1 < e2 and s2 < e1) or s1 == s2 for s2, e2, _ in taken)
 
 
+class Taken:
+    """Spans accepted so far, sorted, answering `conflicts` without a scan of every one of them
+    (a fix pass over a dense module accepts thousands)."""
+
+    def __init__(self) -> None:
+        self.starts: List[int] = []
+        self.spans: List[Tuple[int, int, str]] = []
+        self.longest = 0
+
+    def conflicts(self, span: Tuple[int, int, str]) -> bool:
+        """The same answer as `conflicts(span, every accepted span)`."""
+        s1, e1, _ = span
+        i = bisect.bisect_left(self.starts, s1)
+        if i < len(self.starts) and (self.starts[i] == s1 or self.starts[i] < e1):
+            return True
+        j = i - 1  # before s1: only spans that reach past s1 conflict, and none starts earlier than this
+        while j >= 0 and self.starts[j] >= s1 - self.longest:
+            if self.spans[j][1] > s1:
+                return True
+            j -= 1
+        return False
+
+    def add(self, span: Tuple[int, int, str]) -> None:
+        i = bisect.bisect_right(self.starts, span[0])
+        self.starts.insert(i, span[0])
+        self.spans.insert(i, span)
+        self.longest = max(self.longest, span[1] - span[0])
+
+
 def apply_spans(text: str, spans: Sequence[Tuple[int, int, str]]) -> str:
+    """`text` with non-overlapping spans replaced, in one join (slicing the whole text once per
+    span was quadratic)."""
+    pieces: List[str] = []
+    at = len(text)
     for start, end, content in sorted(spans, key=lambda s: (s[0], s[1]), reverse=True):
-        text = text[:start] + content + text[end:]
-    return text
+        pieces.append(text[end:at])
+        pieces.append(content)
+        at = start
+    pieces.append(text[:at])
+    return "".join(reversed(pieces))
 
 
 def apply_edits(text: str, edits: Sequence[Edit]) -> str:

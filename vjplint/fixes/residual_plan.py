@@ -146,7 +146,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     assert fwd.node is not None and bwd.node is not None
     if fwd.node is bwd.node:
         raise Refusal("fwd and bwd are the same function")
-    for other in model.derivatives:
+    for other in model.rule_owners(fwd.node, bwd.node):
         if other is d:
             continue
         for role in ("fwd", "bwd"):

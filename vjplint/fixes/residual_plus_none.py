@@ -19,8 +19,11 @@ from vjplint.fixes.residual_plan import Loc, Plan, ReturnPlan
 Items = List  # a list of Element/Arg/Param/ImportAlias: anything with a `.comma`
 
 
-def residual_plus_none(module: cst.Module, plans: Sequence[Plan]) -> cst.Module:
-    """Apply every plan (made from this module's source) and drop imports the rewrite left unused."""
+def residual_plus_none(module: cst.Module, plans: Sequence[Plan], used_elsewhere: FrozenSet[str] = frozenset()
+                       ) -> cst.Module:
+    """Apply every plan (made from this module's source) and drop imports the rewrite left unused.
+    `used_elsewhere`: names used in code left out of `module` (fixes.apply's reduced module), whose
+    imports therefore stay."""
     if not plans:
         return module
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -30,13 +33,13 @@ def residual_plus_none(module: cst.Module, plans: Sequence[Plan]) -> cst.Module:
     if missing:
         raise LookupError(f"could not locate {', '.join(missing)} for the residual-plus-None fix")
     cleanup = frozenset().union(*(p.cleanup_names for p in plans))
-    if cleanup:
-        rewritten = _drop_unused_imports(module, rewritten, cleanup)
+    if cleanup - used_elsewhere:
+        rewritten = _drop_unused_imports(module, rewritten, frozenset(cleanup - used_elsewhere))
     return rewritten
 
 
-def fix_text(text: str, plans: Sequence[Plan]) -> str:
-    code = residual_plus_none(cst.parse_module(text), plans).code
+def fix_text(text: str, plans: Sequence[Plan], used_elsewhere: FrozenSet[str] = frozenset()) -> str:
+    code = residual_plus_none(cst.parse_module(text), plans, used_elsewhere).code
     # libcst drops a final lone "\r" (old Mac line endings); put the file's last newline back.
     if text.endswith("\r") and not code.endswith(("\r", "\n")):
         code += "\r"
