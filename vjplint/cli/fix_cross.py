@@ -48,14 +48,14 @@ def say_cross_module_fixes(outcomes) -> None:
     """A VJP101 whose fwd/bwd come from another module says "no automatic fix" when its file is
     linted alone; when the run holds that module and `--fix --unsafe-fixes` would rewrite both
     files (the cross-module plan succeeds), its message says so instead, naming the files."""
-    from vjplint.fixes.cross_module import plan_run
-    from vjplint.run_modules import RunModules
-
     candidates = {Path(o.path) for o in outcomes
                   if any(d.code == "VJP101" and d.fix is None and NO_FIX in d.message
                          for d in o.result.diagnostics)}
     if not candidates:
         return
+    from vjplint.fixes.cross_module import plan_run  # libcst: only when such a finding exists
+    from vjplint.run_modules import RunModules
+
     configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
     displays = {Path(o.path): o.display for o in outcomes}
     try:
