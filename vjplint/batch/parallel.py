@@ -283,7 +283,7 @@ def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int, wo
     ordered = sorted(tasks, key=lambda t: t[3], reverse=True)
     unfinished = {t[0]: t for t in ordered}
     finished: "queue.SimpleQueue" = queue.SimpleQueue()
-    with _sigint_as_flag() as interrupted:
+    with sigint_as_flag() as interrupted:
         pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(configs,))
         try:
             submitted, broken = 0, False
@@ -328,7 +328,7 @@ def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int, wo
 
 
 @contextmanager
-def _sigint_as_flag() -> Iterator[List[bool]]:
+def sigint_as_flag() -> Iterator[List[bool]]:
     """While the pool runs, Ctrl-C only sets a flag the loop checks: a KeyboardInterrupt raised
     inside concurrent.futures can leave one of its locks held, and the interpreter then hangs at exit."""
     import signal

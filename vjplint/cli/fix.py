@@ -107,7 +107,41 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
     fixed: List[_FileFix] = []
     diffs: List[str] = []
     results = _fix_all(run.files, start_texts, unsafe, args.jobs)
+    from vjplint.batch.parallel import sigint_as_flag
+
+    with sigint_as_flag() as interrupted:
+        _write_fixes(args, run, results, start_texts, cross_fixed, unsafe, interrupted, settings, remaining,
+                     sources, fixed, diffs, errors)
+        if interrupted:
+            raise KeyboardInterrupt
+    report_problems(run.problems, errors)
+    if args.diff:
+        return _finish_diff(args, fixed, diffs, remaining, errors)
+    remaining.sort(key=Diagnostic.sort_key)
+    count = sum(f.result.fixed_count for f in fixed)
+    if args.show_fixes and count and output_format in ("text", "concise") and not args.quiet:
+        sys.stdout.write(_fix_summary(fixed))
+    failed = bool(errors) or any(p.fatal for p in run.problems)
+    if not run.files and not failed:
+        print(f"vjplint: warning: No Python files found under {', '.join(paths)}", file=sys.stderr)
+    emit(remaining, args, output_format, sources, settings, fixed_count=count, checked=bool(run.files),
+         failed=failed)
+    code = exit_code(remaining, args, failed)
+    if code == 0 and count and args.exit_non_zero_on_fix:
+        return 1
+    return code
+
+
+def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, interrupted: List[bool],
+                 settings: Dict[str, Config], remaining: List[Diagnostic], sources: Dict[str, List[str]],
+                 fixed: List["_FileFix"], diffs: List[str], errors: List[str]) -> None:
+    """Write (or diff) each file's fixes in the run's order. Ctrl-C takes effect between two files
+    (`interrupted` is set by the handler): the default handler's KeyboardInterrupt can land in a
+    garbage-collector callback (a finished worker pool's), where Python prints and drops it, and
+    the run would then go on to write every file."""
     for number, outcome in enumerate(run.files):
+        if interrupted:
+            raise KeyboardInterrupt
         config = settings[outcome.display] = outcome.config
         diagnostics = outcome.result.diagnostics
         start = start_texts.get(Path(outcome.path))
@@ -149,22 +183,6 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
         remaining.extend(result.remaining if cells is None
                          else notebook.to_cells(result.remaining, notebook.CellMap.of(lines)))
         sources[outcome.display] = lines
-    report_problems(run.problems, errors)
-    if args.diff:
-        return _finish_diff(args, fixed, diffs, remaining, errors)
-    remaining.sort(key=Diagnostic.sort_key)
-    count = sum(f.result.fixed_count for f in fixed)
-    if args.show_fixes and count and output_format in ("text", "concise") and not args.quiet:
-        sys.stdout.write(_fix_summary(fixed))
-    failed = bool(errors) or any(p.fatal for p in run.problems)
-    if not run.files and not failed:
-        print(f"vjplint: warning: No Python files found under {', '.join(paths)}", file=sys.stderr)
-    emit(remaining, args, output_format, sources, settings, fixed_count=count, checked=bool(run.files),
-         failed=failed)
-    code = exit_code(remaining, args, failed)
-    if code == 0 and count and args.exit_non_zero_on_fix:
-        return 1
-    return code
 
 
 _Read = Tuple[bytes, Optional["notebook.NotebookSource"], "DecodedSource", FixResult]
