@@ -4,6 +4,7 @@ import ast
 from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Severity
+from vjplint.infer import Verdict
 from vjplint.model import CustomDerivative
 from vjplint.rules.base import Rule
 
@@ -33,6 +34,13 @@ class JvpNondiffArray(Rule):
     (jax-ml/jax#23065), raise `TypeError: No constant handler for type: ...DynamicJaxprTracer`.
     Eager `grad`, `jit(grad)`, `vmap(grad)`, `jit(jacobian(f))`, and a scan or fori_loop body that
     closes over the array work.
+
+    A PRNG key (a nondiff argument used only as `jax.random.*(key, ...)`) has no derivative to
+    lose, and eager, `jit`, `vmap` and `grad` handle it, so the off-by-default report skips it; the
+    failing contexts above still apply (`grad` of a scan over split keys raises
+    `UnexpectedTracerError` on the `uint32[2]` or `key<fry>[]` tracer, jax-ml/jax#29342), and the
+    fix there is to make the key a regular argument: its tangent is float0 and the rule ignores it
+    (`docs/facts/scripts/hazard_key_and_while.py`).
 
     ## Example
     ```python
@@ -90,12 +98,17 @@ def scaled_sin(axis: int, x):
                     keyword = self.model.facts.nondiff_keyword(d, v.position)
                     evidence = v.best("array")
                     why = f" (it {evidence.reason})" if evidence is not None else ""
+                    fix = (f"A PRNG key has no derivative, but a traced key in a nondiff slot still breaks here: "
+                           f"make it a regular argument (its tangent is float0; the rule ignores it)"
+                           if _key_only(v) else
+                           f"custom_jvp nondiff arguments must not be traced arrays. Make it a differentiable "
+                           f"argument (its tangent may be ignored in the rule), or close over a concrete value")
                     self.report(sig.param_nodes[v.name], (
                         f"`{v.name}` (position {v.position}) is in {keyword} of custom_jvp `{d.name}`{why}, and "
-                        f"{failing}. custom_jvp nondiff arguments must not be traced arrays. Make it a "
-                        f"differentiable argument (its tangent may be ignored in the rule), or close over a "
-                        f"concrete value"), default=True)
+                        f"{failing}. {fix}"), default=True)
                     continue
+                if _key_only(v):
+                    continue  # a key has no derivative to lose, and eager/jit/vmap/grad handle it today
                 evidence = v.best("array")
                 assert evidence is not None
                 sig = d.signature
@@ -181,6 +194,12 @@ def scaled_sin(axis: int, x):
             if value is not None and any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value)):
                 return True
         return False
+
+
+def _key_only(v: Verdict) -> bool:
+    """All the array evidence is a use as a PRNG key (`jax.random.normal(key, ...)`)."""
+    arrays = [e for e in v.evidence if e.kind == "array"]
+    return bool(arrays) and all(e.key for e in arrays)
 
 
 def _is_name(expr: ast.expr, name: str) -> bool:
