@@ -59,6 +59,16 @@ check("key nondiff, KEYS[0] indexed in a fori_loop body: grad",
       3 * jax.random.normal(KEYS[0], X.shape))
 check("key nondiff, eager loop: grad",
       lambda: jax.grad(lambda x: sum(jnp.sum(noisy(x, k)) for k in KEYS))(X), ref(X))
+jitted_seed = jax.jit(lambda x, seed: jnp.sum(noisy(x, jax.random.PRNGKey(seed))))
+jitted_const = jax.jit(lambda x: jnp.sum(noisy(x, jax.random.PRNGKey(3))))
+check("key made from a jit argument in the jit: jit", lambda: jitted_seed(X, 3))
+check("key made from a jit argument in the jit: grad(jit)", lambda: jax.grad(jitted_seed)(X, 3),
+      jax.random.normal(jax.random.PRNGKey(3), X.shape))
+check("key made from a jit argument in the jit: jit(grad)",
+      lambda: jax.jit(jax.grad(lambda x, s: jnp.sum(noisy(x, jax.random.PRNGKey(s)))))(X, 3),
+      jax.random.normal(jax.random.PRNGKey(3), X.shape))
+check("constant key made in the jit: grad(jit)", lambda: jax.grad(jitted_const)(X),
+      jax.random.normal(jax.random.PRNGKey(3), X.shape))
 print("## (A) fix: the key in a differentiable slot")
 check("key diff slot, scan xs: grad", lambda: jax.grad(scan_loss(noisy_diff, KEYS))(X), ref(X))
 check("key diff slot, scan xs: jit(grad)", lambda: jax.jit(jax.grad(scan_loss(noisy_diff, KEYS)))(X), ref(X))
