@@ -4,6 +4,7 @@ import ast
 from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Severity
+from vjplint.infer import Verdict
 from vjplint.model import CustomDerivative
 from vjplint.rules.base import Rule
 
@@ -33,6 +34,15 @@ class JvpNondiffArray(Rule):
     (jax-ml/jax#23065), raise `TypeError: No constant handler for type: ...DynamicJaxprTracer`.
     Eager `grad`, `jit(grad)`, `vmap(grad)`, `jit(jacobian(f))`, and a scan or fori_loop body that
     closes over the array work.
+
+    A PRNG key (a nondiff argument used only as `jax.random.*(key, ...)`) has no derivative to
+    lose, and eager, `jit`, `vmap` and `grad` handle it, so the off-by-default report skips it,
+    except for a key made inside a jitted function (`jax.jit(lambda x, s: f(x, PRNGKey(s)))`):
+    `grad` of that function raises `TypeError: No constant handler` (jax-ml/jax#3964). The
+    failing contexts above still apply (`grad` of a scan over split keys raises
+    `UnexpectedTracerError` on the `uint32[2]` or `key<fry>[]` tracer, jax-ml/jax#29342), and the
+    fix there is to make the key a regular argument: its tangent is float0 and the rule ignores it
+    (`docs/facts/scripts/hazard_key_and_while.py`).
 
     ## Example
     ```python
@@ -90,11 +100,26 @@ def scaled_sin(axis: int, x):
                     keyword = self.model.facts.nondiff_keyword(d, v.position)
                     evidence = v.best("array")
                     why = f" (it {evidence.reason})" if evidence is not None else ""
+                    fix = ("A PRNG key has no derivative, but a traced key in a nondiff slot still breaks here: "
+                           "make it a regular argument (its tangent is float0; the rule ignores it)"
+                           if _key_only(v) else
+                           "custom_jvp nondiff arguments must not be traced arrays. Make it a differentiable "
+                           "argument (its tangent may be ignored in the rule), or close over a concrete value")
                     self.report(sig.param_nodes[v.name], (
                         f"`{v.name}` (position {v.position}) is in {keyword} of custom_jvp `{d.name}`{why}, and "
-                        f"{failing}. custom_jvp nondiff arguments must not be traced arrays. Make it a "
-                        f"differentiable argument (its tangent may be ignored in the rule), or close over a "
-                        f"concrete value"), default=True)
+                        f"{failing}. {fix}"), default=True)
+                    continue
+                if _key_only(v):  # a key has no derivative to lose: only a key made inside a jit may fail
+                    staged = self._made_in_jit(d, v.position)
+                    if staged is not None:
+                        sig = d.signature
+                        assert sig is not None
+                        keyword = self.model.facts.nondiff_keyword(d, v.position)
+                        self.report(sig.param_nodes[v.name], (
+                            f"`{v.name}` (position {v.position}) is in {keyword} of custom_jvp `{d.name}` and is a "
+                            f"PRNG key made inside a jitted function: {staged}. `jax.grad` of that jitted function "
+                            f"raises {NCH} (jax-ml/jax#3964); the jit alone, `jax.jit(jax.grad(...))` and vmap work. "
+                            f"Make the key a regular argument (its tangent is float0; the rule ignores it)"))
                     continue
                 evidence = v.best("array")
                 assert evidence is not None
@@ -148,6 +173,36 @@ def scaled_sin(axis: int, x):
                         f"the scan raises {UTE} (jax-ml/jax#20889)")
         return None
 
+    def _made_in_jit(self, d: CustomDerivative, position: int) -> Optional[str]:
+        """A call of `d` in a function given to `jax.jit` (or decorated with it) whose argument at
+        `position` is computed there, not a closed-over value (measured: hazard_key_and_while.py)."""
+        for site in d.call_sites:
+            body = site.enclosing
+            jit = self._jit_of(body) if body is not None else None
+            args = site.call.args
+            at = position - site.positional_offset
+            if jit is None or body is None or not 0 <= at < len(args):
+                continue
+            arg = args[at]
+            if isinstance(arg, ast.Call) or self._from_params(arg, body):
+                return (f"`{self.quote(arg, 40)}` (line {site.call.lineno}) is computed in the function that "
+                        f"`{'@' if jit in getattr(body, 'decorator_list', []) else ''}{self.quote(jit, 40)}` "
+                        f"(line {jit.lineno}) stages")
+        return None
+
+    def _jit_of(self, body: ast.AST) -> Optional[ast.AST]:
+        """The `jax.jit(body)` call or `@jax.jit` decorator that stages `body`, if any."""
+        index = self.model.index
+        for decorator in getattr(body, "decorator_list", []):
+            if index.qualname(decorator) == "jax.jit":
+                return decorator
+        name = getattr(body, "name", None)
+        for node in index.of_type(ast.Call):
+            if (isinstance(node, ast.Call) and node.args and index.qualname(node.func) == "jax.jit"
+                    and (node.args[0] is body or (name is not None and _is_name(node.args[0], name)))):
+                return node
+        return None
+
     def _jitted(self, expr: ast.expr, name: str) -> bool:
         if isinstance(expr, ast.Name):
             bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
@@ -181,6 +236,12 @@ def scaled_sin(axis: int, x):
             if value is not None and any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value)):
                 return True
         return False
+
+
+def _key_only(v: Verdict) -> bool:
+    """All the array evidence is a use as a PRNG key (`jax.random.normal(key, ...)`)."""
+    arrays = [e for e in v.evidence if e.kind == "array"]
+    return bool(arrays) and all(e.key for e in arrays)
 
 
 def _is_name(expr: ast.expr, name: str) -> bool:

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set
 
 from vjplint.diagnostics import Severity
+from vjplint.facts.loops import WHILE_LOOP, module_function, while_loop_route
 from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.semantic import FunctionNode
@@ -43,6 +44,7 @@ class Form:
     why: str = ""  # nonlinear: how
     affine: bool = False  # nonlinear only because a tangent-free term is added
     transpose: bool = False  # linear maybe, but through a custom_vjp, which JAX cannot transpose
+    loop: bool = False  # linear maybe, but through a lax.while_loop, which JAX cannot transpose
 
 
 ZERO, CONST, LINEAR, UNKNOWN = Form("zero"), Form("const"), Form("linear"), Form("unknown")
@@ -55,8 +57,10 @@ class NonlinearJvpTangent(Rule):
     tangents: a product of two tangent terms (`t * t`, `t ** 2`, `dual * t` with `dual` computed
     from `t`), a tangent divided into, a tangent inside a nonlinear function (`jnp.abs(t)`,
     `jnp.sin(t)`, `jnp.maximum(t, 0)`, `jnp.nan_to_num(t / x)`), or a term that does not depend on
-    the tangents added to one that does (`2 * x * t + x`), or a tangent passed to a custom_vjp
-    function of the module (a custom_vjp cannot be transposed). Tangents are the names unpacked from the
+    the tangents added to one that does (`2 * x * t + x`), a tangent passed to a custom_vjp
+    function of the module (a custom_vjp cannot be transposed), or a tangent term (a closure over
+    one included) passed into `lax.while_loop`, directly or through a helper function of the
+    module that feeds it into one. Tangents are the names unpacked from the
     rule's `tangents` parameter and `tangents[i]`; a call of a function it does not know that
     receives a tangent stops the analysis (no report).
 
@@ -69,7 +73,11 @@ class NonlinearJvpTangent(Rule):
     return values that are silently wrong (they change with the tangent's scale). A tangent-free
     term added to the tangent is ignored by `grad` but added to every `jvp`/`jacfwd` result. A
     tangent passed to a custom_vjp makes `grad` raise `NotImplementedError: Transpose rule ... for
-    'custom_vjp_call' not implemented` while `jvp` works (jax-ml/jax#19087).
+    'custom_vjp_call' not implemented` while `jvp` works (jax-ml/jax#19087). A tangent through a
+    `lax.while_loop` makes `grad` raise `ValueError: Reverse-mode differentiation does not work for
+    lax.while_loop or lax.fori_loop with dynamic start/stop values` while `jvp` and `jacfwd` work
+    (jax-ml/jax#18311, `docs/facts/scripts/hazard_key_and_while.py`); a `fori_loop` with static
+    bounds, or a while_loop run on the primals only, transposes and is not reported.
 
     ## Example
     ```python
@@ -152,7 +160,14 @@ def my_abs_jvp(primals, tangents):
             if form.kind != "nonlinear" or form.node is None:
                 continue
             name = rule.name or getattr(fn, "name", "<lambda>")
-            if form.transpose:
+            if form.loop:
+                consequence = ("`jax.jvp` and `jax.jacfwd` work, but reverse mode transposes the tangent computation "
+                               "and a while_loop has no transpose rule: `jax.grad` raises ValueError 'Reverse-mode "
+                               "differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
+                               "start/stop values' (jax-ml/jax#18311)")
+                remedy = ("Compute the tangent with `lax.scan` or a `fori_loop` with static bounds, or solve for it "
+                          "with `jax.lax.custom_linear_solve` (which transposes)")
+            elif form.transpose:
                 consequence = ("`jax.jvp` works, but reverse mode transposes the tangent computation and a custom_vjp "
                                "call has no transpose rule: `jax.grad` raises NotImplementedError 'Transpose rule "
                                "(for reverse-mode differentiation) for 'custom_vjp_call' not implemented' "
@@ -169,7 +184,8 @@ def my_abs_jvp(primals, tangents):
                 remedy = ("Compute the nonlinear part from the primals and multiply the tangent by it (e.g. "
                           "`jnp.sign(x) * t` for `jnp.abs(t)`), or use a custom_vjp for a rule that must be "
                           "nonlinear in the cotangent")
-            what = "that JAX cannot transpose" if form.transpose else "that is not linear in the input tangents"
+            transposable = not (form.transpose or form.loop)
+            what = "that is not linear in the input tangents" if transposable else "that JAX cannot transpose"
             self.report(form.node, f"the jvp rule `{name}` of `{d.name}` returns a tangent {what}: "
                                    f"`{self.quote(form.node, 50)}` {form.why}. {consequence}. {remedy}")
 
@@ -182,8 +198,10 @@ class _Linearity:
         self.index = rule.model.index
         self.tangents: Set[str] = set()
         self.values: Dict[str, List[Optional[ast.expr]]] = {}
+        self.parts: Dict[str, ast.expr] = {}  # a name unpacked from a call: `_, dt = while_loop(...)`
         self._seen: Set[str] = set()
-        for node in rule.model.facts.own_nodes(fn):
+        nodes = sorted(rule.model.facts.own_nodes(fn), key=_source_order)
+        for node in nodes:  # in source order: the unpacking of `tangents` comes before its uses
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     self._bind(target, node.value)
@@ -214,6 +232,8 @@ class _Linearity:
                     self._bind(element, part)
                 return
             for name in ast.walk(target):
+                if isinstance(name, ast.Name) and isinstance(value, ast.Call):
+                    self.parts[name.id] = value
                 if isinstance(name, ast.Name):  # a part of `value`: tangent-free when all of it is
                     self.values.setdefault(name.id, []).append(
                         _PART if value is not None and self._tangent_free(value, 0) else None)
@@ -264,6 +284,14 @@ class _Linearity:
             return CONST  # a primal, a parameter, a closed-over or module value
         if all(v is _PART for v in values):
             return CONST
+        if values == [None] and name in self.parts and name not in self._seen:
+            self._seen.add(name)
+            try:  # a part of a loop's result carries the loop's form; of any other call, nothing known
+                whole = self.form(self.parts[name], depth + 1)
+            finally:
+                self._seen.discard(name)
+            if whole.loop:
+                return whole
         if len(values) != 1 or values[0] is None or name in self._seen:
             return CONST if all(v is not None and self._tangent_free(v, depth) for v in values) else UNKNOWN
         self._seen.add(name)
@@ -325,6 +353,10 @@ class _Linearity:
         callee = self.rule.model.facts.derivative_named(call.func)
         if callee is not None and callee.kind == "vjp" and any(f.kind in ("linear", "nonlinear") for f in forms):
             return Form("nonlinear", call, f"applies custom_vjp `{callee.name}` to a tangent term", transpose=True)
+        if callee is None and (q == WHILE_LOOP or not known):
+            loop = self._while_loop(call, q, args, depth)
+            if loop is not None:
+                return loop
         if not known:
             return CONST if all(f.kind in ("const", "zero") for f in forms) and keywords_free else UNKNOWN
         if tail in NONLINEAR:
@@ -341,6 +373,33 @@ class _Linearity:
         if tail in LINEAR_FIRST and forms and all(f.kind in ("const", "zero") for f in forms[1:]) and keywords_free:
             return forms[0]
         return CONST if all(f.kind in ("const", "zero") for f in forms) and keywords_free else UNKNOWN
+
+
+    def _while_loop(self, call: ast.Call, q: str, args: List[ast.expr], depth: int) -> Optional[Form]:
+        """A tangent term passed into `lax.while_loop`, or to a helper of this module that feeds it
+        into one (its loop functions closing over it count)."""
+        carried = [not self._tangent_free(a, depth) for a in args]
+        keywords = {k.arg for k in call.keywords if k.arg is not None and not self._tangent_free(k.value, depth)}
+        if not any(carried) and not keywords:
+            return None
+        if q == WHILE_LOOP:
+            return Form("nonlinear", call, "passes a tangent term into `jax.lax.while_loop`", loop=True)
+        target = module_function(self.index, call.func)
+        if target is None:
+            return None
+        positional = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
+        hit = {p for p, c in zip(positional, carried) if c} | keywords
+        found = while_loop_route(self.index, target, hit, self.rule.quote)
+        if found is None:
+            return None
+        loop_call, chain = found
+        via = " then ".join([f"`{target.name}` (line {target.lineno})", *chain])
+        return Form("nonlinear", call, f"passes a tangent term to {via}, which feeds it into "
+                                       f"`{self.rule.quote(loop_call, 40)}` (line {loop_call.lineno})", loop=True)
+
+
+def _source_order(node: ast.AST) -> tuple:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
 
 def _carry(*forms: Form) -> Form:
