@@ -314,9 +314,16 @@ def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int, wo
                     del unfinished[i]
                     yield i, result
         except BaseException:  # Ctrl-C, or the caller stopped early: never wait on the workers
+            manager = getattr(pool, "_executor_manager_thread", None)
             for process in list((getattr(pool, "_processes", None) or {}).values()):
                 process.terminate()
             pool.shutdown(wait=False, cancel_futures=True)
+            # A moment for the pool's manager thread to see its workers gone and close its wakeup
+            # pipe: otherwise concurrent.futures' exit hook can write to the pipe while the thread
+            # closes it (CPython 3.11), and "Exception ignored ... Bad file descriptor" follows
+            # "vjplint: interrupted" on stderr. Bounded, so a stuck thread never holds the exit.
+            if manager is not None:
+                manager.join(timeout=2.0)
             raise
         pool.shutdown(wait=True, cancel_futures=True)
         if interrupted:

@@ -18,6 +18,8 @@ Results are appended to RESULT as JSON lines as they are known, so a time limit 
 loses only the function in progress. Only the standard library, NumPy and JAX are used here.
 """
 
+import dataclasses
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -82,6 +84,37 @@ def load_module(name, path, text):
 def as_tuples(value):
     """JSON lists back to the tuples the source wrote (literals are never lists)."""
     return tuple(as_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def rehome(value, source, target):
+    """`value` with every instance of a class `source` defines rebuilt as the class of that name
+    in `target`: the original and the rewrite load the same classes twice, and a pytree node of
+    one module's NamedTuple or dataclass is another node type for the other module's rules."""
+    cls = type(value)
+    if cls in (tuple, list):
+        return cls(rehome(v, source, target) for v in value)
+    if cls is dict:
+        return {k: rehome(v, source, target) for k, v in value.items()}
+    name = getattr(cls, "__qualname__", "")
+    if "." in name or getattr(source, name, None) is not cls:
+        return value
+    twin = getattr(target, name, None)
+    if not isinstance(twin, type) or twin is cls:
+        return value
+    if isinstance(value, tuple) and hasattr(cls, "_fields"):  # a NamedTuple
+        return twin(*(rehome(v, source, target) for v in value))
+    if dataclasses.is_dataclass(value):
+        return twin(**{f.name: rehome(getattr(value, f.name), source, target)
+                       for f in dataclasses.fields(value) if f.init})
+    return value
+
+
+def rehoming(f, source, target):
+    """`f` (of module `target`) taking arguments built from `source`'s classes."""
+    @functools.wraps(f)
+    def call(*args, **kwargs):
+        return f(*(rehome(a, source, target) for a in args), **kwargs)
+    return call
 
 
 def resolve(module, qualname):
@@ -726,6 +759,8 @@ class RewriteVerifier(Verifier):
             self.fr = resolve(rewritten, plan["qualname"])
         except AttributeError:
             raise Unverifiable("`{}` is missing from the rewritten module".format(plan["qualname"])) from None
+        if original is not None:  # inputs are built from the original's classes
+            self.fr = rehoming(self.fr, original, rewritten)
         # Inputs are synthesised and probed with the rewrite (the original may raise everywhere).
         self.fo = self.fr
         if original is not None:
