@@ -216,14 +216,19 @@ class Verifier:
         self.inputs = []
 
     # -- inputs ---------------------------------------------------------------------------------------
+    def traced_positions(self, args0):
+        """The positions a transformation traces (not static, traceable), and those of them that
+        hold floating-point values (what a gradient is taken with respect to)."""
+        roles = [p["role"] for p in self.params] if self.params else ["diff"] * len(args0)
+        traced = [i for i in range(len(args0))
+                  if roles[i] != "static" and i not in self.untraced and self.traceable(args0[i])]
+        return traced, [i for i in traced if self.is_float(args0[i])]
+
     def run(self):
         samples = self.make_samples()
         args0 = samples[0]
         n = len(args0)
-        roles = [p["role"] for p in self.params] if self.params else ["diff"] * n
-        traced = [i for i in range(n)
-                  if roles[i] != "static" and i not in self.untraced and self.traceable(args0[i])]
-        floats = [i for i in traced if self.is_float(args0[i])]
+        traced, floats = self.traced_positions(args0)
         diff_traced = [i for i in traced if i not in self.moved]
         diff_float = [i for i in floats if i not in self.moved]
         moved_float = [i for i in floats if i in self.moved]
@@ -799,10 +804,7 @@ class RewriteVerifier(Verifier):
         samples = self.make_samples()
         args0 = samples[0]
         n = len(args0)
-        roles = [p["role"] for p in self.params] if self.params else ["diff"] * n
-        traced = [i for i in range(n)
-                  if roles[i] != "static" and i not in self.untraced and self.traceable(args0[i])]
-        floats = [i for i in traced if self.is_float(args0[i])]
+        traced, floats = self.traced_positions(args0)
         names = [self.param_name(i) for i in range(n)]
         labels = [names[i] for i in floats]
         jax = self.jax
