@@ -263,6 +263,7 @@ def loss(slope, x):
     assert ramp.tag == "record"
     assert isinstance(ramp.node, ast.ClassDef) and ramp.node.name == "Ramp"
     assert ramp.traced is None
-    assert ramp.traced_leaf() == (".slope", "`slope` is a parameter of `loss`, which is traced by `jax.jit`")
+    assert ramp.traced_leaf() == (".slope", "`ramp` = `Ramp(0.5, slope)` at line 15; `slope` is a parameter of `loss`, "
+                                           "which is traced by `jax.jit`")
     assert Kind(TUPLE, items=(Kind(SCALAR), Kind(ARRAY, traced="t"))).traced_leaf() == ("[1]", "t")
     assert Kind(TUPLE, items=(Kind(SCALAR), Kind(ARRAY))).traced_leaf() is None

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.crossmodule import external_calls
@@ -103,6 +104,10 @@ def step(n, x):
                     if _closure_maker(self.model, arg):
                         self.report(arg, _closure_message(d.name, position, name, reason))
                         continue
+                    cls = _plain_object(self.model, arg)
+                    if cls is not None:
+                        self.report(arg, _closure_message(d.name, position, name, reason, cls))
+                        continue
                     self.report(arg, f"`{d.name}` receives a traced value in its nondiff position {position} "
                                      f"(`{name}`): {reason}, so JAX raises UnexpectedTracerError here. Mark it "
                                      f"static in the transformation, pass a Python constant, or move `{name}` "
@@ -178,9 +183,32 @@ def _closure_maker(model, arg: ast.expr) -> bool:
         isinstance(b.node, nested) for b in model.index.lookup(v.id, model.index.scope_of(v)))) for v in returns)
 
 
-def _closure_message(fname: str, position: int, name: str, reason: str) -> str:
-    # Measured: docs/facts/scripts/hazard_closure_messages.py, section 3.
-    return (f"`{fname}` receives, in its nondiff position {position} (`{name}`), a Python callable closing over a "
+def _plain_object(model, arg: ast.expr) -> Optional[str]:
+    """The name of the class when `arg` (or the name it is bound to once) builds an object of a
+    class of this module that is not a pytree (no decorator, no base class): to JAX's nondiff
+    check it is one leaf that is not a tracer, whatever its attributes hold."""
+    index = model.index
+    if isinstance(arg, ast.Name):
+        bindings = index.lookup(arg.id, index.scope_of(arg))
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            return None
+        arg = bindings[0].value
+    if not (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name)):
+        return None
+    classes = [b.node for b in index.lookup(arg.func.id, index.scope_of(arg)) if b.kind == "class"]
+    if len(classes) != 1:
+        return None
+    cls = classes[0]
+    plain = not cls.decorator_list and all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases) \
+        and not cls.keywords
+    return cls.name if plain else None
+
+
+def _closure_message(fname: str, position: int, name: str, reason: str, cls: Optional[str] = None) -> str:
+    # Measured: docs/facts/scripts/hazard_closure_messages.py, section 3; a plain object behaves
+    # as a closure does (fixtures/rules/VJP105/fire_object_from_traced_params.py).
+    what = f"a `{cls}` object (a plain class, not a pytree) holding" if cls else "a Python callable closing over"
+    return (f"`{fname}` receives, in its nondiff position {position} (`{name}`), {what} a "
             f"traced value ({reason}). JAX's nondiff check sees one non-tracer object, so jit, vmap and grad with "
             f"respect to the other arguments run, but `jax.grad(jax.jit(...))` fails with 'No constant handler "
             f"for type DynamicJaxprTracer', and differentiating with respect to the closed-over value raises "
