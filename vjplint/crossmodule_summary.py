@@ -23,6 +23,7 @@ from vjplint.facts.crossmodule import (
     imported_names,
 )
 from vjplint.facts.forward import FORWARD, linear_fn_applied
+from vjplint.facts.values import is_callable_class
 
 
 def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
@@ -138,7 +139,7 @@ def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, d
     if not reason and traced is not None and kind.tag != "callable":
         reason = model.facts.traced_reason(arg, enclosing, traced) or ""
     capture = capture_traced = capture_may = ""
-    if kind.tag == "record" and _callable_object(kind.node):  # its fields are what it captures
+    if kind.tag == "record" and is_callable_class(model, kind.node):  # its fields are what it captures
         capture, capture_traced, capture_may = _object_captures(model, kind, display)
         if capture or capture_may:
             kind = replace(kind, tag="callable")
@@ -161,11 +162,6 @@ def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, d
             capture_may)
 
 
-def _callable_object(cls: Optional[ast.AST]) -> bool:
-    return isinstance(cls, ast.ClassDef) and any(
-        isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name == "__call__" for b in cls.body)
-
-
 def _object_captures(model, kind, display: str) -> Tuple[str, str, str]:
     """(capture, capture_traced, capture_may) of an object of a callable class built here: a
     field holding a tracer (`Scale.gain`), or one holding a parameter that nothing shows traced
@@ -180,9 +176,10 @@ def _object_captures(model, kind, display: str) -> Tuple[str, str, str]:
     held = held_parameter(model, kind)
     if held is None:
         return "", "", ""
+    chain = held.chain[len(kind.why) + 2:] if kind.why and held.chain.startswith(kind.why + "; ") else held.chain
     return "", "", _located(f"`{cls.name}.{held.field}`, which comes from `{held.param}`, a parameter of "
-                            f"`{held.function}` ({held.chain}), used as array data in "
-                            f"`{model.quote(held.use, 40)}` (line {held.use.lineno})", display)
+                            f"`{held.function}` ({chain}), used as array data in "
+                            f"`{model.quote(held.use, 40)}` at line {held.use.lineno}", display)
 
 
 def _captured_self_with_arrays(model, values, kind, display: str) -> str:

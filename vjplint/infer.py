@@ -280,8 +280,10 @@ def held_parameter(model: FileModel, kind) -> Optional[HeldParameter]:
     cls = kind.node
     if not isinstance(cls, ast.ClassDef):
         return None
+    static = {s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+              and classify_annotation(model, s.annotation) == "static"}  # `scale: float` in a dataclass
     for name, part in kind.fields:
-        if part.tag not in ("unknown", "array", "maybe") and not part.fields:
+        if name in static or (part.tag not in ("unknown", "array", "maybe") and not part.fields):
             continue
         leaf = part.origin_leaf()
         if leaf is None or not open_parameter(model, leaf[1]):

@@ -801,7 +801,8 @@ class Values:
                 if (kind.tag != UNKNOWN or kind.origin is not None) and not same else kind  # type: ignore[index]
         assigned: Dict[str, List[ast.stmt]] = {}
         elsewhere: Set[str] = set()
-        for node in walk(cls):
+        owner = self.model.index.scope_of(init).node
+        for node in [*walk(cls), *(walk(owner) if owner is not cls else [])]:
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:

@@ -276,10 +276,29 @@ def numeric_use(model: FileModel, root: ast.AST, match: Callable[[ast.AST], bool
     return None
 
 
+def class_methods(model: FileModel, cls: ast.ClassDef, depth: int = 0) -> List[ast.FunctionDef]:
+    """The methods of `cls`, then those it inherits from base classes defined in this module."""
+    out = [m for m in cls.body if isinstance(m, ast.FunctionDef)]
+    if depth > 3:
+        return out
+    for base in cls.bases:
+        if isinstance(base, ast.Name):
+            found = [b.node for b in model.index.lookup(base.id, model.index.scope_of(cls)) if b.kind == "class"]
+            if len(found) == 1:
+                own = {m.name for m in out}
+                out += [m for m in class_methods(model, found[0], depth + 1) if m.name not in own]  # type: ignore
+    return out
+
+
+def is_callable_class(model: FileModel, cls: Optional[ast.AST]) -> bool:
+    """A class of this module whose objects can be called: it defines or inherits `__call__`."""
+    return isinstance(cls, ast.ClassDef) and any(m.name == "__call__" for m in class_methods(model, cls))
+
+
 def field_use(model: FileModel, cls: ast.ClassDef, name: str) -> Optional[ast.AST]:
     """Where a method of `cls` (not `__init__`) uses its field `self.<name>` as array data."""
-    for method in cls.body:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name == "__init__":
+    for method in class_methods(model, cls):
+        if method.name == "__init__":
             continue
         positional = [*method.args.posonlyargs, *method.args.args]
         if not positional or method.decorator_list:  # a staticmethod/classmethod/property has no `self` field

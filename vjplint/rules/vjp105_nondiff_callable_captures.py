@@ -6,6 +6,7 @@ from typing import List, Optional
 from vjplint.diagnostics import Severity
 from vjplint.facts import describe_traced
 from vjplint.facts.crossmodule import external_calls
+from vjplint.facts.values import is_callable_class
 from vjplint.infer import argument_at, held_parameter
 from vjplint.jaxapi import ARRAY_NAMESPACES
 from vjplint.rules.base import Rule
@@ -22,8 +23,11 @@ class NondiffCallableCaptures(Rule):
     name bound to a lambda) whose captured value `vjplint.values` follows to a tracer (through
     the module's callers); and, as "may", a closure over a parameter of an enclosing function
     that is not known to be traced, when the closure uses it as a number. A callable object (an
-    instance of a class with `__call__`: an equinox Module, a dataclass) built from a traced value
-    and passed in a nondiff position is reported too: its fields are what it captures. And, as
+    instance of a class with `__call__`: an equinox Module, a dataclass, a plain class whose
+    `__init__` stores its arguments) built from a traced value and passed in a nondiff position is
+    reported too: its fields are what it captures; as "may", such an object built where nothing is
+    traced, holding a parameter of a function (nothing marks it static) that its methods use as
+    array data (`Affine(w)` with `self.weight * v`). And, as
     "may", a callable capturing `self` of a class whose fields are annotated as arrays (a method's
     `lambda y: self.vector_field(y)` in an equinox Module), here or in another module of the run:
     fitting those arrays differentiates with respect to a closed-over value.
@@ -114,7 +118,7 @@ def outer(c):
                     kind = values.of(arg)
                     if kind.tag == CALLABLE and kind.captures:
                         self._flowed(d.name, d.kind, name, arg, kind, site.enclosing, traced is None)
-                    elif kind.tag == RECORD and _callable_class(kind.node):
+                    elif kind.tag == RECORD and is_callable_class(self.model, kind.node):
                         if d.kind == "vjp" and traced is not None and \
                                 self.model.facts.traced_reason(arg, site.enclosing, traced) is not None:
                             continue  # VJP104 reports a traced value at a custom_vjp call
@@ -281,11 +285,6 @@ def outer(c):
                     if all(b.kind not in ("def", "class", "import") for b in bindings):
                         names.append(node.id)
         return names
-
-
-def _callable_class(node: Optional[ast.AST]) -> bool:
-    return isinstance(node, ast.ClassDef) and any(
-        isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name == "__call__" for b in node.body)
 
 
 def _may_raise(kind_of: str) -> str:

@@ -62,7 +62,9 @@ class ClosureOverTraced(Rule):
     default or use; callers that pass only Python numbers; a PRNG key, which is never
     differentiated). Whether it fails depends on whether a caller differentiates with respect to
     it, which this module does not show. A value only the primal reads (an offset, batched data)
-    is not reported this way.
+    is not reported this way. The same holds one object away: a value read from `self`
+    (`w = self.params["w"]`, `self.beta`) that the object's constructor stores from such a
+    parameter where the object is built (`Gate({"w": w})` in a helper).
 
     ## Why is this bad?
     JAX only knows how to differentiate a custom function with respect to its explicit
