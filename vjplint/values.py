@@ -779,7 +779,6 @@ class Values:
         items = tuple(fields[n] for n in names if n in fields) if len(fields) == len(names) else None
         return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", fields=tuple(fields.items()), items=items, node=cls)
 
-
     def _instance(self, cls: ast.ClassDef, e: ast.Call) -> Kind:
         """`Layer(w)`: the fields `Layer.__init__` (or a base class's, in this module) assigns to
         `self`, each evaluated with `__init__`'s parameters bound to this call's arguments. An
@@ -821,8 +820,9 @@ class Values:
             for attr, statements in assigned.items():
                 if attr in elsewhere:
                     continue
-                kinds = [self.of(stmt.value).via(f"`{me}.{attr}` = `{self.model.quote(stmt.value, 50)}` at line "  # type: ignore
-                                                 f"{stmt.lineno}") for stmt in statements]
+                kinds = [self.of(stmt.value).via(  # type: ignore[attr-defined]
+                    f"`{me}.{attr}` = `{self.model.quote(stmt.value, 50)}` at line {stmt.lineno}")  # type: ignore
+                    for stmt in statements]
                 kind = join_all(kinds)
                 if kind.tag != UNKNOWN or kind.origin is not None:
                     fields.append((attr, kind))

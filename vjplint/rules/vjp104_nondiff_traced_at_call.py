@@ -20,8 +20,9 @@ class NondiffTracedAtCall(Rule):
     function returning a new `jnp` array builds a tracer when called there) and the module's
     callers. A traced value bound with `functools.partial(f, lr)` counts too: every call of the
     partial passes it. A closure or an object of a plain class (not a pytree) holding a traced
-    value is one leaf to JAX's nondiff check: the message says what fails then (grad, grad of jit). Also flags the custom_vjp itself handed to a transformation that traces a
-    nondiff position: `jax.jit(f)` without `static_argnums` for it, `jax.vmap(f)` batching it,
+    value is one leaf to JAX's nondiff check: the message says what fails then (grad, grad of
+    jit). Also flags the custom_vjp itself handed to a transformation that traces a nondiff
+    position: `jax.jit(f)` without `static_argnums` for it, `jax.vmap(f)` batching it,
     `jax.grad(f, argnums=...)` differentiating it, `lax.cond(p, f, g, ...)`.
 
     When the caller is in another module of the run (vjplint.project_values), the traced value
