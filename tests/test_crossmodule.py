@@ -326,6 +326,70 @@ def test_a_method_closure_over_self_arrays_in_another_module_is_a_may(tmp_path):
     assert _check(tmp_path, "--no-cache", "fit") == []
 
 
+LAYER_LIBRARY = ("from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+                 "@partial(jax.custom_vjp, nondiff_argnums=(0,))\n"
+                 "def apply_layer(layer, h):\n"
+                 "    return jnp.maximum(layer(h), 0.0)\n\n\n"
+                 "def _fwd(layer, h):\n"
+                 "    return apply_layer(layer, h), h\n\n\n"
+                 "def _bwd(layer, h, ct):\n"
+                 "    return jax.vjp(lambda v: jnp.maximum(layer(v), 0.0), h)[1](ct)\n\n\n"
+                 "apply_layer.defvjp(_fwd, _bwd)\n")
+LAYER_DRIVER = ("import jax\nimport jax.numpy as jnp\n\nfrom nets.lib import apply_layer\n\n\n"
+                "class Scale:\n"
+                "    def __init__(self, params, steps=2):\n"
+                "        self.gain = params[\"gain\"]\n"
+                "        self.steps = steps\n\n"
+                "    def __call__(self, v):\n"
+                "        for _ in range(self.steps):\n"
+                "            v = {use}\n"
+                "        return v\n\n\n"
+                "{decorator}def objective(gain, h):\n"
+                "    net = Scale({{\"gain\": gain}})\n"
+                "    return jnp.sum(apply_layer(net, h))\n")
+
+
+def _layer_package(root: Path, use: str, decorator: str) -> None:
+    pkg = root / "nets"
+    pkg.mkdir(exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "lib.py").write_text(LAYER_LIBRARY)
+    (pkg / "train.py").write_text(LAYER_DRIVER.format(use=use, decorator=decorator))
+
+
+@pytest.mark.cli
+def test_a_layer_object_built_from_traced_parameters_in_another_module(tmp_path):
+    _layer_package(tmp_path, "self.gain * v", "@jax.jit\n")
+    assert _check(tmp_path, "--no-cache", "nets") == [(
+        "nets/lib.py", 7, 2, "VJP105",
+        "the callable `net` (`net` = `Scale({\"gain\": gain})` at nets/train.py:20) passed as nondiff `layer` of "
+        "`apply_layer` at nets/train.py:21 holds `Scale.gain`, a traced value (`self.gain` = `params[\"gain\"]` at "
+        "nets/train.py:9; `params` receives `{\"gain\": gain}` at nets/train.py:20; `gain` is a parameter of "
+        "`objective`, which is traced by `jax.jit`): differentiating with respect to it raises "
+        "UnexpectedTracerError ('Encountered an unexpected tracer') or CustomVJPException ('Detected "
+        "differentiation of a custom_vjp function with respect to a closed-over value'), and grad of a jit fails "
+        "with 'No constant handler'. Use `jax.closure_convert` and pass the constants as arguments")]
+
+
+@pytest.mark.cli
+def test_a_layer_object_holding_a_parameter_in_another_module_is_a_may(tmp_path):
+    _layer_package(tmp_path, "self.gain * v", "")
+    found = _check(tmp_path, "--no-cache", "nets")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("nets/lib.py", 7, 2, "VJP105")]
+    assert found[0][4].startswith(
+        "the callable `net` (`net` = `Scale({\"gain\": gain})` at nets/train.py:19) passed as nondiff `layer` of "
+        "`apply_layer` at nets/train.py:20 holds `Scale.gain`, which comes from `gain`, a parameter of `objective` "
+        "(`self.gain` = `params[\"gain\"]` at nets/train.py:9; `params` receives `{\"gain\": gain}` at "
+        "nets/train.py:19; `gain` is a parameter of `objective`), used as array data in `self.gain * v` at "
+        "nets/train.py:14: if a caller differentiates")
+
+
+@pytest.mark.cli
+def test_a_layer_object_holding_only_configuration_in_another_module_is_silent(tmp_path):
+    _layer_package(tmp_path, "jnp.tanh(v)", "")  # `gain` stored but never computed with; `steps` a loop bound
+    assert _check(tmp_path, "--no-cache", "nets") == []
+
+
 def _table_package(root: Path, table_body: str) -> None:
     (root / "pkg").mkdir()
     (root / "pkg" / "__init__.py").write_text("")

@@ -632,3 +632,89 @@ def test_vjp203_the_model_records_the_class():
 ])
 def test_vjp203_silent_look_alikes(source):
     assert check(source, "VJP203") == []
+
+
+OBJECT_HEADER = '''
+from functools import partial
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+class Affine:
+    def __init__(self, weight, bias=0.0):
+        self.weight = weight
+        self.bias = bias
+
+    def __call__(self, v):
+        return jnp.tanh(self.weight * v + self.bias)
+
+class Shifted(Affine):
+    pass
+
+class Gain(eqx.Module):
+    weight: jax.Array
+
+    def __call__(self, v):
+        return self.weight * v
+
+@partial(jax.custom_vjp, nondiff_argnums=(1,))
+def settle(x, layer):
+    return layer(x)
+
+settle.defvjp(lambda x, layer: (settle(x, layer), x), lambda layer, x, g: jax.vjp(layer, x)[1](g))
+
+def make_layer(w):
+    return Affine(w)
+'''
+
+
+def test_a_plain_object_holding_a_tracer_is_worded_as_the_closure_it_is():
+    source = OBJECT_HEADER + '''
+@jax.jit
+def through_helper(w, x):
+    return settle(x, make_layer(w))
+
+@jax.jit
+def inherited(w, x):
+    return settle(x, Shifted(w))
+
+@jax.jit
+def pytree(w, x):
+    return settle(x, Gain(w))
+'''
+    found = check(source, "VJP104")
+    assert where(found) == [("VJP104", 35, 22), ("VJP104", 39, 22), ("VJP104", 43, 22)]
+    assert found[0].message.startswith(
+        "`settle` receives, in its nondiff position 1 (`layer`), an object of the plain class `Affine` (not a "
+        "pytree) holding a traced value (`w` is a parameter of `through_helper`, which is traced by `jax.jit`). "
+        "JAX's nondiff check sees one non-tracer object")
+    assert "an object of the plain class `Shifted` (not a pytree)" in found[1].message
+    assert found[2].message.startswith(  # an equinox Module is a pytree: the check sees its tracer leaf
+        "`settle` receives a traced value in its nondiff position 1 (`layer`): `w` is a parameter of `pytree`, "
+        "which is traced by `jax.jit`, so JAX raises UnexpectedTracerError here")
+    assert check(source, "VJP105") == []  # VJP104 reports a traced value at a custom_vjp call
+
+
+def test_an_untraced_object_holding_a_parameter_it_computes_with_is_a_may():
+    source = OBJECT_HEADER + '''
+def inherited(w, x):
+    return settle(x, Shifted(bias=0.5, weight=w))
+
+def configured(steps: int, x):
+    return settle(x, Affine(1.0, steps))
+
+def constant(x):
+    return settle(x, Affine(jnp.ones(3)))
+'''
+    found = check(source, "VJP105")
+    assert where(found) == [("VJP105", 34, 22)]
+    assert found[0].message == (
+        "the callable `Shifted` object `Shifted(bias=0.5, weight=w)` passed as nondiff `layer` of `settle` holds "
+        "`Shifted.weight`, which comes from `w`, a parameter of `inherited` (`self.weight` = `weight` at line 9; "
+        "`weight` receives `w` at line 34; `w` is a parameter of `inherited`), and `Shifted` uses it as array data "
+        "(`self.weight * v`): if `inherited` is differentiated with respect to `w`, JAX may raise "
+        "UnexpectedTracerError, or CustomVJPException ('Detected differentiation of a custom_vjp function with "
+        "respect to a closed-over value'), or the gradient may go around the custom rule. Pass the object's arrays "
+        "as differentiable arguments (an equinox Module or registered pytree can be one), or `jax.closure_convert` "
+        "its call and pass the constants as arguments")
+    assert found[0].severity.value == "warning"

@@ -263,6 +263,70 @@ def loss(slope, x):
     assert ramp.tag == "record"
     assert isinstance(ramp.node, ast.ClassDef) and ramp.node.name == "Ramp"
     assert ramp.traced is None
-    assert ramp.traced_leaf() == (".slope", "`slope` is a parameter of `loss`, which is traced by `jax.jit`")
+    assert ramp.traced_leaf() == (".slope", "`ramp` = `Ramp(0.5, slope)` at line 15; `slope` is a parameter of `loss`, "
+                                           "which is traced by `jax.jit`")
     assert Kind(TUPLE, items=(Kind(SCALAR), Kind(ARRAY, traced="t"))).traced_leaf() == ("[1]", "t")
     assert Kind(TUPLE, items=(Kind(SCALAR), Kind(ARRAY))).traced_leaf() is None
+
+
+def test_an_object_of_a_plain_class_holds_what_its_init_stores_from_this_call():
+    source = """\
+    import jax
+    import jax.numpy as jnp
+
+    class Scale:
+        def __init__(self, params, steps=2):
+            self.gain = params["gain"]
+            self.steps = steps
+
+    @jax.jit
+    def loss(gain):
+        net = Scale({"gain": gain})
+        return net
+
+    def build(w):
+        layer = Scale({"gain": w}, 3)
+        return layer
+    """
+    net = _kinds(source, 12)["net"]
+    assert net.tag == "record" and net.node.name == "Scale"
+    assert net.field("steps").tag == SCALAR
+    assert net.traced_leaf() == (".gain", "`net` = `Scale({\"gain\": gain})` at line 11; `self.gain` = "
+                                          "`params[\"gain\"]` at line 6; `params` receives `{\"gain\": gain}` at "
+                                          "line 11; `gain` is a parameter of `loss`, which is traced by `jax.jit`")
+    layer = _kinds(source, 16)["layer"]
+    assert layer.traced_leaf() is None and layer.field("steps").tag == SCALAR
+    where, (fn, param, chain) = layer.origin_leaf()
+    assert (where, fn.name, param) == (".gain", "build", "w")
+    assert chain == ("`layer` = `Scale({\"gain\": w}, 3)` at line 15; `self.gain` = `params[\"gain\"]` at line 6; "
+                     "`params` receives `{\"gain\": w}` at line 15; `w` is a parameter of `build`")
+
+
+def test_a_parameter_nothing_shows_static_or_traced_keeps_its_origin():
+    source = """\
+    def helper(rate, n: int, scale=2.0):
+        k = 2.0 * rate["k"]
+        return k, n, scale
+    """
+    kinds = _kinds(source, 3)
+    assert kinds["k"].tag == UNKNOWN and kinds["k"].origin[1:] == (
+        "rate", "`k` = `2.0 * rate[\"k\"]` at line 2; `rate` is a parameter of `helper`")
+    assert kinds["n"].origin is None and kinds["scale"].origin is None  # annotated / defaulted: static
+
+
+def test_an_attribute_assigned_outside_init_is_not_a_field_of_the_object():
+    source = """\
+    class Box:
+        def __init__(self, w):
+            self.w = w
+            self.n = 1
+
+        def reset(self, w):
+            self.w = w
+
+    def make(v):
+        box = Box(v)
+        return box
+    """
+    box = _kinds(source, 11)["box"]
+    assert [n for n, _ in box.fields] == ["n"]

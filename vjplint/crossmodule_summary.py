@@ -6,6 +6,7 @@ above the model layer; vjplint.facts.crossmodule holds the rows and their readin
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import AbstractSet, Dict, List, Optional, Tuple
 
 from vjplint.collect import collect
@@ -22,6 +23,7 @@ from vjplint.facts.crossmodule import (
     imported_names,
 )
 from vjplint.facts.forward import FORWARD, linear_fn_applied
+from vjplint.facts.values import is_callable_class
 
 
 def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
@@ -137,7 +139,11 @@ def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, d
     if not reason and traced is not None and kind.tag != "callable":
         reason = model.facts.traced_reason(arg, enclosing, traced) or ""
     capture = capture_traced = capture_may = ""
-    if kind.tag == "callable":
+    if kind.tag == "record" and is_callable_class(model, kind.node):  # its fields are what it captures
+        capture, capture_traced, capture_may = _object_captures(model, kind, display)
+        if capture or capture_may:
+            kind = replace(kind, tag="callable")
+    elif kind.tag == "callable":
         for cname, ckind in kind.captures:
             if ckind.traced:
                 capture, capture_traced = cname, _located(ckind.traced, display)
@@ -154,6 +160,26 @@ def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, d
     why = _located(why, display)
     return (slot, kind.tag, kind.dtype or "", quoted, why, _located(reason, display), capture, capture_traced,
             capture_may)
+
+
+def _object_captures(model, kind, display: str) -> Tuple[str, str, str]:
+    """(capture, capture_traced, capture_may) of an object of a callable class built here: a
+    field holding a tracer (`Scale.gain`), or one holding a parameter that nothing shows traced
+    and that the class uses as array data (vjplint.infer.held_parameter)."""
+    from vjplint.infer import held_parameter
+
+    cls = kind.node
+    leaf = kind.traced_leaf()
+    if leaf is not None:
+        why = leaf[1][len(kind.why) + 2:] if kind.why and leaf[1].startswith(kind.why + "; ") else leaf[1]
+        return f"{cls.name}{leaf[0]}", _located(why, display), ""
+    held = held_parameter(model, kind)
+    if held is None:
+        return "", "", ""
+    chain = held.chain[len(kind.why) + 2:] if kind.why and held.chain.startswith(kind.why + "; ") else held.chain
+    return "", "", _located(f"`{cls.name}.{held.field}`, which comes from `{held.param}`, a parameter of "
+                            f"`{held.function}` ({chain}), used as array data in "
+                            f"`{model.quote(held.use, 40)}` at line {held.use.lineno}", display)
 
 
 def _captured_self_with_arrays(model, values, kind, display: str) -> str:

@@ -247,6 +247,54 @@ def usage_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Evide
     return found
 
 
+def open_parameter(model: FileModel, origin: Tuple[ast.AST, str, str]) -> bool:
+    """Whether the parameter a value comes from (`vjplint.values.Kind.origin`) may receive what a
+    caller differentiates: its function is a `def` no transformation here traces (a traced one
+    is a tracer already) and nothing in it uses the parameter as a Python value."""
+    fn, param, _ = origin
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn in model.traced:
+        return False
+    return all(e.kind == "array" or (e.from_name and e.weight <= 1) for e in usage_evidence(model, fn, param))
+
+
+@dataclass
+class HeldParameter:
+    """A field of a callable object that comes from a parameter nothing shows traced, and the
+    object's own use of it as array data (`vjplint.values` builds the object's fields)."""
+
+    cls: ast.ClassDef
+    field: str  # `weight`, or `params["w"]`-like paths as `params.w`
+    param: str
+    function: str
+    chain: str
+    use: ast.AST
+
+
+def held_parameter(model: FileModel, kind) -> Optional[HeldParameter]:
+    """For an object of a class with `__call__` built in this module (`Affine(w)`): its first
+    field whose value comes from an open parameter (`open_parameter`) and that a method uses as
+    array data. Such an object passed in a nondiff slot, or closed over, carries that value
+    past JAX's tracer check; whether it fails depends on what the parameter's callers pass."""
+    from vjplint.facts.values import field_use
+
+    cls = kind.node
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    static = {s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+              and classify_annotation(model, s.annotation) == "static"}  # `scale: float` in a dataclass
+    for name, part in kind.fields:
+        if name in static or (part.tag not in ("unknown", "array", "maybe") and not part.fields):
+            continue
+        leaf = part.origin_leaf()
+        if leaf is None or not open_parameter(model, leaf[1]):
+            continue
+        use = field_use(model, cls, name)
+        if use is not None:
+            fn, param, chain = leaf[1]
+            return HeldParameter(cls, name + leaf[0], param, getattr(fn, "name", "<lambda>"), chain, use)
+    return None
+
+
 def flow_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Evidence]:
     """What `usage_evidence` misses: uses through local aliases (`scale = 2.0 * rate`, `lo, hi =
     bounds`), and weak uses as array data, judged by the kinds `vjplint.values` infers."""

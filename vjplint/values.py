@@ -57,6 +57,10 @@ class Kind:
     fields: Tuple[Tuple[str, "Kind"], ...] = ()  # dict keys, NamedTuple/dataclass fields
     captures: Tuple[Tuple[str, "Kind"], ...] = ()  # what a callable closes over (or partial binds)
     node: Optional[ast.AST] = None  # the def/lambda of a callable; the class of a record built here
+    # A value nothing shows traced or static that comes from a parameter of a function (its
+    # annotation says array, or nothing is known): (function, parameter, quotable chain). What a
+    # caller passes there decides whether it is differentiated, so rules may say "may".
+    origin: Optional[Tuple[ast.AST, str, str]] = None
 
     @property
     def is_static(self) -> bool:
@@ -85,6 +89,20 @@ class Kind:
                 return where + inner[0], inner[1]
         return None
 
+    def origin_leaf(self, depth: int = 0) -> Optional[Tuple[str, Tuple[ast.AST, str, str]]]:
+        """(where, origin) of the first part that comes from a parameter nothing shows traced,
+        as `traced_leaf` finds a traced one."""
+        if self.origin is not None:
+            return "", self.origin
+        if depth > 4:
+            return None
+        for where, kind in [(f".{n}", k) for n, k in self.fields] + [(f"[{i}]", k) for i, k in
+                                                                     enumerate(self.items or ())]:
+            inner = kind.origin_leaf(depth + 1)
+            if inner is not None:
+                return where + inner[0], inner[1]
+        return None
+
     def field(self, name: str) -> Optional["Kind"]:
         return next((k for n, k in self.fields if n == name), None)
 
@@ -92,17 +110,51 @@ class Kind:
         return replace(self, why=why)
 
     def via(self, why: str) -> "Kind":
-        """The same value read through a binding: `why` joins the chain (of the tracer too)."""
-        return replace(self, why=why, traced=f"{why}; {self.traced}" if self.traced else None)
+        """The same value read through a binding: `why` joins the chain (of the tracer too, and
+        of a parameter's value, also where a container holds it)."""
+        return replace(self, why=why, traced=f"{why}; {self.traced}" if self.traced else None,
+                       **_parts_via(self, why, 0))
+
+    def from_param(self) -> bool:
+        """Whether the value, or a part of it, comes from a parameter nothing shows traced."""
+        return self.origin is not None or any(k.from_param() for k in self._parts())
+
+    def _parts(self) -> List["Kind"]:
+        return [*(k for _, k in self.fields), *(self.items or ())]
 
 
 UNKNOWN_KIND = Kind(UNKNOWN)
 
 
+def _parts_via(kind: Kind, why: str, depth: int) -> Dict[str, object]:
+    """The fields of `replace` that extend, with `why`, the chains of a parameter's value (the
+    value's own) and of the traced or parameter-derived parts of a container (a dict literal
+    passed to `__init__`, a record's fields)."""
+    out: Dict[str, object] = {}
+    if kind.origin is not None:
+        fn, param, chain = kind.origin
+        out["origin"] = (fn, param, f"{why}; {chain}")
+    if depth > 3 or not (kind.fields or kind.items):
+        return out
+
+    def extended(part: Kind) -> Kind:
+        if not (part.traced or part.from_param() or part.fields or part.items):
+            return part
+        return replace(part, traced=f"{why}; {part.traced}" if part.traced else None,
+                       **_parts_via(part, why, depth + 1))
+
+    if kind.fields:
+        out["fields"] = tuple((n, extended(k)) for n, k in kind.fields)
+    if kind.items is not None:
+        out["items"] = tuple(extended(k) for k in kind.items)
+    return out
+
+
 def join(a: Kind, b: Kind) -> Kind:
     """Both may flow here: unknown absorbs, agreeing kinds merge, disagreeing ones are "maybe"."""
     if a.tag == UNKNOWN or b.tag == UNKNOWN:
-        return UNKNOWN_KIND
+        same = a.origin is not None and b.origin is not None and a.origin[:2] == b.origin[:2]
+        return a if same and a.tag == b.tag else UNKNOWN_KIND
     if a.tag != b.tag:
         return Kind(MAYBE, why=a.why or b.why)
     items = None
@@ -112,7 +164,8 @@ def join(a: Kind, b: Kind) -> Kind:
                 a.traced if a.traced and b.traced else None, items,
                 join(a.item, b.item) if a.item and b.item else None,
                 tuple((n, join(k, b.field(n) or UNKNOWN_KIND)) for n, k in a.fields if b.field(n) is not None),
-                a.captures if a.node is b.node else (), a.node if a.node is b.node else None)
+                a.captures if a.node is b.node else (), a.node if a.node is b.node else None,
+                a.origin if a.origin is not None and b.origin is not None and a.origin[:2] == b.origin[:2] else None)
 
 
 def join_all(kinds: List[Kind]) -> Kind:
@@ -188,6 +241,8 @@ class Values:
         self._class_attrs: Dict[int, Dict[str, List[Optional[ast.stmt]]]] = {}
         self._mutations: Dict[int, Set[str]] = {}
         self._depth = 0
+        # `__init__` evaluated for one construction: its parameters bound to that call's arguments.
+        self._frames: List[Tuple[FunctionNode, Dict[str, Kind]]] = []
         # In a run over several modules: what a function imported under a local name returns,
         # as (tag, dtype, why) from vjplint.crossmodule_summary.module_binding ("call:new-array",
         # "call:array", "call:static"), or None.
@@ -267,7 +322,8 @@ class Values:
             kind = self.of(b.value)
             if kind.tag in (LIST, DICT) and self._mutated(name, owner):
                 return Kind(kind.tag, why=f"`{name}`, a {kind.tag} changed in place after line {stmt.lineno}")
-            if kind.tag == UNKNOWN or (isinstance(b.value, ast.Name) and not kind.traced):
+            if (kind.tag == UNKNOWN and kind.origin is None) or (
+                    isinstance(b.value, ast.Name) and not kind.traced and not kind.from_param()):
                 return kind
             return kind.via(f"`{name}` = `{m.quote(b.value, 50)}` at line {stmt.lineno}")
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -276,7 +332,7 @@ class Values:
                 kind = self.of(stmt.value)
                 for index in path:
                     kind = _element(kind, index)
-                if kind.tag != UNKNOWN:
+                if kind.tag != UNKNOWN or kind.origin is not None:
                     return kind.via(f"`{name}` is unpacked from `{m.quote(stmt.value, 50)}` at line {stmt.lineno}")
                 return kind
         return UNKNOWN_KIND
@@ -308,13 +364,18 @@ class Values:
         """A parameter's kind from its annotation, default, the transformation tracing `fn`, or
         the role `fn` plays for a custom derivative of the module."""
         m = self.model
+        if self._frames and self._frames[-1][0] is fn and name in self._frames[-1][1]:
+            return self._frames[-1][1][name]
         sig = Signature.of(fn)
         annotation = sig.annotations.get(name)
+        fname = getattr(fn, "name", "<lambda>")
+        origin = (fn, name, f"`{name}` is a parameter of `{fname}`")
         if annotation is not None:
             kind = classify_annotation(m, annotation)
             why = f"`{name}` is annotated `{m.quote(annotation)}`"
             if kind == "array":
-                return Kind(ARRAY, why=why)
+                return Kind(ARRAY, why=why, origin=(fn, name, f"`{name}` is a parameter of `{fname}` annotated "
+                                                               f"`{m.quote(annotation)}`"))
             if kind == "callable":
                 return Kind(CALLABLE, why=why)
             if kind == "static":
@@ -334,12 +395,14 @@ class Values:
                 return kind.because(f"`{name}` defaults to `{m.quote(sig.defaults[name])}`")
             return UNKNOWN_KIND
         found = self._from_callers(fn, name, sig)
-        if found.tag == UNKNOWN:  # a configured name is a hint: weaker than every source above
+        if found.tag == UNKNOWN and found.origin is None:  # a configured name is a hint: weaker than the above
             hints = getattr(m.facts, "hints", None)
             if hints is not None and name in hints.array_names:
                 return Kind(ARRAY, why=f"`{name}` is listed in `array-names`")
             if hints is not None and name in hints.static_names:
                 return Kind(SCALAR, why=f"`{name}` is listed in `static-names`")
+            if sig.kwarg != name and sig.vararg != name:
+                return Kind(UNKNOWN, origin=origin)  # nothing known: whoever calls `fn` decides
         return found
 
     def _from_callers(self, fn: FunctionNode, name: str, sig: Signature) -> Kind:
@@ -373,7 +436,8 @@ class Values:
                 return UNKNOWN_KIND
             kind = self.of(arg)
             kinds.append(kind.via(f"`{name}` receives `{self.model.quote(arg, 40)}` at line {call.lineno}")
-                         if kind.tag != UNKNOWN and not (isinstance(arg, ast.Name) and arg.id == name) else kind)
+                         if (kind.tag != UNKNOWN or kind.origin is not None)
+                         and not (isinstance(arg, ast.Name) and arg.id == name) else kind)
         return join_all(kinds)
 
     def _role(self, fn: FunctionNode, name: str) -> Optional[Kind]:
@@ -504,6 +568,9 @@ class Values:
             return Kind(STRING, why=why)
         if left.tag == right.tag and left.tag in (TUPLE, SHAPE) and isinstance(op, ast.Add):
             return Kind(left.tag, why=why)
+        source = next((k for k in (left, right) if k.origin is not None), None)
+        if source is not None and STRING not in (left.tag, right.tag):  # `2.0 * w`: still the caller's value
+            return Kind(UNKNOWN, origin=source.origin)
         return UNKNOWN_KIND
 
     def _attribute(self, e: ast.Attribute) -> Kind:
@@ -564,7 +631,7 @@ class Values:
                 return UNKNOWN_KIND
             kind = self.of(node.value)  # type: ignore[arg-type]
             kinds.append(kind.via(f"`self.{attr}` = `{self.model.quote(node.value, 50)}` at line "  # type: ignore
-                                  f"{node.lineno}") if kind.tag != UNKNOWN else kind)
+                                  f"{node.lineno}") if kind.tag != UNKNOWN or kind.origin is not None else kind)
         return join_all(kinds)
 
     def _subscript(self, e: ast.Subscript) -> Kind:
@@ -583,6 +650,8 @@ class Values:
                 return found if found is not None else UNKNOWN_KIND
         if base.tag in (TUPLE, LIST) and base.item is not None and not isinstance(key, ast.Slice):
             return base.item
+        if base.tag == UNKNOWN and base.origin is not None:  # `params["w"]`: a part of what the caller passes
+            return Kind(UNKNOWN, origin=base.origin)
         return UNKNOWN_KIND
 
     def _call(self, e: ast.Call) -> Kind:
@@ -694,10 +763,11 @@ class Values:
         return f"{what} inside `{getattr(enclosing, 'name', '<lambda>')}`, which is traced by `{traced.how}`"
 
     def _construct(self, cls: ast.ClassDef, e: ast.Call) -> Kind:
-        """A NamedTuple or dataclass built here: its fields, in declaration order."""
+        """A NamedTuple or dataclass built here: its fields, in declaration order; an object of a
+        class with an `__init__`: what `__init__` assigns to `self`, from this call's arguments."""
         names = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
         if not names:
-            return UNKNOWN_KIND
+            return self._instance(cls, e)
         fields: Dict[str, Kind] = {}
         for name, arg in zip(names, e.args):
             if isinstance(arg, ast.Starred):
@@ -708,6 +778,73 @@ class Values:
                 fields[kw.arg] = self.of(kw.value)
         items = tuple(fields[n] for n in names if n in fields) if len(fields) == len(names) else None
         return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", fields=tuple(fields.items()), items=items, node=cls)
+
+    def _instance(self, cls: ast.ClassDef, e: ast.Call) -> Kind:
+        """`Layer(w)`: the fields `Layer.__init__` (or a base class's, in this module) assigns to
+        `self`, each evaluated with `__init__`'s parameters bound to this call's arguments. An
+        attribute assigned in another method too is left out (its value then depends on calls)."""
+        init = self._init_of(cls, 0)
+        guard = ("init", id(cls), "")
+        if init is None or guard in self._active:
+            return UNKNOWN_KIND
+        sig = Signature.of(init)
+        if not sig.positional or any(isinstance(a, ast.Starred) for a in e.args) or any(
+                k.arg is None for k in e.keywords) or len(e.args) > len(sig.positional) - 1:
+            return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", node=cls)
+        me = sig.positional[0]
+        bound: Dict[str, Kind] = {}
+        for param, arg in [*zip(sig.positional[1:], e.args), *((k.arg, k.value) for k in e.keywords)]:
+            kind = self.of(arg)
+            same = isinstance(arg, ast.Name) and arg.id == param
+            bound[param] = kind.via(f"`{param}` receives `{self.model.quote(arg, 40)}` at line {e.lineno}") \
+                if (kind.tag != UNKNOWN or kind.origin is not None) and not same else kind  # type: ignore[index]
+        assigned: Dict[str, List[ast.stmt]] = {}
+        elsewhere: Set[str] = set()
+        owner = self.model.index.scope_of(init).node
+        for node in [*walk(cls), *(walk(owner) if owner is not cls else [])]:
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                        if isinstance(node, ast.Assign) and self.model.index.enclosing_function(node) is init:
+                            assigned.setdefault(t.attr, []).append(node)
+                        else:
+                            elsewhere.add(t.attr)
+        if len(assigned) > 32:
+            return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", node=cls)
+        fields: List[Tuple[str, Kind]] = []
+        self._active.add(guard)
+        saved = self._exprs, self._names
+        self._exprs, self._names = {}, {}  # values inside `__init__` depend on this call's arguments
+        self._frames.append((init, bound))
+        try:
+            for attr, statements in assigned.items():
+                if attr in elsewhere:
+                    continue
+                kinds = [self.of(stmt.value).via(  # type: ignore[attr-defined]
+                    f"`{me}.{attr}` = `{self.model.quote(stmt.value, 50)}` at line {stmt.lineno}")  # type: ignore
+                    for stmt in statements]
+                kind = join_all(kinds)
+                if kind.tag != UNKNOWN or kind.origin is not None:
+                    fields.append((attr, kind))
+        finally:
+            self._frames.pop()
+            self._exprs, self._names = saved
+            self._active.discard(guard)
+        return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", fields=tuple(fields), node=cls)
+
+    def _init_of(self, cls: ast.ClassDef, depth: int) -> Optional[ast.FunctionDef]:
+        """The `__init__` a class runs: its own, or that of its first base class defined here."""
+        own = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if own is not None or depth > 3:
+            return own
+        for base in cls.bases:
+            if isinstance(base, ast.Name):
+                classes = [b.node for b in self.model.index.lookup(base.id, self.model.index.scope_of(cls))
+                           if b.kind == "class"]
+                if len(classes) == 1:
+                    return self._init_of(classes[0], depth + 1)  # type: ignore[arg-type]
+            return None
+        return None
 
 
 def _external_kind(name: str, call: "ExternalCall", arg: Optional["ExternalArg"]) -> Kind:

@@ -33,9 +33,9 @@ class ExternalArg:
     quoted: str  # the argument's source text
     why: str  # where its kind comes from, file:line included
     traced: str
-    capture: str = ""  # for a callable: the captured name known to be a tracer
+    capture: str = ""  # for a callable: the captured name known to be a tracer (`Cls.field` for an object)
     capture_traced: str = ""
-    capture_may: str = ""  # for a callable: a captured `self` whose class holds array fields (quoted)
+    capture_may: str = ""  # for a callable: a captured `self` with array fields, an object holding a parameter (quoted)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ through `model.facts`).
 from __future__ import annotations
 
 import ast
-from typing import AbstractSet, List, NamedTuple, Optional, Tuple
+from typing import AbstractSet, Callable, List, NamedTuple, Optional, Tuple
 
 from vjplint.jaxapi import (ARRAY_FUNCTIONS, ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES,
                             ONE_ARRAY_NAMESPACES, STATIC_ATTRIBUTES, TRANSFORMS)
@@ -256,3 +256,56 @@ def _is_raises_check(model: FileModel, func: ast.expr) -> bool:
     return model.index.qualname(func) == "pytest.raises"
 
 
+
+
+def numeric_use(model: FileModel, root: ast.AST, match: Callable[[ast.AST], bool]) -> Optional[ast.AST]:
+    """The first arithmetic, comparison or jnp/lax call argument in `root` that reads a node
+    `match` accepts (or an item of it: `self.params["w"] * x`): the value is used as array data."""
+    for node in ast.walk(root):
+        if not match(node):
+            continue
+        read, parent = node, model.index.parent(node)
+        while isinstance(parent, ast.Subscript) and parent.value is read:
+            read, parent = parent, model.index.parent(parent)
+        if isinstance(parent, (ast.BinOp, ast.Compare)) or (
+                isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub)):
+            return parent
+        if isinstance(parent, ast.Call) and read in parent.args and \
+                (model.index.qualname(parent.func) or "").startswith(ARRAY_NAMESPACES):
+            return parent
+    return None
+
+
+def class_methods(model: FileModel, cls: ast.ClassDef, depth: int = 0) -> List[ast.FunctionDef]:
+    """The methods of `cls`, then those it inherits from base classes defined in this module."""
+    out = [m for m in cls.body if isinstance(m, ast.FunctionDef)]
+    if depth > 3:
+        return out
+    for base in cls.bases:
+        if isinstance(base, ast.Name):
+            found = [b.node for b in model.index.lookup(base.id, model.index.scope_of(cls)) if b.kind == "class"]
+            if len(found) == 1:
+                own = {m.name for m in out}
+                out += [m for m in class_methods(model, found[0], depth + 1) if m.name not in own]  # type: ignore
+    return out
+
+
+def is_callable_class(model: FileModel, cls: Optional[ast.AST]) -> bool:
+    """A class of this module whose objects can be called: it defines or inherits `__call__`."""
+    return isinstance(cls, ast.ClassDef) and any(m.name == "__call__" for m in class_methods(model, cls))
+
+
+def field_use(model: FileModel, cls: ast.ClassDef, name: str) -> Optional[ast.AST]:
+    """Where a method of `cls` (not `__init__`) uses its field `self.<name>` as array data."""
+    for method in class_methods(model, cls):
+        if method.name == "__init__":
+            continue
+        positional = [*method.args.posonlyargs, *method.args.args]
+        if not positional or method.decorator_list:  # a staticmethod/classmethod/property has no `self` field
+            continue
+        me = positional[0].arg
+        found = numeric_use(model, method, lambda n: isinstance(n, ast.Attribute) and n.attr == name and isinstance(
+            n.value, ast.Name) and n.value.id == me and isinstance(n.ctx, ast.Load))
+        if found is not None:
+            return found
+    return None

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.crossmodule import external_calls
@@ -18,8 +19,10 @@ class NondiffTracedAtCall(Rule):
     the value is followed through assignments, tuples, the returns of module functions (a
     function returning a new `jnp` array builds a tracer when called there) and the module's
     callers. A traced value bound with `functools.partial(f, lr)` counts too: every call of the
-    partial passes it. Also flags the custom_vjp itself handed to a transformation that traces a
-    nondiff position: `jax.jit(f)` without `static_argnums` for it, `jax.vmap(f)` batching it,
+    partial passes it. A closure or an object of a plain class (not a pytree) holding a traced
+    value is one leaf to JAX's nondiff check: the message says what fails then (grad, grad of
+    jit). Also flags the custom_vjp itself handed to a transformation that traces a nondiff
+    position: `jax.jit(f)` without `static_argnums` for it, `jax.vmap(f)` batching it,
     `jax.grad(f, argnums=...)` differentiating it, `lax.cond(p, f, g, ...)`.
 
     When the caller is in another module of the run (vjplint.project_values), the traced value
@@ -103,6 +106,10 @@ def step(n, x):
                     if _closure_maker(self.model, arg):
                         self.report(arg, _closure_message(d.name, position, name, reason))
                         continue
+                    cls = _plain_object(self.model, arg)
+                    if cls is not None:
+                        self.report(arg, _closure_message(d.name, position, name, reason, cls))
+                        continue
                     self.report(arg, f"`{d.name}` receives a traced value in its nondiff position {position} "
                                      f"(`{name}`): {reason}, so JAX raises UnexpectedTracerError here. Mark it "
                                      f"static in the transformation, pass a Python constant, or move `{name}` "
@@ -178,9 +185,49 @@ def _closure_maker(model, arg: ast.expr) -> bool:
         isinstance(b.node, nested) for b in model.index.lookup(v.id, model.index.scope_of(v)))) for v in returns)
 
 
-def _closure_message(fname: str, position: int, name: str, reason: str) -> str:
-    # Measured: docs/facts/scripts/hazard_closure_messages.py, section 3.
-    return (f"`{fname}` receives, in its nondiff position {position} (`{name}`), a Python callable closing over a "
+def _plain_object(model, arg: ast.expr, depth: int = 0) -> Optional[str]:
+    """The name of the class when `arg` (or the name it is bound to once) builds an object of a
+    class of this module that is not a pytree (no decorator, no base class): to JAX's nondiff
+    check it is one leaf that is not a tracer, whatever its attributes hold."""
+    index = model.index
+    if isinstance(arg, ast.Name):
+        bindings = index.lookup(arg.id, index.scope_of(arg))
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            return None
+        arg = bindings[0].value
+    if not (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name)):
+        return None
+    found = index.lookup(arg.func.id, index.scope_of(arg))
+    if len(found) == 1 and found[0].kind == "def" and depth == 0:  # `make_layer(w)` returning `Layer(w)`
+        built = {_plain_object(model, r.value, 1) if r.value is not None else None
+                 for r in model.facts.returns_of(found[0].node)}
+        return built.pop() if len(built) == 1 else None
+    classes = [b.node for b in found if b.kind == "class"]
+    if len(classes) != 1:
+        return None
+    return classes[0].name if _plain_class(model, classes[0], 0) else None
+
+
+def _plain_class(model, cls: ast.ClassDef, depth: int) -> bool:
+    """No decorator (a pytree registration, a dataclass transform) and only plain base classes of
+    this module (an equinox Module or a NamedTuple is a pytree)."""
+    if cls.decorator_list or cls.keywords or depth > 3:
+        return False
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id == "object":
+            continue
+        found = [b.node for b in model.index.lookup(base.id, model.index.scope_of(cls)) if b.kind == "class"] \
+            if isinstance(base, ast.Name) else []
+        if len(found) != 1 or not _plain_class(model, found[0], depth + 1):
+            return False
+    return True
+
+
+def _closure_message(fname: str, position: int, name: str, reason: str, cls: Optional[str] = None) -> str:
+    # Measured: docs/facts/scripts/hazard_closure_messages.py, section 3; a plain object behaves
+    # as a closure does (fixtures/rules/VJP105/fire_object_from_traced_params.py).
+    what = f"an object of the plain class `{cls}` (not a pytree) holding" if cls else "a Python callable closing over"
+    return (f"`{fname}` receives, in its nondiff position {position} (`{name}`), {what} a "
             f"traced value ({reason}). JAX's nondiff check sees one non-tracer object, so jit, vmap and grad with "
             f"respect to the other arguments run, but `jax.grad(jax.jit(...))` fails with 'No constant handler "
             f"for type DynamicJaxprTracer', and differentiating with respect to the closed-over value raises "

@@ -6,7 +6,8 @@ from typing import List, Optional
 from vjplint.diagnostics import Severity
 from vjplint.facts import describe_traced
 from vjplint.facts.crossmodule import external_calls
-from vjplint.infer import argument_at
+from vjplint.facts.values import is_callable_class
+from vjplint.infer import argument_at, held_parameter
 from vjplint.jaxapi import ARRAY_NAMESPACES
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import function_name
@@ -22,8 +23,11 @@ class NondiffCallableCaptures(Rule):
     name bound to a lambda) whose captured value `vjplint.values` follows to a tracer (through
     the module's callers); and, as "may", a closure over a parameter of an enclosing function
     that is not known to be traced, when the closure uses it as a number. A callable object (an
-    instance of a class with `__call__`: an equinox Module, a dataclass) built from a traced value
-    and passed in a nondiff position is reported too: its fields are what it captures. And, as
+    instance of a class with `__call__`: an equinox Module, a dataclass, a plain class whose
+    `__init__` stores its arguments) built from a traced value and passed in a nondiff position is
+    reported too: its fields are what it captures; as "may", such an object built where nothing is
+    traced, holding a parameter of a function (nothing marks it static) that its methods use as
+    array data (`Affine(w)` with `self.weight * v`). And, as
     "may", a callable capturing `self` of a class whose fields are annotated as arrays (a method's
     `lambda y: self.vector_field(y)` in an equinox Module), here or in another module of the run:
     fitting those arrays differentiates with respect to a closed-over value.
@@ -114,16 +118,23 @@ def outer(c):
                     kind = values.of(arg)
                     if kind.tag == CALLABLE and kind.captures:
                         self._flowed(d.name, d.kind, name, arg, kind, site.enclosing, traced is None)
-                    elif kind.tag == RECORD and _callable_class(kind.node):
-                        self._callable_object(d.name, d.kind, name, arg, kind)
+                    elif kind.tag == RECORD and is_callable_class(self.model, kind.node):
+                        if d.kind == "vjp" and traced is not None and \
+                                self.model.facts.traced_reason(arg, site.enclosing, traced) is not None:
+                            continue  # VJP104 reports a traced value at a custom_vjp call
+                        if not self._callable_object(d.name, d.kind, name, arg, kind) and traced is None:
+                            self._object_may(d.name, d.kind, name, arg, kind)
 
-    def _callable_object(self, owner: str, kind_of: str, name: str, arg: ast.expr, kind: Kind) -> None:
-        """An instance of a class with `__call__` (an equinox Module, a dataclass) built here from
-        a traced value: its fields are what it captures."""
+    def _callable_object(self, owner: str, kind_of: str, name: str, arg: ast.expr, kind: Kind) -> bool:
+        """An instance of a class with `__call__` (an equinox Module, a dataclass, a plain class
+        whose `__init__` stores it) built here from a traced value: its fields are what it
+        captures. True when reported."""
         leaf = kind.traced_leaf()
         if leaf is None:
-            return
+            return False
         where, why = leaf
+        if kind.why and why.startswith(kind.why + "; "):  # the object's own binding is quoted already
+            why = why[len(kind.why) + 2:]
         cls = kind.node.name  # type: ignore[union-attr]
         if kind_of == "jvp":
             fails = ("custom_jvp stop-gradients nondiff arguments, so the derivative with respect to it is silently "
@@ -132,11 +143,30 @@ def outer(c):
         else:
             fails = ("custom_vjp rejects tracers in nondiff positions (UnexpectedTracerError), and a jit inside the "
                      "grad fails with 'No constant handler'")
-        self.report(arg, f"the callable `{cls}` object {'`' + self.model.quote(arg, 40) + '`'} ({kind.why}) passed as "
+        quoted = self.model.quote(arg, 40)
+        built = f" ({kind.why})" if kind.why and kind.why != f"`{quoted}`" else ""
+        self.report(arg, f"the callable `{cls}` object `{quoted}`{built} passed as "
                          f"nondiff `{name}` of `{owner}` holds `{cls}{where}`, a traced value ({why}): {fails}. "
                          f"Pass it as a differentiable argument (an equinox Module or registered pytree can be one) and "
                          f"use its tangent/cotangent in the rule, or `jax.closure_convert` its call and pass the "
                          f"constants as arguments")
+        return True
+
+    def _object_may(self, owner: str, kind_of: str, name: str, arg: ast.expr, kind: Kind) -> None:
+        """A callable object built where nothing is traced, holding a parameter of a function
+        (nothing marks it static) that its methods use as array data: a caller differentiating
+        that parameter makes the object carry a tracer past JAX's nondiff check."""
+        held = held_parameter(self.model, kind)
+        if held is None:
+            return
+        self.report(arg, f"the callable `{held.cls.name}` object `{self.model.quote(arg, 40)}` passed as nondiff "
+                         f"`{name}` of `{owner}` holds `{held.cls.name}.{held.field}`, which comes from "
+                         f"`{held.param}`, a parameter of `{held.function}` ({held.chain}), and `{held.cls.name}` "
+                         f"uses it as array data (`{self.model.quote(held.use, 40)}`): if `{held.function}` is "
+                         f"differentiated with respect to `{held.param}`, JAX may raise {_may_raise(kind_of)}, or "
+                         f"the gradient may go around the custom rule. Pass the object's arrays as differentiable "
+                         f"arguments (an equinox Module or registered pytree can be one), or `jax.closure_convert` "
+                         f"its call and pass the constants as arguments")
 
     def _from_other_modules(self, d) -> None:
         """A caller in another module of the run passing, in a nondiff slot, a callable that
@@ -146,8 +176,9 @@ def outer(c):
                 arg = call.arg(position, name)
                 if arg is not None and arg.tag == "callable" and arg.capture_may and not arg.capture_traced:
                     built = f" ({arg.why})" if arg.why else ""
+                    verb = "captures" if arg.capture_may.startswith("`self`") else "holds"
                     self.report(d.anchor, f"the callable `{arg.quoted}`{built} passed as nondiff `{name}` of "
-                                          f"`{d.name}` at {call.where} captures {arg.capture_may}: if a caller "
+                                          f"`{d.name}` at {call.where} {verb} {arg.capture_may}: if a caller "
                                           f"differentiates with respect to that object's arrays (as when fitting "
                                           f"its parameters), JAX may raise {_may_raise(d.kind)}, or the gradient "
                                           f"may go around the custom rule. Pass the object's arrays as differentiable "
@@ -157,8 +188,9 @@ def outer(c):
                 if arg is None or arg.tag != "callable" or not arg.capture_traced:
                     continue
                 built = f" ({arg.why})" if arg.why else ""
+                verb = "holds" if "." in arg.capture else "captures"  # an object's field: `Scale.gain`
                 self.report(d.anchor, f"the callable `{arg.quoted}`{built} passed as nondiff `{name}` of `{d.name}` "
-                                      f"at {call.where} captures `{arg.capture}`, a traced value "
+                                      f"at {call.where} {verb} `{arg.capture}`, a traced value "
                                       f"({arg.capture_traced}): differentiating with respect to it raises "
                                       f"UnexpectedTracerError ('Encountered an unexpected tracer') or "
                                       f"CustomVJPException ('Detected differentiation of a custom_{d.kind} function "
@@ -253,11 +285,6 @@ def outer(c):
                     if all(b.kind not in ("def", "class", "import") for b in bindings):
                         names.append(node.id)
         return names
-
-
-def _callable_class(node: Optional[ast.AST]) -> bool:
-    return isinstance(node, ast.ClassDef) and any(
-        isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name == "__call__" for b in node.body)
 
 
 def _may_raise(kind_of: str) -> str:

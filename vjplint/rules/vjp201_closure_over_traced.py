@@ -9,13 +9,14 @@ from vjplint.fixes.closure_plan import closure_edits, closure_edits_jvp
 from vjplint.fixes.residual_plan import Refusal
 from vjplint.facts import describe_traced
 from vjplint.facts.crossmodule import external_calls
+from vjplint.facts.values import numeric_use
 from vjplint.infer import (Evidence, Verdict, annotation_evidence, argument_at, default_evidence, name_evidence,
-                           usage_evidence)
+                           open_parameter, usage_evidence)
 from vjplint.jaxapi import ARRAY_NAMESPACES, STATIC_ATTRIBUTES
 from vjplint.model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, child_nodes
-from vjplint.values import STATIC_TAGS
+from vjplint.values import STATIC_TAGS, Kind
 
 REVERSE_MODE = frozenset({"jax.grad", "jax.value_and_grad", "jax.vjp", "jax.jacrev"})
 # Values that carry no derivative or no tracer: closing over them is fine.
@@ -61,7 +62,9 @@ class ClosureOverTraced(Rule):
     default or use; callers that pass only Python numbers; a PRNG key, which is never
     differentiated). Whether it fails depends on whether a caller differentiates with respect to
     it, which this module does not show. A value only the primal reads (an offset, batched data)
-    is not reported this way.
+    is not reported this way. The same holds one object away: a value read from `self`
+    (`w = self.params["w"]`, `self.beta`) that the object's constructor stores from such a
+    parameter where the object is built (`Gate({"w": w})` in a helper).
 
     ## Why is this bad?
     JAX only knows how to differentiate a custom function with respect to its explicit
@@ -241,10 +244,11 @@ def make_power(n: int):
             self.report(capture.first, self._message(d, capture, root, verdict),
                         fix=self._explicit_argument_fix(d, capture, root, scope))
             return
-        self._maybe(d, capture, roots, usage)
+        self._maybe(d, capture, roots, usage, scope)
 
     # -- a "may": a parameter of an enclosing function nothing shows traced, used as array data --
-    def _maybe(self, d: CustomDerivative, capture: Capture, roots: List[Root], usage: List[Evidence]) -> None:
+    def _maybe(self, d: CustomDerivative, capture: Capture, roots: List[Root], usage: List[Evidence],
+               scope: Scope) -> None:
         """JAX raises only if the enclosing function is differentiated with respect to the value,
         which this module does not show. Warn when the primal reads the value (else only
         `grad(jit)` can fail, which needs a known trace) and the derivative rule computes with it
@@ -253,14 +257,21 @@ def make_power(n: int):
         nothing marks it static: no static annotation, default or use (a static-sounding name
         alone does not outweigh that use), no caller passing only Python values, not a PRNG key,
         not `self`."""
-        if capture.name == "self" or d.name not in capture.readers or any(e.kind != "array" for e in usage):
+        if capture.name == "self":
+            self._maybe_self_fields(d, capture)
+            return
+        if d.name not in capture.readers or any(e.kind != "array" for e in usage):
             return
         use = self._derivative_use(d, capture.name)
         if use is None:
             return
         for root in roots:
             fn = root.function
-            if _is_self(root) or self.model.traced.get(fn) is not None or isinstance(fn, ast.Lambda):
+            if _is_self(root):
+                if self._maybe_held(d, capture, self.model.facts.values().name(capture.name, scope), use):
+                    return
+                continue
+            if self.model.traced.get(fn) is not None or isinstance(fn, ast.Lambda):
                 continue
             evidence = self._root_evidence(root)
             if any(e.kind != "array" and not (e.from_name and e.weight <= 1) for e in evidence) or \
@@ -268,6 +279,60 @@ def make_power(n: int):
                 continue
             self.report(capture.first, self._maybe_message(d, capture, root, use), severity=Severity.WARNING)
             return
+
+    def _maybe_held(self, d: CustomDerivative, capture: Capture, kind: Kind, use: Tuple[str, str],
+                    what: str = "") -> bool:
+        """A value read from `self` (`w = self.params["w"]`, `self.beta`) that `vjplint.values`
+        follows to a parameter of the function building the object, which nothing shows traced
+        or static: the "may" of a plain parameter, one object away. True when reported."""
+        leaf = kind.origin_leaf()
+        if leaf is None or not open_parameter(self.model, leaf[1]):
+            return False
+        fn, param, chain = leaf[1]
+        if self._only_python_values_passed(fn, param):  # type: ignore[arg-type]
+            return False
+        kind_of = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
+        outer = getattr(fn, "name", "<lambda>")
+        reader, quoted = use
+        name = what or f"`{capture.name}`"
+        fails = ("UnexpectedTracerError, or CustomVJPException 'Detected differentiation of a custom_vjp function "
+                 "with respect to a closed-over value'") if d.kind == "vjp" else "UnexpectedTracerError"
+        rule = "its cotangent (or None) from bwd" if d.kind == "vjp" else "its tangent from the jvp rule"
+        self.report(capture.first, f"{kind_of} `{d.name}` is defined inside `{getattr(d.enclosing, 'name', '?')}` "
+                                   f"and closes over {name}, computed from `{outer}`'s parameter `{param}` "
+                                   f"({chain}), read by `{d.name}` and used as array data by its rule `{reader}` "
+                                   f"(`{quoted}`). Nothing here shows `{outer}` traced, but if it is differentiated "
+                                   f"with respect to `{param}`, JAX may raise ({fails}). If `{param}` can be an array "
+                                   f"being differentiated, pass {name} as an explicit argument of `{d.name}` "
+                                   f"(returning {rule}), or hoist it with `jax.closure_convert`",
+                    severity=Severity.WARNING)
+        return True
+
+    def _maybe_self_fields(self, d: CustomDerivative, capture: Capture) -> None:
+        """The closure reads `self.<field>`: the field's value as `vjplint.values` follows it
+        (the object's constructions in this module), when the primal reads it and a rule uses it
+        as array data."""
+        if d.primal is None:
+            return
+        values = self.model.facts.values()
+        rules = [(r.name or role, r.node) for role, r in self.model.facts.rules_of(d)
+                 if role in ("bwd", "jvp") and r.node is not None]
+        seen: Set[str] = set()
+        for node in ast.walk(d.primal):
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+                    and isinstance(node.ctx, ast.Load)) or node.attr in seen:
+                continue
+            seen.add(node.attr)
+            attr = node.attr
+
+            def reads(n: ast.AST) -> bool:
+                return isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Name) and \
+                    n.value.id == "self" and isinstance(n.ctx, ast.Load)
+
+            use = next(((label, self.model.quote(found, 50)) for label, fn in rules
+                        for found in [numeric_use(self.model, fn, reads)] if found is not None), None)
+            if use is not None and self._maybe_held(d, capture, values.of(node), use, f"`self.{attr}`"):
+                return
 
     def _derivative_use(self, d: CustomDerivative, name: str) -> Optional[Tuple[str, str]]:
         """(rule, quoted use): the first read of `name` in a bwd or jvp rule as array data
