@@ -800,3 +800,20 @@ def test_the_index_scans_find_what_their_regular_expressions_find() -> None:
         data = text.encode()
         expected = {w for groups in _IMPORT_LINE.findall(data) for g in groups for w in _WORD.findall(g)}
         assert _imported_words(data) == expected, text
+
+
+def test_an_edited_rule_changes_the_code_fingerprint(tmp_path: Path) -> None:
+    """The cache and the replay are keyed by every module of the package, rules included: a
+    development checkout whose rule changed never reads what the old rule produced."""
+    import vjplint
+
+    shutil.copytree(Path(vjplint.__file__).parent, tmp_path / "vjplint",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    probe = [sys.executable, "-c", "from vjplint.batch.fastpath import code_fingerprint as f, short_name as s; print(s(f()))"]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    before = subprocess.run(probe, env=env, capture_output=True, text=True, check=True).stdout
+    rule = next((tmp_path / "vjplint" / "rules").glob("vjp602_*.py"))
+    again = subprocess.run(probe, env=env, capture_output=True, text=True, check=True).stdout
+    rule.write_text(rule.read_text() + "\n# edited\n")
+    after = subprocess.run(probe, env=env, capture_output=True, text=True, check=True).stdout
+    assert before.strip() and before == again and before != after

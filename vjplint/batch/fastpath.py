@@ -123,7 +123,7 @@ def _load_toml(path: str) -> dict:
 def code_fingerprint() -> str:
     """The version plus the size and mtime of every vjplint module, so that an edited rule in a
     development checkout never reads results its old code produced."""
-    package = os.path.dirname(os.path.realpath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # vjplint/, not vjplint/batch/
     parts = [__version__, sys.version.split()[0]]
     for directory, _, names in sorted(os.walk(package)):
         for name in sorted(names):
