@@ -1,0 +1,116 @@
+"""Which functions of the run's modules feed a parameter into `lax.while_loop`, told to the
+modules with custom_jvp rules that import them (VJP601 follows a tangent into such a helper:
+vjplint.facts.loops). Rows ("loop", the name as the importer spells it, ...) join the importer's
+`Config.project_facts`, so its cached result follows a change in the helper.
+
+Per file, kept in the value summaries' cache entry (vjplint.project_values, the Language Server's
+vjplint.server.project_index) as a small dict computed from its bytes: "j", the words of its import
+lines when it has a custom_jvp; "w", whether it names `while_loop`; "l", its loop summary
+(`exported_loops`), computed only once some custom_jvp module imports a module of that last name;
+"k"/"r", what it imports of the run's summarised functions, for the digest "k" of their names.
+A cold run parses only the helpers such imports name and the importers of one.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+
+IMPORTER = b"custom_jvp"  # VJP601's trigger: where a jvp rule may hand a tangent to a helper
+LOOP = b"while_loop"
+
+Info = Dict[str, object]
+
+
+def file_info(data: bytes) -> Info:
+    """What the bytes alone say (no parse)."""
+    from vjplint.project_text import imported_words
+
+    info: Info = {}
+    if IMPORTER in data and b"import" in data:
+        info["j"] = sorted(w.decode("utf-8", "replace") for w in imported_words(data))
+    if LOOP in data:
+        info["w"] = 1
+    return info
+
+
+def file_loops(data: bytes, display: str) -> Dict[str, list]:
+    from vjplint.facts.loops import exported_loops
+    from vjplint.project_text import parse
+
+    found = parse(data)
+    return exported_loops(found[0], found[1], display) if found is not None else {}
+
+
+def file_refs(data: bytes, package: str, targets: Set[str]) -> List[List[str]]:
+    """[spelling, absolute] for each of `targets` (`pkg.mod.f`) the module imports, the spelling
+    being what `SemanticIndex.qualname` makes of a call of it there (`.mod.f` when imported
+    relatively)."""
+    import ast
+
+    from vjplint.facts.crossmodule import absolute
+    from vjplint.project_text import parse
+
+    found = parse(data)
+    if found is None:
+        return []
+    targets = {t for t in targets if t.rpartition(".")[2] in found[2]}  # those it can call at all
+    refs: Dict[str, str] = {}
+    for node in ast.walk(found[0]):
+        if isinstance(node, ast.Import):
+            for alias in node.names:  # `import pkg.mod as m; m.f(...)`: qualname `pkg.mod.f`
+                refs.update((t, t) for t in targets if t.startswith(alias.name + "."))
+        elif isinstance(node, ast.ImportFrom):
+            raw = "." * (node.level or 0) + (node.module or "")
+            base = absolute(raw, package)
+            if base is None:
+                continue
+            for alias in node.names:
+                spelled = f"{raw}.{alias.name}" if node.module else f"{raw}{alias.name}"
+                whole = f"{base}.{alias.name}"
+                for t in targets:
+                    if t == whole:
+                        refs[spelled] = t
+                    elif t.startswith(whole + "."):  # `from pkg import mod; mod.f(...)`
+                        refs[spelled + t[len(whole):]] = t
+    return [[s, t] for s, t in sorted(refs.items())]
+
+
+def loop_rows(files: Sequence[Tuple[str, str, str]], infos: Dict[str, Info],
+              read: Callable[[str], Optional[bytes]]) -> Dict[str, List[tuple]]:
+    """module -> its "loop" rows. `files` holds (module, package, display); `infos` maps a display
+    to its `file_info` dict, completed here ("l", "k", "r") by reading files through `read`."""
+    importers = [f for f in files if "j" in infos.get(f[2], {})]
+    if not importers:
+        return {}
+    words: Set[str] = set()
+    for _, _, display in importers:
+        words.update(infos[display]["j"])  # type: ignore[arg-type]
+    targets: Dict[str, Tuple[str, str, list]] = {}  # absolute -> (display, name, [line, params])
+    for module, _, display in files:
+        info = infos.get(display, {})
+        if "w" not in info or module.rpartition(".")[2] not in words:
+            continue
+        if "l" not in info:
+            data = read(display)
+            info["l"] = file_loops(data, display) if data is not None else {}
+        for name, summary in info["l"].items():  # type: ignore[attr-defined]
+            targets[f"{module}.{name}"] = (display, name, summary)
+    if not targets:
+        return {}
+    key = hashlib.sha256("\n".join(sorted(targets)).encode()).hexdigest()[:16]
+    heads = {t.rsplit(".", 2)[-2] for t in targets}  # the modules' last parts
+    out: Dict[str, List[tuple]] = {}
+    for module, package, display in importers:
+        info = infos[display]
+        if not heads.intersection(info["j"]):  # type: ignore[arg-type]
+            continue
+        if info.get("k") != key:
+            data = read(display)
+            info["r"], info["k"] = (file_refs(data, package, set(targets)) if data is not None else []), key
+        for spelled, target in info["r"]:  # type: ignore[attr-defined]
+            if target in targets and target.rpartition(".")[0] != module:
+                shown, name, (line, params) = targets[target]
+                out.setdefault(module, []).append(
+                    ("loop", spelled, name, shown, line, tuple(
+                        (p, position, loop, where, tuple(chain)) for p, position, loop, where, chain in params)))
+    return out
