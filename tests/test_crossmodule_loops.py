@@ -135,3 +135,26 @@ def test_the_package_behaves_on_jax_as_the_diagnostics_say():
                           env={**os.environ, "PYTHONPATH": str(DATA), "JAX_PLATFORMS": "cpu"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["ValueError", "ValueError", "runs", "runs", "runs", "True", "True", "True"]
+
+
+@pytest.mark.unit
+def test_only_the_helpers_an_importer_may_call_are_parsed():
+    """The summaries cost a parse: a module is read only when an importer's import lines name it
+    and it calls one of its functions whose text may reach a while_loop (directly or through a
+    function of its module it calls by name)."""
+    from vjplint.project_loops import file_info, loop_rows
+
+    sources = {
+        "pkg/solver.py": b"import jax\n\n\ndef solve(step, x):\n    return _loop(step, x)\n\n\n"
+                         b"def _loop(step, x):\n    return jax.lax.while_loop(lambda s: True, step, x)\n",
+        "pkg/spin.py": b"import jax\n\n\ndef spin(step, x):\n    return jax.lax.while_loop(lambda s: True, step, x)\n",
+        "pkg/rule.py": b"import jax\nfrom pkg.solver import solve\nfrom pkg import spin\n\n\n"
+                       b"@jax.custom_jvp\ndef f(x):\n    return solve(lambda v: v, x)\n",
+    }
+    infos = {d: file_info(data) for d, data in sources.items()}
+    assert infos["pkg/solver.py"]["w"] == ["_loop", "solve"] and "c" in infos["pkg/rule.py"]
+    read = []
+    rows = loop_rows([("pkg.solver", "pkg", "pkg/solver.py"), ("pkg.spin", "pkg", "pkg/spin.py"),
+                      ("pkg.rule", "pkg", "pkg/rule.py")], infos, lambda d: read.append(d) or sources[d])
+    assert read == ["pkg/solver.py", "pkg/rule.py"]  # `spin` is imported but never called
+    assert [row[:3] for row in rows["pkg.rule"]] == [("loop", "pkg.solver.solve", "solve")]

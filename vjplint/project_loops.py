@@ -4,15 +4,17 @@ vjplint.facts.loops). Rows ("loop", the name as the importer spells it, ...) joi
 `Config.project_facts`, so its cached result follows a change in the helper.
 
 Per file, kept in the value summaries' cache entry (vjplint.project_values, the Language Server's
-vjplint.server.project_index) as a small dict computed from its bytes: "j", the words of its import
-lines when it has a custom_jvp; "w", whether it names `while_loop`; "l", its loop summary
-(`exported_loops`), computed only once some custom_jvp module imports a module of that last name;
-"k"/"r", what it imports of the run's summarised functions, for the digest "k" of their names.
-A cold run parses only the helpers such imports name and the importers of one.
+vjplint.server.project_index) as a small dict: from its bytes, "j" and "c", the words of its import
+lines and the names it calls (`name(`), when it has a custom_jvp, and "w", its top-level functions
+whose text may reach a `while_loop`; "l", its loop summary (`exported_loops`), made only once an
+importer's words name the module and it calls one of those functions; "k"/"r", what an importer
+imports of the run's summarised functions, for the digest "k" of their names. A cold run parses
+only those helpers and their importers.
 """
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 IMPORTER = b"custom_jvp"  # VJP601's trigger: where a jvp rule may hand a tangent to a helper
@@ -28,9 +30,35 @@ def file_info(data: bytes) -> Info:
     info: Info = {}
     if IMPORTER in data and b"import" in data:
         info["j"] = sorted(w.decode("utf-8", "replace") for w in imported_words(data))
+        info["c"] = sorted(w.decode("utf-8", "replace") for w in set(_CALLED.findall(data)))
     if LOOP in data:
-        info["w"] = 1
+        info["w"] = sorted(_reaching_text(data))
     return info
+
+
+_CALLED = re.compile(rb"(\w+)[ \t]*\(")
+_TOP = re.compile(rb"^(?:(?:async[ \t]+)?def[ \t]+(\w+)|[^\s#)\]}])", re.MULTILINE)
+
+
+def _reaching_text(data: bytes) -> Set[str]:
+    """The top-level functions whose text may reach a while_loop: it names one, or calls one of
+    these (by name). Read from the bytes, to parse only the modules an importer may need."""
+    segments: Dict[bytes, bytes] = {}
+    found = list(_TOP.finditer(data))
+    for m, after in zip(found, found[1:] + [None]):
+        if m.group(1):
+            segments[m.group(1)] = data[m.end():after.start() if after is not None else len(data)]
+    reach = {name for name, text in segments.items() if LOOP in text}
+    calls = {name: set(_CALLED.findall(text)) & segments.keys() for name, text in segments.items()
+             if name not in reach}
+    changed = True
+    while changed:
+        changed = False
+        for name, called in calls.items():
+            if name not in reach and not called.isdisjoint(reach):
+                reach.add(name)
+                changed = True
+    return {name.decode("utf-8", "replace") for name in reach}
 
 
 def file_loops(data: bytes, display: str) -> Dict[str, list]:
@@ -82,13 +110,14 @@ def loop_rows(files: Sequence[Tuple[str, str, str]], infos: Dict[str, Info],
     importers = [f for f in files if "j" in infos.get(f[2], {})]
     if not importers:
         return {}
-    words: Set[str] = set()
-    for _, _, display in importers:
-        words.update(infos[display]["j"])  # type: ignore[arg-type]
+    # (the words of its import lines, its package, the names it calls) per importer
+    seen = [(set(infos[d]["j"]), p, set(infos[d].get("c", ()))) for _, p, d in importers]  # type: ignore[arg-type]
     targets: Dict[str, Tuple[str, str, list]] = {}  # absolute -> (display, name, [line, params])
     for module, _, display in files:
         info = infos.get(display, {})
-        if "w" not in info or module.rpartition(".")[2] not in words:
+        reaching = info.get("w")
+        if not reaching or not any(_may_import(module, words, package) and not called.isdisjoint(reaching)
+                                   for words, package, called in seen):  # type: ignore[arg-type]
             continue
         if "l" not in info:
             data = read(display)
@@ -114,3 +143,15 @@ def loop_rows(files: Sequence[Tuple[str, str, str]], infos: Dict[str, Info],
                     ("loop", spelled, name, shown, line, tuple(
                         (p, position, loop, where, tuple(chain)) for p, position, loop, where, chain in params)))
     return out
+
+
+def _may_import(module: str, words: Set[str], package: str) -> bool:
+    """Whether a module whose import lines hold `words` (in `package`) may import `module`:
+    every part of its dotted name is among them, or its last part is and it can be a relative
+    import (`from . import mod`, `from .mod import f`: the two share their top package)."""
+    parts = module.split(".")
+    if parts[-1] not in words:
+        return False
+    if words.issuperset(parts):
+        return True
+    return len(parts) > 1 and package.split(".")[0] == parts[0]
