@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from vjplint.jaxapi import API_LABELS
 from vjplint.positions import byte_to_char
@@ -260,17 +260,7 @@ class FileModel:
 
     def quote(self, node: ast.AST, limit: int = 60) -> str:
         """A short one-line quote of `node` for messages: its source when on one line, else unparsed."""
-        try:
-            if node.lineno == node.end_lineno:  # type: ignore[attr-defined]
-                line = self.lines[node.lineno - 1]  # type: ignore[attr-defined]
-                text = line[byte_to_char(line, node.col_offset):  # type: ignore[attr-defined]
-                            byte_to_char(line, node.end_col_offset)]  # type: ignore[attr-defined]
-            else:
-                text = ast.unparse(node)
-        except (AttributeError, IndexError, ValueError):
-            text = ast.unparse(node)
-        text = " ".join(text.split())
-        return text if len(text) <= limit else text[: limit - 3] + "..."
+        return quote_lines(self.lines, node, limit)
 
     def name_anchor(self, fn: FunctionNode) -> ast.AST:
         """A node spanning a def's name (the lambda itself for lambdas), for reporting."""
@@ -285,3 +275,19 @@ class FileModel:
         anchor.lineno = anchor.end_lineno = fn.lineno
         anchor.col_offset, anchor.end_col_offset = start, start + len(fn.name.encode("utf-8"))
         return anchor
+
+
+def quote_lines(lines: Sequence[str], node: ast.AST, limit: int = 60) -> str:
+    """A short one-line quote of `node` (of the module of `lines`): its source when on one line,
+    else unparsed."""
+    try:
+        if node.lineno == node.end_lineno:  # type: ignore[attr-defined]
+            line = lines[node.lineno - 1]  # type: ignore[attr-defined]
+            text = line[byte_to_char(line, node.col_offset):  # type: ignore[attr-defined]
+                        byte_to_char(line, node.end_col_offset)]  # type: ignore[attr-defined]
+        else:
+            text = ast.unparse(node)
+    except (AttributeError, IndexError, ValueError):
+        text = ast.unparse(node)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -11,65 +11,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from vjplint.config import Config
+from vjplint.project_text import IMPORT_LINE as _IMPORT_LINE  # noqa: F401  (tests read them here)
+from vjplint.project_text import WORD as _WORD  # noqa: F401
+from vjplint.project_text import imported_words as _imported_words
+from vjplint.project_text import parse as _parse
 
-FORMAT = 1
+FORMAT = 2
 RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
 TRIGGERS = (b"custom_vjp", b"custom_jvp")
 
 
 def _tuples(value: Any) -> Any:
     return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
-
-
-def _parse(data: bytes):
-    """(tree, lines, text), or None: a file only the newer-syntax fallback parses is left out (that
-    fallback imports libcst, too slow for an index; linting the file reports it as usual)."""
-    import ast
-
-    from vjplint.positions import source_lines
-    from vjplint.source import SourceError, decode
-
-    try:
-        text = decode(data).text
-        return ast.parse(text), source_lines(text), text
-    except (SourceError, SyntaxError, RecursionError, ValueError, MemoryError):
-        return None
-
-
-_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b([^\n]*)|import[ \t]+([^\n]*))", re.MULTILINE)
-_WORD = re.compile(rb"\w+")
-
-
-def _imported_words(data: bytes) -> Set[bytes]:
-    """The words of the module's import lines (module paths and imported names): a caller of
-    `pkg.mod.f` has `mod` among them."""
-    words: Set[bytes] = set()
-    # Only lines holding `import` can match: find those (a literal search), not every line start.
-    line = -1
-    at = data.find(b"import")
-    while at >= 0:
-        start = data.rfind(b"\n", 0, at) + 1
-        if start != line:
-            line = start
-            m = _IMPORT_LINE.match(data, start)
-            if m is not None:
-                for group in m.groups():
-                    if group:
-                        words.update(_WORD.findall(group))
-        at = data.find(b"import", at + 6)
-    return words
-
-
-class _Entry:
-    def __init__(self, raw: Optional[list]) -> None:
-        # [size, mtime_ns, made_ns, defines, targets_key, rows]
-        self.raw = raw if isinstance(raw, list) and len(raw) == 6 else None
 
 
 def file_defines(data: bytes) -> List[str]:
@@ -148,8 +106,12 @@ def binding_of(data: Optional[bytes], name: str, display: str) -> Optional[Tuple
 
 def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional[Config],
                    use_cache: bool = True) -> Dict[str, Tuple[tuple, ...]]:
-    """module -> rows about its names from the other modules of the run. `files` holds
-    (path, module name, package, display path) per Python file."""
+    """module -> rows about its names from the other modules of the run, and about the functions
+    of other modules it imports (vjplint.project_loops). `files` holds (path, module name,
+    package, display path) per Python file. A cache entry: [size, mtime_ns, made_ns, defines,
+    targets_key, rows, the project_loops dict]."""
+    from vjplint.project_loops import file_info, loop_rows
+
     cache = _Cache(anchor) if use_cache and anchor is not None else None
     now = time.time_ns()
     fresh: Dict[str, bool] = {}
@@ -176,14 +138,26 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
         data_of[key] = data
         names = file_defines(data)
         defines[key] = names
-        entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", []]
+        entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", [], file_info(data)]
     module_of = {display: module for _, module, _, display in files}
     targets = Targets.of(defines, module_of)
-    out: Dict[str, List[tuple]] = {}
+    path_of = {display: path for path, _, _, display in files}
+
+    def read(display: str) -> Optional[bytes]:
+        data = data_of.get(display)
+        if data is None:
+            try:
+                data = data_of[display] = Path(path_of[display]).read_bytes()
+            except OSError:
+                return None
+        return data
+
+    out: Dict[str, List[tuple]] = loop_rows([(m, p, d) for _, m, p, d in files if d in entries],
+                                            {d: e[6] for d, e in entries.items()}, read)
     if not targets.targets:
         if cache is not None:
             cache.save(entries)
-        return {}
+        return {module: tuple(rows) for module, rows in out.items()}
     by_module = {module: (path, display) for path, module, _, display in files}
     bindings: Dict[str, Optional[Tuple[str, str, str]]] = {}
 
@@ -209,12 +183,7 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
         if entry is None:
             continue
         if not (fresh.get(display) and entry[4] == targets.key):
-            data = data_of.get(display)
-            if data is None:
-                try:
-                    data = Path(path).read_bytes()
-                except OSError:
-                    data = b""
+            data = read(display) or b""
             consulted.clear()
             rows = file_rows(data, module, package, display, targets, exported)
             # Rows that read another module's bindings are recomputed each run (that module may change).
@@ -247,7 +216,8 @@ class _Cache:
             raw = self.path.read_bytes()
             data = json.loads(raw)
             if data.get("build") == self.build and data.get("key") == self.key:
-                self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, list) and len(v) == 6}
+                self.entries = {k: v for k, v in data["entries"].items()
+                                if isinstance(v, list) and len(v) == 7 and isinstance(v[6], dict)}
                 self.loaded = hashlib.sha256(raw).hexdigest()
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass

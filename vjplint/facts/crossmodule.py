@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-CALL, REGISTER, USE, FORWARD_USE = "call", "register", "use", "forward"
+from vjplint.facts.loops import ImportedLoop, imported_loop
+
+CALL, REGISTER, USE, FORWARD_USE, LOOP = "call", "register", "use", "forward", "loop"
 REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
 CREATOR_TAILS = ("custom_vjp", "custom_jvp")
 MAX_CALLS = 16  # per target and module: beyond that the callers are a library's users, not a pattern
@@ -59,6 +61,9 @@ class ExternalFacts:
     registered: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(method, where)]
     uses: Dict[str, List[str]] = field(default_factory=dict)  # name -> [where]
     forward: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(how, where)]
+    # Another module's function this module calls, by its qualified name here (`mod.solve`,
+    # `.mod.solve`), that feeds some parameters into a while_loop (vjplint.project_loops).
+    loops: Dict[str, ImportedLoop] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, rows: Sequence[tuple]) -> "ExternalFacts":
@@ -73,6 +78,8 @@ class ExternalFacts:
                 out.registered.setdefault(row[1], []).append((row[2], row[3]))
             elif row[0] == USE:
                 out.uses.setdefault(row[1], []).append(row[2])
+            elif row[0] == LOOP:  # ("loop", spelling here, name, its display, def line, params)
+                out.loops[row[1]] = imported_loop(*row[2:])
             elif row[0] == FORWARD_USE:  # `jax.jvp(mod.f, ...)`: forward mode applied to the function
                 out.forward.setdefault(row[1], []).append((row[2], row[3]))
                 out.uses.setdefault(row[1], []).append(row[3])

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.loops import WHILE_LOOP, module_function, while_loop_route
+from vjplint.facts.loops import (WHILE_LOOP, ImportedLoops, imported_route, module_function,
+                                 while_loop_route)
 from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.semantic import FunctionNode
@@ -59,8 +60,9 @@ class NonlinearJvpTangent(Rule):
     `jnp.sin(t)`, `jnp.maximum(t, 0)`, `jnp.nan_to_num(t / x)`), or a term that does not depend on
     the tangents added to one that does (`2 * x * t + x`), a tangent passed to a custom_vjp
     function of the module (a custom_vjp cannot be transposed), or a tangent term (a closure over
-    one included) passed into `lax.while_loop`, directly or through a helper function of the
-    module that feeds it into one. Tangents are the names unpacked from the
+    one included) passed into `lax.while_loop`, directly or through a helper function that feeds
+    it into one: a function of the module, or, in a run over several modules (the CLI on a tree),
+    a function imported from another module of the run. Tangents are the names unpacked from the
     rule's `tangents` parameter and `tangents[i]`; a call of a function it does not know that
     receives a tangent stops the analysis (no report).
 
@@ -374,10 +376,9 @@ class _Linearity:
             return forms[0]
         return CONST if all(f.kind in ("const", "zero") for f in forms) and keywords_free else UNKNOWN
 
-
     def _while_loop(self, call: ast.Call, q: str, args: List[ast.expr], depth: int) -> Optional[Form]:
-        """A tangent term passed into `lax.while_loop`, or to a helper of this module that feeds it
-        into one (its loop functions closing over it count)."""
+        """A tangent term passed into `lax.while_loop`, or to a helper of this module or of another
+        module of the run that feeds it into one (its loop functions closing over it count)."""
         carried = [not self._tangent_free(a, depth) for a in args]
         keywords = {k.arg for k in call.keywords if k.arg is not None and not self._tangent_free(k.value, depth)}
         if not any(carried) and not keywords:
@@ -385,17 +386,25 @@ class _Linearity:
         if q == WHILE_LOOP:
             return Form("nonlinear", call, "passes a tangent term into `jax.lax.while_loop`", loop=True)
         target = module_function(self.index, call.func)
-        if target is None:
-            return None
-        positional = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
-        hit = {p for p, c in zip(positional, carried) if c} | keywords
-        found = while_loop_route(self.index, target, hit, self.rule.quote)
-        if found is None:
-            return None
-        loop_call, chain = found
-        via = " then ".join([f"`{target.name}` (line {target.lineno})", *chain])
+        imported = self._imported_loops()
+        if target is None:  # a function of another module of the run, when its summary says so
+            found = imported_route(imported, q, call, lambda a: not self._tangent_free(a, depth))
+            if found is None:
+                return None
+            via = " then ".join(found.chain)
+        else:
+            positional = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
+            hit = {p for p, c in zip(positional, carried) if c} | keywords
+            found = while_loop_route(self.index, target, hit, self.rule.quote, imported=imported)
+            if found is None:
+                return None
+            via = " then ".join([f"`{target.name}` (line {target.lineno})", *found.chain])
         return Form("nonlinear", call, f"passes a tangent term to {via}, which feeds it into "
-                                       f"`{self.rule.quote(loop_call, 40)}` (line {loop_call.lineno})", loop=True)
+                                       f"`{found.loop}` ({found.where})", loop=True)
+
+    def _imported_loops(self) -> Optional[ImportedLoops]:
+        external = self.rule.model.facts.external
+        return external.loops.get if external is not None and external.loops else None
 
 
 def _source_order(node: ast.AST) -> tuple:

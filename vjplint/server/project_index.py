@@ -4,7 +4,8 @@ per file and updated per file.
 
 Each Python file of the folder has an entry for its text (the editor's buffer while it is open,
 else the file on disk; a digest of it is kept, not the text): the names it exports that callers elsewhere may matter to, and its rows
-(what it passes to, registers on, uses of the other modules' targets). An update of one file
+(what it passes to, registers on, uses of the other modules' targets), and what
+vjplint.project_loops keeps of it (the loop helpers it imports or defines). An update of one file
 recomputes its entry, the entries of the files whose rows depend on it (they name a target it
 added or dropped, or read one of its module-level bindings), and answers which modules' facts
 changed: only their documents need linting again. A keystroke that changes nothing another
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from vjplint.config import Config
+from vjplint.project_loops import file_info, loop_rows
 from vjplint.project_values import Targets, _tuples, binding_of, file_defines, file_rows
 
 Rows = Tuple[tuple, ...]
@@ -41,6 +43,7 @@ class _File:
     defines: List[str] = field(default_factory=list)
     rows: List[list] = field(default_factory=list)  # [owner module, row]
     consulted: Set[str] = field(default_factory=set)  # modules whose bindings its rows read
+    info: Dict[str, object] = field(default_factory=dict)  # vjplint.project_loops.file_info, completed there
 
 
 def _digest(data: bytes) -> bytes:
@@ -64,6 +67,8 @@ class FolderFacts:
         self.targets = Targets({})
         self.bindings: Dict[str, Optional[Tuple[str, str, str]]] = {}
         self.external: Dict[str, Rows] = {}
+        self.by_display = {f.display: key for key, f in self.files.items()}
+        self.loops: Dict[str, List[tuple]] = {}  # module -> its rows about imported loop helpers
 
     # -- reading ---------------------------------------------------------------------------
     def facts_of(self, path: str) -> Rows:
@@ -102,13 +107,15 @@ class FolderFacts:
                 if old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns \
                         and st.st_mtime_ns < old[2] - RACY_NS:
                     entry.defines, entries[entry.display] = list(old[3]), old
+                    entry.info = old[6]
                     reused[key] = old
                     continue
             data = self._read(key)
-            entry.digest, entry.defines = _digest(data), file_defines(data)
+            entry.digest, entry.defines, entry.info = _digest(data), file_defines(data), file_info(data)
             if st is not None:
-                entries[entry.display] = [st.st_size, st.st_mtime_ns, now, entry.defines, "", []]
+                entries[entry.display] = [st.st_size, st.st_mtime_ns, now, entry.defines, "", [], entry.info]
         self._retarget()
+        self.loops = self._loop_rows()
         for key, entry in self.files.items():
             if should_stop():
                 raise Stopped
@@ -149,9 +156,19 @@ class FolderFacts:
                          self.targets, self._exported(entry.consulted))
         entry.rows = json.loads(json.dumps(rows))  # as the command line's cache holds them: lists
 
+    def _loop_rows(self, edited: Optional[Tuple[str, bytes]] = None) -> Dict[str, List[tuple]]:
+        def read(display: str) -> bytes:
+            key = self.by_display[display]
+            return edited[1] if edited is not None and key == edited[0] else self._read(key)
+
+        return loop_rows([(e.module, e.package, e.display) for e in self.files.values()],
+                         {e.display: e.info for e in self.files.values()}, read)
+
     def _aggregate(self, owners: Optional[Set[str]]) -> Dict[str, Rows]:
-        """module -> rows from the other modules (only `owners`' when given), in file order."""
-        out: Dict[str, List[tuple]] = {}
+        """module -> rows from the other modules (only `owners`' when given), in file order: the
+        rows about imported loop helpers first (as the command line orders them)."""
+        out: Dict[str, List[tuple]] = {m: list(rows) for m, rows in self.loops.items()
+                                       if owners is None or m in owners}
         for entry in self.files.values():
             for owner, row in entry.rows:
                 if owner != entry.module and (owners is None or owner in owners):
@@ -174,6 +191,10 @@ class FolderFacts:
         for absolute in [a for a in self.bindings if a.rpartition(".")[0] == entry.module]:
             del self.bindings[absolute]
         defines = file_defines(data)
+        entry.info = file_info(data)
+        loops = self._loop_rows((key, data))
+        moved = {m for m in set(loops) | set(self.loops) if loops.get(m) != self.loops.get(m)}
+        self.loops = loops
         todo = {key} | {k for k, e in self.files.items() if entry.module in e.consulted}
         if defines != entry.defines:
             changed = set(defines).symmetric_difference(entry.defines)
@@ -181,10 +202,10 @@ class FolderFacts:
             self._retarget()
             words = [name.encode() for name in changed]  # the files naming one (read again: rare)
             todo |= {k for k in self.files if k != key and any(w in self._read(k) for w in words)}
-        return self._resummarise(todo, key, data)
+        return self._resummarise(todo, key, data, moved)
 
-    def _resummarise(self, keys: Iterable[str], key: str, data: bytes) -> Set[str]:
-        owners: Set[str] = set()
+    def _resummarise(self, keys: Iterable[str], key: str, data: bytes, moved: Set[str]) -> Set[str]:
+        owners: Set[str] = set(moved)
         for k in keys:
             entry = self.files[k]
             owners.update(owner for owner, _ in entry.rows)
