@@ -2,8 +2,9 @@
 facts (vjplint.server.project_index), built off the event loop and the lint thread.
 
 A folder's index is built in a thread of its own when a document of the folder is first linted;
-that lint waits for it at most `INDEX_WAIT_S` (a small project is indexed by then), else goes on
-without, and the documents whose settings the index changes are linted again when it is ready.
+that lint waits for its wrappers at most `INDEX_WAIT_S` (a small project is indexed by then),
+else goes on without; the facts are built once it is done (not beside it: threads share the
+interpreter), and the documents whose settings the index changes are linted again when it is ready.
 Then each edit, save or file event updates the facts of one file (in the lint thread, after the
 document's own diagnostics, once typing pauses for `FACTS_DELAY_MS`), and only the open documents
 whose facts changed are linted again. Saving a file rebuilds the wrappers (in the background);
@@ -23,6 +24,7 @@ log = logging.getLogger("vjplint.server")
 MAX_INDEXED_FILES = 20_000  # a workspace folder's files read for its index, at most
 INDEX_WAIT_S = 0.5  # the first lint of a folder waits this long for its index, at most
 FACTS_DELAY_MS = 150  # an edit's facts are updated once typing pauses this long
+FACTS_AFTER_S = 10.0  # a folder's facts are built after the first lint, or after this long at most
 
 
 def uri_path(uri: str) -> Optional[Path]:
@@ -48,6 +50,7 @@ class Indexing:
         self.fact_configs: Dict[str, Tuple[Config, Any, Config]] = {}  # path -> (base, rows, with facts)
         self.facts_timers: Dict[str, Any] = {}  # uri -> the pending facts update
         self.facts_cost_ms: Dict[str, float] = {}  # uri -> how long its last update took
+        self.first_analysis = threading.Event()  # set once a document is linted: the facts wait for it
 
     def reset_index(self) -> None:
         self.index_generation += 1
@@ -154,6 +157,9 @@ class Indexing:
             return
         from vjplint.server.project_index import FolderFacts, Stopped
 
+        # The facts take long on a large folder: not while the first document is linted (the
+        # thread would share the interpreter with it), unless it takes very long.
+        self.first_analysis.wait(FACTS_AFTER_S)
         try:
             facts = FolderFacts(python, self.buffer_of, (anchor, folder) if anchor is not None else None)
             facts.build(lambda: stale("facts"))

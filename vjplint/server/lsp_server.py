@@ -143,6 +143,7 @@ class VjplintServer(Indexing, LanguageServer):
         self.notebook_versions: Dict[str, int] = {}  # open notebooks: uri -> version
         self.published_cells: Dict[str, List[str]] = {}  # notebook uri -> the cell URIs last published
         self.fixes_warmed = False
+        self.to_prime: Dict[str, Tuple[IncrementalLinter, str]] = {}  # linted whole: uri -> (its linter, the text)
         self.warm_timer: Optional[asyncio.TimerHandle] = None
         self.queued: set = set()  # documents whose lint is queued and has not started (it reads the newest text)
         self.lock = threading.RLock()  # config caches and analyses are shared with the lint thread
@@ -263,7 +264,9 @@ class VjplintServer(Indexing, LanguageServer):
             where = str(path) if path is not None else None
             if linter is None or (linter.filename, linter.path) != (filename, where) or linter.config != config:
                 linter = self.linters[uri] = IncrementalLinter(filename, config, where)
-            result = linter.lint(text, should_stop)
+            result = linter.lint(text, should_stop, whole_first=True)
+            if linter.unprimed:  # linted whole: its families once the diagnostics are out
+                self.to_prime[uri] = (linter, text)
             # Copies: a quick fix's edits (attach_fixes) hold for this text only, not for the
             # linter's cached findings (whether a fix drops an import depends on other statements).
             diagnostics = [_copy(d) for d in result.diagnostics]
@@ -274,6 +277,30 @@ class VjplintServer(Indexing, LanguageServer):
         with self.lock:
             self.analyses[uri] = analysis
         return analysis
+
+    def answered(self) -> None:
+        """After diagnostics went out: the work that waited for them (families to prime, the
+        project facts, Indexing._build) may use the interpreter now."""
+        self.first_analysis.set()
+        while self.to_prime:
+            uri, (linter, text) = self.to_prime.popitem()
+            self.executor.submit(self.prime, uri, linter, text)
+
+    def prime(self, uri: str, linter: IncrementalLinter, text: str) -> None:
+        """In the lint thread: the families of a document linted whole (its first lint), so that
+        an edit re-lints only its own. Any other work waiting for the lint thread goes first: it
+        stops this between two families, and this goes on after it."""
+        analysis = self.analyses.get(uri)
+        if self.linters.get(uri) is not linter or not linter.unprimed or analysis is None or analysis.text != text:
+            return  # closed, edited, or its settings changed
+        waiting = getattr(self.executor, "_work_queue", None)
+        try:
+            linter.prime(text, lambda: uri in self.queued or (waiting is not None and not waiting.empty()))
+        except Superseded:
+            if uri not in self.queued:  # the document's own lint would do it anyway
+                self.executor.submit(self.prime, uri, linter, text)
+        except Exception:
+            log.exception("linting %s failed", uri)
 
     def attach_fixes(self, analysis: Analysis, uri: str, wanted: Sequence[Diagnostic]) -> None:
         """Fill the fix edits (libcst) of the `wanted` diagnostics, only when an action needs them,
@@ -416,6 +443,7 @@ class VjplintServer(Indexing, LanguageServer):
         if uri not in self.versions or self.versions[uri] != version:
             return  # closed or edited meanwhile: a newer lint is queued
         self.publish(uri, version, diagnostics)
+        self.answered()
         if not self.fixes_warmed:  # libcst takes a second to import: not in the first quick fix,
             if self.warm_timer is not None:  # nor while the user types (it would share the GIL)
                 self.warm_timer.cancel()
@@ -443,6 +471,7 @@ class VjplintServer(Indexing, LanguageServer):
         for cell_uri, diagnostics in cells.items():
             self.publish(cell_uri, None, diagnostics)
         self.published_cells[uri] = list(cells)
+        self.answered()
 
     def close_notebook(self, uri: str) -> None:
         self.notebook_versions.pop(uri, None)
@@ -827,7 +856,9 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         # In the lint thread, so that a long lint does not hold up other requests.
         analysis = await ls.in_lint_thread(ls.analyse, uri, text)
-        return types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis))
+        report = types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis))
+        asyncio.get_running_loop().call_soon(ls.answered)  # once the answer is written
+        return report
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
