@@ -336,6 +336,33 @@ class VjplintServer(Indexing, LanguageServer):
             return None
         return self.workspace.get_text_document(uri).source
 
+    def version_of(self, uri: str) -> Optional[int]:
+        """The version of an open document or notebook (None when it is not open)."""
+        return self.versions.get(uri, self.notebook_versions.get(uri))
+
+    def buffer_text(self, uri: str) -> Optional[str]:
+        """The text of an open document, or a notebook's code cells as one module (None when it
+        is not open)."""
+        if uri in self.notebook_versions:
+            joined = self.notebook_joined(uri)
+            return joined.text if joined is not None else None
+        return self.document(uri)
+
+    def notebook_joined(self, uri: str) -> Any:
+        """An open notebook's code cells as one module (vjplint.server.notebooks.NotebookText)."""
+        from vjplint.server.notebooks import notebook_text
+
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is None:
+            return None
+        cells = []
+        for cell in notebook.cells:
+            document = self.workspace.text_documents.get(cell.document)
+            python = cell.kind == types.NotebookCellKind.Code and document is not None and \
+                document.language_id in (None, "python")
+            cells.append((cell.document, python, document.source if document is not None else ""))
+        return notebook_text(cells)
+
     def lintable(self, uri: str) -> bool:
         doc = self.workspace.get_text_document(uri)
         return doc.language_id == "python" or uri.endswith(PYTHON_SUFFIXES)
@@ -405,20 +432,13 @@ class VjplintServer(Indexing, LanguageServer):
 
     def lint_notebook(self, uri: str) -> Optional[Tuple[int, Dict[str, List[Dict[str, Any]]]]]:
         """In the lint thread: the newest version of notebook `uri` and its diagnostics per cell."""
-        from vjplint.server.notebooks import notebook_text, per_cell
+        from vjplint.server.notebooks import per_cell
 
         self.queued.discard(uri)
         version = self.notebook_versions.get(uri)
-        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
-        if version is None or notebook is None:
+        joined = self.notebook_joined(uri) if version is not None else None
+        if joined is None:
             return None
-        cells = []
-        for cell in notebook.cells:
-            document = self.workspace.text_documents.get(cell.document)
-            python = cell.kind == types.NotebookCellKind.Code and document is not None and \
-                document.language_id in (None, "python")
-            cells.append((cell.document, python, document.source if document is not None else ""))
-        joined = notebook_text(cells)
         analysis = self.analyse(uri, joined.text, lambda: self.notebook_versions.get(uri) != version)
         encoding = self.encoding()
         docs_url = analysis.config.docs_url or DEFAULT_DOCS_URL
@@ -751,7 +771,8 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         ls.executor.submit(_warm_up)  # the engine's imports, before the first document arrives
         if _capability(ls.client_capabilities, "workspace", "did_change_watched_files", "dynamic_registration"):
             # pyproject.toml: settings; Python files: the project index (created, deleted, changed on disk)
-            watchers = [types.FileSystemWatcher(glob_pattern=glob) for glob in ("**/pyproject.toml", "**/*.py")]
+            watchers = [types.FileSystemWatcher(glob_pattern=glob)
+                        for glob in ("**/pyproject.toml", "**/*.py", "**/*.ipynb")]
             ls.client_register_capability(types.RegistrationParams(registrations=[types.Registration(
                 id="vjplint-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
@@ -805,6 +826,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     def notebook_open(ls: VjplintServer, params: types.DidOpenNotebookDocumentParams) -> None:
         ls.notebook_versions[params.notebook_document.uri] = params.notebook_document.version
         ls.schedule(params.notebook_document.uri, 0)
+        ls.facts_changed(params.notebook_document.uri)  # its calls are facts of the modules it imports
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
     @_guard
@@ -813,6 +835,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         if uri in ls.notebook_versions:
             ls.notebook_versions[uri] = params.notebook_document.version
             ls.schedule(uri, ls.settings.debounce_ms)
+            ls.facts_changed(uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
     @_guard
@@ -824,6 +847,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     @_guard
     def notebook_close(ls: VjplintServer, params: types.DidCloseNotebookDocumentParams) -> None:
         ls.close_notebook(params.notebook_document.uri)
+        ls.facts_changed(params.notebook_document.uri, 0)  # the index reads the file on disk again
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @_guard
@@ -831,7 +855,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         if any(change.uri.endswith("pyproject.toml") for change in params.changes):
             ls.relint_all()
             return
-        ls.files_changed([(c.uri, int(c.type)) for c in params.changes if c.uri.endswith(".py")])
+        ls.files_changed([(c.uri, int(c.type)) for c in params.changes if c.uri.endswith((".py", ".ipynb"))])
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     @_guard
