@@ -87,13 +87,13 @@ class IncrementalLinter:
              whole_first: bool = False) -> LintResult:
         """`whole_first`: with nothing cached yet, lint the text whole, as the command line does
         (once, that is faster than family by family: a document's first diagnostics come
-        sooner), and so again until `prime` has linted its families for the edits to come (an
-        edit while it does is not held up by the families left)."""
+        sooner); `prime` then lints its families for the edits to come (an edit before it is
+        done lints the families left: linting whole again at each edit would never let it end)."""
         stop = should_stop or (lambda: False)
         data = text.encode("utf-8", "surrogatepass")
         if SKIP_FILE.search(text) or not may_contain_findings(data, prefilter_names(self.config)):
             return self._whole(text)
-        if whole_first and (self.unprimed or (not self.chunks and not self.cache)):
+        if whole_first and not self.chunks and not self.cache:
             self.unprimed = True
             self.stats["full"] += 1
             return lint_source(self.filename, text, self.config, path=self.path)
