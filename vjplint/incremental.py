@@ -224,8 +224,6 @@ class IncrementalLinter:
         errors: List[str] = []
         used_keys = set()
         for family in families:
-            if stop():
-                raise Superseded()
             order = sorted(context + family)
             base = starts[family[0]] if family else 0
             key = (tuple(self.chunks[i] for i in order), tuple(starts[i] - base for i in family))
@@ -235,6 +233,8 @@ class IncrementalLinter:
             if cached is not None and cached.rows_in_messages and cached.starts != now:
                 cached = None
             if cached is None:
+                if stop():  # asked before each family to lint (a cached one costs next to nothing)
+                    raise Superseded()
                 cached = self.cache[key] = self._lint_module(order, now, lines, enabled)
                 self.stats["linted"] += 1
             else:

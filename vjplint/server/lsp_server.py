@@ -289,13 +289,19 @@ class VjplintServer(Indexing, LanguageServer):
     def prime(self, uri: str, linter: IncrementalLinter, text: str) -> None:
         """In the lint thread: the families of a document linted whole (its first lint), so that
         an edit re-lints only its own. Any other work waiting for the lint thread goes first: it
-        stops this between two families, and this goes on after it."""
+        stops this between two families (after one at least: two documents' primings waiting for
+        each other would go on forever), and this goes on after it."""
         analysis = self.analyses.get(uri)
         if self.linters.get(uri) is not linter or not linter.unprimed or analysis is None or analysis.text != text:
             return  # closed, edited, or its settings changed
         waiting = getattr(self.executor, "_work_queue", None)
+        families = [0]
+
+        def stop() -> bool:  # asked before each family to lint
+            families[0] += 1
+            return uri in self.queued or (families[0] > 1 and waiting is not None and not waiting.empty())
         try:
-            linter.prime(text, lambda: uri in self.queued or (waiting is not None and not waiting.empty()))
+            linter.prime(text, stop)
         except Superseded:
             if uri not in self.queued:  # the document's own lint would do it anyway
                 self.executor.submit(self.prime, uri, linter, text)
@@ -666,8 +672,11 @@ class VjplintServer(Indexing, LanguageServer):
         for uri in sorted(self.versions):
             analysis = self.analyses.get(uri)
             source = analysis.config.source if analysis else None
+            linter = self.linters.get(uri)
+            state = "" if linter is None else "; families: priming" if linter.unprimed else \
+                f"; families: {linter.stats['linted']} linted, {linter.stats['reused']} reused"
             rows.append(f"{uri}: config {source or '(defaults)'}; "
-                        f"{len(analysis.diagnostics) if analysis else '?'} diagnostics")
+                        f"{len(analysis.diagnostics) if analysis else '?'} diagnostics{state}")
         return "\n".join(rows)
 
 
