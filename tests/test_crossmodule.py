@@ -175,6 +175,43 @@ def test_the_servers_per_file_index_equals_the_runs_and_follows_each_edit(tmp_pa
     assert not [row for row in facts.external["shop.ops"] if row[0] == "register"]
 
 
+@pytest.mark.unit
+def test_a_notebook_is_a_caller_of_the_run_and_of_the_servers_index(tmp_path):
+    """A notebook's code cells call the modules of the run like a module would (its rows quote
+    its cell and the line in it); no module imports a notebook, so it defines no target and gets
+    no facts, even beside a module of its name."""
+    import nbformat
+
+    from vjplint.config import Config
+    from vjplint.project import build_index
+    from vjplint.server.indexing import _python_files
+    from vjplint.server.project_index import FolderFacts
+
+    root = tmp_path / "proj"
+    shutil.copytree(DATA / "shop", root / "shop")
+    calls = "from shop.ops import gather_rows\n\n\n@jax.jit\ndef picked(x, i):\n    return gather_rows(x, i).sum()"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# notes"), nbformat.v4.new_code_cell("import jax\n%matplotlib inline"),
+                nbformat.v4.new_code_cell(calls)]
+    nbformat.write(nb, str(root / "shop" / "ops.ipynb"))
+    files = sorted((root / "shop").glob("*.py")) + [root / "shop" / "ops.ipynb"]
+    run = build_index(files, Config(), use_cache=False, base=str(root), cross_module=True)
+    from_notebook = [row for row in run.external["shop.ops"] if "ops.ipynb" in row[2]]
+    assert [row[:4] for row in from_notebook if row[0] == "call"] == [
+        ("call", "gather_rows", "shop/ops.ipynb:cell 3:6", "picked")]
+    assert {row[2] for row in from_notebook} == {"shop/ops.ipynb:cell 3:6"}
+    assert "shop/ops.ipynb" not in run.external
+    assert run.config_for(Config(), root / "shop" / "ops.ipynb").project_facts == ()  # not ops.py's
+    served = build_index(files, Config(), use_cache=False, base=str(root))
+    buffers = {}
+    facts = FolderFacts(_python_files(served, files, str(root)), lambda path: buffers.get(path))
+    facts.build()
+    assert facts.external == run.external
+    notebook = str(root / "shop" / "ops.ipynb")
+    assert facts.update(notebook, "# %% vjplint: cell 2\nimport jax\n") == {"shop.ops"}  # the call is gone
+    assert not [row for row in facts.external["shop.ops"] if "ops.ipynb" in row[2]]
+
+
 CONFIRM = '''
 import jax, jax.numpy as jnp
 from shop import calm_train, ops, setup_rules, train

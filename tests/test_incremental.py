@@ -147,3 +147,32 @@ def test_a_superseded_lint_stops() -> None:
     with pytest.raises(Superseded):
         linter.lint(MODULE, should_stop=lambda: True)
     check(linter, MODULE)
+
+
+@pytest.mark.unit
+def test_a_first_lint_whole_then_primed_families_equal_the_engine() -> None:
+    """`whole_first`: the first text is linted whole (the engine's own result); `prime` lints its
+    families (what it did before it was stopped stays cached), then an edit re-lints one family."""
+    from vjplint.config import Config
+    from vjplint.engine import lint_source
+    from vjplint.incremental import IncrementalLinter, Superseded
+
+    blocks = "".join(f"@jax.custom_vjp\ndef f{i}(x, n):\n    return x\n\n\nf{i}.defvjp(None, None)\n\n\n"
+                     for i in range(6))
+    text = "import jax\n\n\n" + blocks
+    linter = IncrementalLinter("m.py", Config())
+    first = linter.lint(text, whole_first=True)
+    assert linter.unprimed and linter.stats["linted"] == 0 and linter.stats["full"] == 1
+    assert first.diagnostics == lint_source("m.py", text, Config()).diagnostics
+    calls = []
+    with pytest.raises(Superseded):  # stopped after two families: those stay cached
+        linter.prime(text, lambda: calls.append(1) or len(calls) > 2)
+    assert linter.unprimed and linter.stats["linted"] == 2
+    edited = "# top\n" + text  # an edit before the priming is done: the families left are linted
+    assert linter.lint(edited, whole_first=True).diagnostics == lint_source("m.py", edited, Config()).diagnostics
+    assert not linter.unprimed and linter.stats["linted"] == 6 and linter.stats["full"] == 1
+    linter.prime(edited)  # nothing left to do
+    assert linter.stats["linted"] == 6
+    again = edited.replace("def f3(x, n):", "def f3(x, m):")
+    assert linter.lint(again, whole_first=True).diagnostics == lint_source("m.py", again, Config()).diagnostics
+    assert linter.stats["linted"] == 7 and linter.stats["full"] == 1

@@ -149,3 +149,37 @@ async def test_a_cancelled_request_is_answered_as_cancelled_and_the_server_goes_
         assert lsp_findings(found) == cli_findings(tmp_path, [text])[0]
     finally:
         await stop(client)
+
+
+async def test_documents_opened_together_are_primed_and_then_edited_family_by_family(tmp_path: Path) -> None:
+    """Each document's first lint is whole; its families are linted after its diagnostics are
+    out, a priming giving way to any other work between two families. Two documents' primings
+    give way to each other and both end (the lint thread is then idle), after which an edit
+    re-lints one family."""
+    texts = {name: make_module(300) for name in ("one.py", "two.py")}
+    client = await start(tmp_path)
+    try:
+        uris = {name: open_doc(client, tmp_path / name, text) for name, text in texts.items()}
+        for name, uri in uris.items():
+            assert len(await published(client, uri, 1)) == 2 * texts[name].count("nondiff_argnums=(0, 1)")
+        info = ""
+        for _ in range(300):  # 30 s at most
+            info = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+                command="vjplint.printDebugInformation"))
+            if "priming" not in info:
+                break
+            await asyncio.sleep(0.1)
+        import re
+
+        primed = re.findall(r"one.py: .*families: (\d+) linted, (\d+) reused", info) + \
+            re.findall(r"two.py: .*families: (\d+) linted, (\d+) reused", info)
+        assert len(primed) == 2 and primed[0][0] == primed[1][0] and int(primed[0][0]) > 8, info
+        families, reused = int(primed[0][0]), int(primed[0][1])  # reused: where a priming went on
+        change(client, uris["one.py"], 2, "# an edit\n", rng(0, 0, 0, 0))
+        await published(client, uris["one.py"], 2)
+        info = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="vjplint.printDebugInformation"))
+        # every family moved down a line, none linted again
+        assert f"families: {families} linted, {reused + families} reused" in info, info
+    finally:
+        await stop(client)

@@ -134,3 +134,123 @@ async def test_notebook_cells_are_one_module_with_cell_positions(tmp_path: Path)
         assert await published(client, cell_uri(notebook, 2), after=count) == []  # cleared on close
     finally:
         await stop(client)
+
+
+SHIMS = '''\
+import jax
+
+
+def my_vjp(fun, nondiff_argnums=()):
+    return jax.custom_vjp(fun, nondiff_argnums=nondiff_argnums)
+'''
+PROJECT_CELLS: List[Tuple[str, str]] = [
+    ("markdown", "# Picking"),
+    ("code", "from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\nfrom a import gather\n"
+             "from shims import my_vjp"),
+    ("code", "@jax.jit\ndef picked(x, i):\n    return jnp.sum(gather(x, i) ** 2)"),
+    ("code", "@partial(my_vjp, nondiff_argnums=(0,))\ndef shift(lo, x):\n    return x + lo\n\n\n"
+             "shift.defvjp(lambda lo, x: (x + lo, None), lambda lo, _, g: (g,))\n"
+             "loss = lambda x: shift(jnp.ones(3), x).sum()"),
+]
+
+
+def write_notebook(path: Path, cells: List[Tuple[str, str]]) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
+    nb.cells = [nbformat.v4.new_markdown_cell(text) if kind == "markdown" else nbformat.v4.new_code_cell(text)
+                for kind, text in cells]
+    nbformat.write(nb, str(path))
+
+
+def cli_workspace(root: Path, cells: List[Tuple[str, str]]) -> Dict[str, List[tuple]]:
+    """`vjplint check` of a copy of the workspace whose notebook holds `cells`: file (a notebook's
+    as `nb.ipynb:cell N`) -> (code, 0-based row, 0-based column, message)."""
+    import shutil
+
+    copy = root.parent / (root.name + "-cli")
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".vjplint_cache"))
+    write_notebook(copy / "nb.ipynb", cells)
+    proc = run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=copy)
+    assert proc.returncode in (0, 1), proc.stderr
+    out: Dict[str, List[tuple]] = {}
+    for d in json.loads(proc.stdout):
+        name = d["filename"] + (f":cell {d['cell']}" if d.get("cell") else "")
+        out.setdefault(name, []).append((d["code"], d["location"]["row"] - 1, d["location"]["column"] - 1,
+                                         d["message"]))
+    return {name: sorted(found) for name, found in out.items()}
+
+
+def rows_of(diagnostics: List[types.Diagnostic]) -> List[tuple]:
+    return sorted((d.code, d.range.start.line, d.range.start.character, d.message) for d in diagnostics)
+
+
+async def test_a_notebook_feeds_the_project_index_and_follows_the_modules_it_imports(tmp_path: Path) -> None:
+    """A notebook's calls are facts of the workspace modules it imports (from its file, then from
+    its open buffer, edit by edit), and its own diagnostics follow a saved module it imports
+    (here a wrapper of jax.custom_vjp): what `vjplint check` says of the workspace each time."""
+    import asyncio
+
+    from test_server_project import A, latest, settled
+
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    (tmp_path / "a.py").write_text(A, encoding="utf-8")
+    (tmp_path / "shims.py").write_text(SHIMS, encoding="utf-8")
+    notebook = tmp_path / "nb.ipynb"
+    write_notebook(notebook, PROJECT_CELLS)
+    expected = cli_workspace(tmp_path, PROJECT_CELLS)
+    assert [code for code, *_ in expected["a.py"]] == ["VJP101", "VJP104", "VJP301"]
+    assert any("at nb.ipynb:cell 3:3 `picked` passes `i`" in m for *_, m in expected["a.py"])
+    assert [code for code, *_ in expected["nb.ipynb:cell 4"]] == ["VJP101"]  # through the wrapper
+    client = await SERVER.start()
+    try:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=CAPABILITIES, root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")]))
+        a = (tmp_path / "a.py").as_uri()
+        client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+            uri=a, language_id="python", version=1, text=A)))
+        as_cli = lambda want: lambda seen: sorted((c, l - 1, col - 1, m) for l, col, c, m in seen) == want  # noqa: E731
+        await settled(client, a, as_cli(expected["a.py"]))  # the notebook on disk calls gather
+
+        # The notebook opened with a cell that no longer calls gather (not saved): a.py follows.
+        edited = list(PROJECT_CELLS)
+        edited[2] = ("code", "@jax.jit\ndef picked(x, i):\n    return jnp.sum(x[i] ** 2)")
+        nb_cells, documents = lsp_cells(notebook, edited)
+        client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(uri=notebook.as_uri(), notebook_type="jupyter-notebook",
+                                                     version=1, cells=nb_cells),
+            cell_text_documents=documents))
+        alone = cli_workspace(tmp_path, edited)
+        assert [code for code, *_ in alone["a.py"]] == ["VJP102"]
+        await settled(client, a, as_cli(alone["a.py"]))
+        shift = cell_uri(notebook, 3)
+        assert rows_of(await published(client, shift)) == alone["nb.ipynb:cell 4"]
+
+        # The call is back, one line lower in its cell: so are the findings, quoting the cell's line.
+        client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(uri=notebook.as_uri(), version=2),
+            change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+                types.NotebookDocumentCellContentChanges(
+                    document=types.VersionedTextDocumentIdentifier(uri=cell_uri(notebook, 2), version=2),
+                    changes=[types.TextDocumentContentChangeWholeDocument(
+                        text="@jax.jit\ndef picked(x, i):\n    y = gather(x, i)\n    return jnp.sum(y ** 2)")])]))))
+        back = list(PROJECT_CELLS)
+        back[2] = ("code", "@jax.jit\ndef picked(x, i):\n    y = gather(x, i)\n    return jnp.sum(y ** 2)")
+        again = cli_workspace(tmp_path, back)["a.py"]
+        assert any("at nb.ipynb:cell 3:3 `picked` passes `i`" in m for *_, m in again)
+        await settled(client, a, as_cli(again))
+
+        # shims.py saved without the wrapper: the open notebook's cells are linted again.
+        count = len(client.published)
+        (tmp_path / "shims.py").write_text(SHIMS.replace("jax.custom_vjp(fun, nondiff_argnums=nondiff_argnums)",
+                                                         "fun"), encoding="utf-8")
+        client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=(tmp_path / "shims.py").as_uri())))
+        assert "nb.ipynb:cell 4" not in cli_workspace(tmp_path, back)
+        assert await published(client, shift, after=count) == []
+        await asyncio.sleep(0.5)
+        assert rows_of(latest(client, shift) or []) == []
+    finally:
+        await stop(client)

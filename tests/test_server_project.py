@@ -259,3 +259,92 @@ async def test_created_and_deleted_files_reach_the_index_through_watched_file_ev
         assert await settled(client, a, codes("VJP104", "VJP101", "VJP301")) == cli_check(tmp_path)["a.py"]
     finally:
         await stop(client)
+
+
+OPS = '''\
+from functools import partial
+
+import jax
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(1,))
+def scale(x, k):
+    return x * k
+
+
+def scale_fwd(x, k):
+    return x * k, None
+
+
+def scale_bwd(k, _, g):
+    return (g * k,)
+
+
+scale.defvjp(scale_fwd, scale_bwd)
+'''
+CONSTS = '''\
+import jax.numpy as jnp
+
+
+def factor():
+    return 2.0
+'''
+USER = '''\
+import jax
+
+from consts import factor
+from ops import scale
+
+
+@jax.jit
+def apply(x):
+    return scale(x, factor())
+'''
+PULL = types.ClientCapabilities(
+    text_document=types.TextDocumentClientCapabilities(diagnostic=types.DiagnosticClientCapabilities()),
+    workspace=types.WorkspaceClientCapabilities(
+        diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)))
+
+
+async def pulled(client: Any, uri: str, wanted: Callable[[List[tuple]], bool], timeout: float = 30.0) -> List[tuple]:
+    """Pull `uri`'s diagnostics as an editor does: once, then again each time the server asks
+    (workspace/diagnostic/refresh), until `wanted` holds for them."""
+    deadline = time.monotonic() + timeout
+    seen: List[tuple] = []
+    while True:
+        refreshes = client.diagnostic_refresh_count
+        report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        seen = found(report.items)
+        if wanted(seen):
+            return seen
+        while client.diagnostic_refresh_count == refreshes:  # nothing new until the server says so
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{uri}: no refresh; last pulled: {seen}")
+            await asyncio.sleep(0.02)
+
+
+async def test_pulled_diagnostics_of_the_dependent_files_follow_an_edit_of_another_module(tmp_path: Path) -> None:
+    """A client that pulls (textDocument/diagnostic) is told to pull again when another module's
+    edit changes a document's facts, and then gets what `vjplint check` says of the workspace:
+    here a function of consts.py starts returning a new jax array, which user.py (not open)
+    passes into a nondiff slot of ops.py's custom_vjp inside jit."""
+    write(tmp_path, {"ops.py": OPS, "consts.py": CONSTS, "user.py": USER})
+    assert cli_check(tmp_path) == {}
+    client = await start(tmp_path, PULL)
+    try:
+        ops = open_doc(client, tmp_path / "ops.py", OPS)
+        consts = open_doc(client, tmp_path / "consts.py", CONSTS)
+        assert await pulled(client, ops, lambda seen: seen == []) == []
+        await pulled(client, consts, lambda seen: seen == [])
+        await asyncio.sleep(1.0)  # the index is built (its facts change nothing here)
+        change(client, consts, 2, "    return jnp.ones(3)", rng(4, 0, 4, len("    return 2.0")))
+        expected = cli_with(tmp_path, consts_py=CONSTS.replace("return 2.0", "return jnp.ones(3)"))["ops.py"]
+        assert [code for _, _, code, _ in expected] == ["VJP104", "VJP101"]
+        assert "at user.py:9 `apply` passes `factor()`" in expected[0][3]
+        assert await pulled(client, ops, lambda seen: seen == expected) == expected
+        assert client.published == []  # pulled, never pushed
+        change(client, consts, 3, "    return 2.0", rng(4, 0, 4, len("    return jnp.ones(3)")))
+        assert await pulled(client, ops, lambda seen: seen == []) == []
+    finally:
+        await stop(client)

@@ -81,12 +81,22 @@ class IncrementalLinter:
     text: Optional[str] = None  # the text of the last lint split into families
     modules: List[Tuple[int, ...]] = field(default_factory=list)  # chunk indices of each family's module
     grouping: Optional[Tuple[Tuple[Chunk, ...], List[List[Chunk]]]] = None  # statements -> their families
+    unprimed: bool = False  # the first text was linted whole (`whole_first`): its families are not cached yet
 
-    def lint(self, text: str, should_stop: Optional[Callable[[], bool]] = None) -> LintResult:
+    def lint(self, text: str, should_stop: Optional[Callable[[], bool]] = None,
+             whole_first: bool = False) -> LintResult:
+        """`whole_first`: with nothing cached yet, lint the text whole, as the command line does
+        (once, that is faster than family by family: a document's first diagnostics come
+        sooner); `prime` then lints its families for the edits to come (an edit before it is
+        done lints the families left: linting whole again at each edit would never let it end)."""
         stop = should_stop or (lambda: False)
         data = text.encode("utf-8", "surrogatepass")
         if SKIP_FILE.search(text) or not may_contain_findings(data, prefilter_names(self.config)):
             return self._whole(text)
+        if whole_first and not self.chunks and not self.cache:
+            self.unprimed = True
+            self.stats["full"] += 1
+            return lint_source(self.filename, text, self.config, path=self.path)
         lines = lines_with_endings(text)
         try:
             self._update_chunks(lines)
@@ -94,9 +104,15 @@ class IncrementalLinter:
             return self._whole(text)
         return self._lint_families(text, stop)
 
+    def prime(self, text: str, should_stop: Optional[Callable[[], bool]] = None) -> None:
+        """After a `whole_first` lint of `text`: lint its families (Superseded when `should_stop()`;
+        the families done stay cached, a later call or the next edit's lint goes on from there)."""
+        if self.unprimed:
+            self.lint(text, should_stop)  # the families done stay cached, if it stops
+
     # -- chunks --------------------------------------------------------------------------------
     def _whole(self, text: str) -> LintResult:
-        self.chunks, self.old_lines, self.text, self.modules = [], [], None, []
+        self.chunks, self.old_lines, self.text, self.modules, self.unprimed = [], [], None, [], False
         self.stats["full"] += 1
         return lint_source(self.filename, text, self.config, path=self.path)
 
@@ -208,8 +224,6 @@ class IncrementalLinter:
         errors: List[str] = []
         used_keys = set()
         for family in families:
-            if stop():
-                raise Superseded()
             order = sorted(context + family)
             base = starts[family[0]] if family else 0
             key = (tuple(self.chunks[i] for i in order), tuple(starts[i] - base for i in family))
@@ -219,6 +233,8 @@ class IncrementalLinter:
             if cached is not None and cached.rows_in_messages and cached.starts != now:
                 cached = None
             if cached is None:
+                if stop():  # asked before each family to lint (a cached one costs next to nothing)
+                    raise Superseded()
                 cached = self.cache[key] = self._lint_module(order, now, lines, enabled)
                 self.stats["linted"] += 1
             else:
@@ -237,7 +253,7 @@ class IncrementalLinter:
             seen.update(keys)
         for key in [k for k in self.cache if k not in used_keys]:  # only what the current text can reuse
             del self.cache[key]
-        self.text, self.modules = text, [tuple(sorted(context + f)) for f in families]
+        self.text, self.modules, self.unprimed = text, [tuple(sorted(context + f)) for f in families], False
         result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True)
         where = self.config.relative_path(self.path if self.path is not None else self.filename)
         return _finish(result, self.config, self.filename, where, lines, enabled)

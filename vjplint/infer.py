@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from vjplint.jaxapi import (ARRAY_ARGUMENT_NAMESPACES, ARRAY_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_VALUE_NAMESPACES,
-                            EXTRA_TRACED_POSITIONS, FUNCTION_NAMESPACES, HOST_NAMESPACES, PARTIAL, TRANSFORMS)
+                            FUNCTION_NAMESPACES, HOST_NAMESPACES, PARTIAL)
 from vjplint.model import CustomDerivative, FileModel, RuleFunction
 from vjplint.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, constant_value
 from vjplint.facts.crossmodule import ExternalArg, ExternalCall, external_calls
@@ -396,11 +396,7 @@ def traced_boundaries(model: FileModel, d: CustomDerivative) -> List[Tuple[ast.C
     nondiff = [p for p, _ in d.nondiff_names()]
     if not nondiff:
         return found
-    for call in model.facts.transform_calls():
-        q = model.index.qualname(call.func) or ""
-        slots = (TRANSFORMS[q], *EXTRA_TRACED_POSITIONS.get(q, ()))
-        if not any(s < len(call.args) and model.facts.derivative_named(call.args[s]) is d for s in slots):
-            continue
+    for call, q in model.facts.transforms_given(d):
         traced = _traced_positions(model, q, call, d)
         if traced is None:
             continue
@@ -417,10 +413,8 @@ def static_boundaries(model: FileModel, d: CustomDerivative) -> List[Tuple[ast.C
     sig = d.signature
     if sig is None:
         return found
-    for call in model.facts.transform_calls():
-        q = model.index.qualname(call.func) or ""
-        if q not in ("jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat") or \
-                model.facts.derivative_named(call.args[0]) is not d:
+    for call, q in model.facts.transforms_given(d, first_only=True):
+        if q not in ("jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat"):
             continue
         traced = _traced_positions(model, q, call, d)
         if traced is not None:

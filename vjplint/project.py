@@ -69,7 +69,7 @@ class ProjectIndex:
         if found is None:
             found = _with_aliases(config, {**self.spellings, **self.relative.get(package, {}),
                                            **self.local.get(module, {})}) if self.spellings else config
-            if module in self.external:
+            if module in self.external and not str(path).endswith(".ipynb"):  # a notebook is no module
                 found = replace(found, project_facts=self.external[module])
             self._configs[key] = found
         return found
@@ -115,7 +115,7 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
     index = ProjectIndex()
     cache = _IndexCache(anchor) if use_cache else None
     modules: Dict[str, Tuple[FileWrappers, str, str]] = {}  # module -> (record, its package, display)
-    python: List[Tuple[Path, str, str, str]] = []  # (path, module, package, display) of .py files
+    python: List[Tuple[Path, str, str, str]] = []  # (path, module, package, display) of .py files and notebooks
     init_dirs: Dict[str, bool] = {}
     for path in files:
         absolute = os.path.abspath(path)
@@ -129,6 +129,8 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
             modules[_module_name(package, path)] = (record, package, display)
         if str(path).endswith(".py"):
             python.append((Path(path), _module_name(package, path), package, display))
+        elif str(path).endswith(".ipynb"):  # a caller only: named by its path, no module imports it
+            python.append((Path(path), display, package, display))
     if cache is not None:
         cache.save()
     _Resolver(modules, anchor, index).run()

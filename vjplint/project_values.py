@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
@@ -30,11 +31,28 @@ def _tuples(value: Any) -> Any:
     return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
-def file_defines(data: bytes) -> List[str]:
-    """The top-level names of a module that callers elsewhere may matter to (exported_targets)."""
+NOTEBOOK = ".ipynb"  # a notebook takes part as its code cells (vjplint.notebook): a caller, never imported
+
+
+def module_bytes(path: Path) -> bytes:
+    """What the summaries read of a file: its bytes, a notebook's code cells as one module."""
+    data = Path(path).read_bytes()
+    if not str(path).endswith(NOTEBOOK):
+        return data
+    from vjplint.notebook import NotebookError, python_bytes
+
+    try:
+        return python_bytes(str(path), data)
+    except NotebookError:
+        return b""
+
+
+def file_defines(data: bytes, display: str = "") -> List[str]:
+    """The top-level names of a module that callers elsewhere may matter to (exported_targets);
+    none for a notebook (no module can import it)."""
     from vjplint.facts.crossmodule import exported_targets, forward_targets
 
-    if not any(t in data for t in TRIGGERS):
+    if display.endswith(NOTEBOOK) or not any(t in data for t in TRIGGERS):
         return []
     text = data.decode("utf-8", "replace")
     names = exported_targets(text)
@@ -92,8 +110,30 @@ def file_rows(data: bytes, module: str, package: str, display: str, targets: Tar
     if found is None or not references(found[0], package, set(targets.targets)):
         return []
     own = {k: v for k, v in targets.targets.items() if v[0] != module}
-    return [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own, exported,
-                                                                     targets.forward_only, found[2])]
+    rows = [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own, exported,
+                                                     targets.forward_only, found[2])]
+    return _in_cells(rows, display, found[1]) if display.endswith(NOTEBOOK) and rows else rows
+
+
+def _in_cells(rows: Any, display: str, lines: List[str]) -> Any:
+    """A notebook's rows quote its cell and the line in it (`nb.ipynb:cell 3:2`, as its own
+    diagnostics read), not a line of its code cells joined."""
+    from vjplint.notebook import CellMap
+
+    cells = CellMap.of(lines)
+    at = re.compile(re.escape(display) + r":(\d+)\b")
+
+    def where(m: "re.Match[str]") -> str:
+        cell, row = cells.locate(int(m.group(1)))
+        return f"{display}:cell {cell}:{row}" if cell is not None else m.group(0)
+
+    def rewrite(value: Any) -> Any:
+        if isinstance(value, str):
+            return at.sub(where, value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(rewrite(v) for v in value)
+        return value
+    return rewrite(rows)
 
 
 def binding_of(data: Optional[bytes], name: str, display: str) -> Optional[Tuple[str, str, str]]:
@@ -132,11 +172,11 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
             continue
         fresh[key] = False
         try:
-            data = Path(path).read_bytes()
+            data = module_bytes(path)
         except OSError:
             continue
         data_of[key] = data
-        names = file_defines(data)
+        names = file_defines(data, display)
         defines[key] = names
         entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", [], file_info(data)]
     module_of = {display: module for _, module, _, display in files}
@@ -147,7 +187,7 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
         data = data_of.get(display)
         if data is None:
             try:
-                data = data_of[display] = Path(path_of[display]).read_bytes()
+                data = data_of[display] = module_bytes(path_of[display])
             except OSError:
                 return None
         return data

@@ -72,6 +72,7 @@ class Facts:
         self.external: Optional[Any] = None
         self.hints: Optional[Any] = None  # vjplint.infer.Hints from `array-names`/`static-names`, when set
         self._transform_calls: Optional[List[ast.Call]] = None
+        self._handed: Optional[Dict[Tuple[int, bool], List[Tuple[ast.Call, str]]]] = None
         self._partials: Optional[Dict[int, List[ast.Call]]] = None
         self._name_calls: Optional[List[ast.Call]] = None
         self._jax_internal: Optional[bool] = None
@@ -241,6 +242,28 @@ class Facts:
             self._transform_calls = [n for n in self.model.index.of_type(ast.Call)  # type: ignore[misc]
                                      if n.args and self.model.index.qualname(n.func) in TRANSFORMS]  # type: ignore
         return self._transform_calls
+
+    def transforms_given(self, d: CustomDerivative, first_only: bool = False) -> List[Tuple[ast.Call, str]]:
+        """(call, its qualified name) of the transformation calls `d` is handed to, in a slot the
+        transformation traces (`jaxapi.TRANSFORMS`, `EXTRA_TRACED_POSITIONS`), or as the first
+        argument (`first_only`); in module order. One pass for all derivatives: per derivative,
+        it was quadratic in a module with hundreds of them."""
+        if self._handed is None:
+            from vjplint.jaxapi import EXTRA_TRACED_POSITIONS, TRANSFORMS
+
+            handed: Dict[Tuple[int, bool], List[Tuple[ast.Call, str]]] = {}
+            for call in self.transform_calls():
+                q = self.model.index.qualname(call.func) or ""
+                given = {id(t): t for t in (self.derivative_named(call.args[s])
+                                            for s in (TRANSFORMS[q], *EXTRA_TRACED_POSITIONS.get(q, ()))
+                                            if s < len(call.args)) if t is not None}
+                for key in given:
+                    handed.setdefault((key, False), []).append((call, q))
+                first = self.derivative_named(call.args[0])
+                if first is not None:
+                    handed.setdefault((id(first), True), []).append((call, q))
+            self._handed = handed
+        return self._handed.get((id(d), first_only), [])
 
     def values(self) -> "ValuesEngine":
         """The module's value kinds (`vjplint.values`), computed per expression on demand."""

@@ -2,8 +2,9 @@
 facts (vjplint.server.project_index), built off the event loop and the lint thread.
 
 A folder's index is built in a thread of its own when a document of the folder is first linted;
-that lint waits for it at most `INDEX_WAIT_S` (a small project is indexed by then), else goes on
-without, and the documents whose settings the index changes are linted again when it is ready.
+that lint waits for its wrappers at most `INDEX_WAIT_S` (a small project is indexed by then),
+else goes on without; the facts are built once it is done (not beside it: threads share the
+interpreter), and the documents whose settings the index changes are linted again when it is ready.
 Then each edit, save or file event updates the facts of one file (in the lint thread, after the
 document's own diagnostics, once typing pauses for `FACTS_DELAY_MS`), and only the open documents
 whose facts changed are linted again. Saving a file rebuilds the wrappers (in the background);
@@ -23,6 +24,7 @@ log = logging.getLogger("vjplint.server")
 MAX_INDEXED_FILES = 20_000  # a workspace folder's files read for its index, at most
 INDEX_WAIT_S = 0.5  # the first lint of a folder waits this long for its index, at most
 FACTS_DELAY_MS = 150  # an edit's facts are updated once typing pauses this long
+FACTS_AFTER_S = 10.0  # a folder's facts are built after the first lint, or after this long at most
 
 
 def uri_path(uri: str) -> Optional[Path]:
@@ -48,6 +50,7 @@ class Indexing:
         self.fact_configs: Dict[str, Tuple[Config, Any, Config]] = {}  # path -> (base, rows, with facts)
         self.facts_timers: Dict[str, Any] = {}  # uri -> the pending facts update
         self.facts_cost_ms: Dict[str, float] = {}  # uri -> how long its last update took
+        self.first_analysis = threading.Event()  # set once a document is linted: the facts wait for it
 
     def reset_index(self) -> None:
         self.index_generation += 1
@@ -82,9 +85,9 @@ class Indexing:
         return found
 
     def open_paths(self) -> Dict[str, str]:
-        """Open documents: absolute path -> uri."""
+        """Open documents and notebooks: absolute path -> uri."""
         out = {}
-        for uri in list(self.versions):  # type: ignore[attr-defined]
+        for uri in [*self.versions, *self.notebook_versions]:  # type: ignore[attr-defined]
             path = uri_path(uri)
             if path is not None:
                 out[os.path.abspath(path)] = uri
@@ -92,7 +95,7 @@ class Indexing:
 
     def buffer_of(self, path: str) -> Optional[str]:
         uri = self.open_paths().get(os.path.abspath(path))
-        return self.document(uri) if uri is not None else None  # type: ignore[attr-defined]
+        return self.buffer_text(uri) if uri is not None else None  # type: ignore[attr-defined]
 
     # -- building ----------------------------------------------------------------------------
     def start_index(self, folder: str, facts: bool = True, again: bool = False) -> threading.Event:
@@ -154,6 +157,9 @@ class Indexing:
             return
         from vjplint.server.project_index import FolderFacts, Stopped
 
+        # The facts take long on a large folder: not while the first document is linted (the
+        # thread would share the interpreter with it), unless it takes very long.
+        self.first_analysis.wait(FACTS_AFTER_S)
         try:
             facts = FolderFacts(python, self.buffer_of, (anchor, folder) if anchor is not None else None)
             facts.build(lambda: stale("facts"))
@@ -190,7 +196,7 @@ class Indexing:
         handle = self.facts_timers.pop(uri, None)
         if handle is not None:
             handle.cancel()
-        version = self.versions.get(uri)  # type: ignore[attr-defined]
+        version = self.version_of(uri)  # type: ignore[attr-defined]
         submit = lambda: self.executor.submit(self.update_facts, uri, version)  # noqa: E731  # type: ignore[attr-defined]
         if delay_ms <= 0:
             submit()
@@ -202,8 +208,8 @@ class Indexing:
         import time
 
         self.facts_timers.pop(uri, None)
-        if uri in self.versions and self.versions.get(uri) != version:  # type: ignore[attr-defined]
-            return  # a newer text: its own update follows
+        if self.version_of(uri) != version:  # type: ignore[attr-defined]
+            return  # a newer text (its own update follows), or opened or closed meanwhile (likewise)
         if self.queued:  # type: ignore[attr-defined]  # documents wait for their lint: theirs first
             self.call_soon(self.facts_changed, uri)  # type: ignore[attr-defined]
             return
@@ -214,7 +220,7 @@ class Indexing:
             return
         began = time.perf_counter()
         try:
-            changed = facts.update(str(path), self.document(uri))  # type: ignore[attr-defined]
+            changed = facts.update(str(path), self.buffer_text(uri))  # type: ignore[attr-defined]
         except Exception:
             log.exception("updating the index for %s failed", uri)
             return
@@ -232,7 +238,7 @@ class Indexing:
             if folder is None or folder not in self.indexing:
                 continue
             if kind == 2:
-                if uri not in self.versions:  # type: ignore[attr-defined]  # open: its buffer is what counts
+                if self.version_of(uri) is None:  # type: ignore[attr-defined]  # open: its buffer is what counts
                     self.facts_changed(uri, 0)
                 rebuild.setdefault(folder, folder not in self.facts)  # its wrappers may have changed (and
                 # the facts being built may have read the file before)
@@ -245,7 +251,7 @@ class Indexing:
         """On the event loop: lint again the open documents of `folder` whose settings (wrappers,
         facts) are no longer those of their last analysis, and only those."""
         stale: List[str] = []
-        for uri in list(self.versions):  # type: ignore[attr-defined]
+        for uri in [*self.versions, *self.notebook_versions]:  # type: ignore[attr-defined]
             path = uri_path(uri)
             if path is None or self.folder_of(path) != folder:  # type: ignore[attr-defined]
                 continue
@@ -259,25 +265,34 @@ class Indexing:
         if not stale:
             return
         log.info("re-linting %s: the project index changed", ", ".join(stale))
+        notebooks = [uri for uri in stale if uri in self.notebook_versions]  # type: ignore[attr-defined]
+        for uri in notebooks:  # their cells are always pushed
+            self.schedule(uri, 0)  # type: ignore[attr-defined]
         if self.pull:  # type: ignore[attr-defined]
-            self.refresh_pulls()  # type: ignore[attr-defined]
+            if len(notebooks) < len(stale):
+                self.refresh_pulls()  # type: ignore[attr-defined]
             return
         for uri in stale:
-            self.schedule(uri, 0)  # type: ignore[attr-defined]
+            if uri not in notebooks:
+                self.schedule(uri, 0)  # type: ignore[attr-defined]
 
 
 def _python_files(index: Any, files: List[Path], folder: str) -> List[Tuple[Path, str, str, str]]:
-    """(path, module, package, display) of the .py files, as vjplint.project.build_index names them."""
+    """(path, module, package, display) of the .py files and notebooks, as vjplint.project.build_index
+    names them."""
     from vjplint.project import _module_name, _package
 
     out = []
     for path in files:
-        if not str(path).endswith(".py"):
+        notebook = str(path).endswith(".ipynb")
+        if not (notebook or str(path).endswith(".py")):
             continue
         absolute = os.path.abspath(path)
         directory = os.path.dirname(absolute)
         package = index.package_of.get(directory)
         if package is None:
             package = _package(directory, {})
-        out.append((Path(path), _module_name(package, path), package, os.path.relpath(absolute, folder)))
+        display = os.path.relpath(absolute, folder)
+        # A notebook is a caller only, named by its path (as vjplint.project names it).
+        out.append((Path(path), display if notebook else _module_name(package, path), package, display))
     return out

@@ -143,6 +143,7 @@ class VjplintServer(Indexing, LanguageServer):
         self.notebook_versions: Dict[str, int] = {}  # open notebooks: uri -> version
         self.published_cells: Dict[str, List[str]] = {}  # notebook uri -> the cell URIs last published
         self.fixes_warmed = False
+        self.to_prime: Dict[str, Tuple[IncrementalLinter, str]] = {}  # linted whole: uri -> (its linter, the text)
         self.warm_timer: Optional[asyncio.TimerHandle] = None
         self.queued: set = set()  # documents whose lint is queued and has not started (it reads the newest text)
         self.lock = threading.RLock()  # config caches and analyses are shared with the lint thread
@@ -263,7 +264,9 @@ class VjplintServer(Indexing, LanguageServer):
             where = str(path) if path is not None else None
             if linter is None or (linter.filename, linter.path) != (filename, where) or linter.config != config:
                 linter = self.linters[uri] = IncrementalLinter(filename, config, where)
-            result = linter.lint(text, should_stop)
+            result = linter.lint(text, should_stop, whole_first=True)
+            if linter.unprimed:  # linted whole: its families once the diagnostics are out
+                self.to_prime[uri] = (linter, text)
             # Copies: a quick fix's edits (attach_fixes) hold for this text only, not for the
             # linter's cached findings (whether a fix drops an import depends on other statements).
             diagnostics = [_copy(d) for d in result.diagnostics]
@@ -274,6 +277,36 @@ class VjplintServer(Indexing, LanguageServer):
         with self.lock:
             self.analyses[uri] = analysis
         return analysis
+
+    def answered(self) -> None:
+        """After diagnostics went out: the work that waited for them (families to prime, the
+        project facts, Indexing._build) may use the interpreter now."""
+        self.first_analysis.set()
+        while self.to_prime:
+            uri, (linter, text) = self.to_prime.popitem()
+            self.executor.submit(self.prime, uri, linter, text)
+
+    def prime(self, uri: str, linter: IncrementalLinter, text: str) -> None:
+        """In the lint thread: the families of a document linted whole (its first lint), so that
+        an edit re-lints only its own. Any other work waiting for the lint thread goes first: it
+        stops this between two families (after one at least: two documents' primings waiting for
+        each other would go on forever), and this goes on after it."""
+        analysis = self.analyses.get(uri)
+        if self.linters.get(uri) is not linter or not linter.unprimed or analysis is None or analysis.text != text:
+            return  # closed, edited, or its settings changed
+        waiting = getattr(self.executor, "_work_queue", None)
+        families = [0]
+
+        def stop() -> bool:  # asked before each family to lint
+            families[0] += 1
+            return uri in self.queued or (families[0] > 1 and waiting is not None and not waiting.empty())
+        try:
+            linter.prime(text, stop)
+        except Superseded:
+            if uri not in self.queued:  # the document's own lint would do it anyway
+                self.executor.submit(self.prime, uri, linter, text)
+        except Exception:
+            log.exception("linting %s failed", uri)
 
     def attach_fixes(self, analysis: Analysis, uri: str, wanted: Sequence[Diagnostic]) -> None:
         """Fill the fix edits (libcst) of the `wanted` diagnostics, only when an action needs them,
@@ -308,6 +341,33 @@ class VjplintServer(Indexing, LanguageServer):
         if uri not in self.versions:
             return None
         return self.workspace.get_text_document(uri).source
+
+    def version_of(self, uri: str) -> Optional[int]:
+        """The version of an open document or notebook (None when it is not open)."""
+        return self.versions.get(uri, self.notebook_versions.get(uri))
+
+    def buffer_text(self, uri: str) -> Optional[str]:
+        """The text of an open document, or a notebook's code cells as one module (None when it
+        is not open)."""
+        if uri in self.notebook_versions:
+            joined = self.notebook_joined(uri)
+            return joined.text if joined is not None else None
+        return self.document(uri)
+
+    def notebook_joined(self, uri: str) -> Any:
+        """An open notebook's code cells as one module (vjplint.server.notebooks.NotebookText)."""
+        from vjplint.server.notebooks import notebook_text
+
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is None:
+            return None
+        cells = []
+        for cell in notebook.cells:
+            document = self.workspace.text_documents.get(cell.document)
+            python = cell.kind == types.NotebookCellKind.Code and document is not None and \
+                document.language_id in (None, "python")
+            cells.append((cell.document, python, document.source if document is not None else ""))
+        return notebook_text(cells)
 
     def lintable(self, uri: str) -> bool:
         doc = self.workspace.get_text_document(uri)
@@ -378,20 +438,13 @@ class VjplintServer(Indexing, LanguageServer):
 
     def lint_notebook(self, uri: str) -> Optional[Tuple[int, Dict[str, List[Dict[str, Any]]]]]:
         """In the lint thread: the newest version of notebook `uri` and its diagnostics per cell."""
-        from vjplint.server.notebooks import notebook_text, per_cell
+        from vjplint.server.notebooks import per_cell
 
         self.queued.discard(uri)
         version = self.notebook_versions.get(uri)
-        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
-        if version is None or notebook is None:
+        joined = self.notebook_joined(uri) if version is not None else None
+        if joined is None:
             return None
-        cells = []
-        for cell in notebook.cells:
-            document = self.workspace.text_documents.get(cell.document)
-            python = cell.kind == types.NotebookCellKind.Code and document is not None and \
-                document.language_id in (None, "python")
-            cells.append((cell.document, python, document.source if document is not None else ""))
-        joined = notebook_text(cells)
         analysis = self.analyse(uri, joined.text, lambda: self.notebook_versions.get(uri) != version)
         encoding = self.encoding()
         docs_url = analysis.config.docs_url or DEFAULT_DOCS_URL
@@ -416,6 +469,7 @@ class VjplintServer(Indexing, LanguageServer):
         if uri not in self.versions or self.versions[uri] != version:
             return  # closed or edited meanwhile: a newer lint is queued
         self.publish(uri, version, diagnostics)
+        self.answered()
         if not self.fixes_warmed:  # libcst takes a second to import: not in the first quick fix,
             if self.warm_timer is not None:  # nor while the user types (it would share the GIL)
                 self.warm_timer.cancel()
@@ -443,6 +497,7 @@ class VjplintServer(Indexing, LanguageServer):
         for cell_uri, diagnostics in cells.items():
             self.publish(cell_uri, None, diagnostics)
         self.published_cells[uri] = list(cells)
+        self.answered()
 
     def close_notebook(self, uri: str) -> None:
         self.notebook_versions.pop(uri, None)
@@ -617,8 +672,11 @@ class VjplintServer(Indexing, LanguageServer):
         for uri in sorted(self.versions):
             analysis = self.analyses.get(uri)
             source = analysis.config.source if analysis else None
+            linter = self.linters.get(uri)
+            state = "" if linter is None else "; families: priming" if linter.unprimed else \
+                f"; families: {linter.stats['linted']} linted, {linter.stats['reused']} reused"
             rows.append(f"{uri}: config {source or '(defaults)'}; "
-                        f"{len(analysis.diagnostics) if analysis else '?'} diagnostics")
+                        f"{len(analysis.diagnostics) if analysis else '?'} diagnostics{state}")
         return "\n".join(rows)
 
 
@@ -722,7 +780,8 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         ls.executor.submit(_warm_up)  # the engine's imports, before the first document arrives
         if _capability(ls.client_capabilities, "workspace", "did_change_watched_files", "dynamic_registration"):
             # pyproject.toml: settings; Python files: the project index (created, deleted, changed on disk)
-            watchers = [types.FileSystemWatcher(glob_pattern=glob) for glob in ("**/pyproject.toml", "**/*.py")]
+            watchers = [types.FileSystemWatcher(glob_pattern=glob)
+                        for glob in ("**/pyproject.toml", "**/*.py", "**/*.ipynb")]
             ls.client_register_capability(types.RegistrationParams(registrations=[types.Registration(
                 id="vjplint-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
@@ -776,6 +835,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     def notebook_open(ls: VjplintServer, params: types.DidOpenNotebookDocumentParams) -> None:
         ls.notebook_versions[params.notebook_document.uri] = params.notebook_document.version
         ls.schedule(params.notebook_document.uri, 0)
+        ls.facts_changed(params.notebook_document.uri)  # its calls are facts of the modules it imports
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
     @_guard
@@ -784,6 +844,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         if uri in ls.notebook_versions:
             ls.notebook_versions[uri] = params.notebook_document.version
             ls.schedule(uri, ls.settings.debounce_ms)
+            ls.facts_changed(uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
     @_guard
@@ -795,6 +856,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     @_guard
     def notebook_close(ls: VjplintServer, params: types.DidCloseNotebookDocumentParams) -> None:
         ls.close_notebook(params.notebook_document.uri)
+        ls.facts_changed(params.notebook_document.uri, 0)  # the index reads the file on disk again
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @_guard
@@ -802,7 +864,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         if any(change.uri.endswith("pyproject.toml") for change in params.changes):
             ls.relint_all()
             return
-        ls.files_changed([(c.uri, int(c.type)) for c in params.changes if c.uri.endswith(".py")])
+        ls.files_changed([(c.uri, int(c.type)) for c in params.changes if c.uri.endswith((".py", ".ipynb"))])
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     @_guard
@@ -827,7 +889,9 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         # In the lint thread, so that a long lint does not hold up other requests.
         analysis = await ls.in_lint_thread(ls.analyse, uri, text)
-        return types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis))
+        report = types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis))
+        asyncio.get_running_loop().call_soon(ls.answered)  # once the answer is written
+        return report
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],

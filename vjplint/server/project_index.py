@@ -2,8 +2,8 @@
 (`vjplint.project_values`, the rows the command line passes as `Config.project_facts`), kept
 per file and updated per file.
 
-Each Python file of the folder has an entry for its text (the editor's buffer while it is open,
-else the file on disk; a digest of it is kept, not the text): the names it exports that callers elsewhere may matter to, and its rows
+Each Python file and notebook (its code cells, vjplint.notebook: a caller only) of the folder
+has an entry for its text (the editor's buffer while it is open, else the file on disk; a digest of it is kept, not the text): the names it exports that callers elsewhere may matter to, and its rows
 (what it passes to, registers on, uses of the other modules' targets), and what
 vjplint.project_loops keeps of it (the loop helpers it imports or defines). An update of one file
 recomputes its entry, the entries of the files whose rows depend on it (they name a target it
@@ -25,7 +25,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from vjplint.config import Config
 from vjplint.project_loops import file_info, loop_rows
-from vjplint.project_values import Targets, _tuples, binding_of, file_defines, file_rows
+from vjplint.project_values import Targets, _tuples, binding_of, file_defines, file_rows, module_bytes
 
 Rows = Tuple[tuple, ...]
 
@@ -80,7 +80,7 @@ class FolderFacts:
         if text is not None:
             return text.encode("utf-8", "surrogatepass")
         try:
-            return Path(key).read_bytes()
+            return module_bytes(Path(key))  # a notebook's code cells (the buffer: see the server's buffer_of)
         except OSError:
             return b""
 
@@ -111,7 +111,7 @@ class FolderFacts:
                     reused[key] = old
                     continue
             data = self._read(key)
-            entry.digest, entry.defines, entry.info = _digest(data), file_defines(data), file_info(data)
+            entry.digest, entry.defines, entry.info = _digest(data), file_defines(data, entry.display), file_info(data)
             if st is not None:
                 entries[entry.display] = [st.st_size, st.st_mtime_ns, now, entry.defines, "", [], entry.info]
         self._retarget()
@@ -190,7 +190,7 @@ class FolderFacts:
         entry.digest = digest
         for absolute in [a for a in self.bindings if a.rpartition(".")[0] == entry.module]:
             del self.bindings[absolute]
-        defines = file_defines(data)
+        defines = file_defines(data, entry.display)
         entry.info = file_info(data)
         loops = self._loop_rows((key, data))
         moved = {m for m in set(loops) | set(self.loops) if loops.get(m) != self.loops.get(m)}
