@@ -57,6 +57,10 @@ TANGENTS = [
     ("2.0 * x * t + x", "affine"),
     ("2.0 * x * t + 1.0", "affine"),
     ("jnp.maximum(2.0 * x * t, 0.0)", "raises"),
+    # hazard_heldout_two.py section 3: jvp, jacfwd, linearize right; grad raises (no transpose rule)
+    ("2.0 * x * jax.lax.stop_gradient(t)", "stop"),
+    ("jax.lax.stop_gradient(2.0 * x * t)", "stop"),
+    ("2.0 * jax.lax.stop_gradient(x) * t", "ok"),
 ]
 
 
@@ -77,9 +81,37 @@ def test_vjp601_follows_the_measured_table(tangent, measured):
     '''
     found = _codes(source, "VJP601")
     assert found == ([] if measured == "ok" else [("VJP601", 12)])
-    if measured == "affine":
+    if measured in ("affine", "stop"):
         message = engine.lint_source("case.py", textwrap.dedent(source)).diagnostics[0].message
-        assert "`jax.grad` ignores that term" in message
+        assert ("`jax.grad` ignores that term" in message) == (measured == "affine")
+        assert ("for 'stop_gradient' not implemented' (jax-ml/jax#10994)" in message) == (measured == "stop")
+
+
+def test_vjp601_stop_gradient_on_the_tangents_tuple():
+    source = '''
+    import jax
+    from jax import lax
+
+    @jax.custom_jvp
+    def f(x):
+        return 0.5 * x ** 2
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,) = primals
+        (dx,) = lax.stop_gradient(tangents)
+        return f(x), x * dx
+    '''
+    (d,) = [d for d in engine.lint_source("case.py", textwrap.dedent(source)).diagnostics if d.code == "VJP601"]
+    assert (d.location.row, d.location.column) == (12, 13)
+    assert d.message == (
+        "the jvp rule `f_jvp` of `f` returns a tangent that JAX cannot transpose: `lax.stop_gradient(tangents)` "
+        "applies `lax.stop_gradient` to a tangent term. `jax.jvp`, `jax.jacfwd` and `jax.linearize` work "
+        "(stop_gradient keeps the value), but reverse mode transposes the tangent computation and stop_gradient "
+        "has no transpose rule: `jax.grad` with respect to that input raises NotImplementedError 'Transpose rule "
+        "(for reverse-mode differentiation) for 'stop_gradient' not implemented' (jax-ml/jax#10994). Drop the "
+        "stop_gradient: tangents need none; to cut a derivative, return `jnp.zeros_like(t)` for that part, or "
+        "apply stop_gradient to the primals")
 
 
 # (transformation of `f`, which rules call a custom_vjp, measured failure in hazard_forward_over_reverse.py)

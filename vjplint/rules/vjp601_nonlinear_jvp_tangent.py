@@ -32,6 +32,7 @@ NONLINEAR = frozenset({
 METHODS_LINEAR = frozenset({"astype", "reshape", "sum", "mean", "transpose", "squeeze", "ravel", "conj", "flatten",
                             "swapaxes", "cumsum"})
 ZEROS = frozenset({"zeros_like", "zeros"})
+STOP_GRADIENT = ("jax.lax.stop_gradient", "jax._src.lax.lax.stop_gradient")
 NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
 
 
@@ -45,6 +46,7 @@ class Form:
     affine: bool = False  # nonlinear only because a tangent-free term is added
     transpose: bool = False  # linear maybe, but through a custom_vjp, which JAX cannot transpose
     loop: bool = False  # linear maybe, but through a lax.while_loop, which JAX cannot transpose
+    stop: bool = False  # the value is right, but stop_gradient has no transpose rule
 
 
 ZERO, CONST, LINEAR, UNKNOWN = Form("zero"), Form("const"), Form("linear"), Form("unknown")
@@ -58,7 +60,8 @@ class NonlinearJvpTangent(Rule):
     from `t`), a tangent divided into, a tangent inside a nonlinear function (`jnp.abs(t)`,
     `jnp.sin(t)`, `jnp.maximum(t, 0)`, `jnp.nan_to_num(t / x)`), or a term that does not depend on
     the tangents added to one that does (`2 * x * t + x`), a tangent passed to a custom_vjp
-    function of the module (a custom_vjp cannot be transposed), or a tangent term (a closure over
+    function of the module (a custom_vjp cannot be transposed), a tangent term (the `tangents`
+    tuple included) passed to `lax.stop_gradient`, or a tangent term (a closure over
     one included) passed into `lax.while_loop`, directly or through a helper function of the
     module that feeds it into one. Tangents are the names unpacked from the
     rule's `tangents` parameter and `tangents[i]`; a call of a function it does not know that
@@ -78,6 +81,10 @@ class NonlinearJvpTangent(Rule):
     lax.while_loop or lax.fori_loop with dynamic start/stop values` while `jvp` and `jacfwd` work
     (jax-ml/jax#18311, `docs/facts/scripts/hazard_key_and_while.py`); a `fori_loop` with static
     bounds, or a while_loop run on the primals only, transposes and is not reported.
+    `lax.stop_gradient` of a tangent keeps its value, so `jvp`, `jacfwd` and `linearize` work,
+    but it has no transpose rule: `jax.grad` with respect to that input raises
+    `NotImplementedError: Transpose rule (for reverse-mode differentiation) for 'stop_gradient'
+    not implemented` (jax-ml/jax#10994, `docs/facts/scripts/hazard_heldout_two.py`).
 
     ## Example
     ```python
@@ -160,7 +167,14 @@ def my_abs_jvp(primals, tangents):
             if form.kind != "nonlinear" or form.node is None:
                 continue
             name = rule.name or getattr(fn, "name", "<lambda>")
-            if form.loop:
+            if form.stop:
+                consequence = ("`jax.jvp`, `jax.jacfwd` and `jax.linearize` work (stop_gradient keeps the value), but "
+                               "reverse mode transposes the tangent computation and stop_gradient has no transpose "
+                               "rule: `jax.grad` with respect to that input raises NotImplementedError 'Transpose rule (for reverse-mode "
+                               "differentiation) for 'stop_gradient' not implemented' (jax-ml/jax#10994)")
+                remedy = ("Drop the stop_gradient: tangents need none; to cut a derivative, return "
+                          "`jnp.zeros_like(t)` for that part, or apply stop_gradient to the primals")
+            elif form.loop:
                 consequence = ("`jax.jvp` and `jax.jacfwd` work, but reverse mode transposes the tangent computation "
                                "and a while_loop has no transpose rule: `jax.grad` raises ValueError 'Reverse-mode "
                                "differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
@@ -184,7 +198,7 @@ def my_abs_jvp(primals, tangents):
                 remedy = ("Compute the nonlinear part from the primals and multiply the tangent by it (e.g. "
                           "`jnp.sign(x) * t` for `jnp.abs(t)`), or use a custom_vjp for a rule that must be "
                           "nonlinear in the cotangent")
-            transposable = not (form.transpose or form.loop)
+            transposable = not (form.transpose or form.loop or form.stop)
             what = "that is not linear in the input tangents" if transposable else "that JAX cannot transpose"
             self.report(form.node, f"the jvp rule `{name}` of `{d.name}` returns a tangent {what}: "
                                    f"`{self.quote(form.node, 50)}` {form.why}. {consequence}. {remedy}")
@@ -290,7 +304,7 @@ class _Linearity:
                 whole = self.form(self.parts[name], depth + 1)
             finally:
                 self._seen.discard(name)
-            if whole.loop:
+            if whole.loop or whole.stop:
                 return whole
         if len(values) != 1 or values[0] is None or name in self._seen:
             return CONST if all(v is not None and self._tangent_free(v, depth) for v in values) else UNKNOWN
@@ -344,6 +358,8 @@ class _Linearity:
             return UNKNOWN
         if known and tail in ZEROS:
             return ZERO
+        if q in STOP_GRADIENT and args and not self._tangent_free(args[0], depth):
+            return Form("nonlinear", call, f"applies `{self.rule.quote(call.func, 30)}` to a tangent term", stop=True)
         if isinstance(call.func, ast.Attribute) and not known:
             if call.func.attr in METHODS_LINEAR and all(self._tangent_free(a, depth) for a in args):
                 return self.form(call.func.value, depth + 1)

@@ -143,3 +143,21 @@ def _sg_primal_jvp(primals, tangents):
 
 
 check("stop_gradient on the primal only: grad", lambda: jax.grad(lambda v: sg_primal(v).sum())(X), X)
+
+
+@jax.custom_jvp
+def scaled_norm(x, scale):
+    return scale * jnp.sqrt(jnp.sum(x ** 2))
+
+
+@scaled_norm.defjvp
+def _scaled_norm_jvp(primals, tangents):
+    (x, scale), (dx, dscale) = primals, tangents
+    norm = jnp.sqrt(jnp.sum(x ** 2))
+    return scale * norm, scale * jnp.dot(x, dx) / norm + jax.lax.stop_gradient(dscale) * norm
+
+
+check("stop_gradient on one input's tangent: grad wrt the other", lambda: jax.grad(lambda v: scaled_norm(v, 2.0))(X),
+      2.0 * X / jnp.linalg.norm(X))
+check("stop_gradient on one input's tangent: grad wrt that input", lambda: jax.grad(lambda s: scaled_norm(X, s))(2.0),
+      jnp.linalg.norm(X))
