@@ -161,3 +161,36 @@ check("stop_gradient on one input's tangent: grad wrt the other", lambda: jax.gr
       2.0 * X / jnp.linalg.norm(X))
 check("stop_gradient on one input's tangent: grad wrt that input", lambda: jax.grad(lambda s: scaled_norm(X, s))(2.0),
       jnp.linalg.norm(X))
+
+
+# -- 4. a selection whose condition reads a tangent ----------------------------------------------
+W = jnp.array([3.0, 0.0, -2.0])
+
+
+def weighted_with(tangent_of):
+    @jax.custom_jvp
+    def weight_no_nan(x, w):
+        return jax.lax.select(jnp.equal(w, 0.0), jnp.zeros_like(x), x * w)
+
+    @weight_no_nan.defjvp
+    def _jvp(primals, tangents):
+        (x, w), (dx, dw) = primals, tangents
+        return weight_no_nan(x, w), tangent_of(weight_no_nan, x, w, dx, dw)
+
+    return weight_no_nan
+
+
+SELECT = {
+    "f(dx, w) + f(x, dw) (condition reads dw)": lambda f, x, w, dx, dw: f(dx, w) + f(x, dw),
+    "where(dw == 0, 0, x * w)": lambda f, x, w, dx, dw: jnp.where(dw == 0.0, 0.0, x * w),
+    "where(w == 0, 0, dx * w + x * dw)": lambda f, x, w, dx, dw: jnp.where(w == 0.0, 0.0, dx * w + x * dw),
+    "select(w == 0, zeros_like(x), x * dw)": lambda f, x, w, dx, dw: jax.lax.select(
+        w == 0.0, jnp.zeros_like(x), x * dw),
+}
+print("## 4. a selection on a tangent")
+TRUE_DW = jnp.where(W == 0.0, 0.0, X * 2.0)
+for label, tangent_of in SELECT.items():
+    f = weighted_with(tangent_of)
+    check(f"{label}: jvp in w (dw = 2)", lambda: jax.jvp(lambda w: f(X, w), (W,), (2.0 * ONES,))[1], TRUE_DW)
+    check(f"{label}: grad in x", lambda: jax.grad(lambda x: jnp.sum(f(x, W) ** 2))(X))
+    check(f"{label}: grad in w", lambda: jax.grad(lambda w: jnp.sum(f(X, w) ** 2))(W))
