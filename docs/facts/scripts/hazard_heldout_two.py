@@ -194,3 +194,34 @@ for label, tangent_of in SELECT.items():
     check(f"{label}: jvp in w (dw = 2)", lambda: jax.jvp(lambda w: f(X, w), (W,), (2.0 * ONES,))[1], TRUE_DW)
     check(f"{label}: grad in x", lambda: jax.grad(lambda x: jnp.sum(f(x, W) ** 2))(X))
     check(f"{label}: grad in w", lambda: jax.grad(lambda w: jnp.sum(f(X, w) ** 2))(W))
+
+
+@jax.custom_jvp
+def times(x, w):
+    return x * w
+
+
+@times.defjvp
+def _times_jvp(primals, tangents):
+    (x, w), (dx, dw) = primals, tangents
+    return times(x, w), times(dx, w) + times(x, dw)
+
+
+@jax.custom_jvp
+def double(t):
+    return 2.0 * t
+
+
+double.defjvp(lambda p, t: (2.0 * p[0], 2.0 * t[0]))
+
+
+@jax.custom_jvp
+def square(x):
+    return x ** 2
+
+
+square.defjvp(lambda p, t: (p[0] ** 2, p[0] * double(t[0])))
+print("## 5. a custom_jvp with a linear body called on tangents")
+check("times(dx, w) + times(x, dw): grad in w", lambda: jax.grad(lambda w: jnp.sum(times(X, w) ** 2))(W),
+      2.0 * X * X * W)
+check("x * double(t): grad", lambda: jax.grad(lambda x: jnp.sum(square(x)))(X), 2.0 * X)
