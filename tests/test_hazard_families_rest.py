@@ -101,6 +101,57 @@ def test_vjp603_follows_the_measured_table(out, measured):
         assert ("may be silently wrong" in message) == (measured == "cleaned")
 
 
+
+RAW_RULE = '''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    {body}
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return {out}, t
+'''
+
+# (primal body, rule's primal output, flagged): measured in hazard_heldout_two.py section 2, the
+# raw input as the primal output is silently wrong (jvp, value_and_grad, grad downstream) unless
+# the primal returns the input itself (or a copy or cast of it).
+RAW_OUTPUTS = [
+    ("return jnp.round(x)", "x", True), ("return jnp.where(x > 0, 1.0, -1.0)", "primals[0]", True),
+    ("y = jnp.floor(x)\n    return y", "x", True), ("return 2.0 * x", "x", True),
+    ("return x", "x", False), ("return jnp.asarray(x).astype(jnp.float32)", "x", False),
+    ("return jnp.round(x)", "jnp.round(x)", False), ("return jnp.round(x)", "f(x)", False),
+    ("return helper(x)", "x", False), ("y = x\n    return y", "x", False),
+]
+
+
+@pytest.mark.parametrize("body, out, flagged", RAW_OUTPUTS)
+def test_vjp603_raw_input_as_primal_output(body, out, flagged):
+    source = RAW_RULE.format(body=body, out=out)
+    found = _found(source, "VJP603")
+    assert found == ([("VJP603", 12 + body.count("\n"))] if flagged else [])
+
+
+def test_vjp603_raw_input_message_and_position():
+    source = RAW_RULE.format(body="return jnp.round(x)", out="x")
+    (d,) = [d for d in engine.lint_source("case.py", textwrap.dedent(source)).diagnostics if d.code == "VJP603"]
+    assert (d.location.row, d.location.column) == (12, 12)
+    assert d.message == (
+        "the jvp rule `f_jvp` of `f` returns its input `x` unchanged as the primal output, but the primal returns "
+        "`jnp.round(x)`: under jvp, grad and value_and_grad the rule's primal output replaces the function's value, "
+        "so they see the raw input while eager calls are right, and every gradient downstream is computed at the "
+        "wrong value (measured on JAX 0.10.2). Return the function's value (`f(...)` on the primals); a "
+        "straight-through estimator changes only the tangent")
+
+
+def test_vjp603_raw_input_rebound_in_the_rule_is_not_raw():
+    source = RAW_RULE.format(body="return jnp.round(x)", out="x").replace(
+        "    return x, t", "    x = jnp.round(x)\n    return x, t")
+    assert _found(source, "VJP603") == []
+
 ARGUMENT = '''
 import jax
 

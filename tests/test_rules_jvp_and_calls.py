@@ -458,6 +458,54 @@ def check(x, t, w):
     assert found(source, "VJP315") == []
 
 
+def test_vjp315_objects_whose_call_runs_a_custom_vjp():
+    source = VJP_HEADER + """
+class Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return uses_f(self.w, x)
+
+class Op:
+    def __init__(self):
+        self.apply = jax.custom_vjp(self._impl)
+        self.apply.defvjp(self._fwd, self._bwd)
+
+    def _impl(self, x):
+        return jnp.cos(x)
+
+    def _fwd(self, x):
+        return jnp.cos(x), x
+
+    def _bwd(self, x, g):
+        return (-jnp.sin(x) * g,)
+
+    def __call__(self, x):
+        return self.apply(x)
+
+OP = Op()
+
+def check(x, t):
+    layer = Layer(2.0)
+    a = jax.jvp(OP, (x,), (t,))
+    b = jax.jacfwd(lambda v: layer(v))(x)
+    c = jax.jacrev(OP)(x)
+    d = jax.jvp(lambda v: layer(x) * v, (x,), (t,))
+    return a, b, c, d
+"""
+    result = found(source, "VJP315")
+    assert [(r, c) for r, c, _ in result] == [(49, 17), (50, 20)]
+    assert result[0][2] == (
+        "`jax.jvp` pushes tangents through `OP`, but `OP` is an instance of `Op` and `Op.__call__` calls custom_vjp "
+        "`self.apply` (line 43) with `x`, which carries the tangent: JAX raises TypeError \"can't apply forward-mode "
+        "autodiff (jvp) to a custom_vjp function.\". Use reverse mode (`jax.vjp`, `jax.jacrev`), or give the "
+        "function a custom_jvp")
+    assert ("but the lambda calls `layer` (line 50), an instance of `Layer`, with `v`, which carries the tangent, "
+            "and `Layer.__call__` calls `uses_f` (line 26) with `x`, which carries the tangent, and `uses_f` calls "
+            "custom_vjp `f` (line 19) with `x`, which carries the tangent: JAX raises") in result[1][2]
+
+
 # -- VJP316 fwd-params-reordered ---------------------------------------------------------------
 def test_vjp316_swapped_and_rotated():
     source = """

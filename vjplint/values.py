@@ -610,11 +610,40 @@ class Values:
                 if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
                 and classify_annotation(self.model, s.annotation) == "array"]
 
-    def _self_attribute(self, method: FunctionNode, attr: str) -> Kind:
-        """`self.attr`: what the class's methods assign to it (unknown when any assignment is)."""
+    def instance_class(self, expr: ast.expr) -> Optional[ast.ClassDef]:
+        """The class of this module that `expr` is an instance of: a record built here (an
+        equinox Module, a dataclass), or a name bound once to `C(...)` for a class `C` here."""
+        kind = self.of(expr)
+        if kind.tag == RECORD and isinstance(kind.node, ast.ClassDef):
+            return kind.node
+        if not isinstance(expr, ast.Name):
+            return None
+        bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
+        if len(bindings) != 1 or bindings[0].kind != "assign" or not isinstance(bindings[0].value, ast.Call):
+            return None
+        callee = self.of(bindings[0].value.func)
+        return callee.node if callee.tag == CALLABLE and isinstance(callee.node, ast.ClassDef) else None
+
+    def method_of(self, cls: ast.ClassDef, name: str, depth: int = 0) -> Optional[ast.FunctionDef]:
+        """`cls`'s method `name`, also inherited from a base class of this module."""
+        for stmt in cls.body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+                return stmt
+        if depth < 3:
+            for base in cls.bases:
+                kind = self.of(base)
+                if kind.tag == CALLABLE and isinstance(kind.node, ast.ClassDef) and kind.node is not cls:
+                    found = self.method_of(kind.node, name, depth + 1)
+                    if found is not None:
+                        return found
+        return None
+
+    def self_assignments(self, method: FunctionNode, attr: str) -> Optional[List[Optional[ast.stmt]]]:
+        """The statements of `method`'s class assigning `self.attr` (None for `self.attr += v`);
+        None when `method` is not in a class."""
         cls = self.model.index.scope_of(method).node
         if not isinstance(cls, ast.ClassDef):
-            return UNKNOWN_KIND
+            return None
         table = self._class_attrs.get(id(cls))
         if table is None:  # one walk per class: `self.x = v` per attribute, None for `self.x += v`
             table = self._class_attrs[id(cls)] = {}
@@ -625,8 +654,15 @@ class Values:
                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                             ok = not isinstance(node, ast.AugAssign) and node.value is not None
                             table.setdefault(t.attr, []).append(node if ok else None)
+        return table.get(attr, [])
+
+    def _self_attribute(self, method: FunctionNode, attr: str) -> Kind:
+        """`self.attr`: what the class's methods assign to it (unknown when any assignment is)."""
+        assignments = self.self_assignments(method, attr)
+        if assignments is None:
+            return UNKNOWN_KIND
         kinds: List[Kind] = []
-        for node in table.get(attr, []):
+        for node in assignments:
             if node is None:
                 return UNKNOWN_KIND
             kind = self.of(node.value)  # type: ignore[arg-type]

@@ -26,8 +26,10 @@ class ForwardModeOnVjp(Rule):
     Flags forward-mode differentiation of a `jax.custom_vjp` function of this module:
     `jax.jvp(f, ...)`, `jax.jacfwd(f)` and calling the function returned by
     `jax.linearize(f, ...)`, where `f` is the custom_vjp itself (also through `jit`, `vmap`,
-    `checkpoint`, `functools.partial` or a name bound to one of them), or a lambda or function
-    that directly calls it with a differentiated argument; and forward over reverse
+    `checkpoint`, `functools.partial` or a name bound to one of them), a lambda or function
+    that calls it with a differentiated argument (directly, or through a function of the module
+    or an object), or an instance of a class of the module whose `__call__` does (an equinox
+    Module, an op that creates its custom_vjp in `__init__`); and forward over reverse
     (`jax.hessian(f)`, `jax.jacfwd(jax.grad(f))`, `jax.jvp(jax.grad(f), ...)`) when the
     custom_vjp's fwd or bwd calls a custom_vjp. In a run over several modules, the custom_vjp's
     definition is also flagged when another module applies `jax.jvp`/`jax.jacfwd` to it by name
@@ -269,6 +271,12 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
             return None
         fn = self._function(expr)
         if fn is None:
+            method = self._instance_call(expr)
+            if method is not None:  # an object whose `__call__` runs the custom_vjp: `self` is not perturbed
+                cls, call = method
+                shifted = None if argnums is None else tuple(a + 1 for a in argnums)
+                inner = self._calls_vjp(call, shifted, skip + 1, bound, label=f"`{cls.name}.__call__`")
+                return None if inner is None else f"`{self.quote(expr, 30)}` is an instance of `{cls.name}` and {inner}"
             wrapped = self._bound_call(expr)
             if wrapped is not None and self.model.index.qualname(wrapped.func) in (*PASS_THROUGH, *PARTIAL):
                 return self._reason(wrapped, argnums, depth + 1, skip, bound)
@@ -300,9 +308,20 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
             return bindings[0].value
         return None
 
+    def _instance_call(self, expr: ast.expr) -> Optional[Tuple[ast.ClassDef, ast.FunctionDef]]:
+        """(class, `__call__`) when `expr` is an instance of a class of this module (an equinox
+        Module, a plain class with `__call__`)."""
+        values = self.model.facts.values()
+        cls = values.instance_class(expr)
+        if cls is None:
+            return None
+        call = values.method_of(cls, "__call__")
+        return None if call is None else (cls, call)
+
     def _calls_vjp(self, fn: FunctionNode, argnums: Optional[Tuple[int, ...]], skip: int,
-                   bound: Sequence[str]) -> Optional[str]:
-        """Why `fn` hits a custom_vjp with a perturbed argument, when it calls one directly."""
+                   bound: Sequence[str], depth: int = 0, label: str = "") -> Optional[str]:
+        """Why `fn` hits a custom_vjp with a perturbed argument: it calls one directly, or calls a
+        function or callable object of this module that does (two levels at most)."""
         positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
         if argnums is None:
             perturbed = {p for p in positional[skip:] if p not in bound}
@@ -312,7 +331,7 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
             perturbed = {positional[a] for a in argnums if 0 <= a < len(positional)}
         if not perturbed:
             return None
-        label = "the lambda" if isinstance(fn, ast.Lambda) else f"`{fn.name}`"
+        label = label or ("the lambda" if isinstance(fn, ast.Lambda) else f"`{fn.name}`")
         for d, site in self._callers.get(id(fn), []):
             if d.primal is fn:
                 continue
@@ -328,6 +347,52 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
                     self._reached = d
                     return (f"{label} calls custom_vjp `{d.name}` (line {site.call.lineno}) with "
                             f"`{self.quote(keyword.value, 30)}`, which carries the tangent")
+        return None if depth >= 2 else self._calls_through(fn, perturbed, label, depth)
+
+    def _calls_through(self, fn: FunctionNode, perturbed: Set[str], label: str, depth: int) -> Optional[str]:
+        """A call in `fn` of a function (`def`, lambda) or instance of this module that passes a
+        perturbed value on to a custom_vjp: `jax.jacfwd(lambda v: model(v))`."""
+        for node in self.model.facts.own_nodes(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = self._callee(node.func)
+            if callee is None:
+                continue
+            target, offset, name, instance = callee
+            params = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
+            positions: List[int] = []
+            carrier: Optional[ast.expr] = None
+            for position, arg in enumerate(node.args):
+                if isinstance(arg, ast.Starred):
+                    break  # later positions are unknown
+                if self._depends_on(arg, fn, perturbed):
+                    positions.append(position + offset)
+                    carrier = carrier or arg
+            for keyword in node.keywords:
+                if keyword.arg in params and self._depends_on(keyword.value, fn, perturbed):
+                    positions.append(params.index(keyword.arg))
+                    carrier = carrier or keyword.value
+            if carrier is None:
+                continue
+            inner = self._calls_vjp(target, tuple(positions), offset, (), depth + 1, name)
+            if inner is not None:
+                return (f"{label} calls `{self.quote(node.func, 30)}` (line {node.lineno}){instance} with "
+                        f"`{self.quote(carrier, 30)}`, which carries the tangent, and {inner}")
+        return None
+
+    def _callee(self, func: ast.expr) -> Optional[Tuple[FunctionNode, int, str, str]]:
+        """(function, leading parameters not passed, its label, what the callee is) for a call
+        of a function of this module or of an instance whose class has `__call__`."""
+        if self.model.facts.derivative_named(func) is not None:
+            return None  # a custom derivative itself: a direct call, seen above
+        fn = self._function(func)
+        if fn is not None:
+            label = "the lambda" if isinstance(fn, ast.Lambda) else f"`{fn.name}`"
+            return fn, 0, label, ""
+        method = self._instance_call(func)
+        if method is not None:
+            cls, call = method
+            return call, 1, f"`{cls.name}.__call__`", f", an instance of `{cls.name}`,"
         return None
 
     def _depends_on(self, expr: ast.expr, fn: FunctionNode, perturbed: Set[str], depth: int = 0) -> bool:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Set
 
 from vjplint.diagnostics import Severity
@@ -33,6 +33,8 @@ NONLINEAR = frozenset({
 METHODS_LINEAR = frozenset({"astype", "reshape", "sum", "mean", "transpose", "squeeze", "ravel", "conj", "flatten",
                             "swapaxes", "cumsum"})
 ZEROS = frozenset({"zeros_like", "zeros"})
+SELECTS = frozenset({"where", "select"})  # (condition, on true, on false)
+STOP_GRADIENT = ("jax.lax.stop_gradient", "jax._src.lax.lax.stop_gradient")
 NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
 
 
@@ -46,6 +48,8 @@ class Form:
     affine: bool = False  # nonlinear only because a tangent-free term is added
     transpose: bool = False  # linear maybe, but through a custom_vjp, which JAX cannot transpose
     loop: bool = False  # linear maybe, but through a lax.while_loop, which JAX cannot transpose
+    stop: bool = False  # the value is right, but stop_gradient has no transpose rule
+    select: bool = False  # a where/select whose condition is computed from a tangent
 
 
 ZERO, CONST, LINEAR, UNKNOWN = Form("zero"), Form("const"), Form("linear"), Form("unknown")
@@ -59,10 +63,13 @@ class NonlinearJvpTangent(Rule):
     from `t`), a tangent divided into, a tangent inside a nonlinear function (`jnp.abs(t)`,
     `jnp.sin(t)`, `jnp.maximum(t, 0)`, `jnp.nan_to_num(t / x)`), or a term that does not depend on
     the tangents added to one that does (`2 * x * t + x`), a tangent passed to a custom_vjp
-    function of the module (a custom_vjp cannot be transposed), or a tangent term (a closure over
-    one included) passed into `lax.while_loop`, directly or through a helper function that feeds
-    it into one: a function of the module, or, in a run over several modules (the CLI on a tree),
-    a function imported from another module of the run. Tangents are the names unpacked from the
+    function of the module (a custom_vjp cannot be transposed), a tangent term (the `tangents`
+    tuple included) passed to `lax.stop_gradient`, a `jnp.where`/`lax.select` whose condition
+    is computed from a tangent (also inside a function of the module the rule passes a tangent
+    to, the custom_jvp itself included), or a tangent term (a closure over one included) passed
+    into `lax.while_loop`, directly or through a helper function that feeds it into one: a
+    function of the module, or, in a run over several modules (the CLI on a tree), a function
+    imported from another module of the run. Tangents are the names unpacked from the
     rule's `tangents` parameter and `tangents[i]`; a call of a function it does not know that
     receives a tangent stops the analysis (no report).
 
@@ -80,6 +87,14 @@ class NonlinearJvpTangent(Rule):
     lax.while_loop or lax.fori_loop with dynamic start/stop values` while `jvp` and `jacfwd` work
     (jax-ml/jax#18311, `docs/facts/scripts/hazard_key_and_while.py`); a `fori_loop` with static
     bounds, or a while_loop run on the primals only, transposes and is not reported.
+    `lax.stop_gradient` of a tangent keeps its value, so `jvp`, `jacfwd` and `linearize` work,
+    but it has no transpose rule: `jax.grad` with respect to that input raises
+    `NotImplementedError: Transpose rule (for reverse-mode differentiation) for 'stop_gradient'
+    not implemented` (jax-ml/jax#10994, `docs/facts/scripts/hazard_heldout_two.py`). A selection
+    whose condition reads a tangent (`jnp.where(dx > 0, dx, 0)`, or the rule calling the masked
+    function itself as `f(x, dw)` when the mask reads its second argument; JAX inlines a
+    custom_jvp called on tangents and transposes its body) makes `grad` raise an
+    `AssertionError` and `jvp` silently wrong (jax-ml/jax#5202, same script).
 
     ## Example
     ```python
@@ -162,7 +177,21 @@ def my_abs_jvp(primals, tangents):
             if form.kind != "nonlinear" or form.node is None:
                 continue
             name = rule.name or getattr(fn, "name", "<lambda>")
-            if form.loop:
+            if form.select:
+                consequence = ("`jax.grad` raises an AssertionError when JAX transposes the selection (its condition "
+                               "must not depend on a tangent; jax-ml/jax#5202), and `jax.jvp`/`jax.jacfwd` are "
+                               "silently wrong wherever the condition on the tangent differs from the one on the "
+                               "primal")
+                remedy = ("Compute the condition from the primals only; when the rule reuses a function on the "
+                          "tangents, pass the primal in the argument the condition reads")
+            elif form.stop:
+                consequence = ("`jax.jvp`, `jax.jacfwd` and `jax.linearize` work (stop_gradient keeps the value), but "
+                               "reverse mode transposes the tangent computation and stop_gradient has no transpose "
+                               "rule: `jax.grad` with respect to that input raises NotImplementedError 'Transpose rule (for reverse-mode "
+                               "differentiation) for 'stop_gradient' not implemented' (jax-ml/jax#10994)")
+                remedy = ("Drop the stop_gradient: tangents need none; to cut a derivative, return "
+                          "`jnp.zeros_like(t)` for that part, or apply stop_gradient to the primals")
+            elif form.loop:
                 consequence = ("`jax.jvp` and `jax.jacfwd` work, but reverse mode transposes the tangent computation "
                                "and a while_loop has no transpose rule: `jax.grad` raises ValueError 'Reverse-mode "
                                "differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
@@ -186,7 +215,7 @@ def my_abs_jvp(primals, tangents):
                 remedy = ("Compute the nonlinear part from the primals and multiply the tangent by it (e.g. "
                           "`jnp.sign(x) * t` for `jnp.abs(t)`), or use a custom_vjp for a rule that must be "
                           "nonlinear in the cotangent")
-            transposable = not (form.transpose or form.loop)
+            transposable = not (form.transpose or form.loop or form.stop)
             what = "that is not linear in the input tangents" if transposable else "that JAX cannot transpose"
             self.report(form.node, f"the jvp rule `{name}` of `{d.name}` returns a tangent {what}: "
                                    f"`{self.quote(form.node, 50)}` {form.why}. {consequence}. {remedy}")
@@ -195,10 +224,12 @@ def my_abs_jvp(primals, tangents):
 class _Linearity:
     """Classifies expressions of one jvp rule by how they depend on its tangents."""
 
-    def __init__(self, rule: Rule, fn: FunctionNode, tangents_param: str) -> None:
+    def __init__(self, rule: Rule, fn: FunctionNode, tangents_param: str, given: Set[str] = frozenset(),
+                 active: Set[int] = frozenset()) -> None:
         self.rule, self.fn, self.param = rule, fn, tangents_param
         self.index = rule.model.index
-        self.tangents: Set[str] = set()
+        self.tangents: Set[str] = set(given)  # a helper's parameters that receive tangent terms
+        self.active = {*active, id(fn)}  # the functions being analysed: no recursion
         self.values: Dict[str, List[Optional[ast.expr]]] = {}
         self.parts: Dict[str, ast.expr] = {}  # a name unpacked from a call: `_, dt = while_loop(...)`
         self._seen: Set[str] = set()
@@ -292,7 +323,7 @@ class _Linearity:
                 whole = self.form(self.parts[name], depth + 1)
             finally:
                 self._seen.discard(name)
-            if whole.loop:
+            if whole.loop or whole.stop:
                 return whole
         if len(values) != 1 or values[0] is None or name in self._seen:
             return CONST if all(v is not None and self._tangent_free(v, depth) for v in values) else UNKNOWN
@@ -346,6 +377,11 @@ class _Linearity:
             return UNKNOWN
         if known and tail in ZEROS:
             return ZERO
+        if known and tail in SELECTS and len(args) == 3 and not self._tangent_free(args[0], depth):
+            return Form("nonlinear", call, f"selects on `{self.rule.quote(args[0], 30)}`, a condition computed from a "
+                                           f"tangent term", select=True)
+        if q in STOP_GRADIENT and args and not self._tangent_free(args[0], depth):
+            return Form("nonlinear", call, f"applies `{self.rule.quote(call.func, 30)}` to a tangent term", stop=True)
         if isinstance(call.func, ast.Attribute) and not known:
             if call.func.attr in METHODS_LINEAR and all(self._tangent_free(a, depth) for a in args):
                 return self.form(call.func.value, depth + 1)
@@ -359,6 +395,10 @@ class _Linearity:
             loop = self._while_loop(call, q, args, depth)
             if loop is not None:
                 return loop
+        if not known and (callee is None or callee.kind == "jvp") and keywords_free:
+            inner = self._through_function(call, args, forms)
+            if inner is not None:
+                return inner
         if not known:
             return CONST if all(f.kind in ("const", "zero") for f in forms) and keywords_free else UNKNOWN
         if tail in NONLINEAR:
@@ -370,11 +410,34 @@ class _Linearity:
             return _product(forms[0], forms[1], call)
         if tail in SUMS and len(forms) == 2 and keywords_free:
             return _sum(forms[0], forms[1], call, args[1] if forms[1].kind == "const" else args[0], self)
-        if tail == "where" and len(forms) == 3 and self._tangent_free(args[0], depth):
+        if tail in SELECTS and len(forms) == 3 and self._tangent_free(args[0], depth):
             return _sum(forms[1], forms[2], call, args[2] if forms[2].kind == "const" else args[1], self)
         if tail in LINEAR_FIRST and forms and all(f.kind in ("const", "zero") for f in forms[1:]) and keywords_free:
             return forms[0]
         return CONST if all(f.kind in ("const", "zero") for f in forms) and keywords_free else UNKNOWN
+
+
+    def _through_function(self, call: ast.Call, args: List[ast.expr], forms: List[Form]) -> Optional[Form]:
+        """A tangent term passed to a function of this module (a custom_jvp's primal included: a jvp
+        rule's call of it on tangents is inlined and transposed) whose returned value is then not
+        linear in it; None when it is, or when that is not known."""
+        target = module_function(self.index, call.func)
+        if target is None or id(target) in self.active or len(self.active) > 3 or target.args.vararg is not None:
+            return None
+        params = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
+        if len(args) > len(params) or any(f.kind == "unknown" for f in forms):
+            return None
+        given = {p for p, f in zip(params, forms) if f.kind in ("linear", "nonlinear")}
+        if not given:
+            return None
+        inner = _Linearity(self.rule, target, "", given, self.active)
+        for ret in self.rule.model.facts.returns_of(target):
+            form = inner.form(ret.value)
+            if form.kind == "nonlinear" and form.node is not None:
+                via = (f"passes a tangent term to `{target.name}` (line {target.lineno}), where "
+                       f"`{self.rule.quote(form.node, 40)}` {form.why}")
+                return replace(form, node=call, why=via)
+        return None
 
     def _while_loop(self, call: ast.Call, q: str, args: List[ast.expr], depth: int) -> Optional[Form]:
         """A tangent term passed into `lax.while_loop`, or to a helper of this module or of another

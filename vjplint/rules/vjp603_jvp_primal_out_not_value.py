@@ -4,6 +4,7 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
+from vjplint.jaxapi import ARRAY_METHODS
 from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.semantic import FunctionNode
@@ -11,6 +12,9 @@ from vjplint.semantic import FunctionNode
 NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
 # Calls that return a "cleaned" copy of an input (the value changes on part of the domain).
 CLEANING = frozenset({"maximum", "minimum", "clip", "where", "nan_to_num", "abs", "absolute", "fmax", "fmin"})
+# Calls and methods whose result has the value of their (first) argument.
+SAME_VALUE = frozenset({"asarray", "array", "copy", "astype", "reshape", "ravel", "squeeze", "expand_dims",
+                        "stop_gradient", "block_until_ready", "view", "flatten", "convert_element_type"})
 # Attributes that read no value of the tangent.
 META = frozenset({"shape", "dtype", "ndim", "size"})
 
@@ -20,7 +24,9 @@ class JvpPrimalOutNotValue(Rule):
     Flags a `jax.custom_jvp` rule whose primal output (the first element it returns) is not the
     function's value: it is computed from the tangents (error), or from a "cleaned" input
     (`jnp.maximum(x, eps)`, `jnp.clip(x, ...)`, `jnp.where(...)`, ...) where the primal uses the
-    input itself (warning: the two may agree on the inputs you call it with).
+    input itself (warning: the two may agree on the inputs you call it with), or is one of the
+    rule's primal inputs returned unchanged while the primal computes something else from it
+    (a straight-through estimator written as `return x, t` for `round(x)`).
 
     ## Why is this bad?
     Under any transformation that runs the rule (`grad`, `jvp`, `jacfwd`, ...) the rule's primal
@@ -32,7 +38,11 @@ class JvpPrimalOutNotValue(Rule):
     (jax-ml/jax#7972). A primal output at a cleaned input (`log(maximum(x, 1))`) is silently
     wrong under `jvp` and `value_and_grad`, and everything downstream is differentiated at the
     wrong value (`grad(lambda v: f(v) ** 2)` is 0 instead of -2.77), while eager calls of `f`
-    are right; the custom_vjp analogue is lucidrains/flash-attention-jax#7.
+    are right; the custom_vjp analogue is lucidrains/flash-attention-jax#7. The raw input as
+    the primal output (flaport/inverse_design#13, `docs/facts/scripts/hazard_heldout_two.py`)
+    is the same silent error: `jax.jvp` and `value_and_grad` return the input instead of
+    `round(x)`, and `grad` of a loss built on the function is computed at the input. A primal
+    that returns its input (a gradient-only custom_jvp) is left alone.
 
     ## Example
     ```python
@@ -124,6 +134,61 @@ def f_jvp(primals, tangents):
                     f"gradient downstream may be silently wrong while eager calls are right (the custom_vjp analogue: "
                     f"lucidrains/flash-attention-jax#7). Return the function's value (`{d.name}(...)` on the primals, "
                     f"or the primal's expression) and keep the cleaned input for the tangent"))
+                continue
+            computed = self._raw_input(d, flow, fn, out)
+            if computed is not None:
+                self.report(out, (
+                    f"the jvp rule `{name}` of `{d.name}` returns its input `{self.quote(out, 30)}` unchanged as the "
+                    f"primal output, but the primal returns `{self.quote(computed, 40)}`: under jvp, grad and "
+                    f"value_and_grad the rule's primal output replaces the function's value, so they see the raw input "
+                    f"while eager calls are right, and every gradient downstream is computed at the wrong value "
+                    f"(measured on JAX 0.10.2). Return the function's value (`{d.name}(...)` on the primals); a "
+                    f"straight-through estimator changes only the tangent"))
+
+    def _raw_input(self, d: CustomDerivative, flow: "_Flow", fn: FunctionNode, out: ast.expr) -> Optional[ast.expr]:
+        """What the primal returns, when the rule's primal output is one of its primal inputs as
+        received while no return of the primal is that input (or a copy, cast or reshape of it)."""
+        primal = d.primal
+        index = flow.primal_of(out)
+        if primal is None or index is None:
+            return None
+        if isinstance(out, ast.Name) and len(self._bindings(fn, out.id)) != 1:
+            return None  # rebound in the rule: no longer the input
+        params = [a.arg for a in (*primal.args.posonlyargs, *primal.args.args)]
+        diff = [p for i, p in enumerate(params) if i not in d.nondiff]
+        if d.nondiff_unresolved or primal.args.vararg is not None or index >= len(diff):
+            return None
+        returns = [r.value for r in self.model.facts.returns_of(primal)]
+        if not returns or any(v is None or self._passes_through(primal, v, diff[index], 0) for v in returns):
+            return None
+        return returns[0]
+
+    def _passes_through(self, primal: FunctionNode, expr: ast.expr, param: str, depth: int) -> bool:
+        """`expr` may be the parameter's value: the name itself, a copy, cast or reshape of it, a
+        name bound to one of those, or anything not known to compute (a call of another function)."""
+        if depth > 4:
+            return True
+        if isinstance(expr, ast.Name):
+            if expr.id == param:
+                return True
+            bindings = self._bindings(primal, expr.id)
+            if not bindings:
+                return False  # a global or constant: not the input
+            return any(b.kind != "assign" or b.value is None or self._passes_through(primal, b.value, param, depth + 1)
+                       for b in bindings)
+        if isinstance(expr, ast.Call):
+            q = self.model.index.qualname(expr.func) or ""
+            if isinstance(expr.func, ast.Attribute) and not q:  # a method: `x.astype(...)`
+                return expr.func.attr not in ARRAY_METHODS or (
+                    expr.func.attr in SAME_VALUE and self._passes_through(primal, expr.func.value, param, depth + 1))
+            if q.rsplit(".", 1)[-1] in SAME_VALUE and expr.args:
+                return self._passes_through(primal, expr.args[0], param, depth + 1)
+            return not q.startswith((*NAMESPACES, "numpy.", "jax.numpy."))  # another function: unknown
+        return not isinstance(expr, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Compare, ast.BoolOp))
+
+    def _bindings(self, fn: FunctionNode, name: str) -> list:
+        scope = self.model.index.scopes.get(fn)
+        return list(scope.bindings.get(name, [])) if scope is not None else []
 
     def _cleaned(self, d: CustomDerivative, flow: "_Flow", out: ast.expr) -> Optional[ast.expr]:
         """The cleaning call in the rule's primal output that the primal does not make, if any."""
