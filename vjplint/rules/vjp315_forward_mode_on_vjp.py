@@ -27,7 +27,9 @@ class ForwardModeOnVjp(Rule):
     `jax.jvp(f, ...)`, `jax.jacfwd(f)` and calling the function returned by
     `jax.linearize(f, ...)`, where `f` is the custom_vjp itself (also through `jit`, `vmap`,
     `checkpoint`, `functools.partial` or a name bound to one of them), or a lambda or function
-    that directly calls it with a differentiated argument; and forward over reverse
+    that directly calls it with a differentiated argument (an object of a class of this module
+    counts as its `__call__` method, `self` bound: `jax.jvp(op, ...)` where `op = Op()`);
+    and forward over reverse
     (`jax.hessian(f)`, `jax.jacfwd(jax.grad(f))`, `jax.jvp(jax.grad(f), ...)`) when the
     custom_vjp's fwd or bwd calls a custom_vjp. In a run over several modules, the custom_vjp's
     definition is also flagged when another module applies `jax.jvp`/`jax.jacfwd` to it by name
@@ -268,6 +270,10 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
                                     (*bound, *(k.arg for k in expr.keywords if k.arg)))
             return None
         fn = self._function(expr)
+        method = self._instance_call(expr) if fn is None else None
+        if method is not None:  # a callable object: `__call__` with `self` bound
+            return self._calls_vjp(method, None if argnums is None else tuple(a + 1 for a in argnums), skip + 1,
+                                   bound)
         if fn is None:
             wrapped = self._bound_call(expr)
             if wrapped is not None and self.model.index.qualname(wrapped.func) in (*PASS_THROUGH, *PARTIAL):
@@ -291,6 +297,22 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
             return binding.value
         return None
 
+    def _instance_call(self, expr: ast.expr) -> Optional[FunctionNode]:
+        """`OP = Op()` bound once, `Op` a class of this module with one plain `__call__`: the method
+        `jax.jvp(OP, ...)` runs."""
+        call = self._bound_call(expr)
+        if call is None or not isinstance(call.func, ast.Name):
+            return None
+        index = self.model.index
+        classes = index.lookup(call.func.id, index.scope_of(call))
+        if len(classes) != 1 or classes[0].kind != "class":
+            return None
+        scope = index.scopes.get(classes[0].node)
+        methods = scope.bindings.get("__call__", []) if scope is not None else []
+        if len(methods) != 1 or methods[0].kind != "def" or getattr(methods[0].node, "decorator_list", None):
+            return None
+        return methods[0].node  # type: ignore[return-value]
+
     def _bound_call(self, expr: ast.expr) -> Optional[ast.Call]:
         """The call a name is bound to once (`cube_jit = jax.jit(cube)`), for wrappers."""
         if not isinstance(expr, ast.Name):
@@ -312,7 +334,9 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
             perturbed = {positional[a] for a in argnums if 0 <= a < len(positional)}
         if not perturbed:
             return None
-        label = "the lambda" if isinstance(fn, ast.Lambda) else f"`{fn.name}`"
+        owner = self.model.index.parent(fn)
+        label = "the lambda" if isinstance(fn, ast.Lambda) else \
+            f"`{owner.name}.{fn.name}`" if isinstance(owner, ast.ClassDef) else f"`{fn.name}`"
         for d, site in self._callers.get(id(fn), []):
             if d.primal is fn:
                 continue
