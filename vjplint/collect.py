@@ -254,7 +254,10 @@ class _Collector:
         return "default" if all(v is True for v in values) else "either"
 
     def _is_bound_method(self, creation: ast.expr, primal: Optional[FunctionNode], scope: Scope) -> bool:
-        """`jax.custom_vjp(self._f)`: `_f` is a method reached through the instance, so `self` is bound."""
+        """`jax.custom_vjp(self._f)`: does the attribute access bind the primal's first parameter?
+        As Python binds (docs/facts/scripts/jax_method_kinds.py): a method through an instance binds
+        `self`, a classmethod through the class or an instance binds `cls`, a staticmethod or a plain
+        function through the class binds nothing."""
         if primal is None or not isinstance(creation, ast.Call) or not creation.args:
             return False
         arg = creation.args[0]
@@ -262,9 +265,24 @@ class _Collector:
             return False
         if not isinstance(self.index.parent(primal), ast.ClassDef):
             return False
+        kind = self._method_kind(primal)
+        if kind == "static" or self._class_scope_for(arg.value, scope) is None:
+            return False
         bindings = self.index.lookup(arg.value.id, scope)
-        return len(bindings) == 1 and bindings[0].kind == "param" and \
-            self._class_scope_for(arg.value, scope) is not None
+        if len(bindings) != 1:
+            return False
+        if kind == "class":
+            return bindings[0].kind in ("param", "class")
+        if bindings[0].kind != "param":
+            return False  # `Class.f`: a plain function, nothing bound
+        owner = self.index.enclosing_function(bindings[0].node)
+        return owner is not None and self._method_kind(owner) == "instance"  # `self`, not a classmethod's `cls`
+
+    def _method_kind(self, fn: FunctionNode) -> str:
+        """'static', 'class' or 'instance', from the decorators of a method."""
+        names = {self.index.qualname(dec) for dec in getattr(fn, "decorator_list", [])}
+        return "static" if "builtins.staticmethod" in names else "class" if "builtins.classmethod" in names \
+            else "instance"
 
     def _rules_in_call(self, d: CustomDerivative, call: ast.Call, scope: Scope) -> None:
         """linen: `nn.custom_vjp(fn, forward_fn, backward_fn, ...)` registers fwd and bwd in the call."""

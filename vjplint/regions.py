@@ -31,7 +31,7 @@ IDENTIFIERS = re.compile(r"[A-Za-z0-9_.]+")
 MIN_STATEMENTS = 8  # below this, selecting costs more than it saves
 _IMPORTS = (ast.Import, ast.ImportFrom)
 # Names whose rules look at one expression and its bindings, never at callers.
-LOCAL_NAMES = frozenset({"JVPTracer", "direct_linearize", "DIRECT_LINEARIZE"})
+LOCAL_NAMES = frozenset({"JVPTracer", "direct_linearize", "DIRECT_LINEARIZE", "custom_transforms"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TARGETED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)

@@ -182,9 +182,10 @@ def primal_signature(model: FileModel, d: CustomDerivative) -> Optional[Signatur
     elif d.anchor is fn:
         decorators = []
     for decorator in decorators:
-        if (model.index.qualname(decorator) or "?") not in SIGNATURE_KEEPING:
-            return None
-    return d.signature  # without `self` for `jax.custom_vjp(self._f)`
+        q = model.index.qualname(decorator) or "?"
+        if q not in SIGNATURE_KEEPING and not (q == "builtins.classmethod" and d.bound_self):
+            return None  # unknown: arity rules stay silent rather than count an empty signature
+    return d.signature  # without the bound `self`/`cls` for `jax.custom_vjp(self._f)`
 
 
 def nondiff_positions(model: FileModel, d: CustomDerivative) -> Optional[Tuple[int, ...]]:

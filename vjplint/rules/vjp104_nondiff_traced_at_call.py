@@ -25,6 +25,11 @@ class NondiffTracedAtCall(Rule):
     position: `jax.jit(f)` without `static_argnums` for it, `jax.vmap(f)` batching it,
     `jax.grad(f, argnums=...)` differentiating it, `lax.cond(p, f, g, ...)`.
 
+    A custom_jvp closes over its nondiff arguments instead of rejecting tracers, so for it only
+    one pattern is flagged, as a warning: `jax.vmap` batching a nondiff position (default
+    `in_axes=0` batches them all) when the batched function is staged: `jax.jit(jax.vmap(f))`,
+    `jax.checkpoint` of it, or the vmap built or called inside a jitted function.
+
     When the caller is in another module of the run (vjplint.project_values), the traced value
     that module passes is reported at the custom_vjp's definition, with the caller's file, line
     and evidence chain; that includes `t = init_table()` inside a jitted function when
@@ -34,7 +39,9 @@ class NondiffTracedAtCall(Rule):
     Inside a traced function these values are tracers, and custom_vjp rejects tracers in
     nondiff positions: `jax.errors.UnexpectedTracerError: Found a JAX Tracer object passed as an
     argument to a custom_vjp function in a position indicated by nondiff_argnums...`. Even
-    `jnp.array(0.5)` created inside `jit` is a tracer.
+    `jnp.array(0.5)` created inside `jit` is a tracer. A custom_jvp's batched nondiff argument
+    runs, and so does grad of it unstaged, but through `jit` or `checkpoint` differentiating
+    raises `UnexpectedTracerError: Encountered an unexpected tracer ... wrapped in a BatchTracer`.
 
     ## Example
     ```python
@@ -54,7 +61,7 @@ class NondiffTracedAtCall(Rule):
     CODE = "VJP104"
     NAME = "nondiff-traced-at-call"
     SEVERITY = Severity.ERROR
-    TRIGGERS = (b"custom_vjp",)
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
     INVALID = ['''
 from functools import partial
 import jax
@@ -87,6 +94,8 @@ def step(n, x):
     def check(self) -> None:
         values = self.model.facts.values()
         for d in self.model.derivatives:
+            if d.kind == "jvp":
+                self._jvp_batched_and_staged(d)
             if d.kind != "vjp":
                 continue
             names = dict(d.nondiff_names())
@@ -129,6 +138,25 @@ def step(n, x):
                                   f"raises UnexpectedTracerError. Mark it static there (`static_argnums`, "
                                   f"`in_axes=None`, `argnums`), or move `{name}` out of nondiff_argnums")
 
+    def _jvp_batched_and_staged(self, d) -> None:
+        """A custom_jvp closes over its nondiff arguments: a batched one runs, but once the batched
+        call is staged (jit, checkpoint) differentiating through it leaks the BatchTracer
+        (docs/facts/scripts/hazard_nondiff_vmap.py). Unstaged, it is fine: not reported."""
+        names = dict(d.nondiff_names())
+        for call, position, _ in traced_boundaries(self.model, d):
+            if self.model.index.qualname(call.func) != "jax.vmap":
+                continue
+            staged = _staging(self.model, call)
+            if staged is None:
+                continue
+            name = names[position]
+            self.report(call, f"`{self.quote(call, 50)}` batches the nondiff position {position} (`{name}`) of the "
+                              f"custom_jvp `{d.name}`, and {staged}: the primal runs, but differentiating through "
+                              f"it (grad, jvp) raises UnexpectedTracerError ('Encountered an unexpected tracer', a "
+                              f"BatchTracer in the nondiff argument the rule closes over). Pass `{name}` unbatched "
+                              f"(`in_axes=None`, a Python value), or move `{name}` out of nondiff_argnums",
+                        severity=Severity.WARNING)
+
     def _through_partials(self, d, names) -> None:
         """`partial(f, lr)` binds a nondiff position: a traced `lr` reaches `f` at every call of the partial."""
         values = self.model.facts.values()
@@ -165,6 +193,43 @@ def step(n, x):
                                       f"in that transformation, pass a Python constant, or move `{name}` out of "
                                       f"nondiff_argnums")
                 return
+
+
+# Transformations that stage the function they are given (measured for jit and checkpoint).
+STAGING = ("jax.jit", "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "equinox.filter_jit",
+           "flax.nnx.jit", "flax.nnx.remat")
+
+
+def _staging(model, vmap_call: ast.Call) -> Optional[str]:
+    """How the vmapped function gets staged: `jax.jit(jax.vmap(f))`, the vmap inside a jitted
+    function, or a name bound to it and handed to `jax.jit` or called in a jitted function."""
+    index = model.index
+    parent = index.parent(vmap_call)
+    if isinstance(parent, ast.Call) and parent.args and parent.args[0] is vmap_call \
+            and index.qualname(parent.func) in STAGING:
+        return f"`{model.quote(parent.func, 30)}(...)` stages it"
+    enclosing = index.enclosing_function(vmap_call)
+    traced = model.traced.get(enclosing) if enclosing is not None else None
+    if traced is not None and traced.how in STAGING:
+        return f"it is built inside `{getattr(enclosing, 'name', '<lambda>')}`, which `{traced.how}` stages"
+    assign = parent if isinstance(parent, ast.Assign) and parent.value is vmap_call else None
+    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
+        return None
+    target = assign.targets[0].id
+    for load in index.of_type(ast.Name):
+        if load.id != target or not isinstance(load.ctx, ast.Load):
+            continue
+        bindings = index.lookup(target, index.scope_of(load))
+        if len(bindings) != 1 or bindings[0].value is not vmap_call:
+            continue
+        user = index.parent(load)
+        if isinstance(user, ast.Call) and user.args and user.args[0] is load and index.qualname(user.func) in STAGING:
+            return f"`{model.quote(user.func, 30)}({target})` stages it"
+        fn = index.enclosing_function(load)
+        traced = model.traced.get(fn) if fn is not None else None
+        if isinstance(user, ast.Call) and user.func is load and traced is not None and traced.how in STAGING:
+            return f"`{target}` is called inside `{getattr(fn, 'name', '<lambda>')}`, which `{traced.how}` stages"
+    return None
 
 
 def _closure_maker(model, arg: ast.expr) -> bool:

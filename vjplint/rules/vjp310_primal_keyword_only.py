@@ -18,7 +18,8 @@ class PrimalKeywordOnly(Rule):
     without a default (no call can succeed). A keyword-only parameter with a default that no
     caller passes is fine: JAX then leaves it at its default. Calls inside `pytest.raises` or
     `assertRaises` (tests that want the error) and `f(x, **options)` (names unknown) are not
-    reported.
+    reported. A `jax.custom_gradient` function binds no keyword at all: there every keyword
+    argument is flagged, for a positional parameter too.
 
     ## Why is this bad?
     custom_vjp and custom_jvp bind every call to the primal's positional parameters before
@@ -30,7 +31,11 @@ class PrimalKeywordOnly(Rule):
         The following keyword arguments could not be resolved to positions: scale
 
     A required keyword-only parameter fails either way: passed, with the error above; omitted,
-    with `missing a required argument: 'scale'`.
+    with `missing a required argument: 'scale'`. A keyword for a positional parameter is bound
+    to its position by custom_vjp and custom_jvp, but not by `jax.custom_gradient`, whose inner
+    custom_vjp wraps the function as `wrapped_fun(*args, **kwargs)`: `g(x, y, scale=2.0)` and
+    `functools.partial(g, scale=2.0)(x, y)` raise the error above even when `scale` is an
+    ordinary defaulted parameter (`docs/facts/scripts/jax_keyword_arguments.py`).
 
     ## Example
     ```python
@@ -59,7 +64,7 @@ class PrimalKeywordOnly(Rule):
     CODE = "VJP310"
     NAME = "primal-keyword-only"
     SEVERITY = Severity.ERROR
-    TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    TRIGGERS = (b"custom_vjp", b"custom_jvp", b"custom_gradient")
 
     INVALID = ['''
 import jax
@@ -105,6 +110,9 @@ y = scaled(1.0, scale=2.0)
 
     def check(self) -> None:
         for d in self.model.derivatives:
+            if d.api == "custom_gradient":
+                self._custom_gradient(d)
+                continue
             sig = self.model.facts.primal_signature(d)
             if sig is None or not (sig.kwonly or sig.kwarg) or d.api != "jax":
                 continue  # equinox passes keywords through; nnx, linen, custom_gradient bind their own way
@@ -132,6 +140,19 @@ y = scaled(1.0, scale=2.0)
                 self.report(keyword, f"`{shown}` passes {kind} of {what} by keyword: JAX raises "
                                      f"TypeError \"{RESOLVE_ERROR}: {name}\" at every such call, eager included. "
                                      f"{self._advice(sig, name)}")
+
+    def _custom_gradient(self, d: CustomDerivative) -> None:
+        """custom_gradient binds arguments to positions only: every keyword fails, whatever the parameter."""
+        for call, keyword in self._keyword_uses(d):
+            if self.model.facts.expects_failure(call):
+                continue
+            name = keyword.arg
+            shown = f"{self.quote(call.func, 40)}(..., {name}=...)"
+            self.report(keyword, f"`{shown}` passes `{name}` by keyword to the jax.custom_gradient function "
+                                 f"`{d.name}`: custom_gradient wraps it in a custom_vjp that takes `*args` only, so "
+                                 f"JAX raises TypeError \"{RESOLVE_ERROR}: {name}\" at every such call, eager "
+                                 f"included, even though `{name}` is one of its parameters. Pass it positionally (the "
+                                 f"vjp function then returns a cotangent, or None, for it too)")
 
     def _advice(self, sig: Signature, name: str) -> str:
         if name in sig.kwonly:
