@@ -390,6 +390,44 @@ def test_statement_splits_blank_what_libcst_blanks(monkeypatch: pytest.MonkeyPat
         assert source._blank_newer_syntax(text.replace("y = 1; z = 2", "y = 1 $ 2")) is None
 
 
+TYPE_PARAMETERS = """\
+import jax
+type Scalar = float
+def first[T](xs: list[T]) -> T:
+    return xs[0]
+class Box[T: (int, float)](object):
+    def get(self) -> T: ...
+def outer(f):
+    def decorator[F: Callable[..., Any]](rule: F) -> F:
+        return rule
+    return decorator
+f = jax.custom_vjp(lambda x: x)
+"""
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="tests the fallback for syntax newer than `ast`")
+def test_type_parameters_are_blanked_without_libcst(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PEP 695 statements are recognised by reading them without their type parameters: the
+    tree is the one libcst's check gives, and libcst is not needed (its import would fail)."""
+    import ast
+
+    from vjplint import source
+
+    def dump(tree):
+        return ast.dump(tree, include_attributes=True)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(source, "_without_type_parameters", lambda chunk: chunk)  # libcst decides
+        by_libcst = dump(source.parse(TYPE_PARAMETERS))
+    monkeypatch.setitem(sys.modules, "libcst", None)  # `import libcst` raises ImportError
+    assert dump(source.parse(TYPE_PARAMETERS)) == by_libcst
+    assert [type(s).__name__ for s in source.parse(TYPE_PARAMETERS).body] == ["Import", "Assign"]
+    # A real error beside type parameters, or a list that is no signature, is still an error.
+    for broken in ("def first[T](xs) -> T:\n    return xs +\n", "def first[T, /](xs):\n    return xs\n"):
+        with pytest.raises(source.SourceError):
+            source.parse(TYPE_PARAMETERS + broken)
+
+
 def test_indexes_of_builds_unused_for_a_week_are_pruned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text(FIRING)
