@@ -824,17 +824,24 @@ def test_the_index_scans_find_what_their_regular_expressions_find() -> None:
     each `import`, instead of trying a regex at every word or line: same answers as the regexes."""
     import re
 
-    from vjplint.facts.crossmodule import _registered
+    from vjplint.facts.crossmodule import _INNER_CREATOR, _TOP, _inner_creators, _registered
+    from vjplint.positions import column_zero_matches
     from vjplint.project_values import _IMPORT_LINE, _WORD, _imported_words
+    from vjplint.wrappers import _TOP as _WRAPPER_TOP
 
     registered = re.compile(r"\b(\w+)\s*\.\s*(?:defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\b")
     texts = [p.read_text(encoding="utf-8", errors="replace")
              for tree in ("fixtures", "eval/cases", "vjplint") for p in sorted((ROOT / tree).rglob("*.py"))]
     texts += ["f.defvjp.defvjp(a, b)", "f .\n defvjp(a)", "é_f.defjvps(x)", ".defvjp(x)", "(g) . def_fwd",
-              "import\nfrom x import\rimport y\n  from a.b import c, d\nx = 'import z'\nimportlib.import_module('q')\n"]
+              "import\nfrom x import\rimport y\n  from a.b import c, d\nx = 'import z'\nimportlib.import_module('q')\n",
+              "@d\ndef f(): pass\n\tx = 1\n#c\n)\nelse:\n  @custom_vjp  # custom_jvp\n def g(): pass\n\fy = 2\n"]
     assert sum(bool(registered.findall(t)) for t in texts) > 100
     for text in texts:
         assert _registered(text) == set(registered.findall(text)), text
         data = text.encode()
         expected = {w for groups in _IMPORT_LINE.findall(data) for g in groups for w in _WORD.findall(g)}
         assert _imported_words(data) == expected, text
+        # Column-0 patterns tried only at lines starting with code, creators' lines only.
+        for pattern in (_TOP, _WRAPPER_TOP):
+            assert [m.span() for m in column_zero_matches(pattern, text)] == [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in _inner_creators(text)] == [m.span() for m in _INNER_CREATOR.finditer(text)]

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from vjplint.positions import column_zero_matches
+
 CALL, REGISTER, USE, FORWARD_USE = "call", "register", "use", "forward"
 REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
 CREATOR_TAILS = ("custom_vjp", "custom_jvp")
@@ -99,7 +101,7 @@ def forward_targets(text: str, exported: Sequence[str]) -> List[str]:
     linearized function to them (VJP315), so only those uses are summarised."""
     names: List[str] = []
     decorators: List[str] = []
-    for m in _TOP.finditer(text):
+    for m in column_zero_matches(_TOP, text):
         decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
         if decorator:
             decorators.append(m.group(0))
@@ -123,7 +125,7 @@ def exported_targets(text: str) -> List[str]:
     names: List[str] = []
     decorators: List[str] = []
     defs: List[Tuple[int, str]] = []  # (offset, name) of undecorated-by-a-creator top-level defs
-    for m in _TOP.finditer(text):
+    for m in column_zero_matches(_TOP, text):
         decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
         line = m.group(0)
         if decorator:
@@ -143,12 +145,27 @@ def exported_targets(text: str) -> List[str]:
             defs.append((m.start(), ""))  # closing bracket only continues the statement above)
         decorators = []
     starts = [start for start, _ in defs]
-    for m in _INNER_CREATOR.finditer(text):  # a factory: a custom derivative is built inside a def
+    for m in _inner_creators(text):  # a factory: a custom derivative is built inside a def
         before = bisect.bisect_right(starts, m.start())  # the last statement starting at or before it
         owner = defs[before - 1][1] if before else ""
         if owner and owner not in names:
             names.append(owner)
     return names
+
+
+def _inner_creators(text: str) -> List["re.Match[str]"]:
+    """What `_INNER_CREATOR.finditer(text)` finds (indented decorator lines naming a creator),
+    tried only on the lines where a creator's name occurs."""
+    found: List["re.Match[str]"] = []
+    last = -1
+    for creator in _CREATOR.finditer(text):
+        start = text.rfind("\n", 0, creator.start()) + 1
+        if start != last:
+            last = start
+            m = _INNER_CREATOR.match(text, start)
+            if m is not None:
+                found.append(m)
+    return found
 
 
 def _is_word(char: str) -> bool:
