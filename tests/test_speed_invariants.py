@@ -824,7 +824,7 @@ def test_the_index_scans_find_what_their_regular_expressions_find() -> None:
     each `import`, instead of trying a regex at every word or line: same answers as the regexes."""
     import re
 
-    from vjplint.facts.crossmodule import _INNER_CREATOR, _TOP, _inner_creators, _registered
+    from vjplint.facts.crossmodule import _CREATOR, _INNER_CREATOR, _TOP, _creators, _inner_creators, _registered
     from vjplint.positions import column_zero_matches
     from vjplint.project_values import _IMPORT_LINE, _WORD, _imported_words
     from vjplint.wrappers import _TOP as _WRAPPER_TOP
@@ -845,3 +845,4 @@ def test_the_index_scans_find_what_their_regular_expressions_find() -> None:
         for pattern in (_TOP, _WRAPPER_TOP):
             assert [m.span() for m in column_zero_matches(pattern, text)] == [m.span() for m in pattern.finditer(text)]
         assert [m.span() for m in _inner_creators(text)] == [m.span() for m in _INNER_CREATOR.finditer(text)]
+        assert [m.span() for m in _creators(text)] == [m.span() for m in _CREATOR.finditer(text)]

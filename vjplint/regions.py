@@ -300,7 +300,7 @@ def first_line(statement: ast.stmt) -> int:
 def _bound_names(statement: ast.stmt, text: str, span) -> Set[str]:
     """The module-level names a top-level statement binds (not those of nested scopes)."""
     if isinstance(statement, _DEFS):
-        if GLOBAL.search(text, *span) is None:
+        if text.find("global", *span) < 0 or GLOBAL.search(text, *span) is None:
             return {statement.name}
         # `global X` inside binds X in the module.
         return {statement.name, *(n for node in ast.walk(statement) if isinstance(node, ast.Global) for n in node.names)}

@@ -153,12 +153,25 @@ def exported_targets(text: str) -> List[str]:
     return names
 
 
+def _creators(text: str) -> List["re.Match[str]"]:
+    """What `_CREATOR.finditer(text)` finds, tried only where `custom_` occurs (a pattern that
+    starts with `\\b` is tried at every character)."""
+    found: List["re.Match[str]"] = []
+    at = text.find("custom_")
+    while at >= 0:
+        m = _CREATOR.match(text, at)
+        if m is not None:
+            found.append(m)
+        at = text.find("custom_", at + 7)
+    return found
+
+
 def _inner_creators(text: str) -> List["re.Match[str]"]:
     """What `_INNER_CREATOR.finditer(text)` finds (indented decorator lines naming a creator),
     tried only on the lines where a creator's name occurs."""
     found: List["re.Match[str]"] = []
     last = -1
-    for creator in _CREATOR.finditer(text):
+    for creator in _creators(text):
         start = text.rfind("\n", 0, creator.start()) + 1
         if start != last:
             last = start
