@@ -81,6 +81,21 @@ def test_syntax_error_position():
     assert d.message.startswith("cannot parse this file: syntax error:")
 
 
+def test_syntax_error_where_no_rule_looks_is_still_reported(monkeypatch):
+    """The rules see only the regions that can matter (vjplint.regions), but the whole file is
+    parsed: a statement Python cannot read stops the file with VJP900 wherever it is, as ruff
+    reports it, rather than a clean result for a file that cannot be imported (docs/performance.md,
+    "Syntax errors outside the regions")."""
+    from vjplint import regions
+
+    monkeypatch.setattr(regions, "MIN_STATEMENTS", 1)
+    unrelated = "".join(f"def helper_{i}(x):\n    return x + {i}\n\n" for i in range(10))
+    broken = CLIP + "\n" + unrelated + "def typo(x):\n    return x +\n"
+    (d,) = lint_source("x.py", broken, Config()).diagnostics
+    assert (d.code, d.location.row) == ("VJP900", broken.count("\n"))
+    assert [d.code for d in lint_source("x.py", CLIP + "\n" + unrelated, Config()).diagnostics] == ["VJP101"]
+
+
 def test_deep_nesting_is_a_diagnostic_not_a_crash():
     source = "import jax\n@jax.custom_vjp\ndef f(x):\n    return " + "(" * 1000 + "x" + ")" * 1000 + "\n"
     result = lint_source("x.py", source, Config())

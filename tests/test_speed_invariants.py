@@ -390,6 +390,44 @@ def test_statement_splits_blank_what_libcst_blanks(monkeypatch: pytest.MonkeyPat
         assert source._blank_newer_syntax(text.replace("y = 1; z = 2", "y = 1 $ 2")) is None
 
 
+TYPE_PARAMETERS = """\
+import jax
+type Scalar = float
+def first[T](xs: list[T]) -> T:
+    return xs[0]
+class Box[T: (int, float)](object):
+    def get(self) -> T: ...
+def outer(f):
+    def decorator[F: Callable[..., Any]](rule: F) -> F:
+        return rule
+    return decorator
+f = jax.custom_vjp(lambda x: x)
+"""
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="tests the fallback for syntax newer than `ast`")
+def test_type_parameters_are_blanked_without_libcst(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PEP 695 statements are recognised by reading them without their type parameters: the
+    tree is the one libcst's check gives, and libcst is not needed (its import would fail)."""
+    import ast
+
+    from vjplint import source
+
+    def dump(tree):
+        return ast.dump(tree, include_attributes=True)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(source, "_without_type_parameters", lambda chunk: chunk)  # libcst decides
+        by_libcst = dump(source.parse(TYPE_PARAMETERS))
+    monkeypatch.setitem(sys.modules, "libcst", None)  # `import libcst` raises ImportError
+    assert dump(source.parse(TYPE_PARAMETERS)) == by_libcst
+    assert [type(s).__name__ for s in source.parse(TYPE_PARAMETERS).body] == ["Import", "Assign"]
+    # A real error beside type parameters, or a list that is no signature, is still an error.
+    for broken in ("def first[T](xs) -> T:\n    return xs +\n", "def first[T, /](xs):\n    return xs\n"):
+        with pytest.raises(source.SourceError):
+            source.parse(TYPE_PARAMETERS + broken)
+
+
 def test_indexes_of_builds_unused_for_a_week_are_pruned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text(FIRING)
@@ -786,20 +824,28 @@ def test_the_index_scans_find_what_their_regular_expressions_find() -> None:
     each `import`, instead of trying a regex at every word or line: same answers as the regexes."""
     import re
 
-    from vjplint.facts.crossmodule import _registered
+    from vjplint.facts.crossmodule import _CREATOR, _INNER_CREATOR, _TOP, _creators, _inner_creators, _registered
+    from vjplint.positions import column_zero_matches
     from vjplint.project_values import _IMPORT_LINE, _WORD, _imported_words
+    from vjplint.wrappers import _TOP as _WRAPPER_TOP
 
     registered = re.compile(r"\b(\w+)\s*\.\s*(?:defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\b")
     texts = [p.read_text(encoding="utf-8", errors="replace")
              for tree in ("fixtures", "eval/cases", "vjplint") for p in sorted((ROOT / tree).rglob("*.py"))]
     texts += ["f.defvjp.defvjp(a, b)", "f .\n defvjp(a)", "é_f.defjvps(x)", ".defvjp(x)", "(g) . def_fwd",
-              "import\nfrom x import\rimport y\n  from a.b import c, d\nx = 'import z'\nimportlib.import_module('q')\n"]
+              "import\nfrom x import\rimport y\n  from a.b import c, d\nx = 'import z'\nimportlib.import_module('q')\n",
+              "@d\ndef f(): pass\n\tx = 1\n#c\n)\nelse:\n  @custom_vjp  # custom_jvp\n def g(): pass\n\fy = 2\n"]
     assert sum(bool(registered.findall(t)) for t in texts) > 100
     for text in texts:
         assert _registered(text) == set(registered.findall(text)), text
         data = text.encode()
         expected = {w for groups in _IMPORT_LINE.findall(data) for g in groups for w in _WORD.findall(g)}
         assert _imported_words(data) == expected, text
+        # Column-0 patterns tried only at lines starting with code, creators' lines only.
+        for pattern in (_TOP, _WRAPPER_TOP):
+            assert [m.span() for m in column_zero_matches(pattern, text)] == [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in _inner_creators(text)] == [m.span() for m in _INNER_CREATOR.finditer(text)]
+        assert [m.span() for m in _creators(text)] == [m.span() for m in _CREATOR.finditer(text)]
 
 
 def test_an_edited_rule_changes_the_code_fingerprint(tmp_path: Path) -> None:
@@ -811,9 +857,9 @@ def test_an_edited_rule_changes_the_code_fingerprint(tmp_path: Path) -> None:
                     ignore=shutil.ignore_patterns("__pycache__"))
     probe = [sys.executable, "-c", "from vjplint.batch.fastpath import code_fingerprint as f, short_name as s; print(s(f()))"]
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    before = subprocess.run(probe, env=env, capture_output=True, text=True, check=True).stdout
+    before = subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     rule = next((tmp_path / "vjplint" / "rules").glob("vjp602_*.py"))
-    again = subprocess.run(probe, env=env, capture_output=True, text=True, check=True).stdout
+    again = subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     rule.write_text(rule.read_text() + "\n# edited\n")
-    after = subprocess.run(probe, env=env, capture_output=True, text=True, check=True).stdout
+    after = subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert before.strip() and before == again and before != after

@@ -20,6 +20,25 @@ UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 _LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
+_CODE_LINE = re.compile(r"\n(?=[^\s#])")
+
+
+def column_zero_matches(pattern: "re.Pattern[str]", text: str) -> List["re.Match[str]"]:
+    """What `pattern.finditer(text)` finds, for a pattern (MULTILINE) that matches only at the
+    start of a line that begins with code, and ends within that line: tried only at those line
+    starts, found by a literal search (finditer tries the pattern at every character)."""
+    found: List["re.Match[str]"] = []
+    if text[:1] and not text[0].isspace() and text[0] != "#":
+        m = pattern.match(text, 0)
+        if m is not None:
+            found.append(m)
+    for line in _CODE_LINE.finditer(text):
+        m = pattern.match(text, line.end())
+        if m is not None:
+            found.append(m)
+    return found
+
+
 def source_lines(text: str) -> List[str]:
     """The lines of `text` without their endings, as Python numbers them (row N is item N-1)."""
     if "\r" not in text:  # the common case, without a StringIO and a copy per line

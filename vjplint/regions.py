@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Iterable, List, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 
 from vjplint.positions import lines_with_endings
 
@@ -129,7 +129,8 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
         for i in range(len(units)):
             if not local_seeds[i] and i not in members and not aliases.isdisjoint(words[i]):
                 local_seeds[i] = True
-    _close_forward(units, text, spans, bound, forward, words, callable_names)
+    class_of = {m: header for header, group in members.items() for m in group}
+    _close_forward(units, bound, forward, words, callable_names, class_of)
     keep = [f or l for f, l in zip(forward, local_seeds)]
     for i, unit in enumerate(units):
         if isinstance(unit, _IMPORTS) and id(unit) in top_level:
@@ -175,35 +176,76 @@ class _Words:
         return found
 
 
-def _close_forward(units: List[ast.stmt], text: str, spans, bound: List[Set[str]], forward: List[bool],
-                   words: _Words, callable_names: Set[str]) -> None:
+def _close_forward(units: List[ast.stmt], bound: List[Set[str]], forward: List[bool], words: _Words,
+                   callable_names: Set[str], class_of: Dict[int, int]) -> None:
     """Mark the units that mention a name a forward unit binds, or a function a forward statement
-    outside functions names (`f.defvjp(f_fwd, f_bwd)`: who else calls `f_fwd`), or that bind a
-    name made from one (`f_fwd` for `f`), until none is new."""
+    outside functions passes (`f.defvjp(f_fwd, f_bwd)`: who else calls `f_fwd`), or that bind a
+    name made from one (`f_fwd` for `f`), until none is new. What a member of a split class binds
+    (a method, a field, what a method sets on self: `self.f = jax.custom_vjp(...)`) reaches the
+    members of its class that mention it; code outside the class reaches them through the
+    class's name (`Model.f`, `m = Model()`)."""
 
-    def reached(i: int) -> Set[str]:
-        if isinstance(units[i], _DEFS):
-            return bound[i]
-        return bound[i] | (words[i] & callable_names)
+    def reach(i: int, names: Set[str], on_self: Dict[int, Set[str]]) -> None:
+        if i in class_of:
+            on_self.setdefault(class_of[i], set()).update(bound[i])
+        elif isinstance(units[i], _DEFS):
+            names |= bound[i]
+        else:
+            named = words[i] & callable_names
+            names |= bound[i] | (_passed(units[i], named) if named else named)
 
     known: Set[str] = set()
+    known_on_self: Dict[int, Set[str]] = {}
     fresh: Set[str] = set()
+    fresh_on_self: Dict[int, Set[str]] = {}
     for i, f in enumerate(forward):
         if f:
-            fresh |= reached(i)
-    while fresh:
+            reach(i, fresh, fresh_on_self)
+    while fresh or fresh_on_self:
         known |= fresh
-        affixed = tuple(n for n in fresh if len(n) > 1)
+        for header, attrs in fresh_on_self.items():
+            known_on_self.setdefault(header, set()).update(attrs)
+        prefixes = tuple(n + "_" for n in fresh if len(n) > 1)
+        suffixes = tuple("_" + n for n in fresh if len(n) > 1)
         became: List[int] = []
         for i in range(len(units)):  # set lookups, not a regex of every name: linear in the module
-            if not forward[i] and (not fresh.isdisjoint(words[i]) or any(
-                    name.startswith(affixed) or name.endswith(affixed) for name in bound[i])):
+            if forward[i]:
+                continue
+            on_self = fresh_on_self.get(class_of[i]) if i in class_of else None
+            if not fresh.isdisjoint(words[i]) or (on_self and not on_self.isdisjoint(words[i])) or any(
+                    name.lstrip("_").startswith(prefixes) or name.endswith(suffixes) for name in bound[i]):
                 forward[i] = True
                 became.append(i)
-        fresh = set()
+        fresh, fresh_on_self = set(), {}
         for i in became:
-            fresh |= reached(i)
+            reach(i, fresh, fresh_on_self)
         fresh -= known
+        for header in list(fresh_on_self):
+            fresh_on_self[header] -= known_on_self.get(header, set())
+            if not fresh_on_self[header]:
+                del fresh_on_self[header]
+
+
+def _passed(unit: ast.AST, names: Set[str]) -> Set[str]:
+    """Those of `names` that `unit` passes as values (an argument, an assigned value):
+    `f.defvjp(f_fwd, f_bwd)` passes `f_fwd`; `mul(g, ans)` only calls `mul`, `Mode.HIGH` reads an
+    attribute, and a lambda's parameter (`lambda g, max: ...`) is not the module's name."""
+    found: Set[str] = set()
+    stack: List[Tuple[ast.AST, FrozenSet[str]]] = [(unit, frozenset())]
+    while stack:
+        node, hidden = stack.pop()
+        if isinstance(node, ast.Name):
+            if node.id in names and node.id not in hidden:
+                found.add(node.id)
+            continue
+        if isinstance(node, ast.Lambda):
+            a = node.args
+            hidden = hidden | {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p}
+        for child in ast.iter_child_nodes(node):
+            if not (isinstance(child, ast.Name) and (
+                    (isinstance(node, ast.Call) and child is node.func) or isinstance(node, ast.Attribute))):
+                stack.append((child, hidden))
+    return found
 
 
 def _close_backward(text: str, spans, bound: List[Set[str]], keep: List[bool], words: _Words,
@@ -258,7 +300,7 @@ def first_line(statement: ast.stmt) -> int:
 def _bound_names(statement: ast.stmt, text: str, span) -> Set[str]:
     """The module-level names a top-level statement binds (not those of nested scopes)."""
     if isinstance(statement, _DEFS):
-        if GLOBAL.search(text, *span) is None:
+        if text.find("global", *span) < 0 or GLOBAL.search(text, *span) is None:
             return {statement.name}
         # `global X` inside binds X in the module.
         return {statement.name, *(n for node in ast.walk(statement) if isinstance(node, ast.Global) for n in node.names)}

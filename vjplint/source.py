@@ -132,6 +132,22 @@ def _parse_blanking_at_errors(text: str, error: SyntaxError, filename: str) -> O
     lines = io.StringIO(text, newline="").readlines()
     starts = _column_zero_starts(text)
     ends = [*starts[1:], len(lines)]
+    # Statements with type parameters (PEP 695) are found by a pattern and blanked together
+    # first: one parse more, not one per statement.
+    if _TYPE_PARAMETERS.search(text):
+        found = False
+        for first, end in zip(starts, ends):
+            chunk = "".join(lines[first:end])
+            if _TYPE_PARAMETERS.search(chunk) and not _parses(chunk) and _parses(_without_type_parameters(chunk)):
+                lines[first:end] = ["\n"] * (end - first)
+                found = True
+        if found:
+            try:
+                return ast.parse("".join(lines), filename)
+            except SyntaxError as exc:
+                error = exc
+            except (RecursionError, MemoryError):
+                return None
     for _ in range(ERROR_DRIVEN_TRIES):
         index = bisect.bisect_right(starts, (error.lineno or 1) - 1) - 1
         if index < 0:
@@ -146,11 +162,7 @@ def _parse_blanking_at_errors(text: str, error: SyntaxError, filename: str) -> O
                 return None
         except (RecursionError, MemoryError):
             return None
-        try:
-            import libcst
-
-            libcst.parse_module(chunk)
-        except Exception:  # ImportError, libcst's ParserSyntaxError and its recursion failures alike
+        if not _newer_grammar_reads(chunk):
             return None
         lines[first:end] = ["\n"] * (end - first)
         try:
@@ -268,11 +280,71 @@ def _blank_statements(text: str, starts: List[int]) -> Optional[str]:
                 return None  # a limit every CPython has, not newer syntax: a real error
         except (RecursionError, MemoryError):
             return None
-        try:
-            import libcst
-
-            libcst.parse_module("".join(chunk))
-        except Exception:  # ImportError, libcst's ParserSyntaxError and its recursion failures alike
+        if not _newer_grammar_reads("".join(chunk)):
             return None
         out.extend("\n" for _ in chunk)
     return "".join(out)
+
+
+# `def f[T](...)`, `class C[T: int]:`, `type Alias[T] = ...`: the syntax of Python 3.12 that
+# real code uses most. A statement that `ast` reads once its type parameters are removed (and
+# whose parameters read as a signature's) is that syntax: no need to import libcst to know.
+_TYPE_PARAMETERS = re.compile(r"\b(?:def|class)[ \t]+\w+[ \t]*\[|^[ \t]*type[ \t]+\w+[ \t]*[\[=]", re.MULTILINE)
+_TYPE_ALIAS = re.compile(r"^([ \t]*)type[ \t]+(?=\w+[ \t]*[\[=])", re.MULTILINE)
+
+
+def _newer_grammar_reads(chunk: str) -> bool:
+    """Whether a statement `ast` rejects is one of newer syntax (libcst's grammar is newer)."""
+    if _TYPE_PARAMETERS.search(chunk) and _parses(_without_type_parameters(chunk)):
+        return True
+    try:
+        import libcst
+
+        libcst.parse_module(chunk)
+    except Exception:  # ImportError, libcst's ParserSyntaxError and its recursion failures alike
+        return False
+    return True
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return False
+    return True
+
+
+def _without_type_parameters(chunk: str) -> str:
+    """`chunk` with each list of type parameters removed and `type X = ...` made `X = ...`;
+    a list that would not read as a function's parameters is left, so that the result fails."""
+    chunk = _TYPE_ALIAS.sub(r"\1", chunk)
+    out: List[str] = []
+    at = 0
+    for match in _DEFINITION_PARAMETERS.finditer(chunk):
+        if match.start() < at:
+            continue
+        close = _closing_bracket(chunk, match.end() - 1)
+        params = chunk[match.end():close] if close > 0 else ""
+        if close < 0 or "/" in params or not _parses(f"def _({params}): pass"):
+            continue
+        out.append(chunk[at:match.end() - 1])
+        at = close + 1
+    out.append(chunk[at:])
+    return "".join(out)
+
+
+_DEFINITION_PARAMETERS = re.compile(r"\b(?:def|class)[ \t]+\w+[ \t]*\[")
+_BRACKETS = {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}
+
+
+def _closing_bracket(text: str, opening: int) -> int:
+    """The index of the bracket closing the one at `opening` (-1 if none, or a string is met first)."""
+    depth = 0
+    for i in range(opening, len(text)):
+        c = text[i]
+        if c in "'\"#":
+            return -1
+        depth += _BRACKETS.get(c, 0)
+        if depth == 0:
+            return i
+    return -1

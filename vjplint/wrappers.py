@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.jaxapi import PARTIAL
+from vjplint.positions import column_zero_matches
 
 if TYPE_CHECKING:  # the rest is imported only to detect: a warm run loads just the types below
     from vjplint.model import CustomDerivative, FileModel
@@ -119,7 +120,7 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
     import bisect
 
     quotes = [m.start() for m in _TRIPLE.finditer(text)]
-    starts = [m.start() for m in _TOP.finditer(text) if bisect.bisect_left(quotes, m.start()) % 2 == 0]
+    starts = [m.start() for m in column_zero_matches(_TOP, text) if bisect.bisect_left(quotes, m.start()) % 2 == 0]
     starts.append(len(text))
     body: List[ast.stmt] = []
     plain: List[str] = []  # imports and assignments, parsed together (their lines are not recorded)

@@ -275,11 +275,21 @@ def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int, wo
     """Yield (index, result) as workers finish, biggest files first (they bound the wall time).
     Tasks go to the workers in chunks, and finished chunks come back through one queue: waiting
     on every pending future at each step (concurrent.futures.wait) is quadratic in their number."""
+    _preload()
+    # The workers inherit every object of this process: frozen, the collector in a worker never
+    # walks them (a walk writes to each object's header, copying its page into the worker).
+    gc.freeze()
+    try:
+        yield from _pool_results(tasks, configs, workers, work_chunk, work_one)
+    finally:
+        gc.unfreeze()
+
+
+def _pool_results(tasks: List[Task], configs: Sequence[Config], workers: int, work_chunk, work_one):
     import queue
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    _preload()
     ordered = sorted(tasks, key=lambda t: t[3], reverse=True)
     unfinished = {t[0]: t for t in ordered}
     finished: "queue.SimpleQueue" = queue.SimpleQueue()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from vjplint.facts.loops import ImportedLoop, imported_loop
+from vjplint.positions import column_zero_matches
 
 CALL, REGISTER, USE, FORWARD_USE, LOOP = "call", "register", "use", "forward", "loop"
 REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
@@ -106,7 +107,7 @@ def forward_targets(text: str, exported: Sequence[str]) -> List[str]:
     linearized function to them (VJP315), so only those uses are summarised."""
     names: List[str] = []
     decorators: List[str] = []
-    for m in _TOP.finditer(text):
+    for m in column_zero_matches(_TOP, text):
         decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
         if decorator:
             decorators.append(m.group(0))
@@ -130,7 +131,7 @@ def exported_targets(text: str) -> List[str]:
     names: List[str] = []
     decorators: List[str] = []
     defs: List[Tuple[int, str]] = []  # (offset, name) of undecorated-by-a-creator top-level defs
-    for m in _TOP.finditer(text):
+    for m in column_zero_matches(_TOP, text):
         decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
         line = m.group(0)
         if decorator:
@@ -150,12 +151,40 @@ def exported_targets(text: str) -> List[str]:
             defs.append((m.start(), ""))  # closing bracket only continues the statement above)
         decorators = []
     starts = [start for start, _ in defs]
-    for m in _INNER_CREATOR.finditer(text):  # a factory: a custom derivative is built inside a def
+    for m in _inner_creators(text):  # a factory: a custom derivative is built inside a def
         before = bisect.bisect_right(starts, m.start())  # the last statement starting at or before it
         owner = defs[before - 1][1] if before else ""
         if owner and owner not in names:
             names.append(owner)
     return names
+
+
+def _creators(text: str) -> List["re.Match[str]"]:
+    """What `_CREATOR.finditer(text)` finds, tried only where `custom_` occurs (a pattern that
+    starts with `\\b` is tried at every character)."""
+    found: List["re.Match[str]"] = []
+    at = text.find("custom_")
+    while at >= 0:
+        m = _CREATOR.match(text, at)
+        if m is not None:
+            found.append(m)
+        at = text.find("custom_", at + 7)
+    return found
+
+
+def _inner_creators(text: str) -> List["re.Match[str]"]:
+    """What `_INNER_CREATOR.finditer(text)` finds (indented decorator lines naming a creator),
+    tried only on the lines where a creator's name occurs."""
+    found: List["re.Match[str]"] = []
+    last = -1
+    for creator in _creators(text):
+        start = text.rfind("\n", 0, creator.start()) + 1
+        if start != last:
+            last = start
+            m = _INNER_CREATOR.match(text, start)
+            if m is not None:
+                found.append(m)
+    return found
 
 
 def _is_word(char: str) -> bool:
