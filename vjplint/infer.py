@@ -295,6 +295,50 @@ def held_parameter(model: FileModel, kind) -> Optional[HeldParameter]:
     return None
 
 
+@dataclass
+class BoundParameter:
+    """An argument `functools.partial` binds that comes from a parameter nothing shows traced,
+    and the wrapped function's use of it as array data (`partial(cubic, k)` with `k * x`)."""
+
+    index: int  # 1-based position among the partial's bound arguments
+    target: str  # the wrapped function's parameter it fills
+    param: str
+    function: str
+    chain: str
+    use: ast.AST
+
+
+def bound_parameter(model: FileModel, kind) -> Optional[BoundParameter]:
+    """For a callable `vjplint.values` built with `functools.partial` over a `def` of this
+    module: its first bound argument from an open parameter (`open_parameter`) that the wrapped
+    function uses as array data. Like a closure over that parameter, the partial carries it past
+    JAX's tracer check; whether it fails depends on what the parameter's callers pass."""
+    from vjplint.facts.values import numeric_use
+
+    fn = kind.node
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    bound = [k for n, k in kind.captures if n.startswith("argument ") and n.endswith(" of the partial")]
+    if len(bound) != sum(1 for n, _ in kind.captures if n.startswith("argument ")):
+        return None  # a partial of a partial: the positions shift
+    args = [*fn.args.posonlyargs, *fn.args.args]
+    for i, part in enumerate(bound):
+        if i >= len(args) or part.origin is None or part.tag not in ("unknown", "array", "maybe"):
+            continue
+        if not open_parameter(model, part.origin):
+            continue
+        target = args[i].arg
+        annotation = args[i].annotation
+        if annotation is not None and classify_annotation(model, annotation) == "static":
+            continue  # `k: float` in the wrapped function: the author means a Python number
+        use = numeric_use(model, fn, lambda n, t=target: isinstance(n, ast.Name) and n.id == t and isinstance(
+            n.ctx, ast.Load) and model.index.scope_of(n).node is fn)
+        if use is not None:
+            origin_fn, param, chain = part.origin
+            return BoundParameter(i + 1, target, param, getattr(origin_fn, "name", "<lambda>"), chain, use)
+    return None
+
+
 def flow_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Evidence]:
     """What `usage_evidence` misses: uses through local aliases (`scale = 2.0 * rate`, `lo, hi =
     bounds`), and weak uses as array data, judged by the kinds `vjplint.values` infers."""
