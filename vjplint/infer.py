@@ -701,6 +701,10 @@ def _record_evidence(model: FileModel, d: CustomDerivative, arg: ast.expr, posit
     (`x - cfg.rest`), says the slot may receive a tracer from whoever differentiates that parameter."""
     from vjplint.facts.values import numeric_use
 
+    if model.index.enclosing_function(arg) is None or isinstance(arg, ast.Name) and any(
+            model.index.scope_of(b.node) is model.index.module_scope
+            for b in model.index.lookup(arg.id, model.index.scope_of(arg))):
+        return None  # an object built at module level is never a tracer
     kind = model.facts.values().of(arg)
     if kind.tag != "record":
         return None

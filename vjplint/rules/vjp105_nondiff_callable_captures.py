@@ -27,7 +27,8 @@ class NondiffCallableCaptures(Rule):
     `__init__` stores its arguments) built from a traced value and passed in a nondiff position is
     reported too: its fields are what it captures; as "may", such an object built where nothing is
     traced, holding a parameter of a function (nothing marks it static) that its methods use as
-    array data (`Affine(w)` with `self.weight * v`). And, as
+    array data (`Affine(w)` with `self.weight * v`); likewise a `functools.partial` binding such a
+    parameter to a function that uses it as array data (`partial(cubic, k)` with `k * x`). And, as
     "may", a callable capturing `self` of a class whose fields are annotated as arrays (a method's
     `lambda y: self.vector_field(y)` in an equinox Module), here or in another module of the run:
     fitting those arrays differentiates with respect to a closed-over value.
