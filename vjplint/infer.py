@@ -83,6 +83,7 @@ class Evidence:
     weak: bool = False  # one weak use as array data (weight 1): only several of them count
     key: bool = False  # the use is as a PRNG key
     may: bool = False  # says the value may be an array, never that it is one (caps the verdict at "maybe")
+    unfixable: str = ""  # why the residual-plus-None fix cannot move the value (a non-pytree object)
 
 
 @dataclass
@@ -693,6 +694,11 @@ LAX_CONTROL = frozenset({"jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.sca
                          "jax.lax.switch", "jax.lax.map"})
 
 
+def _unfixable(cls: str) -> str:
+    return (f"it receives a `{cls}` object, which can be a differentiable argument or a residual only as a "
+            f"registered pytree")
+
+
 def _record_evidence(model: FileModel, d: CustomDerivative, arg: ast.expr, position: int,
                      name: str) -> Optional[Evidence]:
     """A record (a dataclass, NamedTuple or plain object built here) passed whole: JAX checks its
@@ -717,7 +723,7 @@ def _record_evidence(model: FileModel, d: CustomDerivative, arg: ast.expr, posit
         where, part = leaf
         what = f"a traced value ({part.traced})" if part.traced else "an array"
         return Evidence("array", 2, f"receives a `{cls}` at line {line} whose field `{where[1:]}` holds {what}: "
-                                    f"`{quoted}`{built}", line)
+                                    f"`{quoted}`{built}", line, unfixable=_unfixable(cls))
     found = kind.origin_leaf()
     if found is None or not found[0].startswith(".") or not open_parameter(model, found[1]):
         return None
@@ -733,11 +739,14 @@ def _record_evidence(model: FileModel, d: CustomDerivative, arg: ast.expr, posit
                           not _control_bound(model, n))
         if use is not None:
             fn, origin_param, chain = found[1]
+            fname = getattr(fn, "name", "<lambda>")
+            chain = chain.replace(f"`{origin_param}` is a parameter of `{fname}`", "").rstrip("; ")
             return Evidence("array", 3, f"receives a `{cls}` at line {line} whose field `{found[0][1:]}` comes from "
-                                        f"`{origin_param}`, a parameter of `{getattr(fn, 'name', '<lambda>')}` "
-                                        f"({chain}), and `{model.quote(use, 40)}` (line {use.lineno}) uses it as "
+                                        f"`{origin_param}`, a parameter of `{fname}`"
+                                        f"{f' ({chain})' if chain else ''}, and `{model.quote(use, 40)}` (line {use.lineno}) uses it as "
                                         f"array data: if `{getattr(fn, 'name', '<lambda>')}` is differentiated "
-                                        f"with respect to `{origin_param}`, the slot holds a tracer", line, may=True)
+                                        f"with respect to `{origin_param}`, the slot holds a tracer", line, may=True,
+                                        unfixable=_unfixable(cls))
     return None
 
 
