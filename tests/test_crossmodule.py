@@ -499,3 +499,56 @@ def test_forward_mode_applied_in_another_module_is_reported_at_the_custom_vjp(tm
     found = _check(tmp_path, "--no-cache", "--select", "VJP315", "pkg")
     assert found == ([("pkg/lib.py", 5, 2, "VJP315", expected)] if expected else [])
     assert _check(tmp_path, "--no-cache", "--select", "VJP315", "pkg/lib.py") == []  # alone: nothing to see
+
+
+ROOT_LIBRARY = ("from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+                "@partial(jax.custom_vjp, nondiff_argnums=(0,))\n"
+                "def find_root(residual, x0):\n"
+                "    return jax.lax.fori_loop(0, 20, lambda _, x: x - residual(x), x0)\n\n\n"
+                "def _fwd(residual, x0):\n"
+                "    x = find_root(residual, x0)\n"
+                "    return x, x\n\n\n"
+                "def _bwd(residual, x, g):\n"
+                "    return (jnp.zeros_like(x),)\n\n\n"
+                "find_root.defvjp(_fwd, _bwd)\n")
+ROOT_DRIVER = ("import functools\n\nimport jax\nimport jax.numpy as jnp\n\nfrom roots.lib import find_root\n\n\n"
+               "def cubic({param}, x):\n"
+               "    return x ** 3 + stiffness * x - 1.0\n\n\n"
+               "{decorator}def equilibrium(stiffness):\n"
+               "    return find_root(functools.partial(cubic, stiffness), jnp.ones_like(stiffness))\n")
+
+
+def _root_package(root: Path, param: str, decorator: str) -> None:
+    pkg = root / "roots"
+    pkg.mkdir(exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "lib.py").write_text(ROOT_LIBRARY)
+    (pkg / "driver.py").write_text(ROOT_DRIVER.format(param=param, decorator=decorator))
+
+
+@pytest.mark.cli
+def test_a_partial_binding_a_parameter_in_another_module_is_a_may(tmp_path):
+    _root_package(tmp_path, "stiffness", "")
+    assert _check(tmp_path, "--no-cache", "roots") == [(
+        "roots/lib.py", 7, 2, "VJP105",
+        "the callable `functools.partial(cubic, stiffness)` passed as nondiff `residual` of `find_root` at "
+        "roots/driver.py:14 binds `stiffness` to `stiffness` of `cubic`, which uses it as array data in "
+        "`stiffness * x` at roots/driver.py:10 (`stiffness` is a parameter of `equilibrium`): if `equilibrium` is "
+        "differentiated with respect to `stiffness`, JAX may raise UnexpectedTracerError, or CustomVJPException "
+        "('Detected differentiation of a custom_vjp function with respect to a closed-over value'), or the "
+        "gradient may go around the custom rule. Pass the bound value as a differentiable argument, or "
+        "`jax.closure_convert` the callable and pass the constants as arguments")]
+
+
+@pytest.mark.cli
+def test_a_partial_binding_a_traced_parameter_in_another_module(tmp_path):
+    _root_package(tmp_path, "stiffness", "@jax.jit\n")
+    found = _check(tmp_path, "--no-cache", "roots")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("roots/lib.py", 7, 2, "VJP105")]
+    assert "a traced value (`stiffness` is a parameter of `equilibrium`, which is traced by `jax.jit`)" in found[0][4]
+
+
+@pytest.mark.cli
+def test_a_partial_binding_a_python_number_in_another_module_is_silent(tmp_path):
+    _root_package(tmp_path, "stiffness: float", "")  # the wrapped function takes a Python number
+    assert _check(tmp_path, "--no-cache", "roots") == []

@@ -149,6 +149,8 @@ def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, d
                 capture, capture_traced = cname, _located(ckind.traced, display)
                 break
         capture_may = _captured_self_with_arrays(model, values, kind, display) if not capture else ""
+        if not capture and not capture_may and traced is None:
+            capture_may = _bound_parameter(model, kind, display)
     quoted = model.quote(arg, 50)
     if isinstance(arg, ast.Name) and traced is not None and arg.id in traced.static_params and any(
             b.kind == "param" for b in model.index.lookup(arg.id, model.index.scope_of(arg))):
@@ -180,6 +182,19 @@ def _object_captures(model, kind, display: str) -> Tuple[str, str, str]:
     return "", "", _located(f"`{cls.name}.{held.field}`, which comes from `{held.param}`, a parameter of "
                             f"`{held.function}` ({chain}), used as array data in "
                             f"`{model.quote(held.use, 40)}` at line {held.use.lineno}", display)
+
+
+def _bound_parameter(model, kind, display: str) -> str:
+    """A `functools.partial` binding a parameter nothing shows traced that the wrapped function
+    uses as array data (vjplint.infer.bound_parameter)."""
+    from vjplint.infer import bound_parameter
+
+    bound = bound_parameter(model, kind)
+    if bound is None:
+        return ""
+    return _located(f"binds `{bound.param}` to `{bound.target}` of `{kind.node.name}`, which uses it as array data "
+                    f"in `{model.quote(bound.use, 40)}` at line {bound.use.lineno} ({bound.chain}): if "
+                    f"`{bound.function}` is differentiated with respect to `{bound.param}`", display)
 
 
 def _captured_self_with_arrays(model, values, kind, display: str) -> str:

@@ -82,6 +82,8 @@ class Evidence:
     from_usage: bool = False  # how the primal, fwd or bwd body uses the value
     weak: bool = False  # one weak use as array data (weight 1): only several of them count
     key: bool = False  # the use is as a PRNG key
+    may: bool = False  # says the value may be an array, never that it is one (caps the verdict at "maybe")
+    unfixable: str = ""  # why the residual-plus-None fix cannot move the value (a non-pytree object)
 
 
 @dataclass
@@ -126,7 +128,8 @@ class Verdict:
             against = [e for e in self.evidence if e.kind != "array"]
             return "maybe" if static <= 1 and all(e.from_name and e.kind == "callable" for e in against) else None
         if array >= 3:
-            return "array" if static <= 1 else "maybe"
+            sure = any(e.kind == "array" and e.weight >= 2 and not (e.weak or e.may) for e in self.evidence)
+            return "array" if static <= 1 and sure else "maybe"
         return {0: "array", 1: None, 2: "maybe"}[static]
 
     def best(self, kind: str = "array") -> Optional[Evidence]:
@@ -292,6 +295,50 @@ def held_parameter(model: FileModel, kind) -> Optional[HeldParameter]:
         if use is not None:
             fn, param, chain = leaf[1]
             return HeldParameter(cls, name + leaf[0], param, getattr(fn, "name", "<lambda>"), chain, use)
+    return None
+
+
+@dataclass
+class BoundParameter:
+    """An argument `functools.partial` binds that comes from a parameter nothing shows traced,
+    and the wrapped function's use of it as array data (`partial(cubic, k)` with `k * x`)."""
+
+    index: int  # 1-based position among the partial's bound arguments
+    target: str  # the wrapped function's parameter it fills
+    param: str
+    function: str
+    chain: str
+    use: ast.AST
+
+
+def bound_parameter(model: FileModel, kind) -> Optional[BoundParameter]:
+    """For a callable `vjplint.values` built with `functools.partial` over a `def` of this
+    module: its first bound argument from an open parameter (`open_parameter`) that the wrapped
+    function uses as array data. Like a closure over that parameter, the partial carries it past
+    JAX's tracer check; whether it fails depends on what the parameter's callers pass."""
+    from vjplint.facts.values import numeric_use
+
+    fn = kind.node
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    bound = [k for n, k in kind.captures if n.startswith("argument ") and n.endswith(" of the partial")]
+    if len(bound) != sum(1 for n, _ in kind.captures if n.startswith("argument ")):
+        return None  # a partial of a partial: the positions shift
+    args = [*fn.args.posonlyargs, *fn.args.args]
+    for i, part in enumerate(bound):
+        if i >= len(args) or part.origin is None or part.tag not in ("unknown", "array", "maybe"):
+            continue
+        if not open_parameter(model, part.origin):
+            continue
+        target = args[i].arg
+        annotation = args[i].annotation
+        if annotation is not None and classify_annotation(model, annotation) == "static":
+            continue  # `k: float` in the wrapped function: the author means a Python number
+        use = numeric_use(model, fn, lambda n, t=target: isinstance(n, ast.Name) and n.id == t and isinstance(
+            n.ctx, ast.Load) and model.index.scope_of(n).node is fn)
+        if use is not None:
+            origin_fn, param, chain = part.origin
+            return BoundParameter(i + 1, target, param, getattr(origin_fn, "name", "<lambda>"), chain, use)
     return None
 
 
@@ -585,7 +632,8 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
         if arg is None:
             unknown += 1
             continue
-        evidence = _call_site_argument(model, arg, site.enclosing) or _call_site_kind(model, arg)
+        evidence = _call_site_argument(model, arg, site.enclosing) or _call_site_kind(model, arg) or \
+            _record_evidence(model, d, arg, position, name)
         if evidence is not None:
             found.append(evidence)
         else:
@@ -613,6 +661,87 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
         for e in found:
             e.weight = 3
     return found
+
+
+def _array_leaf(kind, depth: int = 0) -> Optional[Tuple[str, object]]:
+    """(where, kind) of the first field or element of a record holding an array."""
+    if depth > 4:
+        return None
+    for where, part in [(f".{n}", k) for n, k in kind.fields] + [(f"[{i}]", k) for i, k in
+                                                                  enumerate(kind.items or ())]:
+        if part.tag == ARRAY:
+            return where, part
+        inner = _array_leaf(part, depth + 1)
+        if inner is not None:
+            return where + inner[0], inner[1]
+    return None
+
+
+def _control_bound(model: FileModel, node: ast.AST) -> bool:
+    """An argument of a lax control-flow call (`fori_loop(0, cfg.steps, ...)`): a loop bound or
+    a branch index, not data the derivative flows through."""
+    parent = model.index.parent(node)
+    return isinstance(parent, ast.Call) and (model.index.qualname(parent.func) or "") in LAX_CONTROL
+
+
+LAX_CONTROL = frozenset({"jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.scan", "jax.lax.cond",
+                         "jax.lax.switch", "jax.lax.map"})
+
+
+def _unfixable(cls: str) -> str:
+    return (f"it receives a `{cls}` object, which can be a differentiable argument or a residual only as a "
+            f"registered pytree")
+
+
+def _record_evidence(model: FileModel, d: CustomDerivative, arg: ast.expr, position: int,
+                     name: str) -> Optional[Evidence]:
+    """A record (a dataclass, NamedTuple or plain object built here) passed whole: JAX checks its
+    leaves for tracers. A field holding an array is array evidence; a field holding a parameter
+    nothing shows static (`Potential(rest=rest)`), that the custom derivative reads as array data
+    (`x - cfg.rest`), says the slot may receive a tracer from whoever differentiates that parameter."""
+    from vjplint.facts.values import numeric_use
+
+    if model.index.enclosing_function(arg) is None or isinstance(arg, ast.Name) and any(
+            model.index.scope_of(b.node) is model.index.module_scope
+            for b in model.index.lookup(arg.id, model.index.scope_of(arg))):
+        return None  # an object built at module level is never a tracer
+    kind = model.facts.values().of(arg)
+    if kind.tag != "record":
+        return None
+    line = arg.lineno
+    quoted = model.quote(arg, 50)
+    cls = getattr(kind.node, "name", "record")
+    built = f" ({kind.why})" if kind.why and kind.why != f"`{quoted}`" else ""
+    leaf = _array_leaf(kind)
+    if leaf is not None:
+        where, part = leaf
+        what = f"a traced value ({part.traced})" if part.traced else "an array"
+        return Evidence("array", 2, f"receives a `{cls}` at line {line} whose field `{where[1:]}` holds {what}: "
+                                    f"`{quoted}`{built}", line, unfixable=_unfixable(cls))
+    found = kind.origin_leaf()
+    if found is None or not found[0].startswith(".") or not open_parameter(model, found[1]):
+        return None
+    field_name = found[0][1:].split(".")[0].split("[")[0]
+    fwd = d.rule("fwd")
+    bodies = [(d.primal, name)] if d.primal is not None else []
+    fwd_param = _param_at(fwd, position)
+    if fwd is not None and fwd.node is not None and fwd_param is not None:
+        bodies.append((fwd.node, fwd_param))
+    for body, param in bodies:
+        use = numeric_use(model, body, lambda n, p=param: isinstance(n, ast.Attribute) and n.attr == field_name and
+                          isinstance(n.value, ast.Name) and n.value.id == p and isinstance(n.ctx, ast.Load) and
+                          not _control_bound(model, n))
+        if use is not None:
+            fn, origin_param, chain = found[1]
+            fname = getattr(fn, "name", "<lambda>")
+            chain = chain.replace(f"`{origin_param}` is a parameter of `{fname}`", "").rstrip("; ")
+            return Evidence("array", 3, f"receives a `{cls}` at line {line} whose field `{found[0][1:]}` comes from "
+                                        f"`{origin_param}`, a parameter of `{fname}`"
+                                        f"{f' ({chain})' if chain else ''}, and `{model.quote(use, 40)}` (line {use.lineno}) uses it as "
+                                        f"array data: if `{getattr(fn, 'name', '<lambda>')}` is differentiated "
+                                        f"with respect to `{origin_param}`, the slot holds a tracer", line, may=True,
+                                        unfixable=_unfixable(cls))
+    return None
 
 
 def _external_evidence(d: CustomDerivative, arg: "ExternalArg", call: "ExternalCall") -> Optional[Evidence]:

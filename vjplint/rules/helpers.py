@@ -86,6 +86,9 @@ class NondiffVerdictRule(Rule):
         if applicability is not None and static_use is not None:
             applicability, why_not = None, (f"it {static_use.reason}, which fails once the value is traced "
                                             f"as a residual")
+        record = next((e.unfixable for x in verdicts if x.position in moved for e in x.evidence if e.unfixable), "")
+        if applicability is not None and record:
+            applicability, why_not = None, record
         self.report(
             sig.param_nodes[v.name],
             self.message(v, keyword) + ("" if applicability else f" (no automatic fix: {why_not})"),

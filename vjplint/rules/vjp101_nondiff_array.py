@@ -10,7 +10,7 @@ class NondiffArray(NondiffVerdictRule):
     Flags a `jax.custom_vjp` whose `nondiff_argnums` (or `nondiff_argnames`) position holds an
     array, or a pytree holding arrays (a `self` module with array fields, a PRNG key). The
     evidence is quoted: an annotation, a use as array data (`jnp.clip(g, lo, hi)`), `.shape`, or
-    a call site passing an array.
+    a call site passing an array (or a record built in a function whose field holds one).
 
     ## Why is this bad?
     JAX refuses tracers in nondiff positions of a custom_vjp. As soon as the argument is

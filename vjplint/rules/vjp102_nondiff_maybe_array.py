@@ -11,7 +11,10 @@ class NondiffMaybeArray(NondiffVerdictRule):
     is used as an array, but also evidence that it is a static value (a literal at a call site,
     a static-sounding name, a use as a Python condition); or it is used several times as array
     data (arithmetic with values known to be arrays, `-rate * x`, an index into one) and nothing
-    says it is static. VJP101 reports the confident cases.
+    says it is static; or a call passes a record (a dataclass, NamedTuple or object built in a
+    function) whose field holds a parameter nothing shows static and the rule reads that field as
+    array data (`Config(rest=rest)` with `x - cfg.rest`): differentiating the caller with respect
+    to that parameter puts a tracer in the slot. VJP101 reports the confident cases.
 
     ## Why is this bad?
     If the argument is an array and becomes a tracer (under `jit`, batched `vmap`, or `grad`

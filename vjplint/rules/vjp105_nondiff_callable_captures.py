@@ -7,7 +7,7 @@ from vjplint.diagnostics import Severity
 from vjplint.facts import describe_traced
 from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.values import is_callable_class
-from vjplint.infer import argument_at, held_parameter
+from vjplint.infer import argument_at, bound_parameter, held_parameter
 from vjplint.jaxapi import ARRAY_NAMESPACES
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import function_name
@@ -27,7 +27,8 @@ class NondiffCallableCaptures(Rule):
     `__init__` stores its arguments) built from a traced value and passed in a nondiff position is
     reported too: its fields are what it captures; as "may", such an object built where nothing is
     traced, holding a parameter of a function (nothing marks it static) that its methods use as
-    array data (`Affine(w)` with `self.weight * v`). And, as
+    array data (`Affine(w)` with `self.weight * v`); likewise a `functools.partial` binding such a
+    parameter to a function that uses it as array data (`partial(cubic, k)` with `k * x`). And, as
     "may", a callable capturing `self` of a class whose fields are annotated as arrays (a method's
     `lambda y: self.vector_field(y)` in an equinox Module), here or in another module of the run:
     fitting those arrays differentiates with respect to a closed-over value.
@@ -176,6 +177,14 @@ def outer(c):
                 arg = call.arg(position, name)
                 if arg is not None and arg.tag == "callable" and arg.capture_may and not arg.capture_traced:
                     built = f" ({arg.why})" if arg.why else ""
+                    if arg.capture_may.startswith("binds "):  # a partial binding a parameter (bound_parameter)
+                        self.report(d.anchor, f"the callable `{arg.quoted}`{built} passed as nondiff `{name}` of "
+                                              f"`{d.name}` at {call.where} {arg.capture_may}, JAX may raise "
+                                              f"{_may_raise(d.kind)}, or the gradient may go around the custom "
+                                              f"rule. Pass the bound value as a differentiable argument, or "
+                                              f"`jax.closure_convert` the callable and pass the constants as "
+                                              f"arguments", severity=Severity.WARNING)
+                        return
                     verb = "captures" if arg.capture_may.startswith("`self`") else "holds"
                     self.report(d.anchor, f"the callable `{arg.quoted}`{built} passed as nondiff `{name}` of "
                                           f"`{d.name}` at {call.where} {verb} {arg.capture_may}: if a caller "
@@ -228,6 +237,16 @@ def outer(c):
                                  f"differentiable arguments, or `jax.closure_convert` the callable and pass the "
                                  f"constants as arguments")
                 return
+        bound = bound_parameter(self.model, kind)
+        if bound is not None:
+            self.report(arg, f"the callable {what} passed as nondiff `{name}` of `{owner}` binds `{bound.param}` to "
+                             f"`{bound.target}` of `{function_name(kind.node)}` ({bound.chain}), which uses it as "
+                             f"array data (`{self.model.quote(bound.use, 40)}`): if `{bound.function}` is "
+                             f"differentiated with respect to `{bound.param}`, JAX may raise "
+                             f"{_may_raise(kind_of)}, or the gradient may go around the custom rule. Pass "
+                             f"`{bound.param}` as a differentiable argument of `{owner}`, or `jax.closure_convert` "
+                             f"the callable and pass the constants as arguments")
+            return
         scope = self.model.index.scopes.get(enclosing)
         for cname, ckind in kind.captures:
             bindings = scope.bindings.get(cname, []) if scope is not None else []
