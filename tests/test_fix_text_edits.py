@@ -156,13 +156,15 @@ def modules(draw) -> str:  # type: ignore[no-untyped-def]
         lines.append(f"def f_bwd({', '.join(bwd_params)}, /):")
     else:
         lines.append(f"def f_bwd({draw(st.sampled_from(SEPARATORS)).join(bwd_params)}):")
-    top = draw(st.sampled_from(["", "doc", "comment", "blank"]))
+    top = draw(st.sampled_from(["", "doc", "comment", "blank", "doc and comment"]))
     if top == "doc":
         lines.append('    """Backward."""')
     elif top == "comment":
         lines.append("    # cotangents")
     elif top == "blank":
         lines.append("")
+    elif top == "doc and comment":
+        lines += ['    """Backward:', "", '    the cotangents."""', "", "    # residuals first"]
     if bwd_params[len(nondiff)].startswith("r") and residual != "None" and draw(st.booleans()):
         lines.append(f"    print({bwd_params[len(nondiff)].split(':')[0]})")
     outs = [f"g * {v}" for v in diff]
@@ -178,6 +180,13 @@ def modules(draw) -> str:  # type: ignore[no-untyped-def]
     else:
         lines += ["    return (", *(f"        {o},  # d/d{v}" for o, v in zip(outs, diff)), "    )"]
     lines += ["", "", "f.defvjp(f_fwd, f_bwd)", ""]
+    wrap = draw(st.sampled_from(["module", "module", "function", "tabs"]))
+    head = lines.index("import jax.numpy as jnp") + 1
+    if wrap == "function":  # the whole derivative defined inside a function
+        lines[head:] = ["", "", "def build():", *("    " + line if line else "" for line in lines[head:]),
+                        "    return f", ""]
+    elif wrap == "tabs":
+        lines = [line.replace("    ", "\t") for line in lines]
     return "\n".join(lines)
 
 
