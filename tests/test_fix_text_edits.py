@@ -233,3 +233,29 @@ def test_other_mentions_of_a_dropped_import(monkeypatch: pytest.MonkeyPatch, els
             "def f_fwd(w, x):\n    return f(w, x), None\n\n\ndef f_bwd(w, res, g):\n    return (g * w,)\n\n\n"
             "f.defvjp(f_fwd, f_bwd)\n\n\ndef use(x):\n    return f(jnp.ones(3), x)\n")
     _compare("m.py", text, monkeypatch)
+
+
+def test_the_linters_parse_is_kept_for_the_fix_only_when_asked() -> None:
+    """A report with fix edits (and each --fix pass) reads the parse of the lint just before it,
+    kept in one slot only when a caller asked: kept past a text report, the tree would only cost
+    the cyclic collector's scans."""
+    from vjplint.engine import prefilter_names
+    from vjplint.source import keep_parses, recall_parse
+
+    text = (ROOT / "fixtures" / "fix" / "safe_canonical" / "input.py").read_text(encoding="utf-8")
+    names = tuple(n.decode() for n in prefilter_names(Config()))
+    before = keep_parses(False)
+    try:
+        lint_source("a.py", text)
+        assert recall_parse(text, names) is None
+        keep_parses(True)
+        lint_source("a.py", "import os\n")  # nothing planned: nothing kept
+        assert recall_parse("import os\n", names) is None
+        lint_source("a.py", text)
+        module, focused = recall_parse(text, names)  # type: ignore[misc]
+        assert module.body and focused is not None
+        assert recall_parse(text, names) is None  # taken by the fix that read it
+        lint_source("a.py", text)
+        assert recall_parse(text + "\n", names) is None  # another text is parsed again
+    finally:
+        keep_parses(before)

@@ -127,8 +127,9 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
     from vjplint.batch import fastpath
     from vjplint.batch.outcomes import LazySources
     from vjplint.batch.runner import lint_paths
-    from vjplint.cli.report import emit, exit_code, report_problems
+    from vjplint.cli.report import emit, exit_code, keep_parses_for, report_problems
 
+    keep_parses_for(output_format)
     run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress_for(args),
                      force_exclude=args.force_exclude)
     report_problems(run.problems, run.internal_errors)
@@ -149,7 +150,7 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
 
 
 def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
-    from vjplint.cli.report import emit, exit_code, report_problems
+    from vjplint.cli.report import emit, exit_code, keep_parses_for, report_problems
     from vjplint.engine import lint_source
     from vjplint.positions import source_lines
 
@@ -165,6 +166,7 @@ def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
         from vjplint.cli.fix import run_fix_stdin
 
         return run_fix_stdin(args, config, name, data, output_format)
+    keep_parses_for(output_format)
     if notebook:
         from vjplint.batch.parallel import lint_notebook
 

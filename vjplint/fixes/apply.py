@@ -48,14 +48,16 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
     from vjplint.fixes.residual_plan import Refusal, plan, spans_overlap
     from vjplint.fixes.residual_text import spans_of
 
-    module = parse(text)
-    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
     from vjplint.engine import prefilter_names
     from vjplint.regions import focus
+    from vjplint.source import recall_parse
 
+    names = tuple(n.decode() for n in prefilter_names(config))
+    module, focused = recall_parse(text, names) or (parse(text), None)  # the linter's, when it just read this text
+    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
     lines = source_lines(text)
     # The regions the linter analysed: the plans' facts (callers, jitted uses) are all in them.
-    model = collect(focus(module, text, lines, [n.decode() for n in prefilter_names(config)]), lines, recognizer)
+    model = collect(focused if focused is not None else focus(module, text, lines, list(names)), lines, recognizer)
     merged: Dict[Tuple[str, int], Set[int]] = {}
     for fp in fix_plans:
         merged.setdefault((fp.target, fp.line), set()).update(fp.positions)
@@ -420,8 +422,14 @@ def fix_text(filename: str, text: str, config: Config = Config(), unsafe: bool =
              exclude: Sequence[str] = (), path: Optional[str] = None) -> FixResult:
     """Lint, fix, re-lint until nothing more applies (at most MAX_PASSES passes). Every
     intermediate text parses; fixes of derivatives named in `exclude` are skipped."""
+    from vjplint.source import keep_parses
+
     with _collector_paused():
-        return _fix_text(filename, text, config, unsafe, exclude, path)
+        kept = keep_parses()  # each pass's rewrite reads the parse of the lint just before it
+        try:
+            return _fix_text(filename, text, config, unsafe, exclude, path)
+        finally:
+            keep_parses(kept)
 
 
 def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: Sequence[str],
