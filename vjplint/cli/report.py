@@ -12,13 +12,13 @@ ArgsLike = object  # an argparse.Namespace of `vjplint check` (vjplint.cli.check
 EDIT_FORMATS = ("json", "sarif", "lsp", "rdjson")  # the formats that carry fix edits
 
 
-def keep_parses_for(output_format: str) -> None:
+def keep_parses_for(output_format: str) -> bool:
     """A report that carries fix edits computes them right after linting: the linter's parse of
-    a file with a planned fix is kept for them (vjplint.source.remember_parse)."""
-    if output_format in EDIT_FORMATS:
-        from vjplint.source import keep_parses
+    a file with a planned fix is kept for them (vjplint.source.remember_parse). Returns the
+    previous setting, for `vjplint.source.keep_parses` once the report is written."""
+    from vjplint.source import keep_parses
 
-        keep_parses()
+    return keep_parses(output_format in EDIT_FORMATS)
 
 
 def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: Mapping,
