@@ -73,10 +73,12 @@ def run_step(step: str, lines: int, derivatives: int) -> Dict[str, float]:
 
         found = fix_text(name, text, config).fixed_count
     else:
+        from vjplint.cli.report import keep_parses_for
         from vjplint.fixes.apply import attach_fix_edits
         from vjplint.output import OutputContext, get_formatter
         from vjplint.positions import source_lines
 
+        keep_parses_for("json")  # as the CLI does: the fix edits read the linter's parse
         diagnostics = lint_source(name, text.encode(), config).diagnostics
         sources = {name: source_lines(text)}
         attach_fix_edits(diagnostics, sources, config, once=True)
