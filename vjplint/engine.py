@@ -11,7 +11,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic, Position, Severity
 from vjplint.positions import node_range, source_lines
-from vjplint.source import DecodedSource, SourceError, decode, parse
+from vjplint.source import DecodedSource, SourceError, decode, forget_parse, parse, remember_parse
 
 # The names a finding needs in the file's bytes; files without any are skipped unparsed.
 PREFILTER_NAMES: Tuple[bytes, ...] = (b"custom_vjp", b"custom_jvp", b"custom_gradient", b"JVPTracer",
@@ -52,6 +52,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     where = config.relative_path(path if path is not None else filename)
 
     result = LintResult()
+    forget_parse()  # another file's parse: no fix of this file reads it
     if isinstance(source, bytes):
         if not may_contain_findings(source, prefilter_names(config)):
             return result
@@ -117,10 +118,12 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     from vjplint.rules.registry import rules_for
 
     recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+    whole = module
+    names = tuple(n.decode() for n in prefilter_names(config))
     if FOCUS:
         from vjplint.regions import focus
 
-        module = focus(module, text, text_lines or lines, [n.decode() for n in prefilter_names(config)])
+        module = focus(module, text, text_lines or lines, list(names))
     model = collect(module, lines, recognizer)
     if config.project_facts:  # what other modules of the run pass to, register on, call here
         from vjplint.facts.crossmodule import ExternalFacts
@@ -167,7 +170,10 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
                 code=rule.CODE, name=rule.NAME, message=report.message, severity=report.severity or rule.SEVERITY,
                 filename=filename, location=start, end_location=end, fix=report.fix, noqa_row=start.row,
             ))
-    return withhold_fixes(diagnostics, module)
+    diagnostics = withhold_fixes(diagnostics, module)
+    if any(d.fix is not None and d.fix.plan is not None for d in diagnostics):
+        remember_parse(text, names, whole, module if FOCUS and text_lines is None else None)
+    return diagnostics
 
 
 @functools.lru_cache(maxsize=None)

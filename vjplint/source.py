@@ -119,6 +119,44 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     )
 
 
+# The parse of the last file linted with a planned fix, for the fix that usually follows in the
+# same process (JSON/SARIF/LSP edits, a --fix pass): parsing again was half of that fix's cost.
+# One slot, replaced by the next file linted, taken by the fix that reads it; kept only where a
+# caller asked (`keep_parses`): a tree kept alive past its lint is scanned by the cyclic
+# collector again and again, which cost a text report more than the parse it would save.
+_REMEMBERED: List[Tuple[str, Tuple[str, ...], ast.Module, Optional[ast.Module]]] = []
+_KEEP = [False]
+
+
+def keep_parses(keep: bool = True) -> bool:
+    """Whether `remember_parse` keeps anything from now on; returns the previous setting."""
+    before = _KEEP[0]
+    _KEEP[0] = keep
+    if not keep:
+        forget_parse()
+    return before
+
+
+def remember_parse(text: str, names: Tuple[str, ...], module: ast.Module, focused: Optional[ast.Module]) -> None:
+    """Keep `text`'s module (and its regions for the prefilter `names`, when known) in the slot."""
+    if _KEEP[0]:
+        _REMEMBERED[:] = [(text, names, module, focused)]
+
+
+def forget_parse() -> None:
+    _REMEMBERED.clear()
+
+
+def recall_parse(text: str, names: Tuple[str, ...]) -> Optional[Tuple[ast.Module, Optional[ast.Module]]]:
+    """The kept module of exactly `text` and its regions (None where unknown), emptying the slot."""
+    kept = _REMEMBERED[:1]
+    if not kept or kept[0][0] != text:
+        return None
+    forget_parse()
+    _, kept_names, module, focused = kept[0]
+    return module, focused if kept_names == names else None
+
+
 ERROR_DRIVEN_TRIES = 4
 
 

@@ -9,6 +9,16 @@ from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic
 
 ArgsLike = object  # an argparse.Namespace of `vjplint check` (vjplint.cli.check)
+EDIT_FORMATS = ("json", "sarif", "lsp", "rdjson")  # the formats that carry fix edits
+
+
+def keep_parses_for(output_format: str) -> bool:
+    """A report that carries fix edits computes them right after linting: the linter's parse of
+    a file with a planned fix is kept for them (vjplint.source.remember_parse). Returns the
+    previous setting, for `vjplint.source.keep_parses` once the report is written."""
+    from vjplint.source import keep_parses
+
+    return keep_parses(output_format in EDIT_FORMATS)
 
 
 def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: Mapping,
@@ -19,7 +29,7 @@ def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: M
     from vjplint.output import OutputContext, get_formatter
 
     diagnostics = list(diagnostics)
-    if output_format in ("json", "sarif", "lsp", "rdjson"):
+    if output_format in EDIT_FORMATS:
         from vjplint.fixes.apply import attach_fix_edits
 
         attach_fix_edits(diagnostics, sources, settings, once=True)

@@ -36,30 +36,36 @@ def _residual_transform(text: str, fix_plans: Sequence[FixPlan],
     return new_text, [fp for fp in fix_plans if (fp.target, fp.line) in rows], tuple(found) if found else None
 
 
-def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, found: Optional[List[Edit]] = None
+def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, found: Optional[List[Edit]] = None,
+                      shares: Optional[Dict[Tuple[str, int], Tuple[Edit, ...]]] = None
                       ) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
-    """The residual-plus-None rewrite of every derivative `fix_plans` name, in one libcst pass;
-    with, per rewritten derivative (name, line), the row ranges of the code it rewrites, and the
-    `ast` module of `text`. `found` receives the edits, when the focused rewrite made them."""
+    """The residual-plus-None rewrite of every derivative `fix_plans` name, as text edits at
+    `ast` positions where `residual_text` can write them, else in one libcst pass; with, per
+    rewritten derivative (name, line), the row ranges of the code it rewrites, and the `ast`
+    module of `text`. `found` receives the edits, when the rewrite knows them; `shares` each
+    derivative's own edits, when they were computed apart."""
     from vjplint.collect import Recognizer, collect
     from vjplint.fixes.residual_plan import Refusal, plan, spans_overlap
-    from vjplint.fixes.residual_plus_none import fix_text
+    from vjplint.fixes.residual_text import spans_of
 
-    module = parse(text)
-    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
     from vjplint.engine import prefilter_names
     from vjplint.regions import focus
+    from vjplint.source import recall_parse
 
+    names = tuple(n.decode() for n in prefilter_names(config))
+    module, focused = recall_parse(text, names) or (parse(text), None)  # the linter's, when it just read this text
+    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
     lines = source_lines(text)
     # The regions the linter analysed: the plans' facts (callers, jitted uses) are all in them.
-    model = collect(focus(module, text, lines, [n.decode() for n in prefilter_names(config)]), lines, recognizer)
+    model = collect(focused if focused is not None else focus(module, text, lines, list(names)), lines, recognizer)
     merged: Dict[Tuple[str, int], Set[int]] = {}
     for fp in fix_plans:
         merged.setdefault((fp.target, fp.line), set()).update(fp.positions)
-    plans, rows = [], {}
+    plans, rows, pairs = [], {}, []
     derivatives: Dict[Tuple[str, int], Any] = {}
     for d in model.derivatives:  # find_derivative's answer for each, in one pass
         derivatives.setdefault((d.name, d.anchor.lineno), d)  # type: ignore[attr-defined]
+    taken = _Spans()
     for (name, line), moved in merged.items():
         d = derivatives.get((name, line))
         if d is None:
@@ -68,13 +74,75 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
             p = plan(model, d, sorted(moved))
         except Refusal:
             continue
-        if any(spans_overlap(p, q) for q in plans):
+        if taken.overlaps(p.spans):
             continue  # nested definitions: the next pass takes it
+        taken.add(p.spans)
         plans.append(p)
+        pairs.append((p, d))
         rows[(name, line)] = tuple((start[0], end[0]) for start, end in p.spans)
     if not plans:
         return text, {}, module
-    return _rewrite_regions(text, module, plans, fix_text, found), rows, module
+    computed = spans_of(text, lines, module, pairs)
+    if computed is None:  # a spelling only libcst rewrites as it should
+        from vjplint.fixes.residual_plus_none import fix_text
+
+        return _rewrite_regions(text, module, plans, fix_text, found), rows, module
+    per_plan, imports = computed
+    starts = line_starts(text)
+    for key, spans_ in zip(rows, per_plan):
+        edits = _region_edits(text, starts, spans_)
+        if found is not None:
+            found.extend(edits)
+        if shares is not None and not imports:  # else the caller splits the whole rewrite, as before
+            shares[key] = edits
+    if found is not None:
+        found.extend(e for span in imports for e in _region_edits(text, starts, [span]))
+    return apply_spans(text, [s for spans_ in per_plan for s in spans_] + imports), rows, module
+
+
+class _Spans:
+    """The (start, end) spans of the plans accepted so far, answering `spans_overlap` against all
+    of them by bisection (a scan of every accepted plan was quadratic in dense modules)."""
+
+    def __init__(self) -> None:
+        self.starts: List[Any] = []
+        self.ends: List[Any] = []
+        self.longest_end: List[Any] = []  # the furthest end among spans starting at or before each
+
+    def overlaps(self, spans: Sequence[Tuple[Any, Any]]) -> bool:
+        import bisect
+
+        for s1, e1 in spans:
+            i = bisect.bisect_left(self.starts, e1)  # spans starting before e1 ...
+            if i and self.longest_end[i - 1] > s1:  # ... one of which ends after s1
+                return True
+        return False
+
+    def add(self, spans: Sequence[Tuple[Any, Any]]) -> None:
+        import bisect
+
+        for s, e in spans:
+            i = bisect.bisect_right(self.starts, s)
+            self.starts.insert(i, s)
+            self.ends.insert(i, e)
+            self.longest_end[i:] = []
+            for j in range(i, len(self.starts)):
+                self.longest_end.append(max(self.ends[j], self.longest_end[j - 1]) if j else self.ends[j])
+
+
+def _region_edits(text: str, starts: List[int], spans_: Sequence[Tuple[int, int, str]]) -> Tuple[Edit, ...]:
+    """The edits of one derivative's spans, as `diff_edits` cuts them, from a diff of only the
+    lines they touch (a diff of the whole file per rewrite was most of --fix on large files)."""
+    import bisect
+
+    first = bisect.bisect_right(starts, min(s for s, _, _ in spans_))
+    last = min(bisect.bisect_right(starts, max(e for _, e, _ in spans_)), len(starts) - 1)
+    low, high = starts[first - 1], starts[last] if last < len(starts) - 1 else len(text)
+    old = text[low:high]
+    new = apply_spans(old, [(s - low, e - low, c) for s, e, c in spans_])
+    shift = first - 1
+    return tuple(Edit(e.content, Position(e.location.row + shift, e.location.column),
+                      Position(e.end_location.row + shift, e.end_location.column)) for e in diff_edits(old, new))
 
 
 class _Layout:
@@ -208,26 +276,22 @@ def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> 
     rewrite leaves unused) belong to no single fix and are dropped: applying one share alone must
     not remove what the other derivatives still use. A plan whose share does not parse on its own
     is left out (the caller computes it alone)."""
-    new_text, rows, module = _residual_rewrite(text, fix_plans, config)
+    apart: Dict[Tuple[str, int], Tuple[Edit, ...]] = {}
+    new_text, rows, module = _residual_rewrite(text, fix_plans, config, shares=apart)
     if not rows:
         return {}
-    every = diff_edits(text, new_text)
     layout = _Layout(text, module)
-    if every and not layout.parses_after(every):
-        return {}
-    owners = list(rows)
-    shares: Dict[Tuple[str, int], List[Edit]] = {key: [] for key in owners}
-    owner_of_row: Dict[int, List[Tuple[str, int]]] = {}
-    for key in owners:
-        for row in sorted({r for a, b in rows[key] for r in range(a, b + 1)}):
-            owner_of_row.setdefault(row, []).append(key)
-    for edit in every:
-        first, last = edit.location.row, edit.end_location.row
-        touched = list(dict.fromkeys(key for row in range(first, last + 1) for key in owner_of_row.get(row, ())))
-        if len(touched) > 1:
+    if apart:  # each derivative's edits, computed apart: nothing to split
+        if not layout.parses_after([e for edits in apart.values() for e in edits]):
+            return {}
+        shares: Dict[Tuple[str, int], List[Edit]] = {key: list(edits) for key, edits in apart.items()}
+    else:
+        every = diff_edits(text, new_text)
+        if every and not layout.parses_after(every):
+            return {}
+        shares = _split_by_owner(every, rows)
+        if shares is None:
             return {}  # one edit spans two derivatives' code: no clean split, each is computed alone
-        if touched:
-            shares[touched[0]].append(edit)
     out: Dict[FixPlan, Tuple[Edit, ...]] = {}
     by_key: Dict[Tuple[str, int], List[FixPlan]] = {}
     for fp in fix_plans:
@@ -237,6 +301,26 @@ def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> 
             for fp in by_key.get(key, ()):
                 out[fp] = tuple(edits)
     return out
+
+
+def _split_by_owner(every: Sequence[Edit], rows: Mapping[Tuple[str, int], Tuple[Tuple[int, int], ...]]
+                    ) -> Optional[Dict[Tuple[str, int], List[Edit]]]:
+    """The edits of a whole rewrite, each given to the derivative whose rows it touches (None
+    when one touches two). Edits in no derivative's rows (the removal of an import only the
+    whole rewrite leaves unused) belong to no single fix and are dropped."""
+    shares: Dict[Tuple[str, int], List[Edit]] = {key: [] for key in rows}
+    owner_of_row: Dict[int, List[Tuple[str, int]]] = {}
+    for key in rows:
+        for row in sorted({r for a, b in rows[key] for r in range(a, b + 1)}):
+            owner_of_row.setdefault(row, []).append(key)
+    for edit in every:
+        first, last = edit.location.row, edit.end_location.row
+        touched = list(dict.fromkeys(key for row in range(first, last + 1) for key in owner_of_row.get(row, ())))
+        if len(touched) > 1:
+            return None
+        if touched:
+            shares[touched[0]].append(edit)
+    return shares
 
 
 TRANSFORMS: Dict[str, Transform] = {RESIDUAL: _residual_transform}
@@ -338,8 +422,14 @@ def fix_text(filename: str, text: str, config: Config = Config(), unsafe: bool =
              exclude: Sequence[str] = (), path: Optional[str] = None) -> FixResult:
     """Lint, fix, re-lint until nothing more applies (at most MAX_PASSES passes). Every
     intermediate text parses; fixes of derivatives named in `exclude` are skipped."""
+    from vjplint.source import keep_parses
+
     with _collector_paused():
-        return _fix_text(filename, text, config, unsafe, exclude, path)
+        kept = keep_parses()  # each pass's rewrite reads the parse of the lint just before it
+        try:
+            return _fix_text(filename, text, config, unsafe, exclude, path)
+        finally:
+            keep_parses(kept)
 
 
 def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: Sequence[str],
@@ -450,9 +540,9 @@ def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, L
             text = "\n".join(lines) + "\n"
             edits: Tuple[Edit, ...] = ()
             try:
-                new_text, applied, _ = TRANSFORMS[fix.plan.transform](text, [fix.plan], config)
+                new_text, applied, known = TRANSFORMS[fix.plan.transform](text, [fix.plan], config)
                 if applied and _parses(new_text):
-                    edits = diff_edits(text, new_text)
+                    edits = known or diff_edits(text, new_text)
             except Exception:
                 edits = ()
             cache[(d.filename, fix.plan)] = edits

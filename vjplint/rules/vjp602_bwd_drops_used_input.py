@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Set
+from typing import Dict, List, Optional, Set
 
 from vjplint.diagnostics import Severity
 from vjplint.infer import annotation_evidence, argument_at, default_evidence, name_evidence, usage_evidence
@@ -161,8 +161,7 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             else:
                 shown = f"a zero (`{self.quote(slots[0], 30)}`)"
             name = bwd_name or getattr(bwd, "name", "<lambda>")
-            outer = next((o for o in self.model.derivatives if o is not d and any(
-                r.node is d.primal for reg in o.registrations for r in reg.rules[1:2])), None)
+            outer = next((o for o in self._bwd_owners().get(id(d.primal), ()) if o is not d), None)
             nested = (f" `{d.name}` is the bwd of custom_vjp `{outer.name}`, so `jax.grad(jax.grad({outer.name}))` "
                       f"loses this term (jax-ml/jax#21220)." if outer is not None else "")
             self.report(slots[0], (
@@ -171,6 +170,23 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
                 f"the gradient with respect to `{param}`, and of everything upstream that `{param}` is computed "
                 f"from (jax-ml/jax#17496), may be silently zero.{nested} Return its cotangent; if `{param}` is an "
                 f"integer array or is never differentiated, keep it and silence this with `# noqa: VJP602`"))
+
+    def _bwd_owners(self) -> Dict[int, List[CustomDerivative]]:
+        """id(bwd node) -> the derivatives registering it as bwd, in order; built once per check
+        (a scan of every derivative per report was quadratic in dense modules)."""
+        cached = getattr(self, "_owners", None)
+        if cached is not None and cached[0] is self.model:
+            return cached[1]
+        owners: Dict[int, List[CustomDerivative]] = {}
+        for o in self.model.derivatives:
+            for reg in o.registrations:
+                for r in reg.rules[1:2]:
+                    if r.node is not None:
+                        found = owners.setdefault(id(r.node), [])
+                        if not any(x is o for x in found):
+                            found.append(o)
+        self._owners = (self.model, owners)
+        return owners
 
     def _zero(self, expr: ast.expr) -> bool:
         if isinstance(expr, (ast.Tuple, ast.List)):  # `(None,)` for a tuple argument
