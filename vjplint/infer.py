@@ -708,6 +708,10 @@ def _record_evidence(model: FileModel, d: CustomDerivative, arg: ast.expr, posit
     kind = model.facts.values().of(arg)
     if kind.tag != "record":
         return None
+    from vjplint.facts.nnx_nodes import graph_node
+
+    if graph_node(model, arg, model.index.scope_of(arg)) is not None:
+        return None  # an nnx Module/Variable: nnx's own protocol for graph nodes decides (VJP103)
     line = arg.lineno
     quoted = model.quote(arg, 50)
     cls = getattr(kind.node, "name", "record")
