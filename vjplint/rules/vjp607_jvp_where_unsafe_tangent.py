@@ -89,12 +89,7 @@ def xlogx_jvp(primals, tangents):
     def check(self) -> None:
         done: Set[int] = set()
         for d in self.model.derivatives:
-            if d.kind != "jvp":
-                continue
-            for reg in d.registrations:
-                if reg.method != "defjvp" or not reg.rules:
-                    continue
-                rule = reg.rules[0]
+            for _, rule in self.model.facts.jvp_rules(d):
                 if rule.node is not None and id(rule.node) not in done:
                     done.add(id(rule.node))
                     self._check_rule(d, rule, rule.node)
