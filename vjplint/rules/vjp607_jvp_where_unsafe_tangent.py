@@ -4,9 +4,9 @@ import ast
 from typing import Iterator, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
+from vjplint.facts.linearity import Linearity
 from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
-from vjplint.rules.vjp601_nonlinear_jvp_tangent import _Linearity
 from vjplint.semantic import FunctionNode
 
 SELECTS = frozenset({"jax.numpy.where", "jax.lax.select"})
@@ -98,7 +98,7 @@ def xlogx_jvp(primals, tangents):
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][rule.bound_positional:]
         if len(params) < 2 or fn.args.vararg is not None:
             return
-        checker = _Linearity(self, fn, params[-1])
+        checker = Linearity(self, fn, params[-1])
         name = rule.name or getattr(fn, "name", "<lambda>")
         for node in self.model.facts.own_nodes(fn):
             if not isinstance(node, ast.Call) or self.model.index.qualname(node.func) not in SELECTS:
@@ -121,7 +121,7 @@ def xlogx_jvp(primals, tangents):
                         f"jnp.where(<condition>, {value}, <a harmless value>)`, the \"double where\")"))
                     break
 
-    def _unsafe(self, checker: _Linearity, branch: ast.expr, tested: Set[str]) -> Optional[Tuple[ast.expr, str]]:
+    def _unsafe(self, checker: Linearity, branch: ast.expr, tested: Set[str]) -> Optional[Tuple[ast.expr, str]]:
         """A tangent-free coefficient of a tangent term in `branch` that divides by, or takes a log
         of, a name the condition tests."""
         if checker._tangent_free(branch, 0):
