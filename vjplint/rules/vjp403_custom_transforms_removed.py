@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Optional
 
 from vjplint.diagnostics import Severity
@@ -100,8 +101,28 @@ f.defvjp(lambda x: (x, None), lambda _, g: (g,))
             if alias.name in REPLACEMENT:
                 error = (f"ImportError: cannot import name '{alias.name}' from 'jax'" if node.module == "jax"
                          else "ModuleNotFoundError: No module named 'jax.api'")
-                self.report(alias, self._message(f"`from {node.module} import {alias.name}`", alias.name, error,
+                self.report(self._positioned(node, alias), self._message(f"`from {node.module} import {alias.name}`", alias.name, error,
                                                  at_import=self.model.index.enclosing_function(node) is None))
+
+    def _positioned(self, node: ast.ImportFrom, alias: ast.alias) -> ast.AST:
+        """`alias` with its position: Python 3.9's `ast` gives aliases none, so it is found in the
+        statement's text (after `import`, as a whole word), where 3.10+ would put it."""
+        if hasattr(alias, "lineno"):
+            return alias
+        last = getattr(node, "end_lineno", None) or node.lineno
+        pattern = re.compile(r"\b" + re.escape(alias.name) + (r"\s+as\s+" + re.escape(alias.asname) if alias.asname
+                                                                   else "") + r"\b")
+        for row in range(node.lineno, last + 1):
+            line = self.model.lines[row - 1]
+            start = line.find("import", line.find(node.module or "")) + len("import") if row == node.lineno else 0
+            m = pattern.search(line, max(start, 0))
+            if m is not None:
+                at = ast.alias(name=alias.name, asname=alias.asname)
+                at.lineno = at.end_lineno = row  # type: ignore[attr-defined]
+                at.col_offset = len(line[:m.start()].encode("utf-8"))  # type: ignore[attr-defined]
+                at.end_col_offset = len(line[:m.end()].encode("utf-8"))  # type: ignore[attr-defined]
+                return at
+        return node
 
     def _message(self, what: str, name: str, error: str, at_import: bool) -> str:
         when = ", so the module no longer imports" if at_import else " when this runs"
