@@ -11,6 +11,12 @@ reference: the case's numpy `eval_reference`, central finite differences of it, 
 analytic `eval_grad_reference`). A case is a hazard when any check is not `ok`. A case whose
 caller lived in another module names a `driver` file (`_*.py` beside it, not a case itself) that
 defines the eval_* functions and sees the case module as `case`.
+
+A case whose construct is a statement that JAX ignores (a dead configuration flag) says
+`"claim": "no-op"`. Its span lines are then run a second time replaced by `pass`: when every check
+is `ok` both times and the jaxpr of `grad` is the same text, JAX has shown that the statement
+changes nothing, and the case is labelled `no-op` (neither a hazard nor a look-alike: a finding
+that says "this does nothing, remove it" is right, and silence is not wrong).
 """
 
 from __future__ import annotations
@@ -108,8 +114,20 @@ def _batch(x: Any) -> Any:
     return np.stack([arr, (arr * 0.8 + 0.05).astype(arr.dtype)])
 
 
-def run_case(path: Path) -> Dict[str, Dict[str, str]]:
-    """All checks of one case, in this process."""
+def without_span(source: str) -> str:
+    """The case's source with each `# eval: span` line replaced by `pass` at its indentation."""
+    out = []
+    for line in source.splitlines():
+        if "# eval: span" in line:
+            line = line[: len(line) - len(line.lstrip())] + "pass  # eval: removed"
+        out.append(line)
+    text = "\n".join(out) + "\n"
+    ast.parse(text)  # a span that is not one whole statement per line cannot be removed this way
+    return text
+
+
+def run_case(path: Path, remove_span: bool = False) -> Dict[str, Any]:
+    """All checks of one case, in this process, and the jaxpr of its `grad` when it has one."""
     import importlib.util
 
     checks: Dict[str, Dict[str, str]] = {}
@@ -118,7 +136,8 @@ def run_case(path: Path) -> Dict[str, Dict[str, str]]:
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(mod)
+        source = path.read_text(encoding="utf-8")
+        exec(compile(without_span(source) if remove_span else source, str(path), "exec"), mod.__dict__)
         if meta.get("driver"):  # the caller lives in another file, as in the report
             driver = path.parent / meta["driver"]
             namespace: Dict[str, Any] = {"case": mod, "__file__": str(driver), "__name__": "eval_driver"}
@@ -127,9 +146,10 @@ def run_case(path: Path) -> Dict[str, Dict[str, str]]:
                 if name in namespace:
                     setattr(mod, name, namespace[name])
     except Exception as exc:  # the case's definitions themselves fail (e.g. defvjp as decorator)
-        return {"import": {"status": "raises", "detail": _first_line(exc)}}
+        return {"checks": {"import": {"status": "raises", "detail": _first_line(exc)}}, "grad_jaxpr": None}
     checks["import"] = {"status": "ok", "detail": ""}
-    for name, fn in _plan(mod, meta).items():
+    plan = _plan(mod, meta)
+    for name, fn in plan.items():
         try:
             result = fn()
         except Exception as exc:
@@ -141,7 +161,22 @@ def run_case(path: Path) -> Dict[str, Dict[str, str]]:
         got, expected = result
         why = _close(got, expected, require_float=name not in VALUE_CHECKS)
         checks[name] = {"status": "wrong", "detail": why} if why else {"status": "ok", "detail": ""}
-    return checks
+    return {"checks": checks, "grad_jaxpr": _grad_jaxpr(mod, meta)}
+
+
+def _grad_jaxpr(mod: Any, meta: Dict[str, Any]) -> Optional[str]:
+    """The text of `make_jaxpr(grad(sum of eval_fn))`: what the case asks JAX to compute."""
+    import jax
+    import jax.numpy as jnp
+
+    argnums = tuple(meta.get("argnums", ()))
+    if not argnums:
+        return None
+    args = tuple(mod.eval_inputs())
+    try:
+        return str(jax.make_jaxpr(jax.grad(lambda *a: jnp.sum(mod.eval_fn(*a)), argnums=argnums))(*args))
+    except Exception as exc:
+        return f"raises {_first_line(exc)}"
 
 
 def _plan(mod: Any, meta: Dict[str, Any]) -> Dict[str, Callable[[], Any]]:
@@ -262,35 +297,52 @@ def _plan(mod: Any, meta: Dict[str, Any]) -> Dict[str, Callable[[], Any]]:
 # ----------------------------------------------------------------------------- the parent
 
 
-def label_case(path: Path, timeout: float) -> Dict[str, Any]:
+def label_case(path: Path, timeout: float, remove_span: bool = False) -> Dict[str, Any]:
+    """{"checks": ..., "grad_jaxpr": ...} from a child process."""
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONHASHSEED": "0"}
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(path)]
     try:
-        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(path)],
+        proc = subprocess.run(cmd + (["--remove-span"] if remove_span else []),
                               capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        return {"timeout": {"status": "raises", "detail": f"timed out after {timeout:.0f}s"}}
+        return {"checks": {"timeout": {"status": "raises", "detail": f"timed out after {timeout:.0f}s"}},
+                "grad_jaxpr": None}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"crash": {"status": "raises", "detail": f"child exited {proc.returncode}: {tail}"[:300]}}
+        return {"checks": {"crash": {"status": "raises", "detail": f"child exited {proc.returncode}: {tail}"[:300]}},
+                "grad_jaxpr": None}
     return json.loads(lines[-1])
 
 
-def summarise(path: Path, meta: Dict[str, Any], checks: Dict[str, Dict[str, str]]) -> Dict[str, Any]:
+def summarise(path: Path, meta: Dict[str, Any], run: Dict[str, Any],
+              without: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The label: `hazard` when a check fails; for a `no-op` claim whose checks pass with and
+    without the span and whose grad jaxpr is unchanged, `no-op`; otherwise `ok`."""
+    checks = run["checks"]
     bad = sorted(k for k, v in checks.items() if v["status"] != "ok")
-    return {"path": str(path.relative_to(EVAL_DIR.parent)), "family": meta["family"],
-            "expect": meta["expect"], "label": "hazard" if bad else "ok", "failing": bad, "checks": checks}
+    label = "hazard" if bad else "ok"
+    entry: Dict[str, Any] = {"path": str(path.relative_to(EVAL_DIR.parent)), "family": meta["family"],
+                             "expect": meta["expect"], "label": label, "failing": bad, "checks": checks}
+    if without is not None:
+        same_checks = all(v["status"] == "ok" for v in without["checks"].values())
+        same_trace = run["grad_jaxpr"] is not None and run["grad_jaxpr"] == without["grad_jaxpr"]
+        entry["without_span"] = {"checks_ok": same_checks, "same_grad_jaxpr": same_trace}
+        if label == "ok" and same_checks and same_trace:
+            entry["label"] = "no-op"
+    return entry
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="*", type=Path)
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--remove-span", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--print", action="store_true", help="print the checks; do not write labels.json")
     ap.add_argument("--timeout", type=float, default=180.0)
     ns = ap.parse_args(argv)
     if ns.child:
-        print(json.dumps(run_case(ns.child)))
+        print(json.dumps(run_case(ns.child, ns.remove_span)))
         return 0
     import jax
     import jaxlib
@@ -300,7 +352,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cases = {} if not ns.paths else dict(old.get("cases", {}))
     for path in paths:
         meta = read_meta(path)
-        entry = summarise(path, meta, label_case(path, ns.timeout))
+        without = label_case(path, ns.timeout, remove_span=True) if meta.get("claim") == "no-op" else None
+        entry = summarise(path, meta, label_case(path, ns.timeout), without)
         cases[meta["id"]] = entry
         moved = " (was %s)" % old["cases"][meta["id"]]["label"] if (
             meta["id"] in old.get("cases", {}) and old["cases"][meta["id"]]["label"] != entry["label"]) else ""
@@ -316,7 +369,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
            "cases": dict(sorted(cases.items()))}
     LABELS.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {LABELS.relative_to(EVAL_DIR.parent)}: {sum(c['label'] == 'hazard' for c in cases.values())} "
-          f"hazards, {sum(c['label'] == 'ok' for c in cases.values())} ok (JAX {jax.__version__})")
+          f"hazards, {sum(c['label'] == 'ok' for c in cases.values())} ok, "
+          f"{sum(c['label'] == 'no-op' for c in cases.values())} no-op (JAX {jax.__version__})")
     return 0
 
 

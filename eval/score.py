@@ -7,7 +7,8 @@
 
 Runs the real CLI (`python -m vjplint check --output-format json --extend-select VJP106,VJP107`)
 over eval/cases. A hazard is found when a diagnostic's line range overlaps one of the lines the
-case marks with `# eval: span`; any diagnostic on a look-alike is a false positive. Labels come
+case marks with `# eval: span`; any diagnostic on a look-alike is a false positive. A case JAX
+labels `no-op` (a statement shown to change nothing) is counted apart: flagged or not. Labels come
 from eval/labels.json (JAX's verdict, written by eval/oracle.py), not from the author's `expect`;
 disagreements are listed. Never imports JAX or the cases.
 """
@@ -138,12 +139,14 @@ def evaluate(labels: Dict[str, Any], diags: Dict[str, List[Dict[str, Any]]]) -> 
             "hit_codes": sorted({d["code"] for d in hits}),
             "found": bool(hits) if label == "hazard" else None,
             "false_positive": bool(found) if label == "ok" else None,
+            "flagged": bool(hits) if label == "no-op" else None,
         })
     return rows
 
 
 def tally(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
-    fams: Dict[str, Dict[str, int]] = defaultdict(lambda: {"hazards": 0, "found": 0, "lookalikes": 0, "fp": 0})
+    fams: Dict[str, Dict[str, int]] = defaultdict(
+        lambda: {"hazards": 0, "found": 0, "lookalikes": 0, "fp": 0, "noops": 0, "noops_flagged": 0})
     fams["overall"]  # present even for an empty selection
     for r in rows:
         for key in (r["family"], "overall"):
@@ -154,6 +157,9 @@ def tally(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
             elif r["label"] == "ok":
                 f["lookalikes"] += 1
                 f["fp"] += bool(r["false_positive"])
+            elif r["label"] == "no-op":
+                f["noops"] += 1
+                f["noops_flagged"] += bool(r["flagged"])
     out = {}
     for name, f in sorted(fams.items(), key=lambda kv: (kv[0] == "overall", kv[0])):
         out[name] = {**f, "recall": f["found"] / f["hazards"] if f["hazards"] else None,
@@ -174,6 +180,11 @@ def table(t: Dict[str, Any]) -> str:
         rec = f"{f['found']}/{f['hazards']}" + (f" ({f['recall']:.2f})" if f["recall"] is not None else "")
         fp = f"{f['fp']}/{f['lookalikes']}" + (f" ({f['fp_rate']:.2f})" if f["fp_rate"] is not None else "")
         lines.append(f"{name:16} {rec:>14} {fp:>18}")
+    noops = t.get("overall", {}).get("noops", 0)
+    if noops:
+        flagged = t["overall"]["noops_flagged"]
+        lines.append(f"\nno-op statements (JAX ran each case with and without it: same checks, same grad "
+                     f"jaxpr): {flagged}/{noops} flagged; counted neither as hazards nor as look-alikes")
     return "\n".join(lines)
 
 
@@ -213,6 +224,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if ns.verbose:
         for r in rows:
             verdict = {True: "found", False: "MISSED"}.get(r["found"]) if r["label"] == "hazard" else (
+                ("flagged" if r["flagged"] else "silent") if r["label"] == "no-op" else
                 "FP" if r["false_positive"] else "silent")
             print(f"{r['label'] or '?':6} {verdict:6} {r['id']:50} {','.join(r['codes'])}")
         print()

@@ -50,7 +50,10 @@ def test_every_case_is_labelled_and_well_formed() -> None:
         assert meta["url"].startswith("https://"), path
         assert meta["url"] in path.read_text(encoding="utf-8").split('"""')[1], f"{path}: docstring must cite the source"
         assert meta["id"] in LABELS["cases"], f"{meta['id']} has no label: run python eval/oracle.py"
-        assert LABELS["cases"][meta["id"]]["label"] in ("hazard", "ok")
+        assert LABELS["cases"][meta["id"]]["label"] in ("hazard", "ok", "no-op")
+        if LABELS["cases"][meta["id"]]["label"] == "no-op":  # only a case that claims it, checked both ways
+            assert meta.get("claim") == "no-op", path
+            assert LABELS["cases"][meta["id"]]["without_span"] == {"checks_ok": True, "same_grad_jaxpr": True}
         if LABELS["cases"][meta["id"]]["label"] == "hazard":
             assert SPAN_MARK in path.read_text(encoding="utf-8"), f"{path}: a hazard needs a marked span"
         ids.add(meta["id"])
@@ -83,6 +86,42 @@ def test_scorer_json_matches_the_cases(scored: dict) -> None:
     # a hazard counts as found only through a diagnostic on its span
     for r in scored["cases"]:
         assert bool(r["found"]) == bool(r["hit_codes"]) or r["label"] != "hazard"
+
+
+def test_no_op_cases_are_scored_apart(scored: dict) -> None:
+    noops = [r for r in scored["cases"] if r["label"] == "no-op"]
+    overall = scored["families"]["overall"]
+    assert overall["noops"] == len(noops) and overall["noops_flagged"] == sum(bool(r["flagged"]) for r in noops)
+    assert all(r["found"] is None and r["false_positive"] is None for r in noops)
+    assert overall["hazards"] + overall["lookalikes"] + overall["noops"] == len(scored["cases"])
+
+
+def _run(status: str, jaxpr: str) -> dict:
+    return {"checks": {"import": {"status": "ok", "detail": ""}, "grad": {"status": status, "detail": ""}},
+            "grad_jaxpr": jaxpr}
+
+
+@pytest.mark.parametrize("with_span, without, label", [
+    (_run("ok", "{ lambda ; a. }"), _run("ok", "{ lambda ; a. }"), "no-op"),
+    (_run("ok", "{ lambda ; a. }"), _run("ok", "{ lambda ; b. }"), "ok"),      # the statement changed the trace
+    (_run("ok", "{ lambda ; a. }"), _run("wrong", "{ lambda ; a. }"), "ok"),   # ... or a result
+    (_run("raises", "{ lambda ; a. }"), _run("ok", "{ lambda ; a. }"), "hazard"),
+    (_run("ok", "{ lambda ; a. }"), None, "ok"),                               # no claim: no second run
+])
+def test_oracle_labels_a_no_op_only_when_both_runs_agree(with_span: dict, without: dict, label: str) -> None:
+    from oracle import summarise
+
+    case = EVAL / "cases" / "migration" / "pr30262_direct_linearize_flag.py"
+    assert summarise(case, read_meta(case), with_span, without)["label"] == label
+
+
+def test_without_span_replaces_each_marked_statement_by_pass() -> None:
+    from oracle import without_span
+
+    src = "import jax\njax.config.update('x', 1)  # eval: span\ndef f():\n    g()  # eval: span\n"
+    assert without_span(src) == "import jax\npass  # eval: removed\ndef f():\n    pass  # eval: removed\n"
+    with pytest.raises(SyntaxError):  # a span line that opens a block cannot be dropped alone
+        without_span("if x:  # eval: span\n    y()\n")
 
 
 def test_written_before_splits_by_commit(scored: dict) -> None:

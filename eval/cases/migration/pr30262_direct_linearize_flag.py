@@ -4,7 +4,8 @@ Source: jax-ml/jax#30262 https://github.com/jax-ml/jax/pull/30262 (direct linear
 default, JAX 0.7.0) and the migration guide
 https://jax.readthedocs.io/en/latest/direct_linearize_migration.html (opt-out via
 `jax_use_direct_linearize`, planned for removal). In JAX 0.10.2 the flag still exists but is dead:
-setting it changes nothing, so the oracle labels this code ok (the hazard is only future removal).
+setting it changes nothing, which the oracle confirms by running the case with and without the
+statement (label `no-op`: the hazard is only the opt-out the user believes in, and future removal).
 """
 import jax
 import numpy as np
@@ -16,6 +17,7 @@ EVAL = {
     "source": "jax-ml/jax#30262", "url": "https://github.com/jax-ml/jax/pull/30262",
     "written_at": "2026-12-01", "written_at_commit": "66aa237f5176449a9711e6278e47349128c8731b",
     "argnums": (0,),
+    "claim": "no-op",  # the oracle also runs it without the flag and compares the grad jaxprs
 }
 
 
