@@ -4,15 +4,20 @@ import ast
 from typing import List, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.ranks import Rank, Ranks, own_ranks
+from vjplint.facts import pullbacks
+from vjplint.facts.ranks import Rank, Ranks, differ, own_ranks
 from vjplint.facts.structure import registered_here
 from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.semantic import own_nodes
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 
 SHAPE_ERROR = ("`ValueError: Custom VJP bwd rule must produce an output with the same type as the args tuple of the "
                "primal function, but at output[0] the bwd rule produced an output of type float32[] corresponding "
                "to an input of type float32[...], so the shapes do not match`")
+PULLBACK_ERROR = ("`ValueError: unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got float32[...], "
+                  "but expected float32[...] because the corresponding output of the differentiated function had "
+                  "JAX type float32[...]`")
 
 
 class BwdCotangentRank(Rule):
@@ -24,6 +29,11 @@ class BwdCotangentRank(Rule):
     scalar; the primal `x[0]` makes `g` one rank lower than `x`, so `(g,)` is always wrong.
     Residuals that are Python scalars (`x.size`) keep the rank; anything unknown is silent.
 
+    The same goes for a `jax.vjp` pullback that fwd saves for bwd: when fwd returns
+    `jax.vjp(f, x)` (or `out, pull = jax.vjp(f, x)` and then `out` first), the pullback wants a
+    cotangent shaped like the custom function's output, as bwd's `g` is. bwd that reduces `g`
+    first (`pull(jnp.sum(g))`, `pull(g.mean())`, `pull(g[0])`) is flagged.
+
     ## Why is this bad?
     JAX checks every cotangent against its input's shape. Measured on JAX 0.10.2
     (docs/facts/structure.md): `grad`, `jit(grad)` and `vmap(grad)` raise
@@ -33,7 +43,12 @@ class BwdCotangentRank(Rule):
         float32[] corresponding to an input of type float32[2], so the shapes do not match
 
     whenever `x` is not a scalar (jax-ml/jax#28757); a scalar `x` works. The rule says "may"
-    where the difference depends on `x` being a scalar.
+    where the difference depends on `x` being a scalar. A pullback given `jnp.sum(g)` for a
+    non-scalar output raises in `grad`, `jit(grad)` and `vmap(grad)` (jax-ml/jax#7238):
+
+        ValueError: unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got
+        float32[], but expected float32[3] because the corresponding output of the
+        differentiated function had JAX type float32[3]
 
     ## Example
     ```python
@@ -99,9 +114,9 @@ total.defvjp(total_fwd, total_bwd)
                 continue
             out_rank = self._primal_rank(d)
             names = self.model.facts.differentiable_names(d)
-            if out_rank is None or not names:
+            if not names:
                 continue
-            for reg, _, bwd in self.model.facts.checked_vjp_rules(d):
+            for reg, fwd, bwd in self.model.facts.checked_vjp_rules(d):
                 if bwd is None or bwd.node is None or id(bwd.node) in seen or not registered_here(self.model, d, reg.node):
                     continue
                 seen.add(id(bwd.node))
@@ -109,10 +124,51 @@ total.defvjp(total_fwd, total_bwd)
                 if len(params) != len(d.nondiff) + 2:
                     continue
                 g = params[-1]
+                if fwd is not None and fwd.node is not None:
+                    self._check_pullbacks(d, fwd, bwd, params[-2], g, out_rank)
+                if out_rank is None:
+                    continue
                 ranks = Ranks(self.model, bwd.node, {g: Rank(out_rank.base, out_rank.offset,
                                                              f"`{g}` is the cotangent of `{d.name}`'s output, "
                                                              f"{out_rank.why}")})
                 self._check_returns(d, bwd, ranks, g, list(names))
+
+    def _check_pullbacks(self, d: CustomDerivative, fwd: RuleFunction, bwd: RuleFunction, res: str, g: str,
+                         out_rank: "Rank | None") -> None:
+        """A pullback of fwd's primal output, called in bwd with `g` reshaped."""
+        assert bwd.node is not None
+        held = {name: p for name, p in pullbacks.saved(self.model, fwd, bwd.node, res, rule_label(fwd, "fwd")).items()
+                if p.of_output}
+        if not held:
+            return
+        g_rank = out_rank or Rank(g, 0)
+        ranks = Ranks(self.model, bwd.node, {g: g_rank})
+        for node in own_nodes(bwd.node):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.func.id not in held \
+                    or len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+                continue
+            arg = node.args[0]
+            if not any(isinstance(n, ast.Name) and n.id == g for n in ast.walk(arg)):
+                continue
+            got = ranks.of(arg)
+            if got is None or got.base == g_rank.base and got.offset == g_rank.offset:
+                continue
+            surely = differ(got, g_rank)
+            if not surely and not (got.base is None and got.offset == 0):
+                continue  # only a reduction to a scalar is read where the output's rank is unknown
+            self.report(arg, self._pullback_message(d, bwd, node.func.id, held[node.func.id], arg, got, g_rank,
+                                                    g, surely))
+
+    def _pullback_message(self, d: CustomDerivative, bwd: RuleFunction, name: str, pullback: pullbacks.Pullback,
+                          arg: ast.expr, got: Rank, g_rank: Rank, g: str, surely: bool) -> str:
+        shaped = f" ({g_rank.why})" if g_rank.why else ""
+        head = (f"{rule_label(bwd, 'bwd')} passes `{self.quote(arg, 40)}`, {got.text()}, to `{name}`, the pullback "
+                f"of {pullback.origin}; that pullback wants a cotangent shaped like `{d.name}`'s output{shaped}, "
+                f"as `{g}` is")
+        if surely:
+            return f"{head}: differentiating `{d.name}` raises {PULLBACK_ERROR}; pass `{g}` itself (`{name}({g})`)"
+        return (f"{head}: unless `{d.name}` returns a scalar, differentiating it may raise {PULLBACK_ERROR}; pass "
+                f"`{g}` itself (`{name}({g})`)")
 
     def _primal_rank(self, d: CustomDerivative):
         assert d.primal is not None

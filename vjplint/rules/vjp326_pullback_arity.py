@@ -4,13 +4,14 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
+from vjplint.facts import pullbacks
+from vjplint.facts.pullbacks import bound_once, made_here
 from vjplint.facts.structure import describe, primal_structure, registered_here
 from vjplint.model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.semantic import FunctionNode, own_nodes
 
-VJP = "jax.vjp"
 REVERSE = " (grad, jit(grad), vmap(grad))"
 Origin = str  # how the name came to hold a pullback, for the message
 
@@ -123,34 +124,10 @@ combine.defvjp(combine_fwd, combine_bwd)
                 if bwd is not None and bwd.node is not None:
                     params = self._bwd_params(d, bwd)
                     if params is not None and fwd is not None and fwd.node is not None:
-                        saved = self._saved(fwd, bwd.node, params[0])
+                        saved = {name: p.origin for name, p in
+                                 pullbacks.saved(self.model, fwd, bwd.node, params[0], rule_label(fwd, "fwd")).items()}
                     self._function(d, bwd.node, rule_label(bwd, "bwd"), saved,
                                    params[1] if params is not None else None, when + REVERSE, seen)
-
-    # -- where pullbacks come from -------------------------------------------------------------
-    def _made_here(self, fn: FunctionNode) -> Dict[str, Origin]:
-        """Names bound once in `fn` to the pullback of a `jax.vjp` call there."""
-        found: Dict[str, Origin] = {}
-        for node in own_nodes(fn):
-            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-                continue
-            target, value = node.targets[0], node.value
-            name: Optional[str] = None
-            if isinstance(value, ast.Call) and self.model.index.qualname(value.func) == VJP and \
-                    isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) in (2, 3) and \
-                    isinstance(target.elts[1], ast.Name):
-                name, call = target.elts[1].id, value
-            elif isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call) and \
-                    self.model.index.qualname(value.value.func) == VJP and isinstance(value.slice, ast.Constant) \
-                    and value.slice.value == 1 and isinstance(target, ast.Name):
-                name, call = target.id, value.value
-            if name is not None and self._bound_once(fn, name):
-                found[name] = f"`{self.quote(call, 40)}` (line {node.lineno})"
-        return found
-
-    def _bound_once(self, fn: FunctionNode, name: str) -> bool:
-        scope = self.model.index.scopes.get(fn)
-        return scope is not None and len(scope.bindings.get(name, [])) == 1
 
     def _bwd_params(self, d: CustomDerivative, bwd: RuleFunction) -> Optional[Tuple[str, str]]:
         """bwd's residuals and cotangent parameters."""
@@ -161,43 +138,13 @@ combine.defvjp(combine_fwd, combine_bwd)
             return None
         return params[k], params[k + 1]
 
-    def _saved(self, fwd: RuleFunction, bwd: FunctionNode, res: str) -> Dict[str, Origin]:
-        """bwd's names holding a pullback fwd saved in its residuals: `res` itself, or the names
-        bwd unpacks from it. Every return of fwd must save it at the same place."""
-        assert fwd.node is not None
-        made = self._made_here(fwd.node)
-        places: Optional[Dict[Optional[int], str]] = None  # residual position (None: all of it) -> pullback
-        for _, value in self.model.facts.returns_of(fwd.node):
-            if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != 2:
-                return {}
-            saved = value.elts[1]
-            here: Dict[Optional[int], str] = {}
-            if isinstance(saved, ast.Name) and saved.id in made:
-                here[None] = saved.id
-            elif isinstance(saved, (ast.Tuple, ast.List)):
-                here = {i: e.id for i, e in enumerate(saved.elts) if isinstance(e, ast.Name) and e.id in made}
-            places = here if places is None else {k: v for k, v in here.items() if places.get(k) == v}
-        if not places or not self._bound_once(bwd, res):
-            return {}
-        origin = {k: f"{made[v]}, which {rule_label(fwd, 'fwd')} saves in its residuals" for k, v in places.items()}
-        if None in origin:
-            return {res: origin[None]}
-        found: Dict[str, Origin] = {}
-        for node in own_nodes(bwd):  # `pull, x = res`
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name) \
-                    and node.value.id == res and isinstance(node.targets[0], (ast.Tuple, ast.List)):
-                for i, e in enumerate(node.targets[0].elts):
-                    if i in origin and isinstance(e, ast.Name) and self._bound_once(bwd, e.id):
-                        found[e.id] = origin[i]
-        return found
-
     # -- the calls ----------------------------------------------------------------------------
     def _function(self, d: CustomDerivative, fn: FunctionNode, label: str, saved: Dict[str, Origin],
                   cotangent: Optional[str], when: str, seen: Set[int]) -> None:
         if id(fn) in seen:
             return
         seen.add(id(fn))
-        pullbacks = {**self._made_here(fn), **saved}
+        pullbacks = {**{name: p.origin for name, p in made_here(self.model, fn).items()}, **saved}
         if not pullbacks:
             return
         for node in own_nodes(fn):
@@ -225,7 +172,7 @@ combine.defvjp(combine_fwd, combine_bwd)
                 n += 1
                 continue
             length: Optional[int] = None
-            if isinstance(a.value, ast.Name) and a.value.id == cotangent and self._bound_once(fn, cotangent):
+            if isinstance(a.value, ast.Name) and a.value.id == cotangent and bound_once(self.model, fn, cotangent):
                 found = primal_structure(self.model, d)
                 if found is not None and found[0][0] in ("tuple", "list"):
                     length = found[0][1]
