@@ -129,6 +129,11 @@ class Facts:
         """Every `defjvp` rule of a custom_jvp (decorator or call form), stubs excluded."""
         return signatures.jvp_rules(d)
 
+    def defjvp_symbolic_zeros(self, reg: Registration) -> Tuple[Optional[bool], Optional[ast.expr]]:
+        """Whether a `defjvp` registration (call form, or `@partial(f.defjvp, ...)`) passes
+        `symbolic_zeros` true, with the flag's expression; None when it cannot be told."""
+        return signatures.defjvp_symbolic_zeros(self.model, reg)
+
     def rules_of(self, d: CustomDerivative) -> List[Tuple[str, RuleFunction]]:
         """Every resolved rule of every registration, with its role, each function once."""
         return signatures.rules_of(d)

@@ -363,6 +363,42 @@ def jvp_rules(d: CustomDerivative) -> List[Tuple[Registration, RuleFunction]]:
             and not is_placeholder(reg.rules[0].node)]
 
 
+# `custom_jvp.defjvp(self, jvp, symbolic_zeros=False)`: the flag's position in the call form
+DEFJVP_SYMBOLIC_ZEROS_POSITION = 1
+
+
+def defjvp_symbolic_zeros(model: FileModel, reg: Registration) -> Tuple[Optional[bool], Optional[ast.expr]]:
+    """Whether a `defjvp` registration passes `symbolic_zeros` true, with the flag's expression:
+    `f.defjvp(rule, symbolic_zeros=True)`, `f.defjvp(rule, True)` or the decorator
+    `@partial(f.defjvp, symbolic_zeros=True)` (docs/facts/scripts/hazard_symbolic_zero_tangent.py
+    measures both). `(False, None)` when it does not (`@f.defjvp` cannot take the keyword), `(None,
+    None)` when it cannot be told (`**kwargs`, `*args`, a value not known statically)."""
+    if reg.method != "defjvp":
+        return False, None
+    if isinstance(reg.node, ast.Call):
+        call: Optional[ast.Call] = reg.node
+        position: Optional[int] = DEFJVP_SYMBOLIC_ZEROS_POSITION
+    elif reg.as_decorator:
+        return False, None
+    else:  # `@partial(f.defjvp, ...)`: the partial call is the rule's expression
+        expr = reg.rules[-1].expr if reg.rules else None
+        call = expr if isinstance(expr, ast.Call) else None
+        position = None  # partial's positional arguments are the method and the rule
+    if call is None:
+        return None, None
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None, None
+    flag = next((k.value for k in call.keywords if k.arg == "symbolic_zeros"), None)
+    if flag is None and position is not None and len(call.args) > position:
+        flag = call.args[position]
+    if flag is None:
+        return False, None
+    value = flag.value if isinstance(flag, ast.Constant) else constant_value(model.index, flag)
+    if value is None:
+        return None, None
+    return bool(value), (flag if value else None)
+
+
 def rules_of(d: CustomDerivative) -> List[Tuple[str, RuleFunction]]:
     """Every resolved rule of every registration with its role ("fwd", "bwd", "jvp"), each
     function once."""

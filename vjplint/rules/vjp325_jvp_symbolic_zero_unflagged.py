@@ -11,8 +11,6 @@ from vjplint.semantic import constant_value
 
 ZERO_FROM_PRIMAL = "jax.custom_derivatives.zero_from_primal"
 SYMBOLIC_ZERO = "jax.custom_derivatives.SymbolicZero"
-# `custom_jvp.defjvp(self, jvp, symbolic_zeros=False)`: the flag's position
-SYMBOLIC_ZEROS_POSITION = 1
 
 
 class JvpSymbolicZeroUnflagged(Rule):
@@ -102,19 +100,9 @@ f.defjvp(f_jvp, symbolic_zeros=True)
                 self._check_rule(d, rule)
 
     def _flagged(self, reg: Registration) -> Optional[bool]:
-        """Whether the registration passes `symbolic_zeros=True`; None when it cannot be told."""
-        if reg.as_decorator or not isinstance(reg.node, ast.Call):
-            return False
-        call = reg.node
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            return None
-        expr = next((k.value for k in call.keywords if k.arg == "symbolic_zeros"), None)
-        if expr is None and len(call.args) > SYMBOLIC_ZEROS_POSITION:
-            expr = call.args[SYMBOLIC_ZEROS_POSITION]
-        if expr is None:
-            return False
-        value = expr.value if isinstance(expr, ast.Constant) else constant_value(self.model.index, expr)
-        return None if value is None else bool(value)
+        """Whether the registration passes `symbolic_zeros=True` (the call form, or
+        `@partial(f.defjvp, symbolic_zeros=True)`); None when it cannot be told."""
+        return self.model.facts.defjvp_symbolic_zeros(reg)[0]
 
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction) -> None:
         fn = rule.node
