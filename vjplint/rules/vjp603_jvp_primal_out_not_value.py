@@ -196,7 +196,8 @@ def f_jvp(primals, tangents):
         if primal is None:
             return None
         primal_params = [a.arg for a in (*primal.args.posonlyargs, *primal.args.args)]
-        if isinstance(out, ast.Call) and isinstance(out.func, ast.Name) and out.func.id in (d.name, primal.name):
+        primal_name = getattr(primal, "name", d.name)  # `jax.custom_jvp(lambda x: ...)` has no name of its own
+        if isinstance(out, ast.Call) and isinstance(out.func, ast.Name) and out.func.id in (d.name, primal_name):
             for arg in out.args:  # `f(x_safe)`: the function at another point
                 cleaned = flow.cleaned_primal(arg)
                 if cleaned is not None and not self._primal_cleans(primal, cleaned):

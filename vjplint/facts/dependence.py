@@ -1,0 +1,192 @@
+"""Which parameters of a primal its output depends on differentiably, and whether a call site
+passes a parameter anything but constants. Read by the rules on zero derivatives given for a
+used input: VJP602 (a custom_vjp bwd returning `None`/a zero) and VJP609 (a `None` in
+`defjvps`)."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Optional, Set
+
+from vjplint.model import CustomDerivative
+from vjplint.semantic import FunctionNode
+
+if TYPE_CHECKING:  # a rule passes itself (its model); facts never import rules
+    from vjplint.model import FileModel
+    from vjplint.rules.base import Rule
+
+# jnp/lax functions whose result carries no derivative of these arguments (all of them).
+NOT_DIFFERENTIABLE = frozenset({
+    "argmax", "argmin", "argsort", "round", "rint", "floor", "ceil", "sign", "equal", "not_equal", "greater",
+    "greater_equal", "less", "less_equal", "isnan", "isinf", "isfinite", "nonzero", "searchsorted", "digitize",
+    "bincount", "zeros_like", "ones_like", "full_like", "empty_like", "shape", "ndim", "size", "result_type",
+    "stop_gradient", "logical_and", "logical_or", "logical_not", "top_k_indices", "floor_divide", "remainder",
+    # Iterations to a fixed point: their result need not depend on the initial guess (implicit
+    # differentiation returns zero for it, correctly), so no claim is made through them.
+    "fori_loop", "while_loop", "custom_root", "custom_linear_solve",
+})
+# Differentiable in their first argument only (the others are indices or shapes).
+FIRST_ONLY = frozenset({"take", "take_along_axis", "reshape", "broadcast_to", "dynamic_slice", "gather", "roll",
+                        "tile", "repeat", "full"})
+ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.")
+METHODS = frozenset({"sum", "mean", "reshape", "transpose", "astype", "squeeze", "ravel", "dot", "max", "min",
+                     "clip", "conj", "cumsum", "prod", "std", "var", "flatten", "swapaxes"})
+INTEGER_DTYPES = ("int", "bool", "uint", "int8", "int16", "int32", "int64", "uint8", "uint32", "bool_")
+# Parameters usually holding integers, keys or masks, whose zero derivative is what JAX wants.
+INTEGER_NAMES = frozenset({"mask", "masks", "idx", "index", "indices", "ids", "key", "keys", "rng", "seed",
+                           "label", "labels", "positions", "segment_ids", "perm", "permutation", "counts", "lengths",
+                           "offsets", "rngs", "prng_key", "indptr", "row", "col", "rows", "cols", "target", "targets",
+                           "y_true"})
+
+
+def integer_named(param: str) -> bool:
+    """Named like an integer array, a mask or a key (`idx`, `mask`, `key`, `*_ids`, ...)."""
+    return param.lower() in INTEGER_NAMES or param.lower().endswith(("_idx", "_ids", "_mask", "_key", "_index"))
+
+
+def only_constants_passed(model: "FileModel", d: CustomDerivative, position: int, param: str) -> bool:
+    """Every call of `d` in this module (its rules' calls aside) passes, at `position`, a value
+    built from constants and module-level names (a function's variable only through its shape,
+    `ones_like(x)`): it is never differentiated here. False when there is no such call."""
+    from vjplint.infer import argument_at  # infer reads facts: imported when used, as facts/__init__ does
+
+    rules = {id(r.node) for _, r in model.facts.rules_of(d) if r.node is not None}
+    sites = [s for s in d.call_sites if id(s.enclosing) not in rules]  # fwd calling the primal
+    if not sites:
+        return False
+    for site in sites:
+        arg = argument_at(site.call, position - site.positional_offset, param)
+        if arg is None:
+            return False
+        if carries_a_variable(model, arg):
+            return False
+    return True
+
+
+def carries_a_variable(model: "FileModel", expr: ast.AST) -> bool:
+    """A function's variable reaches `expr` other than through shape-only calls (`ones_like`)."""
+    index = model.index
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call):
+            q = index.qualname(node.func) or ""
+            if q.startswith(ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in NOT_DIFFERENTIABLE:
+                continue
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "ndim", "size"):
+            continue
+        if isinstance(node, ast.Name):
+            found = index.resolve(node.id, index.scope_of(node))
+            if found is None or found[0].is_function:
+                return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+class PrimalFlow:
+    """Which names of a function (a primal) carry a differentiable dependence on a parameter."""
+
+    def __init__(self, rule: "Rule", fn: FunctionNode) -> None:
+        self.rule, self.fn = rule, fn
+        self.index = rule.model.index
+        self.assigns = sorted((n for n in rule.model.facts.own_nodes(fn)
+                               if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))),
+                              key=lambda n: (n.lineno, n.col_offset))
+
+    def reaches_output(self, param: str) -> Optional[ast.expr]:
+        """The first return value that depends on `param` differentiably, or None."""
+        tainted: Set[str] = {param}
+        for _ in range(3):  # a fixpoint over loops and reassignments
+            before = len(tainted)
+            for node in self.assigns:
+                value = node.value
+                if value is None or not self.carries(value, tainted):
+                    continue
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    tainted.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            if len(tainted) == before:
+                break
+        for ret in self.rule.model.facts.returns_of(self.fn):
+            if ret.value is not None and self.carries(ret.value, tainted):
+                return ret.value
+        return None
+
+    def carries(self, expr: ast.expr, names: Set[str], depth: int = 0) -> bool:
+        if depth > 20:
+            return False
+        again = lambda e: self.carries(e, names, depth + 1)  # noqa: E731
+        if isinstance(expr, ast.Name):
+            return expr.id in names
+        if isinstance(expr, ast.BinOp):
+            if isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult, ast.Pow)):
+                return again(expr.left) or again(expr.right)
+            return False
+        if isinstance(expr, ast.UnaryOp):
+            return isinstance(expr.op, (ast.USub, ast.UAdd)) and again(expr.operand)
+        if isinstance(expr, ast.Subscript):
+            return again(expr.value)
+        if isinstance(expr, ast.Attribute):
+            return expr.attr in ("T", "mT", "real", "imag") and again(expr.value)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return any(again(e) for e in expr.elts)
+        if isinstance(expr, ast.IfExp):
+            return again(expr.body) or again(expr.orelse)
+        if isinstance(expr, ast.Call):
+            return self._call(expr, again)
+        return False
+
+    def _call(self, call: ast.Call, again) -> bool:
+        args = [a for a in call.args if not isinstance(a, ast.Starred)]
+        func = call.func
+        q = self.index.qualname(func) or ""
+        if q.startswith(ARRAY_NAMESPACES):
+            tail = q.rsplit(".", 1)[-1]
+            if tail in NOT_DIFFERENTIABLE:
+                return False
+            if tail == "where":
+                return any(again(a) for a in args[1:3])
+            if tail in FIRST_ONLY:
+                return bool(args) and again(args[0])
+            return any(again(a) for a in args)
+        if isinstance(func, ast.Attribute) and not q and func.attr in METHODS:
+            if func.attr == "astype" and args and integer_dtype(args[0]):
+                return False
+            return again(func.value) or (func.attr == "dot" and any(again(a) for a in args))
+        return False  # a function not followed: no claim
+
+
+def integer_dtype(expr: ast.expr) -> bool:
+    text = ast.unparse(expr).rsplit(".", 1)[-1].strip("'\"")
+    return text in INTEGER_DTYPES
+
+
+def depends_on_parameters(model: "FileModel", expr: ast.expr, fn: FunctionNode, params: Set[str],
+                          depth: int = 0) -> bool:
+    """Whether `expr`, evaluated in `fn`, is computed from one of `fn`'s parameters `params` (also
+    through `fn`'s assignments), other than through `stop_gradient` or shape-only calls."""
+    if depth > 5:
+        return False
+    scope = model.index.scopes.get(fn)
+    if scope is None:
+        return False
+    stack: list = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call):
+            q = model.index.qualname(node.func) or ""
+            if q.startswith(ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in NOT_DIFFERENTIABLE:
+                continue
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "ndim", "size"):
+            continue
+        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            for binding in scope.bindings.get(node.id, []):
+                if binding.kind == "param" and node.id in params:
+                    return True
+                if binding.kind == "assign" and binding.value is not None and \
+                        depends_on_parameters(model, binding.value, fn, params, depth + 1):
+                    return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
