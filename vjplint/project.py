@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint.config import Config
 from vjplint.jaxapi import JAX_JVP, JAX_VJP, LIBRARY_CREATORS, canonical_creator
-from vjplint.wrappers import INSTANCE, SELF, TRIGGERS, FileWrappers, Forward, InferredKeyword
+from vjplint.wrappers import INSTANCE, SELF, FileWrappers, Forward, InferredKeyword
 
 FORMAT = 1
 RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
@@ -180,6 +180,8 @@ def _analyse(path: Path, digest: bool = True,
     """(content digest, or "" when unreadable or not asked; the file's record or None) for one
     file; unreadable and unparsable files have none (linting reports them). A .py file's bytes
     go to `keep` (by `str(Path(path))`)."""
+    from vjplint.project_text import creators
+
     try:
         data = _read(path)
     except OSError:
@@ -193,7 +195,7 @@ def _analyse(path: Path, digest: bool = True,
     else:
         digest_text = ""
     # Package `__init__` files are read too: they re-export (`from .ops import *`) without naming a trigger.
-    if not any(name in data for name in TRIGGERS) and not (path.name == "__init__.py" and b"import" in data):
+    if not any(creators(data)) and not (path.name == "__init__.py" and b"import" in data):
         return digest_text, None
     from vjplint.source import SourceError, decode
     from vjplint.wrappers import detect_text

@@ -25,10 +25,10 @@ Info = Dict[str, object]
 
 def file_info(data: bytes) -> Info:
     """What the bytes alone say (no parse)."""
-    from vjplint.project_text import imported_words
+    from vjplint.project_text import creators, imported_words
 
     info: Info = {}
-    if IMPORTER in data and b"import" in data:
+    if creators(data)[1] and b"import" in data:  # IMPORTER
         info["j"] = sorted(w.decode("utf-8", "replace") for w in imported_words(data))
         info["c"] = sorted(w.decode("utf-8", "replace") for w in _called(data))
     if LOOP in data:
