@@ -89,11 +89,20 @@ def _reaching_text(data: bytes) -> Set[str]:
     return {name.decode("utf-8", "replace") for name in reach}
 
 
+# What an import binding `jax`, `jax.lax` or `jax.lax.while_loop` must spell (import lists joined
+# by commas and backslashes included): without one, no call is a while_loop (vjplint.facts.loops).
+_JAX_IMPORT = re.compile(rb"(?:import|,)[\s\\]*jax\b|from[\s\\]+jax(?:[\s\\]*\.[\s\\]*lax)?[\s\\]+import\b")
+
+
 def file_loops(data: bytes, display: str, parsed: Optional[Dict[str, object]] = None) -> Dict[str, list]:
-    """`parsed`: where to leave the module's parse (by display), for a later reader of it."""
+    """`parsed`: where to leave the module's parse (by display), for a later reader of it. A module
+    none of whose text can import jax (an ASCII one: a non-ASCII identifier may spell `jax`
+    otherwise) has no summary (`exported_loops` would find no while_loop), and is not parsed."""
     from vjplint.facts.loops import exported_loops
     from vjplint.project_text import parse
 
+    if data.isascii() and _JAX_IMPORT.search(data) is None:
+        return {}
     found = parse(data)
     if parsed is not None and found is not None:
         parsed[display] = found
