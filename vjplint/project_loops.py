@@ -28,7 +28,7 @@ def file_info(data: bytes) -> Info:
     from vjplint.project_text import creators, imported_words
 
     info: Info = {}
-    if creators(data)[1] and b"import" in data:  # IMPORTER
+    if creators(data)[1] and b"import" in data:  # IMPORTER (custom_jvp) in data
         info["j"] = sorted(w.decode("utf-8", "replace") for w in imported_words(data))
         info["c"] = sorted(w.decode("utf-8", "replace") for w in _called(data))
     if LOOP in data:
@@ -44,6 +44,7 @@ _CALLED_BACKWARDS = re.compile(rb"\([ \t]*(\w+)")
 def _called(data: bytes) -> Set[bytes]:
     """The names the text calls: `f(`, `mod.f (` give `f`."""
     return {w[::-1] for w in _CALLED_BACKWARDS.findall(data[::-1])}
+
 
 _TOP = re.compile(rb"^(?:(?:async[ \t]+)?def[ \t]+(\w+)|[^\s#)\]}])", re.MULTILINE)
 _CODE_LINE = re.compile(rb"\n(?=[^\s#)\]}])")  # a line start `_TOP` can match at, found by its "\n"

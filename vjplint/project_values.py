@@ -18,8 +18,8 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from vjplint.config import Config
 from vjplint.project_text import IMPORT_LINE as _IMPORT_LINE  # noqa: F401  (tests read them here)
-from vjplint.project_text import creators as _creators
 from vjplint.project_text import WORD as _WORD  # noqa: F401
+from vjplint.project_text import creators as _creators
 from vjplint.project_text import imported_words as _imported_words
 from vjplint.project_text import parse as _parse
 
@@ -53,7 +53,7 @@ def file_defines(data: bytes, display: str = "") -> List[str]:
     none for a notebook (no module can import it)."""
     from vjplint.facts.crossmodule import exported_targets, forward_targets
 
-    if display.endswith(NOTEBOOK) or not any(_creators(data)):  # (TRIGGERS)
+    if display.endswith(NOTEBOOK) or not any(_creators(data)):  # neither of TRIGGERS
         return []
     text = data.decode("utf-8", "replace")
     names = exported_targets(text)
