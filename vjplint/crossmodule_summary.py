@@ -41,7 +41,14 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
     if not wanted:
         return []
     hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
-    for node in ast.walk(_mentioning(tree, lines, wanted) if _focus() else tree):
+    if _focus():
+        needs = _needed_words(imports, wanted, targets, text if text is not None else "\n".join(lines))
+        if not needs:  # no statement can spell a target: no hit
+            return []
+        nodes = _walk_spelling(tree, lines, needs)
+    else:
+        nodes = ast.walk(tree)
+    for node in nodes:
         if isinstance(node, ast.Call):
             q = _dotted(node.func, imports)
             if q in targets and q not in forward_only:
@@ -107,18 +114,75 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
     return rows
 
 
-def _mentioning(tree: ast.Module, lines: List[str], names: List[str]) -> ast.Module:
-    """The module of the top-level statements whose lines contain one of `names` (or non-ASCII
-    text, where an identifier may be spelled otherwise). Walking it finds the nodes a walk of
-    the whole module finds there, in the same order: the others' subtrees are only left out."""
+def _needed_words(imports: Dict[str, str], wanted: List[str], targets: Dict[str, Tuple[str, str]],
+                  text: str) -> List[Tuple[str, List[Tuple[str, ...]]]]:
+    """What a statement's text must contain to hold a hit, per wanted local name: the name itself
+    and, for a target reached through attributes (`jax._src.mod.f` from `import jax`), every
+    attribute word (`_src`, `mod`, `f`). A hit is a dotted expression spelling a target from its
+    import's local name, so a statement lacking those words holds none. Words the module's text
+    lacks are dropped here, and with them the local names nothing can be spelled from; non-ASCII
+    text (an identifier spelled otherwise) is never ruled out."""
+    everything = not text.isascii()
+    needs = []
+    for local in wanted:
+        if not everything and local not in text:
+            continue
+        q = imports[local]
+        prefix = q + "."
+        suffixes = set()
+        for t in targets:
+            if t == q:
+                suffixes = {()}  # the name alone spells it
+                break
+            if t.startswith(prefix):
+                parts = tuple(t[len(prefix):].split("."))
+                if everything or all(part in text for part in parts):
+                    suffixes.add(parts)
+        if suffixes:
+            needs.append((local, sorted(suffixes)))
+    return needs
+
+
+def _walk_spelling(tree: ast.Module, lines: List[str], needs: List[Tuple[str, List[Tuple[str, ...]]]]):
+    """The nodes `ast.walk(tree)` yields, in its order, less the statements (and their subtrees)
+    whose lines cannot spell a target (`_needed_words`): pruning whole subtrees keeps the order
+    of the rest. Statements at any depth are tested (a test class holds hundreds of methods)."""
+    import bisect
+    from collections import deque
+
     from vjplint.regions import first_line
 
-    body = []
-    for statement in tree.body:
-        segment = "\n".join(lines[first_line(statement) - 1:statement.end_lineno or statement.lineno])
-        if not segment.isascii() or any(name in segment for name in names):
-            body.append(statement)
-    return ast.Module(body=body, type_ignores=[])
+    words = {local for local, _ in needs} | {w for _, suffixes in needs for s in suffixes for w in s}
+    at: Dict[str, List[int]] = {w: [] for w in words}  # word -> the rows holding it
+    odd: List[int] = []  # rows with non-ASCII text
+    for row, line in enumerate(lines, 1):
+        if not line.isascii():
+            odd.append(row)
+        for w in words:
+            if w in line:
+                at[w].append(row)
+
+    def within(rows: List[int], first: int, last: int) -> bool:
+        i = bisect.bisect_left(rows, first)
+        return i < len(rows) and rows[i] <= last
+
+    def may_spell(statement: ast.stmt) -> bool:
+        first, last = first_line(statement), statement.end_lineno or statement.lineno
+        if odd and within(odd, first, last):
+            return True
+        for local, suffixes in needs:
+            if within(at[local], first, last) and any(
+                    all(within(at[w], first, last) for w in suffix) for suffix in suffixes):
+                return True
+        return False
+
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, ast.stmt) and not may_spell(node):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+        yield node
 
 
 def _focus() -> bool:

@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint.config import Config
 from vjplint.jaxapi import JAX_JVP, JAX_VJP, LIBRARY_CREATORS, canonical_creator
-from vjplint.wrappers import INSTANCE, SELF, TRIGGERS, FileWrappers, Forward, InferredKeyword
+from vjplint.wrappers import INSTANCE, SELF, FileWrappers, Forward, InferredKeyword
 
 FORMAT = 1
 RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
@@ -117,6 +117,8 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
     modules: Dict[str, Tuple[FileWrappers, str, str]] = {}  # module -> (record, its package, display)
     python: List[Tuple[Path, str, str, str]] = []  # (path, module, package, display) of .py files and notebooks
     init_dirs: Dict[str, bool] = {}
+    # The bytes of the .py files read here, handed to the value summaries: a cold run reads them once.
+    known: Dict[str, bytes] = {}
     for path in files:
         absolute = os.path.abspath(path)
         directory = os.path.dirname(absolute)
@@ -124,7 +126,7 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
         if package is None:
             package = index.package_of[directory] = _package(directory, init_dirs)
         display = os.path.relpath(absolute, base) if base is not None else display_path(path)
-        record = cache.record(display, path) if cache is not None else _analyse(path, digest=False)[1]
+        record = cache.record(display, path, known) if cache is not None else _analyse(path, False, known)[1]
         if record is not None:
             modules[_module_name(package, path)] = (record, package, display)
         if str(path).endswith(".py"):
@@ -137,7 +139,7 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
     if (base is None if cross_module is None else cross_module) and len(python) > 1:  # one file: nothing to learn
         from vjplint.project_values import build_external
 
-        index.external = build_external(python, anchor, use_cache=use_cache)
+        index.external = build_external(python, anchor, use_cache=use_cache, known=known)
     return index
 
 
@@ -173,13 +175,19 @@ def _read(path: Path) -> bytes:
         return b""
 
 
-def _analyse(path: Path, digest: bool = True) -> Tuple[str, Optional[FileWrappers]]:
+def _analyse(path: Path, digest: bool = True,
+             keep: Optional[Dict[str, bytes]] = None) -> Tuple[str, Optional[FileWrappers]]:
     """(content digest, or "" when unreadable or not asked; the file's record or None) for one
-    file; unreadable and unparsable files have none (linting reports them)."""
+    file; unreadable and unparsable files have none (linting reports them). A .py file's bytes
+    go to `keep` (by `str(Path(path))`)."""
+    from vjplint.project_text import creators
+
     try:
         data = _read(path)
     except OSError:
         return "", None
+    if keep is not None and str(path).endswith(".py"):
+        keep[str(Path(path))] = data
     if digest:
         import hashlib
 
@@ -187,7 +195,7 @@ def _analyse(path: Path, digest: bool = True) -> Tuple[str, Optional[FileWrapper
     else:
         digest_text = ""
     # Package `__init__` files are read too: they re-export (`from .ops import *`) without naming a trigger.
-    if not any(name in data for name in TRIGGERS) and not (path.name == "__init__.py" and b"import" in data):
+    if not any(creators(data)) and not (path.name == "__init__.py" and b"import" in data):
         return digest_text, None
     from vjplint.source import SourceError, decode
     from vjplint.wrappers import detect_text
@@ -220,7 +228,7 @@ class _IndexCache:
             pass
         self.dirty = False
 
-    def record(self, display: str, path: Path) -> Optional[FileWrappers]:
+    def record(self, display: str, path: Path, keep: Optional[Dict[str, bytes]] = None) -> Optional[FileWrappers]:
         entry = self.entries.get(display)
         try:
             st = os.stat(path)
@@ -228,7 +236,7 @@ class _IndexCache:
             return None
         if not (entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns
                 and st.st_mtime_ns < entry[3] - RACY_NS):
-            digest, record = _analyse(path)
+            digest, record = _analyse(path, keep=keep)
             if not digest:
                 return None
             if entry is None or entry[2] != digest:

@@ -25,10 +25,10 @@ Info = Dict[str, object]
 
 def file_info(data: bytes) -> Info:
     """What the bytes alone say (no parse)."""
-    from vjplint.project_text import imported_words
+    from vjplint.project_text import creators, imported_words
 
     info: Info = {}
-    if IMPORTER in data and b"import" in data:
+    if creators(data)[1] and b"import" in data:  # IMPORTER (custom_jvp) in data
         info["j"] = sorted(w.decode("utf-8", "replace") for w in imported_words(data))
         info["c"] = sorted(w.decode("utf-8", "replace") for w in _called(data))
     if LOOP in data:
@@ -45,35 +45,68 @@ def _called(data: bytes) -> Set[bytes]:
     """The names the text calls: `f(`, `mod.f (` give `f`."""
     return {w[::-1] for w in _CALLED_BACKWARDS.findall(data[::-1])}
 
+
 _TOP = re.compile(rb"^(?:(?:async[ \t]+)?def[ \t]+(\w+)|[^\s#)\]}])", re.MULTILINE)
+_CODE_LINE = re.compile(rb"\n(?=[^\s#)\]}])")  # a line start `_TOP` can match at, found by its "\n"
+
+
+def _top_matches(data: bytes) -> List["re.Match[bytes]"]:
+    """What `_TOP.finditer(data)` finds (its matches start a line and end within it), tried only
+    where a line starts with code: finditer tries `^` at every byte."""
+    found = []
+    m = _TOP.match(data, 0)
+    if m is not None:
+        found.append(m)
+    for line in _CODE_LINE.finditer(data):
+        m = _TOP.match(data, line.end())
+        if m is not None:
+            found.append(m)
+    return found
 
 
 def _reaching_text(data: bytes) -> Set[str]:
     """The top-level functions whose text may reach a while_loop: it names one, or calls one of
-    these (by name). Read from the bytes, to parse only the modules an importer may need."""
+    these (by name). Read from the bytes, to parse only the modules an importer may need. A
+    function's calls are read only once its text holds the name of one that reaches."""
     segments: Dict[bytes, bytes] = {}
-    found = list(_TOP.finditer(data))
+    found = _top_matches(data)
     for m, after in zip(found, found[1:] + [None]):
         if m.group(1):
             segments[m.group(1)] = data[m.end():after.start() if after is not None else len(data)]
     reach = {name for name, text in segments.items() if LOOP in text}
-    calls = {name: _called(text) & segments.keys() for name, text in segments.items()
-             if name not in reach}
-    changed = True
-    while changed:
-        changed = False
-        for name, called in calls.items():
-            if name not in reach and not called.isdisjoint(reach):
-                reach.add(name)
-                changed = True
+    calls: Dict[bytes, Set[bytes]] = {}
+    new = set(reach)
+    while new:
+        added = set()
+        for name, text in segments.items():
+            if name in reach or not any(r in text for r in new):  # `r(` holds r
+                continue
+            if name not in calls:
+                calls[name] = _called(text) & segments.keys()
+            if not calls[name].isdisjoint(new):
+                added.add(name)
+        reach |= added
+        new = added
     return {name.decode("utf-8", "replace") for name in reach}
 
 
-def file_loops(data: bytes, display: str) -> Dict[str, list]:
+# What an import binding `jax`, `jax.lax` or `jax.lax.while_loop` must spell (import lists joined
+# by commas and backslashes included): without one, no call is a while_loop (vjplint.facts.loops).
+_JAX_IMPORT = re.compile(rb"(?:import|,)[\s\\]*jax\b|from[\s\\]+jax(?:[\s\\]*\.[\s\\]*lax)?[\s\\]+import\b")
+
+
+def file_loops(data: bytes, display: str, parsed: Optional[Dict[str, object]] = None) -> Dict[str, list]:
+    """`parsed`: where to leave the module's parse (by display), for a later reader of it. A module
+    none of whose text can import jax (an ASCII one: a non-ASCII identifier may spell `jax`
+    otherwise) has no summary (`exported_loops` would find no while_loop), and is not parsed."""
     from vjplint.facts.loops import exported_loops
     from vjplint.project_text import parse
 
+    if data.isascii() and _JAX_IMPORT.search(data) is None:
+        return {}
     found = parse(data)
+    if parsed is not None and found is not None:
+        parsed[display] = found
     return exported_loops(found[0], found[1], display) if found is not None else {}
 
 
@@ -112,9 +145,11 @@ def file_refs(data: bytes, package: str, targets: Set[str]) -> List[List[str]]:
 
 
 def loop_rows(files: Sequence[Tuple[str, str, str]], infos: Dict[str, Info],
-              read: Callable[[str], Optional[bytes]]) -> Dict[str, List[tuple]]:
+              read: Callable[[str], Optional[bytes]],
+              parsed: Optional[Dict[str, object]] = None) -> Dict[str, List[tuple]]:
     """module -> its "loop" rows. `files` holds (module, package, display); `infos` maps a display
-    to its `file_info` dict, completed here ("l", "k", "r") by reading files through `read`."""
+    to its `file_info` dict, completed here ("l", "k", "r") by reading files through `read`. The
+    helper modules parsed for their summaries are left in `parsed` (by display)."""
     importers = [f for f in files if "j" in infos.get(f[2], {})]
     if not importers:
         return {}
@@ -129,7 +164,7 @@ def loop_rows(files: Sequence[Tuple[str, str, str]], infos: Dict[str, Info],
             continue
         if "l" not in info:
             data = read(display)
-            info["l"] = file_loops(data, display) if data is not None else {}
+            info["l"] = file_loops(data, display, parsed) if data is not None else {}
         for name, summary in info["l"].items():  # type: ignore[attr-defined]
             targets[f"{module}.{name}"] = (display, name, summary)
     if not targets:

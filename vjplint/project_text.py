@@ -3,7 +3,7 @@ bytes before linting: its parse, and the words of its import lines."""
 from __future__ import annotations
 
 import re
-from typing import Set
+from typing import Optional, Set, Tuple
 
 
 def parse(data: bytes):
@@ -43,3 +43,33 @@ def imported_words(data: bytes) -> Set[bytes]:
                         words.update(WORD.findall(group))
         at = data.find(b"import", at + 6)
     return words
+
+
+_CREATOR = b"custom_"
+_last: Tuple[Optional[bytes], Tuple[bool, bool]] = (None, (False, False))
+
+
+def creators(data: bytes) -> Tuple[bool, bool]:
+    """(b"custom_vjp" in data, b"custom_jvp" in data), from one search for `custom_` (most files
+    hold neither: one pass over the bytes instead of two). The last answer is kept, by identity:
+    the index asks of each file's bytes several times in a row (its wrappers, its exported
+    names, its loop helpers)."""
+    global _last
+    last = _last
+    if last[0] is data:
+        return last[1]
+    vjp = jvp = False
+    at = data.find(_CREATOR)
+    while at >= 0:
+        kind = data[at + 7:at + 10]
+        if kind == b"vjp":
+            vjp = True
+            if jvp:
+                break
+        elif kind == b"jvp":
+            jvp = True
+            if vjp:
+                break
+        at = data.find(_CREATOR, at + 7)
+    _last = (data, (vjp, jvp))
+    return vjp, jvp

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from vjplint.config import Config
 from vjplint.project_text import IMPORT_LINE as _IMPORT_LINE  # noqa: F401  (tests read them here)
 from vjplint.project_text import WORD as _WORD  # noqa: F401
+from vjplint.project_text import creators as _creators
 from vjplint.project_text import imported_words as _imported_words
 from vjplint.project_text import parse as _parse
 
@@ -52,7 +53,7 @@ def file_defines(data: bytes, display: str = "") -> List[str]:
     none for a notebook (no module can import it)."""
     from vjplint.facts.crossmodule import exported_targets, forward_targets
 
-    if display.endswith(NOTEBOOK) or not any(t in data for t in TRIGGERS):
+    if display.endswith(NOTEBOOK) or not any(_creators(data)):  # neither of TRIGGERS
         return []
     text = data.decode("utf-8", "replace")
     names = exported_targets(text)
@@ -98,15 +99,16 @@ class Targets:
 
 
 def file_rows(data: bytes, module: str, package: str, display: str, targets: Targets,
-              exported: Any) -> List[list]:
+              exported: Any, parsed: Any = None) -> List[list]:
     """[owner module, row] for what the module `data` does with the other modules' targets;
-    `exported(absolute)` answers what another module binds at module level."""
+    `exported(absolute)` answers what another module binds at module level. `parsed`: the
+    module's `project_text.parse`, when it was parsed already."""
     from vjplint.crossmodule_summary import summarize
     from vjplint.facts.crossmodule import references
 
     if not targets.targets or not targets.may_call(data):
         return []
-    found = _parse(data)
+    found = parsed if parsed is not None else _parse(data)
     if found is None or not references(found[0], package, set(targets.targets)):
         return []
     own = {k: v for k, v in targets.targets.items() if v[0] != module}
@@ -145,11 +147,12 @@ def binding_of(data: Optional[bytes], name: str, display: str) -> Optional[Tuple
 
 
 def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional[Config],
-                   use_cache: bool = True) -> Dict[str, Tuple[tuple, ...]]:
+                   use_cache: bool = True, known: Optional[Dict[str, bytes]] = None) -> Dict[str, Tuple[tuple, ...]]:
     """module -> rows about its names from the other modules of the run, and about the functions
     of other modules it imports (vjplint.project_loops). `files` holds (path, module name,
     package, display path) per Python file. A cache entry: [size, mtime_ns, made_ns, defines,
-    targets_key, rows, the project_loops dict]."""
+    targets_key, rows, the project_loops dict]. `known`: bytes of .py files already read (by
+    `str(path)`), taken from it instead of reading them again."""
     from vjplint.project_loops import file_info, loop_rows
 
     cache = _Cache(anchor) if use_cache and anchor is not None else None
@@ -171,10 +174,12 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
             entries[key] = entry
             continue
         fresh[key] = False
-        try:
-            data = module_bytes(path)
-        except OSError:
-            continue
+        data = known.pop(str(path), None) if known else None
+        if data is None:
+            try:
+                data = module_bytes(path)
+            except OSError:
+                continue
         data_of[key] = data
         names = file_defines(data, display)
         defines[key] = names
@@ -192,8 +197,9 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
                 return None
         return data
 
+    parsed: Dict[str, Any] = {}  # display -> the parse of a helper module loop_rows summarised
     out: Dict[str, List[tuple]] = loop_rows([(m, p, d) for _, m, p, d in files if d in entries],
-                                            {d: e[6] for d, e in entries.items()}, read)
+                                            {d: e[6] for d, e in entries.items()}, read, parsed)
     if not targets.targets:
         if cache is not None:
             cache.save(entries)
@@ -225,7 +231,7 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
         if not (fresh.get(display) and entry[4] == targets.key):
             data = read(display) or b""
             consulted.clear()
-            rows = file_rows(data, module, package, display, targets, exported)
+            rows = file_rows(data, module, package, display, targets, exported, parsed.pop(display, None))
             # Rows that read another module's bindings are recomputed each run (that module may change).
             entry[4], entry[5] = ("" if consulted else targets.key), json.loads(json.dumps(rows))
             consulted.clear()

@@ -119,7 +119,7 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
     """The module of the pieces kept, and the names of every module-level def and class."""
     import bisect
 
-    quotes = [m.start() for m in _TRIPLE.finditer(text)]
+    quotes = _triple_quotes(text)
     starts = [m.start() for m in column_zero_matches(_TOP, text) if bisect.bisect_left(quotes, m.start()) % 2 == 0]
     starts.append(len(text))
     body: List[ast.stmt] = []
@@ -147,7 +147,7 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
                     continue
                 parsed = _parse_piece(chunk, line)
             else:
-                init, call = _INIT.search(chunk), _CALL.search(chunk)
+                init, call = _method_head(_INIT, "__init__", chunk), _method_head(_CALL, "__call__", chunk)
                 forwarding = call is not None and any(t in _block(chunk, call) for t in _TRIGGER_TEXT)
                 if not forwarding and (init is None or not any(t in chunk[init.start():] for t in _TRIGGER_TEXT)):
                     continue
@@ -166,6 +166,33 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
     if rest is None:
         return None  # the textual split went wrong somewhere: parse the whole file
     return ast.Module(body=[*rest.body, *body], type_ignores=[]), frozenset(local)
+
+
+def _method_head(pattern: "re.Pattern[str]", name: str, chunk: str) -> Optional["re.Match[str]"]:
+    """`pattern.search(chunk)` for `_INIT` or `_CALL`, started at the line of the `def` before
+    the first `name` (a match's `def` precedes its name with only blanks between): a pattern
+    starting with `^` is otherwise tried at every character of a class of thousands of lines."""
+    at = chunk.find(name)
+    if at < 0:
+        return None
+    before = chunk.rfind("def", 0, at)
+    return pattern.search(chunk, chunk.rfind("\n", 0, before if before >= 0 else at) + 1)
+
+
+def _triple_quotes(text: str) -> List[int]:
+    """Where `_TRIPLE.finditer(text)` matches, found by literal searches (the alternation is
+    tried at every character: 15 ms on a 2 MB notebook export, a quarter of that this way)."""
+    out: List[int] = []
+    double, single = text.find('"""'), text.find("'''")
+    while double >= 0 or single >= 0:
+        at = double if single < 0 or 0 <= double < single else single
+        out.append(at)
+        end = at + 3
+        if 0 <= double < end:
+            double = text.find('"""', end)
+        if 0 <= single < end:
+            single = text.find("'''", end)
+    return out
 
 
 # `differentiable = plain_vjp`, `custom_vjp: Callable[..., Any] = shim`, `custom_vjp = Shim()`: another name for one

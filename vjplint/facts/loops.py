@@ -180,6 +180,11 @@ def exported_loops(tree: ast.Module, lines: Sequence[str], display: str) -> Dict
     quoted, where ("mod.py:31"), [helpers passed through]], ...]]. Lists, for the per-file cache."""
     from vjplint.model import quote_lines
 
+    if not _imports_while_loop(tree):
+        return {}  # no call can be `jax.lax.while_loop`: no route, and no index to build
+    reaching = _reaching(tree, lines)
+    if not reaching:
+        return {}
     index = SemanticIndex(tree)
 
     def located(text: str) -> str:
@@ -190,7 +195,7 @@ def exported_loops(tree: ast.Module, lines: Sequence[str], display: str) -> Dict
 
     memo = _Memo()
     out: Dict[str, list] = {}
-    for stmt in _reaching(tree, lines):
+    for stmt in reaching:
         args = stmt.args
         slots = [(a.arg, i) for i, a in enumerate((*args.posonlyargs, *args.args))]
         slots += [(a.arg, -1) for a in args.kwonlyargs]
@@ -206,26 +211,67 @@ def exported_loops(tree: ast.Module, lines: Sequence[str], display: str) -> Dict
     return out
 
 
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _imports_while_loop(tree: ast.Module) -> bool:
+    """Whether an import of the module binds a name `SemanticIndex.qualname` may take to
+    `jax.lax.while_loop` (`jax`, `jax.lax`, `jax.lax.while_loop`): every qualified name starts
+    at an import's (or is a builtin), so without one no call is a while_loop. Only statements
+    are visited (an import is one, in any block), not their expressions."""
+    todo: List[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.name if alias.asname else alias.name.split(".")[0]
+                if WHILE_LOOP == bound or WHILE_LOOP.startswith(bound + "."):
+                    return True
+        elif isinstance(node, ast.ImportFrom):
+            if not node.level and node.module is not None and any(
+                    WHILE_LOOP == f"{node.module}.{a.name}" or WHILE_LOOP.startswith(f"{node.module}.{a.name}.")
+                    for a in node.names):
+                return True
+        else:
+            for name in _STATEMENT_LISTS:
+                inner = getattr(node, name, None)
+                if isinstance(inner, list):
+                    todo.extend(inner)  # statements, or handlers and match cases holding a body
+    return False
+
+
 def _reaching(tree: ast.Module, lines: Sequence[str]) -> List[ast.FunctionDef]:
     """The top-level functions that may reach a while_loop: their text names one, or they call
     (by name) one that may. A cheap over-approximation: a large module holds hundreds of
-    functions, and following values through each of them is what costs."""
+    functions, and following values through each of them is what costs. A function's calls are
+    read (a walk of its nodes) only once its text holds the name of one that reaches."""
+    from vjplint.regions import first_line
+
     defs = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
+    texts: Dict[str, str] = {}  # a function not (yet) reaching -> its text, decorators included
     called: Dict[str, Set[str]] = {}
     reach: Set[str] = set()
     for name, fn in defs.items():
         if any("while_loop" in line for line in lines[fn.lineno - 1:fn.end_lineno]):
             reach.add(name)
         else:
-            called[name] = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and
-                            isinstance(n.func, ast.Name) and n.func.id in defs}
-    changed = True
-    while changed:
-        changed = False
-        for name, callees in called.items():
-            if name not in reach and callees & reach:
-                reach.add(name)
-                changed = True
+            texts[name] = "\n".join(lines[first_line(fn) - 1:fn.end_lineno])
+    new = set(reach)
+    while new:
+        added: Set[str] = set()
+        for name, text in texts.items():
+            if name in reach:
+                continue
+            # A call `f(...)` of a reaching `f` spells its name (a non-ASCII one maybe otherwise).
+            if text.isascii() and not any(r in text for r in new):
+                continue
+            if name not in called:
+                called[name] = {n.func.id for n in ast.walk(defs[name]) if isinstance(n, ast.Call) and
+                                isinstance(n.func, ast.Name) and n.func.id in defs}
+            if not called[name].isdisjoint(new):
+                added.add(name)
+        reach |= added
+        new = added
     return [fn for name, fn in defs.items() if name in reach]
 
 
