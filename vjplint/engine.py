@@ -17,7 +17,8 @@ from vjplint.source import DecodedSource, SourceError, decode, forget_parse, par
 PREFILTER_NAMES: Tuple[bytes, ...] = (b"custom_vjp", b"custom_jvp", b"custom_gradient", b"JVPTracer",
                                       b"direct_linearize", b"DIRECT_LINEARIZE",
                                       b"defvjp", b"defjvp",  # rules registered on a plain function
-                                      b"custom_transforms")  # the pre-2020 API (VJP403)
+                                      b"custom_transforms",  # the pre-2020 API (VJP403)
+                                      b"odeint")  # a library custom_vjp (VJP315's LIBRARY_VJP)
 SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
 NOQA = re.compile(r"#\s*noqa(?P<sep>\s*:\s*|\s+)?(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*)?", re.IGNORECASE)
 CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)

@@ -69,7 +69,7 @@ STATIC_NAMES = frozenset({"axis", "axes", "n", "shape", "dtype", "num", "size", 
                           "method", "config", "cfg", "kind", "order", "static", "precision", "k",
                           "axis_name", "reduce_axes", "keepdims", "name", "options", "opts", "unroll",
                           "eps", "epsilon", "tol", "rtol", "atol", "hmax", "mxstep", "maxiter", "max_iter",
-                          "max_steps", "max_num_steps", "lr", "learning_rate", "temperature", "seed"})
+                          "max_steps", "max_num_steps", "seed"})
 
 
 @dataclass

@@ -31,7 +31,8 @@ from vjplint.cli.options import flags
 # The union of the rules' TRIGGERS (vjplint.engine.PREFILTER_NAMES; a test keeps them equal:
 # importing the rules costs what this saves).
 PREFILTER_NAMES = (b"custom_vjp", b"custom_jvp", b"custom_gradient", b"JVPTracer", b"direct_linearize",
-                   b"DIRECT_LINEARIZE", b"defvjp", b"defjvp", b"custom_transforms")
+                   b"DIRECT_LINEARIZE", b"defvjp", b"defjvp", b"custom_transforms",
+                   b"odeint")
 QUIET_FLAGS = flags(value=False, trait="harmless")  # change nothing when there is nothing to report
 ALL_PASSED = "All checks passed!\n"  # vjplint.output.text for no diagnostics (a test keeps it equal)
 # The `vjplint check` options (vjplint.cli.options), to find the paths, --config and --cache-dir.

@@ -9,7 +9,8 @@ class NondiffMaybeArray(NondiffVerdictRule):
     """## What it does
     Flags a `jax.custom_vjp` nondiff position that may hold an array: there is evidence that it
     is used as an array, but also evidence that it is a static value (a literal at a call site,
-    a static-sounding name, a use as a Python condition); or it is used several times as array
+    a static-sounding name such as `eps` or `axis`, a use as a Python condition; not `lr`,
+    `learning_rate` or `temperature`, which schedules and annealing make traced arrays); or it is used several times as array
     data (arithmetic with values known to be arrays, `-rate * x`, an index into one) and nothing
     says it is static; or a call passes a record (a dataclass, NamedTuple or object built in a
     function) whose field holds a parameter nothing shows static and the rule reads that field as

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from vjplint.diagnostics import Applicability, Fix, Severity
 from vjplint.fixes.closure_plan import closure_edits, closure_edits_jvp
@@ -66,6 +66,14 @@ class ClosureOverTraced(Rule):
     (`w = self.params["w"]`, `self.beta`) that the object's constructor stores from such a
     parameter where the object is built (`Gate({"w": w})` in a helper).
 
+    A `jax.custom_gradient` function defined inside a function is judged the same way, its body
+    as the primal and the vjp function it returns (a lambda, or a local `def` or lambda) as the
+    bwd rule; the vjp reading the body's own inputs and values is the design and is not reported.
+    Its "may" also covers a value only the vjp function reads, as array data: that is how
+    custom_gradient is written (a gradient-scaling or clipping layer closing over its scale), and
+    such a value fails under `jax.grad(jax.jit(...))` though it is never differentiated
+    (jax-ml/jax#24545, #25017).
+
     ## Why is this bad?
     JAX only knows how to differentiate a custom function with respect to its explicit
     arguments. A closed-over tracer fails as soon as it is differentiated (`jax.grad` with
@@ -80,6 +88,16 @@ class ClosureOverTraced(Rule):
     derivative through it, as the primal does not read it), and the message says so; one that is
     only differentiated where it is defined (`return jax.grad(g)(x0)`) works under all of them and
     is not flagged (measured: `docs/facts/scripts/hazard_closure_messages.py`).
+
+    `jax.custom_gradient` is a custom_vjp whose fwd traces the returned vjp function, so it
+    behaves alike (measured on JAX 0.10.2: `docs/facts/scripts/hazard_custom_gradient_closure.py`):
+    a vjp closing over the enclosing function's `scale` works eagerly, under `jit`, `vmap`, `grad`
+    and `jit(grad)`, but `jax.grad(jax.jit(f))` raises `TypeError: No constant handler for type:
+    <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'>` and
+    `jax.grad(jax.checkpoint(f))` `UnexpectedTracerError`; when the body reads it too,
+    `jax.grad` with respect to it raises `UnexpectedTracerError` (LinearizeTracer). A Python float
+    closed over, or the value passed as an argument (the vjp returning `None` for it), works
+    under all of them.
 
     ## Example
     ```python
@@ -138,13 +156,16 @@ class ClosureOverTraced(Rule):
     (differentiating with respect to it raised, and gives 0 after: write its tangent's
     contribution). Offered only when the rule unpacks `primals` and `tangents` by tuple
     assignments and never reads `_`. Proven on JAX: `fixtures/fix_small/vjp201_*`.
+
+    No fix is offered for a `jax.custom_gradient`: pass the value as an argument by hand, its vjp
+    function returning `None` (or its cotangent) in that slot.
     """
 
     CODE = "VJP201"
     NAME = "closure-over-traced"
     FIX = "pass the value as an explicit argument (safe when only the rules read it)"
     SEVERITY = Severity.ERROR
-    TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    TRIGGERS = (b"custom_vjp", b"custom_jvp", b"custom_gradient")
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -182,11 +203,16 @@ def make_power(n: int):
             functions: List[Tuple[str, FunctionNode]] = []
             if d.primal is not None:
                 functions.append((d.name, d.primal))
-            for role, rule in self.model.facts.rules_of(d):
-                functions.append((rule.name or role, rule.node))  # type: ignore[arg-type]
+            for role, label, node in self._rules(d):
+                functions.append((label, node))
+            vjps = [node for _, _, node in self._rules(d)] if d.api == "custom_gradient" else []
             captures: Dict[Tuple[str, int], Capture] = {}
             for label, fn in functions:
-                for load, scope in self._free_loads(fn):
+                # A custom_gradient's vjp function lives in its body: the body's reads exclude it,
+                # and the vjp's reads of the body's own values (its inputs) are the design.
+                skip = [v for v in vjps if v is not fn]
+                owner = d.primal if fn in vjps and d.primal is not None else fn
+                for load, scope in self._free_loads(fn, skip, owner):
                     key = (load.id, id(scope.node))
                     capture = captures.setdefault(key, Capture(load.id, load))
                     if (load.lineno, load.col_offset) < (capture.first.lineno, capture.first.col_offset):
@@ -197,12 +223,17 @@ def make_power(n: int):
                 self._judge(d, capture, [fn for _, fn in functions])
 
     # -- what a function reads from enclosing functions ---------------------------------------
-    def _free_loads(self, fn: FunctionNode) -> Iterator[Tuple[ast.Name, Scope]]:
+    def _free_loads(self, fn: FunctionNode, skip: Sequence[ast.AST] = (),
+                    owner: Optional[FunctionNode] = None) -> Iterator[Tuple[ast.Name, Scope]]:
+        """Names `fn` reads from functions enclosing `owner` (default `fn`), not looking into `skip`."""
         index = self.model.index
+        owner = owner or fn
         body = fn.body if isinstance(fn.body, list) else [fn.body]
         stack: List[ast.AST] = list(body)
         while stack:
             node = stack.pop()
+            if any(node is s for s in skip):
+                continue
             stack.extend(child_nodes(node))
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
@@ -210,9 +241,22 @@ def make_power(n: int):
             if found is None:
                 continue
             scope, _ = found
-            if not scope.is_function or index.inside(scope.node, fn):
+            if not scope.is_function or index.inside(scope.node, owner):
                 continue
             yield node, scope
+
+    def _rules(self, d: CustomDerivative) -> List[Tuple[str, str, FunctionNode]]:
+        """(role, label, function) of each rule of `d` that resolves here; for a jax.custom_gradient,
+        the vjp function its body returns (role `bwd`, label its name or `<lambda>`)."""
+        if d.api == "custom_gradient":
+            found: List[Tuple[str, str, FunctionNode]] = []
+            for pair in self.model.facts.custom_gradient_returns(d):
+                if pair.vjp is not None and pair.vjp.node is not None and \
+                        not any(pair.vjp.node is f for _, _, f in found):
+                    found.append(("bwd", pair.vjp.name or "<lambda>", pair.vjp.node))
+            return found
+        return [(role, r.name or role, r.node) for role, r in self.model.facts.rules_of(d)  # type: ignore[misc]
+                if r.node is not None]
 
     # -- judging one captured name ------------------------------------------------------------
     def _judge(self, d: CustomDerivative, capture: Capture, functions: List[FunctionNode]) -> None:
@@ -241,8 +285,11 @@ def make_power(n: int):
                 verdict.evidence.append(Evidence("array", 2, f"is computed with `{root.computed_with}`"))
             if verdict.level != "array":
                 continue
-            self.report(capture.first, self._message(d, capture, root, verdict),
-                        fix=self._explicit_argument_fix(d, capture, root, scope))
+            if d.api == "custom_gradient":
+                self.report(capture.first, self._gradient_message(d, capture, root, verdict))
+            else:
+                self.report(capture.first, self._message(d, capture, root, verdict),
+                            fix=self._explicit_argument_fix(d, capture, root, scope))
             return
         self._maybe(d, capture, roots, usage, scope)
 
@@ -260,7 +307,13 @@ def make_power(n: int):
         if capture.name == "self":
             self._maybe_self_fields(d, capture)
             return
-        if d.name not in capture.readers or any(e.kind != "array" for e in usage):
+        # A custom_gradient's vjp function closing over the value is warned about too: reading an
+        # outer value there is how custom_gradient is written (its documented style is a vjp closing
+        # over the body's values), and a traced one breaks `grad` of a `jit`, `checkpoint` or `scan`
+        # over it even though it is never differentiated (jax-ml/jax#24545, #25017; measured:
+        # docs/facts/scripts/hazard_custom_gradient_closure.py).
+        primal_reads = d.name in capture.readers or d.api == "custom_gradient"
+        if not primal_reads or any(e.kind != "array" for e in usage):
             return
         use = self._derivative_use(d, capture.name)
         if use is None:
@@ -277,7 +330,9 @@ def make_power(n: int):
             if any(e.kind != "array" and not (e.from_name and e.weight <= 1) for e in evidence) or \
                     self._only_python_values_passed(fn, root.param):
                 continue
-            self.report(capture.first, self._maybe_message(d, capture, root, use), severity=Severity.WARNING)
+            message = (self._gradient_maybe_message(d, capture, root, use) if d.api == "custom_gradient"
+                       else self._maybe_message(d, capture, root, use))
+            self.report(capture.first, message, severity=Severity.WARNING)
             return
 
     def _maybe_held(self, d: CustomDerivative, capture: Capture, kind: Kind, use: Tuple[str, str],
@@ -315,8 +370,7 @@ def make_power(n: int):
         if d.primal is None:
             return
         values = self.model.facts.values()
-        rules = [(r.name or role, r.node) for role, r in self.model.facts.rules_of(d)
-                 if role in ("bwd", "jvp") and r.node is not None]
+        rules = [(label, node) for role, label, node in self._rules(d) if role in ("bwd", "jvp")]
         seen: Set[str] = set()
         for node in ast.walk(d.primal):
             if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
@@ -340,7 +394,7 @@ def make_power(n: int):
         primal or a rule makes it a PRNG key or a callable."""
         index = self.model.index
         functions: List[Tuple[str, str, FunctionNode]] = [("primal", d.name, d.primal)] if d.primal is not None else []
-        functions += [(role, r.name or role, r.node) for role, r in self.model.facts.rules_of(d) if r.node is not None]
+        functions += self._rules(d)
         found: Optional[Tuple[str, str]] = None
         for role, label, fn in functions:
             for node in ast.walk(fn):
@@ -419,6 +473,60 @@ def make_power(n: int):
                 f"differentiated, pass `{capture.name}` as an explicit argument of `{d.name}` (returning {rule}), "
                 f"or hoist it with `jax.closure_convert`")
 
+    # -- jax.custom_gradient: the body is the primal, the vjp function it returns the bwd rule ---------
+    def _gradient_what(self, d: CustomDerivative, capture: Capture, root: Root) -> Tuple[str, str, bool]:
+        """(who reads the value, in words; how to pass it; whether only the vjp function reads it)."""
+        vjps = [r for r in capture.readers if r != d.name]
+        vjp = " and ".join("the vjp lambda it returns" if r == "<lambda>" else f"the vjp function `{r}` it returns"
+                           for r in vjps)
+        if d.name in capture.readers:
+            readers = f"its body and {vjp}" if vjps else "its body"
+        else:
+            readers = vjp
+        passed = (f"Pass `{capture.name}` as an explicit argument of `{d.name}` (its vjp function then returns a "
+                  f"cotangent for it, `None` when it is not differentiated), or hoist it with `jax.closure_convert`")
+        return readers, passed, d.name not in capture.readers
+
+    def _gradient_message(self, d: CustomDerivative, capture: Capture, root: Root, verdict: Verdict) -> str:
+        outer = getattr(root.function, "name", "<lambda>")
+        evidence = verdict.best("array")
+        assert evidence is not None
+        if root.param == capture.name:
+            what = f"`{root.param}` {evidence.reason}"
+        else:
+            via = f" ({root.chain[-1]})" if root.chain else ""
+            what = f"`{capture.name}` is computed from `{root.param}`{via}; `{root.param}` {evidence.reason}"
+        readers, passed, vjp_only = self._gradient_what(d, capture, root)
+        head = (f"jax.custom_gradient `{d.name}` is defined inside `{outer}` and closes over `{capture.name}` (read "
+                f"by {readers}): {what}.")
+        staged = ("`jax.grad(jax.jit(...))` around the caller fails with 'No constant handler for type "
+                  "DynamicJaxprTracer' (`jax.grad(jax.checkpoint(...))` with UnexpectedTracerError)")
+        if vjp_only:
+            return (f"{head} custom_gradient cannot close over tracers even when they are not differentiated "
+                    f"(jax-ml/jax#24545): eager calls, jit, vmap, grad and jit(grad) work, but {staged}. {passed}")
+        return (f"{head} Differentiating `{d.name}` with respect to `{root.param}` fails (UnexpectedTracerError, or "
+                f"CustomVJPException 'Detected differentiation of a custom_vjp function with respect to a closed-over "
+                f"value' when staged by jit), and {staged} even when it is not differentiated. {passed}")
+
+    def _gradient_maybe_message(self, d: CustomDerivative, capture: Capture, root: Root,
+                                use: Tuple[str, str]) -> str:
+        outer = getattr(root.function, "name", "<lambda>")
+        _, quoted = use
+        if root.param == capture.name:
+            what = f"`{capture.name}`, a parameter of `{outer}`,"
+        else:
+            via = f" ({root.chain[-1]})" if root.chain else ""
+            what = f"`{capture.name}`, computed from `{outer}`'s parameter `{root.param}`{via},"
+        readers, passed, vjp_only = self._gradient_what(d, capture, root)
+        differentiated = ("" if vjp_only else f"; differentiating it with respect to `{root.param}` raises "
+                          f"UnexpectedTracerError")
+        return (f"jax.custom_gradient `{d.name}` is defined inside `{outer}` and closes over {what} read by {readers} "
+                f"and used there as array data (`{quoted}`). Nothing here shows `{outer}` traced, but custom_gradient "
+                f"cannot close over tracers even when they are not differentiated (jax-ml/jax#24545): if `{outer}` "
+                f"is traced inside a differentiation, `jax.grad(jax.jit(...))` may fail with 'No constant handler "
+                f"for type DynamicJaxprTracer' (`jax.grad(jax.checkpoint(...))` with UnexpectedTracerError)"
+                f"{differentiated}. If `{root.param}` can be an array, {passed[0].lower()}{passed[1:]}")
+
     def _explicit_argument_fix(self, d: CustomDerivative, capture: Capture, root: Root, scope: Scope) -> Optional[Fix]:
         """Pass the value as `d`'s new leading argument (vjplint.fixes.closure_plan), when the
         value is an array: the parameter itself, or computed from it with a jnp/lax call (an
@@ -442,7 +550,7 @@ def make_power(n: int):
         owner = d.enclosing
         if owner is None:
             return False
-        rules = [r.node for _, r in self.model.facts.rules_of(d) if r.node is not None]
+        rules = [node for _, _, node in self._rules(d)]
         uses = [n for n in ast.walk(owner) if isinstance(n, ast.Name) and n.id == d.name
                 and isinstance(n.ctx, ast.Load) and not any(index.inside(n, r) for r in rules)]
         if not uses:

@@ -19,6 +19,23 @@ PASS_THROUGH = ("jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat"
 # Transformations that trace without evaluating: a jvp of a custom_vjp inside them does not raise.
 ABSTRACT_ONLY = ("jax.make_jaxpr", "jax.eval_shape")
 JVP_ERROR = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
+# Library functions that run a custom_vjp on their inputs, what makes them one, and whether its
+# fwd and bwd call it again (so forward over reverse fails too). Measured on JAX 0.10.2,
+# docs/facts/scripts/library_custom_vjp.py: a tangent reaching `y0`, `t`, the extra arguments or a
+# value the dynamics close over (odeint closure-converts them into inputs) raises.
+LIBRARY_VJP: Dict[str, Tuple[str, bool]] = {
+    "jax.experimental.ode.odeint": ("`odeint` (jax.experimental.ode) integrates with `_odeint`, a custom_vjp whose "
+                                    "inputs are `y0`, `t`, the extra arguments and what the dynamics close over",
+                                    True),
+}
+
+
+class _Library:
+    """What `_reached` holds when the custom_vjp reached is a library function's."""
+
+    def __init__(self, qualname: str) -> None:
+        self.qualname = qualname
+        self.name = qualname.rsplit(".", 1)[-1]
 
 
 class ForwardModeOnVjp(Rule):
@@ -34,7 +51,10 @@ class ForwardModeOnVjp(Rule):
     custom_vjp's fwd or bwd calls a custom_vjp. In a run over several modules, the custom_vjp's
     definition is also flagged when another module applies `jax.jvp`/`jax.jacfwd` to it by name
     (`jax.jvp(mod.f, ...)`) or applies the linear function `jax.linearize(mod.f, ...)` returns;
-    the message names that file and line.
+    the message names that file and line. Library functions that are custom_vjps count too:
+    `jax.experimental.ode.odeint`, reached by a tangent through `y0`, `t`, its extra arguments
+    or a value its dynamics close over (its fwd and bwd call it again, so `jax.hessian` fails
+    as well; docs/facts/scripts/library_custom_vjp.py).
 
     ## Why is this bad?
     A custom_vjp defines only a reverse-mode rule. JAX cannot push tangents forward through it
@@ -70,7 +90,7 @@ class ForwardModeOnVjp(Rule):
     CODE = "VJP315"
     NAME = "forward-mode-on-vjp"
     SEVERITY = Severity.ERROR
-    TRIGGERS = (b"custom_vjp",)
+    TRIGGERS = (b"custom_vjp", b"odeint")
 
     INVALID = ['''
 import jax
@@ -228,6 +248,8 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
 
     def _rule_calling_vjp(self, d: CustomDerivative, roles: Tuple[str, ...]) -> Optional[str]:
         """Why a rule of `d` in `roles` runs a custom_vjp (fwd written as `return f(x), res`)."""
+        if isinstance(d, _Library):
+            return "its fwd and bwd rules call it again" if LIBRARY_VJP[d.qualname][1] else None
         for role, rule in self.model.facts.rules_of(d):
             if rule.node is None or role not in roles:
                 continue
@@ -347,7 +369,34 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
                     self._reached = d
                     return (f"{label} calls custom_vjp `{d.name}` (line {site.call.lineno}) with "
                             f"`{self.quote(keyword.value, 30)}`, which carries the tangent")
+        library = self._calls_library(fn, perturbed, label)
+        if library is not None:
+            return library
         return None if depth >= 2 else self._calls_through(fn, perturbed, label, depth)
+
+    def _calls_library(self, fn: FunctionNode, perturbed: Set[str], label: str) -> Optional[str]:
+        """A call in `fn` of a library function that runs a custom_vjp (LIBRARY_VJP) on a value
+        carrying the tangent, a lambda closing over one included."""
+        for node in self.model.facts.own_nodes(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            q = self.model.index.qualname(node.func)
+            if q not in LIBRARY_VJP:
+                continue
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                value = arg.value if isinstance(arg, ast.Starred) else arg
+                if self._carries(value, fn, perturbed):
+                    self._reached = _Library(q)  # type: ignore[assignment]
+                    return (f"{label} calls `{self.quote(node.func, 30)}` (line {node.lineno}) with "
+                            f"`{self.quote(value, 30)}`, which carries the tangent, and {LIBRARY_VJP[q][0]}")
+        return None
+
+    def _carries(self, value: ast.expr, fn: FunctionNode, perturbed: Set[str]) -> bool:
+        if not isinstance(value, ast.Lambda):
+            return self._depends_on(value, fn, perturbed)
+        own = {a.arg for a in (*value.args.posonlyargs, *value.args.args, *value.args.kwonlyargs)}
+        own |= {a.arg for a in (value.args.vararg, value.args.kwarg) if a is not None}
+        return self._depends_on(value.body, fn, perturbed - own)
 
     def _calls_through(self, fn: FunctionNode, perturbed: Set[str], label: str, depth: int) -> Optional[str]:
         """A call in `fn` of a function (`def`, lambda) or instance of this module that passes a

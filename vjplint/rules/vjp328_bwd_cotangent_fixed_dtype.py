@@ -1,0 +1,153 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional, Set
+
+from vjplint.diagnostics import Severity
+from vjplint.facts.structure import registered_here
+from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
+
+# Fixed float dtypes a cast can name, by how JAX and NumPy spell them.
+FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+_PREFIXES = ("jax.numpy.", "numpy.", "jax.dtypes.", "ml_dtypes.")
+CARRY_ERROR = ("`TypeError: while_loop body function carry input and carry output must have equal types, but they "
+               "differ`")
+
+
+class BwdCotangentFixedDtype(Rule):
+    """## What it does
+    Flags a custom_vjp bwd rule that returns, as an argument's cotangent, a cast to a fixed
+    float dtype: `g.astype(jnp.float32)`, `x.astype("float32")`, `jnp.asarray(ct, dtype=jnp.float32)`,
+    `jnp.float32(ct)`. A cast to a dtype read from a value (`ct.astype(x.dtype)`, a dtype saved
+    in the residuals) is what bwd should do, and stays silent, as does a cast nested inside
+    other arithmetic.
+
+    ## Why is this bad?
+    A cotangent must have its argument's dtype. When the argument is float16 or bfloat16 (mixed
+    precision), a bwd that upcasts "for a more precise backward pass" hands JAX a float32
+    cotangent. Measured on JAX 0.10.2 (docs/facts/scripts/bwd_cotangent_dtype.py,
+    jax-ml/jax#27144): `grad` silently returns a float32 gradient for the float16 input, and
+    when the custom_vjp runs inside `lax.scan`, `fori_loop` or `while_loop`, `grad` raises
+
+        TypeError: while_loop body function carry input and carry output must have equal
+        types, but they differ: ...
+
+    For a float32 argument the cast changes nothing, hence "may". (Saving `x.dtype` itself in
+    the residuals raises `TypeError: Argument 'float16' ... is not a valid JAX type`: save `x`.)
+
+    ## Example
+    ```python
+    def guard_bwd(_, g):
+        return (g.astype(jnp.float32),)
+    ```
+
+    ## Use instead
+    ```python
+    def guard_fwd(x):
+        return x, x            # a residual must be a JAX value: not `x.dtype` itself
+
+    def guard_bwd(x, g):
+        return (g.astype(jnp.float32).astype(x.dtype),)   # compute in float32, return x's dtype
+    ```
+
+    ## Fix safety
+    No fix: which value carries the argument's dtype (`x`, or `g` when the output has the
+    input's dtype) is the author's choice.
+    """
+
+    CODE = "VJP328"
+    NAME = "bwd-cotangent-fixed-dtype"
+    SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_vjp",)
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def guard(x):
+    return x
+
+def guard_fwd(x):
+    return x, None
+
+def guard_bwd(_, g):
+    return (g.astype(jnp.float32),)
+
+guard.defvjp(guard_fwd, guard_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def guard(x):
+    return x
+
+def guard_fwd(x):
+    return x, x
+
+def guard_bwd(x, g):
+    return (g.astype(jnp.float32).astype(x.dtype),)
+
+guard.defvjp(guard_fwd, guard_bwd)
+''']
+
+    def check(self) -> None:
+        seen: Set[int] = set()
+        for d in self.model.derivatives:
+            if d.api != "jax" or d.kind != "vjp" or d.primal is None or d.nondiff_unresolved:
+                continue
+            names = self.model.facts.differentiable_names(d)
+            if not names:
+                continue
+            for reg, _, bwd in self.model.facts.checked_vjp_rules(d):
+                if bwd is None or bwd.node is None or id(bwd.node) in seen or not registered_here(self.model, d, reg.node):
+                    continue
+                seen.add(id(bwd.node))
+                params = Signature.of(bwd.node).positional[bwd.bound_positional:]
+                if len(params) != len(d.nondiff) + 2:
+                    continue
+                for _, value in self.model.facts.returns_of(bwd.node):
+                    if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(names):
+                        continue
+                    for element, name in zip(value.elts, names):
+                        dtype = self._fixed_cast(element)
+                        if dtype is not None:
+                            self.report(element, self._message(d, bwd, element, name, dtype, params[-1]))
+
+    def _fixed_cast(self, e: ast.expr) -> Optional[str]:
+        """The fixed float dtype `e` is cast to at its outermost operation, if any."""
+        if not isinstance(e, ast.Call):
+            return None
+        if isinstance(e.func, ast.Attribute) and e.func.attr == "astype" and len(e.args) == 1 and not e.keywords:
+            return self._dtype_named(e.args[0])
+        q = self.model.index.qualname(e.func) or ""
+        if q.startswith(_PREFIXES) and q.rsplit(".", 1)[-1] in FLOAT_DTYPES and len(e.args) == 1 and not e.keywords:
+            return q.rsplit(".", 1)[-1]  # `jnp.float32(ct)`
+        if q in ("jax.numpy.asarray", "jax.numpy.array", "numpy.asarray", "numpy.array"):
+            for k in e.keywords:
+                if k.arg == "dtype":
+                    return self._dtype_named(k.value)
+            if len(e.args) == 2:
+                return self._dtype_named(e.args[1])
+        return None
+
+    def _dtype_named(self, e: ast.expr) -> Optional[str]:
+        if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value in FLOAT_DTYPES:
+            return e.value
+        q = self.model.index.qualname(e) or ""
+        if q.startswith(_PREFIXES) and q.rsplit(".", 1)[-1] in FLOAT_DTYPES:
+            return q.rsplit(".", 1)[-1]
+        return None  # a dtype read from a value (`x.dtype`), a name, a parameter: not fixed
+
+    def _message(self, d: CustomDerivative, bwd: RuleFunction, element: ast.expr, name: str, dtype: str,
+                 g: str) -> str:
+        return (f"{rule_label(bwd, 'bwd')} returns `{self.quote(element, 40)}`, cast to {dtype}, as the cotangent of "
+                f"`{name}`, but a cotangent must have `{name}`'s dtype: unless `{name}` is always {dtype}, "
+                f"differentiating `{d.name}` may return a {dtype} gradient for a lower- or higher-precision `{name}` "
+                f"and, inside `lax.scan`, `fori_loop` or `while_loop`, raise {CARRY_ERROR}; cast it back to "
+                f"`{name}`'s dtype (`.astype({name}.dtype)` with `{name}` saved in the residuals, not `{name}.dtype`, "
+                f"which is not a JAX value; or `.astype({g}.dtype)` when the output has `{name}`'s dtype)")
