@@ -10,9 +10,9 @@ holds a proven array at that place; containers come from `model.facts.values()`.
 from __future__ import annotations
 
 import ast
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Callable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
-from vjplint.model import CustomDerivative, FileModel, Registration
+from vjplint.model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
 from vjplint.semantic import FunctionNode
 
 Structure = Tuple[str, int]  # ("array", 1) or ("tuple" | "list", length)
@@ -163,3 +163,28 @@ def own_registrations(model: FileModel, d: CustomDerivative) -> List[Registratio
     for other in model.same_name(d):
         found.extend(reg for reg in other.registrations if registered_here(model, d, reg.node))
     return found
+
+
+class RegisteredBwd(NamedTuple):
+    d: CustomDerivative
+    fwd: Optional[RuleFunction]
+    bwd: RuleFunction
+    params: List[str]  # bwd's positional parameters JAX passes: the nondiff values, residuals, cotangent
+
+
+def registered_bwds(model: FileModel, wanted: Callable[[CustomDerivative], bool] = lambda d: True
+                    ) -> Iterator[RegisteredBwd]:
+    """Each jax custom_vjp's bwd registered for this definition, with as many positional
+    parameters as JAX passes (len(nondiff) + 2), each bwd once (a rule shared by several
+    derivatives is read under the first `wanted` one)."""
+    seen: Set[int] = set()
+    for d in model.derivatives:
+        if d.api != "jax" or d.kind != "vjp" or d.primal is None or d.nondiff_unresolved or not wanted(d):
+            continue
+        for reg, fwd, bwd in model.facts.checked_vjp_rules(d):
+            if bwd is None or bwd.node is None or id(bwd.node) in seen or not registered_here(model, d, reg.node):
+                continue
+            seen.add(id(bwd.node))
+            params = Signature.of(bwd.node).positional[bwd.bound_positional:]
+            if len(params) == len(d.nondiff) + 2:
+                yield RegisteredBwd(d, fwd, bwd, params)

@@ -488,14 +488,7 @@ def make_power(n: int):
         return readers, passed, d.name not in capture.readers
 
     def _gradient_message(self, d: CustomDerivative, capture: Capture, root: Root, verdict: Verdict) -> str:
-        outer = getattr(root.function, "name", "<lambda>")
-        evidence = verdict.best("array")
-        assert evidence is not None
-        if root.param == capture.name:
-            what = f"`{root.param}` {evidence.reason}"
-        else:
-            via = f" ({root.chain[-1]})" if root.chain else ""
-            what = f"`{capture.name}` is computed from `{root.param}`{via}; `{root.param}` {evidence.reason}"
+        outer, what = _evidence(capture, root, verdict)
         readers, passed, vjp_only = self._gradient_what(d, capture, root)
         head = (f"jax.custom_gradient `{d.name}` is defined inside `{outer}` and closes over `{capture.name}` (read "
                 f"by {readers}): {what}.")
@@ -680,14 +673,7 @@ def make_power(n: int):
     # -- the message ----------------------------------------------------------------------------
     def _message(self, d: CustomDerivative, capture: Capture, root: Root, verdict: Verdict) -> str:
         kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
-        outer = getattr(root.function, "name", "<lambda>")
-        evidence = verdict.best("array")
-        assert evidence is not None
-        if root.param == capture.name:
-            what = f"`{root.param}` {evidence.reason}"
-        else:
-            via = f" ({root.chain[-1]})" if root.chain else ""
-            what = f"`{capture.name}` is computed from `{root.param}`{via}; `{root.param}` {evidence.reason}"
+        outer, what = _evidence(capture, root, verdict)
         target = "the values `self` holds" if _is_self(root) else f"`{root.param}`"
         passed = "the arrays `self` holds" if capture.name == "self" else f"`{capture.name}`"
         readers = ", ".join(f"`{r}`" for r in capture.readers)
@@ -738,3 +724,14 @@ def _is_self(root: Root) -> bool:
         return False
     positional = [*fn.args.posonlyargs, *fn.args.args]
     return bool(positional) and positional[0].arg == root.param == "self"
+
+
+def _evidence(capture: Capture, root: Root, verdict: Verdict) -> Tuple[str, str]:
+    """The enclosing function's name, and why the captured value is traced, for the messages."""
+    outer = getattr(root.function, "name", "<lambda>")
+    evidence = verdict.best("array")
+    assert evidence is not None
+    if root.param == capture.name:
+        return outer, f"`{root.param}` {evidence.reason}"
+    via = f" ({root.chain[-1]})" if root.chain else ""
+    return outer, f"`{capture.name}` is computed from `{root.param}`{via}; `{root.param}` {evidence.reason}"

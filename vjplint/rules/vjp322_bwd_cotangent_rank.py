@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Set
+from typing import List
 
 from vjplint.diagnostics import Severity
 from vjplint.facts import pullbacks
 from vjplint.facts.ranks import Rank, Ranks, differ, own_ranks
-from vjplint.facts.structure import registered_here
-from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.facts.structure import registered_bwds
+from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.semantic import own_nodes
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -108,30 +108,19 @@ total.defvjp(total_fwd, total_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.api != "jax" or d.kind != "vjp" or d.primal is None or d.nondiff_unresolved:
-                continue
+        facts = self.model.facts
+        for d, fwd, bwd, params in registered_bwds(self.model, lambda d: bool(facts.differentiable_names(d))):
+            assert bwd.node is not None
             out_rank = self._primal_rank(d)
-            names = self.model.facts.differentiable_names(d)
-            if not names:
+            g = params[-1]
+            if fwd is not None and fwd.node is not None:
+                self._check_pullbacks(d, fwd, bwd, params[-2], g, out_rank)
+            if out_rank is None:
                 continue
-            for reg, fwd, bwd in self.model.facts.checked_vjp_rules(d):
-                if bwd is None or bwd.node is None or id(bwd.node) in seen or not registered_here(self.model, d, reg.node):
-                    continue
-                seen.add(id(bwd.node))
-                params = Signature.of(bwd.node).positional[bwd.bound_positional:]
-                if len(params) != len(d.nondiff) + 2:
-                    continue
-                g = params[-1]
-                if fwd is not None and fwd.node is not None:
-                    self._check_pullbacks(d, fwd, bwd, params[-2], g, out_rank)
-                if out_rank is None:
-                    continue
-                ranks = Ranks(self.model, bwd.node, {g: Rank(out_rank.base, out_rank.offset,
-                                                             f"`{g}` is the cotangent of `{d.name}`'s output, "
-                                                             f"{out_rank.why}")})
-                self._check_returns(d, bwd, ranks, g, list(names))
+            ranks = Ranks(self.model, bwd.node, {g: Rank(out_rank.base, out_rank.offset,
+                                                         f"`{g}` is the cotangent of `{d.name}`'s output, "
+                                                         f"{out_rank.why}")})
+            self._check_returns(d, bwd, ranks, g, list(facts.differentiable_names(d) or ()))
 
     def _check_pullbacks(self, d: CustomDerivative, fwd: RuleFunction, bwd: RuleFunction, res: str, g: str,
                          out_rank: "Rank | None") -> None:

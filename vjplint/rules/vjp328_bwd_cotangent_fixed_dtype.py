@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set
+from typing import Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.structure import registered_here
-from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.facts.structure import registered_bwds
+from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 
@@ -96,27 +96,17 @@ guard.defvjp(guard_fwd, guard_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.api != "jax" or d.kind != "vjp" or d.primal is None or d.nondiff_unresolved:
-                continue
-            names = self.model.facts.differentiable_names(d)
-            if not names:
-                continue
-            for reg, _, bwd in self.model.facts.checked_vjp_rules(d):
-                if bwd is None or bwd.node is None or id(bwd.node) in seen or not registered_here(self.model, d, reg.node):
+        facts = self.model.facts
+        for d, _, bwd, params in registered_bwds(self.model, lambda d: bool(facts.differentiable_names(d))):
+            assert bwd.node is not None
+            names = facts.differentiable_names(d) or ()
+            for _, value in facts.returns_of(bwd.node):
+                if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(names):
                     continue
-                seen.add(id(bwd.node))
-                params = Signature.of(bwd.node).positional[bwd.bound_positional:]
-                if len(params) != len(d.nondiff) + 2:
-                    continue
-                for _, value in self.model.facts.returns_of(bwd.node):
-                    if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(names):
-                        continue
-                    for element, name in zip(value.elts, names):
-                        dtype = self._fixed_cast(element)
-                        if dtype is not None:
-                            self.report(element, self._message(d, bwd, element, name, dtype, params[-1]))
+                for element, name in zip(value.elts, names):
+                    dtype = self._fixed_cast(element)
+                    if dtype is not None:
+                        self.report(element, self._message(d, bwd, element, name, dtype, params[-1]))
 
     def _fixed_cast(self, e: ast.expr) -> Optional[str]:
         """The fixed float dtype `e` is cast to at its outermost operation, if any."""
