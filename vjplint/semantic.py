@@ -350,6 +350,24 @@ class SemanticIndex:
         return names.pop() if len(names) == 1 else None
 
 
+def named_function(index: SemanticIndex, expr: ast.expr) -> Optional[FunctionNode]:
+    """`expr` itself when it is a lambda, else the `def` or lambda the name `expr` is bound to
+    once in its scope (None for anything else)."""
+    if isinstance(expr, ast.Lambda):
+        return expr
+    if not isinstance(expr, ast.Name):
+        return None
+    bindings = index.lookup(expr.id, index.scope_of(expr))
+    if len(bindings) != 1:
+        return None
+    binding = bindings[0]
+    if binding.kind == "def" and isinstance(binding.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return binding.node
+    if binding.kind == "assign" and isinstance(binding.value, ast.Lambda):
+        return binding.value
+    return None
+
+
 def constant_value(index: SemanticIndex, expr: ast.expr, scope: Optional[Scope] = None, depth: int = 0) -> object:
     """A literal's value, following module constants and `range(a, b)`; None if unknown."""
     if depth > 5:

@@ -9,7 +9,7 @@ from vjplint.facts.forward import FORWARD, linear_fn_applied
 from vjplint.jaxapi import PARTIAL
 from vjplint.model import CallSite, CustomDerivative
 from vjplint.rules.base import Rule
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode, constant_value
+from vjplint.semantic import FUNCTION_TYPES, FunctionNode, constant_value, named_function
 
 HESSIAN = ("jax.hessian", "jax._src.api.hessian")
 REVERSE = ("jax.grad", "jax.jacrev", "jax._src.api.grad", "jax._src.api.jacrev")
@@ -306,20 +306,13 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
         return self._calls_vjp(fn, argnums, skip, bound)
 
     def _function(self, expr: ast.expr) -> Optional[FunctionNode]:
-        if isinstance(expr, ast.Lambda):
-            return expr
-        if not isinstance(expr, ast.Name):
+        """A lambda, or the def or lambda a name is bound to once (a def only when its decorators
+        all pass tangents through: `@jax.jit`)."""
+        fn = named_function(self.model.index, expr)
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and not all(
+                self.model.index.qualname(dec) in PASS_THROUGH for dec in fn.decorator_list):
             return None
-        bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
-        if len(bindings) != 1:
-            return None
-        binding = bindings[0]
-        if binding.kind == "def" and all(self.model.index.qualname(dec) in PASS_THROUGH
-                                         for dec in binding.node.decorator_list):  # type: ignore[union-attr]
-            return binding.node  # type: ignore[return-value]
-        if binding.kind == "assign" and isinstance(binding.value, ast.Lambda):
-            return binding.value
-        return None
+        return fn
 
     def _bound_call(self, expr: ast.expr) -> Optional[ast.Call]:
         """The call a name is bound to once (`cube_jit = jax.jit(cube)`), for wrappers."""

@@ -10,7 +10,7 @@ from vjplint.facts.structure import own_registrations, registered_here
 from vjplint.infer import annotation_evidence, argument_at, default_evidence, name_evidence, usage_evidence
 from vjplint.model import CustomDerivative, Registration, Signature
 from vjplint.rules.base import Rule
-from vjplint.semantic import FunctionNode, constant_value
+from vjplint.semantic import FunctionNode, constant_value, named_function
 
 # Transformations differentiating their function's `argnums` (default 0).
 BY_ARGNUMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.jacfwd", "jax.jacobian",
@@ -283,16 +283,4 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
 
     def _function(self, expr: ast.expr) -> Optional[FunctionNode]:
         """The lambda, or the `def`/lambda a name is bound to once in this module."""
-        if isinstance(expr, ast.Lambda):
-            return expr
-        if not isinstance(expr, ast.Name):
-            return None
-        bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
-        if len(bindings) != 1:
-            return None
-        binding = bindings[0]
-        if binding.kind == "def" and isinstance(binding.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return binding.node
-        if binding.kind == "assign" and isinstance(binding.value, ast.Lambda):
-            return binding.value
-        return None
+        return named_function(self.model.index, expr)
