@@ -38,6 +38,8 @@ METHODS_LINEAR = frozenset({"astype", "reshape", "sum", "mean", "transpose", "sq
 ZEROS = frozenset({"zeros_like", "zeros"})
 SELECTS = frozenset({"where", "select"})  # (condition, on true, on false)
 STOP_GRADIENT = ("jax.lax.stop_gradient", "jax._src.lax.lax.stop_gradient")
+# Host callbacks: JAX cannot transpose them (measured, docs/facts/scripts/jvp_tangent_callback.py).
+CALLBACKS = ("jax.pure_callback", "jax.experimental.io_callback", "jax.experimental.pure_callback")
 NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
 
 
@@ -53,6 +55,7 @@ class Form:
     loop: bool = False  # linear maybe, but through a lax.while_loop, which JAX cannot transpose
     stop: bool = False  # the value is right, but stop_gradient has no transpose rule
     select: bool = False  # a where/select whose condition is computed from a tangent
+    callback: bool = False  # linear maybe, but through a host callback, which JAX cannot transpose
 
 
 ZERO, CONST, LINEAR, UNKNOWN = Form("zero"), Form("const"), Form("linear"), Form("unknown")
@@ -218,6 +221,9 @@ class Linearity:
         if known and tail in SELECTS and len(args) == 3 and not self._tangent_free(args[0], depth):
             return Form("nonlinear", call, f"selects on `{self.rule.quote(args[0], 30)}`, a condition computed from a "
                                            f"tangent term", select=True)
+        if q in CALLBACKS and not all(self._tangent_free(a, depth) for a in [*args[2:], *(k.value for k in call.keywords)]):
+            return Form("nonlinear", call, f"passes a tangent term to `{self.rule.quote(call.func, 30)}`, a host "
+                                           f"callback", callback=True)
         if q in STOP_GRADIENT and args and not self._tangent_free(args[0], depth):
             return Form("nonlinear", call, f"applies `{self.rule.quote(call.func, 30)}` to a tangent term", stop=True)
         if isinstance(call.func, ast.Attribute) and not known:

@@ -24,7 +24,11 @@ class NonlinearJvpTangent(Rule):
     to, the custom_jvp itself included), or a tangent term (a closure over one included) passed
     into `lax.while_loop`, directly or through a helper function that feeds it into one: a
     function of the module, or, in a run over several modules (the CLI on a tree), a function
-    imported from another module of the run. Tangents are the names unpacked from the
+    imported from another module of the run, or a tangent term passed to a host callback
+    (`jax.pure_callback`, `io_callback`), directly or through such a helper: a callback has no
+    transpose rule, so `jax.grad` raises ValueError 'Pure callbacks do not support transpose'
+    (docs/facts/scripts/jvp_tangent_callback.py, jax-ml/jax#30401); a callback that computes a
+    Jacobian from the primals, multiplied by the tangent with jnp, is fine. Tangents are the names unpacked from the
     rule's `tangents` parameter and `tangents[i]`; a call of a function it does not know that
     receives a tangent stops the analysis (no report).
 
@@ -153,6 +157,14 @@ def my_abs_jvp(primals, tangents):
                                "start/stop values' (jax-ml/jax#18311)")
                 remedy = ("Compute the tangent with `lax.scan` or a `fori_loop` with static bounds, or solve for it "
                           "with `jax.lax.custom_linear_solve` (which transposes)")
+            elif form.callback:
+                consequence = ("`jax.jvp` and `jax.jacfwd` work when the callback computes a linear map, but reverse "
+                               "mode transposes the tangent computation and a callback has no transpose rule: "
+                               "`jax.grad`, `jax.jacrev` and `jax.vjp` raise ValueError 'Pure callbacks do not support "
+                               "transpose' ('IO callbacks ...' for io_callback; jax-ml/jax#30401)")
+                remedy = ("Have the callback compute the Jacobian (or the derivative's coefficients) from the primals "
+                          "and multiply the tangent by it with jnp operations, or wrap the host operation in a "
+                          "custom_vjp whose bwd calls the host's transpose")
             elif form.transpose:
                 consequence = ("`jax.jvp` works, but reverse mode transposes the tangent computation and a custom_vjp "
                                "call has no transpose rule: `jax.grad` raises NotImplementedError 'Transpose rule "
@@ -170,7 +182,7 @@ def my_abs_jvp(primals, tangents):
                 remedy = ("Compute the nonlinear part from the primals and multiply the tangent by it (e.g. "
                           "`jnp.sign(x) * t` for `jnp.abs(t)`), or use a custom_vjp for a rule that must be "
                           "nonlinear in the cotangent")
-            transposable = not (form.transpose or form.loop or form.stop)
+            transposable = not (form.transpose or form.loop or form.stop or form.callback)
             what = "that is not linear in the input tangents" if transposable else "that JAX cannot transpose"
             self.report(form.node, f"the jvp rule `{name}` of `{d.name}` returns a tangent {what}: "
                                    f"`{self.quote(form.node, 50)}` {form.why}. {consequence}. {remedy}")
