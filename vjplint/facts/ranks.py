@@ -2,7 +2,8 @@
 
 `rank(x[..., 0])` is "rank of `x` minus one", `rank(jnp.sum(x))` is 0, `rank(sin(x) * t)` is the
 broadcast of both. A rank is either absolute (`base` None) or `base`'s rank plus `offset`, where
-`base` names a primal parameter. Anything the rules below cannot read is None (unknown): the
+`base` names a primal parameter; `floor` is the least rank of `base` the code allows (`jnp.sum(x,
+axis=1)` needs `x` of rank 2 or more). Anything the rules below cannot read is None (unknown): the
 comparisons that use these ranks stay silent on unknowns, so only provable mismatches are reported.
 Linting never imports JAX; this reads the syntax and `model.facts.values()` (Python scalars).
 """
@@ -33,9 +34,10 @@ class Rank:
     base: Optional[str]  # the parameter whose rank this is relative to; None: absolute
     offset: int
     why: str = ""
+    floor: int = 0  # the least rank of `base` the code allows (an `axis=` needs that many axes)
 
     def shifted(self, by: int, why: str) -> "Rank":
-        return Rank(self.base, self.offset + by, why)
+        return Rank(self.base, self.offset + by, why, self.floor)
 
     def text(self) -> str:
         if self.base is None:
@@ -46,8 +48,23 @@ class Rank:
 
 
 def differ(a: Optional[Rank], b: Optional[Rank]) -> bool:
-    """True when the two ranks provably differ (same base or both absolute, other offsets)."""
-    return a is not None and b is not None and a.base == b.base and a.offset != b.offset
+    """True when the two ranks provably differ: same base or both absolute with other offsets, or
+    an absolute rank below the least rank the other can have (its base's floor plus its offset)."""
+    if a is None or b is None:
+        return False
+    if a.base == b.base:
+        return a.offset != b.offset
+    fixed, relative = (a, b) if a.base is None else (b, a) if b.base is None else (None, None)
+    return fixed is not None and relative is not None and fixed.offset < relative.floor + relative.offset
+
+
+def agree_only_at_floor(a: Optional[Rank], b: Optional[Rank]) -> Optional[Rank]:
+    """The relative one of an absolute and a relative rank that agree only when the base has its
+    least allowed rank (`jnp.sum(d, axis=-1)` against a scalar: only a 1-D `d`); None otherwise."""
+    if a is None or b is None or (a.base is None) == (b.base is None):
+        return None
+    fixed, relative = (a, b) if a.base is None else (b, a)
+    return relative if relative.floor > 0 and fixed.offset == relative.floor + relative.offset else None
 
 
 def broadcast(ranks: List[Optional[Rank]], why: str) -> Optional[Rank]:
@@ -60,7 +77,8 @@ def broadcast(ranks: List[Optional[Rank]], why: str) -> Optional[Rank]:
     bases = {r.base for r in known}  # type: ignore[union-attr]
     if len(bases) != 1:
         return None
-    return Rank(known[0].base, max(r.offset for r in known), why)  # type: ignore[union-attr]
+    return Rank(known[0].base, max(r.offset for r in known), why,  # type: ignore[union-attr]
+                max(r.floor for r in known))  # type: ignore[union-attr]
 
 
 class Ranks:
@@ -102,7 +120,7 @@ class Ranks:
             return self._subscript(e, quoted)
         if isinstance(e, ast.Attribute) and e.attr in ("T", "real", "imag", "mT"):
             inner = self.of(e.value)
-            return None if inner is None else Rank(inner.base, inner.offset, quoted)
+            return None if inner is None else Rank(inner.base, inner.offset, quoted, inner.floor)
         if isinstance(e, ast.Call):
             return self._call(e, quoted)
         return None
@@ -155,18 +173,43 @@ class Ranks:
                 return broadcast([self.of(a) for a in e.args], quoted)
             if tail in REDUCTIONS and len(e.args) == 1 and not e.keywords:
                 return Rank(None, 0, f"{quoted} reduces over every axis")
+            if tail in REDUCTIONS and e.args and not (tail == "norm" and len(e.args) > 1):  # norm(x, ord)
+                return self._reduced(e.args[0], e.args[1:2], e.keywords, quoted)
             return None
         if isinstance(e.func, ast.Attribute) and not q:
             method = e.func.attr
             if method in REDUCTIONS and not e.args and not e.keywords and self.of(e.func.value) is not None:
                 return Rank(None, 0, f"{quoted} reduces over every axis")
+            if method in REDUCTIONS:
+                return self._reduced(e.func.value, e.args, e.keywords, quoted)
             if method in ("astype", "conj"):
                 inner = self.of(e.func.value)
-                return None if inner is None else Rank(inner.base, inner.offset, quoted)
+                return None if inner is None else Rank(inner.base, inner.offset, quoted, inner.floor)
             return None
         if isinstance(e.func, ast.Name) and e.func.id in self.calls and not e.keywords:
             return self._followed(self.calls[e.func.id], e, quoted)
         return None
+
+    def _reduced(self, operand: ast.expr, args: List[ast.expr], keywords: List[ast.keyword],
+                 quoted: str) -> Optional[Rank]:
+        """A reduction over named axes (`jnp.sum(x, axis=-1)`, `x.mean(1, keepdims=True)`): one axis
+        fewer per named axis unless `keepdims`; each axis needs the operand to have that many."""
+        kw = {k.arg: k.value for k in keywords}
+        if None in kw or set(kw) - {"axis", "keepdims"} or len(args) > 1 or args and "axis" in kw:
+            return None
+        axis = args[0] if args else kw.get("axis")
+        keep = kw.get("keepdims")
+        if keep is not None and not (isinstance(keep, ast.Constant) and isinstance(keep.value, bool)):
+            return None
+        axes = axis.elts if isinstance(axis, ast.Tuple) else [axis]
+        numbers = [_int(a) for a in axes]
+        inner = self.of(operand)
+        if inner is None or not numbers or any(n is None for n in numbers):
+            return None
+        needed = max(n + 1 if n >= 0 else -n for n in numbers if n is not None)
+        floor = max(inner.floor, needed - inner.offset) if inner.base is not None else 0
+        dropped = 0 if keep is not None and keep.value else len(numbers)
+        return Rank(inner.base, inner.offset - dropped, quoted, floor)
 
     def _followed(self, callee: FunctionNode, e: ast.Call, quoted: str) -> Optional[Rank]:
         """A call of the primal: its return's rank with its parameters' ranks from the arguments."""
@@ -180,7 +223,17 @@ class Ranks:
         if len(returned) != 1 or returned[0] is None:
             return None
         found = inner.of(returned[0])
-        return None if found is None else Rank(found.base, found.offset, f"{quoted} ({found.why})")
+        return None if found is None else Rank(found.base, found.offset, f"{quoted} ({found.why})", found.floor)
+
+
+def _int(e: Optional[ast.expr]) -> Optional[int]:
+    """The value of an integer literal, `-1` included; None for anything else."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        inner = _int(e.operand)
+        return None if inner is None else -inner
+    if isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    return None
 
 
 def own_ranks(model: FileModel, fn: FunctionNode) -> Ranks:

@@ -4,7 +4,7 @@ import ast
 from typing import Dict, List, Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.ranks import Rank, Ranks, differ
+from vjplint.facts.ranks import Rank, Ranks, agree_only_at_floor, differ
 from vjplint.facts.structure import registered_here
 from vjplint.model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
@@ -20,9 +20,12 @@ class JvpTangentRank(Rule):
     Flags a custom_jvp rule (`defjvp`) whose tangent output provably has another rank than its
     primal output. Ranks are followed relative to the primal arguments: indexing with an integer
     drops an axis (`q[0]`, `z[..., 0]`), `None` adds one, elementwise functions and arithmetic
-    broadcast, `jnp.sum(x)` without an axis is a scalar, and a call of the function itself has the
-    rank its return shows. A tangent of `q`'s rank returned with a primal of rank `q` minus one
-    is the slip of jax-ml/jax#2502. Anything unknown (an `axis=`, a `reshape`, a helper) is silent.
+    broadcast, `jnp.sum(x)` without an axis is a scalar, `jnp.sum(x, axis=-1)` drops one axis (none
+    with `keepdims=True`) and needs `x` to have one, and a call of the function itself has the rank
+    its return shows. A tangent of `q`'s rank returned with a primal of rank `q` minus one is the
+    slip of jax-ml/jax#2502. When the ranks agree only for the least rank an `axis=` allows (a
+    scalar tangent for `jnp.sum(d, axis=-1)`: only a 1-D `d`) it is a warning that a batch may
+    raise (jax-ml/jax#6121). Anything unknown (an axis in a name, a `reshape`, a helper) is silent.
 
     ## Why is this bad?
     The tangent must have the primal output's shape. Measured on JAX 0.10.2
@@ -141,14 +144,31 @@ def f_jvp(primals, tangents):
                 continue
             primal_out, tangent_out = value.elts
             rp, rt = ranks.of(primal_out), ranks.of(tangent_out)
-            if not differ(rp, rt):
+            if differ(rp, rt):
+                assert rp is not None and rt is not None
+                relative = rp if rp.base is not None else rt
+                needs = "" if rp.base == rt.base else f" (its `axis=` needs `{relative.base}` of rank " \
+                                                      f"{relative.floor} or more)"
+                self.report(tangent_out, f"{self._returns(d, rule, primal_out, rp, tangent_out, rt)}{needs}: the tangent "
+                                         f"must have the primal output's shape, so differentiating `{d.name}` (jvp, "
+                                         f"grad, jacfwd) raises {SHAPE_ERROR}; index or reduce the tangent as the "
+                                         f"primal output is")
                 continue
-            assert rp is not None and rt is not None
-            self.report(tangent_out, f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns a tangent "
-                                     f"{self._shown(tangent_out, rt)} of {rt.text()} with a primal output "
-                                     f"{self._shown(primal_out, rp)} of {rp.text()}: the tangent must have the "
-                                     f"primal output's shape, so differentiating `{d.name}` (jvp, grad, jacfwd) "
-                                     f"raises {SHAPE_ERROR}; index or reduce the tangent as the primal output is")
+            relative = agree_only_at_floor(rp, rt)
+            if relative is not None:
+                assert rp is not None and rt is not None and relative.base is not None
+                self.report(tangent_out, f"{self._returns(d, rule, primal_out, rp, tangent_out, rt)}: they agree "
+                                         f"only when `{relative.base}` has rank {relative.floor} (the least the "
+                                         f"primal's `axis=` allows), so differentiating `{d.name}` with a "
+                                         f"`{relative.base}` of more axes (a batch) may raise {SHAPE_ERROR}; reduce "
+                                         f"the tangent over the same axes as the primal output",
+                            severity=Severity.WARNING)
+
+    def _returns(self, d: CustomDerivative, rule: RuleFunction, primal_out: ast.expr, rp: Rank,
+                 tangent_out: ast.expr, rt: Rank) -> str:
+        return (f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns a tangent "
+                f"{self._shown(tangent_out, rt)} of {rt.text()} with a primal output "
+                f"{self._shown(primal_out, rp)} of {rp.text()}")
 
     def _shown(self, expr: ast.expr, rank: Rank) -> str:
         quoted = f"`{self.quote(expr, 40)}`"

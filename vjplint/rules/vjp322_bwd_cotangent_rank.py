@@ -119,7 +119,7 @@ total.defvjp(total_fwd, total_bwd)
                 continue
             ranks = Ranks(self.model, bwd.node, {g: Rank(out_rank.base, out_rank.offset,
                                                          f"`{g}` is the cotangent of `{d.name}`'s output, "
-                                                         f"{out_rank.why}")})
+                                                         f"{out_rank.why}", out_rank.floor)})
             self._check_returns(d, bwd, ranks, g, list(facts.differentiable_names(d) or ()))
 
     def _check_pullbacks(self, d: CustomDerivative, fwd: RuleFunction, bwd: RuleFunction, res: str, g: str,
@@ -169,7 +169,7 @@ total.defvjp(total_fwd, total_bwd)
             return None
         quoted = f"`{self.quote(returns[0].value, 40)}`"
         why = found.why if found.why.startswith(quoted) else f"{quoted} ({found.why})"
-        return Rank(found.base, found.offset, why)
+        return Rank(found.base, found.offset, why, found.floor)
 
     def _check_returns(self, d: CustomDerivative, bwd: RuleFunction, ranks: Ranks, g: str, names: List[str]) -> None:
         assert bwd.node is not None
