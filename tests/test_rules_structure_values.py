@@ -319,7 +319,9 @@ def test_bwd_cotangent_rank_message_for_an_index():
     ("jnp.sum(x)", "(g * jnp.ones_like(x),)", False),
     ("jnp.sum(x)", "(g * res,)", False),  # an array residual: unknown
     ("jnp.sin(x)", "(g * jnp.cos(x),)", False),
-    ("jnp.sum(x, axis=0)", "(g,)", False),  # an axis: unknown
+    ("jnp.sum(x, axis=0)", "(g,)", True),  # an axis: one fewer than `x`
+    ("jnp.sum(x, axis=0, keepdims=True)", "(jnp.broadcast_to(g, x.shape),)", False),
+    ("jnp.sum(x, axis=k)", "(g,)", False),  # an axis in a name: unknown
     ("jnp.sum(x)", "(jnp.zeros(3),)", False),  # does not use g
 ])
 def test_bwd_cotangent_rank_cases(primal, ret, fires):
