@@ -1,0 +1,253 @@
+"""Evaluate small elementwise functions on Python floats, so a derivative rule can be compared
+with its primal's slope without running JAX.
+
+Only straight-line bodies are read: assignments (with tuple unpacking), `+=`-style updates and one
+return, over numbers, arithmetic, comparisons, `jnp.where` and the elementwise functions of
+`jnp`/`np`/`lax`/`jax.nn`/`math` listed below, calls of other such functions of the module (the
+primal itself included) and module constants. Anything else (a reduction, an index, a loop, an
+attribute, a keyword argument) raises `Unsupported`, so a comparison built on this says nothing
+about code it cannot read. On a scalar every function here means what it means elementwise.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from vjplint.model import FileModel, Signature
+from vjplint.semantic import FunctionNode
+
+PREFIXES = ("jax.numpy.", "numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.", "math.")
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def _softplus(x: float) -> float:
+    return math.log1p(math.exp(-abs(x))) + max(x, 0.0)
+
+
+def _where(c: Any, a: Any, b: Any) -> Any:
+    if not isinstance(c, bool):
+        raise Unsupported("a condition that is not a comparison")
+    return a if c else b
+
+
+UNARY: Dict[str, Callable[[float], float]] = {
+    "sin": math.sin, "cos": math.cos, "tan": math.tan, "exp": math.exp, "log": math.log,
+    "log1p": math.log1p, "expm1": math.expm1, "sqrt": math.sqrt, "tanh": math.tanh, "sinh": math.sinh,
+    "cosh": math.cosh, "arctan": math.atan, "atan": math.atan, "arcsin": math.asin, "asin": math.asin,
+    "arccos": math.acos, "acos": math.acos, "arctanh": math.atanh, "atanh": math.atanh,
+    "arcsinh": math.asinh, "asinh": math.asinh, "arccosh": math.acosh, "acosh": math.acosh,
+    "abs": abs, "absolute": abs, "fabs": abs, "square": lambda x: x * x, "reciprocal": lambda x: 1.0 / x,
+    "negative": lambda x: -x, "neg": lambda x: -x, "sigmoid": _sigmoid, "expit": _sigmoid,
+    "logistic": _sigmoid, "softplus": _softplus, "log_sigmoid": lambda x: -_softplus(-x),
+    "exp2": lambda x: 2.0 ** x, "log2": math.log2, "log10": math.log10, "cbrt": lambda x: math.copysign(
+        abs(x) ** (1.0 / 3.0), x), "rsqrt": lambda x: 1.0 / math.sqrt(x), "erf": math.erf, "erfc": math.erfc,
+    "relu": lambda x: max(x, 0.0), "round": lambda x: float(round(x)), "floor": lambda x: float(math.floor(x)),
+    "ceil": lambda x: float(math.ceil(x)), "sign": lambda x: float((x > 0) - (x < 0)),
+}
+BINARY: Dict[str, Callable[[float, float], float]] = {
+    "maximum": max, "minimum": min, "power": lambda a, b: a ** b, "pow": lambda a, b: a ** b,
+    "arctan2": math.atan2, "atan2": math.atan2, "add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
+    "sub": lambda a, b: a - b, "multiply": lambda a, b: a * b, "mul": lambda a, b: a * b,
+    "divide": lambda a, b: a / b, "true_divide": lambda a, b: a / b, "div": lambda a, b: a / b,
+    "hypot": math.hypot, "logaddexp": lambda a, b: max(a, b) + math.log1p(math.exp(-abs(a - b))),
+    "integer_pow": lambda a, b: a ** b,
+}
+BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+          ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+COMPARE = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
+           ast.GtE: lambda a, b: a >= b}
+
+
+class Unsupported(Exception):
+    """The code uses something this evaluator does not read (or fails on this point's values)."""
+
+
+class ScalarEvaluator:
+    """Calls of one module's functions on floats."""
+
+    MAX_DEPTH = 6
+
+    def __init__(self, model: FileModel) -> None:
+        self.model = model
+        self._depth = 0
+        self._module_defs: Optional[Dict[str, FunctionNode]] = None
+        self._constants: Optional[Dict[str, float]] = None
+
+    def call(self, fn: FunctionNode, args: Sequence[Any]) -> Any:
+        """`fn(*args)` on floats and tuples of them; raises Unsupported."""
+        if self._depth >= self.MAX_DEPTH:
+            raise Unsupported("calls nested too deep")
+        sig = Signature.of(fn)
+        if sig.vararg or sig.kwonly or sig.kwarg or len(args) > len(sig.positional):
+            raise Unsupported("a signature other than positional parameters")
+        env: Dict[str, Any] = dict(zip(sig.positional, args))
+        for name in sig.positional[len(args):]:
+            default = sig.defaults.get(name)
+            if default is None:
+                raise Unsupported("a missing argument")
+            env[name] = self._expr(default, {})
+        self._depth += 1
+        try:
+            if isinstance(fn, ast.Lambda):
+                return self._expr(fn.body, env)
+            return self._body(fn.body, env)
+        except (ArithmeticError, ValueError, TypeError, RecursionError) as exc:
+            raise Unsupported(f"fails on these values ({type(exc).__name__})") from exc
+        finally:
+            self._depth -= 1
+
+    def _body(self, body: List[ast.stmt], env: Dict[str, Any]) -> Any:
+        for i, stmt in enumerate(body):
+            if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
+                    and isinstance(stmt.value.value, str):
+                continue  # the docstring
+            if isinstance(stmt, ast.Assign):
+                value = self._expr(stmt.value, env)
+                for target in stmt.targets:
+                    self._bind(target, value, env)
+            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) \
+                    and type(stmt.op) in BINOPS and stmt.target.id in env:
+                env[stmt.target.id] = self._number(BINOPS[type(stmt.op)](
+                    env[stmt.target.id], self._expr(stmt.value, env)))
+            elif isinstance(stmt, ast.Return) and stmt.value is not None:
+                return self._expr(stmt.value, env)
+            else:
+                raise Unsupported(f"a `{type(stmt).__name__}` statement")
+        raise Unsupported("no return")
+
+    def _bind(self, target: ast.expr, value: Any, env: Dict[str, Any]) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, tuple) \
+                and len(target.elts) == len(value) and not any(isinstance(t, ast.Starred) for t in target.elts):
+            for t, v in zip(target.elts, value):
+                self._bind(t, v, env)
+        else:
+            raise Unsupported("an assignment target it cannot bind")
+
+    def _expr(self, e: ast.expr, env: Dict[str, Any]) -> Any:
+        if isinstance(e, ast.Constant):
+            if isinstance(e.value, bool) or e.value is None:
+                return e.value
+            if isinstance(e.value, (int, float)):
+                return float(e.value)
+            raise Unsupported("a constant that is not a number")
+        if isinstance(e, ast.Name) and e.id in env:
+            return env[e.id]
+        if isinstance(e, (ast.Name, ast.Attribute)):
+            return self._global(e)
+        if isinstance(e, (ast.Tuple, ast.List)):
+            if any(isinstance(x, ast.Starred) for x in e.elts):
+                raise Unsupported("a starred element")
+            return tuple(self._expr(x, env) for x in e.elts)
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+            v = self._float(self._expr(e.operand, env))
+            return -v if isinstance(e.op, ast.USub) else v
+        if isinstance(e, ast.BinOp) and type(e.op) in BINOPS:
+            return self._number(BINOPS[type(e.op)](self._float(self._expr(e.left, env)),
+                                                   self._float(self._expr(e.right, env))))
+        if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in COMPARE:
+            return COMPARE[type(e.ops[0])](self._float(self._expr(e.left, env)),
+                                           self._float(self._expr(e.comparators[0], env)))
+        if isinstance(e, ast.IfExp):
+            test = self._expr(e.test, env)
+            if not isinstance(test, bool):
+                raise Unsupported("a condition that is not a comparison")
+            return self._expr(e.body if test else e.orelse, env)
+        if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, int):
+            value = self._expr(e.value, env)
+            if isinstance(value, tuple) and -len(value) <= e.slice.value < len(value):
+                return value[e.slice.value]
+            raise Unsupported("an index into an array")
+        if isinstance(e, ast.Call):
+            return self._call(e, env)
+        raise Unsupported(f"a `{type(e).__name__}` expression")
+
+    def _call(self, e: ast.Call, env: Dict[str, Any]) -> Any:
+        if e.keywords or any(isinstance(a, ast.Starred) for a in e.args):
+            raise Unsupported("keyword or starred arguments")
+        if isinstance(e.func, ast.Name) and e.func.id not in env and e.func.id in self.module_defs():
+            return self.call(self.module_defs()[e.func.id], [self._expr(a, env) for a in e.args])
+        q = self.model.index.qualname(e.func) or ""
+        if not q.startswith(PREFIXES):
+            raise Unsupported(f"a call of `{q or self.model.quote(e.func, 30)}`")
+        tail = q.rsplit(".", 1)[-1]
+        args = [self._expr(a, env) for a in e.args]
+        if tail == "where" and len(args) == 3:
+            return _where(*args)
+        if tail in ("stop_gradient",):
+            raise Unsupported("stop_gradient changes the slope, not the value")
+        if tail in UNARY and len(args) == 1:
+            return self._number(UNARY[tail](self._float(args[0])))
+        if tail in BINARY and len(args) == 2:
+            return self._number(BINARY[tail](self._float(args[0]), self._float(args[1])))
+        raise Unsupported(f"`{tail}`")
+
+    def _global(self, e: ast.expr) -> float:
+        """A module constant, or pi and e from math, numpy or jax.numpy."""
+        if isinstance(e, ast.Name) and e.id in self.constants():
+            return self.constants()[e.id]
+        q = self.model.index.qualname(e) or ""
+        if q.endswith(".pi") and q.startswith(("math.", "numpy.", "jax.numpy.")):
+            return math.pi
+        raise Unsupported(f"the name `{self.model.quote(e, 30)}`")
+
+    def module_defs(self) -> Dict[str, FunctionNode]:
+        """Module-level functions bound once (a redefined name is not followed)."""
+        if self._module_defs is None:
+            found: Dict[str, List[FunctionNode]] = {}
+            for stmt in self.model.module.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.setdefault(stmt.name, []).append(stmt)
+                elif isinstance(stmt, ast.Assign):
+                    for t in stmt.targets:
+                        if isinstance(t, ast.Name):
+                            found.setdefault(t.id, []).append(stmt.value)  # type: ignore[arg-type]
+            self._module_defs = {n: fs[0] for n, fs in found.items()
+                                 if len(fs) == 1 and isinstance(fs[0], (ast.FunctionDef, ast.Lambda))}
+        return self._module_defs
+
+    def constants(self) -> Dict[str, float]:
+        """Module-level names bound once to a number (`EPS = 1e-6`, `SCALE = -2.0`)."""
+        if self._constants is None:
+            counts: Dict[str, int] = {}
+            values: Dict[str, float] = {}
+            for node in ast.walk(self.model.module):
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for t in targets:
+                        if isinstance(t, ast.Name):
+                            counts[t.id] = counts.get(t.id, 0) + 1
+            for stmt in self.model.module.body:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    number = _literal_number(stmt.value)
+                    if number is not None and counts.get(stmt.targets[0].id) == 1:
+                        values[stmt.targets[0].id] = number
+            self._constants = values
+        return self._constants
+
+    @staticmethod
+    def _float(v: Any) -> float:
+        if isinstance(v, float):
+            return v
+        raise Unsupported("a value that is not a number")
+
+    @staticmethod
+    def _number(v: Any) -> float:
+        if isinstance(v, complex) or not isinstance(v, float) or not math.isfinite(v):
+            raise Unsupported("a value that is not a finite real number")
+        return v
+
+
+def _literal_number(e: ast.expr) -> Optional[float]:
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        inner = _literal_number(e.operand)
+        return None if inner is None else -inner
+    if isinstance(e, ast.Constant) and isinstance(e.value, (int, float)) and not isinstance(e.value, bool):
+        return float(e.value)
+    return None
