@@ -17,6 +17,10 @@ SHAPE_FIRST = frozenset({"arange", "zeros", "ones", "empty", "full", "eye", "ide
 FUNCTION_NAMESPACES = ("jax.numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.")
 CONSTANTS = frozenset({"pi", "e", "inf", "nan", "euler_gamma", "newaxis", "PINF", "NINF", "NAN", "NZERO", "PZERO"})
 SHAPE_SECOND = frozenset({"reshape", "broadcast_to", "tile", "repeat"})
+# Transformations whose first argument is the function they call: `jax.vjp(op, a, b)` calls `op`.
+CALLS_FIRST = frozenset({"jax.vjp", "jax.jvp", "jax.linearize", "jax.grad", "jax.value_and_grad", "jax.jacrev",
+                         "jax.jacfwd", "jax.hessian", "jax.checkpoint", "jax.remat", "jax.vmap", "jax.jit"})
+PYTREE_CALLABLES = frozenset({"jax.tree_util.Partial"})
 
 
 class StaticInDiffSlot(Rule):
@@ -33,6 +37,11 @@ class StaticInDiffSlot(Rule):
     be static (annotated `int`/`bool`/..., defaulting to a Python constant, or named like `n`,
     `axis`, `num_*`): on data it is every jitted function's problem, not this one's.
 
+    A `jax.custom_gradient` function has no nondiff_argnums: every positional argument is
+    differentiable. A call passing it a Python function is flagged, and so (as a warning that says
+    "may") is a parameter its body calls (`op(x)`, `jax.vjp(op, a, b)`) when no call here passes a
+    function (flagged there) or a `jax.tree_util.Partial`.
+
     ## Why is this bad?
     Under `jax.jit` a custom_vjp or custom_jvp traces **every** argument outside
     `nondiff_argnums`, even one the caller marked static (`jit(static_argnums=...)`) or closed over
@@ -42,7 +51,12 @@ class StaticInDiffSlot(Rule):
     (`if`) or `TypeError: Shapes must be 1D sequences of concrete values` (`jnp.zeros`)
     (jax-ml/jax#11646, jax-ml/jax#8356). The same value in `nondiff_argnums` works everywhere.
     A Python function in such a position fails at every call, eager included (`TypeError: ... is
-    not a valid JAX type`); a `jax.tree_util.Partial` is a pytree and works.
+    not a valid JAX type`); a `jax.tree_util.Partial` is a pytree and works. The same holds for
+    any positional argument of a `jax.custom_gradient` function (jax-ml/jax#1366, measured:
+    `docs/facts/scripts/hazard_custom_gradient_jax1366.py`): a `def`, a lambda, a
+    `functools.partial` or `jnp.multiply` raises `TypeError: ... is not a valid JAX type` eagerly,
+    under jit and under grad; a `jax.tree_util.Partial` works, and so does a factory that takes the
+    function and defines the custom_gradient inside, closing over it.
 
     ## Example
     ```python
@@ -60,6 +74,15 @@ class StaticInDiffSlot(Rule):
     def int_power_bwd(n, z, g):   # nondiff values come first
         ...
     ```
+    and for a `jax.custom_gradient`, close over the function:
+    ```python
+    def make_halved_grad(op):
+        @jax.custom_gradient
+        def halved_grad(a, b):
+            out, op_vjp = jax.vjp(op, a, b)
+            return out, lambda g: tuple(0.5 * c for c in op_vjp(g))
+        return halved_grad
+    ```
 
     ## Fix safety
     No automatic fix: moving the argument into `nondiff_argnums` changes bwd's signature.
@@ -68,7 +91,7 @@ class StaticInDiffSlot(Rule):
     CODE = "VJP108"
     NAME = "static-in-diff-slot"
     SEVERITY = Severity.ERROR
-    TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    TRIGGERS = (b"custom_vjp", b"custom_jvp", b"custom_gradient")
     INVALID = ['''
 import jax
 
@@ -91,6 +114,9 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
 
     def check(self) -> None:
         for d in self.model.derivatives:
+            if d.api == "custom_gradient" and d.primal is not None and not d.bound_self:
+                self._gradient_callables(d)
+                continue
             if d.api != "jax" or d.primal is None or d.nondiff_unresolved or d.bound_self:
                 continue
             sig = Signature.of(d.primal)
@@ -143,6 +169,64 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                     f"argument to JAX as data, so this call raises {error}, eagerly too. Put position {index} "
                     f"in nondiff_argnums, or pass a pytree callable (`jax.tree_util.Partial`, or the "
                     f"`jax.closure_convert` form)"))
+
+    def _gradient_callables(self, d) -> None:
+        """A `jax.custom_gradient` function has no nondiff_argnums: every positional argument is
+        passed to JAX as data. A call passing a Python function is reported there; a parameter the
+        body calls, that no call here passes (or passes as a `jax.tree_util.Partial`), at the parameter."""
+        sig = Signature.of(d.primal)
+        error = "TypeError: Argument '<function ...>' of type <class '...'> is not a valid JAX type"
+        passed: Dict[int, List[ast.expr]] = {}
+        for site in d.call_sites:
+            for position, arg in enumerate(site.call.args):
+                index = position + site.positional_offset
+                if isinstance(arg, ast.Starred):
+                    break
+                passed.setdefault(index, []).append(arg)
+                if index >= len(sig.positional) or not self._is_function(arg):
+                    continue
+                self.report(arg, (
+                    f"jax.custom_gradient `{d.name}` receives a Python function (`{self.quote(arg, 40)}`) in position "
+                    f"{index} (`{sig.positional[index]}`): custom_gradient has no nondiff_argnums and passes every "
+                    f"argument to JAX as data, so this call raises {error}, eagerly too. Close over the function "
+                    f"instead (define `{d.name}` inside a factory that takes it, and pass only arrays), or pass a "
+                    f"pytree callable (`jax.tree_util.Partial`)"))
+        for i, param in enumerate(sig.positional):
+            if self._rebound(d.primal, param):
+                continue
+            args = passed.get(i, [])
+            if any(self._is_function(a) or self._is_pytree_callable(a) for a in args):
+                continue  # reported at the call, or a callable JAX accepts
+            call = self._called(d.primal, param)
+            if call is None:
+                continue
+            node = next(a for a in (*d.primal.args.posonlyargs, *d.primal.args.args) if a.arg == param)
+            self.report(node, (
+                f"jax.custom_gradient `{d.name}` calls its argument `{param}` (`{self.quote(call, 40)}`), but "
+                f"custom_gradient has no nondiff_argnums: every positional argument is passed to JAX as data, so a "
+                f"Python function there may raise {error} at every call, eagerly too (jax-ml/jax#1366). Close over the "
+                f"function instead (define `{d.name}` inside a factory that takes `{param}`, and pass only arrays), "
+                f"or pass a pytree callable (`jax.tree_util.Partial`)"), severity=Severity.WARNING)
+
+    def _called(self, fn: FunctionNode, param: str) -> Optional[ast.Call]:
+        """The first call in `fn` (nested functions and lambdas included) of the parameter `param`
+        itself, or of a transformation given it to call (`jax.vjp(param, ...)`)."""
+        index = self.model.index
+        calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+        for node in calls:
+            if _is(node.func, param):
+                name = node.func
+            elif node.args and _is(node.args[0], param) and index.qualname(node.func) in CALLS_FIRST:
+                name = node.args[0]
+            else:
+                continue
+            found = index.resolve(param, index.scope_of(name))
+            if found is not None and found[0].node is fn:
+                return node
+        return None
+
+    def _is_pytree_callable(self, arg: ast.expr) -> bool:
+        return isinstance(arg, ast.Call) and self.model.index.qualname(arg.func) in PYTREE_CALLABLES
 
     def _is_function(self, arg: ast.expr) -> bool:
         if isinstance(arg, ast.Lambda):

@@ -72,7 +72,13 @@ class ClosureOverTraced(Rule):
     Its "may" also covers a value only the vjp function reads, as array data: that is how
     custom_gradient is written (a gradient-scaling or clipping layer closing over its scale), and
     such a value fails under `jax.grad(jax.jit(...))` though it is never differentiated
-    (jax-ml/jax#24545, #25017).
+    (jax-ml/jax#24545, #25017). A custom_gradient whose body or vjp function reads a value the
+    enclosing function computes from a parameter it also passes to the custom_gradient as an
+    argument (its output or pullback from a `jax.vjp` run outside it, `out, op_vjp =
+    jax.vjp(op, a, b)` then `inner(a, b)`) is an error, whatever traces the enclosing function:
+    differentiating the custom_gradient, its purpose, makes the value a tracer of that same
+    differentiation (not for a parameter marked static, a PRNG key, or one only given Python
+    values; one report per custom_gradient).
 
     ## Why is this bad?
     JAX only knows how to differentiate a custom function with respect to its explicit
@@ -97,7 +103,14 @@ class ClosureOverTraced(Rule):
     `jax.grad(jax.checkpoint(f))` `UnexpectedTracerError`; when the body reads it too,
     `jax.grad` with respect to it raises `UnexpectedTracerError` (LinearizeTracer). A Python float
     closed over, or the value passed as an argument (the vjp returning `None` for it), works
-    under all of them.
+    under all of them. A value computed outside from the custom_gradient's own arguments
+    (`docs/facts/scripts/hazard_custom_gradient_jax1366.py`, jax-ml/jax#1366): an output or
+    pullback from an outer `jax.vjp(op, a, b)`, an output `jnp.tanh(x)`, or cotangent factors
+    `0.5 * b` read only by the vjp, with `inner(a, b)` called: eager, jit and vmap work; grad,
+    jit(grad) and vmap(grad) raise `UnexpectedTracerError` (LinearizeTracer), grad(jit)
+    `CustomVJPException` or NCH. `jax.vjp` run inside the custom_gradient on its arguments works
+    under all of them, and a factor from a parameter the custom_gradient is not given fails only
+    under grad(jit), as above.
 
     ## Example
     ```python
@@ -158,7 +171,8 @@ class ClosureOverTraced(Rule):
     assignments and never reads `_`. Proven on JAX: `fixtures/fix_small/vjp201_*`.
 
     No fix is offered for a `jax.custom_gradient`: pass the value as an argument by hand, its vjp
-    function returning `None` (or its cotangent) in that slot.
+    function returning `None` (or its cotangent) in that slot; a value computed from its own
+    arguments is computed inside it instead (`jax.vjp` on its arguments there).
     """
 
     CODE = "VJP201"
@@ -219,8 +233,99 @@ def make_power(n: int):
                         capture.first = load
                     if label not in capture.readers:
                         capture.readers.append(label)
-            for capture in sorted(captures.values(), key=lambda c: (c.first.lineno, c.first.col_offset)):
-                self._judge(d, capture, [fn for _, fn in functions])
+            ordered = sorted(captures.values(), key=lambda c: (c.first.lineno, c.first.col_offset))
+            handled = self._computed_from_own_arguments(d, ordered) if d.api == "custom_gradient" else set()
+            for capture in ordered:
+                if capture.name not in handled:
+                    self._judge(d, capture, [fn for _, fn in functions])
+
+    # -- jax.custom_gradient: values computed outside it from the arguments it is given -----------
+    def _computed_from_own_arguments(self, d: CustomDerivative, captures: List[Capture]) -> Set[str]:
+        """A custom_gradient defined inside `outer` whose body or vjp function reads a value
+        `outer` computes from a parameter it also passes to the custom_gradient as an argument
+        (`out, op_vjp = jax.vjp(op, a, b)` then `inner(a, b)` returning `out` and calling
+        `op_vjp`): differentiating the custom_gradient with respect to that argument makes the
+        value a tracer of the same differentiation, which escapes (UnexpectedTracerError under
+        grad, measured: docs/facts/scripts/hazard_custom_gradient_jax1366.py). One report per
+        custom_gradient, naming every such value; the names it covers are returned."""
+        index = self.model.index
+        found: List[Tuple[Capture, List[Root], ast.Call]] = []
+        for capture in captures:
+            resolved = index.resolve(capture.name, index.scope_of(capture.first))
+            if resolved is None or not resolved[0].is_function:
+                continue
+            scope, bindings = resolved
+            usage = [e for fn in self._functions_of(d) for e in usage_evidence(self.model, fn, capture.name)]
+            if any(e.key for e in usage):
+                continue
+            roots: List[Root] = []
+            call: Optional[ast.Call] = None
+            for root in self._roots(capture.name, scope, bindings, set(), 0):
+                if root.param == capture.name and any(e.kind == "callable" for e in usage):
+                    continue  # a function the enclosing function is given: it holds no tracer of its own
+                passing = self._passes_root(d, root)
+                if passing is not None and self._may_be_differentiated(root) and \
+                        all(r.param != root.param for r in roots):
+                    roots.append(root)
+                    call = call or passing
+            if roots and call is not None:
+                found.append((capture, sorted(roots, key=lambda r: r.param), call))
+        if found:
+            self.report(found[0][0].first, self._own_arguments_message(d, found))
+        return {capture.name for capture, _, _ in found}
+
+    def _functions_of(self, d: CustomDerivative) -> List[FunctionNode]:
+        return ([d.primal] if d.primal is not None else []) + [node for _, _, node in self._rules(d)]
+
+    def _passes_root(self, d: CustomDerivative, root: Root) -> Optional[ast.Call]:
+        """A call of `d` inside `root.function` whose positional arguments read `root.param` there."""
+        for site in d.call_sites:
+            if not self.model.index.inside(site.call, root.function):
+                continue
+            for arg in site.call.args:
+                if any(name == root.param and scope.node is root.function for name, scope, _ in self._names_in(arg)):
+                    return site.call
+        return None
+
+    def _may_be_differentiated(self, root: Root) -> bool:
+        """Nothing marks the parameter static: no static annotation, default or use (a name alone
+        does not count), not a static argument of the transformation tracing its function, not a
+        PRNG key, and not only Python values passed by its callers."""
+        traced = self.model.traced.get(root.function)
+        if traced is not None and root.param in traced.static_params:
+            return False
+        evidence = self._root_evidence(root)
+        if any(e.key or (e.kind != "array" and not (e.from_name and e.weight <= 1)) for e in evidence):
+            return False
+        return not self._only_python_values_passed(root.function, root.param)
+
+    def _own_arguments_message(self, d: CustomDerivative, found: List[Tuple[Capture, List[Root], ast.Call]]) -> str:
+        outer = getattr(found[0][1][0].function, "name", "<lambda>")
+        read = []
+        for capture, _, _ in found:
+            reader = "its body" if d.name in capture.readers else (
+                "the vjp lambda it returns" if "<lambda>" in capture.readers else
+                f"the vjp function `{capture.readers[0]}` it returns")
+            read.append(f"`{capture.name}` (read by {reader})")
+        roots = [root for _, rs, _ in found for root in rs]
+        params = sorted({root.param for root in roots})
+        names = ", ".join(f"`{p}`" for p in params)
+        either = " or ".join(f"`{p}`" for p in params)
+        chains = list(dict.fromkeys(root.chain[-1] for root in roots if root.chain))
+        computed = f"computed in `{outer}` from {names} ({'; '.join(chains)})" if chains else \
+            f"{'a parameter' if len(params) == 1 else 'parameters'} of `{outer}`"
+        call = found[0][2]
+        vjp_outside = any("jax.vjp(" in chain for chain in chains)
+        remedy = (f"Call `jax.vjp` inside `{d.name}` on its own arguments and return that output and pullback"
+                  if vjp_outside else f"Compute {'it' if len(found) == 1 else 'them'} inside `{d.name}` from its "
+                                      f"own arguments")
+        return (f"jax.custom_gradient `{d.name}` is defined inside `{outer}` and closes over {' and '.join(read)}, "
+                f"{computed}, which `{outer}` also passes to `{d.name}` as "
+                f"{'an argument' if len(params) == 1 else 'arguments'} (`{self.model.quote(call, 50)}`, line "
+                f"{call.lineno}). Differentiating `{d.name}` with respect to {either} (what a custom_gradient is "
+                f"for) makes the closed-over values tracers of that same differentiation, which escape: grad, "
+                f"jit(grad) and vmap(grad) raise UnexpectedTracerError (grad(jit): CustomVJPException or 'No "
+                f"constant handler'); eager calls, jit and vmap work. {remedy}")
 
     # -- what a function reads from enclosing functions ---------------------------------------
     def _free_loads(self, fn: FunctionNode, skip: Sequence[ast.AST] = (),
