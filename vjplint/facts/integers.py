@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
-from vjplint.model import FileModel
+from vjplint.model import FileModel, Signature
 from vjplint.semantic import FUNCTION_TYPES, FunctionNode
 
 INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "bool",
@@ -147,7 +147,7 @@ class Integers:
                 return f"{quoted}, a size"
             return None
         if isinstance(e, ast.Attribute):
-            if e.attr in ("size", "ndim"):
+            if e.attr in ("size", "ndim") and m.facts.values().of(e.value).tag == "array":
                 return f"{quoted}, a count"
             if e.attr in ("T", "real", "mT"):
                 base = self._of(e.value)
@@ -319,8 +319,6 @@ class Integers:
                 continue
             sig = d.signature
             rule = next(rule for _, rule in self.model.facts.jvp_rules(d) if rule.node is fn)
-            from vjplint.model import Signature
-
             params = Signature.of(fn).positional[rule.bound_positional:]
             if sig is None or sig.vararg or len(params) != len(d.nondiff) + 2 or params[len(d.nondiff)] != primals.id:
                 return None

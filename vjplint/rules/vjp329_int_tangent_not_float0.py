@@ -159,10 +159,12 @@ def with_index_jvp(primals, tangents):
                 self._report(tangent, (
                     f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns `{self.quote(tangent, 40)}` as "
                     f"the tangent of the integer output {text} ({shown(primal_why)}); "
-                    f"{self._builder(tangent, built, element, primal_why)}, but JAX gives an integer or boolean output a float0 "
-                    f"tangent, so differentiating `{d.name}` (grad, jvp, jit(grad)), even with respect to its float "
-                    f"outputs only, {'may raise' if maybe else 'raises'} {CUSTOM_JVP_ERROR}; return "
-                    f"`{FLOAT0.format(self._name_for(primal_out, path, built))}` instead (a float zero is rejected too)"),
+                    f"{self._builder(tangent, built, element, primal_why)}, but JAX gives an integer or boolean "
+                    f"output a float0 tangent, so differentiating `{d.name}` (grad, jvp, jit(grad)), even with "
+                    f"respect to its float outputs only, {'may raise' if maybe else 'raises'} {CUSTOM_JVP_ERROR}; "
+                    f"return "
+                    f"`{FLOAT0.format(self._name_for(primal_out, path, built))}` instead (a float zero is rejected "
+                    f"too)"),
                     Severity.WARNING if maybe else None)
 
     def _primal_text(self, primal_out: ast.expr, path: List[int]) -> str:
@@ -208,12 +210,12 @@ def with_index_jvp(primals, tangents):
                     name = self.quote(primal_expr, 30) if primal_expr is not None else f"{self.quote(primals, 30)}[{i}]"
                     maybe = from_caller(primal_why) or from_caller(built.why)
                     own = enclosing is not None and self._is_rule_primal(primal_expr, *enclosing)
+                    also = " or the rule's own tangent for it, which JAX already makes float0" if own else ""
                     self._report(tangent, (
                         f"`jax.jvp` receives `{self.quote(tangent, 40)}` as the tangent of the integer primal `{name}` "
-                        f"({shown(primal_why)}); {self._builder(tangent, built, primal_expr, primal_why)}, but an integer or "
-                        f"boolean primal needs a float0 tangent, so this call {'may raise' if maybe else 'raises'} "
-                        f"{JVP_ERROR}; pass `{FLOAT0.format(name)}`"
-                        + (" or the rule's own tangent for it, which JAX already makes float0" if own else "")),
+                        f"({shown(primal_why)}); {self._builder(tangent, built, primal_expr, primal_why)}, but an "
+                        f"integer or boolean primal needs a float0 tangent, so this call "
+                        f"{'may raise' if maybe else 'raises'} {JVP_ERROR}; pass `{FLOAT0.format(name)}`{also}"),
                         Severity.WARNING if maybe else None)
                     continue
             if enclosing is not None and isinstance(primal_expr, ast.Name):
@@ -223,9 +225,9 @@ def with_index_jvp(primals, tangents):
         """The elements of a tuple/list literal, or of a name assigned once to one."""
         if isinstance(e, ast.Name):
             bindings = self.model.index.lookup(e.id, self.model.index.scope_of(e))
-            if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].value,
-                                                                                (ast.Tuple, ast.List)):
-                e = bindings[0].value
+            value = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+            if isinstance(value, (ast.Tuple, ast.List)):
+                e = value
         if isinstance(e, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in e.elts):
             return list(e.elts)
         return None

@@ -84,7 +84,8 @@ def float_out(make_t):
     return f
 
 
-err = check("(full message) return jnp.zeros_like(n)", lambda: jax.grad(lambda v: counted(jnp.zeros_like)(v)[0].sum())(x))
+err = check("(full message) return jnp.zeros_like(n)",
+            lambda: jax.grad(lambda v: counted(jnp.zeros_like)(v)[0].sum())(x))
 print("    " + str(err).replace("\n", "\n    "))
 check("look-alike: float output, + jnp.zeros_like(x): grad", lambda: jax.grad(
     lambda v: float_out(jnp.zeros_like)(v).sum())(x), ref)
@@ -124,4 +125,5 @@ check("look-alike: jax.jvp tangent jnp.zeros_like(n) for float n: grad",
 check("plain jax.jvp, int primal, int tangent", lambda: jax.jvp(lambda v, k: v * k, (x, n3), (x, jnp.zeros_like(n3))))
 check("plain jax.jvp, int primal, float0 tangent", lambda: jax.jvp(
     lambda v, k: v * k, (x, n3), (x, np.zeros((), jax.dtypes.float0)))[1], 3 * x)
-check("jax.linearize then f_jvp(int tangent)", lambda: jax.linearize(lambda v, k: v * k, x, n3)[1](x, jnp.zeros_like(n3)))
+check("jax.linearize then f_jvp(int tangent)",
+      lambda: jax.linearize(lambda v, k: v * k, x, n3)[1](x, jnp.zeros_like(n3)))
