@@ -22,6 +22,7 @@ from vjplint.semantic import FunctionNode, own_nodes
 
 if TYPE_CHECKING:
     from vjplint.infer import Hints, Verdict
+    from vjplint.facts.integers import Integers
     from vjplint.values import Values as ValuesEngine
 
 __all__ = ["Arity", "Facts", "Return", "VjpRules", "describe_traced", "function_arity", "is_placeholder", "plural",
@@ -67,6 +68,7 @@ class Facts:
         self._returns_array: _ById[bool] = _ById()
         self._verdicts: _ById[List["Verdict"]] = _ById()
         self._values: Optional["ValuesEngine"] = None
+        self._integers: Optional["Integers"] = None
         # What other modules of the run do with this module's names (vjplint.facts.crossmodule);
         # None in single-file lint, where nothing is known about other modules.
         self.external: Optional[Any] = None
@@ -277,6 +279,15 @@ class Facts:
 
             self._values = Values(self.model)
         return self._values
+
+    def integers(self) -> "Integers":
+        """Which values the module shows to be integers, and tangents built as integer arrays
+        (`vjplint.facts.integers`), computed per expression on demand."""
+        if self._integers is None:
+            from vjplint.facts.integers import Integers
+
+            self._integers = Integers(self.model)
+        return self._integers
 
     # -- nondiff arguments ----------------------------------------------------------------------
     def verdicts(self, d: CustomDerivative, hints: "Hints") -> List["Verdict"]:
