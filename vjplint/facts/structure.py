@@ -17,6 +17,7 @@ from vjplint.semantic import FunctionNode
 
 Structure = Tuple[str, int]  # ("array", 1) or ("tuple" | "list", length)
 ARRAY = "array"
+ELEMENT = "element"  # one element of the primal's own output, whatever it is
 
 
 class FwdOutput(NamedTuple):
@@ -27,6 +28,8 @@ class FwdOutput(NamedTuple):
 
 
 def describe(s: Structure) -> str:
+    if s[0] == ELEMENT:
+        return "one element of the decorated function's own output"
     return "one array" if s[0] == ARRAY else f"a {s[1]}-element {s[0]}"
 
 
@@ -84,13 +87,18 @@ def _primal_element_is_array(model: FileModel, d: CustomDerivative, index: int, 
     return bool(returns)
 
 
-def _unpacked_primal_element(model: FileModel, d: CustomDerivative, expr: ast.expr, fwd: FunctionNode) -> bool:
-    """`a, b, c = f(x)` then `a`, or `f(x)[0]` / `out[0]` with `out = f(x)`: a proven array of the primal's."""
+def _unpacked_primal_element(model: FileModel, d: CustomDerivative, expr: ast.expr, fwd: FunctionNode,
+                             need_array: bool = True) -> bool:
+    """`a, b, c = f(x)` then `a`, or `f(x)[0]` / `out[0]` with `out = f(x)`: an element of the
+    primal's own output (a proven array of it with `need_array`; any element otherwise: a strict
+    part of a finite pytree never has the whole tree's structure)."""
     if d.primal is None:
         return False
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and \
             isinstance(expr.slice.value, int) and not isinstance(expr.slice.value, bool):
-        return _primal_call(model, d, expr.value, fwd) and _primal_element_is_array(model, d, expr.slice.value, None)
+        return _primal_call(model, d, expr.value, fwd) and (
+            _primal_element_is_array(model, d, expr.slice.value, None) if need_array
+            else _primal_element_exists(model, d, expr.slice.value, None))
     if not isinstance(expr, ast.Name):
         return False
     scope = model.index.scopes.get(fwd)
@@ -104,7 +112,21 @@ def _unpacked_primal_element(model: FileModel, d: CustomDerivative, expr: ast.ex
     names = [t.id if isinstance(t, ast.Name) else None for t in stmt.targets[0].elts]
     if expr.id not in names:
         return False
-    return _primal_element_is_array(model, d, names.index(expr.id), len(names))
+    if need_array:
+        return _primal_element_is_array(model, d, names.index(expr.id), len(names))
+    return _primal_element_exists(model, d, names.index(expr.id), len(names))
+
+
+def _primal_element_exists(model: FileModel, d: CustomDerivative, index: int, length: Optional[int]) -> bool:
+    """Every return of the primal is a tuple literal of `length` (when given) with an element at `index`."""
+    assert d.primal is not None
+    returns = model.facts.returns_of(d.primal)
+    for _, value in returns:
+        if not isinstance(value, ast.Tuple) or any(isinstance(e, ast.Starred) for e in value.elts):
+            return False
+        if length is not None and len(value.elts) != length or not -len(value.elts) <= index < len(value.elts):
+            return False
+    return bool(returns)
 
 
 def fwd_outputs(model: FileModel, d: CustomDerivative, fwd: FunctionNode) -> List[FwdOutput]:
@@ -120,10 +142,14 @@ def fwd_outputs(model: FileModel, d: CustomDerivative, fwd: FunctionNode) -> Lis
             if s is None and (model.facts.not_a_sequence(first, fwd) == "an array"
                               or _unpacked_primal_element(model, d, first, fwd)):
                 s = (ARRAY, 1)
+            elif s is None and _unpacked_primal_element(model, d, first, fwd, need_array=False):
+                s = (ELEMENT, 1)
             if s is not None:
                 kind = model.facts.values().of(first)
                 quoted = f"`{model.quote(first, 50)}`"
-                if isinstance(first, (ast.Tuple, ast.List)) or not kind.why:
+                if s[0] == ELEMENT:
+                    why = f"{quoted} is taken from the result of a call of `{d.name}` itself"
+                elif isinstance(first, (ast.Tuple, ast.List)) or not kind.why:
                     why = quoted
                 else:
                     why = kind.why if kind.why.startswith(quoted) else f"{quoted}; {kind.why}"

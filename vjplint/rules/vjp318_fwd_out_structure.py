@@ -15,7 +15,8 @@ class FwdOutStructure(Rule):
     returns a tuple of N, or a tuple of M where it returns a tuple of N. Structures are read
     from the values vjplint infers (tuple literals, names bound to them, calls of module
     functions, elements unpacked from the primal's own result); where they are not shown the
-    rule stays silent.
+    rule stays silent. An element taken from the primal's own tuple result (`out, (s, m) = f(x)`,
+    then `return out, ...`) never has the whole output's structure, whatever its kind.
 
     ## Why is this bad?
     JAX requires fwd's first element to look like the full output of the decorated function.

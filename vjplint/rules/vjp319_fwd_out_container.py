@@ -4,7 +4,7 @@ import ast
 from typing import Optional, Set
 
 from vjplint.diagnostics import Applicability, Fix, Severity
-from vjplint.facts.structure import ARRAY, describe, fwd_outputs, primal_structure, registered_here
+from vjplint.facts.structure import ARRAY, ELEMENT, describe, fwd_outputs, primal_structure, registered_here
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 
@@ -101,7 +101,7 @@ pair.defvjp(pair_fwd, pair_bwd)
                     continue
                 for out in fwd_outputs(self.model, d, fwd.node):
                     got = out.structure
-                    if id(out.node) in seen or got[0] == ARRAY or got[0] == expected[0] or got[1] != expected[1]:
+                    if id(out.node) in seen or got[0] in (ARRAY, ELEMENT) or got[0] == expected[0] or got[1] != expected[1]:
                         continue
                     seen.add(id(out.node))
                     message = (f"{rule_label(fwd, 'fwd')} returns {describe(got)} as its primal output ({out.why}), "
