@@ -20,6 +20,7 @@ import re
 from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 
 from vjplint.positions import lines_with_endings
+from vjplint.semantic import child_nodes
 
 # `match` patterns bind names too; ast has them from Python 3.10 (requires-python is 3.9)
 _MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
@@ -34,6 +35,7 @@ _IMPORTS = (ast.Import, ast.ImportFrom)
 LOCAL_NAMES = frozenset({"JVPTracer", "direct_linearize", "DIRECT_LINEARIZE", "custom_transforms"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFS_SET = frozenset(_DEFS)
 _TARGETED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 _ALWAYS_KEPT_METHODS = frozenset({"setup"})  # flax linen's constructor
 SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)\s*(?:=(?!=)|[-+*/%@&|^]=|:|,)")
@@ -272,23 +274,31 @@ def _close_backward(text: str, spans, bound: List[Set[str]], keep: List[bool], w
 def _names_in_code(unit: ast.AST, names: Sequence[str]) -> bool:
     """Whether an identifier, an attribute, an import, a keyword or a word-like string constant
     (`backend()["custom_vjp"]`) in `unit` contains one of `names`."""
-    for node in ast.walk(unit):
-        if isinstance(node, ast.Name):
-            found = node.id
-        elif isinstance(node, ast.Attribute):
-            found = node.attr
-        elif isinstance(node, ast.alias):
-            found = f"{node.name} {node.asname or ''}"
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found = node.name
-        elif isinstance(node, ast.keyword):
-            found = node.arg or ""
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and IDENTIFIERS.fullmatch(node.value):
-            found = node.value
+    stack: List[ast.AST] = [unit]
+    while stack:  # every node, in no particular order: the answer is whether any matches
+        node = stack.pop()
+        cls = node.__class__
+        if cls is ast.Name:
+            found = node.id  # type: ignore[attr-defined]
+        elif cls is ast.Attribute:
+            found = node.attr  # type: ignore[attr-defined]
+        elif cls is ast.alias:
+            found = f"{node.name} {node.asname or ''}"  # type: ignore[attr-defined]
+        elif cls in _DEFS_SET:
+            found = node.name  # type: ignore[attr-defined]
+        elif cls is ast.keyword:
+            found = node.arg or ""  # type: ignore[attr-defined]
+        elif cls is ast.Constant:
+            value = node.value  # type: ignore[attr-defined]
+            if not (isinstance(value, str) and IDENTIFIERS.fullmatch(value)):
+                continue
+            found = value
         else:
+            stack.extend(child_nodes(node))
             continue
         if any(n in found for n in names):
             return True
+        stack.extend(child_nodes(node))
     return False
 
 
