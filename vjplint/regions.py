@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 
 from vjplint.positions import lines_with_endings
@@ -78,8 +79,18 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     def span(first: int, end: int) -> Tuple[int, int]:
         return offsets[min(first, last)], offsets[min(end + 1, last)]
 
+    found_at = _occurrences(text, names)
+
     def mentions(where: Tuple[int, int], among: Sequence[str]) -> bool:
-        return any(text.find(n, *where) >= 0 for n in among)
+        """Whether `text[where[0]:where[1]]` holds one of `among` (what `text.find(n, *where)` says)."""
+        start, end = where
+        for n in among:
+            at = found_at[n]
+            if at:
+                i = bisect_left(at, start)
+                if i < len(at) and at[i] + len(n) <= end:
+                    return True
+        return False
 
     units: List[ast.stmt] = []  # a member unit's statement, or a split class's header (the ClassDef)
     spans: List[Tuple[int, int]] = []
@@ -153,6 +164,20 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
         elif keep[i] and id(unit) in top_level:
             kept.append(unit)
     return ast.Module(body=kept, type_ignores=module.type_ignores)
+
+
+def _occurrences(text: str, names: Iterable[str]) -> Dict[str, List[int]]:
+    """Where each name starts in `text`, overlapping occurrences included, in order: the
+    names are rare, so a literal search of the whole text each beats a search per statement."""
+    found: Dict[str, List[int]] = {}
+    for n in names:
+        at: List[int] = []
+        i = text.find(n) if n else -1
+        while i >= 0:
+            at.append(i)
+            i = text.find(n, i + 1)
+        found[n] = at
+    return found
 
 
 def _with_body(cls: ast.ClassDef, body: List[ast.stmt]) -> ast.ClassDef:

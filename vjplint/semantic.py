@@ -111,6 +111,7 @@ def walk(node: ast.AST) -> List[ast.AST]:
 
 
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_NESTED_SCOPE_SET = frozenset(_NESTED_SCOPES)
 
 
 def own_nodes(fn: FunctionNode) -> List[ast.AST]:
@@ -118,11 +119,16 @@ def own_nodes(fn: FunctionNode) -> List[ast.AST]:
     its inside (that runs when it is called, not as part of `fn`). Expression contexts left out."""
     stack: List[ast.AST] = list(fn.body) if isinstance(fn.body, list) else [fn.body]
     out: List[ast.AST] = []
+    pop, add, extend, children_of = stack.pop, out.append, stack.extend, _CHILDREN
     while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, _NESTED_SCOPES):
-            stack.extend(child_nodes(node))
+        node = pop()
+        add(node)
+        cls = node.__class__
+        if cls not in _NESTED_SCOPE_SET:
+            try:
+                extend(children_of[cls](node))
+            except (KeyError, AttributeError):
+                extend(child_nodes(node))
     return out
 
 
@@ -197,8 +203,13 @@ class SemanticIndex:
         """The module's nodes of exactly these types, in `ast.walk` order (cached per type)."""
         if self._by_type is None:
             by_type: Dict[type, List[ast.AST]] = {}
+            bucket_of = by_type.get
             for node in self.nodes:
-                by_type.setdefault(node.__class__, []).append(node)
+                bucket = bucket_of(node.__class__)
+                if bucket is None:
+                    by_type[node.__class__] = [node]
+                else:
+                    bucket.append(node)
             self._by_type = by_type
         if len(types) == 1:
             return self._by_type.get(types[0], [])
@@ -230,6 +241,8 @@ class SemanticIndex:
         node_scope = self._node_scope
         kids = self._kids
         children_of = _CHILDREN
+        children_get, binding_types, enter, push = _CHILDREN.get, _BINDING_TYPES, self._enter, stack.append
+        set_parents, fromkeys = parents.update, dict.fromkeys
         while stack:
             node, current = stack.pop()
             try:
@@ -240,14 +253,15 @@ class SemanticIndex:
                 continue
             if kids is not None:
                 kids[node] = children
+            set_parents(fromkeys(children, node))
             for child in children:
-                parents[child] = node
-                if child.__class__ in _BINDING_TYPES:
-                    stack.append((child, self._enter(child, current, node)))
+                cls = child.__class__
+                if cls in binding_types:
+                    push((child, enter(child, current, node)))
                 else:
                     node_scope[child] = current
-                    if children_of.get(child.__class__) is not _no_children:  # leaves (names, constants) end here
-                        stack.append((child, current))
+                    if children_get(cls) is not _no_children:  # leaves (names, constants) end here
+                        push((child, current))
 
     def _enter(self, node: ast.AST, scope: Scope, parent: ast.AST) -> Scope:
         """Record what `node` binds in `scope`; return the scope its children live in."""
@@ -354,14 +368,15 @@ class SemanticIndex:
         if name in scope.globals_:
             found = self.module_scope.bindings.get(name)
             return (self.module_scope, found) if found else None
-        current: Optional[Scope] = scope
-        first = True
+        found = scope.bindings.get(name)
+        if found and name not in scope.nonlocals:
+            return scope, found
+        current = scope.parent
         while current is not None:
-            if first or not current.is_class:
+            if current.node.__class__ is not ast.ClassDef:  # enclosing class scopes are skipped
                 found = current.bindings.get(name)
                 if found and name not in current.nonlocals:
                     return current, found
-            first = False
             current = current.parent
         return None
 
