@@ -86,20 +86,25 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     return _finish(result, config, filename, where, lines, enabled)
 
 
-# The last settings asked about and their answer: a run lints every file with one settings object.
-_ENABLED: List[Tuple[Config, Tuple[FrozenSet[str], FrozenSet[str]]]] = []
+# Settings objects asked about, by identity, with their answers: a run lints its files with a
+# few settings objects (one per package that has project facts), each object kept with its answer
+# so that its id is not reused while the entry lives.
+_ENABLED: Dict[int, Tuple[Config, Tuple[FrozenSet[str], FrozenSet[str]]]] = {}
 
 
 def enabled_codes(config: Config) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """(every code that runs, the part of it that runs only for its default reports)."""
-    if _ENABLED and _ENABLED[0][0] is config:
-        return _ENABLED[0][1]
+    known = _ENABLED.get(id(config))
+    if known is not None and known[0] is config:
+        return known[1]
     from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
 
     enabled = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
     partly = _partly_enabled(config, enabled)
     answer = frozenset(enabled | partly), partly
-    _ENABLED[:] = [(config, answer)]  # the object is kept with its answer, so its id is never reused
+    if len(_ENABLED) >= 64:
+        _ENABLED.clear()
+    _ENABLED[id(config)] = (config, answer)
     return answer
 
 

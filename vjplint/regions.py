@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
+from itertools import accumulate
 from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 
 from vjplint.positions import lines_with_endings
@@ -50,12 +51,11 @@ def row_offsets(text: str, lines: Sequence[str], rows: Iterable[int]) -> Dict[in
     else:
         lengths, extra = list(map(len, lines)), 1  # each line's "\n"
     found: Dict[int, int] = {}
-    offset, row = 0, 1
+    before = list(accumulate(lengths, initial=0))  # before[k]: the length of the first k lines
+    size = len(text)
     for wanted in sorted(set(rows)):
         wanted = max(1, min(wanted, len(lengths) + 1))
-        offset += sum(lengths[row - 1 : wanted - 1]) + extra * (wanted - row)
-        row = wanted
-        found[wanted] = min(offset, len(text))
+        found[wanted] = min(before[wanted - 1] + extra * (wanted - 1), size)
     return found
 
 

@@ -394,6 +394,9 @@ def _registration_mentions(model: FileModel) -> Tuple[Dict[str, Set[str]], Set[s
     by_hand: Set[str] = set()
     index = model.index
     for node in index.of_type(ast.Attribute):  # sets: the order of the three passes does not matter
+        attr = node.attr  # type: ignore[attr-defined]
+        if attr not in RULE_ATTRIBUTES and attr not in METHOD_KIND and not attr.startswith("def"):
+            continue  # neither a rule set by hand nor a registration (`_registration_kind` is None)
         base = node.value  # type: ignore[attr-defined]
         name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
         if isinstance(node.ctx, ast.Store) and node.attr in RULE_ATTRIBUTES and name is not None:  # type: ignore[attr-defined]
@@ -418,6 +421,7 @@ def _registration_mentions(model: FileModel) -> Tuple[Dict[str, Set[str]], Set[s
             if not literal and isinstance(parent, ast.Call) and parent.func is node:
                 unknown.update(("vjp", "jvp"))  # `getattr(fn, method)(fwd, bwd)` may register anything
     for node in index.of_type(ast.Constant):
-        if isinstance(node.value, str) and _registration_kind(node.value):  # type: ignore[attr-defined]
+        value = node.value  # type: ignore[attr-defined]
+        if isinstance(value, str) and (value in METHOD_KIND or value.startswith("def")) and _registration_kind(value):
             unknown.add(_registration_kind(node.value))  # type: ignore[arg-type,attr-defined]  # getattr(f, "defvjp")
     return registered, by_hand, unknown
