@@ -242,7 +242,6 @@ class SemanticIndex:
         kids = self._kids
         children_of = _CHILDREN
         children_get, binding_types, enter, push = _CHILDREN.get, _BINDING_TYPES, self._enter, stack.append
-        set_parents, fromkeys = parents.update, dict.fromkeys
         while stack:
             node, current = stack.pop()
             try:
@@ -253,8 +252,8 @@ class SemanticIndex:
                 continue
             if kids is not None:
                 kids[node] = children
-            set_parents(fromkeys(children, node))
             for child in children:
+                parents[child] = node
                 cls = child.__class__
                 if cls in binding_types:
                     push((child, enter(child, current, node)))
