@@ -138,6 +138,9 @@ def exported(x):
 ''']
 
     def check(self) -> None:
+        if not self.model.derivatives:  # what follows reads the file's mentions only for its derivatives
+            self._plain_function_registrations()
+            return
         registered, by_hand, unknown = _registration_mentions(self.model)
         for kind in ("vjp", "jvp"):
             known = {d.name for d in self.model.derivatives}
@@ -195,6 +198,8 @@ def exported(x):
         so the module fails at import (docs/facts/crossmodule.md)."""
         index = self.model.index
         for node in index.of_type(ast.Attribute):
+            if node.attr not in ("defvjp", "defjvp", "defjvps"):  # type: ignore[attr-defined]
+                continue  # (each of these has a registration kind)
             kind = _registration_kind(node.attr)  # type: ignore[attr-defined]
             base = node.value  # type: ignore[attr-defined]
             if kind is None or node.attr not in ("defvjp", "defjvp", "defjvps") or not isinstance(base, ast.Name) \
