@@ -389,6 +389,8 @@ class _Collector:
         return None
 
     def derivative_of(self, expr: ast.expr, scope: Scope) -> Optional[CustomDerivative]:
+        if not self.by_binding and not self.by_attribute:
+            return None  # no derivative yet (most calls of a candidate without one: no lookups)
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and self.by_attribute:
             class_scope = self._class_scope_for(expr.value, scope)
             found = self.by_attribute.get((id(class_scope), expr.attr)) if class_scope is not None else None
