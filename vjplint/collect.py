@@ -47,6 +47,9 @@ _ALL_REGISTRATION_METHODS = frozenset({*REGISTRATION_METHODS, *(m for ms in API_
                                                                   for m in ms)})
 
 
+_RUN_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign, ast.Call})
+
+
 def collect(module: ast.Module, lines: List[str], recognizer: Optional[Recognizer] = None) -> FileModel:
     return _Collector(module, lines, recognizer or Recognizer()).run()
 
@@ -66,14 +69,16 @@ class _Collector:
     def run(self) -> FileModel:
         calls: List[ast.Call] = []
         functions: List[ast.FunctionDef] = []
-        for node in self.index.nodes:  # one walk, shared with the engine and the rules
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._from_decorators(node)
-                functions.append(node)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                self._from_assignment(node)
-            elif isinstance(node, ast.Call):
-                calls.append(node)
+        # one walk, shared with the engine and the rules; only the node types read here
+        for node in [n for n in self.index.nodes if n.__class__ in _RUN_TYPES]:
+            cls = node.__class__
+            if cls is ast.Call:
+                calls.append(node)  # type: ignore[arg-type]
+            elif cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
+                self._from_decorators(node)  # type: ignore[arg-type]
+                functions.append(node)  # type: ignore[arg-type]
+            else:
+                self._from_assignment(node)  # type: ignore[arg-type]
         for call in calls:
             self._from_call(call)
         for node in functions:
@@ -384,6 +389,8 @@ class _Collector:
         return None
 
     def derivative_of(self, expr: ast.expr, scope: Scope) -> Optional[CustomDerivative]:
+        if not self.by_binding and not self.by_attribute:
+            return None  # no derivative yet (most calls of a candidate without one: no lookups)
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and self.by_attribute:
             class_scope = self._class_scope_for(expr.value, scope)
             found = self.by_attribute.get((id(class_scope), expr.attr)) if class_scope is not None else None

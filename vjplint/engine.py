@@ -86,13 +86,26 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     return _finish(result, config, filename, where, lines, enabled)
 
 
+# Settings objects asked about, by identity, with their answers: a run lints its files with a
+# few settings objects (one per package that has project facts), each object kept with its answer
+# so that its id is not reused while the entry lives.
+_ENABLED: Dict[int, Tuple[Config, Tuple[FrozenSet[str], FrozenSet[str]]]] = {}
+
+
 def enabled_codes(config: Config) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """(every code that runs, the part of it that runs only for its default reports)."""
+    known = _ENABLED.get(id(config))
+    if known is not None and known[0] is config:
+        return known[1]
     from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
 
     enabled = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
     partly = _partly_enabled(config, enabled)
-    return frozenset(enabled | partly), partly
+    answer = frozenset(enabled | partly), partly
+    if len(_ENABLED) >= 64:
+        _ENABLED.clear()
+    _ENABLED[id(config)] = (config, answer)
+    return answer
 
 
 def _partly_enabled(config: Config, enabled: FrozenSet[str]) -> FrozenSet[str]:
@@ -150,8 +163,10 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
             failed.add(rule.CODE)
             errors.append(f"{filename}: internal error in {rule.CODE}: {type(exc).__name__}: {exc}")
     if visitors:
-        for node in model.index.nodes:  # `ast.walk` order, computed once per file
-            for rule, method in visitors.get(type(node).__name__, ()):
+        by_class = {getattr(ast, name): methods for name, methods in visitors.items() if hasattr(ast, name)}
+        # `ast.walk` order, computed once per file; only the nodes of the visited types
+        for node in [n for n in model.index.nodes if n.__class__ in by_class]:
+            for rule, method in by_class[node.__class__]:
                 if rule.CODE in failed:
                     continue
                 try:
@@ -230,12 +245,28 @@ def parse_noqa(line: str) -> Optional[Tuple[Optional[Set[str]], int, bool]]:
     return codes, match.start(), ":" not in sep
 
 
+def _rows_mentioning_noqa(lines: List[str]) -> List[int]:
+    """The 1-based rows whose lowercased line holds `noqa` (those `parse_noqa` may read), found by
+    literal searches in the lowercased text rather than a lowercased copy of every line."""
+    low = "\n".join(lines).lower()  # a line holds no line break, so row N follows N-1 of them
+    rows: List[int] = []
+    at = low.find("noqa")
+    row, counted = 1, 0
+    while at >= 0:
+        row += low.count("\n", counted, at)
+        counted = at
+        if not rows or rows[-1] != row:
+            rows.append(row)
+        at = low.find("noqa", at + 4)
+    return rows
+
+
 def _apply_noqa(diagnostics: List[Diagnostic], lines: List[str], enabled: Set[str], filename: str) -> List[Diagnostic]:
     from vjplint.rules.registry import ENGINE_CODES, all_rules
 
     noqa: Dict[int, Tuple[Optional[Set[str]], int, bool]] = {}
-    for row, line in enumerate(lines, start=1):
-        parsed = parse_noqa(line)
+    for row in _rows_mentioning_noqa(lines):
+        parsed = parse_noqa(lines[row - 1])
         if parsed is not None:
             noqa[row] = parsed
     if not noqa:

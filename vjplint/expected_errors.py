@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import List, Tuple
+from typing import Collection, List, Optional, Tuple
 
 from vjplint.diagnostics import Diagnostic
 
@@ -37,26 +37,31 @@ def _expects_error(function: ast.AST) -> bool:
     return any(isinstance(node, ast.Call) and _name(node.func) in _EXPECTING_CALLS for node in ast.walk(function))
 
 
-def expecting_spans(module: ast.Module) -> List[Tuple[int, int]]:
+def expecting_spans(module: ast.Module, rows: Optional[Collection[int]] = None) -> List[Tuple[int, int]]:
     """Line spans of the outermost functions and methods that assert an error somewhere in their
-    body (a nested helper's rule is covered by its enclosing test)."""
+    body (a nested helper's rule is covered by its enclosing test). With `rows`, only the spans
+    holding one of them (a function holding none is not searched)."""
     spans: List[Tuple[int, int]] = []
     stack: List[ast.AST] = list(module.body)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            last = node.end_lineno or node.lineno
+            if rows is not None and not any(first <= row <= last for row in rows):
+                continue
             if _expects_error(node):
-                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                spans.append((first, node.end_lineno or node.lineno))
+                spans.append((first, last))
         elif isinstance(node, (ast.ClassDef, ast.If, ast.Try, ast.With)):
             stack.extend(ast.iter_child_nodes(node))
     return spans
 
 
 def withhold_fixes(diagnostics: List[Diagnostic], module: ast.Module) -> List[Diagnostic]:
-    if not any(d.fix is not None for d in diagnostics):
+    rows = {d.location.row for d in diagnostics if d.fix is not None}
+    if not rows:
         return diagnostics
-    spans = expecting_spans(module)
+    spans = expecting_spans(module, rows)
     if not spans:
         return diagnostics
     kept = []

@@ -510,18 +510,24 @@ def _traced_positions(model: FileModel, q: str, call: ast.Call, d: CustomDerivat
     return None
 
 
+_FUNCTION_SET = frozenset(FUNCTION_TYPES)
+
+
 def _loads_of(fn: FunctionNode, name: str) -> Iterable[ast.Name]:
     """Loads of `name` in `fn`'s body, not inside nested scopes that rebind it."""
     body = fn.body if isinstance(fn.body, list) else [fn.body]
     stack: List[ast.AST] = list(body)
     while stack:
         node = stack.pop()
-        if isinstance(node, FUNCTION_TYPES):
-            args = node.args
+        cls = node.__class__
+        if cls is ast.Name:  # no children
+            if node.id == name and node.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
+                yield node  # type: ignore[misc]
+            continue
+        if cls in _FUNCTION_SET:
+            args = node.args  # type: ignore[attr-defined]
             if any(a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]):
                 continue
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-            yield node
         stack.extend(child_nodes(node))
 
 

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
+from itertools import accumulate
 from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 
 from vjplint.positions import lines_with_endings
+from vjplint.semantic import child_nodes
 
 # `match` patterns bind names too; ast has them from Python 3.10 (requires-python is 3.9)
 _MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
@@ -34,6 +37,7 @@ _IMPORTS = (ast.Import, ast.ImportFrom)
 LOCAL_NAMES = frozenset({"JVPTracer", "direct_linearize", "DIRECT_LINEARIZE", "custom_transforms"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFS_SET = frozenset(_DEFS)
 _TARGETED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 _ALWAYS_KEPT_METHODS = frozenset({"setup"})  # flax linen's constructor
 SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)\s*(?:=(?!=)|[-+*/%@&|^]=|:|,)")
@@ -47,12 +51,11 @@ def row_offsets(text: str, lines: Sequence[str], rows: Iterable[int]) -> Dict[in
     else:
         lengths, extra = list(map(len, lines)), 1  # each line's "\n"
     found: Dict[int, int] = {}
-    offset, row = 0, 1
+    before = list(accumulate(lengths, initial=0))  # before[k]: the length of the first k lines
+    size = len(text)
     for wanted in sorted(set(rows)):
         wanted = max(1, min(wanted, len(lengths) + 1))
-        offset += sum(lengths[row - 1 : wanted - 1]) + extra * (wanted - row)
-        row = wanted
-        found[wanted] = min(offset, len(text))
+        found[wanted] = min(before[wanted - 1] + extra * (wanted - 1), size)
     return found
 
 
@@ -76,8 +79,18 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     def span(first: int, end: int) -> Tuple[int, int]:
         return offsets[min(first, last)], offsets[min(end + 1, last)]
 
+    found_at = _occurrences(text, names)
+
     def mentions(where: Tuple[int, int], among: Sequence[str]) -> bool:
-        return any(text.find(n, *where) >= 0 for n in among)
+        """Whether `text[where[0]:where[1]]` holds one of `among` (what `text.find(n, *where)` says)."""
+        start, end = where
+        for n in among:
+            at = found_at[n]
+            if at:
+                i = bisect_left(at, start)
+                if i < len(at) and at[i] + len(n) <= end:
+                    return True
+        return False
 
     units: List[ast.stmt] = []  # a member unit's statement, or a split class's header (the ClassDef)
     spans: List[Tuple[int, int]] = []
@@ -151,6 +164,20 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
         elif keep[i] and id(unit) in top_level:
             kept.append(unit)
     return ast.Module(body=kept, type_ignores=module.type_ignores)
+
+
+def _occurrences(text: str, names: Iterable[str]) -> Dict[str, List[int]]:
+    """Where each name starts in `text`, overlapping occurrences included, in order: the
+    names are rare, so a literal search of the whole text each beats a search per statement."""
+    found: Dict[str, List[int]] = {}
+    for n in names:
+        at: List[int] = []
+        i = text.find(n) if n else -1
+        while i >= 0:
+            at.append(i)
+            i = text.find(n, i + 1)
+        found[n] = at
+    return found
 
 
 def _with_body(cls: ast.ClassDef, body: List[ast.stmt]) -> ast.ClassDef:
@@ -272,23 +299,31 @@ def _close_backward(text: str, spans, bound: List[Set[str]], keep: List[bool], w
 def _names_in_code(unit: ast.AST, names: Sequence[str]) -> bool:
     """Whether an identifier, an attribute, an import, a keyword or a word-like string constant
     (`backend()["custom_vjp"]`) in `unit` contains one of `names`."""
-    for node in ast.walk(unit):
-        if isinstance(node, ast.Name):
-            found = node.id
-        elif isinstance(node, ast.Attribute):
-            found = node.attr
-        elif isinstance(node, ast.alias):
-            found = f"{node.name} {node.asname or ''}"
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found = node.name
-        elif isinstance(node, ast.keyword):
-            found = node.arg or ""
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and IDENTIFIERS.fullmatch(node.value):
-            found = node.value
+    stack: List[ast.AST] = [unit]
+    while stack:  # every node, in no particular order: the answer is whether any matches
+        node = stack.pop()
+        cls = node.__class__
+        if cls is ast.Name:
+            found = node.id  # type: ignore[attr-defined]
+        elif cls is ast.Attribute:
+            found = node.attr  # type: ignore[attr-defined]
+        elif cls is ast.alias:
+            found = f"{node.name} {node.asname or ''}"  # type: ignore[attr-defined]
+        elif cls in _DEFS_SET:
+            found = node.name  # type: ignore[attr-defined]
+        elif cls is ast.keyword:
+            found = node.arg or ""  # type: ignore[attr-defined]
+        elif cls is ast.Constant:
+            value = node.value  # type: ignore[attr-defined]
+            if not (isinstance(value, str) and IDENTIFIERS.fullmatch(value)):
+                continue
+            found = value
         else:
+            stack.extend(child_nodes(node))
             continue
         if any(n in found for n in names):
             return True
+        stack.extend(child_nodes(node))
     return False
 
 

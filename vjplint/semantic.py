@@ -9,8 +9,9 @@ cv` is `jax.custom_vjp`. Also here: the node walks every analysis shares (`child
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 ScopeNode = Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef]
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
@@ -31,21 +32,72 @@ _BINDING_TYPES = frozenset({
 
 def child_nodes(node: ast.AST) -> List[ast.AST]:
     """`ast.iter_child_nodes` as a list, in the same order, without expression contexts."""
-    cls = node.__class__
+    try:
+        return _CHILDREN[node.__class__](node)
+    except KeyError:
+        _CHILDREN[node.__class__] = _children_function(node.__class__)
+    except AttributeError:  # a node built by hand without some field: the generic walk
+        return _child_nodes_generic(node)
+    return child_nodes(node)
+
+
+def _child_fields(cls: type) -> Tuple[str, ...]:
     names = _CHILD_FIELDS.get(cls)
     if names is None:
         names = _CHILD_FIELDS[cls] = tuple(
             f for f in cls._fields
             if (f not in _LEAF_FIELDS or cls.__name__ == "TypeAlias")  # 3.12's `type X = ...` names a Name
             and not (cls is ast.Constant and f == "value"))
+    return names
+
+
+def _child_nodes_generic(node: ast.AST) -> List[ast.AST]:
     out: List[ast.AST] = []
-    for name in names:
+    for name in _child_fields(node.__class__):
         value = getattr(node, name, None)
         if value.__class__ is list:
             out.extend([v for v in value if isinstance(v, ast.AST)])
         elif isinstance(value, ast.AST):
             out.append(value)
     return out
+
+
+# The ASDL types that are not nodes (a field of one of these never holds a child).
+_ASDL_LEAVES = frozenset({"identifier", "string", "constant", "int"})
+_ASDL_FIELD = re.compile(r"([A-Za-z_]+)([*?]?) ([A-Za-z_]+)")
+_CHILDREN: Dict[type, Callable[[ast.AST], List[ast.AST]]] = {}
+
+
+def _children_function(cls: type) -> Callable[[ast.AST], List[ast.AST]]:
+    """`_child_nodes_generic` for one node class, written out from the class's ASDL signature
+    (its docstring, `Call(expr func, expr* args, keyword* keywords)`): a third of the cost of
+    the generic loop, which the scopes' walk runs on every node of every analysed module.
+    Falls back to the generic function where the signature cannot be read."""
+    names = _child_fields(cls)
+    if not names:
+        return _no_children
+    doc = (cls.__doc__ or "").strip()
+    match = re.fullmatch(re.escape(cls.__name__) + r"\((.*)\)", doc)
+    kinds = {} if match is None else {f: (t, q) for t, q, f in _ASDL_FIELD.findall(match.group(1))}
+    if set(names) - set(kinds):
+        return _child_nodes_generic
+    items = []
+    for name in names:
+        asdl_type, quantifier = kinds[name]
+        if asdl_type not in _ASDL_LEAVES:  # a leaf type is never a node
+            items.append(f"*node.{name}" if quantifier == "*" else f"node.{name}")
+    if not items:
+        return _no_children
+    # An empty optional field, or an empty slot of a list (`Dict.keys`, `kw_defaults`), is None.
+    body = ["def children(node):", f"    out = [{', '.join(items)}]",
+            "    return [x for x in out if x is not None] if None in out else out"]
+    namespace: Dict[str, object] = {"AST": ast.AST, "_generic": _child_nodes_generic}
+    exec("\n".join(body), namespace)  # noqa: S102 - code written from the class's own field names
+    return namespace["children"]  # type: ignore[return-value]
+
+
+def _no_children(node: ast.AST) -> List[ast.AST]:
+    return []
 
 
 def walk(node: ast.AST) -> List[ast.AST]:
@@ -59,6 +111,7 @@ def walk(node: ast.AST) -> List[ast.AST]:
 
 
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_NESTED_SCOPE_SET = frozenset(_NESTED_SCOPES)
 
 
 def own_nodes(fn: FunctionNode) -> List[ast.AST]:
@@ -66,11 +119,16 @@ def own_nodes(fn: FunctionNode) -> List[ast.AST]:
     its inside (that runs when it is called, not as part of `fn`). Expression contexts left out."""
     stack: List[ast.AST] = list(fn.body) if isinstance(fn.body, list) else [fn.body]
     out: List[ast.AST] = []
+    pop, add, extend, children_of = stack.pop, out.append, stack.extend, _CHILDREN
     while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, _NESTED_SCOPES):
-            stack.extend(child_nodes(node))
+        node = pop()
+        add(node)
+        cls = node.__class__
+        if cls not in _NESTED_SCOPE_SET:
+            try:
+                extend(children_of[cls](node))
+            except (KeyError, AttributeError):
+                extend(child_nodes(node))
     return out
 
 
@@ -133,12 +191,11 @@ class SemanticIndex:
         once: iterate this instead of calling `ast.walk(module)` again."""
         if self._nodes is None:
             kids, nodes = self._kids or {}, [self.module]
-            i = 0
-            while i < len(nodes):  # breadth first over the children `_walk` recorded
-                children = kids.get(nodes[i])
+            children_of = kids.get
+            for node in nodes:  # breadth first over the children `_walk` recorded (the list grows)
+                children = children_of(node)
                 if children:
                     nodes.extend(children)
-                i += 1
             self._nodes, self._kids = nodes, None
         return self._nodes
 
@@ -146,8 +203,13 @@ class SemanticIndex:
         """The module's nodes of exactly these types, in `ast.walk` order (cached per type)."""
         if self._by_type is None:
             by_type: Dict[type, List[ast.AST]] = {}
+            bucket_of = by_type.get
             for node in self.nodes:
-                by_type.setdefault(node.__class__, []).append(node)
+                bucket = bucket_of(node.__class__)
+                if bucket is None:
+                    by_type[node.__class__] = [node]
+                else:
+                    bucket.append(node)
             self._by_type = by_type
         if len(types) == 1:
             return self._by_type.get(types[0], [])
@@ -178,19 +240,27 @@ class SemanticIndex:
         parents = self.parents
         node_scope = self._node_scope
         kids = self._kids
+        children_of = _CHILDREN
+        children_get, binding_types, enter, push = _CHILDREN.get, _BINDING_TYPES, self._enter, stack.append
         while stack:
             node, current = stack.pop()
-            children = child_nodes(node)
-            if kids is not None and children:
+            try:
+                children = children_of[node.__class__](node)
+            except (KeyError, AttributeError):
+                children = child_nodes(node)
+            if not children:
+                continue
+            if kids is not None:
                 kids[node] = children
             for child in children:
                 parents[child] = node
-                if child.__class__ in _BINDING_TYPES:
-                    stack.append((child, self._enter(child, current, node)))
+                cls = child.__class__
+                if cls in binding_types:
+                    push((child, enter(child, current, node)))
                 else:
                     node_scope[child] = current
-                    if _CHILD_FIELDS.get(child.__class__) != ():  # leaves (names, constants) end here
-                        stack.append((child, current))
+                    if children_get(cls) is not _no_children:  # leaves (names, constants) end here
+                        push((child, current))
 
     def _enter(self, node: ast.AST, scope: Scope, parent: ast.AST) -> Scope:
         """Record what `node` binds in `scope`; return the scope its children live in."""
@@ -297,14 +367,15 @@ class SemanticIndex:
         if name in scope.globals_:
             found = self.module_scope.bindings.get(name)
             return (self.module_scope, found) if found else None
-        current: Optional[Scope] = scope
-        first = True
+        found = scope.bindings.get(name)
+        if found and name not in scope.nonlocals:
+            return scope, found
+        current = scope.parent
         while current is not None:
-            if first or not current.is_class:
+            if current.node.__class__ is not ast.ClassDef:  # enclosing class scopes are skipped
                 found = current.bindings.get(name)
                 if found and name not in current.nonlocals:
                     return current, found
-            first = False
             current = current.parent
         return None
 

@@ -367,7 +367,9 @@ def _forwards(fn: FunctionNode, index: SemanticIndex, skip_self: bool, local: Fr
     inner_forwarders = {}  # inner defs that only call the first parameter: `def _f(*a, **k): return f(*a, **k)`
     calls: List[Tuple[ast.expr, List[ast.expr], List[ast.keyword], int]] = []
     rules: Optional[Tuple[int, ...]] = ()
-    for node in ast.walk(fn):
+    from vjplint.semantic import walk
+
+    for node in walk(fn):  # `ast.walk`'s order, without the expression contexts it would also yield
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn and any(
                 isinstance(d, ast.Attribute) and d.attr in _REGISTER for d in node.decorator_list):
             called = _called_name(node)  # `@wrapped.defjvp def rule(p, t): return jvp_fn(p, t)`

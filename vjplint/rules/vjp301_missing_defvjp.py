@@ -138,6 +138,9 @@ def exported(x):
 ''']
 
     def check(self) -> None:
+        if not self.model.derivatives:  # what follows reads the file's mentions only for its derivatives
+            self._plain_function_registrations()
+            return
         registered, by_hand, unknown = _registration_mentions(self.model)
         for kind in ("vjp", "jvp"):
             known = {d.name for d in self.model.derivatives}
@@ -195,6 +198,8 @@ def exported(x):
         so the module fails at import (docs/facts/crossmodule.md)."""
         index = self.model.index
         for node in index.of_type(ast.Attribute):
+            if node.attr not in ("defvjp", "defjvp", "defjvps"):  # type: ignore[attr-defined]
+                continue  # (each of these has a registration kind)
             kind = _registration_kind(node.attr)  # type: ignore[attr-defined]
             base = node.value  # type: ignore[attr-defined]
             if kind is None or node.attr not in ("defvjp", "defjvp", "defjvps") or not isinstance(base, ast.Name) \
@@ -394,6 +399,9 @@ def _registration_mentions(model: FileModel) -> Tuple[Dict[str, Set[str]], Set[s
     by_hand: Set[str] = set()
     index = model.index
     for node in index.of_type(ast.Attribute):  # sets: the order of the three passes does not matter
+        attr = node.attr  # type: ignore[attr-defined]
+        if attr not in RULE_ATTRIBUTES and attr not in METHOD_KIND and not attr.startswith("def"):
+            continue  # neither a rule set by hand nor a registration (`_registration_kind` is None)
         base = node.value  # type: ignore[attr-defined]
         name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
         if isinstance(node.ctx, ast.Store) and node.attr in RULE_ATTRIBUTES and name is not None:  # type: ignore[attr-defined]
@@ -418,6 +426,7 @@ def _registration_mentions(model: FileModel) -> Tuple[Dict[str, Set[str]], Set[s
             if not literal and isinstance(parent, ast.Call) and parent.func is node:
                 unknown.update(("vjp", "jvp"))  # `getattr(fn, method)(fwd, bwd)` may register anything
     for node in index.of_type(ast.Constant):
-        if isinstance(node.value, str) and _registration_kind(node.value):  # type: ignore[attr-defined]
+        value = node.value  # type: ignore[attr-defined]
+        if isinstance(value, str) and (value in METHOD_KIND or value.startswith("def")) and _registration_kind(value):
             unknown.add(_registration_kind(node.value))  # type: ignore[arg-type,attr-defined]  # getattr(f, "defvjp")
     return registered, by_hand, unknown
