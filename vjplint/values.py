@@ -327,7 +327,7 @@ class Values:
                 return kind
             return kind.via(f"`{name}` = `{m.quote(b.value, 50)}` at line {stmt.lineno}")
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            path = _unpack_path(stmt.targets[0], name)
+            path = unpack_path(stmt.targets[0], name)
             if path is not None:
                 kind = self.of(stmt.value)
                 for index in path:
@@ -894,7 +894,7 @@ def _external_kind(name: str, call: "ExternalCall", arg: Optional["ExternalArg"]
     return Kind(arg.tag, arg.dtype or None, why, traced)
 
 
-def _unpack_path(target: ast.expr, name: str) -> Optional[List[int]]:
+def unpack_path(target: ast.expr, name: str) -> Optional[List[int]]:
     """The indices leading to `name` in an unpacking target (`(a, (b, c)) = ...` gives c: [1, 1])."""
     if isinstance(target, ast.Name):
         return [] if target.id == name else None
@@ -902,7 +902,7 @@ def _unpack_path(target: ast.expr, name: str) -> Optional[List[int]]:
         if any(isinstance(x, ast.Starred) for x in target.elts):
             return None
         for i, element in enumerate(target.elts):
-            inner = _unpack_path(element, name)
+            inner = unpack_path(element, name)
             if inner is not None:
                 return [i, *inner]
     return None

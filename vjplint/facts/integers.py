@@ -19,6 +19,7 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 from vjplint.model import FileModel, Signature
 from vjplint.semantic import FUNCTION_TYPES, FunctionNode
+from vjplint.values import unpack_path
 
 INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "bool",
                         "int_", "uint"})
@@ -253,7 +254,7 @@ class Integers:
                 return inner
             return inner if inner.startswith(f"`{name}` = ") else f"`{name}` = {inner}"
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            path = _unpack_path(node.targets[0], name)
+            path = unpack_path(node.targets[0], name)
             if path is None:
                 return None
             inner = self.element(node.value, path)
@@ -418,17 +419,3 @@ class Integers:
 
 def _article(dtype: str) -> str:
     return "an" if dtype.startswith(("int", "uint")) else "a"
-
-
-def _unpack_path(target: ast.expr, name: str) -> Optional[List[int]]:
-    """The indices leading to `name` in an unpacking target (`(a, (b, c)) = ...` gives c: [1, 1])."""
-    if isinstance(target, ast.Name):
-        return [] if target.id == name else None
-    if isinstance(target, (ast.Tuple, ast.List)):
-        if any(isinstance(x, ast.Starred) for x in target.elts):
-            return None
-        for i, element in enumerate(target.elts):
-            inner = _unpack_path(element, name)
-            if inner is not None:
-                return [i, *inner]
-    return None
