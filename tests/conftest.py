@@ -27,6 +27,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+# The backend the jax layer runs on: the CPU unless JAX_PLATFORMS names another (a lent
+# accelerator: `JAX_PLATFORMS=tpu pytest -m jax`); every subprocess that runs JAX gets the same.
+JAX_PLATFORM = os.environ.get("JAX_PLATFORMS") or "cpu"
+JAX_ENV = {"JAX_PLATFORMS": JAX_PLATFORM}
+
+
+def device_label() -> str:
+    """How verify and check-grads name the device they ran on: "cpu", or the device itself."""
+    if JAX_PLATFORM == "cpu":
+        return "cpu"
+    os.environ.setdefault("JAX_PLATFORMS", JAX_PLATFORM)
+    import jax
+
+    device = jax.devices()[0]
+    return "cpu" if device.platform == "cpu" else str(device)
+
+
+def expected_device(label: str) -> bool:
+    return label == device_label()
 RULE_FIXTURES = FIXTURES / "rules"
 
 LAYERS = ("unit", "cli", "server", "jax", "fuzz")
@@ -119,7 +138,7 @@ def rule_fixture_dirs() -> List[Path]:
 def jax_cpu():
     """Real JAX on CPU (or whatever JAX_PLATFORMS says). The test extra installs JAX: a missing
     JAX fails the test rather than skipping it."""
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    os.environ.setdefault("JAX_PLATFORMS", JAX_PLATFORM)
     import jax
 
     return jax

@@ -15,7 +15,7 @@ from typing import Dict, Tuple
 
 import pytest
 
-from conftest import ROOT, lint, run_cli
+from conftest import ROOT, device_label, lint, run_cli
 
 FIXTURES = ROOT / "fixtures" / "check_grads"
 RUNTIME = ("VJP501", "VJP502", "VJP503", "VJP504", "VJP509")
@@ -78,7 +78,7 @@ def test_every_planted_wrong_rule_is_reported_and_no_correct_one(fixtures_run):
         assert d["severity"] == ("info" if code == "VJP509" else "error")
     planted = {p.name for p in FIXTURES.glob("fail_*.py")} | {p.name for p in FIXTURES.glob("unchecked_*.py")}
     assert planted == set(EXPECTED)
-    assert "check-grads: 16 custom derivatives in 16 modules on cpu, JAX " in proc.stderr
+    assert f"check-grads: 16 custom derivatives in 16 modules on {device_label()}, JAX " in proc.stderr
     assert ": 7 passed, 7 failed, 2 not checked." in proc.stderr
 
 
@@ -132,7 +132,7 @@ def test_text_formats(fmt, marks):
     for mark in marks:
         assert mark in proc.stdout, proc.stdout
     summary = proc.stdout if fmt in ("text", "concise") else proc.stderr
-    assert "check-grads: 1 custom derivative in 1 module on cpu" in summary
+    assert f"check-grads: 1 custom derivative in 1 module on {device_label()}" in summary
 
 
 @pytest.mark.jax

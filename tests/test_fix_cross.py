@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT, run_cli
+from conftest import FIXTURES, ROOT, device_label, run_cli
 
 CROSS = FIXTURES / "fix_cross"
 FILES = ("__init__.py", "api.py", "ops.py", "rules.py")
@@ -123,7 +123,7 @@ def test_verify_proves_both_rewrites_with_the_rewritten_rules_module(jax_cpu, tm
     package = _package(tmp_path)
     proc = run_cli("--fix", "--unsafe-fixes", "--verify", "--no-cache", str(package), timeout=300)
     for line, name in ((12, "clip_gradient"), (20, "scaled_sin")):
-        assert (f"vjplint: verify: {_shown(package / 'ops.py')}:{line}: {name}: verified on cpu "
+        assert (f"vjplint: verify: {_shown(package / 'ops.py')}:{line}: {name}: verified on {device_label()} "
                 f"(rewritten with {_shown(package / 'rules.py')})") in proc.stderr, proc.stderr
     assert _texts(package) == _expected()
 

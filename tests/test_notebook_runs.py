@@ -11,10 +11,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from conftest import run_cli
+from conftest import JAX_ENV, device_label, run_cli
 
 pytestmark = pytest.mark.jax
-CPU = {"JAX_PLATFORMS": "cpu"}
+CPU = JAX_ENV  # the CPU unless JAX_PLATFORMS names a lent accelerator
 
 
 def _write(path: Path, *cells) -> Path:
@@ -65,5 +65,5 @@ def test_verify_runs_the_notebook_and_its_rewrite(tmp_path: Path) -> None:
     assert report["hazard"]["status"] == "confirmed"
     assert [i["source"] for i in report["inputs"]] == ["call site, cell 4, line 2"] * 2  # `scale(jnp.ones(3), ...)`
     text = run_cli("verify", "--unsafe-fixes", "-q", "fixme.ipynb", cwd=tmp_path, env=CPU, timeout=600)
-    assert text.stdout.splitlines()[0].startswith("fixme.ipynb:cell 3:1: scale: verified on cpu")
+    assert text.stdout.splitlines()[0].startswith(f"fixme.ipynb:cell 3:1: scale: verified on {device_label()}")
     assert nb.read_bytes() == before

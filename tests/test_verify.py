@@ -15,11 +15,11 @@ from typing import Dict, List
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import JAX_ENV, ROOT, device_label, expected_device, run_cli
 from vjplint.install_hint import install_hint
 
 DATA = ROOT / "tests" / "data" / "verify"
-CPU = {"JAX_PLATFORMS": "cpu"}
+CPU = JAX_ENV  # the CPU unless JAX_PLATFORMS names a lent accelerator
 CHECKS = ["eager", "jit", "vmap", "grad", "jit(grad)", "vmap(grad)"]
 NONDIFF_TRACER = ("UnexpectedTracerError: Found a JAX Tracer object passed as an argument to a custom_vjp function "
                   "in a position indicated by nondiff_argnums as non-differentiable.")
@@ -64,7 +64,7 @@ def test_correct_rewrite_is_verified_under_every_transformation(ops_run):
         assert [c["name"] for c in r["checks"]] == CHECKS
         assert set(statuses(r).values()) == {"passed"}
         assert all(c["max_error"] is not None and c["max_error"] <= 1e-6 for c in r["checks"])
-        assert r["device"] == "cpu" and r["jax_version"] == jax.__version__
+        assert expected_device(r["device"]) and r["jax_version"] == jax.__version__
         assert r["hazard"]["status"] == "confirmed"
         assert r["hazard"]["exception"].startswith(NONDIFF_TRACER)
     assert fixed[0]["moved"] == ["lo", "hi"]
@@ -137,25 +137,25 @@ def unverifiable_run():
 def test_unverifiable_functions_say_why(unverifiable_run):
     lines = unverifiable_run.stdout.splitlines()
     heads = [line for line in lines if not line.startswith(" ")]
-    on_cpu = f"on cpu (JAX {_jax_version()})"
+    on_cpu = f"on {device_label()} (JAX {_jax_version()})"
     assert heads[0] == (
-        "tests/data/verify/unverifiable.py:11: apply_op: unverified on cpu (JAX {v}): cannot synthesise inputs: "
+        "tests/data/verify/unverifiable.py:11: apply_op: unverified on {d} (JAX {v}): cannot synthesise inputs: "
         "`op`: no annotation, default or call site gives a value. Name example inputs in [tool.vjplint.verify] "
-        "examples = {{\"unverifiable.apply_op\" = \"module:make_args\"}}".format(v=_jax_version()))
+        "examples = {{\"unverifiable.apply_op\" = \"module:make_args\"}}".format(v=_jax_version(), d=device_label()))
     assert heads[1] == f"tests/data/verify/unverifiable.py:29: apply_op_example: verified {on_cpu}"
     assert heads[2].startswith(f"tests/data/verify/unverifiable.py:51: folded: unverified {on_cpu}: "
                                "no probed shape for `w`, `x` works with the original (48 tried; last error: TypeError: "
                                "cannot reshape array of shape")
     assert heads[3] == ("tests/data/verify/unverifiable.py:69: inner: unverified: `inner` is defined inside "
                         "`make_scaler`: the harness can only reach module-level functions and class attributes")
-    assert heads[4] == (f"Verified 4 rewritten functions on cpu, JAX {_jax_version()}: "
+    assert heads[4] == (f"Verified 4 rewritten functions on {device_label()}, JAX {_jax_version()}: "
                         f"1 verified, 0 failed, 3 unverified.")
     assert unverifiable_run.returncode == 1
 
 
 def test_example_inputs_from_the_config_are_used(unverifiable_run):
     lines = unverifiable_run.stdout.splitlines()
-    head = f"tests/data/verify/unverifiable.py:29: apply_op_example: verified on cpu (JAX {_jax_version()})"
+    head = f"tests/data/verify/unverifiable.py:29: apply_op_example: verified on {device_label()} (JAX {_jax_version()})"
     start = lines.index(head)
     assert lines[start + 2] == ("    inputs     op=callable tanh (example unverifiable:apply_op_example_args), "
                                 "w=float32[3] (example unverifiable:apply_op_example_args), "
@@ -286,7 +286,7 @@ def test_sys_exit_and_prints_at_import_are_contained(misbehaving):
     r = reports["exits.py:clip_gradient"]
     assert r["status"] == "unverified"
     assert r["reason"] == "the module cannot be imported at line 3: SystemExit: 3"
-    assert r["device"] == "cpu"
+    assert expected_device(r["device"])
 
 
 def test_a_process_that_dies_is_reported(misbehaving):

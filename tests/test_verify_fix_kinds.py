@@ -20,9 +20,9 @@ from typing import Dict, List
 
 import pytest
 
-from conftest import FIXTURES, ROOT, run_cli
+from conftest import FIXTURES, JAX_ENV, ROOT, device_label, run_cli
 
-CPU = {"JAX_PLATFORMS": "cpu"}
+CPU = JAX_ENV  # the CPU unless JAX_PLATFORMS names a lent accelerator
 CASES = sorted(d for group in ("fix_small", "fix_structure") for d in (FIXTURES / group).iterdir() if d.is_dir())
 EIGHT = ["eager", "jit", "vmap", "grad", "jit(grad)", "vmap(grad)", "grad(jit)", "grad(checkpoint in scan)"]
 
@@ -148,7 +148,7 @@ def test_fix_verify_writes_the_proven_vjp402_rewrite_and_keeps_the_other(tmp_pat
     text = path.read_text()
     assert "    if isinstance(x, jax.core.Tracer):\n        return x + jax.lax.stop_gradient" in text
     assert "    if isinstance(x, JVPTracer):\n        return x\n" in text
-    assert "rounding.py:6: round_ste: verified on cpu" in proc.stderr
+    assert f"rounding.py:6: round_ste: verified on {device_label()}" in proc.stderr
     assert re.search(r"rounding\.py:12: round_or_pass: failed: jit: differs from the original: the output\[\d\] "
                      r"is -?[\d.]+, expected -?[\d.]+", proc.stderr), proc.stderr
     assert "rounding.py: not proven, left unchanged: round_or_pass" in proc.stderr

@@ -17,9 +17,9 @@ from typing import Dict, List
 
 import pytest
 
-from conftest import FIXTURES, ROOT, run_cli
+from conftest import FIXTURES, JAX_ENV, ROOT, run_cli
 
-CPU = {"JAX_PLATFORMS": "cpu"}
+CPU = JAX_ENV  # the CPU unless JAX_PLATFORMS names a lent accelerator
 FIX = FIXTURES / "fix"
 
 

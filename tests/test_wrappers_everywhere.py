@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import JAX_ENV, ROOT, run_cli
 
 FILES = {
     "wraplib/__init__.py": "",
@@ -69,7 +69,7 @@ FILES = {
         y = scale(jnp.ones(3), jnp.ones(3))
         ''',
 }
-CPU = {"JAX_PLATFORMS": "cpu"}
+CPU = JAX_ENV  # the CPU unless JAX_PLATFORMS names a lent accelerator
 
 
 def write_tree(root: Path) -> Path:
