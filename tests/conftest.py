@@ -100,10 +100,17 @@ TEST_LAYERS: Dict[str, str] = {
 }
 
 
+def pythonpath(*dirs: object) -> str:
+    """PYTHONPATH for a subprocess: `dirs` first, then whatever the environment already had (a
+    machine whose JAX comes from PYTHONPATH, as on a lent accelerator, keeps it)."""
+    inherited = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join([*(str(d) for d in dirs), *([inherited] if inherited else [])])
+
+
 def run_cli(*args: str, cwd: Optional[Path] = None, stdin: Optional[bytes] = None,
             env: Optional[dict] = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run `python -m vjplint ARGS` as users do; returns text stdout/stderr."""
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", **(env or {})}
+    full_env = {**os.environ, "PYTHONPATH": pythonpath(ROOT), "NO_COLOR": "1", **(env or {})}
     full_env.pop("VJPLINT_OUTPUT_FORMAT", None)
     proc = subprocess.run([sys.executable, "-m", "vjplint", *args], cwd=cwd or ROOT, input=stdin,
                           capture_output=True, env=full_env, timeout=timeout)

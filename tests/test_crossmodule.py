@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import JAX_ENV, run_cli
+from tests.conftest import JAX_ENV, pythonpath, run_cli
 
 DATA = Path(__file__).parent / "data" / "crossmodule"
 
@@ -242,7 +242,7 @@ def test_the_package_behaves_on_jax_as_the_diagnostics_say():
     import sys
 
     proc = subprocess.run([sys.executable, "-c", CONFIRM], cwd=DATA, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(DATA), **JAX_ENV})
+                          env={**os.environ, "PYTHONPATH": pythonpath(DATA), **JAX_ENV})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["UnexpectedTracerError", "CustomVJPException", "UnexpectedTracerError",
                                    "AttributeError", "runs", "runs", "runs", "runs"]

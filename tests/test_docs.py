@@ -24,7 +24,7 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from conftest import JAX_ENV, ROOT
+from conftest import JAX_ENV, ROOT, pythonpath
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUN = ("sh", "bash", "console")
@@ -99,7 +99,7 @@ def user_env(tmp_path_factory) -> Dict[str, str]:
     ours = {str(Path(sys.executable).parent), os.environ.get("VIRTUAL_ENV", "") + "/bin"}
     path = [str(bindir)] + [p for p in os.environ.get("PATH", "").split(os.pathsep) if p not in ours]
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "VJPLINT_OUTPUT_FORMAT", "PYTHONHOME")}
-    env.update(PATH=os.pathsep.join(path), PYTHONPATH=str(ROOT), NO_COLOR="1", **JAX_ENV)
+    env.update(PATH=os.pathsep.join(path), PYTHONPATH=pythonpath(ROOT), NO_COLOR="1", **JAX_ENV)
     return env
 
 

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from conftest import JAX_ENV, ROOT
+from conftest import ROOT
 from vjplint import engine
 
 SCRIPTS = ROOT / "docs" / "facts" / "scripts"
@@ -30,7 +30,7 @@ def _body(text: str) -> list:
 @pytest.mark.parametrize("script", HAZARD_SCRIPTS)
 def test_fact_script_reproduces_its_saved_output(script):
     proc = subprocess.run([sys.executable, script], cwd=SCRIPTS, capture_output=True, text=True, timeout=300,
-                          env={**JAX_ENV, "PATH": "/usr/bin:/bin"})
+                          env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"})  # the saved outputs are the CPU's
     assert proc.returncode == 0, proc.stderr[-2000:]
     saved = (SCRIPTS / "out" / script.replace(".py", ".txt")).read_text(encoding="utf-8")
     assert _body(proc.stdout) == _body(saved)

@@ -15,7 +15,7 @@ from typing import Dict, List
 
 import pytest
 
-from conftest import JAX_ENV, ROOT, device_label, expected_device, run_cli
+from conftest import JAX_ENV, ROOT, device_label, expected_device, pythonpath, run_cli
 from vjplint.install_hint import install_hint
 
 DATA = ROOT / "tests" / "data" / "verify"
@@ -41,7 +41,7 @@ def ops_run():
     code = ("import sys; from vjplint.cli import main; rc = main(sys.argv[1:]); "
             "leaked = sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'ops', 'numpy')); "
             "print('LEAKED', leaked, file=sys.stderr); sys.exit(rc)")
-    env = {**CPU, "PYTHONPATH": str(ROOT)}
+    env = {**CPU, "PYTHONPATH": pythonpath(ROOT)}
     import os
 
     proc = subprocess.run(
@@ -262,7 +262,7 @@ def misbehaving(tmp_path_factory):
     (root / "hangs_fixed.py").write_text(CLIP_FIXED + HANG_FIXED)
     import os
 
-    env = {**os.environ, **CPU, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    env = {**os.environ, **CPU, "PYTHONPATH": pythonpath(ROOT), "NO_COLOR": "1"}
     command = [sys.executable, "-m", "vjplint", "verify", "--output-format", "json"]
     hang = subprocess.Popen(command + ["hangs.py", "--rewritten", "hangs_fixed.py", "--timeout", str(HANG_TIMEOUT)],
                             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

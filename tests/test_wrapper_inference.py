@@ -18,7 +18,7 @@ from typing import List
 
 import pytest
 
-from tests.conftest import JAX_ENV, run_cli
+from tests.conftest import JAX_ENV, pythonpath, run_cli
 from vjplint import project
 from vjplint.config import Config
 
@@ -406,7 +406,7 @@ def test_the_firing_cases_fail_on_jax(tmp_path: Path) -> None:
     import subprocess
 
     write_tree(tmp_path)
-    env = {**os.environ, **JAX_ENV, "PYTHONPATH": str(tmp_path)}
+    env = {**os.environ, **JAX_ENV, "PYTHONPATH": pythonpath(tmp_path)}
     proc = subprocess.run([sys.executable, "-c", CONFIRM], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
