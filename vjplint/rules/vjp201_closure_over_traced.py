@@ -60,8 +60,9 @@ class ClosureOverTraced(Rule):
     As a warning that says "may": a parameter of the enclosing function (or a value unpacked or
     computed from one) that nothing here shows traced, when the primal reads it and the bwd/jvp
     rule computes with it as array data, and nothing marks it static (a static annotation,
-    default or use; callers that pass only Python numbers; a PRNG key, which is never
-    differentiated). Whether it fails depends on whether a caller differentiates with respect to
+    default or use; callers that pass only static Python values: every call of the enclosing
+    function in the run, this module and the others, passes a literal or a module constant, or
+    leaves a default that is one; a PRNG key, which is never differentiated). Whether it fails depends on whether a caller differentiates with respect to
     it, which this module does not show. A value only the primal reads (an offset, batched data)
     is not reported this way. The same holds one object away: a value read from `self`
     (`w = self.params["w"]`, `self.beta`) that the object's constructor stores from such a
