@@ -453,6 +453,10 @@ class _Collector:
                            and self.index.qualname(decorator.func, outer) in PARTIAL)
             if via_partial:
                 target = decorator.args[0]  # `@partial(f.defjvp, symbolic_zeros=True)`
+            elif _getattr_registration(self.index, decorator, outer):
+                # `@getattr(f, "defjvp", lambda f: f)` (a fallback for docs built with a mocked JAX)
+                # registers the rule as `@f.defjvp` does.
+                target = ast.Attribute(decorator.args[0], decorator.args[1].value, ast.Load())  # type: ignore[union-attr]
             if not (isinstance(target, ast.Attribute) and target.attr in _ALL_REGISTRATION_METHODS):
                 continue
             d = self.derivative_of(target.value, outer)
@@ -541,6 +545,14 @@ def _keywords(call: ast.expr) -> Dict[str, ast.expr]:
     if not isinstance(call, ast.Call):
         return {}
     return {k.arg: k.value for k in call.keywords if k.arg is not None}
+
+
+def _getattr_registration(index, decorator: ast.expr, scope) -> bool:
+    """`getattr(f, "defjvp", ...)`: a registration method named by a string literal."""
+    return (isinstance(decorator, ast.Call) and len(decorator.args) >= 2 and not decorator.keywords
+            and isinstance(decorator.args[1], ast.Constant)
+            and decorator.args[1].value in _ALL_REGISTRATION_METHODS
+            and index.qualname(decorator.func, scope) == "builtins.getattr")
 
 
 def _method_fits(d: CustomDerivative, method: str) -> bool:

@@ -19,6 +19,7 @@ from vjplint.jaxapi import (ARRAY_ARGUMENT_NAMESPACES, ARRAY_NAMESPACES, ARRAY_U
                             FUNCTION_NAMESPACES, HOST_NAMESPACES, PARTIAL)
 from vjplint.model import CustomDerivative, FileModel, RuleFunction
 from vjplint.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, constant_value
+from vjplint.facts.callsites import leaves_default, static_default
 from vjplint.facts.crossmodule import ExternalArg, ExternalCall, external_calls
 from vjplint.values import ARRAY, CALLABLE, KEY_FUNCTIONS, STATIC_TAGS, classify_annotation
 
@@ -180,7 +181,7 @@ def infer_nondiff(model: FileModel, d: CustomDerivative, hints: Hints = Hints())
         for body, param in bodies:
             v.evidence.extend(usage_evidence(model, body, param))
             v.evidence.extend(flow_evidence(model, body, param))
-        v.evidence.extend(_call_site_evidence(model, d, position, name))
+        v.evidence.extend(_call_site_evidence(model, d, position, name, order))
         for call, static_position in static_boundaries(model, d):
             if static_position == position:
                 v.evidence.append(Evidence("static", 2, f"is marked static in `{model.quote(call, 50)}` at line "
@@ -620,12 +621,29 @@ def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call,
 
 
 def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, name: str,
-                        ) -> List[Evidence]:
+                        order: int = -1) -> List[Evidence]:
     found: List[Evidence] = []
     unknown = 0
     # fwd (or the jvp rule) calling the primal passes its own parameter on: that says nothing.
     own = {id(d.primal), *(id(r.node) for r in (d.rule("fwd"), d.rule("bwd"), d.rule("jvp")) if r is not None)}
+    # For a custom_jvp (VJP106), a call that passes the slot's own value on (the primal or the jvp
+    # rule calling the primal with the parameter it received there) and a call that leaves a static
+    # default count as static only when every other call passes a static value too.
+    jvp = d.kind == "jvp"
+    passed_on = _slot_parameters(d, position, name, order) if jvp else {}
+    sig = d.signature
+    default = static_default(model, sig, name) if jvp and sig is not None else None
+    defaults: List[Evidence] = []
     for site in d.call_sites:
+        arg = argument_at(site.call, position, name)
+        if jvp and arg is None and default is not None and leaves_default(site.call, position, name):
+            defaults.append(Evidence("static", 2, f"is left at its default `{model.quote(default)}` at line "
+                                                  f"{site.call.lineno}", site.call.lineno))
+            continue
+        if jvp and isinstance(arg, ast.Name) and site.enclosing is not None and \
+                passed_on.get(id(site.enclosing)) == arg.id and all(
+                    b.kind == "param" for b in model.index.lookup(arg.id, model.index.scope_of(arg))):
+            continue
         if id(site.enclosing) in own:
             evidence = _call_site_argument(model, arg, site.enclosing) if (
                 arg := argument_at(site.call, position, name)) is not None else None
@@ -657,15 +675,30 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
             unknown += 1
     for call in external_calls(model, d.name, d.anchor):  # callers in other modules of the run
         passed = call.arg(position, name)
+        if jvp and passed is None and default is not None and call.complete:
+            defaults.append(Evidence("static", 2, f"is left at its default `{model.quote(default)}` at {call.where}"))
+            continue
         evidence = _external_evidence(d, passed, call) if passed is not None else None
         if evidence is not None:
             found.append(evidence)
         else:
             unknown += 1
     # Every call in the module (and the run) passes a Python value: the author uses the slot statically.
-    if found and not unknown and all(e.kind != "array" for e in found):
+    if (found or defaults) and not unknown and all(e.kind != "array" for e in found):
+        found.extend(defaults)
         for e in found:
             e.weight = 3
+    return found
+
+
+def _slot_parameters(d: CustomDerivative, position: int, name: str, order: int) -> Dict[int, str]:
+    """For the primal and each rule of `d`: (id of the function, its parameter holding the value
+    of nondiff slot `position`), whose calls of the primal passing it on pass the same value."""
+    found: Dict[int, str] = {id(d.primal): name} if d.primal is not None else {}
+    for rule, index in ((d.rule("fwd"), position), (d.rule("bwd"), order), (d.rule("jvp"), order)):
+        param = _param_at(rule, index) if index >= 0 else None
+        if rule is not None and rule.node is not None and param is not None:
+            found[id(rule.node)] = param
     return found
 
 

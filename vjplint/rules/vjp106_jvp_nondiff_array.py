@@ -22,6 +22,12 @@ class JvpNondiffArray(Rule):
     array taken from the carry or the scanned values, passed as a `lax.cond`/`lax.switch` branch,
     or jitted (`jax.jit(f)`) and then differentiated (`jax.jacobian`, `jacfwd`, `jacrev`, `grad`).
 
+    A slot every call of the run (this module and, through the project index, the others) gives
+    a static Python value (a literal, a module constant) or leaves at a default that is one is
+    not an array, whatever the code does with it: no report. The primal or its rule calling the
+    primal with the value it received in that slot adds no caller. With no call at all, or a call
+    passing something unknown or an array, the evidence is weighed as usual.
+
     ## Why is this bad?
     custom_jvp wraps every nondiff argument in `stop_gradient`, so any derivative flowing
     through it is silently zero: `grad` with respect to that argument returns `0.0` with no

@@ -8,6 +8,7 @@ from vjplint.diagnostics import Applicability, Fix, Severity
 from vjplint.fixes.closure_plan import closure_edits, closure_edits_jvp
 from vjplint.fixes.residual_plan import Refusal
 from vjplint.facts import describe_traced
+from vjplint.facts.callsites import static_at_every_call
 from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.values import numeric_use
 from vjplint.infer import (Evidence, Verdict, annotation_evidence, argument_at, default_evidence, name_evidence,
@@ -16,7 +17,7 @@ from vjplint.jaxapi import ARRAY_NAMESPACES, STATIC_ATTRIBUTES
 from vjplint.model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, child_nodes
-from vjplint.values import STATIC_TAGS, Kind
+from vjplint.values import Kind
 
 REVERSE_MODE = frozenset({"jax.grad", "jax.value_and_grad", "jax.vjp", "jax.jacrev"})
 # Values that carry no derivative or no tracer: closing over them is fine.
@@ -59,8 +60,9 @@ class ClosureOverTraced(Rule):
     As a warning that says "may": a parameter of the enclosing function (or a value unpacked or
     computed from one) that nothing here shows traced, when the primal reads it and the bwd/jvp
     rule computes with it as array data, and nothing marks it static (a static annotation,
-    default or use; callers that pass only Python numbers; a PRNG key, which is never
-    differentiated). Whether it fails depends on whether a caller differentiates with respect to
+    default or use; callers that pass only static Python values: every call of the enclosing
+    function in the run, this module and the others, passes a literal or a module constant, or
+    leaves a default that is one; a PRNG key, which is never differentiated). Whether it fails depends on whether a caller differentiates with respect to
     it, which this module does not show. A value only the primal reads (an offset, batched data)
     is not reported this way. The same holds one object away: a value read from `self`
     (`w = self.params["w"]`, `self.beta`) that the object's constructor stores from such a
@@ -528,37 +530,9 @@ def make_power(n: int):
 
     def _only_python_values_passed(self, fn: FunctionNode, param: str) -> bool:
         """Whether `fn` has callers (here or in other modules of the run) and every one passes a
-        literal or a module constant in `param`'s place: those callers cannot differentiate it."""
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return False
-        sig = Signature.of(fn)
-        if param not in sig.positional:
-            return False
-        position = sig.positional.index(param)
-        passed: List[bool] = []
-        for call in external_calls(self.model, fn.name, fn):
-            arg = call.arg(position, param)
-            if arg is not None:
-                passed.append(not arg.traced and arg.tag in STATIC_TAGS)
-        for call in self.model.facts.name_calls():
-            if isinstance(call.func, ast.Name) and self._resolves_to(call.func, fn):
-                arg = argument_at(call, position, param)
-                if arg is not None:
-                    passed.append(self._python_value(arg))
-        return bool(passed) and all(passed)
-
-    def _python_value(self, arg: ast.expr) -> bool:
-        if isinstance(arg, ast.Constant):
-            return isinstance(arg.value, (int, float, complex, str, bool))
-        if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, (ast.USub, ast.UAdd)):
-            return self._python_value(arg.operand)
-        if isinstance(arg, ast.Name):
-            found = self.model.index.resolve(arg.id, self.model.index.scope_of(arg))
-            if found is None or found[0].is_function:
-                return False
-            values = [_assigned_value(b) for b in found[1]]
-            return bool(values) and all(v is not None and self._python_value(v) for v in values)
-        return False
+        static Python value (a literal, a module constant) in `param`'s place or leaves it at a
+        default that is one: those callers cannot differentiate it."""
+        return static_at_every_call(self.model, fn, param)
 
     def _maybe_message(self, d: CustomDerivative, capture: Capture, root: Root, use: Tuple[str, str]) -> str:
         kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"

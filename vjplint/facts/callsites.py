@@ -1,0 +1,112 @@
+"""What the calls of a function in the run pass for one parameter: static Python values or not.
+
+A parameter every call of the run (this module, and other modules through the project summary,
+`vjplint.facts.crossmodule`) gives a static Python value (a literal number, string, bool or
+None, a tuple of them, a name bound only to one such as a module constant), or leaves at a
+default that is one, never holds a tracer: no caller in the run can differentiate it. With no
+call at all, or any call passing something unknown or an array, nothing is known.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import List, Optional
+
+from vjplint.facts.crossmodule import external_calls
+from vjplint.model import FileModel, Signature
+from vjplint.semantic import FunctionNode
+from vjplint.values import STATIC_TAGS
+
+STATIC_TYPES = (int, float, complex, str, bool, bytes, type(None))
+
+
+def static_python_value(model: FileModel, expr: Optional[ast.expr], depth: int = 0) -> bool:
+    """`expr` is a literal Python number, string, bool or None (signed), a tuple of such values,
+    or a name bound, outside any function, only to such values (a module constant)."""
+    if expr is None or depth > 5:
+        return False
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, STATIC_TYPES)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return isinstance(expr.operand, ast.Constant) and isinstance(expr.operand.value, (int, float, complex))
+    if isinstance(expr, ast.Tuple):
+        return all(static_python_value(model, e, depth + 1) for e in expr.elts)
+    if isinstance(expr, ast.Name):
+        found = model.index.resolve(expr.id, model.index.scope_of(expr))
+        if found is None or found[0].is_function:
+            return False
+        values = [_assigned(b, expr.id) for b in found[1]]
+        return bool(values) and all(static_python_value(model, v, depth + 1) for v in values)
+    return False
+
+
+def _assigned(binding, name: str) -> Optional[ast.expr]:
+    """The value a name is bound to: `name = value`, or its element of `a, name = 1, 2.0`."""
+    if binding.kind != "assign":
+        return None
+    if binding.value is not None:
+        return binding.value
+    node = binding.node
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+            and isinstance(node.value, ast.Tuple) and len(node.targets[0].elts) == len(node.value.elts):
+        for target, value in zip(node.targets[0].elts, node.value.elts):
+            if isinstance(target, ast.Name) and target.id == name and not isinstance(value, ast.Starred):
+                return value
+    return None
+
+
+def static_default(model: FileModel, sig: Signature, name: str) -> Optional[ast.expr]:
+    """The default of parameter `name` when it is a static Python value."""
+    default = sig.defaults.get(name)
+    return default if static_python_value(model, default) else None
+
+
+def leaves_default(call: ast.Call, position: int, name: str) -> bool:
+    """`call` gives nothing for the parameter at `position` (-1: keyword-only) called `name`,
+    and no `*args` or `**kwargs` could hide it: the default is used."""
+    if any(isinstance(a, ast.Starred) for a in call.args[: position + 1 if position >= 0 else len(call.args)]):
+        return False
+    if 0 <= position < len(call.args):
+        return False
+    return all(k.arg is not None and k.arg != name for k in call.keywords)
+
+
+def static_at_every_call(model: FileModel, fn: FunctionNode, param: str) -> bool:
+    """Whether `fn` (a `def`) has calls in the run and every one passes a static Python value
+    in `param`'s place, or leaves it at a default that is one."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    sig = Signature.of(fn)
+    if param not in sig.positional and param not in sig.kwonly:
+        return False
+    position = sig.positional.index(param) if param in sig.positional else -1
+    default = static_default(model, sig, param) is not None
+    passed: List[bool] = []
+    for external in external_calls(model, fn.name, fn):  # callers in other modules of the run
+        arg = external.arg(position, param)
+        if arg is None:
+            passed.append(default and external.complete)
+        else:
+            passed.append(not arg.traced and arg.tag in STATIC_TAGS)
+    index = model.index
+    for call in model.facts.name_calls():
+        func = call.func
+        if not (isinstance(func, ast.Name) and
+                any(b.node is fn for b in index.lookup(func.id, index.scope_of(func)))):
+            continue
+        arg = _argument(call, position, param)
+        if arg is None:
+            passed.append(default and leaves_default(call, position, param))
+        else:
+            passed.append(static_python_value(model, arg))
+    return bool(passed) and all(passed)
+
+
+def _argument(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if i == position:
+            return arg
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
