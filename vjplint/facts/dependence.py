@@ -6,8 +6,11 @@ used input: VJP602 (a custom_vjp bwd returning `None`/a zero) and VJP609 (a `Non
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Optional, Set
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Set, Tuple
 
+from vjplint.facts.crossmodule import external_calls, is_top_level
+from vjplint.facts.signatures import name_escapes
 from vjplint.model import CustomDerivative
 from vjplint.semantic import FunctionNode
 
@@ -61,6 +64,66 @@ def only_constants_passed(model: "FileModel", d: CustomDerivative, position: int
         if carries_a_variable(model, arg):
             return False
     return True
+
+
+@dataclass(frozen=True)
+class CallEvidence:
+    """Why some call of a custom derivative in the run may differentiate one of its arguments."""
+
+    where: str  # "line 12" or "driver.py:12"
+    passed: str  # the argument's source text ("" when the call hides it: `f(*args)`)
+    traced: str  # why it is a tracer, where that is known
+
+
+def differentiated_at_call(model: "FileModel", d: CustomDerivative, position: int,
+                           param: str) -> Tuple[bool, Optional[CallEvidence]]:
+    """Whether a call of `d` in the run may pass, at `position`, a value gradients flow into.
+
+    (True, evidence) when some call (its rules' calls aside: a fwd calling the primal passes its
+    own parameters on) passes a value computed in a function from arrays or unknown values, a
+    traced value (a parameter of a custom derivative's rule or of a function under
+    grad/jit/vmap/scan, or a closure over one), or one that cannot be read; (True, None) when
+    nothing in the run shows what is passed: no such call, or `d` used other than by calls here
+    (handed to `jax.grad`, registered as another derivative's rule, used by another module).
+    (False, None) when every call passes a literal, a module-level constant, a static value, or a
+    bare parameter (or an alias of one) of a function nothing shows traced or called with more:
+    nothing shows a gradient flowing into the argument (jax-ml/jax#17496 needs one)."""
+    from vjplint.infer import argument_at  # infer reads facts: imported when used
+
+    rules = {id(r.node) for _, r in model.facts.rules_of(d) if r.node is not None}
+    sites = [s for s in d.call_sites if id(s.enclosing) not in rules]
+    external = external_calls(model, d.name, d.anchor)
+    other = model.facts.external
+    used_elsewhere = other is not None and is_top_level(model, d.anchor) and \
+        len(other.uses.get(d.name, [])) > len(external)  # `jax.grad(mod.f)`: a use that is not a call
+    if not (sites or external) or used_elsewhere or name_escapes(model, d):
+        return True, None
+    values = model.facts.values()
+    for site in sites:
+        where = f"line {site.call.lineno}"
+        arg = argument_at(site.call, position - site.positional_offset, param)
+        if arg is None:
+            return True, CallEvidence(where, "", "")
+        if not carries_a_variable(model, arg):
+            continue
+        kind = values.of(arg)
+        if kind.traced:
+            return True, CallEvidence(where, model.quote(arg, 40), kind.traced)
+        if kind.is_static:
+            continue
+        if isinstance(arg, ast.Name) and kind.origin is not None:
+            continue  # a bare parameter of a function nothing shows traced
+        return True, CallEvidence(where, model.quote(arg, 40), "")
+    for call in external:
+        found = call.arg(position, param)
+        if found is None:
+            return True, CallEvidence(call.where, "", "")
+        if found.traced:
+            return True, CallEvidence(call.where, found.quoted, found.traced)
+        if found.tag == "static" or (found.tag == "unknown" and not found.why and found.quoted.isidentifier()):
+            continue  # a literal or a bare name nothing shows computed or traced
+        return True, CallEvidence(call.where, found.quoted, "")
+    return False, None
 
 
 def carries_a_variable(model: "FileModel", expr: ast.AST) -> bool:

@@ -4,7 +4,7 @@ import ast
 from typing import Dict, List, Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.dependence import ARRAY_NAMESPACES, PrimalFlow, integer_named, only_constants_passed
+from vjplint.facts.dependence import ARRAY_NAMESPACES, PrimalFlow, differentiated_at_call, integer_named
 from vjplint.infer import annotation_evidence, default_evidence, name_evidence, usage_evidence
 from vjplint.model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
@@ -127,11 +127,12 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             slots = [v.elts[i] for v in returns]  # type: ignore[union-attr]
             if not all(self._zero(s) for s in slots) or self._not_differentiated(primal, sig, param):
                 continue
-            if only_constants_passed(self.model, d, sig.positional.index(param), param):
-                continue
             through = flows.reaches_output(param)
             if through is None:
                 continue
+            differentiated, evidence = differentiated_at_call(self.model, d, sig.positional.index(param), param)
+            if not differentiated:
+                continue  # every call passes a constant or a bare parameter nothing shows traced
             if isinstance(slots[0], ast.Constant) and slots[0].value is None:
                 shown = "`None`"
             elif isinstance(slots[0], (ast.Tuple, ast.List)):
@@ -142,9 +143,13 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             outer = next((o for o in self._bwd_owners().get(id(d.primal), ()) if o is not d), None)
             nested = (f" `{d.name}` is the bwd of custom_vjp `{outer.name}`, so `jax.grad(jax.grad({outer.name}))` "
                       f"loses this term (jax-ml/jax#21220)." if outer is not None else "")
+            called = ""
+            if evidence is not None and evidence.passed:
+                called = (f", and the call at {evidence.where} passes it `{evidence.passed}`"
+                          + (" (a traced value)" if evidence.traced else ""))
             self.report(slots[0], (
                 f"bwd `{name}` of `{d.name}` returns {shown} for `{param}`, but the primal's output depends on "
-                f"`{param}` (`{self.quote(through, 50)}`): JAX takes it as a zero cotangent without a check, so "
+                f"`{param}` (`{self.quote(through, 50)}`){called}: JAX takes it as a zero cotangent without a check, so "
                 f"the gradient with respect to `{param}`, and of everything upstream that `{param}` is computed "
                 f"from (jax-ml/jax#17496), may be silently zero.{nested} Return its cotangent; if `{param}` is an "
                 f"integer array or is never differentiated, keep it and silence this with `# noqa: VJP602`"))
