@@ -19,7 +19,15 @@ class BwdDropsUsedInput(Rule):
     only through indexing, comparisons, shapes, `stop_gradient` or integer casts). Arguments that
     are evidently not differentiated (annotated or defaulting to Python values, used as Python
     values, named like integer arrays, masks or keys: `idx`, `mask`, `key`) are left alone, and a
-    dependence through a function the linter does not follow is not claimed. A bwd that gives a
+    dependence through a function the linter does not follow is not claimed. The calls of the
+    custom_vjp in the run decide whether a gradient may flow into the argument: it is reported
+    when some call passes a value computed from arrays, a traced value (a parameter of a custom
+    derivative's rule, of a function under `jax.grad`/`jit`/`vmap`/`scan`, or a closure over
+    one) or one the linter cannot read, and when nothing in the run shows what is passed (no
+    call: a library's API; the function handed to a transformation or registered as another
+    rule); it is not when every call passes a literal, a module-level constant, or a bare
+    parameter of a function nothing shows traced (a smoothing hyperparameter passed through).
+    The message quotes the call that shows the flow. A bwd that gives a
     gradient to an input the output does not use (a straight-through estimator routing the
     gradient of a quantized copy to the original, as in flax's fp8 ops) is a design, not reported.
 
