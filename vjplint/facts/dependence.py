@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Set, Tuple
 
 from vjplint.facts.crossmodule import external_calls, is_top_level
-from vjplint.facts.signatures import name_escapes
 from vjplint.model import CustomDerivative
 from vjplint.semantic import FunctionNode
 
@@ -31,6 +30,8 @@ NOT_DIFFERENTIABLE = frozenset({
 # Differentiable in their first argument only (the others are indices or shapes).
 FIRST_ONLY = frozenset({"take", "take_along_axis", "reshape", "broadcast_to", "dynamic_slice", "gather", "roll",
                         "tile", "repeat", "full"})
+# `f.defvjp(...)` and kin register rules; `f.fun` is the undecorated primal (no custom rule runs).
+REGISTRATION_ATTRIBUTES = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp", "fun"})
 ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.")
 METHODS = frozenset({"sum", "mean", "reshape", "transpose", "astype", "squeeze", "ravel", "dot", "max", "min",
                      "clip", "conj", "cumsum", "prod", "std", "var", "flatten", "swapaxes"})
@@ -96,7 +97,7 @@ def differentiated_at_call(model: "FileModel", d: CustomDerivative, position: in
     other = model.facts.external
     used_elsewhere = other is not None and is_top_level(model, d.anchor) and \
         len(other.uses.get(d.name, [])) > len(external)  # `jax.grad(mod.f)`: a use that is not a call
-    if not (sites or external) or used_elsewhere or name_escapes(model, d):
+    if not (sites or external) or used_elsewhere or _handed_on(model, d, rules):
         return True, None
     values = model.facts.values()
     for site in sites:
@@ -124,6 +125,26 @@ def differentiated_at_call(model: "FileModel", d: CustomDerivative, position: in
             continue  # a literal or a bare name nothing shows computed or traced
         return True, CallEvidence(call.where, found.quoted, "")
     return False, None
+
+
+def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[int]) -> bool:
+    """`d`'s name is read other than to call it or register its rules, outside its own rules and
+    primal: handed to `jax.grad`/`vmap`, registered as another derivative's rule, stored. Its
+    arguments then come from where the linter does not look. (`f.fun`, the undecorated primal,
+    runs no custom rule.)"""
+    calls = {id(s.call.func) for s in d.call_sites}
+    own = rules | ({id(d.primal)} if d.primal is not None else set())
+    for node in ast.walk(d.enclosing or model.module):
+        if not (isinstance(node, ast.Name) and node.id == d.name and isinstance(node.ctx, ast.Load)) \
+                or id(node) in calls:
+            continue
+        parent = model.index.parent(node)
+        if isinstance(parent, ast.Attribute) and parent.attr in REGISTRATION_ATTRIBUTES:
+            continue
+        if any(id(a) in own for a in model.index.ancestors(node)):
+            continue  # a rule using its own primal (`jax.vjp(f.fun, ...)` in bwd)
+        return True
+    return False
 
 
 def carries_a_variable(model: "FileModel", expr: ast.AST) -> bool:

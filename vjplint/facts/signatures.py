@@ -255,12 +255,6 @@ def differentiable_names(model: FileModel, d: CustomDerivative) -> Optional[Tupl
     return tuple(n for i, n in enumerate(names) if i not in nondiff)
 
 
-def name_escapes(model: FileModel, d: CustomDerivative) -> bool:
-    """True when the derivative's name is used other than being called or registered (handed to
-    a transformation, registered as another derivative's rule, stored)."""
-    return _escapes(model, d)
-
-
 def _escapes(model: FileModel, d: CustomDerivative) -> bool:
     """True when the derivative's name is used other than being called or registered."""
     calls = {id(s.call.func) for s in d.call_sites}
