@@ -112,7 +112,7 @@ def differentiated_at_call(model: "FileModel", d: CustomDerivative, position: in
             return True, CallEvidence(where, model.quote(arg, 40), kind.traced)
         if kind.is_static:
             continue
-        if isinstance(arg, ast.Name) and kind.origin is not None:
+        if isinstance(arg, ast.Name) and kind.origin is not None and not _handed_on_function(model, kind.origin[0]):
             continue  # a bare parameter of a function nothing shows traced
         return True, CallEvidence(where, model.quote(arg, 40), "")
     for call in external:
@@ -144,6 +144,28 @@ def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[int]) -> bool
         if any(id(a) in own for a in model.index.ancestors(node)):
             continue  # a rule using its own primal (`jax.vjp(f.fun, ...)` in bwd)
         return True
+    return False
+
+
+def _handed_on_function(model: "FileModel", fn: ast.AST) -> bool:
+    """A function some code the linter does not know may trace: a lambda passed to a call
+    (`api.grad(lambda x: f(x, x))`), a method, a def with a decorator or read other than to call
+    it (`opt.minimize(loss)`). Its parameters are then not shown untraced."""
+    index = model.index
+    if isinstance(fn, ast.Lambda):
+        return isinstance(index.parent(fn), (ast.Call, ast.keyword))
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(index.parent(fn), ast.ClassDef):
+        return True  # a method: called through attributes (`self.loss`, a framework's `__call__`)
+    if any(index.qualname(d) != "builtins.staticmethod" for d in fn.decorator_list):
+        return True
+    for node in ast.walk(model.module):
+        if isinstance(node, ast.Name) and node.id == fn.name and isinstance(node.ctx, ast.Load):
+            parent = index.parent(node)
+            if isinstance(parent, ast.Call) and parent.func is node:
+                continue
+            found = index.resolve(node.id, index.scope_of(node))
+            if found is not None and any(b.node is fn for b in found[1]):
+                return True
     return False
 
 

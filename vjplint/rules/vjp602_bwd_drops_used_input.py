@@ -26,7 +26,9 @@ class BwdDropsUsedInput(Rule):
     one) or one the linter cannot read, and when nothing in the run shows what is passed (no
     call: a library's API; the function handed to a transformation or registered as another
     rule); it is not when every call passes a literal, a module-level constant, or a bare
-    parameter of a function nothing shows traced (a smoothing hyperparameter passed through).
+    parameter of a function nothing shows traced (a smoothing hyperparameter passed through; a
+    lambda handed to another call, a method, or a function decorated or passed around may be
+    traced by code the linter does not follow, so their parameters count as traced).
     The message quotes the call that shows the flow. A bwd that gives a
     gradient to an input the output does not use (a straight-through estimator routing the
     gradient of a quantized copy to the original, as in flax's fp8 ops) is a design, not reported.
