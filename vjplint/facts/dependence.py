@@ -96,7 +96,7 @@ def differentiated_at_call(model: "FileModel", d: CustomDerivative, position: in
     external = external_calls(model, d.name, d.anchor)
     other = model.facts.external
     used_elsewhere = other is not None and is_top_level(model, d.anchor) and \
-        len(other.uses.get(d.name, [])) > len(external)  # `jax.grad(mod.f)`: a use that is not a call
+        bool(set(other.uses.get(d.name, [])) - {c.where for c in external})  # `jax.grad(mod.f)`: not a call
     if not (sites or external) or used_elsewhere or _handed_on(model, d, rules):
         return True, None
     values = model.facts.values()
