@@ -155,14 +155,15 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
                       f"loses this term (jax-ml/jax#21220)." if outer is not None else "")
             called = ""
             if evidence is not None and evidence.passed:
-                called = (f", and the call at {evidence.where} passes it `{evidence.passed}`"
-                          + (" (a traced value)" if evidence.traced else ""))
+                traced = " (a traced value)" if evidence.traced else ""
+                called = f", and the call at {evidence.where} passes it `{evidence.passed}`{traced}"
             self.report(slots[0], (
                 f"bwd `{name}` of `{d.name}` returns {shown} for `{param}`, but the primal's output depends on "
-                f"`{param}` (`{self.quote(through, 50)}`){called}: JAX takes it as a zero cotangent without a check, so "
-                f"the gradient with respect to `{param}`, and of everything upstream that `{param}` is computed "
-                f"from (jax-ml/jax#17496), may be silently zero.{nested} Return its cotangent; if `{param}` is an "
-                f"integer array or is never differentiated, keep it and silence this with `# noqa: VJP602`"))
+                f"`{param}` (`{self.quote(through, 50)}`){called}: JAX takes it as a zero cotangent without a "
+                f"check, so the gradient with respect to `{param}`, and of everything upstream that `{param}` is "
+                f"computed from (jax-ml/jax#17496), may be silently zero.{nested} Return its cotangent; if "
+                f"`{param}` is an integer array or is never differentiated, keep it and silence this with "
+                f"`# noqa: VJP602`"))
 
     def _bwd_owners(self) -> Dict[int, List[CustomDerivative]]:
         """id(bwd node) -> the derivatives registering it as bwd, in order; built once per check
