@@ -552,3 +552,33 @@ def test_a_partial_binding_a_traced_parameter_in_another_module(tmp_path):
 def test_a_partial_binding_a_python_number_in_another_module_is_silent(tmp_path):
     _root_package(tmp_path, "stiffness: float", "")  # the wrapped function takes a Python number
     assert _check(tmp_path, "--no-cache", "roots") == []
+
+
+_SMOOTH_MIN = (
+    "import functools\n\nimport jax\n\n\n"
+    "@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))\n"
+    "def smooth_min(x, gamma, axis):\n"
+    "    return -gamma * jax.scipy.special.logsumexp(x / -gamma, axis=axis)\n\n\n"
+    "smooth_min.defvjp(\n"
+    "    lambda x, gamma, axis: (smooth_min(x, gamma, axis), (x / -gamma, axis)),\n"
+    "    lambda axis, res, g: (jax.nn.softmax(res[0], axis=axis) * g, None),\n"
+    ")\n")
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize("use, fires", [
+    ("def row_min(x, gamma):\n    return smooth_min(x, gamma, 1)\n", False),  # a bare untraced parameter
+    ("def row_min(x, log_gamma):\n    return smooth_min(x, jnp.exp(log_gamma), 1)\n", True),  # computed
+    ("@jax.jit\ndef row_min(x, gamma):\n    return smooth_min(x, gamma, 1)\n", True),  # traced
+    ("def row_min(x, gamma):\n    return smooth_min(x, gamma, 1)\n\n\nd_gamma = jax.grad(smooth_min, 1)\n", True),
+])
+def test_vjp602_reads_the_calls_of_another_module(tmp_path, use, fires):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "lib.py").write_text(_SMOOTH_MIN)
+    (tmp_path / "pkg" / "use.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\nfrom pkg.lib import smooth_min\n\n\n" + use)
+    found = _check(tmp_path, "--no-cache", "--select", "VJP602", "pkg")
+    assert [(f, code) for f, _, _, code, _ in found] == ([("pkg/lib.py", "VJP602")] if fires else [])
+    # alone, nothing shows what is passed (no call but its fwd's): a library API, reported as a 'may'
+    assert [code for *_, code, _ in _check(tmp_path, "--no-cache", "--select", "VJP602", "pkg/lib.py")] == ["VJP602"]

@@ -6,8 +6,10 @@ used input: VJP602 (a custom_vjp bwd returning `None`/a zero) and VJP609 (a `Non
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Optional, Set
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Set, Tuple
 
+from vjplint.facts.crossmodule import external_calls, is_top_level
 from vjplint.model import CustomDerivative
 from vjplint.semantic import FunctionNode
 
@@ -28,6 +30,8 @@ NOT_DIFFERENTIABLE = frozenset({
 # Differentiable in their first argument only (the others are indices or shapes).
 FIRST_ONLY = frozenset({"take", "take_along_axis", "reshape", "broadcast_to", "dynamic_slice", "gather", "roll",
                         "tile", "repeat", "full"})
+# `f.defvjp(...)` and kin register rules; `f.fun` is the undecorated primal (no custom rule runs).
+REGISTRATION_ATTRIBUTES = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp", "fun"})
 ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.")
 METHODS = frozenset({"sum", "mean", "reshape", "transpose", "astype", "squeeze", "ravel", "dot", "max", "min",
                      "clip", "conj", "cumsum", "prod", "std", "var", "flatten", "swapaxes"})
@@ -61,6 +65,108 @@ def only_constants_passed(model: "FileModel", d: CustomDerivative, position: int
         if carries_a_variable(model, arg):
             return False
     return True
+
+
+@dataclass(frozen=True)
+class CallEvidence:
+    """Why some call of a custom derivative in the run may differentiate one of its arguments."""
+
+    where: str  # "line 12" or "driver.py:12"
+    passed: str  # the argument's source text ("" when the call hides it: `f(*args)`)
+    traced: str  # why it is a tracer, where that is known
+
+
+def differentiated_at_call(model: "FileModel", d: CustomDerivative, position: int,
+                           param: str) -> Tuple[bool, Optional[CallEvidence]]:
+    """Whether a call of `d` in the run may pass, at `position`, a value gradients flow into.
+
+    (True, evidence) when some call (its rules' calls aside: a fwd calling the primal passes its
+    own parameters on) passes a value computed in a function from arrays or unknown values, a
+    traced value (a parameter of a custom derivative's rule or of a function under
+    grad/jit/vmap/scan, or a closure over one), or one that cannot be read; (True, None) when
+    nothing in the run shows what is passed: no such call, or `d` used other than by calls here
+    (handed to `jax.grad`, registered as another derivative's rule, used by another module).
+    (False, None) when every call passes a literal, a module-level constant, a static value, or a
+    bare parameter (or an alias of one) of a function nothing shows traced or called with more:
+    nothing shows a gradient flowing into the argument (jax-ml/jax#17496 needs one)."""
+    from vjplint.infer import argument_at  # infer reads facts: imported when used
+
+    rules = {id(r.node) for _, r in model.facts.rules_of(d) if r.node is not None}
+    sites = [s for s in d.call_sites if id(s.enclosing) not in rules]
+    external = external_calls(model, d.name, d.anchor)
+    other = model.facts.external
+    used_elsewhere = other is not None and is_top_level(model, d.anchor) and \
+        bool(set(other.uses.get(d.name, [])) - {c.where for c in external})  # `jax.grad(mod.f)`: not a call
+    if not (sites or external) or used_elsewhere or _handed_on(model, d, rules):
+        return True, None
+    values = model.facts.values()
+    for site in sites:
+        where = f"line {site.call.lineno}"
+        arg = argument_at(site.call, position - site.positional_offset, param)
+        if arg is None:
+            return True, CallEvidence(where, "", "")
+        if not carries_a_variable(model, arg):
+            continue
+        kind = values.of(arg)
+        if kind.traced:
+            return True, CallEvidence(where, model.quote(arg, 40), kind.traced)
+        if kind.is_static:
+            continue
+        if isinstance(arg, ast.Name) and kind.origin is not None and not _handed_on_function(model, kind.origin[0]):
+            continue  # a bare parameter of a function nothing shows traced
+        return True, CallEvidence(where, model.quote(arg, 40), "")
+    for call in external:
+        found = call.arg(position, param)
+        if found is None:
+            return True, CallEvidence(call.where, "", "")
+        if found.traced:
+            return True, CallEvidence(call.where, found.quoted, found.traced)
+        if found.tag == "static" or (found.tag == "unknown" and not found.why and found.quoted.isidentifier()):
+            continue  # a literal or a bare name nothing shows computed or traced
+        return True, CallEvidence(call.where, found.quoted, "")
+    return False, None
+
+
+def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[int]) -> bool:
+    """`d`'s name is read other than to call it or register its rules, outside its own rules and
+    primal: handed to `jax.grad`/`vmap`, registered as another derivative's rule, stored. Its
+    arguments then come from where the linter does not look. (`f.fun`, the undecorated primal,
+    runs no custom rule.)"""
+    calls = {id(s.call.func) for s in d.call_sites}
+    own = rules | ({id(d.primal)} if d.primal is not None else set())
+    for node in ast.walk(d.enclosing or model.module):
+        if not (isinstance(node, ast.Name) and node.id == d.name and isinstance(node.ctx, ast.Load)) \
+                or id(node) in calls:
+            continue
+        parent = model.index.parent(node)
+        if isinstance(parent, ast.Attribute) and parent.attr in REGISTRATION_ATTRIBUTES:
+            continue
+        if any(id(a) in own for a in model.index.ancestors(node)):
+            continue  # a rule using its own primal (`jax.vjp(f.fun, ...)` in bwd)
+        return True
+    return False
+
+
+def _handed_on_function(model: "FileModel", fn: ast.AST) -> bool:
+    """A function some code the linter does not know may trace: a lambda passed to a call
+    (`api.grad(lambda x: f(x, x))`), a method, a def with a decorator or read other than to call
+    it (`opt.minimize(loss)`). Its parameters are then not shown untraced."""
+    index = model.index
+    if isinstance(fn, ast.Lambda):
+        return isinstance(index.parent(fn), (ast.Call, ast.keyword))
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(index.parent(fn), ast.ClassDef):
+        return True  # a method: called through attributes (`self.loss`, a framework's `__call__`)
+    if any(index.qualname(d) != "builtins.staticmethod" for d in fn.decorator_list):
+        return True
+    for node in ast.walk(model.module):
+        if isinstance(node, ast.Name) and node.id == fn.name and isinstance(node.ctx, ast.Load):
+            parent = index.parent(node)
+            if isinstance(parent, ast.Call) and parent.func is node:
+                continue
+            found = index.resolve(node.id, index.scope_of(node))
+            if found is not None and any(b.node is fn for b in found[1]):
+                return True
+    return False
 
 
 def carries_a_variable(model: "FileModel", expr: ast.AST) -> bool:

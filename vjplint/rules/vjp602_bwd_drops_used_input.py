@@ -4,7 +4,7 @@ import ast
 from typing import Dict, List, Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.dependence import ARRAY_NAMESPACES, PrimalFlow, integer_named, only_constants_passed
+from vjplint.facts.dependence import ARRAY_NAMESPACES, PrimalFlow, differentiated_at_call, integer_named
 from vjplint.infer import annotation_evidence, default_evidence, name_evidence, usage_evidence
 from vjplint.model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
@@ -19,7 +19,17 @@ class BwdDropsUsedInput(Rule):
     only through indexing, comparisons, shapes, `stop_gradient` or integer casts). Arguments that
     are evidently not differentiated (annotated or defaulting to Python values, used as Python
     values, named like integer arrays, masks or keys: `idx`, `mask`, `key`) are left alone, and a
-    dependence through a function the linter does not follow is not claimed. A bwd that gives a
+    dependence through a function the linter does not follow is not claimed. The calls of the
+    custom_vjp in the run decide whether a gradient may flow into the argument: it is reported
+    when some call passes a value computed from arrays, a traced value (a parameter of a custom
+    derivative's rule, of a function under `jax.grad`/`jit`/`vmap`/`scan`, or a closure over
+    one) or one the linter cannot read, and when nothing in the run shows what is passed (no
+    call: a library's API; the function handed to a transformation or registered as another
+    rule); it is not when every call passes a literal, a module-level constant, or a bare
+    parameter of a function nothing shows traced (a smoothing hyperparameter passed through; a
+    lambda handed to another call, a method, or a function decorated or passed around may be
+    traced by code the linter does not follow, so their parameters count as traced).
+    The message quotes the call that shows the flow. A bwd that gives a
     gradient to an input the output does not use (a straight-through estimator routing the
     gradient of a quantized copy to the original, as in flax's fp8 ops) is a design, not reported.
 
@@ -127,11 +137,12 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             slots = [v.elts[i] for v in returns]  # type: ignore[union-attr]
             if not all(self._zero(s) for s in slots) or self._not_differentiated(primal, sig, param):
                 continue
-            if only_constants_passed(self.model, d, sig.positional.index(param), param):
-                continue
             through = flows.reaches_output(param)
             if through is None:
                 continue
+            differentiated, evidence = differentiated_at_call(self.model, d, sig.positional.index(param), param)
+            if not differentiated:
+                continue  # every call passes a constant or a bare parameter nothing shows traced
             if isinstance(slots[0], ast.Constant) and slots[0].value is None:
                 shown = "`None`"
             elif isinstance(slots[0], (ast.Tuple, ast.List)):
@@ -142,12 +153,17 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             outer = next((o for o in self._bwd_owners().get(id(d.primal), ()) if o is not d), None)
             nested = (f" `{d.name}` is the bwd of custom_vjp `{outer.name}`, so `jax.grad(jax.grad({outer.name}))` "
                       f"loses this term (jax-ml/jax#21220)." if outer is not None else "")
+            called = ""
+            if evidence is not None and evidence.passed:
+                traced = " (a traced value)" if evidence.traced else ""
+                called = f", and the call at {evidence.where} passes it `{evidence.passed}`{traced}"
             self.report(slots[0], (
                 f"bwd `{name}` of `{d.name}` returns {shown} for `{param}`, but the primal's output depends on "
-                f"`{param}` (`{self.quote(through, 50)}`): JAX takes it as a zero cotangent without a check, so "
-                f"the gradient with respect to `{param}`, and of everything upstream that `{param}` is computed "
-                f"from (jax-ml/jax#17496), may be silently zero.{nested} Return its cotangent; if `{param}` is an "
-                f"integer array or is never differentiated, keep it and silence this with `# noqa: VJP602`"))
+                f"`{param}` (`{self.quote(through, 50)}`){called}: JAX takes it as a zero cotangent without a "
+                f"check, so the gradient with respect to `{param}`, and of everything upstream that `{param}` is "
+                f"computed from (jax-ml/jax#17496), may be silently zero.{nested} Return its cotangent; if "
+                f"`{param}` is an integer array or is never differentiated, keep it and silence this with "
+                f"`# noqa: VJP602`"))
 
     def _bwd_owners(self) -> Dict[int, List[CustomDerivative]]:
         """id(bwd node) -> the derivatives registering it as bwd, in order; built once per check
