@@ -298,7 +298,7 @@ def _limit_slope(sides: List[List[Tuple[float, float]]], constant: float) -> Opt
         return None  # a kink: no one slope to lose
     if abs(found[0]) < MIN_SLOPE * scale:
         return None
-    return found[0]
+    return sum(found) / len(found)
 
 
 def _tangent_parts(model: Any, fn: ast.FunctionDef) -> Optional[List[ast.AST]]:
