@@ -120,3 +120,16 @@ def test_env_at_runs_leniently_and_pins_a_name(ev):
     assert eq.value(stop.value.args[1], env) == pytest.approx(math.sin(1e-3) / 1e-3)
     with pytest.raises(Unsupported):
         eq.value(ast.parse("other + 1.0", mode="eval").body, env)
+
+
+def test_frozen_nodes_take_their_fixed_value(ev):
+    evaluator, fns = ev
+    eq = ScalarEvaluator(evaluator.model, equality=True)
+    fn = fns["select_guard"]
+    select = fn.body[-1].value
+    eq.frozen = {id(select): 1.0}
+    try:
+        assert eq.call(fn, [0.5]) == 1.0
+    finally:
+        eq.frozen = {}
+    assert eq.call(fn, [0.5]) == pytest.approx(math.sin(0.5) / 0.5)

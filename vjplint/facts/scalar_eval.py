@@ -10,7 +10,8 @@ about code it cannot read. On a scalar every function here means what it means e
 
 `ScalarEvaluator(model, equality=True)` also reads `==`/`!=` and `lax.select` (VJP612 approaches
 a `where(x == 0, ...)` guard from either side), and `env_at` runs a body leniently up to one of
-its statements: what cannot be read is `UNKNOWN` there, which nothing can compute with.
+its statements: what cannot be read is `UNKNOWN` there, which nothing can compute with;
+`frozen` gives chosen expression nodes a fixed value (a guard's constant branch taken everywhere).
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ class ScalarEvaluator:
         self.model = model
         self.compare = {**COMPARE, **EQUALITY} if equality else COMPARE
         self.selects = ("where", "select") if equality else ("where",)
+        self.frozen: Dict[int, Any] = {}  # id of an expression node -> the value it is taken to have
         self._depth = 0
         self._module_defs: Optional[Dict[str, FunctionNode]] = None
         self._constants: Optional[Dict[str, float]] = None
@@ -188,6 +190,8 @@ class ScalarEvaluator:
             raise Unsupported("an assignment target it cannot bind")
 
     def _expr(self, e: ast.expr, env: Dict[str, Any]) -> Any:
+        if self.frozen and id(e) in self.frozen:
+            return self.frozen[id(e)]
         if isinstance(e, ast.Constant):
             if isinstance(e.value, bool) or e.value is None:
                 return e.value

@@ -17,6 +17,8 @@ POINTS = 2
 # Distances from the guarded value, largest first: the expression must approach the constant
 # (the second much closer than the first) with the same one-sided slope at both.
 STEPS = (1e-2, 1e-3)
+# Steps for the slope of the whole output, with the where as written and frozen at its constant.
+FINE_STEPS = (1e-3, 1e-4)
 SLOPE_TOL = 0.2
 MIN_SLOPE = 1e-3
 SELECTS = ("jax.numpy.where", "jax.lax.select")
@@ -42,9 +44,13 @@ class JvpWhereGuardDropsHigherDerivative(Rule):
     `x == c` (names the rule derives from `x`, such as `safe = jnp.where(x == 0, 1.0, x)`, follow
     `x`; the other arguments take sample values). It reports the guard when `EXPR` tends to
     `CONST` as `x` approaches `c` (the guard only protects a 0/0 or a log(0)) while `EXPR`'s slope
-    there is clearly not zero. It stays silent when `EXPR` tends to another value (a deliberate
-    choice at a kink, such as a subgradient), when its slope there is zero, when `x` is an
-    integer or a nondiff argument, and when anything cannot be evaluated.
+    there is clearly not zero, and, where the rule's whole output can be evaluated too, the
+    output's slope near `x == c` changes when the where is frozen at `CONST` (as JAX
+    differentiates it at `c`). It stays silent when `EXPR` tends to another value (a deliberate
+    choice at a kink, such as a subgradient), when its slope there is zero, when the output does
+    not feel it (the where's value squared where it is 0), when `x` is an integer or a nondiff
+    argument, for a where that only computes a jvp rule's primal output, and when anything cannot
+    be evaluated.
 
     ## Why is this bad?
     The guard makes the first derivative right, but its constant branch has derivative zero: when
@@ -159,8 +165,12 @@ def soft_sign_jvp(primals, tangents):
             if self.model.facts.integers().evidence(_compared_name(guard.call)) is not None:
                 continue
             found = self._measure(ev, d, rule, fwd, guard)
-            if found is not None:
-                self._report(d, rule, guard, *found)
+            if found is None:
+                continue
+            lost = self._lost(ev, d, rule, fwd, guard)
+            if lost is not None and abs(lost) < max(MIN_SLOPE * max(1.0, abs(guard.constant)), 0.01 * abs(found[0])):
+                continue  # the output does not feel the lost slope there (it is multiplied by 0)
+            self._report(d, rule, guard, *found)
 
     def _guards(self, ev: ScalarEvaluator, fn: ast.FunctionDef) -> Iterator[Guard]:
         for stmt in fn.body:
@@ -212,6 +222,16 @@ def soft_sign_jvp(primals, tangents):
 
     def _expression_at(self, ev: ScalarEvaluator, d: CustomDerivative, rule: RuleFunction,
                        fwd: Optional[RuleFunction], guard: Guard, at: float, k: int) -> float:
+        value = ev.value(guard.expression, self._env(ev, d, rule, fwd, guard, guard.stmt, at, k))
+        if not isinstance(value, float):
+            raise Unsupported("not a number")
+        return value
+
+    def _env(self, ev: ScalarEvaluator, d: CustomDerivative, rule: RuleFunction, fwd: Optional[RuleFunction],
+             guard: Guard, stop: ast.stmt, at: float, k: int) -> Dict[str, Any]:
+        """The rule's names when `stop` starts, the guarded name pinned to `at` (and the primal's
+        argument of that name too), the other arguments at sample point `k`, unit tangents or
+        cotangent."""
         sig = d.signature
         assert sig is not None and rule.node is not None
         point = [SAMPLES[(k + 2 * i) % len(SAMPLES)] for i in range(len(sig.positional))]
@@ -231,11 +251,49 @@ def soft_sign_jvp(primals, tangents):
                 except Unsupported:
                     pass
             args = {**lead, params[-2]: res, params[-1]: 1.0}
-        env = ev.env_at(rule.node, args, guard.stmt, {guard.name: at})
-        value = ev.value(guard.expression, env)
-        if not isinstance(value, float):
-            raise Unsupported("not a number")
-        return value
+        return ev.env_at(rule.node, args, stop, {guard.name: at})
+
+    def _lost(self, ev: ScalarEvaluator, d: CustomDerivative, rule: RuleFunction, fwd: Optional[RuleFunction],
+              guard: Guard) -> Optional[float]:
+        """How much the slope of the rule's output (the tangent, or each cotangent) along the
+        guarded name changes near the guard when the where is frozen at its constant, as JAX
+        differentiates it at the guard; None when the output cannot be evaluated there."""
+        fn = rule.node
+        assert isinstance(fn, ast.FunctionDef)
+        last = fn.body[-1]
+        if not isinstance(last, ast.Return) or last.value is None or len(self.model.facts.returns_of(fn)) != 1:
+            return None
+        if d.kind == "jvp":
+            if not isinstance(last.value, ast.Tuple) or len(last.value.elts) != 2:
+                return None
+            outputs: List[ast.expr] = [last.value.elts[1]]
+        else:
+            outputs = list(last.value.elts) if isinstance(last.value, ast.Tuple) else [last.value]
+        lost: Optional[float] = None
+        for k in range(POINTS):
+            for side in (1.0, -1.0):
+                for i, output in enumerate(outputs):
+                    slopes = []
+                    for frozen in ({}, {id(guard.call): guard.constant}):
+                        ev.frozen = frozen
+                        try:
+                            values = []
+                            for step in FINE_STEPS:
+                                h = side * step * max(1.0, abs(guard.value))
+                                env = self._env(ev, d, rule, fwd, guard, last, guard.value + h, k)
+                                v = ev.value(output, env)
+                                if not isinstance(v, float):
+                                    raise Unsupported("not a number")
+                                values.append((h, v))
+                        except Unsupported:
+                            break
+                        finally:
+                            ev.frozen = {}
+                        (h1, v1), (h2, v2) = values
+                        slopes.append((v2 - v1) / (h2 - h1))
+                    if len(slopes) == 2 and (lost is None or abs(slopes[0] - slopes[1]) > abs(lost)):
+                        lost = slopes[0] - slopes[1]
+        return lost
 
     def _report(self, d: CustomDerivative, rule: RuleFunction, guard: Guard, slope: float, h: float,
                 value: float) -> None:
