@@ -158,7 +158,7 @@ def soft_sign_jvp(primals, tangents):
         tangent_parts = _tangent_parts(self.model, fn) if fwd is None and d.kind == "jvp" else None
         if d.kind == "jvp" and tangent_parts is None:
             return
-        nondiff = {name for _, name in d.nondiff_names()}
+        nondiff = {name for _, name in d.nondiff_names()} | _tainted(fn, params[-1])
         for guard in self._guards(ev, fn):
             if guard.name in nondiff or (tangent_parts is not None and not _inside(guard.call, tangent_parts)):
                 continue
@@ -376,6 +376,32 @@ def _tangent_parts(model: Any, fn: ast.FunctionDef) -> Optional[List[ast.AST]]:
                 parts.append(stmt.value)
                 needed |= {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
     return parts
+
+
+def _tainted(fn: ast.FunctionDef, source: str) -> Set[str]:
+    """The names the rule's top-level statements derive from parameter `source` (the tangents
+    or the cotangent), unpacking `(x,), (dx,) = primals, tangents` element by element."""
+    tainted = {source}
+
+    def bind(target: ast.expr, value: Optional[ast.expr]) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts):
+            for t, v in zip(target.elts, value.elts):
+                bind(t, v)
+        elif value is None or any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(value)):
+            tainted.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                bind(target, stmt.value)
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            bind(stmt.target, stmt.value)
+        elif not isinstance(stmt, (ast.Expr, ast.Return, ast.Pass, ast.Assert)):
+            for node in ast.walk(stmt):  # names bound in a compound statement: tainted when in doubt
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    tainted.add(node.id)
+    return tainted
 
 
 def _inside(node: ast.AST, parts: List[ast.AST]) -> bool:
