@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from vjplint.collect import collect
-from vjplint.facts.scalar_eval import ScalarEvaluator, Unsupported
+from vjplint.facts.scalar_eval import UNKNOWN, ScalarEvaluator, Unsupported
 from vjplint.positions import source_lines
 from vjplint.source import parse
 
@@ -54,6 +54,19 @@ def log_of(x):
 
 def indexed(x):
     return x[0]
+
+def select_guard(x):
+    safe = jnp.where(x == 0, 1.0, x)
+    return lax.select(x != 0, jnp.sin(safe) / safe, 1.0)
+
+def guarded(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    safe = jnp.where(x == 0, 1.0, x)
+    other = jnp.sum(x)
+    for _ in range(2):
+        looped = x
+    slope = lax.select(x != 0, jnp.sin(safe) / safe, 1.0)
+    return slope * dx
 """
 
 
@@ -85,3 +98,38 @@ def test_what_it_does_not_read_is_unsupported(ev, name, args):
     evaluator, fns = ev
     with pytest.raises(Unsupported):
         evaluator.call(fns[name], args)
+
+
+def test_equality_and_select_only_when_asked(ev):
+    evaluator, fns = ev
+    with pytest.raises(Unsupported):  # VJP610's evaluator does not read `==` or lax.select
+        evaluator.call(fns["select_guard"], [0.5])
+    eq = ScalarEvaluator(evaluator.model, equality=True)
+    assert eq.call(fns["select_guard"], [0.5]) == pytest.approx(math.sin(0.5) / 0.5)
+    assert eq.call(fns["select_guard"], [0.0]) == 1.0
+
+
+def test_env_at_runs_leniently_and_pins_a_name(ev):
+    evaluator, fns = ev
+    eq = ScalarEvaluator(evaluator.model, equality=True)
+    fn = fns["guarded"]
+    stop = fn.body[4]  # slope = lax.select(...)
+    env = eq.env_at(fn, {"primals": (0.3,), "tangents": (1.0,)}, stop, {"x": 1e-3})
+    assert env["x"] == 1e-3 and env["safe"] == 1e-3  # the pinned value flows into what follows
+    assert env["other"] is UNKNOWN and env["looped"] is UNKNOWN and env["_"] is UNKNOWN
+    assert eq.value(stop.value.args[1], env) == pytest.approx(math.sin(1e-3) / 1e-3)
+    with pytest.raises(Unsupported):
+        eq.value(ast.parse("other + 1.0", mode="eval").body, env)
+
+
+def test_frozen_nodes_take_their_fixed_value(ev):
+    evaluator, fns = ev
+    eq = ScalarEvaluator(evaluator.model, equality=True)
+    fn = fns["select_guard"]
+    select = fn.body[-1].value
+    eq.frozen = {id(select): 1.0}
+    try:
+        assert eq.call(fn, [0.5]) == 1.0
+    finally:
+        eq.frozen = {}
+    assert eq.call(fn, [0.5]) == pytest.approx(math.sin(0.5) / 0.5)

@@ -7,6 +7,11 @@ return, over numbers, arithmetic, comparisons, `jnp.where` and the elementwise f
 primal itself included) and module constants. Anything else (a reduction, an index, a loop, an
 attribute, a keyword argument) raises `Unsupported`, so a comparison built on this says nothing
 about code it cannot read. On a scalar every function here means what it means elementwise.
+
+`ScalarEvaluator(model, equality=True)` also reads `==`/`!=` and `lax.select` (VJP612 approaches
+a `where(x == 0, ...)` guard from either side), and `env_at` runs a body leniently up to one of
+its statements: what cannot be read is `UNKNOWN` there, which nothing can compute with;
+`frozen` gives chosen expression nodes a fixed value (a guard's constant branch taken everywhere).
 """
 
 from __future__ import annotations
@@ -61,6 +66,17 @@ BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: la
           ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
 COMPARE = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
            ast.GtE: lambda a, b: a >= b}
+EQUALITY = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+
+
+class _Unknown:
+    """A value `env_at` could not compute: any arithmetic, comparison or unpacking of it is Unsupported."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
 
 
 class Unsupported(Exception):
@@ -72,8 +88,11 @@ class ScalarEvaluator:
 
     MAX_DEPTH = 6
 
-    def __init__(self, model: FileModel) -> None:
+    def __init__(self, model: FileModel, equality: bool = False) -> None:
         self.model = model
+        self.compare = {**COMPARE, **EQUALITY} if equality else COMPARE
+        self.selects = ("where", "select") if equality else ("where",)
+        self.frozen: Dict[int, Any] = {}  # id of an expression node -> the value it is taken to have
         self._depth = 0
         self._module_defs: Optional[Dict[str, FunctionNode]] = None
         self._constants: Optional[Dict[str, float]] = None
@@ -100,6 +119,46 @@ class ScalarEvaluator:
             raise Unsupported(f"fails on these values ({type(exc).__name__})") from exc
         finally:
             self._depth -= 1
+
+    def env_at(self, fn: FunctionNode, args: Dict[str, Any], stop: ast.stmt,
+               pinned: Dict[str, float]) -> Dict[str, Any]:
+        """The names bound when `fn`'s top-level statement `stop` starts, `args` bound to its
+        parameters: assignments are evaluated where they can be, and whatever a statement binds
+        that cannot be computed (or a compound statement binds) is UNKNOWN. A name in `pinned`
+        takes its pinned value wherever it is bound (a parameter included), so the statements
+        after it see that value."""
+        env: Dict[str, Any] = {**args, **{n: v for n, v in pinned.items() if n in args}}
+        if isinstance(fn, ast.Lambda):
+            return env
+        for stmt in fn.body:
+            if stmt is stop:
+                return env
+            bound = _stored_names(stmt)
+            try:
+                if isinstance(stmt, ast.Assign):
+                    value = self._expr(stmt.value, env)
+                    for target in stmt.targets:
+                        self._bind(target, value, env)
+                elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) \
+                        and type(stmt.op) in BINOPS and stmt.target.id in env:
+                    env[stmt.target.id] = self._number(BINOPS[type(stmt.op)](
+                        self._float(env[stmt.target.id]), self._float(self._expr(stmt.value, env))))
+                elif bound:
+                    raise Unsupported(f"a `{type(stmt).__name__}` statement")
+            except (Unsupported, ArithmeticError, ValueError, TypeError, RecursionError):
+                for name in bound:
+                    env[name] = UNKNOWN
+            for name in bound:
+                if name in pinned:
+                    env[name] = pinned[name]
+        raise Unsupported("a statement outside the body's top level")
+
+    def value(self, e: ast.expr, env: Dict[str, Any]) -> Any:
+        """`e` evaluated with the names of `env`; raises Unsupported."""
+        try:
+            return self._expr(e, env)
+        except (ArithmeticError, ValueError, TypeError, RecursionError) as exc:
+            raise Unsupported(f"fails on these values ({type(exc).__name__})") from exc
 
     def _body(self, body: List[ast.stmt], env: Dict[str, Any]) -> Any:
         for i, stmt in enumerate(body):
@@ -131,6 +190,8 @@ class ScalarEvaluator:
             raise Unsupported("an assignment target it cannot bind")
 
     def _expr(self, e: ast.expr, env: Dict[str, Any]) -> Any:
+        if self.frozen and id(e) in self.frozen:
+            return self.frozen[id(e)]
         if isinstance(e, ast.Constant):
             if isinstance(e.value, bool) or e.value is None:
                 return e.value
@@ -151,8 +212,8 @@ class ScalarEvaluator:
         if isinstance(e, ast.BinOp) and type(e.op) in BINOPS:
             return self._number(BINOPS[type(e.op)](self._float(self._expr(e.left, env)),
                                                    self._float(self._expr(e.right, env))))
-        if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in COMPARE:
-            return COMPARE[type(e.ops[0])](self._float(self._expr(e.left, env)),
+        if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in self.compare:
+            return self.compare[type(e.ops[0])](self._float(self._expr(e.left, env)),
                                            self._float(self._expr(e.comparators[0], env)))
         if isinstance(e, ast.IfExp):
             test = self._expr(e.test, env)
@@ -178,7 +239,7 @@ class ScalarEvaluator:
             raise Unsupported(f"a call of `{q or self.model.quote(e.func, 30)}`")
         tail = q.rsplit(".", 1)[-1]
         args = [self._expr(a, env) for a in e.args]
-        if tail == "where" and len(args) == 3:
+        if tail in self.selects and len(args) == 3:
             return _where(*args)
         if tail in ("stop_gradient",):
             raise Unsupported("stop_gradient changes the slope, not the value")
@@ -242,6 +303,30 @@ class ScalarEvaluator:
         if isinstance(v, complex) or not isinstance(v, float) or not math.isfinite(v):
             raise Unsupported("a value that is not a finite real number")
         return v
+
+
+def _stored_names(stmt: ast.stmt) -> List[str]:
+    """The names a statement binds, nested bodies included (not those of a nested function's own scope)."""
+    names: List[str] = []
+    todo: List[ast.AST] = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.append(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+            continue
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.extend((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def literal_number(e: ast.expr) -> Optional[float]:
+    """A number literal, negated or not, as a float; None otherwise."""
+    return _literal_number(e)
 
 
 def _literal_number(e: ast.expr) -> Optional[float]:
