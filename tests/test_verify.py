@@ -353,3 +353,19 @@ def test_nothing_to_verify_exits_zero(tmp_path):
     proc = run_cli("verify", "a.py", "--rewritten", "a.py", cwd=tmp_path)
     assert proc.returncode == 0
     assert proc.stdout == "Nothing to verify: no fix rewrites anything here.\n"
+
+
+def test_modules_on_the_environments_pythonpath_reach_the_harness(tmp_path):
+    """The harness runs isolated (`python -I`), yet a module installed only on PYTHONPATH (as JAX is
+    on some machines) must import there, after the project's own roots."""
+    lib, project = tmp_path / "lib", tmp_path / "project"
+    lib.mkdir()
+    project.mkdir()
+    (lib / "clip_settings.py").write_text("SCALE = 1.0\n")
+    (project / "pyproject.toml").write_text("[tool.vjplint]\n")
+    (project / "clip.py").write_text("import clip_settings\n" + CLIP)
+    (project / "clip_fixed.py").write_text("import clip_settings\n" + CLIP_FIXED)
+    proc = run_cli("verify", "clip.py", "--rewritten", "clip_fixed.py", cwd=project,
+                   env={**CPU, "PYTHONPATH": pythonpath(ROOT, lib)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"clip_gradient: verified on {device_label()}" in proc.stdout

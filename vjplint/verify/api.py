@@ -319,8 +319,12 @@ def run_harness(request: Dict[str, Any], timeout: float, python: Optional[str], 
     with tempfile.TemporaryDirectory(prefix="vjplint-verify-") as tmp:
         request_path, result_path, stderr_path = (os.path.join(tmp, n) for n in ("request.json", "result.jsonl",
                                                                                    "stderr.txt"))
+        # `-I` drops PYTHONPATH with the rest of the environment's Python settings; a JAX that is
+        # installed only there (a module system, a lent accelerator) must still be found, after
+        # the project's own roots.
+        inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         with open(request_path, "w", encoding="utf-8") as handle:
-            json.dump(request, handle)
+            json.dump({**request, "python_path": inherited}, handle)
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # share the accelerator politely
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

@@ -130,7 +130,7 @@ def main(argv):
     with open(request_path, encoding="utf-8") as handle:
         request = json.load(handle)
     sys.stdout = sys.stderr  # the user's prints must not mix with anything we parse
-    sys.path[:0] = request["sys_path"]
+    sys.path[:0] = request["sys_path"] + [p for p in request.get("python_path", []) if p not in request["sys_path"]]
     try:
         import jax
         import numpy
