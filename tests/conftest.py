@@ -16,6 +16,7 @@ import builtins
 import importlib
 import importlib.util
 import multiprocessing.util
+import functools
 import os
 import subprocess
 import sys
@@ -33,15 +34,16 @@ JAX_PLATFORM = os.environ.get("JAX_PLATFORMS") or "cpu"
 JAX_ENV = {"JAX_PLATFORMS": JAX_PLATFORM}
 
 
+@functools.lru_cache(maxsize=None)
 def device_label() -> str:
-    """How verify and check-grads name the device they ran on: "cpu", or the device itself."""
+    """How verify and check-grads name the device they ran on: "cpu", or the device itself. Asked
+    of a child process: a TPU serves one process at a time, and the tests' own would keep it."""
     if JAX_PLATFORM == "cpu":
         return "cpu"
-    os.environ.setdefault("JAX_PLATFORMS", JAX_PLATFORM)
-    import jax
-
-    device = jax.devices()[0]
-    return "cpu" if device.platform == "cpu" else str(device)
+    code = "import jax; d = jax.devices()[0]; print('cpu' if d.platform == 'cpu' else str(d))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **JAX_ENV})
+    return proc.stdout.strip().splitlines()[-1]
 
 
 def expected_device(label: str) -> bool:
