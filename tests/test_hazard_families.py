@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, pythonpath
 from vjplint import engine
 
 SCRIPTS = ROOT / "docs" / "facts" / "scripts"
@@ -30,7 +30,8 @@ def _body(text: str) -> list:
 @pytest.mark.parametrize("script", HAZARD_SCRIPTS)
 def test_fact_script_reproduces_its_saved_output(script):
     proc = subprocess.run([sys.executable, script], cwd=SCRIPTS, capture_output=True, text=True, timeout=300,
-                          env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"})  # the saved outputs are the CPU's
+                          env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin",  # the saved outputs are the CPU's
+                               "PYTHONPATH": pythonpath()})  # a JAX installed on PYTHONPATH only
     assert proc.returncode == 0, proc.stderr[-2000:]
     saved = (SCRIPTS / "out" / script.replace(".py", ".txt")).read_text(encoding="utf-8")
     assert _body(proc.stdout) == _body(saved)

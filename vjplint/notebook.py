@@ -242,9 +242,22 @@ def to_cells(diagnostics: Sequence[Diagnostic], cell_map: CellMap) -> List[Diagn
         end_location = (Position(end[1], d.end_location.column) if end[0] == cell
                         else Position(row, d.location.column + 1))  # a range across cells ends in its first
         noqa = cell_map.locate(d.noqa_row)[1] if d.noqa_row is not None else None
-        out.append(replace(d, location=Position(row, d.location.column), end_location=end_location,
+        out.append(replace(d, message=cell_lines_in(d.message, cell_map, cell),
+                           location=Position(row, d.location.column), end_location=end_location,
                            noqa_row=noqa, cell=cell))
     return out
+
+
+_LINE_REF = re.compile(r"\bline (\d+)\b")
+
+
+def cell_lines_in(message: str, cell_map: CellMap, cell: Optional[int]) -> str:
+    """A message's evidence (`called at line 300`) in the notebook's terms: rows of the text the
+    rules saw become rows of their cell, with the cell named when it is another one."""
+    def one(match: "re.Match[str]") -> str:
+        other, row = cell_map.locate(int(match.group(1)))
+        return f"line {row}" if other == cell or other is None else f"cell {other}, line {row}"
+    return _LINE_REF.sub(one, message)
 
 
 # -- writing ----------------------------------------------------------------------------------------

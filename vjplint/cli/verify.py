@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from vjplint.errors import ConfigError, UsageError
 from vjplint.verify.api import FunctionReport, fixes_changed, functions_changed, verify_rewrites
+from vjplint.verify.harness import single_process_accelerator
 
 if TYPE_CHECKING:
     from vjplint.config import Config
@@ -159,7 +160,7 @@ def run_jobs(jobs: Sequence[Job], timeout: Optional[float], workers: Optional[in
             return []
         return verify_rewrites(str(path), text, new_text, functions, config, timeout, display=display)
 
-    count = max(1, min(workers or 2, len(jobs) or 1))
+    count = 1 if single_process_accelerator() else max(1, min(workers or 2, len(jobs) or 1))
     with ThreadPoolExecutor(max_workers=count) as pool:
         return [r for batch in pool.map(one, jobs) for r in batch]
 

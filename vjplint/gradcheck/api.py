@@ -16,6 +16,7 @@ from vjplint.config import Config
 from vjplint.diagnostics import Position
 from vjplint.notebook import is_notebook
 from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, run_harness
+from vjplint.verify.harness import single_process_accelerator
 
 CHILD = Path(__file__).with_name("child.py")
 # Not copied with a package: version control, caches, environments.
@@ -213,7 +214,8 @@ def check_jobs(jobs: Sequence[ModuleJob], timeout: Optional[float] = None, worke
     copies = Copies()
     results: Dict[int, List[Outcome]] = {}
     try:
-        count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+        # A TPU serves one process at a time: the children would only queue on its lock.
+        count = 1 if single_process_accelerator() else max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
         if progress is not None:
             progress(0, len(jobs))
         with ThreadPoolExecutor(max_workers=count) as pool:

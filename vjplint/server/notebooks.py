@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Sequence, Tuple
 
 from vjplint.diagnostics import Diagnostic, Position
-from vjplint.notebook import MARKER, CellMap, _python_lines
+from vjplint.notebook import MARKER, CellMap, cell_lines_in, _python_lines
 from vjplint.positions import source_lines
 
 
@@ -54,6 +54,7 @@ def per_cell(diagnostics: Sequence[Diagnostic], notebook: NotebookText) -> Dict[
         moved = object.__new__(Diagnostic)
         moved.__dict__.update(d.__dict__)
         moved.location, moved.end_location, moved.cell = Position(row, d.location.column), end, cell
+        moved.message = cell_lines_in(d.message, notebook.cell_map, cell)
         moved.noqa_row = notebook.cell_map.locate(d.noqa_row)[1] if d.noqa_row is not None else None
         moved.fix = None  # quick fixes in notebooks: not offered (edits would span cells)
         out[uri].append(moved)

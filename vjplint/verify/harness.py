@@ -25,8 +25,10 @@ import importlib.util
 import inspect
 import itertools
 import json
+import os
 import re
 import sys
+import tempfile
 import traceback
 import types
 import zlib
@@ -51,6 +53,33 @@ def describe_exc(exc):
     if len(first) > 400:
         first = first[:397] + "..."
     return "{}: {}".format(type(exc).__name__, first) if first else type(exc).__name__
+
+
+def single_process_accelerator():
+    """Whether JAX here would open a TPU, which libtpu lets one process at a time hold (a second
+    one fails: "Internal error when accessing libtpu multi-process lockfile"). Cheap: no JAX import."""
+    platforms = [p.strip().lower() for p in os.environ.get("JAX_PLATFORMS", "").split(",") if p.strip()]
+    if platforms and "tpu" not in platforms:
+        return False
+    try:
+        return importlib.util.find_spec("libtpu") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def hold_the_chip():
+    """Wait for the TPU (when JAX would open one) behind a file lock that every vjplint child takes,
+    so concurrent runs (an editor beside pre-commit, --jobs) take turns instead of failing. The
+    lock lasts as long as the returned handle, i.e. this process."""
+    if not single_process_accelerator():
+        return None
+    try:
+        import fcntl
+        handle = open(os.path.join(tempfile.gettempdir(), "vjplint-tpu.lock"), "a")
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    except (ImportError, OSError):
+        return None  # no lock to share (another OS, a read-only /tmp): JAX's own error stands
+    return handle
 
 
 class Emitter:
@@ -137,6 +166,7 @@ def main(argv):
     except BaseException as exc:  # ImportError, or a broken installation
         emit(event="no-jax", detail=describe_exc(exc), python=sys.executable)
         return 0
+    chip = hold_the_chip()  # noqa: F841 (held until this process exits)
     device = jax.devices()[0]
     label = "cpu" if device.platform == "cpu" else str(device)
     emit(event="start", device=label, device_kind=getattr(device, "device_kind", ""), jax_version=jax.__version__,
