@@ -274,12 +274,12 @@ def test_jupytext_percent_files_are_plain_python():
 
 @pytest.mark.cli
 def test_lines_quoted_in_messages_are_the_cells_lines(tmp_path: Path):
-    path = _write(tmp_path / "zero.ipynb",
-                  new_code_cell("import jax"),
-                  new_markdown_cell("A rule for `x` only:"),
-                  new_code_cell("@jax.custom_jvp\ndef f(x, y):\n    return x ** 2 * y\n\n"
-                                "f.defjvps(lambda x_dot, out, x, y: 2 * x * y * x_dot, None)"),
-                  new_code_cell("print(jax.grad(f)(2., 3.))\nprint(jax.grad(f, 1)(2., 3.))"))
+    _write(tmp_path / "zero.ipynb",
+           new_code_cell("import jax"),
+           new_markdown_cell("A rule for `x` only:"),
+           new_code_cell("@jax.custom_jvp\ndef f(x, y):\n    return x ** 2 * y\n\n"
+                         "f.defjvps(lambda x_dot, out, x, y: 2 * x * y * x_dot, None)"),
+           new_code_cell("print(jax.grad(f)(2., 3.))\nprint(jax.grad(f, 1)(2., 3.))"))
     proc = run_cli("--no-cache", "--output-format", "concise", "--select", "VJP609", ".", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     head = proc.stdout.splitlines()[0]

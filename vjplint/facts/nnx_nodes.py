@@ -16,7 +16,7 @@ import ast
 from typing import List, Optional, Tuple
 
 from vjplint.jaxapi import ARRAY_NAMESPACES, NNX_VARIABLES
-from vjplint.model import CustomDerivative, FileModel, Signature
+from vjplint.model import CustomDerivative, FileModel
 from vjplint.semantic import Scope
 
 NNX_MODULE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.module.Module", "flax.nnx.Object", "flax.nnx.Pytree"})

@@ -45,7 +45,7 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
     module of `text`. `found` receives the edits, when the rewrite knows them; `shares` each
     derivative's own edits, when they were computed apart."""
     from vjplint.collect import Recognizer, collect
-    from vjplint.fixes.residual_plan import Refusal, plan, spans_overlap
+    from vjplint.fixes.residual_plan import Refusal, plan
     from vjplint.fixes.residual_text import spans_of
 
     from vjplint.engine import prefilter_names

@@ -162,7 +162,7 @@ f.defvjp(f_fwd, f_bwd)
         verb = "raises" if certain else "may raise"
         instead = f"return the array itself (`{self.quote(inner, 50)}`)" if inner is not None else \
             f"return an array shaped like `{name}` (or None)"
-        kind = "it is a plain array" if certain else f"it is a plain array unless it is an nnx Variable"
+        kind = "it is a plain array" if certain else "it is a plain array unless it is an nnx Variable"
         message = (f"{rule_label(bwd, 'bwd')} of {d.label} `{d.name}` returns {shown} as the cotangent of `{name}`, "
                    f"but {why}, so {kind}: nnx takes a State only as the entry of a graph-node argument (a Module, "
                    f"Variable or State) and hands a plain array argument's entry to JAX as it is, so differentiating "
