@@ -5,8 +5,10 @@ from __future__ import annotations
 import sys
 import textwrap
 
+import pytest
+
 from vjplint.config import Config
-from vjplint.engine import lint_source
+from vjplint.engine import lint_source, may_contain_findings, prefilter_names
 from vjplint.rules import registry
 
 from conftest import lint
@@ -46,6 +48,22 @@ def test_columns_count_code_points_not_bytes():
 def test_prefilter_skips_files_without_recognised_names():
     result = lint_source("x.py", b"def f(:\n", Config())
     assert result.diagnostics == [] and not result.analysed
+
+
+@pytest.mark.parametrize("text, candidate", [
+    ("from jax._src.custom_derivatives import custom_vjp_call_p\ndef f(:\n", False),  # JAX internals
+    ("def process_custom_jvp_call(self):\n    ad.defjvp2(p, rule)\n", False),
+    ("opts = tf.saved_model.SaveOptions(experimental_custom_gradients=True)\n", False),
+    ("@jax.custom_vjp\ndef f(x):\n    return x\n", True),
+    ("g = eqx.filter_custom_jvp(f)\n", True),
+    ("f.defjvps(lambda t, y, x: t, None)\n", True),
+    ("jax.defvjp_all(f, rule)\n", True),
+    ("@mylib.custom_vjp_op\ndef f(x):\n    return x\n", False),  # unless configured as an alias
+])
+def test_prefilter_names_end_whole_identifiers(text, candidate):
+    assert may_contain_findings(text.encode(), prefilter_names(Config())) is candidate
+    aliased = Config(custom_vjp_aliases=(("mylib.custom_vjp_op", "nondiff_argnums"),))
+    assert may_contain_findings(b"@mylib.custom_vjp_op\ndef f(x):\n    return x\n", prefilter_names(aliased))
 
 
 def test_bytes_with_a_bom_and_a_latin1_cookie():
