@@ -13,8 +13,8 @@ from vjplint.semantic import FunctionNode
 
 class NonlinearJvpTangent(Rule):
     """## What it does
-    Flags a `jax.custom_jvp` rule (`defjvp`) whose tangent output is not linear in the input
-    tangents: a product of two tangent terms (`t * t`, `t ** 2`, `dual * t` with `dual` computed
+    Flags a `jax.custom_jvp` rule (`defjvp`; equinox's `filter_custom_jvp` rule, `def_jvp`, which
+    equinox hands to a `jax.custom_jvp`) whose tangent output is not linear in the input tangents: a product of two tangent terms (`t * t`, `t ** 2`, `dual * t` with `dual` computed
     from `t`), a tangent divided into, a tangent inside a nonlinear function (`jnp.abs(t)`,
     `jnp.sin(t)`, `jnp.maximum(t, 0)`, `jnp.nan_to_num(t / x)`), or a term that does not depend on
     the tangents added to one that does (`2 * x * t + x`), a tangent passed to a custom_vjp
@@ -115,7 +115,7 @@ def my_abs_jvp(primals, tangents):
             if d.kind != "jvp":
                 continue
             for reg in d.registrations:
-                if reg.method != "defjvp" or not reg.rules:
+                if reg.method not in ("defjvp", "def_jvp") or not reg.rules:  # def_jvp: equinox
                     continue
                 rule = reg.rules[0]
                 if rule.node is None or id(rule.node) in done:
