@@ -316,6 +316,58 @@ def test_a_hang_meets_the_time_limit_and_keeps_earlier_results(misbehaving):
     assert after["reason"] == f"not reached: the time limit ({HANG_TIMEOUT} s) ran out on an earlier function"
 
 
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (exited, not yet reaped by its new parent) counts as gone
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc and sends POSIX signals")
+@pytest.mark.parametrize("command, how", [("verify", "SIGINT"), ("verify", "SIGKILL"), ("check-grads", "SIGINT"),
+                                          ("check-grads", "SIGKILL")])
+def test_an_interrupted_run_leaves_no_harness_running(tmp_path, command, how):
+    """The harness runs in a session of its own (so the time limit can kill its whole group): a
+    Ctrl-C at the terminal does not reach it, and a killed vjplint would leave it running, on a
+    TPU holding the chip from every later run."""
+    import os
+    import signal
+    import time
+
+    pidfile = tmp_path / "harness.pid"
+    blocks = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\nwhile True:\n    time.sleep(0.1)\n"
+    (tmp_path / "pyproject.toml").write_text("[tool.vjplint]\n")
+    (tmp_path / "blocks.py").write_text(blocks + CLIP)
+    (tmp_path / "blocks_fixed.py").write_text(blocks + CLIP_FIXED)
+    env = {**os.environ, **CPU, "PYTHONPATH": pythonpath(ROOT), "NO_COLOR": "1"}
+    args = ["blocks.py", "--rewritten", "blocks_fixed.py"] if command == "verify" else ["blocks.py"]
+    cli = subprocess.Popen([sys.executable, "-m", "vjplint", command, *args, "--timeout", "300"], cwd=tmp_path,
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 240
+        while not pidfile.exists() or not pidfile.read_text():
+            assert cli.poll() is None and time.monotonic() < deadline, cli.communicate(timeout=10)
+            time.sleep(0.2)
+        harness = int(pidfile.read_text())
+        cli.send_signal(getattr(signal, how))
+        cli.communicate(timeout=60)
+        deadline = time.monotonic() + 15
+        while _alive(harness) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(harness)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.communicate()
+
+
 def test_missing_jax_names_the_verify_extra(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.vjplint]\n")
     (tmp_path / "clip.py").write_text(CLIP)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from vjplint.errors import ConfigError, UsageError
-from vjplint.verify.api import FunctionReport, fixes_changed, functions_changed, verify_rewrites
+from vjplint.verify.api import FunctionReport, fixes_changed, functions_changed, stop_harnesses, verify_rewrites
 from vjplint.verify.harness import single_process_accelerator
 
 if TYPE_CHECKING:
@@ -162,7 +162,11 @@ def run_jobs(jobs: Sequence[Job], timeout: Optional[float], workers: Optional[in
 
     count = 1 if single_process_accelerator() else max(1, min(workers or 2, len(jobs) or 1))
     with ThreadPoolExecutor(max_workers=count) as pool:
-        return [r for batch in pool.map(one, jobs) for r in batch]
+        try:
+            return [r for batch in pool.map(one, jobs) for r in batch]
+        except BaseException:  # Ctrl-C: end the harnesses, or the pool waits for them
+            stop_harnesses()
+            raise
 
 
 # -- text output ------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from vjplint.config import Config
 from vjplint.diagnostics import Position
 from vjplint.notebook import is_notebook
-from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, run_harness
+from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, run_harness, stop_harnesses
 from vjplint.verify.harness import single_process_accelerator
 
 CHILD = Path(__file__).with_name("child.py")
@@ -220,10 +220,16 @@ def check_jobs(jobs: Sequence[ModuleJob], timeout: Optional[float] = None, worke
             progress(0, len(jobs))
         with ThreadPoolExecutor(max_workers=count) as pool:
             futures = {pool.submit(check_module, job, copies, timeout, python): i for i, job in enumerate(jobs)}
-            for done, future in enumerate(as_completed(futures), start=1):
-                results[futures[future]] = future.result()
-                if progress is not None:
-                    progress(done, len(jobs))
+            try:
+                for done, future in enumerate(as_completed(futures), start=1):
+                    results[futures[future]] = future.result()
+                    if progress is not None:
+                        progress(done, len(jobs))
+            except BaseException:  # Ctrl-C: end the children, or the pool waits for them
+                for future in futures:
+                    future.cancel()
+                stop_harnesses()
+                raise
     finally:
         copies.remove()
     return [o for i in range(len(jobs)) for o in results.get(i, [])]

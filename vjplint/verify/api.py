@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -26,6 +27,10 @@ from vjplint.config import DEFAULT_VERIFY_TIMEOUT as DEFAULT_TIMEOUT, Config, sh
 from vjplint.install_hint import install_hint
 
 HARNESS = Path(__file__).with_name("harness.py")
+# The harness processes running now (each in its own session, so a Ctrl-C at the terminal does
+# not reach them): stop_harnesses() ends them when the run is interrupted.
+_RUNNING: "set[subprocess.Popen[bytes]]" = set()
+_RUNNING_LOCK = threading.Lock()
 STATUSES = ("verified", "failed", "unverified")
 
 
@@ -338,11 +343,19 @@ def run_harness(request: Dict[str, Any], timeout: float, python: Optional[str], 
             except OSError as exc:
                 start_error = f"cannot start {command[0]}: {exc.strerror or exc}"
             else:
+                with _RUNNING_LOCK:
+                    _RUNNING.add(proc)
                 try:
                     returncode = proc.wait(timeout=timeout)
                 except subprocess.TimeoutExpired:
                     timed_out = True
                     _kill(proc)
+                except BaseException:  # Ctrl-C in this thread
+                    _kill(proc)
+                    raise
+                finally:
+                    with _RUNNING_LOCK:
+                        _RUNNING.discard(proc)
         events = []
         if os.path.exists(result_path):
             with open(result_path, encoding="utf-8", errors="replace") as handle:
@@ -356,6 +369,15 @@ def run_harness(request: Dict[str, Any], timeout: float, python: Optional[str], 
             handle.seek(max(0, handle.tell() - 4000))
             tail = handle.read().decode("utf-8", "replace")
     return HarnessOutcome(events, returncode, timed_out, tail, start_error)
+
+
+def stop_harnesses() -> None:
+    """Kill every harness process this process started that is still running (an interrupted
+    run: its worker threads are still waiting on them, and a TPU stays held until they end)."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _kill(proc)
 
 
 def _kill(proc: "subprocess.Popen[bytes]") -> None:

@@ -29,6 +29,8 @@ import os
 import re
 import sys
 import tempfile
+import threading
+import time
 import traceback
 import types
 import zlib
@@ -65,6 +67,20 @@ def single_process_accelerator():
         return importlib.util.find_spec("libtpu") is not None
     except (ImportError, ValueError):
         return False
+
+
+def exit_with_parent():
+    """End this process once the vjplint process that started it is gone (killed, or interrupted
+    while it waited): it runs in a session of its own, so no terminal signal reaches it, and on a
+    TPU it would keep the chip from every later run."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="vjplint-parent-watch", daemon=True).start()
 
 
 def hold_the_chip():
@@ -155,6 +171,7 @@ def resolve(module, qualname):
 
 def main(argv):
     request_path, result_path = argv[1], argv[2]
+    exit_with_parent()
     emit = Emitter(result_path)
     with open(request_path, encoding="utf-8") as handle:
         request = json.load(handle)
