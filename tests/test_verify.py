@@ -316,6 +316,47 @@ def test_a_hang_meets_the_time_limit_and_keeps_earlier_results(misbehaving):
     assert after["reason"] == f"not reached: the time limit ({HANG_TIMEOUT} s) ran out on an earlier function"
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="fcntl locks")
+def test_children_take_turns_on_a_tpu_and_say_when_they_wait(monkeypatch):
+    """libtpu lets one process hold the chip: each child takes a file lock first, and tells the
+    parent (its first events) when it started and stopped waiting."""
+    import fcntl
+
+    from vjplint.verify import harness
+
+    events: List[str] = []
+    monkeypatch.setattr(harness, "single_process_accelerator", lambda: True)
+    held = harness.hold_the_chip(lambda **e: events.append(e["event"]))
+    try:
+        assert events == ["waiting-for-chip", "chip"]
+        with open(held.name, "a") as other:  # another child: must wait
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        held.close()
+    monkeypatch.undo()
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")  # pinned to the CPU: no chip, no lock
+    assert harness.single_process_accelerator() is False
+
+
+@pytest.mark.parametrize("script, timed_out", [
+    # waits 2 s for the chip, then works 1 s: inside a 1.5 s limit, which starts once it has the chip
+    ("w('waiting-for-chip'); time.sleep(2); w('chip'); time.sleep(1)", False),
+    # no chip to wait for: 3 s of work overrun the limit
+    ("w('start'); time.sleep(3)", True),
+])
+def test_the_time_limit_does_not_count_the_wait_for_the_chip(tmp_path, script, timed_out):
+    from vjplint.verify.api import run_harness
+
+    child = tmp_path / "child.py"
+    child.write_text("import json, sys, time\n"
+                     "out = open(sys.argv[2], 'w')\n"
+                     "def w(kind):\n    out.write(json.dumps({'event': kind}) + '\\n'); out.flush()\n" + script + "\n")
+    outcome = run_harness({}, 1.5, None, str(tmp_path), script=child)
+    assert outcome.timed_out is timed_out
+    assert [e["event"] for e in outcome.events][:1] == (["start"] if timed_out else ["waiting-for-chip"])
+
+
 def _alive(pid: int) -> bool:
     import os
 

@@ -569,7 +569,7 @@ def main(argv):
     except BaseException as exc:
         emit(event="no-jax", detail=describe_exc(exc), python=sys.executable)
         return 0
-    chip = H.hold_the_chip()  # noqa: F841 (held until this process exits)
+    chip = H.hold_the_chip(emit)  # noqa: F841 (held until this process exits)
     device = jax.devices()[0]
     x64 = device.platform != "tpu"  # TPUs have no native float64
     if x64:

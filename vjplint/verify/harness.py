@@ -83,18 +83,21 @@ def exit_with_parent():
     threading.Thread(target=watch, name="vjplint-parent-watch", daemon=True).start()
 
 
-def hold_the_chip():
+def hold_the_chip(emit):
     """Wait for the TPU (when JAX would open one) behind a file lock that every vjplint child takes,
     so concurrent runs (an editor beside pre-commit, --jobs) take turns instead of failing. The
-    lock lasts as long as the returned handle, i.e. this process."""
+    lock lasts as long as the returned handle, i.e. this process. The events tell the parent when
+    the wait began and ended: the time limit does not count it."""
     if not single_process_accelerator():
         return None
     try:
         import fcntl
         handle = open(os.path.join(tempfile.gettempdir(), "vjplint-tpu.lock"), "a")
+        emit(event="waiting-for-chip")
         fcntl.flock(handle, fcntl.LOCK_EX)
     except (ImportError, OSError):
         return None  # no lock to share (another OS, a read-only /tmp): JAX's own error stands
+    emit(event="chip")
     return handle
 
 
@@ -183,7 +186,7 @@ def main(argv):
     except BaseException as exc:  # ImportError, or a broken installation
         emit(event="no-jax", detail=describe_exc(exc), python=sys.executable)
         return 0
-    chip = hold_the_chip()  # noqa: F841 (held until this process exits)
+    chip = hold_the_chip(emit)  # noqa: F841 (held until this process exits)
     device = jax.devices()[0]
     label = "cpu" if device.platform == "cpu" else str(device)
     emit(event="start", device=label, device_kind=getattr(device, "device_kind", ""), jax_version=jax.__version__,
