@@ -574,6 +574,8 @@ def main(argv):
     x64 = device.platform != "tpu"  # TPUs have no native float64
     if x64:
         jax.config.update("jax_enable_x64", True)
+    else:  # a TPU's default float32 matmul keeps about three digits: too few for finite differences
+        jax.config.update("jax_default_matmul_precision", "highest")
     label = "cpu" if device.platform == "cpu" else str(device)
     emit(event="start", device=label, device_kind=getattr(device, "device_kind", ""), jax_version=jax.__version__,
          python=sys.version.split()[0])
