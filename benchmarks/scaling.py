@@ -7,7 +7,7 @@ modules of 1k-50k lines holding 10-4,000 custom derivatives (not a timed test: a
 Each (module, step) runs in a fresh process, in CPU time (`time.process_time`), the module's
 import and generation excluded, with the cyclic collector paused as the CLI's workers pause it, with a timeout so that a superlinear step shows as "timeout"
 instead of hanging the benchmark. A step is linear when its s/1k lines stays within 2x across
-the grid (the "spread" line). The derivatives are those of `benchmarks/synth.py`, a fifth of
+the sizes of one density (the "spread" lines, per density of derivatives). The derivatives are those of `benchmarks/synth.py`, a fifth of
 them fixable (an array in nondiff_argnums: VJP101's residual fix), amid ordinary code.
 """
 
@@ -125,12 +125,18 @@ def main(argv: List[str]) -> int:
             else:
                 cells.append(f"{figure['seconds'] / figure['lines'] * 1000:>11.4f} {int(figure['found']):>8}")
         print(f"{lines:>7} {derivatives:>7} " + " ".join(cells), flush=True)
+    # Linear means flat across sizes at one density (derivatives per 1k lines); denser modules
+    # cost more per line, as they hold more to analyse, so the whole grid's spread is printed apart.
+    densities = sorted({round(d * 1000 / n) for n, d in cases})
     for step in steps:
-        per_k = [r[step]["seconds"] / r[step]["lines"] * 1000 for r in results.values() if r.get(step)]
-        timeouts = sum(1 for r in results.values() if r.get(step) is None)
-        if per_k:
-            print(f"spread {step}: max/min s per 1k lines = {max(per_k) / min(per_k):.2f}"
-                  + (f" ({timeouts} timed out)" if timeouts else ""))
+        for density in [*densities, None]:
+            rows = [results[f"{n}:{d}"] for n, d in cases if density is None or round(d * 1000 / n) == density]
+            per_k = [r[step]["seconds"] / r[step]["lines"] * 1000 for r in rows if r.get(step)]
+            timeouts = sum(1 for r in rows if r.get(step) is None)
+            where = f"{density} derivatives per 1k lines" if density is not None else "the whole grid"
+            if per_k:
+                print(f"spread {step}, {where}: max/min s per 1k lines = {max(per_k) / min(per_k):.2f}"
+                      + (f" ({timeouts} timed out)" if timeouts else ""))
     for lines, derivatives in cases:
         row = results[f"{lines}:{derivatives}"]
         for step in ("fix", "json"):
