@@ -123,6 +123,10 @@ def _python_lines(source: str, magics: List[str]) -> Optional[List[str]]:
     first = lines[0].lstrip() if lines else ""
     if first.startswith("%%") and (first[2:].split() or [""])[0] not in PYTHON_CELL_MAGICS:
         return None
+    # Most cells have no line that could be a magic: then none is one, and the character scan
+    # that tells a magic from a `%` inside brackets or a string (most of reading a notebook) is moot.
+    if not any(_ESCAPE_RE.match(line) is not None or _automagic(line) for line in lines):
+        return lines
     out: List[str] = []
     depth, continued, in_string, indent = 0, False, "", ""
     for line in lines:

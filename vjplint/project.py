@@ -117,7 +117,7 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
     modules: Dict[str, Tuple[FileWrappers, str, str]] = {}  # module -> (record, its package, display)
     python: List[Tuple[Path, str, str, str]] = []  # (path, module, package, display) of .py files and notebooks
     init_dirs: Dict[str, bool] = {}
-    # The bytes of the .py files read here, handed to the value summaries: a cold run reads them once.
+    # The bytes of the .py files read here (a notebook's Python), handed to the value summaries: read once.
     known: Dict[str, bytes] = {}
     for path in files:
         absolute = os.path.abspath(path)
@@ -179,14 +179,15 @@ def _analyse(path: Path, digest: bool = True,
              keep: Optional[Dict[str, bytes]] = None) -> Tuple[str, Optional[FileWrappers]]:
     """(content digest, or "" when unreadable or not asked; the file's record or None) for one
     file; unreadable and unparsable files have none (linting reports them). A .py file's bytes
-    go to `keep` (by `str(Path(path))`)."""
+    go to `keep` (by `str(Path(path))`), and a notebook's Python (what the value summaries read
+    of it: converting a notebook again was a tenth of a cold index of the JAX tree)."""
     from vjplint.project_text import creators
 
     try:
         data = _read(path)
     except OSError:
         return "", None
-    if keep is not None and str(path).endswith(".py"):
+    if keep is not None and str(path).endswith((".py", ".ipynb")):
         keep[str(Path(path))] = data
     if digest:
         import hashlib

@@ -151,7 +151,7 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
     """module -> rows about its names from the other modules of the run, and about the functions
     of other modules it imports (vjplint.project_loops). `files` holds (path, module name,
     package, display path) per Python file. A cache entry: [size, mtime_ns, made_ns, defines,
-    targets_key, rows, the project_loops dict]. `known`: bytes of .py files already read (by
+    targets_key, rows, the project_loops dict]. `known`: bytes of .py files (a notebook's Python) already read (by
     `str(path)`), taken from it instead of reading them again."""
     from vjplint.project_loops import file_info, loop_rows
 
