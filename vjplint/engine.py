@@ -90,13 +90,24 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     lines = source_lines(text)
     enabled, partly = enabled_codes(config)
     result.analysed = True
+    module = None
+    if FOCUS:  # only the regions that can matter (vjplint.region_parse); None: parse it whole
+        from vjplint.region_parse import parse_focused
+
+        try:
+            module = parse_focused(text, lines, [n.decode() for n in prefilter_names(config)], filename)
+        except RecursionError:
+            module = None
+    focused = module is not None
     try:
-        module = parse(text, filename)
+        if module is None:
+            module = parse(text, filename)
     except SourceError as exc:
         result.diagnostics.append(_syntax_error(filename, exc))
         return _finish(result, config, filename, where, lines, enabled)
     try:
-        result.diagnostics.extend(_run_rules(filename, module, text, lines, config, enabled, result.errors, partly))
+        result.diagnostics.extend(_run_rules(filename, module, text, lines, config, enabled, result.errors, partly,
+                                             focused=focused))
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
     return _finish(result, config, filename, where, lines, enabled)
@@ -138,9 +149,10 @@ def _partly_enabled(config: Config, enabled: FrozenSet[str]) -> FrozenSet[str]:
 
 def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], config: Config,
                enabled: Set[str], errors: List[str], partly: FrozenSet[str] = frozenset(),
-               text_lines: Optional[List[str]] = None) -> List[Diagnostic]:
+               text_lines: Optional[List[str]] = None, focused: bool = False) -> List[Diagnostic]:
     """`text_lines`: the lines of `text` where they differ from `lines` (the incremental
-    linter's family modules, blank outside the family)."""
+    linter's family modules, blank outside the family). `focused`: `module` holds only the
+    regions already (vjplint.region_parse), the whole module was never parsed."""
     from vjplint.collect import Recognizer, collect
     from vjplint.expected_errors import withhold_fixes
     from vjplint.infer import Hints
@@ -148,9 +160,9 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     from vjplint.rules.registry import rules_for
 
     recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
-    whole = module
+    whole: Optional[ast.Module] = None if focused else module
     names = tuple(n.decode() for n in prefilter_names(config))
-    if FOCUS:
+    if FOCUS and not focused:
         from vjplint.regions import focus
 
         module = focus(module, text, text_lines or lines, list(names))

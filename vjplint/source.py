@@ -124,7 +124,7 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
 # One slot, replaced by the next file linted, taken by the fix that reads it; kept only where a
 # caller asked (`keep_parses`): a tree kept alive past its lint is scanned by the cyclic
 # collector again and again, which cost a text report more than the parse it would save.
-_REMEMBERED: List[Tuple[str, Tuple[str, ...], ast.Module, Optional[ast.Module]]] = []
+_REMEMBERED: List[Tuple[str, Tuple[str, ...], Optional[ast.Module], Optional[ast.Module]]] = []
 _KEEP = [False]
 
 
@@ -137,8 +137,10 @@ def keep_parses(keep: bool = True) -> bool:
     return before
 
 
-def remember_parse(text: str, names: Tuple[str, ...], module: ast.Module, focused: Optional[ast.Module]) -> None:
-    """Keep `text`'s module (and its regions for the prefilter `names`, when known) in the slot."""
+def remember_parse(text: str, names: Tuple[str, ...], module: Optional[ast.Module],
+                   focused: Optional[ast.Module]) -> None:
+    """Keep `text`'s module (None when only its regions were parsed) and its regions for the
+    prefilter `names` (when known) in the slot."""
     if _KEEP[0]:
         _REMEMBERED[:] = [(text, names, module, focused)]
 
@@ -148,13 +150,14 @@ def forget_parse() -> None:
 
 
 def recall_parse(text: str, names: Tuple[str, ...]) -> Optional[Tuple[ast.Module, Optional[ast.Module]]]:
-    """The kept module of exactly `text` and its regions (None where unknown), emptying the slot."""
+    """The module of exactly `text` (parsed now if only its regions were) and its regions (None
+    where unknown), emptying the slot; None when the slot holds another text."""
     kept = _REMEMBERED[:1]
     if not kept or kept[0][0] != text:
         return None
     forget_parse()
     _, kept_names, module, focused = kept[0]
-    return module, focused if kept_names == names else None
+    return module if module is not None else parse(text), focused if kept_names == names else None
 
 
 ERROR_DRIVEN_TRIES = 4

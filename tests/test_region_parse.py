@@ -1,0 +1,199 @@
+"""vjplint.region_parse: parsing only the regions gives, node for node and position for
+position, the module `focus(parse(text))` gives; a split it cannot trust parses the whole file."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Optional
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import ROOT
+from vjplint import regions
+from vjplint.config import Config
+from vjplint.engine import lint_source, prefilter_names
+from vjplint.positions import source_lines
+from vjplint.region_parse import parse_focused
+from vjplint.regions import focus
+from vjplint.source import SourceError, parse
+
+NAMES = [n.decode() for n in prefilter_names(Config())]
+
+
+@pytest.fixture(autouse=True)
+def _regions_everywhere(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Regions chosen even in the smallest files, as the whole-module comparisons do."""
+    monkeypatch.setattr(regions, "MIN_STATEMENTS", 1)
+    yield
+
+
+def _dump(module: ast.AST) -> str:
+    return ast.dump(module, include_attributes=True)
+
+
+def _both(text: str) -> tuple:
+    lines = source_lines(text)
+    region = parse_focused(text, lines, NAMES)
+    try:
+        whole: Optional[ast.Module] = focus(parse(text), text, lines, NAMES)
+    except SourceError:
+        whole = None
+    return region, whole
+
+
+def _same(text: str) -> ast.Module:
+    region, whole = _both(text)
+    assert region is not None, "the split was not trusted"
+    assert whole is not None
+    assert _dump(region) == _dump(whole)
+    return region
+
+
+@pytest.mark.parametrize("tree,least", [("fixtures", 300), ("eval/cases", 200), ("tests/data", 10)])
+def test_every_fixture_and_case_gives_the_whole_modules_regions(tree: str, least: int) -> None:
+    checked = 0
+    for path in sorted((ROOT / tree).rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        region, whole = _both(text)
+        if region is not None and whole is not None:
+            assert _dump(region) == _dump(whole), path
+            checked += 1
+    assert checked > least
+
+
+VJP = """\
+import jax
+
+
+def helper(x):
+    return x * 2
+
+
+def unrelated(y):
+    return y + 1
+
+
+@jax.custom_vjp
+def f(x):
+    return helper(x)
+
+
+def f_fwd(x):
+    return f(x), x
+
+
+def f_bwd(x, g):
+    return (g,)
+
+
+f.defvjp(f_fwd, f_bwd)
+"""
+
+
+def test_functions_no_region_reads_are_never_parsed() -> None:
+    """A syntax error in `unrelated` is not seen: only the regions are parsed."""
+    broken = VJP.replace("return y + 1", "return y +")
+    region, whole = _both(broken)
+    assert whole is None
+    assert region is not None
+    assert [getattr(s, "name", None) for s in region.body] == [None, "helper", "f", "f_fwd", "f_bwd", None]
+
+
+def test_a_syntax_error_in_a_region_is_still_vjp900() -> None:
+    broken = VJP.replace("return helper(x)", "return helper(x")
+    (d,) = lint_source("x.py", broken, Config()).diagnostics
+    assert (d.code, d.location.row) == ("VJP900", broken.splitlines().index("    return helper(x") + 1)
+
+
+def test_findings_of_a_file_with_an_error_outside_the_regions() -> None:
+    """Where the whole file was VJP900 and nothing else, the regions are analysed."""
+    text = VJP.replace("return y + 1", "return y +").replace("    return (g,)\n", "    return (g, None)\n")
+    assert [d.code for d in lint_source("x.py", text, Config()).diagnostics] == ["VJP306"]
+
+
+@pytest.mark.parametrize("text", [
+    # column-0 lines inside triple-quoted strings: text, not statements
+    VJP + 'def make():\n    return """\nf = jax.custom_vjp(g)\ndef h():\n    pass\n"""\n',
+    VJP + "def make():\n    return '''\nx = 1\n'''\n",
+    '"""Module doc.\n\nimport jax\n"""\n' + VJP,
+    VJP + 's = r"""a\\"""\nb = custom_vjp\n"""\n',  # an escaped quote closes nothing
+    VJP + "# a comment with \"\"\" in it\ndef g():\n    return 1\n",
+    VJP + "t = '\"\"\"'\ndef g():\n    return '\"\"\"'\n",
+    VJP + 'u = """one"""; v = """two"""\n',
+    # clauses, decorators, semicolons, brackets
+    VJP + "if x:\n    pass\nelif y:\n    pass\nelse:\n    pass\ntry:\n    import a\nexcept ImportError:\n    a = None\n"
+          "finally:\n    pass\n",
+    VJP + "@decorator\n@other(1)\ndef decorated(x):\n    return x\n",
+    VJP + "a = 1; b = 2\n",
+    VJP + "c = dict(\n    k=1,\n)\n",
+    VJP + "async def co(x):\n    return x\n",
+    VJP + "def g():\n    global G\n    G = 1\n",
+    # a big class holding a derivative: split into its members
+    VJP + "class T(Base):\n    '''Doc.'''\n    field = 1\n\n" + "".join(
+        f"    def test_{i}(self):\n        return {i}\n\n" for i in range(10))
+    + "    def test_vjp(self):\n        g = jax.custom_vjp(lambda x: x)\n        return g\n\n"
+    + "    @staticmethod\n    def helper():\n        return f_fwd\n",
+    VJP + "class M:\n    x: int = 1\n    def __init__(self):\n        self.f = jax.custom_vjp(helper)\n"
+          "    def unrelated(self):\n        return 2\n    class Inner:\n        pass\n",
+    VJP + "class Wide(\n    Base,\n):\n    def a(self):\n        return f\n",  # a header on two lines
+    VJP + "class Tabs:\n\tdef a(self):\n\t\treturn f(1)\n\tdef b(self):\n\t\treturn 2\n",
+])
+def test_tricky_splits_give_the_whole_modules_regions(text: str) -> None:
+    _same(text)
+
+
+def test_a_big_class_is_split_and_only_its_kept_members_parsed() -> None:
+    text = VJP + "class T(Base):\n" + "".join(f"    def test_{i}(self):\n        return {i}\n\n" for i in range(10)) + \
+        "    def test_vjp(self):\n        g = jax.custom_vjp(helper)\n        return g(1.0)\n"
+    (cls,) = [s for s in _same(text).body if isinstance(s, ast.ClassDef)]
+    assert [m.name for m in cls.body] == ["test_vjp"]  # type: ignore[attr-defined]
+    broken = text.replace("return 3\n", "return 3 +\n")  # in a member no region needs
+    region, whole = _both(broken)
+    assert whole is None and region is not None
+
+
+@pytest.mark.parametrize("text", [
+    VJP.replace("\n", "\r\n"),  # other line breaks: the whole file
+    VJP + 'x = "unterminated\n',
+    VJP + 's = """never closed\n',
+    VJP + "x = f(\n1,\ny=2)\n",  # a statement continued at column 0 inside brackets
+])
+def test_splits_it_cannot_trust_parse_the_whole_file(text: str) -> None:
+    assert parse_focused(text, source_lines(text), NAMES) is None
+
+
+def test_bracket_continuation_at_column_zero_is_never_misread() -> None:
+    """`x = f(` / `a,` / `y = 2)`: blanking the middle line would read `f(y=2)`; the statements
+    straddle the split, so the whole file is parsed."""
+    text = VJP + "x = dict(\nhelper,\ny = 2)\n"
+    assert parse_focused(text, source_lines(text), NAMES) is None
+    last = parse(text).body[-1]
+    assert isinstance(last, ast.Assign) and [k.arg for k in last.value.keywords] == ["y"]  # type: ignore[attr-defined]
+
+
+def test_a_kept_function_is_parsed_and_an_unkept_one_is_not() -> None:
+    module = _same(VJP)
+    names = [getattr(s, "name", None) for s in module.body]
+    assert "unrelated" not in names and "helper" in names
+    helper = next(s for s in module.body if getattr(s, "name", None) == "helper")
+    assert isinstance(helper.body[0], ast.Return)  # the real function, not its stand-in
+
+
+# -- properties ------------------------------------------------------------------------------------
+SEEDS = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "fixtures").rglob("*.py"))[::7]]
+PIECES = ['"""', "'''", "\n", "    ", "#", "(", ")", "else:\n", "@d\n", "def g():\n    pass\n", "class C:\n    x = 1\n",
+          "global q\n", "x = custom_vjp\n", "\\\n", ";", "\n\n"]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(st.data())
+def test_any_text_gives_the_whole_modules_regions_or_is_parsed_whole(data: st.DataObject) -> None:
+    text = data.draw(st.sampled_from(SEEDS))
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        text = text[:at] + data.draw(st.sampled_from(PIECES)) + text[at:]
+    region, whole = _both(text)
+    if region is not None and whole is not None:
+        assert _dump(region) == _dump(whole)
