@@ -197,3 +197,61 @@ def test_any_text_gives_the_whole_modules_regions_or_is_parsed_whole(data: st.Da
     region, whole = _both(text)
     if region is not None and whole is not None:
         assert _dump(region) == _dump(whole)
+
+
+# -- what the project index parses -----------------------------------------------------------------
+def _fixture_texts() -> Iterator[str]:
+    for path in sorted((ROOT / "fixtures").rglob("*.py"))[::3]:
+        yield path.read_text(encoding="utf-8", errors="surrogateescape")
+
+
+def test_top_level_statements_are_the_whole_modules_less_its_definitions() -> None:
+    from vjplint.region_parse import parse_top_level
+
+    checked = 0
+    for text in _fixture_texts():
+        top = parse_top_level(text)
+        try:
+            whole = parse(text)
+        except SourceError:
+            continue
+        if top is None:
+            continue
+        kept = [s for s in whole.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        assert [_dump(s) for s in top.body] == [_dump(s) for s in kept]
+        checked += 1
+    assert checked > 100
+
+
+def test_statements_mentioning_names_are_the_whole_modules_statements() -> None:
+    """Each statement `parse_mentioning` gives is the whole module's at its row (a split class
+    keeping some members); each definition whose text holds a name is among them."""
+    from vjplint.region_parse import parse_mentioning
+
+    checked = 0
+    for text in list(_fixture_texts()) + [VJP + "class T(Base):\n" + "".join(
+            f"    def test_{i}(self):\n        return {i}\n\n" for i in range(10)) + "    def test_f(self):\n"
+            "        return f(1.0)\n"]:
+        names = ["f_fwd", "custom_vjp"]
+        found = parse_mentioning(text, source_lines(text), names)
+        try:
+            whole = parse(text)
+        except SourceError:
+            continue
+        if found is None:
+            continue
+        by_row = {s.lineno: s for s in whole.body}
+        for s in found.body:
+            original = by_row[s.lineno]
+            if isinstance(s, ast.ClassDef) and len(s.body) < len(original.body):  # type: ignore[attr-defined]
+                members = {m.lineno: m for m in original.body}  # type: ignore[attr-defined]
+                assert all(_dump(m) == _dump(members[m.lineno]) for m in s.body)
+            else:
+                assert _dump(s) == _dump(original)
+        lines = text.splitlines()
+        for s in whole.body:
+            if isinstance(s, (ast.FunctionDef, ast.ClassDef)) and any(
+                    n in "\n".join(lines[s.lineno - 1:s.end_lineno]) for n in names):
+                assert s.lineno in {f.lineno for f in found.body}
+        checked += 1
+    assert checked > 50

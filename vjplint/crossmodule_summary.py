@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import AbstractSet, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Dict, List, Optional, Tuple
 
 from vjplint.collect import collect
 from vjplint.facts.crossmodule import (
@@ -25,15 +25,22 @@ from vjplint.facts.crossmodule import (
 from vjplint.facts.forward import FORWARD, linear_fn_applied
 from vjplint.facts.values import is_callable_class
 
+if TYPE_CHECKING:
+    from vjplint.project_text import LazyModule
+
 
 def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
               targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None,
-              forward_only: AbstractSet[str] = frozenset(), text: Optional[str] = None) -> List[Tuple[str, tuple]]:
+              forward_only: AbstractSet[str] = frozenset(), text: Optional[str] = None,
+              lazy: Optional["LazyModule"] = None) -> List[Tuple[str, tuple]]:
     """(defining module, row) pairs (rows: see ExternalFacts.from_config) for the calls,
     registrations and uses in this module of `targets` (absolute name -> (module, name there));
     for those in `forward_only`, only forward mode applied to them. With the module's `text`, the
     model is built on its regions that can matter (as linting does, vjplint.regions): those naming
-    an import that leads to a target, and what they reach."""
+    an import that leads to a target, and what they reach. With `lazy`, `tree` holds only the
+    module's top-level statements other than definitions (`project_text.parse_lazily`): the hits
+    are looked for in the statements that mention an import's name (most modules have none),
+    then the regions are parsed; every hit names such an import in its code, so it lies in them."""
     imports = imported_names(tree, package)
     # Every hit names an import that leads to a target (`f`, `mod.f`, `pkg.mod.f`): the local
     # names of those imports.
@@ -41,33 +48,32 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
     if not wanted:
         return []
     hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
+    regions_made = False  # `tree` is the regions already
     if _focus():
         needs = _needed_words(imports, wanted, targets, text if text is not None else "\n".join(lines))
         if not needs:  # no statement can spell a target: no hit
             return []
+        if lazy is not None:
+            # A statement holding a hit holds every word of its spelling: the last (`odeint` of
+            # `jax.experimental.ode.odeint`) is the one that rules out most statements.
+            spelled = sorted({s[-1] if s else local for local, spellings in needs for s in spellings})
+            tree = lazy.mentioning(spelled)
+            if tree is None:
+                return []
+            if tree is not lazy.parsed_whole:  # only the statements that can hold a hit were parsed
+                if not any(True for _ in _hits(_walk_spelling(tree, lines, needs), imports, targets, forward_only)):
+                    return []
+                tree = lazy.regions(spelled)  # seeded by the statements holding the hits
+                if tree is None:
+                    return []
+                regions_made = True
         nodes = _walk_spelling(tree, lines, needs)
     else:
         nodes = ast.walk(tree)
-    for node in nodes:
-        if isinstance(node, ast.Call):
-            q = _dotted(node.func, imports)
-            if q in targets and q not in forward_only:
-                hits.append((node, CALL, q))
-            elif q in FORWARD and node.args:
-                inner = _dotted(node.args[0], imports)
-                if inner in targets:
-                    hits.append((node, FORWARD_USE, inner))
-        elif isinstance(node, ast.Attribute) and node.attr in REGISTRATION_METHODS:
-            q = _dotted(node.value, imports)
-            if q in targets and q not in forward_only:
-                hits.append((node, REGISTER, q))
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            q = imports.get(node.id)
-            if q in targets and q not in forward_only:
-                hits.append((node, USE, q))
+    hits.extend(_hits(nodes, imports, targets, forward_only))
     if not hits:
         return []
-    if text is not None and _focus():
+    if text is not None and _focus() and not regions_made:
         from vjplint.regions import focus
 
         tree = focus(tree, text, lines, wanted)
@@ -183,6 +189,27 @@ def _walk_spelling(tree: ast.Module, lines: List[str], needs: List[Tuple[str, Li
             continue
         todo.extend(ast.iter_child_nodes(node))
         yield node
+
+
+def _hits(nodes, imports: Dict[str, str], targets, forward_only: AbstractSet[str]):
+    """(node, "call"/"register"/"use"/forward use, absolute target) for each node naming a target."""
+    for node in nodes:
+        if isinstance(node, ast.Call):
+            q = _dotted(node.func, imports)
+            if q in targets and q not in forward_only:
+                yield node, CALL, q
+            elif q in FORWARD and node.args:
+                inner = _dotted(node.args[0], imports)
+                if inner in targets:
+                    yield node, FORWARD_USE, inner
+        elif isinstance(node, ast.Attribute) and node.attr in REGISTRATION_METHODS:
+            q = _dotted(node.value, imports)
+            if q in targets and q not in forward_only:
+                yield node, REGISTER, q
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            q = imports.get(node.id)
+            if q in targets and q not in forward_only:
+                yield node, USE, q
 
 
 def _focus() -> bool:

@@ -50,15 +50,24 @@ EXTENDED_NAMES: Tuple[bytes, ...] = (b"defjvps", b"defvjp_all", b"defjvp_all")
 def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
     """Whether some name appears as a whole identifier's end (`jax.custom_vjp`, `filter_custom_vjp`,
     not `custom_vjp_call_p`): 19 of the JAX tree's 117 files that hold a name (13 % of their bytes,
-    JAX's internals) hold only such longer identifiers. The plain substring test first: fast, and
-    false for most files."""
-    return any(name in data for name in names) and _whole_names(tuple(names)).search(data) is not None
+    JAX's internals) hold only such longer identifiers. A literal search per name, then a look at
+    the byte after each occurrence (a regular expression of the names was a third of the test)."""
+    for name in names:
+        at = data.find(name)
+        while at >= 0:
+            end = at + len(name)
+            if data[end:end + 1] not in _IDENTIFIER_BYTES or any(
+                    data.startswith(longer, at) and data[at + len(longer):at + len(longer) + 1] not in _IDENTIFIER_BYTES
+                    for longer in _EXTENSIONS.get(name, ())):
+                return True
+            at = data.find(name, end)
+    return False
 
 
-@functools.lru_cache(maxsize=32)
-def _whole_names(names: Tuple[bytes, ...]) -> "re.Pattern[bytes]":
-    alternatives = sorted(set(names) | set(EXTENDED_NAMES), key=len, reverse=True)
-    return re.compile(b"(?:" + b"|".join(re.escape(n) for n in alternatives) + rb")(?![A-Za-z0-9_])")
+# The bytes that continue an identifier (as the old pattern's `(?![A-Za-z0-9_])`); b"" ends the data.
+_IDENTIFIER_BYTES = frozenset(bytes([c]) for c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_EXTENSIONS = {name: tuple(e for e in EXTENDED_NAMES if e.startswith(name) and e != name)
+               for name in PREFILTER_NAMES}
 
 
 def lint_source(filename: str, source: Union[str, bytes], config: Config = Config(),

@@ -3,7 +3,7 @@ bytes before linting: its parse, and the words of its import lines."""
 from __future__ import annotations
 
 import re
-from typing import Optional, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 
 def parse(data: bytes):
@@ -19,6 +19,76 @@ def parse(data: bytes):
         return ast.parse(text), source_lines(text), text
     except (SourceError, SyntaxError, RecursionError, ValueError, MemoryError):
         return None
+
+
+def parse_lazily(data: bytes):
+    """(its statements other than functions and classes (imports, assignments, if/try blocks),
+    lines, text, a `LazyModule` for the rest), or None where `parse` gives None. The whole file
+    is parsed only when the text cannot be split safely (vjplint.region_parse)."""
+    import ast
+
+    from vjplint.positions import source_lines
+    from vjplint.region_parse import parse_top_level
+    from vjplint.source import SourceError, decode
+
+    try:
+        text = decode(data).text
+        lines = source_lines(text)
+        top = parse_top_level(text)
+        lazy = LazyModule(text, lines, ast.parse(text) if top is None else None)
+    except (SourceError, SyntaxError, RecursionError, ValueError, MemoryError):
+        return None
+    return (top if top is not None else lazy.whole()), lines, text, lazy
+
+
+class LazyModule:
+    """A module's text, parsed as far as a reader asks (vjplint.region_parse); None for what
+    cannot be parsed."""
+
+    def __init__(self, text: str, lines: List[str], whole=None) -> None:
+        self.text, self.lines = text, lines
+        self.parsed_whole = whole  # the whole module, once parsed
+        self._firsts: dict = {}
+
+    def whole(self):
+        import ast
+
+        if self.parsed_whole is None:
+            self.parsed_whole = ast.parse(self.text)
+        return self.parsed_whole
+
+    def mentioning(self, names: List[str]):
+        """The statements that can spell one of `names` (`region_parse.parse_mentioning`), or the
+        whole module."""
+        from vjplint.region_parse import parse_mentioning
+
+        return self._guarded(lambda: parse_mentioning(self.text, self.lines, names, first=self._first(names))
+                             or self.whole())
+
+    def regions(self, names: List[str]):
+        """What `vjplint.regions.focus` keeps of the module for `names`."""
+        from vjplint.region_parse import parse_focused
+        from vjplint.regions import focus
+
+        return self._guarded(lambda: parse_focused(self.text, self.lines, names, first=self._first(names))
+                             or focus(self.whole(), self.text, self.lines, names))
+
+    def _first(self, names: List[str]):
+        """`region_parse.first_pass` for `names`, made once (what `mentioning` parsed, `regions`
+        of the same names reads again)."""
+        from vjplint.region_parse import first_pass
+
+        key = tuple(names)
+        if key not in self._firsts:
+            self._firsts[key] = first_pass(self.text, self.lines, names)
+        return self._firsts[key]
+
+    @staticmethod
+    def _guarded(make):
+        try:
+            return make()
+        except (SyntaxError, RecursionError, ValueError, MemoryError):
+            return None  # as `parse` would have said of the file
 
 
 IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b([^\n]*)|import[ \t]+([^\n]*))", re.MULTILINE)

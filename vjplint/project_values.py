@@ -22,6 +22,7 @@ from vjplint.project_text import WORD as _WORD  # noqa: F401
 from vjplint.project_text import creators as _creators
 from vjplint.project_text import imported_words as _imported_words
 from vjplint.project_text import parse as _parse
+from vjplint.project_text import parse_lazily as _parse_lazily
 
 FORMAT = 2
 RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
@@ -102,18 +103,23 @@ def file_rows(data: bytes, module: str, package: str, display: str, targets: Tar
               exported: Any, parsed: Any = None) -> List[list]:
     """[owner module, row] for what the module `data` does with the other modules' targets;
     `exported(absolute)` answers what another module binds at module level. `parsed`: the
-    module's `project_text.parse`, when it was parsed already."""
+    module's `project_text.parse`, when it was parsed already; else only what the summary reads
+    of it is parsed (`project_text.parse_lazily`)."""
     from vjplint.crossmodule_summary import summarize
     from vjplint.facts.crossmodule import references
 
     if not targets.targets or not targets.may_call(data):
         return []
-    found = parsed if parsed is not None else _parse(data)
+    from vjplint import engine
+
+    # Only what the summary reads is parsed, unless a test compares the whole modules (FOCUS off).
+    found = parsed if parsed is not None else _parse_lazily(data) if engine.FOCUS else _parse(data)
     if found is None or not references(found[0], package, set(targets.targets)):
         return []
     own = {k: v for k, v in targets.targets.items() if v[0] != module}
     rows = [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own, exported,
-                                                     targets.forward_only, found[2])]
+                                                     targets.forward_only, found[2],
+                                                     lazy=found[3] if len(found) > 3 else None)]
     return _in_cells(rows, display, found[1]) if display.endswith(NOTEBOOK) and rows else rows
 
 

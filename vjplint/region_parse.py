@@ -24,6 +24,7 @@ goes unreported, as in a file the prefilter skips; one in a region is VJP900 as 
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -58,49 +59,14 @@ class _Unit:
         self.eager = self.chosen = False  # a member's: parsed in the first pass, in the second
 
 
-def parse_focused(text: str, lines: Sequence[str], names: Sequence[str], filename: str = "<unknown>"
-                  ) -> Optional[ast.Module]:
+def parse_focused(text: str, lines: Sequence[str], names: Sequence[str], filename: str = "<unknown>",
+                  first: Optional["FirstPass"] = None) -> Optional[ast.Module]:
     """`focus(parse(text), text, lines, names)`, parsing only what it needs; None when the text
-    cannot be split safely (see the module doc)."""
-    if "\r" in text or "\x00" in text:
+    cannot be split safely (see the module doc). `first`: `first_pass` of the same arguments."""
+    first = first or first_pass(text, lines, names, filename, regions.MIN_STATEMENTS)
+    if first is None or len(first.units) < regions.MIN_STATEMENTS:
         return None
-    strings = _string_spans(text)
-    if strings is None:
-        return None
-    units = _units(text, strings)
-    if units is None or len(units) < regions.MIN_STATEMENTS:
-        return None
-    words = [n for n in names if n]
-    eager = [_eager(text, u, words) for u in units]
-    for u, e in zip(units, eager):
-        if e and u.kind == "class" and not _has_global(text, u):
-            _split_class(text, u, strings, words)
-    if all(eager) and not any(u.members for u in units):
-        return None  # nothing to save: the usual parse
-    parsed = _parse(text, units, eager, filename)
-    if parsed is None:
-        return None
-    statements, members = parsed
-    stubs: Dict[int, Tuple[int, int]] = {}  # id(stub) -> (unit, member or -1)
-    body: List[ast.stmt] = []
-    for i, unit in enumerate(units):
-        if not eager[i]:
-            stub = _stub(unit, lines)
-            stubs[id(stub)] = (i, -1)
-            body.append(stub)
-            continue
-        body.extend(statements[i])
-        if unit.members:
-            cls = statements[i][0]
-            assert isinstance(cls, ast.ClassDef)
-            cls.body = []
-            for k, member in enumerate(unit.members):
-                if member.eager:
-                    cls.body.extend(members[i][k])
-                else:
-                    stub = _stub(member, lines)
-                    stubs[id(stub)] = (i, k)
-                    cls.body.append(stub)
+    units, body, stubs = first.units, list(first.body), first.stubs
     focused = focus(ast.Module(body=body, type_ignores=[]), text, lines, list(names))
     wanted = [stubs[id(s)] for s in focused.body if id(s) in stubs]
     for s in focused.body:
@@ -137,15 +103,126 @@ def parse_focused(text: str, lines: Sequence[str], names: Sequence[str], filenam
     return focused
 
 
-def _eager(text: str, unit: "_Unit", words: Sequence[str]) -> bool:
-    """Whether `focus` may read the unit's syntax: all but functions and classes, and those that
-    hold a recognised name or a `global` statement."""
-    return unit.kind == "" or any(text.find(n, unit.start, unit.end) >= 0 for n in words) or _has_global(text, unit)
+def parse_mentioning(text: str, lines: Sequence[str], names: Sequence[str], filename: str = "<unknown>",
+                     first: Optional["FirstPass"] = None) -> Optional[ast.Module]:
+    """The module's statements other than functions and classes, and the functions and classes
+    (members of a big class) whose text holds one of `names`: every statement that can spell
+    them, in their order. None when the text cannot be split safely or nothing would be left out.
+    `first`: `first_pass` of the same arguments."""
+    first = first or first_pass(text, lines, names, filename)
+    if first is None:
+        return None
+    body: List[ast.stmt] = []
+    for statement in first.body:
+        if id(statement) in first.stubs:
+            continue
+        if isinstance(statement, ast.ClassDef) and any(id(m) in first.stubs for m in statement.body):
+            copy = ast.ClassDef(**{f: getattr(statement, f) for f in statement._fields})
+            copy.body = [m for m in statement.body if id(m) not in first.stubs]
+            ast.copy_location(copy, statement)
+            statement = copy
+        body.append(statement)
+    return ast.Module(body=body, type_ignores=[])
 
 
-def _has_global(text: str, unit: "_Unit") -> bool:
-    """Whether a `global` statement may be in the unit (what it binds is the module's)."""
-    return text.find("global", unit.start, unit.end) >= 0 and GLOBAL.search(text, unit.start, unit.end) is not None
+class FirstPass:
+    """The module's statements, with a stub for each function or class `focus` reads only by
+    name, from the first parse of `parse_focused` (shared with `parse_mentioning`)."""
+
+    def __init__(self, units: List[_Unit], body: List[ast.stmt], stubs: Dict[int, Tuple[int, int]]) -> None:
+        self.units, self.body, self.stubs = units, body, stubs  # stubs: id -> (unit, member or -1)
+
+
+def first_pass(text: str, lines: Sequence[str], names: Sequence[str], filename: str = "<unknown>",
+               least: int = 0) -> Optional[FirstPass]:
+    """The first parse for the recognised `names`; None when the text cannot be split safely, has
+    fewer than `least` statements, or every statement must be parsed anyway."""
+    if "\r" in text or "\x00" in text:
+        return None
+    strings = _string_spans(text)
+    if strings is None:
+        return None
+    units = _units(text, strings)
+    if units is None or len(units) < least:
+        return None
+    marks = _Marks(text, [n for n in names if n])
+    eager = [marks.eager(u) for u in units]
+    for u, e in zip(units, eager):
+        if e and u.kind == "class" and not marks.has_global(u):
+            _split_class(text, u, strings, marks)
+    if all(eager) and not any(u.members for u in units):
+        return None  # nothing to save: the usual parse
+    parsed = _parse(text, units, eager, filename)
+    if parsed is None:
+        return None
+    statements, members = parsed
+    stubs: Dict[int, Tuple[int, int]] = {}  # id(stub) -> (unit, member or -1)
+    body: List[ast.stmt] = []
+    for i, unit in enumerate(units):
+        if not eager[i]:
+            stub = _stub(unit, lines)
+            stubs[id(stub)] = (i, -1)
+            body.append(stub)
+            continue
+        body.extend(statements[i])
+        if unit.members:
+            cls = statements[i][0]
+            assert isinstance(cls, ast.ClassDef)
+            cls.body = []
+            for k, member in enumerate(unit.members):
+                if member.eager:
+                    cls.body.extend(members[i][k])
+                else:
+                    stub = _stub(member, lines)
+                    stubs[id(stub)] = (i, k)
+                    cls.body.append(stub)
+    return FirstPass(units, body, stubs)
+
+
+def parse_top_level(text: str, filename: str = "<unknown>") -> Optional[ast.Module]:
+    """The module's statements other than functions and classes (imports, assignments, `if`
+    and `try` blocks: what runs at import besides definitions), parsed alone; None when the text
+    cannot be split safely (see the module doc)."""
+    if "\r" in text or "\x00" in text:
+        return None
+    strings = _string_spans(text)
+    units = _units(text, strings) if strings is not None else None
+    if units is None:
+        return None
+    chosen = [u.kind == "" for u in units]
+    parsed = _parse(text, units, chosen, filename) if any(chosen) else ({}, {})
+    if parsed is None:
+        return None
+    return ast.Module(body=[s for i, c in enumerate(chosen) if c for s in parsed[0][i]], type_ignores=[])
+
+
+class _Marks:
+    """Where the recognised names and `global` statements are in the text: whether a unit holds
+    one is a bisection, not a search of its text per name."""
+
+    def __init__(self, text: str, names: Sequence[str]) -> None:
+        found: List[int] = []
+        for name in names:
+            at = text.find(name)
+            while at >= 0:
+                found.append(at + len(name))  # where it ends: held when it ends inside the unit
+                at = text.find(name, at + 1)
+        self.names = sorted(found)
+        self.globals = [m.end() for m in GLOBAL.finditer(text)] if "global" in text else []
+
+    def eager(self, unit: "_Unit") -> bool:
+        """Whether `focus` may read the unit's syntax: all but functions and classes, and those
+        that hold a recognised name or a `global` statement."""
+        return unit.kind == "" or self._within(self.names, unit) or self.has_global(unit)
+
+    def has_global(self, unit: "_Unit") -> bool:
+        """Whether a `global` statement may be in the unit (what it binds is the module's)."""
+        return self._within(self.globals, unit)
+
+    @staticmethod
+    def _within(ends: List[int], unit: "_Unit") -> bool:
+        i = bisect.bisect_right(ends, unit.start)
+        return i < len(ends) and ends[i] <= unit.end
 
 
 # -- splitting ------------------------------------------------------------------------------------
@@ -189,7 +266,7 @@ def _split(text: str, starts: List[int], counted: int, row: int, end: int, last_
     return units
 
 
-def _split_class(text: str, unit: _Unit, strings: List[Tuple[int, int]], words: Sequence[str]) -> None:
+def _split_class(text: str, unit: _Unit, strings: List[Tuple[int, int]], marks: _Marks) -> None:
     """Split a big class into its members (`focus` splits such a class too), when its header is
     one line: set `unit.members` (and which are parsed in the first pass)."""
     at = unit.start
@@ -211,7 +288,7 @@ def _split_class(text: str, unit: _Unit, strings: List[Tuple[int, int]], words: 
     if len(members) < regions.MIN_STATEMENTS:
         return
     for member in members:
-        member.eager = _eager(text, member, words)
+        member.eager = marks.eager(member)
     members[-1].eager = True  # the class's end is its last member's: parsed, it is exact
     if all(m.eager for m in members):
         return

@@ -278,9 +278,10 @@ class ScalarEvaluator:
         if self._constants is None:
             counts: Dict[str, int] = {}
             values: Dict[str, float] = {}
-            for node in ast.walk(self.model.module):
-                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            index = self.model.index  # its cached nodes by type, not another walk of the module
+            for kind in (ast.Assign, ast.AugAssign, ast.AnnAssign):
+                for node in index.of_type(kind):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
                     for t in targets:
                         if isinstance(t, ast.Name):
                             counts[t.id] = counts.get(t.id, 0) + 1
