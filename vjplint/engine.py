@@ -184,7 +184,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     if config.array_names or config.static_names:
         model.facts.hints = options.hints  # vjplint.values reads them as the weakest source of kinds
     stub = filename.endswith(".pyi")
-    present = _present_triggers(text, config)
+    present = _present_triggers(text, config, names)
     rules = [cls(model, options) for cls in rules_for(enabled)
              if (cls.IN_STUBS or not stub) and not cls.RUNTIME
              and (not cls.TRIGGERS or not present.isdisjoint(cls.TRIGGERS))]
@@ -236,9 +236,16 @@ def _visit_methods(cls: type) -> Tuple[str, ...]:
     return tuple(attr for attr in dir(cls) if attr.startswith("visit_"))
 
 
-def _present_triggers(text: str, config: Config) -> Set[bytes]:
-    """The rules' trigger names the text holds; an alias's name stands for its creator's."""
-    present = {name for name in PREFILTER_NAMES if name.decode() in text}
+def _present_triggers(text: str, config: Config, names: Tuple[str, ...] = ()) -> Set[bytes]:
+    """The rules' trigger names the text holds; an alias's name stands for its creator's.
+    `names`: the prefilter names, whose occurrences vjplint.regions found in this text already."""
+    if names and set(PREFILTER_NAMES) <= {n.encode() for n in names}:
+        from vjplint.regions import occurrences
+
+        found = occurrences(text, names)
+        present = {name for name in PREFILTER_NAMES if found[name.decode()]}
+    else:
+        present = {name for name in PREFILTER_NAMES if name.decode() in text}
     if any(name.rsplit(".", 1)[-1] in text for name, _ in config.custom_vjp_aliases):
         present.add(b"custom_vjp")
     if any(name.rsplit(".", 1)[-1] in text for name, _ in config.custom_jvp_aliases):

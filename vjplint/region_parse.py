@@ -30,7 +30,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint import regions
-from vjplint.regions import GLOBAL, first_line, focus
+from vjplint.regions import first_line, focus
 
 _CODE_LINE = re.compile(r"\n(?=[^\s#)\]}])")  # a line starting with code that can start a statement
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")  # clauses of the statement above
@@ -145,7 +145,7 @@ def first_pass(text: str, lines: Sequence[str], names: Sequence[str], filename: 
     units = _units(text, strings)
     if units is None or len(units) < least:
         return None
-    marks = _Marks(text, [n for n in names if n])
+    marks = _Marks(text, names)
     eager = [marks.eager(u) for u in units]
     for u, e in zip(units, eager):
         if e and u.kind == "class" and not marks.has_global(u):
@@ -201,14 +201,14 @@ class _Marks:
     one is a bisection, not a search of its text per name."""
 
     def __init__(self, text: str, names: Sequence[str]) -> None:
-        found: List[int] = []
-        for name in names:
-            at = text.find(name)
-            while at >= 0:
-                found.append(at + len(name))  # where it ends: held when it ends inside the unit
-                at = text.find(name, at + 1)
-        self.names = sorted(found)
-        self.globals = [m.end() for m in GLOBAL.finditer(text)] if "global" in text else []
+        # where each occurrence ends: held when it ends inside the unit
+        self.names = sorted(at + len(n) for n, found in regions.occurrences(text, names).items() for at in found)
+        self.globals: List[int] = []  # where each `global` statement's keyword ends (as GLOBAL matches)
+        at = text.find("global")
+        while at >= 0:  # a literal search: a MULTILINE `^` pattern is tried at every character
+            if text[at + 6:at + 7] in (" ", "\t") and not text[text.rfind("\n", 0, at) + 1:at].strip(" \t"):
+                self.globals.append(at + 7)
+            at = text.find("global", at + 6)
 
     def eager(self, unit: "_Unit") -> bool:
         """Whether `focus` may read the unit's syntax: all but functions and classes, and those

@@ -79,7 +79,7 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     def span(first: int, end: int) -> Tuple[int, int]:
         return offsets[min(first, last)], offsets[min(end + 1, last)]
 
-    found_at = _occurrences(text, names)
+    found_at = occurrences(text, names)
 
     def mentions(where: Tuple[int, int], among: Sequence[str]) -> bool:
         """Whether `text[where[0]:where[1]]` holds one of `among` (what `text.find(n, *where)` says)."""
@@ -166,18 +166,26 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     return ast.Module(body=kept, type_ignores=module.type_ignores)
 
 
-def _occurrences(text: str, names: Iterable[str]) -> Dict[str, List[int]]:
+def occurrences(text: str, names: Iterable[str]) -> Dict[str, List[int]]:
     """Where each name starts in `text`, overlapping occurrences included, in order: the
-    names are rare, so a literal search of the whole text each beats a search per statement."""
+    names are rare, so a literal search of the whole text each beats a search per statement.
+    The last text's answer is kept: the engine, vjplint.region_parse and `focus` all ask of it."""
+    key = tuple(names)
+    if _LAST and _LAST[0] is text and _LAST[1] == key:
+        return _LAST[2]
     found: Dict[str, List[int]] = {}
-    for n in names:
+    for n in key:
         at: List[int] = []
         i = text.find(n) if n else -1
         while i >= 0:
             at.append(i)
             i = text.find(n, i + 1)
         found[n] = at
+    _LAST[:] = [text, key, found]
     return found
+
+
+_LAST: list = []  # [text, names, their occurrences]: one slot, compared by identity
 
 
 def _with_body(cls: ast.ClassDef, body: List[ast.stmt]) -> ast.ClassDef:
