@@ -139,6 +139,11 @@ def test_findings_of_a_file_with_an_error_outside_the_regions() -> None:
           "    def unrelated(self):\n        return 2\n    class Inner:\n        pass\n",
     VJP + "class Wide(\n    Base,\n):\n    def a(self):\n        return f\n",  # a header on two lines
     VJP + "class Tabs:\n\tdef a(self):\n\t\treturn f(1)\n\tdef b(self):\n\t\treturn 2\n",
+    # type parameters (PEP 695): before Python 3.12 their statements are left out, as the whole
+    # file's parse leaves them out
+    VJP + "class Box[T]:\n    def get(self) -> T:\n        return helper(1)\n\ndef ident[T](x: T) -> T:\n"
+          "    return x\n\ntype Pair = tuple[int, int]\n",
+    VJP + "def uses[T](x: T) -> T:\n    return f(x)\n",
 ])
 def test_tricky_splits_give_the_whole_modules_regions(text: str) -> None:
     _same(text)

@@ -27,10 +27,12 @@ import ast
 import bisect
 import functools
 import re
+import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint import regions
 from vjplint.regions import first_line, focus
+from vjplint.source import _TYPE_PARAMETERS, _parses, _without_type_parameters
 
 _CODE_LINE = re.compile(r"\n(?=[^\s#)\]}])")  # a line starting with code that can start a statement
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")  # clauses of the statement above
@@ -125,6 +127,26 @@ def parse_mentioning(text: str, lines: Sequence[str], names: Sequence[str], file
     return ast.Module(body=body, type_ignores=[])
 
 
+# Before Python 3.12, `ast` cannot read type parameters (PEP 695): as `vjplint.source.parse`
+# does for the whole file, a statement holding them is left out (blank) when it reads without them.
+_OLD_GRAMMAR = sys.version_info < (3, 12)
+
+
+def _newer_syntax(chunk: str) -> bool:
+    return (_may_hold_type_parameters(chunk) and _TYPE_PARAMETERS.search(chunk) is not None and not _parses(chunk)
+            and _parses(_without_type_parameters(chunk)))
+
+
+# What `_TYPE_PARAMETERS` finds, and more, by patterns that start with a literal (searched for,
+# not tried at every character: a tenth of its time).
+_TYPE_PARAMETER_HINTS = tuple(re.compile(p) for p in (r"def[ \t]+\w+[ \t]*\[", r"class[ \t]+\w+[ \t]*\[",
+                                                      r"type[ \t]+\w+[ \t]*[\[=]"))
+
+
+def _may_hold_type_parameters(text: str) -> bool:
+    return any(p.search(text) is not None for p in _TYPE_PARAMETER_HINTS)
+
+
 class FirstPass:
     """The module's statements, with a stub for each function or class `focus` reads only by
     name, from the first parse of `parse_focused` (shared with `parse_mentioning`)."""
@@ -143,6 +165,8 @@ def first_pass(text: str, lines: Sequence[str], names: Sequence[str], filename: 
     if strings is None:
         return None
     units = _units(text, strings)
+    if units is not None and _OLD_GRAMMAR and _may_hold_type_parameters(text):
+        units = [u for u in units if not _newer_syntax(text[u.start:u.end])]
     if units is None or len(units) < least:
         return None
     marks = _Marks(text, names)

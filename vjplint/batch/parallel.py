@@ -390,6 +390,8 @@ def _context():
 def _preload() -> None:
     """Import the analysis modules before forking, once, instead of once per worker."""
     import vjplint.collect  # noqa: F401
+    import vjplint.expected_errors  # noqa: F401
+    import vjplint.region_parse  # noqa: F401
     from vjplint.rules.registry import all_rules
 
     all_rules()
