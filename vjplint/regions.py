@@ -16,6 +16,7 @@ from the text, comments and strings included, so a region is a superset of what 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from bisect import bisect_left
 from itertools import accumulate
@@ -306,7 +307,10 @@ def _close_backward(text: str, spans, bound: List[Set[str]], keep: List[bool], w
 
 def _names_in_code(unit: ast.AST, names: Sequence[str]) -> bool:
     """Whether an identifier, an attribute, an import, a keyword or a word-like string constant
-    (`backend()["custom_vjp"]`) in `unit` contains one of `names`."""
+    (`backend()["custom_vjp"]`) in `unit` holds one of `names` where an identifier ends, as the
+    prefilter reads names (`jax.custom_vjp`, `filter_custom_vjp`; not JAX's internal
+    `process_custom_jvp_call` or `ad.defjvp2`, another API that no rule reads)."""
+    ends = _identifier_ends(tuple(names))
     stack: List[ast.AST] = [unit]
     while stack:  # every node, in no particular order: the answer is whether any matches
         node = stack.pop()
@@ -329,10 +333,19 @@ def _names_in_code(unit: ast.AST, names: Sequence[str]) -> bool:
         else:
             stack.extend(child_nodes(node))
             continue
-        if any(n in found for n in names):
+        if any(n in found for n in names) and ends.search(found) is not None:
             return True
         stack.extend(child_nodes(node))
     return False
+
+
+@functools.lru_cache(maxsize=32)
+def _identifier_ends(names: Tuple[str, ...]) -> "re.Pattern[str]":
+    """A name where an identifier ends (vjplint.engine.may_contain_findings, on text)."""
+    from vjplint.engine import EXTENDED_NAMES
+
+    alternatives = sorted({*names, *(e.decode() for e in EXTENDED_NAMES)}, key=len, reverse=True)
+    return re.compile("(?:" + "|".join(re.escape(n) for n in alternatives if n) + ")(?![A-Za-z0-9_])")
 
 
 def first_line(statement: ast.stmt) -> int:
