@@ -260,3 +260,68 @@ def test_statements_mentioning_names_are_the_whole_modules_statements() -> None:
                 assert s.lineno in {f.lineno for f in found.body}
         checked += 1
     assert checked > 50
+
+
+# -- what the regions hold ------------------------------------------------------------------------
+PRIMITIVES = """\
+import jax
+from jax._src.interpreters import ad
+
+
+def helper(g, x):
+    return g * x
+
+
+def other(y):
+    return y
+
+
+@jax.custom_vjp
+def f(x):
+    return x
+
+
+def f_fwd(x):
+    return x, x
+
+
+def f_bwd(r, g):
+    return (g,)
+
+
+f.defvjp(f_fwd, f_bwd)
+ad.defjvp(sin_p, lambda g, x: helper(g, x))
+ad.defjvp(cos_p, lambda g, x: f(x))
+jax.defvjp(old, other)
+"""
+
+
+def _kept(text: str) -> list:
+    module = focus(parse(text), text, source_lines(text), NAMES)
+    return [getattr(s, "name", None) or ast.unparse(s).split("(")[0] for s in module.body]
+
+
+def test_a_registration_on_an_import_is_kept_but_not_followed() -> None:
+    """`ad.defjvp(sin_p, ...)` stays (VJP403 reads `jax.defvjp(...)`), but what it passes and
+    reads (`helper`, `other`) is not kept for it; `ad.defjvp(cos_p, lambda ...: f(x))` names the
+    derivative `f`, so it is followed as any statement naming `f` is."""
+    kept = _kept(PRIMITIVES)
+    assert kept == ["import jax", "from jax._src.interpreters import ad", "f", "f_fwd", "f_bwd", "f.defvjp",
+                    "ad.defjvp", "ad.defjvp", "jax.defvjp"]
+
+
+
+def test_a_registration_on_an_import_changes_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vjplint import engine
+
+    config = Config(select=("ALL",))
+    focused = lint_source("x.py", PRIMITIVES, config).diagnostics
+    monkeypatch.setattr(engine, "FOCUS", False)
+    assert focused == lint_source("x.py", PRIMITIVES, config).diagnostics
+    assert [d.code for d in focused] == ["VJP403"]
+
+
+def test_a_registration_on_a_local_name_is_followed() -> None:
+    local = PRIMITIVES.replace("from jax._src.interpreters import ad\n", "from jax._src.interpreters import ad\n"
+                               "ad = make_registry()\n")
+    assert "helper" in _kept(local)

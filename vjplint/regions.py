@@ -131,6 +131,15 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     for header, group in members.items():  # a class holding a derivative: its instances matter
         forward[header] = mentions(spans[header], spread) or any(forward[m] for m in group)
     local_seeds = [i not in members and mentions(spans[i], local) for i in range(len(units))]
+    # `ad.defjvp(prim, rule)`, a registration on an imported module or object, is kept (VJP403
+    # reads `jax.defvjp`) but neither followed nor read backwards: no rule reads a rule registered
+    # on an import (JAX's lax.py registers a hundred primitives' rules this way), unless the
+    # statement also names what a followed statement binds (then it is followed as any other).
+    imported = _imported_only(units, bound, top_level)
+    registration = [False] * len(units)
+    for i, unit in enumerate(units):
+        if forward[i] and isinstance(unit, ast.Expr) and _registers_on(unit, spread, imported):
+            forward[i], registration[i] = False, True
     words = _Words(text, spans)
     # One step on from a statement holding such a name: an import or constant (`JVPTracer as _T`,
     # `NAMES = ("JVPTracer",)`) is read where the test is; a function testing it is exempt when
@@ -145,7 +154,8 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
                 local_seeds[i] = True
     class_of = {m: header for header, group in members.items() for m in group}
     _close_forward(units, bound, forward, words, callable_names, class_of)
-    keep = [f or l for f, l in zip(forward, local_seeds)]
+    keep = [f or l or r for f, l, r in zip(forward, local_seeds, registration)]
+    alone = {i for i, r in enumerate(registration) if r and not forward[i] and not local_seeds[i]}
     for i, unit in enumerate(units):
         if isinstance(unit, _IMPORTS) and id(unit) in top_level:
             keep[i] = True
@@ -154,7 +164,7 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
             keep[i] = True  # fields, dunders and setup make what an instance is
     if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         keep[0] = True  # the module docstring
-    _close_backward(text, spans, bound, keep, words, [i for i, k in enumerate(keep) if k])
+    _close_backward(text, spans, bound, keep, words, [i for i, k in enumerate(keep) if k and i not in alone])
     if all(keep):
         return module
     kept: List[ast.stmt] = []
@@ -303,6 +313,47 @@ def _close_backward(text: str, spans, bound: List[Set[str]], keep: List[bool], w
                         keep[j] = True
                         later.append(j)
         pending = later
+
+
+REGISTRATIONS = frozenset({"defvjp", "defjvp", "defjvps", "defvjp_all", "defjvp_all"})
+
+
+def _imported_only(units: Sequence[ast.stmt], bound: Sequence[Set[str]], top_level: Set[int]) -> Set[str]:
+    """The module-level names that only imports bind."""
+    imported: Set[str] = set()
+    other: Set[str] = set()
+    for unit, names in zip(units, bound):
+        (imported if isinstance(unit, _IMPORTS) and id(unit) in top_level else other).update(names)
+    return imported - other
+
+
+def _registers_on(unit: ast.AST, names: Sequence[str], imported: Set[str]) -> bool:
+    """Whether every recognised name in the unit's code (as `_names_in_code` reads them) is a
+    registration method of a name only an import binds (`ad.defjvp`)."""
+    if not imported:
+        return False
+    ends = _identifier_ends(tuple(names))
+    seen = False
+    for node in ast.walk(unit):
+        cls = node.__class__
+        if cls is ast.Name:
+            found = node.id  # type: ignore[attr-defined]
+        elif cls is ast.Attribute:
+            found = node.attr  # type: ignore[attr-defined]
+        elif cls is ast.keyword:
+            found = node.arg or ""  # type: ignore[attr-defined]
+        elif cls is ast.Constant and isinstance(node.value, str) and IDENTIFIERS.fullmatch(node.value):  # type: ignore
+            found = node.value  # type: ignore[attr-defined]
+        elif cls in _DEFS_SET or cls is ast.alias:
+            return False  # a definition or an import inside: not a lone registration
+        else:
+            continue
+        if any(n in found for n in names) and ends.search(found) is not None:
+            if not (cls is ast.Attribute and found in REGISTRATIONS and isinstance(node.value, ast.Name)  # type: ignore
+                    and node.value.id in imported):  # type: ignore[attr-defined]
+                return False
+            seen = True
+    return seen
 
 
 def _names_in_code(unit: ast.AST, names: Sequence[str]) -> bool:
