@@ -133,8 +133,12 @@ _OLD_GRAMMAR = sys.version_info < (3, 12)
 
 
 def _newer_syntax(chunk: str) -> bool:
-    return (_may_hold_type_parameters(chunk) and _TYPE_PARAMETERS.search(chunk) is not None and not _parses(chunk)
-            and _parses(_without_type_parameters(chunk)))
+    return _TYPE_PARAMETERS.search(chunk) is not None and not _parses(chunk) and _parses(_without_type_parameters(chunk))
+
+
+def _holds(offsets: List[int], unit: "_Unit") -> bool:
+    i = bisect.bisect_left(offsets, unit.start)
+    return i < len(offsets) and offsets[i] < unit.end
 
 
 # What `_TYPE_PARAMETERS` finds, and more, by patterns that start with a literal (searched for,
@@ -142,9 +146,6 @@ def _newer_syntax(chunk: str) -> bool:
 _TYPE_PARAMETER_HINTS = tuple(re.compile(p) for p in (r"def[ \t]+\w+[ \t]*\[", r"class[ \t]+\w+[ \t]*\[",
                                                       r"type[ \t]+\w+[ \t]*[\[=]"))
 
-
-def _may_hold_type_parameters(text: str) -> bool:
-    return any(p.search(text) is not None for p in _TYPE_PARAMETER_HINTS)
 
 
 class FirstPass:
@@ -165,8 +166,10 @@ def first_pass(text: str, lines: Sequence[str], names: Sequence[str], filename: 
     if strings is None:
         return None
     units = _units(text, strings)
-    if units is not None and _OLD_GRAMMAR and _may_hold_type_parameters(text):
-        units = [u for u in units if not _newer_syntax(text[u.start:u.end])]
+    if units is not None and _OLD_GRAMMAR:
+        hints = sorted(m.start() for p in _TYPE_PARAMETER_HINTS for m in p.finditer(text))
+        if hints:  # only the units holding a hint are tried
+            units = [u for u in units if not (_holds(hints, u) and _newer_syntax(text[u.start:u.end]))]
     if units is None or len(units) < least:
         return None
     marks = _Marks(text, names)

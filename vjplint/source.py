@@ -80,6 +80,8 @@ def _byte_offset_to_position(data: bytes, offset: int, encoding: str = "utf-8") 
 
 
 def _dominant_newline(text: str) -> str:
+    if "\r" not in text:
+        return "\n"
     crlf = text.count("\r\n")
     lf = text.count("\n") - crlf
     return "\r\n" if crlf > lf else "\n"
