@@ -27,6 +27,15 @@ class Signature:
 
     @classmethod
     def of(cls, fn: FunctionNode) -> "Signature":
+        """The signature of `fn`, made once per node (rules and facts ask again and again; a
+        Signature is never changed: `without_first` makes another)."""
+        made = fn.__dict__.get("_vjplint_signature")
+        if made is None:
+            made = fn.__dict__["_vjplint_signature"] = cls._of(fn)
+        return made
+
+    @classmethod
+    def _of(cls, fn: FunctionNode) -> "Signature":
         args = fn.args
         positional_args = [*args.posonlyargs, *args.args]
         positional = [a.arg for a in positional_args]
