@@ -10,10 +10,12 @@ finding inside a function that expects an error keeps its message and loses its 
 from __future__ import annotations
 
 import ast
+import bisect
 import dataclasses
 from typing import Collection, List, Optional, Tuple
 
 from vjplint.diagnostics import Diagnostic
+from vjplint.semantic import walk
 
 _EXPECTING_CALLS = frozenset({
     "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assertRaisesWithPredicateMatch",
@@ -34,7 +36,8 @@ def _name(node: ast.AST) -> str:
 def _expects_error(function: ast.AST) -> bool:
     if any(_name(d) in _EXPECTING_DECORATORS for d in function.decorator_list):
         return True
-    return any(isinstance(node, ast.Call) and _name(node.func) in _EXPECTING_CALLS for node in ast.walk(function))
+    return any(node.__class__ is ast.Call and _name(node.func) in _EXPECTING_CALLS  # type: ignore[attr-defined]
+               for node in walk(function))
 
 
 def expecting_spans(module: ast.Module, rows: Optional[Collection[int]] = None) -> List[Tuple[int, int]]:
@@ -42,14 +45,17 @@ def expecting_spans(module: ast.Module, rows: Optional[Collection[int]] = None) 
     body (a nested helper's rule is covered by its enclosing test). With `rows`, only the spans
     holding one of them (a function holding none is not searched)."""
     spans: List[Tuple[int, int]] = []
+    wanted = sorted(rows) if rows is not None else None  # a bisection per function, not a scan of the rows
     stack: List[ast.AST] = list(module.body)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             last = node.end_lineno or node.lineno
-            if rows is not None and not any(first <= row <= last for row in rows):
-                continue
+            if wanted is not None:
+                at = bisect.bisect_left(wanted, first)
+                if at == len(wanted) or wanted[at] > last:
+                    continue
             if _expects_error(node):
                 spans.append((first, last))
         elif isinstance(node, (ast.ClassDef, ast.If, ast.Try, ast.With)):
