@@ -485,3 +485,29 @@ def test_pieces_of_a_file_are_what_a_whole_parse_finds() -> None:
         "with_custom_jvp": [("jax.custom_jvp", (1,), 9)], "fixed_rule": [("jax.custom_jvp", None, 21)]}
     whole = detect(ast.parse(PIECES))
     assert found.forwards == whole.forwards and found.exports == whole.exports
+
+
+DECORATED = '''\
+import jax
+import jax.numpy as jnp
+
+
+@jax.custom_jvp
+def nextafter(x):
+    return jnp.nextafter(x, jnp.inf)
+
+
+def make(fn):
+    return jax.custom_vjp(fn)
+'''
+
+
+def test_a_function_whose_decorators_alone_name_a_creator_is_no_wrapper_piece() -> None:
+    """`@jax.custom_jvp def nextafter(x): return jnp.nextafter(x, ...)` is a derivative: the
+    pieces leave it out (the index parsed every decorated derivative of a test module before),
+    though a whole parse records its forward to `jnp.nextafter` (which reaches no creator)."""
+    from vjplint.wrappers import detect, detect_text
+
+    found = detect_text(DECORATED)
+    assert sorted(found.forwards) == ["make"]
+    assert sorted(detect(ast.parse(DECORATED)).forwards) == ["make", "nextafter"]

@@ -140,7 +140,9 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
         head = _HEAD.search(chunk) if chunk.startswith(("@", "def ", "async ", "class ")) else None
         if head is not None:
             local.append(head.group(2))
-            if not any(t in chunk for t in _TRIGGER_TEXT):
+            # From the `def` line on: a function whose decorators alone name a trigger
+            # (`@jax.custom_vjp`, `@partial(jax.custom_vjp, ...)`) is a derivative, not a wrapper.
+            if not any(t in chunk[head.start():] for t in _TRIGGER_TEXT):
                 continue
             if head.group(1) == "def":
                 if not _FIRST_PARAM.match(chunk, head.start()):
