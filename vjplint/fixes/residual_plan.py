@@ -16,7 +16,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 from vjplint.jaxapi import ARRAY_NAMESPACES, PARTIAL
 from vjplint.model import CustomDerivative, FileModel, RuleFunction, Signature
 from vjplint.positions import byte_to_char
-from vjplint.semantic import FunctionNode, SemanticIndex, constant_value, own_nodes
+from vjplint.semantic import FunctionNode, SemanticIndex, constant_value, own_nodes, walk
 
 Loc = Tuple[int, int]
 ARRAY_MODULES = (*ARRAY_NAMESPACES, "numpy.")
@@ -402,16 +402,16 @@ def _stores(fn: FunctionNode, name: str) -> bool:
     if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del))
            for node in own_nodes(fn)):
         return True
-    return any(isinstance(node, ast.Nonlocal) and name in node.names for node in ast.walk(fn))
+    return any(isinstance(node, ast.Nonlocal) and name in node.names for node in walk(fn))
 
 
 def _loads(fn: FunctionNode, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(fn) if n is not fn)
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(fn) if n is not fn)
 
 
 def _names_in(fn: FunctionNode) -> Set[str]:
     names: Set[str] = set()
-    for node in ast.walk(fn):
+    for node in walk(fn):  # the list walk: a plan asks of every rule
         if isinstance(node, ast.Name):
             names.add(node.id)
         elif isinstance(node, ast.arg):
@@ -424,7 +424,7 @@ def _names_in(fn: FunctionNode) -> Set[str]:
 def _referenced_elsewhere(model: FileModel, rule: RuleFunction, registration: ast.AST) -> bool:
     """A use of the rule's name other than the registration (a direct call would break)."""
     index = model.index
-    inside = {id(n) for n in ast.walk(registration)}
+    inside = {id(n) for n in walk(registration)}
     name = rule.name or ""
     if any(id(n) not in inside for n in index.names(name) if isinstance(n.ctx, ast.Load)):
         return True
