@@ -325,3 +325,54 @@ def test_a_registration_on_a_local_name_is_followed() -> None:
     local = PRIMITIVES.replace("from jax._src.interpreters import ad\n", "from jax._src.interpreters import ad\n"
                                "ad = make_registry()\n")
     assert "helper" in _kept(local)
+
+
+def test_a_fix_after_a_region_parse_rewrites_as_after_a_whole_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fix that follows a lint reads the whole module: parsed then, with the lint's regions
+    remade of its own statements (`source._same_statements`), every fixture's residual rewrite
+    is the one the whole-module lint leads to."""
+    from vjplint import engine
+    from vjplint.fixes import apply
+    from vjplint.source import keep_parses
+
+    def rewrite(text: str, name: str) -> str:
+        plans = list(dict.fromkeys(d.fix.plan for d in lint_source(name, text).diagnostics
+                                   if d.fix is not None and d.fix.plan is not None
+                                   and d.fix.plan.transform == apply.RESIDUAL))
+        if not plans:
+            return ""
+        try:
+            return apply._residual_rewrite(text, plans, Config())[0]
+        except Exception as exc:  # both ways alike
+            return type(exc).__name__
+
+    kept = keep_parses()
+    try:
+        compared = 0
+        for path in sorted((ROOT / "fixtures").rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            focused = rewrite(text, path.name)
+            if not focused:
+                continue
+            with monkeypatch.context() as whole:
+                whole.setattr(engine, "FOCUS", False)
+                assert focused == rewrite(text, path.name), path
+            compared += 1
+        assert compared > 20
+    finally:
+        keep_parses(kept)
+
+
+def test_the_regions_remade_of_the_whole_module_are_its_own_statements() -> None:
+    from vjplint.source import _same_statements
+
+    text = VJP + "class T(Base):\n" + "".join(f"    def test_{i}(self):\n        return {i}\n\n" for i in range(10)) + \
+        "    def test_vjp(self):\n        g = jax.custom_vjp(helper)\n        return g(1.0)\n"
+    region = _same(text)
+    whole = parse(text)
+    remade = _same_statements(whole, region)
+    assert remade is not None and _dump(remade) == _dump(region)
+    ids = {id(s) for s in whole.body} | {id(m) for s in whole.body if isinstance(s, ast.ClassDef) for m in s.body}
+    assert all(id(s) in ids for s in remade.body if not isinstance(s, ast.ClassDef))
+    (cls,) = [s for s in remade.body if isinstance(s, ast.ClassDef)]
+    assert all(id(m) in ids for m in cls.body)

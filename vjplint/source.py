@@ -152,14 +152,42 @@ def forget_parse() -> None:
 
 
 def recall_parse(text: str, names: Tuple[str, ...]) -> Optional[Tuple[ast.Module, Optional[ast.Module]]]:
-    """The module of exactly `text` (parsed now if only its regions were) and its regions (None
-    where unknown), emptying the slot; None when the slot holds another text."""
+    """The module of exactly `text` and its regions (None where unknown, or when only the regions
+    were parsed: the whole module is parsed now), emptying the slot; None when the slot holds
+    another text."""
     kept = _REMEMBERED[:1]
     if not kept or kept[0][0] != text:
         return None
     forget_parse()
     _, kept_names, module, focused = kept[0]
-    return module if module is not None else parse(text), focused if kept_names == names else None
+    if module is None:  # only the regions were parsed: the fix reads the whole module, and the
+        module = parse(text)  # regions must be its own nodes (the plans' are looked up in it)
+        return module, _same_statements(module, focused) if focused is not None and kept_names == names else None
+    return module, focused if kept_names == names else None
+
+
+def _same_statements(module: ast.Module, focused: ast.Module) -> Optional[ast.Module]:
+    """`focused` (the regions of another parse of the same text) made of `module`'s statements,
+    matched by position; None when one has no match (the caller makes the regions again)."""
+    from vjplint.regions import _with_body, first_line
+
+    def key(statement: ast.stmt) -> Tuple[int, int]:
+        return first_line(statement), statement.col_offset
+
+    at = {key(s): s for s in module.body}
+    body: List[ast.stmt] = []
+    for statement in focused.body:
+        own = at.get(key(statement))
+        if own is None or type(own) is not type(statement):
+            return None
+        if isinstance(statement, ast.ClassDef) and len(statement.body) != len(own.body):  # type: ignore[attr-defined]
+            members = {key(m): m for m in own.body}  # type: ignore[attr-defined]
+            chosen = [members.get(key(m)) for m in statement.body]
+            if any(m is None for m in chosen):
+                return None
+            own = _with_body(own, chosen)  # type: ignore[arg-type]
+        body.append(own)
+    return ast.Module(body=body, type_ignores=module.type_ignores)
 
 
 ERROR_DRIVEN_TRIES = 4
