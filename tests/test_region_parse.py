@@ -4,6 +4,7 @@ position, the module `focus(parse(text))` gives; a split it cannot trust parses 
 from __future__ import annotations
 
 import ast
+import sys
 from typing import Iterator, Optional
 
 import pytest
@@ -104,7 +105,10 @@ def test_functions_no_region_reads_are_never_parsed() -> None:
 def test_a_syntax_error_in_a_region_is_still_vjp900() -> None:
     broken = VJP.replace("return helper(x)", "return helper(x")
     (d,) = lint_source("x.py", broken, Config()).diagnostics
-    assert (d.code, d.location.row) == ("VJP900", broken.splitlines().index("    return helper(x") + 1)
+    unclosed = broken.splitlines().index("    return helper(x") + 1
+    assert d.code == "VJP900"
+    # the parser's own position: 3.10+ points at the unclosed `(`, 3.9 further on
+    assert d.location.row == unclosed if sys.version_info >= (3, 10) else d.location.row > unclosed
 
 
 def test_findings_of_a_file_with_an_error_outside_the_regions() -> None:
