@@ -20,7 +20,7 @@ import functools
 import re
 from bisect import bisect_left
 from itertools import accumulate
-from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from vjplint.positions import lines_with_endings
 from vjplint.semantic import child_nodes
@@ -335,21 +335,11 @@ def _registers_on(unit: ast.AST, names: Sequence[str], imported: Set[str]) -> bo
     ends = _identifier_ends(tuple(names))
     seen = False
     for node in ast.walk(unit):
-        cls = node.__class__
-        if cls is ast.Name:
-            found = node.id  # type: ignore[attr-defined]
-        elif cls is ast.Attribute:
-            found = node.attr  # type: ignore[attr-defined]
-        elif cls is ast.keyword:
-            found = node.arg or ""  # type: ignore[attr-defined]
-        elif cls is ast.Constant and isinstance(node.value, str) and IDENTIFIERS.fullmatch(node.value):  # type: ignore
-            found = node.value  # type: ignore[attr-defined]
-        elif cls in _DEFS_SET or cls is ast.alias:
+        if node.__class__ in _DEFS_SET or node.__class__ is ast.alias:
             return False  # a definition or an import inside: not a lone registration
-        else:
-            continue
-        if any(n in found for n in names) and ends.search(found) is not None:
-            if not (cls is ast.Attribute and found in REGISTRATIONS and isinstance(node.value, ast.Name)  # type: ignore
+        found = _spelled(node)
+        if found is not None and any(n in found for n in names) and ends.search(found) is not None:
+            if not (node.__class__ is ast.Attribute and found in REGISTRATIONS and isinstance(node.value, ast.Name)  # type: ignore
                     and node.value.id in imported):  # type: ignore[attr-defined]
                 return False
             seen = True
@@ -365,29 +355,31 @@ def _names_in_code(unit: ast.AST, names: Sequence[str]) -> bool:
     stack: List[ast.AST] = [unit]
     while stack:  # every node, in no particular order: the answer is whether any matches
         node = stack.pop()
-        cls = node.__class__
-        if cls is ast.Name:
-            found = node.id  # type: ignore[attr-defined]
-        elif cls is ast.Attribute:
-            found = node.attr  # type: ignore[attr-defined]
-        elif cls is ast.alias:
-            found = f"{node.name} {node.asname or ''}"  # type: ignore[attr-defined]
-        elif cls in _DEFS_SET:
-            found = node.name  # type: ignore[attr-defined]
-        elif cls is ast.keyword:
-            found = node.arg or ""  # type: ignore[attr-defined]
-        elif cls is ast.Constant:
-            value = node.value  # type: ignore[attr-defined]
-            if not (isinstance(value, str) and IDENTIFIERS.fullmatch(value)):
-                continue
-            found = value
-        else:
-            stack.extend(child_nodes(node))
-            continue
-        if any(n in found for n in names) and ends.search(found) is not None:
+        found = _spelled(node)
+        if found is not None and any(n in found for n in names) and ends.search(found) is not None:
             return True
         stack.extend(child_nodes(node))
     return False
+
+
+def _spelled(node: ast.AST) -> Optional[str]:
+    """What a node spells in code where a recognised name can stand: an identifier, an
+    attribute, an import (`name asname`), a definition's name, a keyword, a word-like string."""
+    cls = node.__class__
+    if cls is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    if cls is ast.Attribute:
+        return node.attr  # type: ignore[attr-defined]
+    if cls is ast.alias:
+        return f"{node.name} {node.asname or ''}"  # type: ignore[attr-defined]
+    if cls in _DEFS_SET:
+        return node.name  # type: ignore[attr-defined]
+    if cls is ast.keyword:
+        return node.arg or ""  # type: ignore[attr-defined]
+    if cls is ast.Constant:
+        value = node.value  # type: ignore[attr-defined]
+        return value if isinstance(value, str) and IDENTIFIERS.fullmatch(value) else None
+    return None
 
 
 @functools.lru_cache(maxsize=32)
