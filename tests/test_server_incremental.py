@@ -183,3 +183,39 @@ async def test_documents_opened_together_are_primed_and_then_edited_family_by_fa
         assert f"families: {families} linted, {reused + families} reused" in info, info
     finally:
         await stop(client)
+
+
+def test_the_collector_is_paused_while_any_lint_runs_and_restored_once_after_the_last() -> None:
+    import gc
+    import threading
+
+    from vjplint.server.lsp_server import collector_paused
+
+    before = gc.isenabled()
+    gc.enable()
+    try:
+        inside = threading.Event()
+        release = threading.Event()
+        seen = []
+
+        def other_lint() -> None:
+            with collector_paused():
+                inside.set()
+                release.wait(5)
+                seen.append(gc.isenabled())
+
+        thread = threading.Thread(target=other_lint)
+        with collector_paused():
+            thread.start()
+            assert inside.wait(5)
+            seen.append(gc.isenabled())
+        seen.append(gc.isenabled())  # the other lint still runs: still paused
+        release.set()
+        thread.join(5)
+        assert seen == [False, False, False] and gc.isenabled()
+        gc.disable()  # paused by someone else before: left so
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        (gc.enable if before else gc.disable)()

@@ -20,9 +20,10 @@ import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -264,7 +265,8 @@ class VjplintServer(Indexing, LanguageServer):
             where = str(path) if path is not None else None
             if linter is None or (linter.filename, linter.path) != (filename, where) or linter.config != config:
                 linter = self.linters[uri] = IncrementalLinter(filename, config, where)
-            result = linter.lint(text, should_stop, whole_first=True)
+            with collector_paused():
+                result = linter.lint(text, should_stop, whole_first=True)
             if linter.unprimed:  # linted whole: its families once the diagnostics are out
                 self.to_prime[uri] = (linter, text)
             # Copies: a quick fix's edits (attach_fixes) hold for this text only, not for the
@@ -301,7 +303,8 @@ class VjplintServer(Indexing, LanguageServer):
             families[0] += 1
             return uri in self.queued or (families[0] > 1 and waiting is not None and not waiting.empty())
         try:
-            linter.prime(text, stop)
+            with collector_paused():
+                linter.prime(text, stop)
         except Superseded:
             if uri not in self.queued:  # the document's own lint would do it anyway
                 self.executor.submit(self.prime, uri, linter, text)
@@ -724,6 +727,32 @@ def _excluded(path: Path, config: Config) -> bool:
 
 WARM_FIXES_AFTER_IDLE_S = 2.0
 WARM_UP = b"import jax\n\n@jax.custom_vjp\ndef f(x):\n    return x\n\n\nf.defvjp(lambda x: (x, None), lambda r, g: (g,))\n"
+
+
+_PAUSE_LOCK = threading.Lock()
+_PAUSES = [0, False]  # lints running now, and whether the collector ran before the first
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while a lint runs, as the command line's workers pause
+    it (vjplint.batch.parallel._lint): a module's `ast` tree is many young objects the collector
+    would scan again and again (a fifth of the first lint of a 10,000-line module). Counted, so
+    that threads linting at once (a document's lint, another's priming) restore it once, last."""
+    import gc
+
+    with _PAUSE_LOCK:
+        if _PAUSES[0] == 0:
+            _PAUSES[1] = gc.isenabled()
+            gc.disable()
+        _PAUSES[0] += 1
+    try:
+        yield
+    finally:
+        with _PAUSE_LOCK:
+            _PAUSES[0] -= 1
+            if _PAUSES[0] == 0 and _PAUSES[1]:
+                gc.enable()
 
 
 def _warm_up() -> None:
