@@ -832,6 +832,7 @@ def test_the_index_scans_find_what_their_regular_expressions_find() -> None:
     from vjplint.facts.crossmodule import _CREATOR, _INNER_CREATOR, _TOP, _creators, _inner_creators, _registered
     from vjplint.positions import column_zero_matches
     from vjplint.project_values import _IMPORT_LINE, _WORD, _imported_words
+    from vjplint.wrappers import _TOP as _WRAPPER_TOP
 
     registered = re.compile(r"\b(\w+)\s*\.\s*(?:defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\b")
     texts = [p.read_text(encoding="utf-8", errors="replace")
@@ -846,7 +847,8 @@ def test_the_index_scans_find_what_their_regular_expressions_find() -> None:
         expected = {w for groups in _IMPORT_LINE.findall(data) for g in groups for w in _WORD.findall(g)}
         assert _imported_words(data) == expected, text
         # Column-0 patterns tried only at lines starting with code, creators' lines only.
-        assert [m.span() for m in column_zero_matches(_TOP, text)] == [m.span() for m in _TOP.finditer(text)]
+        for pattern in (_TOP, _WRAPPER_TOP):
+            assert [m.span() for m in column_zero_matches(pattern, text)] == [m.span() for m in pattern.finditer(text)]
         assert [m.span() for m in _inner_creators(text)] == [m.span() for m in _INNER_CREATOR.finditer(text)]
         assert [m.span() for m in _creators(text)] == [m.span() for m in _CREATOR.finditer(text)]
 

@@ -253,66 +253,42 @@ class _Marks:
 
 
 # -- splitting ------------------------------------------------------------------------------------
-def statement_starts(text: str) -> Optional[List[int]]:
-    """The offsets where the top-level statements start (a decorated definition at its first
-    decorator, a clause such as `else:` within its statement, no line inside a triple-quoted
-    string); None when a string cannot be followed. What vjplint.wrappers splits a file by."""
-    strings = _string_spans(text)
-    if strings is None:
-        return None
-    return [at for at, _ in _heads(text, _code_lines(text, strings))]
-
-
 def _units(text: str, strings: List[Tuple[int, int]]) -> Optional[List[_Unit]]:
     """The top-level statements' texts, in order (the lines before the first one, comments and
     blanks, belong to none); None when there is none."""
-    total_rows = text.count("\n") + (0 if text.endswith("\n") else 1)
-    return _split(text, _code_lines(text, strings), 0, 1, len(text), total_rows) or None
-
-
-def _code_lines(text: str, strings: List[Tuple[int, int]]) -> List[int]:
-    """Where the lines that can start a top-level statement start, outside the strings."""
     starts: List[int] = [0] if text[:1] and not text[0].isspace() and text[0] not in "#)]}" else []
     starts.extend(m.end() for m in _CODE_LINE.finditer(text))
-    return _outside(starts, strings) if strings else starts
-
-
-def _heads(text: str, starts: List[int]) -> List[Tuple[int, int]]:
-    """(offset, offset of its def/class line) of each statement among the candidate starts: a
-    clause (`else:`) continues the statement above, and a decorator the definition below it."""
-    heads: List[Tuple[int, int]] = []
-    decorated = False
-    for at in starts:
-        if _CONTINUATION.match(text, at):
-            continue
-        if decorated:  # the line after a decorator is part of its statement
-            heads[-1] = (heads[-1][0], at)
-        else:
-            heads.append((at, at))
-        decorated = text.startswith("@", at)
-    return heads
+    total_rows = text.count("\n") + (0 if text.endswith("\n") else 1)
+    return _split(text, _outside(starts, strings) if strings else starts, 0, 1, len(text), total_rows) or None
 
 
 def _split(text: str, starts: List[int], counted: int, row: int, end: int, last_row: int,
            indent: int = 0) -> List[_Unit]:
     """Units from the candidate statement starts (offsets of their code, ascending, `indent`
-    characters into their lines; `row` is the row of offset `counted`; see `_heads`). A unit's
-    text runs from the start of its first line; the last one ends at `end`, on `last_row`."""
-    heads = _heads(text, starts)
-    rows: List[int] = []
-    for at, _ in heads:
+    characters into their lines; `row` is the row of offset `counted`): a clause (`else:`)
+    continues the statement above, and a decorator the definition below it. A unit's text runs
+    from the start of its first line; the last one ends at `end`, on `last_row`."""
+    heads: List[Tuple[int, int, int]] = []  # (offset, row, offset of the def/class line)
+    decorated = False
+    for at in starts:
+        if _CONTINUATION.match(text, at):
+            continue
         row += text.count("\n", counted, at)
         counted = at
-        rows.append(row)
+        if decorated:  # the line after a decorator is part of its statement
+            heads[-1] = (heads[-1][0], heads[-1][1], at)
+        else:
+            heads.append((at, row, at))
+        decorated = text.startswith("@", at)
     units: List[_Unit] = []
-    for k, (start, definition) in enumerate(heads):
-        stop, next_row = (heads[k + 1][0], rows[k + 1]) if k + 1 < len(heads) else (end, last_row + 1)
+    for k, (start, first, definition) in enumerate(heads):
+        stop, next_row = (heads[k + 1][0], heads[k + 1][1]) if k + 1 < len(heads) else (end, last_row + 1)
         m = _DEFINITION.match(text, definition)
         kind, name = "", ""
         if m is not None:
             kind = "class" if m.group(1) == "class" else "async" if m.group(1)[0] == "a" else "def"
             name = m.group(2)
-        units.append(_Unit(start - indent, stop - indent if k + 1 < len(heads) else stop, rows[k], next_row - 1,
+        units.append(_Unit(start - indent, stop - indent if k + 1 < len(heads) else stop, first, next_row - 1,
                            kind, name))
     return units
 
