@@ -514,22 +514,43 @@ def _traced_positions(model: FileModel, q: str, call: ast.Call, d: CustomDerivat
 _FUNCTION_SET = frozenset(FUNCTION_TYPES)
 
 
-def _loads_of(fn: FunctionNode, name: str) -> Iterable[ast.Name]:
-    """Loads of `name` in `fn`'s body, not inside nested scopes that rebind it."""
+def _loads_of(fn: FunctionNode, name: str) -> List[ast.Name]:
+    """Loads of `name` in `fn`'s body, not inside nested scopes that rebind it, depth first."""
+    try:
+        loads = fn._vjplint_loads  # type: ignore[union-attr]
+    except AttributeError:
+        loads = fn._vjplint_loads = _all_loads(fn)  # type: ignore[union-attr]
+    return loads.get(name, [])
+
+
+def _all_loads(fn: FunctionNode) -> Dict[str, List[ast.Name]]:
+    """Every name's loads in `fn`'s body in one walk (kept on the node: a nondiff parameter's
+    uses are read in the primal and each rule, by usage, flow and alias evidence alike). A load
+    inside a nested function or lambda whose parameters rebind the name is not the body's."""
     body = fn.body if isinstance(fn.body, list) else [fn.body]
-    stack: List[ast.AST] = list(body)
+    loads: Dict[str, List[ast.Name]] = {}
+    stack: List[Tuple[ast.AST, FrozenSet[str]]] = [(node, frozenset()) for node in body]
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
+        node, shadowed = pop()
         cls = node.__class__
         if cls is ast.Name:  # no children
-            if node.id == name and node.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
-                yield node  # type: ignore[misc]
+            name = node.id  # type: ignore[attr-defined]
+            if node.ctx.__class__ is ast.Load and name not in shadowed:  # type: ignore[attr-defined]
+                found = loads.get(name)
+                if found is None:
+                    loads[name] = [node]  # type: ignore[list-item]
+                else:
+                    found.append(node)  # type: ignore[arg-type]
             continue
         if cls in _FUNCTION_SET:
             args = node.args  # type: ignore[attr-defined]
-            if any(a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]):
-                continue
-        stack.extend(child_nodes(node))
+            params = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+            if params:
+                shadowed = shadowed.union(params)
+        for child in child_nodes(node):
+            push((child, shadowed))
+    return loads
 
 
 def _classify_use(model: FileModel, node: ast.expr, parents: Dict[ast.AST, ast.AST],

@@ -116,7 +116,19 @@ _NESTED_SCOPE_SET = frozenset(_NESTED_SCOPES)
 
 def own_nodes(fn: FunctionNode) -> List[ast.AST]:
     """The nodes of `fn`'s own body, depth first: a nested def, lambda or class appears but not
-    its inside (that runs when it is called, not as part of `fn`). Expression contexts left out."""
+    its inside (that runs when it is called, not as part of `fn`). Expression contexts left out.
+    Computed once per function and kept on its node (a tree is never changed once parsed and
+    focused; rules, facts and the fix planner ask of the same functions many times): the list
+    is shared, never to be changed."""
+    try:
+        return fn._vjplint_own_nodes  # type: ignore[union-attr]
+    except AttributeError:
+        pass
+    fn._vjplint_own_nodes = out = _own_nodes(fn)  # type: ignore[union-attr]
+    return out
+
+
+def _own_nodes(fn: FunctionNode) -> List[ast.AST]:
     stack: List[ast.AST] = list(fn.body) if isinstance(fn.body, list) else [fn.body]
     out: List[ast.AST] = []
     pop, add, extend, children_of = stack.pop, out.append, stack.extend, _CHILDREN

@@ -64,7 +64,6 @@ class Facts:
         self._checked_vjp_rules: _ById[List[VjpRules]] = _ById()
         self._swap: _ById[Optional[str]] = _ById()
         self._returns: _ById[List[Return]] = _ById()
-        self._own_nodes: _ById[List[ast.AST]] = _ById()
         self._returns_array: _ById[bool] = _ById()
         self._verdicts: _ById[List["Verdict"]] = _ById()
         self._values: Optional["ValuesEngine"] = None
@@ -202,7 +201,7 @@ class Facts:
     # -- functions and what they return ---------------------------------------------------------
     def own_nodes(self, fn: FunctionNode) -> List[ast.AST]:
         """`fn`'s own body (nested defs, lambdas and classes appear, their insides do not)."""
-        return self._own_nodes((fn,), lambda: own_nodes(fn))
+        return own_nodes(fn)  # kept on the node
 
     def returns_of(self, fn: FunctionNode) -> List[Return]:
         """Each return of `fn` in source order; empty for generators; a lambda's body."""

@@ -402,23 +402,47 @@ def _stores(fn: FunctionNode, name: str) -> bool:
     if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del))
            for node in own_nodes(fn)):
         return True
-    return any(isinstance(node, ast.Nonlocal) and name in node.names for node in walk(fn))
+    return name in _spelled(fn).nonlocals
 
 
 def _loads(fn: FunctionNode, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in walk(fn) if n is not fn)
+    return name in _spelled(fn).name_ids
 
 
 def _names_in(fn: FunctionNode) -> Set[str]:
-    names: Set[str] = set()
-    for node in walk(fn):  # the list walk: a plan asks of every rule
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-    return names
+    """Every name `fn` spells (a fresh set: the planner adds the names it takes)."""
+    return set(_spelled(fn).names)
+
+
+class _Spelled:
+    """The names spelled anywhere in a function (nested scopes included), from one walk kept on
+    its node: the planner asks of fwd and bwd several times per derivative."""
+
+    __slots__ = ("name_ids", "names", "nonlocals")
+
+    def __init__(self, fn: FunctionNode) -> None:
+        name_ids: Set[str] = set()
+        names: Set[str] = set()
+        nonlocals: Set[str] = set()
+        for node in walk(fn):
+            cls = node.__class__
+            if cls is ast.Name:
+                name_ids.add(node.id)  # type: ignore[attr-defined]
+            elif cls is ast.arg:
+                names.add(node.arg)  # type: ignore[attr-defined]
+            elif cls in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                names.add(node.name)  # type: ignore[attr-defined]
+            elif cls is ast.Nonlocal:
+                nonlocals.update(node.names)  # type: ignore[attr-defined]
+        self.name_ids, self.names, self.nonlocals = frozenset(name_ids), frozenset(names | name_ids), frozenset(nonlocals)
+
+
+def _spelled(fn: FunctionNode) -> _Spelled:
+    try:
+        return fn._vjplint_spelled  # type: ignore[union-attr]
+    except AttributeError:
+        found = fn._vjplint_spelled = _Spelled(fn)  # type: ignore[union-attr]
+        return found
 
 
 def _referenced_elsewhere(model: FileModel, rule: RuleFunction, registration: ast.AST) -> bool:
