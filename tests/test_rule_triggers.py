@@ -78,3 +78,58 @@ def _lints(rule) -> bool:
     from vjplint.rules.base import Rule
 
     return rule.check is not Rule.check or any(name.startswith("visit_") for name in dir(rule))
+
+
+# -- Rule.NEEDS: the API a rule is about, which the text must spell for the rule to run ----------
+GATED = [(code, rule) for code, rule in RULES if rule.NEEDS is not None]
+
+
+def test_some_rules_are_gated_by_what_they_need():
+    assert {code for code, _ in GATED} >= {"VJP328", "VJP332", "VJP612"}
+
+
+@pytest.mark.parametrize("code,rule", GATED, ids=[code for code, _ in GATED])
+def test_examples_and_firing_fixtures_match_the_needs(code, rule):
+    sources = {f"INVALID[{i}]": text for i, text in enumerate(rule.INVALID)}
+    sources.update({p.name: p.read_text(encoding="utf-8") for p in sorted((FIXTURES / code).glob("fire_*.py"))})
+    for where, text in sources.items():
+        assert rule.NEEDS.search(text), f"{code} {where} does not match {rule.NEEDS.pattern!r}"
+
+
+@pytest.mark.parametrize("text,spells_numpy", [
+    ("import numpy as np\n", True),
+    ("from numpy import log\n", True),
+    ("import os, numpy\n", True),
+    ("import numpy.linalg\n", True),
+    ("import jax.numpy as jnp\n", False),
+    ("from jax import numpy as jnp\n", True),  # a false pass costs only the rule's run
+    ("from . import numpy\n", True),
+    ("from .numpy import log\n", False),
+    ("import numpyro\n", False),
+])
+def test_the_numpy_gate_reads_an_import_of_numpy_itself(text, spells_numpy):
+    from vjplint.rules.vjp332_numpy_on_traced_in_rule import NumpyOnTracedInRule
+
+    assert (NumpyOnTracedInRule.NEEDS.search(text) is not None) is spells_numpy
+
+
+def test_the_needs_gates_change_no_finding_on_the_corpus(monkeypatch):
+    """Every file where a gate closes is linted with the gates and without them: same findings."""
+    from conftest import lint
+
+    root = Path(__file__).resolve().parent
+    files = [*sorted(FIXTURES.parent.rglob("*.py")), *sorted((root / "realworld").glob("*.py")),
+             *sorted((root.parent / "eval" / "cases").rglob("*.py"))]
+    examples = [(f"{code}.{kind}[{i}]", text) for code, rule in RULES for kind in ("VALID", "INVALID")
+                for i, text in enumerate(getattr(rule, kind))]
+    sources = [(p.name, p.read_text(encoding="utf-8")) for p in files] + examples
+    closed = [(name, text) for name, text in sources if any(r.NEEDS.search(text) is None for _, r in GATED)]
+    assert len(closed) > 100  # the gates close on much of the corpus: the comparison means something
+    codes = tuple(code for code, _ in RULES)
+    gated = [[(d.code, d.location, d.end_location, d.message) for d in lint(text, filename=name, extend_select=codes)]
+             for name, text in closed]
+    for _, rule in GATED:
+        monkeypatch.setattr(rule, "NEEDS", None)
+    open_ = [[(d.code, d.location, d.end_location, d.message) for d in lint(text, filename=name, extend_select=codes)]
+             for name, text in closed]
+    assert gated == open_

@@ -187,7 +187,8 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     present = _present_triggers(text, config, names)
     rules = [cls(model, options) for cls in rules_for(enabled)
              if (cls.IN_STUBS or not stub) and not cls.RUNTIME
-             and (not cls.TRIGGERS or not present.isdisjoint(cls.TRIGGERS))]
+             and (not cls.TRIGGERS or not present.isdisjoint(cls.TRIGGERS))
+             and (cls.NEEDS is None or cls.NEEDS.search(text) is not None)]
     visitors: Dict[str, List] = {}
     for rule in rules:
         for attr in _visit_methods(type(rule)):

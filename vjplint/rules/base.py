@@ -8,6 +8,7 @@ the engine calls during one shared traversal of the tree, or both.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import ClassVar, List, Optional, Tuple
 
@@ -55,6 +56,11 @@ class Rule:
     RUNTIME: ClassVar[bool] = False
     # Byte strings at least one of which a file must contain for the rule to possibly fire.
     TRIGGERS: ClassVar[Tuple[bytes, ...]] = ()
+    # A pattern the text must match for the rule to possibly fire (None: any text): the name of
+    # the API the rule is about, which every spelling that resolves to it writes somewhere in
+    # the module (the import, the attribute). tests/test_rule_gates.py checks the gates change
+    # no finding.
+    NEEDS: ClassVar[Optional["re.Pattern[str]"]] = None
     # Source snippets (the rule's own test cases: INVALID must fire, VALID must not).
     VALID: ClassVar[List[str]] = []
     INVALID: ClassVar[List[str]] = []

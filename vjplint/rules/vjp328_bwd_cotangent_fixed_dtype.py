@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Optional
 
 from vjplint.diagnostics import Severity
@@ -61,6 +62,7 @@ class BwdCotangentFixedDtype(Rule):
     NAME = "bwd-cotangent-fixed-dtype"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_vjp",)
+    NEEDS = re.compile("float")  # every FLOAT_DTYPES name, as a string or an attribute
 
     INVALID = ['''
 import jax

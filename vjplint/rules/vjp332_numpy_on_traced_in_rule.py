@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
@@ -64,6 +65,8 @@ class NumpyOnTracedInRule(Rule):
     NAME = "numpy-on-traced-in-rule"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp",)
+    # A `numpy.` name comes from an import of `numpy` itself (`jax.numpy`, `.numpy` are not it).
+    NEEDS = re.compile(r"(?<![\w.])numpy\b")
 
     INVALID = ['''
 import jax

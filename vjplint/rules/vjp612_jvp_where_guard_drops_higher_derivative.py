@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
@@ -96,6 +97,7 @@ class JvpWhereGuardDropsHigherDerivative(Rule):
     NAME = "jvp-where-guard-drops-higher-derivative"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    NEEDS = re.compile(r"where|select")  # SELECTS: `jnp.where`, `lax.select`, however imported
 
     INVALID = ['''
 import jax
