@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import sys
 import time
@@ -475,6 +476,9 @@ async def test_malformed_and_unexpected_requests_get_errors_and_the_server_goes_
         info = await client.workspace_execute_command_async(types.ExecuteCommandParams(
             command="vjplint.printDebugInformation"))
         assert "vjplint" in info and uri in info
+        # What the imports made lives as long as the server: out of the cyclic collector's sight.
+        frozen = re.search(r"objects frozen out of the cyclic collector: (\d+)", info)
+        assert frozen is not None and int(frozen.group(1)) > 10_000, info
     finally:
         await stop(client)
 

@@ -335,6 +335,8 @@ def make_power(n: int):
         """Names `fn` reads from functions enclosing `owner` (default `fn`), not looking into `skip`."""
         index = self.model.index
         owner = owner or fn
+        if index.enclosing_function(owner) is None:
+            return  # a name resolves to `owner`, a scope inside it, or a function enclosing it: none here
         body = fn.body if isinstance(fn.body, list) else [fn.body]
         stack: List[ast.AST] = list(body)
         while stack:

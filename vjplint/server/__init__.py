@@ -39,6 +39,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     _exit_when_orphaned(parent)
     server = create_server(debounce_ms=args.debounce_ms)
+    _freeze_startup_objects()
     try:
         server.start_io()  # returns at `exit` or when the client closes stdin
     finally:
@@ -46,6 +47,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # its answer (an editor that quit mid-request once left the server computing for minutes).
         _exit_now(0)
     return 0
+
+
+def _freeze_startup_objects() -> None:
+    """Move what the imports made (lsprotocol's thousand classes, the rules) out of the cyclic
+    collector's sight: it lives as long as the server, and every collection would scan it again
+    (a third of the first lint's warm-up, measured). The warm-up freezes the engine's too."""
+    import gc
+
+    gc.freeze()  # without a collection first: it costs 18 ms and finds a few hundred objects
 
 
 def _exit_now(code: int) -> None:

@@ -669,7 +669,10 @@ class VjplintServer(Indexing, LanguageServer):
     def debug_information(self) -> str:
         import sys
 
+        import gc
+
         rows = [f"vjplint {__version__} language server", f"python {sys.version.split()[0]}",
+                f"objects frozen out of the cyclic collector: {gc.get_freeze_count()}",
                 f"diagnostics: {'pull' if self.pull else 'push'}; position encoding: {self.encoding()}",
                 f"settings: {self.settings}"]
         for uri in sorted(self.versions):
@@ -763,6 +766,9 @@ def _warm_up() -> None:
         lint_source("warm_up.py", WARM_UP, Config())
     except Exception:
         log.exception("warm-up failed")
+    import gc
+
+    gc.freeze()  # the modules the engine imported, as vjplint.server freezes the server's own
 
 
 def _import_fixes() -> None:
