@@ -149,25 +149,38 @@ def test_a_superseded_lint_stops() -> None:
     check(linter, MODULE)
 
 
-@pytest.mark.unit
-def test_a_first_lint_whole_then_primed_families_equal_the_engine() -> None:
-    """`whole_first`: the first text is linted whole (the engine's own result); `prime` lints its
-    families (what it did before it was stopped stays cached), then an edit re-lints one family."""
-    from vjplint.config import Config
-    from vjplint.engine import lint_source
-    from vjplint.incremental import IncrementalLinter, Superseded
+BLOCKS = "".join(f"@jax.custom_vjp\ndef f{i}(x, n):\n    return x\n\n\nf{i}.defvjp(None, None)\n\n\n"
+                 for i in range(6))
 
-    blocks = "".join(f"@jax.custom_vjp\ndef f{i}(x, n):\n    return x\n\n\nf{i}.defvjp(None, None)\n\n\n"
-                     for i in range(6))
-    text = "import jax\n\n\n" + blocks
+
+@pytest.mark.unit
+def test_a_first_lint_whole_then_families_seeded_from_it_equal_the_engine() -> None:
+    """`whole_first`: the first text is linted whole (the engine's own result); `prime` caches
+    each family's findings from it, linting none, then an edit re-lints one family."""
+    text = "import jax\n\n\n" + BLOCKS
     linter = IncrementalLinter("m.py", Config())
     first = linter.lint(text, whole_first=True)
     assert linter.unprimed and linter.stats["linted"] == 0 and linter.stats["full"] == 1
     assert first.diagnostics == lint_source("m.py", text, Config()).diagnostics
+    linter.prime(text, lambda: True)  # nothing is linted, so nothing stops it
+    assert not linter.unprimed and linter.stats["seeded"] == 6 and linter.stats["linted"] == 0
+    edited = text.replace("def f3(x, n):", "def f3(x, m):")
+    assert linter.lint(edited, whole_first=True).diagnostics == lint_source("m.py", edited, Config()).diagnostics
+    assert (linter.stats["linted"], linter.stats["reused"], linter.stats["full"]) == (1, 5, 1)
+
+
+@pytest.mark.unit
+def test_a_finding_in_an_import_primes_by_linting_the_families() -> None:
+    """A finding in an import (every family's module holds the imports) cannot be given to one
+    family: `prime` lints the families (what it did before it was stopped stays cached)."""
+    text = "import jax\nfrom jax import custom_transforms\n\n\n" + BLOCKS
+    linter = IncrementalLinter("m.py", Config())
+    first = linter.lint(text, whole_first=True)
+    assert any(d.code == "VJP403" and d.location.row == 2 for d in first.diagnostics)
     calls = []
     with pytest.raises(Superseded):  # stopped after two families: those stay cached
         linter.prime(text, lambda: calls.append(1) or len(calls) > 2)
-    assert linter.unprimed and linter.stats["linted"] == 2
+    assert linter.unprimed and linter.stats["linted"] == 2 and "seeded" not in linter.stats
     edited = "# top\n" + text  # an edit before the priming is done: the families left are linted
     assert linter.lint(edited, whole_first=True).diagnostics == lint_source("m.py", edited, Config()).diagnostics
     assert not linter.unprimed and linter.stats["linted"] == 6 and linter.stats["full"] == 1
@@ -176,3 +189,26 @@ def test_a_first_lint_whole_then_primed_families_equal_the_engine() -> None:
     again = edited.replace("def f3(x, n):", "def f3(x, m):")
     assert linter.lint(again, whole_first=True).diagnostics == lint_source("m.py", again, Config()).diagnostics
     assert linter.stats["linted"] == 7 and linter.stats["full"] == 1
+
+
+def _cached(linter: IncrementalLinter) -> dict:
+    """The family cache by content: each family's texts and rows, and its findings."""
+    return {(tuple(c.text for c in chunks), offsets): (entry.starts, facts(entry.diagnostics), entry.rows_in_messages)
+            for (chunks, offsets), entry in linter.cache.items()}
+
+
+SEEDABLE = FIXTURES + sorted((ROOT / "tests" / "realworld").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", SEEDABLE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_families_seeded_from_the_whole_lint_equal_the_families_linted_alone(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    seeded = IncrementalLinter(path.name, Config())
+    seeded.lint(text, whole_first=True)
+    if not seeded.unprimed:
+        return  # linted whole for good (nothing recognised, a syntax error): no families
+    seeded.prime(text)
+    linted = IncrementalLinter(path.name, Config())
+    linted.lint(text)
+    assert seeded.stats.get("seeded") == len(linted.cache) and seeded.stats["linted"] == 0
+    assert _cached(seeded) == _cached(linted)

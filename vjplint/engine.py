@@ -33,6 +33,9 @@ class LintResult:
     decoded: Optional[DecodedSource] = None
     errors: List[str] = field(default_factory=list)  # internal errors: reported, never raised
     analysed: bool = False  # False when the prefilter or skip-file short-circuited
+    # The rules' findings before selection, noqa and sorting (`_finish`), when the rules ran:
+    # what vjplint.incremental caches per family of statements.
+    findings: Optional[List[Diagnostic]] = None
 
 
 def prefilter_names(config: Config) -> Tuple[bytes, ...]:
@@ -115,8 +118,9 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         result.diagnostics.append(_syntax_error(filename, exc))
         return _finish(result, config, filename, where, lines, enabled)
     try:
-        result.diagnostics.extend(_run_rules(filename, module, text, lines, config, enabled, result.errors, partly,
-                                             focused=focused))
+        result.findings = _run_rules(filename, module, text, lines, config, enabled, result.errors, partly,
+                                     focused=focused)
+        result.diagnostics.extend(result.findings)
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
     return _finish(result, config, filename, where, lines, enabled)

@@ -82,13 +82,15 @@ class IncrementalLinter:
     modules: List[Tuple[int, ...]] = field(default_factory=list)  # chunk indices of each family's module
     grouping: Optional[Tuple[Tuple[Chunk, ...], List[List[Chunk]]]] = None  # statements -> their families
     unprimed: bool = False  # the first text was linted whole (`whole_first`): its families are not cached yet
+    whole: Optional[Tuple[str, LintResult]] = None  # that text and its whole lint, until primed
 
     def lint(self, text: str, should_stop: Optional[Callable[[], bool]] = None,
              whole_first: bool = False) -> LintResult:
         """`whole_first`: with nothing cached yet, lint the text whole, as the command line does
         (once, that is faster than family by family: a document's first diagnostics come
-        sooner); `prime` then lints its families for the edits to come (an edit before it is
-        done lints the families left: linting whole again at each edit would never let it end)."""
+        sooner); `prime` then caches its families' findings from that lint for the edits to
+        come, or, where it cannot (`_seed`), lints them (an edit before that is done lints the
+        families left: linting whole again at each edit would never let it end)."""
         stop = should_stop or (lambda: False)
         data = text.encode("utf-8", "surrogatepass")
         if SKIP_FILE.search(text) or not may_contain_findings(data, prefilter_names(self.config)):
@@ -96,7 +98,9 @@ class IncrementalLinter:
         if whole_first and not self.chunks and not self.cache:
             self.unprimed = True
             self.stats["full"] += 1
-            return lint_source(self.filename, text, self.config, path=self.path)
+            result = lint_source(self.filename, text, self.config, path=self.path)
+            self.whole = (text, result)
+            return result
         lines = lines_with_endings(text)
         try:
             self._update_chunks(lines)
@@ -105,14 +109,54 @@ class IncrementalLinter:
         return self._lint_families(text, stop)
 
     def prime(self, text: str, should_stop: Optional[Callable[[], bool]] = None) -> None:
-        """After a `whole_first` lint of `text`: lint its families (Superseded when `should_stop()`;
-        the families done stay cached, a later call or the next edit's lint goes on from there)."""
-        if self.unprimed:
-            self.lint(text, should_stop)  # the families done stay cached, if it stops
+        """After a `whole_first` lint of `text`: cache its families' findings from that lint, or
+        else lint its families (Superseded when `should_stop()`; the families done stay cached,
+        a later call or the next edit's lint goes on from there)."""
+        if not self.unprimed:
+            return
+        whole, self.whole = self.whole, None
+        if whole is not None and whole[0] == text and self._seed(text, whole[1]):
+            return
+        self.lint(text, should_stop)  # the families done stay cached, if it stops
+
+    def _seed(self, text: str, result: LintResult) -> bool:
+        """Cache each family's findings from the whole lint of `text`, not linting any again: a
+        family's lint finds exactly the whole lint's findings in its own statements (the
+        families' union is the whole lint, tests/test_incremental.py; one family's module holds
+        no other family's statements). False, nothing cached, where that cannot be read off: a
+        finding in an import (every family's module holds the imports) or outside every family,
+        or an internal error (which family's lint would repeat it is unknown)."""
+        if result.findings is None or result.errors:
+            return False
+        try:
+            self._update_chunks(lines_with_endings(text))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            self.chunks, self.old_lines = [], []
+            return False
+        starts = self._starts()
+        families = self._families()
+        owner: Dict[int, int] = {k: n for n, family in enumerate(families) for k in family}
+        found: List[List[Diagnostic]] = [[] for _ in families]
+        for d in result.findings:
+            n = owner.get(bisect.bisect_right(starts, d.location.row) - 1)
+            if n is None:
+                return False
+            found[n].append(d)
+        context = [i for i, c in enumerate(self.chunks) if c.context]
+        for family, diagnostics in zip(families, found):
+            order = sorted(context + family)
+            base = starts[family[0]] if family else 0
+            key = (tuple(self.chunks[i] for i in order), tuple(starts[i] - base for i in family))
+            rows = any(_ROW_IN_TEXT.search(d.message) for d in diagnostics)
+            self.cache[key] = _Cached(tuple(starts[i] for i in order), diagnostics, [], rows)
+        self.text, self.modules, self.unprimed = text, [tuple(sorted(context + f)) for f in families], False
+        self.stats["seeded"] = self.stats.get("seeded", 0) + len(families)
+        return True
 
     # -- chunks --------------------------------------------------------------------------------
     def _whole(self, text: str) -> LintResult:
         self.chunks, self.old_lines, self.text, self.modules, self.unprimed = [], [], None, [], False
+        self.whole = None
         self.stats["full"] += 1
         return lint_source(self.filename, text, self.config, path=self.path)
 
@@ -199,13 +243,17 @@ class IncrementalLinter:
             lines.append(f"({', '.join(names)},)")
         return lines, rows
 
-    def _lint_families(self, text: str, stop: Callable[[], bool]) -> LintResult:
+    def _starts(self) -> List[int]:
+        """The 1-based row each chunk starts at."""
         starts: List[int] = []
         row = 1
         for chunk in self.chunks:
             starts.append(row)
             row += len(chunk.lines)
-        context = [i for i, c in enumerate(self.chunks) if c.context]
+        return starts
+
+    def _families(self) -> List[List[int]]:
+        """The chunks' families (indices), grouped once per set of statements."""
         statements = tuple(c for c in self.chunks if c.statements)
         if self.grouping is None or self.grouping[0] != statements:
             members = [i for i, c in enumerate(self.chunks) if c.statements and not c.context]
@@ -214,7 +262,12 @@ class IncrementalLinter:
             groups = [members] if self._module_wide() else _families(self.chunks, members)
             self.grouping = (statements, [[self.chunks[i] for i in g] for g in groups])
         index = {id(c): i for i, c in enumerate(self.chunks)}
-        families = [[index[id(c)] for c in g] for g in self.grouping[1]]
+        return [[index[id(c)] for c in g] for g in self.grouping[1]]
+
+    def _lint_families(self, text: str, stop: Callable[[], bool]) -> LintResult:
+        starts = self._starts()
+        context = [i for i, c in enumerate(self.chunks) if c.context]
+        families = self._families()
         if not families:
             families = [[]]  # the context alone still gets its findings
         lines = source_lines(text)
