@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
-from vjplint.semantic import FunctionNode
+from vjplint.semantic import FunctionNode, walk
 
 ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "numpy.")
 # Constructors whose result may be a zero (or a float0 placeholder): a cotangent, not a term.
@@ -157,30 +157,33 @@ class _Dependence:
 
     def __init__(self, rule: Rule, fn: FunctionNode, g: str) -> None:
         self.index = rule.model.index
-        own = rule.model.facts.own_nodes(fn)
+        # the statements that bind: (their source, the names their targets bind), in body order
+        binders = [(node, _targets(node)) for node in rule.model.facts.own_nodes(fn) if node.__class__ in _BINDERS]
         self.single: Dict[str, ast.expr] = {}
         counts: Dict[str, int] = {}
-        for node in own:
-            for target in _targets(node):
-                for n in ast.walk(target):
-                    if isinstance(n, ast.Name):
-                        counts[n.id] = counts.get(n.id, 0) + 1
+        flows: List[Tuple[ast.AST, List[str]]] = []
+        for node, targets in binders:
+            names = [n.id for target in targets for n in walk(target) if n.__class__ is ast.Name]  # type: ignore[attr-defined]
+            for name in names:
+                counts[name] = counts.get(name, 0) + 1
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.single[node.targets[0].id] = node.value
+            source = _source(node)
+            if source is not None:
+                flows.append((source, names))
         self.single = {k: v for k, v in self.single.items() if counts.get(k) == 1}
         self.tainted: Set[str] = {g}
         for _ in range(4):  # a fixpoint over loops and reassignments
             before = len(self.tainted)
-            for node in own:
-                source = _source(node)
-                if source is not None and self.depends(source):
-                    for target in _targets(node):
-                        self.tainted.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            for source, names in flows:
+                if self.depends(source):
+                    self.tainted.update(names)
             if len(self.tainted) == before:
                 break
 
     def depends(self, expr: ast.AST) -> bool:
-        return any(isinstance(n, ast.Name) and n.id in self.tainted for n in ast.walk(expr))
+        tainted = self.tainted
+        return any(n.__class__ is ast.Name and n.id in tainted for n in walk(expr))  # type: ignore[attr-defined]
 
     def expand(self, expr: ast.expr, depth: int = 0) -> ast.expr:
         while isinstance(expr, ast.Name) and expr.id in self.single and depth < 4:
@@ -240,6 +243,10 @@ class _Dependence:
 
     def _plain(self, expr: ast.expr) -> bool:
         return not any(isinstance(n, ast.Call) for n in ast.walk(expr)) or self.claimable(expr)
+
+
+_BINDERS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr,
+                      ast.FunctionDef, ast.AsyncFunctionDef})  # the node types `_targets` reads
 
 
 def _targets(node: ast.AST) -> List[ast.expr]:
