@@ -18,7 +18,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 from vjplint.jaxapi import (ARRAY_ARGUMENT_NAMESPACES, ARRAY_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_VALUE_NAMESPACES,
                             FUNCTION_NAMESPACES, HOST_NAMESPACES, PARTIAL)
 from vjplint.model import CustomDerivative, FileModel, RuleFunction
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, constant_value
+from vjplint.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, constant_value, own_nodes
 from vjplint.facts.callsites import leaves_default, static_default
 from vjplint.facts.crossmodule import ExternalArg, ExternalCall, external_calls
 from vjplint.values import ARRAY, CALLABLE, KEY_FUNCTIONS, STATIC_TAGS, classify_annotation
@@ -370,9 +370,7 @@ def _aliases(model: FileModel, fn: FunctionNode, param: str) -> List[Tuple[str, 
     out: List[Tuple[str, int]] = []
     if isinstance(fn, ast.Lambda):
         return out
-    for node in model.facts.own_nodes(fn):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
-            continue
+    for node in _single_assignments(fn):
         value, target = node.value, node.targets[0]
         if not _derived_from(value, param):
             continue
@@ -381,6 +379,16 @@ def _aliases(model: FileModel, fn: FunctionNode, param: str) -> List[Tuple[str, 
         elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Name):
             out.extend((t.id, node.lineno) for t in target.elts if isinstance(t, ast.Name) and t.id != param)
     return out
+
+
+def _single_assignments(fn: FunctionNode) -> List[ast.Assign]:
+    """`fn`'s own `a = ...` statements with one target (kept on its node: asked per parameter)."""
+    try:
+        return fn._vjplint_single_assignments  # type: ignore[union-attr]
+    except AttributeError:
+        found = fn._vjplint_single_assignments = [  # type: ignore[union-attr]
+            node for node in own_nodes(fn) if node.__class__ is ast.Assign and len(node.targets) == 1]
+        return found
 
 
 def _derived_from(value: ast.expr, param: str) -> bool:

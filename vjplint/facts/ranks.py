@@ -81,6 +81,9 @@ def broadcast(ranks: List[Optional[Rank]], why: str) -> Optional[Rank]:
                 max(r.floor for r in known))  # type: ignore[union-attr]
 
 
+_QUOTED = (ast.Constant, ast.BinOp, ast.Subscript, ast.Attribute, ast.Call)  # what `_eval` can rank itself
+
+
 class Ranks:
     """Ranks of expressions inside one function, given the ranks of some of its names."""
 
@@ -106,14 +109,16 @@ class Ranks:
             self._depth -= 1
 
     def _eval(self, e: ast.expr) -> Optional[Rank]:
-        quoted = f"`{self.model.quote(e, 40)}`"
-        if isinstance(e, ast.Constant):
-            ok = isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
-            return Rank(None, 0, quoted) if ok else None
         if isinstance(e, ast.Name):
             return self._name(e)
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
             return self.of(e.operand)
+        if not isinstance(e, _QUOTED):
+            return None
+        quoted = f"`{self.model.quote(e, 40)}`"  # what a rank made here says it comes from
+        if isinstance(e, ast.Constant):
+            ok = isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
+            return Rank(None, 0, quoted) if ok else None
         if isinstance(e, ast.BinOp) and not isinstance(e.op, ast.MatMult):
             return broadcast([self.of(e.left), self.of(e.right)], quoted)
         if isinstance(e, ast.Subscript):
