@@ -143,10 +143,16 @@ class CustomDerivative:
 
     @property
     def signature(self) -> Optional[Signature]:
-        if self.primal is None:
-            return None
-        sig = Signature.of(self.primal)
-        return sig.without_first() if self.bound_self else sig
+        """The primal's signature as callers see it (made once: every rule asks)."""
+        try:
+            return self.__dict__["_signature"]
+        except KeyError:
+            pass
+        sig = None if self.primal is None else Signature.of(self.primal)
+        if sig is not None and self.bound_self:
+            sig = sig.without_first()
+        self.__dict__["_signature"] = sig
+        return sig
 
     @property
     def registration(self) -> Optional[Registration]:

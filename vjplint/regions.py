@@ -23,7 +23,7 @@ from itertools import accumulate
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from vjplint.positions import lines_with_endings
-from vjplint.semantic import child_nodes
+from vjplint.semantic import child_nodes, walk
 
 # `match` patterns bind names too; ast has them from Python 3.10 (requires-python is 3.9)
 _MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
@@ -287,7 +287,7 @@ def _passed(unit: ast.AST, names: Set[str]) -> Set[str]:
         if isinstance(node, ast.Lambda):
             a = node.args
             hidden = hidden | {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p}
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if not (isinstance(child, ast.Name) and (
                     (isinstance(node, ast.Call) and child is node.func) or isinstance(node, ast.Attribute))):
                 stack.append((child, hidden))
@@ -334,7 +334,7 @@ def _registers_on(unit: ast.AST, names: Sequence[str], imported: Set[str]) -> bo
         return False
     ends = _identifier_ends(tuple(names))
     seen = False
-    for node in ast.walk(unit):
+    for node in walk(unit):  # in any order: the answer is the same
         if node.__class__ in _DEFS_SET or node.__class__ is ast.alias:
             return False  # a definition or an import inside: not a lone registration
         found = _spelled(node)

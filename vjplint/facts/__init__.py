@@ -40,7 +40,7 @@ class _ById(Generic[V]):
         self._entries: Dict[Hashable, Tuple[Tuple[object, ...], V]] = {}
 
     def __call__(self, objects: Tuple[object, ...], compute: Callable[[], V], extra: Hashable = None) -> V:
-        key = (*map(id, objects), extra)
+        key = (id(objects[0]), extra) if len(objects) == 1 else (*map(id, objects), extra)
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entries[key] = (objects, compute())
