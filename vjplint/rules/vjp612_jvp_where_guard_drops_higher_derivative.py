@@ -11,6 +11,7 @@ from vjplint.facts.structure import registered_here
 from vjplint.model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
+from vjplint.semantic import child_nodes
 
 # Values of the other arguments (positive and inside (-1, 1), as VJP610's), one point each.
 SAMPLES = (0.37, 0.81, 0.58, 0.23, 0.66, 0.44, 0.72)
@@ -335,7 +336,7 @@ def _own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
     while todo:
         node = todo.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):  # `ast.iter_child_nodes`' order, without expression contexts
             if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 todo.append(child)
 
