@@ -351,15 +351,22 @@ def _names_in_code(unit: ast.AST, names: Sequence[str]) -> bool:
     (`backend()["custom_vjp"]`) in `unit` holds one of `names` where an identifier ends, as the
     prefilter reads names (`jax.custom_vjp`, `filter_custom_vjp`; not JAX's internal
     `process_custom_jvp_call` or `ad.defjvp2`, another API that no rule reads)."""
-    ends = _identifier_ends(tuple(names))
+    key = tuple(names)
+    ends, held = _identifier_ends(key), _any_of(key)
     stack: List[ast.AST] = [unit]
     while stack:  # every node, in no particular order: the answer is whether any matches
         node = stack.pop()
         found = _spelled(node)
-        if found is not None and any(n in found for n in names) and ends.search(found) is not None:
+        if found and held.search(found) is not None and ends.search(found) is not None:
             return True
         stack.extend(child_nodes(node))
     return False
+
+
+@functools.lru_cache(maxsize=32)
+def _any_of(names: Tuple[str, ...]) -> "re.Pattern[str]":
+    """One of `names` anywhere (`any(n in s for n in names)`, one search)."""
+    return re.compile("|".join(re.escape(n) for n in names if n) or "(?!)")
 
 
 def _spelled(node: ast.AST) -> Optional[str]:

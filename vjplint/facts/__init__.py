@@ -61,9 +61,8 @@ class Facts:
         self._primal_arg_counts: _ById[Optional[FrozenSet[int]]] = _ById()
         self._differentiable: _ById[Optional[Tuple[str, ...]]] = _ById()
         self._vjp_rules: _ById[List[VjpRules]] = _ById()
-        self._checked_vjp_rules: _ById[List[VjpRules]] = _ById()
+        self._checked: Dict[int, Tuple[CustomDerivative, List[VjpRules]]] = {}
         self._swap: _ById[Optional[str]] = _ById()
-        self._returns: _ById[List[Return]] = _ById()
         self._returns_array: _ById[bool] = _ById()
         self._verdicts: _ById[List["Verdict"]] = _ById()
         self._values: Optional["ValuesEngine"] = None
@@ -124,7 +123,10 @@ class Facts:
 
     def checked_vjp_rules(self, d: CustomDerivative) -> List[VjpRules]:
         """`vjp_rules` minus swapped registrations, placeholder rules as None."""
-        return self._checked_vjp_rules((d,), lambda: signatures.checked_vjp_rules(self.model, d))
+        found = self._checked.get(id(d))  # asked by a dozen rules per derivative: a plain map
+        if found is None or found[0] is not d:
+            found = self._checked[id(d)] = (d, signatures.checked_vjp_rules(self.model, d))
+        return found[1]
 
     def jvp_rules(self, d: CustomDerivative) -> List[Tuple[Registration, RuleFunction]]:
         """Every `defjvp` rule of a custom_jvp (decorator or call form), stubs excluded."""
@@ -205,7 +207,11 @@ class Facts:
 
     def returns_of(self, fn: FunctionNode) -> List[Return]:
         """Each return of `fn` in source order; empty for generators; a lambda's body."""
-        return self._returns((fn,), lambda: values.returns_of(fn))
+        try:
+            return fn._vjplint_returns  # type: ignore[union-attr]  # kept on the node, as own_nodes
+        except AttributeError:
+            found = fn._vjplint_returns = values.returns_of(fn)  # type: ignore[union-attr]
+            return found
 
     def primal_returns_array(self, d: CustomDerivative) -> bool:
         """Every return of the primal is provably one array (so the cotangent is one too)."""
