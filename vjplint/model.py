@@ -161,14 +161,14 @@ class CustomDerivative:
     def rule(self, role: str) -> Optional[RuleFunction]:
         """'fwd', 'bwd' (custom_vjp) or 'jvp' (custom_jvp defjvp)."""
         if self.api == "equinox":  # `def_fwd` and `def_bwd` register one rule each
-            method = {"fwd": "def_fwd", "bwd": "def_bwd", "jvp": "def_jvp"}.get(role)
+            method = _EQUINOX_METHODS.get(role)
             found = next((r for r in self.registrations if r.method == method and r.rules), None)
             return found.rules[0] if found is not None else None
         reg = self.registration
         if reg is None:
             return None
         if reg.method == "defvjp":
-            index = {"fwd": 0, "bwd": 1}.get(role)
+            index = _DEFVJP_INDEX.get(role)
             if index is not None and index < len(reg.rules):
                 return reg.rules[index]
         if reg.method == "defjvp" and role == "jvp" and reg.rules:
@@ -180,6 +180,10 @@ class CustomDerivative:
         if sig is None:
             return []
         return [(i, sig.positional[i]) for i in self.nondiff if i < len(sig.positional)]
+
+
+_EQUINOX_METHODS = {"fwd": "def_fwd", "bwd": "def_bwd", "jvp": "def_jvp"}
+_DEFVJP_INDEX = {"fwd": 0, "bwd": 1}
 
 
 class _Lookups:

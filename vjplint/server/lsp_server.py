@@ -802,6 +802,9 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     @server.feature(types.INITIALIZE)
     def initialize(ls: VjplintServer, params: types.InitializeParams) -> None:
         ls.event_loop, ls.loop_thread = asyncio.get_event_loop(), threading.get_ident()
+        # The engine's imports, in the lint thread, from now: while the client reads the answer
+        # and sends `initialized` and its open documents.
+        ls.executor.submit(_warm_up)
         ls.settings = Settings.from_options(params.initialization_options, ls.settings)
         can_pull = _capability(params.capabilities, "text_document", "diagnostic") is not None
         # Pull only when the client can also be told to pull again (a changed pyproject.toml
@@ -814,7 +817,6 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     @server.feature(types.INITIALIZED)
     @_guard
     def initialized(ls: VjplintServer, params: types.InitializedParams) -> None:
-        ls.executor.submit(_warm_up)  # the engine's imports, before the first document arrives
         if _capability(ls.client_capabilities, "workspace", "did_change_watched_files", "dynamic_registration"):
             # pyproject.toml: settings; Python files: the project index (created, deleted, changed on disk)
             watchers = [types.FileSystemWatcher(glob_pattern=glob)
