@@ -35,15 +35,34 @@ JAX_ENV = {"JAX_PLATFORMS": JAX_PLATFORM}
 
 
 @functools.lru_cache(maxsize=None)
-def device_label() -> str:
-    """How verify and check-grads name the device they ran on: "cpu", or the device itself. Asked
-    of a child process: a TPU serves one process at a time, and the tests' own would keep it."""
+def _device() -> Tuple[str, str, str]:
+    """(label, kind, platform) of the device verify and check-grads run on. Asked of a child
+    process: a TPU serves one process at a time, and the tests' own would keep it."""
     if JAX_PLATFORM == "cpu":
-        return "cpu"
-    code = "import jax; d = jax.devices()[0]; print('cpu' if d.platform == 'cpu' else str(d))"
+        return "cpu", "cpu", "cpu"
+    code = ("import jax; d = jax.devices()[0]; print('cpu' if d.platform == 'cpu' else str(d)); "
+            "print(d.device_kind); print(d.platform)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                           env={**os.environ, **JAX_ENV})
-    return proc.stdout.strip().splitlines()[-1]
+    label, kind, platform = proc.stdout.strip().splitlines()[-3:]
+    return label, kind, platform
+
+
+def device_label() -> str:
+    """How verify and check-grads name the device they ran on: "cpu", or the device itself."""
+    return _device()[0]
+
+
+def device_summary() -> str:
+    """How verify's summary line names the device: its label, and its kind where that says more
+    (`TPU_0(process=0,(0,0,0,0)) (TPU v5 lite)`)."""
+    label, kind, _ = _device()
+    return label if kind in ("", label) else f"{label} ({kind})"
+
+
+def device_has_float64() -> bool:
+    """check-grads widens float inputs to float64 except on a TPU, which has none (docs/check-grads.md)."""
+    return _device()[2] != "tpu"
 
 
 def expected_device(label: str) -> bool:

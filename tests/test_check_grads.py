@@ -15,24 +15,27 @@ from typing import Dict, Tuple
 
 import pytest
 
-from conftest import ROOT, device_label, lint, run_cli
+from conftest import ROOT, device_has_float64, device_label, device_summary, lint, run_cli
 
 FIXTURES = ROOT / "fixtures" / "check_grads"
 RUNTIME = ("VJP501", "VJP502", "VJP503", "VJP504", "VJP509")
+# The precision the checks run at: float64, except on a TPU, which has none (float32 tolerances).
+PREC = "float64" if device_has_float64() else "float32"
+TOL = {"float64": "1e-05", "float32": "0.03"}[PREC]
 # (file, code, row, column): the definition's decorator, and the key part of the message.
 EXPECTED: Dict[str, Tuple[str, int, int, str]] = {
     "fail_bwd_none_for_used_input.py": (
         "VJP501", 5, 2, "`scaled`: bwd cotangent for `w` differs from finite differences: max rel. error 1 at "
-        "w=float64[3], x=float64[3] (order 1, float64; tolerance 1e-05)"),
+        f"w={PREC}[3], x={PREC}[3] (order 1, {PREC}; tolerance {TOL})"),
     "fail_cotangent_off_by_factor.py": (
         "VJP501", 6, 2, "`square_norm`: bwd cotangent for `x` differs from finite differences: max rel. error 0.5 "
-        "at x=float64[3] (order 1, float64; tolerance 1e-05)"),
+        f"at x={PREC}[3] (order 1, {PREC}; tolerance {TOL})"),
     "fail_second_order_stop_gradient.py": (
         "VJP501", 7, 2, "`wave`: second-order derivative for `x` (grad of grad, through the bwd rule) differs from "
-        "finite differences: max rel. error 1 at x=float64[3] (order 2, float64"),
+        f"finite differences: max rel. error 1 at x={PREC}[3] (order 2, {PREC}"),
     "fail_jvp_tangent_is_a_product.py": (
         "VJP502", 5, 2, "`product`: the jvp rule's tangent output is not linear in the input tangents: doubling "
-        "them scales it by 4, not 2, at x=float64[3], y=float64[3]"),
+        f"them scales it by 4, not 2, at x={PREC}[3], y={PREC}[3]"),
     "fail_fwd_primal_differs.py": (
         "VJP503", 7, 2, "`softplus`: fwd's primal output differs from the primal function's output: max rel. error"),
     "fail_jvp_rule_primal_differs.py": (
@@ -78,7 +81,7 @@ def test_every_planted_wrong_rule_is_reported_and_no_correct_one(fixtures_run):
         assert d["severity"] == ("info" if code == "VJP509" else "error")
     planted = {p.name for p in FIXTURES.glob("fail_*.py")} | {p.name for p in FIXTURES.glob("unchecked_*.py")}
     assert planted == set(EXPECTED)
-    assert f"check-grads: 16 custom derivatives in 16 modules on {device_label()}, JAX " in proc.stderr
+    assert f"check-grads: 16 custom derivatives in 16 modules on {device_summary()}, JAX " in proc.stderr
     assert ": 7 passed, 7 failed, 2 not checked." in proc.stderr
 
 
@@ -122,7 +125,7 @@ def test_correct_silent_lint_fixtures_pass(tmp_path):
     ("text", ["fixtures/check_grads/fail_cotangent_off_by_factor.py:6:2: VJP501 `square_norm`: bwd cotangent",
               "\nFound 1 "]),
     ("concise", ["fixtures/check_grads/fail_cotangent_off_by_factor.py:6:2: VJP501 `square_norm`: bwd cotangent for "
-                 "`x` differs from finite differences: max rel. error 0.5 at x=float64[3]"]),
+                 f"`x` differs from finite differences: max rel. error 0.5 at x={PREC}[3]"]),
     ("github", ["::error file=fixtures/check_grads/fail_cotangent_off_by_factor.py,line=6,col=2,",
                 "title=VJP501 (bwd-cotangent-mismatch)::`square_norm`: bwd cotangent for `x`"]),
 ])

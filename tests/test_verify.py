@@ -15,7 +15,7 @@ from typing import Dict, List
 
 import pytest
 
-from conftest import JAX_ENV, ROOT, device_label, expected_device, pythonpath, run_cli
+from conftest import JAX_ENV, ROOT, device_label, device_summary, expected_device, pythonpath, run_cli
 from vjplint.install_hint import install_hint
 
 DATA = ROOT / "tests" / "data" / "verify"
@@ -148,7 +148,7 @@ def test_unverifiable_functions_say_why(unverifiable_run):
                                "cannot reshape array of shape")
     assert heads[3] == ("tests/data/verify/unverifiable.py:69: inner: unverified: `inner` is defined inside "
                         "`make_scaler`: the harness can only reach module-level functions and class attributes")
-    assert heads[4] == (f"Verified 4 rewritten functions on {device_label()}, JAX {_jax_version()}: "
+    assert heads[4] == (f"Verified 4 rewritten functions on {device_summary()}, JAX {_jax_version()}: "
                         f"1 verified, 0 failed, 3 unverified.")
     assert unverifiable_run.returncode == 1
 
@@ -462,3 +462,24 @@ def test_modules_on_the_environments_pythonpath_reach_the_harness(tmp_path):
                    env={**CPU, "PYTHONPATH": pythonpath(ROOT, lib)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"clip_gradient: verified on {device_label()}" in proc.stdout
+
+
+TPU_WARNING = ("/opt/site/jax/_src/cloud_tpu_init.py:86: UserWarning: Transparent hugepages are not enabled. "
+               "TPU runtime startup and shutdown time should be significantly improved on TPU v5e and newer.\n"
+               "  warnings.warn(\n")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("stderr, summary", [
+    ("", ""),
+    (TPU_WARNING, ""),  # a start-up warning is not why a process died
+    (TPU_WARNING + "Traceback (most recent call last):\n  File \"m.py\", line 3, in <module>\n    boom()\n"
+     "RuntimeError: boom\n", 'File "m.py", line 3, in <module> boom() RuntimeError: boom'),
+    ("Fatal Python error: Segmentation fault\n\n" + TPU_WARNING, "Fatal Python error: Segmentation fault"),
+    ("x " * 200 + "end\n", "..." + (" x" * 148) + " end"),
+])
+def test_a_dead_process_is_summarised_by_its_last_lines_of_substance(stderr, summary):
+    from vjplint.verify.api import stderr_summary
+
+    assert stderr_summary(stderr) == summary
+    assert len(stderr_summary(stderr)) <= 303

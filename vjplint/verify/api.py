@@ -483,7 +483,34 @@ def _apply_events(outcome: HarnessOutcome, reports: List[FunctionReport], limit:
             else:
                 r.reason = f"not reached: the time limit ({limit:g} s) ran out on an earlier function"
         else:
-            tail = " ".join(outcome.stderr_tail.strip().splitlines()[-3:])[-300:]
+            tail = stderr_summary(outcome.stderr_tail)
             r.reason = (f"the verification process exited with code {outcome.returncode} "
                         f"{'while verifying it' if name == begun else 'before reaching it'}"
                         f"{': ' + tail if tail else ''}")
+
+
+_WARNING_LINE = re.compile(r"^\S.*:\d+: \w*Warning: ")
+
+
+def stderr_summary(stderr: str, lines: int = 3, limit: int = 300) -> str:
+    """What a dead process's stderr says, for its reason: its last lines of substance, joined, at
+    most `limit` characters cut at a space. Python warnings (`file:line: XWarning: ...` and the
+    indented source line after it) are left out: on a TPU, JAX warns about hugepages at start-up,
+    which is not why a process died."""
+    kept: List[str] = []
+    skipping = False
+    for line in stderr.splitlines():
+        if _WARNING_LINE.match(line):
+            skipping = True
+            continue
+        if skipping and line.startswith((" ", "\t")):
+            continue  # the warning's source line
+        skipping = False
+        if line.strip():
+            kept.append(line.strip())
+    text = " ".join(kept[-lines:])
+    if len(text) > limit:
+        cut = text[-limit:]
+        space = cut.find(" ")
+        text = "..." + (cut[space:] if 0 <= space < limit // 2 else cut)
+    return text
