@@ -78,3 +78,12 @@ def test_fix_rewrites_only_the_test_without_an_expectation(tmp_path):
     assert after.count(BWD_NOT_TUPLE) == 3
     assert after.count("lambda x, g: (g * jnp.cos(x),)") == 1
     assert after.index("lambda x, g: (g * jnp.cos(x),)") > after.index("def test_no_expectation")
+
+
+def test_every_expecting_name_opens_the_text_gate():
+    """withhold_fixes skips a text holding none of `_EXPECTING_WORDS`: each name a test can expect
+    an error with must hold one, or its fixes would no longer be withheld."""
+    from vjplint.expected_errors import _EXPECTING_CALLS, _EXPECTING_DECORATORS, _EXPECTING_WORDS
+
+    for name in (*_EXPECTING_CALLS, *_EXPECTING_DECORATORS):
+        assert _EXPECTING_WORDS.search(name), name

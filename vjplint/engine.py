@@ -228,7 +228,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
                 code=rule.CODE, name=rule.NAME, message=report.message, severity=report.severity or rule.SEVERITY,
                 filename=filename, location=start, end_location=end, fix=report.fix, noqa_row=start.row,
             ))
-    diagnostics = withhold_fixes(diagnostics, module)
+    diagnostics = withhold_fixes(diagnostics, module, text)
     if any(d.fix is not None and d.fix.plan is not None for d in diagnostics):
         remember_parse(text, names, whole, module if FOCUS and text_lines is None else None)
     return diagnostics

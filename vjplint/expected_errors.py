@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
+import re
 from typing import Collection, List, Optional, Tuple
 
 from vjplint.diagnostics import Diagnostic
@@ -63,9 +64,15 @@ def expecting_spans(module: ast.Module, rows: Optional[Collection[int]] = None) 
     return spans
 
 
-def withhold_fixes(diagnostics: List[Diagnostic], module: ast.Module) -> List[Diagnostic]:
+# Every name above holds one of these: a text without them expects no error anywhere.
+_EXPECTING_WORDS = re.compile("assert|raises|expectedFailure|xfail")
+
+
+def withhold_fixes(diagnostics: List[Diagnostic], module: ast.Module, text: Optional[str] = None) -> List[Diagnostic]:
+    """`diagnostics`, those inside a function that expects an error without their fix. `text`,
+    the module's source when known: without any of the names, no function expects one."""
     rows = {d.location.row for d in diagnostics if d.fix is not None}
-    if not rows:
+    if not rows or (text is not None and _EXPECTING_WORDS.search(text) is None):
         return diagnostics
     spans = expecting_spans(module, rows)
     if not spans:
