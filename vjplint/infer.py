@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.jaxapi import (ARRAY_ARGUMENT_NAMESPACES, ARRAY_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_VALUE_NAMESPACES,
                             FUNCTION_NAMESPACES, HOST_NAMESPACES, PARTIAL)

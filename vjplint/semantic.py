@@ -4,6 +4,11 @@ Names are resolved the way Python resolves them: a `custom_vjp` that is a local 
 an assignment is not JAX's, however it is spelled; `cv` after `from jax import custom_vjp as
 cv` is `jax.custom_vjp`. Also here: the node walks every analysis shares (`child_nodes`, `walk`,
 `own_nodes`) and the value of constant expressions (`constant_value`).
+
+Facts about one function that many analyses ask for are kept on its node, in an attribute named
+`_vjplint_<fact>` (`own_nodes` here, `Signature.of`, `infer._loads_of`, the fix planner's names):
+a tree is never changed once parsed and focused, and a lookup on the node is cheaper than any
+cache keyed by it. A kept value is shared, never to be changed by its reader.
 """
 
 from __future__ import annotations
