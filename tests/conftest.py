@@ -195,7 +195,7 @@ def _layer_of(item: pytest.Item) -> str:
 # those tests (every module that imports pytest_lsp) are skipped with that reason instead of
 # failing on a missing module.
 collect_ignore = ["test_server.py", "test_server_helix.py", "test_server_incremental.py",
-                  "test_server_notebooks.py", "test_server_project.py"] if sys.version_info < (3, 10) else []
+                  "test_server_notebooks.py", "test_server_project.py", "test_server_lint_helper.py"] if sys.version_info < (3, 10) else []
 NO_JAX_REASON = "the jax layer needs JAX 0.10.2, which needs Python 3.11+"
 # Tests of other layers that run `vjplint verify`/`check-grads` as documented, hence need JAX too.
 NEEDS_JAX = ("test_docs.py::test_shell_blocks_run_as_written[README.md]",

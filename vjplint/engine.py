@@ -6,7 +6,7 @@ import ast
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic, Position, Severity
@@ -36,6 +36,18 @@ class LintResult:
     # The rules' findings before selection, noqa and sorting (`_finish`), when the rules ran:
     # what vjplint.incremental caches per family of statements.
     findings: Optional[List[Diagnostic]] = None
+
+
+@dataclass(frozen=True)
+class RuleSplit:
+    """Rules another process runs on the same text meanwhile (the Language Server's lint helper,
+    vjplint.server.lint_helper), so that a big document's first lint uses two cores. `codes`:
+    the rules it runs (`lint_source(..., rules=codes)` there); `collect()`: their findings and
+    internal errors once it is done, or None when it failed (they then run here, after the rest).
+    A rule's findings depend only on the module and the rule, so the union is the whole lint's."""
+
+    codes: FrozenSet[str]
+    collect: Callable[[], Optional[Tuple[List[Diagnostic], List[str]]]]
 
 
 def prefilter_names(config: Config) -> Tuple[bytes, ...]:
@@ -74,10 +86,15 @@ _EXTENSIONS = {name: tuple(e for e in EXTENDED_NAMES if e.startswith(name) and e
 
 
 def lint_source(filename: str, source: Union[str, bytes], config: Config = Config(),
-                path: Optional[str] = None) -> LintResult:
+                path: Optional[str] = None, rules: Optional[FrozenSet[str]] = None,
+                split: Optional[RuleSplit] = None, keep: Optional[List[object]] = None) -> LintResult:
     """Lint one file's content. Never raises for bad input: problems become diagnostics.
     `filename` is what diagnostics show; `path`, the file's location on disk (default: `filename`),
-    is what `per-file-ignores` match, relative to the configuration's directory."""
+    is what `per-file-ignores` match, relative to the configuration's directory. `split`: some of
+    the rules run in another process (`RuleSplit`); `rules`: run only these (that process's side:
+    its `findings` are theirs, its diagnostics are not the file's). `keep`: the model the rules
+    read is appended there, for the caller to free once the diagnostics are out (freeing the
+    model of a 10,000-line module takes 15 ms; the Language Server publishes first)."""
     where = config.relative_path(path if path is not None else filename)
 
     result = LintResult()
@@ -119,7 +136,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         return _finish(result, config, filename, where, lines, enabled)
     try:
         result.findings = _run_rules(filename, module, text, lines, config, enabled, result.errors, partly,
-                                     focused=focused)
+                                     focused=focused, only=rules, split=split, keep=keep)
         result.diagnostics.extend(result.findings)
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
@@ -162,10 +179,13 @@ def _partly_enabled(config: Config, enabled: FrozenSet[str]) -> FrozenSet[str]:
 
 def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], config: Config,
                enabled: Set[str], errors: List[str], partly: FrozenSet[str] = frozenset(),
-               text_lines: Optional[List[str]] = None, focused: bool = False) -> List[Diagnostic]:
+               text_lines: Optional[List[str]] = None, focused: bool = False,
+               only: Optional[FrozenSet[str]] = None, split: Optional[RuleSplit] = None,
+               keep: Optional[List[object]] = None) -> List[Diagnostic]:
     """`text_lines`: the lines of `text` where they differ from `lines` (the incremental
     linter's family modules, blank outside the family). `focused`: `module` holds only the
-    regions already (vjplint.region_parse), the whole module was never parsed."""
+    regions already (vjplint.region_parse), the whole module was never parsed. `only`: run only
+    these rules; `split`: not these, which another process runs (`RuleSplit`)."""
     from vjplint.collect import Recognizer, collect
     from vjplint.expected_errors import withhold_fixes
     from vjplint.infer import Hints
@@ -180,6 +200,8 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
 
         module = focus(module, text, text_lines or lines, list(names))
     model = collect(module, lines, recognizer)
+    if keep is not None:
+        keep.append(model)
     if config.project_facts:  # what other modules of the run pass to, register on, call here
         from vjplint.facts.crossmodule import ExternalFacts
 
@@ -189,10 +211,32 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
         model.facts.hints = options.hints  # vjplint.values reads them as the weakest source of kinds
     stub = filename.endswith(".pyi")
     present = _present_triggers(text, config, names)
-    rules = [cls(model, options) for cls in rules_for(enabled)
-             if (cls.IN_STUBS or not stub) and not cls.RUNTIME
-             and (not cls.TRIGGERS or not present.isdisjoint(cls.TRIGGERS))
-             and (cls.NEEDS is None or cls.NEEDS.search(text) is not None)]
+    classes = [cls for cls in rules_for(enabled if only is None else enabled & only)
+               if (cls.IN_STUBS or not stub) and not cls.RUNTIME
+               and (not cls.TRIGGERS or not present.isdisjoint(cls.TRIGGERS))
+               and (cls.NEEDS is None or cls.NEEDS.search(text) is not None)]
+    elsewhere = [cls for cls in classes if split is not None and cls.CODE in split.codes]
+    here = [cls for cls in classes if cls not in elsewhere]
+    diagnostics = _apply_rules(here, model, options, filename, lines, errors, partly)
+    remote: List[Diagnostic] = []
+    if elsewhere:
+        assert split is not None
+        got = split.collect()
+        if got is None:  # the other process failed: its rules run here
+            diagnostics += _apply_rules(elsewhere, model, options, filename, lines, errors, partly)
+        else:
+            remote, remote_errors = got
+            errors.extend(remote_errors)
+    diagnostics = withhold_fixes(diagnostics, module, text) + remote  # the other process withheld its own
+    if any(d.fix is not None and d.fix.plan is not None for d in diagnostics):
+        remember_parse(text, names, whole, module if FOCUS and text_lines is None else None)
+    return diagnostics
+
+
+def _apply_rules(classes: Sequence[type], model: object, options: object, filename: str, lines: List[str],
+                 errors: List[str], partly: FrozenSet[str]) -> List[Diagnostic]:
+    """Run the rules `classes` on `model`: their diagnostics, in the rules' order."""
+    rules = [cls(model, options) for cls in classes]
     visitors: Dict[str, List] = {}
     for rule in rules:
         for attr in _visit_methods(type(rule)):
@@ -207,7 +251,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     if visitors:
         by_class = {getattr(ast, name): methods for name, methods in visitors.items() if hasattr(ast, name)}
         # `ast.walk` order, computed once per file; only the nodes of the visited types
-        for node in [n for n in model.index.nodes if n.__class__ in by_class]:
+        for node in [n for n in model.index.nodes if n.__class__ in by_class]:  # type: ignore[attr-defined]
             for rule, method in by_class[node.__class__]:
                 if rule.CODE in failed:
                     continue
@@ -228,9 +272,6 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
                 code=rule.CODE, name=rule.NAME, message=report.message, severity=report.severity or rule.SEVERITY,
                 filename=filename, location=start, end_location=end, fix=report.fix, noqa_row=start.row,
             ))
-    diagnostics = withhold_fixes(diagnostics, module, text)
-    if any(d.fix is not None and d.fix.plan is not None for d in diagnostics):
-        remember_parse(text, names, whole, module if FOCUS and text_lines is None else None)
     return diagnostics
 
 

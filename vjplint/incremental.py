@@ -25,7 +25,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic, Edit, Fix, Position
-from vjplint.engine import (SKIP_FILE, LintResult, _finish, _run_rules, enabled_codes, lint_source,
+from vjplint.engine import (SKIP_FILE, LintResult, RuleSplit, _finish, _run_rules, enabled_codes, lint_source,
                             may_contain_findings, prefilter_names)
 from vjplint.positions import lines_with_endings, source_lines
 from vjplint.source import SourceError, parse
@@ -85,12 +85,15 @@ class IncrementalLinter:
     whole: Optional[Tuple[str, LintResult]] = None  # that text and its whole lint, until primed
 
     def lint(self, text: str, should_stop: Optional[Callable[[], bool]] = None,
-             whole_first: bool = False) -> LintResult:
+             whole_first: bool = False, split: Optional[Callable[[], Optional[RuleSplit]]] = None,
+             keep: Optional[List[object]] = None) -> LintResult:
         """`whole_first`: with nothing cached yet, lint the text whole, as the command line does
         (once, that is faster than family by family: a document's first diagnostics come
         sooner); `prime` then caches its families' findings from that lint for the edits to
         come, or, where it cannot (`_seed`), lints them (an edit before that is done lints the
-        families left: linting whole again at each edit would never let it end)."""
+        families left: linting whole again at each edit would never let it end). `split()`, asked
+        only for that whole lint: the rules another process runs meanwhile (engine.RuleSplit),
+        or None. `keep`: as `engine.lint_source`'s (that whole lint's model, freed by the caller)."""
         stop = should_stop or (lambda: False)
         data = text.encode("utf-8", "surrogatepass")
         if SKIP_FILE.search(text) or not may_contain_findings(data, prefilter_names(self.config)):
@@ -98,7 +101,8 @@ class IncrementalLinter:
         if whole_first and not self.chunks and not self.cache:
             self.unprimed = True
             self.stats["full"] += 1
-            result = lint_source(self.filename, text, self.config, path=self.path)
+            result = lint_source(self.filename, text, self.config, path=self.path,
+                                 split=split() if split is not None else None, keep=keep)
             self.whole = (text, result)
             return result
         lines = lines_with_endings(text)

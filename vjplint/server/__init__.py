@@ -22,6 +22,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--debounce-ms", type=int, default=None,
                         help="wait this long after an edit before linting (default: 0; edits made while a lint runs coalesce)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    from vjplint.server.lint_helper import LintHelper
+
+    # Started first: it imports the engine on another core while this process imports pygls.
+    helper = LintHelper.start()
     try:
         import lsprotocol  # noqa: F401
         import pygls  # noqa: F401
@@ -29,6 +33,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from vjplint.install_hint import install_hint
 
         print(MISSING_EXTRA.format(missing=f"no module named {exc.name!r}", hint=install_hint("lsp")), file=sys.stderr)
+        if helper is not None:
+            helper.stop()
         return 2
     if args.log_file:
         import logging
@@ -38,7 +44,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from vjplint.server.lsp_server import create_server
 
     _exit_when_orphaned(parent)
-    server = create_server(debounce_ms=args.debounce_ms)
+    server = create_server(debounce_ms=args.debounce_ms, helper=helper)
     _freeze_startup_objects()
     try:
         server.start_io()  # returns at `exit` or when the client closes stdin

@@ -41,6 +41,7 @@ from vjplint.output import lsp as lspfmt
 from vjplint.positions import source_lines
 from vjplint.server import actions
 from vjplint.server.indexing import INDEX_WAIT_S, Indexing, uri_path as _path
+from vjplint.server.lint_helper import SPLIT_MIN_LINES, WARM_UP, LintHelper
 from vjplint.workspace import Overrides, Workspace
 
 log = logging.getLogger("vjplint.server")
@@ -144,6 +145,11 @@ class VjplintServer(Indexing, LanguageServer):
         self.notebook_versions: Dict[str, int] = {}  # open notebooks: uri -> version
         self.published_cells: Dict[str, List[str]] = {}  # notebook uri -> the cell URIs last published
         self.fixes_warmed = False
+        self.helper: Optional[LintHelper] = None  # vjplint.server.lint_helper: shares big first lints
+        self.engine_warm = threading.Event()  # the lint thread's warm-up is done (`_warm_up`)
+        self.early_shares: Dict[str, _EarlyShare] = {}  # uri -> a first lint sent to the helper at didOpen
+        # Whole lints' models, freed in the lint thread once their diagnostics are out (`answered`).
+        self.kept: List[List[object]] = []
         self.to_prime: Dict[str, Tuple[IncrementalLinter, str]] = {}  # linted whole: uri -> (its linter, the text)
         self.warm_timer: Optional[asyncio.TimerHandle] = None
         self.queued: set = set()  # documents whose lint is queued and has not started (it reads the newest text)
@@ -246,11 +252,14 @@ class VjplintServer(Indexing, LanguageServer):
             loop.call_soon_threadsafe(fn, *args)
 
     # -- analysis ----------------------------------------------------------------------
-    def analyse(self, uri: str, text: str, should_stop: Optional[Any] = None) -> Analysis:
+    def analyse(self, uri: str, text: str, should_stop: Optional[Any] = None, publishing: bool = False) -> Analysis:
         """Lint `text` as the document `uri` (cached while the text is unchanged), incrementally:
         only the families of statements an edit touched are linted again (vjplint.incremental).
         Runs in the lint thread; `should_stop()` true (a newer version, a cancelled request)
-        raises Superseded between families. The lock guards the caches only."""
+        raises Superseded between families. The lock guards the caches only. `publishing`: the
+        caller sends the diagnostics and then calls `answered`, which frees a whole lint's model
+        (`free_kept`): freeing it first would delay them."""
+        self.free_kept()  # one a lint left (its diagnostics were never sent: closed meanwhile)
         with self.lock:
             cached = self.analyses.get(uri)
             if cached is not None and cached.text == text:
@@ -265,8 +274,14 @@ class VjplintServer(Indexing, LanguageServer):
             where = str(path) if path is not None else None
             if linter is None or (linter.filename, linter.path) != (filename, where) or linter.config != config:
                 linter = self.linters[uri] = IncrementalLinter(filename, config, where)
+            share = lambda: self.shared_first_lint(uri, text, filename, where, config)  # noqa: E731
+            held: List[object] = []
             with collector_paused():
-                result = linter.lint(text, should_stop, whole_first=True)
+                result = linter.lint(text, should_stop, whole_first=True, split=share,
+                                     keep=held if publishing else None)
+                if held:  # the collector stays paused until it is freed: a scan of it would cost more
+                    pause_collector()
+                    self.kept.append(held)
             if linter.unprimed:  # linted whole: its families once the diagnostics are out
                 self.to_prime[uri] = (linter, text)
             # Copies: a quick fix's edits (attach_fixes) hold for this text only, not for the
@@ -280,10 +295,64 @@ class VjplintServer(Indexing, LanguageServer):
             self.analyses[uri] = analysis
         return analysis
 
+    # -- the lint helper (vjplint.server.lint_helper) ------------------------------------------
+    def shared_first_lint(self, uri: str, text: str, filename: str, where: Optional[str], config: Config) -> Any:
+        """In the lint thread, for a document's first (whole) lint: the rules the helper runs
+        meanwhile (engine.RuleSplit), None to lint it all here (no helper, a small document,
+        the helper busy). The share sent at didOpen (`share_early`) is taken if it was for
+        this text and these settings."""
+        early = self.early_shares.pop(uri, None)
+        if early is not None and early.text == text:
+            early.ready.wait(INDEX_WAIT_S + 1.0)
+            if early.split is not None and early.key == (filename, where, config):
+                return early.split
+        helper = self.helper
+        if helper is None or not _big(text):
+            return None
+        return helper.split(filename, text, config, where)
+
+    def share_early(self, uri: str, text: str) -> None:
+        """On the event loop, at didOpen in a server that just started (its lint thread still
+        importing the engine): send a big document to the helper now, from another thread
+        (its settings wait for the folder's index), so that the helper lints while this
+        process finishes its imports; the lint thread takes the share (`shared_first_lint`)."""
+        if self.helper is None or self.engine_warm.is_set() or uri in self.analyses or not _big(text):
+            return
+        early = self.early_shares[uri] = _EarlyShare(text)
+        threading.Thread(target=self._send_early, args=(uri, early), name="vjplint-helper-early",
+                         daemon=True).start()
+
+    def _send_early(self, uri: str, early: "_EarlyShare") -> None:
+        try:
+            path = _path(uri)
+            config = self.config_for(path, INDEX_WAIT_S)
+            if path is not None and _excluded(path, config):
+                return
+            filename = _display_name(uri, path, config, self.workspace_root())
+            where = str(path) if path is not None else None
+            early.key = (filename, where, config)
+            if self.helper is not None:
+                early.split = self.helper.split(filename, early.text, config, where)
+                if early.split is not None:
+                    self.helper.at_open += 1
+        except Exception:
+            log.exception("sharing %s with the lint helper failed", uri)
+        finally:
+            early.ready.set()
+
+    def free_kept(self) -> None:
+        """In the lint thread: free the models whole lints kept (`analyse`), then let the
+        collector run again."""
+        while self.kept:
+            self.kept.pop().clear()
+            resume_collector()
+
     def answered(self) -> None:
         """After diagnostics went out: the work that waited for them (families to prime, the
         project facts, Indexing._build) may use the interpreter now."""
         self.first_analysis.set()
+        if self.kept:
+            self.executor.submit(self.free_kept)
         while self.to_prime:
             uri, (linter, text) = self.to_prime.popitem()
             self.executor.submit(self.prime, uri, linter, text)
@@ -437,7 +506,7 @@ class VjplintServer(Indexing, LanguageServer):
         text = self.document(uri)
         if text is None:
             return None
-        analysis = self.analyse(uri, text, lambda: self.versions.get(uri) != version)
+        analysis = self.analyse(uri, text, lambda: self.versions.get(uri) != version, publishing=True)
         return version, self.lsp_dicts(analysis)
 
     def lint_notebook(self, uri: str) -> Optional[Tuple[int, Dict[str, List[Dict[str, Any]]]]]:
@@ -449,7 +518,7 @@ class VjplintServer(Indexing, LanguageServer):
         joined = self.notebook_joined(uri) if version is not None else None
         if joined is None:
             return None
-        analysis = self.analyse(uri, joined.text, lambda: self.notebook_versions.get(uri) != version)
+        analysis = self.analyse(uri, joined.text, lambda: self.notebook_versions.get(uri) != version, publishing=True)
         encoding = self.encoding()
         docs_url = analysis.config.docs_url or DEFAULT_DOCS_URL
         return version, {cell_uri: [lspfmt.diagnostic_to_lsp(d, joined.cell_lines[cell_uri], encoding, docs_url)
@@ -675,7 +744,8 @@ class VjplintServer(Indexing, LanguageServer):
         rows = [f"vjplint {__version__} language server", f"python {sys.version.split()[0]}",
                 f"objects frozen out of the cyclic collector: {gc.get_freeze_count()}",
                 f"diagnostics: {'pull' if self.pull else 'push'}; position encoding: {self.encoding()}",
-                f"settings: {self.settings}"]
+                f"settings: {self.settings}",
+                self.helper.describe() if self.helper is not None else "lint helper: none"]
         for uri in sorted(self.versions):
             analysis = self.analyses.get(uri)
             source = analysis.config.source if analysis else None
@@ -686,6 +756,20 @@ class VjplintServer(Indexing, LanguageServer):
             rows.append(f"{uri}: config {source or '(defaults)'}; "
                         f"{len(analysis.diagnostics) if analysis else '?'} diagnostics{state}")
         return "\n".join(rows)
+
+
+class _EarlyShare:
+    """A first lint sent to the helper at didOpen: the text, then its settings and the share."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.ready = threading.Event()
+        self.key: Optional[Tuple[str, Optional[str], Config]] = None
+        self.split: Optional[Any] = None
+
+
+def _big(text: str) -> bool:
+    return text.count("\n") + 1 >= SPLIT_MIN_LINES
 
 
 def _copy(d: Diagnostic) -> Diagnostic:
@@ -731,7 +815,6 @@ def _excluded(path: Path, config: Config) -> bool:
 
 
 WARM_FIXES_AFTER_IDLE_S = 2.0
-WARM_UP = b"import jax\n\n@jax.custom_vjp\ndef f(x):\n    return x\n\n\nf.defvjp(lambda x: (x, None), lambda r, g: (g,))\n"
 
 
 _PAUSE_LOCK = threading.Lock()
@@ -744,6 +827,14 @@ def collector_paused() -> Iterator[None]:
     it (vjplint.batch.parallel._lint): a module's `ast` tree is many young objects the collector
     would scan again and again (a fifth of the first lint of a 10,000-line module). Counted, so
     that threads linting at once (a document's lint, another's priming) restore it once, last."""
+    pause_collector()
+    try:
+        yield
+    finally:
+        resume_collector()
+
+
+def pause_collector() -> None:
     import gc
 
     with _PAUSE_LOCK:
@@ -751,16 +842,18 @@ def collector_paused() -> Iterator[None]:
             _PAUSES[1] = gc.isenabled()
             gc.disable()
         _PAUSES[0] += 1
-    try:
-        yield
-    finally:
-        with _PAUSE_LOCK:
-            _PAUSES[0] -= 1
-            if _PAUSES[0] == 0 and _PAUSES[1]:
-                gc.enable()
 
 
-def _warm_up() -> None:
+def resume_collector() -> None:
+    import gc
+
+    with _PAUSE_LOCK:
+        _PAUSES[0] -= 1
+        if _PAUSES[0] == 0 and _PAUSES[1]:
+            gc.enable()
+
+
+def _warm_up(server: Optional["VjplintServer"] = None) -> None:
     """Import what linting needs (rules, model, facts) by linting a small module."""
     try:
         from vjplint.engine import lint_source
@@ -771,6 +864,8 @@ def _warm_up() -> None:
     import gc
 
     gc.freeze()  # the modules the engine imported, as vjplint.server freezes the server's own
+    if server is not None:
+        server.engine_warm.set()
 
 
 def _import_fixes() -> None:
@@ -796,15 +891,16 @@ def _guard(fn: Any) -> Any:
     return wrapper
 
 
-def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
+def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper] = None) -> VjplintServer:
     server = VjplintServer(debounce_ms)
+    server.helper = helper
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: VjplintServer, params: types.InitializeParams) -> None:
         ls.event_loop, ls.loop_thread = asyncio.get_event_loop(), threading.get_ident()
         # The engine's imports, in the lint thread, from now: while the client reads the answer
         # and sends `initialized` and its open documents.
-        ls.executor.submit(_warm_up)
+        ls.executor.submit(_warm_up, ls)
         ls.settings = Settings.from_options(params.initialization_options, ls.settings)
         can_pull = _capability(params.capabilities, "text_document", "diagnostic") is not None
         # Pull only when the client can also be told to pull again (a changed pyproject.toml
@@ -829,6 +925,8 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     @_guard
     def did_open(ls: VjplintServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.versions[params.text_document.uri] = params.text_document.version
+        if ls.lintable(params.text_document.uri):
+            ls.share_early(params.text_document.uri, params.text_document.text)
         ls.schedule(params.text_document.uri, 0)
         ls.facts_changed(params.text_document.uri)  # the buffer may differ from the file the index read
 
@@ -859,6 +957,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
     def did_close(ls: VjplintServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.versions.pop(uri, None)
+        ls.early_shares.pop(uri, None)
         handle = ls.pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
@@ -927,7 +1026,7 @@ def create_server(debounce_ms: Optional[int] = None) -> VjplintServer:
         if not ls.lintable(uri):
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         # In the lint thread, so that a long lint does not hold up other requests.
-        analysis = await ls.in_lint_thread(ls.analyse, uri, text)
+        analysis = await ls.in_lint_thread(lambda stop: ls.analyse(uri, text, stop, publishing=True))
         report = types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis))
         asyncio.get_running_loop().call_soon(ls.answered)  # once the answer is written
         return report
