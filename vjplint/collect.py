@@ -47,6 +47,11 @@ _ALL_REGISTRATION_METHODS = frozenset({*REGISTRATION_METHODS, *(m for ms in API_
                                                                   for m in ms)})
 
 
+# The last names of the library creators and of the transformations: a call of an attribute
+# (`x.y(...)`, whose qualified name, when it has one, ends in `.y`) can be one only if its
+# attribute is one of these.
+_CREATOR_ATTRS = frozenset(q.rsplit(".", 1)[-1] for q in LIBRARY_CREATORS)  # relative spellings too (canonical_creator)
+_TRANSFORM_ATTRS = frozenset(q.rsplit(".", 1)[-1] for q in TRANSFORMS)
 _RUN_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign, ast.Call})
 
 
@@ -189,6 +194,8 @@ class _Collector:
         call form), `nnx.custom_vjp(lambda m: m, ...)` in a test of its errors."""
         if id(call) in self.created or not call.args:
             return
+        if call.func.__class__ is ast.Attribute and call.func.attr not in _CREATOR_ATTRS:  # type: ignore[attr-defined]
+            return  # `x.y(...)` names what ends in `.y`: no creator (a tenth of the calls of JAX's tree)
         scope = self.index.scope_of(call)
         fq = canonical_creator(self.index.qualname(call.func, scope))
         if fq not in LIBRARY_CREATORS:
@@ -506,6 +513,8 @@ class _Collector:
                 return
 
     def _traced_by_call(self, call: ast.Call) -> None:
+        if call.func.__class__ is ast.Attribute and call.func.attr not in _TRANSFORM_ATTRS:  # type: ignore[attr-defined]
+            return  # as in `_from_call`: `x.y(...)` is a transformation only if some transformation ends in `.y`
         scope = self.index.scope_of(call)
         q = self.index.qualname(call.func, scope)
         if q not in TRANSFORMS:

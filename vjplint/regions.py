@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -149,9 +149,8 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
         if seeded:
             aliases |= bound[i]
     if aliases:
-        for i in range(len(units)):
-            if not local_seeds[i] and i not in members and not aliases.isdisjoint(words[i]):
-                local_seeds[i] = True
+        for i in words.holding(aliases, (i for i in range(len(units)) if not local_seeds[i] and i not in members)):
+            local_seeds[i] = True
     class_of = {m: header for header, group in members.items() for m in group}
     _close_forward(units, bound, forward, words, callable_names, class_of)
     keep = [f or l or r for f, l, r in zip(forward, local_seeds, registration)]
@@ -214,12 +213,47 @@ class _Words:
     def __init__(self, text: str, spans: Sequence[Tuple[int, int]]) -> None:
         self.text, self.spans = text, spans
         self.found: Dict[int, Set[str]] = {}
+        self._order: Optional[Tuple[List[int], List[int]]] = None  # span starts, sorted, and their units
 
     def __getitem__(self, i: int) -> Set[str]:
         found = self.found.get(i)
         if found is None:
             found = self.found[i] = set(WORD.findall(self.text, *self.spans[i]))
         return found
+
+    def holding(self, names: Set[str], among: Iterable[int]) -> Set[int]:
+        """Those units of `among` whose words include one of `names` (`not names.isdisjoint(self[i])`
+        for each). With names of three characters or more, the text is searched for each name and
+        only the units where one stands as a word are read: a unit's words are its whole text,
+        and most units are never kept (a fifth of linting JAX's tree read every unit's words)."""
+        among = list(among)
+        if not names or not among:
+            return set()
+        if len(names) > 64 or any(len(n) < 3 for n in names):  # many hits, or many searches: read them all
+            return {i for i in among if not names.isdisjoint(self[i])}
+        if self._order is None:
+            order = sorted(range(len(self.spans)), key=lambda k: self.spans[k][0])
+            self._order = [self.spans[k][0] for k in order], order
+        starts, order = self._order
+        text, spans, size = self.text, self.spans, len(self.text)
+        candidates: Set[int] = set()
+        for name in names:
+            at = text.find(name)
+            while at >= 0:
+                end = at + len(name)
+                # A word can start here only after a character that cannot go on a word, and ends
+                # where none follows (a digit before is rare: the unit's words decide).
+                if (at == 0 or text[at - 1] not in _WORD_START) and (end == size or text[end] not in _WORD_REST):
+                    k = bisect_right(starts, at) - 1
+                    if k >= 0 and end <= spans[order[k]][1]:
+                        candidates.add(order[k])
+                at = text.find(name, end)  # an overlapping occurrence is inside another word
+        wanted = set(among)
+        return {i for i in candidates if i in wanted and not names.isdisjoint(self[i])}
+
+
+_WORD_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_WORD_REST = _WORD_START | frozenset("0123456789")
 
 
 def _close_forward(units: List[ast.stmt], bound: List[Set[str]], forward: List[bool], words: _Words,
@@ -254,11 +288,12 @@ def _close_forward(units: List[ast.stmt], bound: List[Set[str]], forward: List[b
         prefixes = tuple(n + "_" for n in fresh if len(n) > 1)
         suffixes = tuple("_" + n for n in fresh if len(n) > 1)
         became: List[int] = []
+        holding = words.holding(fresh, (i for i in range(len(units)) if not forward[i]))
         for i in range(len(units)):  # set lookups, not a regex of every name: linear in the module
             if forward[i]:
                 continue
             on_self = fresh_on_self.get(class_of[i]) if i in class_of else None
-            if not fresh.isdisjoint(words[i]) or (on_self and not on_self.isdisjoint(words[i])) or any(
+            if i in holding or (on_self and not on_self.isdisjoint(words[i])) or any(
                     name.lstrip("_").startswith(prefixes) or name.endswith(suffixes) for name in bound[i]):
                 forward[i] = True
                 became.append(i)
