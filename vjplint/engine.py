@@ -214,7 +214,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     classes = [cls for cls in rules_for(enabled if only is None else enabled & only)
                if (cls.IN_STUBS or not stub) and not cls.RUNTIME
                and (not cls.TRIGGERS or not present.isdisjoint(cls.TRIGGERS))
-               and (cls.NEEDS is None or cls.NEEDS.search(text) is not None)]
+               and (cls.NEEDS is None or _needed(cls.NEEDS, text))]
     elsewhere = [cls for cls in classes if split is not None and cls.CODE in split.codes]
     here = [cls for cls in classes if cls not in elsewhere]
     diagnostics = _apply_rules(here, model, options, filename, lines, errors, partly)
@@ -273,6 +273,22 @@ def _apply_rules(classes: Sequence[type], model: object, options: object, filena
                 filename=filename, location=start, end_location=end, fix=report.fix, noqa_row=start.row,
             ))
     return diagnostics
+
+
+def _needed(pattern: "re.Pattern[str]", text: str) -> bool:
+    """Whether `text` holds what a rule NEEDS: a pattern of literal words joined by `|` is
+    searched word by word with `in` (a regular expression alternation tries every character:
+    VJP612's `where|select` took 13 ms on JAX's candidates, `in` 2 ms)."""
+    words = _literal_words(pattern.pattern)
+    if words is not None:
+        return any(w in text for w in words)
+    return pattern.search(text) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _literal_words(source: str) -> Optional[Tuple[str, ...]]:
+    words = tuple(source.split("|"))
+    return words if all(w and (w.isidentifier() or w.isalnum()) for w in words) else None
 
 
 @functools.lru_cache(maxsize=None)
