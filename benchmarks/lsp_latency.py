@@ -14,7 +14,8 @@ DIR, the vjplint of another checkout too, for before/after figures from one run.
 (what the server's project index summarises and passes to the module's lint, VJP104 included).
 With --interleave, the servers (this checkout, --baseline, ruff) run side by side on the same
 workspace and each round edits them in turn, so that a busy machine slows them alike: the
-before/after ratio of one run.
+before/after ratio of one run. `VJPLINT_LINT_HELPER=0` in the environment times the servers
+without their lint helper (one process, vjplint.server.lint_helper).
 
     python benchmarks/lsp_latency.py [--lines 2000,10000] [--rounds 10] [--ruff] [--baseline DIR] [--callers N]
 """
