@@ -56,6 +56,12 @@ def test_the_helper_runs_its_rules_in_another_process(helper: LintHelper):
     assert helper.describe() == f"lint helper: pid {helper.proc.pid}, running; first lints shared with it: 1"
 
 
+def test_it_runs_the_family_it_is_asked_for(helper: LintHelper):
+    split = helper.split("m.py", TEXT, Config(), None, lint_helper.AHEAD_FAMILY)
+    assert split is not None and split.codes == helper_codes(lint_helper.AHEAD_FAMILY)
+    assert _reprs(lint_source("m.py", TEXT, split=split)) == _reprs(lint_source("m.py", TEXT))
+
+
 def test_it_lints_with_the_settings_it_is_sent(helper: LintHelper):
     config = Config(ignore=("VJP101",), extend_select=("VJP109",))
     merged = lint_source("m.py", TEXT, config, split=helper.split("m.py", TEXT, config, None))

@@ -19,7 +19,7 @@ from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic
 from vjplint.engine import RuleSplit, lint_source
 from vjplint.rules.registry import all_rules
-from vjplint.server.lint_helper import helper_codes
+from vjplint.server.lint_helper import AHEAD_FAMILY, HELPER_FAMILY, helper_codes
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((ROOT / "fixtures" / "rules").rglob("*.py")) + sorted((ROOT / "tests" / "realworld").glob("*.py")) \
@@ -50,19 +50,23 @@ def _split(name: str, text: str, config: Config, codes=None, fail: bool = False)
 def test_the_helper_runs_the_nondiff_inference_rules():
     assert helper_codes() == frozenset(code for code in all_rules() if code.startswith("VJP1"))
     assert {"VJP101", "VJP102", "VJP104"} <= helper_codes()
+    # started ahead of the server (at didOpen), the dataflow rules of bwd and jvp rules too
+    assert helper_codes(AHEAD_FAMILY) == helper_codes() | {c for c in all_rules() if c.startswith("VJP6")}
+    assert {"VJP602", "VJP606"} <= helper_codes(AHEAD_FAMILY)
 
 
 def test_the_corpus_is_there():
     assert len(CORPUS) > 600
 
 
+@pytest.mark.parametrize("family", [HELPER_FAMILY, AHEAD_FAMILY], ids=["helper", "ahead"])
 @pytest.mark.parametrize("config", [Config(), EVERY_RULE], ids=["default", "every-rule"])
-def test_a_split_lint_is_the_whole_lint(config):
+def test_a_split_lint_is_the_whole_lint(config, family):
     differing, split_files = [], 0
     for path in CORPUS:
         text = path.read_text(encoding="utf-8")
         whole = lint_source(path.name, text, config)
-        split, calls = _split(path.name, text, config)
+        split, calls = _split(path.name, text, config, codes=helper_codes(family))
         split_files += bool(calls)
         if _dump(split.diagnostics) != _dump(whole.diagnostics) or split.errors != whole.errors:
             differing.append(path.name)

@@ -36,7 +36,11 @@ from typing import Any, FrozenSet, List, Optional, Tuple
 
 log = logging.getLogger("vjplint.server")
 
-HELPER_FAMILY = "VJP1"  # the rules the helper runs: the nondiff-argument family and its inference
+HELPER_FAMILY = ("VJP1",)  # the rules the helper runs: the nondiff-argument family and its inference
+# When the helper starts ahead of the server (a first lint sent at didOpen, while the server still
+# imports the engine), it also runs the dataflow rules of bwd and jvp rules (VJP6xx): the two
+# sides then finish about together (on the 10,000-line benchmark module).
+AHEAD_FAMILY = ("VJP1", "VJP6")
 SPLIT_MIN_LINES = int(os.environ.get("VJPLINT_SPLIT_MIN_LINES", "2000") or 2000)
 COLLECT_TIMEOUT_S = 10.0
 _HEADER = struct.Struct("!Q")
@@ -61,11 +65,11 @@ sys.exit(main())
 """
 
 
-def helper_codes() -> FrozenSet[str]:
+def helper_codes(family: Tuple[str, ...] = HELPER_FAMILY) -> FrozenSet[str]:
     """The codes of the rules the helper runs (the registry imports every rule: not at start-up)."""
     from vjplint.rules.registry import all_rules
 
-    return frozenset(code for code in all_rules() if code.startswith(HELPER_FAMILY))
+    return frozenset(code for code in all_rules() if code.startswith(family))
 
 
 def wanted() -> bool:
@@ -112,9 +116,11 @@ class LintHelper:
         return (f"lint helper: pid {self.proc.pid}, {state}; first lints shared with it: {self.splits}"
                 + (f" ({'; '.join(notes)})" if notes else ""))
 
-    def split(self, filename: str, text: str, config: Any, path: Optional[str]) -> Optional[Any]:
-        """Send `text` to the helper and return the engine's RuleSplit for the rest of the lint;
-        None (lint it all here) when the helper is busy or gone."""
+    def split(self, filename: str, text: str, config: Any, path: Optional[str],
+              family: Tuple[str, ...] = HELPER_FAMILY) -> Optional[Any]:
+        """Send `text` to the helper and return the engine's RuleSplit for the rest of the lint
+        (the helper runs the rules whose codes start with one of `family`); None (lint it all
+        here) when the helper is busy or gone."""
         from vjplint.engine import RuleSplit
 
         with self.lock:
@@ -127,7 +133,7 @@ class LintHelper:
 
         def exchange() -> None:
             try:
-                data = pickle.dumps((filename, text, config, path, HELPER_FAMILY), protocol=pickle.HIGHEST_PROTOCOL)
+                data = pickle.dumps((filename, text, config, path, family), protocol=pickle.HIGHEST_PROTOCOL)
                 self.proc.stdin.write(_HEADER.pack(len(data)) + data)  # type: ignore[union-attr]
                 self.proc.stdin.flush()  # type: ignore[union-attr]
                 reply.append(pickle.loads(_read(self.proc.stdout, _read_length(self.proc.stdout))))
@@ -140,7 +146,7 @@ class LintHelper:
                 done.set()
 
         threading.Thread(target=exchange, name="vjplint-helper-io", daemon=True).start()
-        codes = helper_codes()  # after sending: in a server just started, this may wait for its imports
+        codes = helper_codes(family)  # after sending: in a server just started, this may wait for its imports
 
         def collect() -> Optional[Tuple[List[Any], List[str]]]:
             answered = done.wait(COLLECT_TIMEOUT_S)

@@ -41,7 +41,7 @@ from vjplint.output import lsp as lspfmt
 from vjplint.positions import source_lines
 from vjplint.server import actions
 from vjplint.server.indexing import INDEX_WAIT_S, Indexing, uri_path as _path
-from vjplint.server.lint_helper import SPLIT_MIN_LINES, WARM_UP, LintHelper
+from vjplint.server.lint_helper import AHEAD_FAMILY, SPLIT_MIN_LINES, WARM_UP, LintHelper
 from vjplint.workspace import Overrides, Workspace
 
 log = logging.getLogger("vjplint.server")
@@ -332,7 +332,7 @@ class VjplintServer(Indexing, LanguageServer):
             where = str(path) if path is not None else None
             early.key = (filename, where, config)
             if self.helper is not None:
-                early.split = self.helper.split(filename, early.text, config, where)
+                early.split = self.helper.split(filename, early.text, config, where, AHEAD_FAMILY)
                 if early.split is not None:
                     self.helper.at_open += 1
         except Exception:
