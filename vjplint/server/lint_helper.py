@@ -194,11 +194,7 @@ def main() -> int:
     from vjplint.rules.registry import all_rules
 
     lint_source("warm_up.py", WARM_UP, Config())
-    gc.freeze()
-    if os.environ.get("TIMELINE"):
-        import time as _t
-        with open(os.environ["TIMELINE"], "a") as _f:
-            _f.write(f"{_t.time()*1000:.1f} helper warm\n")  # the engine's modules: out of the collector's sight, as in the server
+    gc.freeze()  # the engine's modules: out of the collector's sight, as in the server
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
@@ -206,30 +202,31 @@ def main() -> int:
         except EOFError:
             return 0
         value: Optional[Tuple[List[Any], List[str]]] = None
-        kept: List[object] = []  # the model: freed after the answer is out (15 ms on 10,000 lines)
+        kept: List[object] = []  # the model: freed once the answer is out (15 ms on 10,000 lines)
+        # The collector stays paused until then, as in the server's lints: a scan of the live
+        # model (one starts at the first allocations after it runs again) would delay the answer.
+        gc.disable()
         try:
             filename, text, config, path, family = pickle.loads(data)
             codes = frozenset(code for code in all_rules() if code.startswith(family))
-            gc.disable()  # as the server's lints (vjplint.server.lsp_server.collector_paused)
-            import time as _t; _a = _t.time()
-            try:
-                result = lint_source(filename, text, config, path, rules=codes, keep=kept)
-            finally:
-                gc.enable()
-            if os.environ.get("TIMELINE"):
-                with open(os.environ["TIMELINE"], "a") as _f:
-                    _f.write(f"{_a*1000:.1f} helper lint begin\n{_t.time()*1000:.1f} helper lint end\n")
+            result = lint_source(filename, text, config, path, rules=codes, keep=kept)
             if result.findings is not None:
                 value = (result.findings, result.errors)
         except Exception as exc:  # answered with None: the server runs these rules itself
             print(f"vjplint lint helper: {type(exc).__name__}: {exc}", file=sys.stderr)
-        answer = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            answer = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # a finding that does not pickle: the server runs these rules
+            print(f"vjplint lint helper: {type(exc).__name__}: {exc}", file=sys.stderr)
+            answer = pickle.dumps(None)
         try:
             sink.write(_HEADER.pack(len(answer)) + answer)
             sink.flush()
         except OSError:
             return 0
-        kept.clear()
+        finally:
+            kept.clear()
+            gc.enable()
 
 
 if __name__ == "__main__":
