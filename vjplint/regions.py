@@ -223,13 +223,13 @@ class _Words:
 
     def holding(self, names: Set[str], among: Iterable[int]) -> Set[int]:
         """Those units of `among` whose words include one of `names` (`not names.isdisjoint(self[i])`
-        for each). With names of three characters or more, the text is searched for each name and
-        only the units where one stands as a word are read: a unit's words are its whole text,
-        and most units are never kept (a fifth of linting JAX's tree read every unit's words)."""
+        for each). The text is searched for each name (up to 64 of them) and only the units where
+        one stands as a word are read: a unit's words are its whole text, and most units are never
+        kept (a fifth of linting JAX's tree read every unit's words)."""
         among = list(among)
         if not names or not among:
             return set()
-        if len(names) > 64 or any(len(n) < 3 for n in names):  # many hits, or many searches: read them all
+        if len(names) > 64:  # many searches: read them all
             return {i for i in among if not names.isdisjoint(self[i])}
         if self._order is None:
             order = sorted(range(len(self.spans)), key=lambda k: self.spans[k][0])
@@ -237,19 +237,36 @@ class _Words:
         starts, order = self._order
         text, spans, size = self.text, self.spans, len(self.text)
         candidates: Set[int] = set()
+
+        def add(at: int, end: int) -> None:
+            k = bisect_right(starts, at) - 1
+            if k >= 0 and end <= spans[order[k]][1]:
+                candidates.add(order[k])
+
         for name in names:
+            if len(name) < 3:  # a short name's letters are everywhere: the regular expression's scan
+                for m in _standalone(name).finditer(text):
+                    add(m.start(), m.end())
+                continue
             at = text.find(name)
             while at >= 0:
                 end = at + len(name)
                 # A word can start here only after a character that cannot go on a word, and ends
                 # where none follows (a digit before is rare: the unit's words decide).
                 if (at == 0 or text[at - 1] not in _WORD_START) and (end == size or text[end] not in _WORD_REST):
-                    k = bisect_right(starts, at) - 1
-                    if k >= 0 and end <= spans[order[k]][1]:
-                        candidates.add(order[k])
+                    add(at, end)
                 at = text.find(name, end)  # an overlapping occurrence is inside another word
         wanted = set(among)
         return {i for i in candidates if i in wanted and not names.isdisjoint(self[i])}
+
+
+@functools.lru_cache(maxsize=1024)
+def _standalone(name: str) -> "re.Pattern[str]":
+    """`name` with no letter or underscore before it and no letter, digit or underscore after it,
+    the literal first (the scan runs at memchr speed) and the sides checked after: a superset of
+    where it is a word (after a digit it may be one: `3f` holds the word `f`)."""
+    quoted = re.escape(name)
+    return re.compile(f"{quoted}(?<![A-Za-z_]{quoted})(?![A-Za-z0-9_])")
 
 
 _WORD_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
