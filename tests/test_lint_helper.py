@@ -134,3 +134,9 @@ def test_no_helper_on_one_core(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("VJPLINT_LINT_HELPER", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     assert LintHelper.start() is None
+
+
+@pytest.mark.parametrize("value,lines", [("100", 100), ("0", 1), ("many", 2000), ("", 2000)])
+def test_the_size_threshold_from_the_environment(monkeypatch: pytest.MonkeyPatch, value: str, lines: int):
+    monkeypatch.setenv("VJPLINT_SPLIT_MIN_LINES", value)
+    assert lint_helper._min_lines() == lines

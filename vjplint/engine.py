@@ -6,12 +6,16 @@ import ast
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic, Position, Severity
 from vjplint.positions import node_range, source_lines
 from vjplint.source import DecodedSource, SourceError, decode, forget_parse, parse, remember_parse
+
+if TYPE_CHECKING:  # the engine imports the model and the rules when it first lints
+    from vjplint.model import FileModel
+    from vjplint.rules.base import Rule, RuleOptions
 
 # The names a finding needs in the file's bytes; files without any are skipped unparsed.
 PREFILTER_NAMES: Tuple[bytes, ...] = (b"custom_vjp", b"custom_jvp", b"custom_gradient", b"JVPTracer",
@@ -233,8 +237,8 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     return diagnostics
 
 
-def _apply_rules(classes: Sequence[type], model: object, options: object, filename: str, lines: List[str],
-                 errors: List[str], partly: FrozenSet[str]) -> List[Diagnostic]:
+def _apply_rules(classes: Sequence["type[Rule]"], model: "FileModel", options: "RuleOptions", filename: str,
+                 lines: List[str], errors: List[str], partly: FrozenSet[str]) -> List[Diagnostic]:
     """Run the rules `classes` on `model`: their diagnostics, in the rules' order."""
     rules = [cls(model, options) for cls in classes]
     visitors: Dict[str, List] = {}
@@ -251,7 +255,7 @@ def _apply_rules(classes: Sequence[type], model: object, options: object, filena
     if visitors:
         by_class = {getattr(ast, name): methods for name, methods in visitors.items() if hasattr(ast, name)}
         # `ast.walk` order, computed once per file; only the nodes of the visited types
-        for node in [n for n in model.index.nodes if n.__class__ in by_class]:  # type: ignore[attr-defined]
+        for node in [n for n in model.index.nodes if n.__class__ in by_class]:
             for rule, method in by_class[node.__class__]:
                 if rule.CODE in failed:
                     continue

@@ -41,7 +41,16 @@ HELPER_FAMILY = ("VJP1",)  # the rules the helper runs: the nondiff-argument fam
 # imports the engine), it also runs the dataflow rules of bwd and jvp rules (VJP6xx): the two
 # sides then finish about together (on the 10,000-line benchmark module).
 AHEAD_FAMILY = ("VJP1", "VJP6")
-SPLIT_MIN_LINES = int(os.environ.get("VJPLINT_SPLIT_MIN_LINES", "2000") or 2000)
+def _min_lines(default: int = 2000) -> int:
+    """The size of a document whose first lint is shared (VJPLINT_SPLIT_MIN_LINES: tests use
+    small documents); a value that is not a number is ignored."""
+    try:
+        return max(1, int(os.environ.get("VJPLINT_SPLIT_MIN_LINES", default)))
+    except ValueError:
+        return default
+
+
+SPLIT_MIN_LINES = _min_lines()
 COLLECT_TIMEOUT_S = 10.0
 _HEADER = struct.Struct("!Q")
 # What the server and the helper lint first, to import what linting needs (rules, model, facts).
