@@ -235,27 +235,13 @@ class _Words:
             order = sorted(range(len(self.spans)), key=lambda k: self.spans[k][0])
             self._order = [self.spans[k][0] for k in order], order
         starts, order = self._order
-        text, spans, size = self.text, self.spans, len(self.text)
+        spans = self.spans
         candidates: Set[int] = set()
-
-        def add(at: int, end: int) -> None:
-            k = bisect_right(starts, at) - 1
-            if k >= 0 and end <= spans[order[k]][1]:
-                candidates.add(order[k])
-
         for name in names:
-            if len(name) < 3:  # a short name's letters are everywhere: the regular expression's scan
-                for m in _standalone(name).finditer(text):
-                    add(m.start(), m.end())
-                continue
-            at = text.find(name)
-            while at >= 0:
-                end = at + len(name)
-                # A word can start here only after a character that cannot go on a word, and ends
-                # where none follows (a digit before is rare: the unit's words decide).
-                if (at == 0 or text[at - 1] not in _WORD_START) and (end == size or text[end] not in _WORD_REST):
-                    add(at, end)
-                at = text.find(name, end)  # an overlapping occurrence is inside another word
+            for m in _standalone(name).finditer(self.text):
+                k = bisect_right(starts, m.start()) - 1
+                if k >= 0 and m.end() <= spans[order[k]][1]:
+                    candidates.add(order[k])
         wanted = set(among)
         return {i for i in candidates if i in wanted and not names.isdisjoint(self[i])}
 
@@ -269,8 +255,6 @@ def _standalone(name: str) -> "re.Pattern[str]":
     return re.compile(f"{quoted}(?<![A-Za-z_]{quoted})(?![A-Za-z0-9_])")
 
 
-_WORD_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-_WORD_REST = _WORD_START | frozenset("0123456789")
 
 
 def _close_forward(units: List[ast.stmt], bound: List[Set[str]], forward: List[bool], words: _Words,
