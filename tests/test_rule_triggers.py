@@ -133,3 +133,12 @@ def test_the_needs_gates_change_no_finding_on_the_corpus(monkeypatch):
     open_ = [[(d.code, d.location, d.end_location, d.message) for d in lint(text, filename=name, extend_select=codes)]
              for name, text in closed]
     assert gated == open_
+
+
+@pytest.mark.parametrize("code,rule", GATED, ids=[code for code, _ in GATED])
+def test_the_engine_reads_each_need_as_its_pattern_does(code, rule):
+    """engine._needed checks a pattern of literal words with `in`: the same answer as the search."""
+    texts = ["", "x = jnp.where(c, a, b)", "lax.select(p, a, b)", "import numpy as np", "jax.numpy",
+             "jnp.float32(1)", "dtype=float", "selection = 1", "nowhere", *rule.INVALID, *rule.VALID]
+    for text in texts:
+        assert engine._needed(rule.NEEDS, text) == (rule.NEEDS.search(text) is not None), (code, text)
