@@ -33,6 +33,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from vjplint import regions
 from vjplint.regions import first_line, focus
 from vjplint.source import _TYPE_PARAMETERS, _parses, _without_type_parameters
+from vjplint.text_spans import string_spans as _string_spans
 
 _CODE_LINE = re.compile(r"\n(?=[^\s#)\]}])")  # a line starting with code that can start a statement
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")  # clauses of the statement above
@@ -40,8 +41,6 @@ _DEFINITION = re.compile(r"(async[ \t]+def|def|class)[ \t]+(\w+)")
 # A class header on one line, its body on the next ones: only such a class is split into members.
 _CLASS_HEADER = re.compile(r"class[ \t]+\w+[ \t]*(?:\([^()\n]*\))?[ \t]*:[ \t]*(?:#[^\n]*)?\n")
 _BODY_LINE = re.compile(r"\n([ \t]+)(?=[^\s#])")
-# Code on one line up to a comment, a triple quote or its end: single-quoted strings whole.
-_LINE_CODE = re.compile(r"""(?:[^#"'\\\n]+|\\.|"(?!"")(?:[^"\\\n]|\\.)*"|'(?!'')(?:[^'\\\n]|\\.)*')*""")
 
 Statements = Dict[int, List[ast.stmt]]  # unit (or member) index -> its statements
 
@@ -337,53 +336,6 @@ def _outside(starts: List[int], spans: List[Tuple[int, int]]) -> List[int]:
         if k == len(spans) or at <= spans[k][0]:
             kept.append(at)
     return kept
-
-
-def _string_spans(text: str) -> Optional[List[Tuple[int, int]]]:
-    """The [start, end) offsets of the triple-quoted strings, in order; None when one is not
-    closed or a single-quoted string runs on past its line. A triple quote in a comment or in a
-    single-quoted string opens none; an escaped one closes none."""
-    spans: List[Tuple[int, int]] = []
-    pos = 0  # outside any string
-    # The next `"""` and `'''` at or after `pos` (-1: none left), found with str.find: a regex
-    # alternation of the two scans the text a character at a time, four times slower.
-    double = single = -2
-    while True:
-        if -1 < double < pos or double == -2:
-            double = text.find('"""', pos)
-        if -1 < single < pos or single == -2:
-            single = text.find("'''", pos)
-        if double < 0 and single < 0:
-            return spans
-        at = double if single < 0 or 0 <= double < single else single
-        code = _LINE_CODE.match(text, max(text.rfind("\n", 0, at) + 1, pos)).end()  # type: ignore[union-attr]
-        if code > at:  # inside a single-quoted string
-            pos = code
-            continue
-        if code < at:
-            if text[code] != "#":
-                return None  # a string this line does not close
-            newline = text.find("\n", at)
-            if newline < 0:
-                return spans
-            pos = newline
-            continue
-        quote = text[at:at + 3]
-        close = text.find(quote, at + 3)
-        while close >= 0 and _escaped(text, close):
-            close = text.find(quote, close + 1)
-        if close < 0:
-            return None
-        spans.append((at, close + 3))
-        pos = close + 3
-
-
-def _escaped(text: str, at: int) -> bool:
-    """Whether an odd number of backslashes precedes `at`."""
-    k = at
-    while k > 0 and text[k - 1] == "\\":
-        k -= 1
-    return (at - k) % 2 == 1
 
 
 # -- parsing --------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ The model and the rules therefore see only
   (helpers, constants, base classes), transitively;
 - every import and the module docstring.
 Statements keep their positions, so a finding is the one the whole module gives. Words are read
-from the text, comments and strings included, so a region is a superset of what names reach.
+from the text, single-quoted strings and f-strings included (comments and other triple-quoted
+strings, docstrings mostly, name nothing), so a region is a superset of what names reach.
 `tests/test_speed_invariants.py` asserts that every fixture gives the whole module's findings.
 """
 
@@ -24,6 +25,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 
 from vjplint.positions import lines_with_endings
 from vjplint.semantic import child_nodes, walk
+from vjplint.text_spans import CodeWords
 
 # `match` patterns bind names too; ast has them from Python 3.10 (requires-python is 3.9)
 _MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
@@ -208,17 +210,19 @@ def _with_body(cls: ast.ClassDef, body: List[ast.stmt]) -> ast.ClassDef:
 
 
 class _Words:
-    """Each unit's words, read when first asked for (only kept units are ever asked)."""
+    """Each unit's words in code (not in its comments or docstrings: `vjplint.text_spans`), read
+    when first asked for (only kept units are ever asked)."""
 
     def __init__(self, text: str, spans: Sequence[Tuple[int, int]]) -> None:
         self.text, self.spans = text, spans
+        self.code = CodeWords(text)
         self.found: Dict[int, Set[str]] = {}
         self._order: Optional[Tuple[List[int], List[int]]] = None  # span starts, sorted, and their units
 
     def __getitem__(self, i: int) -> Set[str]:
         found = self.found.get(i)
         if found is None:
-            found = self.found[i] = set(WORD.findall(self.text, *self.spans[i]))
+            found = self.found[i] = self.code.between(*self.spans[i])
         return found
 
     def holding(self, names: Set[str], among: Iterable[int]) -> Set[int]:
