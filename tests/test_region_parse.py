@@ -380,3 +380,78 @@ def test_the_regions_remade_of_the_whole_module_are_its_own_statements() -> None
     assert all(id(s) in ids for s in remade.body if not isinstance(s, ast.ClassDef))
     (cls,) = [s for s in remade.body if isinstance(s, ast.ClassDef)]
     assert all(id(m) in ids for m in cls.body)
+
+
+TRACE_CLASS = '''from typing import Literal
+import jax
+
+
+class Literal:
+    """Shadows typing's: kept only if something kept uses it."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Trace:
+    """A class whose text holds `custom_jvp` in a method's name only."""
+
+    level = 0
+
+    def __init__(self, main):
+        self.main = Literal(main)
+
+    def __repr__(self):
+        return "Trace"
+
+    def process_primitive(self, primitive, tracers, params):
+        raise NotImplementedError
+
+    def process_custom_jvp_call(self, primitive, fun, jvp, tracers):
+        raise NotImplementedError
+
+    def process_map(self, primitive, fun, tracers, params):
+        raise NotImplementedError
+
+    def lift(self, val):
+        raise NotImplementedError
+
+    def sublift(self, val):
+        raise NotImplementedError
+
+
+@jax.custom_vjp
+def f(x):
+    return x
+
+
+def f_fwd(x):
+    return x, None
+
+
+def f_bwd(r, g):
+    return (g,)
+
+
+f.defvjp(f_fwd, f_bwd)
+'''
+
+
+def test_a_class_no_kept_statement_needs_is_dropped_with_its_dunders() -> None:
+    """`Trace` holds `custom_jvp` only inside a method's name: split into members, but neither
+    it nor its dunders are kept; nor is `class Literal`, which only rebinds an imported name."""
+    assert _kept(TRACE_CLASS) == ["from typing import Literal", "import jax", "f", "f_fwd", "f_bwd", "f.defvjp"]
+    assert _same(TRACE_CLASS).body  # the region parse agrees
+
+
+def test_a_kept_class_keeps_its_dunders_and_what_they_read() -> None:
+    """Once `f` uses `Trace`, the class is kept with its fields and dunders, and `Literal`,
+    which `Trace.__init__` reads, with it."""
+    text = TRACE_CLASS.replace("    return x\n\n\ndef f_fwd", "    return Trace(x)\n\n\ndef f_fwd")
+    module = focus(parse(text), text, source_lines(text), NAMES)
+    trace = next(s for s in module.body if getattr(s, "name", None) == "Trace")
+    assert [getattr(m, "name", None) or type(m).__name__ for m in trace.body] == \
+        ["Expr", "Assign", "__init__", "__repr__"]
+    assert _kept(text) == ["from typing import Literal", "import jax", "Literal", "Trace", "f", "f_fwd", "f_bwd",
+                           "f.defvjp"]
+    _same(text)

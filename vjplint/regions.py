@@ -6,7 +6,10 @@ The model and the rules therefore see only
 - forwards from them, the statements that mention a name a seed binds (`f.defvjp(...)`,
   `g = jax.jit(f)`, a test calling `f`), and then a name those bind, transitively;
 - backwards from all of these, the statements that bind a word a kept statement contains
-  (helpers, constants, base classes), transitively;
+  (helpers, constants, base classes), transitively (an import's words are not followed: it
+  uses no name bound here);
+- of a big class split into its members, when it is kept (its header or a member), the members
+  that make what an instance is (fields, dunders, `setup`);
 - every import and the module docstring.
 Statements keep their positions, so a finding is the one the whole module gives. Words are read
 from the text, single-quoted strings and f-strings included (comments and other triple-quoted
@@ -157,22 +160,36 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     _close_forward(units, bound, forward, words, callable_names, class_of)
     keep = [f or l or r for f, l, r in zip(forward, local_seeds, registration)]
     alone = {i for i, r in enumerate(registration) if r and not forward[i] and not local_seeds[i]}
+    # Fields, dunders and setup make what an instance is: kept with a class that is kept (its
+    # header or one of its members), not with every class whose text holds a name.
+    instance = {header: [m for m in group if not isinstance(units[m], _FUNCTIONS)
+                         or units[m].name in _ALWAYS_KEPT_METHODS or units[m].name.startswith("__")]
+                for header, group in members.items()}
     for i, unit in enumerate(units):
         if isinstance(unit, _IMPORTS) and id(unit) in top_level:
             keep[i] = True
-        elif i in member_units and (not isinstance(unit, _FUNCTIONS) or unit.name in _ALWAYS_KEPT_METHODS
-                                    or unit.name.startswith("__")):
-            keep[i] = True  # fields, dunders and setup make what an instance is
     if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         keep[0] = True  # the module docstring
-    _close_backward(text, spans, bound, keep, words, [i for i, k in enumerate(keep) if k and i not in alone])
+    backward = _Backward(bound, keep, words)
+    # An import names modules and what it binds, never a name bound here: not followed.
+    backward.close([i for i, k in enumerate(keep) if k and i not in alone
+                    and not (isinstance(units[i], _IMPORTS) and id(units[i]) in top_level)])
+    while True:
+        fresh = [m for header, group in members.items() if keep[header] or any(keep[m] for m in group)
+                 for m in instance[header] if not keep[m]]
+        if not fresh:
+            break
+        for m in fresh:
+            keep[m] = True
+        backward.close(fresh)
     if all(keep):
         return module
     kept: List[ast.stmt] = []
     for i, unit in enumerate(units):
         if i in members:
             chosen = [units[m] for m in members[i] if keep[m]]
-            kept.append(unit if len(chosen) == len(unit.body) or not chosen else _with_body(unit, chosen))
+            if keep[i] or chosen:
+                kept.append(unit if len(chosen) == len(unit.body) or not chosen else _with_body(unit, chosen))
         elif keep[i] and id(unit) in top_level:
             kept.append(unit)
     return ast.Module(body=kept, type_ignores=module.type_ignores)
@@ -334,25 +351,31 @@ def _passed(unit: ast.AST, names: Set[str]) -> Set[str]:
     return found
 
 
-def _close_backward(text: str, spans, bound: List[Set[str]], keep: List[bool], words: _Words,
-                    start: List[int]) -> None:
-    """Mark the units that bind a word a marked unit contains, until none is new."""
-    binders: Dict[str, List[int]] = {}
-    for i, found in enumerate(bound):
-        for name in found:
-            binders.setdefault(name, []).append(i)
-    seen: Set[str] = set()
-    pending = start
-    while pending:
-        later: List[int] = []
-        for i in pending:
-            for word in words[i] - seen:
-                seen.add(word)
-                for j in binders.get(word, ()):
-                    if not keep[j]:
-                        keep[j] = True
-                        later.append(j)
-        pending = later
+class _Backward:
+    """Marks the units that bind a word a marked unit contains, until none is new; `close` may be
+    called again with more marked units (a word already followed is not followed again)."""
+
+    def __init__(self, bound: List[Set[str]], keep: List[bool], words: _Words) -> None:
+        self.keep, self.words = keep, words
+        self.binders: Dict[str, List[int]] = {}
+        for i, found in enumerate(bound):
+            for name in found:
+                self.binders.setdefault(name, []).append(i)
+        self.seen: Set[str] = set()
+
+    def close(self, start: List[int]) -> None:
+        keep, words, binders, seen = self.keep, self.words, self.binders, self.seen
+        pending = start
+        while pending:
+            later: List[int] = []
+            for i in pending:
+                for word in words[i] - seen:
+                    seen.add(word)
+                    for j in binders.get(word, ()):
+                        if not keep[j]:
+                            keep[j] = True
+                            later.append(j)
+            pending = later
 
 
 REGISTRATIONS = frozenset({"defvjp", "defjvp", "defjvps", "defvjp_all", "defjvp_all"})
