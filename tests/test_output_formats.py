@@ -300,3 +300,21 @@ def test_every_rule_url_points_at_its_page() -> None:
         assert url.endswith(f"/docs/rules/{code}.md")
         assert (ROOT / "vjplint" / "docs" / "rules" / f"{code}.md").is_file()
         assert url == (ROOT / "vjplint" / "docs" / "rules" / f"{code}.md").as_uri()  # the shipped page
+
+
+@pytest.mark.cli
+def test_every_output_format_has_its_formatter_imported_alone() -> None:
+    """`get_formatter` imports only the module of the format asked for (junit's XML costs 10 ms
+    at every run otherwise); every format the CLI accepts has one, and each renders."""
+    import subprocess
+    import sys
+
+    from vjplint.cli.options import OUTPUT_FORMATS
+
+    for name in OUTPUT_FORMATS:
+        assert callable(get_formatter(name))
+        assert isinstance(get_formatter(name)([], OutputContext()), str)
+    probe = ("import sys; from vjplint.output import get_formatter; get_formatter('text'); "
+             "print(sorted(m for m in sys.modules if m.startswith('vjplint.output.')))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "['vjplint.output.text']"

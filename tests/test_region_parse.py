@@ -455,3 +455,12 @@ def test_a_kept_class_keeps_its_dunders_and_what_they_read() -> None:
     assert _kept(text) == ["from typing import Literal", "import jax", "Literal", "Trace", "f", "f_fwd", "f_bwd",
                            "f.defvjp"]
     _same(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab_1 .(\n", max_size=60), st.sampled_from(["a", "ab", "ab1", "a_b", "aba", "b1a", "_ab"]))
+def test_a_name_is_found_where_its_pattern_matches(text: str, name: str) -> None:
+    """`_Words.holding` finds names of three characters or more with str.find: the same places
+    as the literal-first pattern."""
+    expected = [m.start() for m in regions._standalone(name).finditer(text)]
+    assert list(regions._standing(text, name)) == expected

@@ -24,7 +24,7 @@ import functools
 import re
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from vjplint.positions import lines_with_endings
 from vjplint.semantic import child_nodes, walk
@@ -46,7 +46,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFS_SET = frozenset(_DEFS)
 _TARGETED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 _ALWAYS_KEPT_METHODS = frozenset({"setup"})  # flax linen's constructor
-SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)\s*(?:=(?!=)|[-+*/%@&|^]=|:|,)")
+SELF_ATTRIBUTE = re.compile(r"self\.(?<!\wself\.)([A-Za-z_][A-Za-z0-9_]*)\s*(?:=(?!=)|[-+*/%@&|^]=|:|,)")
 
 
 def row_offsets(text: str, lines: Sequence[str], rows: Iterable[int]) -> Dict[int, int]:
@@ -259,15 +259,35 @@ class _Words:
         spans = self.spans
         candidates: Set[int] = set()
         for name in names:
-            for m in _standalone(name).finditer(self.text):
-                k = bisect_right(starts, m.start()) - 1
-                if k >= 0 and m.end() <= spans[order[k]][1]:
+            for at in _standing(self.text, name):
+                k = bisect_right(starts, at) - 1
+                if k >= 0 and at + len(name) <= spans[order[k]][1]:
                     candidates.add(order[k])
         wanted = set(among)
         return {i for i in candidates if i in wanted and not names.isdisjoint(self[i])}
 
 
-@functools.lru_cache(maxsize=1024)
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_WORD_CHARS = _LETTERS | frozenset("0123456789")
+
+
+def _standing(text: str, name: str) -> Iterator[int]:
+    """Where `name` stands with no letter or underscore before it and no letter, digit or
+    underscore after it (`_standalone`'s matches). A name of three characters or more is
+    searched with str.find: it is rare, and a regular expression per name (most are a file's
+    own) cost more to compile than to run."""
+    if len(name) < 3:
+        for m in _standalone(name).finditer(text):
+            yield m.start()
+        return
+    size, at = len(name), text.find(name)
+    while at >= 0:
+        if (at == 0 or text[at - 1] not in _LETTERS) and text[at + size:at + size + 1] not in _WORD_CHARS:
+            yield at
+        at = text.find(name, at + 1)
+
+
+@functools.lru_cache(maxsize=256)
 def _standalone(name: str) -> "re.Pattern[str]":
     """`name` with no letter or underscore before it and no letter, digit or underscore after it,
     the literal first (the scan runs at memchr speed) and the sides checked after: a superset of
