@@ -6,6 +6,8 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vjplint.config import Config
 from vjplint.engine import lint_source, may_contain_findings, prefilter_names
@@ -121,3 +123,28 @@ def test_deep_nesting_is_a_diagnostic_not_a_crash():
     source = "import jax\n@jax.custom_vjp\ndef f(x):\n    return " + "(" * 1000 + "x" + ")" * 1000 + "\n"
     result = lint_source("x.py", source, Config())
     assert [d.code for d in result.diagnostics] == ["VJP900"]
+
+
+def _ends_an_identifier_somewhere(data: bytes, names) -> bool:
+    """may_contain_findings, by brute force: every position, every name."""
+    from vjplint.engine import _EXTENSIONS
+
+    def whole(word: bytes, at: int) -> bool:
+        after = data[at + len(word):at + len(word) + 1]
+        return data.startswith(word, at) and not (after.isalnum() or after == b"_")
+
+    return any(whole(name, at) or any(whole(longer, at) for longer in _EXTENSIONS.get(name, ()))
+               for at in range(len(data)) for name in names if name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"custom_vjp", b"custom_jvp", b"custom_", b"custom_gradients", b"defjvp",
+                                 b"defjvps", b"defjvp2", b"defvjp_all", b"x", b"_", b" ", b".", b"\n", b"JVPTracer",
+                                 b"odeint", b"odeints", b"my_vjp", b"custom_transforms", b"2"]), max_size=8),
+       st.sampled_from([(), (b"my_vjp",), (b"custom_vjp_op",), (b"custom_v",)]))
+def test_prefilter_answers_as_a_search_of_every_position(pieces, extra):
+    """The names sharing `custom_` are searched for together: the answer is still whether one
+    ends an identifier anywhere (or begins one of the extended names that do)."""
+    names = prefilter_names(Config()) + extra
+    data = b"".join(pieces)
+    assert may_contain_findings(data, names) is _ends_an_identifier_somewhere(data, names)

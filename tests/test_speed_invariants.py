@@ -144,9 +144,9 @@ class _Counter:
         self.linted: List[str] = []
         real = parallel.lint_source
 
-        def counting(display, data, config, path=None):
+        def counting(display, data, config, path=None, **options):
             self.linted.append(display)
-            return real(display, data, config, path=path)
+            return real(display, data, config, path=path, **options)
 
         monkeypatch.setattr(parallel, "lint_source", counting)
 
@@ -266,10 +266,10 @@ def test_progress_and_a_dying_worker_with_processes(tmp_path: Path) -> None:
         from vjplint.config import Config
 
         real = parallel.lint_source
-        def lint_source(display, data, config, path=None):
+        def lint_source(display, data, config, path=None, **options):
             if display == "boom.py" and os.getpid() != PARENT:
                 os._exit(3)  # a parser crash or the OOM killer
-            return real(display, data, config, path=path)
+            return real(display, data, config, path=path, **options)
         PARENT = os.getpid()
         parallel.lint_source = lint_source
         calls = []
@@ -868,3 +868,19 @@ def test_an_edited_rule_changes_the_code_fingerprint(tmp_path: Path) -> None:
     rule.write_text(rule.read_text() + "\n# edited\n")
     after = subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert before.strip() and before == again and before != after
+
+
+def test_a_worker_trusts_the_parents_prefilter_only_for_the_bytes_it_passed(tmp_path: Path) -> None:
+    """A candidate's bytes are not searched again in the worker; a file that changed size since
+    the parent read it is prefiltered anew (here: it no longer names a creator)."""
+    path = tmp_path / "m.py"
+    candidate = "import jax\nf = jax.custom_vjp(lambda x: x)\n"
+    path.write_text(candidate)
+    configs = [Config()]
+    result, _ = parallel._lint((0, "m.py", str(path), len(candidate), False, 0), configs)
+    assert result.analysed
+    path.write_text(NON_CANDIDATE)
+    result, _ = parallel._lint((0, "m.py", str(path), len(candidate), False, 0), configs)
+    assert not result.analysed and result.diagnostics == []
+    result, _ = parallel._lint((0, "m.py", str(path), len(NON_CANDIDATE), False, 0), configs)
+    assert result.analysed and result.diagnostics == []  # the same size: taken as the bytes the parent passed

@@ -110,7 +110,10 @@ class CodeWords:
         hash_at = text.find("#", start, end)
         while hash_at >= 0:
             line = max(text.rfind("\n", start, hash_at) + 1, start)
-            code_end = LINE_CODE.match(text, line).end()  # type: ignore[union-attr]
+            if text.find('"', line, hash_at) < 0 and text.find("'", line, hash_at) < 0:
+                code_end = hash_at  # no string before it on its line: the comment starts here
+            else:
+                code_end = LINE_CODE.match(text, line).end()  # type: ignore[union-attr]
             line_end = text.find("\n", hash_at, end)
             if line_end < 0:
                 line_end = end

@@ -156,7 +156,7 @@ def available_cpus() -> int:
 def _lint(task: Task, configs: Sequence[Config]) -> Done:
     """`lint_source` with the cyclic GC paused: a big `ast` tree is millions of young objects
     that the collector would otherwise scan again and again (about a third of parse time)."""
-    _, display, path, _, want_digest, c = task
+    _, display, path, size, want_digest, c = task
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -169,7 +169,9 @@ def _lint(task: Task, configs: Sequence[Config]) -> Done:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        result = (lint_source(display, data, configs[c], path=path) if not display.endswith(".ipynb")
+        # The parent's prefilter passed these bytes (unless the file changed since: its size tells)
+        result = (lint_source(display, data, configs[c], path=path, prefiltered=len(data) == size)
+                  if not display.endswith(".ipynb")
                   else lint_notebook(display, data, configs[c], path))
     except Exception as exc:  # the engine never raises by design; this is the last guard
         result = LintResult(errors=[f"{display}: internal error: {type(exc).__name__}: {exc}"])
