@@ -22,7 +22,7 @@ from vjplint.engine import prefilter_names
 from vjplint.positions import source_lines
 from vjplint.regions import focus
 from vjplint.source import parse
-from vjplint.text_spans import CodeWords, string_spans
+from vjplint.text_spans import CodeWords, prefix_groups, string_spans
 
 NAMES = [n.decode() for n in prefilter_names(Config())]
 CORPUS = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "tests" / "realworld").glob("*.py")) \
@@ -163,3 +163,23 @@ def test_a_helper_named_only_in_a_docstring_or_comment_is_not_kept() -> None:
     """`sniff` (VJP402 reads it) calls `used`, which is kept; `unrelated` (its docstring) and
     `documented` (a comment) are not."""
     assert _kept(HELPERS) == ["import jax", "from jax._src.interpreters import ad", "used", "sniff"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="custom_vjpgradé ", max_size=50),
+       st.lists(st.sampled_from(["custom_vjp", "custom_jvp", "custom_", "custom", "cust", "custom_gradé", "é", "",
+                                 "custom_vjp"]), max_size=5))
+def test_occurrences_are_every_place_each_name_starts(text: str, names: list) -> None:
+    """`regions.occurrences` searches names sharing a prefix together (`prefix_groups`): still
+    every place each starts, overlapping ones included."""
+    from vjplint.regions import occurrences
+
+    found = occurrences(text, names)
+    assert found == {n: [i for i in range(len(text)) if n and text.startswith(n, i)] for n in names}
+
+
+def test_names_sharing_a_prefix_are_searched_for_together() -> None:
+    names = tuple(n.decode() for n in prefilter_names(Config()))
+    assert prefix_groups(names)[0] == ("custom_", ("custom_vjp", "custom_jvp", "custom_gradient", "custom_transforms"))
+    assert len(prefix_groups(names)) == 7
+    assert prefix_groups((b"defvjp", b"defvjp_all", b"")) == ((b"defvjp", (b"defvjp", b"defvjp_all")),)

@@ -12,6 +12,7 @@ from vjplint.config import Config
 from vjplint.diagnostics import Diagnostic, Position, Severity
 from vjplint.positions import node_range, source_lines
 from vjplint.source import DecodedSource, SourceError, decode, forget_parse, parse, remember_parse
+from vjplint.text_spans import prefix_groups
 
 if TYPE_CHECKING:  # the engine imports the model and the rules when it first lints
     from vjplint.model import FileModel
@@ -72,7 +73,7 @@ def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
     JAX's internals) hold only such longer identifiers. A literal search per group of names that
     share a prefix (`custom_`: four of the ten default names), then a look at the bytes there (a
     regular expression of the names was a third of the test)."""
-    for needle, group in _search_plan(tuple(names)):
+    for needle, group in prefix_groups(tuple(names)):
         at = data.find(needle)
         while at >= 0:
             for name in group:
@@ -85,23 +86,6 @@ def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
                     return True
             at = data.find(needle, at + 1)
     return False
-
-
-# A shared prefix searched for once stands for its names from this many bytes (`custom_`).
-_SHARED_PREFIX = 6
-
-
-@functools.lru_cache(maxsize=64)
-def _search_plan(names: Tuple[bytes, ...]) -> Tuple[Tuple[bytes, Tuple[bytes, ...]], ...]:
-    """(what to search for, the names that start with it), the names grouped by their first
-    `_SHARED_PREFIX` bytes, each group searched for by its longest common prefix."""
-    import os.path
-
-    groups: Dict[bytes, List[bytes]] = {}
-    for name in names:
-        if name:
-            groups.setdefault(name[:_SHARED_PREFIX] if len(name) >= _SHARED_PREFIX else name, []).append(name)
-    return tuple((os.path.commonprefix(group), tuple(group)) for group in groups.values())
 
 
 # The bytes that continue an identifier (as the old pattern's `(?![A-Za-z0-9_])`); b"" ends the data.

@@ -28,7 +28,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence
 
 from vjplint.positions import lines_with_endings
 from vjplint.semantic import child_nodes, walk
-from vjplint.text_spans import CodeWords
+from vjplint.text_spans import CodeWords, prefix_groups
 
 # `match` patterns bind names too; ast has them from Python 3.10 (requires-python is 3.9)
 _MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
@@ -202,16 +202,17 @@ def occurrences(text: str, names: Iterable[str]) -> Dict[str, List[int]]:
     key = tuple(names)
     if _LAST and _LAST[0] is text and _LAST[1] == key:
         return _LAST[2]
-    found: Dict[str, List[int]] = {}
-    for n in key:
-        at: List[int] = []
-        i = text.find(n) if n else -1
+    found: Dict[str, List[int]] = {n: [] for n in key}
+    for needle, group in prefix_groups(key):  # `custom_` once for four of the default names
+        i = text.find(needle)
         while i >= 0:
-            at.append(i)
-            i = text.find(n, i + 1)
-        found[n] = at
+            for n in group:
+                if text.startswith(n, i):
+                    found[n].append(i)
+            i = text.find(needle, i + 1)
     _LAST[:] = [text, key, found]
     return found
+
 
 
 _LAST: list = []  # [text, names, their occurrences]: one slot, compared by identity
@@ -437,12 +438,12 @@ def _names_in_code(unit: ast.AST, names: Sequence[str]) -> bool:
     key = tuple(names)
     ends, held = _identifier_ends(key), _any_of(key)
     stack: List[ast.AST] = [unit]
-    while stack:  # every node, in no particular order: the answer is whether any matches
+    while stack:  # in source order (a creator is most often named near a unit's top): the first match answers
         node = stack.pop()
         found = _spelled(node)
         if found and held.search(found) is not None and ends.search(found) is not None:
             return True
-        stack.extend(child_nodes(node))
+        stack.extend(reversed(child_nodes(node)))
     return False
 
 

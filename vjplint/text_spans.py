@@ -6,9 +6,11 @@ comment names nothing the statement uses).
 
 from __future__ import annotations
 
+import functools
+import os.path
 import re
 from bisect import bisect_right
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple, TypeVar
 
 Span = Tuple[int, int]
 
@@ -123,3 +125,20 @@ class CodeWords:
             hash_at = text.find("#", line_end, end) if line_end < end else -1
         if start < end:
             words.update(WORD.findall(text, start, end))
+
+
+Needle = TypeVar("Needle", str, bytes)
+SHARED_PREFIX = 6  # names sharing this many first characters are searched for together
+
+
+@functools.lru_cache(maxsize=64)
+def prefix_groups(names: Tuple[Needle, ...]) -> Tuple[Tuple[Needle, Tuple[Needle, ...]], ...]:
+    """(what to search for, the names starting with it): `names` grouped by their first
+    `SHARED_PREFIX` characters (or bytes), each group searched for by its longest common prefix.
+    A text is scanned once for `custom_`, not once for each of `custom_vjp`, `custom_jvp`,
+    `custom_gradient` and `custom_transforms`. Empty names are left out."""
+    groups: Dict[Needle, List[Needle]] = {}
+    for name in dict.fromkeys(names):
+        if name:
+            groups.setdefault(name[:SHARED_PREFIX], []).append(name)
+    return tuple((os.path.commonprefix(group), tuple(group)) for group in groups.values())  # type: ignore[misc]

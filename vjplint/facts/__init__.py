@@ -75,6 +75,7 @@ class Facts:
         self._handed: Optional[Dict[Tuple[int, bool], List[Tuple[ast.Call, str]]]] = None
         self._partials: Optional[Dict[int, List[ast.Call]]] = None
         self._name_calls: Optional[List[ast.Call]] = None
+        self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self._jax_internal: Optional[bool] = None
         # The residual-plus-None planner's answer per derivative and moved positions: a plan or
         # the reason it refused (`fixes.safety` asks; the rule and the codemod share the answer).
@@ -223,6 +224,15 @@ class Facts:
             self._name_calls = [n for n in self.model.index.of_type(ast.Call)  # type: ignore[misc]
                                 if isinstance(n.func, ast.Name)]  # type: ignore[attr-defined]
         return self._name_calls
+
+    def calls_of_name(self, identifier: str) -> List[ast.Call]:
+        """The calls of the bare name `identifier` (`f(...)`), in `ast.walk` order."""
+        if self._calls_by_name is None:
+            by_name: Dict[str, List[ast.Call]] = {}
+            for call in self.name_calls():
+                by_name.setdefault(call.func.id, []).append(call)  # type: ignore[attr-defined]
+            self._calls_by_name = by_name
+        return self._calls_by_name.get(identifier, [])
 
     def sequence_length(self, expr: ast.expr, fn: FunctionNode) -> Optional[Tuple[int, bool, ast.expr]]:
         """(length, exact, literal) of a tuple/list literal or a name `fn` assigns once to one."""

@@ -724,18 +724,17 @@ def make_power(n: int):
                 if arg is not None and arg.traced and arg.tag != "callable":
                     return [Evidence("array", 3, f"receives tracers: `{fn.name}` is called at {call.where} with "
                                                  f"`{arg.quoted}` ({arg.traced})")]
-        for call in self.model.facts.name_calls():
+        target = parent_scope.node if is_self else fn
+        for call in self.model.facts.calls_of_name(getattr(target, "name", "")):  # only a def binds its name
+            if not self._resolves_to(call.func, target):  # type: ignore[arg-type]
+                continue
             enclosing = index.enclosing_function(call)
             traced = self.model.traced.get(enclosing) if enclosing is not None else None
             if traced is None:
                 continue
             if is_self:
-                if not (isinstance(call.func, ast.Name) and self._resolves_to(call.func, parent_scope.node)):
-                    continue
                 args = [*call.args, *(k.value for k in call.keywords)]
             else:
-                if not (isinstance(call.func, ast.Name) and self._resolves_to(call.func, fn)):
-                    continue
                 position = sig.positional.index(param) if param in sig.positional else -1
                 arg = argument_at(call, position, param) if position >= 0 else None
                 args = [arg] if arg is not None else []
