@@ -438,12 +438,14 @@ def _names_in_code(unit: ast.AST, names: Sequence[str]) -> bool:
     key = tuple(names)
     ends, held = _identifier_ends(key), _any_of(key)
     stack: List[ast.AST] = [unit]
-    while stack:  # in source order (a creator is most often named near a unit's top): the first match answers
+    while stack:  # decorators, then the rest in source order (a creator is most often named near a unit's top)
         node = stack.pop()
         found = _spelled(node)
         if found and held.search(found) is not None and ends.search(found) is not None:
             return True
         stack.extend(reversed(child_nodes(node)))
+        if node.__class__ in _DEFS_SET and node.decorator_list:  # type: ignore[attr-defined]
+            stack.extend(reversed(node.decorator_list))  # type: ignore[attr-defined]  (`@jax.custom_vjp`)
     return False
 
 
