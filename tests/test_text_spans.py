@@ -9,10 +9,8 @@ every identifier the parser sees is among the words, over the whole corpus.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 from typing import Iterator, Set
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -34,7 +34,6 @@ from vjplint.text_spans import CodeWords, prefix_groups
 _MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
 _MATCH_MAPPING = tuple(getattr(ast, n) for n in ("MatchMapping",) if hasattr(ast, n))
 
-WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 GLOBAL = re.compile(r"^[ \t]*global[ \t]", re.MULTILINE)
 IDENTIFIERS = re.compile(r"[A-Za-z0-9_.]+")
 MIN_STATEMENTS = 8  # below this, selecting costs more than it saves
@@ -212,7 +211,6 @@ def occurrences(text: str, names: Iterable[str]) -> Dict[str, List[int]]:
             i = text.find(needle, i + 1)
     _LAST[:] = [text, key, found]
     return found
-
 
 
 _LAST: list = []  # [text, names, their occurrences]: one slot, compared by identity
