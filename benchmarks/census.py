@@ -21,11 +21,11 @@ can state the ratio over definitions alone. The main ratio counts every hit.
 Registrations are counted too (`f.defvjp(`, `@f.defjvp`, `f.def_fwd(`..., not JAX's primitive
 `ad.defjvp` nor HIPS autograd's), with those whose receiver no recognised definition owns
 (`orphans`: a definition the name census cannot see; `wrapper-internal` when made on `self` or in
-an API's own methods). Notebooks (`.ipynb`) count as their code cells in order (vjplint.notebook).
+an API's own methods). Notebooks (`.ipynb`) count as their code cells in order (vjplint.syntax.notebook).
 
 Bare references (imports, `isinstance(f, jax.custom_vjp)`, annotations, `custom_vjp.defvjp`),
 the API's own `def custom_vjp(`/`class custom_vjp`, and TensorFlow's `tf.custom_gradient` are
-not definitions. vjplint's side: `vjplint.collect.collect` with the default Recognizer; a census
+not definitions. vjplint's side: `vjplint.facts.collect.collect` with the default Recognizer; a census
 hit is recognised when a collected definition's creation expression spans its line.
 """
 
@@ -232,9 +232,9 @@ def _starts_logical_line(text: str) -> bool:
 
 def recognised_spans(text: str, filename: str, recognizer: object = None) -> Optional[List[Tuple[int, int]]]:
     """Line spans of the creation expressions vjplint collects; None if it cannot parse."""
-    from vjplint.collect import collect
-    from vjplint.positions import source_lines
-    from vjplint.source import SourceError, parse
+    from vjplint.facts.collect import collect
+    from vjplint.syntax.positions import source_lines
+    from vjplint.syntax.source import SourceError, parse
 
     try:
         module = parse(text, filename)
@@ -297,9 +297,9 @@ def _registration_roles(text: str, hits: List[Hit]) -> None:
 
 def recognised_registrations(text: str, filename: str, recognizer: object = None) -> Optional[Set[int]]:
     """The lines of the registrations vjplint attaches to a definition; None if it cannot parse."""
-    from vjplint.collect import collect
-    from vjplint.positions import source_lines
-    from vjplint.source import SourceError, parse
+    from vjplint.facts.collect import collect
+    from vjplint.syntax.positions import source_lines
+    from vjplint.syntax.source import SourceError, parse
 
     try:
         module = parse(text, filename)
@@ -320,11 +320,11 @@ def recognised_registrations(text: str, filename: str, recognizer: object = None
 
 
 def census_tree(tree: Path, names: Sequence[str] = NAMES, wrappers: bool = True) -> TreeReport:
-    """`wrappers`: recognise the tree's own wrappers as `vjplint check` does (vjplint.project)."""
-    from vjplint.collect import Recognizer
-    from vjplint.config import Config
-    from vjplint.project import ProjectIndex, build_index
-    from vjplint.source import SourceError, decode
+    """`wrappers`: recognise the tree's own wrappers as `vjplint check` does (vjplint.project.index)."""
+    from vjplint.facts.collect import Recognizer
+    from vjplint.settings.config import Config
+    from vjplint.project.index import ProjectIndex, build_index
+    from vjplint.syntax.source import SourceError, decode
 
     files = sorted(p for p in (*tree.rglob("*.py"), *tree.rglob("*.ipynb")) if p.is_file())
     index = build_index(files, Config(), use_cache=False, base=str(tree)) if wrappers else ProjectIndex()
@@ -377,9 +377,9 @@ def census_tree(tree: Path, names: Sequence[str] = NAMES, wrappers: bool = True)
 
 
 def _python_bytes(path: Path) -> Optional[bytes]:
-    """A file's Python; a notebook's code cells joined in order (vjplint.notebook), so that its
+    """A file's Python; a notebook's code cells joined in order (vjplint.syntax.notebook), so that its
     lines are those of the joined module; None for a notebook that cannot be read."""
-    from vjplint.notebook import NotebookError, python_bytes
+    from vjplint.syntax.notebook import NotebookError, python_bytes
 
     data = path.read_bytes()
     if path.suffix != ".ipynb":
@@ -391,7 +391,7 @@ def _python_bytes(path: Path) -> Optional[bytes]:
 
 
 def decode_text(data: bytes) -> str:
-    from vjplint.source import SourceError, decode
+    from vjplint.syntax.source import SourceError, decode
 
     try:
         return decode(data).text
@@ -449,7 +449,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object per tree")
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
     parser.add_argument("--no-wrappers", action="store_true",
-                        help="do not recognise the trees' own wrappers (vjplint.project): only JAX's spellings")
+                        help="do not recognise the trees' own wrappers (vjplint.project.index): only JAX's spellings")
     args = parser.parse_args(argv)
     names = tuple(dict.fromkeys([*NAMES, *args.name]))
     for tree in args.trees:

@@ -340,8 +340,8 @@ async def measure_quick_fix(command: List[str], text: str, rounds: int, workdir:
 
 def engine_ms(text: str, rounds: int) -> float:
     sys.path.insert(0, str(ROOT))
-    from vjplint.config import Config
-    from vjplint.engine import lint_source
+    from vjplint.settings.config import Config
+    from vjplint.lint.engine import lint_source
 
     lint_source("module.py", text, Config())
     samples = []

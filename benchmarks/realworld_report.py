@@ -16,10 +16,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from vjplint.collect import collect
-from vjplint.config import Config
-from vjplint.engine import PREFILTER_NAMES, lint_source
-from vjplint.source import SourceError, decode, parse
+from vjplint.facts.collect import collect
+from vjplint.settings.config import Config
+from vjplint.lint.engine import PREFILTER_NAMES, lint_source
+from vjplint.syntax.source import SourceError, decode, parse
 
 
 def report(tree: Path) -> dict:

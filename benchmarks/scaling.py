@@ -56,8 +56,8 @@ def run_step(step: str, lines: int, derivatives: int) -> Dict[str, float]:
     import gc
     import time
 
-    from vjplint.config import Config
-    from vjplint.engine import lint_source
+    from vjplint.settings.config import Config
+    from vjplint.lint.engine import lint_source
 
     text = module_text(lines, derivatives)
     name = f"synth_{lines}_{derivatives}.py"
@@ -76,7 +76,7 @@ def run_step(step: str, lines: int, derivatives: int) -> Dict[str, float]:
         from vjplint.cli.report import keep_parses_for
         from vjplint.fixes.apply import attach_fix_edits
         from vjplint.output import OutputContext, get_formatter
-        from vjplint.positions import source_lines
+        from vjplint.syntax.positions import source_lines
 
         keep_parses_for("json")  # as the CLI does: the fix edits read the linter's parse
         diagnostics = lint_source(name, text.encode(), config).diagnostics

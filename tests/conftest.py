@@ -141,8 +141,8 @@ def run_cli(*args: str, cwd: Optional[Path] = None, stdin: Optional[bytes] = Non
 
 def lint(source: str, select: Optional[Sequence[str]] = None, filename: str = "example.py", **config):
     """The core API on a string; returns the diagnostics."""
-    from vjplint.config import Config
-    from vjplint.engine import lint_source
+    from vjplint.settings.config import Config
+    from vjplint.lint.engine import lint_source
 
     cfg = Config(select=tuple(select) if select is not None else None, **config)
     return lint_source(filename, source, cfg).diagnostics

@@ -73,7 +73,7 @@ def test_api_fixture_behaves_on_the_real_library_as_declared(path, jax_cpu):
 def _derivatives(source: str):
     import ast
 
-    from vjplint.collect import collect
+    from vjplint.facts.collect import collect
 
     return collect(ast.parse(source), source.splitlines()).derivatives
 

@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from vjplint.collect import Recognizer, collect
-from vjplint.source import parse
+from vjplint.facts.collect import Recognizer, collect
+from vjplint.syntax.source import parse
 
 
 def model_of(source: str, recognizer: Recognizer = None):

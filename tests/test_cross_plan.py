@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.fixes.cross_module import plan_run
-from vjplint.run_modules import RunModules
+from vjplint.project.modules import RunModules
 
 PRIMAL = '''from functools import partial
 import jax

@@ -1,4 +1,4 @@
-"""Cross-module value inference (vjplint.project_values, vjplint.facts.crossmodule): the package
+"""Cross-module value inference (vjplint.project.cross_values, vjplint.facts.crossmodule): the package
 tests/data/crossmodule/shop, linted as a run, reports hazards whose evidence is in another module
 (a jitted caller passing a traced index, a kernel factory closing over a traced width, a factory
 parameter differentiated by the caller, a custom_vjp never registered and called elsewhere), with
@@ -124,8 +124,8 @@ def test_a_registration_in_another_module_counts_and_the_cache_follows_callers(t
 
 @pytest.mark.unit
 def test_lint_source_without_a_project_knows_no_other_module():
-    from vjplint.config import Config
-    from vjplint.engine import lint_source
+    from vjplint.settings.config import Config
+    from vjplint.lint.engine import lint_source
 
     path = DATA / "shop" / "ops.py"
     found = [("shop/ops.py", d.location.row, d.location.column, d.code, d.message)
@@ -138,8 +138,8 @@ def test_the_servers_per_file_index_equals_the_runs_and_follows_each_edit(tmp_pa
     """The Language Server's wrapper index leaves the values to its own index (per file, fed the
     buffers: vjplint.server.project_index), which equals the run's after every update and says
     which modules' facts changed."""
-    from vjplint.config import Config
-    from vjplint.project import build_index
+    from vjplint.settings.config import Config
+    from vjplint.project.index import build_index
     from vjplint.server.indexing import _python_files
     from vjplint.server.project_index import FolderFacts
 
@@ -182,8 +182,8 @@ def test_a_notebook_is_a_caller_of_the_run_and_of_the_servers_index(tmp_path):
     no facts, even beside a module of its name."""
     import nbformat
 
-    from vjplint.config import Config
-    from vjplint.project import build_index
+    from vjplint.settings.config import Config
+    from vjplint.project.index import build_index
     from vjplint.server.indexing import _python_files
     from vjplint.server.project_index import FolderFacts
 
@@ -301,8 +301,8 @@ def test_the_servers_index_shares_the_command_lines_per_file_cache(tmp_path):
     import os
     import time
 
-    from vjplint.config import Config
-    from vjplint.project import build_index
+    from vjplint.settings.config import Config
+    from vjplint.project.index import build_index
     from vjplint.server.indexing import _python_files
     from vjplint.server.project_index import FolderFacts
 

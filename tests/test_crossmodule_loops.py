@@ -1,5 +1,5 @@
 """VJP601 follows a tangent into a `lax.while_loop` helper of another module of the run
-(vjplint.project_loops, vjplint.facts.loops): the package tests/data/crossmodule_loops/solve hands
+(vjplint.project.loops, vjplint.facts.loops): the package tests/data/crossmodule_loops/solve hands
 tangents to an imported iterative solver (relatively imported, and through a module attribute
 inside a local helper); its look-alikes (solve/calm.py) give the helpers only primals or use a
 static fori_loop; alone, a module knows no other module's loops; the per-file cache and the
@@ -77,8 +77,8 @@ def test_the_cache_follows_an_edit_of_the_helper(tmp_path):
 
 @pytest.mark.unit
 def test_the_servers_index_equals_the_runs_and_follows_an_edit_of_the_helper(tmp_path):
-    from vjplint.config import Config
-    from vjplint.project import build_index
+    from vjplint.settings.config import Config
+    from vjplint.project.index import build_index
     from vjplint.server.indexing import _python_files
     from vjplint.server.project_index import FolderFacts
 
@@ -142,7 +142,7 @@ def test_only_the_helpers_an_importer_may_call_are_parsed():
     """The summaries cost a parse: a module is read only when an importer's import lines name it
     and it calls one of its functions whose text may reach a while_loop (directly or through a
     function of its module it calls by name)."""
-    from vjplint.project_loops import file_info, loop_rows
+    from vjplint.project.loops import file_info, loop_rows
 
     sources = {
         "pkg/solver.py": b"import jax\n\n\ndef solve(step, x):\n    return _loop(step, x)\n\n\n"

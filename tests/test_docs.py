@@ -136,7 +136,7 @@ def test_config_blocks_parse(block: Block, tmp_path: Path):
         tomllib = __import__("tomllib") if sys.version_info >= (3, 11) else __import__("tomli")
         data = tomllib.loads(block.text)
         if "tool" in data and "vjplint" in data["tool"]:
-            from vjplint.config import load_config
+            from vjplint.settings.config import load_config
 
             (tmp_path / "pyproject.toml").write_text(block.text, encoding="utf-8")
             load_config(tmp_path / "pyproject.toml")  # unknown keys or bad values raise

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vjplint.config import Config
-from vjplint.engine import lint_source, may_contain_findings, prefilter_names
+from vjplint.settings.config import Config
+from vjplint.lint.engine import lint_source, may_contain_findings, prefilter_names
 from vjplint.rules import registry
 
 from conftest import lint
@@ -102,11 +102,11 @@ def test_syntax_error_position():
 
 
 def test_syntax_error_where_no_region_reaches_leaves_the_regions_analysed(monkeypatch):
-    """Only the regions that can matter are parsed (vjplint.region_parse): a statement Python
+    """Only the regions that can matter are parsed (vjplint.syntax.region_parse): a statement Python
     cannot read outside them is not seen, and the derivatives are analysed as they would be
     without it (they were hidden behind a lone VJP900 before); one inside them is VJP900
     (docs/performance.md, "Syntax errors outside the regions")."""
-    from vjplint import regions
+    from vjplint.syntax import regions
 
     monkeypatch.setattr(regions, "MIN_STATEMENTS", 1)
     unrelated = "".join(f"def helper_{i}(x):\n    return x + {i}\n\n" for i in range(10))
@@ -127,7 +127,7 @@ def test_deep_nesting_is_a_diagnostic_not_a_crash():
 
 def _ends_an_identifier_somewhere(data: bytes, names) -> bool:
     """may_contain_findings, by brute force: every position, every name."""
-    from vjplint.engine import _EXTENSIONS
+    from vjplint.lint.engine import _EXTENSIONS
 
     def whole(word: bytes, at: int) -> bool:
         after = data[at + len(word):at + len(word) + 1]

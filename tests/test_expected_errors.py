@@ -9,7 +9,7 @@ import textwrap
 import pytest
 from conftest import lint, run_cli
 
-from vjplint.expected_errors import NOTE
+from vjplint.model.expected_errors import NOTE
 
 BWD_NOT_TUPLE = "lambda x, g: g * jnp.cos(x)"
 SOURCE = textwrap.dedent('''\
@@ -83,7 +83,7 @@ def test_fix_rewrites_only_the_test_without_an_expectation(tmp_path):
 def test_every_expecting_name_opens_the_text_gate():
     """withhold_fixes skips a text holding none of `_EXPECTING_WORDS`: each name a test can expect
     an error with must hold one, or its fixes would no longer be withheld."""
-    from vjplint.expected_errors import _EXPECTING_CALLS, _EXPECTING_DECORATORS, _EXPECTING_WORDS
+    from vjplint.model.expected_errors import _EXPECTING_CALLS, _EXPECTING_DECORATORS, _EXPECTING_WORDS
 
     for name in (*_EXPECTING_CALLS, *_EXPECTING_DECORATORS):
         assert _EXPECTING_WORDS.search(name), name

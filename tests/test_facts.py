@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from vjplint.collect import collect
-from vjplint.engine import lint_source
-from vjplint.positions import source_lines
-from vjplint.source import parse
+from vjplint.facts.collect import collect
+from vjplint.lint.engine import lint_source
+from vjplint.syntax.positions import source_lines
+from vjplint.syntax.source import parse
 
 NON_ASCII_QUOTE = textwrap.dedent('''
     from functools import partial
@@ -136,8 +136,8 @@ def test_a_model_and_its_facts_are_freed_without_the_cycle_collector():
     import gc
     import weakref
 
-    from vjplint.fixes.safety import residual_fix_offer
-    from vjplint.infer import Hints
+    from vjplint.plans.safety import residual_fix_offer
+    from vjplint.facts.infer import Hints
 
     model = model_of(NON_ASCII_QUOTE)
     (d,) = model.derivatives

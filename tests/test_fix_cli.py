@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, run_cli
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vjplint.fixes import apply as fix_apply
 from vjplint.cli.fix import unified_diff
@@ -178,7 +178,7 @@ def test_a_fix_that_would_not_parse_is_not_applied():
 
 
 def test_fixes_that_never_converge_stop_with_a_message(monkeypatch):
-    from vjplint import engine
+    from vjplint.lint import engine
 
     def endless(filename, source, config=Config(), path=None):
         result = engine.LintResult()
@@ -204,7 +204,7 @@ def test_fix_source_is_the_language_server_entry_point():
 
 def test_planned_fixes_survive_the_cache_and_resolve_to_edits():
     from vjplint.batch.cache import _allowed, decode, encode
-    from vjplint.engine import lint_source
+    from vjplint.lint.engine import lint_source
 
     found = lint_source("clip.py", CANONICAL_IN, Config()).diagnostics
     assert all(d.fix is not None and d.fix.plan is not None and not d.fix.resolved for d in found)
@@ -241,7 +241,7 @@ def test_diff_edits_on_long_repetitive_texts(seed):
 def test_one_rewrite_per_file_splits_into_the_same_edits_as_one_rewrite_per_derivative():
     """JSON/SARIF/LSP compute every residual fix of a file in one libcst pass and split the edits
     by derivative; each share must do exactly what that derivative's own rewrite does."""
-    from vjplint.engine import lint_source
+    from vjplint.lint.engine import lint_source
 
     families = "".join(CANONICAL_IN.split("\n\n\n", 1)[1].replace("clip_gradient", f"clip{i}") + "\n\n"
                        for i in range(3))

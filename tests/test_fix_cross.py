@@ -129,7 +129,7 @@ def test_verify_proves_both_rewrites_with_the_rewritten_rules_module(jax_cpu, tm
 
 
 def test_verify_catches_a_wrong_rewrite_of_the_rules_module(jax_cpu, tmp_path):
-    from vjplint.config import Config
+    from vjplint.settings.config import Config
     from vjplint.verify.api import verify_rewrites
 
     package = _package(tmp_path)

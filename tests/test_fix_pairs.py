@@ -31,15 +31,15 @@ def _read(case: str, name: str) -> str:
 
 
 def _fix(text: str, unsafe: bool, filename: str = "input.py"):
-    from vjplint.config import Config
+    from vjplint.settings.config import Config
     from vjplint.fixes.apply import fix_text
 
     return fix_text(filename, text, Config(), unsafe)
 
 
 def _concise(case: str) -> str:
-    from vjplint.config import Config
-    from vjplint.engine import lint_source
+    from vjplint.settings.config import Config
+    from vjplint.lint.engine import lint_source
     from vjplint.output import OutputContext, get_formatter
 
     display = (FIX_FIXTURES / case / "input.py").relative_to(ROOT).as_posix()
@@ -102,7 +102,7 @@ def test_fixed_code_parses_is_stable_and_clean(case):
 
 # -- on real JAX -------------------------------------------------------------------------------------------
 def _nondiff_positions(text: str) -> Dict[str, Tuple[int, ...]]:
-    from vjplint.collect import collect
+    from vjplint.facts.collect import collect
 
     model = collect(ast.parse(text), text.splitlines())
     return {d.name: d.nondiff for d in model.derivatives if d.kind == "vjp"}

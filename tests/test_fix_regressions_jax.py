@@ -18,7 +18,7 @@ FIX = FIXTURES / "fix"
 
 
 def _fixed(text: str, **config) -> str:
-    from vjplint.config import Config
+    from vjplint.settings.config import Config
     from vjplint.fixes.apply import fix_text
 
     result = fix_text("input.py", text, Config(**config), True)

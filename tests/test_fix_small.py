@@ -39,7 +39,7 @@ def _code(case: str) -> str:
 
 
 def _fix(text: str, unsafe: bool):
-    from vjplint.config import Config
+    from vjplint.settings.config import Config
     from vjplint.fixes.apply import fix_text
 
     return fix_text("input.py", text, Config(), unsafe)
@@ -162,8 +162,8 @@ def loss(x):
 
 
 def _vjp301_fix(source: str):
-    from vjplint.config import Config
-    from vjplint.engine import lint_source
+    from vjplint.settings.config import Config
+    from vjplint.lint.engine import lint_source
 
     found = [d for d in lint_source("t.py", source, Config()).diagnostics if d.code == "VJP301"]
     assert len(found) == 1, found
@@ -244,8 +244,8 @@ def test_vjp201_fix_needs_an_array_value_and_every_call_inside():
     base = (SMALL / "vjp201_safe_rules_only" / "input.py").read_text(encoding="utf-8")
 
     def fix_of(source):
-        from vjplint.config import Config
-        from vjplint.engine import lint_source
+        from vjplint.settings.config import Config
+        from vjplint.lint.engine import lint_source
 
         found = [d for d in lint_source("t.py", source, Config()).diagnostics if d.code == "VJP201"]
         assert len(found) == 1, found
@@ -286,8 +286,8 @@ def test_vjp201_unsafe_jvp_fix_zero_derivative_for_the_value(jax_cpu):
     ("    @jax.custom_jvp\n", "    @partial(jax.custom_jvp, nondiff_argnums=(0,))\n"),
 ])
 def test_vjp201_jvp_fix_needs_plain_unpacking_and_every_call_inside(old, new):
-    from vjplint.config import Config
-    from vjplint.engine import lint_source
+    from vjplint.settings.config import Config
+    from vjplint.lint.engine import lint_source
 
     base = (SMALL / "vjp201_safe_jvp_rules_only" / "input.py").read_text(encoding="utf-8")
     source = base.replace(old, new).replace("import jax\n", "from functools import partial\n\nimport jax\n", 1)

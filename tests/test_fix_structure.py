@@ -27,7 +27,7 @@ TRANSFORMS = ("jit", "vmap", "grad", "jit(grad)", "vmap(grad)", "grad(jit)", "gr
 
 
 def _fix(text: str, unsafe: bool):
-    from vjplint.config import Config
+    from vjplint.settings.config import Config
     from vjplint.fixes.apply import fix_text
 
     return fix_text("input.py", text, Config(), unsafe)

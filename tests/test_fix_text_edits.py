@@ -14,9 +14,9 @@ from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import FixPlan
-from vjplint.engine import lint_source
+from vjplint.lint.engine import lint_source
 from vjplint.fixes import apply, residual_text
 from vjplint.fixes.edits import apply_edits
 
@@ -73,7 +73,7 @@ def test_text_edits_are_libcsts_rewrite_on_every_fixture_and_case(monkeypatch: p
 def test_json_shares_are_the_same_text_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
     """JSON/SARIF/LSP give each derivative its own edits: computed apart by the text path, split
     from one libcst rewrite otherwise; each share makes the same text."""
-    from vjplint.positions import source_lines
+    from vjplint.syntax.positions import source_lines
 
     path = ROOT / "benchmarks"
     import sys
@@ -239,8 +239,8 @@ def test_the_linters_parse_is_kept_for_the_fix_only_when_asked() -> None:
     """A report with fix edits (and each --fix pass) reads the parse of the lint just before it,
     kept in one slot only when a caller asked: kept past a text report, the tree would only cost
     the cyclic collector's scans."""
-    from vjplint.engine import prefilter_names
-    from vjplint.source import keep_parses, recall_parse
+    from vjplint.lint.engine import prefilter_names
+    from vjplint.syntax.source import keep_parses, recall_parse
 
     text = (ROOT / "fixtures" / "fix" / "safe_canonical" / "input.py").read_text(encoding="utf-8")
     names = tuple(n.decode() for n in prefilter_names(Config()))

@@ -9,7 +9,7 @@ from typing import List, Optional, Tuple
 
 import pytest
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Applicability
 from vjplint.fixes.apply import fix_text
 
@@ -27,7 +27,7 @@ def fixed(source: str, unsafe: bool = True, **config) -> str:
 
 def offers(source: str, **config) -> List[Tuple[str, Optional[Applicability], str]]:
     """(code, applicability, no-fix reason) for each VJP101/VJP102 diagnostic."""
-    from vjplint.engine import lint_source
+    from vjplint.lint.engine import lint_source
 
     out = []
     for d in lint_source("t.py", textwrap.dedent(source), Config(**config)).diagnostics:

@@ -80,7 +80,7 @@ def test_tool_vjplint_settings_apply(tmp_path: Path) -> None:
 
 @pytest.mark.unit
 def test_noqa_words_are_blanked_in_comments_only() -> None:
-    from vjplint.flake8_plugin import without_noqa
+    from vjplint.integrations.flake8 import without_noqa
 
     source = 'x = "# noqa: VJP101"  # NOQA: VJP101\ny = 1  # noqa\n'
     assert without_noqa(source) == 'x = "# noqa: VJP101"  # n0qa: VJP101\ny = 1  # n0qa\n'

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Applicability
-from vjplint.engine import LintResult, lint_source
+from vjplint.lint.engine import LintResult, lint_source
 
 SETTINGS = dict(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -311,8 +311,8 @@ def _rewritable_lines(text: str, unsafe: bool) -> Set[int]:
     registration) that holds an offered fix, the range of every offered one-edit fix, and imports
     (the fix drops an unused `partial`), and the rows a fix's explicit edits name. Blank lines are
     not checked."""
-    from vjplint.collect import Recognizer, collect
-    from vjplint.positions import source_lines
+    from vjplint.facts.collect import Recognizer, collect
+    from vjplint.syntax.positions import source_lines
 
     module = ast.parse(text)
     parents: Dict[ast.AST, ast.AST] = {}

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from conftest import ROOT
-from vjplint import engine
+from vjplint.lint import engine
 
 # The measured script's own definitions (its custom derivatives, from `log_cosh` to the last
 # custom_jvp), after the imports and names the compositions below use.

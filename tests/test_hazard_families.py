@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 from conftest import ROOT, pythonpath
-from vjplint import engine
+from vjplint.lint import engine
 
 SCRIPTS = ROOT / "docs" / "facts" / "scripts"
 HAZARD_SCRIPTS = sorted(p.name for p in SCRIPTS.glob("hazard_*.py"))

@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from vjplint import engine
-from vjplint.config import Config
+from vjplint.lint import engine
+from vjplint.settings.config import Config
 
 SELECTED = Config(extend_select=("VJP106",))
 IGNORED = Config(ignore=("VJP106",))

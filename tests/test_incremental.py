@@ -1,4 +1,4 @@
-"""vjplint.incremental: after any sequence of edits, the incremental result equals a fresh
+"""vjplint.lint.incremental: after any sequence of edits, the incremental result equals a fresh
 `engine.lint_source` of the same text (codes, positions, messages and fixes)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import List
 import pytest
 from conftest import ROOT
 
-from vjplint.config import Config
-from vjplint.engine import lint_source
-from vjplint.incremental import IncrementalLinter, Superseded
+from vjplint.settings.config import Config
+from vjplint.lint.engine import lint_source
+from vjplint.lint.incremental import IncrementalLinter, Superseded
 
 FIXTURES = sorted((ROOT / "fixtures" / "rules").glob("*/*.py"))
 

@@ -17,8 +17,8 @@ from typing import List
 import pytest
 
 from conftest import ROOT
-from vjplint.config import Config
-from vjplint.engine import RuleSplit, lint_source
+from vjplint.settings.config import Config
+from vjplint.lint.engine import RuleSplit, lint_source
 from vjplint.server import lint_helper
 from vjplint.server.lint_helper import LintHelper, helper_codes
 

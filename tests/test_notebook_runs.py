@@ -1,5 +1,5 @@
 """`vjplint check-grads` and `vjplint verify` run a notebook's code cells in cell order, as one
-module (vjplint.notebook), magics and shell escapes skipped: real CLIs, real JAX on CPU, notebooks
+module (vjplint.syntax.notebook), magics and shell escapes skipped: real CLIs, real JAX on CPU, notebooks
 written by nbformat. Findings and reports say the cell; the notebook is never written to."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Jupyter notebooks: real `.ipynb` files written by nbformat, linted and fixed by the real CLI
-(vjplint.notebook): cells concatenated in order, magics blanked, positions as (cell, row), fixes
+(vjplint.syntax.notebook): cells concatenated in order, magics blanked, positions as (cell, row), fixes
 written back into the cells they change and nowhere else."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from conftest import FIXTURES, run_cli
-from vjplint import notebook
+from vjplint.syntax import notebook
 from vjplint.batch.cache import _allowed, decode, encode
 from vjplint.diagnostics import Diagnostic, Position, Severity
 

@@ -17,7 +17,7 @@ from conftest import ROOT, run_cli
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
 from vjplint.output import OutputContext, get_formatter
 from vjplint.output import github, lsp
-from vjplint.positions import code_units
+from vjplint.syntax.positions import code_units
 
 SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
 # One error (VJP101, fixable), one warning (VJP102), one info (VJP107, off by default).
@@ -309,7 +309,7 @@ def test_every_output_format_has_its_formatter_imported_alone() -> None:
     import subprocess
     import sys
 
-    from vjplint.cli.options import OUTPUT_FORMATS
+    from vjplint.settings.options import OUTPUT_FORMATS
 
     for name in OUTPUT_FORMATS:
         assert callable(get_formatter(name))

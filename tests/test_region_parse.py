@@ -1,4 +1,4 @@
-"""vjplint.region_parse: parsing only the regions gives, node for node and position for
+"""vjplint.syntax.region_parse: parsing only the regions gives, node for node and position for
 position, the module `focus(parse(text))` gives; a split it cannot trust parses the whole file."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT
-from vjplint import regions
-from vjplint.config import Config
-from vjplint.engine import lint_source, prefilter_names
-from vjplint.positions import source_lines
-from vjplint.region_parse import parse_focused
-from vjplint.regions import focus
-from vjplint.source import SourceError, parse
+from vjplint.syntax import regions
+from vjplint.settings.config import Config
+from vjplint.lint.engine import lint_source, prefilter_names
+from vjplint.syntax.positions import source_lines
+from vjplint.syntax.region_parse import parse_focused
+from vjplint.syntax.regions import focus
+from vjplint.syntax.source import SourceError, parse
 
 NAMES = [n.decode() for n in prefilter_names(Config())]
 
@@ -215,7 +215,7 @@ def _fixture_texts() -> Iterator[str]:
 
 
 def test_top_level_statements_are_the_whole_modules_less_its_definitions() -> None:
-    from vjplint.region_parse import parse_top_level
+    from vjplint.syntax.region_parse import parse_top_level
 
     checked = 0
     for text in _fixture_texts():
@@ -235,7 +235,7 @@ def test_top_level_statements_are_the_whole_modules_less_its_definitions() -> No
 def test_statements_mentioning_names_are_the_whole_modules_statements() -> None:
     """Each statement `parse_mentioning` gives is the whole module's at its row (a split class
     keeping some members); each definition whose text holds a name is among them."""
-    from vjplint.region_parse import parse_mentioning
+    from vjplint.syntax.region_parse import parse_mentioning
 
     checked = 0
     for text in list(_fixture_texts()) + [VJP + "class T(Base):\n" + "".join(
@@ -316,7 +316,7 @@ def test_a_registration_on_an_import_is_kept_but_not_followed() -> None:
 
 
 def test_a_registration_on_an_import_changes_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vjplint import engine
+    from vjplint.lint import engine
 
     config = Config(select=("ALL",))
     focused = lint_source("x.py", PRIMITIVES, config).diagnostics
@@ -335,9 +335,9 @@ def test_a_fix_after_a_region_parse_rewrites_as_after_a_whole_parse(monkeypatch:
     """The fix that follows a lint reads the whole module: parsed then, with the lint's regions
     remade of its own statements (`source._same_statements`), every fixture's residual rewrite
     is the one the whole-module lint leads to."""
-    from vjplint import engine
+    from vjplint.lint import engine
     from vjplint.fixes import apply
-    from vjplint.source import keep_parses
+    from vjplint.syntax.source import keep_parses
 
     def rewrite(text: str, name: str) -> str:
         plans = list(dict.fromkeys(d.fix.plan for d in lint_source(name, text).diagnostics
@@ -368,7 +368,7 @@ def test_a_fix_after_a_region_parse_rewrites_as_after_a_whole_parse(monkeypatch:
 
 
 def test_the_regions_remade_of_the_whole_module_are_its_own_statements() -> None:
-    from vjplint.source import _same_statements
+    from vjplint.syntax.source import _same_statements
 
     text = VJP + "class T(Base):\n" + "".join(f"    def test_{i}(self):\n        return {i}\n\n" for i in range(10)) + \
         "    def test_vjp(self):\n        g = jax.custom_vjp(helper)\n        return g(1.0)\n"

@@ -26,11 +26,11 @@ from typing import Dict, List, Optional, Set, Tuple
 import pytest
 
 from conftest import ROOT, RULE_FIXTURES
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic
-from vjplint.engine import lint_source
+from vjplint.lint.engine import lint_source
 from vjplint.fixes.apply import fix_text
-from vjplint.positions import lines_with_endings
+from vjplint.syntax.positions import lines_with_endings
 from vjplint.rules.registry import all_rules
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"

@@ -15,9 +15,9 @@ from typing import List, Optional, Tuple
 
 import pytest
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic
-from vjplint.engine import RuleSplit, lint_source
+from vjplint.lint.engine import RuleSplit, lint_source
 from vjplint.rules.registry import all_rules
 from vjplint.server.lint_helper import AHEAD_FAMILY, HELPER_FAMILY, helper_codes
 

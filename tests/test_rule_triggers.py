@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vjplint import engine
+from vjplint.lint import engine
 from vjplint.rules.registry import all_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"

@@ -609,7 +609,7 @@ def test_vjp203_decorated_method_called_through_the_instance():
 
 
 def test_vjp203_the_model_records_the_class():
-    from vjplint.collect import collect
+    from vjplint.facts.collect import collect
 
     source = "import jax\nclass M:\n    @jax.custom_jvp\n    def f(self, x):\n        return x\n"
     model = collect(ast.parse(source), source.splitlines())

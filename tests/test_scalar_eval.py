@@ -9,10 +9,10 @@ import textwrap
 
 import pytest
 
-from vjplint.collect import collect
+from vjplint.facts.collect import collect
 from vjplint.facts.scalar_eval import UNKNOWN, ScalarEvaluator, Unsupported
-from vjplint.positions import source_lines
-from vjplint.source import parse
+from vjplint.syntax.positions import source_lines
+from vjplint.syntax.source import parse
 
 SOURCE = """
 import math

@@ -188,8 +188,8 @@ def edits_of(edit: Optional[types.WorkspaceEdit], uri: str) -> List[types.TextEd
 
 
 def cli_diagnostics(text: str) -> List[Any]:
-    from vjplint.config import Config
-    from vjplint.engine import lint_source
+    from vjplint.settings.config import Config
+    from vjplint.lint.engine import lint_source
 
     return lint_source("example.py", text, Config()).diagnostics
 

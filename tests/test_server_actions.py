@@ -7,7 +7,7 @@ import random
 import pytest
 
 from vjplint.diagnostics import Edit, Position
-from vjplint.positions import source_lines as split_lines
+from vjplint.syntax.positions import source_lines as split_lines
 from vjplint.fixes.edits import apply_edits
 from vjplint.server.actions import kind_wanted, lines_keepends, noqa_code_at, noqa_edit, whole_text_edit
 

@@ -12,12 +12,12 @@ from typing import List
 import pytest
 from conftest import ROOT
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic
 from vjplint.fixes.apply import attach_fix_edits
 from vjplint.fixes.edits import apply_edits
-from vjplint.incremental import IncrementalLinter
-from vjplint.positions import source_lines
+from vjplint.lint.incremental import IncrementalLinter
+from vjplint.syntax.positions import source_lines
 from vjplint.server.fixes import attach_family_fixes
 
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import run_cli
 from vjplint.cli.show_settings import explain
-from vjplint.workspace import Overrides, Workspace
+from vjplint.project.workspace import Overrides, Workspace
 
 ROOT_TOML = '[tool.vjplint]\nselect = ["VJP"]\nextend-select = ["VJP106"]\nexclude = ["build", "generated_*"]\n'
 PKG_TOML = ('[tool.vjplint]\nextend = "../pyproject.toml"\nignore = ["VJP308"]\nextend-select = ["VJP107"]\n'
@@ -55,7 +55,7 @@ def test_the_chain_the_origin_of_each_key_and_the_codes(tree: Path) -> None:
 def test_the_codes_are_what_linting_uses(tree: Path) -> None:
     """The enabled codes are the engine's: a file that fires VJP104 and VJP101 under pkg/tests/
     reports VJP101 only, as explain() says."""
-    from vjplint.engine import lint_source
+    from vjplint.lint.engine import lint_source
 
     path = tree / "pkg" / "tests" / "test_a.py"
     workspace = Workspace()

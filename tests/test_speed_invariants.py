@@ -21,7 +21,7 @@ import pytest
 from tests.conftest import RULE_FIXTURES, ROOT, run_cli
 from vjplint.batch import cache as cache_mod
 from vjplint.batch import parallel
-from vjplint.config import Config
+from vjplint.settings.config import Config
 
 NON_CANDIDATE = "import numpy as np\n\n\ndef f(x):\n    return np.sin(x) * 2\n"
 
@@ -263,7 +263,7 @@ def test_progress_and_a_dying_worker_with_processes(tmp_path: Path) -> None:
         import json, os
         from pathlib import Path
         from vjplint.batch import parallel
-        from vjplint.config import Config
+        from vjplint.settings.config import Config
 
         real = parallel.lint_source
         def lint_source(display, data, config, path=None, **options):
@@ -364,7 +364,7 @@ NEWER = textwrap.dedent("""\
 def test_statement_splits_blank_what_libcst_blanks(monkeypatch: pytest.MonkeyPatch) -> None:
     import ast
 
-    from vjplint import source
+    from vjplint.syntax import source
 
     def dump(text):
         return ast.dump(ast.parse(text), include_attributes=True)
@@ -411,7 +411,7 @@ def test_type_parameters_are_blanked_without_libcst(monkeypatch: pytest.MonkeyPa
     tree is the one libcst's check gives, and libcst is not needed (its import would fail)."""
     import ast
 
-    from vjplint import source
+    from vjplint.syntax import source
 
     def dump(tree):
         return ast.dump(tree, include_attributes=True)
@@ -464,8 +464,8 @@ def test_exclude_matchers_agree_with_fnmatch() -> None:
     of `pattern/*`, however the patterns are spelled."""
     import fnmatch
 
-    from vjplint.config import DEFAULT_EXCLUDE
-    from vjplint.discover import _matchers
+    from vjplint.settings.config import DEFAULT_EXCLUDE
+    from vjplint.project.discover import _matchers
 
     patterns = DEFAULT_EXCLUDE + ("tests/data", "gen_*.py", "docs/", "*/fixtures/*", "a[bc].py", "x?y")
     match_name, match_relative = _matchers(patterns)
@@ -483,7 +483,7 @@ def test_exclude_matchers_agree_with_fnmatch() -> None:
 
 # -- the pre-commit fast path (vjplint.batch.fastpath) -------------------------------------------------
 def test_fast_path_constants_match_the_engine_and_the_formatter() -> None:
-    from vjplint import engine
+    from vjplint.lint import engine
     from vjplint.batch import fastpath
     from vjplint.output import OutputContext
     from vjplint.output.text import render_full
@@ -548,7 +548,7 @@ def test_fast_path_imports_no_machinery(tmp_path: Path) -> None:
         import sys
         from vjplint.cli import main
         rc = main(["check", "--force-exclude", "plain_0.py", "plain_1.py", "plain_2.py"])
-        print(rc, sorted(m for m in ("argparse", "dataclasses", "tomllib", "vjplint.config", "vjplint.engine")
+        print(rc, sorted(m for m in ("argparse", "dataclasses", "tomllib", "vjplint.settings.config", "vjplint.lint.engine")
                          if m in sys.modules))
         """)
     assert _python(code, tmp_path).splitlines()[-1] == "0 []"
@@ -562,7 +562,7 @@ _RUN = textwrap.dedent("""\
     out = io.StringIO()
     with redirect_stdout(out):
         rc = main(ARGS)
-    print(json.dumps({"rc": rc, "out": out.getvalue(), "replayed": "vjplint.engine" not in sys.modules}))
+    print(json.dumps({"rc": rc, "out": out.getvalue(), "replayed": "vjplint.lint.engine" not in sys.modules}))
     """)
 
 
@@ -702,7 +702,7 @@ def test_replay_survives_new_files_in_ancestor_directories_but_not_a_new_config(
 
 
 def _findings(path: Path) -> List[tuple]:
-    from vjplint.engine import lint_source
+    from vjplint.lint.engine import lint_source
 
     result = lint_source(str(path), path.read_bytes(), Config())
     return [(d.code, d.location, d.end_location, d.message, d.fix and (d.fix.message, d.fix.edits, d.fix.plan))
@@ -712,9 +712,10 @@ def _findings(path: Path) -> List[tuple]:
 @pytest.mark.parametrize("tree", ["fixtures", "eval/cases"])
 def test_analysing_only_the_regions_that_can_matter_changes_no_finding(tree: str,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """vjplint.regions: every file's findings are those of the whole module, also when the
+    """vjplint.syntax.regions: every file's findings are those of the whole module, also when the
     regions are chosen even in the smallest files."""
-    from vjplint import engine, regions
+    from vjplint.lint import engine
+    from vjplint.syntax import regions
 
     paths = sorted((ROOT / tree).rglob("*.py"))
     assert len(paths) > 50
@@ -728,7 +729,7 @@ def test_analysing_only_the_regions_that_can_matter_changes_no_finding(tree: str
 
 
 def _summaries(files: List[Path]) -> dict:
-    from vjplint.project import build_index
+    from vjplint.project.index import build_index
 
     index = build_index(files, Config(), use_cache=False, cross_module=True)
     return index.external
@@ -736,10 +737,11 @@ def _summaries(files: List[Path]) -> dict:
 
 def test_summaries_of_the_regions_that_can_matter_are_those_of_the_whole_modules(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """vjplint.crossmodule_summary models a caller (and a module a value is imported from) on its
+    """vjplint.project.summary models a caller (and a module a value is imported from) on its
     regions naming an import that leads to a target: the rows are those of the whole modules,
     also when the regions are chosen even in the smallest files."""
-    from vjplint import engine, regions
+    from vjplint.lint import engine
+    from vjplint.syntax import regions
 
     runs = [sorted((ROOT / "tests" / "data" / "crossmodule" / "shop").glob("*.py"))]
     runs += [sorted(family.glob("*.py")) for family in sorted((ROOT / "eval" / "cases").iterdir())
@@ -757,7 +759,7 @@ def test_rewriting_only_the_touched_statements_gives_the_whole_module_rewrite(mo
     """vjplint.fixes.apply._rewrite_regions: libcst sees only the statements the plans touch; the
     text it gives is the whole-module rewrite's, on every fixture with a planned fix (libcst's
     path: the text edits of vjplint.fixes.residual_text are compared with it elsewhere)."""
-    from vjplint.engine import lint_source
+    from vjplint.lint.engine import lint_source
     from vjplint.fixes import apply, residual_text
 
     monkeypatch.setattr(residual_text, "spans_of", lambda *args: None)
@@ -802,7 +804,7 @@ def test_blanked_uses_of_a_dropped_import_give_the_whole_module_rewrite(monkeypa
                                                                          elsewhere: str, kept: bool) -> None:
     """A statement that uses `partial` is blanked when `ast` sees the use, and the rewrite keeps the
     import; the text is the whole-module rewrite's either way (libcst's path)."""
-    from vjplint.engine import lint_source
+    from vjplint.lint.engine import lint_source
     from vjplint.fixes import apply, residual_text
 
     monkeypatch.setattr(residual_text, "spans_of", lambda *args: None)
@@ -830,9 +832,9 @@ def test_the_index_scans_find_what_their_regular_expressions_find() -> None:
     import re
 
     from vjplint.facts.crossmodule import _CREATOR, _INNER_CREATOR, _TOP, _creators, _inner_creators, _registered
-    from vjplint.positions import column_zero_matches
-    from vjplint.project_values import _IMPORT_LINE, _WORD, _imported_words
-    from vjplint.wrappers import _TOP as _WRAPPER_TOP
+    from vjplint.syntax.positions import column_zero_matches
+    from vjplint.project.cross_values import _IMPORT_LINE, _WORD, _imported_words
+    from vjplint.model.wrappers import _TOP as _WRAPPER_TOP
 
     registered = re.compile(r"\b(\w+)\s*\.\s*(?:defvjp|defjvp|defjvps|def_fwd|def_bwd|def_jvp)\b")
     texts = [p.read_text(encoding="utf-8", errors="replace")

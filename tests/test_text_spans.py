@@ -1,6 +1,6 @@
-"""vjplint.text_spans: a statement's words in code, not in its comments or docstrings.
+"""vjplint.syntax.text_spans: a statement's words in code, not in its comments or docstrings.
 
-`vjplint.regions` keeps the statements binding a word a kept statement holds; words read from
+`vjplint.syntax.regions` keeps the statements binding a word a kept statement holds; words read from
 comments and docstrings kept helpers no rule reads (JAX's lax.py: 401 statements for one
 `isinstance(x, ad.JVPTracer)`, 78 without them). Dropping them must never drop a word of code:
 every identifier the parser sees is among the words, over the whole corpus.
@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT
-from vjplint.config import Config
-from vjplint.engine import prefilter_names
-from vjplint.positions import source_lines
-from vjplint.regions import focus
-from vjplint.source import parse
-from vjplint.text_spans import CodeWords, prefix_groups, string_spans
+from vjplint.settings.config import Config
+from vjplint.lint.engine import prefilter_names
+from vjplint.syntax.positions import source_lines
+from vjplint.syntax.regions import focus
+from vjplint.syntax.source import parse
+from vjplint.syntax.text_spans import CodeWords, prefix_groups, string_spans
 
 NAMES = [n.decode() for n in prefilter_names(Config())]
 CORPUS = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "tests" / "realworld").glob("*.py")) \
@@ -190,7 +190,7 @@ def test_a_helper_named_only_in_a_docstring_or_comment_is_not_kept() -> None:
 def test_occurrences_are_every_place_each_name_starts(text: str, names: list) -> None:
     """`regions.occurrences` searches names sharing a prefix together (`prefix_groups`): still
     every place each starts, overlapping ones included."""
-    from vjplint.regions import occurrences
+    from vjplint.syntax.regions import occurrences
 
     found = occurrences(text, names)
     assert found == {n: [i for i in range(len(text)) if n and text.startswith(n, i)] for n in names}

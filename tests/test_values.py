@@ -1,12 +1,12 @@
-"""vjplint.values: the kinds the engine infers, and the chains it quotes."""
+"""vjplint.facts.value_kinds: the kinds the engine infers, and the chains it quotes."""
 
 from __future__ import annotations
 
 import ast
 import textwrap
 
-from vjplint.collect import collect
-from vjplint.values import ARRAY, CALLABLE, SCALAR, TUPLE, UNKNOWN, Kind, join
+from vjplint.facts.collect import collect
+from vjplint.facts.value_kinds import ARRAY, CALLABLE, SCALAR, TUPLE, UNKNOWN, Kind, join
 
 
 def _kinds(source: str, line: int):
@@ -136,7 +136,7 @@ def test_join_is_precision_first() -> None:
 
 
 def _verdicts(source: str):
-    from vjplint.infer import Hints
+    from vjplint.facts.infer import Hints
 
     text = textwrap.dedent(source)
     model = collect(ast.parse(text), text.splitlines(True))
@@ -184,7 +184,7 @@ def test_a_name_is_a_hint_never_stronger_than_usage() -> None:
 
 
 def test_transformations_of_the_custom_derivative() -> None:
-    from vjplint.infer import static_boundaries, traced_boundaries
+    from vjplint.facts.infer import static_boundaries, traced_boundaries
 
     source = RULES.format(p="n", primal="x * n", bwd="g * n") + """
 a = jax.jit(f)
@@ -202,7 +202,7 @@ e = jax.lax.cond(True, f, f, 1.0, 2.0)
 
 
 def test_configured_names_are_the_weakest_source_of_kinds() -> None:
-    from vjplint.infer import Hints
+    from vjplint.facts.infer import Hints
 
     text = textwrap.dedent("""\
         def apply(mask, steps, x=1.0):

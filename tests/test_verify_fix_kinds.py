@@ -93,7 +93,7 @@ def test_hazards_are_what_the_rules_say(cases_run):
 
 
 def _verify(tmp_path: Path, name: str, original: str, rewritten: str, codes: List[str]):
-    from vjplint.config import Config
+    from vjplint.settings.config import Config
     from vjplint.verify.api import verify_rewrites
 
     path = tmp_path / f"{name}.py"

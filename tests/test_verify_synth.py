@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from vjplint.collect import collect
-from vjplint.config import Config, ConfigError
+from vjplint.facts.collect import collect
+from vjplint.settings.config import Config, ConfigError
 from vjplint.verify.api import VerifySettings, functions_changed, module_location
 from vjplint.verify.synth import plan_function
 

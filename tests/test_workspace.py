@@ -13,7 +13,7 @@ import pytest
 
 from conftest import run_cli
 from vjplint.errors import ConfigError
-from vjplint.workspace import Overrides, Workspace
+from vjplint.project.workspace import Overrides, Workspace
 
 HAZARD = textwrap.dedent('''\
     from functools import partial

@@ -1,4 +1,4 @@
-"""Project-local wrappers found automatically (vjplint.wrappers, vjplint.project): a package on
+"""Project-local wrappers found automatically (vjplint.model.wrappers, vjplint.project.index): a package on
 disk with a trax-style backend module (`fastmath.custom_vjp(f, fwd, bwd, nondiff_argnums=...)`
 dispatched through a table to a function that calls `jax.custom_vjp`, dropping nondiff_argnums),
 a tjax-style shim class that renames `static_argnums` to nondiff_argnums, a wrapper that drops
@@ -19,8 +19,8 @@ from typing import List
 import pytest
 
 from tests.conftest import JAX_ENV, pythonpath, run_cli
-from vjplint import project
-from vjplint.config import Config
+from vjplint.project import index as project
+from vjplint.settings.config import Config
 
 FILES = {
     "mylib/__init__.py": "from .fastmath import custom_vjp\nfrom . import shims\n",
@@ -476,7 +476,7 @@ def fixed_rule(fn):
 
 
 def test_pieces_of_a_file_are_what_a_whole_parse_finds() -> None:
-    from vjplint.wrappers import detect, detect_text
+    from vjplint.model.wrappers import detect, detect_text
 
     found = detect_text(PIECES)
     # nufftax's factory: the jvp rule is a parameter; a rule of the wrapper's own is not a wrapper
@@ -506,7 +506,7 @@ def test_a_function_whose_decorators_alone_name_a_creator_is_no_wrapper_piece() 
     """`@jax.custom_jvp def nextafter(x): return jnp.nextafter(x, ...)` is a derivative: the
     pieces leave it out (the index parsed every decorated derivative of a test module before),
     though a whole parse records its forward to `jnp.nextafter` (which reaches no creator)."""
-    from vjplint.wrappers import detect, detect_text
+    from vjplint.model.wrappers import detect, detect_text
 
     found = detect_text(DECORATED)
     assert sorted(found.forwards) == ["make"]

@@ -1,4 +1,4 @@
-"""More spellings of project-local wrappers (vjplint.wrappers, vjplint.project, vjplint.collect):
+"""More spellings of project-local wrappers (vjplint.model.wrappers, vjplint.project.index, vjplint.facts.collect):
 a class whose `__call__` forwards to `jax.custom_vjp`/`custom_jvp` (its instances are the
 wrappers: `shim = Shim()`, `@Shim(static_argnums=...)`), annotated re-exports
 (`custom_vjp: Callable[..., Any] = jax.custom_vjp`, tjax's style) and definitions made by an
@@ -18,8 +18,8 @@ from typing import List
 import pytest
 
 from tests.conftest import JAX_ENV, pythonpath, run_cli
-from vjplint import project
-from vjplint.config import Config
+from vjplint.project import index as project
+from vjplint.settings.config import Config
 
 FILES = {
     "shimlib/__init__.py": "from .makers import VjpMaker, make_jvp\n",
@@ -179,7 +179,7 @@ def test_what_the_index_recognises(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_pieces_keep_the_classes_whose_call_forwards() -> None:
     import ast
 
-    from vjplint.wrappers import detect, detect_text
+    from vjplint.model.wrappers import detect, detect_text
 
     text = textwrap.dedent(FILES["shimlib/makers.py"])
     pieces, whole = detect_text(text), detect(ast.parse(text))

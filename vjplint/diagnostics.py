@@ -78,7 +78,7 @@ class Diagnostic:
     end_location: Position
     fix: Optional[Fix] = None
     noqa_row: Optional[int] = None
-    cell: Optional[int] = None  # a notebook's 1-based cell number: rows are then the cell's (vjplint.notebook)
+    cell: Optional[int] = None  # a notebook's 1-based cell number: rows are then the cell's (vjplint.syntax.notebook)
 
     @property
     def fixable(self) -> bool:

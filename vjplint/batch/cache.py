@@ -22,23 +22,14 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from vjplint.config import Config
-from vjplint.batch.fastpath import code_fingerprint, ensure_cache_root, short_name  # shared with the replay
+from vjplint.settings.config import Config
+from vjplint.settings.cache_files import CACHE_DIR_NAME, code_fingerprint, ensure_cache_root, short_name  # noqa: F401 - shared with the replay
+from vjplint.settings.config import cache_root  # noqa: F401 - the cache's users import it from here too
 
-CACHE_DIR_NAME = ".vjplint_cache"
 FORMAT = 2
 # An entry's stat is trusted only for files last modified this long before the entry was made.
 RACY_NS = 2_000_000_000
 STALE_BUILD_S = 7 * 24 * 3600
-
-
-def cache_root(config: Config) -> Path:
-    """`cache-dir` (absolute, or relative to the pyproject.toml's directory), else `.vjplint_cache`
-    beside the pyproject.toml, else in the working directory."""
-    base = Path(config.root) if config.root else Path.cwd()
-    if config.cache_dir:
-        return base / os.path.expanduser(config.cache_dir)
-    return base / CACHE_DIR_NAME
 
 
 # -- (de)serialising results ----------------------------------------------------------------

@@ -26,16 +26,13 @@ import time
 
 from vjplint import __version__
 
-from vjplint.cli.options import flags
+from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, short_name  # noqa: F401 - read here and by the replay's users
+from vjplint.settings.options import flags
 
-# The union of the rules' TRIGGERS (vjplint.engine.PREFILTER_NAMES; a test keeps them equal:
-# importing the rules costs what this saves).
-PREFILTER_NAMES = (b"custom_vjp", b"custom_jvp", b"custom_gradient", b"JVPTracer", b"direct_linearize",
-                   b"DIRECT_LINEARIZE", b"defvjp", b"defjvp", b"custom_transforms",
-                   b"odeint")
+from vjplint.syntax.names import PREFILTER_NAMES  # imports nothing: the rules' union, without importing them
 QUIET_FLAGS = flags(value=False, trait="harmless")  # change nothing when there is nothing to report
 ALL_PASSED = "All checks passed!\n"  # vjplint.output.text for no diagnostics (a test keeps it equal)
-# The `vjplint check` options (vjplint.cli.options), to find the paths, --config and --cache-dir.
+# The `vjplint check` options (vjplint.settings.options), to find the paths, --config and --cache-dir.
 BARE_OPTIONS = flags(value=False)
 VALUE_OPTIONS = flags(value=True)
 NEVER_REPLAYED = flags(value=False, trait="no-replay") | flags(value=True, trait="no-replay")
@@ -54,7 +51,7 @@ def try_check(argv: list) -> "int | None":
 
 
 def _no_candidates(args: list) -> "int | None":
-    # Wrappers inferred from the run's modules (vjplint.project) need no check here: each is
+    # Wrappers inferred from the run's modules (vjplint.project.index) need no check here: each is
     # defined, ultimately, by a file of the run that names custom_vjp/custom_jvp (or a configured
     # alias), and any such file already makes this answer None.
     paths = [a for a in args if a not in QUIET_FLAGS]
@@ -87,7 +84,7 @@ def _no_candidates(args: list) -> "int | None":
 
 
 def _pyproject(first: str) -> "tuple":
-    """vjplint.workspace's walk from a path: (directories searched, the pyproject.toml the full run
+    """vjplint.project.workspace's walk from a path: (directories searched, the pyproject.toml the full run
     reads or fails on, or None; its [tool.vjplint] table or None).
     A file that cannot be read or parsed is returned with the table {"": "invalid"}."""
     start = os.path.realpath(first if os.path.exists(first) else os.getcwd())
@@ -118,28 +115,6 @@ def _load_toml(path: str) -> dict:
         import tomli as tomllib
     with open(path, "rb") as handle:
         return tomllib.load(handle)
-
-
-# -- the build -----------------------------------------------------------------------------------
-def code_fingerprint() -> str:
-    """The version plus the size and mtime of every vjplint module, so that an edited rule in a
-    development checkout never reads results its old code produced."""
-    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # vjplint/, not vjplint/batch/
-    parts = [__version__, sys.version.split()[0]]
-    for directory, _, names in sorted(os.walk(package)):
-        for name in sorted(names):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(directory, name))
-                parts.append(f"{os.path.relpath(os.path.join(directory, name), package)}:{st.st_size}:{st.st_mtime_ns}")
-    return "\n".join(parts)
-
-
-def short_name(text: str) -> str:
-    """A short file name for a long key. The key itself is stored and compared on load, so a
-    collision only costs a cold run, never a wrong result (and no hashlib import)."""
-    import zlib
-
-    return f"{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
 
 
 # -- replaying an unchanged run ------------------------------------------------------------------
@@ -325,17 +300,3 @@ def _write_record(path: str, payload: str) -> None:
 
 def now_ns() -> int:
     return time.time_ns()
-
-
-def ensure_cache_root(root: str) -> None:
-    """The cache directory, with a .gitignore of `*` (ruff's) and a CACHEDIR.TAG."""
-    os.makedirs(root, exist_ok=True)
-    ignore = os.path.join(root, ".gitignore")
-    if not os.path.exists(ignore):
-        with open(ignore, "w", encoding="utf-8") as handle:
-            handle.write("# Automatically created by vjplint.\n*\n")
-    tag = os.path.join(root, "CACHEDIR.TAG")
-    if not os.path.exists(tag):
-        with open(tag, "w", encoding="utf-8") as handle:
-            handle.write("Signature: 8a477f597d28d172789f06886806bc55\n"
-                         "# This file is a cache directory tag created by vjplint.\n")

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic
-from vjplint.discover import Problem
-from vjplint.engine import LintResult
+from vjplint.project.discover import Problem, display_path  # noqa: F401 - its users import it from here too
+from vjplint.lint.engine import LintResult
 
 
 @dataclass
@@ -48,15 +48,15 @@ class LazySources(Mapping):
 
     def __getitem__(self, display: str) -> List[str]:
         if self._last[0] != display:
-            from vjplint.positions import source_lines
+            from vjplint.syntax.positions import source_lines
 
             outcome = self._files[display]
             decoded = outcome.result.decoded
             if decoded is None:  # a cache hit, or beyond lint_many's budget: read it now
-                from vjplint.notebook import python_bytes
-                from vjplint.source import SourceError, decode
+                from vjplint.syntax.notebook import python_bytes
+                from vjplint.syntax.source import SourceError, decode
 
-                try:  # a notebook's Python text, as linted (vjplint.notebook)
+                try:  # a notebook's Python text, as linted (vjplint.syntax.notebook)
                     decoded = decode(python_bytes(display, outcome.path.read_bytes()))
                 except (OSError, SourceError, ValueError):
                     decoded = None
@@ -68,12 +68,3 @@ class LazySources(Mapping):
 
     def __len__(self) -> int:
         return len(self._files)
-
-
-def display_path(path: Path) -> str:
-    if not path.is_absolute() and not path.drive and ".." not in path.parts:
-        return str(path)  # what relpath returns for these, without its two abspath calls
-    try:
-        return os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return str(path)

@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.batch.fastpath import short_name
-from vjplint.engine import LintResult, lint_source, may_contain_findings, prefilter_names
+from vjplint.lint.engine import LintResult, lint_source, may_contain_findings, prefilter_names
 
 if TYPE_CHECKING:
     from vjplint.batch.cache import ResultCache
@@ -185,7 +185,7 @@ def _lint(task: Task, configs: Sequence[Config]) -> Done:
 
 def lint_notebook(display: str, data: bytes, config: Config, path: Optional[str]) -> LintResult:
     """A notebook's code cells as one module; its diagnostics' rows mapped to (cell, row)."""
-    from vjplint import notebook
+    from vjplint.syntax import notebook
 
     try:
         source = notebook.read(data)
@@ -391,9 +391,9 @@ def _context():
 
 def _preload() -> None:
     """Import the analysis modules before forking, once, instead of once per worker."""
-    import vjplint.collect  # noqa: F401
-    import vjplint.expected_errors  # noqa: F401
-    import vjplint.region_parse  # noqa: F401
+    import vjplint.facts.collect  # noqa: F401
+    import vjplint.model.expected_errors  # noqa: F401
+    import vjplint.syntax.region_parse  # noqa: F401
     from vjplint.rules.registry import all_rules
 
     all_rules()

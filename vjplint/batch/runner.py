@@ -10,7 +10,7 @@ from vjplint.batch.outcomes import RunResult
 from vjplint.batch.parallel import lint_many
 
 if TYPE_CHECKING:
-    from vjplint.workspace import Workspace
+    from vjplint.project.workspace import Workspace
 
 
 def lint_paths(paths: Sequence[str], workspace: "Workspace", *, jobs: Optional[int] = None, use_cache: bool = True,
@@ -18,7 +18,7 @@ def lint_paths(paths: Sequence[str], workspace: "Workspace", *, jobs: Optional[i
     """Discover the files under `paths` with the workspace's settings and lint them all."""
     run = RunResult()
     files = workspace.files(paths, run.problems, force_exclude=force_exclude, visited=run.visited)
-    from vjplint.project import with_wrappers
+    from vjplint.project.index import with_wrappers
 
     anchor = workspace.anchor(paths)
     files = with_wrappers(files, anchor, use_cache=use_cache)  # wrappers found in the run's modules, as aliases

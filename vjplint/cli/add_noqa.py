@@ -8,22 +8,22 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, List, Sequence
 
-from vjplint import notebook
+from vjplint.syntax import notebook
 from vjplint.cli.fix import encode, write_atomic
 from vjplint.cli.report import report_problems
 from vjplint.diagnostics import Diagnostic
 from vjplint.fixes.noqa import add_noqa
-from vjplint.source import SourceError, decode
+from vjplint.syntax.source import SourceError, decode
 
 if TYPE_CHECKING:
-    from vjplint.workspace import Workspace
+    from vjplint.project.workspace import Workspace
 
 
 def run_add_noqa(args, workspace: "Workspace", paths: Sequence[str], progress=None) -> int:
     """Exit 0 when every finding is now suppressed, 1 when some cannot be (each is named on
     stderr; 0 with --exit-zero), 2 when a file could not be read or written or the run failed."""
     from vjplint.batch.runner import lint_paths
-    from vjplint.engine import lint_source
+    from vjplint.lint.engine import lint_source
 
     run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress,
                      force_exclude=args.force_exclude)

@@ -6,13 +6,13 @@ import os
 import sys
 from typing import TYPE_CHECKING, List
 
-from vjplint.cli.options import CHECK_OPTIONS, OUTPUT_FORMATS
+from vjplint.settings.options import CHECK_OPTIONS, OUTPUT_FORMATS
 from vjplint.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     import argparse
 
-    from vjplint.workspace import Workspace
+    from vjplint.project.workspace import Workspace
 
 
 def _codes(value: str) -> List[str]:
@@ -31,7 +31,7 @@ def _jobs(value: str) -> int:
     return jobs
 
 
-# argparse details of the options in vjplint.cli.options (type, choices, default, metavar).
+# argparse details of the options in vjplint.settings.options (type, choices, default, metavar).
 _DETAILS = {
     "--select": {"type": _codes, "default": None},
     "--ignore": {"type": _codes, "default": []},
@@ -46,7 +46,7 @@ def check_parser(prog: str = "vjplint") -> "argparse.ArgumentParser":
     import argparse
 
     from vjplint import __version__
-    from vjplint.cli.options import SUBCOMMANDS
+    from vjplint.settings.options import SUBCOMMANDS
 
     width = max(map(len, SUBCOMMANDS))
     commands = "\n".join(f"  {name:<{width}} {text}" for name, text in SUBCOMMANDS.items())
@@ -66,7 +66,7 @@ def check_parser(prog: str = "vjplint") -> "argparse.ArgumentParser":
 def workspace_for(args: "argparse.Namespace") -> "Workspace":
     """The files' settings: each file's nearest [tool.vjplint], or --config for all, with the
     command line's rule selection on top."""
-    from vjplint.workspace import Overrides, Workspace
+    from vjplint.project.workspace import Overrides, Workspace
 
     overrides = Overrides(select=tuple(args.select) if args.select is not None else None,
                           ignore=tuple(args.ignore), extend_select=tuple(args.extend_select),
@@ -114,7 +114,7 @@ def run(argv: List[str]) -> int:
     except ConfigError as exc:  # a pyproject.toml met on the way is broken
         raise UsageError(str(exc)) from None
     if not (args.config or args.cache_dir or args.no_cache):
-        from vjplint.engine import prefilter_names
+        from vjplint.lint.engine import prefilter_names
 
         for source in workspace.config_files():  # valid [tool.vjplint] tables: pre-commit's fast path may
             config = workspace.settings_for(os.path.dirname(source))  # trust them while they are unchanged
@@ -128,7 +128,7 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
     from vjplint.batch.outcomes import LazySources
     from vjplint.batch.runner import lint_paths
     from vjplint.cli.report import emit, exit_code, keep_parses_for, report_problems
-    from vjplint.source import keep_parses
+    from vjplint.syntax.source import keep_parses
 
     kept = keep_parses_for(output_format)
     run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress_for(args),
@@ -153,15 +153,15 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
 
 def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
     from vjplint.cli.report import emit, exit_code, keep_parses_for, report_problems
-    from vjplint.engine import lint_source
-    from vjplint.positions import source_lines
-    from vjplint.source import keep_parses
+    from vjplint.lint.engine import lint_source
+    from vjplint.syntax.positions import source_lines
+    from vjplint.syntax.source import keep_parses
 
     data = sys.stdin.buffer.read()
     name = args.stdin_filename or "-"
     path = os.path.abspath(args.stdin_filename) if args.stdin_filename else None
     config = workspace.settings_for(path if path else os.getcwd())
-    notebook = name.endswith(".ipynb")  # its cells' Python (vjplint.notebook)
+    notebook = name.endswith(".ipynb")  # its cells' Python (vjplint.syntax.notebook)
     if (args.fix or args.diff) and notebook:
         print("vjplint: error: --fix and --diff read a notebook from its file, not from stdin", file=sys.stderr)
         return 2

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import List, Sequence
 
-from vjplint.cli.options import OUTPUT_FORMATS
+from vjplint.settings.options import OUTPUT_FORMATS
 from vjplint.errors import ConfigError, UsageError
 
 
@@ -48,16 +48,16 @@ def _codes(value: "str | None") -> "List[str] | None":
 
 
 def run(argv: Sequence[str]) -> int:
-    from vjplint import notebook
+    from vjplint.syntax import notebook
     from vjplint.batch.outcomes import display_path
     from vjplint.cli.report import emit, report_problems
-    from vjplint.engine import may_contain_findings, prefilter_names
+    from vjplint.lint.engine import may_contain_findings, prefilter_names
     from vjplint.gradcheck import report
     from vjplint.gradcheck.api import ModuleJob, check_jobs, plan_module
-    from vjplint.positions import source_lines
-    from vjplint.source import SourceError, decode
+    from vjplint.syntax.positions import source_lines
+    from vjplint.syntax.source import SourceError, decode
     from vjplint.verify.api import VerifySettings
-    from vjplint.workspace import Overrides, Workspace
+    from vjplint.project.workspace import Overrides, Workspace
 
     args = _parser().parse_args(list(argv))
     select, ignore = _codes(args.select), _codes(args.ignore) or []
@@ -76,7 +76,7 @@ def run(argv: Sequence[str]) -> int:
         VerifySettings.from_config(workspace.anchor(paths))
         problems: list = []
         jobs: List[ModuleJob] = []
-        from vjplint.project import with_wrappers
+        from vjplint.project.index import with_wrappers
 
         # The run's project-local wrappers, as aliases (as `vjplint check` sees them); without the
         # index cache, which would be written into the analysed tree (check-grads never writes there).
@@ -88,7 +88,7 @@ def run(argv: Sequence[str]) -> int:
                 continue
             if not may_contain_findings(data, prefilter_names(config)) or path.suffix == ".pyi":
                 continue
-            try:  # a notebook runs as its code cells in order, one module (vjplint.notebook)
+            try:  # a notebook runs as its code cells in order, one module (vjplint.syntax.notebook)
                 text = notebook.read(data).text if notebook.is_notebook(path.name) else decode(data).text
             except (SourceError, notebook.NotebookError):
                 continue  # `vjplint check` reports it

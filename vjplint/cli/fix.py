@@ -14,17 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 from vjplint.cli.report import emit, exit_code, report_problems
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic
-from vjplint import notebook
+from vjplint.syntax import notebook
 from vjplint.fixes.apply import FixResult, fix_text, offered
-from vjplint.positions import lines_with_endings, source_lines
-from vjplint.source import SourceError, decode, encode
+from vjplint.syntax.positions import lines_with_endings, source_lines
+from vjplint.syntax.source import SourceError, decode, encode
 
 if TYPE_CHECKING:
     from vjplint.batch.outcomes import FileOutcome
-    from vjplint.source import DecodedSource
-    from vjplint.workspace import Workspace
+    from vjplint.syntax.source import DecodedSource
+    from vjplint.project.workspace import Workspace
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -289,7 +289,7 @@ def _verified(path: Path, display: str, old: str, result: FixResult, config: Con
 def run_fix_stdin(args, config: Config, name: str, data: bytes, output_format: str) -> int:
     """stdin with --fix: the fixed source goes to stdout, diagnostics to stderr (ruff's way);
     with --diff: the diff goes to stdout."""
-    from vjplint.engine import lint_source
+    from vjplint.lint.engine import lint_source
 
     unsafe = bool(args.unsafe_fixes)
     path = os.path.abspath(args.stdin_filename) if args.stdin_filename else None

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
-from vjplint.config import Config
-from vjplint.source import DecodedSource, decode
+from vjplint.settings.config import Config
+from vjplint.syntax.source import DecodedSource, decode
 
 
 @dataclass
@@ -23,7 +23,7 @@ class CrossOutcome:
 def cross_module_hint(outcomes) -> str:
     """Without --unsafe-fixes: the line saying which cross-module rewrites it would add ("" if none)."""
     from vjplint.fixes.cross_module import plan_run
-    from vjplint.run_modules import RunModules
+    from vjplint.project.modules import RunModules
 
     candidates = {Path(o.path) for o in outcomes
                   if any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
@@ -54,7 +54,7 @@ def say_cross_module_fixes(outcomes) -> None:
     if not candidates:
         return
     from vjplint.fixes.cross_module import plan_run  # libcst: only when such a finding exists
-    from vjplint.run_modules import RunModules
+    from vjplint.project.modules import RunModules
 
     configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
     displays = {Path(o.path): o.display for o in outcomes}
@@ -104,7 +104,7 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
         for path in sorted(displays, key=len, reverse=True):
             message = message.replace(path, displays[path])
         return message
-    from vjplint.run_modules import RunModules
+    from vjplint.project.modules import RunModules
 
     # Only files where VJP101 found an array but offered no fix can hold such a derivative.
     candidates = {Path(o.path) for o in outcomes
@@ -125,7 +125,7 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
     if args.diff:
         outcome.new_texts = {path: new for path, (_, new) in result.texts.items()}
         return outcome
-    from vjplint.source import encode
+    from vjplint.syntax.source import encode
     from vjplint.fixes.multi_write import GroupWriteError, write_group
 
     for group in result.groups():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Mapping, Sequence, Union
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic
 
 ArgsLike = object  # an argparse.Namespace of `vjplint check` (vjplint.cli.check)
@@ -14,9 +14,9 @@ EDIT_FORMATS = ("json", "sarif", "lsp", "rdjson")  # the formats that carry fix 
 
 def keep_parses_for(output_format: str) -> bool:
     """A report that carries fix edits computes them right after linting: the linter's parse of
-    a file with a planned fix is kept for them (vjplint.source.remember_parse). Returns the
-    previous setting, for `vjplint.source.keep_parses` once the report is written."""
-    from vjplint.source import keep_parses
+    a file with a planned fix is kept for them (vjplint.syntax.source.remember_parse). Returns the
+    previous setting, for `vjplint.syntax.source.keep_parses` once the report is written."""
+    from vjplint.syntax.source import keep_parses
 
     return keep_parses(output_format in EDIT_FORMATS)
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from vjplint.config import ACCUMULATED, Config, _matches, read_tool_table, shown
+from vjplint.settings.config import ACCUMULATED, Config, _matches, read_tool_table, shown
 from vjplint.errors import UsageError
 
 if TYPE_CHECKING:
-    from vjplint.workspace import Workspace
+    from vjplint.project.workspace import Workspace
 
 # The keys shown, as [tool.vjplint] spells them, with the Config field that holds each.
 KEYS = (
@@ -87,8 +87,8 @@ def _chain(path: Path) -> List[Tuple[str, Dict[str, Any]]]:
 
 
 def explain(target: str, workspace: "Workspace") -> Explained:
-    from vjplint.config import load_config
-    from vjplint.discover import _excluded, _root_and_patterns
+    from vjplint.settings.config import load_config
+    from vjplint.project.discover import _excluded, _root_and_patterns
     from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
 
     if not os.path.lexists(target):

@@ -22,8 +22,8 @@ from vjplint.verify.api import FunctionReport, fixes_changed, functions_changed,
 from vjplint.verify.harness import single_process_accelerator
 
 if TYPE_CHECKING:
-    from vjplint.config import Config
-    from vjplint.workspace import Workspace
+    from vjplint.settings.config import Config
+    from vjplint.project.workspace import Workspace
 
 Job = Tuple[str, Path, str, str, "Config"]  # display name, path, original text, rewritten text, settings
 
@@ -87,9 +87,9 @@ def run(argv: Sequence[str]) -> int:
 
 
 def _read(path: Path) -> str:
-    """A file's text; a notebook's code cells in order, as one module (vjplint.notebook)."""
-    from vjplint import notebook
-    from vjplint.source import SourceError, decode
+    """A file's text; a notebook's code cells in order, as one module (vjplint.syntax.notebook)."""
+    from vjplint.syntax import notebook
+    from vjplint.syntax.source import SourceError, decode
 
     try:
         return decode(notebook.python_bytes(path.name, path.read_bytes())).text
@@ -107,7 +107,7 @@ def _pair_job(original: str, rewritten: str, workspace: "Workspace") -> List[Job
     path = Path(original)
     if not path.is_file():
         raise UsageError(f"{original}: not a file (with --rewritten, PATH is the original file)")
-    from vjplint.project import with_wrappers
+    from vjplint.project.index import with_wrappers
 
     [(path, config)] = with_wrappers([(path, workspace.settings_for(original))], workspace.anchor([original]))
     return [(display_path(path), path, _read(path), _read(Path(rewritten)), config)]
@@ -116,12 +116,12 @@ def _pair_job(original: str, rewritten: str, workspace: "Workspace") -> List[Job
 def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> List[Job]:
     from vjplint.batch.outcomes import display_path
     from vjplint.cli.report import report_problems
-    from vjplint.engine import may_contain_findings, prefilter_names
+    from vjplint.lint.engine import may_contain_findings, prefilter_names
     from vjplint.fixes.apply import fix_source
 
     problems: list = []
     jobs: List[Job] = []
-    from vjplint.project import with_wrappers
+    from vjplint.project.index import with_wrappers
 
     # The run's project-local wrappers, as aliases (as `vjplint check --fix` sees them).
     for path, config in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths)):

@@ -16,14 +16,14 @@ from typing import (TYPE_CHECKING, AbstractSet, Any, Callable, Dict, FrozenSet, 
 from vjplint.facts import signatures, values
 from vjplint.facts.signatures import Arity, VjpRules, function_arity, is_placeholder, plural
 from vjplint.facts.values import Return, describe_traced, return_branches
-from vjplint.jaxapi import PARTIAL
-from vjplint.model import CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
-from vjplint.semantic import FunctionNode, own_nodes
+from vjplint.model.jaxapi import PARTIAL
+from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
+from vjplint.model.semantic import FunctionNode, own_nodes
 
 if TYPE_CHECKING:
-    from vjplint.infer import Hints, Verdict
+    from vjplint.facts.infer import Hints, Verdict
     from vjplint.facts.integers import Integers
-    from vjplint.values import Values as ValuesEngine
+    from vjplint.facts.value_kinds import Values as ValuesEngine
 
 __all__ = ["Arity", "Facts", "Return", "VjpRules", "describe_traced", "function_arity", "is_placeholder", "plural",
            "return_branches"]
@@ -70,7 +70,7 @@ class Facts:
         # What other modules of the run do with this module's names (vjplint.facts.crossmodule);
         # None in single-file lint, where nothing is known about other modules.
         self.external: Optional[Any] = None
-        self.hints: Optional[Any] = None  # vjplint.infer.Hints from `array-names`/`static-names`, when set
+        self.hints: Optional[Any] = None  # vjplint.facts.infer.Hints from `array-names`/`static-names`, when set
         self._transform_calls: Optional[List[ast.Call]] = None
         self._handed: Optional[Dict[Tuple[int, bool], List[Tuple[ast.Call, str]]]] = None
         self._partials: Optional[Dict[int, List[ast.Call]]] = None
@@ -259,7 +259,7 @@ class Facts:
     def transform_calls(self) -> List[ast.Call]:
         """Calls of a transformation (`jax.jit(...)`, `lax.cond(...)`, ...; `jaxapi.TRANSFORMS`)."""
         if self._transform_calls is None:
-            from vjplint.jaxapi import TRANSFORMS
+            from vjplint.model.jaxapi import TRANSFORMS
 
             self._transform_calls = [n for n in self.model.index.of_type(ast.Call)  # type: ignore[misc]
                                      if n.args and self.model.index.qualname(n.func) in TRANSFORMS]  # type: ignore
@@ -271,7 +271,7 @@ class Facts:
         argument (`first_only`); in module order. One pass for all derivatives: per derivative,
         it was quadratic in a module with hundreds of them."""
         if self._handed is None:
-            from vjplint.jaxapi import EXTRA_TRACED_POSITIONS, TRANSFORMS
+            from vjplint.model.jaxapi import EXTRA_TRACED_POSITIONS, TRANSFORMS
 
             handed: Dict[Tuple[int, bool], List[Tuple[ast.Call, str]]] = {}
             for call in self.transform_calls():
@@ -288,9 +288,9 @@ class Facts:
         return self._handed.get((id(d), first_only), [])
 
     def values(self) -> "ValuesEngine":
-        """The module's value kinds (`vjplint.values`), computed per expression on demand."""
+        """The module's value kinds (`vjplint.facts.value_kinds`), computed per expression on demand."""
         if self._values is None:
-            from vjplint.values import Values
+            from vjplint.facts.value_kinds import Values
 
             self._values = Values(self.model)
         return self._values
@@ -308,7 +308,7 @@ class Facts:
     def verdicts(self, d: CustomDerivative, hints: "Hints") -> List["Verdict"]:
         """One verdict per resolved nondiff position of `d`: VJP101, VJP102, VJP106 and the codemod
         read the same ones."""
-        from vjplint.infer import infer_nondiff
+        from vjplint.facts.infer import infer_nondiff
 
         return self._verdicts((d,), lambda: infer_nondiff(self.model, d, hints), hints)
 

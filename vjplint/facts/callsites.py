@@ -13,9 +13,9 @@ import ast
 from typing import List, Optional
 
 from vjplint.facts.crossmodule import external_calls
-from vjplint.model import FileModel, Signature
-from vjplint.semantic import FunctionNode
-from vjplint.values import STATIC_TAGS
+from vjplint.model.file_model import FileModel, Signature
+from vjplint.model.semantic import FunctionNode
+from vjplint.facts.value_kinds import STATIC_TAGS
 
 STATIC_TYPES = (int, float, complex, str, bool, bytes, type(None))
 

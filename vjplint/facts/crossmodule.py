@@ -1,8 +1,8 @@
 """What other modules of the run do with this module's custom derivatives and factories.
 
-`vjplint.project` builds, once per run, a summary of every module that calls, registers or
+`vjplint.project.index` builds, once per run, a summary of every module that calls, registers or
 uses a top-level custom derivative (or a factory building one) of another module: for each call,
-the kind of each argument as `vjplint.values` infers it in the caller (with its evidence chain,
+the kind of each argument as `vjplint.facts.value_kinds` infers it in the caller (with its evidence chain,
 quoted with the caller's file and line). The summaries travel to the defining module's lint as
 `Config.project_facts` (so a change to a caller changes the callee's settings fingerprint and its
 cached result), and rules read them through `model.facts.external`. Single-file lint has none
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from vjplint.facts.loops import ImportedLoop, imported_loop
-from vjplint.positions import column_zero_matches
+from vjplint.syntax.positions import column_zero_matches
 
 CALL, REGISTER, USE, FORWARD_USE, LOOP = "call", "register", "use", "forward", "loop"
 REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
@@ -63,7 +63,7 @@ class ExternalFacts:
     uses: Dict[str, List[str]] = field(default_factory=dict)  # name -> [where]
     forward: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(how, where)]
     # Another module's function this module calls, by its qualified name here (`mod.solve`,
-    # `.mod.solve`), that feeds some parameters into a while_loop (vjplint.project_loops).
+    # `.mod.solve`), that feeds some parameters into a while_loop (vjplint.project.loops).
     loops: Dict[str, ImportedLoop] = field(default_factory=dict)
 
     @classmethod

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Set, Tuple
 
 from vjplint.facts.crossmodule import external_calls, is_top_level
-from vjplint.model import CustomDerivative
-from vjplint.semantic import FunctionNode
+from vjplint.model.file_model import CustomDerivative
+from vjplint.model.semantic import FunctionNode
 
 if TYPE_CHECKING:  # a rule passes itself (its model); facts never import rules
-    from vjplint.model import FileModel
+    from vjplint.model.file_model import FileModel
     from vjplint.rules.base import Rule
 
 # jnp/lax functions whose result carries no derivative of these arguments (all of them).
@@ -52,7 +52,7 @@ def only_constants_passed(model: "FileModel", d: CustomDerivative, position: int
     """Every call of `d` in this module (its rules' calls aside) passes, at `position`, a value
     built from constants and module-level names (a function's variable only through its shape,
     `ones_like(x)`): it is never differentiated here. False when there is no such call."""
-    from vjplint.infer import argument_at  # infer reads facts: imported when used, as facts/__init__ does
+    from vjplint.facts.infer import argument_at  # infer reads facts: imported when used, as facts/__init__ does
 
     rules = {id(r.node) for _, r in model.facts.rules_of(d) if r.node is not None}
     sites = [s for s in d.call_sites if id(s.enclosing) not in rules]  # fwd calling the primal
@@ -89,7 +89,7 @@ def differentiated_at_call(model: "FileModel", d: CustomDerivative, position: in
     (False, None) when every call passes a literal, a module-level constant, a static value, or a
     bare parameter (or an alias of one) of a function nothing shows traced or called with more:
     nothing shows a gradient flowing into the argument (jax-ml/jax#17496 needs one)."""
-    from vjplint.infer import argument_at  # infer reads facts: imported when used
+    from vjplint.facts.infer import argument_at  # infer reads facts: imported when used
 
     rules = {id(r.node) for _, r in model.facts.rules_of(d) if r.node is not None}
     sites = [s for s in d.call_sites if id(s.enclosing) not in rules]

@@ -1,6 +1,6 @@
 """Forward mode: where `jax.linearize`'s linear function is applied (a call of it is a jvp).
 
-VJP315 reads it for a custom_vjp linearized in the same module, vjplint.crossmodule_summary for one
+VJP315 reads it for a custom_vjp linearized in the same module, vjplint.project.summary for one
 linearized in another module of the run."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from vjplint.semantic import constant_value
+from vjplint.model.semantic import constant_value
 
 # The forward-mode transformations whose function argument meets a custom_vjp (jax-facts §16).
 FORWARD = ("jax.jvp", "jax.jacfwd", "jax.linearize", "jax._src.api.jvp", "jax._src.api.jacfwd",

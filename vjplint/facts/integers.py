@@ -17,9 +17,9 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
-from vjplint.model import FileModel, Signature
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode
-from vjplint.values import unpack_path
+from vjplint.model.file_model import FileModel, Signature
+from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode
+from vjplint.facts.value_kinds import unpack_path
 
 INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "bool",
                         "int_", "uint"})

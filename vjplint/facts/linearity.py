@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set
 
 from vjplint.facts.loops import (WHILE_LOOP, ImportedLoops, imported_route, module_function,
                                  while_loop_route)
-from vjplint.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode
 
 if TYPE_CHECKING:  # a rule passes itself (its model, its quoting); facts never import rules
     from vjplint.rules.base import Rule

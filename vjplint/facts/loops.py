@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode, SemanticIndex
+from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, SemanticIndex
 
 WHILE_LOOP = "jax.lax.while_loop"
 MAX_DEPTH = 3  # helpers followed, one inside the other
@@ -178,7 +178,7 @@ def exported_loops(tree: ast.Module, lines: Sequence[str], display: str) -> Dict
     """The module's top-level functions that feed a parameter into a while_loop (here or through
     helpers of this module): name -> [def line, [[parameter, position (-1: keyword-only), loop
     quoted, where ("mod.py:31"), [helpers passed through]], ...]]. Lists, for the per-file cache."""
-    from vjplint.model import quote_lines
+    from vjplint.model.file_model import quote_lines
 
     if not _imports_while_loop(tree):
         return {}  # no call can be `jax.lax.while_loop`: no route, and no index to build
@@ -245,7 +245,7 @@ def _reaching(tree: ast.Module, lines: Sequence[str]) -> List[ast.FunctionDef]:
     (by name) one that may. A cheap over-approximation: a large module holds hundreds of
     functions, and following values through each of them is what costs. A function's calls are
     read (a walk of its nodes) only once its text holds the name of one that reaches."""
-    from vjplint.regions import first_line
+    from vjplint.syntax.regions import first_line
 
     defs = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
     texts: Dict[str, str] = {}  # a function not (yet) reaching -> its text, decorators included

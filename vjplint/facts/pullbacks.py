@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 from typing import Dict, NamedTuple, Optional
 
-from vjplint.model import FileModel, RuleFunction
-from vjplint.semantic import FunctionNode, own_nodes
+from vjplint.model.file_model import FileModel, RuleFunction
+from vjplint.model.semantic import FunctionNode, own_nodes
 
 VJP = "jax.vjp"
 

@@ -14,8 +14,8 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
-from vjplint.model import FileModel, Signature
-from vjplint.semantic import FunctionNode
+from vjplint.model.file_model import FileModel, Signature
+from vjplint.model.semantic import FunctionNode
 
 # Functions that keep their inputs' (broadcast) rank.
 ELEMENTWISE = frozenset("""

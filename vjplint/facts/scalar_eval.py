@@ -20,8 +20,8 @@ import ast
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from vjplint.model import FileModel, Signature
-from vjplint.semantic import FunctionNode
+from vjplint.model.file_model import FileModel, Signature
+from vjplint.model.semantic import FunctionNode
 
 PREFIXES = ("jax.numpy.", "numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.", "math.")
 

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from vjplint.jaxapi import PARTIAL, SIGNATURE_KEEPING
-from vjplint.model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode, constant_value
+from vjplint.model.jaxapi import PARTIAL, SIGNATURE_KEEPING
+from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
+from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, constant_value
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
-from vjplint.model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
-from vjplint.semantic import FunctionNode
+from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
+from vjplint.model.semantic import FunctionNode
 
 Structure = Tuple[str, int]  # ("array", 1) or ("tuple" | "list", length)
 ARRAY = "array"

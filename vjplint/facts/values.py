@@ -9,10 +9,9 @@ from __future__ import annotations
 import ast
 from typing import AbstractSet, Callable, List, NamedTuple, Optional, Tuple
 
-from vjplint.jaxapi import (ARRAY_FUNCTIONS, ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES,
-                            ONE_ARRAY_NAMESPACES, STATIC_ATTRIBUTES, TRANSFORMS)
-from vjplint.model import CustomDerivative, FileModel, TracedFunction
-from vjplint.semantic import FunctionNode, own_nodes
+from vjplint.model.jaxapi import ARRAY_FUNCTIONS, ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES, ONE_ARRAY_NAMESPACES, STATIC_ATTRIBUTES, TRANSFORMS
+from vjplint.model.file_model import CustomDerivative, FileModel, TracedFunction
+from vjplint.model.semantic import FunctionNode, own_nodes
 
 ARITHMETIC = "an arithmetic result, never a tuple"
 

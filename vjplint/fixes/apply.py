@@ -15,11 +15,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position
 from vjplint.fixes.edits import Taken, apply_edits, apply_spans, diff_edits, line_starts, spans
-from vjplint.positions import lines_with_endings, source_lines
-from vjplint.source import SourceError, parse
+from vjplint.syntax.positions import lines_with_endings, source_lines
+from vjplint.syntax.source import SourceError, parse
 
 MAX_PASSES = 10
 RESIDUAL = "residual-plus-None"
@@ -44,13 +44,13 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
     rewritten derivative (name, line), the row ranges of the code it rewrites, and the `ast`
     module of `text`. `found` receives the edits, when the rewrite knows them; `shares` each
     derivative's own edits, when they were computed apart."""
-    from vjplint.collect import Recognizer, collect
-    from vjplint.fixes.residual_plan import Refusal, plan
+    from vjplint.facts.collect import Recognizer, collect
+    from vjplint.plans.residual_plan import Refusal, plan
     from vjplint.fixes.residual_text import spans_of
 
-    from vjplint.engine import prefilter_names
-    from vjplint.regions import focus
-    from vjplint.source import recall_parse
+    from vjplint.lint.engine import prefilter_names
+    from vjplint.syntax.regions import focus
+    from vjplint.syntax.source import recall_parse
 
     names = tuple(n.decode() for n in prefilter_names(config))
     module, focused = recall_parse(text, names) or (parse(text), None)  # the linter's, when it just read this text
@@ -422,7 +422,7 @@ def fix_text(filename: str, text: str, config: Config = Config(), unsafe: bool =
              exclude: Sequence[str] = (), path: Optional[str] = None) -> FixResult:
     """Lint, fix, re-lint until nothing more applies (at most MAX_PASSES passes). Every
     intermediate text parses; fixes of derivatives named in `exclude` are skipped."""
-    from vjplint.source import keep_parses
+    from vjplint.syntax.source import keep_parses
 
     with _collector_paused():
         kept = keep_parses()  # each pass's rewrite reads the parse of the lint just before it
@@ -434,7 +434,7 @@ def fix_text(filename: str, text: str, config: Config = Config(), unsafe: bool =
 
 def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: Sequence[str],
               path: Optional[str]) -> FixResult:
-    from vjplint.engine import lint_source
+    from vjplint.lint.engine import lint_source
 
     result = FixResult(text)
     for _ in range(MAX_PASSES):

@@ -15,12 +15,12 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.fixes.cross_plan import CrossPlan, RunFiles, needs_other_files, plan_across
-from vjplint.fixes.residual_plan import Plan, Refusal
+from vjplint.plans.residual_plan import Plan, Refusal
 from vjplint.fixes.residual_plus_none import _drop_unused_imports, _Rewriter
-from vjplint.model import FileModel
-from vjplint.source import SourceError, parse
+from vjplint.model.file_model import FileModel
+from vjplint.syntax.source import SourceError, parse
 
 MARKERS = (b"defvjp", b"nondiff_arg")
 
@@ -86,11 +86,11 @@ def plan_run(files: Sequence[Tuple[Path, Config]], read: Callable[[Path], str], 
              candidates: Optional[Set[Path]] = None) -> CrossFix:
     """Plan and rewrite every cross-module residual fix of the run (`files`: each file with its
     settings; `read`: a file's decoded text; `modules`: the run's modules by dotted name, a
-    `vjplint.run_modules.RunModules`). Plans in `exclude` ((primal, function)) are skipped;
+    `vjplint.project.modules.RunModules`). Plans in `exclude` ((primal, function)) are skipped;
     `candidates` limits the primals looked at (the files whose lint found such a derivative)."""
-    from vjplint.collect import Recognizer, collect
-    from vjplint.infer import Hints
-    from vjplint.positions import source_lines
+    from vjplint.facts.collect import Recognizer, collect
+    from vjplint.facts.infer import Hints
+    from vjplint.syntax.positions import source_lines
 
     configs = {Path(p): c for p, c in files}
     texts: Dict[Path, Optional[str]] = {}

@@ -18,13 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from vjplint.fixes.residual_plan import (Plan, Refusal, _fresh, _is_generator, _jit_static, _loads, _names_in,
-                                         _own_returns, _plan_bwd, loc_of, _plan_creation, _plan_fwd, _span,
-                                         _truthy_or_unknown)
-from vjplint.model import CustomDerivative, FileModel, RuleFunction
+from vjplint.plans.residual_plan import Plan, Refusal, _fresh, _is_generator, _jit_static, _loads, _names_in, _own_returns, _plan_bwd, loc_of, _plan_creation, _plan_fwd, _span, _truthy_or_unknown
+from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 
-if TYPE_CHECKING:  # made by the surface that knows the run (vjplint.run_modules)
-    from vjplint.run_modules import RunModules
+if TYPE_CHECKING:  # made by the surface that knows the run (vjplint.project.modules)
+    from vjplint.project.modules import RunModules
 
 ROLES = ("fwd", "bwd")
 

@@ -9,7 +9,7 @@ import os
 from typing import List, Sequence, Tuple
 
 from vjplint.diagnostics import Edit, Position
-from vjplint.positions import lines_with_endings as split_lines
+from vjplint.syntax.positions import lines_with_endings as split_lines
 
 
 def line_starts(text: str) -> List[int]:

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 from vjplint.diagnostics import Diagnostic, Edit, Position
-from vjplint.engine import NOQA, parse_noqa
-from vjplint.positions import lines_with_endings, source_lines
+from vjplint.lint.engine import NOQA, parse_noqa
+from vjplint.syntax.positions import lines_with_endings, source_lines
 
 _CODE_AT = re.compile(r"[A-Za-z]+[0-9]+")
 

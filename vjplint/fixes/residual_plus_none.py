@@ -14,7 +14,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from vjplint.fixes.residual_plan import Loc, Plan, ReturnPlan
+from vjplint.plans.residual_plan import Loc, Plan, ReturnPlan
 
 Items = List  # a list of Element/Arg/Param/ImportAlias: anything with a `.comma`
 

@@ -18,9 +18,9 @@ import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.fixes.edits import line_starts
-from vjplint.fixes.residual_plan import Plan, _own_return_values, loc_of
-from vjplint.model import CustomDerivative
-from vjplint.positions import byte_to_char
+from vjplint.plans.residual_plan import Plan, _own_return_values, loc_of
+from vjplint.model.file_model import CustomDerivative
+from vjplint.syntax.positions import byte_to_char
 
 Span = Tuple[int, int, str]  # (start, end, new text), character offsets in the original text
 _SEPARATOR = re.compile(r"[ \t]*,[ \t]*\Z")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Iterable, List, Optional, Tuple
 
-from vjplint.model import CustomDerivative, FileModel
+from vjplint.model.file_model import CustomDerivative, FileModel
 
 MODULE = ""
 
@@ -74,9 +74,9 @@ def target_of(model: FileModel, module: ast.Module, line: int) -> Optional[str]:
 
 def model_of(text: str, config) -> Optional[Tuple[FileModel, ast.Module]]:
     """The whole module's model (not the linter's focused one), or None if it does not parse."""
-    from vjplint.collect import Recognizer, collect
-    from vjplint.positions import source_lines
-    from vjplint.source import SourceError, parse
+    from vjplint.facts.collect import Recognizer, collect
+    from vjplint.syntax.positions import source_lines
+    from vjplint.syntax.source import SourceError, parse
 
     try:
         module = parse(text)

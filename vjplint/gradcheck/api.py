@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Position
-from vjplint.notebook import is_notebook
+from vjplint.syntax.notebook import is_notebook
 from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, run_harness, stop_harnesses
 from vjplint.verify.harness import single_process_accelerator
 
@@ -62,9 +62,9 @@ class Outcome:
 # -- planning -------------------------------------------------------------------------------------------
 def plan_module(job: ModuleJob, module_name: str) -> None:
     """Fill `job.targets` from the source alone (nothing is imported)."""
-    from vjplint.collect import Recognizer, collect
-    from vjplint.positions import node_range, source_lines
-    from vjplint.source import SourceError, parse
+    from vjplint.facts.collect import Recognizer, collect
+    from vjplint.syntax.positions import node_range, source_lines
+    from vjplint.syntax.source import SourceError, parse
     from vjplint.verify.synth import plan_function
 
     config = job.config
@@ -135,7 +135,7 @@ class Copies:
         return ".".join(parts), target, Path(target) / path.relative_to(base)
 
     def locate_notebook(self, path: Path, text: str) -> Tuple[str, str, Path]:
-        """A notebook runs as a module of its code cells in order (`text`, vjplint.notebook), from a
+        """A notebook runs as a module of its code cells in order (`text`, vjplint.syntax.notebook), from a
         copy of its directory (what its cells import, as Jupyter puts it first on sys.path), under
         a name no sibling module has."""
         path = path.resolve()

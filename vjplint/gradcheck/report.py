@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, List, Optional, Sequence
 
-from vjplint.config import _matches
+from vjplint.settings.config import _matches
 from vjplint.diagnostics import Diagnostic
 from vjplint.gradcheck.api import Outcome
 
@@ -54,7 +54,7 @@ def _diagnostic(rule, outcome: Outcome, message: str) -> Diagnostic:
 def filtered(diagnostics: List[Diagnostic], lines: List[str], enabled: FrozenSet[str],
              per_file: Sequence[str]) -> List[Diagnostic]:
     """Selection, per-file-ignores and `# noqa` comments, as linting applies them."""
-    from vjplint.engine import _apply_noqa
+    from vjplint.lint.engine import _apply_noqa
 
     kept = [d for d in diagnostics if d.code in enabled and not _matches(d.code, per_file)]
     if not kept:

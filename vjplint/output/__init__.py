@@ -27,10 +27,10 @@ class OutputContext:
 
     def lines_of(self, d: Diagnostic) -> List[str]:
         """The lines `d`'s rows count in: its file's, or for a notebook its cell's (the sources of a
-        notebook are its joined Python text, vjplint.notebook)."""
+        notebook are its joined Python text, vjplint.syntax.notebook)."""
         lines = self.sources.get(d.filename) or []
         if lines and d.cell is not None:
-            from vjplint.notebook import CellMap
+            from vjplint.syntax.notebook import CellMap
 
             return CellMap.of(lines).cell_lines(lines, d.cell)
         return lines
@@ -45,7 +45,7 @@ Formatter = Callable[[List[Diagnostic], OutputContext], str]
 
 
 def get_formatter(name: str) -> Formatter:
-    """The formatter of an output format (vjplint.cli.options.OUTPUT_FORMATS)."""
+    """The formatter of an output format (vjplint.settings.options.OUTPUT_FORMATS)."""
     import importlib
 
     module, function = _FORMATTERS[name]  # only this one is imported (junit's XML: 10 ms)

@@ -28,8 +28,8 @@ def fix_to_json(fix: Optional[Fix], cells: Any = None) -> Optional[Dict[str, Any
 
 def diagnostic_to_json(d: Diagnostic, ctx: OutputContext) -> Dict[str, Any]:
     cells = None
-    if d.cell is not None and d.fix is not None:  # edits are on the notebook's Python text (vjplint.notebook)
-        from vjplint.notebook import CellMap
+    if d.cell is not None and d.fix is not None:  # edits are on the notebook's Python text (vjplint.syntax.notebook)
+        from vjplint.syntax.notebook import CellMap
 
         cells = CellMap.of(ctx.sources.get(d.filename) or [])
     return {

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from vjplint.diagnostics import Diagnostic, Edit, Fix, Position, Severity
 from vjplint.links import DEFAULT_DOCS_URL, rule_url
 from vjplint.output import OutputContext
-from vjplint.positions import UTF8, UTF16, UTF32, char_to_units, source_lines, units_to_char  # noqa: F401
+from vjplint.syntax.positions import UTF8, UTF16, UTF32, char_to_units, source_lines, units_to_char  # noqa: F401
 
 # LSP's DiagnosticSeverity: Error 1, Warning 2, Information 3, Hint 4.
 SEVERITY = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
@@ -55,7 +55,7 @@ def diagnostic_to_lsp(d: Diagnostic, lines: Sequence[str], encoding: str = UTF16
     """An LSP `Diagnostic` as plain JSON; `data` carries what code actions need."""
     data: Dict[str, Any] = {"name": d.name, "noqa_row": d.noqa_row,
                             "fix_applicability": d.fix.applicability.value if d.fix else None}
-    if d.cell is not None:  # a notebook: the range counts in this 1-based cell (vjplint.notebook)
+    if d.cell is not None:  # a notebook: the range counts in this 1-based cell (vjplint.syntax.notebook)
         data["cell"] = d.cell
     if d.fix is not None and d.fix.resolved:
         data["fix"] = fix_data(lines, d.fix, encoding)

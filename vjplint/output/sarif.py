@@ -78,7 +78,7 @@ def _result(d: Diagnostic, index: Dict[str, int]) -> Dict[str, Any]:
         "locations": [{"physicalLocation": {"artifactLocation": location,
                                             "region": _region(d.location, d.end_location)}}],
     }
-    if d.cell is not None:  # a notebook: rows count in this 1-based cell (vjplint.notebook)
+    if d.cell is not None:  # a notebook: rows count in this 1-based cell (vjplint.syntax.notebook)
         result["locations"][0]["physicalLocation"]["region"]["properties"] = {"cell": d.cell}
     if d.code in index:
         result["ruleIndex"] = index[d.code]

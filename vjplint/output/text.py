@@ -55,8 +55,8 @@ def render_full(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
     for d in ([] if ctx.statistics else diagnostics):  # --statistics: the table alone (ruff's)
         out.extend(_wrapped(d, ctx))
         lines = ctx.sources.get(d.filename)
-        if lines and d.cell is not None:  # the notebook's Python text: the cell's lines (vjplint.notebook)
-            from vjplint.notebook import CellMap
+        if lines and d.cell is not None:  # the notebook's Python text: the cell's lines (vjplint.syntax.notebook)
+            from vjplint.syntax.notebook import CellMap
 
             lines = CellMap.of(lines).cell_lines(lines, d.cell)
         if lines and 0 < d.location.row <= len(lines):

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import ClassVar, List, Optional, Tuple
 
 from vjplint.diagnostics import Applicability, Edit, Fix, FixPlan, Position, Severity
-from vjplint.infer import Hints
-from vjplint.model import FileModel
-from vjplint.positions import node_range
-from vjplint.wrappers import with_wrapper_note
+from vjplint.facts.infer import Hints
+from vjplint.model.file_model import FileModel
+from vjplint.syntax.positions import node_range
+from vjplint.model.wrappers import with_wrapper_note
 
 
 @dataclass

@@ -8,11 +8,11 @@ from typing import ClassVar, List, Optional, Tuple
 
 from vjplint.diagnostics import FixPlan
 from vjplint.facts import Arity, plural
-from vjplint.fixes.safety import residual_fix_offer
-from vjplint.infer import Verdict
-from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.plans.safety import residual_fix_offer
+from vjplint.facts.infer import Verdict
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
-from vjplint.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode
 
 # JAX's error when bwd's output does not match the primal's positional arguments.
 BWD_TREE = ("`TypeError: Custom VJP bwd rule must produce an output with the same container (pytree) structure "
@@ -57,7 +57,7 @@ def python_arity_error(label: str, arity: Arity, n: int) -> str:
 
 
 class NondiffVerdictRule(Rule):
-    """VJP101 and VJP102: report the nondiff positions whose verdict (`vjplint.infer`) is the
+    """VJP101 and VJP102: report the nondiff positions whose verdict (`vjplint.facts.infer`) is the
     rule's LEVEL, offering the residual-plus-None fix."""
 
     FIX = "residual-plus-None"

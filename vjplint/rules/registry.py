@@ -26,7 +26,7 @@ def all_rules() -> Dict[str, Type[Rule]]:
 
 
 def unknown_selectors(selectors: Iterable[str]) -> List[str]:
-    """The selectors (codes or prefixes, shape-checked by vjplint.config) that match no rule."""
+    """The selectors (codes or prefixes, shape-checked by vjplint.settings.config) that match no rule."""
     selectors = [s for s in selectors if s != "ALL"]
     if not selectors:
         return []  # importing every rule costs more than a run over files without custom derivatives

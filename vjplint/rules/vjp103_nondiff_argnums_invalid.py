@@ -4,9 +4,9 @@ import ast
 from typing import Optional
 
 from vjplint.diagnostics import Applicability, Severity
-from vjplint.model import CustomDerivative
+from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.base import Rule
-from vjplint.semantic import constant_value
+from vjplint.model.semantic import constant_value
 
 
 class NondiffArgnumsInvalid(Rule):

@@ -5,9 +5,9 @@ from typing import Optional
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.crossmodule import external_calls
-from vjplint.infer import argument_at, partial_argument, traced_boundaries
+from vjplint.facts.infer import argument_at, partial_argument, traced_boundaries
 from vjplint.rules.base import Rule
-from vjplint.values import CALLABLE
+from vjplint.facts.value_kinds import CALLABLE
 
 
 class NondiffTracedAtCall(Rule):
@@ -30,7 +30,7 @@ class NondiffTracedAtCall(Rule):
     `in_axes=0` batches them all) when the batched function is staged: `jax.jit(jax.vmap(f))`,
     `jax.checkpoint` of it, or the vmap built or called inside a jitted function.
 
-    When the caller is in another module of the run (vjplint.project_values), the traced value
+    When the caller is in another module of the run (vjplint.project.cross_values), the traced value
     that module passes is reported at the custom_vjp's definition, with the caller's file, line
     and evidence chain; that includes `t = init_table()` inside a jitted function when
     `init_table`, imported from a module of the run, returns a new `jnp` array.

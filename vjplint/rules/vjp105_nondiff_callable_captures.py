@@ -7,12 +7,12 @@ from vjplint.diagnostics import Severity
 from vjplint.facts import describe_traced
 from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.values import is_callable_class
-from vjplint.infer import argument_at, bound_parameter, held_parameter
-from vjplint.jaxapi import ARRAY_NAMESPACES
+from vjplint.facts.infer import argument_at, bound_parameter, held_parameter
+from vjplint.model.jaxapi import ARRAY_NAMESPACES
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import function_name
-from vjplint.semantic import FunctionNode
-from vjplint.values import ARRAY, CALLABLE, MAYBE, RECORD, UNKNOWN, Kind
+from vjplint.model.semantic import FunctionNode
+from vjplint.facts.value_kinds import ARRAY, CALLABLE, MAYBE, RECORD, UNKNOWN, Kind
 
 
 class NondiffCallableCaptures(Rule):
@@ -20,7 +20,7 @@ class NondiffCallableCaptures(Rule):
     Flags a callable passed in a custom_vjp or custom_jvp nondiff position that captures a
     traced value: a lambda or local function inside a traced function capturing one of its
     variables; a callable built anywhere (`jax.grad(objective)`, `functools.partial(f, v)`, a
-    name bound to a lambda) whose captured value `vjplint.values` follows to a tracer (through
+    name bound to a lambda) whose captured value `vjplint.facts.value_kinds` follows to a tracer (through
     the module's callers); and, as "may", a closure over a parameter of an enclosing function
     that is not known to be traced, when the closure uses it as a number. A callable object (an
     instance of a class with `__call__`: an equinox Module, a dataclass, a plain class whose
@@ -210,7 +210,7 @@ def outer(c):
 
     def _flowed(self, owner: str, kind_of: str, name: str, arg: ast.expr, kind: Kind,
                 enclosing: Optional[FunctionNode], untraced: bool) -> None:
-        """A callable whose captures `vjplint.values` followed: a capture known to be a tracer is
+        """A callable whose captures `vjplint.facts.value_kinds` followed: a capture known to be a tracer is
         an error; a parameter of an enclosing function that is not known to be traced, used as a
         number inside the callable, may be one (when that function is differentiated)."""
         what = f"`{self.model.quote(arg, 40)}`"

@@ -4,8 +4,8 @@ import ast
 from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.infer import Verdict
-from vjplint.model import CustomDerivative
+from vjplint.facts.infer import Verdict
+from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.base import Rule
 
 DIFFERENTIATE = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacobian", "jax.jacfwd", "jax.jacrev", "jax.hessian"})

@@ -4,7 +4,7 @@ import ast
 from typing import Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.infer import argument_at
+from vjplint.facts.infer import argument_at
 from vjplint.rules.base import Rule
 
 UNHASHABLE_CALLS = ("numpy.array", "numpy.asarray", "numpy.zeros", "numpy.ones", "jax.numpy.array",

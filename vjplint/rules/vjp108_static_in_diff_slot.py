@@ -4,11 +4,11 @@ import ast
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.infer import annotation_evidence, default_evidence, name_evidence
-from vjplint.jaxapi import STATIC_ATTRIBUTES
-from vjplint.model import Signature
+from vjplint.facts.infer import annotation_evidence, default_evidence, name_evidence
+from vjplint.model.jaxapi import STATIC_ATTRIBUTES
+from vjplint.model.file_model import Signature
 from vjplint.rules.base import Rule
-from vjplint.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode
 
 CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "builtins.range",
                          "operator.index"})

@@ -4,7 +4,7 @@ import ast
 from typing import Dict, List, Optional, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative, Signature
+from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 
 # Transformations that call `f` with the arguments they receive, in the same positions.

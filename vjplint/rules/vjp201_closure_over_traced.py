@@ -5,19 +5,18 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from vjplint.diagnostics import Applicability, Fix, Severity
-from vjplint.fixes.closure_plan import closure_edits, closure_edits_jvp
-from vjplint.fixes.residual_plan import Refusal
+from vjplint.plans.closure_plan import closure_edits, closure_edits_jvp
+from vjplint.plans.residual_plan import Refusal
 from vjplint.facts import describe_traced
 from vjplint.facts.callsites import static_at_every_call
 from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.values import numeric_use
-from vjplint.infer import (Evidence, Verdict, annotation_evidence, argument_at, default_evidence, name_evidence,
-                           open_parameter, usage_evidence)
-from vjplint.jaxapi import ARRAY_NAMESPACES, STATIC_ATTRIBUTES
-from vjplint.model import CustomDerivative, Signature
+from vjplint.facts.infer import Evidence, Verdict, annotation_evidence, argument_at, default_evidence, name_evidence, open_parameter, usage_evidence
+from vjplint.model.jaxapi import ARRAY_NAMESPACES, STATIC_ATTRIBUTES
+from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
-from vjplint.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, child_nodes
-from vjplint.values import Kind
+from vjplint.model.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, child_nodes
+from vjplint.facts.value_kinds import Kind
 
 REVERSE_MODE = frozenset({"jax.grad", "jax.value_and_grad", "jax.vjp", "jax.jacrev"})
 # Values that carry no derivative or no tracer: closing over them is fine.
@@ -446,7 +445,7 @@ def make_power(n: int):
 
     def _maybe_held(self, d: CustomDerivative, capture: Capture, kind: Kind, use: Tuple[str, str],
                     what: str = "") -> bool:
-        """A value read from `self` (`w = self.params["w"]`, `self.beta`) that `vjplint.values`
+        """A value read from `self` (`w = self.params["w"]`, `self.beta`) that `vjplint.facts.value_kinds`
         follows to a parameter of the function building the object, which nothing shows traced
         or static: the "may" of a plain parameter, one object away. True when reported."""
         leaf = kind.origin_leaf()
@@ -473,7 +472,7 @@ def make_power(n: int):
         return True
 
     def _maybe_self_fields(self, d: CustomDerivative, capture: Capture) -> None:
-        """The closure reads `self.<field>`: the field's value as `vjplint.values` follows it
+        """The closure reads `self.<field>`: the field's value as `vjplint.facts.value_kinds` follows it
         (the object's constructions in this module), when the primal reads it and a rule uses it
         as array data."""
         if d.primal is None:
@@ -602,7 +601,7 @@ def make_power(n: int):
                 f"{differentiated}. If `{root.param}` can be an array, {passed[0].lower()}{passed[1:]}")
 
     def _explicit_argument_fix(self, d: CustomDerivative, capture: Capture, root: Root, scope: Scope) -> Optional[Fix]:
-        """Pass the value as `d`'s new leading argument (vjplint.fixes.closure_plan), when the
+        """Pass the value as `d`'s new leading argument (vjplint.plans.closure_plan), when the
         value is an array: the parameter itself, or computed from it with a jnp/lax call (an
         object would have to be a registered pytree to be an argument)."""
         if not (capture.name == root.param or root.computed_with):

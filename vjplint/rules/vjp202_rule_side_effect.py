@@ -4,10 +4,10 @@ import ast
 from typing import Iterator, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.jaxapi import STATIC_ATTRIBUTES
-from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.model.jaxapi import STATIC_ATTRIBUTES
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
-from vjplint.semantic import Binding, Scope
+from vjplint.model.semantic import Binding, Scope
 
 # Methods that only mutable containers have: flagged on any outer object.
 CONTAINER_ONLY = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "setdefault", "popitem"})

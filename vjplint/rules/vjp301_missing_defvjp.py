@@ -6,8 +6,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Applicability, Fix, Severity
 from vjplint.facts.crossmodule import is_top_level
-from vjplint.model import CustomDerivative, FileModel, Signature
-from vjplint.positions import byte_to_char
+from vjplint.model.file_model import CustomDerivative, FileModel, Signature
+from vjplint.syntax.positions import byte_to_char
 from vjplint.rules.base import Rule
 
 METHOD_KIND = {"defvjp": "vjp", "defjvp": "jvp", "defjvps": "jvp"}
@@ -32,7 +32,7 @@ class MissingDefvjp(Rule):
       A custom_vjp that is only defined (and perhaps exported) may be registered by the module
       that imports it, so it is left alone.
 
-    In a run over several modules (the CLI on a tree; vjplint.project_values), a registration in
+    In a run over several modules (the CLI on a tree; vjplint.project.cross_values), a registration in
     any module of the run counts (`from lib import f; f.defvjp(f_fwd, f_bwd)`), and a module-level
     custom_vjp that another module of the run refers to is also reported when it is called there,
     or when `f_fwd` and `f_bwd` are defined beside it and no module of the run registers them.

@@ -4,7 +4,7 @@ import ast
 
 from vjplint.diagnostics import Severity
 from vjplint.facts import Arity, plural
-from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import python_arity_error, rule_label
 

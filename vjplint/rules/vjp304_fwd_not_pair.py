@@ -5,7 +5,7 @@ from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.signatures import fwd_not_pair_error
-from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 

@@ -6,7 +6,7 @@ from typing import Optional, Set
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import return_branches
 from vjplint.facts.signatures import bwd_structure_error, nnx_pytree_g
-from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import BWD_TREE, rule_label
 

@@ -6,7 +6,7 @@ from typing import Set
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode
 
 # Parameter names that say what a bwd parameter receives.
 COTANGENT_NAMES = frozenset({

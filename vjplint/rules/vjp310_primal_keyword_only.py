@@ -4,7 +4,7 @@ import ast
 from typing import Iterator, List, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative, Signature
+from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 
 RESOLVE_ERROR = "The following keyword arguments could not be resolved to positions"

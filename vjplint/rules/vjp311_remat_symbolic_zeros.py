@@ -5,7 +5,7 @@ from typing import Dict, FrozenSet, Optional, Set
 
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
-from vjplint.semantic import constant_value
+from vjplint.model.semantic import constant_value
 
 # `custom_vjp.defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False)`
 FLAG_POSITIONS = {"symbolic_zeros": 2, "optimize_remat": 3}

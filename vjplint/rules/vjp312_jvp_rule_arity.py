@@ -6,7 +6,7 @@ from typing import Optional
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import Arity, plural
 from vjplint.facts.structure import own_registrations, registered_here
-from vjplint.model import RuleFunction, Signature
+from vjplint.model.file_model import RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import python_arity_error, rule_label
 

@@ -5,10 +5,10 @@ from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
 from vjplint.facts import plural
-from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode
 
 
 class JvpRuleNotPair(Rule):

@@ -4,9 +4,9 @@ import ast
 from typing import List, Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative
+from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.base import Rule
-from vjplint.semantic import constant_value
+from vjplint.model.semantic import constant_value
 
 
 class DefjvpsWithNondiff(Rule):

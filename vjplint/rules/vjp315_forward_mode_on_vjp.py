@@ -6,10 +6,10 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 from vjplint.diagnostics import Severity
 from vjplint.facts.crossmodule import is_top_level
 from vjplint.facts.forward import FORWARD, linear_fn_applied
-from vjplint.jaxapi import PARTIAL
-from vjplint.model import CallSite, CustomDerivative
+from vjplint.model.jaxapi import PARTIAL
+from vjplint.model.file_model import CallSite, CustomDerivative
 from vjplint.rules.base import Rule
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode, constant_value, named_function
+from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, constant_value, named_function
 
 HESSIAN = ("jax.hessian", "jax._src.api.hessian")
 REVERSE = ("jax.grad", "jax.jacrev", "jax._src.api.grad", "jax._src.api.jacrev")

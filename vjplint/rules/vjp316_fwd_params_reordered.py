@@ -4,7 +4,7 @@ import ast
 from typing import List
 
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 

@@ -6,7 +6,7 @@ from typing import Optional, Set
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode
 
 # Operators that fail on a tuple operand (`+` concatenates two tuples, so it is left out unless the
 # other side is provably not a tuple: too rare to be worth it).

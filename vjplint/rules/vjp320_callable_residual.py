@@ -5,10 +5,10 @@ from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.structure import registered_here
-from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.values import CALLABLE, Kind
+from vjplint.facts.value_kinds import CALLABLE, Kind
 
 
 class CallableResidual(Rule):

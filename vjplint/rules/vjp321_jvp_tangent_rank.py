@@ -6,10 +6,10 @@ from typing import Dict, List, Optional, Set
 from vjplint.diagnostics import Severity
 from vjplint.facts.ranks import Rank, Ranks, agree_only_at_floor, differ
 from vjplint.facts.structure import registered_here
-from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import own_nodes
+from vjplint.model.semantic import own_nodes
 
 SHAPE_ERROR = ("`TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding shapes and "
                "dtypes ...`")

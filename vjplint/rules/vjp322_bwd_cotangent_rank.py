@@ -7,8 +7,8 @@ from vjplint.diagnostics import Severity
 from vjplint.facts import pullbacks
 from vjplint.facts.ranks import Rank, Ranks, differ, own_ranks
 from vjplint.facts.structure import registered_bwds
-from vjplint.model import CustomDerivative, RuleFunction
-from vjplint.semantic import own_nodes
+from vjplint.model.file_model import CustomDerivative, RuleFunction
+from vjplint.model.semantic import own_nodes
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 

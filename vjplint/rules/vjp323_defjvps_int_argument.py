@@ -5,9 +5,9 @@ from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts.structure import own_registrations, registered_here
-from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
-from vjplint.semantic import walk
+from vjplint.model.semantic import walk
 
 
 class DefjvpsIntArgument(Rule):

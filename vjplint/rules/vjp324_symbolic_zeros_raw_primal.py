@@ -4,10 +4,10 @@ import ast
 from typing import Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import constant_value
+from vjplint.model.semantic import constant_value
 
 # `custom_vjp.defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False)`: the flag's position
 SYMBOLIC_ZEROS_POSITION = 2

@@ -4,10 +4,10 @@ import ast
 from typing import Dict, Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative, Registration, RuleFunction
+from vjplint.model.file_model import CustomDerivative, Registration, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import constant_value
+from vjplint.model.semantic import constant_value
 
 ZERO_FROM_PRIMAL = "jax.custom_derivatives.zero_from_primal"
 SYMBOLIC_ZERO = "jax.custom_derivatives.SymbolicZero"

@@ -7,10 +7,10 @@ from vjplint.diagnostics import Severity
 from vjplint.facts import pullbacks
 from vjplint.facts.pullbacks import bound_once, made_here
 from vjplint.facts.structure import describe, primal_structure, registered_here
-from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import FunctionNode, own_nodes
+from vjplint.model.semantic import FunctionNode, own_nodes
 
 REVERSE = " (grad, jit(grad), vmap(grad))"
 Origin = str  # how the name came to hold a pullback, for the message

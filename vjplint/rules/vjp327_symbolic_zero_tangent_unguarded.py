@@ -5,10 +5,10 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode
 
 # Namespaces whose functions reject a `SymbolicZero` argument (they check for arrays first:
 # `multiply requires ndarray or scalar arguments`, `Error interpreting argument to mul as a JAX

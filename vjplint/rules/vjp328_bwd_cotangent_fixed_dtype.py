@@ -6,7 +6,7 @@ from typing import Optional
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.structure import registered_bwds
-from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 

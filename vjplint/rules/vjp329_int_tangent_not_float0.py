@@ -6,10 +6,10 @@ from typing import Dict, List, Optional, Set, Tuple
 from vjplint.diagnostics import Severity
 from vjplint.facts.integers import IntArray, from_caller, shown
 from vjplint.facts.structure import registered_here
-from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import own_nodes, walk
+from vjplint.model.semantic import own_nodes, walk
 
 CUSTOM_JVP_ERROR = ("`TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding shapes "
                     "and dtypes ... primal int32[] with tangent int32[], expecting tangent float0[]`")

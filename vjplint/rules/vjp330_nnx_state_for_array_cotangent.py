@@ -6,7 +6,7 @@ from typing import List, Optional, Set
 from vjplint.diagnostics import Severity
 from vjplint.facts import return_branches
 from vjplint.facts.nnx_nodes import array_parameter, state_call
-from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 

@@ -5,10 +5,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.structure import registered_here
-from vjplint.model import CustomDerivative, FileModel, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import FunctionNode, own_nodes
+from vjplint.model.semantic import FunctionNode, own_nodes
 
 # Functions (and attributes) whose result is real whatever their input.
 REALIZING = frozenset({"real", "imag", "abs", "absolute", "angle"})

@@ -6,10 +6,10 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.structure import registered_bwds
-from vjplint.model import FileModel
+from vjplint.model.file_model import FileModel
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import FunctionNode, own_nodes
+from vjplint.model.semantic import FunctionNode, own_nodes
 
 # NumPy functions that read only a value's metadata, or never convert their argument: safe on a
 # tracer (np.shape(t) reads t.shape).

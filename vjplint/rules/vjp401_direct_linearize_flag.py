@@ -5,9 +5,9 @@ import re
 from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Applicability, Severity
-from vjplint.positions import byte_to_char
+from vjplint.syntax.positions import byte_to_char
 from vjplint.rules.base import Rule
-from vjplint.semantic import constant_value
+from vjplint.model.semantic import constant_value
 
 FLAG = "jax_use_direct_linearize"
 ENV = "JAX_USE_DIRECT_LINEARIZE"

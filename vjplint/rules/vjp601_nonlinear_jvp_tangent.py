@@ -5,9 +5,9 @@ from typing import Set
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.linearity import Linearity
-from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
-from vjplint.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode
 
 
 

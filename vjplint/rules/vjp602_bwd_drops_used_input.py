@@ -5,10 +5,10 @@ from typing import Dict, List, Optional
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.dependence import ARRAY_NAMESPACES, PrimalFlow, differentiated_at_call, integer_named
-from vjplint.infer import annotation_evidence, default_evidence, name_evidence, usage_evidence
-from vjplint.model import CustomDerivative, Signature
+from vjplint.facts.infer import annotation_evidence, default_evidence, name_evidence, usage_evidence
+from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
-from vjplint.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode
 
 
 class BwdDropsUsedInput(Rule):

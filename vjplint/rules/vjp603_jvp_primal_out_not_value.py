@@ -4,10 +4,10 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.jaxapi import ARRAY_METHODS
-from vjplint.model import CustomDerivative, RuleFunction
+from vjplint.model.jaxapi import ARRAY_METHODS
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
-from vjplint.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode
 
 NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
 # Calls that return a "cleaned" copy of an input (the value changes on part of the domain).

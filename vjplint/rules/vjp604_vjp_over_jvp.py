@@ -4,7 +4,7 @@ import ast
 from typing import Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.model import CustomDerivative
+from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.base import Rule
 
 

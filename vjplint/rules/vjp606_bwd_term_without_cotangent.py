@@ -5,7 +5,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
-from vjplint.semantic import FunctionNode, walk
+from vjplint.model.semantic import FunctionNode, walk
 
 ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "numpy.")
 # Constructors whose result may be a zero (or a float0 placeholder): a cotangent, not a term.

@@ -5,10 +5,10 @@ from dataclasses import dataclass
 from typing import FrozenSet, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.jaxapi import ARRAY_NAMESPACES, PARTIAL
-from vjplint.model import CustomDerivative
+from vjplint.model.jaxapi import ARRAY_NAMESPACES, PARTIAL
+from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.base import Rule
-from vjplint.semantic import FUNCTION_TYPES, FunctionNode
+from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode
 
 CHECKIFY = "jax.experimental.checkify.checkify"
 CHECKS = ("jax.experimental.checkify.check", "jax.experimental.checkify.debug_check")

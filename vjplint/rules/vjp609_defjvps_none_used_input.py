@@ -7,10 +7,10 @@ from vjplint.diagnostics import Severity
 from vjplint.facts.dependence import (PrimalFlow, carries_a_variable, depends_on_parameters, integer_named,
                                       only_constants_passed)
 from vjplint.facts.structure import own_registrations, registered_here
-from vjplint.infer import annotation_evidence, argument_at, default_evidence, name_evidence, usage_evidence
-from vjplint.model import CustomDerivative, Registration, Signature
+from vjplint.facts.infer import annotation_evidence, argument_at, default_evidence, name_evidence, usage_evidence
+from vjplint.model.file_model import CustomDerivative, Registration, Signature
 from vjplint.rules.base import Rule
-from vjplint.semantic import FunctionNode, constant_value, named_function
+from vjplint.model.semantic import FunctionNode, constant_value, named_function
 
 # Transformations differentiating their function's `argnums` (default 0).
 BY_ARGNUMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.jacfwd", "jax.jacobian",

@@ -7,7 +7,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 from vjplint.diagnostics import Severity
 from vjplint.facts.scalar_eval import ScalarEvaluator, Unsupported
 from vjplint.facts.structure import registered_here
-from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 

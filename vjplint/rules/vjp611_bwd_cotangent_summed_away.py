@@ -6,10 +6,10 @@ from typing import Dict, List, Optional
 from vjplint.diagnostics import Severity
 from vjplint.facts.ranks import own_ranks
 from vjplint.facts.structure import registered_bwds
-from vjplint.model import CustomDerivative, FileModel
+from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import FunctionNode, own_nodes
+from vjplint.model.semantic import FunctionNode, own_nodes
 
 TOTALS = frozenset({"sum", "mean", "nansum", "nanmean"})
 CALLBACKS = frozenset({"jax.pure_callback", "jax.experimental.io_callback", "jax.experimental.host_callback.call"})

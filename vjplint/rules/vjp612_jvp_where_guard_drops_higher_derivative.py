@@ -8,10 +8,10 @@ from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 from vjplint.diagnostics import Severity
 from vjplint.facts.scalar_eval import UNKNOWN, ScalarEvaluator, Unsupported, literal_number
 from vjplint.facts.structure import registered_here
-from vjplint.model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.semantic import child_nodes
+from vjplint.model.semantic import child_nodes
 
 # Values of the other arguments (positive and inside (-1, 1), as VJP610's), one point each.
 SAMPLES = (0.37, 0.81, 0.58, 0.23, 0.66, 0.44, 0.72)

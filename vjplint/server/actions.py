@@ -10,9 +10,9 @@ import re
 from typing import List, Optional, Sequence
 
 from vjplint.diagnostics import Diagnostic, Edit, Position
-from vjplint.engine import NOQA
+from vjplint.lint.engine import NOQA
 from vjplint.fixes.noqa import noqa_edit  # noqa: F401 - the server's "Disable VJPxxx" edit
-from vjplint.positions import lines_with_endings
+from vjplint.syntax.positions import lines_with_endings
 
 _CODE_AT = re.compile(r"[A-Za-z]+[0-9]+")
 

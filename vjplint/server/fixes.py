@@ -1,7 +1,7 @@
 """Quick-fix edits computed on the derivative's family of statements alone.
 
 A planned fix (`Fix.plan`, a libcst module transform) costs time in the size of the module it
-rewrites. The transform only needs the derivative's family (vjplint.incremental: the statements
+rewrites. The transform only needs the derivative's family (vjplint.lint.incremental: the statements
 sharing names with it) and the imports, so it runs on a document of just those statements;
 its edits are moved back to the rows of the real document. An edit that spans two of those
 statements, or lands outside them, falls back to the whole document.
@@ -13,10 +13,10 @@ import bisect
 from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic, Edit, Fix, Position
-from vjplint.incremental import IncrementalLinter
-from vjplint.positions import source_lines
+from vjplint.lint.incremental import IncrementalLinter
+from vjplint.syntax.positions import source_lines
 
 RowMap = List[Tuple[int, int, int]]  # (first row in the family document, first row in the text, rows)
 

@@ -1,4 +1,4 @@
-"""The Language Server's per-folder project index: wrappers (vjplint.project) and cross-module
+"""The Language Server's per-folder project index: wrappers (vjplint.project.index) and cross-module
 facts (vjplint.server.project_index), built off the event loop and the lint thread.
 
 A folder's index is built in a thread of its own when a document of the folder is first linted;
@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from vjplint.config import Config
+from vjplint.settings.config import Config
 
 log = logging.getLogger("vjplint.server")
 MAX_INDEXED_FILES = 20_000  # a workspace folder's files read for its index, at most
@@ -42,7 +42,7 @@ class Indexing:
     workspace helpers, schedule and call_soon)."""
 
     def init_indexing(self) -> None:
-        self.wrappers: Dict[str, Any] = {}  # folder -> its vjplint.project.ProjectIndex (ready)
+        self.wrappers: Dict[str, Any] = {}  # folder -> its vjplint.project.index.ProjectIndex (ready)
         self.facts: Dict[str, Any] = {}  # folder -> its FolderFacts (ready; used in the lint thread only)
         self.indexing: Dict[str, threading.Event] = {}  # folder -> set when its wrappers are ready
         self.index_generation = 0  # bumped when the settings change: older builds are dropped
@@ -120,7 +120,7 @@ class Indexing:
                with_facts: bool) -> None:
         import time
 
-        from vjplint.project import ProjectIndex, build_index
+        from vjplint.project.index import ProjectIndex, build_index
 
         began = time.perf_counter()
 
@@ -278,9 +278,9 @@ class Indexing:
 
 
 def _python_files(index: Any, files: List[Path], folder: str) -> List[Tuple[Path, str, str, str]]:
-    """(path, module, package, display) of the .py files and notebooks, as vjplint.project.build_index
+    """(path, module, package, display) of the .py files and notebooks, as vjplint.project.index.build_index
     names them."""
-    from vjplint.project import _module_name, _package
+    from vjplint.project.index import _module_name, _package
 
     out = []
     for path in files:
@@ -293,6 +293,6 @@ def _python_files(index: Any, files: List[Path], folder: str) -> List[Tuple[Path
         if package is None:
             package = _package(directory, {})
         display = os.path.relpath(absolute, folder)
-        # A notebook is a caller only, named by its path (as vjplint.project names it).
+        # A notebook is a caller only, named by its path (as vjplint.project.index names it).
         out.append((Path(path), display if notebook else _module_name(package, path), package, display))
     return out

@@ -1,7 +1,7 @@
 """A second process for a big document's first lint: the Language Server's lint helper.
 
 The server is one Python process, so its lints use one core however many the machine has. A
-document's first lint is whole (vjplint.incremental lints families of statements only after
+document's first lint is whole (vjplint.lint.incremental lints families of statements only after
 it) and, on a big module, long: on the 10,000-line benchmark module, parsing and modelling
 take a third of it and the rules the rest, the nondiff-inference rules (VJP1xx) about as much
 as all the others together. So the helper, started with the server (its imports of the engine
@@ -130,7 +130,7 @@ class LintHelper:
         """Send `text` to the helper and return the engine's RuleSplit for the rest of the lint
         (the helper runs the rules whose codes start with one of `family`); None (lint it all
         here) when the helper is busy or gone."""
-        from vjplint.engine import RuleSplit
+        from vjplint.lint.engine import RuleSplit
 
         with self.lock:
             if self.busy or not self.alive:
@@ -198,8 +198,8 @@ def main() -> int:
     """Lint what the server sends, with the rules it names, until end of input."""
     import gc
 
-    from vjplint.config import Config
-    from vjplint.engine import lint_source
+    from vjplint.settings.config import Config
+    from vjplint.lint.engine import lint_source
     from vjplint.rules.registry import all_rules
 
     lint_source("warm_up.py", WARM_UP, Config())

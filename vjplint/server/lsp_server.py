@@ -1,4 +1,4 @@
-"""The Language Server: a thin layer over the engine, incremental (`vjplint.incremental`).
+"""The Language Server: a thin layer over the engine, incremental (`vjplint.lint.incremental`).
 
 Diagnostics are pushed on open, save and change (linting in a worker thread; edits coalesce,
 superseded lints stop) and cleared on close, or pulled (`textDocument/diagnostic`) when the
@@ -32,17 +32,17 @@ from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.uris import to_fs_path
 
 from vjplint import __version__
-from vjplint.config import Config
+from vjplint.settings.config import Config
 from vjplint.diagnostics import Applicability, Diagnostic, Position
 from vjplint.errors import ConfigError
-from vjplint.incremental import IncrementalLinter, Superseded
+from vjplint.lint.incremental import IncrementalLinter, Superseded
 from vjplint.links import DEFAULT_DOCS_URL
 from vjplint.output import lsp as lspfmt
-from vjplint.positions import source_lines
+from vjplint.syntax.positions import source_lines
 from vjplint.server import actions
 from vjplint.server.indexing import INDEX_WAIT_S, Indexing, uri_path as _path
 from vjplint.server.lint_helper import AHEAD_FAMILY, SPLIT_MIN_LINES, WARM_UP, LintHelper
-from vjplint.workspace import Overrides, Workspace
+from vjplint.project.workspace import Overrides, Workspace
 
 log = logging.getLogger("vjplint.server")
 FIX_ALL_KIND = "source.fixAll.vjplint"
@@ -155,7 +155,7 @@ class VjplintServer(Indexing, LanguageServer):
         self.queued: set = set()  # documents whose lint is queued and has not started (it reads the newest text)
         self.lock = threading.RLock()  # config caches and analyses are shared with the lint thread
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-lint")
-        self.project: Optional[Workspace] = None  # settings per file (vjplint.workspace), reset on a change
+        self.project: Optional[Workspace] = None  # settings per file (vjplint.project.workspace), reset on a change
         self.init_indexing()  # per workspace folder: wrappers and cross-module facts (vjplint.server.indexing)
         self.reported_config_errors: set = set()
         self.pull = False
@@ -254,7 +254,7 @@ class VjplintServer(Indexing, LanguageServer):
     # -- analysis ----------------------------------------------------------------------
     def analyse(self, uri: str, text: str, should_stop: Optional[Any] = None, publishing: bool = False) -> Analysis:
         """Lint `text` as the document `uri` (cached while the text is unchanged), incrementally:
-        only the families of statements an edit touched are linted again (vjplint.incremental).
+        only the families of statements an edit touched are linted again (vjplint.lint.incremental).
         Runs in the lint thread; `should_stop()` true (a newer version, a cancelled request)
         raises Superseded between families. The lock guards the caches only. `publishing`: the
         caller sends the diagnostics and then calls `answered`, which frees a whole lint's model
@@ -802,7 +802,7 @@ def _display_name(uri: str, path: Optional[Path], config: Config, root: Optional
 def _excluded(path: Path, config: Config) -> bool:
     if not config.root:
         return False
-    from vjplint.discover import _excluded as excluded
+    from vjplint.project.discover import _excluded as excluded
 
     root = Path(config.root)
     patterns = tuple(config.exclude) + tuple(config.extend_exclude)
@@ -856,7 +856,7 @@ def resume_collector() -> None:
 def _warm_up(server: Optional["VjplintServer"] = None) -> None:
     """Import what linting needs (rules, model, facts) by linting a small module."""
     try:
-        from vjplint.engine import lint_source
+        from vjplint.lint.engine import lint_source
 
         lint_source("warm_up.py", WARM_UP, Config())
     except Exception:

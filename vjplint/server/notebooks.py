@@ -1,5 +1,5 @@
 """Notebook documents (LSP 3.17 `notebookDocument/*`): code cells linted as one module, in
-order, as `vjplint.notebook` reads an .ipynb file (a marker line before each cell, magics
+order, as `vjplint.syntax.notebook` reads an .ipynb file (a marker line before each cell, magics
 blanked), and the findings handed back per cell with cell-relative positions."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Dict, List, Sequence, Tuple
 
 from vjplint.diagnostics import Diagnostic, Position
-from vjplint.notebook import MARKER, CellMap, cell_lines_in, _python_lines
-from vjplint.positions import source_lines
+from vjplint.syntax.notebook import MARKER, CellMap, cell_lines_in, _python_lines
+from vjplint.syntax.positions import source_lines
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """The Language Server's project facts: one workspace folder's cross-module summaries
-(`vjplint.project_values`, the rows the command line passes as `Config.project_facts`), kept
+(`vjplint.project.cross_values`, the rows the command line passes as `Config.project_facts`), kept
 per file and updated per file.
 
-Each Python file and notebook (its code cells, vjplint.notebook: a caller only) of the folder
+Each Python file and notebook (its code cells, vjplint.syntax.notebook: a caller only) of the folder
 has an entry for its text (the editor's buffer while it is open, else the file on disk; a digest of it is kept, not the text): the names it exports that callers elsewhere may matter to, and its rows
 (what it passes to, registers on, uses of the other modules' targets), and what
-vjplint.project_loops keeps of it (the loop helpers it imports or defines). An update of one file
+vjplint.project.loops keeps of it (the loop helpers it imports or defines). An update of one file
 recomputes its entry, the entries of the files whose rows depend on it (they name a target it
 added or dropped, or read one of its module-level bindings), and answers which modules' facts
 changed: only their documents need linting again. A keystroke that changes nothing another
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from vjplint.config import Config
-from vjplint.project_loops import file_info, loop_rows
-from vjplint.project_values import Targets, _tuples, binding_of, file_defines, file_rows, module_bytes
+from vjplint.settings.config import Config
+from vjplint.project.loops import file_info, loop_rows
+from vjplint.project.cross_values import Targets, _tuples, binding_of, file_defines, file_rows, module_bytes
 
 Rows = Tuple[tuple, ...]
 
@@ -43,7 +43,7 @@ class _File:
     defines: List[str] = field(default_factory=list)
     rows: List[list] = field(default_factory=list)  # [owner module, row]
     consulted: Set[str] = field(default_factory=set)  # modules whose bindings its rows read
-    info: Dict[str, object] = field(default_factory=dict)  # vjplint.project_loops.file_info, completed there
+    info: Dict[str, object] = field(default_factory=dict)  # vjplint.project.loops.file_info, completed there
 
 
 def _digest(data: bytes) -> bytes:
@@ -63,7 +63,7 @@ class FolderFacts:
         self.files: Dict[str, _File] = {os.path.abspath(p): _File(m, pkg, d) for p, m, pkg, d in files}
         self.by_module = {f.module: key for key, f in self.files.items()}
         self.buffer = buffer
-        self.cache = cache  # (anchor, folder): the command line's per-file cache (vjplint.project_values)
+        self.cache = cache  # (anchor, folder): the command line's per-file cache (vjplint.project.cross_values)
         self.targets = Targets({})
         self.bindings: Dict[str, Optional[Tuple[str, str, str]]] = {}
         self.external: Dict[str, Rows] = {}
@@ -88,11 +88,11 @@ class FolderFacts:
     def build(self, should_stop: Callable[[], bool] = lambda: False) -> None:
         """Every file read (buffers first) and summarised; `should_stop()` raises Stopped. A file
         on disk whose entry in the command line's cache is fresh is not read (as in a run)."""
-        from vjplint.project_values import RACY_NS, _Cache
+        from vjplint.project.cross_values import RACY_NS, _Cache
 
         cache = _Cache(*self.cache) if self.cache is not None else None
         now = time.time_ns()
-        entries: Dict[str, list] = {}  # display -> the cache entry (vjplint.project_values.build_external)
+        entries: Dict[str, list] = {}  # display -> the cache entry (vjplint.project.cross_values.build_external)
         reused: Dict[str, list] = {}
         for key, entry in self.files.items():
             if should_stop():

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from vjplint.config import DEFAULT_VERIFY_TIMEOUT as DEFAULT_TIMEOUT, Config, shown, verify_settings
+from vjplint.settings.config import DEFAULT_VERIFY_TIMEOUT as DEFAULT_TIMEOUT, Config, shown, verify_settings
 from vjplint.install_hint import install_hint
 
 HARNESS = Path(__file__).with_name("harness.py")
@@ -52,7 +52,7 @@ class FunctionReport:
     device_kind: str = ""
     jax_version: str = ""
     missing_jax: bool = False  # JAX could not be imported: the report says how to install it
-    cell: Optional[int] = None  # a notebook's 1-based cell: `line` then counts in it (vjplint.notebook)
+    cell: Optional[int] = None  # a notebook's 1-based cell: `line` then counts in it (vjplint.syntax.notebook)
     kind: str = "residual"  # "residual" (nondiff arguments moved) or "rewrite" (any other fix: vjplint.verify.kinds)
     codes: List[str] = field(default_factory=list)  # the rules whose fixes rewrote it
     key: Optional[str] = None  # the fix target (vjplint.fixes.targets) to exclude when it is not proven
@@ -78,7 +78,7 @@ class VerifySettings:
     @classmethod
     def from_config(cls, config: Config) -> "VerifySettings":
         """The [tool.vjplint.verify] table, already checked when the configuration was loaded
-        (vjplint.config.verify_settings)."""
+        (vjplint.settings.config.verify_settings)."""
         where = f"{shown(config.source)}: " if config.source else ""
         examples, timeout, python = verify_settings(dict(config.verify), where, config.root)
         return cls(examples, timeout, python)
@@ -107,7 +107,7 @@ def fixes_changed(original_text: str, rewritten_text: str, config: Config = Conf
     the original, its target (vjplint.fixes.targets) as kind "rewrite" with the rules' codes.
     A module-level statement (VJP401) stands for the module's functions. `key` is the target
     that `fix_text(..., exclude=...)` leaves alone when the item is not proven."""
-    from vjplint.engine import lint_source
+    from vjplint.lint.engine import lint_source
     from vjplint.fixes.apply import RESIDUAL, offered
     from vjplint.fixes.targets import MODULE, model_of, target_of
 
@@ -166,8 +166,8 @@ def _qualname(d: Any) -> str:
 
 
 def _model(text: str, config: Config):
-    from vjplint.collect import Recognizer, collect
-    from vjplint.source import SourceError, parse
+    from vjplint.facts.collect import Recognizer, collect
+    from vjplint.syntax.source import SourceError, parse
 
     try:
         module = parse(text)
@@ -256,7 +256,7 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
             sys_path.extend(e for e in entries if e not in sys_path)
         outcome = run_harness(request, limit, settings.python, cwd)
         _apply_events(outcome, [r for _, r in plans], limit)
-    from vjplint import notebook
+    from vjplint.syntax import notebook
 
     if notebook.is_notebook(original_path):  # its text is the code cells in order: lines -> (cell, line)
         cells = notebook.CellMap.of(notebook.split_lines(original_text))

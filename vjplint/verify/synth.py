@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from vjplint.model import CustomDerivative, FileModel
+from vjplint.model.file_model import CustomDerivative, FileModel
 
 # jaxtyping dtype markers -> the dtype the harness creates.
 JAXTYPING_DTYPES: Dict[str, str] = {
@@ -283,7 +283,7 @@ def _is_none(node: ast.expr) -> bool:
 # -- call sites -----------------------------------------------------------------------------------
 def _call_site_values(model: FileModel, d: CustomDerivative, params: List[str]) -> Dict[int, Dict[str, Any]]:
     """Values for positions from the module's own calls, the call giving the most first."""
-    from vjplint.infer import argument_at
+    from vjplint.facts.infer import argument_at
 
     per_site: List[Dict[int, Dict[str, Any]]] = []
     for site in d.call_sites:
@@ -351,7 +351,7 @@ def plan_plain(model: FileModel, fn: Any, qualname: str, example: Optional[str] 
     """A module-level function a fix rewrote (not itself a custom derivative: the function that
     defines one inside itself, a helper that sniffs tracers): every positional parameter is
     differentiable, described as for a custom_vjp's."""
-    from vjplint.model import Signature
+    from vjplint.model.file_model import Signature
 
     plan = FunctionPlan(fn.name, qualname, fn.lineno, (), example=example)
     sig = Signature.of(fn)

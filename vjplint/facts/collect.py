@@ -1,0 +1,569 @@
+"""Source tree -> FileModel: find every custom_vjp/custom_jvp however it is spelled."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from vjplint.facts import Facts
+from vjplint.model.jaxapi import API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP, LIBRARY_CREATORS, PARTIAL, REGISTRATION_METHODS, RULES_IN_CALL, TRANSFORMS, canonical_creator
+from vjplint.model.file_model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
+from vjplint.model.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value
+from vjplint.model.wrappers import INSTANCE, SELF, InferredKeyword
+
+
+@dataclass
+class Recognizer:
+    """Which qualified names create custom derivatives; aliases map to their nondiff keyword."""
+
+    vjp: Dict[str, str] = field(default_factory=lambda: {n: "nondiff_argnums" for n in (*JAX_VJP, *_LIBRARY["vjp"])})
+    jvp: Dict[str, str] = field(default_factory=lambda: {n: "nondiff_argnums" for n in (*JAX_JVP, *_LIBRARY["jvp"])})
+    aliases: frozenset = frozenset()
+
+    @classmethod
+    def with_aliases(cls, vjp_aliases: Dict[str, str], jvp_aliases: Dict[str, str]) -> "Recognizer":
+        r = cls()
+        r.vjp.update(vjp_aliases)
+        r.jvp.update(jvp_aliases)
+        # An inferred re-export of JAX's own creator (vjplint.project.index) is no wrapper.
+        r.aliases = frozenset(n for n, kw in [*vjp_aliases.items(), *jvp_aliases.items()]
+                              if not getattr(kw, "exact", False))
+        return r
+
+    def kind_of(self, qualname: Optional[str]) -> Optional[Tuple[str, str]]:
+        qualname = canonical_creator(qualname)
+        if qualname in self.vjp:
+            return "vjp", self.vjp[qualname]
+        if qualname in self.jvp:
+            return "jvp", self.jvp[qualname]
+        return None
+
+
+_LIBRARY = {kind: tuple(n for n, (k, _) in LIBRARY_CREATORS.items() if k == kind) for kind in ("vjp", "jvp")}
+_ALL_REGISTRATION_METHODS = frozenset({*REGISTRATION_METHODS, *(m for ms in API_REGISTRATION_METHODS.values()
+                                                                  for m in ms)})
+
+
+# The last names of the library creators and of the transformations: a call of an attribute
+# (`x.y(...)`, whose qualified name, when it has one, ends in `.y`) can be one only if its
+# attribute is one of these.
+_CREATOR_ATTRS = frozenset(q.rsplit(".", 1)[-1] for q in LIBRARY_CREATORS)  # relative spellings too (canonical_creator)
+_TRANSFORM_ATTRS = frozenset(q.rsplit(".", 1)[-1] for q in TRANSFORMS)
+_RUN_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign, ast.Call})
+
+
+def collect(module: ast.Module, lines: List[str], recognizer: Optional[Recognizer] = None) -> FileModel:
+    return _Collector(module, lines, recognizer or Recognizer()).run()
+
+
+class _Collector:
+    def __init__(self, module: ast.Module, lines: List[str], recognizer: Recognizer) -> None:
+        self.module = module
+        self.lines = lines
+        self.rec = recognizer
+        self.index = SemanticIndex(module)
+        self.by_binding: Dict[ast.AST, CustomDerivative] = {}
+        self.derivatives: List[CustomDerivative] = []
+        self.traced: Dict[FunctionNode, TracedFunction] = {}
+        self.by_attribute: Dict[Tuple[int, str], CustomDerivative] = {}  # (class scope, attr): `self.f = ...`
+        self.created: set = set()  # ids of creation expressions already collected
+
+    def run(self) -> FileModel:
+        calls: List[ast.Call] = []
+        functions: List[ast.FunctionDef] = []
+        # one walk, shared with the engine and the rules; only the node types read here
+        for node in [n for n in self.index.nodes if n.__class__ in _RUN_TYPES]:
+            cls = node.__class__
+            if cls is ast.Call:
+                calls.append(node)  # type: ignore[arg-type]
+            elif cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
+                self._from_decorators(node)  # type: ignore[arg-type]
+                functions.append(node)  # type: ignore[arg-type]
+            else:
+                self._from_assignment(node)  # type: ignore[arg-type]
+        for call in calls:
+            self._from_call(call)
+        for node in functions:
+            self._decorator_registrations(node)
+            self._traced_by_decorator(node)
+        for call in calls:
+            self._registration_call(call)
+            self._call_site(call)
+            self._traced_by_call(call)
+        self.derivatives.sort(key=lambda d: (d.anchor.lineno, d.anchor.col_offset))
+        for d in self.derivatives:
+            d.call_sites.sort(key=lambda c: (c.call.lineno, c.call.col_offset))
+        model = FileModel(self.module, self.index, self.derivatives, self.traced, self.lines)
+        model.facts = Facts(model)
+        return model
+
+    # -- definitions ----------------------------------------------------------------------
+    def _match_creator(self, expr: ast.expr, scope: Scope) -> Optional[Tuple[str, Dict[str, ast.expr], str, bool]]:
+        """(kind, keywords, nondiff keyword, is_alias) when `expr` makes a custom derivative."""
+        q = self._creator_qualname(expr, scope)
+        found = self.rec.kind_of(q)
+        if found:
+            return found[0], {}, found[1], q in self.rec.aliases
+        if isinstance(expr, ast.Call):
+            fq = self._creator_qualname(expr.func, scope)
+            if fq in PARTIAL and expr.args:
+                inner_q = self._creator_qualname(expr.args[0], scope)
+                found = self.rec.kind_of(inner_q)
+                if found:
+                    return found[0], _keywords(expr), found[1], inner_q in self.rec.aliases
+            found = self.rec.kind_of(fq)
+            if found and fq in self.rec.aliases and not expr.args:
+                return found[0], _keywords(expr), found[1], True
+            made = self._instance_qualname(expr.func, scope) if not expr.args and self.rec.aliases else None
+            instance = self.rec.kind_of(made) if made in self.rec.aliases else None
+            if instance:  # `@Shim(nondiff_argnums=(1,))`: Shim's `__call__` is an inferred wrapper
+                return instance[0], _keywords(expr), instance[1], True
+            if found and canonical_creator(fq) in CONFIGURABLE_CREATORS and not expr.args:
+                return found[0], _keywords(expr), found[1], False  # `@nnx.custom_vjp(nondiff_argnums=...)`
+        return None
+
+    def _creator_qualname(self, expr: ast.expr, scope: Scope) -> Optional[str]:
+        """`index.qualname`, or `<self>.w` for this module's own function, class or rename `w`
+        when it is an inferred wrapper (vjplint.project.index), used where it is defined."""
+        q = self.index.qualname(expr, scope)
+        if q is None and isinstance(expr, ast.Name) and f"{SELF}.{expr.id}" in self.rec.aliases:
+            found = self.index.resolve(expr.id, scope)
+            if found is not None and found[0] is self.index.module_scope:
+                return f"{SELF}.{expr.id}"
+        return q
+
+    def _instance_qualname(self, func: ast.expr, scope: Scope) -> Optional[str]:
+        """`Cls()` spelled as vjplint.project.index spells an instance of `Cls` (`<self>.Cls()` here)."""
+        q = self.index.qualname(func, scope)
+        if q is None and isinstance(func, ast.Name):
+            found = self.index.resolve(func.id, scope)
+            if found is not None and found[0] is self.index.module_scope:
+                q = f"{SELF}.{func.id}"
+        return q + INSTANCE if q else None
+
+    def _from_decorators(self, fn: ast.FunctionDef) -> None:
+        outer = self.index.scope_of(fn)
+        for decorator in fn.decorator_list:
+            match = self._match_creator(decorator, outer)
+            if match:
+                kind, keywords, nondiff_kw, is_alias = match
+                self._add(kind, fn.name, decorator, decorator, fn, keywords, nondiff_kw, fn, outer, is_alias)
+                return
+
+    def _from_assignment(self, node: "ast.Assign | ast.AnnAssign") -> None:
+        if isinstance(node, ast.AnnAssign):  # `method_jvp: Any = custom_jvp_method(method, ...)` (tjax)
+            target = node.target
+        elif len(node.targets) != 1:
+            return
+        else:
+            target = node.targets[0]
+        if isinstance(target, ast.Name):
+            name = target.id
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            name = f"{target.value.id}.{target.attr}"  # `self.f = jax.custom_vjp(self._f)` in a method
+        else:
+            return
+        value = node.value
+        if not isinstance(value, ast.Call) or not value.args:
+            return
+        scope = self.index.scope_of(node)
+        fq = self._creator_qualname(value.func, scope)
+        found = self.rec.kind_of(fq)
+        if found:
+            kind, nondiff_kw = found
+            keywords, is_alias = _keywords(value), fq in self.rec.aliases
+        elif isinstance(value.func, ast.Call):
+            match = self._match_creator(value.func, scope)
+            if not match:
+                return
+            kind, keywords, nondiff_kw, is_alias = match
+        else:
+            return
+        if isinstance(target, ast.Attribute) and self._class_scope_for(target.value, scope) is None:
+            return  # only `self.attr` in a method: another object's attribute is not followed
+        primal = self._resolve_function(value.args[0], scope)
+        self._add(kind, name, node, value, primal, keywords, nondiff_kw, node, scope, is_alias)
+        if isinstance(target, ast.Attribute):
+            self.by_attribute[(id(self._class_scope_for(target.value, scope)), target.attr)] = self.derivatives[-1]
+
+    def _from_call(self, call: ast.Call) -> None:
+        """A library creator applied without a name: `nn.custom_vjp(f, fwd, bwd)(mdl, x)` (linen's
+        call form), `nnx.custom_vjp(lambda m: m, ...)` in a test of its errors."""
+        if id(call) in self.created or not call.args:
+            return
+        if call.func.__class__ is ast.Attribute and call.func.attr not in _CREATOR_ATTRS:  # type: ignore[attr-defined]
+            return  # `x.y(...)` names what ends in `.y`: no creator (a tenth of the calls of JAX's tree)
+        scope = self.index.scope_of(call)
+        fq = canonical_creator(self.index.qualname(call.func, scope))
+        if fq not in LIBRARY_CREATORS:
+            return
+        found = self.rec.kind_of(fq)
+        if found is None:
+            return
+        primal = self._resolve_function(call.args[0], scope)
+        name = getattr(primal, "name", None) or (ast.unparse(call.args[0]) if not isinstance(call.args[0], ast.Lambda)
+                                                 else "<lambda>")
+        self._add(found[0], name, call, call, primal, _keywords(call), found[1], call, scope, False)
+
+    def _add(self, kind: str, name: str, anchor: ast.AST, creation: ast.expr, primal: Optional[FunctionNode],
+             keywords: Dict[str, ast.expr], nondiff_kw: str, binding_node: ast.AST, scope: Scope,
+             is_alias: bool) -> None:
+        api, creator = self._api_of(creation, scope)
+        if api != "jax":
+            is_alias = False  # a library API is built in, whatever the configuration says
+        if isinstance(nondiff_kw, InferredKeyword) and nondiff_kw != "nondiff_argnums":
+            # an inferred wrapper renames nondiff_argnums (or drops it: ""): JAX never sees the original
+            keywords = {k: v for k, v in keywords.items() if k not in ("nondiff_argnums", "nondiff_argnames")}
+        if nondiff_kw != "nondiff_argnums" and nondiff_kw in keywords:
+            keywords = {**keywords, "nondiff_argnums": keywords[nondiff_kw]}
+        bound_self = api == "jax" and self._is_bound_method(creation, primal, scope)
+        sig = Signature.of(primal) if primal is not None else None
+        if sig is not None and bound_self:
+            sig = sig.without_first()
+        positions, unresolved = self._nondiff_positions(keywords, sig, scope, api, primal)
+        enclosing = next((s.node for s in scope.chain() if s.is_function), None)
+        class_node = scope.node if scope.is_class else None
+        d = CustomDerivative(
+            kind=kind, name=name, anchor=anchor, creation=creation, primal=primal, keywords=keywords,
+            nondiff=positions, nondiff_unresolved=unresolved, enclosing=enclosing,  # type: ignore[arg-type]
+            class_node=class_node, is_alias=is_alias,  # type: ignore[arg-type]
+            api=api, mode=self._nnx_mode(keywords, scope) if api == "nnx" else None, bound_self=bound_self,
+        )
+        self.derivatives.append(d)
+        self.by_binding[binding_node] = d
+        if isinstance(nondiff_kw, InferredKeyword):
+            d.via = nondiff_kw.why
+            if nondiff_kw.rules and isinstance(creation, ast.Call):
+                self._wrapper_rules(d, creation, nondiff_kw.rules, scope)
+        self.created.add(id(creation))
+        if creator in RULES_IN_CALL and isinstance(creation, ast.Call):
+            self._rules_in_call(d, creation, scope)
+
+    def _api_of(self, creation: ast.expr, scope: Scope) -> Tuple[str, Optional[str]]:
+        """The protocol of the creator in `creation` (`@nnx.custom_vjp(...)`, `partial(eqx..., )`, ...)."""
+        expr = creation
+        for _ in range(3):
+            q = canonical_creator(self.index.qualname(expr, scope))
+            if q in LIBRARY_CREATORS:
+                return LIBRARY_CREATORS[q][1], q
+            if not isinstance(expr, ast.Call):
+                break
+            fq = canonical_creator(self.index.qualname(expr.func, scope))
+            if fq in LIBRARY_CREATORS:
+                return LIBRARY_CREATORS[fq][1], fq
+            expr = expr.args[0] if fq in PARTIAL and expr.args else expr.func
+        return "jax", None
+
+    def _nnx_mode(self, keywords: Dict[str, ast.expr], scope: Scope) -> str:
+        """nnx picks its protocol from `graph` and `graph_updates` (both default True)."""
+        values = [self.constant_value(keywords[k], scope) if k in keywords else True
+                  for k in ("graph", "graph_updates")]
+        if any(v is False for v in values):
+            return "simple"
+        return "default" if all(v is True for v in values) else "either"
+
+    def _is_bound_method(self, creation: ast.expr, primal: Optional[FunctionNode], scope: Scope) -> bool:
+        """`jax.custom_vjp(self._f)`: does the attribute access bind the primal's first parameter?
+        As Python binds (docs/facts/scripts/jax_method_kinds.py): a method through an instance binds
+        `self`, a classmethod through the class or an instance binds `cls`, a staticmethod or a plain
+        function through the class binds nothing."""
+        if primal is None or not isinstance(creation, ast.Call) or not creation.args:
+            return False
+        arg = creation.args[0]
+        if not (isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name)):
+            return False
+        if not isinstance(self.index.parent(primal), ast.ClassDef):
+            return False
+        kind = self._method_kind(primal)
+        if kind == "static" or self._class_scope_for(arg.value, scope) is None:
+            return False
+        bindings = self.index.lookup(arg.value.id, scope)
+        if len(bindings) != 1:
+            return False
+        if kind == "class":
+            return bindings[0].kind in ("param", "class")
+        if bindings[0].kind != "param":
+            return False  # `Class.f`: a plain function, nothing bound
+        owner = self.index.enclosing_function(bindings[0].node)
+        return owner is not None and self._method_kind(owner) == "instance"  # `self`, not a classmethod's `cls`
+
+    def _method_kind(self, fn: FunctionNode) -> str:
+        """'static', 'class' or 'instance', from the decorators of a method."""
+        names = {self.index.qualname(dec) for dec in getattr(fn, "decorator_list", [])}
+        return "static" if "builtins.staticmethod" in names else "class" if "builtins.classmethod" in names \
+            else "instance"
+
+    def _rules_in_call(self, d: CustomDerivative, call: ast.Call, scope: Scope) -> None:
+        """linen: `nn.custom_vjp(fn, forward_fn, backward_fn, ...)` registers fwd and bwd in the call."""
+        keywords = _keywords(call)
+        exprs = [*call.args[1:3]]
+        for position, key in enumerate(("forward_fn", "backward_fn")):
+            if len(exprs) <= position and key in keywords:
+                exprs.append(keywords[key])
+        if len(exprs) == 2:
+            rules = [self._resolve_rule(e, scope) for e in exprs]
+            d.registrations.append(Registration("defvjp", call, False, rules, {}))
+
+    def _wrapper_rules(self, d: CustomDerivative, call: ast.Call, positions: Tuple[int, ...], scope: Scope) -> None:
+        """`fastmath.custom_vjp(f, f_fwd, f_bwd)`: an inferred wrapper whose parameters are the rules."""
+        if len(call.args) > max(positions) and not any(isinstance(a, ast.Starred) for a in call.args):
+            rules = [self._resolve_rule(call.args[p], scope) for p in positions]
+            d.registrations.append(Registration("defvjp" if d.kind == "vjp" else "defjvp", call, False, rules, {}))
+
+    def _nondiff_positions(self, keywords: Dict[str, ast.expr], sig: Optional[Signature], scope: Scope,
+                           api: str = "jax", primal: Optional[FunctionNode] = None) -> Tuple[Tuple[int, ...], bool]:
+        positions: set = set()
+        unresolved = False
+        if api in ("equinox", "custom_gradient"):
+            return (), False  # no nondiff_argnums: equinox treats non-array leaves as static
+        if "nondiff_argnums" in keywords:
+            value = self._nnx_argnums(keywords["nondiff_argnums"], scope) if api == "nnx" else \
+                self.constant_value(keywords["nondiff_argnums"], scope)
+            if value is None:
+                unresolved = True
+            elif isinstance(value, (tuple, list)):
+                limit = None if (sig is None or sig.vararg) else len(sig.positional)
+                for item in value:
+                    if type(item) is int and item >= 0 and (limit is None or item < limit):
+                        positions.add(item)
+        if "nondiff_argnames" in keywords:
+            value = self.constant_value(keywords["nondiff_argnames"], scope)
+            names = (value,) if isinstance(value, str) else value
+            if names is None or sig is None:
+                unresolved = True
+            elif isinstance(names, (tuple, list)):
+                posonly = {a.arg for a in primal.args.posonlyargs} if primal is not None else set()
+                for item in names:  # only POSITIONAL_OR_KEYWORD parameters can be named
+                    if isinstance(item, str) and item in sig.positional and item not in posonly:
+                        positions.add(sig.positional.index(item))
+        return tuple(sorted(positions)), unresolved
+
+    def _nnx_argnums(self, expr: ast.expr, scope: Scope) -> object:
+        """nnx's nondiff_argnums: the ints; `nnx.DiffState(...)` entries select a Module's
+        differentiable part (they are not nondiff)."""
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            items = []
+            for elt in expr.elts:
+                if isinstance(elt, ast.Call) and (self.index.qualname(elt.func, scope) or "").endswith("DiffState"):
+                    continue
+                value = self.constant_value(elt, scope)
+                if value is None:
+                    return None
+                items.append(value)
+            return tuple(items)
+        return self.constant_value(expr, scope)
+
+    def constant_value(self, expr: ast.expr, scope: Scope) -> object:
+        return constant_value(self.index, expr, scope)
+
+    # -- resolution helpers ---------------------------------------------------------------
+    def _resolve_function(self, expr: ast.expr, scope: Scope) -> Optional[FunctionNode]:
+        if isinstance(expr, ast.Lambda):
+            return expr
+        for binding in self._bindings_of(expr, scope):
+            if binding.kind == "def":
+                return binding.node  # type: ignore[return-value]
+            if binding.kind == "assign" and isinstance(binding.value, ast.Lambda):
+                return binding.value
+        return None
+
+    def _bindings_of(self, expr: ast.expr, scope: Scope) -> List[Binding]:
+        """Bindings for a name, `Class.attr` or `self.attr` (inside a method of Class)."""
+        if isinstance(expr, ast.Name):
+            return self.index.lookup(expr.id, scope)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            class_scope = self._class_scope_for(expr.value, scope)
+            if class_scope is not None:
+                return class_scope.bindings.get(expr.attr, [])
+        return []
+
+    def _class_scope_for(self, name: ast.Name, scope: Scope) -> Optional[Scope]:
+        for binding in self.index.lookup(name.id, scope):
+            if binding.kind == "class":
+                return self.index.scopes.get(binding.node)
+            if binding.kind == "param":
+                # `self`/`cls`: the first parameter of a method of the enclosing class.
+                for s in scope.chain():
+                    if s.is_function and s.parent is not None and s.parent.is_class:
+                        fn = s.node
+                        first = (fn.args.posonlyargs + fn.args.args)[:1]  # type: ignore[union-attr]
+                        if first and first[0] is binding.node:
+                            return s.parent
+                        return None
+        return None
+
+    def derivative_of(self, expr: ast.expr, scope: Scope) -> Optional[CustomDerivative]:
+        if not self.by_binding and not self.by_attribute:
+            return None  # no derivative yet (most calls of a candidate without one: no lookups)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and self.by_attribute:
+            class_scope = self._class_scope_for(expr.value, scope)
+            found = self.by_attribute.get((id(class_scope), expr.attr)) if class_scope is not None else None
+            if found is not None:
+                return found
+        found = [d for d in (self.by_binding.get(b.node) for b in self._bindings_of(expr, scope)) if d is not None]
+        if len(found) > 1:  # a name defined again (a notebook's cells): the last definition above the use
+            row = getattr(expr, "lineno", 0)
+            above = [d for d in found if d.anchor.lineno <= row]  # type: ignore[attr-defined]
+            if above:
+                return max(above, key=lambda d: d.anchor.lineno)  # type: ignore[attr-defined]
+        return found[0] if found else None
+
+    def _resolve_rule(self, expr: ast.expr, scope: Scope, depth: int = 0) -> RuleFunction:
+        if isinstance(expr, ast.Constant) and expr.value is None:
+            return RuleFunction(expr, None, None, is_none=True)
+        if isinstance(expr, ast.Call) and depth < 4 and expr.args and self.index.qualname(expr.func, scope) in PARTIAL:
+            inner = self._resolve_rule(expr.args[0], scope, depth + 1)
+            return RuleFunction(expr, inner.node, inner.name, inner.bound_positional + len(expr.args) - 1,
+                                inner.bound_keywords + tuple(k.arg for k in expr.keywords if k.arg))
+        if isinstance(expr, ast.Lambda):
+            return RuleFunction(expr, expr, None)
+        name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
+        for binding in _nearest_first(self._bindings_of(expr, scope), expr):
+            if binding.kind == "def":
+                return RuleFunction(expr, binding.node, name)  # type: ignore[arg-type]
+            if binding.kind == "assign" and binding.value is not None and depth < 4:
+                if isinstance(binding.value, (ast.Lambda, ast.Call)):
+                    inner = self._resolve_rule(binding.value, self.index.scope_of(binding.node), depth + 1)
+                    inner.expr = expr
+                    inner.name = inner.name or name
+                    return inner
+            break
+        return RuleFunction(expr, None, name)
+
+    # -- registrations and call sites -----------------------------------------------------
+    def _registration_call(self, call: ast.Call) -> None:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in _ALL_REGISTRATION_METHODS):
+            return
+        scope = self.index.scope_of(call)
+        d = self.derivative_of(func.value, scope)
+        if d is None or not _method_fits(d, func.attr):
+            return
+        rules = [self._resolve_rule(a, scope) for a in call.args if not isinstance(a, ast.Starred)]
+        keywords = _keywords(call)
+        if func.attr == "defvjp":
+            for position, key in enumerate(("fwd", "bwd")):
+                if key in keywords and len(rules) <= position:
+                    rules.append(self._resolve_rule(keywords[key], scope))
+        elif func.attr == "defjvp" and "jvp" in keywords and not rules:
+            rules.append(self._resolve_rule(keywords["jvp"], scope))
+        d.registrations.append(Registration(func.attr, call, False, rules, keywords))
+
+    def _decorator_registrations(self, fn: ast.FunctionDef) -> None:
+        outer = self.index.scope_of(fn)
+        for decorator in fn.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            via_partial = (isinstance(decorator, ast.Call) and bool(decorator.args)
+                           and self.index.qualname(decorator.func, outer) in PARTIAL)
+            if via_partial:
+                target = decorator.args[0]  # `@partial(f.defjvp, symbolic_zeros=True)`
+            elif _getattr_registration(self.index, decorator, outer):
+                # `@getattr(f, "defjvp", lambda f: f)` (a fallback for docs built with a mocked JAX)
+                # registers the rule as `@f.defjvp` does.
+                target = ast.Attribute(decorator.args[0], decorator.args[1].value, ast.Load())  # type: ignore[union-attr]
+            if not (isinstance(target, ast.Attribute) and target.attr in _ALL_REGISTRATION_METHODS):
+                continue
+            d = self.derivative_of(target.value, outer)
+            if d is None or not _method_fits(d, target.attr):
+                continue
+            keywords = _keywords(decorator) if isinstance(decorator, ast.Call) else {}
+            if not via_partial:
+                d.registrations.append(Registration(target.attr, fn, True, [RuleFunction(decorator, fn, fn.name)],
+                                                    keywords))
+                continue
+            # The partial call completes the registration: bound args first, the function last.
+            rules = [self._resolve_rule(a, outer) for a in decorator.args[1:]]  # type: ignore[union-attr]
+            rules.append(RuleFunction(decorator, fn, fn.name))
+            if target.attr == "defvjp" and "bwd" in keywords and len(rules) == 1:
+                rules.append(self._resolve_rule(keywords["bwd"], outer))
+            d.registrations.append(Registration(target.attr, fn, False, rules, keywords))
+
+    def _call_site(self, call: ast.Call) -> None:
+        scope = self.index.scope_of(call)
+        d = self.derivative_of(call.func, scope)
+        if d is None:
+            return
+        enclosing = self.index.enclosing_function(call)
+        d.call_sites.append(CallSite(call, enclosing))
+
+    # -- traced functions -----------------------------------------------------------------
+    def _transform_of(self, expr: ast.expr, scope: Scope) -> Optional[Tuple[str, Dict[str, ast.expr]]]:
+        q = self.index.qualname(expr, scope)
+        if q in TRANSFORMS:
+            return q, {}
+        if isinstance(expr, ast.Call):
+            fq = self.index.qualname(expr.func, scope)
+            if fq in PARTIAL and expr.args:
+                inner = self.index.qualname(expr.args[0], scope)
+                if inner in TRANSFORMS:
+                    return inner, _keywords(expr)
+            if fq in TRANSFORMS and not expr.args:
+                return fq, _keywords(expr)
+        return None
+
+    def _traced_by_decorator(self, fn: ast.FunctionDef) -> None:
+        outer = self.index.scope_of(fn)
+        for decorator in fn.decorator_list:
+            found = self._transform_of(decorator, outer)
+            if found:
+                self._mark_traced(fn, found[0], found[1], outer)
+                return
+
+    def _traced_by_call(self, call: ast.Call) -> None:
+        if call.func.__class__ is ast.Attribute and call.func.attr not in _TRANSFORM_ATTRS:  # type: ignore[attr-defined]
+            return  # as in `_from_call`: `x.y(...)` is a transformation only if some transformation ends in `.y`
+        scope = self.index.scope_of(call)
+        q = self.index.qualname(call.func, scope)
+        if q not in TRANSFORMS:
+            return
+        for position in (TRANSFORMS[q], *EXTRA_TRACED_POSITIONS.get(q, ())):
+            if position < len(call.args):
+                fn = self._resolve_function(call.args[position], scope)
+                if fn is not None and fn not in self.traced:
+                    self._mark_traced(fn, q, _keywords(call), scope)
+
+    def _mark_traced(self, fn: FunctionNode, how: str, keywords: Dict[str, ast.expr], scope: Scope) -> None:
+        static: List[str] = []
+        sig = Signature.of(fn)
+        nums = self.constant_value(keywords["static_argnums"], scope) if "static_argnums" in keywords else None
+        names = self.constant_value(keywords["static_argnames"], scope) if "static_argnames" in keywords else None
+        for item in (nums,) if isinstance(nums, int) else (nums or ()):
+            if type(item) is int and -len(sig.positional) <= item < len(sig.positional):
+                static.append(sig.positional[item])
+        static.extend((names,) if isinstance(names, str) else (names or ()))
+        self.traced[fn] = TracedFunction(fn, how, tuple(static))
+
+
+def _nearest_first(bindings: List[Binding], use: ast.AST) -> List[Binding]:
+    """A name bound more than once (a notebook's cells define `f_bwd` again): the last binding
+    above the use first, as the code runs in order; the bindings as they are otherwise."""
+    if len(bindings) < 2:
+        return bindings
+    row = getattr(use, "lineno", 0)
+    above = [b for b in bindings if getattr(b.node, "lineno", row + 1) <= row]
+    if not above:
+        return bindings
+    last = max(above, key=lambda b: b.node.lineno)  # type: ignore[attr-defined]
+    return [last, *(b for b in bindings if b is not last)]
+
+
+def _keywords(call: ast.expr) -> Dict[str, ast.expr]:
+    if not isinstance(call, ast.Call):
+        return {}
+    return {k.arg: k.value for k in call.keywords if k.arg is not None}
+
+
+def _getattr_registration(index, decorator: ast.expr, scope) -> bool:
+    """`getattr(f, "defjvp", ...)`: a registration method named by a string literal."""
+    return (isinstance(decorator, ast.Call) and len(decorator.args) >= 2 and not decorator.keywords
+            and isinstance(decorator.args[1], ast.Constant)
+            and decorator.args[1].value in _ALL_REGISTRATION_METHODS
+            and index.qualname(decorator.func, scope) == "builtins.getattr")
+
+
+def _method_fits(d: CustomDerivative, method: str) -> bool:
+    """`defvjp` registers a custom_vjp, `defjvp`/`defjvps` a custom_jvp; each API has its own spellings."""
+    if method not in API_REGISTRATION_METHODS.get(d.api, REGISTRATION_METHODS):
+        return False
+    return (d.kind == "vjp") == (method in ("defvjp", "def_fwd", "def_bwd"))

@@ -1,0 +1,410 @@
+"""lint_source(): bytes or text in, diagnostics out. The one core API every surface calls."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+
+from vjplint.settings.config import Config
+from vjplint.diagnostics import Diagnostic, Position, Severity
+from vjplint.syntax.positions import node_range, source_lines
+from vjplint.syntax.source import DecodedSource, SourceError, decode, forget_parse, parse, remember_parse
+from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
+from vjplint.syntax.text_spans import prefix_groups
+
+if TYPE_CHECKING:  # the engine imports the model and the rules when it first lints
+    from vjplint.model.file_model import FileModel
+    from vjplint.rules.base import Rule, RuleOptions
+
+SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
+NOQA = re.compile(r"#\s*noqa(?P<sep>\s*:\s*|\s+)?(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*)?", re.IGNORECASE)
+CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+# Analyse only the top-level statements that can matter (vjplint.syntax.regions); tests turn it off to
+# compare with the whole module.
+FOCUS = True
+
+
+@dataclass
+class LintResult:
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+    decoded: Optional[DecodedSource] = None
+    errors: List[str] = field(default_factory=list)  # internal errors: reported, never raised
+    analysed: bool = False  # False when the prefilter or skip-file short-circuited
+    # The rules' findings before selection, noqa and sorting (`_finish`), when the rules ran:
+    # what vjplint.lint.incremental caches per family of statements.
+    findings: Optional[List[Diagnostic]] = None
+
+
+@dataclass(frozen=True)
+class RuleSplit:
+    """Rules another process runs on the same text meanwhile (the Language Server's lint helper,
+    vjplint.server.lint_helper), so that a big document's first lint uses two cores. `codes`:
+    the rules it runs (`lint_source(..., rules=codes)` there); `collect()`: their findings and
+    internal errors once it is done, or None when it failed (they then run here, after the rest).
+    A rule's findings depend only on the module and the rule, so the union is the whole lint's."""
+
+    codes: FrozenSet[str]
+    collect: Callable[[], Optional[Tuple[List[Diagnostic], List[str]]]]
+
+
+def prefilter_names(config: Config) -> Tuple[bytes, ...]:
+    # Aliases' last names, each once: inferred wrappers (vjplint.project.index) add many spellings of few names.
+    extra = [name.rsplit(".", 1)[-1].encode() for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases)]
+    return tuple(dict.fromkeys(PREFILTER_NAMES + tuple(extra)))
+
+
+
+
+def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
+    """Whether some name appears as a whole identifier's end (`jax.custom_vjp`, `filter_custom_vjp`,
+    not `custom_vjp_call_p`): 19 of the JAX tree's 117 files that hold a name (13 % of their bytes,
+    JAX's internals) hold only such longer identifiers. A literal search per group of names that
+    share a prefix (`custom_`: four of the ten default names), then a look at the bytes there (a
+    regular expression of the names was a third of the test)."""
+    for needle, group in prefix_groups(tuple(names)):
+        at = data.find(needle)
+        while at >= 0:
+            for name in group:
+                if not data.startswith(name, at):
+                    continue
+                end = at + len(name)
+                if data[end:end + 1] not in _IDENTIFIER_BYTES or any(
+                        data.startswith(longer, at) and data[at + len(longer):at + len(longer) + 1]
+                        not in _IDENTIFIER_BYTES for longer in _EXTENSIONS.get(name, ())):
+                    return True
+            at = data.find(needle, at + 1)
+    return False
+
+
+# The bytes that continue an identifier (as the old pattern's `(?![A-Za-z0-9_])`); b"" ends the data.
+_IDENTIFIER_BYTES = frozenset(bytes([c]) for c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_EXTENSIONS = {name: tuple(e for e in EXTENDED_NAMES if e.startswith(name) and e != name)
+               for name in PREFILTER_NAMES}
+
+
+def lint_source(filename: str, source: Union[str, bytes], config: Config = Config(),
+                path: Optional[str] = None, rules: Optional[FrozenSet[str]] = None,
+                split: Optional[RuleSplit] = None, keep: Optional[List[object]] = None,
+                prefiltered: bool = False) -> LintResult:
+    """Lint one file's content. Never raises for bad input: problems become diagnostics.
+    `filename` is what diagnostics show; `path`, the file's location on disk (default: `filename`),
+    is what `per-file-ignores` match, relative to the configuration's directory. `split`: some of
+    the rules run in another process (`RuleSplit`); `rules`: run only these (that process's side:
+    its `findings` are theirs, its diagnostics are not the file's). `keep`: the model the rules
+    read is appended there, for the caller to free once the diagnostics are out (freeing the
+    model of a 10,000-line module takes 15 ms; the Language Server publishes first). `prefiltered`:
+    the caller found `may_contain_findings` true of these bytes (a run's parent, for its workers)."""
+    where = config.relative_path(path if path is not None else filename)
+
+    result = LintResult()
+    forget_parse()  # another file's parse: no fix of this file reads it
+    if isinstance(source, bytes):
+        if not prefiltered and not may_contain_findings(source, prefilter_names(config)):
+            return result
+        try:
+            decoded = decode(source)
+        except SourceError as exc:
+            result.diagnostics.append(_syntax_error(filename, exc))
+            return _finish(result, config, filename, where, [], set())
+    else:
+        decoded = DecodedSource(source, "utf-8", False, "\n")
+        if not may_contain_findings(source.encode("utf-8", "surrogatepass"), prefilter_names(config)):
+            result.decoded = decoded
+            return result
+    result.decoded = decoded
+    text = decoded.text
+    if SKIP_FILE.search(text):
+        return result
+    lines = source_lines(text)
+    enabled, partly = enabled_codes(config)
+    result.analysed = True
+    module = None
+    if FOCUS:  # only the regions that can matter (vjplint.syntax.region_parse); None: parse it whole
+        from vjplint.syntax.region_parse import parse_focused
+
+        try:
+            module = parse_focused(text, lines, [n.decode() for n in prefilter_names(config)], filename)
+        except RecursionError:
+            module = None
+    focused = module is not None
+    try:
+        if module is None:
+            module = parse(text, filename)
+    except SourceError as exc:
+        result.diagnostics.append(_syntax_error(filename, exc))
+        return _finish(result, config, filename, where, lines, enabled)
+    try:
+        result.findings = _run_rules(filename, module, text, lines, config, enabled, result.errors, partly,
+                                     focused=focused, only=rules, split=split, keep=keep)
+        result.diagnostics.extend(result.findings)
+    except RecursionError:
+        result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
+    return _finish(result, config, filename, where, lines, enabled)
+
+
+# Settings objects asked about, by identity, with their answers: a run lints its files with a
+# few settings objects (one per package that has project facts), each object kept with its answer
+# so that its id is not reused while the entry lives.
+_ENABLED: Dict[int, Tuple[Config, Tuple[FrozenSet[str], FrozenSet[str]]]] = {}
+
+
+def enabled_codes(config: Config) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """(every code that runs, the part of it that runs only for its default reports)."""
+    known = _ENABLED.get(id(config))
+    if known is not None and known[0] is config:
+        return known[1]
+    from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
+
+    enabled = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
+    partly = _partly_enabled(config, enabled)
+    answer = frozenset(enabled | partly), partly
+    if len(_ENABLED) >= 64:
+        _ENABLED.clear()
+    _ENABLED[id(config)] = (config, answer)
+    return answer
+
+
+def _partly_enabled(config: Config, enabled: FrozenSet[str]) -> FrozenSet[str]:
+    """Off-by-default rules with default reports (`Rule.DEFAULT_REPORTS`) that the configuration
+    would run if they were on by default: they run, keeping only those reports."""
+    from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
+
+    partial = frozenset(c for c, r in all_rules().items() if r.DEFAULT_REPORTS)
+    if not partial - enabled:
+        return frozenset()
+    as_default = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off() - partial)
+    return (as_default & partial) - enabled
+
+
+def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], config: Config,
+               enabled: Set[str], errors: List[str], partly: FrozenSet[str] = frozenset(),
+               text_lines: Optional[List[str]] = None, focused: bool = False,
+               only: Optional[FrozenSet[str]] = None, split: Optional[RuleSplit] = None,
+               keep: Optional[List[object]] = None) -> List[Diagnostic]:
+    """`text_lines`: the lines of `text` where they differ from `lines` (the incremental
+    linter's family modules, blank outside the family). `focused`: `module` holds only the
+    regions already (vjplint.syntax.region_parse), the whole module was never parsed. `only`: run only
+    these rules; `split`: not these, which another process runs (`RuleSplit`)."""
+    from vjplint.facts.collect import Recognizer, collect
+    from vjplint.model.expected_errors import withhold_fixes
+    from vjplint.facts.infer import Hints
+    from vjplint.rules.base import RuleOptions
+    from vjplint.rules.registry import rules_for
+
+    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+    whole: Optional[ast.Module] = None if focused else module
+    names = tuple(n.decode() for n in prefilter_names(config))
+    if FOCUS and not focused:
+        from vjplint.syntax.regions import focus
+
+        module = focus(module, text, text_lines or lines, list(names))
+    model = collect(module, lines, recognizer)
+    if keep is not None:
+        keep.append(model)
+    if config.project_facts:  # what other modules of the run pass to, register on, call here
+        from vjplint.facts.crossmodule import ExternalFacts
+
+        model.facts.external = ExternalFacts.from_config(config.project_facts)
+    options = RuleOptions(Hints(config.array_names, config.static_names))
+    if config.array_names or config.static_names:
+        model.facts.hints = options.hints  # vjplint.facts.value_kinds reads them as the weakest source of kinds
+    stub = filename.endswith(".pyi")
+    present = _present_triggers(text, config, names)
+    classes = [cls for cls in rules_for(enabled if only is None else enabled & only)
+               if (cls.IN_STUBS or not stub) and not cls.RUNTIME
+               and (not cls.TRIGGERS or not present.isdisjoint(cls.TRIGGERS))
+               and (cls.NEEDS is None or _needed(cls.NEEDS, text))]
+    elsewhere = [cls for cls in classes if split is not None and cls.CODE in split.codes]
+    here = [cls for cls in classes if cls not in elsewhere]
+    diagnostics = _apply_rules(here, model, options, filename, lines, errors, partly)
+    remote: List[Diagnostic] = []
+    if elsewhere:
+        assert split is not None
+        got = split.collect()
+        if got is None:  # the other process failed: its rules run here
+            diagnostics += _apply_rules(elsewhere, model, options, filename, lines, errors, partly)
+        else:
+            remote, remote_errors = got
+            errors.extend(remote_errors)
+    diagnostics = withhold_fixes(diagnostics, module, text) + remote  # the other process withheld its own
+    if any(d.fix is not None and d.fix.plan is not None for d in diagnostics):
+        remember_parse(text, names, whole, module if FOCUS and text_lines is None else None)
+    return diagnostics
+
+
+def _apply_rules(classes: Sequence["type[Rule]"], model: "FileModel", options: "RuleOptions", filename: str,
+                 lines: List[str], errors: List[str], partly: FrozenSet[str]) -> List[Diagnostic]:
+    """Run the rules `classes` on `model`: their diagnostics, in the rules' order."""
+    rules = [cls(model, options) for cls in classes]
+    visitors: Dict[str, List] = {}
+    for rule in rules:
+        for attr in _visit_methods(type(rule)):
+            visitors.setdefault(attr[6:], []).append((rule, getattr(rule, attr)))
+    failed: Set[str] = set()
+    for rule in rules:
+        try:
+            rule.check()
+        except Exception as exc:  # a broken rule loses its own findings, never the file's
+            failed.add(rule.CODE)
+            errors.append(f"{filename}: internal error in {rule.CODE}: {type(exc).__name__}: {exc}")
+    if visitors:
+        by_class = {getattr(ast, name): methods for name, methods in visitors.items() if hasattr(ast, name)}
+        # `ast.walk` order, computed once per file; only the nodes of the visited types
+        for node in [n for n in model.index.nodes if n.__class__ in by_class]:
+            for rule, method in by_class[node.__class__]:
+                if rule.CODE in failed:
+                    continue
+                try:
+                    method(node)
+                except Exception as exc:
+                    failed.add(rule.CODE)
+                    errors.append(f"{filename}: internal error in {rule.CODE}: {type(exc).__name__}: {exc}")
+    diagnostics = []
+    for rule in rules:
+        if rule.CODE in failed:
+            continue
+        for report in rule.reports:
+            if rule.CODE in partly and not report.default:
+                continue
+            start, end = node_range(lines, report.node, report.end_node)
+            diagnostics.append(Diagnostic(
+                code=rule.CODE, name=rule.NAME, message=report.message, severity=report.severity or rule.SEVERITY,
+                filename=filename, location=start, end_location=end, fix=report.fix, noqa_row=start.row,
+            ))
+    return diagnostics
+
+
+def _needed(pattern: "re.Pattern[str]", text: str) -> bool:
+    """Whether `text` holds what a rule NEEDS: a pattern of literal words joined by `|` is
+    searched word by word with `in` (a regular expression alternation tries every character:
+    VJP612's `where|select` took 13 ms on JAX's candidates, `in` 2 ms)."""
+    words = _literal_words(pattern.pattern)
+    if words is not None:
+        return any(w in text for w in words)
+    return pattern.search(text) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _literal_words(source: str) -> Optional[Tuple[str, ...]]:
+    words = tuple(source.split("|"))
+    return words if all(w and (w.isidentifier() or w.isalnum()) for w in words) else None
+
+
+@functools.lru_cache(maxsize=None)
+def _visit_methods(cls: type) -> Tuple[str, ...]:
+    """A rule class's `visit_<Node>` methods (dir() per rule and file was a tenth of linting a
+    family of statements in the server)."""
+    return tuple(attr for attr in dir(cls) if attr.startswith("visit_"))
+
+
+def _present_triggers(text: str, config: Config, names: Tuple[str, ...] = ()) -> Set[bytes]:
+    """The rules' trigger names the text holds; an alias's name stands for its creator's.
+    `names`: the prefilter names, whose occurrences vjplint.syntax.regions found in this text already."""
+    if names and set(PREFILTER_NAMES) <= {n.encode() for n in names}:
+        from vjplint.syntax.regions import occurrences
+
+        found = occurrences(text, names)
+        present = {name for name in PREFILTER_NAMES if found[name.decode()]}
+    else:
+        present = {name for name in PREFILTER_NAMES if name.decode() in text}
+    if any(name.rsplit(".", 1)[-1] in text for name, _ in config.custom_vjp_aliases):
+        present.add(b"custom_vjp")
+    if any(name.rsplit(".", 1)[-1] in text for name, _ in config.custom_jvp_aliases):
+        present.add(b"custom_jvp")
+    return present
+
+
+def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:
+    position = Position(exc.row, exc.column)
+    return Diagnostic(code="VJP900", name="syntax-error", message=f"cannot parse this file: {exc.message}",
+                      severity=Severity.ERROR, filename=filename, location=position, end_location=position,
+                      noqa_row=None)
+
+
+def _finish(result: LintResult, config: Config, filename: str, where: str, lines: List[str],
+            enabled: Iterable[str]) -> LintResult:
+    from vjplint.settings.config import _matches
+
+    enabled = set(enabled)
+    ignored = config.ignored_for(where)
+    kept = [d for d in result.diagnostics
+            if (d.code in enabled or d.code == "VJP900") and not _matches(d.code, ignored)]
+    kept = _apply_noqa(kept, lines, enabled, filename)
+    kept.sort(key=Diagnostic.sort_key)
+    result.diagnostics = kept
+    return result
+
+
+def parse_noqa(line: str) -> Optional[Tuple[Optional[Set[str]], int, bool]]:
+    """(codes or None for a bare noqa, column, malformed) for a line's `# noqa` comment."""
+    if "noqa" not in line.lower():
+        return None
+    match = NOQA.search(line)
+    if match is None:
+        return None
+    codes_text = match.group("codes")
+    sep = match.group("sep") or ""
+    if codes_text is None:
+        return None, match.start(), False
+    codes = {c.upper() for c in CODE.findall(codes_text)}
+    return codes, match.start(), ":" not in sep
+
+
+def _rows_mentioning_noqa(lines: List[str]) -> List[int]:
+    """The 1-based rows whose lowercased line holds `noqa` (those `parse_noqa` may read), found by
+    literal searches in the lowercased text rather than a lowercased copy of every line."""
+    low = "\n".join(lines).lower()  # a line holds no line break, so row N follows N-1 of them
+    rows: List[int] = []
+    at = low.find("noqa")
+    row, counted = 1, 0
+    while at >= 0:
+        row += low.count("\n", counted, at)
+        counted = at
+        if not rows or rows[-1] != row:
+            rows.append(row)
+        at = low.find("noqa", at + 4)
+    return rows
+
+
+def _apply_noqa(diagnostics: List[Diagnostic], lines: List[str], enabled: Set[str], filename: str) -> List[Diagnostic]:
+    from vjplint.rules.registry import ENGINE_CODES, all_rules
+
+    noqa: Dict[int, Tuple[Optional[Set[str]], int, bool]] = {}
+    for row in _rows_mentioning_noqa(lines):
+        parsed = parse_noqa(lines[row - 1])
+        if parsed is not None:
+            noqa[row] = parsed
+    if not noqa:
+        return diagnostics
+    kept, used = [], set()
+    for d in diagnostics:
+        entry = noqa.get(d.noqa_row or -1)
+        if entry is not None and d.code != "VJP900":
+            codes, _, malformed = entry
+            if codes is None or (d.code in codes and not malformed):
+                used.add((d.noqa_row, d.code))
+                continue
+        kept.append(d)
+    if "VJP901" in enabled:
+        known = set(all_rules()) | set(ENGINE_CODES)
+        for row, (codes, column, malformed) in sorted(noqa.items()):
+            ours = sorted(c for c in (codes or ()) if c.startswith("VJP"))
+            position = Position(row, column + 1)
+            end = Position(row, len(lines[row - 1]) + 1)
+            for code in ours:
+                if malformed:
+                    message = f"malformed `# noqa` directive: write `# noqa: {code}` (with a colon)"
+                elif code not in known:
+                    message = f"`# noqa` names the unknown rule code {code}"
+                elif code in enabled and (row, code) not in used and \
+                        not getattr(all_rules().get(code), "RUNTIME", False):  # check-grads reports those
+                    message = f"unused `# noqa` directive: no {code} diagnostic on this line; remove it"
+                else:
+                    continue
+                kept.append(Diagnostic(code="VJP901", name="invalid-noqa", message=message,
+                                       severity=Severity.WARNING, filename=filename, location=position,
+                                       end_location=end, noqa_row=None))
+    return kept

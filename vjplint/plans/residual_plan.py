@@ -1,0 +1,532 @@
+"""Plan the residual-plus-None rewrite on the `ast` model: what moves, how each `return`
+changes, and which names are fresh, or why no fix can be offered.
+
+This module never imports libcst (linting decides fix safety with it); the libcst transform in
+`residual_plus_none.py` executes a plan. Locations are (1-based line, 0-based code-point
+column), libcst's convention, so the transform finds the same nodes again.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+
+from vjplint.model.jaxapi import ARRAY_NAMESPACES, PARTIAL
+from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction, Signature
+from vjplint.syntax.positions import byte_to_char
+from vjplint.model.semantic import FunctionNode, SemanticIndex, constant_value, own_nodes, walk
+
+Loc = Tuple[int, int]
+ARRAY_MODULES = (*ARRAY_NAMESPACES, "numpy.")
+# Expressions that can never evaluate to a tuple/list (a bwd returning one is VJP307's bug).
+BARE_VALUES = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Lambda, ast.JoinedStr, ast.Dict,
+               ast.Set, ast.DictComp, ast.SetComp, ast.GeneratorExp)
+
+
+class Refusal(Exception):
+    """No fix can be offered; the message says why (it ends up in the diagnostic)."""
+
+
+@dataclass(frozen=True)
+class ReturnPlan:
+    loc: Loc  # the `return` keyword, or the lambda's body expression
+    how: str  # "literal": edit the tuple in place; "index": index a name; "bind": bind, then index
+
+
+@dataclass(frozen=True)
+class RulePlan:
+    name: Optional[str]  # def name (None for a lambda)
+    loc: Loc  # the def's name, or the `lambda` keyword
+    is_lambda: bool
+    returns: Tuple[ReturnPlan, ...]
+    bind_name: str  # fresh local for "bind" returns
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the libcst transform needs for one custom_vjp."""
+
+    name: str
+    moved: Tuple[int, ...]  # primal positions leaving nondiff
+    creation: Loc  # the call holding the nondiff keywords (partial(...), custom_vjp(...), alias(...))
+    collapse: bool  # `partial(custom_vjp)` with nothing left collapses to `custom_vjp`
+    keywords: Tuple[Tuple[str, str, Tuple[Union[int, str], ...]], ...]  # (keyword, "nums"/"names", kept values)
+    cleanup_names: FrozenSet[str]  # import names (`partial`, `functools`) that may become unused
+    fwd: RulePlan
+    fwd_moved: Tuple[str, ...]  # the names fwd saves: its parameters at the moved positions (or their copies)
+    fwd_capture: Tuple[Tuple[str, str], ...]  # (copy, parameter) bound first in fwd, for parameters it rebinds
+    bwd: RulePlan
+    bwd_drop: Tuple[int, ...]  # bwd positional parameter indices to drop (the moved nondiff values)
+    bwd_res_index: int  # index of bwd's residual parameter before dropping
+    mode: str  # "single": bwd's residual param takes the moved name; "tuple": residuals are the moved
+    #            values; "append": residuals become (old residuals, *moved)
+    res_name: str  # bwd's new residual parameter name
+    unpack: Tuple[str, ...]  # names bwd unpacks from res_name ("tuple"/"append")
+    none_slots: Tuple[int, ...]  # indices in the new bwd output that are None, ascending
+    d_old: int  # entries in bwd's output before the fix
+    spans: Tuple[Tuple[Loc, Loc], ...] = ()  # (start, end) of creation, fwd and bwd (ast units)
+    unsafe_reasons: Tuple[str, ...] = ()
+
+    @property
+    def safe(self) -> bool:
+        return not self.unsafe_reasons
+
+    @property
+    def node_locs(self) -> Tuple[Loc, ...]:
+        return (self.creation, self.fwd.loc, self.bwd.loc)
+
+
+def loc_of(model: FileModel, node: ast.AST) -> Loc:
+    line = node.lineno  # type: ignore[attr-defined]
+    text = model.lines[line - 1] if 0 < line <= len(model.lines) else ""
+    return line, byte_to_char(text, node.col_offset)  # type: ignore[attr-defined]
+
+
+def _def_loc(model: FileModel, fn: FunctionNode) -> Loc:
+    if isinstance(fn, ast.Lambda):
+        return loc_of(model, fn)
+    # The name's column: after `def`/`async def` and whitespace on the def line.
+    line = model.lines[fn.lineno - 1] if 0 < fn.lineno <= len(model.lines) else ""
+    start = loc_of(model, fn)[1]
+    index = line.find(fn.name, start)
+    return fn.lineno, index if index >= 0 else start
+
+
+def _span(node: ast.AST) -> Tuple[Loc, Loc]:
+    return ((node.lineno, node.col_offset),  # type: ignore[attr-defined]
+            (node.end_lineno or node.lineno, node.end_col_offset or 0))  # type: ignore[attr-defined]
+
+
+def spans_overlap(a: Plan, b: Plan) -> bool:
+    return any(s1 < e2 and s2 < e1 for s1, e1 in a.spans for s2, e2 in b.spans)
+
+
+def find_derivative(model: FileModel, name: str, line: int) -> Optional[CustomDerivative]:
+    for d in model.derivatives:
+        if d.name == name and d.anchor.lineno == line:  # type: ignore[attr-defined]
+            return d
+    return None
+
+
+def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
+    """The rewrite for moving `moved` out of `d`'s nondiff positions; raises Refusal."""
+    moved = tuple(sorted(set(moved)))
+    sig = d.signature
+    if d.kind != "vjp" or d.primal is None or sig is None:
+        raise Refusal("the primal function is not resolved in this file")
+    if not moved or any(p not in d.nondiff for p in moved):
+        raise Refusal("the moved positions are not nondiff positions")
+    if sig.vararg is not None:
+        raise Refusal(f"`{d.name}` takes *{sig.vararg}, so output positions depend on each call")
+    if d.nondiff_unresolved:
+        raise Refusal("nondiff_argnums is not a literal this tool can read")
+    if len(d.registrations) != 1 or d.registrations[0].method != "defvjp":
+        raise Refusal("there is not exactly one `defvjp(fwd, bwd)` registration in this file")
+    registration = d.registrations[0]
+    if registration.as_decorator:
+        raise Refusal("`defvjp` is used as a decorator")
+    if _truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
+        raise Refusal("symbolic_zeros=True wraps differentiable fwd arguments in CustomVJPPrimal records")
+    fwd, bwd = d.rule("fwd"), d.rule("bwd")
+    if fwd is None or bwd is None:
+        raise Refusal("`defvjp` does not name both fwd and bwd")
+    for role, rule in (("fwd", fwd), ("bwd", bwd)):
+        if rule.node is None:
+            raise Refusal(_unresolved(model, role, rule))
+        if rule.bound_positional or rule.bound_keywords:
+            raise Refusal(f"{role} is a functools.partial")
+        if isinstance(rule.expr, ast.Name):
+            bindings = model.index.lookup(rule.expr.id, model.index.scope_of(rule.expr))
+            if len(bindings) > 1:
+                raise Refusal(f"{role} `{rule.expr.id}` is bound more than once, so it is unclear which one to rewrite")
+        if not isinstance(rule.node, ast.Lambda) and _is_generator(rule.node):
+            raise Refusal(f"{role} is a generator")
+    assert fwd.node is not None and bwd.node is not None
+    if fwd.node is bwd.node:
+        raise Refusal("fwd and bwd are the same function")
+    for other in model.rule_owners(fwd.node, bwd.node):
+        if other is d:
+            continue
+        for role in ("fwd", "bwd"):
+            r = other.rule(role)
+            if r is not None and r.node is not None and r.node in (fwd.node, bwd.node):
+                raise Refusal(f"fwd/bwd are shared with `{other.name}`, which would break")
+    for role, rule in (("fwd", fwd), ("bwd", bwd)):
+        if rule.name and _referenced_elsewhere(model, rule, registration.node):
+            changes = "what it returns" if role == "fwd" else "its parameters"
+            raise Refusal(f"{role} `{rule.name}` is also called or referenced outside `defvjp` in this file, "
+                          f"and the rewrite changes {changes}")
+    static = _jit_static(model, d, moved)
+    if static:
+        raise Refusal(f"`{sig.positional[static[0][0]]}` is marked static in {static[0][1]}, so callers pass a "
+                      f"Python value there, which a differentiable position rejects")
+    unsafe: List[str] = []
+    creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
+    if d.is_alias:
+        unsafe.append(f"`{d.name}` is made by an in-house wrapper")
+    fwd_plan, fwd_moved, fwd_capture = _plan_fwd(model, d, fwd, moved, sig, unsafe)
+    nondiff = list(d.nondiff)
+    bwd_drop = tuple(nondiff.index(p) for p in moved)
+    bwd_sig = bwd.signature
+    assert bwd_sig is not None
+    if bwd_sig.vararg is not None:
+        raise Refusal(f"bwd takes *{bwd_sig.vararg}")
+    res_index = len(nondiff)
+    if len(bwd_sig.positional) < res_index + 2:
+        raise Refusal(f"bwd takes {len(bwd_sig.positional)} positional parameters, not "
+                      f"{res_index + 2} (see VJP305)")
+    bwd_moved = tuple(bwd_sig.positional[i] for i in bwd_drop)
+    old_res = bwd_sig.positional[res_index]
+    fwd_residuals = [_residual_of(r) for r in _own_returns(fwd.node)]
+    res_used = old_res != "_" and _loads(bwd.node, old_res)
+    if all(isinstance(r, ast.Constant) and r.value is None for r in fwd_residuals) and not res_used:
+        mode = "single" if len(moved) == 1 else "tuple"
+    else:
+        mode = "append"
+    taken = _names_in(bwd.node)
+    if mode == "single":
+        res_name, unpack = bwd_moved[0], ()
+    else:
+        res_name = _fresh(("res", "residuals", "res_"), taken - ({old_res} if mode == "tuple" else set()))
+        unpack = bwd_moved if mode == "tuple" else (old_res, *bwd_moved)
+    if isinstance(bwd.node, ast.Lambda):
+        _check_lambda_substitution(bwd.node, {old_res, *bwd_moved} if mode != "single" else set())
+    remaining = [p for p in range(len(sig.positional)) if p not in d.nondiff or p in moved]
+    none_slots = tuple(remaining.index(p) for p in moved)
+    d_old = len(sig.positional) - len(nondiff)
+    bwd_plan = _plan_bwd(model, d, bwd, none_slots, d_old, unsafe)
+    return Plan(
+        name=d.name, moved=moved, creation=creation, collapse=collapse, keywords=keywords,
+        cleanup_names=cleanup, fwd=fwd_plan, fwd_moved=fwd_moved, fwd_capture=fwd_capture, bwd=bwd_plan, bwd_drop=bwd_drop,
+        bwd_res_index=res_index, mode=mode, res_name=res_name, unpack=unpack, none_slots=none_slots,
+        d_old=d_old, spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)),
+    )
+
+
+# -- the creation site -------------------------------------------------------------------
+def _plan_creation(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...],
+                   sig: Signature) -> Tuple[Loc, bool, tuple, FrozenSet[str]]:
+    creation = d.creation
+    if not isinstance(creation, ast.Call):
+        raise Refusal("the nondiff positions are not given at the definition")
+    call = creation.func if isinstance(creation.func, ast.Call) else creation
+    scope = model.index.scope_of(call)
+    is_partial = model.index.qualname(call.func, scope) in PARTIAL
+    found = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    if any(k.arg is None for k in call.keywords):
+        raise Refusal("the nondiff positions are passed with `**kwargs`")
+    moved_names = {sig.positional[p] for p in moved}
+    keywords = []
+    for keyword, value in found.items():
+        if keyword == "nondiff_argnames" or (keyword != "nondiff_argnums" and keyword.endswith("argnames")):
+            names = constant_value(model.index, value, scope)
+            names = (names,) if isinstance(names, str) else names
+            if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+                raise Refusal(f"`{keyword}` is not a literal this tool can read")
+            keywords.append((keyword, "names", tuple(n for n in names if n not in moved_names)))
+        elif keyword in ("nondiff_argnums",) or keyword == _alias_keyword(d, found):
+            nums = constant_value(model.index, value, scope)
+            if not isinstance(nums, (tuple, list)) or any(type(n) is not int or n not in d.nondiff for n in nums):
+                raise Refusal(f"`{keyword}` has entries that are not valid positions (see VJP103)")
+            keywords.append((keyword, "nums", tuple(n for n in nums if n not in moved)))
+    if not keywords:
+        raise Refusal("the nondiff positions are not given at the definition")
+    left = [k for k in found if k not in {kw for kw, _, _ in keywords}]
+    empty = all(not kept for _, _, kept in keywords)
+    collapse = is_partial and empty and not left and len(call.args) == 1
+    cleanup: Set[str] = set()
+    if collapse:
+        root = call.func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name):
+            cleanup.add(root.id)
+    return loc_of(model, call), collapse, tuple(keywords), frozenset(cleanup)
+
+
+def _alias_keyword(d: CustomDerivative, found: Dict[str, ast.expr]) -> Optional[str]:
+    """The keyword an in-house wrapper uses for nondiff positions (the collector mapped it)."""
+    target = d.keywords.get("nondiff_argnums")
+    for keyword, value in found.items():
+        if value is target:
+            return keyword
+    return None
+
+
+def _unresolved(model: FileModel, role: str, rule: RuleFunction) -> str:
+    spelled = ast.unparse(rule.expr) if isinstance(rule.expr, (ast.Name, ast.Attribute)) else rule.name
+    qualname = model.index.qualname(rule.expr) if isinstance(rule.expr, (ast.Name, ast.Attribute)) else None
+    if qualname and "." in qualname and not qualname.startswith("builtins."):
+        return f"{role} `{spelled}` comes from `{qualname.rsplit('.', 1)[0]}`, another file"
+    return f"{role} {'`' + spelled + '` ' if spelled else ''}is not defined in this file"
+
+
+def _truthy_or_unknown(expr: Optional[ast.expr]) -> bool:
+    if expr is None:
+        return False
+    return not (isinstance(expr, ast.Constant) and not expr.value)
+
+
+# -- fwd --------------------------------------------------------------------------------
+def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: Tuple[int, ...], sig: Signature,
+              unsafe: List[str]) -> Tuple[RulePlan, Tuple[str, ...], Tuple[Tuple[str, str], ...]]:
+    node = fwd.node
+    assert node is not None
+    fsig = Signature.of(node)
+    if len(fsig.positional) < len(sig.positional):
+        if fsig.vararg is not None:
+            raise Refusal(f"fwd takes *{fsig.vararg}, so the moved arguments have no names there")
+        raise Refusal(f"fwd takes {len(fsig.positional)} positional parameters, not {len(sig.positional)} "
+                      f"(see VJP303)")
+    names = tuple(fsig.positional[p] for p in moved)
+    taken = _names_in(node)
+    captures = []
+    for name in names:
+        if _stores(node, name):  # save the argument as it came in, before fwd rebinds it
+            if isinstance(node, ast.Lambda):
+                raise Refusal(f"the fwd lambda rebinds `{name}`, so its original value is not at hand to save")
+            fresh = _fresh((f"{name}_in", f"{name}_arg"), taken)
+            taken.add(fresh)
+            captures.append((fresh, name))
+    saved = dict((original, fresh) for fresh, original in captures)
+    returns = []
+    for ret, value in _own_return_values(node):
+        if value is None or isinstance(value, ast.Constant) and value.value is None:
+            raise Refusal("a fwd `return` returns nothing (see VJP304)")
+        if isinstance(value, (ast.Tuple, ast.List)) and not _has_starred(value):
+            if len(value.elts) != 2:
+                raise Refusal(f"a fwd `return` has {len(value.elts)} entries, not a pair (see VJP304)")
+            how = "literal"
+        elif isinstance(value, BARE_VALUES):
+            raise Refusal("a fwd `return` is not a (primal_out, residuals) pair (see VJP304)")
+        elif isinstance(value, ast.Name):
+            how = "index"
+            unsafe.append("a fwd `return` returns a name, so the pair is indexed")
+        else:
+            how = "bind"
+            unsafe.append("a fwd `return` is not a literal pair, so it is bound and indexed")
+        returns.append(ReturnPlan(loc_of(model, ret), how))
+    if not returns:
+        raise Refusal("fwd has no `return`")
+    rule = RulePlan(fwd.name if not isinstance(node, ast.Lambda) else None, _def_loc(model, node),
+                    isinstance(node, ast.Lambda), tuple(returns), _fresh(("fwd_out", "out"), taken))
+    return rule, tuple(saved.get(n, n) for n in names), tuple(captures)
+
+
+def _residual_of(value: Optional[ast.expr]) -> Optional[ast.expr]:
+    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2 and not _has_starred(value):
+        return value.elts[1]
+    return None
+
+
+# -- bwd --------------------------------------------------------------------------------
+def _plan_bwd(model: FileModel, d: CustomDerivative, bwd: RuleFunction, none_slots: Tuple[int, ...], d_old: int,
+              unsafe: List[str]) -> RulePlan:
+    node = bwd.node
+    assert node is not None
+    returns = []
+    for ret, value in _own_return_values(node):
+        if value is None or isinstance(value, ast.Constant) and value.value is None:
+            raise Refusal("a bwd `return` returns None, not a tuple (see VJP307)")
+        if isinstance(value, (ast.Tuple, ast.List)):
+            if not _has_starred(value):
+                if len(value.elts) != d_old:
+                    raise Refusal(f"a bwd `return` has {len(value.elts)} entries where {d_old} are expected "
+                                  f"(see VJP306)")
+                how = "literal"
+            else:
+                leading = next(i for i, e in enumerate(value.elts) if isinstance(e, ast.Starred))
+                before = [slot - n for n, slot in enumerate(none_slots)]
+                how = "literal" if all(b <= leading for b in before) else "bind"
+                if how == "bind":
+                    unsafe.append("a bwd `return` unpacks a starred value, so it is bound and indexed")
+        elif isinstance(value, BARE_VALUES) or _is_array_call(model, value):
+            raise Refusal("a bwd `return` is a bare value, not a tuple (see VJP307)")
+        elif isinstance(value, ast.Name):
+            how = "index"
+            unsafe.append("a bwd `return` returns a name, so it is indexed")
+        else:
+            how = "bind"
+            unsafe.append("a bwd `return` is not a tuple literal, so it is bound and indexed")
+        returns.append(ReturnPlan(loc_of(model, ret), how))
+    if not returns:
+        raise Refusal("bwd has no `return`")
+    return RulePlan(bwd.name if not isinstance(node, ast.Lambda) else None, _def_loc(model, node),
+                    isinstance(node, ast.Lambda), tuple(returns), _fresh(("cts", "cotangents", "cts_"),
+                                                                         _names_in(node)))
+
+
+def _is_array_call(model: FileModel, value: ast.expr) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    q = model.index.qualname(value.func) or ""
+    return q.startswith(ARRAY_MODULES)
+
+
+def _check_lambda_substitution(fn: ast.Lambda, names: Set[str]) -> None:
+    """A lambda bwd reads residuals by index; nested rebinding of those names would break that."""
+    for node in ast.walk(fn.body):
+        bound: Set[str] = set()
+        if isinstance(node, ast.Lambda):
+            bound = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound = {node.id}
+        if bound & names:
+            raise Refusal(f"the bwd lambda rebinds `{sorted(bound & names)[0]}` inside its body")
+
+
+# -- small helpers ------------------------------------------------------------------------
+def _own_returns(fn: FunctionNode) -> List[Optional[ast.expr]]:
+    return [value for _, value in _own_return_values(fn)]
+
+
+def _own_return_values(fn: FunctionNode) -> List[Tuple[ast.AST, Optional[ast.expr]]]:
+    if isinstance(fn, ast.Lambda):
+        return [(fn.body, fn.body)]
+    found = [(n, n.value) for n in own_nodes(fn) if isinstance(n, ast.Return)]
+    return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))  # type: ignore[attr-defined]
+
+
+def _is_generator(fn: ast.AST) -> bool:
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(fn))  # type: ignore[arg-type]
+
+
+def _has_starred(value: Union[ast.Tuple, ast.List]) -> bool:
+    return any(isinstance(e, ast.Starred) for e in value.elts)
+
+
+def _stores(fn: FunctionNode, name: str) -> bool:
+    """`fn` rebinds its own `name` (nested functions count only through `nonlocal`)."""
+    if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del))
+           for node in own_nodes(fn)):
+        return True
+    return name in _spelled(fn).nonlocals
+
+
+def _loads(fn: FunctionNode, name: str) -> bool:
+    return name in _spelled(fn).name_ids
+
+
+def _names_in(fn: FunctionNode) -> Set[str]:
+    """Every name `fn` spells (a fresh set: the planner adds the names it takes)."""
+    return set(_spelled(fn).names)
+
+
+class _Spelled:
+    """The names spelled anywhere in a function (nested scopes included), from one walk kept on
+    its node: the planner asks of fwd and bwd several times per derivative."""
+
+    __slots__ = ("name_ids", "names", "nonlocals")
+
+    def __init__(self, fn: FunctionNode) -> None:
+        name_ids: Set[str] = set()
+        names: Set[str] = set()
+        nonlocals: Set[str] = set()
+        for node in walk(fn):
+            cls = node.__class__
+            if cls is ast.Name:
+                name_ids.add(node.id)  # type: ignore[attr-defined]
+            elif cls is ast.arg:
+                names.add(node.arg)  # type: ignore[attr-defined]
+            elif cls in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                names.add(node.name)  # type: ignore[attr-defined]
+            elif cls is ast.Nonlocal:
+                nonlocals.update(node.names)  # type: ignore[attr-defined]
+        self.name_ids, self.names, self.nonlocals = frozenset(name_ids), frozenset(names | name_ids), frozenset(nonlocals)
+
+
+def _spelled(fn: FunctionNode) -> _Spelled:
+    try:
+        return fn._vjplint_spelled  # type: ignore[union-attr]
+    except AttributeError:
+        found = fn._vjplint_spelled = _Spelled(fn)  # type: ignore[union-attr]
+        return found
+
+
+def _referenced_elsewhere(model: FileModel, rule: RuleFunction, registration: ast.AST) -> bool:
+    """A use of the rule's name other than the registration (a direct call would break)."""
+    index = model.index
+    inside = {id(n) for n in walk(registration)}
+    name = rule.name or ""
+    if any(id(n) not in inside for n in index.names(name) if isinstance(n.ctx, ast.Load)):
+        return True
+    if isinstance(rule.node, ast.Lambda):
+        return False
+    return any(id(n) not in inside for n in index.attributes(name))
+
+
+_PARTIAL_JIT: "weakref.WeakKeyDictionary[SemanticIndex, List[ast.Call]]" = weakref.WeakKeyDictionary()
+
+
+def _partial_jit_calls(model: FileModel) -> List[ast.Call]:
+    """The module's `partial(jax.jit, ...)(f)` calls, found once per model (once per derivative
+    made planning quadratic in the module's size)."""
+    found = _PARTIAL_JIT.get(model.index)
+    if found is None:
+        found = []
+        for call in model.index.of_type(ast.Call):
+            inner = call.func  # type: ignore[attr-defined]
+            if (isinstance(inner, ast.Call) and inner.args and call.args  # type: ignore[attr-defined]
+                    and model.index.qualname(inner.func) in PARTIAL and model.index.qualname(inner.args[0]) == "jax.jit"):
+                found.append(call)  # type: ignore[arg-type]
+        _PARTIAL_JIT[model.index] = found
+    return found
+
+
+def _jit_static(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...]) -> List[Tuple[int, str]]:
+    """(moved position, where) for each moved position a `jax.jit` marks static: a stacked
+    `@partial(jax.jit, static_argnames=...)` on the primal or `jax.jit(f, static_argnums=...)`."""
+    from vjplint.facts.infer import static_boundaries  # the boundaries VJP102 already reads
+
+    sig = d.signature
+    assert sig is not None
+    found: List[Tuple[int, str]] = []
+    traced = model.traced.get(d.primal) if d.primal is not None else None
+    if traced is not None and traced.how == "jax.jit":
+        found.extend((p, "the `jax.jit` decorating it") for p in moved if sig.positional[p] in traced.static_params)
+    for call, position in static_boundaries(model, d):
+        if position in moved and model.index.qualname(call.func) == "jax.jit":
+            found.append((position, f"`jax.jit(...)` at line {call.lineno}"))
+    for call in _partial_jit_calls(model):  # `partial(jax.jit, static_argnames=...)(f)`
+        inner = call.func  # type: ignore[attr-defined]
+        if model.facts.derivative_named(call.args[0]) is not d:  # type: ignore[attr-defined]
+            continue
+        static = _static_positions(model, inner, sig)
+        found.extend((p, f"`partial(jax.jit, ...)(...)` at line {call.lineno}") for p in moved if p in static)
+    for site in d.call_sites:  # `f(mode, x)` inside a jitted function whose `mode` is static
+        outer = model.traced.get(site.enclosing) if site.enclosing is not None else None
+        if outer is None or outer.how != "jax.jit" or not outer.static_params:
+            continue
+        given = {i - site.positional_offset: a for i, a in enumerate(site.call.args)}
+        given.update((sig.positional.index(k.arg), k.value) for k in site.call.keywords if k.arg in sig.positional)
+        for p in moved:
+            arg = given.get(p)
+            if isinstance(arg, ast.Name) and arg.id in outer.static_params:
+                where = getattr(site.enclosing, "name", "a function")
+                found.append((p, f"the `jax.jit` of `{where}`, which passes its static `{arg.id}` here "
+                                 f"(line {site.call.lineno})"))
+    return sorted(found)
+
+
+def _static_positions(model: FileModel, call: ast.Call, sig: Signature) -> Set[int]:
+    """The positions `static_argnums`/`static_argnames` of `call` name (unreadable: none)."""
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    n = len(sig.positional)
+    nums = constant_value(model.index, keywords["static_argnums"]) if "static_argnums" in keywords else ()
+    names = constant_value(model.index, keywords["static_argnames"]) if "static_argnames" in keywords else ()
+    nums = (nums,) if isinstance(nums, int) else nums if isinstance(nums, (tuple, list)) else ()
+    names = (names,) if isinstance(names, str) else names if isinstance(names, (tuple, list)) else ()
+    return {p % n for p in nums if type(p) is int and -n <= p < n} | \
+        {sig.positional.index(x) for x in names if x in sig.positional}
+
+
+def _fresh(candidates: Sequence[str], taken: Set[str]) -> str:
+    for name in candidates:
+        if name not in taken:
+            return name
+    base, n = candidates[0], 1
+    while f"{base}_{n}" in taken:
+        n += 1
+    return f"{base}_{n}"

@@ -1,0 +1,39 @@
+"""Whether the residual-plus-None fix can be offered for a derivative, and how safely.
+
+The decision is the planner's: a fix is offered exactly when `residual_plan.plan()` can build
+the rewrite, so the rule never promises a fix the transform cannot make.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple, Union
+
+from vjplint.diagnostics import Applicability
+from vjplint.plans.residual_plan import Plan, Refusal, plan
+from vjplint.model.file_model import CustomDerivative, FileModel
+
+
+def residual_fix_offer(model: FileModel, d: CustomDerivative, moved: Sequence[int],
+                       confident: bool) -> Tuple[Optional[Applicability], str]:
+    """(applicability or None, the reason shown when no fix is offered).
+
+    Safe: the plan needs no binding or indexing, the rules are used only by this custom_vjp,
+    and the inference is confident (VJP101). Unsafe: weaker inference (VJP102) or a return
+    that must be bound/indexed. None: the rules live elsewhere, are shared, or a return
+    cannot be rewritten.
+    """
+    if d.api != "jax":  # the plan rewrites to JAX's protocol; nnx's and linen's bwd conventions differ
+        return None, f"the rewrite assumes JAX's bwd protocol, and {d.label}'s differs"
+
+    def planned() -> Union[Plan, str]:
+        try:
+            return plan(model, d, moved)
+        except Refusal as exc:
+            return str(exc)
+
+    result = model.facts.residual_plans((d,), planned, tuple(sorted(moved)))  # the rule asks, the codemod again
+    if isinstance(result, str):
+        return None, result
+    if not confident or not result.safe:
+        return Applicability.UNSAFE, ""
+    return Applicability.SAFE, ""

@@ -1,0 +1,145 @@
+"""What the project indexes (vjplint.project.cross_values, vjplint.project.loops) read from a module's
+bytes before linting: its parse, and the words of its import lines."""
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Set, Tuple
+
+
+def parse(data: bytes):
+    """(tree, lines, text), or None: a file only the newer-syntax fallback parses is left out (that
+    fallback imports libcst, too slow for an index; linting the file reports it as usual)."""
+    import ast
+
+    from vjplint.syntax.positions import source_lines
+    from vjplint.syntax.source import SourceError, decode
+
+    try:
+        text = decode(data).text
+        return ast.parse(text), source_lines(text), text
+    except (SourceError, SyntaxError, RecursionError, ValueError, MemoryError):
+        return None
+
+
+def parse_lazily(data: bytes):
+    """(its statements other than functions and classes (imports, assignments, if/try blocks),
+    lines, text, a `LazyModule` for the rest), or None where `parse` gives None. The whole file
+    is parsed only when the text cannot be split safely (vjplint.syntax.region_parse)."""
+    import ast
+
+    from vjplint.syntax.positions import source_lines
+    from vjplint.syntax.region_parse import parse_top_level
+    from vjplint.syntax.source import SourceError, decode
+
+    try:
+        text = decode(data).text
+        lines = source_lines(text)
+        top = parse_top_level(text)
+        lazy = LazyModule(text, lines, ast.parse(text) if top is None else None)
+    except (SourceError, SyntaxError, RecursionError, ValueError, MemoryError):
+        return None
+    return (top if top is not None else lazy.whole()), lines, text, lazy
+
+
+class LazyModule:
+    """A module's text, parsed as far as a reader asks (vjplint.syntax.region_parse); None for what
+    cannot be parsed."""
+
+    def __init__(self, text: str, lines: List[str], whole=None) -> None:
+        self.text, self.lines = text, lines
+        self.parsed_whole = whole  # the whole module, once parsed
+        self._firsts: dict = {}
+
+    def whole(self):
+        import ast
+
+        if self.parsed_whole is None:
+            self.parsed_whole = ast.parse(self.text)
+        return self.parsed_whole
+
+    def mentioning(self, names: List[str]):
+        """The statements that can spell one of `names` (`region_parse.parse_mentioning`), or the
+        whole module."""
+        from vjplint.syntax.region_parse import parse_mentioning
+
+        return self._guarded(lambda: parse_mentioning(self.text, self.lines, names, first=self._first(names))
+                             or self.whole())
+
+    def regions(self, names: List[str]):
+        """What `vjplint.syntax.regions.focus` keeps of the module for `names`."""
+        from vjplint.syntax.region_parse import parse_focused
+        from vjplint.syntax.regions import focus
+
+        return self._guarded(lambda: parse_focused(self.text, self.lines, names, first=self._first(names))
+                             or focus(self.whole(), self.text, self.lines, names))
+
+    def _first(self, names: List[str]):
+        """`region_parse.first_pass` for `names`, made once (what `mentioning` parsed, `regions`
+        of the same names reads again)."""
+        from vjplint.syntax.region_parse import first_pass
+
+        key = tuple(names)
+        if key not in self._firsts:
+            self._firsts[key] = first_pass(self.text, self.lines, names)
+        return self._firsts[key]
+
+    @staticmethod
+    def _guarded(make):
+        try:
+            return make()
+        except (SyntaxError, RecursionError, ValueError, MemoryError):
+            return None  # as `parse` would have said of the file
+
+
+IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b([^\n]*)|import[ \t]+([^\n]*))", re.MULTILINE)
+WORD = re.compile(rb"\w+")
+
+
+def imported_words(data: bytes) -> Set[bytes]:
+    """The words of the module's import lines (module paths and imported names): a caller of
+    `pkg.mod.f` has `mod` among them."""
+    words: Set[bytes] = set()
+    # Only lines holding `import` can match: find those (a literal search), not every line start.
+    line = -1
+    at = data.find(b"import")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        if start != line:
+            line = start
+            m = IMPORT_LINE.match(data, start)
+            if m is not None:
+                for group in m.groups():
+                    if group:
+                        words.update(WORD.findall(group))
+        at = data.find(b"import", at + 6)
+    return words
+
+
+_CREATOR = b"custom_"
+_last: Tuple[Optional[bytes], Tuple[bool, bool]] = (None, (False, False))
+
+
+def creators(data: bytes) -> Tuple[bool, bool]:
+    """(b"custom_vjp" in data, b"custom_jvp" in data), from one search for `custom_` (most files
+    hold neither: one pass over the bytes instead of two). The last answer is kept, by identity:
+    the index asks of each file's bytes several times in a row (its wrappers, its exported
+    names, its loop helpers)."""
+    global _last
+    last = _last
+    if last[0] is data:
+        return last[1]
+    vjp = jvp = False
+    at = data.find(_CREATOR)
+    while at >= 0:
+        kind = data[at + 7:at + 10]
+        if kind == b"vjp":
+            vjp = True
+            if jvp:
+                break
+        elif kind == b"jvp":
+            jvp = True
+            if vjp:
+                break
+        at = data.find(_CREATOR, at + 7)
+    _last = (data, (vjp, jvp))
+    return vjp, jvp

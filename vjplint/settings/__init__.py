@@ -1,0 +1,4 @@
+"""What pyproject.toml and the command line say (Config, the option table, the cache's file names).
+
+Imports nothing of vjplint but the top-level leaf modules (diagnostics, errors).
+"""

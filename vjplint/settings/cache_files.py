@@ -1,0 +1,47 @@
+"""The cache's file names: where vjplint keeps per-file results and replays (the CLI's fast path,
+the batch runner, the project index). Only `os` and `sys` are imported here, as in
+vjplint.batch.fastpath, which reads these before anything else."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from vjplint import __version__
+
+CACHE_DIR_NAME = ".vjplint_cache"
+
+
+def code_fingerprint() -> str:
+    """The version plus the size and mtime of every vjplint module, so that an edited rule in a
+    development checkout never reads results its old code produced."""
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # vjplint/, not vjplint/settings/
+    parts = [__version__, sys.version.split()[0]]
+    for directory, _, names in sorted(os.walk(package)):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(directory, name))
+                parts.append(f"{os.path.relpath(os.path.join(directory, name), package)}:{st.st_size}:{st.st_mtime_ns}")
+    return "\n".join(parts)
+
+
+def short_name(text: str) -> str:
+    """A short file name for a long key. The key itself is stored and compared on load, so a
+    collision only costs a cold run, never a wrong result (and no hashlib import)."""
+    import zlib
+
+    return f"{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
+
+
+def ensure_cache_root(root: str) -> None:
+    """The cache directory, with a .gitignore of `*` (ruff's) and a CACHEDIR.TAG."""
+    os.makedirs(root, exist_ok=True)
+    ignore = os.path.join(root, ".gitignore")
+    if not os.path.exists(ignore):
+        with open(ignore, "w", encoding="utf-8") as handle:
+            handle.write("# Automatically created by vjplint.\n*\n")
+    tag = os.path.join(root, "CACHEDIR.TAG")
+    if not os.path.exists(tag):
+        with open(tag, "w", encoding="utf-8") as handle:
+            handle.write("Signature: 8a477f597d28d172789f06886806bc55\n"
+                         "# This file is a cache directory tag created by vjplint.\n")

@@ -1,0 +1,144 @@
+"""Where a module's text is not code, found without parsing: its triple-quoted strings and its
+comments. `vjplint.syntax.region_parse` splits a module into statements around the strings;
+`vjplint.syntax.regions` reads a statement's words from its code only (a word in a docstring or a
+comment names nothing the statement uses).
+"""
+
+from __future__ import annotations
+
+import functools
+import os.path
+import re
+from bisect import bisect_right
+from typing import Dict, List, Optional, Set, Tuple, TypeVar
+
+Span = Tuple[int, int]
+
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Code on one line up to a comment, a triple quote or its end: single-quoted strings whole.
+LINE_CODE = re.compile(r"""(?:[^#"'\\\n]+|\\.|"(?!"")(?:[^"\\\n]|\\.)*"|'(?!'')(?:[^'\\\n]|\\.)*')*""")
+
+
+def string_spans(text: str) -> Optional[List[Span]]:
+    """The [start, end) offsets of the triple-quoted strings, in order; None when one is not
+    closed or a single-quoted string runs on past its line. A triple quote in a comment or in a
+    single-quoted string opens none; an escaped one closes none. The last text's answer is kept
+    (`vjplint.syntax.region_parse` and `vjplint.syntax.regions` both ask of it)."""
+    if _LAST and _LAST[0] is text:
+        return _LAST[1]
+    spans = _string_spans(text)
+    _LAST[:] = [text, spans]
+    return spans
+
+
+_LAST: list = []  # [text, its spans]: one slot, compared by identity
+
+
+def _string_spans(text: str) -> Optional[List[Span]]:
+    spans: List[Span] = []
+    pos = 0  # outside any string
+    # The next `"""` and `'''` at or after `pos` (-1: none left), found with str.find: a regex
+    # alternation of the two scans the text a character at a time, four times slower.
+    double = single = -2
+    while True:
+        if -1 < double < pos or double == -2:
+            double = text.find('"""', pos)
+        if -1 < single < pos or single == -2:
+            single = text.find("'''", pos)
+        if double < 0 and single < 0:
+            return spans
+        at = double if single < 0 or 0 <= double < single else single
+        code = LINE_CODE.match(text, max(text.rfind("\n", 0, at) + 1, pos)).end()  # type: ignore[union-attr]
+        if code > at:  # inside a single-quoted string
+            pos = code
+            continue
+        if code < at:
+            if text[code] != "#":
+                return None  # a string this line does not close
+            newline = text.find("\n", at)
+            if newline < 0:
+                return spans
+            pos = newline
+            continue
+        quote = text[at:at + 3]
+        close = text.find(quote, at + 3)
+        while close >= 0 and _escaped(text, close):
+            close = text.find(quote, close + 1)
+        if close < 0:
+            return None
+        spans.append((at, close + 3))
+        pos = close + 3
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Whether an odd number of backslashes precedes `at`."""
+    k = at
+    while k > 0 and text[k - 1] == "\\":
+        k -= 1
+    return (at - k) % 2 == 1
+
+
+class CodeWords:
+    """The words of a text's code between two offsets: outside its triple-quoted strings and its
+    comments, but an f-string's words all kept (`f\"\"\"{x}\"\"\"` reads `x`). When the strings
+    cannot be followed (`string_spans` is None), every word of the text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.strings = string_spans(text)
+        self._ends = [b for _, b in self.strings] if self.strings is not None else []
+
+    def between(self, start: int, end: int) -> Set[str]:
+        text, strings = self.text, self.strings
+        if strings is None:
+            return set(WORD.findall(text, start, end))
+        words: Set[str] = set()
+        k = bisect_right(self._ends, start)  # the first string ending after `start`
+        at = start
+        while k < len(strings) and strings[k][0] < end:
+            a, b = strings[k]
+            self._code(at, max(a, at), words)
+            if "f" in text[max(0, a - 2):a].lower():  # an f-string: code in braces
+                words.update(WORD.findall(text, max(a, at), min(b, end)))
+            at, k = b, k + 1
+        if at < end:
+            self._code(at, end, words)
+        return words
+
+    def _code(self, start: int, end: int, words: Set[str]) -> None:
+        """Add the words of `text[start:end]` (code, no triple-quoted string in it) less its
+        comments: a `#` where `LINE_CODE` ends the code of its line starts one."""
+        text = self.text
+        hash_at = text.find("#", start, end)
+        while hash_at >= 0:
+            line = max(text.rfind("\n", start, hash_at) + 1, start)
+            if text.find('"', line, hash_at) < 0 and text.find("'", line, hash_at) < 0:
+                code_end = hash_at  # no string before it on its line: the comment starts here
+            else:
+                code_end = LINE_CODE.match(text, line).end()  # type: ignore[union-attr]
+            line_end = text.find("\n", hash_at, end)
+            if line_end < 0:
+                line_end = end
+            if code_end < end and text[code_end] == "#":  # a comment, to the end of its line
+                words.update(WORD.findall(text, start, code_end))
+                start = line_end
+            hash_at = text.find("#", line_end, end) if line_end < end else -1
+        if start < end:
+            words.update(WORD.findall(text, start, end))
+
+
+Needle = TypeVar("Needle", str, bytes)
+SHARED_PREFIX = 6  # names sharing this many first characters are searched for together
+
+
+@functools.lru_cache(maxsize=64)
+def prefix_groups(names: Tuple[Needle, ...]) -> Tuple[Tuple[Needle, Tuple[Needle, ...]], ...]:
+    """(what to search for, the names starting with it): `names` grouped by their first
+    `SHARED_PREFIX` characters (or bytes), each group searched for by its longest common prefix.
+    A text is scanned once for `custom_`, not once for each of `custom_vjp`, `custom_jvp`,
+    `custom_gradient` and `custom_transforms`. Empty names are left out."""
+    groups: Dict[Needle, List[Needle]] = {}
+    for name in dict.fromkeys(names):
+        if name:
+            groups.setdefault(name[:SHARED_PREFIX], []).append(name)
+    return tuple((os.path.commonprefix(group), tuple(group)) for group in groups.values())  # type: ignore[misc]
