@@ -4,6 +4,8 @@
 the server are the commands; `.options` is the table of `check` options that the pre-commit fast
 path reads too; `.report` prints outcomes. Imports are lazy: `vjplint --version` and runs over
 files with no custom derivatives import neither libcst nor JAX (vjplint.batch.fastpath).
+
+May import every other layer: the command line is the top.
 """
 
 from __future__ import annotations

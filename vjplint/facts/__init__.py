@@ -4,6 +4,9 @@ The collector builds `FileModel` (what is defined and registered where); the fac
 questions several rules and the codemod ask of it: how many arguments a rule accepts, which
 positions are nondiff, what a function returns, whether a nondiff argument is an array.
 `model.facts` is the one instance per file.
+
+May import: model, syntax, settings and the top-level leaf modules; the collector
+(facts/collect.py) builds the model and attaches these facts.
 """
 
 from __future__ import annotations

@@ -1,1 +1,5 @@
-"""Pure libcst `Module -> Module` fixes; the runner in `apply.py` does the I/O."""
+"""Applying fixes: the edits of a diagnostic's fix or plan (apply.py), noqa comments, the
+residual-plus-None writers, cross-module rewrites written together or not at all.
+
+May import: project, lint and everything below them.
+"""

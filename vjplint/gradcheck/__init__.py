@@ -5,4 +5,6 @@ descriptions of vjplint.verify.synth), copies each module's package to a tempora
 and runs `child.py` there in a separate Python per module (vjplint.verify.api.run_harness: a
 time limit, the process group killed at it). `report.py` turns the outcomes into diagnostics
 (VJP501-VJP504, VJP509). Importing this package imports neither JAX nor the user's code.
+
+May import: verify, batch, output, fixes and everything below them.
 """

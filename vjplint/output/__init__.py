@@ -1,4 +1,7 @@
-"""Formatters: diagnostics -> text. Each takes the run's diagnostics and a context."""
+"""Formatters: diagnostics -> text. Each takes the run's diagnostics and a context.
+
+May import: rules (their docs and registry) and everything below them.
+"""
 
 from __future__ import annotations
 

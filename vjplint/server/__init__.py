@@ -1,4 +1,7 @@
-"""`vjplint server`: the Language Server over stdio (pygls, from the `lsp` extra)."""
+"""`vjplint server`: the Language Server over stdio (pygls, from the `lsp` extra).
+
+May import: gradcheck, verify, batch, output, fixes, project, lint and everything below them.
+"""
 
 from __future__ import annotations
 

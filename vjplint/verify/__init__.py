@@ -3,4 +3,6 @@
 `api.verify_rewrites` is the entry point; `harness.py` is the script it runs in a separate
 Python process (never imported here); `synth.py` describes inputs from the source alone.
 Importing this package imports neither JAX nor the user's code.
+
+May import: batch, output, fixes, project, lint and everything below them.
 """
