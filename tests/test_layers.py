@@ -119,3 +119,23 @@ def test_at_most_eight_top_level_modules_and_documented_folders() -> None:
 def test_no_rule_module_over_400_lines() -> None:
     sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "vjplint" / "rules").rglob("vjp*.py")}
     assert {name: n for name, n in sizes.items() if n > 400} == {}
+
+
+def _contract_layers() -> list:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    (contract,) = table["contracts"]
+    return [sorted(part.strip().split(".", 1)[1] for part in layer.split("|")) for layer in contract["layers"]]
+
+
+def test_the_contributing_drawing_lists_the_contract_s_layers() -> None:
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    drawing = text.split("<!-- layers: top to bottom, as in pyproject.toml -->", 1)[1].split("```")[1]
+    drawn = []
+    for line in drawing.strip("\n").splitlines():
+        head = line.split("   ")[0].strip()  # the layer, then at least three spaces, then what it holds
+        drawn.append(sorted(name.strip().rstrip("/") for name in head.split("|")))
+    assert drawn == _contract_layers()
