@@ -13,7 +13,7 @@ from vjplint.diagnostics import Diagnostic, Position, Severity
 from vjplint.syntax.positions import node_range, source_lines
 from vjplint.syntax.source import DecodedSource, SourceError, decode, forget_parse, parse, remember_parse
 from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
-from vjplint.syntax.text_spans import prefix_groups
+from vjplint.syntax.text_spans import TextIndex, prefix_groups
 
 if TYPE_CHECKING:  # the engine imports the model and the rules when it first lints
     from vjplint.model.file_model import FileModel
@@ -51,10 +51,16 @@ class RuleSplit:
 
 
 def prefilter_names(config: Config) -> Tuple[bytes, ...]:
+    """The names a finding needs, with the settings' aliases' last names; kept on the settings
+    object, which never changes (asked once per file by the engine, the fix loop and the workers)."""
+    known = config.__dict__.get("_vjplint_prefilter")
+    if known is not None:
+        return known
     # Aliases' last names, each once: inferred wrappers (vjplint.project.index) add many spellings of few names.
     extra = [name.rsplit(".", 1)[-1].encode() for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases)]
-    return tuple(dict.fromkeys(PREFILTER_NAMES + tuple(extra)))
-
+    names = tuple(dict.fromkeys(PREFILTER_NAMES + tuple(extra)))
+    object.__setattr__(config, "_vjplint_prefilter", names)
+    return names
 
 
 
@@ -122,11 +128,12 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     enabled, partly = enabled_codes(config)
     result.analysed = True
     module = None
+    index = TextIndex(text)  # the searches of this text, made once for every step below
     if FOCUS:  # only the regions that can matter (vjplint.syntax.region_parse); None: parse it whole
         from vjplint.syntax.region_parse import parse_focused
 
         try:
-            module = parse_focused(text, lines, [n.decode() for n in prefilter_names(config)], filename)
+            module = parse_focused(text, lines, [n.decode() for n in prefilter_names(config)], filename, index=index)
         except RecursionError:
             module = None
     focused = module is not None
@@ -138,32 +145,25 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         return _finish(result, config, filename, where, lines, enabled)
     try:
         result.findings = _run_rules(filename, module, text, lines, config, enabled, result.errors, partly,
-                                     focused=focused, only=rules, split=split, keep=keep)
+                                     focused=focused, only=rules, split=split, keep=keep, index=index)
         result.diagnostics.extend(result.findings)
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
     return _finish(result, config, filename, where, lines, enabled)
 
 
-# Settings objects asked about, by identity, with their answers: a run lints its files with a
-# few settings objects (one per package that has project facts), each object kept with its answer
-# so that its id is not reused while the entry lives.
-_ENABLED: Dict[int, Tuple[Config, Tuple[FrozenSet[str], FrozenSet[str]]]] = {}
-
-
 def enabled_codes(config: Config) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-    """(every code that runs, the part of it that runs only for its default reports)."""
-    known = _ENABLED.get(id(config))
-    if known is not None and known[0] is config:
-        return known[1]
+    """(every code that runs, the part of it that runs only for its default reports). Kept on the
+    settings object, which never changes (the convention of facts kept on nodes: `_vjplint_<fact>`)."""
+    known = config.__dict__.get("_vjplint_enabled")
+    if known is not None:
+        return known
     from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
 
     enabled = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
     partly = _partly_enabled(config, enabled)
     answer = frozenset(enabled | partly), partly
-    if len(_ENABLED) >= 64:
-        _ENABLED.clear()
-    _ENABLED[id(config)] = (config, answer)
+    object.__setattr__(config, "_vjplint_enabled", answer)
     return answer
 
 
@@ -183,8 +183,8 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
                enabled: Set[str], errors: List[str], partly: FrozenSet[str] = frozenset(),
                text_lines: Optional[List[str]] = None, focused: bool = False,
                only: Optional[FrozenSet[str]] = None, split: Optional[RuleSplit] = None,
-               keep: Optional[List[object]] = None) -> List[Diagnostic]:
-    """`text_lines`: the lines of `text` where they differ from `lines` (the incremental
+               keep: Optional[List[object]] = None, index: Optional[TextIndex] = None) -> List[Diagnostic]:
+    """`index`: the searches of `text` made so far (one is made when none is given). `text_lines`: the lines of `text` where they differ from `lines` (the incremental
     linter's family modules, blank outside the family). `focused`: `module` holds only the
     regions already (vjplint.syntax.region_parse), the whole module was never parsed. `only`: run only
     these rules; `split`: not these, which another process runs (`RuleSplit`)."""
@@ -196,11 +196,12 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
 
     recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
     whole: Optional[ast.Module] = None if focused else module
+    index = TextIndex.of(text, index)
     names = tuple(n.decode() for n in prefilter_names(config))
     if FOCUS and not focused:
         from vjplint.syntax.regions import focus
 
-        module = focus(module, text, text_lines or lines, list(names))
+        module = focus(module, text, text_lines or lines, list(names), index)
     model = collect(module, lines, recognizer)
     if keep is not None:
         keep.append(model)
@@ -212,7 +213,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     if config.array_names or config.static_names:
         model.facts.hints = options.hints  # vjplint.facts.value_kinds reads them as the weakest source of kinds
     stub = filename.endswith(".pyi")
-    present = _present_triggers(text, config, names)
+    present = _present_triggers(text, config, names, index)
     classes = [cls for cls in rules_for(enabled if only is None else enabled & only)
                if (cls.IN_STUBS or not stub) and not cls.RUNTIME
                and (not cls.TRIGGERS or not present.isdisjoint(cls.TRIGGERS))
@@ -300,13 +301,12 @@ def _visit_methods(cls: type) -> Tuple[str, ...]:
     return tuple(attr for attr in dir(cls) if attr.startswith("visit_"))
 
 
-def _present_triggers(text: str, config: Config, names: Tuple[str, ...] = ()) -> Set[bytes]:
+def _present_triggers(text: str, config: Config, names: Tuple[str, ...] = (),
+                      index: Optional[TextIndex] = None) -> Set[bytes]:
     """The rules' trigger names the text holds; an alias's name stands for its creator's.
-    `names`: the prefilter names, whose occurrences vjplint.syntax.regions found in this text already."""
+    `names`: the prefilter names, whose occurrences the regions found in `index` already."""
     if names and set(PREFILTER_NAMES) <= {n.encode() for n in names}:
-        from vjplint.syntax.regions import occurrences
-
-        found = occurrences(text, names)
+        found = TextIndex.of(text, index).occurrences(names)
         present = {name for name in PREFILTER_NAMES if found[name.decode()]}
     else:
         present = {name for name in PREFILTER_NAMES if name.decode() in text}

@@ -49,6 +49,14 @@ class LazyModule:
         self.text, self.lines = text, lines
         self.parsed_whole = whole  # the whole module, once parsed
         self._firsts: dict = {}
+        self._index = None  # the text's searches (vjplint.syntax.text_spans.TextIndex), made when first asked
+
+    def index(self):
+        from vjplint.syntax.text_spans import TextIndex
+
+        if self._index is None:
+            self._index = TextIndex(self.text)
+        return self._index
 
     def whole(self):
         import ast
@@ -70,8 +78,9 @@ class LazyModule:
         from vjplint.syntax.region_parse import parse_focused
         from vjplint.syntax.regions import focus
 
-        return self._guarded(lambda: parse_focused(self.text, self.lines, names, first=self._first(names))
-                             or focus(self.whole(), self.text, self.lines, names))
+        return self._guarded(lambda: parse_focused(self.text, self.lines, names, first=self._first(names),
+                                                   index=self.index())
+                             or focus(self.whole(), self.text, self.lines, names, self.index()))
 
     def _first(self, names: List[str]):
         """`region_parse.first_pass` for `names`, made once (what `mentioning` parsed, `regions`
@@ -80,7 +89,7 @@ class LazyModule:
 
         key = tuple(names)
         if key not in self._firsts:
-            self._firsts[key] = first_pass(self.text, self.lines, names)
+            self._firsts[key] = first_pass(self.text, self.lines, names, index=self.index())
         return self._firsts[key]
 
     @staticmethod

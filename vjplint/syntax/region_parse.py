@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from vjplint.syntax import regions
 from vjplint.syntax.regions import first_line, focus
 from vjplint.syntax.source import _TYPE_PARAMETERS, _parses, _without_type_parameters
-from vjplint.syntax.text_spans import string_spans as _string_spans
+from vjplint.syntax.text_spans import TextIndex, string_spans as _string_spans
 
 _CODE_LINE = re.compile(r"\n(?=[^\s#)\]}])")  # a line starting with code that can start a statement
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")  # clauses of the statement above
@@ -60,14 +60,16 @@ class _Unit:
 
 
 def parse_focused(text: str, lines: Sequence[str], names: Sequence[str], filename: str = "<unknown>",
-                  first: Optional["FirstPass"] = None) -> Optional[ast.Module]:
+                  first: Optional["FirstPass"] = None, index: Optional[TextIndex] = None) -> Optional[ast.Module]:
     """`focus(parse(text), text, lines, names)`, parsing only what it needs; None when the text
-    cannot be split safely (see the module doc). `first`: `first_pass` of the same arguments."""
-    first = first or first_pass(text, lines, names, filename, regions.MIN_STATEMENTS)
+    cannot be split safely (see the module doc). `first`: `first_pass` of the same arguments;
+    `index`: the searches of this text made so far (the engine's, for the whole lint)."""
+    index = TextIndex.of(text, index)
+    first = first or first_pass(text, lines, names, filename, regions.MIN_STATEMENTS, index)
     if first is None or len(first.units) < regions.MIN_STATEMENTS:
         return None
     units, body, stubs = first.units, list(first.body), first.stubs
-    focused = focus(ast.Module(body=body, type_ignores=[]), text, lines, list(names))
+    focused = focus(ast.Module(body=body, type_ignores=[]), text, lines, list(names), index)
     wanted = [stubs[id(s)] for s in focused.body if id(s) in stubs]
     for s in focused.body:
         if isinstance(s, ast.ClassDef):
@@ -155,12 +157,13 @@ class FirstPass:
 
 
 def first_pass(text: str, lines: Sequence[str], names: Sequence[str], filename: str = "<unknown>",
-               least: int = 0) -> Optional[FirstPass]:
+               least: int = 0, index: Optional[TextIndex] = None) -> Optional[FirstPass]:
     """The first parse for the recognised `names`; None when the text cannot be split safely, has
     fewer than `least` statements, or every statement must be parsed anyway."""
     if "\r" in text or "\x00" in text:
         return None
-    strings = _string_spans(text)
+    index = TextIndex.of(text, index)
+    strings = index.strings()
     if strings is None:
         return None
     units = _units(text, strings)
@@ -170,7 +173,7 @@ def first_pass(text: str, lines: Sequence[str], names: Sequence[str], filename: 
             units = [u for u in units if not (_holds(hints, u) and _newer_syntax(text[u.start:u.end]))]
     if units is None or len(units) < least:
         return None
-    marks = _Marks(text, names)
+    marks = _Marks(text, names, index)
     eager = [marks.eager(u) for u in units]
     for u, e in zip(units, eager):
         if e and u.kind == "class" and not marks.has_global(u):
@@ -225,9 +228,9 @@ class _Marks:
     """Where the recognised names and `global` statements are in the text: whether a unit holds
     one is a bisection, not a search of its text per name."""
 
-    def __init__(self, text: str, names: Sequence[str]) -> None:
+    def __init__(self, text: str, names: Sequence[str], index: TextIndex) -> None:
         # where each occurrence ends: held when it ends inside the unit
-        self.names = sorted(at + len(n) for n, found in regions.occurrences(text, names).items() for at in found)
+        self.names = sorted(at + len(n) for n, found in index.occurrences(names).items() for at in found)
         self.globals: List[int] = []  # where each `global` statement's keyword ends (as GLOBAL matches)
         at = text.find("global")
         while at >= 0:  # a literal search: a MULTILINE `^` pattern is tried at every character

@@ -29,7 +29,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence
 from vjplint.syntax.names import EXTENDED_NAMES
 from vjplint.syntax.positions import lines_with_endings
 from vjplint.syntax.walk import child_nodes, walk
-from vjplint.syntax.text_spans import CodeWords, prefix_groups
+from vjplint.syntax.text_spans import CodeWords, TextIndex, occurrences, prefix_groups  # noqa: F401 - occurrences: read from here too
 
 # `match` patterns bind names too; ast has them from Python 3.10 (requires-python is 3.9)
 _MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
@@ -65,7 +65,8 @@ def row_offsets(text: str, lines: Sequence[str], rows: Iterable[int]) -> Dict[in
     return found
 
 
-def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[str]) -> ast.Module:
+def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[str],
+          index: Optional[TextIndex] = None) -> ast.Module:
     """A module of only the statements of `module` that can matter. The units are the top-level
     statements, except that a big class holding a recognised name is split into its members."""
     body = module.body
@@ -85,7 +86,8 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     def span(first: int, end: int) -> Tuple[int, int]:
         return offsets[min(first, last)], offsets[min(end + 1, last)]
 
-    found_at = occurrences(text, names)
+    index = TextIndex.of(text, index)
+    found_at = index.occurrences(names)
 
     def mentions(where: Tuple[int, int], among: Sequence[str]) -> bool:
         """Whether `text[where[0]:where[1]]` holds one of `among` (what `text.find(n, *where)` says)."""
@@ -145,7 +147,7 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     for i, unit in enumerate(units):
         if forward[i] and isinstance(unit, ast.Expr) and _registers_on(unit, spread, imported):
             forward[i], registration[i] = False, True
-    words = _Words(text, spans)
+    words = _Words(text, spans, index)
     # One step on from a statement holding such a name: an import or constant (`JVPTracer as _T`,
     # `NAMES = ("JVPTracer",)`) is read where the test is; a function testing it is exempt when
     # only `jax.jvp` calls it, which its users show.
@@ -195,26 +197,6 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     return ast.Module(body=kept, type_ignores=module.type_ignores)
 
 
-def occurrences(text: str, names: Iterable[str]) -> Dict[str, List[int]]:
-    """Where each name starts in `text`, overlapping occurrences included, in order: the
-    names are rare, so a literal search of the whole text each beats a search per statement.
-    The last text's answer is kept: the engine, vjplint.syntax.region_parse and `focus` all ask of it."""
-    key = tuple(names)
-    if _LAST and _LAST[0] is text and _LAST[1] == key:
-        return _LAST[2]
-    found: Dict[str, List[int]] = {n: [] for n in key}
-    for needle, group in prefix_groups(key):  # `custom_` once for four of the default names
-        i = text.find(needle)
-        while i >= 0:
-            for n in group:
-                if text.startswith(n, i):
-                    found[n].append(i)
-            i = text.find(needle, i + 1)
-    _LAST[:] = [text, key, found]
-    return found
-
-
-_LAST: list = []  # [text, names, their occurrences]: one slot, compared by identity
 
 
 def _with_body(cls: ast.ClassDef, body: List[ast.stmt]) -> ast.ClassDef:
@@ -230,9 +212,9 @@ class _Words:
     """Each unit's words in code (not in its comments or docstrings: `vjplint.syntax.text_spans`), read
     when first asked for (only kept units are ever asked)."""
 
-    def __init__(self, text: str, spans: Sequence[Tuple[int, int]]) -> None:
+    def __init__(self, text: str, spans: Sequence[Tuple[int, int]], index: Optional[TextIndex] = None) -> None:
         self.text, self.spans = text, spans
-        self.code = CodeWords(text)
+        self.code = CodeWords(text, index)
         self.found: Dict[int, Set[str]] = {}
         self._order: Optional[Tuple[List[int], List[int]]] = None  # span starts, sorted, and their units
 

@@ -10,7 +10,7 @@ import functools
 import os.path
 import re
 from bisect import bisect_right
-from typing import Dict, List, Optional, Set, Tuple, TypeVar
+from typing import Dict, Iterable, List, Optional, Set, Tuple, TypeVar
 
 Span = Tuple[int, int]
 
@@ -22,16 +22,55 @@ LINE_CODE = re.compile(r"""(?:[^#"'\\\n]+|\\.|"(?!"")(?:[^"\\\n]|\\.)*"|'(?!'')(
 def string_spans(text: str) -> Optional[List[Span]]:
     """The [start, end) offsets of the triple-quoted strings, in order; None when one is not
     closed or a single-quoted string runs on past its line. A triple quote in a comment or in a
-    single-quoted string opens none; an escaped one closes none. The last text's answer is kept
-    (`vjplint.syntax.region_parse` and `vjplint.syntax.regions` both ask of it)."""
-    if _LAST and _LAST[0] is text:
-        return _LAST[1]
-    spans = _string_spans(text)
-    _LAST[:] = [text, spans]
-    return spans
+    single-quoted string opens none; an escaped one closes none. (`TextIndex` keeps the answer
+    for the several steps of one lint that ask of the same text.)"""
+    return _string_spans(text)
 
 
-_LAST: list = []  # [text, its spans]: one slot, compared by identity
+def occurrences(text: str, names: Iterable[str]) -> Dict[str, List[int]]:
+    """Where each name starts in `text`, overlapping occurrences included, in order: the
+    names are rare, so a literal search of the whole text each beats a search per statement."""
+    key = tuple(names)
+    found: Dict[str, List[int]] = {n: [] for n in key}
+    for needle, group in prefix_groups(key):  # `custom_` once for four of the default names
+        i = text.find(needle)
+        while i >= 0:
+            for n in group:
+                if text.startswith(n, i):
+                    found[n].append(i)
+            i = text.find(needle, i + 1)
+    return found
+
+
+class TextIndex:
+    """What the searches of one text found, kept for the steps of one lint that ask of it (the
+    split parse, the regions, the engine's trigger check): the strings' spans and the names'
+    occurrences, each found once. The engine makes one per lint and hands it down; a step given
+    none, or one of another text, searches for itself. Nothing is kept between lints."""
+
+    __slots__ = ("text", "_strings", "_names", "_found")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._strings: Optional[Tuple[Optional[List[Span]]]] = None
+        self._names: Optional[Tuple[str, ...]] = None
+        self._found: Dict[str, List[int]] = {}
+
+    def strings(self) -> Optional[List[Span]]:
+        if self._strings is None:
+            self._strings = (_string_spans(self.text),)
+        return self._strings[0]
+
+    def occurrences(self, names: Iterable[str]) -> Dict[str, List[int]]:
+        key = tuple(names)
+        if self._names != key:
+            self._found, self._names = occurrences(self.text, key), key
+        return self._found
+
+    @staticmethod
+    def of(text: str, index: "Optional[TextIndex]") -> "TextIndex":
+        """`index` when it is this text's, else a new one."""
+        return index if index is not None and index.text is text else TextIndex(text)
 
 
 def _string_spans(text: str) -> Optional[List[Span]]:
@@ -83,9 +122,9 @@ class CodeWords:
     comments, but an f-string's words all kept (`f\"\"\"{x}\"\"\"` reads `x`). When the strings
     cannot be followed (`string_spans` is None), every word of the text."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, index: Optional["TextIndex"] = None) -> None:
         self.text = text
-        self.strings = string_spans(text)
+        self.strings = TextIndex.of(text, index).strings()
         self._ends = [b for _, b in self.strings] if self.strings is not None else []
 
     def between(self, start: int, end: int) -> Set[str]:
