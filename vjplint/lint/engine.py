@@ -239,15 +239,21 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
 def _apply_rules(classes: Sequence["type[Rule]"], model: "FileModel", options: "RuleOptions", filename: str,
                  lines: List[str], errors: List[str], partly: FrozenSet[str]) -> List[Diagnostic]:
     """Run the rules `classes` on `model`: their diagnostics, in the rules' order."""
+    from vjplint.rules.base import Rule
+
     rules = [cls(model, options) for cls in classes]
     visitors: Dict[str, List] = {}
     for rule in rules:
         for attr in _visit_methods(type(rule)):
             visitors.setdefault(attr[6:], []).append((rule, getattr(rule, attr)))
     failed: Set[str] = set()
+    derivatives = model.derivatives
     for rule in rules:
         try:
             rule.check()
+            if type(rule).check_derivative is not Rule.check_derivative:
+                for d in derivatives:
+                    rule.check_derivative(d)
         except Exception as exc:  # a broken rule loses its own findings, never the file's
             failed.add(rule.CODE)
             errors.append(f"{filename}: internal error in {rule.CODE}: {type(exc).__name__}: {exc}")

@@ -1,8 +1,9 @@
 """The rule contract: one class per rule, reading the shared model, reporting nodes.
 
-A rule never sees files, configuration or suppressions (fixit's discipline). It either
-implements `check(model)` to walk the custom derivatives, or `visit_<NodeType>` methods that
-the engine calls during one shared traversal of the tree, or both.
+A rule never sees files, configuration or suppressions (fixit's discipline). It implements
+`check_derivative(d)`, called for each custom derivative of the file, `check()` for what the
+derivatives hold together, or `visit_<NodeType>` methods that the engine calls during one shared
+traversal of the tree, or several of them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import ClassVar, List, Optional, Tuple
 
 from vjplint.diagnostics import Applicability, Edit, Fix, FixPlan, Position, Severity
 from vjplint.facts.infer import Hints
-from vjplint.model.file_model import FileModel
+from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.syntax.positions import node_range
 from vjplint.model.wrappers import with_wrapper_note
 
@@ -71,7 +72,11 @@ class Rule:
         self.reports: List[Report] = []
 
     def check(self) -> None:
-        """Walk the model; override for derivative-level rules."""
+        """Look at the whole model (the file's derivatives together, or what no derivative holds)."""
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        """Judge one custom derivative: the engine calls it for each of the file's derivatives, in
+        order, after `check` (the loop every derivative-level rule would otherwise repeat)."""
 
     def report(self, node: ast.AST, message: str, *, end_node: Optional[ast.AST] = None,
                fix: Optional[Fix] = None, default: bool = False, severity: Optional[Severity] = None) -> None:
