@@ -24,6 +24,7 @@ from vjplint.model.file_model import CustomDerivative, FileModel, Registration, 
 from vjplint.model.semantic import FunctionNode, own_nodes
 
 if TYPE_CHECKING:
+    from vjplint.facts.closures import Finding as ClosureFinding
     from vjplint.facts.infer import Hints, Verdict
     from vjplint.facts.integers import Integers
     from vjplint.facts.value_kinds import Values as ValuesEngine
@@ -68,6 +69,7 @@ class Facts:
         self._swap: _ById[Optional[str]] = _ById()
         self._returns_array: _ById[bool] = _ById()
         self._verdicts: _ById[List["Verdict"]] = _ById()
+        self._closures: _ById[List["ClosureFinding"]] = _ById()
         self._values: Optional["ValuesEngine"] = None
         self._integers: Optional["Integers"] = None
         # What other modules of the run do with this module's names (vjplint.facts.crossmodule);
@@ -314,6 +316,14 @@ class Facts:
         from vjplint.facts.infer import infer_nondiff
 
         return self._verdicts((d,), lambda: infer_nondiff(self.model, d, hints), hints)
+
+    # -- analyses one rule reports (the module of each says which) ------------------------------
+    def closures(self, d: CustomDerivative) -> List["ClosureFinding"]:
+        """What `d`, defined inside a function, closes over that may hold tracers (VJP201 reports it):
+        `vjplint.facts.closures` findings in the order of their first reads."""
+        from vjplint.facts.closures import Closures
+
+        return self._closures((d,), lambda: Closures(self.model).findings(d))
 
     # -- the module -----------------------------------------------------------------------------
     def is_jax_internal(self) -> bool:
