@@ -24,6 +24,7 @@ from vjplint.model.file_model import CustomDerivative, FileModel, Registration, 
 from vjplint.model.semantic import FunctionNode, own_nodes
 
 if TYPE_CHECKING:
+    from vjplint.facts.checkify import Staging
     from vjplint.facts.closures import Finding as ClosureFinding
     from vjplint.facts.infer import Hints, Verdict
     from vjplint.facts.integers import Integers
@@ -70,6 +71,7 @@ class Facts:
         self._returns_array: _ById[bool] = _ById()
         self._verdicts: _ById[List["Verdict"]] = _ById()
         self._closures: _ById[List["ClosureFinding"]] = _ById()
+        self._checkify: Optional[List["Staging"]] = None
         self._values: Optional["ValuesEngine"] = None
         self._integers: Optional["Integers"] = None
         # What other modules of the run do with this module's names (vjplint.facts.crossmodule);
@@ -324,6 +326,15 @@ class Facts:
         from vjplint.facts.closures import Closures
 
         return self._closures((d,), lambda: Closures(self.model).findings(d))
+
+    def checkify_stagings(self) -> List["Staging"]:
+        """Where checkify is staged around a custom derivative with a check (VJP608 reports them):
+        `vjplint.facts.checkify`'s findings in the module's order."""
+        if self._checkify is None:
+            from vjplint.facts.checkify import Checkify
+
+            self._checkify = Checkify(self.model).stagings()
+        return self._checkify
 
     # -- the module -----------------------------------------------------------------------------
     def is_jax_internal(self) -> bool:
