@@ -26,6 +26,7 @@ from vjplint.model.semantic import FunctionNode, own_nodes
 if TYPE_CHECKING:
     from vjplint.facts.checkify import Staging
     from vjplint.facts.closures import Finding as ClosureFinding
+    from vjplint.facts.forward import ForwardMode
     from vjplint.facts.infer import Hints, Verdict
     from vjplint.facts.integers import Integers
     from vjplint.facts.value_kinds import Values as ValuesEngine
@@ -72,6 +73,7 @@ class Facts:
         self._verdicts: _ById[List["Verdict"]] = _ById()
         self._closures: _ById[List["ClosureFinding"]] = _ById()
         self._checkify: Optional[List["Staging"]] = None
+        self._forward: Optional["ForwardMode"] = None
         self._values: Optional["ValuesEngine"] = None
         self._integers: Optional["Integers"] = None
         # What other modules of the run do with this module's names (vjplint.facts.crossmodule);
@@ -335,6 +337,15 @@ class Facts:
 
             self._checkify = Checkify(self.model).stagings()
         return self._checkify
+
+    def forward_mode(self) -> "ForwardMode":
+        """How forward-mode differentiation reaches the module's custom_vjps (`vjplint.facts.forward`;
+        VJP315), computed per expression on demand."""
+        if self._forward is None:
+            from vjplint.facts.forward import ForwardMode
+
+            self._forward = ForwardMode(self.model)
+        return self._forward
 
     # -- the module -----------------------------------------------------------------------------
     def is_jax_internal(self) -> bool:
