@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from vjplint.facts.infer import Hints, Verdict
     from vjplint.facts.integers import Integers
     from vjplint.facts.value_kinds import Values as ValuesEngine
+    from vjplint.facts.where_guards import DroppedSlope
 
 __all__ = ["Arity", "Facts", "Return", "VjpRules", "describe_traced", "function_arity", "is_placeholder", "plural",
            "return_branches"]
@@ -74,6 +75,7 @@ class Facts:
         self._closures: _ById[List["ClosureFinding"]] = _ById()
         self._checkify: Optional[List["Staging"]] = None
         self._forward: Optional["ForwardMode"] = None
+        self._dropped: Optional[List["DroppedSlope"]] = None
         self._values: Optional["ValuesEngine"] = None
         self._integers: Optional["Integers"] = None
         # What other modules of the run do with this module's names (vjplint.facts.crossmodule);
@@ -346,6 +348,15 @@ class Facts:
 
             self._forward = ForwardMode(self.model)
         return self._forward
+
+    def dropped_slopes(self) -> List["DroppedSlope"]:
+        """`where(x == c, limit, expression)` guards in the module's rules that drop the expression's
+        slope for second derivatives (`vjplint.facts.where_guards`; VJP612 reports them)."""
+        if self._dropped is None:
+            from vjplint.facts.where_guards import dropped_slopes
+
+            self._dropped = dropped_slopes(self.model)
+        return self._dropped
 
     # -- the module -----------------------------------------------------------------------------
     def is_jax_internal(self) -> bool:
