@@ -24,9 +24,13 @@ from vjplint.model.file_model import CustomDerivative, FileModel, Registration, 
 from vjplint.model.semantic import FunctionNode, own_nodes
 
 if TYPE_CHECKING:
+    from vjplint.facts.checkify import Staging
+    from vjplint.facts.closures import Finding as ClosureFinding
+    from vjplint.facts.forward import ForwardMode
     from vjplint.facts.infer import Hints, Verdict
     from vjplint.facts.integers import Integers
     from vjplint.facts.value_kinds import Values as ValuesEngine
+    from vjplint.facts.where_guards import DroppedSlope
 
 __all__ = ["Arity", "Facts", "Return", "VjpRules", "describe_traced", "function_arity", "is_placeholder", "plural",
            "return_branches"]
@@ -68,6 +72,10 @@ class Facts:
         self._swap: _ById[Optional[str]] = _ById()
         self._returns_array: _ById[bool] = _ById()
         self._verdicts: _ById[List["Verdict"]] = _ById()
+        self._closures: _ById[List["ClosureFinding"]] = _ById()
+        self._checkify: Optional[List["Staging"]] = None
+        self._forward: Optional["ForwardMode"] = None
+        self._dropped: Optional[List["DroppedSlope"]] = None
         self._values: Optional["ValuesEngine"] = None
         self._integers: Optional["Integers"] = None
         # What other modules of the run do with this module's names (vjplint.facts.crossmodule);
@@ -314,6 +322,41 @@ class Facts:
         from vjplint.facts.infer import infer_nondiff
 
         return self._verdicts((d,), lambda: infer_nondiff(self.model, d, hints), hints)
+
+    # -- analyses one rule reports (the module of each says which) ------------------------------
+    def closures(self, d: CustomDerivative) -> List["ClosureFinding"]:
+        """What `d`, defined inside a function, closes over that may hold tracers (VJP201 reports it):
+        `vjplint.facts.closures` findings in the order of their first reads."""
+        from vjplint.facts.closures import Closures
+
+        return self._closures((d,), lambda: Closures(self.model).findings(d))
+
+    def checkify_stagings(self) -> List["Staging"]:
+        """Where checkify is staged around a custom derivative with a check (VJP608 reports them):
+        `vjplint.facts.checkify`'s findings in the module's order."""
+        if self._checkify is None:
+            from vjplint.facts.checkify import Checkify
+
+            self._checkify = Checkify(self.model).stagings()
+        return self._checkify
+
+    def forward_mode(self) -> "ForwardMode":
+        """How forward-mode differentiation reaches the module's custom_vjps (`vjplint.facts.forward`;
+        VJP315), computed per expression on demand."""
+        if self._forward is None:
+            from vjplint.facts.forward import ForwardMode
+
+            self._forward = ForwardMode(self.model)
+        return self._forward
+
+    def dropped_slopes(self) -> List["DroppedSlope"]:
+        """`where(x == c, limit, expression)` guards in the module's rules that drop the expression's
+        slope for second derivatives (`vjplint.facts.where_guards`; VJP612 reports them)."""
+        if self._dropped is None:
+            from vjplint.facts.where_guards import dropped_slopes
+
+            self._dropped = dropped_slopes(self.model)
+        return self._dropped
 
     # -- the module -----------------------------------------------------------------------------
     def is_jax_internal(self) -> bool:

@@ -1,4 +1,5 @@
-"""Forward mode: where `jax.linearize`'s linear function is applied (a call of it is a jvp).
+"""Forward mode: where `jax.linearize`'s linear function is applied (a call of it is a jvp), and
+(`ForwardMode`) how a function differentiated in forward mode reaches a custom_vjp.
 
 VJP315 reads it for a custom_vjp linearized in the same module, vjplint.project.summary for one
 linearized in another module of the run."""
@@ -6,9 +7,12 @@ linearized in another module of the run."""
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
-from vjplint.model.semantic import constant_value
+from vjplint.model.file_model import CallSite, CustomDerivative, FileModel
+from vjplint.model.jaxapi import PARTIAL
+from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, constant_value, named_function
 
 # The forward-mode transformations whose function argument meets a custom_vjp (jax-facts §16).
 FORWARD = ("jax.jvp", "jax.jacfwd", "jax.linearize", "jax._src.api.jvp", "jax._src.api.jacfwd",
@@ -42,3 +46,393 @@ def linear_fn_applied(model, call: ast.Call) -> Optional[int]:
             if any(b.node is parent for b in index.lookup(name, index.scope_of(node))):
                 return node.lineno
     return None
+
+
+# -- whether forward mode reaches a custom_vjp (VJP315) -------------------------------------------
+HESSIAN = ("jax.hessian", "jax._src.api.hessian")
+REVERSE = ("jax.grad", "jax.jacrev", "jax._src.api.grad", "jax._src.api.jacrev")
+# Wrappers that keep the function's custom_vjp calls visible to the jvp.
+PASS_THROUGH = ("jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat", "jax.named_call",
+                "jax.ad_checkpoint.checkpoint", "jax._src.api.jit", "jax._src.api.vmap")
+# Transformations that trace without evaluating: a jvp of a custom_vjp inside them does not raise.
+ABSTRACT_ONLY = ("jax.make_jaxpr", "jax.eval_shape")
+# Library functions that run a custom_vjp on their inputs, what makes them one, and whether its
+# fwd and bwd call it again (so forward over reverse fails too). Measured on JAX 0.10.2,
+# docs/facts/scripts/library_custom_vjp.py: a tangent reaching `y0`, `t`, the extra arguments or a
+# value the dynamics close over (odeint closure-converts them into inputs) raises.
+LIBRARY_VJP: Dict[str, Tuple[str, bool]] = {
+    "jax.experimental.ode.odeint": ("`odeint` (jax.experimental.ode) integrates with `_odeint`, a custom_vjp whose "
+                                    "inputs are `y0`, `t`, the extra arguments and what the dynamics close over",
+                                    True),
+}
+
+
+@dataclass
+class Library:
+    """A library function that runs a custom_vjp (`LIBRARY_VJP`)."""
+
+    qualname: str
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+
+@dataclass
+class Caller:
+    """A function of the module the tangent flows through: `fn`, or `cls`'s `__call__` (`fn`)."""
+
+    fn: FunctionNode
+    cls: Optional[ast.ClassDef] = None
+
+
+# How the tangent reaches a custom_vjp, one step each; `inner` is the next step.
+@dataclass
+class IsCustomVjp:
+    """The differentiated function is custom_vjp `d`."""
+
+    d: CustomDerivative
+
+
+@dataclass
+class InstanceCall:
+    """The differentiated `expr` is an instance of `cls`, whose `__call__` goes on (`inner`)."""
+
+    expr: ast.expr
+    cls: ast.ClassDef
+    inner: "Step"
+
+
+@dataclass
+class CallsVjp:
+    """`caller` calls custom_vjp `d` at `call` with `arg`, which carries the tangent."""
+
+    caller: Caller
+    d: CustomDerivative
+    call: ast.Call
+    arg: ast.expr
+
+
+@dataclass
+class CallsLibrary:
+    """`caller` calls a `LIBRARY_VJP` function at `call` with `value`, which carries the tangent."""
+
+    caller: Caller
+    call: ast.Call
+    value: ast.expr
+    library: Library
+
+
+@dataclass
+class CallsThrough:
+    """`caller` calls a function of the module (an instance of `instance_of`) at `call` with
+    `carrier`, which carries the tangent on (`inner`)."""
+
+    caller: Caller
+    call: ast.Call
+    instance_of: Optional[ast.ClassDef]
+    carrier: ast.expr
+    inner: "Step"
+
+
+Step = Union[IsCustomVjp, InstanceCall, CallsVjp, CallsLibrary, CallsThrough]
+
+
+def reached(step: Step) -> Union[CustomDerivative, Library]:
+    """The custom_vjp (or library function) at the end of the steps."""
+    while isinstance(step, (InstanceCall, CallsThrough)):
+        step = step.inner
+    return step.library if isinstance(step, CallsLibrary) else step.d
+
+
+@dataclass
+class RuleCall:
+    """A rule of the custom_vjp reached (role, its name) that calls custom_vjp `inner` at `call`."""
+
+    role: str
+    name: str
+    inner: CustomDerivative
+    call: ast.Call
+
+
+class ForwardMode:
+    """Where forward-mode differentiation of the module meets a custom_vjp."""
+
+    def __init__(self, model: FileModel) -> None:
+        self.model = model
+        # The custom_vjp calls of the module, by the function making them.
+        self._callers: Dict[int, List[Tuple[CustomDerivative, CallSite]]] = {}
+        for d in model.derivatives:
+            if d.kind == "vjp":
+                for site in d.call_sites:
+                    if site.enclosing is not None:
+                        self._callers.setdefault(id(site.enclosing), []).append((d, site))
+
+    def not_evaluated(self, node: ast.AST) -> bool:
+        """Inside a function given to `make_jaxpr`/`eval_shape` (traced but never evaluated: the
+        error is raised only when the jvp is evaluated or lowered), or a test expecting the error."""
+        if self.model.facts.expects_failure(node):
+            return True
+        for ancestor in self.model.index.ancestors(node):
+            if isinstance(ancestor, FUNCTION_TYPES):
+                parent = self.model.index.parent(ancestor)
+                if (isinstance(parent, ast.Call) and parent.args and parent.args[0] is ancestor
+                        and self.model.index.qualname(parent.func) in ABSTRACT_ONLY):
+                    return True
+                if not isinstance(ancestor, ast.Lambda) and self._passed_to_abstract(ancestor):
+                    return True
+        return False
+
+    def _passed_to_abstract(self, fn: ast.AST) -> bool:
+        """`def g(...)` later used as `jax.make_jaxpr(g)` / `jax.eval_shape(g, ...)` only."""
+        name = getattr(fn, "name", None)
+        if name is None:
+            return False
+        scope_node = self.model.index.scope_of(fn).node  # the name index: no walk per function
+        uses = [n for n in self.model.index.names(name)
+                if isinstance(n.ctx, ast.Load) and self.model.index.inside(n, scope_node)]
+        if not uses:
+            return False
+        for use in uses:
+            parent = self.model.index.parent(use)
+            if not (isinstance(parent, ast.Call) and parent.args and parent.args[0] is use
+                    and self.model.index.qualname(parent.func) in ABSTRACT_ONLY):
+                return False
+        return True
+
+    # -- forward over reverse (hessian, jacfwd(grad(f)), jvp of a gradient) -----------------
+    def reverse_target(self, expr: ast.expr, depth: int = 0,
+                        staged: bool = False) -> Optional[Tuple[ast.expr, Optional[Tuple[int, ...]], str, bool]]:
+        """(f, argnums, 'grad'|'jacrev', staged by a wrapper) when `expr` is `jax.grad(f)` or
+        `jax.jacrev(f)`, also through jit and names bound once to such calls."""
+        if depth > 3:
+            return None
+        call = expr if isinstance(expr, ast.Call) else self._bound_call(expr)
+        if call is None or not call.args:
+            return None
+        q = self.model.index.qualname(call.func)
+        if q in PASS_THROUGH:
+            return self.reverse_target(call.args[0], depth + 1, True)
+        if q in REVERSE:
+            return call.args[0], self.argnums(call), q.rsplit(".", 1)[1], staged
+        return None
+
+    def rule_calling_vjp(self, d: Union[CustomDerivative, Library],
+                         roles: Tuple[str, ...]) -> Union[None, bool, RuleCall]:
+        """A rule of `d` in `roles` that runs a custom_vjp (fwd written as `return f(x), res`); for
+        a library function, True when its fwd and bwd call it again; None (or False) otherwise."""
+        if isinstance(d, Library):
+            return LIBRARY_VJP[d.qualname][1]
+        for role, rule in self.model.facts.rules_of(d):
+            if rule.node is None or role not in roles:
+                continue
+            for inner, site in self._callers.get(id(rule.node), []):
+                return RuleCall(role, rule.name or role, inner, site.call)
+        return None
+
+    # -- what is being differentiated ---------------------------------------------------
+    def reach(self, expr: ast.expr, argnums: Optional[Tuple[int, ...]], depth: int = 0, skip: int = 0,
+              bound: Sequence[str] = ()) -> Optional[Step]:
+        """How differentiating `expr` reaches a custom_vjp; `skip` leading positional parameters
+        and the keyword names in `bound` are fixed by functools.partial (not perturbed)."""
+        if depth > 4:
+            return None
+        d = self.model.facts.derivative_named(expr)
+        if d is not None:
+            if d.kind != "vjp":
+                return None
+            if argnums is not None and d.nondiff and all(a in d.nondiff for a in argnums):
+                return None  # only nondiff positions are perturbed: another error (VJP10x)
+            return IsCustomVjp(d)
+        if isinstance(expr, ast.Call) and expr.args:
+            q = self.model.index.qualname(expr.func)
+            if q in PASS_THROUGH:
+                return self.reach(expr.args[0], argnums, depth + 1, skip, bound)
+            if q in PARTIAL:
+                fixed = len(expr.args) - 1
+                shifted = None if argnums is None else tuple(a + fixed for a in argnums)
+                return self.reach(expr.args[0], shifted, depth + 1, skip + fixed,
+                                    (*bound, *(k.arg for k in expr.keywords if k.arg)))
+            return None
+        fn = self._function(expr)
+        if fn is None:
+            method = self._instance_call(expr)
+            if method is not None:  # an object whose `__call__` runs the custom_vjp: `self` is not perturbed
+                cls, call = method
+                shifted = None if argnums is None else tuple(a + 1 for a in argnums)
+                inner = self.calls_vjp(call, shifted, skip + 1, bound, caller=Caller(call, cls))
+                return None if inner is None else InstanceCall(expr, cls, inner)
+            wrapped = self._bound_call(expr)
+            if wrapped is not None and self.model.index.qualname(wrapped.func) in (*PASS_THROUGH, *PARTIAL):
+                return self.reach(wrapped, argnums, depth + 1, skip, bound)
+            return None
+        return self.calls_vjp(fn, argnums, skip, bound)
+
+    def _function(self, expr: ast.expr) -> Optional[FunctionNode]:
+        """A lambda, or the def or lambda a name is bound to once (a def only when its decorators
+        all pass tangents through: `@jax.jit`)."""
+        fn = named_function(self.model.index, expr)
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and not all(
+                self.model.index.qualname(dec) in PASS_THROUGH for dec in fn.decorator_list):
+            return None
+        return fn
+
+    def _bound_call(self, expr: ast.expr) -> Optional[ast.Call]:
+        """The call a name is bound to once (`cube_jit = jax.jit(cube)`), for wrappers."""
+        if not isinstance(expr, ast.Name):
+            return None
+        bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
+        if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].value, ast.Call):
+            return bindings[0].value
+        return None
+
+    def _instance_call(self, expr: ast.expr) -> Optional[Tuple[ast.ClassDef, ast.FunctionDef]]:
+        """(class, `__call__`) when `expr` is an instance of a class of this module (an equinox
+        Module, a plain class with `__call__`)."""
+        values = self.model.facts.values()
+        cls = values.instance_class(expr)
+        if cls is None:
+            return None
+        call = values.method_of(cls, "__call__")
+        return None if call is None else (cls, call)
+
+    def calls_vjp(self, fn: FunctionNode, argnums: Optional[Tuple[int, ...]], skip: int,
+                  bound: Sequence[str], depth: int = 0, caller: Optional[Caller] = None) -> Optional[Step]:
+        """How `fn` hits a custom_vjp with a perturbed argument: it calls one directly, or calls a
+        function or callable object of this module that does (two levels at most)."""
+        positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        if argnums is None:
+            perturbed = {p for p in positional[skip:] if p not in bound}
+            if fn.args.vararg is not None:
+                perturbed.add(fn.args.vararg.arg)
+        else:
+            perturbed = {positional[a] for a in argnums if 0 <= a < len(positional)}
+        if not perturbed:
+            return None
+        caller = caller or Caller(fn)
+        for d, site in self._callers.get(id(fn), []):
+            if d.primal is fn:
+                continue
+            for position, arg in enumerate(site.call.args):
+                if isinstance(arg, ast.Starred) or position in d.nondiff:
+                    continue
+                if self._depends_on(arg, fn, perturbed):
+                    return CallsVjp(caller, d, site.call, arg)
+            for keyword in site.call.keywords:
+                if keyword.arg is not None and self._depends_on(keyword.value, fn, perturbed):
+                    return CallsVjp(caller, d, site.call, keyword.value)
+        library = self._calls_library(fn, perturbed, caller)
+        if library is not None:
+            return library
+        return None if depth >= 2 else self._calls_through(fn, perturbed, caller, depth)
+
+    def _calls_library(self, fn: FunctionNode, perturbed: Set[str], caller: Caller) -> Optional[Step]:
+        """A call in `fn` of a library function that runs a custom_vjp (LIBRARY_VJP) on a value
+        carrying the tangent, a lambda closing over one included."""
+        for node in self.model.facts.own_nodes(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            q = self.model.index.qualname(node.func)
+            if q not in LIBRARY_VJP:
+                continue
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                value = arg.value if isinstance(arg, ast.Starred) else arg
+                if self._carries(value, fn, perturbed):
+                    return CallsLibrary(caller, node, value, Library(q))  # type: ignore[arg-type]
+        return None
+
+    def _carries(self, value: ast.expr, fn: FunctionNode, perturbed: Set[str]) -> bool:
+        if not isinstance(value, ast.Lambda):
+            return self._depends_on(value, fn, perturbed)
+        own = {a.arg for a in (*value.args.posonlyargs, *value.args.args, *value.args.kwonlyargs)}
+        own |= {a.arg for a in (value.args.vararg, value.args.kwarg) if a is not None}
+        return self._depends_on(value.body, fn, perturbed - own)
+
+    def _calls_through(self, fn: FunctionNode, perturbed: Set[str], caller: Caller, depth: int) -> Optional[Step]:
+        """A call in `fn` of a function (`def`, lambda) or instance of this module that passes a
+        perturbed value on to a custom_vjp: `jax.jacfwd(lambda v: model(v))`."""
+        for node in self.model.facts.own_nodes(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = self._callee(node.func)
+            if callee is None:
+                continue
+            target, offset, callee_caller, instance = callee
+            params = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
+            positions: List[int] = []
+            carrier: Optional[ast.expr] = None
+            for position, arg in enumerate(node.args):
+                if isinstance(arg, ast.Starred):
+                    break  # later positions are unknown
+                if self._depends_on(arg, fn, perturbed):
+                    positions.append(position + offset)
+                    carrier = carrier or arg
+            for keyword in node.keywords:
+                if keyword.arg in params and self._depends_on(keyword.value, fn, perturbed):
+                    positions.append(params.index(keyword.arg))
+                    carrier = carrier or keyword.value
+            if carrier is None:
+                continue
+            inner = self.calls_vjp(target, tuple(positions), offset, (), depth + 1, callee_caller)
+            if inner is not None:
+                return CallsThrough(caller, node, instance, carrier, inner)
+        return None
+
+    def _callee(self, func: ast.expr) -> Optional[Tuple[FunctionNode, int, Caller, Optional[ast.ClassDef]]]:
+        """(function, leading parameters not passed, the caller it makes, the instance's class) for
+        a call of a function of this module or of an instance whose class has `__call__`."""
+        if self.model.facts.derivative_named(func) is not None:
+            return None  # a custom derivative itself: a direct call, seen above
+        fn = self._function(func)
+        if fn is not None:
+            return fn, 0, Caller(fn), None
+        method = self._instance_call(func)
+        if method is not None:
+            cls, call = method
+            return call, 1, Caller(call, cls), cls
+        return None
+
+    def _depends_on(self, expr: ast.expr, fn: FunctionNode, perturbed: Set[str], depth: int = 0) -> bool:
+        """Whether `expr` is computed from a perturbed parameter of `fn` (not through stop_gradient)."""
+        if depth > 5:
+            return False
+        scope = self.model.index.scopes.get(fn)
+        for node in _names_outside_stop_gradient(self.model, expr):
+            bindings = scope.bindings.get(node.id, []) if scope is not None else []
+            for binding in bindings:
+                if binding.kind == "param" and node.id in perturbed:
+                    return True
+                if (binding.kind == "assign" and binding.value is not None
+                        and self._depends_on(binding.value, fn, perturbed, depth + 1)):
+                    return True
+        return False
+
+    def argnums(self, call: ast.Call, positional: bool = True) -> Optional[Tuple[int, ...]]:
+        """jacfwd's `argnums` (default 0); None when it is not a constant."""
+        node = next((k.value for k in call.keywords if k.arg == "argnums"), None)
+        if node is None and positional and len(call.args) > 1:
+            node = call.args[1]
+        if node is None:
+            return (0,)
+        value = constant_value(self.model.index, node)
+        if type(value) is int:
+            return (value,)
+        if isinstance(value, (tuple, list)) and all(type(v) is int for v in value):
+            return tuple(value)
+        return None
+
+
+
+def _names_outside_stop_gradient(model, expr: ast.expr) -> List[ast.Name]:
+    found: List[ast.Name] = []
+    stack: List[ast.AST] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call) and model.index.qualname(node.func) in ("jax.lax.stop_gradient",):
+            continue
+        if isinstance(node, FUNCTION_TYPES):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found

@@ -1,22 +1,16 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.infer import annotation_evidence, default_evidence, name_evidence
-from vjplint.model.jaxapi import STATIC_ATTRIBUTES
+from vjplint.facts.concrete import ConcreteUse, ConcreteUses, is_name, rebound
 from vjplint.model.file_model import Signature
-from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
+from vjplint.rules.base import Rule
 
-CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "builtins.range",
-                         "operator.index"})
-# jnp constructors whose first argument (or `num`) must be a concrete integer or shape.
-SHAPE_FIRST = frozenset({"arange", "zeros", "ones", "empty", "full", "eye", "identity", "tri"})
 FUNCTION_NAMESPACES = ("jax.numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.")
 CONSTANTS = frozenset({"pi", "e", "inf", "nan", "euler_gamma", "newaxis", "PINF", "NINF", "NAN", "NZERO", "PZERO"})
-SHAPE_SECOND = frozenset({"reshape", "broadcast_to", "tile", "repeat"})
 # Transformations whose first argument is the function they call: `jax.vjp(op, a, b)` calls `op`.
 CALLS_FIRST = frozenset({"jax.vjp", "jax.jvp", "jax.linearize", "jax.grad", "jax.value_and_grad", "jax.jacrev",
                          "jax.jacfwd", "jax.hessian", "jax.checkpoint", "jax.remat", "jax.vmap", "jax.jit"})
@@ -113,6 +107,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
 ''']
 
     def check(self) -> None:
+        uses = ConcreteUses(self.model)  # vjplint.facts.concrete: where an argument must be concrete
         for d in self.model.derivatives:
             if d.api == "custom_gradient" and d.primal is not None and not d.bound_self:
                 self._gradient_callables(d)
@@ -127,15 +122,12 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             for i, param in enumerate(sig.positional):
                 if i in d.nondiff or param in nondiff_names:
                     continue
-                # A Python test on data is every jitted function's problem; on a value meant to be
-                # static (annotated, defaulted or named so) it is this one's.
-                self._meant_static = self._static_evidence(sig, param)
-                self._record = self._holds_namedtuple(d, sig, i, param)
-                found = self._python_use(d.primal, param, 0)
+                found = uses.first(d, sig, i, param)
                 if found is None:
                     continue
-                node, what, where = found
+                node, what = found.node, self._what(found)
                 kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
+                where = f"`{found.helper.name}` at line {found.helper_line}" if found.helper is not None else ""
                 via = f" (in {where}, which `{d.name}` passes it to)" if where else ""
                 if where:  # the use is in a helper: point at the parameter that belongs in nondiff_argnums
                     node = next(a for a in (*d.primal.args.posonlyargs, *d.primal.args.args) if a.arg == param)
@@ -146,6 +138,26 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                     f"(eager calls, grad and vmap work). Put position {i} in nondiff_argnums (bwd then receives "
                     f"it first; a Python number, shape or flag belongs there)"))
                 break
+
+    def _what(self, use: ConcreteUse) -> str:
+        """What the use is and what JAX raises there, with the name it went through."""
+        at = use.at
+        if use.need == "test":
+            kind = {ast.If: "an `if`", ast.While: "a `while`", ast.IfExp: "a conditional expression",
+                    ast.Assert: "an `assert`"}[type(at)]
+            what = f"{kind} tests it (`{self.quote(at.test, 40)}`): TracerBoolConversionError under jit"  # type: ignore
+        elif use.need == "conversion":
+            error = {"builtins.range": "TracerIntegerConversionError", "builtins.bool": "TracerBoolConversionError"}
+            what = f"`{self.quote(at, 40)}` ({error.get(use.qualname, 'ConcretizationTypeError')} under jit)"
+        elif use.need == "size":
+            what = f"`{self.quote(at, 40)}` takes it as a size or shape (it must be concrete under jit)"
+        else:
+            what = f"`{self.quote(at, 40)}` takes it as a shape (it must be concrete under jit)"
+        alias = use.alias
+        if alias is None:
+            return what
+        how = "unpacked from" if alias.unpacked else "read from"
+        return f"{what} (`{alias.name}` is {how} `{alias.param}` at line {alias.line})"
 
     def _callable_arguments(self, d, sig: Signature) -> None:
         """A call passing a Python function (a lambda, a def, `functools.partial`) in a position
@@ -192,7 +204,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                     f"instead (define `{d.name}` inside a factory that takes it, and pass only arrays), or pass a "
                     f"pytree callable (`jax.tree_util.Partial`)"))
         for i, param in enumerate(sig.positional):
-            if self._rebound(d.primal, param):
+            if rebound(self.model, d.primal, param):
                 continue
             args = passed.get(i, [])
             if any(self._is_function(a) or self._is_pytree_callable(a) for a in args):
@@ -214,9 +226,9 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         index = self.model.index
         calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
         for node in calls:
-            if _is(node.func, param):
+            if is_name(node.func, param):
                 name = node.func
-            elif node.args and _is(node.args[0], param) and index.qualname(node.func) in CALLS_FIRST:
+            elif node.args and is_name(node.args[0], param) and index.qualname(node.func) in CALLS_FIRST:
                 name = node.args[0]
             else:
                 continue
@@ -241,173 +253,3 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             return bool(bindings) and all(b.kind == "def" and not getattr(b.node, "decorator_list", None)
                                           for b in bindings)
         return False
-
-    def _static_evidence(self, sig: Signature, param: str) -> bool:
-        evidence = [*annotation_evidence(self.model, sig.annotations.get(param), param), *name_evidence(param)]
-        if param in sig.defaults:
-            evidence.extend(default_evidence(self.model, sig.defaults[param]))
-        return any(e.kind == "static" for e in evidence)
-
-    def _python_use(self, fn: FunctionNode, param: str, depth: int) -> Optional[Tuple[ast.AST, str, str]]:
-        """The first use of `param` in `fn` that needs a concrete Python value: the argument itself,
-        a name unpacked or read from it (`rows, cols = shape`, `n = shape[0]`), an element
-        (`shape[0]`), or a field of a NamedTuple argument (`cfg.steps`): under jit every leaf is traced."""
-        if self._rebound(fn, param):
-            return None
-        self._aliases = self._aliases_of(fn, param) if depth == 0 else {}
-        for node in self.model.facts.own_nodes(fn):
-            found = self._needs_concrete(node, param)
-            if found is not None:
-                return node, found + self._through_alias(node), ""
-            if depth == 0 and isinstance(node, ast.Call):
-                inner = self._through_helper(node, param)
-                if inner is not None:
-                    return inner
-        return None
-
-    def _aliases_of(self, fn: FunctionNode, param: str) -> Dict[str, str]:
-        """Names `fn` binds once from the argument: `rows, cols = shape`, `n = cfg.steps`."""
-        scope = self.model.index.scopes.get(fn)
-        out: Dict[str, str] = {}
-        if scope is None or isinstance(fn, ast.Lambda):
-            return out
-        for node in self.model.facts.own_nodes(fn):
-            if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
-                continue
-            target, value = node.targets[0], node.value
-            if isinstance(target, ast.Name) and self._derived(value, param, out, element=True):
-                names = [target]
-            elif isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(t, ast.Name) for t in target.elts) \
-                    and self._derived(value, param, out):
-                names = list(target.elts)  # type: ignore[arg-type]
-            else:
-                continue
-            for t in names:
-                if t.id != param and len(scope.bindings.get(t.id, [])) == 1:  # type: ignore[attr-defined]
-                    how = "unpacked from" if isinstance(target, (ast.Tuple, ast.List)) else "read from"
-                    out[t.id] = f"`{t.id}` is {how} `{param}` at line {node.lineno}"  # type: ignore[attr-defined]
-        return out
-
-    def _derived(self, expr: ast.expr, param: str, aliases: Dict[str, str], element: bool = False) -> bool:
-        """`expr` is the argument, an alias of it, or (with `element`) an element or NamedTuple field of it."""
-        if isinstance(expr, ast.Name):
-            return expr.id == param or expr.id in aliases
-        if not element:
-            return False
-        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
-            return self._derived(expr.value, param, aliases)
-        if isinstance(expr, ast.Attribute) and expr.attr not in STATIC_ATTRIBUTES:
-            return self._record and isinstance(expr.value, ast.Name) and expr.value.id == param
-        return False
-
-    def _uses(self, expr: ast.expr, param: str) -> bool:
-        return self._derived(expr, param, self._aliases, element=True)
-
-    def _shape_of(self, expr: ast.expr, param: str) -> bool:
-        """The value itself, or a tuple/list literal holding it (`(n, 3)`)."""
-        if self._uses(expr, param):
-            return True
-        return isinstance(expr, (ast.Tuple, ast.List)) and any(self._uses(e, param) for e in expr.elts)
-
-    def _through_alias(self, node: ast.AST) -> str:
-        used = [self._aliases[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in self._aliases]
-        return f" ({used[0]})" if used else ""
-
-    def _holds_namedtuple(self, d, sig: Signature, position: int, param: str) -> bool:
-        """The argument is a NamedTuple of this module (annotated so, or built at every call): its
-        fields are pytree leaves, traced under jit (a custom pytree may keep static fields)."""
-        annotation = sig.annotations.get(param)
-        if annotation is not None:
-            return self._namedtuple_class(annotation)
-        rules = {id(r.node) for _, r in self.model.facts.rules_of(d) if r.node is not None}
-        args = [site.call.args[position] for site in d.call_sites  # fwd calling the primal passes it on
-                if position < len(site.call.args) and not site.positional_offset and id(site.enclosing) not in rules]
-        return bool(args) and all(isinstance(a, ast.Call) and self._namedtuple_class(a.func) for a in args)
-
-    def _namedtuple_class(self, expr: ast.expr) -> bool:
-        if not isinstance(expr, ast.Name):
-            return False
-        bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
-        return len(bindings) == 1 and isinstance(bindings[0].node, ast.ClassDef) and any(
-            (self.model.index.qualname(b) or "").endswith("NamedTuple") for b in bindings[0].node.bases)
-
-    def _needs_concrete(self, node: ast.AST, param: str) -> Optional[str]:
-        quote = self.quote
-        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
-            if _tests_value(node.test, param) and self._meant_static:
-                kind = {ast.If: "an `if`", ast.While: "a `while`", ast.IfExp: "a conditional expression",
-                        ast.Assert: "an `assert`"}[type(node)]
-                return f"{kind} tests it (`{quote(node.test, 40)}`): TracerBoolConversionError under jit"
-            return None
-        if not isinstance(node, ast.Call):
-            return None
-        q = self.model.index.qualname(node.func) or ""
-        args = node.args
-        if q in CONVERSIONS and any(self._uses(a, param) for a in args):
-            error = {"builtins.range": "TracerIntegerConversionError", "builtins.bool": "TracerBoolConversionError"}
-            return f"`{quote(node, 40)}` ({error.get(q, 'ConcretizationTypeError')} under jit)"
-        tail = q.rsplit(".", 1)[-1]
-        if q.startswith("jax.numpy."):
-            shape_args: List[ast.expr] = []
-            if tail in SHAPE_FIRST and args:
-                shape_args = [args[0]] + (list(args[1:2]) if tail == "arange" else [])
-            elif tail in SHAPE_SECOND and len(args) > 1:
-                shape_args = [args[1]]
-            shape_args += [k.value for k in node.keywords if k.arg in ("shape", "newshape", "num", "stop")]
-            if any(self._shape_of(a, param) for a in shape_args):
-                return f"`{quote(node, 40)}` takes it as a size or shape (it must be concrete under jit)"
-        if (isinstance(node.func, ast.Attribute) and node.func.attr == "reshape" and not q.startswith("jax")
-                and any(self._shape_of(a, param) for a in args)):
-            return f"`{quote(node, 40)}` takes it as a shape (it must be concrete under jit)"
-        return None
-
-    def _through_helper(self, call: ast.Call, param: str) -> Optional[Tuple[ast.AST, str, str]]:
-        """`helper(..., param, ...)` with `helper` a module-level def: its use of the parameter."""
-        if not isinstance(call.func, ast.Name):
-            return None
-        bindings = self.model.index.lookup(call.func.id, self.model.index.scope_of(call))
-        if len(bindings) != 1 or bindings[0].kind != "def":
-            return None
-        helper = bindings[0].node
-        if self.model.index.scope_of(helper) is not self.model.index.module_scope:
-            return None
-        positional = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]  # type: ignore[union-attr]
-        for position, arg in enumerate(call.args):
-            if _is(arg, param) and position < len(positional):
-                found = self._python_use(helper, positional[position], 1)  # type: ignore[arg-type]
-                if found is not None:
-                    return call, found[1], f"`{helper.name}` at line {found[0].lineno}"  # type: ignore[union-attr]
-        return None
-
-    def _rebound(self, fn: FunctionNode, param: str) -> bool:
-        """`param` is reassigned in `fn` (then uses need not be the argument)."""
-        scope = self.model.index.scopes.get(fn)
-        bindings = scope.bindings.get(param, []) if scope is not None else []
-        return any(b.kind != "param" for b in bindings)
-
-
-def _is(expr: ast.expr, name: str) -> bool:
-    return isinstance(expr, ast.Name) and expr.id == name
-
-
-def _tests_value(test: ast.expr, name: str) -> bool:
-    """The test reads the value of `name` (not only `is None`, its shape, type or length)."""
-    for part in _parts(test):
-        if _is(part, name):
-            return True
-        if isinstance(part, ast.Compare) and not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
-                                                     for op in part.ops):
-            if any(_is(side, name) for side in (part.left, *part.comparators)):
-                return True
-    return False
-
-
-def _parts(test: ast.expr) -> Iterator[ast.expr]:
-    if isinstance(test, ast.BoolOp):
-        for value in test.values:
-            yield from _parts(value)
-    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        yield from _parts(test.operand)
-    else:
-        yield test
-

@@ -1,18 +1,14 @@
 from __future__ import annotations
 
 import ast
-import re
-from typing import Dict, List, Optional, Set, Tuple
+from typing import List, Optional
 
 from vjplint.diagnostics import Applicability, Fix, Severity
 from vjplint.facts.crossmodule import is_top_level
+from vjplint.facts.registrations import Mentions, Use, first_use, mentions, plain_function_registrations, use_in_project
 from vjplint.model.file_model import CustomDerivative, FileModel, Signature
-from vjplint.syntax.positions import byte_to_char
 from vjplint.rules.base import Rule
-
-METHOD_KIND = {"defvjp": "vjp", "defjvp": "jvp", "defjvps": "jvp"}
-RULE_ATTRIBUTES = {"fwd": "vjp", "bwd": "vjp", "jvp": "jvp", "jvps": "jvp"}
-ROLE_NAME = re.compile(r"(^|_)(fwd|bwd|jvp|vjp)(_|$)", re.IGNORECASE)
+from vjplint.syntax.positions import byte_to_char
 
 
 class MissingDefvjp(Rule):
@@ -141,12 +137,8 @@ def exported(x):
         if not self.model.derivatives:  # what follows reads the file's mentions only for its derivatives
             self._plain_function_registrations()
             return
-        registered, by_hand, unknown = _registration_mentions(self.model)
-        for kind in ("vjp", "jvp"):
-            known = {d.name for d in self.model.derivatives}
-            if registered[kind] - known - self._wrapped_functions():
-                unknown.add(kind)  # a registration through another name may cover any of them
-        equinox_mentions = _equinox_mentions(self.model)
+        said = mentions(self.model)  # vjplint.facts.registrations: every spelling of a registration
+        registered, by_hand, unknown = said.registered, said.by_hand, said.unknown
         self._plain_function_registrations()
         external = self.model.facts.external
         for d in self.model.derivatives:
@@ -156,92 +148,52 @@ def exported(x):
             if d.api == "custom_gradient":
                 continue  # the function returns its own vjp: nothing to register
             if d.api == "equinox":
-                self._equinox(d, equinox_mentions, registered, by_hand)
+                self._equinox(d, said)
                 continue
             if d.registrations or d.name in registered[d.kind] or d.name in by_hand or d.kind in unknown:
                 continue
-            use = self._first_use(d) or self._use_in_project(d)
+            use = first_use(self.model, d) or use_in_project(self.model, d)
             if use is not None:
-                self._missing(d, use)
+                self._missing(d, self._use(d, use))
 
-    def _wrapped_functions(self) -> Set[str]:
-        """Plain functions a call-form custom derivative wraps (`g = jax.custom_vjp(f)`), bound
-        once: `f.defvjp(...)` registers nothing (it raises), so it says nothing about `g`."""
-        index = self.model.index
-        out: Set[str] = set()
-        for d in self.model.derivatives:
-            fn = d.primal
-            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name != d.name and not fn.decorator_list:
-                bindings = index.lookup(fn.name, index.scope_of(fn))
-                if len(bindings) == 1 and bindings[0].kind == "def":
-                    out.add(fn.name)
-        return out
-
-    def _use_in_project(self, d: CustomDerivative) -> Optional[Tuple[ast.AST, str]]:
-        """In a run over several modules (none registers it): a call from another module, or, for
-        a custom_vjp, `f_fwd` and `f_bwd` written beside it (rules meant for it, never registered)."""
-        external = self.model.facts.external
-        if external is None or not is_top_level(self.model, d.anchor):
-            return None
-        where = external.uses.get(d.name)
-        if where:
-            return d.anchor, f"is used in another module of this run ({where[0]})"
-        if d.kind == "vjp" and d.api == "jax":
-            scope = self.model.index.scope_of(d.anchor)
-            rules = [f"{d.name}_{role}" for role in ("fwd", "bwd")]
-            if all(self.model.index.lookup(r, scope) for r in rules):
-                return d.anchor, f"has `{rules[0]}` and `{rules[1]}` defined beside it"
-        return None
+    def _use(self, d: CustomDerivative, use: Use) -> str:
+        """How `d` is used, for the messages."""
+        if use.how == "called":
+            return f"is called (line {use.node.lineno})"  # type: ignore[attr-defined]
+        if use.how == "passed":
+            how = self.quote(use.call.func) if use.call is not None else "a transformation"
+            return f"is passed to `{how}` (line {use.node.lineno})"  # type: ignore[attr-defined]
+        if use.how == "external":
+            return f"is used in another module of this run ({use.where})"
+        return f"has `{d.name}_fwd` and `{d.name}_bwd` defined beside it"
 
     def _plain_function_registrations(self) -> None:
-        """`f.defvjp(...)` or `@f.defjvp` on a plain function: a function has no such attribute,
-        so the module fails at import (docs/facts/crossmodule.md)."""
-        index = self.model.index
-        for node in index.of_type(ast.Attribute):
-            if node.attr not in ("defvjp", "defjvp", "defjvps"):  # type: ignore[attr-defined]
-                continue  # (each of these has a registration kind)
-            kind = _registration_kind(node.attr)  # type: ignore[attr-defined]
-            base = node.value  # type: ignore[attr-defined]
-            if kind is None or node.attr not in ("defvjp", "defjvp", "defjvps") or not isinstance(base, ast.Name) \
-                    or not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                continue
-            bindings = index.lookup(base.id, index.scope_of(node))
-            if len(bindings) != 1 or bindings[0].kind != "def":
-                continue
-            fn = bindings[0].node
-            made = self.model.derivative_for_node(fn)
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list \
-                    or (made is not None and made.name == base.id):
-                continue
-            parent = index.parent(node)
-            if not (isinstance(parent, ast.Call) and parent.func is node) and not any(
-                    node is dec for dec in getattr(parent, "decorator_list", ())):
-                continue
-            creator = "jax.custom_vjp" if node.attr == "defvjp" else "jax.custom_jvp"  # type: ignore[attr-defined]
+        for found in plain_function_registrations(self.model):
+            node, base, fn, made, parent = found.node, found.base, found.fn, found.made, found.parent
+            creator = "jax.custom_vjp" if node.attr == "defvjp" else "jax.custom_jvp"
             when = "importing this module raises" if is_top_level(self.model, node) else "running this line raises"
             if made is not None:  # `g = jax.custom_vjp(f)` then `f.defvjp(...)`: the rules belong on `g`
-                self.report(node, f"`{base.id}.{node.attr}` registers rules on `{base.id}`, the plain function "  # type: ignore
+                self.report(node, f"`{base}.{node.attr}` registers rules on `{base}`, the plain function "
                                   f"that `{made.name}` wraps (line {made.anchor.lineno}): a function has no "  # type: ignore
                                   f"`{node.attr}`, so {when} `AttributeError: 'function' object has no attribute "
                                   f"'{node.attr}'`, and `{made.name}` never gets its rules; "
                                   + (f"decorate the rule with `@{made.name}.{node.attr}`" if parent is not None
                                      and not isinstance(parent, ast.Call) else
-                                     f"call `{made.name}.{node.attr}(...)`") + " instead")  # type: ignore
+                                     f"call `{made.name}.{node.attr}(...)`") + " instead")
                 continue
-            self.report(node, f"`{base.id}.{node.attr}` registers rules on `{base.id}`, a plain function "  # type: ignore
-                              f"(line {fn.lineno}, no `@{creator}`): a function has no `{node.attr}`, so {when}"  # type: ignore
+            self.report(node, f"`{base}.{node.attr}` registers rules on `{base}`, a plain function "
+                              f"(line {fn.lineno}, no `@{creator}`): a function has no `{node.attr}`, so {when}"
                               f" `AttributeError: 'function' object has no attribute "
-                              f"'{node.attr}'`; decorate `{base.id}` with `@{creator}`")  # type: ignore[attr-defined]
+                              f"'{node.attr}'`; decorate `{base}` with `@{creator}`")
 
-    def _equinox(self, d: CustomDerivative, mentions: Set[Tuple[str, str]], registered: Dict[str, Set[str]],
-                 by_hand: Set[str]) -> None:
+    def _equinox(self, d: CustomDerivative, said: Mentions) -> None:
         """equinox registers fwd and bwd separately (`@f.def_fwd`, `@f.def_bwd`), a jvp with `@f.def_jvp`."""
         needed = ("def_fwd", "def_bwd") if d.kind == "vjp" else ("def_jvp",)
         have = {reg.method for reg in d.registrations}
-        missing = [m for m in needed if m not in have and (d.name, m) not in mentions]
-        if not missing or d.name in registered[d.kind] or d.name in by_hand or ("?", "") in mentions:
+        missing = [m for m in needed if m not in have and (d.name, m) not in said.equinox]
+        if not missing or d.name in said.registered[d.kind] or d.name in said.by_hand or ("?", "") in said.equinox:
             return  # registered (also the deprecated `defvjp`), or through a name we cannot follow
-        use = self._first_use(d)
+        use = first_use(self.model, d)
         if use is None:
             return
         listed = " and ".join(f"`@{d.name}.{m}`" for m in missing)
@@ -251,9 +203,9 @@ def exported(x):
         else:
             error = "`AttributeError: No JVP defined for custom_jvp function fn_wrapper using defjvp.`"
             protocol = "the rule(primals, tangents, **kwargs), returning (out, t_out)"
-        self.report(d.anchor, f"{d.label} `{d.name}` {use[1]} but this file has no {listed}, so calling it raises "
-                              f"{error}, eager included; define the missing rule and register it with {listed} "
-                              f"(equinox calls {protocol})")
+        self.report(d.anchor, f"{d.label} `{d.name}` {self._use(d, use)} but this file has no {listed}, so calling "
+                              f"it raises {error}, eager included; define the missing rule and register it with "
+                              f"{listed} (equinox calls {protocol})")
 
     def _none_rules(self, d: CustomDerivative) -> None:
         for reg in d.registrations:
@@ -265,31 +217,7 @@ def exported(x):
                     self.report(rule.expr, f"`{d.name}.{reg.method}` gets None as its {role} rule, so every call "
                                            f"of `{d.name}` raises {_no_rule_error(d)}; pass the {role} function")
 
-    def _first_use(self, d: CustomDerivative) -> Optional[Tuple[ast.AST, str]]:
-        for site in d.call_sites:
-            if not self._inside_own_rules(d, site.call):
-                return site.call, f"is called (line {site.call.lineno})"
-        bound = {id(d.anchor), id(d.primal)}
-        for node in self.model.index.names(d.name):  # `ast.walk` order, without a walk per derivative
-            if self.model.facts.is_transform_argument(node):
-                scope = self.model.index.scope_of(node)
-                if any(id(b.node) in bound for b in self.model.index.lookup(node.id, scope)):
-                    parent = self.model.index.parent(node)
-                    how = self.quote(parent.func) if isinstance(parent, ast.Call) else "a transformation"
-                    return node, f"is passed to `{how}` (line {node.lineno})"
-        return None
-
-    def _inside_own_rules(self, d: CustomDerivative, node: ast.AST) -> bool:
-        """Calls in the primal itself or in would-be rules (`*_fwd`, `*_jvp`, ...) are not uses."""
-        for ancestor in self.model.index.ancestors(node):
-            if ancestor is d.primal:
-                return True
-            name = getattr(ancestor, "name", "")
-            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)) and ROLE_NAME.search(name):
-                return True
-        return False
-
-    def _missing(self, d: CustomDerivative, use: Tuple[ast.AST, str]) -> None:
+    def _missing(self, d: CustomDerivative, used: str) -> None:
         if d.kind == "vjp":
             register = f"`{d.name}.defvjp(fwd, bwd)`"
             scope = self.model.index.scope_of(d.anchor)
@@ -302,7 +230,7 @@ def exported(x):
             register = f"`{d.name}.defjvp(...)` or `{d.name}.defjvps(...)`"
             advice = f"write the jvp rule and register it with `@{d.name}.defjvp`"
         where = "no module of this run has" if self.model.facts.external is not None else "this file has no"
-        self.report(d.anchor, f"custom_{d.kind} `{d.name}` {use[1]} but never gets its rules: {where} "
+        self.report(d.anchor, f"custom_{d.kind} `{d.name}` {used} but never gets its rules: {where} "
                               f"{register}, so calling it raises {_no_rule_error(d)} in every mode, eager included; "
                               f"{advice}", fix=self._registration_fix(d) if d.kind == "vjp" else None)
 
@@ -368,65 +296,3 @@ def _no_rule_error(d: CustomDerivative) -> str:
     if d.kind == "vjp":
         return f"`AttributeError: No VJP defined for custom_vjp function {name} using defvjp.`"
     return f"`AttributeError: No JVP defined for custom_jvp function {name} using defjvp.`"
-
-
-def _equinox_mentions(model: FileModel) -> Set[Tuple[str, str]]:
-    """(name, method) for every `name.def_fwd`/`def_bwd`/`def_jvp` in the file; ("?", "") when the
-    base is not a plain name (a registration we cannot attribute)."""
-    found: Set[Tuple[str, str]] = set()
-    for node in model.index.of_type(ast.Attribute):
-        attr = node.attr  # type: ignore[attr-defined]
-        if attr in ("def_fwd", "def_bwd", "def_jvp"):
-            base = node.value  # type: ignore[attr-defined]
-            found.add((base.id, attr) if isinstance(base, ast.Name) else ("?", ""))
-    return found
-
-
-def _registration_kind(attr: str) -> Optional[str]:
-    """'vjp' for defvjp and variants (`defvjp_with_logs`), 'jvp' for defjvp/defjvps and variants."""
-    if attr in METHOD_KIND:
-        return METHOD_KIND[attr]
-    if attr.startswith("def") and attr.isidentifier():
-        return "vjp" if "vjp" in attr else "jvp" if "jvp" in attr else None
-    return None
-
-
-def _registration_mentions(model: FileModel) -> Tuple[Dict[str, Set[str]], Set[str], Set[str]]:
-    """Names registered per kind (by spelling), names given rules by attribute assignment, and
-    kinds with a registration we cannot attribute."""
-    registered: Dict[str, Set[str]] = {"vjp": set(), "jvp": set()}
-    unknown: Set[str] = set()
-    by_hand: Set[str] = set()
-    index = model.index
-    for node in index.of_type(ast.Attribute):  # sets: the order of the three passes does not matter
-        attr = node.attr  # type: ignore[attr-defined]
-        if attr not in RULE_ATTRIBUTES and attr not in METHOD_KIND and not attr.startswith("def"):
-            continue  # neither a rule set by hand nor a registration (`_registration_kind` is None)
-        base = node.value  # type: ignore[attr-defined]
-        name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
-        if isinstance(node.ctx, ast.Store) and node.attr in RULE_ATTRIBUTES and name is not None:  # type: ignore[attr-defined]
-            by_hand.add(name)  # `f.fwd = ...` sets a rule by hand
-            continue
-        kind = _registration_kind(node.attr)  # type: ignore[attr-defined]
-        if kind is None:
-            continue
-        if name is None:
-            unknown.add(kind)
-        else:
-            registered[kind].add(name)
-    for node in index.of_type(ast.Call):
-        if isinstance(node.func, ast.Name) and node.func.id in ("getattr", "setattr") \
-                and len(node.args) >= 2:  # type: ignore[attr-defined]
-            base, attr = node.args[0], node.args[1]  # type: ignore[attr-defined]
-            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
-            literal = isinstance(attr, ast.Constant) and isinstance(attr.value, str)
-            if name is not None and (not literal or attr.value in RULE_ATTRIBUTES):  # type: ignore[union-attr]
-                by_hand.add(name)  # `getattr(f, method)(...)`, `setattr(f, "fwd", ...)`
-            parent = index.parent(node)
-            if not literal and isinstance(parent, ast.Call) and parent.func is node:
-                unknown.update(("vjp", "jvp"))  # `getattr(fn, method)(fwd, bwd)` may register anything
-    for node in index.of_type(ast.Constant):
-        value = node.value  # type: ignore[attr-defined]
-        if isinstance(value, str) and (value in METHOD_KIND or value.startswith("def")) and _registration_kind(value):
-            unknown.add(_registration_kind(node.value))  # type: ignore[arg-type,attr-defined]  # getattr(f, "defvjp")
-    return registered, by_hand, unknown
