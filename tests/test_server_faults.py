@@ -259,3 +259,40 @@ def test_any_sequence_of_faults_in_any_chunks_leaves_the_server_answering(
         if client.proc.poll() is None:
             client.proc.kill()
     assert "Traceback" not in stderr
+
+
+def test_a_document_over_the_size_limit_is_linted_on_open_and_save_only_and_the_user_told_once(
+        tmp_path: Path) -> None:
+    (tmp_path / "clip.py").write_text(SOURCE)
+    uri = (tmp_path / "clip.py").as_uri()
+    client = RawClient(tmp_path)
+    client.send({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
+        "initializationOptions": {"lintOnChangeMaxSize": 100}}})
+    assert client.answer("init") is not None
+    client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    client.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": SOURCE}}})
+    published = lambda: [(m["params"].get("version"), [d["code"] for d in m["params"]["diagnostics"]])  # noqa: E731
+                         for m in client.seen if m.get("method") == "textDocument/publishDiagnostics"]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not published():
+        client.answer("none", timeout=0.1)
+    assert published() == [(1, ["VJP305"])]
+    fixed = SOURCE.replace("def clip_bwd(g):", "def clip_bwd(res, g):")
+    for version, text in ((2, fixed), (3, fixed + "# more\n")):
+        client.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}})
+    client.alive("typed")
+    time.sleep(1.0)  # a lint of this module takes milliseconds: one at each edit would be out by now
+    client.send({"jsonrpc": "2.0", "method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
+    assert published() == [(1, ["VJP305"])]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(published()) < 2:
+        client.answer("none", timeout=0.2)
+    assert published() == [(1, ["VJP305"]), (3, [])]
+    shown = [m["params"] for m in client.seen if m.get("method") == "window/showMessage"]
+    assert shown == [{"type": 3, "message": f"vjplint: clip.py is 0.0 million characters, over "
+                                            f"lintOnChangeMaxSize (100): it is linted when opened and saved, "
+                                            f"not at each edit"}]
+    assert client.stop() == ""

@@ -66,6 +66,9 @@ class Settings:
     disable_rule_comment: bool = True
     debounce_ms: int = 0  # bursts coalesce anyway (one queued lint per document, superseded ones stop)
     diagnostic_mode: str = "auto"  # "push", "pull", or "auto": pull when the client can
+    # A document longer than this (characters) is linted when opened and saved, not at each edit
+    # (docs/editors-and-ci.md, "Big documents"); 0: no limit.
+    lint_on_change_max_size: int = 1_000_000
 
     @classmethod
     def from_options(cls, options: Any, base: Optional["Settings"] = None) -> "Settings":
@@ -91,6 +94,7 @@ class Settings:
                                       if isinstance(rule_comment, dict) else base.disable_rule_comment),
             debounce_ms=int(get("debounceMs", base.debounce_ms)),
             diagnostic_mode=str(get("diagnosticMode", base.diagnostic_mode)),
+            lint_on_change_max_size=int(get("lintOnChangeMaxSize", base.lint_on_change_max_size)),
         )
 
 
@@ -188,6 +192,8 @@ class VjplintServer(Indexing, LanguageServer):
         self.project: Optional[Workspace] = None  # settings per file (vjplint.workspace), reset on a change
         self.init_indexing()  # per workspace folder: wrappers and cross-module facts (vjplint.server.indexing)
         self.reported_config_errors: set = set()
+        self.save_only: Dict[str, str] = {}  # big documents (linted on open and save): uri -> the text linted
+        self.told_save_only: set = set()  # the documents whose user was told so
         self.pull = False
         self.converter = default_converter()
         self.event_loop: Optional[asyncio.AbstractEventLoop] = None
@@ -537,6 +543,27 @@ class VjplintServer(Indexing, LanguageServer):
                 new_text = None
             analysis.fixed_text[unsafe] = new_text
         return analysis.fixed_text[unsafe]
+
+    def too_big_to_lint_on_change(self, uri: str) -> bool:
+        """Whether an open document is over `lintOnChangeMaxSize`: then it is linted when opened
+        and saved only (its text then kept in `save_only` for pulls), and its user told so once.
+        A one-line edit of a 10 MB module costs seconds to lint again: typing would queue lints
+        behind each other (docs/performance.md, "Big documents")."""
+        limit = self.settings.lint_on_change_max_size
+        text = self.document(uri)
+        if text is None or limit <= 0 or len(text) <= limit:
+            self.save_only.pop(uri, None)
+            return False
+        if uri not in self.save_only:
+            self.save_only[uri] = text
+        if uri not in self.told_save_only:
+            self.told_save_only.add(uri)
+            name = _path(uri).name if _path(uri) is not None else uri
+            self.call_soon(self.window_show_message, types.ShowMessageParams(
+                type=types.MessageType.Info, message=(
+                    f"vjplint: {name} is {len(text) / 1e6:.1f} million characters, over lintOnChangeMaxSize "
+                    f"({limit:,}): it is linted when opened and saved, not at each edit")))
+        return True
 
     def document(self, uri: str) -> Optional[str]:
         if uri not in self.versions:
@@ -1089,6 +1116,7 @@ def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper
     @_guard
     def did_open(ls: VjplintServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.versions[params.text_document.uri] = params.text_document.version
+        ls.too_big_to_lint_on_change(params.text_document.uri)  # told now, not at the first edit
         if ls.lintable(params.text_document.uri):
             ls.share_early(params.text_document.uri, params.text_document.text)
         ls.schedule(params.text_document.uri, 0)
@@ -1100,6 +1128,8 @@ def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper
         uri = params.text_document.uri
         if uri in ls.versions:
             ls.versions[uri] = params.text_document.version
+            if ls.too_big_to_lint_on_change(uri):
+                return  # linted on save
             ls.schedule(uri, ls.settings.debounce_ms)
             ls.facts_changed(uri)  # after the lint, once typing pauses
 
@@ -1114,6 +1144,8 @@ def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper
             ls.refresh_wrappers(uri)
             ls.facts_changed(uri, 0)  # a file not open is read from disk
         if uri in ls.versions:
+            if uri in ls.save_only:
+                ls.save_only[uri] = ls.document(uri) or ""
             ls.schedule(uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -1122,6 +1154,7 @@ def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper
         uri = params.text_document.uri
         ls.versions.pop(uri, None)
         ls.early_shares.pop(uri, None)
+        ls.save_only.pop(uri, None)
         handle = ls.pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
@@ -1181,7 +1214,7 @@ def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper
         uri = params.text_document.uri
         if not ls.pull or ls.workspace.get_notebook_document(cell_uri=uri) is not None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])  # pushed to this client (cells: always)
-        text = ls.document(uri)
+        text = ls.save_only.get(uri) if ls.too_big_to_lint_on_change(uri) else ls.document(uri)
         if text is None:
             try:
                 text = ls.workspace.get_text_document(uri).source  # not open: read it from disk

@@ -1,0 +1,158 @@
+"""A one-line edit in a big document, through `vjplint server`, beside a fresh lint of it.
+
+For each size (default 1 and 10 MB of lsp_latency.py's custom_vjp blocks, about 17 bytes a
+line): `vjplint check --no-cache` on the file (a fresh lint, the reference), then the server:
+`didOpen` to its diagnostics, a comment line inserted in the middle, and
+- with the default `lintOnChangeMaxSize` (1,000,000 characters): over it, the edit is not linted;
+  the time until the server answers a request after it, then `didSave` to the diagnostics;
+- with `lintOnChangeMaxSize: 0` (no limit): once the document's families are cached (a
+  quick-fix `codeAction` answered after the first lint waits for that), the edit to its diagnostics.
+Each figure is also given as a ratio to the fresh lint of the same document.
+
+    python benchmarks/big_document.py [--mb 1,10] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lsp_latency import make_module  # noqa: E402
+
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+class Server:
+    def __init__(self, cwd: Path, options: Dict[str, Any]) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "vjplint", "server"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV, cwd=cwd)
+        self.inbox: "queue.Queue[tuple]" = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.request("initialize", {"processId": None, "rootUri": cwd.as_uri(), "capabilities": {},
+                                    "initializationOptions": options})
+        self.notify("initialized", {})
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length, line = None, out.readline()
+            while line.strip():
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+                line = out.readline()
+            if not line or length is None:
+                return
+            self.inbox.put((time.perf_counter(), json.loads(out.read(length))))
+
+    def write(self, message: Dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def notify(self, method: str, params: Any) -> None:
+        self.write({"method": method, "params": params})
+
+    def wait(self, match: Any, timeout: float = 900) -> float:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                at, message = self.inbox.get(timeout=1)
+            except queue.Empty:
+                continue
+            if match(message):
+                return at
+        raise TimeoutError("no answer")
+
+    def request(self, method: str, params: Any, msg_id: Any = "r") -> float:
+        self.write({"id": msg_id, "method": method, "params": params})
+        return self.wait(lambda m: m.get("id") == msg_id and "method" not in m)
+
+    def published(self, version: int) -> Any:
+        return lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"].get("version") == version
+
+    def close(self) -> None:
+        self.write({"id": "bye", "method": "shutdown"})
+        self.notify("exit", None)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def edit(uri: str, version: int, line: int) -> Dict[str, Any]:
+    return {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{
+        "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}},
+        "text": "# an edit\n"}]}
+
+
+def measure(mb: float, workdir: Path) -> Dict[str, Any]:
+    text = make_module(int(mb * 1e6 / 17.06))
+    path = workdir / f"big_{mb:g}mb.py"
+    path.write_text(text, encoding="utf-8")
+    uri, middle = path.as_uri(), text.count("\n") // 2
+    row: Dict[str, Any] = {"MB": round(len(text.encode()) / 1e6, 2), "lines": text.count("\n")}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "vjplint", "check", "--no-cache", "--output-format", "concise",
+                           str(path)], env=ENV, cwd=workdir, capture_output=True, text=True)
+    row["fresh lint (CLI) s"] = round(time.perf_counter() - start, 2)
+    row["diagnostics"] = proc.stdout.count(": VJP")
+    opened = {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}
+    # the default limit: the edit is not linted, the save is
+    server = Server(workdir, {})
+    start = time.perf_counter()
+    server.notify("textDocument/didOpen", opened)
+    row["didOpen -> diagnostics s"] = round(server.wait(server.published(1)) - start, 2)
+    start = time.perf_counter()
+    server.notify("textDocument/didChange", edit(uri, 2, middle))
+    row["default limit: edit -> next request answered s"] = round(server.request(
+        "workspace/executeCommand", {"command": "vjplint.printDebugInformation", "arguments": []}, "d") - start, 2)
+    start = time.perf_counter()
+    server.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    row["default limit: didSave -> diagnostics s"] = round(server.wait(server.published(2)) - start, 2)
+    server.close()
+    # no limit: the edit is linted again (incrementally)
+    server = Server(workdir, {"lintOnChangeMaxSize": 0})
+    server.notify("textDocument/didOpen", opened)
+    server.wait(server.published(1))
+    server.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": {
+        "start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "context": {"diagnostics": [], "only": ["quickfix"]}})
+    start = time.perf_counter()
+    server.notify("textDocument/didChange", edit(uri, 2, middle))
+    row["no limit: edit -> diagnostics s"] = round(server.wait(server.published(2)) - start, 2)
+    server.close()
+    fresh = row["fresh lint (CLI) s"]
+    for key in [k for k in row if k.endswith(" s") and k != "fresh lint (CLI) s"]:
+        row[key.replace(" s", " / fresh")] = round(row[key] / fresh, 3)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mb", default="1,10")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    rows: List[Dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for mb in [float(x) for x in args.mb.split(",")]:
+            rows.append(measure(mb, Path(tmp)))
+            print(json.dumps(rows[-1], indent=1), flush=True)
+    print("load average at the end:", os.getloadavg())
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
