@@ -292,7 +292,7 @@ def test_a_document_over_the_size_limit_is_linted_on_open_and_save_only_and_the_
         client.answer("none", timeout=0.2)
     assert published() == [(1, ["VJP305"]), (3, [])]
     shown = [m["params"] for m in client.seen if m.get("method") == "window/showMessage"]
-    assert shown == [{"type": 3, "message": f"vjplint: clip.py is 0.0 million characters, over "
-                                            f"lintOnChangeMaxSize (100): it is linted when opened and saved, "
-                                            f"not at each edit"}]
+    assert shown == [{"type": 3, "message": f"vjplint: clip.py is {len(SOURCE)} characters, over "
+                                            "lintOnChangeMaxSize (100): it is linted when opened and saved, "
+                                            "not at each edit"}]
     assert client.stop() == ""

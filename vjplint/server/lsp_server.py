@@ -561,7 +561,7 @@ class VjplintServer(Indexing, LanguageServer):
             name = _path(uri).name if _path(uri) is not None else uri
             self.call_soon(self.window_show_message, types.ShowMessageParams(
                 type=types.MessageType.Info, message=(
-                    f"vjplint: {name} is {len(text) / 1e6:.1f} million characters, over lintOnChangeMaxSize "
+                    f"vjplint: {name} is {_size(len(text))}, over lintOnChangeMaxSize "
                     f"({limit:,}): it is linted when opened and saved, not at each edit")))
         return True
 
@@ -929,6 +929,10 @@ FRAME_PAUSE_S = 0.2  # a broken frame is taken as whole once the client sends no
 def _first_line(exc: Any) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _size(characters: int) -> str:
+    return f"{characters / 1e6:.1f} million characters" if characters >= 1e6 else f"{characters:,} characters"
 
 
 def _describe(message: Any) -> str:
