@@ -54,7 +54,7 @@ class Frames:
     @property
     def waiting(self) -> bool:
         """Bytes are held that a pause of the client may complete into a message."""
-        return bool(self.buf.strip())
+        return bool(self.buf) and not self.buf.isspace()  # (no copy: a body can be megabytes)
 
     def next(self, paused: bool = False) -> Optional[Frame]:
         """The next frame the bytes so far hold, else None (more bytes are needed). `paused`:
@@ -146,8 +146,12 @@ class Frames:
             lo = at + 1
 
     def _take(self, start: int, stop: int, problem: Optional[str]) -> Frame:
-        body = bytes(self.buf[start:stop])
-        del self.buf[:stop]
+        with memoryview(self.buf) as view:  # one copy of a body that can be megabytes
+            body = bytes(view[start:stop])
+        if stop == len(self.buf):
+            self.buf = bytearray()
+        else:
+            del self.buf[:stop]
         self.scanned = 0
         return Frame(body, problem)
 
