@@ -139,7 +139,8 @@ def _no_limit(row: Dict[str, Any], workdir: Path, uri: str, opened: Dict[str, An
     server.notify("textDocument/didOpen", opened)
     server.wait(server.published(1))
     server.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": {
-        "start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "context": {"diagnostics": [], "only": ["quickfix"]}})
+        "start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+        "context": {"diagnostics": [], "only": ["quickfix"]}})
     start = time.perf_counter()
     server.notify("textDocument/didChange", edit(uri, 2, middle))
     row["no limit: edit -> diagnostics s"] = round(server.wait(server.published(2)) - start, 2)

@@ -225,7 +225,8 @@ def test_content_faults_get_error_answers_or_one_line_and_the_server_goes_on(tmp
                   "string, not dict",
         "vjplint server: error: FeatureRequestError: Method Not Found: vjplint/nothing",
         warning + "Ignoring notification for unknown method 'vjplint/nothingEither'",
-        warning + "textDocument/didChange for a document that is not open, ignored: " + (tmp_path / "never.py").as_uri(),
+        warning + "textDocument/didChange for a document that is not open, ignored: "
+                  + (tmp_path / "never.py").as_uri(),
         warning + f"textDocument/didChange: the range 900:5-2:0 is outside {uri} (13 lines); applied as 2:0-13:0",
         warning + 'Cancel notification for unknown message id "999"',
     ]

@@ -9,6 +9,9 @@ computed lazily (`codeAction/resolve`) when the client allows it, else for the r
 only, each on its derivative's family of statements (`vjplint.server.fixes`).
 Configuration comes from the nearest `pyproject.toml` and is re-read when one changes.
 No handler lets an exception escape: a broken request gets an error answer, the server goes on.
+Messages are read by `vjplint.server.framing`, which resynchronises after a broken frame (a bad,
+missing or wrong Content-Length); what cannot be read is answered or logged in one line. A
+document over `lintOnChangeMaxSize` is linted on open and save only.
 """
 
 from __future__ import annotations
@@ -139,8 +142,6 @@ class VjplintProtocol(LanguageServerProtocol):
             log.warning("request %r from the client answered with an error: %s", data["id"], error.message)
             self._send_response(data["id"], error=error.to_response_error())
             return _Dropped()
-
-
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
