@@ -10,7 +10,12 @@ with --cli also `vjplint check --no-cache` on the file), a comment line inserted
   the edit to its diagnostics.
 Each figure is also given as a ratio to the fresh lint of the same document.
 
-    python benchmarks/big_document.py [--mb 1,10] [--no-limit-mb 10] [--cli] [--out FILE.json]
+With --in-process, no server: the server's incremental linter (vjplint.incremental) alone, in
+this process: the whole lint of the document (fresh), the caching of its families from that lint
+(`prime`), then the one-line edit's lint, which is what the server runs at each edit without the
+limit (it adds the wait for the lint thread and the diagnostics' conversion and transfer).
+
+    python benchmarks/big_document.py [--mb 1,10] [--no-limit-mb 10] [--cli] [--in-process] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -147,18 +152,43 @@ def _no_limit(row: Dict[str, Any], workdir: Path, uri: str, opened: Dict[str, An
     server.close()
 
 
+def in_process(mb: float) -> Dict[str, Any]:
+    from vjplint.config import Config
+    from vjplint.incremental import IncrementalLinter
+
+    text = make_module(int(mb * 1e6 / 17.06))
+    lines = text.split("\n")
+    edited = "\n".join(lines[:len(lines) // 2] + ["# an edit"] + lines[len(lines) // 2:])
+    linter = IncrementalLinter("big.py", Config())
+    row: Dict[str, Any] = {"MB": round(len(text.encode()) / 1e6, 2), "lines": text.count("\n")}
+    start = time.perf_counter()
+    row["diagnostics"] = len(linter.lint(text, whole_first=True).diagnostics)
+    row["whole lint (fresh) s"] = round(time.perf_counter() - start, 2)
+    start = time.perf_counter()
+    linter.prime(text)
+    row["prime s"] = round(time.perf_counter() - start, 2)
+    start = time.perf_counter()
+    after = linter.lint(edited)
+    row["one-line edit s"] = round(time.perf_counter() - start, 2)
+    row["families linted again"] = linter.stats["linted"]
+    row["one-line edit / fresh"] = round(row["one-line edit s"] / row["whole lint (fresh) s"], 3)
+    assert len(after.diagnostics) == row["diagnostics"]
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", default="1,10")
     parser.add_argument("--no-limit-mb", type=float, default=10.0,
                         help="measure the edit without the limit for sizes up to this (MB)")
     parser.add_argument("--cli", action="store_true", help="also time `vjplint check --no-cache` on the file")
+    parser.add_argument("--in-process", action="store_true", help="the incremental linter alone, no server")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     rows: List[Dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for mb in [float(x) for x in args.mb.split(",")]:
-            rows.append(measure(mb, Path(tmp), args.cli, mb <= args.no_limit_mb))
+            rows.append(in_process(mb) if args.in_process else measure(mb, Path(tmp), args.cli, mb <= args.no_limit_mb))
             print(json.dumps(rows[-1], indent=1), flush=True)
     print("load average at the end:", os.getloadavg())
     if args.out:

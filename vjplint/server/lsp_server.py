@@ -70,7 +70,7 @@ class Settings:
     debounce_ms: int = 0  # bursts coalesce anyway (one queued lint per document, superseded ones stop)
     diagnostic_mode: str = "auto"  # "push", "pull", or "auto": pull when the client can
     # A document longer than this (characters) is linted when opened and saved, not at each edit
-    # (docs/editors-and-ci.md, "Big documents"); 0: no limit.
+    # (docs/editors-and-ci.md, "big documents"; docs/performance.md, "Big documents"); 0: no limit.
     lint_on_change_max_size: int = 1_000_000
 
     @classmethod
