@@ -6,6 +6,6 @@ import sys
 if sys.path and sys.path[0] in ("", ".", os.getcwd()):
     sys.path.pop(0)
 
-from vjplint.cli import main  # noqa: E402
+from vjplint.cli import run  # noqa: E402
 
-sys.exit(main())
+sys.exit(run())

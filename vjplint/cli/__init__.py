@@ -57,8 +57,9 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     except (UsageError, ConfigError) as exc:
         print(f"vjplint: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("vjplint: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        describe = getattr(exc, "describe", None)  # vjplint.cli.fix.FixInterrupted: what was written
+        print(describe() if describe is not None else "vjplint: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
@@ -68,6 +69,46 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
         print(f"vjplint: internal error: {type(exc).__name__}: {exc} (run with --verbose for a traceback)",
               file=sys.stderr)
         return 2
+
+
+def run() -> int:
+    """`main`, then the way out with Ctrl-C ignored: the run is over (its output written), and a
+    KeyboardInterrupt raised while the interpreter shuts down (joining a worker pool's thread in
+    threading._shutdown, say) would print a traceback after it, and change the exit code."""
+    import signal
+
+    code = None
+    try:
+        code = main()
+    except KeyboardInterrupt:  # landed between main's own handler and its return
+        pass
+    while True:  # until the handler is in place: the signal may land on any of these lines
+        try:
+            if _main_thread():
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                # and blocked: CPython puts the default disposition back while it finalises, and a
+                # Ctrl-C then would end the process by the signal (status -2); a blocked one stays
+                # pending and goes with the process
+                if hasattr(signal, "pthread_sigmask"):
+                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            break
+        except KeyboardInterrupt:
+            continue
+    if code is None:
+        print("vjplint: interrupted", file=sys.stderr)
+        code = 130
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    return code
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def _refuse_mistyped_command(word: str) -> None:
@@ -86,4 +127,4 @@ def _refuse_mistyped_command(word: str) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(run())

@@ -27,6 +27,70 @@ if TYPE_CHECKING:
     from vjplint.project.workspace import Workspace
 
 
+TMP_SUFFIX = ".vjplint-tmp"
+
+
+class FixInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `--fix`: the files whose fixes were written, and those with fixes left
+    unwritten (None: interrupted before writing began, nothing written)."""
+
+    def __init__(self, written: Sequence[str] = (), left: Optional[Sequence[str]] = None) -> None:
+        super().__init__()
+        self.written, self.left = list(written), left
+
+    def describe(self, shown: int = 20) -> str:
+        if self.left is None and not self.written:
+            return "vjplint: interrupted before any file was written"
+        left = list(self.left or ())
+        n = len(self.written)
+        line = f"vjplint: interrupted after writing the fixes of {n} file{'s' if n != 1 else ''}"
+        if not left:
+            return line + " (all the files with fixes)"
+        out = [line + f"; {len(left)} file{'s' if len(left) != 1 else ''} with fixes left unchanged:"]
+        out += [f"  {name}" for name in left[:shown]]
+        if len(left) > shown:
+            out.append(f"  (and {len(left) - shown} more)")
+        out.append("Run the same command again to fix them.")
+        return "\n".join(out)
+
+
+def remove_stale_temp_files(directories: Sequence[str]) -> List[str]:
+    """The temporary files (`write_atomic`'s) that a killed run left in `directories`: removed
+    when the process that made them is gone (its id is in the name), kept while it runs."""
+    removed = []
+    for directory in directories:
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.endswith(TMP_SUFFIX) or not entry.name.startswith("."):
+                continue
+            parts = entry.name[:-len(TMP_SUFFIX)].rsplit(".", 2)
+            pid = parts[-2] if len(parts) == 3 and parts[-2].startswith("pid") else None
+            if pid is None or not pid[3:].isdigit() or _alive(int(pid[3:])):
+                continue
+            try:
+                if entry.is_file(follow_symlinks=False):
+                    os.unlink(entry.path)
+                    removed.append(entry.path)
+            except OSError:
+                pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path`'s content: a temp file in the same directory, then os.replace; the mode is kept.
     A symlink keeps pointing at its (rewritten) target; a read-only file is left alone."""
@@ -36,14 +100,17 @@ def write_atomic(path: Path, data: bytes) -> None:
         # os.replace needs only a writable directory: respect the file's own permission (also as root)
         raise PermissionError("the file is read-only")
     directory, name = os.path.split(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".vjplint-tmp", dir=directory)
+    # The process id in the name: a later run removes the file if this process is killed first.
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.pid{os.getpid()}.", suffix=TMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        _stop_after_writes(_WRITES[0], "VJPLINT_TEST_STOP_IN_WRITE")
         os.chmod(tmp, mode)
         os.replace(tmp, target)
+        _WRITES[0] += 1
     except BaseException:
         try:
             os.unlink(tmp)
@@ -73,11 +140,26 @@ class _FileFix:
 
 def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_format: str, progress=None) -> int:
     """`vjplint --fix/--diff PATH...`: lint everything, fix the files that have offered fixes."""
+    try:
+        return _run_fix(args, workspace, paths, output_format, progress)
+    except FixInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise FixInterrupted() from None
+
+
+def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: str, progress=None) -> int:
     from vjplint.batch.runner import lint_paths
 
     unsafe = bool(args.unsafe_fixes)
     run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress,
                      force_exclude=args.force_exclude)
+    if not args.diff:
+        removed = remove_stale_temp_files(sorted({os.path.dirname(os.path.realpath(f.path)) for f in run.files}))
+        if removed and not args.quiet:
+            print(f"vjplint: removed {len(removed)} temporary file{'s' if len(removed) != 1 else ''} left by "
+                  f"an interrupted run: {', '.join(os.path.relpath(r) for r in removed[:5])}"
+                  f"{' ...' if len(removed) > 5 else ''}", file=sys.stderr)
     errors = list(run.internal_errors)
     cross_fixed: Dict[str, List[Diagnostic]] = {}
     start_texts: Dict[Path, str] = {}
@@ -109,11 +191,17 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
     results = _fix_all(run.files, start_texts, unsafe, args.jobs)
     from vjplint.batch.parallel import sigint_as_flag
 
+    written: List[str] = []
+    already: List[str] = []  # fixed by another run meanwhile
     with sigint_as_flag() as interrupted:
         _write_fixes(args, run, results, start_texts, cross_fixed, unsafe, interrupted, settings, remaining,
-                     sources, fixed, diffs, errors)
+                     sources, fixed, diffs, errors, written, already)
         if interrupted:
-            raise KeyboardInterrupt
+            raise FixInterrupted(written, [])
+    if already and not args.quiet:
+        print(f"vjplint: {len(already)} file{'s were' if len(already) != 1 else ' was'} fixed by another run "
+              f"meanwhile, as this one would have: left as {'they are' if len(already) != 1 else 'it is'}",
+              file=sys.stderr)
     report_problems(run.problems, errors)
     if args.diff:
         return _finish_diff(args, fixed, diffs, remaining, errors)
@@ -134,14 +222,20 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
 
 def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, interrupted: List[bool],
                  settings: Dict[str, Config], remaining: List[Diagnostic], sources: Dict[str, List[str]],
-                 fixed: List["_FileFix"], diffs: List[str], errors: List[str]) -> None:
-    """Write (or diff) each file's fixes in the run's order. Ctrl-C takes effect between two files
-    (`interrupted` is set by the handler): the default handler's KeyboardInterrupt can land in a
-    garbage-collector callback (a finished worker pool's), where Python prints and drops it, and
-    the run would then go on to write every file."""
+                 fixed: List["_FileFix"], diffs: List[str], errors: List[str], written: List[str],
+                 already: List[str]) -> None:
+    """Write (or diff) each file's fixes in the run's order; `written` gets the files written.
+    Ctrl-C takes effect between two files (`interrupted` is set by the handler), as
+    FixInterrupted, which says what was written and what was not: the default handler's
+    KeyboardInterrupt can land in a garbage-collector callback (a finished worker pool's), where
+    Python prints and drops it, and the run would then go on to write every file. A file that
+    another run (a concurrent `--fix`) changed meanwhile into what this one would write is
+    neither written nor reported again."""
     for number, outcome in enumerate(run.files):
+        _stop_after_writes(len(written))
         if interrupted:
-            raise KeyboardInterrupt
+            raise FixInterrupted(written, [run.files[n].display for n in sorted(results) if n >= number
+                                           and not args.diff and _changes(results[n])])
         config = settings[outcome.display] = outcome.config
         diagnostics = outcome.result.diagnostics
         start = start_texts.get(Path(outcome.path))
@@ -169,14 +263,25 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
                 diffs.append(unified_diff(outcome.display, decoded.text, result.text))
             else:
                 try:
-                    if outcome.path.read_bytes() != data:
+                    new_data = encode(result.text, decoded) if cells is None \
+                        else notebook.write(data, notebook.cells_of(result.text, cells))
+                    now = outcome.path.read_bytes()
+                    if now == new_data and now != data:  # another run wrote these very fixes
+                        already.append(outcome.display)
+                        lines = source_lines(result.text)
+                        remaining.extend(result.remaining if cells is None
+                                         else notebook.to_cells(result.remaining, notebook.CellMap.of(lines)))
+                        sources[outcome.display] = lines
+                        continue
+                    if now != data:
                         raise OSError("the file changed while it was being fixed")
-                    write_atomic(outcome.path, encode(result.text, decoded) if cells is None
-                                 else notebook.write(data, notebook.cells_of(result.text, cells)))
+                    write_atomic(outcome.path, new_data)
+                    written.append(outcome.display)
                 except (OSError, UnicodeEncodeError, notebook.NotebookError) as exc:
                     errors.append(f"{outcome.display}: cannot write the fixed file: {_reason(exc)}")
-                    remaining.extend(diagnostics)
-                    sources[outcome.display] = source_lines(decoded.text)
+                    if not isinstance(exc, OSError) or "changed while" not in str(exc):
+                        remaining.extend(diagnostics)  # (those of a changed file are no longer true)
+                        sources[outcome.display] = source_lines(decoded.text)
                     continue
         fixed.append(_FileFix(outcome.display, result, decoded.text, source_lines(result.text)))
         lines = source_lines(result.text)
@@ -186,6 +291,28 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
 
 
 _Read = Tuple[bytes, Optional["notebook.NotebookSource"], "DecodedSource", FixResult]
+
+
+def _changes(read: Union[str, _Read]) -> bool:
+    return not isinstance(read, str) and read[3].text != read[2].text
+
+
+def _stop_after_writes(count: int, variable: str = "VJPLINT_TEST_STOP_AFTER_WRITES") -> None:
+    """A seam for the tests of interrupted and concurrent runs (tests/test_bad_input.py,
+    tests/test_cli_edges.py): with VJPLINT_TEST_STOP_AFTER_WRITES=N the process stops itself
+    (SIGSTOP) before its next file once it has written N files; with VJPLINT_TEST_STOP_IN_WRITE=N,
+    within the next write, its temporary file written and not yet renamed. A test then sends
+    SIGINT or SIGKILL at that exact point, however fast or loaded the machine."""
+    wanted = os.environ.get(variable)
+    if wanted and wanted.isdigit() and count == int(wanted) and variable not in _STOPPED and hasattr(os, "kill"):
+        import signal
+
+        _STOPPED.append(variable)
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+_STOPPED: List[str] = []
+_WRITES: List[int] = [0]
 
 
 def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsafe: bool,

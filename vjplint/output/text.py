@@ -40,6 +40,21 @@ def _wrapped(d: Diagnostic, ctx: OutputContext) -> List[str]:
                          break_on_hyphens=False)
 
 
+SNIPPET = 120  # characters of a source line shown; a longer line is cut around the column
+
+
+def excerpt(code: str, column: int, width: int) -> "tuple[str, int, int]":
+    """The part of a source line to show (cut ends marked `…`), the caret's offset in it and its
+    width: a generated or minified line can be megabytes."""
+    if len(code) <= SNIPPET:
+        return code, column - 1, width
+    start = max(0, min(column - 1 - SNIPPET // 3, len(code) - SNIPPET))
+    end = start + SNIPPET
+    prefix, suffix = ("…" if start > 0 else ""), ("…" if end < len(code) else "")
+    return (prefix + code[start:end] + suffix, column - 1 - start + len(prefix),
+            max(1, min(width, end - (column - 1))))
+
+
 def printable(code: str) -> str:
     return code.translate(_PICTURES)
 
@@ -62,9 +77,10 @@ def render_full(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
         if lines and 0 < d.location.row <= len(lines):
             code = lines[d.location.row - 1].rstrip("\r\n")
             gutter = f"{d.location.row:>4} | "
-            out.append(gutter + printable(code))
             width = (d.end_location.column - d.location.column) if d.end_location.row == d.location.row else 1
-            out.append(" " * (len(gutter) - 2) + "| " + " " * (d.location.column - 1) + "^" * max(width, 1))
+            code, offset, width = excerpt(code, d.location.column, max(width, 1))
+            out.append(gutter + printable(code))
+            out.append(" " * (len(gutter) - 2) + "| " + " " * offset + "^" * width)
         if d.fix is not None and (ctx.show_fixes or _offered(d, ctx)):
             label = "" if d.fix.applicability is Applicability.SAFE else " (unsafe)"
             out.append(f"     = help{label}: {d.fix.message}")

@@ -27,14 +27,41 @@ class Problem:
 
 
 def _broken_link(path: Path) -> str:
+    """Why `path`, neither a file nor a directory to walk, is not linted."""
     try:
-        os.stat(path)
+        st = os.stat(path)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "is a symbolic link loop"
         if exc.errno != errno.ENOENT:
             return f"cannot read: {exc.strerror or exc}"
-    return "is a broken symbolic link"
+        return "is a broken symbolic link"
+    kind = _special_kind(st.st_mode)
+    if os.path.islink(path):
+        return f"is a symbolic link to {os.path.realpath(path)}, which is not a regular file ({kind}); skipped"
+    return f"is not a regular file ({kind}); skipped"
+
+
+def _special_kind(mode: int) -> str:
+    import stat
+
+    for test, kind in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a file or a directory"
+
+
+def _device(path: Path) -> bool:
+    """A device or a socket: reading one as a module never ends (/dev/zero) or fails. A named
+    pipe named on the command line is read (`vjplint <(cat x.py)`)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode)
 
 
 def _excluded(path: Path, root: Path, patterns: Sequence[str]) -> bool:
@@ -142,6 +169,9 @@ def discover(paths: Sequence[str], settings_for_dir: SettingsForDir, problems: L
         if not os.path.lexists(path):
             problems.append(Problem(raw, "no such file or directory", fatal=True))
             continue
+        if _device(path):
+            problems.append(Problem(raw, _broken_link(path), fatal=True))
+            continue
         if path.is_file() or (path.exists() and not path.is_dir()):
             config = settings_for_dir(os.path.dirname(os.path.abspath(raw)))
             if path.suffix == ".ipynb" and not config.notebooks:  # linted as cells (vjplint.syntax.notebook) or not at all
@@ -155,8 +185,8 @@ def discover(paths: Sequence[str], settings_for_dir: SettingsForDir, problems: L
                     continue
             yield path, config
             continue
-        if not path.is_dir():
-            problems.append(Problem(raw, _broken_link(path)))
+        if not path.is_dir():  # named on the command line, it cannot be read: as a missing file
+            problems.append(Problem(raw, _broken_link(path), fatal=True))
             continue
         yield from _walk(path, settings_for_dir, gitignores, problems, seen, visited)
     if visited is not None:  # each .gitignore looked for, present or absent (not the directories' mtimes,

@@ -44,6 +44,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         logging.basicConfig(filename=args.log_file, level=logging.INFO,
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    else:
+        _log_to_stderr_in_one_line()
     from vjplint.server.lsp_server import create_server
 
     _exit_when_orphaned(parent)
@@ -56,6 +58,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # its answer (an editor that quit mid-request once left the server computing for minutes).
         _exit_now(0)
     return 0
+
+
+def _log_to_stderr_in_one_line() -> None:
+    """Warnings on stderr (what an editor shows as the server's output), one line each: a client
+    that sends a malformed message gets a line saying so, never a traceback (`--log-file` keeps
+    the tracebacks). pygls' own account of a message it could not decode repeats ours."""
+    import logging
+
+    class OneLine(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            text = record.getMessage().strip().splitlines()
+            return f"vjplint server: {record.levelname.lower()}: {text[0] if text else ''}"[:500]
+
+    def wanted(record: logging.LogRecord) -> bool:
+        return not (record.name.startswith("pygls") and str(record.msg).startswith(PYGLS_REPEATS))
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLine())
+    handler.addFilter(wanted)
+    handler.setLevel(logging.WARNING)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+
+
+# pygls' lines about a message vjplint's reader also reports, or answers with an error
+PYGLS_REPEATS = ("Unable to deserialize message", "Failed to handle request", "Exception occurred for message",
+                 "Failed to handle notification")
 
 
 def _freeze_startup_objects() -> None:

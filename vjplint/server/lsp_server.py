@@ -9,6 +9,9 @@ computed lazily (`codeAction/resolve`) when the client allows it, else for the r
 only, each on its derivative's family of statements (`vjplint.server.fixes`).
 Configuration comes from the nearest `pyproject.toml` and is re-read when one changes.
 No handler lets an exception escape: a broken request gets an error answer, the server goes on.
+Messages are read by `vjplint.server.framing`, which resynchronises after a broken frame (a bad,
+missing or wrong Content-Length); what cannot be read is answered or logged in one line. A
+document over `lintOnChangeMaxSize` is linted on open and save only.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import unquote
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter
+from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from vjplint import __version__
@@ -64,6 +69,9 @@ class Settings:
     disable_rule_comment: bool = True
     debounce_ms: int = 0  # bursts coalesce anyway (one queued lint per document, superseded ones stop)
     diagnostic_mode: str = "auto"  # "push", "pull", or "auto": pull when the client can
+    # A document longer than this (characters) is linted when opened and saved, not at each edit
+    # (docs/editors-and-ci.md, "big documents"; docs/performance.md, "Big documents"); 0: no limit.
+    lint_on_change_max_size: int = 1_000_000
 
     @classmethod
     def from_options(cls, options: Any, base: Optional["Settings"] = None) -> "Settings":
@@ -89,6 +97,7 @@ class Settings:
                                       if isinstance(rule_comment, dict) else base.disable_rule_comment),
             debounce_ms=int(get("debounceMs", base.debounce_ms)),
             diagnostic_mode=str(get("diagnosticMode", base.diagnostic_mode)),
+            lint_on_change_max_size=int(get("lintOnChangeMaxSize", base.lint_on_change_max_size)),
         )
 
 
@@ -114,6 +123,9 @@ class VjplintProtocol(LanguageServerProtocol):
     error response, and a client waiting for one would hang."""
 
     def structure_message(self, data: Dict[str, Any]) -> Any:
+        if isinstance(data, dict) and "jsonrpc" in data and "id" in data and (
+                isinstance(data["id"], bool) or not isinstance(data["id"], (int, str, type(None)))):
+            raise JsonRpcInvalidRequest(f"an id must be a number or a string, not {type(data['id']).__name__}")
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
@@ -127,8 +139,31 @@ class VjplintProtocol(LanguageServerProtocol):
             cause = exc.__cause__ or exc
             error = JsonRpcInvalidParams(f"invalid params for {data.get('method')!r}: "
                                          f"{type(cause).__name__}: {cause}")
+            log.warning("request %r from the client answered with an error: %s", data["id"], error.message)
             self._send_response(data["id"], error=error.to_response_error())
             return _Dropped()
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        """pygls' own, for documents that are open and edits that fit: a change to a document
+        never opened is ignored (pygls raised KeyError), and a range beyond the document is
+        clamped to it, as LSP says of positions past a line's end (pygls dropped or garbled it),
+        each said in one line."""
+        uri = params.text_document.uri
+        if unquote(uri) not in self.workspace.text_documents:
+            log.warning("textDocument/didChange for a document that is not open, ignored: %s", uri)
+            return
+        document = self.workspace.get_text_document(uri)
+        for change in params.content_changes:
+            if isinstance(change, types.TextDocumentContentChangePartial):
+                clamped = _clamped(document.lines, change.range, document.position_codec)
+                if clamped != change.range:
+                    log.warning("textDocument/didChange: the range %s is outside %s (%d lines); applied as %s",
+                                _range_text(change.range), uri, len(document.lines), _range_text(clamped))
+                    change = types.TextDocumentContentChangePartial(range=clamped, text=change.text)
+            self.workspace.update_text_document(params.text_document, change)
+        if (user_handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield user_handler, (params,), None
 
 
 class VjplintServer(Indexing, LanguageServer):
@@ -158,10 +193,110 @@ class VjplintServer(Indexing, LanguageServer):
         self.project: Optional[Workspace] = None  # settings per file (vjplint.project.workspace), reset on a change
         self.init_indexing()  # per workspace folder: wrappers and cross-module facts (vjplint.server.indexing)
         self.reported_config_errors: set = set()
+        self.save_only: Dict[str, str] = {}  # big documents (linted on open and save): uri -> the text linted
+        self.told_save_only: set = set()  # the documents whose user was told so
         self.pull = False
         self.converter = default_converter()
         self.event_loop: Optional[asyncio.AbstractEventLoop] = None
         self.loop_thread: Optional[int] = None
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve over stdio, with vjplint's reader (`vjplint.server.framing`) in place of
+        pygls': a broken frame is logged in one line, answered when it holds a request, and
+        the next message is read as usual."""
+        import sys
+
+        from pygls.io_ import StdoutWriter
+
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(self.read_messages(stdin or sys.stdin.buffer))
+        except BrokenPipeError:
+            log.error("the client closed the connection")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    async def read_messages(self, stream: Any) -> None:
+        from vjplint.server.framing import Frames
+
+        loop = asyncio.get_running_loop()
+        chunks: "asyncio.Queue[bytes]" = asyncio.Queue()
+        read = getattr(stream, "read1", stream.read)
+
+        def reader() -> None:  # a thread: stdin has no portable non-blocking read
+            while True:
+                try:
+                    chunk = read(1 << 16)
+                except (OSError, ValueError):
+                    chunk = b""
+                try:
+                    loop.call_soon_threadsafe(chunks.put_nowait, chunk)
+                except RuntimeError:  # the loop is closed: the server is ending
+                    return
+                if not chunk:
+                    return
+
+        threading.Thread(target=reader, name="vjplint-stdin", daemon=True).start()
+        frames = Frames()
+        while not self._stop_event.is_set():
+            paused = False
+            try:
+                if frames.waiting:
+                    chunk = await asyncio.wait_for(chunks.get(), FRAME_PAUSE_S)
+                else:
+                    chunk = await chunks.get()
+                frames.feed(chunk)
+            except asyncio.TimeoutError:
+                paused = True
+            while not self._stop_event.is_set():
+                frame = frames.next(paused)
+                if frame is None:
+                    break
+                self.handle_frame(frame.body, frame.problem)
+            if frames.eof:
+                return
+
+    def handle_frame(self, body: bytes, problem: Optional[str]) -> None:
+        """Decode and dispatch one message; what cannot be is logged in one line, and a request
+        whose id can be read gets an error answer (JSON-RPC's parse error)."""
+        from pygls.exceptions import JsonRpcParseError
+
+        from vjplint.server.framing import request_id
+
+        broken = f"broken message from the client: {problem}" if problem is not None else None
+        if not body.strip():
+            log.warning("%s", broken or "an empty message from the client")
+            return
+        try:
+            message = json.loads(body, object_hook=self.protocol.structure_message)
+        except ValueError as exc:  # not JSON, or not UTF-8
+            msg_id = request_id(body)
+            log.warning("%s%s", f"{broken}; " if broken else "", f"unreadable message from the client "
+                        f"({_first_line(exc)})" + (f", answered as an error to request {msg_id!r}"
+                                                  if msg_id is not None else ""))
+            if msg_id is not None:
+                self.protocol._send_response(msg_id, error=JsonRpcParseError(
+                    f"vjplint could not read this message: {_first_line(exc)}").to_response_error())
+            return
+        except Exception as exc:  # noqa: BLE001 (the server goes on)
+            cause = (exc.__cause__ or exc) if isinstance(exc, JsonRpcException) else exc
+            log.warning("%smessage from the client not understood: %s: %s", f"{broken}; " if broken else "",
+                        type(cause).__name__, _first_line(cause))
+            return
+        if broken:
+            log.warning("%s; read as %s", broken, _describe(message))
+        if isinstance(message, _Dropped):  # answered already (invalid params)
+            return
+        if not hasattr(message, "jsonrpc"):
+            log.warning("message from the client is not JSON-RPC 2.0: %.200s", body.decode("utf-8", "replace"))
+            return
+        try:
+            self.protocol.handle_message(message)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("message from the client failed: %s: %s", type(exc).__name__, _first_line(exc))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log, rather than pop up a message for every bad message a client sends."""
@@ -409,6 +544,27 @@ class VjplintServer(Indexing, LanguageServer):
                 new_text = None
             analysis.fixed_text[unsafe] = new_text
         return analysis.fixed_text[unsafe]
+
+    def too_big_to_lint_on_change(self, uri: str) -> bool:
+        """Whether an open document is over `lintOnChangeMaxSize`: then it is linted when opened
+        and saved only (its text then kept in `save_only` for pulls), and its user told so once.
+        A one-line edit of a 10 MB module costs seconds to lint again: typing would queue lints
+        behind each other (docs/performance.md, "Big documents")."""
+        limit = self.settings.lint_on_change_max_size
+        text = self.document(uri)
+        if text is None or limit <= 0 or len(text) <= limit:
+            self.save_only.pop(uri, None)
+            return False
+        if uri not in self.save_only:
+            self.save_only[uri] = text
+        if uri not in self.told_save_only:
+            self.told_save_only.add(uri)
+            name = _path(uri).name if _path(uri) is not None else uri
+            self.call_soon(self.window_show_message, types.ShowMessageParams(
+                type=types.MessageType.Info, message=(
+                    f"vjplint: {name} is {_size(len(text))}, over lintOnChangeMaxSize "
+                    f"({limit:,}): it is linted when opened and saved, not at each edit")))
+        return True
 
     def document(self, uri: str) -> Optional[str]:
         if uri not in self.versions:
@@ -768,6 +924,46 @@ class _EarlyShare:
         self.split: Optional[Any] = None
 
 
+FRAME_PAUSE_S = 0.2  # a broken frame is taken as whole once the client sends nothing this long
+
+
+def _first_line(exc: Any) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _size(characters: int) -> str:
+    return f"{characters / 1e6:.1f} million characters" if characters >= 1e6 else f"{characters:,} characters"
+
+
+def _describe(message: Any) -> str:
+    method, msg_id = getattr(message, "method", None), getattr(message, "id", None)
+    if method is not None:
+        return f"{method!r}" + (f" (request {msg_id!r})" if msg_id is not None else "")
+    return "a response" if msg_id is not None else "something else"
+
+
+def _clamped(lines: Sequence[str], rng: types.Range, codec: Any) -> types.Range:
+    """`rng` within the document: lines past the end go to its end, characters past a line's end
+    to that end (LSP), and a start after the end swaps with it."""
+
+    def clamp(pos: types.Position) -> types.Position:
+        line = min(max(pos.line, 0), len(lines))
+        if line == len(lines):
+            return types.Position(line=line, character=0)
+        width = codec.client_num_units(lines[line].rstrip("\r\n"))
+        return types.Position(line=line, character=min(max(pos.character, 0), width))
+
+    start, end = clamp(rng.start), clamp(rng.end)
+    if (start.line, start.character) > (end.line, end.character):
+        start, end = end, start
+    return types.Range(start=start, end=end)
+
+
+def _range_text(rng: types.Range) -> str:
+    return f"{rng.start.line}:{rng.start.character}-{rng.end.line}:{rng.end.character}"
+
+
 def _big(text: str) -> bool:
     return text.count("\n") + 1 >= SPLIT_MIN_LINES
 
@@ -925,6 +1121,7 @@ def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper
     @_guard
     def did_open(ls: VjplintServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.versions[params.text_document.uri] = params.text_document.version
+        ls.too_big_to_lint_on_change(params.text_document.uri)  # told now, not at the first edit
         if ls.lintable(params.text_document.uri):
             ls.share_early(params.text_document.uri, params.text_document.text)
         ls.schedule(params.text_document.uri, 0)
@@ -936,6 +1133,8 @@ def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper
         uri = params.text_document.uri
         if uri in ls.versions:
             ls.versions[uri] = params.text_document.version
+            if ls.too_big_to_lint_on_change(uri):
+                return  # linted on save
             ls.schedule(uri, ls.settings.debounce_ms)
             ls.facts_changed(uri)  # after the lint, once typing pauses
 
@@ -950,6 +1149,8 @@ def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper
             ls.refresh_wrappers(uri)
             ls.facts_changed(uri, 0)  # a file not open is read from disk
         if uri in ls.versions:
+            if uri in ls.save_only:
+                ls.save_only[uri] = ls.document(uri) or ""
             ls.schedule(uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -958,6 +1159,7 @@ def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper
         uri = params.text_document.uri
         ls.versions.pop(uri, None)
         ls.early_shares.pop(uri, None)
+        ls.save_only.pop(uri, None)
         handle = ls.pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
@@ -1017,7 +1219,7 @@ def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper
         uri = params.text_document.uri
         if not ls.pull or ls.workspace.get_notebook_document(cell_uri=uri) is not None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])  # pushed to this client (cells: always)
-        text = ls.document(uri)
+        text = ls.save_only.get(uri) if ls.too_big_to_lint_on_change(uri) else ls.document(uri)
         if text is None:
             try:
                 text = ls.workspace.get_text_document(uri).source  # not open: read it from disk

@@ -1,0 +1,200 @@
+"""The client's byte stream cut into messages, surviving broken frames.
+
+pygls' reader trusts every `Content-Length` header: one that is not a number, missing, negative,
+too small or too large leaves it reading bodies as headers (or waiting for bytes that never come),
+and the server answers nothing again. `Frames` resynchronises instead, on a fact of the format:
+a JSON body cannot hold a raw line break inside a string, nor a bare word outside one, so
+`Content-Length: <digits>` followed by a line break inside a body is always the next message's
+header, never content. A frame is then cut at the next header whatever its own header said, and
+a body whose length is unknown (a bad header, none) or overstated, with nothing after it, is taken
+once the client pauses and what arrived parses as JSON.
+
+Pure bytes in, events out (`feed`, `next`); `vjplint.server.lsp_server` reads stdin in a thread
+and hands each event to pygls' protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+HEADER_NAME = re.compile(rb"[A-Za-z][A-Za-z0-9-]*:")
+HEADER_LINE = re.compile(rb"([A-Za-z][A-Za-z0-9-]*):[ \t]*([^\r\n]*?)[ \t]*\Z")
+HEADER_END = re.compile(rb"\r?\n\r?\n")
+BOUNDARY = re.compile(rb"Content-Length:[ \t]*\d+[ \t]*\r?\n")
+PARTIAL = re.compile(rb"Content-Length:[ \t]*\d*[ \t]*\r?")
+RESCAN = 64  # a header line cut by a chunk's end is searched again
+MARK = b"Content-Length:"
+ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\\r\n]|\\.)*")')
+MAX_HEADER = 4096  # a header block longer than this is not one
+
+
+@dataclass
+class Frame:
+    """A message body; `problem` says what was wrong with its frame (None: nothing)."""
+
+    body: bytes
+    problem: Optional[str] = None
+
+
+class Frames:
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.eof = False
+        self.scanned = 0  # where the search for the next header within the current body resumes
+
+    def feed(self, data: bytes) -> None:
+        if data:
+            self.buf += data
+        else:
+            self.eof = True
+
+    @property
+    def waiting(self) -> bool:
+        """Bytes are held that a pause of the client may complete into a message."""
+        return bool(self.buf) and not self.buf.isspace()  # (no copy: a body can be megabytes)
+
+    def next(self, paused: bool = False) -> Optional[Frame]:
+        """The next frame the bytes so far hold, else None (more bytes are needed). `paused`:
+        the client sent nothing for a while, so what arrived may be all of a broken frame."""
+        buf = self.buf
+        while buf[:1] in (b"\r", b"\n", b" ", b"\t"):  # stray line breaks between frames
+            del buf[:1]
+        if not buf:
+            return None
+        end = HEADER_END.search(buf, 0, MAX_HEADER + 4)
+        block = bytes(buf[:end.start()]) if end else None
+        if not HEADER_NAME.match(buf) or (end is None and len(buf) > MAX_HEADER) or \
+                (block is not None and not all(HEADER_LINE.match(line) for line in block.splitlines())):
+            return self._skip_to_header(paused)
+        if end is None:
+            return None  # the header block is still arriving
+        headers = {}
+        for line in block.splitlines():
+            name, value = HEADER_LINE.match(line).groups()  # type: ignore[union-attr]
+            headers.setdefault(name.lower(), value)
+        start = end.end()
+        value = headers.get(b"content-length")
+        if value is None:
+            return self._unsized(start, paused, "a message without a Content-Length header")
+        if not value.isdigit() or int(value) == 0:
+            return self._unsized(start, paused, f"a message whose Content-Length is {value.decode('latin-1')!r}, "
+                                                f"not a positive number")
+        return self._sized(start, int(value), paused)
+
+    # -- frames ------------------------------------------------------------------------
+    def _sized(self, start: int, length: int, paused: bool) -> Optional[Frame]:
+        buf = self.buf
+        stop = start + length
+        cut = self._next_header(max(start, self.scanned - RESCAN), min(stop, len(buf)))
+        if cut is not None:
+            return self._take(start, cut, f"Content-Length {length} is larger than its message ({cut - start} bytes)")
+        if len(buf) < stop:
+            self.scanned = len(buf)
+            if (paused or self.eof) and _parses(buf[start:]):
+                return self._take(start, len(buf), f"Content-Length {length} is larger than its message "
+                                                   f"({len(buf) - start} bytes)")
+            return None
+        after = bytes(buf[stop:stop + 64]).lstrip(b"\r\n")
+        if after and not HEADER_NAME.match(after) and not re.fullmatch(rb"[A-Za-z][A-Za-z0-9-]*", after) \
+                and not _parses(buf[start:stop]):
+            # the body goes on past its stated length: the header understated it (unless what it
+            # states is a whole message, and a message without a header follows)
+            cut = self._next_header(stop, len(buf))
+            if cut is None and not (paused or self.eof):
+                return None
+            end = cut if cut is not None else _before_partial_header(buf, stop)
+            return self._take(start, end, f"Content-Length {length} is smaller than its message "
+                                          f"({end - start} bytes)")
+        return self._take(start, stop, None)
+
+    def _unsized(self, start: int, paused: bool, problem: str) -> Optional[Frame]:
+        cut = self._next_header(max(start, self.scanned - RESCAN), len(self.buf))
+        if cut is not None:
+            return self._take(start, cut, problem)
+        self.scanned = len(self.buf)
+        if paused or self.eof:
+            if _parses(self.buf[start:]) or self.eof:
+                return self._take(start, len(self.buf), problem)
+        return None
+
+    def _skip_to_header(self, paused: bool) -> Optional[Frame]:
+        """Bytes that do not start with a header: everything up to the next header is dropped
+        (or, when it is a whole JSON message sent without a header, answered)."""
+        cut = self._next_header(1, len(self.buf), partial=True)
+        if cut is None:
+            if not (paused or self.eof):
+                return None
+            if not (_parses(self.buf) or self.eof):
+                return None
+            cut = len(self.buf)
+        return self._take(0, cut, f"{cut} bytes that are not a message header")
+
+    # -- helpers -----------------------------------------------------------------------
+    def _next_header(self, lo: int, hi: int, partial: bool = False) -> Optional[int]:
+        """Where the next `Content-Length: N` header line starts in buf[lo:hi], else None;
+        `partial`: also one still arriving at the end of the bytes."""
+        buf = self.buf
+        while True:
+            at = buf.find(MARK, lo, hi + len(MARK))
+            if at < 0 or at >= hi:
+                return None
+            if BOUNDARY.match(buf, at) or (partial and PARTIAL.fullmatch(buf, at)):
+                return at
+            lo = at + 1
+
+    def _take(self, start: int, stop: int, problem: Optional[str]) -> Frame:
+        with memoryview(self.buf) as view:  # one copy of a body that can be megabytes
+            body = bytes(view[start:stop])
+        if stop == len(self.buf):
+            self.buf = bytearray()
+        else:
+            del self.buf[:stop]
+        self.scanned = 0
+        return Frame(body, problem)
+
+
+def _before_partial_header(buf: bytearray, lo: int) -> int:
+    """The end of `buf`, or where a header line that is still arriving starts at its tail."""
+    for at in range(max(lo, len(buf) - 40), len(buf)):
+        tail = bytes(buf[at:])
+        if MARK.startswith(tail) or PARTIAL.fullmatch(tail):
+            return at
+    return len(buf)
+
+
+def _parses(data: bytes) -> bool:
+    data = bytes(data).strip()
+    if not data or data[-1:] not in (b"}", b"]"):
+        return False
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
+
+
+def request_id(body: bytes) -> Optional[object]:
+    """The id a broken request shows before its params, if any (for an error answer)."""
+    head = body.split(b'"params"', 1)[0]
+    match = ID.search(head)
+    if match is None:
+        return None
+    try:
+        return json.loads(match.group(1))
+    except ValueError:
+        return None
+
+
+def split_all(data: bytes) -> List[Tuple[bytes, Optional[str]]]:
+    """Every frame of `data` as if the client then paused (tests and tools)."""
+    frames = Frames()
+    frames.feed(data)
+    out = []
+    while True:
+        frame = frames.next() or frames.next(paused=True)
+        if frame is None:
+            return out
+        out.append((frame.body, frame.problem))
