@@ -10,7 +10,7 @@ with --cli also `vjplint check --no-cache` on the file), a comment line inserted
   the edit to its diagnostics.
 Each figure is also given as a ratio to the fresh lint of the same document.
 
-With --in-process, no server: the server's incremental linter (vjplint.incremental) alone, in
+With --in-process, no server: the server's incremental linter (vjplint.lint.incremental) alone, in
 this process: the whole lint of the document (fresh), the caching of its families from that lint
 (`prime`), then the one-line edit's lint, which is what the server runs at each edit without the
 limit (it adds the wait for the lint thread and the diagnostics' conversion and transfer).
@@ -153,8 +153,8 @@ def _no_limit(row: Dict[str, Any], workdir: Path, uri: str, opened: Dict[str, An
 
 
 def in_process(mb: float) -> Dict[str, Any]:
-    from vjplint.config import Config
-    from vjplint.incremental import IncrementalLinter
+    from vjplint.settings.config import Config
+    from vjplint.lint.incremental import IncrementalLinter
 
     text = make_module(int(mb * 1e6 / 17.06))
     lines = text.split("\n")
