@@ -78,17 +78,17 @@ def test_show_fixes_and_exit_non_zero_on_fix(tmp_path):
 
 
 def test_remaining_diagnostics_are_reported_after_fixing(tmp_path):
-    keep = (PAIRS / "safe_keep_partial" / "input.py").read_text(encoding="utf-8")
+    keep = (PAIRS / "unsafe_keep_partial" / "input.py").read_text(encoding="utf-8")
     path = _write(tmp_path, "gated.py", keep)
     refused = (PAIRS / "refuse_shared_rules" / "input.py").read_text(encoding="utf-8")
     _write(tmp_path, "shared.py", refused)
-    proc = run_cli("--fix", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    proc = run_cli("--fix", "--unsafe-fixes", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     assert [line.split(" ", 2)[:2] for line in lines[:-2]] == [["shared.py:16:16:", "VJP101"],
                                                                 ["shared.py:21:22:", "VJP101"]]
     assert lines[-2:] == ["Fixed 1 problem.", "Found 2 problems."]  # the VJP104 it explained is gone too
-    assert path.read_text(encoding="utf-8") == (PAIRS / "safe_keep_partial" / "expected.py").read_text(
+    assert path.read_text(encoding="utf-8") == (PAIRS / "unsafe_keep_partial" / "expected.py").read_text(
         encoding="utf-8")
 
 

@@ -82,11 +82,31 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
         rows[(name, line)] = tuple((start[0], end[0]) for start, end in p.spans)
     if not plans:
         return text, {}, module
+    new_text = _write_residual(text, lines, module, plans, pairs, found, shares, rows)
+    if any(p.marked for p in plans):
+        marked = _mark_kept_nondiff(new_text, plans, config)
+        if marked != new_text:  # the edits known so far miss the marks
+            if found is not None:
+                found[:] = diff_edits(text, marked)
+            if shares is not None:
+                shares.clear()  # the caller splits the whole rewrite
+            new_text = marked
+    return new_text, rows, module
+
+
+def _write_residual(text: str, lines: List[str], module: Any, plans: Sequence[Any], pairs: Sequence[Any],
+                    found: Optional[List[Edit]], shares: Optional[Dict[Tuple[str, int], Tuple[Edit, ...]]],
+                    rows: Mapping[Tuple[str, int], Any]) -> str:
+    """The one writer of the residual-plus-None rewrite: text edits at `ast` positions
+    (`residual_text`) where the spelling is plain, else libcst (`residual_plus_none`); both write
+    the same text (tests/test_fix_text_edits.py), the first several times faster."""
+    from vjplint.fixes.residual_text import spans_of
+
     computed = spans_of(text, lines, module, pairs)
     if computed is None:  # a spelling only libcst rewrites as it should
         from vjplint.fixes.residual_plus_none import fix_text
 
-        return _rewrite_regions(text, module, plans, fix_text, found), rows, module
+        return _rewrite_regions(text, module, plans, fix_text, found)
     per_plan, imports = computed
     starts = line_starts(text)
     for key, spans_ in zip(rows, per_plan):
@@ -97,7 +117,54 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
             shares[key] = edits
     if found is not None:
         found.extend(e for span in imports for e in _region_edits(text, starts, [span]))
-    return apply_spans(text, [s for spans_ in per_plan for s in spans_] + imports), rows, module
+    return apply_spans(text, [s for spans_ in per_plan for s in spans_] + imports)
+
+
+_KEPT = re.compile(r"bwd `[^`]*` of `(?P<name>[^`]*)` returns .*? for `(?P<param>[^`]*)`, but the primal's output")
+
+
+def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config) -> str:
+    """`# noqa: VJP602` on the lines where VJP602 reads the rewrite's `None` for a moved argument
+    as a forgotten cotangent (the plans' `marked`): the argument was declared never
+    differentiated (nondiff_argnums), which is what the `None` keeps, and VJP602 says to mark
+    such a `None` so. Found by running VJP602 on the rewritten text, so a mark is never unused
+    (VJP901). A line a comment cannot end (a continuation, inside a string) is left unmarked."""
+    import io
+    import tokenize
+    from dataclasses import replace
+
+    from vjplint.engine import NOQA, lint_source, parse_noqa
+    from vjplint.fixes.residual_plan import KEPT_NONDIFF
+
+    wanted = {(p.name, param) for p in plans for param in p.marked}
+    only = replace(config, select=(KEPT_NONDIFF,), extend_select=(), ignore=(), per_file_ignores=())
+    rows = set()
+    for diagnostic in lint_source("<residual fix>", text, only).diagnostics:
+        found = _KEPT.match(diagnostic.message) if diagnostic.code == KEPT_NONDIFF else None
+        if found is not None and (found["name"], found["param"]) in wanted:
+            rows.add(diagnostic.location.row)
+    if not rows:
+        return text
+    ends: Set[int] = set()  # rows a comment may end: their last token ends the logical or physical line
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT):
+                ends.add(token.start[0])
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    lines = lines_with_endings(text)
+    for row in sorted(rows & ends):
+        line = lines[row - 1]
+        body = line.rstrip("\r\n")
+        parsed = parse_noqa(body)
+        if parsed is None:
+            body += f"  # noqa: {KEPT_NONDIFF}"
+        elif parsed[0] is not None and not parsed[2]:
+            match = NOQA.search(body)
+            assert match is not None
+            body = body[:match.end("codes")] + f", {KEPT_NONDIFF}" + body[match.end("codes"):]
+        lines[row - 1] = body + line[len(line.rstrip("\r\n")):]
+    return "".join(lines)
 
 
 class _Spans:

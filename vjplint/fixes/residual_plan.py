@@ -13,12 +13,14 @@ import weakref
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
+from vjplint.facts.dependence import none_draws_vjp602
 from vjplint.jaxapi import ARRAY_NAMESPACES, PARTIAL
 from vjplint.model import CustomDerivative, FileModel, RuleFunction, Signature
 from vjplint.positions import byte_to_char
 from vjplint.semantic import FunctionNode, SemanticIndex, constant_value, own_nodes, walk
 
 Loc = Tuple[int, int]
+KEPT_NONDIFF = "VJP602"  # the rule that reads a moved argument's `None` as a forgotten cotangent
 ARRAY_MODULES = (*ARRAY_NAMESPACES, "numpy.")
 # Expressions that can never evaluate to a tuple/list (a bwd returning one is VJP307's bug).
 BARE_VALUES = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Lambda, ast.JoinedStr, ast.Dict,
@@ -68,6 +70,7 @@ class Plan:
     d_old: int  # entries in bwd's output before the fix
     spans: Tuple[Tuple[Loc, Loc], ...] = ()  # (start, end) of creation, fwd and bwd (ast units)
     unsafe_reasons: Tuple[str, ...] = ()
+    marked: Tuple[str, ...] = ()  # moved arguments whose `None` gets `# noqa: VJP602` (none_draws_vjp602)
 
     @property
     def safe(self) -> bool:
@@ -163,6 +166,14 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
         raise Refusal(f"`{sig.positional[static[0][0]]}` is marked static in {static[0][1]}, so callers pass a "
                       f"Python value there, which a differentiable position rejects")
     unsafe: List[str] = []
+    marked: List[str] = []
+    for p in moved:  # a `None` VJP602 would read as a forgotten cotangent: unsafe, and marked
+        through = none_draws_vjp602(model, d, sig.positional[p])
+        if through is not None:
+            marked.append(sig.positional[p])
+            unsafe.append(f"the primal's output depends on `{sig.positional[p]}` (`{model.quote(through, 40)}`): "
+                          f"differentiating with respect to it raised before and gives zero after (its `None` keeps "
+                          f"it never differentiated, marked `# noqa: {KEPT_NONDIFF}` where that rule would read it)")
     creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
     if d.is_alias:
         unsafe.append(f"`{d.name}` is made by an in-house wrapper")
@@ -202,6 +213,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
         cleanup_names=cleanup, fwd=fwd_plan, fwd_moved=fwd_moved, fwd_capture=fwd_capture, bwd=bwd_plan, bwd_drop=bwd_drop,
         bwd_res_index=res_index, mode=mode, res_name=res_name, unpack=unpack, none_slots=none_slots,
         d_old=d_old, spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)),
+        marked=tuple(marked),
     )
 
 
