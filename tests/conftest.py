@@ -76,6 +76,7 @@ MODULE_LAYERS: Dict[str, str] = {
     "test_bad_input": "cli",
     "test_cli": "cli",
     "test_fix_cli": "cli",
+    "test_fix_quiet": "cli",  # fixes every fixture and eval case through the CLI, then re-lints
     "test_fuzz": "fuzz",
     "test_jax_ground_truth": "jax",
     "test_neovim": "server",  # the documented recipes in headless Neovim

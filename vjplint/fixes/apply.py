@@ -128,12 +128,11 @@ def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config) -> str:
     as a forgotten cotangent (the plans' `marked`): the argument was declared never
     differentiated (nondiff_argnums), which is what the `None` keeps, and VJP602 says to mark
     such a `None` so. Found by running VJP602 on the rewritten text, so a mark is never unused
-    (VJP901). A line a comment cannot end (a continuation, inside a string) is left unmarked."""
-    import io
-    import tokenize
+    (VJP901). A line no comment can end (a continuation, inside a string) stays unmarked."""
     from dataclasses import replace
 
-    from vjplint.engine import NOQA, lint_source, parse_noqa
+    from vjplint.engine import lint_source
+    from vjplint.fixes.noqa import apply_line_edit, noqa_edit
     from vjplint.fixes.residual_plan import KEPT_NONDIFF
 
     wanted = {(p.name, param) for p in plans for param in p.marked}
@@ -143,28 +142,11 @@ def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config) -> str:
         found = _KEPT.match(diagnostic.message) if diagnostic.code == KEPT_NONDIFF else None
         if found is not None and (found["name"], found["param"]) in wanted:
             rows.add(diagnostic.location.row)
-    if not rows:
-        return text
-    ends: Set[int] = set()  # rows a comment may end: their last token ends the logical or physical line
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT):
-                ends.add(token.start[0])
-    except (tokenize.TokenError, SyntaxError):
-        return text
-    lines = lines_with_endings(text)
-    for row in sorted(rows & ends):
-        line = lines[row - 1]
-        body = line.rstrip("\r\n")
-        parsed = parse_noqa(body)
-        if parsed is None:
-            body += f"  # noqa: {KEPT_NONDIFF}"
-        elif parsed[0] is not None and not parsed[2]:
-            match = NOQA.search(body)
-            assert match is not None
-            body = body[:match.end("codes")] + f", {KEPT_NONDIFF}" + body[match.end("codes"):]
-        lines[row - 1] = body + line[len(line.rstrip("\r\n")):]
-    return "".join(lines)
+    for row in sorted(rows):
+        edit = noqa_edit(text, source_lines(text), row, KEPT_NONDIFF)
+        if edit is not None:
+            text = apply_line_edit(text, edit)
+    return text
 
 
 class _Spans:

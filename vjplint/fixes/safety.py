@@ -37,3 +37,19 @@ def residual_fix_offer(model: FileModel, d: CustomDerivative, moved: Sequence[in
     if not confident or not result.safe:
         return Applicability.UNSAFE, ""
     return Applicability.SAFE, ""
+
+
+def rewrite_draws(model: FileModel, edits: Sequence[Tuple[int, int, int, int, str]], code: str, phrase: str) -> bool:
+    """Whether rule `code` reports, on `model`'s text with `edits` applied (1-based rows and
+    code-point columns, end exclusive, disjoint), a finding whose message holds `phrase`: how a
+    fix learns, before it is offered, that its result would draw a finding (run once per offered
+    fix of the rules that ask, which are rare)."""
+    from vjplint.config import Config
+    from vjplint.engine import lint_source
+
+    lines = list(model.lines)
+    for r1, c1, r2, c2, new in sorted(edits, reverse=True):  # from the end, so earlier positions hold
+        head, tail = lines[r1 - 1][:c1 - 1], lines[r2 - 1][c2 - 1:]
+        lines[r1 - 1:r2] = (head + new + tail).split("\n")
+    found = lint_source("<rewrite>", "\n".join(lines) + "\n", Config(select=(code,)))
+    return any(d.code == code and phrase in d.message for d in found.diagnostics)
