@@ -260,3 +260,29 @@ def test_one_rewrite_per_file_splits_into_the_same_edits_as_one_rewrite_per_deri
     assert "from functools import partial\n" not in everything
     together = apply_edits(text, [e for fp in plans for e in shares[fp]])
     assert together.replace("from functools import partial\n", "", 1).lstrip("\n") == everything.lstrip("\n")
+
+
+NAMED_ELSEWHERE = FIXTURES / "fix_named_elsewhere"
+NOT_FIXED = ("(no automatic fix: fwd `clip_fwd` is also named in clipops/test_ops.py, and the rewrite changes "
+             "what it returns)")
+
+
+def test_a_fix_whose_rules_another_file_of_the_run_names_is_withdrawn(tmp_path):
+    """Issue 37: `clipops/test_ops.py` imports and calls `clip_fwd`/`clip_bwd`; rewriting `ops.py`
+    would break it (tests/test_fix_regressions_jax.py shows how), so no fix, and the finding says why."""
+    import shutil
+
+    shutil.copytree(NAMED_ELSEWHERE / "clipops", tmp_path / "clipops")
+    before = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "clipops").iterdir()}
+    head = ("clipops/ops.py:8:{col}: VJP101 `{name}` (position {pos}) is in nondiff_argnums but is used as an "
+            "array: `jnp.clip(g, lo, hi)`; a traced value here raises UnexpectedTracerError under jit, vmap or "
+            "grad. Pass it as a regular argument, save it in the residuals and return None for it from bwd ")
+    expected = "".join(head.format(col=c, name=n, pos=p) + NOT_FIXED + "\n"
+                       for c, n, p in ((19, "lo", 0), (23, "hi", 1))) + "Found 2 problems.\n"
+    for command in (("check",), ("--fix",), ("--fix", "--unsafe-fixes"), ("--diff", "--unsafe-fixes")):
+        proc = run_cli(*command, "--no-cache", "--output-format", "concise", "clipops", cwd=tmp_path)
+        diff = "--diff" in command  # nothing would change: no diff, exit 0
+        assert (proc.returncode, proc.stdout) == ((0, "") if diff else (1, expected)), command
+        assert {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "clipops").iterdir()} == before
+    alone = run_cli("--fix", "--no-cache", "--output-format", "concise", "clipops/ops.py", cwd=tmp_path)
+    assert alone.stdout == "Fixed 2 problems.\n"  # the file alone: nothing in the run names its rules
