@@ -177,17 +177,18 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
     if d.is_alias:
         unsafe.append(f"`{d.name}` is made by an in-house wrapper")
-    fwd_plan, fwd_moved, fwd_capture = _plan_fwd(model, d, fwd, moved, sig, unsafe)
+    fwd_plan, fwd_moved, fwd_capture = _plan_fwd(model, d, fwd, moved, sig, unsafe, bound_parameters(model, fwd, "fwd"))
     nondiff = list(d.nondiff)
-    bwd_drop = tuple(nondiff.index(p) for p in moved)
+    skip = bound_parameters(model, bwd, "bwd")  # `self._f_bwd`: JAX passes what follows `self`
+    bwd_drop = tuple(skip + nondiff.index(p) for p in moved)
     bwd_sig = bwd.signature
     assert bwd_sig is not None
     if bwd_sig.vararg is not None:
         raise Refusal(f"bwd takes *{bwd_sig.vararg}")
-    res_index = len(nondiff)
+    res_index = skip + len(nondiff)
     if len(bwd_sig.positional) < res_index + 2:
-        raise Refusal(f"bwd takes {len(bwd_sig.positional)} positional parameters, not "
-                      f"{res_index + 2} (see VJP305)")
+        raise Refusal(f"bwd takes {len(bwd_sig.positional) - skip} positional parameters, not "
+                      f"{res_index - skip + 2} (see VJP305)")
     bwd_moved = tuple(bwd_sig.positional[i] for i in bwd_drop)
     old_res = bwd_sig.positional[res_index]
     fwd_residuals = [_residual_of(r) for r in _own_returns(fwd.node)]
@@ -283,16 +284,16 @@ def _truthy_or_unknown(expr: Optional[ast.expr]) -> bool:
 
 # -- fwd --------------------------------------------------------------------------------
 def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: Tuple[int, ...], sig: Signature,
-              unsafe: List[str]) -> Tuple[RulePlan, Tuple[str, ...], Tuple[Tuple[str, str], ...]]:
+              unsafe: List[str], skip: int = 0) -> Tuple[RulePlan, Tuple[str, ...], Tuple[Tuple[str, str], ...]]:
     node = fwd.node
     assert node is not None
     fsig = Signature.of(node)
-    if len(fsig.positional) < len(sig.positional):
+    if len(fsig.positional) - skip < len(sig.positional):
         if fsig.vararg is not None:
             raise Refusal(f"fwd takes *{fsig.vararg}, so the moved arguments have no names there")
-        raise Refusal(f"fwd takes {len(fsig.positional)} positional parameters, not {len(sig.positional)} "
+        raise Refusal(f"fwd takes {len(fsig.positional) - skip} positional parameters, not {len(sig.positional)} "
                       f"(see VJP303)")
-    names = tuple(fsig.positional[p] for p in moved)
+    names = tuple(fsig.positional[skip + p] for p in moved)
     taken = _names_in(node)
     captures = []
     for name in names:
@@ -325,6 +326,32 @@ def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: T
     rule = RulePlan(fwd.name if not isinstance(node, ast.Lambda) else None, _def_loc(model, node),
                     isinstance(node, ast.Lambda), tuple(returns), _fresh(("fwd_out", "out"), taken))
     return rule, tuple(saved.get(n, n) for n in names), tuple(captures)
+
+
+def bound_parameters(model: FileModel, rule: RuleFunction, role: str) -> int:
+    """How many leading parameters of the rule's def the registration binds, as Python binds
+    (docs/facts/scripts/jax_method_kinds.py): 1 for `self._f_bwd` (an instance method through
+    `self`) or a classmethod through its class or an instance, 0 for a plain function, a
+    staticmethod, or a method through its class (`Class._f_bwd`). Refuses what it cannot tell."""
+    node, expr = rule.node, rule.expr
+    if node is None or isinstance(node, ast.Lambda) or not isinstance(model.index.parent(node), ast.ClassDef):
+        return 0
+    decorators = {model.index.qualname(dec) for dec in node.decorator_list}
+    if "builtins.staticmethod" in decorators:
+        return 0
+    if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
+        raise Refusal(f"{role} `{rule.name}` is a method reached other than through `self` or its class")
+    if "builtins.classmethod" in decorators:
+        return 1
+    bindings = model.index.lookup(expr.value.id, model.index.scope_of(expr))
+    if len(bindings) == 1 and bindings[0].kind == "class":
+        return 0  # `Class._f_bwd`: a plain function
+    if len(bindings) == 1 and bindings[0].kind == "param":
+        owner = model.index.enclosing_function(bindings[0].node)
+        params = [*owner.args.posonlyargs, *owner.args.args] if isinstance(owner, ast.FunctionDef) else []
+        if params and params[0].arg == expr.value.id and isinstance(model.index.parent(owner), ast.ClassDef):
+            return 1  # `self._f_bwd` in a method: `self` is bound
+    raise Refusal(f"{role} `{rule.name}` is a method, and which of its parameters JAX passes is unclear here")
 
 
 def _residual_of(value: Optional[ast.expr]) -> Optional[ast.expr]:
