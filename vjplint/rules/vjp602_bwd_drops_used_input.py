@@ -69,7 +69,10 @@ class BwdDropsUsedInput(Rule):
     silence the warning with `# noqa: VJP602`, or pass a Python value in `nondiff_argnums`.
 
     ## Fix safety
-    No automatic fix: the missing cotangent has to be derived.
+    No automatic fix: the missing cotangent has to be derived. The fixes that write a `None`
+    for an argument that was never differentiated (VJP101/VJP102's residual-plus-None, VJP201's,
+    VJP307's `(None,)`) mark it `# noqa: VJP602` where this rule would read it, and are unsafe
+    there: differentiating with respect to that argument raised before and gives zero after.
     """
 
     CODE = "VJP602"
