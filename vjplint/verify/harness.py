@@ -129,6 +129,23 @@ def load_module(name, path, text):
     return module
 
 
+def import_package_first(name):
+    """Import `name` the normal way first, its packages' `__init__` included, as `import name`
+    would: a package whose `__init__` re-exports from this module (`from .core.spread import
+    fold_rescale`, as nufftax and flax do) must be initialised before the module's text runs
+    under its dotted name, else the module's own `import nufftax...` runs that `__init__`, which
+    finds the half-executed module in `sys.modules` ("cannot import name 'fold_rescale' from
+    'nufftax.core.spread'"). A failure here is not one: the texts are executed below either way,
+    and their errors are what is reported."""
+    if "." not in name:
+        return
+    try:
+        importlib.import_module(name)
+    except BaseException:  # SystemExit and KeyboardInterrupt from user code included
+        for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            sys.modules.pop(loaded, None)
+
+
 def as_tuples(value):
     """JSON lists back to the tuples the source wrote (literals are never lists)."""
     return tuple(as_tuples(v) for v in value) if isinstance(value, list) else value
@@ -191,6 +208,7 @@ def main(argv):
     label = "cpu" if device.platform == "cpu" else str(device)
     emit(event="start", device=label, device_kind=getattr(device, "device_kind", ""), jax_version=jax.__version__,
          python=sys.version.split()[0])
+    import_package_first(request["module_name"])
     modules = {}
     original_error = None
     # A fix other than the residual one may repair a module that cannot even import (VJP103's
