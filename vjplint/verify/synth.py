@@ -339,6 +339,10 @@ def _module_level_expression(model: FileModel, expr: ast.expr) -> bool:
             local.update(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
             local.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
     for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and node.id not in local:
+            found = model.index.resolve(node.id, model.index.scope_of(node))
+            if found is not None and found[0] is not model.index.module_scope:
+                return False  # the caller's own variable (a parameter, a local), whatever the module binds
         if isinstance(node, ast.Name) and node.id not in local and node.id not in module_names:
             if model.index.qualname(node, model.index.module_scope) != f"builtins.{node.id}":
                 return False
