@@ -337,8 +337,8 @@ def bound_parameters(model: FileModel, rule: RuleFunction, role: str) -> int:
     if node is None or isinstance(node, ast.Lambda) or not isinstance(model.index.parent(node), ast.ClassDef):
         return 0
     decorators = {model.index.qualname(dec) for dec in node.decorator_list}
-    if "builtins.staticmethod" in decorators:
-        return 0
+    if "builtins.staticmethod" in decorators or isinstance(expr, ast.Name):
+        return 0  # a staticmethod, or the plain function named in its class body (`_f.defvjp(_fwd, _bwd)`)
     if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
         raise Refusal(f"{role} `{rule.name}` is a method reached other than through `self` or its class")
     if "builtins.classmethod" in decorators:

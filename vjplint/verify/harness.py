@@ -146,6 +146,20 @@ def import_package_first(name):
             sys.modules.pop(loaded, None)
 
 
+def set_in_package(name, module):
+    """`from pkg import rules` reads the attribute of the imported package before `sys.modules`:
+    with the package imported first (import_package_first), a companion must be its attribute too
+    (None: the attribute goes)."""
+    parent, _, child = name.rpartition(".")
+    package = sys.modules.get(parent) if parent else None
+    if package is None:
+        return
+    if module is None:
+        package.__dict__.pop(child, None)
+    else:
+        setattr(package, child, module)
+
+
 def as_tuples(value):
     """JSON lists back to the tuples the source wrote (literals are never lists)."""
     return tuple(as_tuples(v) for v in value) if isinstance(value, list) else value
@@ -222,6 +236,7 @@ def main(argv):
             for other in request.get("companions", ()):
                 saved[other["module_name"]] = sys.modules.get(other["module_name"])
                 sys.modules[other["module_name"]] = load_module(other["module_name"], other["path"], other[key])
+                set_in_package(other["module_name"], sys.modules[other["module_name"]])
             modules[which] = load_module(request["module_name"], request["path"], request[key])
         except BaseException as exc:  # SystemExit and KeyboardInterrupt from user code included
             if which == "original" and rewrites_only:
@@ -238,6 +253,7 @@ def main(argv):
                     sys.modules.pop(name, None)
                 else:
                     sys.modules[name] = previous
+                set_in_package(name, previous)
     emit(event="imported")
     for plan in request["functions"]:
         emit(event="begin", name=plan["qualname"])
