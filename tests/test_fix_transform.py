@@ -543,3 +543,24 @@ def test_rows_and_columns_survive_form_feeds_and_non_ascii_text():
         'def f_bwd(w, _, g): s = "é\u2028"; return (g * w, None)')
     out = fixed(source)
     assert 'def f_bwd(w, g): s = "é\u2028"; return (None, g * w, None)  # noqa: VJP602\n' in out
+
+
+def test_a_comment_saying_fwd_saves_nothing_goes_with_the_none():
+    """Issue 37: `return x, (lo, hi)  # no residual values to save` was left false; other comments stay."""
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0, 1))
+        def clip_gradient(lo, hi, x):
+            return x
+
+        def clip_gradient_fwd(lo, hi, x):
+            return x, None  # no residual values to save
+
+        def clip_gradient_bwd(lo, hi, _, g):
+            return (jnp.clip(g, lo, hi),)  # clip the cotangent
+
+        clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+        """)
+    assert offers(source) == [("VJP101", Applicability.SAFE, ""), ("VJP101", Applicability.SAFE, "")]
+    out = fixed(source, unsafe=False)
+    assert "def clip_gradient_fwd(lo, hi, x):\n    return x, (lo, hi)\n" in out
+    assert "    return (None, None, jnp.clip(g, lo, hi))  # clip the cotangent\n" in out

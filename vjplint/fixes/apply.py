@@ -83,8 +83,8 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
     if not plans:
         return text, {}, module
     new_text = _write_residual(text, lines, module, plans, pairs, found, shares, rows)
-    if any(p.marked for p in plans):
-        marked = _mark_kept_nondiff(new_text, plans, config)
+    if any(p.marked or p.stale_comments for p in plans):
+        marked = _drop_stale_comments(_mark_kept_nondiff(new_text, plans, config), plans)
         if marked != new_text:  # the edits known so far miss the marks
             if found is not None:
                 found[:] = diff_edits(text, marked)
@@ -123,6 +123,22 @@ def _write_residual(text: str, lines: List[str], module: Any, plans: Sequence[An
 _KEPT = re.compile(r"bwd `[^`]*` of `(?P<name>[^`]*)` returns .*? for `(?P<param>[^`]*)`, but the primal's output")
 
 
+def _drop_stale_comments(text: str, plans: Sequence[Any]) -> str:
+    """The rewritten fwd `return` lines lose an end-of-line comment saying nothing is saved
+    (`return x, (lo, hi)  # no residual values to save` is false): the plans' `stale_comments`."""
+    stale = {c for p in plans for c in p.stale_comments}
+    if not stale:
+        return text
+    lines = lines_with_endings(text)
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        for comment in stale:
+            if body.endswith(comment) and "return" in body[:len(body) - len(comment)]:
+                lines[i] = body[:len(body) - len(comment)].rstrip() + line[len(body):]
+                break
+    return "".join(lines)
+
+
 def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config) -> str:
     """`# noqa: VJP602` on the lines where VJP602 reads the rewrite's `None` for a moved argument
     as a forgotten cotangent (the plans' `marked`): the argument was declared never
@@ -136,6 +152,8 @@ def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config) -> str:
     from vjplint.fixes.residual_plan import KEPT_NONDIFF
 
     wanted = {(p.name, param) for p in plans for param in p.marked}
+    if not wanted:
+        return text
     only = replace(config, select=(KEPT_NONDIFF,), extend_select=(), ignore=(), per_file_ignores=())
     rows = set()
     for diagnostic in lint_source("<residual fix>", text, only).diagnostics:

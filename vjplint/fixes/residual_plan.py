@@ -9,6 +9,7 @@ column), libcst's convention, so the transform finds the same nodes again.
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
@@ -71,6 +72,7 @@ class Plan:
     spans: Tuple[Tuple[Loc, Loc], ...] = ()  # (start, end) of creation, fwd and bwd (ast units)
     unsafe_reasons: Tuple[str, ...] = ()
     marked: Tuple[str, ...] = ()  # moved arguments whose `None` gets `# noqa: VJP602` (none_draws_vjp602)
+    stale_comments: Tuple[str, ...] = ()  # comments on fwd returns saying nothing is saved, which go
 
     @property
     def safe(self) -> bool:
@@ -197,6 +199,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
         mode = "single" if len(moved) == 1 else "tuple"
     else:
         mode = "append"
+    stale = _stale_comments(model, fwd.node) if mode != "append" else ()
     taken = _names_in(bwd.node)
     if mode == "single":
         res_name, unpack = bwd_moved[0], ()
@@ -214,7 +217,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
         cleanup_names=cleanup, fwd=fwd_plan, fwd_moved=fwd_moved, fwd_capture=fwd_capture, bwd=bwd_plan, bwd_drop=bwd_drop,
         bwd_res_index=res_index, mode=mode, res_name=res_name, unpack=unpack, none_slots=none_slots,
         d_old=d_old, spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)),
-        marked=tuple(marked),
+        marked=tuple(marked), stale_comments=stale,
     )
 
 
@@ -352,6 +355,24 @@ def bound_parameters(model: FileModel, rule: RuleFunction, role: str) -> int:
         if params and params[0].arg == expr.value.id and isinstance(model.index.parent(owner), ast.ClassDef):
             return 1  # `self._f_bwd` in a method: `self` is bound
     raise Refusal(f"{role} `{rule.name}` is a method, and which of its parameters JAX passes is unclear here")
+
+
+# A comment saying fwd saves nothing (`return x, None  # no residuals`): false once it saves the moved values.
+STALE_COMMENT = re.compile(r"#.*(\b(no|nothing|none|without|empty)\b.*\bresidual|\bresidual.*\b(none|nothing|empty)\b"
+                           r"|\bnothing to (save|keep|store)\b|\bno\b.*\bto (save|keep|store)\b)", re.IGNORECASE)
+
+
+def _stale_comments(model: FileModel, fwd: FunctionNode) -> Tuple[str, ...]:
+    """The end-of-line comments of fwd's `return` lines that say no residuals are saved."""
+    found = []
+    for ret, _ in _own_return_values(fwd):
+        line = model.lines[ret.end_lineno - 1] if 0 < (ret.end_lineno or 0) <= len(model.lines) else ""  # type: ignore[attr-defined]
+        at = line.find("#")
+        if at < 0 or any(q in line[:at] for q in "'\"") or "noqa" in line[at:].lower():
+            continue
+        if STALE_COMMENT.match(line[at:]):
+            found.append(line[at:].rstrip())
+    return tuple(dict.fromkeys(found))
 
 
 def _residual_of(value: Optional[ast.expr]) -> Optional[ast.expr]:
