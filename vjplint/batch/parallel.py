@@ -228,9 +228,10 @@ def _work(task: Task) -> Tuple[int, Done]:
 
 
 # -- fixing many files ------------------------------------------------------------------------
-# (index, display path, path, size, unsafe, index of its settings, the text to fix): the parent
+# (index, display path, path, size, unsafe, index of its settings, the text to fix, the derivatives
+# not to fix: their rules are named by another file of the run): the parent
 # sends the text, which may be a cross-module pass's output rather than what is on disk.
-FixTask = Tuple[int, str, str, int, bool, int, str, Tuple[str, ...]]  # ..., text, derivatives not to fix
+FixTask = Tuple[int, str, str, int, bool, int, str, Tuple[str, ...]]
 # Fixing a file costs about ten times linting it (libcst, passes to a fixed point): processes pay
 # for themselves on a tenth of the bytes linting needs.
 FIX_COST = 10

@@ -46,7 +46,6 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
     derivative's own edits, when they were computed apart."""
     from vjplint.collect import Recognizer, collect
     from vjplint.fixes.residual_plan import Refusal, plan
-    from vjplint.fixes.residual_text import spans_of
 
     from vjplint.engine import prefilter_names
     from vjplint.regions import focus
