@@ -196,8 +196,9 @@ def named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
     (by name) whose fwd or bwd another file of the run names, with the reason. The rewrite changes
     what fwd returns and what bwd takes, so a test or caller that imports and calls them would
     break (`clip_bwd() takes 2 positional arguments but 4 were given`) or, unpacking fwd's result,
-    silently receive the residuals. A file counts when it names the rule and the rule's module
-    (`from pkg.ops import clip_fwd`, `ops.clip_fwd`): a file that only has its own `fwd` does not."""
+    silently receive the residuals. A file counts when it imports the rule from the rule's module
+    or reads it as that module's attribute (`from pkg.ops import clip_fwd`, `ops.clip_fwd`): a
+    file that has its own function of that name does not."""
     import re
 
     from vjplint.collect import Recognizer, collect
@@ -249,12 +250,43 @@ def named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
                     continue
                 word = names(rule.name)
                 others = [o for o in outcomes if Path(o.path) != path and word.search(data(Path(o.path)))
-                          and module_word.search(data(Path(o.path)))]
+                          and module_word.search(data(Path(o.path))) and _uses(data(Path(o.path)), module, rule.name)]
                 if others:
                     found.setdefault(path, {})[fp.target] = (
                         f"{role} `{rule.name}` is also named in {others[0].display}, and the rewrite changes {changes}")
                     break
     return found
+
+
+def _uses(data: bytes, module: str, name: str) -> bool:
+    """Whether a file imports `name` from a module whose last component is `module` (`from
+    clipops.ops import clip_fwd`, `from .ops import *`) or reads it as an attribute of such a
+    module (`ops.clip_fwd`, `o.clip_fwd` after `import clipops.ops as o`). A file that cannot be
+    parsed counts (the worst is assumed)."""
+    import ast
+
+    from vjplint.source import decode, parse
+
+    try:
+        tree = parse(decode(data).text)
+    except Exception:
+        return True
+    aliases = {module}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if (node.module or "").rpartition(".")[2] == module and \
+                    any(a.name in (name, "*") for a in node.names):
+                return True
+            aliases.update(a.asname or a.name for a in node.names if a.name == module)
+        elif isinstance(node, ast.Import):
+            aliases.update(a.asname for a in node.names if a.asname and a.name.rpartition(".")[2] == module)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == name:
+            value = node.value
+            spelled = value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else None
+            if spelled in aliases:
+                return True
+    return False
 
 
 def refuse_named_elsewhere(diagnostics, reasons: Dict[str, str]) -> None:
