@@ -76,6 +76,7 @@ MODULE_LAYERS: Dict[str, str] = {
     "test_bad_input": "cli",
     "test_cli": "cli",
     "test_fix_cli": "cli",
+    "test_fix_quiet": "cli",  # fixes every fixture and eval case through the CLI, then re-lints
     "test_fuzz": "fuzz",
     "test_jax_ground_truth": "jax",
     "test_neovim": "server",  # the documented recipes in headless Neovim
@@ -100,6 +101,7 @@ TEST_LAYERS: Dict[str, str] = {
     "test_fix_cli::test_writes_keep_encoding_bom_crlf_and_mode": "cli",
     "test_docs::test_shell_blocks_run_as_written": "cli",
     "test_docs::test_github_actions_recipe": "cli",
+    "test_docs::test_quick_start_counts_are_what_the_command_prints": "cli",
     "test_install_hint::test_the_server_prints_the_hint": "cli",
     "test_output_formats::test_sarif_is_valid_2_1_0_with_rule_metadata_and_fixes": "cli",
     "test_output_formats::test_sarif_for_a_clean_run_is_valid_and_empty": "cli",

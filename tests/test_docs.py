@@ -188,3 +188,37 @@ def test_matches_elisions():
     assert matches("13\tVJP101", "   13  VJP101")
     assert not matches("Found 2 problems", "Found 4 problems")
     assert not matches("a\n...\nb", "a\nc")
+
+
+# -- counts the prose states ------------------------------------------------------------------------
+QUICK_START = re.compile(r"It reports (\d+)\s+problems in (\d+) files .*?\s(\d+) of them fixable with `--fix` and "
+                         r"(\d+) more with `--unsafe-fixes`", re.DOTALL)
+TEST_COUNT = re.compile(r"It has about ([\d,]+) tests")
+
+
+def test_quick_start_counts_are_what_the_command_prints():
+    """Issue 37: the quick start said 20 problems in 9 files where the command printed 21 in 10."""
+    from conftest import run_cli
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = QUICK_START.search(readme)
+    assert found, "the quick-start sentence with its counts"
+    problems, files, fixable, hidden = map(int, found.groups())
+    proc = run_cli("--no-cache", "--output-format", "concise", "fixtures/rules/VJP101/")
+    reported = {line.split(":", 1)[0] for line in proc.stdout.splitlines() if ": VJP" in line}
+    assert proc.returncode == 1 and (len(reported), proc.stdout.splitlines()[-1]) == (
+        files, f"Found {problems} problems ({fixable} fixable with --fix). "
+               f"({hidden} hidden fixes can be enabled with --unsafe-fixes.)")
+
+
+def test_readme_test_count_is_about_right(request: pytest.FixtureRequest):
+    """The README's "about N tests" is within 5% of what this run collected, when it collected the
+    whole suite (a run of some files cannot tell: skipped, saying so)."""
+    claimed = int(TEST_COUNT.search((ROOT / "README.md").read_text(encoding="utf-8")).group(1).replace(",", ""))
+    args = [a for a in request.config.args if a not in ("tests", "tests/", str(ROOT / "tests"))]
+    if args or request.config.getoption("keyword"):
+        pytest.skip("only a run of the whole suite counts its tests")
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    deselected = len(reporter.stats.get("deselected", [])) if reporter is not None else 0
+    collected = request.session.testscollected + deselected  # `-m unit` deselects the other layers
+    assert abs(collected - claimed) <= 0.05 * collected, f"README says about {claimed} tests; {collected} collected"

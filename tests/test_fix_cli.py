@@ -78,17 +78,17 @@ def test_show_fixes_and_exit_non_zero_on_fix(tmp_path):
 
 
 def test_remaining_diagnostics_are_reported_after_fixing(tmp_path):
-    keep = (PAIRS / "safe_keep_partial" / "input.py").read_text(encoding="utf-8")
+    keep = (PAIRS / "unsafe_keep_partial" / "input.py").read_text(encoding="utf-8")
     path = _write(tmp_path, "gated.py", keep)
     refused = (PAIRS / "refuse_shared_rules" / "input.py").read_text(encoding="utf-8")
     _write(tmp_path, "shared.py", refused)
-    proc = run_cli("--fix", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    proc = run_cli("--fix", "--unsafe-fixes", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     assert [line.split(" ", 2)[:2] for line in lines[:-2]] == [["shared.py:16:16:", "VJP101"],
                                                                 ["shared.py:21:22:", "VJP101"]]
     assert lines[-2:] == ["Fixed 1 problem.", "Found 2 problems."]  # the VJP104 it explained is gone too
-    assert path.read_text(encoding="utf-8") == (PAIRS / "safe_keep_partial" / "expected.py").read_text(
+    assert path.read_text(encoding="utf-8") == (PAIRS / "unsafe_keep_partial" / "expected.py").read_text(
         encoding="utf-8")
 
 
@@ -260,3 +260,29 @@ def test_one_rewrite_per_file_splits_into_the_same_edits_as_one_rewrite_per_deri
     assert "from functools import partial\n" not in everything
     together = apply_edits(text, [e for fp in plans for e in shares[fp]])
     assert together.replace("from functools import partial\n", "", 1).lstrip("\n") == everything.lstrip("\n")
+
+
+NAMED_ELSEWHERE = FIXTURES / "fix_named_elsewhere"
+NOT_FIXED = ("(no automatic fix: fwd `clip_fwd` is also named in clipops/test_ops.py, and the rewrite changes "
+             "what it returns)")
+
+
+def test_a_fix_whose_rules_another_file_of_the_run_names_is_withdrawn(tmp_path):
+    """Issue 37: `clipops/test_ops.py` imports and calls `clip_fwd`/`clip_bwd`; rewriting `ops.py`
+    would break it (tests/test_fix_regressions_jax.py shows how), so no fix, and the finding says why."""
+    import shutil
+
+    shutil.copytree(NAMED_ELSEWHERE / "clipops", tmp_path / "clipops")
+    before = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "clipops").iterdir()}
+    head = ("clipops/ops.py:8:{col}: VJP101 `{name}` (position {pos}) is in nondiff_argnums but is used as an "
+            "array: `jnp.clip(g, lo, hi)`; a traced value here raises UnexpectedTracerError under jit, vmap or "
+            "grad. Pass it as a regular argument, save it in the residuals and return None for it from bwd ")
+    expected = "".join(head.format(col=c, name=n, pos=p) + NOT_FIXED + "\n"
+                       for c, n, p in ((19, "lo", 0), (23, "hi", 1))) + "Found 2 problems.\n"
+    for command in (("check",), ("--fix",), ("--fix", "--unsafe-fixes"), ("--diff", "--unsafe-fixes")):
+        proc = run_cli(*command, "--no-cache", "--output-format", "concise", "clipops", cwd=tmp_path)
+        diff = "--diff" in command  # nothing would change: no diff, exit 0
+        assert (proc.returncode, proc.stdout) == ((0, "") if diff else (1, expected)), command
+        assert {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "clipops").iterdir()} == before
+    alone = run_cli("--fix", "--no-cache", "--output-format", "concise", "clipops/ops.py", cwd=tmp_path)
+    assert alone.stdout == "Fixed 2 problems.\n"  # the file alone: nothing in the run names its rules

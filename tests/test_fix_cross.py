@@ -148,3 +148,17 @@ def test_verify_catches_a_wrong_rewrite_of_the_rules_module(jax_cpu, tmp_path):
     alone = verify_rewrites(str(ops), originals["ops.py"], expected["ops.py"],
                             [{"name": "clip_gradient", "moved_positions": [0, 1]}], Config(root=str(package.parent)))
     assert [r.status for r in alone] == ["failed"]
+
+
+def test_verify_command_proves_what_diff_rewrites_across_modules(jax_cpu, tmp_path):
+    """Issue 37: `vjplint verify --unsafe-fixes DIR` said "Nothing to verify" where `--diff
+    --unsafe-fixes DIR` rewrites ops.py with rules.py; it now proves those rewrites, and writes nothing."""
+    package = _package(tmp_path)
+    before = _texts(package)
+    proc = run_cli("verify", "--unsafe-fixes", "-q", str(package), timeout=300)
+    shown = _shown(package / "ops.py")
+    heads = [line.split(" (JAX ")[0] for line in proc.stdout.splitlines()[:2]]
+    assert (proc.returncode, heads) == (0, [f"{shown}:12: clip_gradient: verified on {device_label()}",
+                                            f"{shown}:20: scaled_sin: verified on {device_label()}"]), proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1].endswith(": 2 verified, 0 failed, 0 unverified.")
+    assert _texts(package) == before

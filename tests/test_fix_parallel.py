@@ -76,7 +76,7 @@ def test_fix_many_in_workers_equals_in_process_and_writes_nothing(tmp_path):
     from vjplint.settings.config import Config
 
     text = (FIX / "safe_canonical" / "input.py").read_text(encoding="utf-8")
-    tasks = [(i, f"m{i}.py", os.fspath(tmp_path / f"m{i}.py"), len(text), False, 0, text) for i in range(3)]
+    tasks = [(i, f"m{i}.py", os.fspath(tmp_path / f"m{i}.py"), len(text), False, 0, text, ()) for i in range(3)]
     alone = fix_many(tasks, [Config()], 1)
     together = fix_many(tasks, [Config()], 3)
     assert sorted(together) == sorted(alone) == [0, 1, 2]

@@ -119,3 +119,38 @@ def test_jit_static_fixture_would_be_rewrite_is_untraceable_there(jax_cpu, tmp_p
     assert jnp.allclose(grad, 0.5)
     with pytest.raises(ValueError, match="Non-hashable static arguments are not supported"):
         original.scale_grad_jit(jnp.float32(0.5), x)
+
+
+def _package_test(root: Path) -> None:
+    """Run `clipops.test_ops`'s test as pytest would, importing the package from `root`."""
+    import importlib
+    import sys
+
+    def forget() -> None:
+        for name in [m for m in sys.modules if m == "clipops" or m.startswith("clipops.")]:
+            del sys.modules[name]
+
+    forget()
+    sys.path.insert(0, str(root))
+    try:
+        importlib.import_module("clipops.test_ops").test_rules_clip_the_cotangent()
+    finally:
+        sys.path.remove(str(root))
+        forget()
+
+
+def test_rewriting_rules_another_module_calls_breaks_that_module(jax_cpu, tmp_path):
+    """Issue 37: fixtures/fix_named_elsewhere. `ops.py` fixed as if alone (what `--fix` did before
+    it searched the run) passes its own checks, and the package's test then fails; the run refuses
+    that fix (tests/test_fix_cli.py)."""
+    import shutil
+
+    package = FIXTURES / "fix_named_elsewhere" / "clipops"
+    for state in ("original", "rewritten"):
+        shutil.copytree(package, tmp_path / state / "clipops")
+    ops = tmp_path / "rewritten" / "clipops" / "ops.py"
+    ops.write_text(_fixed(ops.read_text(encoding="utf-8")), encoding="utf-8")
+    assert "def clip_bwd(res, g):" in ops.read_text(encoding="utf-8")
+    _package_test(tmp_path / "original")
+    with pytest.raises(TypeError, match=r"clip_bwd\(\) takes 2 positional arguments but 4 were given"):
+        _package_test(tmp_path / "rewritten")

@@ -201,7 +201,11 @@ def test_the_plain_spelling_takes_the_text_path(monkeypatch: pytest.MonkeyPatch)
              "def f(x, w: jax.Array):\n    return x * w\n\ndef f_fwd(x, w):\n    return f(x, w), None\n\n"
              "def f_bwd(w, res, g):\n    return (g * w,)\n\n\nf.defvjp(f_fwd, f_bwd)\n")
     assert _compare("plain.py", plain, monkeypatch) == 1
-    assert "@jax.custom_vjp\n" in fixed_text(plain) and "from functools" not in fixed_text(plain)
+    fixed = apply.fix_text("t.py", plain, Config(), True).text
+    assert "@jax.custom_vjp\n" in fixed and "from functools" not in fixed
+    # `f`'s output depends on `w` and nothing shows it never differentiated: the fix is unsafe, and
+    # the moved argument's `None` carries the mark VJP602 asks for
+    assert "    return (g * w, None)  # noqa: VJP602\n" in fixed and fixed_text(plain) == plain
 
 
 def fixed_text(text: str) -> str:
@@ -209,7 +213,7 @@ def fixed_text(text: str) -> str:
 
 
 def test_a_case_with_comments_goes_to_libcst(monkeypatch: pytest.MonkeyPatch) -> None:
-    text = Path(ROOT / "fixtures" / "fix" / "safe_formatting" / "input.py").read_text(encoding="utf-8")
+    text = Path(ROOT / "fixtures" / "fix" / "unsafe_formatting" / "input.py").read_text(encoding="utf-8")
     plans = _plans("in.py", text)
     assert plans and _rewrite(text, plans, True, monkeypatch)[1] is False
 

@@ -226,7 +226,7 @@ def test_bound_return_in_a_one_line_suite_and_a_returned_name():
     assert "    if x.ndim: fwd_out = impl(w, x, y); return fwd_out[0], (fwd_out[1], w)\n" in out
     assert "    return pair[0], (pair[1], w)\n" in out
     assert "def k_bwd(residuals, g):\n    res, w = residuals\n" in out
-    assert "    return (None, cts[0], cts[1])\n" in out
+    assert "    return (None, cts[0], cts[1])  # noqa: VJP602\n" in out
 
 
 def test_starred_return_is_edited_in_place_when_the_slot_comes_first():
@@ -244,8 +244,8 @@ def test_starred_return_is_edited_in_place_when_the_slot_comes_first():
 
         f.defvjp(f_fwd, f_bwd)
         """)
-    assert offers(source) == [("VJP101", Applicability.SAFE, "")]
-    assert "    return (None, g * w, *rest)\n" in fixed(source)
+    assert offers(source) == [("VJP101", Applicability.UNSAFE, "")]  # `f`'s output depends on `w`
+    assert "    return (None, g * w, *rest)\n" in fixed(source)  # VJP602 reads no starred return: no mark
 
 
 def test_multiline_returns_keep_comments_and_trailing_commas():
@@ -269,7 +269,7 @@ def test_multiline_returns_keep_comments_and_trailing_commas():
         """)
     out = fixed(source)
     assert ("def f_bwd(w, g):\n    \"\"\"Cotangents.\"\"\"\n    # a first\n    return (\n        g * w,  # d/da\n"
-            "        None,\n        g,  # d/db\n    )\n") in out
+            "        None,  # noqa: VJP602\n        g,  # d/db\n    )\n") in out
 
 
 def test_removed_keyword_comment_moves_above_the_assignment():
@@ -317,7 +317,7 @@ def test_alias_wrapper_is_unsafe_and_keeps_its_call():
     assert offers(source, custom_vjp_aliases=aliases) == [("VJP101", Applicability.UNSAFE, "")]
     out = fixed(source, custom_vjp_aliases=aliases)
     assert "@mylib.custom_vjp()\ndef f(" in out
-    assert "def f_bwd(w, g):\n    return (\n        None,\n        g * w,\n    )\n" in out
+    assert "def f_bwd(w, g):\n    return (\n        None,  # noqa: VJP602\n        g * w,\n    )\n" in out
 
 
 def test_functools_module_import_is_removed_only_when_unused():
@@ -354,7 +354,7 @@ def test_two_derivatives_are_fixed_in_one_pass():
         NAME.defvjp(NAME_fwd, NAME_bwd)
         """)
     source = HEADER + one.replace("NAME", "f") + one.replace("NAME", "h")
-    result = fix_text("t.py", source, Config(), False)
+    result = fix_text("t.py", source, Config(), True)
     assert result.fixed_count == 2 and "partial" not in result.text
     assert result.text.count("@jax.custom_vjp\n") == 2
 
@@ -375,7 +375,7 @@ def test_crlf_line_endings_are_kept():
         """)
     out = fixed(source.replace("\n", "\r\n"))
     assert "\n" not in out.replace("\r\n", "") and out.count("\r\n") == out.count("\n")
-    assert "def f_bwd(w, g):\r\n    return (None, g * w)\r\n" in out
+    assert "def f_bwd(w, g):\r\n    return (None, g * w)  # noqa: VJP602\r\n" in out
 
 
 RULES_USED_ELSEWHERE = """
@@ -432,14 +432,14 @@ def test_jit_static_parameter_is_not_moved(source, where):
 def test_jitted_caller_passing_a_traced_argument_keeps_the_fix():
     source = HEADER + RULES_USED_ELSEWHERE + \
         "@partial(jax.jit, static_argnames=('n',))\ndef apply(x, scale, n):\n    return f(scale, x) * n\n"
-    assert offers(source) == [("VJP101", Applicability.SAFE, "")]
+    assert offers(source) == [("VJP101", Applicability.UNSAFE, "")]  # `f`'s output depends on `w`
 
 
 def test_jit_without_static_for_the_moved_parameter_keeps_the_fix():
     source = HEADER + RULES_USED_ELSEWHERE.replace("(w: jax.Array, x)", "(w: jax.Array, x, mode='a')") \
         .replace("def f_fwd(w, x):\n    return f(w, x), None", "def f_fwd(w, x, mode='a'):\n    return f(w, x, mode), None") \
         .replace("(g * w,)", "(g * w, None)") + "f_jit = jax.jit(f, static_argnames=('mode',))\n"
-    assert offers(source) == [("VJP101", Applicability.SAFE, "")]
+    assert offers(source) == [("VJP101", Applicability.UNSAFE, "")]
 
 
 RULES = """
@@ -524,12 +524,12 @@ def test_appended_slots_leave_end_of_line_comments_in_place_and_calls_keep_their
         """)
     out = fixed(source)
     assert "f = jax.custom_vjp(\n    _f\n)\n" in out
-    assert "    return (\n        g * w,  # d/da\n        g,  # d/db\n        None,\n    )\n" in out
+    assert "    return (\n        g * w,  # d/da\n        g,  # d/db\n        None,  # noqa: VJP602\n    )\n" in out
 
 
 def test_fwd_that_rebinds_a_moved_argument_saves_a_copy_taken_first():
     source = HEADER + RULES.replace("    return f(w, x, y), None", "    w, w_in = w + 1, 0\n    return f(w, x, y), None")
-    assert offers(source) == [("VJP101", Applicability.SAFE, "")]
+    assert offers(source) == [("VJP101", Applicability.UNSAFE, "")]
     out = fixed(source)
     assert ("def f_fwd(w, x, y=1.0):\n    w_arg = w\n    w, w_in = w + 1, 0\n    return f(w, x, y), w_arg\n"
             in out)
@@ -542,4 +542,25 @@ def test_rows_and_columns_survive_form_feeds_and_non_ascii_text():
         "def f_bwd(w, _, g):\n    return (g * w, None)",
         'def f_bwd(w, _, g): s = "é\u2028"; return (g * w, None)')
     out = fixed(source)
-    assert 'def f_bwd(w, g): s = "é\u2028"; return (None, g * w, None)\n' in out
+    assert 'def f_bwd(w, g): s = "é\u2028"; return (None, g * w, None)  # noqa: VJP602\n' in out
+
+
+def test_a_comment_saying_fwd_saves_nothing_goes_with_the_none():
+    """Issue 37: `return x, (lo, hi)  # no residual values to save` was left false; other comments stay."""
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0, 1))
+        def clip_gradient(lo, hi, x):
+            return x
+
+        def clip_gradient_fwd(lo, hi, x):
+            return x, None  # no residual values to save
+
+        def clip_gradient_bwd(lo, hi, _, g):
+            return (jnp.clip(g, lo, hi),)  # clip the cotangent
+
+        clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+        """)
+    assert offers(source) == [("VJP101", Applicability.SAFE, ""), ("VJP101", Applicability.SAFE, "")]
+    out = fixed(source, unsafe=False)
+    assert "def clip_gradient_fwd(lo, hi, x):\n    return x, (lo, hi)\n" in out
+    assert "    return (None, None, jnp.clip(g, lo, hi))  # clip the cotangent\n" in out

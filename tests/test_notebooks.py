@@ -201,8 +201,9 @@ def test_a_module_fix_moves_lines_across_cells_and_keeps_magics(tmp_path: Path):
                                 "project.defvjp(project_fwd, project_bwd)\n!echo ok"))
     before = nbformat.read(path, as_version=4)
     check = run_cli("--no-cache", "--select", "VJP101", "--output-format", "concise", ".", cwd=tmp_path)
-    assert check.stdout.startswith("project.ipynb:cell 3:2:16: VJP101 [*] `basis` (position 1) is in nondiff_argnums")
-    proc = run_cli("--no-cache", "--select", "VJP101", "--fix", ".", cwd=tmp_path)
+    # `project`'s output depends on `basis`: the fix is unsafe, and its `None` is marked (issue 37)
+    assert check.stdout.startswith("project.ipynb:cell 3:2:16: VJP101 `basis` (position 1) is in nondiff_argnums")
+    proc = run_cli("--no-cache", "--select", "VJP101", "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
     assert (proc.returncode, proc.stderr) == (0, "")
     after = nbformat.read(path, as_version=4)
     assert [c.source for c in after.cells] == [
@@ -210,7 +211,7 @@ def test_a_module_fix_moves_lines_across_cells_and_keeps_magics(tmp_path: Path):
         "The rule:",
         "@jax.custom_vjp\ndef project(x, basis: jax.Array):\n    return basis @ x",
         "def project_fwd(x, basis):\n    return project(x, basis), basis\n\n\n"
-        "def project_bwd(basis, ct):\n    return (basis.T @ ct, None)\n\n\n"
+        "def project_bwd(basis, ct):\n    return (basis.T @ ct, None)  # noqa: VJP602\n\n\n"
         "project.defvjp(project_fwd, project_bwd)\n!echo ok"]
     assert [c.get("id") for c in after.cells] == [c.get("id") for c in before.cells]
 

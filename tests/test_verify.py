@@ -483,3 +483,50 @@ def test_a_dead_process_is_summarised_by_its_last_lines_of_substance(stderr, sum
 
     assert stderr_summary(stderr) == summary
     assert len(stderr_summary(stderr)) <= 303
+
+
+SPREAD = '''from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from spreadpkg.core.grid import SCALE
+
+
+def fold_rescale(x):
+    return x * SCALE
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def spread(weights: jax.Array, x):
+    return fold_rescale(x)
+
+
+def spread_fwd(weights, x):
+    return spread(weights, x), None
+
+
+def spread_bwd(weights, _, g):
+    return (SCALE * g * jnp.ones_like(weights),)
+
+
+spread.defvjp(spread_fwd, spread_bwd)
+'''
+
+
+def test_a_package_whose_init_reexports_the_module_is_imported_first(tmp_path):
+    """Issue 37 (nufftax, flax): `spreadpkg/__init__.py` re-exports from `spreadpkg.core.spread`,
+    which imports `spreadpkg...` itself. Executed under its dotted name before the package's
+    `__init__` had run, the module met its own half-executed self there ("cannot import name
+    'fold_rescale' from 'spreadpkg.core.spread'") and every rewrite came back unverified."""
+    package = tmp_path / "spreadpkg"
+    (package / "core").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text("[tool.vjplint]\n")
+    (package / "__init__.py").write_text("from .core.spread import fold_rescale, spread  # noqa: F401\n")
+    (package / "core" / "__init__.py").write_text("")
+    (package / "core" / "grid.py").write_text("SCALE = 2.0\n")
+    (package / "core" / "spread.py").write_text(SPREAD)
+    proc = run_cli("--fix", "--unsafe-fixes", "--verify", "--no-cache", "spreadpkg", cwd=tmp_path, env=CPU)
+    assert (proc.returncode, proc.stdout) == (0, "Fixed 1 problem.\n"), proc.stdout + proc.stderr
+    assert proc.stderr == f"vjplint: verify: spreadpkg/core/spread.py:13: spread: verified on {device_label()}\n"
+    assert "def spread_bwd(weights, g):" in (package / "core" / "spread.py").read_text()

@@ -200,3 +200,24 @@ def test_module_location_follows_packages(tmp_path: Path):
     assert path == [str((tmp_path / "src").resolve()), str(tmp_path.resolve())]
     assert cwd == str(tmp_path.resolve())
     assert module_location(package / "__init__.py", cfg)[0] == "pkg.sub"
+
+
+def test_a_callers_local_that_shadows_a_module_name_is_not_evaluated_in_the_module():
+    """Issue 37: `scale` at the call is `apply`'s parameter, not the module's string: evaluating it
+    in the module gave the string, the original raised with it, and verification refused. The call
+    site gives nothing for it, so the annotation does."""
+    p = plan('''
+        from functools import partial
+        import jax
+
+        scale = "per-channel"
+
+        @partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def f(scale: jax.Array, x):
+            return x * scale
+
+        def apply(scale, x):
+            return f(scale, x)
+    ''', "f", [0])
+    assert specs(p)["scale"] == {"kind": "array", "dtype": "float32", "shape": None,
+                                 "source": "annotation `jax.Array`", "role": "moved"}

@@ -228,9 +228,10 @@ def _work(task: Task) -> Tuple[int, Done]:
 
 
 # -- fixing many files ------------------------------------------------------------------------
-# (index, display path, path, size, unsafe, index of its settings, the text to fix): the parent
+# (index, display path, path, size, unsafe, index of its settings, the text to fix, the derivatives
+# not to fix: their rules are named by another file of the run): the parent
 # sends the text, which may be a cross-module pass's output rather than what is on disk.
-FixTask = Tuple[int, str, str, int, bool, int, str]
+FixTask = Tuple[int, str, str, int, bool, int, str, Tuple[str, ...]]
 # Fixing a file costs about ten times linting it (libcst, passes to a fixed point): processes pay
 # for themselves on a tenth of the bytes linting needs.
 FIX_COST = 10
@@ -252,9 +253,9 @@ def fix_many(tasks: List[FixTask], configs: Sequence[Config], jobs: Optional[int
 def _fix(task: FixTask, configs: Sequence[Config]) -> "FixResult":
     from vjplint.fixes.apply import FixResult, fix_text
 
-    _, display, path, _, unsafe, c, text = task
+    _, display, path, _, unsafe, c, text, exclude = task
     try:
-        return fix_text(display, text, configs[c], unsafe, path=path)
+        return fix_text(display, text, configs[c], unsafe, exclude=exclude, path=path)
     except Exception as exc:  # the fix loop never raises by design; this is the last guard
         return FixResult(text, errors=[f"{display}: internal error while fixing: {type(exc).__name__}: {exc}"])
 

@@ -188,14 +188,17 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
     sources: Dict[str, List[str]] = {}
     fixed: List[_FileFix] = []
     diffs: List[str] = []
-    results = _fix_all(run.files, start_texts, unsafe, args.jobs)
+    from vjplint.cli.fix_cross import say_named_elsewhere
+
+    refused = say_named_elsewhere(run.files)  # fwd/bwd named by another file of the run: not rewritten
+    results = _fix_all(run.files, start_texts, unsafe, args.jobs, refused)
     from vjplint.batch.parallel import sigint_as_flag
 
     written: List[str] = []
     already: List[str] = []  # fixed by another run meanwhile
     with sigint_as_flag() as interrupted:
         _write_fixes(args, run, results, start_texts, cross_fixed, unsafe, interrupted, settings, remaining,
-                     sources, fixed, diffs, errors, written, already)
+                     sources, fixed, diffs, errors, written, already, refused)
         if interrupted:
             raise FixInterrupted(written, [])
     if already and not args.quiet:
@@ -223,14 +226,15 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
 def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, interrupted: List[bool],
                  settings: Dict[str, Config], remaining: List[Diagnostic], sources: Dict[str, List[str]],
                  fixed: List["_FileFix"], diffs: List[str], errors: List[str], written: List[str],
-                 already: List[str]) -> None:
+                 already: List[str], refused: Optional[Dict[Path, Dict[str, str]]] = None) -> None:
     """Write (or diff) each file's fixes in the run's order; `written` gets the files written.
     Ctrl-C takes effect between two files (`interrupted` is set by the handler), as
     FixInterrupted, which says what was written and what was not: the default handler's
     KeyboardInterrupt can land in a garbage-collector callback (a finished worker pool's), where
     Python prints and drops it, and the run would then go on to write every file. A file that
     another run (a concurrent `--fix`) changed meanwhile into what this one would write is
-    neither written nor reported again."""
+    neither written nor reported again. `refused`: fixes withdrawn because another file of the
+    run names what they change."""
     for number, outcome in enumerate(run.files):
         _stop_after_writes(len(written))
         if interrupted:
@@ -283,6 +287,10 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
                         remaining.extend(diagnostics)  # (those of a changed file are no longer true)
                         sources[outcome.display] = source_lines(decoded.text)
                     continue
+        if refused and Path(outcome.path) in refused:
+            from vjplint.cli.fix_cross import refuse_named_elsewhere
+
+            refuse_named_elsewhere(result.remaining, refused[Path(outcome.path)])
         fixed.append(_FileFix(outcome.display, result, decoded.text, source_lines(result.text)))
         lines = source_lines(result.text)
         remaining.extend(result.remaining if cells is None
@@ -316,7 +324,7 @@ _WRITES: List[int] = [0]
 
 
 def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsafe: bool,
-             jobs: Optional[int]) -> Dict[int, Union[str, _Read]]:
+             jobs: Optional[int], refused: Optional[Dict[Path, Dict[str, str]]] = None) -> Dict[int, Union[str, _Read]]:
     """For each file (by its number in `files`) that has a fix to offer: what it was read as and
     its fix, computed in worker processes when there is enough work (vjplint.batch.parallel), or
     why it could not be read. Writing stays with the caller, file by file, in order."""
@@ -342,7 +350,8 @@ def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsaf
         if c == len(configs):
             configs.append(outcome.config)
         text = start if start is not None else decoded.text
-        tasks.append((number, outcome.display, str(outcome.path), len(text), unsafe, c, text))
+        exclude = tuple(sorted((refused or {}).get(Path(outcome.path), {})))
+        tasks.append((number, outcome.display, str(outcome.path), len(text), unsafe, c, text, exclude))
         reads[number] = (data, cells, decoded, FixResult(text))  # the result is filled in below
     for number, result in fix_many(tasks, configs, jobs).items():
         data, cells, decoded, _ = reads[number]  # type: ignore[misc]

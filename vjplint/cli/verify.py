@@ -75,6 +75,8 @@ def run(argv: Sequence[str]) -> int:
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     reports = run_jobs(jobs, args.timeout, args.jobs, None if args.rewritten else bool(args.unsafe_fixes))
+    if args.unsafe_fixes and not args.rewritten:  # what `--diff --unsafe-fixes` rewrites across modules too
+        reports.extend(_cross_module_reports(paths, workspace, args.timeout))
     if reports and all(r.missing_jax for r in reports):
         print(f"vjplint: error: {reports[0].reason}", file=sys.stderr)
         return 2
@@ -144,6 +146,44 @@ def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> Lis
             jobs.append((display, path, text, new_text, config))
     report_problems(problems, [])
     return jobs
+
+
+def _cross_module_reports(paths: Sequence[str], workspace: "Workspace", timeout: Optional[float]) -> List[FunctionReport]:
+    """The rewrites `--fix --unsafe-fixes` makes across modules (fwd/bwd in another file of the run),
+    each proven with the rules' rewritten module imported beside it (vjplint.cli.fix_cross._verify)."""
+    from vjplint.batch.outcomes import display_path
+    from vjplint.fixes.cross_module import plan_run
+    from vjplint.project.index import with_wrappers
+    from vjplint.project.modules import RunModules
+    from vjplint.verify.api import verify_rewrites
+
+    problems: list = []
+    configs = {Path(p): c for p, c in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths))
+               if str(p).endswith(".py")}
+    candidates = set()
+    for path in configs:
+        try:
+            if b"custom_vjp" in path.read_bytes():
+                candidates.add(path)
+        except OSError:
+            continue
+    if not candidates:
+        return []
+    result = plan_run(list(configs.items()), _read, RunModules(configs), candidates=candidates)
+    reports: List[FunctionReport] = []
+    by_primal: dict = {}
+    for cp in result.plans:
+        by_primal.setdefault(cp.primal, []).append(cp)
+    for primal, plans in by_primal.items():
+        old, new = result.texts.get(primal, (None, None))
+        if old is None:
+            continue
+        companions = sorted({(str(p), *result.texts[p]) for cp in plans for p in cp.parts
+                             if p != primal and p in result.texts})
+        functions = [{"name": cp.plan.name, "moved_positions": list(cp.plan.moved)} for cp in plans]
+        reports.extend(verify_rewrites(str(primal), old, new, functions, configs.get(primal), timeout,
+                                       display=display_path(primal), companions=companions))
+    return reports
 
 
 def run_jobs(jobs: Sequence[Job], timeout: Optional[float], workers: Optional[int],

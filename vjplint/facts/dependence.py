@@ -296,3 +296,61 @@ def depends_on_parameters(model: "FileModel", expr: ast.expr, fn: FunctionNode, 
                     return True
         stack.extend(ast.iter_child_nodes(node))
     return False
+
+
+class _ModelOnly:
+    """What `PrimalFlow` reads of a rule (its model), for callers that are not rules: the fixes."""
+
+    def __init__(self, model: "FileModel") -> None:
+        self.model = model
+
+
+def zero_cotangent(model: "FileModel", expr: ast.expr) -> bool:
+    """`None`, a literal zero, `zeros_like(...)`/`zeros(...)`, `0 * g`, or a tuple of those: a
+    cotangent JAX takes as zero without a check."""
+    if isinstance(expr, (ast.Tuple, ast.List)):  # `(None,)` for a tuple argument
+        return bool(expr.elts) and all(zero_cotangent(model, e) for e in expr.elts)
+    if isinstance(expr, ast.Constant):
+        return expr.value is None or (type(expr.value) in (int, float) and expr.value == 0)
+    if isinstance(expr, ast.Call):
+        q = model.index.qualname(expr.func) or ""
+        return q.startswith(ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in ("zeros_like", "zeros")
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        return any(isinstance(s, ast.Constant) and type(s.value) in (int, float) and s.value == 0
+                   for s in (expr.left, expr.right))
+    return False
+
+
+def evidently_not_differentiated(model: "FileModel", primal: FunctionNode, param: str) -> bool:
+    """The parameter is evidently never differentiated: named like an integer array, a mask or a
+    key, or annotated, defaulting to or used as a Python value or a callable."""
+    from vjplint.facts.infer import annotation_evidence, default_evidence, name_evidence, usage_evidence
+    from vjplint.model.file_model import Signature
+
+    if integer_named(param):
+        return True
+    sig = Signature.of(primal)
+    evidence = [*annotation_evidence(model, sig.annotations.get(param), param), *name_evidence(param),
+                *usage_evidence(model, primal, param)]
+    if param in sig.defaults:
+        evidence.extend(default_evidence(model, sig.defaults[param]))
+    return any(e.kind in ("static", "callable") for e in evidence)
+
+
+def none_draws_vjp602(model: "FileModel", d: CustomDerivative, param: str) -> Optional[ast.expr]:
+    """Where the primal's output depends on `param` (the return value), when a `None` cotangent
+    for it is what VJP602 reports: the dependence is differentiable, nothing shows the parameter
+    never differentiated, and a call of the run may differentiate it. None otherwise. The
+    residual-plus-None fix asks this of each argument it moves out of nondiff_argnums: such a
+    `None` keeps the old declaration (never differentiated) but the rewrite turns an error under
+    `grad` with respect to it into a zero gradient, so that fix is unsafe and marks the `None`."""
+    primal = d.primal
+    sig = d.signature
+    if primal is None or sig is None or param not in sig.positional or \
+            evidently_not_differentiated(model, primal, param):
+        return None
+    through = PrimalFlow(_ModelOnly(model), primal).reaches_output(param)  # type: ignore[arg-type]
+    if through is None:
+        return None
+    differentiated, _ = differentiated_at_call(model, d, sig.positional.index(param), param)
+    return through if differentiated else None

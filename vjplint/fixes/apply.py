@@ -46,7 +46,6 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
     derivative's own edits, when they were computed apart."""
     from vjplint.facts.collect import Recognizer, collect
     from vjplint.plans.residual_plan import Refusal, plan
-    from vjplint.fixes.residual_text import spans_of
 
     from vjplint.lint.engine import prefilter_names
     from vjplint.syntax.regions import focus
@@ -82,11 +81,31 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
         rows[(name, line)] = tuple((start[0], end[0]) for start, end in p.spans)
     if not plans:
         return text, {}, module
+    new_text = _write_residual(text, lines, module, plans, pairs, found, shares, rows)
+    if any(p.marked or p.stale_comments for p in plans):
+        marked = _drop_stale_comments(_mark_kept_nondiff(new_text, plans, config), plans)
+        if marked != new_text:  # the edits known so far miss the marks
+            if found is not None:
+                found[:] = diff_edits(text, marked)
+            if shares is not None:
+                shares.clear()  # the caller splits the whole rewrite
+            new_text = marked
+    return new_text, rows, module
+
+
+def _write_residual(text: str, lines: List[str], module: Any, plans: Sequence[Any], pairs: Sequence[Any],
+                    found: Optional[List[Edit]], shares: Optional[Dict[Tuple[str, int], Tuple[Edit, ...]]],
+                    rows: Mapping[Tuple[str, int], Any]) -> str:
+    """The one writer of the residual-plus-None rewrite: text edits at `ast` positions
+    (`residual_text`) where the spelling is plain, else libcst (`residual_plus_none`); both write
+    the same text (tests/test_fix_text_edits.py), the first several times faster."""
+    from vjplint.fixes.residual_text import spans_of
+
     computed = spans_of(text, lines, module, pairs)
     if computed is None:  # a spelling only libcst rewrites as it should
         from vjplint.fixes.residual_plus_none import fix_text
 
-        return _rewrite_regions(text, module, plans, fix_text, found), rows, module
+        return _rewrite_regions(text, module, plans, fix_text, found)
     per_plan, imports = computed
     starts = line_starts(text)
     for key, spans_ in zip(rows, per_plan):
@@ -97,7 +116,54 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
             shares[key] = edits
     if found is not None:
         found.extend(e for span in imports for e in _region_edits(text, starts, [span]))
-    return apply_spans(text, [s for spans_ in per_plan for s in spans_] + imports), rows, module
+    return apply_spans(text, [s for spans_ in per_plan for s in spans_] + imports)
+
+
+_KEPT = re.compile(r"bwd `[^`]*` of `(?P<name>[^`]*)` returns .*? for `(?P<param>[^`]*)`, but the primal's output")
+
+
+def _drop_stale_comments(text: str, plans: Sequence[Any]) -> str:
+    """The rewritten fwd `return` lines lose an end-of-line comment saying nothing is saved
+    (`return x, (lo, hi)  # no residual values to save` is false): the plans' `stale_comments`."""
+    stale = {c for p in plans for c in p.stale_comments}
+    if not stale:
+        return text
+    lines = lines_with_endings(text)
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        for comment in stale:
+            if body.endswith(comment) and "return" in body[:len(body) - len(comment)]:
+                lines[i] = body[:len(body) - len(comment)].rstrip() + line[len(body):]
+                break
+    return "".join(lines)
+
+
+def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config) -> str:
+    """`# noqa: VJP602` on the lines where VJP602 reads the rewrite's `None` for a moved argument
+    as a forgotten cotangent (the plans' `marked`): the argument was declared never
+    differentiated (nondiff_argnums), which is what the `None` keeps, and VJP602 says to mark
+    such a `None` so. Found by running VJP602 on the rewritten text, so a mark is never unused
+    (VJP901). A line no comment can end (a continuation, inside a string) stays unmarked."""
+    from dataclasses import replace
+
+    from vjplint.lint.engine import lint_source
+    from vjplint.fixes.noqa import apply_line_edit, noqa_edit
+    from vjplint.plans.residual_plan import KEPT_NONDIFF
+
+    wanted = {(p.name, param) for p in plans for param in p.marked}
+    if not wanted:
+        return text
+    only = replace(config, select=(KEPT_NONDIFF,), extend_select=(), ignore=(), per_file_ignores=())
+    rows = set()
+    for diagnostic in lint_source("<residual fix>", text, only).diagnostics:
+        found = _KEPT.match(diagnostic.message) if diagnostic.code == KEPT_NONDIFF else None
+        if found is not None and (found["name"], found["param"]) in wanted:
+            rows.add(diagnostic.location.row)
+    for row in sorted(rows):
+        edit = noqa_edit(text, source_lines(text), row, KEPT_NONDIFF)
+        if edit is not None:
+            text = apply_line_edit(text, edit)
+    return text
 
 
 class _Spans:

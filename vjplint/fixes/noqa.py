@@ -3,64 +3,12 @@ this line") and `--add-noqa`'s whole-file pass over the current findings."""
 
 from __future__ import annotations
 
-import ast
-import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
-from vjplint.diagnostics import Diagnostic, Edit, Position
-from vjplint.lint.engine import NOQA, parse_noqa
-from vjplint.syntax.positions import lines_with_endings, source_lines
-
-_CODE_AT = re.compile(r"[A-Za-z]+[0-9]+")
-
-
-def noqa_edit(text: str, lines: Sequence[str], row: int, code: str) -> Optional[Edit]:
-    """Add `code` to the `# noqa:` of line `row` (creating one), or None when that is impossible
-    there (a bare `# noqa` already covers it; the line ends inside a string or continues).
-    `lines` are `text`'s lines without their endings."""
-    if not 0 < row <= len(lines):
-        return None
-    line = lines[row - 1]
-    parsed = parse_noqa(line)
-    if parsed is None:
-        body = line.rstrip()
-        edit = Edit(f"  # noqa: {code}", Position(row, len(body) + 1), Position(row, len(line) + 1))
-    else:
-        codes, _, malformed = parsed
-        if codes is None or (code in codes and not malformed):
-            return None
-        match = NOQA.search(line)
-        assert match is not None
-        merged = [c.upper() for c in _CODE_AT.findall(match.group("codes") or "")]
-        merged += [] if code in merged else [code]
-        edit = Edit(f"# noqa: {', '.join(merged)}", Position(row, match.start() + 1), Position(row, match.end() + 1))
-    # Only a line holding a quote or a backslash can make the comment part of a string or a
-    # continuation: parse those to be sure the program is unchanged.
-    if any(c in line for c in "'\"\\") and not _same_program(text, apply_line_edit(text, edit)):
-        return None
-    return edit
-
-
-def apply_line_edit(text: str, edit: Edit) -> str:
-    """`text` with an edit that stays within one line (a noqa edit) applied; the line ending is kept."""
-    lines = lines_with_endings(text)
-    index = edit.location.row - 1
-    if index >= len(lines):
-        return text + edit.content
-    line = lines[index]
-    body = line.rstrip("\r\n")
-    lines[index] = body[:edit.location.column - 1] + edit.content + body[edit.end_location.column - 1:] + line[len(body):]
-    return "".join(lines)
-
-
-def _same_program(old: str, new: str) -> bool:
-    """A comment edit must not change the program (it would if it landed inside a string)."""
-    try:
-        return ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-
+from vjplint.diagnostics import Diagnostic
+from vjplint.syntax.noqa import NOQA, apply_line_edit, noqa_edit, parse_noqa  # noqa: F401 - read from here too
+from vjplint.syntax.positions import source_lines
 
 @dataclass
 class NoqaResult:

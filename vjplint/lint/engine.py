@@ -13,6 +13,7 @@ from vjplint.diagnostics import Diagnostic, Position, Severity
 from vjplint.syntax.positions import node_range, source_lines
 from vjplint.syntax.source import DecodedSource, SourceError, decode, forget_parse, parse, remember_parse
 from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
+from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
 from vjplint.syntax.text_spans import TextIndex, prefix_groups
 
 if TYPE_CHECKING:  # the engine imports the model and the rules when it first lints
@@ -20,8 +21,6 @@ if TYPE_CHECKING:  # the engine imports the model and the rules when it first li
     from vjplint.rules.base import Rule, RuleOptions
 
 SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
-NOQA = re.compile(r"#\s*noqa(?P<sep>\s*:\s*|\s+)?(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*)?", re.IGNORECASE)
-CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 # Analyse only the top-level statements that can matter (vjplint.syntax.regions); tests turn it off to
 # compare with the whole module.
 FOCUS = True
@@ -209,7 +208,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
         from vjplint.facts.crossmodule import ExternalFacts
 
         model.facts.external = ExternalFacts.from_config(config.project_facts)
-    options = RuleOptions(Hints(config.array_names, config.static_names))
+    options = RuleOptions(Hints(config.array_names, config.static_names), relint=_lint_with_one_rule)
     if config.array_names or config.static_names:
         model.facts.hints = options.hints  # vjplint.facts.value_kinds reads them as the weakest source of kinds
     stub = filename.endswith(".pyi")
@@ -234,6 +233,12 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     if any(d.fix is not None and d.fix.plan is not None for d in diagnostics):
         remember_parse(text, names, whole, module if FOCUS and text_lines is None else None)
     return diagnostics
+
+
+def _lint_with_one_rule(code: str, text: str) -> List[Diagnostic]:
+    """Rule `code`'s findings on `text` alone (RuleOptions.relint: a fix's result, linted before it
+    is offered)."""
+    return lint_source("<rewrite>", text, Config(select=(code,))).diagnostics
 
 
 def _apply_rules(classes: Sequence["type[Rule]"], model: "FileModel", options: "RuleOptions", filename: str,
@@ -342,21 +347,6 @@ def _finish(result: LintResult, config: Config, filename: str, where: str, lines
     kept.sort(key=Diagnostic.sort_key)
     result.diagnostics = kept
     return result
-
-
-def parse_noqa(line: str) -> Optional[Tuple[Optional[Set[str]], int, bool]]:
-    """(codes or None for a bare noqa, column, malformed) for a line's `# noqa` comment."""
-    if "noqa" not in line.lower():
-        return None
-    match = NOQA.search(line)
-    if match is None:
-        return None
-    codes_text = match.group("codes")
-    sep = match.group("sep") or ""
-    if codes_text is None:
-        return None, match.start(), False
-    codes = {c.upper() for c in CODE.findall(codes_text)}
-    return codes, match.start(), ":" not in sep
 
 
 def _rows_mentioning_noqa(lines: List[str]) -> List[int]:

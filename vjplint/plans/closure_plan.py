@@ -21,7 +21,7 @@ rewrite gives zero, so that fix is unsafe and says so.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Set, Tuple
+from typing import Callable, List, Optional, Set, Tuple
 
 from vjplint.plans.residual_plan import Refusal, _own_return_values, _truthy_or_unknown, loc_of
 from vjplint.facts.infer import usage_evidence
@@ -31,7 +31,8 @@ from vjplint.model.semantic import FunctionNode, Scope
 EditTuple = Tuple[int, int, int, int, str]  # 1-based rows and code-point columns, end exclusive
 
 
-def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope) -> List[EditTuple]:
+def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope,
+                  relint: Optional[Callable[[str, str], list]] = None) -> List[EditTuple]:
     """The edits passing the captured `name` (bound in the function `scope`) to `d` explicitly."""
     primal = d.primal
     outer = d.enclosing
@@ -101,7 +102,37 @@ def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope
         edits.append(_none_first(model, value))
     for call in calls:
         edits.append(_insert_argument(model, call, name))
+    if _reads(primal, name):  # the primal reads it: VJP602 may read the `None` as a forgotten cotangent
+        edits.extend(_kept_nondiff_mark(model, d, name, bwd.node, edits, relint))
     return sorted(edits)
+
+
+def _kept_nondiff_mark(model: FileModel, d: CustomDerivative, name: str, bwd: ast.FunctionDef,
+                       edits: List[EditTuple], relint: Optional[Callable[[str, str], list]]) -> List[EditTuple]:
+    """`  # noqa: VJP602` after the first bwd `return`'s new `None`, when VJP602 reads it in the
+    rewritten text as a forgotten cotangent (the primal reads `name`): differentiating with respect
+    to the value was never possible (it raised), which the `None` keeps, and that is what VJP602
+    asks to mark so. Found by running VJP602 on the rewrite, so a mark is never unused (VJP901)."""
+    from vjplint.plans.residual_plan import KEPT_NONDIFF
+    from vjplint.plans.safety import rewrite_draws
+
+    if not rewrite_draws(model, edits, KEPT_NONDIFF, f" of `{d.name}` returns `None` for `{name}`, but the primal's output",
+                         relint):
+        return []
+    first = _own_return_values(bwd)[0][1]
+    return kept_none_mark(model, first.elts[0].lineno)  # type: ignore[union-attr]  # where VJP602 reports
+
+
+def kept_none_mark(model: FileModel, row: int) -> List[EditTuple]:
+    """The edit adding `# noqa: VJP602` to line `row` (merged into a noqa there), or none when no
+    comment can end that line (a continuation, inside a string)."""
+    from vjplint.syntax.noqa import noqa_edit
+    from vjplint.plans.residual_plan import KEPT_NONDIFF
+
+    edit = noqa_edit("\n".join(model.lines) + "\n", model.lines, row, KEPT_NONDIFF)
+    if edit is None:
+        return []
+    return [(edit.location.row, edit.location.column, edit.end_location.row, edit.end_location.column, edit.content)]
 
 
 # -- pieces ---------------------------------------------------------------------------------
@@ -233,7 +264,8 @@ def _within(node: ast.AST, container: Optional[ast.AST]) -> bool:
 
 
 # -- custom_jvp ------------------------------------------------------------------------------
-def closure_edits_jvp(model: FileModel, d: CustomDerivative, name: str, scope: Scope) -> List[EditTuple]:
+def closure_edits_jvp(model: FileModel, d: CustomDerivative, name: str, scope: Scope,
+                      relint: Optional[Callable[[str, str], list]] = None) -> List[EditTuple]:
     """The custom_jvp form: `name` becomes the primal's new leading parameter, the jvp rule takes
     it from `primals` and ignores its tangent, every call passes it:
 

@@ -9,16 +9,19 @@ column), libcst's convention, so the transform finds the same nodes again.
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
+from vjplint.facts.dependence import none_draws_vjp602
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, PARTIAL
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction, Signature
 from vjplint.syntax.positions import byte_to_char
 from vjplint.model.semantic import FunctionNode, SemanticIndex, constant_value, own_nodes, walk
 
 Loc = Tuple[int, int]
+KEPT_NONDIFF = "VJP602"  # the rule that reads a moved argument's `None` as a forgotten cotangent
 ARRAY_MODULES = (*ARRAY_NAMESPACES, "numpy.")
 # Expressions that can never evaluate to a tuple/list (a bwd returning one is VJP307's bug).
 BARE_VALUES = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Lambda, ast.JoinedStr, ast.Dict,
@@ -68,6 +71,8 @@ class Plan:
     d_old: int  # entries in bwd's output before the fix
     spans: Tuple[Tuple[Loc, Loc], ...] = ()  # (start, end) of creation, fwd and bwd (ast units)
     unsafe_reasons: Tuple[str, ...] = ()
+    marked: Tuple[str, ...] = ()  # moved arguments whose `None` gets `# noqa: VJP602` (none_draws_vjp602)
+    stale_comments: Tuple[str, ...] = ()  # comments on fwd returns saying nothing is saved, which go
 
     @property
     def safe(self) -> bool:
@@ -163,20 +168,29 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
         raise Refusal(f"`{sig.positional[static[0][0]]}` is marked static in {static[0][1]}, so callers pass a "
                       f"Python value there, which a differentiable position rejects")
     unsafe: List[str] = []
+    marked: List[str] = []
+    for p in moved:  # a `None` VJP602 would read as a forgotten cotangent: unsafe, and marked
+        through = none_draws_vjp602(model, d, sig.positional[p])
+        if through is not None:
+            marked.append(sig.positional[p])
+            unsafe.append(f"the primal's output depends on `{sig.positional[p]}` (`{model.quote(through, 40)}`): "
+                          f"differentiating with respect to it raised before and gives zero after (its `None` keeps "
+                          f"it never differentiated, marked `# noqa: {KEPT_NONDIFF}` where that rule would read it)")
     creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
     if d.is_alias:
         unsafe.append(f"`{d.name}` is made by an in-house wrapper")
-    fwd_plan, fwd_moved, fwd_capture = _plan_fwd(model, d, fwd, moved, sig, unsafe)
+    fwd_plan, fwd_moved, fwd_capture = _plan_fwd(model, d, fwd, moved, sig, unsafe, bound_parameters(model, fwd, "fwd"))
     nondiff = list(d.nondiff)
-    bwd_drop = tuple(nondiff.index(p) for p in moved)
+    skip = bound_parameters(model, bwd, "bwd")  # `self._f_bwd`: JAX passes what follows `self`
+    bwd_drop = tuple(skip + nondiff.index(p) for p in moved)
     bwd_sig = bwd.signature
     assert bwd_sig is not None
     if bwd_sig.vararg is not None:
         raise Refusal(f"bwd takes *{bwd_sig.vararg}")
-    res_index = len(nondiff)
+    res_index = skip + len(nondiff)
     if len(bwd_sig.positional) < res_index + 2:
-        raise Refusal(f"bwd takes {len(bwd_sig.positional)} positional parameters, not "
-                      f"{res_index + 2} (see VJP305)")
+        raise Refusal(f"bwd takes {len(bwd_sig.positional) - skip} positional parameters, not "
+                      f"{res_index - skip + 2} (see VJP305)")
     bwd_moved = tuple(bwd_sig.positional[i] for i in bwd_drop)
     old_res = bwd_sig.positional[res_index]
     fwd_residuals = [_residual_of(r) for r in _own_returns(fwd.node)]
@@ -185,6 +199,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
         mode = "single" if len(moved) == 1 else "tuple"
     else:
         mode = "append"
+    stale = _stale_comments(model, fwd.node) if mode != "append" else ()
     taken = _names_in(bwd.node)
     if mode == "single":
         res_name, unpack = bwd_moved[0], ()
@@ -202,6 +217,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
         cleanup_names=cleanup, fwd=fwd_plan, fwd_moved=fwd_moved, fwd_capture=fwd_capture, bwd=bwd_plan, bwd_drop=bwd_drop,
         bwd_res_index=res_index, mode=mode, res_name=res_name, unpack=unpack, none_slots=none_slots,
         d_old=d_old, spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)),
+        marked=tuple(marked), stale_comments=stale,
     )
 
 
@@ -271,16 +287,16 @@ def _truthy_or_unknown(expr: Optional[ast.expr]) -> bool:
 
 # -- fwd --------------------------------------------------------------------------------
 def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: Tuple[int, ...], sig: Signature,
-              unsafe: List[str]) -> Tuple[RulePlan, Tuple[str, ...], Tuple[Tuple[str, str], ...]]:
+              unsafe: List[str], skip: int = 0) -> Tuple[RulePlan, Tuple[str, ...], Tuple[Tuple[str, str], ...]]:
     node = fwd.node
     assert node is not None
     fsig = Signature.of(node)
-    if len(fsig.positional) < len(sig.positional):
+    if len(fsig.positional) - skip < len(sig.positional):
         if fsig.vararg is not None:
             raise Refusal(f"fwd takes *{fsig.vararg}, so the moved arguments have no names there")
-        raise Refusal(f"fwd takes {len(fsig.positional)} positional parameters, not {len(sig.positional)} "
+        raise Refusal(f"fwd takes {len(fsig.positional) - skip} positional parameters, not {len(sig.positional)} "
                       f"(see VJP303)")
-    names = tuple(fsig.positional[p] for p in moved)
+    names = tuple(fsig.positional[skip + p] for p in moved)
     taken = _names_in(node)
     captures = []
     for name in names:
@@ -313,6 +329,50 @@ def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: T
     rule = RulePlan(fwd.name if not isinstance(node, ast.Lambda) else None, _def_loc(model, node),
                     isinstance(node, ast.Lambda), tuple(returns), _fresh(("fwd_out", "out"), taken))
     return rule, tuple(saved.get(n, n) for n in names), tuple(captures)
+
+
+def bound_parameters(model: FileModel, rule: RuleFunction, role: str) -> int:
+    """How many leading parameters of the rule's def the registration binds, as Python binds
+    (docs/facts/scripts/jax_method_kinds.py): 1 for `self._f_bwd` (an instance method through
+    `self`) or a classmethod through its class or an instance, 0 for a plain function, a
+    staticmethod, or a method through its class (`Class._f_bwd`). Refuses what it cannot tell."""
+    node, expr = rule.node, rule.expr
+    if node is None or isinstance(node, ast.Lambda) or not isinstance(model.index.parent(node), ast.ClassDef):
+        return 0
+    decorators = {model.index.qualname(dec) for dec in node.decorator_list}
+    if "builtins.staticmethod" in decorators or isinstance(expr, ast.Name):
+        return 0  # a staticmethod, or the plain function named in its class body (`_f.defvjp(_fwd, _bwd)`)
+    if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
+        raise Refusal(f"{role} `{rule.name}` is a method reached other than through `self` or its class")
+    if "builtins.classmethod" in decorators:
+        return 1
+    bindings = model.index.lookup(expr.value.id, model.index.scope_of(expr))
+    if len(bindings) == 1 and bindings[0].kind == "class":
+        return 0  # `Class._f_bwd`: a plain function
+    if len(bindings) == 1 and bindings[0].kind == "param":
+        owner = model.index.enclosing_function(bindings[0].node)
+        params = [*owner.args.posonlyargs, *owner.args.args] if isinstance(owner, ast.FunctionDef) else []
+        if params and params[0].arg == expr.value.id and isinstance(model.index.parent(owner), ast.ClassDef):
+            return 1  # `self._f_bwd` in a method: `self` is bound
+    raise Refusal(f"{role} `{rule.name}` is a method, and which of its parameters JAX passes is unclear here")
+
+
+# A comment saying fwd saves nothing (`return x, None  # no residuals`): false once it saves the moved values.
+STALE_COMMENT = re.compile(r"#.*(\b(no|nothing|none|without|empty)\b.*\bresidual|\bresidual.*\b(none|nothing|empty)\b"
+                           r"|\bnothing to (save|keep|store)\b|\bno\b.*\bto (save|keep|store)\b)", re.IGNORECASE)
+
+
+def _stale_comments(model: FileModel, fwd: FunctionNode) -> Tuple[str, ...]:
+    """The end-of-line comments of fwd's `return` lines that say no residuals are saved."""
+    found = []
+    for ret, _ in _own_return_values(fwd):
+        line = model.lines[ret.end_lineno - 1] if 0 < (ret.end_lineno or 0) <= len(model.lines) else ""  # type: ignore[attr-defined]
+        at = line.find("#")
+        if at < 0 or any(q in line[:at] for q in "'\"") or "noqa" in line[at:].lower():
+            continue
+        if STALE_COMMENT.match(line[at:]):
+            found.append(line[at:].rstrip())
+    return tuple(dict.fromkeys(found))
 
 
 def _residual_of(value: Optional[ast.expr]) -> Optional[ast.expr]:

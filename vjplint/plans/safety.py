@@ -6,9 +6,9 @@ the rewrite, so the rule never promises a fix the transform cannot make.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
-from vjplint.diagnostics import Applicability
+from vjplint.diagnostics import Applicability, Diagnostic
 from vjplint.plans.residual_plan import Plan, Refusal, plan
 from vjplint.model.file_model import CustomDerivative, FileModel
 
@@ -37,3 +37,20 @@ def residual_fix_offer(model: FileModel, d: CustomDerivative, moved: Sequence[in
     if not confident or not result.safe:
         return Applicability.UNSAFE, ""
     return Applicability.SAFE, ""
+
+
+def rewrite_draws(model: FileModel, edits: Sequence[Tuple[int, int, int, int, str]], code: str, phrase: str,
+                  relint: "Optional[Callable[[str, str], List[Diagnostic]]]") -> bool:
+    """Whether rule `code` reports, on `model`'s text with `edits` applied (1-based rows and
+    code-point columns, end exclusive, disjoint), a finding whose message holds `phrase`: how a
+    fix learns, before it is offered, that its result would draw a finding (run once per offered
+    fix of the rules that ask, which are rare). `relint` lints a text with one rule (the engine's,
+    handed to the rules as RuleOptions.relint); without it nothing is known: False."""
+    if relint is None:
+        return False
+
+    lines = list(model.lines)
+    for r1, c1, r2, c2, new in sorted(edits, reverse=True):  # from the end, so earlier positions hold
+        head, tail = lines[r1 - 1][:c1 - 1], lines[r2 - 1][c2 - 1:]
+        lines[r1 - 1:r2] = (head + new + tail).split("\n")
+    return any(d.code == code and phrase in d.message for d in relint(code, "\n".join(lines) + "\n"))

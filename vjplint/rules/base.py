@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import ClassVar, List, Optional, Tuple
+from typing import Callable, ClassVar, List, Optional, Tuple
 
-from vjplint.diagnostics import Applicability, Edit, Fix, FixPlan, Position, Severity
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, FixPlan, Position, Severity
 from vjplint.facts.infer import Hints
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.syntax.positions import node_range
@@ -30,9 +30,16 @@ class Report:
     severity: Optional[Severity] = None  # a "may" below the rule's SEVERITY (unsure is a warning)
 
 
+# Lint a text with one rule: (code, text) -> that rule's diagnostics. The engine hands it to the
+# rules (RuleOptions.relint) so that a fix can learn whether its result would draw a finding
+# without the rules layer importing the engine above it.
+Relint = Callable[[str, str], List[Diagnostic]]
+
+
 @dataclass(frozen=True)
 class RuleOptions:
     hints: Hints = Hints()
+    relint: Optional[Relint] = None  # None: a fix's result is not linted again (its marks are not added)
 
 
 class Rule:

@@ -57,7 +57,11 @@ class NondiffArray(NondiffVerdictRule):
     ## Fix safety
     The residual-plus-None fix is safe when fwd and bwd are defined in the same file, are used
     by no other custom_vjp and nowhere else in the file, and every `return` can be edited in
-    place; it is unsafe when a return has to be bound and indexed, or for an in-house wrapper.
+    place; it is unsafe when a return has to be bound and indexed, for an in-house wrapper, and
+    when the primal's output depends on a moved argument that a call may differentiate: there
+    differentiating with respect to it raised before and gives zero after, and the `None` gets
+    `# noqa: VJP602` (the argument was declared never differentiated; docs/fixes.md#safety). A
+    rule named, with its module, by another file of the run refuses the in-file fix too.
     When the rules live in another file that is part of the run (`from .rules import f_fwd,
     f_bwd`), `--fix --unsafe-fixes` rewrites the primal's file and the rules' file together,
     written atomically (all or none): unsafe, because callers outside the run's files are not

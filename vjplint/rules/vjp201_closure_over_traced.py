@@ -303,7 +303,7 @@ def make_power(n: int):
         if not (capture.name == root.param or root.computed_with):
             return None
         try:
-            edits = (closure_edits if d.kind == "vjp" else closure_edits_jvp)(self.model, d, capture.name, scope)
+            edits = (closure_edits if d.kind == "vjp" else closure_edits_jvp)(self.model, d, capture.name, scope, self.options.relint)
         except Refusal:
             return None
         exact = d.name not in capture.readers  # only the rules read it: no gradient reached it before either

@@ -5,7 +5,9 @@ from typing import Optional, Set
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import return_branches
+from vjplint.facts.dependence import none_draws_vjp602
 from vjplint.facts.signatures import bwd_structure_error, nnx_pytree_g
+from vjplint.plans.closure_plan import kept_none_mark
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import BWD_TREE, rule_label
@@ -47,7 +49,9 @@ class BwdReturnNotTuple(Rule):
     ## Fix safety
     When the primal has exactly one differentiable argument, the value is wrapped as
     `(value,)`: safe for an expression (the code could not run before and the value is kept),
-    unsafe for `None` (it becomes a deliberate zero gradient). No fix with more arguments.
+    unsafe for `None` (it becomes a deliberate zero gradient; where the primal's output depends on
+    that argument, the `None` gets `# noqa: VJP602`, as VJP602 asks for a gradient left out on
+    purpose). No fix with more arguments.
     """
 
     CODE = "VJP307"
@@ -185,8 +189,15 @@ f.defvjp(f_fwd, f_bwd)
             wrapped = f"({text},)"
             shown = wrapped if len(wrapped) <= 60 else "(value,)"
             applicability = Applicability.UNSAFE if why == "None" else Applicability.SAFE
-            self.report(value, f"{message}; return `{shown}`",
-                        fix=self.replacing(value, wrapped, applicability, f"Wrap as `{shown}`"))
+            fix = self.replacing(value, wrapped, applicability, f"Wrap as `{shown}`")
+            if why == "None" and len(self.model.facts.returns_of(bwd.node)) == 1 and \
+                    none_draws_vjp602(self.model, d, names[0]) is not None:
+                # `return None` said "no gradient": the `None` kept in the tuple is marked as VJP602 asks
+                mark = kept_none_mark(self.model, value.lineno)
+                fix = self.editing(applicability, fix.message, [
+                    *((e.location.row, e.location.column, e.end_location.row, e.end_location.column, e.content)
+                      for e in fix.edits), *mark])
+            self.report(value, f"{message}; return `{shown}`", fix=fix)
         elif names is not None and why == "None":
             self.report(node, f"{message}; for zero gradients return `({', '.join(['None'] * len(names))})`")
         else:

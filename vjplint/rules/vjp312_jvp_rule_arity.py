@@ -7,6 +7,7 @@ from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import Arity, plural
 from vjplint.facts.structure import own_registrations, registered_here
 from vjplint.model.file_model import RuleFunction, Signature
+from vjplint.plans.safety import rewrite_draws
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import python_arity_error, rule_label
 
@@ -55,7 +56,9 @@ class JvpRuleArity(Rule):
     ## Fix safety
     No automatic fix for a rule's parameters: which one is missing or extra needs a human. For
     `defjvps` with fewer functions than parameters, an unsafe fix adds `None` for the trailing
-    parameters (JAX then treats their derivative as zero, which the author must confirm).
+    parameters (JAX then treats their derivative as zero, which the author must confirm), when
+    VJP609 would not read those `None`s as a used input's derivative left silently zero (where
+    differentiating raised before); otherwise no fix is offered.
     """
 
     CODE = "VJP312"
@@ -137,6 +140,12 @@ def f_jvp(n, primals, tangents):
                     fix = self.replacing(call.args[-1], f"{self.model.source_text(call.args[-1])}, {missing}",
                                          Applicability.UNSAFE, f"Add `None` for {', '.join(f'`{p}`' for p in sig.positional[given:])} "
                                          f"(no tangent rule: a zero derivative)")
+                    edit = fix.edits[0]
+                    if rewrite_draws(self.model, [(edit.location.row, edit.location.column, edit.end_location.row,
+                                                   edit.end_location.column, edit.content)],
+                                     "VJP609", f"`{d.name}.defjvps(...)` gives `None` as the tangent rule for",
+                                     self.options.relint):
+                        fix = None  # a `None` for an input the output uses, which a call differentiates
                 self.report(call, fix=fix, message=f"`{d.name}.defjvps(...)` gives {plural(given, 'tangent function')} but `{d.name}` "
                                   f"has {plural(wanted, 'positional parameter')} ({', '.join(sig.positional)}): JAX "
                                   f"pairs them one to one, so differentiating `{d.name}` (jvp, grad, jacfwd) raises "

@@ -4,8 +4,8 @@ import ast
 from typing import Dict, List, Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.dependence import ARRAY_NAMESPACES, PrimalFlow, differentiated_at_call, integer_named
-from vjplint.facts.infer import annotation_evidence, default_evidence, name_evidence, usage_evidence
+from vjplint.facts.dependence import (PrimalFlow, differentiated_at_call, evidently_not_differentiated,
+                                      zero_cotangent)
 from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
@@ -69,7 +69,10 @@ class BwdDropsUsedInput(Rule):
     silence the warning with `# noqa: VJP602`, or pass a Python value in `nondiff_argnums`.
 
     ## Fix safety
-    No automatic fix: the missing cotangent has to be derived.
+    No automatic fix: the missing cotangent has to be derived. The fixes that write a `None`
+    for an argument that was never differentiated (VJP101/VJP102's residual-plus-None, VJP201's,
+    VJP307's `(None,)`) mark it `# noqa: VJP602` where this rule would read it, and are unsafe
+    there: differentiating with respect to that argument raised before and gives zero after.
     """
 
     CODE = "VJP602"
@@ -183,23 +186,7 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         return owners
 
     def _zero(self, expr: ast.expr) -> bool:
-        if isinstance(expr, (ast.Tuple, ast.List)):  # `(None,)` for a tuple argument
-            return bool(expr.elts) and all(self._zero(e) for e in expr.elts)
-        if isinstance(expr, ast.Constant):
-            return expr.value is None or (type(expr.value) in (int, float) and expr.value == 0)
-        if isinstance(expr, ast.Call):
-            q = self.model.index.qualname(expr.func) or ""
-            return q.startswith(ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in ("zeros_like", "zeros")
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
-            return any(isinstance(s, ast.Constant) and type(s.value) in (int, float) and s.value == 0
-                       for s in (expr.left, expr.right))
-        return False
+        return zero_cotangent(self.model, expr)
 
     def _not_differentiated(self, primal: FunctionNode, sig: Signature, param: str) -> bool:
-        if integer_named(param):
-            return True
-        evidence = [*annotation_evidence(self.model, sig.annotations.get(param), param), *name_evidence(param),
-                    *usage_evidence(self.model, primal, param)]
-        if param in sig.defaults:
-            evidence.extend(default_evidence(self.model, sig.defaults[param]))
-        return any(e.kind in ("static", "callable") for e in evidence)
+        return evidently_not_differentiated(self.model, primal, param)

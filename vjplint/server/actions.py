@@ -10,7 +10,7 @@ import re
 from typing import List, Optional, Sequence
 
 from vjplint.diagnostics import Diagnostic, Edit, Position
-from vjplint.lint.engine import NOQA
+from vjplint.syntax.noqa import NOQA
 from vjplint.fixes.noqa import noqa_edit  # noqa: F401 - the server's "Disable VJPxxx" edit
 from vjplint.syntax.positions import lines_with_endings
 

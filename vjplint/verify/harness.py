@@ -129,6 +129,37 @@ def load_module(name, path, text):
     return module
 
 
+def import_package_first(name):
+    """Import `name` the normal way first, its packages' `__init__` included, as `import name`
+    would: a package whose `__init__` re-exports from this module (`from .core.spread import
+    fold_rescale`, as nufftax and flax do) must be initialised before the module's text runs
+    under its dotted name, else the module's own `import nufftax...` runs that `__init__`, which
+    finds the half-executed module in `sys.modules` ("cannot import name 'fold_rescale' from
+    'nufftax.core.spread'"). A failure here is not one: the texts are executed below either way,
+    and their errors are what is reported."""
+    if "." not in name:
+        return
+    try:
+        importlib.import_module(name)
+    except BaseException:  # SystemExit and KeyboardInterrupt from user code included
+        for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            sys.modules.pop(loaded, None)
+
+
+def set_in_package(name, module):
+    """`from pkg import rules` reads the attribute of the imported package before `sys.modules`:
+    with the package imported first (import_package_first), a companion must be its attribute too
+    (None: the attribute goes)."""
+    parent, _, child = name.rpartition(".")
+    package = sys.modules.get(parent) if parent else None
+    if package is None:
+        return
+    if module is None:
+        package.__dict__.pop(child, None)
+    else:
+        setattr(package, child, module)
+
+
 def as_tuples(value):
     """JSON lists back to the tuples the source wrote (literals are never lists)."""
     return tuple(as_tuples(v) for v in value) if isinstance(value, list) else value
@@ -191,6 +222,7 @@ def main(argv):
     label = "cpu" if device.platform == "cpu" else str(device)
     emit(event="start", device=label, device_kind=getattr(device, "device_kind", ""), jax_version=jax.__version__,
          python=sys.version.split()[0])
+    import_package_first(request["module_name"])
     modules = {}
     original_error = None
     # A fix other than the residual one may repair a module that cannot even import (VJP103's
@@ -204,6 +236,7 @@ def main(argv):
             for other in request.get("companions", ()):
                 saved[other["module_name"]] = sys.modules.get(other["module_name"])
                 sys.modules[other["module_name"]] = load_module(other["module_name"], other["path"], other[key])
+                set_in_package(other["module_name"], sys.modules[other["module_name"]])
             modules[which] = load_module(request["module_name"], request["path"], request[key])
         except BaseException as exc:  # SystemExit and KeyboardInterrupt from user code included
             if which == "original" and rewrites_only:
@@ -220,6 +253,7 @@ def main(argv):
                     sys.modules.pop(name, None)
                 else:
                     sys.modules[name] = previous
+                set_in_package(name, previous)
     emit(event="imported")
     for plan in request["functions"]:
         emit(event="begin", name=plan["qualname"])

@@ -59,11 +59,13 @@ class FunctionPlan:
 def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
                   example: Optional[str] = None) -> FunctionPlan:
     qualname = f"{d.class_node.name}.{d.name}" if d.class_node is not None else d.name
-    plan = FunctionPlan(d.name, qualname, getattr(d.anchor, "lineno", 1), tuple(sorted(moved)), example=example)
+    instance = _through_module_instance(model, d)  # `self.quantize = jax.custom_vjp(...)` in `__init__`
+    plan = FunctionPlan(d.name, instance or qualname, getattr(d.anchor, "lineno", 1), tuple(sorted(moved)),
+                        example=example)
     sig = d.signature
     if d.primal is None or sig is None:
         plan.unverifiable = "the primal function is not defined in this file"
-    elif d.enclosing is not None:
+    elif d.enclosing is not None and instance is None:
         plan.unverifiable = (f"`{d.name}` is defined inside `{getattr(d.enclosing, 'name', '<lambda>')}`: "
                              f"the harness can only reach module-level functions and class attributes")
     elif sig.vararg is not None:
@@ -280,6 +282,24 @@ def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def _through_module_instance(model: FileModel, d: CustomDerivative) -> Optional[str]:
+    """`QUANTIZER.quantize` for a custom_vjp a method stores on its instance (`self.quantize =
+    jax.custom_vjp(self._quantize, ...)`) when the module makes one instance of that class at
+    the top level (`QUANTIZER = Quantizer()`): the harness reaches it there. None otherwise."""
+    method = d.enclosing
+    if not isinstance(method, ast.FunctionDef) or not method.args.args:
+        return None
+    owner = model.index.parent(method)
+    receiver = method.args.args[0].arg
+    attribute = d.name[len(receiver) + 1:]
+    if not isinstance(owner, ast.ClassDef) or not d.name.startswith(f"{receiver}.") or not attribute.isidentifier():
+        return None
+    found = [name for name, bindings in model.index.module_scope.bindings.items()
+             if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].value, ast.Call)
+             and isinstance(bindings[0].value.func, ast.Name) and bindings[0].value.func.id == owner.name]
+    return f"{found[0]}.{attribute}" if len(found) == 1 else None
+
+
 # -- call sites -----------------------------------------------------------------------------------
 def _call_site_values(model: FileModel, d: CustomDerivative, params: List[str]) -> Dict[int, Dict[str, Any]]:
     """Values for positions from the module's own calls, the call giving the most first."""
@@ -339,6 +359,10 @@ def _module_level_expression(model: FileModel, expr: ast.expr) -> bool:
             local.update(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
             local.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
     for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and node.id not in local:
+            found = model.index.resolve(node.id, model.index.scope_of(node))
+            if found is not None and found[0] is not model.index.module_scope:
+                return False  # the caller's own variable (a parameter, a local), whatever the module binds
         if isinstance(node, ast.Name) and node.id not in local and node.id not in module_names:
             if model.index.qualname(node, model.index.module_scope) != f"builtins.{node.id}":
                 return False
