@@ -51,6 +51,7 @@ def run(argv: Sequence[str]) -> int:
     from vjplint import notebook
     from vjplint.batch.outcomes import display_path
     from vjplint.cli.report import emit, report_problems
+    from vjplint.diagnostics import Severity
     from vjplint.engine import may_contain_findings, prefilter_names
     from vjplint.gradcheck import report
     from vjplint.gradcheck.api import ModuleJob, check_jobs, plan_module
@@ -114,12 +115,12 @@ def run(argv: Sequence[str]) -> int:
         per_file = job.config.ignored_for(job.config.relative_path(str(job.path)))
         for outcome in (o for o in outcomes if o.job is job):
             kept = report.filtered(report.diagnostics_for(outcome), lines, enabled, per_file)
-            suppressed += outcome.status == "failed" and not any(d.code != report.NOT_CHECKED for d in kept)
+            suppressed += outcome.status == "failed" and not any(d.severity == Severity.ERROR for d in kept)
             if notebook.is_notebook(job.path.name):  # rows of the joined cells -> (cell, row in it)
                 kept = notebook.to_cells(kept, notebook.CellMap.of(lines))
             diagnostics.extend(kept)
     diagnostics.sort(key=lambda d: d.sort_key())
-    failing = [d for d in diagnostics if d.code != report.NOT_CHECKED]
+    failing = [d for d in diagnostics if d.severity == Severity.ERROR]  # warnings ("may") and infos do not fail
     args.show_fixes = args.unsafe_fixes = False
     machine = args.output_format not in ("text", "concise")
     emit(diagnostics, args, args.output_format, sources, settings or workspace.anchor(paths), checked=bool(outcomes),

@@ -48,7 +48,9 @@ class ModuleJob:
 
 @dataclass
 class Outcome:
-    """A target and its verdict: "passed", "failed" or "unverified"."""
+    """A target and its verdict: "passed", "failed", "warned" (may be wrong: a disagreement at assumed
+    inputs with no second reference), "transform" (a gradient transform, not compared with the
+    true gradient) or "unverified"."""
 
     job: ModuleJob
     target: Target
@@ -203,7 +205,7 @@ def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pytho
     outcome = run_harness(request, limit, python or settings.python, import_dir, script=CHILD)
     _apply_events(outcome, [o.report for o in runnable], limit)
     for o in runnable:
-        if o.report.status == "failed" and not any(c.get("code") for c in o.report.checks):
+        if o.report.status in ("failed", "warned") and not any(c.get("code") for c in o.report.checks):
             o.report.status = "unverified"  # a failure without a finding is the harness's, not the rule's
     return outcomes
 
