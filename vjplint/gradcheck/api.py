@@ -62,8 +62,9 @@ class Outcome:
 
 
 # -- planning -------------------------------------------------------------------------------------------
-def plan_module(job: ModuleJob, module_name: str) -> None:
-    """Fill `job.targets` from the source alone (nothing is imported)."""
+def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, list]] = None) -> None:
+    """Fill `job.targets` from the source alone (nothing is imported). `recorded`: the arguments
+    the project's own runs passed (vjplint.record.read), by "module.qualname"."""
     from vjplint.collect import Recognizer, collect
     from vjplint.positions import node_range, source_lines
     from vjplint.source import SourceError, parse
@@ -101,7 +102,19 @@ def plan_module(job: ModuleJob, module_name: str) -> None:
             continue
         data = plan.to_json()
         data.update(kind=d.kind, key=key)
+        if recorded and key in recorded:
+            data["recorded"] = recorded_plan(recorded[key])
         target.plan = data
+
+
+def recorded_plan(signatures: list) -> Dict[str, Any]:
+    """What the child needs of a function's recordings: each signature's pickled calls (base64),
+    the most useful first (concrete before shape-only, more calls first)."""
+    import base64
+
+    return {"signatures": [{"signature": sig, "count": count, "abstract": abstract,
+                            "calls": [base64.b64encode(c).decode("ascii") for c in calls]}
+                           for sig, count, calls, abstract in signatures if calls]}
 
 
 def _qualname(d: Any) -> str:
