@@ -43,6 +43,15 @@ EXPECTED: Dict[str, Tuple[str, int, int, str]] = {
         "VJP501", 7, 2, "`mul`: reverse mode raises with the bwd rule (the bwd rule `mul_bwd`, line 16): TypeError: "
         "Custom VJP bwd rule must produce an output with the same container (pytree) structure as the args tuple of "
         "the primal function"),
+    # No rule registered once the module is imported: JAX raises at every call.
+    "fail_no_rule_registered.py": (
+        "VJP502", 8, 2, "`softplus`: every call raises AttributeError: No JVP defined for custom_jvp function "
+        "softplus using defjvp. (no rule is registered once the module has been imported)"),
+    # A gradient transform that drops the gradient entirely: a warning.
+    "warn_transform_drops_the_gradient.py": (
+        "VJP501", 8, 2, "`clip_gradient`: bwd cotangent for `x` may be wrong: the primal is the identity (it returns "
+        "`x` unchanged), so the bwd rule is a gradient transform, but it drops the gradient entirely (zero where "
+        f"finite differences give max 1.4) at x={PREC}[3]"),
     # Finite differences alone, at assumed inputs: a warning that says "may", with how to give inputs.
     "warn_no_second_reference.py": (
         "VJP501", 8, 2, "`cube_root`: bwd cotangent for `x` may be wrong: it differs from finite differences by max "
@@ -66,7 +75,7 @@ EXPECTED: Dict[str, Tuple[str, int, int, str]] = {
         "VJP509", 7, 2, "`apply` not checked: cannot synthesise inputs: `layer`: no annotation, default or call "
         "site gives a value"),
 }
-SEVERITY = {"VJP509": "info", "warn_no_second_reference.py": "warning"}
+SEVERITY = {"VJP509": "info", "warn_no_second_reference.py": "warning", "warn_transform_drops_the_gradient.py": "warning"}
 # Gradient transforms, not compared with the true gradient on purpose: info, never a failure.
 TRANSFORMS = {
     ("transform_gradients.py", 10): "`clip_gradient`: not compared with the true gradient: the primal is the "
@@ -110,8 +119,8 @@ def test_every_planted_wrong_rule_is_reported_and_no_correct_one(fixtures_run):
         assert d["severity"] == SEVERITY.get(_name(d), SEVERITY.get(code, "error"))
     planted = {p.name for p in FIXTURES.glob("*.py") if not p.name.startswith(("pass_", "transform_"))}
     assert planted == set(EXPECTED)
-    assert f"check-grads: 26 custom derivatives in 20 modules on {device_summary()}, JAX " in proc.stderr
-    assert ": 13 passed, 8 failed, 1 may be wrong, 2 gradient transforms (not compared), 2 not checked." in proc.stderr
+    assert f"check-grads: 28 custom derivatives in 22 modules on {device_summary()}, JAX " in proc.stderr
+    assert ": 13 passed, 9 failed, 2 may be wrong, 2 gradient transforms (not compared), 2 not checked." in proc.stderr
 
 
 @pytest.mark.jax

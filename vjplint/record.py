@@ -113,27 +113,27 @@ def _note(derivative, args, kwargs):
             return
         args = bound.args
     leaves, treedef = jax.tree_util.tree_flatten(args)
-    concrete, parts, abstract = [], [], False
+    values, parts, abstract = [], [], False  # first the signature (shapes only: nothing is copied yet)
     for leaf in leaves:
         if isinstance(leaf, jax.core.Tracer):
             value = leaf.to_concrete_value() if hasattr(leaf, "to_concrete_value") else None
             if value is None:
                 abstract = True
                 parts.append("{}{}".format(leaf.aval.dtype, list(leaf.aval.shape)))
-                concrete.append(_Abstract(tuple(leaf.aval.shape), str(leaf.aval.dtype)))
+                values.append(_Abstract(tuple(leaf.aval.shape), str(leaf.aval.dtype)))
                 continue
             leaf = value
+        if isinstance(leaf, (float, int)) and type(leaf) not in (float, int, bool) and hasattr(leaf, "dtype"):
+            leaf = np.asarray(leaf, dtype=str(leaf.dtype))  # JAX's typed Python scalars: keep the dtype
         if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
             parts.append("{}{}".format(leaf.dtype, list(leaf.shape)))
             if int(np.size(leaf)) > MAX_ELEMENTS:
                 abstract = True
-                concrete.append(_Abstract(tuple(np.shape(leaf)), str(leaf.dtype)))
-            else:
-                concrete.append(np.array(leaf))
+                leaf = _Abstract(tuple(np.shape(leaf)), str(leaf.dtype))
         else:
             parts.append(repr(leaf)[:80] if isinstance(leaf, (bool, int, float, complex, str)) or leaf is None
                          else type(leaf).__qualname__)
-            concrete.append(leaf)
+        values.append(leaf)
     signature = "{}|{}".format(treedef, ",".join(parts))
     with _lock:
         entry = _records.setdefault(key, {"signatures": {}})
@@ -146,6 +146,8 @@ def _note(derivative, args, kwargs):
         slot["count"] += 1
         if len(slot["calls"]) >= (1 if slot["abstract"] else MAX_CALLS):
             return
+    concrete = [np.array(v) if hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, _Abstract) else v
+                for v in values]
     try:
         data = pickle.dumps(jax.tree_util.tree_unflatten(treedef, concrete), protocol=4)
     except Exception:  # a lambda, a lock, ...: the shapes are still known

@@ -91,10 +91,9 @@ def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, l
         if last.get(qualname, i) != i:
             target.reason = f"`{qualname}` is defined again later in the module: only the last one can be reached"
             continue
-        if d.registration is None:
-            target.reason = (f"no {'defvjp' if d.kind == 'vjp' else 'defjvp'} registration for `{qualname}` in "
-                             f"this file: its rules are not known")
-            continue
+        # No registration in this file: it is run anyway. Registered at import (elsewhere), it is
+        # checked as usual; never registered, JAX raises when it is differentiated, which the
+        # child reports as the rule's fault when the primal's own autodiff runs.
         key = f"{module_name}.{qualname}"
         plan = plan_function(model, d, (), examples.get(key) or examples.get(qualname))
         if plan.unverifiable:

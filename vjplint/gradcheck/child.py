@@ -22,6 +22,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import sys
 import traceback
 import zlib
@@ -178,6 +179,7 @@ class GradChecker(H.Verifier):
             for k in range(H.BATCH):
                 args = list(calls[k % len(calls)])
                 for i, value in enumerate(args):
+                    value = args[i] = self.plain_scalars(value)
                     filled = self.fill_abstract(value, k, i)
                     if filled is not value:
                         made.add(i)
@@ -194,6 +196,17 @@ class GradChecker(H.Verifier):
             self.synth_params = set(made)
             return samples
         return None
+
+    def plain_scalars(self, value):
+        """JAX's typed Python scalars (a float subclass carrying a dtype, as JAX passes literals)
+        as NumPy scalars of that dtype: their dtype must survive the comparison with jit."""
+        np = self.np
+
+        def one(x):
+            if isinstance(x, (float, int)) and type(x) not in (float, int, bool) and hasattr(x, "dtype"):
+                return np.asarray(x, dtype=str(x.dtype))
+            return x
+        return self.jax.tree_util.tree_map(one, value)
 
     def fill_abstract(self, value, sample, slot):
         """`value` with every shape-only marker replaced by values of that shape."""
@@ -214,7 +227,19 @@ class GradChecker(H.Verifier):
 
     # -- set-up ---------------------------------------------------------------------------------
     def run(self):
-        samples = self.make_samples()
+        try:
+            samples = self.make_samples()
+        except Unverifiable as exc:
+            # No rule registered once the module has been imported: JAX raises at every call.
+            missing = re.search(r"AttributeError: No [JV]+P defined for custom_[jv]+p function \S+ using def[jv]+p\.",
+                                str(exc))
+            if not missing:
+                raise
+            code = "VJP501" if self.kind == "vjp" else "VJP502"
+            detail = ("every call raises {} (no rule is registered once the module has been imported)".format(
+                missing.group(0)))
+            self.record("call", "failed", detail, code)
+            return {"status": "failed", "reason": detail, "checks": self.checks, "inputs": self.inputs}
         args0 = samples[0]
         roles = [p["role"] for p in self.params] if self.params else ["diff"] * len(args0)
         self.positions = [i for i in range(len(args0)) if roles[i] != "static" and i not in self.untraced
@@ -416,6 +441,12 @@ class GradChecker(H.Verifier):
             return self.undecided(name, "finite differences of the primal are NaN or inf at {}".format(self.at),
                                   order)
         rule = "bwd rule" if self.kind == "vjp" else "jvp rule"
+        if order == 1 and self.identity and ad.shape == fd.shape and float(np.max(np.abs(ad), initial=0.0)) <= atol:
+            self.record(name, "failed", "{} may be wrong: the primal is the identity (it returns `{}` unchanged), so "
+                        "the {} is a gradient transform, but it drops the gradient entirely (zero where finite "
+                        "differences give max {}) at {}".format(what, self.identity, rule, self.num(float(np.max(
+                            np.abs(fd), initial=0.0))), self.at), code, err_fd, "warning")
+            return False
         if order == 1 and self.identity and ad.shape == fd.shape:
             self.record(name, "noted", "not compared with the true gradient: the primal is the identity (it returns "
                         "`{}` unchanged), so the {} is a gradient transform (clipping, scaling, reversal)".format(
