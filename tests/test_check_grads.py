@@ -75,7 +75,8 @@ EXPECTED: Dict[str, Tuple[str, int, int, str]] = {
         "VJP509", 7, 2, "`apply` not checked: cannot synthesise inputs: `layer`: no annotation, default or call "
         "site gives a value"),
 }
-SEVERITY = {"VJP509": "info", "warn_no_second_reference.py": "warning", "warn_transform_drops_the_gradient.py": "warning"}
+SEVERITY = {"VJP509": "info", "warn_no_second_reference.py": "warning",
+            "warn_transform_drops_the_gradient.py": "warning"}
 # Gradient transforms, not compared with the true gradient on purpose: info, never a failure.
 TRANSFORMS = {
     ("transform_gradients.py", 10): "`clip_gradient`: not compared with the true gradient: the primal is the "
