@@ -74,6 +74,7 @@ LAYERS = ("unit", "cli", "server", "jax", "fuzz")
 # (a decorator, or TEST_LAYERS below). Modules not listed are `unit`.
 MODULE_LAYERS: Dict[str, str] = {
     "test_bad_input": "cli",
+    "test_check_grads_record": "jax",  # real pytest and check-grads runs recording JAX calls
     "test_cli": "cli",
     "test_fix_cli": "cli",
     "test_fix_quiet": "cli",  # fixes every fixture and eval case through the CLI, then re-lints

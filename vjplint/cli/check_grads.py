@@ -4,8 +4,12 @@ rules against finite differences, its primal output, and jit/vmap (vjplint.gradc
 Opt-in: this is the one command that runs the user's code, each module in its own Python
 process with a time limit, imported from a temporary copy of its package. Findings are
 diagnostics (VJP501-VJP504; VJP509 for a derivative that could not be checked) in any output
-format. Exit codes: 0 nothing failed (derivatives not checked do not fail the run); 1 a check
-failed; 2 usage or configuration errors, or JAX is not installed.
+format; a disagreement found only at assumed inputs with no second reference is a warning
+("may"), a gradient transform (an identity primal, a straight-through estimator) an info.
+`--record -- CMD` first runs CMD recording the arguments each derivative receives
+(vjplint.record); recorded inputs come before EXAMPLE_ARGS(), call sites and probing.
+Exit codes: 0 nothing failed (derivatives not checked, warnings and infos do not fail the run);
+1 a check failed with an error; 2 usage or configuration errors, or JAX is not installed.
 """
 
 from __future__ import annotations
@@ -40,6 +44,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when checks failed")
     p.add_argument("-q", "--quiet", action="store_true", help="diagnostics only, no summary")
     p.add_argument("--verbose", action="store_true", help="tracebacks for internal errors")
+    p.add_argument("--record", action="store_true",
+                   help="first run the command after `--` (e.g. `-- pytest tests/`), recording the arguments each "
+                        "custom_vjp/custom_jvp receives into the cache directory; those recorded inputs are then used "
+                        "before EXAMPLE_ARGS(), call sites and probing (without --record, earlier recordings are)")
+    p.add_argument("--no-recorded", action="store_true", help="ignore recorded inputs")
     return p
 
 
@@ -51,6 +60,7 @@ def run(argv: Sequence[str]) -> int:
     from vjplint.syntax import notebook
     from vjplint.batch.outcomes import display_path
     from vjplint.cli.report import emit, report_problems
+    from vjplint.diagnostics import Severity
     from vjplint.lint.engine import may_contain_findings, prefilter_names
     from vjplint.gradcheck import report
     from vjplint.gradcheck.api import ModuleJob, check_jobs, plan_module
@@ -58,8 +68,19 @@ def run(argv: Sequence[str]) -> int:
     from vjplint.syntax.source import SourceError, decode
     from vjplint.verify.api import VerifySettings
     from vjplint.project.workspace import Overrides, Workspace
+    from vjplint import record
+    from vjplint.batch.cache import cache_root
 
-    args = _parser().parse_args(list(argv))
+    argv = list(argv)
+    command: List[str] = []
+    if "--" in argv:
+        command, argv = argv[argv.index("--") + 1:], argv[:argv.index("--")]
+    args = _parser().parse_args(argv)
+    if args.record and not command:
+        raise UsageError("--record needs the command to run after `--`, e.g. `vjplint check-grads --record -- pytest "
+                         "tests/`")
+    if command and not args.record:
+        raise UsageError(f"a command after `--` ({command[0]}) is run only with --record")
     select, ignore = _codes(args.select), _codes(args.ignore) or []
     for flag, codes in (("--select", select or []), ("--ignore", ignore)):
         unknown = [c for c in codes if not any(r.startswith(c) for r in report.runtime_codes())]
@@ -76,6 +97,10 @@ def run(argv: Sequence[str]) -> int:
         VerifySettings.from_config(workspace.anchor(paths))
         problems: list = []
         jobs: List[ModuleJob] = []
+        recorded_dir = str(cache_root(workspace.anchor(paths)) / record.SUBDIR)
+        if args.record:
+            _record(command, recorded_dir, args.quiet)
+        recorded = {} if args.no_recorded else record.read(recorded_dir)
         from vjplint.project.index import with_wrappers
 
         # The run's project-local wrappers, as aliases (as `vjplint check` sees them); without the
@@ -93,7 +118,7 @@ def run(argv: Sequence[str]) -> int:
             except (SourceError, notebook.NotebookError):
                 continue  # `vjplint check` reports it
             job = ModuleJob(display_path(path), path, text, config)
-            plan_module(job, _module_name(path))
+            plan_module(job, _module_name(path), recorded)
             if job.targets:
                 jobs.append(job)
     except ConfigError as exc:
@@ -114,12 +139,12 @@ def run(argv: Sequence[str]) -> int:
         per_file = job.config.ignored_for(job.config.relative_path(str(job.path)))
         for outcome in (o for o in outcomes if o.job is job):
             kept = report.filtered(report.diagnostics_for(outcome), lines, enabled, per_file)
-            suppressed += outcome.status == "failed" and not any(d.code != report.NOT_CHECKED for d in kept)
+            suppressed += outcome.status == "failed" and not any(d.severity == Severity.ERROR for d in kept)
             if notebook.is_notebook(job.path.name):  # rows of the joined cells -> (cell, row in it)
                 kept = notebook.to_cells(kept, notebook.CellMap.of(lines))
             diagnostics.extend(kept)
     diagnostics.sort(key=lambda d: d.sort_key())
-    failing = [d for d in diagnostics if d.code != report.NOT_CHECKED]
+    failing = [d for d in diagnostics if d.severity == Severity.ERROR]  # warnings ("may") and infos do not fail
     args.show_fixes = args.unsafe_fixes = False
     machine = args.output_format not in ("text", "concise")
     emit(diagnostics, args, args.output_format, sources, settings or workspace.anchor(paths), checked=bool(outcomes),
@@ -133,6 +158,39 @@ def run(argv: Sequence[str]) -> int:
         with open(args.report, "w", encoding="utf-8") as handle:
             json.dump(report.to_json(outcomes), handle, indent=2)
     return 1 if failing and not args.exit_zero else 0
+
+
+def _record(command: List[str], directory: str, quiet: bool) -> None:
+    """Run `command` with every Python it starts recording custom derivative arguments into
+    `directory` (vjplint.record), replacing earlier recordings. Its output goes to stderr: stdout
+    is the report's."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    from vjplint import record
+    from vjplint.batch.fastpath import ensure_cache_root
+
+    ensure_cache_root(os.path.dirname(directory))
+    os.makedirs(directory, exist_ok=True)
+    record.clear(directory)
+    hook = tempfile.mkdtemp(prefix="vjplint-record-")
+    try:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([record.sitecustomize_dir(hook)] + (
+            [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env[record.ENV] = directory
+        try:
+            code = subprocess.run(command, env=env, stdout=sys.stderr.fileno()).returncode
+        except OSError as exc:
+            raise UsageError(f"--record: cannot run {command[0]!r}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(hook, ignore_errors=True)
+    found = record.read(directory)
+    if not quiet:
+        print(f"vjplint: recorded the arguments of {len(found)} custom derivative{'s' if len(found) != 1 else ''} "
+              f"while running `{' '.join(command)}` (exit code {code})", file=sys.stderr)
 
 
 def _module_name(path) -> str:

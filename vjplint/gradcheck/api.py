@@ -48,7 +48,9 @@ class ModuleJob:
 
 @dataclass
 class Outcome:
-    """A target and its verdict: "passed", "failed" or "unverified"."""
+    """A target and its verdict: "passed", "failed", "warned" (may be wrong: a disagreement at assumed
+    inputs with no second reference), "transform" (a gradient transform, not compared with the
+    true gradient) or "unverified"."""
 
     job: ModuleJob
     target: Target
@@ -60,8 +62,9 @@ class Outcome:
 
 
 # -- planning -------------------------------------------------------------------------------------------
-def plan_module(job: ModuleJob, module_name: str) -> None:
-    """Fill `job.targets` from the source alone (nothing is imported)."""
+def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, list]] = None) -> None:
+    """Fill `job.targets` from the source alone (nothing is imported). `recorded`: the arguments
+    the project's own runs passed (vjplint.record.read), by "module.qualname"."""
     from vjplint.facts.collect import Recognizer, collect
     from vjplint.syntax.positions import node_range, source_lines
     from vjplint.syntax.source import SourceError, parse
@@ -88,10 +91,9 @@ def plan_module(job: ModuleJob, module_name: str) -> None:
         if last.get(qualname, i) != i:
             target.reason = f"`{qualname}` is defined again later in the module: only the last one can be reached"
             continue
-        if d.registration is None:
-            target.reason = (f"no {'defvjp' if d.kind == 'vjp' else 'defjvp'} registration for `{qualname}` in "
-                             f"this file: its rules are not known")
-            continue
+        # No registration in this file: it is run anyway. Registered at import (elsewhere), it is
+        # checked as usual; never registered, JAX raises when it is differentiated, which the
+        # child reports as the rule's fault when the primal's own autodiff runs.
         key = f"{module_name}.{qualname}"
         plan = plan_function(model, d, (), examples.get(key) or examples.get(qualname))
         if plan.unverifiable:
@@ -99,7 +101,19 @@ def plan_module(job: ModuleJob, module_name: str) -> None:
             continue
         data = plan.to_json()
         data.update(kind=d.kind, key=key)
+        if recorded and key in recorded:
+            data["recorded"] = recorded_plan(recorded[key])
         target.plan = data
+
+
+def recorded_plan(signatures: list) -> Dict[str, Any]:
+    """What the child needs of a function's recordings: each signature's pickled calls (base64),
+    the most useful first (concrete before shape-only, more calls first)."""
+    import base64
+
+    return {"signatures": [{"signature": sig, "count": count, "abstract": abstract,
+                            "calls": [base64.b64encode(c).decode("ascii") for c in calls]}
+                           for sig, count, calls, abstract in signatures if calls]}
 
 
 def _qualname(d: Any) -> str:
@@ -203,7 +217,7 @@ def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pytho
     outcome = run_harness(request, limit, python or settings.python, import_dir, script=CHILD)
     _apply_events(outcome, [o.report for o in runnable], limit)
     for o in runnable:
-        if o.report.status == "failed" and not any(c.get("code") for c in o.report.checks):
+        if o.report.status in ("failed", "warned") and not any(c.get("code") for c in o.report.checks):
             o.report.status = "unverified"  # a failure without a finding is the harness's, not the rule's
     return outcomes
 

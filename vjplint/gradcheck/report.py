@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Dict, FrozenSet, List, Optional, Sequence
 
 from vjplint.settings.config import _matches
-from vjplint.diagnostics import Diagnostic
+from vjplint.diagnostics import Diagnostic, Severity
 from vjplint.gradcheck.api import Outcome
 
 NOT_CHECKED = "VJP509"
@@ -24,29 +24,42 @@ def enabled_codes(select: Optional[Sequence[str]], ignore: Sequence[str]) -> Fro
 
 
 def diagnostics_for(outcome: Outcome) -> List[Diagnostic]:
-    """One diagnostic per failing code (its first failed check; the others are counted), or a
-    VJP509 for a derivative that could not be checked."""
+    """One diagnostic per code (its first failed check, errors before warnings; the others are
+    counted), an info one for a rule not compared with the true gradient on purpose (a gradient
+    transform), or a VJP509 for a derivative that could not be checked."""
     from vjplint.rules.registry import all_rules
 
     rules = all_rules()
     t, r = outcome.target, outcome.report
     found: Dict[str, List[dict]] = {}
     for check in r.checks:
-        if check.get("status") == "failed" and check.get("code") in rules:
+        if check.get("status") in ("failed", "noted") and check.get("code") in rules:
             found.setdefault(check["code"], []).append(check)
     made = []
     for code, checks in sorted(found.items()):
+        checks = sorted(checks, key=lambda c: SEVERITY_ORDER.index(_severity(c, rules[code])))
         more = [c["name"] for c in checks[1:]]
         message = f"`{t.qualname}`: {checks[0]['detail']}" + (f" (also {', '.join(more)})" if more else "")
-        made.append(_diagnostic(rules[code], outcome, message))
-    if not found and outcome.status == "unverified":
+        made.append(_diagnostic(rules[code], outcome, message, _severity(checks[0], rules[code])))
+    if not any(c.get("status") == "failed" for cs in found.values() for c in cs) and outcome.status == "unverified":
         made.append(_diagnostic(rules[NOT_CHECKED], outcome, f"`{t.qualname}` not checked: {r.reason}"))
     return made
 
 
-def _diagnostic(rule, outcome: Outcome, message: str) -> Diagnostic:
+SEVERITY_ORDER = (Severity.ERROR, Severity.WARNING, Severity.INFO)
+
+
+def _severity(check: dict, rule) -> Severity:
+    """A check's own severity ("warning": a disagreement that may come from assumed inputs;
+    "info": a gradient transform, not compared on purpose), else the rule's."""
+    if check.get("status") == "noted":
+        return Severity.INFO
+    return Severity(check["severity"]) if check.get("severity") else rule.SEVERITY
+
+
+def _diagnostic(rule, outcome: Outcome, message: str, severity: Optional[Severity] = None) -> Diagnostic:
     t = outcome.target
-    return Diagnostic(code=rule.CODE, name=rule.NAME, message=message, severity=rule.SEVERITY,
+    return Diagnostic(code=rule.CODE, name=rule.NAME, message=message, severity=severity or rule.SEVERITY,
                       filename=outcome.job.display, location=t.location, end_location=t.end_location,
                       noqa_row=t.location.row)
 
@@ -64,14 +77,20 @@ def filtered(diagnostics: List[Diagnostic], lines: List[str], enabled: FrozenSet
 
 def summary(outcomes: Sequence[Outcome], modules: int, seconds: float, suppressed: int = 0) -> str:
     """The closing line; `suppressed` failed derivatives whose every finding a `# noqa`, an ignore
-    or per-file-ignores hides (like ruff's "N hidden"), so the count never hides them silently."""
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("passed", "failed", "unverified")}
+    or per-file-ignores hides (like ruff's "N hidden"), so the count never hides them silently.
+    Derivatives that may be wrong (a warning) and gradient transforms are counted when present."""
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("passed", "failed", "warned", "transform",
+                                                                 "unverified")}
     device = next((f" on {_device(o)}, JAX {o.report.jax_version}" for o in outcomes if o.report.device), "")
     noun = "derivative" if len(outcomes) == 1 else "derivatives"
     hidden = f" ({suppressed} of them suppressed by noqa or ignores)" if suppressed else ""
     files = "module" if modules == 1 else "modules"
+    extra = (f", {counts['warned']} may be wrong" if counts["warned"] else "") + \
+        (f", {counts['transform']} gradient transform{'s' if counts['transform'] != 1 else ''} (not compared)"
+         if counts["transform"] else "")
     return (f"check-grads: {len(outcomes)} custom {noun} in {modules} {files}{device}, {seconds:.1f} s: "
-            f"{counts['passed']} passed, {counts['failed']} failed{hidden}, {counts['unverified']} not checked.")
+            f"{counts['passed']} passed, {counts['failed']} failed{hidden}{extra}, {counts['unverified']} not "
+            f"checked.")
 
 
 def _device(o: Outcome) -> str:
@@ -84,7 +103,8 @@ def details(outcomes: Sequence[Outcome]) -> str:
     lines = []
     for o in outcomes:
         r = o.report
-        head = f"{r.filename}:{o.target.line}: {o.target.qualname} (custom_{o.target.kind}): {o.status}"
+        shown = {"warned": "may be wrong", "transform": "gradient transform (not compared)"}.get(o.status, o.status)
+        head = f"{r.filename}:{o.target.line}: {o.target.qualname} (custom_{o.target.kind}): {shown}"
         if o.status == "unverified":
             head += f": {r.reason}"
         lines.append(head)
@@ -99,6 +119,10 @@ def _check(c: dict) -> str:
     status = c.get("status")
     if status == "passed":
         return f"{c['name']} ok"
+    if status == "noted":
+        return f"{c['name']} not compared (gradient transform)"
+    if status == "failed" and c.get("severity") == "warning":
+        return f"{c['name']} MAY BE WRONG"
     if status == "skipped":
         return f"{c['name']} skipped ({c.get('detail', '')})"
     return f"{c['name']} FAILED"

@@ -14,7 +14,10 @@ class BwdCotangentMismatch(Rule):
     finite differences of the primal, argument by argument. Where the rules support it
     (`grad` of `grad` runs), the second-order derivative is compared the same way. A reverse
     pass that raises is reported too. The message names the argument, the measured maximum
-    relative error and the inputs.
+    relative error and the inputs. The primal without its rule, differentiated by JAX, is a
+    second reference: a rule that disagrees with both is an error; where only finite
+    differences can judge and the inputs were assumed, the finding is a warning that says
+    "may".
 
     ## Why is this bad?
     JAX trusts a custom rule completely: a bwd that returns `None` for an argument the output
@@ -48,8 +51,10 @@ class BwdCotangentMismatch(Rule):
     ```
 
     ## Fix safety
-    No automatic fix: only the author knows the intended derivative. A rule that is wrong on
-    purpose (a straight-through estimator, gradient clipping) is silenced with
+    No automatic fix: only the author knows the intended derivative. A gradient transform (a
+    primal that returns its argument unchanged, as in gradient clipping, scaling or reversal,
+    and a straight-through estimator) is reported at severity info ("not compared with the true
+    gradient"), never as a failure. Any other rule that is wrong on purpose is silenced with
     `# noqa: VJP501` on the definition's line.
     """
 

@@ -11,9 +11,11 @@ class DerivativeNotChecked(Rule):
     Reported by `vjplint check-grads`, never by linting, at a custom_vjp or custom_jvp it
     found but could not check, with the reason: the module does not import (the exception
     and line), no inputs could be synthesised (no annotation, call site, example or probed
-    shape works), the function raises on them, it is defined inside another function, it
-    has no floating-point argument or output, or the time limit ran out. An informational
-    diagnostic: it never makes the run fail.
+    shape works), the function raises on them, no input domain decides (the primal is NaN or
+    inf, or finite differences and the primal's own autodiff disagree, at every domain tried),
+    a rule raises at assumed inputs where the primal's own autodiff fails too, it is defined
+    inside another function, it has no floating-point argument or output, or the time limit
+    ran out. An informational diagnostic: it never makes the run fail.
 
     ## Why is this bad?
     It is not a bug in the code; it is a hole in the evidence. A derivative that was not run
@@ -32,8 +34,9 @@ class DerivativeNotChecked(Rule):
     [tool.vjplint.verify]
     examples = {"mypkg.ops.apply" = "mypkg.testing:apply_args"}
     ```
-    or annotate the parameters (`x: Float[Array, "n"]`), or call the function at module level
-    with literal arguments. `--ignore VJP509` hides these reports.
+    or record the arguments your own tests pass (`vjplint check-grads --record -- pytest
+    tests/`), or annotate the parameters (`x: Float[Array, "n"]`), or call the function at
+    module level with literal arguments. `--ignore VJP509` hides these reports.
 
     ## Fix safety
     No automatic fix.
