@@ -91,6 +91,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--batch", type=int, default=12)
     ap.add_argument("--only", default="", help="label only entries whose key starts with this")
+    ap.add_argument("--no-bases", action="store_true", help="with --only: do not re-label the bases")
+    ap.add_argument("--per-spelling", type=int, default=0, help="label only the first N bases of each spelling")
     ns = ap.parse_args(argv)
     if ns.child:
         child(ns.child)
@@ -113,7 +115,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     for key, m in manifest["mutants"].items():
         claim = "no-op" if m["operator"] == "direct_linearize" else None
         jobs[f"mutants/{key}"] = (str(ROOT / m["path"]), claim)
-    chosen = {k: v for k, v in jobs.items() if k.startswith(ns.only) or k.startswith("bases/")}
+    chosen = {k: v for k, v in jobs.items() if k.startswith(ns.only) or k.startswith("bases/") and not ns.no_bases}
+    if ns.per_spelling:  # a sample: the first N bases of each spelling
+        kept: Dict[str, int] = {}
+        for k in sorted(chosen):
+            if k.startswith("spelled/"):
+                sp = k.split("/")[1]
+                kept[sp] = kept.get(sp, 0) + 1
+                if kept[sp] > ns.per_spelling:
+                    del chosen[k]
     # the flag of a direct_linearize mutant stays set in its process: those share batches only with each other
     flagged = [v[0] for k, v in chosen.items() if v[1] == "no-op"]
     plain = [v[0] for k, v in chosen.items() if v[1] != "no-op"]
@@ -132,7 +142,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     for key, (path, claim) in chosen.items():
         run = results[path]
         base_key = None
-        if key.startswith("mutants/"):
+        if key.startswith("mutants/") and claim:
             base_key = "bases/" + manifest["mutants"][key[len("mutants/"):]]["base"]
         label, failing = label_of(run, base_runs.get(base_key) if base_key else None, claim)
         entries[key] = {"label": label, "failing": failing,

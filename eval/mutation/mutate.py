@@ -825,7 +825,12 @@ def base_files() -> List[Path]:
 
 
 def spell(source: str, name: str) -> Optional[str]:
-    out = apply(source, SPELLINGS[name][1])
+    """`source` in spelling `name`; None when it does not apply (or the module has no
+    registration to respell: an `unregistered` mutant)."""
+    try:
+        out = apply(source, SPELLINGS[name][1])
+    except ValueError:
+        return None
     return None if out is None else out[0]
 
 
