@@ -169,6 +169,35 @@ def _returns_structure(model: "FileModel", d: "CustomDerivative", fn: FunctionNo
     return found
 
 
+def through_wrapper(model: "FileModel", fn: FunctionNode) -> FunctionNode:
+    """The function a rule only delegates to: `def r(a, b): return _r_impl(a, b)` (or the same
+    lambda) passing its own parameters in order to a def or lambda of this module gives `_r_impl`,
+    which then receives exactly what JAX passes `r`; `fn` itself otherwise."""
+    for _ in range(3):
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs:
+            return fn
+        returns = model.facts.returns_of(fn)
+        body = fn.body if isinstance(fn, ast.Lambda) else None
+        if body is None:
+            stmts = [st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
+            if len(stmts) != 1 or len(returns) != 1:
+                return fn
+            body = returns[0].value
+        call = body
+        if not isinstance(call, ast.Call) or call.keywords or \
+                [a.id if isinstance(a, ast.Name) else None for a in call.args] != params:
+            return fn
+        target = named_function(model.index, call.func)
+        if target is None or target is fn or isinstance(target, ast.AsyncFunctionDef):
+            return fn
+        target_params = [a.arg for a in target.args.posonlyargs + target.args.args]
+        if len(target_params) != len(params) or target.args.vararg:
+            return fn
+        fn = target
+    return fn
+
+
 # ----------------------------------------------------------------------------- names and order
 
 _TANGENT_AFFIXES = (("", "_dot"), ("", "dot"), ("d", ""), ("d_", ""), ("", "_t"), ("t_", ""), ("", "_tangent"),

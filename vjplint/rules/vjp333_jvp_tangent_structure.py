@@ -4,7 +4,7 @@ import ast
 from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import NONE, Struct, primal_output, rule_environment, structure
+from vjplint.facts.contract import NONE, Struct, primal_output, rule_environment, structure, through_wrapper
 from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -95,8 +95,8 @@ def f_jvp(primals, tangents):
                         self._check_defjvps(d, rule, reg.rules.index(rule))
 
     def _check_defjvp(self, d: CustomDerivative, rule: RuleFunction) -> None:
-        fn = rule.node
-        assert fn is not None
+        assert rule.node is not None
+        fn = through_wrapper(self.model, rule.node)  # a rule that only returns `_impl(primals, tangents)`
         for _, value in self.model.facts.returns_of(fn):
             if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != 2 or \
                     any(isinstance(e, ast.Starred) for e in value.elts):
@@ -114,8 +114,8 @@ def f_jvp(primals, tangents):
             self._report(d, rule, tangent_expr, tangent, primal, where)
 
     def _check_defjvps(self, d: CustomDerivative, rule: RuleFunction, index: int) -> None:
-        fn = rule.node
-        assert fn is not None
+        assert rule.node is not None
+        fn = through_wrapper(self.model, rule.node)
         primal = primal_output(self.model, d)
         if primal is None or primal.kind == NONE:
             return

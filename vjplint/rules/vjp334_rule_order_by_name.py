@@ -4,7 +4,7 @@ import ast
 from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import Contract, contract_of, permutation, slot_of
+from vjplint.facts.contract import Contract, contract_of, permutation, slot_of, through_wrapper
 from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -113,8 +113,8 @@ def f_jvp(primals, tangents):
 
     # -- jvp rules ------------------------------------------------------------------------------
     def _jvp(self, d: CustomDerivative, contract: Contract, rule: RuleFunction) -> None:
-        fn = rule.node
-        assert fn is not None
+        assert rule.node is not None
+        fn = through_wrapper(self.model, rule.node)  # a rule that only returns `_impl(primals, tangents)`
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args][rule.bound_positional:]
         if len(params) < 2:
             return
@@ -160,8 +160,8 @@ def f_jvp(primals, tangents):
 
     # -- bwd --------------------------------------------------------------------------------------
     def _bwd(self, d: CustomDerivative, contract: Contract, rule: RuleFunction) -> None:
-        fn = rule.node
-        assert fn is not None
+        assert rule.node is not None
+        fn = through_wrapper(self.model, rule.node)
         for node, value in self.model.facts.returns_of(fn):
             if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(contract.diff_names):
                 continue
