@@ -4,6 +4,7 @@ import ast
 from typing import Set
 
 from vjplint.diagnostics import Severity
+from vjplint.facts.contract import through_wrapper
 from vjplint.facts.linearity import Linearity
 from vjplint.model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
@@ -130,6 +131,7 @@ def my_abs_jvp(primals, tangents):
                 self._check_rule(d, rule, rule.node)
 
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode, defjvps: bool = False) -> None:
+        fn = through_wrapper(self.model, fn)  # a rule that only returns `_impl(primals, tangents)`
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][rule.bound_positional:]
         if len(params) < 2 or fn.args.vararg is not None:
             return
