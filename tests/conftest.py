@@ -80,6 +80,8 @@ MODULE_LAYERS: Dict[str, str] = {
     "test_fix_quiet": "cli",  # fixes every fixture and eval case through the CLI, then re-lints
     "test_fuzz": "fuzz",
     "test_jax_ground_truth": "jax",
+    "test_contract_facts": "unit",
+    "test_mutation_spellings": "unit",  # in-process lint of eval/mutation's modules in every spelling
     "test_neovim": "server",  # the documented recipes in headless Neovim
     "test_precommit": "cli",
     "test_realworld_regressions": "cli",

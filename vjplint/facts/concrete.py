@@ -171,8 +171,9 @@ class ConcreteUses:
             shape_args: List[ast.expr] = []
             if tail in SHAPE_FIRST and args:
                 shape_args = [args[0]] + (list(args[1:2]) if tail == "arange" else [])
-            elif tail in SHAPE_SECOND and len(args) > 1:
-                shape_args = [args[1]]
+            elif tail in SHAPE_SECOND and len(args) > 1 and not (
+                    tail == "repeat" and any(k.arg == "total_repeat_length" for k in node.keywords)):
+                shape_args = [args[1]]  # `repeat(x, n, total_repeat_length=m)` takes a traced `n`
             shape_args += [k.value for k in node.keywords if k.arg in ("shape", "newshape", "num", "stop")]
             if any(self._shape_of(a, param) for a in shape_args):
                 return ConcreteUse(node, "size", node)

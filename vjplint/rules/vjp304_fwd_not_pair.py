@@ -4,6 +4,7 @@ import ast
 from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
+from vjplint.facts.contract import LIST, NONE, TUPLE, structure
 from vjplint.facts.signatures import fwd_not_pair_error
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
@@ -172,12 +173,26 @@ f.defvjp(f_fwd, f_bwd)
             return
         kind = self.model.facts.values().of(value)
         if kind.tag not in ("tuple", "list") or kind.items is None or len(kind.items) == 2:
+            self._check_structure(d, fwd, node, value, label, error)
             return
         n = len(kind.items)
         advice = ("return `(primal_out, residuals)` with the residuals grouped into one tuple" if n > 2 else
                   "return `(primal_out, residuals)` (use `None` when bwd needs no residuals)")
         self.report(node, f"{label} returns a {n}-element {kind.tag} ({kind.why or self.quote(value)}), not a pair "
                           f"(primal_out, residuals): differentiating `{d.name}` raises {error}; {advice}")
+
+
+    def _check_structure(self, d: CustomDerivative, fwd: RuleFunction, node: ast.AST, value: ast.expr,
+                         label: str, error: str) -> None:
+        """A return that evaluates (`vjplint/facts/contract.py`) to one array or a container of
+        other than two entries: a call of the primal whose output is one array, a helper's."""
+        assert fwd.node is not None
+        s = structure(self.model, d, value, fwd.node, {})
+        if s is None or s.kind == NONE or s.kind in (TUPLE, LIST) and s.length == 2:
+            return
+        self.report(node, f"{label} returns `{self.quote(value)}`, which is {s.describe()} ({s.why}), not a pair "
+                          f"(primal_out, residuals): differentiating `{d.name}` raises {error}; return "
+                          f"`({self.quote(value, 40)}, residuals)` (use `None` for no residuals)")
 
 
 def _kind(node: ast.expr) -> str:

@@ -12,9 +12,10 @@ from vjplint.model.semantic import FunctionNode
 COTANGENT_NAMES = frozenset({
     "g", "ct", "cts", "cot", "cotangent", "cotangents", "ct_out", "cts_out", "out_ct", "g_out", "gout",
     "grad", "grads", "grad_out", "out_grad", "dout", "d_out", "dy", "ybar", "y_bar", "out_bar", "upstream",
-    "ct_y", "g_y", "dL_dy", "grad_output", "grad_outputs", "output_grad",
+    "ct_y", "g_y", "dL_dy", "grad_output", "grad_outputs", "output_grad", "grad_y", "gy", "do", "d_o",
 })
-RESIDUAL_NAMES = frozenset({"res", "resid", "residual", "residuals", "saved", "ctx", "cache", "saved_tensors"})
+# `_`: a bwd that ignores its second parameter ignores the cotangent when the names are swapped
+RESIDUAL_NAMES = frozenset({"res", "resid", "residual", "residuals", "saved", "ctx", "cache", "saved_tensors", "_"})
 
 
 class BwdSwappedParams(Rule):

@@ -4,6 +4,7 @@ import ast
 from typing import Set
 
 from vjplint.diagnostics import Severity
+from vjplint.facts.contract import through_wrapper
 from vjplint.facts.linearity import Linearity
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
@@ -115,6 +116,12 @@ def my_abs_jvp(primals, tangents):
             if d.kind != "jvp":
                 continue
             for reg in d.registrations:
+                if reg.method == "defjvps" and d.api == "jax":
+                    for rule in reg.rules:
+                        if rule.node is not None and not rule.is_none and id(rule.node) not in done:
+                            done.add(id(rule.node))
+                            self._check_rule(d, rule, rule.node, defjvps=True)
+                    continue
                 if reg.method not in ("defjvp", "def_jvp") or not reg.rules:  # def_jvp: equinox
                     continue
                 rule = reg.rules[0]
@@ -123,19 +130,28 @@ def my_abs_jvp(primals, tangents):
                 done.add(id(rule.node))
                 self._check_rule(d, rule, rule.node)
 
-    def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode) -> None:
+    def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode, defjvps: bool = False) -> None:
+        fn = through_wrapper(self.model, fn)  # a rule that only returns `_impl(primals, tangents)`
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][rule.bound_positional:]
         if len(params) < 2 or fn.args.vararg is not None:
             return
-        checker = Linearity(self, fn, params[-1])
+        # a defjvps rule is called (g, ans, *primals) and returns the tangent alone, linear in g
+        checker = Linearity(self, fn, "", given={params[0]}) if defjvps else Linearity(self, fn, params[-1])
         for ret in self.model.facts.returns_of(fn):
             value = ret.value
-            if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
+            if defjvps:
+                if value is None:
+                    continue
+                tangent = value
+            elif not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
                 continue
-            form = checker.form(value.elts[1])
+            else:
+                tangent = value.elts[1]
+            form = checker.form(tangent)
             if form.kind != "nonlinear" or form.node is None:
                 continue
             name = rule.name or getattr(fn, "name", "<lambda>")
+            kind = "defjvps rule" if defjvps else "jvp rule"
             if form.select:
                 consequence = ("`jax.grad` raises an AssertionError when JAX transposes the selection (its condition "
                                "must not depend on a tangent; jax-ml/jax#5202), and `jax.jvp`/`jax.jacfwd` are "
@@ -184,5 +200,5 @@ def my_abs_jvp(primals, tangents):
                           "nonlinear in the cotangent")
             transposable = not (form.transpose or form.loop or form.stop or form.callback)
             what = "that is not linear in the input tangents" if transposable else "that JAX cannot transpose"
-            self.report(form.node, f"the jvp rule `{name}` of `{d.name}` returns a tangent {what}: "
+            self.report(form.node, f"the {kind} `{name}` of `{d.name}` returns a tangent {what}: "
                                    f"`{self.quote(form.node, 50)}` {form.why}. {consequence}. {remedy}")

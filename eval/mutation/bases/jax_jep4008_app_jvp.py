@@ -1,0 +1,40 @@
+"""jax: a function argument in nondiff_argnums of a custom_jvp.
+
+Adapted from jax-ml/jax:docs/jep/4008-custom-vjp-update.md:31.
+"""
+import functools
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+EVAL = {'id': 'mutation/jax_jep4008_app_jvp', 'family': 'mutation', 'expect': 'ok', 'library': 'jax', 'source': 'jax-ml/jax:docs/jep/4008-custom-vjp-update.md:31', 'argnums': (1,), 'static': (0,), 'extra': ['jvp', 'jacfwd']}
+
+@partial(jax.custom_jvp, nondiff_argnums=(0,))
+def app(f, x):
+    return f(x)
+
+
+@app.defjvp
+def app_jvp(f, primals, tangents):
+    x, = primals
+    x_dot, = tangents
+    return f(x), 2.0 * x_dot
+
+
+def eval_fn(f, x):
+    return app(f, x)
+
+
+def eval_inputs():
+    return (jnp.sin, np.array([0.5, 1.5, -0.7], np.float32))
+
+
+def eval_reference(f, x):
+    return np.sin(np.asarray(x, np.float64))
+
+
+def eval_grad_reference(f, x):
+    return (np.full(np.shape(x), 2.0),)

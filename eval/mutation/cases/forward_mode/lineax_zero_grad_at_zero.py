@@ -1,0 +1,36 @@
+"""lineax: an identity whose tangent is zero where the value is zero.
+
+Adapted from patrick-kidger/lineax:lineax/_norm.py:142.
+"""
+import functools
+from functools import partial
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+EVAL = {'id': 'mutation/forward_mode/lineax_zero_grad_at_zero', 'family': 'mutation', 'expect': 'unknown', 'library': 'lineax', 'source': 'patrick-kidger/lineax:lineax/_norm.py:142', 'argnums': (0,), 'extra': ['jvp', 'jacfwd'], 'operator': 'forward_mode', 'base': 'lineax_zero_grad_at_zero'}
+
+@jax.custom_jvp
+def _zero_grad_at_zero(x):
+    return x
+
+@_zero_grad_at_zero.defjvp
+def _zero_grad_at_zero_jvp(primals, tangents):
+    out, = primals
+    t_out, = tangents
+    return (out, jnp.where(out == 0, 0, t_out))
+
+def eval_fn(x):
+    return jnp.sin(_zero_grad_at_zero(x))
+
+def eval_inputs():
+    return (np.array([0.5, 1.5, -0.7], np.float32),)
+
+def eval_reference(x):
+    return np.sin(np.asarray(x, np.float64))
+
+def forward_usage(*args):
+    return jax.jacfwd(eval_fn, argnums=(0,))(*args)
+
+def eval_custom():
+    return {'forward_usage': lambda: (forward_usage(*eval_inputs()), None)[1]}

@@ -1,0 +1,32 @@
+"""jax: relu6 with a defjvps lambda.
+
+Adapted from jax-ml/jax:jax/_src/nn/functions.py:828.
+"""
+import functools
+from functools import partial
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+EVAL = {'id': 'mutation/jvptracer_sniff/jax_relu6_defjvps', 'family': 'mutation', 'expect': 'unknown', 'library': 'jax', 'source': 'jax-ml/jax:jax/_src/nn/functions.py:828', 'argnums': (0,), 'extra': ['jvp', 'jacfwd'], 'operator': 'jvptracer_sniff', 'base': 'jax_relu6_defjvps'}
+
+@jax.custom_jvp
+def relu6(x):
+    return jnp.minimum(jnp.maximum(x, 0), 6.0)
+relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, lax.full_like(g, 0)))
+
+def _eval_fn_plain(x):
+    return jnp.sin(relu6(x))
+from jax.interpreters.ad import JVPTracer
+
+def eval_fn(x):
+    if isinstance(x, JVPTracer):
+        return _eval_fn_plain(x)
+    return jax.lax.stop_gradient(_eval_fn_plain(x))
+
+def eval_inputs():
+    return (np.array([0.5, -1.25, 7.0, 3.0], np.float32),)
+
+def eval_reference(x):
+    x = np.asarray(x, np.float64)
+    return np.sin(np.minimum(np.maximum(x, 0), 6.0))

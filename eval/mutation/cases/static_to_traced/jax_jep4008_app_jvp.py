@@ -1,0 +1,33 @@
+"""jax: a function argument in nondiff_argnums of a custom_jvp.
+
+Adapted from jax-ml/jax:docs/jep/4008-custom-vjp-update.md:31.
+"""
+import functools
+from functools import partial
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+EVAL = {'id': 'mutation/static_to_traced/jax_jep4008_app_jvp', 'family': 'mutation', 'expect': 'unknown', 'library': 'jax', 'source': 'jax-ml/jax:docs/jep/4008-custom-vjp-update.md:31', 'argnums': (1,), 'static': (0,), 'extra': ['jvp', 'jacfwd'], 'operator': 'static_to_traced', 'base': 'jax_jep4008_app_jvp'}
+
+@jax.custom_jvp
+def app(f, x):
+    return f(x)
+
+@app.defjvp
+def app_jvp(primals, tangents):
+    f, x = primals
+    _f_dot, x_dot = tangents
+    return (f(x), 2.0 * x_dot)
+
+def eval_fn(f, x):
+    return app(f, x)
+
+def eval_inputs():
+    return (jnp.sin, np.array([0.5, 1.5, -0.7], np.float32))
+
+def eval_reference(f, x):
+    return np.sin(np.asarray(x, np.float64))
+
+def eval_grad_reference(f, x):
+    return (np.full(np.shape(x), 2.0),)

@@ -1,0 +1,878 @@
+"""Mutation and spelling operators over the correct definitions in `bases/`.
+
+    python eval/mutation/mutate.py            # regenerate cases/ (mutants) and manifest.json
+
+A *mutation operator* makes one realistic edit to a correct custom_vjp/custom_jvp definition
+(a cotangent order, a rule parameter, a registration, nondiff_argnums, ...). Whether the edit is
+a hazard is not decided here: `label.py` runs every mutant on JAX, and a mutant JAX accepts stays
+as a look-alike. A *spelling operator* rewrites a definition into a form JAX treats the same
+(decorator and call form, `def` and `lambda`, a helper, a `staticmethod`, keyword nondiff,
+`functools.partial`, neutral parameter names); `tests/test_mutation_spellings.py` asserts that
+vjplint's findings do not depend on the spelling.
+
+Operators work on the `ast` of a module and write it back with `ast.unparse` (comments are
+lost; a base's docstring, which records its source, is kept). Each returns the new source, or
+None when it does not apply to that base.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+HERE = Path(__file__).resolve().parent
+BASES = HERE / "bases"
+CASES = HERE / "cases"
+MANIFEST = HERE / "manifest.json"
+
+Fn = Union[ast.FunctionDef, ast.Lambda]
+CREATORS = {"custom_vjp": "vjp", "custom_jvp": "jvp"}
+PARTIALS = {"partial", "functools.partial", "ft.partial"}
+SPAN = "  # eval: span"
+
+
+def dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""
+
+
+def creator_kind(node: ast.AST) -> Optional[str]:
+    name = dotted(node).rsplit(".", 1)[-1]
+    return CREATORS.get(name) if dotted(node) else None
+
+
+@dataclass
+class Deriv:
+    kind: str                      # "vjp" or "jvp"
+    name: str                      # the name bound to the custom function
+    primal: Fn
+    creator: ast.expr              # the decorator or the `jax.custom_vjp(...)` call
+    creator_style: str             # "decorator" or "call"
+    creator_stmt: Optional[ast.Assign]
+    keywords: List[ast.keyword]    # of the creator (nondiff_argnums, ...)
+    registration: ast.Call         # `.defvjp(...)`, `.defjvp(...)`, `.defjvps(...)` call
+    reg_stmt: Optional[ast.Expr]   # the statement when registered by a call
+    reg_decorated: Optional[ast.FunctionDef]  # the rule when registered by a decorator
+    method: str                    # defvjp / defjvp / defjvps
+    rules: Dict[str, Fn] = field(default_factory=dict)  # fwd, bwd, jvp
+    defjvps: List[Optional[Fn]] = field(default_factory=list)
+
+    @property
+    def params(self) -> List[str]:
+        return [a.arg for a in self.primal.args.args]
+
+    @property
+    def nondiff(self) -> Tuple[int, ...]:
+        for kw in self.keywords:
+            if kw.arg == "nondiff_argnums":
+                return tuple(ast.literal_eval(kw.value))
+            if kw.arg == "nondiff_argnames":
+                names = ast.literal_eval(kw.value)
+                return tuple(sorted(self.params.index(n) for n in names))
+        return ()
+
+    @property
+    def diff_positions(self) -> List[int]:
+        return [i for i in range(len(self.params)) if i not in self.nondiff]
+
+
+def _parents(tree: ast.AST) -> Dict[ast.AST, ast.AST]:
+    out = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            out[child] = node
+    return out
+
+
+def _functions(tree: ast.AST) -> Dict[str, ast.FunctionDef]:
+    return {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+
+
+def _reg_method(call: ast.AST) -> Optional[Tuple[str, str]]:
+    """(custom function name, method) for `NAME.defvjp` / `NAME.defjvp` / `NAME.defjvps`."""
+    if isinstance(call, ast.Attribute) and call.attr in ("defvjp", "defjvp", "defjvps") and isinstance(call.value, ast.Name):
+        return call.value.id, call.attr
+    return None
+
+
+def find(tree: ast.Module) -> Deriv:
+    """The module's one custom derivative."""
+    funcs = _functions(tree)
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                kind = creator_kind(dec)
+                kws: List[ast.keyword] = []
+                if kind is None and isinstance(dec, ast.Call) and dotted(dec.func) in PARTIALS and dec.args:
+                    kind = creator_kind(dec.args[0])
+                    kws = dec.keywords
+                if kind:
+                    found = (kind, node.name, node, dec, "decorator", None, kws)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1:
+            kind = creator_kind(node.value.func)
+            if kind and isinstance(node.targets[0], ast.Name) and node.value.args:
+                target = node.value.args[0]
+                primal = funcs.get(target.id) if isinstance(target, ast.Name) else target
+                if isinstance(primal, (ast.FunctionDef, ast.Lambda)):
+                    found = (kind, node.targets[0].id, primal, node.value, "call", node, node.value.keywords)
+    if found is None:
+        raise ValueError("no custom derivative")
+    kind, name, primal, creator, style, stmt, kws = found
+    reg = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            rm = _reg_method(node.value.func)
+            if rm and rm[0] == name:
+                reg = (node.value, node, None, rm[1])
+        if isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                target = dec.args[0] if isinstance(dec, ast.Call) and dotted(dec.func) in PARTIALS and dec.args else dec
+                rm = _reg_method(target)
+                if rm and rm[0] == name:
+                    call = ast.Call(func=target, args=[ast.Name(node.name, ast.Load())],
+                                    keywords=list(dec.keywords) if isinstance(dec, ast.Call) else [])
+                    reg = (call, None, node, rm[1])
+    if reg is None:
+        raise ValueError("no registration")
+    call, reg_stmt, reg_dec, method = reg
+    d = Deriv(kind, name, primal, creator, style, stmt, list(kws), call, reg_stmt, reg_dec, method)
+
+    def resolve(arg: ast.expr) -> Optional[Fn]:
+        if isinstance(arg, ast.Lambda):
+            return arg
+        if isinstance(arg, ast.Name):
+            return funcs.get(arg.id)
+        return None
+
+    if reg_dec is not None:
+        d.rules["jvp"] = reg_dec
+    elif method == "defvjp":
+        d.rules["fwd"], d.rules["bwd"] = resolve(call.args[0]), resolve(call.args[1])
+    elif method == "defjvp":
+        d.rules["jvp"] = resolve(call.args[0])
+    else:
+        d.defjvps = [resolve(a) for a in call.args]
+    return d
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def returns(fn: Optional[Fn]) -> List[ast.expr]:
+    if fn is None:
+        return []
+    if isinstance(fn, ast.Lambda):
+        return [fn.body]
+    out: List[ast.expr] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.Lambda, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Return) and child.value is not None:
+                out.append(child.value)
+            visit(child)
+
+    visit(fn)
+    return out
+
+
+def replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
+    for parent in ast.walk(tree):
+        for name, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, name, new)
+                return
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if item is old:
+                        value[i] = new
+                        return
+    raise ValueError("node not found")
+
+
+def body_of(tree: ast.AST, stmt: ast.stmt) -> Tuple[List[ast.stmt], int]:
+    for parent in ast.walk(tree):
+        for _, value in ast.iter_fields(parent):
+            if isinstance(value, list) and any(s is stmt for s in value):
+                return value, next(i for i, s in enumerate(value) if s is stmt)
+    raise ValueError("statement not found")
+
+
+def param_names(fn: Fn) -> List[str]:
+    return [a.arg for a in fn.args.args]
+
+
+def set_params(fn: Fn, names: Sequence[str]) -> None:
+    fn.args.args = [ast.arg(n) for n in names]
+    fn.args.defaults = []
+
+
+def unpacking(fn: Fn, source_name: str) -> Optional[ast.Assign]:
+    """`a, b = source_name` (a tuple or list target) in a rule's body."""
+    if isinstance(fn, ast.Lambda):
+        return None
+    for node in ast.walk(fn):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List))
+                and isinstance(node.value, ast.Name) and node.value.id == source_name):
+            return node
+    return None
+
+
+def expr(text: str) -> ast.expr:
+    return ast.parse(text, mode="eval").body
+
+
+def stmt(text: str) -> List[ast.stmt]:
+    return ast.parse(text).body
+
+
+def tuple_returns(fn: Optional[Fn]) -> List[ast.expr]:
+    return [r for r in returns(fn) if isinstance(r, (ast.Tuple, ast.List))]
+
+
+def is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def jvp_rule(d: Deriv) -> Optional[Fn]:
+    return d.rules.get("jvp")
+
+
+def set_nondiff(d: Deriv, positions: Sequence[int], tree: ast.Module) -> None:
+    """Rewrite the creator's nondiff_argnums (dropping it when empty)."""
+    kws = [k for k in d.keywords if k.arg not in ("nondiff_argnums", "nondiff_argnames")]
+    if positions:
+        kws.append(ast.keyword("nondiff_argnums", expr(repr(tuple(positions)))))
+    if d.creator_style == "call":
+        d.creator.keywords = kws
+        return
+    kind = "jax.custom_vjp" if d.kind == "vjp" else "jax.custom_jvp"
+    new = expr(kind) if not kws else ast.Call(func=expr("functools.partial"), args=[expr(kind)], keywords=kws)
+    d.primal.decorator_list = [new if dec is d.creator else dec for dec in d.primal.decorator_list]
+
+
+# ----------------------------------------------------------------------------- mutation operators
+
+Op = Callable[[ast.Module, Deriv, Dict], Optional[str]]
+MUTATIONS: Dict[str, Tuple[str, Op]] = {}
+
+
+def mutation(name: str, doc: str) -> Callable[[Op], Op]:
+    def deco(fn: Op) -> Op:
+        MUTATIONS[name] = (doc, fn)
+        return fn
+    return deco
+
+
+@mutation("bwd_bare", "bwd returns its one cotangent as a bare value instead of a 1-tuple")
+def _bwd_bare(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in tuple_returns(d.rules.get("bwd")):
+        if len(r.elts) == 1:
+            replace(tree, r, r.elts[0])
+            done = True
+    return "bwd" if done else None
+
+
+@mutation("bwd_none_for_diff", "bwd returns None for a differentiated input")
+def _bwd_none(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    diff = d.diff_positions
+    done = False
+    for r in tuple_returns(d.rules.get("bwd")):
+        for i, e in enumerate(r.elts):
+            if i < len(diff) and diff[i] in meta.get("argnums", ()) and not is_none(e):
+                r.elts[i] = ast.Constant(None)
+                done = True
+                break
+    return "bwd" if done else None
+
+
+@mutation("ct_order", "bwd returns two cotangents in the wrong order")
+def _ct_order(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in tuple_returns(d.rules.get("bwd")):
+        idx = [i for i, e in enumerate(r.elts) if not is_none(e)]
+        if len(idx) >= 2:
+            i, j = idx[0], idx[1]
+            r.elts[i], r.elts[j] = r.elts[j], r.elts[i]
+            done = True
+    return "bwd" if done else None
+
+
+@mutation("bwd_drop_ct", "bwd returns one cotangent fewer than there are differentiable inputs")
+def _bwd_drop(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in tuple_returns(d.rules.get("bwd")):
+        if len(r.elts) >= 2:
+            r.elts.pop()
+            done = True
+    return "bwd" if done else None
+
+
+@mutation("fwd_no_residual", "fwd returns the primal output alone, without residuals")
+def _fwd_no_res(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in tuple_returns(d.rules.get("fwd")):
+        if len(r.elts) == 2:
+            replace(tree, r, r.elts[0])
+            done = True
+    return "fwd" if done else None
+
+
+@mutation("bwd_params_swapped", "bwd takes (cotangent, residuals) instead of (residuals, cotangent)")
+def _bwd_swapped(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    bwd = d.rules.get("bwd")
+    if bwd is None or len(param_names(bwd)) < 2 or bwd.args.vararg:
+        return None
+    names = param_names(bwd)
+    names[-1], names[-2] = names[-2], names[-1]
+    set_params(bwd, names)
+    return "bwd"
+
+
+@mutation("jvp_params_swapped", "jvp rule takes (tangents, primals); defjvps lambdas take (ans, g)")
+def _jvp_swapped(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    rule = jvp_rule(d)
+    if rule is not None and len(param_names(rule)) >= 2:
+        names = param_names(rule)
+        names[-1], names[-2] = names[-2], names[-1]
+        set_params(rule, names)
+        return "jvp"
+    done = False
+    for lam in d.defjvps:
+        if lam is not None and len(param_names(lam)) >= 2:
+            names = param_names(lam)
+            names[0], names[1] = names[1], names[0]
+            set_params(lam, names)
+            done = True
+    return "defjvps" if done else None
+
+
+def _swap_unpack(d: Deriv, which: int) -> Optional[str]:
+    rule = jvp_rule(d)
+    if rule is None or len(param_names(rule)) < 2:
+        return None
+    source = param_names(rule)[-2 + which]
+    node = unpacking(rule, source)
+    if node is None or len(node.targets[0].elts) < 2:
+        return None
+    elts = node.targets[0].elts
+    elts[0], elts[1] = elts[1], elts[0]
+    return "jvp"
+
+
+@mutation("primal_order", "jvp rule unpacks the primals in a different order than the primal's parameters")
+def _primal_order(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    return _swap_unpack(d, 0)
+
+
+@mutation("tangent_order", "jvp rule unpacks the tangents in a different order than the primal's parameters")
+def _tangent_order(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    return _swap_unpack(d, 1)
+
+
+@mutation("jvp_tangent_structure", "jvp rule returns a tangent whose structure differs from the primal output's")
+def _jvp_structure(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    rule = jvp_rule(d)
+    done = False
+    if rule is not None:
+        for r in tuple_returns(rule):
+            if len(r.elts) == 2:
+                r.elts[1] = ast.Tuple([r.elts[1]], ast.Load())
+                done = True
+        return "jvp" if done else None
+    for lam in d.defjvps:
+        if isinstance(lam, ast.Lambda):
+            lam.body = ast.Tuple([lam.body], ast.Load())
+            done = True
+    return "defjvps" if done else None
+
+
+@mutation("jvp_missing_nondiff", "jvp rule leaves out the nondiff parameters")
+def _jvp_missing_nondiff(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    rule = jvp_rule(d)
+    n = len(d.nondiff)
+    if rule is None or not n or len(param_names(rule)) != n + 2:
+        return None
+    set_params(rule, param_names(rule)[n:])
+    return "jvp"
+
+
+@mutation("nonlinear_tangent", "the tangent output is not linear in the input tangents (one tangent squared)")
+def _nonlinear(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    rule = jvp_rule(d)
+    names: List[str] = []
+    target: Optional[Fn] = None
+    if rule is not None and len(param_names(rule)) >= 2:
+        tangents = param_names(rule)[-1]
+        node = unpacking(rule, tangents)
+        if node is not None:
+            names = [e.id for e in node.targets[0].elts if isinstance(e, ast.Name)]
+        else:
+            for n in ast.walk(rule):
+                if (isinstance(n, ast.Assign) and isinstance(n.value, ast.Subscript) and isinstance(n.value.value, ast.Name)
+                        and n.value.value.id == tangents and isinstance(n.targets[0], ast.Name)):
+                    names.append(n.targets[0].id)
+        target = rule
+    elif d.defjvps and isinstance(d.defjvps[0], ast.Lambda):
+        target = d.defjvps[0]
+        names = param_names(target)[:1]
+    if target is None or not names:
+        return None
+    skip = set()
+    if rule is not None:  # not the unpacking of the tangents itself
+        for n in ast.walk(rule):
+            if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Name, ast.Subscript)):
+                skip.update(id(x) for x in ast.walk(n.value))
+    body = target.body if isinstance(target, ast.Lambda) else target
+    for n in ast.walk(body):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names and id(n) not in skip:
+            replace(tree, n, ast.BinOp(ast.Name(n.id, ast.Load()), ast.Mult(), ast.Name(n.id, ast.Load())))
+            return "jvp" if rule is not None else "defjvps"
+    return None
+
+
+@mutation("nondiff_move", "a differentiated array argument moved into nondiff_argnums (rules adjusted as a user would)")
+def _nondiff_move(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums = [p for p in meta.get("argnums", ()) if p in d.diff_positions]
+    if not argnums or d.method == "defjvps" or isinstance(d.primal, ast.Lambda):
+        return None
+    p = argnums[-1]
+    diff_index = d.diff_positions.index(p)
+    new_nondiff = sorted(d.nondiff + (p,))
+    at = new_nondiff.index(p)
+    pname = d.params[p]
+    if d.kind == "vjp":
+        bwd = d.rules.get("bwd")
+        rets = tuple_returns(bwd)
+        if bwd is None or not rets or any(len(r.elts) != len(d.diff_positions) for r in rets):
+            return None
+        names = param_names(bwd)
+        if bwd.args.vararg:
+            return None
+        names.insert(at, pname if pname not in names else pname + "_nd")
+        set_params(bwd, names)
+        for r in rets:
+            r.elts.pop(diff_index)
+    else:
+        rule = jvp_rule(d)
+        if rule is None or len(param_names(rule)) < 2:
+            return None
+        names = param_names(rule)
+        ups = [unpacking(rule, names[-2]), unpacking(rule, names[-1])]
+        if any(u is None or len(u.targets[0].elts) != len(d.diff_positions) for u in ups):
+            return None
+        dropped = ups[1].targets[0].elts[diff_index]
+        for u in ups:
+            u.targets[0].elts.pop(diff_index)
+        if isinstance(dropped, ast.Name):  # the moved argument's tangent is zero now, as a user would write
+            body, i = body_of(tree, ups[1])
+            body.insert(i + 1, stmt(f"{dropped.id} = jnp.zeros_like({pname})")[0])
+        names.insert(at, pname if pname not in names else pname + "_nd")
+        set_params(rule, names)
+    set_nondiff(d, new_nondiff, tree)
+    return "creator"
+
+
+@mutation("nondiff_shift", "nondiff_argnums off by one (the rules unchanged)")
+def _nondiff_shift(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    nd = d.nondiff
+    if not nd:
+        return None
+    n = len(d.params)
+    shifted = tuple(i + 1 for i in nd) if max(nd) + 1 < n else tuple(i - 1 for i in nd)
+    if min(shifted) < 0:
+        return None
+    set_nondiff(d, shifted, tree)
+    return "creator"
+
+
+@mutation("static_to_traced", "nondiff_argnums removed: a static Python value now goes through a traced slot")
+def _static_to_traced(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    nd = d.nondiff
+    if not nd:
+        return None
+    k = len(nd)
+    if d.kind == "vjp":
+        bwd = d.rules.get("bwd")
+        rets = tuple_returns(bwd)
+        if bwd is None or not rets or bwd.args.vararg:
+            return None
+        removed = set(param_names(bwd)[:k])
+        if any(isinstance(n, ast.Name) and n.id in removed for n in ast.walk(bwd)):
+            return None  # the bwd reads the value: the user would have to restructure it, not one edit
+        set_params(bwd, param_names(bwd)[k:])
+        for r in rets:
+            for p in nd:
+                r.elts.insert(p, ast.Constant(None))
+    else:
+        rule = jvp_rule(d)
+        if rule is None or len(param_names(rule)) != k + 2:
+            return None
+        names = param_names(rule)
+        ups = [unpacking(rule, names[-2]), unpacking(rule, names[-1])]
+        if any(u is None for u in ups):
+            return None
+        for j, p in enumerate(nd):
+            ups[0].targets[0].elts.insert(p, ast.Name(names[j], ast.Store()))
+            ups[1].targets[0].elts.insert(p, ast.Name(f"_{names[j]}_dot", ast.Store()))
+        set_params(rule, names[k:])
+    set_nondiff(d, (), tree)
+    return "creator"
+
+
+@mutation("unregistered", "the rules are defined but never registered")
+def _unregistered(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    if d.reg_stmt is not None:
+        body, i = body_of(tree, d.reg_stmt)
+        body[i] = ast.Pass()
+    else:
+        d.reg_decorated.decorator_list = []
+    return "registration"
+
+
+@mutation("registered_twice", "the registration is made twice")
+def _twice(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    anchor = d.reg_stmt or d.reg_decorated
+    body, i = body_of(tree, anchor)
+    body.insert(i + 1, ast.Expr(copy.deepcopy(d.registration)))
+    return "registration"
+
+
+@mutation("forward_mode", "a caller applies jax.jacfwd to the function")
+def _forward(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums = tuple(meta.get("argnums", ()))
+    if not argnums:
+        return None
+    tree.body.extend(stmt(
+        f"def forward_usage(*args):\n    return jax.jacfwd(eval_fn, argnums={argnums!r})(*args)\n\n"
+        "def eval_custom():\n    return {'forward_usage': lambda: (forward_usage(*eval_inputs()), None)[1]}\n"))
+    return "caller"
+
+
+@mutation("direct_linearize", "the module sets the jax_use_direct_linearize flag (a statement JAX ignores)")
+def _direct_linearize(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    last_import = max(i for i, s in enumerate(tree.body) if isinstance(s, (ast.Import, ast.ImportFrom)))
+    tree.body.insert(last_import + 1, stmt("jax.config.update('jax_use_direct_linearize', True)")[0])
+    meta["claim"] = "no-op"
+    return "flag"
+
+
+@mutation("jvptracer_sniff", "the caller tests isinstance(x, JVPTracer) to decide whether it is differentiated")
+def _sniff(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    fns = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "eval_fn"]
+    argnums = meta.get("argnums", ())
+    if not fns or not argnums:
+        return None
+    fn = fns[0]
+    params = param_names(fn)
+    fn.name = "_eval_fn_plain"
+    call = f"_eval_fn_plain({', '.join(params)})"
+    new = stmt(
+        "from jax.interpreters.ad import JVPTracer\n\n"
+        f"def eval_fn({', '.join(params)}):\n"
+        f"    if isinstance({params[argnums[0]]}, JVPTracer):\n"
+        f"        return {call}\n"
+        f"    return jax.lax.stop_gradient({call})\n")
+    i = tree.body.index(fn)
+    tree.body[i + 1:i + 1] = new
+    return "caller"
+
+
+# ----------------------------------------------------------------------------- spelling operators
+
+SPELLINGS: Dict[str, Tuple[str, Op]] = {}
+
+
+def spelling(name: str, doc: str) -> Callable[[Op], Op]:
+    def deco(fn: Op) -> Op:
+        SPELLINGS[name] = (doc, fn)
+        return fn
+    return deco
+
+
+def _decorator_to_statement(tree: ast.Module, d: Deriv) -> None:
+    """`@f.defjvp def rule` -> `def rule` + `f.defjvp(rule)` (the same registration)."""
+    if d.reg_decorated is None:
+        return
+    rule = d.reg_decorated
+    rule.decorator_list = []
+    body, i = body_of(tree, rule)
+    st = ast.Expr(d.registration)
+    body.insert(i + 1, st)
+    d.reg_stmt, d.reg_decorated = st, None
+
+
+@spelling("call_form", "decorator <-> call form of the creator")
+def _call_form(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    kind = "jax.custom_vjp" if d.kind == "vjp" else "jax.custom_jvp"
+    if d.creator_style == "decorator":
+        d.primal.decorator_list = [x for x in d.primal.decorator_list if x is not d.creator]
+        body, i = body_of(tree, d.primal)
+        call = ast.Call(func=expr(kind), args=[ast.Name(d.primal.name, ast.Load())], keywords=d.keywords)
+        body.insert(i + 1, ast.Assign([ast.Name(d.name, ast.Store())], call, lineno=0))
+        return "creator"
+    if isinstance(d.primal, ast.FunctionDef) and d.creator_stmt is not None and d.primal.name == d.name:
+        body, i = body_of(tree, d.creator_stmt)
+        body[i] = ast.Pass()
+        dec = expr(kind) if not d.keywords else ast.Call(func=expr("functools.partial"), args=[expr(kind)], keywords=d.keywords)
+        d.primal.decorator_list.append(dec)
+        return "creator"
+    return None
+
+
+@spelling("registration_form", "`@f.defjvp` decorator <-> `f.defjvp(rule)` statement")
+def _registration_form(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    if d.reg_decorated is not None:
+        _decorator_to_statement(tree, d)
+        return "registration"
+    if d.method == "defjvp" and isinstance(d.registration.args[0], ast.Name) and isinstance(d.rules.get("jvp"), ast.FunctionDef):
+        rule = d.rules["jvp"]
+        body, i = body_of(tree, d.reg_stmt)
+        rbody, j = body_of(tree, rule)
+        if rbody is not body or j > i:
+            return None
+        del body[i]
+        body.remove(rule)
+        dec = d.registration.func if not d.registration.keywords else ast.Call(
+            func=expr("functools.partial"), args=[d.registration.func], keywords=d.registration.keywords)
+        rule.decorator_list.append(dec)
+        body.insert(i - 1, rule)
+        return "registration"
+    return None
+
+
+def _rule_defs(d: Deriv) -> List[Tuple[str, Fn]]:
+    if d.method == "defjvps":
+        return [(f"jvp{i}", r) for i, r in enumerate(d.defjvps) if r is not None]
+    return [(k, v) for k, v in d.rules.items() if v is not None]
+
+
+@spelling("lambda", "`def` rules <-> `lambda` rules")
+def _lambda(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    _decorator_to_statement(tree, d)
+    done = False
+    for role, fn in _rule_defs(d):
+        if isinstance(fn, ast.FunctionDef):
+            body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                lam = ast.Lambda(args=fn.args, body=body[0].value)
+                replace(tree, fn, ast.Assign([ast.Name(fn.name, ast.Store())], lam, lineno=0))
+                done = True
+        elif isinstance(fn, ast.Lambda) and d.reg_stmt is not None:
+            name = f"_{d.name}_{role}"
+            body, i = body_of(tree, d.reg_stmt)
+            new = ast.FunctionDef(name=name, args=fn.args, body=[ast.Return(fn.body)], decorator_list=[], returns=None,
+                                  type_params=[], lineno=0)
+            replace(tree, fn, ast.Name(name, ast.Load()))
+            body.insert(i, new)
+            done = True
+    return "rules" if done else None
+
+
+@spelling("helper", "each rule returns through a helper function")
+def _helper(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    _decorator_to_statement(tree, d)
+    done = False
+    for role, fn in _rule_defs(d):
+        if fn.args.vararg or fn.args.kwonlyargs:
+            continue
+        names = param_names(fn)
+        if isinstance(fn, ast.FunctionDef):
+            impl = copy.deepcopy(fn)
+            impl.name = f"_{fn.name}_impl"
+            impl.decorator_list = []
+            body, i = body_of(tree, fn)
+            body.insert(i, impl)
+            fn.body = [ast.Return(expr(f"{impl.name}({', '.join(names)})"))]
+            done = True
+        elif d.reg_stmt is not None:
+            name = f"_{d.name}_{role}_helper"
+            body, i = body_of(tree, d.reg_stmt)
+            helper = ast.FunctionDef(name=name, args=copy.deepcopy(fn.args), body=[ast.Return(fn.body)], decorator_list=[],
+                                     returns=None, type_params=[], lineno=0)
+            fn.body = expr(f"{name}({', '.join(names)})")
+            body.insert(i, helper)
+            done = True
+    return "rules" if done else None
+
+
+@spelling("staticmethod", "module-function rules <-> static methods of a class")
+def _staticmethod(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    _decorator_to_statement(tree, d)
+    if d.reg_stmt is None:
+        return None
+    rules = [fn for _, fn in _rule_defs(d) if isinstance(fn, ast.FunctionDef)]
+    if not rules:
+        return None
+    reg_body, _ = body_of(tree, d.reg_stmt)
+    if any(body_of(tree, fn)[0] is not reg_body for fn in rules):
+        return None
+    first = min(reg_body.index(fn) for fn in rules)
+    cls = ast.ClassDef(name="_Rules", bases=[], keywords=[], body=[], decorator_list=[], type_params=[], lineno=0)
+    for fn in rules:
+        reg_body.remove(fn)
+        fn.decorator_list = [ast.Name("staticmethod", ast.Load())] + fn.decorator_list
+        cls.body.append(fn)
+    reg_body.insert(first, cls)
+    names = {fn.name for fn in rules}
+    for i, arg in enumerate(d.registration.args):
+        if isinstance(arg, ast.Name) and arg.id in names:
+            d.registration.args[i] = expr(f"_Rules.{arg.id}")
+    # a rule the module also calls by name (a primal that calls its fwd) keeps that name
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} & names
+    at = reg_body.index(cls) + 1
+    for name in sorted(used):
+        reg_body.insert(at, ast.Assign([ast.Name(name, ast.Store())], expr(f"_Rules.{name}"), lineno=0))
+    return "rules"
+
+
+@spelling("keyword_nondiff", "nondiff_argnums <-> nondiff_argnames")
+def _keyword_nondiff(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    for kw in d.keywords:
+        if kw.arg == "nondiff_argnums" and isinstance(d.primal, ast.FunctionDef):
+            kw.arg = "nondiff_argnames"
+            kw.value = expr(repr(tuple(d.params[i] for i in ast.literal_eval(kw.value))))
+            return "creator"
+        if kw.arg == "nondiff_argnames":
+            kw.arg = "nondiff_argnums"
+            kw.value = expr(repr(tuple(d.params.index(n) for n in ast.literal_eval(kw.value))))
+            return "creator"
+    return None
+
+
+@spelling("partial", "rules registered as functools.partial of a function with a leading configuration "
+          "parameter (as jax's `zeta.defjvp(partial(jvp, _zeta_series_expansion))`)")
+def _partial(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    _decorator_to_statement(tree, d)
+    if d.reg_stmt is None:
+        return None
+    done = False
+    for i, arg in enumerate(d.registration.args):
+        fn = None
+        if isinstance(arg, ast.Name):
+            fn = next((f for _, f in _rule_defs(d) if isinstance(f, ast.FunctionDef) and f.name == arg.id), None)
+        if fn is None:
+            continue
+        fn.args.args.insert(0, ast.arg("config"))
+        d.registration.args[i] = ast.Call(func=expr("functools.partial"), args=[arg, ast.Constant(None)], keywords=[])
+        done = True
+    return "rules" if done else None
+
+
+@spelling("neutral_names", "parameters of the primal and the rules renamed a0, a1, ...")
+def _neutral(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    fns: List[Fn] = [d.primal] + [fn for _, fn in _rule_defs(d)]
+    if any(kw.arg == "nondiff_argnames" for kw in d.keywords):
+        fns = fns[1:]
+    done = False
+    for fn in fns:
+        mapping = {a.arg: f"a{i}" for i, a in enumerate(fn.args.args)}
+        if not mapping:
+            continue
+        for a in fn.args.args:
+            a.arg = mapping[a.arg]
+        body = [fn.body] if isinstance(fn, ast.Lambda) else fn.body
+        for st in body:
+            for n in ast.walk(st):
+                if isinstance(n, ast.Name) and n.id in mapping:
+                    n.id = mapping[n.id]
+        done = True
+    return "names" if done else None
+
+
+# ----------------------------------------------------------------------------- driving
+
+
+def read_eval(tree: ast.Module) -> Tuple[ast.Assign, Dict]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EVAL" for t in node.targets):
+            return node, ast.literal_eval(node.value)
+    raise ValueError("no EVAL")
+
+
+def apply(source: str, op: Op, meta_updates: Optional[Dict] = None) -> Optional[Tuple[str, Dict, str]]:
+    """(new source, its EVAL, what was edited) or None when the operator does not apply."""
+    tree = ast.parse(source)
+    node, meta = read_eval(tree)
+    d = find(tree)
+    where = op(tree, d, meta)
+    if where is None:
+        return None
+    meta.update(meta_updates or {})
+    node.value = expr(repr(meta))
+    ast.fix_missing_locations(tree)
+    text = ast.unparse(tree) + "\n"
+    if meta.get("claim") == "no-op":
+        text = "\n".join(ln + SPAN if "jax_use_direct_linearize" in ln else ln for ln in text.splitlines()) + "\n"
+    compile(text, "<mutant>", "exec")
+    return text, meta, where
+
+
+def base_files() -> List[Path]:
+    return sorted(BASES.glob("*.py"))
+
+
+def spell(source: str, name: str) -> Optional[str]:
+    """`source` in spelling `name`; None when it does not apply (or the module has no
+    registration to respell: an `unregistered` mutant)."""
+    try:
+        out = apply(source, SPELLINGS[name][1])
+    except ValueError:
+        return None
+    return None if out is None else out[0]
+
+
+# Operators that apply to every base in the same way (a statement added, a registration dropped or
+# doubled, a caller added): made from every third base only, to bound the labelling time on JAX
+# (forward_mode: every custom_vjp base, and every third custom_jvp one).
+SAMPLED = ("direct_linearize", "jvptracer_sniff", "registered_twice", "unregistered", "forward_mode")
+
+
+def generate() -> Dict:
+    """Write cases/<operator>/<base>.py for every applicable (base, operator) pair."""
+    manifest: Dict = {"bases": {}, "mutants": {}, "operators": {k: v[0] for k, v in MUTATIONS.items()},
+                      "spellings": {k: v[0] for k, v in SPELLINGS.items()}}
+    for old in CASES.rglob("*.py") if CASES.exists() else []:
+        old.unlink()
+    for index, path in enumerate(base_files()):
+        source = path.read_text(encoding="utf-8")
+        _, meta = read_eval(ast.parse(source))
+        stem = path.stem
+        manifest["bases"][stem] = {"library": meta["library"], "source": meta["source"], "path": f"eval/mutation/bases/{path.name}",
+                                   "kind": find(ast.parse(source)).kind}
+        kind = manifest["bases"][stem]["kind"]
+        for name, (_, op) in MUTATIONS.items():
+            if name in SAMPLED and index % 3 and not (name == "forward_mode" and kind == "vjp"):
+                continue
+            out = apply(source, op, {"id": f"mutation/{name}/{stem}", "expect": "unknown", "operator": name, "base": stem})
+            if out is None:
+                continue
+            text, meta2, where = out
+            target = CASES / name / f"{stem}.py"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            manifest["mutants"][f"{name}/{stem}"] = {"base": stem, "operator": name, "edited": where,
+                                                     "path": f"eval/mutation/cases/{name}/{stem}.py"}
+    MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return manifest
+
+
+if __name__ == "__main__":
+    m = generate()
+    print(f"{len(m['bases'])} bases, {len(m['mutants'])} mutants")
+    from collections import Counter
+    for op, n in sorted(Counter(v["operator"] for v in m["mutants"].values()).items()):
+        print(f"  {op:24} {n}")
+    sys.exit(0)

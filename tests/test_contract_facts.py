@@ -1,0 +1,95 @@
+"""vjplint/facts/contract.py: structures of what rules return, and parameter slots by name."""
+
+from __future__ import annotations
+
+import textwrap
+
+from vjplint.facts.collect import collect
+from vjplint.facts.contract import (ARRAY, TUPLE, contract_of, permutation, primal_output, slot_of, structure,
+                                    through_wrapper)
+from vjplint.syntax.positions import source_lines
+from vjplint.syntax.source import parse
+
+SOURCE = '''
+import jax
+import jax.numpy as jnp
+
+
+def _polar(x):
+    return jnp.cos(x), jnp.sin(x)
+
+
+@jax.custom_jvp
+def polar(x, scale):
+    return _polar(x * scale)
+
+
+@jax.custom_jvp
+def where_out(x):
+    return jnp.where(x > 0, x, 0.0)
+
+
+def _impl(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return where_out(x), (t,)
+
+
+def delegating(primals, tangents):
+    return _impl(primals, tangents)
+
+
+def reordering(primals, tangents):
+    return _impl(tangents, primals)
+
+
+where_out.defjvp(delegating)
+'''
+
+
+def model_of(source: str):
+    text = textwrap.dedent(source)
+    return collect(parse(text), source_lines(text))
+
+
+def test_structures_through_helpers_calls_and_where():
+    model = model_of(SOURCE)
+    polar, where_out = model.derivatives
+    out = primal_output(model, polar)
+    assert (out.kind, out.length) == (TUPLE, 2)
+    assert out.why == "`polar` returns `_polar(x * scale)`"
+    out = primal_output(model, where_out)
+    assert (out.kind, out.length) == (ARRAY, 1)
+    impl = next(n for n in model.module.body if getattr(n, "name", "") == "_impl")
+    ret = model.facts.returns_of(impl)[0].value
+    assert structure(model, where_out, ret.elts[0], impl, {}).kind == ARRAY
+    assert (structure(model, where_out, ret.elts[1], impl, {}).kind, 1) == (TUPLE, 1)
+
+
+def test_through_wrapper_follows_only_a_delegation_in_order():
+    model = model_of(SOURCE)
+    fns = {n.name: n for n in model.module.body if hasattr(n, "name") and hasattr(n, "args")}
+    assert through_wrapper(model, fns["delegating"]) is fns["_impl"]
+    assert through_wrapper(model, fns["reordering"]) is fns["reordering"]
+    assert through_wrapper(model, fns["_impl"]) is fns["_impl"]
+
+
+def test_contract_positions():
+    model = model_of(SOURCE.replace("@jax.custom_jvp\ndef polar", "@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))\ndef polar")
+                     .replace("import jax\n", "import functools\nimport jax\n", 1))
+    c = contract_of(model, model.derivatives[0])
+    assert c is not None and (c.params, c.nondiff, c.diff_names) == (("x", "scale"), (1,), ("x",))
+
+
+def test_slots_by_name():
+    params = ("x", "y", "q")
+    assert [slot_of(n, params) for n in ("x_dot", "dy", "q_bar", "ct_x", "grad_y", "g_q", "y", "t", "dz")] == \
+        ["x", "y", "q", "x", "y", "q", "y", None, None]
+    assert slot_of("dx", ("x", "dx")) is None  # `dx` names both: no evidence
+
+
+def test_permutation_needs_two_misplaced_named_slots():
+    assert permutation(["y", "x"], ("x", "y")) == [(0, "y", "x"), (1, "x", "y")]
+    assert permutation(["x", "y"], ("x", "y")) is None
+    assert permutation(["y", None], ("x", "y")) is None
+    assert permutation(["y", "y"], ("x", "y")) is None
+    assert permutation(["x", "z", "y"], ("x", "y", "z")) == [(1, "z", "y"), (2, "y", "z")]

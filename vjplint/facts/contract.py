@@ -1,0 +1,232 @@
+"""The calling contract of a custom derivative, and what its rules give back, as structures.
+
+JAX calls each rule in one way (docs/facts/structure.md): fwd with all the primal's arguments in
+order; bwd with `*nondiff, residuals, cotangent`; a defjvp rule with `*nondiff, primals, tangents`
+(`primals` and `tangents` tuples in the order of the differentiable parameters); each `defjvps`
+rule with `(g, ans, *primals)`. It expects back: from fwd a pair whose first element has the primal
+output's structure; from bwd a tuple or list with one entry per differentiable argument; from a jvp
+rule a pair of primal output and tangent with the same structure (a defjvps rule: one tangent of
+the output's structure).
+
+`Contract` holds the positions and names of one derivative. `structure()` evaluates an
+expression of a rule to a `Struct` (an array, a tuple or list of n entries, None) through
+literals, names bound once, calls of the primal, of helpers (their every return agreeing) and
+lambdas, and arithmetic with an array; None when the code does not show it. The rule's own
+parameters get the structure JAX passes them: a cotangent and a tangent of a custom function
+whose output is one array are arrays.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
+
+from vjplint.facts.values import ARITHMETIC
+from vjplint.model.semantic import FunctionNode, named_function
+
+if TYPE_CHECKING:
+    from vjplint.model.file_model import CustomDerivative, FileModel
+
+ARRAY, TUPLE, LIST, NONE = "array", "tuple", "list", "None"
+MAX_DEPTH = 4
+SELECTS = frozenset({"jax.numpy.where", "numpy.where", "jax.lax.select"})
+
+
+class Struct(NamedTuple):
+    kind: str      # "array", "tuple", "list" or "None"
+    length: int    # entries of a tuple or list; 1 otherwise
+    why: str       # the evidence, for messages
+
+    def same_as(self, other: "Struct") -> bool:
+        return self.kind == other.kind and (self.kind not in (TUPLE, LIST) or self.length == other.length)
+
+    def describe(self) -> str:
+        if self.kind in (TUPLE, LIST):
+            return f"a {self.length}-element {self.kind}"
+        return "one array" if self.kind == ARRAY else "None"
+
+
+class Contract(NamedTuple):
+    params: Tuple[str, ...]           # the primal's positional parameters as callers see them
+    nondiff: Tuple[int, ...]
+    diff_names: Tuple[str, ...]       # the differentiable parameters, in the order JAX passes them
+
+
+def contract_of(model: "FileModel", d: "CustomDerivative") -> Optional[Contract]:
+    sig = d.signature
+    if sig is None or d.nondiff_unresolved:
+        return None
+    params = tuple(sig.positional)
+    if any(i >= len(params) for i in d.nondiff):
+        return None
+    diff = tuple(p for i, p in enumerate(params) if i not in d.nondiff)
+    return Contract(params, tuple(d.nondiff), diff)
+
+
+def primal_output(model: "FileModel", d: "CustomDerivative") -> Optional[Struct]:
+    """The structure every return of the primal has, when they agree and the code shows it."""
+    if d.primal is None:
+        return None
+    memo = model.facts.__dict__.setdefault("_contract_primal_out", {})
+    if id(d) in memo:
+        return memo[id(d)]
+    memo[id(d)] = None  # a primal that calls itself
+    found: Optional[Struct] = None
+    returns = model.facts.returns_of(d.primal)
+    for _, value in returns:
+        s = structure(model, d, value, d.primal, {}) if value is not None else Struct(NONE, 1, "a bare return")
+        if s is None or found is not None and not found.same_as(s):
+            found = None
+            break
+        found = s
+    if found is not None and returns:
+        shown = model.quote(returns[0].value, 40) if returns[0].value is not None else "None"
+        found = Struct(found.kind, found.length, f"`{d.name}` returns `{shown}`")
+    memo[id(d)] = found if returns else None
+    return memo[id(d)]
+
+
+def rule_environment(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, role: str,
+                     bound: int = 0) -> Dict[str, Struct]:
+    """The structures JAX gives a rule's parameters that this module shows: the cotangent of
+    bwd, each defjvps rule's `g` and `ans`, and the entries of a jvp rule's `tangents` unpacked."""
+    out = primal_output(model, d)
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args][bound:]
+    env: Dict[str, Struct] = {}
+    if out is None or out.kind != ARRAY:
+        return env
+    if role == "bwd" and params and not fn.args.vararg:
+        env[params[-1]] = Struct(ARRAY, 1, f"the cotangent of `{d.name}`'s output, which is one array")
+    if role == "defjvps" and len(params) >= 2:
+        env[params[0]] = Struct(ARRAY, 1, f"the tangent of `{d.name}`'s output, which is one array")
+        env[params[1]] = Struct(ARRAY, 1, f"`{d.name}`'s output, which is one array")
+    return env
+
+
+def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr], fn: FunctionNode,
+              env: Dict[str, Struct], depth: int = 0) -> Optional[Struct]:
+    """What `expr`, evaluated in `fn`, is as a structure; None when the code does not show it."""
+    if expr is None or depth > MAX_DEPTH:
+        return None
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        if any(isinstance(e, ast.Starred) for e in expr.elts):
+            return None
+        return Struct(TUPLE if isinstance(expr, ast.Tuple) else LIST, len(expr.elts), "a literal")
+    if isinstance(expr, ast.Constant):
+        return Struct(NONE, 1, "None") if expr.value is None else None
+    if isinstance(expr, ast.Name) and expr.id in env:
+        return env[expr.id]
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow,
+                                                            ast.MatMult, ast.FloorDiv, ast.Mod)):
+        sides = [structure(model, d, e, fn, env, depth + 1) for e in (expr.left, expr.right)]
+        if any(s is not None and s.kind == ARRAY for s in sides) and not any(
+                s is not None and s.kind in (TUPLE, LIST) for s in sides):
+            return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, arithmetic on an array")
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        s = structure(model, d, expr.operand, fn, env, depth + 1)
+        if s is not None and s.kind == ARRAY:
+            return s
+    if isinstance(expr, ast.Call):
+        q = model.index.qualname(expr.func) or ""
+        if q in SELECTS and len(expr.args) == 3 and not expr.keywords:  # `where(c)` alone gives a tuple
+            return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, an array")
+        target = model.facts.derivative_named(expr.func)
+        if target is d:
+            return primal_output(model, d)
+        helper = named_function(model.index, expr.func)
+        if helper is not None and helper is not fn and not isinstance(helper, ast.AsyncFunctionDef):
+            found = _returns_structure(model, d, helper, depth + 1)
+            if found is not None:
+                return Struct(found.kind, found.length, f"`{model.quote(expr, 40)}`, which returns {found.describe()}")
+    if isinstance(expr, ast.Name):
+        scope = model.index.scopes.get(fn)
+        bindings = scope.bindings.get(expr.id, []) if scope is not None else []
+        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None \
+                and isinstance(bindings[0].node, ast.Assign) and isinstance(bindings[0].node.targets[0], ast.Name):
+            inner = structure(model, d, bindings[0].value, fn, env, depth + 1)
+            if inner is not None:
+                return Struct(inner.kind, inner.length, f"`{expr.id}` = `{model.quote(bindings[0].value, 40)}`")
+            return None
+    kind = model.facts.values().of(expr)
+    if kind.tag in (TUPLE, LIST) and kind.items is not None:
+        return Struct(kind.tag, len(kind.items), kind.why or "inferred")
+    why = model.facts.not_a_sequence(expr, fn)
+    if why == "an array":
+        return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, an array")
+    if why == ARITHMETIC or why == "a constant":  # a leaf: arithmetic on a tuple raises
+        return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, {why}")
+    return None
+
+
+def _returns_structure(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, depth: int) -> Optional[Struct]:
+    found: Optional[Struct] = None
+    returns = model.facts.returns_of(fn)
+    for _, value in returns:
+        s = structure(model, d, value, fn, {}, depth) if value is not None else None
+        if s is None or found is not None and not found.same_as(s):
+            return None
+        found = s
+    return found
+
+
+def through_wrapper(model: "FileModel", fn: FunctionNode) -> FunctionNode:
+    """The function a rule only delegates to: `def r(a, b): return _r_impl(a, b)` (or the same
+    lambda) passing its own parameters in order to a def or lambda of this module gives `_r_impl`,
+    which then receives exactly what JAX passes `r`; `fn` itself otherwise."""
+    for _ in range(3):
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs:
+            return fn
+        returns = model.facts.returns_of(fn)
+        body = fn.body if isinstance(fn, ast.Lambda) else None
+        if body is None:
+            stmts = [st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
+            if len(stmts) != 1 or len(returns) != 1:
+                return fn
+            body = returns[0].value
+        call = body
+        if not isinstance(call, ast.Call) or call.keywords or \
+                [a.id if isinstance(a, ast.Name) else None for a in call.args] != params:
+            return fn
+        target = named_function(model.index, call.func)
+        if target is None or target is fn or isinstance(target, ast.AsyncFunctionDef):
+            return fn
+        target_params = [a.arg for a in target.args.posonlyargs + target.args.args]
+        if len(target_params) != len(params) or target.args.vararg:
+            return fn
+        fn = target
+    return fn
+
+
+# ----------------------------------------------------------------------------- names and order
+
+_TANGENT_AFFIXES = (("", "_dot"), ("", "dot"), ("d", ""), ("d_", ""), ("", "_t"), ("t_", ""), ("", "_tangent"),
+                    ("tangent_", ""), ("", "_bar"), ("", "bar"), ("ct_", ""), ("", "_ct"), ("g_", ""), ("", "_g"),
+                    ("grad_", ""), ("", "_grad"), ("", "_cotangent"), ("delta_", ""), ("", "_prime"))
+
+
+def slot_of(name: str, params: Tuple[str, ...]) -> Optional[str]:
+    """The primal parameter a rule's local `name` stands for, by its spelling: the parameter
+    itself, or it with a tangent/cotangent affix (`x_dot`, `dx`, `x_bar`, `ct_x`, `g_x`, `grad_x`).
+    None when no parameter, or more than one, fits."""
+    hits = set()
+    for p in params:
+        if name == p:
+            hits.add(p)
+            continue
+        for pre, post in _TANGENT_AFFIXES:
+            if name == f"{pre}{p}{post}" and len(p) >= 1:
+                hits.add(p)
+    return hits.pop() if len(hits) == 1 else None
+
+
+def permutation(names: List[Optional[str]], expected: Tuple[str, ...]) -> Optional[List[Tuple[int, str, str]]]:
+    """Where `names` (each a slot or None) is a reordering of `expected`: (position, got, wanted)
+    for every misplaced slot; None when they are in order or the evidence is incomplete (two
+    slots at least, all distinct, all among `expected`, at least two misplaced)."""
+    if len(names) != len(expected) or len(names) < 2:
+        return None
+    if any(n is None for n in names) or len(set(names)) != len(names):
+        return None
+    wrong = [(i, n, expected[i]) for i, n in enumerate(names) if n != expected[i]]  # type: ignore[misc]
+    return wrong if len(wrong) >= 2 else None

@@ -1,0 +1,213 @@
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Set, Tuple
+
+from vjplint.diagnostics import Severity
+from vjplint.facts.contract import Contract, contract_of, permutation, slot_of, through_wrapper
+from vjplint.model.file_model import CustomDerivative, RuleFunction
+from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
+
+# A parameter named for the tangents in the primals' place, and the reverse (a jvp rule's last two).
+TANGENT_WORDS = ("tangents", "tangent", "tans", "dots", "t_in", "tangents_in", "ts", "dxs", "dx", "tx", "tangent_in")
+PRIMAL_WORDS = ("primals", "primal", "prims", "args", "xs", "primals_in", "inputs", "x")
+# defjvps rules are called (g, ans, *primals): the tangent first, then the output.
+OUTPUT_WORDS = ("ans", "out", "output", "result", "primal_out", "y", "res", "value")
+GRAD_WORDS = ("g", "t", "tangent", "dot", "x_dot", "g_in", "ct", "ydot", "y_dot", "dy", "t_in", "dans")
+
+
+class RuleOrderByName(Rule):
+    """## What it does
+    Compares the names a rule gives to what JAX passes it with the order JAX passes them, and
+    warns when the names say the order is another (the model is ErrorProne's argument-selection
+    check): a jvp rule unpacking `primals` or `tangents` as a permutation of the primal's
+    differentiable parameters (`y_dot, x_dot = tangents` for `f(x, y)`), a bwd returning
+    cotangents named for the parameters in a permuted order (`return dy, dx`; `dx`, `x_bar`,
+    `ct_x`, `g_x`, `grad_x` name `x`'s slot), a jvp rule taking `(tangents, primals)`, and a
+    `defjvps` rule taking `(ans, g, ...)`. Only names decide, so it says "may": nothing is
+    reported unless at least two named slots are misplaced.
+
+    ## Why is this bad?
+    JAX passes the primals and tangents in the order of the primal's differentiable parameters,
+    calls a defjvp rule with `(primals, tangents)` and a defjvps rule with `(g, ans, *primals)`,
+    and reads bwd's result by position. A permutation raises only when the shapes differ; with
+    equal shapes every derivative is silently wrong.
+
+    ## Example
+    ```python
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, y = primals
+        y_dot, x_dot = tangents
+        return f(x, y), jnp.cos(x) * x_dot * y + jnp.sin(x) * y_dot
+    ```
+
+    ## Use instead
+    ```python
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, y = primals
+        x_dot, y_dot = tangents
+        return f(x, y), jnp.cos(x) * x_dot * y + jnp.sin(x) * y_dot
+    ```
+
+    ## Fix safety
+    No automatic fix: the names may be what is wrong.
+    """
+
+    CODE = "VJP334"
+    NAME = "rule-order-by-name"
+    SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_jvp", b"custom_vjp")
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x, y):
+    return jnp.sin(x) * y
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    x, y = primals
+    y_dot, x_dot = tangents
+    return f(x, y), jnp.cos(x) * x_dot * y + jnp.sin(x) * y_dot
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x, y):
+    return jnp.sin(x) * y
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    return f(x, y), jnp.cos(x) * x_dot * y + jnp.sin(x) * y_dot
+''']
+
+    def check(self) -> None:
+        done: Set[int] = set()
+        for d in self.model.derivatives:
+            if d.api != "jax":
+                continue
+            contract = contract_of(self.model, d)
+            if contract is None:
+                continue
+            for reg in d.registrations:
+                for index, rule in enumerate(reg.rules):
+                    fn = rule.node
+                    if fn is None or rule.is_none or id(fn) in done or fn.args.vararg:
+                        continue
+                    done.add(id(fn))
+                    if reg.method == "defjvp":
+                        self._jvp(d, contract, rule)
+                    elif reg.method == "defjvps":
+                        self._defjvps(d, rule)
+                    elif reg.method == "defvjp" and index == 1:
+                        self._bwd(d, contract, rule)
+
+    # -- jvp rules ------------------------------------------------------------------------------
+    def _jvp(self, d: CustomDerivative, contract: Contract, rule: RuleFunction) -> None:
+        assert rule.node is not None
+        fn = through_wrapper(self.model, rule.node)  # a rule that only returns `_impl(primals, tangents)`
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args][rule.bound_positional:]
+        if len(params) < 2:
+            return
+        primals, tangents = params[-2], params[-1]
+        if primals.lower() in TANGENT_WORDS and tangents.lower() in PRIMAL_WORDS:
+            self.report(fn.args.args[-2] if len(fn.args.args) >= 2 else fn,
+                        f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` may take its parameters in the "
+                        f"wrong order: it names them `({primals}, {tangents})`, but JAX calls it with "
+                        f"`(primals, tangents)`, so `{primals}` receives the primal values and `{tangents}` the "
+                        f"tangents; the tangent output is then wrong (or not linear). Swap the parameters, or "
+                        f"rename them if the names are what is wrong")
+            return
+        for source, what in ((primals, "primals"), (tangents, "tangents")):
+            node = _unpacking(fn, source)
+            if node is None:
+                continue
+            names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]
+            slots = [slot_of(n, contract.diff_names) if n else None for n in names]
+            wrong = permutation(slots, contract.diff_names)
+            if wrong:
+                self.report(node.targets[0],
+                            f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` may unpack its {what} in the "
+                            f"wrong order: `{self.quote(node.targets[0], 40)} = {source}` names "
+                            f"{_listing(names, wrong)}, but JAX passes the {what} in the order of `{d.name}`'s "
+                            f"differentiable parameters `({', '.join(contract.diff_names)})`; with equal shapes "
+                            f"the derivatives are silently wrong. Unpack them in that order, or rename them if the "
+                            f"names are what is wrong")
+
+    def _defjvps(self, d: CustomDerivative, rule: RuleFunction) -> None:
+        fn = rule.node
+        assert fn is not None
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args][rule.bound_positional:]
+        if len(params) < 2:
+            return
+        first, second = params[0], params[1]
+        if first.lower() in OUTPUT_WORDS and second.lower() in GRAD_WORDS:
+            self.report(fn.args.args[0] if fn.args.args else fn,
+                        f"defjvps rule of {d.label} `{d.name}` may take its parameters in the wrong order: it "
+                        f"names them `({first}, {second}, ...)`, but JAX calls each defjvps rule with "
+                        f"`(g, ans, *primals)`: the input tangent first, then the output. `{second}` receives the "
+                        f"output and `{first}` the tangent; the tangent output is then wrong (or not linear). Swap "
+                        f"them, or rename them if the names are what is wrong")
+
+    # -- bwd --------------------------------------------------------------------------------------
+    def _bwd(self, d: CustomDerivative, contract: Contract, rule: RuleFunction) -> None:
+        assert rule.node is not None
+        fn = through_wrapper(self.model, rule.node)
+        for node, value in self.model.facts.returns_of(fn):
+            if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(contract.diff_names):
+                continue
+            slots: List[Optional[str]] = []
+            for e in value.elts:
+                slots.append(None if isinstance(e, ast.Constant) and e.value is None else _cotangent_slot(e, contract))
+            kept = [(i, s) for i, s in enumerate(slots) if not (isinstance(value.elts[i], ast.Constant)
+                                                                and value.elts[i].value is None)]
+            if len(kept) < 2 or any(s is None for _, s in kept):
+                continue
+            got = [s for _, s in kept]
+            expected = tuple(contract.diff_names[i] for i, _ in kept)
+            wrong = permutation(got, expected)  # type: ignore[arg-type]
+            if not wrong:
+                continue
+            places = ", ".join(f"`{self.quote(value.elts[kept[i][0]], 25)}` (for `{s}`) at position {kept[i][0]}, "
+                               f"where JAX reads `{want}`'s" for i, s, want in wrong)
+            self.report(value,
+                        f"{rule_label(rule, 'bwd')} of {d.label} `{d.name}` may return its cotangents in the wrong "
+                        f"order: {places}, but JAX reads bwd's result by position, one entry per differentiable "
+                        f"parameter in the order `({', '.join(contract.diff_names)})`; with equal shapes the "
+                        f"gradients are silently swapped. Return them in that order, or rename them if the names "
+                        f"are what is wrong")
+
+
+def _unpacking(fn: ast.AST, source: str) -> Optional[ast.Assign]:
+    if isinstance(fn, ast.Lambda):
+        return None
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
+                and isinstance(node.value, ast.Name) and node.value.id == source:
+            return node
+    return None
+
+
+def _cotangent_slot(expr: ast.expr, contract: Contract) -> Optional[str]:
+    """The parameter a cotangent entry is named for: the one affixed name it mentions (`dq`,
+    `x_bar`, `grad_w`; a bare parameter name says nothing: `cos(x) * y * g` is x's cotangent)."""
+    slots = set()
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name) and n.id not in contract.params:
+            s = slot_of(n.id, contract.diff_names)
+            if s is not None:
+                slots.add(s)
+    return slots.pop() if len(slots) == 1 else None
+
+
+def _listing(names: List[Optional[str]], wrong: List[Tuple[int, str, str]]) -> str:
+    return ", ".join(f"`{names[i]}` (for `{got}`) at position {i}, where JAX passes `{want}`'s" for i, got, want in wrong)
