@@ -22,7 +22,7 @@ import subprocess
 import sys
 import types
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 import pytest
 
@@ -112,6 +112,31 @@ def load_fixture_module(path: Path) -> types.ModuleType:
 
 def rule_fixture_dirs() -> List[Path]:
     return sorted(p for p in RULE_FIXTURES.iterdir() if p.is_dir()) if RULE_FIXTURES.exists() else []
+
+
+T = TypeVar("T")
+
+
+def check_each(cases: Iterable[T], check: Callable[[T], Any], name: Callable[[T], str] = str,
+               least: int = 1) -> List[Any]:
+    """A property over a corpus as one test: `check` runs on every case, and the test fails once,
+    naming each case that failed with its error (a test item per case costs the suite more than
+    the check). Fewer than `least` cases fail it too: an empty corpus proves nothing. Returns what
+    each check returned."""
+    results: List[Any] = []
+    failures: List[str] = []
+    count = 0
+    for case in cases:
+        count += 1
+        try:
+            results.append(check(case))
+        except Exception as error:  # an assertion, or the code under test raising
+            failures.append(f"{name(case)}: {type(error).__name__}: {error}")
+    assert count >= least, f"{count} cases, fewer than {least}: is the corpus there?"
+    if failures:
+        more = f"\n\n... and {len(failures) - 10} more" if len(failures) > 10 else ""
+        raise AssertionError(f"{len(failures)} of {count} cases failed:\n\n" + "\n\n".join(failures[:10]) + more)
+    return results
 
 
 @pytest.fixture(scope="session")

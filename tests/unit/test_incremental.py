@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import List
 
 import pytest
-from tests.conftest import ROOT
+from tests.conftest import ROOT, check_each
 
 from vjplint.settings.config import Config
 from vjplint.lint.engine import lint_source
@@ -65,9 +65,14 @@ def check(linter: IncrementalLinter, text: str) -> None:
     assert facts(linter.lint(text).diagnostics) == facts(expected)
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_a_fresh_incremental_lint_equals_the_engine(path: Path) -> None:
-    check(IncrementalLinter(path.name, Config()), path.read_text(encoding="utf-8"))
+def _name(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+def test_a_fresh_incremental_lint_equals_the_engine() -> None:
+    """On every rule fixture (one test over the corpus; each fixture that differs is named)."""
+    check_each(FIXTURES, lambda path: check(IncrementalLinter(path.name, Config()), path.read_text(encoding="utf-8")),
+               _name, least=600)
 
 
 def _edit(rng: random.Random, text: str, pool: List[str]) -> str:
@@ -198,15 +203,23 @@ def _cached(linter: IncrementalLinter) -> dict:
 SEEDABLE = FIXTURES + sorted((ROOT / "tests" / "realworld").glob("*.py"))
 
 
-@pytest.mark.parametrize("path", SEEDABLE, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_families_seeded_from_the_whole_lint_equal_the_families_linted_alone(path: Path) -> None:
+def _seeded_equal_linted(path: Path) -> bool:
+    """Whether the file has families (then compared); False for a file linted whole for good."""
     text = path.read_text(encoding="utf-8")
     seeded = IncrementalLinter(path.name, Config())
     seeded.lint(text, whole_first=True)
     if not seeded.unprimed:
-        return  # linted whole for good (nothing recognised, a syntax error): no families
+        return False  # linted whole for good (nothing recognised, a syntax error): no families
     seeded.prime(text)
     linted = IncrementalLinter(path.name, Config())
     linted.lint(text)
     assert seeded.stats.get("seeded") == len(linted.cache) and seeded.stats["linted"] == 0
     assert _cached(seeded) == _cached(linted)
+    return True
+
+
+def test_families_seeded_from_the_whole_lint_equal_the_families_linted_alone() -> None:
+    """On every rule fixture and real-world module (one test over the corpus; each file whose
+    families differ is named)."""
+    compared = check_each(SEEDABLE, _seeded_equal_linted, _name, least=600)
+    assert sum(compared) >= 600, f"only {sum(compared)} files had families to compare"

@@ -25,7 +25,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import pytest
 
-from tests.conftest import ROOT, RULE_FIXTURES
+from tests.conftest import ROOT, RULE_FIXTURES, check_each
 from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic
 from vjplint.lint.engine import lint_source
@@ -190,8 +190,13 @@ def marked_places(code: str) -> Dict[str, Set[Tuple[int, int]]]:
 ALL_CASES = [case for code in all_rules() for case in rule_cases(code)]
 
 
-@pytest.mark.parametrize("case", ALL_CASES, ids=[f"{c.code}:{c.label.rsplit('/', 1)[-1]}" for c in ALL_CASES])
-def test_case_fires_exactly_where_marked_or_stays_silent(case: Case) -> None:
+def test_case_fires_exactly_where_marked_or_stays_silent() -> None:
+    """Every rule's every case (one test over them all; each case that fails is named)."""
+    check_each(ALL_CASES, _fires_exactly_where_marked_or_stays_silent,
+               lambda c: f"{c.code}:{c.label.rsplit('/', 1)[-1]}", least=700)
+
+
+def _fires_exactly_where_marked_or_stays_silent(case: Case) -> None:
     diagnostics = lint_case(case)
     assert {d.code for d in diagnostics} <= {case.code}, render_diagnostics(list(diagnostics))
     found = {(d.location.row, d.location.column) for d in diagnostics}
@@ -208,7 +213,11 @@ def test_case_fires_exactly_where_marked_or_stays_silent(case: Case) -> None:
 SILENT = sorted(RULE_FIXTURES.glob("*/silent_*.py"))
 
 
-@pytest.mark.parametrize("path", SILENT, ids=lambda p: f"{p.parent.name}:{p.name}")
-def test_silent_fixture_is_silent_for_every_default_rule(path: Path) -> None:
+def _silent_for_every_default_rule(path: Path) -> None:
     diagnostics = lint_source(path.relative_to(ROOT).as_posix(), path.read_bytes(), Config()).diagnostics
     assert not diagnostics, render_diagnostics(diagnostics)
+
+
+def test_silent_fixture_is_silent_for_every_default_rule() -> None:
+    """Every silent_* fixture (one test over them all; each fixture that fires is named)."""
+    check_each(SILENT, _silent_for_every_default_rule, lambda p: f"{p.parent.name}:{p.name}", least=300)

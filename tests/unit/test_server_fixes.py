@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import List
 
-import pytest
-from tests.conftest import ROOT
+from tests.conftest import ROOT, check_each
 
 from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic
@@ -44,9 +42,12 @@ def compare(name: str, text: str) -> int:
     return len(diagnostics)
 
 
-@pytest.mark.parametrize("path", PLANNED, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_family_fixes_equal_whole_document_fixes_on_fixtures(path: Path) -> None:
-    compare(path.name, path.read_text(encoding="utf-8"))
+def test_family_fixes_equal_whole_document_fixes_on_fixtures() -> None:
+    """On every firing fixture of a custom_vjp (one test over the corpus; each fixture whose fixes
+    differ is named)."""
+    compared = check_each(PLANNED, lambda path: compare(path.name, path.read_text(encoding="utf-8")),
+                          lambda path: f"{path.parent.name}/{path.name}", least=150)
+    assert sum(compared) >= 20, f"only {sum(compared)} planned fixes compared"
 
 
 def test_family_fixes_on_a_module_with_many_derivatives() -> None:
