@@ -417,7 +417,7 @@ def test_the_firing_cases_fail_on_jax(tmp_path: Path) -> None:
 async def test_the_server_uses_the_workspace_wrappers_and_refreshes_them_on_save(tmp_path: Path) -> None:
     from lsprotocol import types
 
-    from tests.test_server import open_doc, published, start, stop
+    from tests.server.test_server import open_doc, published, start, stop
 
     write_tree(tmp_path)
     client = await start(tmp_path)
