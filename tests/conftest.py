@@ -4,10 +4,10 @@ test layers.
 Every test belongs to exactly one layer, a pytest marker registered in pyproject.toml:
 `unit` (in-process: no subprocess, no JAX), `cli` (the real CLI in subprocesses), `server`
 (the Language Server through pytest-lsp), `jax` (imports or runs JAX), `fuzz` (hypothesis).
-A test marked explicitly keeps its mark; otherwise it gets its module's layer from
-MODULE_LAYERS, `jax` when it uses the `jax_cpu` fixture, `fuzz` when it is a hypothesis test,
-and `unit` when its module is not listed. While a unit test runs, starting a process or
-importing JAX fails it (see `_UnitGuard`).
+A module lives in the folder of its main layer (tests/unit, tests/cli, tests/server, tests/jax,
+tests/fuzz), which gives its tests their layer; a test of another layer carries its mark
+(`@pytest.mark.cli`). A test that uses the `jax_cpu` fixture must be `jax`, a hypothesis test
+`fuzz`. While a unit test runs, starting a process or importing JAX fails it (see `_UnitGuard`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import subprocess
 import sys
 import types
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 import pytest
 
@@ -70,60 +70,7 @@ def expected_device(label: str) -> bool:
 RULE_FIXTURES = FIXTURES / "rules"
 
 LAYERS = ("unit", "cli", "server", "jax", "fuzz")
-# A module's default layer; tests of another layer in the same module are marked explicitly
-# (a decorator, or TEST_LAYERS below). Modules not listed are `unit`.
-MODULE_LAYERS: Dict[str, str] = {
-    "test_bad_input": "cli",
-    "test_check_grads_record": "jax",  # real pytest and check-grads runs recording JAX calls
-    "test_cli": "cli",
-    "test_fix_cli": "cli",
-    "test_fix_quiet": "cli",  # fixes every fixture and eval case through the CLI, then re-lints
-    "test_fuzz": "fuzz",
-    "test_jax_ground_truth": "jax",
-    "test_contract_facts": "unit",
-    "test_mutation_spellings": "unit",  # in-process lint of eval/mutation's modules in every spelling
-    "test_neovim": "server",  # the documented recipes in headless Neovim
-    "test_precommit": "cli",
-    "test_realworld_regressions": "cli",
-    "test_rule_fixtures": "cli",
-    "test_server": "server",
-    "test_speed_invariants": "cli",
-    "test_verify": "jax",  # --verify runs the rewrites on JAX in a subprocess
-    "test_verify_fixtures": "jax",
-    "test_verify_fix_kinds": "jax",
-}
-# Tests whose layer differs from their module's, by "module::function" (parameters aside).
-TEST_LAYERS: Dict[str, str] = {
-    "test_fix_cli::test_fix_rewrites_in_place_and_a_second_run_changes_nothing": "cli",
-    "test_fix_cli::test_diff_prints_a_unified_diff_and_writes_nothing": "cli",
-    "test_fix_cli::test_unsafe_fixes_need_the_flag": "cli",
-    "test_fix_cli::test_show_fixes_and_exit_non_zero_on_fix": "cli",
-    "test_fix_cli::test_remaining_diagnostics_are_reported_after_fixing": "cli",
-    "test_fix_cli::test_stdin_fix_writes_the_fixed_source_to_stdout": "cli",
-    "test_fix_cli::test_json_fix_edits_reproduce_the_fixed_file": "cli",
-    "test_fix_cli::test_writes_keep_encoding_bom_crlf_and_mode": "cli",
-    "test_docs::test_shell_blocks_run_as_written": "cli",
-    "test_docs::test_github_actions_recipe": "cli",
-    "test_docs::test_quick_start_counts_are_what_the_command_prints": "cli",
-    "test_install_hint::test_the_server_prints_the_hint": "cli",
-    "test_output_formats::test_sarif_is_valid_2_1_0_with_rule_metadata_and_fixes": "cli",
-    "test_output_formats::test_sarif_for_a_clean_run_is_valid_and_empty": "cli",
-    "test_output_formats::test_github_annotations_through_the_cli": "cli",
-    "test_output_formats::test_lsp_output_maps_file_uris_to_lsp_diagnostics": "cli",
-    "test_output_formats::test_lsp_rows_ignore_characters_that_are_not_python_line_breaks": "cli",
-    "test_realworld_regressions::test_there_are_snippets": "unit",
-    "test_speed_invariants::test_cache_hits_and_invalidation": "unit",
-    "test_speed_invariants::test_cache_entries_of_deleted_files_are_dropped": "unit",
-    "test_speed_invariants::test_worker_count_policy": "unit",
-    "test_speed_invariants::test_progress_printer_drives_from_lint_many": "unit",
-    "test_speed_invariants::test_statement_splits_blank_what_libcst_blanks": "unit",
-    "test_speed_invariants::test_indexes_of_builds_unused_for_a_week_are_pruned": "unit",
-    "test_speed_invariants::test_index_name_collisions_never_share_results": "unit",
-    "test_speed_invariants::test_exclude_matchers_agree_with_fnmatch": "unit",
-    "test_speed_invariants::test_fast_path_constants_match_the_engine_and_the_formatter": "unit",
-    "test_wrappers::test_alias_with_its_own_keyword_is_analysed": "cli",
-    "test_wrappers::test_prefilter_honours_alias_names": "cli",
-}
+TESTS = Path(__file__).resolve().parent  # tests/<layer>/test_*.py: the folder is the layer
 
 
 def pythonpath(*dirs: object) -> str:
@@ -167,6 +114,31 @@ def rule_fixture_dirs() -> List[Path]:
     return sorted(p for p in RULE_FIXTURES.iterdir() if p.is_dir()) if RULE_FIXTURES.exists() else []
 
 
+T = TypeVar("T")
+
+
+def check_each(cases: Iterable[T], check: Callable[[T], Any], name: Callable[[T], str] = str,
+               least: int = 1) -> List[Any]:
+    """A property over a corpus as one test: `check` runs on every case, and the test fails once,
+    naming each case that failed with its error (a test item per case costs the suite more than
+    the check). Fewer than `least` cases fail it too: an empty corpus proves nothing. Returns what
+    each check returned."""
+    results: List[Any] = []
+    failures: List[str] = []
+    count = 0
+    for case in cases:
+        count += 1
+        try:
+            results.append(check(case))
+        except Exception as error:  # an assertion, or the code under test raising
+            failures.append(f"{name(case)}: {type(error).__name__}: {error}")
+    assert count >= least, f"{count} cases, fewer than {least}: is the corpus there?"
+    if failures:
+        more = f"\n\n... and {len(failures) - 10} more" if len(failures) > 10 else ""
+        raise AssertionError(f"{len(failures)} of {count} cases failed:\n\n" + "\n\n".join(failures[:10]) + more)
+    return results
+
+
 @pytest.fixture(scope="session")
 def jax_cpu():
     """Real JAX on CPU (or whatever JAX_PLATFORMS says). The test extra installs JAX: a missing
@@ -183,43 +155,54 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 # -- layers --------------------------------------------------------------------------------------
+def _folder_layer(item: pytest.Item) -> str:
+    """The layer a test module's folder names: tests/<layer>/test_x.py."""
+    path = Path(str(item.fspath)).resolve()
+    folder = path.parent.name if path.parent.parent == TESTS else None
+    if folder not in LAYERS:
+        raise pytest.UsageError(f"{item.nodeid}: a test module lives in the folder of its layer, "
+                                f"tests/<{'|'.join(LAYERS)}>/ (found in {path.parent})")
+    return folder
+
+
 def _layer_of(item: pytest.Item) -> str:
-    module = Path(str(item.fspath)).stem
-    name = getattr(item, "originalname", None) or item.name.split("[", 1)[0]
-    if f"{module}::{name}" in TEST_LAYERS:
-        return TEST_LAYERS[f"{module}::{name}"]
-    if "jax_cpu" in getattr(item, "fixturenames", ()):
-        return "jax"
-    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
-        return "fuzz"
-    return MODULE_LAYERS.get(module, "unit")
+    """An explicit mark, else the folder's layer; a test that uses real JAX (the `jax_cpu`
+    fixture) must be `jax`, a hypothesis test `fuzz`, however it got its layer."""
+    explicit = [layer for layer in LAYERS if item.get_closest_marker(layer) is not None]
+    if len(explicit) > 1:
+        raise pytest.UsageError(f"{item.nodeid} is in several test layers: {explicit}")
+    layer = explicit[0] if explicit else _folder_layer(item)
+    if "jax_cpu" in getattr(item, "fixturenames", ()) and layer != "jax":
+        raise pytest.UsageError(f"{item.nodeid} uses the jax_cpu fixture: mark it @pytest.mark.jax")
+    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False) and layer != "fuzz":
+        raise pytest.UsageError(f"{item.nodeid} is a hypothesis test: mark it @pytest.mark.fuzz")
+    return layer
 
 
 # Python versions (README, "Python versions"): JAX 0.10.2, which the jax layer is measured on, has
 # wheels for 3.11+ only and pytest-lsp (test_server.py) installs on 3.10+; on older interpreters
 # those tests (every module that imports pytest_lsp) are skipped with that reason instead of
 # failing on a missing module.
-collect_ignore = ["test_server.py", "test_server_helix.py", "test_server_incremental.py",
-                  "test_server_notebooks.py", "test_server_project.py", "test_server_lint_helper.py"] if sys.version_info < (3, 10) else []
+collect_ignore = [f"server/{name}" for name in (
+    "test_server.py", "test_server_helix.py", "test_server_incremental.py", "test_server_notebooks.py",
+    "test_server_project.py", "test_server_lint_helper.py")] if sys.version_info < (3, 10) else []
 NO_JAX_REASON = "the jax layer needs JAX 0.10.2, which needs Python 3.11+"
 # Tests of other layers that run `vjplint verify`/`check-grads` as documented, hence need JAX too.
-NEEDS_JAX = ("test_docs.py::test_shell_blocks_run_as_written[README.md]",
-             "test_docs.py::test_shell_blocks_run_as_written[docs/verify.md]")
+NEEDS_JAX = ("unit/test_docs.py::test_shell_blocks_run_as_written[README.md]",
+             "unit/test_docs.py::test_shell_blocks_run_as_written[docs/verify.md]")
 # Tests that assert the 3.10+ parser's syntax-error messages and positions (VJP900 reports what
 # the parser says; 3.9's words and places several errors differently).
-PARSER_310 = ("test_bad_input.py::test_syntax_errors_are_vjp900_at_their_position_and_the_run_goes_on",
-              "test_cli.py::test_syntax_error_is_vjp900_and_the_run_goes_on",
-              "test_output_formats.py::test_github_annotations_through_the_cli",
-              "test_output_formats.py::test_lsp_output_maps_file_uris_to_lsp_diagnostics")
+PARSER_310 = ("cli/test_bad_input.py::test_syntax_errors_are_vjp900_at_their_position_and_the_run_goes_on",
+              "cli/test_cli.py::test_syntax_error_is_vjp900_and_the_run_goes_on",
+              "cli/test_output_formats.py::test_github_annotations_through_the_cli",
+              "cli/test_output_formats.py::test_lsp_output_maps_file_uris_to_lsp_diagnostics")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
     for item in items:
-        explicit = [layer for layer in LAYERS if item.get_closest_marker(layer) is not None]
-        if len(explicit) > 1:
-            raise pytest.UsageError(f"{item.nodeid} is in several test layers: {explicit}")
-        if not explicit:
-            item.add_marker(getattr(pytest.mark, _layer_of(item)))
+        layer = _layer_of(item)
+        if item.get_closest_marker(layer) is None:
+            item.add_marker(getattr(pytest.mark, layer))
         if sys.version_info < (3, 11) and (item.get_closest_marker("jax") is not None
                                            or item.nodeid.endswith(NEEDS_JAX)):
             item.add_marker(pytest.mark.skip(reason=NO_JAX_REASON))
@@ -231,8 +214,8 @@ class UnitLayerViolation(AssertionError):
     """A unit test started a process or imported JAX."""
 
 
-MOVE_HINT = ("unit tests run in-process without JAX; mark the test cli/server/jax/fuzz (a decorator, or "
-             "MODULE_LAYERS/TEST_LAYERS in tests/conftest.py)")
+MOVE_HINT = ("unit tests run in-process without JAX; move the module to tests/cli, tests/server, tests/jax "
+             "or tests/fuzz, or mark the test @pytest.mark.cli/server/jax/fuzz")
 
 
 def _is_jax(name: str) -> bool:

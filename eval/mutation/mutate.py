@@ -7,7 +7,7 @@ A *mutation operator* makes one realistic edit to a correct custom_vjp/custom_jv
 a hazard is not decided here: `label.py` runs every mutant on JAX, and a mutant JAX accepts stays
 as a look-alike. A *spelling operator* rewrites a definition into a form JAX treats the same
 (decorator and call form, `def` and `lambda`, a helper, a `staticmethod`, keyword nondiff,
-`functools.partial`, neutral parameter names); `tests/test_mutation_spellings.py` asserts that
+`functools.partial`, neutral parameter names); `tests/unit/test_mutation_spellings.py` asserts that
 vjplint's findings do not depend on the spelling.
 
 Operators work on the `ast` of a module and write it back with `ast.unparse` (comments are

@@ -306,8 +306,8 @@ def _changes(read: Union[str, _Read]) -> bool:
 
 
 def _stop_after_writes(count: int, variable: str = "VJPLINT_TEST_STOP_AFTER_WRITES") -> None:
-    """A seam for the tests of interrupted and concurrent runs (tests/test_bad_input.py,
-    tests/test_cli_edges.py): with VJPLINT_TEST_STOP_AFTER_WRITES=N the process stops itself
+    """A seam for the tests of interrupted and concurrent runs (tests/cli/test_bad_input.py,
+    tests/cli/test_cli_edges.py): with VJPLINT_TEST_STOP_AFTER_WRITES=N the process stops itself
     (SIGSTOP) before its next file once it has written N files; with VJPLINT_TEST_STOP_IN_WRITE=N,
     within the next write, its temporary file written and not yet renamed. A test then sends
     SIGINT or SIGKILL at that exact point, however fast or loaded the machine."""

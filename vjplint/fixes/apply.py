@@ -98,7 +98,7 @@ def _write_residual(text: str, lines: List[str], module: Any, plans: Sequence[An
                     rows: Mapping[Tuple[str, int], Any]) -> str:
     """The one writer of the residual-plus-None rewrite: text edits at `ast` positions
     (`residual_text`) where the spelling is plain, else libcst (`residual_plus_none`); both write
-    the same text (tests/test_fix_text_edits.py), the first several times faster."""
+    the same text (tests/unit/test_fix_text_edits.py), the first several times faster."""
     from vjplint.fixes.residual_text import spans_of
 
     computed = spans_of(text, lines, module, pairs)

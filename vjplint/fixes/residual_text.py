@@ -6,7 +6,7 @@ whose layout is plain. For those this module writes exactly the text libcst woul
 the positions `ast` gives. Anything it is not sure of (comments beside the changed code, a
 multi-line sequence it must re-punctuate, a bound or indexed return, a lambda, an import the
 rewrite may leave unused, `\\r` line endings where a line is inserted) raises `Hard`, and the
-caller runs libcst. tests/test_fix_text_edits.py compares both on every fixture and on
+caller runs libcst. tests/unit/test_fix_text_edits.py compares both on every fixture and on
 generated spellings.
 """
 

@@ -125,7 +125,7 @@ class IncrementalLinter:
     def _seed(self, text: str, result: LintResult) -> bool:
         """Cache each family's findings from the whole lint of `text`, not linting any again: a
         family's lint finds exactly the whole lint's findings in its own statements (the
-        families' union is the whole lint, tests/test_incremental.py; one family's module holds
+        families' union is the whole lint, tests/unit/test_incremental.py; one family's module holds
         no other family's statements). False, nothing cached, where that cannot be read off: a
         finding in an import (every family's module holds the imports) or outside every family,
         or an internal error (which family's lint would repeat it is unknown)."""

@@ -66,8 +66,8 @@ class Rule:
     TRIGGERS: ClassVar[Tuple[bytes, ...]] = ()
     # A pattern the text must match for the rule to possibly fire (None: any text): the name of
     # the API the rule is about, which every spelling that resolves to it writes somewhere in
-    # the module (the import, the attribute). tests/test_rule_gates.py checks the gates change
-    # no finding.
+    # the module (the import, the attribute). tests/unit/test_rule_triggers.py checks the gates
+    # change no finding.
     NEEDS: ClassVar[Optional["re.Pattern[str]"]] = None
     # Source snippets (the rule's own test cases: INVALID must fire, VALID must not).
     VALID: ClassVar[List[str]] = []

@@ -12,7 +12,7 @@ reads the syntax of is parsed:
 3. the stubs it keeps are parsed, and replace their stand-ins.
 Each parse is of the file's text with every other line blanked: rows and columns are the
 file's own. The result is the module `focus(parse(text))` gives, node for node
-(`tests/test_region_parse.py` compares them with `ast.dump`, positions included).
+(`tests/unit/test_region_parse.py` compares them with `ast.dump`, positions included).
 
 Lines inside a triple-quoted string are text, not statements: the strings are found first
 (`_string_spans`). A split this module cannot trust gives None, and the caller parses the whole

@@ -14,7 +14,7 @@ The model and the rules therefore see only
 Statements keep their positions, so a finding is the one the whole module gives. Words are read
 from the text, single-quoted strings and f-strings included (comments and other triple-quoted
 strings, docstrings mostly, name nothing), so a region is a superset of what names reach.
-`tests/test_speed_invariants.py` asserts that every fixture gives the whole module's findings.
+`tests/cli/test_speed_invariants.py` asserts that every fixture gives the whole module's findings.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The cli layer: the real CLI (and other commands) in subprocesses."""

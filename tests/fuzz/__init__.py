@@ -1,0 +1,1 @@
+"""The fuzz layer: hypothesis / hypothesmith property tests."""

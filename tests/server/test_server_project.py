@@ -1,0 +1,348 @@
+"""The server's project index through a real LSP client: findings whose evidence is in another
+module of the workspace (a caller passing a traced value to a nondiff slot, a registration
+elsewhere) appear, follow edits of the other module's buffer without touching the document
+they are in, and equal `vjplint check` over the workspace; only the documents whose facts
+changed are published again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+from tests.conftest import ROOT, run_cli
+from lsprotocol import types
+from tests.server.test_server import change, open_doc, rng, start, stop
+
+
+A = '''\
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(1,))
+def gather(x, idx):
+    return x[idx]
+
+
+def gather_fwd(x, idx):
+    return x[idx], jnp.zeros_like(x)
+
+
+def gather_bwd(idx, zeros, g):
+    return (zeros.at[idx].add(g),)
+
+
+gather.defvjp(gather_fwd, gather_bwd)
+
+
+@jax.custom_vjp
+def softsign(x):
+    return x / (1.0 + jnp.abs(x))
+
+
+def softsign_fwd(x):
+    return softsign(x), x
+
+
+def softsign_bwd(x, g):
+    return (g / (1.0 + jnp.abs(x)) ** 2,)
+'''
+B = '''\
+import jax
+import jax.numpy as jnp
+
+from a import gather
+
+
+@jax.jit
+def picked(x, i):
+    return jnp.sum(gather(x, i) ** 2)
+'''
+C = '''\
+from a import softsign, softsign_bwd, softsign_fwd
+
+softsign.defvjp(softsign_fwd, softsign_bwd)
+
+
+def act(x):
+    return softsign(x)
+'''
+D = '''\
+import jax.numpy as jnp
+
+
+def plain(x):
+    return jnp.tanh(x)
+'''
+VJP104 = ("`gather` receives a traced value in its nondiff position 1 (`idx`) from another module: at b.py:9 "
+          "`picked` passes `i` (`i` is a parameter of `picked`, which is traced by `jax.jit`), so JAX raises "
+          "UnexpectedTracerError there. Mark it static in that transformation, pass a Python constant, or move "
+          "`idx` out of nondiff_argnums")
+
+
+def write(root: Path, files: Dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+
+
+def found(diagnostics: List[types.Diagnostic]) -> List[tuple]:
+    return sorted((d.range.start.line + 1, d.range.start.character + 1, d.code, d.message) for d in diagnostics)
+
+
+def latest(client: Any, uri: str) -> Optional[List[types.Diagnostic]]:
+    for params in reversed(client.published):
+        if params.uri == uri:
+            return list(params.diagnostics)
+    return None
+
+
+async def settled(client: Any, uri: str, wanted: Callable[[List[tuple]], bool], timeout: float = 30.0) -> List[tuple]:
+    """The latest diagnostics of `uri` once `wanted` holds for them (the index is built in the
+    background: the first diagnostics may come without the other modules' facts)."""
+    deadline = time.monotonic() + timeout
+    seen: Optional[List[tuple]] = None
+    while time.monotonic() < deadline:
+        diagnostics = latest(client, uri)
+        seen = found(diagnostics) if diagnostics is not None else None
+        if seen is not None and wanted(seen):
+            return seen
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{uri}: diagnostics never as wanted; last: {seen}")
+
+
+def codes(*wanted: str) -> Callable[[List[tuple]], bool]:
+    return lambda seen: sorted(code for _, _, code, _ in seen) == sorted(wanted)
+
+
+def cli_check(root: Path) -> Dict[str, List[tuple]]:
+    proc = run_cli("check", "--no-cache", "--output-format", "json", "--exit-zero", ".", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    out: Dict[str, List[tuple]] = {}
+    for d in json.loads(proc.stdout):
+        out.setdefault(d["filename"], []).append((d["location"]["row"], d["location"]["column"], d["code"],
+                                                  d["message"]))
+    return {name: sorted(rows) for name, rows in out.items()}
+
+
+def cli_with(root: Path, **texts: str) -> Dict[str, List[tuple]]:
+    """`vjplint check` of a copy of the workspace where the files named (a_py=...) hold `texts`:
+    the ground truth for buffers that are not saved."""
+    copy = root.parent / (root.name + "-cli")
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".vjplint_cache"))
+    for name, text in texts.items():
+        (copy / name.replace("_py", ".py")).write_text(text, encoding="utf-8")
+    return cli_check(copy)
+
+
+def publishes(client: Any, uri: str, after: int) -> List[Any]:
+    return [p for p in client.published[after:] if p.uri == uri]
+
+
+async def test_a_caller_in_another_module_reports_in_the_callee_and_follows_its_edits(tmp_path: Path) -> None:
+    write(tmp_path, {"a.py": A, "b.py": B, "c.py": C, "d.py": D})
+    expected = cli_check(tmp_path)
+    assert [code for _, _, code, _ in expected["a.py"]] == ["VJP104", "VJP101"]
+    client = await start(tmp_path)
+    try:
+        a = open_doc(client, tmp_path / "a.py", A)
+        b = open_doc(client, tmp_path / "b.py", B)
+        d = open_doc(client, tmp_path / "d.py", D)
+        assert await settled(client, a, lambda seen: seen == expected["a.py"]) == expected["a.py"]
+        assert found(latest(client, a))[0][3] == VJP104  # quoted with the caller's file and line
+        await settled(client, d, lambda seen: seen == [])
+        await asyncio.sleep(0.5)  # everything published; nothing pending
+
+        # b.py's buffer no longer calls gather (not saved): a.py is published again, untouched.
+        count = len(client.published)
+        change(client, b, 2, "    return jnp.sum(x[i] ** 2)", rng(8, 0, 8, len(B.splitlines()[8])))
+        alone = cli_with(tmp_path, b_py=B.replace("gather(x, i)", "x[i]"))["a.py"]
+        assert [code for _, _, code, _ in alone] == ["VJP102"]  # what a.py alone says of `idx`
+        assert await settled(client, a, lambda seen: seen == alone) == alone
+        again = publishes(client, a, count)
+        assert again and {p.version for p in again} == {1}
+        await asyncio.sleep(0.5)
+        assert publishes(client, d, count) == []  # it depends on neither: not published again
+
+        # An edit in b.py that changes nothing a.py sees publishes nothing for a.py.
+        count = len(client.published)
+        change(client, b, 3, "# a comment\n", rng(0, 0, 0, 0))
+        await asyncio.sleep(0.8)
+        assert publishes(client, a, count) == []
+
+        # The call is back (on another line now): so are the findings, quoting the new line.
+        change(client, b, 4, "    return jnp.sum(gather(x, i) ** 2)", rng(9, 0, 9, 29))
+        moved = cli_with(tmp_path, b_py="# a comment\n" + B)["a.py"]
+        assert "at b.py:10 `picked` passes `i`" in moved[0][3]
+        assert await settled(client, a, lambda seen: seen == moved) == moved
+    finally:
+        await stop(client)
+
+
+async def test_a_registration_in_another_module_silences_vjp301(tmp_path: Path) -> None:
+    write(tmp_path, {"a.py": A, "b.py": B, "c.py": C})
+    client = await start(tmp_path)
+    try:
+        a = open_doc(client, tmp_path / "a.py", A)
+        await settled(client, a, codes("VJP104", "VJP101"))  # no VJP301: c.py registers softsign
+        c = open_doc(client, tmp_path / "c.py", C)
+        change(client, c, 2, "", rng(2, 0, 3, 0))  # the registration is gone from the buffer
+        expected = cli_with(tmp_path, c_py=C.replace("softsign.defvjp(softsign_fwd, softsign_bwd)\n", ""))["a.py"]
+        assert [code for _, _, code, _ in expected] == ["VJP104", "VJP101", "VJP301"]
+        assert await settled(client, a, lambda seen: seen == expected) == expected
+        change(client, c, 3, "softsign.defvjp(softsign_fwd, softsign_bwd)\n", rng(2, 0, 2, 0))
+        await settled(client, a, codes("VJP104", "VJP101"))
+        # Closing c.py unsaved: the index reads it from disk again (it registers there too).
+        client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=c)))
+        await asyncio.sleep(0.5)
+        assert sorted(code for _, _, code, _ in found(latest(client, a))) == ["VJP101", "VJP104"]
+    finally:
+        await stop(client)
+
+
+async def test_the_open_documents_equal_vjplint_check_of_the_workspace(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "tests" / "data" / "crossmodule" / "shop", tmp_path / "shop")
+    expected = cli_check(tmp_path)
+    assert {name for name in expected} == {"shop/ops.py"}
+    client = await start(tmp_path)
+    try:
+        uris = {}
+        for path in sorted((tmp_path / "shop").glob("*.py")):
+            uris[path.relative_to(tmp_path).as_posix()] = open_doc(client, path, path.read_text(encoding="utf-8"))
+        for name, uri in uris.items():
+            want = expected.get(name, [])
+            assert await settled(client, uri, lambda seen, want=want: seen == want) == want
+    finally:
+        await stop(client)
+
+
+async def test_created_and_deleted_files_reach_the_index_through_watched_file_events(tmp_path: Path) -> None:
+    write(tmp_path, {"a.py": A, "c.py": C})
+    capabilities = types.ClientCapabilities(workspace=types.WorkspaceClientCapabilities(
+        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)))
+    client = await start(tmp_path, capabilities)
+    try:
+        a = open_doc(client, tmp_path / "a.py", A)
+        await settled(client, a, codes("VJP102"))
+        globs = [w["globPattern"] for r in client.registrations for w in r.register_options["watchers"]]
+        assert "**/*.py" in globs
+        events = lambda *changes: client.workspace_did_change_watched_files(  # noqa: E731
+            types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=u, type=t) for u, t in changes]))
+        (tmp_path / "b.py").write_text(B, encoding="utf-8")  # created by another program
+        events(((tmp_path / "b.py").as_uri(), types.FileChangeType.Created))
+        assert await settled(client, a, codes("VJP104", "VJP101")) == cli_check(tmp_path)["a.py"]
+        (tmp_path / "b.py").write_text(B.replace("gather(x, i)", "x[i]"), encoding="utf-8")  # changed on disk
+        events(((tmp_path / "b.py").as_uri(), types.FileChangeType.Changed))
+        await settled(client, a, codes("VJP102"))
+        (tmp_path / "b.py").write_text(B, encoding="utf-8")
+        events(((tmp_path / "b.py").as_uri(), types.FileChangeType.Changed))
+        await settled(client, a, codes("VJP104", "VJP101"))
+        (tmp_path / "b.py").unlink()
+        (tmp_path / "c.py").rename(tmp_path / "e.py")  # renamed: deleted and created
+        events(((tmp_path / "b.py").as_uri(), types.FileChangeType.Deleted),
+               ((tmp_path / "c.py").as_uri(), types.FileChangeType.Deleted),
+               ((tmp_path / "e.py").as_uri(), types.FileChangeType.Created))
+        assert await settled(client, a, codes("VJP102")) == cli_check(tmp_path)["a.py"]
+        (tmp_path / "e.py").unlink()  # the registration is gone, the caller is back
+        (tmp_path / "b.py").write_text(B, encoding="utf-8")
+        events(((tmp_path / "e.py").as_uri(), types.FileChangeType.Deleted),
+               ((tmp_path / "b.py").as_uri(), types.FileChangeType.Created))
+        assert await settled(client, a, codes("VJP104", "VJP101", "VJP301")) == cli_check(tmp_path)["a.py"]
+    finally:
+        await stop(client)
+
+
+OPS = '''\
+from functools import partial
+
+import jax
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(1,))
+def scale(x, k):
+    return x * k
+
+
+def scale_fwd(x, k):
+    return x * k, None
+
+
+def scale_bwd(k, _, g):
+    return (g * k,)
+
+
+scale.defvjp(scale_fwd, scale_bwd)
+'''
+CONSTS = '''\
+import jax.numpy as jnp
+
+
+def factor():
+    return 2.0
+'''
+USER = '''\
+import jax
+
+from consts import factor
+from ops import scale
+
+
+@jax.jit
+def apply(x):
+    return scale(x, factor())
+'''
+PULL = types.ClientCapabilities(
+    text_document=types.TextDocumentClientCapabilities(diagnostic=types.DiagnosticClientCapabilities()),
+    workspace=types.WorkspaceClientCapabilities(
+        diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)))
+
+
+async def pulled(client: Any, uri: str, wanted: Callable[[List[tuple]], bool], timeout: float = 30.0) -> List[tuple]:
+    """Pull `uri`'s diagnostics as an editor does: once, then again each time the server asks
+    (workspace/diagnostic/refresh), until `wanted` holds for them."""
+    deadline = time.monotonic() + timeout
+    seen: List[tuple] = []
+    while True:
+        refreshes = client.diagnostic_refresh_count
+        report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        seen = found(report.items)
+        if wanted(seen):
+            return seen
+        while client.diagnostic_refresh_count == refreshes:  # nothing new until the server says so
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{uri}: no refresh; last pulled: {seen}")
+            await asyncio.sleep(0.02)
+
+
+async def test_pulled_diagnostics_of_the_dependent_files_follow_an_edit_of_another_module(tmp_path: Path) -> None:
+    """A client that pulls (textDocument/diagnostic) is told to pull again when another module's
+    edit changes a document's facts, and then gets what `vjplint check` says of the workspace:
+    here a function of consts.py starts returning a new jax array, which user.py (not open)
+    passes into a nondiff slot of ops.py's custom_vjp inside jit."""
+    write(tmp_path, {"ops.py": OPS, "consts.py": CONSTS, "user.py": USER})
+    assert cli_check(tmp_path) == {}
+    client = await start(tmp_path, PULL)
+    try:
+        ops = open_doc(client, tmp_path / "ops.py", OPS)
+        consts = open_doc(client, tmp_path / "consts.py", CONSTS)
+        assert await pulled(client, ops, lambda seen: seen == []) == []
+        await pulled(client, consts, lambda seen: seen == [])
+        await asyncio.sleep(1.0)  # the index is built (its facts change nothing here)
+        change(client, consts, 2, "    return jnp.ones(3)", rng(4, 0, 4, len("    return 2.0")))
+        expected = cli_with(tmp_path, consts_py=CONSTS.replace("return 2.0", "return jnp.ones(3)"))["ops.py"]
+        assert [code for _, _, code, _ in expected] == ["VJP104", "VJP101"]
+        assert "at user.py:9 `apply` passes `factor()`" in expected[0][3]
+        assert await pulled(client, ops, lambda seen: seen == expected) == expected
+        assert client.published == []  # pulled, never pushed
+        change(client, consts, 3, "    return 2.0", rng(4, 0, 4, len("    return jnp.ones(3)")))
+        assert await pulled(client, ops, lambda seen: seen == []) == []
+    finally:
+        await stop(client)

@@ -1,0 +1,151 @@
+"""The core API: positions, prefilter, robustness of one file against a broken rule."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vjplint.settings.config import Config
+from vjplint.lint.engine import lint_source, may_contain_findings, prefilter_names
+from vjplint.rules import registry
+
+from tests.conftest import lint
+
+CLIP = textwrap.dedent('''\
+    from functools import partial
+    import jax
+    import jax.numpy as jnp
+
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def clip(lo, x):
+        return x
+
+    clip.defvjp(lambda lo, x: (x, None), lambda lo, _, g: (jnp.maximum(g, lo),))
+''')
+
+
+def test_core_api_returns_exact_diagnostics():
+    (d,) = lint(CLIP)
+    assert (d.code, d.location.row, d.location.column, d.end_location.column) == ("VJP101", 6, 10, 12)
+    assert d.message.startswith("`lo` (position 0) is in nondiff_argnums but is used as an array: "
+                                "`jnp.maximum(g, lo)`")
+
+
+def test_columns_count_code_points_not_bytes():
+    source = CLIP.replace("def clip(lo, x):", "def clip(lo, x):  # é").replace(
+        "    return x\n", "    return x  # größe\n")
+    source = source.replace("@partial", "ü = 1\n@partial")
+    source = source.replace("def clip(lo, x):", "def clip(lo, x, *, ä=1):")
+    (d,) = lint(source.replace("def clip(", "def clip("))
+    assert d.location.column == 10
+    unicode_first = source.replace("def clip(lo", "def clïp(lo").replace("clip.defvjp", "clïp.defvjp")
+    (d,) = lint(unicode_first)
+    assert (d.location.row, d.location.column) == (7, 10)
+
+
+def test_prefilter_skips_files_without_recognised_names():
+    result = lint_source("x.py", b"def f(:\n", Config())
+    assert result.diagnostics == [] and not result.analysed
+
+
+@pytest.mark.parametrize("text, candidate", [
+    ("from jax._src.custom_derivatives import custom_vjp_call_p\ndef f(:\n", False),  # JAX internals
+    ("def process_custom_jvp_call(self):\n    ad.defjvp2(p, rule)\n", False),
+    ("opts = tf.saved_model.SaveOptions(experimental_custom_gradients=True)\n", False),
+    ("@jax.custom_vjp\ndef f(x):\n    return x\n", True),
+    ("g = eqx.filter_custom_jvp(f)\n", True),
+    ("f.defjvps(lambda t, y, x: t, None)\n", True),
+    ("jax.defvjp_all(f, rule)\n", True),
+    ("@mylib.custom_vjp_op\ndef f(x):\n    return x\n", False),  # unless configured as an alias
+])
+def test_prefilter_names_end_whole_identifiers(text, candidate):
+    assert may_contain_findings(text.encode(), prefilter_names(Config())) is candidate
+    aliased = Config(custom_vjp_aliases=(("mylib.custom_vjp_op", "nondiff_argnums"),))
+    assert may_contain_findings(b"@mylib.custom_vjp_op\ndef f(x):\n    return x\n", prefilter_names(aliased))
+
+
+def test_bytes_with_a_bom_and_a_latin1_cookie():
+    data = b"\xef\xbb\xbf" + CLIP.encode()
+    (d,) = lint_source("x.py", data, Config()).diagnostics
+    assert d.location.row == 6
+    latin = ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + CLIP).encode("latin-1")
+    (d,) = lint_source("x.py", latin, Config()).diagnostics
+    assert d.location.row == 8
+
+
+def test_a_broken_rule_loses_only_its_own_findings(monkeypatch):
+    class Exploding(registry.Rule):
+        CODE = "VJP199"
+        NAME = "exploding"
+        SEVERITY = registry.all_rules()["VJP101"].SEVERITY
+
+        def check(self):
+            raise RuntimeError("boom")
+
+    original = registry.rules_for
+    monkeypatch.setattr(registry, "rules_for", lambda codes: [Exploding, *original(codes)])
+    result = lint_source("x.py", CLIP, Config())
+    assert [d.code for d in result.diagnostics] == ["VJP101"]
+    assert result.errors == ["x.py: internal error in VJP199: RuntimeError: boom"]
+
+
+def test_syntax_error_position():
+    result = lint_source("x.py", "import jax\n@jax.custom_vjp\ndef f(x:\n    return x\n", Config())
+    (d,) = result.diagnostics
+    # the parser's own position: 3.10+ points at the unclosed `(`, 3.9 at the next line
+    assert (d.code, d.location.row) == ("VJP900", 3 if sys.version_info >= (3, 10) else 4)
+    assert d.message.startswith("cannot parse this file: syntax error:")
+
+
+def test_syntax_error_where_no_region_reaches_leaves_the_regions_analysed(monkeypatch):
+    """Only the regions that can matter are parsed (vjplint.syntax.region_parse): a statement Python
+    cannot read outside them is not seen, and the derivatives are analysed as they would be
+    without it (they were hidden behind a lone VJP900 before); one inside them is VJP900
+    (docs/performance.md, "Syntax errors outside the regions")."""
+    from vjplint.syntax import regions
+
+    monkeypatch.setattr(regions, "MIN_STATEMENTS", 1)
+    unrelated = "".join(f"def helper_{i}(x):\n    return x + {i}\n\n" for i in range(10))
+    clean = CLIP + "\n" + unrelated
+    assert [d.code for d in lint_source("x.py", clean, Config()).diagnostics] == ["VJP101"]
+    broken = clean + "def typo(x):\n    return x +\n"
+    assert lint_source("x.py", broken, Config()).diagnostics == lint_source("x.py", clean, Config()).diagnostics
+    in_region = CLIP.replace("return", "return (", 1) + "\n" + unrelated
+    (d,) = lint_source("x.py", in_region, Config()).diagnostics
+    assert d.code == "VJP900"
+
+
+def test_deep_nesting_is_a_diagnostic_not_a_crash():
+    source = "import jax\n@jax.custom_vjp\ndef f(x):\n    return " + "(" * 1000 + "x" + ")" * 1000 + "\n"
+    result = lint_source("x.py", source, Config())
+    assert [d.code for d in result.diagnostics] == ["VJP900"]
+
+
+def _ends_an_identifier_somewhere(data: bytes, names) -> bool:
+    """may_contain_findings, by brute force: every position, every name."""
+    from vjplint.lint.engine import _EXTENSIONS
+
+    def whole(word: bytes, at: int) -> bool:
+        after = data[at + len(word):at + len(word) + 1]
+        return data.startswith(word, at) and not (after.isalnum() or after == b"_")
+
+    return any(whole(name, at) or any(whole(longer, at) for longer in _EXTENSIONS.get(name, ()))
+               for at in range(len(data)) for name in names if name)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"custom_vjp", b"custom_jvp", b"custom_", b"custom_gradients", b"defjvp",
+                                 b"defjvps", b"defjvp2", b"defvjp_all", b"x", b"_", b" ", b".", b"\n", b"JVPTracer",
+                                 b"odeint", b"odeints", b"my_vjp", b"custom_transforms", b"2"]), max_size=8),
+       st.sampled_from([(), (b"my_vjp",), (b"custom_vjp_op",), (b"custom_v",)]))
+def test_prefilter_answers_as_a_search_of_every_position(pieces, extra):
+    """The names sharing `custom_` are searched for together: the answer is still whether one
+    ends an identifier anywhere (or begins one of the extended names that do)."""
+    names = prefilter_names(Config()) + extra
+    data = b"".join(pieces)
+    assert may_contain_findings(data, names) is _ends_an_identifier_somewhere(data, names)

@@ -1,0 +1,225 @@
+"""vjplint.lint.incremental: after any sequence of edits, the incremental result equals a fresh
+`engine.lint_source` of the same text (codes, positions, messages and fixes)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import List
+
+import pytest
+from tests.conftest import ROOT, check_each
+
+from vjplint.settings.config import Config
+from vjplint.lint.engine import lint_source
+from vjplint.lint.incremental import IncrementalLinter, Superseded
+
+FIXTURES = sorted((ROOT / "fixtures" / "rules").glob("*/*.py"))
+
+MODULE = '''\
+from functools import partial
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(0, 1))
+def clip_gradient(lo, hi, x):
+    return x
+
+
+def clip_gradient_fwd(lo, hi, x):
+    return x, None
+
+
+def clip_gradient_bwd(lo, hi, _, g):
+    return (jnp.clip(g, lo, hi),)
+
+
+clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+
+
+@jax.custom_vjp
+def safe_log(x):
+    return jnp.log(x)
+
+
+def safe_log_fwd(x):
+    return jnp.log(x), x
+
+
+def safe_log_bwd(x, g):
+    return (g / x,)
+
+
+def entropy(p):
+    return -jnp.sum(p * safe_log(p))
+'''
+
+
+def facts(diagnostics) -> List[tuple]:
+    return sorted((d.code, d.location, d.end_location, d.message, d.fix, d.noqa_row) for d in diagnostics)
+
+
+def check(linter: IncrementalLinter, text: str) -> None:
+    expected = lint_source(linter.filename, text, linter.config).diagnostics
+    assert facts(linter.lint(text).diagnostics) == facts(expected)
+
+
+def _name(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+def test_a_fresh_incremental_lint_equals_the_engine() -> None:
+    """On every rule fixture (one test over the corpus; each fixture that differs is named)."""
+    check_each(FIXTURES, lambda path: check(IncrementalLinter(path.name, Config()), path.read_text(encoding="utf-8")),
+               _name, least=600)
+
+
+def _edit(rng: random.Random, text: str, pool: List[str]) -> str:
+    lines = text.splitlines(keepends=True)
+    i = rng.randint(0, len(lines))
+    choice = rng.random()
+    if choice < 0.3:
+        lines.insert(i, rng.choice(["# a comment\n", "\n", "x = 1\n", "import jax.numpy as jnp\n",
+                                    "def helper(x):\n    return x\n", "    y = 2\n", "(\n"]))
+    elif choice < 0.55 and lines:
+        del lines[min(i, len(lines) - 1)]
+    elif choice < 0.8 and lines:
+        j = min(i, len(lines) - 1)
+        lines[j] = lines[j].replace("_fwd", "_forward") if "_fwd" in lines[j] else lines[j].replace("x", "y")
+    else:  # paste a line of another file
+        lines.insert(i, rng.choice(pool))
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_edits_keep_the_incremental_result_exact(seed: int) -> None:
+    rng = random.Random(seed)
+    paths = rng.sample(FIXTURES, 6)
+    pool = [line for p in paths for line in p.read_text(encoding="utf-8").splitlines(keepends=True)]
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        linter = IncrementalLinter(path.name, Config())
+        check(linter, text)
+        for _ in range(12):
+            text = _edit(rng, text, pool)
+            check(linter, text)
+
+
+@pytest.mark.parametrize("before, after", [
+    # registering the rules: safe_log's VJP301 goes away
+    ("def entropy(p):", "safe_log.defvjp(safe_log_fwd, safe_log_bwd)\n\n\ndef entropy(p):"),
+    # a rename: the fwd rule is no longer recognised by its name
+    ("def safe_log_fwd(x):", "def forward(x):"),
+    # jax imported under another name: nothing is recognised, then everything again
+    ("import jax\n", "import jax as jx\n"),
+    # a custom_vjp spelled through an alias the import introduces
+    ("import jax\n", "import jax\nfrom jax import custom_vjp as cv\n"),
+    # the decorator removed: clip_gradient is a plain function
+    ("@partial(jax.custom_vjp, nondiff_argnums=(0, 1))\n", ""),
+    # a noqa comment silences one finding
+    ("def safe_log(x):", "def safe_log(x):  # noqa: VJP301"),
+    # a syntax error, then its repair
+    ("def entropy(p):", "def entropy(p:"),
+    # an unterminated string swallowing the rest of the file
+    ("def entropy(p):", 'NOTE = """\ndef entropy(p):'),
+])
+def test_edits_that_change_what_is_recognised(before: str, after: str) -> None:
+    linter = IncrementalLinter("module.py", Config())
+    check(linter, MODULE)
+    edited = MODULE.replace(before, after, 1)
+    assert edited != MODULE
+    check(linter, edited)
+    check(linter, MODULE)  # and back
+
+
+def test_an_edit_relints_only_its_family() -> None:
+    linter = IncrementalLinter("module.py", Config())
+    text = MODULE  # two families (clip_gradient's, safe_log's) and the imports
+    linter.lint(text)
+    linted = linter.stats["linted"]
+    check(linter, text.replace("return jnp.log(x), x", "return jnp.log(x), (x, x)"))
+    assert linter.stats["linted"] == linted + 1  # safe_log's family only
+    reused, linted = linter.stats["reused"], linter.stats["linted"]
+    check(linter, "# a line above everything\n" + text.replace("return jnp.log(x), x", "return jnp.log(x), (x, x)"))
+    # clip_gradient's findings move down a row; safe_log's message names a row ("is called
+    # (line 35)"), so that family is linted again where it now is.
+    assert (linter.stats["reused"], linter.stats["linted"]) == (reused + 1, linted + 1)
+
+
+def test_a_superseded_lint_stops() -> None:
+    linter = IncrementalLinter("module.py", Config())
+    with pytest.raises(Superseded):
+        linter.lint(MODULE, should_stop=lambda: True)
+    check(linter, MODULE)
+
+
+BLOCKS = "".join(f"@jax.custom_vjp\ndef f{i}(x, n):\n    return x\n\n\nf{i}.defvjp(None, None)\n\n\n"
+                 for i in range(6))
+
+
+def test_a_first_lint_whole_then_families_seeded_from_it_equal_the_engine() -> None:
+    """`whole_first`: the first text is linted whole (the engine's own result); `prime` caches
+    each family's findings from it, linting none, then an edit re-lints one family."""
+    text = "import jax\n\n\n" + BLOCKS
+    linter = IncrementalLinter("m.py", Config())
+    first = linter.lint(text, whole_first=True)
+    assert linter.unprimed and linter.stats["linted"] == 0 and linter.stats["full"] == 1
+    assert first.diagnostics == lint_source("m.py", text, Config()).diagnostics
+    linter.prime(text, lambda: True)  # nothing is linted, so nothing stops it
+    assert not linter.unprimed and linter.stats["seeded"] == 6 and linter.stats["linted"] == 0
+    edited = text.replace("def f3(x, n):", "def f3(x, m):")
+    assert linter.lint(edited, whole_first=True).diagnostics == lint_source("m.py", edited, Config()).diagnostics
+    assert (linter.stats["linted"], linter.stats["reused"], linter.stats["full"]) == (1, 5, 1)
+
+
+def test_a_finding_in_an_import_primes_by_linting_the_families() -> None:
+    """A finding in an import (every family's module holds the imports) cannot be given to one
+    family: `prime` lints the families (what it did before it was stopped stays cached)."""
+    text = "import jax\nfrom jax import custom_transforms\n\n\n" + BLOCKS
+    linter = IncrementalLinter("m.py", Config())
+    first = linter.lint(text, whole_first=True)
+    assert any(d.code == "VJP403" and d.location.row == 2 for d in first.diagnostics)
+    calls = []
+    with pytest.raises(Superseded):  # stopped after two families: those stay cached
+        linter.prime(text, lambda: calls.append(1) or len(calls) > 2)
+    assert linter.unprimed and linter.stats["linted"] == 2 and "seeded" not in linter.stats
+    edited = "# top\n" + text  # an edit before the priming is done: the families left are linted
+    assert linter.lint(edited, whole_first=True).diagnostics == lint_source("m.py", edited, Config()).diagnostics
+    assert not linter.unprimed and linter.stats["linted"] == 6 and linter.stats["full"] == 1
+    linter.prime(edited)  # nothing left to do
+    assert linter.stats["linted"] == 6
+    again = edited.replace("def f3(x, n):", "def f3(x, m):")
+    assert linter.lint(again, whole_first=True).diagnostics == lint_source("m.py", again, Config()).diagnostics
+    assert linter.stats["linted"] == 7 and linter.stats["full"] == 1
+
+
+def _cached(linter: IncrementalLinter) -> dict:
+    """The family cache by content: each family's texts and rows, and its findings."""
+    return {(tuple(c.text for c in chunks), offsets): (entry.starts, facts(entry.diagnostics), entry.rows_in_messages)
+            for (chunks, offsets), entry in linter.cache.items()}
+
+
+SEEDABLE = FIXTURES + sorted((ROOT / "tests" / "realworld").glob("*.py"))
+
+
+def _seeded_equal_linted(path: Path) -> bool:
+    """Whether the file has families (then compared); False for a file linted whole for good."""
+    text = path.read_text(encoding="utf-8")
+    seeded = IncrementalLinter(path.name, Config())
+    seeded.lint(text, whole_first=True)
+    if not seeded.unprimed:
+        return False  # linted whole for good (nothing recognised, a syntax error): no families
+    seeded.prime(text)
+    linted = IncrementalLinter(path.name, Config())
+    linted.lint(text)
+    assert seeded.stats.get("seeded") == len(linted.cache) and seeded.stats["linted"] == 0
+    assert _cached(seeded) == _cached(linted)
+    return True
+
+
+def test_families_seeded_from_the_whole_lint_equal_the_families_linted_alone() -> None:
+    """On every rule fixture and real-world module (one test over the corpus; each file whose
+    families differ is named)."""
+    compared = check_each(SEEDABLE, _seeded_equal_linted, _name, least=600)
+    assert sum(compared) >= 600, f"only {sum(compared)} files had families to compare"

@@ -1,0 +1,144 @@
+"""Rule.TRIGGERS: the byte strings a file needs for a rule to fire, and the prefilter built from them.
+
+A file containing none of a rule's triggers is never parsed for that rule; the engine's and the
+fast path's prefilter names are the union over all rules (aliases configured by the user are
+added at run time).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from vjplint.lint import engine
+from vjplint.rules.registry import all_rules
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "rules"
+RULES = sorted(all_rules().items())
+
+
+def _fastpath():
+    for name in ("vjplint.batch.fastpath", "vjplint.fastpath"):  # the module is moving to vjplint.batch
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+    raise AssertionError("no fastpath module")
+
+
+@pytest.mark.parametrize("code,rule", RULES, ids=[code for code, _ in RULES])
+def test_every_rule_declares_its_own_triggers(code, rule):
+    triggers = vars(rule).get("TRIGGERS")  # declared on the class itself, not inherited by accident
+    assert triggers, f"{code} declares no TRIGGERS"
+    assert all(isinstance(t, bytes) and t for t in triggers)
+    assert len(set(triggers)) == len(triggers)
+
+
+@pytest.mark.parametrize("code,rule", RULES, ids=[code for code, _ in RULES])
+def test_examples_and_firing_fixtures_contain_a_trigger(code, rule):
+    sources = {f"INVALID[{i}]": text.encode("utf-8") for i, text in enumerate(rule.INVALID)}
+    sources.update({p.name: p.read_bytes() for p in sorted((FIXTURES / code).glob("fire_*.py"))})
+    assert sources, f"{code} has no firing example or fixture"
+    for where, data in sources.items():
+        assert any(t in data for t in rule.TRIGGERS), f"{code} {where} contains none of {rule.TRIGGERS}"
+
+
+def test_prefilter_names_are_the_union_of_the_triggers():
+    union = {t for _, rule in RULES for t in rule.TRIGGERS}
+    assert set(engine.PREFILTER_NAMES) == union
+    assert set(_fastpath().PREFILTER_NAMES) == union
+
+
+def test_a_file_without_triggers_is_not_analysed():
+    source = "import jax\n\ndef f(x):\n    return jax.numpy.sin(x)\n"
+    assert not engine.lint_source("t.py", source.encode()).analysed
+
+
+def test_every_finding_on_the_corpus_is_in_a_file_with_its_rules_trigger():
+    from tests.conftest import lint
+
+    root = Path(__file__).resolve().parents[1]  # tests/
+    files = sorted(FIXTURES.rglob("*.py")) + sorted((root / "realworld").glob("*.py"))
+    table = dict(RULES)
+    fired = set()
+    for path in files:
+        data = path.read_bytes()
+        for d in lint(data.decode("utf-8"), filename=path.name, extend_select=tuple(table)):  # default-off too
+            if d.code in table:
+                fired.add(d.code)
+                assert any(t in data for t in table[d.code].TRIGGERS), f"{d.code} fired in {path.name}"
+    linting = {code for code, rule in RULES if _lints(rule)}
+    assert fired == linting  # the corpus exercises every rule the linter runs, so the check covers each
+
+
+def _lints(rule) -> bool:
+    """The rule analyses files (codes that only `vjplint verify` reports implement neither hook)."""
+    from vjplint.rules.base import Rule
+
+    return rule.check is not Rule.check or any(name.startswith("visit_") for name in dir(rule))
+
+
+# -- Rule.NEEDS: the API a rule is about, which the text must spell for the rule to run ----------
+GATED = [(code, rule) for code, rule in RULES if rule.NEEDS is not None]
+
+
+def test_some_rules_are_gated_by_what_they_need():
+    assert {code for code, _ in GATED} >= {"VJP328", "VJP332", "VJP612"}
+
+
+@pytest.mark.parametrize("code,rule", GATED, ids=[code for code, _ in GATED])
+def test_examples_and_firing_fixtures_match_the_needs(code, rule):
+    sources = {f"INVALID[{i}]": text for i, text in enumerate(rule.INVALID)}
+    sources.update({p.name: p.read_text(encoding="utf-8") for p in sorted((FIXTURES / code).glob("fire_*.py"))})
+    for where, text in sources.items():
+        assert rule.NEEDS.search(text), f"{code} {where} does not match {rule.NEEDS.pattern!r}"
+
+
+@pytest.mark.parametrize("text,spells_numpy", [
+    ("import numpy as np\n", True),
+    ("from numpy import log\n", True),
+    ("import os, numpy\n", True),
+    ("import numpy.linalg\n", True),
+    ("import jax.numpy as jnp\n", False),
+    ("from jax import numpy as jnp\n", True),  # a false pass costs only the rule's run
+    ("from . import numpy\n", True),
+    ("from .numpy import log\n", False),
+    ("import numpyro\n", False),
+])
+def test_the_numpy_gate_reads_an_import_of_numpy_itself(text, spells_numpy):
+    from vjplint.rules.vjp332_numpy_on_traced_in_rule import NumpyOnTracedInRule
+
+    assert (NumpyOnTracedInRule.NEEDS.search(text) is not None) is spells_numpy
+
+
+def test_the_needs_gates_change_no_finding_on_the_corpus(monkeypatch):
+    """Every file where a gate closes is linted with the gates and without them: same findings."""
+    from tests.conftest import lint
+
+    root = Path(__file__).resolve().parents[1]  # tests/
+    files = [*sorted(FIXTURES.parent.rglob("*.py")), *sorted((root / "realworld").glob("*.py")),
+             *sorted((root.parent / "eval" / "cases").rglob("*.py"))]
+    examples = [(f"{code}.{kind}[{i}]", text) for code, rule in RULES for kind in ("VALID", "INVALID")
+                for i, text in enumerate(getattr(rule, kind))]
+    sources = [(p.name, p.read_text(encoding="utf-8")) for p in files] + examples
+    closed = [(name, text) for name, text in sources if any(r.NEEDS.search(text) is None for _, r in GATED)]
+    assert len(closed) > 100  # the gates close on much of the corpus: the comparison means something
+    codes = tuple(code for code, _ in RULES)
+    gated = [[(d.code, d.location, d.end_location, d.message) for d in lint(text, filename=name, extend_select=codes)]
+             for name, text in closed]
+    for _, rule in GATED:
+        monkeypatch.setattr(rule, "NEEDS", None)
+    open_ = [[(d.code, d.location, d.end_location, d.message) for d in lint(text, filename=name, extend_select=codes)]
+             for name, text in closed]
+    assert gated == open_
+
+
+@pytest.mark.parametrize("code,rule", GATED, ids=[code for code, _ in GATED])
+def test_the_engine_reads_each_need_as_its_pattern_does(code, rule):
+    """engine._needed checks a pattern of literal words with `in`: the same answer as the search."""
+    texts = ["", "x = jnp.where(c, a, b)", "lax.select(p, a, b)", "import numpy as np", "jax.numpy",
+             "jnp.float32(1)", "dtype=float", "selection = 1", "nowhere", *rule.INVALID, *rule.VALID]
+    for text in texts:
+        assert engine._needed(rule.NEEDS, text) == (rule.NEEDS.search(text) is not None), (code, text)

@@ -1,0 +1,86 @@
+"""In-house wrappers (custom-vjp-aliases) and look-alike APIs that are not jax.custom_vjp."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.conftest import lint, run_cli
+
+WRAPPED = textwrap.dedent('''\
+    import jax.numpy as jnp
+    from mylib.autodiff import vjp_with_statics
+
+    @vjp_with_statics(static_argnums=(0,))
+    def scale(w, x):
+        return x
+
+    def scale_fwd(w, x):
+        return x, None
+
+    def scale_bwd(w, _, g):
+        return (jnp.dot(w, g),)
+
+    scale.defvjp(scale_fwd, scale_bwd)
+''')
+
+
+@pytest.mark.cli
+def test_alias_with_its_own_keyword_is_analysed(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.vjplint]\ncustom-vjp-aliases = { "mylib.autodiff.vjp_with_statics" = "static_argnums" }\n')
+    (tmp_path / "m.py").write_text(WRAPPED)
+    proc = run_cli("--no-cache", "--output-format", "concise", "m.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    first = proc.stdout.splitlines()[0].replace(" [*]", "")
+    assert first.startswith(
+        "m.py:5:11: VJP101 `w` (position 0) is in nondiff_argnums but is used as an array: `jnp.dot(w, g)`")
+
+
+@pytest.mark.cli
+def test_prefilter_honours_alias_names(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.vjplint]\ncustom-vjp-aliases = ["mylib.autodiff.differentiable"]\n')
+    (tmp_path / "m.py").write_text(WRAPPED.replace("vjp_with_statics(static_argnums=", "differentiable(nondiff_argnums=")
+                                   .replace("import vjp_with_statics", "import differentiable"))
+    assert b"custom_vjp" not in (tmp_path / "m.py").read_bytes()
+    proc = run_cli("--no-cache", "--output-format", "concise", "m.py", cwd=tmp_path)
+    assert proc.returncode == 1 and "m.py:5:11: VJP101" in proc.stdout
+
+
+def test_without_the_alias_the_wrapper_is_not_jax():
+    assert lint(WRAPPED) == []
+
+
+def test_custom_gradient_is_not_custom_vjp():
+    assert lint('''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_gradient
+def log1pexp(x):
+    e = jnp.exp(x)
+    def grad(g):
+        return g * (1 - 1 / (1 + e))
+    return jnp.log1p(e), grad
+''') == []
+
+
+def test_equinox_filter_custom_vjp_is_not_misreported():
+    assert lint('''
+import equinox as eqx
+import jax.numpy as jnp
+
+@eqx.filter_custom_vjp
+def fn(vjp_arg, w):
+    return vjp_arg * w
+
+@fn.def_fwd
+def fn_fwd(perturbed, vjp_arg, w):
+    return fn(vjp_arg, w), None
+
+@fn.def_bwd
+def fn_bwd(residuals, grad_obj, perturbed, vjp_arg, w):
+    return jnp.dot(grad_obj, w)
+''') == []
