@@ -147,6 +147,7 @@ def test_verify_catches_a_wrong_rewrite_of_the_rules_module(jax_cpu, tmp_path):
     assert [r.status for r in alone] == ["failed"]
 
 
+@pytest.mark.jax
 def test_verify_command_proves_what_diff_rewrites_across_modules(jax_cpu, tmp_path):
     """Issue 37: `vjplint verify --unsafe-fixes DIR` said "Nothing to verify" where `--diff
     --unsafe-fixes DIR` rewrites ops.py with rules.py; it now proves those rewrites, and writes nothing."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import List, Optional, Tuple
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from vjplint.server.framing import Frames, request_id
