@@ -63,18 +63,17 @@ class NondiffArgnumsInvalid(Rule):
     VALID = ["import jax\nfrom functools import partial\n@partial(jax.custom_vjp, nondiff_argnums=(1,))\n"
              "def f(x, n):\n    return x * n\n"]
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.api == "linen" and 0 in d.nondiff and "nondiff_argnums" in d.keywords:
-                self._linen_mdl(d, d.keywords["nondiff_argnums"])
-            if d.api == "nnx" and d.mode == "default" and d.nondiff:
-                self._nnx_graph_nodes(d)
-            if d.api != "jax":
-                continue  # measured on JAX's own validation; nnx and linen validate on their own
-            if "nondiff_argnums" in d.keywords:
-                self._argnums(d, d.keywords["nondiff_argnums"])
-            if "nondiff_argnames" in d.keywords:
-                self._argnames(d, d.keywords["nondiff_argnames"])
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api == "linen" and 0 in d.nondiff and "nondiff_argnums" in d.keywords:
+            self._linen_mdl(d, d.keywords["nondiff_argnums"])
+        if d.api == "nnx" and d.mode == "default" and d.nondiff:
+            self._nnx_graph_nodes(d)
+        if d.api != "jax":
+            return  # measured on JAX's own validation; nnx and linen validate on their own
+        if "nondiff_argnums" in d.keywords:
+            self._argnums(d, d.keywords["nondiff_argnums"])
+        if "nondiff_argnames" in d.keywords:
+            self._argnames(d, d.keywords["nondiff_argnames"])
 
     def _linen_mdl(self, d: CustomDerivative, node: ast.expr) -> None:
         """linen counts the module as position 0 and passes its params there, traced under grad."""

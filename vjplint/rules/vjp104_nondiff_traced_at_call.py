@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.infer import argument_at, partial_argument, traced_boundaries
@@ -92,51 +93,52 @@ def step(n, x):
 ''']
 
     def check(self) -> None:
-        values = self.model.facts.values()
-        for d in self.model.derivatives:
-            if d.kind == "jvp":
-                self._jvp_batched_and_staged(d)
-            if d.kind != "vjp":
-                continue
-            names = dict(d.nondiff_names())
-            for site in d.call_sites:
-                traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
-                for position, name in names.items():
-                    arg = argument_at(site.call, position, name)
-                    if arg is None:
-                        continue
-                    reason = self.model.facts.traced_reason(arg, site.enclosing, traced) \
-                        if traced is not None else None
-                    if reason is None:  # the value followed through tuples, returns, fields, callers
-                        kind = values.of(arg)
-                        reason = kind.traced if kind.tag != CALLABLE else None
-                    if reason is None:
-                        continue
-                    if _closure_maker(self.model, arg):
-                        self.report(arg, _closure_message(d.name, position, name, reason))
-                        continue
-                    cls = _plain_object(self.model, arg)
-                    if cls is not None:
-                        self.report(arg, _closure_message(d.name, position, name, reason, cls))
-                        continue
-                    self.report(arg, f"`{d.name}` receives a traced value in its nondiff position {position} "
-                                     f"(`{name}`): {reason}, so JAX raises UnexpectedTracerError here. Mark it "
-                                     f"static in the transformation, pass a Python constant, or move `{name}` "
-                                     f"out of nondiff_argnums")
-            self._through_partials(d, names)
-            self._from_other_modules(d, names)
-            # A function or string in the slot fails differently (jit: "not a valid JAX type").
-            not_numbers = {v.position for v in self.model.facts.verdicts(d, self.options.hints)
-                           if any((e.kind == "callable" and e.weight >= 3) or "string" in e.reason
-                                  for e in v.evidence)}
-            for call, position, verb in traced_boundaries(self.model, d):
-                if position in not_numbers:
+        self._values = self.model.facts.values()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind == "jvp":
+            self._jvp_batched_and_staged(d)
+        if d.kind != "vjp":
+            return
+        names = dict(d.nondiff_names())
+        for site in d.call_sites:
+            traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
+            for position, name in names.items():
+                arg = argument_at(site.call, position, name)
+                if arg is None:
                     continue
-                name = names[position]
-                self.report(call, f"`{d.name}` is handed to a transformation that traces its nondiff position "
-                                  f"{position} (`{name}`): `{self.model.quote(call, 50)}` {verb}, so every call "
-                                  f"raises UnexpectedTracerError. Mark it static there (`static_argnums`, "
-                                  f"`in_axes=None`, `argnums`), or move `{name}` out of nondiff_argnums")
+                reason = self.model.facts.traced_reason(arg, site.enclosing, traced) \
+                    if traced is not None else None
+                if reason is None:  # the value followed through tuples, returns, fields, callers
+                    kind = self._values.of(arg)
+                    reason = kind.traced if kind.tag != CALLABLE else None
+                if reason is None:
+                    continue
+                if _closure_maker(self.model, arg):
+                    self.report(arg, _closure_message(d.name, position, name, reason))
+                    continue
+                cls = _plain_object(self.model, arg)
+                if cls is not None:
+                    self.report(arg, _closure_message(d.name, position, name, reason, cls))
+                    continue
+                self.report(arg, f"`{d.name}` receives a traced value in its nondiff position {position} "
+                                 f"(`{name}`): {reason}, so JAX raises UnexpectedTracerError here. Mark it "
+                                 f"static in the transformation, pass a Python constant, or move `{name}` "
+                                 f"out of nondiff_argnums")
+        self._through_partials(d, names)
+        self._from_other_modules(d, names)
+        # A function or string in the slot fails differently (jit: "not a valid JAX type").
+        not_numbers = {v.position for v in self.model.facts.verdicts(d, self.options.hints)
+                       if any((e.kind == "callable" and e.weight >= 3) or "string" in e.reason
+                              for e in v.evidence)}
+        for call, position, verb in traced_boundaries(self.model, d):
+            if position in not_numbers:
+                continue
+            name = names[position]
+            self.report(call, f"`{d.name}` is handed to a transformation that traces its nondiff position "
+                              f"{position} (`{name}`): `{self.model.quote(call, 50)}` {verb}, so every call "
+                              f"raises UnexpectedTracerError. Mark it static there (`static_argnums`, "
+                              f"`in_axes=None`, `argnums`), or move `{name}` out of nondiff_argnums")
 
     def _jvp_batched_and_staged(self, d) -> None:
         """A custom_jvp closes over its nondiff arguments: a batched one runs, but once the batched

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
+from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.facts import describe_traced
 from vjplint.facts.crossmodule import external_calls
@@ -97,34 +98,35 @@ def outer(c):
 ''']
 
     def check(self) -> None:
-        values = self.model.facts.values()
-        for d in self.model.derivatives:
-            self._from_other_modules(d)
-            for site in d.call_sites:
-                traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
-                for position, name in d.nondiff_names():
-                    arg = argument_at(site.call, position, name)
-                    if arg is None:
-                        continue
-                    fn = self._local_function(arg, site.enclosing) if traced is not None else None
-                    captured = self._captured(fn, site.enclosing) if fn is not None else []  # type: ignore
-                    if captured:
-                        what = "lambda" if isinstance(fn, ast.Lambda) else f"function `{function_name(fn)}`"
-                        self.report(arg, f"the {what} passed as nondiff `{name}` of `{d.name}` captures "
-                                         f"`{captured[0]}`, a variable of {describe_traced(traced)}: "  # type: ignore
-                                         f"differentiating with respect to it raises UnexpectedTracerError, and "
-                                         f"grad of a jit fails with 'No constant handler'. Use "
-                                         f"`jax.closure_convert` and pass the constants as arguments")
-                        continue
-                    kind = values.of(arg)
-                    if kind.tag == CALLABLE and kind.captures:
-                        self._flowed(d.name, d.kind, name, arg, kind, site.enclosing, traced is None)
-                    elif kind.tag == RECORD and is_callable_class(self.model, kind.node):
-                        if d.kind == "vjp" and traced is not None and \
-                                self.model.facts.traced_reason(arg, site.enclosing, traced) is not None:
-                            continue  # VJP104 reports a traced value at a custom_vjp call
-                        if not self._callable_object(d.name, d.kind, name, arg, kind) and traced is None:
-                            self._object_may(d.name, d.kind, name, arg, kind)
+        self._values = self.model.facts.values()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        self._from_other_modules(d)
+        for site in d.call_sites:
+            traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
+            for position, name in d.nondiff_names():
+                arg = argument_at(site.call, position, name)
+                if arg is None:
+                    continue
+                fn = self._local_function(arg, site.enclosing) if traced is not None else None
+                captured = self._captured(fn, site.enclosing) if fn is not None else []  # type: ignore
+                if captured:
+                    what = "lambda" if isinstance(fn, ast.Lambda) else f"function `{function_name(fn)}`"
+                    self.report(arg, f"the {what} passed as nondiff `{name}` of `{d.name}` captures "
+                                     f"`{captured[0]}`, a variable of {describe_traced(traced)}: "  # type: ignore
+                                     f"differentiating with respect to it raises UnexpectedTracerError, and "
+                                     f"grad of a jit fails with 'No constant handler'. Use "
+                                     f"`jax.closure_convert` and pass the constants as arguments")
+                    continue
+                kind = self._values.of(arg)
+                if kind.tag == CALLABLE and kind.captures:
+                    self._flowed(d.name, d.kind, name, arg, kind, site.enclosing, traced is None)
+                elif kind.tag == RECORD and is_callable_class(self.model, kind.node):
+                    if d.kind == "vjp" and traced is not None and \
+                            self.model.facts.traced_reason(arg, site.enclosing, traced) is not None:
+                        continue  # VJP104 reports a traced value at a custom_vjp call
+                    if not self._callable_object(d.name, d.kind, name, arg, kind) and traced is None:
+                        self._object_may(d.name, d.kind, name, arg, kind)
 
     def _callable_object(self, owner: str, kind_of: str, name: str, arg: ast.expr, kind: Kind) -> bool:
         """An instance of a class with `__call__` (an equinox Module, a dataclass, a plain class

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.facts.infer import argument_at
 from vjplint.rules.base import Rule
@@ -62,19 +63,18 @@ def pick(idx, x):
 pick((0, 1), 1.0)
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.api != "jax":
-                continue  # about JAX's upcoming custom_vjp3 implementation
-            sig = d.signature
-            for position, name in d.nondiff_names():
-                default = sig.defaults.get(name) if sig else None
-                if default is not None and self._unhashable(default):
-                    self.report(default, self._message(d.kind, d.name, name, default, "defaults to"))
-                for site in d.call_sites:
-                    arg = argument_at(site.call, position, name)
-                    if arg is not None and self._unhashable(arg):
-                        self.report(arg, self._message(d.kind, d.name, name, arg))
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "jax":
+            return  # about JAX's upcoming custom_vjp3 implementation
+        sig = d.signature
+        for position, name in d.nondiff_names():
+            default = sig.defaults.get(name) if sig else None
+            if default is not None and self._unhashable(default):
+                self.report(default, self._message(d.kind, d.name, name, default, "defaults to"))
+            for site in d.call_sites:
+                arg = argument_at(site.call, position, name)
+                if arg is not None and self._unhashable(arg):
+                    self.report(arg, self._message(d.kind, d.name, name, arg))
 
     def _unhashable(self, node: ast.expr) -> Optional[str]:
         if isinstance(node, (ast.List, ast.ListComp)):

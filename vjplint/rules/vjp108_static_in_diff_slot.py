@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional
 
+from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.facts.concrete import ConcreteUse, ConcreteUses, is_name, rebound
 from vjplint.model.file_model import Signature
@@ -107,37 +108,38 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
 ''']
 
     def check(self) -> None:
-        uses = ConcreteUses(self.model)  # vjplint.facts.concrete: where an argument must be concrete
-        for d in self.model.derivatives:
-            if d.api == "custom_gradient" and d.primal is not None and not d.bound_self:
-                self._gradient_callables(d)
+        self._uses = ConcreteUses(self.model)  # vjplint.facts.concrete: where an argument must be concrete
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api == "custom_gradient" and d.primal is not None and not d.bound_self:
+            self._gradient_callables(d)
+            return
+        if d.api != "jax" or d.primal is None or d.nondiff_unresolved or d.bound_self:
+            return
+        sig = Signature.of(d.primal)
+        nondiff_names = {p for i, p in enumerate(sig.positional) if i in d.nondiff}
+        if "nondiff_argnames" in d.keywords:
+            return  # names resolved elsewhere; not followed here
+        self._callable_arguments(d, sig)
+        for i, param in enumerate(sig.positional):
+            if i in d.nondiff or param in nondiff_names:
                 continue
-            if d.api != "jax" or d.primal is None or d.nondiff_unresolved or d.bound_self:
+            found = self._uses.first(d, sig, i, param)
+            if found is None:
                 continue
-            sig = Signature.of(d.primal)
-            nondiff_names = {p for i, p in enumerate(sig.positional) if i in d.nondiff}
-            if "nondiff_argnames" in d.keywords:
-                continue  # names resolved elsewhere; not followed here
-            self._callable_arguments(d, sig)
-            for i, param in enumerate(sig.positional):
-                if i in d.nondiff or param in nondiff_names:
-                    continue
-                found = uses.first(d, sig, i, param)
-                if found is None:
-                    continue
-                node, what = found.node, self._what(found)
-                kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
-                where = f"`{found.helper.name}` at line {found.helper_line}" if found.helper is not None else ""
-                via = f" (in {where}, which `{d.name}` passes it to)" if where else ""
-                if where:  # the use is in a helper: point at the parameter that belongs in nondiff_argnums
-                    node = next(a for a in (*d.primal.args.posonlyargs, *d.primal.args.args) if a.arg == param)
-                self.report(node, (
-                    f"{kind} `{d.name}` uses its argument `{param}` (position {i}, not in nondiff_argnums) as a "
-                    f"Python value: {what}{via}. Under `jax.jit` {kind} traces every argument outside "
-                    f"nondiff_argnums, even one the caller marks static or closes over, so this raises there "
-                    f"(eager calls, grad and vmap work). Put position {i} in nondiff_argnums (bwd then receives "
-                    f"it first; a Python number, shape or flag belongs there)"))
-                break
+            node, what = found.node, self._what(found)
+            kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
+            where = f"`{found.helper.name}` at line {found.helper_line}" if found.helper is not None else ""
+            via = f" (in {where}, which `{d.name}` passes it to)" if where else ""
+            if where:  # the use is in a helper: point at the parameter that belongs in nondiff_argnums
+                node = next(a for a in (*d.primal.args.posonlyargs, *d.primal.args.args) if a.arg == param)
+            self.report(node, (
+                f"{kind} `{d.name}` uses its argument `{param}` (position {i}, not in nondiff_argnums) as a "
+                f"Python value: {what}{via}. Under `jax.jit` {kind} traces every argument outside "
+                f"nondiff_argnums, even one the caller marks static or closes over, so this raises there "
+                f"(eager calls, grad and vmap work). Put position {i} in nondiff_argnums (bwd then receives "
+                f"it first; a Python number, shape or flag belongs there)"))
+            break
 
     def _what(self, use: ConcreteUse) -> str:
         """What the use is and what JAX raises there, with the name it went through."""

@@ -180,26 +180,24 @@ def make_power(n: int):
     return power
 ''']
 
-    def check(self) -> None:
-        # vjplint.facts.closures finds what each derivative closes over and judges it; the words are here.
-        for d in self.model.derivatives:
-            for finding in self.model.facts.closures(d):
-                if isinstance(finding, OwnArguments):
-                    self.report(finding.found[0][0].first, self._own_arguments_message(d, finding.found))
-                elif isinstance(finding, Traced):
-                    capture, root, verdict = finding.capture, finding.root, finding.verdict
-                    if d.api == "custom_gradient":
-                        self.report(capture.first, self._gradient_message(d, capture, root, verdict))
-                    else:
-                        self.report(capture.first, self._message(d, capture, root, verdict),
-                                    fix=self._explicit_argument_fix(d, capture, root, finding.scope))
-                elif isinstance(finding, MayBeTraced):
-                    capture, root, use = finding.capture, finding.root, finding.use
-                    message = (self._gradient_maybe_message(d, capture, root, use) if d.api == "custom_gradient"
-                               else self._maybe_message(d, capture, root, use))
-                    self.report(capture.first, message, severity=Severity.WARNING)
+    def check_derivative(self, d: CustomDerivative) -> None:
+        for finding in self.model.facts.closures(d):
+            if isinstance(finding, OwnArguments):
+                self.report(finding.found[0][0].first, self._own_arguments_message(d, finding.found))
+            elif isinstance(finding, Traced):
+                capture, root, verdict = finding.capture, finding.root, finding.verdict
+                if d.api == "custom_gradient":
+                    self.report(capture.first, self._gradient_message(d, capture, root, verdict))
                 else:
-                    self.report(finding.capture.first, self._held_message(d, finding), severity=Severity.WARNING)
+                    self.report(capture.first, self._message(d, capture, root, verdict),
+                                fix=self._explicit_argument_fix(d, capture, root, finding.scope))
+            elif isinstance(finding, MayBeTraced):
+                capture, root, use = finding.capture, finding.root, finding.use
+                message = (self._gradient_maybe_message(d, capture, root, use) if d.api == "custom_gradient"
+                           else self._maybe_message(d, capture, root, use))
+                self.report(capture.first, message, severity=Severity.WARNING)
+            else:
+                self.report(finding.capture.first, self._held_message(d, finding), severity=Severity.WARNING)
 
     # -- the messages -----------------------------------------------------------------------------
     def _own_arguments_message(self, d: CustomDerivative, found: List[Tuple[Capture, List[Root], ast.Call]]) -> str:

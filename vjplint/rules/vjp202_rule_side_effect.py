@@ -100,13 +100,14 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        done: Set[int] = set()
-        for d in self.model.derivatives:
-            for role, rule in self.model.facts.rules_of(d):
-                if id(rule.node) in done:
-                    continue
-                done.add(id(rule.node))
-                self._check_rule(d, role, rule)
+        self._done: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        for role, rule in self.model.facts.rules_of(d):
+            if id(rule.node) in self._done:
+                continue
+            self._done.add(id(rule.node))
+            self._check_rule(d, role, rule)
 
     def _check_rule(self, d: CustomDerivative, role: str, rule: RuleFunction) -> None:
         fn = rule.node

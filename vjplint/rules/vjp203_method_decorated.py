@@ -80,32 +80,31 @@ class Scale:
         return 2 * x
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.class_node is None or d.primal is None or isinstance(d.primal, ast.Lambda):
-                continue
-            if d.api not in ("jax", "nnx", "custom_gradient"):
-                continue  # measured for JAX's object and nnx's (no `__get__` either); not for the others
-            if self._unbound(d):
-                continue
-            positional = [a.arg for a in (*d.primal.args.posonlyargs, *d.primal.args.args)]
-            if not positional or positional[0] != "self":
-                continue  # without `self` an unbound call `obj.m(x)` passes exactly what it needs
-            instance_calls = self._instance_calls(d)
-            if not instance_calls and self._class_calls(d):
-                continue  # only ever called as `Class.m(obj, x)`: works
-            kind = d.label
-            if instance_calls:
-                where = f"`{self.quote(instance_calls[0].func)}(...)` at line {instance_calls[0].lineno} fails"
-            else:
-                where = "every call `obj(...)` fails" if d.name == "__call__" else f"every `obj.{d.name}(...)` fails"
-            how = "wrapped in" if isinstance(d.anchor, ast.Assign) else "decorated with"
-            self.report(d.anchor, (
-                f"`{d.name}` is an instance method of `{d.class_node.name}` {how} `{kind}`: "
-                f"{kind} objects have no `__get__`, so `self` is never passed and {where} with "
-                f"TypeError 'could not be resolved to positional-only arguments ... missing a required "
-                f"argument'. Move it to a module-level function that takes the object explicitly "
-                f"(call it as `fn(self, x)`), or stack `@staticmethod` on top and drop `self`"))
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.class_node is None or d.primal is None or isinstance(d.primal, ast.Lambda):
+            return
+        if d.api not in ("jax", "nnx", "custom_gradient"):
+            return  # measured for JAX's object and nnx's (no `__get__` either); not for the others
+        if self._unbound(d):
+            return
+        positional = [a.arg for a in (*d.primal.args.posonlyargs, *d.primal.args.args)]
+        if not positional or positional[0] != "self":
+            return  # without `self` an unbound call `obj.m(x)` passes exactly what it needs
+        instance_calls = self._instance_calls(d)
+        if not instance_calls and self._class_calls(d):
+            return  # only ever called as `Class.m(obj, x)`: works
+        kind = d.label
+        if instance_calls:
+            where = f"`{self.quote(instance_calls[0].func)}(...)` at line {instance_calls[0].lineno} fails"
+        else:
+            where = "every call `obj(...)` fails" if d.name == "__call__" else f"every `obj.{d.name}(...)` fails"
+        how = "wrapped in" if isinstance(d.anchor, ast.Assign) else "decorated with"
+        self.report(d.anchor, (
+            f"`{d.name}` is an instance method of `{d.class_node.name}` {how} `{kind}`: "
+            f"{kind} objects have no `__get__`, so `self` is never passed and {where} with "
+            f"TypeError 'could not be resolved to positional-only arguments ... missing a required "
+            f"argument'. Move it to a module-level function that takes the object explicitly "
+            f"(call it as `fn(self, x)`), or stack `@staticmethod` on top and drop `self`"))
 
     def _unbound(self, d: CustomDerivative) -> bool:
         fn = d.primal

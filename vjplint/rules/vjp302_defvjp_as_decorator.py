@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 
@@ -77,29 +78,28 @@ def f_jvp(primals, tangents):
     return jnp.sin(x), jnp.cos(x) * t
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.kind != "vjp" or d.is_alias:
-                continue  # in-house wrappers may well support the decorator form
-            for reg in d.registrations:
-                if reg.method != "defvjp" or not reg.as_decorator:
-                    continue
-                decorator = reg.rules[0].expr
-                name = getattr(reg.node, "name", "?")
-                form = f"`@{self.quote(decorator)}`"
-                where = "(at import for module-level code)"
-                if isinstance(decorator, ast.Call) and len(decorator.args) + len(decorator.keywords) >= 2:
-                    message = (f"{form} used as a decorator on `{name}`: defvjp registers the rules and returns "
-                               f"None, so decorating `{name}` raises `TypeError: 'NoneType' object is not callable` "
-                               f"{where}; call `{self.quote(decorator)}` as a statement and leave `{name}` "
-                               f"undecorated")
-                else:
-                    missing = "fwd" if isinstance(decorator, ast.Call) and any(
-                        k.arg == "bwd" for k in decorator.keywords) else "bwd"
-                    message = (f"{form} used as a decorator on `{name}`: defvjp takes fwd and bwd in one call, so "
-                               f"this raises `TypeError: {'CustomVjp' if d.api == 'nnx' else 'custom_vjp'}.defvjp() "
-                               f"missing 1 required positional "
-                               f"argument: '{missing}'` as soon as `{name}` is defined {where}; define `{name}` as a "
-                               f"plain function and call `{d.name}.defvjp(fwd, bwd)` (only custom_jvp's `defjvp` "
-                               f"works as a decorator)")
-                self.report(decorator, message)
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind != "vjp" or d.is_alias:
+            return  # in-house wrappers may well support the decorator form
+        for reg in d.registrations:
+            if reg.method != "defvjp" or not reg.as_decorator:
+                continue
+            decorator = reg.rules[0].expr
+            name = getattr(reg.node, "name", "?")
+            form = f"`@{self.quote(decorator)}`"
+            where = "(at import for module-level code)"
+            if isinstance(decorator, ast.Call) and len(decorator.args) + len(decorator.keywords) >= 2:
+                message = (f"{form} used as a decorator on `{name}`: defvjp registers the rules and returns "
+                           f"None, so decorating `{name}` raises `TypeError: 'NoneType' object is not callable` "
+                           f"{where}; call `{self.quote(decorator)}` as a statement and leave `{name}` "
+                           f"undecorated")
+            else:
+                missing = "fwd" if isinstance(decorator, ast.Call) and any(
+                    k.arg == "bwd" for k in decorator.keywords) else "bwd"
+                message = (f"{form} used as a decorator on `{name}`: defvjp takes fwd and bwd in one call, so "
+                           f"this raises `TypeError: {'CustomVjp' if d.api == 'nnx' else 'custom_vjp'}.defvjp() "
+                           f"missing 1 required positional "
+                           f"argument: '{missing}'` as soon as `{name}` is defined {where}; define `{name}` as a "
+                           f"plain function and call `{d.name}.defvjp(fwd, bwd)` (only custom_jvp's `defjvp` "
+                           f"works as a decorator)")
+            self.report(decorator, message)

@@ -97,18 +97,19 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            names = self.model.facts.differentiable_names(d)
-            if names is None:
+        self._seen: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        names = self.model.facts.differentiable_names(d)
+        if names is None:
+            return
+        for _, _, bwd in self.model.facts.checked_vjp_rules(d):
+            if bwd is None or bwd.node is None:
                 continue
-            for _, _, bwd in self.model.facts.checked_vjp_rules(d):
-                if bwd is None or bwd.node is None:
-                    continue
-                for _, value in self.model.facts.returns_of(bwd.node):
-                    for candidate in return_branches(value):
-                        if id(candidate) not in seen and self._check_return(d, bwd, candidate, names):
-                            seen.add(id(candidate))  # a bwd shared by several functions: report a return once
+            for _, value in self.model.facts.returns_of(bwd.node):
+                for candidate in return_branches(value):
+                    if id(candidate) not in self._seen and self._check_return(d, bwd, candidate, names):
+                        self._seen.add(id(candidate))  # a bwd shared by several functions: report a return once
 
     def _check_return(self, d: CustomDerivative, bwd: RuleFunction, value: ast.expr, names: List[str]) -> bool:
         assert bwd.node is not None

@@ -94,18 +94,19 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            for _, _, bwd in self.model.facts.checked_vjp_rules(d):
-                if bwd is None or bwd.node is None:
-                    continue
-                arrays = self._known_arrays(d, bwd)
-                for node, value in self.model.facts.returns_of(bwd.node):
-                    for part in return_branches(value) if value is not None else [None]:
-                        where = node if part is None or part is value else part
-                        if id(where) not in seen:
-                            seen.add(id(where))
-                            self._check_return(d, bwd, where, part, arrays)
+        self._seen: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        for _, _, bwd in self.model.facts.checked_vjp_rules(d):
+            if bwd is None or bwd.node is None:
+                continue
+            arrays = self._known_arrays(d, bwd)
+            for node, value in self.model.facts.returns_of(bwd.node):
+                for part in return_branches(value) if value is not None else [None]:
+                    where = node if part is None or part is value else part
+                    if id(where) not in self._seen:
+                        self._seen.add(id(where))
+                        self._check_return(d, bwd, where, part, arrays)
 
     def _reassigned_array(self, bwd: RuleFunction, name: str, arrays: Set[str]) -> Optional[str]:
         """`grad = g * cos(x); grad = grad * y`: every assignment is an array, given that the earlier ones

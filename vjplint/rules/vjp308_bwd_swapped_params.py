@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Set
 
+from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -89,30 +90,31 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            nondiff = self.model.facts.nondiff_positions(d)
-            if nondiff is None:
+        self._seen: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        nondiff = self.model.facts.nondiff_positions(d)
+        if nondiff is None:
+            return
+        nd = len(nondiff)
+        for _, _, bwd in self.model.facts.checked_vjp_rules(d):
+            arity = self.model.facts.rule_arity(bwd)
+            if bwd is None or bwd.node is None or arity is None or id(bwd.node) in self._seen:
                 continue
-            nd = len(nondiff)
-            for _, _, bwd in self.model.facts.checked_vjp_rules(d):
-                arity = self.model.facts.rule_arity(bwd)
-                if bwd is None or bwd.node is None or arity is None or id(bwd.node) in seen:
-                    continue
-                if arity.vararg or len(arity.names) < nd + 2 or not arity.accepts(nd + 2):
-                    continue
-                first, second = arity.names[nd], arity.names[nd + 1]
-                if first not in COTANGENT_NAMES or second not in RESIDUAL_NAMES:
-                    continue
-                if _used_as_container(bwd.node, first) and not _used_as_container(bwd.node, second):
-                    continue  # the body already treats `first` as the residuals
-                seen.add(id(bwd.node))
-                order = "bwd(" + ", ".join([*arity.names[:nd], "residuals", "cotangent"]) + ")"
-                self.report(self.model.name_anchor(bwd.node),
-                            f"{rule_label(bwd, 'bwd')} names its parameters ({first}, {second}), cotangent first, but "
-                            f"JAX calls {order}: `{first}` receives the residuals and `{second}` the output "
-                            f"cotangent, so the gradient of `{d.name}` is silently wrong (nothing checks it when the "
-                            f"shapes fit); swap them: ({second}, {first})")
+            if arity.vararg or len(arity.names) < nd + 2 or not arity.accepts(nd + 2):
+                continue
+            first, second = arity.names[nd], arity.names[nd + 1]
+            if first not in COTANGENT_NAMES or second not in RESIDUAL_NAMES:
+                continue
+            if _used_as_container(bwd.node, first) and not _used_as_container(bwd.node, second):
+                continue  # the body already treats `first` as the residuals
+            self._seen.add(id(bwd.node))
+            order = "bwd(" + ", ".join([*arity.names[:nd], "residuals", "cotangent"]) + ")"
+            self.report(self.model.name_anchor(bwd.node),
+                        f"{rule_label(bwd, 'bwd')} names its parameters ({first}, {second}), cotangent first, but "
+                        f"JAX calls {order}: `{first}` receives the residuals and `{second}` the output "
+                        f"cotangent, so the gradient of `{d.name}` is silently wrong (nothing checks it when the "
+                        f"shapes fit); swap them: ({second}, {first})")
 
 
 def _used_as_container(fn: FunctionNode, name: str) -> bool:

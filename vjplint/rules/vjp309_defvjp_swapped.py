@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.rules.base import Rule
 
@@ -75,22 +76,21 @@ def f_bwd(cos_x, g):
 f.defvjp(fwd=f_fwd, bwd=f_bwd)
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            for _, fwd, bwd in self.model.facts.vjp_rules(d):
-                if fwd is None or bwd is None:
-                    continue
-                evidence = self.model.facts.swap_evidence(d, fwd, bwd)
-                if evidence is None:
-                    continue
-                first, last = sorted((fwd.expr, bwd.expr), key=lambda e: (e.lineno, e.col_offset))
-                swapped = self.model.source_text(last) + self.model.text_between(first, last) + \
-                    self.model.source_text(first)
-                given_fwd, given_bwd = self.quote(fwd.expr, 40), self.quote(bwd.expr, 40)
-                self.report(first, f"`{d.name}.defvjp` gets `{given_fwd}` as fwd and `{given_bwd}` as bwd, which look "
-                                   f"swapped ({evidence}): defvjp takes (fwd, bwd), checks nothing, and the mistake "
-                                   f"shows only under grad, as a TypeError from calling `{given_fwd}` with the "
-                                   f"arguments of `{d.name}` (or as a silently wrong gradient when the counts "
-                                   f"happen to fit); swap them",
-                            end_node=last,
-                            fix=self.replacing(first, swapped, Applicability.UNSAFE, "Swap fwd and bwd", end_node=last))
+    def check_derivative(self, d: CustomDerivative) -> None:
+        for _, fwd, bwd in self.model.facts.vjp_rules(d):
+            if fwd is None or bwd is None:
+                continue
+            evidence = self.model.facts.swap_evidence(d, fwd, bwd)
+            if evidence is None:
+                continue
+            first, last = sorted((fwd.expr, bwd.expr), key=lambda e: (e.lineno, e.col_offset))
+            swapped = self.model.source_text(last) + self.model.text_between(first, last) + \
+                self.model.source_text(first)
+            given_fwd, given_bwd = self.quote(fwd.expr, 40), self.quote(bwd.expr, 40)
+            self.report(first, f"`{d.name}.defvjp` gets `{given_fwd}` as fwd and `{given_bwd}` as bwd, which look "
+                               f"swapped ({evidence}): defvjp takes (fwd, bwd), checks nothing, and the mistake "
+                               f"shows only under grad, as a TypeError from calling `{given_fwd}` with the "
+                               f"arguments of `{d.name}` (or as a silently wrong gradient when the counts "
+                               f"happen to fit); swap them",
+                        end_node=last,
+                        fix=self.replacing(first, swapped, Applicability.UNSAFE, "Swap fwd and bwd", end_node=last))

@@ -108,38 +108,37 @@ scaled.defvjp(lambda x, s: (x * s, s), lambda s, g: (g * s, None))
 y = scaled(1.0, scale=2.0)
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.api == "custom_gradient":
-                self._custom_gradient(d)
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api == "custom_gradient":
+            self._custom_gradient(d)
+            return
+        sig = self.model.facts.primal_signature(d)
+        if sig is None or not (sig.kwonly or sig.kwarg) or d.api != "jax":
+            return  # equinox passes keywords through; nnx, linen, custom_gradient bind their own way
+        what = f"custom_{d.kind} `{d.name}`"
+        required = [name for name in sig.kwonly if name not in sig.defaults]
+        by_name = {a.arg for a in d.primal.args.args} if d.primal is not None else set()
+        for name in required:
+            self.report(sig.param_nodes[name],
+                        f"keyword-only parameter `{name}` of {what} has no default, so no call can succeed: "
+                        f"JAX binds custom_{d.kind} arguments to positions, and passing `{name}=` raises "
+                        f"TypeError \"{RESOLVE_ERROR}: {name}\" while omitting it raises \"missing a required "
+                        f"argument: '{name}'\". Make `{name}` a positional parameter (before the `*`)")
+        for call, keyword in self._keyword_uses(d):
+            name = keyword.arg
+            assert name is not None
+            if name in required or self.model.facts.expects_failure(call):
+                continue  # reported once, at the definition; or a test that wants the error
+            if name in sig.kwonly:
+                kind = f"keyword-only parameter `{name}`"
+            elif sig.kwarg and name not in by_name:
+                kind = f"`{name}`, which lands in `**{sig.kwarg}`,"
+            else:
                 continue
-            sig = self.model.facts.primal_signature(d)
-            if sig is None or not (sig.kwonly or sig.kwarg) or d.api != "jax":
-                continue  # equinox passes keywords through; nnx, linen, custom_gradient bind their own way
-            what = f"custom_{d.kind} `{d.name}`"
-            required = [name for name in sig.kwonly if name not in sig.defaults]
-            by_name = {a.arg for a in d.primal.args.args} if d.primal is not None else set()
-            for name in required:
-                self.report(sig.param_nodes[name],
-                            f"keyword-only parameter `{name}` of {what} has no default, so no call can succeed: "
-                            f"JAX binds custom_{d.kind} arguments to positions, and passing `{name}=` raises "
-                            f"TypeError \"{RESOLVE_ERROR}: {name}\" while omitting it raises \"missing a required "
-                            f"argument: '{name}'\". Make `{name}` a positional parameter (before the `*`)")
-            for call, keyword in self._keyword_uses(d):
-                name = keyword.arg
-                assert name is not None
-                if name in required or self.model.facts.expects_failure(call):
-                    continue  # reported once, at the definition; or a test that wants the error
-                if name in sig.kwonly:
-                    kind = f"keyword-only parameter `{name}`"
-                elif sig.kwarg and name not in by_name:
-                    kind = f"`{name}`, which lands in `**{sig.kwarg}`,"
-                else:
-                    continue
-                shown = f"{self.quote(call.func, 40)}(..., {name}=...)"
-                self.report(keyword, f"`{shown}` passes {kind} of {what} by keyword: JAX raises "
-                                     f"TypeError \"{RESOLVE_ERROR}: {name}\" at every such call, eager included. "
-                                     f"{self._advice(sig, name)}")
+            shown = f"{self.quote(call.func, 40)}(..., {name}=...)"
+            self.report(keyword, f"`{shown}` passes {kind} of {what} by keyword: JAX raises "
+                                 f"TypeError \"{RESOLVE_ERROR}: {name}\" at every such call, eager included. "
+                                 f"{self._advice(sig, name)}")
 
     def _custom_gradient(self, d: CustomDerivative) -> None:
         """custom_gradient binds arguments to positions only: every keyword fails, whatever the parameter."""

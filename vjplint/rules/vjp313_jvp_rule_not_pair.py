@@ -78,17 +78,18 @@ def f_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        done: Set[int] = set()
-        for d in self.model.derivatives:
-            for _, rule in self.model.facts.jvp_rules(d):
-                fn = rule.node
-                if fn is None or id(fn) in done:
-                    continue
-                done.add(id(fn))
-                for node, value in self.model.facts.returns_of(fn):
-                    why = self._why(value, fn)
-                    if why is not None:
-                        self._report(d, rule, node, value, why)
+        self._done: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        for _, rule in self.model.facts.jvp_rules(d):
+            fn = rule.node
+            if fn is None or id(fn) in self._done:
+                continue
+            self._done.add(id(fn))
+            for node, value in self.model.facts.returns_of(fn):
+                why = self._why(value, fn)
+                if why is not None:
+                    self._report(d, rule, node, value, why)
 
     def _why(self, value: Optional[ast.expr], fn: FunctionNode) -> Optional[str]:
         """What the returned value provably is, when that is not a pair."""

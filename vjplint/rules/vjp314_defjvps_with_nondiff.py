@@ -67,22 +67,21 @@ def mul(x, y):
 mul.defjvps(lambda x_dot, out, x, y: x_dot * y, lambda y_dot, out, x, y: x * y_dot)
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.kind != "jvp":
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind != "jvp":
+            return
+        evidence = self._nondiff_evidence(d)
+        if evidence is None:
+            return
+        for reg in d.registrations:
+            if reg.method != "defjvps":
                 continue
-            evidence = self._nondiff_evidence(d)
-            if evidence is None:
-                continue
-            for reg in d.registrations:
-                if reg.method != "defjvps":
-                    continue
-                node = self._site(reg.node)
-                shown = f"@{d.name}.defjvps" if reg.as_decorator else f"{d.name}.defjvps(...)"
-                self.report(node, f"`{shown}` on custom_jvp `{d.name}`, which has {evidence}: JAX "
-                                  f"raises TypeError \"Can't use ``defjvps`` with ``nondiff_argnums``.\" at this "
-                                  f"call. Register one rule with `{d.name}.defjvp`, taking the nondiff values "
-                                  f"first: `(nondiff..., primals, tangents)`")
+            node = self._site(reg.node)
+            shown = f"@{d.name}.defjvps" if reg.as_decorator else f"{d.name}.defjvps(...)"
+            self.report(node, f"`{shown}` on custom_jvp `{d.name}`, which has {evidence}: JAX "
+                              f"raises TypeError \"Can't use ``defjvps`` with ``nondiff_argnums``.\" at this "
+                              f"call. Register one rule with `{d.name}.defjvp`, taking the nondiff values "
+                              f"first: `(nondiff..., primals, tangents)`")
 
     def _nondiff_evidence(self, d: CustomDerivative) -> Optional[str]:
         """A description of d's nondiff arguments when JAX's set is provably non-empty."""

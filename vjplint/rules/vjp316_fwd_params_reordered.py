@@ -83,21 +83,20 @@ def f_bwd(res, g):
 f.defvjp(f_fwd, f_bwd)
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            sig = self.model.facts.primal_signature(d)
-            if d.kind != "vjp" or sig is None or sig.vararg:
+    def check_derivative(self, d: CustomDerivative) -> None:
+        sig = self.model.facts.primal_signature(d)
+        if d.kind != "vjp" or sig is None or sig.vararg:
+            return
+        for _, fwd, _ in self.model.facts.checked_vjp_rules(d):
+            arity = self.model.facts.rule_arity(fwd)
+            if fwd is None or fwd.node is None or arity is None or arity.vararg:
                 continue
-            for _, fwd, _ in self.model.facts.checked_vjp_rules(d):
-                arity = self.model.facts.rule_arity(fwd)
-                if fwd is None or fwd.node is None or arity is None or arity.vararg:
-                    continue
-                names, primal = list(arity.names), sig.positional
-                if len(primal) < 2 or names == primal or sorted(names) != sorted(primal):
-                    continue
-                if len(set(names)) != len(names) or self._consistent_call(d, fwd, names):
-                    continue
-                self._report(d, fwd, names, primal)
+            names, primal = list(arity.names), sig.positional
+            if len(primal) < 2 or names == primal or sorted(names) != sorted(primal):
+                continue
+            if len(set(names)) != len(names) or self._consistent_call(d, fwd, names):
+                continue
+            self._report(d, fwd, names, primal)
 
     def _report(self, d: CustomDerivative, fwd: RuleFunction, names: List[str], primal: List[str]) -> None:
         assert fwd.node is not None

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Optional, Set
 
+from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -91,30 +92,31 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.api != "nnx" or d.mode != "default":
+        self._seen: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "nnx" or d.mode != "default":
+            return
+        nondiff = self.model.facts.nondiff_positions(d)
+        if nondiff is None:
+            return
+        for _, _, bwd in self.model.facts.checked_vjp_rules(d):
+            arity = self.model.facts.bwd_arity(d, bwd)
+            if bwd is None or bwd.node is None or arity is None or id(bwd.node) in self._seen:
                 continue
-            nondiff = self.model.facts.nondiff_positions(d)
-            if nondiff is None:
+            if arity.vararg or len(arity.names) != len(nondiff) + 2:
                 continue
-            for _, _, bwd in self.model.facts.checked_vjp_rules(d):
-                arity = self.model.facts.bwd_arity(d, bwd)
-                if bwd is None or bwd.node is None or arity is None or id(bwd.node) in seen:
-                    continue
-                if arity.vararg or len(arity.names) != len(nondiff) + 2:
-                    continue
-                g = arity.names[len(nondiff) + 1]
-                use = _arithmetic_use(bwd.node, g)
-                if use is None:
-                    continue
-                seen.add(id(bwd.node))
-                self.report(use, f"{rule_label(bwd, 'bwd')} of nnx.custom_vjp `{d.name}` uses `{g}` as the output "
-                                 f"cotangent (`{self.quote(use)}`), but in nnx's default mode (graph and "
-                                 f"graph_updates true) `{g}` is the pair (input_updates_g, out_g): differentiating "
-                                 f"`{d.name}` raises `TypeError: unsupported operand type(s) ... 'tuple'`; unpack it "
-                                 f"(`input_updates_g, out_g = {g}`), or pass `graph_updates=False` to "
-                                 f"`nnx.custom_vjp` for JAX's protocol")
+            g = arity.names[len(nondiff) + 1]
+            use = _arithmetic_use(bwd.node, g)
+            if use is None:
+                continue
+            self._seen.add(id(bwd.node))
+            self.report(use, f"{rule_label(bwd, 'bwd')} of nnx.custom_vjp `{d.name}` uses `{g}` as the output "
+                             f"cotangent (`{self.quote(use)}`), but in nnx's default mode (graph and "
+                             f"graph_updates true) `{g}` is the pair (input_updates_g, out_g): differentiating "
+                             f"`{d.name}` raises `TypeError: unsupported operand type(s) ... 'tuple'`; unpack it "
+                             f"(`input_updates_g, out_g = {g}`), or pass `graph_updates=False` to "
+                             f"`nnx.custom_vjp` for JAX's protocol")
 
 
 def _arithmetic_use(fn: FunctionNode, name: str) -> Optional[ast.AST]:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Set
 
+from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.facts.structure import ARRAY, describe, fwd_outputs, primal_structure, registered_here
 from vjplint.rules.base import Rule
@@ -112,32 +113,33 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.api != "jax" or d.kind != "vjp":
+        self._seen: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "jax" or d.kind != "vjp":
+            return
+        primal = primal_structure(self.model, d)
+        if primal is None:
+            return
+        expected, why_primal = primal
+        for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
+            if fwd is None or fwd.node is None or not registered_here(self.model, d, reg.node):
                 continue
-            primal = primal_structure(self.model, d)
-            if primal is None:
-                continue
-            expected, why_primal = primal
-            for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
-                if fwd is None or fwd.node is None or not registered_here(self.model, d, reg.node):
+            for out in fwd_outputs(self.model, d, fwd.node):
+                got = out.structure
+                if id(out.node) in self._seen or got == expected:
                     continue
-                for out in fwd_outputs(self.model, d, fwd.node):
-                    got = out.structure
-                    if id(out.node) in seen or got == expected:
-                        continue
-                    if got[0] != ARRAY and expected[0] != ARRAY and got[1] == expected[1]:
-                        continue  # tuple vs list of the same length: VJP319
-                    if expected[0] == ARRAY:
-                        continue  # a container where the primal returns one array: not measured
-                    seen.add(id(out.node))
-                    self.report(out.node, f"{rule_label(fwd, 'fwd')} returns {describe(got)} as its primal output "
-                                          f"({out.why}), but {why_primal}, {describe(expected)}: JAX needs fwd's first "
-                                          f"element to have the decorated function's output structure, so "
-                                          f"`grad(jit({d.name}))` raises `TypeError: Custom VJP fwd rule ... must "
-                                          f"produce a pair ... (equal to the output of the custom_vjp-decorated "
-                                          f"function {d.name})` and a plain `grad` silently changes `{d.name}`'s output "
-                                          f"(indexing it then gives other values); return the full output "
-                                          f"({describe(expected)}) as the first element, or decorate a function that "
-                                          f"returns only what you differentiate")
+                if got[0] != ARRAY and expected[0] != ARRAY and got[1] == expected[1]:
+                    continue  # tuple vs list of the same length: VJP319
+                if expected[0] == ARRAY:
+                    continue  # a container where the primal returns one array: not measured
+                self._seen.add(id(out.node))
+                self.report(out.node, f"{rule_label(fwd, 'fwd')} returns {describe(got)} as its primal output "
+                                      f"({out.why}), but {why_primal}, {describe(expected)}: JAX needs fwd's first "
+                                      f"element to have the decorated function's output structure, so "
+                                      f"`grad(jit({d.name}))` raises `TypeError: Custom VJP fwd rule ... must "
+                                      f"produce a pair ... (equal to the output of the custom_vjp-decorated "
+                                      f"function {d.name})` and a plain `grad` silently changes `{d.name}`'s output "
+                                      f"(indexing it then gives other values); return the full output "
+                                      f"({describe(expected)}) as the first element, or decorate a function that "
+                                      f"returns only what you differentiate")

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Optional, Set
 
+from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Applicability, Fix, Severity
 from vjplint.facts.structure import ARRAY, ELEMENT, describe, fwd_outputs, primal_structure, registered_here
 from vjplint.rules.base import Rule
@@ -88,29 +89,30 @@ pair.defvjp(pair_fwd, pair_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.api != "jax" or d.kind != "vjp":
+        self._seen: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "jax" or d.kind != "vjp":
+            return
+        primal = primal_structure(self.model, d)
+        if primal is None or primal[0][0] == ARRAY:
+            return
+        expected, why_primal = primal
+        for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
+            if fwd is None or fwd.node is None or not registered_here(self.model, d, reg.node):
                 continue
-            primal = primal_structure(self.model, d)
-            if primal is None or primal[0][0] == ARRAY:
-                continue
-            expected, why_primal = primal
-            for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
-                if fwd is None or fwd.node is None or not registered_here(self.model, d, reg.node):
+            for out in fwd_outputs(self.model, d, fwd.node):
+                got = out.structure
+                if id(out.node) in self._seen or got[0] in (ARRAY, ELEMENT) or got[0] == expected[0] or got[1] != expected[1]:
                     continue
-                for out in fwd_outputs(self.model, d, fwd.node):
-                    got = out.structure
-                    if id(out.node) in seen or got[0] in (ARRAY, ELEMENT) or got[0] == expected[0] or got[1] != expected[1]:
-                        continue
-                    seen.add(id(out.node))
-                    message = (f"{rule_label(fwd, 'fwd')} returns {describe(got)} as its primal output ({out.why}), "
-                               f"but {why_primal}, {describe(expected)}: the pytree structures differ, so "
-                               f"differentiating `{d.name}` under `grad(jit(...))` or through `jax.checkpoint` in "
-                               f"`lax.scan` may raise `TypeError: Custom VJP fwd rule ... must produce a pair ... "
-                               f"(equal to the output of the custom_vjp-decorated function {d.name})` (plain `grad` "
-                               f"works); return a {expected[0]} as fwd's primal output")
-                    self.report(out.node, message, fix=self._fix(out.expr, expected[0]))
+                self._seen.add(id(out.node))
+                message = (f"{rule_label(fwd, 'fwd')} returns {describe(got)} as its primal output ({out.why}), "
+                           f"but {why_primal}, {describe(expected)}: the pytree structures differ, so "
+                           f"differentiating `{d.name}` under `grad(jit(...))` or through `jax.checkpoint` in "
+                           f"`lax.scan` may raise `TypeError: Custom VJP fwd rule ... must produce a pair ... "
+                           f"(equal to the output of the custom_vjp-decorated function {d.name})` (plain `grad` "
+                           f"works); return a {expected[0]} as fwd's primal output")
+                self.report(out.node, message, fix=self._fix(out.expr, expected[0]))
 
     def _fix(self, expr: Optional[ast.expr], container: str) -> Optional[Fix]:
         if not isinstance(expr, (ast.Tuple, ast.List)) or not expr.elts:

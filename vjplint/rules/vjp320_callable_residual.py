@@ -97,19 +97,20 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.api != "jax" or d.kind != "vjp":
+        self._seen: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "jax" or d.kind != "vjp":
+            return
+        for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
+            if fwd is None or fwd.node is None or id(fwd.node) in self._seen or not registered_here(self.model, d, reg.node):
                 continue
-            for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
-                if fwd is None or fwd.node is None or id(fwd.node) in seen or not registered_here(self.model, d, reg.node):
-                    continue
-                seen.add(id(fwd.node))
-                for _, value in self.model.facts.returns_of(fwd.node):
-                    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2 and \
-                            not any(isinstance(e, ast.Starred) for e in value.elts):
-                        for leaf, why in self._callables(d, fwd, value.elts[1], 0):
-                            self.report(leaf, self._message(d, fwd, leaf, why))
+            self._seen.add(id(fwd.node))
+            for _, value in self.model.facts.returns_of(fwd.node):
+                if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2 and \
+                        not any(isinstance(e, ast.Starred) for e in value.elts):
+                    for leaf, why in self._callables(d, fwd, value.elts[1], 0):
+                        self.report(leaf, self._message(d, fwd, leaf, why))
 
     def _callables(self, d: CustomDerivative, fwd: RuleFunction, e: ast.expr, depth: int) -> List[Tuple[ast.expr, str]]:
         """The parts of the residual expression that are Python functions, with why."""

@@ -88,17 +88,18 @@ def f_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff_unresolved:
+        self._seen: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff_unresolved:
+            return
+        for reg, rule in self.model.facts.jvp_rules(d):
+            if rule.node is None or id(rule.node) in self._seen or not registered_here(self.model, d, reg.node):
                 continue
-            for reg, rule in self.model.facts.jvp_rules(d):
-                if rule.node is None or id(rule.node) in seen or not registered_here(self.model, d, reg.node):
-                    continue
-                seen.add(id(rule.node))
-                ranks = self._ranks(d, rule)
-                if ranks is not None:
-                    self._check_rule(d, rule, ranks)
+            self._seen.add(id(rule.node))
+            ranks = self._ranks(d, rule)
+            if ranks is not None:
+                self._check_rule(d, rule, ranks)
 
     def _ranks(self, d: CustomDerivative, rule: RuleFunction) -> Optional[Ranks]:
         """Ranks in the rule: its primals' and tangents' elements relative to the primal's parameters."""

@@ -80,33 +80,32 @@ def loss(x):
     return scale(3, x)
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.api != "jax" or d.kind != "jvp" or d.nondiff or d.signature is None or d.signature.vararg:
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "jax" or d.kind != "jvp" or d.nondiff or d.signature is None or d.signature.vararg:
+            return
+        for reg in own_registrations(self.model, d):
+            if reg.method != "defjvps" or reg.as_decorator or not registered_here(self.model, d, reg.node):
                 continue
-            for reg in own_registrations(self.model, d):
-                if reg.method != "defjvps" or reg.as_decorator or not registered_here(self.model, d, reg.node):
+            self._current = d
+            ints = self._int_arguments(d)
+            for i, rule in enumerate(reg.rules):
+                if i >= len(d.signature.positional) or rule.is_none or rule.node is None:
                     continue
-                self._current = d
-                ints = self._int_arguments(d)
-                for i, rule in enumerate(reg.rules):
-                    if i >= len(d.signature.positional) or rule.is_none or rule.node is None:
-                        continue
-                    found = next(((call, arg) for pos, call, arg in ints if pos == i), None)
-                    use = self._tangent_use(rule)
-                    if found is None or use is None:
-                        continue
-                    call, arg = found
-                    name = d.signature.positional[i]
-                    fix = self.replacing(rule.expr, "None", Applicability.UNSAFE,
-                                         f"Use `None` as `{name}`'s tangent rule (an int has no tangent)")
-                    self.report(rule.expr, fix=fix, message=f"`{d.name}` is called with the int `{self.quote(arg, 20)}` for `{name}` "
-                                           f"(line {call.lineno}), and the defjvps rule for `{name}` computes with "
-                                           f"its tangent (`{self.quote(use, 40)}`): an int argument's tangent is a "
-                                           f"float0 zero, so differentiating that call may raise `TypeError: Called "
-                                           f"multiply with a float0 array ...` (`UFuncTypeError: ufunc 'multiply' did "
-                                           f"not contain a loop ...` with Python scalars); use `None` as `{name}`'s "
-                                           f"rule, or pass a float")
+                found = next(((call, arg) for pos, call, arg in ints if pos == i), None)
+                use = self._tangent_use(rule)
+                if found is None or use is None:
+                    continue
+                call, arg = found
+                name = d.signature.positional[i]
+                fix = self.replacing(rule.expr, "None", Applicability.UNSAFE,
+                                     f"Use `None` as `{name}`'s tangent rule (an int has no tangent)")
+                self.report(rule.expr, fix=fix, message=f"`{d.name}` is called with the int `{self.quote(arg, 20)}` for `{name}` "
+                                       f"(line {call.lineno}), and the defjvps rule for `{name}` computes with "
+                                       f"its tangent (`{self.quote(use, 40)}`): an int argument's tangent is a "
+                                       f"float0 zero, so differentiating that call may raise `TypeError: Called "
+                                       f"multiply with a float0 array ...` (`UFuncTypeError: ufunc 'multiply' did "
+                                       f"not contain a loop ...` with Python scalars); use `None` as `{name}`'s "
+                                       f"rule, or pass a float")
 
     def _int_arguments(self, d: CustomDerivative) -> List[Tuple[int, ast.Call, ast.expr]]:
         """(position, call, argument) for every int passed to `d` in the module (a name defined more

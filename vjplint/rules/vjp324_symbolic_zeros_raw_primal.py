@@ -94,24 +94,25 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
 ''']
 
     def check(self) -> None:
-        seen = set()
-        for d in self.model.derivatives:
-            if d.api != "jax" or d.kind != "vjp":
+        self._seen = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "jax" or d.kind != "vjp":
+            return
+        nondiff = self.model.facts.nondiff_positions(d)
+        if nondiff is None:
+            return
+        for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
+            if fwd is None or fwd.node is None or id(fwd.node) in self._seen or reg.method != "defvjp":
                 continue
-            nondiff = self.model.facts.nondiff_positions(d)
-            if nondiff is None:
+            flag = self._flag(reg.node)
+            if flag is None:
                 continue
-            for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
-                if fwd is None or fwd.node is None or id(fwd.node) in seen or reg.method != "defvjp":
-                    continue
-                flag = self._flag(reg.node)
-                if flag is None:
-                    continue
-                seen.add(id(fwd.node))
-                keyword = any(k.value is flag for k in reg.node.keywords)  # type: ignore[attr-defined]
-                shown = (f"`symbolic_zeros={self.quote(flag, 30)}`" if keyword else
-                         f"`{self.quote(flag, 30)}` (defvjp's `symbolic_zeros`)")
-                self._check_fwd(d, fwd, f"{shown} at line {flag.lineno}", nondiff)
+            self._seen.add(id(fwd.node))
+            keyword = any(k.value is flag for k in reg.node.keywords)  # type: ignore[attr-defined]
+            shown = (f"`symbolic_zeros={self.quote(flag, 30)}`" if keyword else
+                     f"`{self.quote(flag, 30)}` (defvjp's `symbolic_zeros`)")
+            self._check_fwd(d, fwd, f"{shown} at line {flag.lineno}", nondiff)
 
     def _flag(self, call: ast.AST) -> Optional[ast.expr]:
         """The `symbolic_zeros` argument of a defvjp call when it is provably true."""

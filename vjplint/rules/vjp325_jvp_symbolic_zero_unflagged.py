@@ -86,18 +86,19 @@ f.defjvp(f_jvp, symbolic_zeros=True)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.kind != "jvp" or d.api != "jax":
+        self._seen: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind != "jvp" or d.api != "jax":
+            return
+        for reg in d.registrations:
+            if reg.method != "defjvp" or not reg.rules or self._flagged(reg) is not False:
                 continue
-            for reg in d.registrations:
-                if reg.method != "defjvp" or not reg.rules or self._flagged(reg) is not False:
-                    continue
-                rule = reg.rules[0]
-                if rule.node is None or id(rule.node) in seen:
-                    continue
-                seen.add(id(rule.node))
-                self._check_rule(d, rule)
+            rule = reg.rules[0]
+            if rule.node is None or id(rule.node) in self._seen:
+                continue
+            self._seen.add(id(rule.node))
+            self._check_rule(d, rule)
 
     def _flagged(self, reg: Registration) -> Optional[bool]:
         """Whether the registration passes `symbolic_zeros=True` (the call form, or

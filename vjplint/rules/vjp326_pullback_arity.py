@@ -103,31 +103,32 @@ combine.defvjp(combine_fwd, combine_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.api != "jax":
+        self._seen: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "jax":
+            return
+        if isinstance(d.primal, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._function(d, d.primal, f"custom_{d.kind} `{d.name}`", {}, None, "", self._seen)
+        when = f" when `{d.name}` is differentiated"
+        if d.kind == "jvp":
+            for reg, rule in self.model.facts.jvp_rules(d):
+                if rule.node is not None and registered_here(self.model, d, reg.node):
+                    self._function(d, rule.node, rule_label(rule, "jvp rule"), {}, None, when, self._seen)
+            return
+        for reg, fwd, bwd in self.model.facts.checked_vjp_rules(d):
+            if not registered_here(self.model, d, reg.node):
                 continue
-            if isinstance(d.primal, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._function(d, d.primal, f"custom_{d.kind} `{d.name}`", {}, None, "", seen)
-            when = f" when `{d.name}` is differentiated"
-            if d.kind == "jvp":
-                for reg, rule in self.model.facts.jvp_rules(d):
-                    if rule.node is not None and registered_here(self.model, d, reg.node):
-                        self._function(d, rule.node, rule_label(rule, "jvp rule"), {}, None, when, seen)
-                continue
-            for reg, fwd, bwd in self.model.facts.checked_vjp_rules(d):
-                if not registered_here(self.model, d, reg.node):
-                    continue
-                saved: Dict[str, Origin] = {}
-                if fwd is not None and fwd.node is not None:
-                    self._function(d, fwd.node, rule_label(fwd, "fwd"), {}, None, when + REVERSE, seen)
-                if bwd is not None and bwd.node is not None:
-                    params = self._bwd_params(d, bwd)
-                    if params is not None and fwd is not None and fwd.node is not None:
-                        saved = {name: p.origin for name, p in
-                                 pullbacks.saved(self.model, fwd, bwd.node, params[0], rule_label(fwd, "fwd")).items()}
-                    self._function(d, bwd.node, rule_label(bwd, "bwd"), saved,
-                                   params[1] if params is not None else None, when + REVERSE, seen)
+            saved: Dict[str, Origin] = {}
+            if fwd is not None and fwd.node is not None:
+                self._function(d, fwd.node, rule_label(fwd, "fwd"), {}, None, when + REVERSE, self._seen)
+            if bwd is not None and bwd.node is not None:
+                params = self._bwd_params(d, bwd)
+                if params is not None and fwd is not None and fwd.node is not None:
+                    saved = {name: p.origin for name, p in
+                             pullbacks.saved(self.model, fwd, bwd.node, params[0], rule_label(fwd, "fwd")).items()}
+                self._function(d, bwd.node, rule_label(bwd, "bwd"), saved,
+                               params[1] if params is not None else None, when + REVERSE, self._seen)
 
     def _bwd_params(self, d: CustomDerivative, bwd: RuleFunction) -> Optional[Tuple[str, str]]:
         """bwd's residuals and cotangent parameters."""

@@ -130,19 +130,20 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
 ''']
 
     def check(self) -> None:
-        done: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.api != "jax" or d.kind != "jvp":
+        self._done: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "jax" or d.kind != "jvp":
+            return
+        for reg, rule in self.model.facts.jvp_rules(d):
+            if reg.method != "defjvp" or rule.node is None or id(rule.node) in self._done:
                 continue
-            for reg, rule in self.model.facts.jvp_rules(d):
-                if reg.method != "defjvp" or rule.node is None or id(rule.node) in done:
-                    continue
-                flagged, flag = self.model.facts.defjvp_symbolic_zeros(reg)
-                if not flagged or flag is None:
-                    continue
-                done.add(id(rule.node))
-                keyword = reg.keywords.get("symbolic_zeros") is flag
-                self._check_rule(d, rule, rule.node, flag, keyword)
+            flagged, flag = self.model.facts.defjvp_symbolic_zeros(reg)
+            if not flagged or flag is None:
+                continue
+            self._done.add(id(rule.node))
+            keyword = reg.keywords.get("symbolic_zeros") is flag
+            self._check_rule(d, rule, rule.node, flag, keyword)
 
     # -- the tangents and their leaves ------------------------------------------------------------
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode, flag: ast.expr,

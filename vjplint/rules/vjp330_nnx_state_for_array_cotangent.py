@@ -111,34 +111,35 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        facts = self.model.facts
-        for d in self.model.derivatives:
-            if d.api != "nnx" or d.kind != "vjp":
+        self._seen: Set[int] = set()
+        self._facts = self.model.facts
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "nnx" or d.kind != "vjp":
+            return
+        nondiff = self._facts.nondiff_positions(d)
+        names = self._facts.differentiable_names(d)
+        k = self._facts.primal_arg_count(d)
+        if nondiff is None or names is None or k is None:
+            return
+        positions = [i for i in range(k) if i not in nondiff]
+        for _, _, bwd in self._facts.checked_vjp_rules(d):
+            if bwd is None or bwd.node is None:
                 continue
-            nondiff = facts.nondiff_positions(d)
-            names = facts.differentiable_names(d)
-            k = facts.primal_arg_count(d)
-            if nondiff is None or names is None or k is None:
-                continue
-            positions = [i for i in range(k) if i not in nondiff]
-            for _, _, bwd in facts.checked_vjp_rules(d):
-                if bwd is None or bwd.node is None:
-                    continue
-                for _, value in facts.returns_of(bwd.node):
-                    for candidate in return_branches(value):
-                        elements = self._elements(candidate, bwd, len(positions))
-                        for element, position in zip(elements, positions):
-                            if id(element) in seen:
-                                continue
-                            call = state_call(self.model, element, bwd.node)
-                            if call is None:
-                                continue
-                            evidence = array_parameter(self.model, d, position)
-                            if evidence is None:
-                                continue
-                            seen.add(id(element))
-                            self._report(d, bwd, element, call, names[positions.index(position)], evidence)
+            for _, value in self._facts.returns_of(bwd.node):
+                for candidate in return_branches(value):
+                    elements = self._elements(candidate, bwd, len(positions))
+                    for element, position in zip(elements, positions):
+                        if id(element) in self._seen:
+                            continue
+                        call = state_call(self.model, element, bwd.node)
+                        if call is None:
+                            continue
+                        evidence = array_parameter(self.model, d, position)
+                        if evidence is None:
+                            continue
+                        self._seen.add(id(element))
+                        self._report(d, bwd, element, call, names[positions.index(position)], evidence)
 
     def _elements(self, value: ast.expr, bwd: RuleFunction, count: int) -> List[ast.expr]:
         """The entries of a returned tuple/list literal of `count` entries (or of a name bwd binds once to one)."""

@@ -95,20 +95,19 @@ def energy_jvp(primals, tangents):
     return energy(z), jnp.sum(2.0 * jnp.real(jnp.conj(z) * z_dot))
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            sig = d.signature
-            if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff or d.nondiff_unresolved \
-                    or sig is None or sig.vararg:
+    def check_derivative(self, d: CustomDerivative) -> None:
+        sig = d.signature
+        if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff or d.nondiff_unresolved \
+                or sig is None or sig.vararg:
+            return
+        real_out = _real_output(self.model, d.primal)
+        if real_out is None:
+            return
+        complex_params = _complex_params(self.model, d.primal, sig.positional)  # may be none: a `1j` is enough
+        for reg, rule in self.model.facts.jvp_rules(d):
+            if rule.node is None or rule.bound_positional or not registered_here(self.model, d, reg.node):
                 continue
-            real_out = _real_output(self.model, d.primal)
-            if real_out is None:
-                continue
-            complex_params = _complex_params(self.model, d.primal, sig.positional)  # may be none: a `1j` is enough
-            for reg, rule in self.model.facts.jvp_rules(d):
-                if rule.node is None or rule.bound_positional or not registered_here(self.model, d, reg.node):
-                    continue
-                self._check_rule(d, rule, sig.positional, complex_params, real_out)
+            self._check_rule(d, rule, sig.positional, complex_params, real_out)
 
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction, params: List[str], complex_params: Set[str],
                     real_out: ast.expr) -> None:

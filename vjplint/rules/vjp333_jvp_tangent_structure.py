@@ -79,20 +79,21 @@ def f_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        done: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.kind != "jvp" or d.api != "jax":
-                continue
-            for reg in d.registrations:
-                for rule in reg.rules:
-                    fn = rule.node
-                    if fn is None or rule.is_none or id(fn) in done:
-                        continue
-                    done.add(id(fn))
-                    if reg.method == "defjvp":
-                        self._check_defjvp(d, rule)
-                    elif reg.method == "defjvps":
-                        self._check_defjvps(d, rule, reg.rules.index(rule))
+        self._done: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind != "jvp" or d.api != "jax":
+            return
+        for reg in d.registrations:
+            for rule in reg.rules:
+                fn = rule.node
+                if fn is None or rule.is_none or id(fn) in self._done:
+                    continue
+                self._done.add(id(fn))
+                if reg.method == "defjvp":
+                    self._check_defjvp(d, rule)
+                elif reg.method == "defjvps":
+                    self._check_defjvps(d, rule, reg.rules.index(rule))
 
     def _check_defjvp(self, d: CustomDerivative, rule: RuleFunction) -> None:
         assert rule.node is not None

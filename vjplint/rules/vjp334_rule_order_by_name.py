@@ -91,25 +91,26 @@ def f_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        done: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.api != "jax":
-                continue
-            contract = contract_of(self.model, d)
-            if contract is None:
-                continue
-            for reg in d.registrations:
-                for index, rule in enumerate(reg.rules):
-                    fn = rule.node
-                    if fn is None or rule.is_none or id(fn) in done or fn.args.vararg:
-                        continue
-                    done.add(id(fn))
-                    if reg.method == "defjvp":
-                        self._jvp(d, contract, rule)
-                    elif reg.method == "defjvps":
-                        self._defjvps(d, rule)
-                    elif reg.method == "defvjp" and index == 1:
-                        self._bwd(d, contract, rule)
+        self._done: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "jax":
+            return
+        contract = contract_of(self.model, d)
+        if contract is None:
+            return
+        for reg in d.registrations:
+            for index, rule in enumerate(reg.rules):
+                fn = rule.node
+                if fn is None or rule.is_none or id(fn) in self._done or fn.args.vararg:
+                    continue
+                self._done.add(id(fn))
+                if reg.method == "defjvp":
+                    self._jvp(d, contract, rule)
+                elif reg.method == "defjvps":
+                    self._defjvps(d, rule)
+                elif reg.method == "defvjp" and index == 1:
+                    self._bwd(d, contract, rule)
 
     # -- jvp rules ------------------------------------------------------------------------------
     def _jvp(self, d: CustomDerivative, contract: Contract, rule: RuleFunction) -> None:

@@ -113,18 +113,17 @@ def matvec_bwd(res, g):
 matvec.defvjp(matvec_fwd, matvec_bwd)
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.kind != "vjp" or d.api != "jax" or d.primal is None or d.nondiff_unresolved or d.bound_self:
-                continue
-            primal = d.primal
-            if primal.args.vararg is not None or primal.args.kwonlyargs:
-                continue
-            sig = Signature.of(primal)
-            diff = [p for i, p in enumerate(sig.positional) if i not in d.nondiff]
-            for reg in d.registrations:
-                if reg.method == "defvjp" and len(reg.rules) == 2 and reg.rules[1].node is not None:
-                    self._check(d, primal, sig, diff, reg.rules[1].node, reg.rules[1].name)
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind != "vjp" or d.api != "jax" or d.primal is None or d.nondiff_unresolved or d.bound_self:
+            return
+        primal = d.primal
+        if primal.args.vararg is not None or primal.args.kwonlyargs:
+            return
+        sig = Signature.of(primal)
+        diff = [p for i, p in enumerate(sig.positional) if i not in d.nondiff]
+        for reg in d.registrations:
+            if reg.method == "defvjp" and len(reg.rules) == 2 and reg.rules[1].node is not None:
+                self._check(d, primal, sig, diff, reg.rules[1].node, reg.rules[1].name)
 
     def _check(self, d: CustomDerivative, primal: FunctionNode, sig: Signature, diff: List[str],
                bwd: FunctionNode, bwd_name: Optional[str]) -> None:

@@ -95,15 +95,16 @@ def f_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        done: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.kind != "jvp" or d.api != "jax":
-                continue
-            rule = d.rule("jvp")
-            if rule is None or rule.node is None or id(rule.node) in done:
-                continue
-            done.add(id(rule.node))
-            self._check_rule(d, rule, rule.node)
+        self._done: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind != "jvp" or d.api != "jax":
+            return
+        rule = d.rule("jvp")
+        if rule is None or rule.node is None or id(rule.node) in self._done:
+            return
+        self._done.add(id(rule.node))
+        self._check_rule(d, rule, rule.node)
 
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode) -> None:
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][rule.bound_positional:]

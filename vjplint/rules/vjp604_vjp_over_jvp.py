@@ -71,28 +71,29 @@ f.defjvp(lambda p, t: (jnp.sin(p[0]), jnp.cos(p[0]) * t[0]))
 ''']
 
     def check(self) -> None:
-        jvps = [d for d in self.model.derivatives if d.kind == "jvp" and d.api == "jax"]
-        for d in self.model.derivatives:
-            if d.kind != "vjp" or d.api != "jax":
-                continue
-            below = self._jvp_decorator_below(d)
-            if below is not None:
-                self.report(d.anchor, (
-                    f"`@{self.quote(d.anchor, 30)}` is stacked above `@{self.quote(below, 30)}` on `{d.name}`: the name "
-                    f"holds the custom_vjp, so the inner custom_jvp never gets a rule, an eager call raises "
-                    f"AttributeError: No JVP defined for custom_jvp function {d.name} using defjvp, and `jax.jvp` "
-                    f"raises TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function "
-                    f"(jax-ml/jax#3996); only grad works. Remove one of the two decorators"))
-                continue
-            inner = self._wrapped_jvp(d, jvps)
-            if inner is None:
-                continue
+        self._jvps = [d for d in self.model.derivatives if d.kind == "jvp" and d.api == "jax"]
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind != "vjp" or d.api != "jax":
+            return
+        below = self._jvp_decorator_below(d)
+        if below is not None:
             self.report(d.anchor, (
-                f"`{self.quote(d.creation, 40)}` wraps the custom_jvp `{inner.name}` (line {inner.anchor.lineno}): every "
-                f"transformation meets the outer custom_vjp first, so the jvp rule is never used. `jax.jvp` and "
-                f"`jax.jacfwd` of `{d.name}` raise TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp "
-                f"function (jax-ml/jax#3996); grad and hessian use fwd/bwd. Keep one of the two, or put the "
-                f"custom_jvp outside and call the custom_vjp in its primal (that order works)"))
+                f"`@{self.quote(d.anchor, 30)}` is stacked above `@{self.quote(below, 30)}` on `{d.name}`: the name "
+                f"holds the custom_vjp, so the inner custom_jvp never gets a rule, an eager call raises "
+                f"AttributeError: No JVP defined for custom_jvp function {d.name} using defjvp, and `jax.jvp` "
+                f"raises TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function "
+                f"(jax-ml/jax#3996); only grad works. Remove one of the two decorators"))
+            return
+        inner = self._wrapped_jvp(d, self._jvps)
+        if inner is None:
+            return
+        self.report(d.anchor, (
+            f"`{self.quote(d.creation, 40)}` wraps the custom_jvp `{inner.name}` (line {inner.anchor.lineno}): every "
+            f"transformation meets the outer custom_vjp first, so the jvp rule is never used. `jax.jvp` and "
+            f"`jax.jacfwd` of `{d.name}` raise TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp "
+            f"function (jax-ml/jax#3996); grad and hessian use fwd/bwd. Keep one of the two, or put the "
+            f"custom_jvp outside and call the custom_vjp in its primal (that order works)"))
 
     def _jvp_decorator_below(self, d: CustomDerivative) -> Optional[ast.expr]:
         """`@jax.custom_jvp` (or `@partial(jax.custom_jvp, ...)`) below d's decorator on the same def."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
+from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode, walk
@@ -96,19 +97,20 @@ infer.defvjp(infer_fwd, infer_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
-        for d in self.model.derivatives:
-            if d.kind != "vjp" or d.api != "jax":
+        self._seen: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind != "vjp" or d.api != "jax":
+            return
+        for reg in d.registrations:
+            if reg.method != "defvjp" or len(reg.rules) != 2:
                 continue
-            for reg in d.registrations:
-                if reg.method != "defvjp" or len(reg.rules) != 2:
-                    continue
-                bwd = reg.rules[1].node
-                if bwd is None or id(bwd) in seen:
-                    continue
-                seen.add(id(bwd))
-                if not d.nondiff_unresolved and not d.bound_self:
-                    self._check(d.name, reg.rules[1].name or getattr(bwd, "name", "<lambda>"), bwd, len(d.nondiff))
+            bwd = reg.rules[1].node
+            if bwd is None or id(bwd) in self._seen:
+                continue
+            self._seen.add(id(bwd))
+            if not d.nondiff_unresolved and not d.bound_self:
+                self._check(d.name, reg.rules[1].name or getattr(bwd, "name", "<lambda>"), bwd, len(d.nondiff))
 
     def _check(self, primal: str, name: str, bwd: FunctionNode, nondiff: int) -> None:
         args = bwd.args

@@ -87,12 +87,13 @@ def xlogx_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        done: Set[int] = set()
-        for d in self.model.derivatives:
-            for _, rule in self.model.facts.jvp_rules(d):
-                if rule.node is not None and id(rule.node) not in done:
-                    done.add(id(rule.node))
-                    self._check_rule(d, rule, rule.node)
+        self._done: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        for _, rule in self.model.facts.jvp_rules(d):
+            if rule.node is not None and id(rule.node) not in self._done:
+                self._done.add(id(rule.node))
+                self._check_rule(d, rule, rule.node)
 
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode) -> None:
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][rule.bound_positional:]

@@ -111,18 +111,17 @@ def first_n(x, n):
 first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
 ''']
 
-    def check(self) -> None:
-        for d in self.model.derivatives:
-            if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff or d.nondiff_unresolved \
-                    or d.bound_self:
-                continue  # defjvps with nondiff_argnums is VJP314's
-            primal = d.primal
-            if primal.args.vararg is not None:
-                continue
-            sig = Signature.of(primal)
-            for reg in own_registrations(self.model, d):
-                if reg.method == "defjvps" and not reg.as_decorator and registered_here(self.model, d, reg.node):
-                    self._check(d, primal, sig, reg)
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff or d.nondiff_unresolved \
+                or d.bound_self:
+            return  # defjvps with nondiff_argnums is VJP314's
+        primal = d.primal
+        if primal.args.vararg is not None:
+            return
+        sig = Signature.of(primal)
+        for reg in own_registrations(self.model, d):
+            if reg.method == "defjvps" and not reg.as_decorator and registered_here(self.model, d, reg.node):
+                self._check(d, primal, sig, reg)
 
     def _check(self, d: CustomDerivative, primal: FunctionNode, sig: Signature, reg: Registration) -> None:
         positional = sig.positional

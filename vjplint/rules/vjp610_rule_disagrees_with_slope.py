@@ -131,20 +131,21 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
 ''']
 
     def check(self) -> None:
-        evaluator = ScalarEvaluator(self.model)
-        for d in self.model.derivatives:
-            sig = d.signature
-            if d.api != "jax" or d.primal is None or d.nondiff or d.nondiff_unresolved or d.bound_self \
-                    or sig is None or sig.vararg or sig.kwonly or not 1 <= len(sig.positional) <= MAX_ARGS:
-                continue
-            if d.kind == "vjp":
-                for reg, fwd, bwd in self.model.facts.checked_vjp_rules(d):
-                    if fwd is not None and bwd is not None and registered_here(self.model, d, reg.node):
-                        self._check_vjp(evaluator, d, sig.positional, fwd, bwd)
-            else:
-                for reg, rule in self.model.facts.jvp_rules(d):
-                    if registered_here(self.model, d, reg.node):
-                        self._check_jvp(evaluator, d, sig.positional, rule)
+        self._evaluator = ScalarEvaluator(self.model)
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        sig = d.signature
+        if d.api != "jax" or d.primal is None or d.nondiff or d.nondiff_unresolved or d.bound_self \
+                or sig is None or sig.vararg or sig.kwonly or not 1 <= len(sig.positional) <= MAX_ARGS:
+            return
+        if d.kind == "vjp":
+            for reg, fwd, bwd in self.model.facts.checked_vjp_rules(d):
+                if fwd is not None and bwd is not None and registered_here(self.model, d, reg.node):
+                    self._check_vjp(self._evaluator, d, sig.positional, fwd, bwd)
+        else:
+            for reg, rule in self.model.facts.jvp_rules(d):
+                if registered_here(self.model, d, reg.node):
+                    self._check_jvp(self._evaluator, d, sig.positional, rule)
 
     # custom_vjp: bwd(fwd's residuals, 1.0) against the primal's slope.
     def _check_vjp(self, ev: ScalarEvaluator, d: CustomDerivative, params: List[str], fwd: RuleFunction,
