@@ -1,4 +1,4 @@
-"""All rules, found by import (no registration step), and code/prefix selection."""
+"""All rules, found by import in the family folders (no registration step), and code/prefix selection."""
 
 from __future__ import annotations
 
@@ -15,10 +15,11 @@ def all_rules() -> Dict[str, Type[Rule]]:
     import vjplint.rules as package
 
     found: Dict[str, Type[Rule]] = {}
-    for info in pkgutil.iter_modules(package.__path__):
-        if not info.name.startswith("vjp"):
+    # one folder per family (what the user got wrong), one module per rule inside it
+    for info in pkgutil.walk_packages(package.__path__, prefix="vjplint.rules."):
+        if not info.name.rpartition(".")[2].startswith("vjp"):
             continue
-        module = importlib.import_module(f"vjplint.rules.{info.name}")
+        module = importlib.import_module(info.name)
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and hasattr(value, "CODE"):
                 found[value.CODE] = value
