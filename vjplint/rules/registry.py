@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Dict, Iterable, List, Type
 
 from vjplint.rules.base import Rule
+from vjplint.settings.redirects import redirected
 
 
 @lru_cache(maxsize=None)
@@ -32,7 +33,8 @@ def unknown_selectors(selectors: Iterable[str]) -> List[str]:
     if not selectors:
         return []  # importing every rule costs more than a run over files without custom derivatives
     codes = list(all_rules()) + list(ENGINE_CODES)
-    return [s for s in selectors if not any(c.startswith(s) for c in codes)]
+    # a merged code (vjplint.settings.redirects) selects the code it was merged into
+    return [s for s in selectors if not any(c.startswith(redirected(s)) for c in codes)]
 
 
 # Codes the engine itself emits (not rule classes).
