@@ -7,6 +7,7 @@ table: the unused code VJP399 merged into VJP334; without the entry the same com
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -77,3 +78,7 @@ def test_vjplint_rule_names_the_merge_then_shows_the_new_page() -> None:
     assert rest.startswith("# rule-order-by-name (VJP334)")
     listed = _vjplint("rule", "--all")
     assert "# Codes that moved\n\n- VJP399 has been merged into VJP334" in listed.stdout
+    as_json = json.loads(_vjplint("rule", "VJP399", "--output-format", "json").stdout)
+    assert (as_json["code"], as_json["name"], as_json["merged_from"]) == ("VJP334", "rule-order-by-name", "VJP399")
+    every = json.loads(_vjplint("rule", "--all", "--output-format", "json").stdout)
+    assert every[-1] == {"code": "VJP399", "merged_into": "VJP334"}
