@@ -874,7 +874,7 @@ def test_an_edited_rule_changes_the_code_fingerprint(tmp_path: Path) -> None:
     probe = [sys.executable, "-c", "from vjplint.batch.fastpath import code_fingerprint as f, short_name as s; print(s(f()))"]
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     before = subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
-    rule = next((tmp_path / "vjplint" / "rules").glob("vjp602_*.py"))
+    rule = next((tmp_path / "vjplint" / "rules").rglob("vjp602_*.py"))
     again = subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     rule.write_text(rule.read_text() + "\n# edited\n")
     after = subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout

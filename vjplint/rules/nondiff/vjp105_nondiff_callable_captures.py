@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+from typing import Optional
 
 from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
@@ -9,11 +9,11 @@ from vjplint.facts import describe_traced
 from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.values import is_callable_class
 from vjplint.facts.infer import argument_at, bound_parameter, held_parameter
-from vjplint.model.jaxapi import ARRAY_NAMESPACES
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import function_name
 from vjplint.model.semantic import FunctionNode
 from vjplint.facts.value_kinds import ARRAY, CALLABLE, MAYBE, RECORD, UNKNOWN, Kind
+from vjplint.facts.local_callables import captured_names, local_function, numeric_use
 
 
 class NondiffCallableCaptures(Rule):
@@ -108,8 +108,8 @@ def outer(c):
                 arg = argument_at(site.call, position, name)
                 if arg is None:
                     continue
-                fn = self._local_function(arg, site.enclosing) if traced is not None else None
-                captured = self._captured(fn, site.enclosing) if fn is not None else []  # type: ignore
+                fn = local_function(self.model, arg, site.enclosing) if traced is not None else None
+                captured = captured_names(self.model, fn, site.enclosing) if fn is not None else []  # type: ignore
                 if captured:
                     what = "lambda" if isinstance(fn, ast.Lambda) else f"function `{function_name(fn)}`"
                     self.report(arg, f"the {what} passed as nondiff `{name}` of `{d.name}` captures "
@@ -254,7 +254,7 @@ def outer(c):
             bindings = scope.bindings.get(cname, []) if scope is not None else []
             if not bindings or any(b.kind != "param" for b in bindings) or ckind.tag not in (UNKNOWN, ARRAY, MAYBE):
                 continue
-            use = self._numeric_use(kind.node, cname)
+            use = numeric_use(self.model, kind.node, cname)
             if use is None:
                 continue
             self.report(arg, f"the callable {what} passed as nondiff `{name}` of `{owner}` captures `{cname}`, a "
@@ -265,47 +265,6 @@ def outer(c):
                              f"around the custom rule. Use "
                              f"`jax.closure_convert` and pass the constants as arguments")
             return
-
-    def _numeric_use(self, fn: ast.AST, name: str) -> Optional[str]:
-        """The first arithmetic, comparison or jnp call in `fn` that reads `name`."""
-        for node in ast.walk(fn):
-            if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
-                continue
-            parent = self.model.index.parent(node)
-            if isinstance(parent, (ast.BinOp, ast.Compare)) or (
-                    isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub)):
-                return self.model.quote(parent, 40)
-            if isinstance(parent, ast.Call) and node in parent.args and \
-                    (self.model.index.qualname(parent.func) or "").startswith(ARRAY_NAMESPACES):
-                return self.model.quote(parent, 40)
-        return None
-
-    def _local_function(self, arg: ast.expr, enclosing: FunctionNode) -> Optional[FunctionNode]:
-        if isinstance(arg, ast.Lambda):
-            return arg
-        if isinstance(arg, ast.Name):
-            scope = self.model.index.scopes.get(enclosing)
-            for binding in (scope.bindings.get(arg.id, []) if scope else []):
-                if binding.kind == "def":
-                    return binding.node  # type: ignore[return-value]
-                if binding.kind == "assign" and isinstance(binding.value, ast.Lambda):
-                    return binding.value
-        return None
-
-    def _captured(self, fn: FunctionNode, enclosing: FunctionNode) -> List[str]:
-        outer = self.model.index.scopes.get(enclosing)
-        inner = self.model.index.scopes.get(fn)
-        if outer is None or inner is None:
-            return []
-        names = []
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
-                scope = self.model.index.scope_of(node)
-                bindings = self.model.index.lookup(node.id, scope)
-                if bindings and any(b in outer.bindings.get(node.id, []) for b in bindings):
-                    if all(b.kind not in ("def", "class", "import") for b in bindings):
-                        names.append(node.id)
-        return names
 
 
 def _may_raise(kind_of: str) -> str:

@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.model.jaxapi import STATIC_ATTRIBUTES
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import Binding, Scope
+from vjplint.facts.assigned_targets import flatten_targets, has_at_update, root_name
 
 # Methods that only mutable containers have: flagged on any outer object.
 CONTAINER_ONLY = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "setdefault", "popitem"})
@@ -135,7 +136,7 @@ f.defvjp(f_fwd, f_bwd)
         index = self.model.index
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
-            for target, value in _flatten(targets, getattr(node, "value", None)):
+            for target, value in flatten_targets(targets, getattr(node, "value", None)):
                 if isinstance(node, (ast.Assign, ast.AnnAssign)) and value is not None and self._static(value):
                     continue  # records static metadata (a treedef, shapes, flags) for the enclosing code
                 if isinstance(target, ast.Name):
@@ -146,7 +147,7 @@ f.defvjp(f_fwd, f_bwd)
                             continue  # a local of an enclosing rule: lives within one call of it
                         return target.id, f"assigns the {kind} `{target.id}` (`{self.quote(node)}`)"
                 elif isinstance(target, (ast.Subscript, ast.Attribute)):
-                    root = _root(target)
+                    root = root_name(target)
                     if isinstance(target, ast.Attribute) and self._restored(fn, target, node):
                         continue  # swapped in and put back (`old = self.w; self.w = w; ...; self.w = old`)
                     if root is not None and self._outer_object(fn, root):
@@ -159,8 +160,8 @@ f.defvjp(f_fwd, f_bwd)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             method = node.func.attr
             if method in CONTAINER_ONLY or method in CONTAINER_TOO:
-                root = _root(node.func.value)
-                if root is None or _has_at(node.func.value):
+                root = root_name(node.func.value)
+                if root is None or has_at_update(node.func.value):
                     return None
                 outer = self._outer_object(fn, root)
                 if outer is None:
@@ -179,7 +180,7 @@ f.defvjp(f_fwd, f_bwd)
         saved: Set[str] = set()
         for stmt in sorted((n for n in self.model.facts.own_nodes(fn)  # type: ignore[arg-type]
                             if isinstance(n, ast.Assign)), key=lambda n: (n.lineno, n.col_offset)):
-            for t, v in _flatten(stmt.targets, stmt.value):
+            for t, v in flatten_targets(stmt.targets, stmt.value):
                 if (isinstance(t, ast.Name) and isinstance(v, ast.Attribute)
                         and ast.dump(v.value) + "." + v.attr == key and stmt.lineno < node.lineno):  # type: ignore[attr-defined]
                     saved.add(t.id)
@@ -263,45 +264,3 @@ f.defvjp(f_fwd, f_bwd)
             if isinstance(value, ast.Call) and self.model.index.qualname(value.func) in CONTAINER_MAKERS:
                 return True
         return False
-
-
-def _flatten(targets: List[ast.expr], value: Optional[ast.expr]) -> Iterator[Tuple[ast.expr, Optional[ast.expr]]]:
-    """Each assigned target with the expression it receives, when that is known."""
-    for target in targets:
-        if isinstance(target, (ast.Tuple, ast.List)):
-            values: List[Optional[ast.expr]] = [None] * len(target.elts)
-            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
-                values = list(value.elts)
-            elif _is_tree_flatten(value) and len(target.elts) == 2:
-                values = [None, ast.Constant(None)]  # (leaves, treedef): the treedef is static
-            for element, element_value in zip(target.elts, values):
-                yield from _flatten([element], element_value)
-        elif isinstance(target, ast.Starred):
-            yield from _flatten([target.value], None)
-        else:
-            yield target, value
-
-
-def _is_tree_flatten(value: Optional[ast.expr]) -> bool:
-    if not isinstance(value, ast.Call):
-        return False
-    func = value.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return name in ("tree_flatten", "flatten")
-
-
-def _root(expr: ast.expr) -> Optional[ast.Name]:
-    while isinstance(expr, (ast.Attribute, ast.Subscript)):
-        expr = expr.value
-    return expr if isinstance(expr, ast.Name) else None
-
-
-def _has_at(expr: ast.expr) -> bool:
-    """`x.at[i]` chains are functional updates of arrays, not mutation."""
-    while isinstance(expr, (ast.Attribute, ast.Subscript)):
-        if isinstance(expr, ast.Attribute) and expr.attr == "at":
-            return True
-        expr = expr.value
-    return False
-
-

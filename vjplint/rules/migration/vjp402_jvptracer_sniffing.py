@@ -5,11 +5,8 @@ from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.rules.base import Rule
+from vjplint.facts.tracer_tests import NAME, is_name_literal, type_argument, class_name_of, described_object, handles_grad, is_jvptracer
 
-NAME = "JVPTracer"
-# Tracer classes whose presence in the same test shows the code already handles grad's tracer.
-HANDLES_GRAD = ("Tracer", "LinearizeTracer")
-TEXT_OF = ("builtins.repr", "builtins.str", "builtins.format")
 # Forward mode: the function it differentiates sees JVPTracers (jax_facts §13).
 FORWARD_MODE = frozenset({"jax.jvp", "jax.jacfwd", "jax._src.api.jvp", "jax._src.api.jacfwd"})
 
@@ -90,25 +87,25 @@ def is_traced(x):
         if func in ("builtins.isinstance", "builtins.issubclass") and len(node.args) == 2:
             subject, types = node.args[0], self._value(node.args[1])
             if func == "builtins.issubclass":
-                subject = _type_argument(self.model.index, subject)
+                subject = type_argument(self.model.index, subject)
                 if subject is None:
                     return
             elements = types.elts if isinstance(types, ast.Tuple) else [types]
-            if not any(self._is_jvptracer(e) for e in elements):
+            if not any(is_jvptracer(self.model, e) for e in elements):
                 return
-            if any(self._handles_grad(e) for e in elements):
+            if any(handles_grad(self.model, e) for e in elements):
                 return
             if self._through:  # the types come from a name: a rewrite would change its other uses
                 self._flag(node, subject, f"`{self.quote(node)}`", None, "isinstance({}, jax.core.Tracer)")
             elif isinstance(types, ast.Tuple):
-                element = next(e for e in elements if self._is_jvptracer(e))
+                element = next(e for e in elements if is_jvptracer(self.model, e))
                 self._flag(node, subject, f"`{self.quote(node)}`", element, "jax.core.Tracer")
             else:
                 self._flag(node, subject, f"`{self.quote(node)}`", node, "isinstance({}, jax.core.Tracer)")
         elif (isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and node.args
               and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
               and NAME.startswith(node.args[0].value) and len(node.args[0].value) >= 3):
-            subject = self._described_object(node.func.value)
+            subject = described_object(self.model, node.func.value)
             if subject is not None:
                 self._flag(node, subject, f"`{self.quote(node)}`", node, "isinstance({}, jax.core.Tracer)")
 
@@ -120,26 +117,26 @@ def is_traced(x):
         left, right = self._value(node.left), self._value(node.comparators[0])
         negated = isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn))
         template = "not isinstance({}, jax.core.Tracer)" if negated else "isinstance({}, jax.core.Tracer)"
-        if isinstance(op, (ast.Eq, ast.NotEq)) and (_is_name_literal(left) or _is_name_literal(right)):
-            subject = self._class_name_of(right if _is_name_literal(left) else left)
+        if isinstance(op, (ast.Eq, ast.NotEq)) and (is_name_literal(left) or is_name_literal(right)):
+            subject = class_name_of(self.model, right if is_name_literal(left) else left)
             if subject is not None:  # type(x).__name__ == "JVPTracer"
                 self._flag(node, subject, f"`{self.quote(node)}`", node, template)
             return
         if isinstance(op, (ast.In, ast.NotIn)):
-            if _is_name_literal(left):  # "JVPTracer" in repr(x) / type(x).__name__
-                subject = self._described_object(right)
+            if is_name_literal(left):  # "JVPTracer" in repr(x) / type(x).__name__
+                subject = described_object(self.model, right)
                 if subject is not None:
                     self._flag(node, subject, f"`{self.quote(node)}`", node, template)
             elif isinstance(right, (ast.Tuple, ast.List, ast.Set)) and any(
-                    _is_name_literal(self._value(e)) for e in right.elts):
-                subject = self._class_name_of(left)
+                    is_name_literal(self._value(e)) for e in right.elts):
+                subject = class_name_of(self.model, left)
                 if subject is not None:
                     self._flag(node, subject, f"`{self.quote(node)}`", None, template)
             return
         if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
             for side, other in ((left, right), (right, left)):
-                if self._is_jvptracer(side):
-                    subject = _type_argument(self.model.index, other)
+                if is_jvptracer(self.model, side):
+                    subject = type_argument(self.model.index, other)
                     if subject is not None:
                         self._flag(node, subject, f"`{self.quote(node)}`", node, template)
                     return
@@ -169,29 +166,6 @@ def is_traced(x):
                 return inner
         return expr
 
-    def _is_jvptracer(self, expr: ast.expr) -> bool:
-        q = self.model.index.qualname(expr) or ""
-        return q.startswith("jax.") and q.endswith("." + NAME)
-
-    def _handles_grad(self, expr: ast.expr) -> bool:
-        q = self.model.index.qualname(expr) or ""
-        return q.startswith("jax.") and q.rsplit(".", 1)[-1] in HANDLES_GRAD
-
-    def _class_name_of(self, expr: ast.expr) -> Optional[ast.expr]:
-        """x for `type(x).__name__` or `x.__class__.__name__`."""
-        if isinstance(expr, ast.Attribute) and expr.attr in ("__name__", "__qualname__"):
-            return _type_argument(self.model.index, expr.value)
-        return None
-
-    def _described_object(self, expr: ast.expr) -> Optional[ast.expr]:
-        """x for `repr(x)`, `str(x)`, `str(type(x))`, `type(x).__name__`, `f"{x}"`."""
-        if isinstance(expr, ast.Call) and len(expr.args) == 1 and self.model.index.qualname(expr.func) in TEXT_OF:
-            inner = expr.args[0]
-            return _type_argument(self.model.index, inner) or inner
-        if isinstance(expr, ast.JoinedStr):
-            values = [v for v in expr.values if isinstance(v, ast.FormattedValue)]
-            return values[0].value if len(values) == 1 else None
-        return self._class_name_of(expr)
 
     # -- exemptions and the report ---------------------------------------------------------------
     def _exempt(self, node: ast.AST, subject: ast.expr) -> bool:
@@ -298,7 +272,7 @@ def is_traced(x):
         parts = [f"`{name}` = `{self.quote(value, 40)}` at line {line}" for name, value, line in self._through]
         if isinstance(node, ast.Call) and len(node.args) == 2:
             for e in (node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]):
-                if isinstance(e, ast.Name) and e.id != NAME and self._is_jvptracer(e):
+                if isinstance(e, ast.Name) and e.id != NAME and is_jvptracer(self.model, e):
                     parts.append(f"`{e.id}` is `{self.model.index.qualname(e)}`")
         return f" ({'; '.join(parts)})" if parts else ""
 
@@ -317,17 +291,4 @@ def is_traced(x):
         text = self.quote(expr, 10_000)
         return text if expr.lineno == expr.end_lineno else ast.unparse(expr)
 
-
-def _is_name_literal(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Constant) and expr.value == NAME
-
-
-def _type_argument(index, expr: ast.expr) -> Optional[ast.expr]:
-    """x for `type(x)` or `x.__class__`."""
-    if (isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords
-            and index.qualname(expr.func) == "builtins.type"):
-        return expr.args[0]
-    if isinstance(expr, ast.Attribute) and expr.attr == "__class__":
-        return expr.value
-    return None
 

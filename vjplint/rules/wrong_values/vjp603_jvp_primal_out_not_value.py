@@ -1,22 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
 from vjplint.model.jaxapi import ARRAY_METHODS
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
-
-NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
-# Calls that return a "cleaned" copy of an input (the value changes on part of the domain).
-CLEANING = frozenset({"maximum", "minimum", "clip", "where", "nan_to_num", "abs", "absolute", "fmax", "fmin"})
-# Calls and methods whose result has the value of their (first) argument.
-SAME_VALUE = frozenset({"asarray", "array", "copy", "astype", "reshape", "ravel", "squeeze", "expand_dims",
-                        "stop_gradient", "block_until_ready", "view", "flatten", "convert_element_type"})
-# Attributes that read no value of the tangent.
-META = frozenset({"shape", "dtype", "ndim", "size"})
+from vjplint.facts.jvp_primal_flow import NAMESPACES, SAME_VALUE, CleanedComparison, PrimalFlow
 
 
 class JvpPrimalOutNotValue(Rule):
@@ -110,7 +102,7 @@ def f_jvp(primals, tangents):
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][rule.bound_positional:]
         if len(params) < 2 or fn.args.vararg is not None:
             return
-        flow = _Flow(self, fn, params[-2], params[-1])
+        flow = PrimalFlow(self.model, fn, params[-2], params[-1])
         name = rule.name or getattr(fn, "name", "<lambda>")
         for ret in self.model.facts.returns_of(fn):
             value = ret.value
@@ -146,7 +138,7 @@ def f_jvp(primals, tangents):
                     f"(measured on JAX 0.10.2). Return the function's value (`{d.name}(...)` on the primals); a "
                     f"straight-through estimator changes only the tangent"))
 
-    def _raw_input(self, d: CustomDerivative, flow: "_Flow", fn: FunctionNode, out: ast.expr) -> Optional[ast.expr]:
+    def _raw_input(self, d: CustomDerivative, flow: "PrimalFlow", fn: FunctionNode, out: ast.expr) -> Optional[ast.expr]:
         """What the primal returns, when the rule's primal output is one of its primal inputs as
         received while no return of the primal is that input (or a copy, cast or reshape of it)."""
         primal = d.primal
@@ -191,7 +183,7 @@ def f_jvp(primals, tangents):
         scope = self.model.index.scopes.get(fn)
         return list(scope.bindings.get(name, [])) if scope is not None else []
 
-    def _cleaned(self, d: CustomDerivative, flow: "_Flow", out: ast.expr) -> Optional[ast.expr]:
+    def _cleaned(self, d: CustomDerivative, flow: "PrimalFlow", out: ast.expr) -> Optional[ast.expr]:
         """The cleaning call in the rule's primal output that the primal does not make, if any."""
         primal = d.primal
         if primal is None:
@@ -207,7 +199,7 @@ def f_jvp(primals, tangents):
         returns = [r.value for r in self.model.facts.returns_of(primal) if r.value is not None]
         if len(returns) != 1:
             return None
-        return _Compare(flow, primal_params, d.nondiff).same_but_cleaned(returns[0], out)
+        return CleanedComparison(flow, primal_params, d.nondiff).same_but_cleaned(returns[0], out)
 
     def _primal_cleans(self, primal: FunctionNode, cleaned: ast.expr) -> bool:
         q = self.model.index.qualname(cleaned.func) if isinstance(cleaned, ast.Call) else None  # type: ignore
@@ -215,135 +207,3 @@ def f_jvp(primals, tangents):
             if isinstance(node, ast.Call) and self.model.index.qualname(node.func) == q:
                 return True
         return False
-
-
-class _Flow:
-    """Which names of one jvp rule hold tangents or primal inputs (by position)."""
-
-    def __init__(self, rule: Rule, fn: FunctionNode, primals: str, tangents: str) -> None:
-        self.rule, self.primals, self.tangents_param = rule, primals, tangents
-        self.tainted: Dict[str, str] = {tangents: f"`{tangents}`"}
-        self.primal_index: Dict[str, int] = {}
-        self.values: Dict[str, List[ast.expr]] = {}
-        nodes = [n for n in rule.model.facts.own_nodes(fn) if isinstance(n, ast.Assign)]
-        for _ in range(2):  # twice: names assigned from later names
-            for node in nodes:
-                for target in node.targets:
-                    self._bind(target, node.value)
-
-    def _bind(self, target: ast.expr, value: ast.expr) -> None:
-        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
-                and len(target.elts) == len(value.elts):
-            for t, v in zip(target.elts, value.elts):
-                self._bind(t, v)
-            return
-        if isinstance(value, ast.Name) and value.id == self.primals:
-            if isinstance(target, (ast.Tuple, ast.List)):
-                for i, element in enumerate(target.elts):
-                    if isinstance(element, ast.Name):
-                        self.primal_index[element.id] = i
-            return
-        if isinstance(target, ast.Name):
-            index = self._primal_item(value)
-            if index is not None:
-                self.primal_index[target.id] = index
-                return
-            known = self.values.setdefault(target.id, [])
-            if all(v is not value for v in known):
-                known.append(value)
-        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Call):
-            return  # `out, out_dot = jax.jvp(...)`, a helper: not followed
-        via = self.tangent_use(value)
-        if via is not None:
-            for name in ast.walk(target):
-                if isinstance(name, ast.Name):
-                    self.tainted.setdefault(name.id, via)
-
-    def _primal_item(self, expr: ast.expr) -> Optional[int]:
-        if (isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and expr.value.id == self.primals
-                and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, int)):
-            return expr.slice.value
-        return None
-
-    def tangent_use(self, expr: ast.expr) -> Optional[str]:
-        """How `expr` reads a tangent value through arithmetic, subscripts, literals and jnp/lax calls."""
-        if isinstance(expr, ast.Name):
-            return self.tainted.get(expr.id)
-        if isinstance(expr, ast.Attribute):
-            return None if expr.attr in META else self.tangent_use(expr.value)
-        if isinstance(expr, ast.Subscript):
-            return self.tangent_use(expr.value)
-        if isinstance(expr, ast.BinOp):
-            return self.tangent_use(expr.left) or self.tangent_use(expr.right)
-        if isinstance(expr, ast.UnaryOp):
-            return self.tangent_use(expr.operand)
-        if isinstance(expr, (ast.Tuple, ast.List)):
-            return next((u for u in map(self.tangent_use, expr.elts) if u), None)
-        if isinstance(expr, ast.Starred):
-            return self.tangent_use(expr.value)
-        if isinstance(expr, ast.Call):
-            q = self.rule.model.index.qualname(expr.func) or ""
-            if not q.startswith(NAMESPACES) or q.rsplit(".", 1)[-1] in ("zeros_like", "ones_like", "shape"):
-                return None
-            for arg in expr.args:
-                used = self.tangent_use(arg)
-                if used is not None:
-                    return f"through `{self.rule.quote(expr, 40)}`"
-        return None
-
-    def primal_of(self, expr: ast.expr) -> Optional[int]:
-        if isinstance(expr, ast.Name):
-            return self.primal_index.get(expr.id)
-        return self._primal_item(expr)
-
-    def cleaned_primal(self, expr: ast.expr) -> Optional[ast.Call]:
-        """`expr` is (or names, assigned once) a cleaning call on a primal input."""
-        if isinstance(expr, ast.Name) and len(self.values.get(expr.id, [])) == 1:
-            expr = self.values[expr.id][0]
-        if not isinstance(expr, ast.Call):
-            return None
-        q = self.rule.model.index.qualname(expr.func) or ""
-        if not q.startswith(NAMESPACES) or q.rsplit(".", 1)[-1] not in CLEANING:
-            return None
-        if any(self.primal_of(a) is not None for a in expr.args):
-            return expr
-        return None
-
-
-class _Compare:
-    """The primal's return expression against the rule's primal output, parameter by position."""
-
-    def __init__(self, flow: _Flow, primal_params: List[str], nondiff: Tuple[int, ...]) -> None:
-        self.flow = flow
-        self.diff_params = [p for i, p in enumerate(primal_params) if i not in nondiff]
-        self.cleaned: Optional[ast.expr] = None
-
-    def same_but_cleaned(self, primal_expr: ast.expr, rule_expr: ast.expr) -> Optional[ast.expr]:
-        return self.cleaned if self._same(primal_expr, rule_expr) else None
-
-    def _same(self, a: ast.AST, b: ast.AST) -> bool:
-        if isinstance(a, ast.Name) and a.id in self.diff_params:
-            index = self.diff_params.index(a.id)
-            if self.flow.primal_of(b) == index:  # type: ignore[arg-type]
-                return True
-            cleaned = self.flow.cleaned_primal(b)  # type: ignore[arg-type]
-            if cleaned is not None and any(self.flow.primal_of(x) == index for x in cleaned.args):
-                self.cleaned = self.cleaned or cleaned
-                return True
-            return False
-        if type(a) is not type(b):
-            return False
-        if isinstance(a, ast.AST):
-            for field in a._fields:
-                if field in ("ctx", "type_comment"):
-                    continue
-                x, y = getattr(a, field, None), getattr(b, field, None)
-                if isinstance(x, list):
-                    if not isinstance(y, list) or len(x) != len(y) or not all(self._same(p, q) for p, q in zip(x, y)):
-                        return False
-                elif isinstance(x, ast.AST):
-                    if not isinstance(y, ast.AST) or not self._same(x, y):
-                        return False
-                elif x != y:
-                    return False
-        return True

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
@@ -9,31 +8,7 @@ from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.model.semantic import FunctionNode
-
-# Namespaces whose functions reject a `SymbolicZero` argument (they check for arrays first:
-# `multiply requires ndarray or scalar arguments`, `Error interpreting argument to mul as a JAX
-# value`; docs/facts/scripts/hazard_symbolic_zero_tangent.py section 2).
-ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.")
-# ... except those that read only the shape and dtype, which a `SymbolicZero` forwards to its
-# aval (section 3: all run).
-SHAPE_ONLY = frozenset({"zeros_like", "ones_like", "full_like", "empty_like", "shape", "ndim", "size", "result_type",
-                        "isscalar"})
-# Array properties a `SymbolicZero` forwards to `jnp` (`tx.T`: `transpose requires ndarray ...`).
-RAISING_PROPERTIES = frozenset({"T", "mT", "real", "imag"})
-# Array methods (`tx.sum()`, `tx.astype(...)`, `tx.reshape(...)` measured: each raises).
-ARRAY_METHODS = frozenset({
-    "sum", "mean", "astype", "reshape", "transpose", "squeeze", "ravel", "flatten", "conj", "conjugate", "dot",
-    "max", "min", "prod", "swapaxes", "cumsum", "cumprod", "clip", "round", "take", "repeat", "var", "std",
-    "argmax", "argmin", "all", "any", "item", "tolist", "view", "diagonal", "trace",
-})
-
-
-@dataclass
-class Leaf:
-    """A name (or `tangents[i]`) holding one input's tangent, or one leaf of it."""
-
-    slot: int  # which differentiable input
-    nested: bool  # unpacked from the tangent of a container argument
+from vjplint.facts.symbolic_zero_uses import Leaf, checks_tangent, raising_use, symbolic_zero_error, tangent_item
 
 
 class SymbolicZeroTangentUnguarded(Rule):
@@ -168,7 +143,7 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
             slots = len(differentiable) if differentiable is not None else None
         names = primal_names or dict(enumerate(differentiable or ()))
         checked, guarded = self._guarded(nodes, tangents_param)
-        if any(_checks(c, leaves, tangents_param) for c in checked):
+        if any(checks_tangent(c, leaves, tangents_param) for c in checked):
             return  # the author tells symbolic zeros apart: the inputs left unchecked are chosen
         found: List[Tuple[ast.AST, str, Leaf]] = []  # (the raising use, the tangent as shown, its leaf)
         for node in nodes:
@@ -179,7 +154,7 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
                 continue  # a rule of one array input never receives a SymbolicZero (measured)
             if isinstance(node, ast.Name) and len(scope.bindings.get(node.id, [])) != 1:
                 continue  # rebound: materialised, or not followed
-            use = self._raising_use(node, parents)
+            use = raising_use(self.model, node, parents)
             if use is not None:
                 found.append((use, shown, leaf))
         if not found:
@@ -197,7 +172,7 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
             f"{rule_label(rule, 'jvp rule')} of `{d.name}` is registered with {flag_text} at line {flag.lineno}, "
             f"so JAX passes it the tangent of each input the caller does not differentiate as a "
             f"`jax.custom_derivatives.SymbolicZero`, not an array; `{shown}`{whose} is used in "
-            f"`{self.quote(use, 40)}` without a check{also}: this may raise {self._error(use)} when "
+            f"`{self.quote(use, 40)}` without a check{also}: this may raise {symbolic_zero_error(use)} when "
             f"the caller differentiates `{d.name}` with respect to some {parts} but not this one "
             f"(`jax.grad(..., argnums=...)`, or `jax.jvp`/`jax.jacfwd` with an input held fixed). Skip the "
             f"term when `isinstance({shown}, SymbolicZero)` (or use `jnp.zeros_like(...)` then), or drop "
@@ -232,7 +207,7 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
                         if isinstance(element, ast.Name):
                             primal_names[i] = element.id
                 return
-            index = _item(value, tangents)
+            index = tangent_item(value, tangents)
             if index is not None:
                 unpack(target, index, False)
                 return
@@ -258,7 +233,7 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
             if not (isinstance(node, ast.Name) and node.id == tangents):
                 continue
             parent = parents.get(id(node))
-            if isinstance(parent, ast.Subscript) and _item(parent, tangents) is not None:
+            if isinstance(parent, ast.Subscript) and tangent_item(parent, tangents) is not None:
                 continue
             while isinstance(parent, (ast.Tuple, ast.List)):
                 parent = parents.get(id(parent))
@@ -278,7 +253,7 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
             for sub in ast.walk(expr):
                 if isinstance(sub, ast.Name):
                     guarded.add(sub.id)
-                index = _item(sub, tangents)
+                index = tangent_item(sub, tangents)
                 if index is not None:
                     guarded.add((index, None))
 
@@ -298,61 +273,9 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
     def _leaf_of(node: ast.AST, leaves: Dict[str, Leaf], tangents: str) -> Tuple[Optional[Leaf], str]:
         if isinstance(node, ast.Name) and node.id in leaves and isinstance(node.ctx, ast.Load):
             return leaves[node.id], node.id
-        index = _item(node, tangents)
+        index = tangent_item(node, tangents)
         if index is not None:
             return Leaf(index, False), f"{tangents}[{index}]"
         return None, ""
 
-    # -- the operations that raise on a SymbolicZero (measured) ---------------------------------
-    def _raising_use(self, node: ast.AST, parents: Dict[int, ast.AST]) -> Optional[ast.AST]:
-        parent = parents.get(id(node))
-        if isinstance(parent, ast.BinOp):
-            return parent
-        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd, ast.Invert)):
-            return parent
-        if isinstance(parent, ast.Subscript) and parent.value is node:
-            return parent
-        if isinstance(parent, ast.Attribute) and parent.value is node:
-            if parent.attr in RAISING_PROPERTIES:
-                return parent
-            call = parents.get(id(parent))
-            if parent.attr in ARRAY_METHODS and isinstance(call, ast.Call) and call.func is parent:
-                return call
-            return None
-        if isinstance(parent, ast.keyword):
-            parent = parents.get(id(parent))
-            if not isinstance(parent, ast.Call):
-                return None
-        if isinstance(parent, ast.Call) and parent.func is not node:
-            if isinstance(parent.func, ast.Name) and parent.func.id == "len":
-                return parent
-            q = self.model.index.qualname(parent.func) or ""
-            if q.startswith(ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] not in SHAPE_ONLY:
-                return parent
-        return None
 
-    @staticmethod
-    def _error(use: ast.AST) -> str:
-        if isinstance(use, ast.BinOp):
-            op = _OPERATORS.get(type(use.op))
-            if op:
-                return f"`TypeError: unsupported operand type(s) for {op}: ... 'SymbolicZero'`"
-        return "a TypeError on the `SymbolicZero`"
-
-
-_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
-              ast.Pow: "** or pow()", ast.MatMult: "@"}
-
-
-def _checks(expr: ast.AST, leaves: Dict[str, Leaf], tangents: str) -> bool:
-    """Whether a type check reads a tangent (a leaf name, `tangents[i]`, or the tuple itself)."""
-    return any(isinstance(sub, ast.Name) and (sub.id in leaves or sub.id == tangents) for sub in ast.walk(expr))
-
-
-def _item(expr: ast.AST, tangents: str) -> Optional[int]:
-    """`i` for `tangents[i]` with a non-negative int constant."""
-    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and expr.value.id == tangents:
-        index = expr.slice
-        if isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0:
-            return index.value
-    return None

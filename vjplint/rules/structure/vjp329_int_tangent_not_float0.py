@@ -6,10 +6,10 @@ from typing import Dict, List, Optional, Set, Tuple
 from vjplint.diagnostics import Severity
 from vjplint.facts.integers import IntArray, from_caller, shown
 from vjplint.facts.structure import registered_here
-from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.model.semantic import own_nodes, walk
+from vjplint.facts.jvp_unpacking import is_rule_primal, literal_elements, reads_name, rule_unpacking
 
 CUSTOM_JVP_ERROR = ("`TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding shapes "
                     "and dtypes ... primal int32[] with tangent int32[], expecting tangent float0[]`")
@@ -196,20 +196,20 @@ def with_index_jvp(primals, tangents):
     def _check_jvp_call(self, call: ast.Call, rules: Dict[int, Tuple[CustomDerivative, RuleFunction]]) -> None:
         ints = self.model.facts.integers()
         primals, tangents = call.args[1], call.args[2]
-        elements = self._literal(tangents)
+        elements = literal_elements(self.model, tangents)
         if elements is None:
             return
         enclosing = self._enclosing_rule(call, rules)
         for i, tangent in enumerate(elements):
             built = ints.int_tangent(tangent)
-            primal = self._literal(primals)
+            primal = literal_elements(self.model, primals)
             primal_expr = primal[i] if primal is not None and i < len(primal) else None
             if built is not None:
                 primal_why = ints.element(primals, [i])
                 if primal_why is not None and primal_why != "pending":
                     name = self.quote(primal_expr, 30) if primal_expr is not None else f"{self.quote(primals, 30)}[{i}]"
                     maybe = from_caller(primal_why) or from_caller(built.why)
-                    own = enclosing is not None and self._is_rule_primal(primal_expr, *enclosing)
+                    own = enclosing is not None and is_rule_primal(primal_expr, *enclosing)
                     also = " or the rule's own tangent for it, which JAX already makes float0" if own else ""
                     self._report(tangent, (
                         f"`jax.jvp` receives `{self.quote(tangent, 40)}` as the tangent of the integer primal `{name}` "
@@ -220,17 +220,6 @@ def with_index_jvp(primals, tangents):
                     continue
             if enclosing is not None and isinstance(primal_expr, ast.Name):
                 self._check_dropped(call, tangent, primal_expr, *enclosing)
-
-    def _literal(self, e: ast.expr) -> Optional[List[ast.expr]]:
-        """The elements of a tuple/list literal, or of a name assigned once to one."""
-        if isinstance(e, ast.Name):
-            bindings = self.model.index.lookup(e.id, self.model.index.scope_of(e))
-            value = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
-            if isinstance(value, (ast.Tuple, ast.List)):
-                e = value
-        if isinstance(e, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in e.elts):
-            return list(e.elts)
-        return None
 
     def _enclosing_rule(self, call: ast.Call, rules: Dict[int, Tuple[CustomDerivative, RuleFunction]]
                         ) -> Optional[Tuple[CustomDerivative, RuleFunction]]:
@@ -247,7 +236,7 @@ def with_index_jvp(primals, tangents):
                 isinstance(tangent.args[0], ast.Name) and tangent.args[0].id == primal.id):
             return
         assert rule.node is not None
-        unpacked = self._rule_unpacking(d, rule)
+        unpacked = rule_unpacking(d, rule)
         if unpacked is None:
             return
         primal_names, tangent_names, statement = unpacked
@@ -257,7 +246,7 @@ def with_index_jvp(primals, tangents):
         if k >= len(tangent_names):
             return
         dropped = tangent_names[k]
-        if dropped is None or self._read(rule.node, dropped) or self._float_passed(d, k):
+        if dropped is None or reads_name(rule.node, dropped) or self._float_passed(d, k):
             return
         self._report(tangent, (
             f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` drops JAX's tangent for `{primal.id}` "
@@ -288,7 +277,7 @@ def with_index_jvp(primals, tangents):
             q = self.model.index.qualname(call.func)
             if q in ("jax.jvp", "jax.vjp", "jax.linearize") and self.model.facts.derivative_named(call.args[0]) is d:
                 if q == "jax.jvp" and len(call.args) > 1:
-                    argument_lists.append(self._literal(call.args[1]) or [])
+                    argument_lists.append(literal_elements(self.model, call.args[1]) or [])
                 elif q != "jax.jvp":
                     argument_lists.append(call.args[1:])
         for args in argument_lists:
@@ -297,42 +286,6 @@ def with_index_jvp(primals, tangents):
                     return True
         return False
 
-    def _is_rule_primal(self, primal: Optional[ast.expr], d: CustomDerivative, rule: RuleFunction) -> bool:
-        unpacked = self._rule_unpacking(d, rule)
-        return isinstance(primal, ast.Name) and unpacked is not None and primal.id in unpacked[0]
-
-    def _rule_unpacking(self, d: CustomDerivative, rule: RuleFunction
-                        ) -> Optional[Tuple[List[str], List[Optional[str]], ast.stmt]]:
-        """(primal names, tangent names, the statement unpacking the tangents) from `x, n = primals`
-        and `x_dot, _ = tangents` (or `(x, n), (x_dot, _) = primals, tangents`) in the rule."""
-        assert rule.node is not None
-        params = Signature.of(rule.node).positional[rule.bound_positional:]
-        k = len(d.nondiff)
-        if len(params) != k + 2:
-            return None
-        primals_param, tangents_param = params[k], params[k + 1]
-        found: Dict[str, Tuple[List[Optional[str]], ast.stmt]] = {}
-        for node in own_nodes(rule.node):
-            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-                continue
-            target, value = node.targets[0], node.value
-            pairs: List[Tuple[ast.expr, ast.expr]] = [(target, value)]
-            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Tuple) and \
-                    len(target.elts) == len(value.elts):
-                pairs = list(zip(target.elts, value.elts))
-            for t, v in pairs:
-                if isinstance(v, ast.Name) and v.id in (primals_param, tangents_param) and \
-                        isinstance(t, (ast.Tuple, ast.List)) and v.id not in found:
-                    found[v.id] = ([e.id if isinstance(e, ast.Name) else None for e in t.elts], node)
-        if primals_param not in found or tangents_param not in found:
-            return None
-        primal_names = [n or "" for n in found[primals_param][0]]
-        tangent_names, statement = found[tangents_param]
-        return primal_names, tangent_names, statement
-
-    @staticmethod
-    def _read(fn: ast.AST, name: str) -> bool:
-        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in walk(fn))
 
     def _report(self, node: ast.expr, message: str, severity: Optional[Severity] = None) -> None:
         if id(node) in self._reported:
