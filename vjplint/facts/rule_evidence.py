@@ -58,40 +58,45 @@ def _single_binding(model: "FileModel", fn: FunctionNode, name: str) -> Optional
     return None
 
 
-def canonical(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth: int = 0) -> Optional[str]:
+def canonical(model: "FileModel", fn: FunctionNode, expr: ast.expr) -> Optional[str]:
     """`expr` with `fn`'s parameters replaced by their positions and its locals bound once by
-    their values (`out, _ = g(q)` then `out` is `g(#0)[0]`): two functions whose canonical
-    returns agree compute the same value from the same arguments. None past MAX_DEPTH or for a
-    local bound more than once."""
+    their values (`out, _ = g(q)` then `out` is `g(#0)[0]`), as text: two functions whose
+    canonical returns agree compute the same value from the same arguments. None past MAX_DEPTH,
+    for a local bound more than once, or with a lambda or comprehension (scopes of their own)."""
+    node = _canonical_node(model, fn, expr, 0)
+    return None if node is None else ast.dump(node, annotate_fields=False)
+
+
+def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth: int) -> Optional[ast.expr]:
     if depth > MAX_DEPTH:
         return None
+    if any(isinstance(n, (ast.Lambda, ast.comprehension)) for n in ast.walk(expr)):
+        return None
     params = _params(fn)
-    subst: Dict[str, str] = {}
-    for node in ast.walk(expr):
-        if isinstance(node, ast.Name) and node.id not in subst:
-            if node.id in params:
-                subst[node.id] = f"#{params.index(node.id)}"
-                continue
-            scope = model.index.scopes.get(fn)
-            if scope is None or node.id not in scope.bindings:
-                continue  # a global or a closure: the same name is the same value in both functions
-            bound = _single_binding(model, fn, node.id)
-            if bound is None:
-                return None
-            inner = canonical(model, fn, bound[0], depth + 1)
-            if inner is None:
-                return None
-            subst[node.id] = inner if bound[1] is None else f"({inner})[{bound[1]}]"
-        elif isinstance(node, (ast.Lambda, ast.comprehension)):
-            return None  # own scopes: not compared
-    return _render(expr, subst)
+    scope = model.index.scopes.get(fn)
+    failed = []
 
-
-def _render(expr: ast.expr, subst: Dict[str, str]) -> str:
     class Sub(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
-            return ast.Name(id=subst.get(node.id, node.id), ctx=ast.Load())
-    return ast.dump(Sub().visit(copy.deepcopy(expr)), annotate_fields=False)
+            if node.id in params:
+                return ast.Name(id=f"#{params.index(node.id)}", ctx=ast.Load())
+            if scope is None or node.id not in scope.bindings:
+                return ast.Name(id=node.id, ctx=ast.Load())  # a global or closure: the same in both functions
+            bound = _single_binding(model, fn, node.id)
+            inner = _canonical_node(model, fn, bound[0], depth + 1) if bound is not None else None
+            if bound is None or inner is None:
+                failed.append(node.id)
+                return node
+            return inner if bound[1] is None else ast.Subscript(value=inner, slice=ast.Constant(bound[1]),
+                                                                ctx=ast.Load())
+
+        def generic_visit(self, node: ast.AST) -> ast.AST:
+            if hasattr(node, "ctx"):
+                node.ctx = ast.Load()  # type: ignore[attr-defined]
+            return super().generic_visit(node)
+
+    out = Sub().visit(copy.deepcopy(expr))
+    return None if failed else out
 
 
 def returns_primal_output(model: "FileModel", d: "CustomDerivative", fwd: FunctionNode,
