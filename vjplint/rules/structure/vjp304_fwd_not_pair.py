@@ -5,6 +5,7 @@ from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.contract import LIST, NONE, TUPLE, structure
+from vjplint.facts.rule_evidence import returns_primal_output
 from vjplint.facts.signatures import fwd_not_pair_error
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
@@ -17,8 +18,12 @@ class FwdNotPair(Rule):
     `(primal_out, residuals)`: a tuple or list literal (or a name assigned once to a tuple
     literal) with other than two elements, a bare `return`/`return None`, a constant, a dict, or
     an expression that is provably one array (a `jnp`/`lax`/`jax.nn` function returning one
-    array, arithmetic with one). Anything else (a parameter, a helper call, `f(x)`) is unknown
-    and stays silent.
+    array, arithmetic with one). It also flags a fwd that returns the primal's own output,
+    whatever its structure: a call of the custom function itself (or a name bound once to one),
+    the parameter the primal returns, or the same expression over the same parameters as the
+    primal's one `return` (`out, _ = _impl(x); return out` in both; `vjplint/facts/rule_evidence.py`).
+    Anything else (a parameter the primal does not return, a helper call) is unknown and stays
+    silent.
 
     The same holds for `flax.nnx.custom_vjp` and linen's `nn.custom_vjp` fwd (flax unpacks the pair
     itself, so the error is a `ValueError`), and for a `jax.custom_gradient` function, which
@@ -32,6 +37,10 @@ class FwdNotPair(Rule):
         of length two) where the first element represents the primal output ...
 
     A frequent slip is `return out, a, b`: the residuals must be grouped into one value.
+    Another is `return f(x)` or `return out` with the residuals forgotten. JAX does not compare
+    the first element with the primal's output: when the primal's output is itself a pair, such
+    a fwd raises nothing and JAX takes its first element as the output and the second as the
+    residuals (measured on JAX 0.10.2: wrong gradients, no error).
 
     ## Example
     ```python
@@ -188,10 +197,29 @@ f.defvjp(f_fwd, f_bwd)
         other than two entries: a call of the primal whose output is one array, a helper's."""
         assert fwd.node is not None
         s = structure(self.model, d, value, fwd.node, {})
-        if s is None or s.kind == NONE or s.kind in (TUPLE, LIST) and s.length == 2:
+        if s is None:
+            self._check_primal_output(d, fwd, node, value, label)
+            return
+        if s.kind == NONE or s.kind in (TUPLE, LIST) and s.length == 2:
             return
         self.report(node, f"{label} returns `{self.quote(value)}`, which is {s.describe()} ({s.why}), not a pair "
                           f"(primal_out, residuals): differentiating `{d.name}` raises {error}; return "
+                          f"`({self.quote(value, 40)}, residuals)` (use `None` for no residuals)")
+
+
+    def _check_primal_output(self, d: CustomDerivative, fwd: RuleFunction, node: ast.AST, value: ast.expr,
+                             label: str) -> None:
+        """fwd returns the primal's own output (`vjplint/facts/rule_evidence.py`), whatever its
+        structure: JAX reads it as the pair. Not a pair: a TypeError; a pair: its first element
+        is taken as the output (a different structure) and the second as residuals, silently."""
+        assert fwd.node is not None
+        why = returns_primal_output(self.model, d, fwd.node, value)
+        if why is None:
+            return
+        self.report(node, f"{label} returns `{self.quote(value)}`, the primal's own output ({why}), not a pair "
+                          f"(primal_out, residuals): JAX reads that value as the pair, so differentiating "
+                          f"`{d.name}` raises `TypeError: Custom VJP fwd rule ... must produce a pair` when the "
+                          f"output is not a pair, and gives wrong gradients when it is one; return "
                           f"`({self.quote(value, 40)}, residuals)` (use `None` for no residuals)")
 
 

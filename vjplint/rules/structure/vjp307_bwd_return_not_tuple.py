@@ -5,7 +5,9 @@ from typing import Optional, Set
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import return_branches
+from vjplint.facts.contract import primal_output
 from vjplint.facts.dependence import none_draws_vjp602
+from vjplint.facts.rule_evidence import bare_cotangent
 from vjplint.facts.signatures import bwd_structure_error, nnx_pytree_g
 from vjplint.plans.closure_plan import kept_none_mark
 from vjplint.model.file_model import CustomDerivative, RuleFunction
@@ -21,6 +23,14 @@ class BwdReturnNotTuple(Rule):
     array), or a dict or class instance (a NamedTuple, a dataclass) that reaches the `return`
     through a variable or a helper of the module. A helper whose result is not known, or a
     residual, stays silent.
+
+    For a custom_vjp with one differentiable argument whose output's structure the module does
+    not show, it warns (severity warning) when bwd returns the cotangent parameter itself,
+    arithmetic on it (`5 * g`), or a function a caller passes in applied to it
+    (`handler_fn(g)`, a parameter of an enclosing function): right only when the output is
+    itself a 1-tuple. A callee whose name says it returns the tuple already (`vjp_fn`,
+    `pullback`, `*_bwd`) stays silent, and so does a primal whose output is a tuple or list
+    (VJP306 compares lengths there).
 
     ## Why is this bad?
     bwd must return a tuple (or list) with one cotangent per differentiable argument, even
@@ -156,6 +166,30 @@ f.defvjp(f_fwd, f_bwd)
             return set()
         return {arity.names[len(nondiff) + 1]} if self.model.facts.primal_returns_array(d) else set()
 
+    def _check_bare_cotangent(self, d: CustomDerivative, bwd: RuleFunction, node: ast.AST, value: ast.expr) -> None:
+        """A bwd for one differentiable input returning its cotangent bare (`return g`, `return 5 * g`,
+        `return handler_fn(g)` of a callable a caller passes in) where the output's structure is
+        not shown: right only when the primal's output is itself a 1-tuple, so a warning."""
+        assert bwd.node is not None
+        names = self.model.facts.differentiable_names(d)
+        nondiff = self.model.facts.nondiff_positions(d)
+        arity = self.model.facts.bwd_arity(d, bwd)
+        if names is None or len(names) != 1 or nondiff is None or arity is None or arity.vararg or \
+                len(arity.names) != len(nondiff) + 2 or nnx_pytree_g(d) or d.api != "jax":
+            return
+        out = primal_output(self.model, d)
+        if out is not None and out.kind in ("tuple", "list"):
+            return  # the cotangent is a tuple or list: VJP306 compares lengths
+        why = bare_cotangent(self.model, bwd.node, value, arity.names[-1])
+        if why is None:
+            return
+        text = self.model.source_text(value)
+        self.report(node, f"{rule_label(bwd, 'bwd')} returns `{self.quote(value)}` ({why}) bare, not a tuple: JAX "
+                          f"needs a tuple with one cotangent for `{names[0]}`, so differentiating `{d.name}` may raise "
+                          f"{BWD_TREE} (it does unless `{d.name}`'s output is itself a "
+                          f"1-tuple); return `({text if len(text) <= 40 else '...'},)`",
+                    severity=Severity.WARNING)
+
     def _check_return(self, d: CustomDerivative, bwd: RuleFunction, node: ast.AST, value: Optional[ast.expr],
                       arrays: Set[str]) -> None:
         assert bwd.node is not None
@@ -165,6 +199,8 @@ f.defvjp(f_fwd, f_bwd)
         if why is None and isinstance(value, (ast.Name, ast.Call)):
             why = self._inferred_container(value)
         if why is None:
+            if value is not None:
+                self._check_bare_cotangent(d, bwd, node, value)
             return
         names = self.model.facts.differentiable_names(d)
         if value is None:

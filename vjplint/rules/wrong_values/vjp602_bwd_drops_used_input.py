@@ -6,6 +6,7 @@ from typing import Dict, List, Optional
 from vjplint.diagnostics import Severity
 from vjplint.facts.dependence import (PrimalFlow, differentiated_at_call, evidently_not_differentiated,
                                       zero_cotangent)
+from vjplint.facts.rule_evidence import dropped_cotangent
 from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
@@ -32,6 +33,15 @@ class BwdDropsUsedInput(Rule):
     The message quotes the call that shows the flow. A bwd that gives a
     gradient to an input the output does not use (a straight-through estimator routing the
     gradient of a quantized copy to the original, as in flax's fp8 ops) is a design, not reported.
+
+    Where the calls show no gradient (a library's API called with bare parameters, a primal
+    through a helper the linter does not follow), the bwd's own code can: the rule reports a
+    `None` or zero for an input when a local named for that input (`dq` for `q`, `grad_x`,
+    `x_bar`) is computed in the bwd and never used; when every input gets `None` (a computed
+    `jnp.zeros_like(x)` reads as meant: a solver's initial guess) and the cotangent reaches no return (read only by a print, or not at all); or when the primal's
+    output depends on the input and residuals fwd saves are unpacked and never read. The message
+    quotes that evidence and says "may": a zero gradient can be a design, and `del g` (or a
+    cotangent named `_...`) says so and keeps the rule silent, as does a primal that returns None.
 
     ## Why is this bad?
     JAX treats `None` in bwd's output as a zero cotangent and never checks it against the
@@ -131,20 +141,29 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         if not returns or not all(isinstance(v, (ast.Tuple, ast.List)) and len(v.elts) == len(diff)
                                   and not any(isinstance(e, ast.Starred) for e in v.elts) for v in returns):
             return
+        zero = [all(self._zero(v.elts[i]) for v in returns) for i in range(len(diff))]  # type: ignore[union-attr]
+        # a local named for the input, computed and never used, is evidence whatever the primal shows
+        if any([self._bwd_evidence(d, bwd, bwd_name, param, diff, returns[0].elts[i], False, strong=True)  # type: ignore
+                for i, param in enumerate(diff) if zero[i] and not self._not_differentiated(primal, sig, param)]):
+            return
         flows = PrimalFlow(self, primal)
         for i, param in enumerate(diff):
-            if not all(self._zero(v.elts[i]) for v in returns) and flows.reaches_output(param) is None:  # type: ignore[union-attr]
+            if not zero[i] and flows.reaches_output(param) is None:
                 return  # a gradient for an input the output does not use: rerouted (straight-through) by design
         for i, param in enumerate(diff):
             slots = [v.elts[i] for v in returns]  # type: ignore[union-attr]
-            if not all(self._zero(s) for s in slots) or self._not_differentiated(primal, sig, param):
+            if not zero[i] or self._not_differentiated(primal, sig, param):
                 continue
             through = flows.reaches_output(param)
-            if through is None:
+            differentiated, evidence = differentiated_at_call(self.model, d, sig.positional.index(param), param) \
+                if through is not None else (False, None)
+            if not differentiated:  # the calls do not show a gradient: the bwd's own code may
+                # every entry `None` (not a computed `zeros_like`: a solver's initial guess gets one on purpose)
+                all_none = all(isinstance(e, ast.Constant) and e.value is None for v in returns for e in v.elts)  # type: ignore
+                if self._bwd_evidence(d, bwd, bwd_name, param, diff, slots[0], all_none, used=through is not None) \
+                        and all_none:
+                    return  # the bwd's unread cotangent is reported once, for every input
                 continue
-            differentiated, evidence = differentiated_at_call(self.model, d, sig.positional.index(param), param)
-            if not differentiated:
-                continue  # every call passes a constant or a bare parameter nothing shows traced
             if isinstance(slots[0], ast.Constant) and slots[0].value is None:
                 shown = "`None`"
             elif isinstance(slots[0], (ast.Tuple, ast.List)):
@@ -166,6 +185,39 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
                 f"computed from (jax-ml/jax#17496), may be silently zero.{nested} Return its cotangent; if "
                 f"`{param}` is an integer array or is never differentiated, keep it and silence this with "
                 f"`# noqa: VJP602`"))
+
+    def _bwd_evidence(self, d: CustomDerivative, bwd: FunctionNode, bwd_name: Optional[str], param: str,
+                      diff: List[str], slot: ast.expr, all_zero: bool, strong: bool = False, used: bool = False) -> bool:
+        """A `None` (or zero) for `param` where the bwd's own code shows a cotangent was meant
+        (`vjplint/facts/rule_evidence.py`): a local named for `param` computed and never used, a
+        cotangent never read while every input gets a zero, residuals fwd saves never read (only
+        where the primal's output shows it depends on `param`: `used`). A
+        warning that says "may": a zero gradient can be a design (a stop-gradient)."""
+        nondiff = self.model.facts.nondiff_positions(d)
+        params = [a.arg for a in bwd.args.posonlyargs + bwd.args.args]
+        if nondiff is None or bwd.args.vararg or len(params) != len(nondiff) + 2:
+            return False
+        if d.primal is None or not any(r.value is not None and not (isinstance(r.value, ast.Constant) and r.value.value is None)
+                                       for r in self.model.facts.returns_of(d.primal)):
+            return False  # the primal returns None (a stub `...`): there is no gradient to lose
+        why = dropped_cotangent(self.model, bwd, param, tuple(diff), params[-1], params[-2], all_zero,
+                                strong=strong, used=used)
+        if why is None:
+            return False
+        name = bwd_name or getattr(bwd, "name", "<lambda>")
+        shown = "`None`" if isinstance(slot, ast.Constant) and slot.value is None else f"`{self.quote(slot, 30)}`"
+        if why.startswith("the bwd's cotangent") and len(diff) > 1:
+            what = f"returns {shown} for every input ({', '.join(f'`{p}`' for p in diff)})"
+            target = "every input of `" + d.name + "`"
+        else:
+            what = f"returns {shown} for `{param}`"
+            target = f"`{param}`"
+        self.report(slot, (
+            f"bwd `{name}` of `{d.name}` {what}, but {why}: JAX takes None as a zero cotangent without a check, "
+            f"so the gradient with respect to {target} may be silently zero. Return the cotangent; if a zero "
+            f"gradient is meant, say so with `jax.lax.stop_gradient` in the primal or silence this with "
+            f"`# noqa: VJP602`"))
+        return True
 
     def _bwd_owners(self) -> Dict[int, List[CustomDerivative]]:
         """id(bwd node) -> the derivatives registering it as bwd, in order; built once per check
