@@ -24,7 +24,7 @@ class RuleOrderByName(Rule):
     check): a jvp rule unpacking `primals` or `tangents` as a permutation of the primal's
     differentiable parameters (`y_dot, x_dot = tangents` for `f(x, y)`), a bwd returning
     cotangents named for the parameters in a permuted order (`return dy, dx`; `dx`, `x_bar`,
-    `ct_x`, `g_x`, `grad_x` name `x`'s slot), a jvp rule taking `(tangents, primals)`, and a
+    `ct_x`, `g_x`, `gx`, `grad_x` name `x`'s slot), a jvp rule taking `(tangents, primals)`, and a
     `defjvps` rule taking `(ans, g, ...)`. Only names decide, so it says "may": nothing is
     reported unless at least two named slots are misplaced.
 
