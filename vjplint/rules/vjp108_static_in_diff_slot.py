@@ -23,7 +23,9 @@ class StaticInDiffSlot(Rule):
     Flags a `jax.custom_vjp` / `jax.custom_jvp` function whose body (or a module-level helper it
     passes the argument to) uses an argument outside `nondiff_argnums` as a Python value:
     `int(n)`, `float(n)`, `range(n)`, `jnp.arange(n)`, a shape (`jnp.zeros(n)`,
-    `x.reshape(n)`), or a Python `if`/`while`/`assert`/conditional expression on it (`is None`
+    `x.reshape(n)`), a JAX function's static argument (`axis=`, `keepdims=`, `jnp.sum(x, axis)`,
+    `lax.dot_general`'s dimension numbers, `lax.top_k`'s `k`; not a slot that defaults to None
+    and that no call here fills), or a Python `if`/`while`/`assert`/conditional expression on it (`is None`
     tests are fine: `None` has no leaves). The value is followed into names bound from it
     (`rows, cols = shape`, `n = shape[0]`) and into the fields of a NamedTuple of the module
     (`range(cfg.steps)`; a custom pytree such as an `eqx.Module` may keep static fields, so only
@@ -125,7 +127,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             if i in d.nondiff or param in nondiff_names:
                 continue
             found = self._uses.first(d, sig, i, param)
-            if found is None:
+            if found is None or found.need == "static" and self._only_none(d, sig, i, param):
                 continue
             node, what = found.node, self._what(found)
             kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
@@ -151,6 +153,8 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         elif use.need == "conversion":
             error = {"builtins.range": "TracerIntegerConversionError", "builtins.bool": "TracerBoolConversionError"}
             what = f"`{self.quote(at, 40)}` ({error.get(use.qualname, 'ConcretizationTypeError')} under jit)"
+        elif use.need == "static":
+            what = f"`{self.quote(at, 40)}` takes it as a static argument (it must be concrete under jit)"
         elif use.need == "size":
             what = f"`{self.quote(at, 40)}` takes it as a size or shape (it must be concrete under jit)"
         else:
@@ -160,6 +164,24 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             return what
         how = "unpacked from" if alias.unpacked else "read from"
         return f"{what} (`{alias.name}` is {how} `{alias.param}` at line {alias.line})"
+
+    def _only_none(self, d: CustomDerivative, sig: Signature, position: int, param: str) -> bool:
+        """The slot defaults to None and no call here passes anything else: `axis=None` is an
+        empty pytree, and a static argument left at None is no tracer."""
+        default = sig.defaults.get(param)
+        if not (isinstance(default, ast.Constant) and default.value is None):
+            return False
+        rules = {id(r.node) for _, r in self.model.facts.rules_of(d) if r.node is not None}
+        for site in d.call_sites:
+            if id(site.enclosing) in rules:  # fwd calling the primal passes its own parameter on
+                continue
+            index = position - site.positional_offset
+            passed = [site.call.args[index]] if 0 <= index < len(site.call.args) else []
+            passed += [k.value for k in site.call.keywords if k.arg == param]
+            if any(isinstance(a, ast.Starred) for a in site.call.args[:index + 1]) or any(
+                    not (isinstance(a, ast.Constant) and a.value is None) for a in passed):
+                return False
+        return True
 
     def _callable_arguments(self, d, sig: Signature) -> None:
         """A call passing a Python function (a lambda, a def, `functools.partial`) in a position
