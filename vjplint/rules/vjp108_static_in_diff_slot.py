@@ -16,6 +16,8 @@ CONSTANTS = frozenset({"pi", "e", "inf", "nan", "euler_gamma", "newaxis", "PINF"
 CALLS_FIRST = frozenset({"jax.vjp", "jax.jvp", "jax.linearize", "jax.grad", "jax.value_and_grad", "jax.jacrev",
                          "jax.jacfwd", "jax.hessian", "jax.checkpoint", "jax.remat", "jax.vmap", "jax.jit"})
 PYTREE_CALLABLES = frozenset({"jax.tree_util.Partial"})
+# Names of callable pytrees (an equinox or flax module): a called parameter so named may be data.
+MODULE_WORDS = ("model", "module", "net", "network", "layer", "mlp", "policy", "params", "cell", "block")
 
 
 class StaticInDiffSlot(Rule):
@@ -30,7 +32,11 @@ class StaticInDiffSlot(Rule):
     (`rows, cols = shape`, `n = shape[0]`) and into the fields of a NamedTuple of the module
     (`range(cfg.steps)`; a custom pytree such as an `eqx.Module` may keep static fields, so only
     NamedTuples count). Also flags a call passing a Python function (a lambda, a
-    `def`, `functools.partial`) in such a position. A Python test is reported only for an argument meant to
+    `def`, `functools.partial`) in such a position, and, as a warning that says "may", a parameter
+    in such a position that the primal calls (`f(x)`) when no call here passes a function there
+    (flagged at the call) or a `jax.tree_util.Partial`, and fwd does not save it in the residuals
+    (residuals are JAX data: it is a callable pytree there); a parameter named like a callable pytree
+    (`model`, `module`, `net`, `layer`, `params`...) is left alone. A Python test is reported only for an argument meant to
     be static (annotated `int`/`bool`/..., defaulting to a Python constant, or named like `n`,
     `axis`, `num_*`): on data it is every jitted function's problem, not this one's.
 
@@ -123,6 +129,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         if "nondiff_argnames" in d.keywords:
             return  # names resolved elsewhere; not followed here
         self._callable_arguments(d, sig)
+        self._called_parameters(d, sig)
         for i, param in enumerate(sig.positional):
             if i in d.nondiff or param in nondiff_names:
                 continue
@@ -205,6 +212,58 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                     f"argument to JAX as data, so this call raises {error}, eagerly too. Put position {index} "
                     f"in nondiff_argnums, or pass a pytree callable (`jax.tree_util.Partial`, or the "
                     f"`jax.closure_convert` form)"))
+
+    def _called_parameters(self, d: CustomDerivative, sig: Signature) -> None:
+        """A parameter outside nondiff_argnums that the primal calls (`f(x)`), when no call here
+        passes a function (reported there) or a pytree callable: a Python function there is
+        rejected at every call. A warning: a callable pytree (an `eqx.Module`, a
+        `jax.tree_util.Partial`) is a valid argument, and a name like `model` says it may be one."""
+        passed: Dict[int, List[ast.expr]] = {}
+        for site in d.call_sites:
+            for position, arg in enumerate(site.call.args):
+                if isinstance(arg, ast.Starred):
+                    break
+                passed.setdefault(position + site.positional_offset, []).append(arg)
+        kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
+        for i, param in enumerate(sig.positional):
+            if i in d.nondiff or rebound(self.model, d.primal, param) or param.lower().endswith(MODULE_WORDS):
+                continue
+            if any(self._is_function(a) or self._is_pytree_callable(a) or self._names_pytree_callable(a)
+                   for a in passed.get(i, [])) or self._saved_as_residual(d, i):
+                continue
+            call = self._called(d.primal, param)
+            if call is None:
+                continue
+            node = next(a for a in (*d.primal.args.posonlyargs, *d.primal.args.args) if a.arg == param)
+            self.report(node, (
+                f"{kind} `{d.name}` calls its argument `{param}` (`{self.quote(call, 40)}`, position {i}), which "
+                f"is not in nondiff_argnums: {kind} passes every such argument to JAX as data, so a Python "
+                f"function there may raise `TypeError: ... is not a valid JAX type` at every call, eagerly too. "
+                f"Put position {i} in nondiff_argnums (the rules then receive it first), or pass a pytree "
+                f"callable (`jax.tree_util.Partial`)"), severity=Severity.WARNING)
+
+    def _names_pytree_callable(self, arg: ast.expr) -> bool:
+        """A name bound once, to a `jax.tree_util.Partial(...)`."""
+        if not isinstance(arg, ast.Name):
+            return False
+        bindings = self.model.index.lookup(arg.id, self.model.index.scope_of(arg))
+        return len(bindings) == 1 and isinstance(bindings[0].value, ast.expr) and \
+            self._is_pytree_callable(bindings[0].value)
+
+    def _saved_as_residual(self, d: CustomDerivative, position: int) -> bool:
+        """fwd returns the argument among its residuals: residuals are JAX data, so the author
+        passes a callable pytree there (a Python function would fail in fwd already)."""
+        fwd = d.rule("fwd")
+        if fwd is None or fwd.node is None:
+            return False
+        params = fwd.effective_positional()
+        if params is None or position >= len(params):
+            return False
+        for _, value in self.model.facts.returns_of(fwd.node):
+            if isinstance(value, ast.Tuple) and len(value.elts) == 2 and any(
+                    is_name(n, params[position]) for n in ast.walk(value.elts[1])):
+                return True
+        return False
 
     def _gradient_callables(self, d) -> None:
         """A `jax.custom_gradient` function has no nondiff_argnums: every positional argument is
