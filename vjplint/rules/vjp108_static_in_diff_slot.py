@@ -34,7 +34,8 @@ class StaticInDiffSlot(Rule):
     NamedTuples count). Also flags a call passing a Python function (a lambda, a
     `def`, `functools.partial`) in such a position, and, as a warning that says "may", a parameter
     in such a position that the primal calls (`f(x)`) when no call here passes a function there
-    (flagged at the call) or a `jax.tree_util.Partial`, and fwd does not save it in the residuals
+    (flagged at the call), a `jax.tree_util.Partial` or an instance of a class (an equinox module
+    is a callable pytree), and fwd does not save it in the residuals
     (residuals are JAX data: it is a callable pytree there); a parameter named like a callable pytree
     (`model`, `module`, `net`, `layer`, `params`...) is left alone. A Python test is reported only for an argument meant to
     be static (annotated `int`/`bool`/..., defaulting to a Python constant, or named like `n`,
@@ -243,12 +244,26 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                 f"callable (`jax.tree_util.Partial`)"), severity=Severity.WARNING)
 
     def _names_pytree_callable(self, arg: ast.expr) -> bool:
-        """A name bound once, to a `jax.tree_util.Partial(...)`."""
-        if not isinstance(arg, ast.Name):
+        """An object that may be a callable pytree: a `jax.tree_util.Partial(...)` or an instance
+        of a class (`Wave(amplitude)`, `eqx.nn.MLP(...)`: a class of this module, or a capitalised
+        name), directly or through a name bound once."""
+        if isinstance(arg, ast.Name):
+            bindings = self.model.index.lookup(arg.id, self.model.index.scope_of(arg))
+            if len(bindings) != 1 or not isinstance(bindings[0].value, ast.expr):
+                return False
+            arg = bindings[0].value
+        if not isinstance(arg, ast.Call):
             return False
-        bindings = self.model.index.lookup(arg.id, self.model.index.scope_of(arg))
-        return len(bindings) == 1 and isinstance(bindings[0].value, ast.expr) and \
-            self._is_pytree_callable(bindings[0].value)
+        if self._is_pytree_callable(arg):
+            return True
+        func = arg.func
+        tail = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if tail[:1].isupper():
+            return True
+        if isinstance(func, ast.Name):
+            found = self.model.index.lookup(func.id, self.model.index.scope_of(func))
+            return len(found) == 1 and isinstance(found[0].node, ast.ClassDef)
+        return False
 
     def _saved_as_residual(self, d: CustomDerivative, position: int) -> bool:
         """fwd returns the argument among its residuals: residuals are JAX data, so the author
