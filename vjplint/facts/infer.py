@@ -20,6 +20,7 @@ from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, constant_value, own_nodes
 from vjplint.facts.callsites import leaves_default, static_default
 from vjplint.facts.crossmodule import ExternalArg, ExternalCall, external_calls
+from vjplint.facts.nondiff_output import output_reasons
 from vjplint.facts.value_kinds import ARRAY, CALLABLE, KEY_FUNCTIONS, STATIC_TAGS, classify_annotation
 
 # Parameters that take static values: a nondiff argument passed here is a Python value.
@@ -181,6 +182,8 @@ def infer_nondiff(model: FileModel, d: CustomDerivative, hints: Hints = Hints())
             v.evidence.extend(usage_evidence(model, body, param))
             v.evidence.extend(flow_evidence(model, body, param))
         v.evidence.extend(_call_site_evidence(model, d, position, name, order))
+        v.evidence.extend(Evidence("array", 3, reason, line, may=True) for reason, line in
+                          output_reasons(model, d, position, name))
         for call, static_position in static_boundaries(model, d):
             if static_position == position:
                 v.evidence.append(Evidence("static", 2, f"is marked static in `{model.quote(call, 50)}` at line "

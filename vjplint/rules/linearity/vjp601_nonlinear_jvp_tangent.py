@@ -17,7 +17,9 @@ class NonlinearJvpTangent(Rule):
     Flags a `jax.custom_jvp` rule (`defjvp`; equinox's `filter_custom_jvp` rule, `def_jvp`, which
     equinox hands to a `jax.custom_jvp`) whose tangent output is not linear in the input tangents: a product of two tangent terms (`t * t`, `t ** 2`, `dual * t` with `dual` computed
     from `t`), a tangent divided into, a tangent inside a nonlinear function (`jnp.abs(t)`,
-    `jnp.sin(t)`, `jnp.maximum(t, 0)`, `jnp.nan_to_num(t / x)`), or a term that does not depend on
+    `jnp.sin(t)`, `jnp.maximum(t, 0)`, `jnp.nan_to_num(t / x)`; through `lax.dot_general`'s two
+    operands, and through a function of the module linear in what it receives, the custom_jvp
+    itself included even where the call form rebinds its name: `f(dtype, t * t)`), or a term that does not depend on
     the tangents added to one that does (`2 * x * t + x`), a tangent passed to a custom_vjp
     function of the module (a custom_vjp cannot be transposed), a tangent term (the `tangents`
     tuple included) passed to `lax.stop_gradient`, a `jnp.where`/`lax.select` whose condition

@@ -15,7 +15,11 @@ class NondiffMaybeArray(NondiffVerdictRule):
     says it is static; or a call passes a record (a dataclass, NamedTuple or object built in a
     function) whose field holds a parameter nothing shows static and the rule reads that field as
     array data (`Config(rest=rest)` with `x - cfg.rest`): differentiating the caller with respect
-    to that parameter puts a tracer in the slot. VJP101 reports the confident cases.
+    to that parameter puts a tracer in the slot; or the primal returns it as its output (`return x`:
+    a custom function's outputs are JAX arrays), or every argument of the custom_vjp is nondiff (it
+    then defines no derivative at all, and what a caller differentiates arrives as a tracer), when
+    nothing says it is static or a function (`vjplint.facts.nondiff_output`). VJP101 reports the
+    confident cases.
 
     ## Why is this bad?
     If the argument is an array and becomes a tracer (under `jit`, batched `vmap`, or `grad`

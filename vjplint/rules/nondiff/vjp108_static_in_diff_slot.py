@@ -16,6 +16,8 @@ CONSTANTS = frozenset({"pi", "e", "inf", "nan", "euler_gamma", "newaxis", "PINF"
 CALLS_FIRST = frozenset({"jax.vjp", "jax.jvp", "jax.linearize", "jax.grad", "jax.value_and_grad", "jax.jacrev",
                          "jax.jacfwd", "jax.hessian", "jax.checkpoint", "jax.remat", "jax.vmap", "jax.jit"})
 PYTREE_CALLABLES = frozenset({"jax.tree_util.Partial"})
+# Names of callable pytrees (an equinox or flax module): a called parameter so named may be data.
+MODULE_WORDS = ("model", "module", "net", "network", "layer", "mlp", "policy", "params", "cell", "block")
 
 
 class StaticInDiffSlot(Rule):
@@ -23,12 +25,19 @@ class StaticInDiffSlot(Rule):
     Flags a `jax.custom_vjp` / `jax.custom_jvp` function whose body (or a module-level helper it
     passes the argument to) uses an argument outside `nondiff_argnums` as a Python value:
     `int(n)`, `float(n)`, `range(n)`, `jnp.arange(n)`, a shape (`jnp.zeros(n)`,
-    `x.reshape(n)`), or a Python `if`/`while`/`assert`/conditional expression on it (`is None`
+    `x.reshape(n)`), a JAX function's static argument (`axis=`, `keepdims=`, `jnp.sum(x, axis)`,
+    `lax.dot_general`'s dimension numbers, `lax.top_k`'s `k`; not a slot that defaults to None
+    and that no call here fills), or a Python `if`/`while`/`assert`/conditional expression on it (`is None`
     tests are fine: `None` has no leaves). The value is followed into names bound from it
     (`rows, cols = shape`, `n = shape[0]`) and into the fields of a NamedTuple of the module
     (`range(cfg.steps)`; a custom pytree such as an `eqx.Module` may keep static fields, so only
     NamedTuples count). Also flags a call passing a Python function (a lambda, a
-    `def`, `functools.partial`) in such a position. A Python test is reported only for an argument meant to
+    `def`, `functools.partial`) in such a position, and, as a warning that says "may", a parameter
+    in such a position that the primal calls (`f(x)`) when no call here passes a function there
+    (flagged at the call), a `jax.tree_util.Partial` or an instance of a class (an equinox module
+    is a callable pytree), and fwd does not save it in the residuals
+    (residuals are JAX data: it is a callable pytree there); a parameter named like a callable pytree
+    (`model`, `module`, `net`, `layer`, `params`...) is left alone. A Python test is reported only for an argument meant to
     be static (annotated `int`/`bool`/..., defaulting to a Python constant, or named like `n`,
     `axis`, `num_*`): on data it is every jitted function's problem, not this one's.
 
@@ -121,11 +130,12 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         if "nondiff_argnames" in d.keywords:
             return  # names resolved elsewhere; not followed here
         self._callable_arguments(d, sig)
+        self._called_parameters(d, sig)
         for i, param in enumerate(sig.positional):
             if i in d.nondiff or param in nondiff_names:
                 continue
             found = self._uses.first(d, sig, i, param)
-            if found is None:
+            if found is None or found.need == "static" and self._only_none(d, sig, i, param):
                 continue
             node, what = found.node, self._what(found)
             kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
@@ -151,6 +161,8 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         elif use.need == "conversion":
             error = {"builtins.range": "TracerIntegerConversionError", "builtins.bool": "TracerBoolConversionError"}
             what = f"`{self.quote(at, 40)}` ({error.get(use.qualname, 'ConcretizationTypeError')} under jit)"
+        elif use.need == "static":
+            what = f"`{self.quote(at, 40)}` takes it as a static argument (it must be concrete under jit)"
         elif use.need == "size":
             what = f"`{self.quote(at, 40)}` takes it as a size or shape (it must be concrete under jit)"
         else:
@@ -160,6 +172,24 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             return what
         how = "unpacked from" if alias.unpacked else "read from"
         return f"{what} (`{alias.name}` is {how} `{alias.param}` at line {alias.line})"
+
+    def _only_none(self, d: CustomDerivative, sig: Signature, position: int, param: str) -> bool:
+        """The slot defaults to None and no call here passes anything else: `axis=None` is an
+        empty pytree, and a static argument left at None is no tracer."""
+        default = sig.defaults.get(param)
+        if not (isinstance(default, ast.Constant) and default.value is None):
+            return False
+        rules = {id(r.node) for _, r in self.model.facts.rules_of(d) if r.node is not None}
+        for site in d.call_sites:
+            if id(site.enclosing) in rules:  # fwd calling the primal passes its own parameter on
+                continue
+            index = position - site.positional_offset
+            passed = [site.call.args[index]] if 0 <= index < len(site.call.args) else []
+            passed += [k.value for k in site.call.keywords if k.arg == param]
+            if any(isinstance(a, ast.Starred) for a in site.call.args[:index + 1]) or any(
+                    not (isinstance(a, ast.Constant) and a.value is None) for a in passed):
+                return False
+        return True
 
     def _callable_arguments(self, d, sig: Signature) -> None:
         """A call passing a Python function (a lambda, a def, `functools.partial`) in a position
@@ -183,6 +213,72 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                     f"argument to JAX as data, so this call raises {error}, eagerly too. Put position {index} "
                     f"in nondiff_argnums, or pass a pytree callable (`jax.tree_util.Partial`, or the "
                     f"`jax.closure_convert` form)"))
+
+    def _called_parameters(self, d: CustomDerivative, sig: Signature) -> None:
+        """A parameter outside nondiff_argnums that the primal calls (`f(x)`), when no call here
+        passes a function (reported there) or a pytree callable: a Python function there is
+        rejected at every call. A warning: a callable pytree (an `eqx.Module`, a
+        `jax.tree_util.Partial`) is a valid argument, and a name like `model` says it may be one."""
+        passed: Dict[int, List[ast.expr]] = {}
+        for site in d.call_sites:
+            for position, arg in enumerate(site.call.args):
+                if isinstance(arg, ast.Starred):
+                    break
+                passed.setdefault(position + site.positional_offset, []).append(arg)
+        kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
+        for i, param in enumerate(sig.positional):
+            if i in d.nondiff or rebound(self.model, d.primal, param) or param.lower().endswith(MODULE_WORDS):
+                continue
+            if any(self._is_function(a) or self._is_pytree_callable(a) or self._names_pytree_callable(a)
+                   for a in passed.get(i, [])) or self._saved_as_residual(d, i):
+                continue
+            call = self._called(d.primal, param)
+            if call is None:
+                continue
+            node = next(a for a in (*d.primal.args.posonlyargs, *d.primal.args.args) if a.arg == param)
+            self.report(node, (
+                f"{kind} `{d.name}` calls its argument `{param}` (`{self.quote(call, 40)}`, position {i}), which "
+                f"is not in nondiff_argnums: {kind} passes every such argument to JAX as data, so a Python "
+                f"function there may raise `TypeError: ... is not a valid JAX type` at every call, eagerly too. "
+                f"Put position {i} in nondiff_argnums (the rules then receive it first), or pass a pytree "
+                f"callable (`jax.tree_util.Partial`)"), severity=Severity.WARNING)
+
+    def _names_pytree_callable(self, arg: ast.expr) -> bool:
+        """An object that may be a callable pytree: a `jax.tree_util.Partial(...)` or an instance
+        of a class (`Wave(amplitude)`, `eqx.nn.MLP(...)`: a class of this module, or a capitalised
+        name), directly or through a name bound once."""
+        if isinstance(arg, ast.Name):
+            bindings = self.model.index.lookup(arg.id, self.model.index.scope_of(arg))
+            if len(bindings) != 1 or not isinstance(bindings[0].value, ast.expr):
+                return False
+            arg = bindings[0].value
+        if not isinstance(arg, ast.Call):
+            return False
+        if self._is_pytree_callable(arg):
+            return True
+        func = arg.func
+        tail = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if tail[:1].isupper():
+            return True
+        if isinstance(func, ast.Name):
+            found = self.model.index.lookup(func.id, self.model.index.scope_of(func))
+            return len(found) == 1 and isinstance(found[0].node, ast.ClassDef)
+        return False
+
+    def _saved_as_residual(self, d: CustomDerivative, position: int) -> bool:
+        """fwd returns the argument among its residuals: residuals are JAX data, so the author
+        passes a callable pytree there (a Python function would fail in fwd already)."""
+        fwd = d.rule("fwd")
+        if fwd is None or fwd.node is None:
+            return False
+        params = fwd.effective_positional()
+        if params is None or position >= len(params):
+            return False
+        for _, value in self.model.facts.returns_of(fwd.node):
+            if isinstance(value, ast.Tuple) and len(value.elts) == 2 and any(
+                    is_name(n, params[position]) for n in ast.walk(value.elts[1])):
+                return True
+        return False
 
     def _gradient_callables(self, d) -> None:
         """A `jax.custom_gradient` function has no nondiff_argnums: every positional argument is

@@ -24,9 +24,11 @@ class RuleOrderByName(Rule):
     check): a jvp rule unpacking `primals` or `tangents` as a permutation of the primal's
     differentiable parameters (`y_dot, x_dot = tangents` for `f(x, y)`), a bwd returning
     cotangents named for the parameters in a permuted order (`return dy, dx`; `dx`, `x_bar`,
-    `ct_x`, `g_x`, `grad_x` name `x`'s slot), a jvp rule taking `(tangents, primals)`, and a
+    `ct_x`, `g_x`, `gx`, `grad_x` name `x`'s slot), a jvp rule taking `(tangents, primals)`, and a
     `defjvps` rule taking `(ans, g, ...)`. Only names decide, so it says "may": nothing is
-    reported unless at least two named slots are misplaced.
+    reported unless at least two named slots are misplaced. Also a bwd putting a zero shaped like
+    another differentiable argument in a slot (`return jnp.zeros_like(scale), q_g` for
+    `f(out, scale)`) while that argument's slot holds something else than None or its own zero.
 
     ## Why is this bad?
     JAX passes the primals and tangents in the order of the primal's differentiable parameters,
@@ -171,6 +173,8 @@ def f_jvp(primals, tangents):
                 slots.append(None if isinstance(e, ast.Constant) and e.value is None else _cotangent_slot(e, contract))
             kept = [(i, s) for i, s in enumerate(slots) if not (isinstance(value.elts[i], ast.Constant)
                                                                 and value.elts[i].value is None)]
+            if self._zeros_elsewhere(d, contract, rule, value):
+                continue
             if len(kept) < 2 or any(s is None for _, s in kept):
                 continue
             got = [s for _, s in kept]
@@ -186,6 +190,43 @@ def f_jvp(primals, tangents):
                         f"parameter in the order `({', '.join(contract.diff_names)})`; with equal shapes the "
                         f"gradients are silently swapped. Return them in that order, or rename them if the names "
                         f"are what is wrong")
+
+
+    def _zeros_elsewhere(self, d: CustomDerivative, contract: Contract, rule: RuleFunction, value: ast.expr) -> bool:
+        """`return jnp.zeros_like(scale), q_g` for `f(out, scale)`: a zero shaped like another
+        differentiable argument in this one's slot, while that argument's slot holds something
+        else (not None, not its own zero): the entries may be swapped."""
+        elts = value.elts  # type: ignore[attr-defined]
+        for i, e in enumerate(elts):
+            shaped = self._zeros_of(e, contract)
+            if shaped is None or shaped == contract.diff_names[i]:
+                continue
+            j = contract.diff_names.index(shaped)
+            other = elts[j]
+            if isinstance(other, ast.Constant) or self._zeros_of(other, contract) is not None:
+                continue
+            self.report(value,
+                        f"{rule_label(rule, 'bwd')} of {d.label} `{d.name}` may return its cotangents in the wrong "
+                        f"order: `{self.quote(e, 30)}` at position {i}, where JAX reads `{contract.diff_names[i]}`'s "
+                        f"cotangent, is shaped like `{shaped}`, and `{self.quote(other, 30)}` stands in `{shaped}`'s "
+                        f"place (position {j}); JAX reads bwd's result by position, one entry per differentiable "
+                        f"parameter in the order `({', '.join(contract.diff_names)})`, so the gradients may be "
+                        f"swapped (an error only when the shapes differ). Return them in that order, or use "
+                        f"`jnp.zeros_like({contract.diff_names[i]})` if the zero is meant for that slot")
+            return True
+        return False
+
+    def _zeros_of(self, e: ast.expr, contract: Contract) -> Optional[str]:
+        if not (isinstance(e, ast.Call) and e.args and isinstance(e.args[0], ast.Name)):
+            return None
+        q = self.model.index.qualname(e.func) or ""
+        if q.rsplit(".", 1)[-1] in ZERO_LIKE and q.startswith(("jax.numpy.", "numpy.")) and \
+                e.args[0].id in contract.diff_names:
+            return e.args[0].id
+        return None
+
+
+ZERO_LIKE = ("zeros_like", "ones_like", "empty_like", "full_like")
 
 
 def _unpacking(fn: ast.AST, source: str) -> Optional[ast.Assign]:

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set
+from typing import List, Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import NONE, Struct, primal_output, rule_environment, structure, through_wrapper
+from vjplint.facts.contract import NONE, SELECTS, Struct, primal_output, rule_environment, structure, through_wrapper
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -17,6 +17,10 @@ class JvpTangentStructure(Rule):
     is one array, a tuple tangent of another length, a list for a tuple; and a `defjvps` rule
     returning a tuple where the output is one array. Structures are read through names bound once,
     helpers, calls of the function itself and arithmetic on arrays (`vjplint/facts/contract.py`).
+    Where the output's structure is unknown, a rule returning `x, (t,)` with `x` and `t` the
+    primal and tangent JAX passed at the same position (`t` also through `jnp.where` or arithmetic
+    with a constant) is flagged too: the tangent has `x`'s structure, and the 1-element container
+    around it cannot.
 
     ## Why is this bad?
     JAX requires the tangent to have exactly the primal output's pytree structure. Anything else
@@ -110,9 +114,37 @@ def f_jvp(primals, tangents):
             where = f"its primal output `{self.quote(primal_expr, 40)}`"
             if primal is None or primal.kind == NONE:
                 primal, where = primal_output(self.model, d), "the function's output"
+            if primal is None and self._wraps_own_tangent(d, fn, rule, primal_expr, tangent_expr):
+                continue
             if primal is None or primal.kind == NONE or primal.same_as(tangent):
                 continue
             self._report(d, rule, tangent_expr, tangent, primal, where)
+
+    def _wraps_own_tangent(self, d: CustomDerivative, fn, rule: RuleFunction, primal_expr: ast.expr, tangent_expr: ast.expr) -> bool:
+        """`return x, (t,)` where `x` and `t` are the primal and the tangent JAX passed at the same
+        position (or `t` through `jnp.where` or arithmetic with a constant): whatever `x` is, its
+        tangent has its structure, and a 1-element container around it does not. Reported here."""
+        if not (isinstance(primal_expr, ast.Name) and isinstance(tangent_expr, (ast.Tuple, ast.List))
+                and len(tangent_expr.elts) == 1):
+            return False
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args][rule.bound_positional:]
+        if len(params) < 2 or isinstance(fn, ast.Lambda):
+            return False
+        primals, tangents = _unpacked(fn, params[-2]), _unpacked(fn, params[-1])
+        if primal_expr.id not in primals:
+            return False
+        i = primals.index(primal_expr.id)
+        if i >= len(tangents) or tangents[i] is None or not _carries(tangent_expr.elts[0], tangents[i], self.model):
+            return False
+        self.report(tangent_expr,
+                    f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns the primal output `{primal_expr.id}` (the primal JAX "
+                    f"passed at position {i}) with the tangent `{self.quote(tangent_expr, 50)}`, a 1-element "
+                    f"{'tuple' if isinstance(tangent_expr, ast.Tuple) else 'list'} around `{tangents[i]}`, the "
+                    f"tangent JAX passed for it, which has `{primal_expr.id}`'s structure: JAX requires the tangent "
+                    f"to have the primal output's structure, so differentiating it (jvp, grad, jacfwd) raises "
+                    f"TypeError \"Custom JVP rule {getattr(rule.node, 'name', '<lambda>')} for function {d.name} must produce primal and tangent outputs with equal container "
+                    f"(pytree) structures\". Return the tangent itself, without the container")
+        return True
 
     def _check_defjvps(self, d: CustomDerivative, rule: RuleFunction, index: int) -> None:
         assert rule.node is not None
@@ -140,3 +172,31 @@ def f_jvp(primals, tangents):
                           f"jacfwd) raises TypeError \"Custom JVP rule {jax_name} for function {d.name} must produce "
                           f"primal and tangent outputs with equal container (pytree) structures\". Return a tangent "
                           f"shaped like the output ({primal.describe()})")
+
+
+def _unpacked(fn, param: str) -> List[Optional[str]]:
+    """The names `fn` unpacks `param` into once (`a, b = primals`, `(a,), (t,) = primals, tangents`,
+    `x, = x`), in order; [] when it does not."""
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target, value = node.targets[0], node.value
+        pairs = [(target, value)]
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+            pairs = list(zip(target.elts, value.elts))
+        for t, v in pairs:
+            if isinstance(v, ast.Name) and v.id == param and isinstance(t, (ast.Tuple, ast.List)):
+                return [e.id if isinstance(e, ast.Name) else None for e in t.elts]
+    return []
+
+
+def _carries(expr: ast.expr, name: str, model) -> bool:
+    """`expr` is `name`, `jnp.where(c, ..., name)` or arithmetic of `name` with a constant."""
+    if isinstance(expr, ast.Name):
+        return expr.id == name
+    if isinstance(expr, ast.BinOp):
+        sides = (expr.left, expr.right)
+        return any(_carries(e, name, model) for e in sides) and any(isinstance(e, ast.Constant) for e in sides)
+    if isinstance(expr, ast.Call) and (model.index.qualname(expr.func) or "") in SELECTS:
+        return any(_carries(a, name, model) for a in expr.args[1:])
+    return False

@@ -53,7 +53,9 @@ class RuleDisagreesWithSlope(Rule):
     derivative agrees with the slope at every point, the sign of a slip rather than of a
     deliberately different gradient (a straight-through estimator, a gradient reversal, a
     surrogate for a step function, whose every argument differs; a zero for an argument the
-    primal does not use does not count as agreeing).
+    primal does not use does not count as agreeing). A custom_vjp's bwd whose cotangents of two
+    arguments are each, at every point, the slope along the other (and not their own), every other
+    argument right, is reported as returning them swapped.
 
     ## Why is this bad?
     JAX never compares a custom rule with its primal: a wrong sign or a dropped factor gives
@@ -168,6 +170,10 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
                 if isinstance(ct, float) and slope is not None:
                     slot.pairs.append((tuple(point), ct, slope))
         returned = _returned_tuple(self.model, bwd)
+        swap = _swapped(slots)
+        if swap is not None:
+            self._report_swap(d, bwd, returned, slots, *swap)
+            return
         for i, slot in self._slips(slots):
             node = returned.elts[i] if returned is not None and len(returned.elts) == len(params) else bwd.node
             self._report(d, node, f"{rule_label(bwd, 'bwd')} of {d.label} `{d.name}` returns "
@@ -225,6 +231,21 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
             return []
         return [(i, s) for i, s in enumerate(slots) if s.disagrees()]
 
+    def _report_swap(self, d: CustomDerivative, bwd: RuleFunction, returned: Optional[ast.Tuple],
+                     slots: List[Slot], i: int, j: int) -> None:
+        node = returned if returned is not None and len(returned.elts) == len(slots) else bwd.node
+        a, b = slots[i], slots[j]
+        point, got_a, slope_a = a.pairs[0]
+        _, got_b, slope_b = b.pairs[0]
+        where = ", ".join(f"{s.name}={v:g}" for s, v in zip(slots, point))
+        self.report(node, f"{rule_label(bwd, 'bwd')} of {d.label} `{d.name}` returns its cotangents of `{a.name}` and "
+                          f"`{b.name}` swapped: at every sample point each is the primal's slope along the other "
+                          f"(at {where}: {got_a:.4g} in `{a.name}`'s place where `{d.name}` changes by {slope_a:.4g} "
+                          f"per unit of `{a.name}` and by {got_a:.4g} per unit of `{b.name}`; {got_b:.4g} in "
+                          f"`{b.name}`'s place, where its slope is {slope_b:.4g}). JAX reads bwd's result by "
+                          f"position, so gradients with respect to both are silently wrong (or raise when the "
+                          f"shapes differ): return them in the order of `{d.name}`'s parameters")
+
     def _report(self, d: CustomDerivative, node: ast.AST, head: str, slot: Slot, slots: List[Slot],
                 unit: str) -> None:
         point, got, slope = slot.pairs[0]
@@ -239,6 +260,25 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
                           f"{sign}, while the derivative for {right} agrees; gradients with respect to "
                           f"`{slot.name}` may be silently wrong under grad, jvp and jacfwd: check the formula "
                           f"(jax.test_util.check_grads), or mark a deliberate change with `# noqa: {self.CODE}`")
+
+
+def _swapped(slots: List[Slot]) -> Optional[Tuple[int, int]]:
+    """Two arguments whose derivatives from bwd are each the other's slope at every point (and
+    not equal to their own), with every other argument right: cotangents returned swapped."""
+    if len(slots) < 2 or any(len(s.pairs) < 2 or len(s.pairs) != len(slots[0].pairs) for s in slots):
+        return None
+    if any(s.pairs[k][0] != slots[0].pairs[k][0] for s in slots for k in range(len(s.pairs))):
+        return None
+    for i in range(len(slots)):
+        for j in range(i + 1, len(slots)):
+            a, b = slots[i], slots[j]
+            crossed = all(_close(ra, sb) and _close(rb, sa) for (_, ra, sa), (_, rb, sb) in zip(a.pairs, b.pairs))
+            own = a.disagrees() and b.disagrees()
+            rest = all(s.agrees() or all(abs(sl) <= 1e-9 for _, _, sl in s.pairs)
+                       for k, s in enumerate(slots) if k not in (i, j))
+            if crossed and own and rest:
+                return i, j
+    return None
 
 
 def _plain(rule: RuleFunction) -> bool:
