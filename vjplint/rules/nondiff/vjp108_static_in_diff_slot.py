@@ -1,23 +1,15 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
-from vjplint.facts.concrete import ConcreteUse, ConcreteUses, is_name, rebound
+from vjplint.facts.concrete import ConcreteUse, ConcreteUses, rebound
 from vjplint.model.file_model import Signature
-from vjplint.model.semantic import FunctionNode
+from vjplint.facts.callables_passed import (MODULE_WORDS, called, is_function, is_pytree_callable,
+                                            names_pytree_callable, saved_as_residual)
 from vjplint.rules.base import Rule
-
-FUNCTION_NAMESPACES = ("jax.numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.")
-CONSTANTS = frozenset({"pi", "e", "inf", "nan", "euler_gamma", "newaxis", "PINF", "NINF", "NAN", "NZERO", "PZERO"})
-# Transformations whose first argument is the function they call: `jax.vjp(op, a, b)` calls `op`.
-CALLS_FIRST = frozenset({"jax.vjp", "jax.jvp", "jax.linearize", "jax.grad", "jax.value_and_grad", "jax.jacrev",
-                         "jax.jacfwd", "jax.hessian", "jax.checkpoint", "jax.remat", "jax.vmap", "jax.jit"})
-PYTREE_CALLABLES = frozenset({"jax.tree_util.Partial"})
-# Names of callable pytrees (an equinox or flax module): a called parameter so named may be data.
-MODULE_WORDS = ("model", "module", "net", "network", "layer", "mlp", "policy", "params", "cell", "block")
 
 
 class StaticInDiffSlot(Rule):
@@ -205,7 +197,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                 index = position + site.positional_offset
                 if isinstance(arg, ast.Starred):
                     break
-                if index in d.nondiff or index >= len(sig.positional) or not self._is_function(arg):
+                if index in d.nondiff or index >= len(sig.positional) or not is_function(self.model, arg):
                     continue
                 self.report(arg, (
                     f"{kind} `{d.name}` receives a Python function (`{self.quote(arg, 40)}`) in position {index} "
@@ -229,10 +221,10 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         for i, param in enumerate(sig.positional):
             if i in d.nondiff or rebound(self.model, d.primal, param) or param.lower().endswith(MODULE_WORDS):
                 continue
-            if any(self._is_function(a) or self._is_pytree_callable(a) or self._names_pytree_callable(a)
-                   for a in passed.get(i, [])) or self._saved_as_residual(d, i):
+            if any(is_function(self.model, a) or is_pytree_callable(self.model, a) or names_pytree_callable(self.model, a)
+                   for a in passed.get(i, [])) or saved_as_residual(self.model, d, i):
                 continue
-            call = self._called(d.primal, param)
+            call = called(self.model, d.primal, param)
             if call is None:
                 continue
             node = next(a for a in (*d.primal.args.posonlyargs, *d.primal.args.args) if a.arg == param)
@@ -242,43 +234,6 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                 f"function there may raise `TypeError: ... is not a valid JAX type` at every call, eagerly too. "
                 f"Put position {i} in nondiff_argnums (the rules then receive it first), or pass a pytree "
                 f"callable (`jax.tree_util.Partial`)"), severity=Severity.WARNING)
-
-    def _names_pytree_callable(self, arg: ast.expr) -> bool:
-        """An object that may be a callable pytree: a `jax.tree_util.Partial(...)` or an instance
-        of a class (`Wave(amplitude)`, `eqx.nn.MLP(...)`: a class of this module, or a capitalised
-        name), directly or through a name bound once."""
-        if isinstance(arg, ast.Name):
-            bindings = self.model.index.lookup(arg.id, self.model.index.scope_of(arg))
-            if len(bindings) != 1 or not isinstance(bindings[0].value, ast.expr):
-                return False
-            arg = bindings[0].value
-        if not isinstance(arg, ast.Call):
-            return False
-        if self._is_pytree_callable(arg):
-            return True
-        func = arg.func
-        tail = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if tail[:1].isupper():
-            return True
-        if isinstance(func, ast.Name):
-            found = self.model.index.lookup(func.id, self.model.index.scope_of(func))
-            return len(found) == 1 and isinstance(found[0].node, ast.ClassDef)
-        return False
-
-    def _saved_as_residual(self, d: CustomDerivative, position: int) -> bool:
-        """fwd returns the argument among its residuals: residuals are JAX data, so the author
-        passes a callable pytree there (a Python function would fail in fwd already)."""
-        fwd = d.rule("fwd")
-        if fwd is None or fwd.node is None:
-            return False
-        params = fwd.effective_positional()
-        if params is None or position >= len(params):
-            return False
-        for _, value in self.model.facts.returns_of(fwd.node):
-            if isinstance(value, ast.Tuple) and len(value.elts) == 2 and any(
-                    is_name(n, params[position]) for n in ast.walk(value.elts[1])):
-                return True
-        return False
 
     def _gradient_callables(self, d) -> None:
         """A `jax.custom_gradient` function has no nondiff_argnums: every positional argument is
@@ -293,7 +248,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                 if isinstance(arg, ast.Starred):
                     break
                 passed.setdefault(index, []).append(arg)
-                if index >= len(sig.positional) or not self._is_function(arg):
+                if index >= len(sig.positional) or not is_function(self.model, arg):
                     continue
                 self.report(arg, (
                     f"jax.custom_gradient `{d.name}` receives a Python function (`{self.quote(arg, 40)}`) in position "
@@ -305,9 +260,9 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             if rebound(self.model, d.primal, param):
                 continue
             args = passed.get(i, [])
-            if any(self._is_function(a) or self._is_pytree_callable(a) for a in args):
+            if any(is_function(self.model, a) or is_pytree_callable(self.model, a) for a in args):
                 continue  # reported at the call, or a callable JAX accepts
-            call = self._called(d.primal, param)
+            call = called(self.model, d.primal, param)
             if call is None:
                 continue
             node = next(a for a in (*d.primal.args.posonlyargs, *d.primal.args.args) if a.arg == param)
@@ -318,36 +273,3 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                 f"function instead (define `{d.name}` inside a factory that takes `{param}`, and pass only arrays), "
                 f"or pass a pytree callable (`jax.tree_util.Partial`)"), severity=Severity.WARNING)
 
-    def _called(self, fn: FunctionNode, param: str) -> Optional[ast.Call]:
-        """The first call in `fn` (nested functions and lambdas included) of the parameter `param`
-        itself, or of a transformation given it to call (`jax.vjp(param, ...)`)."""
-        index = self.model.index
-        calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
-        for node in calls:
-            if is_name(node.func, param):
-                name = node.func
-            elif node.args and is_name(node.args[0], param) and index.qualname(node.func) in CALLS_FIRST:
-                name = node.args[0]
-            else:
-                continue
-            found = index.resolve(param, index.scope_of(name))
-            if found is not None and found[0].node is fn:
-                return node
-        return None
-
-    def _is_pytree_callable(self, arg: ast.expr) -> bool:
-        return isinstance(arg, ast.Call) and self.model.index.qualname(arg.func) in PYTREE_CALLABLES
-
-    def _is_function(self, arg: ast.expr) -> bool:
-        if isinstance(arg, ast.Lambda):
-            return True
-        if isinstance(arg, ast.Call):
-            return self.model.index.qualname(arg.func) == "functools.partial"
-        if isinstance(arg, ast.Attribute):  # `jnp.sin`, `jax.nn.relu`: JAX's functions, not its constants
-            q = self.model.index.qualname(arg) or ""
-            return q.startswith(FUNCTION_NAMESPACES) and q.rsplit(".", 1)[-1] not in CONSTANTS
-        if isinstance(arg, ast.Name):
-            bindings = self.model.index.lookup(arg.id, self.model.index.scope_of(arg))
-            return bool(bindings) and all(b.kind == "def" and not getattr(b.node, "decorator_list", None)
-                                          for b in bindings)
-        return False
