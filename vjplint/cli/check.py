@@ -146,7 +146,7 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
     diagnostics = run.diagnostics
     settings = {f.display: f.config for f in run.files}
     text = emit(diagnostics, args, output_format, LazySources(run.files), settings, checked=bool(run.files),
-                failed=failed)
+                failed=failed, facts={f.display: f.facts for f in run.files if f.facts})
     keep_parses(kept)
     code = exit_code(diagnostics, args, failed)
     if not args.no_cache and not run.problems and not run.internal_errors:  # a clean answer: replayable

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import sys
-from typing import Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from vjplint.model.run_facts import RunFacts
 
 ArgsLike = object  # an argparse.Namespace of `vjplint check` (vjplint.cli.check)
 EDIT_FORMATS = ("json", "sarif", "lsp", "rdjson")  # the formats that carry fix edits
@@ -23,16 +26,17 @@ def keep_parses_for(output_format: str) -> bool:
 
 def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: Mapping,
          settings: Union[Config, Mapping[str, Config]], fixed_count: int = 0, *, checked: bool = True,
-         failed: bool = False) -> str:
+         failed: bool = False, facts: Optional[Mapping[str, "RunFacts"]] = None) -> str:
     """Write the formatted diagnostics to stdout and return the text. `settings` (one Config, or
-    filename -> Config) gives each file's settings to the fixes whose edits are computed here."""
+    filename -> Config) gives each file's settings to the fixes whose edits are computed here;
+    `facts`, filename -> what the run derived about it (vjplint.model.run_facts)."""
     from vjplint.output import OutputContext, get_formatter
 
     diagnostics = list(diagnostics)
     if output_format in EDIT_FORMATS:
         from vjplint.fixes.apply import attach_fix_edits
 
-        attach_fix_edits(diagnostics, sources, settings, once=True)
+        attach_fix_edits(diagnostics, sources, settings, once=True, facts=facts)
     docs_url = _docs_url(settings)
     ctx = OutputContext(show_fixes=args.show_fixes, unsafe_fixes=args.unsafe_fixes, statistics=args.statistics,
                         quiet=args.quiet, fixed_count=fixed_count, sources=sources, docs_url=docs_url,

@@ -33,7 +33,7 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
               targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None,
               forward_only: AbstractSet[str] = frozenset(), text: Optional[str] = None,
               lazy: Optional["LazyModule"] = None) -> List[Tuple[str, tuple]]:
-    """(defining module, row) pairs (rows: see ExternalFacts.from_config) for the calls,
+    """(defining module, row) pairs (rows: see ExternalFacts.from_rows) for the calls,
     registrations and uses in this module of `targets` (absolute name -> (module, name there));
     for those in `forward_only`, only forward mode applied to them. With the module's `text`, the
     model is built on its regions that can matter (as linting does, vjplint.syntax.regions): those naming
