@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequ
 
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.lint.session import LintSession
 from vjplint.batch.fastpath import short_name
 from vjplint.lint.engine import LintResult, lint_source, may_contain_findings, prefilter_names
 
@@ -45,10 +46,13 @@ KEEP_TEXT_CHARS = 32_000_000
 
 
 def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, Config]]], anchor: Config, *,
-              jobs: Optional[int] = None, use_cache: bool = True, progress: Progress = None) -> List["FileOutcome"]:
+              jobs: Optional[int] = None, use_cache: bool = True, progress: Progress = None,
+              session: Optional[LintSession] = None) -> List["FileOutcome"]:
     """One outcome per (file, its settings[, what the run derives about it]), in the order given.
     `anchor`'s settings say where the cache lives. `jobs`: None or < 1 picks a count from the
-    work and the CPUs; 1 lints in this process; N > 1 uses up to N processes."""
+    work and the CPUs; 1 lints in this process; N > 1 uses up to N processes. `session`: the
+    run's lint session (vjplint.lint.session): this process lints in it, each worker in a copy
+    of its switches."""
     from vjplint.batch.outcomes import FileOutcome, display_path
 
     runs = [(item[0], item[1], item[2] if len(item) > 2 else NO_FACTS) for item in items]  # type: ignore[misc]
@@ -115,7 +119,10 @@ def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, C
 
     workers = worker_count(jobs, tasks)
     displays = {t[0]: t[1] for t in tasks}
-    results = _run_parallel(tasks, configs, workers) if workers > 1 else ((t[0], _lint(t, configs)) for t in tasks)
+    if session is None:
+        session = LintSession()
+    results = _run_parallel(tasks, configs, workers, session=session) if workers > 1 else \
+        ((t[0], _lint(t, configs, session)) for t in tasks)
     kept = 0
     for i, (result, digest) in results:
         if result.decoded is not None:  # texts of files with findings, for the formatters: beyond a
@@ -160,7 +167,7 @@ def available_cpus() -> int:
 
 
 # -- linting one file ---------------------------------------------------------------------
-def _lint(task: Task, configs: Sequence[Settings]) -> Done:
+def _lint(task: Task, configs: Sequence[Settings], session: LintSession) -> Done:
     """`lint_source` with the cyclic GC paused: a big `ast` tree is millions of young objects
     that the collector would otherwise scan again and again (about a third of parse time)."""
     _, display, path, size, want_digest, c = task
@@ -178,9 +185,10 @@ def _lint(task: Task, configs: Sequence[Settings]) -> Done:
     try:
         # The parent's prefilter passed these bytes (unless the file changed since: its size tells)
         config, facts = configs[c]
-        result = (lint_source(display, data, config, path=path, prefiltered=len(data) == size, facts=facts)
+        result = (lint_source(display, data, config, path=path, prefiltered=len(data) == size, facts=facts,
+                              session=session)
                   if not display.endswith(".ipynb")
-                  else lint_notebook(display, data, config, path, facts))
+                  else lint_notebook(display, data, config, path, facts, session))
     except Exception as exc:  # the engine never raises by design; this is the last guard
         result = LintResult(errors=[f"{display}: internal error: {type(exc).__name__}: {exc}"])
     finally:
@@ -192,7 +200,7 @@ def _lint(task: Task, configs: Sequence[Settings]) -> Done:
 
 
 def lint_notebook(display: str, data: bytes, config: Config, path: Optional[str],
-                  facts: RunFacts = NO_FACTS) -> LintResult:
+                  facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None) -> LintResult:
     """A notebook's code cells as one module; its diagnostics' rows mapped to (cell, row)."""
     from vjplint.syntax import notebook
 
@@ -200,17 +208,21 @@ def lint_notebook(display: str, data: bytes, config: Config, path: Optional[str]
         source = notebook.read(data)
     except notebook.NotebookError as exc:
         return LintResult(errors=[f"{display}: {exc}"])
-    result = lint_source(display, source.text, config, path=path, facts=facts)
+    result = lint_source(display, source.text, config, path=path, facts=facts, session=session)
     result.diagnostics = notebook.to_cells(result.diagnostics, notebook.CellMap.of(notebook.split_lines(source.text)))
     return result
 
 
+# A worker process's settings and lint session, set once by its initializer (each worker is a
+# process of its own: this is its state, never the parent's).
 _WORKER_CONFIGS: Sequence[Settings] = ()
+_WORKER_SESSION = LintSession()
 
 
-def _init_worker(configs: Sequence[Settings]) -> None:
-    global _WORKER_CONFIGS
+def _init_worker(configs: Sequence[Settings], session: Optional[LintSession] = None) -> None:
+    global _WORKER_CONFIGS, _WORKER_SESSION
     _WORKER_CONFIGS = configs
+    _WORKER_SESSION = session if session is not None else LintSession()
     # Ctrl-C reaches the whole process group: a worker just ends (no KeyboardInterrupt traceback);
     # the parent reports the interruption and ends the rest (see _run_parallel).
     import signal
@@ -229,11 +241,11 @@ def _chunks(ordered: Sequence[Task], workers: int) -> List[List[Task]]:
 
 
 def _work_chunk(tasks: Sequence[Task]) -> List[Tuple[int, Done]]:
-    return [(task[0], _lint(task, _WORKER_CONFIGS)) for task in tasks]
+    return [(task[0], _lint(task, _WORKER_CONFIGS, _WORKER_SESSION)) for task in tasks]
 
 
 def _work(task: Task) -> Tuple[int, Done]:
-    return task[0], _lint(task, _WORKER_CONFIGS)
+    return task[0], _lint(task, _WORKER_CONFIGS, _WORKER_SESSION)
 
 
 # -- fixing many files ------------------------------------------------------------------------
@@ -284,7 +296,8 @@ def _fix_died(task: FixTask) -> "FixResult":
     return FixResult(task[6], errors=[f"{task[1]}: internal error: the worker process died while fixing this file"])
 
 
-def _run_parallel(tasks: List[Task], configs: Sequence[Settings], workers: int, work_chunk=None, work_one=None):
+def _run_parallel(tasks: List[Task], configs: Sequence[Settings], workers: int, work_chunk=None, work_one=None,
+                  session: Optional[LintSession] = None):
     """Yield (index, result) as workers finish, biggest files first (they bound the wall time).
     Tasks go to the workers in chunks, and finished chunks come back through one queue: waiting
     on every pending future at each step (concurrent.futures.wait) is quadratic in their number."""
@@ -293,12 +306,14 @@ def _run_parallel(tasks: List[Task], configs: Sequence[Settings], workers: int, 
     # walks them (a walk writes to each object's header, copying its page into the worker).
     gc.freeze()
     try:
-        yield from _pool_results(tasks, configs, workers, work_chunk, work_one)
+        yield from _pool_results(tasks, configs, workers, work_chunk, work_one,
+                                 session.for_worker() if session is not None else None)
     finally:
         gc.unfreeze()
 
 
-def _pool_results(tasks: List[Task], configs: Sequence[Settings], workers: int, work_chunk, work_one):
+def _pool_results(tasks: List[Task], configs: Sequence[Settings], workers: int, work_chunk, work_one,
+                  session: Optional[LintSession] = None):
     import queue
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -307,7 +322,8 @@ def _pool_results(tasks: List[Task], configs: Sequence[Settings], workers: int, 
     unfinished = {t[0]: t for t in ordered}
     finished: "queue.SimpleQueue" = queue.SimpleQueue()
     with sigint_as_flag() as interrupted:
-        pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(configs,))
+        pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker,
+                                   initargs=(configs, session))
         try:
             submitted, broken = 0, False
             for chunk in _chunks(ordered, workers):
@@ -354,7 +370,7 @@ def _pool_results(tasks: List[Task], configs: Sequence[Settings], workers: int, 
     # A worker died (a crash in the parser, the OOM killer): lint what is left one file per
     # process, so that only the file that kills its process is lost, with an error that names it.
     for task in unfinished.values():
-        yield task[0], _isolated(task, configs, work_one)
+        yield task[0], _isolated(task, configs, work_one, session)
 
 
 @contextmanager
@@ -376,11 +392,11 @@ def sigint_as_flag() -> Iterator[List[bool]]:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _isolated(task: Task, configs: Sequence[Settings], work_one=None):
+def _isolated(task: Task, configs: Sequence[Settings], work_one=None, session: Optional[LintSession] = None):
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(configs,)) as pool:
+    with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(configs, session)) as pool:
         try:
             return pool.submit(work_one or _work, task).result()[1]
         except BrokenProcessPool:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.lint.session import LintSession
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position
 from vjplint.fixes.edits import Taken, apply_edits, apply_spans, diff_edits, line_starts, spans
 from vjplint.syntax.positions import lines_with_endings, source_lines
@@ -25,35 +26,38 @@ from vjplint.syntax.source import SourceError, parse
 MAX_PASSES = 10
 RESIDUAL = "residual-plus-None"
 
-# A module transform: (text, plans, config, the run's facts) -> (new text, the plans it applied,
-# and the edits that turn text into new text when the transform knows them, else None: the caller diffs).
-Transform = Callable[[str, Sequence[FixPlan], Config, RunFacts], Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]]
+# A module transform: (text, plans, config, the run's facts, the lint session whose parse it may
+# read) -> (new text, the plans it applied, and the edits that turn text into new text when the
+# transform knows them, else None: the caller diffs).
+Transform = Callable[[str, Sequence[FixPlan], Config, RunFacts, Optional[LintSession]],
+                     Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]]
 
 
-def _residual_transform(text: str, fix_plans: Sequence[FixPlan], config: Config,
-                        facts: RunFacts = NO_FACTS) -> Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]:
+def _residual_transform(text: str, fix_plans: Sequence[FixPlan], config: Config, facts: RunFacts = NO_FACTS,
+                        session: Optional[LintSession] = None) -> Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]:
     found: List[Edit] = []
-    new_text, rows, _ = _residual_rewrite(text, fix_plans, config, found, facts=facts)
+    new_text, rows, _ = _residual_rewrite(text, fix_plans, config, found, facts=facts, session=session)
     return new_text, [fp for fp in fix_plans if (fp.target, fp.line) in rows], tuple(found) if found else None
 
 
 def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, found: Optional[List[Edit]] = None,
                       shares: Optional[Dict[Tuple[str, int], Tuple[Edit, ...]]] = None,
-                      facts: RunFacts = NO_FACTS) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
+                      facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
     """The residual-plus-None rewrite of every derivative `fix_plans` name, as text edits at
     `ast` positions where `residual_text` can write them, else in one libcst pass; with, per
     rewritten derivative (name, line), the row ranges of the code it rewrites, and the `ast`
     module of `text`. `found` receives the edits, when the rewrite knows them; `shares` each
-    derivative's own edits, when they were computed apart."""
+    derivative's own edits, when they were computed apart. `session`: the lint session whose kept
+    parse of `text` is read, if any."""
     from vjplint.facts.collect import Recognizer, collect
     from vjplint.plans.residual_plan import Refusal, plan
 
     from vjplint.lint.engine import prefilter_names
     from vjplint.syntax.regions import focus
-    from vjplint.syntax.source import recall_parse
 
     names = tuple(n.decode() for n in prefilter_names(config, facts))
-    module, focused = recall_parse(text, names) or (parse(text), None)  # the linter's, when it just read this text
+    # the linter's parse, when it just read this text
+    module, focused = (session.recall_parse(text, names) if session is not None else None) or (parse(text), None)
     recognizer = Recognizer.for_run(config, facts)
     lines = source_lines(text)
     # The regions the linter analysed: the plans' facts (callers, jitted uses) are all in them.
@@ -336,8 +340,8 @@ def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[..., 
     return apply_edits(text, edits)
 
 
-def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config,
-                    facts: RunFacts = NO_FACTS) -> Dict[FixPlan, Tuple[Edit, ...]]:
+def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config, facts: RunFacts = NO_FACTS,
+                    session: Optional[LintSession] = None) -> Dict[FixPlan, Tuple[Edit, ...]]:
     """Each plan's own edits, from one rewrite of the whole file (a libcst pass per plan was most
     of a JSON report's time): every edit of the combined rewrite belongs to the derivative whose
     rows it touches. Edits in no derivative's rows (the removal of an import that only the whole
@@ -345,7 +349,7 @@ def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config,
     not remove what the other derivatives still use. A plan whose share does not parse on its own
     is left out (the caller computes it alone)."""
     apart: Dict[Tuple[str, int], Tuple[Edit, ...]] = {}
-    new_text, rows, module = _residual_rewrite(text, fix_plans, config, shares=apart, facts=facts)
+    new_text, rows, module = _residual_rewrite(text, fix_plans, config, shares=apart, facts=facts, session=session)
     if not rows:
         return {}
     layout = _Layout(text, module)
@@ -414,7 +418,8 @@ def _parses(text: str) -> bool:
 
 # -- one pass ------------------------------------------------------------------------------------
 def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool, config: Config = Config(),
-                     errors: Optional[List[str]] = None, facts: RunFacts = NO_FACTS) -> Tuple[str, List[Diagnostic]]:
+                     errors: Optional[List[str]] = None, facts: RunFacts = NO_FACTS,
+                     session: Optional[LintSession] = None) -> Tuple[str, List[Diagnostic]]:
     """One pass: the offered fixes whose edits do not overlap, applied together.
     Returns the new text and the diagnostics it fixed (the rest wait for the next pass)."""
     chosen = [d for d in diagnostics if offered(d, unsafe)]
@@ -426,7 +431,7 @@ def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
     for name, ds in by_transform.items():
         fix_plans = list(dict.fromkeys(d.fix.plan for d in ds))  # type: ignore[union-attr]
         try:
-            new_text, applied, known = TRANSFORMS[name](text, fix_plans, config, facts)  # type: ignore[arg-type]
+            new_text, applied, known = TRANSFORMS[name](text, fix_plans, config, facts, session)  # type: ignore[arg-type]
         except Exception as exc:  # a failing transform loses its fixes, never the file
             if errors is not None:
                 errors.append(f"the {name} fix failed: {type(exc).__name__}: {exc}")
@@ -491,23 +496,18 @@ def fix_text(filename: str, text: str, config: Config = Config(), unsafe: bool =
     """Lint, fix, re-lint until nothing more applies (at most MAX_PASSES passes). Every
     intermediate text parses; fixes of derivatives named in `exclude` are skipped. `facts`: what
     the run derives about the file (vjplint.model.run_facts), as for `lint_source`."""
-    from vjplint.syntax.source import keep_parses
-
     with _collector_paused():
-        kept = keep_parses()  # each pass's rewrite reads the parse of the lint just before it
-        try:
-            return _fix_text(filename, text, config, unsafe, exclude, path, facts)
-        finally:
-            keep_parses(kept)
+        # each pass's rewrite reads the parse of the lint just before it
+        return _fix_text(filename, text, config, unsafe, exclude, path, facts, LintSession(keep_parses=True))
 
 
 def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: Sequence[str],
-              path: Optional[str], facts: RunFacts = NO_FACTS) -> FixResult:
+              path: Optional[str], facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None) -> FixResult:
     from vjplint.lint.engine import lint_source
 
     result = FixResult(text)
     for _ in range(MAX_PASSES):
-        lint = lint_source(filename, result.text, config, path=path, facts=facts)
+        lint = lint_source(filename, result.text, config, path=path, facts=facts, session=session)
         result.errors.extend(e for e in lint.errors if e not in result.errors)
         result.remaining = lint.diagnostics
         todo = [d for d in lint.diagnostics if offered(d, unsafe)
@@ -516,7 +516,7 @@ def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: S
             todo = _not_excluded(result.text, todo, config, exclude, facts)
         if not todo or any(d.code == "VJP900" for d in lint.diagnostics):
             return result
-        new, fixed = apply_fixes_once(result.text, todo, unsafe, config, result.errors, facts)
+        new, fixed = apply_fixes_once(result.text, todo, unsafe, config, result.errors, facts, session)
         if not fixed or new == result.text:
             return result
         result.text = new
@@ -570,13 +570,15 @@ def _collector_paused() -> Iterator[None]:
 
 
 def attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, List[str]], settings: Settings,
-                     *, once: bool = False, facts: Optional[FactsOf] = None) -> None:
+                     *, once: bool = False, facts: Optional[FactsOf] = None,
+                     session: Optional[LintSession] = None) -> None:
+    """`session`: the lint session whose kept parse (of the file linted last) the fixes may read."""
     with _collector_paused():
-        _attach_fix_edits(diagnostics, sources, settings, once=once, facts=facts or {})
+        _attach_fix_edits(diagnostics, sources, settings, once=once, facts=facts or {}, session=session)
 
 
 def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, List[str]], settings: Settings,
-                      *, once: bool = False, facts: FactsOf) -> None:
+                      *, once: bool = False, facts: FactsOf, session: Optional[LintSession] = None) -> None:
     """Compute the edits of planned fixes (in place), with each file's own settings (`settings`:
     one Config for all, or filename -> Config). A plan whose edits cannot be computed stays
     unresolved (JSON shows `fix: null` for it). Several diagnostics share one plan when one
@@ -597,7 +599,7 @@ def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, L
         config = settings if isinstance(settings, Config) else settings.get(filename, Config())
         try:
             shares = _edits_per_plan("\n".join(lines) + "\n", list(dict.fromkeys(fix_plans)), config,
-                                     facts.get(filename, NO_FACTS))
+                                     facts.get(filename, NO_FACTS), session)
         except Exception:
             shares = {}
         cache.update({(filename, fp): edits for fp, edits in shares.items()})
@@ -614,7 +616,7 @@ def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, L
             edits: Tuple[Edit, ...] = ()
             try:
                 new_text, applied, known = TRANSFORMS[fix.plan.transform](text, [fix.plan], config,
-                                                                          facts.get(d.filename, NO_FACTS))
+                                                                          facts.get(d.filename, NO_FACTS), session)
                 if applied and _parses(new_text):
                     edits = known or diff_edits(text, new_text)
             except Exception:

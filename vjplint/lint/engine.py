@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Opt
 from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic, Position, Severity
 from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.lint.session import LintSession
 from vjplint.syntax.positions import node_range, source_lines
-from vjplint.syntax.source import DecodedSource, SourceError, decode, forget_parse, parse, remember_parse
+from vjplint.syntax.source import DecodedSource, SourceError, decode, parse
 from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
 from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
 from vjplint.syntax.text_spans import TextIndex, prefix_groups
@@ -22,9 +23,6 @@ if TYPE_CHECKING:  # the engine imports the model and the rules when it first li
     from vjplint.rules.base import Rule, RuleOptions
 
 SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
-# Analyse only the top-level statements that can matter (vjplint.syntax.regions); tests turn it off to
-# compare with the whole module.
-FOCUS = True
 
 
 @dataclass
@@ -97,7 +95,8 @@ _EXTENSIONS = {name: tuple(e for e in EXTENDED_NAMES if e.startswith(name) and e
 def lint_source(filename: str, source: Union[str, bytes], config: Config = Config(),
                 path: Optional[str] = None, rules: Optional[FrozenSet[str]] = None,
                 split: Optional[RuleSplit] = None, keep: Optional[List[object]] = None,
-                prefiltered: bool = False, facts: RunFacts = NO_FACTS) -> LintResult:
+                prefiltered: bool = False, facts: RunFacts = NO_FACTS,
+                session: Optional[LintSession] = None) -> LintResult:
     """Lint one file's content. Never raises for bad input: problems become diagnostics.
     `filename` is what diagnostics show; `path`, the file's location on disk (default: `filename`),
     is what `per-file-ignores` match, relative to the configuration's directory. `split`: some of
@@ -107,11 +106,14 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     model of a 10,000-line module takes 15 ms; the Language Server publishes first). `prefiltered`:
     the caller found `may_contain_findings` true of these bytes (a run's parent, for its workers).
     `facts`: what the run derives about this file from its other modules (inferred wrappers,
-    cross-module rows; vjplint.model.run_facts)."""
+    cross-module rows; vjplint.model.run_facts). `session`: the run's (vjplint.lint.session): its
+    switches, and the slot where the parse is kept for a fix that follows; a fresh one if None."""
     where = config.relative_path(path if path is not None else filename)
 
     result = LintResult()
-    forget_parse()  # another file's parse: no fix of this file reads it
+    if session is None:
+        session = LintSession()
+    session.forget_parse()  # another file's parse: no fix of this file reads it
     if isinstance(source, bytes):
         if not prefiltered and not may_contain_findings(source, prefilter_names(config, facts)):
             return result
@@ -134,7 +136,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     result.analysed = True
     module = None
     index = TextIndex(text)  # the searches of this text, made once for every step below
-    if FOCUS:  # only the regions that can matter (vjplint.syntax.region_parse); None: parse it whole
+    if session.focus:  # only the regions that can matter (vjplint.syntax.region_parse); None: parse it whole
         from vjplint.syntax.region_parse import parse_focused
 
         try:
@@ -150,7 +152,8 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         return _finish(result, config, filename, where, lines, enabled)
     try:
         result.findings = _run_rules(filename, module, text, lines, config, enabled, result.errors, partly,
-                                     focused=focused, only=rules, split=split, keep=keep, index=index, facts=facts)
+                                     focused=focused, only=rules, split=split, keep=keep, index=index, facts=facts,
+                                     session=session)
         result.diagnostics.extend(result.findings)
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
@@ -189,7 +192,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
                text_lines: Optional[List[str]] = None, focused: bool = False,
                only: Optional[FrozenSet[str]] = None, split: Optional[RuleSplit] = None,
                keep: Optional[List[object]] = None, index: Optional[TextIndex] = None,
-               facts: RunFacts = NO_FACTS) -> List[Diagnostic]:
+               facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None) -> List[Diagnostic]:
     """`index`: the searches of `text` made so far (one is made when none is given). `text_lines`: the lines of `text` where they differ from `lines` (the incremental
     linter's family modules, blank outside the family). `focused`: `module` holds only the
     regions already (vjplint.syntax.region_parse), the whole module was never parsed. `only`: run only
@@ -201,10 +204,12 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     from vjplint.rules.registry import rules_for
 
     recognizer = Recognizer.for_run(config, facts)
+    if session is None:
+        session = LintSession()
     whole: Optional[ast.Module] = None if focused else module
     index = TextIndex.of(text, index)
     names = tuple(n.decode() for n in prefilter_names(config, facts))
-    if FOCUS and not focused:
+    if session.focus and not focused:
         from vjplint.syntax.regions import focus
 
         module = focus(module, text, text_lines or lines, list(names), index)
@@ -238,7 +243,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
             errors.extend(remote_errors)
     diagnostics = withhold_fixes(diagnostics, module, text) + remote  # the other process withheld its own
     if any(d.fix is not None and d.fix.plan is not None for d in diagnostics):
-        remember_parse(text, names, whole, module if FOCUS and text_lines is None else None)
+        session.remember_parse(text, names, whole, module if session.focus and text_lines is None else None)
     return diagnostics
 
 

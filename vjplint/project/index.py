@@ -91,26 +91,26 @@ def _inferred_aliases(config: Config, creators: Dict[str, Creator]) -> Tuple[Tup
 
 # -- building -------------------------------------------------------------------------------
 def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True,
-                base: Optional[str] = None, cross_module: Optional[bool] = None) -> ProjectIndex:
+                base: Optional[str] = None, cross_module: Optional[bool] = None, focus: bool = True) -> ProjectIndex:
     """The index of `files` (paths as the run names them); `anchor` says where the cache lives
     and which configured aliases wrappers may forward to. Messages show paths relative to `base`
     (the Language Server's workspace folder), else as the run displays them. `cross_module`
     adds the value summaries of vjplint.project.cross_values; by default only for runs (no `base`):
     the Language Server keeps single-file value inference, since its index follows saves, not
-    the buffers being edited."""
+    the buffers being edited. `focus` off: the summaries read whole modules (tests compare)."""
     # The cyclic collector is paused, as while linting (vjplint.batch.parallel._lint): the
     # summaries parse whole modules, millions of young objects it would scan again and again.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build_index(files, anchor, use_cache, base, cross_module)
+        return _build_index(files, anchor, use_cache, base, cross_module, focus)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: Optional[str],
-                 cross_module: Optional[bool]) -> ProjectIndex:
+                 cross_module: Optional[bool], focus: bool = True) -> ProjectIndex:
     from vjplint.project.discover import display_path
 
     index = ProjectIndex()
@@ -140,7 +140,7 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
     if (base is None if cross_module is None else cross_module) and len(python) > 1:  # one file: nothing to learn
         from vjplint.project.cross_values import build_external
 
-        index.external = build_external(python, anchor, use_cache=use_cache, known=known)
+        index.external = build_external(python, anchor, use_cache=use_cache, known=known, focus=focus)
     return index
 
 

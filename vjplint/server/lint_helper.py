@@ -200,9 +200,11 @@ def main() -> int:
 
     from vjplint.settings.config import Config
     from vjplint.lint.engine import lint_source
+    from vjplint.lint.session import LintSession
     from vjplint.rules.registry import all_rules
 
-    lint_source("warm_up.py", WARM_UP, Config())
+    session = LintSession()  # this helper's, for its life
+    lint_source("warm_up.py", WARM_UP, Config(), session=session)
     gc.freeze()  # the engine's modules: out of the collector's sight, as in the server
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     while True:
@@ -218,7 +220,7 @@ def main() -> int:
         try:
             filename, text, config, path, family, facts = pickle.loads(data)
             codes = frozenset(code for code in all_rules() if code.startswith(family))
-            result = lint_source(filename, text, config, path, rules=codes, keep=kept,
+            result = lint_source(filename, text, config, path, rules=codes, keep=kept, session=session,
                                  **({"facts": facts} if facts is not None else {}))
             if result.findings is not None:
                 value = (result.findings, result.errors)

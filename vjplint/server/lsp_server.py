@@ -39,6 +39,7 @@ from pygls.uris import to_fs_path
 from vjplint import __version__
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.lint.session import LintSession
 from vjplint.diagnostics import Applicability, Diagnostic, Position
 from vjplint.errors import ConfigError
 from vjplint.lint.incremental import IncrementalLinter, Superseded
@@ -179,6 +180,7 @@ class VjplintServer(Indexing, LanguageServer):
         self.pending: Dict[str, asyncio.TimerHandle] = {}
         self.analyses: Dict[str, Analysis] = {}
         self.linters: Dict[str, IncrementalLinter] = {}  # open documents: their incremental state (lint thread)
+        self.session = LintSession()  # the lint session of every document's lint, for the server's life
         self.notebook_versions: Dict[str, int] = {}  # open notebooks: uri -> version
         self.published_cells: Dict[str, List[str]] = {}  # notebook uri -> the cell URIs last published
         self.fixes_warmed = False
@@ -411,7 +413,8 @@ class VjplintServer(Indexing, LanguageServer):
             where = str(path) if path is not None else None
             if linter is None or (linter.filename, linter.path) != (filename, where) or \
                     (linter.config, linter.facts) != (config, facts):
-                linter = self.linters[uri] = IncrementalLinter(filename, config, where, facts=facts)
+                linter = self.linters[uri] = IncrementalLinter(filename, config, where, facts=facts,
+                                                               session=self.session)
             share = lambda: self.shared_first_lint(uri, text, filename, where, config, facts)  # noqa: E731
             held: List[object] = []
             with collector_paused():
