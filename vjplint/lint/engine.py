@@ -51,7 +51,8 @@ class RuleSplit:
 def prefilter_names(config: Config, facts: RunFacts = NO_FACTS) -> Tuple[bytes, ...]:
     """The names a finding needs, with the last names of the settings' aliases and of the run's
     inferred ones; kept on the object that holds the last of them (the settings, or the run's
-    facts), which never changes (asked once per file by the engine, the fix loop and the workers)."""
+    facts: the project index makes one facts object per set of configured aliases), which never
+    changes (asked once per file by the engine, the fix loop and the workers)."""
     holder = facts if facts.vjp_aliases or facts.jvp_aliases else config
     known = holder.__dict__.get("_vjplint_prefilter")
     if known is not None:
