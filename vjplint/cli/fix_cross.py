@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.syntax.source import DecodedSource, decode
 
 
@@ -32,7 +33,7 @@ def cross_module_hint(outcomes) -> str:
     configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
     displays = {Path(o.path): o.display for o in outcomes}
     result = plan_run(list(configs.items()), lambda p: decode(p.read_bytes()).text, RunModules(configs),
-                      candidates=candidates)
+                      candidates=candidates, facts={Path(o.path): o.facts for o in outcomes})
     if not result.plans:
         return ""
     names = ", ".join(f"`{cp.plan.name}` ({displays.get(cp.primal, cp.primal)})" for cp in result.plans)
@@ -60,7 +61,7 @@ def say_cross_module_fixes(outcomes) -> None:
     displays = {Path(o.path): o.display for o in outcomes}
     try:
         result = plan_run(list(configs.items()), lambda p: decode(p.read_bytes()).text, RunModules(configs),
-                          candidates=candidates)
+                          candidates=candidates, facts={Path(o.path): o.facts for o in outcomes})
     except Exception:  # the plain message stays: it is what one file's lint knows
         return
     by_primal = {Path(o.path): o for o in outcomes}
@@ -111,9 +112,10 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
                   if any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
     if not candidates:
         return CrossOutcome()
-    result = plan_run(list(configs.items()), read, RunModules(configs), candidates=candidates)
+    facts = {Path(o.path): o.facts for o in outcomes}
+    result = plan_run(list(configs.items()), read, RunModules(configs), candidates=candidates, facts=facts)
     if args.verify and result.plans:
-        dropped = _verify(result, configs, errors, shown)
+        dropped = _verify(result, configs, errors, shown, facts)
         if dropped:
             result = without(result, dropped, text_of)
     if args.show_fixes or args.verify:
@@ -143,7 +145,8 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
     return outcome
 
 
-def _verify(result, configs: Dict[Path, Config], errors: List[str], shown) -> Set[Tuple[Path, str]]:
+def _verify(result, configs: Dict[Path, Config], errors: List[str], shown,
+            facts: Dict[Path, RunFacts]) -> Set[Tuple[Path, str]]:
     """Prove each primal file's rewrites on JAX with its rules' files as companions; the
     (primal, function) pairs not verified are returned (their files keep their code)."""
     from vjplint.verify.api import verify_rewrites
@@ -161,7 +164,8 @@ def _verify(result, configs: Dict[Path, Config], errors: List[str], shown) -> Se
         companions = sorted({(str(p), *result.texts[p]) for cp in plans for p in cp.parts
                              if p != primal and p in result.texts})
         functions = [{"name": cp.plan.name, "moved_positions": list(cp.plan.moved)} for cp in plans]
-        reports = verify_rewrites(str(primal), old, new, functions, config, companions=companions)
+        reports = verify_rewrites(str(primal), old, new, functions, config, companions=companions,
+                                  facts=facts.get(primal, NO_FACTS))
         if any(getattr(r, "missing_jax", False) for r in reports):
             from vjplint.install_hint import install_hint
 
@@ -234,8 +238,7 @@ def named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
             text = decode(data(path)).text
             lines = source_lines(text)
             config = outcome.config
-            model = collect(parse(text), lines, Recognizer.with_aliases(dict(config.custom_vjp_aliases),
-                                                                        dict(config.custom_jvp_aliases)))
+            model = collect(parse(text), lines, Recognizer.for_run(config, outcome.facts))
         except Exception:  # the fix itself reports what it cannot read
             continue
         module = path.parent.name if path.stem == "__init__" else path.stem

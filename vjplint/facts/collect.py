@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from vjplint.facts import Facts
 from vjplint.model.jaxapi import API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP, LIBRARY_CREATORS, PARTIAL, REGISTRATION_METHODS, RULES_IN_CALL, TRANSFORMS, canonical_creator
 from vjplint.model.file_model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.model.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value
 from vjplint.model.wrappers import INSTANCE, SELF, InferredKeyword
+
+if TYPE_CHECKING:
+    from vjplint.model.run_facts import RunFacts
+    from vjplint.settings.config import Config
 
 
 @dataclass
@@ -30,6 +34,12 @@ class Recognizer:
         r.aliases = frozenset(n for n, kw in [*vjp_aliases.items(), *jvp_aliases.items()]
                               if not getattr(kw, "exact", False))
         return r
+
+    @classmethod
+    def for_run(cls, config: "Config", facts: "RunFacts") -> "Recognizer":
+        """The creators `config` names, then those the run inferred (`facts`), then JAX's."""
+        return cls.with_aliases(dict(config.custom_vjp_aliases + facts.vjp_aliases),
+                                dict(config.custom_jvp_aliases + facts.jvp_aliases))
 
     def kind_of(self, qualname: Optional[str]) -> Optional[Tuple[str, str]]:
         qualname = canonical_creator(qualname)

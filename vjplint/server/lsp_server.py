@@ -38,6 +38,8 @@ from pygls.uris import to_fs_path
 
 from vjplint import __version__
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.lint.session import LintSession
 from vjplint.diagnostics import Applicability, Diagnostic, Position
 from vjplint.errors import ConfigError
 from vjplint.lint.incremental import IncrementalLinter, Superseded
@@ -108,6 +110,7 @@ class Analysis:
     config: Config
     filename: str
     path: Optional[str] = None  # the file on disk, when the document is one
+    facts: RunFacts = NO_FACTS  # what the project index derives about it (vjplint.model.run_facts)
     errors: List[str] = field(default_factory=list)
     fixed_text: Dict[bool, Optional[str]] = field(default_factory=dict)  # unsafe? -> fix-all result
 
@@ -177,6 +180,7 @@ class VjplintServer(Indexing, LanguageServer):
         self.pending: Dict[str, asyncio.TimerHandle] = {}
         self.analyses: Dict[str, Analysis] = {}
         self.linters: Dict[str, IncrementalLinter] = {}  # open documents: their incremental state (lint thread)
+        self.session = LintSession()  # the lint session of every document's lint, for the server's life
         self.notebook_versions: Dict[str, int] = {}  # open notebooks: uri -> version
         self.published_cells: Dict[str, List[str]] = {}  # notebook uri -> the cell URIs last published
         self.fixes_warmed = False
@@ -311,13 +315,13 @@ class VjplintServer(Indexing, LanguageServer):
             self.linters.clear()
             self.reported_config_errors.clear()
 
-    def config_for(self, path: Optional[Path], wait: float = 0.0) -> Config:
+    def config_for(self, path: Optional[Path], wait: float = 0.0) -> Tuple[Config, RunFacts]:
         """The settings of a document: resolved by the same workspace layer as the command line
         (each file's nearest [tool.vjplint], or the client's explicit configuration), with the
-        client's rule selection on top, then its folder's wrappers and what the folder's other
-        modules pass to, register on and call in it (vjplint.server.indexing; the first lint of
-        a folder waits `wait` seconds for them at most). A broken configuration is reported and
-        the defaults used."""
+        client's rule selection on top; beside them, what the run derives about it: its folder's
+        wrappers and what the folder's other modules pass to, register on and call in it
+        (vjplint.server.indexing; the first lint of a folder waits `wait` seconds for them at
+        most). A broken configuration is reported and the defaults used."""
         with self.lock:
             if self.project is None:
                 explicit = self.settings.configuration
@@ -333,10 +337,10 @@ class VjplintServer(Indexing, LanguageServer):
                 config = self.project.settings_for_dir(str(directory) if directory is not None else os.getcwd())
             except ConfigError as exc:
                 self.config_error(str(exc))
-                return Config()
+                return Config(), NO_FACTS
         folder = self.folder_of(path) if path is not None else None
         if folder is None or path is None:
-            return config
+            return config, NO_FACTS
         return self.indexed_config(config, folder, path, wait)
 
     def folder_of(self, path: Path) -> Optional[str]:
@@ -400,16 +404,18 @@ class VjplintServer(Indexing, LanguageServer):
             if cached is not None and cached.text == text:
                 return cached
             path = _path(uri)
-        config = self.config_for(path, INDEX_WAIT_S)
+        config, facts = self.config_for(path, INDEX_WAIT_S)
         filename = _display_name(uri, path, config, self.workspace_root())
         if path is not None and _excluded(path, config):
-            analysis = Analysis(text, [], config, filename, str(path))
+            analysis = Analysis(text, [], config, filename, str(path), facts=facts)
         else:
             linter = self.linters.get(uri)
             where = str(path) if path is not None else None
-            if linter is None or (linter.filename, linter.path) != (filename, where) or linter.config != config:
-                linter = self.linters[uri] = IncrementalLinter(filename, config, where)
-            share = lambda: self.shared_first_lint(uri, text, filename, where, config)  # noqa: E731
+            if linter is None or (linter.filename, linter.path) != (filename, where) or \
+                    (linter.config, linter.facts) != (config, facts):
+                linter = self.linters[uri] = IncrementalLinter(filename, config, where, facts=facts,
+                                                               session=self.session)
+            share = lambda: self.shared_first_lint(uri, text, filename, where, config, facts)  # noqa: E731
             held: List[object] = []
             with collector_paused():
                 result = linter.lint(text, should_stop, whole_first=True, split=share,
@@ -423,7 +429,7 @@ class VjplintServer(Indexing, LanguageServer):
             # linter's cached findings (whether a fix drops an import depends on other statements).
             diagnostics = [_copy(d) for d in result.diagnostics]
             analysis = Analysis(text, diagnostics, config, filename, str(path) if path is not None else None,
-                                errors=result.errors)
+                                errors=result.errors, facts=facts)
             for error in result.errors:
                 log.error("%s", error)
         with self.lock:
@@ -431,7 +437,8 @@ class VjplintServer(Indexing, LanguageServer):
         return analysis
 
     # -- the lint helper (vjplint.server.lint_helper) ------------------------------------------
-    def shared_first_lint(self, uri: str, text: str, filename: str, where: Optional[str], config: Config) -> Any:
+    def shared_first_lint(self, uri: str, text: str, filename: str, where: Optional[str], config: Config,
+                          facts: RunFacts = NO_FACTS) -> Any:
         """In the lint thread, for a document's first (whole) lint: the rules the helper runs
         meanwhile (engine.RuleSplit), None to lint it all here (no helper, a small document,
         the helper busy). The share sent at didOpen (`share_early`) is taken if it was for
@@ -439,12 +446,12 @@ class VjplintServer(Indexing, LanguageServer):
         early = self.early_shares.pop(uri, None)
         if early is not None and early.text == text:
             early.ready.wait(INDEX_WAIT_S + 1.0)
-            if early.split is not None and early.key == (filename, where, config):
+            if early.split is not None and early.key == (filename, where, config, facts):
                 return early.split
         helper = self.helper
         if helper is None or not _big(text):
             return None
-        return helper.split(filename, text, config, where)
+        return helper.split(filename, text, config, where, facts=facts)
 
     def share_early(self, uri: str, text: str) -> None:
         """On the event loop, at didOpen in a server that just started (its lint thread still
@@ -460,14 +467,14 @@ class VjplintServer(Indexing, LanguageServer):
     def _send_early(self, uri: str, early: "_EarlyShare") -> None:
         try:
             path = _path(uri)
-            config = self.config_for(path, INDEX_WAIT_S)
+            config, facts = self.config_for(path, INDEX_WAIT_S)
             if path is not None and _excluded(path, config):
                 return
             filename = _display_name(uri, path, config, self.workspace_root())
             where = str(path) if path is not None else None
-            early.key = (filename, where, config)
+            early.key = (filename, where, config, facts)
             if self.helper is not None:
-                early.split = self.helper.split(filename, early.text, config, where, AHEAD_FAMILY)
+                early.split = self.helper.split(filename, early.text, config, where, AHEAD_FAMILY, facts=facts)
                 if early.split is not None:
                     self.helper.at_open += 1
         except Exception:
@@ -527,7 +534,8 @@ class VjplintServer(Indexing, LanguageServer):
         linter = self.linters.get(uri)
         try:
             attach_family_fixes(todo, analysis.text, analysis.filename, analysis.config,
-                                linter if linter is not None and linter.current(analysis.text) else None)
+                                linter if linter is not None and linter.current(analysis.text) else None,
+                                analysis.facts)
         except Exception as exc:  # no fix machinery, or it failed: actions without edits
             log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
 
@@ -538,7 +546,7 @@ class VjplintServer(Indexing, LanguageServer):
                 from vjplint.fixes.apply import fix_source
 
                 new_text: Optional[str] = fix_source(analysis.filename, analysis.text, analysis.config, unsafe,
-                                                     path=analysis.path)[0]
+                                                     path=analysis.path, facts=analysis.facts)[0]
             except Exception as exc:
                 log.error("fix-all failed for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
                 new_text = None
@@ -920,7 +928,7 @@ class _EarlyShare:
     def __init__(self, text: str) -> None:
         self.text = text
         self.ready = threading.Event()
-        self.key: Optional[Tuple[str, Optional[str], Config]] = None
+        self.key: Optional[Tuple[str, Optional[str], Config, RunFacts]] = None
         self.split: Optional[Any] = None
 
 

@@ -1,5 +1,5 @@
 """The Language Server's project facts: one workspace folder's cross-module summaries
-(`vjplint.project.cross_values`, the rows the command line passes as `Config.project_facts`), kept
+(`vjplint.project.cross_values`, the rows the command line passes as `RunFacts.rows`), kept
 per file and updated per file.
 
 Each Python file and notebook (its code cells, vjplint.syntax.notebook: a caller only) of the folder

@@ -51,9 +51,6 @@ class Config:
     static_names: FrozenSet[str] = frozenset()
     custom_vjp_aliases: Tuple[Tuple[str, str], ...] = ()
     custom_jvp_aliases: Tuple[Tuple[str, str], ...] = ()
-    # What other modules of the run do with this module's names (vjplint.project.cross_values); set by
-    # the project index, never read from pyproject.toml.
-    project_facts: Tuple[tuple, ...] = ()
     target: str = "current"
     verify: Tuple[Tuple[str, Any], ...] = ()
     cache_dir: Optional[str] = None
@@ -97,10 +94,11 @@ class Config:
         return tuple(codes)
 
     def fingerprint(self) -> str:
-        """A stable text for cache keys: everything that changes results."""
+        """A stable text for cache keys: every setting that changes results (what the run derives
+        about a file, vjplint.model.run_facts.RunFacts, adds its own fingerprint)."""
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores,
                      sorted(self.array_names), sorted(self.static_names), self.custom_vjp_aliases,
-                     self.custom_jvp_aliases, self.target, self.root) + ((self.project_facts,) if self.project_facts else ()))
+                     self.custom_jvp_aliases, self.target, self.root))
 
 
 def _matches(code: str, selectors: Sequence[str]) -> bool:

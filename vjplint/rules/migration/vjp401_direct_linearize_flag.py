@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
-from vjplint.diagnostics import Applicability, Severity
+from vjplint.diagnostics import Applicability, Edit, Position, Severity
 from vjplint.syntax.positions import byte_to_char
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import constant_value
@@ -16,7 +16,6 @@ CONFIG_OBJECTS = frozenset({"jax.config", "jax._src.config", "jax._src.config.co
 ENV_SETTERS = frozenset({"os.putenv", "os.environ.setdefault"})
 # absl spellings: --flag, --flag=value, --noflag (also with a single dash).
 ABSL = re.compile(r"^--?(no)?" + FLAG + r"(=.*)?$", re.DOTALL)
-EDIT = Tuple[int, int, int, int, str]
 
 
 class DirectLinearizeFlag(Rule):
@@ -147,12 +146,12 @@ jax.config.update("jax_enable_x64", True)
         if edits is None:
             self.report(node, self._message(what))
             return
-        removes = edits[0][4] == ""
+        removes = edits[0].content == ""
         self.report(node, self._message(what),
                     fix=self.editing(Applicability.SAFE,
                                      "Remove the statement" if removes else "Replace the statement with `pass`", edits))
 
-    def _deletion(self, stmt: ast.stmt) -> Optional[List[EDIT]]:
+    def _deletion(self, stmt: ast.stmt) -> Optional[List[Edit]]:
         """Edits deleting `stmt`'s lines, or turning it into `pass`; None when that is not clean."""
         parent = self.model.index.parent(stmt)
         body = _body_containing(parent, stmt) if parent is not None else None
@@ -174,12 +173,12 @@ jax.config.update("jax_enable_x64", True)
         if last_standing and not isinstance(parent, ast.Module):
             start_col = byte_to_char(lines[first - 1], stmt.col_offset) + 1
             end_col = byte_to_char(lines[last - 1], stmt.end_col_offset or 0) + 1
-            return [(first, start_col, last, end_col, "pass")]
+            return [Edit("pass", Position(first, start_col), Position(last, end_col))]
         if last < len(lines):
-            return [(first, 1, last + 1, 1, "")]
+            return [Edit("", Position(first, 1), Position(last + 1, 1))]
         if first > 1:  # the last line of the file: take the newline before it instead
-            return [(first - 1, len(lines[first - 2]) + 1, last, len(lines[last - 1]) + 1, "")]
-        return [(first, 1, last, len(lines[last - 1]) + 1, "")]
+            return [Edit("", Position(first - 1, len(lines[first - 2]) + 1), Position(last, len(lines[last - 1]) + 1))]
+        return [Edit("", Position(first, 1), Position(last, len(lines[last - 1]) + 1))]
 
 
 def _body_containing(parent: ast.AST, stmt: ast.stmt) -> Optional[List[ast.stmt]]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from vjplint.diagnostics import Applicability, Fix, Severity
+from vjplint.diagnostics import Applicability, Edit, Fix, Position, Severity
 from vjplint.facts.crossmodule import is_top_level
 from vjplint.facts.registrations import Mentions, Use, first_use, mentions, plain_function_registrations, use_in_project
 from vjplint.model.file_model import CustomDerivative, FileModel, Signature
@@ -266,9 +266,9 @@ def exported(x):
         indent = line[: byte_to_char(line, last.col_offset)]
         text = f"{indent}{d.name}.defvjp({d.name}_fwd, {d.name}_bwd)"
         if end < len(lines):
-            edit = (end + 1, 1, end + 1, 1, f"\n{text}\n")
+            edit = Edit(f"\n{text}\n", Position(end + 1, 1), Position(end + 1, 1))
         else:
-            edit = (end, len(lines[end - 1]) + 1, end, len(lines[end - 1]) + 1, f"\n\n{text}")
+            edit = Edit(f"\n\n{text}", Position(end, len(lines[end - 1]) + 1), Position(end, len(lines[end - 1]) + 1))
         return self.editing(Applicability.UNSAFE, f"Add `{text.strip()}`", [edit])
 
 

@@ -140,9 +140,7 @@ def f_jvp(n, primals, tangents):
                     fix = self.replacing(call.args[-1], f"{self.model.source_text(call.args[-1])}, {missing}",
                                          Applicability.UNSAFE, f"Add `None` for {', '.join(f'`{p}`' for p in sig.positional[given:])} "
                                          f"(no tangent rule: a zero derivative)")
-                    edit = fix.edits[0]
-                    if rewrite_draws(self.model, [(edit.location.row, edit.location.column, edit.end_location.row,
-                                                   edit.end_location.column, edit.content)],
+                    if rewrite_draws(self.model, fix.edits[:1],
                                      "VJP609", f"`{d.name}.defjvps(...)` gives `None` as the tangent rule for",
                                      self.options.relint):
                         fix = None  # a `None` for an input the output uses, which a call differentiates

@@ -231,9 +231,7 @@ f.defvjp(f_fwd, f_bwd)
                     none_draws_vjp602(self.model, d, names[0]) is not None:
                 # `return None` said "no gradient": the `None` kept in the tuple is marked as VJP602 asks
                 mark = kept_none_mark(self.model, value.lineno)
-                fix = self.editing(applicability, fix.message, [
-                    *((e.location.row, e.location.column, e.end_location.row, e.end_location.column, e.content)
-                      for e in fix.edits), *mark])
+                fix = self.editing(applicability, fix.message, [*fix.edits, *mark])
             self.report(value, f"{message}; return `{shown}`", fix=fix)
         elif names is not None and why == "None":
             self.report(node, f"{message}; for zero gradients return `({', '.join(['None'] * len(names))})`")
