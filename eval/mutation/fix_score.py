@@ -42,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
