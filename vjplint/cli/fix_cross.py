@@ -197,111 +197,41 @@ def fixed_diagnostics(outcomes, fixed: Dict[Path, List[Tuple[int, int]]]) -> Dic
 
 def named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
     """For each file of the run with an in-file residual-plus-None fix on offer: the custom_vjps
-    (by name) whose fwd or bwd another file of the run names, with the reason. The rewrite changes
-    what fwd returns and what bwd takes, so a test or caller that imports and calls them would
-    break (`clip_bwd() takes 2 positional arguments but 4 were given`) or, unpacking fwd's result,
-    silently receive the residuals. A file counts when it imports the rule from the rule's module
-    or reads it as that module's attribute (`from pkg.ops import clip_fwd`, `ops.clip_fwd`): a
-    file that has its own function of that name does not."""
-    import re
+    (by name) whose fwd or bwd another file of the run names, with the reason
+    (`vjplint.fixes.named_elsewhere`, which the Language Server asks about its workspace too)."""
+    from vjplint.fixes.named_elsewhere import named_in_others, residual_plans
 
-    from vjplint.facts.collect import Recognizer, collect
-    from vjplint.fixes.apply import RESIDUAL
-    from vjplint.plans.residual_plan import find_derivative
-    from vjplint.syntax.positions import source_lines
-    from vjplint.syntax.source import parse
-
-    wanted = {}
-    for o in outcomes:
-        plans = {d.fix.plan for d in o.result.diagnostics
-                 if d.fix is not None and d.fix.plan is not None and d.fix.plan.transform == RESIDUAL}
-        if plans:
-            wanted[Path(o.path)] = (o, plans)
-    if not wanted:
-        return {}
     contents: Dict[Path, bytes] = {}
 
-    def data(path: Path) -> bytes:
-        if path not in contents:
-            try:
+    def reader(path: Path):
+        def read() -> bytes:
+            if path not in contents:
                 contents[path] = path.read_bytes()
-            except OSError:
-                contents[path] = b""
-        return contents[path]
+            return contents[path]
+        return read
 
-    def names(word: str):
-        return re.compile(rb"(?<![\w])" + re.escape(word.encode()) + rb"(?![\w])")
-
+    others = [(Path(o.path), o.display, reader(Path(o.path))) for o in outcomes]
     found: Dict[Path, Dict[str, str]] = {}
-    for path, (outcome, plans) in wanted.items():
+    for o in outcomes:
+        plans = residual_plans(o.result.diagnostics)
+        if not plans:
+            continue
+        path = Path(o.path)
         try:
-            text = decode(data(path)).text
-            lines = source_lines(text)
-            config = outcome.config
-            model = collect(parse(text), lines, Recognizer.for_run(config, outcome.facts))
+            text = decode(reader(path)()).text
         except Exception:  # the fix itself reports what it cannot read
             continue
-        module = path.parent.name if path.stem == "__init__" else path.stem
-        module_word = names(module)
-        for fp in plans:
-            d = find_derivative(model, fp.target, fp.line)
-            if d is None:
-                continue
-            for role, changes in (("fwd", "what it returns"), ("bwd", "its parameters")):
-                rule = d.rule(role)
-                if rule is None or not rule.name:
-                    continue
-                word = names(rule.name)
-                others = [o for o in outcomes if Path(o.path) != path and word.search(data(Path(o.path)))
-                          and module_word.search(data(Path(o.path))) and _uses(data(Path(o.path)), module, rule.name)]
-                if others:
-                    found.setdefault(path, {})[fp.target] = (
-                        f"{role} `{rule.name}` is also named in {others[0].display}, and the rewrite changes {changes}")
-                    break
+        reasons = named_in_others(path, text, o.config, plans, others, o.facts)
+        if reasons:
+            found[path] = reasons
     return found
-
-
-def _uses(data: bytes, module: str, name: str) -> bool:
-    """Whether a file imports `name` from a module whose last component is `module` (`from
-    clipops.ops import clip_fwd`, `from .ops import *`) or reads it as an attribute of such a
-    module (`ops.clip_fwd`, `o.clip_fwd` after `import clipops.ops as o`). A file that cannot be
-    parsed counts (the worst is assumed)."""
-    import ast
-
-    from vjplint.syntax.source import decode, parse
-
-    try:
-        tree = parse(decode(data).text)
-    except Exception:
-        return True
-    aliases = {module}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if (node.module or "").rpartition(".")[2] == module and \
-                    any(a.name in (name, "*") for a in node.names):
-                return True
-            aliases.update(a.asname or a.name for a in node.names if a.name == module)
-        elif isinstance(node, ast.Import):
-            aliases.update(a.asname for a in node.names if a.asname and a.name.rpartition(".")[2] == module)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == name:
-            value = node.value
-            spelled = value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else None
-            if spelled in aliases:
-                return True
-    return False
 
 
 def refuse_named_elsewhere(diagnostics, reasons: Dict[str, str]) -> None:
     """The residual fixes of the custom_vjps in `reasons` are withdrawn, and their findings say why."""
-    from vjplint.fixes.apply import RESIDUAL
+    from vjplint.fixes.named_elsewhere import withdraw
 
-    for d in diagnostics:
-        plan = d.fix.plan if d.fix is not None else None
-        if plan is not None and plan.transform == RESIDUAL and plan.target in reasons:
-            d.fix = None
-            if NO_FIX not in d.message:
-                d.message += f"{NO_FIX}{reasons[plan.target]})"
+    withdraw(diagnostics, reasons)
 
 
 def say_named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:

@@ -87,8 +87,9 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
     if not plans:
         return text, {}, module
     new_text = _write_residual(text, lines, module, plans, pairs, found, shares, rows)
-    if any(p.marked or p.stale_comments for p in plans):
-        marked = _drop_stale_comments(_mark_kept_nondiff(new_text, plans, config, facts), plans)
+    if any(p.marked or p.stale_comments or p.annotations for p in plans):
+        marked = _return_annotations(_drop_stale_comments(_mark_kept_nondiff(new_text, plans, config, facts), plans),
+                                     plans)
         if marked != new_text:  # the edits known so far miss the marks
             if found is not None:
                 found[:] = diff_edits(text, marked)
@@ -141,6 +142,22 @@ def _drop_stale_comments(text: str, plans: Sequence[Any]) -> str:
                 lines[i] = body[:len(body) - len(comment)].rstrip() + line[len(body):]
                 break
     return "".join(lines)
+
+
+def _return_annotations(text: str, plans: Sequence[Any]) -> str:
+    """fwd's and bwd's `-> Tuple[...]` follow the new residuals and arity (the plans'
+    `annotations`): the first `-> old:` after `def <name>(`, on the def's own lines (its
+    parameters may span several). Done once on the written text, whichever writer wrote it."""
+    for p in plans:
+        for name, old, new in p.annotations:
+            found = re.search(rf"\bdef\s+{re.escape(name)}\s*\(", text)
+            if found is None:
+                continue
+            hit = re.compile(rf"->\s*{re.escape(old)}\s*:").search(text, found.end())
+            if hit is None or re.search(r"\n\s*(def|class)\s", text[found.end():hit.start()]):
+                continue
+            text = text[:hit.start()] + hit.group(0).replace(old, new, 1) + text[hit.end():]
+    return text
 
 
 def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config, facts: RunFacts = NO_FACTS) -> str:

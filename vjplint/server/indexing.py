@@ -184,6 +184,7 @@ class Indexing:
             return
         self.facts[folder] = facts
         self.call_soon(self.refresh_folder, folder)  # type: ignore[attr-defined]
+        self.recheck_named_elsewhere(folder)
 
     # -- updating ------------------------------------------------------------------------------
     def facts_changed(self, uri: str, delay_ms: Optional[float] = None) -> None:
@@ -229,6 +230,20 @@ class Indexing:
         if changed:
             log.info("facts changed for %s (after %s)", sorted(changed), uri)
             self.call_soon(self.refresh_folder, folder)  # type: ignore[attr-defined]
+        self.recheck_named_elsewhere(folder)
+
+    def recheck_named_elsewhere(self, folder: str) -> None:
+        """In the lint thread: the open documents of `folder` whose residual fixes another module
+        now names, or no longer names (vjplint.fixes.named_elsewhere), are linted again."""
+        for uri, analysis in list(self.analyses.items()):  # type: ignore[attr-defined]
+            if not analysis.residual_plans or analysis.path is None or \
+                    self.folder_of(Path(analysis.path)) != folder:  # type: ignore[attr-defined]
+                continue
+            if self.named_elsewhere_changed(analysis):  # type: ignore[attr-defined]
+                with self.lock:  # type: ignore[attr-defined]
+                    if self.analyses.get(uri) is analysis:  # type: ignore[attr-defined]
+                        self.analyses.pop(uri, None)  # type: ignore[attr-defined]
+                self.call_soon(self.schedule, uri, 0)  # type: ignore[attr-defined]
 
     def files_changed(self, changes: Iterable[Tuple[str, int]]) -> None:
         """workspace/didChangeWatchedFiles for Python files: (uri, 1 created / 2 changed / 3 deleted)."""

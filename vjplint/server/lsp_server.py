@@ -113,6 +113,9 @@ class Analysis:
     facts: RunFacts = NO_FACTS  # what the project index derives about it (vjplint.model.run_facts)
     errors: List[str] = field(default_factory=list)
     fixed_text: Dict[bool, Optional[str]] = field(default_factory=dict)  # unsafe? -> fix-all result
+    named_elsewhere: Dict[str, str] = field(default_factory=dict)  # custom_vjp -> why its fix is withdrawn
+    residual_plans: Tuple[Any, ...] = ()  # the residual fixes the lint offered, before any was withdrawn
+    named_checked: bool = False  # whether the workspace index was there to ask (named_elsewhere)
 
 
 class _Dropped:
@@ -430,6 +433,7 @@ class VjplintServer(Indexing, LanguageServer):
             diagnostics = [_copy(d) for d in result.diagnostics]
             analysis = Analysis(text, diagnostics, config, filename, str(path) if path is not None else None,
                                 errors=result.errors, facts=facts)
+            self.withdraw_named_elsewhere(analysis)
             for error in result.errors:
                 log.error("%s", error)
         with self.lock:
@@ -539,14 +543,68 @@ class VjplintServer(Indexing, LanguageServer):
         except Exception as exc:  # no fix machinery, or it failed: actions without edits
             log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
 
+    def withdraw_named_elsewhere(self, analysis: Analysis) -> None:
+        """As the command line does for the files of its run: a residual-plus-None fix whose fwd or
+        bwd another module of the workspace index names (a test importing `clip_fwd`) is withdrawn,
+        and its finding says why (vjplint.fixes.named_elsewhere). At the lint; the index and the
+        other modules may change later: `named_elsewhere_changed`."""
+        from vjplint.fixes.named_elsewhere import residual_plans, withdraw
+
+        analysis.residual_plans = tuple(residual_plans(analysis.diagnostics))
+        reasons = self.named_elsewhere_of(analysis)
+        if reasons is None:
+            return
+        analysis.named_checked = True
+        if reasons:
+            withdraw(analysis.diagnostics, reasons)
+            analysis.named_elsewhere = reasons
+
+    def named_elsewhere_of(self, analysis: Analysis) -> Optional[Dict[str, str]]:
+        """{custom_vjp: reason} for the analysis's residual fixes that another module of its folder
+        names; None while the folder has no index (or the document is no file)."""
+        if analysis.path is None or not analysis.residual_plans:
+            return {} if analysis.path is not None else None
+        folder = self.folder_of(Path(analysis.path))
+        facts = self.facts.get(folder) if folder is not None else None
+        if facts is None:
+            return None
+        try:
+            from vjplint.fixes.named_elsewhere import named_in_others
+
+            return named_in_others(Path(analysis.path), analysis.text, analysis.config, analysis.residual_plans,
+                                   facts.modules(), analysis.facts)
+        except Exception as exc:
+            log.error("cannot check other modules for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
+            return None
+
+    def named_elsewhere_changed(self, analysis: Analysis) -> bool:
+        """Whether another module's use of the rules changed since the lint (an index built since, a
+        test that now imports clip_fwd or no longer does): then the lint is redone."""
+        if not analysis.residual_plans:
+            return False
+        now = self.named_elsewhere_of(analysis)
+        return now is not None and (not analysis.named_checked or now != analysis.named_elsewhere)
+
+    def current_analysis(self, uri: str, text: str, should_stop: Optional[Any] = None) -> Analysis:
+        """`analyse` for an action: linted again when the other modules' use of its rules changed."""
+        analysis = self.analyse(uri, text, should_stop)
+        if self.named_elsewhere_changed(analysis):
+            with self.lock:
+                if self.analyses.get(uri) is analysis:
+                    self.analyses.pop(uri, None)
+            analysis = self.analyse(uri, text, should_stop)
+        return analysis
+
     def fix_all_text(self, analysis: Analysis, unsafe: bool) -> Optional[str]:
-        """`vjplint --fix` on the buffer (cached per text: clients ask on every cursor move)."""
+        """`vjplint --fix` on the buffer (cached per text: clients ask on every cursor move), without
+        the fixes withdrawn because another module names their rules."""
         if unsafe not in analysis.fixed_text:
             try:
-                from vjplint.fixes.apply import fix_source
+                from vjplint.fixes.apply import fix_text
 
-                new_text: Optional[str] = fix_source(analysis.filename, analysis.text, analysis.config, unsafe,
-                                                     path=analysis.path, facts=analysis.facts)[0]
+                new_text: Optional[str] = fix_text(analysis.filename, analysis.text, analysis.config, unsafe,
+                                                   exclude=tuple(analysis.named_elsewhere), path=analysis.path,
+                                                   facts=analysis.facts).text
             except Exception as exc:
                 log.error("fix-all failed for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
                 new_text = None
@@ -775,7 +833,7 @@ class VjplintServer(Indexing, LanguageServer):
         text = self.document(uri)
         if text is None or not self.lintable(uri):
             return []
-        analysis = self.analyse(uri, text, should_stop)
+        analysis = self.current_analysis(uri, text, should_stop)
         only = params.context.only
         lazy = self.resolve_edits_supported()
         lines = source_lines(text)
@@ -860,7 +918,7 @@ class VjplintServer(Indexing, LanguageServer):
         text = self.document(uri) if isinstance(uri, str) else None
         if text is None:
             return action
-        analysis = self.analyse(uri, text, should_stop)
+        analysis = self.current_analysis(uri, text, should_stop)
         if data.get("action") == "fixAll":
             action.edit = self.fix_all_edit(uri, analysis)
         elif data.get("action") == "quickfix":

@@ -75,6 +75,11 @@ class FolderFacts:
         entry = self.files.get(os.path.abspath(path))
         return self.external.get(entry.module, ()) if entry is not None else ()
 
+    def modules(self) -> List[Tuple[Path, str, Callable[[], bytes]]]:
+        """Every module of the folder: (path, display name, a reader of its text: the editor's
+        buffer while it is open, else the file), as vjplint.fixes.named_elsewhere asks."""
+        return [(Path(key), entry.display, lambda key=key: self._read(key)) for key, entry in self.files.items()]
+
     def _read(self, key: str) -> bytes:
         text = self.buffer(key)
         if text is not None:

@@ -12,7 +12,9 @@ class NondiffMaybeArray(NondiffVerdictRule):
     a static-sounding name such as `eps` or `axis`, a use as a Python condition; not `lr`,
     `learning_rate` or `temperature`, which schedules and annealing make traced arrays); or it is used several times as array
     data (arithmetic with values known to be arrays, `-rate * x`, an index into one) and nothing
-    says it is static; or a call passes a record (a dataclass, NamedTuple or object built in a
+    says it is static; or it is used once, as a factor or in a comparison (`g * scale`, `x > thresh`),
+    and a call in this module passes it a traced value (a parameter of a jitted, vmapped or
+    differentiated function: VJP104 reports that call); or a call passes a record (a dataclass, NamedTuple or object built in a
     function) whose field holds a parameter nothing shows static and the rule reads that field as
     array data (`Config(rest=rest)` with `x - cfg.rest`): differentiating the caller with respect
     to that parameter puts a tracer in the slot; or the primal returns it as its output (`return x`:
