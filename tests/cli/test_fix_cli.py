@@ -180,7 +180,7 @@ def test_a_fix_that_would_not_parse_is_not_applied():
 def test_fixes_that_never_converge_stop_with_a_message(monkeypatch):
     from vjplint.lint import engine
 
-    def endless(filename, source, config=Config(), path=None):
+    def endless(filename, source, config=Config(), path=None, **_):  # facts=, session=: as lint_source takes them
         result = engine.LintResult()
         rows = source.count("\n")
         result.diagnostics = [_diagnostic(rows, 1, 1, "# again\n")]
