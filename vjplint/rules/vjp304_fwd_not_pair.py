@@ -129,13 +129,14 @@ f.defvjp(f_fwd, f_bwd)
                               f"per argument (or use jax.custom_vjp)")
 
     def _check_fwd(self, d: CustomDerivative, fwd: RuleFunction) -> None:
-        assert fwd.node is not None
+        fn = fwd.called  # what JAX calls and names (a helper it returns through is followed)
+        assert fn is not None
         label = rule_label(fwd, "fwd")
-        error = fwd_not_pair_error(d, f"`TypeError: Custom VJP fwd rule {getattr(fwd.node, 'name', '<lambda>')} for "
+        error = fwd_not_pair_error(d, f"`TypeError: Custom VJP fwd rule {getattr(fn, 'name', '<lambda>')} for "
                                       f"function {d.name} must produce a pair (list or tuple of length two) ...`")
-        for node, value in self.model.facts.returns_of(fwd.node):
+        for node, value in self.model.facts.returns_of(fn):
             if value is not None:
-                length = self.model.facts.sequence_length(value, fwd.node)
+                length = self.model.facts.sequence_length(value, fn)
                 if length is not None:
                     n, exact, literal = length
                     if n == 2 and exact or not exact and n <= 2:
@@ -153,7 +154,7 @@ f.defvjp(f_fwd, f_bwd)
                     self.report(node, f"{label} returns a {count}-element {_kind(literal)}{shown}, not a pair "
                                       f"(primal_out, residuals): differentiating `{d.name}` raises {error}; {advice}")
                     continue
-            why = self.model.facts.not_a_sequence(value, fwd.node)
+            why = self.model.facts.not_a_sequence(value, fn)
             if why is None:
                 self._check_inferred(d, fwd, node, value, label, error)
                 continue
@@ -186,8 +187,9 @@ f.defvjp(f_fwd, f_bwd)
                          label: str, error: str) -> None:
         """A return that evaluates (`vjplint/facts/contract.py`) to one array or a container of
         other than two entries: a call of the primal whose output is one array, a helper's."""
-        assert fwd.node is not None
-        s = structure(self.model, d, value, fwd.node, {})
+        fn = fwd.called
+        assert fn is not None
+        s = structure(self.model, d, value, fn, {})
         if s is None or s.kind == NONE or s.kind in (TUPLE, LIST) and s.length == 2:
             return
         self.report(node, f"{label} returns `{self.quote(value)}`, which is {s.describe()} ({s.why}), not a pair "

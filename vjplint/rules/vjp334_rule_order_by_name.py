@@ -4,7 +4,7 @@ import ast
 from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import Contract, contract_of, permutation, slot_of, through_wrapper
+from vjplint.facts.contract import Contract, contract_of, contract_slot, permutation, through_wrapper
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -133,13 +133,13 @@ def f_jvp(primals, tangents):
             if node is None:
                 continue
             names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]
-            slots = [slot_of(n, contract.diff_names) if n else None for n in names]
+            slots = [contract_slot(n, contract) if n else None for n in names]
             wrong = permutation(slots, contract.diff_names)
             if wrong:
                 self.report(node.targets[0],
                             f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` may unpack its {what} in the "
                             f"wrong order: `{self.quote(node.targets[0], 40)} = {source}` names "
-                            f"{_listing(names, wrong)}, but JAX passes the {what} in the order of `{d.name}`'s "
+                            f"{_listing(names, wrong, contract)}, but JAX passes the {what} in the order of `{d.name}`'s "
                             f"differentiable parameters `({', '.join(contract.diff_names)})`; with equal shapes "
                             f"the derivatives are silently wrong. Unpack them in that order, or rename them if the "
                             f"names are what is wrong")
@@ -179,7 +179,7 @@ def f_jvp(primals, tangents):
             if not wrong:
                 continue
             places = ", ".join(f"`{self.quote(value.elts[kept[i][0]], 25)}` (for `{s}`) at position {kept[i][0]}, "
-                               f"where JAX reads `{want}`'s" for i, s, want in wrong)
+                               f"where JAX reads `{want}`'s" for i, s, want in wrong) + _aliases_shown(contract)
             self.report(value,
                         f"{rule_label(rule, 'bwd')} of {d.label} `{d.name}` may return its cotangents in the wrong "
                         f"order: {places}, but JAX reads bwd's result by position, one entry per differentiable "
@@ -203,12 +203,22 @@ def _cotangent_slot(expr: ast.expr, contract: Contract) -> Optional[str]:
     `x_bar`, `grad_w`; a bare parameter name says nothing: `cos(x) * y * g` is x's cotangent)."""
     slots = set()
     for n in ast.walk(expr):
-        if isinstance(n, ast.Name) and n.id not in contract.params:
-            s = slot_of(n.id, contract.diff_names)
+        if isinstance(n, ast.Name) and n.id not in contract.params and n.id not in dict(contract.aliases):
+            s = contract_slot(n.id, contract)
             if s is not None:
                 slots.add(s)
     return slots.pop() if len(slots) == 1 else None
 
 
-def _listing(names: List[Optional[str]], wrong: List[Tuple[int, str, str]]) -> str:
-    return ", ".join(f"`{names[i]}` (for `{got}`) at position {i}, where JAX passes `{want}`'s" for i, got, want in wrong)
+def _listing(names: List[Optional[str]], wrong: List[Tuple[int, str, str]], contract: Optional[Contract] = None) -> str:
+    return ", ".join(f"`{names[i]}` (for `{got}`) at position {i}, where JAX passes `{want}`'s" for i, got, want in wrong) \
+        + (_aliases_shown(contract) if contract is not None else "")
+
+
+def _aliases_shown(contract: Contract) -> str:
+    """How names the primal's parameters do not spell were tied to them (`Contract.aliases`)."""
+    if not contract.aliases:
+        return ""
+    pairs = ", ".join(f"`{name}` holds `{param}`'s value" for name, param in contract.aliases[:4])
+    return f" ({pairs}: the primal's calls in the rules, or the residuals fwd saves, show it)"
+
