@@ -348,3 +348,48 @@ def residuals_from_cotangent(model: "FileModel", d: "CustomDerivative", bwd: "Ru
                     and len(target.elts) == k and not any(isinstance(e, ast.Starred) for e in target.elts):
                 found = node
     return found
+
+
+def _taken_from(fn: FunctionNode, param: str) -> Set[str]:
+    """`param` and the names `fn` unpacks from it (`x, y = param`)."""
+    names = {param}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
+                and isinstance(node.value, ast.Name) and node.value.id == param:
+            names.update(e.id for e in node.targets[0].elts if isinstance(e, ast.Name))
+    return names
+
+
+def primal_call_from_tangents(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, primals: str,
+                              tangents: str) -> Optional[ast.Call]:
+    """A jvp rule's call of its own primal that takes its arguments from the parameter JAX passes
+    the tangents (`x, y = tangents; f(x, y)`, `f(*tangents)`) while no call of the primal takes
+    anything from the parameter JAX passes the primals: the rule computes the primal output from
+    the tangents, so its two parameters are used the other way round. None otherwise."""
+    from_t, from_p = _taken_from(fn, tangents), _taken_from(fn, primals)
+    if from_t & from_p:
+        return None
+    hit: Optional[ast.Call] = None
+    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+        if model.facts.derivative_named(call.func) is not d:
+            continue
+        used = {n.id for a in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(a)
+                if isinstance(n, ast.Name)}
+        if used & from_p:
+            return None
+        if used & from_t and hit is None:
+            hit = call
+    return hit
+
+
+def ignores_first(model: "FileModel", fn: FunctionNode, first: str, second: str) -> bool:
+    """A defjvps rule (called `(g, ans, *primals)`) whose results never read its first parameter,
+    the input tangent, but read its second: its tangent output cannot be linear in the tangent
+    (a zero result, `jnp.zeros_like(x)` or `0.0`, is a zero derivative and is not counted)."""
+    from vjplint.facts.dependence import zero_cotangent  # dependence reads facts: imported when used
+
+    loads = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if first in loads or second not in loads or first == second:
+        return False
+    returns = model.facts.returns_of(fn)
+    return bool(returns) and all(v is not None and not zero_cotangent(model, v) for _, v in returns)

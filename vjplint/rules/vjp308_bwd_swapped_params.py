@@ -28,7 +28,9 @@ class BwdSwappedParams(Rule):
     cotangent-like name (`g`, `ct`, `cotangent`, `grad`, `dy`, ...) in the residual slot and a
     residual-like name (`res`, `residuals`, `saved`, `ctx`, `cache`) in the cotangent slot.
     It stays silent when the body treats the first parameter as the residuals (unpacks or
-    indexes it) and not the second: then only the names are odd.
+    indexes it) and not the second: then only the names are odd. Where the names say nothing
+    (`a0`, `a1`), the use decides: bwd unpacking exactly the residuals fwd saves (`out, (x, w)`)
+    from its last parameter, and never the one JAX passes the residuals, "may" have them swapped.
 
     ## Why is this bad?
     JAX calls `bwd(*nondiff, residuals, cotangent)` positionally. With the names swapped, `g`

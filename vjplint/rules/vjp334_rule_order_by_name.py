@@ -4,7 +4,8 @@ import ast
 from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import Contract, contract_of, contract_slot, permutation, through_wrapper
+from vjplint.facts.contract import (Contract, contract_of, contract_slot, ignores_first, permutation,
+                                    primal_call_from_tangents, through_wrapper)
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -25,8 +26,13 @@ class RuleOrderByName(Rule):
     differentiable parameters (`y_dot, x_dot = tangents` for `f(x, y)`), a bwd returning
     cotangents named for the parameters in a permuted order (`return dy, dx`; `dx`, `x_bar`,
     `ct_x`, `g_x`, `grad_x` name `x`'s slot), a jvp rule taking `(tangents, primals)`, and a
-    `defjvps` rule taking `(ans, g, ...)`. Only names decide, so it says "may": nothing is
-    reported unless at least two named slots are misplaced.
+    `defjvps` rule taking `(ans, g, ...)`. Where the parameters' names say nothing (`a0`, `a1`),
+    the names a rule gives their values decide (`x, y` in the rule's own call `f(x, y)`, or the
+    residuals fwd saves and bwd unpacks), and so does how the body uses the parameters: a jvp
+    rule computing the primal output from its second parameter (the tangents), a defjvps rule
+    whose result reads its second parameter (the output) and never its first (the tangent).
+    Names decide most of it, so it says "may": nothing is reported unless at least two named
+    slots are misplaced.
 
     ## Why is this bad?
     JAX passes the primals and tangents in the order of the primal's differentiable parameters,
@@ -128,6 +134,15 @@ def f_jvp(primals, tangents):
                         f"tangents; the tangent output is then wrong (or not linear). Swap the parameters, or "
                         f"rename them if the names are what is wrong")
             return
+        call = primal_call_from_tangents(self.model, d, fn, primals, tangents)
+        if call is not None:  # names that say nothing: how the body uses the two parameters
+            self.report(call,
+                        f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` may take its parameters in the "
+                        f"wrong order: it computes the primal output `{self.quote(call, 40)}` from `{tangents}`, "
+                        f"but JAX calls it with `(primals, tangents)`, so `{tangents}` holds the tangents and "
+                        f"`{primals}` the primal values; the primal output and the tangent output are then wrong. "
+                        f"Swap the parameters")
+            return
         for source, what in ((primals, "primals"), (tangents, "tangents")):
             node = _unpacking(fn, source)
             if node is None:
@@ -158,6 +173,13 @@ def f_jvp(primals, tangents):
                         f"`(g, ans, *primals)`: the input tangent first, then the output. `{second}` receives the "
                         f"output and `{first}` the tangent; the tangent output is then wrong (or not linear). Swap "
                         f"them, or rename them if the names are what is wrong")
+        elif ignores_first(self.model, fn, first, second):
+            self.report(fn.args.args[0] if fn.args.args else fn,
+                        f"defjvps rule of {d.label} `{d.name}` may take its parameters in the wrong order: its "
+                        f"result never reads `{first}`, which JAX passes the input tangent (each defjvps rule is "
+                        f"called `(g, ans, *primals)`), but reads `{second}`, the output; a tangent output that "
+                        f"ignores the input tangent is not linear in it, so the derivative is wrong. Swap them if "
+                        f"`{second}` is meant as the tangent")
 
     # -- bwd --------------------------------------------------------------------------------------
     def _bwd(self, d: CustomDerivative, contract: Contract, rule: RuleFunction) -> None:
