@@ -341,10 +341,9 @@ def census_tree(tree: Path, names: Sequence[str] = NAMES, wrappers: bool = True)
         if any(r in data for r in REGISTRATION_BYTES):
             text = decode_text(data)
             rel = str(path.relative_to(tree))
-            config = index.config_for(Config(), path)
             regs = registration_hits(text, rel)
-            seen = recognised_registrations(text, rel, Recognizer.with_aliases(
-                dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))) if regs else set()
+            seen = recognised_registrations(text, rel, Recognizer.for_run(
+                Config(), index.facts_for(Config(), path))) if regs else set()
             registrations += len(regs)
             orphans.extend(h for h in regs if seen is not None and h.line not in seen)
         if not any(n.encode() in data for n in names):
@@ -355,9 +354,7 @@ def census_tree(tree: Path, names: Sequence[str] = NAMES, wrappers: bool = True)
             text = data.decode("utf-8", "replace")
         rel = str(path.relative_to(tree))
         hits = census_hits(text, rel, names)
-        config = index.config_for(Config(), path)
-        spans = recognised_spans(text, rel, Recognizer.with_aliases(dict(config.custom_vjp_aliases),
-                                                                    dict(config.custom_jvp_aliases)))
+        spans = recognised_spans(text, rel, Recognizer.for_run(Config(), index.facts_for(Config(), path)))
         if spans is None:
             failures.append(rel)
             spans = []

@@ -73,15 +73,15 @@ def run_step(step: str, lines: int, derivatives: int) -> Dict[str, float]:
 
         found = fix_text(name, text, config).fixed_count
     else:
-        from vjplint.cli.report import keep_parses_for
+        from vjplint.cli.report import session_for
         from vjplint.fixes.apply import attach_fix_edits
         from vjplint.output import OutputContext, get_formatter
         from vjplint.syntax.positions import source_lines
 
-        keep_parses_for("json")  # as the CLI does: the fix edits read the linter's parse
-        diagnostics = lint_source(name, text.encode(), config).diagnostics
+        session = session_for("json")  # as the CLI does: the fix edits read the linter's parse
+        diagnostics = lint_source(name, text.encode(), config, session=session).diagnostics
         sources = {name: source_lines(text)}
-        attach_fix_edits(diagnostics, sources, config, once=True)
+        attach_fix_edits(diagnostics, sources, config, once=True, session=session)
         get_formatter("json")(diagnostics, OutputContext(sources=sources))
         found = sum(1 for d in diagnostics if d.fix is not None and d.fix.resolved)
     seconds = time.process_time() - start

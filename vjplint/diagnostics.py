@@ -37,6 +37,11 @@ class Edit:
     end_location: Position
 
 
+def edit_order(edit: Edit) -> tuple:
+    """The order of edits in a file: by start, then end, then content."""
+    return (edit.location.row, edit.location.column, edit.end_location.row, edit.end_location.column, edit.content)
+
+
 @dataclass(frozen=True)
 class FixPlan:
     """A fix that is a module transform (vjplint.fixes): its edits are computed when needed, from

@@ -3,6 +3,7 @@
     python eval/mutation/label.py                 # bases, mutants, spelled bases -> labels.json
     python eval/mutation/label.py --jobs 2        # worker processes (each imports JAX once)
     python eval/mutation/label.py --only mutants/ct_order   # re-label a subset (merged into labels.json)
+    python eval/mutation/label.py --held-out      # label only the held-out bases and their mutants (merged)
 
 Each module goes through `eval/oracle.py`'s checks (eager, jit, vmap, grad, jit(grad), vmap(grad),
 plus grad(jit) for custom_vjp and jvp/jacfwd for custom_jvp bases, and a mutant's own
@@ -93,6 +94,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--only", default="", help="label only entries whose key starts with this")
     ap.add_argument("--no-bases", action="store_true", help="with --only: do not re-label the bases")
     ap.add_argument("--per-spelling", type=int, default=0, help="label only the first N bases of each spelling")
+    ap.add_argument("--held-out", action="store_true",
+                    help="label only the held-out bases (heldout/) and their mutants, merged into labels.json; "
+                         "every other label stays as it is")
     ns = ap.parse_args(argv)
     if ns.child:
         child(ns.child)
@@ -116,6 +120,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         claim = "no-op" if m["operator"] == "direct_linearize" else None
         jobs[f"mutants/{key}"] = (str(ROOT / m["path"]), claim)
     chosen = {k: v for k, v in jobs.items() if k.startswith(ns.only) or k.startswith("bases/") and not ns.no_bases}
+    if ns.held_out:
+        held = {s for s, b in manifest["bases"].items() if b.get("held_out")}
+        chosen = {k: v for k, v in jobs.items()
+                  if k.startswith("bases/") and k[len("bases/"):] in held
+                  or k.startswith("mutants/") and manifest["mutants"][k[len("mutants/"):]].get("held_out")}
     if ns.per_spelling:  # a sample: the first N bases of each spelling
         kept: Dict[str, int] = {}
         for k in sorted(chosen):
@@ -136,7 +145,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             results.update(res)
             done += len(res)
             print(f"labelled {done}/{len(chosen)}", flush=True)
-    old = json.loads(LABELS.read_text()) if LABELS.exists() and ns.only else {"entries": {}}
+    old = json.loads(LABELS.read_text()) if LABELS.exists() and (ns.only or ns.held_out) else {"entries": {}}
     entries = dict(old.get("entries", {}))
     base_runs = {k: results[v[0]] for k, v in chosen.items() if k.startswith("bases/")}
     for key, (path, claim) in chosen.items():

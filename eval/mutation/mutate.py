@@ -27,6 +27,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 HERE = Path(__file__).resolve().parent
 BASES = HERE / "bases"
+HELD_OUT = HERE / "heldout"  # bases kept out of rule work: measured on, never tuned on
 CASES = HERE / "cases"
 MANIFEST = HERE / "manifest.json"
 
@@ -824,6 +825,10 @@ def base_files() -> List[Path]:
     return sorted(BASES.glob("*.py"))
 
 
+def held_out_files() -> List[Path]:
+    return sorted(HELD_OUT.glob("*.py")) if HELD_OUT.exists() else []
+
+
 def spell(source: str, name: str) -> Optional[str]:
     """`source` in spelling `name`; None when it does not apply (or the module has no
     registration to respell: an `unregistered` mutant)."""
@@ -846,12 +851,18 @@ def generate() -> Dict:
                       "spellings": {k: v[0] for k, v in SPELLINGS.items()}}
     for old in CASES.rglob("*.py") if CASES.exists() else []:
         old.unlink()
-    for index, path in enumerate(base_files()):
+    # held-out bases are numbered apart (their own every-third sample), so adding one leaves the
+    # original set's mutants as they are
+    files = [(i, p, False) for i, p in enumerate(base_files())] + [(i, p, True) for i, p in enumerate(held_out_files())]
+    for index, path, held_out in files:
         source = path.read_text(encoding="utf-8")
         _, meta = read_eval(ast.parse(source))
         stem = path.stem
-        manifest["bases"][stem] = {"library": meta["library"], "source": meta["source"], "path": f"eval/mutation/bases/{path.name}",
+        manifest["bases"][stem] = {"library": meta["library"], "source": meta["source"],
+                                   "path": f"eval/mutation/{path.parent.name}/{path.name}",
                                    "kind": find(ast.parse(source)).kind}
+        if held_out:
+            manifest["bases"][stem]["held_out"] = True
         kind = manifest["bases"][stem]["kind"]
         for name, (_, op) in MUTATIONS.items():
             if name in SAMPLED and index % 3 and not (name == "forward_mode" and kind == "vjp"):
@@ -865,13 +876,17 @@ def generate() -> Dict:
             target.write_text(text, encoding="utf-8")
             manifest["mutants"][f"{name}/{stem}"] = {"base": stem, "operator": name, "edited": where,
                                                      "path": f"eval/mutation/cases/{name}/{stem}.py"}
+            if held_out:
+                manifest["mutants"][f"{name}/{stem}"]["held_out"] = True
     MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return manifest
 
 
 if __name__ == "__main__":
     m = generate()
-    print(f"{len(m['bases'])} bases, {len(m['mutants'])} mutants")
+    held = sum(1 for b in m["bases"].values() if b.get("held_out"))
+    print(f"{len(m['bases'])} bases ({held} held out), {len(m['mutants'])} mutants "
+          f"({sum(1 for v in m['mutants'].values() if v.get('held_out'))} held out)")
     from collections import Counter
     for op, n in sorted(Counter(v["operator"] for v in m["mutants"].values()).items()):
         print(f"  {op:24} {n}")

@@ -4,6 +4,11 @@
     python eval/mutation/score.py -v          # also every mutant: found / MISSED / FP, with codes
     python eval/mutation/score.py --json      # everything as JSON
     python eval/mutation/score.py --spellings # also: the same hazards and bases in every spelling
+    python eval/mutation/score.py --held-out  # only the held-out set (heldout/ and its mutants)
+
+The held-out bases (`heldout/`, `held_out` in manifest.json) are scored apart: the per-operator
+table and the summary line are the original set's, as before; the held-out set gets its own table
+and line. Rules are written against the original set and measured on the held-out one.
 
 Runs the real CLI (`python -m vjplint check --output-format json --extend-select VJP106,VJP107
 --no-cache`) over `bases/` and `cases/`, and reads JAX's verdicts from `labels.json` (written by
@@ -63,12 +68,16 @@ def ratio(a: int, b: int) -> str:
     return f"{a}/{b} ({a / b:.2f})" if b else "-"
 
 
-def score(verbose: bool = False) -> Dict[str, Any]:
+def score(verbose: bool = False, held_out: bool = False, diags: Dict[str, List[Dict[str, Any]]] | None = None) -> Dict[str, Any]:
+    """The original set's scores, or the held-out set's (`held_out=True`)."""
     manifest = json.loads(mutate.MANIFEST.read_text())
     labels = json.loads(LABELS.read_text())["entries"]
+    manifest["bases"] = {s: b for s, b in manifest["bases"].items() if bool(b.get("held_out")) == held_out}
+    manifest["mutants"] = {k: m for k, m in manifest["mutants"].items() if bool(m.get("held_out")) == held_out}
     base_paths = {stem: (ROOT / b["path"]).resolve() for stem, b in manifest["bases"].items()}
     mut_paths = {key: (ROOT / m["path"]).resolve() for key, m in manifest["mutants"].items()}
-    diags = run_vjplint([HERE / "bases", HERE / "cases"])
+    if diags is None:
+        diags = run_vjplint([p for p in (HERE / "bases", mutate.HELD_OUT, HERE / "cases") if p.exists()])
     base_codes = {stem: codes(diags.get(str(p), [])) for stem, p in base_paths.items()}
     per_op: Dict[str, Dict[str, int]] = defaultdict(lambda: defaultdict(int))
     rows = []
@@ -109,6 +118,8 @@ def spellings_report() -> Dict[str, Any]:
     or not (must be found): what vjplint reports once the definition is respelled."""
     manifest = json.loads(mutate.MANIFEST.read_text())
     labels = json.loads(LABELS.read_text())["entries"]
+    manifest["bases"] = {s: b for s, b in manifest["bases"].items() if not b.get("held_out")}
+    manifest["mutants"] = {k: m for k, m in manifest["mutants"].items() if not m.get("held_out")}
     tmp = Path(tempfile.mkdtemp(prefix="vjplint-spell-score-"))
     subjects = {f"bases/{s}": ROOT / b["path"] for s, b in manifest["bases"].items()}
     subjects.update({f"mutants/{k}": ROOT / m["path"] for k, m in manifest["mutants"].items()
@@ -153,32 +164,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--spellings", action="store_true")
+    ap.add_argument("--held-out", action="store_true", help="only the held-out set")
     ns = ap.parse_args(argv)
-    res = score()
+    diags = run_vjplint([p for p in (HERE / "bases", mutate.HELD_OUT, HERE / "cases") if p.exists()])
+    res = score(held_out=ns.held_out, diags=diags)
+    held = None if ns.held_out else score(held_out=True, diags=diags)
+    if held is not None and held["rows"]:
+        res["held_out"] = held
     if ns.spellings:
         res["spellings"] = spellings_report()
     if ns.json:
         print(json.dumps(res, indent=1))
         return 0
     if ns.verbose:
-        for r in res["rows"]:
+        for r in res["rows"] + (res["held_out"]["rows"] if "held_out" in res else []):
             extra = f" new={','.join(r.get('new_codes', []))}" if r.get("new_codes") else ""
             print(f"{r['verdict']:14} {r['label']:6} {r['key']:55} {','.join(r['codes'])}{extra}")
         print()
-    print(f"{'operator':24} {'recall':>16} {'false positives':>18}")
-    for name, op in res["operators"].items():
-        line = f"{name:24} {ratio(op.get('found', 0), op.get('hazard', 0)):>16} {ratio(op.get('fp', 0), op.get('ok', 0)):>18}"
-        if op.get("noop"):
-            line += f"   no-op flagged {op.get('noop_flagged', 0)}/{op['noop']}"
-        print(line)
+
+    def table(r: Dict[str, Any], title: str) -> None:
+        print(f"{title:24} {'recall':>16} {'false positives':>18}")
+        for name, op in r["operators"].items():
+            line = f"{name:24} {ratio(op.get('found', 0), op.get('hazard', 0)):>16} {ratio(op.get('fp', 0), op.get('ok', 0)):>18}"
+            if op.get("noop"):
+                line += f"   no-op flagged {op.get('noop_flagged', 0)}/{op['noop']}"
+            print(line)
+        t = r["overall"]
+        print(f"{'overall':24} {ratio(t.get('found', 0), t.get('hazard', 0)):>16} {ratio(t.get('fp', 0), t.get('ok', 0)):>18}")
+
+    table(res, "held-out operator" if ns.held_out else "operator")
     t = res["overall"]
-    print(f"{'overall':24} {ratio(t.get('found', 0), t.get('hazard', 0)):>16} {ratio(t.get('fp', 0), t.get('ok', 0)):>18}")
+    if "held_out" in res:
+        print()
+        table(res["held_out"], "held-out operator")
     if ns.spellings:
         print()
         print(f"{'spelling':18} {'hazards found':>16} {'bases flagged':>14}")
         for sp, r in res["spellings"].items():
             print(f"{sp:18} {ratio(r['hazards_found'], r['hazards']):>16} {len(r['bases_flagged']):>7}/{r['bases']}")
-    print(f"mutation eval: recall {ratio(t.get('found', 0), t.get('hazard', 0))}, FP {ratio(t.get('fp', 0), t.get('ok', 0))}")
+    print(f"mutation eval{' (held-out)' if ns.held_out else ''}: recall {ratio(t.get('found', 0), t.get('hazard', 0))}, "
+          f"FP {ratio(t.get('fp', 0), t.get('ok', 0))}")
+    if "held_out" in res:
+        h = res["held_out"]["overall"]
+        print(f"held-out: recall {ratio(h.get('found', 0), h.get('hazard', 0))}, FP {ratio(h.get('fp', 0), h.get('ok', 0))}")
     return 0
 
 

@@ -197,7 +197,7 @@ def test_a_notebook_is_a_caller_of_the_run_and_of_the_servers_index(tmp_path):
         ("call", "gather_rows", "shop/ops.ipynb:cell 3:6", "picked")]
     assert {row[2] for row in from_notebook} == {"shop/ops.ipynb:cell 3:6"}
     assert "shop/ops.ipynb" not in run.external
-    assert run.config_for(Config(), root / "shop" / "ops.ipynb").project_facts == ()  # not ops.py's
+    assert run.facts_for(Config(), root / "shop" / "ops.ipynb").rows == ()  # not ops.py's
     served = build_index(files, Config(), use_cache=False, base=str(root))
     buffers = {}
     facts = FolderFacts(_python_files(served, files, str(root)), lambda path: buffers.get(path))

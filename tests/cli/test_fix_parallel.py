@@ -70,12 +70,13 @@ def test_parallel_diff_equals_serial_diff_and_writes_nothing(tmp_path):
 def test_fix_many_in_workers_equals_in_process_and_writes_nothing(tmp_path):
     """Workers only compute; the parent writes, file by file, after checking the bytes it read."""
     from vjplint.batch.parallel import fix_many
+    from vjplint.model.run_facts import NO_FACTS
     from vjplint.settings.config import Config
 
     text = (FIX / "safe_canonical" / "input.py").read_text(encoding="utf-8")
     tasks = [(i, f"m{i}.py", os.fspath(tmp_path / f"m{i}.py"), len(text), False, 0, text, ()) for i in range(3)]
-    alone = fix_many(tasks, [Config()], 1)
-    together = fix_many(tasks, [Config()], 3)
+    alone = fix_many(tasks, [(Config(), NO_FACTS)], 1)
+    together = fix_many(tasks, [(Config(), NO_FACTS)], 3)
     assert sorted(together) == sorted(alone) == [0, 1, 2]
     assert [(together[i].text, together[i].fixed_count, together[i].errors) for i in range(3)] == \
         [(alone[i].text, alone[i].fixed_count, alone[i].errors) for i in range(3)]

@@ -710,10 +710,11 @@ def test_replay_survives_new_files_in_ancestor_directories_but_not_a_new_config(
     assert (first, second, third) == (True, True, False)
 
 
-def _findings(path: Path) -> List[tuple]:
+def _findings(path: Path, focus: bool = True) -> List[tuple]:
     from vjplint.lint.engine import lint_source
+    from vjplint.lint.session import LintSession
 
-    result = lint_source(str(path), path.read_bytes(), Config())
+    result = lint_source(str(path), path.read_bytes(), Config(), session=LintSession(focus=focus))
     return [(d.code, d.location, d.end_location, d.message, d.fix and (d.fix.message, d.fix.edits, d.fix.plan))
             for d in result.diagnostics]
 
@@ -723,24 +724,21 @@ def test_analysing_only_the_regions_that_can_matter_changes_no_finding(tree: str
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """vjplint.syntax.regions: every file's findings are those of the whole module, also when the
     regions are chosen even in the smallest files."""
-    from vjplint.lint import engine
     from vjplint.syntax import regions
 
     paths = sorted((ROOT / tree).rglob("*.py"))
     assert len(paths) > 50
-    monkeypatch.setattr(engine, "FOCUS", False)
-    whole = {p: _findings(p) for p in paths}
-    monkeypatch.setattr(engine, "FOCUS", True)
+    whole = {p: _findings(p, focus=False) for p in paths}
     monkeypatch.setattr(regions, "MIN_STATEMENTS", 1)
     focused = {p: _findings(p) for p in paths}
     assert sum(map(len, whole.values())) > 30
     assert {p: f for p, f in focused.items() if f != whole[p]} == {}
 
 
-def _summaries(files: List[Path]) -> dict:
+def _summaries(files: List[Path], focus: bool = True) -> dict:
     from vjplint.project.index import build_index
 
-    index = build_index(files, Config(), use_cache=False, cross_module=True)
+    index = build_index(files, Config(), use_cache=False, cross_module=True, focus=focus)
     return index.external
 
 
@@ -749,15 +747,12 @@ def test_summaries_of_the_regions_that_can_matter_are_those_of_the_whole_modules
     """vjplint.project.summary models a caller (and a module a value is imported from) on its
     regions naming an import that leads to a target: the rows are those of the whole modules,
     also when the regions are chosen even in the smallest files."""
-    from vjplint.lint import engine
     from vjplint.syntax import regions
 
     runs = [sorted((ROOT / "tests" / "data" / "crossmodule" / "shop").glob("*.py"))]
     runs += [sorted(family.glob("*.py")) for family in sorted((ROOT / "eval" / "cases").iterdir())
              if family.is_dir() and any(family.glob("*_xmod.py"))]
-    monkeypatch.setattr(engine, "FOCUS", False)
-    whole = [_summaries(files) for files in runs]
-    monkeypatch.setattr(engine, "FOCUS", True)
+    whole = [_summaries(files, focus=False) for files in runs]
     monkeypatch.setattr(regions, "MIN_STATEMENTS", 1)
     focused = [_summaries(files) for files in runs]
     assert sum(len(rows) for external in whole for rows in external.values()) > 10
@@ -874,7 +869,7 @@ def test_an_edited_rule_changes_the_code_fingerprint(tmp_path: Path) -> None:
     probe = [sys.executable, "-c", "from vjplint.batch.fastpath import code_fingerprint as f, short_name as s; print(s(f()))"]
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     before = subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
-    rule = next((tmp_path / "vjplint" / "rules").glob("vjp602_*.py"))
+    rule = next((tmp_path / "vjplint" / "rules").rglob("vjp602_*.py"))
     again = subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     rule.write_text(rule.read_text() + "\n# edited\n")
     after = subprocess.run(probe, env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout

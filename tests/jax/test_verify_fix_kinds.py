@@ -41,7 +41,7 @@ def cases_run() -> Dict[str, List[dict]]:
 
 def test_fixtures_cover_every_rule_with_a_fix():
     offering = set()
-    for module in (ROOT / "vjplint" / "rules").glob("vjp[0-9]*.py"):
+    for module in (ROOT / "vjplint" / "rules").rglob("vjp[0-9]*.py"):
         if re.search(r"self\.(replacing|editing|planning)\(", module.read_text(encoding="utf-8")):
             offering.add(module.name[:6].upper())
     # helpers.py plans the residual rewrite for VJP101/VJP102 (tests/jax/test_verify_fixtures.py).

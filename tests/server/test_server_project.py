@@ -346,3 +346,44 @@ async def test_pulled_diagnostics_of_the_dependent_files_follow_an_edit_of_anoth
         assert await pulled(client, ops, lambda seen: seen == []) == []
     finally:
         await stop(client)
+
+
+async def test_a_quick_fix_is_withdrawn_when_another_module_of_the_workspace_imports_the_rules(tmp_path: Path) -> None:
+    """As `vjplint --fix` over the package (issue 37): clipops/test_ops.py imports and calls
+    clip_fwd/clip_bwd, which the residual fix would change, so the editor offers neither the quick
+    fix nor fix-all for them, and the finding says why, in the CLI's words."""
+    shutil.copytree(ROOT / "fixtures" / "fix_named_elsewhere" / "clipops", tmp_path / "clipops")
+    ops_text = (tmp_path / "clipops" / "ops.py").read_text(encoding="utf-8")
+    expected = cli_check(tmp_path)["clipops/ops.py"]
+    reason = ("(no automatic fix: fwd `clip_fwd` is also named in clipops/test_ops.py, and the rewrite changes "
+              "what it returns)")
+    assert [code for _, _, code, _ in expected] == ["VJP101", "VJP101"] and all(
+        m.endswith(reason) for _, _, _, m in expected)
+    client = await start(tmp_path)
+    try:
+        uri = open_doc(client, tmp_path / "clipops" / "ops.py", ops_text)
+        seen = await settled(client, uri, lambda seen: seen == expected)
+        assert seen == expected
+        diagnostics = latest(client, uri)
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=rng(0, 0, len(ops_text.splitlines()), 0),
+            context=types.CodeActionContext(diagnostics=diagnostics)))
+        titles = [a.title for a in actions or []]
+        assert not [t for t in titles if "Move" in t or "Fix all" in t], titles
+        assert "Disable VJP101 for this line" in titles
+
+        # The test module stops importing the rules (its buffer, not saved): the fix is offered again.
+        test_ops = (tmp_path / "clipops" / "test_ops.py").read_text(encoding="utf-8")
+        t = open_doc(client, tmp_path / "clipops" / "test_ops.py", test_ops)
+        change(client, t, 2, "import jax.numpy as jnp\n\n\ndef test_nothing():\n    assert jnp.ones(1)[0] == 1\n")
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline:
+            actions = await client.text_document_code_action_async(types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), range=rng(0, 0, len(ops_text.splitlines()), 0),
+                context=types.CodeActionContext(diagnostics=diagnostics, only=[types.CodeActionKind.QuickFix])))
+            if any(a.title.startswith("VJP101: Move") for a in actions or []):
+                break
+            await asyncio.sleep(0.1)
+        assert any(a.title.startswith("VJP101: Move") for a in actions or []), [a.title for a in actions or []]
+    finally:
+        await stop(client)

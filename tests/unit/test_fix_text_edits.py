@@ -245,22 +245,20 @@ def test_the_linters_parse_is_kept_for_the_fix_only_when_asked() -> None:
     kept in one slot only when a caller asked: kept past a text report, the tree would only cost
     the cyclic collector's scans."""
     from vjplint.lint.engine import prefilter_names
-    from vjplint.syntax.source import keep_parses, recall_parse
+    from vjplint.lint.session import LintSession
 
     text = (ROOT / "fixtures" / "fix" / "safe_canonical" / "input.py").read_text(encoding="utf-8")
     names = tuple(n.decode() for n in prefilter_names(Config()))
-    before = keep_parses(False)
-    try:
-        lint_source("a.py", text)
-        assert recall_parse(text, names) is None
-        keep_parses(True)
-        lint_source("a.py", "import os\n")  # nothing planned: nothing kept
-        assert recall_parse("import os\n", names) is None
-        lint_source("a.py", text)
-        module, focused = recall_parse(text, names)  # type: ignore[misc]
-        assert module.body and focused is not None
-        assert recall_parse(text, names) is None  # taken by the fix that read it
-        lint_source("a.py", text)
-        assert recall_parse(text + "\n", names) is None  # another text is parsed again
-    finally:
-        keep_parses(before)
+    report = LintSession()  # a text report's
+    lint_source("a.py", text, session=report)
+    assert report.recall_parse(text, names) is None
+    session = LintSession(keep_parses=True)
+    lint_source("a.py", "import os\n", session=session)  # nothing planned: nothing kept
+    assert session.recall_parse("import os\n", names) is None
+    lint_source("a.py", text, session=session)
+    assert LintSession(keep_parses=True).recall_parse(text, names) is None  # another session's slot is its own
+    module, focused = session.recall_parse(text, names)  # type: ignore[misc]
+    assert module.body and focused is not None
+    assert session.recall_parse(text, names) is None  # taken by the fix that read it
+    lint_source("a.py", text, session=session)
+    assert session.recall_parse(text + "\n", names) is None  # another text is parsed again

@@ -315,13 +315,12 @@ def test_a_registration_on_an_import_is_kept_but_not_followed() -> None:
                     "ad.defjvp", "ad.defjvp", "jax.defvjp"]
 
 
-def test_a_registration_on_an_import_changes_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vjplint.lint import engine
+def test_a_registration_on_an_import_changes_no_finding() -> None:
+    from vjplint.lint.session import LintSession
 
     config = Config(select=("ALL",))
     focused = lint_source("x.py", PRIMITIVES, config).diagnostics
-    monkeypatch.setattr(engine, "FOCUS", False)
-    assert focused == lint_source("x.py", PRIMITIVES, config).diagnostics
+    assert focused == lint_source("x.py", PRIMITIVES, config, session=LintSession(focus=False)).diagnostics
     assert [d.code for d in focused] == ["VJP403"]
 
 
@@ -331,50 +330,44 @@ def test_a_registration_on_a_local_name_is_followed() -> None:
     assert "helper" in _kept(local)
 
 
-def test_a_fix_after_a_region_parse_rewrites_as_after_a_whole_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_fix_after_a_region_parse_rewrites_as_after_a_whole_parse() -> None:
     """The fix that follows a lint reads the whole module: parsed then, with the lint's regions
-    remade of its own statements (`source._same_statements`), every fixture's residual rewrite
+    remade of its own statements (`source.same_statements`), every fixture's residual rewrite
     is the one the whole-module lint leads to."""
-    from vjplint.lint import engine
     from vjplint.fixes import apply
-    from vjplint.syntax.source import keep_parses
+    from vjplint.lint.session import LintSession
 
-    def rewrite(text: str, name: str) -> str:
-        plans = list(dict.fromkeys(d.fix.plan for d in lint_source(name, text).diagnostics
+    def rewrite(text: str, name: str, focus: bool) -> str:
+        session = LintSession(focus=focus, keep_parses=True)
+        plans = list(dict.fromkeys(d.fix.plan for d in lint_source(name, text, session=session).diagnostics
                                    if d.fix is not None and d.fix.plan is not None
                                    and d.fix.plan.transform == apply.RESIDUAL))
         if not plans:
             return ""
         try:
-            return apply._residual_rewrite(text, plans, Config())[0]
+            return apply._residual_rewrite(text, plans, Config(), session=session)[0]
         except Exception as exc:  # both ways alike
             return type(exc).__name__
 
-    kept = keep_parses()
-    try:
-        compared = 0
-        for path in sorted((ROOT / "fixtures").rglob("*.py")):
-            text = path.read_text(encoding="utf-8")
-            focused = rewrite(text, path.name)
-            if not focused:
-                continue
-            with monkeypatch.context() as whole:
-                whole.setattr(engine, "FOCUS", False)
-                assert focused == rewrite(text, path.name), path
-            compared += 1
-        assert compared > 20
-    finally:
-        keep_parses(kept)
+    compared = 0
+    for path in sorted((ROOT / "fixtures").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        focused = rewrite(text, path.name, True)
+        if not focused:
+            continue
+        assert focused == rewrite(text, path.name, False), path
+        compared += 1
+    assert compared > 20
 
 
 def test_the_regions_remade_of_the_whole_module_are_its_own_statements() -> None:
-    from vjplint.syntax.source import _same_statements
+    from vjplint.syntax.source import same_statements
 
     text = VJP + "class T(Base):\n" + "".join(f"    def test_{i}(self):\n        return {i}\n\n" for i in range(10)) + \
         "    def test_vjp(self):\n        g = jax.custom_vjp(helper)\n        return g(1.0)\n"
     region = _same(text)
     whole = parse(text)
-    remade = _same_statements(whole, region)
+    remade = same_statements(whole, region)
     assert remade is not None and _dump(remade) == _dump(region)
     ids = {id(s) for s in whole.body} | {id(m) for s in whole.body if isinstance(s, ast.ClassDef) for m in s.body}
     assert all(id(s) in ids for s in remade.body if not isinstance(s, ast.ClassDef))

@@ -109,7 +109,7 @@ def test_examples_and_firing_fixtures_match_the_needs(code, rule):
     ("import numpyro\n", False),
 ])
 def test_the_numpy_gate_reads_an_import_of_numpy_itself(text, spells_numpy):
-    from vjplint.rules.vjp332_numpy_on_traced_in_rule import NumpyOnTracedInRule
+    from vjplint.rules.tracing.vjp332_numpy_on_traced_in_rule import NumpyOnTracedInRule
 
     assert (NumpyOnTracedInRule.NEEDS.search(text) is not None) is spells_numpy
 

@@ -227,7 +227,7 @@ def test_callers_in_other_modules_give_parameters_their_kinds() -> None:
         """)
     module = ast.parse(text)
     model = collect(module, text.splitlines(True))
-    model.facts.external = ExternalFacts.from_config((
+    model.facts.external = ExternalFacts.from_rows((
         ("call", "scale", "train.py:7", "step", True,
          (("0", "array", "float", "gate", "`gate` = `jax.nn.sigmoid(w)` at train.py:6",
            "`w` is a parameter of `step`, which is traced by `jax.jit`", "", ""),)),))

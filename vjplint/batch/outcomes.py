@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Diagnostic
 from vjplint.project.discover import Problem, display_path  # noqa: F401 - its users import it from here too
 from vjplint.lint.engine import LintResult
@@ -20,6 +21,7 @@ class FileOutcome:
     display: str
     result: LintResult
     config: Config = Config()  # the settings the file was linted with
+    facts: RunFacts = NO_FACTS  # what the run derived about it (vjplint.model.run_facts)
 
 
 @dataclass

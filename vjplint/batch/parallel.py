@@ -13,9 +13,11 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.lint.session import LintSession
 from vjplint.batch.fastpath import short_name
 from vjplint.lint.engine import LintResult, lint_source, may_contain_findings, prefilter_names
 
@@ -30,6 +32,8 @@ Progress = Optional[Callable[[int, int], None]]
 # however big the tree).
 Task = Tuple[int, str, str, int, bool, int]
 Done = Tuple[LintResult, str]  # the result and the SHA-256 of the bytes linted ("" if not asked)
+# A file's settings and what the run derives about it (vjplint.model.run_facts), sent to the workers once.
+Settings = Tuple[Config, RunFacts]
 
 # With the default job count, processes start only for this much candidate source, and each
 # worker should get at least PER_WORKER_BYTES: a worker costs about what linting 50 kB does.
@@ -41,18 +45,25 @@ STAT_FIRST_MIN_FILES = 64
 KEEP_TEXT_CHARS = 32_000_000
 
 
-def lint_many(items: Sequence[Tuple[Path, Config]], anchor: Config, *, jobs: Optional[int] = None,
-              use_cache: bool = True, progress: Progress = None) -> List["FileOutcome"]:
-    """One outcome per (file, its settings), in the order given. `anchor`'s settings say where the
-    cache lives. `jobs`: None or < 1 picks a count from the work and the CPUs; 1 lints in this
-    process; N > 1 uses up to N processes."""
+def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, Config]]], anchor: Config, *,
+              jobs: Optional[int] = None, use_cache: bool = True, progress: Progress = None,
+              session: Optional[LintSession] = None) -> List["FileOutcome"]:
+    """One outcome per (file, its settings[, what the run derives about it]), in the order given.
+    `anchor`'s settings say where the cache lives. `jobs`: None or < 1 picks a count from the
+    work and the CPUs; 1 lints in this process; N > 1 uses up to N processes. `session`: the
+    run's lint session (vjplint.lint.session): this process lints in it, each worker in a copy
+    of its switches."""
     from vjplint.batch.outcomes import FileOutcome, display_path
 
-    configs: List[Config] = []  # the distinct settings of this run, in order of first use
-    config_index: Dict[int, int] = {}  # id(settings) -> index (the workspace shares one object per file)
+    runs = [(item[0], item[1], item[2] if len(item) > 2 else NO_FACTS) for item in items]  # type: ignore[misc]
+    configs: List[Settings] = []  # the distinct (settings, facts) of this run, in order of first use
+    # The pair's place in `configs`, by the objects' identities: the workspace shares one settings
+    # object per pyproject.toml and the index one facts object per package or module, and both
+    # live as long as `runs`.
+    config_index: Dict[Tuple[int, int], int] = {}
     names_of: List[Tuple[bytes, ...]] = []
     fingerprints: List[str] = []
-    files = [path for path, _ in items]
+    files = [path for path, _, _ in runs]
     # Big runs ask the cache first: a stat instead of a read for every unchanged file. Small runs
     # (pre-commit's few files) read first and open the cache only for a candidate, so that a run
     # over files without custom derivatives costs no more than reading them.
@@ -63,27 +74,27 @@ def lint_many(items: Sequence[Tuple[Path, Config]], anchor: Config, *, jobs: Opt
     digests: List[str] = [""] * len(files)
     tasks: List[Task] = []
     total, done = len(files), 0
-    for i, (path, config) in enumerate(items):
-        c = config_index.get(id(config))
+    for i, (path, config, facts) in enumerate(runs):
+        c = config_index.get((id(config), id(facts)))
         if c is None:
-            c = config_index[id(config)] = len(configs)
-            configs.append(config)
-            names_of.append(prefilter_names(config))
-            fingerprints.append(short_name(config.fingerprint()))
+            c = config_index[(id(config), id(facts))] = len(configs)
+            configs.append((config, facts))
+            names_of.append(prefilter_names(config, facts))
+            fingerprints.append(short_name(config.fingerprint() + facts.fingerprint()))
         names, fingerprint = names_of[c], fingerprints[c]
         display = display_path(path)
         if stat_first:
             st = stats[i] = _stat(path)
             entry = cache.fresh_by_stat(display, st, fingerprint) if st is not None else None  # type: ignore
             if entry is not None:  # the warm path: most files, nothing found, nothing to decode
-                outcomes[i] = (FileOutcome(path, display, LintResult(analysed=entry[3]), config) if not entry[4]
-                               else _from_cache(cache, entry, path, display, config))  # type: ignore[arg-type]
+                outcomes[i] = (FileOutcome(path, display, LintResult(analysed=entry[3]), config, facts) if not entry[4]
+                               else _from_cache(cache, entry, path, display, config, facts))  # type: ignore[arg-type]
         if outcomes[i] is None:
             try:
                 data = path.read_bytes()
             except OSError as exc:
                 outcomes[i] = FileOutcome(path, display, LintResult(errors=[f"{display}: cannot read file: "
-                                                                            f"{exc.strerror or exc}"]), config)
+                                                                            f"{exc.strerror or exc}"]), config, facts)
             else:
                 candidate = may_contain_findings(data, names)
                 if use_cache and (stat_first or candidate):
@@ -96,30 +107,33 @@ def lint_many(items: Sequence[Tuple[Path, Config]], anchor: Config, *, jobs: Opt
 
                         digests[i] = content_hash(data)
                         entry = cache.fresh_by_hash(display, digests[i], stats[i], fingerprint)  # type: ignore
-                        outcomes[i] = _from_cache(cache, entry, path, display, config) if entry is not None else None
+                        outcomes[i] = _from_cache(cache, entry, path, display, config, facts) if entry is not None else None
                 if outcomes[i] is None:
                     if candidate:
                         tasks.append((i, display, str(path), len(data), cache is not None, c))
                         continue
-                    outcomes[i] = FileOutcome(path, display, LintResult(), config)
+                    outcomes[i] = FileOutcome(path, display, LintResult(), config, facts)
                     _remember(cache, display, stats[i], digests[i], outcomes[i].result, fingerprint)  # type: ignore
         done += 1
         _tick(progress, done, total)
 
     workers = worker_count(jobs, tasks)
     displays = {t[0]: t[1] for t in tasks}
-    results = _run_parallel(tasks, configs, workers) if workers > 1 else ((t[0], _lint(t, configs)) for t in tasks)
+    if session is None:
+        session = LintSession()
+    results = _run_parallel(tasks, configs, workers, session=session) if workers > 1 else \
+        ((t[0], _lint(t, configs, session)) for t in tasks)
     kept = 0
     for i, (result, digest) in results:
         if result.decoded is not None:  # texts of files with findings, for the formatters: beyond a
             kept += len(result.decoded.text)  # budget they are read again when printed (LazySources)
             if kept > KEEP_TEXT_CHARS:
                 result.decoded = None
-        config = items[i][1]
-        outcomes[i] = FileOutcome(files[i], displays[i], result, config)
+        _, config, facts = runs[i]
+        outcomes[i] = FileOutcome(files[i], displays[i], result, config, facts)
         # The digest of the bytes the worker linted, with the stat taken before they were read:
         # had the file changed in between, its mtime (or the racy check) sends the next run to the hash.
-        _remember(cache, displays[i], stats[i], digest, result, fingerprints[config_index[id(config)]])
+        _remember(cache, displays[i], stats[i], digest, result, fingerprints[config_index[(id(config), id(facts))]])
         done += 1
         _tick(progress, done, total)
     if cache is not None:
@@ -153,7 +167,7 @@ def available_cpus() -> int:
 
 
 # -- linting one file ---------------------------------------------------------------------
-def _lint(task: Task, configs: Sequence[Config]) -> Done:
+def _lint(task: Task, configs: Sequence[Settings], session: LintSession) -> Done:
     """`lint_source` with the cyclic GC paused: a big `ast` tree is millions of young objects
     that the collector would otherwise scan again and again (about a third of parse time)."""
     _, display, path, size, want_digest, c = task
@@ -170,9 +184,11 @@ def _lint(task: Task, configs: Sequence[Config]) -> Done:
     gc.disable()
     try:
         # The parent's prefilter passed these bytes (unless the file changed since: its size tells)
-        result = (lint_source(display, data, configs[c], path=path, prefiltered=len(data) == size)
+        config, facts = configs[c]
+        result = (lint_source(display, data, config, path=path, prefiltered=len(data) == size, facts=facts,
+                              session=session)
                   if not display.endswith(".ipynb")
-                  else lint_notebook(display, data, configs[c], path))
+                  else lint_notebook(display, data, config, path, facts, session))
     except Exception as exc:  # the engine never raises by design; this is the last guard
         result = LintResult(errors=[f"{display}: internal error: {type(exc).__name__}: {exc}"])
     finally:
@@ -183,7 +199,8 @@ def _lint(task: Task, configs: Sequence[Config]) -> Done:
     return result, digest
 
 
-def lint_notebook(display: str, data: bytes, config: Config, path: Optional[str]) -> LintResult:
+def lint_notebook(display: str, data: bytes, config: Config, path: Optional[str],
+                  facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None) -> LintResult:
     """A notebook's code cells as one module; its diagnostics' rows mapped to (cell, row)."""
     from vjplint.syntax import notebook
 
@@ -191,17 +208,21 @@ def lint_notebook(display: str, data: bytes, config: Config, path: Optional[str]
         source = notebook.read(data)
     except notebook.NotebookError as exc:
         return LintResult(errors=[f"{display}: {exc}"])
-    result = lint_source(display, source.text, config, path=path)
+    result = lint_source(display, source.text, config, path=path, facts=facts, session=session)
     result.diagnostics = notebook.to_cells(result.diagnostics, notebook.CellMap.of(notebook.split_lines(source.text)))
     return result
 
 
-_WORKER_CONFIGS: Sequence[Config] = ()
+# A worker process's settings and lint session, set once by its initializer (each worker is a
+# process of its own: this is its state, never the parent's).
+_WORKER_CONFIGS: Sequence[Settings] = ()
+_WORKER_SESSION = LintSession()
 
 
-def _init_worker(configs: Sequence[Config]) -> None:
-    global _WORKER_CONFIGS
+def _init_worker(configs: Sequence[Settings], session: Optional[LintSession] = None) -> None:
+    global _WORKER_CONFIGS, _WORKER_SESSION
     _WORKER_CONFIGS = configs
+    _WORKER_SESSION = session if session is not None else LintSession()
     # Ctrl-C reaches the whole process group: a worker just ends (no KeyboardInterrupt traceback);
     # the parent reports the interruption and ends the rest (see _run_parallel).
     import signal
@@ -220,11 +241,11 @@ def _chunks(ordered: Sequence[Task], workers: int) -> List[List[Task]]:
 
 
 def _work_chunk(tasks: Sequence[Task]) -> List[Tuple[int, Done]]:
-    return [(task[0], _lint(task, _WORKER_CONFIGS)) for task in tasks]
+    return [(task[0], _lint(task, _WORKER_CONFIGS, _WORKER_SESSION)) for task in tasks]
 
 
 def _work(task: Task) -> Tuple[int, Done]:
-    return task[0], _lint(task, _WORKER_CONFIGS)
+    return task[0], _lint(task, _WORKER_CONFIGS, _WORKER_SESSION)
 
 
 # -- fixing many files ------------------------------------------------------------------------
@@ -237,7 +258,7 @@ FixTask = Tuple[int, str, str, int, bool, int, str, Tuple[str, ...]]
 FIX_COST = 10
 
 
-def fix_many(tasks: List[FixTask], configs: Sequence[Config], jobs: Optional[int]) -> Dict[int, "FixResult"]:
+def fix_many(tasks: List[FixTask], configs: Sequence[Settings], jobs: Optional[int]) -> Dict[int, "FixResult"]:
     """`fix_text` of each task, in worker processes when there is enough work: pure, text in and
     text out (the caller writes). The results do not depend on the number of processes."""
     weighted = [(t[0], t[1], t[2], t[3] * FIX_COST, t[4], t[5]) for t in tasks]
@@ -250,12 +271,13 @@ def fix_many(tasks: List[FixTask], configs: Sequence[Config], jobs: Optional[int
     return dict(_run_parallel(tasks, configs, workers, _fix_chunk, _fix_alone))  # type: ignore[arg-type]
 
 
-def _fix(task: FixTask, configs: Sequence[Config]) -> "FixResult":
+def _fix(task: FixTask, configs: Sequence[Settings]) -> "FixResult":
     from vjplint.fixes.apply import FixResult, fix_text
 
     _, display, path, _, unsafe, c, text, exclude = task
     try:
-        return fix_text(display, text, configs[c], unsafe, exclude=exclude, path=path)
+        config, facts = configs[c]
+        return fix_text(display, text, config, unsafe, exclude=exclude, path=path, facts=facts)
     except Exception as exc:  # the fix loop never raises by design; this is the last guard
         return FixResult(text, errors=[f"{display}: internal error while fixing: {type(exc).__name__}: {exc}"])
 
@@ -274,7 +296,8 @@ def _fix_died(task: FixTask) -> "FixResult":
     return FixResult(task[6], errors=[f"{task[1]}: internal error: the worker process died while fixing this file"])
 
 
-def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int, work_chunk=None, work_one=None):
+def _run_parallel(tasks: List[Task], configs: Sequence[Settings], workers: int, work_chunk=None, work_one=None,
+                  session: Optional[LintSession] = None):
     """Yield (index, result) as workers finish, biggest files first (they bound the wall time).
     Tasks go to the workers in chunks, and finished chunks come back through one queue: waiting
     on every pending future at each step (concurrent.futures.wait) is quadratic in their number."""
@@ -283,12 +306,14 @@ def _run_parallel(tasks: List[Task], configs: Sequence[Config], workers: int, wo
     # walks them (a walk writes to each object's header, copying its page into the worker).
     gc.freeze()
     try:
-        yield from _pool_results(tasks, configs, workers, work_chunk, work_one)
+        yield from _pool_results(tasks, configs, workers, work_chunk, work_one,
+                                 session.for_worker() if session is not None else None)
     finally:
         gc.unfreeze()
 
 
-def _pool_results(tasks: List[Task], configs: Sequence[Config], workers: int, work_chunk, work_one):
+def _pool_results(tasks: List[Task], configs: Sequence[Settings], workers: int, work_chunk, work_one,
+                  session: Optional[LintSession] = None):
     import queue
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -297,7 +322,8 @@ def _pool_results(tasks: List[Task], configs: Sequence[Config], workers: int, wo
     unfinished = {t[0]: t for t in ordered}
     finished: "queue.SimpleQueue" = queue.SimpleQueue()
     with sigint_as_flag() as interrupted:
-        pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker, initargs=(configs,))
+        pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_init_worker,
+                                   initargs=(configs, session))
         try:
             submitted, broken = 0, False
             for chunk in _chunks(ordered, workers):
@@ -344,7 +370,7 @@ def _pool_results(tasks: List[Task], configs: Sequence[Config], workers: int, wo
     # A worker died (a crash in the parser, the OOM killer): lint what is left one file per
     # process, so that only the file that kills its process is lost, with an error that names it.
     for task in unfinished.values():
-        yield task[0], _isolated(task, configs, work_one)
+        yield task[0], _isolated(task, configs, work_one, session)
 
 
 @contextmanager
@@ -366,11 +392,11 @@ def sigint_as_flag() -> Iterator[List[bool]]:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _isolated(task: Task, configs: Sequence[Config], work_one=None):
+def _isolated(task: Task, configs: Sequence[Settings], work_one=None, session: Optional[LintSession] = None):
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(configs,)) as pool:
+    with ProcessPoolExecutor(1, mp_context=_context(), initializer=_init_worker, initargs=(configs, session)) as pool:
         try:
             return pool.submit(work_one or _work, task).result()[1]
         except BrokenProcessPool:
@@ -408,7 +434,7 @@ def _open_cache(config: Config) -> Optional["ResultCache"]:
 
 
 def _from_cache(cache: "ResultCache", entry: list, path: Path, display: str,
-                config: Config) -> Optional["FileOutcome"]:
+                config: Config, facts: RunFacts = NO_FACTS) -> Optional["FileOutcome"]:
     from vjplint.batch.outcomes import FileOutcome
 
     try:
@@ -416,7 +442,7 @@ def _from_cache(cache: "ResultCache", entry: list, path: Path, display: str,
     except (KeyError, TypeError, ValueError):
         return None  # an entry this version cannot read: lint again
     # No text: the formatters that quote lines read the file when they get to it (runner.LazySources).
-    return FileOutcome(path, display, LintResult(diagnostics=diagnostics, analysed=analysed), config)
+    return FileOutcome(path, display, LintResult(diagnostics=diagnostics, analysed=analysed), config, facts)
 
 
 def _remember(cache: Optional["ResultCache"], display: str, st: Optional[os.stat_result], digest: str,

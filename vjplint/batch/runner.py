@@ -10,19 +10,22 @@ from vjplint.batch.outcomes import RunResult
 from vjplint.batch.parallel import lint_many
 
 if TYPE_CHECKING:
+    from vjplint.lint.session import LintSession
     from vjplint.project.workspace import Workspace
 
 
 def lint_paths(paths: Sequence[str], workspace: "Workspace", *, jobs: Optional[int] = None, use_cache: bool = True,
-               progress: Optional[Callable[[int, int], None]] = None, force_exclude: bool = False) -> RunResult:
-    """Discover the files under `paths` with the workspace's settings and lint them all."""
+               progress: Optional[Callable[[int, int], None]] = None, force_exclude: bool = False,
+               session: Optional["LintSession"] = None) -> RunResult:
+    """Discover the files under `paths` with the workspace's settings and lint them all, in the
+    run's lint `session` (vjplint.lint.session; a fresh one if None)."""
     run = RunResult()
     files = workspace.files(paths, run.problems, force_exclude=force_exclude, visited=run.visited)
     from vjplint.project.index import with_wrappers
 
     anchor = workspace.anchor(paths)
     files = with_wrappers(files, anchor, use_cache=use_cache)  # wrappers found in the run's modules, as aliases
-    run.files = lint_many(files, anchor, jobs=jobs, use_cache=use_cache, progress=progress)
+    run.files = lint_many(files, anchor, jobs=jobs, use_cache=use_cache, progress=progress, session=session)
     run.files.sort(key=lambda f: f.display)
     run.visited.extend(workspace.consulted)
     return run

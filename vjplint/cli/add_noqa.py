@@ -44,7 +44,7 @@ def run_add_noqa(args, workspace: "Workspace", paths: Sequence[str], progress=No
         # Lint the bytes read now (only files with findings): a cached result or a file edited
         # since must not put a comment on the wrong line.
         diagnostics = lint_source(outcome.display, decoded.text if cells is not None else data, outcome.config,
-                                  path=str(outcome.path)).diagnostics
+                                  path=str(outcome.path), facts=outcome.facts).diagnostics
         result = add_noqa(decoded.text, diagnostics)
         left.extend(result.unsuppressible)
         if result.text == decoded.text:

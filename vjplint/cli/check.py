@@ -127,12 +127,11 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
     from vjplint.batch import fastpath
     from vjplint.batch.outcomes import LazySources
     from vjplint.batch.runner import lint_paths
-    from vjplint.cli.report import emit, exit_code, keep_parses_for, report_problems
-    from vjplint.syntax.source import keep_parses
+    from vjplint.cli.report import emit, exit_code, report_problems, session_for
 
-    kept = keep_parses_for(output_format)
+    session = session_for(output_format)
     run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress_for(args),
-                     force_exclude=args.force_exclude)
+                     force_exclude=args.force_exclude, session=session)
     report_problems(run.problems, run.internal_errors)
     failed = bool(run.internal_errors) or any(p.fatal for p in run.problems)
     if not run.files and not failed:
@@ -146,8 +145,7 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
     diagnostics = run.diagnostics
     settings = {f.display: f.config for f in run.files}
     text = emit(diagnostics, args, output_format, LazySources(run.files), settings, checked=bool(run.files),
-                failed=failed)
-    keep_parses(kept)
+                failed=failed, facts={f.display: f.facts for f in run.files if f.facts}, session=session)
     code = exit_code(diagnostics, args, failed)
     if not args.no_cache and not run.problems and not run.internal_errors:  # a clean answer: replayable
         fastpath.record(argv, started_ns, [str(f.path) for f in run.files] + run.visited, text, code)
@@ -155,10 +153,9 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
 
 
 def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
-    from vjplint.cli.report import emit, exit_code, keep_parses_for, report_problems
+    from vjplint.cli.report import emit, exit_code, report_problems, session_for
     from vjplint.lint.engine import lint_source
     from vjplint.syntax.positions import source_lines
-    from vjplint.syntax.source import keep_parses
 
     data = sys.stdin.buffer.read()
     name = args.stdin_filename or "-"
@@ -172,17 +169,16 @@ def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
         from vjplint.cli.fix import run_fix_stdin
 
         return run_fix_stdin(args, config, name, data, output_format)
-    kept = keep_parses_for(output_format)
+    session = session_for(output_format)
     if notebook:
         from vjplint.batch.parallel import lint_notebook
 
-        result = lint_notebook(name, data, config, path)
+        result = lint_notebook(name, data, config, path, session=session)
     else:
-        result = lint_source(name, data, config, path=path)
+        result = lint_source(name, data, config, path=path, session=session)
     report_problems([], result.errors)
     lines = source_lines(result.decoded.text) if result.decoded else []
-    emit(result.diagnostics, args, output_format, {name: lines}, config, failed=bool(result.errors))
-    keep_parses(kept)
+    emit(result.diagnostics, args, output_format, {name: lines}, config, failed=bool(result.errors), session=session)
     return exit_code(result.diagnostics, args, bool(result.errors))
 
 

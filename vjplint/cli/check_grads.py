@@ -105,19 +105,19 @@ def run(argv: Sequence[str]) -> int:
 
         # The run's project-local wrappers, as aliases (as `vjplint check` sees them); without the
         # index cache, which would be written into the analysed tree (check-grads never writes there).
-        for path, config in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths), use_cache=False):
+        for path, config, facts in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths), use_cache=False):
             try:
                 data = path.read_bytes()
             except OSError as exc:
                 print(f"vjplint: warning: {display_path(path)}: cannot read: {exc.strerror or exc}", file=sys.stderr)
                 continue
-            if not may_contain_findings(data, prefilter_names(config)) or path.suffix == ".pyi":
+            if not may_contain_findings(data, prefilter_names(config, facts)) or path.suffix == ".pyi":
                 continue
             try:  # a notebook runs as its code cells in order, one module (vjplint.syntax.notebook)
                 text = notebook.read(data).text if notebook.is_notebook(path.name) else decode(data).text
             except (SourceError, notebook.NotebookError):
                 continue  # `vjplint check` reports it
-            job = ModuleJob(display_path(path), path, text, config)
+            job = ModuleJob(display_path(path), path, text, config, facts=facts)
             plan_module(job, _module_name(path), recorded)
             if job.targets:
                 jobs.append(job)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 from vjplint.cli.report import emit, exit_code, report_problems
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Applicability, Diagnostic
 from vjplint.syntax import notebook
 from vjplint.fixes.apply import FixResult, fix_text, offered
@@ -184,6 +185,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
 
         say_cross_module_fixes(run.files)
     settings: Dict[str, Config] = {}
+    facts: Dict[str, RunFacts] = {}
     remaining: List[Diagnostic] = []
     sources: Dict[str, List[str]] = {}
     fixed: List[_FileFix] = []
@@ -198,7 +200,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
     already: List[str] = []  # fixed by another run meanwhile
     with sigint_as_flag() as interrupted:
         _write_fixes(args, run, results, start_texts, cross_fixed, unsafe, interrupted, settings, remaining,
-                     sources, fixed, diffs, errors, written, already, refused)
+                     sources, fixed, diffs, errors, written, already, refused, facts)
         if interrupted:
             raise FixInterrupted(written, [])
     if already and not args.quiet:
@@ -216,7 +218,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
     if not run.files and not failed:
         print(f"vjplint: warning: No Python files found under {', '.join(paths)}", file=sys.stderr)
     emit(remaining, args, output_format, sources, settings, fixed_count=count, checked=bool(run.files),
-         failed=failed)
+         failed=failed, facts=facts)
     code = exit_code(remaining, args, failed)
     if code == 0 and count and args.exit_non_zero_on_fix:
         return 1
@@ -226,7 +228,8 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
 def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, interrupted: List[bool],
                  settings: Dict[str, Config], remaining: List[Diagnostic], sources: Dict[str, List[str]],
                  fixed: List["_FileFix"], diffs: List[str], errors: List[str], written: List[str],
-                 already: List[str], refused: Optional[Dict[Path, Dict[str, str]]] = None) -> None:
+                 already: List[str], refused: Optional[Dict[Path, Dict[str, str]]] = None,
+                 facts: Optional[Dict[str, RunFacts]] = None) -> None:
     """Write (or diff) each file's fixes in the run's order; `written` gets the files written.
     Ctrl-C takes effect between two files (`interrupted` is set by the handler), as
     FixInterrupted, which says what was written and what was not: the default handler's
@@ -241,6 +244,8 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
             raise FixInterrupted(written, [run.files[n].display for n in sorted(results) if n >= number
                                            and not args.diff and _changes(results[n])])
         config = settings[outcome.display] = outcome.config
+        if outcome.facts and facts is not None:
+            facts[outcome.display] = outcome.facts
         diagnostics = outcome.result.diagnostics
         start = start_texts.get(Path(outcome.path))
         if number not in results:
@@ -260,7 +265,8 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
         data, cells, decoded, result = read
         result.fixed[:0] = cross_fixed.get(outcome.display, [])
         if args.verify and result.text != decoded.text and start is None:
-            result = _verified(outcome.path, outcome.display, decoded.text, result, config, unsafe, errors)
+            result = _verified(outcome.path, outcome.display, decoded.text, result, config, unsafe, errors,
+                               outcome.facts)
         errors.extend(result.errors)
         if result.text != decoded.text:
             if args.diff:
@@ -332,8 +338,8 @@ def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsaf
 
     reads: Dict[int, Union[str, _Read]] = {}
     tasks: List[FixTask] = []
-    configs: List[Config] = []
-    config_index: Dict[int, int] = {}
+    configs: List[Tuple[Config, RunFacts]] = []
+    config_index: Dict[Tuple[int, int], int] = {}  # by the objects' identities: the run shares them
     for number, outcome in enumerate(files):
         start = start_texts.get(Path(outcome.path))
         if not any(offered(d, unsafe) for d in outcome.result.diagnostics) and start is None:
@@ -346,9 +352,9 @@ def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsaf
         except (OSError, SourceError, notebook.NotebookError) as exc:
             reads[number] = f"{outcome.display}: cannot read file: {exc}"
             continue
-        c = config_index.setdefault(id(outcome.config), len(configs))
+        c = config_index.setdefault((id(outcome.config), id(outcome.facts)), len(configs))
         if c == len(configs):
-            configs.append(outcome.config)
+            configs.append((outcome.config, outcome.facts))
         text = start if start is not None else decoded.text
         exclude = tuple(sorted((refused or {}).get(Path(outcome.path), {})))
         tasks.append((number, outcome.display, str(outcome.path), len(text), unsafe, c, text, exclude))
@@ -396,12 +402,12 @@ def _read_lines(path: Path) -> List[str]:
 
 
 def _verified(path: Path, display: str, old: str, result: FixResult, config: Config, unsafe: bool,
-              errors: List[str]) -> FixResult:
+              errors: List[str], facts: RunFacts = NO_FACTS) -> FixResult:
     """--verify: prove each rewritten function on JAX; a function that fails keeps its old code."""
     from vjplint.verify.api import fixes_changed, verify_rewrites
 
-    functions = fixes_changed(old, result.text, config, unsafe, path=str(path))
-    reports = verify_rewrites(str(path), old, result.text, functions, config)
+    functions = fixes_changed(old, result.text, config, unsafe, path=str(path), facts=facts)
+    reports = verify_rewrites(str(path), old, result.text, functions, config, facts=facts)
     if any(getattr(r, "missing_jax", False) for r in reports):
         from vjplint.install_hint import install_hint
 
@@ -419,7 +425,7 @@ def _verified(path: Path, display: str, old: str, result: FixResult, config: Con
         return result
     shown = ", ".join(u or "module-level statements" for u in unproven)
     print(f"vjplint: verify: {display}: not proven, left unchanged: {shown}", file=sys.stderr)
-    return fix_text(display, old, config, unsafe, exclude=unproven, path=str(path))
+    return fix_text(display, old, config, unsafe, exclude=unproven, path=str(path), facts=facts)
 
 
 def run_fix_stdin(args, config: Config, name: str, data: bytes, output_format: str) -> int:

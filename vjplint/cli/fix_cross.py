@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.syntax.source import DecodedSource, decode
 
 
@@ -32,7 +33,7 @@ def cross_module_hint(outcomes) -> str:
     configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
     displays = {Path(o.path): o.display for o in outcomes}
     result = plan_run(list(configs.items()), lambda p: decode(p.read_bytes()).text, RunModules(configs),
-                      candidates=candidates)
+                      candidates=candidates, facts={Path(o.path): o.facts for o in outcomes})
     if not result.plans:
         return ""
     names = ", ".join(f"`{cp.plan.name}` ({displays.get(cp.primal, cp.primal)})" for cp in result.plans)
@@ -60,7 +61,7 @@ def say_cross_module_fixes(outcomes) -> None:
     displays = {Path(o.path): o.display for o in outcomes}
     try:
         result = plan_run(list(configs.items()), lambda p: decode(p.read_bytes()).text, RunModules(configs),
-                          candidates=candidates)
+                          candidates=candidates, facts={Path(o.path): o.facts for o in outcomes})
     except Exception:  # the plain message stays: it is what one file's lint knows
         return
     by_primal = {Path(o.path): o for o in outcomes}
@@ -111,9 +112,10 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
                   if any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
     if not candidates:
         return CrossOutcome()
-    result = plan_run(list(configs.items()), read, RunModules(configs), candidates=candidates)
+    facts = {Path(o.path): o.facts for o in outcomes}
+    result = plan_run(list(configs.items()), read, RunModules(configs), candidates=candidates, facts=facts)
     if args.verify and result.plans:
-        dropped = _verify(result, configs, errors, shown)
+        dropped = _verify(result, configs, errors, shown, facts)
         if dropped:
             result = without(result, dropped, text_of)
     if args.show_fixes or args.verify:
@@ -143,7 +145,8 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
     return outcome
 
 
-def _verify(result, configs: Dict[Path, Config], errors: List[str], shown) -> Set[Tuple[Path, str]]:
+def _verify(result, configs: Dict[Path, Config], errors: List[str], shown,
+            facts: Dict[Path, RunFacts]) -> Set[Tuple[Path, str]]:
     """Prove each primal file's rewrites on JAX with its rules' files as companions; the
     (primal, function) pairs not verified are returned (their files keep their code)."""
     from vjplint.verify.api import verify_rewrites
@@ -161,7 +164,8 @@ def _verify(result, configs: Dict[Path, Config], errors: List[str], shown) -> Se
         companions = sorted({(str(p), *result.texts[p]) for cp in plans for p in cp.parts
                              if p != primal and p in result.texts})
         functions = [{"name": cp.plan.name, "moved_positions": list(cp.plan.moved)} for cp in plans]
-        reports = verify_rewrites(str(primal), old, new, functions, config, companions=companions)
+        reports = verify_rewrites(str(primal), old, new, functions, config, companions=companions,
+                                  facts=facts.get(primal, NO_FACTS))
         if any(getattr(r, "missing_jax", False) for r in reports):
             from vjplint.install_hint import install_hint
 
@@ -193,112 +197,41 @@ def fixed_diagnostics(outcomes, fixed: Dict[Path, List[Tuple[int, int]]]) -> Dic
 
 def named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
     """For each file of the run with an in-file residual-plus-None fix on offer: the custom_vjps
-    (by name) whose fwd or bwd another file of the run names, with the reason. The rewrite changes
-    what fwd returns and what bwd takes, so a test or caller that imports and calls them would
-    break (`clip_bwd() takes 2 positional arguments but 4 were given`) or, unpacking fwd's result,
-    silently receive the residuals. A file counts when it imports the rule from the rule's module
-    or reads it as that module's attribute (`from pkg.ops import clip_fwd`, `ops.clip_fwd`): a
-    file that has its own function of that name does not."""
-    import re
+    (by name) whose fwd or bwd another file of the run names, with the reason
+    (`vjplint.fixes.named_elsewhere`, which the Language Server asks about its workspace too)."""
+    from vjplint.fixes.named_elsewhere import named_in_others, residual_plans
 
-    from vjplint.facts.collect import Recognizer, collect
-    from vjplint.fixes.apply import RESIDUAL
-    from vjplint.plans.residual_plan import find_derivative
-    from vjplint.syntax.positions import source_lines
-    from vjplint.syntax.source import parse
-
-    wanted = {}
-    for o in outcomes:
-        plans = {d.fix.plan for d in o.result.diagnostics
-                 if d.fix is not None and d.fix.plan is not None and d.fix.plan.transform == RESIDUAL}
-        if plans:
-            wanted[Path(o.path)] = (o, plans)
-    if not wanted:
-        return {}
     contents: Dict[Path, bytes] = {}
 
-    def data(path: Path) -> bytes:
-        if path not in contents:
-            try:
+    def reader(path: Path):
+        def read() -> bytes:
+            if path not in contents:
                 contents[path] = path.read_bytes()
-            except OSError:
-                contents[path] = b""
-        return contents[path]
+            return contents[path]
+        return read
 
-    def names(word: str):
-        return re.compile(rb"(?<![\w])" + re.escape(word.encode()) + rb"(?![\w])")
-
+    others = [(Path(o.path), o.display, reader(Path(o.path))) for o in outcomes]
     found: Dict[Path, Dict[str, str]] = {}
-    for path, (outcome, plans) in wanted.items():
+    for o in outcomes:
+        plans = residual_plans(o.result.diagnostics)
+        if not plans:
+            continue
+        path = Path(o.path)
         try:
-            text = decode(data(path)).text
-            lines = source_lines(text)
-            config = outcome.config
-            model = collect(parse(text), lines, Recognizer.with_aliases(dict(config.custom_vjp_aliases),
-                                                                        dict(config.custom_jvp_aliases)))
+            text = decode(reader(path)()).text
         except Exception:  # the fix itself reports what it cannot read
             continue
-        module = path.parent.name if path.stem == "__init__" else path.stem
-        module_word = names(module)
-        for fp in plans:
-            d = find_derivative(model, fp.target, fp.line)
-            if d is None:
-                continue
-            for role, changes in (("fwd", "what it returns"), ("bwd", "its parameters")):
-                rule = d.rule(role)
-                if rule is None or not rule.name:
-                    continue
-                word = names(rule.name)
-                others = [o for o in outcomes if Path(o.path) != path and word.search(data(Path(o.path)))
-                          and module_word.search(data(Path(o.path))) and _uses(data(Path(o.path)), module, rule.name)]
-                if others:
-                    found.setdefault(path, {})[fp.target] = (
-                        f"{role} `{rule.name}` is also named in {others[0].display}, and the rewrite changes {changes}")
-                    break
+        reasons = named_in_others(path, text, o.config, plans, others, o.facts)
+        if reasons:
+            found[path] = reasons
     return found
-
-
-def _uses(data: bytes, module: str, name: str) -> bool:
-    """Whether a file imports `name` from a module whose last component is `module` (`from
-    clipops.ops import clip_fwd`, `from .ops import *`) or reads it as an attribute of such a
-    module (`ops.clip_fwd`, `o.clip_fwd` after `import clipops.ops as o`). A file that cannot be
-    parsed counts (the worst is assumed)."""
-    import ast
-
-    from vjplint.syntax.source import decode, parse
-
-    try:
-        tree = parse(decode(data).text)
-    except Exception:
-        return True
-    aliases = {module}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if (node.module or "").rpartition(".")[2] == module and \
-                    any(a.name in (name, "*") for a in node.names):
-                return True
-            aliases.update(a.asname or a.name for a in node.names if a.name == module)
-        elif isinstance(node, ast.Import):
-            aliases.update(a.asname for a in node.names if a.asname and a.name.rpartition(".")[2] == module)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == name:
-            value = node.value
-            spelled = value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else None
-            if spelled in aliases:
-                return True
-    return False
 
 
 def refuse_named_elsewhere(diagnostics, reasons: Dict[str, str]) -> None:
     """The residual fixes of the custom_vjps in `reasons` are withdrawn, and their findings say why."""
-    from vjplint.fixes.apply import RESIDUAL
+    from vjplint.fixes.named_elsewhere import withdraw
 
-    for d in diagnostics:
-        plan = d.fix.plan if d.fix is not None else None
-        if plan is not None and plan.transform == RESIDUAL and plan.target in reasons:
-            d.fix = None
-            if NO_FIX not in d.message:
-                d.message += f"{NO_FIX}{reasons[plan.target]})"
+    withdraw(diagnostics, reasons)
 
 
 def say_named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:

@@ -3,36 +3,42 @@
 from __future__ import annotations
 
 import sys
-from typing import Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from vjplint.lint.session import LintSession
+    from vjplint.model.run_facts import RunFacts
 
 ArgsLike = object  # an argparse.Namespace of `vjplint check` (vjplint.cli.check)
 EDIT_FORMATS = ("json", "sarif", "lsp", "rdjson")  # the formats that carry fix edits
 
 
-def keep_parses_for(output_format: str) -> bool:
-    """A report that carries fix edits computes them right after linting: the linter's parse of
-    a file with a planned fix is kept for them (vjplint.syntax.source.remember_parse). Returns the
-    previous setting, for `vjplint.syntax.source.keep_parses` once the report is written."""
-    from vjplint.syntax.source import keep_parses
+def session_for(output_format: str) -> "LintSession":
+    """The run's lint session (vjplint.lint.session). A report that carries fix edits computes
+    them right after linting: the linter's parse of a file with a planned fix is kept for them."""
+    from vjplint.lint.session import LintSession
 
-    return keep_parses(output_format in EDIT_FORMATS)
+    return LintSession(keep_parses=output_format in EDIT_FORMATS)
 
 
 def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: Mapping,
          settings: Union[Config, Mapping[str, Config]], fixed_count: int = 0, *, checked: bool = True,
-         failed: bool = False) -> str:
+         failed: bool = False, facts: Optional[Mapping[str, "RunFacts"]] = None,
+         session: Optional["LintSession"] = None) -> str:
     """Write the formatted diagnostics to stdout and return the text. `settings` (one Config, or
-    filename -> Config) gives each file's settings to the fixes whose edits are computed here."""
+    filename -> Config) gives each file's settings to the fixes whose edits are computed here;
+    `facts`, filename -> what the run derived about it (vjplint.model.run_facts); `session`: the
+    run's lint session, whose kept parse the fixes may read."""
     from vjplint.output import OutputContext, get_formatter
 
     diagnostics = list(diagnostics)
     if output_format in EDIT_FORMATS:
         from vjplint.fixes.apply import attach_fix_edits
 
-        attach_fix_edits(diagnostics, sources, settings, once=True)
+        attach_fix_edits(diagnostics, sources, settings, once=True, facts=facts, session=session)
     docs_url = _docs_url(settings)
     ctx = OutputContext(show_fixes=args.show_fixes, unsafe_fixes=args.unsafe_fixes, statistics=args.statistics,
                         quiet=args.quiet, fixed_count=fixed_count, sources=sources, docs_url=docs_url,

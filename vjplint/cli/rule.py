@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import List
 
 from vjplint.errors import UsageError
+from vjplint.settings.redirects import REDIRECTS, redirected
 
 
 def run(argv: List[str]) -> int:
@@ -19,10 +20,14 @@ def run(argv: List[str]) -> int:
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
     rules = all_rules()
+    merged = None  # (old code, new code) when the code asked for was merged into another
     if args.all:
         chosen = list(rules.values())
     elif args.code:
         key = args.code.upper()
+        if key in REDIRECTS and redirected(key) in rules:
+            merged = (key, redirected(key))
+            key = merged[1]
         match = rules.get(key) or next((r for r in rules.values() if r.NAME == args.code), None)
         if match is None:
             raise UsageError(f"unknown rule {args.code!r}; `vjplint rule --all` lists them")
@@ -35,7 +40,18 @@ def run(argv: List[str]) -> int:
         from vjplint.rules.docs import rule_to_json
 
         data = [rule_to_json(r) for r in chosen]
+        if merged:
+            data[0]["merged_from"] = merged[0]
+        if args.all and REDIRECTS:
+            data += [{"code": old, "merged_into": redirected(old)} for old in sorted(REDIRECTS)]
         print(json.dumps(data if args.all else data[0], indent=2))
     else:
-        print("\n\n".join(render_rule(r) for r in chosen))
+        pages = [render_rule(r) for r in chosen]
+        if merged:
+            pages[0] = f"{merged[0]} has been merged into {merged[1]}: `{merged[0]}` in select, ignore, " \
+                       f"per-file-ignores and `# noqa` keeps working and means {merged[1]}.\n\n" + pages[0]
+        if args.all and REDIRECTS:
+            pages.append("# Codes that moved\n\n" + "\n".join(
+                f"- {old} has been merged into {redirected(old)}" for old in sorted(REDIRECTS)) + "\n")
+        print("\n\n".join(pages))
     return 0

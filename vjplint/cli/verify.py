@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 from vjplint.errors import ConfigError, UsageError
 from vjplint.verify.api import FunctionReport, fixes_changed, functions_changed, stop_harnesses, verify_rewrites
 from vjplint.verify.harness import single_process_accelerator
+from vjplint.model.run_facts import NO_FACTS, RunFacts  # noqa: F401 - RunFacts: the Job type
 
 if TYPE_CHECKING:
     from vjplint.settings.config import Config
     from vjplint.project.workspace import Workspace
 
-Job = Tuple[str, Path, str, str, "Config"]  # display name, path, original text, rewritten text, settings
+# display name, path, original text, rewritten text, settings, what the run derives about the file
+Job = Tuple[str, Path, str, str, "Config", "RunFacts"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -111,8 +113,8 @@ def _pair_job(original: str, rewritten: str, workspace: "Workspace") -> List[Job
         raise UsageError(f"{original}: not a file (with --rewritten, PATH is the original file)")
     from vjplint.project.index import with_wrappers
 
-    [(path, config)] = with_wrappers([(path, workspace.settings_for(original))], workspace.anchor([original]))
-    return [(display_path(path), path, _read(path), _read(Path(rewritten)), config)]
+    [(path, config, facts)] = with_wrappers([(path, workspace.settings_for(original))], workspace.anchor([original]))
+    return [(display_path(path), path, _read(path), _read(Path(rewritten)), config, facts)]
 
 
 def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> List[Job]:
@@ -126,8 +128,8 @@ def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> Lis
     from vjplint.project.index import with_wrappers
 
     # The run's project-local wrappers, as aliases (as `vjplint check --fix` sees them).
-    for path, config in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths)):
-        names = prefilter_names(config)
+    for path, config, facts in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths)):
+        names = prefilter_names(config, facts)
         try:
             data = path.read_bytes()
         except OSError as exc:
@@ -138,12 +140,12 @@ def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> Lis
         display = display_path(path)
         try:
             text = _read(path)
-            new_text, fixed, _ = fix_source(display, text, config, unsafe, path=str(path))
+            new_text, fixed, _ = fix_source(display, text, config, unsafe, path=str(path), facts=facts)
         except Exception as exc:  # the codemod's own failure is reported, the run goes on
             print(f"vjplint: error: {display}: the fix failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             continue
         if fixed and new_text != text:
-            jobs.append((display, path, text, new_text, config))
+            jobs.append((display, path, text, new_text, config, facts))
     report_problems(problems, [])
     return jobs
 
@@ -158,8 +160,10 @@ def _cross_module_reports(paths: Sequence[str], workspace: "Workspace", timeout:
     from vjplint.verify.api import verify_rewrites
 
     problems: list = []
-    configs = {Path(p): c for p, c in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths))
-               if str(p).endswith(".py")}
+    run = [(Path(p), c, f) for p, c, f in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths))
+           if str(p).endswith(".py")]
+    configs = {p: c for p, c, _ in run}
+    facts = {p: f for p, _, f in run}
     candidates = set()
     for path in configs:
         try:
@@ -169,7 +173,7 @@ def _cross_module_reports(paths: Sequence[str], workspace: "Workspace", timeout:
             continue
     if not candidates:
         return []
-    result = plan_run(list(configs.items()), _read, RunModules(configs), candidates=candidates)
+    result = plan_run(list(configs.items()), _read, RunModules(configs), candidates=candidates, facts=facts)
     reports: List[FunctionReport] = []
     by_primal: dict = {}
     for cp in result.plans:
@@ -182,7 +186,8 @@ def _cross_module_reports(paths: Sequence[str], workspace: "Workspace", timeout:
                              if p != primal and p in result.texts})
         functions = [{"name": cp.plan.name, "moved_positions": list(cp.plan.moved)} for cp in plans]
         reports.extend(verify_rewrites(str(primal), old, new, functions, configs.get(primal), timeout,
-                                       display=display_path(primal), companions=companions))
+                                       display=display_path(primal), companions=companions,
+                                       facts=facts.get(primal, NO_FACTS)))
     return reports
 
 
@@ -193,12 +198,12 @@ def run_jobs(jobs: Sequence[Job], timeout: Optional[float], workers: Optional[in
     --rewritten (its residual changes are proven)."""
 
     def one(job: Job) -> List[FunctionReport]:
-        display, path, text, new_text, config = job
-        functions = functions_changed(text, new_text, config) if unsafe is None else \
-            fixes_changed(text, new_text, config, unsafe, path=str(path))
+        display, path, text, new_text, config, facts = job
+        functions = functions_changed(text, new_text, config, facts) if unsafe is None else \
+            fixes_changed(text, new_text, config, unsafe, path=str(path), facts=facts)
         if not functions:
             return []
-        return verify_rewrites(str(path), text, new_text, functions, config, timeout, display=display)
+        return verify_rewrites(str(path), text, new_text, functions, config, timeout, display=display, facts=facts)
 
     count = 1 if single_process_accelerator() else max(1, min(workers or 2, len(jobs) or 1))
     with ThreadPoolExecutor(max_workers=count) as pool:

@@ -204,7 +204,17 @@ class Facts:
         """The `functools.partial(d, ...)` calls of the module."""
         if self._partials is None:
             partials: Dict[int, List[ast.Call]] = {}
+            # `jax.custom_vjp(partial(f, cfg))`: that partial makes the primal (its bound arguments are
+            # not the custom function's: JAX counts positions after them), it never calls it.
+            making = set()
+            for made in self.model.derivatives:
+                expr = made.creation.args[0] if isinstance(made.creation, ast.Call) and made.creation.args else None
+                while isinstance(expr, ast.Call) and expr.args and self.model.index.qualname(expr.func) in PARTIAL:
+                    making.add(id(expr))
+                    expr = expr.args[0]
             for node in self.model.index.of_type(ast.Call):
+                if id(node) in making:
+                    continue
                 if node.args and self.model.index.qualname(node.func) in PARTIAL:  # type: ignore[attr-defined]
                     target = self.derivative_named(node.args[0])  # type: ignore[attr-defined]
                     if target is not None:

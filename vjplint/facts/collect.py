@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from vjplint.facts import Facts
 from vjplint.model.jaxapi import API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP, LIBRARY_CREATORS, PARTIAL, REGISTRATION_METHODS, RULES_IN_CALL, TRANSFORMS, canonical_creator
 from vjplint.model.file_model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.model.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value, delegate_of
 from vjplint.model.wrappers import INSTANCE, SELF, InferredKeyword
+
+if TYPE_CHECKING:
+    from vjplint.model.run_facts import RunFacts
+    from vjplint.settings.config import Config
 
 
 @dataclass
@@ -30,6 +34,12 @@ class Recognizer:
         r.aliases = frozenset(n for n, kw in [*vjp_aliases.items(), *jvp_aliases.items()]
                               if not getattr(kw, "exact", False))
         return r
+
+    @classmethod
+    def for_run(cls, config: "Config", facts: "RunFacts") -> "Recognizer":
+        """The creators `config` names, then those the run inferred (`facts`), then JAX's."""
+        return cls.with_aliases(dict(config.custom_vjp_aliases + facts.vjp_aliases),
+                                dict(config.custom_jvp_aliases + facts.jvp_aliases))
 
     def kind_of(self, qualname: Optional[str]) -> Optional[Tuple[str, str]]:
         qualname = canonical_creator(qualname)
@@ -219,9 +229,14 @@ class _Collector:
         if nondiff_kw != "nondiff_argnums" and nondiff_kw in keywords:
             keywords = {**keywords, "nondiff_argnums": keywords[nondiff_kw]}
         bound_self = api == "jax" and self._is_bound_method(creation, primal, scope)
+        bound_count = 1
+        partial_bound = self._partial_bound(creation, scope) if api == "jax" and primal is not None else 0
+        if partial_bound:  # `jax.custom_vjp(partial(f, cfg), nondiff_argnums=(0,))`: JAX counts after `cfg`
+            bound_self, bound_count = True, partial_bound
         sig = Signature.of(primal) if primal is not None else None
         if sig is not None and bound_self:
-            sig = sig.without_first()
+            for _ in range(bound_count):
+                sig = sig.without_first()
         positions, unresolved = self._nondiff_positions(keywords, sig, scope, api, primal)
         enclosing = next((s.node for s in scope.chain() if s.is_function), None)
         class_node = scope.node if scope.is_class else None
@@ -230,6 +245,7 @@ class _Collector:
             nondiff=positions, nondiff_unresolved=unresolved, enclosing=enclosing,  # type: ignore[arg-type]
             class_node=class_node, is_alias=is_alias,  # type: ignore[arg-type]
             api=api, mode=self._nnx_mode(keywords, scope) if api == "nnx" else None, bound_self=bound_self,
+            bound_count=bound_count,
         )
         self.derivatives.append(d)
         self.by_binding[binding_node] = d
@@ -359,8 +375,30 @@ class _Collector:
         return constant_value(self.index, expr, scope)
 
     # -- resolution helpers ---------------------------------------------------------------
+    def _partial_bound(self, creation: ast.expr, scope: Scope) -> int:
+        """How many leading parameters `functools.partial` binds in the primal of a call-form creation
+        (`jax.custom_vjp(partial(f, cfg))`: 1); 0 when the primal is no such partial."""
+        if not isinstance(creation, ast.Call) or not creation.args:
+            return 0
+        expr, count = creation.args[0], 0
+        while self._plain_partial(expr, scope):
+            count += len(expr.args) - 1  # type: ignore[attr-defined]
+            expr = expr.args[0]  # type: ignore[attr-defined]
+        return count
+
+    def _plain_partial(self, expr: ast.expr, scope: Scope) -> bool:
+        """`partial(f, a, b)`: positional arguments only (a keyword makes the later parameters
+        keyword-only, which JAX's positions do not count)."""
+        return isinstance(expr, ast.Call) and len(expr.args) >= 2 and not expr.keywords and \
+            not any(isinstance(a, ast.Starred) for a in expr.args) and self.index.qualname(expr.func, scope) in PARTIAL
+
     def _resolve_function(self, expr: ast.expr, scope: Scope) -> Optional[FunctionNode]:
         if isinstance(expr, ast.Lambda):
+            return expr
+        depth = 0
+        while self._plain_partial(expr, scope) and depth < 4:
+            expr, depth = expr.args[0], depth + 1  # type: ignore[attr-defined]
+        if depth and isinstance(expr, ast.Lambda):
             return expr
         for binding in self._bindings_of(expr, scope):
             if binding.kind == "def":

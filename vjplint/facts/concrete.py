@@ -20,6 +20,14 @@ CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "bui
 # jnp constructors whose first argument (or `num`) must be a concrete integer or shape.
 SHAPE_FIRST = frozenset({"arange", "zeros", "ones", "empty", "full", "eye", "identity", "tri"})
 SHAPE_SECOND = frozenset({"reshape", "broadcast_to", "tile", "repeat"})
+# JAX functions whose argument at this position (or this keyword) is static: an axis, a count, the
+# dimension numbers of a contraction. A tracer there raises under jit.
+STATIC_POSITION = {"jax.lax.dot_general": 2, "jax.lax.top_k": 1, "jax.numpy.expand_dims": 1,
+                   "jax.numpy.squeeze": 1, "jax.numpy.sum": 1, "jax.numpy.mean": 1, "jax.numpy.max": 1,
+                   "jax.numpy.min": 1, "jax.numpy.prod": 1, "jax.numpy.cumsum": 1, "jax.numpy.argmax": 1,
+                   "jax.numpy.argmin": 1, "jax.numpy.moveaxis": 1, "jax.numpy.transpose": 1,
+                   "jax.nn.softmax": 1, "jax.nn.log_softmax": 1, "jax.scipy.special.logsumexp": 1}
+STATIC_KEYWORDS = frozenset({"axis", "axes", "keepdims", "dimension_numbers", "k"})
 
 
 @dataclass
@@ -37,7 +45,8 @@ class Alias:
 class ConcreteUse:
     """`at` needs the argument as a concrete value: `need` is 'test' (`at` is the if/while/
     conditional/assert whose test reads it), 'conversion' (the call of `qualname`), 'size' (a
-    jnp constructor's size or shape) or 'shape' (a `.reshape`). `node` is where (the helper's
+    jnp constructor's size or shape), 'shape' (a `.reshape`) or 'static' (a JAX function's static
+    argument: `axis=`, `keepdims=`, `dimension_numbers`, `top_k`'s `k`). `node` is where (the helper's
     call when the use is in `helper`, at `helper_line`); `alias` the name it went through."""
 
     node: ast.AST
@@ -180,6 +189,18 @@ class ConcreteUses:
         if (isinstance(node.func, ast.Attribute) and node.func.attr == "reshape" and not q.startswith("jax")
                 and any(self._shape_of(a, param) for a in args)):
             return ConcreteUse(node, "shape", node)
+        return self._static_argument(node, q, param)
+
+    def _static_argument(self, node: ast.Call, q: str, param: str) -> Optional[ConcreteUse]:
+        """`jnp.sum(x, axis)`, `logsumexp(x, axis=axis)`, `lax.dot_general(a, b, dims)`, `top_k(x, k)`:
+        an argument JAX needs as a Python value."""
+        if not q.startswith("jax."):
+            return None
+        position = STATIC_POSITION.get(q)
+        if position is not None and position < len(node.args) and self._shape_of(node.args[position], param):
+            return ConcreteUse(node, "static", node, q)
+        if any(k.arg in STATIC_KEYWORDS and self._shape_of(k.value, param) for k in node.keywords):
+            return ConcreteUse(node, "static", node, q)
         return None
 
     def _through_helper(self, call: ast.Call, param: str) -> Optional[ConcreteUse]:

@@ -204,13 +204,13 @@ def through_wrapper(model: "FileModel", fn: FunctionNode) -> FunctionNode:
 # ----------------------------------------------------------------------------- names and order
 
 _TANGENT_AFFIXES = (("", "_dot"), ("", "dot"), ("d", ""), ("d_", ""), ("", "_t"), ("t_", ""), ("", "_tangent"),
-                    ("tangent_", ""), ("", "_bar"), ("", "bar"), ("ct_", ""), ("", "_ct"), ("g_", ""), ("", "_g"),
+                    ("tangent_", ""), ("", "_bar"), ("g", ""), ("", "bar"), ("ct_", ""), ("", "_ct"), ("g_", ""), ("", "_g"),
                     ("grad_", ""), ("", "_grad"), ("", "_cotangent"), ("delta_", ""), ("", "_prime"))
 
 
 def slot_of(name: str, params: Tuple[str, ...]) -> Optional[str]:
     """The primal parameter a rule's local `name` stands for, by its spelling: the parameter
-    itself, or it with a tangent/cotangent affix (`x_dot`, `dx`, `x_bar`, `ct_x`, `g_x`, `grad_x`).
+    itself, or it with a tangent/cotangent affix (`x_dot`, `dx`, `x_bar`, `ct_x`, `g_x`, `gx`, `grad_x`).
     None when no parameter, or more than one, fits."""
     hits = set()
     for p in params:

@@ -4,8 +4,8 @@
 uses a top-level custom derivative (or a factory building one) of another module: for each call,
 the kind of each argument as `vjplint.facts.value_kinds` infers it in the caller (with its evidence chain,
 quoted with the caller's file and line). The summaries travel to the defining module's lint as
-`Config.project_facts` (so a change to a caller changes the callee's settings fingerprint and its
-cached result), and rules read them through `model.facts.external`. Single-file lint has none
+the rows of its `vjplint.model.run_facts.RunFacts` (so a change to a caller changes the callee's
+result-cache key), and rules read them through `model.facts.external`. Single-file lint has none
 (`external` is None) and behaves as before.
 """
 
@@ -67,7 +67,7 @@ class ExternalFacts:
     loops: Dict[str, ImportedLoop] = field(default_factory=dict)
 
     @classmethod
-    def from_config(cls, rows: Sequence[tuple]) -> "ExternalFacts":
+    def from_rows(cls, rows: Sequence[tuple]) -> "ExternalFacts":
         out = cls()
         for row in rows:
             if row[0] == CALL:

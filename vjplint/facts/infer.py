@@ -20,6 +20,7 @@ from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, constant_value, own_nodes
 from vjplint.facts.callsites import leaves_default, static_default
 from vjplint.facts.crossmodule import ExternalArg, ExternalCall, external_calls
+from vjplint.facts.nondiff_output import output_reasons
 from vjplint.facts.value_kinds import ARRAY, CALLABLE, KEY_FUNCTIONS, STATIC_TAGS, classify_annotation
 
 # Parameters that take static values: a nondiff argument passed here is a Python value.
@@ -181,6 +182,10 @@ def infer_nondiff(model: FileModel, d: CustomDerivative, hints: Hints = Hints())
             v.evidence.extend(usage_evidence(model, body, param))
             v.evidence.extend(flow_evidence(model, body, param))
         v.evidence.extend(_call_site_evidence(model, d, position, name, order))
+        v.evidence.extend(Evidence("array", 3, reason, line, may=True) for reason, line in
+                          output_reasons(model, d, position, name))
+        if d.kind == "vjp":
+            v.evidence.extend(_traced_factor_evidence(model, d, v, position, name))
         for call, static_position in static_boundaries(model, d):
             if static_position == position:
                 v.evidence.append(Evidence("static", 2, f"is marked static in `{model.quote(call, 50)}` at line "
@@ -741,6 +746,39 @@ def _from_slot(model: FileModel, arg: ast.Name, param: str, depth: int = 0) -> b
     allowed = (ast.Name, ast.Constant, ast.Call, ast.BinOp, ast.UnaryOp, ast.Load, ast.operator, ast.unaryop)
     return bool(leaves) and all(isinstance(n, allowed) for n in ast.walk(value)) and \
         all(_from_slot(model, n, param, depth + 1) for n in leaves)
+
+
+def _traced_factor_evidence(model: FileModel, d: CustomDerivative, v: Verdict, position: int,
+                            name: str) -> List[Evidence]:
+    """A value the rules use only as a factor or in a comparison (`g * scale`, `x > thresh`: weak
+    uses, one is enough here) that a caller of this module passes traced (what VJP104 reports at
+    the call): it is an array as soon as that caller is traced, so the slot "may" hold one (the
+    evidence is capped at VJP102's level; the fix that moves it is unsafe). Not when anything
+    else, the name aside, says how the value is used or what it is; nor when several weak uses
+    make the "maybe" already (its message lists them)."""
+    if len(v.weak_uses) != 1 or any(not e.weak and not e.from_name for e in v.evidence):
+        return []
+    from vjplint.facts.value_kinds import CALLABLE as _CALLABLE
+
+    values = model.facts.values()
+    for site in d.call_sites:
+        if site.enclosing is None:
+            continue
+        traced = model.traced.get(site.enclosing)
+        arg = argument_at(site.call, position, name)
+        if traced is None or arg is None:
+            continue
+        kind = values.of(arg)
+        if kind.tag in (_CALLABLE, "record"):
+            continue
+        reason = model.facts.traced_reason(arg, site.enclosing, traced)
+        if reason is None:
+            continue
+        use = v.weak_uses[0]
+        return [Evidence("array", 3, f"is used as a factor or in a comparison (`{use.reason}`, line {use.line}) and "
+                                     f"receives a traced value at line {arg.lineno} ({reason})", arg.lineno,
+                         may=True)]
+    return []
 
 
 def _slot_parameters(d: CustomDerivative, position: int, name: str, order: int) -> Dict[int, str]:

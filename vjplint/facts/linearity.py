@@ -23,6 +23,8 @@ LINEAR_FIRST = frozenset({
 })
 # Bilinear: the product of their two arguments.
 PRODUCTS = frozenset({"multiply", "dot", "matmul", "vdot", "inner", "outer", "tensordot", "kron", "mul"})
+# Bilinear in their first two arguments, the others static (dimension numbers, precision).
+CONTRACTIONS = frozenset({"dot_general", "batch_matmul"})
 SUMS = frozenset({"add", "subtract", "sub"})
 # Nonlinear: a tangent inside any of these is not transposable (measured for abs, sin, maximum,
 # nan_to_num, integer_pow: hazard_nonlinear_jvp.py).
@@ -252,6 +254,9 @@ class Linearity:
             return _carry(*forms) if forms else CONST
         if tail in PRODUCTS and len(forms) == 2 and keywords_free:
             return _product(forms[0], forms[1], call)
+        if tail in CONTRACTIONS and len(forms) >= 2 and keywords_free and \
+                all(f.kind in ("const", "zero") for f in forms[2:]):
+            return _product(forms[0], forms[1], call)
         if tail in SUMS and len(forms) == 2 and keywords_free:
             return _sum(forms[0], forms[1], call, args[1] if forms[1].kind == "const" else args[0], self)
         if tail in SELECTS and len(forms) == 3 and self._tangent_free(args[0], depth):
@@ -266,6 +271,9 @@ class Linearity:
         rule's call of it on tangents is inlined and transposed) whose returned value is then not
         linear in it; None when it is, or when that is not known."""
         target = module_function(self.index, call.func)
+        if target is None:  # `f = jax.custom_jvp(f, ...)` rebinds the def's name: its primal
+            callee = self.rule.model.facts.derivative_named(call.func)
+            target = callee.primal if callee is not None and isinstance(callee.primal, ast.FunctionDef) else None
         if target is None or id(target) in self.active or len(self.active) > 3 or target.args.vararg is not None:
             return None
         params = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
@@ -275,12 +283,19 @@ class Linearity:
         if not given:
             return None
         inner = Linearity(self.rule, target, "", given, self.active)
+        returned = []
         for ret in self.rule.model.facts.returns_of(target):
             form = inner.form(ret.value)
+            returned.append(form.kind)
             if form.kind == "nonlinear" and form.node is not None:
                 via = (f"passes a tangent term to `{target.name}` (line {target.lineno}), where "
                        f"`{self.rule.quote(form.node, 40)}` {form.why}")
                 return replace(form, node=call, why=via)
+        # A function linear in what it receives passes a nonlinear argument on: `helper(t * t)`.
+        passed = next((f for f in forms if f.kind == "nonlinear" and f.node is not None and not (
+            f.transpose or f.loop or f.stop or f.select or f.callback)), None)
+        if passed is not None and returned and all(k == "linear" for k in returned):
+            return passed
         return None
 
     def _while_loop(self, call: ast.Call, q: str, args: List[ast.expr], depth: int) -> Optional[Form]:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.lint.session import LintSession
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position
 from vjplint.fixes.edits import Taken, apply_edits, apply_spans, diff_edits, line_starts, spans
 from vjplint.syntax.positions import lines_with_endings, source_lines
@@ -24,36 +26,39 @@ from vjplint.syntax.source import SourceError, parse
 MAX_PASSES = 10
 RESIDUAL = "residual-plus-None"
 
-# A module transform: (text, plans, config) -> (new text, the plans it applied, and the edits
-# that turn text into new text when the transform knows them, else None: the caller diffs).
-Transform = Callable[[str, Sequence[FixPlan], Config], Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]]
+# A module transform: (text, plans, config, the run's facts, the lint session whose parse it may
+# read) -> (new text, the plans it applied, and the edits that turn text into new text when the
+# transform knows them, else None: the caller diffs).
+Transform = Callable[[str, Sequence[FixPlan], Config, RunFacts, Optional[LintSession]],
+                     Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]]
 
 
-def _residual_transform(text: str, fix_plans: Sequence[FixPlan],
-                        config: Config) -> Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]:
+def _residual_transform(text: str, fix_plans: Sequence[FixPlan], config: Config, facts: RunFacts = NO_FACTS,
+                        session: Optional[LintSession] = None) -> Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]:
     found: List[Edit] = []
-    new_text, rows, _ = _residual_rewrite(text, fix_plans, config, found)
+    new_text, rows, _ = _residual_rewrite(text, fix_plans, config, found, facts=facts, session=session)
     return new_text, [fp for fp in fix_plans if (fp.target, fp.line) in rows], tuple(found) if found else None
 
 
 def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, found: Optional[List[Edit]] = None,
-                      shares: Optional[Dict[Tuple[str, int], Tuple[Edit, ...]]] = None
-                      ) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
+                      shares: Optional[Dict[Tuple[str, int], Tuple[Edit, ...]]] = None,
+                      facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
     """The residual-plus-None rewrite of every derivative `fix_plans` name, as text edits at
     `ast` positions where `residual_text` can write them, else in one libcst pass; with, per
     rewritten derivative (name, line), the row ranges of the code it rewrites, and the `ast`
     module of `text`. `found` receives the edits, when the rewrite knows them; `shares` each
-    derivative's own edits, when they were computed apart."""
+    derivative's own edits, when they were computed apart. `session`: the lint session whose kept
+    parse of `text` is read, if any."""
     from vjplint.facts.collect import Recognizer, collect
     from vjplint.plans.residual_plan import Refusal, plan
 
     from vjplint.lint.engine import prefilter_names
     from vjplint.syntax.regions import focus
-    from vjplint.syntax.source import recall_parse
 
-    names = tuple(n.decode() for n in prefilter_names(config))
-    module, focused = recall_parse(text, names) or (parse(text), None)  # the linter's, when it just read this text
-    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+    names = tuple(n.decode() for n in prefilter_names(config, facts))
+    # the linter's parse, when it just read this text
+    module, focused = (session.recall_parse(text, names) if session is not None else None) or (parse(text), None)
+    recognizer = Recognizer.for_run(config, facts)
     lines = source_lines(text)
     # The regions the linter analysed: the plans' facts (callers, jitted uses) are all in them.
     model = collect(focused if focused is not None else focus(module, text, lines, list(names)), lines, recognizer)
@@ -82,8 +87,9 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
     if not plans:
         return text, {}, module
     new_text = _write_residual(text, lines, module, plans, pairs, found, shares, rows)
-    if any(p.marked or p.stale_comments for p in plans):
-        marked = _drop_stale_comments(_mark_kept_nondiff(new_text, plans, config), plans)
+    if any(p.marked or p.stale_comments or p.annotations for p in plans):
+        marked = _return_annotations(_drop_stale_comments(_mark_kept_nondiff(new_text, plans, config, facts), plans),
+                                     plans)
         if marked != new_text:  # the edits known so far miss the marks
             if found is not None:
                 found[:] = diff_edits(text, marked)
@@ -138,7 +144,23 @@ def _drop_stale_comments(text: str, plans: Sequence[Any]) -> str:
     return "".join(lines)
 
 
-def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config) -> str:
+def _return_annotations(text: str, plans: Sequence[Any]) -> str:
+    """fwd's and bwd's `-> Tuple[...]` follow the new residuals and arity (the plans'
+    `annotations`): the first `-> old:` after `def <name>(`, on the def's own lines (its
+    parameters may span several). Done once on the written text, whichever writer wrote it."""
+    for p in plans:
+        for name, old, new in p.annotations:
+            found = re.search(rf"\bdef\s+{re.escape(name)}\s*\(", text)
+            if found is None:
+                continue
+            hit = re.compile(rf"->\s*{re.escape(old)}\s*:").search(text, found.end())
+            if hit is None or re.search(r"\n\s*(def|class)\s", text[found.end():hit.start()]):
+                continue
+            text = text[:hit.start()] + hit.group(0).replace(old, new, 1) + text[hit.end():]
+    return text
+
+
+def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config, facts: RunFacts = NO_FACTS) -> str:
     """`# noqa: VJP602` on the lines where VJP602 reads the rewrite's `None` for a moved argument
     as a forgotten cotangent (the plans' `marked`): the argument was declared never
     differentiated (nondiff_argnums), which is what the `None` keeps, and VJP602 says to mark
@@ -155,7 +177,7 @@ def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config) -> str:
         return text
     only = replace(config, select=(KEPT_NONDIFF,), extend_select=(), ignore=(), per_file_ignores=())
     rows = set()
-    for diagnostic in lint_source("<residual fix>", text, only).diagnostics:
+    for diagnostic in lint_source("<residual fix>", text, only, facts=facts).diagnostics:
         found = _KEPT.match(diagnostic.message) if diagnostic.code == KEPT_NONDIFF else None
         if found is not None and (found["name"], found["param"]) in wanted:
             rows.add(diagnostic.location.row)
@@ -335,7 +357,8 @@ def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[..., 
     return apply_edits(text, edits)
 
 
-def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> Dict[FixPlan, Tuple[Edit, ...]]:
+def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config, facts: RunFacts = NO_FACTS,
+                    session: Optional[LintSession] = None) -> Dict[FixPlan, Tuple[Edit, ...]]:
     """Each plan's own edits, from one rewrite of the whole file (a libcst pass per plan was most
     of a JSON report's time): every edit of the combined rewrite belongs to the derivative whose
     rows it touches. Edits in no derivative's rows (the removal of an import that only the whole
@@ -343,7 +366,7 @@ def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config) -> 
     not remove what the other derivatives still use. A plan whose share does not parse on its own
     is left out (the caller computes it alone)."""
     apart: Dict[Tuple[str, int], Tuple[Edit, ...]] = {}
-    new_text, rows, module = _residual_rewrite(text, fix_plans, config, shares=apart)
+    new_text, rows, module = _residual_rewrite(text, fix_plans, config, shares=apart, facts=facts, session=session)
     if not rows:
         return {}
     layout = _Layout(text, module)
@@ -412,7 +435,8 @@ def _parses(text: str) -> bool:
 
 # -- one pass ------------------------------------------------------------------------------------
 def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool, config: Config = Config(),
-                     errors: Optional[List[str]] = None) -> Tuple[str, List[Diagnostic]]:
+                     errors: Optional[List[str]] = None, facts: RunFacts = NO_FACTS,
+                     session: Optional[LintSession] = None) -> Tuple[str, List[Diagnostic]]:
     """One pass: the offered fixes whose edits do not overlap, applied together.
     Returns the new text and the diagnostics it fixed (the rest wait for the next pass)."""
     chosen = [d for d in diagnostics if offered(d, unsafe)]
@@ -424,7 +448,7 @@ def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
     for name, ds in by_transform.items():
         fix_plans = list(dict.fromkeys(d.fix.plan for d in ds))  # type: ignore[union-attr]
         try:
-            new_text, applied, known = TRANSFORMS[name](text, fix_plans, config)  # type: ignore[arg-type]
+            new_text, applied, known = TRANSFORMS[name](text, fix_plans, config, facts, session)  # type: ignore[arg-type]
         except Exception as exc:  # a failing transform loses its fixes, never the file
             if errors is not None:
                 errors.append(f"the {name} fix failed: {type(exc).__name__}: {exc}")
@@ -465,9 +489,9 @@ def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
 
 
 def apply_fixes(source_text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
-                config: Config = Config()) -> str:
+                config: Config = Config(), facts: RunFacts = NO_FACTS) -> str:
     """One pass of fixes over a text and its diagnostics (pure; see `fix_source` for the loop)."""
-    return apply_fixes_once(source_text, diagnostics, unsafe, config)[0]
+    return apply_fixes_once(source_text, diagnostics, unsafe, config, facts=facts)[0]
 
 
 # -- to a fixed point ----------------------------------------------------------------------------------
@@ -485,40 +509,36 @@ class FixResult:
 
 
 def fix_text(filename: str, text: str, config: Config = Config(), unsafe: bool = False,
-             exclude: Sequence[str] = (), path: Optional[str] = None) -> FixResult:
+             exclude: Sequence[str] = (), path: Optional[str] = None, facts: RunFacts = NO_FACTS) -> FixResult:
     """Lint, fix, re-lint until nothing more applies (at most MAX_PASSES passes). Every
-    intermediate text parses; fixes of derivatives named in `exclude` are skipped."""
-    from vjplint.syntax.source import keep_parses
-
+    intermediate text parses; fixes of derivatives named in `exclude` are skipped. `facts`: what
+    the run derives about the file (vjplint.model.run_facts), as for `lint_source`."""
     with _collector_paused():
-        kept = keep_parses()  # each pass's rewrite reads the parse of the lint just before it
-        try:
-            return _fix_text(filename, text, config, unsafe, exclude, path)
-        finally:
-            keep_parses(kept)
+        # each pass's rewrite reads the parse of the lint just before it
+        return _fix_text(filename, text, config, unsafe, exclude, path, facts, LintSession(keep_parses=True))
 
 
 def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: Sequence[str],
-              path: Optional[str]) -> FixResult:
+              path: Optional[str], facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None) -> FixResult:
     from vjplint.lint.engine import lint_source
 
     result = FixResult(text)
     for _ in range(MAX_PASSES):
-        lint = lint_source(filename, result.text, config, path=path)
+        lint = lint_source(filename, result.text, config, path=path, facts=facts, session=session)
         result.errors.extend(e for e in lint.errors if e not in result.errors)
         result.remaining = lint.diagnostics
         todo = [d for d in lint.diagnostics if offered(d, unsafe)
                 and not (d.fix.plan is not None and d.fix.plan.target in exclude)]  # type: ignore[union-attr]
         if exclude and todo:  # the other fixes: by the target that holds them (vjplint.fixes.targets)
-            todo = _not_excluded(result.text, todo, config, exclude)
+            todo = _not_excluded(result.text, todo, config, exclude, facts)
         if not todo or any(d.code == "VJP900" for d in lint.diagnostics):
             return result
-        new, fixed = apply_fixes_once(result.text, todo, unsafe, config, result.errors)
+        new, fixed = apply_fixes_once(result.text, todo, unsafe, config, result.errors, facts, session)
         if not fixed or new == result.text:
             return result
         result.text = new
         result.fixed.extend(fixed)
-    lint = lint_source(filename, result.text, config, path=path)
+    lint = lint_source(filename, result.text, config, path=path, facts=facts)
     result.remaining = lint.diagnostics
     if any(offered(d, unsafe) for d in lint.diagnostics):
         result.converged = False
@@ -527,10 +547,11 @@ def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: S
     return result
 
 
-def _not_excluded(text: str, todo: List[Diagnostic], config: Config, exclude: Sequence[str]) -> List[Diagnostic]:
+def _not_excluded(text: str, todo: List[Diagnostic], config: Config, exclude: Sequence[str],
+                  facts: RunFacts = NO_FACTS) -> List[Diagnostic]:
     from vjplint.fixes.targets import model_of, target_of
 
-    found = model_of(text, config)
+    found = model_of(text, config, facts)
     if found is None:
         return todo
     model, module = found
@@ -539,14 +560,16 @@ def _not_excluded(text: str, todo: List[Diagnostic], config: Config, exclude: Se
 
 
 def fix_source(filename: str, text: str, config: Config = Config(), unsafe: bool = False,
-               path: Optional[str] = None) -> Tuple[str, int, List[Diagnostic]]:
+               path: Optional[str] = None, facts: RunFacts = NO_FACTS) -> Tuple[str, int, List[Diagnostic]]:
     """(fixed text, number of diagnostics fixed, diagnostics left) for one file's text."""
-    result = fix_text(filename, text, config, unsafe, path=path)
+    result = fix_text(filename, text, config, unsafe, path=path, facts=facts)
     return result.text, result.fixed_count, result.remaining
 
 
 # -- edits for JSON / SARIF / LSP -------------------------------------------------------------------------
 Settings = Union[Config, Mapping[str, Config]]
+# What the run derives about each file (vjplint.model.run_facts), beside its settings: filename -> RunFacts.
+FactsOf = Mapping[str, RunFacts]
 
 
 @contextmanager
@@ -564,13 +587,15 @@ def _collector_paused() -> Iterator[None]:
 
 
 def attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, List[str]], settings: Settings,
-                     *, once: bool = False) -> None:
+                     *, once: bool = False, facts: Optional[FactsOf] = None,
+                     session: Optional[LintSession] = None) -> None:
+    """`session`: the lint session whose kept parse (of the file linted last) the fixes may read."""
     with _collector_paused():
-        _attach_fix_edits(diagnostics, sources, settings, once=once)
+        _attach_fix_edits(diagnostics, sources, settings, once=once, facts=facts or {}, session=session)
 
 
 def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, List[str]], settings: Settings,
-                      *, once: bool = False) -> None:
+                      *, once: bool = False, facts: FactsOf, session: Optional[LintSession] = None) -> None:
     """Compute the edits of planned fixes (in place), with each file's own settings (`settings`:
     one Config for all, or filename -> Config). A plan whose edits cannot be computed stays
     unresolved (JSON shows `fix: null` for it). Several diagnostics share one plan when one
@@ -590,7 +615,8 @@ def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, L
             continue
         config = settings if isinstance(settings, Config) else settings.get(filename, Config())
         try:
-            shares = _edits_per_plan("\n".join(lines) + "\n", list(dict.fromkeys(fix_plans)), config)
+            shares = _edits_per_plan("\n".join(lines) + "\n", list(dict.fromkeys(fix_plans)), config,
+                                     facts.get(filename, NO_FACTS), session)
         except Exception:
             shares = {}
         cache.update({(filename, fp): edits for fp, edits in shares.items()})
@@ -606,7 +632,8 @@ def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, L
             text = "\n".join(lines) + "\n"
             edits: Tuple[Edit, ...] = ()
             try:
-                new_text, applied, known = TRANSFORMS[fix.plan.transform](text, [fix.plan], config)
+                new_text, applied, known = TRANSFORMS[fix.plan.transform](text, [fix.plan], config,
+                                                                          facts.get(d.filename, NO_FACTS), session)
                 if applied and _parses(new_text):
                     edits = known or diff_edits(text, new_text)
             except Exception:

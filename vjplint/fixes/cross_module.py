@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.fixes.cross_plan import CrossPlan, RunFiles, needs_other_files, plan_across
 from vjplint.plans.residual_plan import Plan, Refusal
 from vjplint.fixes.residual_plus_none import _drop_unused_imports, _Rewriter
@@ -83,11 +84,13 @@ def rewrite_parts(text: str, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> s
 
 def plan_run(files: Sequence[Tuple[Path, Config]], read: Callable[[Path], str], modules,
              exclude: Set[Tuple[Path, str]] = frozenset(),  # type: ignore[assignment]
-             candidates: Optional[Set[Path]] = None) -> CrossFix:
+             candidates: Optional[Set[Path]] = None,
+             facts: Optional[Mapping[Path, RunFacts]] = None) -> CrossFix:
     """Plan and rewrite every cross-module residual fix of the run (`files`: each file with its
     settings; `read`: a file's decoded text; `modules`: the run's modules by dotted name, a
     `vjplint.project.modules.RunModules`). Plans in `exclude` ((primal, function)) are skipped;
-    `candidates` limits the primals looked at (the files whose lint found such a derivative)."""
+    `candidates` limits the primals looked at (the files whose lint found such a derivative);
+    `facts`: what the run derives about each file (vjplint.model.run_facts), beside its settings."""
     from vjplint.facts.collect import Recognizer, collect
     from vjplint.facts.infer import Hints
     from vjplint.syntax.positions import source_lines
@@ -112,7 +115,7 @@ def plan_run(files: Sequence[Tuple[Path, Config]], read: Callable[[Path], str], 
             module = parse(text)
         except SourceError:
             return None
-        recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+        recognizer = Recognizer.for_run(config, (facts or {}).get(path, NO_FACTS))
         return collect(module, source_lines(text), recognizer)
 
     def raw(path: Path) -> bytes:

@@ -17,6 +17,7 @@ import ast
 from typing import Iterable, List, Optional, Tuple
 
 from vjplint.model.file_model import CustomDerivative, FileModel
+from vjplint.model.run_facts import RunFacts
 
 MODULE = ""
 
@@ -72,7 +73,7 @@ def target_of(model: FileModel, module: ast.Module, line: int) -> Optional[str]:
     return MODULE
 
 
-def model_of(text: str, config) -> Optional[Tuple[FileModel, ast.Module]]:
+def model_of(text: str, config, facts: "Optional[RunFacts]" = None) -> Optional[Tuple[FileModel, ast.Module]]:
     """The whole module's model (not the linter's focused one), or None if it does not parse."""
     from vjplint.facts.collect import Recognizer, collect
     from vjplint.syntax.positions import source_lines
@@ -82,5 +83,7 @@ def model_of(text: str, config) -> Optional[Tuple[FileModel, ast.Module]]:
         module = parse(text)
     except SourceError:
         return None
-    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+    from vjplint.model.run_facts import NO_FACTS
+
+    recognizer = Recognizer.for_run(config, facts or NO_FACTS)
     return collect(module, source_lines(text), recognizer), module

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Position
 from vjplint.syntax.notebook import is_notebook
 from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, run_harness, stop_harnesses
@@ -44,6 +45,7 @@ class ModuleJob:
     text: str
     config: Config
     targets: List[Target] = field(default_factory=list)
+    facts: RunFacts = NO_FACTS  # what the run derives about the file (vjplint.model.run_facts)
 
 
 @dataclass
@@ -76,7 +78,7 @@ def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, l
     except SourceError:
         return  # `vjplint check` reports the syntax error
     lines = source_lines(job.text)
-    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+    recognizer = Recognizer.for_run(config, job.facts)
     model = collect(module, lines, recognizer)
     examples = dict(VerifySettings.from_config(config).examples)
     last: Dict[str, int] = {}

@@ -34,15 +34,18 @@ MAX_INDEXED_FILES = 50_000  # a home directory: no project to index
 
 
 def _settings(filename: str):
+    """(the file's settings, what the project index derives about it: vjplint.model.run_facts)."""
     global _workspace
+    from vjplint.model.run_facts import NO_FACTS
     from vjplint.project.workspace import Workspace
 
     if _workspace is None:
         _workspace = Workspace()
     if filename in ("stdin", "-"):
-        return _workspace.settings_for(os.getcwd())
+        return _workspace.settings_for(os.getcwd()), NO_FACTS
     path = os.path.abspath(filename)
-    return _project_index(_workspace).config_for(_workspace.settings_for(path), Path(path))
+    config = _workspace.settings_for(path)
+    return config, _project_index(_workspace).facts_for(config, Path(path))
 
 
 def _project_index(workspace: "Workspace") -> "ProjectIndex":
@@ -92,8 +95,8 @@ class Plugin:
         from vjplint.lint.engine import lint_source
 
         source = without_noqa("".join(self.lines))
-        config = _settings(self.filename)
+        config, facts = _settings(self.filename)
         path = None if self.filename in ("stdin", "-") else self.filename
-        result = lint_source(self.filename, source, config, path=path)
+        result = lint_source(self.filename, source, config, path=path, facts=facts)
         for d in result.diagnostics:
             yield d.location.row, d.location.column - 1, f"{d.code} {d.message}", type(self)

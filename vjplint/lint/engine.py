@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Opt
 
 from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic, Position, Severity
+from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.lint.session import LintSession
 from vjplint.syntax.positions import node_range, source_lines
-from vjplint.syntax.source import DecodedSource, SourceError, decode, forget_parse, parse, remember_parse
+from vjplint.syntax.source import DecodedSource, SourceError, decode, parse
 from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
 from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
 from vjplint.syntax.text_spans import TextIndex, prefix_groups
@@ -21,9 +23,6 @@ if TYPE_CHECKING:  # the engine imports the model and the rules when it first li
     from vjplint.rules.base import Rule, RuleOptions
 
 SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
-# Analyse only the top-level statements that can matter (vjplint.syntax.regions); tests turn it off to
-# compare with the whole module.
-FOCUS = True
 
 
 @dataclass
@@ -49,16 +48,20 @@ class RuleSplit:
     collect: Callable[[], Optional[Tuple[List[Diagnostic], List[str]]]]
 
 
-def prefilter_names(config: Config) -> Tuple[bytes, ...]:
-    """The names a finding needs, with the settings' aliases' last names; kept on the settings
-    object, which never changes (asked once per file by the engine, the fix loop and the workers)."""
-    known = config.__dict__.get("_vjplint_prefilter")
+def prefilter_names(config: Config, facts: RunFacts = NO_FACTS) -> Tuple[bytes, ...]:
+    """The names a finding needs, with the last names of the settings' aliases and of the run's
+    inferred ones; kept on the object that holds the last of them (the settings, or the run's
+    facts: the project index makes one facts object per set of configured aliases), which never
+    changes (asked once per file by the engine, the fix loop and the workers)."""
+    holder = facts if facts.vjp_aliases or facts.jvp_aliases else config
+    known = holder.__dict__.get("_vjplint_prefilter")
     if known is not None:
         return known
     # Aliases' last names, each once: inferred wrappers (vjplint.project.index) add many spellings of few names.
-    extra = [name.rsplit(".", 1)[-1].encode() for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases)]
+    extra = [name.rsplit(".", 1)[-1].encode() for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases,
+                                                               *facts.vjp_aliases, *facts.jvp_aliases)]
     names = tuple(dict.fromkeys(PREFILTER_NAMES + tuple(extra)))
-    object.__setattr__(config, "_vjplint_prefilter", names)
+    object.__setattr__(holder, "_vjplint_prefilter", names)
     return names
 
 
@@ -93,7 +96,8 @@ _EXTENSIONS = {name: tuple(e for e in EXTENDED_NAMES if e.startswith(name) and e
 def lint_source(filename: str, source: Union[str, bytes], config: Config = Config(),
                 path: Optional[str] = None, rules: Optional[FrozenSet[str]] = None,
                 split: Optional[RuleSplit] = None, keep: Optional[List[object]] = None,
-                prefiltered: bool = False) -> LintResult:
+                prefiltered: bool = False, facts: RunFacts = NO_FACTS,
+                session: Optional[LintSession] = None) -> LintResult:
     """Lint one file's content. Never raises for bad input: problems become diagnostics.
     `filename` is what diagnostics show; `path`, the file's location on disk (default: `filename`),
     is what `per-file-ignores` match, relative to the configuration's directory. `split`: some of
@@ -101,13 +105,18 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     its `findings` are theirs, its diagnostics are not the file's). `keep`: the model the rules
     read is appended there, for the caller to free once the diagnostics are out (freeing the
     model of a 10,000-line module takes 15 ms; the Language Server publishes first). `prefiltered`:
-    the caller found `may_contain_findings` true of these bytes (a run's parent, for its workers)."""
+    the caller found `may_contain_findings` true of these bytes (a run's parent, for its workers).
+    `facts`: what the run derives about this file from its other modules (inferred wrappers,
+    cross-module rows; vjplint.model.run_facts). `session`: the run's (vjplint.lint.session): its
+    switches, and the slot where the parse is kept for a fix that follows; a fresh one if None."""
     where = config.relative_path(path if path is not None else filename)
 
     result = LintResult()
-    forget_parse()  # another file's parse: no fix of this file reads it
+    if session is None:
+        session = LintSession()
+    session.forget_parse()  # another file's parse: no fix of this file reads it
     if isinstance(source, bytes):
-        if not prefiltered and not may_contain_findings(source, prefilter_names(config)):
+        if not prefiltered and not may_contain_findings(source, prefilter_names(config, facts)):
             return result
         try:
             decoded = decode(source)
@@ -116,7 +125,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
             return _finish(result, config, filename, where, [], set())
     else:
         decoded = DecodedSource(source, "utf-8", False, "\n")
-        if not may_contain_findings(source.encode("utf-8", "surrogatepass"), prefilter_names(config)):
+        if not may_contain_findings(source.encode("utf-8", "surrogatepass"), prefilter_names(config, facts)):
             result.decoded = decoded
             return result
     result.decoded = decoded
@@ -128,11 +137,11 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     result.analysed = True
     module = None
     index = TextIndex(text)  # the searches of this text, made once for every step below
-    if FOCUS:  # only the regions that can matter (vjplint.syntax.region_parse); None: parse it whole
+    if session.focus:  # only the regions that can matter (vjplint.syntax.region_parse); None: parse it whole
         from vjplint.syntax.region_parse import parse_focused
 
         try:
-            module = parse_focused(text, lines, [n.decode() for n in prefilter_names(config)], filename, index=index)
+            module = parse_focused(text, lines, [n.decode() for n in prefilter_names(config, facts)], filename, index=index)
         except RecursionError:
             module = None
     focused = module is not None
@@ -144,7 +153,8 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         return _finish(result, config, filename, where, lines, enabled)
     try:
         result.findings = _run_rules(filename, module, text, lines, config, enabled, result.errors, partly,
-                                     focused=focused, only=rules, split=split, keep=keep, index=index)
+                                     focused=focused, only=rules, split=split, keep=keep, index=index, facts=facts,
+                                     session=session)
         result.diagnostics.extend(result.findings)
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
@@ -182,7 +192,8 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
                enabled: Set[str], errors: List[str], partly: FrozenSet[str] = frozenset(),
                text_lines: Optional[List[str]] = None, focused: bool = False,
                only: Optional[FrozenSet[str]] = None, split: Optional[RuleSplit] = None,
-               keep: Optional[List[object]] = None, index: Optional[TextIndex] = None) -> List[Diagnostic]:
+               keep: Optional[List[object]] = None, index: Optional[TextIndex] = None,
+               facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None) -> List[Diagnostic]:
     """`index`: the searches of `text` made so far (one is made when none is given). `text_lines`: the lines of `text` where they differ from `lines` (the incremental
     linter's family modules, blank outside the family). `focused`: `module` holds only the
     regions already (vjplint.syntax.region_parse), the whole module was never parsed. `only`: run only
@@ -193,26 +204,28 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     from vjplint.rules.base import RuleOptions
     from vjplint.rules.registry import rules_for
 
-    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+    recognizer = Recognizer.for_run(config, facts)
+    if session is None:
+        session = LintSession()
     whole: Optional[ast.Module] = None if focused else module
     index = TextIndex.of(text, index)
-    names = tuple(n.decode() for n in prefilter_names(config))
-    if FOCUS and not focused:
+    names = tuple(n.decode() for n in prefilter_names(config, facts))
+    if session.focus and not focused:
         from vjplint.syntax.regions import focus
 
         module = focus(module, text, text_lines or lines, list(names), index)
     model = collect(module, lines, recognizer)
     if keep is not None:
         keep.append(model)
-    if config.project_facts:  # what other modules of the run pass to, register on, call here
+    if facts.rows:  # what other modules of the run pass to, register on, call here
         from vjplint.facts.crossmodule import ExternalFacts
 
-        model.facts.external = ExternalFacts.from_config(config.project_facts)
+        model.facts.external = ExternalFacts.from_rows(facts.rows)
     options = RuleOptions(Hints(config.array_names, config.static_names), relint=_lint_with_one_rule)
     if config.array_names or config.static_names:
         model.facts.hints = options.hints  # vjplint.facts.value_kinds reads them as the weakest source of kinds
     stub = filename.endswith(".pyi")
-    present = _present_triggers(text, config, names, index)
+    present = _present_triggers(text, config, names, index, facts)
     classes = [cls for cls in rules_for(enabled if only is None else enabled & only)
                if (cls.IN_STUBS or not stub) and not cls.RUNTIME
                and (not cls.TRIGGERS or not present.isdisjoint(cls.TRIGGERS))
@@ -231,7 +244,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
             errors.extend(remote_errors)
     diagnostics = withhold_fixes(diagnostics, module, text) + remote  # the other process withheld its own
     if any(d.fix is not None and d.fix.plan is not None for d in diagnostics):
-        remember_parse(text, names, whole, module if FOCUS and text_lines is None else None)
+        session.remember_parse(text, names, whole, module if session.focus and text_lines is None else None)
     return diagnostics
 
 
@@ -313,7 +326,7 @@ def _visit_methods(cls: type) -> Tuple[str, ...]:
 
 
 def _present_triggers(text: str, config: Config, names: Tuple[str, ...] = (),
-                      index: Optional[TextIndex] = None) -> Set[bytes]:
+                      index: Optional[TextIndex] = None, facts: RunFacts = NO_FACTS) -> Set[bytes]:
     """The rules' trigger names the text holds; an alias's name stands for its creator's.
     `names`: the prefilter names, whose occurrences the regions found in `index` already."""
     if names and set(PREFILTER_NAMES) <= {n.encode() for n in names}:
@@ -321,9 +334,9 @@ def _present_triggers(text: str, config: Config, names: Tuple[str, ...] = (),
         present = {name for name in PREFILTER_NAMES if found[name.decode()]}
     else:
         present = {name for name in PREFILTER_NAMES if name.decode() in text}
-    if any(name.rsplit(".", 1)[-1] in text for name, _ in config.custom_vjp_aliases):
+    if any(name.rsplit(".", 1)[-1] in text for name, _ in (*config.custom_vjp_aliases, *facts.vjp_aliases)):
         present.add(b"custom_vjp")
-    if any(name.rsplit(".", 1)[-1] in text for name, _ in config.custom_jvp_aliases):
+    if any(name.rsplit(".", 1)[-1] in text for name, _ in (*config.custom_jvp_aliases, *facts.jvp_aliases)):
         present.add(b"custom_jvp")
     return present
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.lint.session import LintSession
 from vjplint.diagnostics import Diagnostic, Edit, Fix, Position
 from vjplint.lint.engine import SKIP_FILE, LintResult, RuleSplit, _finish, _run_rules, enabled_codes, lint_source, may_contain_findings, prefilter_names
 from vjplint.syntax.positions import lines_with_endings, source_lines
@@ -73,6 +75,8 @@ class IncrementalLinter:
     filename: str
     config: Config
     path: Optional[str] = None
+    facts: RunFacts = NO_FACTS  # what the run derives about the file (vjplint.model.run_facts)
+    session: LintSession = field(default_factory=LintSession)  # the Language Server's, shared by its linters
     chunks: List[Chunk] = field(default_factory=list)
     old_lines: List[str] = field(default_factory=list)
     cache: Dict[tuple, _Cached] = field(default_factory=dict)
@@ -95,12 +99,12 @@ class IncrementalLinter:
         or None. `keep`: as `engine.lint_source`'s (that whole lint's model, freed by the caller)."""
         stop = should_stop or (lambda: False)
         data = text.encode("utf-8", "surrogatepass")
-        if SKIP_FILE.search(text) or not may_contain_findings(data, prefilter_names(self.config)):
+        if SKIP_FILE.search(text) or not may_contain_findings(data, prefilter_names(self.config, self.facts)):
             return self._whole(text)
         if whole_first and not self.chunks and not self.cache:
             self.unprimed = True
             self.stats["full"] += 1
-            result = lint_source(self.filename, text, self.config, path=self.path,
+            result = lint_source(self.filename, text, self.config, path=self.path, facts=self.facts, session=self.session,
                                  split=split() if split is not None else None, keep=keep)
             self.whole = (text, result)
             return result
@@ -161,7 +165,7 @@ class IncrementalLinter:
         self.chunks, self.old_lines, self.text, self.modules, self.unprimed = [], [], None, [], False
         self.whole = None
         self.stats["full"] += 1
-        return lint_source(self.filename, text, self.config, path=self.path)
+        return lint_source(self.filename, text, self.config, path=self.path, facts=self.facts, session=self.session)
 
     def _update_chunks(self, lines: List[str]) -> None:
         old = self.old_lines
@@ -317,7 +321,7 @@ class IncrementalLinter:
     def _module_wide(self) -> bool:
         """Whether a registration may target no derivative: its target is named by no statement
         that can create one (at any depth), or it has no name at all."""
-        triggers = [n.decode() for n in prefilter_names(self.config)]
+        triggers = [n.decode() for n in prefilter_names(self.config, self.facts)]
         creators: Set[str] = set()
         for c in self.chunks:
             if c.statements and not c.context and any(t in c.text for t in triggers):
@@ -339,7 +343,8 @@ class IncrementalLinter:
             # regions (vjplint.syntax.regions) read offsets of the family's own text and lines; fixes read
             # the document's lines around each statement
             diagnostics = _run_rules(self.filename, module, text, lines, self.config, enabled, errors,
-                                     self.partly, text_lines=source_lines(text))
+                                     self.partly, text_lines=source_lines(text), facts=self.facts,
+                                     session=self.session)
         except (SourceError, RecursionError) as exc:  # cannot happen for text that parsed in chunks
             raise ValueError(str(exc)) from exc
         rows = any(_ROW_IN_TEXT.search(d.message) for d in diagnostics)

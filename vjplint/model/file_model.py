@@ -143,6 +143,8 @@ class CustomDerivative:
     # `graph=False`: JAX's protocol plus an `updates_g` keyword) or "either" (not statically known).
     mode: Optional[str] = None
     bound_self: bool = False  # `jax.custom_vjp(self._f)`: the primal's first parameter is bound
+    #                           (or, with bound_count, `functools.partial(f, cfg)`'s leading ones)
+    bound_count: int = 1  # how many leading parameters are bound when bound_self (a partial's arguments)
 
     @property
     def label(self) -> str:
@@ -158,7 +160,8 @@ class CustomDerivative:
             pass
         sig = None if self.primal is None else Signature.of(self.primal)
         if sig is not None and self.bound_self:
-            sig = sig.without_first()
+            for _ in range(self.bound_count):
+                sig = sig.without_first()
         self.__dict__["_signature"] = sig
         return sig
 

@@ -27,12 +27,17 @@ from vjplint.plans.residual_plan import Refusal, _own_return_values, _truthy_or_
 from vjplint.facts.infer import usage_evidence
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import FunctionNode, Scope
+from vjplint.diagnostics import Edit, Position, edit_order
 
-EditTuple = Tuple[int, int, int, int, str]  # 1-based rows and code-point columns, end exclusive
+
+
+def _edit(r1: int, c1: int, r2: int, c2: int, text: str) -> Edit:
+    """An edit between 1-based rows and code-point columns, end exclusive."""
+    return Edit(text, Position(r1, c1), Position(r2, c2))
 
 
 def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope,
-                  relint: Optional[Callable[[str, str], list]] = None) -> List[EditTuple]:
+                  relint: Optional[Callable[[str, str], list]] = None) -> List[Edit]:
     """The edits passing the captured `name` (bound in the function `scope`) to `d` explicitly."""
     primal = d.primal
     outer = d.enclosing
@@ -70,7 +75,7 @@ def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope
     for fn, role in ((fwd.node, "fwd"), (bwd.node, "bwd")):
         if any(id(n) not in _inside(registration.node) for n in _loads_of_name(model, fn.name)):
             raise Refusal(f"{role} `{fn.name}` is also used outside `defvjp`, and the rewrite changes its parameters")
-    edits: List[EditTuple] = []
+    edits: List[Edit] = []
     for fn in (primal, fwd.node):
         edits.append(_insert_parameter(model, fn, name))
     calls = _call_sites(model, d, name, scope, registration.node)
@@ -86,7 +91,7 @@ def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope
         if all(isinstance(r, ast.Constant) and r.value is None for r in residuals) and \
                 (res == "_" or not _reads(bwd.node, res)):  # no residuals so far: `name` is the residual
             r1, c1 = _start(model, bwd_params[0])  # the name only: an annotation stays
-            edits.append((r1, c1, r1, c1 + len(res), name))
+            edits.append(_edit(r1, c1, r1, c1 + len(res), name))
             edits.extend(_save_in_residuals(model, fwd.node, name, calls, alone=True))
         else:
             edits.append(_unpack_first(model, bwd.node, f"{res}, {name} = {res}"))
@@ -104,11 +109,11 @@ def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope
         edits.append(_insert_argument(model, call, name))
     if _reads(primal, name):  # the primal reads it: VJP602 may read the `None` as a forgotten cotangent
         edits.extend(_kept_nondiff_mark(model, d, name, bwd.node, edits, relint))
-    return sorted(edits)
+    return sorted(edits, key=edit_order)
 
 
 def _kept_nondiff_mark(model: FileModel, d: CustomDerivative, name: str, bwd: ast.FunctionDef,
-                       edits: List[EditTuple], relint: Optional[Callable[[str, str], list]]) -> List[EditTuple]:
+                       edits: List[Edit], relint: Optional[Callable[[str, str], list]]) -> List[Edit]:
     """`  # noqa: VJP602` after the first bwd `return`'s new `None`, when VJP602 reads it in the
     rewritten text as a forgotten cotangent (the primal reads `name`): differentiating with respect
     to the value was never possible (it raised), which the `None` keeps, and that is what VJP602
@@ -123,7 +128,7 @@ def _kept_nondiff_mark(model: FileModel, d: CustomDerivative, name: str, bwd: as
     return kept_none_mark(model, first.elts[0].lineno)  # type: ignore[union-attr]  # where VJP602 reports
 
 
-def kept_none_mark(model: FileModel, row: int) -> List[EditTuple]:
+def kept_none_mark(model: FileModel, row: int) -> List[Edit]:
     """The edit adding `# noqa: VJP602` to line `row` (merged into a noqa there), or none when no
     comment can end that line (a continuation, inside a string)."""
     from vjplint.syntax.noqa import noqa_edit
@@ -132,7 +137,7 @@ def kept_none_mark(model: FileModel, row: int) -> List[EditTuple]:
     edit = noqa_edit("\n".join(model.lines) + "\n", model.lines, row, KEPT_NONDIFF)
     if edit is None:
         return []
-    return [(edit.location.row, edit.location.column, edit.end_location.row, edit.end_location.column, edit.content)]
+    return [edit]
 
 
 # -- pieces ---------------------------------------------------------------------------------
@@ -149,27 +154,27 @@ def _end(model: FileModel, node: ast.AST) -> Tuple[int, int]:
     return line, byte_to_char(text, node.end_col_offset) + 1  # type: ignore[attr-defined]
 
 
-def _insert_parameter(model: FileModel, fn: ast.FunctionDef, name: str) -> EditTuple:
+def _insert_parameter(model: FileModel, fn: ast.FunctionDef, name: str) -> Edit:
     params = [*fn.args.posonlyargs, *fn.args.args]
     if not params:
         raise Refusal(f"`{fn.name}` takes no positional parameter to put `{name}` before")
     row, col = _start(model, params[0])
-    return row, col, row, col, f"{name}, "
+    return _edit(row, col, row, col, f"{name}, ")
 
 
-def _insert_argument(model: FileModel, call: ast.Call, name: str) -> EditTuple:
+def _insert_argument(model: FileModel, call: ast.Call, name: str) -> Edit:
     items = [*call.args, *call.keywords]
     if items:
         row, col = min(_start(model, item) for item in items)
-        return row, col, row, col, f"{name}, "
+        return _edit(row, col, row, col, f"{name}, ")
     row, col = _end(model, call)
     line = model.lines[row - 1]
     if line[col - 2:col - 1] != ")":
         raise Refusal("a call of the custom_vjp is not spelled `f(...)`")
-    return row, col - 1, row, col - 1, name
+    return _edit(row, col - 1, row, col - 1, name)
 
 
-def _unpack_first(model: FileModel, fn: ast.FunctionDef, statement: str) -> EditTuple:
+def _unpack_first(model: FileModel, fn: ast.FunctionDef, statement: str) -> Edit:
     body = fn.body
     first = body[1] if (len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                         and isinstance(body[0].value.value, str)) else body[0]
@@ -179,10 +184,10 @@ def _unpack_first(model: FileModel, fn: ast.FunctionDef, statement: str) -> Edit
     indent = line[:len(line) - len(line.lstrip())]
     if loc_of(model, first)[1] != len(indent):
         raise Refusal(f"the first statement of `{fn.name}` shares its line")
-    return first.lineno, 1, first.lineno, 1, f"{indent}{statement}\n"
+    return _edit(first.lineno, 1, first.lineno, 1, f"{indent}{statement}\n")
 
 
-def _none_first(model: FileModel, value: ast.expr) -> EditTuple:
+def _none_first(model: FileModel, value: ast.expr) -> Edit:
     """`None, ` before the first entry; a one-entry tuple's trailing comma goes (`(g,)` -> `(None, g)`)."""
     first = value.elts[0]  # type: ignore[attr-defined]
     row, col = _start(model, first)
@@ -192,12 +197,12 @@ def _none_first(model: FileModel, value: ast.expr) -> EditTuple:
         if rest.startswith(",") and rest[1:].lstrip().startswith((")", "]")):
             text = model.lines[row - 1][col - 1:end_col - 1] if row == end_row else None
             if text is not None:
-                return row, col, end_row, end_col + 1, f"None, {text}"
-    return row, col, row, col, "None, "
+                return _edit(row, col, end_row, end_col + 1, f"None, {text}")
+    return _edit(row, col, row, col, "None, ")
 
 
 def _save_in_residuals(model: FileModel, fwd: ast.FunctionDef, name: str, calls: List[ast.Call],
-                       alone: bool = False) -> List[EditTuple]:
+                       alone: bool = False) -> List[Edit]:
     edits = []
     returns = _own_return_values(fwd)
     if not returns:
@@ -213,7 +218,7 @@ def _save_in_residuals(model: FileModel, fwd: ast.FunctionDef, name: str, calls:
         if r1 != r2:
             raise Refusal("a fwd residual spans several lines")
         old = model.lines[r1 - 1][c1 - 1:c2 - 1]
-        edits.append((r1, c1, r2, c2, name if alone else f"({old}, {name})"))
+        edits.append(_edit(r1, c1, r2, c2, name if alone else f"({old}, {name})"))
     return edits
 
 
@@ -265,7 +270,7 @@ def _within(node: ast.AST, container: Optional[ast.AST]) -> bool:
 
 # -- custom_jvp ------------------------------------------------------------------------------
 def closure_edits_jvp(model: FileModel, d: CustomDerivative, name: str, scope: Scope,
-                      relint: Optional[Callable[[str, str], list]] = None) -> List[EditTuple]:
+                      relint: Optional[Callable[[str, str], list]] = None) -> List[Edit]:
     """The custom_jvp form: `name` becomes the primal's new leading parameter, the jvp rule takes
     it from `primals` and ignores its tangent, every call passes it:
 
@@ -319,14 +324,14 @@ def closure_edits_jvp(model: FileModel, d: CustomDerivative, name: str, scope: S
     params = [*jvp.args.posonlyargs, *jvp.args.args]
     if jvp.args.vararg is not None or len(params) != 2:
         raise Refusal("the jvp rule does not take exactly (primals, tangents)")
-    edits: List[EditTuple] = [_insert_parameter(model, primal, name)]
+    edits: List[Edit] = [_insert_parameter(model, primal, name)]
     edits.extend(_unpack_edits(model, jvp, params[0].arg, params[1].arg, name))
     for call in _call_sites(model, d, name, scope, marker):
         edits.append(_insert_argument(model, call, name))
-    return sorted(edits)
+    return sorted(edits, key=edit_order)
 
 
-def _unpack_edits(model: FileModel, jvp: ast.FunctionDef, primals: str, tangents: str, name: str) -> List[EditTuple]:
+def _unpack_edits(model: FileModel, jvp: ast.FunctionDef, primals: str, tangents: str, name: str) -> List[Edit]:
     """`name, ` first in every tuple target `primals` is unpacked into, `_, ` in every one of
     `tangents`; any other use of either (`primals[0]`, passing them on) refuses."""
     if _reads(jvp, "_"):
@@ -360,5 +365,5 @@ def _unpack_edits(model: FileModel, jvp: ast.FunctionDef, primals: str, tangents
     edits = []
     for target, new in targets:
         row, col = _start(model, target.elts[0])  # type: ignore[attr-defined]
-        edits.append((row, col, row, col, f"{new}, "))
+        edits.append(_edit(row, col, row, col, f"{new}, "))
     return edits

@@ -73,6 +73,8 @@ class Plan:
     unsafe_reasons: Tuple[str, ...] = ()
     marked: Tuple[str, ...] = ()  # moved arguments whose `None` gets `# noqa: VJP602` (none_draws_vjp602)
     stale_comments: Tuple[str, ...] = ()  # comments on fwd returns saying nothing is saved, which go
+    annotations: Tuple[Tuple[str, str, str], ...] = ()  # (def name, old, new): fwd's and bwd's `-> Tuple[...]`
+    #            rewritten for the new residuals and cotangents (`_return_annotations`)
 
     @property
     def safe(self) -> bool:
@@ -218,7 +220,52 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
         bwd_res_index=res_index, mode=mode, res_name=res_name, unpack=unpack, none_slots=none_slots,
         d_old=d_old, spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)),
         marked=tuple(marked), stale_comments=stale,
+        annotations=_return_annotations(model, fwd.node, bwd.node, fwd_moved, mode, none_slots, d_old),
     )
+
+
+def _tuple_annotation(model: FileModel, fn: FunctionNode) -> Optional[Tuple[ast.Subscript, List[ast.expr]]]:
+    """`fn`'s return annotation when it is `Tuple[A, B]`/`tuple[A, B]` on one line (no `...`)."""
+    ann = getattr(fn, "returns", None)
+    if not isinstance(ann, ast.Subscript) or ann.lineno != ann.end_lineno:
+        return None
+    if not (isinstance(ann.value, ast.Name) and ann.value.id in ("tuple", "Tuple")) and \
+            (model.index.qualname(ann.value) or "") != "typing.Tuple":
+        return None
+    elts = list(ann.slice.elts) if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+    if any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in elts):
+        return None
+    return ann, elts
+
+
+def _return_annotations(model: FileModel, fwd: FunctionNode, bwd: FunctionNode, fwd_moved: Tuple[str, ...],
+                        mode: str, none_slots: Tuple[int, ...], d_old: int) -> Tuple[Tuple[str, str, str], ...]:
+    """fwd's and bwd's return annotations written for the rewrite, where they list one type per
+    entry: bwd's `-> Tuple[Array]` becomes `-> Tuple[None, Array]` (a moved argument's `None` first);
+    fwd's `-> Tuple[Array, None]` saves the moved arguments now, typed as fwd's parameters are
+    (`object` for one without an annotation). Others (`Tuple[Array, ...]`, an alias) stay as written."""
+    out: List[Tuple[str, str, str]] = []
+    quote = lambda n: model.quote(n, 10_000)  # noqa: E731
+    found = _tuple_annotation(model, bwd) if not isinstance(bwd, ast.Lambda) else None
+    if found is not None and len(found[1]) == d_old:
+        ann, elts = found
+        texts = iter(quote(e) for e in elts)
+        new = [("None" if i in none_slots else next(texts)) for i in range(d_old + len(none_slots))]
+        out.append((bwd.name, quote(ann), f"{quote(ann.value)}[{', '.join(new)}]"))  # type: ignore[union-attr]
+    found = _tuple_annotation(model, fwd) if not isinstance(fwd, ast.Lambda) else None
+    if found is not None and len(found[1]) == 2:
+        ann, (primal_out, old_res) = found
+        params = {a.arg: a.annotation for a in [*fwd.args.posonlyargs, *fwd.args.args]}  # type: ignore[union-attr]
+        types = [quote(params[n]) if params.get(n) is not None else "object" for n in fwd_moved]
+        base = quote(ann.value)
+        if mode == "single":
+            res = types[0]
+        elif mode == "tuple":
+            res = f"{base}[{', '.join(types)}]"
+        else:
+            res = f"{base}[{', '.join([quote(old_res), *types])}]"
+        out.append((fwd.name, quote(ann), f"{base}[{quote(primal_out)}, {res}]"))  # type: ignore[union-attr]
+    return tuple(out)
 
 
 # -- the creation site -------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
-from vjplint.diagnostics import Applicability, Diagnostic
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, edit_order
 from vjplint.plans.residual_plan import Plan, Refusal, plan
 from vjplint.model.file_model import CustomDerivative, FileModel
 
@@ -39,7 +39,7 @@ def residual_fix_offer(model: FileModel, d: CustomDerivative, moved: Sequence[in
     return Applicability.SAFE, ""
 
 
-def rewrite_draws(model: FileModel, edits: Sequence[Tuple[int, int, int, int, str]], code: str, phrase: str,
+def rewrite_draws(model: FileModel, edits: Sequence[Edit], code: str, phrase: str,
                   relint: "Optional[Callable[[str, str], List[Diagnostic]]]") -> bool:
     """Whether rule `code` reports, on `model`'s text with `edits` applied (1-based rows and
     code-point columns, end exclusive, disjoint), a finding whose message holds `phrase`: how a
@@ -50,7 +50,9 @@ def rewrite_draws(model: FileModel, edits: Sequence[Tuple[int, int, int, int, st
         return False
 
     lines = list(model.lines)
-    for r1, c1, r2, c2, new in sorted(edits, reverse=True):  # from the end, so earlier positions hold
+    for edit in sorted(edits, key=edit_order, reverse=True):  # from the end, so earlier positions hold
+        r1, c1, r2, c2, new = (edit.location.row, edit.location.column, edit.end_location.row,
+                               edit.end_location.column, edit.content)
         head, tail = lines[r1 - 1][:c1 - 1], lines[r2 - 1][c2 - 1:]
         lines[r1 - 1:r2] = (head + new + tail).split("\n")
     return any(d.code == code and phrase in d.message for d in relint(code, "\n".join(lines) + "\n"))

@@ -100,26 +100,25 @@ class Targets:
 
 
 def file_rows(data: bytes, module: str, package: str, display: str, targets: Targets,
-              exported: Any, parsed: Any = None) -> List[list]:
+              exported: Any, parsed: Any = None, focus: bool = True) -> List[list]:
     """[owner module, row] for what the module `data` does with the other modules' targets;
     `exported(absolute)` answers what another module binds at module level. `parsed`: the
     module's `project_text.parse`, when it was parsed already; else only what the summary reads
-    of it is parsed (`project_text.parse_lazily`)."""
+    of it is parsed (`project_text.parse_lazily`). `focus` off (a test comparing with the whole
+    modules, vjplint.lint.session): the whole module is parsed and summarised."""
     from vjplint.project.summary import summarize
     from vjplint.facts.crossmodule import references
 
     if not targets.targets or not targets.may_call(data):
         return []
-    from vjplint.lint import engine
-
-    # Only what the summary reads is parsed, unless a test compares the whole modules (FOCUS off).
-    found = parsed if parsed is not None else _parse_lazily(data) if engine.FOCUS else _parse(data)
+    # Only what the summary reads is parsed, unless a test compares the whole modules (focus off).
+    found = parsed if parsed is not None else _parse_lazily(data) if focus else _parse(data)
     if found is None or not references(found[0], package, set(targets.targets)):
         return []
     own = {k: v for k, v in targets.targets.items() if v[0] != module}
     rows = [[owner, row] for owner, row in summarize(found[0], found[1], package, display, own, exported,
                                                      targets.forward_only, found[2],
-                                                     lazy=found[3] if len(found) > 3 else None)]
+                                                     lazy=found[3] if len(found) > 3 else None, focus=focus)]
     return _in_cells(rows, display, found[1]) if display.endswith(NOTEBOOK) and rows else rows
 
 
@@ -144,16 +143,17 @@ def _in_cells(rows: Any, display: str, lines: List[str]) -> Any:
     return rewrite(rows)
 
 
-def binding_of(data: Optional[bytes], name: str, display: str) -> Optional[Tuple[str, str, str]]:
+def binding_of(data: Optional[bytes], name: str, display: str, focus: bool = True) -> Optional[Tuple[str, str, str]]:
     """What a module (its bytes) binds to `name` at module level, when values knows its kind."""
     from vjplint.project.summary import module_binding
 
     found = _parse(data) if data is not None else None
-    return module_binding(found[0], found[1], name, display, found[2]) if found is not None else None
+    return module_binding(found[0], found[1], name, display, found[2], focus) if found is not None else None
 
 
 def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional[Config],
-                   use_cache: bool = True, known: Optional[Dict[str, bytes]] = None) -> Dict[str, Tuple[tuple, ...]]:
+                   use_cache: bool = True, known: Optional[Dict[str, bytes]] = None,
+                   focus: bool = True) -> Dict[str, Tuple[tuple, ...]]:
     """module -> rows about its names from the other modules of the run, and about the functions
     of other modules it imports (vjplint.project.loops). `files` holds (path, module name,
     package, display path) per Python file. A cache entry: [size, mtime_ns, made_ns, defines,
@@ -227,7 +227,7 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
                     data: Optional[bytes] = Path(path).read_bytes()
                 except OSError:
                     data = None
-                bindings[absolute] = binding_of(data, name, shown)
+                bindings[absolute] = binding_of(data, name, shown, focus)
         return bindings[absolute]
 
     for path, module, package, display in files:
@@ -237,7 +237,7 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
         if not (fresh.get(display) and entry[4] == targets.key):
             data = read(display) or b""
             consulted.clear()
-            rows = file_rows(data, module, package, display, targets, exported, parsed.pop(display, None))
+            rows = file_rows(data, module, package, display, targets, exported, parsed.pop(display, None), focus)
             # Rows that read another module's bindings are recomputed each run (that module may change).
             entry[4], entry[5] = ("" if consulted else targets.key), json.loads(json.dumps(rows))
             consulted.clear()

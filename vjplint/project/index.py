@@ -8,10 +8,10 @@ reads no unchanged file. Module names come from paths: a file's package is the c
 directories with an `__init__.py` above it; a file outside packages is its stem. Names are then
 resolved to a fixed point (a wrapper may forward to another, a package `__init__` may re-export
 one), and every spelling that reaches a wrapper (`pkg.mod.w`, `pkg.w` through a re-export,
-`.mod.w` from the files of `pkg`, `<self>.w` in `w`'s own module) becomes a
-`custom-vjp-aliases` (or `custom-jvp-aliases`) entry of the settings the files are linted with:
-no rule knows about it, and a change to a wrapper changes every file's settings fingerprint, so
-cached results follow.
+`.mod.w` from the files of `pkg`, `<self>.w` in `w`'s own module) becomes an alias of the
+file's `vjplint.model.run_facts.RunFacts`, added after the configured `custom-vjp-aliases` (or
+`custom-jvp-aliases`): no rule knows about it, and a change to a wrapper changes every file's
+result-cache key, so cached results follow.
 
 Only the modules of the run are known: a pre-commit run over one changed file sees the wrappers
 that file defines, not those of unchanged files.
@@ -22,12 +22,13 @@ import gc
 import json
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint.settings.config import Config
 from vjplint.model.jaxapi import JAX_JVP, JAX_VJP, LIBRARY_CREATORS, canonical_creator
+from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.model.wrappers import INSTANCE, SELF, FileWrappers, Forward, InferredKeyword
 
 FORMAT = 1
@@ -54,62 +55,62 @@ class ProjectIndex:
     package_of: Dict[str, str] = field(default_factory=dict)  # directory -> its package ("" outside)
     local: Dict[str, Dict[str, Creator]] = field(default_factory=dict)  # module -> `<self>.w` -> its own wrapper
     external: Dict[str, Tuple[tuple, ...]] = field(default_factory=dict)  # module -> vjplint.project.cross_values rows
-    _configs: Dict[Tuple[int, str, str], Config] = field(default_factory=dict)
+    _facts: Dict[Tuple[Tuple[Tuple[str, str], ...], Tuple[Tuple[str, str], ...], str, str], RunFacts] = \
+        field(default_factory=dict)
 
-    def config_for(self, config: Config, path: Path) -> Config:
-        """`config` with the wrappers as aliases (the relative spellings of `path`'s package too);
-        one object per (settings, package), `config` itself when there are no wrappers."""
+    def facts_for(self, config: Config, path: Path) -> RunFacts:
+        """What the run derives about `path` linted with `config`: the wrappers as aliases (the
+        relative spellings of `path`'s package too), what other modules do with its names; one
+        object per (configured aliases, package, module), `NO_FACTS` when there is nothing."""
         if not self.spellings and not self.external:
-            return config
+            return NO_FACTS
         package = self.package_of.get(os.path.dirname(os.path.abspath(path)), "")
         module = _module_name(package, path) if self.local or self.external else ""
-        key = (id(config), package if package in self.relative else "",
+        key = (config.custom_vjp_aliases, config.custom_jvp_aliases, package if package in self.relative else "",
                module if module in self.local or module in self.external else "")
-        found = self._configs.get(key)  # most files share one
+        found = self._facts.get(key)  # most files share one
         if found is None:
-            found = _with_aliases(config, {**self.spellings, **self.relative.get(package, {}),
-                                           **self.local.get(module, {})}) if self.spellings else config
-            if module in self.external and not str(path).endswith(".ipynb"):  # a notebook is no module
-                found = replace(found, project_facts=self.external[module])
-            self._configs[key] = found
+            vjp, jvp = _inferred_aliases(config, {**self.spellings, **self.relative.get(package, {}),
+                                                  **self.local.get(module, {})}) if self.spellings else ((), ())
+            rows = self.external.get(module, ()) if not str(path).endswith(".ipynb") else ()  # a notebook is no module
+            found = self._facts[key] = RunFacts(vjp, jvp, rows) if vjp or jvp or rows else NO_FACTS
         return found
 
 
-def _with_aliases(config: Config, creators: Dict[str, Creator]) -> Config:
+def _inferred_aliases(config: Config, creators: Dict[str, Creator]) -> Tuple[Tuple[Tuple[str, InferredKeyword], ...], ...]:
     # What the configuration names, and the APIs vjplint knows (each with its own protocol:
     # vjplint.facts.collect.Recognizer's defaults), win.
     known = {name for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases)}
     known.update(JAX_VJP, JAX_JVP, LIBRARY_CREATORS)
-    added: Dict[str, List[Tuple[str, str]]] = {"vjp": [], "jvp": []}
+    added: Dict[str, List[Tuple[str, InferredKeyword]]] = {"vjp": [], "jvp": []}
     for name, c in sorted(creators.items()):
         if name not in known and canonical_creator(name) not in known:
             added[c.kind].append((name, InferredKeyword(c.keyword, c.rules, c.why, c.exact)))
-    return replace(config, custom_vjp_aliases=config.custom_vjp_aliases + tuple(added["vjp"]),
-                   custom_jvp_aliases=config.custom_jvp_aliases + tuple(added["jvp"]))
+    return tuple(added["vjp"]), tuple(added["jvp"])
 
 
 # -- building -------------------------------------------------------------------------------
 def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True,
-                base: Optional[str] = None, cross_module: Optional[bool] = None) -> ProjectIndex:
+                base: Optional[str] = None, cross_module: Optional[bool] = None, focus: bool = True) -> ProjectIndex:
     """The index of `files` (paths as the run names them); `anchor` says where the cache lives
     and which configured aliases wrappers may forward to. Messages show paths relative to `base`
     (the Language Server's workspace folder), else as the run displays them. `cross_module`
     adds the value summaries of vjplint.project.cross_values; by default only for runs (no `base`):
     the Language Server keeps single-file value inference, since its index follows saves, not
-    the buffers being edited."""
+    the buffers being edited. `focus` off: the summaries read whole modules (tests compare)."""
     # The cyclic collector is paused, as while linting (vjplint.batch.parallel._lint): the
     # summaries parse whole modules, millions of young objects it would scan again and again.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build_index(files, anchor, use_cache, base, cross_module)
+        return _build_index(files, anchor, use_cache, base, cross_module, focus)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: Optional[str],
-                 cross_module: Optional[bool]) -> ProjectIndex:
+                 cross_module: Optional[bool], focus: bool = True) -> ProjectIndex:
     from vjplint.project.discover import display_path
 
     index = ProjectIndex()
@@ -139,7 +140,7 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
     if (base is None if cross_module is None else cross_module) and len(python) > 1:  # one file: nothing to learn
         from vjplint.project.cross_values import build_external
 
-        index.external = build_external(python, anchor, use_cache=use_cache, known=known)
+        index.external = build_external(python, anchor, use_cache=use_cache, known=known, focus=focus)
     return index
 
 
@@ -449,7 +450,8 @@ def _wrapper_of(forward: Forward, creator: Creator, key: str, display: str) -> O
 
 
 def with_wrappers(items: Sequence[Tuple[Path, Config]], anchor: Config, *,
-                  use_cache: bool = True) -> List[Tuple[Path, Config]]:
-    """The run's (file, settings) pairs with the project's wrappers added to the settings."""
+                  use_cache: bool = True) -> List[Tuple[Path, Config, RunFacts]]:
+    """The run's (file, settings) pairs, each with what the run derives about the file (the
+    project's wrappers as aliases, what other modules do with its names)."""
     index = build_index([path for path, _ in items], anchor, use_cache=use_cache)
-    return [(path, index.config_for(config, path)) for path, config in items]
+    return [(path, config, index.facts_for(config, path)) for path, config in items]

@@ -1,7 +1,7 @@
 """Which functions of the run's modules feed a parameter into `lax.while_loop`, told to the
 modules with custom_jvp rules that import them (VJP601 follows a tangent into such a helper:
 vjplint.facts.loops). Rows ("loop", the name as the importer spells it, ...) join the importer's
-`Config.project_facts`, so its cached result follows a change in the helper.
+`RunFacts.rows` (vjplint.model.run_facts), so its cached result follows a change in the helper.
 
 Per file, kept in the value summaries' cache entry (vjplint.project.cross_values, the Language Server's
 vjplint.server.project_index) as a small dict: from its bytes, "j" and "c", the words of its import

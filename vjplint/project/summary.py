@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
               targets: Dict[str, Tuple[str, str]], exported: Optional[ExportKind] = None,
               forward_only: AbstractSet[str] = frozenset(), text: Optional[str] = None,
-              lazy: Optional["LazyModule"] = None) -> List[Tuple[str, tuple]]:
-    """(defining module, row) pairs (rows: see ExternalFacts.from_config) for the calls,
+              lazy: Optional["LazyModule"] = None, focus: bool = True) -> List[Tuple[str, tuple]]:
+    """(defining module, row) pairs (rows: see ExternalFacts.from_rows) for the calls,
     registrations and uses in this module of `targets` (absolute name -> (module, name there));
     for those in `forward_only`, only forward mode applied to them. With the module's `text`, the
     model is built on its regions that can matter (as linting does, vjplint.syntax.regions): those naming
@@ -49,7 +49,7 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
         return []
     hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
     regions_made = False  # `tree` is the regions already
-    if _focus():
+    if focus:
         needs = _needed_words(imports, wanted, targets, text if text is not None else "\n".join(lines))
         if not needs:  # no statement can spell a target: no hit
             return []
@@ -73,7 +73,7 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
     hits.extend(_hits(nodes, imports, targets, forward_only))
     if not hits:
         return []
-    if text is not None and _focus() and not regions_made:
+    if text is not None and focus and not regions_made:
         from vjplint.syntax.regions import focus
 
         tree = focus(tree, text, lines, wanted)
@@ -212,12 +212,6 @@ def _hits(nodes, imports: Dict[str, str], targets, forward_only: AbstractSet[str
                 yield node, USE, q
 
 
-def _focus() -> bool:
-    from vjplint.lint import engine
-
-    return engine.FOCUS  # tests turn it off to compare with the whole modules
-
-
 def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, display: str,
                    imports: Dict[str, str], exported: Optional[ExportKind]) -> tuple:
     kind = values.of(arg)
@@ -312,13 +306,14 @@ def _returned(exported: ExportKind, absolute: Optional[str]) -> Optional[Tuple[s
 
 
 def module_binding(tree: ast.Module, lines: List[str], name: str, display: str,
-                   text: Optional[str] = None) -> Optional[Tuple[str, str, str]]:
+                   text: Optional[str] = None, focus: bool = True) -> Optional[Tuple[str, str, str]]:
     """(tag, dtype, why) of the module-level `name` of a module, when vjplint.facts.value_kinds knows it as
     an array or a Python value (a module-level value is never a tracer); for a module-level
     function, what calling it returns: "call:new-array" when every return builds a new jax array
     (a tracer when called inside a traced function), "call:array", "call:static". With the
-    module's `text`, only its regions naming `name` (and what they read) are modelled."""
-    if text is not None and _focus():
+    module's `text`, only its regions naming `name` (and what they read) are modelled, unless
+    `focus` is off (a test comparing with the whole module)."""
+    if text is not None and focus:
         from vjplint.syntax.regions import focus
 
         tree = focus(tree, text, lines, [name])

@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Callable, ClassVar, List, Optional, Tuple
+from typing import Callable, ClassVar, List, Optional, Sequence, Tuple
 
-from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, FixPlan, Position, Severity
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, FixPlan, Severity
 from vjplint.facts.infer import Hints
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.syntax.positions import node_range
@@ -99,13 +99,11 @@ class Rule:
         start, end = node_range(self.model.lines, node, end_node)
         return Fix(applicability, message, (Edit(text, start, end),))
 
-    def editing(self, applicability: Applicability, message: str,
-                edits: List[Tuple[int, int, int, int, str]]) -> Fix:
-        """A fix of explicit edits (start_row, start_col, end_row, end_col, new_text): rows and
-        columns 1-based, columns in code points, end exclusive; `(r, 1, r + 1, 1, "")` deletes line
-        r with its newline."""
-        return Fix(applicability, message,
-                   tuple(Edit(t, Position(r1, c1), Position(r2, c2)) for r1, c1, r2, c2, t in edits))
+    @staticmethod
+    def editing(applicability: Applicability, message: str, edits: Sequence[Edit]) -> Fix:
+        """A fix of explicit edits: rows and columns 1-based, columns in code points, end
+        exclusive; `Edit("", Position(r, 1), Position(r + 1, 1))` deletes line r with its newline."""
+        return Fix(applicability, message, tuple(edits))
 
     @staticmethod
     def planning(applicability: Applicability, message: str, plan: FixPlan) -> Fix:

@@ -50,6 +50,13 @@ def write_docs(directory: str = "vjplint/docs/rules") -> None:
         (out / f"{code}.md").write_text(render_markdown(rule), encoding="utf-8")
         index.append(f"| [{code}]({code}.md) | {rule.NAME} | {rule.SEVERITY.value} | "
                      f"{_default(rule)} | {rule.FIX or ''} |")
+    from vjplint.settings.redirects import REDIRECTS, redirected
+
+    for old in sorted(REDIRECTS):  # a merged code's page points to its new code (a link stays valid)
+        new = redirected(old)
+        (out / f"{old}.md").write_text(f"# {old}\n\n{old} has been merged into [{new}]({new}.md); `{old}` in "
+                                       f"select, ignore, per-file-ignores and `# noqa` means {new}.\n", encoding="utf-8")
+        index.append(f"| {old} | merged into [{new}]({new}.md) | | | |")
     (out / "README.md").write_text("\n".join(index) + "\n", encoding="utf-8")
 
 

@@ -1,4 +1,4 @@
-"""All rules, found by import (no registration step), and code/prefix selection."""
+"""All rules, found by import in the family folders (no registration step), and code/prefix selection."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Dict, Iterable, List, Type
 
 from vjplint.rules.base import Rule
+from vjplint.settings.redirects import redirected
 
 
 @lru_cache(maxsize=None)
@@ -15,10 +16,11 @@ def all_rules() -> Dict[str, Type[Rule]]:
     import vjplint.rules as package
 
     found: Dict[str, Type[Rule]] = {}
-    for info in pkgutil.iter_modules(package.__path__):
-        if not info.name.startswith("vjp"):
+    # one folder per family (what the user got wrong), one module per rule inside it
+    for info in pkgutil.walk_packages(package.__path__, prefix="vjplint.rules."):
+        if not info.name.rpartition(".")[2].startswith("vjp"):
             continue
-        module = importlib.import_module(f"vjplint.rules.{info.name}")
+        module = importlib.import_module(info.name)
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and hasattr(value, "CODE"):
                 found[value.CODE] = value
@@ -31,7 +33,8 @@ def unknown_selectors(selectors: Iterable[str]) -> List[str]:
     if not selectors:
         return []  # importing every rule costs more than a run over files without custom derivatives
     codes = list(all_rules()) + list(ENGINE_CODES)
-    return [s for s in selectors if not any(c.startswith(s) for c in codes)]
+    # a merged code (vjplint.settings.redirects) selects the code it was merged into
+    return [s for s in selectors if not any(c.startswith(redirected(s)) for c in codes)]
 
 
 # Codes the engine itself emits (not rule classes).

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Diagnostic, Edit, Fix, Position
 from vjplint.lint.incremental import IncrementalLinter
 from vjplint.syntax.positions import source_lines
@@ -22,7 +23,7 @@ RowMap = List[Tuple[int, int, int]]  # (first row in the family document, first 
 
 
 def attach_family_fixes(diagnostics: Sequence[Diagnostic], text: str, filename: str, config: Config,
-                        linter: Optional[IncrementalLinter]) -> None:
+                        linter: Optional[IncrementalLinter], facts: RunFacts = NO_FACTS) -> None:
     """Compute (in place) the edits of the diagnostics' planned fixes, as
     `vjplint.fixes.apply.attach_fix_edits` would on the whole `text`."""
     from vjplint.fixes.apply import attach_fix_edits
@@ -43,7 +44,7 @@ def attach_family_fixes(diagnostics: Sequence[Diagnostic], text: str, filename: 
             assert d.fix is not None and d.fix.plan is not None
             line = _to_family(d.fix.plan.line, rows)
             copies.append(replace(d, fix=replace(d.fix, plan=replace(d.fix.plan, line=line))))
-        attach_fix_edits(copies, {filename: lines}, config)
+        attach_fix_edits(copies, {filename: lines}, config, facts={filename: facts})
         for d, copy in zip(ds, copies):
             assert d.fix is not None and copy.fix is not None
             if not copy.fix.resolved:
@@ -54,7 +55,7 @@ def attach_family_fixes(diagnostics: Sequence[Diagnostic], text: str, filename: 
             else:
                 whole.append(d)
     if whole:
-        attach_fix_edits(whole, {filename: source_lines(text)}, config)
+        attach_fix_edits(whole, {filename: source_lines(text)}, config, facts={filename: facts})
 
 
 def _to_family(row: int, rows: RowMap) -> int:

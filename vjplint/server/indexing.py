@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
 
 log = logging.getLogger("vjplint.server")
 MAX_INDEXED_FILES = 20_000  # a workspace folder's files read for its index, at most
@@ -47,7 +48,7 @@ class Indexing:
         self.indexing: Dict[str, threading.Event] = {}  # folder -> set when its wrappers are ready
         self.index_generation = 0  # bumped when the settings change: older builds are dropped
         self.index_builds: Dict[Tuple[str, str], int] = {}  # (folder, "wrappers"/"facts") -> the newest build
-        self.fact_configs: Dict[str, Tuple[Config, Any, Config]] = {}  # path -> (base, rows, with facts)
+        self.fact_configs: Dict[str, Tuple[RunFacts, Any, RunFacts]] = {}  # path -> (the index's, rows, with rows)
         self.facts_timers: Dict[str, Any] = {}  # uri -> the pending facts update
         self.facts_cost_ms: Dict[str, float] = {}  # uri -> how long its last update took
         self.first_analysis = threading.Event()  # set once a document is linted: the facts wait for it
@@ -61,28 +62,28 @@ class Indexing:
         self.fact_configs.clear()
 
     # -- reading -----------------------------------------------------------------------------
-    def indexed_config(self, config: Config, folder: str, path: Path, wait: float) -> Config:
-        """`config` with `folder`'s wrappers and `path`'s cross-module facts, as far as known."""
+    def indexed_config(self, config: Config, folder: str, path: Path, wait: float) -> Tuple[Config, RunFacts]:
+        """`config`, and what the run derives about `path` (vjplint.model.run_facts): `folder`'s
+        wrappers and `path`'s cross-module facts, as far as known."""
         index = self.wrappers.get(folder)
         if index is None:
             event = self.start_index(folder)
             if wait > 0 and threading.get_ident() != self.loop_thread and event.wait(wait):  # type: ignore[attr-defined]
                 index = self.wrappers.get(folder)
-        if index is not None:
-            config = index.config_for(config, path)
+        derived = index.facts_for(config, path) if index is not None else NO_FACTS
         facts = self.facts.get(folder)
         rows = facts.facts_of(str(path)) if facts is not None else ()
         if not rows:
-            return config
+            return config, derived
         key = os.path.abspath(path)
         cached = self.fact_configs.get(key)
-        if cached is not None and cached[0] is config and cached[1] is rows:
-            return cached[2]
+        if cached is not None and cached[0] is derived and cached[1] is rows:
+            return config, cached[2]
         from dataclasses import replace
 
-        found = replace(config, project_facts=rows)
-        self.fact_configs[key] = (config, rows, found)
-        return found
+        found = replace(derived, rows=tuple(rows))
+        self.fact_configs[key] = (derived, rows, found)
+        return config, found
 
     def open_paths(self) -> Dict[str, str]:
         """Open documents and notebooks: absolute path -> uri."""
@@ -183,6 +184,7 @@ class Indexing:
             return
         self.facts[folder] = facts
         self.call_soon(self.refresh_folder, folder)  # type: ignore[attr-defined]
+        self.recheck_named_elsewhere(folder)
 
     # -- updating ------------------------------------------------------------------------------
     def facts_changed(self, uri: str, delay_ms: Optional[float] = None) -> None:
@@ -228,6 +230,20 @@ class Indexing:
         if changed:
             log.info("facts changed for %s (after %s)", sorted(changed), uri)
             self.call_soon(self.refresh_folder, folder)  # type: ignore[attr-defined]
+        self.recheck_named_elsewhere(folder)
+
+    def recheck_named_elsewhere(self, folder: str) -> None:
+        """In the lint thread: the open documents of `folder` whose residual fixes another module
+        now names, or no longer names (vjplint.fixes.named_elsewhere), are linted again."""
+        for uri, analysis in list(self.analyses.items()):  # type: ignore[attr-defined]
+            if not analysis.residual_plans or analysis.path is None or \
+                    self.folder_of(Path(analysis.path)) != folder:  # type: ignore[attr-defined]
+                continue
+            if self.named_elsewhere_changed(analysis):  # type: ignore[attr-defined]
+                with self.lock:  # type: ignore[attr-defined]
+                    if self.analyses.get(uri) is analysis:  # type: ignore[attr-defined]
+                        self.analyses.pop(uri, None)  # type: ignore[attr-defined]
+                self.call_soon(self.schedule, uri, 0)  # type: ignore[attr-defined]
 
     def files_changed(self, changes: Iterable[Tuple[str, int]]) -> None:
         """workspace/didChangeWatchedFiles for Python files: (uri, 1 created / 2 changed / 3 deleted)."""
@@ -258,7 +274,7 @@ class Indexing:
             analysis = self.analyses.get(uri)  # type: ignore[attr-defined]
             if analysis is None:
                 continue  # not linted yet: its lint reads the new settings
-            if self.config_for(path) != analysis.config:  # type: ignore[attr-defined]
+            if self.config_for(path) != (analysis.config, analysis.facts):  # type: ignore[attr-defined]
                 with self.lock:  # type: ignore[attr-defined]
                     self.analyses.pop(uri, None)  # type: ignore[attr-defined]
                 stale.append(uri)

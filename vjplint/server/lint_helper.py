@@ -126,7 +126,7 @@ class LintHelper:
                 + (f" ({'; '.join(notes)})" if notes else ""))
 
     def split(self, filename: str, text: str, config: Any, path: Optional[str],
-              family: Tuple[str, ...] = HELPER_FAMILY) -> Optional[Any]:
+              family: Tuple[str, ...] = HELPER_FAMILY, facts: Any = None) -> Optional[Any]:
         """Send `text` to the helper and return the engine's RuleSplit for the rest of the lint
         (the helper runs the rules whose codes start with one of `family`); None (lint it all
         here) when the helper is busy or gone."""
@@ -142,7 +142,7 @@ class LintHelper:
 
         def exchange() -> None:
             try:
-                data = pickle.dumps((filename, text, config, path, family), protocol=pickle.HIGHEST_PROTOCOL)
+                data = pickle.dumps((filename, text, config, path, family, facts), protocol=pickle.HIGHEST_PROTOCOL)
                 self.proc.stdin.write(_HEADER.pack(len(data)) + data)  # type: ignore[union-attr]
                 self.proc.stdin.flush()  # type: ignore[union-attr]
                 reply.append(pickle.loads(_read(self.proc.stdout, _read_length(self.proc.stdout))))
@@ -200,9 +200,11 @@ def main() -> int:
 
     from vjplint.settings.config import Config
     from vjplint.lint.engine import lint_source
+    from vjplint.lint.session import LintSession
     from vjplint.rules.registry import all_rules
 
-    lint_source("warm_up.py", WARM_UP, Config())
+    session = LintSession()  # this helper's, for its life
+    lint_source("warm_up.py", WARM_UP, Config(), session=session)
     gc.freeze()  # the engine's modules: out of the collector's sight, as in the server
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     while True:
@@ -216,9 +218,10 @@ def main() -> int:
         # model (one starts at the first allocations after it runs again) would delay the answer.
         gc.disable()
         try:
-            filename, text, config, path, family = pickle.loads(data)
+            filename, text, config, path, family, facts = pickle.loads(data)
             codes = frozenset(code for code in all_rules() if code.startswith(family))
-            result = lint_source(filename, text, config, path, rules=codes, keep=kept)
+            result = lint_source(filename, text, config, path, rules=codes, keep=kept, session=session,
+                                 **({"facts": facts} if facts is not None else {}))
             if result.findings is not None:
                 value = (result.findings, result.errors)
         except Exception as exc:  # answered with None: the server runs these rules itself

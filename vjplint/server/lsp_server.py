@@ -38,6 +38,8 @@ from pygls.uris import to_fs_path
 
 from vjplint import __version__
 from vjplint.settings.config import Config
+from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.lint.session import LintSession
 from vjplint.diagnostics import Applicability, Diagnostic, Position
 from vjplint.errors import ConfigError
 from vjplint.lint.incremental import IncrementalLinter, Superseded
@@ -108,8 +110,12 @@ class Analysis:
     config: Config
     filename: str
     path: Optional[str] = None  # the file on disk, when the document is one
+    facts: RunFacts = NO_FACTS  # what the project index derives about it (vjplint.model.run_facts)
     errors: List[str] = field(default_factory=list)
     fixed_text: Dict[bool, Optional[str]] = field(default_factory=dict)  # unsafe? -> fix-all result
+    named_elsewhere: Dict[str, str] = field(default_factory=dict)  # custom_vjp -> why its fix is withdrawn
+    residual_plans: Tuple[Any, ...] = ()  # the residual fixes the lint offered, before any was withdrawn
+    named_checked: bool = False  # whether the workspace index was there to ask (named_elsewhere)
 
 
 class _Dropped:
@@ -177,6 +183,7 @@ class VjplintServer(Indexing, LanguageServer):
         self.pending: Dict[str, asyncio.TimerHandle] = {}
         self.analyses: Dict[str, Analysis] = {}
         self.linters: Dict[str, IncrementalLinter] = {}  # open documents: their incremental state (lint thread)
+        self.session = LintSession()  # the lint session of every document's lint, for the server's life
         self.notebook_versions: Dict[str, int] = {}  # open notebooks: uri -> version
         self.published_cells: Dict[str, List[str]] = {}  # notebook uri -> the cell URIs last published
         self.fixes_warmed = False
@@ -311,13 +318,13 @@ class VjplintServer(Indexing, LanguageServer):
             self.linters.clear()
             self.reported_config_errors.clear()
 
-    def config_for(self, path: Optional[Path], wait: float = 0.0) -> Config:
+    def config_for(self, path: Optional[Path], wait: float = 0.0) -> Tuple[Config, RunFacts]:
         """The settings of a document: resolved by the same workspace layer as the command line
         (each file's nearest [tool.vjplint], or the client's explicit configuration), with the
-        client's rule selection on top, then its folder's wrappers and what the folder's other
-        modules pass to, register on and call in it (vjplint.server.indexing; the first lint of
-        a folder waits `wait` seconds for them at most). A broken configuration is reported and
-        the defaults used."""
+        client's rule selection on top; beside them, what the run derives about it: its folder's
+        wrappers and what the folder's other modules pass to, register on and call in it
+        (vjplint.server.indexing; the first lint of a folder waits `wait` seconds for them at
+        most). A broken configuration is reported and the defaults used."""
         with self.lock:
             if self.project is None:
                 explicit = self.settings.configuration
@@ -333,10 +340,10 @@ class VjplintServer(Indexing, LanguageServer):
                 config = self.project.settings_for_dir(str(directory) if directory is not None else os.getcwd())
             except ConfigError as exc:
                 self.config_error(str(exc))
-                return Config()
+                return Config(), NO_FACTS
         folder = self.folder_of(path) if path is not None else None
         if folder is None or path is None:
-            return config
+            return config, NO_FACTS
         return self.indexed_config(config, folder, path, wait)
 
     def folder_of(self, path: Path) -> Optional[str]:
@@ -400,16 +407,18 @@ class VjplintServer(Indexing, LanguageServer):
             if cached is not None and cached.text == text:
                 return cached
             path = _path(uri)
-        config = self.config_for(path, INDEX_WAIT_S)
+        config, facts = self.config_for(path, INDEX_WAIT_S)
         filename = _display_name(uri, path, config, self.workspace_root())
         if path is not None and _excluded(path, config):
-            analysis = Analysis(text, [], config, filename, str(path))
+            analysis = Analysis(text, [], config, filename, str(path), facts=facts)
         else:
             linter = self.linters.get(uri)
             where = str(path) if path is not None else None
-            if linter is None or (linter.filename, linter.path) != (filename, where) or linter.config != config:
-                linter = self.linters[uri] = IncrementalLinter(filename, config, where)
-            share = lambda: self.shared_first_lint(uri, text, filename, where, config)  # noqa: E731
+            if linter is None or (linter.filename, linter.path) != (filename, where) or \
+                    (linter.config, linter.facts) != (config, facts):
+                linter = self.linters[uri] = IncrementalLinter(filename, config, where, facts=facts,
+                                                               session=self.session)
+            share = lambda: self.shared_first_lint(uri, text, filename, where, config, facts)  # noqa: E731
             held: List[object] = []
             with collector_paused():
                 result = linter.lint(text, should_stop, whole_first=True, split=share,
@@ -423,7 +432,8 @@ class VjplintServer(Indexing, LanguageServer):
             # linter's cached findings (whether a fix drops an import depends on other statements).
             diagnostics = [_copy(d) for d in result.diagnostics]
             analysis = Analysis(text, diagnostics, config, filename, str(path) if path is not None else None,
-                                errors=result.errors)
+                                errors=result.errors, facts=facts)
+            self.withdraw_named_elsewhere(analysis)
             for error in result.errors:
                 log.error("%s", error)
         with self.lock:
@@ -431,7 +441,8 @@ class VjplintServer(Indexing, LanguageServer):
         return analysis
 
     # -- the lint helper (vjplint.server.lint_helper) ------------------------------------------
-    def shared_first_lint(self, uri: str, text: str, filename: str, where: Optional[str], config: Config) -> Any:
+    def shared_first_lint(self, uri: str, text: str, filename: str, where: Optional[str], config: Config,
+                          facts: RunFacts = NO_FACTS) -> Any:
         """In the lint thread, for a document's first (whole) lint: the rules the helper runs
         meanwhile (engine.RuleSplit), None to lint it all here (no helper, a small document,
         the helper busy). The share sent at didOpen (`share_early`) is taken if it was for
@@ -439,12 +450,12 @@ class VjplintServer(Indexing, LanguageServer):
         early = self.early_shares.pop(uri, None)
         if early is not None and early.text == text:
             early.ready.wait(INDEX_WAIT_S + 1.0)
-            if early.split is not None and early.key == (filename, where, config):
+            if early.split is not None and early.key == (filename, where, config, facts):
                 return early.split
         helper = self.helper
         if helper is None or not _big(text):
             return None
-        return helper.split(filename, text, config, where)
+        return helper.split(filename, text, config, where, facts=facts)
 
     def share_early(self, uri: str, text: str) -> None:
         """On the event loop, at didOpen in a server that just started (its lint thread still
@@ -460,14 +471,14 @@ class VjplintServer(Indexing, LanguageServer):
     def _send_early(self, uri: str, early: "_EarlyShare") -> None:
         try:
             path = _path(uri)
-            config = self.config_for(path, INDEX_WAIT_S)
+            config, facts = self.config_for(path, INDEX_WAIT_S)
             if path is not None and _excluded(path, config):
                 return
             filename = _display_name(uri, path, config, self.workspace_root())
             where = str(path) if path is not None else None
-            early.key = (filename, where, config)
+            early.key = (filename, where, config, facts)
             if self.helper is not None:
-                early.split = self.helper.split(filename, early.text, config, where, AHEAD_FAMILY)
+                early.split = self.helper.split(filename, early.text, config, where, AHEAD_FAMILY, facts=facts)
                 if early.split is not None:
                     self.helper.at_open += 1
         except Exception:
@@ -527,18 +538,73 @@ class VjplintServer(Indexing, LanguageServer):
         linter = self.linters.get(uri)
         try:
             attach_family_fixes(todo, analysis.text, analysis.filename, analysis.config,
-                                linter if linter is not None and linter.current(analysis.text) else None)
+                                linter if linter is not None and linter.current(analysis.text) else None,
+                                analysis.facts)
         except Exception as exc:  # no fix machinery, or it failed: actions without edits
             log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
 
+    def withdraw_named_elsewhere(self, analysis: Analysis) -> None:
+        """As the command line does for the files of its run: a residual-plus-None fix whose fwd or
+        bwd another module of the workspace index names (a test importing `clip_fwd`) is withdrawn,
+        and its finding says why (vjplint.fixes.named_elsewhere). At the lint; the index and the
+        other modules may change later: `named_elsewhere_changed`."""
+        from vjplint.fixes.named_elsewhere import residual_plans, withdraw
+
+        analysis.residual_plans = tuple(residual_plans(analysis.diagnostics))
+        reasons = self.named_elsewhere_of(analysis)
+        if reasons is None:
+            return
+        analysis.named_checked = True
+        if reasons:
+            withdraw(analysis.diagnostics, reasons)
+            analysis.named_elsewhere = reasons
+
+    def named_elsewhere_of(self, analysis: Analysis) -> Optional[Dict[str, str]]:
+        """{custom_vjp: reason} for the analysis's residual fixes that another module of its folder
+        names; None while the folder has no index (or the document is no file)."""
+        if analysis.path is None or not analysis.residual_plans:
+            return {} if analysis.path is not None else None
+        folder = self.folder_of(Path(analysis.path))
+        facts = self.facts.get(folder) if folder is not None else None
+        if facts is None:
+            return None
+        try:
+            from vjplint.fixes.named_elsewhere import named_in_others
+
+            return named_in_others(Path(analysis.path), analysis.text, analysis.config, analysis.residual_plans,
+                                   facts.modules(), analysis.facts)
+        except Exception as exc:
+            log.error("cannot check other modules for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
+            return None
+
+    def named_elsewhere_changed(self, analysis: Analysis) -> bool:
+        """Whether another module's use of the rules changed since the lint (an index built since, a
+        test that now imports clip_fwd or no longer does): then the lint is redone."""
+        if not analysis.residual_plans:
+            return False
+        now = self.named_elsewhere_of(analysis)
+        return now is not None and (not analysis.named_checked or now != analysis.named_elsewhere)
+
+    def current_analysis(self, uri: str, text: str, should_stop: Optional[Any] = None) -> Analysis:
+        """`analyse` for an action: linted again when the other modules' use of its rules changed."""
+        analysis = self.analyse(uri, text, should_stop)
+        if self.named_elsewhere_changed(analysis):
+            with self.lock:
+                if self.analyses.get(uri) is analysis:
+                    self.analyses.pop(uri, None)
+            analysis = self.analyse(uri, text, should_stop)
+        return analysis
+
     def fix_all_text(self, analysis: Analysis, unsafe: bool) -> Optional[str]:
-        """`vjplint --fix` on the buffer (cached per text: clients ask on every cursor move)."""
+        """`vjplint --fix` on the buffer (cached per text: clients ask on every cursor move), without
+        the fixes withdrawn because another module names their rules."""
         if unsafe not in analysis.fixed_text:
             try:
-                from vjplint.fixes.apply import fix_source
+                from vjplint.fixes.apply import fix_text
 
-                new_text: Optional[str] = fix_source(analysis.filename, analysis.text, analysis.config, unsafe,
-                                                     path=analysis.path)[0]
+                new_text: Optional[str] = fix_text(analysis.filename, analysis.text, analysis.config, unsafe,
+                                                   exclude=tuple(analysis.named_elsewhere), path=analysis.path,
+                                                   facts=analysis.facts).text
             except Exception as exc:
                 log.error("fix-all failed for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
                 new_text = None
@@ -767,7 +833,7 @@ class VjplintServer(Indexing, LanguageServer):
         text = self.document(uri)
         if text is None or not self.lintable(uri):
             return []
-        analysis = self.analyse(uri, text, should_stop)
+        analysis = self.current_analysis(uri, text, should_stop)
         only = params.context.only
         lazy = self.resolve_edits_supported()
         lines = source_lines(text)
@@ -852,7 +918,7 @@ class VjplintServer(Indexing, LanguageServer):
         text = self.document(uri) if isinstance(uri, str) else None
         if text is None:
             return action
-        analysis = self.analyse(uri, text, should_stop)
+        analysis = self.current_analysis(uri, text, should_stop)
         if data.get("action") == "fixAll":
             action.edit = self.fix_all_edit(uri, analysis)
         elif data.get("action") == "quickfix":
@@ -920,7 +986,7 @@ class _EarlyShare:
     def __init__(self, text: str) -> None:
         self.text = text
         self.ready = threading.Event()
-        self.key: Optional[Tuple[str, Optional[str], Config]] = None
+        self.key: Optional[Tuple[str, Optional[str], Config, RunFacts]] = None
         self.split: Optional[Any] = None
 
 

@@ -1,5 +1,5 @@
 """The Language Server's project facts: one workspace folder's cross-module summaries
-(`vjplint.project.cross_values`, the rows the command line passes as `Config.project_facts`), kept
+(`vjplint.project.cross_values`, the rows the command line passes as `RunFacts.rows`), kept
 per file and updated per file.
 
 Each Python file and notebook (its code cells, vjplint.syntax.notebook: a caller only) of the folder
@@ -74,6 +74,11 @@ class FolderFacts:
     def facts_of(self, path: str) -> Rows:
         entry = self.files.get(os.path.abspath(path))
         return self.external.get(entry.module, ()) if entry is not None else ()
+
+    def modules(self) -> List[Tuple[Path, str, Callable[[], bytes]]]:
+        """Every module of the folder: (path, display name, a reader of its text: the editor's
+        buffer while it is open, else the file), as vjplint.fixes.named_elsewhere asks."""
+        return [(Path(key), entry.display, lambda key=key: self._read(key)) for key, entry in self.files.items()]
 
     def _read(self, key: str) -> bytes:
         text = self.buffer(key)

@@ -12,6 +12,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from vjplint.errors import ConfigError
 from vjplint.settings.cache_files import CACHE_DIR_NAME
+from vjplint.settings.redirects import redirect_all
 
 
 def _tomllib():
@@ -50,9 +51,6 @@ class Config:
     static_names: FrozenSet[str] = frozenset()
     custom_vjp_aliases: Tuple[Tuple[str, str], ...] = ()
     custom_jvp_aliases: Tuple[Tuple[str, str], ...] = ()
-    # What other modules of the run do with this module's names (vjplint.project.cross_values); set by
-    # the project index, never read from pyproject.toml.
-    project_facts: Tuple[tuple, ...] = ()
     target: str = "current"
     verify: Tuple[Tuple[str, Any], ...] = ()
     cache_dir: Optional[str] = None
@@ -96,10 +94,11 @@ class Config:
         return tuple(codes)
 
     def fingerprint(self) -> str:
-        """A stable text for cache keys: everything that changes results."""
+        """A stable text for cache keys: every setting that changes results (what the run derives
+        about a file, vjplint.model.run_facts.RunFacts, adds its own fingerprint)."""
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores,
                      sorted(self.array_names), sorted(self.static_names), self.custom_vjp_aliases,
-                     self.custom_jvp_aliases, self.target, self.root) + ((self.project_facts,) if self.project_facts else ()))
+                     self.custom_jvp_aliases, self.target, self.root))
 
 
 def _matches(code: str, selectors: Sequence[str]) -> bool:
@@ -199,7 +198,7 @@ def config_from_table(table: Dict[str, Any], path: Optional[Path] = None) -> Con
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}`{key}` must be a list of rule codes")
         check_selectors(value, f"{where}`{key}`")
-        return tuple(value)
+        return redirect_all(value)  # a merged code names the code it was merged into
 
     def strings(key: str) -> Tuple[str, ...]:
         value = table.get(key, [])
@@ -224,7 +223,7 @@ def config_from_table(table: Dict[str, Any], path: Optional[Path] = None) -> Con
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}`per-file-ignores.{pattern}` must be a list of rule codes")
         check_selectors(value, f"{where}`per-file-ignores.{pattern}`")
-        per_file_items.append((pattern, tuple(value)))
+        per_file_items.append((pattern, redirect_all(value)))
     target = table.get("target", "current")
     if target not in TARGETS:
         raise ConfigError(f"{where}`target` must be one of {', '.join(map(repr, TARGETS))}, not {target!r}")
@@ -275,9 +274,9 @@ def with_overrides(config: Config, *, select: Optional[Sequence[str]] = None,
         raise ConfigError("--select: no rule codes given (an empty value would select nothing)")
     return replace(
         config,
-        select=tuple(select) if select is not None else config.select,
-        ignore=config.ignore + tuple(ignore),
-        extend_select=config.extend_select + tuple(extend_select),
+        select=redirect_all(select) if select is not None else config.select,
+        ignore=config.ignore + redirect_all(ignore),
+        extend_select=config.extend_select + redirect_all(extend_select),
     )
 
 

@@ -9,6 +9,7 @@ import re
 from typing import Optional, Sequence, Set, Tuple
 
 from vjplint.diagnostics import Edit, Position
+from vjplint.settings.redirects import redirected
 from vjplint.syntax.positions import lines_with_endings
 
 NOQA = re.compile(r"#\s*noqa(?P<sep>\s*:\s*|\s+)?(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*)?", re.IGNORECASE)
@@ -27,7 +28,7 @@ def parse_noqa(line: str) -> Optional[Tuple[Optional[Set[str]], int, bool]]:
     sep = match.group("sep") or ""
     if codes_text is None:
         return None, match.start(), False
-    codes = {c.upper() for c in CODE.findall(codes_text)}
+    codes = {redirected(c.upper()) for c in CODE.findall(codes_text)}  # `# noqa: OLD` covers a merged code's new one
     return codes, match.start(), ":" not in sep
 
 

@@ -121,52 +121,7 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     )
 
 
-# The parse of the last file linted with a planned fix, for the fix that usually follows in the
-# same process (JSON/SARIF/LSP edits, a --fix pass): parsing again was half of that fix's cost.
-# One slot, replaced by the next file linted, taken by the fix that reads it; kept only where a
-# caller asked (`keep_parses`): a tree kept alive past its lint is scanned by the cyclic
-# collector again and again, which cost a text report more than the parse it would save.
-_REMEMBERED: List[Tuple[str, Tuple[str, ...], Optional[ast.Module], Optional[ast.Module]]] = []
-_KEEP = [False]
-
-
-def keep_parses(keep: bool = True) -> bool:
-    """Whether `remember_parse` keeps anything from now on; returns the previous setting."""
-    before = _KEEP[0]
-    _KEEP[0] = keep
-    if not keep:
-        forget_parse()
-    return before
-
-
-def remember_parse(text: str, names: Tuple[str, ...], module: Optional[ast.Module],
-                   focused: Optional[ast.Module]) -> None:
-    """Keep `text`'s module (None when only its regions were parsed) and its regions for the
-    prefilter `names` (when known) in the slot."""
-    if _KEEP[0]:
-        _REMEMBERED[:] = [(text, names, module, focused)]
-
-
-def forget_parse() -> None:
-    _REMEMBERED.clear()
-
-
-def recall_parse(text: str, names: Tuple[str, ...]) -> Optional[Tuple[ast.Module, Optional[ast.Module]]]:
-    """The module of exactly `text` and its regions (None where unknown, or when only the regions
-    were parsed: the whole module is parsed now), emptying the slot; None when the slot holds
-    another text."""
-    kept = _REMEMBERED[:1]
-    if not kept or kept[0][0] != text:
-        return None
-    forget_parse()
-    _, kept_names, module, focused = kept[0]
-    if module is None:  # only the regions were parsed: the fix reads the whole module, and the
-        module = parse(text)  # regions must be its own nodes (the plans' are looked up in it)
-        return module, _same_statements(module, focused) if focused is not None and kept_names == names else None
-    return module, focused if kept_names == names else None
-
-
-def _same_statements(module: ast.Module, focused: ast.Module) -> Optional[ast.Module]:
+def same_statements(module: ast.Module, focused: ast.Module) -> Optional[ast.Module]:
     """`focused` (the regions of another parse of the same text) made of `module`'s statements,
     matched by position; None when one has no match (the caller makes the regions again)."""
     from vjplint.syntax.regions import _with_body, first_line

@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from vjplint.settings.config import DEFAULT_VERIFY_TIMEOUT as DEFAULT_TIMEOUT, Config, shown, verify_settings
 from vjplint.install_hint import install_hint
+from vjplint.model.run_facts import NO_FACTS, RunFacts
 
 HARNESS = Path(__file__).with_name("harness.py")
 # The harness processes running now (each in its own session, so a Ctrl-C at the terminal does
@@ -85,10 +86,11 @@ class VerifySettings:
 
 
 # -- what changed -----------------------------------------------------------------------------------------
-def functions_changed(original_text: str, rewritten_text: str, config: Config = Config()) -> List[Dict[str, Any]]:
+def functions_changed(original_text: str, rewritten_text: str, config: Config = Config(),
+                      facts: RunFacts = NO_FACTS) -> List[Dict[str, Any]]:
     """The custom_vjp functions whose nondiff positions shrank between the two texts:
     `[{"name": ..., "moved_positions": [...]}]`, in source order."""
-    before, after = _derivatives(original_text, config), _derivatives(rewritten_text, config)
+    before, after = _derivatives(original_text, config, facts), _derivatives(rewritten_text, config, facts)
     changed = []
     for key, d in before.items():
         other = after.get(key)
@@ -101,7 +103,7 @@ def functions_changed(original_text: str, rewritten_text: str, config: Config = 
 
 
 def fixes_changed(original_text: str, rewritten_text: str, config: Config = Config(), unsafe: bool = False,
-                  path: Optional[str] = None) -> List[Dict[str, Any]]:
+                  path: Optional[str] = None, facts: RunFacts = NO_FACTS) -> List[Dict[str, Any]]:
     """Every target vjplint's fixes rewrote between the two texts, to be run on JAX: the
     residual rewrites (`functions_changed`, kind "residual") and, for every other fix offered on
     the original, its target (vjplint.fixes.targets) as kind "rewrite" with the rules' codes.
@@ -112,13 +114,13 @@ def fixes_changed(original_text: str, rewritten_text: str, config: Config = Conf
     from vjplint.fixes.targets import MODULE, model_of, target_of
 
     items = [dict(i, kind="residual", codes=[], key=i["name"].rsplit(".", 1)[-1])
-             for i in functions_changed(original_text, rewritten_text, config)]
-    found = model_of(original_text, config)
+             for i in functions_changed(original_text, rewritten_text, config, facts)]
+    found = model_of(original_text, config, facts)
     if found is None or original_text == rewritten_text:
         return items
     model, module = found
     codes: Dict[str, set] = {}
-    for d in lint_source(path or "module.py", original_text, config, path=path).diagnostics:
+    for d in lint_source(path or "module.py", original_text, config, path=path, facts=facts).diagnostics:
         fix = d.fix
         if not offered(d, unsafe) or (fix is not None and fix.plan is not None and fix.plan.transform == RESIDUAL):
             continue
@@ -154,8 +156,8 @@ def _module_functions(module: Any, model: Any) -> List[str]:
     return names
 
 
-def _derivatives(text: str, config: Config) -> Dict[str, Any]:
-    model = _model(text, config)
+def _derivatives(text: str, config: Config, facts: RunFacts = NO_FACTS) -> Dict[str, Any]:
+    model = _model(text, config, facts)
     if model is None:
         return {}
     return {_qualname(d): d for d in model.derivatives if d.kind == "vjp" and d.primal is not None}
@@ -165,7 +167,7 @@ def _qualname(d: Any) -> str:
     return f"{d.class_node.name}.{d.name}" if d.class_node is not None else d.name
 
 
-def _model(text: str, config: Config):
+def _model(text: str, config: Config, facts: RunFacts = NO_FACTS):
     from vjplint.facts.collect import Recognizer, collect
     from vjplint.syntax.source import SourceError, parse
 
@@ -173,7 +175,7 @@ def _model(text: str, config: Config):
         module = parse(text)
     except SourceError:
         return None
-    recognizer = Recognizer.with_aliases(dict(config.custom_vjp_aliases), dict(config.custom_jvp_aliases))
+    recognizer = Recognizer.for_run(config, facts)
     return collect(module, text.splitlines(), recognizer)
 
 
@@ -198,7 +200,7 @@ def module_location(path: Path, config: Config) -> Tuple[str, List[str], str]:
 # -- the API ------------------------------------------------------------------------------------------------
 def verify_rewrites(original_path: str, original_text: str, rewritten_text: str, functions: Sequence[Dict[str, Any]],
                     config: Config = Config(), timeout: Optional[float] = None, display: Optional[str] = None,
-                    companions: Sequence[Tuple[str, str, str]] = ()) -> List[FunctionReport]:
+                    companions: Sequence[Tuple[str, str, str]] = (), facts: RunFacts = NO_FACTS) -> List[FunctionReport]:
     """Run the original and rewritten module in a fresh Python and report on each function.
     `companions`: (path, original text, rewritten text) of the other modules rewritten with it
     (a cross-module fix), imported in the matching version.
@@ -208,7 +210,7 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
     settings = VerifySettings.from_config(config)
     limit = float(timeout if timeout is not None else settings.timeout)
     shown = display or original_path
-    model = _model(original_text, config)
+    model = _model(original_text, config, facts)
     module_name, sys_path, cwd = module_location(Path(original_path), config)
     plans, reports = [], []
     from vjplint.verify.synth import plan_function
@@ -220,7 +222,7 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
         name = item["name"]
         if item.get("kind") in ("rewrite", "module"):
             if rewritten_model is None:
-                rewritten_model = _model(rewritten_text, config)
+                rewritten_model = _model(rewritten_text, config, facts)
             report, data = _rewrite_plan(item, rewritten_model, rewritten_text, module_name, examples, shown)
             reports.append(report)
             if data is not None:

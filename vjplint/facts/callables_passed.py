@@ -1,0 +1,93 @@
+"""Arguments that are or may be functions: what a call passes in a slot (a lambda, a def,
+`functools.partial`, a JAX function), callable pytrees (`jax.tree_util.Partial`, a class
+instance), and where a primal calls one of its parameters. Read by VJP108."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from vjplint.facts.concrete import is_name
+from vjplint.model.file_model import CustomDerivative, FileModel
+from vjplint.model.semantic import FunctionNode
+
+FUNCTION_NAMESPACES = ("jax.numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.")
+CONSTANTS = frozenset({"pi", "e", "inf", "nan", "euler_gamma", "newaxis", "PINF", "NINF", "NAN", "NZERO", "PZERO"})
+# Transformations whose first argument is the function they call: `jax.vjp(op, a, b)` calls `op`.
+CALLS_FIRST = frozenset({"jax.vjp", "jax.jvp", "jax.linearize", "jax.grad", "jax.value_and_grad", "jax.jacrev",
+                         "jax.jacfwd", "jax.hessian", "jax.checkpoint", "jax.remat", "jax.vmap", "jax.jit"})
+PYTREE_CALLABLES = frozenset({"jax.tree_util.Partial"})
+# Names of callable pytrees (an equinox or flax module): a called parameter so named may be data.
+MODULE_WORDS = ("model", "module", "net", "network", "layer", "mlp", "policy", "params", "cell", "block")
+
+
+def names_pytree_callable(model: FileModel, arg: ast.expr) -> bool:
+    """An object that may be a callable pytree: a `jax.tree_util.Partial(...)` or an instance
+    of a class (`Wave(amplitude)`, `eqx.nn.MLP(...)`: a class of this module, or a capitalised
+    name), directly or through a name bound once."""
+    if isinstance(arg, ast.Name):
+        bindings = model.index.lookup(arg.id, model.index.scope_of(arg))
+        if len(bindings) != 1 or not isinstance(bindings[0].value, ast.expr):
+            return False
+        arg = bindings[0].value
+    if not isinstance(arg, ast.Call):
+        return False
+    if is_pytree_callable(model, arg):
+        return True
+    func = arg.func
+    tail = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if tail[:1].isupper():
+        return True
+    if isinstance(func, ast.Name):
+        found = model.index.lookup(func.id, model.index.scope_of(func))
+        return len(found) == 1 and isinstance(found[0].node, ast.ClassDef)
+    return False
+
+def saved_as_residual(model: FileModel, d: CustomDerivative, position: int) -> bool:
+    """fwd returns the argument among its residuals: residuals are JAX data, so the author
+    passes a callable pytree there (a Python function would fail in fwd already)."""
+    fwd = d.rule("fwd")
+    if fwd is None or fwd.node is None:
+        return False
+    params = fwd.effective_positional()
+    if params is None or position >= len(params):
+        return False
+    for _, value in model.facts.returns_of(fwd.node):
+        if isinstance(value, ast.Tuple) and len(value.elts) == 2 and any(
+                is_name(n, params[position]) for n in ast.walk(value.elts[1])):
+            return True
+    return False
+
+def called(model: FileModel, fn: FunctionNode, param: str) -> Optional[ast.Call]:
+    """The first call in `fn` (nested functions and lambdas included) of the parameter `param`
+    itself, or of a transformation given it to call (`jax.vjp(param, ...)`)."""
+    index = model.index
+    calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+    for node in calls:
+        if is_name(node.func, param):
+            name = node.func
+        elif node.args and is_name(node.args[0], param) and index.qualname(node.func) in CALLS_FIRST:
+            name = node.args[0]
+        else:
+            continue
+        found = index.resolve(param, index.scope_of(name))
+        if found is not None and found[0].node is fn:
+            return node
+    return None
+
+def is_pytree_callable(model: FileModel, arg: ast.expr) -> bool:
+    return isinstance(arg, ast.Call) and model.index.qualname(arg.func) in PYTREE_CALLABLES
+
+def is_function(model: FileModel, arg: ast.expr) -> bool:
+    if isinstance(arg, ast.Lambda):
+        return True
+    if isinstance(arg, ast.Call):
+        return model.index.qualname(arg.func) == "functools.partial"
+    if isinstance(arg, ast.Attribute):  # `jnp.sin`, `jax.nn.relu`: JAX's functions, not its constants
+        q = model.index.qualname(arg) or ""
+        return q.startswith(FUNCTION_NAMESPACES) and q.rsplit(".", 1)[-1] not in CONSTANTS
+    if isinstance(arg, ast.Name):
+        bindings = model.index.lookup(arg.id, model.index.scope_of(arg))
+        return bool(bindings) and all(b.kind == "def" and not getattr(b.node, "decorator_list", None)
+                                      for b in bindings)
+    return False

@@ -1,0 +1,64 @@
+"""Arguments that JAX's nondiff check sees as one Python object, not a pytree, whatever they hold: a
+lambda, a `functools.partial`, a call of a module function returning a nested def or lambda, or an
+object of a class of this module that is not a pytree (no decorator, plain bases). Read by VJP104."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+
+def closure_maker(model, arg: ast.expr) -> bool:
+    """A lambda, `functools.partial(...)` or a call of a module function returning a nested def or
+    lambda: one Python object (not a pytree), so JAX's nondiff tracer check does not see inside."""
+    if isinstance(arg, ast.Lambda):
+        return True
+    if not isinstance(arg, ast.Call):
+        return False
+    if model.index.qualname(arg.func) == "functools.partial":
+        return True
+    if not isinstance(arg.func, ast.Name):
+        return False
+    defs = [b.node for b in model.index.lookup(arg.func.id, model.index.scope_of(arg)) if b.kind == "def"]
+    returns = [r.value for fn in defs for r in model.facts.returns_of(fn)]
+    nested = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
+    return bool(returns) and all(isinstance(v, ast.Lambda) or (isinstance(v, ast.Name) and any(
+        isinstance(b.node, nested) for b in model.index.lookup(v.id, model.index.scope_of(v)))) for v in returns)
+
+
+def plain_object(model, arg: ast.expr, depth: int = 0) -> Optional[str]:
+    """The name of the class when `arg` (or the name it is bound to once) builds an object of a
+    class of this module that is not a pytree (no decorator, no base class): to JAX's nondiff
+    check it is one leaf that is not a tracer, whatever its attributes hold."""
+    index = model.index
+    if isinstance(arg, ast.Name):
+        bindings = index.lookup(arg.id, index.scope_of(arg))
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            return None
+        arg = bindings[0].value
+    if not (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name)):
+        return None
+    found = index.lookup(arg.func.id, index.scope_of(arg))
+    if len(found) == 1 and found[0].kind == "def" and depth == 0:  # `make_layer(w)` returning `Layer(w)`
+        built = {plain_object(model, r.value, 1) if r.value is not None else None
+                 for r in model.facts.returns_of(found[0].node)}
+        return built.pop() if len(built) == 1 else None
+    classes = [b.node for b in found if b.kind == "class"]
+    if len(classes) != 1:
+        return None
+    return classes[0].name if plain_class(model, classes[0], 0) else None
+
+
+def plain_class(model, cls: ast.ClassDef, depth: int) -> bool:
+    """No decorator (a pytree registration, a dataclass transform) and only plain base classes of
+    this module (an equinox Module or a NamedTuple is a pytree)."""
+    if cls.decorator_list or cls.keywords or depth > 3:
+        return False
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id == "object":
+            continue
+        found = [b.node for b in model.index.lookup(base.id, model.index.scope_of(cls)) if b.kind == "class"] \
+            if isinstance(base, ast.Name) else []
+        if len(found) != 1 or not plain_class(model, found[0], depth + 1):
+            return False
+    return True

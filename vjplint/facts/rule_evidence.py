@@ -1,0 +1,233 @@
+"""Evidence in a custom_vjp's rules that they break the calling contract where the structures
+alone (`vjplint/facts/contract.py`) do not show it.
+
+- `returns_primal_output`: fwd returns what the primal returns (a call of the custom function,
+  the parameter the primal returns, or the same expression over the same parameters) instead of
+  `(primal_out, residuals)`. JAX then reads that value as the pair: a TypeError when it is not
+  one, and when it is one (a primal returning a pair) its first element is taken as the output,
+  whose structure differs from the primal's, and the second as residuals (measured on JAX 0.10.2:
+  silently wrong gradients, no error).
+- `bare_cotangent`: a bwd for one differentiable input returns its cotangent bare, arithmetic on
+  it, or an unknown callback applied to it, where JAX needs a 1-tuple.
+- `dropped_cotangent`: a bwd that returns None or a zero for an input while its own code shows
+  a cotangent was meant: a local named for that input (`dq` for `q`) is computed and never used,
+  or the bwd never reads its output cotangent at all, or residuals fwd saved are unpacked and
+  never read.
+
+Each returns a short evidence text (quoted in the message) or None. Names raise confidence only
+where the code also shows the value (a computed local); they never decide on their own.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+
+from vjplint.facts.contract import slot_of
+from vjplint.model.semantic import FunctionNode
+
+if TYPE_CHECKING:
+    from vjplint.model.file_model import CustomDerivative, FileModel
+
+MAX_DEPTH = 4
+# callees whose names say they already return the tuple of cotangents (a pullback of jax.vjp, another bwd)
+_TUPLE_CALLEE_WORDS = ("vjp", "pullback", "bwd", "backward", "transpose", "grad_fn", "adjoint")
+
+
+def _params(fn: FunctionNode) -> List[str]:
+    return [a.arg for a in fn.args.posonlyargs + fn.args.args]
+
+
+def _single_binding(model: "FileModel", fn: FunctionNode, name: str) -> Optional[Tuple[ast.expr, Optional[int]]]:
+    """(value, index) of the one assignment of `name` in `fn`: `name = value` gives index None,
+    `a, name = value` gives its position in the target tuple."""
+    scope = model.index.scopes.get(fn)
+    bindings = scope.bindings.get(name, []) if scope is not None else []
+    if len(bindings) != 1 or bindings[0].kind != "assign" or not isinstance(bindings[0].node, ast.Assign):
+        return None
+    stmt = bindings[0].node
+    if len(stmt.targets) != 1:
+        return None
+    target = stmt.targets[0]
+    if isinstance(target, ast.Name):
+        return stmt.value, None
+    if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+        names = [e.id for e in target.elts]  # type: ignore[union-attr]
+        return (stmt.value, names.index(name)) if names.count(name) == 1 else None
+    return None
+
+
+def canonical(model: "FileModel", fn: FunctionNode, expr: ast.expr) -> Optional[str]:
+    """`expr` with `fn`'s parameters replaced by their positions and its locals bound once by
+    their values (`out, _ = g(q)` then `out` is `g(#0)[0]`), as text: two functions whose
+    canonical returns agree compute the same value from the same arguments. None past MAX_DEPTH,
+    for a local bound more than once, or with a lambda or comprehension (scopes of their own)."""
+    node = _canonical_node(model, fn, expr, 0)
+    return None if node is None else ast.dump(node, annotate_fields=False)
+
+
+def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth: int) -> Optional[ast.expr]:
+    if depth > MAX_DEPTH:
+        return None
+    if any(isinstance(n, (ast.Lambda, ast.comprehension)) for n in ast.walk(expr)):
+        return None
+    params = _params(fn)
+    scope = model.index.scopes.get(fn)
+    failed = []
+
+    class Sub(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id in params:
+                return ast.Name(id=f"#{params.index(node.id)}", ctx=ast.Load())
+            if scope is None or node.id not in scope.bindings:
+                return ast.Name(id=node.id, ctx=ast.Load())  # a global or closure: the same in both functions
+            bound = _single_binding(model, fn, node.id)
+            inner = _canonical_node(model, fn, bound[0], depth + 1) if bound is not None else None
+            if bound is None or inner is None:
+                failed.append(node.id)
+                return node
+            return inner if bound[1] is None else ast.Subscript(value=inner, slice=ast.Constant(bound[1]),
+                                                                ctx=ast.Load())
+
+        def generic_visit(self, node: ast.AST) -> ast.AST:
+            if hasattr(node, "ctx"):
+                node.ctx = ast.Load()  # type: ignore[attr-defined]
+            return super().generic_visit(node)
+
+    out = Sub().visit(copy.deepcopy(expr))
+    return None if failed else out
+
+
+def returns_primal_output(model: "FileModel", d: "CustomDerivative", fwd: FunctionNode,
+                          value: ast.expr) -> Optional[str]:
+    """Why fwd's returned `value` is the primal's own output, or None."""
+    target = _follow_call(model, fwd, value)
+    if target is not None and model.facts.derivative_named(target.func) is d:
+        shown = model.quote(target, 40)
+        return f"`{shown}` is a call of `{d.name}` itself" if target is value else \
+            f"`{model.quote(value, 30)}` is `{shown}`, a call of `{d.name}` itself"
+    primal = d.primal
+    if primal is None or primal is fwd or primal.args.vararg or fwd.args.vararg:
+        return None
+    if len(_params(primal)) != len(_params(fwd)):
+        return None
+    returns = model.facts.returns_of(primal)
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    mine, theirs = canonical(model, fwd, value), canonical(model, primal, returns[0].value)
+    if mine is None or mine != theirs:
+        return None
+    return f"`{d.name}` returns the same value, `{model.quote(returns[0].value, 40)}`"
+
+
+def _follow_call(model: "FileModel", fn: FunctionNode, value: ast.expr) -> Optional[ast.Call]:
+    if isinstance(value, ast.Call):
+        return value
+    if isinstance(value, ast.Name):
+        bound = _single_binding(model, fn, value.id)
+        if bound is not None and bound[1] is None and isinstance(bound[0], ast.Call):
+            return bound[0]
+    return None
+
+
+def bare_cotangent(model: "FileModel", bwd: FunctionNode, value: ast.expr, cotangent: str) -> Optional[str]:
+    """Why a bwd for one differentiable input returning `value` bare returns a cotangent, not the
+    1-tuple JAX needs: the cotangent parameter itself, arithmetic on it (a leaf: arithmetic on a
+    tuple repeats or raises), or an unknown callable a caller handed in applied to it."""
+    if isinstance(value, ast.Name) and value.id == cotangent:
+        return f"the cotangent `{cotangent}` itself"
+    if isinstance(value, ast.BinOp) and not isinstance(value.op, (ast.BitOr, ast.BitAnd, ast.BitXor)) and \
+            any(isinstance(s, ast.Name) and s.id == cotangent for s in (value.left, value.right)):
+        return f"arithmetic on the cotangent `{cotangent}`"
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and len(value.args) == 1 and \
+            not value.keywords and isinstance(value.args[0], ast.Name) and value.args[0].id == cotangent:
+        name = value.func.id
+        if any(w in name.lower() for w in _TUPLE_CALLEE_WORDS):
+            return None
+        if _callback_parameter(model, bwd, name):
+            return f"`{name}`, a function the caller passes in, applied to the cotangent `{cotangent}`"
+    return None
+
+
+def _callback_parameter(model: "FileModel", fn: FunctionNode, name: str) -> bool:
+    """`name` is a parameter of a function enclosing `fn` (and not bound in `fn` itself)."""
+    scope = model.index.scopes.get(fn)
+    if scope is None or name in scope.bindings:
+        return False
+    outer = scope.parent
+    while outer is not None:
+        if name in outer.bindings:
+            return outer.is_function and all(b.kind == "param" for b in outer.bindings[name])
+        outer = outer.parent
+    return False
+
+
+def _loads(fn: FunctionNode) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            out[node.id] = out.get(node.id, 0) + 1
+    return out
+
+
+def _assigned_names(fn: FunctionNode) -> List[Tuple[str, ast.stmt]]:
+    out: List[Tuple[str, ast.stmt]] = []
+    body = fn.body if isinstance(fn.body, list) else []
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                            out.append((n.id, node))
+    return out
+
+
+def dropped_cotangent(model: "FileModel", bwd: FunctionNode, param: str, diff: Tuple[str, ...],
+                      cotangent: Optional[str], residuals: Optional[str], all_zero: bool,
+                      strong: bool = False, used: bool = False) -> Optional[str]:
+    """Why a bwd returning None (or a zero) for `param` meant to return its cotangent, or None.
+    `strong`: only a local named for `param`, computed and never used. `used`: the primal's output
+    shows it depends on `param`, which unread residuals need (alone they may be `param` itself,
+    saved and not needed)."""
+    loads = _loads(bwd)
+    for name, stmt in _assigned_names(bwd):
+        if loads.get(name) or name.startswith("_") or slot_of(name, diff) != param or name == param:
+            continue
+        if isinstance(stmt.value, ast.Constant) or _is_residual_unpack(stmt, residuals):
+            continue
+        return f"`{name}` is computed (`{model.quote(stmt, 50)}`) and never used"
+    if strong:
+        return None
+    if cotangent is not None and all_zero and not cotangent.startswith("_") and not _deleted(bwd, cotangent):
+        read = " (it is only read" + (f" by `{model.quote(_reader(bwd, cotangent), 40)}`)" if loads.get(cotangent) else "")
+        return f"the bwd's cotangent `{cotangent}` reaches none of its returns" + (read if loads.get(cotangent) else "")
+    if residuals is not None and used:
+        unused = [name for name, stmt in _assigned_names(bwd)
+                  if _is_residual_unpack(stmt, residuals) and not name.startswith("_") and not loads.get(name)]
+        if unused:
+            shown = ", ".join(f"`{n}`" for n in unused)
+            return f"the residual{'s' if len(unused) > 1 else ''} {shown} that fwd saves {'are' if len(unused) > 1 else 'is'} " \
+                   f"unpacked and never read"
+    return None
+
+
+def _is_residual_unpack(stmt: ast.stmt, residuals: Optional[str]) -> bool:
+    return residuals is not None and isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and \
+        stmt.value.id == residuals and isinstance(stmt.targets[0], (ast.Tuple, ast.List))
+
+
+def _deleted(fn: FunctionNode, name: str) -> bool:
+    """`del g`: the author says the cotangent is ignored on purpose."""
+    return any(isinstance(n, ast.Delete) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+               for n in ast.walk(fn))
+
+
+def _reader(fn: FunctionNode, name: str) -> ast.AST:
+    """The statement of `fn` that reads `name` first."""
+    body = fn.body if isinstance(fn.body, list) else [fn.body]
+    for stmt in body:
+        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(stmt)):
+            return stmt
+    return fn

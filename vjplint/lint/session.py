@@ -1,0 +1,59 @@
+"""What one run keeps between the files it lints: the run's own switches and the parse a fix
+that follows a lint reads again. No module-level state: the command line makes a session per
+run, the Language Server one for its life, `lint_source` a fresh one when none is given.
+
+- `focus`: analyse only the top-level statements that can matter (vjplint.syntax.regions);
+  tests turn it off to compare with the whole module.
+- the parse slot: the parse of the last file linted with a planned fix, for the fix that usually
+  follows in the same process (JSON/SARIF/LSP edits, a --fix pass): parsing again was half of
+  that fix's cost. One slot, replaced by the next file linted, taken by the fix that reads it;
+  kept only where the session says so (`keep_parses`): a tree kept alive past its lint is scanned
+  by the cyclic collector again and again, which cost a text report more than the parse it
+  would save.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+from vjplint.syntax.source import parse, same_statements
+
+# (text, prefilter names, the whole module or None, the regions or None)
+_Kept = Tuple[str, Tuple[str, ...], Optional[ast.Module], Optional[ast.Module]]
+
+
+@dataclass
+class LintSession:
+    focus: bool = True
+    keep_parses: bool = False
+    _kept: Optional[_Kept] = field(default=None, repr=False, compare=False)
+
+    def for_worker(self) -> "LintSession":
+        """The session a worker process lints with: the same switches, an empty slot."""
+        return LintSession(self.focus)
+
+    def remember_parse(self, text: str, names: Tuple[str, ...], module: Optional[ast.Module],
+                       focused: Optional[ast.Module]) -> None:
+        """Keep `text`'s module (None when only its regions were parsed) and its regions for the
+        prefilter `names` (when known) in the slot, when this session keeps parses."""
+        if self.keep_parses:
+            self._kept = (text, names, module, focused)
+
+    def forget_parse(self) -> None:
+        self._kept = None
+
+    def recall_parse(self, text: str, names: Tuple[str, ...]) -> Optional[Tuple[ast.Module, Optional[ast.Module]]]:
+        """The module of exactly `text` and its regions (None where unknown, or when only the
+        regions were parsed: the whole module is parsed now), emptying the slot; None when the
+        slot holds another text."""
+        kept = self._kept
+        if kept is None or kept[0] != text:
+            return None
+        self._kept = None
+        _, kept_names, module, focused = kept
+        if module is None:  # only the regions were parsed: the fix reads the whole module, and the
+            module = parse(text)  # regions must be its own nodes (the plans' are looked up in it)
+            return module, same_statements(module, focused) if focused is not None and kept_names == names else None
+        return module, focused if kept_names == names else None

@@ -1,0 +1,6 @@
+"""Linearity in the tangent or cotangent: nonlinear jvp tangents, bwd terms without the cotangent,
+where-guards whose transpose gives NaN or drops a higher derivative (VJP601, VJP606, VJP607, VJP612).
+
+May import: rules.base, rules.helpers and every layer below the rules (facts, plans, model, ...);
+never another rule family (what two families share goes to vjplint/facts/).
+"""

@@ -1,0 +1,7 @@
+"""Nondiff arguments: what the user put in (or left out of) nondiff_argnums and the slots it
+moves: arrays, tracers, unhashable values, callables that capture, static values in a
+differentiable slot (VJP101-VJP109).
+
+May import: rules.base, rules.helpers and every layer below the rules (facts, plans, model, ...);
+never another rule family (what two families share goes to vjplint/facts/).
+"""

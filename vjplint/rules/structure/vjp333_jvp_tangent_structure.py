@@ -1,0 +1,202 @@
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Set
+
+from vjplint.diagnostics import Severity
+from vjplint.facts.contract import NONE, SELECTS, Struct, primal_output, rule_environment, structure, through_wrapper
+from vjplint.model.file_model import CustomDerivative, RuleFunction
+from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
+
+
+class JvpTangentStructure(Rule):
+    """## What it does
+    Flags a `jax.custom_jvp` rule whose tangent output has another container structure than the
+    primal output: a `defjvp` rule returning `(primal_out, (tangent,))` for a function whose output
+    is one array, a tuple tangent of another length, a list for a tuple; and a `defjvps` rule
+    returning a tuple where the output is one array. Structures are read through names bound once,
+    helpers, calls of the function itself and arithmetic on arrays (`vjplint/facts/contract.py`).
+    Where the output's structure is unknown, a rule returning `x, (t,)` with `x` and `t` the
+    primal and tangent JAX passed at the same position (`t` also through `jnp.where` or arithmetic
+    with a constant) is flagged too: the tangent has `x`'s structure, and the 1-element container
+    around it cannot.
+
+    ## Why is this bad?
+    JAX requires the tangent to have exactly the primal output's pytree structure. Anything else
+    fails whenever the function is differentiated (`jax.jvp`, `jax.grad`, `jacfwd`), never in an
+    eager call:
+
+        TypeError: Custom JVP rule f_jvp for function f must produce primal and tangent outputs
+        with equal container (pytree) structures, but got PyTreeDef(*) and PyTreeDef((*,)).
+
+    ## Example
+    ```python
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return jnp.sin(x), (jnp.cos(x) * t,)
+    ```
+
+    ## Use instead
+    ```python
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return jnp.sin(x), jnp.cos(x) * t
+    ```
+
+    ## Fix safety
+    No automatic fix: which structure was meant is the author's call.
+    """
+
+    CODE = "VJP333"
+    NAME = "jvp-tangent-structure"
+    SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_jvp",)
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    return jnp.sin(x)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return jnp.sin(x), (jnp.cos(x) * t,)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    return jnp.sin(x), jnp.cos(x)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return (jnp.sin(x), jnp.cos(x)), (jnp.cos(x) * t, -jnp.sin(x) * t)
+''']
+
+    def check(self) -> None:
+        self._done: Set[int] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind != "jvp" or d.api != "jax":
+            return
+        for reg in d.registrations:
+            for rule in reg.rules:
+                fn = rule.node
+                if fn is None or rule.is_none or id(fn) in self._done:
+                    continue
+                self._done.add(id(fn))
+                if reg.method == "defjvp":
+                    self._check_defjvp(d, rule)
+                elif reg.method == "defjvps":
+                    self._check_defjvps(d, rule, reg.rules.index(rule))
+
+    def _check_defjvp(self, d: CustomDerivative, rule: RuleFunction) -> None:
+        assert rule.node is not None
+        fn = through_wrapper(self.model, rule.node)  # a rule that only returns `_impl(primals, tangents)`
+        for _, value in self.model.facts.returns_of(fn):
+            if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != 2 or \
+                    any(isinstance(e, ast.Starred) for e in value.elts):
+                continue
+            primal_expr, tangent_expr = value.elts
+            tangent = structure(self.model, d, tangent_expr, fn, {})
+            if tangent is None or tangent.kind == NONE:
+                continue
+            primal = structure(self.model, d, primal_expr, fn, {})
+            where = f"its primal output `{self.quote(primal_expr, 40)}`"
+            if primal is None or primal.kind == NONE:
+                primal, where = primal_output(self.model, d), "the function's output"
+            if primal is None and self._wraps_own_tangent(d, fn, rule, primal_expr, tangent_expr):
+                continue
+            if primal is None or primal.kind == NONE or primal.same_as(tangent):
+                continue
+            self._report(d, rule, tangent_expr, tangent, primal, where)
+
+    def _wraps_own_tangent(self, d: CustomDerivative, fn, rule: RuleFunction, primal_expr: ast.expr, tangent_expr: ast.expr) -> bool:
+        """`return x, (t,)` where `x` and `t` are the primal and the tangent JAX passed at the same
+        position (or `t` through `jnp.where` or arithmetic with a constant): whatever `x` is, its
+        tangent has its structure, and a 1-element container around it does not. Reported here."""
+        if not (isinstance(primal_expr, ast.Name) and isinstance(tangent_expr, (ast.Tuple, ast.List))
+                and len(tangent_expr.elts) == 1):
+            return False
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args][rule.bound_positional:]
+        if len(params) < 2 or isinstance(fn, ast.Lambda):
+            return False
+        primals, tangents = _unpacked(fn, params[-2]), _unpacked(fn, params[-1])
+        if primal_expr.id not in primals:
+            return False
+        i = primals.index(primal_expr.id)
+        if i >= len(tangents) or tangents[i] is None or not _carries(tangent_expr.elts[0], tangents[i], self.model):
+            return False
+        self.report(tangent_expr,
+                    f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns the primal output `{primal_expr.id}` (the primal JAX "
+                    f"passed at position {i}) with the tangent `{self.quote(tangent_expr, 50)}`, a 1-element "
+                    f"{'tuple' if isinstance(tangent_expr, ast.Tuple) else 'list'} around `{tangents[i]}`, the "
+                    f"tangent JAX passed for it, which has `{primal_expr.id}`'s structure: JAX requires the tangent "
+                    f"to have the primal output's structure, so differentiating it (jvp, grad, jacfwd) raises "
+                    f"TypeError \"Custom JVP rule {getattr(rule.node, 'name', '<lambda>')} for function {d.name} must produce primal and tangent outputs with equal container "
+                    f"(pytree) structures\". Return the tangent itself, without the container")
+        return True
+
+    def _check_defjvps(self, d: CustomDerivative, rule: RuleFunction, index: int) -> None:
+        assert rule.node is not None
+        fn = through_wrapper(self.model, rule.node)
+        primal = primal_output(self.model, d)
+        if primal is None or primal.kind == NONE:
+            return
+        env = rule_environment(self.model, d, fn, "defjvps", rule.bound_positional)
+        for node, value in self.model.facts.returns_of(fn):
+            tangent = structure(self.model, d, value, fn, env)
+            if tangent is None or tangent.kind == NONE or primal.same_as(tangent):
+                continue
+            self._report(d, rule, value if value is not None else node, tangent, primal, "the function's output",
+                         f"defjvps rule {index}")
+
+    def _report(self, d: CustomDerivative, rule: RuleFunction, node: ast.AST, tangent: Struct, primal: Struct,
+                where: str, label: str = "") -> None:
+        # defjvps wraps its rules into one rule named `jvp`, for a function JAX names by the primal
+        jax_name = "jvp" if label else getattr(rule.called, "name", "<lambda>")
+        evidence = f" ({primal.why})" if primal.why and primal.why != "a literal" else ""
+        shown = self.quote(node, 50) if isinstance(node, ast.expr) else "the return"
+        self.report(node, f"{label or rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns the tangent `{shown}`, "
+                          f"{tangent.describe()}, but {where} is {primal.describe()}{evidence}: JAX requires the "
+                          f"tangent to have the primal output's structure, so differentiating `{d.name}` (jvp, grad, "
+                          f"jacfwd) raises TypeError \"Custom JVP rule {jax_name} for function {d.name} must produce "
+                          f"primal and tangent outputs with equal container (pytree) structures\". Return a tangent "
+                          f"shaped like the output ({primal.describe()})")
+
+
+def _unpacked(fn, param: str) -> List[Optional[str]]:
+    """The names `fn` unpacks `param` into once (`a, b = primals`, `(a,), (t,) = primals, tangents`,
+    `x, = x`), in order; [] when it does not."""
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target, value = node.targets[0], node.value
+        pairs = [(target, value)]
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+            pairs = list(zip(target.elts, value.elts))
+        for t, v in pairs:
+            if isinstance(v, ast.Name) and v.id == param and isinstance(t, (ast.Tuple, ast.List)):
+                return [e.id if isinstance(e, ast.Name) else None for e in t.elts]
+    return []
+
+
+def _carries(expr: ast.expr, name: str, model) -> bool:
+    """`expr` is `name`, `jnp.where(c, ..., name)` or arithmetic of `name` with a constant."""
+    if isinstance(expr, ast.Name):
+        return expr.id == name
+    if isinstance(expr, ast.BinOp):
+        sides = (expr.left, expr.right)
+        return any(_carries(e, name, model) for e in sides) and any(isinstance(e, ast.Constant) for e in sides)
+    if isinstance(expr, ast.Call) and (model.index.qualname(expr.func) or "") in SELECTS:
+        return any(_carries(a, name, model) for a in expr.args[1:])
+    return False
