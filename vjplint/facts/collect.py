@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 from vjplint.facts import Facts
 from vjplint.model.jaxapi import API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP, LIBRARY_CREATORS, PARTIAL, REGISTRATION_METHODS, RULES_IN_CALL, TRANSFORMS, canonical_creator
 from vjplint.model.file_model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
-from vjplint.model.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value
+from vjplint.model.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value, delegate_of
 from vjplint.model.wrappers import INSTANCE, SELF, InferredKeyword
 
 if TYPE_CHECKING:
@@ -101,6 +101,7 @@ class _Collector:
             self._registration_call(call)
             self._call_site(call)
             self._traced_by_call(call)
+        self._follow_delegations()
         self.derivatives.sort(key=lambda d: (d.anchor.lineno, d.anchor.col_offset))
         for d in self.derivatives:
             d.call_sites.sort(key=lambda c: (c.call.lineno, c.call.col_offset))
@@ -468,6 +469,20 @@ class _Collector:
                     return inner
             break
         return RuleFunction(expr, None, name)
+
+    def _follow_delegations(self) -> None:
+        """A rule that only hands its parameters on (`def r(a, b): return _r_impl(a, b)`) is read as
+        the function it hands them to: every check sees the same rule whether it is written inline
+        or through a helper (`RuleFunction.registered` keeps the registered one)."""
+        for d in self.derivatives:
+            for reg in d.registrations:
+                for rule in reg.rules:
+                    if rule.node is None:
+                        continue
+                    target = delegate_of(self.index, rule.node)
+                    if target is not rule.node:
+                        rule.registered, rule.node = rule.node, target
+                        # the name stays the registered one: JAX names it in its errors
 
     # -- registrations and call sites -----------------------------------------------------
     def _registration_call(self, call: ast.Call) -> None:

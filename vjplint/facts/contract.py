@@ -19,13 +19,13 @@ whose output is one array are arrays.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Set, Tuple
 
 from vjplint.facts.values import ARITHMETIC
 from vjplint.model.semantic import FunctionNode, named_function
 
 if TYPE_CHECKING:
-    from vjplint.model.file_model import CustomDerivative, FileModel
+    from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 
 ARRAY, TUPLE, LIST, NONE = "array", "tuple", "list", "None"
 MAX_DEPTH = 4
@@ -50,6 +50,9 @@ class Contract(NamedTuple):
     params: Tuple[str, ...]           # the primal's positional parameters as callers see them
     nondiff: Tuple[int, ...]
     diff_names: Tuple[str, ...]       # the differentiable parameters, in the order JAX passes them
+    # Other names the rules give a differentiable parameter's value, by how values flow (not by
+    # how they are spelled): (name, parameter) pairs, from `slot_aliases`.
+    aliases: Tuple[Tuple[str, str], ...] = ()
 
 
 def contract_of(model: "FileModel", d: "CustomDerivative") -> Optional[Contract]:
@@ -60,7 +63,7 @@ def contract_of(model: "FileModel", d: "CustomDerivative") -> Optional[Contract]
     if any(i >= len(params) for i in d.nondiff):
         return None
     diff = tuple(p for i, p in enumerate(params) if i not in d.nondiff)
-    return Contract(params, tuple(d.nondiff), diff)
+    return Contract(params, tuple(d.nondiff), diff, slot_aliases(model, d, params, diff))
 
 
 def primal_output(model: "FileModel", d: "CustomDerivative") -> Optional[Struct]:
@@ -230,3 +233,163 @@ def permutation(names: List[Optional[str]], expected: Tuple[str, ...]) -> Option
         return None
     wrong = [(i, n, expected[i]) for i, n in enumerate(names) if n != expected[i]]  # type: ignore[misc]
     return wrong if len(wrong) >= 2 else None
+
+
+# ----------------------------------------------------------------------------- names by flow
+
+def slot_aliases(model: "FileModel", d: "CustomDerivative", params: Tuple[str, ...],
+                 diff: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
+    """The names `d`'s rules give the value of each differentiable parameter, read from how the
+    values flow rather than from the parameters' own spelling (which may say nothing: `a0`, `a1`):
+    - a rule calling the primal with its own names, `f(x, y)`: `x` holds the first parameter's
+      value, `y` the second's (what JAX checks a jvp rule's primal output against);
+    - fwd saving its parameters as residuals, `return out, (a0, a1, p)`, and bwd unpacking them,
+      `q, k, p = res`: `q` holds the first parameter's value, `k` the second's.
+    A name given two parameters, or that is itself one of the primal's parameters, is left out."""
+    found: Dict[str, Set[str]] = {}
+    for role, rule in model.facts.rules_of(d):
+        fn = rule.node
+        if fn is None:
+            continue
+        for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+            if call.keywords or len(call.args) != len(params) or \
+                    any(isinstance(a, ast.Starred) for a in call.args) or model.facts.derivative_named(call.func) is not d:
+                continue
+            for param, arg in zip(params, call.args):
+                if isinstance(arg, ast.Name) and param in diff:
+                    found.setdefault(arg.id, set()).add(param)
+    for name, param in _residual_names(model, d, params):
+        if param in diff:
+            found.setdefault(name, set()).add(param)
+    return tuple(sorted((name, next(iter(ps))) for name, ps in found.items()
+                        if len(ps) == 1 and name not in params))
+
+
+def _residual_names(model: "FileModel", d: "CustomDerivative", params: Tuple[str, ...]) -> List[Tuple[str, str]]:
+    """(bwd's name, primal parameter) for residuals fwd saves as its own parameters and bwd unpacks."""
+    fwd, bwd = d.rule("fwd"), d.rule("bwd")
+    if fwd is None or bwd is None or fwd.node is None or bwd.node is None or isinstance(bwd.node, ast.Lambda):
+        return []
+    fwd_params = [a.arg for a in fwd.node.args.posonlyargs + fwd.node.args.args][fwd.bound_positional:]
+    bwd_params = [a.arg for a in bwd.node.args.posonlyargs + bwd.node.args.args][bwd.bound_positional:]
+    if len(fwd_params) != len(params) or len(bwd_params) != len(d.nondiff) + 2:
+        return []
+    saved: Optional[List[Optional[str]]] = None
+    for _, value in model.facts.returns_of(fwd.node):
+        res = value.elts[1] if isinstance(value, ast.Tuple) and len(value.elts) == 2 else None
+        if not isinstance(res, (ast.Tuple, ast.List)):
+            return []
+        entries = [params[fwd_params.index(e.id)] if isinstance(e, ast.Name) and e.id in fwd_params else None
+                   for e in res.elts]
+        if saved is not None and saved != entries:
+            return []
+        saved = entries
+    if not saved:
+        return []
+    residuals = bwd_params[len(d.nondiff)]
+    out: List[Tuple[str, str]] = []
+    for node in ast.walk(bwd.node):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
+                and isinstance(node.value, ast.Name) and node.value.id == residuals \
+                and len(node.targets[0].elts) == len(saved):
+            out.extend((t.id, p) for t, p in zip(node.targets[0].elts, saved) if isinstance(t, ast.Name) and p is not None)
+    return out
+
+
+def contract_slot(name: str, contract: Contract) -> Optional[str]:
+    """`slot_of` over the primal's differentiable parameters, then over the names the rules give
+    their values (`Contract.aliases`): `x_dot` names the first parameter of `f(a0, a1)` when a
+    rule calls `f(x, y)`. None when neither, or more than one parameter, fits."""
+    direct = slot_of(name, contract.diff_names)
+    if direct is not None or not contract.aliases:
+        return direct
+    by_alias = dict(contract.aliases)
+    hit = slot_of(name, tuple(by_alias))
+    return by_alias[hit] if hit is not None else None
+
+
+def residuals_from_cotangent(model: "FileModel", d: "CustomDerivative", bwd: "RuleFunction") -> Optional[ast.Assign]:
+    """Where bwd unpacks, from the parameter JAX passes the output cotangent, exactly the residuals
+    fwd saves: fwd returns `out, (r1, ..., rk)` (k >= 2) on every path, the primal's output is not
+    shown to be a tuple or list (whose cotangent bwd could unpack), bwd unpacks its last parameter into k names and never
+    unpacks or indexes the parameter JAX passes the residuals. The use, not the names, says the
+    two parameters are swapped; None otherwise."""
+    fwd = d.rule("fwd")
+    fn = bwd.node
+    if fwd is None or fwd.node is None or fn is None or isinstance(fn, ast.Lambda) or fn.args.vararg:
+        return None
+    out = primal_output(model, d)
+    if out is not None and out.kind != ARRAY or d.nondiff_unresolved:
+        return None  # a primal returning a tuple gets a tuple of cotangents, which bwd may unpack
+    lengths = set()
+    for _, value in model.facts.returns_of(fwd.node):
+        res = value.elts[1] if isinstance(value, ast.Tuple) and len(value.elts) == 2 else None
+        if not isinstance(res, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in res.elts):
+            return None
+        lengths.add(len(res.elts))
+    if len(lengths) != 1 or min(lengths) < 2:
+        return None
+    k = lengths.pop()
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args][bwd.bound_positional:]
+    nd = len(d.nondiff)
+    if len(params) - len(fn.args.defaults) != nd + 2:
+        return None
+    residuals, cotangent = params[nd], params[nd + 1]
+    found: Optional[ast.Assign] = None
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == residuals:
+            return None
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
+                any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets):
+            if node.value.id == residuals:
+                return None
+            target = node.targets[0]
+            if node.value.id == cotangent and len(node.targets) == 1 and isinstance(target, (ast.Tuple, ast.List)) \
+                    and len(target.elts) == k and not any(isinstance(e, ast.Starred) for e in target.elts):
+                found = node
+    return found
+
+
+def _taken_from(fn: FunctionNode, param: str) -> Set[str]:
+    """`param` and the names `fn` unpacks from it (`x, y = param`)."""
+    names = {param}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
+                and isinstance(node.value, ast.Name) and node.value.id == param:
+            names.update(e.id for e in node.targets[0].elts if isinstance(e, ast.Name))
+    return names
+
+
+def primal_call_from_tangents(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, primals: str,
+                              tangents: str) -> Optional[ast.Call]:
+    """A jvp rule's call of its own primal that takes its arguments from the parameter JAX passes
+    the tangents (`x, y = tangents; f(x, y)`, `f(*tangents)`) while no call of the primal takes
+    anything from the parameter JAX passes the primals: the rule computes the primal output from
+    the tangents, so its two parameters are used the other way round. None otherwise."""
+    from_t, from_p = _taken_from(fn, tangents), _taken_from(fn, primals)
+    if from_t & from_p:
+        return None
+    hit: Optional[ast.Call] = None
+    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+        if model.facts.derivative_named(call.func) is not d:
+            continue
+        used = {n.id for a in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(a)
+                if isinstance(n, ast.Name)}
+        if used & from_p:
+            return None
+        if used & from_t and hit is None:
+            hit = call
+    return hit
+
+
+def ignores_first(model: "FileModel", fn: FunctionNode, first: str, second: str) -> bool:
+    """A defjvps rule (called `(g, ans, *primals)`) whose results never read its first parameter,
+    the input tangent, but read its second: its tangent output cannot be linear in the tangent
+    (a zero result, `jnp.zeros_like(x)` or `0.0`, is a zero derivative and is not counted)."""
+    from vjplint.facts.dependence import zero_cotangent  # dependence reads facts: imported when used
+
+    loads = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if first in loads or second not in loads or first == second:
+        return False
+    returns = model.facts.returns_of(fn)
+    return bool(returns) and all(v is not None and not zero_cotangent(model, v) for _, v in returns)

@@ -133,7 +133,7 @@ def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[int]) -> bool
     arguments then come from where the linter does not look. (`f.fun`, the undecorated primal,
     runs no custom rule.)"""
     calls = {id(s.call.func) for s in d.call_sites}
-    own = rules | ({id(d.primal)} if d.primal is not None else set())
+    own = rules | ({id(d.primal)} if d.primal is not None else set()) | {id(d.creation)}  # `f = custom_vjp(f)`
     for node in ast.walk(d.enclosing or model.module):
         if not (isinstance(node, ast.Name) and node.id == d.name and isinstance(node.ctx, ast.Load)) \
                 or id(node) in calls:

@@ -637,6 +637,9 @@ def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call,
         return Evidence("static", 2, f"is passed as `{keyword}=`: `{model.quote(call)}`", line)
     if q.startswith("builtins.") and func_name in STATIC_BUILTINS:
         return Evidence("static", 2, f"is passed to `{func_name}()`: `{model.quote(call)}`", line)
+    if q in ("builtins.max", "builtins.min") and len(call.args) >= 2 and keyword is None:
+        # Python compares the values with `>`: a bool of an array raises unless it is one concrete number
+        return Evidence("static", 2, f"is compared in Python by `{func_name}()`: `{model.quote(call)}`", line)
     if q.startswith(HOST_NAMESPACES):
         return Evidence("static", 1, f"is passed to NumPy, which needs a concrete value: `{model.quote(call)}`", line)
     if q.startswith(ARRAY_VALUE_NAMESPACES):
@@ -674,8 +677,7 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
                                                   f"{site.call.lineno}", site.call.lineno))
             continue
         if jvp and isinstance(arg, ast.Name) and site.enclosing is not None and \
-                passed_on.get(id(site.enclosing)) == arg.id and all(
-                    b.kind == "param" for b in model.index.lookup(arg.id, model.index.scope_of(arg))):
+                id(site.enclosing) in passed_on and _from_slot(model, arg, passed_on[id(site.enclosing)]):
             continue
         if id(site.enclosing) in own:
             evidence = _call_site_argument(model, arg, site.enclosing) if (
@@ -722,6 +724,28 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
         for e in found:
             e.weight = 3
     return found
+
+
+def _from_slot(model: FileModel, arg: ast.Name, param: str, depth: int = 0) -> bool:
+    """`arg` holds the value of the parameter `param` (the slot's own, in the primal or a rule) or
+    one computed from it and constants alone (`tol = max(tol_param, 1e-30)`, `2 * tol_param`):
+    passing it on to the primal says nothing the slot's other evidence does not."""
+    bindings = model.index.lookup(arg.id, model.index.scope_of(arg))
+    if arg.id == param:
+        return bool(bindings) and all(b.kind == "param" for b in bindings)
+    if depth > 2 or len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None or \
+            not isinstance(bindings[0].node, ast.Assign) or not isinstance(bindings[0].node.targets[0], ast.Name):
+        return False
+    value = bindings[0].value
+    names = [n for n in ast.walk(value) if isinstance(n, ast.Name)]
+    calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+    if any((model.index.qualname(c.func) or "") not in ("builtins.max", "builtins.min", "builtins.abs", "builtins.float")
+           or c.keywords for c in calls):
+        return False
+    leaves = [n for n in names if not any(c.func is n for c in calls)]
+    allowed = (ast.Name, ast.Constant, ast.Call, ast.BinOp, ast.UnaryOp, ast.Load, ast.operator, ast.unaryop)
+    return bool(leaves) and all(isinstance(n, allowed) for n in ast.walk(value)) and \
+        all(_from_slot(model, n, param, depth + 1) for n in leaves)
 
 
 def _traced_factor_evidence(model: FileModel, d: CustomDerivative, v: Verdict, position: int,

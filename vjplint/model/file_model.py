@@ -80,10 +80,18 @@ class RuleFunction:
     bound_positional: int = 0  # functools.partial(rule, a, b) binds two leading args
     bound_keywords: Tuple[str, ...] = ()
     is_none: bool = False
+    # The function registered when `node` is what it only delegates to (`def r(a, b): return
+    # _r_impl(a, b)`: `node` is `_r_impl`, which receives what JAX passes `r`); None otherwise.
+    registered: Optional[FunctionNode] = None
 
     @property
     def signature(self) -> Optional[Signature]:
         return Signature.of(self.node) if self.node is not None else None
+
+    @property
+    def called(self) -> Optional[FunctionNode]:
+        """The function JAX calls (and names in its errors): the registered one."""
+        return self.registered or self.node
 
     def effective_positional(self) -> Optional[List[str]]:
         """Positional parameters left after partial binding, or None when unknown."""

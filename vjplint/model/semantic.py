@@ -399,3 +399,36 @@ def constant_value(index: SemanticIndex, expr: ast.expr, scope: Optional[Scope] 
         if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
             return constant_value(index, bindings[0].value, index.scope_of(bindings[0].node), depth + 1)
     return None
+
+
+def delegate_of(index: SemanticIndex, fn: FunctionNode, depth: int = 3) -> FunctionNode:
+    """The function `fn` only hands its parameters to: `def r(a, b): return _r_impl(a, b)` (or
+    the same lambda) passing its own positional parameters, in order and nothing else, to a def
+    or lambda bound once (`_r_impl`, with as many positional parameters and defaults, no `*args`)
+    receives exactly what `fn`'s caller passes it, and returns what `fn` returns. Followed up to
+    `depth` times; `fn` itself when it does anything else."""
+    for _ in range(depth):
+        args = fn.args
+        if args.vararg or args.kwarg or args.kwonlyargs:
+            return fn
+        params = [a.arg for a in args.posonlyargs + args.args]
+        if isinstance(fn, ast.Lambda):
+            call: Optional[ast.expr] = fn.body
+        else:
+            stmts = [st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
+            if len(stmts) != 1 or not isinstance(stmts[0], ast.Return):
+                return fn
+            call = stmts[0].value
+        if not isinstance(call, ast.Call) or call.keywords or \
+                [a.id if isinstance(a, ast.Name) else None for a in call.args] != params:
+            return fn
+        target = named_function(index, call.func)
+        if target is None or target is fn or isinstance(target, ast.AsyncFunctionDef) or \
+                getattr(target, "decorator_list", None):
+            return fn
+        targs = target.args
+        if targs.vararg or targs.kwonlyargs or len(targs.posonlyargs + targs.args) != len(params) or \
+                len(targs.defaults) != len(args.defaults):
+            return fn
+        fn = target
+    return fn

@@ -29,7 +29,7 @@ def rule_label(rule: RuleFunction, role: str) -> str:
     """'fwd `f_fwd`' or 'the fwd lambda'."""
     if rule.name:
         return f"{role} `{rule.name}`"
-    if isinstance(rule.node, ast.Lambda):
+    if isinstance(rule.called, ast.Lambda):  # a lambda delegating to a helper is still one
         return f"the {role} lambda"
     return role
 

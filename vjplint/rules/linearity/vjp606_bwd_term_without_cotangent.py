@@ -109,12 +109,13 @@ infer.defvjp(infer_fwd, infer_bwd)
             if bwd is None or id(bwd) in self._seen:
                 continue
             self._seen.add(id(bwd))
-            if not d.nondiff_unresolved and not d.bound_self:
-                self._check(d.name, reg.rules[1].name or getattr(bwd, "name", "<lambda>"), bwd, len(d.nondiff))
+            if not d.nondiff_unresolved and not d.bound_self and not reg.rules[1].bound_keywords:
+                self._check(d.name, reg.rules[1].name or getattr(bwd, "name", "<lambda>"), bwd, len(d.nondiff),
+                            reg.rules[1].bound_positional)
 
-    def _check(self, primal: str, name: str, bwd: FunctionNode, nondiff: int) -> None:
+    def _check(self, primal: str, name: str, bwd: FunctionNode, nondiff: int, bound: int = 0) -> None:
         args = bwd.args
-        params = [a.arg for a in (*args.posonlyargs, *args.args)]
+        params = [a.arg for a in (*args.posonlyargs, *args.args)][bound:]  # `partial(bwd, cfg)` binds the first
         if args.vararg is not None or len(params) - len(args.defaults) != nondiff + 2:
             return  # another arity than JAX's: the arity rules report it, and `g` is unknown
         g = params[nondiff + 1]  # JAX calls bwd(*nondiff, residuals, g); later parameters keep their defaults

@@ -119,8 +119,6 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             return
         sig = Signature.of(d.primal)
         nondiff_names = {p for i, p in enumerate(sig.positional) if i in d.nondiff}
-        if "nondiff_argnames" in d.keywords:
-            return  # names resolved elsewhere; not followed here
         self._callable_arguments(d, sig)
         self._called_parameters(d, sig)
         for i, param in enumerate(sig.positional):

@@ -3,7 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Set
 
-from vjplint.model.file_model import CustomDerivative
+from vjplint.facts.contract import residuals_from_cotangent
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -27,7 +28,9 @@ class BwdSwappedParams(Rule):
     cotangent-like name (`g`, `ct`, `cotangent`, `grad`, `dy`, ...) in the residual slot and a
     residual-like name (`res`, `residuals`, `saved`, `ctx`, `cache`) in the cotangent slot.
     It stays silent when the body treats the first parameter as the residuals (unpacks or
-    indexes it) and not the second: then only the names are odd.
+    indexes it) and not the second: then only the names are odd. Where the names say nothing
+    (`a0`, `a1`), the use decides: bwd unpacking exactly the residuals fwd saves (`out, (x, w)`)
+    from its last parameter, and never the one JAX passes the residuals, "may" have them swapped.
 
     ## Why is this bad?
     JAX calls `bwd(*nondiff, residuals, cotangent)` positionally. With the names swapped, `g`
@@ -105,6 +108,7 @@ f.defvjp(f_fwd, f_bwd)
                 continue
             first, second = arity.names[nd], arity.names[nd + 1]
             if first not in COTANGENT_NAMES or second not in RESIDUAL_NAMES:
+                self._by_use(d, bwd, first, second)  # names that say nothing: how the body uses them
                 continue
             if _used_as_container(bwd.node, first) and not _used_as_container(bwd.node, second):
                 continue  # the body already treats `first` as the residuals
@@ -115,6 +119,19 @@ f.defvjp(f_fwd, f_bwd)
                         f"JAX calls {order}: `{first}` receives the residuals and `{second}` the output "
                         f"cotangent, so the gradient of `{d.name}` is silently wrong (nothing checks it when the "
                         f"shapes fit); swap them: ({second}, {first})")
+
+    def _by_use(self, d: CustomDerivative, bwd: RuleFunction, first: str, second: str) -> None:
+        assert bwd.node is not None
+        unpacked = residuals_from_cotangent(self.model, d, bwd)
+        if unpacked is None:
+            return
+        self._seen.add(id(bwd.node))
+        self.report(self.model.name_anchor(bwd.node),
+                    f"{rule_label(bwd, 'bwd')} may take its parameters in the wrong order: it unpacks the "
+                    f"residuals fwd saves from `{second}` (`{self.quote(unpacked.targets[0], 40)} = {second}`), but "
+                    f"JAX passes `{second}` the cotangent of `{d.name}`'s output and "
+                    f"`{first}` the residuals, which the body never unpacks; the gradient of `{d.name}` is then "
+                    f"silently wrong when the shapes fit. Swap them: ({second}, {first})")
 
 
 def _used_as_container(fn: FunctionNode, name: str) -> bool:

@@ -4,7 +4,8 @@ import ast
 from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import Contract, contract_of, permutation, slot_of, through_wrapper
+from vjplint.facts.contract import (Contract, contract_of, contract_slot, ignores_first, permutation,
+                                    primal_call_from_tangents, through_wrapper)
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -25,10 +26,15 @@ class RuleOrderByName(Rule):
     differentiable parameters (`y_dot, x_dot = tangents` for `f(x, y)`), a bwd returning
     cotangents named for the parameters in a permuted order (`return dy, dx`; `dx`, `x_bar`,
     `ct_x`, `g_x`, `gx`, `grad_x` name `x`'s slot), a jvp rule taking `(tangents, primals)`, and a
-    `defjvps` rule taking `(ans, g, ...)`. Only names decide, so it says "may": nothing is
-    reported unless at least two named slots are misplaced. Also a bwd putting a zero shaped like
-    another differentiable argument in a slot (`return jnp.zeros_like(scale), q_g` for
-    `f(out, scale)`) while that argument's slot holds something else than None or its own zero.
+    `defjvps` rule taking `(ans, g, ...)`. Where the parameters' names say nothing (`a0`, `a1`),
+    the names a rule gives their values decide (`x, y` in the rule's own call `f(x, y)`, or the
+    residuals fwd saves and bwd unpacks), and so does how the body uses the parameters: a jvp
+    rule computing the primal output from its second parameter (the tangents), a defjvps rule
+    whose result reads its second parameter (the output) and never its first (the tangent).
+    Names decide most of it, so it says "may": nothing is reported unless at least two named
+    slots are misplaced. Also a bwd putting a zero shaped like another differentiable argument
+    in a slot (`return jnp.zeros_like(scale), q_g` for `f(out, scale)`) while that argument's
+    slot holds something else than None or its own zero.
 
     ## Why is this bad?
     JAX passes the primals and tangents in the order of the primal's differentiable parameters,
@@ -130,18 +136,27 @@ def f_jvp(primals, tangents):
                         f"tangents; the tangent output is then wrong (or not linear). Swap the parameters, or "
                         f"rename them if the names are what is wrong")
             return
+        call = primal_call_from_tangents(self.model, d, fn, primals, tangents)
+        if call is not None:  # names that say nothing: how the body uses the two parameters
+            self.report(call,
+                        f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` may take its parameters in the "
+                        f"wrong order: it computes the primal output `{self.quote(call, 40)}` from `{tangents}`, "
+                        f"but JAX calls it with `(primals, tangents)`, so `{tangents}` holds the tangents and "
+                        f"`{primals}` the primal values; the primal output and the tangent output are then wrong. "
+                        f"Swap the parameters")
+            return
         for source, what in ((primals, "primals"), (tangents, "tangents")):
             node = _unpacking(fn, source)
             if node is None:
                 continue
             names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]
-            slots = [slot_of(n, contract.diff_names) if n else None for n in names]
+            slots = [contract_slot(n, contract) if n else None for n in names]
             wrong = permutation(slots, contract.diff_names)
             if wrong:
                 self.report(node.targets[0],
                             f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` may unpack its {what} in the "
                             f"wrong order: `{self.quote(node.targets[0], 40)} = {source}` names "
-                            f"{_listing(names, wrong)}, but JAX passes the {what} in the order of `{d.name}`'s "
+                            f"{_listing(names, wrong, contract)}, but JAX passes the {what} in the order of `{d.name}`'s "
                             f"differentiable parameters `({', '.join(contract.diff_names)})`; with equal shapes "
                             f"the derivatives are silently wrong. Unpack them in that order, or rename them if the "
                             f"names are what is wrong")
@@ -160,6 +175,13 @@ def f_jvp(primals, tangents):
                         f"`(g, ans, *primals)`: the input tangent first, then the output. `{second}` receives the "
                         f"output and `{first}` the tangent; the tangent output is then wrong (or not linear). Swap "
                         f"them, or rename them if the names are what is wrong")
+        elif ignores_first(self.model, fn, first, second):
+            self.report(fn.args.args[0] if fn.args.args else fn,
+                        f"defjvps rule of {d.label} `{d.name}` may take its parameters in the wrong order: its "
+                        f"result never reads `{first}`, which JAX passes the input tangent (each defjvps rule is "
+                        f"called `(g, ans, *primals)`), but reads `{second}`, the output; a tangent output that "
+                        f"ignores the input tangent is not linear in it, so the derivative is wrong. Swap them if "
+                        f"`{second}` is meant as the tangent")
 
     # -- bwd --------------------------------------------------------------------------------------
     def _bwd(self, d: CustomDerivative, contract: Contract, rule: RuleFunction) -> None:
@@ -183,7 +205,7 @@ def f_jvp(primals, tangents):
             if not wrong:
                 continue
             places = ", ".join(f"`{self.quote(value.elts[kept[i][0]], 25)}` (for `{s}`) at position {kept[i][0]}, "
-                               f"where JAX reads `{want}`'s" for i, s, want in wrong)
+                               f"where JAX reads `{want}`'s" for i, s, want in wrong) + _aliases_shown(contract)
             self.report(value,
                         f"{rule_label(rule, 'bwd')} of {d.label} `{d.name}` may return its cotangents in the wrong "
                         f"order: {places}, but JAX reads bwd's result by position, one entry per differentiable "
@@ -244,12 +266,22 @@ def _cotangent_slot(expr: ast.expr, contract: Contract) -> Optional[str]:
     `x_bar`, `grad_w`; a bare parameter name says nothing: `cos(x) * y * g` is x's cotangent)."""
     slots = set()
     for n in ast.walk(expr):
-        if isinstance(n, ast.Name) and n.id not in contract.params:
-            s = slot_of(n.id, contract.diff_names)
+        if isinstance(n, ast.Name) and n.id not in contract.params and n.id not in dict(contract.aliases):
+            s = contract_slot(n.id, contract)
             if s is not None:
                 slots.add(s)
     return slots.pop() if len(slots) == 1 else None
 
 
-def _listing(names: List[Optional[str]], wrong: List[Tuple[int, str, str]]) -> str:
-    return ", ".join(f"`{names[i]}` (for `{got}`) at position {i}, where JAX passes `{want}`'s" for i, got, want in wrong)
+def _listing(names: List[Optional[str]], wrong: List[Tuple[int, str, str]], contract: Optional[Contract] = None) -> str:
+    return ", ".join(f"`{names[i]}` (for `{got}`) at position {i}, where JAX passes `{want}`'s" for i, got, want in wrong) \
+        + (_aliases_shown(contract) if contract is not None else "")
+
+
+def _aliases_shown(contract: Contract) -> str:
+    """How names the primal's parameters do not spell were tied to them (`Contract.aliases`)."""
+    if not contract.aliases:
+        return ""
+    pairs = ", ".join(f"`{name}` holds `{param}`'s value" for name, param in contract.aliases[:4])
+    return f" ({pairs}: the primal's calls in the rules, or the residuals fwd saves, show it)"
+

@@ -118,7 +118,7 @@ f.defvjp(f_fwd, f_bwd)
             return
         fwd, arity, n, sig = mismatch
         names = ["perturbed", *sig.positional]
-        error = python_arity_error(getattr(fwd.node, "name", "<lambda>"), arity, n)
+        error = python_arity_error(getattr(fwd.called, "name", "<lambda>"), arity, n)
         self.report(self.model.name_anchor(fwd.node),
                     f"{rule_label(fwd, 'fwd')} of {d.label} `{d.name}` takes {arity.count_text()} "
                     f"{arity.params_text()}{arity.binding_text()}, but equinox calls it with "
@@ -139,7 +139,7 @@ f.defvjp(f_fwd, f_bwd)
             notes.append(f"the default{'s' if len(defaulted) > 1 else ''} of {_list(defaulted)} filled in")
         notes_bound = arity.binding_text()
         how = "at least " if at_least else ""
-        error = python_arity_error(getattr(fwd.node, "name", "<lambda>"), arity, k)
+        error = python_arity_error(getattr(fwd.called, "name", "<lambda>"), arity, k)
         note = f"; {'; '.join(notes)}" if notes else ""
         args = f"{how}the {plural(k, 'positional argument')} of `{d.name}` ({', '.join(names)}{note})"
         if arity.accepts(k) and arity.kwonly_required:

@@ -110,7 +110,7 @@ f.defvjp(f_fwd, f_bwd)
                              f"position), then the residuals, then the output cotangent")
                 else:
                     order = f"the residuals, then the output cotangent (`{d.name}` has no nondiff arguments)"
-                error = python_arity_error(getattr(bwd.node, "name", "<lambda>"), arity, n)
+                error = python_arity_error(getattr(bwd.called, "name", "<lambda>"), arity, n)
                 if arity.accepts(n):  # only a required keyword-only parameter is wrong
                     listed = ", ".join(f"`{k}`" for k in arity.kwonly_required)
                     plural_s = "s" if len(arity.kwonly_required) > 1 else ""
@@ -137,7 +137,7 @@ f.defvjp(f_fwd, f_bwd)
             return
         bwd, arity, n, sig = mismatch
         call = ", ".join(["residuals", "grad_obj", "perturbed", *sig.positional])
-        error = python_arity_error(getattr(bwd.node, "name", "<lambda>"), arity, n)
+        error = python_arity_error(getattr(bwd.called, "name", "<lambda>"), arity, n)
         self.report(self.model.name_anchor(bwd.node),
                     f"{rule_label(bwd, 'bwd')} of {d.label} `{d.name}` takes {arity.count_text()} "
                     f"{arity.params_text()}{arity.binding_text()}, but equinox calls it with "
@@ -153,7 +153,7 @@ f.defvjp(f_fwd, f_bwd)
             if vjp is None or vjp.node is None or arity is None or (arity.accepts(1) and not arity.kwonly_required):
                 continue
             label = "the vjp lambda" if isinstance(vjp.node, ast.Lambda) else f"vjp function `{vjp.name}`"
-            error = python_arity_error(getattr(vjp.node, "name", "<lambda>"), arity, 1)
+            error = python_arity_error(getattr(vjp.called, "name", "<lambda>"), arity, 1)
             self.report(vjp.node if isinstance(vjp.node, ast.Lambda) else self.model.name_anchor(vjp.node),
                         f"{label} returned by jax.custom_gradient `{d.name}` takes {arity.count_text()} "
                         f"{arity.params_text()}, but JAX calls it with the output cotangent only, vjp_fn(g); "

@@ -167,7 +167,7 @@ def f_jvp(n, primals, tangents):
 
     @staticmethod
     def _error(rule: RuleFunction, arity: Arity, given: int) -> str:
-        label = getattr(rule.node, "name", "<lambda>")
+        label = getattr(rule.called, "name", "<lambda>")
         assert rule.node is not None
         sig = Signature.of(rule.node)
         missing = [n for n in sig.kwonly if n not in sig.defaults and n not in rule.bound_keywords]

@@ -138,13 +138,14 @@ f.defvjp(f_fwd, f_bwd)
                               f"per argument (or use jax.custom_vjp)")
 
     def _check_fwd(self, d: CustomDerivative, fwd: RuleFunction) -> None:
-        assert fwd.node is not None
+        fn = fwd.called  # what JAX calls and names (a helper it returns through is followed)
+        assert fn is not None
         label = rule_label(fwd, "fwd")
-        error = fwd_not_pair_error(d, f"`TypeError: Custom VJP fwd rule {getattr(fwd.node, 'name', '<lambda>')} for "
+        error = fwd_not_pair_error(d, f"`TypeError: Custom VJP fwd rule {getattr(fn, 'name', '<lambda>')} for "
                                       f"function {d.name} must produce a pair (list or tuple of length two) ...`")
-        for node, value in self.model.facts.returns_of(fwd.node):
+        for node, value in self.model.facts.returns_of(fn):
             if value is not None:
-                length = self.model.facts.sequence_length(value, fwd.node)
+                length = self.model.facts.sequence_length(value, fn)
                 if length is not None:
                     n, exact, literal = length
                     if n == 2 and exact or not exact and n <= 2:
@@ -162,7 +163,7 @@ f.defvjp(f_fwd, f_bwd)
                     self.report(node, f"{label} returns a {count}-element {_kind(literal)}{shown}, not a pair "
                                       f"(primal_out, residuals): differentiating `{d.name}` raises {error}; {advice}")
                     continue
-            why = self.model.facts.not_a_sequence(value, fwd.node)
+            why = self.model.facts.not_a_sequence(value, fn)
             if why is None:
                 self._check_inferred(d, fwd, node, value, label, error)
                 continue
@@ -195,8 +196,9 @@ f.defvjp(f_fwd, f_bwd)
                          label: str, error: str) -> None:
         """A return that evaluates (`vjplint/facts/contract.py`) to one array or a container of
         other than two entries: a call of the primal whose output is one array, a helper's."""
-        assert fwd.node is not None
-        s = structure(self.model, d, value, fwd.node, {})
+        fn = fwd.called
+        assert fn is not None
+        s = structure(self.model, d, value, fn, {})
         if s is None:
             self._check_primal_output(d, fwd, node, value, label)
             return
@@ -212,8 +214,8 @@ f.defvjp(f_fwd, f_bwd)
         """fwd returns the primal's own output (`vjplint/facts/rule_evidence.py`), whatever its
         structure: JAX reads it as the pair. Not a pair: a TypeError; a pair: its first element
         is taken as the output (a different structure) and the second as residuals, silently."""
-        assert fwd.node is not None
-        why = returns_primal_output(self.model, d, fwd.node, value)
+        assert fwd.called is not None
+        why = returns_primal_output(self.model, d, fwd.called, value)
         if why is None:
             return
         self.report(node, f"{label} returns `{self.quote(value)}`, the primal's own output ({why}), not a pair "

@@ -82,7 +82,7 @@ def f_jvp(primals, tangents):
 
     def check_derivative(self, d: CustomDerivative) -> None:
         for _, rule in self.model.facts.jvp_rules(d):
-            fn = rule.node
+            fn = rule.called  # what JAX calls and names (a helper it returns through is followed)
             if fn is None or id(fn) in self._done:
                 continue
             self._done.add(id(fn))
@@ -113,7 +113,7 @@ def f_jvp(primals, tangents):
         primal = d.name
         shown = self.quote(value, 50) if value is not None else "return"
         plain = not (rule.bound_positional or rule.bound_keywords)
-        jax_name = getattr(rule.node, "name", "<lambda>") if plain else "..."
+        jax_name = getattr(rule.called, "name", "<lambda>") if plain else "..."
         if d.api == "equinox":  # equinox unpacks the rule's result itself
             error = ("an unpacking error (`ValueError: too many values to unpack (expected 2)` when it returns only "
                      "the tangent)")

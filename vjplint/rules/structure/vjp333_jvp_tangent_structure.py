@@ -163,7 +163,7 @@ def f_jvp(primals, tangents):
     def _report(self, d: CustomDerivative, rule: RuleFunction, node: ast.AST, tangent: Struct, primal: Struct,
                 where: str, label: str = "") -> None:
         # defjvps wraps its rules into one rule named `jvp`, for a function JAX names by the primal
-        jax_name = "jvp" if label else getattr(rule.node, "name", "<lambda>")
+        jax_name = "jvp" if label else getattr(rule.called, "name", "<lambda>")
         evidence = f" ({primal.why})" if primal.why and primal.why != "a literal" else ""
         shown = self.quote(node, 50) if isinstance(node, ast.expr) else "the return"
         self.report(node, f"{label or rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns the tangent `{shown}`, "
