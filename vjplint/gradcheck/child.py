@@ -122,6 +122,13 @@ class GradChecker(H.Verifier):
     # -- input domains --------------------------------------------------------------------------
     def make_value(self, spec, choices, sample, slot):
         value = super().make_value(spec, choices, sample, slot)
+        if isinstance(slot, int) and spec.get("domain") == "unit":
+            # The module's caller normalises this argument: its domain, not a guessed one.
+            saved, self.domain = self.domain, ("unit",)
+            try:
+                return self.in_domain(value)
+            finally:
+                self.domain = saved
         if self.domain is None or not isinstance(slot, int) or slot not in self.synth_params:
             return value
         return self.in_domain(value)
@@ -284,12 +291,23 @@ class GradChecker(H.Verifier):
         self.vals = self.vals_s[0]
         self.F = self.bind(self.fo, base, self.positions)
         self.plain_F = self.bind(self.plain, base, self.positions) if self.plain is not None else None
+        unit = [j for j, i in enumerate(self.positions) if i < len(self.params) and
+                self.params[i].get("domain") == "unit"]
+        if unit:
+            # The module's callers pass these arguments normalised: the derivative is checked as
+            # they use it (a rule may hold only on the unit sphere, e.g. a projected cotangent).
+            self.F = self.through_normalisation(self.F, unit)
+            if self.plain_F is not None:
+                self.plain_F = self.through_normalisation(self.plain_F, unit)
         shown = list(base)
         for i, v in zip(self.positions, self.vals):
             shown[i] = v
         self.at = ", ".join("{}={}".format(self.param_name(i), self.summary(shown[i])) for i in range(len(shown)))
         if self.domain_label:
             self.at += " with values {}".format(self.domain_label)
+        if unit:
+            self.at += " ({} normalised as the module's caller does, `x / norm(x)`)".format(
+                ", ".join("`{}`".format(self.names[j] if hasattr(self, "names") else j) for j in unit))
         try:
             self.out_s = [jax.block_until_ready(self.F(*v)) for v in self.vals_s]
         except Exception as exc:
@@ -338,6 +356,7 @@ class GradChecker(H.Verifier):
             check()
         self.primal_output()
         self.transforms()
+        self.nondiff_traced(convert)
         failed = [c for c in self.checks if c["status"] == "failed"]
         errors = [c for c in failed if c.get("severity") != "warning"]
         unsure = [c for c in self.checks if c["status"] == "unverifiable"]
@@ -347,6 +366,16 @@ class GradChecker(H.Verifier):
         reason = (errors or failed or unsure or noted or [{"detail": ""}])[0]["detail"]
         return {"status": status, "reason": reason, "checks": self.checks, "inputs": self.inputs,
                 "precision": self.prec}
+
+    def through_normalisation(self, f, unit):
+        jnp = self.jnp
+
+        def composed(*values):
+            values = list(values)
+            for j in unit:
+                values[j] = values[j] / jnp.linalg.norm(values[j], axis=-1, keepdims=True)
+            return f(*values)
+        return composed
 
     @property
     def rev_code(self):
@@ -409,6 +438,8 @@ class GradChecker(H.Verifier):
         autodiff run at the same inputs (`control` True); otherwise the guess may be the cause,
         and the check is unverifiable."""
         assumed = [i["name"] for i in self.inputs if i.get("source", "").startswith("assumed")]
+        if any(i.get("source", "").startswith("assumed: a nondiff argument") for i in self.inputs):
+            control = False  # a guessed value in a nondiff slot may be what the rule cannot take
         if raised and assumed:
             if control:
                 detail += " (the primal and its own autodiff run at these assumed inputs: the rule is at fault)"
@@ -457,6 +488,12 @@ class GradChecker(H.Verifier):
                         "while its value changes with `{}` (a piecewise-constant primal), so the {} is a "
                         "straight-through estimator".format(self.names[j], self.names[j], rule), code, err_fd, "info")
             return False
+        if order == 1 and j is not None and self.passes_where_blocked(j, fd, ref, ad, rtol, atol):
+            self.record(name, "noted", "not compared with the true gradient: the {} agrees with the primal's "
+                        "derivative for `{}` wherever that is not zero, and passes a gradient where it is zero (the "
+                        "primal masks, zeroes or rounds those elements), so it is a straight-through estimator".format(
+                            rule, self.names[j]), code, err_fd, "info")
+            return False
         if finite_ref:
             err_ref, ok_ref = self.errors(ref, fd, rtol, atol)
             if ok_ref:
@@ -501,6 +538,56 @@ class GradChecker(H.Verifier):
         except Exception:
             return False
 
+    def scalar_beside_arrays(self, j):
+        np = self.np
+        ndim = [max([np.ndim(x) for x in self.jax.tree_util.tree_leaves(v)] or [0]) for v in self.vals]
+        return ndim[j] == 0 and any(n > 0 for k, n in enumerate(ndim) if k != j)
+
+    def none_slots(self):
+        """Indices (into self.positions) of the differentiated arguments for which the bwd rule
+        returns a literal None, found by calling fwd and bwd directly at the first inputs."""
+        if self.kind != "vjp":
+            return set()
+        jax = self.jax
+        fwd, bwd = getattr(self.fo, "fwd", None), getattr(self.fo, "bwd", None)
+        nondiff = tuple(getattr(self.fo, "nondiff_argnums", ()) or ())
+        if fwd is None or bwd is None or getattr(self.fo, "symbolic_zeros", False):
+            return set()
+        args = list(self.samples[0])
+        for i, v in zip(self.positions, self.vals):
+            args[i] = v
+        try:
+            out, res = fwd(*args)
+            cts = bwd(*[args[i] for i in nondiff], res, jax.tree_util.tree_map(self.jnp.ones_like, out))
+        except Exception:
+            return set()
+        if not isinstance(cts, (tuple, list)):
+            return set()
+        diff = [i for i in range(len(args)) if i not in nondiff]
+        return {self.positions.index(i) for k, i in enumerate(diff)
+                if k < len(cts) and cts[k] is None and i in self.positions}
+
+    def passes_where_blocked(self, j, fd, ref, ad, rtol, atol):
+        """Element by element (a small argument): the rule agrees with both references wherever the
+        primal's derivative is not zero, and differs only where it is zero (a mask, a rounding),
+        and it agrees somewhere it is not zero."""
+        np = self.np
+        size = sum(int(np.size(x)) for x in self.jax.tree_util.tree_leaves(self.vals[j]))
+        if size > MAX_ELEMENTS or ad.shape != fd.shape or not np.all(np.isfinite(ad)):
+            return False
+        scale = max(float(np.max(np.abs(fd), initial=0.0)), float(np.max(np.abs(ad), initial=0.0)))
+        bad = np.abs(ad - fd) > atol + rtol * scale
+        if not bad.any() or bad.all():
+            return False
+        zero = np.abs(fd) <= atol
+        if ref is not None:
+            if ref.shape != fd.shape or not np.all(np.isfinite(ref)):
+                return False
+            zero &= np.abs(ref) <= atol
+            if np.any(np.abs(ref - fd)[~bad] > atol + rtol * scale):
+                return False
+        return bool(np.all(zero[bad]) and np.any(~zero & ~bad))
+
     def flat(self, tree):
         np = self.np
         leaves = [np.asarray(x, dtype=np.float64).ravel() for x in self.jax.tree_util.tree_leaves(tree)]
@@ -514,6 +601,8 @@ class GradChecker(H.Verifier):
         jax = self.jax
         g = self.g_s[0]
         L = self.fast(self.L)
+        nones = self.none_slots()
+        declared = []
         for j, name in enumerate(self.names):
             what = "bwd cotangent for `{}`".format(name) if self.kind == "vjp" else \
                 "gradient for `{}` (reverse mode, JAX's transpose of the jvp rule)".format(name)
@@ -521,9 +610,30 @@ class GradChecker(H.Verifier):
             fd, ads = self.fd_compare(L, j, refs)
             if not self.judge("reverse order 1", self.rev_code, what, fd, ads[0], ads[1] if len(ads) > 1 else None,
                               1, j):
-                return
+                last = self.checks[-1]
+                if j not in nones or last["status"] != "failed" or last.get("severity") == "warning":
+                    self.checks[-1:-1] = declared
+                    return
+                # `None` is the rule saying "not differentiated here": compare the others. For a scalar
+                # beside array arguments (a temperature, a smoothing weight) it is noted; otherwise unsure.
+                if self.scalar_beside_arrays(j):
+                    last.update(status="noted", severity="info", detail=(
+                        "not compared with the true gradient: the bwd rule returns None for `{}`, a scalar beside "
+                        "array arguments (a hyperparameter it declares constant)".format(name)))
+                    declared.append(self.checks.pop())
+                    continue
+                last["severity"] = "warning"
+                last["detail"] = ("{} may be wrong: the bwd rule returns None for it (a zero cotangent: it declares "
+                                  "`{}` not differentiated), right only if no caller differentiates `{}`; it {}; the "
+                                  "other arguments were compared".format(what, name, name, last["detail"][len(what) + 1:]))
+                declared.append(self.checks.pop())
+                continue
             self.checks.pop()  # one record for all arguments
+        if any(c["status"] == "failed" for c in declared):
+            self.checks.extend(declared)
+            return
         self.record("reverse order 1", "passed")
+        self.checks.extend(declared)
         u = [self.random_like(v) for v in self.vals]
 
         def directional(grad):
@@ -547,6 +657,8 @@ class GradChecker(H.Verifier):
         S = self.fast(hvp_scalar)
         rule = "the bwd rule" if self.kind == "vjp" else "the jvp rule"
         for j, name in enumerate(self.names):
+            if j in nones:
+                continue  # the rule's None: not differentiated, at order 2 either
             fd, ads = self.fd_compare(S, j, [g2[j]] + ([ref2[j]] if ref2 is not None else []))
             what = "second-order derivative for `{}` (grad of grad, through {})".format(name, rule)
             if not self.judge("reverse order 2", self.rev_code, what, fd, ads[0], ads[1] if len(ads) > 1 else None,
@@ -653,6 +765,78 @@ class GradChecker(H.Verifier):
         if vmap_ok:
             self.transform("vmap(grad)", "the gradient", lambda: jax.vmap(self.grad)(*stacked), g_b,
                            (lambda: jax.vmap(gp)(*stacked)) if gp is not None else None)
+
+    def nondiff_traced(self, convert):
+        """An array in nondiff_argnums, traced as a caller that jits or differentiates it would
+        pass it: under jit as an argument, then differentiated. JAX raises for a custom_vjp
+        (UnexpectedTracerError), a custom_jvp gives a zero gradient for it. A "may" warning: no
+        caller may ever trace it."""
+        jax, np = self.jax, self.np
+        base = list(self.samples[0])
+        nondiff = sorted(set(getattr(self.fo, "nondiff_argnums", ()) or ()))
+        for i in nondiff:
+            value = base[i] if i < len(base) else None
+            if i in self.positions or isinstance(value, (bool, int, float, complex)) or not (
+                    hasattr(value, "shape") and hasattr(value, "dtype")) or not self.is_real_float(value):
+                continue
+            name = self.param_name(i)
+            positions = list(self.positions) + [i]
+            vals = list(self.vals) + [convert(value)]
+            G = self.bind(self.fo, base, positions)
+            Gp = self.bind(self.plain, base, positions) if self.plain is not None else None
+            check = "nondiff `{}` traced".format(name)
+            advice = ("keep `{}` out of nondiff_argnums (its rule returning a zero or None cotangent for it) or make "
+                      "sure no caller traces it".format(name))
+            k = len(positions) - 1
+            for how, run, control in (
+                    ("under jit with `{}` as an argument".format(name), lambda: jax.jit(G)(*vals),
+                     (lambda: jax.jit(Gp)(*vals)) if Gp is not None else None),
+                    ("differentiated with respect to `{}`".format(name),
+                     lambda: jax.grad(lambda *v: self.loss(G(*v)), argnums=k)(*vals),
+                     (lambda: jax.grad(lambda *v: self.loss(Gp(*v)), argnums=k)(*vals)) if Gp is not None else None)):
+                try:
+                    got = jax.block_until_ready(run())
+                except Exception as exc:
+                    try:
+                        ref = jax.block_until_ready(control()) if control is not None else None
+                    except Exception:
+                        ref = None
+                    if ref is None:
+                        self.record(check, "skipped", "raises {} without its rule too".format(how))
+                        break
+                    self.record(check, "failed", "may raise when a caller traces `{}` (an array in nondiff_argnums): "
+                                "{} it raises {} (the primal without its rule runs) at {}; {}".format(
+                                    name, how, describe_exc(exc), self.at, advice),
+                                "VJP504" if "jit" in how else self.rev_code, severity="warning")
+                    break
+                if "jit" in how:
+                    continue
+                ref_g = self.try_grad(Gp, k, vals)
+                saved = self.vals
+                self.vals = vals
+                try:
+                    fd, ads = self.fd_compare(self.fast(lambda *v: self.loss(G(*v))), k,
+                                              [got] + ([ref_g] if ref_g is not None else []))
+                finally:
+                    self.vals = saved
+                _, rtol, atol = FD[self.prec]
+                err, ok = self.errors(ads[0], fd, rtol, atol)
+                if ok or not np.all(np.isfinite(fd)) or (len(ads) > 1 and self.errors(ads[0], ads[1], rtol, atol)[1]) \
+                        or (len(ads) > 1 and not self.errors(ads[1], fd, rtol, atol)[1]):
+                    self.record(check, "passed", max_error=err)
+                    break
+                self.record(check, "failed", "gradient for `{}` may be wrong: it is in nondiff_argnums but holds an "
+                            "array, and {} (as a caller that traces it would) the gradient differs from finite "
+                            "differences by max rel. error {} at {}; {}".format(
+                                name, how, self.num(err), self.at, advice), self.rev_code, err, "warning")
+
+    def try_grad(self, f, k, vals):
+        if f is None:
+            return None
+        try:
+            return self.jax.block_until_ready(self.jax.grad(lambda *v: self.loss(f(*v)), argnums=k)(*vals))
+        except Exception:
+            return None
 
     def transform(self, name, what, run, expected, control):
         """True when the transformation could be checked (passed or failed), False when skipped."""
