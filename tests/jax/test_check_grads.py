@@ -91,14 +91,16 @@ EXPECTED: Dict[str, Tuple[str, int, int, str]] = {
 SEVERITY = {"VJP509": "info", **{name: "warning" for name in EXPECTED if name.startswith("warn_")}}
 # Gradient transforms, not compared with the true gradient on purpose: info, never a failure.
 TRANSFORMS = {
-    ("transform_gradients.py", 10): "`clip_gradient`: not compared with the true gradient: the primal is the "
+    ("transform_gradients.py", 11): "`clip_gradient`: not compared with the true gradient: the primal is the "
     "identity (it returns `x` unchanged), so the bwd rule is a gradient transform (clipping, scaling, reversal)",
-    ("transform_gradients.py", 30): "`round_ste`: not compared with the true gradient: the primal's derivative for "
+    ("transform_gradients.py", 31): "`round_ste`: not compared with the true gradient: the primal's derivative for "
     "`x` is zero while its value changes with `x` (a piecewise-constant primal), so the bwd rule is a "
     "straight-through estimator",
-    ("transform_gradients.py", 46): "`masked_ste`: not compared with the true gradient: the bwd rule agrees with "
+    ("transform_gradients.py", 47): "`masked_ste`: not compared with the true gradient: the bwd rule agrees with "
     "the primal's derivative for `x` wherever that is not zero, and passes a gradient where it is zero (the primal "
     "masks, zeroes or rounds those elements), so it is a straight-through estimator",
+    ("transform_gradients.py", 69): "`softmin`: not compared with the true gradient: the bwd rule returns None for "
+    "`gamma`, a scalar beside array arguments (a hyperparameter it declares constant)",
 }
 # Silent lint fixtures whose rules are right: check-grads must pass them too.
 SILENT = ["VJP305/silent_defaulted_extra.py", "VJP305/silent_nondiff_sorted.py", "VJP101/silent_epsilon.py",
@@ -134,8 +136,8 @@ def test_every_planted_wrong_rule_is_reported_and_no_correct_one(fixtures_run):
         assert d["severity"] == SEVERITY.get(_name(d), SEVERITY.get(code, "error"))
     planted = {p.name for p in FIXTURES.glob("*.py") if not p.name.startswith(("pass_", "transform_"))}
     assert planted == set(EXPECTED)
-    assert f"check-grads: 32 custom derivatives in 25 modules on {device_summary()}, JAX " in proc.stderr
-    assert ": 14 passed, 8 failed, 5 may be wrong, 3 gradient transforms (not compared), 2 not checked." in proc.stderr
+    assert f"check-grads: 33 custom derivatives in 25 modules on {device_summary()}, JAX " in proc.stderr
+    assert ": 14 passed, 8 failed, 5 may be wrong, 4 gradient transforms (not compared), 2 not checked." in proc.stderr
 
 
 def test_the_report_names_each_check(fixtures_run):
@@ -201,19 +203,19 @@ def test_text_formats(fmt, marks):
 
 
 def test_sarif_and_lsp_carry_the_finding():
-    proc = run_cli("check-grads", "--output-format", "sarif", "fixtures/check_grads/fail_bwd_none_for_used_input.py")
+    proc = run_cli("check-grads", "--output-format", "sarif", "fixtures/check_grads/fail_cotangent_off_by_factor.py")
     assert proc.returncode == 1, proc.stderr
     run = json.loads(proc.stdout)["runs"][0]
     (result,) = run["results"]
     assert result["ruleId"] == "VJP501" and result["level"] == "error"
     region = result["locations"][0]["physicalLocation"]["region"]
-    assert (region["startLine"], region["startColumn"]) == (5, 2)
-    assert "bwd cotangent for `w` differs from finite differences" in result["message"]["text"]
+    assert (region["startLine"], region["startColumn"]) == (6, 2)
+    assert "bwd cotangent for `x` differs from finite differences" in result["message"]["text"]
     assert "VJP501" in {r["id"] for r in run["tool"]["driver"]["rules"]}
-    proc = run_cli("check-grads", "--output-format", "lsp", "fixtures/check_grads/fail_bwd_none_for_used_input.py")
+    proc = run_cli("check-grads", "--output-format", "lsp", "fixtures/check_grads/fail_cotangent_off_by_factor.py")
     published = json.loads(proc.stdout)
     text = json.dumps(published)
-    assert '"VJP501"' in text and '"line": 4' in text and '"character": 1' in text
+    assert '"VJP501"' in text and '"line": 5' in text and '"character": 1' in text
 
 
 def test_hang_and_crash_are_reported_not_suffered(tmp_path):
