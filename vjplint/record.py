@@ -85,20 +85,22 @@ def _patch_wrappers(module_name):
     for class_name, user_function in WRAPPERS[module_name]:
         cls = getattr(module, class_name, None)
         original = getattr(cls, "__call__", None)
-        if original is None or getattr(original, "_vjplint_records", False):
-            continue
+        if original is not None and not getattr(original, "_vjplint_records", False):
+            cls.__call__ = _recording_call(original, user_function)
 
-        def __call__(self, *args, __original=original, __user_function=user_function, **kwargs):
-            try:
-                fun = __user_function(self)
-                if fun is not None:
-                    _note_function(fun, args, kwargs)
-            except Exception:  # recording must never change what the program does
-                pass
-            return __original(self, *args, **kwargs)
-        __call__._vjplint_records = True
-        __call__.__wrapped__ = original
-        cls.__call__ = __call__
+
+def _recording_call(original, user_function):
+    def __call__(*args, **kwargs):  # no named `self`: diffrax passes `self=` to its filter_custom_vjp
+        try:
+            fun = user_function(args[0])
+            if fun is not None:
+                _note_function(fun, args[1:], kwargs)
+        except Exception:  # recording must never change what the program does
+            pass
+        return original(*args, **kwargs)
+    __call__._vjplint_records = True
+    __call__.__wrapped__ = original
+    return __call__
 
 
 HOOKS = {"jax": lambda name: _patch(), **{name: _patch_wrappers for name in WRAPPERS}}

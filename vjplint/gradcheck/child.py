@@ -349,6 +349,7 @@ class GradChecker(H.Verifier):
                 else:
                     raise Retry() from None
             self.g_s = None
+            self.grad_exc = exc
             self.grad_error = "{}{}: {} at {}".format(self.reverse_what(), self.rule_where(exc, "bwd"),
                                                       describe_exc(exc), self.at)
         # A custom_jvp's forward checks come first: a broken tangent also breaks its transpose.
@@ -432,11 +433,28 @@ class GradChecker(H.Verifier):
             check["severity"] = severity
         self.checks.append(check)
 
-    def fail(self, name, code, detail, max_error=None, raised=False, control=None):
+    def deliberate_raise(self, exc):
+        """" (line N)" when the exception comes from a `raise` statement in the module's own code
+        (a rule that refuses to be differentiated on purpose, e.g. a `nondifferentiable` helper),
+        else ""."""
+        path = getattr(self.original_module, "__file__", None)
+        frames = traceback.extract_tb(exc.__traceback__) if exc is not None else []
+        if not frames or not path or frames[-1].filename != path:
+            return ""
+        line = (frames[-1].line or "").strip()
+        return " (line {})".format(frames[-1].lineno) if line.startswith("raise") else ""
+
+    def fail(self, name, code, detail, max_error=None, raised=False, control=None, exc=None):
         """A failed check. One that raises with inputs that were only assumed (no annotation, call
         site or example says what they are) is the rule's fault when the primal and its own
         autodiff run at the same inputs (`control` True); otherwise the guess may be the cause,
         and the check is unverifiable."""
+        where = self.deliberate_raise(exc) if raised else ""
+        if where:
+            self.record(name, "noted", "not compared: the rule raises on purpose (a `raise` in the module's own "
+                        "code{}), so it refuses to be differentiated this way: {}".format(where, detail), code,
+                        severity="info")
+            return
         assumed = [i["name"] for i in self.inputs if i.get("source", "").startswith("assumed")]
         if any(i.get("source", "").startswith("assumed: a nondiff argument") for i in self.inputs):
             control = False  # a guessed value in a nondiff slot may be what the rule cannot take
@@ -468,6 +486,10 @@ class GradChecker(H.Verifier):
                         .format(self.num(err_fd)), max_error=err_fd)
             return True
         where = "at {} (order {}, {}; tolerance {:g})".format(self.at, order, self.prec, rtol)
+        if ref is not None and not finite_ref and finite_ad:
+            return self.undecided(name, "the primal's own autodiff is NaN or inf at {}: the point may not be smooth "
+                                  "(the reason a rule exists), so finite differences alone do not decide".format(
+                                      self.at), order)
         if not finite_fd:
             return self.undecided(name, "finite differences of the primal are NaN or inf at {}".format(self.at),
                                   order)
@@ -596,7 +618,8 @@ class GradChecker(H.Verifier):
     # -- reverse mode ---------------------------------------------------------------------------
     def reverse(self):
         if self.g_s is None:
-            self.fail("reverse order 1", self.rev_code, self.grad_error, raised=True, control=self.gp is not None)
+            self.fail("reverse order 1", self.rev_code, self.grad_error, raised=True, control=self.gp is not None,
+                      exc=getattr(self, "grad_exc", None))
             return
         jax = self.jax
         g = self.g_s[0]
@@ -685,7 +708,7 @@ class GradChecker(H.Verifier):
             _, ty2 = jax.block_until_ready(jax.jvp(self.F, tuple(self.vals), tuple(self.scale(v, 2.0) for v in t)))
         except Exception as exc:
             self.fail("forward order 1", "VJP502", "forward mode raises with the jvp rule{}: {} at {}".format(
-                self.rule_where(exc, "jvp"), describe_exc(exc), self.at), raised=True, control=ref is not None)
+                self.rule_where(exc, "jvp"), describe_exc(exc), self.at), raised=True, control=ref is not None, exc=exc)
             return
         self.rule_primal = y
         ok, err = self.same(ty2, jax.tree_util.tree_map(lambda a: a * 2, ty), 1e-6 if self.prec == "float64" else 1e-4)
@@ -998,7 +1021,8 @@ class GradChecker(H.Verifier):
             scale = float(np.max(np.where(nan, 0, np.abs(e64)))) if e.size else 0.0
             if not np.isfinite(diff):
                 diff = 0.0 if np.array_equal(a64, e64) else float("inf")
-            worst = max(worst, diff / max(scale, 1e-300) if diff else 0.0)
+            both = max(scale, float(np.max(np.where(nan, 0, np.abs(a64)))) if a.size else 0.0)
+            worst = max(worst, diff / max(both, 1e-300) if diff else 0.0)
             if diff > rtol * max(scale, 1.0):
                 ok = False
         return ok, worst
