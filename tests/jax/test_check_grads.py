@@ -218,6 +218,46 @@ def test_sarif_and_lsp_carry_the_finding():
     assert '"VJP501"' in text and '"line": 5' in text and '"character": 1' in text
 
 
+def test_a_rule_that_raises_on_purpose_is_noted_even_with_its_frames_hidden(tmp_path):
+    """A jvp rule whose body is `raise RuntimeError(msg)` refuses differentiation by design
+    (equinox's nondifferentiable): info, not a failure, also when the package hides its own
+    frames from JAX's tracebacks, as equinox does."""
+    pkg = tmp_path / "hidden"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent("""\
+        import os
+
+        from jax._src import traceback_util
+
+        traceback_util.register_exclusion(os.path.dirname(__file__))
+        """))
+    (pkg / "nd.py").write_text(textwrap.dedent("""\
+        from functools import partial
+
+        import jax
+
+
+        @partial(jax.custom_jvp, nondiff_argnums=(0,))
+        def nondifferentiable(msg, x):
+            return x
+
+
+        @nondifferentiable.defjvp
+        def nondifferentiable_jvp(msg, primals, tangents):
+            raise RuntimeError(msg)
+
+
+        def use(x):
+            return nondifferentiable("do not differentiate", x)
+        """))
+    proc = run_cli("check-grads", "--output-format", "concise", "hidden", cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "hidden/nd.py:6:2: VJP502 `nondifferentiable`: not compared: the rule raises on purpose (a `raise` in " \
+           "the module's own code (the jvp rule `nondifferentiable_jvp`, line 13)), so it refuses to be " \
+           "differentiated this way: forward mode raises" in proc.stdout, proc.stdout
+    assert ": 0 passed, 0 failed, 1 gradient transform (not compared), 0 not checked." in proc.stdout
+
+
 def test_hang_and_crash_are_reported_not_suffered(tmp_path):
     (tmp_path / "hangs.py").write_text(textwrap.dedent("""\
         import jax

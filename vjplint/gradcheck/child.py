@@ -439,10 +439,29 @@ class GradChecker(H.Verifier):
         else ""."""
         path = getattr(self.original_module, "__file__", None)
         frames = traceback.extract_tb(exc.__traceback__) if exc is not None else []
-        if not frames or not path or frames[-1].filename != path:
-            return ""
-        line = (frames[-1].line or "").strip()
-        return " (line {})".format(frames[-1].lineno) if line.startswith("raise") else ""
+        if frames and path and frames[-1].filename == path:
+            line = (frames[-1].line or "").strip()
+            return " (line {})".format(frames[-1].lineno) if line.startswith("raise") else ""
+        # The module's frames may be hidden from JAX's tracebacks (equinox hides its own): a rule
+        # of the module whose body raises unconditionally (a top-level `raise`).
+        import ast
+        import textwrap
+        for which in ("jvp", "fwd", "bwd"):
+            fn = getattr(self.fo, which, None)
+            code = getattr(fn, "__code__", None)
+            if code is None or not path or code.co_filename != path:
+                continue
+            try:
+                tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+            except (OSError, TypeError, SyntaxError):
+                continue
+            body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
+            raising = [stmt for stmt in body if isinstance(stmt, ast.Raise)]
+            named = not hasattr(ast, "unparse") or (raising and type(exc).__name__ in ast.unparse(raising[0]))
+            if raising and named:
+                return " (the {} rule `{}`, line {})".format(which, fn.__name__, code.co_firstlineno +
+                                                             raising[0].lineno - 1)
+        return ""
 
     def fail(self, name, code, detail, max_error=None, raised=False, control=None, exc=None):
         """A failed check. One that raises with inputs that were only assumed (no annotation, call
