@@ -50,30 +50,96 @@ def install(directory):
         return
     _state["installed"] = True
     atexit.register(write)
-    if "jax" in sys.modules:
-        _patch()
-    else:
-        sys.meta_path.insert(0, _JaxImported())
+    waiting = False
+    for name in HOOKS:
+        if name in sys.modules:
+            _run_hook(name)
+        else:
+            waiting = True
+    if waiting:
+        sys.meta_path.insert(0, _Imported())
 
 
-class _JaxImported(importlib.abc.MetaPathFinder):
-    """Patches JAX's custom derivative classes once `import jax` has run."""
+def _user_function_of_filter_custom_jvp(obj):
+    """equinox's filter_custom_jvp: `self.fn = jax.custom_jvp(fn_wrapper)`, fn_wrapper closing over fn."""
+    wrapper = getattr(getattr(obj, "fn", None), "fun", None)
+    code, cells = getattr(wrapper, "__code__", None), getattr(wrapper, "__closure__", None)
+    if code is None or not cells or "fn" not in code.co_freevars:
+        return None
+    return cells[code.co_freevars.index("fn")].cell_contents
+
+
+# Library wrappers whose jax.custom_vjp/custom_jvp wraps an internal function with rearranged
+# arguments: their calls are recorded under the user's function, with the arguments the user
+# passed (what check-grads calls the derivative, and what it calls it with).
+WRAPPERS = {
+    "equinox._ad": (("filter_custom_vjp", lambda obj: getattr(obj, "fn", None)),
+                    ("filter_custom_jvp", _user_function_of_filter_custom_jvp)),
+    "flax.nnx.transforms.autodiff": (("CustomVjp", lambda obj: getattr(obj, "fun", None)),
+                                     ("SimpleCustomVjp", lambda obj: getattr(obj, "fun", None))),
+}
+
+
+def _patch_wrappers(module_name):
+    module = sys.modules.get(module_name)
+    for class_name, user_function in WRAPPERS[module_name]:
+        cls = getattr(module, class_name, None)
+        original = getattr(cls, "__call__", None)
+        if original is not None and not getattr(original, "_vjplint_records", False):
+            cls.__call__ = _recording_call(original, user_function)
+
+
+def _recording_call(original, user_function):
+    def __call__(*args, **kwargs):  # no named `self`: diffrax passes `self=` to its filter_custom_vjp
+        try:
+            fun = user_function(args[0])
+            if fun is not None:
+                _note_function(fun, args[1:], kwargs)
+        except Exception:  # recording must never change what the program does
+            pass
+        return original(*args, **kwargs)
+    __call__._vjplint_records = True
+    __call__.__wrapped__ = original
+    return __call__
+
+
+HOOKS = {"jax": lambda name: _patch(), **{name: _patch_wrappers for name in WRAPPERS}}
+
+
+def _run_hook(name):
+    if name in _state.setdefault("hooked", set()):
+        return
+    _state["hooked"].add(name)
+    HOOKS[name](name)
+
+
+class _Imported(importlib.abc.MetaPathFinder):
+    """Patches JAX's custom derivative classes once `import jax` has run, and the library
+    wrappers (WRAPPERS) once their modules have."""
+
+    busy = False
 
     def find_spec(self, name, path=None, target=None):
-        if name != "jax":
+        if name not in HOOKS or self.busy or name in _state.get("hooked", ()):
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        self.busy = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy = False
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         loader, run = spec.loader, spec.loader.exec_module
 
         def exec_module(module):
-            run(module)
             try:
-                _patch()
+                run(module)
             finally:
                 loader.exec_module = run
+            try:
+                _run_hook(name)
+            except Exception:
+                pass
         loader.exec_module = exec_module
         return spec
 
@@ -98,13 +164,17 @@ def _patch():
 
 
 def _note(derivative, args, kwargs):
+    _note_function(derivative.fun, args, kwargs)
+
+
+def _note_function(fun, args, kwargs):
     import jax
     import numpy as np
 
-    fun = derivative.fun
-    key = "{}.{}".format(getattr(fun, "__module__", "?"), getattr(fun, "__qualname__", "?"))
-    if "<locals>" in key:
-        return  # check-grads cannot reach a function defined inside another one
+    name = getattr(fun, "__qualname__", None)
+    if not isinstance(name, str) or "<locals>" in name:
+        return  # check-grads cannot reach a function defined inside another one (or a callable object)
+    key = "{}.{}".format(getattr(fun, "__module__", "?"), name)
     if kwargs:
         import inspect
 

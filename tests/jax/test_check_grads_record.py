@@ -138,6 +138,99 @@ def test_record_runs_any_command_and_finds_a_rule_wrong_at_the_recorded_inputs(t
     assert usage.returncode == 2 and "--record needs the command to run after `--`" in usage.stderr
 
 
+WRAPPED = '''\
+import equinox as eqx
+import jax.numpy as jnp
+from flax import nnx
+
+
+@eqx.filter_custom_vjp
+def eqx_scale(vjp_arg, k):
+    return vjp_arg * k
+
+
+@eqx_scale.def_fwd
+def eqx_scale_fwd(perturbed, vjp_arg, k):
+    return vjp_arg * k, None
+
+
+@eqx_scale.def_bwd
+def eqx_scale_bwd(residuals, grad_obj, perturbed, vjp_arg, k):
+    return grad_obj * k
+
+
+@eqx.filter_custom_jvp
+def eqx_square(x):
+    return x * x
+
+
+@eqx_square.def_jvp
+def eqx_square_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return x * x, 2 * x * t
+
+
+@nnx.custom_vjp
+def nnx_sin_mul(x, y):
+    return jnp.sin(x) * y
+
+
+def nnx_sin_mul_fwd(x, y):
+    return nnx_sin_mul(x, y), (x, y)
+
+
+def nnx_sin_mul_bwd(res, g):
+    x, y = res
+    _, g = g  # nnx passes the input updates' cotangents first
+    return jnp.cos(x) * y * g, jnp.sin(x) * g
+
+
+nnx_sin_mul.defvjp(nnx_sin_mul_fwd, nnx_sin_mul_bwd)
+'''
+WRAPPED_TESTS = '''\
+import jax
+import jax.numpy as jnp
+
+from pkg.wrapped import eqx_scale, eqx_square, nnx_sin_mul
+
+
+def test_calls():
+    x = jnp.array([0.5, 1.5, 2.5])
+    assert jax.grad(lambda x: eqx_scale(x, 3.0).sum())(x).shape == (3,)
+    assert jax.grad(lambda x: eqx_square(x).sum())(x).shape == (3,)
+    assert jax.grad(lambda x: nnx_sin_mul(x, x + 1.0).sum())(x).shape == (3,)
+'''
+
+
+@pytest.mark.jax
+def test_library_wrappers_are_recorded_under_the_users_function(tmp_path: Path) -> None:
+    """equinox's filter_custom_vjp/jvp and flax's nnx.custom_vjp wrap an internal function in
+    jax.custom_vjp/jvp with rearranged arguments: their calls are recorded under the decorated
+    function, with the arguments its callers passed, and check-grads uses them."""
+    pytest.importorskip("equinox")
+    pytest.importorskip("flax.nnx")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "wrapped.py").write_text(WRAPPED)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_wrapped.py").write_text(WRAPPED_TESTS)
+    (tmp_path / "pyproject.toml").write_text("[tool.vjplint]\n")
+    env = {**os.environ, **JAX_ENV, "PYTHONPATH": pythonpath(tmp_path, ROOT)}
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "vjplint.record", "-p", "no:cacheprovider",
+                            "tests"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    report = tmp_path / "report.json"
+    proc = run_cli("check-grads", "--report", str(report), "pkg", cwd=tmp_path, env=JAX_ENV, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _inputs(report) == {
+        # equinox differentiates `vjp_arg` only (it raises for the others): `k` is not compared.
+        "eqx_scale": ("passed", [("vjp_arg", "float32[3]", "recorded: 1 call seen in the project's runs"),
+                                 ("k", "3.0", "recorded: 1 call seen in the project's runs")]),
+        "eqx_square": ("passed", [("x", "float32[3]", "recorded: 1 call seen in the project's runs")]),
+        "nnx_sin_mul": ("passed", [("x", "float32[3]", "recorded: 4 calls seen in the project's runs"),
+                                   ("y", "float32[3]", "recorded: 4 calls seen in the project's runs")])}
+
+
 @pytest.mark.jax
 def test_importing_the_plugin_does_not_import_jax() -> None:
     proc = subprocess.run([sys.executable, "-c", "import sys, vjplint.record; print('jax' in sys.modules)"],

@@ -97,7 +97,7 @@ def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, l
         # checked as usual; never registered, JAX raises when it is differentiated, which the
         # child reports as the rule's fault when the primal's own autodiff runs.
         key = f"{module_name}.{qualname}"
-        plan = plan_function(model, d, (), examples.get(key) or examples.get(qualname))
+        plan = plan_function(model, d, (), examples.get(key) or examples.get(qualname), from_callers=True)
         if plan.unverifiable:
             target.reason = plan.unverifiable
             continue

@@ -122,6 +122,13 @@ class GradChecker(H.Verifier):
     # -- input domains --------------------------------------------------------------------------
     def make_value(self, spec, choices, sample, slot):
         value = super().make_value(spec, choices, sample, slot)
+        if isinstance(slot, int) and spec.get("domain") == "unit":
+            # The module's caller normalises this argument: its domain, not a guessed one.
+            saved, self.domain = self.domain, ("unit",)
+            try:
+                return self.in_domain(value)
+            finally:
+                self.domain = saved
         if self.domain is None or not isinstance(slot, int) or slot not in self.synth_params:
             return value
         return self.in_domain(value)
@@ -284,12 +291,23 @@ class GradChecker(H.Verifier):
         self.vals = self.vals_s[0]
         self.F = self.bind(self.fo, base, self.positions)
         self.plain_F = self.bind(self.plain, base, self.positions) if self.plain is not None else None
+        unit = [j for j, i in enumerate(self.positions) if i < len(self.params) and
+                self.params[i].get("domain") == "unit"]
+        if unit:
+            # The module's callers pass these arguments normalised: the derivative is checked as
+            # they use it (a rule may hold only on the unit sphere, e.g. a projected cotangent).
+            self.F = self.through_normalisation(self.F, unit)
+            if self.plain_F is not None:
+                self.plain_F = self.through_normalisation(self.plain_F, unit)
         shown = list(base)
         for i, v in zip(self.positions, self.vals):
             shown[i] = v
         self.at = ", ".join("{}={}".format(self.param_name(i), self.summary(shown[i])) for i in range(len(shown)))
         if self.domain_label:
             self.at += " with values {}".format(self.domain_label)
+        if unit:
+            self.at += " ({} normalised as the module's caller does, `x / norm(x)`)".format(
+                ", ".join("`{}`".format(self.names[j] if hasattr(self, "names") else j) for j in unit))
         try:
             self.out_s = [jax.block_until_ready(self.F(*v)) for v in self.vals_s]
         except Exception as exc:
@@ -331,6 +349,7 @@ class GradChecker(H.Verifier):
                 else:
                     raise Retry() from None
             self.g_s = None
+            self.grad_exc = exc
             self.grad_error = "{}{}: {} at {}".format(self.reverse_what(), self.rule_where(exc, "bwd"),
                                                       describe_exc(exc), self.at)
         # A custom_jvp's forward checks come first: a broken tangent also breaks its transpose.
@@ -338,6 +357,7 @@ class GradChecker(H.Verifier):
             check()
         self.primal_output()
         self.transforms()
+        self.nondiff_traced(convert)
         failed = [c for c in self.checks if c["status"] == "failed"]
         errors = [c for c in failed if c.get("severity") != "warning"]
         unsure = [c for c in self.checks if c["status"] == "unverifiable"]
@@ -347,6 +367,16 @@ class GradChecker(H.Verifier):
         reason = (errors or failed or unsure or noted or [{"detail": ""}])[0]["detail"]
         return {"status": status, "reason": reason, "checks": self.checks, "inputs": self.inputs,
                 "precision": self.prec}
+
+    def through_normalisation(self, f, unit):
+        jnp = self.jnp
+
+        def composed(*values):
+            values = list(values)
+            for j in unit:
+                values[j] = values[j] / jnp.linalg.norm(values[j], axis=-1, keepdims=True)
+            return f(*values)
+        return composed
 
     @property
     def rev_code(self):
@@ -403,12 +433,50 @@ class GradChecker(H.Verifier):
             check["severity"] = severity
         self.checks.append(check)
 
-    def fail(self, name, code, detail, max_error=None, raised=False, control=None):
+    def deliberate_raise(self, exc):
+        """" (line N)" when the exception comes from a `raise` statement in the module's own code
+        (a rule that refuses to be differentiated on purpose, e.g. a `nondifferentiable` helper),
+        else ""."""
+        path = getattr(self.original_module, "__file__", None)
+        frames = traceback.extract_tb(exc.__traceback__) if exc is not None else []
+        if frames and path and frames[-1].filename == path:
+            line = (frames[-1].line or "").strip()
+            return " (line {})".format(frames[-1].lineno) if line.startswith("raise") else ""
+        # The module's frames may be hidden from JAX's tracebacks (equinox hides its own): a rule
+        # of the module whose body raises unconditionally (a top-level `raise`).
+        import ast
+        import textwrap
+        for which in ("jvp", "fwd", "bwd"):
+            fn = getattr(self.fo, which, None)
+            code = getattr(fn, "__code__", None)
+            if code is None or not path or code.co_filename != path:
+                continue
+            try:
+                tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+            except (OSError, TypeError, SyntaxError):
+                continue
+            body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
+            raising = [stmt for stmt in body if isinstance(stmt, ast.Raise)]
+            named = not hasattr(ast, "unparse") or (raising and type(exc).__name__ in ast.unparse(raising[0]))
+            if raising and named:
+                return " (the {} rule `{}`, line {})".format(which, fn.__name__, code.co_firstlineno +
+                                                             raising[0].lineno - 1)
+        return ""
+
+    def fail(self, name, code, detail, max_error=None, raised=False, control=None, exc=None):
         """A failed check. One that raises with inputs that were only assumed (no annotation, call
         site or example says what they are) is the rule's fault when the primal and its own
         autodiff run at the same inputs (`control` True); otherwise the guess may be the cause,
         and the check is unverifiable."""
+        where = self.deliberate_raise(exc) if raised else ""
+        if where:
+            self.record(name, "noted", "not compared: the rule raises on purpose (a `raise` in the module's own "
+                        "code{}), so it refuses to be differentiated this way: {}".format(where, detail), code,
+                        severity="info")
+            return
         assumed = [i["name"] for i in self.inputs if i.get("source", "").startswith("assumed")]
+        if any(i.get("source", "").startswith("assumed: a nondiff argument") for i in self.inputs):
+            control = False  # a guessed value in a nondiff slot may be what the rule cannot take
         if raised and assumed:
             if control:
                 detail += " (the primal and its own autodiff run at these assumed inputs: the rule is at fault)"
@@ -437,6 +505,10 @@ class GradChecker(H.Verifier):
                         .format(self.num(err_fd)), max_error=err_fd)
             return True
         where = "at {} (order {}, {}; tolerance {:g})".format(self.at, order, self.prec, rtol)
+        if ref is not None and not finite_ref and finite_ad:
+            return self.undecided(name, "the primal's own autodiff is NaN or inf at {}: the point may not be smooth "
+                                  "(the reason a rule exists), so finite differences alone do not decide".format(
+                                      self.at), order)
         if not finite_fd:
             return self.undecided(name, "finite differences of the primal are NaN or inf at {}".format(self.at),
                                   order)
@@ -456,6 +528,12 @@ class GradChecker(H.Verifier):
             self.record(name, "noted", "not compared with the true gradient: the primal's derivative for `{}` is zero "
                         "while its value changes with `{}` (a piecewise-constant primal), so the {} is a "
                         "straight-through estimator".format(self.names[j], self.names[j], rule), code, err_fd, "info")
+            return False
+        if order == 1 and j is not None and self.passes_where_blocked(j, fd, ref, ad, rtol, atol):
+            self.record(name, "noted", "not compared with the true gradient: the {} agrees with the primal's "
+                        "derivative for `{}` wherever that is not zero, and passes a gradient where it is zero (the "
+                        "primal masks, zeroes or rounds those elements), so it is a straight-through estimator".format(
+                            rule, self.names[j]), code, err_fd, "info")
             return False
         if finite_ref:
             err_ref, ok_ref = self.errors(ref, fd, rtol, atol)
@@ -501,6 +579,56 @@ class GradChecker(H.Verifier):
         except Exception:
             return False
 
+    def scalar_beside_arrays(self, j):
+        np = self.np
+        ndim = [max([np.ndim(x) for x in self.jax.tree_util.tree_leaves(v)] or [0]) for v in self.vals]
+        return ndim[j] == 0 and any(n > 0 for k, n in enumerate(ndim) if k != j)
+
+    def none_slots(self):
+        """Indices (into self.positions) of the differentiated arguments for which the bwd rule
+        returns a literal None, found by calling fwd and bwd directly at the first inputs."""
+        if self.kind != "vjp":
+            return set()
+        jax = self.jax
+        fwd, bwd = getattr(self.fo, "fwd", None), getattr(self.fo, "bwd", None)
+        nondiff = tuple(getattr(self.fo, "nondiff_argnums", ()) or ())
+        if fwd is None or bwd is None or getattr(self.fo, "symbolic_zeros", False):
+            return set()
+        args = list(self.samples[0])
+        for i, v in zip(self.positions, self.vals):
+            args[i] = v
+        try:
+            out, res = fwd(*args)
+            cts = bwd(*[args[i] for i in nondiff], res, jax.tree_util.tree_map(self.jnp.ones_like, out))
+        except Exception:
+            return set()
+        if not isinstance(cts, (tuple, list)):
+            return set()
+        diff = [i for i in range(len(args)) if i not in nondiff]
+        return {self.positions.index(i) for k, i in enumerate(diff)
+                if k < len(cts) and cts[k] is None and i in self.positions}
+
+    def passes_where_blocked(self, j, fd, ref, ad, rtol, atol):
+        """Element by element (a small argument): the rule agrees with both references wherever the
+        primal's derivative is not zero, and differs only where it is zero (a mask, a rounding),
+        and it agrees somewhere it is not zero."""
+        np = self.np
+        size = sum(int(np.size(x)) for x in self.jax.tree_util.tree_leaves(self.vals[j]))
+        if size > MAX_ELEMENTS or ad.shape != fd.shape or not np.all(np.isfinite(ad)):
+            return False
+        scale = max(float(np.max(np.abs(fd), initial=0.0)), float(np.max(np.abs(ad), initial=0.0)))
+        bad = np.abs(ad - fd) > atol + rtol * scale
+        if not bad.any() or bad.all():
+            return False
+        zero = np.abs(fd) <= atol
+        if ref is not None:
+            if ref.shape != fd.shape or not np.all(np.isfinite(ref)):
+                return False
+            zero &= np.abs(ref) <= atol
+            if np.any(np.abs(ref - fd)[~bad] > atol + rtol * scale):
+                return False
+        return bool(np.all(zero[bad]) and np.any(~zero & ~bad))
+
     def flat(self, tree):
         np = self.np
         leaves = [np.asarray(x, dtype=np.float64).ravel() for x in self.jax.tree_util.tree_leaves(tree)]
@@ -509,11 +637,14 @@ class GradChecker(H.Verifier):
     # -- reverse mode ---------------------------------------------------------------------------
     def reverse(self):
         if self.g_s is None:
-            self.fail("reverse order 1", self.rev_code, self.grad_error, raised=True, control=self.gp is not None)
+            self.fail("reverse order 1", self.rev_code, self.grad_error, raised=True, control=self.gp is not None,
+                      exc=getattr(self, "grad_exc", None))
             return
         jax = self.jax
         g = self.g_s[0]
         L = self.fast(self.L)
+        nones = self.none_slots()
+        declared = []
         for j, name in enumerate(self.names):
             what = "bwd cotangent for `{}`".format(name) if self.kind == "vjp" else \
                 "gradient for `{}` (reverse mode, JAX's transpose of the jvp rule)".format(name)
@@ -521,9 +652,30 @@ class GradChecker(H.Verifier):
             fd, ads = self.fd_compare(L, j, refs)
             if not self.judge("reverse order 1", self.rev_code, what, fd, ads[0], ads[1] if len(ads) > 1 else None,
                               1, j):
-                return
+                last = self.checks[-1]
+                if j not in nones or last["status"] != "failed" or last.get("severity") == "warning":
+                    self.checks[-1:-1] = declared
+                    return
+                # `None` is the rule saying "not differentiated here": compare the others. For a scalar
+                # beside array arguments (a temperature, a smoothing weight) it is noted; otherwise unsure.
+                if self.scalar_beside_arrays(j):
+                    last.update(status="noted", severity="info", detail=(
+                        "not compared with the true gradient: the bwd rule returns None for `{}`, a scalar beside "
+                        "array arguments (a hyperparameter it declares constant)".format(name)))
+                    declared.append(self.checks.pop())
+                    continue
+                last["severity"] = "warning"
+                last["detail"] = ("{} may be wrong: the bwd rule returns None for it (a zero cotangent: it declares "
+                                  "`{}` not differentiated), right only if no caller differentiates `{}`; it {}; the "
+                                  "other arguments were compared".format(what, name, name, last["detail"][len(what) + 1:]))
+                declared.append(self.checks.pop())
+                continue
             self.checks.pop()  # one record for all arguments
+        if any(c["status"] == "failed" for c in declared):
+            self.checks.extend(declared)
+            return
         self.record("reverse order 1", "passed")
+        self.checks.extend(declared)
         u = [self.random_like(v) for v in self.vals]
 
         def directional(grad):
@@ -547,6 +699,8 @@ class GradChecker(H.Verifier):
         S = self.fast(hvp_scalar)
         rule = "the bwd rule" if self.kind == "vjp" else "the jvp rule"
         for j, name in enumerate(self.names):
+            if j in nones:
+                continue  # the rule's None: not differentiated, at order 2 either
             fd, ads = self.fd_compare(S, j, [g2[j]] + ([ref2[j]] if ref2 is not None else []))
             what = "second-order derivative for `{}` (grad of grad, through {})".format(name, rule)
             if not self.judge("reverse order 2", self.rev_code, what, fd, ads[0], ads[1] if len(ads) > 1 else None,
@@ -573,7 +727,7 @@ class GradChecker(H.Verifier):
             _, ty2 = jax.block_until_ready(jax.jvp(self.F, tuple(self.vals), tuple(self.scale(v, 2.0) for v in t)))
         except Exception as exc:
             self.fail("forward order 1", "VJP502", "forward mode raises with the jvp rule{}: {} at {}".format(
-                self.rule_where(exc, "jvp"), describe_exc(exc), self.at), raised=True, control=ref is not None)
+                self.rule_where(exc, "jvp"), describe_exc(exc), self.at), raised=True, control=ref is not None, exc=exc)
             return
         self.rule_primal = y
         ok, err = self.same(ty2, jax.tree_util.tree_map(lambda a: a * 2, ty), 1e-6 if self.prec == "float64" else 1e-4)
@@ -653,6 +807,78 @@ class GradChecker(H.Verifier):
         if vmap_ok:
             self.transform("vmap(grad)", "the gradient", lambda: jax.vmap(self.grad)(*stacked), g_b,
                            (lambda: jax.vmap(gp)(*stacked)) if gp is not None else None)
+
+    def nondiff_traced(self, convert):
+        """An array in nondiff_argnums, traced as a caller that jits or differentiates it would
+        pass it: under jit as an argument, then differentiated. JAX raises for a custom_vjp
+        (UnexpectedTracerError), a custom_jvp gives a zero gradient for it. A "may" warning: no
+        caller may ever trace it."""
+        jax, np = self.jax, self.np
+        base = list(self.samples[0])
+        nondiff = sorted(set(getattr(self.fo, "nondiff_argnums", ()) or ()))
+        for i in nondiff:
+            value = base[i] if i < len(base) else None
+            if i in self.positions or isinstance(value, (bool, int, float, complex)) or not (
+                    hasattr(value, "shape") and hasattr(value, "dtype")) or not self.is_real_float(value):
+                continue
+            name = self.param_name(i)
+            positions = list(self.positions) + [i]
+            vals = list(self.vals) + [convert(value)]
+            G = self.bind(self.fo, base, positions)
+            Gp = self.bind(self.plain, base, positions) if self.plain is not None else None
+            check = "nondiff `{}` traced".format(name)
+            advice = ("keep `{}` out of nondiff_argnums (its rule returning a zero or None cotangent for it) or make "
+                      "sure no caller traces it".format(name))
+            k = len(positions) - 1
+            for how, run, control in (
+                    ("under jit with `{}` as an argument".format(name), lambda: jax.jit(G)(*vals),
+                     (lambda: jax.jit(Gp)(*vals)) if Gp is not None else None),
+                    ("differentiated with respect to `{}`".format(name),
+                     lambda: jax.grad(lambda *v: self.loss(G(*v)), argnums=k)(*vals),
+                     (lambda: jax.grad(lambda *v: self.loss(Gp(*v)), argnums=k)(*vals)) if Gp is not None else None)):
+                try:
+                    got = jax.block_until_ready(run())
+                except Exception as exc:
+                    try:
+                        ref = jax.block_until_ready(control()) if control is not None else None
+                    except Exception:
+                        ref = None
+                    if ref is None:
+                        self.record(check, "skipped", "raises {} without its rule too".format(how))
+                        break
+                    self.record(check, "failed", "may raise when a caller traces `{}` (an array in nondiff_argnums): "
+                                "{} it raises {} (the primal without its rule runs) at {}; {}".format(
+                                    name, how, describe_exc(exc), self.at, advice),
+                                "VJP504" if "jit" in how else self.rev_code, severity="warning")
+                    break
+                if "jit" in how:
+                    continue
+                ref_g = self.try_grad(Gp, k, vals)
+                saved = self.vals
+                self.vals = vals
+                try:
+                    fd, ads = self.fd_compare(self.fast(lambda *v: self.loss(G(*v))), k,
+                                              [got] + ([ref_g] if ref_g is not None else []))
+                finally:
+                    self.vals = saved
+                _, rtol, atol = FD[self.prec]
+                err, ok = self.errors(ads[0], fd, rtol, atol)
+                if ok or not np.all(np.isfinite(fd)) or (len(ads) > 1 and self.errors(ads[0], ads[1], rtol, atol)[1]) \
+                        or (len(ads) > 1 and not self.errors(ads[1], fd, rtol, atol)[1]):
+                    self.record(check, "passed", max_error=err)
+                    break
+                self.record(check, "failed", "gradient for `{}` may be wrong: it is in nondiff_argnums but holds an "
+                            "array, and {} (as a caller that traces it would) the gradient differs from finite "
+                            "differences by max rel. error {} at {}; {}".format(
+                                name, how, self.num(err), self.at, advice), self.rev_code, err, "warning")
+
+    def try_grad(self, f, k, vals):
+        if f is None:
+            return None
+        try:
+            return self.jax.block_until_ready(self.jax.grad(lambda *v: self.loss(f(*v)), argnums=k)(*vals))
+        except Exception:
+            return None
 
     def transform(self, name, what, run, expected, control):
         """True when the transformation could be checked (passed or failed), False when skipped."""
@@ -814,7 +1040,8 @@ class GradChecker(H.Verifier):
             scale = float(np.max(np.where(nan, 0, np.abs(e64)))) if e.size else 0.0
             if not np.isfinite(diff):
                 diff = 0.0 if np.array_equal(a64, e64) else float("inf")
-            worst = max(worst, diff / max(scale, 1e-300) if diff else 0.0)
+            both = max(scale, float(np.max(np.where(nan, 0, np.abs(a64)))) if a.size else 0.0)
+            worst = max(worst, diff / max(both, 1e-300) if diff else 0.0)
             if diff > rtol * max(scale, 1.0):
                 ok = False
         return ok, worst

@@ -57,7 +57,9 @@ class FunctionPlan:
 
 
 def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
-                  example: Optional[str] = None) -> FunctionPlan:
+                  example: Optional[str] = None, from_callers: bool = False) -> FunctionPlan:
+    """`from_callers` (check-grads): also guess an array for a nondiff parameter used as one, and
+    take the domain of an argument every caller normalises."""
     qualname = f"{d.class_node.name}.{d.name}" if d.class_node is not None else d.name
     instance = _through_module_instance(model, d)  # `self.quantize = jax.custom_vjp(...)` in `__init__`
     plan = FunctionPlan(d.name, instance or qualname, getattr(d.anchor, "lineno", 1), tuple(sorted(moved)),
@@ -76,16 +78,70 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
         return plan
     assert sig is not None
     nondiff_after = set(d.nondiff) - set(moved)
+    if d.api == "equinox" and d.kind == "vjp":  # only `vjp_arg` is differentiated: equinox raises for the others
+        nondiff_after |= set(range(1, len(sig.positional)))
     dims: Dict[str, int] = {}
     sites = _call_site_values(model, d, sig.positional)
+    normalised = _call_site_normalised(d, sig.positional)
     bodies = [fn for fn in (d.primal, _rule_node(d, "fwd")) if fn is not None]
+    rules = [r.node for reg in d.registrations for r in reg.rules if r is not None and r.node is not None]
     for position, name in enumerate(sig.positional):
         role = "moved" if position in moved else "static" if position in nondiff_after else "diff"
         spec = _describe(model, name, sig.annotations.get(name), name in sig.defaults, sites.get(position), role,
                          dims, bodies)
+        if from_callers and spec["kind"] == "unknown" and role == "static":
+            use = _array_use(bodies + rules, name)
+            if use is not None:
+                spec = {"kind": "array", "dtype": "float32", "shape": None,
+                        "source": f"assumed: a nondiff argument used as an array (`{use}`)"}
+        if from_callers and spec["kind"] == "array" and str(spec.get("source", "")).startswith("assumed") and \
+                position in normalised:
+            spec["domain"] = "unit"
+            spec["source"] += f"; of unit norm, as the module's caller passes it (line {normalised[position]})"
         spec.update(name=name, position=position, role=role)
         plan.params.append(spec)
     return plan
+
+
+def _call_site_normalised(d: CustomDerivative, params: List[str]) -> Dict[int, int]:
+    """Positions every one of the module's own calls passes normalised (`q / jnp.linalg.norm(q)`):
+    the caller's domain, used for values that are otherwise assumed. Position -> a line."""
+    from vjplint.facts.infer import argument_at
+
+    own = {id(d.primal)} | {id(r.node) for reg in d.registrations for r in reg.rules if r is not None and r.node}
+    sites = [site for site in d.call_sites if id(site.enclosing) not in own]  # not fwd calling the primal
+    found: Dict[int, int] = {}
+    for position, name in enumerate(params):
+        args = [argument_at(site.call, position, name) for site in sites]
+        if args and all(a is not None and _is_normalised(a) for a in args):
+            found[position] = args[0].lineno
+    return found
+
+
+def _is_normalised(arg: ast.expr) -> bool:
+    if not (isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Div) and isinstance(arg.right, ast.Call)):
+        return False
+    call = arg.right
+    func = call.func
+    tail = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return tail == "norm" and bool(call.args) and ast.dump(call.args[0]) == ast.dump(arg.left)
+
+
+# `jnp.zeros_like(y)`: a value shaped like the argument, as a rule builds a tangent or cotangent for it.
+ARRAY_LIKE_CALLS = frozenset({"zeros_like", "ones_like", "full_like", "empty_like"})
+
+
+def _array_use(bodies: List[Any], name: str) -> Optional[str]:
+    """`jnp.zeros_like(y)` for a nondiff parameter with no other description, in the primal or a
+    rule: the rule treats it as an array (a zero tangent for an array moved into nondiff_argnums).
+    None otherwise: arithmetic (`x ** n`, `x * scale`) is as common with Python scalars."""
+    for body in bodies:
+        for node in ast.walk(body):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and node.args and \
+                    isinstance(node.args[0], ast.Name) and node.args[0].id == name and \
+                    (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in ARRAY_LIKE_CALLS:
+                return ast.unparse(node)
+    return None
 
 
 def _rule_node(d: CustomDerivative, role: str) -> Any:

@@ -1,0 +1,160 @@
+"""Score `vjplint check-grads` on the mutation evaluation (issue #35).
+
+Copies the bases and a sample of mutants (the first N of each operator, by name; 4 by default) to
+a temporary directory, runs `vjplint check-grads --report` on each set, and scores with the JAX
+labels of labels.json (eval/mutation/label.py): a hazard counts as reported when its mutant draws
+a VJP501-VJP504 error (or warning) its base does not; a false failure is an error on a correct
+base or on an `ok` mutant.
+
+    python eval/mutation/gradcheck_score.py                  # run both sets, then score (-j 2)
+    python eval/mutation/gradcheck_score.py -j 12 --out DIR  # keep the reports in DIR
+    python eval/mutation/gradcheck_score.py --score DIR      # score reports already in DIR
+
+It runs JAX (through the CLI, in subprocesses): about 25 min on 2 busy cores at -j 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+CHECK_CODES = {"VJP501", "VJP502", "VJP503", "VJP504"}
+
+
+def sample(manifest: dict, per_operator: int) -> list:
+    by_op = defaultdict(list)
+    for key, entry in manifest["mutants"].items():
+        by_op[entry["operator"]].append(key)
+    return sorted(k for keys in by_op.values() for k in sorted(keys)[:per_operator])
+
+
+def prepare(out: Path, per_operator: int) -> tuple:
+    manifest = json.loads((HERE / "manifest.json").read_text())
+    bases = sorted(manifest["bases"])
+    (out / "bases").mkdir(parents=True, exist_ok=True)
+    for name in bases:
+        shutil.copy(HERE / "bases" / f"{name}.py", out / "bases" / f"{name}.py")
+    mutants = sample(manifest, per_operator)
+    for key in mutants:
+        dest = out / "sample" / f"{key}.py"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / manifest["mutants"][key]["path"], dest)
+    return bases, mutants
+
+
+def run(out: Path, which: str, jobs: int, timeout: int) -> float:
+    env = dict(os.environ, JAX_PLATFORMS=os.environ.get("JAX_PLATFORMS", "cpu"))
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    start = time.monotonic()
+    with open(out / f"{which}.out", "w") as stdout, open(out / f"{which}.err", "w") as stderr:
+        subprocess.run([sys.executable, "-m", "vjplint", "check-grads", "-j", str(jobs), "--timeout", str(timeout),
+                        "--no-recorded", "--output-format", "concise", "--report", str(out / f"{which}.json"),
+                        str(out / which)], env=env, stdout=stdout, stderr=stderr, cwd=out)
+    return time.monotonic() - start
+
+
+def verdicts(report: Path):
+    status, diags = {}, defaultdict(list)
+    for row in json.loads(report.read_text()):
+        f = Path(row["filename"]).resolve()
+        if f not in status or row["status"] in ("failed", "warned"):
+            status[f] = row["status"]
+        for check in row["checks"]:
+            if check.get("status") == "failed" and check.get("code"):
+                diags[f].append((check["code"], check.get("severity", "error"), check.get("message", "")))
+    return status, diags
+
+
+def codes(diags, severities) -> set:
+    return {c for c, s, _ in diags if c in CHECK_CODES and s in severities}
+
+
+def score(out: Path, verbose: bool) -> dict:
+    labels = json.loads((HERE / "labels.json").read_text())["entries"]
+    bst, bdiag = verdicts(out / "bases.json")
+    mst, mdiag = verdicts(out / "sample.json")
+    base_codes = {p.stem: (codes(d, {"error"}), codes(d, {"error", "warning"})) for p, d in bdiag.items()}
+    rows = []
+    for p, status in sorted(mst.items()):
+        key = f"mutants/{p.parent.name}/{p.stem}"
+        label = labels.get(key, {}).get("label")
+        be, bw = base_codes.get(p.stem, (set(), set()))
+        new_e = codes(mdiag.get(p, []), {"error"}) - be
+        new_w = codes(mdiag.get(p, []), {"error", "warning"}) - bw
+        rows.append((key, label, status, sorted(new_e), sorted(new_w)))
+    hazards = [r for r in rows if r[1] == "hazard"]
+    ok = [r for r in rows if r[1] == "ok"]
+    bad_bases = sorted((p.stem, sorted(codes(d, {"error"})), sorted(codes(d, {"warning"})))
+                       for p, d in bdiag.items() if codes(d, {"error", "warning"}))
+    result = {
+        "bases": len(bst), "base_statuses": dict(Counter(bst.values())),
+        "mutants": len(rows), "mutant_labels": dict(Counter(r[1] for r in rows)),
+        "hazards": len(hazards),
+        "hazards_reported": sum(bool(r[4]) for r in hazards),
+        "hazards_reported_as_errors": sum(bool(r[3]) for r in hazards),
+        "hazards_missed_by_status": dict(Counter(r[2] for r in hazards if not r[4])),
+        "bases_with_an_error": sum(bool(e) for _, e, _ in bad_bases),
+        "bases_with_an_error_or_warning": bad_bases,
+        "ok_mutants_with_a_new_error": sum(bool(r[3]) for r in ok),
+        "ok_mutants_with_a_new_error_or_warning": sum(bool(r[4]) for r in ok),
+        "missed": [r[0] + " (" + str(r[2]) + ")" for r in hazards if not r[4]],
+    }
+    h = max(1, result["hazards"])
+    print(f"bases: {result['bases']} {result['base_statuses']}; with an error: {result['bases_with_an_error']}")
+    for stem, e, w in bad_bases:
+        print(f"   {stem}: errors {e} warnings {w}")
+        if verbose:
+            for p, d in bdiag.items():
+                if p.stem == stem:
+                    for c, s, m in d:
+                        print(f"      {c} {s}: {m[:300]}")
+    print(f"mutants: {result['mutants']} {result['mutant_labels']}")
+    print(f"hazards reported: {result['hazards_reported']}/{result['hazards']} ({result['hazards_reported'] / h:.2f}),"
+          f" as errors {result['hazards_reported_as_errors']}; missed by status {result['hazards_missed_by_status']}")
+    print(f"ok mutants with a new error: {result['ok_mutants_with_a_new_error']}"
+          f" (error or warning: {result['ok_mutants_with_a_new_error_or_warning']})")
+    for r in rows:
+        if (r[1] == "hazard" and not r[4]) or (r[1] == "ok" and r[4]):
+            print("  ", "MISSED" if r[1] == "hazard" else "FALSE", r[0], r[2])
+        elif verbose and r[1] == "hazard":
+            print("   found", r[0], r[4])
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--per-operator", type=int, default=4)
+    ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--out", type=Path, help="keep the copies and reports here (default: a temporary directory)")
+    ap.add_argument("--score", type=Path, help="only score the reports in this directory")
+    ap.add_argument("--only", choices=("bases", "sample"), help="run one set only")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    if args.score:
+        score(args.score, args.verbose)
+        return 0
+    out = args.out or Path(tempfile.mkdtemp(prefix="vjplint-gradcheck-score-"))
+    out = out.resolve()
+    bases, mutants = prepare(out, args.per_operator)
+    print(f"{len(bases)} bases, {len(mutants)} mutants in {out}", flush=True)
+    for which in ("bases", "sample"):
+        if args.only in (None, which):
+            print(f"{which}: {run(out, which, args.jobs, args.timeout):.0f} s", flush=True)
+    if args.only is None:
+        score(out, args.verbose)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
