@@ -214,6 +214,23 @@ def test_quick_start_counts_are_what_the_command_prints():
                f"({hidden} hidden fixes can be enabled with --unsafe-fixes.)")
 
 
+README_TEST_COMMAND = re.compile(r'pip install -q -e "\.\[test\]" && \.venv/bin/python -m pytest ([^\n]*)')
+CI_TEST_COMMAND = re.compile(r"^python -m pytest ([^\n]*?) \|\| status=\$\?$", re.M)
+
+
+def test_ci_runs_the_readme_test_command():
+    """.ci/run runs the README's test command, with the same pytest arguments, and the `test` extra
+    installs the plugin those arguments need (`-n` is pytest-xdist's)."""
+    readme = README_TEST_COMMAND.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+    ci = CI_TEST_COMMAND.findall((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    assert len(readme) == 1 and ci == readme, (readme, ci)
+    args = readme[0].split()
+    if "-n" in args:
+        test_extra = re.search(r"^test = \[(.*?)^\]", (ROOT / "pyproject.toml").read_text(encoding="utf-8"),
+                               re.M | re.S).group(1)
+        assert '"pytest-xdist>=' in test_extra
+
+
 def test_readme_test_count_is_about_right(request: pytest.FixtureRequest):
     """The README's "about N tests" is within 5% of what this run collected, when it collected the
     whole suite (a run of some files cannot tell: skipped, saying so)."""
