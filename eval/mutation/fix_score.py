@@ -69,11 +69,14 @@ def _lint(root: Path) -> Dict[str, List[Dict[str, Any]]]:
 def _labels() -> Dict[str, str]:
     """JAX's label of every module, by its path under the copy (`cases/<op>/<base>.py`, `bases/<base>.py`)."""
     entries = json.loads((HERE / "labels.json").read_text(encoding="utf-8"))["entries"]
+    bases = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))["bases"]
     out = {}
     for key, entry in entries.items():
         group, _, rest = key.partition("/")
-        if group in ("bases", "mutants"):
-            out[("bases/" if group == "bases" else "cases/") + rest + ".py"] = entry["label"]
+        if group == "bases":  # a held-out base lives in heldout/ (manifest.json's path)
+            out[Path(bases[rest]["path"]).relative_to("eval/mutation").as_posix()] = entry["label"]
+        elif group == "mutants":
+            out["cases/" + rest + ".py"] = entry["label"]
     return out
 
 
@@ -88,7 +91,7 @@ def main(argv: List[str] | None = None) -> int:
     for root in (original, fixed):
         if root.exists():
             shutil.rmtree(root)
-        for part in ("cases", "bases"):
+        for part in ("cases", "bases", "heldout"):
             shutil.copytree(HERE / part, root / part)
     try:
         return _score(original, fixed, args)

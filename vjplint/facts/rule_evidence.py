@@ -25,6 +25,7 @@ import copy
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from vjplint.facts.contract import slot_of
+from vjplint.facts.dependence import PrimalFlow, _ModelOnly, evidently_not_differentiated
 from vjplint.model.semantic import FunctionNode
 
 if TYPE_CHECKING:
@@ -231,3 +232,34 @@ def _reader(fn: FunctionNode, name: str) -> ast.AST:
         if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(stmt)):
             return stmt
     return fn
+
+
+def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, bwd: FunctionNode, position: int,
+                              param: str) -> Optional[str]:
+    """Why VJP602's reading of the bwd itself (vjplint.facts.rule_evidence) would flag the `None`
+    the residual-plus-None rewrite returns for the nondiff argument at `position` (`param`), or
+    None: every entry stays `None` while the bwd never reads its cotangent (the custom_vjp defined
+    no derivative at all), or the argument is saved as a residual that the bwd never reads while
+    the primal's output depends on it. The rewrite then turns an error under `grad` into a zero
+    gradient, as for `none_draws_vjp602`: the fix is unsafe and the `None` marked."""
+    primal = d.primal
+    params = [a.arg for a in (*bwd.args.posonlyargs, *bwd.args.args)]
+    order = sorted(d.nondiff)
+    if primal is None or bwd.args.vararg is not None or len(params) != len(order) + 2 or position not in order \
+            or evidently_not_differentiated(model, primal, param):
+        return None
+    if not any(r.value is not None and not (isinstance(r.value, ast.Constant) and r.value.value is None)
+               for r in model.facts.returns_of(primal)):
+        return None  # a stub primal: no gradient to lose
+    reads = _loads(bwd)
+    cotangent = params[-1]
+    returns = [r.value for r in model.facts.returns_of(bwd)]
+    all_none = bool(returns) and all(isinstance(v, (ast.Tuple, ast.List)) and all(
+        isinstance(e, ast.Constant) and e.value is None for e in v.elts) for v in returns)
+    if all_none and not reads.get(cotangent) and not cotangent.startswith("_") and not _deleted(bwd, cotangent):
+        return f"the bwd never reads its cotangent `{cotangent}`"
+    own = params[order.index(position)]
+    if not reads.get(own) and not own.startswith("_") and \
+            PrimalFlow(_ModelOnly(model), primal).reaches_output(param) is not None:  # type: ignore[arg-type]
+        return f"the bwd never reads `{own}`, which the rewrite saves as a residual"
+    return None

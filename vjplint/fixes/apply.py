@@ -125,7 +125,10 @@ def _write_residual(text: str, lines: List[str], module: Any, plans: Sequence[An
     return apply_spans(text, [s for spans_ in per_plan for s in spans_] + imports)
 
 
-_KEPT = re.compile(r"bwd `[^`]*` of `(?P<name>[^`]*)` returns .*? for `(?P<param>[^`]*)`, but the primal's output")
+# VJP602's messages: "... returns `None` for `x`, but the primal's output ..." (the callers'
+# evidence), "... for `x`, but <the bwd's own code> ..." or "... for every input (`x`, `y`), but ..."
+_KEPT = re.compile(r"bwd `[^`]*` of `(?P<name>[^`]*)` returns .*? for (?:`(?P<param>[^`]*)`|every input "
+                   r"\((?P<params>[^)]*)\)), but ")
 
 
 def _drop_stale_comments(text: str, plans: Sequence[Any]) -> str:
@@ -179,7 +182,10 @@ def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config, facts: R
     rows = set()
     for diagnostic in lint_source("<residual fix>", text, only, facts=facts).diagnostics:
         found = _KEPT.match(diagnostic.message) if diagnostic.code == KEPT_NONDIFF else None
-        if found is not None and (found["name"], found["param"]) in wanted:
+        if found is None:
+            continue
+        params = [found["param"]] if found["param"] else re.findall(r"`([^`]*)`", found["params"])
+        if any((found["name"], param) in wanted for param in params):
             rows.add(diagnostic.location.row)
     for row in sorted(rows):
         edit = noqa_edit(text, source_lines(text), row, KEPT_NONDIFF)

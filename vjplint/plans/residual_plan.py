@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.facts.dependence import none_draws_vjp602
+from vjplint.facts.rule_evidence import rewrite_none_draws_vjp602
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, PARTIAL
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction, Signature
 from vjplint.syntax.positions import byte_to_char
@@ -173,6 +174,12 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     marked: List[str] = []
     for p in moved:  # a `None` VJP602 would read as a forgotten cotangent: unsafe, and marked
         through = none_draws_vjp602(model, d, sig.positional[p])
+        why = rewrite_none_draws_vjp602(model, d, bwd.node, p, sig.positional[p]) if through is None else None
+        if why is not None:
+            marked.append(sig.positional[p])
+            unsafe.append(f"VJP602 would read the rewrite's `None` for `{sig.positional[p]}` ({why}): "
+                          f"differentiating with respect to it raised before and gives zero after (its `None` keeps "
+                          f"it never differentiated, marked `# noqa: {KEPT_NONDIFF}`)")
         if through is not None:
             marked.append(sig.positional[p])
             unsafe.append(f"the primal's output depends on `{sig.positional[p]}` (`{model.quote(through, 40)}`): "
