@@ -86,7 +86,7 @@ def needs_other_files(d: CustomDerivative) -> bool:
     """A defvjp registration one of whose rules is not defined in the primal's file."""
     if d.kind != "vjp" or d.registration is None or d.registration.method != "defvjp":
         return False
-    rules = [d.rule(role) for role in ROLES]
+    rules = [r.as_registered() if r is not None else None for r in (d.rule(role) for role in ROLES)]
     return all(r is not None for r in rules) and any(r.node is None for r in rules)  # type: ignore[union-attr]
 
 
@@ -111,6 +111,7 @@ def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequ
     resolved: Dict[str, Tuple[RuleFunction, FileModel, Path]] = {}
     for role in ROLES:
         rule = d.rule(role)
+        rule = rule.as_registered() if rule is not None else None
         if rule is None:
             raise Refusal("`defvjp` does not name both fwd and bwd")
         if rule.bound_positional or rule.bound_keywords:

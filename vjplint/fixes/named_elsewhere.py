@@ -69,6 +69,7 @@ def named_in_others(path: Path, text: str, config: Config, plans: Iterable, othe
             continue
         for role, changes in (("fwd", "what it returns"), ("bwd", "its parameters")):
             rule = d.rule(role)
+            rule = rule.as_registered() if rule is not None else None
             if rule is None or not rule.name:
                 continue
             word = _word(rule.name)

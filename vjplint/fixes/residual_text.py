@@ -74,7 +74,7 @@ def spans_of(text: str, lines: Sequence[str], module: ast.Module,
 
 
 def _plan_spans(source: _Source, p: Plan, d: CustomDerivative) -> List[Span]:
-    fwd, bwd = d.rule("fwd"), d.rule("bwd")
+    fwd, bwd = (r.as_registered() if r is not None else None for r in (d.rule("fwd"), d.rule("bwd")))
     if fwd is None or bwd is None or not isinstance(fwd.node, ast.FunctionDef) or \
             not isinstance(bwd.node, ast.FunctionDef) or p.fwd.is_lambda or p.bwd.is_lambda:
         raise Hard("a lambda or async rule")

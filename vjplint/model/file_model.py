@@ -93,6 +93,14 @@ class RuleFunction:
         """The function JAX calls (and names in its errors): the registered one."""
         return self.registered or self.node
 
+    def as_registered(self) -> "RuleFunction":
+        """This rule with `node` the registered function: a fix rewrites what JAX calls, never a
+        helper it delegates to (which other code may call)."""
+        if self.registered is None:
+            return self
+        return RuleFunction(self.expr, self.registered, self.name, self.bound_positional, self.bound_keywords,
+                            self.is_none)
+
     def effective_positional(self) -> Optional[List[str]]:
         """Positional parameters left after partial binding, or None when unknown."""
         sig = self.signature

@@ -56,7 +56,7 @@ def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope
     registration = d.registrations[0]
     if _truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
         raise Refusal("symbolic_zeros=True changes what the rules receive")
-    fwd, bwd = d.rule("fwd"), d.rule("bwd")
+    fwd, bwd = (r.as_registered() if r is not None else None for r in (d.rule("fwd"), d.rule("bwd")))
     if fwd is None or bwd is None or not isinstance(fwd.node, ast.FunctionDef) or \
             not isinstance(bwd.node, ast.FunctionDef):
         raise Refusal("fwd and bwd are not both functions defined with `def` here")

@@ -137,7 +137,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
         raise Refusal("`defvjp` is used as a decorator")
     if _truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
         raise Refusal("symbolic_zeros=True wraps differentiable fwd arguments in CustomVJPPrimal records")
-    fwd, bwd = d.rule("fwd"), d.rule("bwd")
+    fwd, bwd = (r.as_registered() if r is not None else None for r in (d.rule("fwd"), d.rule("bwd")))
     if fwd is None or bwd is None:
         raise Refusal("`defvjp` does not name both fwd and bwd")
     for role, rule in (("fwd", fwd), ("bwd", bwd)):
@@ -159,6 +159,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
             continue
         for role in ("fwd", "bwd"):
             r = other.rule(role)
+            r = r.as_registered() if r is not None else None
             if r is not None and r.node is not None and r.node in (fwd.node, bwd.node):
                 raise Refusal(f"fwd/bwd are shared with `{other.name}`, which would break")
     for role, rule in (("fwd", fwd), ("bwd", bwd)):
