@@ -275,19 +275,27 @@ def _residual_names(model: "FileModel", d: "CustomDerivative", params: Tuple[str
     if len(fwd_params) != len(params) or len(bwd_params) != len(d.nondiff) + 2:
         return []
     saved: Optional[List[Optional[str]]] = None
+    whole = False  # fwd saves one of its parameters as the residuals themselves: `return out, a1`
     for _, value in model.facts.returns_of(fwd.node):
         res = value.elts[1] if isinstance(value, ast.Tuple) and len(value.elts) == 2 else None
-        if not isinstance(res, (ast.Tuple, ast.List)):
+        if isinstance(res, ast.Name) and res.id in fwd_params:
+            entries, one = [params[fwd_params.index(res.id)]], True
+        elif isinstance(res, (ast.Tuple, ast.List)):
+            entries, one = [params[fwd_params.index(e.id)] if isinstance(e, ast.Name) and e.id in fwd_params
+                            else None for e in res.elts], False
+        else:
             return []
-        entries = [params[fwd_params.index(e.id)] if isinstance(e, ast.Name) and e.id in fwd_params else None
-                   for e in res.elts]
-        if saved is not None and saved != entries:
+        if saved is not None and (saved != entries or whole != one):
             return []
-        saved = entries
+        saved, whole = entries, one
     if not saved:
         return []
     residuals = bwd_params[len(d.nondiff)]
     out: List[Tuple[str, str]] = []
+    if whole:  # bwd names the residuals once: `scale = res`
+        return [(node.targets[0].id, saved[0]) for node in ast.walk(bwd.node)  # type: ignore[union-attr]
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Name) and node.value.id == residuals and saved[0] is not None]
     for node in ast.walk(bwd.node):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
                 and isinstance(node.value, ast.Name) and node.value.id == residuals \

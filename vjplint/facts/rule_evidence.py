@@ -58,16 +58,19 @@ def _single_binding(model: "FileModel", fn: FunctionNode, name: str) -> Optional
     return None
 
 
-def canonical(model: "FileModel", fn: FunctionNode, expr: ast.expr) -> Optional[str]:
+def canonical(model: "FileModel", fn: FunctionNode, expr: ast.expr, bound: int = 0) -> Optional[str]:
     """`expr` with `fn`'s parameters replaced by their positions and its locals bound once by
     their values (`out, _ = g(q)` then `out` is `g(#0)[0]`), as text: two functions whose
-    canonical returns agree compute the same value from the same arguments. None past MAX_DEPTH,
-    for a local bound more than once, or with a lambda or comprehension (scopes of their own)."""
-    node = _canonical_node(model, fn, expr, 0)
+    canonical returns agree compute the same value from the same arguments. `bound`: leading
+    parameters a `functools.partial` binds, so JAX's first argument is `fn`'s parameter `bound`
+    (the bound ones stay names of their own). None past MAX_DEPTH, for a local bound more than
+    once, or with a lambda or comprehension (scopes of their own)."""
+    node = _canonical_node(model, fn, expr, 0, bound)
     return None if node is None else ast.dump(node, annotate_fields=False)
 
 
-def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth: int) -> Optional[ast.expr]:
+def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth: int,
+                    bound: int = 0) -> Optional[ast.expr]:
     if depth > MAX_DEPTH:
         return None
     if any(isinstance(n, (ast.Lambda, ast.comprehension)) for n in ast.walk(expr)):
@@ -79,16 +82,17 @@ def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth:
     class Sub(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if node.id in params:
-                return ast.Name(id=f"#{params.index(node.id)}", ctx=ast.Load())
+                i = params.index(node.id) - bound
+                return ast.Name(id=f"#{i}" if i >= 0 else f"#bound{i}", ctx=ast.Load())
             if scope is None or node.id not in scope.bindings:
                 return ast.Name(id=node.id, ctx=ast.Load())  # a global or closure: the same in both functions
-            bound = _single_binding(model, fn, node.id)
-            inner = _canonical_node(model, fn, bound[0], depth + 1) if bound is not None else None
-            if bound is None or inner is None:
+            binding = _single_binding(model, fn, node.id)
+            inner = _canonical_node(model, fn, binding[0], depth + 1, bound) if binding is not None else None
+            if binding is None or inner is None:
                 failed.append(node.id)
                 return node
-            return inner if bound[1] is None else ast.Subscript(value=inner, slice=ast.Constant(bound[1]),
-                                                                ctx=ast.Load())
+            return inner if binding[1] is None else ast.Subscript(value=inner, slice=ast.Constant(binding[1]),
+                                                                  ctx=ast.Load())
 
         def generic_visit(self, node: ast.AST) -> ast.AST:
             if hasattr(node, "ctx"):
@@ -100,8 +104,10 @@ def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth:
 
 
 def returns_primal_output(model: "FileModel", d: "CustomDerivative", fwd: FunctionNode,
-                          value: ast.expr) -> Optional[str]:
-    """Why fwd's returned `value` is the primal's own output, or None."""
+                          value: ast.expr, bound: int = 0) -> Optional[str]:
+    """Why fwd's returned `value` is the primal's own output, or None. `fwd` is the function whose
+    body returns `value` (the delegate a registered fwd only hands its parameters to, which
+    receives the same arguments); `bound`: leading parameters of `fwd` a `functools.partial` binds."""
     target = _follow_call(model, fwd, value)
     if target is not None and model.facts.derivative_named(target.func) is d:
         shown = model.quote(target, 40)
@@ -110,12 +116,12 @@ def returns_primal_output(model: "FileModel", d: "CustomDerivative", fwd: Functi
     primal = d.primal
     if primal is None or primal is fwd or primal.args.vararg or fwd.args.vararg:
         return None
-    if len(_params(primal)) != len(_params(fwd)):
+    if len(_params(primal)) != len(_params(fwd)) - bound:
         return None
     returns = model.facts.returns_of(primal)
     if len(returns) != 1 or returns[0].value is None:
         return None
-    mine, theirs = canonical(model, fwd, value), canonical(model, primal, returns[0].value)
+    mine, theirs = canonical(model, fwd, value, bound), canonical(model, primal, returns[0].value)
     if mine is None or mine != theirs:
         return None
     return f"`{d.name}` returns the same value, `{model.quote(returns[0].value, 40)}`"

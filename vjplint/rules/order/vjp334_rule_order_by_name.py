@@ -227,10 +227,12 @@ def f_jvp(primals, tangents):
             other = elts[j]
             if isinstance(other, ast.Constant) or self._zeros_of(other, contract) is not None:
                 continue
+            held = e.args[0].id  # type: ignore[attr-defined]
+            via = "" if held == shaped else f" (`{held}` holds `{shaped}`'s value: fwd saves it as the residuals)"
             self.report(value,
                         f"{rule_label(rule, 'bwd')} of {d.label} `{d.name}` may return its cotangents in the wrong "
                         f"order: `{self.quote(e, 30)}` at position {i}, where JAX reads `{contract.diff_names[i]}`'s "
-                        f"cotangent, is shaped like `{shaped}`, and `{self.quote(other, 30)}` stands in `{shaped}`'s "
+                        f"cotangent, is shaped like `{shaped}`{via}, and `{self.quote(other, 30)}` stands in `{shaped}`'s "
                         f"place (position {j}); JAX reads bwd's result by position, one entry per differentiable "
                         f"parameter in the order `({', '.join(contract.diff_names)})`, so the gradients may be "
                         f"swapped (an error only when the shapes differ). Return them in that order, or use "
@@ -242,10 +244,11 @@ def f_jvp(primals, tangents):
         if not (isinstance(e, ast.Call) and e.args and isinstance(e.args[0], ast.Name)):
             return None
         q = self.model.index.qualname(e.func) or ""
-        if q.rsplit(".", 1)[-1] in ZERO_LIKE and q.startswith(("jax.numpy.", "numpy.")) and \
-                e.args[0].id in contract.diff_names:
+        if not (q.rsplit(".", 1)[-1] in ZERO_LIKE and q.startswith(("jax.numpy.", "numpy."))):
+            return None
+        if e.args[0].id in contract.diff_names:
             return e.args[0].id
-        return None
+        return dict(contract.aliases).get(e.args[0].id)  # a name the residuals show holds that parameter
 
 
 ZERO_LIKE = ("zeros_like", "ones_like", "empty_like", "full_like")
