@@ -25,6 +25,7 @@ import copy
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from vjplint.facts.contract import slot_of
+from vjplint.facts.dependence import depends_on_parameters
 from vjplint.model.semantic import FunctionNode
 
 if TYPE_CHECKING:
@@ -216,6 +217,23 @@ def dropped_cotangent(model: "FileModel", bwd: FunctionNode, param: str, diff: T
             shown = ", ".join(f"`{n}`" for n in unused)
             return f"the residual{'s' if len(unused) > 1 else ''} {shown} that fwd saves {'are' if len(unused) > 1 else 'is'} " \
                    f"unpacked and never read"
+    return None
+
+
+def dead_cotangent_value(model: "FileModel", bwd: FunctionNode, cotangent: str) -> Optional[Tuple[str, ast.Assign]]:
+    """A local of bwd computed from its cotangent (`dq = ds @ k * scale`, `ds` from `g`) that no
+    statement reads: a cotangent bwd computes and then drops, whatever the names say. Only a
+    single-name assignment (`a, b = f(g)` with `b` unused is ordinary unpacking), not `_`-named,
+    not where bwd `del`s the cotangent."""
+    if cotangent.startswith("_") or _deleted(bwd, cotangent):
+        return None
+    loads = _loads(bwd)
+    for name, stmt in _assigned_names(bwd):
+        if loads.get(name) or name.startswith("_") or len(stmt.targets) != 1 or \
+                not isinstance(stmt.targets[0], ast.Name) or isinstance(stmt.value, ast.Constant):
+            continue
+        if depends_on_parameters(model, stmt.value, bwd, {cotangent}):
+            return name, stmt  # type: ignore[return-value]
     return None
 
 

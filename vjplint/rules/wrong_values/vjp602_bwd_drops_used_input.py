@@ -6,7 +6,8 @@ from typing import Dict, List, Optional
 from vjplint.diagnostics import Severity
 from vjplint.facts.dependence import (PrimalFlow, differentiated_at_call, evidently_not_differentiated,
                                       zero_cotangent)
-from vjplint.facts.rule_evidence import dropped_cotangent
+from vjplint.facts.contract import slot_of
+from vjplint.facts.rule_evidence import dead_cotangent_value, dropped_cotangent
 from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
@@ -149,6 +150,8 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
                                               bound=bound)  # type: ignore
                 for i, param in enumerate(diff) if zero[i] and not self._not_differentiated(primal, sig, param)]):
             return
+        if self._dead_value(d, bwd, bwd_name, diff, returns, zero, sig, bound):
+            return
         flows = PrimalFlow(self, primal)
         for i, param in enumerate(diff):
             if not zero[i] and flows.reaches_output(param) is None:
@@ -222,6 +225,34 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             f"so the gradient with respect to {target} may be silently zero. Return the cotangent; if a zero "
             f"gradient is meant, say so with `jax.lax.stop_gradient` in the primal or silence this with "
             f"`# noqa: VJP602`"))
+        return True
+
+    def _dead_value(self, d: CustomDerivative, bwd: FunctionNode, bwd_name: Optional[str], diff: List[str],
+                    returns: list, zero: List[bool], sig: Signature, bound: int) -> bool:
+        """A zero for an input while bwd computes a value from its cotangent that reaches no
+        return (`rule_evidence.dead_cotangent_value`): the use, not a name, shows a cotangent
+        was dropped. With several zero slots a name (`dq` for `q`) picks one; else all are named."""
+        assert d.primal is not None
+        nondiff = self.model.facts.nondiff_positions(d)
+        params = [a.arg for a in bwd.args.posonlyargs + bwd.args.args][bound:]
+        if nondiff is None or bwd.args.vararg or len(params) != len(nondiff) + 2:
+            return False
+        zs = [i for i, p in enumerate(diff) if zero[i] and not self._not_differentiated(d.primal, sig, p)]
+        dead = dead_cotangent_value(self.model, bwd, params[-1]) if zs else None
+        if dead is None:
+            return False
+        name, stmt = dead
+        named = [i for i in zs if slot_of(name, tuple(diff)) == diff[i]]
+        zs = named or zs
+        slot = returns[0].elts[zs[0]]
+        shown = "`None`" if isinstance(slot, ast.Constant) and slot.value is None else f"`{self.quote(slot, 30)}`"
+        which = " and ".join(f"`{diff[i]}`" for i in zs)
+        self.report(slot, (
+            f"bwd `{bwd_name or getattr(bwd, 'name', '<lambda>')}` of `{d.name}` returns {shown} for {which}, but "
+            f"`{name}`, computed from the cotangent `{params[-1]}` (`{self.quote(stmt, 50)}`), reaches none of its "
+            f"returns: it may be the cotangent meant for {'it' if len(zs) == 1 else 'one of them'}. JAX takes None as "
+            f"a zero cotangent without a check, so the gradient may be silently zero. Return the cotangent; if a "
+            f"zero gradient is meant, drop the unused computation or silence this with `# noqa: VJP602`"))
         return True
 
     def _bwd_owners(self) -> Dict[int, List[CustomDerivative]]:
