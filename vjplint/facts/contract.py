@@ -401,3 +401,27 @@ def ignores_first(model: "FileModel", fn: FunctionNode, first: str, second: str)
         return False
     returns = model.facts.returns_of(fn)
     return bool(returns) and all(v is not None and not zero_cotangent(model, v) for _, v in returns)
+
+
+def output_cotangent_names(model: "FileModel", d: "CustomDerivative", contract: Contract, rule: "RuleFunction",
+                           fn: ast.AST) -> Dict[str, str]:
+    """{name: parameter} for bwd's output cotangent (its last parameter, by position, or a name
+    bound once to it) when the primal returns a differentiable parameter as is: the cotangent
+    then has that parameter's shape, whatever the names say."""
+    if fn is not rule.node or rule.bound_keywords or d.primal is None or isinstance(fn, ast.Lambda):
+        return {}
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args][rule.bound_positional:]  # type: ignore[union-attr]
+    if fn.args.vararg or len(params) != len(contract.nondiff) + 2:  # type: ignore[union-attr]
+        return {}
+    outs = {r.value.id if isinstance(r.value, ast.Name) else None for r in model.facts.returns_of(d.primal)}
+    if len(outs) != 1 or next(iter(outs)) not in contract.diff_names:
+        return {}
+    out, cotangent = next(iter(outs)), params[-1]
+    names = {cotangent: out}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                isinstance(node.value, ast.Name) and node.value.id == cotangent:
+            names[node.targets[0].id] = out
+    assigned = [t.id for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                for t in ast.walk(n.targets[0] if isinstance(n, ast.Assign) else n.target) if isinstance(t, ast.Name)]
+    return {k: v for k, v in names.items() if assigned.count(k) == (0 if k == cotangent else 1)}
