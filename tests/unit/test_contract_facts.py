@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 
 from vjplint.facts.collect import collect
-from vjplint.facts.contract import (ARRAY, TUPLE, contract_of, permutation, primal_output, slot_of, structure,
-                                    through_wrapper)
+from vjplint.facts.contract import (ARRAY, TUPLE, contract_of, output_cotangent_names, permutation, primal_output,
+                                    slot_of, structure, through_wrapper)
 from vjplint.syntax.positions import source_lines
 from vjplint.syntax.source import parse
 
@@ -93,3 +93,39 @@ def test_permutation_needs_two_misplaced_named_slots():
     assert permutation(["y", None], ("x", "y")) is None
     assert permutation(["y", "y"], ("x", "y")) is None
     assert permutation(["x", "z", "y"], ("x", "y", "z")) == [(1, "z", "y"), (2, "y", "z")]
+
+
+NEUTRAL = '''
+import jax
+import jax.numpy as jnp
+
+
+@jax.custom_vjp
+def passthrough(a0, a1):
+    return a0
+
+
+def passthrough_fwd(a0, a1):
+    return a0, a1
+
+
+def passthrough_bwd(c, r):
+    s = r
+    t = c
+    return c * 1.0, jnp.zeros_like(s)
+
+
+passthrough.defvjp(passthrough_fwd, passthrough_bwd)
+'''
+
+
+def test_flows_name_the_residual_and_the_output_cotangent():
+    """fwd saves `a1` as the residuals themselves, so bwd's `t = c` (c passed first) holds `a1`'s
+    value; bwd's last parameter `r` is the output cotangent, shaped like the `a0` the primal returns."""
+    text = textwrap.dedent(NEUTRAL)
+    model = collect(parse(text), source_lines(text))
+    d = model.derivatives[0]
+    contract = contract_of(model, d)
+    assert contract is not None and ("t", "a1") in contract.aliases
+    bwd = d.rule("bwd")
+    assert output_cotangent_names(model, d, contract, bwd, bwd.node) == {"r": "a0", "s": "a0"}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 
 from vjplint.facts.collect import collect
-from vjplint.facts.rule_evidence import bare_cotangent, canonical, dropped_cotangent, returns_primal_output
+from vjplint.facts.rule_evidence import (bare_cotangent, canonical, dead_cotangent_value, dropped_cotangent,
+                                        returns_primal_output)
 from vjplint.syntax.positions import source_lines
 from vjplint.syntax.source import parse
 
@@ -36,6 +37,18 @@ def unpacked_fwd(x, s):
 def swapped_fwd(x, s):
     out, _ = _parts(s, x)
     return out
+
+
+def bound_fwd(cfg, x, s):
+    out, res = _parts(x, s)
+    return out
+
+
+def neutral_bwd(r, c):
+    u, w = r
+    t = c * w
+    shape = c.shape
+    return None, c * u
 
 
 def pair_fwd(x, s):
@@ -117,3 +130,24 @@ def test_bare_cotangent_callbacks():
         value = model.facts.returns_of(fns[name])[0].value
         why = bare_cotangent(model, fns[name], value, "g")
         assert (why if why is None else why[:len(expected)]) == expected
+
+
+def test_partial_bound_arguments_shift_the_positions():
+    """`functools.partial(bound_fwd, cfg)`: JAX's first argument is bound_fwd's second parameter."""
+    model = model_of(SOURCE)
+    fns, d = _fns(model), model.derivatives[0]
+    value = model.facts.returns_of(fns["bound_fwd"])[0].value
+    primal = canonical(model, fns["scaled"], model.facts.returns_of(fns["scaled"])[0].value)
+    assert canonical(model, fns["bound_fwd"], value, bound=1) == primal
+    assert canonical(model, fns["bound_fwd"], value) != primal
+    assert "returns the same value" in returns_primal_output(model, d, fns["bound_fwd"], value, bound=1)
+    assert returns_primal_output(model, d, fns["bound_fwd"], value) is None  # three parameters against two
+
+
+def test_dead_cotangent_value_is_read_from_use():
+    model = model_of(SOURCE)
+    fns = _fns(model)
+    name, stmt = dead_cotangent_value(model, fns["neutral_bwd"], "c")  # `shape = c.shape` is no value of c
+    assert name == "t" and model.quote(stmt) == "t = c * w"
+    assert dead_cotangent_value(model, fns["scaled_bwd"], "g")[0] == "dx"  # whatever `dx` is named
+    assert dead_cotangent_value(model, fns["pulled"], "g") is None  # nothing assigned

@@ -275,19 +275,27 @@ def _residual_names(model: "FileModel", d: "CustomDerivative", params: Tuple[str
     if len(fwd_params) != len(params) or len(bwd_params) != len(d.nondiff) + 2:
         return []
     saved: Optional[List[Optional[str]]] = None
+    whole = False  # fwd saves one of its parameters as the residuals themselves: `return out, a1`
     for _, value in model.facts.returns_of(fwd.node):
         res = value.elts[1] if isinstance(value, ast.Tuple) and len(value.elts) == 2 else None
-        if not isinstance(res, (ast.Tuple, ast.List)):
+        if isinstance(res, ast.Name) and res.id in fwd_params:
+            entries, one = [params[fwd_params.index(res.id)]], True
+        elif isinstance(res, (ast.Tuple, ast.List)):
+            entries, one = [params[fwd_params.index(e.id)] if isinstance(e, ast.Name) and e.id in fwd_params
+                            else None for e in res.elts], False
+        else:
             return []
-        entries = [params[fwd_params.index(e.id)] if isinstance(e, ast.Name) and e.id in fwd_params else None
-                   for e in res.elts]
-        if saved is not None and saved != entries:
+        if saved is not None and (saved != entries or whole != one):
             return []
-        saved = entries
+        saved, whole = entries, one
     if not saved:
         return []
     residuals = bwd_params[len(d.nondiff)]
     out: List[Tuple[str, str]] = []
+    if whole:  # bwd names the residuals once: `scale = res`
+        return [(node.targets[0].id, saved[0]) for node in ast.walk(bwd.node)  # type: ignore[union-attr]
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Name) and node.value.id == residuals and saved[0] is not None]
     for node in ast.walk(bwd.node):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
                 and isinstance(node.value, ast.Name) and node.value.id == residuals \
@@ -393,3 +401,27 @@ def ignores_first(model: "FileModel", fn: FunctionNode, first: str, second: str)
         return False
     returns = model.facts.returns_of(fn)
     return bool(returns) and all(v is not None and not zero_cotangent(model, v) for _, v in returns)
+
+
+def output_cotangent_names(model: "FileModel", d: "CustomDerivative", contract: Contract, rule: "RuleFunction",
+                           fn: ast.AST) -> Dict[str, str]:
+    """{name: parameter} for bwd's output cotangent (its last parameter, by position, or a name
+    bound once to it) when the primal returns a differentiable parameter as is: the cotangent
+    then has that parameter's shape, whatever the names say."""
+    if fn is not rule.node or rule.bound_keywords or d.primal is None or isinstance(fn, ast.Lambda):
+        return {}
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args][rule.bound_positional:]  # type: ignore[union-attr]
+    if fn.args.vararg or len(params) != len(contract.nondiff) + 2:  # type: ignore[union-attr]
+        return {}
+    outs = {r.value.id if isinstance(r.value, ast.Name) else None for r in model.facts.returns_of(d.primal)}
+    if len(outs) != 1 or next(iter(outs)) not in contract.diff_names:
+        return {}
+    out, cotangent = next(iter(outs)), params[-1]
+    names = {cotangent: out}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                isinstance(node.value, ast.Name) and node.value.id == cotangent:
+            names[node.targets[0].id] = out
+    assigned = [t.id for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                for t in ast.walk(n.targets[0] if isinstance(n, ast.Assign) else n.target) if isinstance(t, ast.Name)]
+    return {k: v for k, v in names.items() if assigned.count(k) == (0 if k == cotangent else 1)}

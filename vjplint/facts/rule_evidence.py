@@ -25,7 +25,7 @@ import copy
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from vjplint.facts.contract import slot_of
-from vjplint.facts.dependence import PrimalFlow, _ModelOnly, evidently_not_differentiated
+from vjplint.facts.dependence import PrimalFlow, _ModelOnly, depends_on_parameters, evidently_not_differentiated
 from vjplint.model.semantic import FunctionNode
 
 if TYPE_CHECKING:
@@ -59,16 +59,19 @@ def _single_binding(model: "FileModel", fn: FunctionNode, name: str) -> Optional
     return None
 
 
-def canonical(model: "FileModel", fn: FunctionNode, expr: ast.expr) -> Optional[str]:
+def canonical(model: "FileModel", fn: FunctionNode, expr: ast.expr, bound: int = 0) -> Optional[str]:
     """`expr` with `fn`'s parameters replaced by their positions and its locals bound once by
     their values (`out, _ = g(q)` then `out` is `g(#0)[0]`), as text: two functions whose
-    canonical returns agree compute the same value from the same arguments. None past MAX_DEPTH,
-    for a local bound more than once, or with a lambda or comprehension (scopes of their own)."""
-    node = _canonical_node(model, fn, expr, 0)
+    canonical returns agree compute the same value from the same arguments. `bound`: leading
+    parameters a `functools.partial` binds, so JAX's first argument is `fn`'s parameter `bound`
+    (the bound ones stay names of their own). None past MAX_DEPTH, for a local bound more than
+    once, or with a lambda or comprehension (scopes of their own)."""
+    node = _canonical_node(model, fn, expr, 0, bound)
     return None if node is None else ast.dump(node, annotate_fields=False)
 
 
-def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth: int) -> Optional[ast.expr]:
+def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth: int,
+                    bound: int = 0) -> Optional[ast.expr]:
     if depth > MAX_DEPTH:
         return None
     if any(isinstance(n, (ast.Lambda, ast.comprehension)) for n in ast.walk(expr)):
@@ -80,16 +83,17 @@ def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth:
     class Sub(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if node.id in params:
-                return ast.Name(id=f"#{params.index(node.id)}", ctx=ast.Load())
+                i = params.index(node.id) - bound
+                return ast.Name(id=f"#{i}" if i >= 0 else f"#bound{i}", ctx=ast.Load())
             if scope is None or node.id not in scope.bindings:
                 return ast.Name(id=node.id, ctx=ast.Load())  # a global or closure: the same in both functions
-            bound = _single_binding(model, fn, node.id)
-            inner = _canonical_node(model, fn, bound[0], depth + 1) if bound is not None else None
-            if bound is None or inner is None:
+            binding = _single_binding(model, fn, node.id)
+            inner = _canonical_node(model, fn, binding[0], depth + 1, bound) if binding is not None else None
+            if binding is None or inner is None:
                 failed.append(node.id)
                 return node
-            return inner if bound[1] is None else ast.Subscript(value=inner, slice=ast.Constant(bound[1]),
-                                                                ctx=ast.Load())
+            return inner if binding[1] is None else ast.Subscript(value=inner, slice=ast.Constant(binding[1]),
+                                                                  ctx=ast.Load())
 
         def generic_visit(self, node: ast.AST) -> ast.AST:
             if hasattr(node, "ctx"):
@@ -101,8 +105,10 @@ def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth:
 
 
 def returns_primal_output(model: "FileModel", d: "CustomDerivative", fwd: FunctionNode,
-                          value: ast.expr) -> Optional[str]:
-    """Why fwd's returned `value` is the primal's own output, or None."""
+                          value: ast.expr, bound: int = 0) -> Optional[str]:
+    """Why fwd's returned `value` is the primal's own output, or None. `fwd` is the function whose
+    body returns `value` (the delegate a registered fwd only hands its parameters to, which
+    receives the same arguments); `bound`: leading parameters of `fwd` a `functools.partial` binds."""
     target = _follow_call(model, fwd, value)
     if target is not None and model.facts.derivative_named(target.func) is d:
         shown = model.quote(target, 40)
@@ -111,12 +117,12 @@ def returns_primal_output(model: "FileModel", d: "CustomDerivative", fwd: Functi
     primal = d.primal
     if primal is None or primal is fwd or primal.args.vararg or fwd.args.vararg:
         return None
-    if len(_params(primal)) != len(_params(fwd)):
+    if len(_params(primal)) != len(_params(fwd)) - bound:
         return None
     returns = model.facts.returns_of(primal)
     if len(returns) != 1 or returns[0].value is None:
         return None
-    mine, theirs = canonical(model, fwd, value), canonical(model, primal, returns[0].value)
+    mine, theirs = canonical(model, fwd, value, bound), canonical(model, primal, returns[0].value)
     if mine is None or mine != theirs:
         return None
     return f"`{d.name}` returns the same value, `{model.quote(returns[0].value, 40)}`"
@@ -211,6 +217,23 @@ def dropped_cotangent(model: "FileModel", bwd: FunctionNode, param: str, diff: T
             shown = ", ".join(f"`{n}`" for n in unused)
             return f"the residual{'s' if len(unused) > 1 else ''} {shown} that fwd saves {'are' if len(unused) > 1 else 'is'} " \
                    f"unpacked and never read"
+    return None
+
+
+def dead_cotangent_value(model: "FileModel", bwd: FunctionNode, cotangent: str) -> Optional[Tuple[str, ast.Assign]]:
+    """A local of bwd computed from its cotangent (`dq = ds @ k * scale`, `ds` from `g`) that no
+    statement reads: a cotangent bwd computes and then drops, whatever the names say. Only a
+    single-name assignment (`a, b = f(g)` with `b` unused is ordinary unpacking), not `_`-named,
+    not where bwd `del`s the cotangent."""
+    if cotangent.startswith("_") or _deleted(bwd, cotangent):
+        return None
+    loads = _loads(bwd)
+    for name, stmt in _assigned_names(bwd):
+        if loads.get(name) or name.startswith("_") or len(stmt.targets) != 1 or \
+                not isinstance(stmt.targets[0], ast.Name) or isinstance(stmt.value, ast.Constant):
+            continue
+        if depends_on_parameters(model, stmt.value, bwd, {cotangent}):
+            return name, stmt  # type: ignore[return-value]
     return None
 
 

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import (Contract, contract_of, contract_slot, ignores_first, permutation,
-                                    primal_call_from_tangents, through_wrapper)
+from vjplint.facts.contract import (Contract, contract_of, contract_slot, ignores_first, output_cotangent_names,
+                                    permutation, primal_call_from_tangents, through_wrapper)
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -195,7 +195,7 @@ def f_jvp(primals, tangents):
                 slots.append(None if isinstance(e, ast.Constant) and e.value is None else _cotangent_slot(e, contract))
             kept = [(i, s) for i, s in enumerate(slots) if not (isinstance(value.elts[i], ast.Constant)
                                                                 and value.elts[i].value is None)]
-            if self._zeros_elsewhere(d, contract, rule, value):
+            if self._zeros_elsewhere(d, contract, rule, value, output_cotangent_names(self.model, d, contract, rule, fn)):
                 continue
             if len(kept) < 2 or any(s is None for _, s in kept):
                 continue
@@ -214,23 +214,29 @@ def f_jvp(primals, tangents):
                         f"are what is wrong")
 
 
-    def _zeros_elsewhere(self, d: CustomDerivative, contract: Contract, rule: RuleFunction, value: ast.expr) -> bool:
+    def _zeros_elsewhere(self, d: CustomDerivative, contract: Contract, rule: RuleFunction, value: ast.expr,
+                         cot: Dict[str, str]) -> bool:
         """`return jnp.zeros_like(scale), q_g` for `f(out, scale)`: a zero shaped like another
         differentiable argument in this one's slot, while that argument's slot holds something
         else (not None, not its own zero): the entries may be swapped."""
         elts = value.elts  # type: ignore[attr-defined]
         for i, e in enumerate(elts):
-            shaped = self._zeros_of(e, contract)
+            shaped = self._zeros_of(e, contract, cot)
             if shaped is None or shaped == contract.diff_names[i]:
                 continue
             j = contract.diff_names.index(shaped)
             other = elts[j]
-            if isinstance(other, ast.Constant) or self._zeros_of(other, contract) is not None:
+            if isinstance(other, ast.Constant) or self._zeros_of(other, contract, cot) is not None:
                 continue
+            held = e.args[0].id  # type: ignore[attr-defined]
+            via = f" (`{held}` is the output cotangent, which JAX passes bwd last, and `{d.name}` returns " \
+                f"`{shaped}` itself: if `{held}` was meant to be the residuals, bwd's last two parameters are " \
+                f"swapped)" if held in cot else \
+                "" if held == shaped else f" (`{held}` holds `{shaped}`'s value: fwd saves it as the residuals)"
             self.report(value,
                         f"{rule_label(rule, 'bwd')} of {d.label} `{d.name}` may return its cotangents in the wrong "
                         f"order: `{self.quote(e, 30)}` at position {i}, where JAX reads `{contract.diff_names[i]}`'s "
-                        f"cotangent, is shaped like `{shaped}`, and `{self.quote(other, 30)}` stands in `{shaped}`'s "
+                        f"cotangent, is shaped like `{shaped}`{via}, and `{self.quote(other, 30)}` stands in `{shaped}`'s "
                         f"place (position {j}); JAX reads bwd's result by position, one entry per differentiable "
                         f"parameter in the order `({', '.join(contract.diff_names)})`, so the gradients may be "
                         f"swapped (an error only when the shapes differ). Return them in that order, or use "
@@ -238,14 +244,17 @@ def f_jvp(primals, tangents):
             return True
         return False
 
-    def _zeros_of(self, e: ast.expr, contract: Contract) -> Optional[str]:
+    def _zeros_of(self, e: ast.expr, contract: Contract, cot: Optional[Dict[str, str]] = None) -> Optional[str]:
         if not (isinstance(e, ast.Call) and e.args and isinstance(e.args[0], ast.Name)):
             return None
         q = self.model.index.qualname(e.func) or ""
-        if q.rsplit(".", 1)[-1] in ZERO_LIKE and q.startswith(("jax.numpy.", "numpy.")) and \
-                e.args[0].id in contract.diff_names:
+        if not (q.rsplit(".", 1)[-1] in ZERO_LIKE and q.startswith(("jax.numpy.", "numpy."))):
+            return None
+        if cot and e.args[0].id in cot:
+            return cot[e.args[0].id]
+        if e.args[0].id in contract.diff_names:
             return e.args[0].id
-        return None
+        return dict(contract.aliases).get(e.args[0].id)  # a name the residuals show holds that parameter
 
 
 ZERO_LIKE = ("zeros_like", "ones_like", "empty_like", "full_like")

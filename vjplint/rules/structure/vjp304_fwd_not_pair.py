@@ -214,8 +214,18 @@ f.defvjp(f_fwd, f_bwd)
         """fwd returns the primal's own output (`vjplint/facts/rule_evidence.py`), whatever its
         structure: JAX reads it as the pair. Not a pair: a TypeError; a pair: its first element
         is taken as the output (a different structure) and the second as residuals, silently."""
-        assert fwd.called is not None
-        why = returns_primal_output(self.model, d, fwd.called, value)
+        assert fwd.called is not None and fwd.node is not None
+        if fwd.bound_keywords:
+            return
+        why = returns_primal_output(self.model, d, fwd.called, value, fwd.bound_positional)
+        if why is None and fwd.registered is not None:
+            # the registered fwd only hands its parameters to `fwd.node`: read that body's returns
+            for _, inner in self.model.facts.returns_of(fwd.node):
+                why = returns_primal_output(self.model, d, fwd.node, inner, fwd.bound_positional) \
+                    if inner is not None else None
+                if why is not None:
+                    why = f"`{self.quote(value, 40)}` returns `{self.quote(inner, 30)}`: {why}"
+                    break
         if why is None:
             return
         self.report(node, f"{label} returns `{self.quote(value)}`, the primal's own output ({why}), not a pair "

@@ -6,7 +6,8 @@ from typing import Dict, List, Optional
 from vjplint.diagnostics import Severity
 from vjplint.facts.dependence import (PrimalFlow, differentiated_at_call, evidently_not_differentiated,
                                       zero_cotangent)
-from vjplint.facts.rule_evidence import dropped_cotangent
+from vjplint.facts.contract import slot_of
+from vjplint.facts.rule_evidence import dead_cotangent_value, dropped_cotangent
 from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
@@ -132,19 +133,24 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         sig = Signature.of(primal)
         diff = [p for i, p in enumerate(sig.positional) if i not in d.nondiff]
         for reg in d.registrations:
-            if reg.method == "defvjp" and len(reg.rules) == 2 and reg.rules[1].node is not None:
-                self._check(d, primal, sig, diff, reg.rules[1].node, reg.rules[1].name)
+            if reg.method == "defvjp" and len(reg.rules) == 2 and reg.rules[1].node is not None and \
+                    not reg.rules[1].bound_keywords:
+                self._check(d, primal, sig, diff, reg.rules[1].node, reg.rules[1].name, reg.rules[1].bound_positional)
 
     def _check(self, d: CustomDerivative, primal: FunctionNode, sig: Signature, diff: List[str],
-               bwd: FunctionNode, bwd_name: Optional[str]) -> None:
+               bwd: FunctionNode, bwd_name: Optional[str], bound: int = 0) -> None:
+        """`bound`: leading parameters of `bwd` a `functools.partial` binds at the registration."""
         returns = [r.value for r in self.model.facts.returns_of(bwd)]
         if not returns or not all(isinstance(v, (ast.Tuple, ast.List)) and len(v.elts) == len(diff)
                                   and not any(isinstance(e, ast.Starred) for e in v.elts) for v in returns):
             return
         zero = [all(self._zero(v.elts[i]) for v in returns) for i in range(len(diff))]  # type: ignore[union-attr]
         # a local named for the input, computed and never used, is evidence whatever the primal shows
-        if any([self._bwd_evidence(d, bwd, bwd_name, param, diff, returns[0].elts[i], False, strong=True)  # type: ignore
+        if any([self._bwd_evidence(d, bwd, bwd_name, param, diff, returns[0].elts[i], False, strong=True,
+                                              bound=bound)  # type: ignore
                 for i, param in enumerate(diff) if zero[i] and not self._not_differentiated(primal, sig, param)]):
+            return
+        if self._dead_value(d, bwd, bwd_name, diff, returns, zero, sig, bound):
             return
         flows = PrimalFlow(self, primal)
         for i, param in enumerate(diff):
@@ -160,7 +166,8 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             if not differentiated:  # the calls do not show a gradient: the bwd's own code may
                 # every entry `None` (not a computed `zeros_like`: a solver's initial guess gets one on purpose)
                 all_none = all(isinstance(e, ast.Constant) and e.value is None for v in returns for e in v.elts)  # type: ignore
-                if self._bwd_evidence(d, bwd, bwd_name, param, diff, slots[0], all_none, used=through is not None) \
+                if self._bwd_evidence(d, bwd, bwd_name, param, diff, slots[0], all_none, used=through is not None,
+                                      bound=bound) \
                         and all_none:
                     return  # the bwd's unread cotangent is reported once, for every input
                 continue
@@ -187,14 +194,15 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
                 f"`# noqa: VJP602`"))
 
     def _bwd_evidence(self, d: CustomDerivative, bwd: FunctionNode, bwd_name: Optional[str], param: str,
-                      diff: List[str], slot: ast.expr, all_zero: bool, strong: bool = False, used: bool = False) -> bool:
+                      diff: List[str], slot: ast.expr, all_zero: bool, strong: bool = False, used: bool = False,
+                      bound: int = 0) -> bool:
         """A `None` (or zero) for `param` where the bwd's own code shows a cotangent was meant
         (`vjplint/facts/rule_evidence.py`): a local named for `param` computed and never used, a
         cotangent never read while every input gets a zero, residuals fwd saves never read (only
         where the primal's output shows it depends on `param`: `used`). A
         warning that says "may": a zero gradient can be a design (a stop-gradient)."""
         nondiff = self.model.facts.nondiff_positions(d)
-        params = [a.arg for a in bwd.args.posonlyargs + bwd.args.args]
+        params = [a.arg for a in bwd.args.posonlyargs + bwd.args.args][bound:]  # what JAX passes
         if nondiff is None or bwd.args.vararg or len(params) != len(nondiff) + 2:
             return False
         if d.primal is None or not any(r.value is not None and not (isinstance(r.value, ast.Constant) and r.value.value is None)
@@ -217,6 +225,34 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             f"so the gradient with respect to {target} may be silently zero. Return the cotangent; if a zero "
             f"gradient is meant, say so with `jax.lax.stop_gradient` in the primal or silence this with "
             f"`# noqa: VJP602`"))
+        return True
+
+    def _dead_value(self, d: CustomDerivative, bwd: FunctionNode, bwd_name: Optional[str], diff: List[str],
+                    returns: list, zero: List[bool], sig: Signature, bound: int) -> bool:
+        """A zero for an input while bwd computes a value from its cotangent that reaches no
+        return (`rule_evidence.dead_cotangent_value`): the use, not a name, shows a cotangent
+        was dropped. With several zero slots a name (`dq` for `q`) picks one; else all are named."""
+        assert d.primal is not None
+        nondiff = self.model.facts.nondiff_positions(d)
+        params = [a.arg for a in bwd.args.posonlyargs + bwd.args.args][bound:]
+        if nondiff is None or bwd.args.vararg or len(params) != len(nondiff) + 2:
+            return False
+        zs = [i for i, p in enumerate(diff) if zero[i] and not self._not_differentiated(d.primal, sig, p)]
+        dead = dead_cotangent_value(self.model, bwd, params[-1]) if zs else None
+        if dead is None:
+            return False
+        name, stmt = dead
+        named = [i for i in zs if slot_of(name, tuple(diff)) == diff[i]]
+        zs = named or zs
+        slot = returns[0].elts[zs[0]]
+        shown = "`None`" if isinstance(slot, ast.Constant) and slot.value is None else f"`{self.quote(slot, 30)}`"
+        which = " and ".join(f"`{diff[i]}`" for i in zs)
+        self.report(slot, (
+            f"bwd `{bwd_name or getattr(bwd, 'name', '<lambda>')}` of `{d.name}` returns {shown} for {which}, but "
+            f"`{name}`, computed from the cotangent `{params[-1]}` (`{self.quote(stmt, 50)}`), reaches none of its "
+            f"returns: it may be the cotangent meant for {'it' if len(zs) == 1 else 'one of them'}. JAX takes None as "
+            f"a zero cotangent without a check, so the gradient may be silently zero. Return the cotangent; if a "
+            f"zero gradient is meant, drop the unused computation or silence this with `# noqa: VJP602`"))
         return True
 
     def _bwd_owners(self) -> Dict[int, List[CustomDerivative]]:
