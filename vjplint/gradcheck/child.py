@@ -1261,6 +1261,22 @@ def check_constant_arguments(checker, module, result, callers):
     samples = getattr(checker, "samples", None)
     if not samples or not callers or not str(result.get("reason", "")).startswith("no differentiable argument"):
         return result
+    for label, how in DOMAINS:  # the first input domain where the rule's output is finite
+        if how is not None:
+            checker.domain = how
+            try:
+                samples = checker.make_samples()
+            except Exception:
+                continue
+        try:
+            out = checker.fo(*samples[0])
+            if all(checker.np.isfinite(checker.np.asarray(x)).all() for x in checker.jax.tree_util.tree_leaves(out)):
+                break
+        except Exception:
+            continue
+    else:
+        return result
+    checker.samples = samples
     args0 = samples[0]
     positions = [i for i, v in enumerate(args0) if not isinstance(v, float) and checker.traceable(v)
                  and checker.is_real_float(v) and checker.np.ndim(v) > 0]
