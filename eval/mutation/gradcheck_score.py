@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Optional
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -34,17 +35,27 @@ CHECK_CODES = {"VJP501", "VJP502", "VJP503", "VJP504"}
 def sample(manifest: dict, per_operator: int) -> list:
     by_op = defaultdict(list)
     for key, entry in manifest["mutants"].items():
+        if entry.get("held_out"):
+            continue  # the held-out set is scored apart
         by_op[entry["operator"]].append(key)
     return sorted(k for keys in by_op.values() for k in sorted(keys)[:per_operator])
 
 
-def prepare(out: Path, per_operator: int) -> tuple:
+def prepare(out: Path, per_operator: int, missed_in: Optional[Path] = None) -> tuple:
     manifest = json.loads((HERE / "manifest.json").read_text())
-    bases = sorted(manifest["bases"])
+    held_out = {name for name, entry in manifest["bases"].items() if entry.get("held_out")}
+    bases = sorted(set(manifest["bases"]) - held_out)  # the held-out set (heldout/) is scored apart
     (out / "bases").mkdir(parents=True, exist_ok=True)
     for name in bases:
         shutil.copy(HERE / "bases" / f"{name}.py", out / "bases" / f"{name}.py")
     mutants = sample(manifest, per_operator)
+    if missed_in is not None:  # rerun only the hazards a previous run missed (add them to its count)
+        labels = json.loads((HERE / "labels.json").read_text())["entries"]
+        st, diags = verdicts(missed_in / "sample.json")
+        _, bdiags = verdicts(missed_in / "bases.json")
+        bw = {p.stem: codes(d, {"error", "warning"}) for p, d in bdiags.items()}
+        found = {f"{p.parent.name}/{p.stem}" for p in st if codes(diags.get(p, []), {"error", "warning"}) - bw.get(p.stem, set())}
+        mutants = [k for k in mutants if labels.get(f"mutants/{k}", {}).get("label") == "hazard" and k not in found]
     for key in mutants:
         dest = out / "sample" / f"{key}.py"
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -139,6 +150,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, help="keep the copies and reports here (default: a temporary directory)")
     ap.add_argument("--score", type=Path, help="only score the reports in this directory")
     ap.add_argument("--only", choices=("bases", "sample"), help="run one set only")
+    ap.add_argument("--missed-in", type=Path, help="sample only the hazards the run in this directory missed")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     if args.score:
@@ -146,7 +158,7 @@ def main() -> int:
         return 0
     out = args.out or Path(tempfile.mkdtemp(prefix="vjplint-gradcheck-score-"))
     out = out.resolve()
-    bases, mutants = prepare(out, args.per_operator)
+    bases, mutants = prepare(out, args.per_operator, args.missed_in)
     print(f"{len(bases)} bases, {len(mutants)} mutants in {out}", flush=True)
     for which in ("bases", "sample"):
         if args.only in (None, which):

@@ -369,3 +369,103 @@ def test_every_runtime_rule_has_a_fixture_that_fires_it():
     assert fired == set(RUNTIME)
 
 
+
+
+def test_the_module_callers_are_run_with_the_rule(tmp_path):
+    """Issue #35: a rule right in isolation, used wrongly by its module's own callers (one sniffs
+    for a JVPTracer to choose a stop_gradient path; one applies jacfwd to a custom_vjp), is reported
+    on the rule with the caller named, as a "may" warning (the inputs were made up); a correct
+    caller, also one that differentiates in reverse mode itself, stays quiet."""
+    pkg = tmp_path / "callers"
+    pkg.mkdir()
+    (pkg / "sniff.py").write_text(textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+        from jax.interpreters.ad import JVPTracer
+
+
+        @jax.custom_jvp
+        def softplus(x):
+            return jnp.log1p(jnp.exp(x))
+
+
+        @softplus.defjvp
+        def softplus_jvp(primals, tangents):
+            (x,), (t,) = primals, tangents
+            return softplus(x), t * jax.nn.sigmoid(x)
+
+
+        def loss(x):
+            if isinstance(x, JVPTracer):
+                return softplus(x) * 2.0
+            return jax.lax.stop_gradient(softplus(x) * 2.0)
+        """))
+    (pkg / "forward.py").write_text(textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.custom_vjp
+        def cube(x):
+            return x ** 3
+
+
+        def cube_fwd(x):
+            return cube(x), x
+
+
+        def cube_bwd(x, g):
+            return (3.0 * x ** 2 * g,)
+
+
+        cube.defvjp(cube_fwd, cube_bwd)
+
+
+        def model(x):
+            return jnp.sin(cube(x))
+
+
+        def jacobian(x):
+            return jax.jacfwd(model)(x)
+        """))
+    (pkg / "good.py").write_text(textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.custom_vjp
+        def cube(x):
+            return x ** 3
+
+
+        def cube_fwd(x):
+            return cube(x), x
+
+
+        def cube_bwd(x, g):
+            return (3.0 * x ** 2 * g,)
+
+
+        cube.defvjp(cube_fwd, cube_bwd)
+
+
+        def model(x):
+            return jnp.sin(cube(x / jnp.linalg.norm(x)))
+
+
+        def jacobian(x):
+            return jax.jacrev(model)(x)
+        """))
+    proc = run_cli("check-grads", "--output-format", "concise", "callers", cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # warnings only
+    lines = [line for line in proc.stdout.splitlines() if ": VJP5" in line]
+    assert len(lines) == 2, proc.stdout
+    assert lines[0].startswith("callers/forward.py:5:2: VJP501 `cube`: its caller `jacobian` (with the inputs made "
+                               "for `cube`: x="), lines[0]
+    assert "applies forward-mode autodiff (jax.jvp, jacfwd) to this custom_vjp, and JAX raises TypeError: can't " \
+           "apply forward-mode autodiff (jvp) to a custom_vjp function." in lines[0]
+    assert lines[1].startswith("callers/sniff.py:6:2: VJP502 `softplus`: the gradient of its caller `loss` (with the "
+                               "inputs made for `softplus`: x="), lines[1]
+    assert "differs from finite differences of the caller (max rel. error 1) where the derivative's own checks " \
+           "agree: the caller may take another path under differentiation" in lines[1]
+    assert ": 1 passed, 0 failed, 2 may be wrong, 0 not checked." in proc.stdout, proc.stdout
