@@ -21,6 +21,8 @@ import pytest
 from tests.conftest import RULE_FIXTURES, ROOT, run_cli
 from vjplint.batch import cache as cache_mod
 from vjplint.batch import parallel
+from vjplint.lint.session import LintSession
+from vjplint.model.run_facts import NO_FACTS
 from vjplint.settings.config import Config
 
 NON_CANDIDATE = "import numpy as np\n\n\ndef f(x):\n    return np.sin(x) * 2\n"
@@ -882,11 +884,12 @@ def test_a_worker_trusts_the_parents_prefilter_only_for_the_bytes_it_passed(tmp_
     path = tmp_path / "m.py"
     candidate = "import jax\nf = jax.custom_vjp(lambda x: x)\n"
     path.write_text(candidate)
-    configs = [Config()]
-    result, _ = parallel._lint((0, "m.py", str(path), len(candidate), False, 0), configs)
+    configs = [(Config(), NO_FACTS)]
+    session = LintSession()
+    result, _ = parallel._lint((0, "m.py", str(path), len(candidate), False, 0), configs, session)
     assert result.analysed
     path.write_text(NON_CANDIDATE)
-    result, _ = parallel._lint((0, "m.py", str(path), len(candidate), False, 0), configs)
+    result, _ = parallel._lint((0, "m.py", str(path), len(candidate), False, 0), configs, session)
     assert not result.analysed and result.diagnostics == []
-    result, _ = parallel._lint((0, "m.py", str(path), len(NON_CANDIDATE), False, 0), configs)
+    result, _ = parallel._lint((0, "m.py", str(path), len(NON_CANDIDATE), False, 0), configs, session)
     assert result.analysed and result.diagnostics == []  # the same size: taken as the bytes the parent passed

@@ -422,7 +422,10 @@ def test_fwd_unknown_returns_stay_silent():
 
     f.defvjp(f_fwd, lambda res, g: (g,))
     """
-    assert structure(src) == []
+    # helper(x)'s pair is unknown: silent. `return x` is the primal's own output, never a pair
+    # whose first element has that output's structure, so JAX rejects it whatever x is: VJP304.
+    assert structure(src) == [("VJP304", 13, 16)]
+    assert structure(src.replace("            return x\n", "            return helper(x)\n")) == []
 
 
 def test_fwd_starred_pair_is_too_long_only_when_the_fixed_part_is():
@@ -597,7 +600,11 @@ def test_cotangent_itself_is_an_array_only_when_the_primal_returns_one():
     assert where(array_out, "VJP307") == [(7, 12)]
     assert "returns the bare cotangent `g` (one array, since `f` returns one array)" in found(array_out, "VJP307")[0][2]
     assert fix_of(array_out, "VJP307") == ("safe", "(g,)")
-    assert structure(tuple_out) == [] and structure(unknown_out) == []
+    assert structure(tuple_out) == []
+    # an identity primal's output is whatever x is: a warning that says "may" (a 1-tuple x is fine)
+    ((row, col, message),) = found(unknown_out, "VJP307")
+    assert (row, col) == (7, 12) and " may raise " in message and "unless `f`'s output is itself a 1-tuple" in message
+    assert [d for d in lint(HEADER + textwrap.dedent(unknown_out), select=["VJP307"]) if d.severity.value != "warning"] == []
 
 
 def test_none_and_bare_return():
