@@ -257,13 +257,14 @@ def _reader(fn: FunctionNode, name: str) -> ast.AST:
     return fn
 
 
-def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, bwd: FunctionNode, position: int,
-                              param: str) -> Optional[str]:
+def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, fwd: FunctionNode, bwd: FunctionNode,
+                              position: int, param: str) -> Optional[str]:
     """Why VJP602's reading of the bwd itself (vjplint.facts.rule_evidence) would flag the `None`
     the residual-plus-None rewrite returns for the nondiff argument at `position` (`param`), or
     None: every entry stays `None` while the bwd never reads its cotangent (the custom_vjp defined
     no derivative at all), or the argument is saved as a residual that the bwd never reads while
-    the primal's output depends on it. The rewrite then turns an error under `grad` into a zero
+    the primal's output depends on it (and fwd saves residuals besides, which the rewrite packs
+    with it for bwd to unpack). The rewrite then turns an error under `grad` into a zero
     gradient, as for `none_draws_vjp602`: the fix is unsafe and the `None` marked."""
     primal = d.primal
     params = [a.arg for a in (*bwd.args.posonlyargs, *bwd.args.args)]
@@ -282,6 +283,12 @@ def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, bwd: Func
     if all_none and not reads.get(cotangent) and not cotangent.startswith("_") and not _deleted(bwd, cotangent):
         return f"the bwd never reads its cotangent `{cotangent}`"
     own = params[order.index(position)]
+    # a residual of None is replaced by the moved argument itself (`def bwd(offset, g)`): nothing is
+    # unpacked, so nothing reads as an unpacked residual; other residuals become a tuple bwd unpacks
+    saved = [r.value for r in model.facts.returns_of(fwd)]
+    if all(isinstance(v, ast.Tuple) and len(v.elts) == 2 and isinstance(v.elts[1], ast.Constant)
+           and v.elts[1].value is None for v in saved):
+        return None
     if not reads.get(own) and not own.startswith("_") and \
             PrimalFlow(_ModelOnly(model), primal).reaches_output(param) is not None:  # type: ignore[arg-type]
         return f"the bwd never reads `{own}`, which the rewrite saves as a residual"

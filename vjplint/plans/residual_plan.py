@@ -175,7 +175,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     marked: List[str] = []
     for p in moved:  # a `None` VJP602 would read as a forgotten cotangent: unsafe, and marked
         through = none_draws_vjp602(model, d, sig.positional[p])
-        why = rewrite_none_draws_vjp602(model, d, bwd.node, p, sig.positional[p]) if through is None else None
+        why = rewrite_none_draws_vjp602(model, d, fwd.node, bwd.node, p, sig.positional[p]) if through is None else None
         if why is not None:
             marked.append(sig.positional[p])
             unsafe.append(f"VJP602 would read the rewrite's `None` for `{sig.positional[p]}` ({why}): "
