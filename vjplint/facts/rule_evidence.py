@@ -277,6 +277,12 @@ def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, fwd: Func
         return None  # a stub primal: no gradient to lose
     reads = _loads(bwd)
     cotangent = params[-1]
+    sig = d.signature
+    if sig is not None:  # a local named for the argument, computed and never used (`dv` for `v`)
+        diff = tuple(p for i, p in enumerate(sig.positional) if i not in d.nondiff or i == position)
+        named = dropped_cotangent(model, bwd, param, diff, cotangent, params[-2], False, strong=True)
+        if named is not None:
+            return named
     returns = [r.value for r in model.facts.returns_of(bwd)]
     all_none = bool(returns) and all(isinstance(v, (ast.Tuple, ast.List)) and all(
         isinstance(e, ast.Constant) and e.value is None for e in v.elts) for v in returns)

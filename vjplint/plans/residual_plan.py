@@ -167,6 +167,9 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
             changes = "what it returns" if role == "fwd" else "its parameters"
             raise Refusal(f"{role} `{rule.name}` is also called or referenced outside `defvjp` in this file, "
                           f"and the rewrite changes {changes}")
+    mismatch = _rules_written_for_other_nondiff(d, bwd, sig)
+    if mismatch:
+        raise Refusal(mismatch)
     static = _jit_static(model, d, moved)
     if static:
         raise Refusal(f"`{sig.positional[static[0][0]]}` is marked static in {static[0][1]}, so callers pass a "
@@ -645,3 +648,22 @@ def _fresh(candidates: Sequence[str], taken: Set[str]) -> str:
     while f"{base}_{n}" in taken:
         n += 1
     return f"{base}_{n}"
+
+
+def _rules_written_for_other_nondiff(d: CustomDerivative, bwd: RuleFunction, sig: Signature) -> Optional[str]:
+    """Why bwd's leading (nondiff) parameters show it was written for other nondiff positions, or
+    None: one is named after a different parameter of the primal (`def bwd(threshold, reg, res, g)`
+    for nondiff_argnums=(0, 1) of `f(x, threshold, reg)`). Moving an argument would then rewrite
+    rules that do not match the declaration; fixing nondiff_argnums comes first."""
+    if bwd.node is None or isinstance(bwd.node, ast.Lambda) and not bwd.node.args.args:
+        return None
+    params = [a.arg for a in (*bwd.node.args.posonlyargs, *bwd.node.args.args)]
+    order = sorted(d.nondiff)
+    if len(params) != len(order) + 2:
+        return None
+    for name, position in zip(params, order):
+        if name != sig.positional[position] and name in sig.positional:
+            return (f"bwd's parameter `{name}` receives nondiff position {position} (`{sig.positional[position]}`) "
+                    f"but is named after position {sig.positional.index(name)} of the primal: the rules may be "
+                    f"written for other nondiff_argnums; check nondiff_argnums first")
+    return None
