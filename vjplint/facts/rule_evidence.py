@@ -286,8 +286,11 @@ def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, fwd: Func
     returns = [r.value for r in model.facts.returns_of(bwd)]
     all_none = bool(returns) and all(isinstance(v, (ast.Tuple, ast.List)) and all(
         isinstance(e, ast.Constant) and e.value is None for e in v.elts) for v in returns)
-    if all_none and not reads.get(cotangent) and not cotangent.startswith("_") and not _deleted(bwd, cotangent):
-        return f"the bwd never reads its cotangent `{cotangent}`"
+    if all_none and not cotangent.startswith("_") and not _deleted(bwd, cotangent):
+        return f"the bwd's cotangent `{cotangent}` reaches none of its returns"
+    dead = dead_cotangent_value(model, bwd, cotangent)
+    if dead is not None:  # a value computed from the cotangent that reaches no return
+        return f"`{dead[0]}` is computed from the cotangent and never used"
     own = params[order.index(position)]
     # a residual of None is replaced by the moved argument itself (`def bwd(offset, g)`): nothing is
     # unpacked, so nothing reads as an unpacked residual; other residuals become a tuple bwd unpacks
