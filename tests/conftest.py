@@ -26,6 +26,15 @@ from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple, Typ
 
 import pytest
 
+import signal as _signal
+
+# pytest-xdist's workers ignore SIGINT (their controller handles Ctrl-C), and an ignored signal is
+# inherited across exec: the CLI processes the tests start would then never see the SIGINT that
+# the interrupt tests send them. Each worker gives SIGINT its default Python handler back.
+if _signal.getsignal(_signal.SIGINT) == _signal.SIG_IGN:
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 # The backend the jax layer runs on: the CPU unless JAX_PLATFORMS names another (a lent
