@@ -13,9 +13,8 @@ from vjplint.facts.crossmodule import external_calls, is_top_level
 from vjplint.model.file_model import CustomDerivative
 from vjplint.model.semantic import FunctionNode
 
-if TYPE_CHECKING:  # a rule passes itself (its model); facts never import rules
+if TYPE_CHECKING:
     from vjplint.model.file_model import FileModel
-    from vjplint.rules.base import Rule
 
 # jnp/lax functions whose result carries no derivative of these arguments (all of them).
 NOT_DIFFERENTIABLE = frozenset({
@@ -192,10 +191,10 @@ def carries_a_variable(model: "FileModel", expr: ast.AST) -> bool:
 class PrimalFlow:
     """Which names of a function (a primal) carry a differentiable dependence on a parameter."""
 
-    def __init__(self, rule: "Rule", fn: FunctionNode) -> None:
-        self.rule, self.fn = rule, fn
-        self.index = rule.model.index
-        self.assigns = sorted((n for n in rule.model.facts.own_nodes(fn)
+    def __init__(self, model: "FileModel", fn: FunctionNode) -> None:
+        self.model, self.fn = model, fn
+        self.index = model.index
+        self.assigns = sorted((n for n in model.facts.own_nodes(fn)
                                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))),
                               key=lambda n: (n.lineno, n.col_offset))
 
@@ -213,7 +212,7 @@ class PrimalFlow:
                     tainted.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
             if len(tainted) == before:
                 break
-        for ret in self.rule.model.facts.returns_of(self.fn):
+        for ret in self.model.facts.returns_of(self.fn):
             if ret.value is not None and self.carries(ret.value, tainted):
                 return ret.value
         return None
@@ -298,13 +297,6 @@ def depends_on_parameters(model: "FileModel", expr: ast.expr, fn: FunctionNode, 
     return False
 
 
-class _ModelOnly:
-    """What `PrimalFlow` reads of a rule (its model), for callers that are not rules: the fixes."""
-
-    def __init__(self, model: "FileModel") -> None:
-        self.model = model
-
-
 def zero_cotangent(model: "FileModel", expr: ast.expr) -> bool:
     """`None`, a literal zero, `zeros_like(...)`/`zeros(...)`, `0 * g`, or a tuple of those: a
     cotangent JAX takes as zero without a check."""
@@ -349,7 +341,7 @@ def none_draws_vjp602(model: "FileModel", d: CustomDerivative, param: str) -> Op
     if primal is None or sig is None or param not in sig.positional or \
             evidently_not_differentiated(model, primal, param):
         return None
-    through = PrimalFlow(_ModelOnly(model), primal).reaches_output(param)  # type: ignore[arg-type]
+    through = PrimalFlow(model, primal).reaches_output(param)
     if through is None:
         return None
     differentiated, _ = differentiated_at_call(model, d, sig.positional.index(param), param)

@@ -25,7 +25,7 @@ import copy
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from vjplint.facts.contract import slot_of
-from vjplint.facts.dependence import PrimalFlow, _ModelOnly, depends_on_parameters, evidently_not_differentiated
+from vjplint.facts.dependence import PrimalFlow, depends_on_parameters, evidently_not_differentiated
 from vjplint.model.semantic import FunctionNode
 
 if TYPE_CHECKING:
@@ -299,6 +299,6 @@ def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, fwd: Func
            and v.elts[1].value is None for v in saved):
         return None
     if not reads.get(own) and not own.startswith("_") and \
-            PrimalFlow(_ModelOnly(model), primal).reaches_output(param) is not None:  # type: ignore[arg-type]
+            PrimalFlow(model, primal).reaches_output(param) is not None:
         return f"the bwd never reads `{own}`, which the rewrite saves as a residual"
     return None

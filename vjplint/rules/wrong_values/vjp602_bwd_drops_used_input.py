@@ -152,7 +152,7 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             return
         if self._dead_value(d, bwd, bwd_name, diff, returns, zero, sig, bound):
             return
-        flows = PrimalFlow(self, primal)
+        flows = PrimalFlow(self.model, primal)
         for i, param in enumerate(diff):
             if not zero[i] and flows.reaches_output(param) is None:
                 return  # a gradient for an input the output does not use: rerouted (straight-through) by design

@@ -127,7 +127,7 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
         positional = sig.positional
         if len(reg.rules) > len(positional) or not any(r.is_none for r in reg.rules):
             return  # another count is VJP312's
-        flows = PrimalFlow(self, primal)
+        flows = PrimalFlow(self.model, primal)
         for i, rule in enumerate(reg.rules):
             if not rule.is_none and flows.reaches_output(positional[i]) is None:
                 return  # a tangent for an input the output does not use: rerouted by design, or not followed
