@@ -6,9 +6,10 @@ Unicode code points in the line. Formatters convert to whatever their format nee
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Optional, Tuple
+from typing import Any, ClassVar, Mapping, Optional, Protocol, Sequence, Tuple
 
 
 class Severity(str, Enum):
@@ -42,22 +43,73 @@ def edit_order(edit: Edit) -> tuple:
     return (edit.location.row, edit.location.column, edit.end_location.row, edit.end_location.column, edit.content)
 
 
-@dataclass(frozen=True)
-class FixPlan:
-    """A fix that is a module transform (vjplint.fixes): its edits are computed when needed, from
-    the file's text at that moment, by the transform named here for the derivative defined at
-    (`target`, `line`). `positions` are what the transform moves (e.g. nondiff argument indices)."""
+class FixPlan(ABC):
+    """A fix whose edits are computed when needed, from the file's text at that moment: a rewrite
+    of the derivative defined at (`target`, `line`). Each kind of fix a rule makes is a frozen
+    dataclass here (hashable: several diagnostics share one plan; the result cache revives only
+    this module's classes; a kind the fix layer makes lives there: `fixes/cross_plan.CrossPlan`),
+    and gives its edits through `edits`, the one way every caller (the fix loop, `--diff`,
+    JSON/SARIF/LSP edits, the editor's quick fixes, the cross-module rewrite) asks for them."""
 
-    transform: str
+    kind: ClassVar[str]  # what messages call the fix ("the residual-plus-None fix failed: ...")
+    target: str
+    line: int
+
+    @classmethod
+    @abstractmethod
+    def edits(cls, text: str, plans: Sequence["FixPlan"], context: "FixContext", alone: bool = False) -> "Rewrite":
+        """The rewrite of `text` making `plans` (all of this kind) together: its edits and the
+        plans it made. With `alone`, each plan's own edits instead (`Rewrite.alone`), as one
+        diagnostic's fix applies them by itself. Raises what the rewrite raises, except with
+        `alone` (a plan that fails has no edits)."""
+
+
+@dataclass(frozen=True)
+class ResidualPlusNone(FixPlan):
+    """Move the nondiff arguments at `positions` into the residuals (bwd returns None for
+    them): `vjplint.plans.residual_plan` plans it, `vjplint.fixes.apply` writes it."""
+
+    kind: ClassVar[str] = "residual-plus-None"
     target: str
     line: int
     positions: Tuple[int, ...] = ()
 
+    @classmethod
+    def edits(cls, text: str, plans: Sequence[FixPlan], context: "FixContext", alone: bool = False) -> "Rewrite":
+        return context.residual_plus_none(text, plans, alone)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What planned fixes make of a text. `edits`: the edits of the one rewrite making every plan
+    (empty when the text does not change), `made`: the plans it made, `text`: the rewritten text.
+    `alone` (when asked for): each plan's own edits, empty when it cannot be made by itself or
+    would leave code that does not parse."""
+
+    edits: Tuple[Edit, ...] = ()
+    made: Tuple[FixPlan, ...] = ()
+    text: Optional[str] = None
+    alone: Mapping[FixPlan, Tuple[Edit, ...]] = field(default_factory=dict)
+
+
+class FixContext(Protocol):
+    """What a plan's edits need beside the text, for one file: its settings, what the run derives
+    about it, the lint session whose parse of the text may be read, its path (for a rewrite over
+    several files); and a writer for each kind of plan defined in this module
+    (`vjplint.fixes.apply.FileContext`). A new kind of fix adds its plan class and, when the
+    plan is made below the fix layer (by a rule), its writer here."""
+
+    @property
+    def path(self) -> Optional[Any]: ...
+
+    def residual_plus_none(self, text: str, plans: Sequence[ResidualPlusNone], alone: bool = False) -> Rewrite:
+        ...
+
 
 @dataclass(frozen=True)
 class Fix:
-    """The one fix type: how safe it is, what it does, and its edits, or, for a module transform,
-    the plan that computes them (`edits` is then empty until vjplint.fixes resolves it)."""
+    """The one fix type: how safe it is, what it does, and its edits, or, for a planned fix, the
+    plan that computes them (`edits` is then empty until vjplint.fixes resolves it)."""
 
     applicability: Applicability
     message: str

@@ -252,11 +252,11 @@ def test_one_rewrite_per_file_splits_into_the_same_edits_as_one_rewrite_per_deri
     shares = fix_apply._edits_per_plan(text, plans, Config())
     assert set(shares) == set(plans)
     for fp in plans:
-        alone, applied, _ = fix_apply._residual_transform(text, [fp], Config())
-        assert applied == [fp] and apply_edits(text, shares[fp]) == alone
+        done = fp.edits(text, [fp], fix_apply.FileContext(Config()))
+        assert done.made == (fp,) and apply_edits(text, shares[fp]) == done.text
     # Together they do what one rewrite of all does, except removing the import that only all of
     # them together leave unused (no single fix may remove what the others still use).
-    everything, _, _ = fix_apply._residual_transform(text, plans, Config())
+    everything = plans[0].edits(text, plans, fix_apply.FileContext(Config())).text or ""
     assert "from functools import partial\n" not in everything
     together = apply_edits(text, [e for fp in plans for e in shares[fp]])
     assert together.replace("from functools import partial\n", "", 1).lstrip("\n") == everything.lstrip("\n")

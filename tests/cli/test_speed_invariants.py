@@ -765,6 +765,7 @@ def test_rewriting_only_the_touched_statements_gives_the_whole_module_rewrite(mo
     """vjplint.fixes.apply._rewrite_regions: libcst sees only the statements the plans touch; the
     text it gives is the whole-module rewrite's, on every fixture with a planned fix (libcst's
     path: the text edits of vjplint.fixes.residual_text are compared with it elsewhere)."""
+    from vjplint.diagnostics import ResidualPlusNone
     from vjplint.lint.engine import lint_source
     from vjplint.fixes import apply, residual_text
 
@@ -775,7 +776,7 @@ def test_rewriting_only_the_touched_statements_gives_the_whole_module_rewrite(mo
     for path in sorted((ROOT / "fixtures").rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         plans = list(dict.fromkeys(d.fix.plan for d in lint_source(path.name, text).diagnostics
-                                   if d.fix is not None and d.fix.plan is not None and d.fix.plan.transform == apply.RESIDUAL))
+                                   if d.fix is not None and isinstance(d.fix.plan, ResidualPlusNone)))
         if not plans:
             continue
         try:
@@ -792,8 +793,8 @@ def test_rewriting_only_the_touched_statements_gives_the_whole_module_rewrite(mo
         if not focused.endswith("Error"):  # the edits --fix applies without diffing again make the same text
             from vjplint.fixes.edits import apply_edits
 
-            new_text, _, known = apply._residual_transform(text, plans, Config())
-            assert known is None or apply_edits(text, known) == new_text == focused, path
+            done = ResidualPlusNone.edits(text, plans, apply.FileContext(Config()))
+            assert apply_edits(text, done.edits) == done.text == focused, path
         compared += 1
     assert compared > 20
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vjplint.settings.config import Config
-from vjplint.diagnostics import FixPlan
+from vjplint.diagnostics import FixPlan, ResidualPlusNone
 from vjplint.lint.engine import lint_source
 from vjplint.fixes import apply, residual_text
 from vjplint.fixes.edits import apply_edits
@@ -23,28 +23,28 @@ from vjplint.fixes.edits import apply_edits
 
 def _plans(name: str, text: str) -> List[FixPlan]:
     return list(dict.fromkeys(d.fix.plan for d in lint_source(name, text).diagnostics
-                              if d.fix is not None and d.fix.plan is not None and d.fix.plan.transform == apply.RESIDUAL))
+                              if d.fix is not None and isinstance(d.fix.plan, ResidualPlusNone)))
 
 
 def _rewrite(text: str, plans: List[FixPlan], use_text: bool, monkeypatch: pytest.MonkeyPatch
              ) -> Tuple[str, Optional[bool], Optional[Tuple]]:
-    """(new text or the exception's name, whether the text edits were used, the edits --fix applies)."""
+    """(new text or the exception's name, whether the text edits were used, the edits --fix applies),
+    through the plan's one way to its edits, with the text writer on (`use_text`) or off."""
     used: List[bool] = []
     original = residual_text.spans_of
 
     def spy(*args):  # type: ignore[no-untyped-def]
-        result = original(*args) if use_text else None
+        result = original(*args)
         used.append(result is not None)
         return result
 
     with monkeypatch.context() as patched:
         patched.setattr(residual_text, "spans_of", spy)
         try:
-            found: list = []
-            new = apply._residual_rewrite(text, plans, Config(), found)[0]
+            done = ResidualPlusNone.edits(text, plans, apply.FileContext(Config(), text_edits=use_text))
         except Exception as exc:  # libcst's failures must be the text path's too
             return type(exc).__name__, None, None
-    return new, (used[0] if used else None), tuple(found)
+    return done.text or "", (used[0] if used else None), done.edits
 
 
 def _compare(name: str, text: str, monkeypatch: pytest.MonkeyPatch) -> int:
@@ -84,10 +84,8 @@ def test_json_shares_are_the_same_text_both_ways(monkeypatch: pytest.MonkeyPatch
     text = module_text(600, 12)
     plans = _plans("m.py", text)
     assert len(plans) >= 2
-    mine = apply._edits_per_plan(text, plans, Config())
-    with monkeypatch.context() as patched:
-        patched.setattr(residual_text, "spans_of", lambda *args: None)
-        reference = apply._edits_per_plan(text, plans, Config())
+    mine = ResidualPlusNone.edits(text, plans, apply.FileContext(Config()), alone=True).alone
+    reference = ResidualPlusNone.edits(text, plans, apply.FileContext(Config(), text_edits=False), alone=True).alone
     assert set(mine) == set(reference) == set(plans)
     for fp in plans:
         assert apply_edits(text, mine[fp]) == apply_edits(text, reference[fp])

@@ -334,14 +334,14 @@ def test_a_fix_after_a_region_parse_rewrites_as_after_a_whole_parse() -> None:
     """The fix that follows a lint reads the whole module: parsed then, with the lint's regions
     remade of its own statements (`source.same_statements`), every fixture's residual rewrite
     is the one the whole-module lint leads to."""
+    from vjplint.diagnostics import ResidualPlusNone
     from vjplint.fixes import apply
     from vjplint.lint.session import LintSession
 
     def rewrite(text: str, name: str, focus: bool) -> str:
         session = LintSession(focus=focus, keep_parses=True)
         plans = list(dict.fromkeys(d.fix.plan for d in lint_source(name, text, session=session).diagnostics
-                                   if d.fix is not None and d.fix.plan is not None
-                                   and d.fix.plan.transform == apply.RESIDUAL))
+                                   if d.fix is not None and isinstance(d.fix.plan, ResidualPlusNone)))
         if not plans:
             return ""
         try:

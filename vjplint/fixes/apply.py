@@ -4,7 +4,8 @@ surfaces' business (vjplint.cli.fix, the Language Server).
 
 `apply_fixes(text, diagnostics, unsafe)` makes one pass, `fix_text(filename, text, config, unsafe)`
 runs passes to a fixed point, `attach_fix_edits()` computes the edits of planned fixes
-(`Fix.plan`, a module transform) for JSON/SARIF/LSP output.
+(`Fix.plan`) for JSON/SARIF/LSP output. Every caller asks a plan for its edits the one way
+(`FixPlan.edits(text, plans, context)`); `FileContext` is the context, and writes each kind.
 """
 
 from __future__ import annotations
@@ -18,37 +19,74 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
-from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position, ResidualPlusNone, Rewrite
 from vjplint.fixes.edits import Taken, apply_edits, apply_spans, diff_edits, line_starts, spans
 from vjplint.syntax.positions import lines_with_endings, source_lines
 from vjplint.syntax.source import SourceError, parse
 
 MAX_PASSES = 10
-RESIDUAL = "residual-plus-None"
-
-# A module transform: (text, plans, config, the run's facts, the lint session whose parse it may
-# read) -> (new text, the plans it applied, and the edits that turn text into new text when the
-# transform knows them, else None: the caller diffs).
-Transform = Callable[[str, Sequence[FixPlan], Config, RunFacts, Optional[LintSession]],
-                     Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]]
 
 
-def _residual_transform(text: str, fix_plans: Sequence[FixPlan], config: Config, facts: RunFacts = NO_FACTS,
-                        session: Optional[LintSession] = None) -> Tuple[str, List[FixPlan], Optional[Tuple[Edit, ...]]]:
-    found: List[Edit] = []
-    new_text, rows, _ = _residual_rewrite(text, fix_plans, config, found, facts=facts, session=session)
-    return new_text, [fp for fp in fix_plans if (fp.target, fp.line) in rows], tuple(found) if found else None
+@dataclass(frozen=True)
+class FileContext:
+    """What a plan's edits need beside one file's text (vjplint.diagnostics.FixContext): its
+    settings, what the run derives about it, the lint session whose kept parse of the text the
+    rewrite may read, its path (a cross-module rewrite's parts are per file); and the writer of
+    each kind of plan made below this layer. `text_edits`: the residual rewrite
+    writes text edits at `ast` positions where it can (`_write_residual`); off, libcst writes
+    every one (the reference the fast path is tested and measured against)."""
+
+    config: Config = Config()
+    facts: RunFacts = NO_FACTS
+    session: Optional[LintSession] = None
+    text_edits: bool = True
+    path: Optional[Any] = None
+
+    def residual_plus_none(self, text: str, plans: Sequence[ResidualPlusNone], alone: bool = False) -> Rewrite:
+        if alone:
+            return Rewrite(alone=self._residual_alone(text, plans))
+        found: List[Edit] = []
+        new_text, rows, _ = _residual_rewrite(text, plans, self.config, found, facts=self.facts, session=self.session,
+                                              text_edits=self.text_edits)
+        made = tuple(fp for fp in plans if (fp.target, fp.line) in rows)
+        # the edits the rewrite knows, else a diff
+        edits = (tuple(found) or diff_edits(text, new_text)) if new_text != text else ()
+        return Rewrite(edits, made, new_text)
+
+    def _residual_alone(self, text: str, plans: Sequence[ResidualPlusNone]) -> Dict[FixPlan, Tuple[Edit, ...]]:
+        """Each plan's own edits: from one rewrite of the whole file split by derivative when there
+        are several (`_edits_per_plan`), else (or where the split fails) its rewrite alone."""
+        distinct = list(dict.fromkeys(plans))
+        shares: Dict[FixPlan, Tuple[Edit, ...]] = {}
+        if len(distinct) >= 2:
+            try:
+                shares = dict(_edits_per_plan(text, distinct, self.config, self.facts, self.session, self.text_edits))
+            except Exception:
+                shares = {}
+        for fp in distinct:
+            if fp in shares:
+                continue
+            edits: Tuple[Edit, ...] = ()
+            try:
+                done = self.residual_plus_none(text, [fp])
+                if done.made and done.text is not None and _parses(done.text):
+                    edits = done.edits
+            except Exception:
+                edits = ()
+            shares[fp] = edits
+        return shares
 
 
-def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, found: Optional[List[Edit]] = None,
+def _residual_rewrite(text: str, fix_plans: Sequence[ResidualPlusNone], config: Config, found: Optional[List[Edit]] = None,
                       shares: Optional[Dict[Tuple[str, int], Tuple[Edit, ...]]] = None,
-                      facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
+                      facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None,
+                      text_edits: bool = True) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
     """The residual-plus-None rewrite of every derivative `fix_plans` name, as text edits at
     `ast` positions where `residual_text` can write them, else in one libcst pass; with, per
     rewritten derivative (name, line), the row ranges of the code it rewrites, and the `ast`
     module of `text`. `found` receives the edits, when the rewrite knows them; `shares` each
     derivative's own edits, when they were computed apart. `session`: the lint session whose kept
-    parse of `text` is read, if any."""
+    parse of `text` is read, if any; `text_edits` off: libcst writes every derivative."""
     from vjplint.facts.collect import Recognizer, collect
     from vjplint.plans.residual_plan import Refusal, plan
 
@@ -86,7 +124,7 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
         rows[(name, line)] = tuple((start[0], end[0]) for start, end in p.spans)
     if not plans:
         return text, {}, module
-    new_text = _write_residual(text, lines, module, plans, pairs, found, shares, rows)
+    new_text = _write_residual(text, lines, module, plans, pairs, found, shares, rows, text_edits)
     if any(p.marked or p.stale_comments or p.annotations for p in plans):
         marked = _return_annotations(_drop_stale_comments(_mark_kept_nondiff(new_text, plans, config, facts), plans),
                                      plans)
@@ -101,13 +139,13 @@ def _residual_rewrite(text: str, fix_plans: Sequence[FixPlan], config: Config, f
 
 def _write_residual(text: str, lines: List[str], module: Any, plans: Sequence[Any], pairs: Sequence[Any],
                     found: Optional[List[Edit]], shares: Optional[Dict[Tuple[str, int], Tuple[Edit, ...]]],
-                    rows: Mapping[Tuple[str, int], Any]) -> str:
+                    rows: Mapping[Tuple[str, int], Any], text_edits: bool = True) -> str:
     """The one writer of the residual-plus-None rewrite: text edits at `ast` positions
     (`residual_text`) where the spelling is plain, else libcst (`residual_plus_none`); both write
     the same text (tests/unit/test_fix_text_edits.py), the first several times faster."""
     from vjplint.fixes.residual_text import spans_of
 
-    computed = spans_of(text, lines, module, pairs)
+    computed = spans_of(text, lines, module, pairs) if text_edits else None
     if computed is None:  # a spelling only libcst rewrites as it should
         from vjplint.fixes.residual_plus_none import fix_text
 
@@ -363,8 +401,8 @@ def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[..., 
     return apply_edits(text, edits)
 
 
-def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config, facts: RunFacts = NO_FACTS,
-                    session: Optional[LintSession] = None) -> Dict[FixPlan, Tuple[Edit, ...]]:
+def _edits_per_plan(text: str, fix_plans: Sequence[ResidualPlusNone], config: Config, facts: RunFacts = NO_FACTS,
+                    session: Optional[LintSession] = None, text_edits: bool = True) -> Dict[FixPlan, Tuple[Edit, ...]]:
     """Each plan's own edits, from one rewrite of the whole file (a libcst pass per plan was most
     of a JSON report's time): every edit of the combined rewrite belongs to the derivative whose
     rows it touches. Edits in no derivative's rows (the removal of an import that only the whole
@@ -372,7 +410,8 @@ def _edits_per_plan(text: str, fix_plans: Sequence[FixPlan], config: Config, fac
     not remove what the other derivatives still use. A plan whose share does not parse on its own
     is left out (the caller computes it alone)."""
     apart: Dict[Tuple[str, int], Tuple[Edit, ...]] = {}
-    new_text, rows, module = _residual_rewrite(text, fix_plans, config, shares=apart, facts=facts, session=session)
+    new_text, rows, module = _residual_rewrite(text, fix_plans, config, shares=apart, facts=facts, session=session,
+                                               text_edits=text_edits)
     if not rows:
         return {}
     layout = _Layout(text, module)
@@ -418,13 +457,10 @@ def _split_by_owner(every: Sequence[Edit], rows: Mapping[Tuple[str, int], Tuple[
     return shares
 
 
-TRANSFORMS: Dict[str, Transform] = {RESIDUAL: _residual_transform}
-
-
 def offered(d: Diagnostic, unsafe: bool) -> bool:
     """A fix this run may apply: safe ones always, unsafe ones with --unsafe-fixes."""
     fix = d.fix
-    if fix is None or not (fix.resolved or (fix.plan is not None and fix.plan.transform in TRANSFORMS)):
+    if fix is None or not (fix.resolved or fix.plan is not None):
         return False
     return fix.applicability is Applicability.SAFE or unsafe
 
@@ -447,22 +483,23 @@ def apply_fixes_once(text: str, diagnostics: Sequence[Diagnostic], unsafe: bool,
     Returns the new text and the diagnostics it fixed (the rest wait for the next pass)."""
     chosen = [d for d in diagnostics if offered(d, unsafe)]
     groups: List[Tuple[Tuple[Edit, ...], List[Diagnostic]]] = []
-    by_transform: Dict[str, List[Diagnostic]] = {}
+    by_kind: Dict[type, List[Diagnostic]] = {}  # one rewrite per kind of plan makes all its plans
     for d in chosen:
         if not d.fix.resolved:  # type: ignore[union-attr]
-            by_transform.setdefault(d.fix.plan.transform, []).append(d)  # type: ignore[union-attr]
-    for name, ds in by_transform.items():
+            by_kind.setdefault(type(d.fix.plan), []).append(d)  # type: ignore[union-attr]
+    context = FileContext(config, facts, session)
+    for kind, ds in by_kind.items():
         fix_plans = list(dict.fromkeys(d.fix.plan for d in ds))  # type: ignore[union-attr]
         try:
-            new_text, applied, known = TRANSFORMS[name](text, fix_plans, config, facts, session)  # type: ignore[arg-type]
-        except Exception as exc:  # a failing transform loses its fixes, never the file
+            done = kind.edits(text, fix_plans, context)  # type: ignore[attr-defined]
+        except Exception as exc:  # a failing rewrite loses its fixes, never the file
             if errors is not None:
-                errors.append(f"the {name} fix failed: {type(exc).__name__}: {exc}")
+                errors.append(f"the {kind.kind} fix failed: {type(exc).__name__}: {exc}")  # type: ignore[attr-defined]
             continue
-        applied_set = set(applied)
-        fixed = [d for d in ds if d.fix.plan in applied_set]  # type: ignore[union-attr]
-        if fixed and new_text != text:
-            groups.append((known or diff_edits(text, new_text), fixed))
+        made = set(done.made)
+        fixed = [d for d in ds if d.fix.plan in made]  # type: ignore[union-attr]
+        if fixed and done.edits:
+            groups.append((done.edits, fixed))
     singles = sorted((d for d in chosen if d.fix.resolved), key=Diagnostic.sort_key)  # type: ignore[union-attr]
     groups.extend((d.fix.edits, [d]) for d in singles)  # type: ignore[union-attr]
     starts = line_starts(text)
@@ -610,41 +647,25 @@ def _attach_fix_edits(diagnostics: Sequence[Diagnostic], sources: Mapping[str, L
     once. The editor wants a quick fix on each, and leaves `once` off."""
     cache: Dict[Tuple[str, FixPlan], Tuple[Edit, ...]] = {}
     carried: Set[Tuple[str, FixPlan]] = set()
-    wanted: Dict[str, List[FixPlan]] = {}
+    wanted: Dict[str, Dict[type, List[FixPlan]]] = {}  # file -> kind of plan -> its plans there
     for d in diagnostics:
         fix = d.fix
-        if fix is not None and not fix.resolved and fix.plan is not None and fix.plan.transform == RESIDUAL:
-            wanted.setdefault(d.filename, []).append(fix.plan)
-    for filename, fix_plans in wanted.items():  # one rewrite per file for all its residual plans
-        lines = sources.get(filename)
-        if lines is None or len(set(fix_plans)) < 2:
-            continue
+        if fix is not None and not fix.resolved and fix.plan is not None and d.filename in sources:
+            wanted.setdefault(d.filename, {}).setdefault(type(fix.plan), []).append(fix.plan)
+    for filename, kinds in wanted.items():  # one rewrite per file for all the plans of a kind, split
+        text = "\n".join(sources[filename]) + "\n"
         config = settings if isinstance(settings, Config) else settings.get(filename, Config())
-        try:
-            shares = _edits_per_plan("\n".join(lines) + "\n", list(dict.fromkeys(fix_plans)), config,
-                                     facts.get(filename, NO_FACTS), session)
-        except Exception:
-            shares = {}
-        cache.update({(filename, fp): edits for fp, edits in shares.items()})
+        context = FileContext(config, facts.get(filename, NO_FACTS), session)
+        for kind, fix_plans in kinds.items():
+            try:
+                alone = kind.edits(text, fix_plans, context, alone=True).alone  # type: ignore[attr-defined]
+            except Exception:
+                alone = {}
+            cache.update({(filename, fp): alone.get(fp, ()) for fp in fix_plans})
     for d in diagnostics:
         fix = d.fix
-        if fix is None or fix.resolved or fix.plan is None or fix.plan.transform not in TRANSFORMS:
+        if fix is None or fix.resolved or fix.plan is None or (d.filename, fix.plan) not in cache:
             continue
-        lines = sources.get(d.filename)
-        if lines is None:
-            continue
-        config = settings if isinstance(settings, Config) else settings.get(d.filename, Config())
-        if (d.filename, fix.plan) not in cache:
-            text = "\n".join(lines) + "\n"
-            edits: Tuple[Edit, ...] = ()
-            try:
-                new_text, applied, known = TRANSFORMS[fix.plan.transform](text, [fix.plan], config,
-                                                                          facts.get(d.filename, NO_FACTS), session)
-                if applied and _parses(new_text):
-                    edits = known or diff_edits(text, new_text)
-            except Exception:
-                edits = ()
-            cache[(d.filename, fix.plan)] = edits
         edits = cache[(d.filename, fix.plan)]
         if edits and not (once and (d.filename, fix.plan) in carried):
             d.fix = fix.with_edits(edits)

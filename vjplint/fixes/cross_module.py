@@ -12,14 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper
-
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.fixes.apply import FileContext
 from vjplint.fixes.cross_plan import CrossPlan, RunFiles, needs_other_files, plan_across
-from vjplint.plans.residual_plan import Plan, Refusal
-from vjplint.fixes.residual_plus_none import _drop_unused_imports, _Rewriter
+from vjplint.plans.residual_plan import Refusal
 from vjplint.model.file_model import FileModel
 from vjplint.syntax.source import SourceError, parse
 
@@ -51,35 +48,6 @@ class CrossFix:
         for path in self.texts:
             groups.setdefault(root(path), []).append(path)
         return [sorted(g) for g in groups.values()]
-
-
-class _PartRewriter(_Rewriter):
-    """The in-file rewriter limited to the parts of each plan this file holds."""
-
-    def __init__(self, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> None:
-        super().__init__([p for p, _ in parts])
-        roles = {id(p): set(r) for p, r in parts}
-        self.creations = {k: p for k, p in self.creations.items() if "creation" in roles[id(p)]}
-        self.defs = {k: (role, p) for k, (role, p) in self.defs.items() if role in roles[id(p)]}
-        self.returns = {k: v for k, v in self.returns.items() if v[0] in roles[id(v[1])]}
-
-
-def rewrite_parts(text: str, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> str:
-    """`text` with each plan's parts (`creation`, `fwd`, `bwd`) rewritten; raises LookupError
-    when a planned node is not found."""
-    module = cst.parse_module(text)
-    rewriter = _PartRewriter(parts)
-    rewritten = MetadataWrapper(module, unsafe_skip_copy=True).visit(rewriter)
-    missing = rewriter.missing()
-    if missing:
-        raise LookupError(f"could not locate {', '.join(missing)} for the residual-plus-None fix")
-    cleanup = frozenset().union(*(p.cleanup_names for p, roles in parts if "creation" in roles))
-    if cleanup:
-        rewritten = _drop_unused_imports(module, rewritten, cleanup)
-    code = rewritten.code
-    if text.endswith("\r") and not code.endswith(("\r", "\n")):
-        code += "\r"
-    return code
 
 
 def plan_run(files: Sequence[Tuple[Path, Config]], read: Callable[[Path], str], modules,
@@ -169,18 +137,18 @@ def _rewrite_all(result: CrossFix, text_of: Callable[[Path], Optional[str]]) -> 
     """Rewrite every file once; a file that fails drops the plans touching it (and their other
     files), until every file left rewrites and parses."""
     while True:
-        per_file: Dict[Path, List[Tuple[Plan, Tuple[str, ...]]]] = {}
+        per_file: Dict[Path, List[CrossPlan]] = {}
         for cp in result.plans:
-            for path, roles in cp.parts.items():
-                per_file.setdefault(path, []).append((cp.plan, roles))
+            for path in cp.parts:
+                per_file.setdefault(path, []).append(cp)
         result.texts = {}
         failed: Optional[Tuple[Path, str]] = None
-        for path, parts in per_file.items():
+        for path, held in per_file.items():
             old = text_of(path)
             try:
                 if old is None:
                     raise OSError("cannot be read")
-                new = rewrite_parts(old, parts)
+                new = CrossPlan.edits(old, held, FileContext(path=path)).text or ""
                 parse(new)
             except Exception as exc:  # a failing rewrite loses its plans, never a file
                 failed = (path, f"the rewrite of {path} failed: {type(exc).__name__}: {exc}")

@@ -7,7 +7,8 @@ gives the creation site, the static-argument evidence and the registration; the 
 gives fwd and bwd. The checks that make the in-file rewrite safe are made on every file
 involved, and across the run: a rule's name mentioned in any other file of the run (a direct
 caller, a second registration) refuses the fix, since the rewrite changes what fwd returns and
-what bwd takes. Code outside the run cannot be searched, so the fix is always unsafe.
+what bwd takes. Code outside the run cannot be searched, so the fix is always unsafe. A plan
+writes its parts in one file with libcst (`CrossPlan.edits`, `rewrite_parts`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,15 @@ import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
 
 from vjplint.plans.residual_plan import Plan, Refusal, _fresh, _is_generator, _jit_static, _loads, _names_in, _own_returns, _plan_bwd, loc_of, _plan_creation, _plan_fwd, _span, _truthy_or_unknown
+from vjplint.diagnostics import FixContext, FixPlan, Rewrite
+from vjplint.fixes.edits import diff_edits
+from vjplint.fixes.residual_plus_none import _drop_unused_imports, _Rewriter
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 
 if TYPE_CHECKING:  # made by the surface that knows the run (vjplint.project.modules)
@@ -28,14 +35,35 @@ ROLES = ("fwd", "bwd")
 
 
 @dataclass(frozen=True)
-class CrossPlan:
-    """One derivative's rewrite over several files: `parts[path]` is what each file gets."""
+class CrossPlan(FixPlan):
+    """One derivative's rewrite over several files: `parts[path]` is what each file gets. Its
+    edits in one file come the one way (`edits`), with that file's path in the context."""
 
+    kind: ClassVar[str] = "cross-module residual-plus-None"
     plan: Plan
     primal: Path
     rule_files: Tuple[Tuple[str, Path], ...]  # (role, file holding it)
     unsafe_reasons: Tuple[str, ...]
     anchors: Tuple[Tuple[int, int], ...] = ()  # (line, 1-based column) of each moved parameter
+
+    @property
+    def target(self) -> str:  # type: ignore[override]
+        return self.plan.name
+
+    @property
+    def line(self) -> int:  # type: ignore[override]
+        return self.plan.spans[0][0][0]  # the creation site's
+
+    @classmethod
+    def edits(cls, text: str, plans: Sequence[FixPlan], context: FixContext, alone: bool = False) -> Rewrite:
+        """The rewrite of the file at `context.path` making the parts of `plans` it holds (libcst:
+        `rewrite_parts`); raises LookupError when a planned node is not found. `alone` is not offered: the files of a cross-module rewrite change together."""
+        if alone:
+            raise ValueError("a cross-module rewrite is made with all its files, never alone")
+        path = context.path
+        held = [cp for cp in plans if isinstance(cp, CrossPlan) and path in cp.parts]
+        new = rewrite_parts(text, [(cp.plan, cp.parts[path]) for cp in held])  # type: ignore[index]
+        return Rewrite(diff_edits(text, new) if new != text else (), tuple(held), new)
 
     @property
     def parts(self) -> Dict[Path, Tuple[str, ...]]:
@@ -49,6 +77,35 @@ class CrossPlan:
         found = [creation] if path == self.primal else []
         found += [span for (role, where), span in zip(self.rule_files, (fwd, bwd)) if where == path]
         return found
+
+
+class _PartRewriter(_Rewriter):
+    """The in-file rewriter limited to the parts of each plan this file holds."""
+
+    def __init__(self, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> None:
+        super().__init__([p for p, _ in parts])
+        roles = {id(p): set(r) for p, r in parts}
+        self.creations = {k: p for k, p in self.creations.items() if "creation" in roles[id(p)]}
+        self.defs = {k: (role, p) for k, (role, p) in self.defs.items() if role in roles[id(p)]}
+        self.returns = {k: v for k, v in self.returns.items() if v[0] in roles[id(v[1])]}
+
+
+def rewrite_parts(text: str, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> str:
+    """`text` with each plan's parts (`creation`, `fwd`, `bwd`) rewritten; raises LookupError
+    when a planned node is not found."""
+    module = cst.parse_module(text)
+    rewriter = _PartRewriter(parts)
+    rewritten = MetadataWrapper(module, unsafe_skip_copy=True).visit(rewriter)
+    missing = rewriter.missing()
+    if missing:
+        raise LookupError(f"could not locate {', '.join(missing)} for the residual-plus-None fix")
+    cleanup = frozenset().union(*(p.cleanup_names for p, roles in parts if "creation" in roles))
+    if cleanup:
+        rewritten = _drop_unused_imports(module, rewritten, cleanup)
+    code = rewritten.code
+    if text.endswith("\r") and not code.endswith(("\r", "\n")):
+        code += "\r"
+    return code
 
 
 class RunFiles:

@@ -12,10 +12,10 @@ import re
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Sequence, Tuple
 
+from vjplint.diagnostics import ResidualPlusNone
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.settings.config import Config
 
-RESIDUAL = "residual-plus-None"  # FixPlan.transform of the residual fix (vjplint.fixes.apply.RESIDUAL)
 NO_FIX = " (no automatic fix: "
 
 # Another module: (its path, how messages name it, a reader of its bytes).
@@ -25,7 +25,7 @@ Other = Tuple[Path, str, Callable[[], bytes]]
 def residual_plans(diagnostics) -> set:
     """The residual-plus-None fix plans on offer in `diagnostics`."""
     return {d.fix.plan for d in diagnostics
-            if d.fix is not None and d.fix.plan is not None and d.fix.plan.transform == RESIDUAL}
+            if d.fix is not None and isinstance(d.fix.plan, ResidualPlusNone)}
 
 
 def _word(word: str) -> "re.Pattern[bytes]":
@@ -114,7 +114,7 @@ def withdraw(diagnostics, reasons: Dict[str, str]) -> None:
     """The residual fixes of the custom_vjps in `reasons` are withdrawn, and their findings say why."""
     for d in diagnostics:
         plan = d.fix.plan if d.fix is not None else None
-        if plan is not None and plan.transform == RESIDUAL and plan.target in reasons:
+        if isinstance(plan, ResidualPlusNone) and plan.target in reasons:
             d.fix = None
             if NO_FIX not in d.message:
                 d.message += f"{NO_FIX}{reasons[plan.target]})"

@@ -107,7 +107,7 @@ class Rule:
 
     @staticmethod
     def planning(applicability: Applicability, message: str, plan: FixPlan) -> Fix:
-        """A module transform (vjplint.fixes) whose edits are computed when the fix is applied."""
+        """A planned fix (vjplint.diagnostics.FixPlan) whose edits are computed when the fix is applied."""
         return Fix(applicability, message, plan=plan)
 
     # Helpers shared by many rules.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import ClassVar, List, Optional, Tuple
 
-from vjplint.diagnostics import FixPlan
+from vjplint.diagnostics import ResidualPlusNone
 from vjplint.facts import Arity, plural
 from vjplint.plans.safety import residual_fix_offer
 from vjplint.facts.infer import Verdict
@@ -94,7 +94,7 @@ class NondiffVerdictRule(Rule):
             self.message(v, keyword) + ("" if applicability else f" (no automatic fix: {why_not})"),
             fix=self.planning(applicability,
                               f"Move {_names(d, moved)} out of {keyword} into the residuals (bwd returns None for them)",
-                              FixPlan("residual-plus-None", d.name, d.anchor.lineno, tuple(moved)))
+                              ResidualPlusNone(d.name, d.anchor.lineno, tuple(moved)))
             if applicability is not None else None,
         )
 

@@ -110,7 +110,8 @@ def fixes_changed(original_text: str, rewritten_text: str, config: Config = Conf
     A module-level statement (VJP401) stands for the module's functions. `key` is the target
     that `fix_text(..., exclude=...)` leaves alone when the item is not proven."""
     from vjplint.lint.engine import lint_source
-    from vjplint.fixes.apply import RESIDUAL, offered
+    from vjplint.diagnostics import ResidualPlusNone
+    from vjplint.fixes.apply import offered
     from vjplint.fixes.targets import MODULE, model_of, target_of
 
     items = [dict(i, kind="residual", codes=[], key=i["name"].rsplit(".", 1)[-1])
@@ -122,7 +123,7 @@ def fixes_changed(original_text: str, rewritten_text: str, config: Config = Conf
     codes: Dict[str, set] = {}
     for d in lint_source(path or "module.py", original_text, config, path=path, facts=facts).diagnostics:
         fix = d.fix
-        if not offered(d, unsafe) or (fix is not None and fix.plan is not None and fix.plan.transform == RESIDUAL):
+        if not offered(d, unsafe) or (fix is not None and isinstance(fix.plan, ResidualPlusNone)):
             continue
         target = target_of(model, module, d.location.row)
         if target is not None:
