@@ -228,10 +228,12 @@ def named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
 
 
 def refuse_named_elsewhere(diagnostics, reasons: Dict[str, str]) -> None:
-    """The residual fixes of the custom_vjps in `reasons` are withdrawn, and their findings say why."""
-    from vjplint.fixes.named_elsewhere import withdraw
+    """The residual fixes of the custom_vjps in `reasons` become unsafe, and their findings say why:
+    plain `--fix` leaves them, `--unsafe-fixes` applies them (the other module's use is the user's
+    to update)."""
+    from vjplint.fixes.named_elsewhere import mark_unsafe
 
-    withdraw(diagnostics, reasons)
+    mark_unsafe(diagnostics, reasons)
 
 
 def say_named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:

@@ -1,9 +1,11 @@
 """A fix never breaks another module: the in-file residual-plus-None rewrite changes what fwd
 returns and what bwd takes, so another module that imports and calls them (a test importing
 `clip_fwd`/`clip_bwd`) would break (`clip_bwd() takes 2 positional arguments but 4 were given`)
-or, unpacking fwd's result, silently receive the residuals. The command line asks this about the
-files of the run (`vjplint.cli.fix_cross`), the Language Server about its workspace index
-(`vjplint.server`): one implementation for both."""
+or, unpacking fwd's result, silently receive the residuals. Such a fix stays on offer, but as an
+unsafe fix whose finding says why (`mark_unsafe`): plain `--fix` and the editor's fix-all leave
+the file alone, `--unsafe-fixes` or the editor's quick fix apply it on purpose. The command line
+asks this about the files of the run (`vjplint.cli.fix_cross`), the Language Server about its
+workspace index (`vjplint.server`): one implementation for both."""
 
 from __future__ import annotations
 
@@ -12,11 +14,12 @@ import re
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Sequence, Tuple
 
+from vjplint.diagnostics import Applicability, Fix
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.settings.config import Config
 
 RESIDUAL = "residual-plus-None"  # FixPlan.transform of the residual fix (vjplint.fixes.apply.RESIDUAL)
-NO_FIX = " (no automatic fix: "
+UNSAFE_FIX = " (unsafe fix: "  # how a finding says why its fix became unsafe
 
 # Another module: (its path, how messages name it, a reader of its bytes).
 Other = Tuple[Path, str, Callable[[], bytes]]
@@ -67,54 +70,82 @@ def named_in_others(path: Path, text: str, config: Config, plans: Iterable, othe
         d = find_derivative(model, fp.target, fp.line)
         if d is None:
             continue
-        for role, changes in (("fwd", "what it returns"), ("bwd", "its parameters")):
+        rules = []
+        for role in ("fwd", "bwd"):
             rule = d.rule(role)
             rule = rule.as_registered() if rule is not None else None
-            if rule is None or not rule.name:
+            if rule is not None and rule.name:
+                rules.append((role, rule.name))
+        for other in others:
+            if other[0] == path or not module_word.search(data(other)):
                 continue
-            word = _word(rule.name)
-            user = next((o for o in others if o[0] != path and word.search(data(o)) and module_word.search(data(o))
-                         and uses(data(o), module, rule.name)), None)
-            if user is not None:
-                found[fp.target] = f"{role} `{rule.name}` is also named in {user[1]}, and the rewrite changes {changes}"
+            seen = [(role, name, verb) for role, name in rules if _word(name).search(data(other))
+                    for verb in [uses(data(other), module, name)] if verb]
+            if seen:
+                found[fp.target] = _reason(other[1], seen)
                 break
     return found
 
 
-def uses(data: bytes, module: str, name: str) -> bool:
-    """Whether a file imports `name` from a module whose last component is `module` (`from
-    clipops.ops import clip_fwd`, `from .ops import *`) or reads it as an attribute of such a
-    module (`ops.clip_fwd`, `o.clip_fwd` after `import clipops.ops as o`). A file that cannot be
-    parsed counts (the worst is assumed)."""
+def _reason(display: str, seen: Sequence[Tuple[str, str, str]]) -> str:
+    """Why a fix is unsafe, from the rules another module uses: "clipops/test_ops.py calls
+    `clip_fwd` and `clip_bwd`, and the rewrite changes fwd's return and bwd's parameters"."""
+    verbs = [verb for _, _, verb in seen]
+    verb = "calls" if "calls" in verbs else "imports" if "imports" in verbs else "names"
+    names = " and ".join(f"`{name}`" for _, name, _ in seen)
+    changes = " and ".join("fwd's return" if role == "fwd" else "bwd's parameters" for role, _, _ in seen)
+    return f"{display} {verb} {names}, and the rewrite changes {changes}"
+
+
+def uses(data: bytes, module: str, name: str) -> str:
+    """How a file uses `name` of a module whose last component is `module`: "calls" when it
+    calls it, else "imports" when it imports it (`from clipops.ops import clip_fwd`, `from .ops
+    import *`), else "names" when it reads it as an attribute of such a module (`ops.clip_fwd`,
+    `o.clip_fwd` after `import clipops.ops as o`); "" when it does not. A file that cannot be
+    parsed "names" it (the worst is assumed)."""
     from vjplint.syntax.source import decode, parse
 
     try:
         tree = parse(decode(data).text)
     except Exception:
-        return True
+        return "names"
     aliases = {module}
+    imported = False
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if (node.module or "").rpartition(".")[2] == module and \
                     any(a.name in (name, "*") for a in node.names):
-                return True
+                imported = True
             aliases.update(a.asname or a.name for a in node.names if a.name == module)
         elif isinstance(node, ast.Import):
             aliases.update(a.asname for a in node.names if a.asname and a.name.rpartition(".")[2] == module)
+    local = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+             and (node.module or "").rpartition(".")[2] == module for a in node.names if a.name == name}
+    named = imported
+    called = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr == name:
             value = node.value
             spelled = value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else None
             if spelled in aliases:
-                return True
-    return False
+                named = True
+                called = called or _called(tree, node)
+        elif isinstance(node, ast.Name) and (node.id in local or (imported and node.id == name)):
+            called = called or _called(tree, node)
+    return "calls" if named and called else "imports" if imported else "names" if named else ""
 
 
-def withdraw(diagnostics, reasons: Dict[str, str]) -> None:
-    """The residual fixes of the custom_vjps in `reasons` are withdrawn, and their findings say why."""
+def _called(tree: ast.AST, target: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and n.func is target for n in ast.walk(tree))
+
+
+def mark_unsafe(diagnostics, reasons: Dict[str, str]) -> None:
+    """The residual fixes of the custom_vjps in `reasons` become unsafe, and their findings say why
+    (the fix itself, its plan and its edits, stays as it was)."""
     for d in diagnostics:
-        plan = d.fix.plan if d.fix is not None else None
+        fix = d.fix
+        plan = fix.plan if fix is not None else None
         if plan is not None and plan.transform == RESIDUAL and plan.target in reasons:
-            d.fix = None
-            if NO_FIX not in d.message:
-                d.message += f"{NO_FIX}{reasons[plan.target]})"
+            d.fix = Fix(Applicability.UNSAFE, fix.message, fix.edits, plan)
+            if UNSAFE_FIX not in d.message:
+                d.message += f"{UNSAFE_FIX}{reasons[plan.target]})"
