@@ -310,3 +310,25 @@ def test_a_fix_whose_rules_another_file_of_the_run_calls_is_unsafe_and_says_why(
     alone = run_cli("--fix", "--no-cache", "--output-format", "concise", "clipops/ops.py", cwd=tmp_path)
     assert alone.stdout == "Fixed 2 problems.\n"  # the file alone: nothing in the run names its rules
     assert (tmp_path / "clipops" / "ops.py").read_text(encoding="utf-8") == FIXED_OPS
+
+
+def test_an_edit_fix_of_a_rule_another_file_of_the_run_calls_is_unsafe_and_says_why(tmp_path):
+    """Issue 37, every fix: VJP307's safe fix wraps bwd's return in a tuple, which a test calling
+    `soft_bwd` directly would receive (`.shape` of a tuple raises): unsafe in a run holding that test."""
+    from tests.unit.test_named_elsewhere import SOFT_OPS, write_softops
+
+    ops = write_softops(tmp_path)
+    proc = run_cli("check", "--no-cache", "--output-format", "concise", "softops", cwd=tmp_path)
+    assert proc.returncode == 1
+    [line, summary] = proc.stdout.splitlines()
+    assert line.startswith("softops/ops.py:15:12: VJP307 bwd `soft_bwd` returns ")
+    assert line.endswith("return `(g * (1.0 - jnp.tanh(x) ** 2),)` (unsafe fix: softops/test_ops.py calls "
+                         "`soft_bwd`, and the fix changes what bwd returns)")
+    assert summary == "Found 1 problem. (1 hidden fix can be enabled with --unsafe-fixes.)"
+    fixed = run_cli("--fix", "--no-cache", "--output-format", "concise", "softops", cwd=tmp_path)
+    assert (fixed.returncode, fixed.stdout) == (1, proc.stdout)
+    assert ops.read_text(encoding="utf-8") == SOFT_OPS
+    fixed = run_cli("--fix", "--unsafe-fixes", "--no-cache", "--output-format", "concise", "softops", cwd=tmp_path)
+    assert (fixed.returncode, fixed.stdout) == (0, "Fixed 1 problem.\n")
+    assert ops.read_text(encoding="utf-8") == SOFT_OPS.replace("return g * (1.0 - jnp.tanh(x) ** 2)",
+                                                               "return (g * (1.0 - jnp.tanh(x) ** 2),)")

@@ -215,3 +215,45 @@ def test_classmethods_through_cls_count_positions_after_cls(jax_cpu, tmp_path):
         assert jnp.allclose(run(lambda v: g(v, w)), run(lambda v: f(v, 0.5))), name
     assert jnp.allclose(jax_cpu.grad(lambda v, s: jnp.sum(g(v, s)))(x, w), 2.0 * jnp.cos(x))
     assert jax_cpu.grad(lambda v, s: jnp.sum(g(v, s)), argnums=1)(x, w) == 0.0
+
+
+def test_vjp307_fix_breaks_a_module_that_calls_bwd_directly(jax_cpu, tmp_path):
+    """Issue 37, every fix: VJP307's fix (bwd's bare return wrapped in a tuple) is right for JAX
+    (grad raised before, works after) and breaks the package's test that calls `soft_bwd` directly
+    (`.shape` of a tuple): why a run holding that test makes the fix unsafe (tests/cli/test_fix_cli.py)."""
+    import importlib
+    import sys
+
+    from tests.unit.test_named_elsewhere import write_softops
+
+    for state in ("original", "rewritten"):
+        (tmp_path / state).mkdir()
+        write_softops(tmp_path / state)
+    ops = tmp_path / "rewritten" / "softops" / "ops.py"
+    ops.write_text(_fixed(ops.read_text(encoding="utf-8")), encoding="utf-8")
+    assert "return (g * (1.0 - jnp.tanh(x) ** 2),)" in ops.read_text(encoding="utf-8")
+
+    def run(state: str):
+        def forget() -> None:
+            for name in [m for m in sys.modules if m == "softops" or m.startswith("softops.")]:
+                del sys.modules[name]
+        forget()
+        sys.path.insert(0, str(tmp_path / state))
+        try:
+            ops_module = importlib.import_module("softops.ops")
+            grad = jax_cpu.grad(lambda v: ops_module.soft(v))
+            try:
+                g = float(grad(0.5))
+            except TypeError:
+                g = None
+            return g, importlib.import_module("softops.test_ops").test_bwd
+        finally:
+            sys.path.remove(str(tmp_path / state))
+            forget()
+
+    grad_before, test_before = run("original")
+    grad_after, test_after = run("rewritten")
+    assert grad_before is None and abs(grad_after - (1.0 - float(jax_cpu.numpy.tanh(0.5)) ** 2)) < 1e-6
+    test_before()
+    with pytest.raises(AttributeError, match="'tuple' object has no attribute 'shape'"):
+        test_after()

@@ -416,3 +416,30 @@ async def test_a_quick_fix_is_unsafe_when_another_module_of_the_workspace_calls_
         assert [m for _, _, _, m in alone] == [m[:-len(f" (unsafe fix: {REASON})")] for _, _, _, m in expected]
     finally:
         await stop(client)
+
+
+async def test_an_edit_fix_of_a_rule_another_module_calls_is_unsafe_in_the_editor(tmp_path: Path) -> None:
+    """Every fix (issue 37): VJP307's fix wraps `soft_bwd`'s return in a tuple, and
+    softops/test_ops.py calls `soft_bwd`: its quick fix is unsafe with the reason, not preferred,
+    and fix-all (here with unsafeFixes on) leaves it, as `vjplint check` over the workspace says."""
+    from tests.unit.test_named_elsewhere import SOFT_OPS, write_softops
+
+    ops = write_softops(tmp_path)
+    expected = cli_check(tmp_path)["softops/ops.py"]
+    reason = "softops/test_ops.py calls `soft_bwd`, and the fix changes what bwd returns"
+    assert [(code, m.endswith(f" (unsafe fix: {reason})")) for _, _, code, m in expected] == [("VJP307", True)]
+    client = await start(tmp_path, options={"unsafeFixes": True})
+    try:
+        uri = open_doc(client, ops, SOFT_OPS)
+        assert await settled(client, uri, lambda seen: seen == expected) == expected
+        diagnostics = latest(client, uri)
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=rng(0, 0, len(SOFT_OPS.splitlines()), 0),
+            context=types.CodeActionContext(diagnostics=diagnostics)))
+        quick = [a for a in actions or [] if a.title.startswith("VJP307: ")]
+        assert [(a.title, a.is_preferred) for a in quick] == [
+            (f"VJP307: Wrap as `(g * (1.0 - jnp.tanh(x) ** 2),)` (unsafe fix: {reason})", False)]
+        assert "return (g * (1.0 - jnp.tanh(x) ** 2),)" in apply_text_edits(SOFT_OPS, edits_of(quick[0].edit, uri))
+        assert not [a for a in actions or [] if a.kind == "source.fixAll.vjplint"]
+    finally:
+        await stop(client)

@@ -51,3 +51,68 @@ def test_another_module_that_uses_the_rules_makes_the_fix_unsafe_with_its_reason
         return
     assert [(d.fix.applicability, d.fix.plan) for d in diagnostics] == [(Applicability.UNSAFE, p) for p in plans] * 2
     assert [d.message for d in diagnostics] == [m + f" (unsafe fix: {reason})" for m in messages]
+
+
+SOFT_OPS = '''\
+import jax
+import jax.numpy as jnp
+
+
+@jax.custom_vjp
+def soft(x):
+    return jnp.tanh(x)
+
+
+def soft_fwd(x):
+    return jnp.tanh(x), x
+
+
+def soft_bwd(x, g):
+    return g * (1.0 - jnp.tanh(x) ** 2)
+
+
+soft.defvjp(soft_fwd, soft_bwd)
+'''
+SOFT_TEST = '''\
+import jax.numpy as jnp
+
+from softops.ops import soft_bwd
+
+
+def test_bwd():
+    x = jnp.array([0.0, 1.0])
+    assert soft_bwd(x, jnp.ones(2)).shape == x.shape
+'''
+
+
+def write_softops(root: Path, test: str = SOFT_TEST) -> Path:
+    """A package whose test calls the bwd that VJP307's edit fix wraps in a tuple."""
+    (root / "softops").mkdir()
+    (root / "softops" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "softops" / "ops.py").write_text(SOFT_OPS, encoding="utf-8")
+    (root / "softops" / "test_ops.py").write_text(test, encoding="utf-8")
+    return root / "softops" / "ops.py"
+
+
+@pytest.mark.parametrize("test, reason", [
+    (SOFT_TEST, "softops/test_ops.py calls `soft_bwd`, and the fix changes what bwd returns"),
+    (SOFT_TEST.replace("soft_bwd", "soft_fwd"), None),  # VJP307's fix leaves fwd as it is
+])
+def test_an_edit_fix_of_a_rule_another_module_calls_is_unsafe_too(tmp_path: Path, test, reason):
+    from vjplint.fixes.named_elsewhere import targets_in
+
+    ops = write_softops(tmp_path, test)
+    diagnostics = lint_source("softops/ops.py", SOFT_OPS, Config(), path=str(ops)).diagnostics
+    assert [(d.code, d.fix.applicability) for d in diagnostics] == [("VJP307", Applicability.SAFE)]
+    plans = residual_plans(diagnostics)
+    assert plans == {("bwd", 15)}
+    others = [(p, f"softops/{p.name}", p.read_bytes) for p in sorted((tmp_path / "softops").iterdir())]
+    reasons = named_in_others(ops, SOFT_OPS, Config(), plans, others)
+    assert reasons == ({} if reason is None else {"soft": reason})
+    marked = mark_unsafe(diagnostics, reasons, targets_in(SOFT_OPS, Config()))
+    if reason is None:
+        assert marked == {} and diagnostics[0].fix.applicability is Applicability.SAFE
+        return
+    assert marked == {id(diagnostics[0]): reason}
+    assert diagnostics[0].fix.applicability is Applicability.UNSAFE and diagnostics[0].fix.edits
+    assert diagnostics[0].message.endswith(f" (unsafe fix: {reason})")

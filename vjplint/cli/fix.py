@@ -296,7 +296,8 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
         if refused and Path(outcome.path) in refused:
             from vjplint.cli.fix_cross import refuse_named_elsewhere
 
-            refuse_named_elsewhere(result.remaining, refused[Path(outcome.path)])
+            refuse_named_elsewhere(result.remaining, refused[Path(outcome.path)], result.text, config,
+                                   outcome.facts)
         fixed.append(_FileFix(outcome.display, result, decoded.text, source_lines(result.text)))
         lines = source_lines(result.text)
         remaining.extend(result.remaining if cells is None

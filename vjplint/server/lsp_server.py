@@ -114,7 +114,8 @@ class Analysis:
     errors: List[str] = field(default_factory=list)
     fixed_text: Dict[bool, Optional[str]] = field(default_factory=dict)  # unsafe? -> fix-all result
     named_elsewhere: Dict[str, str] = field(default_factory=dict)  # custom_vjp -> why its fix is unsafe
-    residual_plans: Tuple[Any, ...] = ()  # the residual fixes the lint offered, before any was made unsafe
+    residual_plans: Tuple[Any, ...] = ()  # the fixes another module may feel, before any was made unsafe
+    unsafe_why: Dict[int, str] = field(default_factory=dict)  # id(diagnostic) -> why its fix is unsafe
     named_checked: bool = False  # whether the workspace index was there to ask (named_elsewhere)
 
 
@@ -549,7 +550,7 @@ class VjplintServer(Indexing, LanguageServer):
         unsafe, and its finding says why (vjplint.fixes.named_elsewhere): the quick fix is still
         offered, titled with the reason, never preferred and never part of fix-all. At the lint;
         the index and the other modules may change later: `named_elsewhere_changed`."""
-        from vjplint.fixes.named_elsewhere import mark_unsafe, residual_plans
+        from vjplint.fixes.named_elsewhere import mark_unsafe, residual_plans, targets_in
 
         analysis.residual_plans = tuple(residual_plans(analysis.diagnostics))
         reasons = self.named_elsewhere_of(analysis)
@@ -557,7 +558,8 @@ class VjplintServer(Indexing, LanguageServer):
             return
         analysis.named_checked = True
         if reasons:
-            mark_unsafe(analysis.diagnostics, reasons)
+            analysis.unsafe_why = mark_unsafe(analysis.diagnostics, reasons,
+                                              targets_in(analysis.text, analysis.config, analysis.facts))
             analysis.named_elsewhere = reasons
 
     def named_elsewhere_of(self, analysis: Analysis) -> Optional[Dict[str, str]]:
@@ -857,8 +859,8 @@ class VjplintServer(Indexing, LanguageServer):
                 if not lazy and not d.fix.resolved:
                     continue
                 title = f"{d.code}: {d.fix.message}"
-                why = analysis.named_elsewhere.get(d.fix.plan.target) if d.fix.plan is not None else None
-                if why is not None and d.fix.plan in analysis.residual_plans:  # vjplint.fixes.named_elsewhere
+                why = analysis.unsafe_why.get(id(d))
+                if why is not None:  # another module would feel it (vjplint.fixes.named_elsewhere)
                     title += f" (unsafe fix: {why})"
                 elif d.fix.applicability is Applicability.UNSAFE:
                     title += " (unsafe fix)"
@@ -896,8 +898,7 @@ class VjplintServer(Indexing, LanguageServer):
     def has_fix_all(self, analysis: Analysis) -> bool:
         """Whether fix-all has something to apply (never the fixes another module makes unsafe)."""
         return any(d.fix is not None and (d.fix.applicability is Applicability.SAFE or self.settings.unsafe_fixes)
-                   and (d.fix.plan is None or d.fix.plan.target not in analysis.named_elsewhere)
-                   for d in analysis.diagnostics)
+                   and id(d) not in analysis.unsafe_why for d in analysis.diagnostics)
 
     def one_diagnostic(self, d: Diagnostic, lines: Sequence[str], encoding: str,
                        docs_url: Optional[str] = None) -> types.Diagnostic:
