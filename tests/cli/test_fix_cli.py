@@ -263,13 +263,21 @@ def test_one_rewrite_per_file_splits_into_the_same_edits_as_one_rewrite_per_deri
 
 
 NAMED_ELSEWHERE = FIXTURES / "fix_named_elsewhere"
-NOT_FIXED = ("(no automatic fix: fwd `clip_fwd` is also named in clipops/test_ops.py, and the rewrite changes "
-             "what it returns)")
+UNSAFE_BECAUSE = ("(unsafe fix: clipops/test_ops.py calls `clip_fwd` and `clip_bwd`, and the rewrite changes "
+                  "fwd's return and bwd's parameters)")
+FIXED_OPS = (NAMED_ELSEWHERE / "clipops" / "ops.py").read_text(encoding="utf-8").replace(
+    "from functools import partial\n\n", "").replace("@partial(jax.custom_vjp, nondiff_argnums=(0, 1))",
+                                                      "@jax.custom_vjp").replace(
+    "return x, None", "return x, (lo, hi)").replace(
+    "def clip_bwd(lo, hi, _, g):\n    return (jnp.clip(g, lo, hi),)",
+    "def clip_bwd(res, g):\n    lo, hi = res\n    return (None, None, jnp.clip(g, lo, hi))")
 
 
-def test_a_fix_whose_rules_another_file_of_the_run_names_is_withdrawn(tmp_path):
+def test_a_fix_whose_rules_another_file_of_the_run_calls_is_unsafe_and_says_why(tmp_path):
     """Issue 37: `clipops/test_ops.py` imports and calls `clip_fwd`/`clip_bwd`; rewriting `ops.py`
-    would break it (tests/jax/test_fix_regressions_jax.py shows how), so no fix, and the finding says why."""
+    breaks it (tests/jax/test_fix_regressions_jax.py shows how), so the fix is unsafe and the
+    finding says why: `check`, `--fix` and `--diff` leave the package as it is; `--unsafe-fixes`
+    applies it on purpose (the test is then the user's to update), as the editor's quick fix does."""
     import shutil
 
     shutil.copytree(NAMED_ELSEWHERE / "clipops", tmp_path / "clipops")
@@ -277,12 +285,50 @@ def test_a_fix_whose_rules_another_file_of_the_run_names_is_withdrawn(tmp_path):
     head = ("clipops/ops.py:8:{col}: VJP101 `{name}` (position {pos}) is in nondiff_argnums but is used as an "
             "array: `jnp.clip(g, lo, hi)`; a traced value here raises UnexpectedTracerError under jit, vmap or "
             "grad. Pass it as a regular argument, save it in the residuals and return None for it from bwd ")
-    expected = "".join(head.format(col=c, name=n, pos=p) + NOT_FIXED + "\n"
-                       for c, n, p in ((19, "lo", 0), (23, "hi", 1))) + "Found 2 problems.\n"
-    for command in (("check",), ("--fix",), ("--fix", "--unsafe-fixes"), ("--diff", "--unsafe-fixes")):
+    expected = "".join(head.format(col=c, name=n, pos=p) + UNSAFE_BECAUSE + "\n"
+                       for c, n, p in ((19, "lo", 0), (23, "hi", 1)))
+    expected += "Found 2 problems. (2 hidden fixes can be enabled with --unsafe-fixes.)\n"
+    for command in (("check",), ("--fix",), ("--diff",)):
         proc = run_cli(*command, "--no-cache", "--output-format", "concise", "clipops", cwd=tmp_path)
-        diff = "--diff" in command  # nothing would change: no diff, exit 0
+        diff = "--diff" in command  # nothing a safe fix would change: no diff, exit 0
         assert (proc.returncode, proc.stdout) == ((0, "") if diff else (1, expected)), command
+        if diff:
+            assert proc.stderr == "No fixes available (2 additional fixes available with --unsafe-fixes).\n"
         assert {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "clipops").iterdir()} == before
+    # JSON says so too: the fix is there, unsafe, with its edits.
+    proc = run_cli("check", "--no-cache", "--output-format", "json", "clipops", cwd=tmp_path)
+    fixes = [(d["message"].endswith(UNSAFE_BECAUSE), d["fix"] and d["fix"]["applicability"])
+             for d in json.loads(proc.stdout)]
+    assert fixes == [(True, "unsafe"), (True, None)]  # one rewrite, carried by the first finding
+    proc = run_cli("--diff", "--unsafe-fixes", "--no-cache", "clipops", cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout.startswith("--- clipops/ops.py\n+++ clipops/ops.py\n")
+    proc = run_cli("--fix", "--unsafe-fixes", "--no-cache", "--output-format", "concise", "clipops", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, "Fixed 2 problems.\n")
+    assert (tmp_path / "clipops" / "ops.py").read_text(encoding="utf-8") == FIXED_OPS
+    assert (tmp_path / "clipops" / "test_ops.py").read_text(encoding="utf-8") == before["test_ops.py"]
+    (tmp_path / "clipops" / "ops.py").write_text(before["ops.py"], encoding="utf-8")
     alone = run_cli("--fix", "--no-cache", "--output-format", "concise", "clipops/ops.py", cwd=tmp_path)
     assert alone.stdout == "Fixed 2 problems.\n"  # the file alone: nothing in the run names its rules
+    assert (tmp_path / "clipops" / "ops.py").read_text(encoding="utf-8") == FIXED_OPS
+
+
+def test_an_edit_fix_of_a_rule_another_file_of_the_run_calls_is_unsafe_and_says_why(tmp_path):
+    """Issue 37, every fix: VJP307's safe fix wraps bwd's return in a tuple, which a test calling
+    `soft_bwd` directly would receive (`.shape` of a tuple raises): unsafe in a run holding that test."""
+    from tests.unit.test_named_elsewhere import SOFT_OPS, write_softops
+
+    ops = write_softops(tmp_path)
+    proc = run_cli("check", "--no-cache", "--output-format", "concise", "softops", cwd=tmp_path)
+    assert proc.returncode == 1
+    [line, summary] = proc.stdout.splitlines()
+    assert line.startswith("softops/ops.py:15:12: VJP307 bwd `soft_bwd` returns ")
+    assert line.endswith("return `(g * (1.0 - jnp.tanh(x) ** 2),)` (unsafe fix: softops/test_ops.py calls "
+                         "`soft_bwd`, and the fix changes what bwd returns)")
+    assert summary == "Found 1 problem. (1 hidden fix can be enabled with --unsafe-fixes.)"
+    fixed = run_cli("--fix", "--no-cache", "--output-format", "concise", "softops", cwd=tmp_path)
+    assert (fixed.returncode, fixed.stdout) == (1, proc.stdout)
+    assert ops.read_text(encoding="utf-8") == SOFT_OPS
+    fixed = run_cli("--fix", "--unsafe-fixes", "--no-cache", "--output-format", "concise", "softops", cwd=tmp_path)
+    assert (fixed.returncode, fixed.stdout) == (0, "Fixed 1 problem.\n")
+    assert ops.read_text(encoding="utf-8") == SOFT_OPS.replace("return g * (1.0 - jnp.tanh(x) ** 2)",
+                                                               "return (g * (1.0 - jnp.tanh(x) ** 2),)")

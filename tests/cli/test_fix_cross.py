@@ -68,7 +68,8 @@ def test_plain_fix_leaves_cross_module_rewrites_alone(tmp_path):
 
 def test_the_message_says_the_fix_is_available_when_the_rules_module_is_in_the_run(tmp_path):
     """Linted with its rules module, VJP101 names the file the fix also rewrites; a derivative the
-    cross-module plan refuses (`shift`), and the file linted alone, keep "no automatic fix"."""
+    cross-module plan refuses (`shift`), and the file linted alone, keep "no automatic fix", the
+    refused one saying why it is not rewritten across modules (issue 37: a third file names it)."""
     package = _package(tmp_path)
     across = ("(fix across modules with --unsafe-fixes: fwd and bwd are in {rules}, also in this run; "
               "`vjplint --fix --unsafe-fixes` rewrites both files together)").format(rules="clipops/rules.py")
@@ -77,7 +78,8 @@ def test_the_message_says_the_fix_is_available_when_the_rules_module_is_in_the_r
     assert [line.split(" ", 1)[0] for line in lines if across in line] == [
         "clipops/ops.py:13:19:", "clipops/ops.py:13:34:", "clipops/ops.py:21:16:"]
     assert any(line.startswith("clipops/ops.py:29:11: VJP101") and line.endswith(
-        "(no automatic fix: fwd `shift_fwd` comes from `.rules`, another file)") for line in lines)
+        "(no automatic fix: fwd `shift_fwd` comes from `.rules`, another file; not rewritten across modules: "
+        "fwd `shift_fwd` is also named in clipops/api.py, and the rewrite changes what it returns)") for line in lines)
     alone = run_cli("--no-cache", "--output-format", "concise", "clipops/ops.py", cwd=package.parent)
     assert across not in alone.stdout
     assert alone.stdout.count("(no automatic fix: fwd ") == 4

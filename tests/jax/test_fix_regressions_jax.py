@@ -141,8 +141,9 @@ def _package_test(root: Path) -> None:
 
 def test_rewriting_rules_another_module_calls_breaks_that_module(jax_cpu, tmp_path):
     """Issue 37: fixtures/fix_named_elsewhere. `ops.py` fixed as if alone (what `--fix` did before
-    it searched the run) passes its own checks, and the package's test then fails; the run refuses
-    that fix (tests/cli/test_fix_cli.py)."""
+    it searched the run) passes its own checks, and the package's test then fails; in a run (or
+    the editor's workspace) holding the test the fix is unsafe and says why (tests/cli/test_fix_cli.py,
+    tests/server/test_server_project.py)."""
     import shutil
 
     package = FIXTURES / "fix_named_elsewhere" / "clipops"
@@ -154,3 +155,105 @@ def test_rewriting_rules_another_module_calls_breaks_that_module(jax_cpu, tmp_pa
     _package_test(tmp_path / "original")
     with pytest.raises(TypeError, match=r"clip_bwd\(\) takes 2 positional arguments but 4 were given"):
         _package_test(tmp_path / "rewritten")
+
+
+CLS_SOURCE = '''
+import jax
+import jax.numpy as jnp
+
+
+class Builder:
+    @classmethod
+    def build(cls):
+        cls.scale = jax.custom_vjp(cls._scale, nondiff_argnums=(1,))
+        cls.scale.defvjp(cls._scale_fwd, cls._scale_bwd)
+
+    @classmethod
+    def _scale(cls, x, w: jax.Array):
+        return jnp.sin(x) * 2.0
+
+    @classmethod
+    def _scale_fwd(cls, x, w):
+        return jnp.sin(x) * 2.0, x
+
+    @classmethod
+    def _scale_bwd(cls, w, x, g):
+        return (g * 2.0 * jnp.cos(x) + 0.0 * w,)
+
+
+Builder.build()
+'''
+
+
+def test_classmethods_through_cls_count_positions_after_cls(jax_cpu, tmp_path):
+    """Issue 37, positions as JAX counts them: `cls._scale` inside a classmethod binds `cls`, so
+    `w` is position 1 for JAX. The verify harness cannot reach a custom_vjp made inside a method
+    (`cls.scale` in `build`), so the rewrite is shown here: the original raises on a traced `w`,
+    the rewrite gives the same values and derivatives (eager, jit, vmap, grad, jit(grad),
+    vmap(grad)) and a zero gradient for `w`."""
+    from vjplint.lint.engine import lint_source
+    from vjplint.settings.config import Config
+
+    jnp = jax_cpu.numpy
+    [d] = lint_source("input.py", CLS_SOURCE, Config()).diagnostics
+    assert (d.code, d.location.row, d.message.split(";")[0]) == (
+        "VJP101", 13, "`w` (position 1) is in nondiff_argnums but is annotated `jax.Array`")
+    fixed = _fixed(CLS_SOURCE)
+    assert "cls.scale = jax.custom_vjp(cls._scale)\n" in fixed and "def _scale_bwd(cls, res, g):" in fixed
+    original, rewritten = _load(tmp_path, "cls_orig", CLS_SOURCE), _load(tmp_path, "cls_new", fixed)
+    x, w = jnp.array([0.3, -1.2, 2.1]), jnp.float32(0.5)
+    f, g = original.Builder.scale, rewritten.Builder.scale
+    with pytest.raises(jax_cpu.errors.UnexpectedTracerError):
+        jax_cpu.jit(f)(x, w)  # the hazard: a traced `w` in a nondiff position
+    assert jnp.allclose(jax_cpu.jit(g)(x, w), 2.0 * jnp.sin(x))  # the rewrite takes it
+    summed = lambda h: (lambda v: jnp.sum(h(v)))  # noqa: E731
+    for name, run in (("eager", lambda h: h(x)), ("jit", lambda h: jax_cpu.jit(h)(x)),
+                      ("vmap", lambda h: jax_cpu.vmap(h)(x)), ("grad", lambda h: jax_cpu.grad(summed(h))(x)),
+                      ("jit(grad)", lambda h: jax_cpu.jit(jax_cpu.grad(summed(h)))(x)),
+                      ("vmap(grad)", lambda h: jax_cpu.vmap(jax_cpu.grad(h))(x))):
+        # the original with `w` a Python constant (how it worked) against the rewrite with an array
+        assert jnp.allclose(run(lambda v: g(v, w)), run(lambda v: f(v, 0.5))), name
+    assert jnp.allclose(jax_cpu.grad(lambda v, s: jnp.sum(g(v, s)))(x, w), 2.0 * jnp.cos(x))
+    assert jax_cpu.grad(lambda v, s: jnp.sum(g(v, s)), argnums=1)(x, w) == 0.0
+
+
+def test_vjp307_fix_breaks_a_module_that_calls_bwd_directly(jax_cpu, tmp_path):
+    """Issue 37, every fix: VJP307's fix (bwd's bare return wrapped in a tuple) is right for JAX
+    (grad raised before, works after) and breaks the package's test that calls `soft_bwd` directly
+    (`.shape` of a tuple): why a run holding that test makes the fix unsafe (tests/cli/test_fix_cli.py)."""
+    import importlib
+    import sys
+
+    from tests.unit.test_named_elsewhere import write_softops
+
+    for state in ("original", "rewritten"):
+        (tmp_path / state).mkdir()
+        write_softops(tmp_path / state)
+    ops = tmp_path / "rewritten" / "softops" / "ops.py"
+    ops.write_text(_fixed(ops.read_text(encoding="utf-8")), encoding="utf-8")
+    assert "return (g * (1.0 - jnp.tanh(x) ** 2),)" in ops.read_text(encoding="utf-8")
+
+    def run(state: str):
+        def forget() -> None:
+            for name in [m for m in sys.modules if m == "softops" or m.startswith("softops.")]:
+                del sys.modules[name]
+        forget()
+        sys.path.insert(0, str(tmp_path / state))
+        try:
+            ops_module = importlib.import_module("softops.ops")
+            grad = jax_cpu.grad(lambda v: ops_module.soft(v))
+            try:
+                g = float(grad(0.5))
+            except TypeError:
+                g = None
+            return g, importlib.import_module("softops.test_ops").test_bwd
+        finally:
+            sys.path.remove(str(tmp_path / state))
+            forget()
+
+    grad_before, test_before = run("original")
+    grad_after, test_after = run("rewritten")
+    assert grad_before is None and abs(grad_after - (1.0 - float(jax_cpu.numpy.tanh(0.5)) ** 2)) < 1e-6
+    test_before()
+    with pytest.raises(AttributeError, match="'tuple' object has no attribute 'shape'"):
+        test_after()

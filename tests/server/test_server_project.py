@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from tests.conftest import ROOT, run_cli
 from lsprotocol import types
-from tests.server.test_server import change, open_doc, rng, start, stop
+from tests.server.test_server import apply_text_edits, change, edits_of, open_doc, rng, start, stop
 
 
 A = '''\
@@ -348,42 +348,98 @@ async def test_pulled_diagnostics_of_the_dependent_files_follow_an_edit_of_anoth
         await stop(client)
 
 
-async def test_a_quick_fix_is_withdrawn_when_another_module_of_the_workspace_imports_the_rules(tmp_path: Path) -> None:
+REASON = ("clipops/test_ops.py calls `clip_fwd` and `clip_bwd`, and the rewrite changes fwd's return and "
+          "bwd's parameters")
+MOVE = "VJP101: Move `lo`, `hi` out of nondiff_argnums into the residuals (bwd returns None for them)"
+
+
+async def test_a_quick_fix_is_unsafe_when_another_module_of_the_workspace_calls_the_rules(tmp_path: Path) -> None:
     """As `vjplint --fix` over the package (issue 37): clipops/test_ops.py imports and calls
-    clip_fwd/clip_bwd, which the residual fix would change, so the editor offers neither the quick
-    fix nor fix-all for them, and the finding says why, in the CLI's words."""
+    clip_fwd/clip_bwd, which the residual fix changes, so the quick fix is still offered but as an
+    unsafe fix whose title says why, never preferred and never in fix-all (not even with
+    unsafeFixes on: fix-all often runs on save); the finding and its hover say why, in the CLI's
+    words; the quick fix's edit is what `--fix --unsafe-fixes` writes."""
     shutil.copytree(ROOT / "fixtures" / "fix_named_elsewhere" / "clipops", tmp_path / "clipops")
-    ops_text = (tmp_path / "clipops" / "ops.py").read_text(encoding="utf-8")
+    ops_path = tmp_path / "clipops" / "ops.py"
+    ops_text = ops_path.read_text(encoding="utf-8")
     expected = cli_check(tmp_path)["clipops/ops.py"]
-    reason = ("(no automatic fix: fwd `clip_fwd` is also named in clipops/test_ops.py, and the rewrite changes "
-              "what it returns)")
     assert [code for _, _, code, _ in expected] == ["VJP101", "VJP101"] and all(
-        m.endswith(reason) for _, _, _, m in expected)
-    client = await start(tmp_path)
+        m.endswith(f" (unsafe fix: {REASON})") for _, _, _, m in expected)
+    unsafe_copy = tmp_path.parent / (tmp_path.name + "-unsafe")
+    shutil.copytree(tmp_path / "clipops", unsafe_copy / "clipops")
+    proc = run_cli("--fix", "--unsafe-fixes", "--no-cache", "clipops", cwd=unsafe_copy)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    unsafe_fixed = (unsafe_copy / "clipops" / "ops.py").read_text(encoding="utf-8")
+    assert unsafe_fixed != ops_text
+    client = await start(tmp_path, options={"unsafeFixes": True})
     try:
-        uri = open_doc(client, tmp_path / "clipops" / "ops.py", ops_text)
+        uri = open_doc(client, ops_path, ops_text)
         seen = await settled(client, uri, lambda seen: seen == expected)
         assert seen == expected
         diagnostics = latest(client, uri)
+        assert diagnostics is not None
+        whole = rng(0, 0, len(ops_text.splitlines()), 0)
         actions = await client.text_document_code_action_async(types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri), range=rng(0, 0, len(ops_text.splitlines()), 0),
+            text_document=types.TextDocumentIdentifier(uri=uri), range=whole,
             context=types.CodeActionContext(diagnostics=diagnostics)))
-        titles = [a.title for a in actions or []]
-        assert not [t for t in titles if "Move" in t or "Fix all" in t], titles
-        assert "Disable VJP101 for this line" in titles
+        quick = [a for a in actions or [] if a.title.startswith("VJP101: Move")]
+        assert [a.title for a in quick] == [f"{MOVE} (unsafe fix: {REASON})"] * 2
+        assert [a.is_preferred for a in quick] == [False, False]
+        assert [apply_text_edits(ops_text, edits_of(a.edit, uri)) for a in quick] == [unsafe_fixed] * 2
+        assert not [a for a in actions or [] if a.kind == "source.fixAll.vjplint"]
+        fix_all = types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=rng(0, 0, 0, 0),
+            context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll]))
+        assert list(await client.text_document_code_action_async(fix_all) or []) == []
+        first = diagnostics[0].range.start
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=first))
+        assert hover is not None and hover.contents.value.startswith(f"**VJP101** {expected[0][3]}")
 
-        # The test module stops importing the rules (its buffer, not saved): the fix is offered again.
+        # The test module stops importing the rules (its buffer, not saved): the fix is safe again.
         test_ops = (tmp_path / "clipops" / "test_ops.py").read_text(encoding="utf-8")
         t = open_doc(client, tmp_path / "clipops" / "test_ops.py", test_ops)
         change(client, t, 2, "import jax.numpy as jnp\n\n\ndef test_nothing():\n    assert jnp.ones(1)[0] == 1\n")
         deadline = time.monotonic() + 30.0
         while time.monotonic() < deadline:
             actions = await client.text_document_code_action_async(types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri=uri), range=rng(0, 0, len(ops_text.splitlines()), 0),
+                text_document=types.TextDocumentIdentifier(uri=uri), range=whole,
                 context=types.CodeActionContext(diagnostics=diagnostics, only=[types.CodeActionKind.QuickFix])))
-            if any(a.title.startswith("VJP101: Move") for a in actions or []):
+            if [a.title for a in actions or [] if a.title.startswith("VJP101: Move")] == [MOVE] * 2:
                 break
             await asyncio.sleep(0.1)
-        assert any(a.title.startswith("VJP101: Move") for a in actions or []), [a.title for a in actions or []]
+        quick = [a for a in actions or [] if a.title.startswith("VJP101: Move")]
+        assert [(a.title, a.is_preferred) for a in quick] == [(MOVE, True)] * 2
+        [action] = await client.text_document_code_action_async(fix_all)
+        assert apply_text_edits(ops_text, edits_of(action.edit, uri)) == unsafe_fixed
+        alone = await settled(client, uri, lambda seen: len(seen) == 2 and "unsafe fix" not in seen[0][3])
+        assert [m for _, _, _, m in alone] == [m[:-len(f" (unsafe fix: {REASON})")] for _, _, _, m in expected]
+    finally:
+        await stop(client)
+
+
+async def test_an_edit_fix_of_a_rule_another_module_calls_is_unsafe_in_the_editor(tmp_path: Path) -> None:
+    """Every fix (issue 37): VJP307's fix wraps `soft_bwd`'s return in a tuple, and
+    softops/test_ops.py calls `soft_bwd`: its quick fix is unsafe with the reason, not preferred,
+    and fix-all (here with unsafeFixes on) leaves it, as `vjplint check` over the workspace says."""
+    from tests.unit.test_named_elsewhere import SOFT_OPS, write_softops
+
+    ops = write_softops(tmp_path)
+    expected = cli_check(tmp_path)["softops/ops.py"]
+    reason = "softops/test_ops.py calls `soft_bwd`, and the fix changes what bwd returns"
+    assert [(code, m.endswith(f" (unsafe fix: {reason})")) for _, _, code, m in expected] == [("VJP307", True)]
+    client = await start(tmp_path, options={"unsafeFixes": True})
+    try:
+        uri = open_doc(client, ops, SOFT_OPS)
+        assert await settled(client, uri, lambda seen: seen == expected) == expected
+        diagnostics = latest(client, uri)
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=rng(0, 0, len(SOFT_OPS.splitlines()), 0),
+            context=types.CodeActionContext(diagnostics=diagnostics)))
+        quick = [a for a in actions or [] if a.title.startswith("VJP307: ")]
+        assert [(a.title, a.is_preferred) for a in quick] == [
+            (f"VJP307: Wrap as `(g * (1.0 - jnp.tanh(x) ** 2),)` (unsafe fix: {reason})", False)]
+        assert "return (g * (1.0 - jnp.tanh(x) ** 2),)" in apply_text_edits(SOFT_OPS, edits_of(quick[0].edit, uri))
+        assert not [a for a in actions or [] if a.kind == "source.fixAll.vjplint"]
     finally:
         await stop(client)

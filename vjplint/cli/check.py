@@ -141,7 +141,7 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
     say_cross_module_fixes(run.files)  # rules in another module of this run: the fix is available
     from vjplint.cli.fix_cross import say_named_elsewhere
 
-    say_named_elsewhere(run.files)  # fwd/bwd named by another file of the run: no fix
+    say_named_elsewhere(run.files)  # fwd/bwd named by another file of the run: an unsafe fix, saying why
     diagnostics = run.diagnostics
     settings = {f.display: f.config for f in run.files}
     text = emit(diagnostics, args, output_format, LazySources(run.files), settings, checked=bool(run.files),

@@ -192,7 +192,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
     diffs: List[str] = []
     from vjplint.cli.fix_cross import say_named_elsewhere
 
-    refused = say_named_elsewhere(run.files)  # fwd/bwd named by another file of the run: not rewritten
+    refused = say_named_elsewhere(run.files)  # fwd/bwd named by another file of the run: an unsafe fix
     results = _fix_all(run.files, start_texts, unsafe, args.jobs, refused)
     from vjplint.batch.parallel import sigint_as_flag
 
@@ -236,7 +236,7 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
     KeyboardInterrupt can land in a garbage-collector callback (a finished worker pool's), where
     Python prints and drops it, and the run would then go on to write every file. A file that
     another run (a concurrent `--fix`) changed meanwhile into what this one would write is
-    neither written nor reported again. `refused`: fixes withdrawn because another file of the
+    neither written nor reported again. `refused`: fixes made unsafe because another file of the
     run names what they change."""
     for number, outcome in enumerate(run.files):
         _stop_after_writes(len(written))
@@ -296,7 +296,8 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
         if refused and Path(outcome.path) in refused:
             from vjplint.cli.fix_cross import refuse_named_elsewhere
 
-            refuse_named_elsewhere(result.remaining, refused[Path(outcome.path)])
+            refuse_named_elsewhere(result.remaining, refused[Path(outcome.path)], result.text, config,
+                                   outcome.facts)
         fixed.append(_FileFix(outcome.display, result, decoded.text, source_lines(result.text)))
         lines = source_lines(result.text)
         remaining.extend(result.remaining if cells is None
@@ -356,7 +357,8 @@ def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsaf
         if c == len(configs):
             configs.append((outcome.config, outcome.facts))
         text = start if start is not None else decoded.text
-        exclude = tuple(sorted((refused or {}).get(Path(outcome.path), {})))
+        # fixes another file of the run makes unsafe (vjplint.fixes.named_elsewhere): applied only when unsafe
+        exclude = () if unsafe else tuple(sorted((refused or {}).get(Path(outcome.path), {})))
         tasks.append((number, outcome.display, str(outcome.path), len(text), unsafe, c, text, exclude))
         reads[number] = (data, cells, decoded, FixResult(text))  # the result is filled in below
     for number, result in fix_many(tasks, configs, jobs).items():

@@ -78,6 +78,28 @@ def say_cross_module_fixes(outcomes) -> None:
                 d.message = (d.message[:d.message.index(NO_FIX)] + f" (fix across modules with --unsafe-fixes: "
                              f"{roles} {'are' if ' and ' in roles else 'is'} in {where}, also in this run; "
                              f"`vjplint --fix --unsafe-fixes` rewrites both files together)")
+    _say_named_elsewhere_across(result.refused, by_primal, displays)
+
+
+def _say_named_elsewhere_across(refused, by_primal, displays) -> None:
+    """A cross-module rewrite refused because a third file of the run names fwd or bwd (a test
+    calling `shift_fwd`): the finding says so too, not only `--show-fixes`."""
+    from vjplint.fixes.named_elsewhere import targets_in
+
+    for path, name, why in refused:
+        outcome = by_primal.get(path)
+        if outcome is None or " is also named in " not in why:
+            continue
+        for full in sorted(displays, key=lambda p: len(str(p)), reverse=True):
+            why = why.replace(str(full), str(displays[full]))
+        try:
+            target_of = targets_in(decode(Path(path).read_bytes()).text, outcome.config, outcome.facts)
+        except Exception:  # the plain message stays
+            continue
+        for d in outcome.result.diagnostics:
+            if d.code == "VJP101" and d.fix is None and NO_FIX in d.message and d.message.endswith(")") and \
+                    "across modules" not in d.message and target_of(d.location.row) == name:
+                d.message = d.message[:-1] + f"; not rewritten across modules: {why})"
 
 
 def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
@@ -227,11 +249,17 @@ def named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
     return found
 
 
-def refuse_named_elsewhere(diagnostics, reasons: Dict[str, str]) -> None:
-    """The residual fixes of the custom_vjps in `reasons` are withdrawn, and their findings say why."""
-    from vjplint.fixes.named_elsewhere import withdraw
+def refuse_named_elsewhere(diagnostics, reasons: Dict[str, str], text: Optional[str] = None,
+                           config: Optional[Config] = None, facts: RunFacts = NO_FACTS) -> None:
+    """The fixes of the custom_vjps in `reasons` become unsafe, and their findings say why: plain
+    `--fix` leaves them, `--unsafe-fixes` applies them (the other module's use is the user's to
+    update). `text`: the file the diagnostics are of (an edit fix is matched by its row there)."""
+    from vjplint.fixes.named_elsewhere import mark_unsafe, targets_in
 
-    withdraw(diagnostics, reasons)
+    if text is None:
+        mark_unsafe(diagnostics, reasons)
+    else:
+        mark_unsafe(diagnostics, reasons, targets_in(text, config or Config(), facts))
 
 
 def say_named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
@@ -239,5 +267,9 @@ def say_named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
     found = named_elsewhere(outcomes)
     for o in outcomes:
         if Path(o.path) in found:
-            refuse_named_elsewhere(o.result.diagnostics, found[Path(o.path)])
+            try:
+                text: Optional[str] = decode(Path(o.path).read_bytes()).text
+            except Exception:  # (named_elsewhere read it a moment ago)
+                text = None
+            refuse_named_elsewhere(o.result.diagnostics, found[Path(o.path)], text, o.config, o.facts)
     return found

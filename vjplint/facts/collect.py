@@ -232,7 +232,8 @@ class _Collector:
         bound_count = 1
         partial_bound = self._partial_bound(creation, scope) if api == "jax" and primal is not None else 0
         if partial_bound:  # `jax.custom_vjp(partial(f, cfg), nondiff_argnums=(0,))`: JAX counts after `cfg`
-            bound_self, bound_count = True, partial_bound
+            # (and after `self` too for `partial(self._f, cfg)`: the bound method's first parameter)
+            bound_self, bound_count = True, partial_bound + (1 if bound_self else 0)
         sig = Signature.of(primal) if primal is not None else None
         if sig is not None and bound_self:
             for _ in range(bound_count):
@@ -288,6 +289,8 @@ class _Collector:
         if primal is None or not isinstance(creation, ast.Call) or not creation.args:
             return False
         arg = creation.args[0]
+        while self._plain_partial(arg, scope):  # `partial(self._f, cfg)`: the method inside
+            arg = arg.args[0]  # type: ignore[attr-defined]
         if not (isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name)):
             return False
         if not isinstance(self.index.parent(primal), ast.ClassDef):

@@ -1,9 +1,13 @@
 """A fix never breaks another module: the in-file residual-plus-None rewrite changes what fwd
 returns and what bwd takes, so another module that imports and calls them (a test importing
 `clip_fwd`/`clip_bwd`) would break (`clip_bwd() takes 2 positional arguments but 4 were given`)
-or, unpacking fwd's result, silently receive the residuals. The command line asks this about the
-files of the run (`vjplint.cli.fix_cross`), the Language Server about its workspace index
-(`vjplint.server`): one implementation for both."""
+or, unpacking fwd's result, silently receive the residuals; the edit fixes that change what a rule
+returns (RULE_EDITS: VJP307 wraps bwd's return in a tuple) hand a direct caller a tuple where it
+had an array. Such a fix stays on offer, but as an unsafe fix whose finding says why
+(`mark_unsafe`): plain `--fix` and the editor's fix-all leave the file alone, `--unsafe-fixes` or
+the editor's quick fix apply it on purpose. The command line asks this about the files of the run
+(`vjplint.cli.fix_cross`), the Language Server about its workspace index (`vjplint.server`): one
+implementation for both."""
 
 from __future__ import annotations
 
@@ -12,20 +16,32 @@ import re
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Sequence, Tuple
 
-from vjplint.diagnostics import ResidualPlusNone
+from vjplint.diagnostics import Applicability, Fix, ResidualPlusNone
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.settings.config import Config
 
-NO_FIX = " (no automatic fix: "
+UNSAFE_FIX = " (unsafe fix: "  # how a finding says why its fix became unsafe
 
 # Another module: (its path, how messages name it, a reader of its bytes).
 Other = Tuple[Path, str, Callable[[], bytes]]
 
 
+# Edit fixes that change what a rule returns, by code: the rule they edit (a direct caller of it sees the change).
+RULE_EDITS = {"VJP306": "bwd", "VJP307": "bwd", "VJP319": "fwd"}
+
+
 def residual_plans(diagnostics) -> set:
-    """The residual-plus-None fix plans on offer in `diagnostics`."""
-    return {d.fix.plan for d in diagnostics
-            if d.fix is not None and isinstance(d.fix.plan, ResidualPlusNone)}
+    """The fixes on offer in `diagnostics` that change a rule another module may call: the
+    residual-plus-None plans, and the rows of the edit fixes of RULE_EDITS as (role, row)."""
+    found = set()
+    for d in diagnostics:
+        if d.fix is None:
+            continue
+        if isinstance(d.fix.plan, ResidualPlusNone):
+            found.add(d.fix.plan)
+        elif d.fix.plan is None and d.code in RULE_EDITS:
+            found.add((RULE_EDITS[d.code], d.location.row))
+    return found
 
 
 def _word(word: str) -> "re.Pattern[bytes]":
@@ -34,11 +50,12 @@ def _word(word: str) -> "re.Pattern[bytes]":
 
 def named_in_others(path: Path, text: str, config: Config, plans: Iterable, others: Sequence[Other],
                     facts: RunFacts = NO_FACTS) -> Dict[str, str]:
-    """For the custom_vjps of `plans` (in the file `path` holding `text`): those whose fwd or bwd
-    another module of `others` names, with the reason. A module counts when it imports the rule
-    from the rule's module or reads it as that module's attribute (`from pkg.ops import clip_fwd`,
-    `ops.clip_fwd`): a module with its own function of that name does not."""
-    from vjplint.facts.collect import Recognizer, collect
+    """For the custom_vjps of `plans` (`residual_plans`, in the file `path` holding `text`): those
+    whose fwd or bwd another module of `others` names, with the reason, by fix target (a residual
+    plan's target; for an edit fix, vjplint.fixes.targets' name for its row). A module counts when
+    it imports the rule from the rule's module or reads it as that module's attribute (`from
+    pkg.ops import clip_fwd`, `ops.clip_fwd`): a module with its own function of that name does not."""
+    from vjplint.fixes.targets import qualname
     from vjplint.plans.residual_plan import find_derivative
     from vjplint.syntax.positions import source_lines
     from vjplint.syntax.source import parse
@@ -47,6 +64,8 @@ def named_in_others(path: Path, text: str, config: Config, plans: Iterable, othe
     if not plans:
         return {}
     try:
+        from vjplint.facts.collect import Recognizer, collect
+
         model = collect(parse(text), source_lines(text), Recognizer.for_run(config, facts))
     except Exception:  # the fix itself reports what it cannot read
         return {}
@@ -64,57 +83,127 @@ def named_in_others(path: Path, text: str, config: Config, plans: Iterable, othe
 
     found: Dict[str, str] = {}
     for fp in plans:
-        d = find_derivative(model, fp.target, fp.line)
-        if d is None:
+        if isinstance(fp, tuple):  # an edit fix of RULE_EDITS: the derivative whose rule holds its row
+            d, target, roles = _editing(model, *fp), None, (fp[0],)
+            target = qualname(d) if d is not None else None
+        else:
+            d, target, roles = find_derivative(model, fp.target, fp.line), fp.target, ("fwd", "bwd")
+        if d is None or target is None or target in found:
             continue
-        for role, changes in (("fwd", "what it returns"), ("bwd", "its parameters")):
+        rules = []
+        for role in roles:
             rule = d.rule(role)
             rule = rule.as_registered() if rule is not None else None
-            if rule is None or not rule.name:
+            if rule is not None and rule.name:
+                rules.append((role, rule.name))
+        for other in others:
+            if other[0] == path or not module_word.search(data(other)):
                 continue
-            word = _word(rule.name)
-            user = next((o for o in others if o[0] != path and word.search(data(o)) and module_word.search(data(o))
-                         and uses(data(o), module, rule.name)), None)
-            if user is not None:
-                found[fp.target] = f"{role} `{rule.name}` is also named in {user[1]}, and the rewrite changes {changes}"
+            seen = [(role, name, verb) for role, name in rules if _word(name).search(data(other))
+                    for verb in [uses(data(other), module, name)] if verb]
+            if seen:
+                found[target] = _reason(other[1], seen, isinstance(fp, tuple))
                 break
     return found
 
 
-def uses(data: bytes, module: str, name: str) -> bool:
-    """Whether a file imports `name` from a module whose last component is `module` (`from
-    clipops.ops import clip_fwd`, `from .ops import *`) or reads it as an attribute of such a
-    module (`ops.clip_fwd`, `o.clip_fwd` after `import clipops.ops as o`). A file that cannot be
-    parsed counts (the worst is assumed)."""
+def _editing(model, role: str, row: int):
+    """The module-level custom derivative whose registered `role` rule holds `row`, if one does."""
+    for d in model.derivatives:
+        rule = d.rule(role) if d.enclosing is None else None
+        rule = rule.as_registered() if rule is not None else None
+        node = rule.node if rule is not None else None
+        if node is not None and node.lineno <= row <= (node.end_lineno or node.lineno):
+            return d
+    return None
+
+
+def _reason(display: str, seen: Sequence[Tuple[str, str, str]], edit: bool = False) -> str:
+    """Why a fix is unsafe, from the rules another module uses: "clipops/test_ops.py calls
+    `clip_fwd` and `clip_bwd`, and the rewrite changes fwd's return and bwd's parameters"."""
+    verbs = [verb for _, _, verb in seen]
+    verb = "calls" if "calls" in verbs else "imports" if "imports" in verbs else "names"
+    names = " and ".join(f"`{name}`" for _, name, _ in seen)
+    if edit:  # an edit fix of RULE_EDITS: one rule, its return
+        return f"{display} {verb} {names}, and the fix changes what {seen[0][0]} returns"
+    changes = " and ".join("fwd's return" if role == "fwd" else "bwd's parameters" for role, _, _ in seen)
+    return f"{display} {verb} {names}, and the rewrite changes {changes}"
+
+
+def uses(data: bytes, module: str, name: str) -> str:
+    """How a file uses `name` of a module whose last component is `module`: "calls" when it
+    calls it, else "imports" when it imports it (`from clipops.ops import clip_fwd`, `from .ops
+    import *`), else "names" when it reads it as an attribute of such a module (`ops.clip_fwd`,
+    `o.clip_fwd` after `import clipops.ops as o`); "" when it does not. A file that cannot be
+    parsed "names" it (the worst is assumed)."""
     from vjplint.syntax.source import decode, parse
 
     try:
         tree = parse(decode(data).text)
     except Exception:
-        return True
+        return "names"
     aliases = {module}
+    imported = False
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if (node.module or "").rpartition(".")[2] == module and \
                     any(a.name in (name, "*") for a in node.names):
-                return True
+                imported = True
             aliases.update(a.asname or a.name for a in node.names if a.name == module)
         elif isinstance(node, ast.Import):
             aliases.update(a.asname for a in node.names if a.asname and a.name.rpartition(".")[2] == module)
+    local = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+             and (node.module or "").rpartition(".")[2] == module for a in node.names if a.name == name}
+    named = imported
+    called = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr == name:
             value = node.value
             spelled = value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else None
             if spelled in aliases:
-                return True
-    return False
+                named = True
+                called = called or _called(tree, node)
+        elif isinstance(node, ast.Name) and (node.id in local or (imported and node.id == name)):
+            called = called or _called(tree, node)
+    return "calls" if named and called else "imports" if imported else "names" if named else ""
 
 
-def withdraw(diagnostics, reasons: Dict[str, str]) -> None:
-    """The residual fixes of the custom_vjps in `reasons` are withdrawn, and their findings say why."""
+def _called(tree: ast.AST, target: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and n.func is target for n in ast.walk(tree))
+
+
+def mark_unsafe(diagnostics, reasons: Dict[str, str], target_of: Callable[[int], object] = lambda row: None) -> Dict[int, str]:
+    """The fixes of the targets in `reasons` become unsafe, and their findings say why (the fix
+    itself, its plan and its edits, stays as it was): a residual plan by its target, an edit fix
+    of RULE_EDITS by `target_of(its row)`. Returns {id(diagnostic): reason} for those marked."""
+    marked: Dict[int, str] = {}
     for d in diagnostics:
-        plan = d.fix.plan if d.fix is not None else None
-        if isinstance(plan, ResidualPlusNone) and plan.target in reasons:
-            d.fix = None
-            if NO_FIX not in d.message:
-                d.message += f"{NO_FIX}{reasons[plan.target]})"
+        fix = d.fix
+        if fix is None:
+            continue
+        plan = fix.plan
+        if plan is not None:
+            target = plan.target if isinstance(plan, ResidualPlusNone) else None
+        else:
+            target = target_of(d.location.row) if d.code in RULE_EDITS and reasons else None
+        if target not in reasons:
+            continue
+        reason = reasons[target]  # type: ignore[index]
+        d.fix = Fix(Applicability.UNSAFE, fix.message, fix.edits, plan)
+        marked[id(d)] = reason
+        if UNSAFE_FIX not in d.message:
+            d.message += f"{UNSAFE_FIX}{reason})"
+    return marked
+
+
+def targets_in(text: str, config: Config, facts: RunFacts = NO_FACTS) -> Callable[[int], object]:
+    """row -> the fix target holding it (vjplint.fixes.targets), read lazily from `text`."""
+    found: list = []
+
+    def target_of(row: int) -> object:
+        from vjplint.fixes.targets import model_of, target_of as target_at
+
+        if not found:
+            found.append(model_of(text, config, facts))
+        return target_at(*found[0], row) if found[0] is not None else None
+    return target_of

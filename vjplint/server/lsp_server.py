@@ -113,8 +113,9 @@ class Analysis:
     facts: RunFacts = NO_FACTS  # what the project index derives about it (vjplint.model.run_facts)
     errors: List[str] = field(default_factory=list)
     fixed_text: Dict[bool, Optional[str]] = field(default_factory=dict)  # unsafe? -> fix-all result
-    named_elsewhere: Dict[str, str] = field(default_factory=dict)  # custom_vjp -> why its fix is withdrawn
-    residual_plans: Tuple[Any, ...] = ()  # the residual fixes the lint offered, before any was withdrawn
+    named_elsewhere: Dict[str, str] = field(default_factory=dict)  # custom_vjp -> why its fix is unsafe
+    residual_plans: Tuple[Any, ...] = ()  # the fixes another module may feel, before any was made unsafe
+    unsafe_why: Dict[int, str] = field(default_factory=dict)  # id(diagnostic) -> why its fix is unsafe
     named_checked: bool = False  # whether the workspace index was there to ask (named_elsewhere)
 
 
@@ -433,7 +434,7 @@ class VjplintServer(Indexing, LanguageServer):
             diagnostics = [_copy(d) for d in result.diagnostics]
             analysis = Analysis(text, diagnostics, config, filename, str(path) if path is not None else None,
                                 errors=result.errors, facts=facts)
-            self.withdraw_named_elsewhere(analysis)
+            self.mark_named_elsewhere(analysis)
             for error in result.errors:
                 log.error("%s", error)
         with self.lock:
@@ -543,12 +544,13 @@ class VjplintServer(Indexing, LanguageServer):
         except Exception as exc:  # no fix machinery, or it failed: actions without edits
             log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
 
-    def withdraw_named_elsewhere(self, analysis: Analysis) -> None:
+    def mark_named_elsewhere(self, analysis: Analysis) -> None:
         """As the command line does for the files of its run: a residual-plus-None fix whose fwd or
-        bwd another module of the workspace index names (a test importing `clip_fwd`) is withdrawn,
-        and its finding says why (vjplint.fixes.named_elsewhere). At the lint; the index and the
-        other modules may change later: `named_elsewhere_changed`."""
-        from vjplint.fixes.named_elsewhere import residual_plans, withdraw
+        bwd another module of the workspace index names (a test importing `clip_fwd`) becomes
+        unsafe, and its finding says why (vjplint.fixes.named_elsewhere): the quick fix is still
+        offered, titled with the reason, never preferred and never part of fix-all. At the lint;
+        the index and the other modules may change later: `named_elsewhere_changed`."""
+        from vjplint.fixes.named_elsewhere import mark_unsafe, residual_plans, targets_in
 
         analysis.residual_plans = tuple(residual_plans(analysis.diagnostics))
         reasons = self.named_elsewhere_of(analysis)
@@ -556,7 +558,8 @@ class VjplintServer(Indexing, LanguageServer):
             return
         analysis.named_checked = True
         if reasons:
-            withdraw(analysis.diagnostics, reasons)
+            analysis.unsafe_why = mark_unsafe(analysis.diagnostics, reasons,
+                                              targets_in(analysis.text, analysis.config, analysis.facts))
             analysis.named_elsewhere = reasons
 
     def named_elsewhere_of(self, analysis: Analysis) -> Optional[Dict[str, str]]:
@@ -586,18 +589,23 @@ class VjplintServer(Indexing, LanguageServer):
         return now is not None and (not analysis.named_checked or now != analysis.named_elsewhere)
 
     def current_analysis(self, uri: str, text: str, should_stop: Optional[Any] = None) -> Analysis:
-        """`analyse` for an action: linted again when the other modules' use of its rules changed."""
+        """`analyse` for an action: linted again when the other modules' use of its rules changed,
+        and then published again too (the findings say whether their fix is unsafe, and why: the
+        index's own re-check, `recheck_named_elsewhere`, finds this analysis current)."""
         analysis = self.analyse(uri, text, should_stop)
         if self.named_elsewhere_changed(analysis):
             with self.lock:
                 if self.analyses.get(uri) is analysis:
                     self.analyses.pop(uri, None)
             analysis = self.analyse(uri, text, should_stop)
+            if uri in self.versions:
+                self.call_soon(self.schedule, uri, 0)
         return analysis
 
     def fix_all_text(self, analysis: Analysis, unsafe: bool) -> Optional[str]:
         """`vjplint --fix` on the buffer (cached per text: clients ask on every cursor move), without
-        the fixes withdrawn because another module names their rules."""
+        the fixes made unsafe because another module names their rules, even with `unsafeFixes`:
+        fix-all (often run on save) never breaks another module; their quick fix applies them."""
         if unsafe not in analysis.fixed_text:
             try:
                 from vjplint.fixes.apply import fix_text
@@ -851,7 +859,10 @@ class VjplintServer(Indexing, LanguageServer):
                 if not lazy and not d.fix.resolved:
                     continue
                 title = f"{d.code}: {d.fix.message}"
-                if d.fix.applicability is Applicability.UNSAFE:
+                why = analysis.unsafe_why.get(id(d))
+                if why is not None:  # another module would feel it (vjplint.fixes.named_elsewhere)
+                    title += f" (unsafe fix: {why})"
+                elif d.fix.applicability is Applicability.UNSAFE:
                     title += " (unsafe fix)"
                 action = types.CodeAction(
                     title=title, kind=types.CodeActionKind.QuickFix,
@@ -885,8 +896,9 @@ class VjplintServer(Indexing, LanguageServer):
         return out
 
     def has_fix_all(self, analysis: Analysis) -> bool:
+        """Whether fix-all has something to apply (never the fixes another module makes unsafe)."""
         return any(d.fix is not None and (d.fix.applicability is Applicability.SAFE or self.settings.unsafe_fixes)
-                   for d in analysis.diagnostics)
+                   and id(d) not in analysis.unsafe_why for d in analysis.diagnostics)
 
     def one_diagnostic(self, d: Diagnostic, lines: Sequence[str], encoding: str,
                        docs_url: Optional[str] = None) -> types.Diagnostic:

@@ -61,7 +61,8 @@ class NondiffArray(NondiffVerdictRule):
     when the primal's output depends on a moved argument that a call may differentiate: there
     differentiating with respect to it raised before and gives zero after, and the `None` gets
     `# noqa: VJP602` (the argument was declared never differentiated; docs/fixes.md#safety). A
-    rule named, with its module, by another file of the run refuses the in-file fix too.
+    rule imported from its module by another file of the run (or of the editor's workspace)
+    makes the in-file fix unsafe, and the finding names that file.
     When the rules live in another file that is part of the run (`from .rules import f_fwd,
     f_bwd`), `--fix --unsafe-fixes` rewrites the primal's file and the rules' file together,
     written atomically (all or none): unsafe, because callers outside the run's files are not
