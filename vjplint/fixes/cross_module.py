@@ -8,7 +8,7 @@ each group atomically (`vjplint.fixes.multi_write`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -17,7 +17,8 @@ from libcst.metadata import MetadataWrapper
 
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
-from vjplint.fixes.cross_plan import CrossPlan, RunFiles, needs_other_files, plan_across
+from vjplint.fixes.apply import _return_annotations
+from vjplint.fixes.cross_plan import ROLES, CrossPlan, RunFiles, needs_other_files, plan_across
 from vjplint.plans.residual_plan import Plan, Refusal
 from vjplint.fixes.residual_plus_none import _drop_unused_imports, _Rewriter
 from vjplint.model.file_model import FileModel
@@ -77,6 +78,10 @@ def rewrite_parts(text: str, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> s
     if cleanup:
         rewritten = _drop_unused_imports(module, rewritten, cleanup)
     code = rewritten.code
+    annotated = [replace(p, annotations=tuple(a for a in p.annotations
+                                              if any(getattr(p, role).name == a[0] for role in roles if role in ROLES)))
+                 for p, roles in parts]
+    code = _return_annotations(code, annotated)
     if text.endswith("\r") and not code.endswith(("\r", "\n")):
         code += "\r"
     return code
