@@ -221,3 +221,46 @@ def test_a_callers_local_that_shadows_a_module_name_is_not_evaluated_in_the_modu
     ''', "f", [0])
     assert specs(p)["scale"] == {"kind": "array", "dtype": "float32", "shape": None,
                                  "source": "annotation `jax.Array`", "role": "moved"}
+
+
+def test_a_callers_parameter_gives_its_default_when_never_rebound():
+    """Issue 37 (maxtext's mHC kernels): `pre(x, perm, *, config=common.MhcKernelConfig())` calls
+    `_pre_op(config, x, perm)`. The call site names `pre`'s parameter, which is not evaluated in
+    the module; its default, an expression over module-level names, is. A parameter the caller
+    rebinds, or whose default is None, gives nothing (the next rule does)."""
+    p = plan('''
+        from functools import partial
+        import jax
+        from pkg import common
+
+        @partial(jax.custom_vjp, nondiff_argnums=(0, 2, 3))
+        def _op(config, x, perm: jax.Array, scale: jax.Array):
+            return x * scale
+
+        def pre(x, perm, scale=None, *, config=common.Config(block=8)):
+            return _op(config, x, perm, scale)
+
+        def other(x, perm, scale, config=common.Config()):
+            config = config.replace(block=16)
+            return _op(config, x, perm, scale)
+    ''', "_op", [2, 3])
+    s = specs(p)
+    assert s["config"] == {"kind": "expr", "expr": "common.Config(block=8)", "role": "static",
+                           "source": "call site, line 11: the default of `pre`'s parameter `config`"}
+    assert s["scale"] == {"kind": "array", "dtype": "float32", "shape": None, "role": "moved",
+                          "source": "annotation `jax.Array`"}
+    # rebound in `other`: its call gives nothing for `config`, so `pre`'s call is the one used
+    q = plan('''
+        from functools import partial
+        import jax
+        from pkg import common
+
+        @partial(jax.custom_vjp, nondiff_argnums=(0, 2))
+        def _op(config, x, perm: jax.Array):
+            return x
+
+        def other(x, perm, config=common.Config()):
+            config = config.replace(block=16)
+            return _op(config, x, perm)
+    ''', "_op", [2])
+    assert specs(q)["config"]["kind"] == "unknown"

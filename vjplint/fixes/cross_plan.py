@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from vjplint.plans.residual_plan import Plan, Refusal, _fresh, _is_generator, _jit_static, _loads, _names_in, _own_returns, _plan_bwd, loc_of, _plan_creation, _plan_fwd, _span, _truthy_or_unknown
+from vjplint.plans.residual_plan import Plan, Refusal, bwd_return_annotation, fwd_return_annotation, _fresh, _is_generator, _jit_static, _loads, _names_in, _own_returns, _plan_bwd, loc_of, _plan_creation, _plan_fwd, _span, _truthy_or_unknown
 from vjplint.diagnostics import FixContext, FixPlan, Rewrite
+from vjplint.fixes.apply import _return_annotations
 from vjplint.fixes.edits import diff_edits
 from vjplint.fixes.residual_plus_none import _drop_unused_imports, _Rewriter
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
@@ -103,6 +104,10 @@ def rewrite_parts(text: str, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> s
     if cleanup:
         rewritten = _drop_unused_imports(module, rewritten, cleanup)
     code = rewritten.code
+    annotated = [replace(p, annotations=tuple(a for a in p.annotations
+                                              if any(getattr(p, role).name == a[0] for role in roles if role in ROLES)))
+                 for p, roles in parts]
+    code = _return_annotations(code, annotated)
     if text.endswith("\r") and not code.endswith(("\r", "\n")):
         code += "\r"
     return code
@@ -221,7 +226,11 @@ def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequ
         name=d.name, moved=moved, creation=creation, collapse=collapse, keywords=keywords, cleanup_names=cleanup,
         fwd=fwd_plan, fwd_moved=fwd_moved, fwd_capture=fwd_capture, bwd=bwd_plan, bwd_drop=bwd_drop,
         bwd_res_index=res_index, mode=mode, res_name=res_name, unpack=unpack, none_slots=none_slots, d_old=d_old,
-        spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)))
+        spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)),
+        # bwd's and fwd's `-> tuple[...]`, each read in its own file (maxtext's pre_op_bwd kept
+        # `-> tuple[jax.Array, common.MhcWeights]` over a 3-entry return)
+        annotations=bwd_return_annotation(bwd_model, bwd.node, none_slots, d_old)
+        + fwd_return_annotation(fwd_model, fwd.node, fwd_moved, mode))
     anchors = tuple((line, column + 1) for line, column in
                     (loc_of(model, sig.param_nodes[sig.positional[p]]) for p in moved))
     return CrossPlan(plan, primal, (("fwd", fwd_path), ("bwd", bwd_path)), plan.unsafe_reasons, anchors)

@@ -255,14 +255,28 @@ def _return_annotations(model: FileModel, fwd: FunctionNode, bwd: FunctionNode, 
     entry: bwd's `-> Tuple[Array]` becomes `-> Tuple[None, Array]` (a moved argument's `None` first);
     fwd's `-> Tuple[Array, None]` saves the moved arguments now, typed as fwd's parameters are
     (`object` for one without an annotation). Others (`Tuple[Array, ...]`, an alias) stay as written."""
-    out: List[Tuple[str, str, str]] = []
+    return bwd_return_annotation(model, bwd, none_slots, d_old) + fwd_return_annotation(model, fwd, fwd_moved, mode)
+
+
+def bwd_return_annotation(model: FileModel, bwd: FunctionNode, none_slots: Tuple[int, ...],
+                          d_old: int) -> Tuple[Tuple[str, str, str], ...]:
+    """bwd's part of `_return_annotations` (`model` is the file holding bwd: a cross-module plan
+    asks each rule's own file)."""
     quote = lambda n: model.quote(n, 10_000)  # noqa: E731
     found = _tuple_annotation(model, bwd) if not isinstance(bwd, ast.Lambda) else None
-    if found is not None and len(found[1]) == d_old:
-        ann, elts = found
-        texts = iter(quote(e) for e in elts)
-        new = [("None" if i in none_slots else next(texts)) for i in range(d_old + len(none_slots))]
-        out.append((bwd.name, quote(ann), f"{quote(ann.value)}[{', '.join(new)}]"))  # type: ignore[union-attr]
+    if found is None or len(found[1]) != d_old:
+        return ()
+    ann, elts = found
+    texts = iter(quote(e) for e in elts)
+    new = [("None" if i in none_slots else next(texts)) for i in range(d_old + len(none_slots))]
+    return ((bwd.name, quote(ann), f"{quote(ann.value)}[{', '.join(new)}]"),)  # type: ignore[union-attr]
+
+
+def fwd_return_annotation(model: FileModel, fwd: FunctionNode, fwd_moved: Tuple[str, ...],
+                          mode: str) -> Tuple[Tuple[str, str, str], ...]:
+    """fwd's part of `_return_annotations` (`model` is the file holding fwd)."""
+    out: List[Tuple[str, str, str]] = []
+    quote = lambda n: model.quote(n, 10_000)  # noqa: E731
     found = _tuple_annotation(model, fwd) if not isinstance(fwd, ast.Lambda) else None
     if found is not None and len(found[1]) == 2:
         ann, (primal_out, old_res) = found

@@ -394,7 +394,32 @@ def _site_value(model: FileModel, arg: ast.expr) -> Optional[Dict[str, Any]]:
             return {"kind": "literal", "value": value, "source": source}
     if _module_level_expression(model, arg):
         return {"kind": "expr", "expr": ast.unparse(arg), "source": source}
+    if isinstance(arg, ast.Name):
+        return _caller_default(model, arg)
     return None
+
+
+def _caller_default(model: FileModel, arg: ast.Name) -> Optional[Dict[str, Any]]:
+    """The call passes the caller's own parameter (`_pre_op(config, x, ...)` in `def pre(x, ...,
+    config=common.MhcKernelConfig())`, maxtext): its default, when the caller never rebinds it
+    and the default is a literal or reads only module-level names."""
+    found = model.index.resolve(arg.id, model.index.scope_of(arg))
+    if found is None or found[0] is model.index.module_scope or len(found[1]) != 1 or found[1][0].kind != "param":
+        return None
+    fn = found[0].node
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    default = next((d for a, d in pairs if a is found[1][0].node), None)
+    if default is None:
+        return None
+    value = _site_value(model, default)
+    if value is None or value["kind"] not in ("literal", "expr") or value.get("value", 0) is None:
+        return None  # a `None` default stands for "not given", not for an example
+    return {**value, "source": f"call site, line {arg.lineno}: the default of `{fn.name}`'s parameter `{arg.id}`"}
 
 
 SAFE_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.Tuple, ast.List, ast.UnaryOp, ast.BinOp, ast.Call,
