@@ -158,18 +158,24 @@ def test_a_model_and_its_facts_are_freed_without_the_cycle_collector():
         gc.enable()
 
 
-def test_a_memo_keeps_its_key_objects_so_ids_are_never_reused():
+def test_a_memo_keys_by_the_objects_and_keeps_them_alive():
+    import ast
     import weakref
 
-    from vjplint.facts import _ById
+    from vjplint.facts import Memo
 
     class Thing:
         pass
 
-    table: "_ById[int]" = _ById()
+    table: "Memo[int]" = Memo()
     first = Thing()
     alive = weakref.ref(first)
     assert table((first,), lambda: 1) == 1
+    assert table((first,), lambda: 3) == 1  # computed once
     del first
-    assert alive() is not None  # a new object cannot take its id and read its entry
+    assert alive() is not None  # the key keeps its object: a new one never reads its entry
     assert table((Thing(),), lambda: 2) == 2
+    # AST nodes hash by identity: two equal-looking nodes are two keys
+    a, b = ast.parse("x").body[0], ast.parse("x").body[0]
+    assert table((a,), lambda: 4) == 4 and table((b,), lambda: 5) == 5
+    assert table((a,), lambda: 6, extra="other") == 6 and table((a,), lambda: 7) == 4

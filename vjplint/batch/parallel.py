@@ -57,10 +57,9 @@ def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, C
 
     runs = [(item[0], item[1], item[2] if len(item) > 2 else NO_FACTS) for item in items]  # type: ignore[misc]
     configs: List[Settings] = []  # the distinct (settings, facts) of this run, in order of first use
-    # The pair's place in `configs`, by the objects' identities: the workspace shares one settings
-    # object per pyproject.toml and the index one facts object per package or module, and both
-    # live as long as `runs`.
-    config_index: Dict[Tuple[int, int], int] = {}
+    # The pair's place in `configs`, by value (both are frozen; the workspace shares one settings
+    # object per pyproject.toml and the index one facts object per package or module).
+    config_index: Dict[Settings, int] = {}
     names_of: List[Tuple[bytes, ...]] = []
     fingerprints: List[str] = []
     files = [path for path, _, _ in runs]
@@ -75,9 +74,9 @@ def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, C
     tasks: List[Task] = []
     total, done = len(files), 0
     for i, (path, config, facts) in enumerate(runs):
-        c = config_index.get((id(config), id(facts)))
+        c = config_index.get((config, facts))
         if c is None:
-            c = config_index[(id(config), id(facts))] = len(configs)
+            c = config_index[(config, facts)] = len(configs)
             configs.append((config, facts))
             names_of.append(prefilter_names(config, facts))
             fingerprints.append(short_name(config.fingerprint() + facts.fingerprint()))
@@ -133,7 +132,7 @@ def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, C
         outcomes[i] = FileOutcome(files[i], displays[i], result, config, facts)
         # The digest of the bytes the worker linted, with the stat taken before they were read:
         # had the file changed in between, its mtime (or the racy check) sends the next run to the hash.
-        _remember(cache, displays[i], stats[i], digest, result, fingerprints[config_index[(id(config), id(facts))]])
+        _remember(cache, displays[i], stats[i], digest, result, fingerprints[config_index[(config, facts)]])
         done += 1
         _tick(progress, done, total)
     if cache is not None:

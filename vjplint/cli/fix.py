@@ -340,7 +340,7 @@ def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsaf
     reads: Dict[int, Union[str, _Read]] = {}
     tasks: List[FixTask] = []
     configs: List[Tuple[Config, RunFacts]] = []
-    config_index: Dict[Tuple[int, int], int] = {}  # by the objects' identities: the run shares them
+    config_index: Dict[Tuple[Config, RunFacts], int] = {}  # by value (both are frozen)
     for number, outcome in enumerate(files):
         start = start_texts.get(Path(outcome.path))
         if not any(offered(d, unsafe) for d in outcome.result.diagnostics) and start is None:
@@ -353,7 +353,7 @@ def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsaf
         except (OSError, SourceError, notebook.NotebookError) as exc:
             reads[number] = f"{outcome.display}: cannot read file: {exc}"
             continue
-        c = config_index.setdefault((id(outcome.config), id(outcome.facts)), len(configs))
+        c = config_index.setdefault((outcome.config, outcome.facts), len(configs))
         if c == len(configs):
             configs.append((outcome.config, outcome.facts))
         text = start if start is not None else decoded.text

@@ -38,20 +38,23 @@ __all__ = ["Arity", "Facts", "Return", "VjpRules", "describe_traced", "function_
 V = TypeVar("V")
 
 
-class _ById(Generic[V]):
-    """Values keyed by the identity of the objects they describe (model nodes and records are
-    not hashable by value). The objects are kept with their entry, so no id is reused while the
-    entry lives."""
+class Memo(Generic[V]):
+    """A fact's values, keyed by the objects they describe: AST nodes and the model's records,
+    which hash by identity (a key keeps its object alive while the entry lives); `extra`, a
+    hashable detail of the question. The one memo style of the facts (CONTRIBUTING.md)."""
+
+    __slots__ = ("_entries",)
 
     def __init__(self) -> None:
-        self._entries: Dict[Hashable, Tuple[Tuple[object, ...], V]] = {}
+        self._entries: Dict[Hashable, V] = {}
 
-    def __call__(self, objects: Tuple[object, ...], compute: Callable[[], V], extra: Hashable = None) -> V:
-        key = (id(objects[0]), extra) if len(objects) == 1 else (*map(id, objects), extra)
-        entry = self._entries.get(key)
-        if entry is None:
-            entry = self._entries[key] = (objects, compute())
-        return entry[1]
+    def __call__(self, objects: Tuple[Hashable, ...], compute: Callable[[], V], extra: Hashable = None) -> V:
+        key = objects[0] if len(objects) == 1 and extra is None else (*objects, extra)
+        try:
+            return self._entries[key]
+        except KeyError:
+            value = self._entries[key] = compute()
+            return value
 
 
 class Facts:
@@ -61,18 +64,18 @@ class Facts:
         # A proxy, not the model: the model holds its facts, and a reference back would make a
         # cycle that keeps the file's tree alive until the cyclic collector runs.
         self.model: FileModel = weakref.proxy(model)  # type: ignore[assignment]
-        self._rule_arity: _ById[Optional[Arity]] = _ById()
-        self._decorated_arity: _ById[Optional[Arity]] = _ById()
-        self._primal_signature: _ById[Optional[Signature]] = _ById()
-        self._nondiff_positions: _ById[Optional[Tuple[int, ...]]] = _ById()
-        self._primal_arg_counts: _ById[Optional[FrozenSet[int]]] = _ById()
-        self._differentiable: _ById[Optional[Tuple[str, ...]]] = _ById()
-        self._vjp_rules: _ById[List[VjpRules]] = _ById()
-        self._checked: Dict[int, Tuple[CustomDerivative, List[VjpRules]]] = {}
-        self._swap: _ById[Optional[str]] = _ById()
-        self._returns_array: _ById[bool] = _ById()
-        self._verdicts: _ById[List["Verdict"]] = _ById()
-        self._closures: _ById[List["ClosureFinding"]] = _ById()
+        self._rule_arity: Memo[Optional[Arity]] = Memo()
+        self._decorated_arity: Memo[Optional[Arity]] = Memo()
+        self._primal_signature: Memo[Optional[Signature]] = Memo()
+        self._nondiff_positions: Memo[Optional[Tuple[int, ...]]] = Memo()
+        self._primal_arg_counts: Memo[Optional[FrozenSet[int]]] = Memo()
+        self._differentiable: Memo[Optional[Tuple[str, ...]]] = Memo()
+        self._vjp_rules: Memo[List[VjpRules]] = Memo()
+        self._checked: Dict[CustomDerivative, List[VjpRules]] = {}
+        self._swap: Memo[Optional[str]] = Memo()
+        self._returns_array: Memo[bool] = Memo()
+        self._verdicts: Memo[List["Verdict"]] = Memo()
+        self._closures: Memo[List["ClosureFinding"]] = Memo()
         self._checkify: Optional[List["Staging"]] = None
         self._forward: Optional["ForwardMode"] = None
         self._dropped: Optional[List["DroppedSlope"]] = None
@@ -83,14 +86,27 @@ class Facts:
         self.external: Optional[Any] = None
         self.hints: Optional[Any] = None  # vjplint.facts.infer.Hints from `array-names`/`static-names`, when set
         self._transform_calls: Optional[List[ast.Call]] = None
-        self._handed: Optional[Dict[Tuple[int, bool], List[Tuple[ast.Call, str]]]] = None
-        self._partials: Optional[Dict[int, List[ast.Call]]] = None
+        self._handed: Optional[Dict[Tuple[CustomDerivative, bool], List[Tuple[ast.Call, str]]]] = None
+        self._partials: Optional[Dict[CustomDerivative, List[ast.Call]]] = None
         self._name_calls: Optional[List[ast.Call]] = None
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self._jax_internal: Optional[bool] = None
         # The residual-plus-None planner's answer per derivative and moved positions: a plan or
         # the reason it refused (`fixes.safety` asks; the rule and the codemod share the answer).
-        self.residual_plans: _ById[object] = _ById()  # a fixes.residual_plan.Plan, or the refusal text
+        self.residual_plans: Memo[object] = Memo()  # a fixes.residual_plan.Plan, or the refusal text
+        # contract.primal_output's structures, by derivative (None while one is computed: recursion)
+        self.primal_outputs: Dict[CustomDerivative, Optional[Any]] = {}
+        # What a layer above derives from the whole model (the fix planner's), by its function: `of_model`.
+        self._of_model: Dict[Callable[[FileModel], Any], Any] = {}
+
+    def of_model(self, compute: Callable[[FileModel], V]) -> V:
+        """`compute(model)`, once per file: the memo of what a layer above the facts (the fix
+        planner) derives from the whole model, keyed by its module-level function."""
+        try:
+            return self._of_model[compute]
+        except KeyError:
+            value = self._of_model[compute] = compute(self.model)
+            return value
 
     # -- signatures and arities ---------------------------------------------------------------
     def rule_arity(self, rule: Optional[RuleFunction]) -> Optional[Arity]:
@@ -135,10 +151,10 @@ class Facts:
 
     def checked_vjp_rules(self, d: CustomDerivative) -> List[VjpRules]:
         """`vjp_rules` minus swapped registrations, placeholder rules as None."""
-        found = self._checked.get(id(d))  # asked by a dozen rules per derivative: a plain map
-        if found is None or found[0] is not d:
-            found = self._checked[id(d)] = (d, signatures.checked_vjp_rules(self.model, d))
-        return found[1]
+        found = self._checked.get(d)  # asked by a dozen rules per derivative: a plain map
+        if found is None:
+            found = self._checked[d] = signatures.checked_vjp_rules(self.model, d)
+        return found
 
     def jvp_rules(self, d: CustomDerivative) -> List[Tuple[Registration, RuleFunction]]:
         """Every `defjvp` rule of a custom_jvp (decorator or call form), stubs excluded."""
@@ -203,37 +219,33 @@ class Facts:
     def partials_of(self, d: CustomDerivative) -> List[ast.Call]:
         """The `functools.partial(d, ...)` calls of the module."""
         if self._partials is None:
-            partials: Dict[int, List[ast.Call]] = {}
+            partials: Dict[CustomDerivative, List[ast.Call]] = {}
             # `jax.custom_vjp(partial(f, cfg))`: that partial makes the primal (its bound arguments are
             # not the custom function's: JAX counts positions after them), it never calls it.
             making = set()
             for made in self.model.derivatives:
                 expr = made.creation.args[0] if isinstance(made.creation, ast.Call) and made.creation.args else None
                 while isinstance(expr, ast.Call) and expr.args and self.model.index.qualname(expr.func) in PARTIAL:
-                    making.add(id(expr))
+                    making.add(expr)
                     expr = expr.args[0]
             for node in self.model.index.of_type(ast.Call):
-                if id(node) in making:
+                if node in making:
                     continue
                 if node.args and self.model.index.qualname(node.func) in PARTIAL:  # type: ignore[attr-defined]
                     target = self.derivative_named(node.args[0])  # type: ignore[attr-defined]
                     if target is not None:
-                        partials.setdefault(id(target), []).append(node)  # type: ignore[arg-type]
+                        partials.setdefault(target, []).append(node)  # type: ignore[arg-type]
             self._partials = partials
-        return self._partials.get(id(d), [])
+        return self._partials.get(d, [])
 
     # -- functions and what they return ---------------------------------------------------------
     def own_nodes(self, fn: FunctionNode) -> List[ast.AST]:
         """`fn`'s own body (nested defs, lambdas and classes appear, their insides do not)."""
-        return own_nodes(fn)  # kept on the node
+        return self.model.index.of_node(own_nodes, fn)
 
     def returns_of(self, fn: FunctionNode) -> List[Return]:
         """Each return of `fn` in source order; empty for generators; a lambda's body."""
-        try:
-            return fn._vjplint_returns  # type: ignore[union-attr]  # kept on the node, as own_nodes
-        except AttributeError:
-            found = fn._vjplint_returns = values.returns_of(fn)  # type: ignore[union-attr]
-            return found
+        return self.model.index.of_node(values.returns_of, fn)
 
     def primal_returns_array(self, d: CustomDerivative) -> bool:
         """Every return of the primal is provably one array (so the cotangent is one too)."""
@@ -294,19 +306,19 @@ class Facts:
         if self._handed is None:
             from vjplint.model.jaxapi import EXTRA_TRACED_POSITIONS, TRANSFORMS
 
-            handed: Dict[Tuple[int, bool], List[Tuple[ast.Call, str]]] = {}
+            handed: Dict[Tuple[CustomDerivative, bool], List[Tuple[ast.Call, str]]] = {}
             for call in self.transform_calls():
                 q = self.model.index.qualname(call.func) or ""
-                given = {id(t): t for t in (self.derivative_named(call.args[s])
-                                            for s in (TRANSFORMS[q], *EXTRA_TRACED_POSITIONS.get(q, ()))
-                                            if s < len(call.args)) if t is not None}
+                given = dict.fromkeys(t for t in (self.derivative_named(call.args[s])
+                                                  for s in (TRANSFORMS[q], *EXTRA_TRACED_POSITIONS.get(q, ()))
+                                                  if s < len(call.args)) if t is not None)
                 for key in given:
                     handed.setdefault((key, False), []).append((call, q))
                 first = self.derivative_named(call.args[0])
                 if first is not None:
-                    handed.setdefault((id(first), True), []).append((call, q))
+                    handed.setdefault((first, True), []).append((call, q))
             self._handed = handed
-        return self._handed.get((id(d), first_only), [])
+        return self._handed.get((d, first_only), [])
 
     def values(self) -> "ValuesEngine":
         """The module's value kinds (`vjplint.facts.value_kinds`), computed per expression on demand."""

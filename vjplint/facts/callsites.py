@@ -76,7 +76,7 @@ def static_at_every_call(model: FileModel, fn: FunctionNode, param: str) -> bool
     in `param`'s place, or leaves it at a default that is one."""
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    sig = Signature.of(fn)
+    sig = model.signature(fn)
     if param not in sig.positional and param not in sig.kwonly:
         return False
     position = sig.positional.index(param) if param in sig.positional else -1

@@ -302,7 +302,7 @@ class Checkify:
 
     # -- what the checkified function reaches -------------------------------------------------------
     def _reach(self, expr: ast.expr, errors: FrozenSet[str], staged: bool, prior: Optional[str], depth: int,
-               seen: Set[int]) -> Optional[Hit]:
+               seen: Set[ast.AST]) -> Optional[Hit]:
         """A custom derivative reached by calling `expr` under checkify, staged, with a check before or in it."""
         if depth > 4:
             return None
@@ -327,11 +327,11 @@ class Checkify:
         return None
 
     def _walk(self, fn: FunctionNode, errors: FrozenSet[str], staged: bool, prior: Optional[str], depth: int,
-              seen: Set[int]) -> Optional[Hit]:
+              seen: Set[ast.AST]) -> Optional[Hit]:
         """The calls of `fn`'s body in source order: a custom derivative, or a function of the module."""
-        if id(fn) in seen or depth > 4:
+        if fn in seen or depth > 4:
             return None
-        seen = seen | {id(fn)}
+        seen = seen | {fn}
         calls = sorted((n for n in self.model.facts.own_nodes(fn) if isinstance(n, ast.Call)),
                        key=lambda n: (n.lineno, n.col_offset))
         for call in calls:
@@ -357,10 +357,10 @@ class Checkify:
         return None
 
     def _derivative_hit(self, d: CustomDerivative, errors: FrozenSet[str], staged: bool, prior: Optional[str],
-                        seen: Set[int]) -> Optional[Hit]:
+                        seen: Set[ast.AST]) -> Optional[Hit]:
         if not staged or d.kind not in ("vjp", "jvp"):
             return None
-        if d.primal is not None and id(d.primal) not in seen:
+        if d.primal is not None and d.primal not in seen:
             inside = self._evidence_in(d.primal, errors, 0, seen)
             if inside is not None:
                 return Hit(d, inside, "inside its primal")
@@ -398,7 +398,7 @@ class Checkify:
         return None
 
     # -- what checkify checks ----------------------------------------------------------------------
-    def _evidence_in(self, fn: FunctionNode, errors: FrozenSet[str], depth: int, seen: Set[int]) -> Optional[str]:
+    def _evidence_in(self, fn: FunctionNode, errors: FrozenSet[str], depth: int, seen: Set[ast.AST]) -> Optional[str]:
         """The first check `errors` puts in `fn`'s body (or in a function of the module it calls)."""
         nodes = sorted((n for n in self.model.facts.own_nodes(fn) if hasattr(n, "lineno")),
                        key=_innermost_first)
@@ -410,8 +410,8 @@ class Checkify:
             for node in nodes:
                 if isinstance(node, ast.Call) and self.model.facts.derivative_named(node.func) is None:
                     resolved = self._function(node.func)
-                    if resolved is not None and id(resolved[0]) not in seen and resolved[0] is not fn:
-                        found = self._evidence_in(resolved[0], errors, depth + 1, seen | {id(fn)})
+                    if resolved is not None and resolved[0] not in seen and resolved[0] is not fn:
+                        found = self._evidence_in(resolved[0], errors, depth + 1, seen | {fn})
                         if found is not None:
                             return found
         return None

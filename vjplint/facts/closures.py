@@ -114,7 +114,7 @@ class Closures:
             skip = [v for v in vjps if v is not fn]
             owner = d.primal if fn in vjps and d.primal is not None else fn
             for load, scope in self._free_loads(fn, skip, owner):
-                key = (load.id, id(scope.node))
+                key = (load.id, scope.node)
                 capture = captures.setdefault(key, Capture(load.id, load))
                 if (load.lineno, load.col_offset) < (capture.first.lineno, capture.first.col_offset):
                     capture.first = load
@@ -403,7 +403,7 @@ class Closures:
     def _roots(self, name: str, scope: Scope, bindings: List[Binding], seen: Set[Tuple[str, int]],
                depth: int) -> List[Root]:
         """The parameters `name` (bound in function `scope`) is computed from."""
-        key = (name, id(scope.node))
+        key = (name, scope.node)
         if key in seen or depth > 8 or not scope.is_function:
             return []
         seen.add(key)
@@ -455,7 +455,7 @@ class Closures:
     # -- evidence that a root parameter holds tracers -------------------------------------------
     def _root_evidence(self, root: Root) -> List[Evidence]:
         fn, param = root.function, root.param
-        sig = Signature.of(fn)
+        sig = self.model.signature(fn)
         evidence: List[Evidence] = []
         traced = self.model.traced.get(fn)
         if traced is not None and param not in traced.static_params and (param in sig.positional

@@ -76,7 +76,7 @@ class _Collector:
         self.by_binding: Dict[ast.AST, CustomDerivative] = {}
         self.derivatives: List[CustomDerivative] = []
         self.traced: Dict[FunctionNode, TracedFunction] = {}
-        self.by_attribute: Dict[Tuple[int, str], CustomDerivative] = {}  # (class scope, attr): `self.f = ...`
+        self.by_attribute: Dict[Tuple[object, str], CustomDerivative] = {}  # (class scope, attr): `self.f = ...`
         self.created: set = set()  # ids of creation expressions already collected
 
     def run(self) -> FileModel:
@@ -196,12 +196,12 @@ class _Collector:
         primal = self._resolve_function(value.args[0], scope)
         self._add(kind, name, node, value, primal, keywords, nondiff_kw, node, scope, is_alias)
         if isinstance(target, ast.Attribute):
-            self.by_attribute[(id(self._class_scope_for(target.value, scope)), target.attr)] = self.derivatives[-1]
+            self.by_attribute[(self._class_scope_for(target.value, scope), target.attr)] = self.derivatives[-1]
 
     def _from_call(self, call: ast.Call) -> None:
         """A library creator applied without a name: `nn.custom_vjp(f, fwd, bwd)(mdl, x)` (linen's
         call form), `nnx.custom_vjp(lambda m: m, ...)` in a test of its errors."""
-        if id(call) in self.created or not call.args:
+        if call in self.created or not call.args:
             return
         if call.func.__class__ is ast.Attribute and call.func.attr not in _CREATOR_ATTRS:  # type: ignore[attr-defined]
             return  # `x.y(...)` names what ends in `.y`: no creator (a tenth of the calls of JAX's tree)
@@ -234,7 +234,7 @@ class _Collector:
         if partial_bound:  # `jax.custom_vjp(partial(f, cfg), nondiff_argnums=(0,))`: JAX counts after `cfg`
             # (and after `self` too for `partial(self._f, cfg)`: the bound method's first parameter)
             bound_self, bound_count = True, partial_bound + (1 if bound_self else 0)
-        sig = Signature.of(primal) if primal is not None else None
+        sig = self.index.of_node(Signature.of, primal) if primal is not None else None
         if sig is not None and bound_self:
             for _ in range(bound_count):
                 sig = sig.without_first()
@@ -254,7 +254,7 @@ class _Collector:
             d.via = nondiff_kw.why
             if nondiff_kw.rules and isinstance(creation, ast.Call):
                 self._wrapper_rules(d, creation, nondiff_kw.rules, scope)
-        self.created.add(id(creation))
+        self.created.add(creation)
         if creator in RULES_IN_CALL and isinstance(creation, ast.Call):
             self._rules_in_call(d, creation, scope)
 
@@ -440,7 +440,7 @@ class _Collector:
             return None  # no derivative yet (most calls of a candidate without one: no lookups)
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and self.by_attribute:
             class_scope = self._class_scope_for(expr.value, scope)
-            found = self.by_attribute.get((id(class_scope), expr.attr)) if class_scope is not None else None
+            found = self.by_attribute.get((class_scope, expr.attr)) if class_scope is not None else None
             if found is not None:
                 return found
         found = [d for d in (self.by_binding.get(b.node) for b in self._bindings_of(expr, scope)) if d is not None]
@@ -581,7 +581,7 @@ class _Collector:
 
     def _mark_traced(self, fn: FunctionNode, how: str, keywords: Dict[str, ast.expr], scope: Scope) -> None:
         static: List[str] = []
-        sig = Signature.of(fn)
+        sig = self.index.of_node(Signature.of, fn)
         nums = self.constant_value(keywords["static_argnums"], scope) if "static_argnums" in keywords else None
         names = self.constant_value(keywords["static_argnames"], scope) if "static_argnames" in keywords else None
         for item in (nums,) if isinstance(nums, int) else (nums or ()):

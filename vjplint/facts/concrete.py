@@ -152,9 +152,9 @@ class ConcreteUses:
         annotation = sig.annotations.get(param)
         if annotation is not None:
             return self._namedtuple_class(annotation)
-        rules = {id(r.node) for _, r in self.model.facts.rules_of(d) if r.node is not None}
+        rules = {r.node for _, r in self.model.facts.rules_of(d) if r.node is not None}
         args = [site.call.args[position] for site in d.call_sites  # fwd calling the primal passes it on
-                if position < len(site.call.args) and not site.positional_offset and id(site.enclosing) not in rules]
+                if position < len(site.call.args) and not site.positional_offset and site.enclosing not in rules]
         return bool(args) and all(isinstance(a, ast.Call) and self._namedtuple_class(a.func) for a in args)
 
     def _namedtuple_class(self, expr: ast.expr) -> bool:

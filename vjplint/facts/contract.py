@@ -70,10 +70,10 @@ def primal_output(model: "FileModel", d: "CustomDerivative") -> Optional[Struct]
     """The structure every return of the primal has, when they agree and the code shows it."""
     if d.primal is None:
         return None
-    memo = model.facts.__dict__.setdefault("_contract_primal_out", {})
-    if id(d) in memo:
-        return memo[id(d)]
-    memo[id(d)] = None  # a primal that calls itself
+    memo = model.facts.primal_outputs
+    if d in memo:
+        return memo[d]
+    memo[d] = None  # a primal that calls itself
     found: Optional[Struct] = None
     returns = model.facts.returns_of(d.primal)
     for _, value in returns:
@@ -85,8 +85,8 @@ def primal_output(model: "FileModel", d: "CustomDerivative") -> Optional[Struct]
     if found is not None and returns:
         shown = model.quote(returns[0].value, 40) if returns[0].value is not None else "None"
         found = Struct(found.kind, found.length, f"`{d.name}` returns `{shown}`")
-    memo[id(d)] = found if returns else None
-    return memo[id(d)]
+    memo[d] = found if returns else None
+    return memo[d]
 
 
 def rule_environment(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, role: str,

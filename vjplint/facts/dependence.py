@@ -53,8 +53,8 @@ def only_constants_passed(model: "FileModel", d: CustomDerivative, position: int
     `ones_like(x)`): it is never differentiated here. False when there is no such call."""
     from vjplint.facts.infer import argument_at  # infer reads facts: imported when used, as facts/__init__ does
 
-    rules = {id(r.node) for _, r in model.facts.rules_of(d) if r.node is not None}
-    sites = [s for s in d.call_sites if id(s.enclosing) not in rules]  # fwd calling the primal
+    rules = {r.node for _, r in model.facts.rules_of(d) if r.node is not None}
+    sites = [s for s in d.call_sites if s.enclosing not in rules]  # fwd calling the primal
     if not sites:
         return False
     for site in sites:
@@ -90,8 +90,8 @@ def differentiated_at_call(model: "FileModel", d: CustomDerivative, position: in
     nothing shows a gradient flowing into the argument (jax-ml/jax#17496 needs one)."""
     from vjplint.facts.infer import argument_at  # infer reads facts: imported when used
 
-    rules = {id(r.node) for _, r in model.facts.rules_of(d) if r.node is not None}
-    sites = [s for s in d.call_sites if id(s.enclosing) not in rules]
+    rules = {r.node for _, r in model.facts.rules_of(d) if r.node is not None}
+    sites = [s for s in d.call_sites if s.enclosing not in rules]
     external = external_calls(model, d.name, d.anchor)
     other = model.facts.external
     used_elsewhere = other is not None and is_top_level(model, d.anchor) and \
@@ -126,21 +126,21 @@ def differentiated_at_call(model: "FileModel", d: CustomDerivative, position: in
     return False, None
 
 
-def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[int]) -> bool:
+def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[ast.AST]) -> bool:
     """`d`'s name is read other than to call it or register its rules, outside its own rules and
     primal: handed to `jax.grad`/`vmap`, registered as another derivative's rule, stored. Its
     arguments then come from where the linter does not look. (`f.fun`, the undecorated primal,
     runs no custom rule.)"""
-    calls = {id(s.call.func) for s in d.call_sites}
-    own = rules | ({id(d.primal)} if d.primal is not None else set()) | {id(d.creation)}  # `f = custom_vjp(f)`
+    calls = {s.call.func for s in d.call_sites}
+    own = rules | ({d.primal} if d.primal is not None else set()) | {d.creation}  # `f = custom_vjp(f)`
     for node in ast.walk(d.enclosing or model.module):
         if not (isinstance(node, ast.Name) and node.id == d.name and isinstance(node.ctx, ast.Load)) \
-                or id(node) in calls:
+                or node in calls:
             continue
         parent = model.index.parent(node)
         if isinstance(parent, ast.Attribute) and parent.attr in REGISTRATION_ATTRIBUTES:
             continue
-        if any(id(a) in own for a in model.index.ancestors(node)):
+        if any(a in own for a in model.index.ancestors(node)):
             continue  # a rule using its own primal (`jax.vjp(f.fun, ...)` in bwd)
         return True
     return False
@@ -317,11 +317,10 @@ def evidently_not_differentiated(model: "FileModel", primal: FunctionNode, param
     """The parameter is evidently never differentiated: named like an integer array, a mask or a
     key, or annotated, defaulting to or used as a Python value or a callable."""
     from vjplint.facts.infer import annotation_evidence, default_evidence, name_evidence, usage_evidence
-    from vjplint.model.file_model import Signature
 
     if integer_named(param):
         return True
-    sig = Signature.of(primal)
+    sig = model.signature(primal)
     evidence = [*annotation_evidence(model, sig.annotations.get(param), param), *name_evidence(param),
                 *usage_evidence(model, primal, param)]
     if param in sig.defaults:

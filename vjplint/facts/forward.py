@@ -161,12 +161,12 @@ class ForwardMode:
     def __init__(self, model: FileModel) -> None:
         self.model = model
         # The custom_vjp calls of the module, by the function making them.
-        self._callers: Dict[int, List[Tuple[CustomDerivative, CallSite]]] = {}
+        self._callers: Dict[Optional[ast.AST], List[Tuple[CustomDerivative, CallSite]]] = {}
         for d in model.derivatives:
             if d.kind == "vjp":
                 for site in d.call_sites:
                     if site.enclosing is not None:
-                        self._callers.setdefault(id(site.enclosing), []).append((d, site))
+                        self._callers.setdefault(site.enclosing, []).append((d, site))
 
     def not_evaluated(self, node: ast.AST) -> bool:
         """Inside a function given to `make_jaxpr`/`eval_shape` (traced but never evaluated: the
@@ -226,7 +226,7 @@ class ForwardMode:
         for role, rule in self.model.facts.rules_of(d):
             if rule.node is None or role not in roles:
                 continue
-            for inner, site in self._callers.get(id(rule.node), []):
+            for inner, site in self._callers.get(rule.node, []):
                 return RuleCall(role, rule.name or role, inner, site.call)
         return None
 
@@ -310,7 +310,7 @@ class ForwardMode:
         if not perturbed:
             return None
         caller = caller or Caller(fn)
-        for d, site in self._callers.get(id(fn), []):
+        for d, site in self._callers.get(fn, []):
             if d.primal is fn:
                 continue
             for position, arg in enumerate(site.call.args):

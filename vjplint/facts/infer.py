@@ -247,7 +247,7 @@ def name_evidence(name: str) -> List[Evidence]:
 def usage_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Evidence]:
     found: List[Evidence] = []
     parents = model.index.parents
-    for node in _loads_of(fn, param):
+    for node in _loads_of(model, fn, param):
         evidence = _classify_use(model, node, parents, param)
         if evidence is not None:
             evidence.from_usage = True
@@ -354,7 +354,7 @@ def flow_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Eviden
     parents = model.index.parents
     values = model.facts.values()
     for name, line in [(param, 0), *_aliases(model, fn, param)]:
-        for node in _loads_of(fn, name):
+        for node in _loads_of(model, fn, name):
             if name != param:
                 strong = _classify_use(model, node, parents, name)
                 if strong is not None:
@@ -374,7 +374,7 @@ def _aliases(model: FileModel, fn: FunctionNode, param: str) -> List[Tuple[str, 
     out: List[Tuple[str, int]] = []
     if isinstance(fn, ast.Lambda):
         return out
-    for node in _single_assignments(fn):
+    for node in model.index.of_node(_single_assignments, fn):
         value, target = node.value, node.targets[0]
         if not _derived_from(value, param):
             continue
@@ -386,13 +386,10 @@ def _aliases(model: FileModel, fn: FunctionNode, param: str) -> List[Tuple[str, 
 
 
 def _single_assignments(fn: FunctionNode) -> List[ast.Assign]:
-    """`fn`'s own `a = ...` statements with one target (kept on its node: asked per parameter)."""
-    try:
-        return fn._vjplint_single_assignments  # type: ignore[union-attr]
-    except AttributeError:
-        found = fn._vjplint_single_assignments = [  # type: ignore[union-attr]
-            node for node in own_nodes(fn) if node.__class__ is ast.Assign and len(node.targets) == 1]
-        return found
+    """`fn`'s own `a = ...` statements with one target (kept per file, `model.index.of_node`:
+    asked per parameter)."""
+    return [node for node in own_nodes(fn)  # type: ignore[misc]
+            if node.__class__ is ast.Assign and len(node.targets) == 1]  # type: ignore[attr-defined]
 
 
 def _derived_from(value: ast.expr, param: str) -> bool:
@@ -526,17 +523,13 @@ def _traced_positions(model: FileModel, q: str, call: ast.Call, d: CustomDerivat
 _FUNCTION_SET = frozenset(FUNCTION_TYPES)
 
 
-def _loads_of(fn: FunctionNode, name: str) -> List[ast.Name]:
+def _loads_of(model: FileModel, fn: FunctionNode, name: str) -> List[ast.Name]:
     """Loads of `name` in `fn`'s body, not inside nested scopes that rebind it, depth first."""
-    try:
-        loads = fn._vjplint_loads  # type: ignore[union-attr]
-    except AttributeError:
-        loads = fn._vjplint_loads = _all_loads(fn)  # type: ignore[union-attr]
-    return loads.get(name, [])
+    return model.index.of_node(_all_loads, fn).get(name, [])
 
 
 def _all_loads(fn: FunctionNode) -> Dict[str, List[ast.Name]]:
-    """Every name's loads in `fn`'s body in one walk (kept on the node: a nondiff parameter's
+    """Every name's loads in `fn`'s body in one walk (kept per file by `_loads_of`: a nondiff parameter's
     uses are read in the primal and each rule, by usage, flow and alias evidence alike). A load
     inside a nested function or lambda whose parameters rebind the name is not the body's."""
     body = fn.body if isinstance(fn.body, list) else [fn.body]
@@ -661,7 +654,7 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
     found: List[Evidence] = []
     unknown = 0
     # fwd (or the jvp rule) calling the primal passes its own parameter on: that says nothing.
-    own = {id(d.primal), *(id(r.node) for r in (d.rule("fwd"), d.rule("bwd"), d.rule("jvp")) if r is not None)}
+    own = {d.primal, *(r.node for r in (d.rule("fwd"), d.rule("bwd"), d.rule("jvp")) if r is not None)}
     # For a custom_jvp (VJP106), a call that passes the slot's own value on (the primal or the jvp
     # rule calling the primal with the parameter it received there) and a call that leaves a static
     # default count as static only when every other call passes a static value too.
@@ -677,9 +670,9 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
                                                   f"{site.call.lineno}", site.call.lineno))
             continue
         if jvp and isinstance(arg, ast.Name) and site.enclosing is not None and \
-                id(site.enclosing) in passed_on and _from_slot(model, arg, passed_on[id(site.enclosing)]):
+                site.enclosing in passed_on and _from_slot(model, arg, passed_on[site.enclosing]):
             continue
-        if id(site.enclosing) in own:
+        if site.enclosing in own:
             evidence = _call_site_argument(model, arg, site.enclosing) if (
                 arg := argument_at(site.call, position, name)) is not None else None
             if evidence is not None:
@@ -781,14 +774,14 @@ def _traced_factor_evidence(model: FileModel, d: CustomDerivative, v: Verdict, p
     return []
 
 
-def _slot_parameters(d: CustomDerivative, position: int, name: str, order: int) -> Dict[int, str]:
+def _slot_parameters(d: CustomDerivative, position: int, name: str, order: int) -> Dict[ast.AST, str]:
     """For the primal and each rule of `d`: (id of the function, its parameter holding the value
     of nondiff slot `position`), whose calls of the primal passing it on pass the same value."""
-    found: Dict[int, str] = {id(d.primal): name} if d.primal is not None else {}
+    found: Dict[ast.AST, str] = {d.primal: name} if d.primal is not None else {}
     for rule, index in ((d.rule("fwd"), position), (d.rule("bwd"), order), (d.rule("jvp"), order)):
         param = _param_at(rule, index) if index >= 0 else None
         if rule is not None and rule.node is not None and param is not None:
-            found[id(rule.node)] = param
+            found[rule.node] = param
     return found
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
-from vjplint.model.file_model import FileModel, Signature
+from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode
 from vjplint.facts.value_kinds import unpack_path
 
@@ -71,8 +71,8 @@ class Integers:
 
     def __init__(self, model: FileModel) -> None:
         self.model = model
-        self._names: Dict[Tuple[int, str], Optional[str]] = {}
-        self._active: Set[Tuple[int, str]] = set()
+        self._names: Dict[Tuple[ast.AST, str], Optional[str]] = {}
+        self._active: Set[Tuple[ast.AST, str]] = set()
         self._depth = 0
 
     # -- dtypes -------------------------------------------------------------------------------
@@ -209,7 +209,7 @@ class Integers:
         if found is None:
             return None
         owner, bindings = found
-        key = (id(owner.node), e.id)
+        key = (owner.node, e.id)
         if key in self._names:
             return self._names[key]
         if key in self._active:
@@ -286,7 +286,7 @@ class Integers:
             fn = self._function(e.func)
             if fn is None:
                 return None
-            key = (id(fn), f"return{path}")
+            key = (fn, f"return{path}")
             if key in self._active:
                 return PENDING
             self._active.add(key)
@@ -320,7 +320,7 @@ class Integers:
                 continue
             sig = d.signature
             rule = next(rule for _, rule in self.model.facts.jvp_rules(d) if rule.node is fn)
-            params = Signature.of(fn).positional[rule.bound_positional:]
+            params = self.model.signature(fn).positional[rule.bound_positional:]
             if sig is None or sig.vararg or len(params) != len(d.nondiff) + 2 or params[len(d.nondiff)] != primals.id:
                 return None
             diff = [i for i in range(len(sig.positional)) if i not in d.nondiff]
@@ -363,7 +363,7 @@ class Integers:
         fn = self._function(e.func) if isinstance(e.func, ast.Name) else None
         if fn is None:
             return None
-        key = (id(fn), "return")
+        key = (fn, "return")
         if key in self._active:
             return PENDING
         self._active.add(key)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
-from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.model.semantic import own_nodes, walk
 
 
@@ -22,7 +22,7 @@ def rule_unpacking(d: CustomDerivative, rule: RuleFunction
     """(primal names, tangent names, the statement unpacking the tangents) from `x, n = primals`
     and `x_dot, _ = tangents` (or `(x, n), (x_dot, _) = primals, tangents`) in the rule."""
     assert rule.node is not None
-    params = Signature.of(rule.node).positional[rule.bound_positional:]
+    params = rule.signature.positional[rule.bound_positional:]  # type: ignore[union-attr]
     k = len(d.nondiff)
     if len(params) != k + 2:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set
+from typing import TYPE_CHECKING, AbstractSet, Dict, List, Optional, Sequence, Set
 
 from vjplint.facts.loops import (WHILE_LOOP, ImportedLoops, imported_route, module_function,
                                  while_loop_route)
@@ -68,11 +68,11 @@ class Linearity:
     """Classifies expressions of one jvp rule by how they depend on its tangents."""
 
     def __init__(self, rule: Rule, fn: FunctionNode, tangents_param: str, given: Set[str] = frozenset(),
-                 active: Set[int] = frozenset()) -> None:
+                 active: AbstractSet[ast.AST] = frozenset()) -> None:
         self.rule, self.fn, self.param = rule, fn, tangents_param
         self.index = rule.model.index
         self.tangents: Set[str] = set(given)  # a helper's parameters that receive tangent terms
-        self.active = {*active, id(fn)}  # the functions being analysed: no recursion
+        self.active = {*active, fn}  # the functions being analysed: no recursion
         self.values: Dict[str, List[Optional[ast.expr]]] = {}
         self.parts: Dict[str, ast.expr] = {}  # a name unpacked from a call: `_, dt = while_loop(...)`
         self._seen: Set[str] = set()
@@ -274,7 +274,7 @@ class Linearity:
         if target is None:  # `f = jax.custom_jvp(f, ...)` rebinds the def's name: its primal
             callee = self.rule.model.facts.derivative_named(call.func)
             target = callee.primal if callee is not None and isinstance(callee.primal, ast.FunctionDef) else None
-        if target is None or id(target) in self.active or len(self.active) > 3 or target.args.vararg is not None:
+        if target is None or target in self.active or len(self.active) > 3 or target.args.vararg is not None:
             return None
         params = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
         if len(args) > len(params) or any(f.kind == "unknown" for f in forms):

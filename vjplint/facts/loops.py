@@ -87,7 +87,7 @@ def while_loop_route(index: SemanticIndex, fn: FunctionNode, params: Set[str],
     if depth > MAX_DEPTH:
         return None
     memo = memo if memo is not None else _Memo()
-    key = (id(fn), frozenset(params), depth)
+    key = (fn, frozenset(params), depth)
     if key not in memo.routes:
         memo.routes[key] = _route(index, fn, params, quote, depth, imported, memo)
     return memo.routes[key]
@@ -132,26 +132,26 @@ class _Memo:
 
     def __init__(self) -> None:
         self.routes: Dict[tuple, Optional[Route]] = {}
-        self._calls: Dict[int, List[ast.Call]] = {}
-        self._flows: Dict[int, List[Tuple[FrozenSet[str], List[str]]]] = {}
-        self._loaded: Dict[int, FrozenSet[str]] = {}
+        self._calls: Dict[ast.AST, List[ast.Call]] = {}
+        self._flows: Dict[ast.AST, List[Tuple[FrozenSet[str], List[str]]]] = {}
+        self._loaded: Dict[ast.AST, FrozenSet[str]] = {}
 
     def loaded(self, node: ast.AST) -> FrozenSet[str]:
-        found = self._loaded.get(id(node))
+        found = self._loaded.get(node)
         if found is None:
-            found = self._loaded[id(node)] = frozenset(
+            found = self._loaded[node] = frozenset(
                 n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
         return found
 
     def calls(self, fn: FunctionNode) -> List[ast.Call]:
-        if id(fn) not in self._calls:
-            self._calls[id(fn)] = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
-        return self._calls[id(fn)]
+        if fn not in self._calls:
+            self._calls[fn] = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+        return self._calls[fn]
 
     def tainted(self, fn: FunctionNode, params: Set[str]) -> Set[str]:
         """`params` and the names assigned from them in `fn`, the local functions that read them
         included (a closure over the value carries it)."""
-        if id(fn) not in self._flows:
+        if fn not in self._flows:
             flows: List[Tuple[FrozenSet[str], List[str]]] = []
             for node in ast.walk(fn):
                 if isinstance(node, ast.Assign):
@@ -159,12 +159,12 @@ class _Memo:
                                   [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]))
                 elif isinstance(node, FUNCTION_TYPES) and node is not fn and not isinstance(node, ast.Lambda):
                     flows.append((self.loaded(node), [node.name]))
-            self._flows[id(fn)] = flows
+            self._flows[fn] = flows
         names = set(params)
         changed = True
         while changed:
             changed = False
-            for read, bound in self._flows[id(fn)]:
+            for read, bound in self._flows[fn]:
                 if not read.isdisjoint(names) and not names.issuperset(bound):
                     names.update(bound)
                     changed = True

@@ -8,7 +8,7 @@ import ast
 from typing import Dict, NamedTuple, Optional
 
 from vjplint.model.file_model import FileModel, RuleFunction
-from vjplint.model.semantic import FunctionNode, own_nodes
+from vjplint.model.semantic import FunctionNode
 
 VJP = "jax.vjp"
 
@@ -36,7 +36,7 @@ def made_here(model: FileModel, fn: FunctionNode) -> Dict[str, Pullback]:
 def _vjp_bindings(model: FileModel, fn: FunctionNode) -> Dict[str, tuple]:
     """pullback name -> (assignment, the jax.vjp call, the name its output is bound to or None)."""
     found: Dict[str, tuple] = {}
-    for node in own_nodes(fn):
+    for node in model.facts.own_nodes(fn):
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         target, value = node.targets[0], node.value
@@ -97,7 +97,7 @@ def saved(model: FileModel, fwd: RuleFunction, bwd: FunctionNode, res: str, fwd_
     if None in places:
         return {res: places[None]}
     found: Dict[str, Pullback] = {}
-    for node in own_nodes(bwd):  # `pull, x = res`
+    for node in model.facts.own_nodes(bwd):  # `pull, x = res`
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name) \
                 and node.value.id == res and isinstance(node.targets[0], (ast.Tuple, ast.List)):
             for i, e in enumerate(node.targets[0].elts):

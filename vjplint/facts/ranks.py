@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
-from vjplint.model.file_model import FileModel, Signature
+from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FunctionNode
 
 # Functions that keep their inputs' (broadcast) rank.
@@ -218,7 +218,7 @@ class Ranks:
 
     def _followed(self, callee: FunctionNode, e: ast.Call, quoted: str) -> Optional[Rank]:
         """A call of the primal: its return's rank with its parameters' ranks from the arguments."""
-        sig = Signature.of(callee)
+        sig = self.model.signature(callee)
         if sig.vararg or len(e.args) != len(sig.positional):
             return None
         env = {p: r for p, r in ((p, self.of(a)) for p, a in zip(sig.positional, e.args)) if r is not None}
@@ -243,5 +243,5 @@ def _int(e: Optional[ast.expr]) -> Optional[int]:
 
 def own_ranks(model: FileModel, fn: FunctionNode) -> Ranks:
     """Ranks inside `fn` relative to its own positional parameters."""
-    sig = Signature.of(fn)
+    sig = model.signature(fn)
     return Ranks(model, fn, {p: Rank(p, 0, f"`{p}`") for p in sig.positional})

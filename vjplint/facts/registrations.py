@@ -130,11 +130,11 @@ def first_use(model: FileModel, d: CustomDerivative) -> Optional[Use]:
     for site in d.call_sites:
         if not _inside_own_rules(model, d, site.call):
             return Use(site.call, "called")
-    bound = {id(d.anchor), id(d.primal)}
+    bound = {d.anchor, d.primal}
     for node in model.index.names(d.name):  # `ast.walk` order, without a walk per derivative
         if model.facts.is_transform_argument(node):
             scope = model.index.scope_of(node)
-            if any(id(b.node) in bound for b in model.index.lookup(node.id, scope)):
+            if any(b.node in bound for b in model.index.lookup(node.id, scope)):
                 parent = model.index.parent(node)
                 return Use(node, "passed", parent if isinstance(parent, ast.Call) else None)
     return None

@@ -20,7 +20,7 @@ import ast
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from vjplint.model.file_model import FileModel, Signature
+from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FunctionNode
 
 PREFIXES = ("jax.numpy.", "numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.", "math.")
@@ -92,7 +92,7 @@ class ScalarEvaluator:
         self.model = model
         self.compare = {**COMPARE, **EQUALITY} if equality else COMPARE
         self.selects = ("where", "select") if equality else ("where",)
-        self.frozen: Dict[int, Any] = {}  # id of an expression node -> the value it is taken to have
+        self.frozen: Dict[ast.AST, Any] = {}  # an expression node -> the value it is taken to have
         self._depth = 0
         self._module_defs: Optional[Dict[str, FunctionNode]] = None
         self._constants: Optional[Dict[str, float]] = None
@@ -101,7 +101,7 @@ class ScalarEvaluator:
         """`fn(*args)` on floats and tuples of them; raises Unsupported."""
         if self._depth >= self.MAX_DEPTH:
             raise Unsupported("calls nested too deep")
-        sig = Signature.of(fn)
+        sig = self.model.signature(fn)
         if sig.vararg or sig.kwonly or sig.kwarg or len(args) > len(sig.positional):
             raise Unsupported("a signature other than positional parameters")
         env: Dict[str, Any] = dict(zip(sig.positional, args))
@@ -190,8 +190,8 @@ class ScalarEvaluator:
             raise Unsupported("an assignment target it cannot bind")
 
     def _expr(self, e: ast.expr, env: Dict[str, Any]) -> Any:
-        if self.frozen and id(e) in self.frozen:
-            return self.frozen[id(e)]
+        if self.frozen and e in self.frozen:
+            return self.frozen[e]
         if isinstance(e, ast.Constant):
             if isinstance(e.value, bool) or e.value is None:
                 return e.value

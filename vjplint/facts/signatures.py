@@ -149,7 +149,7 @@ def rule_arity(model: FileModel, rule: RuleFunction) -> Optional[Arity]:
     arity = function_arity(fn, bound, keywords)
     if arity is None:
         return None
-    positional = Signature.of(fn).positional
+    positional = model.signature(fn).positional
     self_name = positional[0] if bound > partial_bound and positional else None
     skip = 1 if self_name else 0
     partial_names = tuple(positional[skip:bound]) + tuple(k for k in keywords if k in positional)
@@ -222,10 +222,10 @@ def primal_arg_counts(model: FileModel, d: CustomDerivative) -> Optional[FrozenS
     if not (d.name.startswith("_") or d.enclosing is not None) or not d.call_sites or _escapes(model, d):
         return None
     counts = set()
-    own = {id(d.primal), *(id(r.node) for reg in d.registrations for r in reg.rules if r.node is not None)}
+    own = {d.primal, *(r.node for reg in d.registrations for r in reg.rules if r.node is not None)}
     for site in d.call_sites:
         call = site.call
-        if any(id(f) in own for f in _enclosing_functions(model, call)):
+        if any(f in own for f in _enclosing_functions(model, call)):
             continue  # `f(*args)` inside its own rules forwards the arguments; it does not decide them
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return None
@@ -257,11 +257,11 @@ def differentiable_names(model: FileModel, d: CustomDerivative) -> Optional[Tupl
 
 def _escapes(model: FileModel, d: CustomDerivative) -> bool:
     """True when the derivative's name is used other than being called or registered."""
-    calls = {id(s.call.func) for s in d.call_sites}
+    calls = {s.call.func for s in d.call_sites}
     for node in ast.walk(d.enclosing or model.module):
         if isinstance(node, ast.Name) and node.id == d.name and isinstance(node.ctx, ast.Load):
             parent = model.index.parent(node)
-            if id(node) in calls:
+            if node in calls:
                 continue
             if isinstance(parent, ast.Attribute) and parent.attr in ("defvjp", "defjvp", "defjvps"):
                 continue
@@ -408,8 +408,8 @@ def rules_of(d: CustomDerivative) -> List[Tuple[str, RuleFunction]]:
         roles = {"defvjp": ("fwd", "bwd"), "def_fwd": ("fwd",), "def_bwd": ("bwd",)}.get(
             reg.method, ("jvp",) * len(reg.rules))
         for role, rule in zip(roles, reg.rules):
-            if rule.node is not None and id(rule.node) not in seen:
-                seen.add(id(rule.node))
+            if rule.node is not None and rule.node not in seen:
+                seen.add(rule.node)
                 found.append((role, rule))
     return found
 

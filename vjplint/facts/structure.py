@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
-from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction
 from vjplint.model.semantic import FunctionNode
 
 Structure = Tuple[str, int]  # ("array", 1) or ("tuple" | "list", length)
@@ -208,9 +208,9 @@ def registered_bwds(model: FileModel, wanted: Callable[[CustomDerivative], bool]
         if d.api != "jax" or d.kind != "vjp" or d.primal is None or d.nondiff_unresolved or not wanted(d):
             continue
         for reg, fwd, bwd in model.facts.checked_vjp_rules(d):
-            if bwd is None or bwd.node is None or id(bwd.node) in seen or not registered_here(model, d, reg.node):
+            if bwd is None or bwd.node is None or bwd.node in seen or not registered_here(model, d, reg.node):
                 continue
-            seen.add(id(bwd.node))
-            params = Signature.of(bwd.node).positional[bwd.bound_positional:]
+            seen.add(bwd.node)
+            params = model.signature(bwd.node).positional[bwd.bound_positional:]
             if len(params) == len(d.nondiff) + 2:
                 yield RegisteredBwd(d, fwd, bwd, params)

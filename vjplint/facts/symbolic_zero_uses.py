@@ -56,8 +56,8 @@ def tangent_item(expr: ast.AST, tangents: str) -> Optional[int]:
     return None
 
 
-def raising_use(model: FileModel, node: ast.AST, parents: Dict[int, ast.AST]) -> Optional[ast.AST]:
-    parent = parents.get(id(node))
+def raising_use(model: FileModel, node: ast.AST, parents: Dict[ast.AST, ast.AST]) -> Optional[ast.AST]:
+    parent = parents.get(node)
     if isinstance(parent, ast.BinOp):
         return parent
     if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd, ast.Invert)):
@@ -67,12 +67,12 @@ def raising_use(model: FileModel, node: ast.AST, parents: Dict[int, ast.AST]) ->
     if isinstance(parent, ast.Attribute) and parent.value is node:
         if parent.attr in RAISING_PROPERTIES:
             return parent
-        call = parents.get(id(parent))
+        call = parents.get(parent)
         if parent.attr in ARRAY_METHODS and isinstance(call, ast.Call) and call.func is parent:
             return call
         return None
     if isinstance(parent, ast.keyword):
-        parent = parents.get(id(parent))
+        parent = parents.get(parent)
         if not isinstance(parent, ast.Call):
             return None
     if isinstance(parent, ast.Call) and parent.func is not node:

@@ -232,13 +232,13 @@ class Values:
 
     def __init__(self, model: FileModel) -> None:
         self.model = model
-        self._exprs: Dict[int, Tuple[ast.AST, Kind]] = {}
-        self._names: Dict[Tuple[int, str], Kind] = {}
-        self._active: Set[Tuple[str, int, str]] = set()
-        self._roles: Optional[Dict[int, Tuple[CustomDerivative, str]]] = None
-        self._callers: Optional[Dict[int, List[ast.Call]]] = None
-        self._class_attrs: Dict[int, Dict[str, List[Optional[ast.stmt]]]] = {}
-        self._mutations: Dict[int, Set[str]] = {}
+        self._exprs: Dict[ast.AST, Kind] = {}
+        self._names: Dict[Tuple[ast.AST, str], Kind] = {}
+        self._active: Set[Tuple[str, ast.AST, str]] = set()
+        self._roles: Optional[Dict[ast.AST, Tuple[CustomDerivative, str]]] = None
+        self._callers: Optional[Dict[ast.AST, List[ast.Call]]] = None
+        self._class_attrs: Dict[ast.AST, Dict[str, List[Optional[ast.stmt]]]] = {}
+        self._mutations: Dict[ast.AST, Set[str]] = {}
         self._depth = 0
         # `__init__` evaluated for one construction: its parameters bound to that call's arguments.
         self._frames: List[Tuple[FunctionNode, Dict[str, Kind]]] = []
@@ -250,9 +250,9 @@ class Values:
     # -- entry points -----------------------------------------------------------------------
     def of(self, expr: ast.expr) -> Kind:
         """The kind of `expr` where it stands."""
-        hit = self._exprs.get(id(expr))
+        hit = self._exprs.get(expr)
         if hit is not None:
-            return hit[1]
+            return hit
         if self._depth > self.MAX_DEPTH:
             return UNKNOWN_KIND
         self._depth += 1
@@ -260,7 +260,7 @@ class Values:
             kind = self._eval(expr)
         finally:
             self._depth -= 1
-        self._exprs[id(expr)] = (expr, kind)
+        self._exprs[expr] = kind
         return kind
 
     def name(self, name: str, scope: Scope) -> Kind:
@@ -269,10 +269,10 @@ class Values:
         if found is None:
             return UNKNOWN_KIND
         owner, bindings = found
-        key = (id(owner.node), name)
+        key = (owner.node, name)
         if key in self._names:
             return self._names[key]
-        guard = ("name", id(owner.node), name)
+        guard = ("name", owner.node, name)
         if guard in self._active:
             return UNKNOWN_KIND
         self._active.add(guard)
@@ -285,7 +285,7 @@ class Values:
 
     def returns(self, fn: FunctionNode) -> Kind:
         """What calling `fn` gives: the join of its returns."""
-        guard = ("ret", id(fn), "")
+        guard = ("ret", fn, "")
         if guard in self._active:
             return UNKNOWN_KIND
         self._active.add(guard)
@@ -340,9 +340,9 @@ class Values:
         """Whether code in `owner` (nested functions included) changes the list or dict `name` in
         place: `name.append(...)`, `name[k] = v`, `name += ...`, `del name[k]`: its length and
         fields are then unknown. One walk per scope."""
-        found = self._mutations.get(id(owner.node))
+        found = self._mutations.get(owner.node)
         if found is None:
-            found = self._mutations[id(owner.node)] = set()
+            found = self._mutations[owner.node] = set()
             for node in walk(owner.node):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                         isinstance(node.func.value, ast.Name) and node.func.attr in MUTATORS:
@@ -365,7 +365,7 @@ class Values:
         m = self.model
         if self._frames and self._frames[-1][0] is fn and name in self._frames[-1][1]:
             return self._frames[-1][1][name]
-        sig = Signature.of(fn)
+        sig = self.model.signature(fn)
         annotation = sig.annotations.get(name)
         fname = getattr(fn, "name", "<lambda>")
         origin = (fn, name, f"`{name}` is a parameter of `{fname}`")
@@ -413,14 +413,14 @@ class Values:
             for call in self.model.facts.name_calls():
                 for b in index.lookup(call.func.id, index.scope_of(call)):  # type: ignore[attr-defined]
                     if b.kind in ("def", "class"):
-                        self._callers.setdefault(id(b.node), []).append(call)
+                        self._callers.setdefault(b.node, []).append(call)
         target: ast.AST = fn
         offset = 0
         if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
             cls = self.model.index.scope_of(fn).node
             if isinstance(cls, ast.ClassDef):
                 target, offset = cls, 1
-        calls = self._callers.get(id(target), [])
+        calls = self._callers.get(target, [])
         external = external_calls(self.model, fn.name, fn) if isinstance(fn, ast.FunctionDef) and not offset else []
         if not (calls or external) or name not in sig.positional or len(calls) + len(external) > 16:
             return UNKNOWN_KIND
@@ -447,14 +447,14 @@ class Values:
                 for role in ("fwd", "bwd", "jvp"):
                     rule = d.rule(role)
                     if rule is not None and rule.node is not None:
-                        self._roles.setdefault(id(rule.node), (d, role))
+                        self._roles.setdefault(rule.node, (d, role))
                 if d.primal is not None:
-                    self._roles.setdefault(id(d.primal), (d, "primal"))
-        entry = self._roles.get(id(fn))
+                    self._roles.setdefault(d.primal, (d, "primal"))
+        entry = self._roles.get(fn)
         if entry is None:
             return None
         d, role = entry
-        params = Signature.of(fn).positional
+        params = self.model.signature(fn).positional
         if name not in params:
             return None
         index = params.index(name)
@@ -499,7 +499,7 @@ class Values:
             if all(b.kind in ("def", "class", "import") for b in found[1]):
                 continue
             seen.add(node.id)
-            guard = ("cap", id(fn), node.id)
+            guard = ("cap", fn, node.id)
             if guard in self._active:
                 continue
             self._active.add(guard)
@@ -643,9 +643,9 @@ class Values:
         cls = self.model.index.scope_of(method).node
         if not isinstance(cls, ast.ClassDef):
             return None
-        table = self._class_attrs.get(id(cls))
+        table = self._class_attrs.get(cls)
         if table is None:  # one walk per class: `self.x = v` per attribute, None for `self.x += v`
-            table = self._class_attrs[id(cls)] = {}
+            table = self._class_attrs[cls] = {}
             for node in walk(cls):
                 if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -819,10 +819,10 @@ class Values:
         `self`, each evaluated with `__init__`'s parameters bound to this call's arguments. An
         attribute assigned in another method too is left out (its value then depends on calls)."""
         init = self._init_of(cls, 0)
-        guard = ("init", id(cls), "")
+        guard = ("init", cls, "")
         if init is None or guard in self._active:
             return UNKNOWN_KIND
-        sig = Signature.of(init)
+        sig = self.model.signature(init)
         if not sig.positional or any(isinstance(a, ast.Starred) for a in e.args) or any(
                 k.arg is None for k in e.keywords) or len(e.args) > len(sig.positional) - 1:
             return Kind(RECORD, why=f"`{self.model.quote(e, 50)}`", node=cls)

@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.facts.scalar_eval import UNKNOWN, ScalarEvaluator, Unsupported, literal_number
 from vjplint.facts.structure import registered_here
-from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.model.semantic import child_nodes
 
 # Values of the other arguments (positive and inside (-1, 1), as VJP610's), one point each.
@@ -75,14 +75,14 @@ class _Guards:
                 continue
             if d.kind == "jvp":
                 for reg, rule in self.model.facts.jvp_rules(d):
-                    if _plain(rule) and registered_here(self.model, d, reg.node) and id(rule.node) not in seen:
-                        seen.add(id(rule.node))
+                    if _plain(rule) and registered_here(self.model, d, reg.node) and rule.node not in seen:
+                        seen.add(rule.node)
                         self._check_rule(evaluator, d, rule, None)
             else:
                 for reg, fwd, bwd in self.model.facts.checked_vjp_rules(d):
                     if bwd is not None and _plain(bwd) and registered_here(self.model, d, reg.node) \
-                            and id(bwd.node) not in seen:
-                        seen.add(id(bwd.node))
+                            and bwd.node not in seen:
+                        seen.add(bwd.node)
                         self._check_rule(evaluator, d, bwd, fwd if fwd is not None and _plain(fwd) else None)
         return self._found
 
@@ -90,7 +90,7 @@ class _Guards:
                     fwd: Optional[RuleFunction]) -> None:
         fn = rule.node
         assert isinstance(fn, ast.FunctionDef)
-        params = Signature.of(fn).positional
+        params = self.model.signature(fn).positional
         if len(params) < 2 + len(d.nondiff):
             return
         tangent_parts = _tangent_parts(self.model, fn) if fwd is None and d.kind == "jvp" else None
@@ -174,7 +174,7 @@ class _Guards:
         assert sig is not None and rule.node is not None
         point = [SAMPLES[(k + 2 * i) % len(SAMPLES)] for i in range(len(sig.positional))]
         point = [at if p == guard.name else v for p, v in zip(sig.positional, point)]
-        params = Signature.of(rule.node).positional
+        params = self.model.signature(rule.node).positional
         lead: Dict[str, Any] = {p: UNKNOWN for p in params[:-2]}
         if d.kind == "jvp":
             diff = [v for i, v in enumerate(point) if i not in d.nondiff]
@@ -212,7 +212,7 @@ class _Guards:
             for side in (1.0, -1.0):
                 for i, output in enumerate(outputs):
                     slopes = []
-                    for frozen in ({}, {id(guard.call): guard.constant}):
+                    for frozen in ({}, {guard.call: guard.constant}):
                         ev.frozen = frozen
                         try:
                             values = []

@@ -48,22 +48,22 @@ class RuleSplit:
     collect: Callable[[], Optional[Tuple[List[Diagnostic], List[str]]]]
 
 
-def prefilter_names(config: Config, facts: RunFacts = NO_FACTS) -> Tuple[bytes, ...]:
+def prefilter_names(config: Config, facts: RunFacts = NO_FACTS,
+                    session: Optional[LintSession] = None) -> Tuple[bytes, ...]:
     """The names a finding needs, with the last names of the settings' aliases and of the run's
-    inferred ones; kept on the object that holds the last of them (the settings, or the run's
-    facts: the project index makes one facts object per set of configured aliases), which never
-    changes (asked once per file by the engine, the fix loop and the workers)."""
-    holder = facts if facts.vjp_aliases or facts.jvp_aliases else config
-    known = holder.__dict__.get("_vjplint_prefilter")
+    inferred ones. Kept in `session`'s memo by the aliases (asked once per file by the engine,
+    the fix loop and the workers); computed afresh without a session."""
+    key = (config.custom_vjp_aliases, config.custom_jvp_aliases, facts.vjp_aliases, facts.jvp_aliases)
+    known = session.prefilters.get(key) if session is not None else None
     if known is not None:
         return known
     # Aliases' last names, each once: inferred wrappers (vjplint.project.index) add many spellings of few names.
     extra = [name.rsplit(".", 1)[-1].encode() for name, _ in (*config.custom_vjp_aliases, *config.custom_jvp_aliases,
                                                                *facts.vjp_aliases, *facts.jvp_aliases)]
     names = tuple(dict.fromkeys(PREFILTER_NAMES + tuple(extra)))
-    object.__setattr__(holder, "_vjplint_prefilter", names)
+    if session is not None:
+        session.prefilters[key] = names
     return names
-
 
 
 def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
@@ -116,7 +116,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         session = LintSession()
     session.forget_parse()  # another file's parse: no fix of this file reads it
     if isinstance(source, bytes):
-        if not prefiltered and not may_contain_findings(source, prefilter_names(config, facts)):
+        if not prefiltered and not may_contain_findings(source, prefilter_names(config, facts, session)):
             return result
         try:
             decoded = decode(source)
@@ -125,7 +125,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
             return _finish(result, config, filename, where, [], set())
     else:
         decoded = DecodedSource(source, "utf-8", False, "\n")
-        if not may_contain_findings(source.encode("utf-8", "surrogatepass"), prefilter_names(config, facts)):
+        if not may_contain_findings(source.encode("utf-8", "surrogatepass"), prefilter_names(config, facts, session)):
             result.decoded = decoded
             return result
     result.decoded = decoded
@@ -133,7 +133,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     if SKIP_FILE.search(text):
         return result
     lines = source_lines(text)
-    enabled, partly = enabled_codes(config)
+    enabled, partly = enabled_codes(config, session)
     result.analysed = True
     module = None
     index = TextIndex(text)  # the searches of this text, made once for every step below
@@ -141,7 +141,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         from vjplint.syntax.region_parse import parse_focused
 
         try:
-            module = parse_focused(text, lines, [n.decode() for n in prefilter_names(config, facts)], filename, index=index)
+            module = parse_focused(text, lines, [n.decode() for n in prefilter_names(config, facts, session)], filename, index=index)
         except RecursionError:
             module = None
     focused = module is not None
@@ -161,10 +161,11 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     return _finish(result, config, filename, where, lines, enabled)
 
 
-def enabled_codes(config: Config) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-    """(every code that runs, the part of it that runs only for its default reports). Kept on the
-    settings object, which never changes (the convention of facts kept on nodes: `_vjplint_<fact>`)."""
-    known = config.__dict__.get("_vjplint_enabled")
+def enabled_codes(config: Config, session: Optional[LintSession] = None) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """(every code that runs, the part of it that runs only for its default reports). Kept in
+    `session`'s memo by the settings that choose the rules; computed afresh without a session."""
+    key = (config.select, config.extend_select, config.ignore, config.target)
+    known = session.selections.get(key) if session is not None else None
     if known is not None:
         return known
     from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
@@ -172,7 +173,8 @@ def enabled_codes(config: Config) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     enabled = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
     partly = _partly_enabled(config, enabled)
     answer = frozenset(enabled | partly), partly
-    object.__setattr__(config, "_vjplint_enabled", answer)
+    if session is not None:
+        session.selections[key] = answer
     return answer
 
 
@@ -209,7 +211,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
         session = LintSession()
     whole: Optional[ast.Module] = None if focused else module
     index = TextIndex.of(text, index)
-    names = tuple(n.decode() for n in prefilter_names(config, facts))
+    names = tuple(n.decode() for n in prefilter_names(config, facts, session))
     if session.focus and not focused:
         from vjplint.syntax.regions import focus
 

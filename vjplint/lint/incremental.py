@@ -99,7 +99,7 @@ class IncrementalLinter:
         or None. `keep`: as `engine.lint_source`'s (that whole lint's model, freed by the caller)."""
         stop = should_stop or (lambda: False)
         data = text.encode("utf-8", "surrogatepass")
-        if SKIP_FILE.search(text) or not may_contain_findings(data, prefilter_names(self.config, self.facts)):
+        if SKIP_FILE.search(text) or not may_contain_findings(data, prefilter_names(self.config, self.facts, self.session)):
             return self._whole(text)
         if whole_first and not self.chunks and not self.cache:
             self.unprimed = True
@@ -268,8 +268,8 @@ class IncrementalLinter:
             # that depend on everything: then the file is one family.
             groups = [members] if self._module_wide() else _families(self.chunks, members)
             self.grouping = (statements, [[self.chunks[i] for i in g] for g in groups])
-        index = {id(c): i for i, c in enumerate(self.chunks)}
-        return [[index[id(c)] for c in g] for g in self.grouping[1]]
+        index = {c: i for i, c in enumerate(self.chunks)}
+        return [[index[c] for c in g] for g in self.grouping[1]]
 
     def _lint_families(self, text: str, stop: Callable[[], bool]) -> LintResult:
         starts = self._starts()
@@ -278,7 +278,7 @@ class IncrementalLinter:
         if not families:
             families = [[]]  # the context alone still gets its findings
         lines = source_lines(text)
-        enabled, self.partly = enabled_codes(self.config)
+        enabled, self.partly = enabled_codes(self.config, self.session)
         found: List[Diagnostic] = []
         seen: Set[tuple] = set()  # context statements are in every family: their findings count once
         errors: List[str] = []
@@ -321,7 +321,7 @@ class IncrementalLinter:
     def _module_wide(self) -> bool:
         """Whether a registration may target no derivative: its target is named by no statement
         that can create one (at any depth), or it has no name at all."""
-        triggers = [n.decode() for n in prefilter_names(self.config, self.facts)]
+        triggers = [n.decode() for n in prefilter_names(self.config, self.facts, self.session)]
         creators: Set[str] = set()
         for c in self.chunks:
             if c.statements and not c.context and any(t in c.text for t in triggers):

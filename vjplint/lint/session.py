@@ -10,13 +10,16 @@ run, the Language Server one for its life, `lint_source` a fresh one when none i
   kept only where the session says so (`keep_parses`): a tree kept alive past its lint is scanned
   by the cyclic collector again and again, which cost a text report more than the parse it
   would save.
+- the run's memos, keyed by value: the prefilter names of each set of aliases, the codes each
+  selection enables (`vjplint.lint.engine.prefilter_names`, `enabled_codes`): asked once per file
+  by the engine, the fix loop and the workers. A worker's session starts with empty memos.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import Dict, FrozenSet, Hashable, Optional, Tuple
 
 from vjplint.syntax.source import parse, same_statements
 
@@ -29,9 +32,14 @@ class LintSession:
     focus: bool = True
     keep_parses: bool = False
     _kept: Optional[_Kept] = field(default=None, repr=False, compare=False)
+    # (the configured aliases, the inferred ones) -> the prefilter names
+    prefilters: Dict[Hashable, Tuple[bytes, ...]] = field(default_factory=dict, repr=False, compare=False)
+    # (select, extend-select, ignore, target) -> (the codes that run, those that run only for their default reports)
+    selections: Dict[Hashable, Tuple[FrozenSet[str], FrozenSet[str]]] = field(default_factory=dict, repr=False,
+                                                                             compare=False)
 
     def for_worker(self) -> "LintSession":
-        """The session a worker process lints with: the same switches, an empty slot."""
+        """The session a worker process lints with: the same switches, an empty slot, empty memos."""
         return LintSession(self.focus)
 
     def remember_parse(self, text: str, names: Tuple[str, ...], module: Optional[ast.Module],

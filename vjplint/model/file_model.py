@@ -27,15 +27,9 @@ class Signature:
 
     @classmethod
     def of(cls, fn: FunctionNode) -> "Signature":
-        """The signature of `fn`, made once per node (rules and facts ask again and again; a
-        Signature is never changed: `without_first` makes another)."""
-        made = fn.__dict__.get("_vjplint_signature")
-        if made is None:
-            made = fn.__dict__["_vjplint_signature"] = cls._of(fn)
-        return made
-
-    @classmethod
-    def _of(cls, fn: FunctionNode) -> "Signature":
+        """The signature of `fn`, computed on each call: `model.signature(fn)` keeps it per file
+        (rules and facts ask again and again; a Signature is never changed: `without_first`
+        makes another)."""
         args = fn.args
         positional_args = [*args.posonlyargs, *args.args]
         positional = [a.arg for a in positional_args]
@@ -70,7 +64,7 @@ class Signature:
                          {k: v for k, v in self.param_nodes.items() if k != first})
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class RuleFunction:
     """A fwd, bwd or jvp rule as passed to defvjp/defjvp, resolved where possible."""
 
@@ -86,7 +80,12 @@ class RuleFunction:
 
     @property
     def signature(self) -> Optional[Signature]:
-        return Signature.of(self.node) if self.node is not None else None
+        """The signature of `node` (made once: every rule asks)."""
+        try:
+            return self.__dict__["_signature"]
+        except KeyError:
+            sig = self.__dict__["_signature"] = Signature.of(self.node) if self.node is not None else None
+            return sig
 
     @property
     def called(self) -> Optional[FunctionNode]:
@@ -110,7 +109,7 @@ class RuleFunction:
         return [p for p in remaining if p not in self.bound_keywords]
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class Registration:
     """One `defvjp`/`defjvp`/`defjvps` call or decorator."""
 
@@ -121,14 +120,14 @@ class Registration:
     keywords: Dict[str, ast.expr]
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class CallSite:
     call: ast.Call
     enclosing: Optional[FunctionNode]
     positional_offset: int = 0  # `Class.method(obj, x)` keeps positions as they are
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class CustomDerivative:
     kind: str  # "vjp" or "jvp"
     name: str
@@ -208,26 +207,25 @@ _DEFVJP_INDEX = {"fwd": 0, "bwd": 1}
 class _Lookups:
     def __init__(self, derivatives: List[CustomDerivative]) -> None:
         self.size = len(derivatives)
-        self.keep = list(derivatives)  # the ids below stay theirs while this lives
-        self.by_node: Dict[int, CustomDerivative] = {}
-        self.by_name: Dict[Tuple[str, int], List[CustomDerivative]] = {}
-        self.by_rule: Dict[int, List[CustomDerivative]] = {}
-        self.order = {id(d): i for i, d in enumerate(derivatives)}
+        self.by_node: Dict[ast.AST, CustomDerivative] = {}
+        self.by_name: Dict[Tuple[str, Optional[FunctionNode]], List[CustomDerivative]] = {}
+        self.by_rule: Dict[ast.AST, List[CustomDerivative]] = {}
+        self.order = {d: i for i, d in enumerate(derivatives)}
         self.via = [d for d in derivatives if getattr(d, "via", "")]
         for d in derivatives:
             for node in (d.primal, d.anchor):  # the first derivative a node belongs to answers
                 if node is not None:
-                    self.by_node.setdefault(id(node), d)
-            self.by_name.setdefault((d.name, id(d.enclosing)), []).append(d)
+                    self.by_node.setdefault(node, d)
+            self.by_name.setdefault((d.name, d.enclosing), []).append(d)
             for role in ("fwd", "bwd", "jvp"):
                 r = d.rule(role)
                 if r is not None and r.node is not None:
-                    owners = self.by_rule.setdefault(id(r.node), [])
+                    owners = self.by_rule.setdefault(r.node, [])
                     if not owners or owners[-1] is not d:
                         owners.append(d)
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class TracedFunction:
     node: FunctionNode
     how: str  # "jax.jit", "jax.grad", ...
@@ -258,12 +256,16 @@ class FileModel:
             self._lookups = _Lookups(self.derivatives)
         return self._lookups
 
+    def signature(self, fn: FunctionNode) -> Signature:
+        """`fn`'s signature, made once per function of this file."""
+        return self.index.of_node(Signature.of, fn)
+
     def derivative_for_node(self, node: ast.AST) -> Optional[CustomDerivative]:
-        return self._lookup().by_node.get(id(node))
+        return self._lookup().by_node.get(node)
 
     def same_name(self, d: CustomDerivative) -> List[CustomDerivative]:
         """The derivatives with `d`'s name in `d`'s enclosing scope (`d` included), in order."""
-        return self._lookup().by_name.get((d.name, id(d.enclosing)), [])
+        return self._lookup().by_name.get((d.name, d.enclosing), [])
 
     def made_via_wrapper(self) -> List[CustomDerivative]:
         """The derivatives made through an inferred wrapper (their `via` says how)."""
@@ -272,8 +274,8 @@ class FileModel:
     def rule_owners(self, *nodes: ast.AST) -> List[CustomDerivative]:
         """The derivatives whose fwd, bwd or jvp rule is one of `nodes`, in order."""
         lookups = self._lookup()
-        found = {id(d): d for node in nodes for d in lookups.by_rule.get(id(node), [])}
-        return sorted(found.values(), key=lambda d: lookups.order[id(d)])
+        found = dict.fromkeys(d for node in nodes for d in lookups.by_rule.get(node, []))
+        return sorted(found, key=lookups.order.__getitem__)
 
     # -- source text (`ast` columns are UTF-8 byte offsets; `lines` are code points) ------
     def _point(self, row: int, byte_col: int) -> Tuple[int, int]:

@@ -5,10 +5,10 @@ an assignment is not JAX's, however it is spelled; `cv` after `from jax import c
 cv` is `jax.custom_vjp`. Also here: the node walks every analysis shares (`child_nodes`, `walk`,
 `own_nodes`) and the value of constant expressions (`constant_value`).
 
-Facts about one function that many analyses ask for are kept on its node, in an attribute named
-`_vjplint_<fact>` (`own_nodes` here, `Signature.of`, `infer._loads_of`, the fix planner's names):
-a tree is never changed once parsed and focused, and a lookup on the node is cheaper than any
-cache keyed by it. A kept value is shared, never to be changed by its reader.
+Facts about one node that many analyses ask for (`own_nodes`, a function's `Signature`) are
+kept in the file's tables keyed by the node, `SemanticIndex.of_node` (`model.facts.own_nodes`,
+`model.signature`); facts about the model in `vjplint.facts.Facts` (CONTRIBUTING.md, "Memos").
+Nothing is kept on the nodes. A kept value is shared, never to be changed by its reader.
 """
 
 from __future__ import annotations
@@ -16,13 +16,15 @@ from __future__ import annotations
 import ast
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, Union
 
 from vjplint.syntax.walk import _CHILDREN, _no_children, child_nodes, walk  # noqa: F401 - re-exported: the model's users import the walks from here too
 
 ScopeNode = Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef]
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+N = TypeVar("N", bound=ast.AST)
+V = TypeVar("V")
 
 # The node types `_enter` does anything for; every other node just inherits its parent's scope.
 _BINDING_TYPES = frozenset({
@@ -39,18 +41,8 @@ _NESTED_SCOPE_SET = frozenset(_NESTED_SCOPES)
 def own_nodes(fn: FunctionNode) -> List[ast.AST]:
     """The nodes of `fn`'s own body, depth first: a nested def, lambda or class appears but not
     its inside (that runs when it is called, not as part of `fn`). Expression contexts left out.
-    Computed once per function and kept on its node (a tree is never changed once parsed and
-    focused; rules, facts and the fix planner ask of the same functions many times): the list
-    is shared, never to be changed."""
-    try:
-        return fn._vjplint_own_nodes  # type: ignore[union-attr]
-    except AttributeError:
-        pass
-    fn._vjplint_own_nodes = out = _own_nodes(fn)  # type: ignore[union-attr]
-    return out
-
-
-def _own_nodes(fn: FunctionNode) -> List[ast.AST]:
+    Computed on each call: `model.facts.own_nodes(fn)` (`SemanticIndex.own_nodes`) keeps it per
+    file (rules, facts and the fix planner ask of the same functions many times)."""
     stack: List[ast.AST] = list(fn.body) if isinstance(fn.body, list) else [fn.body]
     out: List[ast.AST] = []
     pop, add, extend, children_of = stack.pop, out.append, stack.extend, _CHILDREN
@@ -66,7 +58,7 @@ def _own_nodes(fn: FunctionNode) -> List[ast.AST]:
     return out
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class Binding:
     kind: str  # "import", "def", "class", "assign", "param", "other"
     node: ast.AST
@@ -74,7 +66,7 @@ class Binding:
     value: Optional[ast.expr] = None  # for simple `name = value` assignments
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class Scope:
     node: ScopeNode
     parent: Optional["Scope"]
@@ -117,7 +109,26 @@ class SemanticIndex:
         self._names: Optional[Dict[str, List[ast.Name]]] = None
         self._attributes: Optional[Dict[str, List[ast.Attribute]]] = None
         self._qualnames: Dict[ast.AST, Optional[str]] = {}
+        # Facts of one node (its own nodes, a function's signature), by what computes them, then
+        # by the node: `of_node`.
+        self._of_node: Dict[Callable[[Any], Any], Dict[ast.AST, Any]] = {}
         self._walk(module, self.module_scope)
+
+    def of_node(self, compute: Callable[[N], V], node: N) -> V:
+        """`compute(node)`, computed once per node of this file and kept (the memo of facts that
+        depend on one node alone; the node is the key)."""
+        table = self._of_node.get(compute)
+        if table is None:
+            table = self._of_node[compute] = {}
+        try:
+            return table[node]
+        except KeyError:
+            value = table[node] = compute(node)
+            return value
+
+    def own_nodes(self, fn: FunctionNode) -> List[ast.AST]:
+        """`own_nodes(fn)`, kept: the list is shared, never to be changed."""
+        return self.of_node(own_nodes, fn)
 
     @property
     def nodes(self) -> List[ast.AST]:

@@ -63,7 +63,7 @@ def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope
     if fwd.bound_positional or fwd.bound_keywords or bwd.bound_positional or bwd.bound_keywords:
         raise Refusal("fwd or bwd is a functools.partial")
     functions: List[FunctionNode] = [primal, fwd.node, bwd.node]
-    if len({id(f) for f in functions}) != 3:
+    if len(set(functions)) != 3:
         raise Refusal("the primal, fwd and bwd are not three distinct functions")
     for fn in functions:
         static = next((e for e in usage_evidence(model, fn, name) if e.kind == "static"), None)
@@ -73,7 +73,7 @@ def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope
         if other is not d and any(r is not None and r.node in functions for r in (other.rule("fwd"), other.rule("bwd"))):
             raise Refusal(f"fwd/bwd are shared with `{other.name}`")
     for fn, role in ((fwd.node, "fwd"), (bwd.node, "bwd")):
-        if any(id(n) not in _inside(registration.node) for n in _loads_of_name(model, fn.name)):
+        if any(n not in _inside(registration.node) for n in _loads_of_name(model, fn.name)):
             raise Refusal(f"{role} `{fn.name}` is also used outside `defvjp`, and the rewrite changes its parameters")
     edits: List[Edit] = []
     for fn in (primal, fwd.node):
@@ -235,7 +235,7 @@ def _call_sites(model: FileModel, d: CustomDerivative, name: str, scope: Scope, 
             continue
         if not any(b.node is d.primal for b in index.lookup(node.id, index.scope_of(node))):
             continue
-        if id(node) in inside_registration:
+        if node in inside_registration:
             continue
         parent = index.parent(node)
         if not (isinstance(parent, ast.Call) and parent.func is node):
@@ -260,12 +260,12 @@ def _reads(fn: FunctionNode, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(fn))
 
 
-def _inside(node: ast.AST) -> Set[int]:
-    return {id(n) for n in ast.walk(node)}
+def _inside(node: ast.AST) -> Set[ast.AST]:
+    return set(ast.walk(node))
 
 
 def _within(node: ast.AST, container: Optional[ast.AST]) -> bool:
-    return container is not None and id(node) in _inside(container)
+    return container is not None and node in _inside(container)
 
 
 # -- custom_jvp ------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ def closure_edits_jvp(model: FileModel, d: CustomDerivative, name: str, scope: S
         marker = next((e for e in jvp.decorator_list if isinstance(e, ast.Attribute) and e.attr == "defjvp"), jvp)
         if marker is jvp:
             raise Refusal("the `defjvp` decorator is not spelled `@g.defjvp`")
-    if any(id(n) not in _inside(marker) for n in _loads_of_name(model, jvp.name)):
+    if any(n not in _inside(marker) for n in _loads_of_name(model, jvp.name)):
         raise Refusal(f"the jvp rule `{jvp.name}` is also used outside `defjvp`")
     if primal.args.vararg is not None or primal.args.kwonlyargs:
         raise Refusal(f"`{d.name}` takes *args or keyword-only parameters")
@@ -336,7 +336,7 @@ def _unpack_edits(model: FileModel, jvp: ast.FunctionDef, primals: str, tangents
     `tangents`; any other use of either (`primals[0]`, passing them on) refuses."""
     if _reads(jvp, "_"):
         raise Refusal("the jvp rule reads `_`, the name the ignored tangent would get")
-    covered: Set[int] = set()
+    covered: Set[ast.AST] = set()
     targets: List[Tuple[ast.expr, str]] = []
     for stmt in ast.walk(jvp):
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
@@ -355,10 +355,10 @@ def _unpack_edits(model: FileModel, jvp: ast.FunctionDef, primals: str, tangents
                     raise Refusal(f"`{v.id}` is not unpacked into a tuple of names")
                 if any(isinstance(e, ast.Name) and e.id == name for e in t.elts):
                     raise Refusal(f"the jvp rule already binds `{name}`")
-                covered.add(id(v))
+                covered.add(v)
                 targets.append((t, name if v.id == primals else "_"))
     for node in ast.walk(jvp):
-        if isinstance(node, ast.Name) and node.id in (primals, tangents) and id(node) not in covered:
+        if isinstance(node, ast.Name) and node.id in (primals, tangents) and node not in covered:
             raise Refusal(f"the jvp rule uses `{node.id}` other than by unpacking it into a tuple")
     if not any(new == name for _, new in targets):
         raise Refusal("the jvp rule never unpacks its primals")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import re
-import weakref
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
@@ -19,7 +18,7 @@ from vjplint.facts.rule_evidence import rewrite_none_draws_vjp602
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, PARTIAL
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction, Signature
 from vjplint.syntax.positions import byte_to_char
-from vjplint.model.semantic import FunctionNode, SemanticIndex, constant_value, own_nodes, walk
+from vjplint.model.semantic import FunctionNode, constant_value, own_nodes, walk
 
 Loc = Tuple[int, int]
 KEPT_NONDIFF = "VJP602"  # the rule that reads a moved argument's `None` as a forgotten cotangent
@@ -207,13 +206,13 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     bwd_moved = tuple(bwd_sig.positional[i] for i in bwd_drop)
     old_res = bwd_sig.positional[res_index]
     fwd_residuals = [_residual_of(r) for r in _own_returns(fwd.node)]
-    res_used = old_res != "_" and _loads(bwd.node, old_res)
+    res_used = old_res != "_" and _loads(bwd.node, old_res, model)
     if all(isinstance(r, ast.Constant) and r.value is None for r in fwd_residuals) and not res_used:
         mode = "single" if len(moved) == 1 else "tuple"
     else:
         mode = "append"
     stale = _stale_comments(model, fwd.node) if mode != "append" else ()
-    taken = _names_in(bwd.node)
+    taken = _names_in(bwd.node, model)
     if mode == "single":
         res_name, unpack = bwd_moved[0], ()
     else:
@@ -362,17 +361,17 @@ def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: T
               unsafe: List[str], skip: int = 0) -> Tuple[RulePlan, Tuple[str, ...], Tuple[Tuple[str, str], ...]]:
     node = fwd.node
     assert node is not None
-    fsig = Signature.of(node)
+    fsig = model.signature(node)
     if len(fsig.positional) - skip < len(sig.positional):
         if fsig.vararg is not None:
             raise Refusal(f"fwd takes *{fsig.vararg}, so the moved arguments have no names there")
         raise Refusal(f"fwd takes {len(fsig.positional) - skip} positional parameters, not {len(sig.positional)} "
                       f"(see VJP303)")
     names = tuple(fsig.positional[skip + p] for p in moved)
-    taken = _names_in(node)
+    taken = _names_in(node, model)
     captures = []
     for name in names:
-        if _stores(node, name):  # save the argument as it came in, before fwd rebinds it
+        if _stores(node, name, model):  # save the argument as it came in, before fwd rebinds it
             if isinstance(node, ast.Lambda):
                 raise Refusal(f"the fwd lambda rebinds `{name}`, so its original value is not at hand to save")
             fresh = _fresh((f"{name}_in", f"{name}_arg"), taken)
@@ -487,7 +486,7 @@ def _plan_bwd(model: FileModel, d: CustomDerivative, bwd: RuleFunction, none_slo
         raise Refusal("bwd has no `return`")
     return RulePlan(bwd.name if not isinstance(node, ast.Lambda) else None, _def_loc(model, node),
                     isinstance(node, ast.Lambda), tuple(returns), _fresh(("cts", "cotangents", "cts_"),
-                                                                         _names_in(node)))
+                                                                         _names_in(node, model)))
 
 
 def _is_array_call(model: FileModel, value: ast.expr) -> bool:
@@ -529,21 +528,21 @@ def _has_starred(value: Union[ast.Tuple, ast.List]) -> bool:
     return any(isinstance(e, ast.Starred) for e in value.elts)
 
 
-def _stores(fn: FunctionNode, name: str) -> bool:
+def _stores(fn: FunctionNode, name: str, model: Optional[FileModel] = None) -> bool:
     """`fn` rebinds its own `name` (nested functions count only through `nonlocal`)."""
     if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del))
-           for node in own_nodes(fn)):
+           for node in (model.facts.own_nodes(fn) if model is not None else own_nodes(fn))):
         return True
-    return name in _spelled(fn).nonlocals
+    return name in _spelled(fn, model).nonlocals
 
 
-def _loads(fn: FunctionNode, name: str) -> bool:
-    return name in _spelled(fn).name_ids
+def _loads(fn: FunctionNode, name: str, model: Optional[FileModel] = None) -> bool:
+    return name in _spelled(fn, model).name_ids
 
 
-def _names_in(fn: FunctionNode) -> Set[str]:
+def _names_in(fn: FunctionNode, model: Optional[FileModel] = None) -> Set[str]:
     """Every name `fn` spells (a fresh set: the planner adds the names it takes)."""
-    return set(_spelled(fn).names)
+    return set(_spelled(fn, model).names)
 
 
 class _Spelled:
@@ -569,41 +568,37 @@ class _Spelled:
         self.name_ids, self.names, self.nonlocals = frozenset(name_ids), frozenset(names | name_ids), frozenset(nonlocals)
 
 
-def _spelled(fn: FunctionNode) -> _Spelled:
-    try:
-        return fn._vjplint_spelled  # type: ignore[union-attr]
-    except AttributeError:
-        found = fn._vjplint_spelled = _Spelled(fn)  # type: ignore[union-attr]
-        return found
+def _spelled(fn: FunctionNode, model: Optional[FileModel] = None) -> _Spelled:
+    """The names `fn` spells, kept per file when the model is given (computed afresh otherwise:
+    the cross-module writer's one question)."""
+    return model.index.of_node(_Spelled, fn) if model is not None else _Spelled(fn)
 
 
 def _referenced_elsewhere(model: FileModel, rule: RuleFunction, registration: ast.AST) -> bool:
     """A use of the rule's name other than the registration (a direct call would break)."""
     index = model.index
-    inside = {id(n) for n in walk(registration)}
+    inside = set(walk(registration))
     name = rule.name or ""
-    if any(id(n) not in inside for n in index.names(name) if isinstance(n.ctx, ast.Load)):
+    if any(n not in inside for n in index.names(name) if isinstance(n.ctx, ast.Load)):
         return True
     if isinstance(rule.node, ast.Lambda):
         return False
-    return any(id(n) not in inside for n in index.attributes(name))
-
-
-_PARTIAL_JIT: "weakref.WeakKeyDictionary[SemanticIndex, List[ast.Call]]" = weakref.WeakKeyDictionary()
+    return any(n not in inside for n in index.attributes(name))
 
 
 def _partial_jit_calls(model: FileModel) -> List[ast.Call]:
     """The module's `partial(jax.jit, ...)(f)` calls, found once per model (once per derivative
-    made planning quadratic in the module's size)."""
-    found = _PARTIAL_JIT.get(model.index)
-    if found is None:
-        found = []
-        for call in model.index.of_type(ast.Call):
-            inner = call.func  # type: ignore[attr-defined]
-            if (isinstance(inner, ast.Call) and inner.args and call.args  # type: ignore[attr-defined]
-                    and model.index.qualname(inner.func) in PARTIAL and model.index.qualname(inner.args[0]) == "jax.jit"):
-                found.append(call)  # type: ignore[arg-type]
-        _PARTIAL_JIT[model.index] = found
+    made planning quadratic in the module's size): kept per file, by the module's node."""
+    return model.facts.of_model(_partial_jit_in)
+
+
+def _partial_jit_in(model: FileModel) -> List[ast.Call]:
+    found = []
+    for call in model.index.of_type(ast.Call):
+        inner = call.func  # type: ignore[attr-defined]
+        if (isinstance(inner, ast.Call) and inner.args and call.args  # type: ignore[attr-defined]
+                and model.index.qualname(inner.func) in PARTIAL and model.index.qualname(inner.args[0]) == "jax.jit"):
+            found.append(call)  # type: ignore[arg-type]
     return found
 
 

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from vjplint.settings.config import Config
 from vjplint.project.text import IMPORT_LINE as _IMPORT_LINE  # noqa: F401  (tests read them here)
 from vjplint.project.text import WORD as _WORD  # noqa: F401
-from vjplint.project.text import creators as _creators
+from vjplint.project.text import Known, creators as _creators
 from vjplint.project.text import imported_words as _imported_words
 from vjplint.project.text import parse as _parse
 from vjplint.project.text import parse_lazily as _parse_lazily
@@ -49,12 +49,12 @@ def module_bytes(path: Path) -> bytes:
         return b""
 
 
-def file_defines(data: bytes, display: str = "") -> List[str]:
+def file_defines(data: bytes, display: str = "", made: Optional[Tuple[bool, bool]] = None) -> List[str]:
     """The top-level names of a module that callers elsewhere may matter to (exported_targets);
-    none for a notebook (no module can import it)."""
+    none for a notebook (no module can import it). `made`: `creators(data)`, when known."""
     from vjplint.facts.crossmodule import exported_targets, forward_targets
 
-    if display.endswith(NOTEBOOK) or not any(_creators(data)):  # neither of TRIGGERS
+    if display.endswith(NOTEBOOK) or not any(made if made is not None else _creators(data)):  # neither of TRIGGERS
         return []
     text = data.decode("utf-8", "replace")
     names = exported_targets(text)
@@ -152,13 +152,13 @@ def binding_of(data: Optional[bytes], name: str, display: str, focus: bool = Tru
 
 
 def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional[Config],
-                   use_cache: bool = True, known: Optional[Dict[str, bytes]] = None,
+                   use_cache: bool = True, known: Optional[Known] = None,
                    focus: bool = True) -> Dict[str, Tuple[tuple, ...]]:
     """module -> rows about its names from the other modules of the run, and about the functions
     of other modules it imports (vjplint.project.loops). `files` holds (path, module name,
     package, display path) per Python file. A cache entry: [size, mtime_ns, made_ns, defines,
     targets_key, rows, the project_loops dict]. `known`: bytes of .py files (a notebook's Python) already read (by
-    `str(path)`), taken from it instead of reading them again."""
+    `str(path)`, with what `creators` says of them), taken from it instead of reading them again."""
     from vjplint.project.loops import file_info, loop_rows
 
     cache = _Cache(anchor) if use_cache and anchor is not None else None
@@ -180,16 +180,18 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
             entries[key] = entry
             continue
         fresh[key] = False
-        data = known.pop(str(path), None) if known else None
+        data, made = known.pop(str(path), (None, None)) if known else (None, None)
         if data is None:
             try:
                 data = module_bytes(path)
             except OSError:
                 continue
+        if made is None:
+            made = _creators(data)
         data_of[key] = data
-        names = file_defines(data, display)
+        names = file_defines(data, display, made)
         defines[key] = names
-        entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", [], file_info(data)]
+        entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", [], file_info(data, made)]
     module_of = {display: module for _, module, _, display in files}
     targets = Targets.of(defines, module_of)
     path_of = {display: path for path, _, _, display in files}

@@ -30,6 +30,7 @@ from vjplint.settings.config import Config
 from vjplint.model.jaxapi import JAX_JVP, JAX_VJP, LIBRARY_CREATORS, canonical_creator
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.model.wrappers import INSTANCE, SELF, FileWrappers, Forward, InferredKeyword
+from vjplint.project.text import Known
 
 FORMAT = 1
 RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
@@ -119,7 +120,7 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
     python: List[Tuple[Path, str, str, str]] = []  # (path, module, package, display) of .py files and notebooks
     init_dirs: Dict[str, bool] = {}
     # The bytes of the .py files read here (a notebook's Python), handed to the value summaries: read once.
-    known: Dict[str, bytes] = {}
+    known: Known = {}
     for path in files:
         absolute = os.path.abspath(path)
         directory = os.path.dirname(absolute)
@@ -177,19 +178,21 @@ def _read(path: Path) -> bytes:
 
 
 def _analyse(path: Path, digest: bool = True,
-             keep: Optional[Dict[str, bytes]] = None) -> Tuple[str, Optional[FileWrappers]]:
+             keep: Optional[Known] = None) -> Tuple[str, Optional[FileWrappers]]:
     """(content digest, or "" when unreadable or not asked; the file's record or None) for one
     file; unreadable and unparsable files have none (linting reports them). A .py file's bytes
-    go to `keep` (by `str(Path(path))`), and a notebook's Python (what the value summaries read
-    of it: converting a notebook again was a tenth of a cold index of the JAX tree)."""
+    go to `keep` (by `str(Path(path))`, with what `creators` says of them), and a notebook's
+    Python (what the value summaries read of it: converting a notebook again was a tenth of a
+    cold index of the JAX tree)."""
     from vjplint.project.text import creators
 
     try:
         data = _read(path)
     except OSError:
         return "", None
+    made = creators(data)
     if keep is not None and str(path).endswith((".py", ".ipynb")):
-        keep[str(Path(path))] = data
+        keep[str(Path(path))] = data, made
     if digest:
         import hashlib
 
@@ -197,7 +200,7 @@ def _analyse(path: Path, digest: bool = True,
     else:
         digest_text = ""
     # Package `__init__` files are read too: they re-export (`from .ops import *`) without naming a trigger.
-    if not any(creators(data)) and not (path.name == "__init__.py" and b"import" in data):
+    if not any(made) and not (path.name == "__init__.py" and b"import" in data):
         return digest_text, None
     from vjplint.syntax.source import SourceError, decode
     from vjplint.model.wrappers import detect_text
@@ -230,7 +233,7 @@ class _IndexCache:
             pass
         self.dirty = False
 
-    def record(self, display: str, path: Path, keep: Optional[Dict[str, bytes]] = None) -> Optional[FileWrappers]:
+    def record(self, display: str, path: Path, keep: Optional[Known] = None) -> Optional[FileWrappers]:
         entry = self.entries.get(display)
         try:
             st = os.stat(path)

@@ -23,12 +23,12 @@ LOOP = b"while_loop"
 Info = Dict[str, object]
 
 
-def file_info(data: bytes) -> Info:
-    """What the bytes alone say (no parse)."""
+def file_info(data: bytes, made: Optional[Tuple[bool, bool]] = None) -> Info:
+    """What the bytes alone say (no parse). `made`: `creators(data)`, when known."""
     from vjplint.project.text import creators, imported_words
 
     info: Info = {}
-    if creators(data)[1] and b"import" in data:  # IMPORTER (custom_jvp) in data
+    if (made if made is not None else creators(data))[1] and b"import" in data:  # IMPORTER (custom_jvp) in data
         info["j"] = sorted(w.decode("utf-8", "replace") for w in imported_words(data))
         info["c"] = sorted(w.decode("utf-8", "replace") for w in _called(data))
     if LOOP in data:

@@ -3,7 +3,7 @@ bytes before linting: its parse, and the words of its import lines."""
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Set, Tuple
 
 
 def parse(data: bytes):
@@ -125,18 +125,16 @@ def imported_words(data: bytes) -> Set[bytes]:
 
 
 _CREATOR = b"custom_"
-_last: Tuple[Optional[bytes], Tuple[bool, bool]] = (None, (False, False))
+# The bytes of files a run has read (by `str(path)`), with what `creators` says of them: the index
+# reads each file once and hands both on to the value summaries.
+Known = Dict[str, Tuple[bytes, Tuple[bool, bool]]]
 
 
 def creators(data: bytes) -> Tuple[bool, bool]:
     """(b"custom_vjp" in data, b"custom_jvp" in data), from one search for `custom_` (most files
-    hold neither: one pass over the bytes instead of two). The last answer is kept, by identity:
-    the index asks of each file's bytes several times in a row (its wrappers, its exported
-    names, its loop helpers)."""
-    global _last
-    last = _last
-    if last[0] is data:
-        return last[1]
+    hold neither: one pass over the bytes instead of two). Asked once per file by the index, which
+    hands the answer on with the bytes (`Known`) to the value summaries (its exported names, its
+    loop helpers)."""
     vjp = jvp = False
     at = data.find(_CREATOR)
     while at >= 0:
@@ -150,5 +148,4 @@ def creators(data: bytes) -> Tuple[bool, bool]:
             if vjp:
                 break
         at = data.find(_CREATOR, at + 7)
-    _last = (data, (vjp, jvp))
     return vjp, jvp

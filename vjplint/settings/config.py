@@ -6,7 +6,7 @@ import fnmatch
 import os
 import re
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -52,7 +52,8 @@ class Config:
     custom_vjp_aliases: Tuple[Tuple[str, str], ...] = ()
     custom_jvp_aliases: Tuple[Tuple[str, str], ...] = ()
     target: str = "current"
-    verify: Tuple[Tuple[str, Any], ...] = ()
+    # Not hashed (its examples are a table): a Config is hashable, the key of the run's memos by value.
+    verify: Tuple[Tuple[str, Any], ...] = field(default=(), hash=False)
     cache_dir: Optional[str] = None
     docs_url: Optional[str] = None  # where rule links point (vjplint.links); None: the shipped pages
     root: Optional[str] = None  # the directory holding the pyproject.toml

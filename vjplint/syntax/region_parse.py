@@ -70,10 +70,10 @@ def parse_focused(text: str, lines: Sequence[str], names: Sequence[str], filenam
         return None
     units, body, stubs = first.units, list(first.body), first.stubs
     focused = focus(ast.Module(body=body, type_ignores=[]), text, lines, list(names), index)
-    wanted = [stubs[id(s)] for s in focused.body if id(s) in stubs]
+    wanted = [stubs[s] for s in focused.body if s in stubs]
     for s in focused.body:
         if isinstance(s, ast.ClassDef):
-            wanted += [stubs[id(m)] for m in s.body if id(m) in stubs]
+            wanted += [stubs[m] for m in s.body if m in stubs]
     if not wanted:
         return focused
     chosen = [False] * len(units)
@@ -95,7 +95,7 @@ def parse_focused(text: str, lines: Sequence[str], names: Sequence[str], filenam
         found[(i, k)] = got[0]
 
     def real_of(node: ast.stmt) -> ast.stmt:
-        where = stubs.get(id(node))
+        where = stubs.get(node)
         return found[where] if where is not None else node
 
     focused.body = [real_of(s) for s in focused.body]
@@ -116,11 +116,11 @@ def parse_mentioning(text: str, lines: Sequence[str], names: Sequence[str], file
         return None
     body: List[ast.stmt] = []
     for statement in first.body:
-        if id(statement) in first.stubs:
+        if statement in first.stubs:
             continue
-        if isinstance(statement, ast.ClassDef) and any(id(m) in first.stubs for m in statement.body):
+        if isinstance(statement, ast.ClassDef) and any(m in first.stubs for m in statement.body):
             copy = ast.ClassDef(**{f: getattr(statement, f) for f in statement._fields})
-            copy.body = [m for m in statement.body if id(m) not in first.stubs]
+            copy.body = [m for m in statement.body if m not in first.stubs]
             ast.copy_location(copy, statement)
             statement = copy
         body.append(statement)
@@ -152,8 +152,8 @@ class FirstPass:
     """The module's statements, with a stub for each function or class `focus` reads only by
     name, from the first parse of `parse_focused` (shared with `parse_mentioning`)."""
 
-    def __init__(self, units: List[_Unit], body: List[ast.stmt], stubs: Dict[int, Tuple[int, int]]) -> None:
-        self.units, self.body, self.stubs = units, body, stubs  # stubs: id -> (unit, member or -1)
+    def __init__(self, units: List[_Unit], body: List[ast.stmt], stubs: Dict[ast.AST, Tuple[int, int]]) -> None:
+        self.units, self.body, self.stubs = units, body, stubs  # stubs: stub -> (unit, member or -1)
 
 
 def first_pass(text: str, lines: Sequence[str], names: Sequence[str], filename: str = "<unknown>",
@@ -184,12 +184,12 @@ def first_pass(text: str, lines: Sequence[str], names: Sequence[str], filename: 
     if parsed is None:
         return None
     statements, members = parsed
-    stubs: Dict[int, Tuple[int, int]] = {}  # id(stub) -> (unit, member or -1)
+    stubs: Dict[ast.AST, Tuple[int, int]] = {}  # stub -> (unit, member or -1)
     body: List[ast.stmt] = []
     for i, unit in enumerate(units):
         if not eager[i]:
             stub = _stub(unit, lines)
-            stubs[id(stub)] = (i, -1)
+            stubs[stub] = (i, -1)
             body.append(stub)
             continue
         body.extend(statements[i])
@@ -202,7 +202,7 @@ def first_pass(text: str, lines: Sequence[str], names: Sequence[str], filename: 
                     cls.body.extend(members[i][k])
                 else:
                     stub = _stub(member, lines)
-                    stubs[id(stub)] = (i, k)
+                    stubs[stub] = (i, k)
                     cls.body.append(stub)
     return FirstPass(units, body, stubs)
 

@@ -119,7 +119,7 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
             spans.append(whole)
     if len(units) < MIN_STATEMENTS:
         return module
-    top_level = {id(s) for s in body}
+    top_level = set(body)
     member_units = {m for group in members.values() for m in group}
     bound = []
     for i, unit in enumerate(units):
@@ -168,14 +168,14 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
                          or units[m].name in _ALWAYS_KEPT_METHODS or units[m].name.startswith("__")]
                 for header, group in members.items()}
     for i, unit in enumerate(units):
-        if isinstance(unit, _IMPORTS) and id(unit) in top_level:
+        if isinstance(unit, _IMPORTS) and unit in top_level:
             keep[i] = True
     if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         keep[0] = True  # the module docstring
     backward = _Backward(bound, keep, words)
     # An import names modules and what it binds, never a name bound here: not followed.
     backward.close([i for i, k in enumerate(keep) if k and i not in alone
-                    and not (isinstance(units[i], _IMPORTS) and id(units[i]) in top_level)])
+                    and not (isinstance(units[i], _IMPORTS) and units[i] in top_level)])
     while True:
         fresh = [m for header, group in members.items() if keep[header] or any(keep[m] for m in group)
                  for m in instance[header] if not keep[m]]
@@ -192,7 +192,7 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
             chosen = [units[m] for m in members[i] if keep[m]]
             if keep[i] or chosen:
                 kept.append(unit if len(chosen) == len(unit.body) or not chosen else _with_body(unit, chosen))
-        elif keep[i] and id(unit) in top_level:
+        elif keep[i] and unit in top_level:
             kept.append(unit)
     return ast.Module(body=kept, type_ignores=module.type_ignores)
 
@@ -388,7 +388,7 @@ def _imported_only(units: Sequence[ast.stmt], bound: Sequence[Set[str]], top_lev
     imported: Set[str] = set()
     other: Set[str] = set()
     for unit, names in zip(units, bound):
-        (imported if isinstance(unit, _IMPORTS) and id(unit) in top_level else other).update(names)
+        (imported if isinstance(unit, _IMPORTS) and unit in top_level else other).update(names)
     return imported - other
 
 

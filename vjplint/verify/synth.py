@@ -108,8 +108,8 @@ def _call_site_normalised(d: CustomDerivative, params: List[str]) -> Dict[int, i
     the caller's domain, used for values that are otherwise assumed. Position -> a line."""
     from vjplint.facts.infer import argument_at
 
-    own = {id(d.primal)} | {id(r.node) for reg in d.registrations for r in reg.rules if r is not None and r.node}
-    sites = [site for site in d.call_sites if id(site.enclosing) not in own]  # not fwd calling the primal
+    own = {d.primal} | {r.node for reg in d.registrations for r in reg.rules if r is not None and r.node}
+    sites = [site for site in d.call_sites if site.enclosing not in own]  # not fwd calling the primal
     found: Dict[int, int] = {}
     for position, name in enumerate(params):
         args = [argument_at(site.call, position, name) for site in sites]

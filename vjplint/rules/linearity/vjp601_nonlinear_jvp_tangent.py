@@ -113,7 +113,7 @@ def my_abs_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        self._done: Set[int] = set()
+        self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.kind != "jvp":
@@ -121,16 +121,16 @@ def my_abs_jvp(primals, tangents):
         for reg in d.registrations:
             if reg.method == "defjvps" and d.api == "jax":
                 for rule in reg.rules:
-                    if rule.node is not None and not rule.is_none and id(rule.node) not in self._done:
-                        self._done.add(id(rule.node))
+                    if rule.node is not None and not rule.is_none and rule.node not in self._done:
+                        self._done.add(rule.node)
                         self._check_rule(d, rule, rule.node, defjvps=True)
                 continue
             if reg.method not in ("defjvp", "def_jvp") or not reg.rules:  # def_jvp: equinox
                 continue
             rule = reg.rules[0]
-            if rule.node is None or id(rule.node) in self._done:
+            if rule.node is None or rule.node in self._done:
                 continue
-            self._done.add(id(rule.node))
+            self._done.add(rule.node)
             self._check_rule(d, rule, rule.node)
 
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode, defjvps: bool = False) -> None:

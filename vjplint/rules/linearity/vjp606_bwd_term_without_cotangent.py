@@ -97,7 +97,7 @@ infer.defvjp(infer_fwd, infer_bwd)
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.kind != "vjp" or d.api != "jax":
@@ -106,9 +106,9 @@ infer.defvjp(infer_fwd, infer_bwd)
             if reg.method != "defvjp" or len(reg.rules) != 2:
                 continue
             bwd = reg.rules[1].node
-            if bwd is None or id(bwd) in self._seen:
+            if bwd is None or bwd in self._seen:
                 continue
-            self._seen.add(id(bwd))
+            self._seen.add(bwd)
             if not d.nondiff_unresolved and not d.bound_self and not reg.rules[1].bound_keywords:
                 self._check(d.name, reg.rules[1].name or getattr(bwd, "name", "<lambda>"), bwd, len(d.nondiff),
                             reg.rules[1].bound_positional)

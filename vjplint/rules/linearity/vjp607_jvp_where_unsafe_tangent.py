@@ -87,12 +87,12 @@ def xlogx_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        self._done: Set[int] = set()
+        self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         for _, rule in self.model.facts.jvp_rules(d):
-            if rule.node is not None and id(rule.node) not in self._done:
-                self._done.add(id(rule.node))
+            if rule.node is not None and rule.node not in self._done:
+                self._done.add(rule.node)
                 self._check_rule(d, rule, rule.node)
 
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode) -> None:

@@ -117,7 +117,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
             return
         if d.api != "jax" or d.primal is None or d.nondiff_unresolved or d.bound_self:
             return
-        sig = Signature.of(d.primal)
+        sig = self.model.signature(d.primal)
         nondiff_names = {p for i, p in enumerate(sig.positional) if i in d.nondiff}
         self._callable_arguments(d, sig)
         self._called_parameters(d, sig)
@@ -169,9 +169,9 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         default = sig.defaults.get(param)
         if not (isinstance(default, ast.Constant) and default.value is None):
             return False
-        rules = {id(r.node) for _, r in self.model.facts.rules_of(d) if r.node is not None}
+        rules = {r.node for _, r in self.model.facts.rules_of(d) if r.node is not None}
         for site in d.call_sites:
-            if id(site.enclosing) in rules:  # fwd calling the primal passes its own parameter on
+            if site.enclosing in rules:  # fwd calling the primal passes its own parameter on
                 continue
             index = position - site.positional_offset
             passed = [site.call.args[index]] if 0 <= index < len(site.call.args) else []
@@ -184,12 +184,12 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
     def _callable_arguments(self, d, sig: Signature) -> None:
         """A call passing a Python function (a lambda, a def, `functools.partial`) in a position
         outside nondiff_argnums: JAX rejects it as an argument at every call, eager included."""
-        rules = {id(r.node) for _, r in self.model.facts.rules_of(d) if r.node is not None}
+        rules = {r.node for _, r in self.model.facts.rules_of(d) if r.node is not None}
         kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
         error = ("TypeError: Argument '<function ...>' of type <class 'function'> is not a valid JAX type"
                  if d.kind == "vjp" else "TypeError: Error interpreting argument to custom_jvp_call as a JAX value")
         for site in d.call_sites:
-            if id(site.enclosing) in rules:
+            if site.enclosing in rules:
                 continue
             for position, arg in enumerate(site.call.args):
                 index = position + site.positional_offset
@@ -237,7 +237,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         """A `jax.custom_gradient` function has no nondiff_argnums: every positional argument is
         passed to JAX as data. A call passing a Python function is reported there; a parameter the
         body calls, that no call here passes (or passes as a `jax.tree_util.Partial`), at the parameter."""
-        sig = Signature.of(d.primal)
+        sig = self.model.signature(d.primal)
         error = "TypeError: Argument '<function ...>' of type <class '...'> is not a valid JAX type"
         passed: Dict[int, List[ast.expr]] = {}
         for site in d.call_sites:

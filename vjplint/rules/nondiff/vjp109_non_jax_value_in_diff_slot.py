@@ -80,7 +80,7 @@ y = activate(1.0, "tanh")
         for d in self.model.derivatives:
             if d.api != "jax" or d.primal is None or d.nondiff_unresolved or d.bound_self:
                 continue
-            sig = Signature.of(d.primal)
+            sig = self.model.signature(d.primal)
             for site in d.call_sites:
                 self._check_call(d, sig, site.call, site.positional_offset)
             self._by_name.setdefault(d.name, []).append((d, sig))

@@ -93,7 +93,7 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         nondiff = self.model.facts.nondiff_positions(d)
@@ -102,7 +102,7 @@ f.defvjp(f_fwd, f_bwd)
         nd = len(nondiff)
         for _, _, bwd in self.model.facts.checked_vjp_rules(d):
             arity = self.model.facts.rule_arity(bwd)
-            if bwd is None or bwd.node is None or arity is None or id(bwd.node) in self._seen:
+            if bwd is None or bwd.node is None or arity is None or bwd.node in self._seen:
                 continue
             if arity.vararg or len(arity.names) < nd + 2 or not arity.accepts(nd + 2):
                 continue
@@ -112,7 +112,7 @@ f.defvjp(f_fwd, f_bwd)
                 continue
             if _used_as_container(bwd.node, first) and not _used_as_container(bwd.node, second):
                 continue  # the body already treats `first` as the residuals
-            self._seen.add(id(bwd.node))
+            self._seen.add(bwd.node)
             order = "bwd(" + ", ".join([*arity.names[:nd], "residuals", "cotangent"]) + ")"
             self.report(self.model.name_anchor(bwd.node),
                         f"{rule_label(bwd, 'bwd')} names its parameters ({first}, {second}), cotangent first, but "
@@ -125,7 +125,7 @@ f.defvjp(f_fwd, f_bwd)
         unpacked = residuals_from_cotangent(self.model, d, bwd)
         if unpacked is None:
             return
-        self._seen.add(id(bwd.node))
+        self._seen.add(bwd.node)
         self.report(self.model.name_anchor(bwd.node),
                     f"{rule_label(bwd, 'bwd')} may take its parameters in the wrong order: it unpacks the "
                     f"residuals fwd saves from `{second}` (`{self.quote(unpacked.targets[0], 40)} = {second}`), but "

@@ -4,7 +4,7 @@ import ast
 from typing import List
 
 from vjplint.diagnostics import Severity
-from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 
@@ -100,7 +100,7 @@ f.defvjp(f_fwd, f_bwd)
 
     def _report(self, d: CustomDerivative, fwd: RuleFunction, names: List[str], primal: List[str]) -> None:
         assert fwd.node is not None
-        params = Signature.of(fwd.node).param_nodes
+        params = fwd.signature.param_nodes  # type: ignore[union-attr]
         first = next(i for i, (a, b) in enumerate(zip(names, primal)) if a != b)
         swapped = ", ".join(f"`{a}` receives the caller's `{b}`" for a, b in zip(names, primal) if a != b)
         self.report(params[names[first]],

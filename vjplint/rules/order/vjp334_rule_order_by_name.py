@@ -99,7 +99,7 @@ def f_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        self._done: Set[int] = set()
+        self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api != "jax":
@@ -110,9 +110,9 @@ def f_jvp(primals, tangents):
         for reg in d.registrations:
             for index, rule in enumerate(reg.rules):
                 fn = rule.node
-                if fn is None or rule.is_none or id(fn) in self._done or fn.args.vararg:
+                if fn is None or rule.is_none or fn in self._done or fn.args.vararg:
                     continue
-                self._done.add(id(fn))
+                self._done.add(fn)
                 if reg.method == "defjvp":
                     self._jvp(d, contract, rule)
                 elif reg.method == "defjvps":

@@ -6,7 +6,7 @@ from typing import List, Optional
 from vjplint.diagnostics import Applicability, Edit, Fix, Position, Severity
 from vjplint.facts.crossmodule import is_top_level
 from vjplint.facts.registrations import Mentions, Use, first_use, mentions, plain_function_registrations, use_in_project
-from vjplint.model.file_model import CustomDerivative, FileModel, Signature
+from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.rules.base import Rule
 from vjplint.syntax.positions import byte_to_char
 
@@ -249,7 +249,7 @@ def exported(x):
             if len(bindings) != 1 or not isinstance(bindings[0].node, ast.FunctionDef):
                 return None
             fn = bindings[0].node
-            rule_sig = Signature.of(fn)
+            rule_sig = self.model.signature(fn)
             if fn.decorator_list or rule_sig.vararg or len(rule_sig.positional) != wanted:
                 return None
             rules.append(fn)

@@ -165,9 +165,9 @@ y = scaled(1.0, scale=2.0)
         calls.extend(self.model.facts.partials_of(d))
         seen = set()
         for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
-            if id(call) in seen:
+            if call in seen:
                 continue
-            seen.add(id(call))
+            seen.add(call)
             for keyword in call.keywords:
                 if keyword.arg is not None:
                     yield call, keyword

@@ -6,7 +6,7 @@ from typing import Optional
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts import Arity, plural
 from vjplint.facts.structure import own_registrations, registered_here
-from vjplint.model.file_model import RuleFunction, Signature
+from vjplint.model.file_model import RuleFunction
 from vjplint.plans.safety import rewrite_draws
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import python_arity_error, rule_label
@@ -104,12 +104,12 @@ def f_jvp(n, primals, tangents):
                 continue
             for reg, rule in self.model.facts.jvp_rules(d):
                 arity = self.model.facts.decorated_rule_arity(rule) if reg.as_decorator else self.model.facts.rule_arity(rule)
-                if arity is None or rule.node is None or id(rule.node) in reported:
+                if arity is None or rule.node is None or rule.node in reported:
                     continue
                 problem = self._problem(rule, arity, len(nondiff) + 2, keywords_passed=d.api == "equinox")
                 if problem is None:
                     continue
-                reported.add(id(rule.node))
+                reported.add(rule.node)
                 names = [*(d.signature.positional[i] for i in nondiff if i < len(d.signature.positional)),
                          "primals", "tangents"]
                 nondiff_note = " (the nondiff values first, in index order)" if nondiff else ""
@@ -155,7 +155,7 @@ def f_jvp(n, primals, tangents):
     def _problem(rule: RuleFunction, arity: Arity, given: int, keywords_passed: bool = False) -> Optional[str]:
         """`keywords_passed`: equinox passes the primal's keywords on, so keyword-only parameters may be filled."""
         assert rule.node is not None
-        sig = Signature.of(rule.node)
+        sig = rule.signature
         missing = [] if keywords_passed else [n for n in sig.kwonly if n not in sig.defaults
                                               and n not in rule.bound_keywords]
         if missing:
@@ -169,7 +169,7 @@ def f_jvp(n, primals, tangents):
     def _error(rule: RuleFunction, arity: Arity, given: int) -> str:
         label = getattr(rule.called, "name", "<lambda>")
         assert rule.node is not None
-        sig = Signature.of(rule.node)
+        sig = rule.signature
         missing = [n for n in sig.kwonly if n not in sig.defaults and n not in rule.bound_keywords]
         if missing and arity.accepts(given):
             return f"TypeError: {label}() missing 1 required keyword-only argument: '{missing[0]}'"

@@ -92,7 +92,7 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api != "nnx" or d.mode != "default":
@@ -102,7 +102,7 @@ f.defvjp(f_fwd, f_bwd)
             return
         for _, _, bwd in self.model.facts.checked_vjp_rules(d):
             arity = self.model.facts.bwd_arity(d, bwd)
-            if bwd is None or bwd.node is None or arity is None or id(bwd.node) in self._seen:
+            if bwd is None or bwd.node is None or arity is None or bwd.node in self._seen:
                 continue
             if arity.vararg or len(arity.names) != len(nondiff) + 2:
                 continue
@@ -110,7 +110,7 @@ f.defvjp(f_fwd, f_bwd)
             use = _arithmetic_use(bwd.node, g)
             if use is None:
                 continue
-            self._seen.add(id(bwd.node))
+            self._seen.add(bwd.node)
             self.report(use, f"{rule_label(bwd, 'bwd')} of nnx.custom_vjp `{d.name}` uses `{g}` as the output "
                              f"cotangent (`{self.quote(use)}`), but in nnx's default mode (graph and "
                              f"graph_updates true) `{g}` is the pair (input_updates_g, out_g): differentiating "

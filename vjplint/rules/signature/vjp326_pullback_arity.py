@@ -7,10 +7,10 @@ from vjplint.diagnostics import Severity
 from vjplint.facts import pullbacks
 from vjplint.facts.pullbacks import bound_once, made_here
 from vjplint.facts.structure import describe, primal_structure, registered_here
-from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.model.semantic import FunctionNode, own_nodes
+from vjplint.model.semantic import FunctionNode
 
 REVERSE = " (grad, jit(grad), vmap(grad))"
 Origin = str  # how the name came to hold a pullback, for the message
@@ -103,7 +103,7 @@ combine.defvjp(combine_fwd, combine_bwd)
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api != "jax":
@@ -133,7 +133,7 @@ combine.defvjp(combine_fwd, combine_bwd)
     def _bwd_params(self, d: CustomDerivative, bwd: RuleFunction) -> Optional[Tuple[str, str]]:
         """bwd's residuals and cotangent parameters."""
         assert bwd.node is not None
-        params = Signature.of(bwd.node).positional[bwd.bound_positional:]
+        params = bwd.signature.positional[bwd.bound_positional:]  # type: ignore[union-attr]
         k = len(d.nondiff)
         if d.nondiff_unresolved or len(params) != k + 2:
             return None
@@ -141,14 +141,14 @@ combine.defvjp(combine_fwd, combine_bwd)
 
     # -- the calls ----------------------------------------------------------------------------
     def _function(self, d: CustomDerivative, fn: FunctionNode, label: str, saved: Dict[str, Origin],
-                  cotangent: Optional[str], when: str, seen: Set[int]) -> None:
-        if id(fn) in seen:
+                  cotangent: Optional[str], when: str, seen: Set[ast.AST]) -> None:
+        if fn in seen:
             return
-        seen.add(id(fn))
+        seen.add(fn)
         pullbacks = {**{name: p.origin for name, p in made_here(self.model, fn).items()}, **saved}
         if not pullbacks:
             return
-        for node in own_nodes(fn):
+        for node in self.model.facts.own_nodes(fn):
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or \
                     node.func.id not in pullbacks or node.keywords:
                 continue

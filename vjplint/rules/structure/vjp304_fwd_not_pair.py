@@ -100,12 +100,12 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        seen: Set[int] = set()
+        seen: Set[ast.AST] = set()
         for d in self.model.derivatives:
             for _, fwd, _ in self.model.facts.checked_vjp_rules(d):
-                if fwd is None or fwd.node is None or id(fwd.node) in seen:
+                if fwd is None or fwd.node is None or fwd.node in seen:
                     continue
-                seen.add(id(fwd.node))
+                seen.add(fwd.node)
                 self._check_fwd(d, fwd)
         for d in self.model.derivatives:
             if d.api == "custom_gradient" and d.primal is not None:

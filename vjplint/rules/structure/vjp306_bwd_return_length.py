@@ -97,7 +97,7 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         names = self.model.facts.differentiable_names(d)
@@ -108,8 +108,8 @@ f.defvjp(f_fwd, f_bwd)
                 continue
             for _, value in self.model.facts.returns_of(bwd.node):
                 for candidate in return_branches(value):
-                    if id(candidate) not in self._seen and self._check_return(d, bwd, candidate, names):
-                        self._seen.add(id(candidate))  # a bwd shared by several functions: report a return once
+                    if candidate not in self._seen and self._check_return(d, bwd, candidate, names):
+                        self._seen.add(candidate)  # a bwd shared by several functions: report a return once
 
     def _check_return(self, d: CustomDerivative, bwd: RuleFunction, value: ast.expr, names: List[str]) -> bool:
         assert bwd.node is not None

@@ -104,7 +104,7 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         for _, _, bwd in self.model.facts.checked_vjp_rules(d):
@@ -114,8 +114,8 @@ f.defvjp(f_fwd, f_bwd)
             for node, value in self.model.facts.returns_of(bwd.node):
                 for part in return_branches(value) if value is not None else [None]:
                     where = node if part is None or part is value else part
-                    if id(where) not in self._seen:
-                        self._seen.add(id(where))
+                    if where not in self._seen:
+                        self._seen.add(where)
                         self._check_return(d, bwd, where, part, arrays)
 
     def _reassigned_array(self, bwd: RuleFunction, name: str, arrays: Set[str]) -> Optional[str]:

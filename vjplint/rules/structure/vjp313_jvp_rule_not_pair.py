@@ -78,14 +78,14 @@ def f_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        self._done: Set[int] = set()
+        self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         for _, rule in self.model.facts.jvp_rules(d):
             fn = rule.called  # what JAX calls and names (a helper it returns through is followed)
-            if fn is None or id(fn) in self._done:
+            if fn is None or fn in self._done:
                 continue
-            self._done.add(id(fn))
+            self._done.add(fn)
             for node, value in self.model.facts.returns_of(fn):
                 why = self._why(value, fn)
                 if why is not None:

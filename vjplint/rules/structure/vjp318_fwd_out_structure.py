@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import ast
 from typing import Set
 
 from vjplint.model.file_model import CustomDerivative
@@ -113,7 +114,7 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api != "jax" or d.kind != "vjp":
@@ -127,13 +128,13 @@ f.defvjp(f_fwd, f_bwd)
                 continue
             for out in fwd_outputs(self.model, d, fwd.node):
                 got = out.structure
-                if id(out.node) in self._seen or got == expected:
+                if out.node in self._seen or got == expected:
                     continue
                 if got[0] != ARRAY and expected[0] != ARRAY and got[1] == expected[1]:
                     continue  # tuple vs list of the same length: VJP319
                 if expected[0] == ARRAY:
                     continue  # a container where the primal returns one array: not measured
-                self._seen.add(id(out.node))
+                self._seen.add(out.node)
                 self.report(out.node, f"{rule_label(fwd, 'fwd')} returns {describe(got)} as its primal output "
                                       f"({out.why}), but {why_primal}, {describe(expected)}: JAX needs fwd's first "
                                       f"element to have the decorated function's output structure, so "

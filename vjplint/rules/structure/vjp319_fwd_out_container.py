@@ -89,7 +89,7 @@ pair.defvjp(pair_fwd, pair_bwd)
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api != "jax" or d.kind != "vjp":
@@ -103,9 +103,9 @@ pair.defvjp(pair_fwd, pair_bwd)
                 continue
             for out in fwd_outputs(self.model, d, fwd.node):
                 got = out.structure
-                if id(out.node) in self._seen or got[0] in (ARRAY, ELEMENT) or got[0] == expected[0] or got[1] != expected[1]:
+                if out.node in self._seen or got[0] in (ARRAY, ELEMENT) or got[0] == expected[0] or got[1] != expected[1]:
                     continue
-                self._seen.add(id(out.node))
+                self._seen.add(out.node)
                 message = (f"{rule_label(fwd, 'fwd')} returns {describe(got)} as its primal output ({out.why}), "
                            f"but {why_primal}, {describe(expected)}: the pytree structures differ, so "
                            f"differentiating `{d.name}` under `grad(jit(...))` or through `jax.checkpoint` in "

@@ -5,7 +5,7 @@ from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.structure import registered_here
-from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.facts.value_kinds import CALLABLE, Kind
@@ -97,15 +97,15 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api != "jax" or d.kind != "vjp":
             return
         for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
-            if fwd is None or fwd.node is None or id(fwd.node) in self._seen or not registered_here(self.model, d, reg.node):
+            if fwd is None or fwd.node is None or fwd.node in self._seen or not registered_here(self.model, d, reg.node):
                 continue
-            self._seen.add(id(fwd.node))
+            self._seen.add(fwd.node)
             for _, value in self.model.facts.returns_of(fwd.node):
                 if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2 and \
                         not any(isinstance(e, ast.Starred) for e in value.elts):
@@ -148,7 +148,7 @@ f.defvjp(f_fwd, f_bwd)
         """A fwd parameter in a nondiff slot that every call of the primal fills with a function."""
         if fwd.node is None or d.primal is None or d.signature is None:
             return None
-        params = Signature.of(fwd.node).positional[fwd.bound_positional:]
+        params = fwd.signature.positional[fwd.bound_positional:]  # type: ignore[union-attr]
         if name not in params:
             return None
         index = params.index(name)

@@ -6,10 +6,9 @@ from typing import Dict, List, Optional, Set
 from vjplint.diagnostics import Severity
 from vjplint.facts.ranks import Rank, Ranks, agree_only_at_floor, differ
 from vjplint.facts.structure import registered_here
-from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.model.semantic import own_nodes
 
 SHAPE_ERROR = ("`TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding shapes and "
                "dtypes ...`")
@@ -88,15 +87,15 @@ def f_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff_unresolved:
             return
         for reg, rule in self.model.facts.jvp_rules(d):
-            if rule.node is None or id(rule.node) in self._seen or not registered_here(self.model, d, reg.node):
+            if rule.node is None or rule.node in self._seen or not registered_here(self.model, d, reg.node):
                 continue
-            self._seen.add(id(rule.node))
+            self._seen.add(rule.node)
             ranks = self._ranks(d, rule)
             if ranks is not None:
                 self._check_rule(d, rule, ranks)
@@ -105,7 +104,7 @@ def f_jvp(primals, tangents):
         """Ranks in the rule: its primals' and tangents' elements relative to the primal's parameters."""
         assert rule.node is not None and d.primal is not None
         sig = d.signature
-        params = Signature.of(rule.node).positional[rule.bound_positional:]
+        params = rule.signature.positional[rule.bound_positional:]  # type: ignore[union-attr]
         k = len(d.nondiff)
         if sig is None or sig.vararg or len(params) != k + 2:
             return None
@@ -114,7 +113,7 @@ def f_jvp(primals, tangents):
         items = {primals: [Rank(p, 0, f"`{p}`") for p in diff],
                  tangents: [Rank(p, 0, f"the tangent of `{p}`") for p in diff]}
         env: Dict[str, Rank] = {}
-        for node in own_nodes(rule.node):
+        for node in self.model.facts.own_nodes(rule.node):
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 self._unpack(node.targets[0], node.value, items, env)
         calls = {d.name: d.primal} if isinstance(d.primal, (ast.FunctionDef, ast.AsyncFunctionDef)) else {}

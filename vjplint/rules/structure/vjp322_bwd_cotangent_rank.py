@@ -8,7 +8,6 @@ from vjplint.facts import pullbacks
 from vjplint.facts.ranks import Rank, Ranks, differ, own_ranks
 from vjplint.facts.structure import registered_bwds
 from vjplint.model.file_model import CustomDerivative, RuleFunction
-from vjplint.model.semantic import own_nodes
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 
@@ -132,7 +131,7 @@ total.defvjp(total_fwd, total_bwd)
             return
         g_rank = out_rank or Rank(g, 0)
         ranks = Ranks(self.model, bwd.node, {g: g_rank})
-        for node in own_nodes(bwd.node):
+        for node in self.model.facts.own_nodes(bwd.node):
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.func.id not in held \
                     or len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
                 continue

@@ -5,7 +5,7 @@ from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.facts.structure import own_registrations, registered_here
-from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import walk
 
@@ -146,17 +146,17 @@ def loss(x):
     def _tangent_use(rule: RuleFunction) -> Optional[ast.AST]:
         """The first expression of the rule that reads its tangent parameter."""
         assert rule.node is not None
-        params = Signature.of(rule.node).positional[rule.bound_positional:]
+        params = rule.signature.positional[rule.bound_positional:]  # type: ignore[union-attr]
         if not params:
             return None
         tangent = params[0]
         body = [rule.node.body] if isinstance(rule.node, ast.Lambda) else rule.node.body
-        reads: Set[int] = set()
+        reads: Set[ast.AST] = set()
         for stmt in body:
             for node in walk(stmt):
                 if isinstance(node, ast.Name) and node.id == tangent and isinstance(node.ctx, ast.Load):
-                    reads.add(id(node))
+                    reads.add(node)
         if not reads:
             return None
         return rule.node.body if isinstance(rule.node, ast.Lambda) else next(
-            (n for s in body for n in walk(s) if id(n) in reads), None)
+            (n for s in body for n in walk(s) if n in reads), None)

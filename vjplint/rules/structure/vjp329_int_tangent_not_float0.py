@@ -118,15 +118,15 @@ def with_index_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        self._reported: Set[int] = set()
-        rules: Dict[int, Tuple[CustomDerivative, RuleFunction]] = {}
+        self._reported: Set[ast.AST] = set()
+        rules: Dict[ast.AST, Tuple[CustomDerivative, RuleFunction]] = {}
         for d in self.model.derivatives:
             if d.api != "jax" or d.kind != "jvp":
                 continue
             for reg, rule in self.model.facts.jvp_rules(d):
-                if rule.node is None or id(rule.node) in rules or not registered_here(self.model, d, reg.node):
+                if rule.node is None or rule.node in rules or not registered_here(self.model, d, reg.node):
                     continue
-                rules[id(rule.node)] = (d, rule)
+                rules[rule.node] = (d, rule)
                 self._check_returns(d, rule)
         for call in self.model.index.of_type(ast.Call):
             assert isinstance(call, ast.Call)
@@ -193,7 +193,7 @@ def with_index_jvp(primals, tangents):
         return f"{where}it keeps the integer dtype of `{source}` ({shown(built.why)})"
 
     # -- jax.jvp --------------------------------------------------------------------------------
-    def _check_jvp_call(self, call: ast.Call, rules: Dict[int, Tuple[CustomDerivative, RuleFunction]]) -> None:
+    def _check_jvp_call(self, call: ast.Call, rules: Dict[ast.AST, Tuple[CustomDerivative, RuleFunction]]) -> None:
         ints = self.model.facts.integers()
         primals, tangents = call.args[1], call.args[2]
         elements = literal_elements(self.model, tangents)
@@ -221,10 +221,10 @@ def with_index_jvp(primals, tangents):
             if enclosing is not None and isinstance(primal_expr, ast.Name):
                 self._check_dropped(call, tangent, primal_expr, *enclosing)
 
-    def _enclosing_rule(self, call: ast.Call, rules: Dict[int, Tuple[CustomDerivative, RuleFunction]]
+    def _enclosing_rule(self, call: ast.Call, rules: Dict[ast.AST, Tuple[CustomDerivative, RuleFunction]]
                         ) -> Optional[Tuple[CustomDerivative, RuleFunction]]:
         fn = self.model.index.enclosing_function(call)
-        return rules.get(id(fn)) if fn is not None else None
+        return rules.get(fn) if fn is not None else None
 
     def _check_dropped(self, call: ast.Call, tangent: ast.expr, primal: ast.Name, d: CustomDerivative,
                        rule: RuleFunction) -> None:
@@ -288,9 +288,9 @@ def with_index_jvp(primals, tangents):
 
 
     def _report(self, node: ast.expr, message: str, severity: Optional[Severity] = None) -> None:
-        if id(node) in self._reported:
+        if node in self._reported:
             return
-        self._reported.add(id(node))
+        self._reported.add(node)
         if severity is None:
             self.report(node, message)
         else:

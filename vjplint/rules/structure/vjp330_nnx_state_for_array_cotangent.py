@@ -111,7 +111,7 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
         self._facts = self.model.facts
 
     def check_derivative(self, d: CustomDerivative) -> None:
@@ -130,7 +130,7 @@ f.defvjp(f_fwd, f_bwd)
                 for candidate in return_branches(value):
                     elements = self._elements(candidate, bwd, len(positions))
                     for element, position in zip(elements, positions):
-                        if id(element) in self._seen:
+                        if element in self._seen:
                             continue
                         call = state_call(self.model, element, bwd.node)
                         if call is None:
@@ -138,7 +138,7 @@ f.defvjp(f_fwd, f_bwd)
                         evidence = array_parameter(self.model, d, position)
                         if evidence is None:
                             continue
-                        self._seen.add(id(element))
+                        self._seen.add(element)
                         self._report(d, bwd, element, call, names[positions.index(position)], evidence)
 
     def _elements(self, value: ast.expr, bwd: RuleFunction, count: int) -> List[ast.expr]:

@@ -5,7 +5,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.structure import registered_here
-from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.model.semantic import FunctionNode, own_nodes
@@ -112,7 +112,7 @@ def energy_jvp(primals, tangents):
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction, params: List[str], complex_params: Set[str],
                     real_out: ast.expr) -> None:
         assert rule.node is not None
-        rule_params = Signature.of(rule.node).positional
+        rule_params = rule.signature.positional  # type: ignore[union-attr]
         if len(rule_params) != 2:
             return
         kinds = _Kinds(self.model, rule.node, _unpacked(rule.node, rule_params, params, complex_params))
@@ -133,7 +133,7 @@ def energy_jvp(primals, tangents):
 def _complex_params(model: FileModel, fn: FunctionNode, params: List[str]) -> Set[str]:
     """Parameters the primal marks as complex: `jnp.conj(z)`, `jnp.real(z * w)`, `z.imag`."""
     found: Set[str] = set()
-    for node in own_nodes(fn):
+    for node in model.facts.own_nodes(fn):
         marked: Optional[ast.expr] = None
         if isinstance(node, ast.Call) and len(node.args) == 1:
             q = model.index.qualname(node.func) or ""
@@ -212,7 +212,7 @@ class _Kinds:
         self.model = model
         self.complex_names = complex_names
         self.bound: Dict[str, List[ast.expr]] = {}
-        for node in own_nodes(fn):
+        for node in model.facts.own_nodes(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.bound.setdefault(node.targets[0].id, []).append(node.value)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):

@@ -83,7 +83,7 @@ def f_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        self._done: Set[int] = set()
+        self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.kind != "jvp" or d.api != "jax":
@@ -91,9 +91,9 @@ def f_jvp(primals, tangents):
         for reg in d.registrations:
             for rule in reg.rules:
                 fn = rule.node
-                if fn is None or rule.is_none or id(fn) in self._done:
+                if fn is None or rule.is_none or fn in self._done:
                     continue
-                self._done.add(id(fn))
+                self._done.add(fn)
                 if reg.method == "defjvp":
                     self._check_defjvp(d, rule)
                 elif reg.method == "defjvps":

@@ -63,14 +63,14 @@ def f(x):
 f.defvjp(lambda x: (x, None), lambda _, g: (g,), optimize_remat=True)
 ''']
 
-    _seen: FrozenSet[int] = frozenset()  # the resolved registrations `check` saw: `visit_Call` skips them
+    _seen: FrozenSet[ast.AST] = frozenset()  # the resolved registrations `check` saw: `visit_Call` skips them
 
     def check(self) -> None:
-        seen: Set[int] = set()
+        seen: Set[ast.AST] = set()
         for d in self.model.derivatives:
             for reg in d.registrations:
                 if reg.method == "defvjp" and isinstance(reg.node, ast.Call):
-                    seen.add(id(reg.node))
+                    seen.add(reg.node)
                     if d.api == "jax":  # JAX's defvjp flags; other APIs' registrations take other arguments
                         self._check_call(reg.node, f"custom_vjp `{d.name}`")
         self._seen = frozenset(seen)
@@ -79,7 +79,7 @@ f.defvjp(lambda x: (x, None), lambda _, g: (g,), optimize_remat=True)
         """`defvjp` on a custom_vjp this module cannot resolve (imported, an attribute)."""
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "defvjp":
-            if id(node) not in self._seen:
+            if node not in self._seen:
                 self._check_call(node, f"`{self.quote(func.value, 40)}`")
 
     def _check_call(self, call: ast.Call, what: str) -> None:

@@ -4,7 +4,7 @@ import ast
 from typing import Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.model.semantic import constant_value
@@ -103,12 +103,12 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
         if nondiff is None:
             return
         for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
-            if fwd is None or fwd.node is None or id(fwd.node) in self._seen or reg.method != "defvjp":
+            if fwd is None or fwd.node is None or fwd.node in self._seen or reg.method != "defvjp":
                 continue
             flag = self._flag(reg.node)
             if flag is None:
                 continue
-            self._seen.add(id(fwd.node))
+            self._seen.add(fwd.node)
             keyword = any(k.value is flag for k in reg.node.keywords)  # type: ignore[attr-defined]
             shown = (f"`symbolic_zeros={self.quote(flag, 30)}`" if keyword else
                      f"`{self.quote(flag, 30)}` (defvjp's `symbolic_zeros`)")
@@ -129,7 +129,7 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
 
     def _check_fwd(self, d: CustomDerivative, fwd: RuleFunction, flag: str, nondiff) -> None:
         fn = fwd.node
-        sig = Signature.of(fn)  # type: ignore[arg-type]
+        sig = self.model.signature(fn)  # type: ignore[arg-type]
         if sig.vararg:
             return
         for position, name in enumerate(sig.positional):

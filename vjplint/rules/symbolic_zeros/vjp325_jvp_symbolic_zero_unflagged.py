@@ -86,7 +86,7 @@ f.defjvp(f_jvp, symbolic_zeros=True)
 ''']
 
     def check(self) -> None:
-        self._seen: Set[int] = set()
+        self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.kind != "jvp" or d.api != "jax":
@@ -95,9 +95,9 @@ f.defjvp(f_jvp, symbolic_zeros=True)
             if reg.method != "defjvp" or not reg.rules or self._flagged(reg) is not False:
                 continue
             rule = reg.rules[0]
-            if rule.node is None or id(rule.node) in self._seen:
+            if rule.node is None or rule.node in self._seen:
                 continue
-            self._seen.add(id(rule.node))
+            self._seen.add(rule.node)
             self._check_rule(d, rule)
 
     def _flagged(self, reg: Registration) -> Optional[bool]:

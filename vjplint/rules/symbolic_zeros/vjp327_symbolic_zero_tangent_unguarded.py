@@ -105,18 +105,18 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
 ''']
 
     def check(self) -> None:
-        self._done: Set[int] = set()
+        self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api != "jax" or d.kind != "jvp":
             return
         for reg, rule in self.model.facts.jvp_rules(d):
-            if reg.method != "defjvp" or rule.node is None or id(rule.node) in self._done:
+            if reg.method != "defjvp" or rule.node is None or rule.node in self._done:
                 continue
             flagged, flag = self.model.facts.defjvp_symbolic_zeros(reg)
             if not flagged or flag is None:
                 continue
-            self._done.add(id(rule.node))
+            self._done.add(rule.node)
             keyword = reg.keywords.get("symbolic_zeros") is flag
             self._check_rule(d, rule, rule.node, flag, keyword)
 
@@ -131,10 +131,10 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
         if scope is None or len(scope.bindings.get(tangents_param, [])) != 1:
             return  # the tangents tuple is rebound (materialised, mapped over): not followed
         nodes = self.model.facts.own_nodes(fn)
-        parents: Dict[int, ast.AST] = {}
+        parents: Dict[ast.AST, ast.AST] = {}
         for node in nodes:
             for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
+                parents[child] = node
         differentiable = self.model.facts.differentiable_names(d)
         leaves, slots, primal_names = self._leaves(nodes, tangents_param, primals_param)
         if not self._tangents_only_unpacked(nodes, tangents_param, parents):
@@ -225,18 +225,18 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
                 bind(target, node.value)
         return leaves, slots[0], primal_names
 
-    def _tangents_only_unpacked(self, nodes: List[ast.AST], tangents: str, parents: Dict[int, ast.AST]) -> bool:
+    def _tangents_only_unpacked(self, nodes: List[ast.AST], tangents: str, parents: Dict[ast.AST, ast.AST]) -> bool:
         """Whether `tangents` is only unpacked (`a, b = tangents`, `... = primals, tangents`) or
         indexed with a constant (`tangents[0]`); anything else (a call, a loop, a return of the
         whole tuple) may hold the guard."""
         for node in nodes:
             if not (isinstance(node, ast.Name) and node.id == tangents):
                 continue
-            parent = parents.get(id(node))
+            parent = parents.get(node)
             if isinstance(parent, ast.Subscript) and tangent_item(parent, tangents) is not None:
                 continue
             while isinstance(parent, (ast.Tuple, ast.List)):
-                parent = parents.get(id(parent))
+                parent = parents.get(parent)
             if isinstance(parent, ast.Assign):  # in the value: the parameter is never a target (bound once)
                 continue
             return False

@@ -101,13 +101,13 @@ f.defvjp(f_fwd, f_bwd)
 ''']
 
     def check(self) -> None:
-        self._done: Set[int] = set()
+        self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         for role, rule in self.model.facts.rules_of(d):
-            if id(rule.node) in self._done:
+            if rule.node in self._done:
                 continue
-            self._done.add(id(rule.node))
+            self._done.add(rule.node)
             self._check_rule(d, role, rule)
 
     def _check_rule(self, d: CustomDerivative, role: str, rule: RuleFunction) -> None:

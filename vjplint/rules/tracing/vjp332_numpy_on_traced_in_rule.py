@@ -9,7 +9,7 @@ from vjplint.facts.structure import registered_bwds
 from vjplint.model.file_model import FileModel
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.model.semantic import FunctionNode, own_nodes
+from vjplint.model.semantic import FunctionNode
 
 # NumPy functions that read only a value's metadata, or never convert their argument: safe on a
 # tracer (np.shape(t) reads t.shape).
@@ -133,7 +133,7 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
         if not isinstance(residual, ast.Tuple):
             return {res: f"{why} (`{res}`)"} if _traced(self.model, residual, fwd_traced) else {}
         seeds: Dict[str, str] = {}
-        for node in own_nodes(bwd):
+        for node in self.model.facts.own_nodes(bwd):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name) \
                     and node.value.id == res and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
                     and len(node.targets[0].elts) == len(residual.elts):
@@ -143,7 +143,7 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
         return seeds
 
     def _scan(self, fn: FunctionNode, traced: Dict[str, str], where: str) -> None:
-        for node in own_nodes(fn):
+        for node in self.model.facts.own_nodes(fn):
             if not isinstance(node, ast.Call):
                 continue
             name = self.model.index.qualname(node.func) or ""
@@ -180,7 +180,7 @@ class _Taint:
         self.names = dict(seeds)
         assigns: List[Tuple[ast.expr, ast.expr]] = []
         rebound: Set[str] = set()
-        for node in own_nodes(fn):
+        for node in model.facts.own_nodes(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 assigns.append((node.targets[0], node.value))
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) and isinstance(node.target, ast.Name):

@@ -130,7 +130,7 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         primal = d.primal
         if primal.args.vararg is not None or primal.args.kwonlyargs:
             return
-        sig = Signature.of(primal)
+        sig = self.model.signature(primal)
         diff = [p for i, p in enumerate(sig.positional) if i not in d.nondiff]
         for reg in d.registrations:
             if reg.method == "defvjp" and len(reg.rules) == 2 and reg.rules[1].node is not None and \
@@ -178,7 +178,7 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             else:
                 shown = f"a zero (`{self.quote(slots[0], 30)}`)"
             name = bwd_name or getattr(bwd, "name", "<lambda>")
-            outer = next((o for o in self._bwd_owners().get(id(d.primal), ()) if o is not d), None)
+            outer = next((o for o in self._bwd_owners().get(d.primal, ()) if o is not d), None)
             nested = (f" `{d.name}` is the bwd of custom_vjp `{outer.name}`, so `jax.grad(jax.grad({outer.name}))` "
                       f"loses this term (jax-ml/jax#21220)." if outer is not None else "")
             called = ""
@@ -255,18 +255,18 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             f"zero gradient is meant, drop the unused computation or silence this with `# noqa: VJP602`"))
         return True
 
-    def _bwd_owners(self) -> Dict[int, List[CustomDerivative]]:
-        """id(bwd node) -> the derivatives registering it as bwd, in order; built once per check
+    def _bwd_owners(self) -> Dict[ast.AST, List[CustomDerivative]]:
+        """bwd node -> the derivatives registering it as bwd, in order; built once per check
         (a scan of every derivative per report was quadratic in dense modules)."""
         cached = getattr(self, "_owners", None)
         if cached is not None and cached[0] is self.model:
             return cached[1]
-        owners: Dict[int, List[CustomDerivative]] = {}
+        owners: Dict[ast.AST, List[CustomDerivative]] = {}
         for o in self.model.derivatives:
             for reg in o.registrations:
                 for r in reg.rules[1:2]:
                     if r.node is not None:
-                        found = owners.setdefault(id(r.node), [])
+                        found = owners.setdefault(r.node, [])
                         if not any(x is o for x in found):
                             found.append(o)
         self._owners = (self.model, owners)

@@ -87,15 +87,15 @@ def f_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        self._done: Set[int] = set()
+        self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.kind != "jvp" or d.api != "jax":
             return
         rule = d.rule("jvp")
-        if rule is None or rule.node is None or id(rule.node) in self._done:
+        if rule is None or rule.node is None or rule.node in self._done:
             return
-        self._done.add(id(rule.node))
+        self._done.add(rule.node)
         self._check_rule(d, rule, rule.node)
 
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode) -> None:

@@ -118,7 +118,7 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
         primal = d.primal
         if primal.args.vararg is not None:
             return
-        sig = Signature.of(primal)
+        sig = self.model.signature(primal)
         for reg in own_registrations(self.model, d):
             if reg.method == "defjvps" and not reg.as_decorator and registered_here(self.model, d, reg.node):
                 self._check(d, primal, sig, reg)
@@ -178,10 +178,10 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
 
     def _sites(self, d: CustomDerivative, position: int, param: str) -> List[Tuple[ast.Call, ast.expr]]:
         """(call, the argument at `position`) for the calls of `d` here (its rules' calls aside)."""
-        rules = {id(r.node) for _, r in self.model.facts.rules_of(d) if r.node is not None}
+        rules = {r.node for _, r in self.model.facts.rules_of(d) if r.node is not None}
         found = []
         for site in d.call_sites:
-            if id(site.enclosing) in rules or not registered_here(self.model, d, site.call):
+            if site.enclosing in rules or not registered_here(self.model, d, site.call):
                 continue
             arg = argument_at(site.call, position - site.positional_offset, param)
             if arg is not None:

@@ -7,7 +7,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 from vjplint.diagnostics import Severity
 from vjplint.facts.scalar_eval import ScalarEvaluator, Unsupported
 from vjplint.facts.structure import registered_here
-from vjplint.model.file_model import CustomDerivative, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 
@@ -184,7 +184,7 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
 
     # custom_jvp: the rule's tangent for a unit tangent of each argument against the slope.
     def _check_jvp(self, ev: ScalarEvaluator, d: CustomDerivative, params: List[str], rule: RuleFunction) -> None:
-        if not _plain(rule) or rule.node is None or len(Signature.of(rule.node).positional) != 2:
+        if not _plain(rule) or rule.node is None or len(rule.signature.positional) != 2:  # type: ignore[union-attr]
             return
         slots = [Slot(p) for p in params]
         for point in _points(len(params)):

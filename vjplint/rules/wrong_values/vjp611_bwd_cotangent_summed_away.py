@@ -9,7 +9,7 @@ from vjplint.facts.structure import registered_bwds
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.model.semantic import FunctionNode, own_nodes
+from vjplint.model.semantic import FunctionNode
 
 TOTALS = frozenset({"sum", "mean", "nansum", "nanmean"})
 CALLBACKS = frozenset({"jax.pure_callback", "jax.experimental.io_callback", "jax.experimental.host_callback.call"})
@@ -156,7 +156,7 @@ class _Totals:
         self.model = model
         self.g = g
         self.bound: Dict[str, List[ast.expr]] = {}
-        for node in own_nodes(fn):
+        for node in model.facts.own_nodes(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.bound.setdefault(node.targets[0].id, []).append(node.value)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
