@@ -7,7 +7,7 @@ Unicode code points in the line. Formatters convert to whatever their format nee
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, ClassVar, Mapping, Optional, Protocol, Sequence, Tuple
 
@@ -115,13 +115,16 @@ class Fix:
     message: str
     edits: Tuple[Edit, ...] = ()
     plan: Optional[FixPlan] = None
+    # why another module of the run or workspace makes this fix unsafe (it calls the rule the fix
+    # changes: vjplint.fixes.named_elsewhere); such a fix is never applied by fix-all
+    unsafe_because: Optional[str] = None
 
     @property
     def resolved(self) -> bool:
         return bool(self.edits)
 
     def with_edits(self, edits: Tuple[Edit, ...]) -> "Fix":
-        return Fix(self.applicability, self.message, edits, self.plan)
+        return replace(self, edits=edits)
 
 
 @dataclass

@@ -111,8 +111,8 @@ def test_an_edit_fix_of_a_rule_another_module_calls_is_unsafe_too(tmp_path: Path
     assert reasons == ({} if reason is None else {"soft": reason})
     marked = mark_unsafe(diagnostics, reasons, targets_in(SOFT_OPS, Config()))
     if reason is None:
-        assert marked == {} and diagnostics[0].fix.applicability is Applicability.SAFE
+        assert marked == 0 and diagnostics[0].fix.applicability is Applicability.SAFE
         return
-    assert marked == {id(diagnostics[0]): reason}
+    assert marked == 1 and diagnostics[0].fix.unsafe_because == reason
     assert diagnostics[0].fix.applicability is Applicability.UNSAFE and diagnostics[0].fix.edits
     assert diagnostics[0].message.endswith(f" (unsafe fix: {reason})")

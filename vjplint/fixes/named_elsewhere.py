@@ -14,9 +14,10 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from dataclasses import replace
 from typing import Callable, Dict, Iterable, Sequence, Tuple
 
-from vjplint.diagnostics import Applicability, Fix, ResidualPlusNone
+from vjplint.diagnostics import Applicability, ResidualPlusNone
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.settings.config import Config
 
@@ -172,11 +173,12 @@ def _called(tree: ast.AST, target: ast.expr) -> bool:
     return any(isinstance(n, ast.Call) and n.func is target for n in ast.walk(tree))
 
 
-def mark_unsafe(diagnostics, reasons: Dict[str, str], target_of: Callable[[int], object] = lambda row: None) -> Dict[int, str]:
+def mark_unsafe(diagnostics, reasons: Dict[str, str], target_of: Callable[[int], object] = lambda row: None) -> int:
     """The fixes of the targets in `reasons` become unsafe, and their findings say why (the fix
-    itself, its plan and its edits, stays as it was): a residual plan by its target, an edit fix
-    of RULE_EDITS by `target_of(its row)`. Returns {id(diagnostic): reason} for those marked."""
-    marked: Dict[int, str] = {}
+    itself, its plan and its edits, stays as it was; `Fix.unsafe_because` holds the reason): a
+    residual plan by its target, an edit fix of RULE_EDITS by `target_of(its row)`. Returns how
+    many were marked."""
+    marked = 0
     for d in diagnostics:
         fix = d.fix
         if fix is None:
@@ -189,8 +191,8 @@ def mark_unsafe(diagnostics, reasons: Dict[str, str], target_of: Callable[[int],
         if target not in reasons:
             continue
         reason = reasons[target]  # type: ignore[index]
-        d.fix = Fix(Applicability.UNSAFE, fix.message, fix.edits, plan)
-        marked[id(d)] = reason
+        d.fix = replace(fix, applicability=Applicability.UNSAFE, unsafe_because=reason)
+        marked += 1
         if UNSAFE_FIX not in d.message:
             d.message += f"{UNSAFE_FIX}{reason})"
     return marked

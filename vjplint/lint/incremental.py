@@ -26,7 +26,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
-from vjplint.diagnostics import Diagnostic, Edit, Fix, Position
+from vjplint.diagnostics import Diagnostic, Edit, Position
 from vjplint.lint.engine import SKIP_FILE, LintResult, RuleSplit, _finish, _run_rules, enabled_codes, lint_source, may_contain_findings, prefilter_names
 from vjplint.syntax.positions import lines_with_endings, source_lines
 from vjplint.syntax.source import SourceError, parse
@@ -529,7 +529,7 @@ def _relocate(d: Diagnostic, old: Sequence[int], new: Sequence[int]) -> Diagnost
     if fix is not None:
         edits = tuple(Edit(e.content, pos(e.location), pos(e.end_location)) for e in fix.edits)
         plan = replace(fix.plan, line=row(fix.plan.line)) if fix.plan is not None else None
-        fix = Fix(fix.applicability, fix.message, edits, plan)
+        fix = replace(fix, edits=edits, plan=plan)
     moved = object.__new__(Diagnostic)  # a field-by-field copy: dataclasses.replace costs 5x more
     moved.__dict__.update(d.__dict__)
     moved.location, moved.end_location, moved.fix = pos(d.location), pos(d.end_location), fix

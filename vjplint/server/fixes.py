@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
-from vjplint.diagnostics import Diagnostic, Edit, Fix, Position
+from vjplint.diagnostics import Diagnostic, Edit, Position
 from vjplint.lint.incremental import IncrementalLinter
 from vjplint.syntax.positions import source_lines
 
@@ -51,7 +51,7 @@ def attach_family_fixes(diagnostics: Sequence[Diagnostic], text: str, filename: 
                 continue  # the whole document would not do better: the plan cannot be applied
             edits = [_to_text(e, rows) for e in copy.fix.edits]
             if all(e is not None for e in edits):
-                d.fix = Fix(d.fix.applicability, d.fix.message, tuple(e for e in edits if e is not None), d.fix.plan)
+                d.fix = d.fix.with_edits(tuple(e for e in edits if e is not None))
             else:
                 whole.append(d)
     if whole:

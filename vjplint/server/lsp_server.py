@@ -115,7 +115,6 @@ class Analysis:
     fixed_text: Dict[bool, Optional[str]] = field(default_factory=dict)  # unsafe? -> fix-all result
     named_elsewhere: Dict[str, str] = field(default_factory=dict)  # custom_vjp -> why its fix is unsafe
     residual_plans: Tuple[Any, ...] = ()  # the fixes another module may feel, before any was made unsafe
-    unsafe_why: Dict[int, str] = field(default_factory=dict)  # id(diagnostic) -> why its fix is unsafe
     named_checked: bool = False  # whether the workspace index was there to ask (named_elsewhere)
 
 
@@ -558,8 +557,7 @@ class VjplintServer(Indexing, LanguageServer):
             return
         analysis.named_checked = True
         if reasons:
-            analysis.unsafe_why = mark_unsafe(analysis.diagnostics, reasons,
-                                              targets_in(analysis.text, analysis.config, analysis.facts))
+            mark_unsafe(analysis.diagnostics, reasons, targets_in(analysis.text, analysis.config, analysis.facts))
             analysis.named_elsewhere = reasons
 
     def named_elsewhere_of(self, analysis: Analysis) -> Optional[Dict[str, str]]:
@@ -859,7 +857,7 @@ class VjplintServer(Indexing, LanguageServer):
                 if not lazy and not d.fix.resolved:
                     continue
                 title = f"{d.code}: {d.fix.message}"
-                why = analysis.unsafe_why.get(id(d))
+                why = d.fix.unsafe_because
                 if why is not None:  # another module would feel it (vjplint.fixes.named_elsewhere)
                     title += f" (unsafe fix: {why})"
                 elif d.fix.applicability is Applicability.UNSAFE:
@@ -898,7 +896,7 @@ class VjplintServer(Indexing, LanguageServer):
     def has_fix_all(self, analysis: Analysis) -> bool:
         """Whether fix-all has something to apply (never the fixes another module makes unsafe)."""
         return any(d.fix is not None and (d.fix.applicability is Applicability.SAFE or self.settings.unsafe_fixes)
-                   and id(d) not in analysis.unsafe_why for d in analysis.diagnostics)
+                   and d.fix.unsafe_because is None for d in analysis.diagnostics)
 
     def one_diagnostic(self, d: Diagnostic, lines: Sequence[str], encoding: str,
                        docs_url: Optional[str] = None) -> types.Diagnostic:
