@@ -49,3 +49,21 @@ def test_fixing_every_fixture_and_eval_case_adds_no_finding(tmp_path):
     once = _snapshot(tree)
     run_cli("--fix", "--unsafe-fixes", "--no-cache", *sorted(n for n in changed if n.endswith(".py")), cwd=tree)
     assert _snapshot(tree) == once, "a second --fix changed something"
+
+
+def test_a_residual_the_bwd_never_read_makes_the_moved_none_unsafe_and_marked(tmp_path):
+    """`_mm_bwd(w, x, g)` never reads its residual `x`: the rewrite unpacks `x, w = res`, and
+    VJP602 reads the `None` it returns for `w` beside an unread residual as a forgotten
+    cotangent. The plan predicts it (unsafe, `# noqa: VJP602`), so the fix draws no finding;
+    tests/jax/test_verify.py proves the same rewrite (nested_fixed.py) on JAX."""
+    data = ROOT / "tests" / "data" / "verify"
+    shutil.copy(data / "nested.py", tmp_path / "nested.py")
+    safe = run_cli("--fix", "--no-cache", "nested.py", cwd=tmp_path)
+    assert (tmp_path / "nested.py").read_text(encoding="utf-8") == (data / "nested.py").read_text(encoding="utf-8")
+    assert safe.stdout.endswith("Found 2 problems. (2 hidden fixes can be enabled with --unsafe-fixes.)\n")
+    fixed = run_cli("--fix", "--unsafe-fixes", "--no-cache", "nested.py", cwd=tmp_path)
+    assert fixed.stdout == "Fixed 2 problems.\n", fixed.stdout + fixed.stderr
+    assert (tmp_path / "nested.py").read_text(encoding="utf-8") == \
+        (data / "nested_fixed.py").read_text(encoding="utf-8")
+    again = run_cli("--no-cache", "nested.py", cwd=tmp_path)
+    assert again.stdout == "All checks passed!\n" and again.returncode == 0
