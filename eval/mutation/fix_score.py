@@ -3,6 +3,7 @@
     python eval/mutation/fix_score.py            # counts per fix code, one line per failure
     python eval/mutation/fix_score.py -v         # also every rewritten or refused module
     python eval/mutation/fix_score.py --json     # everything as JSON
+    python eval/mutation/fix_score.py --held-out # only the held-out set (heldout/ and its mutants)
 
 On a copy of `cases/` and `bases/` (the tree is never written):
 
@@ -13,20 +14,20 @@ On a copy of `cases/` and `bases/` (the tree is never written):
    often, and the codes the fixes were for are reported less often.
 3. Proof on JAX, two ways: `vjplint verify --unsafe-fixes` on the original modules proves each
    residual-plus-None rewrite (eager, jit, vmap, grad, jit(grad), vmap(grad); the moved
-   arguments' gradients zero, the others equal to the original's); and every rewritten module
-   goes through the mutation oracle's checks (`eval/oracle.py`: the same transformations against
-   the module's float64 reference, as `label.py` labels it). A rewrite is **proven** when the
-   oracle labels the rewritten module `ok`, or when it is a residual rewrite that `verify` proves
-   (the oracle then may still see the mutant's other edit, or the gradient the moved argument had
-   before the mutation: the rewrite keeps the original's derivative, which is what it claims).
-   A residual rewrite `verify` cannot run (a function nested in a factory, no input shape it can
-   probe) is **unproven**, not failed, when the oracle sees every transformation run and the only
-   differences from the unmutated base are gradients that are now exactly zero (the moved
-   argument's: the mutant declared it never differentiated, and the rewrite keeps that).
-4. Counts: modules with a fix on offer, rewritten, re-lint clean, proven, unproven, **failed** (a
-   rewrite that is not clean, or that a check shows wrong), refused with a reason, and hazards
-   (JAX's labels) with no fix offered and no reason (most hazards have no automatic fix, as their
-   rules' pages say).
+   arguments' gradients zero, the others equal to the original's; a custom_vjp nested in a
+   function is reached through the function that calls it or the module-level name a factory's
+   result is bound to); and every rewritten module goes through the mutation oracle's checks
+   (`eval/oracle.py`: the same transformations against the module's float64 reference, as
+   `label.py` labels it). A rewrite is **proven** when the oracle labels the rewritten module
+   `ok`, or when it is a residual rewrite that `verify` proves (the oracle then may still see the
+   mutant's other edit, or the gradient the moved argument had before the mutation: the rewrite
+   keeps the original's derivative, which is what it claims). Anything else is **failed**: a
+   rewrite that is not clean, that a check shows wrong, or that neither way proves.
+4. Counts: modules with a fix on offer, rewritten, re-lint clean, proven, **failed**, refused with
+   a reason, and hazards (JAX's labels) with no fix offered and no reason (most hazards have no
+   automatic fix, as their rules' pages say); the same counts for the held-out set alone
+   (`heldout/` and its mutants, `held_out` in manifest.json) on their own line, or alone with
+   `--held-out`.
 
 Needs JAX (CPU is enough); about five minutes on two busy cores.
 """
@@ -85,6 +86,7 @@ def main(argv: List[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--keep", help="work in this directory (kept) instead of a temporary one")
+    ap.add_argument("--held-out", action="store_true", help="count only the held-out set")
     args = ap.parse_args(argv)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="vjplint-fix-score-"))
     original, fixed = work / "original", work / "fixed"
@@ -136,30 +138,20 @@ def _score(original: Path, fixed: Path, args: argparse.Namespace) -> int:
         reports = verified.get(f, [])
         by_verify = bool(reports) and all(r["status"] == "verified" for r in reports)
         proven = not failing or by_verify
-        # Not proven, not failed: `verify` could not run the function (nested in a factory, no input
-        # shape it could probe) and the oracle sees every transformation run, the only differences
-        # being gradients that are now exactly zero (the moved argument's, as the rewrite says).
-        unproven = not proven and bool(reports) and all(r["status"] == "unverified" for r in reports) and all(
-            run["checks"][k]["status"] == "wrong" and _zero_gradient(run["checks"][k].get("detail", ""))
-            for k in failing)
         rows.append({"module": f, "label": labels.get(f), "codes": sorted(fixed_codes), "clean": clean,
                      "new_or_more": worse, "not_fixed": unfixed, "oracle_failing": failing,
                      "verify": [(r["function"], r["status"], r["reason"]) for r in reports],
-                     "proven": proven, "unproven": unproven and clean, "failed": not (clean and (proven or unproven))})
+                     "proven": proven, "failed": not (clean and proven)})
     no_reason = sorted(f for f, label in labels.items() if label == "hazard" and f not in offered and f not in refused)
-    summary = {
-        "modules with a fix on offer": len(offered),
-        "rewritten": len(rows),
-        "re-lint clean": sum(r["clean"] for r in rows),
-        "proven on JAX": sum(r["proven"] for r in rows),
-        "  by the oracle (module labelled ok)": sum(not r["oracle_failing"] for r in rows),
-        "  by vjplint verify (residual rewrites)": sum(bool(r["verify"]) and all(s == "verified" for _, s, _ in r["verify"])
-                                                       for r in rows),
-        "unproven (verify cannot run it; the oracle sees only the moved gradients zero)": sum(r["unproven"] for r in rows),
-        "failed": sum(r["failed"] for r in rows),
-        "refused with a reason": len(refused),
-        "hazards with no fix (no rule offers one)": len(no_reason),
-    }
+    held = _held_out()
+    if args.held_out:
+        rows = [r for r in rows if r["module"] in held]
+        offered = {f: ds for f, ds in offered.items() if f in held}
+        refused = {f: ds for f, ds in refused.items() if f in held}
+        no_reason = [f for f in no_reason if f in held]
+    summary = _summary(rows, offered, refused, no_reason)
+    held_line = _summary([r for r in rows if r["module"] in held], {f: 1 for f in offered if f in held},
+                         {f: 1 for f in refused if f in held}, [f for f in no_reason if f in held])
     per_code = collections.Counter(c for r in rows for c in r["codes"])
     if args.json:
         print(json.dumps({"summary": summary, "per_code": per_code, "rewritten": rows,
@@ -167,8 +159,8 @@ def _score(original: Path, fixed: Path, args: argparse.Namespace) -> int:
                                       for f, ds in refused.items()}}, indent=2))
         return 1 if summary["failed"] else 0
     for r in rows:
-        if r["failed"] or r["unproven"] or args.verbose:
-            state = "FAILED" if r["failed"] else "UNPROVEN" if r["unproven"] else "ok"
+        if r["failed"] or args.verbose:
+            state = "FAILED" if r["failed"] else "ok"
             notes = [f"clean={r['clean']}"]
             if r["new_or_more"]:
                 notes.append("new/more " + ",".join(r["new_or_more"]))
@@ -185,16 +177,32 @@ def _score(original: Path, fixed: Path, args: argparse.Namespace) -> int:
     print("fixes by code: " + ", ".join(f"{c} {n}" for c, n in sorted(per_code.items())))
     for k, v in summary.items():
         print(f"{k}: {v}")
+    if not args.held_out:
+        print("held-out set: " + ", ".join(f"{k} {v}" for k, v in held_line.items() if not k.startswith(" ")))
     return 1 if summary["failed"] else 0
 
 
-def _zero_gradient(detail: str) -> bool:
-    """The oracle's "value [0.0, 0.0] != [0.5, -1.0]": what the rewritten module gives is all zeros."""
-    got = detail.partition("value ")[2].partition(" != ")[0].strip("[] ")
-    try:
-        return bool(got) and all(float(x) == 0.0 for x in got.replace("[", "").replace("]", "").split(","))
-    except ValueError:
-        return False
+def _held_out() -> set:
+    """The held-out modules, by their path under the copy (`heldout/<base>.py`, `cases/<op>/<base>.py`)."""
+    manifest = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))
+    return {Path(entry["path"]).relative_to("eval/mutation").as_posix()
+            for group in ("bases", "mutants") for entry in manifest[group].values() if entry.get("held_out")}
+
+
+def _summary(rows: List[Dict[str, Any]], offered: Dict[str, Any], refused: Dict[str, Any],
+             no_reason: List[str]) -> Dict[str, int]:
+    return {
+        "modules with a fix on offer": len(offered),
+        "rewritten": len(rows),
+        "re-lint clean": sum(r["clean"] for r in rows),
+        "proven on JAX": sum(r["proven"] for r in rows),
+        "  by the oracle (module labelled ok)": sum(not r["oracle_failing"] for r in rows),
+        "  by vjplint verify (residual rewrites)": sum(bool(r["verify"]) and all(s == "verified" for _, s, _ in r["verify"])
+                                                       for r in rows),
+        "failed": sum(r["failed"] for r in rows),
+        "refused with a reason": len(refused),
+        "hazards with no fix (no rule offers one)": len(no_reason),
+    }
 
 
 if __name__ == "__main__":

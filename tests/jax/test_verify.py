@@ -144,10 +144,11 @@ def test_unverifiable_functions_say_why(unverifiable_run):
         "examples = {{\"unverifiable.apply_op\" = \"module:make_args\"}}".format(v=_jax_version(), d=device_label()))
     assert heads[1] == f"tests/data/verify/unverifiable.py:29: apply_op_example: verified {on_cpu}"
     assert heads[2].startswith(f"tests/data/verify/unverifiable.py:51: folded: unverified {on_cpu}: "
-                               "no probed shape for `w`, `x` works with the original (48 tried; last error: TypeError: "
+                               "no probed shape for `w`, `x` works with the original (96 tried; last error: TypeError: "
                                "cannot reshape array of shape")
     assert heads[3] == ("tests/data/verify/unverifiable.py:69: inner: unverified: `inner` is defined inside "
-                        "`make_scaler`: the harness can only reach module-level functions and class attributes")
+                        "`make_scaler`, which neither calls it nor is a factory whose result the module binds: the "
+                        "harness can only reach module-level functions and class attributes")
     assert heads[4] == (f"Verified 4 rewritten functions on {device_summary()}, JAX {_jax_version()}: "
                         f"1 verified, 0 failed, 3 unverified.")
     assert unverifiable_run.returncode == 1
@@ -161,6 +162,46 @@ def test_example_inputs_from_the_config_are_used(unverifiable_run):
                                 "w=float32[3] (example unverifiable:apply_op_example_args), "
                                 "x=float32[3] (example unverifiable:apply_op_example_args)")
     assert lines[start + 3] == "    checks     eager ok, jit ok, vmap ok, grad ok, jit(grad) ok, vmap(grad) ok"
+
+
+# -- custom_vjps reached through the module's own code ----------------------------------------------------
+@pytest.fixture(scope="module")
+def nested_run():
+    """nested.py against the fix's own rewrite (nested_fixed.py, written by `vjplint --fix
+    --unsafe-fixes`) and against one with each `None` in the other slot (nested_planted.py)."""
+    proc = run_cli("verify", "tests/data/verify/nested.py", "tests/data/verify/nested.py", "--rewritten",
+                   "tests/data/verify/nested_fixed.py", "--rewritten", "tests/data/verify/nested_planted.py",
+                   "--output-format", "json", env=CPU, timeout=600)
+    return proc, json.loads(proc.stdout)
+
+
+def test_a_custom_vjp_defined_and_called_in_a_function_is_verified_with_the_arguments_it_passes(nested_run):
+    _, reports = nested_run
+    fixed = reports[0]
+    assert (fixed["function"], fixed["line"], fixed["status"], fixed["moved"]) == ("_mm", 10, "verified", ["w"])
+    assert statuses(fixed) == dict.fromkeys(CHECKS, "passed")
+    assert [(i["name"], i["role"], i["value"], i["source"]) for i in fixed["inputs"]] == [
+        ("x", "diff", "float32[3, 3]", "passed by `scaled_matmul`"),
+        ("w", "moved", "float32[3, 3]", "passed by `scaled_matmul`")]
+    assert fixed["hazard"]["status"] == "confirmed"
+
+
+def test_a_custom_vjp_a_factory_returns_is_verified_where_the_module_binds_it(nested_run):
+    _, reports = nested_run
+    fixed = reports[1]
+    assert (fixed["function"], fixed["line"], fixed["status"], fixed["moved"]) == ("SCALER", 26, "verified", ["w"])
+    assert statuses(fixed) == dict.fromkeys(CHECKS, "passed")
+
+
+def test_a_wrong_rewrite_reached_through_the_module_fails(nested_run):
+    proc, reports = nested_run
+    planted = reports[2:]
+    assert [(r["function"], r["status"]) for r in planted] == [("_mm", "failed"), ("SCALER", "failed")]
+    for r in planted:
+        assert statuses(r) == {"eager": "passed", "jit": "passed", "vmap": "passed", "grad": "failed",
+                               "jit(grad)": "failed", "vmap(grad)": "failed"}
+        assert r["reason"].startswith("grad: the gradient for `x`")
+    assert proc.returncode == 1
 
 
 def _jax_version() -> str:

@@ -564,3 +564,53 @@ def test_a_comment_saying_fwd_saves_nothing_goes_with_the_none():
     out = fixed(source, unsafe=False)
     assert "def clip_gradient_fwd(lo, hi, x):\n    return x, (lo, hi)\n" in out
     assert "    return (None, None, jnp.clip(g, lo, hi))  # clip the cotangent\n" in out
+
+
+def test_a_comment_on_the_bwd_return_the_rewrite_makes_false_goes():
+    """Issue 37: comments on rewritten bwd `return` lines are kept true: the old tuple's length
+    (`# a 1-tuple`), a moved argument called nondiff, "nothing to differentiate" on a `return ()`
+    go (a `# noqa: VJP602` the rewrite adds stays); a comment still true stays."""
+    source = HEADER + textwrap.dedent("""
+        @partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def scaled(scale, x):
+            return x * jnp.exp(scale)
+
+        def scaled_fwd(scale, x):
+            return x * jnp.exp(scale), None
+
+        def scaled_bwd(scale, _, g):
+            return (g * jnp.exp(scale),)  # a 1-tuple: scale is nondiff
+
+        scaled.defvjp(scaled_fwd, scaled_bwd)
+
+        @partial(jax.custom_vjp, nondiff_argnums=(0, 1))
+        def app(f, x):
+            return f(x)
+
+        def app_fwd(f, x):
+            return app(f, x), x
+
+        def app_bwd(f, x_nd, x, g):
+            return ()  # nothing to differentiate
+
+        app.defvjp(app_fwd, app_bwd)
+
+        @partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def clip(lo, x):
+            return x
+
+        def clip_fwd(lo, x):
+            return x, None
+
+        def clip_bwd(lo, _, g):
+            return (jnp.clip(g, lo),)  # clip the cotangent at lo, a static bound of the caller
+
+        clip.defvjp(clip_fwd, clip_bwd)
+        """)
+    out = fixed(source)
+    assert "def scaled_bwd(scale, g):\n    return (None, g * jnp.exp(scale))  # noqa: VJP602\n" in out
+    assert "def app_bwd(f, res, g):\n    x, x_nd = res\n    return (None,)  # noqa: VJP602\n" in out
+    # `lo` is named and called static: the rewrite makes it a differentiable argument
+    assert "def clip_bwd(lo, g):\n    return (None, jnp.clip(g, lo))\n" in out
+    kept = source.replace("at lo, a static bound of the caller", "from below")
+    assert "    return (None, jnp.clip(g, lo))  # clip the cotangent from below\n" in fixed(kept)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -99,8 +100,62 @@ def test_a_lambda_capturing_a_local_is_not_evaluated():
         def step(x, k):
             return f(lambda v: v * k, x)
     ''', "f", [])
+    # Not the caller's lambda: `fn` is called in the primal, so a function is synthesised for it.
+    assert specs(p)["fn"] == {"kind": "callable", "arity": 1, "role": "static", "source": "called: `fn(x)`"}
+
+
+def test_a_parameter_neither_called_nor_described_is_unknown():
+    p = plan('''
+        from functools import partial
+        import jax
+
+        @partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def f(fn, x):
+            return jax.tree_util.tree_map(fn, x)
+    ''', "f", [])
     assert specs(p)["fn"] == {"kind": "unknown", "role": "static",
                               "reason": "`fn`: no annotation, default or call site gives a value"}
+
+
+def test_a_custom_vjp_its_enclosing_function_calls_is_verified_through_that_function():
+    p = plan('''
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        def outer(eqn, x, w):
+            @partial(jax.custom_vjp, nondiff_argnums=(1,))
+            def inner(x, w):
+                return jnp.einsum(eqn, x, w)
+            inner.defvjp(lambda x, w: (inner(x, w), None), lambda w, _, g: (g,))
+            return inner(x, w)
+
+        def use(x, w):
+            return outer("bi,io->bo", x, w)
+    ''', "inner", [1])
+    assert p.unverifiable is None and p.qualname == "inner"
+    assert p.driver["qualname"] == "outer" and p.driver["target"] == "outer.<locals>.inner"
+    assert specs(types.SimpleNamespace(params=p.driver["params"]))["eqn"] == {
+        "kind": "literal", "value": "bi,io->bo", "source": "call site, line 14", "role": "diff"}
+    assert [(s["name"], s["kind"], s["role"]) for s in p.params] == [("x", "captured", "diff"),
+                                                                    ("w", "captured", "moved")]
+
+
+def test_a_custom_vjp_a_factory_returns_is_reached_where_the_module_binds_it():
+    p = plan('''
+        from functools import partial
+        import jax
+
+        def make(scale):
+            @partial(jax.custom_vjp, nondiff_argnums=(0,))
+            def inner(w, x):
+                return x * w * scale
+            inner.defvjp(lambda w, x: (inner(w, x), None), lambda w, _, g: (g * w,))
+            return inner
+
+        SCALER = make(2.0)
+    ''', "inner", [0])
+    assert (p.unverifiable, p.qualname, p.driver) == (None, "SCALER", None)
 
 
 def test_defaults_keys_callables_and_scalars():
@@ -160,7 +215,8 @@ def test_an_object_read_through_attributes_is_built_from_its_class():
             def f(w, x):
                 return x
             return f
-     ''', "`f` is defined inside `make`: the harness can only reach module-level functions and class attributes"),
+     ''', "`f` is defined inside `make`, which neither calls it nor is a factory whose result the module binds: "
+         "the harness can only reach module-level functions and class attributes"),
     ('''
         @partial(jax.custom_vjp, nondiff_argnums=(0,))
         def f(w, *xs):

@@ -291,14 +291,18 @@ def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, fwd: Func
     dead = dead_cotangent_value(model, bwd, cotangent)
     if dead is not None:  # a value computed from the cotangent that reaches no return
         return f"`{dead[0]}` is computed from the cotangent and never used"
-    own = params[order.index(position)]
+    own, old = params[order.index(position)], params[-2]
     # a residual of None is replaced by the moved argument itself (`def bwd(offset, g)`): nothing is
     # unpacked, so nothing reads as an unpacked residual; other residuals become a tuple bwd unpacks
     saved = [r.value for r in model.facts.returns_of(fwd)]
     if all(isinstance(v, ast.Tuple) and len(v.elts) == 2 and isinstance(v.elts[1], ast.Constant)
            and v.elts[1].value is None for v in saved):
         return None
-    if not reads.get(own) and not own.startswith("_") and \
-            PrimalFlow(model, primal).reaches_output(param) is not None:
+    if (own.startswith("_") or reads.get(own)) and (old.startswith("_") or reads.get(old)):
+        return None
+    if PrimalFlow(model, primal).reaches_output(param) is None:
+        return None
+    if not reads.get(own) and not own.startswith("_"):
         return f"the bwd never reads `{own}`, which the rewrite saves as a residual"
-    return None
+    # bwd's own residual parameter, never read, becomes a name the rewrite unpacks with the argument
+    return f"the bwd never reads its residuals `{old}`, which the rewrite unpacks with `{param}`"

@@ -170,17 +170,21 @@ _KEPT = re.compile(r"bwd `[^`]*` of `(?P<name>[^`]*)` returns .*? for (?:`(?P<pa
 
 
 def _drop_stale_comments(text: str, plans: Sequence[Any]) -> str:
-    """The rewritten fwd `return` lines lose an end-of-line comment saying nothing is saved
-    (`return x, (lo, hi)  # no residual values to save` is false): the plans' `stale_comments`."""
+    """The rewritten `return` lines lose an end-of-line comment the rewrite makes false (fwd's
+    `return x, (lo, hi)  # no residual values to save`, bwd's `return (None, g)  # a 1-tuple`):
+    the plans' `stale_comments`. A `# noqa: VJP602` the rewrite put after it stays."""
     stale = {c for p in plans for c in p.stale_comments}
     if not stale:
         return text
     lines = lines_with_endings(text)
     for i, line in enumerate(lines):
         body = line.rstrip("\r\n")
+        mark = re.search(r"\s+# noqa: VJP\d+$", body)
+        kept, body = (mark.group(0).lstrip(), body[:mark.start()]) if mark else ("", body)
         for comment in stale:
             if body.endswith(comment) and "return" in body[:len(body) - len(comment)]:
-                lines[i] = body[:len(body) - len(comment)].rstrip() + line[len(body):]
+                code = body[:len(body) - len(comment)].rstrip()
+                lines[i] = code + ("  " + kept if kept else "") + line[len(line.rstrip("\r\n")):]
                 break
     return "".join(lines)
 

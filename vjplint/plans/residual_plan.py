@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.facts.dependence import none_draws_vjp602
 from vjplint.facts.rule_evidence import rewrite_none_draws_vjp602
@@ -72,7 +72,7 @@ class Plan:
     spans: Tuple[Tuple[Loc, Loc], ...] = ()  # (start, end) of creation, fwd and bwd (ast units)
     unsafe_reasons: Tuple[str, ...] = ()
     marked: Tuple[str, ...] = ()  # moved arguments whose `None` gets `# noqa: VJP602` (none_draws_vjp602)
-    stale_comments: Tuple[str, ...] = ()  # comments on fwd returns saying nothing is saved, which go
+    stale_comments: Tuple[str, ...] = ()  # comments on fwd and bwd returns the rewrite makes false, which go
     annotations: Tuple[Tuple[str, str, str], ...] = ()  # (def name, old, new): fwd's and bwd's `-> Tuple[...]`
     #            rewritten for the new residuals and cotangents (`_return_annotations`)
 
@@ -224,6 +224,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     none_slots = tuple(remaining.index(p) for p in moved)
     d_old = len(sig.positional) - len(nondiff)
     bwd_plan = _plan_bwd(model, d, bwd, none_slots, d_old, unsafe)
+    stale = (*stale, *_stale_bwd_comments(model, bwd.node, (*bwd_moved, *(sig.positional[p] for p in moved)), d_old))
     return Plan(
         name=d.name, moved=moved, creation=creation, collapse=collapse, keywords=keywords,
         cleanup_names=cleanup, fwd=fwd_plan, fwd_moved=fwd_moved, fwd_capture=fwd_capture, bwd=bwd_plan, bwd_drop=bwd_drop,
@@ -433,15 +434,39 @@ STALE_COMMENT = re.compile(r"#.*(\b(no|nothing|none|without|empty)\b.*\bresidual
                            r"|\bnothing to (save|keep|store)\b|\bno\b.*\bto (save|keep|store)\b)", re.IGNORECASE)
 
 
+# A comment on bwd's `return` that the rewrite makes false: the returned tuple's old length
+# (`# a 1-tuple`), or, where bwd returned nothing, that nothing is differentiated.
+STALE_BWD_COMMENT = re.compile(r"#.*\b(1-tuple|one-tuple|(one|single)[- ]element|singleton)\b", re.IGNORECASE)
+STALE_EMPTY_BWD_COMMENT = re.compile(r"#.*(\b(no|nothing|empty|none)\b.*\b(cotangents?|grad(ient)?s?|differentiab\w*"
+                                     r"|differentiate\w*|to return)\b|\bempty tuple\b)", re.IGNORECASE)
+# ... or that a moved argument is nondiff (`# scale is nondiff: no cotangent`): it no longer is.
+NONDIFF_WORDS = re.compile(r"\b(nondiff\w*|non-diff\w*|non-differentiable|not differentiable|static)\b", re.IGNORECASE)
+
+
 def _stale_comments(model: FileModel, fwd: FunctionNode) -> Tuple[str, ...]:
     """The end-of-line comments of fwd's `return` lines that say no residuals are saved."""
+    return _return_comments(model, fwd, lambda comment: bool(STALE_COMMENT.match(comment)))
+
+
+def _stale_bwd_comments(model: FileModel, bwd: FunctionNode, moved: Sequence[str], d_old: int) -> Tuple[str, ...]:
+    """The end-of-line comments of bwd's `return` lines the rewrite makes false: one that gives
+    the old tuple's length, one saying nothing is differentiated where bwd returned `()`, one
+    calling a moved argument nondiff or static (it is a differentiable argument after it)."""
+    def stale(comment: str) -> bool:
+        if STALE_BWD_COMMENT.match(comment) or (d_old == 0 and STALE_EMPTY_BWD_COMMENT.match(comment)):
+            return True
+        return bool(NONDIFF_WORDS.search(comment)) and any(re.search(rf"\b{re.escape(m)}\b", comment) for m in moved)
+    return _return_comments(model, bwd, stale)
+
+
+def _return_comments(model: FileModel, fn: FunctionNode, stale: Callable[[str], bool]) -> Tuple[str, ...]:
     found = []
-    for ret, _ in _own_return_values(fwd):
+    for ret, _ in _own_return_values(fn):
         line = model.lines[ret.end_lineno - 1] if 0 < (ret.end_lineno or 0) <= len(model.lines) else ""  # type: ignore[attr-defined]
         at = line.find("#")
         if at < 0 or any(q in line[:at] for q in "'\"") or "noqa" in line[at:].lower():
             continue
-        if STALE_COMMENT.match(line[at:]):
+        if stale(line[at:].rstrip()):
             found.append(line[at:].rstrip())
     return tuple(dict.fromkeys(found))
 

@@ -37,6 +37,8 @@ import zlib
 
 BATCH = 3
 SHAPES = ((3,), (), (2, 3), (3, 3), (4,), (3, 4), (4, 3))
+# Tried when no combination of SHAPES works (a segment matmul's `(segments, in, out)` weights).
+MORE_SHAPES = ((2, 3, 3), (3, 3, 3), (2, 3, 4))
 INTS = (2, 1, 0, 3)
 MAX_PROBES = 48
 TOLERANCES = {"float64": 1e-12, "complex128": 1e-12, "float32": 1e-6, "complex64": 1e-6,
@@ -258,7 +260,9 @@ def main(argv):
     for plan in request["functions"]:
         emit(event="begin", name=plan["qualname"])
         try:
-            if plan.get("kind") in ("rewrite", "module"):
+            if plan.get("driver"):
+                result = CaptureVerifier(jax, numpy, modules["original"], modules["rewritten"], plan).run()
+            elif plan.get("kind") in ("rewrite", "module"):
                 result = RewriteVerifier(jax, numpy, modules["original"], modules["rewritten"], plan,
                                          original_error).run()
             else:
@@ -482,30 +486,34 @@ class Verifier:
                     slots.append(((i, j), field))
         if not slots:
             return {}
-        options = [SHAPES if spec["kind"] == "array" else INTS if spec["kind"] == "int" else (True, False)
-                   for _, spec in slots]
         tried, last_error = 0, None
         seen = set()
-        uniform = [tuple(o[k % len(o)] for o in options) for k in range(len(SHAPES))]
-        for combo in itertools.chain(uniform, itertools.product(*options)):
-            if combo in seen:
-                continue
-            seen.add(combo)
-            tried += 1
-            if tried > MAX_PROBES:
+        for shapes in (SHAPES, SHAPES + MORE_SHAPES):  # each round has MAX_PROBES tries
+            options = [shapes if spec["kind"] == "array" else INTS if spec["kind"] == "int" else (True, False)
+                       for _, spec in slots]
+            uniform = [tuple(o[k % len(o)] for o in options) for k in range(len(shapes))]
+            budget = tried + MAX_PROBES
+            for combo in itertools.chain(uniform, itertools.product(*options)):
+                if combo in seen:
+                    continue
+                seen.add(combo)
+                if tried >= budget:
+                    break
+                tried += 1
+                choices = dict(zip([slot for slot, _ in slots], combo))
+                try:
+                    self.trace_original(self.build(choices, 0))
+                    return choices
+                except Unverifiable:
+                    raise
+                except Exception as exc:
+                    last_error = exc
+            if not any(spec["kind"] == "array" for _, spec in slots):
                 break
-            choices = dict(zip([slot for slot, _ in slots], combo))
-            try:
-                self.trace_original(self.build(choices, 0))
-                return choices
-            except Unverifiable:
-                raise
-            except Exception as exc:
-                last_error = exc
         names = ", ".join("`{}`".format(spec["name"]) for _, spec in slots)
         raise Unverifiable("no probed shape for {} works with the original ({} tried; last error: {}). Name "
                            "example inputs in [tool.vjplint.verify] examples = {{\"{}\" = \"module:make_args\"}}"
-                           .format(names, min(tried, MAX_PROBES), describe_exc(last_error) if last_error else "none",
+                           .format(names, tried, describe_exc(last_error) if last_error else "none",
                                    self.plan.get("key", self.plan["qualname"])))
 
     @staticmethod
@@ -820,6 +828,100 @@ class Verifier:
 
     def describe_inputs(self):
         return ", ".join("{}={}".format(i["name"], i["value"]) for i in self.inputs)
+
+
+class CaptureVerifier(Verifier):
+    """A custom_vjp defined inside the module-level function that calls it (the plan's `driver`):
+    that function runs eagerly with synthesised inputs in each module, the custom_vjp it calls
+    (its primal's `__qualname__` is the driver's `target`) and the arguments it passes are
+    captured, and those are verified as a module-level custom_vjp's would be."""
+
+    def __init__(self, jax, np, original, rewritten, plan):
+        self.jax, self.np = jax, np
+        self.jnp = importlib.import_module("jax.numpy")
+        self.original_module, self.rewritten_module = original, rewritten
+        self.plan, self.checks, self.inputs = plan, [], []
+        self.driver = plan["driver"]
+        self.target_params = plan["params"]
+        self.params = self.driver["params"]
+        self.moved = set(plan["moved"])
+        if not self.driver.get("target"):
+            raise Unverifiable("`{}` is not a def: its `__qualname__` cannot be matched".format(plan["name"]))
+        try:
+            self.driver_o = resolve(original, self.driver["qualname"])
+            self.driver_r = resolve(rewritten, self.driver["qualname"])
+        except AttributeError:
+            raise Unverifiable("`{}` is not an attribute of both modules".format(self.driver["qualname"])) from None
+        self.fo = self.driver_o
+
+    def capture(self, driver, args):
+        """Run `driver(*args)` eagerly; the first call of the target custom_vjp: (instance, args)."""
+        cls, target, found = self.jax.custom_vjp, self.driver["target"], []
+        call = cls.__call__
+
+        def spy(instance, *a, **k):
+            if not found and getattr(getattr(instance, "fun", None), "__qualname__", None) == target:
+                found.append((instance, a, k))
+            return call(instance, *a, **k)
+        cls.__call__ = spy
+        try:
+            driver(*args)
+        finally:
+            cls.__call__ = call
+        if not found:
+            raise LookupError("`{}` did not call `{}`".format(self.driver["qualname"], self.plan["name"]))
+        instance, a, k = found[0]
+        if k:
+            raise Unverifiable("`{}` passes keyword arguments to `{}`".format(self.driver["qualname"],
+                                                                               self.plan["name"]))
+        if any(isinstance(leaf, self.jax.core.Tracer) for leaf in self.jax.tree_util.tree_leaves(a)):
+            raise Unverifiable("`{}` traces the arguments it passes to `{}` (a transformation inside it)".format(
+                self.driver["qualname"], self.plan["name"]))
+        return instance, list(a)
+
+    def trace_original(self, args):  # a probe: the driver runs and reaches the custom_vjp
+        self.capture(self.driver_o, args)
+
+    def make_samples(self):
+        try:
+            self.signature = inspect.signature(self.driver_o)
+        except (TypeError, ValueError):
+            self.signature = None
+        self.untraced = set()
+        for spec in self.params:
+            if spec["kind"] == "unknown":
+                raise Unverifiable("cannot synthesise inputs for `{}`, which defines and calls `{}`: {}".format(
+                    self.driver["qualname"], self.plan["name"], spec["reason"]))
+        choices = self.probe()
+        samples = []
+        for s in range(BATCH):
+            args = self.build(choices, s)
+            try:
+                instance, passed = self.capture(self.driver_o, args)
+            except Unverifiable:
+                raise
+            except Exception as exc:
+                raise Unverifiable("`{}` raises with the synthesised inputs: {}".format(
+                    self.driver["qualname"], describe_exc(exc))) from None
+            if s == 0:
+                self.fo = instance
+                try:
+                    rewritten, _ = self.capture(self.driver_r, rehome(args, self.original_module,
+                                                                      self.rewritten_module))
+                    self.fr = rehoming(rewritten, self.original_module, self.rewritten_module)
+                except Unverifiable:
+                    raise
+                except Exception as exc:  # the rewrite's caller fails: every check on it fails
+                    error = exc
+
+                    def fails(*_):
+                        raise error
+                    self.fr = fails
+            samples.append(passed)
+        self.params = self.target_params
+        self.inputs = [{"name": spec["name"], "role": spec["role"], "value": self.summary(value),
+                        "source": spec.get("source", "")} for spec, value in zip(self.params, samples[0])]
+        return samples
 
 
 REWRITE_VALUES = ("eager", "jit", "vmap")

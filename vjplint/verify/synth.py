@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from vjplint.model.file_model import CustomDerivative, FileModel
+from vjplint.model.semantic import own_nodes
 
 # jaxtyping dtype markers -> the dtype the harness creates.
 JAXTYPING_DTYPES: Dict[str, str] = {
@@ -50,10 +51,14 @@ class FunctionPlan:
     params: List[Dict[str, Any]] = field(default_factory=list)
     example: Optional[str] = None  # "module:callable" from [tool.vjplint.verify] examples
     unverifiable: Optional[str] = None  # why nothing can be run, decided statically
+    # A custom_vjp defined and called inside a module-level function (`driver_plan`): the harness
+    # runs that function and verifies the custom_vjp it calls, with the arguments it passes.
+    driver: Optional[Dict[str, Any]] = None
 
     def to_json(self) -> Dict[str, Any]:
         return {"name": self.name, "qualname": self.qualname, "line": self.line, "moved": list(self.moved),
-                "params": self.params, "example": self.example, "unverifiable": self.unverifiable}
+                "params": self.params, "example": self.example, "unverifiable": self.unverifiable,
+                "driver": self.driver}
 
 
 def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
@@ -62,14 +67,19 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
     take the domain of an argument every caller normalises."""
     qualname = f"{d.class_node.name}.{d.name}" if d.class_node is not None else d.name
     instance = _through_module_instance(model, d)  # `self.quantize = jax.custom_vjp(...)` in `__init__`
+    instance = instance or _factory_result(model, d)  # `_solve = make_solver(60)`, which returns it
     plan = FunctionPlan(d.name, instance or qualname, getattr(d.anchor, "lineno", 1), tuple(sorted(moved)),
                         example=example)
     sig = d.signature
+    driver = None
+    if d.enclosing is not None and instance is None and d.primal is not None and sig is not None:
+        driver = _driver(model, d)
     if d.primal is None or sig is None:
         plan.unverifiable = "the primal function is not defined in this file"
-    elif d.enclosing is not None and instance is None:
-        plan.unverifiable = (f"`{d.name}` is defined inside `{getattr(d.enclosing, 'name', '<lambda>')}`: "
-                             f"the harness can only reach module-level functions and class attributes")
+    elif d.enclosing is not None and instance is None and driver is None:
+        plan.unverifiable = (f"`{d.name}` is defined inside `{getattr(d.enclosing, 'name', '<lambda>')}`, which "
+                             f"neither calls it nor is a factory whose result the module binds: the harness can "
+                             f"only reach module-level functions and class attributes")
     elif sig.vararg is not None:
         plan.unverifiable = f"`{d.name}` takes `*{sig.vararg}`: the number of arguments is not known"
     elif sig.kwonly and any(k not in sig.defaults for k in sig.kwonly):
@@ -100,7 +110,71 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
             spec["source"] += f"; of unit norm, as the module's caller passes it (line {normalised[position]})"
         spec.update(name=name, position=position, role=role)
         plan.params.append(spec)
+    if driver is not None:  # the arguments are the ones the enclosing function passes
+        plan.driver = driver
+        plan.params = [{"kind": "captured", "name": p["name"], "position": p["position"], "role": p["role"],
+                        "source": f"passed by `{driver['qualname']}`"} for p in plan.params]
     return plan
+
+
+def _factory_result(model: FileModel, d: CustomDerivative) -> Optional[str]:
+    """`_solve` for a custom_vjp a module-level factory defines and returns (`def make_solver(n):
+    ... return solver_fun`) when the module binds the factory's result once (`_solve =
+    make_solver(60)`): the harness reaches that instance there. None otherwise."""
+    factory = d.enclosing
+    if not isinstance(factory, ast.FunctionDef) or model.index.parent(factory) is not model.module:
+        return None
+    returned = [node.value for node in own_nodes(factory) if isinstance(node, ast.Return)]
+    if not returned or not all(isinstance(v, ast.Name) and v.id == d.name for v in returned):
+        return None
+    found = [name for name, bindings in model.index.module_scope.bindings.items()
+             if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].value, ast.Call)
+             and isinstance(bindings[0].value.func, ast.Name) and bindings[0].value.func.id == factory.name]
+    return found[0] if len(found) == 1 else None
+
+
+def _driver(model: FileModel, d: CustomDerivative) -> Optional[Dict[str, Any]]:
+    """A custom_vjp defined inside a module-level function that calls it (praxis's
+    `einsum_with_custom_grad` defines `_custom_einsum` and returns `_custom_einsum(x, w, key)`):
+    that function is run, its parameters described as a plain function's, and the harness
+    verifies the custom_vjp it calls with the arguments it passes (matched by the primal's
+    `__qualname__`, `outer.<locals>.inner`). None when the function does not call it."""
+    outer = d.enclosing
+    if not isinstance(outer, ast.FunctionDef) or model.index.parent(outer) is not model.module:
+        return None
+    if not any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == d.name
+               for node in own_nodes(outer)):
+        return None
+    from vjplint.model.file_model import Signature
+
+    sig = Signature.of(outer)
+    if sig.vararg is not None or (sig.kwonly and any(k not in sig.defaults for k in sig.kwonly)):
+        return None
+    sites = _plain_call_site_values(model, outer.name, sig.positional)
+    dims: Dict[str, int] = {}
+    params = []
+    for position, name in enumerate(sig.positional):
+        spec = _describe(model, name, sig.annotations.get(name), name in sig.defaults, sites.get(position), "diff",
+                         dims, [outer])
+        spec.update(name=name, position=position, role="diff")
+        params.append(spec)
+    return {"qualname": outer.name, "params": params,
+            "target": f"{outer.name}.<locals>.{d.primal.name}" if isinstance(d.primal, ast.FunctionDef) else None}
+
+
+def _plain_call_site_values(model: FileModel, name: str, params: List[str]) -> Dict[int, Dict[str, Any]]:
+    """Values for a module-level function's positions from the module's own calls of it."""
+    from vjplint.facts.infer import argument_at
+
+    merged: Dict[int, Dict[str, Any]] = {}
+    for node in ast.walk(model.module):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+            for position, param in enumerate(params):
+                arg = argument_at(node, position, param)
+                value = _site_value(model, arg) if arg is not None else None
+                if value is not None:
+                    merged.setdefault(position, value)
+    return merged
 
 
 def _call_site_normalised(d: CustomDerivative, params: List[str]) -> Dict[int, int]:
@@ -168,12 +242,25 @@ def _describe(model: FileModel, name: str, annotation: Optional[ast.expr], has_d
         return instance
     if from_annotation is not None and from_annotation["kind"] != "unknown":
         return from_annotation
+    called = _called_with(bodies, name) if role == "static" else None
+    if called is not None:  # `f(x)` in the primal: a function (JAX never differentiates a nondiff one)
+        return {"kind": "callable", "arity": len(called.args), "source": f"called: `{ast.unparse(called)[:60]}`"}
     if role in ("moved", "diff"):
         why = "a moved argument (an array, as the fix assumed)" if role == "moved" else "a differentiable argument"
         return {"kind": "array", "dtype": "float32", "shape": None, "source": f"assumed: {why}"}
     reason = from_annotation["reason"] if from_annotation is not None else \
         "no annotation, default or call site gives a value"
     return {"kind": "unknown", "reason": f"`{name}`: {reason}"}
+
+
+def _called_with(bodies: List[Any], name: str) -> Optional[ast.Call]:
+    """The first call of parameter `name` with positional arguments only, in the primal or fwd."""
+    for body in bodies:
+        for node in ast.walk(body):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name and \
+                    not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):
+                return node
+    return None
 
 
 def _from_annotation(model: FileModel, annotation: ast.expr, dims: Dict[str, int],

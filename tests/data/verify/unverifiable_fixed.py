@@ -10,11 +10,11 @@ import jax.numpy as jnp
 # `op` has no annotation, no default and no call site: no value can be synthesised for it.
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
 def apply_op(op, w, x):
-    return op(x) * w
+    return jax.tree_util.tree_map(op, x) * w
 
 
 def apply_op_fwd(op, w, x):
-    return op(x) * w, (x, w)
+    return jax.tree_util.tree_map(op, x) * w, (x, w)
 
 
 def apply_op_bwd(op, res, g):
