@@ -62,7 +62,7 @@ class _Rewriter(cst.CSTTransformer):
                     for r in rule.returns:
                         self.returns[r.loc] = (role, p, r)
         self.seen: Set[object] = set()
-        self.pending: Dict[int, cst.BaseSmallStatement] = {}  # id(new Return) -> binding statement
+        self.pending: Dict[cst.CSTNode, cst.BaseSmallStatement] = {}  # new Return (identity) -> binding statement
         self.comments: List[str] = []  # comments of removed nondiff keywords, not yet placed
 
     def missing(self) -> List[str]:
@@ -154,7 +154,7 @@ class _Rewriter(cst.CSTTransformer):
         new_value = _rewrite_value(value, role, p, r.how, in_lambda=False)
         new = updated.with_changes(value=new_value)
         if binding is not None:
-            self.pending[id(new)] = binding
+            self.pending[new] = binding
         return new
 
     def leave_Lambda(self, original: cst.Lambda, updated: cst.Lambda) -> cst.BaseExpression:
@@ -184,24 +184,24 @@ class _Rewriter(cst.CSTTransformer):
                                   updated: cst.SimpleStatementLine) -> Union[cst.SimpleStatementLine,
                                                                              cst.FlattenSentinel]:
         updated = self._attach_comments(updated)
-        if not any(id(s) in self.pending for s in updated.body):
+        if not any(s in self.pending for s in updated.body):
             return updated
         if len(updated.body) == 1:
-            binding = self.pending.pop(id(updated.body[0]))
+            binding = self.pending.pop(updated.body[0])
             first = cst.SimpleStatementLine([binding], leading_lines=updated.leading_lines)
             return cst.FlattenSentinel([first, updated.with_changes(leading_lines=[])])
         return updated.with_changes(body=self._with_bindings(updated.body))
 
     def leave_SimpleStatementSuite(self, original: cst.SimpleStatementSuite,
                                    updated: cst.SimpleStatementSuite) -> cst.SimpleStatementSuite:
-        if not any(id(s) in self.pending for s in updated.body):
+        if not any(s in self.pending for s in updated.body):
             return updated
         return updated.with_changes(body=self._with_bindings(updated.body))
 
     def _with_bindings(self, body: Sequence[cst.BaseSmallStatement]) -> List[cst.BaseSmallStatement]:
         out: List[cst.BaseSmallStatement] = []
         for statement in body:
-            binding = self.pending.pop(id(statement), None)
+            binding = self.pending.pop(statement, None)
             if binding is not None:
                 out.append(binding.with_changes(semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))))
             out.append(statement)

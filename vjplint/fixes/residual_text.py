@@ -429,12 +429,12 @@ def _import_spans(source: _Source, module: ast.Module, pairs: Sequence[Tuple[Pla
     cleanup = frozenset().union(*(p.cleanup_names for p, _ in pairs))
     if not cleanup:
         return []
-    removed: Set[int] = set()  # the nodes of the collapsed calls, which lose their Names
+    removed: Set[ast.AST] = set()  # the nodes of the collapsed calls, which lose their Names
     cut: List[Tuple[int, int]] = []
     for p, d in pairs:
         if p.collapse and isinstance(d.creation, ast.Call):
             call = d.creation.func if isinstance(d.creation.func, ast.Call) else d.creation
-            removed.update(id(n) for n in ast.walk(call))
+            removed.update(ast.walk(call))
             cut.append((source.start(call), source.end(call)))
     firsts = [_first_row(s) for s in module.body]
     spans: List[Span] = []
@@ -463,7 +463,7 @@ def _used_elsewhere(source: _Source, module: ast.Module, firsts: List[int], name
             continue
         if statement is not None:
             if index not in checked:
-                checked[index] = any(isinstance(n, ast.Name) and n.id == name and id(n) not in removed
+                checked[index] = any(isinstance(n, ast.Name) and n.id == name and n not in removed
                                      for n in ast.walk(statement))
             if checked[index]:
                 return True
