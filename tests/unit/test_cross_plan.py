@@ -88,9 +88,11 @@ def test_attribute_spelling_and_a_rule_beside_the_primal(tmp_path):
     assert "return w * x, w\n" in result.texts[tmp_path / "rules.py"][1]
 
 
-def test_the_two_real_code_regressions_refuse_across_modules_too(tmp_path):
-    """Issue 15's failures with the rules in another module: a jit-static moved parameter, and a
-    fwd that another module calls through functools.partial (which would receive a tuple)."""
+def test_the_two_real_code_regressions_across_modules(tmp_path):
+    """Issue 15's failures with the rules in another module: a jit-static moved parameter is
+    refused; a fwd that another module calls through functools.partial (which would receive a
+    tuple) makes the rewrite unsafe, saying which module and how it uses fwd (issue 37: as an
+    in-file fix says it, not a refusal)."""
     static = PRIMAL.format(imports="from rules import scale_fwd, scale_bwd", fwd="scale_fwd", bwd="scale_bwd") \
         .replace("@partial(jax.custom_vjp", '@partial(jax.jit, static_argnames="w")\n@partial(jax.custom_vjp')
     result = _plan(tmp_path / "static", {"ops.py": static, "rules.py": RULES})
@@ -103,9 +105,35 @@ def test_the_two_real_code_regressions_refuse_across_modules_too(tmp_path):
               "layers.py": "from functools import partial\nfrom rules import scale_fwd\n\n"
                            "def act(w, x):\n    y, _ = partial(scale_fwd, w)(x)\n    return y\n"}
     result = _plan(tmp_path / "direct", direct)
-    assert result.texts == {}
-    assert [r for _, _, r in result.refused] == [
-        f"fwd `scale_fwd` is also named in {tmp_path / 'direct' / 'layers.py'}, and the rewrite changes what it returns"]
+    assert result.refused == []
+    layers = tmp_path / "direct" / "layers.py"
+    assert sorted(p.name for p in result.texts) == ["ops.py", "rules.py"]
+    [cp] = result.plans
+    reason = f"{layers} imports `scale_fwd`, and the rewrite changes fwd's return"
+    assert cp.elsewhere_reason() == reason and reason in cp.unsafe_reasons
+    assert cp.elsewhere_reason(lambda p: p.name) == "layers.py imports `scale_fwd`, and the rewrite changes fwd's return"
+
+
+def test_other_files_are_read_for_imports_not_for_the_word(tmp_path):
+    """Issue 37: a module with its own function named like fwd (`def scale_fwd` in inf/m.py, not
+    imported from the rules' module) is not a use: no refusal and no unsafe reason; one that
+    calls both rules through the primal's module, which re-exports them, is one."""
+    files = {"inf/__init__.py": "", "inf/rules.py": RULES,
+             "inf/ops.py": PRIMAL.format(imports="from .rules import scale_fwd, scale_bwd", fwd="scale_fwd",
+                                         bwd="scale_bwd"),
+             "inf/m.py": "def scale_fwd(a):\n    return a + 1\n\n\ndef use():\n    return scale_fwd(2)\n",
+             "inf/notes.py": '"""scale_fwd and scale_bwd are the rules of inf.ops.scale."""\n'}
+    result = _plan(tmp_path / "own", files)
+    assert result.refused == []
+    [cp] = result.plans
+    assert cp.used_elsewhere is None and cp.elsewhere_reason() == ""
+    assert len(cp.unsafe_reasons) == 1 and cp.unsafe_reasons[0].startswith("fwd/bwd are defined in ")
+    files["inf/test_ops.py"] = ("from inf import ops\n\n\ndef test_rules():\n"
+                                "    y, r = ops.scale_fwd(2.0, 3.0)\n    assert ops.scale_bwd(2.0, r, 1.0) == (2.0,)\n")
+    result = _plan(tmp_path / "reexported", files)
+    [cp] = result.plans
+    assert cp.elsewhere_reason(lambda p: p.relative_to(tmp_path / "reexported").as_posix()) == (
+        "inf/test_ops.py calls `scale_fwd` and `scale_bwd`, and the rewrite changes fwd's return and bwd's parameters")
 
 
 def test_a_module_name_two_files_of_the_run_have_is_not_guessed(tmp_path):

@@ -48,13 +48,17 @@ NO_FIX = " (no automatic fix: "
 def say_cross_module_fixes(outcomes) -> None:
     """A VJP101 whose fwd/bwd come from another module says "no automatic fix" when its file is
     linted alone; when the run holds that module and `--fix --unsafe-fixes` would rewrite both
-    files (the cross-module plan succeeds), its message says so instead, naming the files."""
+    files (the cross-module plan succeeds), its message says so instead, naming the files, and,
+    when a third file of the run uses fwd or bwd (a test calling `shift_fwd`), ends with
+    "(unsafe fix: clipops/api.py calls `shift_fwd`, and the rewrite changes fwd's return)", as an
+    in-file fix says it (`vjplint.fixes.named_elsewhere`)."""
     candidates = {Path(o.path) for o in outcomes
                   if any(d.code == "VJP101" and d.fix is None and NO_FIX in d.message
                          for d in o.result.diagnostics)}
     if not candidates:
         return
     from vjplint.fixes.cross_module import plan_run  # libcst: only when such a finding exists
+    from vjplint.fixes.named_elsewhere import UNSAFE_FIX
     from vjplint.project.modules import RunModules
 
     configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
@@ -72,34 +76,15 @@ def say_cross_module_fixes(outcomes) -> None:
         files = sorted({str(displays.get(path, path)) for _, path in cp.rule_files if path != cp.primal})
         roles = " and ".join(role for role, path in cp.rule_files if path != cp.primal)
         where = ", ".join(files)
+        elsewhere = cp.elsewhere_reason(lambda path: str(displays.get(path, path)))
         for d in outcome.result.diagnostics:
             if d.code == "VJP101" and d.fix is None and NO_FIX in d.message and \
                     (d.location.row, d.location.column) in cp.anchors:
                 d.message = (d.message[:d.message.index(NO_FIX)] + f" (fix across modules with --unsafe-fixes: "
                              f"{roles} {'are' if ' and ' in roles else 'is'} in {where}, also in this run; "
                              f"`vjplint --fix --unsafe-fixes` rewrites both files together)")
-    _say_named_elsewhere_across(result.refused, by_primal, displays)
-
-
-def _say_named_elsewhere_across(refused, by_primal, displays) -> None:
-    """A cross-module rewrite refused because a third file of the run names fwd or bwd (a test
-    calling `shift_fwd`): the finding says so too, not only `--show-fixes`."""
-    from vjplint.fixes.named_elsewhere import targets_in
-
-    for path, name, why in refused:
-        outcome = by_primal.get(path)
-        if outcome is None or " is also named in " not in why:
-            continue
-        for full in sorted(displays, key=lambda p: len(str(p)), reverse=True):
-            why = why.replace(str(full), str(displays[full]))
-        try:
-            target_of = targets_in(decode(Path(path).read_bytes()).text, outcome.config, outcome.facts)
-        except Exception:  # the plain message stays
-            continue
-        for d in outcome.result.diagnostics:
-            if d.code == "VJP101" and d.fix is None and NO_FIX in d.message and d.message.endswith(")") and \
-                    "across modules" not in d.message and target_of(d.location.row) == name:
-                d.message = d.message[:-1] + f"; not rewritten across modules: {why})"
+                if elsewhere:  # a third file of the run uses fwd/bwd: said as an in-file fix says it
+                    d.message += f"{UNSAFE_FIX}{elsewhere})"
 
 
 def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:

@@ -5,10 +5,12 @@ another module of the run (`from .rules import f_fwd, f_bwd`, or `R.f_fwd` after
 The plan is the in-file planner's (`residual_plan`), made from two models: the primal's file
 gives the creation site, the static-argument evidence and the registration; the rules' file
 gives fwd and bwd. The checks that make the in-file rewrite safe are made on every file
-involved, and across the run: a rule's name mentioned in any other file of the run (a direct
-caller, a second registration) refuses the fix, since the rewrite changes what fwd returns and
-what bwd takes. Code outside the run cannot be searched, so the fix is always unsafe. A plan
-writes its parts in one file with libcst (`CrossPlan.edits`, `rewrite_parts`).
+involved, and across the run as for an in-file fix (`vjplint.fixes.named_elsewhere`): another
+file of the run that imports, calls or reads a rule from its module (a test calling `clip_fwd`)
+is named with what it does in the plan's `used_elsewhere` reason, since the rewrite changes what
+fwd returns and what bwd takes; a file that only has its own function of that name is not a use.
+Code outside the run cannot be searched, so the fix is always unsafe. A plan writes its parts in
+one file with libcst (`CrossPlan.edits`, `rewrite_parts`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,18 @@ class CrossPlan(FixPlan):
     rule_files: Tuple[Tuple[str, Path], ...]  # (role, file holding it)
     unsafe_reasons: Tuple[str, ...]
     anchors: Tuple[Tuple[int, int], ...] = ()  # (line, 1-based column) of each moved parameter
+    # another file of the run using fwd/bwd: (that file, ((role, name, "calls"/"imports"/"names"), ...))
+    used_elsewhere: Optional[Tuple[Path, Tuple[Tuple[str, str, str], ...]]] = None
+
+    def elsewhere_reason(self, display: Callable[[Path], str] = str) -> str:
+        """Why another file of the run makes the rewrite unsafe ("" when none does): "clipops/api.py
+        calls `shift_fwd`, and the rewrite changes fwd's return" (`named_elsewhere.reason`)."""
+        if self.used_elsewhere is None:
+            return ""
+        from vjplint.fixes.named_elsewhere import reason
+
+        path, seen = self.used_elsewhere
+        return reason(display(path), seen)
 
     @property
     def target(self) -> str:  # type: ignore[override]
@@ -129,6 +143,9 @@ class RunFiles:
             self._models[path] = self._load(path)
         return self._models[path]
 
+    def read(self, path: Path) -> bytes:
+        return self._read(path)
+
     def mentioning(self, name: str) -> List[Path]:
         """The run's files whose text contains `name` as a word."""
         if name not in self._found:
@@ -171,6 +188,7 @@ def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequ
     if _truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
         raise Refusal("symbolic_zeros=True wraps differentiable fwd arguments in CustomVJPPrimal records")
     resolved: Dict[str, Tuple[RuleFunction, FileModel, Path]] = {}
+    used: Dict[Path, List[Tuple[str, str, str]]] = {}  # another file of the run -> the rules it uses
     for role in ROLES:
         rule = d.rule(role)
         rule = rule.as_registered() if rule is not None else None
@@ -178,7 +196,10 @@ def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequ
             raise Refusal("`defvjp` does not name both fwd and bwd")
         if rule.bound_positional or rule.bound_keywords:
             raise Refusal(f"{role} is a functools.partial")
-        resolved[role] = _resolve(role, rule, primal, model, d, registration.node, run)
+        function, rule_model, rule_path, found = _resolve(role, rule, primal, model, d, registration.node, run)
+        resolved[role] = (function, rule_model, rule_path)
+        for path, verb in found:
+            used.setdefault(path, []).append((role, function.name, verb))
     (fwd, fwd_model, fwd_path), (bwd, bwd_model, bwd_path) = resolved["fwd"], resolved["bwd"]
     assert fwd.node is not None and bwd.node is not None
     if fwd.node is bwd.node:
@@ -190,6 +211,13 @@ def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequ
     elsewhere = sorted({str(p) for _, _, p in resolved.values() if p != primal})
     unsafe: List[str] = [f"fwd/bwd are defined in {', '.join(elsewhere)}; callers outside this run's files "
                          f"were not searched"]
+    used_by = None
+    if used:
+        first = min(used, key=str)
+        used_by = (first, tuple(used[first]))
+        from vjplint.fixes.named_elsewhere import reason
+
+        unsafe.append(reason(str(first), used[first]))
     creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
     if d.is_alias:
         unsafe.append(f"`{d.name}` is made by an in-house wrapper")
@@ -233,13 +261,14 @@ def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequ
         + fwd_return_annotation(fwd_model, fwd.node, fwd_moved, mode))
     anchors = tuple((line, column + 1) for line, column in
                     (loc_of(model, sig.param_nodes[sig.positional[p]]) for p in moved))
-    return CrossPlan(plan, primal, (("fwd", fwd_path), ("bwd", bwd_path)), plan.unsafe_reasons, anchors)
+    return CrossPlan(plan, primal, (("fwd", fwd_path), ("bwd", bwd_path)), plan.unsafe_reasons, anchors, used_by)
 
 
 def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: CustomDerivative,
-             registration: ast.AST, run: RunFiles) -> Tuple[RuleFunction, FileModel, Path]:
+             registration: ast.AST, run: RunFiles) -> Tuple[RuleFunction, FileModel, Path, List[Tuple[Path, str]]]:
     """The def behind `rule` (in the primal's file or another file of the run), checked to have
-    no other user: the rewrite changes its signature or its return."""
+    no other user in its own file and the primal's (the rewrite changes its signature or its
+    return), with the other files of the run that use it and how (`_uses_in_other_files`)."""
     changes = "what it returns" if role == "fwd" else "its parameters"
     if rule.node is not None:  # defined beside the primal: the in-file planner's checks
         if isinstance(rule.node, ast.Lambda) or not rule.name:
@@ -247,8 +276,7 @@ def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: C
         _check_only_registered(model, rule.name, registration, f"{role} `{rule.name}`", changes, attributes=True)
         if len(model.index.lookup(rule.name, model.index.scope_of(rule.expr))) > 1:
             raise Refusal(f"{role} `{rule.name}` is bound more than once, so it is unclear which one to rewrite")
-        _check_other_files(run, rule.name, {primal}, role, changes)
-        return rule, model, primal
+        return rule, model, primal, _uses_in_other_files(run, rule.name, primal, primal)
     if not isinstance(rule.expr, (ast.Name, ast.Attribute)):
         raise Refusal(f"{role} is not a name this tool can follow")
     qualname = model.index.qualname(rule.expr) or ""
@@ -279,8 +307,7 @@ def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: C
         if other_d is not d and any(r is not None and r.expr is not None and model.index.qualname(r.expr) == qualname
                                     for r in (other_d.rule("fwd"), other_d.rule("bwd"))):
             raise Refusal(f"fwd/bwd are shared with `{other_d.name}`, which would break")
-    _check_other_files(run, name, {primal, path}, role, changes)
-    return RuleFunction(rule.expr, node, name), other, path  # type: ignore[arg-type]
+    return RuleFunction(rule.expr, node, name), other, path, _uses_in_other_files(run, name, path, primal)  # type: ignore[arg-type]
 
 
 def _inside(node: ast.AST) -> set:
@@ -297,7 +324,31 @@ def _check_only_registered(model: FileModel, name: str, registration: ast.AST, w
         raise Refusal(f"{what} is also called or referenced outside `defvjp`, and the rewrite changes {changes}")
 
 
-def _check_other_files(run: RunFiles, name: str, allowed: set, role: str, changes: str) -> None:
-    others = [p for p in run.mentioning(name) if p not in allowed]
-    if others:
-        raise Refusal(f"{role} `{name}` is also named in {others[0]}, and the rewrite changes {changes}")
+def _module_names(path: Path) -> Tuple[str, ...]:
+    """The names a file's module goes by in an import's last component: its own, and its
+    package's (which may re-export it)."""
+    own = path.parent.name if path.stem == "__init__" else path.stem
+    return (own, path.parent.name) if path.stem != "__init__" else (own,)
+
+
+def _uses_in_other_files(run: RunFiles, name: str, defined: Path, primal: Path) -> List[Tuple[Path, str]]:
+    """The files of the run other than `defined` and `primal` that use the rule `name`, read as
+    `named_elsewhere.uses` reads them: imported, called or read as an attribute of its module,
+    of the primal's module (which imports it) or of their packages; a file with its own function
+    of that name is not a use. (file, "calls"/"imports"/"names"), in the run's order."""
+    from vjplint.fixes.named_elsewhere import strongest_use
+
+    modules = tuple(dict.fromkeys(_module_names(defined) + _module_names(primal)))
+    found = []
+    for path in run.mentioning(name):
+        if path in (defined, primal):
+            continue
+        try:
+            data = run.read(path)
+        except OSError:
+            found.append((path, "names"))  # unreadable: assume the worst
+            continue
+        verb = strongest_use(data, modules, name)
+        if verb:
+            found.append((path, verb))
+    return found

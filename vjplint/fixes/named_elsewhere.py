@@ -103,7 +103,7 @@ def named_in_others(path: Path, text: str, config: Config, plans: Iterable, othe
             seen = [(role, name, verb) for role, name in rules if _word(name).search(data(other))
                     for verb in [uses(data(other), module, name)] if verb]
             if seen:
-                found[target] = _reason(other[1], seen, isinstance(fp, tuple))
+                found[target] = reason(other[1], seen, isinstance(fp, tuple))
                 break
     return found
 
@@ -119,7 +119,7 @@ def _editing(model, role: str, row: int):
     return None
 
 
-def _reason(display: str, seen: Sequence[Tuple[str, str, str]], edit: bool = False) -> str:
+def reason(display: str, seen: Sequence[Tuple[str, str, str]], edit: bool = False) -> str:
     """Why a fix is unsafe, from the rules another module uses: "clipops/test_ops.py calls
     `clip_fwd` and `clip_bwd`, and the rewrite changes fwd's return and bwd's parameters"."""
     verbs = [verb for _, _, verb in seen]
@@ -167,6 +167,14 @@ def uses(data: bytes, module: str, name: str) -> str:
         elif isinstance(node, ast.Name) and (node.id in local or (imported and node.id == name)):
             called = called or _called(tree, node)
     return "calls" if named and called else "imports" if imported else "names" if named else ""
+
+
+def strongest_use(data: bytes, modules: Iterable[str], name: str) -> str:
+    """`uses` over several module names a file may import `name` from (the module defining it,
+    a module or package that re-exports it): the strongest verb ("calls" > "imports" > "names"),
+    "" when it uses none of them."""
+    found = {uses(data, module, name) for module in modules}
+    return next((verb for verb in ("calls", "imports", "names") if verb in found), "")
 
 
 def _called(tree: ast.AST, target: ast.expr) -> bool:
