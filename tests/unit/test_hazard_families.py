@@ -26,15 +26,59 @@ def _body(text: str) -> list:
     return [re.sub(r"0x[0-9a-f]+", "0x…", line) for line in text.splitlines() if not line.startswith("# ")]
 
 
-@pytest.mark.jax
-@pytest.mark.parametrize("script", HAZARD_SCRIPTS)
-def test_fact_script_reproduces_its_saved_output(script):
-    proc = subprocess.run([sys.executable, script], cwd=SCRIPTS, capture_output=True, text=True, timeout=300,
+# The scripts run in one process that imports JAX once and forks a child per script, which runs
+# it as `python <script>` would (`__main__`, its folder first on sys.path, its own stdout and
+# stderr, a fresh interpreter state but for the modules already imported; JAX's backend is not
+# started before the fork). One import of JAX instead of one per script.
+_DRIVER = """
+import json, os, runpy, sys, traceback
+import jax, jax.numpy  # noqa: F401  (imported once: every script uses them)
+out = {}
+for script in json.loads(sys.argv[1]):
+    paths = {name: os.path.join(sys.argv[2], script + "." + name) for name in ("out", "err")}
+    sys.stdout.flush(); sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            for fd, name in ((1, "out"), (2, "err")):
+                os.dup2(os.open(paths[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+            sys.argv = [script]
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as exit:
+            code = exit.code if isinstance(exit.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush(); sys.stderr.flush()
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    texts = [open(paths[name], encoding="utf-8", errors="replace").read() for name in ("out", "err")]
+    out[script] = [os.waitstatus_to_exitcode(status)] + texts
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def script_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    import json
+
+    where = tmp_path_factory.mktemp("fact_scripts")
+    proc = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(HAZARD_SCRIPTS), str(where)], cwd=SCRIPTS,
+                          capture_output=True, text=True, timeout=1800,
                           env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin",  # the saved outputs are the CPU's
                                "PYTHONPATH": pythonpath()})  # a JAX installed on PYTHONPATH only
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("script", HAZARD_SCRIPTS)
+def test_fact_script_reproduces_its_saved_output(script, script_runs):
+    returncode, stdout, stderr = script_runs[script]
+    assert returncode == 0, stderr[-2000:]
     saved = (SCRIPTS / "out" / script.replace(".py", ".txt")).read_text(encoding="utf-8")
-    assert _body(proc.stdout) == _body(saved)
+    assert _body(stdout) == _body(saved)
 
 
 def _codes(source: str, code: str) -> list:
