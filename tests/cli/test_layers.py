@@ -161,3 +161,182 @@ def test_the_contributing_drawing_lists_the_contract_s_layers() -> None:
         head = line.split("   ")[0].strip()  # the layer, then at least three spaces, then what it holds
         drawn.append(sorted(name.strip().rstrip("/") for name in head.split("|")))
     assert drawn == _contract_layers()
+
+
+# -- function-level imports: for heavy or optional dependencies, or a cheap path kept cheap --------------------
+# A function-level import hides a dependency from whoever reads the module's head. One is kept only when
+# (1) the module it imports brings in, through its own module-level imports, a heavy or optional third-party
+#     package (HEAVY: the `verify` and `lsp` extras of pyproject.toml, libcst, numpy), or
+# (2) its importer is listed in LAZY below, with the modules it defers and why: each keeps a cheap path
+#     from loading what it does not use (the module sets that `--version`, `--help`, `rule CODE`, a run over
+#     files without custom derivatives, a replay from the cache and a lint of one small file load were
+#     measured equal before and after moving every other import to module level).
+# Standard-library modules are not counted (`argparse`, `dataclasses`, ... are deferred for the same
+# startup reasons and cost nothing to read).
+# Only a target (the imported module), not a name, decides: `from vjplint.x import y` imports vjplint.x.
+
+ALWAYS_HEAVY = {"libcst": "a required dependency, but 60 ms to import: files without custom derivatives never load it",
+                "numpy": "comes with JAX (the verify extra); only the runtime checks read it"}
+
+LAZY = {
+    # importer: (deferred vjplint modules, reason)
+    "vjplint.cli": ({"vjplint.batch.fastpath", "vjplint.cli.check", "vjplint.cli.check_grads", "vjplint.cli.rule",
+                     "vjplint.cli.verify", "vjplint.server"},
+                    "the entry point: `--version` and the fast path load 10 modules, each subcommand loads when chosen"),
+    "vjplint.cli.check": ({"vjplint.batch.outcomes", "vjplint.batch.parallel", "vjplint.batch.runner",
+                           "vjplint.cli.add_noqa", "vjplint.cli.fix", "vjplint.cli.fix_cross", "vjplint.cli.report",
+                           "vjplint.cli.show_settings", "vjplint.lint.engine", "vjplint.project.workspace",
+                           "vjplint.syntax.positions"},
+                          "`--help` builds this parser alone (12 modules); --fix, --add-noqa, --show-settings load when asked"),
+    "vjplint.cli.fix_cross": ({"vjplint.fixes.multi_write", "vjplint.install_hint", "vjplint.project.modules",
+                               "vjplint.verify.api"}, "only a run with cross-module fixes plans, verifies and writes them"),
+    "vjplint.cli.report": ({"vjplint.fixes.apply"}, "fix edits are attached only where the format shows them"),
+    "vjplint.batch.parallel": ({"vjplint.batch.cache", "vjplint.facts.collect", "vjplint.fixes.apply",
+                                "vjplint.model.expected_errors", "vjplint.rules.registry", "vjplint.syntax.notebook",
+                                "vjplint.syntax.region_parse"},
+                               "a run over files without custom derivatives loads no rules, collector, fixer or cache "
+                               "(test_speed_invariants: cheap runs import no vjplint.rules)"),
+    "vjplint.batch.outcomes": ({"vjplint.syntax.notebook"}, "notebooks only"),
+    "vjplint.output": ({"vjplint.syntax.notebook"}, "notebooks only"),
+    "vjplint.output.text": ({"vjplint.syntax.notebook"}, "notebooks only"),
+    "vjplint.lint.engine": ({"vjplint.facts.collect", "vjplint.facts.infer", "vjplint.model.expected_errors",
+                             "vjplint.rules.base", "vjplint.rules.registry", "vjplint.syntax.region_parse",
+                             "vjplint.syntax.regions"},
+                            "the prefilter answers for files without custom derivatives before any rule, collector or "
+                            "region parser loads (53 modules instead of 170)"),
+    "vjplint.facts": ({"vjplint.facts.checkify", "vjplint.facts.closures", "vjplint.facts.forward",
+                       "vjplint.facts.infer", "vjplint.facts.integers", "vjplint.facts.value_kinds",
+                       "vjplint.facts.where_guards"}, "each analysis loads when a rule first reads its table"),
+    "vjplint.facts.loops": ({"vjplint.syntax.regions"}, "`vjplint rule CODE` loads the facts, not the region splitter"),
+    "vjplint.syntax.source": ({"vjplint.syntax.regions"}, "plain runs parse without the region splitter"),
+    "vjplint.project.text": ({"vjplint.syntax.region_parse", "vjplint.syntax.regions"},
+                             "plain runs read project text without the region parser"),
+    "vjplint.project.summary": ({"vjplint.syntax.regions"},
+                                "`regions.focus` would shadow the functions' `focus` flag at module level"),
+    "vjplint.project.cross_values": ({"vjplint.project.summary", "vjplint.syntax.notebook"},
+                                     "summaries of other modules only when a run has cross-module candidates"),
+    "vjplint.project.index": ({"vjplint.project.cross_values", "vjplint.syntax.notebook"},
+                              "a lint of one small file builds no cross-module values"),
+    "vjplint.project.discover": ({"pathspec"}, "read only where a .gitignore is; without it the walk goes on (ImportError)"),
+    "vjplint.project.workspace": ({"vjplint.rules.registry"}, "checking selected codes loads the rules; plain runs do not"),
+    "vjplint.model.wrappers": ({"vjplint.syntax.source"}, "`vjplint rule CODE` loads the model, not the parser"),
+    "vjplint.plans.closure_plan": ({"vjplint.syntax.noqa"}, "`vjplint rule CODE` loads the plans, not the noqa editor"),
+    "vjplint.fixes.apply": ({"vjplint.fixes.targets", "vjplint.fixes.residual_text", "vjplint.lint.engine"},
+                            "targets: only with excluded fix targets; engine.lint_source and residual_text.spans_of "
+                            "are read at call time (tests replace them: test_fix_cli, test_fix_text_edits)"),
+    "vjplint.server.lsp_server": ({"vjplint.fixes.apply"}, "preloaded on a thread once the editor is served; "
+                                  "a failure only leaves quick fixes without edits"),
+    "vjplint.fixes.named_elsewhere": ({"vjplint.facts.collect", "vjplint.plans.residual_plan"},
+                                      "plain runs ask it and load no collector"),
+}
+
+
+STANDARD = set(getattr(sys, "stdlib_module_names", ())) | {"tomli"}  # tomli: tomllib before Python 3.11
+
+
+def _heavy_packages() -> set:
+    extras = tomllib_loads()["project"]["optional-dependencies"]
+    names = {spec.split(";")[0].split("[")[0].split(">")[0].split("=")[0].split("<")[0].strip().lower()
+             for extra in ("verify", "lsp") for spec in extras[extra]}
+    return names | set(ALWAYS_HEAVY)
+
+
+def tomllib_loads() -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _modules() -> dict:
+    out = {}
+    for path in sorted((ROOT / "vjplint").rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        out[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return out
+
+
+def _imports(modules: dict) -> tuple:
+    """(module-level targets per module, function-level imports as (module, file:line, targets)). A target is
+    a vjplint module (with the packages above it, which importing it runs) or a third-party top-level name;
+    `if TYPE_CHECKING:` blocks import nothing at run time."""
+    import ast
+
+    def targets(node, module: str, is_package: bool) -> list:
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            full = node.module or ""
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                full = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+            names = [full] + [f"{full}.{a.name}" for a in node.names if f"{full}.{a.name}" in modules]
+        out = []
+        for name in names:
+            parts = name.split(".")
+            if parts[0] != "vjplint":
+                out.append(parts[0])
+                continue
+            out += [".".join(parts[:i]) for i in range(1, len(parts) + 1) if ".".join(parts[:i]) in modules]
+        return out
+
+    module_level: dict = {}
+    function_level = []
+    for module, (path, is_package) in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}  # parents run first
+        stack = [(node, False) for node in tree.body]
+        while stack:
+            node, in_function = stack.pop()
+            if isinstance(node, ast.If) and not in_function and "TYPE_CHECKING" in ast.unparse(node.test):
+                stack += [(n, False) for n in node.orelse]
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                if in_function:
+                    rel = path.relative_to(ROOT).as_posix()
+                    function_level.append((module, f"{rel}:{node.lineno}", targets(node, module, is_package)))
+                else:
+                    found.update(targets(node, module, is_package))
+            inner = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            stack += [(child, inner) for child in ast.iter_child_nodes(node)]
+        found.discard(module)
+        module_level[module] = found
+    return module_level, function_level
+
+
+def test_function_level_imports_are_for_heavy_dependencies_or_listed_cheap_paths() -> None:
+    modules = _modules()
+    module_level, function_level = _imports(modules)
+    heavy_packages = _heavy_packages()
+    assert {"jax", "jaxlib", "pygls", "lsprotocol", "libcst"} <= heavy_packages
+    heavy: dict = {}
+
+    def brings_heavy(target: str) -> bool:  # iteratively: module-level imports have no cycle (test above)
+        if target not in modules:
+            return target in heavy_packages
+        if target not in heavy:
+            heavy[target] = False  # while it is being computed
+            heavy[target] = any(brings_heavy(t) for t in sorted(module_level[target]))
+        return heavy[target]
+
+    offending = []
+    used = set()
+    for module, where, targets in function_level:
+        first_party = [t for t in targets if t.startswith("vjplint")]
+        third_party = [t for t in targets if not t.startswith("vjplint") and t not in STANDARD]
+        if not first_party and not third_party:
+            continue  # the standard library
+        if any(brings_heavy(t) for t in targets if t not in STANDARD):
+            continue
+        deferred, _reason = LAZY.get(module, (set(), ""))
+        leaf = first_party[-1] if first_party else third_party[0]
+        if leaf in deferred:
+            used.add((module, leaf))
+            continue
+        offending.append(f"{where}: imports {leaf} inside a function: move it to the module's head (or, for a "
+                         f"cheap path, list it in LAZY with the reason)")
+    assert offending == [], "\n".join(offending)
+    stale = sorted(f"{module} -> {t}" for module, (deferred, _) in LAZY.items() for t in deferred if (module, t) not in used)
+    assert stale == [], "LAZY lists imports that are no longer made inside a function"
