@@ -11,6 +11,7 @@ May import every other layer: the command line is the top.
 from __future__ import annotations
 
 import sys
+from vjplint.errors import ConfigError, UsageError
 
 TYPE_CHECKING = False  # not typing's: importing typing is itself a cost here
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ COMMANDS = ("check", "rule", "verify", "check-grads", "server")
 def main(argv: "Optional[Sequence[str]]" = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     verbose = "--verbose" in args
-    from vjplint.errors import ConfigError, UsageError
 
     try:
         if not args or args[0] not in ("rule", "server", "verify", "check-grads"):
@@ -121,8 +121,6 @@ def _refuse_mistyped_command(word: str) -> None:
 
     close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
     if close:
-        from vjplint.errors import UsageError
-
         raise UsageError(f"{word!r} is neither a command nor a file or directory; did you mean `vjplint {close[0]}`?")
 
 

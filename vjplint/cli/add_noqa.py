@@ -14,6 +14,8 @@ from vjplint.cli.report import report_problems
 from vjplint.diagnostics import Diagnostic
 from vjplint.fixes.noqa import add_noqa
 from vjplint.syntax.source import SourceError, decode
+from vjplint.batch.runner import lint_paths
+from vjplint.lint.engine import lint_source
 
 if TYPE_CHECKING:
     from vjplint.project.workspace import Workspace
@@ -22,9 +24,6 @@ if TYPE_CHECKING:
 def run_add_noqa(args, workspace: "Workspace", paths: Sequence[str], progress=None) -> int:
     """Exit 0 when every finding is now suppressed, 1 when some cannot be (each is named on
     stderr; 0 with --exit-zero), 2 when a file could not be read or written or the run failed."""
-    from vjplint.batch.runner import lint_paths
-    from vjplint.lint.engine import lint_source
-
     run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress,
                      force_exclude=args.force_exclude)
     errors = list(run.internal_errors)

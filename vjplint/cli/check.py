@@ -6,8 +6,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, List
 
-from vjplint.settings.options import CHECK_OPTIONS, OUTPUT_FORMATS
+from vjplint.settings.options import CHECK_OPTIONS, OUTPUT_FORMATS, SUBCOMMANDS
 from vjplint.errors import ConfigError, UsageError
+from vjplint import __version__
+from vjplint.batch import fastpath
 
 if TYPE_CHECKING:
     import argparse
@@ -45,9 +47,6 @@ _DETAILS = {
 def check_parser(prog: str = "vjplint") -> "argparse.ArgumentParser":
     import argparse
 
-    from vjplint import __version__
-    from vjplint.settings.options import SUBCOMMANDS
-
     width = max(map(len, SUBCOMMANDS))
     commands = "\n".join(f"  {name:<{width}} {text}" for name, text in SUBCOMMANDS.items())
     p = argparse.ArgumentParser(prog=prog, description="Lint JAX custom_vjp/custom_jvp code.",
@@ -78,8 +77,6 @@ def workspace_for(args: "argparse.Namespace") -> "Workspace":
 
 
 def run(argv: List[str]) -> int:
-    from vjplint.batch import fastpath
-
     started_ns = fastpath.now_ns()  # before anything is read: the replay's "racy" reference
     args = check_parser().parse_args(argv)
     paths = args.paths or ["."]
@@ -124,7 +121,6 @@ def run(argv: List[str]) -> int:
 
 def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str], output_format: str,
                  started_ns: int) -> int:
-    from vjplint.batch import fastpath
     from vjplint.batch.outcomes import LazySources
     from vjplint.batch.runner import lint_paths
     from vjplint.cli.report import emit, exit_code, report_problems, session_for

@@ -22,6 +22,21 @@ from typing import List, Sequence
 
 from vjplint.settings.options import OUTPUT_FORMATS
 from vjplint.errors import ConfigError, UsageError
+from vjplint import record
+from vjplint.batch.cache import cache_root
+from vjplint.batch.fastpath import ensure_cache_root
+from vjplint.batch.outcomes import display_path
+from vjplint.cli.report import emit, report_problems
+from vjplint.diagnostics import Severity
+from vjplint.gradcheck import report
+from vjplint.gradcheck.api import ModuleJob, check_jobs, import_parts, plan_module
+from vjplint.lint.engine import may_contain_findings, prefilter_names
+from vjplint.project.index import with_wrappers
+from vjplint.project.workspace import Overrides, Workspace
+from vjplint.syntax import notebook
+from vjplint.syntax.positions import source_lines
+from vjplint.syntax.source import SourceError, decode
+from vjplint.verify.api import VerifySettings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,20 +72,6 @@ def _codes(value: "str | None") -> "List[str] | None":
 
 
 def run(argv: Sequence[str]) -> int:
-    from vjplint.syntax import notebook
-    from vjplint.batch.outcomes import display_path
-    from vjplint.cli.report import emit, report_problems
-    from vjplint.diagnostics import Severity
-    from vjplint.lint.engine import may_contain_findings, prefilter_names
-    from vjplint.gradcheck import report
-    from vjplint.gradcheck.api import ModuleJob, check_jobs, plan_module
-    from vjplint.syntax.positions import source_lines
-    from vjplint.syntax.source import SourceError, decode
-    from vjplint.verify.api import VerifySettings
-    from vjplint.project.workspace import Overrides, Workspace
-    from vjplint import record
-    from vjplint.batch.cache import cache_root
-
     argv = list(argv)
     command: List[str] = []
     if "--" in argv:
@@ -101,7 +102,6 @@ def run(argv: Sequence[str]) -> int:
         if args.record:
             _record(command, recorded_dir, args.quiet)
         recorded = {} if args.no_recorded else record.read(recorded_dir)
-        from vjplint.project.index import with_wrappers
 
         # The run's project-local wrappers, as aliases (as `vjplint check` sees them); without the
         # index cache, which would be written into the analysed tree (check-grads never writes there).
@@ -169,9 +169,6 @@ def _record(command: List[str], directory: str, quiet: bool) -> None:
     import subprocess
     import tempfile
 
-    from vjplint import record
-    from vjplint.batch.fastpath import ensure_cache_root
-
     ensure_cache_root(os.path.dirname(directory))
     os.makedirs(directory, exist_ok=True)
     record.clear(directory)
@@ -194,8 +191,6 @@ def _record(command: List[str], directory: str, quiet: bool) -> None:
 
 
 def _module_name(path) -> str:
-    from vjplint.gradcheck.api import import_parts
-
     return ".".join(import_parts(path)[0])
 
 

@@ -21,6 +21,17 @@ from vjplint.syntax import notebook
 from vjplint.fixes.apply import FixResult, fix_text, offered
 from vjplint.syntax.positions import lines_with_endings, source_lines
 from vjplint.syntax.source import SourceError, decode, encode
+from vjplint.batch.parallel import FixTask, fix_many, sigint_as_flag
+from vjplint.batch.runner import lint_paths
+from vjplint.cli.fix_cross import cross_module_hint
+from vjplint.cli.fix_cross import cross_module_pass
+from vjplint.cli.fix_cross import fixed_diagnostics
+from vjplint.cli.fix_cross import refuse_named_elsewhere
+from vjplint.cli.fix_cross import say_cross_module_fixes
+from vjplint.cli.fix_cross import say_named_elsewhere
+from vjplint.install_hint import install_hint
+from vjplint.lint.engine import lint_source
+from vjplint.verify.api import fixes_changed, verify_rewrites
 
 if TYPE_CHECKING:
     from vjplint.batch.outcomes import FileOutcome
@@ -150,8 +161,6 @@ def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_f
 
 
 def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: str, progress=None) -> int:
-    from vjplint.batch.runner import lint_paths
-
     unsafe = bool(args.unsafe_fixes)
     run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress,
                      force_exclude=args.force_exclude)
@@ -165,7 +174,6 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
     cross_fixed: Dict[str, List[Diagnostic]] = {}
     start_texts: Dict[Path, str] = {}
     if unsafe:  # rules in another file of the run: every file involved, written together
-        from vjplint.cli.fix_cross import cross_module_pass, fixed_diagnostics
 
         cross = cross_module_pass(args, run.files, errors)
         cross_fixed = fixed_diagnostics(run.files, cross.fixed)
@@ -175,14 +183,10 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
                              force_exclude=args.force_exclude)
             errors.extend(e for e in run.internal_errors if e not in errors)
     elif not args.quiet:
-        from vjplint.cli.fix_cross import cross_module_hint
-
         hint = cross_module_hint(run.files)
         if hint:
             print(hint, file=sys.stderr)
     if not unsafe:
-        from vjplint.cli.fix_cross import say_cross_module_fixes
-
         say_cross_module_fixes(run.files)
     settings: Dict[str, Config] = {}
     facts: Dict[str, RunFacts] = {}
@@ -190,11 +194,9 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
     sources: Dict[str, List[str]] = {}
     fixed: List[_FileFix] = []
     diffs: List[str] = []
-    from vjplint.cli.fix_cross import say_named_elsewhere
 
     refused = say_named_elsewhere(run.files)  # fwd/bwd named by another file of the run: an unsafe fix
     results = _fix_all(run.files, start_texts, unsafe, args.jobs, refused)
-    from vjplint.batch.parallel import sigint_as_flag
 
     written: List[str] = []
     already: List[str] = []  # fixed by another run meanwhile
@@ -294,8 +296,6 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
                         sources[outcome.display] = source_lines(decoded.text)
                     continue
         if refused and Path(outcome.path) in refused:
-            from vjplint.cli.fix_cross import refuse_named_elsewhere
-
             refuse_named_elsewhere(result.remaining, refused[Path(outcome.path)], result.text, config,
                                    outcome.facts)
         fixed.append(_FileFix(outcome.display, result, decoded.text, source_lines(result.text)))
@@ -335,8 +335,6 @@ def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsaf
     """For each file (by its number in `files`) that has a fix to offer: what it was read as and
     its fix, computed in worker processes when there is enough work (vjplint.batch.parallel), or
     why it could not be read. Writing stays with the caller, file by file, in order."""
-    from vjplint.batch.parallel import FixTask, fix_many
-
     reads: Dict[int, Union[str, _Read]] = {}
     tasks: List[FixTask] = []
     configs: List[Tuple[Config, RunFacts]] = []
@@ -406,13 +404,9 @@ def _read_lines(path: Path) -> List[str]:
 def _verified(path: Path, display: str, old: str, result: FixResult, config: Config, unsafe: bool,
               errors: List[str], facts: RunFacts = NO_FACTS) -> FixResult:
     """--verify: prove each rewritten function on JAX; a function that fails keeps its old code."""
-    from vjplint.verify.api import fixes_changed, verify_rewrites
-
     functions = fixes_changed(old, result.text, config, unsafe, path=str(path), facts=facts)
     reports = verify_rewrites(str(path), old, result.text, functions, config, facts=facts)
     if any(getattr(r, "missing_jax", False) for r in reports):
-        from vjplint.install_hint import install_hint
-
         errors.append(f"--verify needs JAX: {install_hint('verify')}; nothing was written for " + display)
         return FixResult(old, remaining=result.remaining, errors=result.errors)
     for r in reports:
@@ -433,8 +427,6 @@ def _verified(path: Path, display: str, old: str, result: FixResult, config: Con
 def run_fix_stdin(args, config: Config, name: str, data: bytes, output_format: str) -> int:
     """stdin with --fix: the fixed source goes to stdout, diagnostics to stderr (ruff's way);
     with --diff: the diff goes to stdout."""
-    from vjplint.lint.engine import lint_source
-
     unsafe = bool(args.unsafe_fixes)
     path = os.path.abspath(args.stdin_filename) if args.stdin_filename else None
     try:

@@ -11,7 +11,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
-from vjplint.syntax.source import DecodedSource, decode
+from vjplint.syntax.source import DecodedSource, decode, encode
+from vjplint.fixes.named_elsewhere import UNSAFE_FIX, mark_unsafe, named_in_others, residual_plans, targets_in
 
 
 @dataclass
@@ -58,7 +59,6 @@ def say_cross_module_fixes(outcomes) -> None:
     if not candidates:
         return
     from vjplint.fixes.cross_module import plan_run  # libcst: only when such a finding exists
-    from vjplint.fixes.named_elsewhere import UNSAFE_FIX
     from vjplint.project.modules import RunModules
 
     configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
@@ -134,7 +134,6 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
     if args.diff:
         outcome.new_texts = {path: new for path, (_, new) in result.texts.items()}
         return outcome
-    from vjplint.syntax.source import encode
     from vjplint.fixes.multi_write import GroupWriteError, write_group
 
     for group in result.groups():
@@ -206,8 +205,6 @@ def named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
     """For each file of the run with an in-file residual-plus-None fix on offer: the custom_vjps
     (by name) whose fwd or bwd another file of the run names, with the reason
     (`vjplint.fixes.named_elsewhere`, which the Language Server asks about its workspace too)."""
-    from vjplint.fixes.named_elsewhere import named_in_others, residual_plans
-
     contents: Dict[Path, bytes] = {}
 
     def reader(path: Path):
@@ -239,8 +236,6 @@ def refuse_named_elsewhere(diagnostics, reasons: Dict[str, str], text: Optional[
     """The fixes of the custom_vjps in `reasons` become unsafe, and their findings say why: plain
     `--fix` leaves them, `--unsafe-fixes` applies them (the other module's use is the user's to
     update). `text`: the file the diagnostics are of (an edit fix is matched by its row there)."""
-    from vjplint.fixes.named_elsewhere import mark_unsafe, targets_in
-
     if text is None:
         mark_unsafe(diagnostics, reasons)
     else:

@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic
+from vjplint.links import DEFAULT_DOCS_URL
+from vjplint.lint.session import LintSession
+from vjplint.output import OutputContext, get_formatter
 
 if TYPE_CHECKING:
     from vjplint.lint.session import LintSession
@@ -19,8 +22,6 @@ EDIT_FORMATS = ("json", "sarif", "lsp", "rdjson")  # the formats that carry fix 
 def session_for(output_format: str) -> "LintSession":
     """The run's lint session (vjplint.lint.session). A report that carries fix edits computes
     them right after linting: the linter's parse of a file with a planned fix is kept for them."""
-    from vjplint.lint.session import LintSession
-
     return LintSession(keep_parses=output_format in EDIT_FORMATS)
 
 
@@ -32,8 +33,6 @@ def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: M
     filename -> Config) gives each file's settings to the fixes whose edits are computed here;
     `facts`, filename -> what the run derived about it (vjplint.model.run_facts); `session`: the
     run's lint session, whose kept parse the fixes may read."""
-    from vjplint.output import OutputContext, get_formatter
-
     diagnostics = list(diagnostics)
     if output_format in EDIT_FORMATS:
         from vjplint.fixes.apply import attach_fix_edits
@@ -51,8 +50,6 @@ def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: M
 
 def _docs_url(settings: Union[Config, Mapping[str, Config]]) -> str:
     """The configured `docs-url` (the first file's, when files have different settings)."""
-    from vjplint.links import DEFAULT_DOCS_URL
-
     configs = [settings] if isinstance(settings, Config) else list(settings.values())
     return next((c.docs_url for c in configs if c.docs_url), DEFAULT_DOCS_URL)
 

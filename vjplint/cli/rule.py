@@ -6,12 +6,11 @@ from typing import List
 
 from vjplint.errors import UsageError
 from vjplint.settings.redirects import REDIRECTS, redirected
+from vjplint.rules.docs import render_rule, rule_to_json
+from vjplint.rules.registry import all_rules
 
 
 def run(argv: List[str]) -> int:
-    from vjplint.rules.docs import render_rule
-    from vjplint.rules.registry import all_rules
-
     import argparse
 
     parser = argparse.ArgumentParser(prog="vjplint rule", description="Show a rule's documentation.")
@@ -36,8 +35,6 @@ def run(argv: List[str]) -> int:
         raise UsageError("give a rule code (e.g. `vjplint rule VJP101`) or --all")
     if args.output_format == "json":
         import json
-
-        from vjplint.rules.docs import rule_to_json
 
         data = [rule_to_json(r) for r in chosen]
         if merged:

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from vjplint.settings.config import ACCUMULATED, Config, _matches, read_tool_table, shown
+from vjplint.settings.config import ACCUMULATED, Config, _matches, read_tool_table, shown, load_config
 from vjplint.errors import UsageError
+from vjplint.project.discover import _excluded, _root_and_patterns
+from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
 
 if TYPE_CHECKING:
     from vjplint.project.workspace import Workspace
@@ -87,10 +89,6 @@ def _chain(path: Path) -> List[Tuple[str, Dict[str, Any]]]:
 
 
 def explain(target: str, workspace: "Workspace") -> Explained:
-    from vjplint.settings.config import load_config
-    from vjplint.project.discover import _excluded, _root_and_patterns
-    from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
-
     if not os.path.lexists(target):
         raise UsageError(f"--show-settings {target}: no such file or directory")
     absolute = os.path.abspath(target)

@@ -21,6 +21,16 @@ from vjplint.errors import ConfigError, UsageError
 from vjplint.verify.api import FunctionReport, fixes_changed, functions_changed, stop_harnesses, verify_rewrites
 from vjplint.verify.harness import single_process_accelerator
 from vjplint.model.run_facts import NO_FACTS, RunFacts  # noqa: F401 - RunFacts: the Job type
+from vjplint.batch.outcomes import display_path
+from vjplint.cli.check import workspace_for
+from vjplint.cli.report import report_problems
+from vjplint.fixes.apply import fix_source
+from vjplint.lint.engine import may_contain_findings, prefilter_names
+from vjplint.project.index import with_wrappers
+from vjplint.project.modules import RunModules
+from vjplint.syntax import notebook
+from vjplint.syntax.source import SourceError, decode
+from vjplint.verify.api import VerifySettings
 
 if TYPE_CHECKING:
     from vjplint.settings.config import Config
@@ -52,9 +62,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def run(argv: Sequence[str]) -> int:
-    from vjplint.cli.check import workspace_for
-    from vjplint.verify.api import VerifySettings
-
     args = _parser().parse_args(list(argv))
     for name in ("select", "ignore", "extend_select"):
         value = getattr(args, name)
@@ -92,9 +99,6 @@ def run(argv: Sequence[str]) -> int:
 
 def _read(path: Path) -> str:
     """A file's text; a notebook's code cells in order, as one module (vjplint.syntax.notebook)."""
-    from vjplint.syntax import notebook
-    from vjplint.syntax.source import SourceError, decode
-
     try:
         return decode(notebook.python_bytes(path.name, path.read_bytes())).text
     except OSError as exc:
@@ -106,26 +110,17 @@ def _read(path: Path) -> str:
 
 
 def _pair_job(original: str, rewritten: str, workspace: "Workspace") -> List[Job]:
-    from vjplint.batch.outcomes import display_path
-
     path = Path(original)
     if not path.is_file():
         raise UsageError(f"{original}: not a file (with --rewritten, PATH is the original file)")
-    from vjplint.project.index import with_wrappers
 
     [(path, config, facts)] = with_wrappers([(path, workspace.settings_for(original))], workspace.anchor([original]))
     return [(display_path(path), path, _read(path), _read(Path(rewritten)), config, facts)]
 
 
 def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> List[Job]:
-    from vjplint.batch.outcomes import display_path
-    from vjplint.cli.report import report_problems
-    from vjplint.lint.engine import may_contain_findings, prefilter_names
-    from vjplint.fixes.apply import fix_source
-
     problems: list = []
     jobs: List[Job] = []
-    from vjplint.project.index import with_wrappers
 
     # The run's project-local wrappers, as aliases (as `vjplint check --fix` sees them).
     for path, config, facts in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths)):
@@ -153,11 +148,7 @@ def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> Lis
 def _cross_module_reports(paths: Sequence[str], workspace: "Workspace", timeout: Optional[float]) -> List[FunctionReport]:
     """The rewrites `--fix --unsafe-fixes` makes across modules (fwd/bwd in another file of the run),
     each proven with the rules' rewritten module imported beside it (vjplint.cli.fix_cross._verify)."""
-    from vjplint.batch.outcomes import display_path
     from vjplint.fixes.cross_module import plan_run
-    from vjplint.project.index import with_wrappers
-    from vjplint.project.modules import RunModules
-    from vjplint.verify.api import verify_rewrites
 
     problems: list = []
     run = [(Path(p), c, f) for p, c, f in with_wrappers(workspace.files(paths, problems), workspace.anchor(paths))
