@@ -16,13 +16,17 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from vjplint.settings.config import Config
+from vjplint.settings.config import Config, cache_root
 from vjplint.project.text import IMPORT_LINE as _IMPORT_LINE  # noqa: F401  (tests read them here)
 from vjplint.project.text import WORD as _WORD  # noqa: F401
 from vjplint.project.text import Known, creators as _creators
 from vjplint.project.text import imported_words as _imported_words
 from vjplint.project.text import parse as _parse
 from vjplint.project.text import parse_lazily as _parse_lazily
+from vjplint.facts.crossmodule import FORWARD_ONLY, exported_targets, forward_targets, references
+from vjplint.project.loops import file_info, loop_rows
+from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, short_name
+from vjplint.syntax.notebook import CellMap, NotebookError, python_bytes
 
 FORMAT = 2
 RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
@@ -41,7 +45,6 @@ def module_bytes(path: Path) -> bytes:
     data = Path(path).read_bytes()
     if not str(path).endswith(NOTEBOOK):
         return data
-    from vjplint.syntax.notebook import NotebookError, python_bytes
 
     try:
         return python_bytes(str(path), data)
@@ -52,8 +55,6 @@ def module_bytes(path: Path) -> bytes:
 def file_defines(data: bytes, display: str = "", made: Optional[Tuple[bool, bool]] = None) -> List[str]:
     """The top-level names of a module that callers elsewhere may matter to (exported_targets);
     none for a notebook (no module can import it). `made`: `creators(data)`, when known."""
-    from vjplint.facts.crossmodule import exported_targets, forward_targets
-
     if display.endswith(NOTEBOOK) or not any(made if made is not None else _creators(data)):  # neither of TRIGGERS
         return []
     text = data.decode("utf-8", "replace")
@@ -76,8 +77,6 @@ class Targets:
 
     @classmethod
     def of(cls, defines: Dict[str, List[str]], module_of: Dict[str, str]) -> "Targets":
-        from vjplint.facts.crossmodule import FORWARD_ONLY
-
         targets: Dict[str, Tuple[str, str]] = {}
         forward_only: Set[str] = set()
         for key, names in defines.items():
@@ -107,7 +106,6 @@ def file_rows(data: bytes, module: str, package: str, display: str, targets: Tar
     of it is parsed (`project_text.parse_lazily`). `focus` off (a test comparing with the whole
     modules, vjplint.lint.session): the whole module is parsed and summarised."""
     from vjplint.project.summary import summarize
-    from vjplint.facts.crossmodule import references
 
     if not targets.targets or not targets.may_call(data):
         return []
@@ -125,8 +123,6 @@ def file_rows(data: bytes, module: str, package: str, display: str, targets: Tar
 def _in_cells(rows: Any, display: str, lines: List[str]) -> Any:
     """A notebook's rows quote its cell and the line in it (`nb.ipynb:cell 3:2`, as its own
     diagnostics read), not a line of its code cells joined."""
-    from vjplint.syntax.notebook import CellMap
-
     cells = CellMap.of(lines)
     at = re.compile(re.escape(display) + r":(\d+)\b")
 
@@ -159,8 +155,6 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
     package, display path) per Python file. A cache entry: [size, mtime_ns, made_ns, defines,
     targets_key, rows, the project_loops dict]. `known`: bytes of .py files (a notebook's Python) already read (by
     `str(path)`, with what `creators` says of them), taken from it instead of reading them again."""
-    from vjplint.project.loops import file_info, loop_rows
-
     cache = _Cache(anchor) if use_cache and anchor is not None else None
     now = time.time_ns()
     fresh: Dict[str, bool] = {}
@@ -257,9 +251,6 @@ class _Cache:
     the displays are relative to: the working directory of a run, a Language Server's folder)."""
 
     def __init__(self, anchor: Config, scope: Optional[str] = None) -> None:
-        from vjplint.settings.config import cache_root
-        from vjplint.settings.cache_files import code_fingerprint, short_name
-
         self.root = cache_root(anchor)
         self.build = code_fingerprint()
         self.key = "\n".join((scope or os.getcwd(), str(FORMAT), "values"))
@@ -277,8 +268,6 @@ class _Cache:
             pass
 
     def save(self, entries: Dict[str, list]) -> None:
-        from vjplint.settings.cache_files import ensure_cache_root
-
         text = json.dumps({"format": FORMAT, "build": self.build, "key": self.key, "entries": entries},
                           separators=(",", ":"))
         if hashlib.sha256(text.encode()).hexdigest() == self.loaded:

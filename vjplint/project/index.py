@@ -26,11 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from vjplint.settings.config import Config
+from vjplint.settings.config import Config, cache_root
 from vjplint.model.jaxapi import JAX_JVP, JAX_VJP, LIBRARY_CREATORS, canonical_creator
 from vjplint.model.run_facts import NO_FACTS, RunFacts
-from vjplint.model.wrappers import INSTANCE, SELF, FileWrappers, Forward, InferredKeyword
-from vjplint.project.text import Known
+from vjplint.model.wrappers import INSTANCE, SELF, FileWrappers, Forward, InferredKeyword, detect_text
+from vjplint.project.text import Known, creators
+from vjplint.project.discover import display_path
+from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, short_name
+from vjplint.syntax.notebook import NotebookError, python_bytes
+from vjplint.syntax.source import SourceError, decode
 
 FORMAT = 1
 RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
@@ -112,8 +116,6 @@ def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True
 
 def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: Optional[str],
                  cross_module: Optional[bool], focus: bool = True) -> ProjectIndex:
-    from vjplint.project.discover import display_path
-
     index = ProjectIndex()
     cache = _IndexCache(anchor) if use_cache else None
     modules: Dict[str, Tuple[FileWrappers, str, str]] = {}  # module -> (record, its package, display)
@@ -169,8 +171,6 @@ def _package(directory: str, has_init: Dict[str, bool]) -> str:
 
 
 def _read(path: Path) -> bytes:
-    from vjplint.syntax.notebook import NotebookError, python_bytes
-
     try:  # a notebook's wrappers are in its cells' Python (vjplint.syntax.notebook)
         return python_bytes(path.name, path.read_bytes())
     except NotebookError:
@@ -184,8 +184,6 @@ def _analyse(path: Path, digest: bool = True,
     go to `keep` (by `str(Path(path))`, with what `creators` says of them), and a notebook's
     Python (what the value summaries read of it: converting a notebook again was a tenth of a
     cold index of the JAX tree)."""
-    from vjplint.project.text import creators
-
     try:
         data = _read(path)
     except OSError:
@@ -202,8 +200,6 @@ def _analyse(path: Path, digest: bool = True,
     # Package `__init__` files are read too: they re-export (`from .ops import *`) without naming a trigger.
     if not any(made) and not (path.name == "__init__.py" and b"import" in data):
         return digest_text, None
-    from vjplint.syntax.source import SourceError, decode
-    from vjplint.model.wrappers import detect_text
 
     try:
         return digest_text, detect_text(decode(data).text)
@@ -215,9 +211,6 @@ class _IndexCache:
     """display -> [size, mtime_ns, digest, made_ns, record JSON or None], beside the result cache."""
 
     def __init__(self, anchor: Config) -> None:
-        from vjplint.settings.config import cache_root
-        from vjplint.settings.cache_files import code_fingerprint, short_name
-
         self.root = cache_root(anchor)
         self.build = code_fingerprint()
         self.key = "\n".join((os.getcwd(), str(FORMAT)))
@@ -257,7 +250,6 @@ class _IndexCache:
     def save(self) -> None:
         if not self.dirty and len(self.kept) == len(self.entries):
             return
-        from vjplint.settings.cache_files import ensure_cache_root
 
         try:
             ensure_cache_root(str(self.root))

@@ -16,6 +16,9 @@ from __future__ import annotations
 import hashlib
 import re
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from vjplint.facts.crossmodule import absolute
+from vjplint.facts.loops import exported_loops
+from vjplint.project.text import creators, imported_words, parse
 
 IMPORTER = b"custom_jvp"  # VJP601's trigger: where a jvp rule may hand a tangent to a helper
 LOOP = b"while_loop"
@@ -25,8 +28,6 @@ Info = Dict[str, object]
 
 def file_info(data: bytes, made: Optional[Tuple[bool, bool]] = None) -> Info:
     """What the bytes alone say (no parse). `made`: `creators(data)`, when known."""
-    from vjplint.project.text import creators, imported_words
-
     info: Info = {}
     if (made if made is not None else creators(data))[1] and b"import" in data:  # IMPORTER (custom_jvp) in data
         info["j"] = sorted(w.decode("utf-8", "replace") for w in imported_words(data))
@@ -99,9 +100,6 @@ def file_loops(data: bytes, display: str, parsed: Optional[Dict[str, object]] = 
     """`parsed`: where to leave the module's parse (by display), for a later reader of it. A module
     none of whose text can import jax (an ASCII one: a non-ASCII identifier may spell `jax`
     otherwise) has no summary (`exported_loops` would find no while_loop), and is not parsed."""
-    from vjplint.facts.loops import exported_loops
-    from vjplint.project.text import parse
-
     if data.isascii() and _JAX_IMPORT.search(data) is None:
         return {}
     found = parse(data)
@@ -115,9 +113,6 @@ def file_refs(data: bytes, package: str, targets: Set[str]) -> List[List[str]]:
     being what `SemanticIndex.qualname` makes of a call of it there (`.mod.f` when imported
     relatively)."""
     import ast
-
-    from vjplint.facts.crossmodule import absolute
-    from vjplint.project.text import parse
 
     found = parse(data)
     if found is None:

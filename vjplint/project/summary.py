@@ -24,6 +24,8 @@ from vjplint.facts.crossmodule import (
 )
 from vjplint.facts.forward import FORWARD, linear_fn_applied
 from vjplint.facts.values import is_callable_class
+from vjplint.facts.infer import bound_parameter, held_parameter
+from vjplint.syntax.regions import first_line
 
 if TYPE_CHECKING:
     from vjplint.project.text import LazyModule
@@ -156,8 +158,6 @@ def _walk_spelling(tree: ast.Module, lines: List[str], needs: List[Tuple[str, Li
     import bisect
     from collections import deque
 
-    from vjplint.syntax.regions import first_line
-
     words = {local for local, _ in needs} | {w for _, suffixes in needs for s in suffixes for w in s}
     at: Dict[str, List[int]] = {w: [] for w in words}  # word -> the rows holding it
     odd: List[int] = []  # rows with non-ASCII text
@@ -253,8 +253,6 @@ def _object_captures(model, kind, display: str) -> Tuple[str, str, str]:
     """(capture, capture_traced, capture_may) of an object of a callable class built here: a
     field holding a tracer (`Scale.gain`), or one holding a parameter that nothing shows traced
     and that the class uses as array data (vjplint.facts.infer.held_parameter)."""
-    from vjplint.facts.infer import held_parameter
-
     cls = kind.node
     leaf = kind.traced_leaf()
     if leaf is not None:
@@ -272,8 +270,6 @@ def _object_captures(model, kind, display: str) -> Tuple[str, str, str]:
 def _bound_parameter(model, kind, display: str) -> str:
     """A `functools.partial` binding a parameter nothing shows traced that the wrapped function
     uses as array data (vjplint.facts.infer.bound_parameter)."""
-    from vjplint.facts.infer import bound_parameter
-
     bound = bound_parameter(model, kind)
     if bound is None:
         return ""

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 from typing import Dict, List, Set, Tuple
+from vjplint.syntax.positions import source_lines
+from vjplint.syntax.source import SourceError, decode
+from vjplint.syntax.text_spans import TextIndex
 
 
 def parse(data: bytes):
     """(tree, lines, text), or None: a file only the newer-syntax fallback parses is left out (that
     fallback imports libcst, too slow for an index; linting the file reports it as usual)."""
     import ast
-
-    from vjplint.syntax.positions import source_lines
-    from vjplint.syntax.source import SourceError, decode
 
     try:
         text = decode(data).text
@@ -27,9 +27,7 @@ def parse_lazily(data: bytes):
     is parsed only when the text cannot be split safely (vjplint.syntax.region_parse)."""
     import ast
 
-    from vjplint.syntax.positions import source_lines
     from vjplint.syntax.region_parse import parse_top_level
-    from vjplint.syntax.source import SourceError, decode
 
     try:
         text = decode(data).text
@@ -52,8 +50,6 @@ class LazyModule:
         self._index = None  # the text's searches (vjplint.syntax.text_spans.TextIndex), made when first asked
 
     def index(self):
-        from vjplint.syntax.text_spans import TextIndex
-
         if self._index is None:
             self._index = TextIndex(self.text)
         return self._index

@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint.settings.config import Config, load_config, read_tool_table, shown, with_overrides
 from vjplint.errors import ConfigError
+from vjplint.project.discover import discover
 
 PYPROJECT = "pyproject.toml"
 
@@ -121,8 +122,6 @@ class Workspace:
     def files(self, paths: Sequence[str], problems: list, *, force_exclude: bool = False,
               visited: Optional[List[str]] = None) -> List[Tuple[Path, Config]]:
         """The Python files under `paths`, each with its settings (see vjplint.project.discover)."""
-        from vjplint.project.discover import discover
-
         return list(discover(paths, self.settings_for_dir, problems, force_exclude=force_exclude,
                              visited=visited))
 
