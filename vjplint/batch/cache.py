@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from vjplint.settings.config import Config
 from vjplint.settings.cache_files import CACHE_DIR_NAME, code_fingerprint, ensure_cache_root, short_name  # noqa: F401 - shared with the replay
 from vjplint.settings.config import cache_root  # noqa: F401 - the cache's users import it from here too
+from vjplint import diagnostics
 
 FORMAT = 2
 # An entry's stat is trusted only for files last modified this long before the entry was made.
@@ -34,8 +35,6 @@ STALE_BUILD_S = 7 * 24 * 3600
 
 # -- (de)serialising results ----------------------------------------------------------------
 def _allowed() -> Dict[str, type]:
-    from vjplint import diagnostics
-
     return {name: obj for name, obj in vars(diagnostics).items()
             if isinstance(obj, type) and obj.__module__ == diagnostics.__name__}
 

@@ -13,6 +13,9 @@ from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Diagnostic
 from vjplint.project.discover import Problem, display_path  # noqa: F401 - its users import it from here too
 from vjplint.lint.engine import LintResult
+from vjplint.syntax.notebook import python_bytes
+from vjplint.syntax.positions import source_lines
+from vjplint.syntax.source import SourceError, decode
 
 
 @dataclass
@@ -50,13 +53,9 @@ class LazySources(Mapping):
 
     def __getitem__(self, display: str) -> List[str]:
         if self._last[0] != display:
-            from vjplint.syntax.positions import source_lines
-
             outcome = self._files[display]
             decoded = outcome.result.decoded
             if decoded is None:  # a cache hit, or beyond lint_many's budget: read it now
-                from vjplint.syntax.notebook import python_bytes
-                from vjplint.syntax.source import SourceError, decode
 
                 try:  # a notebook's Python text, as linted (vjplint.syntax.notebook)
                     decoded = decode(python_bytes(display, outcome.path.read_bytes()))

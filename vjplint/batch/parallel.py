@@ -20,6 +20,8 @@ from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
 from vjplint.batch.fastpath import short_name
 from vjplint.lint.engine import LintResult, lint_source, may_contain_findings, prefilter_names
+from vjplint.batch.outcomes import FileOutcome, display_path
+from vjplint.syntax import notebook
 
 if TYPE_CHECKING:
     from vjplint.batch.cache import ResultCache
@@ -53,8 +55,6 @@ def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, C
     work and the CPUs; 1 lints in this process; N > 1 uses up to N processes. `session`: the
     run's lint session (vjplint.lint.session): this process lints in it, each worker in a copy
     of its switches."""
-    from vjplint.batch.outcomes import FileOutcome, display_path
-
     runs = [(item[0], item[1], item[2] if len(item) > 2 else NO_FACTS) for item in items]  # type: ignore[misc]
     configs: List[Settings] = []  # the distinct (settings, facts) of this run, in order of first use
     # The pair's place in `configs`, by value (both are frozen; the workspace shares one settings
@@ -201,8 +201,6 @@ def _lint(task: Task, configs: Sequence[Settings], session: LintSession) -> Done
 def lint_notebook(display: str, data: bytes, config: Config, path: Optional[str],
                   facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None) -> LintResult:
     """A notebook's code cells as one module; its diagnostics' rows mapped to (cell, row)."""
-    from vjplint.syntax import notebook
-
     try:
         source = notebook.read(data)
     except notebook.NotebookError as exc:
@@ -434,8 +432,6 @@ def _open_cache(config: Config) -> Optional["ResultCache"]:
 
 def _from_cache(cache: "ResultCache", entry: list, path: Path, display: str,
                 config: Config, facts: RunFacts = NO_FACTS) -> Optional["FileOutcome"]:
-    from vjplint.batch.outcomes import FileOutcome
-
     try:
         analysed, diagnostics = cache.result_of(entry)
     except (KeyError, TypeError, ValueError):

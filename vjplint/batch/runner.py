@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 from vjplint.batch.outcomes import RunResult
 
 from vjplint.batch.parallel import lint_many
+from vjplint.project.index import with_wrappers
 
 if TYPE_CHECKING:
     from vjplint.lint.session import LintSession
@@ -21,7 +22,6 @@ def lint_paths(paths: Sequence[str], workspace: "Workspace", *, jobs: Optional[i
     run's lint `session` (vjplint.lint.session; a fresh one if None)."""
     run = RunResult()
     files = workspace.files(paths, run.problems, force_exclude=force_exclude, visited=run.visited)
-    from vjplint.project.index import with_wrappers
 
     anchor = workspace.anchor(paths)
     files = with_wrappers(files, anchor, use_cache=use_cache)  # wrappers found in the run's modules, as aliases
