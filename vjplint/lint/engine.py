@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-from vjplint.settings.config import Config
+from vjplint.settings.config import Config, _matches
 from vjplint.diagnostics import Diagnostic, Position, Severity
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
@@ -17,6 +17,7 @@ from vjplint.syntax.source import DecodedSource, SourceError, decode, parse
 from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
 from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
 from vjplint.syntax.text_spans import TextIndex, prefix_groups
+from vjplint.facts.crossmodule import ExternalFacts
 
 if TYPE_CHECKING:  # the engine imports the model and the rules when it first lints
     from vjplint.model.file_model import FileModel
@@ -220,7 +221,6 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     if keep is not None:
         keep.append(model)
     if facts.rows:  # what other modules of the run pass to, register on, call here
-        from vjplint.facts.crossmodule import ExternalFacts
 
         model.facts.external = ExternalFacts.from_rows(facts.rows)
     options = RuleOptions(Hints(config.array_names, config.static_names), relint=_lint_with_one_rule)
@@ -352,8 +352,6 @@ def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:
 
 def _finish(result: LintResult, config: Config, filename: str, where: str, lines: List[str],
             enabled: Iterable[str]) -> LintResult:
-    from vjplint.settings.config import _matches
-
     enabled = set(enabled)
     ignored = config.ignored_for(where)
     kept = [d for d in result.diagnostics
