@@ -10,6 +10,7 @@ from typing import Callable, Dict, List, Tuple
 
 from vjplint.diagnostics import Diagnostic
 from vjplint.links import DEFAULT_DOCS_URL, rule_url
+from vjplint.syntax.notebook import CellMap
 
 
 @dataclass
@@ -33,8 +34,6 @@ class OutputContext:
         notebook are its joined Python text, vjplint.syntax.notebook)."""
         lines = self.sources.get(d.filename) or []
         if lines and d.cell is not None:
-            from vjplint.syntax.notebook import CellMap
-
             return CellMap.of(lines).cell_lines(lines, d.cell)
         return lines
 

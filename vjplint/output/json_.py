@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional
 
 from vjplint.diagnostics import Diagnostic, Fix
 from vjplint.output import OutputContext
+from vjplint.syntax.notebook import CellMap
 
 
 def _position(p: Any, cells: Any = None) -> Dict[str, int]:
@@ -29,7 +30,6 @@ def fix_to_json(fix: Optional[Fix], cells: Any = None) -> Optional[Dict[str, Any
 def diagnostic_to_json(d: Diagnostic, ctx: OutputContext) -> Dict[str, Any]:
     cells = None
     if d.cell is not None and d.fix is not None:  # edits are on the notebook's Python text (vjplint.syntax.notebook)
-        from vjplint.syntax.notebook import CellMap
 
         cells = CellMap.of(ctx.sources.get(d.filename) or [])
     return {

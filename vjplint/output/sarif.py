@@ -16,6 +16,8 @@ from vjplint import __version__
 from vjplint.diagnostics import Diagnostic, Severity
 from vjplint.links import DEFAULT_DOCS_URL, rule_url
 from vjplint.output import OutputContext
+from vjplint.rules.docs import render_rule, rule_doc
+from vjplint.rules.registry import ENGINE_CODES, all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/vjplint/vjplint"
@@ -29,9 +31,6 @@ def _section(doc: str, title: str) -> str:
 
 def rule_descriptors(docs_url: str = DEFAULT_DOCS_URL) -> List[Dict[str, Any]]:
     """Every rule the tool knows (so ruleIndex is stable), engine codes included."""
-    from vjplint.rules.docs import render_rule, rule_doc
-    from vjplint.rules.registry import ENGINE_CODES, all_rules
-
     out = []
     for code, rule in all_rules().items():
         doc = rule_doc(rule)

@@ -13,6 +13,7 @@ from typing import List
 
 from vjplint.diagnostics import Applicability, Diagnostic
 from vjplint.output import OutputContext
+from vjplint.syntax.notebook import CellMap
 
 
 def _offered(d: Diagnostic, ctx: OutputContext) -> bool:
@@ -71,7 +72,6 @@ def render_full(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
         out.extend(_wrapped(d, ctx))
         lines = ctx.sources.get(d.filename)
         if lines and d.cell is not None:  # the notebook's Python text: the cell's lines (vjplint.syntax.notebook)
-            from vjplint.syntax.notebook import CellMap
 
             lines = CellMap.of(lines).cell_lines(lines, d.cell)
         if lines and 0 < d.location.row <= len(lines):
