@@ -22,6 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Tuple
 
 from vjplint import __version__
+from vjplint.errors import ConfigError
+from vjplint.lint.engine import lint_source
+from vjplint.model.run_facts import NO_FACTS
+from vjplint.project.index import ProjectIndex, build_index
+from vjplint.project.workspace import Workspace
 
 if TYPE_CHECKING:
     from vjplint.project.index import ProjectIndex
@@ -36,8 +41,6 @@ MAX_INDEXED_FILES = 50_000  # a home directory: no project to index
 def _settings(filename: str):
     """(the file's settings, what the project index derives about it: vjplint.model.run_facts)."""
     global _workspace
-    from vjplint.model.run_facts import NO_FACTS
-    from vjplint.project.workspace import Workspace
 
     if _workspace is None:
         _workspace = Workspace()
@@ -51,9 +54,6 @@ def _settings(filename: str):
 def _project_index(workspace: "Workspace") -> "ProjectIndex":
     global _index
     if _index is None:
-        from vjplint.errors import ConfigError
-        from vjplint.project.index import ProjectIndex, build_index
-
         try:
             files = [path for path, _ in workspace.files(["."], [])]
             anchor = workspace.anchor(["."])
@@ -92,8 +92,6 @@ class Plugin:
         self.lines = lines
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
-        from vjplint.lint.engine import lint_source
-
         source = without_noqa("".join(self.lines))
         config, facts = _settings(self.filename)
         path = None if self.filename in ("stdin", "-") else self.filename
