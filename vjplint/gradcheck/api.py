@@ -18,6 +18,10 @@ from vjplint.diagnostics import Position
 from vjplint.syntax.notebook import is_notebook
 from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, run_harness, stop_harnesses
 from vjplint.verify.harness import single_process_accelerator
+from vjplint.facts.collect import Recognizer, collect
+from vjplint.syntax.positions import node_range, source_lines
+from vjplint.syntax.source import SourceError, parse
+from vjplint.verify.synth import plan_function
 
 CHILD = Path(__file__).with_name("child.py")
 # Not copied with a package: version control, caches, environments.
@@ -67,11 +71,6 @@ class Outcome:
 def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, list]] = None) -> None:
     """Fill `job.targets` from the source alone (nothing is imported). `recorded`: the arguments
     the project's own runs passed (vjplint.record.read), by "module.qualname"."""
-    from vjplint.facts.collect import Recognizer, collect
-    from vjplint.syntax.positions import node_range, source_lines
-    from vjplint.syntax.source import SourceError, parse
-    from vjplint.verify.synth import plan_function
-
     config = job.config
     try:
         module = parse(job.text, job.display)

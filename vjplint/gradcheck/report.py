@@ -7,13 +7,13 @@ from typing import Dict, FrozenSet, List, Optional, Sequence
 from vjplint.settings.config import _matches
 from vjplint.diagnostics import Diagnostic, Severity
 from vjplint.gradcheck.api import Outcome
+from vjplint.lint.engine import _apply_noqa
+from vjplint.rules.registry import all_rules
 
 NOT_CHECKED = "VJP509"
 
 
 def runtime_codes() -> List[str]:
-    from vjplint.rules.registry import all_rules
-
     return [code for code, rule in all_rules().items() if rule.RUNTIME]
 
 
@@ -27,8 +27,6 @@ def diagnostics_for(outcome: Outcome) -> List[Diagnostic]:
     """One diagnostic per code (its first failed check, errors before warnings; the others are
     counted), an info one for a rule not compared with the true gradient on purpose (a gradient
     transform), or a VJP509 for a derivative that could not be checked."""
-    from vjplint.rules.registry import all_rules
-
     rules = all_rules()
     t, r = outcome.target, outcome.report
     found: Dict[str, List[dict]] = {}
@@ -67,8 +65,6 @@ def _diagnostic(rule, outcome: Outcome, message: str, severity: Optional[Severit
 def filtered(diagnostics: List[Diagnostic], lines: List[str], enabled: FrozenSet[str],
              per_file: Sequence[str]) -> List[Diagnostic]:
     """Selection, per-file-ignores and `# noqa` comments, as linting applies them."""
-    from vjplint.lint.engine import _apply_noqa
-
     kept = [d for d in diagnostics if d.code in enabled and not _matches(d.code, per_file)]
     if not kept:
         return kept
