@@ -7,6 +7,8 @@ from typing import Any, Dict, Type
 
 from vjplint.links import rule_url
 from vjplint.rules.base import Rule
+from vjplint.rules.registry import all_rules
+from vjplint.settings.redirects import REDIRECTS, redirected
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
 
@@ -41,8 +43,6 @@ def write_docs(directory: str = "vjplint/docs/rules") -> None:
     """Regenerate the rule pages (shipped inside the package: the default target of rule links)."""
     from pathlib import Path
 
-    from vjplint.rules.registry import all_rules
-
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     index = ["# vjplint rules\n", "| code | name | severity | default | fix |", "|---|---|---|---|---|"]
@@ -50,7 +50,6 @@ def write_docs(directory: str = "vjplint/docs/rules") -> None:
         (out / f"{code}.md").write_text(render_markdown(rule), encoding="utf-8")
         index.append(f"| [{code}]({code}.md) | {rule.NAME} | {rule.SEVERITY.value} | "
                      f"{_default(rule)} | {rule.FIX or ''} |")
-    from vjplint.settings.redirects import REDIRECTS, redirected
 
     for old in sorted(REDIRECTS):  # a merged code's page points to its new code (a link stays valid)
         new = redirected(old)
@@ -72,8 +71,6 @@ README_END = "<!-- rules:end -->"
 
 
 def readme_table() -> str:
-    from vjplint.rules.registry import all_rules
-
     rows = ["| code | name | severity | fix | default |", "|---|---|---|---|---|"]
     for code, rule in all_rules().items():
         rows.append(f"| [{code}](vjplint/docs/rules/{code}.md) | {rule.NAME} | {rule.SEVERITY.value} | {rule.FIX or ''} | "

@@ -9,12 +9,11 @@ from typing import Dict, Iterable, List, Type
 
 from vjplint.rules.base import Rule
 from vjplint.settings.redirects import redirected
+import vjplint.rules as package
 
 
 @lru_cache(maxsize=None)
 def all_rules() -> Dict[str, Type[Rule]]:
-    import vjplint.rules as package
-
     found: Dict[str, Type[Rule]] = {}
     # one folder per family (what the user got wrong), one module per rule inside it
     for info in pkgutil.walk_packages(package.__path__, prefix="vjplint.rules."):

@@ -7,6 +7,7 @@ from vjplint.diagnostics import Applicability, Severity
 from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import constant_value
+from vjplint.facts.nnx_nodes import graph_node
 
 
 class NondiffArgnumsInvalid(Rule):
@@ -88,8 +89,6 @@ class NondiffArgnumsInvalid(Rule):
     def _nnx_graph_nodes(self, d: CustomDerivative) -> None:
         """nnx's default mode refuses a Module, a Variable or a State in an int nondiff slot, at
         every call (docs/facts/nnx-nondiff.md)."""
-        from vjplint.facts.nnx_nodes import graph_node
-
         sig = d.signature
         for site in d.call_sites:
             call = site.call
