@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.model.jaxapi import PARTIAL
 from vjplint.syntax.positions import column_zero_matches
+from vjplint.model.semantic import SemanticIndex, walk
 
 if TYPE_CHECKING:  # the rest is imported only to detect: a warm run loads just the types below
     from vjplint.model.file_model import CustomDerivative, FileModel
@@ -246,8 +247,6 @@ def _parse_piece(chunk: str, line: int) -> Optional[ast.Module]:
 
 def detect(module: ast.Module, index: Optional[SemanticIndex] = None, local: FrozenSet[str] = frozenset()) -> FileWrappers:
     """`local`: module-level names defined by statements left out of `module` (see `detect_text`)."""
-    from vjplint.model.semantic import SemanticIndex
-
     index = index or SemanticIndex(module)
     found = FileWrappers()
     for stmt in _module_statements(module.body):
@@ -369,7 +368,6 @@ def _forwards(fn: FunctionNode, index: SemanticIndex, skip_self: bool, local: Fr
     inner_forwarders = {}  # inner defs that only call the first parameter: `def _f(*a, **k): return f(*a, **k)`
     calls: List[Tuple[ast.expr, List[ast.expr], List[ast.keyword], int]] = []
     rules: Optional[Tuple[int, ...]] = ()
-    from vjplint.model.semantic import walk
 
     for node in walk(fn):  # `ast.walk`'s order, without the expression contexts it would also yield
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn and any(
