@@ -29,6 +29,9 @@ import pickle
 import sys
 import threading
 import time
+from vjplint.batch.cache import cache_root
+from vjplint.batch.fastpath import ensure_cache_root
+from vjplint.project.workspace import Overrides, Workspace
 
 ENV = "VJPLINT_RECORD_DIR"
 SUBDIR = "recorded"
@@ -321,10 +324,6 @@ def pytest_unconfigure(config):
 
 def default_directory(start):
     """<cache dir>/recorded for the settings that apply at `start` (as `vjplint check-grads` finds them)."""
-    from vjplint.batch.cache import cache_root
-    from vjplint.batch.fastpath import ensure_cache_root
-    from vjplint.project.workspace import Overrides, Workspace
-
     root = cache_root(Workspace(Overrides(), None).anchor([start]))
     ensure_cache_root(str(root))
     return str(root / SUBDIR)
