@@ -19,7 +19,7 @@ from typing import (TYPE_CHECKING, AbstractSet, Any, Callable, Dict, FrozenSet, 
 from vjplint.facts import signatures, values
 from vjplint.facts.signatures import Arity, VjpRules, function_arity, is_placeholder, plural
 from vjplint.facts.values import Return, describe_traced, return_branches
-from vjplint.model.jaxapi import PARTIAL
+from vjplint.model.jaxapi import PARTIAL, EXTRA_TRACED_POSITIONS, TRANSFORMS
 from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.model.semantic import FunctionNode, own_nodes
 
@@ -292,8 +292,6 @@ class Facts:
     def transform_calls(self) -> List[ast.Call]:
         """Calls of a transformation (`jax.jit(...)`, `lax.cond(...)`, ...; `jaxapi.TRANSFORMS`)."""
         if self._transform_calls is None:
-            from vjplint.model.jaxapi import TRANSFORMS
-
             self._transform_calls = [n for n in self.model.index.of_type(ast.Call)  # type: ignore[misc]
                                      if n.args and self.model.index.qualname(n.func) in TRANSFORMS]  # type: ignore
         return self._transform_calls
@@ -304,8 +302,6 @@ class Facts:
         argument (`first_only`); in module order. One pass for all derivatives: per derivative,
         it was quadratic in a module with hundreds of them."""
         if self._handed is None:
-            from vjplint.model.jaxapi import EXTRA_TRACED_POSITIONS, TRANSFORMS
-
             handed: Dict[Tuple[CustomDerivative, bool], List[Tuple[ast.Call, str]]] = {}
             for call in self.transform_calls():
                 q = self.model.index.qualname(call.func) or ""

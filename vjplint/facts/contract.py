@@ -22,6 +22,7 @@ import ast
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Set, Tuple
 
 from vjplint.facts.values import ARITHMETIC
+from vjplint.facts.dependence import zero_cotangent
 from vjplint.model.semantic import FunctionNode, named_function
 
 if TYPE_CHECKING:
@@ -394,8 +395,6 @@ def ignores_first(model: "FileModel", fn: FunctionNode, first: str, second: str)
     """A defjvps rule (called `(g, ans, *primals)`) whose results never read its first parameter,
     the input tangent, but read its second: its tangent output cannot be linear in the tangent
     (a zero result, `jnp.zeros_like(x)` or `0.0`, is a zero derivative and is not counted)."""
-    from vjplint.facts.dependence import zero_cotangent  # dependence reads facts: imported when used
-
     loads = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     if first in loads or second not in loads or first == second:
         return False

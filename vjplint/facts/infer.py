@@ -22,6 +22,9 @@ from vjplint.facts.callsites import leaves_default, static_default
 from vjplint.facts.crossmodule import ExternalArg, ExternalCall, external_calls
 from vjplint.facts.nondiff_output import output_reasons
 from vjplint.facts.value_kinds import ARRAY, CALLABLE, KEY_FUNCTIONS, STATIC_TAGS, classify_annotation
+from vjplint.facts.nnx_nodes import graph_node
+from vjplint.facts.value_kinds import CALLABLE as _CALLABLE
+from vjplint.facts.values import field_use, numeric_use
 
 # Parameters that take static values: a nondiff argument passed here is a Python value.
 STATIC_KEYWORDS = frozenset({
@@ -283,8 +286,6 @@ def held_parameter(model: FileModel, kind) -> Optional[HeldParameter]:
     field whose value comes from an open parameter (`open_parameter`) and that a method uses as
     array data. Such an object passed in a nondiff slot, or closed over, carries that value
     past JAX's tracer check; whether it fails depends on what the parameter's callers pass."""
-    from vjplint.facts.values import field_use
-
     cls = kind.node
     if not isinstance(cls, ast.ClassDef):
         return None
@@ -321,8 +322,6 @@ def bound_parameter(model: FileModel, kind) -> Optional[BoundParameter]:
     module: its first bound argument from an open parameter (`open_parameter`) that the wrapped
     function uses as array data. Like a closure over that parameter, the partial carries it past
     JAX's tracer check; whether it fails depends on what the parameter's callers pass."""
-    from vjplint.facts.values import numeric_use
-
     fn = kind.node
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
@@ -751,7 +750,6 @@ def _traced_factor_evidence(model: FileModel, d: CustomDerivative, v: Verdict, p
     make the "maybe" already (its message lists them)."""
     if len(v.weak_uses) != 1 or any(not e.weak and not e.from_name for e in v.evidence):
         return []
-    from vjplint.facts.value_kinds import CALLABLE as _CALLABLE
 
     values = model.facts.values()
     for site in d.call_sites:
@@ -821,8 +819,6 @@ def _record_evidence(model: FileModel, d: CustomDerivative, arg: ast.expr, posit
     leaves for tracers. A field holding an array is array evidence; a field holding a parameter
     nothing shows static (`Potential(rest=rest)`), that the custom derivative reads as array data
     (`x - cfg.rest`), says the slot may receive a tracer from whoever differentiates that parameter."""
-    from vjplint.facts.values import numeric_use
-
     if model.index.enclosing_function(arg) is None or isinstance(arg, ast.Name) and any(
             model.index.scope_of(b.node) is model.index.module_scope
             for b in model.index.lookup(arg.id, model.index.scope_of(arg))):
@@ -830,7 +826,6 @@ def _record_evidence(model: FileModel, d: CustomDerivative, arg: ast.expr, posit
     kind = model.facts.values().of(arg)
     if kind.tag != "record":
         return None
-    from vjplint.facts.nnx_nodes import graph_node
 
     if graph_node(model, arg, model.index.scope_of(arg)) is not None:
         return None  # an nnx Module/Variable: nnx's own protocol for graph nodes decides (VJP103)

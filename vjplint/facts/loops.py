@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, SemanticIndex
+from vjplint.model.file_model import quote_lines
 
 WHILE_LOOP = "jax.lax.while_loop"
 MAX_DEPTH = 3  # helpers followed, one inside the other
@@ -178,8 +179,6 @@ def exported_loops(tree: ast.Module, lines: Sequence[str], display: str) -> Dict
     """The module's top-level functions that feed a parameter into a while_loop (here or through
     helpers of this module): name -> [def line, [[parameter, position (-1: keyword-only), loop
     quoted, where ("mod.py:31"), [helpers passed through]], ...]]. Lists, for the per-file cache."""
-    from vjplint.model.file_model import quote_lines
-
     if not _imports_while_loop(tree):
         return {}  # no call can be `jax.lax.while_loop`: no route, and no index to build
     reaching = _reaching(tree, lines)

@@ -18,6 +18,7 @@ from typing import List, Optional, Tuple
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, NNX_VARIABLES
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import Scope
+from vjplint.facts.value_kinds import classify_annotation
 
 NNX_MODULE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.module.Module", "flax.nnx.Object", "flax.nnx.Pytree"})
 # flax's own Module classes users construct most (all derive from nnx.Module).
@@ -94,8 +95,6 @@ def array_parameter(model: FileModel, d: CustomDerivative, position: int) -> Opt
     Module, a Variable or a container (not certain: a Variable also supports arithmetic). None when
     anything says or allows that it is a graph node (an nnx annotation, a call site passing one, an
     attribute read `m.w`, a call `m(x)`, `v[...]`, `p["w"]`), or nothing says it is an array."""
-    from vjplint.facts.value_kinds import classify_annotation
-
     sig = d.signature
     if d.primal is None or sig is None or position >= len(sig.positional) or d.class_node is not None or \
             d.bound_self:
