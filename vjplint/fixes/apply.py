@@ -23,6 +23,12 @@ from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Positi
 from vjplint.fixes.edits import Taken, apply_edits, apply_spans, diff_edits, line_starts, spans
 from vjplint.syntax.positions import lines_with_endings, source_lines
 from vjplint.syntax.source import SourceError, parse
+from vjplint.facts.collect import Recognizer, collect
+from vjplint.fixes.noqa import apply_line_edit, noqa_edit
+from vjplint.fixes.targets import model_of, target_of
+from vjplint.lint.engine import prefilter_names
+from vjplint.plans.residual_plan import KEPT_NONDIFF, Refusal, plan
+from vjplint.syntax.regions import focus
 
 MAX_PASSES = 10
 
@@ -87,12 +93,6 @@ def _residual_rewrite(text: str, fix_plans: Sequence[ResidualPlusNone], config: 
     module of `text`. `found` receives the edits, when the rewrite knows them; `shares` each
     derivative's own edits, when they were computed apart. `session`: the lint session whose kept
     parse of `text` is read, if any; `text_edits` off: libcst writes every derivative."""
-    from vjplint.facts.collect import Recognizer, collect
-    from vjplint.plans.residual_plan import Refusal, plan
-
-    from vjplint.lint.engine import prefilter_names
-    from vjplint.syntax.regions import focus
-
     names = tuple(n.decode() for n in prefilter_names(config, facts))
     # the linter's parse, when it just read this text
     module, focused = (session.recall_parse(text, names) if session is not None else None) or (parse(text), None)
@@ -214,8 +214,6 @@ def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config, facts: R
     from dataclasses import replace
 
     from vjplint.lint.engine import lint_source
-    from vjplint.fixes.noqa import apply_line_edit, noqa_edit
-    from vjplint.plans.residual_plan import KEPT_NONDIFF
 
     wanted = {(p.name, param) for p in plans for param in p.marked}
     if not wanted:
@@ -596,8 +594,6 @@ def _fix_text(filename: str, text: str, config: Config, unsafe: bool, exclude: S
 
 def _not_excluded(text: str, todo: List[Diagnostic], config: Config, exclude: Sequence[str],
                   facts: RunFacts = NO_FACTS) -> List[Diagnostic]:
-    from vjplint.fixes.targets import model_of, target_of
-
     found = model_of(text, config, facts)
     if found is None:
         return todo

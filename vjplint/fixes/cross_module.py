@@ -19,6 +19,9 @@ from vjplint.fixes.cross_plan import CrossPlan, RunFiles, needs_other_files, pla
 from vjplint.plans.residual_plan import Refusal
 from vjplint.model.file_model import FileModel
 from vjplint.syntax.source import SourceError, parse
+from vjplint.facts.collect import Recognizer, collect
+from vjplint.facts.infer import Hints
+from vjplint.syntax.positions import source_lines
 
 MARKERS = (b"defvjp", b"nondiff_arg")
 
@@ -59,10 +62,6 @@ def plan_run(files: Sequence[Tuple[Path, Config]], read: Callable[[Path], str], 
     `vjplint.project.modules.RunModules`). Plans in `exclude` ((primal, function)) are skipped;
     `candidates` limits the primals looked at (the files whose lint found such a derivative);
     `facts`: what the run derives about each file (vjplint.model.run_facts), beside its settings."""
-    from vjplint.facts.collect import Recognizer, collect
-    from vjplint.facts.infer import Hints
-    from vjplint.syntax.positions import source_lines
-
     configs = {Path(p): c for p, c in files}
     texts: Dict[Path, Optional[str]] = {}
 

@@ -20,6 +20,8 @@ from typing import Callable, Dict, Iterable, Sequence, Tuple
 from vjplint.diagnostics import Applicability, ResidualPlusNone
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.settings.config import Config
+from vjplint.syntax.positions import source_lines
+from vjplint.syntax.source import decode, parse
 
 UNSAFE_FIX = " (unsafe fix: "  # how a finding says why its fix became unsafe
 
@@ -58,8 +60,6 @@ def named_in_others(path: Path, text: str, config: Config, plans: Iterable, othe
     pkg.ops import clip_fwd`, `ops.clip_fwd`): a module with its own function of that name does not."""
     from vjplint.fixes.targets import qualname
     from vjplint.plans.residual_plan import find_derivative
-    from vjplint.syntax.positions import source_lines
-    from vjplint.syntax.source import parse
 
     plans = list(plans)
     if not plans:
@@ -137,8 +137,6 @@ def uses(data: bytes, module: str, name: str) -> str:
     import *`), else "names" when it reads it as an attribute of such a module (`ops.clip_fwd`,
     `o.clip_fwd` after `import clipops.ops as o`); "" when it does not. A file that cannot be
     parsed "names" it (the worst is assumed)."""
-    from vjplint.syntax.source import decode, parse
-
     try:
         tree = parse(decode(data).text)
     except Exception:

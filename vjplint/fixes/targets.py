@@ -17,7 +17,10 @@ import ast
 from typing import Iterable, List, Optional, Tuple
 
 from vjplint.model.file_model import CustomDerivative, FileModel
-from vjplint.model.run_facts import RunFacts
+from vjplint.model.run_facts import RunFacts, NO_FACTS
+from vjplint.facts.collect import Recognizer, collect
+from vjplint.syntax.positions import source_lines
+from vjplint.syntax.source import SourceError, parse
 
 MODULE = ""
 
@@ -75,15 +78,10 @@ def target_of(model: FileModel, module: ast.Module, line: int) -> Optional[str]:
 
 def model_of(text: str, config, facts: "Optional[RunFacts]" = None) -> Optional[Tuple[FileModel, ast.Module]]:
     """The whole module's model (not the linter's focused one), or None if it does not parse."""
-    from vjplint.facts.collect import Recognizer, collect
-    from vjplint.syntax.positions import source_lines
-    from vjplint.syntax.source import SourceError, parse
-
     try:
         module = parse(text)
     except SourceError:
         return None
-    from vjplint.model.run_facts import NO_FACTS
 
     recognizer = Recognizer.for_run(config, facts or NO_FACTS)
     return collect(module, source_lines(text), recognizer), module
