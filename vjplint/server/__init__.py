@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Optional, Sequence
+from vjplint.server.lint_helper import LintHelper
+from vjplint.install_hint import install_hint
 
 MISSING_EXTRA = ("vjplint server needs the `lsp` extra, which is not installed ({missing}).\n"
                  "Install it with:  {hint}")
@@ -25,7 +27,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--debounce-ms", type=int, default=None,
                         help="wait this long after an edit before linting (default: 0; edits made while a lint runs coalesce)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    from vjplint.server.lint_helper import LintHelper
 
     # Started first: it imports the engine on another core while this process imports pygls.
     helper = LintHelper.start()
@@ -33,8 +34,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         import lsprotocol  # noqa: F401
         import pygls  # noqa: F401
     except ImportError as exc:
-        from vjplint.install_hint import install_hint
-
         print(MISSING_EXTRA.format(missing=f"no module named {exc.name!r}", hint=install_hint("lsp")), file=sys.stderr)
         if helper is not None:
             helper.stop()

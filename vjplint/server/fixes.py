@@ -18,6 +18,7 @@ from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Diagnostic, Edit, Position
 from vjplint.lint.incremental import IncrementalLinter
 from vjplint.syntax.positions import source_lines
+from vjplint.fixes.apply import attach_fix_edits
 
 RowMap = List[Tuple[int, int, int]]  # (first row in the family document, first row in the text, rows)
 
@@ -26,8 +27,6 @@ def attach_family_fixes(diagnostics: Sequence[Diagnostic], text: str, filename: 
                         linter: Optional[IncrementalLinter], facts: RunFacts = NO_FACTS) -> None:
     """Compute (in place) the edits of the diagnostics' planned fixes, as
     `vjplint.fixes.apply.attach_fix_edits` would on the whole `text`."""
-    from vjplint.fixes.apply import attach_fix_edits
-
     whole: List[Diagnostic] = []
     groups: Dict[Tuple[Tuple[int, int, int], ...], Tuple[List[str], RowMap, List[Diagnostic]]] = {}
     for d in diagnostics:

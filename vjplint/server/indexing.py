@@ -20,6 +20,8 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.project.index import ProjectIndex, _module_name, _package, build_index
+from vjplint.server.project_index import FolderFacts, Stopped
 
 log = logging.getLogger("vjplint.server")
 MAX_INDEXED_FILES = 20_000  # a workspace folder's files read for its index, at most
@@ -121,8 +123,6 @@ class Indexing:
                with_facts: bool) -> None:
         import time
 
-        from vjplint.project.index import ProjectIndex, build_index
-
         began = time.perf_counter()
 
         def stale(part: str = "wrappers") -> bool:  # the settings changed, or a newer build started
@@ -156,7 +156,6 @@ class Indexing:
         self.call_soon(self.refresh_folder, folder)  # type: ignore[attr-defined]
         if not with_facts:
             return
-        from vjplint.server.project_index import FolderFacts, Stopped
 
         # The facts take long on a large folder: not while the first document is linted (the
         # thread would share the interpreter with it), unless it takes very long.
@@ -296,8 +295,6 @@ class Indexing:
 def _python_files(index: Any, files: List[Path], folder: str) -> List[Tuple[Path, str, str, str]]:
     """(path, module, package, display) of the .py files and notebooks, as vjplint.project.index.build_index
     names them."""
-    from vjplint.project.index import _module_name, _package
-
     out = []
     for path in files:
         notebook = str(path).endswith(".ipynb")

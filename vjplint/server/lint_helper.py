@@ -33,6 +33,10 @@ import subprocess
 import sys
 import threading
 from typing import Any, FrozenSet, List, Optional, Tuple
+from vjplint.lint.engine import RuleSplit, lint_source
+from vjplint.lint.session import LintSession
+from vjplint.rules.registry import all_rules
+from vjplint.settings.config import Config
 
 log = logging.getLogger("vjplint.server")
 
@@ -76,8 +80,6 @@ sys.exit(main())
 
 def helper_codes(family: Tuple[str, ...] = HELPER_FAMILY) -> FrozenSet[str]:
     """The codes of the rules the helper runs (the registry imports every rule: not at start-up)."""
-    from vjplint.rules.registry import all_rules
-
     return frozenset(code for code in all_rules() if code.startswith(family))
 
 
@@ -130,8 +132,6 @@ class LintHelper:
         """Send `text` to the helper and return the engine's RuleSplit for the rest of the lint
         (the helper runs the rules whose codes start with one of `family`); None (lint it all
         here) when the helper is busy or gone."""
-        from vjplint.lint.engine import RuleSplit
-
         with self.lock:
             if self.busy or not self.alive:
                 return None
@@ -197,11 +197,6 @@ def _read(stream: Any, size: int) -> bytes:
 def main() -> int:
     """Lint what the server sends, with the rules it names, until end of input."""
     import gc
-
-    from vjplint.settings.config import Config
-    from vjplint.lint.engine import lint_source
-    from vjplint.lint.session import LintSession
-    from vjplint.rules.registry import all_rules
 
     session = LintSession()  # this helper's, for its life
     lint_source("warm_up.py", WARM_UP, Config(), session=session)

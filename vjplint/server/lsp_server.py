@@ -50,6 +50,14 @@ from vjplint.server import actions
 from vjplint.server.indexing import INDEX_WAIT_S, Indexing, uri_path as _path
 from vjplint.server.lint_helper import AHEAD_FAMILY, SPLIT_MIN_LINES, WARM_UP, LintHelper
 from vjplint.project.workspace import Overrides, Workspace
+from vjplint.fixes.apply import fix_text
+from vjplint.lint.engine import lint_source
+from vjplint.project.discover import _excluded as excluded
+from vjplint.rules.docs import render_rule
+from vjplint.rules.registry import all_rules
+from vjplint.server.fixes import attach_family_fixes
+from vjplint.server.framing import Frames, request_id
+from vjplint.server.notebooks import notebook_text, per_cell
 
 log = logging.getLogger("vjplint.server")
 FIX_ALL_KIND = "source.fixAll.vjplint"
@@ -227,8 +235,6 @@ class VjplintServer(Indexing, LanguageServer):
             self.shutdown()
 
     async def read_messages(self, stream: Any) -> None:
-        from vjplint.server.framing import Frames
-
         loop = asyncio.get_running_loop()
         chunks: "asyncio.Queue[bytes]" = asyncio.Queue()
         read = getattr(stream, "read1", stream.read)
@@ -270,8 +276,6 @@ class VjplintServer(Indexing, LanguageServer):
         """Decode and dispatch one message; what cannot be is logged in one line, and a request
         whose id can be read gets an error answer (JSON-RPC's parse error)."""
         from pygls.exceptions import JsonRpcParseError
-
-        from vjplint.server.framing import request_id
 
         broken = f"broken message from the client: {problem}" if problem is not None else None
         if not body.strip():
@@ -533,7 +537,6 @@ class VjplintServer(Indexing, LanguageServer):
         todo = [d for d in wanted if d.fix is not None and not d.fix.resolved and d.fix.plan is not None]
         if not todo:
             return
-        from vjplint.server.fixes import attach_family_fixes
 
         linter = self.linters.get(uri)
         try:
@@ -606,8 +609,6 @@ class VjplintServer(Indexing, LanguageServer):
         fix-all (often run on save) never breaks another module; their quick fix applies them."""
         if unsafe not in analysis.fixed_text:
             try:
-                from vjplint.fixes.apply import fix_text
-
                 new_text: Optional[str] = fix_text(analysis.filename, analysis.text, analysis.config, unsafe,
                                                    exclude=tuple(analysis.named_elsewhere), path=analysis.path,
                                                    facts=analysis.facts).text
@@ -657,8 +658,6 @@ class VjplintServer(Indexing, LanguageServer):
 
     def notebook_joined(self, uri: str) -> Any:
         """An open notebook's code cells as one module (vjplint.server.notebooks.NotebookText)."""
-        from vjplint.server.notebooks import notebook_text
-
         notebook = self.workspace.get_notebook_document(notebook_uri=uri)
         if notebook is None:
             return None
@@ -739,8 +738,6 @@ class VjplintServer(Indexing, LanguageServer):
 
     def lint_notebook(self, uri: str) -> Optional[Tuple[int, Dict[str, List[Dict[str, Any]]]]]:
         """In the lint thread: the newest version of notebook `uri` and its diagnostics per cell."""
-        from vjplint.server.notebooks import per_cell
-
         self.queued.discard(uri)
         version = self.notebook_versions.get(uri)
         joined = self.notebook_joined(uri) if version is not None else None
@@ -952,8 +949,6 @@ class VjplintServer(Indexing, LanguageServer):
             return None
         where = lspfmt.from_lsp_position(lines, params.position.line, params.position.character, self.encoding())
         code = actions.noqa_code_at(lines[params.position.line], where.column - 1)
-        from vjplint.rules.docs import render_rule
-        from vjplint.rules.registry import all_rules
 
         rule = all_rules().get(code or "")
         if rule is not None:
@@ -1074,7 +1069,6 @@ def _display_name(uri: str, path: Optional[Path], config: Config, root: Optional
 def _excluded(path: Path, config: Config) -> bool:
     if not config.root:
         return False
-    from vjplint.project.discover import _excluded as excluded
 
     root = Path(config.root)
     patterns = tuple(config.exclude) + tuple(config.extend_exclude)
@@ -1128,8 +1122,6 @@ def resume_collector() -> None:
 def _warm_up(server: Optional["VjplintServer"] = None) -> None:
     """Import what linting needs (rules, model, facts) by linting a small module."""
     try:
-        from vjplint.lint.engine import lint_source
-
         lint_source("warm_up.py", WARM_UP, Config())
     except Exception:
         log.exception("warm-up failed")

@@ -26,6 +26,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from vjplint.settings.config import Config
 from vjplint.project.loops import file_info, loop_rows
 from vjplint.project.cross_values import Targets, _tuples, binding_of, file_defines, file_rows, module_bytes
+from vjplint.project.cross_values import RACY_NS, _Cache
 
 Rows = Tuple[tuple, ...]
 
@@ -93,8 +94,6 @@ class FolderFacts:
     def build(self, should_stop: Callable[[], bool] = lambda: False) -> None:
         """Every file read (buffers first) and summarised; `should_stop()` raises Stopped. A file
         on disk whose entry in the command line's cache is fresh is not read (as in a run)."""
-        from vjplint.project.cross_values import RACY_NS, _Cache
-
         cache = _Cache(*self.cache) if self.cache is not None else None
         now = time.time_ns()
         entries: Dict[str, list] = {}  # display -> the cache entry (vjplint.project.cross_values.build_external)
