@@ -27,6 +27,15 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from vjplint.settings.config import DEFAULT_VERIFY_TIMEOUT as DEFAULT_TIMEOUT, Config, shown, verify_settings
 from vjplint.install_hint import install_hint
 from vjplint.model.run_facts import NO_FACTS, RunFacts
+from vjplint.diagnostics import ResidualPlusNone
+from vjplint.facts.collect import Recognizer, collect
+from vjplint.fixes.apply import offered
+from vjplint.fixes.targets import MODULE, model_of, qualname, target_of
+from vjplint.lint.engine import lint_source
+from vjplint.syntax import notebook
+from vjplint.syntax.source import SourceError, parse
+from vjplint.verify.kinds import expectation
+from vjplint.verify.synth import FunctionPlan, plan_function, plan_plain
 
 HARNESS = Path(__file__).with_name("harness.py")
 # The harness processes running now (each in its own session, so a Ctrl-C at the terminal does
@@ -109,11 +118,6 @@ def fixes_changed(original_text: str, rewritten_text: str, config: Config = Conf
     the original, its target (vjplint.fixes.targets) as kind "rewrite" with the rules' codes.
     A module-level statement (VJP401) stands for the module's functions. `key` is the target
     that `fix_text(..., exclude=...)` leaves alone when the item is not proven."""
-    from vjplint.lint.engine import lint_source
-    from vjplint.diagnostics import ResidualPlusNone
-    from vjplint.fixes.apply import offered
-    from vjplint.fixes.targets import MODULE, model_of, target_of
-
     items = [dict(i, kind="residual", codes=[], key=i["name"].rsplit(".", 1)[-1])
              for i in functions_changed(original_text, rewritten_text, config, facts)]
     found = model_of(original_text, config, facts)
@@ -169,9 +173,6 @@ def _qualname(d: Any) -> str:
 
 
 def _model(text: str, config: Config, facts: RunFacts = NO_FACTS):
-    from vjplint.facts.collect import Recognizer, collect
-    from vjplint.syntax.source import SourceError, parse
-
     try:
         module = parse(text)
     except SourceError:
@@ -214,7 +215,6 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
     model = _model(original_text, config, facts)
     module_name, sys_path, cwd = module_location(Path(original_path), config)
     plans, reports = [], []
-    from vjplint.verify.synth import plan_function
 
     by_name = {_qualname(d): d for d in (model.derivatives if model else []) if d.kind == "vjp"}
     examples = dict(settings.examples)
@@ -259,7 +259,6 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
             sys_path.extend(e for e in entries if e not in sys_path)
         outcome = run_harness(request, limit, settings.python, cwd)
         _apply_events(outcome, [r for _, r in plans], limit)
-    from vjplint.syntax import notebook
 
     if notebook.is_notebook(original_path):  # its text is the code cells in order: lines -> (cell, line)
         cells = notebook.CellMap.of(notebook.split_lines(original_text))
@@ -277,10 +276,6 @@ def _rewrite_plan(item: Dict[str, Any], model: Any, text: str, module_name: str,
     """The plan of a target rewritten by a fix other than the residual one, made from the
     rewritten source (its roles are the ones the rewrite declares: VJP103's `(k,)` is static)."""
     import ast
-
-    from vjplint.fixes.targets import qualname
-    from vjplint.verify.kinds import expectation
-    from vjplint.verify.synth import FunctionPlan, plan_function, plan_plain
 
     name, codes = item["name"], list(item.get("codes", ()))
     example = examples.get(f"{module_name}.{name}") or examples.get(name)

@@ -20,8 +20,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from vjplint.model.file_model import CustomDerivative, FileModel
+from vjplint.model.file_model import CustomDerivative, FileModel, Signature
 from vjplint.model.semantic import own_nodes
+from vjplint.facts.infer import argument_at
 
 # jaxtyping dtype markers -> the dtype the harness creates.
 JAXTYPING_DTYPES: Dict[str, str] = {
@@ -145,7 +146,6 @@ def _driver(model: FileModel, d: CustomDerivative) -> Optional[Dict[str, Any]]:
     if not any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == d.name
                for node in own_nodes(outer)):
         return None
-    from vjplint.model.file_model import Signature
 
     sig = Signature.of(outer)
     if sig.vararg is not None or (sig.kwonly and any(k not in sig.defaults for k in sig.kwonly)):
@@ -164,8 +164,6 @@ def _driver(model: FileModel, d: CustomDerivative) -> Optional[Dict[str, Any]]:
 
 def _plain_call_site_values(model: FileModel, name: str, params: List[str]) -> Dict[int, Dict[str, Any]]:
     """Values for a module-level function's positions from the module's own calls of it."""
-    from vjplint.facts.infer import argument_at
-
     merged: Dict[int, Dict[str, Any]] = {}
     for node in ast.walk(model.module):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
@@ -180,8 +178,6 @@ def _plain_call_site_values(model: FileModel, name: str, params: List[str]) -> D
 def _call_site_normalised(d: CustomDerivative, params: List[str]) -> Dict[int, int]:
     """Positions every one of the module's own calls passes normalised (`q / jnp.linalg.norm(q)`):
     the caller's domain, used for values that are otherwise assumed. Position -> a line."""
-    from vjplint.facts.infer import argument_at
-
     own = {d.primal} | {r.node for reg in d.registrations for r in reg.rules if r is not None and r.node}
     sites = [site for site in d.call_sites if site.enclosing not in own]  # not fwd calling the primal
     found: Dict[int, int] = {}
@@ -446,8 +442,6 @@ def _through_module_instance(model: FileModel, d: CustomDerivative) -> Optional[
 # -- call sites -----------------------------------------------------------------------------------
 def _call_site_values(model: FileModel, d: CustomDerivative, params: List[str]) -> Dict[int, Dict[str, Any]]:
     """Values for positions from the module's own calls, the call giving the most first."""
-    from vjplint.facts.infer import argument_at
-
     per_site: List[Dict[int, Dict[str, Any]]] = []
     for site in d.call_sites:
         found: Dict[int, Dict[str, Any]] = {}
@@ -543,8 +537,6 @@ def plan_plain(model: FileModel, fn: Any, qualname: str, example: Optional[str] 
     """A module-level function a fix rewrote (not itself a custom derivative: the function that
     defines one inside itself, a helper that sniffs tracers): every positional parameter is
     differentiable, described as for a custom_vjp's."""
-    from vjplint.model.file_model import Signature
-
     plan = FunctionPlan(fn.name, qualname, fn.lineno, (), example=example)
     sig = Signature.of(fn)
     if "." in qualname:
