@@ -23,11 +23,13 @@ from __future__ import annotations
 import ast
 from typing import Callable, List, Optional, Set, Tuple
 
-from vjplint.plans.residual_plan import Refusal, _own_return_values, _truthy_or_unknown, loc_of
+from vjplint.plans.residual_plan import Refusal, _own_return_values, _truthy_or_unknown, loc_of, KEPT_NONDIFF
 from vjplint.facts.infer import usage_evidence
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import FunctionNode, Scope
 from vjplint.diagnostics import Edit, Position, edit_order
+from vjplint.plans.safety import rewrite_draws
+from vjplint.syntax.positions import byte_to_char
 
 
 
@@ -118,9 +120,6 @@ def _kept_nondiff_mark(model: FileModel, d: CustomDerivative, name: str, bwd: as
     rewritten text as a forgotten cotangent (the primal reads `name`): differentiating with respect
     to the value was never possible (it raised), which the `None` keeps, and that is what VJP602
     asks to mark so. Found by running VJP602 on the rewrite, so a mark is never unused (VJP901)."""
-    from vjplint.plans.residual_plan import KEPT_NONDIFF
-    from vjplint.plans.safety import rewrite_draws
-
     if not rewrite_draws(model, edits, KEPT_NONDIFF, f" of `{d.name}` returns `None` for `{name}`, but the primal's output",
                          relint):
         return []
@@ -132,7 +131,6 @@ def kept_none_mark(model: FileModel, row: int) -> List[Edit]:
     """The edit adding `# noqa: VJP602` to line `row` (merged into a noqa there), or none when no
     comment can end that line (a continuation, inside a string)."""
     from vjplint.syntax.noqa import noqa_edit
-    from vjplint.plans.residual_plan import KEPT_NONDIFF
 
     edit = noqa_edit("\n".join(model.lines) + "\n", model.lines, row, KEPT_NONDIFF)
     if edit is None:
@@ -147,8 +145,6 @@ def _start(model: FileModel, node: ast.AST) -> Tuple[int, int]:
 
 
 def _end(model: FileModel, node: ast.AST) -> Tuple[int, int]:
-    from vjplint.syntax.positions import byte_to_char
-
     line = node.end_lineno  # type: ignore[attr-defined]
     text = model.lines[line - 1] if 0 < line <= len(model.lines) else ""
     return line, byte_to_char(text, node.end_col_offset) + 1  # type: ignore[attr-defined]
