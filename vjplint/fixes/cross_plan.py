@@ -30,6 +30,7 @@ from vjplint.fixes.apply import _return_annotations
 from vjplint.fixes.edits import diff_edits
 from vjplint.fixes.residual_plus_none import _drop_unused_imports, _Rewriter
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
+from vjplint.fixes.named_elsewhere import reason, strongest_use
 
 if TYPE_CHECKING:  # made by the surface that knows the run (vjplint.project.modules)
     from vjplint.project.modules import RunModules
@@ -56,7 +57,6 @@ class CrossPlan(FixPlan):
         calls `shift_fwd`, and the rewrite changes fwd's return" (`named_elsewhere.reason`)."""
         if self.used_elsewhere is None:
             return ""
-        from vjplint.fixes.named_elsewhere import reason
 
         path, seen = self.used_elsewhere
         return reason(display(path), seen)
@@ -215,7 +215,6 @@ def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequ
     if used:
         first = min(used, key=str)
         used_by = (first, tuple(used[first]))
-        from vjplint.fixes.named_elsewhere import reason
 
         unsafe.append(reason(str(first), used[first]))
     creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
@@ -336,8 +335,6 @@ def _uses_in_other_files(run: RunFiles, name: str, defined: Path, primal: Path) 
     `named_elsewhere.uses` reads them: imported, called or read as an attribute of its module,
     of the primal's module (which imports it) or of their packages; a file with its own function
     of that name is not a use. (file, "calls"/"imports"/"names"), in the run's order."""
-    from vjplint.fixes.named_elsewhere import strongest_use
-
     modules = tuple(dict.fromkeys(_module_names(defined) + _module_names(primal)))
     found = []
     for path in run.mentioning(name):
