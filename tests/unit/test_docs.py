@@ -98,8 +98,14 @@ def user_env(tmp_path_factory) -> Dict[str, str]:
     (bindir / "vjplint").symlink_to(Path(sys.executable).with_name("vjplint"))
     ours = {str(Path(sys.executable).parent), os.environ.get("VIRTUAL_ENV", "") + "/bin"}
     path = [str(bindir)] + [p for p in os.environ.get("PATH", "").split(os.pathsep) if p not in ours]
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "VJPLINT_OUTPUT_FORMAT", "PYTHONHOME")}
-    env.update(PATH=os.pathsep.join(path), PYTHONPATH=pythonpath(ROOT), NO_COLOR="1", **JAX_ENV)
+    # Without PYTHONDONTWRITEBYTECODE (a new user's shell has none), Python writes the bytecode of
+    # what a command imports, as on a user's machine. pip does not byte-compile what it installs
+    # (PIP_COMPILE=0, i.e. `--no-compile`): compiling all of JAX and SciPy took half of the
+    # README's `[lsp,verify]` install (22 s against 12 s), and it proves nothing here (pip only warns when
+    # a file does not compile); the commands still install into fresh venvs as written.
+    drop = ("VIRTUAL_ENV", "VJPLINT_OUTPUT_FORMAT", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(PATH=os.pathsep.join(path), PYTHONPATH=pythonpath(ROOT), NO_COLOR="1", PIP_COMPILE="0", **JAX_ENV)
     return env
 
 
