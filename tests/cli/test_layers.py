@@ -220,11 +220,9 @@ LAZY = {
     "vjplint.fixes.apply": ({"vjplint.fixes.residual_text", "vjplint.lint.engine"},
                             "engine.lint_source and residual_text.spans_of are read at call time (tests replace "
                             "them: test_fix_cli, test_fix_text_edits)"),
-    "vjplint.server.lsp_server": ({"vjplint.fixes.apply", "vjplint.fixes.named_elsewhere"},
+    "vjplint.server.lsp_server": ({"vjplint.fixes.apply"},
                                   "fixes.apply: preloaded on a thread once the editor is served (a failure only leaves "
-                                  "quick fixes without edits); named_elsewhere: at module level the hover over a finding "
-                                  "comes back empty (test_server's test_quick_fix_and_fix_all_equal_the_cli): not yet "
-                                  "understood"),
+                                  "quick fixes without edits)"),
     "vjplint.facts.dependence": ({"vjplint.facts.infer"}, "a warm run served from the cache loads this, not the inference"),
     "vjplint.plans.residual_plan": ({"vjplint.facts.infer"}, "a warm run served from the cache loads this, not the inference"),
     "vjplint.fixes.named_elsewhere": ({"vjplint.facts.collect", "vjplint.fixes.targets", "vjplint.plans.residual_plan"},

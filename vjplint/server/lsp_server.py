@@ -51,6 +51,7 @@ from vjplint.server.indexing import INDEX_WAIT_S, Indexing, uri_path as _path
 from vjplint.server.lint_helper import AHEAD_FAMILY, SPLIT_MIN_LINES, WARM_UP, LintHelper
 from vjplint.project.workspace import Overrides, Workspace
 from vjplint.fixes.apply import fix_text
+from vjplint.fixes.named_elsewhere import mark_unsafe, named_in_others, residual_plans, targets_in
 from vjplint.lint.engine import lint_source
 from vjplint.project.discover import _excluded as excluded
 from vjplint.rules.docs import render_rule
@@ -552,8 +553,6 @@ class VjplintServer(Indexing, LanguageServer):
         unsafe, and its finding says why (vjplint.fixes.named_elsewhere): the quick fix is still
         offered, titled with the reason, never preferred and never part of fix-all. At the lint;
         the index and the other modules may change later: `named_elsewhere_changed`."""
-        from vjplint.fixes.named_elsewhere import mark_unsafe, residual_plans, targets_in
-
         analysis.residual_plans = tuple(residual_plans(analysis.diagnostics))
         reasons = self.named_elsewhere_of(analysis)
         if reasons is None:
@@ -573,8 +572,6 @@ class VjplintServer(Indexing, LanguageServer):
         if facts is None:
             return None
         try:
-            from vjplint.fixes.named_elsewhere import named_in_others
-
             return named_in_others(Path(analysis.path), analysis.text, analysis.config, analysis.residual_plans,
                                    facts.modules(), analysis.facts)
         except Exception as exc:
@@ -940,7 +937,10 @@ class VjplintServer(Indexing, LanguageServer):
         return action
 
     # -- hover: a rule's documentation over its code in a `# noqa:` comment ---------------
-    def hover(self, params: types.HoverParams) -> Optional[types.Hover]:
+    def hover(self, params: types.HoverParams, should_stop: Optional[Any] = None) -> Optional[types.Hover]:
+        """In the lint thread, over the document's current analysis (as code actions read it): the
+        table may be between an analysis and its re-lint when another module's use of the rules
+        changed (`current_analysis`), and a hover then read no finding."""
         text = self.document(params.text_document.uri)
         if text is None:
             return None
@@ -954,7 +954,8 @@ class VjplintServer(Indexing, LanguageServer):
         if rule is not None:
             return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=render_rule(rule)))
         # Over a finding: its message, then its rule's documentation (each rule once).
-        analysis = self.analyses.get(params.text_document.uri)
+        uri = params.text_document.uri
+        analysis = self.current_analysis(uri, text, should_stop) if self.lintable(uri) else None
         found = [d for d in (analysis.diagnostics if analysis else ())
                  if d.code in all_rules() and d.location <= where <= max(d.end_location, d.location)]
         if not found:
@@ -1312,8 +1313,8 @@ def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper
         return await ls.in_lint_thread(ls.resolve, params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: VjplintServer, params: types.HoverParams):
-        return ls.hover(params)
+    async def hover(ls: VjplintServer, params: types.HoverParams):
+        return await ls.in_lint_thread(ls.hover, params)
 
     @server.command(CMD_FIX_ALL)
     async def apply_autofix(ls: VjplintServer, *args: Any):
