@@ -19,7 +19,7 @@ import ast
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -99,10 +99,12 @@ class _PartRewriter(_Rewriter):
 
     def __init__(self, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> None:
         super().__init__([p for p, _ in parts])
-        roles = {id(p): set(r) for p, r in parts}
-        self.creations = {k: p for k, p in self.creations.items() if "creation" in roles[id(p)]}
-        self.defs = {k: (role, p) for k, (role, p) in self.defs.items() if role in roles[id(p)]}
-        self.returns = {k: v for k, v in self.returns.items() if v[0] in roles[id(v[1])]}
+        def roles(plan: Plan) -> Tuple[str, ...]:  # the plan's own parts here (plans matched by identity)
+            return next(r for p, r in parts if p is plan)
+
+        self.creations = {k: p for k, p in self.creations.items() if "creation" in roles(p)}
+        self.defs = {k: (role, p) for k, (role, p) in self.defs.items() if role in roles(p)}
+        self.returns = {k: v for k, v in self.returns.items() if v[0] in roles(v[1])}
 
 
 def rewrite_parts(text: str, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> str:
@@ -300,7 +302,7 @@ def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: C
         raise Refusal(f"{role} `{name}` is also used in {path}, and the rewrite changes {changes}")
     if isinstance(rule.expr, ast.Name):
         _check_only_registered(model, rule.expr.id, registration, f"{role} `{spelled}`", changes, attributes=False)
-    elif any(id(n) not in _inside(registration) for n in model.index.attributes(name)):
+    elif any(n not in _inside(registration) for n in model.index.attributes(name)):
         raise Refusal(f"{role} `{spelled}` is also used outside `defvjp` here, and the rewrite changes {changes}")
     for other_d in model.derivatives:
         if other_d is not d and any(r is not None and r.expr is not None and model.index.qualname(r.expr) == qualname
@@ -309,8 +311,8 @@ def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: C
     return RuleFunction(rule.expr, node, name), other, path, _uses_in_other_files(run, name, path, primal)  # type: ignore[arg-type]
 
 
-def _inside(node: ast.AST) -> set:
-    return {id(n) for n in ast.walk(node)}
+def _inside(node: ast.AST) -> Set[ast.AST]:
+    return set(ast.walk(node))
 
 
 def _check_only_registered(model: FileModel, name: str, registration: ast.AST, what: str, changes: str,
@@ -319,7 +321,7 @@ def _check_only_registered(model: FileModel, name: str, registration: ast.AST, w
     uses: Iterable[ast.AST] = [n for n in model.index.names(name) if isinstance(n.ctx, ast.Load)]
     if attributes:
         uses = [*uses, *model.index.attributes(name)]
-    if any(id(n) not in inside for n in uses):
+    if any(n not in inside for n in uses):
         raise Refusal(f"{what} is also called or referenced outside `defvjp`, and the rewrite changes {changes}")
 
 
