@@ -134,12 +134,15 @@ def workspace(tmp_path: Path) -> Path:
 
 
 async def published(client: LanguageClient, uri: str, version: Optional[int] = None, *, after: int = 0,
-                    timeout: float = 20.0) -> List[types.Diagnostic]:
-    """The first diagnostics for `uri` (at `version`) published after the `after`-th notification."""
+                    timeout: float = 20.0, where: Optional[Any] = None) -> List[types.Diagnostic]:
+    """The first diagnostics for `uri` (at `version`) published after the `after`-th notification
+    (and, with `where`, the first that `where(diagnostics)` accepts: a server may publish an
+    analysis again, unchanged, before the one a test waits for)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for params in client.published[after:]:  # type: ignore[attr-defined]
-            if params.uri == uri and (version is None or params.version == version):
+            if params.uri == uri and (version is None or params.version == version) and \
+                    (where is None or where(list(params.diagnostics))):
                 return list(params.diagnostics)
         await asyncio.sleep(0.01)
     raise AssertionError(f"no diagnostics for {uri} (version {version}) within {timeout}s")

@@ -434,7 +434,10 @@ async def test_the_server_uses_the_workspace_wrappers_and_refreshes_them_on_save
         count = len(client.published)  # type: ignore[attr-defined]
         client.text_document_did_save(types.DidSaveTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=shims.as_uri())))
-        after = await published(client, uri, 1, after=count)
+        # the first publish after the save may be the old analysis sent again (the workspace
+        # index's own re-check of the open document); the re-lint with the new wrappers follows
+        after = await published(client, uri, 1, after=count,
+                                where=lambda ds: [d.code for d in ds] != ["VJP101", "VJP306"])
         assert [(d.code, d.range.start.line) for d in after] == [("VJP101", 9), ("VJP305", 35)]
     finally:
         await stop(client)
