@@ -65,6 +65,7 @@ CASES = sorted(p for p in [*(ROOT / "fixtures").rglob("*.py"), *(ROOT / "eval" /
                if b"custom_vjp" in p.read_bytes())
 
 
+@pytest.mark.paths_equal
 def test_text_edits_are_libcsts_rewrite_on_every_fixture_and_case(monkeypatch: pytest.MonkeyPatch) -> None:
     used = sum(_compare(path.name, path.read_text(encoding="utf-8"), monkeypatch) for path in CASES)
     assert used >= 40  # most fixtures are written by the text edits, not handed to libcst

@@ -69,6 +69,7 @@ def _name(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
+@pytest.mark.paths_equal
 def test_a_fresh_incremental_lint_equals_the_engine() -> None:
     """On every rule fixture (one test over the corpus; each fixture that differs is named)."""
     check_each(FIXTURES, lambda path: check(IncrementalLinter(path.name, Config()), path.read_text(encoding="utf-8")),
@@ -218,6 +219,7 @@ def _seeded_equal_linted(path: Path) -> bool:
     return True
 
 
+@pytest.mark.paths_equal
 def test_families_seeded_from_the_whole_lint_equal_the_families_linted_alone() -> None:
     """On every rule fixture and real-world module (one test over the corpus; each file whose
     families differ is named)."""

@@ -52,6 +52,7 @@ def _same(text: str) -> ast.Module:
     return region
 
 
+@pytest.mark.paths_equal
 @pytest.mark.parametrize("tree,least", [("fixtures", 300), ("eval/cases", 200), ("tests/data", 10)])
 def test_every_fixture_and_case_gives_the_whole_modules_regions(tree: str, least: int) -> None:
     checked = 0
@@ -330,6 +331,7 @@ def test_a_registration_on_a_local_name_is_followed() -> None:
     assert "helper" in _kept(local)
 
 
+@pytest.mark.paths_equal
 def test_a_fix_after_a_region_parse_rewrites_as_after_a_whole_parse() -> None:
     """The fix that follows a lint reads the whole module: parsed then, with the lint's regions
     remade of its own statements (`source.same_statements`), every fixture's residual rewrite

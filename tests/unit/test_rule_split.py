@@ -59,6 +59,7 @@ def test_the_corpus_is_there():
     assert len(CORPUS) > 600
 
 
+@pytest.mark.paths_equal
 @pytest.mark.parametrize("config", [Config(), EVERY_RULE], ids=["default", "every-rule"])
 def test_a_split_lint_is_the_whole_lint(config):
     """Both families the server splits off (at didOpen, and later), each against the same whole

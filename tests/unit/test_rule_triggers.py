@@ -56,6 +56,7 @@ def test_a_file_without_triggers_is_not_analysed():
     assert not engine.lint_source("t.py", source.encode()).analysed
 
 
+@pytest.mark.paths_equal
 def test_every_finding_on_the_corpus_is_in_a_file_with_its_rules_trigger():
     from tests.conftest import lint
 
@@ -114,6 +115,7 @@ def test_the_numpy_gate_reads_an_import_of_numpy_itself(text, spells_numpy):
     assert (NumpyOnTracedInRule.NEEDS.search(text) is not None) is spells_numpy
 
 
+@pytest.mark.paths_equal
 def test_the_needs_gates_change_no_finding_on_the_corpus(monkeypatch):
     """Every file where a gate closes is linted with the gates and without them: same findings."""
     from tests.conftest import lint
