@@ -214,12 +214,14 @@ def named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
             return contents[path]
         return read
 
-    others = [(Path(o.path), o.display, reader(Path(o.path))) for o in outcomes]
+    others = None  # the run's files, made when a first fix is on offer (most runs have none)
     found: Dict[Path, Dict[str, str]] = {}
     for o in outcomes:
         plans = residual_plans(o.result.diagnostics)
         if not plans:
             continue
+        if others is None:
+            others = [(Path(p.path), p.display, reader(Path(p.path))) for p in outcomes]
         path = Path(o.path)
         try:
             text = decode(reader(path)()).text
@@ -245,6 +247,8 @@ def refuse_named_elsewhere(diagnostics, reasons: Dict[str, str], text: Optional[
 def say_named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
     """`named_elsewhere`, applied to the run's findings (what `check`, `--fix` and `--diff` show)."""
     found = named_elsewhere(outcomes)
+    if not found:
+        return found
     for o in outcomes:
         if Path(o.path) in found:
             try:

@@ -22,6 +22,7 @@ from vjplint.facts.values import Return, describe_traced, return_branches
 from vjplint.model.jaxapi import PARTIAL, EXTRA_TRACED_POSITIONS, TRANSFORMS
 from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.model.semantic import FunctionNode, own_nodes
+from vjplint.syntax.walk import walk
 
 if TYPE_CHECKING:
     from vjplint.facts.checkify import Staging
@@ -91,6 +92,9 @@ class Facts:
         self._name_calls: Optional[List[ast.Call]] = None
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self._jax_internal: Optional[bool] = None
+        self._calls_in: Memo[List[ast.Call]] = Memo()
+        self._calls_by_position: Memo[List[ast.Call]] = Memo()
+        self._unpackings: Memo[Dict[str, List[ast.Assign]]] = Memo()
         # The residual-plus-None planner's answer per derivative and moved positions: a plan or
         # the reason it refused (`fixes.safety` asks; the rule and the codemod share the answer).
         self.residual_plans: Memo[object] = Memo()  # a fixes.residual_plan.Plan, or the refusal text
@@ -242,6 +246,33 @@ class Facts:
     def own_nodes(self, fn: FunctionNode) -> List[ast.AST]:
         """`fn`'s own body (nested defs, lambdas and classes appear, their insides do not)."""
         return self.model.index.of_node(own_nodes, fn)
+
+    def walk(self, node: ast.AST) -> List[ast.AST]:
+        """`ast.walk(node)`'s nodes in its order, nested functions included, expression contexts
+        left out; kept per node (the facts and rules of one derivative walk the same rule functions
+        many times). The list is shared, never to be changed."""
+        return self.model.index.of_node(walk, node)
+
+    def calls_in(self, node: ast.AST) -> List[ast.Call]:
+        """The calls in `walk(node)`, in its order (kept)."""
+        return self._calls_in((node,), lambda: [n for n in self.walk(node) if n.__class__ is ast.Call])
+
+    def calls_by_position(self, node: ast.AST) -> List[ast.Call]:
+        """The calls in `walk(node)` in source order (line, then column; kept)."""
+        return self._calls_by_position((node,), lambda: sorted(self.calls_in(node),
+                                                              key=lambda n: (n.lineno, n.col_offset)))
+
+    def unpackings(self, node: ast.AST) -> Dict[str, List[ast.Assign]]:
+        """{name: the assignments `a, b = name`} in `walk(node)` (one target, a tuple or list,
+        unpacking a bare name), each list in walk order (kept)."""
+        def compute() -> Dict[str, List[ast.Assign]]:
+            found: Dict[str, List[ast.Assign]] = {}
+            for n in self.walk(node):
+                if n.__class__ is ast.Assign and len(n.targets) == 1 and \
+                        isinstance(n.targets[0], (ast.Tuple, ast.List)) and isinstance(n.value, ast.Name):
+                    found.setdefault(n.value.id, []).append(n)
+            return found
+        return self._unpackings((node,), compute)
 
     def returns_of(self, fn: FunctionNode) -> List[Return]:
         """Each return of `fn` in source order; empty for generators; a lambda's body."""

@@ -10,6 +10,7 @@ from typing import Optional
 from vjplint.facts.concrete import is_name
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import FunctionNode
+from vjplint.syntax.walk import walk
 
 FUNCTION_NAMESPACES = ("jax.numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.")
 CONSTANTS = frozenset({"pi", "e", "inf", "nan", "euler_gamma", "newaxis", "PINF", "NINF", "NAN", "NZERO", "PZERO"})
@@ -54,7 +55,7 @@ def saved_as_residual(model: FileModel, d: CustomDerivative, position: int) -> b
         return False
     for _, value in model.facts.returns_of(fwd.node):
         if isinstance(value, ast.Tuple) and len(value.elts) == 2 and any(
-                is_name(n, params[position]) for n in ast.walk(value.elts[1])):
+                is_name(n, params[position]) for n in walk(value.elts[1])):
             return True
     return False
 
@@ -62,8 +63,7 @@ def called(model: FileModel, fn: FunctionNode, param: str) -> Optional[ast.Call]
     """The first call in `fn` (nested functions and lambdas included) of the parameter `param`
     itself, or of a transformation given it to call (`jax.vjp(param, ...)`)."""
     index = model.index
-    calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
-    for node in calls:
+    for node in model.facts.calls_by_position(fn):
         if is_name(node.func, param):
             name = node.func
         elif node.args and is_name(node.args[0], param) and index.qualname(node.func) in CALLS_FIRST:

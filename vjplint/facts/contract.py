@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Set, Tuple
 from vjplint.facts.values import ARITHMETIC
 from vjplint.facts.dependence import zero_cotangent
 from vjplint.model.semantic import FunctionNode, named_function
+from vjplint.syntax.walk import walk
 
 if TYPE_CHECKING:
     from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
@@ -252,7 +253,7 @@ def slot_aliases(model: "FileModel", d: "CustomDerivative", params: Tuple[str, .
         fn = rule.node
         if fn is None:
             continue
-        for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+        for call in model.facts.calls_in(fn):
             if call.keywords or len(call.args) != len(params) or \
                     any(isinstance(a, ast.Starred) for a in call.args) or model.facts.derivative_named(call.func) is not d:
                 continue
@@ -294,13 +295,11 @@ def _residual_names(model: "FileModel", d: "CustomDerivative", params: Tuple[str
     residuals = bwd_params[len(d.nondiff)]
     out: List[Tuple[str, str]] = []
     if whole:  # bwd names the residuals once: `scale = res`
-        return [(node.targets[0].id, saved[0]) for node in ast.walk(bwd.node)  # type: ignore[union-attr]
+        return [(node.targets[0].id, saved[0]) for node in model.facts.walk(bwd.node)  # type: ignore[union-attr]
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, ast.Name) and node.value.id == residuals and saved[0] is not None]
-    for node in ast.walk(bwd.node):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
-                and isinstance(node.value, ast.Name) and node.value.id == residuals \
-                and len(node.targets[0].elts) == len(saved):
+    for node in model.facts.unpackings(bwd.node).get(residuals, ()):
+        if len(node.targets[0].elts) == len(saved):  # type: ignore[attr-defined]
             out.extend((t.id, p) for t, p in zip(node.targets[0].elts, saved) if isinstance(t, ast.Name) and p is not None)
     return out
 
@@ -345,7 +344,7 @@ def residuals_from_cotangent(model: "FileModel", d: "CustomDerivative", bwd: "Ru
         return None
     residuals, cotangent = params[nd], params[nd + 1]
     found: Optional[ast.Assign] = None
-    for node in ast.walk(fn):
+    for node in model.facts.walk(fn):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == residuals:
             return None
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
@@ -359,13 +358,11 @@ def residuals_from_cotangent(model: "FileModel", d: "CustomDerivative", bwd: "Ru
     return found
 
 
-def _taken_from(fn: FunctionNode, param: str) -> Set[str]:
+def _taken_from(model: "FileModel", fn: FunctionNode, param: str) -> Set[str]:
     """`param` and the names `fn` unpacks from it (`x, y = param`)."""
     names = {param}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
-                and isinstance(node.value, ast.Name) and node.value.id == param:
-            names.update(e.id for e in node.targets[0].elts if isinstance(e, ast.Name))
+    for node in model.facts.unpackings(fn).get(param, ()):
+        names.update(e.id for e in node.targets[0].elts if isinstance(e, ast.Name))  # type: ignore[attr-defined]
     return names
 
 
@@ -375,14 +372,14 @@ def primal_call_from_tangents(model: "FileModel", d: "CustomDerivative", fn: Fun
     the tangents (`x, y = tangents; f(x, y)`, `f(*tangents)`) while no call of the primal takes
     anything from the parameter JAX passes the primals: the rule computes the primal output from
     the tangents, so its two parameters are used the other way round. None otherwise."""
-    from_t, from_p = _taken_from(fn, tangents), _taken_from(fn, primals)
+    from_t, from_p = _taken_from(model, fn, tangents), _taken_from(model, fn, primals)
     if from_t & from_p:
         return None
     hit: Optional[ast.Call] = None
-    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+    for call in model.facts.calls_in(fn):
         if model.facts.derivative_named(call.func) is not d:
             continue
-        used = {n.id for a in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(a)
+        used = {n.id for a in [*call.args, *(k.value for k in call.keywords)] for n in walk(a)
                 if isinstance(n, ast.Name)}
         if used & from_p:
             return None
@@ -395,7 +392,7 @@ def ignores_first(model: "FileModel", fn: FunctionNode, first: str, second: str)
     """A defjvps rule (called `(g, ans, *primals)`) whose results never read its first parameter,
     the input tangent, but read its second: its tangent output cannot be linear in the tangent
     (a zero result, `jnp.zeros_like(x)` or `0.0`, is a zero derivative and is not counted)."""
-    loads = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    loads = {n.id for n in model.facts.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     if first in loads or second not in loads or first == second:
         return False
     returns = model.facts.returns_of(fn)
@@ -417,10 +414,11 @@ def output_cotangent_names(model: "FileModel", d: "CustomDerivative", contract: 
         return {}
     out, cotangent = next(iter(outs)), params[-1]
     names = {cotangent: out}
-    for node in ast.walk(fn):
+    nodes = model.facts.walk(fn)
+    for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
                 isinstance(node.value, ast.Name) and node.value.id == cotangent:
             names[node.targets[0].id] = out
-    assigned = [t.id for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                for t in ast.walk(n.targets[0] if isinstance(n, ast.Assign) else n.target) if isinstance(t, ast.Name)]
+    assigned = [t.id for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                for t in walk(n.targets[0] if isinstance(n, ast.Assign) else n.target) if isinstance(t, ast.Name)]
     return {k: v for k, v in names.items() if assigned.count(k) == (0 if k == cotangent else 1)}

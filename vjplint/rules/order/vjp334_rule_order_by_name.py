@@ -9,6 +9,7 @@ from vjplint.facts.contract import (Contract, contract_of, contract_slot, ignore
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
+from vjplint.syntax.walk import walk
 
 # A parameter named for the tangents in the primals' place, and the reverse (a jvp rule's last two).
 TANGENT_WORDS = ("tangents", "tangent", "tans", "dots", "t_in", "tangents_in", "ts", "dxs", "dx", "tx", "tangent_in")
@@ -146,7 +147,7 @@ def f_jvp(primals, tangents):
                         f"Swap the parameters")
             return
         for source, what in ((primals, "primals"), (tangents, "tangents")):
-            node = _unpacking(fn, source)
+            node = next(iter(self.model.facts.unpackings(fn).get(source, ())), None)
             if node is None:
                 continue
             names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]
@@ -260,21 +261,11 @@ def f_jvp(primals, tangents):
 ZERO_LIKE = ("zeros_like", "ones_like", "empty_like", "full_like")
 
 
-def _unpacking(fn: ast.AST, source: str) -> Optional[ast.Assign]:
-    if isinstance(fn, ast.Lambda):
-        return None
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
-                and isinstance(node.value, ast.Name) and node.value.id == source:
-            return node
-    return None
-
-
 def _cotangent_slot(expr: ast.expr, contract: Contract) -> Optional[str]:
     """The parameter a cotangent entry is named for: the one affixed name it mentions (`dq`,
     `x_bar`, `grad_w`; a bare parameter name says nothing: `cos(x) * y * g` is x's cotangent)."""
     slots = set()
-    for n in ast.walk(expr):
+    for n in walk(expr):
         if isinstance(n, ast.Name) and n.id not in contract.params and n.id not in dict(contract.aliases):
             s = contract_slot(n.id, contract)
             if s is not None:
