@@ -95,6 +95,7 @@ class Facts:
         self._calls_in: Memo[List[ast.Call]] = Memo()
         self._calls_by_position: Memo[List[ast.Call]] = Memo()
         self._unpackings: Memo[Dict[str, List[ast.Assign]]] = Memo()
+        self._own_of_types: Memo[List[ast.AST]] = Memo()
         # The residual-plus-None planner's answer per derivative and moved positions: a plan or
         # the reason it refused (`fixes.safety` asks; the rule and the codemod share the answer).
         self.residual_plans: Memo[object] = Memo()  # a fixes.residual_plan.Plan, or the refusal text
@@ -246,6 +247,10 @@ class Facts:
     def own_nodes(self, fn: FunctionNode) -> List[ast.AST]:
         """`fn`'s own body (nested defs, lambdas and classes appear, their insides do not)."""
         return self.model.index.of_node(own_nodes, fn)
+
+    def own_of_types(self, fn: FunctionNode, types: Tuple[type, ...]) -> List[ast.AST]:
+        """`own_nodes(fn)` of exactly these classes, in its order (kept per function and types)."""
+        return self._own_of_types((fn,), lambda: [n for n in self.own_nodes(fn) if n.__class__ in types], types)
 
     def walk(self, node: ast.AST) -> List[ast.AST]:
         """`ast.walk(node)`'s nodes in its order, nested functions included, expression contexts

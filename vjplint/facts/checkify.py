@@ -12,6 +12,7 @@ from typing import FrozenSet, List, Optional, Set, Tuple, Union
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, PARTIAL
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode
+from vjplint.syntax.walk import walk
 
 CHECKIFY = "jax.experimental.checkify.checkify"
 CHECKS = ("jax.experimental.checkify.check", "jax.experimental.checkify.debug_check")
@@ -465,7 +466,7 @@ class Checkify:
             return None
         if isinstance(node, ast.Subscript) and "index" in errors:
             at = isinstance(node.value, ast.Attribute) and node.value.attr == "at"
-            if at or any(isinstance(n, ast.Call) for n in ast.walk(node.slice)):
+            if at or any(isinstance(n, ast.Call) for n in walk(node.slice)):
                 return f"`{self.model.quote(node, 40)}` (line {line}) indexes, so the out-of-bounds check covers it"
         return None
 

@@ -17,6 +17,7 @@ from vjplint.facts.values import describe_traced, numeric_use
 from vjplint.model.file_model import CustomDerivative, FileModel, Signature
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, STATIC_ATTRIBUTES
 from vjplint.model.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, child_nodes
+from vjplint.syntax.walk import walk
 
 REVERSE_MODE = frozenset({"jax.grad", "jax.value_and_grad", "jax.vjp", "jax.jacrev"})
 # Values that carry no derivative or no tracer: closing over them is fine.
@@ -320,7 +321,7 @@ class Closures:
         values = self.model.facts.values()
         rules = [(label, node) for role, label, node in self.rules(d) if role in ("bwd", "jvp")]
         seen: Set[str] = set()
-        for node in ast.walk(d.primal):
+        for node in walk(d.primal):
             if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
                     and isinstance(node.ctx, ast.Load)) or node.attr in seen:
                 continue
@@ -347,7 +348,7 @@ class Closures:
         functions += self.rules(d)
         found: Optional[Tuple[str, str]] = None
         for role, label, fn in functions:
-            for node in ast.walk(fn):
+            for node in walk(fn):
                 if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
                     continue
                 found_scope = index.resolve(name, index.scope_of(node))
@@ -387,7 +388,7 @@ class Closures:
         if owner is None:
             return False
         rules = [node for _, _, node in self.rules(d)]
-        uses = [n for n in ast.walk(owner) if isinstance(n, ast.Name) and n.id == d.name
+        uses = [n for n in walk(owner) if isinstance(n, ast.Name) and n.id == d.name
                 and isinstance(n.ctx, ast.Load) and not any(index.inside(n, r) for r in rules)]
         if not uses:
             return False
@@ -445,7 +446,7 @@ class Closures:
             stack.extend(child_nodes(node))
 
     def _array_call(self, value: ast.expr) -> Optional[str]:
-        for node in ast.walk(value):
+        for node in walk(value):
             if isinstance(node, ast.Call):
                 q = self.model.index.qualname(node.func) or ""
                 if q.startswith(ARRAY_NAMESPACES) and q not in CLEAN_CALLS:

@@ -14,6 +14,7 @@ from vjplint.facts.infer import annotation_evidence, default_evidence, name_evid
 from vjplint.model.file_model import CustomDerivative, FileModel, Signature
 from vjplint.model.jaxapi import STATIC_ATTRIBUTES
 from vjplint.model.semantic import FunctionNode
+from vjplint.syntax.walk import walk
 
 CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "builtins.range",
                          "operator.index"})
@@ -58,6 +59,10 @@ class ConcreteUse:
     helper_line: int = 0
 
 
+# The nodes a concrete use can be: a test (`if`, `while`, `x if c else y`, `assert`) or a call.
+CONCRETE_SITES = (ast.If, ast.While, ast.IfExp, ast.Assert, ast.Call)
+
+
 class ConcreteUses:
     """The first concrete use of each argument, per primal of the module."""
 
@@ -88,7 +93,7 @@ class ConcreteUses:
         if rebound(self.model, fn, param):
             return None
         self._aliases = self._aliases_of(fn, param) if depth == 0 else {}
-        for node in self.model.facts.own_nodes(fn):
+        for node in self.model.facts.own_of_types(fn, CONCRETE_SITES):  # what _needs_concrete and helpers read
             found = self._needs_concrete(node, param)
             if found is not None:
                 return replace(found, alias=self._through_alias(node))
@@ -143,7 +148,7 @@ class ConcreteUses:
         return isinstance(expr, (ast.Tuple, ast.List)) and any(self._uses(e, param) for e in expr.elts)
 
     def _through_alias(self, node: ast.AST) -> Optional[Alias]:
-        used = [self._aliases[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in self._aliases]
+        used = [self._aliases[n.id] for n in walk(node) if isinstance(n, ast.Name) and n.id in self._aliases]
         return used[0] if used else None
 
     def _holds_namedtuple(self, d: CustomDerivative, sig: Signature, position: int, param: str) -> bool:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Optional, Set, Tuple
 from vjplint.facts.crossmodule import external_calls, is_top_level
 from vjplint.model.file_model import CustomDerivative
 from vjplint.model.semantic import FunctionNode
+from vjplint.syntax.walk import walk
 
 if TYPE_CHECKING:
     from vjplint.model.file_model import FileModel
@@ -133,7 +134,7 @@ def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[ast.AST]) -> 
     runs no custom rule.)"""
     calls = {s.call.func for s in d.call_sites}
     own = rules | ({d.primal} if d.primal is not None else set()) | {d.creation}  # `f = custom_vjp(f)`
-    for node in ast.walk(d.enclosing or model.module):
+    for node in walk(d.enclosing or model.module):
         if not (isinstance(node, ast.Name) and node.id == d.name and isinstance(node.ctx, ast.Load)) \
                 or node in calls:
             continue
@@ -157,7 +158,7 @@ def _handed_on_function(model: "FileModel", fn: ast.AST) -> bool:
         return True  # a method: called through attributes (`self.loss`, a framework's `__call__`)
     if any(index.qualname(d) != "builtins.staticmethod" for d in fn.decorator_list):
         return True
-    for node in ast.walk(model.module):
+    for node in walk(model.module):
         if isinstance(node, ast.Name) and node.id == fn.name and isinstance(node.ctx, ast.Load):
             parent = index.parent(node)
             if isinstance(parent, ast.Call) and parent.func is node:
@@ -209,7 +210,7 @@ class PrimalFlow:
                     continue
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
-                    tainted.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+                    tainted.update(n.id for n in walk(target) if isinstance(n, ast.Name))
             if len(tainted) == before:
                 break
         for ret in self.model.facts.returns_of(self.fn):

@@ -25,6 +25,7 @@ from vjplint.facts.value_kinds import ARRAY, CALLABLE, KEY_FUNCTIONS, STATIC_TAG
 from vjplint.facts.nnx_nodes import graph_node
 from vjplint.facts.value_kinds import CALLABLE as _CALLABLE
 from vjplint.facts.values import field_use, numeric_use
+from vjplint.syntax.walk import walk
 
 # Parameters that take static values: a nondiff argument passed here is a Python value.
 STATIC_KEYWORDS = frozenset({
@@ -729,14 +730,14 @@ def _from_slot(model: FileModel, arg: ast.Name, param: str, depth: int = 0) -> b
             not isinstance(bindings[0].node, ast.Assign) or not isinstance(bindings[0].node.targets[0], ast.Name):
         return False
     value = bindings[0].value
-    names = [n for n in ast.walk(value) if isinstance(n, ast.Name)]
-    calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+    names = [n for n in walk(value) if isinstance(n, ast.Name)]
+    calls = [n for n in walk(value) if isinstance(n, ast.Call)]
     if any((model.index.qualname(c.func) or "") not in ("builtins.max", "builtins.min", "builtins.abs", "builtins.float")
            or c.keywords for c in calls):
         return False
     leaves = [n for n in names if not any(c.func is n for c in calls)]
     allowed = (ast.Name, ast.Constant, ast.Call, ast.BinOp, ast.UnaryOp, ast.Load, ast.operator, ast.unaryop)
-    return bool(leaves) and all(isinstance(n, allowed) for n in ast.walk(value)) and \
+    return bool(leaves) and all(isinstance(n, allowed) for n in walk(value)) and \
         all(_from_slot(model, n, param, depth + 1) for n in leaves)
 
 

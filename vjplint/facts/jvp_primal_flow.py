@@ -8,6 +8,7 @@ from typing import Dict, List, Optional, Tuple
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FunctionNode
+from vjplint.syntax.walk import walk
 
 NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
 # Calls that return a "cleaned" copy of an input (the value changes on part of the domain).
@@ -55,7 +56,7 @@ class PrimalFlow:
             return  # `out, out_dot = jax.jvp(...)`, a helper: not followed
         via = self.tangent_use(value)
         if via is not None:
-            for name in ast.walk(target):
+            for name in walk(target):
                 if isinstance(name, ast.Name):
                     self.tainted.setdefault(name.id, via)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, AbstractSet, Dict, List, Optional, Sequence, S
 from vjplint.facts.loops import (WHILE_LOOP, ImportedLoops, imported_route, module_function,
                                  while_loop_route)
 from vjplint.model.semantic import FunctionNode
+from vjplint.syntax.walk import walk
 
 if TYPE_CHECKING:  # a rule passes itself (its model, its quoting); facts never import rules
     from vjplint.rules.base import Rule
@@ -82,7 +83,7 @@ class Linearity:
                 for target in node.targets:
                     self._bind(target, node.value)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
-                for target in ast.walk(getattr(node, "target", node)):
+                for target in walk(getattr(node, "target", node)):
                     if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store):
                         self.values.setdefault(target.id, []).append(None)  # not followed
 
@@ -99,7 +100,7 @@ class Linearity:
         if isinstance(target, (ast.Tuple, ast.List)):
             if value is not None and self._is_param(value):
                 for element in target.elts:
-                    for name in ast.walk(element):
+                    for name in walk(element):
                         if isinstance(name, ast.Name):
                             self.tangents.add(name.id)
                 return
@@ -107,7 +108,7 @@ class Linearity:
                 for element, part in zip(target.elts, value.elts):
                     self._bind(element, part)
                 return
-            for name in ast.walk(target):
+            for name in walk(target):
                 if isinstance(name, ast.Name) and isinstance(value, ast.Call):
                     self.parts[name.id] = value
                 if isinstance(name, ast.Name):  # a part of `value`: tangent-free when all of it is
@@ -177,7 +178,7 @@ class Linearity:
             self._seen.discard(name)
 
     def _tangent_free(self, expr: ast.AST, depth: int) -> bool:
-        for node in ast.walk(expr):
+        for node in walk(expr):
             if isinstance(node, ast.Name) and (node.id in self.tangents or node.id == self.param):
                 return False
             if isinstance(node, ast.Name) and node.id in self.values and node.id not in self._seen and depth < 12:

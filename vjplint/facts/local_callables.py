@@ -10,11 +10,12 @@ from typing import List, Optional
 from vjplint.model.file_model import FileModel
 from vjplint.model.jaxapi import ARRAY_NAMESPACES
 from vjplint.model.semantic import FunctionNode
+from vjplint.syntax.walk import walk
 
 
 def numeric_use(model: FileModel, fn: ast.AST, name: str) -> Optional[str]:
     """The first arithmetic, comparison or jnp call in `fn` that reads `name`."""
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
             continue
         parent = model.index.parent(node)
@@ -44,7 +45,7 @@ def captured_names(model: FileModel, fn: FunctionNode, enclosing: FunctionNode) 
     if outer is None or inner is None:
         return []
     names = []
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
             scope = model.index.scope_of(node)
             bindings = model.index.lookup(node.id, scope)

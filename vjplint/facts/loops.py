@@ -14,6 +14,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, SemanticIndex
 from vjplint.model.file_model import quote_lines
+from vjplint.syntax.walk import walk
 
 WHILE_LOOP = "jax.lax.while_loop"
 MAX_DEPTH = 3  # helpers followed, one inside the other
@@ -49,7 +50,7 @@ ImportedLoops = Callable[[str], Optional[ImportedLoop]]  # a callee's qualified 
 
 def reads(node: ast.AST, names: Set[str]) -> bool:
     """Whether `node` (a lambda or nested def included) reads one of `names`."""
-    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in walk(node))
 
 
 def module_function(index: SemanticIndex, func: ast.expr) -> Optional[FunctionNode]:
@@ -141,12 +142,12 @@ class _Memo:
         found = self._loaded.get(node)
         if found is None:
             found = self._loaded[node] = frozenset(
-                n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+                n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
         return found
 
     def calls(self, fn: FunctionNode) -> List[ast.Call]:
         if fn not in self._calls:
-            self._calls[fn] = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+            self._calls[fn] = [n for n in walk(fn) if isinstance(n, ast.Call)]
         return self._calls[fn]
 
     def tainted(self, fn: FunctionNode, params: Set[str]) -> Set[str]:
@@ -154,10 +155,10 @@ class _Memo:
         included (a closure over the value carries it)."""
         if fn not in self._flows:
             flows: List[Tuple[FrozenSet[str], List[str]]] = []
-            for node in ast.walk(fn):
+            for node in walk(fn):
                 if isinstance(node, ast.Assign):
                     flows.append((self.loaded(node.value),
-                                  [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]))
+                                  [n.id for t in node.targets for n in walk(t) if isinstance(n, ast.Name)]))
                 elif isinstance(node, FUNCTION_TYPES) and node is not fn and not isinstance(node, ast.Lambda):
                     flows.append((self.loaded(node), [node.name]))
             self._flows[fn] = flows
@@ -265,7 +266,7 @@ def _reaching(tree: ast.Module, lines: Sequence[str]) -> List[ast.FunctionDef]:
             if text.isascii() and not any(r in text for r in new):
                 continue
             if name not in called:
-                called[name] = {n.func.id for n in ast.walk(defs[name]) if isinstance(n, ast.Call) and
+                called[name] = {n.func.id for n in walk(defs[name]) if isinstance(n, ast.Call) and
                                 isinstance(n.func, ast.Name) and n.func.id in defs}
             if not called[name].isdisjoint(new):
                 added.add(name)

@@ -19,6 +19,7 @@ from vjplint.model.jaxapi import ARRAY_NAMESPACES, NNX_VARIABLES
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import Scope
 from vjplint.facts.value_kinds import classify_annotation
+from vjplint.syntax.walk import walk
 
 NNX_MODULE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.module.Module", "flax.nnx.Object", "flax.nnx.Pytree"})
 # flax's own Module classes users construct most (all derive from nnx.Module).
@@ -116,7 +117,7 @@ def array_parameter(model: FileModel, d: CustomDerivative, position: int) -> Opt
             annotated = f"`{param.arg}` is annotated `{model.quote(param.annotation, 40)}`"
     use: Optional[ast.AST] = None
     for fn, param in params:
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if not (isinstance(node, ast.Name) and node.id == param.arg and isinstance(node.ctx, ast.Load)):
                 continue
             kind, where = _use_of(model, node)
@@ -187,7 +188,7 @@ def _nnx_annotation(model: FileModel, ann: ast.expr, scope: Scope) -> bool:
             ann = ast.parse(ann.value, mode="eval").body
         except SyntaxError:
             return False
-    for part in ast.walk(ann):
+    for part in walk(ann):
         if not isinstance(part, (ast.Name, ast.Attribute)):
             continue
         q = model.index.qualname(part, scope) or ""

@@ -8,6 +8,7 @@ import ast
 from typing import List, Tuple
 
 from vjplint.model.file_model import CustomDerivative, FileModel
+from vjplint.syntax.walk import walk
 
 
 def output_reasons(model: FileModel, d: CustomDerivative, position: int, name: str) -> List[Tuple[str, int]]:
@@ -40,7 +41,7 @@ def _holds(value, name: str) -> bool:
 
 
 def _used(fn, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(fn))
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in walk(fn))
 
 
 def _rebound(model: FileModel, fn, name: str) -> bool:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 from vjplint.facts.contract import slot_of
 from vjplint.facts.dependence import PrimalFlow, depends_on_parameters, evidently_not_differentiated
 from vjplint.model.semantic import FunctionNode
+from vjplint.syntax.walk import walk
 
 if TYPE_CHECKING:
     from vjplint.model.file_model import CustomDerivative, FileModel
@@ -74,7 +75,7 @@ def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth:
                     bound: int = 0) -> Optional[ast.expr]:
     if depth > MAX_DEPTH:
         return None
-    if any(isinstance(n, (ast.Lambda, ast.comprehension)) for n in ast.walk(expr)):
+    if any(isinstance(n, (ast.Lambda, ast.comprehension)) for n in walk(expr)):
         return None
     params = _params(fn)
     scope = model.index.scopes.get(fn)
@@ -172,7 +173,7 @@ def _callback_parameter(model: "FileModel", fn: FunctionNode, name: str) -> bool
 
 def _loads(fn: FunctionNode) -> Dict[str, int]:
     out: Dict[str, int] = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             out[node.id] = out.get(node.id, 0) + 1
     return out
@@ -182,10 +183,10 @@ def _assigned_names(fn: FunctionNode) -> List[Tuple[str, ast.stmt]]:
     out: List[Tuple[str, ast.stmt]] = []
     body = fn.body if isinstance(fn.body, list) else []
     for stmt in body:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Assign):
                 for t in node.targets:
-                    for n in ast.walk(t):
+                    for n in walk(t):
                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                             out.append((n.id, node))
     return out
@@ -245,14 +246,14 @@ def _is_residual_unpack(stmt: ast.stmt, residuals: Optional[str]) -> bool:
 def _deleted(fn: FunctionNode, name: str) -> bool:
     """`del g`: the author says the cotangent is ignored on purpose."""
     return any(isinstance(n, ast.Delete) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
-               for n in ast.walk(fn))
+               for n in walk(fn))
 
 
 def _reader(fn: FunctionNode, name: str) -> ast.AST:
     """The statement of `fn` that reads `name` first."""
     body = fn.body if isinstance(fn.body, list) else [fn.body]
     for stmt in body:
-        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(stmt)):
+        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in walk(stmt)):
             return stmt
     return fn
 

@@ -19,6 +19,7 @@ from typing import FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Se
 from vjplint.model.jaxapi import PARTIAL, SIGNATURE_KEEPING
 from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, constant_value
+from vjplint.syntax.walk import walk
 
 
 @dataclass(frozen=True)
@@ -258,7 +259,7 @@ def differentiable_names(model: FileModel, d: CustomDerivative) -> Optional[Tupl
 def _escapes(model: FileModel, d: CustomDerivative) -> bool:
     """True when the derivative's name is used other than being called or registered."""
     calls = {s.call.func for s in d.call_sites}
-    for node in ast.walk(d.enclosing or model.module):
+    for node in walk(d.enclosing or model.module):
         if isinstance(node, ast.Name) and node.id == d.name and isinstance(node.ctx, ast.Load):
             parent = model.index.parent(node)
             if node in calls:

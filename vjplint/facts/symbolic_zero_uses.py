@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Dict, Optional
 
 from vjplint.model.file_model import FileModel
+from vjplint.syntax.walk import walk
 
 
 # Namespaces whose functions reject a `SymbolicZero` argument (they check for arrays first:
@@ -44,7 +45,7 @@ _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Floor
 
 def checks_tangent(expr: ast.AST, leaves: Dict[str, Leaf], tangents: str) -> bool:
     """Whether a type check reads a tangent (a leaf name, `tangents[i]`, or the tuple itself)."""
-    return any(isinstance(sub, ast.Name) and (sub.id in leaves or sub.id == tangents) for sub in ast.walk(expr))
+    return any(isinstance(sub, ast.Name) and (sub.id in leaves or sub.id == tangents) for sub in walk(expr))
 
 
 def tangent_item(expr: ast.AST, tangents: str) -> Optional[int]:

@@ -12,6 +12,7 @@ from typing import AbstractSet, Callable, List, NamedTuple, Optional, Tuple
 from vjplint.model.jaxapi import ARRAY_FUNCTIONS, ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_ATTRIBUTES, ONE_ARRAY_NAMESPACES, STATIC_ATTRIBUTES, TRANSFORMS
 from vjplint.model.file_model import CustomDerivative, FileModel, TracedFunction
 from vjplint.model.semantic import FunctionNode, own_nodes
+from vjplint.syntax.walk import walk
 
 ARITHMETIC = "an arithmetic result, never a tuple"
 
@@ -260,7 +261,7 @@ def _is_raises_check(model: FileModel, func: ast.expr) -> bool:
 def numeric_use(model: FileModel, root: ast.AST, match: Callable[[ast.AST], bool]) -> Optional[ast.AST]:
     """The first arithmetic, comparison or jnp/lax call argument in `root` that reads a node
     `match` accepts (or an item of it: `self.params["w"] * x`): the value is used as array data."""
-    for node in ast.walk(root):
+    for node in walk(root):
         if not match(node):
             continue
         read, parent = node, model.index.parent(node)

@@ -13,6 +13,7 @@ from vjplint.facts.scalar_eval import UNKNOWN, ScalarEvaluator, Unsupported, lit
 from vjplint.facts.structure import registered_here
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.model.semantic import child_nodes
+from vjplint.syntax.walk import walk
 
 # Values of the other arguments (positive and inside (-1, 1), as VJP610's), one point each.
 SAMPLES = (0.37, 0.81, 0.58, 0.23, 0.66, 0.44, 0.72)
@@ -292,14 +293,14 @@ def _tangent_parts(model: Any, fn: ast.FunctionDef) -> Optional[List[ast.AST]]:
     if not returns or any(not isinstance(r.value, ast.Tuple) or len(r.value.elts) != 2 for r in returns):
         return None
     parts: List[ast.AST] = [r.value.elts[1] for r in returns]
-    needed = {n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name)}
+    needed = {n.id for p in parts for n in walk(p) if isinstance(n, ast.Name)}
     for stmt in reversed(fn.body):
         if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            stored = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            stored = {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
             if stored & needed:
                 parts.append(stmt.value)
-                needed |= {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+                needed |= {n.id for n in walk(stmt.value) if isinstance(n, ast.Name)}
     return parts
 
 
@@ -313,8 +314,8 @@ def _tainted(fn: ast.FunctionDef, source: str) -> Set[str]:
                 and len(target.elts) == len(value.elts):
             for t, v in zip(target.elts, value.elts):
                 bind(t, v)
-        elif value is None or any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(value)):
-            tainted.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif value is None or any(isinstance(n, ast.Name) and n.id in tainted for n in walk(value)):
+            tainted.update(n.id for n in walk(target) if isinstance(n, ast.Name))
 
     for stmt in fn.body:
         if isinstance(stmt, ast.Assign):
@@ -323,11 +324,11 @@ def _tainted(fn: ast.FunctionDef, source: str) -> Set[str]:
         elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
             bind(stmt.target, stmt.value)
         elif not isinstance(stmt, (ast.Expr, ast.Return, ast.Pass, ast.Assert)):
-            for node in ast.walk(stmt):  # names bound in a compound statement: tainted when in doubt
+            for node in walk(stmt):  # names bound in a compound statement: tainted when in doubt
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     tainted.add(node.id)
     return tainted
 
 
 def _inside(node: ast.AST, parts: List[ast.AST]) -> bool:
-    return any(node is n for p in parts for n in ast.walk(p))
+    return any(node is n for p in parts for n in walk(p))

@@ -30,6 +30,7 @@ from vjplint.diagnostics import Diagnostic, Edit, Position
 from vjplint.lint.engine import SKIP_FILE, LintResult, RuleSplit, _finish, _run_rules, enabled_codes, lint_source, may_contain_findings, prefilter_names
 from vjplint.syntax.positions import lines_with_endings, source_lines
 from vjplint.syntax.source import SourceError, parse
+from vjplint.syntax.walk import walk
 
 # `match` patterns bind names too; ast has them from Python 3.10 (requires-python is 3.9)
 _MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
@@ -421,7 +422,7 @@ def _module_scope(node: ast.AST) -> Iterable[ast.AST]:
         elif not isinstance(current, _COMPREHENSIONS):
             todo.extend(ast.iter_child_nodes(current))
         else:  # a comprehension binds its own names; only a walrus inside it binds the module's
-            todo.extend(n for n in ast.walk(current) if isinstance(n, ast.NamedExpr))
+            todo.extend(n for n in walk(current) if isinstance(n, ast.NamedExpr))
 
 
 def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str], defines: Set[str], registers: Set[str]) -> bool:
@@ -442,7 +443,7 @@ def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str], defines: Set[str
             binds.add(node.target.id)
         elif isinstance(node, _MATCH_CAPTURES) and node.name:
             binds.add(node.name)
-    for node in ast.walk(stmt):
+    for node in walk(stmt):
         kind = type(node)
         if kind is ast.Name:
             mentions.add(node.id)  # type: ignore[attr-defined]

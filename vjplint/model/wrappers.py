@@ -304,7 +304,7 @@ def _stored_params(init: Optional[ast.FunctionDef]) -> Dict[str, str]:
     positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)]
     me = positional[0] if init.args.posonlyargs or init.args.args else None
     out: Dict[str, str] = {}
-    for node in ast.walk(init):
+    for node in walk(init):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name):
             t = node.targets[0]
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me \

@@ -30,6 +30,7 @@ from vjplint.model.semantic import FunctionNode, Scope
 from vjplint.diagnostics import Edit, Position, edit_order
 from vjplint.plans.safety import rewrite_draws
 from vjplint.syntax.positions import byte_to_char
+from vjplint.syntax.walk import walk
 
 
 
@@ -226,7 +227,7 @@ def _call_sites(model: FileModel, d: CustomDerivative, name: str, scope: Scope, 
     assert outer is not None and d.primal is not None
     inside_registration = _inside(registration)
     calls = []
-    for node in ast.walk(outer):
+    for node in walk(outer):
         if not (isinstance(node, ast.Name) and node.id == d.name and isinstance(node.ctx, ast.Load)):
             continue
         if not any(b.node is d.primal for b in index.lookup(node.id, index.scope_of(node))):
@@ -253,11 +254,11 @@ def _loads_of_name(model: FileModel, name: str) -> List[ast.AST]:
 
 
 def _reads(fn: FunctionNode, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(fn))
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in walk(fn))
 
 
 def _inside(node: ast.AST) -> Set[ast.AST]:
-    return set(ast.walk(node))
+    return set(walk(node))
 
 
 def _within(node: ast.AST, container: Optional[ast.AST]) -> bool:
@@ -334,7 +335,7 @@ def _unpack_edits(model: FileModel, jvp: ast.FunctionDef, primals: str, tangents
         raise Refusal("the jvp rule reads `_`, the name the ignored tangent would get")
     covered: Set[ast.AST] = set()
     targets: List[Tuple[ast.expr, str]] = []
-    for stmt in ast.walk(jvp):
+    for stmt in walk(jvp):
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
             continue
         target, value = stmt.targets[0], stmt.value
@@ -353,7 +354,7 @@ def _unpack_edits(model: FileModel, jvp: ast.FunctionDef, primals: str, tangents
                     raise Refusal(f"the jvp rule already binds `{name}`")
                 covered.add(v)
                 targets.append((t, name if v.id == primals else "_"))
-    for node in ast.walk(jvp):
+    for node in walk(jvp):
         if isinstance(node, ast.Name) and node.id in (primals, tangents) and node not in covered:
             raise Refusal(f"the jvp rule uses `{node.id}` other than by unpacking it into a tuple")
     if not any(new == name for _, new in targets):

@@ -523,7 +523,7 @@ def _is_array_call(model: FileModel, value: ast.expr) -> bool:
 
 def _check_lambda_substitution(fn: ast.Lambda, names: Set[str]) -> None:
     """A lambda bwd reads residuals by index; nested rebinding of those names would break that."""
-    for node in ast.walk(fn.body):
+    for node in walk(fn.body):
         bound: Set[str] = set()
         if isinstance(node, ast.Lambda):
             bound = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}

@@ -123,7 +123,8 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
     init_dirs: Dict[str, bool] = {}
     # The bytes of the .py files read here (a notebook's Python), handed to the value summaries: read once.
     known: Known = {}
-    for path in files:
+    for given in files:
+        path = given if isinstance(given, Path) else Path(given)  # one Path per file (pathlib is slow to build)
         absolute = os.path.abspath(path)
         directory = os.path.dirname(absolute)
         package = index.package_of.get(directory)
@@ -131,12 +132,14 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
             package = index.package_of[directory] = _package(directory, init_dirs)
         display = os.path.relpath(absolute, base) if base is not None else display_path(path)
         record = cache.record(display, path, known) if cache is not None else _analyse(path, False, known)[1]
+        module = _module_name(package, path)
         if record is not None:
-            modules[_module_name(package, path)] = (record, package, display)
-        if str(path).endswith(".py"):
-            python.append((Path(path), _module_name(package, path), package, display))
-        elif str(path).endswith(".ipynb"):  # a caller only: named by its path, no module imports it
-            python.append((Path(path), display, package, display))
+            modules[module] = (record, package, display)
+        name = path.name
+        if name.endswith(".py"):
+            python.append((path, module, package, display))
+        elif name.endswith(".ipynb"):  # a caller only: named by its path, no module imports it
+            python.append((path, display, package, display))
     if cache is not None:
         cache.save()
     _Resolver(modules, anchor, index).run()
@@ -148,7 +151,7 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
 
 
 def _module_name(package: str, path: Path) -> str:
-    stem = Path(path).stem
+    stem = os.path.splitext(os.path.basename(path))[0]  # Path.stem, without building a Path
     return package if stem == "__init__" and package else f"{package}.{stem}" if package else stem
 
 
@@ -189,8 +192,8 @@ def _analyse(path: Path, digest: bool = True,
     except OSError:
         return "", None
     made = creators(data)
-    if keep is not None and str(path).endswith((".py", ".ipynb")):
-        keep[str(Path(path))] = data, made
+    if keep is not None and path.name.endswith((".py", ".ipynb")):
+        keep[str(path)] = data, made
     if digest:
         import hashlib
 

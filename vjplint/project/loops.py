@@ -19,6 +19,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 from vjplint.facts.crossmodule import absolute
 from vjplint.facts.loops import exported_loops
 from vjplint.project.text import creators, imported_words, parse
+from vjplint.syntax.walk import walk
 
 IMPORTER = b"custom_jvp"  # VJP601's trigger: where a jvp rule may hand a tangent to a helper
 LOOP = b"while_loop"
@@ -119,7 +120,7 @@ def file_refs(data: bytes, package: str, targets: Set[str]) -> List[List[str]]:
         return []
     targets = {t for t in targets if t.rpartition(".")[2] in found[2]}  # those it can call at all
     refs: Dict[str, str] = {}
-    for node in ast.walk(found[0]):
+    for node in walk(found[0]):
         if isinstance(node, ast.Import):
             for alias in node.names:  # `import pkg.mod as m; m.f(...)`: qualname `pkg.mod.f`
                 refs.update((t, t) for t in targets if t.startswith(alias.name + "."))

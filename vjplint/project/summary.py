@@ -26,6 +26,7 @@ from vjplint.facts.forward import FORWARD, linear_fn_applied
 from vjplint.facts.values import is_callable_class
 from vjplint.facts.infer import bound_parameter, held_parameter
 from vjplint.syntax.regions import first_line
+from vjplint.syntax.walk import walk
 
 if TYPE_CHECKING:
     from vjplint.project.text import LazyModule
@@ -71,7 +72,7 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
                 regions_made = True
         nodes = _walk_spelling(tree, lines, needs)
     else:
-        nodes = ast.walk(tree)
+        nodes = walk(tree)
     hits.extend(_hits(nodes, imports, targets, forward_only))
     if not hits:
         return []

@@ -474,7 +474,7 @@ def _bound_names(statement: ast.stmt, text: str, span) -> Set[str]:
         if text.find("global", *span) < 0 or GLOBAL.search(text, *span) is None:
             return {statement.name}
         # `global X` inside binds X in the module.
-        return {statement.name, *(n for node in ast.walk(statement) if isinstance(node, ast.Global) for n in node.names)}
+        return {statement.name, *(n for node in walk(statement) if isinstance(node, ast.Global) for n in node.names)}
     if isinstance(statement, _IMPORTS):
         return {(a.asname or a.name).split(".")[0] for a in statement.names}
     stack: List[ast.AST]

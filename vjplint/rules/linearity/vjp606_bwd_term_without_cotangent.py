@@ -245,7 +245,7 @@ class _Dependence:
         return False
 
     def _plain(self, expr: ast.expr) -> bool:
-        return not any(isinstance(n, ast.Call) for n in ast.walk(expr)) or self.claimable(expr)
+        return not any(isinstance(n, ast.Call) for n in walk(expr)) or self.claimable(expr)
 
 
 _BINDERS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr,
@@ -276,4 +276,4 @@ def _source(node: ast.AST) -> Optional[ast.AST]:
 
 def _mentions_float0(expr: ast.AST) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == "float0" or isinstance(n, ast.Name) and n.id == "float0"
-               for n in ast.walk(expr))
+               for n in walk(expr))

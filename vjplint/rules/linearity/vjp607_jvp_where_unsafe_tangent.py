@@ -8,6 +8,7 @@ from vjplint.facts.linearity import Linearity
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
+from vjplint.syntax.walk import walk
 
 SELECTS = frozenset({"jax.numpy.where", "jax.lax.select"})
 # Coefficients that are infinite or NaN at a point their argument can reach (zero, or below it).
@@ -107,7 +108,7 @@ def xlogx_jvp(primals, tangents):
             args = [a for a in node.args if not isinstance(a, ast.Starred)]
             if len(args) != 3 or not checker._tangent_free(args[0], 0):
                 continue  # a condition on a tangent is VJP601's
-            tested = {n.id for n in ast.walk(args[0]) if isinstance(n, ast.Name)}
+            tested = {n.id for n in walk(args[0]) if isinstance(n, ast.Name)}
             for branch in args[1:]:
                 found = self._unsafe(checker, branch, tested)
                 if found is not None:
@@ -143,7 +144,7 @@ def xlogx_jvp(primals, tangents):
         return None
 
     def _unsafe_call(self, expr: ast.expr, tested: Set[str]) -> Optional[str]:
-        for node in ast.walk(expr):
+        for node in walk(expr):
             if isinstance(node, ast.Call):
                 q = self.model.index.qualname(node.func) or ""
                 if q.startswith(("jax.numpy.", "jax.lax.")) and q.rsplit(".", 1)[-1] in UNSAFE_CALLS and node.args:

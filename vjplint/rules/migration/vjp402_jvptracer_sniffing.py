@@ -6,6 +6,7 @@ from typing import List, Optional, Tuple
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.rules.base import Rule
 from vjplint.facts.tracer_tests import NAME, is_name_literal, type_argument, class_name_of, described_object, handles_grad, is_jvptracer
+from vjplint.syntax.walk import walk
 
 # Forward mode: the function it differentiates sees JVPTracers (jax_facts §13).
 FORWARD_MODE = frozenset({"jax.jvp", "jax.jacfwd", "jax._src.api.jvp", "jax._src.api.jacfwd"})
@@ -183,7 +184,7 @@ def is_traced(x):
         fn = self.model.index.enclosing_function(node)
         scope_root: ast.AST = fn if fn is not None else self.model.module
         name = subject.id if isinstance(subject, ast.Name) else None
-        for inner in ast.walk(scope_root):
+        for inner in walk(scope_root):
             if isinstance(inner, ast.Attribute) and inner.attr in ("LinearizeTracer",):
                 return True  # the same code also handles grad's tracer
             if (name is not None and isinstance(inner, ast.Attribute) and inner.attr == "_trace"

@@ -6,6 +6,7 @@ from typing import Optional
 
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
+from vjplint.syntax.walk import walk
 
 # The pre-2020 API and what replaces each (docs/facts/scripts/jax_removed_custom_transforms.py).
 REPLACEMENT = {
@@ -155,7 +156,7 @@ def _catches(expr: Optional[ast.expr]) -> bool:
 
 
 def _version_test(test: ast.expr) -> bool:
-    for n in ast.walk(test):
+    for n in walk(test):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("hasattr", "getattr"):
             return True
         if isinstance(n, (ast.Attribute, ast.Name)) and (getattr(n, "attr", None) or getattr(n, "id", "")) in (

@@ -7,6 +7,7 @@ from vjplint.diagnostics import Severity
 from vjplint.facts.infer import Verdict
 from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.base import Rule
+from vjplint.syntax.walk import walk
 
 DIFFERENTIATE = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacobian", "jax.jacfwd", "jax.jacrev", "jax.hessian"})
 CONTROL_FLOW = frozenset({"jax.lax.scan", "jax.lax.cond", "jax.lax.switch"})
@@ -239,7 +240,7 @@ def scaled_sin(axis: int, x):
             value = b.value
             if value is None and isinstance(b.node, ast.Assign):
                 value = b.node.value
-            if value is not None and any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value)):
+            if value is not None and any(isinstance(n, ast.Name) and n.id in params for n in walk(value)):
                 return True
         return False
 

@@ -9,6 +9,7 @@ from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.model.semantic import FunctionNode
+from vjplint.syntax.walk import walk
 
 # Parameter names that say what a bwd parameter receives.
 COTANGENT_NAMES = frozenset({
@@ -136,7 +137,7 @@ f.defvjp(f_fwd, f_bwd)
 
 def _used_as_container(fn: FunctionNode, name: str) -> bool:
     """True when `name` is tuple-unpacked (`a, b = name`) or indexed (`name[0]`) in `fn`."""
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
             return True
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name \

@@ -7,6 +7,7 @@ from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
+from vjplint.syntax.walk import walk
 
 
 class FwdParamsReordered(Rule):
@@ -114,7 +115,7 @@ f.defvjp(f_fwd, f_bwd)
         """fwd's body calls the primal with its own parameters in its own order: the author
         read the parameters positionally, so the naming is odd but the values are right."""
         assert fwd.node is not None
-        for node in ast.walk(fwd.node):
+        for node in walk(fwd.node):
             if isinstance(node, ast.Call) and self._is_primal(d, node.func):
                 passed = [a.id if isinstance(a, ast.Name) else None for a in node.args]
                 if passed == names:

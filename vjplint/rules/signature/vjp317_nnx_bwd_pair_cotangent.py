@@ -8,6 +8,7 @@ from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.model.semantic import FunctionNode
+from vjplint.syntax.walk import walk
 
 # Operators that fail on a tuple operand (`+` concatenates two tuples, so it is left out unless the
 # other side is provably not a tuple: too rare to be worth it).
@@ -123,16 +124,16 @@ def _arithmetic_use(fn: FunctionNode, name: str) -> Optional[ast.AST]:
     """The first arithmetic on the bare `name` in `fn`'s own body; None when `name` is ever unpacked,
     indexed, reassigned or used as a container, so that it may not be the pair any more."""
     found: Optional[ast.AST] = None
-    nodes = list(ast.walk(fn.body if isinstance(fn, ast.Lambda) else ast.Module(body=fn.body, type_ignores=[])))
+    nodes = list(walk(fn.body if isinstance(fn, ast.Lambda) else ast.Module(body=fn.body, type_ignores=[])))
     for node in nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not fn:
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in walk(node)):
                 return None  # a nested function may do anything with it
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
             return None
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.comprehension)):
             targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-            if any(isinstance(n, ast.Name) and n.id == name for t in targets if t is not None for n in ast.walk(t)):
+            if any(isinstance(n, ast.Name) and n.id == name for t in targets if t is not None for n in walk(t)):
                 return None  # rebound
             value = getattr(node, "value", None) or getattr(node, "iter", None)
             if isinstance(value, ast.Name) and value.id == name:

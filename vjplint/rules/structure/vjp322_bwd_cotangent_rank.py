@@ -10,6 +10,7 @@ from vjplint.facts.structure import registered_bwds
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
+from vjplint.syntax.walk import walk
 
 SHAPE_ERROR = ("`ValueError: Custom VJP bwd rule must produce an output with the same type as the args tuple of the "
                "primal function, but at output[0] the bwd rule produced an output of type float32[] corresponding "
@@ -136,7 +137,7 @@ total.defvjp(total_fwd, total_bwd)
                     or len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
                 continue
             arg = node.args[0]
-            if not any(isinstance(n, ast.Name) and n.id == g for n in ast.walk(arg)):
+            if not any(isinstance(n, ast.Name) and n.id == g for n in walk(arg)):
                 continue
             got = ranks.of(arg)
             if got is None or got.base == g_rank.base and got.offset == g_rank.offset:
@@ -176,7 +177,7 @@ total.defvjp(total_fwd, total_bwd)
             if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(names):
                 continue
             for element, name in zip(value.elts, names):
-                if not any(isinstance(n, ast.Name) and n.id == g for n in ast.walk(element)):
+                if not any(isinstance(n, ast.Name) and n.id == g for n in walk(element)):
                     continue
                 got = ranks.of(element)
                 if got is None or got.base not in (None, name) or got.base is None and got.offset != 0:

@@ -9,6 +9,7 @@ from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.model.semantic import FunctionNode, own_nodes
+from vjplint.syntax.walk import walk
 
 # Functions (and attributes) whose result is real whatever their input.
 REALIZING = frozenset({"real", "imag", "abs", "absolute", "angle"})
@@ -144,7 +145,7 @@ def _complex_params(model: FileModel, fn: FunctionNode, params: List[str]) -> Se
         elif isinstance(node, ast.Attribute) and node.attr in ("real", "imag"):
             marked = node.value
         if marked is not None:
-            found |= {n.id for n in ast.walk(marked) if isinstance(n, ast.Name) and n.id in params}
+            found |= {n.id for n in walk(marked) if isinstance(n, ast.Name) and n.id in params}
     return found
 
 
@@ -216,7 +217,7 @@ class _Kinds:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.bound.setdefault(node.targets[0].id, []).append(node.value)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
-                for n in ast.walk(node.target):
+                for n in walk(node.target):
                     if isinstance(n, ast.Name):
                         self.bound.setdefault(n.id, []).extend([node.target, node.target])
 

@@ -8,6 +8,7 @@ from vjplint.facts.contract import NONE, SELECTS, Struct, primal_output, rule_en
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
+from vjplint.syntax.walk import walk
 
 
 class JvpTangentStructure(Rule):
@@ -177,7 +178,7 @@ def f_jvp(primals, tangents):
 def _unpacked(fn, param: str) -> List[Optional[str]]:
     """The names `fn` unpacks `param` into once (`a, b = primals`, `(a,), (t,) = primals, tangents`,
     `x, = x`), in order; [] when it does not."""
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
             continue
         target, value = node.targets[0], node.value

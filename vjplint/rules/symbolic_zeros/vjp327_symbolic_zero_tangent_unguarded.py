@@ -9,6 +9,7 @@ from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.model.semantic import FunctionNode
 from vjplint.facts.symbolic_zero_uses import Leaf, checks_tangent, raising_use, symbolic_zero_error, tangent_item
+from vjplint.syntax.walk import walk
 
 
 class SymbolicZeroTangentUnguarded(Rule):
@@ -250,7 +251,7 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
         guarded: Set[object] = set()
 
         def mark(expr: ast.AST) -> None:
-            for sub in ast.walk(expr):
+            for sub in walk(expr):
                 if isinstance(sub, ast.Name):
                     guarded.add(sub.id)
                 index = tangent_item(sub, tangents)

@@ -114,6 +114,8 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
 
     def visit_Call(self, node: ast.Call) -> None:
         q = self.model.index.qualname(node.func)
+        if q not in HESSIAN and q not in FORWARD:
+            return
         forward = self._forward
         if q in HESSIAN and node.args and not forward.not_evaluated(node):
             self._check_over_reverse(node.args[0], node.args[0], forward.argnums(node),

@@ -10,6 +10,7 @@ from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.model.semantic import FunctionNode
+from vjplint.syntax.walk import walk
 
 TOTALS = frozenset({"sum", "mean", "nansum", "nanmean"})
 CALLBACKS = frozenset({"jax.pure_callback", "jax.experimental.io_callback", "jax.experimental.host_callback.call"})
@@ -160,7 +161,7 @@ class _Totals:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.bound.setdefault(node.targets[0].id, []).append(node.value)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
-                for target in ast.walk(getattr(node, "target", node)):
+                for target in walk(getattr(node, "target", node)):
                     if isinstance(target, ast.Name):
                         self.bound.setdefault(target.id, []).extend([node, node])  # never followed
 
@@ -194,7 +195,7 @@ class _Totals:
         return all(self._walk(child, totals, depth) for child in ast.iter_child_nodes(e))
 
     def _mentions_g(self, name: str) -> bool:
-        return any(isinstance(n, ast.Name) and n.id == self.g for v in self.bound.get(name, []) for n in ast.walk(v))
+        return any(isinstance(n, ast.Name) and n.id == self.g for v in self.bound.get(name, []) for n in walk(v))
 
     def _is_total(self, e: ast.expr) -> bool:
         """`jnp.sum(g)`, `g.sum()`, `jnp.mean(c * g)`, `jnp.outer(v, g).sum(axis=1)`."""
@@ -230,7 +231,7 @@ class _Totals:
         return False
 
     def _reaches_g(self, e: ast.expr, depth: int = 0) -> bool:
-        for n in ast.walk(e):
+        for n in walk(e):
             if isinstance(n, ast.Name) and (n.id == self.g or depth < 8 and self._value(n.id) is not None
                                             and self._reaches_g(self._value(n.id), depth + 1)):  # type: ignore[arg-type]
                 return True
