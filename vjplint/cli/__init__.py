@@ -106,9 +106,8 @@ def run() -> int:
 
 
 def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
+    threading = sys.modules.get("threading")  # not imported: no thread was started through it
+    return threading is None or threading.current_thread() is threading.main_thread()
 
 
 def _refuse_mistyped_command(word: str) -> None:

@@ -430,22 +430,24 @@ def bound_parameters(model: FileModel, rule: RuleFunction, role: str) -> int:
 
 
 # A comment saying fwd saves nothing (`return x, None  # no residuals`): false once it saves the moved values.
-STALE_COMMENT = re.compile(r"#.*(\b(no|nothing|none|without|empty)\b.*\bresidual|\bresidual.*\b(none|nothing|empty)\b"
-                           r"|\bnothing to (save|keep|store)\b|\bno\b.*\bto (save|keep|store)\b)", re.IGNORECASE)
+# The comment patterns are compiled on first use (re's own cache keeps them): most runs plan no
+# fix, and compiling them was a tenth of this module's import.
+STALE_COMMENT = (r"#.*(\b(no|nothing|none|without|empty)\b.*\bresidual|\bresidual.*\b(none|nothing|empty)\b"
+                 r"|\bnothing to (save|keep|store)\b|\bno\b.*\bto (save|keep|store)\b)")
 
 
 # A comment on bwd's `return` that the rewrite makes false: the returned tuple's old length
 # (`# a 1-tuple`), or, where bwd returned nothing, that nothing is differentiated.
-STALE_BWD_COMMENT = re.compile(r"#.*\b(1-tuple|one-tuple|(one|single)[- ]element|singleton)\b", re.IGNORECASE)
-STALE_EMPTY_BWD_COMMENT = re.compile(r"#.*(\b(no|nothing|empty|none)\b.*\b(cotangents?|grad(ient)?s?|differentiab\w*"
-                                     r"|differentiate\w*|to return)\b|\bempty tuple\b)", re.IGNORECASE)
+STALE_BWD_COMMENT = r"#.*\b(1-tuple|one-tuple|(one|single)[- ]element|singleton)\b"
+STALE_EMPTY_BWD_COMMENT = (r"#.*(\b(no|nothing|empty|none)\b.*\b(cotangents?|grad(ient)?s?|differentiab\w*"
+                           r"|differentiate\w*|to return)\b|\bempty tuple\b)")
 # ... or that a moved argument is nondiff (`# scale is nondiff: no cotangent`): it no longer is.
-NONDIFF_WORDS = re.compile(r"\b(nondiff\w*|non-diff\w*|non-differentiable|not differentiable|static)\b", re.IGNORECASE)
+NONDIFF_WORDS = r"\b(nondiff\w*|non-diff\w*|non-differentiable|not differentiable|static)\b"
 
 
 def _stale_comments(model: FileModel, fwd: FunctionNode) -> Tuple[str, ...]:
     """The end-of-line comments of fwd's `return` lines that say no residuals are saved."""
-    return _return_comments(model, fwd, lambda comment: bool(STALE_COMMENT.match(comment)))
+    return _return_comments(model, fwd, lambda comment: bool(re.match(STALE_COMMENT, comment, re.IGNORECASE)))
 
 
 def _stale_bwd_comments(model: FileModel, bwd: FunctionNode, moved: Sequence[str], d_old: int) -> Tuple[str, ...]:
@@ -453,9 +455,10 @@ def _stale_bwd_comments(model: FileModel, bwd: FunctionNode, moved: Sequence[str
     the old tuple's length, one saying nothing is differentiated where bwd returned `()`, one
     calling a moved argument nondiff or static (it is a differentiable argument after it)."""
     def stale(comment: str) -> bool:
-        if STALE_BWD_COMMENT.match(comment) or (d_old == 0 and STALE_EMPTY_BWD_COMMENT.match(comment)):
+        if re.match(STALE_BWD_COMMENT, comment, re.IGNORECASE) or (
+                d_old == 0 and re.match(STALE_EMPTY_BWD_COMMENT, comment, re.IGNORECASE)):
             return True
-        return bool(NONDIFF_WORDS.search(comment)) and any(re.search(rf"\b{re.escape(m)}\b", comment) for m in moved)
+        return bool(re.search(NONDIFF_WORDS, comment, re.IGNORECASE)) and any(re.search(rf"\b{re.escape(m)}\b", comment) for m in moved)
     return _return_comments(model, bwd, stale)
 
 
