@@ -70,18 +70,21 @@ def readme_local_hook() -> str:
 
 @pytest.mark.skipif(not (ROOT / ".git").exists(), reason="try-repo needs this checkout to be a git repository")
 def test_try_repo_runs_the_published_hooks(tmp_path, env):
+    """Both hooks in one `try-repo` (one hook environment built, not one per hook): `vjplint`
+    reports, then `vjplint-fix` writes the residual-plus-None form and fails because it changed a
+    file."""
     repo = project(tmp_path / "user", {"ops.py": HAZARD.read_text(encoding="utf-8"), "clean.py": CLEAN})
-    proc = pre_commit(repo, env, "try-repo", str(ROOT), "vjplint", "--all-files")
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1, out
-    assert re.search(r"^vjplint\.+Failed$", out, re.M), out
+    proc = pre_commit(repo, env, "try-repo", str(ROOT), "--all-files")
+    both = proc.stdout + proc.stderr
+    assert proc.returncode == 1, both
+    hooks = re.findall(r"^(vjplint|vjplint \(fix\))\.+(\w+)$", both, re.M)
+    assert hooks == [("vjplint", "Failed"), ("vjplint (fix)", "Failed")], both
+    out, fixing = both.split("\nvjplint (fix)", 1)
     assert "ops.py:9:19: VJP101 [*] `lo` (position 0) is in nondiff_argnums" in out, out
     assert "Found 4 problems (2 fixable with --fix)." in out, out
     assert "clean.py" not in out.replace("- files were modified", "")
 
-    # The fixing hook writes the residual-plus-None form and fails because it changed a file.
-    proc = pre_commit(repo, env, "try-repo", str(ROOT), "vjplint-fix", "--all-files")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "- files were modified by this hook" in fixing, fixing
     assert "@jax.custom_vjp\ndef clip_gradient(lo, hi, x):" in (repo / "ops.py").read_text(encoding="utf-8")
     assert (repo / "clean.py").read_text(encoding="utf-8") == CLEAN
 

@@ -248,10 +248,12 @@ CLIP_FIXED = textwrap.dedent('''\
 ''')
 HANG = textwrap.dedent('''\
 
+    import time
+
     @partial(jax.custom_vjp, nondiff_argnums=(0,))
     def spin(w, x):
-        while True:  # never returns: only the time limit ends it
-            pass
+        while True:  # never returns: only the time limit ends it (asleep: no core burnt meanwhile)
+            time.sleep(0.1)
 
     spin.defvjp(lambda w, x: (x, None), lambda w, _, g: (g * w,))
 
@@ -263,10 +265,12 @@ HANG = textwrap.dedent('''\
 ''')
 HANG_FIXED = textwrap.dedent('''\
 
+    import time
+
     @jax.custom_vjp
     def spin(w, x):
-        while True:  # never returns: only the time limit ends it
-            pass
+        while True:  # never returns: only the time limit ends it (asleep: no core burnt meanwhile)
+            time.sleep(0.1)
 
     spin.defvjp(lambda w, x: (x, (w,)), lambda res, g: (None, g * res[0]))
 

@@ -9,7 +9,9 @@ the whole corpus in-process; tests/server/test_server_lint_helper.py, the server
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import List
@@ -92,9 +94,16 @@ def test_a_helper_that_dies_leaves_its_rules_to_the_server(helper: LintHelper):
 
 def test_an_answer_that_never_comes_is_not_waited_for_forever(helper: LintHelper, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(lint_helper, "COLLECT_TIMEOUT_S", 0.0)
+    # Stopped, the helper cannot answer: a zero time limit alone raced with it (on a loaded
+    # machine the helper answered before the server's own rules were done, and was used).
+    # (Woken after 60 s, so that a wait without a limit fails below instead of hanging.)
+    os.kill(helper.proc.pid, signal.SIGSTOP)
+    wake = threading.Timer(60, os.kill, (helper.proc.pid, signal.SIGCONT))
+    wake.start()
     split = helper.split("m.py", TEXT, Config(), None)
     assert split is not None
     merged = lint_source("m.py", TEXT, split=split)  # the server runs the rules itself
+    wake.cancel()
     assert _reprs(merged) == _reprs(lint_source("m.py", TEXT))
     assert helper.fallbacks == 1 and not helper.alive
     assert "(1 linted here after it failed)" in helper.describe()
