@@ -103,6 +103,19 @@ class Facts:
         self.primal_outputs: Dict[CustomDerivative, Optional[Any]] = {}
         # What a layer above derives from the whole model (the fix planner's), by its function: `of_model`.
         self._of_model: Dict[Callable[[FileModel], Any], Any] = {}
+        self._of_function: Dict[Callable[[FileModel, Any], Any], Dict[Any, Any]] = {}
+
+    def of_function(self, compute: Callable[[FileModel, FunctionNode], V], fn: FunctionNode) -> V:
+        """`compute(model, fn)`, once per function of this file, keyed by the module-level
+        `compute` (a fact module's table of one function, asked about many names)."""
+        table = self._of_function.get(compute)
+        if table is None:
+            table = self._of_function[compute] = {}
+        try:
+            return table[fn]
+        except KeyError:
+            value = table[fn] = compute(self.model, fn)
+            return value
 
     def of_model(self, compute: Callable[[FileModel], V]) -> V:
         """`compute(model)`, once per file: the memo of what a layer above the facts (the fix

@@ -5,7 +5,7 @@ instance), and where a primal calls one of its parameters. Read by VJP108."""
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Dict, List, Optional, Tuple
 
 from vjplint.facts.concrete import is_name
 from vjplint.model.file_model import CustomDerivative, FileModel
@@ -63,17 +63,27 @@ def called(model: FileModel, fn: FunctionNode, param: str) -> Optional[ast.Call]
     """The first call in `fn` (nested functions and lambdas included) of the parameter `param`
     itself, or of a transformation given it to call (`jax.vjp(param, ...)`)."""
     index = model.index
-    for node in model.facts.calls_by_position(fn):
-        if is_name(node.func, param):
-            name = node.func
-        elif node.args and is_name(node.args[0], param) and index.qualname(node.func) in CALLS_FIRST:
-            name = node.args[0]
-        else:
-            continue
+    for node, name in model.facts.of_function(_calls_by_callee_name, fn).get(param, ()):
         found = index.resolve(param, index.scope_of(name))
         if found is not None and found[0].node is fn:
             return node
     return None
+
+
+def _calls_by_callee_name(model: FileModel, fn: FunctionNode) -> Dict[str, List[Tuple[ast.Call, ast.Name]]]:
+    """{name: (call, the Name it calls)} in source order: `name(...)`, and a transformation
+    given `name` to call (`jax.vjp(name, ...)`); kept per function (`called` asks per parameter)."""
+    found: Dict[str, List[Tuple[ast.Call, ast.Name]]] = {}
+    for node in model.facts.calls_by_position(fn):
+        func = node.func
+        if isinstance(func, ast.Name):
+            found.setdefault(func.id, []).append((node, func))
+        first = node.args[0] if node.args else None
+        if isinstance(first, ast.Name) and not (isinstance(func, ast.Name) and func.id == first.id) \
+                and model.index.qualname(func) in CALLS_FIRST:
+            found.setdefault(first.id, []).append((node, first))
+    return found
+
 
 def is_pytree_callable(model: FileModel, arg: ast.expr) -> bool:
     return isinstance(arg, ast.Call) and model.index.qualname(arg.func) in PYTREE_CALLABLES

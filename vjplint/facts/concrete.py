@@ -61,6 +61,7 @@ class ConcreteUse:
 
 # The nodes a concrete use can be: a test (`if`, `while`, `x if c else y`, `assert`) or a call.
 CONCRETE_SITES = (ast.If, ast.While, ast.IfExp, ast.Assert, ast.Call)
+_ASSIGN = (ast.Assign,)
 
 
 class ConcreteUses:
@@ -109,8 +110,8 @@ class ConcreteUses:
         out: Dict[str, Alias] = {}
         if scope is None or isinstance(fn, ast.Lambda):
             return out
-        for node in self.model.facts.own_nodes(fn):
-            if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        for node in self.model.facts.own_of_types(fn, _ASSIGN):
+            if len(node.targets) != 1:  # type: ignore[attr-defined]
                 continue
             target, value = node.targets[0], node.value
             if isinstance(target, ast.Name) and self._derived(value, param, out, element=True):
