@@ -40,7 +40,9 @@ def run(command: Sequence[str], cwd: str, pythonpath: Optional[str]) -> Dict[str
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tree", required=True)
-    parser.add_argument("--checkout", action="append", required=True, metavar="NAME=DIR")
+    parser.add_argument("--checkout", action="append", required=True, metavar="NAME=DIR[=ARGS]",
+                        help="a checkout to time; ARGS, when given, are extra `vjplint check` arguments "
+                             "(`after-no333=.=--ignore VJP333`: the same checkout with a rule off)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--ruff", default=None, help="ruff binary (default: beside Python, else on PATH)")
     parser.add_argument("--json", default=None, help="write every run here")
@@ -52,14 +54,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     commands: Dict[str, tuple] = {"ruff": ([ruff, "check", "--select", "F", "--no-cache", "--exit-zero", "-q", tree],
                                            None)}
     for spec in args.checkout:
-        name, _, directory = spec.partition("=")
-        commands[name] = ([sys.executable, "-m", "vjplint", "check", "--no-cache", "-q", "--exit-zero", tree],
-                          os.path.abspath(directory))
+        name, _, rest = spec.partition("=")
+        directory, _, extra = rest.partition("=")
+        commands[name] = ([sys.executable, "-m", "vjplint", "check", "--no-cache", "-q", "--exit-zero", *extra.split(),
+                           tree], os.path.abspath(directory))
     runs: Dict[str, List[Dict[str, float]]] = {name: [] for name in commands}
     with tempfile.TemporaryDirectory() as cwd:  # no pyproject.toml, no cache directory
         for _ in range(args.rounds):
             for name, (command, pythonpath) in commands.items():
                 runs[name].append(run(command, cwd, pythonpath))
+    first = next(name for name in runs if name != "ruff")
     for name, measured in runs.items():
         print(f"{name:12s} wall {statistics.median(m['wall'] for m in measured):7.2f} s   "
               f"cpu {statistics.median(m['cpu'] for m in measured):7.2f} s")
@@ -70,6 +74,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             ratios = [m[key] / r[key] for m, r in zip(measured, runs["ruff"])]
             print(f"{name:12s} / ruff, {key:4s}: {statistics.median(ratios):5.2f}  "
                   f"(rounds: {', '.join(f'{x:.2f}' for x in ratios)})")
+    for name, measured in runs.items():  # each checkout against the first, round by round
+        if name in ("ruff", first):
+            continue
+        ratios = [m["cpu"] / f["cpu"] for m, f in zip(measured, runs[first])]
+        print(f"{name:12s} / {first}, cpu: {statistics.median(ratios):5.3f} median, "
+              f"lower in {sum(r < 1 for r in ratios)} of {len(ratios)} rounds")
     if args.json:
         Path(args.json).write_text(json.dumps({"tree": tree, "runs": runs}, indent=1), encoding="utf-8")
     return 0
