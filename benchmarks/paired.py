@@ -4,7 +4,8 @@
         --checkout after=. --rounds 5
 
 Each round runs `ruff check --select F --no-cache` and then `vjplint check --no-cache` from each
-checkout (`PYTHONPATH` pointing at it), in turn, from a directory without a `pyproject.toml`.
+checkout (`PYTHONPATH` pointing at it), from a directory without a `pyproject.toml`; the
+checkouts take turns at going first, round by round.
 For every command it reports the median wall time and the median CPU time (user + system of the
 whole process tree, from `wait4`), and for every checkout the ratios to ruff taken round by
 round: on a shared machine a busy moment slows one round's commands alike, so the ratios are
@@ -60,8 +61,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                            tree], os.path.abspath(directory))
     runs: Dict[str, List[Dict[str, float]]] = {name: [] for name in commands}
     with tempfile.TemporaryDirectory() as cwd:  # no pyproject.toml, no cache directory
-        for _ in range(args.rounds):
-            for name, (command, pythonpath) in commands.items():
+        checkouts = [name for name in commands if name != "ruff"]
+        for round_ in range(args.rounds):
+            # ruff first, then the checkouts in an order that turns each round: in a fixed order each
+            # checkout holds the same place in every round, and whatever a place costs or saves (a
+            # warm page cache, the machine's other load) falls on one checkout alone
+            turn = round_ % len(checkouts)
+            for name in ["ruff", *checkouts[turn:], *checkouts[:turn]]:
+                command, pythonpath = commands[name]
                 runs[name].append(run(command, cwd, pythonpath))
     first = next(name for name in runs if name != "ruff")
     for name, measured in runs.items():
