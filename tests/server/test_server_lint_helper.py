@@ -26,18 +26,37 @@ BIG = make_module(600)  # 32 custom_vjps; "big" here: the tests lower the thresh
 OTHER = "# another module\n" + make_module(300)
 
 
-def _config(helper: bool) -> ClientServerConfig:
+# The server, its engine's warm-up (which begins at `initialize`) made to take 2 s longer: the
+# client's didOpen then comes while the engine is still cold, as on a first start, however loaded
+# the machine (on a busy CI machine the warm-up once finished before the client sent didOpen, and
+# the share at didOpen, whose condition is a cold engine, rightly did not happen).
+SLOW_WARM_UP_SERVER = """\
+import sys, time
+import vjplint.server.lsp_server as lsp_server
+warm_up = lsp_server._warm_up
+def slow_warm_up(server=None):
+    time.sleep(2.0)
+    warm_up(server)
+lsp_server._warm_up = slow_warm_up
+from vjplint.server import main
+sys.exit(main([]))
+"""
+
+
+def _config(helper: bool, cold_at_open: bool = False) -> ClientServerConfig:
+    command = ["-c", SLOW_WARM_UP_SERVER] if cold_at_open else ["-m", "vjplint", "server"]
     return ClientServerConfig(
-        server_command=[sys.executable, "-m", "vjplint", "server"], client_factory=make_client,
+        server_command=[sys.executable, *command], client_factory=make_client,
         server_env={**os.environ, "PYTHONPATH": str(ROOT), "VJPLINT_SPLIT_MIN_LINES": "100",
                     "VJPLINT_LINT_HELPER": "1" if helper else "0"})
 
 
-async def _session(tmp_path: Path, helper: bool) -> Tuple[Dict[str, List[tuple]], str, LanguageClient]:
+async def _session(tmp_path: Path, helper: bool,
+                   cold_at_open: bool = False) -> Tuple[Dict[str, List[tuple]], str, LanguageClient]:
     """Open BIG at once (the server just started), then OTHER once the first is linted, then edit
     BIG: each document's diagnostics, and the debug information."""
     (tmp_path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
-    client = await _config(helper).start()
+    client = await _config(helper, cold_at_open).start()
     await client.initialize_session(types.InitializeParams(
         capabilities=types.ClientCapabilities(), root_uri=tmp_path.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")]))
@@ -63,7 +82,7 @@ def _shown(diagnostics: List[types.Diagnostic]) -> List[tuple]:
 
 async def test_shared_first_lints_give_the_diagnostics_of_one_process(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
-    with_helper, info, client = await _session(tmp_path / "a", helper=True)
+    with_helper, info, client = await _session(tmp_path / "a", helper=True, cold_at_open=True)
     try:
         assert re.search(r"lint helper: pid \d+, running; first lints shared with it: 2 \(1 sent at didOpen\)$", info, re.M), info
         assert "families:" in info  # the shared first lints primed the incremental linter
