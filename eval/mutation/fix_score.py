@@ -3,7 +3,7 @@
     python eval/mutation/fix_score.py            # counts per fix code, one line per failure
     python eval/mutation/fix_score.py -v         # also every rewritten or refused module
     python eval/mutation/fix_score.py --json     # everything as JSON
-    python eval/mutation/fix_score.py --held-out # only the held-out set (heldout/ and its mutants)
+    python eval/mutation/fix_score.py --held-out # only the held-out sets (heldout/, heldout2/ and their mutants)
 
 On a copy of `cases/` and `bases/` (the tree is never written):
 
@@ -26,7 +26,7 @@ On a copy of `cases/` and `bases/` (the tree is never written):
 4. Counts: modules with a fix on offer, rewritten, re-lint clean, proven, **failed**, refused with
    a reason, and hazards (JAX's labels) with no fix offered and no reason (most hazards have no
    automatic fix, as their rules' pages say); the same counts for the held-out set alone
-   (`heldout/` and its mutants, `held_out` in manifest.json) on their own line, or alone with
+   (`heldout/`, `heldout2/` and their mutants, `held_out` in manifest.json) on their own line, or alone with
    `--held-out`.
 
 Needs JAX (CPU is enough); about five minutes on two busy cores.
@@ -74,7 +74,7 @@ def _labels() -> Dict[str, str]:
     out = {}
     for key, entry in entries.items():
         group, _, rest = key.partition("/")
-        if group == "bases":  # a held-out base lives in heldout/ (manifest.json's path)
+        if group == "bases":  # a held-out base lives in heldout/ or heldout2/ (manifest.json's path)
             out[Path(bases[rest]["path"]).relative_to("eval/mutation").as_posix()] = entry["label"]
         elif group == "mutants":
             out["cases/" + rest + ".py"] = entry["label"]
@@ -93,8 +93,9 @@ def main(argv: List[str] | None = None) -> int:
     for root in (original, fixed):
         if root.exists():
             shutil.rmtree(root)
-        for part in ("cases", "bases", "heldout"):
-            shutil.copytree(HERE / part, root / part)
+        for part in ("cases", "bases", "heldout", "heldout2"):
+            if (HERE / part).exists():
+                shutil.copytree(HERE / part, root / part)
     try:
         return _score(original, fixed, args)
     finally:

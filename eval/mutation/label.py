@@ -4,6 +4,7 @@
     python eval/mutation/label.py --jobs 2        # worker processes (each imports JAX once)
     python eval/mutation/label.py --only mutants/ct_order   # re-label a subset (merged into labels.json)
     python eval/mutation/label.py --held-out      # label only the held-out bases and their mutants (merged)
+    python eval/mutation/label.py --held-out heldout2   # only one held-out set (its folder's name)
 
 Each module goes through `eval/oracle.py`'s checks (eager, jit, vmap, grad, jit(grad), vmap(grad),
 plus grad(jit) for custom_vjp and jvp/jacfwd for custom_jvp bases, and a mutant's own
@@ -94,9 +95,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--only", default="", help="label only entries whose key starts with this")
     ap.add_argument("--no-bases", action="store_true", help="with --only: do not re-label the bases")
     ap.add_argument("--per-spelling", type=int, default=0, help="label only the first N bases of each spelling")
-    ap.add_argument("--held-out", action="store_true",
-                    help="label only the held-out bases (heldout/) and their mutants, merged into labels.json; "
-                         "every other label stays as it is")
+    ap.add_argument("--held-out", nargs="?", const="*", default=None, metavar="SET",
+                    help="label only the held-out bases (heldout/, heldout2/; or only the set SET) and their "
+                         "mutants, merged into labels.json; every other label stays as it is")
     ns = ap.parse_args(argv)
     if ns.child:
         child(ns.child)
@@ -121,10 +122,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         jobs[f"mutants/{key}"] = (str(ROOT / m["path"]), claim)
     chosen = {k: v for k, v in jobs.items() if k.startswith(ns.only) or k.startswith("bases/") and not ns.no_bases}
     if ns.held_out:
-        held = {s for s, b in manifest["bases"].items() if b.get("held_out")}
+        def wanted(entry: Dict[str, Any]) -> bool:
+            return bool(entry.get("held_out")) and ns.held_out in ("*", entry.get("held_out_set"))
+
+        held = {s for s, b in manifest["bases"].items() if wanted(b)}
         chosen = {k: v for k, v in jobs.items()
                   if k.startswith("bases/") and k[len("bases/"):] in held
-                  or k.startswith("mutants/") and manifest["mutants"][k[len("mutants/"):]].get("held_out")}
+                  or k.startswith("mutants/") and wanted(manifest["mutants"][k[len("mutants/"):]])}
     if ns.per_spelling:  # a sample: the first N bases of each spelling
         kept: Dict[str, int] = {}
         for k in sorted(chosen):

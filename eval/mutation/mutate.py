@@ -28,6 +28,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 HERE = Path(__file__).resolve().parent
 BASES = HERE / "bases"
 HELD_OUT = HERE / "heldout"  # bases kept out of rule work: measured on, never tuned on
+# The held-out sets, in the order they were written (heldout2: 2026-12-06). Each is numbered apart
+# (its own every-third sample), so that a new set leaves every earlier set's mutants as they are.
+HELD_OUT_SETS = (HELD_OUT, HERE / "heldout2")
 CASES = HERE / "cases"
 MANIFEST = HERE / "manifest.json"
 
@@ -826,7 +829,7 @@ def base_files() -> List[Path]:
 
 
 def held_out_files() -> List[Path]:
-    return sorted(HELD_OUT.glob("*.py")) if HELD_OUT.exists() else []
+    return [p for folder in HELD_OUT_SETS for p in sorted(folder.glob("*.py"))]
 
 
 def spell(source: str, name: str) -> Optional[str]:
@@ -853,7 +856,9 @@ def generate() -> Dict:
         old.unlink()
     # held-out bases are numbered apart (their own every-third sample), so adding one leaves the
     # original set's mutants as they are
-    files = [(i, p, False) for i, p in enumerate(base_files())] + [(i, p, True) for i, p in enumerate(held_out_files())]
+    files: List[Tuple[int, Path, Optional[str]]] = [(i, p, None) for i, p in enumerate(base_files())]
+    for folder in HELD_OUT_SETS:
+        files += [(i, p, folder.name) for i, p in enumerate(sorted(folder.glob("*.py")))]
     for index, path, held_out in files:
         source = path.read_text(encoding="utf-8")
         _, meta = read_eval(ast.parse(source))
@@ -862,7 +867,7 @@ def generate() -> Dict:
                                    "path": f"eval/mutation/{path.parent.name}/{path.name}",
                                    "kind": find(ast.parse(source)).kind}
         if held_out:
-            manifest["bases"][stem]["held_out"] = True
+            manifest["bases"][stem].update(held_out=True, held_out_set=held_out)
         kind = manifest["bases"][stem]["kind"]
         for name, (_, op) in MUTATIONS.items():
             if name in SAMPLED and index % 3 and not (name == "forward_mode" and kind == "vjp"):
@@ -877,7 +882,7 @@ def generate() -> Dict:
             manifest["mutants"][f"{name}/{stem}"] = {"base": stem, "operator": name, "edited": where,
                                                      "path": f"eval/mutation/cases/{name}/{stem}.py"}
             if held_out:
-                manifest["mutants"][f"{name}/{stem}"]["held_out"] = True
+                manifest["mutants"][f"{name}/{stem}"].update(held_out=True, held_out_set=held_out)
     MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return manifest
 

@@ -4,11 +4,12 @@
     python eval/mutation/score.py -v          # also every mutant: found / MISSED / FP, with codes
     python eval/mutation/score.py --json      # everything as JSON
     python eval/mutation/score.py --spellings # also: the same hazards and bases in every spelling
-    python eval/mutation/score.py --held-out  # only the held-out set (heldout/ and its mutants)
+    python eval/mutation/score.py --held-out  # only the held-out sets (heldout/, heldout2/ and their mutants)
 
-The held-out bases (`heldout/`, `held_out` in manifest.json) are scored apart: the per-operator
-table and the summary line are the original set's, as before; the held-out set gets its own table
-and line. Rules are written against the original set and measured on the held-out one.
+The held-out bases (`heldout/` and `heldout2/`, `held_out` and `held_out_set` in manifest.json) are
+scored apart: the per-operator table and the summary line are the original set's, as before; the
+held-out sets get their own table and a line each, then one line for them together. Rules are
+written against the original set and measured on the held-out ones.
 
 Runs the real CLI (`python -m vjplint check --output-format json --extend-select VJP106,VJP107
 --no-cache`) over `bases/` and `cases/`, and reads JAX's verdicts from `labels.json` (written by
@@ -36,7 +37,7 @@ import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Set
+from typing import Any, Dict, List, Optional, Sequence, Set
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -64,20 +65,29 @@ def codes(diags: List[Dict[str, Any]]) -> Set[str]:
     return {d["code"] for d in diags}
 
 
+def _folders() -> List[Path]:
+    return [p for p in (HERE / "bases", *mutate.HELD_OUT_SETS, HERE / "cases") if p.exists()]
+
+
 def ratio(a: int, b: int) -> str:
     return f"{a}/{b} ({a / b:.2f})" if b else "-"
 
 
-def score(verbose: bool = False, held_out: bool = False, diags: Dict[str, List[Dict[str, Any]]] | None = None) -> Dict[str, Any]:
-    """The original set's scores, or the held-out set's (`held_out=True`)."""
+def _in(entry: Dict[str, Any], held_out: bool, held_set: Optional[str]) -> bool:
+    return bool(entry.get("held_out")) == held_out and (held_set is None or entry.get("held_out_set") == held_set)
+
+
+def score(verbose: bool = False, held_out: bool = False, diags: Dict[str, List[Dict[str, Any]]] | None = None,
+          held_set: Optional[str] = None) -> Dict[str, Any]:
+    """The original set's scores, or the held-out sets' (`held_out=True`; one of them: `held_set`)."""
     manifest = json.loads(mutate.MANIFEST.read_text())
     labels = json.loads(LABELS.read_text())["entries"]
-    manifest["bases"] = {s: b for s, b in manifest["bases"].items() if bool(b.get("held_out")) == held_out}
-    manifest["mutants"] = {k: m for k, m in manifest["mutants"].items() if bool(m.get("held_out")) == held_out}
+    manifest["bases"] = {s: b for s, b in manifest["bases"].items() if _in(b, held_out, held_set)}
+    manifest["mutants"] = {k: m for k, m in manifest["mutants"].items() if _in(m, held_out, held_set)}
     base_paths = {stem: (ROOT / b["path"]).resolve() for stem, b in manifest["bases"].items()}
     mut_paths = {key: (ROOT / m["path"]).resolve() for key, m in manifest["mutants"].items()}
     if diags is None:
-        diags = run_vjplint([p for p in (HERE / "bases", mutate.HELD_OUT, HERE / "cases") if p.exists()])
+        diags = run_vjplint(_folders())
     base_codes = {stem: codes(diags.get(str(p), [])) for stem, p in base_paths.items()}
     per_op: Dict[str, Dict[str, int]] = defaultdict(lambda: defaultdict(int))
     rows = []
@@ -166,11 +176,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--spellings", action="store_true")
     ap.add_argument("--held-out", action="store_true", help="only the held-out set")
     ns = ap.parse_args(argv)
-    diags = run_vjplint([p for p in (HERE / "bases", mutate.HELD_OUT, HERE / "cases") if p.exists()])
+    diags = run_vjplint(_folders())
     res = score(held_out=ns.held_out, diags=diags)
     held = None if ns.held_out else score(held_out=True, diags=diags)
     if held is not None and held["rows"]:
         res["held_out"] = held
+    sets = {folder.name: score(held_out=True, diags=diags, held_set=folder.name) for folder in mutate.HELD_OUT_SETS}
+    res["held_out_sets"] = {name: r["overall"] for name, r in sets.items() if r["rows"]}
     if ns.spellings:
         res["spellings"] = spellings_report()
     if ns.json:
@@ -202,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{'spelling':18} {'hazards found':>16} {'bases flagged':>14}")
         for sp, r in res["spellings"].items():
             print(f"{sp:18} {ratio(r['hazards_found'], r['hazards']):>16} {len(r['bases_flagged']):>7}/{r['bases']}")
+    for name, h in res["held_out_sets"].items() if ns.held_out or "held_out" in res else ():
+        print(f"held-out set {name}/: recall {ratio(h.get('found', 0), h.get('hazard', 0))}, FP {ratio(h.get('fp', 0), h.get('ok', 0))}")
     print(f"mutation eval{' (held-out)' if ns.held_out else ''}: recall {ratio(t.get('found', 0), t.get('hazard', 0))}, "
           f"FP {ratio(t.get('fp', 0), t.get('ok', 0))}")
     if "held_out" in res:

@@ -1,5 +1,5 @@
 """A fix never makes vjplint complain (issue 37): over every fixture and eval case (fixtures/,
-eval/cases/, and the mutation evaluation's cases/, bases/ and heldout/), the safe fixes alone and
+eval/cases/, and the mutation evaluation's cases/, bases/, heldout/ and heldout2/), the safe fixes alone and
 then the unsafe ones too, and a re-lint with the default rules, show per file no code more often
 than the file had before; every rewritten file parses, and a second `--fix` changes nothing.
 Once through the core API in process (every file on its own, fast), once through the CLI on
@@ -32,7 +32,8 @@ def _snapshot(tree: Path) -> Dict[str, str]:
             for p in sorted(tree.rglob("*")) if p.is_file() and p.suffix in (".py", ".ipynb")}
 
 
-CORPUS = ("fixtures", "eval/cases", "eval/mutation/cases", "eval/mutation/bases", "eval/mutation/heldout")
+CORPUS = ("fixtures", "eval/cases", "eval/mutation/cases", "eval/mutation/bases", "eval/mutation/heldout",
+          "eval/mutation/heldout2")
 
 
 def test_fixing_every_fixture_and_eval_case_in_process_adds_no_finding():
