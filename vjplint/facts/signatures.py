@@ -92,8 +92,14 @@ def function_arity(fn: FunctionNode, bound: int = 0, bound_keywords: Sequence[st
 
 
 def _decorator_names(model: FileModel, fn: FunctionNode) -> List[str]:
+    return _names_of(model, getattr(fn, "decorator_list", []))
+
+
+def _names_of(model: FileModel, decorators: List[ast.expr]) -> List[str]:
+    """Each decorator's name: a call's callee (`jax.default_matmul_precision("float32")`), a
+    `functools.partial`'s function (`partial(jax.jit, static_argnames=...)`), "?" when unknown."""
     result = []
-    for decorator in getattr(fn, "decorator_list", []):
+    for decorator in decorators:
         target = decorator
         if isinstance(decorator, ast.Call):
             q = model.index.qualname(decorator.func)
@@ -182,8 +188,7 @@ def primal_signature(model: FileModel, d: CustomDerivative) -> Optional[Signatur
         decorators = decorators[decorators.index(d.anchor) + 1:]  # applied before custom_vjp
     elif d.anchor is fn:
         decorators = []
-    for decorator in decorators:
-        q = model.index.qualname(decorator) or "?"
+    for q in _names_of(model, decorators):
         if q not in SIGNATURE_KEEPING and not (q == "builtins.classmethod" and d.bound_self):
             return None  # unknown: arity rules stay silent rather than count an empty signature
     return d.signature  # without the bound `self`/`cls` for `jax.custom_vjp(self._f)`
@@ -424,7 +429,7 @@ def decorated_rule_arity(model: FileModel, rule: RuleFunction) -> Optional[Arity
     for decorator in fn.decorator_list:
         if isinstance(decorator, ast.Attribute) and decorator.attr in ("defjvp", "def_jvp", "def_fwd", "def_bwd"):
             continue
-        if model.index.qualname(decorator) not in SIGNATURE_KEEPING:
+        if _names_of(model, [decorator])[0] not in SIGNATURE_KEEPING:
             return None
     return function_arity(fn)
 

@@ -74,8 +74,13 @@ TRANSFORMS: Dict[str, int] = {
 }
 # `jax.lax.cond(p, true_fn, false_fn, ...)` and `while_loop(cond, body, ...)` trace two functions.
 EXTRA_TRACED_POSITIONS: Dict[str, Tuple[int, ...]] = {"jax.lax.cond": (2,), "jax.lax.while_loop": (0,)}
-# Decorators that keep a function's signature as JAX sees it.
-SIGNATURE_KEEPING = frozenset({"builtins.staticmethod", "jax.jit", "jax.named_call"})
+# Decorators that keep a function's signature as JAX sees it: by name (`@jax.jit`,
+# `@partial(jax.jit, static_argnames=...)`), or made by a call (`@jax.default_matmul_precision("float32")`,
+# jax's own `_pinv_jvp`; `@jax.named_scope("x")`): JAX 0.10.2 keeps `inspect.signature` and the
+# arity `TypeError` of the function they decorate (fixtures/rules/VJP303/fire_jitted_primal.py,
+# VJP312/fire_rule_under_matmul_precision.py and silent_rule_under_own_decorator.py, run on JAX).
+SIGNATURE_KEEPING = frozenset({"builtins.staticmethod", "jax.jit", "jax.named_call", "jax.default_matmul_precision",
+                               "jax._src.config.default_matmul_precision", "jax.named_scope"})
 
 # -- namespaces --------------------------------------------------------------------------------
 # Functions here compute on (and so return) traced arrays.
