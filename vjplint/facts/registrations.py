@@ -95,6 +95,27 @@ def use_in_project(model: FileModel, d: CustomDerivative) -> Optional[Use]:
     return None
 
 
+def rules_beside_in_function(model: FileModel, d: CustomDerivative) -> Optional[Use]:
+    """A custom derivative made inside a function (a factory), with `f_fwd` and `f_bwd` (custom_vjp)
+    or `f_jvp` (custom_jvp) defined in that same function and never read: rules written for it
+    that nothing registers, and nothing else can (no other module or caller reaches a function's
+    locals; a factory that hands a rule to its caller reads it, `return f, f_jvp`)."""
+    if d.api != "jax" or is_top_level(model, d.anchor):
+        return None
+    found = model.index.resolve(d.name, model.index.scope_of(d.anchor))
+    if found is None or found[0] is model.index.module_scope:
+        return None
+    scope = found[0]  # the function that binds the custom derivative's name
+    for role in ("fwd", "bwd") if d.kind == "vjp" else ("jvp",):
+        name = f"{d.name}_{role}"
+        own = scope.bindings.get(name, [])
+        if len(own) != 1 or own[0].kind != "def":
+            return None
+        if any(isinstance(n.ctx, ast.Load) for n in model.index.names(name)):
+            return None  # read somewhere: registered, returned or passed on in a way we may not follow
+    return Use(d.anchor, "rules-beside")
+
+
 def plain_function_registrations(model: FileModel) -> List[PlainRegistration]:
     """`f.defvjp(...)` or `@f.defjvp` on a plain function: a function has no such attribute,
     so the module fails at import (docs/facts/crossmodule.md)."""

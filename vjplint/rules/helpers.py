@@ -10,7 +10,7 @@ from vjplint.diagnostics import ResidualPlusNone
 from vjplint.facts import Arity, plural
 from vjplint.plans.safety import residual_fix_offer
 from vjplint.facts.infer import Verdict
-from vjplint.model.file_model import CustomDerivative, RuleFunction
+from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
 
@@ -106,3 +106,23 @@ def _names(d: CustomDerivative, positions: Tuple[int, ...]) -> str:
     sig = d.signature
     names = [f"`{sig.positional[p]}`" for p in positions] if sig else []
     return ", ".join(names) or "the arrays"
+
+
+def statement_of(model: FileModel, node: ast.AST) -> ast.AST:
+    """The statement holding `node` (a decorator's statement is its function)."""
+    while not isinstance(node, ast.stmt):
+        parent = model.index.parent(node)
+        if parent is None:
+            return node
+        node = parent
+    return node
+
+
+def block_of(model: FileModel, statement: ast.AST) -> Optional[List[ast.stmt]]:
+    """The statement list (`body`, `orelse`, `finalbody`) that holds `statement`."""
+    parent = model.index.parent(statement)
+    for field in ("body", "orelse", "finalbody"):
+        body = getattr(parent, field, None)
+        if isinstance(body, list) and any(s is statement for s in body):
+            return body
+    return None

@@ -5,9 +5,11 @@ from typing import List, Optional
 
 from vjplint.diagnostics import Applicability, Edit, Fix, Position, Severity
 from vjplint.facts.crossmodule import is_top_level
-from vjplint.facts.registrations import Mentions, Use, first_use, mentions, plain_function_registrations, use_in_project
-from vjplint.model.file_model import CustomDerivative, FileModel
+from vjplint.facts.registrations import (Mentions, Use, first_use, mentions, plain_function_registrations,
+                                         rules_beside_in_function, use_in_project)
+from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.base import Rule
+from vjplint.rules.helpers import block_of, statement_of
 from vjplint.syntax.positions import byte_to_char
 
 
@@ -26,7 +28,9 @@ class MissingDefvjp(Rule):
     - the function is used in this file: called (outside its own body and outside functions
       named like rules, `*_fwd`, `*_bwd`, `*_jvp`), or passed to `jax.grad`/`jit`/`vmap`/...
       A custom_vjp that is only defined (and perhaps exported) may be registered by the module
-      that imports it, so it is left alone.
+      that imports it, so it is left alone. One made inside a function (a factory) with its
+      rules beside it (`f_fwd` and `f_bwd`, or `f_jvp`) that nothing reads is reported too:
+      no caller can reach them to register them.
 
     In a run over several modules (the CLI on a tree; vjplint.project.cross_values), a registration in
     any module of the run counts (`from lib import f; f.defvjp(f_fwd, f_bwd)`), and a module-level
@@ -152,7 +156,7 @@ def exported(x):
                 continue
             if d.registrations or d.name in registered[d.kind] or d.name in by_hand or d.kind in unknown:
                 continue
-            use = first_use(self.model, d) or use_in_project(self.model, d)
+            use = first_use(self.model, d) or use_in_project(self.model, d) or rules_beside_in_function(self.model, d)
             if use is not None:
                 self._missing(d, self._use(d, use))
 
@@ -165,6 +169,8 @@ def exported(x):
             return f"is passed to `{how}` (line {use.node.lineno})"  # type: ignore[attr-defined]
         if use.how == "external":
             return f"is used in another module of this run ({use.where})"
+        if d.kind == "jvp":
+            return f"has `{d.name}_jvp` defined beside it"
         return f"has `{d.name}_fwd` and `{d.name}_bwd` defined beside it"
 
     def _plain_function_registrations(self) -> None:
@@ -228,7 +234,11 @@ def exported(x):
                 advice = f"define fwd and bwd and register them with `{d.name}.defvjp({fwd}, {bwd})`"
         else:
             register = f"`{d.name}.defjvp(...)` or `{d.name}.defjvps(...)`"
-            advice = f"write the jvp rule and register it with `@{d.name}.defjvp`"
+            rule = f"{d.name}_jvp"
+            if self.model.index.lookup(rule, self.model.index.scope_of(d.anchor)):
+                advice = f"register the rule defined here with `{d.name}.defjvp({rule})` (or `@{d.name}.defjvp` on it)"
+            else:
+                advice = f"write the jvp rule and register it with `@{d.name}.defjvp`"
         where = "no module of this run has" if self.model.facts.external is not None else "this file has no"
         self.report(d.anchor, f"custom_{d.kind} `{d.name}` {used} but never gets its rules: {where} "
                               f"{register}, so calling it raises {_no_rule_error(d)} in every mode, eager included; "
@@ -240,8 +250,8 @@ def exported(x):
         if d.api != "jax" or d.primal is None or sig is None or sig.vararg or d.nondiff_unresolved \
                 or d.bound_self or isinstance(d.primal, ast.Lambda):
             return None
-        anchor = _statement(self.model, d.anchor)
-        body = _block(self.model, anchor)
+        anchor = statement_of(self.model, d.anchor)
+        body = block_of(self.model, anchor)
         scope = index.scope_of(d.anchor)
         rules: List[ast.stmt] = []
         for role, wanted in (("fwd", len(sig.positional)), ("bwd", len(d.nondiff) + 2)):
@@ -253,14 +263,14 @@ def exported(x):
             if fn.decorator_list or rule_sig.vararg or len(rule_sig.positional) != wanted:
                 return None
             rules.append(fn)
-        statements = [anchor, _statement(self.model, d.primal), *rules]
-        if body is None or any(_block(self.model, st) is not body for st in statements):
+        statements = [anchor, statement_of(self.model, d.primal), *rules]
+        if body is None or any(block_of(self.model, st) is not body for st in statements):
             return None
         last = max(statements, key=lambda st: body.index(st))
         end = last.end_lineno or last.lineno
         for site in d.call_sites:  # a call running at this block's level before the new line
-            owner = _statement(self.model, site.call)
-            if _block(self.model, owner) is body and body.index(owner) <= body.index(last):
+            owner = statement_of(self.model, site.call)
+            if block_of(self.model, owner) is body and body.index(owner) <= body.index(last):
                 return None
         line = lines[last.lineno - 1]
         indent = line[: byte_to_char(line, last.col_offset)]
@@ -270,25 +280,6 @@ def exported(x):
         else:
             edit = Edit(f"\n\n{text}", Position(end, len(lines[end - 1]) + 1), Position(end, len(lines[end - 1]) + 1))
         return self.editing(Applicability.UNSAFE, f"Add `{text.strip()}`", [edit])
-
-
-def _statement(model: FileModel, node: ast.AST) -> ast.AST:
-    """The statement holding `node` (a decorator's statement is its function)."""
-    while not isinstance(node, ast.stmt):
-        parent = model.index.parent(node)
-        if parent is None:
-            return node
-        node = parent
-    return node
-
-
-def _block(model: FileModel, statement: ast.AST) -> Optional[List[ast.stmt]]:
-    parent = model.index.parent(statement)
-    for field in ("body", "orelse", "finalbody"):
-        body = getattr(parent, field, None)
-        if isinstance(body, list) and any(s is statement for s in body):
-            return body
-    return None
 
 
 def _no_rule_error(d: CustomDerivative) -> str:
