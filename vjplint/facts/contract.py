@@ -146,12 +146,21 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
     if isinstance(expr, ast.Name):
         scope = model.index.scopes.get(fn)
         bindings = scope.bindings.get(expr.id, []) if scope is not None else []
-        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None \
-                and isinstance(bindings[0].node, ast.Assign) and isinstance(bindings[0].node.targets[0], ast.Name):
-            inner = structure(model, d, bindings[0].value, fn, env, depth + 1)
-            if inner is not None:
-                return Struct(inner.kind, inner.length, f"`{expr.id}` = `{model.quote(bindings[0].value, 40)}`")
-            return None
+        if bindings and all(b.kind == "assign" and b.value is not None and isinstance(b.node, ast.Assign)
+                            and isinstance(b.node.targets[0], ast.Name) for b in bindings):
+            # every assignment (`result = ...`, then `if m: result = jnp.where(...)`) with one
+            # structure: whichever reaches the use, the name has it
+            found: Optional[Struct] = None
+            for b in bindings:
+                inner = structure(model, d, b.value, fn, env, depth + 1)
+                if inner is None or found is not None and not found.same_as(inner):
+                    return None
+                found = inner
+            assert found is not None
+            first = bindings[0].value
+            shown = f"`{expr.id}` = `{model.quote(first, 40)}`" + (
+                f" (and {len(bindings) - 1} more assignment{'s' if len(bindings) > 2 else ''} like it)" if len(bindings) > 1 else "")
+            return Struct(found.kind, found.length, shown)
     kind = model.facts.values().of(expr)
     if kind.tag in (TUPLE, LIST) and kind.items is not None:
         return Struct(kind.tag, len(kind.items), kind.why or "inferred")
