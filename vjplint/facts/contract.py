@@ -19,7 +19,8 @@ whose output is one array are arrays.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Set, Tuple
+import re
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from vjplint.facts.values import ARITHMETIC
 from vjplint.facts.dependence import zero_cotangent
@@ -232,6 +233,21 @@ def slot_of(name: str, params: Tuple[str, ...]) -> Optional[str]:
             if name == f"{pre}{p}{post}" and len(p) >= 1:
                 hits.add(p)
     return hits.pop() if len(hits) == 1 else None
+
+
+_NUMBERED = re.compile(r"(.*?)(\d+)$")
+
+
+def numbered_twin(name: str, names: Sequence[Optional[str]]) -> Optional[str]:
+    """The one name of `names` ending in the same number as `name` with another stem (`t1` for
+    `x1`, `dx0` for `a0`): how a jvp rule pairs a tangent with its primal when the names carry no
+    affix (jax's `logaddexp`: `x1, x2 = primals`, `t1, t2 = tangents`). None when none or several."""
+    own = _NUMBERED.match(name)
+    if own is None or not own.group(1):
+        return None
+    hits = [n for n in names if n and n != name and (m := _NUMBERED.match(n)) is not None
+            and m.group(2) == own.group(2) and m.group(1) and m.group(1) != own.group(1)]
+    return hits[0] if len(hits) == 1 else None
 
 
 def permutation(names: List[Optional[str]], expected: Tuple[str, ...]) -> Optional[List[Tuple[int, str, str]]]:

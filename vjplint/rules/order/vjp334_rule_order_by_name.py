@@ -4,8 +4,8 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import (Contract, contract_of, contract_slot, ignores_first, output_cotangent_names,
-                                    permutation, primal_call_from_tangents, through_wrapper)
+from vjplint.facts.contract import (Contract, contract_of, contract_slot, ignores_first, numbered_twin,
+                                    output_cotangent_names, permutation, primal_call_from_tangents, through_wrapper)
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -146,12 +146,18 @@ def f_jvp(primals, tangents):
                         f"`{primals}` the primal values; the primal output and the tangent output are then wrong. "
                         f"Swap the parameters")
             return
+        primal_names: Optional[List[Optional[str]]] = None
         for source, what in ((primals, "primals"), (tangents, "tangents")):
             node = next(iter(self.model.facts.unpackings(fn).get(source, ())), None)
             if node is None:
                 continue
             names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]
             slots = [contract_slot(n, contract) if n else None for n in names]
+            if what == "primals":
+                primal_names = names
+            elif None in slots and primal_names is not None:  # `x1, x2 = primals`, then `t2, t1 = tangents`
+                twins = [numbered_twin(n, primal_names) if n and s is None else None for n, s in zip(names, slots)]
+                slots = [s or (contract_slot(t, contract) if t else None) for s, t in zip(slots, twins)]
             wrong = permutation(slots, contract.diff_names)
             if wrong:
                 self.report(node.targets[0],
