@@ -29,9 +29,10 @@ class RuleOrderByName(Rule):
     `ct_x`, `g_x`, `gx`, `grad_x` name `x`'s slot), a jvp rule taking `(tangents, primals)`, and a
     `defjvps` rule taking `(ans, g, ...)`. Where the parameters' names say nothing (`a0`, `a1`),
     the names a rule gives their values decide (`x, y` in the rule's own call `f(x, y)`, or the
-    residuals fwd saves and bwd unpacks), and so does how the body uses the parameters: a jvp
-    rule computing the primal output from its second parameter (the tangents), a defjvps rule
-    whose result reads its second parameter (the output) and never its first (the tangent).
+    residuals fwd saves and bwd unpacks; a tangent numbered like a primal, `t1` for `x1`), and so
+    does how the body uses the parameters: a jvp rule computing the primal output from its
+    second parameter (the tangents), a defjvps rule whose result reads its second parameter
+    (the output) and never its first (the tangent).
     Names decide most of it, so it says "may": nothing is reported unless at least two named
     slots are misplaced. Also a bwd putting a zero shaped like another differentiable argument
     in a slot (`return jnp.zeros_like(scale), q_g` for `f(out, scale)`) while that argument's
