@@ -76,9 +76,10 @@ TRANSFORMS: Dict[str, int] = {
 EXTRA_TRACED_POSITIONS: Dict[str, Tuple[int, ...]] = {"jax.lax.cond": (2,), "jax.lax.while_loop": (0,)}
 # Decorators that keep a function's signature as JAX sees it: by name (`@jax.jit`,
 # `@partial(jax.jit, static_argnames=...)`), or made by a call (`@jax.default_matmul_precision("float32")`,
-# jax's own `_pinv_jvp`; `@jax.named_scope("x")`): JAX 0.10.2 keeps `inspect.signature` and the
-# arity `TypeError` of the function they decorate (fixtures/rules/VJP303/fire_jitted_primal.py,
-# VJP312/fire_rule_under_matmul_precision.py and silent_rule_under_own_decorator.py, run on JAX).
+# jax's own `_pinv_jvp`; `@jax.named_scope("x")`): on JAX 0.10.2 each keeps `inspect.signature`
+# and the arity `TypeError` of the function it decorates (measured 2026-12-06; the fixtures
+# fixtures/rules/VJP303/fire_jitted_primal.py and VJP312/fire_rule_under_matmul_precision.py run
+# the first two on JAX). A project's own decorator stays unknown (VJP312/silent_rule_under_own_decorator.py).
 SIGNATURE_KEEPING = frozenset({"builtins.staticmethod", "jax.jit", "jax.named_call", "jax.default_matmul_precision",
                                "jax._src.config.default_matmul_precision", "jax.named_scope"})
 
