@@ -352,10 +352,9 @@ def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:
 
 def _finish(result: LintResult, config: Config, filename: str, where: str, lines: List[str],
             enabled: Iterable[str]) -> LintResult:
-    enabled = set(enabled)
     ignored = config.ignored_for(where)
-    kept = [d for d in result.diagnostics
-            if (d.code in enabled or d.code == "VJP900") and not _matches(d.code, ignored)]
+    enabled = {code for code in enabled if not _matches(code, ignored)}  # per-file-ignores turn VJP901 off too
+    kept = [d for d in result.diagnostics if d.code in enabled or (d.code == "VJP900" and not _matches(d.code, ignored))]
     kept = _apply_noqa(kept, lines, enabled, filename)
     kept.sort(key=Diagnostic.sort_key)
     result.diagnostics = kept

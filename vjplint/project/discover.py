@@ -99,6 +99,25 @@ def _matchers(patterns: Tuple[str, ...]) -> Tuple[Callable, Callable]:
     return match_name, match_relative
 
 
+@lru_cache(maxsize=16)
+def _entry_matcher(patterns: Tuple[str, ...]) -> Callable:
+    """fnmatch of an entry's own relative path against any pattern (ruff's matching while it walks,
+    its path made absolute against the configuration's directory): what lies below an excluded
+    directory is never reached from above it, and a directory named on the command line is walked
+    even when it lies inside one (`vjplint fixtures/rules/VJP101/` with `fixtures` excluded), unless
+    --force-exclude."""
+    literal = [p for p in patterns if not any(c in p for c in "*?[")]
+    globs = [p for p in patterns if any(c in p for c in "*?[")]
+    exact = frozenset(os.path.normcase(p.rstrip("/")) for p in literal)
+    path_re = re.compile("|".join(fnmatch.translate(os.path.normcase(p.rstrip("/"))) for p in globs)).match \
+        if globs else None
+
+    def match_own(relative: str) -> bool:
+        return relative in exact or (path_re is not None and path_re(relative) is not None)
+
+    return match_own
+
+
 class _GitIgnores:
     """`.gitignore` files from the repository root down, compiled with pathspec."""
 
@@ -188,6 +207,11 @@ def discover(paths: Sequence[str], settings_for_dir: SettingsForDir, problems: L
         if not path.is_dir():  # named on the command line, it cannot be read: as a missing file
             problems.append(Problem(raw, _broken_link(path), fatal=True))
             continue
+        if force_exclude:
+            root, patterns = _root_and_patterns(settings_for_dir(os.path.dirname(os.path.abspath(raw))))
+            real = path.resolve()  # the directory or one of its parents below the configuration's directory
+            if any(_excluded(d, root, patterns) for d in (real, *real.parents) if root in d.parents):
+                continue
         yield from _walk(path, settings_for_dir, gitignores, problems, seen, visited)
     if visited is not None:  # each .gitignore looked for, present or absent (not the directories' mtimes,
         for directory in list(gitignores._specs):  # which change whenever anything is created there)
@@ -232,7 +256,8 @@ def _walk(top: Path, settings_for_dir: SettingsForDir, gitignores: _GitIgnores, 
         except ValueError:
             base = directory.as_posix()
         base = "" if base == "." else base.rstrip("/") + "/"
-        match_name, match_relative = _matchers(patterns) if patterns else (None, None)
+        match_name = _matchers(patterns)[0] if patterns else None
+        match_own = _entry_matcher(patterns) if patterns else None
         specs = gitignores.prefixes(directory) if config.respect_gitignore else []
         suffixes = NOTEBOOK_SUFFIXES if config.notebooks else PYTHON_SUFFIXES
         for entry in entries:
@@ -250,7 +275,7 @@ def _walk(top: Path, settings_for_dir: SettingsForDir, gitignores: _GitIgnores, 
             if is_file and not name.endswith(suffixes):
                 continue  # neither walked nor linted, whatever the excludes say
             if match_name is not None and (match_name(os.path.normcase(name))
-                                           or match_relative(os.path.normcase(base + name))):  # type: ignore
+                                           or match_own(os.path.normcase(base + name))):  # type: ignore
                 continue
             suffix = "/" if is_dir else ""
             if any(spec.match_file(prefix + name + suffix) for spec, prefix in specs):  # type: ignore[attr-defined]
