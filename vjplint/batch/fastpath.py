@@ -166,7 +166,8 @@ def _record_path(args: list) -> "tuple":
     else:
         cache = _cache_dir(os.path.join(root, "pyproject.toml"), table)
     build = code_fingerprint()
-    key = "\n".join(["\0".join(args), os.getcwd(), os.environ.get("VJPLINT_OUTPUT_FORMAT", ""), build])
+    key = "\n".join(["\0".join(args), os.getcwd(), os.environ.get("VJPLINT_OUTPUT_FORMAT", ""),
+                     os.environ.get("VJPLINT_DOCS_URL", ""), build])  # the rule links a replayed output holds
     return os.path.join(cache, short_name(build), f"replay-{short_name(key)}.json"), key
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 from vjplint.settings.config import Config
 from vjplint.diagnostics import Diagnostic
-from vjplint.links import DEFAULT_DOCS_URL
+from vjplint.links import docs_url
 from vjplint.lint.session import LintSession
 from vjplint.output import OutputContext, get_formatter
 
@@ -49,9 +49,10 @@ def emit(diagnostics: Sequence[Diagnostic], args, output_format: str, sources: M
 
 
 def _docs_url(settings: Union[Config, Mapping[str, Config]]) -> str:
-    """The configured `docs-url` (the first file's, when files have different settings)."""
+    """The rule links' base (vjplint.links.docs_url): $VJPLINT_DOCS_URL, else the configured
+    `docs-url` (the first file's, when files have different settings), else the shipped pages."""
     configs = [settings] if isinstance(settings, Config) else list(settings.values())
-    return next((c.docs_url for c in configs if c.docs_url), DEFAULT_DOCS_URL)
+    return docs_url(next((c.docs_url for c in configs if c.docs_url), None))
 
 
 def exit_code(diagnostics: Sequence[Diagnostic], args, internal_error: bool) -> int:

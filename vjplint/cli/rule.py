@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import List
 
 from vjplint.errors import UsageError
+from vjplint.links import docs_url, rule_url
 from vjplint.settings.redirects import REDIRECTS, redirected
-from vjplint.rules.docs import render_rule, rule_to_json
-from vjplint.rules.registry import all_rules
+from vjplint.rules.docs import ENGINE_PAGES, render_rule, rule_to_json
+from vjplint.rules.registry import ENGINE_CODES, all_rules
 
 
 def run(argv: List[str]) -> int:
@@ -28,6 +29,9 @@ def run(argv: List[str]) -> int:
             merged = (key, redirected(key))
             key = merged[1]
         match = rules.get(key) or next((r for r in rules.values() if r.NAME == args.code), None)
+        engine = next((c for c, (name, _) in ENGINE_CODES.items() if args.code in (c, name) or key == c), None)
+        if match is None and engine is not None:  # VJP900, VJP901: the engine's own codes
+            return _engine_page(engine, args.output_format)
         if match is None:
             raise UsageError(f"unknown rule {args.code!r}; `vjplint rule --all` lists them")
         chosen = [match]
@@ -36,7 +40,7 @@ def run(argv: List[str]) -> int:
     if args.output_format == "json":
         import json
 
-        data = [rule_to_json(r) for r in chosen]
+        data = [rule_to_json(r, docs_url()) for r in chosen]  # $VJPLINT_DOCS_URL or the shipped pages
         if merged:
             data[0]["merged_from"] = merged[0]
         if args.all and REDIRECTS:
@@ -51,4 +55,18 @@ def run(argv: List[str]) -> int:
             pages.append("# Codes that moved\n\n" + "\n".join(
                 f"- {old} has been merged into {redirected(old)}" for old in sorted(REDIRECTS)) + "\n")
         print("\n\n".join(pages))
+    return 0
+
+
+def _engine_page(code: str, output_format: str) -> int:
+    page = ENGINE_PAGES[code]
+    if output_format == "json":
+        import json
+
+        name, severity = ENGINE_CODES[code]
+        print(json.dumps({"code": code, "name": name, "severity": severity, "default_enabled": True, "fix": None,
+                          "url": rule_url(code, docs_url()), "explanation": page.split("\n\n", 2)[2].strip()},
+                         indent=2))
+    else:
+        print(page)
     return 0

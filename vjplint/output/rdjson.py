@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Sequence
 
 from vjplint.diagnostics import Applicability, Diagnostic, Position, Severity
 from vjplint.output import OutputContext
-from vjplint.output.sarif import INFORMATION_URI
+from vjplint.links import docs_home
 
 SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
 
@@ -49,7 +49,7 @@ def diagnostic(d: Diagnostic, ctx: OutputContext) -> Dict[str, Any]:
 
 def render(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
     result = {
-        "source": {"name": "vjplint", "url": INFORMATION_URI},
+        "source": {"name": "vjplint", "url": docs_home(ctx.docs_url)},
         "diagnostics": [diagnostic(d, ctx) for d in diagnostics],
     }
     return json.dumps(result, indent=2, ensure_ascii=False) + "\n"

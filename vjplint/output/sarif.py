@@ -14,13 +14,12 @@ from urllib.parse import quote
 
 from vjplint import __version__
 from vjplint.diagnostics import Diagnostic, Severity
-from vjplint.links import DEFAULT_DOCS_URL, rule_url
+from vjplint.links import DEFAULT_DOCS_URL, docs_home, rule_url
 from vjplint.output import OutputContext
 from vjplint.rules.docs import render_rule, rule_doc
 from vjplint.rules.registry import ENGINE_CODES, all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/vjplint/vjplint"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -103,7 +102,7 @@ def to_sarif(diagnostics: List[Diagnostic], docs_url: str = DEFAULT_DOCS_URL) ->
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "vjplint", "version": __version__, "semanticVersion": __version__,
-                                "informationUri": INFORMATION_URI, "rules": rules}},
+                                "informationUri": docs_home(docs_url), "rules": rules}},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
             "columnKind": "unicodeCodePoints",
             "results": [_result(d, index) for d in diagnostics],

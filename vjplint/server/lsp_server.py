@@ -43,7 +43,7 @@ from vjplint.lint.session import LintSession
 from vjplint.diagnostics import Applicability, Diagnostic, Position
 from vjplint.errors import ConfigError
 from vjplint.lint.incremental import IncrementalLinter, Superseded
-from vjplint.links import DEFAULT_DOCS_URL
+from vjplint import links
 from vjplint.output import lsp as lspfmt
 from vjplint.syntax.positions import source_lines
 from vjplint.server import actions
@@ -681,7 +681,7 @@ class VjplintServer(Indexing, LanguageServer):
         """The diagnostics as LSP JSON (what vjplint.output.lsp writes)."""
         lines = source_lines(analysis.text)
         encoding = self.encoding()
-        docs_url = analysis.config.docs_url or DEFAULT_DOCS_URL
+        docs_url = links.docs_url(analysis.config.docs_url)
         return [lspfmt.diagnostic_to_lsp(d, lines, encoding, docs_url) for d in analysis.diagnostics]
 
     def lsp_diagnostics(self, analysis: Analysis) -> List[types.Diagnostic]:
@@ -742,7 +742,7 @@ class VjplintServer(Indexing, LanguageServer):
             return None
         analysis = self.analyse(uri, joined.text, lambda: self.notebook_versions.get(uri) != version, publishing=True)
         encoding = self.encoding()
-        docs_url = analysis.config.docs_url or DEFAULT_DOCS_URL
+        docs_url = links.docs_url(analysis.config.docs_url)
         return version, {cell_uri: [lspfmt.diagnostic_to_lsp(d, joined.cell_lines[cell_uri], encoding, docs_url)
                                     for d in found]
                          for cell_uri, found in per_cell(analysis.diagnostics, joined).items()}
@@ -894,7 +894,7 @@ class VjplintServer(Indexing, LanguageServer):
 
     def one_diagnostic(self, d: Diagnostic, lines: Sequence[str], encoding: str,
                        docs_url: Optional[str] = None) -> types.Diagnostic:
-        return self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding, docs_url or DEFAULT_DOCS_URL),
+        return self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding, links.docs_url(docs_url)),
                                         types.Diagnostic)
 
     def fix_all_edit(self, uri: str, analysis: Analysis) -> Optional[types.WorkspaceEdit]:
