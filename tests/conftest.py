@@ -198,7 +198,8 @@ collect_ignore = [f"server/{name}" for name in (
 NO_JAX_REASON = "the jax layer needs JAX 0.10.2, which needs Python 3.11+"
 # Tests of other layers that run `vjplint verify`/`check-grads` as documented, hence need JAX too.
 NEEDS_JAX = ("unit/test_docs.py::test_shell_blocks_run_as_written[README.md]",
-             "unit/test_docs.py::test_shell_blocks_run_as_written[docs/verify.md]")
+             "unit/test_docs.py::test_shell_blocks_run_as_written[docs/verify.md]",
+             "unit/test_docs.py::test_shell_blocks_run_as_written[docs/check-grads.md]")
 # Tests that assert the 3.10+ parser's syntax-error messages and positions (VJP900 reports what
 # the parser says; 3.9's words and places several errors differently).
 PARSER_310 = ("cli/test_bad_input.py::test_syntax_errors_are_vjp900_at_their_position_and_the_run_goes_on",

@@ -16,7 +16,7 @@ else:  # pragma: no cover
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 CI = (ROOT / ".ci" / "other-pythons").read_text(encoding="utf-8")
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+INSTALL = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")  # moved from the README (issue 47)
 
 
 def _minor(version: str) -> int:
@@ -29,7 +29,7 @@ def test_ci_tries_every_claimed_version_from_the_lowest():
     lowest = _minor(re.fullmatch(r">=(3\.\d+)", PROJECT["requires-python"]).group(1))
     tried = [_minor(v) for v in re.search(r"CI_PYTHONS-([\d. ]+)\}", CI).group(1).split()]
     assert tried == list(range(lowest, max(tried) + 1))
-    paragraph = README[README.index("**Python versions.**"):]
+    paragraph = INSTALL[INSTALL.index("**Python versions.**"):]
     assert paragraph.startswith(f"**Python versions.** Linting and fixing run on Python 3.{lowest} to 3.{max(tried)}:")
 
 
