@@ -155,8 +155,9 @@ def render_text(e: Explained) -> str:
     for entry in e.per_file_ignores:
         lines.append(f"  per-file-ignores matching this file: {show(entry['pattern'])} = {show(entry['codes'])}")
     if e.excluded_by:
-        lines.append(f"  excluded: yes, by {show(e.excluded_by)} (skipped when its directory is linted; a file "
-                     f"named on the command line is linted unless --force-exclude)")
+        lines.append(f"  excluded: yes, by {show(e.excluded_by)} (skipped when a directory above the excluded one is "
+                     f"linted; named on the command line, the file or a directory in the excluded one is linted unless "
+                     f"--force-exclude)")
     else:
         lines.append("  excluded: no")
     lines.append(f"  enabled rules ({len(e.enabled)}): {', '.join(e.enabled)}")
