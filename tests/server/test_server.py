@@ -529,3 +529,17 @@ async def test_server_without_the_lsp_extra_says_how_to_install_it(tmp_path: Pat
     proc = run_cli("server", env={"PYTHONPATH": f"{blocker}{os.pathsep}{ROOT}"})
     assert proc.returncode == 2
     assert install_hint("lsp") in proc.stderr and "Traceback" not in proc.stderr
+
+
+async def test_rule_links_follow_docs_url(workspace: Path) -> None:
+    """codeDescription.href comes from the same setting as every other rule link (vjplint.links)."""
+    client = await start(workspace)
+    try:
+        (workspace / "pyproject.toml").write_text(
+            PYPROJECT + 'docs-url = "https://docs.example.org/vjplint/rules/{code}/"\n', encoding="utf-8")
+        uri = open_doc(client, workspace / "clip.py", SOURCE)
+        diagnostics = await published(client, uri, 1)
+        assert [d.code_description.href for d in diagnostics if d.code_description] == [
+            "https://docs.example.org/vjplint/rules/VJP101/"] * 2
+    finally:
+        await stop(client)
