@@ -96,3 +96,12 @@ def test_the_home_page_is_the_readme_with_site_links(site: Path):
     home = (site / "index.html").read_text()
     assert "Quick start" in home and 'href="fixes/#safety"' in home and 'href="rules/VJP101/"' in home
     assert "docs/" not in {link.split("/")[0] + "/" for link in _pages(site)["index.html"].links}
+
+
+def test_every_guide_is_in_the_nav():
+    """A guide added to docs/ and forgotten in mkdocs.yml would be built but reachable from no menu."""
+    import yaml
+
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    listed = {page for entry in nav for page in entry.values() if isinstance(page, str)}
+    assert {p.name for p in (ROOT / "docs").glob("*.md")} <= listed
