@@ -8,7 +8,7 @@ installed; there is no public address yet. `docs-url` in [tool.vjplint] points t
 docs site built with `mkdocs build`, served by a team, or any copy of the pages): a base URL that
 CODE.md is appended to, or one with a `{code}` placeholder (`https://example.org/rules/{code}/`).
 The environment variable VJPLINT_DOCS_URL overrides it for one machine or CI job, as a command-line
-option would.
+option would (`vjplint rule`, which reads no configuration, follows only the variable).
 """
 
 from __future__ import annotations
