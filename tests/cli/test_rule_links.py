@@ -90,3 +90,16 @@ def test_the_engine_codes_have_pages_and_rule_prints_them():
         data = json.loads(run_cli("rule", code, "--output-format", "json").stdout)
         assert (data["code"], data["name"], data["explanation"].split("\n")[0]) == (code, name, "## What it does")
         assert Path(unquote(urlparse(data["url"]).path)).read_text(encoding="utf-8") == proc.stdout[:-1]
+
+
+def test_a_replayed_run_follows_the_environment(project: Path):
+    """An unchanged run is replayed from the cache (vjplint.batch.fastpath): the replay's key holds
+    VJPLINT_DOCS_URL, so its stored JSON never carries the links of another setting."""
+    def url(env: Dict[str, str]) -> str:
+        proc = run_cli("--output-format", "json", "m.py", cwd=project, env=env)
+        return json.loads(proc.stdout)[0]["url"]
+
+    default = url({"VJPLINT_DOCS_URL": ""})
+    assert url({"VJPLINT_DOCS_URL": ""}) == default and urlparse(default).scheme == "file"  # the second replays
+    assert url({"VJPLINT_DOCS_URL": SITE}) == f"{SITE}VJP101.md"
+    assert url({"VJPLINT_DOCS_URL": ""}) == default
