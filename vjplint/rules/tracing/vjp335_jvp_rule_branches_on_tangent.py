@@ -14,6 +14,11 @@ from vjplint.rules.helpers import rule_label
 STATIC_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "aval", "weak_type", "sharding"})
 STATIC_CALLS = frozenset({"builtins.len", "builtins.type", "builtins.isinstance", "builtins.id",
                           "builtins.callable", "builtins.hasattr", "builtins.getattr"})
+# NumPy/jax.numpy functions that read only metadata and return Python values (`np.shape(t)`).
+METADATA_FUNCTIONS = frozenset({"shape", "ndim", "size", "result_type", "iscomplexobj", "isrealobj", "isscalar",
+                                "issubdtype", "broadcast_shapes", "promote_types", "can_cast", "finfo", "iinfo",
+                                "typeof", "get_aval"})
+METADATA_MODULES = ("numpy.", "jax.numpy.", "jax.core.", "jax.dtypes.", "jax._src.")
 # Python conversions that ask a value for a concrete scalar.
 CONVERSIONS = frozenset({"builtins.bool", "builtins.float", "builtins.int", "builtins.complex"})
 CONCRETE_METHODS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__"})
@@ -183,7 +188,7 @@ def f_jvp(primals, tangents):
             return expr.attr not in STATIC_ATTRS and self._depends(checker, expr.value, depth + 1)
         if isinstance(expr, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops):
             return False
-        if isinstance(expr, ast.Call) and self.model.index.qualname(expr.func) in STATIC_CALLS:
+        if isinstance(expr, ast.Call) and _static_call(self.model.index.qualname(expr.func) or ""):
             return False
         if isinstance(expr, (ast.Lambda, ast.FunctionDef)):
             return False
@@ -205,3 +210,10 @@ def _tests_of(node: ast.AST) -> Iterator[tuple]:
     elif isinstance(node, ast.comprehension):
         for cond in node.ifs:
             yield cond, "filters a comprehension on"
+
+
+def _static_call(q: str) -> bool:
+    """A call whose result is a Python value whatever its arguments: `len(t)`, `np.shape(t)`."""
+    if q in STATIC_CALLS:
+        return True
+    return q.startswith(METADATA_MODULES) and q.rsplit(".", 1)[-1] in METADATA_FUNCTIONS
