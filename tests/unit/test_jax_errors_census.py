@@ -80,4 +80,4 @@ def test_the_summary_counts_the_table():
     assert f"{len(ROWS)} rows" in text
     assert f"**{ruled} have a rule**" in text
     assert f"**{reasons} have a\nstated reason**" in text or f"**{reasons} have a stated reason**" in text
-    assert ", ".join(gaps) in text
+    assert ", ".join(gaps) in text if gaps else "no row is a gap" in text
