@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import runpy
 import sys
 import warnings
@@ -27,7 +28,7 @@ def first_line(exc: BaseException) -> str:
     if not text:
         return ""
     head = text[0] + (" " + text[1] if text[0].endswith(":") and len(text) > 1 else "")
-    return head[:240]
+    return re.sub(r"0x[0-9a-f]+", "0x...", head)[:240]  # object addresses change from run to run
 
 
 def run_one(path: pathlib.Path) -> str:
