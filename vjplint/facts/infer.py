@@ -89,6 +89,7 @@ class Evidence:
     key: bool = False  # the use is as a PRNG key
     may: bool = False  # says the value may be an array, never that it is one (caps the verdict at "maybe")
     unfixable: str = ""  # why the residual-plus-None fix cannot move the value (a non-pytree object)
+    traced_at: int = 0  # the line of a call of this module passing the slot a traced value (VJP104's call)
 
 
 @dataclass
@@ -746,7 +747,8 @@ def _traced_factor_evidence(model: FileModel, d: CustomDerivative, v: Verdict, p
     """A value the rules use only as a factor or in a comparison (`g * scale`, `x > thresh`: weak
     uses, one is enough here) that a caller of this module passes traced (what VJP104 reports at
     the call): it is an array as soon as that caller is traced, so the slot "may" hold one (the
-    evidence is capped at VJP102's level; the fix that moves it is unsafe). Not when anything
+    evidence is capped at VJP102's level, and carries the call's line: that call raises today, so
+    the fix that moves the value is safe, `traced_at`). Not when anything
     else, the name aside, says how the value is used or what it is; nor when several weak uses
     make the "maybe" already (its message lists them)."""
     if len(v.weak_uses) != 1 or any(not e.weak and not e.from_name for e in v.evidence):
@@ -769,7 +771,7 @@ def _traced_factor_evidence(model: FileModel, d: CustomDerivative, v: Verdict, p
         use = v.weak_uses[0]
         return [Evidence("array", 3, f"is used as a factor or in a comparison (`{use.reason}`, line {use.line}) and "
                                      f"receives a traced value at line {arg.lineno} ({reason})", arg.lineno,
-                         may=True)]
+                         may=True, traced_at=arg.lineno)]
     return []
 
 

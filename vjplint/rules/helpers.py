@@ -79,7 +79,10 @@ class NondiffVerdictRule(Rule):
         keyword = self.model.facts.nondiff_keyword(d, v.position)
         moved = tuple(x.position for x in verdicts if x.level == "array" or
                       (x.level == "maybe" and self.LEVEL == "maybe" and x.position == v.position))
-        applicability, why_not = residual_fix_offer(self.model, d, moved, confident)
+        # A call of this module passes the slot a traced value (VJP104 reports it): that call raises
+        # today, so moving the value is safe even though the slot's verdict is only "maybe".
+        proven = self.LEVEL == "maybe" and any(e.traced_at for e in v.evidence)
+        applicability, why_not = residual_fix_offer(self.model, d, moved, confident or proven)
         # A moved value becomes a traced residual: a use as a Python value would then fail.
         static_use = next((e for x in verdicts if x.position in moved for e in x.evidence
                            if e.from_usage and e.kind == "static"), None)

@@ -43,7 +43,9 @@ class NondiffMaybeArray(NondiffVerdictRule):
     intent is explicit.
 
     ## Fix safety
-    The residual-plus-None fix is always unsafe here: the evidence is weaker, so review it. It
+    The residual-plus-None fix is unsafe here (the evidence is weaker, so review it), except when
+    a call of this module passes the slot a traced value (the case VJP104 reports at the call):
+    that call raises today, and the message then says so without "may". It
     is not offered for the same reasons as VJP101's (rules in another file or shared, a rule
     also called or referenced outside `defvjp`, a moved parameter a `jax.jit` marks static...).
     """
@@ -92,6 +94,11 @@ total.defvjp(total_fwd, total_bwd)
 ''']
 
     def message(self, v: Verdict, keyword: str) -> str:
+        traced = next((e for e in v.evidence if e.traced_at), None)
+        if traced is not None:
+            return (f"`{v.name}` (position {v.position}) is in {keyword} and holds an array at line "
+                    f"{traced.traced_at}: it {traced.reason}, so JAX raises UnexpectedTracerError there; move it "
+                    f"to the residuals (bwd returns None for it)")
         evidence = v.best("array")
         against = v.contradictions()
         assert evidence is not None

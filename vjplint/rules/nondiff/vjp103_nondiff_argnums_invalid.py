@@ -26,7 +26,10 @@ class NondiffArgnumsInvalid(Rule):
       raises `TypeError` at every call; `True` acts as index 1;
     - an unknown name in `nondiff_argnames` is silently ignored.
 
-    `flax.nnx.custom_vjp` in its default mode (graph=True, graph_updates=True) refuses an nnx
+    `flax.nnx.custom_vjp` in its default mode (graph=True, graph_updates=True) refuses a position
+    given twice (`nondiff_argnums=(1, 1)`, or an int and a `DiffState` for one position):
+    `ValueError: argnum 1 is repeated in nondiff_argnums` when decorating (census row E53 of
+    `docs/facts/jax-errors.md`). It also refuses an nnx
     graph node (a Module, even one without arrays, a Variable, a State) in an int
     `nondiff_argnums` slot: `TypeError: Passing integers to nondiff_argnums for graph nodes
     arguments in custom_vjp is not supported.` at every call, eager included. Reported at a call
@@ -69,6 +72,8 @@ class NondiffArgnumsInvalid(Rule):
             self._linen_mdl(d, d.keywords["nondiff_argnums"])
         if d.api == "nnx" and d.mode == "default" and d.nondiff:
             self._nnx_graph_nodes(d)
+        if d.api == "nnx" and d.mode == "default" and "nondiff_argnums" in d.keywords:
+            self._nnx_repeated(d, d.keywords["nondiff_argnums"])
         if d.api != "jax":
             return  # measured on JAX's own validation; nnx and linen validate on their own
         if "nondiff_argnums" in d.keywords:
@@ -106,6 +111,24 @@ class NondiffArgnumsInvalid(Rule):
                                  f"arguments in custom_vjp is not supported.` at every call, eager included; "
                                  f"declare `{d.name}` with `graph_updates=False` (whose int slots accept graph "
                                  f"nodes) or pass it as a differentiable argument")
+
+    def _nnx_repeated(self, d: CustomDerivative, node: ast.expr) -> None:
+        """nnx's default mode refuses a position given twice (an int, or a `DiffState`'s argnum),
+        when decorating; JAX's own custom_vjp makes a set of them and does not mind."""
+        seen = set()
+        for element in node.elts if isinstance(node, (ast.Tuple, ast.List)) else []:
+            entry = element
+            if isinstance(element, ast.Call) and element.args and (
+                    self.model.index.qualname(element.func) or "").endswith("DiffState"):
+                entry = element.args[0]
+            index = constant_value(self.model.index, entry)
+            if type(index) is not int:
+                continue
+            if index in seen:
+                self.report(element, f"nondiff_argnums of {d.label} `{d.name}` gives position {index} twice: in "
+                                     f"nnx's default mode flax raises `ValueError: argnum {index} is repeated in "
+                                     f"nondiff_argnums` when decorating; give each position once")
+            seen.add(index)
 
     def _argnums(self, d: CustomDerivative, node: ast.expr) -> None:
         value = constant_value(self.model.index, node)

@@ -12,13 +12,17 @@ from vjplint.model.semantic import constant_value
 class DefjvpsWithNondiff(Rule):
     """## What it does
     Flags `f.defjvps(...)` on a `jax.custom_jvp` created with `nondiff_argnums` (or
-    `nondiff_argnames` naming one of its parameters).
+    `nondiff_argnames` naming one of its parameters), and on an `equinox.filter_custom_jvp`.
 
     ## Why is this bad?
     `defjvps` (one tangent function per argument) does not support nondiff arguments, and says
     so when it is called, typically at import time:
 
         TypeError: Can't use ``defjvps`` with ``nondiff_argnums``.
+
+    `equinox.filter_custom_jvp` has no `defjvps` at all: equinox raises `NotImplementedError:
+    `equinox.filter_custom_jvp.defjvps` is not implemented` at the call (census row E57 of
+    `docs/facts/jax-errors.md`); it is flagged too.
 
     ## Example
     ```python
@@ -82,6 +86,18 @@ mul.defjvps(lambda x_dot, out, x, y: x_dot * y, lambda y_dot, out, x, y: x * y_d
                               f"raises TypeError \"Can't use ``defjvps`` with ``nondiff_argnums``.\" at this "
                               f"call. Register one rule with `{d.name}.defjvp`, taking the nondiff values "
                               f"first: `(nondiff..., primals, tangents)`")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        """`f.defjvps` on an `equinox.filter_custom_jvp` (which the model does not take as a
+        registration: equinox registers with `def_jvp`)."""
+        if node.attr != "defjvps":
+            return
+        d = self.model.facts.derivative_named(node.value)
+        if d is None or d.api != "equinox":
+            return
+        self.report(node, f"`{self.quote(node, 40)}` on {d.label} `{d.name}`: equinox does not implement "
+                          f"`defjvps` and raises NotImplementedError at this call; register one rule with `@{d.name}.def_jvp`, "
+                          f"`def rule(primals, tangents, **kwargs)` returning `(out, t_out)`")
 
     def _nondiff_evidence(self, d: CustomDerivative) -> Optional[str]:
         """A description of d's nondiff arguments when JAX's set is provably non-empty."""

@@ -5,7 +5,7 @@ from typing import Set
 
 from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
-from vjplint.facts.structure import ARRAY, describe, fwd_outputs, primal_structure, registered_here
+from vjplint.facts.structure import ARRAY, ELEMENT, describe, fwd_outputs, primal_structure, registered_here
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 
@@ -14,7 +14,8 @@ class FwdOutStructure(Rule):
     """## What it does
     Flags a custom_vjp fwd rule whose primal output (the first element of the pair it returns)
     has another structure than what the decorated function returns: one array where the primal
-    returns a tuple of N, or a tuple of M where it returns a tuple of N. Structures are read
+    returns a tuple of N, a tuple of M where it returns a tuple of N, or a tuple where it returns
+    one array (`return (y,), res`; census row E16 of `docs/facts/jax-errors.md`). Structures are read
     from the values vjplint infers (tuple literals, names bound to them, calls of module
     functions, elements unpacked from the primal's own result); where they are not shown the
     rule stays silent. An element taken from the primal's own tuple result (`out, (s, m) = f(x)`,
@@ -132,15 +133,18 @@ f.defvjp(f_fwd, f_bwd)
                     continue
                 if got[0] != ARRAY and expected[0] != ARRAY and got[1] == expected[1]:
                     continue  # tuple vs list of the same length: VJP319
-                if expected[0] == ARRAY:
-                    continue  # a container where the primal returns one array: not measured
+                if expected[0] == ARRAY and got[0] == ELEMENT:
+                    continue  # an element of the primal's own result is then an array too
                 self._seen.add(out.node)
+                plain = (f"a plain `grad` sees fwd's {describe(got)} as `{d.name}`'s output instead (`Gradient only "
+                         f"defined for scalar-output functions`, or other values downstream)"
+                         if expected[0] == ARRAY else
+                         f"a plain `grad` silently changes `{d.name}`'s output (indexing it then gives other values)")
                 self.report(out.node, f"{rule_label(fwd, 'fwd')} returns {describe(got)} as its primal output "
                                       f"({out.why}), but {why_primal}, {describe(expected)}: JAX needs fwd's first "
                                       f"element to have the decorated function's output structure, so "
                                       f"`grad(jit({d.name}))` raises `TypeError: Custom VJP fwd rule ... must "
                                       f"produce a pair ... (equal to the output of the custom_vjp-decorated "
-                                      f"function {d.name})` and a plain `grad` silently changes `{d.name}`'s output "
-                                      f"(indexing it then gives other values); return the full output "
+                                      f"function {d.name})` and {plain}; return the full output "
                                       f"({describe(expected)}) as the first element, or decorate a function that "
                                       f"returns only what you differentiate")

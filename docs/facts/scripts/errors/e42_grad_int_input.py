@@ -1,0 +1,20 @@
+"""E42: grad of a custom_vjp function with respect to an integer argument."""
+import jax
+import jax.numpy as jnp
+
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+
+def f_fwd(x):
+    return f(x), x
+
+
+def f_bwd(x, g):
+    return (jnp.cos(x) * g,)
+
+
+f.defvjp(f_fwd, f_bwd)
+jax.grad(f)(1)

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import ast
+from typing import Set
+
+from vjplint.diagnostics import Severity
+from vjplint.facts.contract import LIST, NONE, TUPLE, primal_output, structure, through_wrapper
+from vjplint.model.file_model import CustomDerivative, RuleFunction
+from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
+
+
+class JvpPrimalOutStructure(Rule):
+    """## What it does
+    Flags a `jax.custom_jvp` rule whose primal output (the first element of the pair it returns)
+    has another container structure than what the decorated function returns: a 1-tuple
+    `(y,)` where the function returns one array `y`, one array where it returns a tuple, a
+    tuple of another length. Structures are read as `VJP333` reads them (literals, names bound
+    once, helpers, calls of the function itself, arithmetic on arrays:
+    `vjplint/facts/contract.py`); a tuple against a list of the same length, and anything the
+    code does not show, stay silent.
+
+    ## Why is this bad?
+    The rule's primal output replaces the function's output under every transformation, so it
+    must have the function's structure. Measured on JAX 0.10.2
+    (`docs/facts/scripts/errors/e06_jvp_primal_tree.py`, census row E06 of
+    `docs/facts/jax-errors.md`): when the function was traced before the rule (`grad(jit(f))`,
+    `checkpoint`, a `scan` body) JAX raises
+
+        TypeError: Custom JVP rule f_jvp for function f must produce a pair (list or tuple of
+        length two) where the first element represents the primal output (equal in value to the
+        output of the custom_jvp-decorated function f, and in particular of the same
+        container/pytree structure), ...
+
+    and otherwise the wrong structure silently becomes the function's output under `jvp` and
+    `grad` (a scalar function then gives `grad` a tuple: "Gradient only defined for
+    scalar-output functions").
+
+    ## Example
+    ```python
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return (jnp.sin(x),), (jnp.cos(x) * t,)   # f returns one array
+    ```
+
+    ## Use instead
+    ```python
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return jnp.sin(x), jnp.cos(x) * t
+    ```
+
+    ## Fix safety
+    No fix: either the rule or the function must change, and the tangent follows.
+    """
+
+    CODE = "VJP338"
+    NAME = "jvp-primal-out-structure"
+    SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_jvp",)
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    return jnp.sin(x)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return (jnp.sin(x),), (jnp.cos(x) * t,)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    return jnp.sin(x)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return jnp.sin(x), jnp.cos(x) * t
+''']
+
+    def check(self) -> None:
+        self._done: Set[ast.AST] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind != "jvp" or d.api != "jax":
+            return
+        expected = primal_output(self.model, d)
+        if expected is None or expected.kind == NONE:
+            return
+        for reg in d.registrations:
+            if reg.method != "defjvp":
+                continue
+            for rule in reg.rules:
+                if rule.node is None or rule.is_none or rule.node in self._done:
+                    continue
+                self._done.add(rule.node)
+                self._check_rule(d, rule, expected)
+
+    def _check_rule(self, d: CustomDerivative, rule: RuleFunction, expected) -> None:
+        assert rule.node is not None
+        fn = through_wrapper(self.model, rule.node)
+        for _, value in self.model.facts.returns_of(fn):
+            if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != 2 or \
+                    any(isinstance(e, ast.Starred) for e in value.elts):
+                continue
+            primal_expr = value.elts[0]
+            got = structure(self.model, d, primal_expr, fn, {})
+            if got is None or got.kind == NONE or got.same_as(expected):
+                continue
+            if got.kind in (TUPLE, LIST) and expected.kind in (TUPLE, LIST) and got.length == expected.length:
+                continue  # a list for a tuple of the same length: not claimed
+            evidence = f" ({expected.why})" if expected.why and expected.why != "a literal" else ""
+            name = getattr(rule.called, "name", "<lambda>")
+            self.report(primal_expr, (
+                f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns the primal output "
+                f"`{self.quote(primal_expr, 50)}`, {got.describe()}, but `{d.name}` returns "
+                f"{expected.describe()}{evidence}: the rule's primal output replaces the function's output, so "
+                f"`jax.grad(jax.jit({d.name}))` raises TypeError \"Custom JVP rule {name} for function {d.name} "
+                "must produce a pair ... of the same container/pytree structure\" and `jvp`/`grad` otherwise "
+                f"give `{d.name}` that structure; return the output with the function's structure "
+                f"({expected.describe()}), and a tangent like it"))

@@ -1,0 +1,219 @@
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Optional, Set
+
+from vjplint.diagnostics import Severity
+from vjplint.facts.linearity import Linearity
+from vjplint.model.file_model import CustomDerivative, RuleFunction
+from vjplint.model.semantic import FunctionNode
+from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
+
+# Reading these gives Python values even on a tracer.
+STATIC_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "aval", "weak_type", "sharding"})
+STATIC_CALLS = frozenset({"builtins.len", "builtins.type", "builtins.isinstance", "builtins.id",
+                          "builtins.callable", "builtins.hasattr", "builtins.getattr"})
+# NumPy/jax.numpy functions that read only metadata and return Python values (`np.shape(t)`).
+METADATA_FUNCTIONS = frozenset({"shape", "ndim", "size", "result_type", "iscomplexobj", "isrealobj", "isscalar",
+                                "issubdtype", "broadcast_shapes", "promote_types", "can_cast", "finfo", "iinfo",
+                                "typeof", "get_aval"})
+METADATA_MODULES = ("numpy.", "jax.numpy.", "jax.core.", "jax.dtypes.", "jax._src.")
+# Python conversions that ask a value for a concrete scalar.
+CONVERSIONS = frozenset({"builtins.bool", "builtins.float", "builtins.int", "builtins.complex"})
+CONCRETE_METHODS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__"})
+
+
+class JvpRuleBranchesOnTangent(Rule):
+    """## What it does
+    Flags a `jax.custom_jvp` rule that turns a value computed from its tangents into a Python
+    value: an `if`, `while`, `assert`, conditional expression or `and`/`or` testing it, or
+    `bool()`, `float()`, `int()`, `.item()` of it (`if t == 0: return out, t`). Reading a
+    tangent's metadata (`t.shape`, `t.dtype`, `len(t)`), its type (`isinstance(t, SymbolicZero)`,
+    `type(t) is SymbolicZero`) or testing `t is None` gives Python values and is not reported;
+    neither are tests of the primals alone (a primal is concrete under eager `jax.grad`).
+    Helpers of the same module the rule passes a tangent to are followed (one level).
+
+    ## Why is this bad?
+    Under `jax.grad` (and `jacrev`, `value_and_grad`, `linearize`, and anything under `jit` or
+    `vmap`) JAX calls the rule with tracers for tangents, even when the primals are concrete:
+    converting one to a Python bool raises `TracerBoolConversionError` (`float()` raises
+    `ConcretizationTypeError`). Eager `jax.jvp` passes concrete tangents, so the rule passes a
+    forward-mode test and fails in the first gradient. Measured on JAX 0.10.2
+    (`docs/facts/scripts/errors/e39_jvp_rule_bool_on_tangent.py`, census row E39 of
+    `docs/facts/jax-errors.md`): `jax.grad` raises `TracerBoolConversionError: Attempted boolean
+    conversion of traced array with shape bool[]`.
+
+    ## Example
+    ```python
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        if t == 0:
+            return f(x), t
+        return f(x), jnp.sign(x) * t
+    ```
+
+    ## Use instead
+    ```python
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return f(x), jnp.sign(x) * t     # a zero tangent needs no special case
+    ```
+    (use `jnp.where` or `lax.cond` where a value must be selected, or `symbolic_zeros=True`
+    with `type(t) is SymbolicZero` to skip work for tangents JAX knows are zero).
+
+    ## Fix safety
+    No fix: what the branch meant (a zero shortcut, a clip, a mode switch) decides the rewrite.
+    """
+
+    CODE = "VJP335"
+    NAME = "jvp-rule-branches-on-tangent"
+    SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_jvp",)
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    return jnp.abs(x)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    if t == 0:
+        return f(x), t
+    return f(x), jnp.sign(x) * t
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_jvp
+def f(x):
+    return jnp.abs(x)
+
+@f.defjvp
+def f_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    if t.ndim == 0 and x.shape == ():
+        return f(x), jnp.sign(x) * t
+    return f(x), jnp.sign(x) * t
+''']
+
+    def check(self) -> None:
+        self._done: Set[ast.AST] = set()
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        for _, rule in self.model.facts.jvp_rules(d):
+            if rule.node is not None and rule.node not in self._done:
+                self._done.add(rule.node)
+                self._check_rule(d, rule, rule.node)
+
+    def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode) -> None:
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][rule.bound_positional:]
+        if len(params) < 2 or fn.args.vararg is not None:
+            return
+        label = rule_label(rule, "jvp rule")
+        label = label if label.startswith("the ") else f"the {label}"
+        checker = Linearity(self, fn, params[-1])
+        found = list(self._concrete_tests(checker, fn, 0, frozenset({fn})))
+        inner = {sub for test, *_ in found for sub in ast.walk(test) if sub is not test}
+        for test, how, value, where in found:
+            if test in inner:  # `t == 0` inside `if t == 0 and x > 0`: one report, the whole test
+                continue
+            self.report(test, (
+                f"{label} of `{d.name}`{where} {how} `{self.quote(value, 40)}`, computed from its tangents: "
+                "under `jax.grad` (and `jit`, `vmap`) the tangents are tracers even when the primals are "
+                "concrete, and converting one to a Python value raises `TracerBoolConversionError` "
+                "(`ConcretizationTypeError` for `float()`/`int()`); eager `jax.jvp` passes concrete tangents, "
+                "so only forward-mode tests pass. Compute on the value (`jnp.where`, `lax.cond`) or drop the "
+                "special case"))
+
+    def _concrete_tests(self, checker: Linearity, fn: FunctionNode, depth: int,
+                        active: frozenset) -> Iterator[tuple]:
+        """(node, how, value, where) for each place of `fn` that asks a tangent-computed value for a
+        Python value: the node reported, the words for what it does, the value converted, and where
+        (a helper) when not in the rule itself."""
+        for node in self.model.facts.own_nodes(fn):
+            for test, how in _tests_of(node):
+                if self._depends(checker, test, 0):
+                    yield test, how, test, ""
+            if isinstance(node, ast.Call):
+                q = self.model.index.qualname(node.func)
+                args = [a for a in node.args if not isinstance(a, ast.Starred)]
+                if q in CONVERSIONS and len(args) == 1 and self._depends(checker, args[0], 0):
+                    yield node, f"calls `{q.split('.')[-1]}()` on", args[0], ""
+                elif (isinstance(node.func, ast.Attribute) and node.func.attr in CONCRETE_METHODS
+                      and not args and self._depends(checker, node.func.value, 0)):
+                    yield node, f"calls `.{node.func.attr}()` on", node.func.value, ""
+                elif depth < 1:
+                    yield from self._through_helper(checker, node, args, depth, active)
+
+    def _through_helper(self, checker: Linearity, call: ast.Call, args: List[ast.expr], depth: int,
+                        active: frozenset) -> Iterator[tuple]:
+        helper = self._helper(call)
+        if helper is None or helper in active or helper.args.vararg is not None:
+            return
+        names = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]
+        given = {names[i] for i, a in enumerate(args) if i < len(names) and self._depends(checker, a, 0)}
+        if not given:
+            return
+        inner = Linearity(self, helper, "", given=given, active=active | {helper})
+        for test, how, value, _ in self._concrete_tests(inner, helper, depth + 1, active | {helper}):
+            yield test, how, value, f", through `{helper.name}` (called with a tangent at line {call.lineno}),"
+
+    def _helper(self, call: ast.Call) -> Optional[ast.FunctionDef]:
+        """A module-level def the call names directly."""
+        if not isinstance(call.func, ast.Name):
+            return None
+        for node in self.model.module.body:
+            if isinstance(node, ast.FunctionDef) and node.name == call.func.id:
+                return node
+        return None
+
+    def _depends(self, checker: Linearity, expr: ast.expr, depth: int) -> bool:
+        """Whether `expr`'s value (not only its metadata) is computed from a tangent."""
+        if depth > 12:
+            return False
+        if isinstance(expr, ast.Name):
+            if expr.id in checker.tangents or expr.id == checker.param:
+                return True
+            values = checker.values.get(expr.id) or []
+            return any(v is not None and not isinstance(v, ast.Constant) and self._depends(checker, v, depth + 1)
+                       for v in values)
+        if isinstance(expr, ast.Attribute):
+            return expr.attr not in STATIC_ATTRS and self._depends(checker, expr.value, depth + 1)
+        if isinstance(expr, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops):
+            return False
+        if isinstance(expr, ast.Call) and _static_call(self.model.index.qualname(expr.func) or ""):
+            return False
+        if isinstance(expr, (ast.Lambda, ast.FunctionDef)):
+            return False
+        return any(self._depends(checker, child, depth + 1) for child in ast.iter_child_nodes(expr)
+                   if isinstance(child, ast.expr))
+
+
+def _tests_of(node: ast.AST) -> Iterator[tuple]:
+    """The expressions Python converts to bool at `node`, with how the message says it."""
+    if isinstance(node, (ast.If, ast.While)):
+        yield node.test, f"branches with `{'if' if isinstance(node, ast.If) else 'while'}` on"
+    elif isinstance(node, ast.IfExp):
+        yield node.test, "branches (`... if ... else ...`) on"
+    elif isinstance(node, ast.Assert):
+        yield node.test, "asserts"
+    elif isinstance(node, ast.BoolOp):
+        for value in node.values[:-1]:
+            yield value, f"tests (`{'and' if isinstance(node.op, ast.And) else 'or'}`)"
+    elif isinstance(node, ast.comprehension):
+        for cond in node.ifs:
+            yield cond, "filters a comprehension on"
+
+
+def _static_call(q: str) -> bool:
+    """A call whose result is a Python value whatever its arguments: `len(t)`, `np.shape(t)`."""
+    if q in STATIC_CALLS:
+        return True
+    return q.startswith(METADATA_MODULES) and q.rsplit(".", 1)[-1] in METADATA_FUNCTIONS
