@@ -87,8 +87,10 @@ def test_fwd_out_structure_needs_a_shown_primal():
     helper = VJP.format(primal="_outputs(x)", body="a, b = f(x)", out="a").replace(
         "@jax.custom_vjp", "def _outputs(x):\n    return tuple(x for _ in range(2))\n\n@jax.custom_vjp")
     assert where(helper, "VJP318") == []
+    # A container where the primal returns one array: grad(jit(f)) raises JAX's "must produce a
+    # pair" TypeError (census row E16, docs/facts/jax-errors.md), so VJP318 claims it at fwd's return.
     array_primal = VJP.format(primal="jnp.sin(x)", body="y = jnp.sin(x)", out="(y, y)")
-    assert where(array_primal, "VJP318") == []  # a container for one array is not claimed
+    assert where(array_primal, "VJP318") == [(8, 12)]
 
 
 def test_a_redefined_name_registers_its_own_definition():
