@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional
 
-from vjplint.diagnostics import Severity
+from vjplint.diagnostics import DroppedCotangent, Severity
 from vjplint.facts.dependence import (PrimalFlow, differentiated_at_call, evidently_not_differentiated,
                                       zero_cotangent)
 from vjplint.facts.contract import slot_of
@@ -191,7 +191,8 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
                 f"check, so the gradient with respect to `{param}`, and of everything upstream that `{param}` is "
                 f"computed from (jax-ml/jax#17496), may be silently zero.{nested} Return its cotangent; if "
                 f"`{param}` is an integer array or is never differentiated, keep it and silence this with "
-                f"`# noqa: VJP602`"))
+                f"`# noqa: VJP602`"),
+                evidence=DroppedCotangent(name, d.name, (param,), "none" if shown == "`None`" else "zero", "output"))
 
     def _bwd_evidence(self, d: CustomDerivative, bwd: FunctionNode, bwd_name: Optional[str], param: str,
                       diff: List[str], slot: ast.expr, all_zero: bool, strong: bool = False, used: bool = False,
@@ -216,15 +217,16 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         shown = "`None`" if isinstance(slot, ast.Constant) and slot.value is None else f"`{self.quote(slot, 30)}`"
         if why.startswith("the bwd's cotangent") and len(diff) > 1:
             what = f"returns {shown} for every input ({', '.join(f'`{p}`' for p in diff)})"
-            target = "every input of `" + d.name + "`"
+            target, dropped = "every input of `" + d.name + "`", tuple(diff)
         else:
             what = f"returns {shown} for `{param}`"
-            target = f"`{param}`"
+            target, dropped = f"`{param}`", (param,)
         self.report(slot, (
             f"bwd `{name}` of `{d.name}` {what}, but {why}: JAX takes None as a zero cotangent without a check, "
             f"so the gradient with respect to {target} may be silently zero. Return the cotangent; if a zero "
             f"gradient is meant, say so with `jax.lax.stop_gradient` in the primal or silence this with "
-            f"`# noqa: VJP602`"))
+            f"`# noqa: VJP602`"),
+            evidence=DroppedCotangent(name, d.name, dropped, "none" if shown == "`None`" else "zero", "bwd"))
         return True
 
     def _dead_value(self, d: CustomDerivative, bwd: FunctionNode, bwd_name: Optional[str], diff: List[str],
@@ -252,7 +254,9 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             f"`{name}`, computed from the cotangent `{params[-1]}` (`{self.quote(stmt, 50)}`), reaches none of its "
             f"returns: it may be the cotangent meant for {'it' if len(zs) == 1 else 'one of them'}. JAX takes None as "
             f"a zero cotangent without a check, so the gradient may be silently zero. Return the cotangent; if a "
-            f"zero gradient is meant, drop the unused computation or silence this with `# noqa: VJP602`"))
+            f"zero gradient is meant, drop the unused computation or silence this with `# noqa: VJP602`"),
+            evidence=DroppedCotangent(bwd_name or getattr(bwd, 'name', '<lambda>'), d.name, tuple(diff[i] for i in zs),
+                                      "none" if shown == "`None`" else "zero", "dead"))
         return True
 
     def _bwd_owners(self) -> Dict[ast.AST, List[CustomDerivative]]:
