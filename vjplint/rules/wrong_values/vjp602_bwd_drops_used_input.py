@@ -7,7 +7,7 @@ from vjplint.diagnostics import DroppedCotangent, Severity
 from vjplint.facts.dependence import (PrimalFlow, differentiated_at_call, evidently_not_differentiated,
                                       zero_cotangent)
 from vjplint.facts.contract import slot_of
-from vjplint.facts.rule_evidence import dead_cotangent_value, dropped_cotangent
+from vjplint.facts.rule_evidence import dead_cotangent_value, dropped_cotangent, passed_to_bwd, returns_a_value
 from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
@@ -202,12 +202,10 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         cotangent never read while every input gets a zero, residuals fwd saves never read (only
         where the primal's output shows it depends on `param`: `used`). A
         warning that says "may": a zero gradient can be a design (a stop-gradient)."""
-        nondiff = self.model.facts.nondiff_positions(d)
-        params = [a.arg for a in bwd.args.posonlyargs + bwd.args.args][bound:]  # what JAX passes
-        if nondiff is None or bwd.args.vararg or len(params) != len(nondiff) + 2:
+        params = passed_to_bwd(bwd, self.model.facts.nondiff_positions(d), bound)  # what JAX passes
+        if params is None:
             return False
-        if d.primal is None or not any(r.value is not None and not (isinstance(r.value, ast.Constant) and r.value.value is None)
-                                       for r in self.model.facts.returns_of(d.primal)):
+        if not returns_a_value(self.model, d.primal):
             return False  # the primal returns None (a stub `...`): there is no gradient to lose
         why = dropped_cotangent(self.model, bwd, param, tuple(diff), params[-1], params[-2], all_zero,
                                 strong=strong, used=used)
@@ -235,9 +233,8 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         return (`rule_evidence.dead_cotangent_value`): the use, not a name, shows a cotangent
         was dropped. With several zero slots a name (`dq` for `q`) picks one; else all are named."""
         assert d.primal is not None
-        nondiff = self.model.facts.nondiff_positions(d)
-        params = [a.arg for a in bwd.args.posonlyargs + bwd.args.args][bound:]
-        if nondiff is None or bwd.args.vararg or len(params) != len(nondiff) + 2:
+        params = passed_to_bwd(bwd, self.model.facts.nondiff_positions(d), bound)
+        if params is None:
             return False
         zs = [i for i, p in enumerate(diff) if zero[i] and not self._not_differentiated(d.primal, sig, p)]
         dead = dead_cotangent_value(self.model, bwd, params[-1]) if zs else None
