@@ -21,8 +21,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from vjplint.plans.residual_plan import (Plan, Refusal, _is_generator, check_derivative, check_not_partial,
-                                         check_not_static, loc_of, plan_rules)
+from vjplint.plans.residual_plan import (Plan, Refusal, check_bound_once, check_derivative, check_distinct,
+                                         check_not_generator, check_not_partial, check_not_static, loc_of, plan_rules,
+                                         shared_with)
 from vjplint.diagnostics import FixContext, FixPlan, Rewrite
 from vjplint.fixes.apply import _return_annotations
 from vjplint.fixes.edits import diff_edits
@@ -159,8 +160,7 @@ def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequ
             used.setdefault(path, []).append((role, function.name, verb))
     (fwd, fwd_model, fwd_path), (bwd, bwd_model, bwd_path) = resolved["fwd"], resolved["bwd"]
     assert fwd.node is not None and bwd.node is not None
-    if fwd.node is bwd.node:
-        raise Refusal("fwd and bwd are the same function")
+    check_distinct(fwd.node, bwd.node)
     check_not_static(model, d, moved, sig)
     elsewhere = sorted({str(p) for _, _, p in resolved.values() if p != primal})
     unsafe: List[str] = [f"fwd/bwd are defined in {', '.join(elsewhere)}; callers outside this run's files "
@@ -187,8 +187,7 @@ def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: C
         if isinstance(rule.node, ast.Lambda) or not rule.name:
             raise Refusal(f"{role} is a lambda beside a rule from another file")
         _check_only_registered(model, rule.name, registration, f"{role} `{rule.name}`", changes, attributes=True)
-        if len(model.index.lookup(rule.name, model.index.scope_of(rule.expr))) > 1:
-            raise Refusal(f"{role} `{rule.name}` is bound more than once, so it is unclear which one to rewrite")
+        check_bound_once(role, rule.name, len(model.index.lookup(rule.name, model.index.scope_of(rule.expr))))
         return rule, model, primal, _uses_in_other_files(run, rule.name, primal, primal)
     if not isinstance(rule.expr, (ast.Name, ast.Attribute)):
         raise Refusal(f"{role} is not a name this tool can follow")
@@ -208,8 +207,7 @@ def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: C
     if len(bindings) != 1 or bindings[0].kind != "def":
         raise Refusal(f"{role} `{name}` is not a function defined once at the top level of {path}")
     node = bindings[0].node
-    if _is_generator(node):
-        raise Refusal(f"{role} is a generator")
+    check_not_generator(role, node)
     if any(isinstance(n.ctx, ast.Load) for n in other.index.names(name)) or other.index.attributes(name):
         raise Refusal(f"{role} `{name}` is also used in {path}, and the rewrite changes {changes}")
     if isinstance(rule.expr, ast.Name):
@@ -219,7 +217,7 @@ def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: C
     for other_d in model.derivatives:
         if other_d is not d and any(r is not None and r.expr is not None and model.index.qualname(r.expr) == qualname
                                     for r in (other_d.rule("fwd"), other_d.rule("bwd"))):
-            raise Refusal(f"fwd/bwd are shared with `{other_d.name}`, which would break")
+            raise shared_with(other_d)
     return RuleFunction(rule.expr, node, name), other, path, _uses_in_other_files(run, name, path, primal)  # type: ignore[arg-type]
 
 

@@ -150,6 +150,27 @@ def check_not_partial(role: str, rule: RuleFunction) -> None:
         raise Refusal(f"{role} is a functools.partial")
 
 
+# The refusals about a resolved fwd or bwd, for the rule wherever it is defined (this file or,
+# for vjplint.fixes.cross_plan, another of the run).
+def check_bound_once(role: str, name: str, bindings: int) -> None:
+    if bindings > 1:
+        raise Refusal(f"{role} `{name}` is bound more than once, so it is unclear which one to rewrite")
+
+
+def check_not_generator(role: str, node: ast.AST) -> None:
+    if not isinstance(node, ast.Lambda) and _is_generator(node):
+        raise Refusal(f"{role} is a generator")
+
+
+def check_distinct(fwd: ast.AST, bwd: ast.AST) -> None:
+    if fwd is bwd:
+        raise Refusal("fwd and bwd are the same function")
+
+
+def shared_with(other: CustomDerivative) -> Refusal:
+    return Refusal(f"fwd/bwd are shared with `{other.name}`, which would break")
+
+
 def check_not_static(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...], sig: Signature) -> None:
     """Refuses when a moved argument is marked static where the primal is jitted (in `model`)."""
     static = _jit_static(model, d, moved)
@@ -166,14 +187,10 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
             raise Refusal(_unresolved(model, role, rule))
         check_not_partial(role, rule)
         if isinstance(rule.expr, ast.Name):
-            bindings = model.index.lookup(rule.expr.id, model.index.scope_of(rule.expr))
-            if len(bindings) > 1:
-                raise Refusal(f"{role} `{rule.expr.id}` is bound more than once, so it is unclear which one to rewrite")
-        if not isinstance(rule.node, ast.Lambda) and _is_generator(rule.node):
-            raise Refusal(f"{role} is a generator")
+            check_bound_once(role, rule.expr.id, len(model.index.lookup(rule.expr.id, model.index.scope_of(rule.expr))))
+        check_not_generator(role, rule.node)
     assert fwd.node is not None and bwd.node is not None
-    if fwd.node is bwd.node:
-        raise Refusal("fwd and bwd are the same function")
+    check_distinct(fwd.node, bwd.node)
     for other in model.rule_owners(fwd.node, bwd.node):
         if other is d:
             continue
@@ -181,7 +198,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
             r = other.rule(role)
             r = r.as_registered() if r is not None else None
             if r is not None and r.node is not None and r.node in (fwd.node, bwd.node):
-                raise Refusal(f"fwd/bwd are shared with `{other.name}`, which would break")
+                raise shared_with(other)
     for role, rule in (("fwd", fwd), ("bwd", bwd)):
         if rule.name and _referenced_elsewhere(model, rule, registration.node):
             changes = "what it returns" if role == "fwd" else "its parameters"
