@@ -153,3 +153,14 @@ def test_a_fixable_finding_carries_no_refusal() -> None:
     text = text.replace("return g * scale", "return (g * scale,)")
     (d,) = _only("VJP101", text)
     assert d.fix is not None and d.evidence is None and "no automatic fix" not in d.message
+
+
+def test_evidence_survives_the_result_cache() -> None:
+    """A finding revived from the result cache carries its evidence (a cross-module run reads it
+    from cached outcomes, vjplint.cli.fix_cross)."""
+    from vjplint.batch.cache import _allowed, decode, encode
+
+    (d,) = _only("VJP602", BWD_DROPS)
+    (back,) = decode(encode([d]), _allowed())
+    assert back.evidence == DroppedCotangent("scale_bwd", "scale", ("y",), "none", "output")
+    assert back == d
