@@ -127,6 +127,46 @@ class Fix:
         return replace(self, edits=edits)
 
 
+# -- what a rule found, as data another rule, a fix or the run reads (never its message's words) ----
+@dataclass(frozen=True)
+class Evidence:
+    """A typed account of a finding, attached by the rule beside its message
+    (`Diagnostic.evidence`): what a fix that predicts the rule's finding on its rewrite, or a later
+    stage of the run, reads. Output formats never show it; the result cache keeps it."""
+
+
+@dataclass(frozen=True)
+class DroppedCotangent(Evidence):
+    """VJP602: bwd `bwd` of custom_vjp `function` returns `None` or a zero (`returned`: "none" or
+    "zero") for `params`, which the primal's output depends on (`why`: "output") or for which the
+    bwd's own code shows a cotangent was meant ("bwd": a local, a residual or the cotangent never
+    read; "dead": a value computed from the cotangent that reaches no return)."""
+
+    bwd: str
+    function: str
+    params: Tuple[str, ...]
+    returned: str
+    why: str
+
+
+@dataclass(frozen=True)
+class NoneTangentRule(Evidence):
+    """VJP609: `function.defjvps(...)` gives `None` as the tangent rule for `param`, which the
+    primal's output depends on."""
+
+    function: str
+    param: str
+
+
+@dataclass(frozen=True)
+class NoAutomaticFix(Evidence):
+    """A finding offered without a fix, and why (`reason`); its message says so after its first
+    `head` characters (the part a later stage may replace, vjplint.cli.fix_cross)."""
+
+    reason: str
+    head: int
+
+
 @dataclass
 class Diagnostic:
     code: str
@@ -139,6 +179,7 @@ class Diagnostic:
     fix: Optional[Fix] = None
     noqa_row: Optional[int] = None
     cell: Optional[int] = None  # a notebook's 1-based cell number: rows are then the cell's (vjplint.syntax.notebook)
+    evidence: Optional[Evidence] = None  # what the rule found, as data (never shown: output formats read the message)
 
     @property
     def fixable(self) -> bool:

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.lint_imports import REGISTRY, registry_edges, with_registry_edges
 from tests.conftest import ROOT
 
-# Layer cli: runs import-linter's command in a subprocess.
+# Layer cli: runs import-linter's command in a subprocess, on grimp's graph plus the rule registry's
+# run-time edges (tests/cli/lint_imports.py: the registry loads each rule module with importlib).
 
-LINT_IMPORTS = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
-                "sys.exit(lint_imports_command())", "--no-cache"]
+LINT_IMPORTS = [sys.executable, str(ROOT / "tests" / "cli" / "lint_imports.py"), "--no-cache"]
 
 
 def _lint_imports(root: Path) -> subprocess.CompletedProcess:
@@ -35,18 +36,25 @@ def test_the_layers_contract_is_kept() -> None:
     assert "Contracts: 2 kept, 0 broken." in proc.stdout
 
 
-@pytest.mark.parametrize("module, statement, upward", [
-    # a module-level import from the syntax layer up into the engine
-    ("vjplint/syntax/source.py", "from vjplint.lint.engine import lint_source\n", "vjplint.syntax is not allowed to import vjplint.lint"),
+@pytest.mark.parametrize("module, statement, upward, summary", [
+    # a module-level import from the syntax layer up into the engine (which loads the registry, so every
+    # family reading the syntax layer now reaches every other one too)
+    ("vjplint/syntax/source.py", "from vjplint.lint.engine import lint_source\n", "vjplint.syntax is not allowed to import vjplint.lint",
+     "Contracts: 0 kept, 2 broken."),
     # a function-level import (the kind that hid the old cycle) from the facts up into the rules
     ("vjplint/facts/loops.py", "\n\ndef _upward():\n    from vjplint.rules.registry import all_rules\n    return all_rules\n",
-     "vjplint.facts is not allowed to import vjplint.rules"),
+     "vjplint.facts is not allowed to import vjplint.rules", "Contracts: 0 kept, 2 broken."),
     # one rule family reading another's module (what two families share goes to vjplint/facts/)
     ("vjplint/rules/order/vjp334_rule_order_by_name.py",
      "from vjplint.rules.structure.vjp333_jvp_tangent_structure import JvpTangentStructure\n",
-     "vjplint.rules.order is not allowed to import vjplint.rules.structure"),
+     "vjplint.rules.order is not allowed to import vjplint.rules.structure", "Contracts: 1 kept, 1 broken."),
+    # a rule reaching every other rule through the registry (an edge only the registry's importlib makes)
+    ("vjplint/rules/order/vjp334_rule_order_by_name.py",
+     "\n\ndef _other_rule(code):\n    from vjplint.rules.registry import all_rules\n    return all_rules()[code]\n",
+     "vjplint.rules.order is not allowed to import vjplint.rules.structure", "Contracts: 1 kept, 1 broken."),
 ])
-def test_an_upward_import_breaks_the_contract(tmp_path: Path, module: str, statement: str, upward: str) -> None:
+def test_an_upward_import_breaks_the_contract(tmp_path: Path, module: str, statement: str, upward: str,
+                                              summary: str) -> None:
     root = _copy(tmp_path)
     target = root / module
     text = target.read_text(encoding="utf-8")
@@ -57,15 +65,37 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path, module: str, state
         target.write_text(head + "\n" + statement + "from " + rest, encoding="utf-8")
     proc = _lint_imports(root)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "Contracts: 1 kept, 1 broken." in proc.stdout
+    assert summary in proc.stdout
     assert upward in proc.stdout
 
 
-def test_no_import_cycle_between_modules() -> None:
-    """grimp's graph (the one import-linter checks) has no cycle, imports inside functions included."""
+def _graph():
     import grimp
 
-    graph = grimp.build_graph("vjplint", cache_dir=None)
+    return with_registry_edges(grimp.build_graph("vjplint", cache_dir=None))
+
+
+def test_no_import_cycle_between_modules() -> None:
+    """grimp's graph (the one import-linter checks, with the registry's run-time edges) has no cycle,
+    imports inside functions included."""
+    assert _cycles(_graph()) == []
+
+
+def test_the_registry_s_edges_are_in_the_checked_graph() -> None:
+    """Every rule module the registry loads is an import of the registry in the graph the contracts
+    and the cycle check read, and a rule module importing the registry back is a cycle there."""
+    from vjplint.rules.registry import all_rules
+
+    graph = _graph()
+    loaded = {name for _, name in registry_edges()}
+    assert len(loaded) >= 60 and loaded == {cls.__module__ for cls in all_rules().values()}
+    assert loaded <= graph.find_modules_directly_imported_by(REGISTRY)
+    rule = "vjplint.rules.order.vjp334_rule_order_by_name"
+    graph.add_import(importer=rule, imported=REGISTRY)
+    assert [c for c in _cycles(graph) if rule in c and REGISTRY in c]
+
+
+def _cycles(graph) -> list:
     edges = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
     index: dict = {}
     low: dict = {}
@@ -107,7 +137,7 @@ def test_no_import_cycle_between_modules() -> None:
     for module in sorted(graph.modules):
         if module not in index:
             visit(module)
-    assert cycles == []
+    return cycles
 
 
 def test_at_most_eight_top_level_modules_and_documented_folders() -> None:

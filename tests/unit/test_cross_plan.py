@@ -145,3 +145,32 @@ def test_a_module_name_two_files_of_the_run_have_is_not_guessed(tmp_path):
     assert [r for _, _, r in result.refused] == [
         f"fwd `scale_fwd` may come from several files: `rules` names 2 files of this run "
         f"({tmp_path / 'a' / 'rules.py'}, {tmp_path / 'b' / 'rules.py'}, ...)"]
+
+
+def _refusals(path: Path) -> set:
+    """The refusal texts a module raises (`raise Refusal("...")`, an f-string's literal parts joined
+    with `{}`), to find a refusal the cross-module planner repeats instead of asking the planner."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and getattr(node.exc.func, "id", "") == "Refusal":
+            arg = node.exc.args[0] if node.exc.args else None
+            if isinstance(arg, ast.Constant):
+                found.add(arg.value)
+            elif isinstance(arg, ast.JoinedStr):
+                found.add("{}".join(v.value for v in arg.values if isinstance(v, ast.Constant)))
+    return found
+
+
+def test_the_cross_module_plan_repeats_none_of_the_planner_s_refusals() -> None:
+    """One planner: what the in-file planner refuses (the derivative, its registration, a partial, a
+    static argument, fwd's and bwd's returns and parameters) the cross-module plan asks it
+    (`residual_plan.check_derivative`, `check_not_partial`, `check_not_static`, `plan_rules`); it
+    raises only what concerns other files (where a rule is defined, who else uses it)."""
+    from tests.conftest import ROOT
+
+    planner = _refusals(ROOT / "vjplint" / "plans" / "residual_plan.py")
+    cross = _refusals(ROOT / "vjplint" / "fixes" / "cross_plan.py")
+    assert len(planner) >= 30 and cross
+    assert planner & cross == set()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
+from vjplint.diagnostics import NoAutomaticFix
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.syntax.source import DecodedSource, decode, encode
@@ -43,9 +44,6 @@ def cross_module_hint(outcomes) -> str:
             f"can be enabled with --unsafe-fixes: {names}")
 
 
-NO_FIX = " (no automatic fix: "
-
-
 def say_cross_module_fixes(outcomes) -> None:
     """A VJP101 whose fwd/bwd come from another module says "no automatic fix" when its file is
     linted alone; when the run holds that module and `--fix --unsafe-fixes` would rewrite both
@@ -54,7 +52,7 @@ def say_cross_module_fixes(outcomes) -> None:
     "(unsafe fix: clipops/api.py calls `shift_fwd`, and the rewrite changes fwd's return)", as an
     in-file fix says it (`vjplint.fixes.named_elsewhere`)."""
     candidates = {Path(o.path) for o in outcomes
-                  if any(d.code == "VJP101" and d.fix is None and NO_FIX in d.message
+                  if any(d.code == "VJP101" and d.fix is None and isinstance(d.evidence, NoAutomaticFix)
                          for d in o.result.diagnostics)}
     if not candidates:
         return
@@ -78,9 +76,9 @@ def say_cross_module_fixes(outcomes) -> None:
         where = ", ".join(files)
         elsewhere = cp.elsewhere_reason(lambda path: str(displays.get(path, path)))
         for d in outcome.result.diagnostics:
-            if d.code == "VJP101" and d.fix is None and NO_FIX in d.message and \
+            if d.code == "VJP101" and d.fix is None and isinstance(d.evidence, NoAutomaticFix) and \
                     (d.location.row, d.location.column) in cp.anchors:
-                d.message = (d.message[:d.message.index(NO_FIX)] + f" (fix across modules with --unsafe-fixes: "
+                d.message = (d.message[:d.evidence.head] + f" (fix across modules with --unsafe-fixes: "
                              f"{roles} {'are' if ' and ' in roles else 'is'} in {where}, also in this run; "
                              f"`vjplint --fix --unsafe-fixes` rewrites both files together)")
                 if elsewhere:  # a third file of the run uses fwd/bwd: said as an in-file fix says it

@@ -258,6 +258,25 @@ def _reader(fn: FunctionNode, name: str) -> ast.AST:
     return fn
 
 
+def passed_to_bwd(bwd: FunctionNode, nondiff: Optional[Tuple[int, ...]], bound: int = 0) -> Optional[List[str]]:
+    """The names of the parameters JAX passes bwd (after the `bound` ones its registration binds:
+    `self`), when they are the nondiff arguments, the residuals and the cotangent, in that order;
+    None when bwd takes *args or another number, or the nondiff positions are unknown. VJP602's
+    condition, asked by the rule and by the residual fix's prediction of it alike."""
+    params = [a.arg for a in (*bwd.args.posonlyargs, *bwd.args.args)][bound:]
+    if nondiff is None or bwd.args.vararg is not None or len(params) != len(nondiff) + 2:
+        return None
+    return params
+
+
+def returns_a_value(model: "FileModel", primal: Optional[FunctionNode]) -> bool:
+    """Whether the primal returns a value other than `None`: a stub (`...`, `return None`) has no
+    gradient to lose (VJP602's condition, for the rule and the residual fix's prediction alike)."""
+    return primal is not None and any(
+        r.value is not None and not (isinstance(r.value, ast.Constant) and r.value.value is None)
+        for r in model.facts.returns_of(primal))
+
+
 def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, fwd: FunctionNode, bwd: FunctionNode,
                               position: int, param: str) -> Optional[str]:
     """Why VJP602's reading of the bwd itself (vjplint.facts.rule_evidence) would flag the `None`
@@ -268,13 +287,11 @@ def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, fwd: Func
     with it for bwd to unpack). The rewrite then turns an error under `grad` into a zero
     gradient, as for `none_draws_vjp602`: the fix is unsafe and the `None` marked."""
     primal = d.primal
-    params = [a.arg for a in (*bwd.args.posonlyargs, *bwd.args.args)]
     order = sorted(d.nondiff)
-    if primal is None or bwd.args.vararg is not None or len(params) != len(order) + 2 or position not in order \
-            or evidently_not_differentiated(model, primal, param):
+    params = passed_to_bwd(bwd, tuple(order))
+    if primal is None or params is None or position not in order or evidently_not_differentiated(model, primal, param):
         return None
-    if not any(r.value is not None and not (isinstance(r.value, ast.Constant) and r.value.value is None)
-               for r in model.facts.returns_of(primal)):
+    if not returns_a_value(model, primal):
         return None  # a stub primal: no gradient to lose
     reads = _loads(bwd)
     cotangent = params[-1]

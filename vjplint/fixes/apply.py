@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
-from vjplint.diagnostics import Applicability, Diagnostic, Edit, FixPlan, Position, ResidualPlusNone, Rewrite
+from vjplint.diagnostics import Applicability, Diagnostic, DroppedCotangent, Edit, FixPlan, Position, ResidualPlusNone, Rewrite
 from vjplint.fixes.edits import Taken, apply_edits, apply_spans, diff_edits, line_starts, spans
 from vjplint.syntax.positions import lines_with_endings, source_lines
 from vjplint.syntax.source import SourceError, parse
@@ -163,12 +163,6 @@ def _write_residual(text: str, lines: List[str], module: Any, plans: Sequence[An
     return apply_spans(text, [s for spans_ in per_plan for s in spans_] + imports)
 
 
-# VJP602's messages: "... returns `None` for `x`, but the primal's output ..." (the callers'
-# evidence), "... for `x`, but <the bwd's own code> ..." or "... for every input (`x`, `y`), but ..."
-_KEPT = re.compile(r"bwd `[^`]*` of `(?P<name>[^`]*)` returns .*? for (?:`(?P<param>[^`]*)`|every input "
-                   r"\((?P<params>[^)]*)\)), but ")
-
-
 def _drop_stale_comments(text: str, plans: Sequence[Any]) -> str:
     """The rewritten `return` lines lose an end-of-line comment the rewrite makes false (fwd's
     `return x, (lo, hi)  # no residual values to save`, bwd's `return (None, g)  # a 1-tuple`):
@@ -221,11 +215,8 @@ def _mark_kept_nondiff(text: str, plans: Sequence[Any], config: Config, facts: R
     only = replace(config, select=(KEPT_NONDIFF,), extend_select=(), ignore=(), per_file_ignores=())
     rows = set()
     for diagnostic in lint_source("<residual fix>", text, only, facts=facts).diagnostics:
-        found = _KEPT.match(diagnostic.message) if diagnostic.code == KEPT_NONDIFF else None
-        if found is None:
-            continue
-        params = [found["param"]] if found["param"] else re.findall(r"`([^`]*)`", found["params"])
-        if any((found["name"], param) in wanted for param in params):
+        found = diagnostic.evidence if diagnostic.code == KEPT_NONDIFF else None
+        if isinstance(found, DroppedCotangent) and any((found.function, param) in wanted for param in found.params):
             rows.add(diagnostic.location.row)
     for row in sorted(rows):
         edit = noqa_edit(text, source_lines(text), row, KEPT_NONDIFF)

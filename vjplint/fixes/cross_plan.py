@@ -21,14 +21,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper
-
-from vjplint.plans.residual_plan import Plan, Refusal, bwd_return_annotation, fwd_return_annotation, _fresh, _is_generator, _jit_static, _loads, _names_in, _own_returns, _plan_bwd, loc_of, _plan_creation, _plan_fwd, _span, _truthy_or_unknown
+from vjplint.plans.residual_plan import (Plan, Refusal, check_bound_once, check_derivative, check_distinct,
+                                         check_not_generator, check_not_partial, check_not_static, loc_of, plan_rules,
+                                         shared_with)
 from vjplint.diagnostics import FixContext, FixPlan, Rewrite
 from vjplint.fixes.apply import _return_annotations
 from vjplint.fixes.edits import diff_edits
-from vjplint.fixes.residual_plus_none import _drop_unused_imports, _Rewriter
+from vjplint.fixes.residual_plus_none import fix_text
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.fixes.named_elsewhere import reason, strongest_use
 
@@ -94,39 +93,15 @@ class CrossPlan(FixPlan):
         return found
 
 
-class _PartRewriter(_Rewriter):
-    """The in-file rewriter limited to the parts of each plan this file holds."""
-
-    def __init__(self, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> None:
-        super().__init__([p for p, _ in parts])
-        def roles(plan: Plan) -> Tuple[str, ...]:  # the plan's own parts here (plans matched by identity)
-            return next(r for p, r in parts if p is plan)
-
-        self.creations = {k: p for k, p in self.creations.items() if "creation" in roles(p)}
-        self.defs = {k: (role, p) for k, (role, p) in self.defs.items() if role in roles(p)}
-        self.returns = {k: v for k, v in self.returns.items() if v[0] in roles(v[1])}
-
-
 def rewrite_parts(text: str, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> str:
-    """`text` with each plan's parts (`creation`, `fwd`, `bwd`) rewritten; raises LookupError
-    when a planned node is not found."""
-    module = cst.parse_module(text)
-    rewriter = _PartRewriter(parts)
-    rewritten = MetadataWrapper(module, unsafe_skip_copy=True).visit(rewriter)
-    missing = rewriter.missing()
-    if missing:
-        raise LookupError(f"could not locate {', '.join(missing)} for the residual-plus-None fix")
-    cleanup = frozenset().union(*(p.cleanup_names for p, roles in parts if "creation" in roles))
-    if cleanup:
-        rewritten = _drop_unused_imports(module, rewritten, cleanup)
-    code = rewritten.code
+    """`text` with each plan's parts (`creation`, `fwd`, `bwd`) rewritten by the in-file writer
+    (`residual_plus_none.fix_text`, told which parts this file holds); raises LookupError when a
+    planned node is not found."""
+    code = fix_text(text, [p for p, _ in parts], parts=[roles for _, roles in parts])
     annotated = [replace(p, annotations=tuple(a for a in p.annotations
                                               if any(getattr(p, role).name == a[0] for role in roles if role in ROLES)))
                  for p, roles in parts]
-    code = _return_annotations(code, annotated)
-    if text.endswith("\r") and not code.endswith(("\r", "\n")):
-        code += "\r"
-    return code
+    return _return_annotations(code, annotated)
 
 
 class RunFiles:
@@ -174,42 +149,19 @@ def needs_other_files(d: CustomDerivative) -> bool:
 def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequence[int], run: RunFiles) -> CrossPlan:
     """The rewrite moving `moved` out of `d`'s nondiff positions, over the files holding its
     primal and its rules; raises Refusal with the reason."""
-    moved = tuple(sorted(set(moved)))
-    sig = d.signature
-    if d.kind != "vjp" or d.primal is None or sig is None:
-        raise Refusal("the primal function is not resolved in this file")
-    if not moved or any(p not in d.nondiff for p in moved):
-        raise Refusal("the moved positions are not nondiff positions")
-    if sig.vararg is not None:
-        raise Refusal(f"`{d.name}` takes *{sig.vararg}, so output positions depend on each call")
-    if d.nondiff_unresolved:
-        raise Refusal("nondiff_argnums is not a literal this tool can read")
-    if len(d.registrations) != 1 or d.registrations[0].method != "defvjp" or d.registrations[0].as_decorator:
-        raise Refusal("there is not exactly one `defvjp(fwd, bwd)` call in this file")
-    registration = d.registrations[0]
-    if _truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
-        raise Refusal("symbolic_zeros=True wraps differentiable fwd arguments in CustomVJPPrimal records")
+    moved, sig, registration, *registered = check_derivative(d, moved)  # the in-file planner's refusals
     resolved: Dict[str, Tuple[RuleFunction, FileModel, Path]] = {}
     used: Dict[Path, List[Tuple[str, str, str]]] = {}  # another file of the run -> the rules it uses
-    for role in ROLES:
-        rule = d.rule(role)
-        rule = rule.as_registered() if rule is not None else None
-        if rule is None:
-            raise Refusal("`defvjp` does not name both fwd and bwd")
-        if rule.bound_positional or rule.bound_keywords:
-            raise Refusal(f"{role} is a functools.partial")
+    for role, rule in zip(ROLES, registered):
+        check_not_partial(role, rule)
         function, rule_model, rule_path, found = _resolve(role, rule, primal, model, d, registration.node, run)
         resolved[role] = (function, rule_model, rule_path)
         for path, verb in found:
             used.setdefault(path, []).append((role, function.name, verb))
     (fwd, fwd_model, fwd_path), (bwd, bwd_model, bwd_path) = resolved["fwd"], resolved["bwd"]
     assert fwd.node is not None and bwd.node is not None
-    if fwd.node is bwd.node:
-        raise Refusal("fwd and bwd are the same function")
-    static = _jit_static(model, d, moved)
-    if static:
-        raise Refusal(f"`{sig.positional[static[0][0]]}` is marked static in {static[0][1]}, so callers pass a "
-                      f"Python value there, which a differentiable position rejects")
+    check_distinct(fwd.node, bwd.node)
+    check_not_static(model, d, moved, sig)
     elsewhere = sorted({str(p) for _, _, p in resolved.values() if p != primal})
     unsafe: List[str] = [f"fwd/bwd are defined in {', '.join(elsewhere)}; callers outside this run's files "
                          f"were not searched"]
@@ -219,47 +171,7 @@ def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequ
         used_by = (first, tuple(used[first]))
 
         unsafe.append(reason(str(first), used[first]))
-    creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
-    if d.is_alias:
-        unsafe.append(f"`{d.name}` is made by an in-house wrapper")
-    fwd_plan, fwd_moved, fwd_capture = _plan_fwd(fwd_model, d, fwd, moved, sig, unsafe)
-    nondiff = list(d.nondiff)
-    bwd_drop = tuple(nondiff.index(p) for p in moved)
-    bwd_sig = bwd.signature
-    assert bwd_sig is not None
-    if bwd_sig.vararg is not None:
-        raise Refusal(f"bwd takes *{bwd_sig.vararg}")
-    res_index = len(nondiff)
-    if len(bwd_sig.positional) < res_index + 2:
-        raise Refusal(f"bwd takes {len(bwd_sig.positional)} positional parameters, not {res_index + 2} (see VJP305)")
-    bwd_moved = tuple(bwd_sig.positional[i] for i in bwd_drop)
-    old_res = bwd_sig.positional[res_index]
-    residuals = [r.elts[1] if isinstance(r, (ast.Tuple, ast.List)) and len(r.elts) == 2 else None
-                 for r in _own_returns(fwd.node)]
-    res_used = old_res != "_" and _loads(bwd.node, old_res)
-    if all(isinstance(r, ast.Constant) and r.value is None for r in residuals) and not res_used:
-        mode = "single" if len(moved) == 1 else "tuple"
-    else:
-        mode = "append"
-    taken = _names_in(bwd.node)
-    if mode == "single":
-        res_name, unpack = bwd_moved[0], ()
-    else:
-        res_name = _fresh(("res", "residuals", "res_"), taken - ({old_res} if mode == "tuple" else set()))
-        unpack = bwd_moved if mode == "tuple" else (old_res, *bwd_moved)
-    remaining = [p for p in range(len(sig.positional)) if p not in d.nondiff or p in moved]
-    none_slots = tuple(remaining.index(p) for p in moved)
-    d_old = len(sig.positional) - len(nondiff)
-    bwd_plan = _plan_bwd(bwd_model, d, bwd, none_slots, d_old, unsafe)
-    plan = Plan(
-        name=d.name, moved=moved, creation=creation, collapse=collapse, keywords=keywords, cleanup_names=cleanup,
-        fwd=fwd_plan, fwd_moved=fwd_moved, fwd_capture=fwd_capture, bwd=bwd_plan, bwd_drop=bwd_drop,
-        bwd_res_index=res_index, mode=mode, res_name=res_name, unpack=unpack, none_slots=none_slots, d_old=d_old,
-        spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)),
-        # bwd's and fwd's `-> tuple[...]`, each read in its own file (maxtext's pre_op_bwd kept
-        # `-> tuple[jax.Array, common.MhcWeights]` over a 3-entry return)
-        annotations=bwd_return_annotation(bwd_model, bwd.node, none_slots, d_old)
-        + fwd_return_annotation(fwd_model, fwd.node, fwd_moved, mode))
+    plan = plan_rules(model, d, moved, sig, fwd, bwd, unsafe, fwd_model=fwd_model, bwd_model=bwd_model)
     anchors = tuple((line, column + 1) for line, column in
                     (loc_of(model, sig.param_nodes[sig.positional[p]]) for p in moved))
     return CrossPlan(plan, primal, (("fwd", fwd_path), ("bwd", bwd_path)), plan.unsafe_reasons, anchors, used_by)
@@ -275,8 +187,7 @@ def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: C
         if isinstance(rule.node, ast.Lambda) or not rule.name:
             raise Refusal(f"{role} is a lambda beside a rule from another file")
         _check_only_registered(model, rule.name, registration, f"{role} `{rule.name}`", changes, attributes=True)
-        if len(model.index.lookup(rule.name, model.index.scope_of(rule.expr))) > 1:
-            raise Refusal(f"{role} `{rule.name}` is bound more than once, so it is unclear which one to rewrite")
+        check_bound_once(role, rule.name, len(model.index.lookup(rule.name, model.index.scope_of(rule.expr))))
         return rule, model, primal, _uses_in_other_files(run, rule.name, primal, primal)
     if not isinstance(rule.expr, (ast.Name, ast.Attribute)):
         raise Refusal(f"{role} is not a name this tool can follow")
@@ -296,8 +207,7 @@ def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: C
     if len(bindings) != 1 or bindings[0].kind != "def":
         raise Refusal(f"{role} `{name}` is not a function defined once at the top level of {path}")
     node = bindings[0].node
-    if _is_generator(node):
-        raise Refusal(f"{role} is a generator")
+    check_not_generator(role, node)
     if any(isinstance(n.ctx, ast.Load) for n in other.index.names(name)) or other.index.attributes(name):
         raise Refusal(f"{role} `{name}` is also used in {path}, and the rewrite changes {changes}")
     if isinstance(rule.expr, ast.Name):
@@ -307,7 +217,7 @@ def _resolve(role: str, rule: RuleFunction, primal: Path, model: FileModel, d: C
     for other_d in model.derivatives:
         if other_d is not d and any(r is not None and r.expr is not None and model.index.qualname(r.expr) == qualname
                                     for r in (other_d.rule("fwd"), other_d.rule("bwd"))):
-            raise Refusal(f"fwd/bwd are shared with `{other_d.name}`, which would break")
+            raise shared_with(other_d)
     return RuleFunction(rule.expr, node, name), other, path, _uses_in_other_files(run, name, path, primal)  # type: ignore[arg-type]
 
 

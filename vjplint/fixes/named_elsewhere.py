@@ -199,7 +199,7 @@ def mark_unsafe(diagnostics, reasons: Dict[str, str], target_of: Callable[[int],
         reason = reasons[target]  # type: ignore[index]
         d.fix = replace(fix, applicability=Applicability.UNSAFE, unsafe_because=reason)
         marked += 1
-        if UNSAFE_FIX not in d.message:
+        if fix.unsafe_because is None:  # the message says why once, when the fix first becomes unsafe
             d.message += f"{UNSAFE_FIX}{reason})"
     return marked
 

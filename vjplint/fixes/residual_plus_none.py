@@ -19,27 +19,30 @@ from vjplint.plans.residual_plan import Loc, Plan, ReturnPlan
 Items = List  # a list of Element/Arg/Param/ImportAlias: anything with a `.comma`
 
 
-def residual_plus_none(module: cst.Module, plans: Sequence[Plan], used_elsewhere: FrozenSet[str] = frozenset()
-                       ) -> cst.Module:
+def residual_plus_none(module: cst.Module, plans: Sequence[Plan], used_elsewhere: FrozenSet[str] = frozenset(),
+                       parts: Optional[Sequence[Tuple[str, ...]]] = None) -> cst.Module:
     """Apply every plan (made from this module's source) and drop imports the rewrite left unused.
     `used_elsewhere`: names used in code left out of `module` (fixes.apply's reduced module), whose
-    imports therefore stay."""
+    imports therefore stay. `parts[i]`: what of `plans[i]` this module holds ("creation", "fwd",
+    "bwd"), for a rewrite across modules (vjplint.fixes.cross_plan); all of each when not given."""
     if not plans:
         return module
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    rewriter = _Rewriter(plans)
+    rewriter = _Rewriter(plans, parts)
     rewritten = wrapper.visit(rewriter)
     missing = rewriter.missing()
     if missing:
         raise LookupError(f"could not locate {', '.join(missing)} for the residual-plus-None fix")
-    cleanup = frozenset().union(*(p.cleanup_names for p in plans))
+    with_creation = plans if parts is None else [p for p, held in zip(plans, parts) if "creation" in held]
+    cleanup = frozenset().union(*(p.cleanup_names for p in with_creation))
     if cleanup - used_elsewhere:
         rewritten = _drop_unused_imports(module, rewritten, frozenset(cleanup - used_elsewhere))
     return rewritten
 
 
-def fix_text(text: str, plans: Sequence[Plan], used_elsewhere: FrozenSet[str] = frozenset()) -> str:
-    code = residual_plus_none(cst.parse_module(text), plans, used_elsewhere).code
+def fix_text(text: str, plans: Sequence[Plan], used_elsewhere: FrozenSet[str] = frozenset(),
+             parts: Optional[Sequence[Tuple[str, ...]]] = None) -> str:
+    code = residual_plus_none(cst.parse_module(text), plans, used_elsewhere, parts).code
     # libcst drops a final lone "\r" (old Mac line endings); put the file's last newline back.
     if text.endswith("\r") and not code.endswith(("\r", "\n")):
         code += "\r"
@@ -50,7 +53,7 @@ def fix_text(text: str, plans: Sequence[Plan], used_elsewhere: FrozenSet[str] = 
 class _Rewriter(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, plans: Sequence[Plan]) -> None:
+    def __init__(self, plans: Sequence[Plan], parts: Optional[Sequence[Tuple[str, ...]]] = None) -> None:
         super().__init__()
         self.creations: Dict[Loc, Plan] = {p.creation: p for p in plans}
         self.defs: Dict[Tuple[str, Loc], Tuple[str, Plan]] = {}
@@ -61,6 +64,13 @@ class _Rewriter(cst.CSTTransformer):
                 if not rule.is_lambda:
                     for r in rule.returns:
                         self.returns[r.loc] = (role, p, r)
+        if parts is not None:  # only the parts of each plan this module holds (plans matched by identity)
+            def held(plan: Plan) -> Tuple[str, ...]:
+                return next(roles for p, roles in zip(plans, parts) if p is plan)
+
+            self.creations = {k: p for k, p in self.creations.items() if "creation" in held(p)}
+            self.defs = {k: (role, p) for k, (role, p) in self.defs.items() if role in held(p)}
+            self.returns = {k: v for k, v in self.returns.items() if v[0] in held(v[1])}
         self.seen: Set[object] = set()
         self.pending: Dict[cst.CSTNode, cst.BaseSmallStatement] = {}  # new Return (identity) -> binding statement
         self.comments: List[str] = []  # comments of removed nondiff keywords, not yet placed

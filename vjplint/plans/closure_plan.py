@@ -27,7 +27,7 @@ from vjplint.plans.residual_plan import Refusal, _own_return_values, _truthy_or_
 from vjplint.facts.infer import usage_evidence
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import FunctionNode, Scope
-from vjplint.diagnostics import Edit, Position, edit_order
+from vjplint.diagnostics import DroppedCotangent, Edit, Position, edit_order
 from vjplint.plans.safety import rewrite_draws
 from vjplint.syntax.positions import byte_to_char
 from vjplint.syntax.walk import walk
@@ -121,8 +121,11 @@ def _kept_nondiff_mark(model: FileModel, d: CustomDerivative, name: str, bwd: as
     rewritten text as a forgotten cotangent (the primal reads `name`): differentiating with respect
     to the value was never possible (it raised), which the `None` keeps, and that is what VJP602
     asks to mark so. Found by running VJP602 on the rewrite, so a mark is never unused (VJP901)."""
-    if not rewrite_draws(model, edits, KEPT_NONDIFF, f" of `{d.name}` returns `None` for `{name}`, but the primal's output",
-                         relint):
+    def kept(e: object) -> bool:  # VJP602: the `None` for `name`, which the primal's output depends on
+        return (isinstance(e, DroppedCotangent) and e.function == d.name and e.params == (name,)
+                and e.returned == "none" and e.why == "output")
+
+    if not rewrite_draws(model, edits, KEPT_NONDIFF, kept, relint):
         return []
     first = _own_return_values(bwd)[0][1]
     return kept_none_mark(model, first.elts[0].lineno)  # type: ignore[union-attr]  # where VJP602 reports

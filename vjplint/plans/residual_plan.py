@@ -16,7 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tup
 from vjplint.facts.dependence import none_draws_vjp602
 from vjplint.facts.rule_evidence import rewrite_none_draws_vjp602
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, PARTIAL
-from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction, Signature
+from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
 from vjplint.syntax.positions import byte_to_char
 from vjplint.model.semantic import FunctionNode, constant_value, own_nodes, walk
 
@@ -74,7 +74,7 @@ class Plan:
     marked: Tuple[str, ...] = ()  # moved arguments whose `None` gets `# noqa: VJP602` (none_draws_vjp602)
     stale_comments: Tuple[str, ...] = ()  # comments on fwd and bwd returns the rewrite makes false, which go
     annotations: Tuple[Tuple[str, str, str], ...] = ()  # (def name, old, new): fwd's and bwd's `-> Tuple[...]`
-    #            rewritten for the new residuals and cotangents (`_return_annotations`)
+    #            rewritten for the new residuals and cotangents (`bwd_return_annotation`, `fwd_return_annotation`)
 
     @property
     def safe(self) -> bool:
@@ -117,8 +117,11 @@ def find_derivative(model: FileModel, name: str, line: int) -> Optional[CustomDe
     return None
 
 
-def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
-    """The rewrite for moving `moved` out of `d`'s nondiff positions; raises Refusal."""
+def check_derivative(d: CustomDerivative, moved: Sequence[int]) -> Tuple[Tuple[int, ...], Signature, Registration,
+                                                                     RuleFunction, RuleFunction]:
+    """The planner's refusals about the derivative and its one `defvjp` registration, made alike
+    for a rewrite in one file (`plan`) and across modules (`vjplint.fixes.cross_plan`): (the moved
+    positions, sorted; the primal's signature; the registration; fwd and bwd as registered)."""
     moved = tuple(sorted(set(moved)))
     sig = d.signature
     if d.kind != "vjp" or d.primal is None or sig is None:
@@ -139,20 +142,55 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     fwd, bwd = (r.as_registered() if r is not None else None for r in (d.rule("fwd"), d.rule("bwd")))
     if fwd is None or bwd is None:
         raise Refusal("`defvjp` does not name both fwd and bwd")
+    return moved, sig, registration, fwd, bwd
+
+
+def check_not_partial(role: str, rule: RuleFunction) -> None:
+    if rule.bound_positional or rule.bound_keywords:
+        raise Refusal(f"{role} is a functools.partial")
+
+
+# The refusals about a resolved fwd or bwd, for the rule wherever it is defined (this file or,
+# for vjplint.fixes.cross_plan, another of the run).
+def check_bound_once(role: str, name: str, bindings: int) -> None:
+    if bindings > 1:
+        raise Refusal(f"{role} `{name}` is bound more than once, so it is unclear which one to rewrite")
+
+
+def check_not_generator(role: str, node: ast.AST) -> None:
+    if not isinstance(node, ast.Lambda) and _is_generator(node):
+        raise Refusal(f"{role} is a generator")
+
+
+def check_distinct(fwd: ast.AST, bwd: ast.AST) -> None:
+    if fwd is bwd:
+        raise Refusal("fwd and bwd are the same function")
+
+
+def shared_with(other: CustomDerivative) -> Refusal:
+    return Refusal(f"fwd/bwd are shared with `{other.name}`, which would break")
+
+
+def check_not_static(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...], sig: Signature) -> None:
+    """Refuses when a moved argument is marked static where the primal is jitted (in `model`)."""
+    static = _jit_static(model, d, moved)
+    if static:
+        raise Refusal(f"`{sig.positional[static[0][0]]}` is marked static in {static[0][1]}, so callers pass a "
+                      f"Python value there, which a differentiable position rejects")
+
+
+def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
+    """The rewrite for moving `moved` out of `d`'s nondiff positions; raises Refusal."""
+    moved, sig, registration, fwd, bwd = check_derivative(d, moved)
     for role, rule in (("fwd", fwd), ("bwd", bwd)):
         if rule.node is None:
             raise Refusal(_unresolved(model, role, rule))
-        if rule.bound_positional or rule.bound_keywords:
-            raise Refusal(f"{role} is a functools.partial")
+        check_not_partial(role, rule)
         if isinstance(rule.expr, ast.Name):
-            bindings = model.index.lookup(rule.expr.id, model.index.scope_of(rule.expr))
-            if len(bindings) > 1:
-                raise Refusal(f"{role} `{rule.expr.id}` is bound more than once, so it is unclear which one to rewrite")
-        if not isinstance(rule.node, ast.Lambda) and _is_generator(rule.node):
-            raise Refusal(f"{role} is a generator")
+            check_bound_once(role, rule.expr.id, len(model.index.lookup(rule.expr.id, model.index.scope_of(rule.expr))))
+        check_not_generator(role, rule.node)
     assert fwd.node is not None and bwd.node is not None
-    if fwd.node is bwd.node:
-        raise Refusal("fwd and bwd are the same function")
+    check_distinct(fwd.node, bwd.node)
     for other in model.rule_owners(fwd.node, bwd.node):
         if other is d:
             continue
@@ -160,7 +198,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
             r = other.rule(role)
             r = r.as_registered() if r is not None else None
             if r is not None and r.node is not None and r.node in (fwd.node, bwd.node):
-                raise Refusal(f"fwd/bwd are shared with `{other.name}`, which would break")
+                raise shared_with(other)
     for role, rule in (("fwd", fwd), ("bwd", bwd)):
         if rule.name and _referenced_elsewhere(model, rule, registration.node):
             changes = "what it returns" if role == "fwd" else "its parameters"
@@ -169,10 +207,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     mismatch = _rules_written_for_other_nondiff(d, bwd, sig)
     if mismatch:
         raise Refusal(mismatch)
-    static = _jit_static(model, d, moved)
-    if static:
-        raise Refusal(f"`{sig.positional[static[0][0]]}` is marked static in {static[0][1]}, so callers pass a "
-                      f"Python value there, which a differentiable position rejects")
+    check_not_static(model, d, moved, sig)
     unsafe: List[str] = []
     marked: List[str] = []
     for p in moved:  # a `None` VJP602 would read as a forgotten cotangent: unsafe, and marked
@@ -188,31 +223,46 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
             unsafe.append(f"the primal's output depends on `{sig.positional[p]}` (`{model.quote(through, 40)}`): "
                           f"differentiating with respect to it raised before and gives zero after (its `None` keeps "
                           f"it never differentiated, marked `# noqa: {KEPT_NONDIFF}` where that rule would read it)")
+    return plan_rules(model, d, moved, sig, fwd, bwd, unsafe, marked=tuple(marked),
+                      skip=lambda rule, role: bound_parameters(model, rule, role))
+
+
+def plan_rules(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...], sig: Signature, fwd: RuleFunction,
+               bwd: RuleFunction, unsafe: List[str], *, marked: Tuple[str, ...] = (),
+               skip: Callable[[RuleFunction, str], int] = lambda rule, role: 0,
+               fwd_model: Optional[FileModel] = None, bwd_model: Optional[FileModel] = None) -> Plan:
+    """The plan of the creation site (in `model`, the primal's file), fwd and bwd (in `fwd_model`
+    and `bwd_model`, `model` when not given: a cross-module plan reads each rule in its own file)
+    once the derivative's refusals are made; raises Refusal for what fwd or bwd cannot take.
+    `skip`: how many leading parameters of a rule's def its registration binds (`self`)."""
+    fwd_model = fwd_model or model
+    bwd_model = bwd_model or model
+    assert fwd.node is not None and bwd.node is not None
     creation, collapse, keywords, cleanup = _plan_creation(model, d, moved, sig)
     if d.is_alias:
         unsafe.append(f"`{d.name}` is made by an in-house wrapper")
-    fwd_plan, fwd_moved, fwd_capture = _plan_fwd(model, d, fwd, moved, sig, unsafe, bound_parameters(model, fwd, "fwd"))
+    fwd_plan, fwd_moved, fwd_capture = _plan_fwd(fwd_model, d, fwd, moved, sig, unsafe, skip(fwd, "fwd"))
     nondiff = list(d.nondiff)
-    skip = bound_parameters(model, bwd, "bwd")  # `self._f_bwd`: JAX passes what follows `self`
-    bwd_drop = tuple(skip + nondiff.index(p) for p in moved)
+    bwd_skip = skip(bwd, "bwd")  # `self._f_bwd`: JAX passes what follows `self`
+    bwd_drop = tuple(bwd_skip + nondiff.index(p) for p in moved)
     bwd_sig = bwd.signature
     assert bwd_sig is not None
     if bwd_sig.vararg is not None:
         raise Refusal(f"bwd takes *{bwd_sig.vararg}")
-    res_index = skip + len(nondiff)
+    res_index = bwd_skip + len(nondiff)
     if len(bwd_sig.positional) < res_index + 2:
-        raise Refusal(f"bwd takes {len(bwd_sig.positional) - skip} positional parameters, not "
-                      f"{res_index - skip + 2} (see VJP305)")
+        raise Refusal(f"bwd takes {len(bwd_sig.positional) - bwd_skip} positional parameters, not "
+                      f"{res_index - bwd_skip + 2} (see VJP305)")
     bwd_moved = tuple(bwd_sig.positional[i] for i in bwd_drop)
     old_res = bwd_sig.positional[res_index]
     fwd_residuals = [_residual_of(r) for r in _own_returns(fwd.node)]
-    res_used = old_res != "_" and _loads(bwd.node, old_res, model)
+    res_used = old_res != "_" and _loads(bwd.node, old_res, bwd_model)
     if all(isinstance(r, ast.Constant) and r.value is None for r in fwd_residuals) and not res_used:
         mode = "single" if len(moved) == 1 else "tuple"
     else:
         mode = "append"
-    stale = _stale_comments(model, fwd.node) if mode != "append" else ()
-    taken = _names_in(bwd.node, model)
+    stale = _stale_comments(fwd_model, fwd.node) if mode != "append" else ()
+    taken = _names_in(bwd.node, bwd_model)
     if mode == "single":
         res_name, unpack = bwd_moved[0], ()
     else:
@@ -223,15 +273,19 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     remaining = [p for p in range(len(sig.positional)) if p not in d.nondiff or p in moved]
     none_slots = tuple(remaining.index(p) for p in moved)
     d_old = len(sig.positional) - len(nondiff)
-    bwd_plan = _plan_bwd(model, d, bwd, none_slots, d_old, unsafe)
-    stale = (*stale, *_stale_bwd_comments(model, bwd.node, (*bwd_moved, *(sig.positional[p] for p in moved)), d_old))
+    bwd_plan = _plan_bwd(bwd_model, d, bwd, none_slots, d_old, unsafe)
+    stale = (*stale, *_stale_bwd_comments(bwd_model, bwd.node, (*bwd_moved, *(sig.positional[p] for p in moved)),
+                                          d_old))
     return Plan(
         name=d.name, moved=moved, creation=creation, collapse=collapse, keywords=keywords,
         cleanup_names=cleanup, fwd=fwd_plan, fwd_moved=fwd_moved, fwd_capture=fwd_capture, bwd=bwd_plan, bwd_drop=bwd_drop,
         bwd_res_index=res_index, mode=mode, res_name=res_name, unpack=unpack, none_slots=none_slots,
         d_old=d_old, spans=tuple(_span(n) for n in (d.creation, fwd.node, bwd.node)), unsafe_reasons=tuple(dict.fromkeys(unsafe)),
-        marked=tuple(marked), stale_comments=stale,
-        annotations=_return_annotations(model, fwd.node, bwd.node, fwd_moved, mode, none_slots, d_old),
+        marked=marked, stale_comments=stale,
+        # bwd's and fwd's `-> tuple[...]`, each read in its own file (maxtext's pre_op_bwd kept
+        # `-> tuple[jax.Array, common.MhcWeights]` over a 3-entry return)
+        annotations=bwd_return_annotation(bwd_model, bwd.node, none_slots, d_old)
+        + fwd_return_annotation(fwd_model, fwd.node, fwd_moved, mode),
     )
 
 
@@ -249,19 +303,13 @@ def _tuple_annotation(model: FileModel, fn: FunctionNode) -> Optional[Tuple[ast.
     return ann, elts
 
 
-def _return_annotations(model: FileModel, fwd: FunctionNode, bwd: FunctionNode, fwd_moved: Tuple[str, ...],
-                        mode: str, none_slots: Tuple[int, ...], d_old: int) -> Tuple[Tuple[str, str, str], ...]:
-    """fwd's and bwd's return annotations written for the rewrite, where they list one type per
-    entry: bwd's `-> Tuple[Array]` becomes `-> Tuple[None, Array]` (a moved argument's `None` first);
-    fwd's `-> Tuple[Array, None]` saves the moved arguments now, typed as fwd's parameters are
-    (`object` for one without an annotation). Others (`Tuple[Array, ...]`, an alias) stay as written."""
-    return bwd_return_annotation(model, bwd, none_slots, d_old) + fwd_return_annotation(model, fwd, fwd_moved, mode)
-
-
+# fwd's and bwd's return annotations written for the rewrite, where they list one type per entry:
+# bwd's `-> Tuple[Array]` becomes `-> Tuple[None, Array]` (a moved argument's `None` first); fwd's
+# `-> Tuple[Array, None]` saves the moved arguments now, typed as fwd's parameters are (`object` for
+# one without an annotation). Others (`Tuple[Array, ...]`, an alias) stay as written.
 def bwd_return_annotation(model: FileModel, bwd: FunctionNode, none_slots: Tuple[int, ...],
                           d_old: int) -> Tuple[Tuple[str, str, str], ...]:
-    """bwd's part of `_return_annotations` (`model` is the file holding bwd: a cross-module plan
-    asks each rule's own file)."""
+    """bwd's annotation (`model` is the file holding bwd: a cross-module plan asks each rule's own file)."""
     quote = lambda n: model.quote(n, 10_000)  # noqa: E731
     found = _tuple_annotation(model, bwd) if not isinstance(bwd, ast.Lambda) else None
     if found is None or len(found[1]) != d_old:
@@ -274,7 +322,7 @@ def bwd_return_annotation(model: FileModel, bwd: FunctionNode, none_slots: Tuple
 
 def fwd_return_annotation(model: FileModel, fwd: FunctionNode, fwd_moved: Tuple[str, ...],
                           mode: str) -> Tuple[Tuple[str, str, str], ...]:
-    """fwd's part of `_return_annotations` (`model` is the file holding fwd)."""
+    """fwd's annotation (`model` is the file holding fwd)."""
     out: List[Tuple[str, str, str]] = []
     quote = lambda n: model.quote(n, 10_000)  # noqa: E731
     found = _tuple_annotation(model, fwd) if not isinstance(fwd, ast.Lambda) else None

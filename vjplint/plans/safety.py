@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
-from vjplint.diagnostics import Applicability, Diagnostic, Edit, edit_order
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, Evidence, edit_order
 from vjplint.plans.residual_plan import Plan, Refusal, plan
 from vjplint.model.file_model import CustomDerivative, FileModel
 
@@ -39,13 +39,14 @@ def residual_fix_offer(model: FileModel, d: CustomDerivative, moved: Sequence[in
     return Applicability.SAFE, ""
 
 
-def rewrite_draws(model: FileModel, edits: Sequence[Edit], code: str, phrase: str,
+def rewrite_draws(model: FileModel, edits: Sequence[Edit], code: str, finding: Callable[[Optional[Evidence]], bool],
                   relint: "Optional[Callable[[str, str], List[Diagnostic]]]") -> bool:
     """Whether rule `code` reports, on `model`'s text with `edits` applied (1-based rows and
-    code-point columns, end exclusive, disjoint), a finding whose message holds `phrase`: how a
-    fix learns, before it is offered, that its result would draw a finding (run once per offered
-    fix of the rules that ask, which are rare). `relint` lints a text with one rule (the engine's,
-    handed to the rules as RuleOptions.relint); without it nothing is known: False."""
+    code-point columns, end exclusive, disjoint), a finding whose evidence (`Diagnostic.evidence`,
+    the rule's typed account, never its message's words) satisfies `finding`: how a fix learns,
+    before it is offered, that its result would draw a finding (run once per offered fix of the
+    rules that ask, which are rare). `relint` lints a text with one rule (the engine's, handed to
+    the rules as RuleOptions.relint); without it nothing is known: False."""
     if relint is None:
         return False
 
@@ -55,4 +56,4 @@ def rewrite_draws(model: FileModel, edits: Sequence[Edit], code: str, phrase: st
                                edit.end_location.column, edit.content)
         head, tail = lines[r1 - 1][:c1 - 1], lines[r2 - 1][c2 - 1:]
         lines[r1 - 1:r2] = (head + new + tail).split("\n")
-    return any(d.code == code and phrase in d.message for d in relint(code, "\n".join(lines) + "\n"))
+    return any(d.code == code and finding(d.evidence) for d in relint(code, "\n".join(lines) + "\n"))

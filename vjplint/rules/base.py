@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, ClassVar, List, Optional, Sequence, Tuple
 
-from vjplint.diagnostics import Applicability, Diagnostic, Edit, Fix, FixPlan, Severity
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, Evidence, Fix, FixPlan, Severity
 from vjplint.facts.infer import Hints
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.syntax.positions import node_range
@@ -28,6 +28,7 @@ class Report:
     fix: Optional[Fix] = None
     default: bool = False  # kept when the rule is off but DEFAULT_REPORTS (see Rule)
     severity: Optional[Severity] = None  # a "may" below the rule's SEVERITY (unsure is a warning)
+    evidence: Optional[Evidence] = None  # what was found, as data another rule or a fix reads (never the message)
 
 
 # Lint a text with one rule: (code, text) -> that rule's diagnostics. The engine hands it to the
@@ -86,11 +87,13 @@ class Rule:
         order, after `check` (the loop every derivative-level rule would otherwise repeat)."""
 
     def report(self, node: ast.AST, message: str, *, end_node: Optional[ast.AST] = None,
-               fix: Optional[Fix] = None, default: bool = False, severity: Optional[Severity] = None) -> None:
+               fix: Optional[Fix] = None, default: bool = False, severity: Optional[Severity] = None,
+               evidence: Optional[Evidence] = None) -> None:
         """Report `node` (to the end of `end_node` when given), with an optional fix made by
-        `replacing`, `editing` or `planning`; `severity` lowers a finding the rule is unsure of."""
+        `replacing`, `editing` or `planning`; `severity` lowers a finding the rule is unsure of;
+        `evidence` says what was found as data, for whatever reads the finding besides a person."""
         self.reports.append(Report(node, with_wrapper_note(self.model, node, message), end_node, fix, default,
-                                   severity))
+                                   severity, evidence))
 
     # The three ways to make the one Fix type.
     def replacing(self, node: ast.AST, text: str, applicability: Applicability, message: str,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import ClassVar, List, Optional, Tuple
 
-from vjplint.diagnostics import ResidualPlusNone
+from vjplint.diagnostics import NoAutomaticFix, ResidualPlusNone
 from vjplint.facts import Arity, plural
 from vjplint.plans.safety import residual_fix_offer
 from vjplint.facts.infer import Verdict
@@ -92,13 +92,15 @@ class NondiffVerdictRule(Rule):
         record = next((e.unfixable for x in verdicts if x.position in moved for e in x.evidence if e.unfixable), "")
         if applicability is not None and record:
             applicability, why_not = None, record
+        message = self.message(v, keyword)
         self.report(
             sig.param_nodes[v.name],
-            self.message(v, keyword) + ("" if applicability else f" (no automatic fix: {why_not})"),
+            message + ("" if applicability else f" (no automatic fix: {why_not})"),
             fix=self.planning(applicability,
                               f"Move {_names(d, moved)} out of {keyword} into the residuals (bwd returns None for them)",
                               ResidualPlusNone(d.name, d.anchor.lineno, tuple(moved)))
             if applicability is not None else None,
+            evidence=None if applicability else NoAutomaticFix(why_not, len(message)),
         )
 
     def message(self, v: Verdict, keyword: str) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from vjplint.diagnostics import Applicability, Severity
+from vjplint.diagnostics import Applicability, NoneTangentRule, Severity
 from vjplint.facts import Arity, plural
 from vjplint.facts.structure import own_registrations, registered_here
 from vjplint.model.file_model import RuleFunction
@@ -140,8 +140,8 @@ def f_jvp(n, primals, tangents):
                     fix = self.replacing(call.args[-1], f"{self.model.source_text(call.args[-1])}, {missing}",
                                          Applicability.UNSAFE, f"Add `None` for {', '.join(f'`{p}`' for p in sig.positional[given:])} "
                                          f"(no tangent rule: a zero derivative)")
-                    if rewrite_draws(self.model, fix.edits[:1],
-                                     "VJP609", f"`{d.name}.defjvps(...)` gives `None` as the tangent rule for",
+                    if rewrite_draws(self.model, fix.edits[:1], "VJP609",
+                                     lambda e: isinstance(e, NoneTangentRule) and e.function == d.name,
                                      self.options.relint):
                         fix = None  # a `None` for an input the output uses, which a call differentiates
                 self.report(call, fix=fix, message=f"`{d.name}.defjvps(...)` gives {plural(given, 'tangent function')} but `{d.name}` "

@@ -3,13 +3,13 @@ from __future__ import annotations
 import ast
 from typing import Optional, Set
 
-from vjplint.diagnostics import Applicability, Severity
+from vjplint.diagnostics import Applicability, DroppedCotangent, Severity
 from vjplint.facts import return_branches
 from vjplint.facts.contract import primal_output
-from vjplint.facts.dependence import none_draws_vjp602
 from vjplint.facts.rule_evidence import bare_cotangent
 from vjplint.facts.signatures import bwd_structure_error, nnx_pytree_g
 from vjplint.plans.closure_plan import kept_none_mark
+from vjplint.plans.safety import rewrite_draws
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import BWD_TREE, rule_label
@@ -228,8 +228,11 @@ f.defvjp(f_fwd, f_bwd)
             applicability = Applicability.UNSAFE if why == "None" else Applicability.SAFE
             fix = self.replacing(value, wrapped, applicability, f"Wrap as `{shown}`")
             if why == "None" and len(self.model.facts.returns_of(bwd.node)) == 1 and \
-                    none_draws_vjp602(self.model, d, names[0]) is not None:
-                # `return None` said "no gradient": the `None` kept in the tuple is marked as VJP602 asks
+                    rewrite_draws(self.model, fix.edits, "VJP602", lambda e: isinstance(e, DroppedCotangent) and
+                                  e.function == d.name and e.params == (names[0],) and e.why == "output",
+                                  self.options.relint):
+                # `return None` said "no gradient": the `None` kept in the tuple is marked as VJP602,
+                # run on the rewrite, asks
                 mark = kept_none_mark(self.model, value.lineno)
                 fix = self.editing(applicability, fix.message, [*fix.edits, *mark])
             self.report(value, f"{message}; return `{shown}`", fix=fix)

@@ -3,11 +3,11 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional
 
-from vjplint.diagnostics import Severity
+from vjplint.diagnostics import DroppedCotangent, Severity
 from vjplint.facts.dependence import (PrimalFlow, differentiated_at_call, evidently_not_differentiated,
                                       zero_cotangent)
 from vjplint.facts.contract import slot_of
-from vjplint.facts.rule_evidence import dead_cotangent_value, dropped_cotangent
+from vjplint.facts.rule_evidence import dead_cotangent_value, dropped_cotangent, passed_to_bwd, returns_a_value
 from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
@@ -191,7 +191,8 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
                 f"check, so the gradient with respect to `{param}`, and of everything upstream that `{param}` is "
                 f"computed from (jax-ml/jax#17496), may be silently zero.{nested} Return its cotangent; if "
                 f"`{param}` is an integer array or is never differentiated, keep it and silence this with "
-                f"`# noqa: VJP602`"))
+                f"`# noqa: VJP602`"),
+                evidence=DroppedCotangent(name, d.name, (param,), "none" if shown == "`None`" else "zero", "output"))
 
     def _bwd_evidence(self, d: CustomDerivative, bwd: FunctionNode, bwd_name: Optional[str], param: str,
                       diff: List[str], slot: ast.expr, all_zero: bool, strong: bool = False, used: bool = False,
@@ -201,12 +202,10 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         cotangent never read while every input gets a zero, residuals fwd saves never read (only
         where the primal's output shows it depends on `param`: `used`). A
         warning that says "may": a zero gradient can be a design (a stop-gradient)."""
-        nondiff = self.model.facts.nondiff_positions(d)
-        params = [a.arg for a in bwd.args.posonlyargs + bwd.args.args][bound:]  # what JAX passes
-        if nondiff is None or bwd.args.vararg or len(params) != len(nondiff) + 2:
+        params = passed_to_bwd(bwd, self.model.facts.nondiff_positions(d), bound)  # what JAX passes
+        if params is None:
             return False
-        if d.primal is None or not any(r.value is not None and not (isinstance(r.value, ast.Constant) and r.value.value is None)
-                                       for r in self.model.facts.returns_of(d.primal)):
+        if not returns_a_value(self.model, d.primal):
             return False  # the primal returns None (a stub `...`): there is no gradient to lose
         why = dropped_cotangent(self.model, bwd, param, tuple(diff), params[-1], params[-2], all_zero,
                                 strong=strong, used=used)
@@ -216,15 +215,16 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         shown = "`None`" if isinstance(slot, ast.Constant) and slot.value is None else f"`{self.quote(slot, 30)}`"
         if why.startswith("the bwd's cotangent") and len(diff) > 1:
             what = f"returns {shown} for every input ({', '.join(f'`{p}`' for p in diff)})"
-            target = "every input of `" + d.name + "`"
+            target, dropped = "every input of `" + d.name + "`", tuple(diff)
         else:
             what = f"returns {shown} for `{param}`"
-            target = f"`{param}`"
+            target, dropped = f"`{param}`", (param,)
         self.report(slot, (
             f"bwd `{name}` of `{d.name}` {what}, but {why}: JAX takes None as a zero cotangent without a check, "
             f"so the gradient with respect to {target} may be silently zero. Return the cotangent; if a zero "
             f"gradient is meant, say so with `jax.lax.stop_gradient` in the primal or silence this with "
-            f"`# noqa: VJP602`"))
+            f"`# noqa: VJP602`"),
+            evidence=DroppedCotangent(name, d.name, dropped, "none" if shown == "`None`" else "zero", "bwd"))
         return True
 
     def _dead_value(self, d: CustomDerivative, bwd: FunctionNode, bwd_name: Optional[str], diff: List[str],
@@ -233,9 +233,8 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         return (`rule_evidence.dead_cotangent_value`): the use, not a name, shows a cotangent
         was dropped. With several zero slots a name (`dq` for `q`) picks one; else all are named."""
         assert d.primal is not None
-        nondiff = self.model.facts.nondiff_positions(d)
-        params = [a.arg for a in bwd.args.posonlyargs + bwd.args.args][bound:]
-        if nondiff is None or bwd.args.vararg or len(params) != len(nondiff) + 2:
+        params = passed_to_bwd(bwd, self.model.facts.nondiff_positions(d), bound)
+        if params is None:
             return False
         zs = [i for i, p in enumerate(diff) if zero[i] and not self._not_differentiated(d.primal, sig, p)]
         dead = dead_cotangent_value(self.model, bwd, params[-1]) if zs else None
@@ -252,7 +251,9 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             f"`{name}`, computed from the cotangent `{params[-1]}` (`{self.quote(stmt, 50)}`), reaches none of its "
             f"returns: it may be the cotangent meant for {'it' if len(zs) == 1 else 'one of them'}. JAX takes None as "
             f"a zero cotangent without a check, so the gradient may be silently zero. Return the cotangent; if a "
-            f"zero gradient is meant, drop the unused computation or silence this with `# noqa: VJP602`"))
+            f"zero gradient is meant, drop the unused computation or silence this with `# noqa: VJP602`"),
+            evidence=DroppedCotangent(bwd_name or getattr(bwd, 'name', '<lambda>'), d.name, tuple(diff[i] for i in zs),
+                                      "none" if shown == "`None`" else "zero", "dead"))
         return True
 
     def _bwd_owners(self) -> Dict[ast.AST, List[CustomDerivative]]:

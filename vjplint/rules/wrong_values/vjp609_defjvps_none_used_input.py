@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Set, Tuple
 
-from vjplint.diagnostics import Severity
+from vjplint.diagnostics import NoneTangentRule, Severity
 from vjplint.facts.dependence import (PrimalFlow, carries_a_variable, depends_on_parameters, integer_named,
                                       only_constants_passed)
 from vjplint.facts.structure import own_registrations, registered_here
@@ -159,12 +159,12 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
             self.report(where, (
                 f"{head}, and {differentiated} differentiates it: custom_jvp treats a `None` rule as a "
                 f"zero tangent, so the derivative with respect to `{param}` is silently 0 there (jax-ml/jax#5913). "
-                f"{advice}"))
+                f"{advice}"), evidence=NoneTangentRule(d.name, param))
             return
         self.report(where, (
             f"{head}: custom_jvp treats a `None` rule as a zero tangent, so the derivative with respect to "
             f"`{param}` may be silently 0 wherever a caller differentiates it (grad, jacfwd, jvp; "
-            f"jax-ml/jax#5913). {advice}"), severity=Severity.WARNING)
+            f"jax-ml/jax#5913). {advice}"), severity=Severity.WARNING, evidence=NoneTangentRule(d.name, param))
 
     def _not_differentiated(self, primal: FunctionNode, sig: Signature, param: str) -> bool:
         """Evidence stronger than the name that `param` holds a Python value, an int array or a key."""

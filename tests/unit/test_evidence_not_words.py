@@ -1,0 +1,166 @@
+"""Rules, fixes and the run read another rule's judgement as data (`Diagnostic.evidence`), never
+by the words of its message: no code under vjplint/ outside the output formats compares a
+`.message` with text or searches it. And the evidence a fix reads is there: each consumer's finding
+is found on the rewrite it predicts."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from tests.conftest import ROOT
+from vjplint.diagnostics import DroppedCotangent, NoAutomaticFix, NoneTangentRule
+from vjplint.lint.engine import lint_source
+from vjplint.settings.config import Config
+
+pytestmark = pytest.mark.unit
+
+TEXT_TESTS = {"startswith", "endswith", "find", "rfind", "index", "rindex", "count", "partition", "rpartition",
+              "split", "rsplit"}
+REGEX = {"match", "search", "fullmatch", "findall", "finditer", "sub", "subn", "split"}
+
+# (file, function): why reading the message's text there is output formatting, not a judgement
+ALLOWED = {
+    ("vjplint/lint/incremental.py", "_seed"): "whether a message cites line numbers, so a shift of lines makes "
+                                              "its own text stale (a re-lint, not a judgement)",
+    ("vjplint/lint/incremental.py", "_lint_module"): "the same, for a module linted again",
+}
+
+
+def _is_message(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "message"
+
+
+def message_reads(source: str) -> List[tuple]:
+    """(line, enclosing function, what) for every comparison of a `.message` with text (`in`,
+    `not in`, `==`, `!=`), string test on it (`.startswith`, `.index`, ...) or regex over it."""
+    tree = ast.parse(source)
+    found = []
+
+    def visit(node: ast.AST, function: str) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = node.name
+        if isinstance(node, ast.Compare) and any(_is_message(x) for x in [node.left, *node.comparators]) \
+                and any(isinstance(op, (ast.In, ast.NotIn, ast.Eq, ast.NotEq)) for op in node.ops):
+            found.append((node.lineno, function, "compares a message"))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in TEXT_TESTS and _is_message(node.func.value):
+                found.append((node.lineno, function, f"message.{node.func.attr}()"))
+            elif node.func.attr in REGEX and any(_is_message(a) for a in node.args):
+                found.append((node.lineno, function, f"{node.func.attr}() over a message"))
+        for child in ast.iter_child_nodes(node):
+            visit(child, function)
+
+    visit(tree, "<module>")
+    return found
+
+
+def test_the_check_sees_each_way_of_reading_a_message() -> None:
+    source = ("def a(d, code, phrase):\n    return d.code == code and phrase in d.message\n"
+              "def b(d):\n    return d.message.index(' (no automatic fix: ')\n"
+              "def c(d):\n    return _KEPT.match(d.message)\n"
+              "def e(d):\n    return d.message != 'x' or d.message.startswith('bwd')\n"
+              "def ok(d, exc):\n    d.message += ' (unsafe fix: x)'\n    return f'{d.code} {d.message}', exc.message\n")
+    assert message_reads(source) == [(2, "a", "compares a message"), (4, "b", "message.index()"),
+                                     (6, "c", "match() over a message"), (8, "e", "compares a message"),
+                                     (8, "e", "message.startswith()")]
+
+
+def test_no_message_text_is_read_outside_the_output_formats() -> None:
+    found = {}
+    for path in sorted((ROOT / "vjplint").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("vjplint/output/"):
+            continue
+        for line, function, what in message_reads(path.read_text(encoding="utf-8")):
+            if (rel, function) not in ALLOWED:
+                found[f"{rel}:{line}"] = f"{function}: {what}"
+    assert found == {}
+    # each allowance still names a function that reads a message (else it is stale)
+    for rel, function in ALLOWED:
+        assert any(f == function for _, f, _ in message_reads((ROOT / rel).read_text(encoding="utf-8"))), (rel, function)
+
+
+BWD_DROPS = '''import jax
+
+
+@jax.custom_vjp
+def scale(x, y):
+    return x * y
+
+
+def scale_fwd(x, y):
+    return x * y, (x, y)
+
+
+def scale_bwd(res, g):
+    x, y = res
+    return (g * y, None)
+
+
+scale.defvjp(scale_fwd, scale_bwd)
+'''
+
+
+def _only(code: str, text: str) -> list:
+    config = Config(select=(code,))
+    return [d for d in lint_source("m.py", text, config).diagnostics if d.code == code]
+
+
+def test_vjp602_says_what_it_found_as_evidence() -> None:
+    (d,) = _only("VJP602", BWD_DROPS)
+    assert (d.location.row, d.location.column) == (15, 20)
+    assert d.evidence == DroppedCotangent("scale_bwd", "scale", ("y",), "none", "output")
+
+
+DEFJVPS = '''import jax
+
+
+@jax.custom_jvp
+def mul(x, y):
+    return x * y
+
+
+mul.defjvps(lambda x_dot, out, x, y: x_dot * y, None)
+
+
+def loss(x, y):
+    return jax.grad(mul, argnums=1)(x, y)
+'''
+
+
+def test_vjp609_says_what_it_found_as_evidence() -> None:
+    (d,) = _only("VJP609", DEFJVPS)
+    assert d.evidence == NoneTangentRule("mul", "y")
+
+
+def test_a_finding_without_a_fix_says_why_as_evidence() -> None:
+    """VJP101 offers no fix for a bwd returning a bare value: its evidence holds the reason and
+    where the message says it (what `vjplint.cli.fix_cross` replaces when both files are in the run)."""
+    text = (ROOT / "fixtures" / "fix" / "refuse_bare_bwd_return" / "input.py").read_text(encoding="utf-8")
+    (d,) = _only("VJP101", text)
+    assert d.fix is None
+    reason = "a bwd `return` is a bare value, not a tuple (see VJP307)"
+    assert d.evidence == NoAutomaticFix(reason, d.message.index(" (no automatic fix: "))
+    assert d.message[d.evidence.head:] == f" (no automatic fix: {reason})"
+
+
+def test_a_fixable_finding_carries_no_refusal() -> None:
+    text = (ROOT / "fixtures" / "fix" / "refuse_bare_bwd_return" / "expected.py").read_text(encoding="utf-8")
+    text = text.replace("return g * scale", "return (g * scale,)")
+    (d,) = _only("VJP101", text)
+    assert d.fix is not None and d.evidence is None and "no automatic fix" not in d.message
+
+
+def test_evidence_survives_the_result_cache() -> None:
+    """A finding revived from the result cache carries its evidence (a cross-module run reads it
+    from cached outcomes, vjplint.cli.fix_cross)."""
+    from vjplint.batch.cache import _allowed, decode, encode
+
+    (d,) = _only("VJP602", BWD_DROPS)
+    (back,) = decode(encode([d]), _allowed())
+    assert back.evidence == DroppedCotangent("scale_bwd", "scale", ("y",), "none", "output")
+    assert back == d
