@@ -27,7 +27,7 @@ import time
 from vjplint import __version__
 
 from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, short_name  # noqa: F401 - read here and by the replay's users
-from vjplint.settings.options import flags
+from vjplint.settings.options import colour_wanted, flags
 
 from vjplint.syntax.names import PREFILTER_NAMES  # imports nothing: the rules' union, without importing them
 QUIET_FLAGS = flags(value=False, trait="harmless")  # change nothing when there is nothing to report
@@ -226,6 +226,9 @@ def replay(args: list) -> "int | None":
     path, key = _record_path(args)
     if path is None:
         return None
+    parsed = parse_check_args(args) or {"options": {}}
+    if colour_wanted(parsed["options"].get("--color"), os.environ, sys.stdout.isatty()):
+        return None  # the record is plain text; a coloured answer is the full run's
     import json
 
     try:

@@ -186,8 +186,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
         hint = cross_module_hint(run.files)
         if hint:
             print(hint, file=sys.stderr)
-    if not unsafe:
-        say_cross_module_fixes(run.files)
+    hidden = say_cross_module_fixes(run.files) if not unsafe else 0
     settings: Dict[str, Config] = {}
     facts: Dict[str, RunFacts] = {}
     remaining: List[Diagnostic] = []
@@ -220,7 +219,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
     if not run.files and not failed:
         print(f"vjplint: warning: No Python files found under {', '.join(paths)}", file=sys.stderr)
     emit(remaining, args, output_format, sources, settings, fixed_count=count, checked=bool(run.files),
-         failed=failed, facts=facts)
+         failed=failed, facts=facts, hidden_fixes=hidden)
     code = exit_code(remaining, args, failed)
     if code == 0 and count and args.exit_non_zero_on_fix:
         return 1

@@ -357,6 +357,10 @@ def _finish(result: LintResult, config: Config, filename: str, where: str, lines
     kept = [d for d in result.diagnostics
             if (d.code in enabled or d.code == "VJP900") and not _matches(d.code, ignored)]
     kept = _apply_noqa(kept, lines, enabled, filename)
+    if not config.all_fixable:  # `unfixable`/`fixable`: those rules' fixes are neither offered nor applied
+        for d in kept:
+            if d.fix is not None and not config.fix_allowed(d.code):
+                d.fix = None
     kept.sort(key=Diagnostic.sort_key)
     result.diagnostics = kept
     return result
