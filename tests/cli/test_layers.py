@@ -186,7 +186,7 @@ LAZY = {
     "vjplint.cli.check": ({"vjplint.batch.outcomes", "vjplint.batch.parallel", "vjplint.batch.runner",
                            "vjplint.cli.add_noqa", "vjplint.cli.fix", "vjplint.cli.fix_cross", "vjplint.cli.report",
                            "vjplint.cli.show_settings", "vjplint.cli.watch", "vjplint.lint.engine",
-                           "vjplint.project.workspace", "vjplint.syntax.positions"},
+                           "vjplint.output.progress", "vjplint.project.workspace", "vjplint.syntax.positions"},
                           "`--help` builds this parser alone (12 modules); --fix, --add-noqa, --show-settings, "
                           "--watch load when asked"),
     "vjplint.cli.watch": ({"watchfiles"}, "the optional `watch` extra: only --watch needs it, and says how to "

@@ -241,30 +241,18 @@ def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
     return exit_code(result.diagnostics, args, bool(result.errors))
 
 
-PROGRESS_DELAY_S = 2.0  # runs shorter than this never show the counter
+PROGRESS_DELAY_S = 2.0  # runs shorter than this never show the counter (vjplint.output.progress)
 
 
-def progress_for(args):
+def progress_for(args, noun: str = "files"):
     """A file counter on stderr while files are linted, only when stderr is a terminal (never in
     pipes, files or CI logs) and not with -q."""
-    return _progress_printer() if sys.stderr.isatty() and not args.quiet else None
+    from vjplint.output.progress import on_terminal
+
+    return _progress_printer(noun) if on_terminal(sys.stderr, args.quiet) else None
 
 
-def _progress_printer():
-    import time
+def _progress_printer(noun: str = "files"):
+    from vjplint.output.progress import ProgressLine
 
-    start = time.monotonic()
-    state = {"shown": False}
-
-    def show(done: int, total: int) -> None:
-        if time.monotonic() - start < PROGRESS_DELAY_S and done < total:
-            return
-        if done >= total and not state["shown"]:
-            return
-        state["shown"] = True
-        sys.stderr.write(f"\r\033[Kvjplint: {done}/{total} files")
-        if done >= total:
-            sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
-
-    return show
+    return ProgressLine(noun, delay=PROGRESS_DELAY_S)

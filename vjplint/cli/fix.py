@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 from vjplint.cli.report import emit, exit_code, report_problems
+from vjplint.output.progress import ProgressLine
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Applicability, Diagnostic
@@ -195,7 +196,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
     diffs: List[str] = []
 
     refused = say_named_elsewhere(run.files)  # fwd/bwd named by another file of the run: an unsafe fix
-    results = _fix_all(run.files, start_texts, unsafe, args.jobs, refused)
+    results = _fix_all(run.files, start_texts, unsafe, args.jobs, refused, progress=_fix_progress(progress))
 
     written: List[str] = []
     already: List[str] = []  # fixed by another run meanwhile
@@ -329,8 +330,15 @@ _STOPPED: List[str] = []
 _WRITES: List[int] = [0]
 
 
+def _fix_progress(linting):
+    """The counter of files fixed, on a terminal: where the files linted were counted
+    (vjplint.cli.check.progress_for), with the same delay."""
+    return ProgressLine("files fixed", delay=linting.delay) if isinstance(linting, ProgressLine) else None
+
+
 def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsafe: bool,
-             jobs: Optional[int], refused: Optional[Dict[Path, Dict[str, str]]] = None) -> Dict[int, Union[str, _Read]]:
+             jobs: Optional[int], refused: Optional[Dict[Path, Dict[str, str]]] = None,
+             progress=None) -> Dict[int, Union[str, _Read]]:
     """For each file (by its number in `files`) that has a fix to offer: what it was read as and
     its fix, computed in worker processes when there is enough work (vjplint.batch.parallel), or
     why it could not be read. Writing stays with the caller, file by file, in order."""
@@ -358,7 +366,7 @@ def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsaf
         exclude = () if unsafe else tuple(sorted((refused or {}).get(Path(outcome.path), {})))
         tasks.append((number, outcome.display, str(outcome.path), len(text), unsafe, c, text, exclude))
         reads[number] = (data, cells, decoded, FixResult(text))  # the result is filled in below
-    for number, result in fix_many(tasks, configs, jobs).items():
+    for number, result in fix_many(tasks, configs, jobs, progress).items():
         data, cells, decoded, _ = reads[number]  # type: ignore[misc]
         reads[number] = (data, cells, decoded, result)
     return reads

@@ -13,16 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
 
 from vjplint.errors import ConfigError, UsageError
 from vjplint.verify.api import FunctionReport, fixes_changed, functions_changed, stop_harnesses, verify_rewrites
 from vjplint.verify.harness import single_process_accelerator
 from vjplint.model.run_facts import NO_FACTS, RunFacts  # noqa: F401 - RunFacts: the Job type
 from vjplint.batch.outcomes import display_path
-from vjplint.cli.check import workspace_for
+from vjplint.cli.check import progress_for, workspace_for
 from vjplint.cli.report import report_problems
 from vjplint.cli.shared_options import add_python_option, checked_python
 from vjplint.fixes.apply import fix_source
@@ -86,7 +87,11 @@ def run(argv: Sequence[str]) -> int:
             if args.rewritten else _fix_jobs(paths, workspace, args.unsafe_fixes)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    reports = run_jobs(jobs, args.timeout, args.jobs, None if args.rewritten else bool(args.unsafe_fixes), python)
+    progress = progress_for(args, "files verified") if jobs else None
+    if progress is not None:
+        progress.begin(len(jobs))  # the first harness may take a while to import JAX
+    reports = run_jobs(jobs, args.timeout, args.jobs, None if args.rewritten else bool(args.unsafe_fixes), python,
+                       progress)
     if args.unsafe_fixes and not args.rewritten:  # what `--diff --unsafe-fixes` rewrites across modules too
         reports.extend(_cross_module_reports(paths, workspace, args.timeout, python))
     if reports and all(r.missing_jax for r in reports):
@@ -198,12 +203,25 @@ def _cross_module_reports(paths: Sequence[str], workspace: "Workspace", timeout:
 
 
 def run_jobs(jobs: Sequence[Job], timeout: Optional[float], workers: Optional[int],
-             unsafe: Optional[bool] = None, python: Optional[str] = None) -> List[FunctionReport]:
+             unsafe: Optional[bool] = None, python: Optional[str] = None,
+             progress: Optional[Callable[..., None]] = None) -> List[FunctionReport]:
     """One harness process per file, a few files at once; reports in file order. `unsafe`: the
     rewrites are vjplint's own fixes (every fix kind is proven); None: a rewrite given with
     --rewritten (its residual changes are proven)."""
 
+    finished: List[str] = []
+    lock = threading.Lock()
+
     def one(job: Job) -> List[FunctionReport]:
+        try:
+            return _one(job)
+        finally:
+            if progress is not None:  # per file, as each harness ends (`vjplint: 2/5 files verified (a.py)`)
+                with lock:
+                    finished.append(job[0])
+                    progress(len(finished), len(jobs), job[0])
+
+    def _one(job: Job) -> List[FunctionReport]:
         display, path, text, new_text, config, facts = job
         functions = functions_changed(text, new_text, config, facts) if unsafe is None else \
             fixes_changed(text, new_text, config, unsafe, path=str(path), facts=facts)

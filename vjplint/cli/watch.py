@@ -54,9 +54,11 @@ def run_watch(args, argv: List[str], paths: List[str], output_format: str, run_o
         sys.stdout.write(f"[{time.strftime('%H:%M:%S')}] Watching for file changes.\n")
         sys.stdout.flush()
 
+    changes = watchfiles.watch(*roots, watch_filter=lambda _change, path: watched(path), raise_interrupt=False,
+                               debounce=300, step=50, yield_on_timeout=True, rust_timeout=200)
+    next(changes, None)  # the watcher is set up (its first timeout): a change made during the first run counts
     one_run("Starting linter in watch mode...")
-    for changes in watchfiles.watch(*roots, watch_filter=lambda _change, path: watched(path),
-                                    raise_interrupt=False, debounce=300, step=50):
-        if changes:
+    for changed in changes:
+        if changed:
             one_run("File change detected...")
     return 0
