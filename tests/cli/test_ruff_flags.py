@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import os
 import textwrap
 
 from tests.conftest import run_cli
@@ -224,3 +223,25 @@ def test_rule_help_describes_output_format():
     proc = run_cli("rule", "--help")
     text = " ".join(proc.stdout.split())
     assert "--output-format {text,json} text: the rule's page as Markdown (default); json:" in text
+
+
+def test_paths_outside_the_working_directory_print_absolute_in_every_format(tmp_path):
+    """As ruff names them: relative under the working directory, absolute elsewhere (never
+    `../a.py`, which a CI annotation or a problem matcher cannot place)."""
+    _tree(tmp_path)
+    (tmp_path / "work").mkdir()
+    outside = str(tmp_path / "a.py")
+    for args, expected in (
+            (("--output-format", "concise"), f"{outside}:7:10: VJP101 [*] "),
+            (("--output-format", "github"), f"::error file={outside},line=7,col=10,"),
+            ((), f"{outside}:7:10: VJP101 [*] ")):
+        proc = run_cli("--no-cache", *args, "../a.py", cwd=tmp_path / "work")
+        assert proc.stdout.startswith(expected), (args, proc.stdout)
+        assert "../" not in proc.stdout
+    proc = run_cli("--no-cache", "--output-format", "json", "../a.py", "../work/../sub", cwd=tmp_path / "work")
+    assert [d["filename"] for d in json.loads(proc.stdout)] == [outside, str(tmp_path / "sub" / "c.py")]
+    # under the working directory, a path through `..` is shown relative
+    proc = run_cli("--no-cache", "--output-format", "json", "sub/../a.py", cwd=tmp_path)
+    assert [d["filename"] for d in json.loads(proc.stdout)] == ["a.py"]
+    proc = run_cli("--no-cache", "--diff", "../a.py", cwd=tmp_path / "work")
+    assert proc.stdout.startswith(f"--- {outside}\n+++ {outside}\n"), proc.stdout

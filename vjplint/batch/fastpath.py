@@ -75,7 +75,7 @@ def _no_candidates(args: list) -> "int | None":
                 data = handle.read()
         except OSError:
             return None  # the full run reports it
-        if any(name in data for name in names):
+        if b"\x00" in data or any(name in data for name in names):  # NUL: UTF-16/32, the full run says so
             return None
     if "-q" not in args and "--quiet" not in args:
         sys.stdout.write(ALL_PASSED)
