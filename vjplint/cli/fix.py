@@ -142,6 +142,21 @@ def unified_diff(display: str, old: str, new: str) -> str:
     return "".join(out)
 
 
+def notebook_diff(display: str, cells: "notebook.NotebookSource", new_text: str) -> str:
+    """A notebook's --diff, one diff per changed cell with ruff's header `nb.ipynb:cell 3` and rows
+    counted in the cell, as the notebook shows it (magics and all); the joined Python text's diff
+    when the cells cannot be told apart (the fix moved a cell boundary: --fix refuses it too)."""
+    try:
+        changed = notebook.cells_of(new_text, cells)
+    except notebook.NotebookError:
+        return unified_diff(display, cells.text, new_text)
+    def ended(source: str) -> str:  # a cell has no end-of-file: no "No newline" marker for it
+        return source if source.endswith(("\n", "\r")) else source + "\n"
+
+    return "".join(unified_diff(f"{display}:cell {number}", ended(cells.sources[cells.cells.index(number)]),
+                                ended(new)) for number, new in sorted(changed.items()))
+
+
 # -- the command line ------------------------------------------------------------------------------------
 @dataclass
 class _FileFix:
@@ -272,7 +287,8 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
         errors.extend(result.errors)
         if result.text != decoded.text:
             if args.diff:
-                diffs.append(unified_diff(outcome.display, decoded.text, result.text))
+                diffs.append(unified_diff(outcome.display, decoded.text, result.text) if cells is None
+                             else notebook_diff(outcome.display, cells, result.text))
             else:
                 try:
                     new_data = encode(result.text, decoded) if cells is None \
