@@ -39,13 +39,13 @@ def _jobs(value: str) -> int:
 
 # argparse details of the options in vjplint.settings.options (type, choices, default, metavar).
 _DETAILS = {
-    "--select": {"type": _codes, "default": None},
-    "--ignore": {"type": _codes, "default": []},
-    "--extend-select": {"type": _codes, "default": []},
-    "--extend-ignore": {"type": _codes, "default": []},
-    "--fixable": {"type": _codes, "default": None},
-    "--unfixable": {"type": _codes, "default": []},
-    "--extend-fixable": {"type": _codes, "default": []},
+    "--select": {"type": _codes, "default": None, "metavar": "CODES"},
+    "--ignore": {"type": _codes, "default": [], "metavar": "CODES"},
+    "--extend-select": {"type": _codes, "default": [], "metavar": "CODES"},
+    "--extend-ignore": {"type": _codes, "default": [], "metavar": "CODES"},
+    "--fixable": {"type": _codes, "default": None, "metavar": "CODES"},
+    "--unfixable": {"type": _codes, "default": [], "metavar": "CODES"},
+    "--extend-fixable": {"type": _codes, "default": [], "metavar": "CODES"},
     "--exclude": {"type": _patterns, "default": None, "metavar": "PATTERNS"},
     "--extend-exclude": {"type": _patterns, "default": [], "metavar": "PATTERNS"},
     "--output-file": {"default": None, "metavar": "FILE"},
