@@ -28,6 +28,9 @@ def test_rewrites_across_modules_count_as_hidden_fixes(tmp_path):
     assert proc.stdout.endswith("Found 4 problems. (4 hidden fixes can be enabled with --unsafe-fixes.)\n")
     proc = run_cli("--no-cache", "--fix", "clipops", cwd=tmp_path)
     assert proc.stdout.endswith("Found 4 problems. (4 hidden fixes can be enabled with --unsafe-fixes.)\n")
+    proc = run_cli("--no-cache", "--diff", "clipops", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert proc.stderr.endswith("\nNo fixes available (4 additional fixes available with --unsafe-fixes).\n")
     alone = run_cli("--no-cache", "--output-format", "concise", "clipops/ops.py", cwd=tmp_path)
     assert alone.stdout.endswith("Found 4 problems.\n")  # linted alone, the rules' module is not there to rewrite
 

@@ -226,7 +226,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
               file=sys.stderr)
     report_problems(run.problems, errors)
     if args.diff:
-        return _finish_diff(args, fixed, diffs, remaining, errors)
+        return _finish_diff(args, fixed, diffs, remaining, errors, hidden)
     remaining.sort(key=Diagnostic.sort_key)
     count = sum(f.result.fixed_count for f in fixed)
     if args.show_fixes and count and output_format in ("text", "concise") and not args.quiet:
@@ -389,11 +389,12 @@ def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsaf
 
 
 def _finish_diff(args, fixed: List[_FileFix], diffs: List[str], remaining: List[Diagnostic],
-                 errors: List[str]) -> int:
+                 errors: List[str], across: int = 0) -> int:
+    """`across`: the findings whose fix is a rewrite across modules, hidden without --unsafe-fixes."""
     sys.stdout.write("".join(diffs))
     sys.stdout.flush()
     count = sum(f.result.fixed_count for f in fixed)
-    hidden = 0 if args.unsafe_fixes else sum(
+    hidden = 0 if args.unsafe_fixes else across + sum(
         1 for d in remaining if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
     if not args.quiet:
         line = f"Would fix {count} problem{'s' if count != 1 else ''}" if count else "No fixes available"
