@@ -80,3 +80,13 @@ def test_verify_on_a_module_whose_package_is_not_installed_says_what_to_do(tmp_p
                          "found for vjplint-test-not-installed; install the package into that interpreter "
                          "(`pip install -e .` in its project), or run with `--python PATH` naming an "
                          "interpreter that has it (or set `python` in [tool.vjplint.verify])"), head
+
+
+def test_unfixable_holds_for_rewrites_across_modules_too(tmp_path):
+    shutil.copytree(FIXTURES / "fix_cross" / "input" / "clipops", tmp_path / "clipops")
+    before = {p.name: p.read_text() for p in (tmp_path / "clipops").glob("*.py")}
+    proc = run_cli("--no-cache", "--fix", "--unsafe-fixes", "--unfixable", "VJP101", "clipops", cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout.endswith("Found 4 problems.\n"), proc.stdout
+    assert {p.name: p.read_text() for p in (tmp_path / "clipops").glob("*.py")} == before
+    proc = run_cli("--no-cache", "--output-format", "concise", "--unfixable", "VJP1", "clipops", cwd=tmp_path)
+    assert proc.stdout.endswith("Found 4 problems.\n") and "fix across modules" not in proc.stdout

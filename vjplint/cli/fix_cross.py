@@ -27,8 +27,9 @@ def cross_module_hint(outcomes) -> str:
     from vjplint.fixes.cross_module import plan_run
     from vjplint.project.modules import RunModules
 
-    candidates = {Path(o.path) for o in outcomes
-                  if any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
+    candidates = {Path(o.path) for o in outcomes  # `unfixable` VJP101: not rewritten across modules either
+                  if o.config.fix_allowed("VJP101")
+                  and any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
     if not candidates:
         return ""
     configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
@@ -54,8 +55,9 @@ def say_cross_module_fixes(outcomes) -> int:
     "(unsafe fix: clipops/api.py calls `shift_fwd`, and the rewrite changes fwd's return)", as an
     in-file fix says it (`vjplint.fixes.named_elsewhere`). Returns how many findings got such a
     fix: hidden unsafe fixes, which the summary counts."""
-    candidates = {Path(o.path) for o in outcomes
-                  if any(d.code == "VJP101" and d.fix is None and NO_FIX in d.message
+    candidates = {Path(o.path) for o in outcomes  # `unfixable` VJP101: not rewritten across modules either
+                  if o.config.fix_allowed("VJP101")
+                  and any(d.code == "VJP101" and d.fix is None and NO_FIX in d.message
                          for d in o.result.diagnostics)}
     if not candidates:
         return 0
@@ -119,8 +121,9 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
     from vjplint.project.modules import RunModules
 
     # Only files where VJP101 found an array but offered no fix can hold such a derivative.
-    candidates = {Path(o.path) for o in outcomes
-                  if any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
+    candidates = {Path(o.path) for o in outcomes  # `unfixable` VJP101: not rewritten across modules either
+                  if o.config.fix_allowed("VJP101")
+                  and any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
     if not candidates:
         return CrossOutcome()
     facts = {Path(o.path): o.facts for o in outcomes}
