@@ -209,3 +209,31 @@ def test_watch_refuses_what_it_cannot_repeat(tmp_path):
         assert proc.returncode == 2 and "--watch checks (or, with --fix, fixes) files again" in proc.stderr
     proc = run_cli("--watch", "missing.py", cwd=tmp_path)
     assert (proc.returncode, proc.stderr) == (2, "vjplint: error: --watch: no such file or directory: missing.py\n")
+
+
+def test_watch_clears_the_screen_on_a_terminal(tmp_path):
+    pytest.importorskip("watchfiles")
+    import select
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "vjplint", "--watch", "--no-cache", "a.py"], cwd=tmp_path,
+                            env=_env({"NO_COLOR": "1"}), stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=subprocess.DEVNULL)
+    os.close(slave)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 120
+        while b"Watching for file changes." not in seen:
+            ready, _, _ = select.select([master], [], [], max(deadline - time.monotonic(), 0))
+            assert ready, f"no 'Watching for file changes.' within 120 s; got {seen!r}"
+            seen += os.read(master, 4096)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            os.close(master)
+    assert seen.startswith(b"\x1b[2J\x1b[3J\x1b[HStarting linter in watch mode...\r\nAll checks passed!\r\n["), seen
