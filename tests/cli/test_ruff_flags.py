@@ -187,11 +187,22 @@ def test_statistics_as_json_is_ruffs_list(tmp_path):
     proc = run_cli("--no-cache", "--statistics", "--output-format", "json", ".", cwd=tmp_path)
     assert proc.returncode == 1
     assert json.loads(proc.stdout) == [
-        {"code": "VJP101", "name": "nondiff-array", "count": 2, "fixable": True},
-        {"code": "VJP102", "name": "nondiff-maybe-array", "count": 1, "fixable": False},
+        {"code": "VJP101", "name": "nondiff-array", "count": 2, "fixable": True, "fixable_count": 2},
+        {"code": "VJP102", "name": "nondiff-maybe-array", "count": 1, "fixable": False, "fixable_count": 0},
     ]
     proc = run_cli("--no-cache", "--statistics", "--unsafe-fixes", "--output-format", "json", "b.py", cwd=tmp_path)
-    assert json.loads(proc.stdout) == [{"code": "VJP102", "name": "nondiff-maybe-array", "count": 1, "fixable": True}]
+    assert json.loads(proc.stdout) == [
+        {"code": "VJP102", "name": "nondiff-maybe-array", "count": 1, "fixable": True, "fixable_count": 1}]
+    # some of a rule's findings fixable: ruff's `fixable` is false, the count says how many; `[-]` in text
+    # d.py: fwd is used elsewhere in the file, so its VJP101 offers no fix
+    (tmp_path / "d.py").write_text(SAFE.replace("clip.defvjp(clip_fwd, clip_bwd)",
+                                                "clip.defvjp(clip_fwd, clip_bwd)\nprint(clip_fwd)"))
+    proc = run_cli("--no-cache", "--statistics", "--output-format", "json", "a.py", "d.py", cwd=tmp_path)
+    assert json.loads(proc.stdout)[0] == {"code": "VJP101", "name": "nondiff-array", "count": 2, "fixable": False,
+                                          "fixable_count": 1}, proc.stdout
+    proc = run_cli("--no-cache", "--statistics", "a.py", "d.py", cwd=tmp_path)
+    assert proc.stdout.startswith("    2\tVJP101\t[-] nondiff-array\n"), proc.stdout
+    (tmp_path / "d.py").unlink()
     proc = run_cli("--no-cache", "--statistics", ".", cwd=tmp_path)
     assert proc.stdout == ("    2\tVJP101\t[*] nondiff-array\n    1\tVJP102\t    nondiff-maybe-array\n"
                            "Found 3 problems (2 fixable with --fix). (1 hidden fix can be enabled with --unsafe-fixes.)\n")
