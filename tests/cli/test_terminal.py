@@ -237,3 +237,13 @@ def test_watch_clears_the_screen_on_a_terminal(tmp_path):
                 proc.kill()
             os.close(master)
     assert seen.startswith(b"\x1b[2J\x1b[3J\x1b[HStarting linter in watch mode...\r\nAll checks passed!\r\n["), seen
+
+
+def test_watch_without_watchfiles_says_how_to_install_it(tmp_path):
+    """The `watch` extra missing: a usage error with the install command, not a traceback."""
+    (tmp_path / "a.py").write_text("x = 1\n")
+    code = ("import sys; sys.modules['watchfiles'] = None; from vjplint.cli import main; "
+            "sys.exit(main(sys.argv[1:]))")  # None in sys.modules: `import watchfiles` raises ImportError
+    rc, out, err = _run(["--watch", "a.py"], tmp_path, "", code=code)
+    assert (rc, out) == (2, "")
+    assert err.startswith("vjplint: error: --watch needs the watchfiles package: ") and "[watch]" in err, err
