@@ -260,6 +260,8 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
             sys_path.extend(e for e in entries if e not in sys_path)
         outcome = run_harness(request, limit, python or settings.python, cwd)
         _apply_events(outcome, [r for _, r in plans], limit)
+        for _, report in plans:
+            report.reason += _import_hint(report.reason)
 
     if notebook.is_notebook(original_path):  # its text is the code cells in order: lines -> (cell, line)
         cells = notebook.CellMap.of(notebook.split_lines(original_text))
@@ -449,7 +451,7 @@ def _apply_events(outcome: HarnessOutcome, reports: List[FunctionReport], limit:
                 for r in reports:
                     r.status = "failed"
             else:
-                failure = f"the module cannot be imported{where}: {event.get('detail')}{_import_hint(event)}"
+                failure = f"the module cannot be imported{where}: {event.get('detail')}"
         elif kind == "begin":
             begun = event.get("name")
         elif kind == "function":
@@ -518,11 +520,11 @@ def stderr_summary(stderr: str, lines: int = 3, limit: int = 300) -> str:
 _NOT_INSTALLED = ("PackageNotFoundError", "ModuleNotFoundError", "No module named")
 
 
-def _import_hint(event: Dict[str, Any]) -> str:
+def _import_hint(reason: str) -> str:
     """The next step when the module's own imports fail because a package is missing from the
-    interpreter that ran it: install it there, or name one that has it."""
-    detail = str(event.get("detail", ""))
-    if not any(marker in detail for marker in _NOT_INSTALLED):
+    interpreter that ran it: install it there, or name one that has it (`vjplint verify`'s
+    reports; check-grads words its own)."""
+    if not reason.startswith("the module cannot be imported") or not any(m in reason for m in _NOT_INSTALLED):
         return ""
     return ("; install the package into that interpreter (`pip install -e .` in its project), or run "
             "with `--python PATH` naming an interpreter that has it (or set `python` in [tool.vjplint.verify])")
