@@ -370,8 +370,8 @@ def test_a_pyproject_whose_tool_is_not_a_table_is_not_ours(tmp_path):
 @pytest.mark.parametrize("table, args, message", [
     ('selct = ["VJP1"]', (), "{path}: unknown key in [tool.vjplint]: selct (did you mean 'select'?) (known keys: "
                             "array-names, cache-dir, custom-jvp-aliases, custom-vjp-aliases, docs-url, exclude, extend, "
-                            "extend-exclude, extend-select, ignore, notebooks, per-file-ignores, respect-gitignore, select, "
-                            "static-names, target, verify)"),
+                            "extend-exclude, extend-fixable, extend-ignore, extend-select, fixable, ignore, notebooks, "
+                            "per-file-ignores, respect-gitignore, select, static-names, target, unfixable, verify)"),
     ('select = ["VJP999"]', (), "{path}: `select`: unknown rule code or prefix 'VJP999'"),
     ('ignore = ["VJP1O1"]', (), "{path}: `ignore`: unknown rule code or prefix 'VJP1O1'"),
     ('extend-select = ["E501"]', (), "{path}: `extend-select`: unknown rule code or prefix 'E501'"),

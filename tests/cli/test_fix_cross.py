@@ -35,8 +35,9 @@ def _package(tmp_path: Path) -> Path:
 
 
 def _shown(path: Path) -> str:
-    """A path as the CLI (run from the repository root) shows it."""
-    return os.path.relpath(path, ROOT)
+    """A path as the CLI (run from the repository root) shows it: relative under it, else absolute."""
+    relative = os.path.relpath(path, ROOT)
+    return str(path) if relative.startswith("..") else relative
 
 
 def _texts(package: Path) -> dict:

@@ -215,9 +215,12 @@ LAZY = {
                     "the entry point: `--version` and the fast path load 10 modules, each subcommand loads when chosen"),
     "vjplint.cli.check": ({"vjplint.batch.outcomes", "vjplint.batch.parallel", "vjplint.batch.runner",
                            "vjplint.cli.add_noqa", "vjplint.cli.fix", "vjplint.cli.fix_cross", "vjplint.cli.report",
-                           "vjplint.cli.show_settings", "vjplint.lint.engine", "vjplint.project.workspace",
-                           "vjplint.syntax.positions"},
-                          "`--help` builds this parser alone (12 modules); --fix, --add-noqa, --show-settings load when asked"),
+                           "vjplint.cli.show_settings", "vjplint.cli.watch", "vjplint.lint.engine",
+                           "vjplint.output.progress", "vjplint.project.workspace", "vjplint.syntax.positions"},
+                          "`--help` builds this parser alone (12 modules); --fix, --add-noqa, --show-settings, "
+                          "--watch load when asked"),
+    "vjplint.cli.watch": ({"watchfiles"}, "the optional `watch` extra: only --watch needs it, and says how to "
+                                          "install it when it is missing"),
     "vjplint.cli.fix_cross": ({"vjplint.fixes.multi_write", "vjplint.install_hint", "vjplint.project.modules",
                                "vjplint.verify.api"}, "only a run with cross-module fixes plans, verifies and writes them"),
     "vjplint.cli.report": ({"vjplint.fixes.apply"}, "fix edits are attached only where the format shows them"),

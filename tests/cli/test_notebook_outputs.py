@@ -91,3 +91,24 @@ def test_lsp_counts_utf16_on_the_cells_line_and_carries_the_cell(project: Path) 
     assert [(i["code"], i["range"]["start"], i["data"]["cell"]) for i in items] == [
         ("VJP101", {"line": 1, "character": 9}, 3), ("VJP104", {"line": 1, "character": 45}, 4)]
     assert items[0]["data"]["fix_applicability"] == "safe" and "fix" not in items[0]["data"]
+
+
+def test_diff_names_the_cell_of_each_hunk_with_rows_in_the_cell(tmp_path: Path) -> None:
+    """ruff's notebook diff: one diff per changed cell, headed `nb.ipynb:cell N`, rows counted in
+    the cell and its magics as the notebook shows them; nothing is written."""
+    call = "%time y = clip(0.5, 1.0)\nz = 2"
+    cells = [new_markdown_cell("# Clip"), new_code_cell("from functools import partial\n\nimport jax\nimport jax.numpy as jnp"),
+             new_code_cell(CLIP), new_code_cell(call)]
+    nbformat.write(new_notebook(cells=cells), tmp_path / "nb.ipynb")
+    before = (tmp_path / "nb.ipynb").read_bytes()
+    proc = run_cli("--no-cache", "--diff", "nb.ipynb", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (1, "Would fix 1 problem.\n")
+    assert proc.stdout == (
+        "--- nb.ipynb:cell 2\n+++ nb.ipynb:cell 2\n@@ -1,4 +1,2 @@\n"
+        "-from functools import partial\n-\n import jax\n import jax.numpy as jnp\n"
+        "--- nb.ipynb:cell 3\n+++ nb.ipynb:cell 3\n@@ -1,14 +1,14 @@\n"
+        "-@partial(jax.custom_vjp, nondiff_argnums=(0,))\n+@jax.custom_vjp\n def clip(lo, x):\n     return x\n \n \n"
+        " def clip_fwd(lo, x):\n-    return x, None\n+    return x, lo\n \n \n"
+        "-def clip_bwd(lo, _, g):\n-    return (jnp.clip(g, lo, None),)\n+def clip_bwd(lo, g):\n"
+        "+    return (None, jnp.clip(g, lo, None))\n \n \n clip.defvjp(clip_fwd, clip_bwd)\n"), proc.stdout
+    assert (tmp_path / "nb.ipynb").read_bytes() == before

@@ -325,7 +325,9 @@ def test_import_error_is_reported_not_raised(misbehaving):
     r = reports["import_error.py:clip_gradient"]
     assert r["status"] == "unverified"
     assert r["reason"] == ("the module cannot be imported at line 1: "
-                           "ModuleNotFoundError: No module named 'not_a_module_anywhere'")
+                           "ModuleNotFoundError: No module named 'not_a_module_anywhere'; install the package into "
+                           "that interpreter (`pip install -e .` in its project), or run with `--python PATH` naming "
+                           "an interpreter that has it (or set `python` in [tool.vjplint.verify])")
     assert "Traceback" not in proc.stderr
 
 

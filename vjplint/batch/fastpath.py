@@ -27,7 +27,7 @@ import time
 from vjplint import __version__
 
 from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, short_name  # noqa: F401 - read here and by the replay's users
-from vjplint.settings.options import flags
+from vjplint.settings.options import colour_wanted, flags
 
 from vjplint.syntax.names import PREFILTER_NAMES  # imports nothing: the rules' union, without importing them
 QUIET_FLAGS = flags(value=False, trait="harmless")  # change nothing when there is nothing to report
@@ -75,7 +75,7 @@ def _no_candidates(args: list) -> "int | None":
                 data = handle.read()
         except OSError:
             return None  # the full run reports it
-        if any(name in data for name in names):
+        if b"\x00" in data or any(name in data for name in names):  # NUL: UTF-16/32, the full run says so
             return None
     if "-q" not in args and "--quiet" not in args:
         sys.stdout.write(ALL_PASSED)
@@ -227,6 +227,9 @@ def replay(args: list) -> "int | None":
     path, key = _record_path(args)
     if path is None:
         return None
+    parsed = parse_check_args(args) or {"options": {}}
+    if colour_wanted(parsed["options"].get("--color"), os.environ, sys.stdout.isatty()):
+        return None  # the record is plain text; a coloured answer is the full run's
     import json
 
     try:

@@ -255,17 +255,26 @@ FixTask = Tuple[int, str, str, int, bool, int, str, Tuple[str, ...]]
 FIX_COST = 10
 
 
-def fix_many(tasks: List[FixTask], configs: Sequence[Settings], jobs: Optional[int]) -> Dict[int, "FixResult"]:
+def fix_many(tasks: List[FixTask], configs: Sequence[Settings], jobs: Optional[int],
+             progress: Progress = None) -> Dict[int, "FixResult"]:
     """`fix_text` of each task, in worker processes when there is enough work: pure, text in and
-    text out (the caller writes). The results do not depend on the number of processes."""
+    text out (the caller writes). The results do not depend on the number of processes.
+    `progress(done, total)` after each file, as `lint_many`'s."""
     weighted = [(t[0], t[1], t[2], t[3] * FIX_COST, t[4], t[5]) for t in tasks]
     workers = worker_count(jobs, weighted)  # type: ignore[arg-type]
+    results: Dict[int, "FixResult"] = {}
     if workers <= 1:
-        return {t[0]: _fix(t, configs) for t in tasks}
+        for t in tasks:
+            results[t[0]] = _fix(t, configs)
+            _tick(progress, len(results), len(tasks))
+        return results
     from vjplint.fixes.apply import FixResult  # noqa: F401  (imported before forking, with libcst)
     import vjplint.fixes.residual_plus_none  # noqa: F401
 
-    return dict(_run_parallel(tasks, configs, workers, _fix_chunk, _fix_alone))  # type: ignore[arg-type]
+    for number, result in _run_parallel(tasks, configs, workers, _fix_chunk, _fix_alone):  # type: ignore[arg-type]
+        results[number] = result
+        _tick(progress, len(results), len(tasks))
+    return results
 
 
 def _fix(task: FixTask, configs: Sequence[Settings]) -> "FixResult":

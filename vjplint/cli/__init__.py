@@ -47,13 +47,14 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
             from vjplint.cli import check_grads
 
             return check_grads.run(args[1:])
+        prog = "vjplint"
         if args and args[0] == "check":
-            args = args[1:]
+            args, prog = args[1:], "vjplint check"
         elif args and not args[0].startswith("-"):
             _refuse_mistyped_command(args[0])
         from vjplint.cli import check
 
-        return check.run(args)
+        return check.run(args, prog)
     except (UsageError, ConfigError) as exc:
         print(f"vjplint: error: {exc}", file=sys.stderr)
         return 2

@@ -6,7 +6,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, List
 
-from vjplint.settings.options import CHECK_OPTIONS, OUTPUT_FORMATS, SUBCOMMANDS
+from vjplint.settings.options import CHECK_OPTIONS, COLOR_CHOICES, OUTPUT_FORMATS, SUBCOMMANDS
 from vjplint.errors import ConfigError, UsageError
 from vjplint import __version__
 from vjplint.batch import fastpath
@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 
 def _codes(value: str) -> List[str]:
     return [c.strip() for c in value.split(",") if c.strip()]
+
+
+def _patterns(value: str) -> List[str]:
+    return [p.strip() for p in value.split(",") if p.strip()]
 
 
 def _jobs(value: str) -> int:
@@ -35,9 +39,17 @@ def _jobs(value: str) -> int:
 
 # argparse details of the options in vjplint.settings.options (type, choices, default, metavar).
 _DETAILS = {
-    "--select": {"type": _codes, "default": None},
-    "--ignore": {"type": _codes, "default": []},
-    "--extend-select": {"type": _codes, "default": []},
+    "--select": {"type": _codes, "default": None, "metavar": "CODES"},
+    "--ignore": {"type": _codes, "default": [], "metavar": "CODES"},
+    "--extend-select": {"type": _codes, "default": [], "metavar": "CODES"},
+    "--extend-ignore": {"type": _codes, "default": [], "metavar": "CODES"},
+    "--fixable": {"type": _codes, "default": None, "metavar": "CODES"},
+    "--unfixable": {"type": _codes, "default": [], "metavar": "CODES"},
+    "--extend-fixable": {"type": _codes, "default": [], "metavar": "CODES"},
+    "--exclude": {"type": _patterns, "default": None, "metavar": "PATTERNS"},
+    "--extend-exclude": {"type": _patterns, "default": [], "metavar": "PATTERNS"},
+    "--output-file": {"default": None, "metavar": "FILE"},
+    "--color": {"choices": COLOR_CHOICES, "default": None},
     "--output-format": {"choices": OUTPUT_FORMATS, "default": None},
     "--jobs": {"type": _jobs, "default": None},
     "--show-settings": {"default": None, "metavar": "PATH"},
@@ -49,8 +61,8 @@ def check_parser(prog: str = "vjplint") -> "argparse.ArgumentParser":
 
     width = max(map(len, SUBCOMMANDS))
     commands = "\n".join(f"  {name:<{width}} {text}" for name, text in SUBCOMMANDS.items())
-    p = argparse.ArgumentParser(prog=prog, description="Lint JAX custom_vjp/custom_jvp code.",
-                                epilog=f"commands:\n{commands}\n\n`vjplint COMMAND --help` describes each.",
+    epilog = f"commands:\n{commands}\n\n`vjplint COMMAND --help` describes each." if prog == "vjplint" else None
+    p = argparse.ArgumentParser(prog=prog, description="Lint JAX custom_vjp/custom_jvp code.", epilog=epilog,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .); - reads stdin")
     for names, takes_value, text, _ in CHECK_OPTIONS:
@@ -67,18 +79,28 @@ def workspace_for(args: "argparse.Namespace") -> "Workspace":
     command line's rule selection on top."""
     from vjplint.project.workspace import Overrides, Workspace
 
+    def given(name: str) -> tuple:
+        return tuple(getattr(args, name, None) or ())
+
+    fixable = getattr(args, "fixable", None)
+    exclude = getattr(args, "exclude", None)
     overrides = Overrides(select=tuple(args.select) if args.select is not None else None,
                           ignore=tuple(args.ignore), extend_select=tuple(args.extend_select),
-                          cache_dir=os.path.abspath(args.cache_dir) if getattr(args, "cache_dir", None) else None)
+                          cache_dir=os.path.abspath(args.cache_dir) if getattr(args, "cache_dir", None) else None,
+                          extend_ignore=given("extend_ignore"), fixable=tuple(fixable) if fixable is not None else None,
+                          unfixable=given("unfixable"), extend_fixable=given("extend_fixable"),
+                          exclude=tuple(exclude) if exclude is not None else None,
+                          extend_exclude=given("extend_exclude"))
     try:
         return Workspace(overrides, args.config)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 
 
-def run(argv: List[str]) -> int:
+def run(argv: List[str], prog: str = "vjplint") -> int:
+    """`prog`: how the command was spelled (`vjplint check` or plain `vjplint`), for --help and usage errors."""
     started_ns = fastpath.now_ns()  # before anything is read: the replay's "racy" reference
-    args = check_parser().parse_args(argv)
+    args = check_parser(prog).parse_args(argv)
     paths = args.paths or ["."]
     if args.verify and not (args.fix or args.diff):
         raise UsageError("--verify needs --fix or --diff (or use `vjplint verify PATH`)")
@@ -89,9 +111,32 @@ def run(argv: List[str]) -> int:
         raise UsageError("--add-noqa cannot be combined with --fix, --diff or stdin")
     if args.show_settings is not None and (args.paths or args.fix or args.diff or args.add_noqa):
         raise UsageError("--show-settings takes one PATH and no other paths, --fix, --diff or --add-noqa")
-    workspace = workspace_for(args)
+    if args.show_files and (args.fix or args.diff or args.add_noqa or stdin or args.show_settings is not None):
+        raise UsageError("--show-files lists the files a check would read: no --fix, --diff, --add-noqa, "
+                         "--show-settings or stdin")
+    if args.watch and (stdin or args.add_noqa or args.show_files or args.show_settings is not None or args.diff):
+        raise UsageError("--watch checks (or, with --fix, fixes) files again as they change: "
+                         "no stdin, --diff, --add-noqa, --show-files or --show-settings")
     output_format = args.output_format or os.environ.get("VJPLINT_OUTPUT_FORMAT") or "text"
+    if args.statistics and output_format not in STATISTICS_FORMATS:
+        raise UsageError(f"--statistics prints a text table (text, concise) or a JSON list (json), "
+                         f"not {output_format!r}")
+    if args.watch:
+        from vjplint.cli.watch import run_watch
+
+        return run_watch(args, argv, paths, output_format, lambda: _run_once(args, argv, paths, stdin,
+                                                                               output_format, started_ns))
+    return _run_once(args, argv, paths, stdin, output_format, started_ns)
+
+
+STATISTICS_FORMATS = ("text", "concise", "json")  # ruff's: any other format refuses --statistics
+
+
+def _run_once(args, argv: List[str], paths: List[str], stdin: bool, output_format: str, started_ns: int) -> int:
+    workspace = workspace_for(args)
     try:
+        if args.show_files:
+            return _show_files(args, workspace, paths)
         if args.show_settings is not None:
             from vjplint.cli.show_settings import run_show_settings
 
@@ -134,18 +179,36 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
         print(f"vjplint: warning: No Python files found under {', '.join(paths)}", file=sys.stderr)
     from vjplint.cli.fix_cross import say_cross_module_fixes
 
-    say_cross_module_fixes(run.files)  # rules in another module of this run: the fix is available
+    hidden = say_cross_module_fixes(run.files)  # rules in another module of this run: the fix is available
     from vjplint.cli.fix_cross import say_named_elsewhere
 
     say_named_elsewhere(run.files)  # fwd/bwd named by another file of the run: an unsafe fix, saying why
     diagnostics = run.diagnostics
     settings = {f.display: f.config for f in run.files}
     text = emit(diagnostics, args, output_format, LazySources(run.files), settings, checked=bool(run.files),
-                failed=failed, facts={f.display: f.facts for f in run.files if f.facts}, session=session)
+                failed=failed, facts={f.display: f.facts for f in run.files if f.facts}, session=session,
+                hidden_fixes=hidden)
     code = exit_code(diagnostics, args, failed)
-    if not args.no_cache and not run.problems and not run.internal_errors:  # a clean answer: replayable
+    if not args.no_cache and not run.problems and not run.internal_errors and not args.output_file \
+            and not args.watch and text is not None:  # a clean answer on stdout, uncoloured: replayable
         fastpath.record(argv, started_ns, [str(f.path) for f in run.files] + run.visited, text, code)
     return code
+
+
+def _show_files(args, workspace: "Workspace", paths: List[str]) -> int:
+    """ruff's --show-files: every file a check of `paths` would read, absolute, sorted."""
+    from vjplint.cli.report import report_problems
+
+    problems: list = []
+    files = workspace.files(paths, problems, force_exclude=args.force_exclude)
+    report_problems(problems, [])
+    out = sys.stdout
+    for name in sorted({os.path.abspath(path) for path, _ in files}):
+        out.write(name + "\n")
+    out.flush()
+    if not files:
+        print(f"vjplint: warning: No Python files found under {', '.join(paths)}", file=sys.stderr)
+    return 2 if any(getattr(p, "fatal", False) for p in problems) else 0
 
 
 def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
@@ -178,30 +241,18 @@ def _check_stdin(args, workspace: "Workspace", output_format: str) -> int:
     return exit_code(result.diagnostics, args, bool(result.errors))
 
 
-PROGRESS_DELAY_S = 2.0  # runs shorter than this never show the counter
+PROGRESS_DELAY_S = 2.0  # runs shorter than this never show the counter (vjplint.output.progress)
 
 
-def progress_for(args):
+def progress_for(args, noun: str = "files"):
     """A file counter on stderr while files are linted, only when stderr is a terminal (never in
     pipes, files or CI logs) and not with -q."""
-    return _progress_printer() if sys.stderr.isatty() and not args.quiet else None
+    from vjplint.output.progress import on_terminal
+
+    return _progress_printer(noun) if on_terminal(sys.stderr, args.quiet) else None
 
 
-def _progress_printer():
-    import time
+def _progress_printer(noun: str = "files"):
+    from vjplint.output.progress import ProgressLine
 
-    start = time.monotonic()
-    state = {"shown": False}
-
-    def show(done: int, total: int) -> None:
-        if time.monotonic() - start < PROGRESS_DELAY_S and done < total:
-            return
-        if done >= total and not state["shown"]:
-            return
-        state["shown"] = True
-        sys.stderr.write(f"\r\033[Kvjplint: {done}/{total} files")
-        if done >= total:
-            sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
-
-    return show
+    return ProgressLine(noun, delay=PROGRESS_DELAY_S)

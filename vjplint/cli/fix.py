@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 from vjplint.cli.report import emit, exit_code, report_problems
+from vjplint.output.progress import ProgressLine
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Applicability, Diagnostic
@@ -141,6 +142,21 @@ def unified_diff(display: str, old: str, new: str) -> str:
     return "".join(out)
 
 
+def notebook_diff(display: str, cells: "notebook.NotebookSource", new_text: str) -> str:
+    """A notebook's --diff, one diff per changed cell with ruff's header `nb.ipynb:cell 3` and rows
+    counted in the cell, as the notebook shows it (magics and all); the joined Python text's diff
+    when the cells cannot be told apart (the fix moved a cell boundary: --fix refuses it too)."""
+    try:
+        changed = notebook.cells_of(new_text, cells)
+    except notebook.NotebookError:
+        return unified_diff(display, cells.text, new_text)
+    def ended(source: str) -> str:  # a cell has no end-of-file: no "No newline" marker for it
+        return source if source.endswith(("\n", "\r")) else source + "\n"
+
+    return "".join(unified_diff(f"{display}:cell {number}", ended(cells.sources[cells.cells.index(number)]),
+                                ended(new)) for number, new in sorted(changed.items()))
+
+
 # -- the command line ------------------------------------------------------------------------------------
 @dataclass
 class _FileFix:
@@ -186,8 +202,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
         hint = cross_module_hint(run.files)
         if hint:
             print(hint, file=sys.stderr)
-    if not unsafe:
-        say_cross_module_fixes(run.files)
+    hidden = say_cross_module_fixes(run.files) if not unsafe else 0
     settings: Dict[str, Config] = {}
     facts: Dict[str, RunFacts] = {}
     remaining: List[Diagnostic] = []
@@ -196,7 +211,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
     diffs: List[str] = []
 
     refused = say_named_elsewhere(run.files)  # fwd/bwd named by another file of the run: an unsafe fix
-    results = _fix_all(run.files, start_texts, unsafe, args.jobs, refused)
+    results = _fix_all(run.files, start_texts, unsafe, args.jobs, refused, progress=_fix_progress(progress))
 
     written: List[str] = []
     already: List[str] = []  # fixed by another run meanwhile
@@ -211,7 +226,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
               file=sys.stderr)
     report_problems(run.problems, errors)
     if args.diff:
-        return _finish_diff(args, fixed, diffs, remaining, errors)
+        return _finish_diff(args, fixed, diffs, remaining, errors, hidden)
     remaining.sort(key=Diagnostic.sort_key)
     count = sum(f.result.fixed_count for f in fixed)
     if args.show_fixes and count and output_format in ("text", "concise") and not args.quiet:
@@ -220,7 +235,7 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
     if not run.files and not failed:
         print(f"vjplint: warning: No Python files found under {', '.join(paths)}", file=sys.stderr)
     emit(remaining, args, output_format, sources, settings, fixed_count=count, checked=bool(run.files),
-         failed=failed, facts=facts)
+         failed=failed, facts=facts, hidden_fixes=hidden)
     code = exit_code(remaining, args, failed)
     if code == 0 and count and args.exit_non_zero_on_fix:
         return 1
@@ -272,7 +287,8 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
         errors.extend(result.errors)
         if result.text != decoded.text:
             if args.diff:
-                diffs.append(unified_diff(outcome.display, decoded.text, result.text))
+                diffs.append(unified_diff(outcome.display, decoded.text, result.text) if cells is None
+                             else notebook_diff(outcome.display, cells, result.text))
             else:
                 try:
                     new_data = encode(result.text, decoded) if cells is None \
@@ -330,8 +346,15 @@ _STOPPED: List[str] = []
 _WRITES: List[int] = [0]
 
 
+def _fix_progress(linting):
+    """The counter of files fixed, on a terminal: where the files linted were counted
+    (vjplint.cli.check.progress_for), with the same delay."""
+    return ProgressLine("files fixed", delay=linting.delay) if isinstance(linting, ProgressLine) else None
+
+
 def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsafe: bool,
-             jobs: Optional[int], refused: Optional[Dict[Path, Dict[str, str]]] = None) -> Dict[int, Union[str, _Read]]:
+             jobs: Optional[int], refused: Optional[Dict[Path, Dict[str, str]]] = None,
+             progress=None) -> Dict[int, Union[str, _Read]]:
     """For each file (by its number in `files`) that has a fix to offer: what it was read as and
     its fix, computed in worker processes when there is enough work (vjplint.batch.parallel), or
     why it could not be read. Writing stays with the caller, file by file, in order."""
@@ -359,18 +382,19 @@ def _fix_all(files: Sequence["FileOutcome"], start_texts: Dict[Path, str], unsaf
         exclude = () if unsafe else tuple(sorted((refused or {}).get(Path(outcome.path), {})))
         tasks.append((number, outcome.display, str(outcome.path), len(text), unsafe, c, text, exclude))
         reads[number] = (data, cells, decoded, FixResult(text))  # the result is filled in below
-    for number, result in fix_many(tasks, configs, jobs).items():
+    for number, result in fix_many(tasks, configs, jobs, progress).items():
         data, cells, decoded, _ = reads[number]  # type: ignore[misc]
         reads[number] = (data, cells, decoded, result)
     return reads
 
 
 def _finish_diff(args, fixed: List[_FileFix], diffs: List[str], remaining: List[Diagnostic],
-                 errors: List[str]) -> int:
+                 errors: List[str], across: int = 0) -> int:
+    """`across`: the findings whose fix is a rewrite across modules, hidden without --unsafe-fixes."""
     sys.stdout.write("".join(diffs))
     sys.stdout.flush()
     count = sum(f.result.fixed_count for f in fixed)
-    hidden = 0 if args.unsafe_fixes else sum(
+    hidden = 0 if args.unsafe_fixes else across + sum(
         1 for d in remaining if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
     if not args.quiet:
         line = f"Would fix {count} problem{'s' if count != 1 else ''}" if count else "No fixes available"

@@ -28,8 +28,9 @@ def cross_module_hint(outcomes) -> str:
     from vjplint.fixes.cross_module import plan_run
     from vjplint.project.modules import RunModules
 
-    candidates = {Path(o.path) for o in outcomes
-                  if any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
+    candidates = {Path(o.path) for o in outcomes  # `unfixable` VJP101: not rewritten across modules either
+                  if o.config.fix_allowed("VJP101")
+                  and any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
     if not candidates:
         return ""
     configs = {Path(o.path): o.config for o in outcomes if str(o.path).endswith(".py")}
@@ -44,18 +45,20 @@ def cross_module_hint(outcomes) -> str:
             f"can be enabled with --unsafe-fixes: {names}")
 
 
-def say_cross_module_fixes(outcomes) -> None:
+def say_cross_module_fixes(outcomes) -> int:
     """A VJP101 whose fwd/bwd come from another module says "no automatic fix" when its file is
     linted alone; when the run holds that module and `--fix --unsafe-fixes` would rewrite both
     files (the cross-module plan succeeds), its message says so instead, naming the files, and,
     when a third file of the run uses fwd or bwd (a test calling `shift_fwd`), ends with
     "(unsafe fix: clipops/api.py calls `shift_fwd`, and the rewrite changes fwd's return)", as an
-    in-file fix says it (`vjplint.fixes.named_elsewhere`)."""
-    candidates = {Path(o.path) for o in outcomes
-                  if any(d.code == "VJP101" and d.fix is None and isinstance(d.evidence, NoAutomaticFix)
+    in-file fix says it (`vjplint.fixes.named_elsewhere`). Returns how many findings got such a
+    fix: hidden unsafe fixes, which the summary counts."""
+    candidates = {Path(o.path) for o in outcomes  # `unfixable` VJP101: not rewritten across modules either
+                  if o.config.fix_allowed("VJP101")
+                  and any(d.code == "VJP101" and d.fix is None and isinstance(d.evidence, NoAutomaticFix)
                          for d in o.result.diagnostics)}
     if not candidates:
-        return
+        return 0
     from vjplint.fixes.cross_module import plan_run  # libcst: only when such a finding exists
     from vjplint.project.modules import RunModules
 
@@ -65,8 +68,9 @@ def say_cross_module_fixes(outcomes) -> None:
         result = plan_run(list(configs.items()), lambda p: decode(p.read_bytes()).text, RunModules(configs),
                           candidates=candidates, facts={Path(o.path): o.facts for o in outcomes})
     except Exception:  # the plain message stays: it is what one file's lint knows
-        return
+        return 0
     by_primal = {Path(o.path): o for o in outcomes}
+    hidden = 0
     for cp in result.plans:
         outcome = by_primal.get(cp.primal)
         if outcome is None:
@@ -83,6 +87,8 @@ def say_cross_module_fixes(outcomes) -> None:
                              f"`vjplint --fix --unsafe-fixes` rewrites both files together)")
                 if elsewhere:  # a third file of the run uses fwd/bwd: said as an in-file fix says it
                     d.message += f"{UNSAFE_FIX}{elsewhere})"
+                hidden += 1
+    return hidden
 
 
 def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
@@ -113,8 +119,9 @@ def cross_module_pass(args, outcomes, errors: List[str]) -> CrossOutcome:
     from vjplint.project.modules import RunModules
 
     # Only files where VJP101 found an array but offered no fix can hold such a derivative.
-    candidates = {Path(o.path) for o in outcomes
-                  if any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
+    candidates = {Path(o.path) for o in outcomes  # `unfixable` VJP101: not rewritten across modules either
+                  if o.config.fix_allowed("VJP101")
+                  and any(d.code == "VJP101" and d.fix is None for d in o.result.diagnostics)}
     if not candidates:
         return CrossOutcome()
     facts = {Path(o.path): o.facts for o in outcomes}

@@ -17,7 +17,9 @@ def run(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(prog="vjplint rule", description="Show a rule's documentation.")
     parser.add_argument("code", nargs="?", help="a rule code, e.g. VJP101, or its name")
     parser.add_argument("--all", action="store_true", help="every rule")
-    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text",
+                        help="text: the rule's page as Markdown (default); json: code, name, summary, "
+                             "severity, fix, explanation and url of each rule")
     args = parser.parse_args(argv)
     rules = all_rules()
     merged = None  # (old code, new code) when the code asked for was merged into another

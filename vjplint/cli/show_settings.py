@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 # The keys shown, as [tool.vjplint] spells them, with the Config field that holds each.
 KEYS = (
     ("select", "select"), ("ignore", "ignore"), ("extend-select", "extend_select"),
+    ("extend-ignore", "extend_ignore"), ("fixable", "fixable"), ("unfixable", "unfixable"),
+    ("extend-fixable", "extend_fixable"),
     ("per-file-ignores", "per_file_ignores"), ("exclude", "exclude"), ("extend-exclude", "extend_exclude"),
     ("respect-gitignore", "respect_gitignore"), ("notebooks", "notebooks"), ("array-names", "array_names"), ("static-names", "static_names"),
     ("custom-vjp-aliases", "custom_vjp_aliases"), ("custom-jvp-aliases", "custom_jvp_aliases"),
@@ -48,6 +50,7 @@ class Explained:
     excluded_by: Optional[str] = None
     enabled: List[str] = field(default_factory=list)
     off_for_file: List[str] = field(default_factory=list)
+    unfixable: List[str] = field(default_factory=list)  # enabled codes whose fixes are not offered
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -56,6 +59,7 @@ class Explained:
             "set_by": self.origin, "command_line": self.command_line,
             "per_file_ignores_matching": self.per_file_ignores, "excluded_by": self.excluded_by,
             "enabled_codes": self.enabled, "disabled_for_this_file": self.off_for_file,
+            "fixes_not_offered_for": self.unfixable,
         }
 
 
@@ -109,7 +113,15 @@ def explain(target: str, workspace: "Workspace") -> Explained:
     o = workspace.overrides
     out.command_line = {k: v for k, v in (("select", list(o.select) if o.select is not None else None),
                                           ("ignore", list(o.ignore)), ("extend-select", list(o.extend_select)),
+                                          ("extend-ignore", list(o.extend_ignore)),
+                                          ("fixable", list(o.fixable) if o.fixable is not None else None),
+                                          ("unfixable", list(o.unfixable)),
+                                          ("extend-fixable", list(o.extend_fixable)),
+                                          ("exclude", list(o.exclude) if o.exclude is not None else None),
+                                          ("extend-exclude", list(o.extend_exclude)),
                                           ("cache-dir", o.cache_dir)) if v}
+    out.unfixable = sorted(c for c in config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
+                           if not config.fix_allowed(c))
     for pattern, codes in config.per_file_ignores:
         if Config(per_file_ignores=((pattern, codes),)).ignored_for(out.relative_path):
             out.per_file_ignores.append({"pattern": pattern, "codes": list(codes)})
@@ -163,6 +175,8 @@ def render_text(e: Explained) -> str:
     lines.append(f"  enabled rules ({len(e.enabled)}): {', '.join(e.enabled)}")
     if e.off_for_file:
         lines.append(f"  turned off for this file by per-file-ignores: {', '.join(e.off_for_file)}")
+    if e.unfixable:
+        lines.append(f"  fixes not offered (fixable/unfixable): {', '.join(e.unfixable)}")
     return "\n".join(lines) + "\n"
 
 

@@ -13,17 +13,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
 
 from vjplint.errors import ConfigError, UsageError
 from vjplint.verify.api import FunctionReport, fixes_changed, functions_changed, stop_harnesses, verify_rewrites
 from vjplint.verify.harness import single_process_accelerator
 from vjplint.model.run_facts import NO_FACTS, RunFacts  # noqa: F401 - RunFacts: the Job type
 from vjplint.batch.outcomes import display_path
-from vjplint.cli.check import workspace_for
+from vjplint.cli.check import progress_for, workspace_for
 from vjplint.cli.report import report_problems
+from vjplint.cli.shared_options import add_python_option, checked_python
 from vjplint.fixes.apply import fix_source
 from vjplint.lint.engine import may_contain_findings, prefilter_names
 from vjplint.project.index import with_wrappers
@@ -53,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="seconds allowed per file (default: [tool.vjplint.verify] timeout, or 120)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="files verified at once (default: 2)")
     p.add_argument("--config", default=None, help="explicit pyproject.toml")
+    add_python_option(p)
     p.add_argument("--select", default=None, help=argparse.SUPPRESS)
     p.add_argument("--ignore", default=None, help=argparse.SUPPRESS)
     p.add_argument("--extend-select", default=None, help=argparse.SUPPRESS)
@@ -74,6 +77,7 @@ def run(argv: Sequence[str]) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
     args.cache_dir = None
+    python = checked_python(args.python)
     workspace = workspace_for(args)
     try:
         config = workspace.anchor(paths)
@@ -83,18 +87,33 @@ def run(argv: Sequence[str]) -> int:
             if args.rewritten else _fix_jobs(paths, workspace, args.unsafe_fixes)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    reports = run_jobs(jobs, args.timeout, args.jobs, None if args.rewritten else bool(args.unsafe_fixes))
+    progress = progress_for(args, "files verified") if jobs else None
+    if progress is not None:
+        progress.begin(len(jobs))  # the first harness may take a while to import JAX
+    reports = run_jobs(jobs, args.timeout, args.jobs, None if args.rewritten else bool(args.unsafe_fixes), python,
+                       progress)
     if args.unsafe_fixes and not args.rewritten:  # what `--diff --unsafe-fixes` rewrites across modules too
-        reports.extend(_cross_module_reports(paths, workspace, args.timeout))
+        reports.extend(_cross_module_reports(paths, workspace, args.timeout, python))
     if reports and all(r.missing_jax for r in reports):
         print(f"vjplint: error: {reports[0].reason}", file=sys.stderr)
         return 2
     if args.output_format == "json":
         print(json.dumps([r.to_json() for r in reports], indent=2))
     else:
-        sys.stdout.write(format_reports(reports, quiet=args.quiet) or "Nothing to verify: no fix rewrites "
-                         "anything here.\n")
+        sys.stdout.write(format_reports(reports, quiet=args.quiet) or _nothing_to_verify(args, paths, workspace))
     return 0 if all(r.verified for r in reports) else 1
+
+
+def _nothing_to_verify(args, paths: Sequence[str], workspace: "Workspace") -> str:
+    """The answer when no fix rewrites anything, with the next step when unsafe fixes would."""
+    if args.unsafe_fixes or args.rewritten:
+        return "Nothing to verify: no fix rewrites anything here.\n"
+    unsafe = _fix_jobs(paths, workspace, True)
+    if not unsafe:
+        return "Nothing to verify: no fix rewrites anything here.\n"
+    names = ", ".join(job[0] for job in unsafe[:5]) + (f" and {len(unsafe) - 5} more" if len(unsafe) > 5 else "")
+    return (f"Nothing to verify: no safe fix rewrites anything here, but unsafe fixes rewrite {names}; "
+            f"run `vjplint verify --unsafe-fixes` to verify them.\n")
 
 
 def _read(path: Path) -> str:
@@ -145,7 +164,8 @@ def _fix_jobs(paths: Sequence[str], workspace: "Workspace", unsafe: bool) -> Lis
     return jobs
 
 
-def _cross_module_reports(paths: Sequence[str], workspace: "Workspace", timeout: Optional[float]) -> List[FunctionReport]:
+def _cross_module_reports(paths: Sequence[str], workspace: "Workspace", timeout: Optional[float],
+                          python: Optional[str] = None) -> List[FunctionReport]:
     """The rewrites `--fix --unsafe-fixes` makes across modules (fwd/bwd in another file of the run),
     each proven with the rules' rewritten module imported beside it (vjplint.cli.fix_cross._verify)."""
     from vjplint.fixes.cross_module import plan_run
@@ -178,23 +198,37 @@ def _cross_module_reports(paths: Sequence[str], workspace: "Workspace", timeout:
         functions = [{"name": cp.plan.name, "moved_positions": list(cp.plan.moved)} for cp in plans]
         reports.extend(verify_rewrites(str(primal), old, new, functions, configs.get(primal), timeout,
                                        display=display_path(primal), companions=companions,
-                                       facts=facts.get(primal, NO_FACTS)))
+                                       facts=facts.get(primal, NO_FACTS), python=python))
     return reports
 
 
 def run_jobs(jobs: Sequence[Job], timeout: Optional[float], workers: Optional[int],
-             unsafe: Optional[bool] = None) -> List[FunctionReport]:
+             unsafe: Optional[bool] = None, python: Optional[str] = None,
+             progress: Optional[Callable[..., None]] = None) -> List[FunctionReport]:
     """One harness process per file, a few files at once; reports in file order. `unsafe`: the
     rewrites are vjplint's own fixes (every fix kind is proven); None: a rewrite given with
     --rewritten (its residual changes are proven)."""
 
+    finished: List[str] = []
+    lock = threading.Lock()
+
     def one(job: Job) -> List[FunctionReport]:
+        try:
+            return _one(job)
+        finally:
+            if progress is not None:  # per file, as each harness ends (`vjplint: 2/5 files verified (a.py)`)
+                with lock:
+                    finished.append(job[0])
+                    progress(len(finished), len(jobs), job[0])
+
+    def _one(job: Job) -> List[FunctionReport]:
         display, path, text, new_text, config, facts = job
         functions = functions_changed(text, new_text, config, facts) if unsafe is None else \
             fixes_changed(text, new_text, config, unsafe, path=str(path), facts=facts)
         if not functions:
             return []
-        return verify_rewrites(str(path), text, new_text, functions, config, timeout, display=display, facts=facts)
+        return verify_rewrites(str(path), text, new_text, functions, config, timeout, display=display, facts=facts,
+                               python=python)
 
     count = 1 if single_process_accelerator() else max(1, min(workers or 2, len(jobs) or 1))
     with ThreadPoolExecutor(max_workers=count) as pool:

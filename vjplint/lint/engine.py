@@ -13,7 +13,7 @@ from vjplint.diagnostics import Diagnostic, Position, Severity
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
 from vjplint.syntax.positions import node_range, source_lines
-from vjplint.syntax.source import DecodedSource, SourceError, decode, parse
+from vjplint.syntax.source import DecodedSource, SourceError, decode, parse, skipped_generic_statements
 from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
 from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
 from vjplint.syntax.text_spans import TextIndex, prefix_groups
@@ -72,7 +72,11 @@ def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
     not `custom_vjp_call_p`): 19 of the JAX tree's 117 files that hold a name (13 % of their bytes,
     JAX's internals) hold only such longer identifiers. A literal search per group of names that
     share a prefix (`custom_`: four of the ten default names), then a look at the bytes there (a
-    regular expression of the names was a third of the test)."""
+    regular expression of the names was a third of the test). Bytes with a NUL (UTF-16 or UTF-32
+    text, whose names no byte search finds) are always a candidate: decoding them says why the
+    file cannot be checked (VJP900), where "All checks passed!" would be a claim about them."""
+    if b"\x00" in data:
+        return True
     for needle, group in prefix_groups(tuple(names)):
         at = data.find(needle)
         while at >= 0:
@@ -152,6 +156,9 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     except SourceError as exc:
         result.diagnostics.append(_syntax_error(filename, exc))
         return _finish(result, config, filename, where, lines, enabled)
+    for row, column, name in skipped_generic_statements(text, module, tuple(
+            n.decode() for n in prefilter_names(config, facts, session))):
+        result.diagnostics.append(_not_checked(filename, row, column, name))
     try:
         result.findings = _run_rules(filename, module, text, lines, config, enabled, result.errors, partly,
                                      focused=focused, only=rules, split=split, keep=keep, index=index, facts=facts,
@@ -344,6 +351,21 @@ def _present_triggers(text: str, config: Config, names: Tuple[str, ...] = (),
     return present
 
 
+def _not_checked(filename: str, row: int, column: int, name: str) -> Diagnostic:
+    """VJP900 for a generic function or class this interpreter cannot parse, whose
+    custom-derivative code was therefore skipped (vjplint.syntax.source.skipped_generic_statements)."""
+    import sys
+
+    position = Position(row, column)
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return Diagnostic(code="VJP900", name="syntax-error",
+                      message=f"not checked: `{name}` has type parameters (PEP 695), which Python {here} cannot "
+                              f"parse, so the custom-derivative code in it was skipped; run vjplint with Python "
+                              f"3.12 or newer to check it",
+                      severity=Severity.ERROR, filename=filename, location=position, end_location=position,
+                      noqa_row=None)
+
+
 def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:
     position = Position(exc.row, exc.column)
     return Diagnostic(code="VJP900", name="syntax-error", message=f"cannot parse this file: {exc.message}",
@@ -357,6 +379,10 @@ def _finish(result: LintResult, config: Config, filename: str, where: str, lines
     enabled = {code for code in enabled if not _matches(code, ignored)}  # per-file-ignores turn VJP901 off too
     kept = [d for d in result.diagnostics if d.code in enabled or (d.code == "VJP900" and not _matches(d.code, ignored))]
     kept = _apply_noqa(kept, lines, enabled, filename)
+    if not config.all_fixable:  # `unfixable`/`fixable`: those rules' fixes are neither offered nor applied
+        for d in kept:
+            if d.fix is not None and not config.fix_allowed(d.code):
+                d.fix = None
     kept.sort(key=Diagnostic.sort_key)
     result.diagnostics = kept
     return result

@@ -25,6 +25,10 @@ class OutputContext:
     fixed_count: int = 0
     sources: Dict[str, List[str]] = field(default_factory=dict)  # filename -> lines, for excerpts
     docs_url: str = DEFAULT_DOCS_URL  # where rule links point (vjplint.links)
+    # unsafe fixes no diagnostic carries (a rewrite across modules, vjplint.cli.fix_cross): the
+    # summary counts them with the hidden ones
+    hidden_fixes: int = 0
+    color: bool = False  # ANSI colours in the text formats (vjplint.settings.options.colour_wanted)
 
     def url(self, code: str) -> str:
         return rule_url(code, self.docs_url)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional
 
-from vjplint.diagnostics import Diagnostic, Fix
+from vjplint.diagnostics import Applicability, Diagnostic, Fix
 from vjplint.output import OutputContext
 from vjplint.syntax.notebook import CellMap
 
@@ -47,5 +47,24 @@ def diagnostic_to_json(d: Diagnostic, ctx: OutputContext) -> Dict[str, Any]:
     }
 
 
+def statistics(diagnostics: List[Diagnostic], ctx: OutputContext) -> List[Dict[str, Any]]:
+    """ruff's `--statistics --output-format json`: one entry per rule, most frequent first, with
+    `fixable_count`, how many of its findings offer a fix (unsafe ones only with --unsafe-fixes),
+    and ruff's `fixable`, true when all of them do."""
+    counts: Dict[str, int] = {}
+    names: Dict[str, str] = {}
+    fixable: Dict[str, int] = {}
+    for d in diagnostics:
+        counts[d.code] = counts.get(d.code, 0) + 1
+        names[d.code] = d.name
+        offered = d.fix is not None and (d.fix.applicability is Applicability.SAFE or ctx.unsafe_fixes)
+        fixable[d.code] = fixable.get(d.code, 0) + offered
+    return [{"code": code, "name": names[code], "count": n, "fixable": fixable[code] == n,
+             "fixable_count": fixable[code]}
+            for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
 def render(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
+    if ctx.statistics:
+        return json.dumps(statistics(diagnostics, ctx), indent=2, ensure_ascii=False) + "\n"
     return json.dumps([diagnostic_to_json(d, ctx) for d in diagnostics], indent=2, ensure_ascii=False) + "\n"

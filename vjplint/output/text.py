@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
+from dataclasses import replace
 from typing import List
 
 from vjplint.diagnostics import Applicability, Diagnostic
@@ -27,18 +28,38 @@ CONTINUATION = "    "
 _PICTURES = {**{i: 0x2400 + i for i in range(0x20) if i != 0x09}, 0x09: 0x20, 0x7F: 0x2421}
 
 
-def _line(d: Diagnostic, ctx: OutputContext) -> str:
+# ANSI styles, as ruff colours its text: the path bold, separators cyan, the code red bold, the
+# fix mark cyan, the caret red, `help` bold cyan (only when OutputContext.color).
+BOLD, CYAN, RED, RESET = "\033[1m", "\033[36m", "\033[1;31m", "\033[0m"
+
+
+def _paint(text: str, style: str, ctx: OutputContext) -> str:
+    return f"{style}{text}{RESET}" if ctx.color and text else text
+
+
+def _line(d: Diagnostic, ctx: OutputContext, message: bool = True) -> str:
     mark = " [*]" if _offered(d, ctx) else ""
     cell = f"cell {d.cell}:" if d.cell is not None else ""  # a notebook's (ruff's spelling)
-    return f"{d.filename}:{cell}{d.location.row}:{d.location.column}: {d.code}{mark} {d.message}"
+    if not ctx.color:
+        return f"{d.filename}:{cell}{d.location.row}:{d.location.column}: {d.code}{mark}" + \
+            (f" {d.message}" if message else "")
+    colon = _paint(":", CYAN, ctx)
+    where = colon.join([_paint(d.filename, BOLD, ctx), *([cell[:-1]] if cell else []), str(d.location.row),
+                        str(d.location.column)])
+    return f"{where}{colon} {_paint(d.code, RED, ctx)}{_paint(mark, CYAN, ctx)}" + \
+        (f" {d.message}" if message else "")
 
 
 def _wrapped(d: Diagnostic, ctx: OutputContext) -> List[str]:
-    line = _line(d, ctx)
-    if len(line) <= WIDTH:
-        return [line]
-    return textwrap.wrap(line, WIDTH, subsequent_indent=CONTINUATION, break_long_words=False,
-                         break_on_hyphens=False)
+    plain_ctx = replace(ctx, color=False) if ctx.color else ctx
+    line = _line(d, plain_ctx)
+    lines = [line] if len(line) <= WIDTH else textwrap.wrap(
+        line, WIDTH, subsequent_indent=CONTINUATION, break_long_words=False, break_on_hyphens=False)
+    if ctx.color:  # wrapped on the plain text, then the head painted: the same breaks either way
+        plain_head = _line(d, plain_ctx, message=False)
+        if lines[0].startswith(plain_head):
+            lines[0] = _line(d, ctx, message=False) + lines[0][len(plain_head):]
+    return lines
 
 
 SNIPPET = 120  # characters of a source line shown; a longer line is cut around the column
@@ -80,10 +101,10 @@ def render_full(diagnostics: List[Diagnostic], ctx: OutputContext) -> str:
             width = (d.end_location.column - d.location.column) if d.end_location.row == d.location.row else 1
             code, offset, width = excerpt(code, d.location.column, max(width, 1))
             out.append(gutter + printable(code))
-            out.append(" " * (len(gutter) - 2) + "| " + " " * offset + "^" * width)
+            out.append(" " * (len(gutter) - 2) + "| " + " " * offset + _paint("^" * width, RED, ctx))
         if d.fix is not None and (ctx.show_fixes or _offered(d, ctx)):
             label = "" if d.fix.applicability is Applicability.SAFE else " (unsafe)"
-            out.append(f"     = help{label}: {d.fix.message}")
+            out.append(f"     = {_paint('help' + label, BOLD + CYAN, ctx)}: {d.fix.message}")
         out.append("")
     out.extend(_summary(diagnostics, ctx))
     return "\n".join(out) + ("\n" if out else "")
@@ -97,11 +118,13 @@ def _summary(diagnostics: List[Diagnostic], ctx: OutputContext) -> List[str]:
         counts = Counter((d.code, d.name) for d in diagnostics)
         fixable = Counter(d.code for d in diagnostics if _offered(d, ctx))
         for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            mark = "[*]" if fixable[code] else "   "
+            mark = "[*]" if fixable[code] == n else "[-]" if fixable[code] else "   "  # ruff's: all, some, none
             out.append(f"{n:>5}\t{code}\t{mark} {name}")
     n = len(diagnostics)
     safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.SAFE)
     unsafe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
+    if not ctx.unsafe_fixes:
+        unsafe += ctx.hidden_fixes
     if ctx.fixed_count:
         out.append(f"Fixed {ctx.fixed_count} problem{'s' if ctx.fixed_count != 1 else ''}.")
     if n == 0:

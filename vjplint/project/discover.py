@@ -292,9 +292,12 @@ def _walk(top: Path, settings_for_dir: SettingsForDir, gitignores: _GitIgnores, 
 
 
 def display_path(path: Path) -> str:
+    """How a file is named in every report: relative to the working directory when it is under
+    it, else absolute (ruff's rule: never `../../x.py`, which a CI annotation cannot place)."""
     if not path.is_absolute() and not path.drive and ".." not in path.parts:
         return str(path)  # what relpath returns for these, without its two abspath calls
-    try:
-        return os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return str(path)
+    absolute = os.path.abspath(path)
+    cwd = os.getcwd()
+    if absolute == cwd or absolute.startswith(cwd.rstrip(os.sep) + os.sep):
+        return os.path.relpath(absolute, cwd)
+    return absolute

@@ -30,6 +30,20 @@ class Overrides:
     ignore: Tuple[str, ...] = ()
     extend_select: Tuple[str, ...] = ()
     cache_dir: Optional[str] = None  # absolute
+    extend_ignore: Tuple[str, ...] = ()
+    fixable: Optional[Tuple[str, ...]] = None
+    unfixable: Tuple[str, ...] = ()
+    extend_fixable: Tuple[str, ...] = ()
+    # --exclude replaces every file's `exclude`, --extend-exclude adds to it; a pattern with a `/`
+    # is relative to the working directory (ruff's), a bare name matches at any depth.
+    exclude: Optional[Tuple[str, ...]] = None
+    extend_exclude: Tuple[str, ...] = ()
+
+    def selection(self) -> dict:
+        """The keyword arguments of vjplint.settings.config.with_overrides."""
+        return dict(select=self.select, ignore=self.ignore, extend_select=self.extend_select,
+                    extend_ignore=self.extend_ignore, fixable=self.fixable, unfixable=self.unfixable,
+                    extend_fixable=self.extend_fixable)
 
 
 class Workspace:
@@ -50,8 +64,10 @@ class Workspace:
         check_codes(overrides.select or (), "--select")
         check_codes(overrides.ignore, "--ignore")
         check_codes(overrides.extend_select, "--extend-select")
-        with_overrides(Config(), select=overrides.select, ignore=overrides.ignore,
-                       extend_select=overrides.extend_select)  # their shape, before any file is read
+        for name in ("extend_ignore", "unfixable", "extend_fixable"):
+            check_codes(getattr(overrides, name), "--" + name.replace("_", "-"))
+        check_codes(overrides.fixable or (), "--fixable")
+        with_overrides(Config(), **overrides.selection())  # their shape, before any file is read
 
     # -- settings ---------------------------------------------------------------------------
     def settings_for(self, path: str) -> Config:
@@ -112,11 +128,29 @@ class Workspace:
             config = load_config(Path(path)) if path else Config()
             check_config_codes(config)
             o = self.overrides
-            config = with_overrides(config, select=o.select, ignore=o.ignore, extend_select=o.extend_select)
+            config = with_overrides(config, **o.selection())
+            if o.exclude is not None or o.extend_exclude:
+                config = replace(config, exclude=self._patterns(o.exclude, config) if o.exclude is not None
+                                 else config.exclude,
+                                 extend_exclude=config.extend_exclude + self._patterns(o.extend_exclude, config))
             if o.cache_dir:
                 config = replace(config, cache_dir=o.cache_dir)
             self._configs[path] = config
         return config
+
+    @staticmethod
+    def _patterns(patterns: Sequence[str], config: Config) -> Tuple[str, ...]:
+        """Command-line exclude patterns as `config` matches them: a pattern naming a path (with a
+        `/`) is made relative to the configuration's directory from the working directory."""
+        root = config.root or os.getcwd()
+        out = []
+        for pattern in patterns:
+            if "/" in pattern.rstrip("/"):
+                absolute = os.path.normpath(os.path.join(os.getcwd(), pattern))
+                inside = absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep)
+                pattern = os.path.relpath(absolute, root).replace(os.sep, "/") if inside else absolute
+            out.append(pattern.rstrip("/") or pattern)
+        return tuple(out)
 
     # -- files ------------------------------------------------------------------------------
     def files(self, paths: Sequence[str], problems: list, *, force_exclude: bool = False,
@@ -140,7 +174,9 @@ def check_codes(selectors: Sequence[str], where: str) -> None:
 def check_config_codes(config: Config) -> None:
     where = f"{shown(config.source)}: " if config.source else ""
     for key, values in (("select", config.select or ()), ("ignore", config.ignore),
-                        ("extend-select", config.extend_select)):
+                        ("extend-select", config.extend_select), ("extend-ignore", config.extend_ignore),
+                        ("fixable", config.fixable or ()), ("unfixable", config.unfixable),
+                        ("extend-fixable", config.extend_fixable)):
         check_codes(values, f"{where}`{key}`")
     for pattern, codes in config.per_file_ignores:
         check_codes(codes, f"{where}`per-file-ignores.{pattern}`")

@@ -28,6 +28,7 @@ KNOWN_KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
     "respect-gitignore", "array-names", "static-names", "custom-vjp-aliases", "custom-jvp-aliases",
     "target", "verify", "cache-dir", "extend", "docs-url", "notebooks",
+    "extend-ignore", "fixable", "unfixable", "extend-fixable",
 }
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d",
@@ -42,6 +43,11 @@ class Config:
     select: Optional[Tuple[str, ...]] = None  # None: the default set
     ignore: Tuple[str, ...] = ()
     extend_select: Tuple[str, ...] = ()
+    extend_ignore: Tuple[str, ...] = ()  # ruff's deprecated spelling: added to `ignore`
+    # Which rules' fixes are offered and applied (ruff's keys): None is every rule ("ALL").
+    fixable: Optional[Tuple[str, ...]] = None
+    unfixable: Tuple[str, ...] = ()
+    extend_fixable: Tuple[str, ...] = ()
     exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: Tuple[str, ...] = ()
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
@@ -73,8 +79,17 @@ class Config:
         else:
             chosen = {c for c in all_codes if picked(c, self.select)}
         chosen |= {c for c in all_codes if picked(c, self.extend_select)}
-        chosen -= {c for c in all_codes if _matches(c, self.ignore)}
+        chosen -= {c for c in all_codes if _matches(c, self.ignore) or _matches(c, self.extend_ignore)}
         return frozenset(chosen)
+
+    def fix_allowed(self, code: str) -> bool:
+        """Whether `code`'s fixes are offered (`fixable` + `extend-fixable`, less `unfixable`: ruff's)."""
+        fixable = ("ALL",) if self.fixable is None else self.fixable
+        return (_matches(code, fixable) or _matches(code, self.extend_fixable)) and not _matches(code, self.unfixable)
+
+    @property
+    def all_fixable(self) -> bool:
+        return self.fixable is None and not self.unfixable
 
     def relative_path(self, path: str) -> str:
         """`path` relative to the directory of this configuration's pyproject.toml, which is what
@@ -97,7 +112,8 @@ class Config:
     def fingerprint(self) -> str:
         """A stable text for cache keys: every setting that changes results (what the run derives
         about a file, vjplint.model.run_facts.RunFacts, adds its own fingerprint)."""
-        return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores,
+        return repr((self.select, self.ignore, self.extend_select, self.extend_ignore, self.fixable,
+                     self.unfixable, self.extend_fixable, self.per_file_ignores,
                      sorted(self.array_names), sorted(self.static_names), self.custom_vjp_aliases,
                      self.custom_jvp_aliases, self.target, self.root))
 
@@ -154,7 +170,7 @@ def load_config(path: Optional[Path]) -> Config:
 
 # Keys whose values add up along an `extend` chain (ruff's extend-* keys); every other key of the
 # extending file replaces the base's.
-ACCUMULATED = ("extend-select", "extend-exclude")
+ACCUMULATED = ("extend-select", "extend-exclude", "extend-ignore", "extend-fixable")
 
 
 def _extended_table(path: Path, chain: Tuple[Path, ...]) -> Dict[str, Any]:
@@ -248,6 +264,10 @@ def config_from_table(table: Dict[str, Any], path: Optional[Path] = None) -> Con
         select=codes("select") if "select" in table else None,
         ignore=codes("ignore"),
         extend_select=codes("extend-select"),
+        extend_ignore=codes("extend-ignore"),
+        fixable=codes("fixable") if "fixable" in table else None,
+        unfixable=codes("unfixable"),
+        extend_fixable=codes("extend-fixable"),
         exclude=strings("exclude") if "exclude" in table else DEFAULT_EXCLUDE,
         extend_exclude=strings("extend-exclude"),
         per_file_ignores=tuple(per_file_items),
@@ -267,17 +287,27 @@ def config_from_table(table: Dict[str, Any], path: Optional[Path] = None) -> Con
 
 
 def with_overrides(config: Config, *, select: Optional[Sequence[str]] = None,
-                   ignore: Sequence[str] = (), extend_select: Sequence[str] = ()) -> Config:
-    """Command-line options override the file (ruff's semantics)."""
-    for name, values in (("--select", select or ()), ("--ignore", ignore), ("--extend-select", extend_select)):
+                   ignore: Sequence[str] = (), extend_select: Sequence[str] = (),
+                   extend_ignore: Sequence[str] = (), fixable: Optional[Sequence[str]] = None,
+                   unfixable: Sequence[str] = (), extend_fixable: Sequence[str] = ()) -> Config:
+    """Command-line options override the file (ruff's semantics): `--select` and `--fixable`
+    replace the file's list, the others add to it."""
+    for name, values in (("--select", select or ()), ("--ignore", ignore), ("--extend-select", extend_select),
+                         ("--extend-ignore", extend_ignore), ("--fixable", fixable or ()),
+                         ("--unfixable", unfixable), ("--extend-fixable", extend_fixable)):
         check_selectors(values, name)
-    if select is not None and not select:
-        raise ConfigError("--select: no rule codes given (an empty value would select nothing)")
+    for name, given in (("--select", select), ("--fixable", fixable)):
+        if given is not None and not given:
+            raise ConfigError(f"{name}: no rule codes given (an empty value would select nothing)")
     return replace(
         config,
         select=redirect_all(select) if select is not None else config.select,
         ignore=config.ignore + redirect_all(ignore),
         extend_select=config.extend_select + redirect_all(extend_select),
+        extend_ignore=config.extend_ignore + redirect_all(extend_ignore),
+        fixable=redirect_all(fixable) if fixable is not None else config.fixable,
+        unfixable=config.unfixable + redirect_all(unfixable),
+        extend_fixable=config.extend_fixable + redirect_all(extend_fixable),
     )
 
 

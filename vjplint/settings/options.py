@@ -15,8 +15,20 @@ CHECK_OPTIONS = (
     (("--select",), True, "rule codes or prefixes to enable (replaces the default set)", ()),
     (("--ignore",), True, "rule codes or prefixes to disable", ()),
     (("--extend-select",), True, "rule codes or prefixes to add", ()),
+    (("--extend-ignore",), True, "rule codes or prefixes to disable, added to `ignore` (ruff's deprecated spelling)", ()),
+    (("--fixable",), True, "rule codes or prefixes whose fixes are offered (replaces `fixable`; default: ALL)", ()),
+    (("--unfixable",), True, "rule codes or prefixes whose fixes are never offered or applied", ()),
+    (("--extend-fixable",), True, "rule codes or prefixes to add to `fixable`", ()),
+    (("--exclude",), True, "file patterns to skip, replacing `exclude` (a pattern with / is relative to the "
+                           "working directory)", ()),
+    (("--extend-exclude",), True, "file patterns to skip, added to `exclude`", ()),
     (("--output-format",), True, "output format: text, concise, json, sarif, github, gitlab, junit, rdjson or lsp (default: text)", ()),
     (("--add-noqa",), False, "add `# noqa: CODE` to every line with a finding (a baseline)", ("no-replay",)),
+    (("--show-files",), False, "print the files that would be checked, one per line, and exit", ("no-replay",)),
+    (("--output-file", "-o"), True, "write the report to FILE instead of stdout", ("no-replay",)),
+    (("--watch", "-w"), False, "check again whenever a file changes (needs vjplint[watch])", ("no-replay",)),
+    (("--color",), True, "colour the text output: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces it), "
+                         "always or never", ()),
     (("--show-settings",), True, "print the settings that apply to PATH, and where they come from", ("no-replay",)),
     (("--stdin-filename",), True, "the name used for stdin input", ("no-replay",)),
     (("--config",), True, "explicit pyproject.toml (applies to every file)", ()),
@@ -24,7 +36,8 @@ CHECK_OPTIONS = (
     (("--exit-non-zero-on-fix",), False, "exit 1 when a fix changed something, even if no diagnostics remain", ()),
     (("--force-exclude",), False, "apply exclude settings to files named on the command line too (pre-commit)",
      ("harmless",)),
-    (("--statistics",), False, "count diagnostics per rule instead of listing them", ()),
+    (("--statistics",), False, "count diagnostics per rule instead of listing them (text, or a JSON list "
+                               "with --output-format json)", ()),
     (("--no-cache",), False, "do not read or write the result cache", ("harmless", "no-replay")),
     (("--cache-dir",), True, "where the result cache lives", ()),
     (("--jobs", "-j"), True, "worker processes (default: from the CPU count)", ()),
@@ -45,3 +58,21 @@ def flags(*, value: bool, trait: str = "") -> frozenset:
     """The flags of the options that take a value (or not), optionally only those with `trait`."""
     return frozenset(flag for names, takes_value, _, traits in CHECK_OPTIONS
                      if takes_value == value and (not trait or trait in traits) for flag in names)
+
+
+COLOR_CHOICES = ("auto", "always", "never")
+
+
+def colour_wanted(choice: "str | None", environ: dict, isatty: bool) -> bool:
+    """Whether text output is coloured: `--color always/never` decides; else (auto) NO_COLOR
+    (any non-empty value, no-color.org) turns it off, FORCE_COLOR (non-empty) on, and otherwise
+    only a terminal that is not TERM=dumb gets it."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR"):
+        return True
+    return isatty and environ.get("TERM") != "dumb"

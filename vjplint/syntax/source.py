@@ -42,8 +42,30 @@ def encode(text: str, decoded: DecodedSource) -> bytes:
     return codecs.BOM_UTF8 + data if decoded.bom else data
 
 
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (codecs.BOM_UTF16_LE, "UTF-16"),
+              (codecs.BOM_UTF16_BE, "UTF-16"))
+
+
+_TEXT_BYTES = frozenset(b"\t\n\r" + bytes(range(0x20, 0x7F)))
+
+
+def _wide_ascii(head: bytes) -> bool:
+    """Two ASCII characters of text as UTF-16 (or one as UTF-32): a text byte beside a NUL."""
+    if len(head) < 4:
+        return False
+    little = head[0] in _TEXT_BYTES and head[1] == 0 and (head[2] in _TEXT_BYTES or head[2:4] == b"\x00\x00")
+    big = head[0] == 0 and head[1] in _TEXT_BYTES and head[2] == 0 and head[3] in _TEXT_BYTES
+    return little and head[3] == 0 or big or head[:3] == b"\x00\x00\x00" and head[3] in _TEXT_BYTES
+
+
 def decode(data: bytes) -> DecodedSource:
     """Decode like the interpreter does: BOM, then a PEP 263 cookie, else UTF-8."""
+    wide = next((name for bom_, name in _WIDE_BOMS if data.startswith(bom_)), None)
+    if wide is None and _wide_ascii(data[:4]):
+        wide = "UTF-16 or UTF-32"  # no byte-order mark, but ASCII text in 2 or 4 bytes a character
+    if wide is not None:
+        raise SourceError(f"the file is {wide} text, which Python cannot run (it reads source as UTF-8, PEP 3120, "
+                          f"or the encoding a coding cookie names): save it as UTF-8")
     bom = data.startswith(codecs.BOM_UTF8)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -374,3 +396,48 @@ def _closing_bracket(text: str, opening: int) -> int:
         if depth == 0:
             return i
     return -1
+
+
+# `def name[T](...)` and `class Name[T]:` (PEP 695), which `ast` reads from Python 3.12 only.
+_GENERIC_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)[ \t]*\[", re.MULTILINE)
+
+
+def skipped_generic_statements(text: str, module: ast.Module, names: "Tuple[str, ...]") -> List[Tuple[int, int, str]]:
+    """Where a parse on an interpreter older than the code left out a generic function or class
+    (`parse` and the focused parse blank what `ast` cannot read) that holds one of `names` (the
+    trigger names of custom-derivative code): (row, column, its name), so that a run can say the
+    code there was not checked. Empty on Python 3.12 and newer, which read it."""
+    import sys
+
+    if sys.version_info >= (3, 12) or "[" not in text:
+        return []
+    matches = list(_GENERIC_DEF.finditer(text))
+    if not matches:
+        return []
+    parsed = {node.lineno for node in ast.walk(module)
+              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    lines = io.StringIO(text, newline="").readlines()
+    words = re.compile(r"(?<![\w.])(?:\w+\.)*(?:" + "|".join(re.escape(n) for n in names) + r")(?!\w)") \
+        if names else None
+    out = []
+    for match in matches:
+        row = text.count("\n", 0, match.start()) + 1
+        if row in parsed or words is None:
+            continue
+        indent = len(match.group(1).expandtabs())
+        first = row - 1
+        while first > 0 and lines[first - 1].strip().startswith("@") and \
+                len(lines[first - 1]) - len(lines[first - 1].lstrip()) == len(match.group(1)):
+            first -= 1  # its decorators
+        last = row
+        while last < len(lines):
+            line = lines[last]
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#") and \
+                    len(line.expandtabs()) - len(line.expandtabs().lstrip()) <= indent and \
+                    not stripped.startswith((")", "]", "}")):
+                break
+            last += 1
+        if words.search("".join(lines[first:last])):
+            out.append((row, len(match.group(1)) + 1, match.group(3)))
+    return out

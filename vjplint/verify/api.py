@@ -202,7 +202,8 @@ def module_location(path: Path, config: Config) -> Tuple[str, List[str], str]:
 # -- the API ------------------------------------------------------------------------------------------------
 def verify_rewrites(original_path: str, original_text: str, rewritten_text: str, functions: Sequence[Dict[str, Any]],
                     config: Config = Config(), timeout: Optional[float] = None, display: Optional[str] = None,
-                    companions: Sequence[Tuple[str, str, str]] = (), facts: RunFacts = NO_FACTS) -> List[FunctionReport]:
+                    companions: Sequence[Tuple[str, str, str]] = (), facts: RunFacts = NO_FACTS,
+                    python: Optional[str] = None) -> List[FunctionReport]:
     """Run the original and rewritten module in a fresh Python and report on each function.
     `companions`: (path, original text, rewritten text) of the other modules rewritten with it
     (a cross-module fix), imported in the matching version.
@@ -257,8 +258,10 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
             request["companions"].append({"module_name": name, "path": str(Path(path).resolve()),
                                           "original_text": old, "rewritten_text": new})
             sys_path.extend(e for e in entries if e not in sys_path)
-        outcome = run_harness(request, limit, settings.python, cwd)
+        outcome = run_harness(request, limit, python or settings.python, cwd)
         _apply_events(outcome, [r for _, r in plans], limit)
+        for _, report in plans:
+            report.reason += _import_hint(report.reason)
 
     if notebook.is_notebook(original_path):  # its text is the code cells in order: lines -> (cell, line)
         cells = notebook.CellMap.of(notebook.split_lines(original_text))
@@ -512,3 +515,16 @@ def stderr_summary(stderr: str, lines: int = 3, limit: int = 300) -> str:
         space = cut.find(" ")
         text = "..." + (cut[space:] if 0 <= space < limit // 2 else cut)
     return text
+
+
+_NOT_INSTALLED = ("PackageNotFoundError", "ModuleNotFoundError", "No module named")
+
+
+def _import_hint(reason: str) -> str:
+    """The next step when the module's own imports fail because a package is missing from the
+    interpreter that ran it: install it there, or name one that has it (`vjplint verify`'s
+    reports; check-grads words its own)."""
+    if not reason.startswith("the module cannot be imported") or not any(m in reason for m in _NOT_INSTALLED):
+        return ""
+    return ("; install the package into that interpreter (`pip install -e .` in its project), or run "
+            "with `--python PATH` naming an interpreter that has it (or set `python` in [tool.vjplint.verify])")
