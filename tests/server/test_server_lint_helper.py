@@ -32,12 +32,12 @@ OTHER = "# another module\n" + make_module(300)
 # the share at didOpen, whose condition is a cold engine, rightly did not happen).
 SLOW_WARM_UP_SERVER = """\
 import sys, time
-import vjplint.server.lsp_server as lsp_server
-warm_up = lsp_server._warm_up
+import vjplint.server.analysis as analysis
+warm_up = analysis._warm_up
 def slow_warm_up(server=None):
     time.sleep(2.0)
     warm_up(server)
-lsp_server._warm_up = slow_warm_up
+analysis._warm_up = slow_warm_up
 from vjplint.server import main
 sys.exit(main([]))
 """

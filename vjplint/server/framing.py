@@ -9,7 +9,7 @@ header, never content. A frame is then cut at the next header whatever its own h
 a body whose length is unknown (a bad header, none) or overstated, with nothing after it, is taken
 once the client pauses and what arrived parses as JSON.
 
-Pure bytes in, events out (`feed`, `next`); `vjplint.server.lsp_server` reads stdin in a thread
+Pure bytes in, events out (`feed`, `next`); `vjplint.server.transport` reads stdin in a thread
 and hands each event to pygls' protocol.
 """
 
