@@ -7,8 +7,7 @@ import logging
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence
-
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
@@ -19,6 +18,7 @@ from vjplint.server.lint_helper import AHEAD_FAMILY, WARM_UP
 from vjplint.fixes.apply import fix_text
 from vjplint.fixes.named_elsewhere import mark_unsafe, named_in_others, residual_plans, targets_in
 from vjplint.lint.engine import lint_source
+from vjplint.server.far import FarFailed, Reader
 from vjplint.server.fixes import attach_family_fixes
 from vjplint.server.state import Analysis, _EarlyShare, _big, _copy, _display_name, _excluded
 
@@ -37,11 +37,17 @@ class Analyses:
         caller sends the diagnostics and then calls `answered`, which frees a whole lint's model
         (`free_kept`): freeing it first would delay them."""
         self.free_kept()  # one a lint left (its diagnostics were never sent: closed meanwhile)
+        with self.document_lock(uri):
+            return self._analyse(uri, text, should_stop, publishing)
+
+    def _analyse(self, uri: str, text: str, should_stop: Optional[Any], publishing: bool) -> Analysis:
         with self.lock:
             cached = self.analyses.get(uri)
             if cached is not None and cached.text == text:
                 return cached
             path = _path(uri)
+        if self.far_document(uri):
+            return self.analyse_far(uri, text, path, should_stop)
         config, facts = self.config_for(path, INDEX_WAIT_S)
         filename = _display_name(uri, path, config, self.workspace_root())
         if path is not None and _excluded(path, config):
@@ -74,6 +80,72 @@ class Analyses:
         with self.lock:
             self.analyses[uri] = analysis
         return analysis
+
+    @contextmanager
+    def document_lock(self, uri: str) -> Iterator[None]:
+        """One document's analyses, primings and fixes one at a time (its IncrementalLinter is
+        not shared); other documents' go on meanwhile (`waiting_for` counts who waits here)."""
+        with self.lock:
+            lock = self.document_locks.setdefault(uri, threading.RLock())
+            self.waiting_for[uri] = self.waiting_for.get(uri, 0) + 1
+        try:
+            lock.acquire()
+        finally:
+            with self.lock:
+                self.waiting_for[uri] -= 1
+        try:
+            yield
+        finally:
+            lock.release()
+
+    # -- big documents: analysed in the far process (vjplint.server.far) ------------------------
+    def far_document(self, uri: str) -> bool:
+        """Whether `uri` is over `lintOnChangeMaxSize`: analysed in the far process, never here."""
+        return uri in self.save_only
+
+    def analyse_far(self, uri: str, text: str, path: Optional[Path], should_stop: Optional[Any]) -> Analysis:
+        """`analyse` for a big document: in the far process, this thread waiting on a pipe (the
+        interpreter stays free for the event loop and the other documents); `should_stop()`
+        abandons it at once."""
+        config, facts = self.config_for(path, INDEX_WAIT_S)
+        filename = _display_name(uri, path, config, self.workspace_root())
+        where = str(path) if path is not None else None
+        if path is not None and _excluded(path, config):
+            analysis = Analysis(text, [], config, filename, where, facts=facts)
+        else:
+            diagnostics, errors, reasons, plans = self.far.ask(
+                ("lint", filename, text, config, where, facts, self.portable_others(path)),
+                should_stop or (lambda: False))
+            analysis = Analysis(text, diagnostics, config, filename, where, facts=facts, errors=errors,
+                                residual_plans=plans, far=True)
+            if reasons is not None:
+                analysis.named_checked, analysis.named_elsewhere = True, reasons
+            for error in errors:
+                log.error("%s", error)
+        with self.lock:
+            self.analyses[uri] = analysis
+        return analysis
+
+    def portable_others(self, path: Optional[Path]) -> Optional[list]:
+        """The other modules of `path`'s folder as the far process reads them (vjplint.server.far.Reader):
+        None while the folder has no index."""
+        folder = self.folder_of(path) if path is not None else None
+        facts = self.facts.get(folder) if folder is not None else None
+        if facts is None:
+            return None
+        out = []
+        for key, entry in list(facts.files.items()):
+            buffer = facts.buffer(key)
+            out.append((Path(key), entry.display, Reader(key, buffer.encode("utf-8", "surrogatepass")
+                                                         if buffer is not None else None)))
+        return out
+
+    def last_analysis(self, uri: str, text: str) -> Tuple[Optional[Analysis], bool]:
+        """A big document's last analysis (None before the first), and whether it is stale (the
+        buffer changed since: edits are analysed when saved)."""
+        with self.lock:
+            analysis = self.analyses.get(uri)
+        return analysis, analysis is not None and analysis.text != text
 
     # -- the lint helper (vjplint.server.lint_helper) ------------------------------------------
     def shared_first_lint(self, uri: str, text: str, filename: str, where: Optional[str], config: Config,
@@ -152,9 +224,10 @@ class Analyses:
 
         def stop() -> bool:  # asked before each family to lint
             families[0] += 1
-            return uri in self.queued or (families[0] > 1 and waiting is not None and not waiting.empty())
+            return uri in self.queued or (families[0] > 1 and (
+                (waiting is not None and not waiting.empty()) or self.waiting_for.get(uri, 0) > 0))
         try:
-            with collector_paused():
+            with self.document_lock(uri), collector_paused():
                 linter.prime(text, stop)
         except Superseded:
             if uri not in self.queued:  # the document's own lint would do it anyway
@@ -162,18 +235,32 @@ class Analyses:
         except Exception:
             log.exception("linting %s failed", uri)
 
-    def attach_fixes(self, analysis: Analysis, uri: str, wanted: Sequence[Diagnostic]) -> None:
+    def attach_fixes(self, analysis: Analysis, uri: str, wanted: Sequence[Diagnostic],
+                     should_stop: Optional[Any] = None) -> None:
         """Fill the fix edits (libcst) of the `wanted` diagnostics, only when an action needs them,
-        each computed on its family of statements alone (vjplint.server.fixes) when that is safe."""
+        each computed on its family of statements alone (vjplint.server.fixes) when that is safe
+        (a big document's: in the far process)."""
         todo = [d for d in wanted if d.fix is not None and not d.fix.resolved and d.fix.plan is not None]
         if not todo:
             return
+        if analysis.far:
+            try:
+                found = self.far.ask(("fix", analysis.filename, analysis.text, analysis.config, analysis.facts, todo),
+                                     should_stop or (lambda: False))
+            except FarFailed as exc:
+                log.error("cannot compute fixes for %s: %s", analysis.filename, exc)
+                return
+            for d, edits in zip(todo, found):
+                if edits and d.fix is not None:
+                    d.fix = d.fix.with_edits(tuple(edits))
+            return
 
-        linter = self.linters.get(uri)
         try:
-            attach_family_fixes(todo, analysis.text, analysis.filename, analysis.config,
-                                linter if linter is not None and linter.current(analysis.text) else None,
-                                analysis.facts)
+            with self.document_lock(uri):
+                linter = self.linters.get(uri)
+                attach_family_fixes(todo, analysis.text, analysis.filename, analysis.config,
+                                    linter if linter is not None and linter.current(analysis.text) else None,
+                                    analysis.facts)
         except Exception as exc:  # no fix machinery, or it failed: actions without edits
             log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
 
@@ -202,8 +289,9 @@ class Analyses:
         if facts is None:
             return None
         try:
-            return named_in_others(Path(analysis.path), analysis.text, analysis.config, analysis.residual_plans,
-                                   facts.modules(), analysis.facts)
+            with self.facts_lock:  # updated in the lint thread (vjplint.server.indexing)
+                return named_in_others(Path(analysis.path), analysis.text, analysis.config,
+                                       analysis.residual_plans, facts.modules(), analysis.facts)
         except Exception as exc:
             log.error("cannot check other modules for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
             return None
@@ -221,6 +309,8 @@ class Analyses:
         and then published again too (the findings say whether their fix is unsafe, and why: the
         index's own re-check, `recheck_named_elsewhere`, finds this analysis current)."""
         analysis = self.analyse(uri, text, should_stop)
+        if analysis.far:  # a big document: checked at its lint only (the far process parses it)
+            return analysis
         if self.named_elsewhere_changed(analysis):
             with self.lock:
                 if self.analyses.get(uri) is analysis:
@@ -230,10 +320,19 @@ class Analyses:
                 self.call_soon(self.schedule, uri, 0)
         return analysis
 
-    def fix_all_text(self, analysis: Analysis, unsafe: bool) -> Optional[str]:
+    def fix_all_text(self, analysis: Analysis, unsafe: bool, should_stop: Optional[Any] = None) -> Optional[str]:
         """`vjplint --fix` on the buffer (cached per text: clients ask on every cursor move), without
         the fixes made unsafe because another module names their rules, even with `unsafeFixes`:
-        fix-all (often run on save) never breaks another module; their quick fix applies them."""
+        fix-all (often run on save) never breaks another module; their quick fix applies them.
+        A big document's runs in the far process."""
+        if unsafe not in analysis.fixed_text and analysis.far:
+            try:
+                analysis.fixed_text[unsafe] = self.far.ask(
+                    ("fix_all", analysis.filename, analysis.text, analysis.config, analysis.path, analysis.facts,
+                     unsafe, tuple(analysis.named_elsewhere)), should_stop or (lambda: False))
+            except FarFailed as exc:
+                log.error("fix-all failed for %s: %s", analysis.filename, exc)
+                return None
         if unsafe not in analysis.fixed_text:
             try:
                 new_text: Optional[str] = fix_text(analysis.filename, analysis.text, analysis.config, unsafe,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from vjplint.server import analysis as _analysis
 from vjplint.server.state import CMD_DEBUG, CMD_FIX_ALL, FIX_ALL_KIND, Settings, _capability
@@ -67,7 +69,7 @@ def register(server: VjplintServer) -> None:
     def did_open(ls: VjplintServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.versions[params.text_document.uri] = params.text_document.version
         ls.too_big_to_lint_on_change(params.text_document.uri)  # told now, not at the first edit
-        if ls.lintable(params.text_document.uri):
+        if ls.lintable(params.text_document.uri) and not ls.far_document(params.text_document.uri):
             ls.share_early(params.text_document.uri, params.text_document.text)
         ls.schedule(params.text_document.uri, 0)
         ls.facts_changed(params.text_document.uri)  # the buffer may differ from the file the index read
@@ -95,7 +97,7 @@ def register(server: VjplintServer) -> None:
             ls.facts_changed(uri, 0)  # a file not open is read from disk
         if uri in ls.versions:
             if uri in ls.save_only:
-                ls.save_only[uri] = ls.document(uri) or ""
+                ls.saved(uri)
             ls.schedule(uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -105,6 +107,7 @@ def register(server: VjplintServer) -> None:
         ls.versions.pop(uri, None)
         ls.early_shares.pop(uri, None)
         ls.save_only.pop(uri, None)
+        ls.save_only_versions.pop(uri, None)
         handle = ls.pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
@@ -173,7 +176,7 @@ def register(server: VjplintServer) -> None:
         if not ls.lintable(uri):
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         # In the lint thread, so that a long lint does not hold up other requests.
-        analysis = await ls.in_lint_thread(lambda stop: ls.analyse(uri, text, stop, publishing=True))
+        analysis = await ls.in_lint_thread(lambda stop: ls.analyse(uri, text, stop, publishing=True), uri=uri)
         report = types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis))
         asyncio.get_running_loop().call_soon(ls.answered)  # once the answer is written
         return report
@@ -182,24 +185,26 @@ def register(server: VjplintServer) -> None:
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
         resolve_provider=True))
     async def code_action(ls: VjplintServer, params: types.CodeActionParams):
-        return await ls.in_lint_thread(ls.code_actions, params)
+        return await ls.in_lint_thread(ls.code_actions, params, uri=params.text_document.uri)
 
     @server.feature(types.CODE_ACTION_RESOLVE)
     async def code_action_resolve(ls: VjplintServer, params: types.CodeAction):
-        return await ls.in_lint_thread(ls.resolve, params)
+        data = params.data if isinstance(params.data, dict) else {}
+        return await ls.in_lint_thread(ls.resolve, params, uri=data.get("uri"))
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: VjplintServer, params: types.HoverParams):
-        return await ls.in_lint_thread(ls.hover, params)
+        return await ls.in_lint_thread(ls.hover, params, uri=params.text_document.uri)
 
     @server.command(CMD_FIX_ALL)
     async def apply_autofix(ls: VjplintServer, *args: Any):
         target = args[0] if args and isinstance(args[0], dict) else {}
         uri = target.get("uri")
         text = ls.document(uri) if isinstance(uri, str) else None
-        if text is None:
-            raise ValueError(f"{CMD_FIX_ALL} needs an open document: [{{\"uri\": ...}}]")
-        edit = await ls.in_lint_thread(lambda stop: ls.fix_all_edit(uri, ls.analyse(uri, text, stop)))
+        if text is None:  # JSON-RPC's InvalidParams, saying what is wrong
+            raise JsonRpcInvalidParams(f"{CMD_FIX_ALL} needs the URI of an open document, as "
+                                       f"[{{\"uri\": ...}}]; got {_shown(args)}")
+        edit = await ls.in_lint_thread(lambda stop: ls.fix_all_edit(uri, ls.analyse(uri, text, stop), stop), uri=uri)
         if edit is not None:
             ls.workspace_apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label="vjplint: Fix all"))
         return None
@@ -209,3 +214,8 @@ def register(server: VjplintServer) -> None:
         info = ls.debug_information()
         ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message=info))
         return info
+
+
+def _shown(args: Any) -> str:
+    text = json.dumps(list(args), default=repr)
+    return text if len(text) <= 200 else text[:200] + "..."

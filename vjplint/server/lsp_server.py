@@ -41,6 +41,7 @@ from vjplint.server.indexing import Indexing
 from vjplint.server.lint_helper import LintHelper
 from vjplint.project.workspace import Workspace
 from vjplint.server.analysis import Analyses
+from vjplint.server.far import FarAnalysis
 from vjplint.server.queries import Queries
 from vjplint.server.scheduling import Scheduling
 from vjplint.server.state import Analysis, DocumentState, Settings, _EarlyShare
@@ -80,11 +81,21 @@ class VjplintServer(Transport, DocumentState, Analyses, Scheduling, Queries, Ind
         self.init_indexing()  # per workspace folder: wrappers and cross-module facts (vjplint.server.indexing)
         self.reported_config_errors: set = set()
         self.save_only: Dict[str, str] = {}  # big documents (linted on open and save): uri -> the text linted
+        self.save_only_versions: Dict[str, Optional[int]] = {}  # uri -> the version of that text
+        self.far = FarAnalysis()  # their lints and fixes, in a process of their own (vjplint.server.far)
+        self.far_lints = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-far")
+        self.far_requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-far-requests")
+        self.requests = ThreadPoolExecutor(max_workers=REQUEST_THREADS, thread_name_prefix="vjplint-request")
+        self.document_locks: Dict[str, threading.RLock] = {}  # uri -> its analyses one at a time
+        self.waiting_for: Dict[str, int] = {}  # uri -> threads waiting for its lock (a priming gives way)
         self.told_save_only: set = set()  # the documents whose user was told so
         self.pull = False
         self.converter = default_converter()
         self.event_loop: Optional[asyncio.AbstractEventLoop] = None
         self.loop_thread: Optional[int] = None
+
+
+REQUEST_THREADS = 4  # requests on documents up to the size limit, on as many documents at once
 
 
 def create_server(debounce_ms: Optional[int] = None, helper: Optional[LintHelper] = None) -> VjplintServer:

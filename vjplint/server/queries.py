@@ -26,7 +26,7 @@ class Queries:
 
     def lsp_dicts(self, analysis: Analysis) -> List[Dict[str, Any]]:
         """The diagnostics as LSP JSON (what vjplint.output.lsp writes)."""
-        lines = source_lines(analysis.text)
+        lines = analysis.lines()
         encoding = self.encoding()
         docs_url = analysis.config.docs_url or DEFAULT_DOCS_URL
         return [lspfmt.diagnostic_to_lsp(d, lines, encoding, docs_url) for d in analysis.diagnostics]
@@ -40,10 +40,17 @@ class Queries:
         text = self.document(uri)
         if text is None or not self.lintable(uri):
             return []
-        analysis = self.current_analysis(uri, text, should_stop)
+        if self.far_document(uri):  # a big document: its last analysis, never a new one
+            analysis, stale = self.last_analysis(uri, text)
+            if analysis is None:
+                return []  # being analysed: its actions come with its diagnostics
+            if stale:
+                return self.stale_actions(uri, analysis, params)
+        else:
+            analysis = self.current_analysis(uri, text, should_stop)
         only = params.context.only
         lazy = self.resolve_edits_supported()
-        lines = source_lines(text)
+        lines = analysis.lines()
         encoding = self.encoding()
         start = lspfmt.from_lsp_position(lines, params.range.start.line, params.range.start.character, encoding)
         end = lspfmt.from_lsp_position(lines, params.range.end.line, params.range.end.character, encoding)
@@ -51,7 +58,7 @@ class Queries:
         if actions.kind_wanted(types.CodeActionKind.QuickFix, only):
             here = [d for d in analysis.diagnostics if actions.overlaps(d, start, end)]
             if not lazy:  # only the fixes of the requested range
-                self.attach_fixes(analysis, uri, here)
+                self.attach_fixes(analysis, uri, here, should_stop)
             for index, d in enumerate(analysis.diagnostics):
                 if d not in here or not d.fixable:
                     continue
@@ -88,7 +95,7 @@ class Queries:
             action = types.CodeAction(title="vjplint: Fix all auto-fixable problems", kind=FIX_ALL_KIND,
                                       data={"uri": uri, "action": "fixAll"})
             if not lazy:
-                action.edit = self.fix_all_edit(uri, analysis)
+                action.edit = self.fix_all_edit(uri, analysis, should_stop)
                 if action.edit is None:
                     return out
             out.append(action)
@@ -104,12 +111,26 @@ class Queries:
         return self.converter.structure(lspfmt.diagnostic_to_lsp(d, lines, encoding, docs_url or DEFAULT_DOCS_URL),
                                         types.Diagnostic)
 
-    def fix_all_edit(self, uri: str, analysis: Analysis) -> Optional[types.WorkspaceEdit]:
-        new_text = self.fix_all_text(analysis, self.settings.unsafe_fixes)
+    def stale_actions(self, uri: str, analysis: Analysis, params: types.CodeActionParams) -> List[types.CodeAction]:
+        """A big document edited since its last analysis: the quick fixes that analysis offers in
+        the range, each disabled, saying why (its edits would land on the old text)."""
+        if not actions.kind_wanted(types.CodeActionKind.QuickFix, params.context.only):
+            return []
+        lines, encoding = analysis.lines(), self.encoding()
+        start = lspfmt.from_lsp_position(lines, params.range.start.line, params.range.start.character, encoding)
+        end = lspfmt.from_lsp_position(lines, params.range.end.line, params.range.end.character, encoding)
+        reason = (f"{analysis.filename} changed since its last analysis (over lintOnChangeMaxSize, it is "
+                  f"analysed when saved): save it for this fix")
+        return [types.CodeAction(title=f"{d.code}: {d.fix.message}", kind=types.CodeActionKind.QuickFix,
+                                 disabled=types.CodeActionDisabled(reason=reason))
+                for d in analysis.diagnostics if d.fixable and d.fix is not None and actions.overlaps(d, start, end)]
+
+    def fix_all_edit(self, uri: str, analysis: Analysis, should_stop: Optional[Any] = None) -> Optional[types.WorkspaceEdit]:
+        new_text = self.fix_all_text(analysis, self.settings.unsafe_fixes, should_stop)
         edit = actions.whole_text_edit(analysis.text, new_text) if new_text is not None else None
         if edit is None:
             return None
-        lines = source_lines(analysis.text)
+        lines = analysis.lines()
         return self.workspace_edit(uri, [lspfmt.text_edit(lines, edit, self.encoding())])
 
     def workspace_edit(self, uri: str, edits: List[Dict[str, Any]]) -> types.WorkspaceEdit:
@@ -129,16 +150,21 @@ class Queries:
         text = self.document(uri) if isinstance(uri, str) else None
         if text is None:
             return action
-        analysis = self.current_analysis(uri, text, should_stop)
+        if self.far_document(uri):  # a big document: its last analysis, if the text is still that
+            analysis, stale = self.last_analysis(uri, text)
+            if analysis is None or stale:
+                return action
+        else:
+            analysis = self.current_analysis(uri, text, should_stop)
         if data.get("action") == "fixAll":
-            action.edit = self.fix_all_edit(uri, analysis)
+            action.edit = self.fix_all_edit(uri, analysis, should_stop)
         elif data.get("action") == "quickfix":
             target = Position(int(data.get("row", 0)), int(data.get("column", 0)))
             chosen = [d for d in analysis.diagnostics if d.code == data.get("code") and d.location == target]
-            self.attach_fixes(analysis, uri, chosen)
+            self.attach_fixes(analysis, uri, chosen, should_stop)
             for d in chosen:
                 if d.fix and d.fix.edits:
-                    lines, encoding = source_lines(text), self.encoding()
+                    lines, encoding = analysis.lines(), self.encoding()
                     action.edit = self.workspace_edit(uri, [lspfmt.text_edit(lines, e, encoding) for e in d.fix.edits])
                     break
         return action
@@ -162,7 +188,11 @@ class Queries:
             return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=render_rule(rule)))
         # Over a finding: its message, then its rule's documentation (each rule once).
         uri = params.text_document.uri
-        analysis = self.current_analysis(uri, text, should_stop) if self.lintable(uri) else None
+        if self.far_document(uri):  # a big document: its last analysis, if the text is still that
+            analysis, stale = self.last_analysis(uri, text)
+            analysis = None if stale else analysis
+        else:
+            analysis = self.current_analysis(uri, text, should_stop) if self.lintable(uri) else None
         found = [d for d in (analysis.diagnostics if analysis else ())
                  if d.code in all_rules() and d.location <= where <= max(d.end_location, d.location)]
         if not found:
@@ -180,7 +210,7 @@ class Queries:
                 f"objects frozen out of the cyclic collector: {gc.get_freeze_count()}",
                 f"diagnostics: {'pull' if self.pull else 'push'}; position encoding: {self.encoding()}",
                 f"settings: {self.settings}",
-                self.helper.describe() if self.helper is not None else "lint helper: none"]
+                self.helper.describe() if self.helper is not None else "lint helper: none", self.far.describe()]
         for uri in sorted(self.versions):
             analysis = self.analyses.get(uri)
             source = analysis.config.source if analysis else None

@@ -1,5 +1,17 @@
 """When work runs: lints queued per document (coalesced, superseded ones stopped), published
-when done; requests' work off the event loop."""
+when done; requests' work off the event loop, in one of these threads:
+- the lint thread: documents up to `lintOnChangeMaxSize`, linted here (incrementally), their
+  families primed, the project index's updates;
+- the requests' threads: requests on those documents (code actions, resolve, hover, pulls),
+  each document's work one at a time (Analyses.document_lock), so a request on one document
+  never queues behind another document's lint (they share the interpreter, not a queue);
+- the far thread: big documents' lints, run in the far process (vjplint.server.far) while this
+  thread waits on its pipe, so the interpreter stays free for everything else;
+- the far requests' thread: requests on big documents, answered from their last analysis (a
+  fix's edits are computed in the far process, after its lint).
+A request or a lint on one document thus never waits for a big document's analysis, and a
+`$/cancelRequest` is answered by the event loop at once (the work stops at its next check,
+between two families of statements, or, in the far process, by ending that process)."""
 
 from __future__ import annotations
 
@@ -49,6 +61,12 @@ class Scheduling:
     def lint_current(self, uri: str) -> Optional[Tuple[Optional[int], List[Dict[str, Any]]]]:
         """In the lint thread: the newest version of `uri` and its diagnostics (None if closed)."""
         self.queued.discard(uri)  # from now on an edit queues another lint
+        if self.far_document(uri):  # the text opened or saved, whatever was typed since
+            text, version = self.save_only.get(uri), self.save_only_versions.get(uri)
+            if text is None or uri not in self.versions:
+                return None
+            analysis = self.analyse(uri, text, lambda: uri in self.queued or uri not in self.versions, publishing=True)
+            return version, self.lsp_dicts(analysis)
         version = self.versions.get(uri)  # the version first: a newer text is then never published as it
         text = self.document(uri)
         if text is None:
@@ -73,8 +91,10 @@ class Scheduling:
     async def lint_and_publish(self, uri: str) -> None:
         if uri in self.notebook_versions:
             return await self.lint_and_publish_notebook(uri)
+        far = self.far_document(uri)
         try:
-            out = await asyncio.get_running_loop().run_in_executor(self.executor, self.lint_current, uri)
+            out = await asyncio.get_running_loop().run_in_executor(self.far_lints if far else self.executor,
+                                                                   self.lint_current, uri)
         except Superseded:
             return  # a lint of the newer version is queued
         except Exception:
@@ -84,8 +104,8 @@ class Scheduling:
         if out is None:
             return
         version, diagnostics = out
-        if uri not in self.versions or self.versions[uri] != version:
-            return  # closed or edited meanwhile: a newer lint is queued
+        if uri not in self.versions or (self.versions[uri] != version and not far):
+            return  # closed or edited meanwhile: a newer lint is queued (a big document's: at its save)
         self.publish(uri, version, diagnostics)
         self.answered()
         if not self.fixes_warmed:  # libcst takes a second to import: not in the first quick fix,
@@ -128,10 +148,12 @@ class Scheduling:
         for cell_uri in self.published_cells.pop(uri, []):
             self.publish(cell_uri, None, [])
 
-    async def in_lint_thread(self, fn: Any, *args: Any) -> Any:
-        """Run a request's work in the lint thread; `$/cancelRequest` stops it between families."""
+    async def in_lint_thread(self, fn: Any, *args: Any, uri: Optional[str] = None) -> Any:
+        """Run a request's work in a requests' thread (the far requests' thread for a big
+        document, `uri`); `$/cancelRequest` stops it between families (in the far process: at once)."""
         cancelled = threading.Event()
-        future = asyncio.get_running_loop().run_in_executor(self.executor, lambda: fn(*args, cancelled.is_set))
+        executor = self.far_requests if isinstance(uri, str) and self.far_document(uri) else self.requests
+        future = asyncio.get_running_loop().run_in_executor(executor, lambda: fn(*args, cancelled.is_set))
         try:
             return await future
         except asyncio.CancelledError:

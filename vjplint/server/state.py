@@ -22,6 +22,7 @@ from vjplint.server.indexing import uri_path as _path
 from vjplint.server.lint_helper import SPLIT_MIN_LINES
 from vjplint.project.workspace import Overrides, Workspace
 from vjplint.project.discover import _excluded as excluded
+from vjplint.syntax.positions import source_lines
 from vjplint.server.notebooks import notebook_text
 
 log = logging.getLogger("vjplint.server")
@@ -91,6 +92,14 @@ class Analysis:
     named_elsewhere: Dict[str, str] = field(default_factory=dict)  # custom_vjp -> why its fix is unsafe
     residual_plans: Tuple[Any, ...] = ()  # the fixes another module may feel, before any was made unsafe
     named_checked: bool = False  # whether the workspace index was there to ask (named_elsewhere)
+    far: bool = False  # analysed in the far process (a big document: vjplint.server.far)
+    _lines: Optional[List[str]] = field(default=None, repr=False)
+
+    def lines(self) -> List[str]:
+        """The text's lines, split once (a big document's take tens of milliseconds)."""
+        if self._lines is None:
+            self._lines = source_lines(self.text)
+        return self._lines
 
 
 class DocumentState:
@@ -191,7 +200,7 @@ class DocumentState:
             self.save_only.pop(uri, None)
             return False
         if uri not in self.save_only:
-            self.save_only[uri] = text
+            self.saved(uri)
         if uri not in self.told_save_only:
             self.told_save_only.add(uri)
             name = _path(uri).name if _path(uri) is not None else uri
@@ -200,6 +209,11 @@ class DocumentState:
                     f"vjplint: {name} is {_size(len(text))}, over lintOnChangeMaxSize "
                     f"({limit:,}): it is linted when opened and saved, not at each edit")))
         return True
+
+    def saved(self, uri: str) -> None:
+        """A big document's text to lint now (opened or saved), with its version."""
+        self.save_only[uri] = self.document(uri) or ""
+        self.save_only_versions[uri] = self.versions.get(uri)
 
     def document(self, uri: str) -> Optional[str]:
         if uri not in self.versions:

@@ -53,6 +53,16 @@ class VjplintProtocol(LanguageServerProtocol):
             self._send_response(data["id"], error=error.to_response_error())
             return _Dropped()
 
+    def handle_message(self, message: Any) -> None:
+        """pygls drops every request after `shutdown` unanswered; LSP answers them InvalidRequest."""
+        msg_id, method = getattr(message, "id", None), getattr(message, "method", None)
+        if self._shutdown and method is not None and method != types.EXIT and msg_id is not None:
+            log.info("request %r (%s) after shutdown, answered InvalidRequest", msg_id, method)
+            self._send_response(msg_id, error=JsonRpcInvalidRequest(
+                f"the server is shut down: {method!r} is not served (only 'exit' is)").to_response_error())
+            return
+        super().handle_message(message)
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
         """pygls' own, for documents that are open and edits that fit: a change to a document
@@ -79,24 +89,31 @@ class VjplintProtocol(LanguageServerProtocol):
 class Transport:
     """Mixed into VjplintServer: reading the client's bytes, writing diagnostics."""
 
-    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> int:
         """Serve over stdio, with vjplint's reader (`vjplint.server.framing`) in place of
         pygls': a broken frame is logged in one line, answered when it holds a request, and
-        the next message is read as usual."""
+        the next message is read as usual. Returns the exit code (LSP): 0 at `exit` after
+        `shutdown` and at the end of input between messages, 1 at `exit` without `shutdown`
+        and at the end of input in the middle of a message."""
         import sys
 
         from pygls.io_ import StdoutWriter
 
         self._stop_event = threading.Event()
+        self.exit_code = 0
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
             asyncio.run(self.read_messages(stdin or sys.stdin.buffer))
         except BrokenPipeError:
             log.error("the client closed the connection")
-        except (KeyboardInterrupt, SystemExit):
+        except SystemExit as exc:  # pygls' `exit`: 1 unless `shutdown` came first
+            self.exit_code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        except KeyboardInterrupt:
             pass
         finally:
+            self.far.stop()  # a big document's analysis nobody will read
             self.shutdown()
+        return self.exit_code
 
     async def read_messages(self, stream: Any) -> None:
         loop = asyncio.get_running_loop()
@@ -118,6 +135,7 @@ class Transport:
 
         threading.Thread(target=reader, name="vjplint-stdin", daemon=True).start()
         frames = Frames()
+        owed = None  # what the last frame taken short after a pause was read as (Frames.settled)
         while not self._stop_event.is_set():
             paused = False
             try:
@@ -130,15 +148,24 @@ class Transport:
                 paused = True
             while not self._stop_event.is_set():
                 frame = frames.next(paused)
+                late = frames.settled()
+                if late is not None:
+                    log.warning("broken message from the client: %s; read as %s", late, owed)
                 if frame is None:
                     break
-                self.handle_frame(frame.body, frame.problem)
+                read_as = self.handle_frame(frame.body, frame.problem)
+                owed = read_as if frame.owed else owed
             if frames.eof:
+                if frames.waiting:  # LSP: the client is gone without `exit`; here mid-message
+                    log.warning("the client's input ended in the middle of a message (%d bytes held)",
+                                len(frames.buf))
+                    self.exit_code = 1
                 return
 
-    def handle_frame(self, body: bytes, problem: Optional[str]) -> None:
+    def handle_frame(self, body: bytes, problem: Optional[str]) -> Optional[str]:
         """Decode and dispatch one message; what cannot be is logged in one line, and a request
-        whose id can be read gets an error answer (JSON-RPC's parse error)."""
+        whose id can be read gets an error answer (JSON-RPC's parse error). Returns what the
+        message was read as (None: not a message)."""
         from pygls.exceptions import JsonRpcParseError
 
         broken = f"broken message from the client: {problem}" if problem is not None else None
@@ -161,17 +188,19 @@ class Transport:
             log.warning("%smessage from the client not understood: %s: %s", f"{broken}; " if broken else "",
                         type(cause).__name__, _first_line(cause))
             return
+        read_as = _describe(message)
         if broken:
-            log.warning("%s; read as %s", broken, _describe(message))
+            log.warning("%s; read as %s", broken, read_as)
         if isinstance(message, _Dropped):  # answered already (invalid params)
-            return
+            return read_as
         if not hasattr(message, "jsonrpc"):
             log.warning("message from the client is not JSON-RPC 2.0: %.200s", body.decode("utf-8", "replace"))
-            return
+            return None
         try:
             self.protocol.handle_message(message)
         except Exception as exc:  # noqa: BLE001
             log.warning("message from the client failed: %s: %s", type(exc).__name__, _first_line(exc))
+        return read_as
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log, rather than pop up a message for every bad message a client sends."""
