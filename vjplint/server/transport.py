@@ -17,6 +17,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInva
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from vjplint.server import edits
 from vjplint.server.framing import Frames, request_id
 
 log = logging.getLogger("vjplint.server")
@@ -53,6 +54,13 @@ class VjplintProtocol(LanguageServerProtocol):
             self._send_response(data["id"], error=error.to_response_error())
             return _Dropped()
 
+    @property
+    def plain_texts(self) -> Dict[str, str]:
+        """uri -> the text of a big document known to be `edits.plain` (the same object)."""
+        if not hasattr(self, "_plain_texts"):
+            self._plain_texts: Dict[str, str] = {}
+        return self._plain_texts
+
     def handle_message(self, message: Any) -> None:
         """pygls drops every request after `shutdown` unanswered; LSP answers them InvalidRequest."""
         msg_id, method = getattr(message, "id", None), getattr(message, "method", None)
@@ -75,6 +83,15 @@ class VjplintProtocol(LanguageServerProtocol):
             return
         document = self.workspace.get_text_document(uri)
         for change in params.content_changes:
+            if isinstance(change, types.TextDocumentContentChangePartial) and len(document.source) >= edits.MIN_CHARS:
+                changed = edits.apply(document.source, change.range.start, change.range.end, change.text,
+                                      _encoding(self.workspace), self.plain_texts.get(uri) is document.source)
+                if changed is not None:  # a big document: without splitting it into lines (vjplint.server.edits)
+                    document._source = changed
+                    document.version = params.text_document.version
+                    if not any(ch in change.text for ch in edits.OTHER_BREAKS):
+                        self.plain_texts[uri] = changed  # still plain: not checked again at the next edit
+                    continue
             if isinstance(change, types.TextDocumentContentChangePartial):
                 clamped = _clamped(document.lines, change.range, document.position_codec)
                 if clamped != change.range:
@@ -251,6 +268,11 @@ def _clamped(lines: Sequence[str], rng: types.Range, codec: Any) -> types.Range:
     if (start.line, start.character) > (end.line, end.character):
         start, end = end, start
     return types.Range(start=start, end=end)
+
+
+def _encoding(workspace: Any) -> str:
+    value = getattr(workspace, "position_encoding", None)
+    return str(getattr(value, "value", value) or "utf-16")
 
 
 def _range_text(rng: types.Range) -> str:
