@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 from tests.conftest import ROOT
+from tests.server import HANG_GUARD_S
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from tests.server.test_server import PYPROJECT, change, make_client, open_doc, published
@@ -107,7 +108,7 @@ async def test_the_helper_ends_with_the_server(tmp_path: Path) -> None:
     os.kill(pid, 0)  # running
     await client.shutdown_session()
     await client.stop()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + HANG_GUARD_S
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
