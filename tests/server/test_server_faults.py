@@ -49,9 +49,10 @@ def frame(payload: Any, length: Optional[bytes] = None) -> bytes:
 class RawClient:
     """The server in a process; what it writes is read by a thread into a queue of messages."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, env: Optional[Dict[str, str]] = None) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "vjplint", "server"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=cwd)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**ENV, **(env or {})},
+                                     cwd=cwd)
         self.inbox: "queue.Queue[Dict[str, Any]]" = queue.Queue()
         self.seen: List[Dict[str, Any]] = []
         self.ended = False  # the server's output ended

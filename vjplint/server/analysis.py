@@ -37,7 +37,9 @@ class Analyses:
         caller sends the diagnostics and then calls `answered`, which frees a whole lint's model
         (`free_kept`): freeing it first would delay them."""
         self.free_kept()  # one a lint left (its diagnostics were never sent: closed meanwhile)
-        with self.document_lock(uri):
+        if self.far_document(uri):  # no linter here: the far process takes one request at a time
+            return self._analyse(uri, text, should_stop, publishing)
+        with self.document_lock(uri, should_stop):
             return self._analyse(uri, text, should_stop, publishing)
 
     def _analyse(self, uri: str, text: str, should_stop: Optional[Any], publishing: bool) -> Analysis:
@@ -82,14 +84,17 @@ class Analyses:
         return analysis
 
     @contextmanager
-    def document_lock(self, uri: str) -> Iterator[None]:
+    def document_lock(self, uri: str, should_stop: Optional[Any] = None) -> Iterator[None]:
         """One document's analyses, primings and fixes one at a time (its IncrementalLinter is
-        not shared); other documents' go on meanwhile (`waiting_for` counts who waits here)."""
+        not shared); other documents' go on meanwhile (`waiting_for` counts who waits here).
+        `should_stop()` true while waiting raises Superseded (a cancelled request)."""
         with self.lock:
             lock = self.document_locks.setdefault(uri, threading.RLock())
             self.waiting_for[uri] = self.waiting_for.get(uri, 0) + 1
         try:
-            lock.acquire()
+            while not lock.acquire(timeout=0.02):
+                if should_stop is not None and should_stop():
+                    raise Superseded()
         finally:
             with self.lock:
                 self.waiting_for[uri] -= 1
@@ -256,11 +261,13 @@ class Analyses:
             return
 
         try:
-            with self.document_lock(uri):
+            with self.document_lock(uri, should_stop):
                 linter = self.linters.get(uri)
                 attach_family_fixes(todo, analysis.text, analysis.filename, analysis.config,
                                     linter if linter is not None and linter.current(analysis.text) else None,
                                     analysis.facts)
+        except Superseded:
+            raise
         except Exception as exc:  # no fix machinery, or it failed: actions without edits
             log.error("cannot compute fixes for %s: %s: %s", analysis.filename, type(exc).__name__, exc)
 

@@ -16,6 +16,8 @@ thread that asks only waits on a pipe.
   vjplint.server.fixes), `fix_all` (the text `vjplint --fix` makes of it).
 - A process that dies or answers something else fails the request (FarFailed): the caller
   logs it; the document keeps its last analysis.
+- `VJPLINT_FAR_WAIT_FOR=PATH` (tests): the far process starts each lint once PATH exists, so a
+  test holds a big document's analysis as long as it needs, whatever the machine's speed.
 
 The fix machinery (libcst) is imported in the far process only, when a fix is asked for.
 """
@@ -178,6 +180,15 @@ def _fix_all(filename: str, text: str, config: Any, path: Optional[str], facts: 
     return fix_text(filename, text, config, unsafe, exclude=tuple(exclude), path=path, facts=facts).text
 
 
+def _hold() -> None:
+    """Wait for the file VJPLINT_FAR_WAIT_FOR names, if set (tests)."""
+    import time
+
+    path = os.environ.get("VJPLINT_FAR_WAIT_FOR")
+    while path and not os.path.exists(path):
+        time.sleep(0.02)
+
+
 def main() -> int:
     """Answer the server's requests until end of input: (True, value) or (False, why)."""
     import gc
@@ -194,6 +205,7 @@ def main() -> int:
         try:
             kind, *args = pickle.loads(data)
             if kind == "lint":
+                _hold()
                 value: Any = _lint(session, *args)
             elif kind == "fix":
                 value = _fix(*args)

@@ -84,7 +84,7 @@ class VjplintServer(Transport, DocumentState, Analyses, Scheduling, Queries, Ind
         self.save_only_versions: Dict[str, Optional[int]] = {}  # uri -> the version of that text
         self.far = FarAnalysis()  # their lints and fixes, in a process of their own (vjplint.server.far)
         self.far_lints = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-far")
-        self.far_requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-far-requests")
+        self.far_requests = ThreadPoolExecutor(max_workers=REQUEST_THREADS, thread_name_prefix="vjplint-far-requests")
         self.requests = ThreadPoolExecutor(max_workers=REQUEST_THREADS, thread_name_prefix="vjplint-request")
         self.document_locks: Dict[str, threading.RLock] = {}  # uri -> its analyses one at a time
         self.waiting_for: Dict[str, int] = {}  # uri -> threads waiting for its lock (a priming gives way)
