@@ -26,14 +26,15 @@ log = logging.getLogger("vjplint.server")
 
 
 class Analyses:
-    """Mixed into VjplintServer: analyses, run in the lint thread."""
+    """Mixed into VjplintServer: analyses, run off the event loop (vjplint.server.scheduling)."""
 
     # -- analysis ----------------------------------------------------------------------
     def analyse(self, uri: str, text: str, should_stop: Optional[Any] = None, publishing: bool = False) -> Analysis:
         """Lint `text` as the document `uri` (cached while the text is unchanged), incrementally:
         only the families of statements an edit touched are linted again (vjplint.lint.incremental).
-        Runs in the lint thread; `should_stop()` true (a newer version, a cancelled request)
-        raises Superseded between families. The lock guards the caches only. `publishing`: the
+        Runs off the event loop, one at a time per document (`document_lock`); `should_stop()`
+        true (a newer version, a cancelled request) raises Superseded between families (a big
+        document's: at once, in the far process). `self.lock` guards the caches only. `publishing`: the
         caller sends the diagnostics and then calls `answered`, which frees a whole lint's model
         (`free_kept`): freeing it first would delay them."""
         self.free_kept()  # one a lint left (its diagnostics were never sent: closed meanwhile)

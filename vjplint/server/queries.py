@@ -171,7 +171,7 @@ class Queries:
 
     # -- hover: a rule's documentation over its code in a `# noqa:` comment ---------------
     def hover(self, params: types.HoverParams, should_stop: Optional[Any] = None) -> Optional[types.Hover]:
-        """In the lint thread, over the document's current analysis (as code actions read it): the
+        """In a requests' thread, over the document's current analysis (as code actions read it): the
         table may be between an analysis and its re-lint when another module's use of the rules
         changed (`current_analysis`), and a hover then read no finding."""
         text = self.document(params.text_document.uri)
