@@ -58,3 +58,15 @@ def test_what_it_cannot_place_is_left_to_pygls() -> None:
         big.replace("line 70001\r\n", "line0001\r\n")
     assert edits.apply(big, types.Position(100_000, 0), types.Position(100_000, 0), "end", "utf-16") == big + "end"
     assert edits.apply(big, types.Position(100_001, 0), types.Position(100_001, 0), "x", "utf-16") is None
+
+
+@pytest.mark.fuzz
+@settings(max_examples=60, deadline=None)
+@given(st.text(st.sampled_from("ab\n😀"), max_size=30))
+def test_a_big_documents_lines_found_when_asked_are_source_lines(text: str) -> None:
+    from vjplint.syntax.positions import source_lines
+
+    lines, expected = edits.Lines(text), source_lines(text)
+    assert len(lines) == len(expected)
+    assert [lines[i] for i in range(len(lines))] == list(lines) == expected
+    assert lines[-1:] == expected[-1:]

@@ -8,7 +8,7 @@ import os
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -22,6 +22,7 @@ from vjplint.server.indexing import uri_path as _path
 from vjplint.server.lint_helper import SPLIT_MIN_LINES
 from vjplint.project.workspace import Overrides, Workspace
 from vjplint.project.discover import _excluded as excluded
+from vjplint.server import edits
 from vjplint.syntax.positions import source_lines
 from vjplint.server.notebooks import notebook_text
 
@@ -32,6 +33,7 @@ FIX_ALL_KIND = "source.fixAll.vjplint"
 PYTHON_SUFFIXES = (".py", ".pyi")
 CMD_FIX_ALL = "vjplint.applyAutofix"
 CMD_DEBUG = "vjplint.printDebugInformation"
+FEW_DIAGNOSTICS = 100  # a big document with at most this many: its lines found when asked (edits.Lines)
 
 
 @dataclass
@@ -93,12 +95,13 @@ class Analysis:
     residual_plans: Tuple[Any, ...] = ()  # the fixes another module may feel, before any was made unsafe
     named_checked: bool = False  # whether the workspace index was there to ask (named_elsewhere)
     far: bool = False  # analysed in the far process (a big document: vjplint.server.far)
-    _lines: Optional[List[str]] = field(default=None, repr=False)
+    _lines: Optional[Sequence[str]] = field(default=None, repr=False)
 
-    def lines(self) -> List[str]:
-        """The text's lines, split once (a big document's take tens of milliseconds)."""
+    def lines(self) -> Sequence[str]:
+        """The text's lines, split once; a big document's found one by one when asked (edits.Lines)."""
         if self._lines is None:
-            self._lines = source_lines(self.text)
+            few = self.far and len(self.diagnostics) <= FEW_DIAGNOSTICS and "\r" not in self.text
+            self._lines = edits.Lines(self.text) if few else source_lines(self.text)
         return self._lines
 
 
