@@ -122,6 +122,8 @@ def measure(mb: float, every: float, workdir: Path, options: Dict[str, Any]) -> 
     row["small codeAction while the big one is analysed: count"] = len(latencies)
     row["... median ms"] = round(1000 * statistics.median(latencies), 1)
     row["... max ms"] = round(1000 * max(latencies), 1)
+    row["... max at request"] = latencies.index(max(latencies)) + 1  # the first is sent right after didOpen
+    row["... each ms"] = [round(1000 * x, 1) for x in latencies]
     # an edit and a save of the big document: analysed again; a fix-all on it, cancelled
     server.notify("textDocument/didChange", {"textDocument": {"uri": big.as_uri(), "version": 2}, "contentChanges": [{
         "range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}}, "text": "#"}]})
