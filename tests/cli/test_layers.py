@@ -253,7 +253,9 @@ LAZY = {
     "vjplint.fixes.apply": ({"vjplint.fixes.residual_text", "vjplint.lint.engine"},
                             "engine.lint_source and residual_text.spans_of are read at call time (tests replace "
                             "them: test_fix_cli, test_fix_text_edits)"),
-    "vjplint.server.lsp_server": ({"vjplint.fixes.apply"},
+    "vjplint.server.far": ({"vjplint.fixes.apply", "vjplint.server.fixes"},
+                           "the far process imports the fix machinery (libcst) when a fix is first asked for"),
+    "vjplint.server.analysis": ({"vjplint.fixes.apply"},
                                   "fixes.apply: preloaded on a thread once the editor is served (a failure only leaves "
                                   "quick fixes without edits)"),
     "vjplint.facts.dependence": ({"vjplint.facts.infer"}, "a warm run served from the cache loads this, not the inference"),

@@ -19,6 +19,7 @@ from typing import List
 import pytest
 
 from tests.conftest import ROOT
+from tests.server import HANG_GUARD_S
 from vjplint.settings.config import Config
 from vjplint.lint.engine import RuleSplit, lint_source
 from vjplint.server import lint_helper
@@ -75,7 +76,7 @@ def test_a_busy_helper_is_not_asked_again(helper: LintHelper):
     assert first is not None
     assert helper.split("m.py", TEXT, Config(), None) is None  # one request at a time
     assert first.collect() is not None
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + HANG_GUARD_S
     while helper.busy and time.monotonic() < deadline:
         time.sleep(0.01)
     assert helper.split("m.py", TEXT, Config(), None) is not None

@@ -23,6 +23,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from tests.conftest import ROOT, run_cli
+from tests.server import HANG_GUARD_S
 from vjplint.install_hint import install_hint
 
 SOURCE = '''\
@@ -134,10 +135,11 @@ def workspace(tmp_path: Path) -> Path:
 
 
 async def published(client: LanguageClient, uri: str, version: Optional[int] = None, *, after: int = 0,
-                    timeout: float = 20.0, where: Optional[Any] = None) -> List[types.Diagnostic]:
+                    timeout: float = HANG_GUARD_S, where: Optional[Any] = None) -> List[types.Diagnostic]:
     """The first diagnostics for `uri` (at `version`) published after the `after`-th notification
     (and, with `where`, the first that `where(diagnostics)` accepts: a server may publish an
-    analysis again, unchanged, before the one a test waits for)."""
+    analysis again, unchanged, before the one a test waits for). Waited for as long as it takes:
+    `timeout` only ends a hang (a busy machine is slow, not wrong)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for params in client.published[after:]:  # type: ignore[attr-defined]
@@ -145,7 +147,7 @@ async def published(client: LanguageClient, uri: str, version: Optional[int] = N
                     (where is None or where(list(params.diagnostics))):
                 return list(params.diagnostics)
         await asyncio.sleep(0.01)
-    raise AssertionError(f"no diagnostics for {uri} (version {version}) within {timeout}s")
+    raise AssertionError(f"no diagnostics for {uri} (version {version}) within {timeout}s (a hang)")
 
 
 def open_doc(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -16,11 +17,14 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from lsprotocol import types
 
 from tests.conftest import ROOT
+from tests.server import HANG_GUARD_S
 
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+END: Dict[str, Any] = {}  # put in the inbox when the server's output ends
 SOURCE = '''import jax
 
 @jax.custom_vjp
@@ -45,11 +49,13 @@ def frame(payload: Any, length: Optional[bytes] = None) -> bytes:
 class RawClient:
     """The server in a process; what it writes is read by a thread into a queue of messages."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, env: Optional[Dict[str, str]] = None) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "vjplint", "server"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=cwd)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**ENV, **(env or {})},
+                                     cwd=cwd)
         self.inbox: "queue.Queue[Dict[str, Any]]" = queue.Queue()
         self.seen: List[Dict[str, Any]] = []
+        self.ended = False  # the server's output ended
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -63,6 +69,7 @@ class RawClient:
                     length = int(line.split(b":")[1])
                 line = out.readline()
             if not line or length is None:
+                self.inbox.put(END)  # the server's output ended
                 return
             self.inbox.put(json.loads(out.read(length)))
 
@@ -74,20 +81,36 @@ class RawClient:
     def send(self, payload: Any, length: Optional[bytes] = None) -> None:
         self.write(frame(payload, length))
 
-    def answer(self, msg_id: Any, timeout: float = 30) -> Optional[Dict[str, Any]]:
-        for message in self.seen:
-            if message.get("id") == msg_id and "method" not in message:
-                return message
+    def answer(self, msg_id: Any, timeout: float = HANG_GUARD_S) -> Optional[Dict[str, Any]]:
+        """The answer to request `msg_id`, waited for until it comes or the server's output ends
+        (None); `timeout` only guards against a hang."""
+        found = self.wait_for(lambda m: m.get("id") == msg_id and "method" not in m, timeout)
+        return found[-1] if found else None
+
+    def wait_for(self, wanted: Any, timeout: float = HANG_GUARD_S) -> List[Dict[str, Any]]:
+        """The messages seen so far that `wanted` accepts, once there is one: waited for until one
+        comes or the server's output ends ([]); `timeout` only guards against a hang."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
+            found = [m for m in self.seen if wanted(m)]
+            left = deadline - time.monotonic()
+            if found or left <= 0 or self.ended:
+                return found
             try:
-                message = self.inbox.get(timeout=0.1)
+                message = self.inbox.get(timeout=left)
             except queue.Empty:
                 continue
-            self.seen.append(message)
-            if message.get("id") == msg_id and "method" not in message:
-                return message
-        return None
+            if message is END:
+                self.ended = True
+            else:
+                self.seen.append(message)
+
+    def exit_code(self, timeout: float = HANG_GUARD_S) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def stderr(self) -> List[str]:
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode().splitlines()
 
     def initialize(self, root: Path) -> None:
         self.send({"jsonrpc": "2.0", "id": "init", "method": "initialize",
@@ -109,7 +132,7 @@ class RawClient:
         answer = self.answer("bye")
         self.send({"jsonrpc": "2.0", "method": "exit"})
         try:
-            code = self.proc.wait(timeout=15)
+            code = self.proc.wait(timeout=HANG_GUARD_S)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
@@ -152,10 +175,10 @@ def test_a_broken_frame_is_logged_in_one_line_its_request_answered_and_shutdown_
     client.initialize(tmp_path)
     client.write(data)
     if then == "after a pause":  # the client waits for the answer before it sends anything else
-        assert client.answer(7, timeout=10) == {"jsonrpc": "2.0", "id": 7, "result": None}
+        assert client.answer(7) == {"jsonrpc": "2.0", "id": 7, "result": None}
     client.alive(8)
     # hover runs in the lint thread (it reads the current analysis): its answer may follow 8's
-    assert client.answer(7, timeout=10) == {"jsonrpc": "2.0", "id": 7, "result": None}
+    assert client.answer(7) == {"jsonrpc": "2.0", "id": 7, "result": None}
     stderr = client.stop()
     assert stderr.splitlines() == [line]
 
@@ -202,11 +225,8 @@ def test_content_faults_get_error_answers_or_one_line_and_the_server_goes_on(tmp
     # the document is still linted after all that
     client.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
         "textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"text": SOURCE + "\n"}]}})
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(
-            m.get("method") == "textDocument/publishDiagnostics" and m["params"].get("version") == 3
-            for m in client.seen):
-        client.answer("none", timeout=0.2)
+    client.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                    and m["params"].get("version") == 3)
     published = [m["params"] for m in client.seen if m.get("method") == "textDocument/publishDiagnostics"
                  and m["params"].get("version") == 3]
     assert [d["code"] for d in published[-1]["diagnostics"]] == ["VJP305"]
@@ -263,9 +283,34 @@ def test_any_sequence_of_faults_in_any_chunks_leaves_the_server_answering(
     assert "Traceback" not in stderr
 
 
+def actions_at(client: RawClient, msg_id: Any, uri: str, line: int, kind: str = "quickfix") -> List[Dict[str, Any]]:
+    client.send({"jsonrpc": "2.0", "id": msg_id, "method": "textDocument/codeAction", "params": {
+        "textDocument": {"uri": uri}, "range": {"start": {"line": line, "character": 0},
+                                                "end": {"line": line, "character": 80}},
+        "context": {"diagnostics": [], "only": [kind]}}})
+    answer = client.answer(msg_id)
+    assert answer is not None and "result" in answer, answer
+    return answer["result"]
+
+
+def applied(text: str, action: Dict[str, Any], uri: str) -> str:
+    from tests.server.test_server import apply_text_edits
+
+    return apply_text_edits(text, [types.TextEdit(range=types.Range(
+        start=types.Position(**e["range"]["start"]), end=types.Position(**e["range"]["end"])), new_text=e["newText"])
+        for e in action["edit"]["changes"][uri]])
+
+
 def test_a_document_over_the_size_limit_is_linted_on_open_and_save_only_and_the_user_told_once(
         tmp_path: Path) -> None:
-    (tmp_path / "clip.py").write_text(SOURCE)
+    """Over the limit, a document is analysed in the far process (vjplint.server.far) when opened
+    and saved; its code actions read that analysis: its quick fix and fix-all (edits computed
+    there, as the command line's), and, once the buffer has changed, the quick fix disabled,
+    saying why."""
+    from tests.server.test_server import PYPROJECT, SOURCE as FIXABLE, cli_fix
+
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    (tmp_path / "clip.py").write_text(FIXABLE)
     uri = (tmp_path / "clip.py").as_uri()
     client = RawClient(tmp_path)
     client.send({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
@@ -274,27 +319,37 @@ def test_a_document_over_the_size_limit_is_linted_on_open_and_save_only_and_the_
     assert client.answer("init") is not None
     client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
     client.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-        "uri": uri, "languageId": "python", "version": 1, "text": SOURCE}}})
+        "uri": uri, "languageId": "python", "version": 1, "text": FIXABLE}}})
+    publishes = lambda m: m.get("method") == "textDocument/publishDiagnostics"  # noqa: E731
     published = lambda: [(m["params"].get("version"), [d["code"] for d in m["params"]["diagnostics"]])  # noqa: E731
-                         for m in client.seen if m.get("method") == "textDocument/publishDiagnostics"]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not published():
-        client.answer("none", timeout=0.1)
-    assert published() == [(1, ["VJP305"])]
-    fixed = SOURCE.replace("def clip_bwd(g):", "def clip_bwd(res, g):")
-    for version, text in ((2, fixed), (3, fixed + "# more\n")):
+                         for m in client.seen if publishes(m)]
+    client.wait_for(publishes)
+    assert published() == [(1, ["VJP101", "VJP101"])]  # lo and hi
+    expected = cli_fix(tmp_path, FIXABLE)
+    line = client.seen[-1]["params"]["diagnostics"][0]["range"]["start"]["line"]
+    quick = [a for a in actions_at(client, "fix", uri, line) if a["title"].startswith("VJP101: ")][0]
+    assert applied(FIXABLE, quick, uri) == expected != FIXABLE
+    [fix_all] = actions_at(client, "fix-all", uri, 0, "source.fixAll.vjplint")
+    assert applied(FIXABLE, fix_all, uri) == expected
+    for version, text in ((2, expected), (3, expected + "# more\n")):
         client.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}})
-    client.alive("typed")
-    time.sleep(1.0)  # a lint of this module takes milliseconds: one at each edit would be out by now
+    stale = actions_at(client, "stale", uri, line)  # the buffer is no longer the text analysed
+    assert stale[0] == {"title": quick["title"], "kind": "quickfix", "disabled": {
+        "reason": "clip.py changed since its last analysis (over lintOnChangeMaxSize, it is analysed when saved): "
+                  "save it for this fix"}}
+    assert all("disabled" in a for a in stale)
     client.send({"jsonrpc": "2.0", "method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
-    assert published() == [(1, ["VJP305"])]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(published()) < 2:
-        client.answer("none", timeout=0.2)
-    assert published() == [(1, ["VJP305"]), (3, [])]
+    client.wait_for(lambda m: publishes(m) and m["params"].get("version") == 3)
+    # no lint at an edit (none of version 2), one at the save; version 1 may have been published
+    # again once the folder's index was there (vjplint.server.indexing: named elsewhere?)
+    assert [v for v, _ in published()][-1] == 3 and {v for v, _ in published()} == {1, 3}
+    assert {(v, tuple(codes)) for v, codes in published()} == {(1, ("VJP101", "VJP101")), (3, ())}
+    assert actions_at(client, "fixed", uri, line) == []
     shown = [m["params"] for m in client.seen if m.get("method") == "window/showMessage"]
-    assert shown == [{"type": 3, "message": f"vjplint: clip.py is {len(SOURCE)} characters, over "
+    assert shown == [{"type": 3, "message": f"vjplint: clip.py is {len(FIXABLE)} characters, over "
                                             "lintOnChangeMaxSize (100): it is linted when opened and saved, "
                                             "not at each edit"}]
+    debug = client.alive("debug")["result"]
+    assert re.search(r"\nfar analysis: process pid \d+; requests [45], abandoned 0\n", debug), debug
     assert client.stop() == ""

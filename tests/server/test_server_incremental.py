@@ -200,7 +200,7 @@ def test_the_collector_is_paused_while_any_lint_runs_and_restored_once_after_the
     import gc
     import threading
 
-    from vjplint.server.lsp_server import collector_paused
+    from vjplint.server.analysis import collector_paused
 
     before = gc.isenabled()
     gc.enable()

@@ -13,6 +13,8 @@ from pathlib import Path
 
 
 from tests.conftest import ROOT
+from tests.server import HANG_GUARD_S
+from tests.server.test_server_faults import RawClient, frame, hover
 
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -54,7 +56,7 @@ def test_the_server_exits_when_stdin_closes(tmp_path: Path) -> None:
         proc.stdin.flush()
         time.sleep(0.5)
         proc.stdin.close()
-        assert proc.wait(timeout=10) == 0
+        assert proc.wait(timeout=HANG_GUARD_S) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -70,9 +72,61 @@ def test_the_server_exits_when_its_parent_is_gone(tmp_path: Path) -> None:
     keeper = subprocess.Popen(["sh", "-c", f"exec sleep 60 > {fifo}"])  # holds the pipe open
     try:
         shell = subprocess.run(["sh", "-c", script.replace("/dev/zero-not-used", str(fifo))],
-                               capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=30)
+                               capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=HANG_GUARD_S)
         pid = int(shell.stdout.strip())
-        assert _wait_gone(pid, 15), "the orphaned server kept running"
+        assert _wait_gone(pid, HANG_GUARD_S), "the orphaned server kept running"
     finally:
         keeper.send_signal(signal.SIGTERM)
         keeper.wait()
+
+
+# -- LSP's answers at the end of a session, through the real server ---------------------------------
+def test_requests_after_shutdown_are_answered_invalid_request_and_exit_then_gives_0(tmp_path: Path) -> None:
+    client = RawClient(tmp_path)
+    client.initialize(tmp_path)
+    client.send({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"})
+    assert client.answer("bye") == {"jsonrpc": "2.0", "id": "bye", "result": None}
+    client.send(hover(5))
+    client.send({"jsonrpc": "2.0", "id": 6, "method": "shutdown"})
+    client.send({"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": "x"}}})
+    for msg_id, method in ((5, "textDocument/hover"), (6, "shutdown")):
+        assert client.answer(msg_id) == {"jsonrpc": "2.0", "id": msg_id, "error": {
+            "code": -32600, "message": f"the server is shut down: {method!r} is not served (only 'exit' is)"}}
+    client.send({"jsonrpc": "2.0", "method": "exit"})
+    assert client.exit_code() == 0
+
+
+def test_exit_without_shutdown_gives_1(tmp_path: Path) -> None:
+    client = RawClient(tmp_path)
+    client.initialize(tmp_path)
+    client.alive(2)
+    client.send({"jsonrpc": "2.0", "method": "exit"})
+    assert client.exit_code() == 1
+
+
+def test_the_end_of_input_in_the_middle_of_a_message_gives_1_and_says_so(tmp_path: Path) -> None:
+    client = RawClient(tmp_path)
+    client.initialize(tmp_path)
+    client.alive(2)
+    client.write(frame(hover(3))[:-20])  # the header and most of the body: then the client is gone
+    assert client.proc.stdin is not None
+    client.proc.stdin.close()
+    assert client.exit_code() == 1
+    held = len(frame(hover(3))) - 20
+    assert client.stderr() == ["vjplint server: warning: the client's input ended in the middle of a message "
+                               f"({held} bytes held)"]
+
+
+def test_apply_autofix_for_a_document_that_is_not_open_is_answered_invalid_params(tmp_path: Path) -> None:
+    client = RawClient(tmp_path)
+    client.initialize(tmp_path)
+    client.send({"jsonrpc": "2.0", "id": 3, "method": "workspace/executeCommand", "params": {
+        "command": "vjplint.applyAutofix", "arguments": [{"uri": (tmp_path / "closed.py").as_uri()}]}})
+    answer = client.answer(3)
+    assert answer is not None and answer["error"]["code"] == -32602, answer  # InvalidParams
+    assert answer["error"]["message"] == (
+        'vjplint.applyAutofix needs the URI of an open document, as [{"uri": ...}]; got '
+        f'[{{"uri": "{(tmp_path / "closed.py").as_uri()}"}}]')
+    client.alive(4)
+    assert client.stop().splitlines() == [
+        "vjplint server: error: FeatureRequestError: " + answer["error"]["message"]]

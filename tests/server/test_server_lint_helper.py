@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 from tests.conftest import ROOT
+from tests.server import HANG_GUARD_S
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from tests.server.test_server import PYPROJECT, change, make_client, open_doc, published
@@ -32,12 +33,12 @@ OTHER = "# another module\n" + make_module(300)
 # the share at didOpen, whose condition is a cold engine, rightly did not happen).
 SLOW_WARM_UP_SERVER = """\
 import sys, time
-import vjplint.server.lsp_server as lsp_server
-warm_up = lsp_server._warm_up
+import vjplint.server.analysis as analysis
+warm_up = analysis._warm_up
 def slow_warm_up(server=None):
     time.sleep(2.0)
     warm_up(server)
-lsp_server._warm_up = slow_warm_up
+analysis._warm_up = slow_warm_up
 from vjplint.server import main
 sys.exit(main([]))
 """
@@ -107,7 +108,7 @@ async def test_the_helper_ends_with_the_server(tmp_path: Path) -> None:
     os.kill(pid, 0)  # running
     await client.shutdown_session()
     await client.stop()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + HANG_GUARD_S
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)

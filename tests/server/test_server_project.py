@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from tests.conftest import ROOT, run_cli
+from tests.server import HANG_GUARD_S
 from lsprotocol import types
 from tests.server.test_server import apply_text_edits, change, edits_of, open_doc, rng, start, stop
 
@@ -102,7 +103,8 @@ def latest(client: Any, uri: str) -> Optional[List[types.Diagnostic]]:
     return None
 
 
-async def settled(client: Any, uri: str, wanted: Callable[[List[tuple]], bool], timeout: float = 30.0) -> List[tuple]:
+async def settled(client: Any, uri: str, wanted: Callable[[List[tuple]], bool],
+                  timeout: float = HANG_GUARD_S) -> List[tuple]:
     """The latest diagnostics of `uri` once `wanted` holds for them (the index is built in the
     background: the first diagnostics may come without the other modules' facts)."""
     deadline = time.monotonic() + timeout
@@ -304,7 +306,8 @@ PULL = types.ClientCapabilities(
         diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)))
 
 
-async def pulled(client: Any, uri: str, wanted: Callable[[List[tuple]], bool], timeout: float = 30.0) -> List[tuple]:
+async def pulled(client: Any, uri: str, wanted: Callable[[List[tuple]], bool],
+                 timeout: float = HANG_GUARD_S) -> List[tuple]:
     """Pull `uri`'s diagnostics as an editor does: once, then again each time the server asks
     (workspace/diagnostic/refresh), until `wanted` holds for them."""
     deadline = time.monotonic() + timeout
@@ -400,7 +403,7 @@ async def test_a_quick_fix_is_unsafe_when_another_module_of_the_workspace_calls_
         test_ops = (tmp_path / "clipops" / "test_ops.py").read_text(encoding="utf-8")
         t = open_doc(client, tmp_path / "clipops" / "test_ops.py", test_ops)
         change(client, t, 2, "import jax.numpy as jnp\n\n\ndef test_nothing():\n    assert jnp.ones(1)[0] == 1\n")
-        deadline = time.monotonic() + 30.0
+        deadline = time.monotonic() + HANG_GUARD_S
         while time.monotonic() < deadline:
             actions = await client.text_document_code_action_async(types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri), range=whole,

@@ -9,7 +9,7 @@ from typing import List, Optional, Tuple
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vjplint.server.framing import Frames, request_id
+from vjplint.server.framing import Frame, Frames, request_id, split_all
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 MESSAGES = st.lists(st.fixed_dictionaries({"jsonrpc": st.just("2.0"), "id": st.integers(0, 10**6),
@@ -23,14 +23,25 @@ def frame(message: dict, length: Optional[bytes] = None) -> bytes:
 
 
 def read(chunks: List[bytes], pause_after_each: bool) -> List[Tuple[bytes, Optional[str]]]:
+    """Frames and their problems as the server logs them: a frame taken short after a pause gets
+    its problem once the bytes after it show one (Frames.settled)."""
     frames, out = Frames(), []
+
+    def take(f: Optional[Frame]) -> Optional[Frame]:
+        late = frames.settled()
+        if late is not None:
+            out[-1] = (out[-1][0], late)
+        if f is not None:
+            out.append((f.body, f.problem))
+        return f
+
     for chunk in chunks:
         frames.feed(chunk)
-        while (f := frames.next()) is not None:
-            out.append((f.body, f.problem))
+        while take(frames.next()) is not None:
+            pass
         if pause_after_each:
-            while (f := frames.next(paused=True)) is not None:
-                out.append((f.body, f.problem))
+            while take(frames.next(paused=True)) is not None:
+                pass
     return out
 
 
@@ -71,3 +82,19 @@ def test_the_id_of_a_broken_request_is_read_before_its_params() -> None:
     assert request_id(b'{"jsonrpc": "2.0", "id": 4, "method": "x", "params": {"id": 5') == 4
     assert request_id(b'{"jsonrpc": "2.0", "id": "a\\"b", "method"') == 'a"b'
     assert request_id(b'{"jsonrpc": "2.0", "method": "x", "params": {"id": 5}') is None
+
+
+def test_a_body_whose_trailing_white_space_comes_after_a_pause_is_no_broken_frame() -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "x"}).encode() + b"  \r\n"
+    data = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    # the client pauses before the white space the header counts: the message is taken at the pause
+    assert read([data[:-4], data[-4:]], True) == [(body.rstrip(), None)]
+    assert read([data[:-4], data[-4:], frame({"jsonrpc": "2.0", "id": 2, "method": "y"})], True) == [
+        (body.rstrip(), None), (json.dumps({"jsonrpc": "2.0", "id": 2, "method": "y"}).encode(), None)]
+    # what comes instead, or the end of input, shows that the header overstated it
+    short = "Content-Length 46 is larger than its message (42 bytes)"
+    assert read([data[:-4], b" " + frame({"jsonrpc": "2.0", "id": 2, "method": "y"})], True) == [
+        (body.rstrip(), short), (json.dumps({"jsonrpc": "2.0", "id": 2, "method": "y"}).encode(), None)]
+    assert read([data[:-4], b""], True) == [(body.rstrip(), short)]
+    assert split_all(data[:-4]) == [(body.rstrip(), short)]
+    assert split_all(data) == [(body, None)]

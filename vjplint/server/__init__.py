@@ -50,13 +50,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     _exit_when_orphaned(parent)
     server = create_server(debounce_ms=args.debounce_ms, helper=helper)
     _freeze_startup_objects()
+    code = 1
     try:
-        server.start_io()  # returns at `exit` or when the client closes stdin
+        code = server.start_io()  # returns at `exit` or when the client closes stdin
     finally:
         # Do not wait for a lint or a fix still running in the worker thread: nobody will read
         # its answer (an editor that quit mid-request once left the server computing for minutes).
-        _exit_now(0)
-    return 0
+        _exit_now(code)
+    return code
 
 
 def _log_to_stderr_in_one_line() -> None:

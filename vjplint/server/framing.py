@@ -7,9 +7,13 @@ a JSON body cannot hold a raw line break inside a string, nor a bare word outsid
 `Content-Length: <digits>` followed by a line break inside a body is always the next message's
 header, never content. A frame is then cut at the next header whatever its own header said, and
 a body whose length is unknown (a bad header, none) or overstated, with nothing after it, is taken
-once the client pauses and what arrived parses as JSON.
+once the client pauses and what arrived parses as JSON. A body taken short that way is not said
+to be broken until more bytes show it: a correct frame whose body ends in white space that the
+client sent after a pause (it counts in Content-Length, and JSON allows it) is completed by them
+(`owed`), and only what is not white space, or the end of input, before they are all in shows
+that the header overstated the body (`settled`).
 
-Pure bytes in, events out (`feed`, `next`); `vjplint.server.lsp_server` reads stdin in a thread
+Pure bytes in, events out (`feed`, `next`); `vjplint.server.transport` reads stdin in a thread
 and hands each event to pygls' protocol.
 """
 
@@ -33,10 +37,13 @@ MAX_HEADER = 4096  # a header block longer than this is not one
 
 @dataclass
 class Frame:
-    """A message body; `problem` says what was wrong with its frame (None: nothing)."""
+    """A message body; `problem` says what was wrong with its frame (None: nothing); `owed`: the
+    frame was taken after a pause, this many bytes short of its Content-Length (Frames.settled
+    says later whether they came)."""
 
     body: bytes
     problem: Optional[str] = None
+    owed: int = 0
 
 
 class Frames:
@@ -44,6 +51,9 @@ class Frames:
         self.buf = bytearray()
         self.eof = False
         self.scanned = 0  # where the search for the next header within the current body resumes
+        self.owed = 0  # white space the last frame, taken after a pause, may still get (Frame.owed)
+        self.owed_problem: Optional[str] = None  # what is said if it does not
+        self.late: Optional[str] = None  # that, once the bytes showed it (`settled`)
 
     def feed(self, data: bytes) -> None:
         if data:
@@ -62,6 +72,12 @@ class Frames:
         buf = self.buf
         while buf[:1] in (b"\r", b"\n", b" ", b"\t"):  # stray line breaks between frames
             del buf[:1]
+            if self.owed:  # or the end of a body taken after a pause (Frame.owed)
+                self.owed -= 1
+                if not self.owed:
+                    self.owed_problem = None  # it was all there: nothing was wrong
+        if self.owed and (buf or self.eof):  # something else came first: the header overstated it
+            self.late, self.owed, self.owed_problem = self.owed_problem, 0, None
         if not buf:
             return None
         end = HEADER_END.search(buf, 0, MAX_HEADER + 4)
@@ -94,8 +110,13 @@ class Frames:
         if len(buf) < stop:
             self.scanned = len(buf)
             if (paused or self.eof) and _parses(buf[start:]):
-                return self._take(start, len(buf), f"Content-Length {length} is larger than its message "
-                                                   f"({len(buf) - start} bytes)")
+                problem = f"Content-Length {length} is larger than its message ({len(buf) - start} bytes)"
+                if self.eof:
+                    return self._take(start, len(buf), problem)
+                frame = self._take(start, len(buf), None)  # said once more bytes show it (`settled`)
+                frame.owed = self.owed = stop - len(buf)
+                self.owed_problem = problem
+                return frame
             return None
         after = bytes(buf[stop:stop + 64]).lstrip(b"\r\n")
         if after and not HEADER_NAME.match(after) and not re.fullmatch(rb"[A-Za-z][A-Za-z0-9-]*", after) \
@@ -131,6 +152,12 @@ class Frames:
                 return None
             cut = len(self.buf)
         return self._take(0, cut, f"{cut} bytes that are not a message header")
+
+    def settled(self) -> Optional[str]:
+        """What was wrong with the last frame taken short after a pause (Frame.owed), once the
+        bytes that followed showed it (said once); None otherwise."""
+        late, self.late = self.late, None
+        return late
 
     # -- helpers -----------------------------------------------------------------------
     def _next_header(self, lo: int, hi: int, partial: bool = False) -> Optional[int]:
@@ -195,6 +222,9 @@ def split_all(data: bytes) -> List[Tuple[bytes, Optional[str]]]:
     out = []
     while True:
         frame = frames.next() or frames.next(paused=True)
+        late = frames.settled() or (frames.owed_problem if frame is None else None)  # nothing more comes
+        if late is not None:
+            out[-1] = (out[-1][0], late)
         if frame is None:
             return out
         out.append((frame.body, frame.problem))

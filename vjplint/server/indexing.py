@@ -54,6 +54,7 @@ class Indexing:
         self.facts_timers: Dict[str, Any] = {}  # uri -> the pending facts update
         self.facts_cost_ms: Dict[str, float] = {}  # uri -> how long its last update took
         self.first_analysis = threading.Event()  # set once a document is linted: the facts wait for it
+        self.facts_lock = threading.RLock()  # FolderFacts: updated in the lint thread, read by requests
 
     def reset_index(self) -> None:
         self.index_generation += 1
@@ -140,6 +141,7 @@ class Indexing:
             if len(files) > MAX_INDEXED_FILES:  # a home directory opened as a folder: no project to index
                 log.info("%s: %d Python files, more than %d: not indexed", folder, len(files), MAX_INDEXED_FILES)
                 files = []
+            files = [f for f in files if not self.too_big_to_index(f)]
             index = build_index(files, anchor, use_cache=False, base=folder)
             python = _python_files(index, files, folder)
         except Exception:
@@ -171,13 +173,23 @@ class Indexing:
         log.info("%s: project index built (%d modules, %.1f s)", folder, len(python), time.perf_counter() - began)
         self.executor.submit(self._install_facts, folder, facts, lambda: stale("facts"))  # type: ignore[attr-defined]
 
+    def too_big_to_index(self, path: Any) -> bool:
+        """A module over `lintOnChangeMaxSize` is not read for the index: this process would parse
+        it while the editor waits (seconds for 10 MB), and its own lint is in the far process."""
+        limit = self.settings.lint_on_change_max_size  # type: ignore[attr-defined]
+        try:
+            return limit > 0 and os.path.getsize(path) > limit
+        except OSError:
+            return False
+
     def _install_facts(self, folder: str, facts: Any, stale: Any) -> None:
         """In the lint thread: the buffers may have moved on since the build read them."""
         if stale():
             return
         try:
-            for path in self.open_paths():
-                facts.update(path)
+            with self.facts_lock:
+                for path in self.open_paths():
+                    facts.update(path)
         except Exception:
             log.exception("indexing %s failed", folder)
             return
@@ -211,6 +223,8 @@ class Indexing:
         self.facts_timers.pop(uri, None)
         if self.version_of(uri) != version:  # type: ignore[attr-defined]
             return  # a newer text (its own update follows), or opened or closed meanwhile (likewise)
+        if self.far_document(uri):  # type: ignore[attr-defined]
+            return  # over the size limit: not indexed (`too_big_to_index`)
         if self.queued:  # type: ignore[attr-defined]  # documents wait for their lint: theirs first
             self.call_soon(self.facts_changed, uri)  # type: ignore[attr-defined]
             return
@@ -221,7 +235,8 @@ class Indexing:
             return
         began = time.perf_counter()
         try:
-            changed = facts.update(str(path), self.buffer_text(uri))  # type: ignore[attr-defined]
+            with self.facts_lock:  # read by requests' threads (named_elsewhere_of)
+                changed = facts.update(str(path), self.buffer_text(uri))  # type: ignore[attr-defined]
         except Exception:
             log.exception("updating the index for %s failed", uri)
             return
@@ -238,7 +253,8 @@ class Indexing:
             if not analysis.residual_plans or analysis.path is None or \
                     self.folder_of(Path(analysis.path)) != folder:  # type: ignore[attr-defined]
                 continue
-            if self.named_elsewhere_changed(analysis):  # type: ignore[attr-defined]
+            # a big document's check is its far process's, at its lint: redone when it had no index
+            if (not analysis.named_checked) if analysis.far else self.named_elsewhere_changed(analysis):  # type: ignore[attr-defined]
                 with self.lock:  # type: ignore[attr-defined]
                     if self.analyses.get(uri) is analysis:  # type: ignore[attr-defined]
                         self.analyses.pop(uri, None)  # type: ignore[attr-defined]

@@ -99,7 +99,7 @@ class LintHelper:
         self.busy = False
         self.broken = False
         self.splits = 0  # first lints shared with the helper
-        self.at_open = 0  # of those, sent at didOpen (vjplint.server.lsp_server.share_early)
+        self.at_open = 0  # of those, sent at didOpen (vjplint.server.analysis share_early)
         self.fallbacks = 0  # of those, where the helper failed and its rules ran in the server
 
     @classmethod

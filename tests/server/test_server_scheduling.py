@@ -1,0 +1,54 @@
+"""Work is scheduled per document: while a big document's analysis runs (held in the far
+process until the test lets it go: VJPLINT_FAR_WAIT_FOR, so no machine is too slow for this),
+another document is linted and its code actions answered, and a request on the big document is
+cancelled with an answer at once. Everything asserted happens before the analysis is let go."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.server.test_server_faults import SOURCE, RawClient
+
+
+def test_a_big_documents_analysis_delays_no_other_document_and_a_cancel_is_answered_meanwhile(
+        tmp_path: Path) -> None:
+    go = tmp_path / "go"  # the far process starts the big document's lint once this exists
+    big_text = SOURCE + "".join(f"x_{i} = {i}\n" for i in range(200))
+    (tmp_path / "big.py").write_text(big_text)
+    (tmp_path / "small.py").write_text(SOURCE)
+    big, small = (tmp_path / "big.py").as_uri(), (tmp_path / "small.py").as_uri()
+    client = RawClient(tmp_path, env={"VJPLINT_FAR_WAIT_FOR": str(go)})
+    client.send({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
+        "initializationOptions": {"lintOnChangeMaxSize": len(SOURCE) + 100}}})  # big.py is over it
+    assert client.answer("init") is not None
+    client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    for uri, text in ((big, big_text), (small, SOURCE)):
+        client.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": text}}})
+    publishes = lambda uri: lambda m: (m.get("method") == "textDocument/publishDiagnostics"  # noqa: E731
+                                       and m["params"]["uri"] == uri)
+    # the small document is linted, and its code actions answered, while the big one waits
+    [found] = client.wait_for(publishes(small))
+    assert [d["code"] for d in found["params"]["diagnostics"]] == ["VJP305"]
+    client.send({"jsonrpc": "2.0", "id": "small", "method": "textDocument/codeAction", "params": {
+        "textDocument": {"uri": small}, "range": {"start": {"line": 9, "character": 0},
+                                                  "end": {"line": 9, "character": 20}},
+        "context": {"diagnostics": [], "only": ["quickfix"]}}})
+    assert [a["title"] for a in client.answer("small")["result"]] == ["Disable VJP305 for this line"]
+    # a fix-all of the big document waits for its analysis: cancelled, it is answered at once
+    client.send({"jsonrpc": "2.0", "id": "fix-all", "method": "workspace/executeCommand", "params": {
+        "command": "vjplint.applyAutofix", "arguments": [{"uri": big}]}})
+    client.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "fix-all"}})
+    assert client.answer("fix-all")["error"]["code"] == -32800  # RequestCancelled
+    # the big document's code actions meanwhile: none yet (its analysis has not come)
+    client.send({"jsonrpc": "2.0", "id": "big", "method": "textDocument/codeAction", "params": {
+        "textDocument": {"uri": big}, "range": {"start": {"line": 9, "character": 0},
+                                                "end": {"line": 9, "character": 20}},
+        "context": {"diagnostics": [], "only": ["quickfix"]}}})
+    assert client.answer("big") == {"jsonrpc": "2.0", "id": "big", "result": []}
+    assert not [m for m in client.seen if publishes(big)(m)]  # all of the above before its analysis
+    go.write_text("")
+    [found] = client.wait_for(publishes(big))
+    assert [d["code"] for d in found["params"]["diagnostics"]] == ["VJP305"]
+    assert client.stop() == ""
