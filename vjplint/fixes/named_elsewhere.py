@@ -92,14 +92,16 @@ def named_in_others(path: Path, text: str, config: Config, plans: Iterable, othe
     plans = list(plans)
     if not plans:
         return {}
+    module = path.parent.name if path.stem == "__init__" else path.stem
+    files = others if isinstance(others, OtherFiles) else OtherFiles(others)
+    if not any(files.others[i][0] != path for i in files.holding(module)[0]):
+        return {}  # no other module names this one: nothing to ask (and no model of a big file to build)
     try:
         from vjplint.facts.collect import Recognizer, collect
 
         model = collect(parse(text), source_lines(text), Recognizer.for_run(config, facts))
     except Exception:  # the fix itself reports what it cannot read
         return {}
-    module = path.parent.name if path.stem == "__init__" else path.stem
-    files = others if isinstance(others, OtherFiles) else OtherFiles(others)
     found: Dict[str, str] = {}
     for fp in plans:
         if isinstance(fp, tuple):  # an edit fix of RULE_EDITS: the derivative whose rule holds its row
