@@ -116,3 +116,38 @@ def test_an_edit_fix_of_a_rule_another_module_calls_is_unsafe_too(tmp_path: Path
     assert marked == 1 and diagnostics[0].fix.unsafe_because == reason
     assert diagnostics[0].fix.applicability is Applicability.UNSAFE and diagnostics[0].fix.edits
     assert diagnostics[0].message.endswith(f" (unsafe fix: {reason})")
+
+
+def test_the_run_shared_index_reads_each_file_once_and_gives_the_same_reasons(tmp_path: Path, monkeypatch) -> None:
+    """`OtherFiles` (the command line's, shared by every file of the run) answers as a plain list
+    does, reads each other file once, and a file no other module names is not modelled at all
+    (a 10 MB file alone in a run was parsed and modelled whole for nothing: issue 48)."""
+    from vjplint.fixes import named_elsewhere
+
+    shutil.copytree(FIXTURES / "fix_named_elsewhere" / "clipops", tmp_path / "clipops")
+    (tmp_path / "clipops" / "test_ops.py").write_text(CALLS, encoding="utf-8")
+    ops = tmp_path / "clipops" / "ops.py"
+    text = ops.read_text(encoding="utf-8")
+    plans = residual_plans(lint_source("clipops/ops.py", text, Config(), path=str(ops)).diagnostics)
+    reads = []
+
+    def reader(p: Path):
+        return lambda: reads.append(p.name) or p.read_bytes()
+
+    paths = sorted((tmp_path / "clipops").iterdir())
+    shared = named_elsewhere.OtherFiles([(p, f"clipops/{p.name}", reader(p)) for p in paths])
+    for _ in range(3):  # as for three files of a run
+        assert named_in_others(ops, text, Config(), plans, shared) == {"clip_gradient": BOTH}
+    assert sorted(reads) == sorted(p.name for p in paths)  # each once
+    assert shared.holding("clip_fwd")[0] == [paths.index(ops), paths.index(tmp_path / "clipops" / "test_ops.py")]
+
+    modelled = []
+
+    def stand_in(*args, **kwargs):
+        modelled.append(args)
+        raise ValueError("no model here")  # named_in_others then answers {}
+
+    monkeypatch.setattr("vjplint.facts.collect.collect", stand_in)
+    alone = [(ops, "clipops/ops.py", ops.read_bytes)]
+    assert named_in_others(ops, text, Config(), plans, alone) == {} and modelled == []
+    assert named_in_others(ops, text, Config(), plans, shared) == {} and len(modelled) == 1  # (the stand-in)

@@ -84,3 +84,31 @@ def fn_fwd(perturbed, vjp_arg, w):
 def fn_bwd(residuals, grad_obj, perturbed, vjp_arg, w):
     return jnp.dot(grad_obj, w)
 ''') == []
+
+
+@pytest.mark.unit
+def test_number_assignments_are_parsed_only_when_a_kept_piece_names_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`NAME = 123` exports nothing: detect_text leaves it out unless a piece it keeps names NAME
+    (then it binds NAME as in the whole module), and answers as `detect` on the whole parse."""
+    from vjplint.model import wrappers
+    from vjplint.syntax.source import parse
+
+    text = textwrap.dedent("""\
+        import jax
+        jax = 1
+        cvjp = jax.custom_vjp
+        width = 3
+        other = 4  # a comment
+        alias = width
+
+
+        def wrap(f, n):
+            return jax.custom_vjp(f, nondiff_argnums=(other,))
+        """) + "".join(f"v{i} = {i}\n" for i in range(200))
+    parsed = []
+    real = wrappers._parse_piece
+    monkeypatch.setattr(wrappers, "_parse_piece", lambda chunk, line: parsed.append(chunk) or real(chunk, line))
+    assert wrappers.detect_text(text) == wrappers.detect(parse(text))
+    plain = parsed[-1]  # the imports and assignments, parsed together last
+    assert "jax = 1\n" in plain and "width = 3\n" in plain and "other = 4  # a comment\n" in plain
+    assert "v0 = 0" not in plain and "v199 = 199" not in plain

@@ -14,18 +14,21 @@ be able to run code. Only the classes of `vjplint.diagnostics` are revived.
 
 from __future__ import annotations
 
+import collections.abc
 import json
 import os
 import time
+import typing
 from dataclasses import fields, is_dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from vjplint.settings.config import Config
-from vjplint.settings.cache_files import CACHE_DIR_NAME, code_fingerprint, ensure_cache_root, short_name  # noqa: F401 - shared with the replay
+from vjplint.settings.cache_files import CACHE_DIR_NAME, code_fingerprint, ensure_cache_root, row_matches, short_name  # noqa: F401 - shared with the replay
 from vjplint.settings.config import cache_root  # noqa: F401 - the cache's users import it from here too
 from vjplint import diagnostics
+from vjplint import diagnostics as diagnostics_module  # `diagnostics` is also a local name below
 
 FORMAT = 2
 # An entry's stat is trusted only for files last modified this long before the entry was made.
@@ -68,6 +71,56 @@ def decode(value: Any, allowed: Dict[str, type]) -> Any:
     return kind(**{k: decode(v, allowed) for k, v in value["f"].items()})
 
 
+def conforms(value: Any, hint: Any) -> bool:
+    """Whether a decoded value has the type its dataclass field declares (`hint`), recursively:
+    a record of the right tags can still hold a string where a row belongs."""
+    if hint is Any or isinstance(hint, typing.TypeVar):
+        return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union:
+        return any(conforms(value, a) for a in args)
+    if origin is typing.ClassVar:
+        return True
+    if origin is tuple:
+        if not isinstance(value, tuple):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(conforms(v, args[0]) for v in value)
+        return len(args) == len(value) and all(conforms(v, a) for v, a in zip(value, args))
+    if origin in (list, collections.abc.Sequence):
+        return isinstance(value, (list, tuple)) and all(conforms(v, args[0]) for v in value) if args else True
+    if origin in (dict, collections.abc.Mapping):
+        return isinstance(value, collections.abc.Mapping) and (not args or all(
+            conforms(k, args[0]) and conforms(v, args[1]) for k, v in value.items()))
+    if hint is type(None) or hint is None:
+        return value is None
+    if not isinstance(hint, type):
+        return True  # a hint this check does not read (a Literal, a Protocol...): the constructor judged
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not isinstance(value, hint):
+        return False
+    if is_dataclass(value):
+        hints = _hints(type(value))
+        return all(conforms(getattr(value, f.name), hints.get(f.name, Any)) for f in fields(value))
+    return True
+
+
+_HINTS: Dict[type, Dict[str, Any]] = {}
+
+
+def _hints(kind: type) -> Dict[str, Any]:
+    if kind not in _HINTS:
+        _HINTS[kind] = typing.get_type_hints(kind, vars(diagnostics))
+    return _HINTS[kind]
+
+
+# An entry: size, mtime_ns, sha256, analysed, diagnostics, made_ns, settings fingerprint.
+ENTRY = (int, int, str, bool, list, int, str)
+
+
 # -- the index ------------------------------------------------------------------------------
 class ResultCache:
     """Load once, look up and store per file, save once (atomically) at the end of a run."""
@@ -84,10 +137,13 @@ class ResultCache:
         self._allowed: Optional[Dict[str, type]] = None
         try:
             data = json.loads(self.path.read_bytes())
-            if data.get("format") == FORMAT and data.get("build") == self.build and data.get("key") == self.key:
-                self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, list) and len(v) == 7}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass  # a missing or damaged index is an empty one
+        except (OSError, ValueError, RecursionError):
+            data = None  # a missing or unreadable index is an empty one
+        if (isinstance(data, dict) and data.get("format") == FORMAT and data.get("build") == self.build
+                and data.get("key") == self.key and isinstance(data.get("entries"), dict)):
+            # A damaged entry is dropped (and its file linted again); a damaged index is an empty one.
+            self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, list) and row_matches(v, ENTRY)}
+            self.dirty = len(self.entries) != len(data["entries"])  # written back without them
 
     def fresh_by_stat(self, display: str, st: os.stat_result, settings: str) -> Optional[list]:
         """The entry when size, mtime and settings match and the mtime is safely older than the entry."""
@@ -111,7 +167,11 @@ class ResultCache:
         if self._allowed is None:
             self._allowed = _allowed()
         analysed, diagnostics = entry[3], entry[4]
-        return analysed, decode(diagnostics, self._allowed) if diagnostics else []
+        found = decode(diagnostics, self._allowed) if diagnostics else []
+        if not all(isinstance(d, diagnostics_module.Diagnostic) and conforms(d, diagnostics_module.Diagnostic)
+                   for d in found):
+            raise ValueError("a cached result of the wrong type")
+        return analysed, found
 
     def store(self, display: str, st: os.stat_result, digest: str, analysed: bool, diagnostics: List[Any],
               settings: str) -> None:

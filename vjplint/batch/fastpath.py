@@ -26,7 +26,7 @@ import time
 
 from vjplint import __version__
 
-from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, short_name  # noqa: F401 - read here and by the replay's users
+from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, is_int, short_name  # noqa: F401 - read here and by the replay's users
 from vjplint.settings.options import colour_wanted, flags
 
 from vjplint.syntax.names import PREFILTER_NAMES  # imports nothing: the rules' union, without importing them
@@ -197,12 +197,14 @@ def _known_names(pyproject: str, table: "dict | None") -> "tuple | None":
     try:
         with open(path, "rb") as handle:
             record = json.loads(handle.read())
+        if not _valid_config(record, key):
+            return None  # damaged: the next full run writes a good one over it
         st = os.stat(pyproject)
-        if (record.get("format") != REPLAY_FORMAT or record["key"] != key or st.st_size != record["size"]
-                or st.st_mtime_ns != record["mtime"] or st.st_mtime_ns >= record["made_ns"] - RACY_NS):
+        if (st.st_size != record["size"] or st.st_mtime_ns != record["mtime"]
+                or st.st_mtime_ns >= record["made_ns"] - RACY_NS):
             return None
         return tuple(name.encode("utf-8", "surrogateescape") for name in record["names"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 
@@ -235,8 +237,8 @@ def replay(args: list) -> "int | None":
     try:
         with open(path, "rb") as handle:
             record = json.loads(handle.read())
-        if record.get("format") != REPLAY_FORMAT or record.get("key") != key:
-            return None
+        if not _valid_replay(record, key):
+            return None  # a damaged record counts as none: the full run writes a good one over it
         limit = record["made_ns"] - RACY_NS
         for name, is_dir, size, mtime in record["stats"]:
             if is_dir is None:  # recorded as absent (a pyproject.toml or .gitignore that was looked for)
@@ -248,11 +250,37 @@ def replay(args: list) -> "int | None":
                     or (not is_dir and st.st_size != size)):
                 return None
         stdout, code = record["stdout"], record["rc"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # no record, a damaged one, or something it depends on is gone
+    except (OSError, ValueError, RecursionError):
+        return None  # no record, one nested too deep to read, or something it depends on is gone
     sys.stdout.write(stdout)
     sys.stdout.flush()
     return int(code)
+
+
+def _valid_replay(record: object, key: str) -> bool:
+    """Whether a replay record read back has the format, key and field types `record` writes
+    (any JSON may sit in a damaged or foreign file: `[]`, `null`, a stat row of the wrong length)."""
+    if not (isinstance(record, dict) and record.get("format") == REPLAY_FORMAT and record.get("key") == key
+            and is_int(record.get("made_ns")) and isinstance(record.get("stdout"), str)
+            and is_int(record.get("rc")) and isinstance(record.get("stats"), list)):
+        return False
+    try:
+        record["stdout"].encode("utf-8")  # a lone surrogate the full run could not have printed
+    except UnicodeEncodeError:
+        return False
+    for row in record["stats"]:
+        if not (isinstance(row, list) and len(row) == 4 and isinstance(row[0], str) and row[0]
+                and "\0" not in row[0] and (row[1] is None or isinstance(row[1], bool))
+                and is_int(row[2]) and is_int(row[3])):
+            return False
+    return True
+
+
+def _valid_config(record: object, key: str) -> bool:
+    """The same for a configuration record (`remember_config`)."""
+    return (isinstance(record, dict) and record.get("format") == REPLAY_FORMAT and record.get("key") == key
+            and is_int(record.get("size")) and is_int(record.get("mtime")) and is_int(record.get("made_ns"))
+            and isinstance(record.get("names"), list) and all(isinstance(n, str) and n for n in record["names"]))
 
 
 def record(args: list, made_ns: int, depends_on: "list", stdout: str, code: int) -> None:

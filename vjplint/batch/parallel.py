@@ -443,8 +443,8 @@ def _from_cache(cache: "ResultCache", entry: list, path: Path, display: str,
                 config: Config, facts: RunFacts = NO_FACTS) -> Optional["FileOutcome"]:
     try:
         analysed, diagnostics = cache.result_of(entry)
-    except (KeyError, TypeError, ValueError):
-        return None  # an entry this version cannot read: lint again
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        return None  # an entry this version cannot read, or a damaged one: lint again (and store anew)
     # No text: the formatters that quote lines read the file when they get to it (runner.LazySources).
     return FileOutcome(path, display, LintResult(diagnostics=diagnostics, analysed=analysed), config, facts)
 

@@ -13,7 +13,7 @@ from vjplint.diagnostics import NoAutomaticFix
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.syntax.source import DecodedSource, decode, encode
-from vjplint.fixes.named_elsewhere import UNSAFE_FIX, mark_unsafe, named_in_others, residual_plans, targets_in
+from vjplint.fixes.named_elsewhere import UNSAFE_FIX, OtherFiles, mark_unsafe, named_in_others, residual_plans, targets_in
 
 
 @dataclass
@@ -226,7 +226,7 @@ def named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
         if not plans:
             continue
         if others is None:
-            others = [(Path(p.path), p.display, reader(Path(p.path))) for p in outcomes]
+            others = OtherFiles([(Path(p.path), p.display, reader(Path(p.path))) for p in outcomes])
         path = Path(o.path)
         try:
             text = decode(reader(path)()).text

@@ -126,11 +126,13 @@ class RunFiles:
     def mentioning(self, name: str) -> List[Path]:
         """The run's files whose text contains `name` as a word."""
         if name not in self._found:
-            word = re.compile(rb"(?<![\w])" + re.escape(name.encode()) + rb"(?![\w])")
+            raw = name.encode()
+            word = re.compile(rb"(?<![\w])" + re.escape(raw) + rb"(?![\w])")
             found = []
             for path in self.modules.by_name.values():
                 try:
-                    if word.search(self._read(path)):
+                    data = self._read(path)
+                    if raw in data and word.search(data):
                         found.append(path)
                 except OSError:
                     found.append(path)  # unreadable: assume the worst

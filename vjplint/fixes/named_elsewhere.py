@@ -12,10 +12,11 @@ implementation for both."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 from dataclasses import replace
-from typing import Callable, Dict, Iterable, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Sequence, Set, Tuple
 
 from vjplint.diagnostics import Applicability, ResidualPlusNone
 from vjplint.model.run_facts import NO_FACTS, RunFacts
@@ -51,7 +52,34 @@ def _word(word: str) -> "re.Pattern[bytes]":
     return re.compile(rb"(?<![\w])" + re.escape(word.encode()) + rb"(?![\w])")
 
 
-def named_in_others(path: Path, text: str, config: Config, plans: Iterable, others: Sequence[Other],
+class OtherFiles:
+    """The other modules a fix may break, each read once, and which of them hold a word (found
+    once per word for the whole run: modules of a monorepo repeat their names, `_fwd`, `_bwd`,
+    and asking each file's question of every other file would grow with the square of the tree)."""
+
+    def __init__(self, others: Sequence[Other]) -> None:
+        self.others = list(others)
+        self._contents: Dict[int, bytes] = {}
+        self._holding: Dict[str, Tuple[List[int], Set[int]]] = {}
+
+    def data(self, i: int) -> bytes:
+        if i not in self._contents:
+            try:
+                self._contents[i] = self.others[i][2]()
+            except OSError:
+                self._contents[i] = b""
+        return self._contents[i]
+
+    def holding(self, word: str) -> Tuple[List[int], Set[int]]:
+        """The positions of the modules whose bytes hold `word` as a word, in order and as a set."""
+        if word not in self._holding:
+            raw, pattern = word.encode(), _word(word)
+            found = [i for i in range(len(self.others)) if raw in self.data(i) and pattern.search(self.data(i))]
+            self._holding[word] = (found, set(found))
+        return self._holding[word]
+
+
+def named_in_others(path: Path, text: str, config: Config, plans: Iterable, others: "Sequence[Other] | OtherFiles",
                     facts: RunFacts = NO_FACTS) -> Dict[str, str]:
     """For the custom_vjps of `plans` (`residual_plans`, in the file `path` holding `text`): those
     whose fwd or bwd another module of `others` names, with the reason, by fix target (a residual
@@ -64,24 +92,16 @@ def named_in_others(path: Path, text: str, config: Config, plans: Iterable, othe
     plans = list(plans)
     if not plans:
         return {}
+    module = path.parent.name if path.stem == "__init__" else path.stem
+    files = others if isinstance(others, OtherFiles) else OtherFiles(others)
+    if not any(files.others[i][0] != path for i in files.holding(module)[0]):
+        return {}  # no other module names this one: nothing to ask (and no model of a big file to build)
     try:
         from vjplint.facts.collect import Recognizer, collect
 
         model = collect(parse(text), source_lines(text), Recognizer.for_run(config, facts))
     except Exception:  # the fix itself reports what it cannot read
         return {}
-    module = path.parent.name if path.stem == "__init__" else path.stem
-    module_word = _word(module)
-    contents: Dict[Path, bytes] = {}
-
-    def data(other: Other) -> bytes:
-        if other[0] not in contents:
-            try:
-                contents[other[0]] = other[2]()
-            except OSError:
-                contents[other[0]] = b""
-        return contents[other[0]]
-
     found: Dict[str, str] = {}
     for fp in plans:
         if isinstance(fp, tuple):  # an edit fix of RULE_EDITS: the derivative whose rule holds its row
@@ -97,11 +117,12 @@ def named_in_others(path: Path, text: str, config: Config, plans: Iterable, othe
             rule = rule.as_registered() if rule is not None else None
             if rule is not None and rule.name:
                 rules.append((role, rule.name))
-        for other in others:
-            if other[0] == path or not module_word.search(data(other)):
+        for i in files.holding(module)[0]:  # in the run's order, as the first one found is named
+            other = files.others[i]
+            if other[0] == path:
                 continue
-            seen = [(role, name, verb) for role, name in rules if _word(name).search(data(other))
-                    for verb in [uses(data(other), module, name)] if verb]
+            seen = [(role, name, verb) for role, name in rules if i in files.holding(name)[1]
+                    for verb in [uses(files.data(i), module, name)] if verb]
             if seen:
                 found[target] = reason(other[1], seen, isinstance(fp, tuple))
                 break
@@ -136,35 +157,62 @@ def uses(data: bytes, module: str, name: str) -> str:
     calls it, else "imports" when it imports it (`from clipops.ops import clip_fwd`, `from .ops
     import *`), else "names" when it reads it as an attribute of such a module (`ops.clip_fwd`,
     `o.clip_fwd` after `import clipops.ops as o`); "" when it does not. A file that cannot be
-    parsed "names" it (the worst is assumed)."""
+    parsed "names" it (the worst is assumed). Each file is parsed and walked once (`_summary`,
+    by its content): a run asks this of the same file for many (module, name) pairs."""
+    summary = _summary(data)
+    if summary is None:
+        return "names"
+    from_imports, imports, attributes, names = summary
+    aliases = {module}
+    imported = False
+    local = set()
+    for source, imported_name, asname in from_imports:
+        if source == module and imported_name in (name, "*"):
+            imported = True
+        if imported_name == module:
+            aliases.add(asname or imported_name)
+        if source == module and imported_name == name:
+            local.add(asname or imported_name)
+    aliases.update(asname for source, asname in imports if source == module)
+    named = imported
+    called = False
+    for spelled, is_called in attributes.get(name, ()):
+        if spelled in aliases:
+            named = True
+            called = called or is_called
+    for local_name in local | ({name} if imported else set()):
+        called = called or names.get(local_name, False)
+    return "calls" if named and called else "imports" if imported else "names" if named else ""
+
+
+@functools.lru_cache(maxsize=256)
+def _summary(data: bytes) -> "tuple | None":
+    """What `uses` reads of a file, whatever the module and name asked about: its from-imports
+    (the module's last component, the name, its alias), its `import a.b as c` (b, c), its
+    attribute reads by attribute ((the name or attribute they are read from, called?), ...) and
+    whether each plain name is ever called. None when it cannot be parsed."""
     try:
         tree = parse(decode(data).text)
     except Exception:
-        return "names"
-    aliases = {module}
-    imported = False
-    for node in ast.walk(tree):
+        return None
+    nodes = list(ast.walk(tree))
+    callees = {n.func for n in nodes if isinstance(n, ast.Call)}
+    from_imports, imports = [], []
+    attributes: Dict[str, list] = {}
+    names: Dict[str, bool] = {}
+    for node in nodes:
         if isinstance(node, ast.ImportFrom):
-            if (node.module or "").rpartition(".")[2] == module and \
-                    any(a.name in (name, "*") for a in node.names):
-                imported = True
-            aliases.update(a.asname or a.name for a in node.names if a.name == module)
+            source = (node.module or "").rpartition(".")[2]
+            from_imports.extend((source, a.name, a.asname) for a in node.names)
         elif isinstance(node, ast.Import):
-            aliases.update(a.asname for a in node.names if a.asname and a.name.rpartition(".")[2] == module)
-    local = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-             and (node.module or "").rpartition(".")[2] == module for a in node.names if a.name == name}
-    named = imported
-    called = False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == name:
+            imports.extend((a.name.rpartition(".")[2], a.asname) for a in node.names if a.asname)
+        elif isinstance(node, ast.Attribute):
             value = node.value
             spelled = value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else None
-            if spelled in aliases:
-                named = True
-                called = called or _called(tree, node)
-        elif isinstance(node, ast.Name) and (node.id in local or (imported and node.id == name)):
-            called = called or _called(tree, node)
-    return "calls" if named and called else "imports" if imported else "names" if named else ""
+            attributes.setdefault(node.attr, []).append((spelled, node in callees))
+        elif isinstance(node, ast.Name):
+            names[node.id] = names.get(node.id, False) or node in callees
+    return tuple(from_imports), tuple(imports), attributes, names
 
 
 def strongest_use(data: bytes, modules: Iterable[str], name: str) -> str:
@@ -173,10 +221,6 @@ def strongest_use(data: bytes, modules: Iterable[str], name: str) -> str:
     "" when it uses none of them."""
     found = {uses(data, module, name) for module in modules}
     return next((verb for verb in ("calls", "imports", "names") if verb in found), "")
-
-
-def _called(tree: ast.AST, target: ast.expr) -> bool:
-    return any(isinstance(n, ast.Call) and n.func is target for n in ast.walk(tree))
 
 
 def mark_unsafe(diagnostics, reasons: Dict[str, str], target_of: Callable[[int], object] = lambda row: None) -> int:

@@ -25,7 +25,7 @@ from vjplint.project.text import parse as _parse
 from vjplint.project.text import parse_lazily as _parse_lazily
 from vjplint.facts.crossmodule import FORWARD_ONLY, exported_targets, forward_targets, references
 from vjplint.project.loops import file_info, loop_rows
-from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, short_name
+from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, entries_sum, read_index, row_matches, short_name
 from vjplint.syntax.notebook import CellMap, NotebookError, python_bytes
 
 FORMAT = 2
@@ -246,6 +246,10 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
     return {module: tuple(rows) for module, rows in out.items()}
 
 
+# [size, mtime_ns, made_ns, defines, targets key, rows (owner, row), the project_loops dict]
+_ENTRY = (int, int, int, list, str, list, dict)
+
+
 class _Cache:
     """display -> entry, beside the project index's cache; one file per `scope` (the directory
     the displays are relative to: the working directory of a run, a Language Server's folder)."""
@@ -259,17 +263,18 @@ class _Cache:
         self.loaded = ""
         try:
             raw = self.path.read_bytes()
-            data = json.loads(raw)
-            if data.get("build") == self.build and data.get("key") == self.key:
-                self.entries = {k: v for k, v in data["entries"].items()
-                                if isinstance(v, list) and len(v) == 7 and isinstance(v[6], dict)}
-                self.loaded = hashlib.sha256(raw).hexdigest()
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass
+        except OSError:
+            return
+        entries = read_index(raw, {"format": FORMAT, "build": self.build, "key": self.key})
+        if entries is not None:  # a damaged index is an empty one, written anew at the end of the run
+            self.entries = {k: v for k, v in entries.items() if row_matches(v, _ENTRY)
+                            and all(isinstance(n, str) for n in v[3])
+                            and all(isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) for r in v[5])}
+            self.loaded = hashlib.sha256(raw).hexdigest()
 
     def save(self, entries: Dict[str, list]) -> None:
-        text = json.dumps({"format": FORMAT, "build": self.build, "key": self.key, "entries": entries},
-                          separators=(",", ":"))
+        text = json.dumps({"format": FORMAT, "build": self.build, "key": self.key, "sum": entries_sum(entries),
+                           "entries": entries}, separators=(",", ":"))
         if hashlib.sha256(text.encode()).hexdigest() == self.loaded:
             return
         try:

@@ -32,7 +32,7 @@ from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.model.wrappers import INSTANCE, SELF, FileWrappers, Forward, InferredKeyword, detect_text
 from vjplint.project.text import Known, creators
 from vjplint.project.discover import display_path
-from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, short_name
+from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, entries_sum, read_index, row_matches, short_name
 from vjplint.syntax.notebook import NotebookError, python_bytes
 from vjplint.syntax.source import SourceError, decode
 
@@ -210,6 +210,9 @@ def _analyse(path: Path, digest: bool = True,
         return digest_text, None
 
 
+_ENTRY = (int, int, str, int, (dict, type(None)))
+
+
 class _IndexCache:
     """display -> [size, mtime_ns, digest, made_ns, record JSON or None], beside the result cache."""
 
@@ -222,11 +225,11 @@ class _IndexCache:
         self.entries: Dict[str, list] = {}
         self.kept: Dict[str, list] = {}
         try:
-            data = json.loads(self.path.read_bytes())
-            if data.get("build") == self.build and data.get("key") == self.key:
-                self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, list) and len(v) == 5}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass
+            entries = read_index(self.path.read_bytes(), {"format": FORMAT, "build": self.build, "key": self.key})
+        except OSError:
+            entries = None
+        # [size, mtime_ns, digest, made_ns, wrappers]: a damaged index is an empty one (and written anew).
+        self.entries = {k: v for k, v in (entries or {}).items() if row_matches(v, _ENTRY)}
         self.dirty = False
 
     def record(self, display: str, path: Path, keep: Optional[Known] = None) -> Optional[FileWrappers]:
@@ -247,7 +250,7 @@ class _IndexCache:
         self.kept[display] = entry
         try:
             return FileWrappers.from_json(entry[4]) if entry[4] is not None else None
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
     def save(self) -> None:
@@ -259,7 +262,8 @@ class _IndexCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
             tmp.write_text(json.dumps({"format": FORMAT, "build": self.build, "key": self.key,
-                                       "entries": self.kept}, separators=(",", ":")), encoding="utf-8")
+                                       "sum": entries_sum(self.kept), "entries": self.kept},
+                                      separators=(",", ":")), encoding="utf-8")
             os.replace(tmp, self.path)
         except OSError:
             pass  # a read-only tree still lints

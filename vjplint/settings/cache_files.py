@@ -45,3 +45,54 @@ def ensure_cache_root(root: str) -> None:
         with open(tag, "w", encoding="utf-8") as handle:
             handle.write("Signature: 8a477f597d28d172789f06886806bc55\n"
                          "# This file is a cache directory tag created by vjplint.\n")
+
+
+# -- reading records back: any JSON may sit in a damaged or foreign file ------------------------
+def entries_sum(entries: object) -> str:
+    """A checksum of an index's entries as written (compact JSON, keys in order), kept beside them
+    so that a damaged entry whose JSON still parses (a row cut short, a list where a dict was)
+    makes the whole index count as empty instead of reaching the analysis."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(entries, separators=(",", ":")).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def read_index(raw: bytes, expected: dict) -> "dict | None":
+    """The entries of an index file, or None when it is not a JSON object whose header fields equal
+    `expected` (format, build, key), whose entries are an object of lists and whose checksum holds."""
+    import json
+
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or any(data.get(k) != v for k, v in expected.items()):
+        return None
+    entries = data.get("entries")
+    if not isinstance(entries, dict) or not all(isinstance(v, list) for v in entries.values()):
+        return None
+    try:
+        if data.get("sum") != entries_sum(entries):
+            return None
+    except (ValueError, RecursionError):
+        return None
+    return entries
+
+
+def is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def row_matches(row: list, kinds: tuple) -> bool:
+    """Whether a cache row has one value per kind, each an instance of it (`int` never a bool;
+    a tuple of kinds: any of them)."""
+    if len(row) != len(kinds):
+        return False
+    for value, kind in zip(row, kinds):
+        allowed = kind if isinstance(kind, tuple) else (kind,)
+        if isinstance(value, bool) and bool not in allowed:
+            return False
+        if not isinstance(value, allowed):
+            return False
+    return True
