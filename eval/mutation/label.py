@@ -4,7 +4,7 @@
     python eval/mutation/label.py --jobs 2        # worker processes (each imports JAX once)
     python eval/mutation/label.py --only mutants/ct_order   # re-label a subset (merged into labels.json)
     python eval/mutation/label.py --held-out      # label only the held-out bases and their mutants (merged)
-    python eval/mutation/label.py --held-out heldout2   # only one held-out set (its folder's name)
+    python eval/mutation/label.py --held-out heldout3   # only one held-out set (its folder's name)
 
 Each module goes through `eval/oracle.py`'s checks (eager, jit, vmap, grad, jit(grad), vmap(grad),
 plus grad(jit) for custom_vjp and jvp/jacfwd for custom_jvp bases, and a mutant's own
@@ -96,7 +96,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--no-bases", action="store_true", help="with --only: do not re-label the bases")
     ap.add_argument("--per-spelling", type=int, default=0, help="label only the first N bases of each spelling")
     ap.add_argument("--held-out", nargs="?", const="*", default=None, metavar="SET",
-                    help="label only the held-out bases (heldout/, heldout2/; or only the set SET) and their "
+                    help="label only the held-out bases (heldout/, heldout2/, heldout3/; or only the set SET) and their "
                          "mutants, merged into labels.json; every other label stays as it is")
     ns = ap.parse_args(argv)
     if ns.child:
