@@ -925,6 +925,30 @@ def _host_callback(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     return "primal" if done else None
 
 
+@heldout3_mutation("caller_diff_more", "a caller also differentiates an argument that the rules treat as a constant")
+def _caller_diff_more(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    fn = _eval_fn(tree)
+    argnums, static = tuple(meta.get("argnums", ())), tuple(meta.get("static", ()))
+    if fn is None or not argnums:
+        return None
+    rest = [i for i in range(len(param_names(fn))) if i not in argnums and i not in static]
+    if not rest:
+        return None
+    meta["argnums"] = tuple(sorted(argnums + (rest[0],)))
+    return "caller"
+
+
+@heldout3_mutation("caller_traces_static", "a caller passes a value it used to keep static (a Python constant) as a traced argument")
+def _caller_traces_static(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    static = tuple(meta.get("static", ()))
+    if not static:
+        return None
+    meta["static"] = static[1:]
+    if not meta["static"]:
+        del meta["static"]
+    return "caller"
+
+
 @heldout3_mutation("ordered_print", "the primal prints its first argument with jax.debug.print(..., ordered=True)")
 def _ordered_print(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     if not isinstance(d.primal, ast.FunctionDef) or not d.params:
@@ -1110,7 +1134,8 @@ def _partial(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
             fn = next((f for _, f in _rule_defs(d) if isinstance(f, ast.FunctionDef) and f.name == arg.id), None)
         if fn is None:
             continue
-        fn.args.args.insert(0, ast.arg("config"))
+        # a rule that already has a parameter named `config` (qwix's fwd) gets `_config`
+        fn.args.args.insert(0, ast.arg("_config" if "config" in param_names(fn) else "config"))
         d.registration.args[i] = ast.Call(func=expr("functools.partial"), args=[arg, ast.Constant(None)], keywords=[])
         done = True
     return "rules" if done else None

@@ -14,7 +14,6 @@ import numpy as np
 from jax import lax
 from jax.scipy import special as jspecial
 from scipy import special
-jax.config.update('jax_use_direct_linearize', True)  # eval: span
 
 def periodic_bernoulli(n, x):
     n = int(n)
@@ -29,7 +28,7 @@ def periodic_bernoulli(n, x):
     if n % 2 == 1:
         out = out * jnp.where(cond, 1, -1)
     return out
-EVAL = {'id': 'mutation/direct_linearize/lsqfitgp_periodic_bernoulli', 'family': 'mutation', 'expect': 'unknown', 'library': 'lsqfitgp', 'source': 'Gattocrucco/lsqfitgp:src/lsqfitgp/_special/_bernoulli.py:42', 'argnums': (1,), 'static': (0,), 'extra': ['jvp', 'jacfwd'], 'claim': 'no-op', 'operator': 'direct_linearize', 'base': 'lsqfitgp_periodic_bernoulli'}
+EVAL = {'id': 'mutation/caller_traces_static/lsqfitgp_periodic_bernoulli', 'family': 'mutation', 'expect': 'unknown', 'library': 'lsqfitgp', 'source': 'Gattocrucco/lsqfitgp:src/lsqfitgp/_special/_bernoulli.py:42', 'argnums': (1,), 'extra': ['jvp', 'jacfwd'], 'operator': 'caller_traces_static', 'base': 'lsqfitgp_periodic_bernoulli'}
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
 def scaled_periodic_bernoulli(n, x):
