@@ -30,7 +30,7 @@ BASES = HERE / "bases"
 HELD_OUT = HERE / "heldout"  # bases kept out of rule work: measured on, never tuned on
 # The held-out sets, in the order they were written (heldout2: 2026-12-06). Each is numbered apart
 # (its own every-third sample), so that a new set leaves every earlier set's mutants as they are.
-HELD_OUT_SETS = (HELD_OUT, HERE / "heldout2")
+HELD_OUT_SETS = (HELD_OUT, HERE / "heldout2", HERE / "heldout3")
 CASES = HERE / "cases"
 MANIFEST = HERE / "manifest.json"
 
