@@ -4,7 +4,8 @@
     python eval/mutation/label.py --jobs 2        # worker processes (each imports JAX once)
     python eval/mutation/label.py --only mutants/ct_order   # re-label a subset (merged into labels.json)
     python eval/mutation/label.py --held-out      # label only the held-out bases and their mutants (merged)
-    python eval/mutation/label.py --held-out heldout2   # only one held-out set (its folder's name)
+    python eval/mutation/label.py --held-out heldout3   # only one held-out set (its folder's name)
+    python eval/mutation/label.py --held-out heldout3 --missing   # only its mutants not yet labelled
 
 Each module goes through `eval/oracle.py`'s checks (eager, jit, vmap, grad, jit(grad), vmap(grad),
 plus grad(jit) for custom_vjp and jvp/jacfwd for custom_jvp bases, and a mutant's own
@@ -96,8 +97,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--no-bases", action="store_true", help="with --only: do not re-label the bases")
     ap.add_argument("--per-spelling", type=int, default=0, help="label only the first N bases of each spelling")
     ap.add_argument("--held-out", nargs="?", const="*", default=None, metavar="SET",
-                    help="label only the held-out bases (heldout/, heldout2/; or only the set SET) and their "
+                    help="label only the held-out bases (heldout/, heldout2/, heldout3/; or only the set SET) and their "
                          "mutants, merged into labels.json; every other label stays as it is")
+    ap.add_argument("--missing", action="store_true",
+                    help="with --held-out or --only: label only the mutants labels.json has no entry for "
+                         "(and the bases), merged into it")
     ns = ap.parse_args(argv)
     if ns.child:
         child(ns.child)
@@ -129,6 +133,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         chosen = {k: v for k, v in jobs.items()
                   if k.startswith("bases/") and k[len("bases/"):] in held
                   or k.startswith("mutants/") and wanted(manifest["mutants"][k[len("mutants/"):]])}
+    if ns.missing:  # only what labels.json lacks (its bases always, for the no-op comparison)
+        have = json.loads(LABELS.read_text()).get("entries", {}) if LABELS.exists() else {}
+        chosen = {k: v for k, v in chosen.items() if k.startswith("bases/") or k not in have}
     if ns.per_spelling:  # a sample: the first N bases of each spelling
         kept: Dict[str, int] = {}
         for k in sorted(chosen):
@@ -149,7 +156,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             results.update(res)
             done += len(res)
             print(f"labelled {done}/{len(chosen)}", flush=True)
-    old = json.loads(LABELS.read_text()) if LABELS.exists() and (ns.only or ns.held_out) else {"entries": {}}
+    old = json.loads(LABELS.read_text()) if LABELS.exists() and (ns.only or ns.held_out or ns.missing) else {"entries": {}}
     entries = dict(old.get("entries", {}))
     base_runs = {k: results[v[0]] for k, v in chosen.items() if k.startswith("bases/")}
     for key, (path, claim) in chosen.items():
