@@ -40,6 +40,8 @@ class Target:
     end_location: Position
     plan: Optional[Dict[str, Any]]  # what the child needs; None when it cannot be checked
     reason: str = ""  # why not, when plan is None
+    live: List[Dict[str, Any]] = field(default_factory=list)  # verdicts of the processes that called it
+    first_lines: Tuple[int, ...] = ()  # where its code starts (a code object's first line: decorator or def)
 
 
 @dataclass
@@ -64,13 +66,46 @@ class Outcome:
 
     @property
     def status(self) -> str:
-        return "passed" if self.report.status == "verified" else self.report.status
+        """"passed" only at inputs the project gave; a pass at assumed inputs only is "assumed"."""
+        if self.report.status == "verified":
+            return "assumed" if self.at == ASSUMED_ONLY else "passed"
+        return self.report.status
+
+    @property
+    def called(self) -> bool:
+        """The project's run called it (a recording or an in-process check)."""
+        return bool(self.target.live) or bool(self.target.plan and self.target.plan.get("recorded"))
+
+    @property
+    def at(self) -> str:
+        """At what it was checked: "at 5 recorded calls", "at given inputs", or ASSUMED_ONLY."""
+        sources = [str(i.get("source", "")) for i in self.report.inputs if i.get("role") == "diff"]
+        if not sources:
+            return ""
+        if all(s.startswith(("assumed", "annotation")) for s in sources):
+            return ASSUMED_ONLY
+        live = [v for v in self.target.live if v.get("result")]
+        if live:
+            n = sum(int(v["result"].get("checked_at") or 0) for v in live)
+            if n:
+                return f"at {n} recorded call{'s' if n != 1 else ''}"
+        if any(s.startswith("recorded") for s in sources):
+            return "at recorded calls"
+        if all(s.startswith(("assumed", "annotation")) for s in sources):
+            return ASSUMED_ONLY
+        return "at given inputs"
+
+
+ASSUMED_ONLY = "at assumed inputs only"
 
 
 # -- planning -------------------------------------------------------------------------------------------
-def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, list]] = None) -> None:
+def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, list]] = None,
+                live: Optional[Dict[Tuple[str, int], list]] = None) -> None:
     """Fill `job.targets` from the source alone (nothing is imported). `recorded`: the arguments
-    the project's own runs passed (vjplint.record.read), by "module.qualname"."""
+    the project's own runs passed (vjplint.record.read), by "module.qualname"; `live`: the
+    verdicts of the processes that called a derivative and checked it there (vjplint.record.read_live),
+    by (real file, first line of the code): those are taken as they are, wherever it is defined."""
     config = job.config
     try:
         module = parse(job.text, job.display)
@@ -89,6 +124,13 @@ def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, l
         start, end = node_range(lines, d.anchor)
         target = Target(qualname, d.kind, start.row, start, end, None)
         job.targets.append(target)
+        if d.primal is not None:
+            target.first_lines = tuple(sorted({d.primal.lineno} | {dec.lineno for dec in getattr(
+                d.primal, "decorator_list", [])}))
+            real = os.path.realpath(job.path)
+            target.live = [v for line in target.first_lines for v in (live or {}).get((real, line), [])]
+            if target.live:
+                continue  # checked in the process that called it
         if last.get(qualname, i) != i:
             target.reason = f"`{qualname}` is defined again later in the module: only the last one can be reached"
             continue
@@ -228,7 +270,10 @@ def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pytho
     for t in job.targets:
         report = FunctionReport(job.display, t.qualname, t.line, "unverified", t.reason)
         outcomes.append(Outcome(job, t, report))
-    runnable = [o for o in outcomes if o.target.plan is not None]
+    for o in outcomes:
+        if o.target.live:
+            _take_live(o)
+    runnable = [o for o in outcomes if o.target.plan is not None and not o.target.live]
     if not runnable:
         return outcomes
     try:
@@ -251,6 +296,23 @@ def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pytho
         if o.report.status in ("failed", "warned") and not any(c.get("code") for c in o.report.checks):
             o.report.status = "unverified"  # a failure without a finding is the harness's, not the rule's
     return outcomes
+
+
+def _take_live(o: Outcome) -> None:
+    """The verdict of the processes that called the derivative: the first that did not pass (a
+    factory's objects, xdist workers), else the first pass."""
+    verdicts = [v for v in o.target.live if v.get("result")]
+    worst = next((v for v in verdicts if v["result"].get("status") not in ("verified", "transform")), None)
+    chosen = worst or next(iter(verdicts), None)
+    if chosen is None:
+        return
+    result, r = chosen["result"], o.report
+    r.status, r.reason = result.get("status", "unverified"), result.get("reason", "")
+    r.checks, r.inputs = result.get("checks", []), result.get("inputs", [])
+    r.device, r.device_kind, r.jax_version = (chosen.get("device", ""), chosen.get("device_kind", ""),
+                                              chosen.get("jax_version", ""))
+    if r.status in ("failed", "warned") and not any(c.get("code") for c in r.checks):
+        r.status = "unverified"
 
 
 def check_jobs(jobs: Sequence[ModuleJob], timeout: Optional[float] = None, workers: Optional[int] = None,

@@ -72,7 +72,7 @@ HOW_TO_GIVE = ("give real inputs: `vjplint check-grads --record -- pytest ...`, 
 
 
 class GradChecker(H.Verifier):
-    def __init__(self, jax, np, module, plan, x64):
+    def __init__(self, jax, np, module, plan, x64, live=None):
         self.jax, self.np = jax, np
         self.jnp = importlib.import_module("jax.numpy")
         self.original_module = module
@@ -85,10 +85,14 @@ class GradChecker(H.Verifier):
                              str(p.get("source", "")).startswith(("assumed", "annotation"))}
         if plan.get("unverifiable"):
             raise Unverifiable(plan["unverifiable"])
-        try:
-            self.fo = resolve(module, plan["qualname"])
-        except AttributeError:
-            raise Unverifiable("`{}` is not an attribute of the imported module".format(plan["qualname"])) from None
+        if live is not None:  # checked in the process that called it (vjplint.record): the live object
+            self.fo = live
+        else:
+            try:
+                self.fo = resolve(module, plan["qualname"])
+            except AttributeError:
+                raise Unverifiable("`{}` is not an attribute of the imported module".format(
+                    plan["qualname"])) from None
         self.fr = self.fo
         self.plain = getattr(self.fo, "fun", None)  # the primal without its rule: the control
         self.rng = np.random.default_rng(11)
@@ -176,8 +180,8 @@ class GradChecker(H.Verifier):
             self.signature = None
         self.recorded_error = ""
         for group in recorded["signatures"]:
-            try:
-                calls = [pickle.loads(base64.b64decode(c)) for c in group["calls"]]
+            try:  # live values (checked in the recording process) or pickled calls
+                calls = group.get("values") or [pickle.loads(base64.b64decode(c)) for c in group["calls"]]
             except Exception as exc:
                 self.recorded_error = describe_exc(exc)
                 continue
@@ -1293,6 +1297,51 @@ def check_constant_arguments(checker, module, result, callers):
                 inputs=getattr(checker, "inputs", []))
 
 
+def check_one(jax, numpy, module, plan, x64, live=None):
+    """One derivative's verdict: {"status", "reason", "checks", "inputs"}."""
+    checker = None
+    try:
+        checker = GradChecker(jax, numpy, module, plan, x64, live)
+        return check_callers(checker, module, checker.run(), plan.get("callers", []))
+    except Unverifiable as exc:
+        result = {"status": "unverified", "reason": str(exc), "checks": [], "inputs": []}
+        try:
+            if checker is not None:
+                result = check_constant_arguments(checker, module, result, plan.get("callers", []))
+        except Exception:
+            pass
+        return result
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return {"status": "unverified", "reason": "the checker failed: " + describe_exc(exc),
+                "checks": [], "inputs": [], "traceback": traceback.format_exc(limit=6)}
+
+
+def check_live(jax, numpy, obj, plan, calls, count, x64, module=None):
+    """Check a live custom derivative (the object the project's run called, wherever it was made)
+    at each of its recorded concrete calls (`calls`: argument lists, spread over the values seen),
+    each in turn first; the first call that does not pass gives the verdict. A pass says at how
+    many recorded calls ("checked_at")."""
+    result = None
+    seen = "{} call{} seen in the project's runs".format(count, "s" if count != 1 else "")
+    for k in range(len(calls)):
+        rotated = [list(c) for c in calls[k:] + calls[:k]]
+        one = dict(plan, recorded={"signatures": [{"signature": "", "count": count, "abstract": False,
+                                                   "values": rotated}]})
+        result = check_one(jax, numpy, module, one, x64, live=obj)
+        if result.get("status") != "verified":
+            if k:
+                result["reason"] = (result.get("reason") or "") + " (at recorded call {} of {})".format(
+                    k + 1, len(calls))
+            break
+    if result is None:
+        return {"status": "unverified", "reason": "no concrete call was recorded", "checks": [], "inputs": []}
+    result["checked_at"] = k + 1  # the calls checked (the last one decided, when it did not pass)
+    result["seen"] = seen
+    return result
+
+
 def main(argv):
     request_path, result_path = argv[1], argv[2]
     H.exit_with_parent()
@@ -1326,21 +1375,7 @@ def main(argv):
     emit(event="imported")
     for plan in request["functions"]:
         emit(event="begin", name=plan["qualname"])
-        checker = None
-        try:
-            checker = GradChecker(jax, numpy, module, plan, x64)
-            result = check_callers(checker, module, checker.run(), plan.get("callers", []))
-        except Unverifiable as exc:
-            result = {"status": "unverified", "reason": str(exc), "checks": [], "inputs": []}
-            try:
-                if checker is not None:
-                    result = check_constant_arguments(checker, module, result, plan.get("callers", []))
-            except Exception:
-                pass
-        except BaseException as exc:
-            result = {"status": "unverified", "reason": "the checker failed: " + describe_exc(exc),
-                      "checks": [], "inputs": [], "traceback": traceback.format_exc(limit=6)}
-        emit(event="function", name=plan["qualname"], **result)
+        emit(event="function", name=plan["qualname"], **check_one(jax, numpy, module, plan, x64))
     emit(event="done")
     return 0
 

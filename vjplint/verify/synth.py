@@ -62,10 +62,24 @@ class FunctionPlan:
                 "driver": self.driver}
 
 
+def derivative_at(model: FileModel, line: int) -> Optional[CustomDerivative]:
+    """The derivative whose primal's code starts at `line` (a code object's first line: its
+    first decorator, else its `def`); a lambda's by its own line."""
+    for d in model.derivatives:
+        primal = d.primal
+        if primal is None:
+            continue
+        first = min([primal.lineno] + [dec.lineno for dec in getattr(primal, "decorator_list", [])])
+        if line in (first, primal.lineno):
+            return d
+    return None
+
+
 def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
-                  example: Optional[str] = None, from_callers: bool = False) -> FunctionPlan:
+                  example: Optional[str] = None, from_callers: bool = False, live: bool = False) -> FunctionPlan:
     """`from_callers` (check-grads): also guess an array for a nondiff parameter used as one, and
-    take the domain of an argument every caller normalises."""
+    take the domain of an argument every caller normalises. `live`: for the object a run called
+    (vjplint.record), where it was defined does not matter (no driver, nothing to reach by name)."""
     qualname = f"{d.class_node.name}.{d.name}" if d.class_node is not None else d.name
     instance = _through_module_instance(model, d)  # `self.quantize = jax.custom_vjp(...)` in `__init__`
     instance = instance or _factory_result(model, d)  # `_solve = make_solver(60)`, which returns it
@@ -73,11 +87,11 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
                         example=example)
     sig = d.signature
     driver = None
-    if d.enclosing is not None and instance is None and d.primal is not None and sig is not None:
+    if d.enclosing is not None and instance is None and d.primal is not None and sig is not None and not live:
         driver = _driver(model, d)
     if d.primal is None or sig is None:
         plan.unverifiable = "the primal function is not defined in this file"
-    elif d.enclosing is not None and instance is None and driver is None:
+    elif d.enclosing is not None and instance is None and driver is None and not live:
         plan.unverifiable = (f"`{d.name}` is defined inside `{getattr(d.enclosing, 'name', '<lambda>')}`, which "
                              f"neither calls it nor is a factory whose result the module binds: the harness can "
                              f"only reach module-level functions and class attributes")
