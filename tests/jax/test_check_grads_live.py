@@ -149,3 +149,25 @@ def test_a_failed_or_empty_recording_is_an_error(tmp_path: Path, code: str, said
            "alone and make it pass (its output is above), point it at the tests that call your custom " \
            "derivatives, or drop --record to check with assumed inputs" in proc.stderr, proc.stderr
     assert proc.stdout == ""
+
+
+@pytest.mark.jax
+def test_a_package_that_reads_its_missing_metadata_says_to_install_it_or_use_python_once(tmp_path: Path) -> None:
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text(
+        'import importlib.metadata\n__version__ = importlib.metadata.version("mypkg_not_installed")\n')
+    (tmp_path / "mypkg" / "ops.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.custom_jvp\ndef f(x):\n    return jnp.sin(x)\n\n\n"
+        "f.defjvps(lambda t, ans, x: jnp.cos(x) * t)\n\n\n@jax.custom_jvp\ndef g(x):\n    return jnp.sin(x)\n\n\n"
+        "g.defjvps(lambda t, ans, x: jnp.cos(x) * t)\n")
+    proc = run_cli("check-grads", "--output-format", "concise", "mypkg", cwd=tmp_path, env=JAX_ENV, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("mypkg/ops.py:5:2: VJP509 `f` not checked: the module cannot be imported")
+    assert lines[0].endswith("PackageNotFoundError: No package metadata was found for mypkg_not_installed; the "
+                             "package is not installed in the Python running vjplint, and it reads its own installed "
+                             "metadata: install it there (`pip install -e .` in the project) or name the interpreter "
+                             "where it is installed with `--python` (or [tool.vjplint.verify] python)"), lines[0]
+    assert lines[1] == ("mypkg/ops.py:13:2: VJP509 `g` not checked: the module cannot be imported (the reason is given "
+                        "for `f`, line 5)")
+    assert proc.stdout.count("PackageNotFoundError") == 1

@@ -295,7 +295,30 @@ def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pytho
     for o in runnable:
         if o.report.status in ("failed", "warned") and not any(c.get("code") for c in o.report.checks):
             o.report.status = "unverified"  # a failure without a finding is the harness's, not the rule's
+    _import_failures(runnable, python or settings.python)
     return outcomes
+
+
+def _import_failures(outcomes: List[Outcome], python: Optional[str]) -> None:
+    """A module that cannot be imported: the reason once (on its first derivative; the others
+    point there), with what to do when the package's metadata is missing (a package that reads
+    its own installed version, `importlib.metadata.version(...)`, and is not installed in the
+    interpreter that runs the checks)."""
+    failed = [o for o in outcomes if o.report.status == "unverified" and
+              o.report.reason.startswith("the module cannot be imported")]
+    if not failed:
+        return
+    first = failed[0]
+    if "PackageNotFoundError" in first.report.reason:
+        which = f"`{python}`" if python else "the Python running vjplint"
+        first.report.reason += (f"; the package is not installed in {which}, and it reads its own installed "
+                                f"metadata: install it there (`pip install -e .` in the project) or name the "
+                                f"interpreter where it is installed with `--python` (or [tool.vjplint.verify] python)")
+    for o in failed[1:]:
+        if o.report.reason == failed[0].report.reason or o.report.reason.startswith(
+                "the module cannot be imported") and "PackageNotFoundError" in first.report.reason:
+            o.report.reason = (f"the module cannot be imported (the reason is given for `{first.target.qualname}`, "
+                               f"line {first.target.line})")
 
 
 def _take_live(o: Outcome) -> None:

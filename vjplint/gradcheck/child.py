@@ -51,6 +51,15 @@ class Retry(Exception):
     """The float64 run cannot start (the function rejects float64 inputs): run at the inputs' dtype."""
 
 
+class GuessedShapes(Exception):
+    """A rule raised at probed shapes: the guess may be the cause. Tried again at another probed
+    rank; a failure only when it raises at every rank tried (at least two)."""
+
+    def __init__(self, name, code, detail):
+        super().__init__(detail)
+        self.name, self.code, self.detail = name, code, detail
+
+
 class OtherInputs(Exception):
     """These synthesised inputs cannot decide (the primal is NaN or inf there, or finite
     differences and the primal's own autodiff disagree with each other): try the next domain."""
@@ -111,7 +120,15 @@ class GradChecker(H.Verifier):
                 self.choices = super().probe()
         return self.choices
 
+    def probed_ranks(self, args):
+        """The ranks of the array arguments whose shapes were probed (empty when none was)."""
+        return tuple(self.np.ndim(args[i]) for i, p in enumerate(self.params)
+                     if i < len(args) and p.get("kind") == "array" and p.get("shape") is None and
+                     str(p.get("source", "")).startswith("assumed") and hasattr(args[i], "shape"))
+
     def trace_original(self, args):
+        if self.probed_ranks(args) in getattr(self, "ranks_tried", ()):
+            raise ValueError("these ranks were tried")
         if not getattr(self, "value_only", True):
             return super().trace_original(args)
         diff = [i for i, p in enumerate(self.params)
@@ -238,6 +255,35 @@ class GradChecker(H.Verifier):
 
     # -- set-up ---------------------------------------------------------------------------------
     def run(self):
+        """The checks; a rule that raises at probed shapes is tried again at another probed rank
+        (GuessedShapes): a failure only when it raises at every rank tried, at least two; else, with
+        no rank deciding, "not checked at guessed shapes" with JAX's error."""
+        self.ranks_tried, raised = set(), []
+        while True:
+            try:
+                return self.run_once()
+            except GuessedShapes as exc:
+                raised.append((exc, self.probed_ranks(self.samples[0])))
+                self.ranks_tried.add(raised[-1][1])
+                self.choices = None
+                if len(raised) >= 3:
+                    break
+            except Unverifiable as exc:
+                if not raised:
+                    raise
+                if len(raised) < 2 or not str(exc).startswith("no probed shape"):
+                    first, ranks = raised[0]
+                    raise Unverifiable("not checked at guessed shapes: {} raises at the probed shapes (rank {}): {}; "
+                                       "{}".format(first.name, ", ".join(map(str, ranks)) or "0", first.detail,
+                                                   HOW_TO_GIVE)) from None
+                break
+        first, _ = raised[0]
+        self.checks = [c for c in self.checks if c.get("status") != "failed"]
+        self.record(first.name, "failed", "{} (at every probed rank: {})".format(
+            first.detail, "; ".join(", ".join(map(str, r)) or "0" for _, r in raised)), first.code)
+        return {"status": "failed", "reason": first.detail, "checks": self.checks, "inputs": self.inputs}
+
+    def run_once(self):
         try:
             samples = self.make_samples()
         except Unverifiable as exc:
@@ -483,6 +529,8 @@ class GradChecker(H.Verifier):
         if any(i.get("source", "").startswith("assumed: a nondiff argument") for i in self.inputs):
             control = False  # a guessed value in a nondiff slot may be what the rule cannot take
         if raised and assumed:
+            if control and getattr(self, "samples", None) and self.probed_ranks(self.samples[0]):
+                raise GuessedShapes(name, code, detail)  # the guessed shapes may be the cause: another rank
             if control:
                 detail += " (the primal and its own autodiff run at these assumed inputs: the rule is at fault)"
             else:
