@@ -17,6 +17,10 @@ under `grad` the concrete values behind the tracers are recorded. At exit each p
 one pickle into the recording directory (`<cache dir>/recorded/`); check-grads reads them all.
 Only the standard library is imported at module level (and `vjplint.batch.cache` by the pytest
 plugin, to find the cache directory).
+
+After the run, each process checks the custom derivatives it called, in that process
+(check_live). PYTEST_DONT_REWRITE: a `--record` run loads this module before pytest names it
+as a plugin (PYTEST_PLUGINS), too late for pytest to rewrite its asserts (it has none).
 """
 
 from __future__ import annotations
@@ -70,11 +74,11 @@ def install(directory):
 
 
 def _at_exit():
+    write()
     try:
         check_live()
     except Exception:
         pass
-    write()
 
 
 def _user_function_of_filter_custom_jvp(obj):
@@ -416,6 +420,7 @@ def read(directory):
 
 # -- checking in this process, after the run -------------------------------------------------------------
 PATHS_ENV = "VJPLINT_RECORD_PATHS"  # where the definitions to check live (os.pathsep-separated)
+LOADED_AS = "_vjplint_record"  # this module's name in a process the sitecustomize set up (a pytest plugin there)
 LIVE_FORMAT = 1
 
 
@@ -613,14 +618,16 @@ def pytest_configure(config):
     install(directory)
 
 
-def pytest_unconfigure(config):
+def pytest_sessionfinish(session):
+    """At the end of the session, before an xdist worker reports that it finished (its controller
+    ends it soon after, without exit handlers): the recording, then the checks."""
     if not os.environ.get(PATHS_ENV):  # by default, the definitions under pytest's root directory
-        os.environ[PATHS_ENV] = str(config.rootpath)
-    try:
-        check_live()
-    except Exception:
-        pass
-    write()
+        os.environ[PATHS_ENV] = str(session.config.rootpath)
+    _at_exit()
+
+
+def pytest_unconfigure(config):
+    _at_exit()
 
 
 def default_directory(start):
@@ -644,6 +651,8 @@ try:
     _module.install(os.environ[{env!r}])
 except Exception as _exc:
     sys.stderr.write("vjplint: warning: cannot record in this process: %r\\n" % (_exc,))
+    import types
+    sys.modules["_vjplint_record"] = types.ModuleType("_vjplint_record")  # PYTEST_PLUGINS names it
 # Then the sitecustomize this one hides, if any.
 _saved = sys.modules.pop("sitecustomize", None)
 try:

@@ -186,6 +186,9 @@ def _record(command: List[str], directory: str, quiet: bool, paths: Sequence[str
             [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env[record.ENV] = directory
         env[record.PATHS_ENV] = os.pathsep.join(os.path.realpath(p) for p in paths)
+        # A pytest (and each xdist worker, which ends without running exit handlers) checks at its end.
+        env["PYTEST_PLUGINS"] = ",".join([record.LOADED_AS] + [p for p in env.get("PYTEST_PLUGINS", "").split(",")
+                                                                 if p.strip()])
         try:
             code = subprocess.run(command, env=env, stdout=sys.stderr.fileno()).returncode
         except OSError as exc:
