@@ -530,7 +530,7 @@ def live_plan(fun, kind, filename, line, nondiff):
     from vjplint.model.run_facts import NO_FACTS
     from vjplint.syntax.positions import node_range, source_lines
     from vjplint.syntax.source import decode, parse
-    from vjplint.verify.synth import derivative_at, plan_function
+    from vjplint.verify.synth import derivative_at, module_callers, plan_function
 
     try:
         with open(filename, "rb") as handle:
@@ -543,6 +543,8 @@ def live_plan(fun, kind, filename, line, nondiff):
         d = None
     if d is not None:
         plan = plan_function(model, d, (), None, from_callers=True, live=True).to_json()
+        if d.class_node is None and d.enclosing is None:  # the module's functions that use it, as check-grads runs them
+            plan["callers"] = module_callers(text, d.name)
         return plan, node_range(lines, d.anchor)[0].row
     import inspect
 

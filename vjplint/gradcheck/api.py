@@ -21,7 +21,7 @@ from vjplint.verify.harness import single_process_accelerator
 from vjplint.facts.collect import Recognizer, collect
 from vjplint.syntax.positions import node_range, source_lines
 from vjplint.syntax.source import SourceError, parse
-from vjplint.verify.synth import plan_function
+from vjplint.verify.synth import module_callers, plan_function
 
 CHILD = Path(__file__).with_name("child.py")
 # Not copied with a package: version control, caches, environments.
@@ -149,34 +149,6 @@ def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, l
         if recorded and key in recorded:
             data["recorded"] = recorded_plan(recorded[key])
         target.plan = data
-
-
-def module_callers(text: str, name: str) -> List[str]:
-    """The module-level functions that call `name`, directly or through one another (by name, in
-    the source): what check-grads runs to see the derivative used as its module uses it."""
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    rules = {a.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-             and n.func.attr in ("defvjp", "defjvp", "defjvps") for a in n.args if isinstance(a, ast.Name)}
-    uses = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (node.name in rules or any(
-                isinstance(dec, ast.Attribute) and dec.attr in ("defvjp", "defjvp") for dec in node.decorator_list)):
-            continue
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            uses[node.name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    found: List[str] = []
-    targets = {name}
-    while True:
-        new = [f for f, names in uses.items() if f not in found and f != name and names & targets]
-        if not new:
-            return found
-        found += new
-        targets |= set(new)
 
 
 def recorded_plan(signatures: list) -> Dict[str, Any]:

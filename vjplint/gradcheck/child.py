@@ -364,6 +364,13 @@ class GradChecker(H.Verifier):
         except Exception as exc:
             if wide:
                 raise Retry() from None
+            if not self.synthetic and self.plain_F is not None and self.runs(self.plain_F, self.vals_s[0]):
+                # At inputs the project gave, the primal without its rule runs: the custom derivative
+                # itself (its registration, its nondiff arguments) is what raises.
+                detail = ("every call raises {} at {}, where the primal without its rule runs (inputs the project "
+                          "gave)".format(describe_exc(exc), self.at))
+                self.record("call", "failed", detail, "VJP501" if self.kind == "vjp" else "VJP502")
+                return {"status": "failed", "reason": detail, "checks": self.checks, "inputs": self.inputs}
             raise Unverifiable("the function raises with the synthesised inputs ({}): {}".format(
                 self.at, describe_exc(exc))) from None
         self.out = self.out_s[0]
@@ -418,6 +425,13 @@ class GradChecker(H.Verifier):
         reason = (errors or failed or unsure or noted or [{"detail": ""}])[0]["detail"]
         return {"status": status, "reason": reason, "checks": self.checks, "inputs": self.inputs,
                 "precision": self.prec}
+
+    def runs(self, f, vals):
+        try:
+            self.jax.block_until_ready(f(*vals))
+            return True
+        except Exception:
+            return False
 
     def through_normalisation(self, f, unit):
         jnp = self.jnp

@@ -567,3 +567,29 @@ def plan_plain(model: FileModel, fn: Any, qualname: str, example: Optional[str] 
         spec.update(name=name, position=position, role="diff")
         plan.params.append(spec)
     return plan
+
+
+def module_callers(text: str, name: str) -> List[str]:
+    """The module-level functions that call `name`, directly or through one another (by name, in
+    the source): what check-grads runs to see the derivative used as its module uses it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    rules = {a.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in ("defvjp", "defjvp", "defjvps") for a in n.args if isinstance(a, ast.Name)}
+    uses = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (node.name in rules or any(
+                isinstance(dec, ast.Attribute) and dec.attr in ("defvjp", "defjvp") for dec in node.decorator_list)):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            uses[node.name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    found: List[str] = []
+    targets = {name}
+    while True:
+        new = [f for f, names in uses.items() if f not in found and f != name and names & targets]
+        if not new:
+            return found
+        found += new
+        targets |= set(new)
