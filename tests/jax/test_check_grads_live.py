@@ -151,23 +151,46 @@ def test_a_failed_or_empty_recording_is_an_error(tmp_path: Path, code: str, said
     assert proc.stdout == ""
 
 
+SIN_TWICE = "import jax\nimport jax.numpy as jnp\n\n\n@jax.custom_jvp\ndef f(x):\n    return jnp.sin(x)\n\n\n" \
+            "f.defjvps(lambda t, ans, x: 2 * jnp.cos(x) * t)  # WRONG: a factor 2\n"
+
+
 @pytest.mark.jax
-def test_a_package_that_reads_its_missing_metadata_says_to_install_it_or_use_python_once(tmp_path: Path) -> None:
+def test_one_child_checks_every_module_and_a_missing_metadata_says_what_to_do(tmp_path: Path) -> None:
+    """On a device one process at a time may hold (a TPU), check_jobs runs every module in one child
+    (check_together): the device is opened once per run. A module that cannot be imported does not
+    stop the next one; its reason is given once, and a missing package metadata says what to do."""
+    from vjplint.gradcheck import api
+    from vjplint.project.workspace import Overrides, Workspace
+
     (tmp_path / "mypkg").mkdir()
     (tmp_path / "mypkg" / "__init__.py").write_text(
         'import importlib.metadata\n__version__ = importlib.metadata.version("mypkg_not_installed")\n')
-    (tmp_path / "mypkg" / "ops.py").write_text(
-        "import jax\nimport jax.numpy as jnp\n\n\n@jax.custom_jvp\ndef f(x):\n    return jnp.sin(x)\n\n\n"
-        "f.defjvps(lambda t, ans, x: jnp.cos(x) * t)\n\n\n@jax.custom_jvp\ndef g(x):\n    return jnp.sin(x)\n\n\n"
-        "g.defjvps(lambda t, ans, x: jnp.cos(x) * t)\n")
-    proc = run_cli("check-grads", "--output-format", "concise", "mypkg", cwd=tmp_path, env=JAX_ENV, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    lines = proc.stdout.splitlines()
-    assert lines[0].startswith("mypkg/ops.py:5:2: VJP509 `f` not checked: the module cannot be imported")
-    assert lines[0].endswith("PackageNotFoundError: No package metadata was found for mypkg_not_installed; the "
-                             "package is not installed in the Python running vjplint, and it reads its own installed "
-                             "metadata: install it there (`pip install -e .` in the project) or name the interpreter "
-                             "where it is installed with `--python` (or [tool.vjplint.verify] python)"), lines[0]
-    assert lines[1] == ("mypkg/ops.py:13:2: VJP509 `g` not checked: the module cannot be imported (the reason is given "
-                        "for `f`, line 5)")
-    assert proc.stdout.count("PackageNotFoundError") == 1
+    (tmp_path / "mypkg" / "ops.py").write_text(SIN_TWICE + "\n\n@jax.custom_jvp\ndef g(x):\n    return jnp.sin(x)\n")
+    (tmp_path / "wrong.py").write_text(SIN_TWICE)
+    workspace = Workspace(Overrides(), None)
+    jobs = []
+    for rel, name in (("mypkg/ops.py", "mypkg.ops"), ("wrong.py", "wrong")):
+        path = tmp_path / rel
+        job = api.ModuleJob(rel, path, path.read_text(), workspace.settings_for(str(path)))
+        api.plan_module(job, name)
+        jobs.append(job)
+    copies = api.Copies()
+    try:
+        outcomes = api.check_together(jobs, copies, 300, None)
+    finally:
+        copies.remove()
+    got = {(o.report.filename, o.target.qualname): (o.status, o.report.reason) for o in outcomes}
+    assert got[("wrong.py", "f")][0] == "failed"
+    assert got[("wrong.py", "f")][1].startswith("jvp tangent (along a random tangent) differs from finite differences: "
+                                                "max rel. error 0.5")
+    status, reason = got[("mypkg/ops.py", "f")]
+    assert status == "unverified" and reason.startswith("the module cannot be imported")
+    assert reason.endswith("PackageNotFoundError: No package metadata was found for mypkg_not_installed; the package "
+                           "is not installed in the Python running vjplint, and it reads its own installed metadata: "
+                           "install it there (`pip install -e .` in the project) or name the interpreter where it is "
+                           "installed with `--python` (or [tool.vjplint.verify] python)"), reason
+    assert got[("mypkg/ops.py", "g")] == ("unverified", "the module cannot be imported (the reason is given for `f`, "
+                                                        "line 5)")
+    assert [o.target.line for o in outcomes if o.report.filename == "mypkg/ops.py"] == [5, 13]
+    assert len({o.report.device for o in outcomes if o.report.device}) == 1

@@ -16,7 +16,8 @@ from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Position
 from vjplint.syntax.notebook import is_notebook
-from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, run_harness, stop_harnesses
+from vjplint.verify.api import (FunctionReport, HarnessOutcome, VerifySettings, _apply_events, run_harness,
+                                stop_harnesses)
 from vjplint.verify.harness import single_process_accelerator
 from vjplint.facts.collect import Recognizer, collect
 from vjplint.syntax.positions import node_range, source_lines
@@ -236,6 +237,16 @@ def _copy_modules(directory: Path, target: str) -> None:
 
 # -- running --------------------------------------------------------------------------------------------
 def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], python: Optional[str]) -> List[Outcome]:
+    outcomes, pending = prepare_module(job, copies, timeout, python)
+    if pending is not None:
+        request, limit, chosen, cwd, runnable = pending
+        finish_module(run_harness(request, limit, chosen, cwd, script=CHILD), runnable, limit, chosen)
+    return outcomes
+
+
+def prepare_module(job: ModuleJob, copies: Copies, timeout: Optional[float], python: Optional[str]):
+    """(every outcome, and what the child needs: (request, time limit, python, directory, the
+    outcomes it decides) or None when nothing is left to run)."""
     settings = VerifySettings.from_config(job.config)
     limit = float(timeout if timeout is not None else settings.timeout)
     outcomes = []
@@ -247,7 +258,7 @@ def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pytho
             _take_live(o)
     runnable = [o for o in outcomes if o.target.plan is not None and not o.target.live]
     if not runnable:
-        return outcomes
+        return outcomes, None
     try:
         if is_notebook(job.path.name):
             module_name, import_dir, copied = copies.locate_notebook(job.path, job.text)
@@ -256,18 +267,54 @@ def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pytho
     except OSError as exc:
         for o in runnable:
             o.report.reason = f"the module's package cannot be copied to a temporary directory: {exc}"
-        return outcomes
+        return outcomes, None
     root = Path(job.config.root).resolve() if job.config.root else None
     extra = [str(p) for p in (root, root / "src" if root else None) if p is not None and p.is_dir()]
     request = {"path": str(copied), "module_name": module_name,
                "sys_path": [import_dir] + [p for p in extra if p != str(job.path.resolve().parent)],
                "functions": [o.target.plan for o in runnable]}
-    outcome = run_harness(request, limit, python or settings.python, import_dir, script=CHILD)
+    return outcomes, (request, limit, python or settings.python, import_dir, runnable)
+
+
+def finish_module(outcome: HarnessOutcome, runnable: List[Outcome], limit: float, python: Optional[str]) -> None:
     _apply_events(outcome, [o.report for o in runnable], limit)
     for o in runnable:
         if o.report.status in ("failed", "warned") and not any(c.get("code") for c in o.report.checks):
             o.report.status = "unverified"  # a failure without a finding is the harness's, not the rule's
-    _import_failures(runnable, python or settings.python)
+    _import_failures(runnable, python)
+
+
+def check_together(jobs: Sequence[ModuleJob], copies: Copies, timeout: Optional[float], python: Optional[str],
+                   progress: Optional[Callable[[int, int], None]] = None) -> List[Outcome]:
+    """Every module in one child process, one after another: on a device that one process at a
+    time may hold (a TPU), the device is opened once per run, not once per module. The time
+    limit is the sum of the modules'; the events are split by module ("module" events)."""
+    outcomes: List[Outcome] = []
+    pending = []
+    for job in jobs:
+        made, one = prepare_module(job, copies, timeout, python)
+        outcomes += made
+        if one is not None:
+            pending.append(one)
+    if pending:
+        request = {"modules": [p[0] for p in pending]}
+        limit = sum(p[1] for p in pending)
+        result = run_harness(request, limit, pending[0][2], pending[0][3], script=CHILD)
+        groups: List[List[Dict[str, Any]]] = [[] for _ in pending]
+        head = [e for e in result.events if e.get("event") in ("start", "no-jax")]
+        index = None
+        for event in result.events:
+            if event.get("event") == "module":
+                index = event.get("index")
+            elif index is not None and event.get("event") not in ("start", "no-jax"):
+                groups[index].append(event)
+        for i, (_request, one_limit, chosen, _cwd, runnable) in enumerate(pending):
+            finished = bool(groups[i]) and groups[i][-1].get("event") == "done"
+            piece = HarnessOutcome(head + groups[i], result.returncode if finished or not groups[i] else None,
+                                   result.timed_out and not finished, result.stderr_tail, result.start_error)
+            finish_module(piece, runnable, one_limit, chosen)
+        if progress is not None:
+            progress(len(jobs), len(jobs))
     return outcomes
 
 
@@ -316,10 +363,16 @@ def check_jobs(jobs: Sequence[ModuleJob], timeout: Optional[float] = None, worke
     copies = Copies()
     results: Dict[int, List[Outcome]] = {}
     try:
-        # A TPU serves one process at a time: the children would only queue on its lock.
-        count = 1 if single_process_accelerator() else max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
         if progress is not None:
             progress(0, len(jobs))
+        if single_process_accelerator() and len(jobs) > 1:
+            # A TPU serves one process at a time, and opening it takes seconds: one child for all modules.
+            try:
+                return check_together(jobs, copies, timeout, python, progress)
+            except BaseException:
+                stop_harnesses()
+                raise
+        count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
         with ThreadPoolExecutor(max_workers=count) as pool:
             futures = {pool.submit(check_module, job, copies, timeout, python): i for i, job in enumerate(jobs)}
             try:

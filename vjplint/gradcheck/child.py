@@ -1411,7 +1411,9 @@ def main(argv):
     with open(request_path, encoding="utf-8") as handle:
         request = json.load(handle)
     sys.stdout = sys.stderr  # the user's prints must not mix with anything we parse
-    sys.path[:0] = request["sys_path"] + [p for p in request.get("python_path", []) if p not in request["sys_path"]]
+    modules = request.get("modules") or [request]  # several: one process opens the device once
+    sys.path[:0] = modules[0]["sys_path"] + [p for p in request.get("python_path", [])
+                                             if p not in modules[0]["sys_path"]]
     try:
         import jax
         import numpy
@@ -1428,18 +1430,27 @@ def main(argv):
     label = "cpu" if device.platform == "cpu" else str(device)
     emit(event="start", device=label, device_kind=getattr(device, "device_kind", ""), jax_version=jax.__version__,
          python=sys.version.split()[0])
+    for index, one in enumerate(modules):
+        if "modules" in request:
+            emit(event="module", index=index)
+            sys.path[:0] = [p for p in one["sys_path"] if p not in sys.path]
+        check_module(emit, jax, numpy, one, x64)
+    return 0
+
+
+def check_module(emit, jax, numpy, request, x64):
     try:
         module = importlib.import_module(request["module_name"])
     except BaseException as exc:  # SystemExit and KeyboardInterrupt from user code included
         emit(event="import-error", which="original", detail=describe_exc(exc),
              where=H._user_frame(exc, request["path"]))
-        return 0
+        emit(event="done")
+        return
     emit(event="imported")
     for plan in request["functions"]:
         emit(event="begin", name=plan["qualname"])
         emit(event="function", name=plan["qualname"], **check_one(jax, numpy, module, plan, x64))
     emit(event="done")
-    return 0
 
 
 if __name__ == "__main__":
