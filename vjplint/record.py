@@ -464,8 +464,10 @@ def check_live():
             jax.config.update("jax_enable_x64", True)
         else:
             jax.config.update("jax_default_matmul_precision", "highest")
-        for (filename, line, _name), entry in entries:
+        for k, ((filename, line, _name), entry) in enumerate(entries):
+            _progress(k, len(entries), started)
             verdicts.append(_check_entry(child, jax, numpy, filename, line, entry, x64))
+        _progress(len(entries), len(entries), started)
     except BaseException as exc:  # Ctrl-C while checking: the run's own outcome stands
         sys.stderr.write("vjplint: warning: checking the recorded custom derivatives stopped: {!r}\n".format(exc))
     finally:
@@ -474,6 +476,18 @@ def check_live():
     label = "cpu" if device.platform == "cpu" else str(device)
     _write_json({"format": LIVE_FORMAT, "device": label, "device_kind": getattr(device, "device_kind", ""),
                  "jax_version": jax.__version__, "seconds": time.time() - started, "verdicts": verdicts})
+
+
+def _progress(done, total, started):
+    """A progress line on the terminal once the checks have taken more than two seconds."""
+    try:
+        if not sys.stderr.isatty() or time.time() - started < 2:
+            return
+        sys.stderr.write("\r\033[Kvjplint: checked {}/{} custom derivatives this process called".format(done, total)
+                         if done < total else "\r\033[K")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _load_child():

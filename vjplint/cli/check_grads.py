@@ -215,13 +215,40 @@ def _module_name(path) -> str:
 
 
 def _progress_bar():
-    width = 30
+    """A progress line on the terminal (stderr) once the checks have taken more than two seconds,
+    refreshed every half second with the modules done and the time so far; cleared at the end."""
+    import threading
+
+    width, started = 30, time.monotonic()
+    state = {"done": 0, "total": 0, "shown": False}
+    finished = threading.Event()
+    lock = threading.Lock()
+
+    def draw() -> None:
+        with lock:
+            if finished.is_set():
+                return
+            done, total = state["done"], state["total"]
+            filled = width * done // max(total, 1)
+            sys.stderr.write(f"\r\033[Kcheck-grads [{'#' * filled}{'.' * (width - filled)}] {done}/{total} modules, "
+                             f"{time.monotonic() - started:.0f} s")
+            sys.stderr.flush()
+            state["shown"] = True
+
+    def tick() -> None:
+        while not finished.wait(0.5):
+            if time.monotonic() - started >= 2.0:
+                draw()
+
+    threading.Thread(target=tick, daemon=True).start()
 
     def show(done: int, total: int) -> None:
-        filled = width * done // max(total, 1)
-        sys.stderr.write(f"\r\033[Kcheck-grads [{'#' * filled}{'.' * (width - filled)}] {done}/{total} modules")
+        state.update(done=done, total=total)
         if done >= total:
-            sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
+            with lock:
+                finished.set()
+                if state["shown"]:
+                    sys.stderr.write("\r\033[K")
+                    sys.stderr.flush()
 
     return show
