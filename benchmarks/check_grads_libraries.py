@@ -39,17 +39,16 @@ CODES = {"VJP501", "VJP502", "VJP503", "VJP504"}
 # Test files (relative to the library's source tree in SOURCES/<name>) and a -k filter.
 LIBRARIES: Dict[str, dict] = {
     "numpyro": {"version": "0.22.0", "fetch": "sdist", "tests": ["test/test_distributions_util.py"],
-                "k": "log1mexp or logsumexp or truncated or binary_cross"},
+                "k": "log1mexp"},
     "lineax": {"version": "0.1.1", "fetch": "https://github.com/patrick-kidger/lineax",
-               "tests": ["tests/test_norm.py", "tests/test_misc.py"], "k": "",
+               "tests": ["tests/test_norm.py"], "k": "",
                "support": ["tests/__init__.py", "tests/helpers.py", "tests/conftest.py"]},
     "jaxopt": {"version": "0.8.5", "fetch": "https://github.com/google/jaxopt",
-               "tests": ["tests/projection_test.py", "tests/isotonic_test.py", "tests/perturbations_test.py"],
-               "k": "simplex or isotonic or pav or perturbed_argmax"},
+               "tests": ["tests/projection_test.py", "tests/isotonic_test.py"],
+               "k": "test_projection_simplex or test_gradient or test_vmap"},
     "optax": {"version": "0.2.8", "fetch": "sdist",
-              "tests": ["optax/projections/_projections_test.py", "optax/losses/_classification_test.py",
-                        "optax/_src/utils_test.py"],
-              "k": "simplex or softmax or scale_gradient"},
+              "tests": ["optax/projections/_projections_test.py", "optax/losses/_classification_test.py"],
+              "k": "projection_simplex or SafeSoftmaxCrossEntropy"},
 }
 
 # (library, file in the package, text, replacement, what): one definition each.
@@ -173,13 +172,26 @@ def planted_found(rows: List[dict], planted_file: Path, text: str) -> Optional[b
     return any(c.get("status") == "failed" and c.get("code") in CODES for c in row["checks"])
 
 
+def _definition_of(bug: tuple) -> tuple:
+    """(file, the planted text's first line): two bugs whose texts overlap are in one definition."""
+    return bug[1], DEFINITION.get(bug[2], bug[2])
+
+
+# Planted texts in the same definition as another one's.
+DEFINITION = {
+    "  supp = primal_out > 0\n  card = jnp.count_nonzero(supp)\n  tangent_out = supp * x_dot":
+        "  tangent_out = supp * x_dot - (jnp.dot(supp, x_dot) / card) * supp\n",
+    "  (x_dot, weights_dot) = tangents\n": "      + weights_dot * logsoftmax_x\n",
+}
+
+
 def plant(name: str, sources: Path, jobs: int, keep: bool) -> List[dict]:
     package = site_packages(name)
     bugs = [b for b in PLANTED if b[0] == name]
     rounds: List[List[tuple]] = []
-    for bug in bugs:  # one bug per definition (text) per round
+    for bug in bugs:  # one bug per definition per round
         for r in rounds:
-            if all(b[1] != bug[1] for b in r):
+            if all(_definition_of(b) != _definition_of(bug) for b in r):
                 r.append(bug)
                 break
         else:

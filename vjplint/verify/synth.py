@@ -119,6 +119,10 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
             if use is not None:
                 spec = {"kind": "array", "dtype": "float32", "shape": None,
                         "source": f"assumed: a nondiff argument used as an array (`{use}`)"}
+        if spec["kind"] == "unknown" and role == "static":  # verify and check-grads alike
+            number = _number_use(bodies + rules, name)
+            if number is not None:
+                spec = {"kind": "float", "source": f"assumed: a nondiff argument used as a number (`{number}`)"}
         if from_callers and spec["kind"] == "array" and str(spec.get("source", "")).startswith("assumed") and \
                 position in normalised:
             spec["domain"] = "unit"
@@ -226,6 +230,34 @@ def _array_use(bodies: List[Any], name: str) -> Optional[str]:
                     (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in ARRAY_LIKE_CALLS:
                 return ast.unparse(node)
     return None
+
+
+SHAPE_CALLS = {"zeros", "ones", "full", "empty", "arange", "range", "reshape", "broadcast_to", "eye", "tile",
+               "repeat", "split", "take", "linspace", "shape"}
+
+
+def _number_use(bodies: List[Any], name: str) -> Optional[str]:
+    """`g * scale` for a nondiff parameter with no other description: arithmetic with it, and no use
+    as a size, an index or a function (`jnp.zeros(n)`, `x[n]`, `scale(x)`): a Python float is
+    synthesised for it (a hyperparameter). None otherwise."""
+    found = None
+    for body in bodies:
+        for node in ast.walk(body):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.Add, ast.Sub, ast.Pow)) \
+                    and any(isinstance(side, ast.Name) and side.id == name for side in (node.left, node.right)):
+                found = found or ast.unparse(node)
+            elif isinstance(node, ast.Call):
+                callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if isinstance(node.func, ast.Name) and node.func.id == name:
+                    return None
+                direct = [a for arg in list(node.args) + [k.value for k in node.keywords]
+                          for a in ([arg] + (list(arg.elts) if isinstance(arg, (ast.Tuple, ast.List)) else []))]
+                if callee in SHAPE_CALLS and any(isinstance(a, ast.Name) and a.id == name for a in direct):
+                    return None
+            elif isinstance(node, ast.Subscript) and any(isinstance(a, ast.Name) and a.id == name
+                                                         for a in ast.walk(node.slice)):
+                return None
+    return found[:60] if found else None
 
 
 def _rule_node(d: CustomDerivative, role: str) -> Any:
