@@ -501,7 +501,7 @@ def _load_child():
 def _check_entry(child, jax, numpy, filename, line, entry, x64):
     fun = entry["fun"]
     started = time.time()
-    plan, row = live_plan(fun, entry["kind"], filename, line, nondiff_of(entry["objects"][0]))
+    plan, row, digest = live_plan(fun, entry["kind"], filename, line, nondiff_of(entry["objects"][0]))
     plan.update(kind=entry["kind"], key=entry["key"] or plan["qualname"])
     signatures = sorted(entry["signatures"].values(), key=lambda s: (not s["kept"], -len(s["kept"]), -s["count"]))
     count = signatures[0]["count"] if signatures else 0
@@ -519,7 +519,7 @@ def _check_entry(child, jax, numpy, filename, line, entry, x64):
             result = child.check_live(jax, numpy, obj, plan, [list(c) for c in calls], count, x64, module)
             if result.get("status") != "verified":
                 break
-    return {"file": os.path.realpath(filename), "line": line, "row": row, "qualname": plan["qualname"],
+    return {"file": os.path.realpath(filename), "line": line, "row": row, "qualname": plan["qualname"], "text": digest,
             "key": entry["key"], "kind": entry["kind"], "objects": len(entry["objects"]),
             "calls": sum(s["count"] for s in entry["signatures"].values()),
             "seconds": time.time() - started, "result": result}
@@ -544,8 +544,9 @@ def live_plan(fun, kind, filename, line, nondiff):
     from vjplint.model.run_facts import NO_FACTS
     from vjplint.syntax.positions import node_range, source_lines
     from vjplint.syntax.source import decode, parse
-    from vjplint.verify.synth import derivative_at, module_callers, plan_function
+    from vjplint.verify.synth import derivative_at, module_callers, plan_function, text_digest
 
+    text = ""
     try:
         with open(filename, "rb") as handle:
             text = decode(handle.read()).text
@@ -559,7 +560,7 @@ def live_plan(fun, kind, filename, line, nondiff):
         plan = plan_function(model, d, (), None, from_callers=True, live=True).to_json()
         if d.class_node is None and d.enclosing is None:  # the module's functions that use it, as check-grads runs them
             plan["callers"] = module_callers(text, d.name)
-        return plan, node_range(lines, d.anchor)[0].row
+        return plan, node_range(lines, d.anchor)[0].row, text_digest(text)
     import inspect
 
     qualname = getattr(fun, "__qualname__", getattr(fun, "__name__", "?"))
@@ -574,7 +575,8 @@ def live_plan(fun, kind, filename, line, nondiff):
             continue
         plan["params"].append({"kind": "unknown", "name": p.name, "position": i, "source": "recorded",
                                "role": "static" if i in nondiff else "diff"})
-    return plan, line
+    return plan, line, text_digest(text)
+
 
 
 def _write_json(data):

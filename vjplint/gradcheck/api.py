@@ -22,7 +22,7 @@ from vjplint.verify.harness import single_process_accelerator
 from vjplint.facts.collect import Recognizer, collect
 from vjplint.syntax.positions import node_range, source_lines
 from vjplint.syntax.source import SourceError, parse
-from vjplint.verify.synth import module_callers, plan_function
+from vjplint.verify.synth import module_callers, plan_function, text_digest
 
 CHILD = Path(__file__).with_name("child.py")
 # Not copied with a package: version control, caches, environments.
@@ -129,7 +129,9 @@ def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, l
             target.first_lines = tuple(sorted({d.primal.lineno} | {dec.lineno for dec in getattr(
                 d.primal, "decorator_list", [])}))
             real = os.path.realpath(job.path)
-            target.live = [v for line in target.first_lines for v in (live or {}).get((real, line), [])]
+            digest = text_digest(job.text) if live else ""
+            target.live = [v for line in target.first_lines for v in (live or {}).get((real, line), [])
+                           if v.get("text") in (None, "", digest)]  # not once the file has changed
             if target.live:
                 continue  # checked in the process that called it
         if last.get(qualname, i) != i:

@@ -625,3 +625,11 @@ def module_callers(text: str, name: str) -> List[str]:
             return found
         found += new
         targets |= set(new)
+
+
+def text_digest(text: str) -> str:
+    """What an in-process verdict (vjplint.record) was made on: check-grads ignores it once the
+    file has changed."""
+    import hashlib
+
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest() if text else ""
