@@ -51,6 +51,8 @@ LIBRARIES: Dict[str, dict] = {
               "k": "projection_simplex or SafeSoftmaxCrossEntropy"},
 }
 
+JAXOPT_SIMPLEX = ("  primal_out = _projection_unit_simplex(x)\n  supp = primal_out > 0\n  card = jnp.count_nonzero(supp)\n"
+                  "  tangent_out = supp * x_dot - (jnp.dot(supp, x_dot) / card) * supp\n")
 # (library, file in the package, text, replacement, what): one definition each.
 PLANTED = [
     ("numpyro", "distributions/util.py", "log1mexp.defjvps(lambda t, ans, x: -t / jnp.expm1(-x))",
@@ -63,10 +65,11 @@ PLANTED = [
      "wrong in a region (norms up to 1)"),
     ("lineax", "_misc.py", "return _asarray(dtype, x), _asarray(dtype, tx)",
      "return _asarray(dtype, x), _asarray(dtype, 0.5 * tx)", "factor 0.5"),
-    ("jaxopt", "_src/projection.py", "  tangent_out = supp * x_dot - (jnp.dot(supp, x_dot) / card) * supp\n",
-     "  tangent_out = supp * x_dot\n", "dropped term (the projection's normal part)"),
-    ("jaxopt", "_src/projection.py", "  supp = primal_out > 0\n  card = jnp.count_nonzero(supp)\n  tangent_out = supp * x_dot",
-     "  supp = primal_out >= 0\n  card = jnp.count_nonzero(supp)\n  tangent_out = supp * x_dot",
+    ("jaxopt", "_src/projection.py", JAXOPT_SIMPLEX, JAXOPT_SIMPLEX.replace(
+        "  tangent_out = supp * x_dot - (jnp.dot(supp, x_dot) / card) * supp\n", "  tangent_out = supp * x_dot\n"),
+     "dropped term (the projection's normal part)"),
+    ("jaxopt", "_src/projection.py", JAXOPT_SIMPLEX, JAXOPT_SIMPLEX.replace("supp = primal_out > 0",
+                                                                            "supp = primal_out >= 0"),
      "at the simplex's boundary (zeros counted in the support)"),
     ("jaxopt", "_src/isotonic.py", "  tangent_out = _jvp_isotonic_l2_jax_pav(primal_out, vector)",
      "  tangent_out = -_jvp_isotonic_l2_jax_pav(primal_out, vector)", "sign"),
@@ -159,10 +162,8 @@ def table_row(name: str, result: dict) -> dict:
             "device": next((r.get("device") for r in rows if r.get("device")), "")}
 
 
-def planted_found(rows: List[dict], planted_file: Path, text: str) -> Optional[bool]:
+def planted_found(rows: List[dict], planted_file: Path, line: int) -> Optional[bool]:
     """Whether a VJP501-VJP504 error or warning lands on the definition containing the planted line."""
-    source = planted_file.read_text()
-    line = source[:source.index(text)].count("\n") + 1
     defs = sorted((r for r in rows if Path(r["filename"]).resolve() == planted_file.resolve()),
                   key=lambda r: r["line"])
     owner = [r for r in defs if r["line"] <= line]
@@ -178,11 +179,7 @@ def _definition_of(bug: tuple) -> tuple:
 
 
 # Planted texts in the same definition as another one's.
-DEFINITION = {
-    "  supp = primal_out > 0\n  card = jnp.count_nonzero(supp)\n  tangent_out = supp * x_dot":
-        "  tangent_out = supp * x_dot - (jnp.dot(supp, x_dot) / card) * supp\n",
-    "  (x_dot, weights_dot) = tangents\n": "      + weights_dot * logsoftmax_x\n",
-}
+DEFINITION = {"  (x_dot, weights_dot) = tangents\n": "      + weights_dot * logsoftmax_x\n"}
 
 
 def plant(name: str, sources: Path, jobs: int, keep: bool) -> List[dict]:
@@ -202,15 +199,17 @@ def plant(name: str, sources: Path, jobs: int, keep: bool) -> List[dict]:
         site = work / "site"
         copy = site / package.name
         shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        lines = []
         for _, rel, text, new, _what in bugs_now:
             path = copy / rel
             source = path.read_text()
             assert source.count(text) == 1, (name, rel, text)
+            lines.append(source[:source.index(text)].count("\n") + 1)
             path.write_text(source.replace(text, new))
         tests = stage_tests(name, sources, work / "run")
         result = check(name, copy, tests, work / "run", jobs, str(site))
-        for _, rel, text, new, what in bugs_now:
-            found = planted_found(result["rows"], copy / rel, new)
+        for (_, rel, text, new, what), line in zip(bugs_now, lines):
+            found = planted_found(result["rows"], copy / rel, line)
             results.append({"library": name, "file": rel, "what": what, "found": found,
                             "seconds": round(result["seconds"], 1)})
             print(f"  planted {name}/{rel} ({what}): {'FOUND' if found else 'missed' if found is False else 'no def'}",
