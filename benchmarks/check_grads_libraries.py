@@ -162,9 +162,10 @@ def table_row(name: str, result: dict) -> dict:
             "device": next((r.get("device") for r in rows if r.get("device")), "")}
 
 
-def planted_found(rows: List[dict], planted_file: Path, line: int) -> Optional[bool]:
-    """Whether a VJP501-VJP504 error or warning lands on the definition containing the planted line."""
-    defs = sorted((r for r in rows if Path(r["filename"]).resolve() == planted_file.resolve()),
+def planted_found(rows: List[dict], planted_file: Path, line: int, run_dir: Path) -> Optional[bool]:
+    """Whether a VJP501-VJP504 error or warning lands on the definition containing the planted line
+    (the report's file names are relative to the run's directory)."""
+    defs = sorted((r for r in rows if (run_dir / r["filename"]).resolve() == planted_file.resolve()),
                   key=lambda r: r["line"])
     owner = [r for r in defs if r["line"] <= line]
     if not owner:
@@ -209,7 +210,7 @@ def plant(name: str, sources: Path, jobs: int, keep: bool) -> List[dict]:
         tests = stage_tests(name, sources, work / "run")
         result = check(name, copy, tests, work / "run", jobs, str(site))
         for (_, rel, text, new, what), line in zip(bugs_now, lines):
-            found = planted_found(result["rows"], copy / rel, line)
+            found = planted_found(result["rows"], copy / rel, line, work / "run")
             results.append({"library": name, "file": rel, "what": what, "found": found,
                             "seconds": round(result["seconds"], 1)})
             print(f"  planted {name}/{rel} ({what}): {'FOUND' if found else 'missed' if found is False else 'no def'}",
@@ -261,6 +262,8 @@ def main() -> int:
                            "checks": [c for c in r["checks"] if c.get("status") == "failed"]}
                           for r in result["rows"] if r["status"] in ("failed", "warned", "unverified")]
         print(json.dumps(rows[-1]), flush=True)
+        for f in failures[name]:
+            print("  not passed:", json.dumps(f)[:1500], flush=True)
         if result["returncode"] not in (0, 1):
             print(result["stderr"], file=sys.stderr)
         if not args.keep:
