@@ -466,7 +466,14 @@ def check_live():
             jax.config.update("jax_default_matmul_precision", "highest")
         for k, ((filename, line, _name), entry) in enumerate(entries):
             _progress(k, len(entries), started)
-            verdicts.append(_check_entry(child, jax, numpy, filename, line, entry, x64))
+            try:
+                verdicts.append(_check_entry(child, jax, numpy, filename, line, entry, x64))
+            except Exception as exc:  # one definition's trouble does not stop the others
+                verdicts.append({"file": os.path.realpath(filename), "line": line, "row": line, "text": "",
+                                 "qualname": getattr(entry["fun"], "__qualname__", "?"), "key": entry["key"],
+                                 "kind": entry["kind"], "objects": len(entry["objects"]), "calls": 0, "seconds": 0,
+                                 "result": {"status": "unverified", "reason": "the in-process check failed: {!r}"
+                                            .format(exc)[:500], "checks": [], "inputs": []}})
         _progress(len(entries), len(entries), started)
     except BaseException as exc:  # Ctrl-C while checking: the run's own outcome stands
         sys.stderr.write("vjplint: warning: checking the recorded custom derivatives stopped: {!r}\n".format(exc))
