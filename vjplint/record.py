@@ -313,6 +313,13 @@ def _thin(kept):
     del kept[worst]
 
 
+def signature_order(signature, calls, count):
+    """Sort key of a signature: concrete values first, then real floating-point arrays (a complex
+    or integer signature cannot be differentiated as one), then more distinct calls, more calls."""
+    real = "float" in signature.split("|", 1)[-1]
+    return (not calls, not real, -len(calls), -count)
+
+
 def spread(kept, n):
     """`n` of the kept calls, spread over where they lie: the extremes first, then between."""
     kept = sorted(kept, key=lambda item: item[0])
@@ -414,7 +421,7 @@ def read(directory):
                     continue
                 have["calls"].extend(slot["calls"][:MAX_CALLS - len(have["calls"])])
     return {key: sorted(((sig, s["count"], s["calls"], s["abstract"]) for sig, s in sigs.items()),
-                        key=lambda item: (item[3], -len(item[2]), -item[1]))
+                        key=lambda item: (item[3],) + signature_order(item[0], item[2], item[1]))
             for key, sigs in merged.items()}
 
 
@@ -510,7 +517,9 @@ def _check_entry(child, jax, numpy, filename, line, entry, x64):
     started = time.time()
     plan, row, digest = live_plan(fun, entry["kind"], filename, line, nondiff_of(entry["objects"][0]))
     plan.update(kind=entry["kind"], key=entry["key"] or plan["qualname"])
-    signatures = sorted(entry["signatures"].values(), key=lambda s: (not s["kept"], -len(s["kept"]), -s["count"]))
+    signatures = sorted(entry["signatures"].items(), key=lambda item: signature_order(item[0], item[1]["kept"],
+                                                                                       item[1]["count"]))
+    signatures = [slot for _sig, slot in signatures]
     count = signatures[0]["count"] if signatures else 0
     calls = spread(signatures[0]["kept"], MAX_CALLS) if signatures and signatures[0]["kept"] else []
     if not calls and signatures and signatures[0].get("shapes") is not None:
