@@ -277,8 +277,7 @@ class GradChecker(H.Verifier):
                                        "{}".format(first.name, ", ".join(map(str, ranks)) or "0", first.detail,
                                                    HOW_TO_GIVE)) from None
                 break
-        first, _ = raised[0]
-        self.checks = [c for c in self.checks if c.get("status") != "failed"]
+        first, _ = raised[0]  # the last rank's other checks stay (run before the raise)
         self.record(first.name, "failed", "{} (at every probed rank: {})".format(
             first.detail, "; ".join(", ".join(map(str, r)) or "0" for _, r in raised)), first.code)
         return {"status": "failed", "reason": first.detail, "checks": self.checks, "inputs": self.inputs}
@@ -543,7 +542,8 @@ class GradChecker(H.Verifier):
         if any(i.get("source", "").startswith("assumed: a nondiff argument") for i in self.inputs):
             control = False  # a guessed value in a nondiff slot may be what the rule cannot take
         if raised and assumed:
-            if control and getattr(self, "samples", None) and self.probed_ranks(self.samples[0]):
+            if control and getattr(self, "samples", None) and self.probed_ranks(self.samples[0]) and \
+                    not any(c.get("status") == "failed" for c in self.checks):
                 raise GuessedShapes(name, code, detail)  # the guessed shapes may be the cause: another rank
             if control:
                 detail += " (the primal and its own autodiff run at these assumed inputs: the rule is at fault)"
