@@ -288,13 +288,14 @@ def _summary(np, leaves):
     """(a digest of the values, where they lie: the mean of their finite floats, bytes held)."""
     import hashlib
 
-    h, total, count, size = hashlib.blake2b(digest_size=16), 0.0, 0, 0
+    h, total, count, size, floats = hashlib.blake2b(digest_size=16), 0.0, 0, 0, 0
     for leaf in leaves:
         if isinstance(leaf, np.ndarray):
             h.update(str(leaf.dtype).encode() + str(leaf.shape).encode())
             h.update(np.ascontiguousarray(leaf).tobytes())
             size += leaf.nbytes
             if np.issubdtype(leaf.dtype, np.floating) and leaf.size:
+                floats += 1
                 finite = leaf[np.isfinite(leaf)]
                 if finite.size:
                     total, count = total + float(finite.astype(np.float64).mean()), count + 1
@@ -302,12 +303,16 @@ def _summary(np, leaves):
             h.update(repr(leaf).encode()[:200])
             if type(leaf) in (float, int):
                 total, count = total + float(leaf), count + 1
-    return h.hexdigest(), (total / count if count else 0.0), size
+    # No finite float anywhere (`log1mexp(-inf)`, a bounds test): nothing to differentiate there.
+    return h.hexdigest(), (total / count if count else None if floats else 0.0), size
 
 
 def _thin(kept):
     """Drop the kept call whose loss spreads the rest least: never an extreme, else the one
     between the two closest neighbours (kept sorted by position)."""
+    if any(item[0] is None for item in kept):  # values with nothing finite go first
+        del kept[next(i for i, item in enumerate(kept) if item[0] is None)]
+        return
     kept.sort(key=lambda item: item[0])
     worst = min(range(1, len(kept) - 1), key=lambda i: kept[i + 1][0] - kept[i - 1][0])
     del kept[worst]
@@ -322,7 +327,8 @@ def signature_order(signature, calls, count):
 
 def spread(kept, n):
     """`n` of the kept calls, spread over where they lie: the extremes first, then between."""
-    kept = sorted(kept, key=lambda item: item[0])
+    kept = sorted((item for item in kept if item[0] is not None), key=lambda item: item[0]) or \
+        [item for item in kept][:1]  # calls with no finite value only when there is nothing else
     if len(kept) <= n:
         picks = list(range(len(kept)))
     else:
