@@ -302,7 +302,9 @@ def _summary(np, leaves):
         else:
             h.update(repr(leaf).encode()[:200])
             if type(leaf) in (float, int):
-                total, count = total + float(leaf), count + 1
+                floats += 1
+                if abs(float(leaf)) != float("inf") and leaf == leaf:  # finite
+                    total, count = total + float(leaf), count + 1
     # No finite float anywhere (`log1mexp(-inf)`, a bounds test): nothing to differentiate there.
     return h.hexdigest(), (total / count if count else None if floats else 0.0), size
 
