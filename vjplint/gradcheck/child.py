@@ -1383,24 +1383,36 @@ def check_one(jax, numpy, module, plan, x64, live=None):
 def check_live(jax, numpy, obj, plan, calls, count, x64, module=None):
     """Check a live custom derivative (the object the project's run called, wherever it was made)
     at each of its recorded concrete calls (`calls`: argument lists, spread over the values seen),
-    each in turn first; the first call that does not pass gives the verdict. A pass says at how
-    many recorded calls ("checked_at")."""
-    result = None
+    each in turn first. The first call at which it fails (or may be wrong) gives the verdict; a
+    call where nothing decides (the primal not smooth there, its autodiff NaN) is passed over;
+    a pass says at how many recorded calls it passed ("checked_at")."""
     seen = "{} call{} seen in the project's runs".format(count, "s" if count != 1 else "")
+    passed, undecided = [], None
     for k in range(len(calls)):
         rotated = [list(c) for c in calls[k:] + calls[:k]]
         one = dict(plan, recorded={"signatures": [{"signature": "", "count": count, "abstract": False,
                                                    "values": rotated}]})
         result = check_one(jax, numpy, module, one, x64, live=obj)
-        if result.get("status") != "verified":
-            if k:
-                result["reason"] = (result.get("reason") or "") + " (at recorded call {} of {})".format(
-                    k + 1, len(calls))
-            break
-    if result is None:
-        return {"status": "unverified", "reason": "no concrete call was recorded", "checks": [], "inputs": []}
-    result["checked_at"] = k + 1  # the calls checked (the last one decided, when it did not pass)
-    result["seen"] = seen
+        status = result.get("status")
+        if status in ("verified", "transform"):
+            passed.append(result)
+            continue
+        if status == "unverified":
+            undecided = undecided or result
+            continue
+        if k:
+            result["reason"] = (result.get("reason") or "") + " (at recorded call {} of {})".format(k + 1, len(calls))
+        result["checked_at"], result["seen"] = k + 1, seen
+        return result
+    if not passed:
+        result = undecided or {"status": "unverified", "reason": "no concrete call was recorded", "checks": [],
+                               "inputs": []}
+        if undecided is not None and len(calls) > 1:
+            result["reason"] = (result.get("reason") or "") + " (and at every other recorded call: {} in all)".format(
+                len(calls))
+        return result
+    result = passed[0]
+    result["checked_at"], result["seen"] = len(passed), seen
     return result
 
 
