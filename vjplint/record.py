@@ -294,7 +294,7 @@ def _summary(np, leaves):
             h.update(str(leaf.dtype).encode() + str(leaf.shape).encode())
             h.update(np.ascontiguousarray(leaf).tobytes())
             size += leaf.nbytes
-            if np.issubdtype(leaf.dtype, np.floating) and leaf.size:
+            if np.issubdtype(leaf.dtype, np.floating):  # an empty array has nothing finite either
                 floats += 1
                 finite = leaf[np.isfinite(leaf)]
                 if finite.size:

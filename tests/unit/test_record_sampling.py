@@ -17,6 +17,7 @@ def test_copies_of_one_value_are_one_sample_and_where_a_call_lies_is_the_mean_of
     assert _summary(np, [np.array([-80.5], np.float64)])[0] != a[0]  # another dtype is another value
     assert _summary(np, [np.array([1.0, np.inf]), 3.0])[1] == pytest.approx(2.0)
     assert _summary(np, [np.array(-np.inf)])[1] is None  # nothing finite: nothing to differentiate there
+    assert _summary(np, [np.zeros((0,))])[1] is None  # lineax's size-zero test: nothing to differentiate
     assert _summary(np, [float("-inf")])[1] is None and _summary(np, [float("nan"), 2.0])[1] == 2.0
     assert _summary(np, [np.array([1, 2])])[1] == 0.0  # no float at all
 
