@@ -525,8 +525,9 @@ def _check_entry(child, jax, numpy, filename, line, entry, x64):
     started = time.time()
     plan, row, digest = live_plan(fun, entry["kind"], filename, line, nondiff_of(entry["objects"][0]))
     plan.update(kind=entry["kind"], key=entry["key"] or plan["qualname"])
-    signatures = sorted(entry["signatures"].items(), key=lambda item: signature_order(item[0], item[1]["kept"],
-                                                                                       item[1]["count"]))
+    signatures = sorted(entry["signatures"].items(), key=lambda item: (
+        bool(item[1]["kept"]) and all(pos is None for pos, _ in item[1]["kept"]),  # nothing finite: last
+        signature_order(item[0], item[1]["kept"], item[1]["count"])))
     signatures = [slot for _sig, slot in signatures]
     count = signatures[0]["count"] if signatures else 0
     calls = spread(signatures[0]["kept"], MAX_CALLS) if signatures and signatures[0]["kept"] else []
