@@ -343,11 +343,12 @@ def _import_failures(outcomes: List[Outcome], python: Optional[str]) -> None:
 
 
 def _take_live(o: Outcome) -> None:
-    """The verdict of the processes that called the derivative: the first that did not pass (a
-    factory's objects, xdist workers), else the first pass."""
+    """The verdict of the processes that called the derivative (xdist workers, a factory's objects)."""
     verdicts = [v for v in o.target.live if v.get("result")]
-    worst = next((v for v in verdicts if v["result"].get("status") not in ("verified", "transform")), None)
-    chosen = worst or next(iter(verdicts), None)
+    # A failure anywhere (another xdist worker's values, a factory's other object) decides; then a
+    # check that decided; a process whose values decided nothing only when none did.
+    rank = {"failed": 0, "warned": 1, "verified": 2, "transform": 3}
+    chosen = min(verdicts, key=lambda v: rank.get(v["result"].get("status"), 4), default=None)
     if chosen is None:
         return
     result, r = chosen["result"], o.report
