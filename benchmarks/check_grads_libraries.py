@@ -31,7 +31,7 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 CODES = {"VJP501", "VJP502", "VJP503", "VJP504"}
@@ -59,6 +59,8 @@ PLANTED = [
      "log1mexp.defjvps(lambda t, ans, x: t / jnp.expm1(-x))", "sign"),
     ("numpyro", "distributions/util.py", "log1mexp.defjvps(lambda t, ans, x: -t / jnp.expm1(-x))",
      "log1mexp.defjvps(lambda t, ans, x: jnp.where(x > -0.1, t, -t) / jnp.expm1(-x))", "wrong only above -0.1"),
+    ("numpyro", "distributions/util.py", "log1mexp.defjvps(lambda t, ans, x: -t / jnp.expm1(-x))",
+     "log1mexp.defjvps(lambda t, ans, x: -2 * t / jnp.expm1(-x))", "factor 2"),
     ("lineax", "_norm.py", "    t_out = tree_dot(div, tx).real\n", "    t_out = 2 * tree_dot(div, tx).real\n",
      "factor 2"),
     ("lineax", "_norm.py", "return out, jnp.where(out == 0, 0, t_out)", "return out, jnp.where(out <= 1, 0, t_out)",
@@ -183,9 +185,9 @@ def _definition_of(bug: tuple) -> tuple:
 DEFINITION = {"  (x_dot, weights_dot) = tangents\n": "      + weights_dot * logsoftmax_x\n"}
 
 
-def plant(name: str, sources: Path, jobs: int, keep: bool) -> List[dict]:
+def plant(name: str, sources: Path, jobs: int, keep: bool, only: Sequence[str] = ()) -> List[dict]:
     package = site_packages(name)
-    bugs = [b for b in PLANTED if b[0] == name]
+    bugs = [b for b in PLANTED if b[0] == name and (not only or any(o in b[4] for o in only))]
     rounds: List[List[tuple]] = []
     for bug in bugs:  # one bug per definition per round
         for r in rounds:
@@ -242,12 +244,21 @@ def main() -> int:
     ap.add_argument("--no-plant", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directories")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--plant-only", default=None, metavar="WHAT",
+                    help="only plant the bugs whose description contains one of these (comma-separated), no baseline")
     args = ap.parse_args()
     if args.prepare:
         prepare(args.prepare)
         return 0
     names = [n for n in (args.only.split(",") if args.only else LIBRARIES) if n]
     rows, planted, failures = [], [], {}
+    if args.plant_only is not None:
+        for name in names:
+            planted += plant(name, args.sources, args.jobs, args.keep, [w for w in args.plant_only.split(",") if w])
+        print(markdown([], planted))
+        if args.json:
+            args.json.write_text(json.dumps({"planted": planted}, indent=2))
+        return 0
     for name in names:
         # A copy of the installed package (vjplint skips site-packages and virtual environments),
         # imported by the tests from there.
