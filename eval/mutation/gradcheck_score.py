@@ -9,6 +9,9 @@ base or on an `ok` mutant.
     python eval/mutation/gradcheck_score.py                  # run both sets, then score (-j 2)
     python eval/mutation/gradcheck_score.py -j 12 --out DIR  # keep the reports in DIR
     python eval/mutation/gradcheck_score.py --score DIR      # score reports already in DIR
+    python eval/mutation/gradcheck_score.py --record         # `check-grads --record -- pytest` on each set:
+                                                             # the cases' usage tests (usage_tests.py) record
+                                                             # and the tests' process checks what they called
 
 It runs JAX (through the CLI, in subprocesses): about 25 min on 2 busy cores at -j 2.
 """
@@ -48,6 +51,7 @@ def prepare(out: Path, per_operator: int, missed_in: Optional[Path] = None) -> t
     (out / "bases").mkdir(parents=True, exist_ok=True)
     for name in bases:
         shutil.copy(HERE / "bases" / f"{name}.py", out / "bases" / f"{name}.py")
+        _copy_usage_test(HERE / "bases" / f"{name}.py", out / "bases")
     mutants = sample(manifest, per_operator)
     if missed_in is not None:  # rerun only the hazards a previous run missed (add them to its count)
         labels = json.loads((HERE / "labels.json").read_text())["entries"]
@@ -60,24 +64,38 @@ def prepare(out: Path, per_operator: int, missed_in: Optional[Path] = None) -> t
         dest = out / "sample" / f"{key}.py"
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / manifest["mutants"][key]["path"], dest)
+        _copy_usage_test(ROOT / manifest["mutants"][key]["path"], dest.parent)
     return bases, mutants
 
 
-def run(out: Path, which: str, jobs: int, timeout: int) -> float:
+def _copy_usage_test(case: Path, directory: Path) -> None:
+    test = case.with_name(f"test_usage_{case.stem}.py")
+    if test.is_file():
+        shutil.copy(test, directory / test.name)
+
+
+def run(out: Path, which: str, jobs: int, timeout: int, record: bool = False) -> float:
     env = dict(os.environ, JAX_PLATFORMS=os.environ.get("JAX_PLATFORMS", "cpu"))
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     start = time.monotonic()
     with open(out / f"{which}.out", "w") as stdout, open(out / f"{which}.err", "w") as stderr:
+        tail = (["--record", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                 "--import-mode=importlib", "-n", str(jobs), str(out / which)] if record else ["--no-recorded"])
         subprocess.run([sys.executable, "-m", "vjplint", "check-grads", "-j", str(jobs), "--timeout", str(timeout),
-                        "--no-recorded", "--output-format", "concise", "--report", str(out / f"{which}.json"),
-                        str(out / which)], env=env, stdout=stdout, stderr=stderr, cwd=out)
+                        "--output-format", "concise", "--report", str(out / f"{which}.json"),
+                        str(out / which)] + tail, env=env, stdout=stdout, stderr=stderr, cwd=out)
     return time.monotonic() - start
 
 
-def verdicts(report: Path):
+REACH = "can only reach module-level functions"
+
+
+def verdicts(report: Path, reasons: Optional[dict] = None):
     status, diags = {}, defaultdict(list)
     for row in json.loads(report.read_text()):
-        f = Path(row["filename"]).resolve()
+        f = (report.parent / row["filename"]).resolve()  # shown relative to the run's directory
+        if reasons is not None and row["status"] == "unverified":
+            reasons[f] = row.get("reason", "")
         if f not in status or row["status"] in ("failed", "warned"):
             status[f] = row["status"]
         for check in row["checks"]:
@@ -86,14 +104,22 @@ def verdicts(report: Path):
     return status, diags
 
 
+def _deliberate(path: Path) -> bool:
+    try:
+        return "def eval_grad_reference" in path.read_text()
+    except OSError:
+        return False
+
+
 def codes(diags, severities) -> set:
     return {c for c, s, _ in diags if c in CHECK_CODES and s in severities}
 
 
 def score(out: Path, verbose: bool) -> dict:
     labels = json.loads((HERE / "labels.json").read_text())["entries"]
-    bst, bdiag = verdicts(out / "bases.json")
-    mst, mdiag = verdicts(out / "sample.json")
+    reasons: dict = {}
+    bst, bdiag = verdicts(out / "bases.json", reasons)
+    mst, mdiag = verdicts(out / "sample.json", reasons)
     base_codes = {p.stem: (codes(d, {"error"}), codes(d, {"error", "warning"})) for p, d in bdiag.items()}
     rows = []
     for p, status in sorted(mst.items()):
@@ -104,11 +130,16 @@ def score(out: Path, verbose: bool) -> dict:
         new_w = codes(mdiag.get(p, []), {"error", "warning"}) - bw
         rows.append((key, label, status, sorted(new_e), sorted(new_w)))
     hazards = [r for r in rows if r[1] == "hazard"]
-    ok = [r for r in rows if r[1] == "ok"]
+    # A definition whose rule is not the true gradient on purpose (a gradient scaling, a surrogate: the
+    # module gives `eval_grad_reference`) is not "meant to give the true gradient": counted apart.
+    deliberate = {p.stem for p in bst if _deliberate(p)} | {f"mutants/{p.parent.name}/{p.stem}" for p in mst
+                                                             if _deliberate(p)}
+    ok = [r for r in rows if r[1] == "ok" and r[0] not in deliberate]
     bad_bases = sorted((p.stem, sorted(codes(d, {"error"})), sorted(codes(d, {"warning"})))
-                       for p, d in bdiag.items() if codes(d, {"error", "warning"}))
+                       for p, d in bdiag.items() if codes(d, {"error", "warning"}) and p.stem not in deliberate)
     result = {
         "bases": len(bst), "base_statuses": dict(Counter(bst.values())),
+        "deliberate_not_true_gradient": len(deliberate),
         "mutants": len(rows), "mutant_labels": dict(Counter(r[1] for r in rows)),
         "hazards": len(hazards),
         "hazards_reported": sum(bool(r[4]) for r in hazards),
@@ -119,9 +150,12 @@ def score(out: Path, verbose: bool) -> dict:
         "ok_mutants_with_a_new_error": sum(bool(r[3]) for r in ok),
         "ok_mutants_with_a_new_error_or_warning": sum(bool(r[4]) for r in ok),
         "missed": [r[0] + " (" + str(r[2]) + ")" for r in hazards if not r[4]],
+        "not_checked": sum(s == "unverified" for s in list(bst.values()) + list(mst.values())),
+        "not_checked_for_reachability": sum(REACH in r for r in reasons.values()),
     }
     h = max(1, result["hazards"])
-    print(f"bases: {result['bases']} {result['base_statuses']}; with an error: {result['bases_with_an_error']}")
+    print(f"bases: {result['bases']} {result['base_statuses']}; with an error: {result['bases_with_an_error']} "
+          f"(of those meant to give the true gradient; {len(deliberate)} modules are not, on purpose)")
     for stem, e, w in bad_bases:
         print(f"   {stem}: errors {e} warnings {w}")
         if verbose:
@@ -132,6 +166,7 @@ def score(out: Path, verbose: bool) -> dict:
     print(f"mutants: {result['mutants']} {result['mutant_labels']}")
     print(f"hazards reported: {result['hazards_reported']}/{result['hazards']} ({result['hazards_reported'] / h:.2f}),"
           f" as errors {result['hazards_reported_as_errors']}; missed by status {result['hazards_missed_by_status']}")
+    print(f"modules not checked: {result['not_checked']}, for reachability: {result['not_checked_for_reachability']}")
     print(f"ok mutants with a new error: {result['ok_mutants_with_a_new_error']}"
           f" (error or warning: {result['ok_mutants_with_a_new_error_or_warning']})")
     for r in rows:
@@ -151,6 +186,8 @@ def main() -> int:
     ap.add_argument("--score", type=Path, help="only score the reports in this directory")
     ap.add_argument("--only", choices=("bases", "sample"), help="run one set only")
     ap.add_argument("--missed-in", type=Path, help="sample only the hazards the run in this directory missed")
+    ap.add_argument("--record", action="store_true",
+                    help="check-grads --record -- pytest on the cases' usage tests (eval/mutation/usage_tests.py)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     if args.score:
@@ -162,7 +199,7 @@ def main() -> int:
     print(f"{len(bases)} bases, {len(mutants)} mutants in {out}", flush=True)
     for which in ("bases", "sample"):
         if args.only in (None, which):
-            print(f"{which}: {run(out, which, args.jobs, args.timeout):.0f} s", flush=True)
+            print(f"{which}: {run(out, which, args.jobs, args.timeout, args.record):.0f} s", flush=True)
     if args.only is None:
         score(out, args.verbose)
     return 0

@@ -1191,11 +1191,11 @@ def apply(source: str, op: Op, meta_updates: Optional[Dict] = None) -> Optional[
 
 
 def base_files() -> List[Path]:
-    return sorted(BASES.glob("*.py"))
+    return sorted(p for p in BASES.glob("*.py") if not p.name.startswith("test_usage_"))
 
 
 def held_out_files() -> List[Path]:
-    return [p for folder in HELD_OUT_SETS for p in sorted(folder.glob("*.py"))]
+    return [p for folder in HELD_OUT_SETS for p in sorted(folder.glob("*.py")) if not p.name.startswith("test_usage_")]
 
 
 def spell(source: str, name: str) -> Optional[str]:
@@ -1224,7 +1224,8 @@ def generate() -> Dict:
     # original set's mutants as they are
     files: List[Tuple[int, Path, Optional[str]]] = [(i, p, None) for i, p in enumerate(base_files())]
     for folder in HELD_OUT_SETS:
-        files += [(i, p, folder.name) for i, p in enumerate(sorted(folder.glob("*.py")))]
+        files += [(i, p, folder.name) for i, p in enumerate(p for p in sorted(folder.glob("*.py"))
+                                                            if not p.name.startswith("test_usage_"))]
     for index, path, held_out in files:
         source = path.read_text(encoding="utf-8")
         _, meta = read_eval(ast.parse(source))

@@ -140,12 +140,16 @@ def test_every_planted_wrong_rule_is_reported_and_no_correct_one(fixtures_run):
     planted = {p.name for p in FIXTURES.glob("*.py") if not p.name.startswith(("pass_", "transform_"))}
     assert planted == set(EXPECTED)
     assert f"check-grads: 33 custom derivatives in 25 modules on {device_summary()}, JAX " in proc.stderr
-    assert ": 14 passed, 8 failed, 5 may be wrong, 4 gradient transforms (not compared), 2 not checked." in proc.stderr
+    # 14 pass: 2 at inputs the module gives (call sites, EXAMPLE_ARGS), 12 at assumed inputs only.
+    assert ": 2 passed, 8 failed, 5 may be wrong, 4 gradient transforms (not compared), 12 at assumed inputs only " \
+           "(not counted as passed), 2 not checked." in proc.stderr
 
 
 def test_the_report_names_each_check(fixtures_run):
     by_file = {Path(r["filename"]).name: r for r in fixtures_run["report"]}
-    passed = {(Path(r["filename"]).name, r["function"]): r for r in fixtures_run["report"] if r["status"] == "passed"}
+    # Passed, at recorded or given inputs, or at assumed inputs only (not counted as passed in the summary).
+    passed = {(Path(r["filename"]).name, r["function"]): r for r in fixtures_run["report"]
+              if r["status"] in ("passed", "assumed")}
     assert {name for name, _ in passed} == {p.name for p in FIXTURES.glob("pass_*.py")}
     assert {f for n, f in passed if n == "pass_domains.py"} == {"log_shift", "safe_arcsin", "sphere_angle",
                                                                 "purity_gap", "log_add_exp", "cube_root"}
@@ -184,7 +188,7 @@ def test_correct_silent_lint_fixtures_pass(tmp_path):
     statuses = {(Path(r["filename"]).parent.name + "/" + Path(r["filename"]).name, r["function"]): r["status"]
                 for r in json.loads(report.read_text())}
     assert {file for file, _ in statuses} == set(SILENT)
-    assert set(statuses.values()) == {"passed"}, statuses
+    assert set(statuses.values()) <= {"passed", "assumed"}, statuses  # "assumed": passed at assumed inputs only
     assert "All checks passed!" in proc.stdout
 
 
@@ -523,4 +527,5 @@ def test_the_module_callers_are_run_with_the_rule(tmp_path):
                                "inputs made for `softplus`: x="), lines[1]
     assert "differs from finite differences of the caller (max rel. error 1) where the derivative's own checks " \
            "agree: the caller may take another path under differentiation" in lines[1]
-    assert ": 1 passed, 0 failed, 2 may be wrong, 0 not checked." in proc.stdout, proc.stdout
+    assert ": 0 passed, 0 failed, 2 may be wrong, 1 at assumed inputs only (not counted as passed), 0 not checked." \
+        in proc.stdout, proc.stdout

@@ -320,3 +320,35 @@ def test_a_callers_parameter_gives_its_default_when_never_rebound():
             return _op(config, x, perm)
     ''', "_op", [2])
     assert specs(q)["config"]["kind"] == "unknown"
+
+
+SCALED = '''
+    from functools import partial
+    import jax
+    import jax.numpy as jnp
+
+    @partial(jax.custom_vjp, nondiff_argnums=(1, 2))
+    def scaled(x, scale, n):
+        return jnp.tile(x * scale, n)
+
+    def fwd(x, scale, n):
+        return scaled(x, scale, n), None
+
+    def bwd(scale, n, res, g):
+        return (g.reshape(n, -1).sum(0) * scale,)
+
+    scaled.defvjp(fwd, bwd)
+'''
+
+
+def test_a_nondiff_parameter_used_as_a_number_is_a_float_in_the_one_synthesiser():
+    """verify (which moves `scale` out of nondiff_argnums: an array) and check-grads (where it stays
+    nondiff) synthesise it from the same plan; `n`, a size, stays unknown."""
+    p = plan(SCALED, "scaled", [])
+    assert specs(p)["scale"] == {"kind": "float", "role": "static",
+                                 "source": "assumed: a nondiff argument used as a number (`x * scale`)"}
+    assert specs(p)["n"]["kind"] == "unknown"
+    assert specs(plan(SCALED, "scaled", [1]))["scale"] == {"kind": "array", "dtype": "float32", "shape": None,
+                                                          "role": "moved",
+                                                          "source": "assumed: a moved argument (an array, as the "
+                                                                    "fix assumed)"}

@@ -22,6 +22,10 @@ from typing import List, Sequence
 
 from vjplint.settings.options import OUTPUT_FORMATS
 from vjplint.errors import ConfigError, UsageError
+
+
+class RecordingError(UsageError):
+    """The recording command failed before calling any custom derivative, or called none."""
 from vjplint import record
 from vjplint.batch.cache import cache_root
 from vjplint.batch.fastpath import ensure_cache_root
@@ -100,8 +104,9 @@ def run(argv: Sequence[str]) -> int:
         jobs: List[ModuleJob] = []
         recorded_dir = str(cache_root(workspace.anchor(paths)) / record.SUBDIR)
         if args.record:
-            _record(command, recorded_dir, args.quiet)
+            _record(command, recorded_dir, args.quiet, paths)
         recorded = {} if args.no_recorded else record.read(recorded_dir)
+        live = {} if args.no_recorded else record.read_live(recorded_dir)[0]
 
         # The run's project-local wrappers, as aliases (as `vjplint check` sees them); without the
         # index cache, which would be written into the analysed tree (check-grads never writes there).
@@ -118,7 +123,7 @@ def run(argv: Sequence[str]) -> int:
             except (SourceError, notebook.NotebookError):
                 continue  # `vjplint check` reports it
             job = ModuleJob(display_path(path), path, text, config, facts=facts)
-            plan_module(job, _module_name(path), recorded)
+            plan_module(job, _module_name(path), recorded, live)
             if job.targets:
                 jobs.append(job)
     except ConfigError as exc:
@@ -153,17 +158,19 @@ def run(argv: Sequence[str]) -> int:
     if args.show_checks:
         out.write(report.details(outcomes))
     if not args.quiet:
-        out.write(report.summary(outcomes, len(jobs), time.monotonic() - started, suppressed) + "\n")
+        out.write(report.summary(outcomes, len(jobs), time.monotonic() - started, suppressed,
+                                 recorded=bool(recorded or live)) + "\n")
     if args.report:
         with open(args.report, "w", encoding="utf-8") as handle:
             json.dump(report.to_json(outcomes), handle, indent=2)
     return 1 if failing and not args.exit_zero else 0
 
 
-def _record(command: List[str], directory: str, quiet: bool) -> None:
+def _record(command: List[str], directory: str, quiet: bool, paths: Sequence[str]) -> None:
     """Run `command` with every Python it starts recording custom derivative arguments into
-    `directory` (vjplint.record), replacing earlier recordings. Its output goes to stderr: stdout
-    is the report's."""
+    `directory` (vjplint.record), replacing earlier recordings; each process checks the derivatives
+    defined under `paths` that it called, at exit. Its output goes to stderr: stdout is the
+    report's. A run that fails before calling any custom derivative is an error."""
     import os
     import shutil
     import subprocess
@@ -178,16 +185,29 @@ def _record(command: List[str], directory: str, quiet: bool) -> None:
         env["PYTHONPATH"] = os.pathsep.join([record.sitecustomize_dir(hook)] + (
             [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env[record.ENV] = directory
+        env[record.PATHS_ENV] = os.pathsep.join(os.path.realpath(p) for p in paths)
+        # A pytest (and each xdist worker, which ends without running exit handlers) checks at its end.
+        env["PYTEST_PLUGINS"] = ",".join([record.LOADED_AS] + [p for p in env.get("PYTEST_PLUGINS", "").split(",")
+                                                                 if p.strip()])
         try:
             code = subprocess.run(command, env=env, stdout=sys.stderr.fileno()).returncode
         except OSError as exc:
             raise UsageError(f"--record: cannot run {command[0]!r}: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(hook, ignore_errors=True)
-    found = record.read(directory)
+    found, live = record.read(directory), record.read_live(directory)[0]
+    called = len(set(found) | {v["key"] or v["qualname"] for vs in live.values() for v in vs})
+    shown = " ".join(command)
+    if not called:
+        what = (f"`{shown}` exited with status {code} before calling any custom_vjp/custom_jvp" if code else
+                f"`{shown}` exited with status 0 and called no custom_vjp/custom_jvp")
+        raise RecordingError(f"--record: nothing was recorded: {what}. Run the command alone and make it pass "
+                             f"(its output is above), point it at the tests that call your custom derivatives, or "
+                             f"drop --record to check with assumed inputs")
     if not quiet:
-        print(f"vjplint: recorded the arguments of {len(found)} custom derivative{'s' if len(found) != 1 else ''} "
-              f"while running `{' '.join(command)}` (exit code {code})", file=sys.stderr)
+        status = f"exit status {code}" + ("; the tests failed, the recording is kept" if code else "")
+        print(f"vjplint: recorded {called} custom derivative{'s' if called != 1 else ''} while running `{shown}` "
+              f"({status})", file=sys.stderr)
 
 
 def _module_name(path) -> str:
@@ -195,13 +215,40 @@ def _module_name(path) -> str:
 
 
 def _progress_bar():
-    width = 30
+    """A progress line on the terminal (stderr) once the checks have taken more than two seconds,
+    refreshed every half second with the modules done and the time so far; cleared at the end."""
+    import threading
+
+    width, started = 30, time.monotonic()
+    state = {"done": 0, "total": 0, "shown": False}
+    finished = threading.Event()
+    lock = threading.Lock()
+
+    def draw() -> None:
+        with lock:
+            if finished.is_set():
+                return
+            done, total = state["done"], state["total"]
+            filled = width * done // max(total, 1)
+            sys.stderr.write(f"\r\033[Kcheck-grads [{'#' * filled}{'.' * (width - filled)}] {done}/{total} modules, "
+                             f"{time.monotonic() - started:.0f} s")
+            sys.stderr.flush()
+            state["shown"] = True
+
+    def tick() -> None:
+        while not finished.wait(0.5):
+            if time.monotonic() - started >= 2.0:
+                draw()
+
+    threading.Thread(target=tick, daemon=True).start()
 
     def show(done: int, total: int) -> None:
-        filled = width * done // max(total, 1)
-        sys.stderr.write(f"\r\033[Kcheck-grads [{'#' * filled}{'.' * (width - filled)}] {done}/{total} modules")
+        state.update(done=done, total=total)
         if done >= total:
-            sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
+            with lock:
+                finished.set()
+                if state["shown"]:
+                    sys.stderr.write("\r\033[K")
+                    sys.stderr.flush()
 
     return show

@@ -16,12 +16,13 @@ from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Position
 from vjplint.syntax.notebook import is_notebook
-from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, run_harness, stop_harnesses
+from vjplint.verify.api import (FunctionReport, HarnessOutcome, VerifySettings, _apply_events, run_harness,
+                                stop_harnesses)
 from vjplint.verify.harness import single_process_accelerator
 from vjplint.facts.collect import Recognizer, collect
 from vjplint.syntax.positions import node_range, source_lines
 from vjplint.syntax.source import SourceError, parse
-from vjplint.verify.synth import plan_function
+from vjplint.verify.synth import module_callers, plan_function, text_digest
 
 CHILD = Path(__file__).with_name("child.py")
 # Not copied with a package: version control, caches, environments.
@@ -40,6 +41,8 @@ class Target:
     end_location: Position
     plan: Optional[Dict[str, Any]]  # what the child needs; None when it cannot be checked
     reason: str = ""  # why not, when plan is None
+    live: List[Dict[str, Any]] = field(default_factory=list)  # verdicts of the processes that called it
+    first_lines: Tuple[int, ...] = ()  # where its code starts (a code object's first line: decorator or def)
 
 
 @dataclass
@@ -64,13 +67,46 @@ class Outcome:
 
     @property
     def status(self) -> str:
-        return "passed" if self.report.status == "verified" else self.report.status
+        """"passed" only at inputs the project gave; a pass at assumed inputs only is "assumed"."""
+        if self.report.status == "verified":
+            return "assumed" if self.at == ASSUMED_ONLY else "passed"
+        return self.report.status
+
+    @property
+    def called(self) -> bool:
+        """The project's run called it (a recording or an in-process check)."""
+        return bool(self.target.live) or bool(self.target.plan and self.target.plan.get("recorded"))
+
+    @property
+    def at(self) -> str:
+        """At what it was checked: "at 5 recorded calls", "at given inputs", or ASSUMED_ONLY."""
+        sources = [str(i.get("source", "")) for i in self.report.inputs if i.get("role") == "diff"]
+        if not sources:
+            return ""
+        if all(s.startswith(("assumed", "annotation")) for s in sources):
+            return ASSUMED_ONLY
+        live = [v for v in self.target.live if v.get("result")]
+        if live:
+            n = sum(int(v["result"].get("checked_at") or 0) for v in live)
+            if n:
+                return f"at {n} recorded call{'s' if n != 1 else ''}"
+        if any(s.startswith("recorded") for s in sources):
+            return "at recorded calls"
+        if all(s.startswith(("assumed", "annotation")) for s in sources):
+            return ASSUMED_ONLY
+        return "at given inputs"
+
+
+ASSUMED_ONLY = "at assumed inputs only"
 
 
 # -- planning -------------------------------------------------------------------------------------------
-def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, list]] = None) -> None:
+def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, list]] = None,
+                live: Optional[Dict[Tuple[str, int], list]] = None) -> None:
     """Fill `job.targets` from the source alone (nothing is imported). `recorded`: the arguments
-    the project's own runs passed (vjplint.record.read), by "module.qualname"."""
+    the project's own runs passed (vjplint.record.read), by "module.qualname"; `live`: the
+    verdicts of the processes that called a derivative and checked it there (vjplint.record.read_live),
+    by (real file, first line of the code): those are taken as they are, wherever it is defined."""
     config = job.config
     try:
         module = parse(job.text, job.display)
@@ -89,6 +125,15 @@ def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, l
         start, end = node_range(lines, d.anchor)
         target = Target(qualname, d.kind, start.row, start, end, None)
         job.targets.append(target)
+        if d.primal is not None:
+            target.first_lines = tuple(sorted({d.primal.lineno} | {dec.lineno for dec in getattr(
+                d.primal, "decorator_list", [])}))
+            real = os.path.realpath(job.path)
+            digest = text_digest(job.text) if live else ""
+            target.live = [v for line in target.first_lines for v in (live or {}).get((real, line), [])
+                           if v.get("text") in (None, "", digest)]  # not once the file has changed
+            if target.live:
+                continue  # checked in the process that called it
         if last.get(qualname, i) != i:
             target.reason = f"`{qualname}` is defined again later in the module: only the last one can be reached"
             continue
@@ -107,34 +152,6 @@ def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, l
         if recorded and key in recorded:
             data["recorded"] = recorded_plan(recorded[key])
         target.plan = data
-
-
-def module_callers(text: str, name: str) -> List[str]:
-    """The module-level functions that call `name`, directly or through one another (by name, in
-    the source): what check-grads runs to see the derivative used as its module uses it."""
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    rules = {a.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-             and n.func.attr in ("defvjp", "defjvp", "defjvps") for a in n.args if isinstance(a, ast.Name)}
-    uses = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (node.name in rules or any(
-                isinstance(dec, ast.Attribute) and dec.attr in ("defvjp", "defjvp") for dec in node.decorator_list)):
-            continue
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            uses[node.name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    found: List[str] = []
-    targets = {name}
-    while True:
-        new = [f for f, names in uses.items() if f not in found and f != name and names & targets]
-        if not new:
-            return found
-        found += new
-        targets |= set(new)
 
 
 def recorded_plan(signatures: list) -> Dict[str, Any]:
@@ -222,15 +239,28 @@ def _copy_modules(directory: Path, target: str) -> None:
 
 # -- running --------------------------------------------------------------------------------------------
 def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], python: Optional[str]) -> List[Outcome]:
+    outcomes, pending = prepare_module(job, copies, timeout, python)
+    if pending is not None:
+        request, limit, chosen, cwd, runnable = pending
+        finish_module(run_harness(request, limit, chosen, cwd, script=CHILD), runnable, limit, chosen)
+    return outcomes
+
+
+def prepare_module(job: ModuleJob, copies: Copies, timeout: Optional[float], python: Optional[str]):
+    """(every outcome, and what the child needs: (request, time limit, python, directory, the
+    outcomes it decides) or None when nothing is left to run)."""
     settings = VerifySettings.from_config(job.config)
     limit = float(timeout if timeout is not None else settings.timeout)
     outcomes = []
     for t in job.targets:
         report = FunctionReport(job.display, t.qualname, t.line, "unverified", t.reason)
         outcomes.append(Outcome(job, t, report))
-    runnable = [o for o in outcomes if o.target.plan is not None]
+    for o in outcomes:
+        if o.target.live:
+            _take_live(o)
+    runnable = [o for o in outcomes if o.target.plan is not None and not o.target.live]
     if not runnable:
-        return outcomes
+        return outcomes, None
     try:
         if is_notebook(job.path.name):
             module_name, import_dir, copied = copies.locate_notebook(job.path, job.text)
@@ -239,18 +269,95 @@ def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pytho
     except OSError as exc:
         for o in runnable:
             o.report.reason = f"the module's package cannot be copied to a temporary directory: {exc}"
-        return outcomes
+        return outcomes, None
     root = Path(job.config.root).resolve() if job.config.root else None
     extra = [str(p) for p in (root, root / "src" if root else None) if p is not None and p.is_dir()]
     request = {"path": str(copied), "module_name": module_name,
                "sys_path": [import_dir] + [p for p in extra if p != str(job.path.resolve().parent)],
                "functions": [o.target.plan for o in runnable]}
-    outcome = run_harness(request, limit, python or settings.python, import_dir, script=CHILD)
+    return outcomes, (request, limit, python or settings.python, import_dir, runnable)
+
+
+def finish_module(outcome: HarnessOutcome, runnable: List[Outcome], limit: float, python: Optional[str]) -> None:
     _apply_events(outcome, [o.report for o in runnable], limit)
     for o in runnable:
         if o.report.status in ("failed", "warned") and not any(c.get("code") for c in o.report.checks):
             o.report.status = "unverified"  # a failure without a finding is the harness's, not the rule's
+    _import_failures(runnable, python)
+
+
+def check_together(jobs: Sequence[ModuleJob], copies: Copies, timeout: Optional[float], python: Optional[str],
+                   progress: Optional[Callable[[int, int], None]] = None) -> List[Outcome]:
+    """Every module in one child process, one after another: on a device that one process at a
+    time may hold (a TPU), the device is opened once per run, not once per module. The time
+    limit is the sum of the modules'; the events are split by module ("module" events)."""
+    outcomes: List[Outcome] = []
+    pending = []
+    for job in jobs:
+        made, one = prepare_module(job, copies, timeout, python)
+        outcomes += made
+        if one is not None:
+            pending.append(one)
+    if pending:
+        request = {"modules": [p[0] for p in pending]}
+        limit = sum(p[1] for p in pending)
+        result = run_harness(request, limit, pending[0][2], pending[0][3], script=CHILD)
+        groups: List[List[Dict[str, Any]]] = [[] for _ in pending]
+        head = [e for e in result.events if e.get("event") in ("start", "no-jax")]
+        index = None
+        for event in result.events:
+            if event.get("event") == "module":
+                index = event.get("index")
+            elif index is not None and event.get("event") not in ("start", "no-jax"):
+                groups[index].append(event)
+        for i, (_request, one_limit, chosen, _cwd, runnable) in enumerate(pending):
+            finished = bool(groups[i]) and groups[i][-1].get("event") == "done"
+            piece = HarnessOutcome(head + groups[i], result.returncode if finished or not groups[i] else None,
+                                   result.timed_out and not finished, result.stderr_tail, result.start_error)
+            finish_module(piece, runnable, one_limit, chosen)
+        if progress is not None:
+            progress(len(jobs), len(jobs))
     return outcomes
+
+
+def _import_failures(outcomes: List[Outcome], python: Optional[str]) -> None:
+    """A module that cannot be imported: the reason once (on its first derivative; the others
+    point there), with what to do when the package's metadata is missing (a package that reads
+    its own installed version, `importlib.metadata.version(...)`, and is not installed in the
+    interpreter that runs the checks)."""
+    failed = [o for o in outcomes if o.report.status == "unverified" and
+              o.report.reason.startswith("the module cannot be imported")]
+    if not failed:
+        return
+    first = failed[0]
+    if "PackageNotFoundError" in first.report.reason:
+        which = f"`{python}`" if python else "the Python running vjplint"
+        first.report.reason += (f"; the package is not installed in {which}, and it reads its own installed "
+                                f"metadata: install it there (`pip install -e .` in the project) or name the "
+                                f"interpreter where it is installed with `--python` (or [tool.vjplint.verify] python)")
+    for o in failed[1:]:
+        if o.report.reason == failed[0].report.reason or o.report.reason.startswith(
+                "the module cannot be imported") and "PackageNotFoundError" in first.report.reason:
+            o.report.reason = (f"the module cannot be imported (the reason is given for `{first.target.qualname}`, "
+                               f"line {first.target.line})")
+
+
+def _take_live(o: Outcome) -> None:
+    """The verdict of the processes that called the derivative (xdist workers, a factory's objects)."""
+    verdicts = [v for v in o.target.live if v.get("result")]
+    # A failure anywhere (another xdist worker's values, a factory's other object) decides; then a
+    # check that decided; a process whose values decided nothing only when none did.
+    rank = {"failed": 0, "warned": 1, "verified": 2, "transform": 3}
+    chosen = min(verdicts, key=lambda v: rank.get(v["result"].get("status"), 4), default=None)
+    if chosen is None:
+        return
+    result, r = chosen["result"], o.report
+    r.status, r.reason = result.get("status", "unverified"), result.get("reason", "")
+    r.checks, r.inputs = result.get("checks", []), result.get("inputs", [])
+    r.device, r.device_kind, r.jax_version = (chosen.get("device", ""), chosen.get("device_kind", ""),
+                                              chosen.get("jax_version", ""))
+    if r.status in ("failed", "warned") and not any(c.get("code") for c in r.checks):
+        r.status = "unverified"
 
 
 def check_jobs(jobs: Sequence[ModuleJob], timeout: Optional[float] = None, workers: Optional[int] = None,
@@ -259,10 +366,16 @@ def check_jobs(jobs: Sequence[ModuleJob], timeout: Optional[float] = None, worke
     copies = Copies()
     results: Dict[int, List[Outcome]] = {}
     try:
-        # A TPU serves one process at a time: the children would only queue on its lock.
-        count = 1 if single_process_accelerator() else max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
         if progress is not None:
             progress(0, len(jobs))
+        if single_process_accelerator() and len(jobs) > 1:
+            # A TPU serves one process at a time, and opening it takes seconds: one child for all modules.
+            try:
+                return check_together(jobs, copies, timeout, python, progress)
+            except BaseException:
+                stop_harnesses()
+                raise
+        count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
         with ThreadPoolExecutor(max_workers=count) as pool:
             futures = {pool.submit(check_module, job, copies, timeout, python): i for i, job in enumerate(jobs)}
             try:

@@ -51,6 +51,15 @@ class Retry(Exception):
     """The float64 run cannot start (the function rejects float64 inputs): run at the inputs' dtype."""
 
 
+class GuessedShapes(Exception):
+    """A rule raised at probed shapes: the guess may be the cause. Tried again at another probed
+    rank; a failure only when it raises at every rank tried (at least two)."""
+
+    def __init__(self, name, code, detail):
+        super().__init__(detail)
+        self.name, self.code, self.detail = name, code, detail
+
+
 class OtherInputs(Exception):
     """These synthesised inputs cannot decide (the primal is NaN or inf there, or finite
     differences and the primal's own autodiff disagree with each other): try the next domain."""
@@ -72,7 +81,7 @@ HOW_TO_GIVE = ("give real inputs: `vjplint check-grads --record -- pytest ...`, 
 
 
 class GradChecker(H.Verifier):
-    def __init__(self, jax, np, module, plan, x64):
+    def __init__(self, jax, np, module, plan, x64, live=None):
         self.jax, self.np = jax, np
         self.jnp = importlib.import_module("jax.numpy")
         self.original_module = module
@@ -85,10 +94,14 @@ class GradChecker(H.Verifier):
                              str(p.get("source", "")).startswith(("assumed", "annotation"))}
         if plan.get("unverifiable"):
             raise Unverifiable(plan["unverifiable"])
-        try:
-            self.fo = resolve(module, plan["qualname"])
-        except AttributeError:
-            raise Unverifiable("`{}` is not an attribute of the imported module".format(plan["qualname"])) from None
+        if live is not None:  # checked in the process that called it (vjplint.record): the live object
+            self.fo = live
+        else:
+            try:
+                self.fo = resolve(module, plan["qualname"])
+            except AttributeError:
+                raise Unverifiable("`{}` is not an attribute of the imported module".format(
+                    plan["qualname"])) from None
         self.fr = self.fo
         self.plain = getattr(self.fo, "fun", None)  # the primal without its rule: the control
         self.rng = np.random.default_rng(11)
@@ -107,7 +120,15 @@ class GradChecker(H.Verifier):
                 self.choices = super().probe()
         return self.choices
 
+    def probed_ranks(self, args):
+        """The ranks of the array arguments whose shapes were probed (empty when none was)."""
+        return tuple(self.np.ndim(args[i]) for i, p in enumerate(self.params)
+                     if i < len(args) and p.get("kind") == "array" and p.get("shape") is None and
+                     str(p.get("source", "")).startswith("assumed") and hasattr(args[i], "shape"))
+
     def trace_original(self, args):
+        if self.probed_ranks(args) in getattr(self, "ranks_tried", ()):
+            raise ValueError("these ranks were tried")
         if not getattr(self, "value_only", True):
             return super().trace_original(args)
         diff = [i for i, p in enumerate(self.params)
@@ -176,8 +197,8 @@ class GradChecker(H.Verifier):
             self.signature = None
         self.recorded_error = ""
         for group in recorded["signatures"]:
-            try:
-                calls = [pickle.loads(base64.b64decode(c)) for c in group["calls"]]
+            try:  # live values (checked in the recording process) or pickled calls
+                calls = group.get("values") or [pickle.loads(base64.b64decode(c)) for c in group["calls"]]
             except Exception as exc:
                 self.recorded_error = describe_exc(exc)
                 continue
@@ -234,6 +255,34 @@ class GradChecker(H.Verifier):
 
     # -- set-up ---------------------------------------------------------------------------------
     def run(self):
+        """The checks; a rule that raises at probed shapes is tried again at another probed rank
+        (GuessedShapes): a failure only when it raises at every rank tried, at least two; else, with
+        no rank deciding, "not checked at guessed shapes" with JAX's error."""
+        self.ranks_tried, raised = set(), []
+        while True:
+            try:
+                return self.run_once()
+            except GuessedShapes as exc:
+                raised.append((exc, self.probed_ranks(self.samples[0])))
+                self.ranks_tried.add(raised[-1][1])
+                self.choices = None
+                if len(raised) >= 3:
+                    break
+            except Unverifiable as exc:
+                if not raised:
+                    raise
+                if len(raised) < 2 or not str(exc).startswith("no probed shape"):
+                    first, ranks = raised[0]
+                    raise Unverifiable("not checked at guessed shapes: {} raises at the probed shapes (rank {}): {}; "
+                                       "{}".format(first.name, ", ".join(map(str, ranks)) or "0", first.detail,
+                                                   HOW_TO_GIVE)) from None
+                break
+        first, _ = raised[0]  # the last rank's other checks stay (run before the raise)
+        self.record(first.name, "failed", "{} (at every probed rank: {})".format(
+            first.detail, "; ".join(", ".join(map(str, r)) or "0" for _, r in raised)), first.code)
+        return {"status": "failed", "reason": first.detail, "checks": self.checks, "inputs": self.inputs}
+
+    def run_once(self):
         try:
             samples = self.make_samples()
         except Unverifiable as exc:
@@ -314,6 +363,13 @@ class GradChecker(H.Verifier):
         except Exception as exc:
             if wide:
                 raise Retry() from None
+            if not self.synthetic and self.plain_F is not None and self.runs(self.plain_F, self.vals_s[0]):
+                # At inputs the project gave, the primal without its rule runs: the custom derivative
+                # itself (its registration, its nondiff arguments) is what raises.
+                detail = ("every call raises {} at {}, where the primal without its rule runs (inputs the project "
+                          "gave)".format(describe_exc(exc), self.at))
+                self.record("call", "failed", detail, "VJP501" if self.kind == "vjp" else "VJP502")
+                return {"status": "failed", "reason": detail, "checks": self.checks, "inputs": self.inputs}
             raise Unverifiable("the function raises with the synthesised inputs ({}): {}".format(
                 self.at, describe_exc(exc))) from None
         self.out = self.out_s[0]
@@ -368,6 +424,13 @@ class GradChecker(H.Verifier):
         reason = (errors or failed or unsure or noted or [{"detail": ""}])[0]["detail"]
         return {"status": status, "reason": reason, "checks": self.checks, "inputs": self.inputs,
                 "precision": self.prec}
+
+    def runs(self, f, vals):
+        try:
+            self.jax.block_until_ready(f(*vals))
+            return True
+        except Exception:
+            return False
 
     def through_normalisation(self, f, unit):
         jnp = self.jnp
@@ -479,6 +542,9 @@ class GradChecker(H.Verifier):
         if any(i.get("source", "").startswith("assumed: a nondiff argument") for i in self.inputs):
             control = False  # a guessed value in a nondiff slot may be what the rule cannot take
         if raised and assumed:
+            if control and getattr(self, "samples", None) and self.probed_ranks(self.samples[0]) and \
+                    not any(c.get("status") == "failed" for c in self.checks):
+                raise GuessedShapes(name, code, detail)  # the guessed shapes may be the cause: another rank
             if control:
                 detail += " (the primal and its own autodiff run at these assumed inputs: the rule is at fault)"
             else:
@@ -1293,6 +1359,63 @@ def check_constant_arguments(checker, module, result, callers):
                 inputs=getattr(checker, "inputs", []))
 
 
+def check_one(jax, numpy, module, plan, x64, live=None):
+    """One derivative's verdict: {"status", "reason", "checks", "inputs"}."""
+    checker = None
+    try:
+        checker = GradChecker(jax, numpy, module, plan, x64, live)
+        return check_callers(checker, module, checker.run(), plan.get("callers", []))
+    except Unverifiable as exc:
+        result = {"status": "unverified", "reason": str(exc), "checks": [], "inputs": []}
+        try:
+            if checker is not None:
+                result = check_constant_arguments(checker, module, result, plan.get("callers", []))
+        except Exception:
+            pass
+        return result
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return {"status": "unverified", "reason": "the checker failed: " + describe_exc(exc),
+                "checks": [], "inputs": [], "traceback": traceback.format_exc(limit=6)}
+
+
+def check_live(jax, numpy, obj, plan, calls, count, x64, module=None):
+    """Check a live custom derivative (the object the project's run called, wherever it was made)
+    at each of its recorded concrete calls (`calls`: argument lists, spread over the values seen),
+    each in turn first. The first call at which it fails (or may be wrong) gives the verdict; a
+    call where nothing decides (the primal not smooth there, its autodiff NaN) is passed over;
+    a pass says at how many recorded calls it passed ("checked_at")."""
+    seen = "{} call{} seen in the project's runs".format(count, "s" if count != 1 else "")
+    passed, undecided = [], None
+    for k in range(len(calls)):
+        rotated = [list(c) for c in calls[k:] + calls[:k]]
+        one = dict(plan, recorded={"signatures": [{"signature": "", "count": count, "abstract": False,
+                                                   "values": rotated}]})
+        result = check_one(jax, numpy, module, one, x64, live=obj)
+        status = result.get("status")
+        if status in ("verified", "transform"):
+            passed.append(result)
+            continue
+        if status == "unverified":
+            undecided = undecided or result
+            continue
+        if k:
+            result["reason"] = (result.get("reason") or "") + " (at recorded call {} of {})".format(k + 1, len(calls))
+        result["checked_at"], result["seen"] = k + 1, seen
+        return result
+    if not passed:
+        result = undecided or {"status": "unverified", "reason": "no concrete call was recorded", "checks": [],
+                               "inputs": []}
+        if undecided is not None and len(calls) > 1:
+            result["reason"] = (result.get("reason") or "") + " (and at every other recorded call: {} in all)".format(
+                len(calls))
+        return result
+    result = passed[0]
+    result["checked_at"], result["seen"] = len(passed), seen
+    return result
+
+
 def main(argv):
     request_path, result_path = argv[1], argv[2]
     H.exit_with_parent()
@@ -1300,7 +1423,9 @@ def main(argv):
     with open(request_path, encoding="utf-8") as handle:
         request = json.load(handle)
     sys.stdout = sys.stderr  # the user's prints must not mix with anything we parse
-    sys.path[:0] = request["sys_path"] + [p for p in request.get("python_path", []) if p not in request["sys_path"]]
+    modules = request.get("modules") or [request]  # several: one process opens the device once
+    sys.path[:0] = modules[0]["sys_path"] + [p for p in request.get("python_path", [])
+                                             if p not in modules[0]["sys_path"]]
     try:
         import jax
         import numpy
@@ -1317,32 +1442,27 @@ def main(argv):
     label = "cpu" if device.platform == "cpu" else str(device)
     emit(event="start", device=label, device_kind=getattr(device, "device_kind", ""), jax_version=jax.__version__,
          python=sys.version.split()[0])
+    for index, one in enumerate(modules):
+        if "modules" in request:
+            emit(event="module", index=index)
+            sys.path[:0] = [p for p in one["sys_path"] if p not in sys.path]
+        check_module(emit, jax, numpy, one, x64)
+    return 0
+
+
+def check_module(emit, jax, numpy, request, x64):
     try:
         module = importlib.import_module(request["module_name"])
     except BaseException as exc:  # SystemExit and KeyboardInterrupt from user code included
         emit(event="import-error", which="original", detail=describe_exc(exc),
              where=H._user_frame(exc, request["path"]))
-        return 0
+        emit(event="done")
+        return
     emit(event="imported")
     for plan in request["functions"]:
         emit(event="begin", name=plan["qualname"])
-        checker = None
-        try:
-            checker = GradChecker(jax, numpy, module, plan, x64)
-            result = check_callers(checker, module, checker.run(), plan.get("callers", []))
-        except Unverifiable as exc:
-            result = {"status": "unverified", "reason": str(exc), "checks": [], "inputs": []}
-            try:
-                if checker is not None:
-                    result = check_constant_arguments(checker, module, result, plan.get("callers", []))
-            except Exception:
-                pass
-        except BaseException as exc:
-            result = {"status": "unverified", "reason": "the checker failed: " + describe_exc(exc),
-                      "checks": [], "inputs": [], "traceback": traceback.format_exc(limit=6)}
-        emit(event="function", name=plan["qualname"], **result)
+        emit(event="function", name=plan["qualname"], **check_one(jax, numpy, module, plan, x64))
     emit(event="done")
-    return 0
 
 
 if __name__ == "__main__":

@@ -71,11 +71,14 @@ def filtered(diagnostics: List[Diagnostic], lines: List[str], enabled: FrozenSet
     return _apply_noqa(kept, lines, set(enabled), kept[0].filename)  # VJP901 is not enabled: no noqa warnings
 
 
-def summary(outcomes: Sequence[Outcome], modules: int, seconds: float, suppressed: int = 0) -> str:
-    """The closing line; `suppressed` failed derivatives whose every finding a `# noqa`, an ignore
+def summary(outcomes: Sequence[Outcome], modules: int, seconds: float, suppressed: int = 0,
+            recorded: bool = False) -> str:
+    """The closing lines; `suppressed` failed derivatives whose every finding a `# noqa`, an ignore
     or per-file-ignores hides (like ruff's "N hidden"), so the count never hides them silently.
-    Derivatives that may be wrong (a warning) and gradient transforms are counted when present."""
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("passed", "failed", "warned", "transform",
+    Derivatives that may be wrong (a warning) and gradient transforms are counted when present; a
+    pass at assumed inputs only is not counted as a pass. Then the coverage: what the run called,
+    what was checked, and (with a recording) what it never called, with where it is defined."""
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("passed", "assumed", "failed", "warned", "transform",
                                                                  "unverified")}
     device = next((f" on {_device(o)}, JAX {o.report.jax_version}" for o in outcomes if o.report.device), "")
     noun = "derivative" if len(outcomes) == 1 else "derivatives"
@@ -83,10 +86,27 @@ def summary(outcomes: Sequence[Outcome], modules: int, seconds: float, suppresse
     files = "module" if modules == 1 else "modules"
     extra = (f", {counts['warned']} may be wrong" if counts["warned"] else "") + \
         (f", {counts['transform']} gradient transform{'s' if counts['transform'] != 1 else ''} (not compared)"
-         if counts["transform"] else "")
-    return (f"check-grads: {len(outcomes)} custom {noun} in {modules} {files}{device}, {seconds:.1f} s: "
+         if counts["transform"] else "") + \
+        (f", {counts['assumed']} at assumed inputs only (not counted as passed)" if counts["assumed"] else "")
+    line = (f"check-grads: {len(outcomes)} custom {noun} in {modules} {files}{device}, {seconds:.1f} s: "
             f"{counts['passed']} passed, {counts['failed']} failed{hidden}{extra}, {counts['unverified']} not "
             f"checked.")
+    if not recorded:
+        return line
+    called = [o for o in outcomes if o.called]
+    checked = [o for o in outcomes if o.status != "unverified"]
+    never = [o for o in outcomes if not o.called]
+    at = [o.at for o in outcomes if o.status == "passed" and o.at.startswith("at ") and o.at[3:4].isdigit()]
+    calls = sum(int(a.split()[1]) for a in at)
+    passed_at = f" ({calls} recorded call{'s' if calls != 1 else ''} checked)" if calls else ""
+    line += (f"\ncoverage: {len(outcomes)} under the paths, {len(called)} called by the run, {len(checked)} checked, "
+             f"{counts['passed']} passed{passed_at}, {counts['failed']} failed, {counts['unverified']} not checked, "
+             f"{len(never)} never called")
+    if never:
+        shown = [f"{o.report.filename}:{o.target.line} `{o.target.qualname}`" for o in never[:20]]
+        more = f" and {len(never) - 20} more" if len(never) > 20 else ""
+        line += "\nnever called by the run: " + ", ".join(shown) + more
+    return line
 
 
 def _device(o: Outcome) -> str:
@@ -99,7 +119,10 @@ def details(outcomes: Sequence[Outcome]) -> str:
     lines = []
     for o in outcomes:
         r = o.report
-        shown = {"warned": "may be wrong", "transform": "gradient transform (not compared)"}.get(o.status, o.status)
+        shown = {"warned": "may be wrong", "transform": "gradient transform (not compared)",
+                 "assumed": "passed " + o.at}.get(o.status, o.status)
+        if o.status == "passed" and o.at:
+            shown += " " + o.at
         head = f"{r.filename}:{o.target.line}: {o.target.qualname} (custom_{o.target.kind}): {shown}"
         if o.status == "unverified":
             head += f": {r.reason}"
@@ -126,6 +149,7 @@ def _check(c: dict) -> str:
 
 def to_json(outcomes: Sequence[Outcome]) -> List[dict]:
     return [{"filename": o.report.filename, "function": o.target.qualname, "kind": o.target.kind,
-             "line": o.target.line, "status": o.status, "reason": o.report.reason if o.status != "passed" else "",
+             "line": o.target.line, "status": o.status, "at": o.at, "called": o.called,
+             "reason": o.report.reason if o.status not in ("passed", "assumed") else "",
              "checks": o.report.checks, "inputs": o.report.inputs, "device": o.report.device,
              "jax_version": o.report.jax_version} for o in outcomes]

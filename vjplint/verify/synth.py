@@ -62,10 +62,24 @@ class FunctionPlan:
                 "driver": self.driver}
 
 
+def derivative_at(model: FileModel, line: int) -> Optional[CustomDerivative]:
+    """The derivative whose primal's code starts at `line` (a code object's first line: its
+    first decorator, else its `def`); a lambda's by its own line."""
+    for d in model.derivatives:
+        primal = d.primal
+        if primal is None:
+            continue
+        first = min([primal.lineno] + [dec.lineno for dec in getattr(primal, "decorator_list", [])])
+        if line in (first, primal.lineno):
+            return d
+    return None
+
+
 def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
-                  example: Optional[str] = None, from_callers: bool = False) -> FunctionPlan:
+                  example: Optional[str] = None, from_callers: bool = False, live: bool = False) -> FunctionPlan:
     """`from_callers` (check-grads): also guess an array for a nondiff parameter used as one, and
-    take the domain of an argument every caller normalises."""
+    take the domain of an argument every caller normalises. `live`: for the object a run called
+    (vjplint.record), where it was defined does not matter (no driver, nothing to reach by name)."""
     qualname = f"{d.class_node.name}.{d.name}" if d.class_node is not None else d.name
     instance = _through_module_instance(model, d)  # `self.quantize = jax.custom_vjp(...)` in `__init__`
     instance = instance or _factory_result(model, d)  # `_solve = make_solver(60)`, which returns it
@@ -73,11 +87,11 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
                         example=example)
     sig = d.signature
     driver = None
-    if d.enclosing is not None and instance is None and d.primal is not None and sig is not None:
+    if d.enclosing is not None and instance is None and d.primal is not None and sig is not None and not live:
         driver = _driver(model, d)
     if d.primal is None or sig is None:
         plan.unverifiable = "the primal function is not defined in this file"
-    elif d.enclosing is not None and instance is None and driver is None:
+    elif d.enclosing is not None and instance is None and driver is None and not live:
         plan.unverifiable = (f"`{d.name}` is defined inside `{getattr(d.enclosing, 'name', '<lambda>')}`, which "
                              f"neither calls it nor is a factory whose result the module binds: the harness can "
                              f"only reach module-level functions and class attributes")
@@ -105,6 +119,10 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
             if use is not None:
                 spec = {"kind": "array", "dtype": "float32", "shape": None,
                         "source": f"assumed: a nondiff argument used as an array (`{use}`)"}
+        if spec["kind"] == "unknown" and role == "static":  # verify and check-grads alike
+            number = _number_use(bodies + rules, name)
+            if number is not None:
+                spec = {"kind": "float", "source": f"assumed: a nondiff argument used as a number (`{number}`)"}
         if from_callers and spec["kind"] == "array" and str(spec.get("source", "")).startswith("assumed") and \
                 position in normalised:
             spec["domain"] = "unit"
@@ -212,6 +230,34 @@ def _array_use(bodies: List[Any], name: str) -> Optional[str]:
                     (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in ARRAY_LIKE_CALLS:
                 return ast.unparse(node)
     return None
+
+
+SHAPE_CALLS = {"zeros", "ones", "full", "empty", "arange", "range", "reshape", "broadcast_to", "eye", "tile",
+               "repeat", "split", "take", "linspace", "shape"}
+
+
+def _number_use(bodies: List[Any], name: str) -> Optional[str]:
+    """`g * scale` for a nondiff parameter with no other description: arithmetic with it, and no use
+    as a size, an index or a function (`jnp.zeros(n)`, `x[n]`, `scale(x)`): a Python float is
+    synthesised for it (a hyperparameter). None otherwise."""
+    found = None
+    for body in bodies:
+        for node in ast.walk(body):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.Add, ast.Sub, ast.Pow)) \
+                    and any(isinstance(side, ast.Name) and side.id == name for side in (node.left, node.right)):
+                found = found or ast.unparse(node)
+            elif isinstance(node, ast.Call):
+                callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if isinstance(node.func, ast.Name) and node.func.id == name:
+                    return None
+                direct = [a for arg in list(node.args) + [k.value for k in node.keywords]
+                          for a in ([arg] + (list(arg.elts) if isinstance(arg, (ast.Tuple, ast.List)) else []))]
+                if callee in SHAPE_CALLS and any(isinstance(a, ast.Name) and a.id == name for a in direct):
+                    return None
+            elif isinstance(node, ast.Subscript) and any(isinstance(a, ast.Name) and a.id == name
+                                                         for a in ast.walk(node.slice)):
+                return None
+    return found[:60] if found else None
 
 
 def _rule_node(d: CustomDerivative, role: str) -> Any:
@@ -553,3 +599,37 @@ def plan_plain(model: FileModel, fn: Any, qualname: str, example: Optional[str] 
         spec.update(name=name, position=position, role="diff")
         plan.params.append(spec)
     return plan
+
+
+def module_callers(text: str, name: str) -> List[str]:
+    """The module-level functions that call `name`, directly or through one another (by name, in
+    the source): what check-grads runs to see the derivative used as its module uses it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    rules = {a.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in ("defvjp", "defjvp", "defjvps") for a in n.args if isinstance(a, ast.Name)}
+    uses = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (node.name in rules or any(
+                isinstance(dec, ast.Attribute) and dec.attr in ("defvjp", "defjvp") for dec in node.decorator_list)):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            uses[node.name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    found: List[str] = []
+    targets = {name}
+    while True:
+        new = [f for f, names in uses.items() if f not in found and f != name and names & targets]
+        if not new:
+            return found
+        found += new
+        targets |= set(new)
+
+
+def text_digest(text: str) -> str:
+    """What an in-process verdict (vjplint.record) was made on: check-grads ignores it once the
+    file has changed."""
+    import hashlib
+
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest() if text else ""
