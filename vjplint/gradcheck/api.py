@@ -16,7 +16,7 @@ from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Position
 from vjplint.syntax.notebook import is_notebook
-from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, run_harness, stop_harnesses
+from vjplint.verify.api import FunctionReport, VerifySettings, _apply_events, _import_hint, run_harness, stop_harnesses
 from vjplint.verify.harness import single_process_accelerator
 from vjplint.facts.collect import Recognizer, collect
 from vjplint.syntax.positions import node_range, source_lines
@@ -248,6 +248,7 @@ def check_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pytho
     outcome = run_harness(request, limit, python or settings.python, import_dir, script=CHILD)
     _apply_events(outcome, [o.report for o in runnable], limit)
     for o in runnable:
+        o.report.reason += _import_hint(o.report.reason)
         if o.report.status in ("failed", "warned") and not any(c.get("code") for c in o.report.checks):
             o.report.status = "unverified"  # a failure without a finding is the harness's, not the rule's
     return outcomes
