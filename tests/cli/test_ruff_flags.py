@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
+
 from tests.conftest import run_cli
 
 SAFE = textwrap.dedent('''\
@@ -234,6 +236,38 @@ def test_rule_help_describes_output_format():
     proc = run_cli("rule", "--help")
     text = " ".join(proc.stdout.split())
     assert "--output-format {text,json} text: the rule's page as Markdown (default); json:" in text
+
+
+def _undescribed(help_text: str) -> list:
+    """The options of an argparse --help with no description (neither beside them nor below)."""
+    lines = help_text.split("\n")
+    start = lines.index("options:") + 1
+    bare = []
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if not line.startswith("  -"):
+            continue
+        if "  " in line.strip():
+            continue  # its description is on the same line
+        below = lines[i + 1] if i + 1 < len(lines) else ""
+        if not below.startswith("    ") or below.lstrip().startswith("-"):
+            bare.append(line.strip())
+    return bare
+
+
+@pytest.mark.parametrize("command", ["check", "rule", "verify", "check-grads", "server"])
+def test_every_option_of_every_command_is_described(command):
+    proc = run_cli(command, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert _undescribed(proc.stdout) == [], proc.stdout
+
+
+def test_check_grads_python_must_name_an_interpreter(tmp_path):
+    """As verify's `--python`: a usage error, not a "not checked" per derivative and exit 0."""
+    proc = run_cli("check-grads", "--python", str(tmp_path / "nope"), "a.py", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (f"vjplint: error: --python {tmp_path / 'nope'}: no such interpreter (give the path of a "
+                           "Python executable, e.g. .venv/bin/python)\n")
 
 
 def test_paths_outside_the_working_directory_print_absolute_in_every_format(tmp_path):
