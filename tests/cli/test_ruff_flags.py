@@ -203,11 +203,15 @@ def test_statistics_as_json_is_ruffs_list(tmp_path):
     assert json.loads(proc.stdout)[0] == {"code": "VJP101", "name": "nondiff-array", "count": 2, "fixable": False,
                                           "fixable_count": 1}, proc.stdout
     proc = run_cli("--no-cache", "--statistics", "a.py", "d.py", cwd=tmp_path)
-    assert proc.stdout.startswith("    2\tVJP101\t[-] nondiff-array\n"), proc.stdout
+    assert proc.stdout.startswith("2\tVJP101\t[-] nondiff-array\n"), proc.stdout
     (tmp_path / "d.py").unlink()
     proc = run_cli("--no-cache", "--statistics", ".", cwd=tmp_path)
-    assert proc.stdout == ("    2\tVJP101\t[*] nondiff-array\n    1\tVJP102\t    nondiff-maybe-array\n"
+    assert proc.stdout == ("2\tVJP101\t[*] nondiff-array\n1\tVJP102\t[ ] nondiff-maybe-array\n"
                            "Found 3 problems (2 fixable with --fix). (1 hidden fix can be enabled with --unsafe-fixes.)\n")
+    for i in range(9):  # ruff's column: the counts right-aligned to the widest
+        (tmp_path / f"copy{i}.py").write_text(SAFE)
+    proc = run_cli("--no-cache", "--statistics", ".", cwd=tmp_path)
+    assert proc.stdout.startswith("11\tVJP101\t[*] nondiff-array\n 1\tVJP102\t[ ] nondiff-maybe-array\n"), proc.stdout
 
 
 def test_statistics_refuses_the_formats_ruff_refuses(tmp_path):
