@@ -105,6 +105,10 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
             if use is not None:
                 spec = {"kind": "array", "dtype": "float32", "shape": None,
                         "source": f"assumed: a nondiff argument used as an array (`{use}`)"}
+            else:
+                use = _number_use(bodies + rules, name)
+                if use is not None:  # a Python float: hashable, never traced, as a static argument is
+                    spec = {"kind": "float", "source": f"assumed: a nondiff argument used as a number (`{use}`)"}
         if from_callers and spec["kind"] == "array" and str(spec.get("source", "")).startswith("assumed") and \
                 position in normalised:
             spec["domain"] = "unit"
@@ -210,6 +214,21 @@ def _array_use(bodies: List[Any], name: str) -> Optional[str]:
             if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and node.args and \
                     isinstance(node.args[0], ast.Name) and node.args[0].id == name and \
                     (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in ARRAY_LIKE_CALLS:
+                return ast.unparse(node)
+    return None
+
+
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+
+
+def _number_use(bodies: List[Any], name: str) -> Optional[str]:
+    """`x * scale` (or +, -, /, **) with a nondiff parameter nothing else describes: the primal and
+    its rules scale by it, which a Python float does as verify's moved array does (check-grads
+    keeps it nondiff, so static: a float, never an array, which would be traced as a hazard)."""
+    for body in bodies:
+        for node in ast.walk(body):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ARITHMETIC) and \
+                    any(isinstance(side, ast.Name) and side.id == name for side in (node.left, node.right)):
                 return ast.unparse(node)
     return None
 
