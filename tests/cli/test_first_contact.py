@@ -88,7 +88,7 @@ def test_unknown_verify_keys_are_refused_by_every_command_alike(tmp_path):
 def test_statistics_prints_the_table_not_every_diagnostic(tmp_path):
     (tmp_path / "m.py").write_text(HAZARD)
     proc = run_cli("--no-cache", "--statistics", "m.py", cwd=tmp_path)
-    assert proc.stdout == "    1\tVJP101\t[*] nondiff-array\nFound 1 problem (1 fixable with --fix).\n"
+    assert proc.stdout == "1\tVJP101\t[*] nondiff-array\nFound 1 problem (1 fixable with --fix).\n"
 
 
 def test_help_lists_the_commands():

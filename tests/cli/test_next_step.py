@@ -82,6 +82,20 @@ def test_verify_on_a_module_whose_package_is_not_installed_says_what_to_do(tmp_p
                          "interpreter that has it (or set `python` in [tool.vjplint.verify])"), head
 
 
+@pytest.mark.jax
+def test_check_grads_on_a_module_whose_package_is_not_installed_says_what_to_do(tmp_path):
+    """The same next step as verify's: check-grads imports the module the same way, with the same `--python`."""
+    (tmp_path / "a.py").write_text('import importlib.metadata\n__version__ = importlib.metadata.version('
+                                   '"vjplint-test-not-installed")\n' + SAFE)
+    proc = run_cli("check-grads", "--output-format", "concise", "a.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr  # VJP509 is information: nothing was found wrong
+    assert proc.stdout.splitlines()[0] == (
+        "a.py:8:2: VJP509 `clip` not checked: the module cannot be imported at line 2: PackageNotFoundError: No "
+        "package metadata was found for vjplint-test-not-installed; install the package into that interpreter "
+        "(`pip install -e .` in its project), or run with `--python PATH` naming an interpreter that has it (or "
+        "set `python` in [tool.vjplint.verify])"), proc.stdout
+
+
 def test_unfixable_holds_for_rewrites_across_modules_too(tmp_path):
     shutil.copytree(FIXTURES / "fix_cross" / "input" / "clipops", tmp_path / "clipops")
     before = {p.name: p.read_text() for p in (tmp_path / "clipops").glob("*.py")}

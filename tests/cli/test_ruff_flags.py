@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
+
 from tests.conftest import run_cli
 
 SAFE = textwrap.dedent('''\
@@ -201,11 +203,15 @@ def test_statistics_as_json_is_ruffs_list(tmp_path):
     assert json.loads(proc.stdout)[0] == {"code": "VJP101", "name": "nondiff-array", "count": 2, "fixable": False,
                                           "fixable_count": 1}, proc.stdout
     proc = run_cli("--no-cache", "--statistics", "a.py", "d.py", cwd=tmp_path)
-    assert proc.stdout.startswith("    2\tVJP101\t[-] nondiff-array\n"), proc.stdout
+    assert proc.stdout.startswith("2\tVJP101\t[-] nondiff-array\n"), proc.stdout
     (tmp_path / "d.py").unlink()
     proc = run_cli("--no-cache", "--statistics", ".", cwd=tmp_path)
-    assert proc.stdout == ("    2\tVJP101\t[*] nondiff-array\n    1\tVJP102\t    nondiff-maybe-array\n"
+    assert proc.stdout == ("2\tVJP101\t[*] nondiff-array\n1\tVJP102\t[ ] nondiff-maybe-array\n"
                            "Found 3 problems (2 fixable with --fix). (1 hidden fix can be enabled with --unsafe-fixes.)\n")
+    for i in range(9):  # ruff's column: the counts right-aligned to the widest
+        (tmp_path / f"copy{i}.py").write_text(SAFE)
+    proc = run_cli("--no-cache", "--statistics", ".", cwd=tmp_path)
+    assert proc.stdout.startswith("11\tVJP101\t[*] nondiff-array\n 1\tVJP102\t[ ] nondiff-maybe-array\n"), proc.stdout
 
 
 def test_statistics_refuses_the_formats_ruff_refuses(tmp_path):
@@ -234,6 +240,38 @@ def test_rule_help_describes_output_format():
     proc = run_cli("rule", "--help")
     text = " ".join(proc.stdout.split())
     assert "--output-format {text,json} text: the rule's page as Markdown (default); json:" in text
+
+
+def _undescribed(help_text: str) -> list:
+    """The options of an argparse --help with no description (neither beside them nor below)."""
+    lines = help_text.split("\n")
+    start = lines.index("options:") + 1
+    bare = []
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if not line.startswith("  -"):
+            continue
+        if "  " in line.strip():
+            continue  # its description is on the same line
+        below = lines[i + 1] if i + 1 < len(lines) else ""
+        if not below.startswith("    ") or below.lstrip().startswith("-"):
+            bare.append(line.strip())
+    return bare
+
+
+@pytest.mark.parametrize("command", ["check", "rule", "verify", "check-grads", "server"])
+def test_every_option_of_every_command_is_described(command):
+    proc = run_cli(command, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert _undescribed(proc.stdout) == [], proc.stdout
+
+
+def test_check_grads_python_must_name_an_interpreter(tmp_path):
+    """As verify's `--python`: a usage error, not a "not checked" per derivative and exit 0."""
+    proc = run_cli("check-grads", "--python", str(tmp_path / "nope"), "a.py", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (f"vjplint: error: --python {tmp_path / 'nope'}: no such interpreter (give the path of a "
+                           "Python executable, e.g. .venv/bin/python)\n")
 
 
 def test_paths_outside_the_working_directory_print_absolute_in_every_format(tmp_path):

@@ -25,7 +25,8 @@ _PROGRESS_NOW = ("import sys, vjplint.cli.check as check; check.PROGRESS_DELAY_S
 
 
 def _env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "VJPLINT_OUTPUT_FORMAT")}
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE",
+                                                       "VJPLINT_OUTPUT_FORMAT")}
     return {**env, "PYTHONPATH": pythonpath(ROOT), "TERM": "xterm", **(extra or {})}
 
 
@@ -81,17 +82,22 @@ def test_colour_on_a_terminal_and_never_in_a_pipe(tmp_path):
 def test_no_color_and_color_never_turn_it_off_on_a_terminal(tmp_path):
     (tmp_path / "a.py").write_text(SAFE)
     for args, env in ((["--color", "never"], {}), ([], {"NO_COLOR": "1"}), ([], {"TERM": "dumb"}),
-                      (["--color", "never"], {"FORCE_COLOR": "1"}), ([], {"NO_COLOR": "1", "FORCE_COLOR": "1"})):
+                      (["--color", "never"], {"FORCE_COLOR": "1"}), ([], {"NO_COLOR": "1", "FORCE_COLOR": "1"}),
+                      ([], {"CLICOLOR": "0"}), ([], {"NO_COLOR": "1", "CLICOLOR_FORCE": "1"})):
         rc, out, _ = _run(["--no-cache", "--output-format", "concise", *args, "a.py"], tmp_path, "stdout", env)
         assert rc == 1 and "\x1b[" not in out and out.startswith("a.py:7:10: VJP101 [*] `lo`"), (args, env)
 
 
 def test_force_color_and_color_always_colour_a_pipe(tmp_path):
     (tmp_path / "a.py").write_text(SAFE)
-    for args, env in ((["--color", "always"], {"NO_COLOR": "1"}), ([], {"FORCE_COLOR": "1"})):
+    for args, env in ((["--color", "always"], {"NO_COLOR": "1"}), ([], {"FORCE_COLOR": "1"}),
+                      ([], {"CLICOLOR_FORCE": "1"})):
         proc = run_cli("--no-cache", "--output-format", "concise", *args, "a.py", cwd=tmp_path,
                        env={"NO_COLOR": "", **env})
         assert RED_CODE in proc.stdout, (args, env)
+    proc = run_cli("--no-cache", "--output-format", "concise", "a.py", cwd=tmp_path,
+                   env={"NO_COLOR": "", "FORCE_COLOR": "", "CLICOLOR_FORCE": "0"})
+    assert "\x1b[" not in proc.stdout
     # never in machine formats, nor in a file
     proc = run_cli("--no-cache", "--output-format", "json", "--color", "always", "a.py", cwd=tmp_path)
     assert "\x1b[" not in proc.stdout

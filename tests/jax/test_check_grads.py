@@ -529,3 +529,41 @@ def test_the_module_callers_are_run_with_the_rule(tmp_path):
            "agree: the caller may take another path under differentiation" in lines[1]
     assert ": 0 passed, 0 failed, 2 may be wrong, 1 at assumed inputs only (not counted as passed), 0 not checked." \
         in proc.stdout, proc.stdout
+
+
+SCALED = '''from functools import partial
+
+import jax
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(1,))
+def scaled(x, scale):
+    return x * scale
+
+
+def scaled_fwd(x, scale):
+    return scaled(x, scale), None
+
+
+def scaled_bwd(scale, _, g):
+    return (FACTOR * g * scale,)
+
+
+scaled.defvjp(scaled_fwd, scaled_bwd)
+'''
+
+
+def test_a_nondiff_number_nothing_describes_is_a_float_as_verify_makes_it_an_array(tmp_path):
+    """Issue 47: verify synthesised `scale` (moved, an array) where check-grads gave up (VJP509);
+    kept nondiff it is static, so a Python float, which the rule's arithmetic takes as verify's array."""
+    (tmp_path / "right.py").write_text(SCALED.replace("FACTOR * ", ""))
+    (tmp_path / "wrong.py").write_text(SCALED.replace("FACTOR", "2"))
+    proc = run_cli("check-grads", "--show-checks", "right.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "right.py:6: scaled (custom_vjp): passed at assumed inputs only\n" in proc.stdout, proc.stdout
+    assert " (assumed: a nondiff argument used as a number (`x * scale`))\n" in proc.stdout, proc.stdout
+    proc = run_cli("check-grads", "--output-format", "json", "wrong.py", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert [(d["code"], d["location"]["row"]) for d in json.loads(proc.stdout)] == [("VJP501", 6)], proc.stdout
+    verify = run_cli("verify", "--unsafe-fixes", "right.py", cwd=tmp_path)
+    assert "scale=float32[3] (assumed: a moved argument (an array, as the fix assumed)" in verify.stdout, verify.stdout

@@ -186,10 +186,9 @@ def test_one_child_checks_every_module_and_a_missing_metadata_says_what_to_do(tm
                                                 "max rel. error 0.5")
     status, reason = got[("mypkg/ops.py", "f")]
     assert status == "unverified" and reason.startswith("the module cannot be imported")
-    assert reason.endswith("PackageNotFoundError: No package metadata was found for mypkg_not_installed; the package "
-                           "is not installed in the Python running vjplint, and it reads its own installed metadata: "
-                           "install it there (`pip install -e .` in the project) or name the interpreter where it is "
-                           "installed with `--python` (or [tool.vjplint.verify] python)"), reason
+    assert reason.endswith("PackageNotFoundError: No package metadata was found for mypkg_not_installed; install the "
+                           "package into that interpreter (`pip install -e .` in its project), or run with `--python "
+                           "PATH` naming an interpreter that has it (or set `python` in [tool.vjplint.verify])"), reason
     assert got[("mypkg/ops.py", "g")] == ("unverified", "the module cannot be imported (the reason is given for `f`, "
                                                         "line 5)")
     assert [o.target.line for o in outcomes if o.report.filename == "mypkg/ops.py"] == [5, 13]

@@ -30,6 +30,7 @@ from vjplint import record
 from vjplint.batch.cache import cache_root
 from vjplint.batch.fastpath import ensure_cache_root
 from vjplint.batch.outcomes import display_path
+from vjplint.cli.shared_options import add_python_option, checked_python
 from vjplint.cli.report import emit, report_problems
 from vjplint.diagnostics import Severity
 from vjplint.gradcheck import report
@@ -48,14 +49,14 @@ def _parser() -> argparse.ArgumentParser:
                                 description="Check custom_vjp/custom_jvp rules against finite differences on JAX "
                                             "(runs the code, in subprocesses).")
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
-    p.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    p.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text",
+                   help=f"output format: {', '.join(OUTPUT_FORMATS[:-1])} or {OUTPUT_FORMATS[-1]} (default: text)")
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds allowed per module (default: [tool.vjplint.verify] timeout, or 120)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="modules checked at once (default: the CPU count)")
-    p.add_argument("--python", default=None,
-                   help="the interpreter that imports the code (default: [tool.vjplint.verify] python, or this one)")
-    p.add_argument("--select", default=None, help="VJP5 codes to report (default: all of them)")
-    p.add_argument("--ignore", default=None, help="VJP5 codes not to report (e.g. VJP509)")
+    add_python_option(p)
+    p.add_argument("--select", default=None, metavar="CODES", help="VJP5 codes to report (default: all of them)")
+    p.add_argument("--ignore", default=None, metavar="CODES", help="VJP5 codes not to report (e.g. VJP509)")
     p.add_argument("--config", default=None, help="explicit pyproject.toml")
     p.add_argument("--show-checks", action="store_true", help="list every derivative with its checks")
     p.add_argument("--report", metavar="FILE", default=None, help="write every derivative's checks as JSON to FILE")
@@ -81,6 +82,7 @@ def run(argv: Sequence[str]) -> int:
     if "--" in argv:
         command, argv = argv[argv.index("--") + 1:], argv[:argv.index("--")]
     args = _parser().parse_args(argv)
+    args.python = checked_python(args.python)
     if args.record and not command:
         raise UsageError("--record needs the command to run after `--`, e.g. `vjplint check-grads --record -- pytest "
                          "tests/`")

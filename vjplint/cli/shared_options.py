@@ -1,4 +1,4 @@
-"""Options that several commands share, defined once (`verify` now; `check-grads` may use it too)."""
+"""Options that several commands share, defined once (`--python` of `verify` and `check-grads`)."""
 
 from __future__ import annotations
 

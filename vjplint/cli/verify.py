@@ -50,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="verify FILE as the rewrite of PATH instead of vjplint's own fix; repeat it once "
                         "per PATH (the n-th FILE is the rewrite of the n-th PATH)")
     p.add_argument("--unsafe-fixes", action="store_true", help="also verify the unsafe fixes")
-    p.add_argument("--output-format", choices=("text", "json"), default="text")
+    p.add_argument("--output-format", choices=("text", "json"), default="text",
+                   help="text: a report per function (default); json: the same as a list of objects")
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds allowed per file (default: [tool.vjplint.verify] timeout, or 120)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="files verified at once (default: 2)")

@@ -16,8 +16,8 @@ from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Position
 from vjplint.syntax.notebook import is_notebook
-from vjplint.verify.api import (FunctionReport, HarnessOutcome, VerifySettings, _apply_events, run_harness,
-                                stop_harnesses)
+from vjplint.verify.api import (FunctionReport, HarnessOutcome, VerifySettings, _apply_events, _import_hint,
+                                run_harness, stop_harnesses)
 from vjplint.verify.harness import single_process_accelerator
 from vjplint.facts.collect import Recognizer, collect
 from vjplint.syntax.positions import node_range, source_lines
@@ -281,6 +281,7 @@ def prepare_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pyt
 def finish_module(outcome: HarnessOutcome, runnable: List[Outcome], limit: float, python: Optional[str]) -> None:
     _apply_events(outcome, [o.report for o in runnable], limit)
     for o in runnable:
+        o.report.reason += _import_hint(o.report.reason)
         if o.report.status in ("failed", "warned") and not any(c.get("code") for c in o.report.checks):
             o.report.status = "unverified"  # a failure without a finding is the harness's, not the rule's
     _import_failures(runnable, python)
@@ -322,19 +323,14 @@ def check_together(jobs: Sequence[ModuleJob], copies: Copies, timeout: Optional[
 
 def _import_failures(outcomes: List[Outcome], python: Optional[str]) -> None:
     """A module that cannot be imported: the reason once (on its first derivative; the others
-    point there), with what to do when the package's metadata is missing (a package that reads
-    its own installed version, `importlib.metadata.version(...)`, and is not installed in the
-    interpreter that runs the checks)."""
+    point there). What to do when a package is missing (a package that reads its own installed
+    version, `importlib.metadata.version(...)`, not installed in the interpreter that runs the
+    checks) is said as verify says it (`_import_hint`)."""
     failed = [o for o in outcomes if o.report.status == "unverified" and
               o.report.reason.startswith("the module cannot be imported")]
     if not failed:
         return
-    first = failed[0]
-    if "PackageNotFoundError" in first.report.reason:
-        which = f"`{python}`" if python else "the Python running vjplint"
-        first.report.reason += (f"; the package is not installed in {which}, and it reads its own installed "
-                                f"metadata: install it there (`pip install -e .` in the project) or name the "
-                                f"interpreter where it is installed with `--python` (or [tool.vjplint.verify] python)")
+    first = failed[0]  # the next step (install it, or `--python`) is verify's: `_import_hint` in finish_module
     for o in failed[1:]:
         if o.report.reason == failed[0].report.reason or o.report.reason.startswith(
                 "the module cannot be imported") and "PackageNotFoundError" in first.report.reason:

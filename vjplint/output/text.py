@@ -117,9 +117,10 @@ def _summary(diagnostics: List[Diagnostic], ctx: OutputContext) -> List[str]:
     if ctx.statistics:
         counts = Counter((d.code, d.name) for d in diagnostics)
         fixable = Counter(d.code for d in diagnostics if _offered(d, ctx))
+        width = len(str(max(counts.values(), default=0)))  # ruff's: counts right-aligned to the widest
         for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            mark = "[*]" if fixable[code] == n else "[-]" if fixable[code] else "   "  # ruff's: all, some, none
-            out.append(f"{n:>5}\t{code}\t{mark} {name}")
+            mark = "[*]" if fixable[code] == n else "[-]" if fixable[code] else "[ ]"  # ruff's: all, some, none
+            out.append(f"{n:>{width}}\t{code}\t{mark} {name}")
     n = len(diagnostics)
     safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.SAFE)
     unsafe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)

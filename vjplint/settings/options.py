@@ -65,14 +65,15 @@ COLOR_CHOICES = ("auto", "always", "never")
 
 def colour_wanted(choice: "str | None", environ: dict, isatty: bool) -> bool:
     """Whether text output is coloured: `--color always/never` decides; else (auto) NO_COLOR
-    (any non-empty value, no-color.org) turns it off, FORCE_COLOR (non-empty) on, and otherwise
-    only a terminal that is not TERM=dumb gets it."""
+    (any non-empty value, no-color.org) turns it off, FORCE_COLOR (non-empty) or CLICOLOR_FORCE
+    (set, not 0; bixense.com/clicolors, which ruff honours too) on, and otherwise only a terminal
+    that is not TERM=dumb and not CLICOLOR=0 gets it."""
     if choice == "always":
         return True
     if choice == "never":
         return False
     if environ.get("NO_COLOR"):
         return False
-    if environ.get("FORCE_COLOR"):
+    if environ.get("FORCE_COLOR") or environ.get("CLICOLOR_FORCE", "0") not in ("", "0"):
         return True
-    return isatty and environ.get("TERM") != "dumb"
+    return isatty and environ.get("TERM") != "dumb" and environ.get("CLICOLOR") != "0"

@@ -522,8 +522,8 @@ _NOT_INSTALLED = ("PackageNotFoundError", "ModuleNotFoundError", "No module name
 
 def _import_hint(reason: str) -> str:
     """The next step when the module's own imports fail because a package is missing from the
-    interpreter that ran it: install it there, or name one that has it (`vjplint verify`'s
-    reports; check-grads words its own)."""
+    interpreter that ran it: install it there, or name one that has it (the reports of `vjplint
+    verify` and of check-grads, whose `--python` and default interpreter are the same)."""
     if not reason.startswith("the module cannot be imported") or not any(m in reason for m in _NOT_INSTALLED):
         return ""
     return ("; install the package into that interpreter (`pip install -e .` in its project), or run "
