@@ -905,6 +905,23 @@ def partial_argument(call: ast.Call, position: int, name: str) -> Optional[ast.e
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
+def _literal_display(expr: Optional[ast.expr], depth: int = 0) -> bool:
+    """A constant (signed or not), or a tuple, list or dict display holding only constants (keys
+    included), at any depth: `(1, 2)`, `{'scale': 0.5, 'chunk': 4}`; no name, call or `**`."""
+    if expr is None or depth > 5:
+        return False
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return isinstance(expr.operand, ast.Constant)
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        return all(_literal_display(e, depth + 1) for e in expr.elts)
+    if isinstance(expr, ast.Dict):
+        return all(k is not None and _literal_display(k, depth + 1) and _literal_display(v, depth + 1)
+                   for k, v in zip(expr.keys, expr.values))
+    return False
+
+
 def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[FunctionNode],
                         ) -> Optional[Evidence]:
     line = arg.lineno
@@ -913,7 +930,7 @@ def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[Fun
         return Evidence("callable", 3, f"receives a lambda at {where}", line)
     if isinstance(arg, ast.Constant) or (isinstance(arg, ast.UnaryOp) and isinstance(arg.operand, ast.Constant)):
         return Evidence("static", 2, f"receives the literal `{model.quote(arg)}` at {where}", line)
-    if isinstance(arg, ast.Tuple) and all(isinstance(e, ast.Constant) for e in arg.elts):
+    if isinstance(arg, (ast.Tuple, ast.List, ast.Dict)) and _literal_display(arg):
         return Evidence("static", 2, f"receives the literal `{model.quote(arg)}` at {where}", line)
     if isinstance(arg, ast.Call):
         q = model.index.qualname(arg.func) or ""
