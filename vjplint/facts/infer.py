@@ -90,6 +90,7 @@ class Evidence:
     may: bool = False  # says the value may be an array, never that it is one (caps the verdict at "maybe")
     unfixable: str = ""  # why the residual-plus-None fix cannot move the value (a non-pytree object)
     traced_at: int = 0  # the line of a call of this module passing the slot a traced value (VJP104's call)
+    container: bool = False  # a display of constants (`{'scale': 0.5}`): static items, never decisive alone
 
 
 @dataclass
@@ -716,7 +717,7 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
     if (found or defaults) and not unknown and all(e.kind != "array" for e in found):
         found.extend(defaults)
         for e in found:
-            e.weight = 3
+            e.weight = 2 if e.container else 3
     return found
 
 
@@ -930,8 +931,13 @@ def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[Fun
         return Evidence("callable", 3, f"receives a lambda at {where}", line)
     if isinstance(arg, ast.Constant) or (isinstance(arg, ast.UnaryOp) and isinstance(arg.operand, ast.Constant)):
         return Evidence("static", 2, f"receives the literal `{model.quote(arg)}` at {where}", line)
-    if isinstance(arg, (ast.Tuple, ast.List, ast.Dict)) and _literal_display(arg):
+    if isinstance(arg, ast.Tuple) and all(isinstance(e, ast.Constant) for e in arg.elts):
         return Evidence("static", 2, f"receives the literal `{model.quote(arg)}` at {where}", line)
+    if isinstance(arg, (ast.Tuple, ast.List, ast.Dict)) and _literal_display(arg):
+        # Its items are Python values (`cfg['scale']` is a float), but the container used whole as
+        # an array operand contradicts it: only a hint, never raised to decisive below.
+        return Evidence("static", 2, f"receives the literal `{model.quote(arg, 60)}` at {where}", line,
+                        container=True)
     if isinstance(arg, ast.Call):
         q = model.index.qualname(arg.func) or ""
         if q in (*PARTIAL, "jax.tree_util.Partial"):
