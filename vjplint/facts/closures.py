@@ -239,6 +239,7 @@ class Closures:
             return None
         scope, bindings = found
         roots = self._roots(capture.name, scope, bindings, set(), 0)
+        roots = [r for r in roots if not (is_self(r) and self._constant_fields(r, capture.name, functions))]
         if not roots:
             return None
         rules_only = d.kind == "vjp" and d.name not in capture.readers
@@ -454,6 +455,60 @@ class Closures:
         return None
 
     # -- evidence that a root parameter holds tracers -------------------------------------------
+    def _constant_fields(self, root: Root, name: str, functions: List[FunctionNode]) -> bool:
+        """`self` is read by the custom function only as `self.attr`, and every such attribute is
+        a method of the class or is stored only by the class, as `self.attr = value` with a
+        constant (a literal, a tuple of them, a module-level name): whoever builds the object
+        cannot put a tracer there (`self.C = _C` in an `__init__` without parameters)."""
+        scope = self.model.index.scope_of(root.function)
+        if not scope.is_class or not isinstance(scope.node, ast.ClassDef):
+            return False
+        cls = scope.node
+        methods = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        read: Set[str] = set()
+        for fn in functions:
+            loads = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+            owners = [n for n in walk(fn) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                      and n.value.id == name and isinstance(n.ctx, ast.Load)]
+            if len(loads) != len(owners):
+                return False  # `self` itself passed on, returned or stored
+            read.update(a.attr for a in owners)
+        fields = read - methods
+        if not fields:
+            return False
+        inside = {id(n) for n in walk(cls)}
+        stored: Dict[str, int] = {}
+        for node in walk(self.model.module):
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+            for target in targets:
+                for t in walk(target):
+                    if not (isinstance(t, ast.Attribute) and t.attr in fields):
+                        continue
+                    value = node.value if isinstance(target, ast.Attribute) and not isinstance(node, ast.AugAssign) \
+                        else None
+                    if id(t) not in inside or not (isinstance(t.value, ast.Name) and t.value.id == "self") or \
+                            value is None or not self._module_constant(value):
+                        return False
+                    stored[t.attr] = stored.get(t.attr, 0) + 1
+        for node in walk(self.model.module):  # `setattr(obj, "C", ...)` may store anything
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+                return False
+        return all(stored.get(f) for f in fields)
+
+    def _module_constant(self, value: ast.expr) -> bool:
+        if isinstance(value, ast.Constant):
+            return True
+        if isinstance(value, ast.UnaryOp):
+            return isinstance(value.operand, ast.Constant)
+        if isinstance(value, ast.Tuple):
+            return all(self._module_constant(e) for e in value.elts)
+        if isinstance(value, ast.Name):
+            found = self.model.index.resolve(value.id, self.model.index.scope_of(value))
+            return found is not None and found[0] is self.model.index.module_scope and \
+                all(b.kind == "assign" for b in found[1])
+        return False
+
     def _root_evidence(self, root: Root) -> List[Evidence]:
         fn, param = root.function, root.param
         sig = self.model.signature(fn)

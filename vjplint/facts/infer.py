@@ -90,6 +90,7 @@ class Evidence:
     may: bool = False  # says the value may be an array, never that it is one (caps the verdict at "maybe")
     unfixable: str = ""  # why the residual-plus-None fix cannot move the value (a non-pytree object)
     traced_at: int = 0  # the line of a call of this module passing the slot a traced value (VJP104's call)
+    container: bool = False  # a display of constants (`{'scale': 0.5}`): static items, never decisive alone
 
 
 @dataclass
@@ -716,7 +717,7 @@ def _call_site_evidence(model: FileModel, d: CustomDerivative, position: int, na
     if (found or defaults) and not unknown and all(e.kind != "array" for e in found):
         found.extend(defaults)
         for e in found:
-            e.weight = 3
+            e.weight = 2 if e.container else 3
     return found
 
 
@@ -905,6 +906,23 @@ def partial_argument(call: ast.Call, position: int, name: str) -> Optional[ast.e
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
+def _literal_display(expr: Optional[ast.expr], depth: int = 0) -> bool:
+    """A constant (signed or not), or a tuple, list or dict display holding only constants (keys
+    included), at any depth: `(1, 2)`, `{'scale': 0.5, 'chunk': 4}`; no name, call or `**`."""
+    if expr is None or depth > 5:
+        return False
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return isinstance(expr.operand, ast.Constant)
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        return all(_literal_display(e, depth + 1) for e in expr.elts)
+    if isinstance(expr, ast.Dict):
+        return all(k is not None and _literal_display(k, depth + 1) and _literal_display(v, depth + 1)
+                   for k, v in zip(expr.keys, expr.values))
+    return False
+
+
 def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[FunctionNode],
                         ) -> Optional[Evidence]:
     line = arg.lineno
@@ -915,6 +933,11 @@ def _call_site_argument(model: FileModel, arg: ast.expr, enclosing: Optional[Fun
         return Evidence("static", 2, f"receives the literal `{model.quote(arg)}` at {where}", line)
     if isinstance(arg, ast.Tuple) and all(isinstance(e, ast.Constant) for e in arg.elts):
         return Evidence("static", 2, f"receives the literal `{model.quote(arg)}` at {where}", line)
+    if isinstance(arg, (ast.Tuple, ast.List, ast.Dict)) and _literal_display(arg):
+        # Its items are Python values (`cfg['scale']` is a float), but the container used whole as
+        # an array operand contradicts it: only a hint, never raised to decisive below.
+        return Evidence("static", 2, f"receives the literal `{model.quote(arg, 60)}` at {where}", line,
+                        container=True)
     if isinstance(arg, ast.Call):
         q = model.index.qualname(arg.func) or ""
         if q in (*PARTIAL, "jax.tree_util.Partial"):

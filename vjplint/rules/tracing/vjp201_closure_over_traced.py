@@ -32,7 +32,11 @@ class ClosureOverTraced(Rule):
     it, which this module does not show. A value only the primal reads (an offset, batched data)
     is not reported this way. The same holds one object away: a value read from `self`
     (`w = self.params["w"]`, `self.beta`) that the object's constructor stores from such a
-    parameter where the object is built (`Gate({"w": w})` in a helper).
+    parameter where the object is built (`Gate({"w": w})` in a helper). `self` is not reported
+    when the custom function reads it only as `self.attr` and the class stores each such field
+    only from a constant (`self.C = _C`, a module-level NumPy table, in an `__init__` without
+    parameters; nothing else in the module stores it, no `setattr`): no caller can put a tracer
+    there.
 
     A `jax.custom_gradient` function defined inside a function is judged the same way, its body
     as the primal and the vjp function it returns (a lambda, or a local `def` or lambda) as the
