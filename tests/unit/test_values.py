@@ -361,3 +361,15 @@ def test_a_name_bound_several_times_is_an_array_when_every_binding_is_one() -> N
     # an augmented assignment is not a plain binding: not claimed
     augmented = rebound.replace("out = out + b", "out += b")
     assert _not_a_sequence(augmented, "out") is None
+
+
+def test_a_three_argument_where_is_an_array_a_one_argument_where_is_not_claimed() -> None:
+    source = """\
+    import jax.numpy as jnp
+
+    def f(c, a, b):
+        out = jnp.where(c, a, b)
+        return out
+    """
+    assert _not_a_sequence(source, "out") == "an array"
+    assert _not_a_sequence(source.replace("jnp.where(c, a, b)", "jnp.where(c)"), "out") is None

@@ -125,6 +125,8 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
     if isinstance(expr, ast.Call):
         func = expr.func
         q = model.index.qualname(func) or ""
+        if q in ("jax.numpy.where", "jax.lax.select") and len(expr.args) == 3 and not expr.keywords:
+            return "an array"  # `jnp.where(c, a, b)`; `jnp.where(c)` alone is a tuple of index arrays
         if q.startswith(ONE_ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in ARRAY_FUNCTIONS:
             if not any(k.arg == "return_sign" for k in expr.keywords):  # logsumexp(..., return_sign=True)
                 return "an array"
