@@ -330,3 +330,46 @@ def test_an_attribute_assigned_outside_init_is_not_a_field_of_the_object():
     """
     box = _kinds(source, 11)["box"]
     assert [n for n, _ in box.fields] == ["n"]
+
+
+def _not_a_sequence(source: str, name: str):
+    text = textwrap.dedent(source)
+    module = ast.parse(text)
+    model = collect(module, text.splitlines(True))
+    fn = next(n for n in ast.walk(module) if isinstance(n, ast.FunctionDef))
+    returned = next(n for n in ast.walk(fn) if isinstance(n, ast.Return))
+    assert isinstance(returned.value, ast.Name) and returned.value.id == name
+    return model.facts.not_a_sequence(returned.value, fn)
+
+
+def test_a_name_bound_several_times_is_an_array_when_every_binding_is_one() -> None:
+    rebound = """\
+    import jax.numpy as jnp
+
+    def f(x, w, b):
+        out = jnp.dot(x, w)
+        out = out + b
+        return out
+    """
+    assert _not_a_sequence(rebound, "out") == "an array"
+    # the first binding is not shown to be an array: `out + b` may concatenate tuples
+    first_unknown = rebound.replace("jnp.dot(x, w)", "g(x, w)")
+    assert _not_a_sequence(first_unknown, "out") is None
+    # a later binding makes it a tuple
+    to_tuple = rebound.replace("out = out + b", "out = (out, b)")
+    assert _not_a_sequence(to_tuple, "out") is None
+    # an augmented assignment is not a plain binding: not claimed
+    augmented = rebound.replace("out = out + b", "out += b")
+    assert _not_a_sequence(augmented, "out") is None
+
+
+def test_a_three_argument_where_is_an_array_a_one_argument_where_is_not_claimed() -> None:
+    source = """\
+    import jax.numpy as jnp
+
+    def f(c, a, b):
+        out = jnp.where(c, a, b)
+        return out
+    """
+    assert _not_a_sequence(source, "out") == "an array"
+    assert _not_a_sequence(source.replace("jnp.where(c, a, b)", "jnp.where(c)"), "out") is None

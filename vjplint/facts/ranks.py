@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, FrozenSet, List, Optional
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FunctionNode
@@ -107,6 +107,52 @@ class Ranks:
             return self._eval(e)
         finally:
             self._depth -= 1
+
+    def at_least(self, e: ast.expr) -> FrozenSet[str]:
+        """The parameters whose rank `e` provably has at least: an elementwise function or arithmetic
+        has at least each operand's rank (`jnp.where(c, jnp.clip(x, 0, 1), x)`: `c`'s and `x`'s), and
+        a call of the function itself at least what its return has, read through its arguments.
+        Empty where the code does not show it (a matmul, a reduction, a helper)."""
+        if self._depth > self.MAX_DEPTH:
+            return frozenset()
+        self._depth += 1
+        try:
+            return self._at_least(e)
+        finally:
+            self._depth -= 1
+
+    def _at_least(self, e: ast.expr) -> FrozenSet[str]:
+        exact = self.of(e)
+        if exact is not None:
+            return frozenset({exact.base}) if exact.base is not None and exact.offset >= 0 else frozenset()
+        if isinstance(e, ast.Name):
+            scope = self.model.index.scopes.get(self.fn)
+            bindings = scope.bindings.get(e.id, []) if scope is not None else []
+            if e.id not in self.env and len(bindings) == 1 and bindings[0].kind == "assign" \
+                    and isinstance(bindings[0].node, ast.Assign) and bindings[0].value is not None \
+                    and isinstance(bindings[0].node.targets[0], ast.Name):
+                return self.at_least(bindings[0].value)
+            return frozenset()
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+            return self.at_least(e.operand)
+        if isinstance(e, ast.BinOp) and not isinstance(e.op, ast.MatMult):
+            return self.at_least(e.left) | self.at_least(e.right)
+        if not isinstance(e, ast.Call) or any(isinstance(a, ast.Starred) for a in e.args):
+            return frozenset()
+        q = self.model.index.qualname(e.func) or ""
+        if q.startswith(ARRAY_PREFIXES) and q.rsplit(".", 1)[-1] in ELEMENTWISE and not e.keywords:
+            return frozenset().union(*(self.at_least(a) for a in e.args))
+        if isinstance(e.func, ast.Name) and e.func.id in self.calls and not e.keywords:
+            callee = self.calls[e.func.id]
+            sig = self.model.signature(callee)
+            returned = [value for _, value in self.model.facts.returns_of(callee)]
+            if sig.vararg or len(e.args) != len(sig.positional) or len(returned) != 1 or returned[0] is None:
+                return frozenset()
+            inner = Ranks(self.model, callee, {p: Rank(p, 0, f"`{p}`") for p in sig.positional})
+            inner._depth = self._depth
+            args = dict(zip(sig.positional, e.args))
+            return frozenset().union(*(self.at_least(args[p]) for p in inner.at_least(returned[0])))
+        return frozenset()
 
     def _eval(self, e: ast.expr) -> Optional[Rank]:
         if isinstance(e, ast.Name):

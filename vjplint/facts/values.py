@@ -125,6 +125,8 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
     if isinstance(expr, ast.Call):
         func = expr.func
         q = model.index.qualname(func) or ""
+        if q in ("jax.numpy.where", "jax.lax.select") and len(expr.args) == 3 and not expr.keywords:
+            return "an array"  # `jnp.where(c, a, b)`; `jnp.where(c)` alone is a tuple of index arrays
         if q.startswith(ONE_ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in ARRAY_FUNCTIONS:
             if not any(k.arg == "return_sign" for k in expr.keywords):  # logsumexp(..., return_sign=True)
                 return "an array"
@@ -142,7 +144,25 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
         if value is not None:
             inner = not_a_sequence(model, value, fn, arrays, depth + 1)
             return inner if inner in ("an array", "a dict", "a set", "a generator") else None
+        values = _every_local_value(model, expr.id, fn)
+        if values and expr.id not in arrays and not_a_sequence(model, values[0], fn, arrays, depth + 1) == "an array" \
+                and all(not_a_sequence(model, v, fn, arrays | {expr.id}, depth + 1) == "an array" for v in values[1:]):
+            return "an array"  # `out = jnp.dot(x, w)`, then `out = out + b`: an array at every binding
     return None
+
+
+def _every_local_value(model: FileModel, name: str, fn: FunctionNode) -> Optional[List[ast.expr]]:
+    """The values of `name`, in source order, when every binding of it in `fn` is a plain `name = value`."""
+    scope = model.index.scopes.get(fn)
+    if scope is None or name in scope.globals_ or name in scope.nonlocals:
+        return None
+    bindings = scope.bindings.get(name, [])
+    if len(bindings) < 2 or any(b.kind != "assign" or not isinstance(b.node, ast.Assign) or b.value is None
+                                or len(b.node.targets) != 1 or not isinstance(b.node.targets[0], ast.Name)
+                                for b in bindings):
+        return None
+    ordered = sorted(bindings, key=lambda b: (b.node.lineno, b.node.col_offset))
+    return [b.value for b in ordered]  # type: ignore[misc]
 
 
 def primal_returns_array(model: FileModel, d: CustomDerivative) -> bool:

@@ -131,3 +131,38 @@ def block_of(model: FileModel, statement: ast.AST) -> Optional[List[ast.stmt]]:
         if isinstance(body, list) and any(s is statement for s in body):
             return body
     return None
+
+
+# Fixed float dtypes a cast can name, by how JAX and NumPy spell them.
+FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+_DTYPE_PREFIXES = ("jax.numpy.", "numpy.", "jax.dtypes.", "ml_dtypes.")
+
+
+def fixed_float_cast(model: FileModel, e: ast.expr) -> Optional[str]:
+    """The fixed float dtype `e` is cast to at its outermost operation, if any: `v.astype(jnp.float32)`,
+    `v.astype("bfloat16")`, `jnp.float16(v)`, `jnp.asarray(v, jnp.bfloat16)` / `dtype=`; a dtype read
+    from a value (`x.dtype`), a name or a parameter is not fixed."""
+    if not isinstance(e, ast.Call):
+        return None
+    if isinstance(e.func, ast.Attribute) and e.func.attr == "astype" and len(e.args) == 1 and not e.keywords:
+        return _dtype_named(model, e.args[0])
+    q = model.index.qualname(e.func) or ""
+    if q.startswith(_DTYPE_PREFIXES) and q.rsplit(".", 1)[-1] in FLOAT_DTYPES and len(e.args) == 1 \
+            and not e.keywords:
+        return q.rsplit(".", 1)[-1]  # `jnp.float32(ct)`
+    if q in ("jax.numpy.asarray", "jax.numpy.array", "numpy.asarray", "numpy.array"):
+        for k in e.keywords:
+            if k.arg == "dtype":
+                return _dtype_named(model, k.value)
+        if len(e.args) == 2:
+            return _dtype_named(model, e.args[1])
+    return None
+
+
+def _dtype_named(model: FileModel, e: ast.expr) -> Optional[str]:
+    if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value in FLOAT_DTYPES:
+        return e.value
+    q = model.index.qualname(e) or ""
+    if q.startswith(_DTYPE_PREFIXES) and q.rsplit(".", 1)[-1] in FLOAT_DTYPES:
+        return q.rsplit(".", 1)[-1]
+    return None

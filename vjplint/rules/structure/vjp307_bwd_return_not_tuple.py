@@ -193,9 +193,9 @@ f.defvjp(f_fwd, f_bwd)
     def _check_return(self, d: CustomDerivative, bwd: RuleFunction, node: ast.AST, value: Optional[ast.expr],
                       arrays: Set[str]) -> None:
         assert bwd.node is not None
-        why = self.model.facts.not_a_sequence(value, bwd.node, arrays)
-        if why is None and isinstance(value, ast.Name):
-            why = self._reassigned_array(bwd, value.id, arrays)
+        why = self._reassigned_array(bwd, value.id, arrays) if isinstance(value, ast.Name) else None
+        if why is None:  # the reassignments first: their reason names them
+            why = self.model.facts.not_a_sequence(value, bwd.node, arrays)
         if why is None and isinstance(value, (ast.Name, ast.Call)):
             why = self._inferred_container(value)
         if why is None:

@@ -4,7 +4,7 @@ import ast
 from typing import Dict, List, Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.ranks import Rank, Ranks, agree_only_at_floor, differ
+from vjplint.facts.ranks import ARRAY_PREFIXES, REDUCTIONS, Rank, Ranks, agree_only_at_floor, differ
 from vjplint.facts.structure import registered_here
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
@@ -24,7 +24,10 @@ class JvpTangentRank(Rule):
     its return shows. A tangent of `q`'s rank returned with a primal of rank `q` minus one is the
     slip of jax-ml/jax#2502. When the ranks agree only for the least rank an `axis=` allows (a
     scalar tangent for `jnp.sum(d, axis=-1)`: only a 1-D `d`) it is a warning that a batch may
-    raise (jax-ml/jax#6121). Anything unknown (an axis in a name, a `reshape`, a helper) is silent.
+    raise (jax-ml/jax#6121). A tangent reduced over every axis (`jnp.sum(t)`, `v.mean()`) with a
+    primal output at least as ranked as an argument (elementwise in it, or a call of the function
+    that is) is a warning too: they agree only for a scalar argument, where the reduction does
+    nothing. Anything unknown (an axis in a name, a `reshape`, a helper) is silent.
 
     ## Why is this bad?
     The tangent must have the primal output's shape. Measured on JAX 0.10.2
@@ -163,6 +166,31 @@ def f_jvp(primals, tangents):
                                          f"`{relative.base}` of more axes (a batch) may raise {SHAPE_ERROR}; reduce "
                                          f"the tangent over the same axes as the primal output",
                             severity=Severity.WARNING)
+                continue
+            reduced = self._reduced_operand(tangent_out)
+            if reduced is None or rp is not None and rp.base is None:
+                continue  # not a reduction over every axis (a scalar whatever its operand), or a scalar primal
+            shared = sorted(ranks.at_least(reduced) & ranks.at_least(primal_out))
+            if shared:
+                base = shared[0]
+                self.report(tangent_out, (
+                    f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns a tangent "
+                    f"`{self.quote(tangent_out, 40)}`, reduced over every axis to a scalar, with a primal output "
+                    f"`{self.quote(primal_out, 40)}` of at least the rank of `{base}` (elementwise in it): they "
+                    f"agree only when `{base}` is a scalar, where the reduction does nothing, so differentiating "
+                    f"`{d.name}` with an array `{base}` may raise {SHAPE_ERROR}; drop the reduction (or reduce the "
+                    f"primal output the same way)"), severity=Severity.WARNING)
+
+    def _reduced_operand(self, e: ast.expr) -> Optional[ast.expr]:
+        """What `e` reduces over every axis (`jnp.sum(v)`, `v.mean()`), if it is such a reduction."""
+        if not isinstance(e, ast.Call) or e.keywords:
+            return None
+        q = self.model.index.qualname(e.func) or ""
+        if q.startswith(ARRAY_PREFIXES) and q.rsplit(".", 1)[-1] in REDUCTIONS and len(e.args) == 1:
+            return e.args[0]
+        if isinstance(e.func, ast.Attribute) and not q and e.func.attr in REDUCTIONS and not e.args:
+            return e.func.value
+        return None
 
     def _returns(self, d: CustomDerivative, rule: RuleFunction, primal_out: ast.expr, rp: Rank,
                  tangent_out: ast.expr, rt: Rank) -> str:

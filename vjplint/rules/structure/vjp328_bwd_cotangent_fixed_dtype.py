@@ -8,11 +8,8 @@ from vjplint.diagnostics import Severity
 from vjplint.facts.structure import registered_bwds
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
-from vjplint.rules.helpers import rule_label
+from vjplint.rules.helpers import fixed_float_cast, rule_label
 
-# Fixed float dtypes a cast can name, by how JAX and NumPy spell them.
-FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
-_PREFIXES = ("jax.numpy.", "numpy.", "jax.dtypes.", "ml_dtypes.")
 CARRY_ERROR = ("`TypeError: while_loop body function carry input and carry output must have equal types, but they "
                "differ`")
 
@@ -111,29 +108,7 @@ guard.defvjp(guard_fwd, guard_bwd)
                         self.report(element, self._message(d, bwd, element, name, dtype, params[-1]))
 
     def _fixed_cast(self, e: ast.expr) -> Optional[str]:
-        """The fixed float dtype `e` is cast to at its outermost operation, if any."""
-        if not isinstance(e, ast.Call):
-            return None
-        if isinstance(e.func, ast.Attribute) and e.func.attr == "astype" and len(e.args) == 1 and not e.keywords:
-            return self._dtype_named(e.args[0])
-        q = self.model.index.qualname(e.func) or ""
-        if q.startswith(_PREFIXES) and q.rsplit(".", 1)[-1] in FLOAT_DTYPES and len(e.args) == 1 and not e.keywords:
-            return q.rsplit(".", 1)[-1]  # `jnp.float32(ct)`
-        if q in ("jax.numpy.asarray", "jax.numpy.array", "numpy.asarray", "numpy.array"):
-            for k in e.keywords:
-                if k.arg == "dtype":
-                    return self._dtype_named(k.value)
-            if len(e.args) == 2:
-                return self._dtype_named(e.args[1])
-        return None
-
-    def _dtype_named(self, e: ast.expr) -> Optional[str]:
-        if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value in FLOAT_DTYPES:
-            return e.value
-        q = self.model.index.qualname(e) or ""
-        if q.startswith(_PREFIXES) and q.rsplit(".", 1)[-1] in FLOAT_DTYPES:
-            return q.rsplit(".", 1)[-1]
-        return None  # a dtype read from a value (`x.dtype`), a name, a parameter: not fixed
+        return fixed_float_cast(self.model, e)
 
     def _message(self, d: CustomDerivative, bwd: RuleFunction, element: ast.expr, name: str, dtype: str,
                  g: str) -> str:
