@@ -1182,12 +1182,30 @@ def apply(source: str, op: Op, meta_updates: Optional[Dict] = None) -> Optional[
         return None
     meta.update(meta_updates or {})
     node.value = expr(repr(meta))
+    _bind_jnp(tree)
     ast.fix_missing_locations(tree)
     text = ast.unparse(tree) + "\n"
     if meta.get("claim") == "no-op":
         text = "\n".join(ln + SPAN if "jax_use_direct_linearize" in ln else ln for ln in text.splitlines()) + "\n"
     compile(text, "<mutant>", "exec")
     return text, meta, where
+
+
+def _bind_jnp(tree: ast.Module) -> None:
+    """Operators write `jnp.`; a base that binds jax.numpy under another name (`np`, `jp`) or not at
+    all gets `import jax.numpy as jnp` after its imports, so the mutant fails for the edit, not with
+    a NameError (bases that bind `jnp` already are left byte-identical)."""
+    uses = any(isinstance(n, ast.Name) and n.id == "jnp" for n in ast.walk(tree))
+    bound = any(isinstance(n, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name) == "jnp" for a in n.names)
+                or isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "jnp" for t in n.targets)
+                for n in ast.walk(tree))
+    if not uses or bound:
+        return
+    at = 0
+    for i, node in enumerate(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            at = i + 1
+    tree.body.insert(at, ast.parse("import jax.numpy as jnp").body[0])
 
 
 def base_files() -> List[Path]:

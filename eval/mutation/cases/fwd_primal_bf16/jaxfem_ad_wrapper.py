@@ -15,6 +15,7 @@ import jax
 import jax.flatten_util
 import jax.numpy as np
 import numpy as onp
+import jax.numpy as jnp
 EVAL = {'id': 'mutation/fwd_primal_bf16/jaxfem_ad_wrapper', 'family': 'mutation', 'expect': 'unknown', 'library': 'jax-fem', 'source': 'deepmodeling/jax-fem:jax_fem/solver.py:1437', 'argnums': (0,), 'extra': ['grad_jit'], 'operator': 'fwd_primal_bf16', 'base': 'jaxfem_ad_wrapper'}
 _N = 5
 _K = 2.0 * onp.eye(_N) - onp.eye(_N, k=1) - onp.eye(_N, k=-1) + 0.5 * onp.eye(_N)

@@ -12,6 +12,7 @@ from functools import partial
 import jax
 import jax.numpy as np
 import numpy as onp
+import jax.numpy as jnp
 EVAL = {'id': 'mutation/hessian_caller/jaxfem_eigen_f', 'family': 'mutation', 'expect': 'unknown', 'library': 'jax-fem', 'source': 'deepmodeling/jax-fem:applications/phase_field_fracture/eigen.py:27', 'argnums': (0,), 'extra': ['jvp', 'jacfwd'], 'operator': 'hessian_caller', 'base': 'jaxfem_eigen_f'}
 
 def get_eigen_f_custom(fn):

@@ -13,6 +13,7 @@ from functools import partial
 import jax
 from jax import numpy as jp
 import numpy as np
+import jax.numpy as jnp
 EVAL = {'id': 'mutation/host_callback_primal/mjx_cylinder_sdf', 'family': 'mutation', 'expect': 'unknown', 'library': 'mujoco-mjx', 'source': 'google-deepmind/mujoco:mjx/mujoco/mjx/_src/collision_sdf.py:91', 'argnums': (0,), 'extra': ['jvp', 'jacfwd'], 'operator': 'host_callback_primal', 'base': 'mjx_cylinder_sdf'}
 
 @jax.custom_jvp

@@ -12,6 +12,7 @@ from functools import partial
 import jax
 import jax.numpy as np
 import numpy as onp
+import jax.numpy as jnp
 EVAL = {'id': 'mutation/jvp_tangent_reduced/jaxfem_eigen_f', 'family': 'mutation', 'expect': 'unknown', 'library': 'jax-fem', 'source': 'deepmodeling/jax-fem:applications/phase_field_fracture/eigen.py:27', 'argnums': (0,), 'extra': ['jvp', 'jacfwd'], 'operator': 'jvp_tangent_reduced', 'base': 'jaxfem_eigen_f'}
 
 def get_eigen_f_custom(fn):

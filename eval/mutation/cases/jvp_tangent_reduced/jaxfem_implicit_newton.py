@@ -14,6 +14,7 @@ from functools import partial
 import jax
 import jax.numpy as np
 import numpy as onp
+import jax.numpy as jnp
 EVAL = {'id': 'mutation/jvp_tangent_reduced/jaxfem_implicit_newton', 'family': 'mutation', 'expect': 'unknown', 'library': 'jax-fem', 'source': 'deepmodeling/jax-fem:applications/crystal_plasticity/models.py:176', 'argnums': (0,), 'extra': ['jvp', 'jacfwd'], 'operator': 'jvp_tangent_reduced', 'base': 'jaxfem_implicit_newton'}
 _C = onp.array([[2.0, 0.5, 0.0], [0.5, 1.5, 0.3], [0.0, 0.3, 1.0]])
 _A = 0.6

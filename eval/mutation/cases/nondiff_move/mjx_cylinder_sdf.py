@@ -13,6 +13,7 @@ from functools import partial
 import jax
 from jax import numpy as jp
 import numpy as np
+import jax.numpy as jnp
 EVAL = {'id': 'mutation/nondiff_move/mjx_cylinder_sdf', 'family': 'mutation', 'expect': 'unknown', 'library': 'mujoco-mjx', 'source': 'google-deepmind/mujoco:mjx/mujoco/mjx/_src/collision_sdf.py:91', 'argnums': (0,), 'extra': ['jvp', 'jacfwd'], 'operator': 'nondiff_move', 'base': 'mjx_cylinder_sdf'}
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
