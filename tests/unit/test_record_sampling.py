@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+
+np = pytest.importorskip("numpy")  # the test extra's; the other Pythons' unit layer has none
 
 from vjplint.record import _summary, _thin, signature_order, spread
 

@@ -29,10 +29,13 @@ class ProgressLine:
     """Call it with (done, total) as work completes; `detail` names what was just done."""
 
     def __init__(self, noun: str = "files", *, prefix: str = "vjplint", stream: Optional[TextIO] = None,
-                 delay: float = DELAY_S, clock: Callable[[], float] = time.monotonic) -> None:
-        self.noun, self.prefix, self.delay, self.clock = noun, prefix, delay, clock
+                 delay: float = DELAY_S, clock: Optional[Callable[[], float]] = None) -> None:
+        # time.monotonic looked up at each call, not bound once at import: a test that patches
+        # it sees its clock whichever test imported this module first
+        self.clock = clock if clock is not None else (lambda: time.monotonic())
+        self.noun, self.prefix, self.delay = noun, prefix, delay
         self.stream = stream
-        self.start = clock()
+        self.start = self.clock()
         self.shown = self.ended = False
         self._timer: Optional[threading.Timer] = None
         self._lock = threading.RLock()
