@@ -466,9 +466,11 @@ class Closures:
         cls = scope.node
         methods = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         read: Set[str] = set()
+        walked = self.model.facts.walk  # kept per node: this runs for every capture of `self`
         for fn in functions:
-            loads = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-            owners = [n for n in walk(fn) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            nodes = walked(fn)
+            loads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+            owners = [n for n in nodes if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
                       and n.value.id == name and isinstance(n.ctx, ast.Load)]
             if len(loads) != len(owners):
                 return False  # `self` itself passed on, returned or stored
@@ -476,13 +478,17 @@ class Closures:
         fields = read - methods
         if not fields:
             return False
-        inside = {id(n) for n in walk(cls)}
+        inside = {id(n) for n in walked(cls)}
         stored: Dict[str, int] = {}
-        for node in walk(self.model.module):
+        for node in walked(self.model.module):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+                return False  # `setattr(obj, "C", ...)` may store anything
             targets = node.targets if isinstance(node, ast.Assign) else (
                 [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
             for target in targets:
-                for t in walk(target):
+                if isinstance(target, ast.Name):
+                    continue  # a plain name stores no attribute
+                for t in walked(target):
                     if not (isinstance(t, ast.Attribute) and t.attr in fields):
                         continue
                     value = node.value if isinstance(target, ast.Attribute) and not isinstance(node, ast.AugAssign) \
@@ -491,9 +497,6 @@ class Closures:
                             value is None or not self._module_constant(value):
                         return False
                     stored[t.attr] = stored.get(t.attr, 0) + 1
-        for node in walk(self.model.module):  # `setattr(obj, "C", ...)` may store anything
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
-                return False
         return all(stored.get(f) for f in fields)
 
     def _module_constant(self, value: ast.expr) -> bool:

@@ -99,8 +99,8 @@ curvature = jax.grad(jax.grad(f))(1.0)
                     self._flags[d] = flag
         if not self._remat:
             return
-        for node in ast.walk(self.model.module):
-            if isinstance(node, ast.Call) and self._reverse(node):
+        for node in self.model.facts.calls_in(self.model.module):  # the kept walk, not a new one
+            if self._reverse(node):
                 if not node.args:
                     continue
                 for inner in self._inner_reverse(node.args[0]):
