@@ -209,8 +209,7 @@ def test_configured_names_are_the_weakest_source_of_kinds() -> None:
             return mask, steps, x
         """)
     module = ast.parse(text)
-    model = collect(module, text.splitlines(True))
-    model.facts.hints = Hints(frozenset({"mask", "x"}), frozenset({"steps"}))
+    model = collect(module, text.splitlines(True), hints=Hints(frozenset({"mask", "x"}), frozenset({"steps"})))
     values = model.facts.values()
     found = {n.id: values.of(n) for n in ast.walk(module) if isinstance(n, ast.Name) and n.lineno == 2}
     assert (found["mask"].tag, found["mask"].why) == (ARRAY, "`mask` is listed in `array-names`")
@@ -219,18 +218,17 @@ def test_configured_names_are_the_weakest_source_of_kinds() -> None:
 
 
 def test_callers_in_other_modules_give_parameters_their_kinds() -> None:
-    from vjplint.facts.crossmodule import ExternalFacts
+    from vjplint.model.run_facts import RunFacts
 
     text = textwrap.dedent("""\
         def scale(c, x):
             return c * x
         """)
     module = ast.parse(text)
-    model = collect(module, text.splitlines(True))
-    model.facts.external = ExternalFacts.from_rows((
+    model = collect(module, text.splitlines(True), run=RunFacts(rows=(
         ("call", "scale", "train.py:7", "step", True,
          (("0", "array", "float", "gate", "`gate` = `jax.nn.sigmoid(w)` at train.py:6",
-           "`w` is a parameter of `step`, which is traced by `jax.jit`", "", ""),)),))
+           "`w` is a parameter of `step`, which is traced by `jax.jit`", "", ""),)),)))
     values = model.facts.values()
     found = {n.id: values.of(n) for n in ast.walk(module) if isinstance(n, ast.Name) and n.lineno == 2}
     assert found["c"].tag == ARRAY and found["c"].dtype == "float"

@@ -16,7 +16,7 @@ import weakref
 from typing import (TYPE_CHECKING, AbstractSet, Any, Callable, Dict, FrozenSet, Generic, Hashable, List, Optional,
                     Tuple, TypeVar)
 
-from vjplint.facts import signatures, values
+from vjplint.facts import registry, signatures, values
 from vjplint.facts.signatures import Arity, VjpRules, function_arity, is_placeholder, plural
 from vjplint.facts.values import Return, describe_traced, return_branches
 from vjplint.model.jaxapi import PARTIAL, EXTRA_TRACED_POSITIONS, TRANSFORMS
@@ -26,6 +26,7 @@ from vjplint.syntax.walk import walk
 
 if TYPE_CHECKING:
     from vjplint.facts.checkify import Staging
+    from vjplint.facts.crossmodule import ExternalFacts
     from vjplint.facts.closures import Finding as ClosureFinding
     from vjplint.facts.forward import ForwardMode
     from vjplint.facts.infer import Hints, Verdict
@@ -61,10 +62,19 @@ class Memo(Generic[V]):
 class Facts:
     """The memoised facts of one `FileModel`."""
 
-    def __init__(self, model: FileModel) -> None:
+    def __init__(self, model: FileModel, external: Optional["ExternalFacts"] = None,
+                 hints: Optional["Hints"] = None) -> None:
         # A proxy, not the model: the model holds its facts, and a reference back would make a
         # cycle that keeps the file's tree alive until the cyclic collector runs.
         self.model: FileModel = weakref.proxy(model)  # type: ignore[assignment]
+        # What the run contributes, given at collection and never set afterwards: what other
+        # modules of the run do with this module's names (vjplint.facts.crossmodule; None in
+        # single-file lint, where nothing is known about other modules) and the `array-names` /
+        # `static-names` hints (vjplint.facts.value_kinds reads them as the weakest source of kinds).
+        self._external = external
+        self._hints = hints
+        # The registered queries' answers (vjplint.facts.registry), keyed by (query, arguments).
+        self._answers: Dict[Hashable, Any] = {}
         self._rule_arity: Memo[Optional[Arity]] = Memo()
         self._decorated_arity: Memo[Optional[Arity]] = Memo()
         self._primal_signature: Memo[Optional[Signature]] = Memo()
@@ -82,10 +92,6 @@ class Facts:
         self._dropped: Optional[List["DroppedSlope"]] = None
         self._values: Optional["ValuesEngine"] = None
         self._integers: Optional["Integers"] = None
-        # What other modules of the run do with this module's names (vjplint.facts.crossmodule);
-        # None in single-file lint, where nothing is known about other modules.
-        self.external: Optional[Any] = None
-        self.hints: Optional[Any] = None  # vjplint.facts.infer.Hints from `array-names`/`static-names`, when set
         self._transform_calls: Optional[List[ast.Call]] = None
         self._handed: Optional[Dict[Tuple[CustomDerivative, bool], List[Tuple[ast.Call, str]]]] = None
         self._partials: Optional[Dict[CustomDerivative, List[ast.Call]]] = None
@@ -96,14 +102,42 @@ class Facts:
         self._calls_by_position: Memo[List[ast.Call]] = Memo()
         self._unpackings: Memo[Dict[str, List[ast.Assign]]] = Memo()
         self._own_of_types: Memo[List[ast.AST]] = Memo()
-        # The residual-plus-None planner's answer per derivative and moved positions: a plan or
-        # the reason it refused (`fixes.safety` asks; the rule and the codemod share the answer).
-        self.residual_plans: Memo[object] = Memo()  # a fixes.residual_plan.Plan, or the refusal text
-        # contract.primal_output's structures, by derivative (None while one is computed: recursion)
-        self.primal_outputs: Dict[CustomDerivative, Optional[Any]] = {}
         # What a layer above derives from the whole model (the fix planner's), by its function: `of_model`.
         self._of_model: Dict[Callable[[FileModel], Any], Any] = {}
+        # What a layer above derives per question (the residual planner's answer per derivative and
+        # moved positions, which the rule and the codemod share): `derived`.
+        self._derived: Dict[Hashable, Any] = {}
         self._of_function: Dict[Callable[[FileModel, Any], Any], Dict[Any, Any]] = {}
+
+    @property
+    def external(self) -> Optional["ExternalFacts"]:
+        """What other modules of the run do with this module's names; None in single-file lint."""
+        return self._external
+
+    @property
+    def hints(self) -> Optional["Hints"]:
+        """The `array-names` / `static-names` hints, when the settings give any."""
+        return self._hints
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """`model.facts.NAME(...)`: the registered query NAME (vjplint.facts.registry), bound to
+        this file's model and memo table once, then found as a plain attribute."""
+        found = registry.find(name)
+        if found is None:
+            raise AttributeError(f"no fact or query named {name!r}")
+        bound = registry.bind(found, self.model, self._answers)
+        self.__dict__[name] = bound
+        return bound
+
+    def derived(self, compute: Callable[..., V], *args: Hashable) -> V:
+        """`compute(model, *args)`, once per file and arguments: the memo of what a layer above the
+        facts derives per question, keyed by its module-level function and the arguments."""
+        key = (compute, args)
+        try:
+            return self._derived[key]
+        except KeyError:
+            value = self._derived[key] = compute(self.model, *args)
+            return value
 
     def of_function(self, compute: Callable[[FileModel, FunctionNode], V], fn: FunctionNode) -> V:
         """`compute(model, fn)`, once per function of this file, keyed by the module-level

@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from vjplint.facts import Facts
+from vjplint.facts.crossmodule import ExternalFacts
 from vjplint.model.jaxapi import API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP, LIBRARY_CREATORS, PARTIAL, REGISTRATION_METHODS, RULES_IN_CALL, TRANSFORMS, canonical_creator
 from vjplint.model.file_model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.model.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value, delegate_of
 from vjplint.model.wrappers import INSTANCE, SELF, InferredKeyword
 
 if TYPE_CHECKING:
+    from vjplint.facts.infer import Hints
     from vjplint.model.run_facts import RunFacts
     from vjplint.settings.config import Config
 
@@ -63,13 +65,20 @@ _TRANSFORM_ATTRS = frozenset(q.rsplit(".", 1)[-1] for q in TRANSFORMS)
 _RUN_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign, ast.Call})
 
 
-def collect(module: ast.Module, lines: List[str], recognizer: Optional[Recognizer] = None) -> FileModel:
-    return _Collector(module, lines, recognizer or Recognizer()).run()
+def collect(module: ast.Module, lines: List[str], recognizer: Optional[Recognizer] = None,
+            run: Optional["RunFacts"] = None, hints: Optional[Hints] = None) -> FileModel:
+    """The file's model, its facts given what the run contributes: `run`'s cross-module rows (what
+    other modules of the run do with this module's names) and the settings' name `hints`."""
+    external = ExternalFacts.from_rows(run.rows) if run is not None and run.rows else None
+    return _Collector(module, lines, recognizer or Recognizer(), external, hints).run()
 
 
 class _Collector:
-    def __init__(self, module: ast.Module, lines: List[str], recognizer: Recognizer) -> None:
+    def __init__(self, module: ast.Module, lines: List[str], recognizer: Recognizer,
+                 external: Optional[ExternalFacts] = None, hints: Optional[Hints] = None) -> None:
         self.module = module
+        self.external = external
+        self.hints = hints
         self.lines = lines
         self.rec = recognizer
         self.index = SemanticIndex(module)
@@ -106,7 +115,7 @@ class _Collector:
         for d in self.derivatives:
             d.call_sites.sort(key=lambda c: (c.call.lineno, c.call.col_offset))
         model = FileModel(self.module, self.index, self.derivatives, self.traced, self.lines)
-        model.facts = Facts(model)
+        model.facts = Facts(model, self.external, self.hints)
         return model
 
     # -- definitions ----------------------------------------------------------------------

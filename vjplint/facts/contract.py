@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Se
 
 from vjplint.facts.values import ARITHMETIC
 from vjplint.facts.dependence import zero_cotangent
+from vjplint.facts.registry import query
 from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.syntax.walk import walk
 
@@ -69,14 +70,11 @@ def contract_of(model: "FileModel", d: "CustomDerivative") -> Optional[Contract]
     return Contract(params, tuple(d.nondiff), diff, slot_aliases(model, d, params, diff))
 
 
+@query(on_cycle=None)  # a primal that calls itself: None while its structure is computed
 def primal_output(model: "FileModel", d: "CustomDerivative") -> Optional[Struct]:
     """The structure every return of the primal has, when they agree and the code shows it."""
     if d.primal is None:
         return None
-    memo = model.facts.primal_outputs
-    if d in memo:
-        return memo[d]
-    memo[d] = None  # a primal that calls itself
     found: Optional[Struct] = None
     returns = model.facts.returns_of(d.primal)
     for _, value in returns:
@@ -88,15 +86,14 @@ def primal_output(model: "FileModel", d: "CustomDerivative") -> Optional[Struct]
     if found is not None and returns:
         shown = model.quote(returns[0].value, 40) if returns[0].value is not None else "None"
         found = Struct(found.kind, found.length, f"`{d.name}` returns `{shown}`")
-    memo[d] = found if returns else None
-    return memo[d]
+    return found if returns else None
 
 
 def rule_environment(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, role: str,
                      bound: int = 0) -> Dict[str, Struct]:
     """The structures JAX gives a rule's parameters that this module shows: the cotangent of
     bwd, each defjvps rule's `g` and `ans`, and the entries of a jvp rule's `tangents` unpacked."""
-    out = primal_output(model, d)
+    out = model.facts.primal_output(d)
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args][bound:]
     env: Dict[str, Struct] = {}
     if out is None or out.kind != ARRAY:
@@ -138,7 +135,7 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
             return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, an array")
         target = model.facts.derivative_named(expr.func)
         if target is d:
-            return primal_output(model, d)
+            return model.facts.primal_output(d)
         helper = named_function(model.index, expr.func)
         if helper is not None and helper is not fn and not isinstance(helper, ast.AsyncFunctionDef):
             found = _returns_structure(model, d, helper, depth + 1)
@@ -351,7 +348,7 @@ def residuals_from_cotangent(model: "FileModel", d: "CustomDerivative", bwd: "Ru
     fn = bwd.node
     if fwd is None or fwd.node is None or fn is None or isinstance(fn, ast.Lambda) or fn.args.vararg:
         return None
-    out = primal_output(model, d)
+    out = model.facts.primal_output(d)
     if out is not None and out.kind != ARRAY or d.nondiff_unresolved:
         return None  # a primal returning a tuple gets a tuple of cotangents, which bwd may unpack
     lengths = set()

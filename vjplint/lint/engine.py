@@ -17,7 +17,6 @@ from vjplint.syntax.source import DecodedSource, SourceError, decode, parse, ski
 from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
 from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
 from vjplint.syntax.text_spans import TextIndex, prefix_groups
-from vjplint.facts.crossmodule import ExternalFacts
 
 if TYPE_CHECKING:  # the engine imports the model and the rules when it first lints
     from vjplint.model.file_model import FileModel
@@ -224,15 +223,13 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
         from vjplint.syntax.regions import focus
 
         module = focus(module, text, text_lines or lines, list(names), index)
-    model = collect(module, lines, recognizer)
+    options = RuleOptions(Hints(config.array_names, config.static_names), relint=_lint_with_one_rule)
+    # what other modules of the run pass to, register on, call here, and the settings' name hints:
+    # given to the facts at collection
+    model = collect(module, lines, recognizer, facts,
+                    options.hints if config.array_names or config.static_names else None)
     if keep is not None:
         keep.append(model)
-    if facts.rows:  # what other modules of the run pass to, register on, call here
-
-        model.facts.external = ExternalFacts.from_rows(facts.rows)
-    options = RuleOptions(Hints(config.array_names, config.static_names), relint=_lint_with_one_rule)
-    if config.array_names or config.static_names:
-        model.facts.hints = options.hints  # vjplint.facts.value_kinds reads them as the weakest source of kinds
     stub = filename.endswith(".pyi")
     present = _present_triggers(text, config, names, index, facts)
     classes = [cls for cls in rules_for(enabled if only is None else enabled & only)

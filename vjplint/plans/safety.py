@@ -25,18 +25,20 @@ def residual_fix_offer(model: FileModel, d: CustomDerivative, moved: Sequence[in
     if d.api != "jax":  # the plan rewrites to JAX's protocol; nnx's and linen's bwd conventions differ
         return None, f"the rewrite assumes JAX's bwd protocol, and {d.label}'s differs"
 
-    def planned() -> Union[Plan, str]:
-        try:
-            return plan(model, d, moved)
-        except Refusal as exc:
-            return str(exc)
-
-    result = model.facts.residual_plans((d,), planned, tuple(sorted(moved)))  # the rule asks, the codemod again
+    result = model.facts.derived(_planned, d, tuple(sorted(moved)))  # the rule asks, the codemod again
     if isinstance(result, str):
         return None, result
     if not confident or not result.safe:
         return Applicability.UNSAFE, ""
     return Applicability.SAFE, ""
+
+
+def _planned(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...]) -> Union[Plan, str]:
+    """The residual-plus-None plan of `d` moving `moved`, or the reason the planner refused."""
+    try:
+        return plan(model, d, moved)
+    except Refusal as exc:
+        return str(exc)
 
 
 def rewrite_draws(model: FileModel, edits: Sequence[Edit], code: str, finding: Callable[[Optional[Evidence]], bool],
