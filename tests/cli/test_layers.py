@@ -233,9 +233,8 @@ LAZY = {
                              "vjplint.syntax.regions"},
                             "the prefilter answers for files without custom derivatives before any rule, collector or "
                             "region parser loads (53 modules instead of 170)"),
-    "vjplint.facts": ({"vjplint.facts.checkify", "vjplint.facts.closures", "vjplint.facts.forward",
-                       "vjplint.facts.infer", "vjplint.facts.integers", "vjplint.facts.value_kinds",
-                       "vjplint.facts.where_guards"}, "each analysis loads when a rule first reads its table"),
+    "vjplint.facts": ({"vjplint.facts.forward", "vjplint.facts.infer", "vjplint.facts.integers",
+                       "vjplint.facts.value_kinds"}, "each analysis loads when a rule first reads its table"),
     "vjplint.facts.loops": ({"vjplint.syntax.regions"}, "`vjplint rule CODE` loads the facts, not the region splitter"),
     "vjplint.syntax.source": ({"vjplint.syntax.regions"}, "plain runs parse without the region splitter"),
     "vjplint.project.text": ({"vjplint.syntax.region_parse", "vjplint.syntax.regions"},

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
 
 import vjplint.rules as rules_package
-from vjplint.facts.callables_passed import CALLS_FIRST, called
+from vjplint.rules.nondiff._callables_passed import CALLS_FIRST, called
 from vjplint.facts.collect import collect
-from vjplint.facts.concrete import is_name
+from vjplint.rules.nondiff._concrete import is_name
 from vjplint.model.file_model import FileModel
 from vjplint.rules.registry import all_rules, rule_modules
 from vjplint.syntax.positions import source_lines

@@ -25,14 +25,11 @@ from vjplint.model.semantic import FunctionNode, own_nodes
 from vjplint.syntax.walk import walk
 
 if TYPE_CHECKING:
-    from vjplint.facts.checkify import Staging
     from vjplint.facts.crossmodule import ExternalFacts
-    from vjplint.facts.closures import Finding as ClosureFinding
     from vjplint.facts.forward import ForwardMode
     from vjplint.facts.infer import Hints, Verdict
     from vjplint.facts.integers import Integers
     from vjplint.facts.value_kinds import Values as ValuesEngine
-    from vjplint.facts.where_guards import DroppedSlope
 
 __all__ = ["Arity", "Facts", "Return", "VjpRules", "describe_traced", "function_arity", "is_placeholder", "plural",
            "return_branches"]
@@ -86,10 +83,7 @@ class Facts:
         self._swap: Memo[Optional[str]] = Memo()
         self._returns_array: Memo[bool] = Memo()
         self._verdicts: Memo[List["Verdict"]] = Memo()
-        self._closures: Memo[List["ClosureFinding"]] = Memo()
-        self._checkify: Optional[List["Staging"]] = None
         self._forward: Optional["ForwardMode"] = None
-        self._dropped: Optional[List["DroppedSlope"]] = None
         self._values: Optional["ValuesEngine"] = None
         self._integers: Optional["Integers"] = None
         self._transform_calls: Optional[List[ast.Call]] = None
@@ -424,23 +418,7 @@ class Facts:
 
         return self._verdicts((d,), lambda: infer_nondiff(self.model, d, hints), hints)
 
-    # -- analyses one rule reports (the module of each says which) ------------------------------
-    def closures(self, d: CustomDerivative) -> List["ClosureFinding"]:
-        """What `d`, defined inside a function, closes over that may hold tracers (VJP201 reports it):
-        `vjplint.facts.closures` findings in the order of their first reads."""
-        from vjplint.facts.closures import Closures
-
-        return self._closures((d,), lambda: Closures(self.model).findings(d))
-
-    def checkify_stagings(self) -> List["Staging"]:
-        """Where checkify is staged around a custom derivative with a check (VJP608 reports them):
-        `vjplint.facts.checkify`'s findings in the module's order."""
-        if self._checkify is None:
-            from vjplint.facts.checkify import Checkify
-
-            self._checkify = Checkify(self.model).stagings()
-        return self._checkify
-
+    # -- analyses several rules read ---------------------------------------------------------
     def forward_mode(self) -> "ForwardMode":
         """How forward-mode differentiation reaches the module's custom_vjps (`vjplint.facts.forward`;
         VJP315), computed per expression on demand."""
@@ -449,15 +427,6 @@ class Facts:
 
             self._forward = ForwardMode(self.model)
         return self._forward
-
-    def dropped_slopes(self) -> List["DroppedSlope"]:
-        """`where(x == c, limit, expression)` guards in the module's rules that drop the expression's
-        slope for second derivatives (`vjplint.facts.where_guards`; VJP612 reports them)."""
-        if self._dropped is None:
-            from vjplint.facts.where_guards import dropped_slopes
-
-            self._dropped = dropped_slopes(self.model)
-        return self._dropped
 
     # -- the module -----------------------------------------------------------------------------
     def is_jax_internal(self) -> bool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.where_guards import DroppedSlope
+from vjplint.rules.linearity._where_guards import DroppedSlope, dropped_slopes
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 
@@ -102,8 +102,8 @@ def soft_sign_jvp(primals, tangents):
 ''']
 
     def check(self) -> None:
-        # vjplint.facts.where_guards evaluates the rules near each guard; the words are here.
-        for found in self.model.facts.dropped_slopes():
+        # vjplint.rules.linearity._where_guards evaluates the rules near each guard; the words are here.
+        for found in dropped_slopes(self.model):
             self._report(found)
 
     def _report(self, found: DroppedSlope) -> None:

@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Applicability, Severity
 from vjplint.rules.base import Rule
-from vjplint.facts.tracer_tests import NAME, is_name_literal, type_argument, class_name_of, described_object, handles_grad, is_jvptracer
+from vjplint.rules.migration._tracer_tests import NAME, is_name_literal, type_argument, class_name_of, described_object, handles_grad, is_jvptracer
 from vjplint.syntax.walk import walk
 
 # Forward mode: the function it differentiates sees JVPTracers (jax_facts §13).

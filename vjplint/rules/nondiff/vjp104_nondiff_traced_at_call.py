@@ -9,7 +9,7 @@ from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.infer import argument_at, partial_argument, traced_boundaries
 from vjplint.rules.base import Rule
 from vjplint.facts.value_kinds import CALLABLE
-from vjplint.facts.opaque_objects import closure_maker, plain_object
+from vjplint.rules.nondiff._opaque_objects import closure_maker, plain_object
 
 
 class NondiffTracedAtCall(Rule):

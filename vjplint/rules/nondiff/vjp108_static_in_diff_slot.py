@@ -5,9 +5,9 @@ from typing import Dict, List
 
 from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
-from vjplint.facts.concrete import ConcreteUse, ConcreteUses, rebound
+from vjplint.rules.nondiff._concrete import ConcreteUse, ConcreteUses, rebound
 from vjplint.model.file_model import Signature
-from vjplint.facts.callables_passed import (MODULE_WORDS, called, is_function, is_pytree_callable,
+from vjplint.rules.nondiff._callables_passed import (MODULE_WORDS, called, is_function, is_pytree_callable,
                                             names_pytree_callable, saved_as_residual)
 from vjplint.rules.base import Rule
 
@@ -109,7 +109,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
 ''']
 
     def check(self) -> None:
-        self._uses = ConcreteUses(self.model)  # vjplint.facts.concrete: where an argument must be concrete
+        self._uses = ConcreteUses(self.model)  # vjplint.rules.nondiff._concrete: where an argument must be concrete
 
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api == "custom_gradient" and d.primal is not None and not d.bound_self:

@@ -5,7 +5,7 @@ from typing import List, Optional
 
 from vjplint.diagnostics import Applicability, Edit, Fix, Position, Severity
 from vjplint.facts.crossmodule import is_top_level
-from vjplint.facts.registrations import (Mentions, Use, first_use, mentions, plain_function_registrations,
+from vjplint.rules.registration._registrations import (Mentions, Use, first_use, mentions, plain_function_registrations,
                                          rules_beside_in_function, use_in_project)
 from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.base import Rule
@@ -141,7 +141,7 @@ def exported(x):
         if not self.model.derivatives:  # what follows reads the file's mentions only for its derivatives
             self._plain_function_registrations()
             return
-        said = mentions(self.model)  # vjplint.facts.registrations: every spelling of a registration
+        said = mentions(self.model)  # vjplint.rules.registration._registrations: every spelling of a registration
         registered, by_hand, unknown = said.registered, said.by_hand, said.unknown
         self._plain_function_registrations()
         external = self.model.facts.external

@@ -9,7 +9,7 @@ from vjplint.facts.structure import registered_here
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.facts.jvp_unpacking import is_rule_primal, literal_elements, reads_name, rule_unpacking
+from vjplint.rules.structure._jvp_unpacking import is_rule_primal, literal_elements, reads_name, rule_unpacking
 
 CUSTOM_JVP_ERROR = ("`TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding shapes "
                     "and dtypes ... primal int32[] with tangent int32[], expecting tangent float0[]`")

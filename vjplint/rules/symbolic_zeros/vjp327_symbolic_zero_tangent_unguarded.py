@@ -8,7 +8,7 @@ from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.model.semantic import FunctionNode
-from vjplint.facts.symbolic_zero_uses import Leaf, checks_tangent, raising_use, symbolic_zero_error, tangent_item
+from vjplint.rules.symbolic_zeros._symbolic_zero_uses import Leaf, checks_tangent, raising_use, symbolic_zero_error, tangent_item
 from vjplint.syntax.walk import walk
 
 

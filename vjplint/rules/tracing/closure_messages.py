@@ -1,5 +1,5 @@
 """The wording of VJP201's reports on jax.custom_gradient closures and the evidence its messages quote
-(what the facts in vjplint/facts/closures.py found, in words).
+(what the facts in vjplint/rules/tracing/_closures.py found, in words).
 
 May import what a rule of this family may import (facts, plans, model, ...), never another family."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import List, Tuple
 
-from vjplint.facts.closures import Capture, Root
+from vjplint.rules.tracing._closures import Capture, Root
 from vjplint.facts.infer import Verdict
 from vjplint.model.file_model import CustomDerivative, FileModel
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Optional
 
 from vjplint.diagnostics import Applicability, Fix, Severity
-from vjplint.facts.closures import Capture, MayBeHeld, MayBeTraced, OwnArguments, Root, Traced, is_self
+from vjplint.rules.tracing._closures import Capture, Closures, MayBeHeld, MayBeTraced, OwnArguments, Root, Traced, is_self
 from vjplint.facts.infer import Verdict
 from vjplint.model.file_model import CustomDerivative
 from vjplint.model.semantic import Scope
@@ -185,7 +185,7 @@ def make_power(n: int):
 ''']
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        for finding in self.model.facts.closures(d):
+        for finding in Closures(self.model).findings(d):
             if isinstance(finding, OwnArguments):
                 self.report(finding.found[0][0].first, own_arguments_message(self.model, d, finding.found))
             elif isinstance(finding, Traced):

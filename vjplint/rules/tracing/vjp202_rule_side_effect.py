@@ -8,7 +8,7 @@ from vjplint.model.jaxapi import STATIC_ATTRIBUTES
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import Binding, Scope
-from vjplint.facts.assigned_targets import flatten_targets, has_at_update, root_name
+from vjplint.rules.tracing._assigned_targets import flatten_targets, has_at_update, root_name
 
 # Methods that only mutable containers have: flagged on any outer object.
 CONTAINER_ONLY = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "setdefault", "popitem"})

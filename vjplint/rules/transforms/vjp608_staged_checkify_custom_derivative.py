@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.checkify import (CheckifiesJitted, DecoratedStaged, DifferentiatedJitted, Hit, StagedAround,
+from vjplint.rules.transforms._checkify import (Checkify, CheckifiesJitted, DecoratedStaged, DifferentiatedJitted, Hit, StagedAround,
                                     StagedLater)
 from vjplint.rules.base import Rule
 
@@ -88,8 +88,8 @@ checked_grad = jax.jit(checkify.checkify(jax.grad(lambda x: jnp.sum(log_cosh(x))
 ''']
 
     def check(self) -> None:
-        # vjplint.facts.checkify finds the compositions; each kind is worded here.
-        for found in self.model.facts.checkify_stagings():
+        # vjplint.rules.transforms._checkify finds the compositions; each kind is worded here.
+        for found in Checkify(self.model).stagings():
             if isinstance(found, StagedAround):
                 outer, target = found.outer, found.target
                 if self.model.facts.derivative_named(target) is found.hit.d:

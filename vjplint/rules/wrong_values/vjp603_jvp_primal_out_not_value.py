@@ -8,7 +8,7 @@ from vjplint.model.jaxapi import ARRAY_METHODS
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
-from vjplint.facts.jvp_primal_flow import NAMESPACES, SAME_VALUE, CleanedComparison, PrimalFlow
+from vjplint.rules.wrong_values._jvp_primal_flow import NAMESPACES, SAME_VALUE, CleanedComparison, PrimalFlow
 
 
 class JvpPrimalOutNotValue(Rule):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
-from vjplint.facts.concrete import is_name
+from vjplint.rules.nondiff._concrete import is_name
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import FunctionNode
 from vjplint.syntax.walk import walk
