@@ -59,6 +59,7 @@ class Contract(NamedTuple):
     aliases: Tuple[Tuple[str, str], ...] = ()
 
 
+@query
 def contract_of(model: "FileModel", d: "CustomDerivative") -> Optional[Contract]:
     sig = d.signature
     if sig is None or d.nondiff_unresolved:
@@ -89,6 +90,7 @@ def primal_output(model: "FileModel", d: "CustomDerivative") -> Optional[Struct]
     return found if returns else None
 
 
+@query
 def rule_environment(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, role: str,
                      bound: int = 0) -> Dict[str, Struct]:
     """The structures JAX gives a rule's parameters that this module shows: the cotangent of
@@ -106,6 +108,7 @@ def rule_environment(model: "FileModel", d: "CustomDerivative", fn: FunctionNode
     return env
 
 
+@query
 def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr], fn: FunctionNode,
               env: Dict[str, Struct], depth: int = 0) -> Optional[Struct]:
     """What `expr`, evaluated in `fn`, is as a structure; None when the code does not show it."""
@@ -181,6 +184,7 @@ def _returns_structure(model: "FileModel", d: "CustomDerivative", fn: FunctionNo
     return found
 
 
+@query
 def through_wrapper(model: "FileModel", fn: FunctionNode) -> FunctionNode:
     """The function a rule only delegates to: `def r(a, b): return _r_impl(a, b)` (or the same
     lambda) passing its own parameters in order to a def or lambda of this module gives `_r_impl`,
@@ -217,6 +221,7 @@ _TANGENT_AFFIXES = (("", "_dot"), ("", "dot"), ("d", ""), ("d_", ""), ("", "_t")
                     ("grad_", ""), ("", "_grad"), ("", "_cotangent"), ("delta_", ""), ("", "_prime"))
 
 
+@query(memo=False)
 def slot_of(name: str, params: Tuple[str, ...]) -> Optional[str]:
     """The primal parameter a rule's local `name` stands for, by its spelling: the parameter
     itself, or it with a tangent/cotangent affix (`x_dot`, `dx`, `x_bar`, `ct_x`, `g_x`, `gx`, `grad_x`).
@@ -235,6 +240,7 @@ def slot_of(name: str, params: Tuple[str, ...]) -> Optional[str]:
 _NUMBERED = re.compile(r"(.*?)(\d+)$")
 
 
+@query(memo=False)
 def numbered_twin(name: str, names: Sequence[Optional[str]]) -> Optional[str]:
     """The one name of `names` ending in the same number as `name` with another stem (`t1` for
     `x1`, `dx0` for `a0`): how a jvp rule pairs a tangent with its primal when the names carry no
@@ -247,6 +253,7 @@ def numbered_twin(name: str, names: Sequence[Optional[str]]) -> Optional[str]:
     return hits[0] if len(hits) == 1 else None
 
 
+@query(memo=False)
 def permutation(names: List[Optional[str]], expected: Tuple[str, ...]) -> Optional[List[Tuple[int, str, str]]]:
     """Where `names` (each a slot or None) is a reordering of `expected`: (position, got, wanted)
     for every misplaced slot; None when they are in order or the evidence is incomplete (two
@@ -326,6 +333,7 @@ def _residual_names(model: "FileModel", d: "CustomDerivative", params: Tuple[str
     return out
 
 
+@query(memo=False)
 def contract_slot(name: str, contract: Contract) -> Optional[str]:
     """`slot_of` over the primal's differentiable parameters, then over the names the rules give
     their values (`Contract.aliases`): `x_dot` names the first parameter of `f(a0, a1)` when a
@@ -338,6 +346,7 @@ def contract_slot(name: str, contract: Contract) -> Optional[str]:
     return by_alias[hit] if hit is not None else None
 
 
+@query
 def residuals_from_cotangent(model: "FileModel", d: "CustomDerivative", bwd: "RuleFunction") -> Optional[ast.Assign]:
     """Where bwd unpacks, from the parameter JAX passes the output cotangent, exactly the residuals
     fwd saves: fwd returns `out, (r1, ..., rk)` (k >= 2) on every path, the primal's output is not
@@ -388,6 +397,7 @@ def _taken_from(model: "FileModel", fn: FunctionNode, param: str) -> Set[str]:
     return names
 
 
+@query
 def primal_call_from_tangents(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, primals: str,
                               tangents: str) -> Optional[ast.Call]:
     """A jvp rule's call of its own primal that takes its arguments from the parameter JAX passes
@@ -410,6 +420,7 @@ def primal_call_from_tangents(model: "FileModel", d: "CustomDerivative", fn: Fun
     return hit
 
 
+@query
 def ignores_first(model: "FileModel", fn: FunctionNode, first: str, second: str) -> bool:
     """A defjvps rule (called `(g, ans, *primals)`) whose results never read its first parameter,
     the input tangent, but read its second: its tangent output cannot be linear in the tangent
@@ -421,6 +432,7 @@ def ignores_first(model: "FileModel", fn: FunctionNode, first: str, second: str)
     return bool(returns) and all(v is not None and not zero_cotangent(model, v) for _, v in returns)
 
 
+@query
 def output_cotangent_names(model: "FileModel", d: "CustomDerivative", contract: Contract, rule: "RuleFunction",
                            fn: ast.AST) -> Dict[str, str]:
     """{name: parameter} for bwd's output cotangent (its last parameter, by position, or a name

@@ -19,6 +19,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from vjplint.facts.loops import ImportedLoop, imported_loop
 from vjplint.syntax.positions import column_zero_matches
+from vjplint.facts.registry import query
 
 CALL, REGISTER, USE, FORWARD_USE, LOOP = "call", "register", "use", "forward", "loop"
 REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
@@ -286,6 +287,7 @@ def _located(text: str, display: str) -> str:
 ExportKind = Callable[[str], Optional[Tuple[str, str, str]]]  # absolute name -> (tag, dtype, why)
 
 
+@query
 def is_top_level(model, node: ast.AST) -> bool:
     """Other modules can reach only module-level names: the statement holding `node` (a
     decorator belongs to its def) sits in the module body."""
@@ -298,11 +300,10 @@ def is_top_level(model, node: ast.AST) -> bool:
     return isinstance(model.index.parent(statement), ast.Module)
 
 
+@query
 def external_calls(model, name: str, node: ast.AST) -> List[ExternalCall]:
     """Calls of the module-level `name` (defined at `node`) from other modules of the run."""
     external = model.facts.external
     if external is None or not is_top_level(model, node):
         return []
     return external.calls.get(name, [])
-
-

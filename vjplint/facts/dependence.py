@@ -13,6 +13,7 @@ from vjplint.facts.crossmodule import external_calls, is_top_level
 from vjplint.model.file_model import CustomDerivative
 from vjplint.model.semantic import FunctionNode
 from vjplint.syntax.walk import walk
+from vjplint.facts.registry import query
 
 if TYPE_CHECKING:
     from vjplint.model.file_model import FileModel
@@ -43,11 +44,13 @@ INTEGER_NAMES = frozenset({"mask", "masks", "idx", "index", "indices", "ids", "k
                            "y_true"})
 
 
+@query(memo=False)
 def integer_named(param: str) -> bool:
     """Named like an integer array, a mask or a key (`idx`, `mask`, `key`, `*_ids`, ...)."""
     return param.lower() in INTEGER_NAMES or param.lower().endswith(("_idx", "_ids", "_mask", "_key", "_index"))
 
 
+@query
 def only_constants_passed(model: "FileModel", d: CustomDerivative, position: int, param: str) -> bool:
     """Every call of `d` in this module (its rules' calls aside) passes, at `position`, a value
     built from constants and module-level names (a function's variable only through its shape,
@@ -76,6 +79,7 @@ class CallEvidence:
     traced: str  # why it is a tracer, where that is known
 
 
+@query
 def differentiated_at_call(model: "FileModel", d: CustomDerivative, position: int,
                            param: str) -> Tuple[bool, Optional[CallEvidence]]:
     """Whether a call of `d` in the run may pass, at `position`, a value gradients flow into.
@@ -169,6 +173,7 @@ def _handed_on_function(model: "FileModel", fn: ast.AST) -> bool:
     return False
 
 
+@query
 def carries_a_variable(model: "FileModel", expr: ast.AST) -> bool:
     """A function's variable reaches `expr` other than through shape-only calls (`ones_like`)."""
     index = model.index
@@ -267,6 +272,7 @@ def integer_dtype(expr: ast.expr) -> bool:
     return text in INTEGER_DTYPES
 
 
+@query
 def depends_on_parameters(model: "FileModel", expr: ast.expr, fn: FunctionNode, params: Set[str],
                           depth: int = 0) -> bool:
     """Whether `expr`, evaluated in `fn`, is computed from one of `fn`'s parameters `params` (also
@@ -298,6 +304,7 @@ def depends_on_parameters(model: "FileModel", expr: ast.expr, fn: FunctionNode, 
     return False
 
 
+@query
 def zero_cotangent(model: "FileModel", expr: ast.expr) -> bool:
     """`None`, a literal zero, `zeros_like(...)`/`zeros(...)`, `0 * g`, or a tuple of those: a
     cotangent JAX takes as zero without a check."""
@@ -314,6 +321,7 @@ def zero_cotangent(model: "FileModel", expr: ast.expr) -> bool:
     return False
 
 
+@query
 def evidently_not_differentiated(model: "FileModel", primal: FunctionNode, param: str) -> bool:
     """The parameter is evidently never differentiated: named like an integer array, a mask or a
     key, or annotated, defaulting to or used as a Python value or a callable."""
@@ -346,3 +354,9 @@ def none_draws_vjp602(model: "FileModel", d: CustomDerivative, param: str) -> Op
         return None
     differentiated, _ = differentiated_at_call(model, d, sig.positional.index(param), param)
     return through if differentiated else None
+
+
+@query(memo=False)
+def primal_flow(model: "FileModel", fn: FunctionNode) -> PrimalFlow:
+    """Which names of the primal `fn` carry a differentiable dependence on a parameter: a fresh analysis."""
+    return PrimalFlow(model, fn)

@@ -13,12 +13,14 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 from vjplint.model.file_model import CallSite, CustomDerivative, FileModel
 from vjplint.model.jaxapi import PARTIAL
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, constant_value, named_function
+from vjplint.facts.registry import query
 
 # The forward-mode transformations whose function argument meets a custom_vjp (jax-facts §16).
 FORWARD = ("jax.jvp", "jax.jacfwd", "jax.linearize", "jax._src.api.jvp", "jax._src.api.jacfwd",
            "jax._src.api.linearize")
 
 
+@query
 def linear_fn_applied(model, call: ast.Call) -> Optional[int]:
     """The line where the linear function of `jax.linearize(...)` (`call`) is used, or None when
     it is not: `jax.linearize(f, x)[1](v)`, or `y, f_lin = jax.linearize(f, x)` and a later read
@@ -138,6 +140,7 @@ class CallsThrough:
 Step = Union[IsCustomVjp, InstanceCall, CallsVjp, CallsLibrary, CallsThrough]
 
 
+@query(memo=False)
 def reached(step: Step) -> Union[CustomDerivative, Library]:
     """The custom_vjp (or library function) at the end of the steps."""
     while isinstance(step, (InstanceCall, CallsThrough)):

@@ -26,6 +26,7 @@ from vjplint.facts.nnx_nodes import graph_node
 from vjplint.facts.value_kinds import CALLABLE as _CALLABLE
 from vjplint.facts.values import field_use, numeric_use
 from vjplint.syntax.walk import walk
+from vjplint.facts.registry import query
 
 # Parameters that take static values: a nondiff argument passed here is a Python value.
 STATIC_KEYWORDS = frozenset({
@@ -216,6 +217,7 @@ def _param_at(rule: Optional[RuleFunction], index: int) -> Optional[str]:
     return params[index]
 
 
+@query
 def annotation_evidence(model: FileModel, annotation: Optional[ast.expr], name: str) -> List[Evidence]:
     if annotation is None:
         return []
@@ -225,6 +227,7 @@ def annotation_evidence(model: FileModel, annotation: Optional[ast.expr], name: 
     return [Evidence(kind, 3, f"is annotated `{model.quote(annotation)}`", annotation.lineno)]
 
 
+@query
 def default_evidence(model: FileModel, default: ast.expr) -> List[Evidence]:
     if isinstance(default, ast.Lambda):
         return [Evidence("callable", 3, "defaults to a lambda", default.lineno)]
@@ -239,6 +242,7 @@ def default_evidence(model: FileModel, default: ast.expr) -> List[Evidence]:
     return []
 
 
+@query(memo=False)
 def name_evidence(name: str) -> List[Evidence]:
     lowered = name.lower()
     if lowered in CALLABLE_NAMES or lowered.endswith(("_fn", "_fun", "_func", "_callback")):
@@ -250,6 +254,7 @@ def name_evidence(name: str) -> List[Evidence]:
     return []
 
 
+@query
 def usage_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Evidence]:
     found: List[Evidence] = []
     parents = model.index.parents
@@ -284,6 +289,7 @@ class HeldParameter:
     use: ast.AST
 
 
+@query
 def held_parameter(model: FileModel, kind) -> Optional[HeldParameter]:
     """For an object of a class with `__call__` built in this module (`Affine(w)`): its first
     field whose value comes from an open parameter (`open_parameter`) and that a method uses as
@@ -320,6 +326,7 @@ class BoundParameter:
     use: ast.AST
 
 
+@query
 def bound_parameter(model: FileModel, kind) -> Optional[BoundParameter]:
     """For a callable `vjplint.facts.value_kinds` built with `functools.partial` over a `def` of this
     module: its first bound argument from an open parameter (`open_parameter`) that the wrapped
@@ -447,6 +454,7 @@ def _weak_use(model: FileModel, values: "object", node: ast.expr,
     return Evidence("array", 1, model.quote(weak, 50), node.lineno, from_usage=True, weak=True)
 
 
+@query
 def traced_boundaries(model: FileModel, d: CustomDerivative) -> List[Tuple[ast.Call, int, str]]:
     """(transformation call, nondiff position, what it does there) where `d` itself is handed to a
     transformation that traces that position: `jax.jit(d)` without marking it static, `vmap`
@@ -884,6 +892,7 @@ def _external_evidence(d: CustomDerivative, arg: "ExternalArg", call: "ExternalC
     return None
 
 
+@query(memo=False)
 def argument_at(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
     for i, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
@@ -896,6 +905,7 @@ def argument_at(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
     return None
 
 
+@query(memo=False)
 def partial_argument(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
     """What `functools.partial(f, a, b, name=c)` binds to `f`'s parameter (`position`, `name`)."""
     bound = call.args[1:]

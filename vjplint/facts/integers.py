@@ -20,6 +20,7 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode
 from vjplint.facts.value_kinds import unpack_path
+from vjplint.facts.registry import query
 
 INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "bool",
                         "int_", "uint"})
@@ -44,11 +45,13 @@ PENDING = "pending"  # a name read while its own bindings are being evaluated (`
 CALLER = "\x00"  # marks evidence from a call of a custom_jvp, which may never be differentiated
 
 
+@query(memo=False)
 def from_caller(why: str) -> bool:
     """Whether the evidence rests on a call passing an integer (a rule then says "may")."""
     return CALLER in why
 
 
+@query(memo=False)
 def shown(why: str) -> str:
     """The evidence as a message quotes it."""
     return why.replace(CALLER, "")

@@ -11,9 +11,10 @@ from vjplint.facts.loops import (WHILE_LOOP, ImportedLoops, imported_route, modu
                                  while_loop_route)
 from vjplint.model.semantic import FunctionNode
 from vjplint.syntax.walk import walk
+from vjplint.facts.registry import query
 
-if TYPE_CHECKING:  # a rule passes itself (its model, its quoting); facts never import rules
-    from vjplint.rules.base import Rule
+if TYPE_CHECKING:
+    from vjplint.model.file_model import FileModel
 
 # Functions linear in their first argument (the others must not carry tangents).
 LINEAR_FIRST = frozenset({
@@ -68,16 +69,16 @@ _PART = ast.Constant(None)  # a name unpacked from a tangent-free value
 class Linearity:
     """Classifies expressions of one jvp rule by how they depend on its tangents."""
 
-    def __init__(self, rule: Rule, fn: FunctionNode, tangents_param: str, given: Set[str] = frozenset(),
+    def __init__(self, model: "FileModel", fn: FunctionNode, tangents_param: str, given: AbstractSet[str] = frozenset(),
                  active: AbstractSet[ast.AST] = frozenset()) -> None:
-        self.rule, self.fn, self.param = rule, fn, tangents_param
-        self.index = rule.model.index
+        self.model, self.fn, self.param = model, fn, tangents_param
+        self.index = model.index
         self.tangents: Set[str] = set(given)  # a helper's parameters that receive tangent terms
         self.active = {*active, fn}  # the functions being analysed: no recursion
         self.values: Dict[str, List[Optional[ast.expr]]] = {}
         self.parts: Dict[str, ast.expr] = {}  # a name unpacked from a call: `_, dt = while_loop(...)`
         self._seen: Set[str] = set()
-        nodes = sorted(rule.model.facts.own_nodes(fn), key=_source_order)
+        nodes = sorted(model.facts.own_nodes(fn), key=_source_order)
         for node in nodes:  # in source order: the unpacking of `tangents` comes before its uses
             if isinstance(node, ast.Assign):
                 for target in node.targets:
@@ -222,20 +223,20 @@ class Linearity:
         if known and tail in ZEROS:
             return ZERO
         if known and tail in SELECTS and len(args) == 3 and not self._tangent_free(args[0], depth):
-            return Form("nonlinear", call, f"selects on `{self.rule.quote(args[0], 30)}`, a condition computed from a "
+            return Form("nonlinear", call, f"selects on `{self.model.quote(args[0], 30)}`, a condition computed from a "
                                            f"tangent term", select=True)
         if q in CALLBACKS and not all(self._tangent_free(a, depth) for a in [*args[2:], *(k.value for k in call.keywords)]):
-            return Form("nonlinear", call, f"passes a tangent term to `{self.rule.quote(call.func, 30)}`, a host "
+            return Form("nonlinear", call, f"passes a tangent term to `{self.model.quote(call.func, 30)}`, a host "
                                            f"callback", callback=True)
         if q in STOP_GRADIENT and args and not self._tangent_free(args[0], depth):
-            return Form("nonlinear", call, f"applies `{self.rule.quote(call.func, 30)}` to a tangent term", stop=True)
+            return Form("nonlinear", call, f"applies `{self.model.quote(call.func, 30)}` to a tangent term", stop=True)
         if isinstance(call.func, ast.Attribute) and not known:
             if call.func.attr in METHODS_LINEAR and all(self._tangent_free(a, depth) for a in args):
                 return self.form(call.func.value, depth + 1)
             return CONST if self._tangent_free(call, depth) else UNKNOWN
         forms = [self.form(a, depth + 1) for a in args]
         keywords_free = all(self._tangent_free(k.value, depth) for k in call.keywords)
-        callee = self.rule.model.facts.derivative_named(call.func)
+        callee = self.model.facts.derivative_named(call.func)
         if callee is not None and callee.kind == "vjp" and any(f.kind in ("linear", "nonlinear") for f in forms):
             return Form("nonlinear", call, f"applies custom_vjp `{callee.name}` to a tangent term", transpose=True)
         if callee is None and (q == WHILE_LOOP or not known):
@@ -251,7 +252,7 @@ class Linearity:
         if tail in NONLINEAR:
             for arg, form in zip(args, forms):
                 if form.kind == "linear":
-                    return Form("nonlinear", call, f"applies `{self.rule.quote(call.func, 30)}` to a tangent term")
+                    return Form("nonlinear", call, f"applies `{self.model.quote(call.func, 30)}` to a tangent term")
             return _carry(*forms) if forms else CONST
         if tail in PRODUCTS and len(forms) == 2 and keywords_free:
             return _product(forms[0], forms[1], call)
@@ -273,7 +274,7 @@ class Linearity:
         linear in it; None when it is, or when that is not known."""
         target = module_function(self.index, call.func)
         if target is None:  # `f = jax.custom_jvp(f, ...)` rebinds the def's name: its primal
-            callee = self.rule.model.facts.derivative_named(call.func)
+            callee = self.model.facts.derivative_named(call.func)
             target = callee.primal if callee is not None and isinstance(callee.primal, ast.FunctionDef) else None
         if target is None or target in self.active or len(self.active) > 3 or target.args.vararg is not None:
             return None
@@ -283,14 +284,14 @@ class Linearity:
         given = {p for p, f in zip(params, forms) if f.kind in ("linear", "nonlinear")}
         if not given:
             return None
-        inner = Linearity(self.rule, target, "", given, self.active)
+        inner = Linearity(self.model, target, "", given, self.active)
         returned = []
-        for ret in self.rule.model.facts.returns_of(target):
+        for ret in self.model.facts.returns_of(target):
             form = inner.form(ret.value)
             returned.append(form.kind)
             if form.kind == "nonlinear" and form.node is not None:
                 via = (f"passes a tangent term to `{target.name}` (line {target.lineno}), where "
-                       f"`{self.rule.quote(form.node, 40)}` {form.why}")
+                       f"`{self.model.quote(form.node, 40)}` {form.why}")
                 return replace(form, node=call, why=via)
         # A function linear in what it receives passes a nonlinear argument on: `helper(t * t)`.
         passed = next((f for f in forms if f.kind == "nonlinear" and f.node is not None and not (
@@ -318,7 +319,7 @@ class Linearity:
         else:
             positional = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
             hit = {p for p, c in zip(positional, carried) if c} | keywords
-            found = while_loop_route(self.index, target, hit, self.rule.quote, imported=imported)
+            found = while_loop_route(self.index, target, hit, self.model.quote, imported=imported)
             if found is None:
                 return None
             via = " then ".join([f"`{target.name}` (line {target.lineno})", *found.chain])
@@ -326,7 +327,7 @@ class Linearity:
                                        f"`{found.loop}` ({found.where})", loop=True)
 
     def _imported_loops(self) -> Optional[ImportedLoops]:
-        external = self.rule.model.facts.external
+        external = self.model.facts.external
         return external.loops.get if external is not None and external.loops else None
 
 
@@ -357,7 +358,7 @@ def _sum(left: Form, right: Form, node: ast.AST, const_part: ast.AST, checker: L
     if left.kind == right.kind:
         return left
     # one linear, one tangent-free and not a literal zero
-    added = checker.rule.quote(const_part, 30)
+    added = checker.model.quote(const_part, 30)
     return Form("nonlinear", node, f"adds `{added}`, which does not depend on the tangents", affine=True)
 
 
@@ -375,3 +376,11 @@ def _product(left: Form, right: Form, node: ast.AST) -> Form:
     if "linear" in kinds:
         return LINEAR
     return CONST
+
+
+@query(memo=False)
+def linearity(model: "FileModel", fn: FunctionNode, tangents_param: str, given: AbstractSet[str] = frozenset(),
+              active: AbstractSet[ast.AST] = frozenset()) -> Linearity:
+    """How each expression of the jvp rule `fn` depends on its tangents (`tangents_param`; a helper's
+    parameters `given` that receive tangent terms; the functions `active` being analysed): a fresh analysis."""
+    return Linearity(model, fn, tangents_param, given, active)

@@ -20,6 +20,7 @@ from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import Scope
 from vjplint.facts.value_kinds import classify_annotation
 from vjplint.syntax.walk import walk
+from vjplint.facts.registry import query
 
 NNX_MODULE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.module.Module", "flax.nnx.Object", "flax.nnx.Pytree"})
 # flax's own Module classes users construct most (all derive from nnx.Module).
@@ -30,6 +31,7 @@ NNX_LAYERS = frozenset(f"flax.nnx.{n}" for n in (
 MAX_DEPTH = 4
 
 
+@query
 def graph_node(model: FileModel, expr: ast.expr, scope: Scope, depth: int = 0) -> Optional[str]:
     """What `expr` is, quotable ("`Scale()`, an nnx Module"), when it is certainly an nnx graph
     node; None otherwise (unknown values included)."""
@@ -90,6 +92,7 @@ ARRAY_ATTRS = frozenset({
 STATE_CLASSES = frozenset({"flax.nnx.State", "flax.nnx.statelib.State"})
 
 
+@query
 def array_parameter(model: FileModel, d: CustomDerivative, position: int) -> Optional[Tuple[str, bool]]:
     """(evidence, certain) when the primal's parameter at `position` is a plain array, never an nnx
     graph node: annotated as an array (certain), or read as array data in the primal and never as a
@@ -200,6 +203,7 @@ def _nnx_annotation(model: FileModel, ann: ast.expr, scope: Scope) -> bool:
     return False
 
 
+@query
 def state_call(model: FileModel, expr: ast.expr, fn) -> Optional[ast.Call]:
     """The `nnx.State(...)` call `expr` is, directly or through a name `fn` binds once to one."""
     if isinstance(expr, ast.Call) and model.index.qualname(expr.func) in STATE_CLASSES:

@@ -9,6 +9,7 @@ from typing import Dict, NamedTuple, Optional
 
 from vjplint.model.file_model import FileModel, RuleFunction
 from vjplint.model.semantic import FunctionNode
+from vjplint.facts.registry import query
 
 VJP = "jax.vjp"
 
@@ -25,6 +26,7 @@ def _vjp_call(model: FileModel, value: ast.AST) -> bool:
         not any(k.arg == "has_aux" for k in value.keywords)
 
 
+@query
 def made_here(model: FileModel, fn: FunctionNode) -> Dict[str, Pullback]:
     """Names bound once in `fn` to the pullback of a `jax.vjp` call there."""
     found: Dict[str, Pullback] = {}
@@ -59,11 +61,13 @@ def _vjp_bindings(model: FileModel, fn: FunctionNode) -> Dict[str, tuple]:
     return found
 
 
+@query
 def bound_once(model: FileModel, fn: FunctionNode, name: str) -> bool:
     scope = model.index.scopes.get(fn)
     return scope is not None and len(scope.bindings.get(name, [])) == 1
 
 
+@query
 def saved(model: FileModel, fwd: RuleFunction, bwd: FunctionNode, res: str, fwd_label: str) -> Dict[str, Pullback]:
     """bwd's names holding a pullback fwd saved in its residuals: `res` itself, or the names
     bwd unpacks from it (`pull, x = res`). Every return of fwd must save it at the same place."""

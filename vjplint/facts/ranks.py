@@ -16,6 +16,7 @@ from typing import Dict, FrozenSet, List, Optional
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FunctionNode
+from vjplint.facts.registry import query
 
 # Functions that keep their inputs' (broadcast) rank.
 ELEMENTWISE = frozenset("""
@@ -47,6 +48,7 @@ class Rank:
         return f"the rank of `{self.base}` {'+' if self.offset > 0 else '-'} {abs(self.offset)}"
 
 
+@query(memo=False)
 def differ(a: Optional[Rank], b: Optional[Rank]) -> bool:
     """True when the two ranks provably differ: same base or both absolute with other offsets, or
     an absolute rank below the least rank the other can have (its base's floor plus its offset)."""
@@ -58,6 +60,7 @@ def differ(a: Optional[Rank], b: Optional[Rank]) -> bool:
     return fixed is not None and relative is not None and fixed.offset < relative.floor + relative.offset
 
 
+@query(memo=False)
 def agree_only_at_floor(a: Optional[Rank], b: Optional[Rank]) -> Optional[Rank]:
     """The relative one of an absolute and a relative rank that agree only when the base has its
     least allowed rank (`jnp.sum(d, axis=-1)` against a scalar: only a 1-D `d`); None otherwise."""
@@ -287,7 +290,15 @@ def _int(e: Optional[ast.expr]) -> Optional[int]:
     return None
 
 
+@query(memo=False)  # a fresh Ranks per ask (it fills its own tables as it is read)
 def own_ranks(model: FileModel, fn: FunctionNode) -> Ranks:
     """Ranks inside `fn` relative to its own positional parameters."""
     sig = model.signature(fn)
     return Ranks(model, fn, {p: Rank(p, 0, f"`{p}`") for p in sig.positional})
+
+
+@query(memo=False)
+def ranks(model: "FileModel", fn: FunctionNode, env: Dict[str, Rank], calls: Optional[Dict[str, FunctionNode]] = None,
+          seqs: Optional[Dict[str, List[Rank]]] = None) -> Ranks:
+    """Ranks of expressions inside `fn`, given the ranks `env` of some of its names: a fresh analysis."""
+    return Ranks(model, fn, env, calls, seqs)

@@ -7,7 +7,7 @@ the answer (`Facts`' memo table, keyed by the query and its arguments: AST nodes
 records hash by identity, so the node itself is the key). A call whose arguments do not hash (a
 list, a set) is computed each time. A query that may ask itself again while it computes (a
 primal that calls itself) names the answer such a recursive ask gets (`on_cycle=`); one without
-it computes again.
+it computes again. A generator function's answers (iterators, consumed once) are never kept.
 
 The modules holding queries are listed in `QUERY_MODULES`; the dispatcher imports them when a
 name is first asked that no loaded module registered (`tests/unit/test_facts_interface.py`
@@ -76,7 +76,9 @@ def query(function: Optional[F] = None, *, name: Optional[str] = None, memo: boo
         if known is not None and (known.function.__module__, known.function.__qualname__) != \
                 (fn.__module__, fn.__qualname__):
             raise ValueError(f"query {key!r} is registered twice: {known.function.__module__} and {fn.__module__}")
-        QUERIES[key] = Query(key, fn, bool(params) and params[0] == "model", memo, on_cycle)
+        # a generator's answer is consumed once: never kept
+        keep = memo and not inspect.isgeneratorfunction(fn)
+        QUERIES[key] = Query(key, fn, bool(params) and params[0] == "model", keep, on_cycle)
         return fn
 
     return register(function) if function is not None else register

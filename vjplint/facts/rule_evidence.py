@@ -28,6 +28,7 @@ from vjplint.facts.contract import slot_of
 from vjplint.facts.dependence import PrimalFlow, depends_on_parameters, evidently_not_differentiated
 from vjplint.model.semantic import FunctionNode
 from vjplint.syntax.walk import walk
+from vjplint.facts.registry import query
 
 if TYPE_CHECKING:
     from vjplint.model.file_model import CustomDerivative, FileModel
@@ -105,6 +106,7 @@ def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth:
     return None if failed else out
 
 
+@query
 def returns_primal_output(model: "FileModel", d: "CustomDerivative", fwd: FunctionNode,
                           value: ast.expr, bound: int = 0) -> Optional[str]:
     """Why fwd's returned `value` is the primal's own output, or None. `fwd` is the function whose
@@ -139,6 +141,7 @@ def _follow_call(model: "FileModel", fn: FunctionNode, value: ast.expr) -> Optio
     return None
 
 
+@query
 def bare_cotangent(model: "FileModel", bwd: FunctionNode, value: ast.expr, cotangent: str) -> Optional[str]:
     """Why a bwd for one differentiable input returning `value` bare returns a cotangent, not the
     1-tuple JAX needs: the cotangent parameter itself, arithmetic on it (a leaf: arithmetic on a
@@ -192,6 +195,7 @@ def _assigned_names(fn: FunctionNode) -> List[Tuple[str, ast.stmt]]:
     return out
 
 
+@query
 def dropped_cotangent(model: "FileModel", bwd: FunctionNode, param: str, diff: Tuple[str, ...],
                       cotangent: Optional[str], residuals: Optional[str], all_zero: bool,
                       strong: bool = False, used: bool = False) -> Optional[str]:
@@ -221,6 +225,7 @@ def dropped_cotangent(model: "FileModel", bwd: FunctionNode, param: str, diff: T
     return None
 
 
+@query
 def dead_cotangent_value(model: "FileModel", bwd: FunctionNode, cotangent: str) -> Optional[Tuple[str, ast.Assign]]:
     """A local of bwd computed from its cotangent (`dq = ds @ k * scale`, `ds` from `g`) that no
     statement reads: a cotangent bwd computes and then drops, whatever the names say. Only a
@@ -258,6 +263,7 @@ def _reader(fn: FunctionNode, name: str) -> ast.AST:
     return fn
 
 
+@query(memo=False)
 def passed_to_bwd(bwd: FunctionNode, nondiff: Optional[Tuple[int, ...]], bound: int = 0) -> Optional[List[str]]:
     """The names of the parameters JAX passes bwd (after the `bound` ones its registration binds:
     `self`), when they are the nondiff arguments, the residuals and the cotangent, in that order;
@@ -269,6 +275,7 @@ def passed_to_bwd(bwd: FunctionNode, nondiff: Optional[Tuple[int, ...]], bound: 
     return params
 
 
+@query
 def returns_a_value(model: "FileModel", primal: Optional[FunctionNode]) -> bool:
     """Whether the primal returns a value other than `None`: a stub (`...`, `return None`) has no
     gradient to lose (VJP602's condition, for the rule and the residual fix's prediction alike)."""

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FunctionNode
+from vjplint.facts.registry import query
 
 PREFIXES = ("jax.numpy.", "numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.", "math.")
 
@@ -337,3 +338,9 @@ def _literal_number(e: ast.expr) -> Optional[float]:
     if isinstance(e, ast.Constant) and isinstance(e.value, (int, float)) and not isinstance(e.value, bool):
         return float(e.value)
     return None
+
+
+@query(memo=False)
+def scalar_evaluator(model: "FileModel", equality: bool = False) -> ScalarEvaluator:
+    """Calls of the module's functions on floats (`equality`: `==` and `select` too): a fresh evaluator."""
+    return ScalarEvaluator(model, equality)

@@ -20,6 +20,7 @@ from vjplint.model.jaxapi import PARTIAL, SIGNATURE_KEEPING
 from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, constant_value
 from vjplint.syntax.walk import walk
+from vjplint.facts.registry import query
 
 
 @dataclass(frozen=True)
@@ -477,12 +478,14 @@ def bwd_arity(model: FileModel, d: CustomDerivative, rule: Optional[RuleFunction
     return arity
 
 
+@query(memo=False)
 def nnx_pytree_g(d: CustomDerivative) -> bool:
     """nnx's default mode (or an unknown one) passes bwd `g = (input_updates_g, out_g)`, not the
     output cotangent: nothing about g's type follows from the primal's output."""
     return d.api == "nnx" and d.mode != "simple"
 
 
+@query(memo=False)
 def bwd_structure_error(d: CustomDerivative, jax_error: str, mismatch: str = "lengths of tuple") -> str:
     """The error a wrongly structured bwd return raises under this API (`mismatch`: flax's words)."""
     flax_error = f"`ValueError: pytree structure error: different {mismatch} at key path` (flax's check)"
@@ -493,6 +496,7 @@ def bwd_structure_error(d: CustomDerivative, jax_error: str, mismatch: str = "le
     return jax_error
 
 
+@query(memo=False)
 def fwd_not_pair_error(d: CustomDerivative, jax_error: str) -> str:
     """The error a fwd that does not return (out, residuals) raises under this API."""
     if d.api == "nnx":

@@ -14,6 +14,7 @@ from typing import Callable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction
 from vjplint.model.semantic import FunctionNode
+from vjplint.facts.registry import query
 
 Structure = Tuple[str, int]  # ("array", 1) or ("tuple" | "list", length)
 ARRAY = "array"
@@ -40,6 +41,7 @@ def _container(model: FileModel, expr: ast.expr) -> Optional[Structure]:
     return None
 
 
+@query
 def primal_structure(model: FileModel, d: CustomDerivative) -> Optional[Tuple[Structure, str]]:
     """What every return of the primal is, when they agree and the code shows it."""
     if d.primal is None:
@@ -129,6 +131,7 @@ def _primal_element_exists(model: FileModel, d: CustomDerivative, index: int, le
     return bool(returns)
 
 
+@query
 def fwd_outputs(model: FileModel, d: CustomDerivative, fwd: FunctionNode) -> List[FwdOutput]:
     """fwd's primal output at each of its returns, where its structure is shown."""
     out: List[FwdOutput] = []
@@ -164,6 +167,7 @@ def fwd_outputs(model: FileModel, d: CustomDerivative, fwd: FunctionNode) -> Lis
     return out
 
 
+@query
 def registered_here(model: FileModel, d: CustomDerivative, reg_node: ast.AST) -> bool:
     """False when the registration at `reg_node` follows a later definition of the same name
     (a notebook or script that redefines `f`): the registration is that definition's."""
@@ -182,6 +186,7 @@ def registered_here(model: FileModel, d: CustomDerivative, reg_node: ast.AST) ->
     return True
 
 
+@query
 def own_registrations(model: FileModel, d: CustomDerivative) -> List[Registration]:
     """The registrations that apply to this definition of `d`'s name: the collector files every
     `f.defjvps(...)` of a name under its first definition, so a redefined name's are gathered here."""
@@ -198,6 +203,7 @@ class RegisteredBwd(NamedTuple):
     params: List[str]  # bwd's positional parameters JAX passes: the nondiff values, residuals, cotangent
 
 
+@query
 def registered_bwds(model: FileModel, wanted: Callable[[CustomDerivative], bool] = lambda d: True
                     ) -> Iterator[RegisteredBwd]:
     """Each jax custom_vjp's bwd registered for this definition, with as many positional

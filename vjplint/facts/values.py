@@ -13,6 +13,7 @@ from vjplint.model.jaxapi import ARRAY_FUNCTIONS, ARRAY_METHODS, ARRAY_NAMESPACE
 from vjplint.model.file_model import CustomDerivative, FileModel, TracedFunction
 from vjplint.model.semantic import FunctionNode, own_nodes
 from vjplint.syntax.walk import walk
+from vjplint.facts.registry import query
 
 ARITHMETIC = "an arithmetic result, never a tuple"
 
@@ -40,6 +41,7 @@ def returns_of(fn: FunctionNode) -> List[Return]:
     return found
 
 
+@query(memo=False)
 def return_branches(value: Optional[ast.expr]) -> List[ast.expr]:
     """The expressions a return may evaluate to (both arms of `a if c else b`)."""
     if value is None:
@@ -310,6 +312,7 @@ def class_methods(model: FileModel, cls: ast.ClassDef, depth: int = 0) -> List[a
     return out
 
 
+@query
 def is_callable_class(model: FileModel, cls: Optional[ast.AST]) -> bool:
     """A class of this module whose objects can be called: it defines or inherits `__call__`."""
     return isinstance(cls, ast.ClassDef) and any(m.name == "__call__" for m in class_methods(model, cls))

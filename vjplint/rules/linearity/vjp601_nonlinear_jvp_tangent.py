@@ -4,8 +4,6 @@ import ast
 from typing import Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import through_wrapper
-from vjplint.facts.linearity import Linearity
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
@@ -134,12 +132,12 @@ def my_abs_jvp(primals, tangents):
             self._check_rule(d, rule, rule.node)
 
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode, defjvps: bool = False) -> None:
-        fn = through_wrapper(self.model, fn)  # a rule that only returns `_impl(primals, tangents)`
+        fn = self.model.facts.through_wrapper(fn)  # a rule that only returns `_impl(primals, tangents)`
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][rule.bound_positional:]
         if len(params) < 2 or fn.args.vararg is not None:
             return
         # a defjvps rule is called (g, ans, *primals) and returns the tangent alone, linear in g
-        checker = Linearity(self, fn, "", given={params[0]}) if defjvps else Linearity(self, fn, params[-1])
+        checker = self.model.facts.linearity(fn, "", given={params[0]}) if defjvps else self.model.facts.linearity(fn, params[-1])
         for ret in self.model.facts.returns_of(fn):
             value = ret.value
             if defjvps:

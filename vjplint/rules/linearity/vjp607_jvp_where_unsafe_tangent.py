@@ -100,7 +100,7 @@ def xlogx_jvp(primals, tangents):
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][rule.bound_positional:]
         if len(params) < 2 or fn.args.vararg is not None:
             return
-        checker = Linearity(self, fn, params[-1])
+        checker = self.model.facts.linearity(fn, params[-1])
         name = rule.name or getattr(fn, "name", "<lambda>")
         for node in self.model.facts.own_nodes(fn):
             if not isinstance(node, ast.Call) or self.model.index.qualname(node.func) not in SELECTS:

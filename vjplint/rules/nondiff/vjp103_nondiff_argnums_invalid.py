@@ -7,7 +7,6 @@ from vjplint.diagnostics import Applicability, Severity
 from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import constant_value
-from vjplint.facts.nnx_nodes import graph_node
 
 
 class NondiffArgnumsInvalid(Rule):
@@ -101,7 +100,7 @@ class NondiffArgnumsInvalid(Rule):
                 if any(isinstance(a, ast.Starred) for a in call.args[:position + 1]) or position >= len(call.args):
                     continue
                 arg = call.args[position]
-                found = graph_node(self.model, arg, self.model.index.scope_of(call))
+                found = self.model.facts.graph_node(arg, self.model.index.scope_of(call))
                 if found is None:
                     continue
                 name = f"`{sig.positional[position]}` " if sig is not None and position < len(sig.positional) else ""

@@ -5,8 +5,6 @@ from typing import Optional
 
 from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
-from vjplint.facts.crossmodule import external_calls
-from vjplint.facts.infer import argument_at, partial_argument, traced_boundaries
 from vjplint.rules.base import Rule
 from vjplint.facts.value_kinds import CALLABLE
 from vjplint.rules.nondiff._opaque_objects import closure_maker, plain_object
@@ -105,7 +103,7 @@ def step(n, x):
         for site in d.call_sites:
             traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
             for position, name in names.items():
-                arg = argument_at(site.call, position, name)
+                arg = self.model.facts.argument_at(site.call, position, name)
                 if arg is None:
                     continue
                 reason = self.model.facts.traced_reason(arg, site.enclosing, traced) \
@@ -132,7 +130,7 @@ def step(n, x):
         not_numbers = {v.position for v in self.model.facts.verdicts(d, self.options.hints)
                        if any((e.kind == "callable" and e.weight >= 3) or "string" in e.reason
                               for e in v.evidence)}
-        for call, position, verb in traced_boundaries(self.model, d):
+        for call, position, verb in self.model.facts.traced_boundaries(d):
             if position in not_numbers:
                 continue
             name = names[position]
@@ -146,7 +144,7 @@ def step(n, x):
         call is staged (jit, checkpoint) differentiating through it leaks the BatchTracer
         (docs/facts/scripts/hazard_nondiff_vmap.py). Unstaged, it is fine: not reported."""
         names = dict(d.nondiff_names())
-        for call, position, _ in traced_boundaries(self.model, d):
+        for call, position, _ in self.model.facts.traced_boundaries(d):
             if self.model.index.qualname(call.func) != "jax.vmap":
                 continue
             staged = _staging(self.model, call)
@@ -167,7 +165,7 @@ def step(n, x):
             enclosing = self.model.index.enclosing_function(call)
             traced = self.model.traced.get(enclosing) if enclosing is not None else None
             for position, name in names.items():
-                arg = partial_argument(call, position, name)
+                arg = self.model.facts.partial_argument(call, position, name)
                 if arg is None:
                     continue
                 reason = self.model.facts.traced_reason(arg, enclosing, traced) if traced is not None else None
@@ -184,7 +182,7 @@ def step(n, x):
     def _from_other_modules(self, d, names) -> None:
         """A caller in another module of the run passing a tracer: reported at the definition,
         with the caller's chain (its file and line), once per derivative."""
-        for call in external_calls(self.model, d.name, d.anchor):
+        for call in self.model.facts.external_calls(d.name, d.anchor):
             for position, name in names.items():
                 arg = call.arg(position, name)
                 if arg is None or not arg.traced or arg.tag == "callable":

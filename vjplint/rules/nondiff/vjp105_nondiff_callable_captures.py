@@ -6,9 +6,6 @@ from typing import Optional
 from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.facts import describe_traced
-from vjplint.facts.crossmodule import external_calls
-from vjplint.facts.values import is_callable_class
-from vjplint.facts.infer import argument_at, bound_parameter, held_parameter
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import function_name
 from vjplint.model.semantic import FunctionNode
@@ -105,7 +102,7 @@ def outer(c):
         for site in d.call_sites:
             traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
             for position, name in d.nondiff_names():
-                arg = argument_at(site.call, position, name)
+                arg = self.model.facts.argument_at(site.call, position, name)
                 if arg is None:
                     continue
                 fn = local_function(self.model, arg, site.enclosing) if traced is not None else None
@@ -121,7 +118,7 @@ def outer(c):
                 kind = self._values.of(arg)
                 if kind.tag == CALLABLE and kind.captures:
                     self._flowed(d.name, d.kind, name, arg, kind, site.enclosing, traced is None)
-                elif kind.tag == RECORD and is_callable_class(self.model, kind.node):
+                elif kind.tag == RECORD and self.model.facts.is_callable_class(kind.node):
                     if d.kind == "vjp" and traced is not None and \
                             self.model.facts.traced_reason(arg, site.enclosing, traced) is not None:
                         continue  # VJP104 reports a traced value at a custom_vjp call
@@ -159,7 +156,7 @@ def outer(c):
         """A callable object built where nothing is traced, holding a parameter of a function
         (nothing marks it static) that its methods use as array data: a caller differentiating
         that parameter makes the object carry a tracer past JAX's nondiff check."""
-        held = held_parameter(self.model, kind)
+        held = self.model.facts.held_parameter(kind)
         if held is None:
             return
         self.report(arg, f"the callable `{held.cls.name}` object `{self.model.quote(arg, 40)}` passed as nondiff "
@@ -174,7 +171,7 @@ def outer(c):
     def _from_other_modules(self, d) -> None:
         """A caller in another module of the run passing, in a nondiff slot, a callable that
         captures a tracer: reported at the definition with the caller's chain, once."""
-        for call in external_calls(self.model, d.name, d.anchor):
+        for call in self.model.facts.external_calls(d.name, d.anchor):
             for position, name in d.nondiff_names():
                 arg = call.arg(position, name)
                 if arg is not None and arg.tag == "callable" and arg.capture_may and not arg.capture_traced:
@@ -239,7 +236,7 @@ def outer(c):
                                  f"differentiable arguments, or `jax.closure_convert` the callable and pass the "
                                  f"constants as arguments")
                 return
-        bound = bound_parameter(self.model, kind)
+        bound = self.model.facts.bound_parameter(kind)
         if bound is not None:
             self.report(arg, f"the callable {what} passed as nondiff `{name}` of `{owner}` binds `{bound.param}` to "
                              f"`{bound.target}` of `{function_name(kind.node)}` ({bound.chain}), which uses it as "

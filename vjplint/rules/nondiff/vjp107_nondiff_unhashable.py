@@ -5,7 +5,6 @@ from typing import Optional
 
 from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
-from vjplint.facts.infer import argument_at
 from vjplint.rules.base import Rule
 
 UNHASHABLE_CALLS = ("numpy.array", "numpy.asarray", "numpy.zeros", "numpy.ones", "jax.numpy.array",
@@ -72,7 +71,7 @@ pick((0, 1), 1.0)
             if default is not None and self._unhashable(default):
                 self.report(default, self._message(d.kind, d.name, name, default, "defaults to"))
             for site in d.call_sites:
-                arg = argument_at(site.call, position, name)
+                arg = self.model.facts.argument_at(site.call, position, name)
                 if arg is not None and self._unhashable(arg):
                     self.report(arg, self._message(d.kind, d.name, name, arg))
 

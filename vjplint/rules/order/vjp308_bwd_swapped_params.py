@@ -3,7 +3,6 @@ from __future__ import annotations
 import ast
 from typing import Set
 
-from vjplint.facts.contract import residuals_from_cotangent
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
@@ -123,7 +122,7 @@ f.defvjp(f_fwd, f_bwd)
 
     def _by_use(self, d: CustomDerivative, bwd: RuleFunction, first: str, second: str) -> None:
         assert bwd.node is not None
-        unpacked = residuals_from_cotangent(self.model, d, bwd)
+        unpacked = self.model.facts.residuals_from_cotangent(d, bwd)
         if unpacked is None:
             return
         self._seen.add(bwd.node)

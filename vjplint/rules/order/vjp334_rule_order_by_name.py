@@ -4,9 +4,8 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import (Contract, contract_of, contract_slot, ignores_first, numbered_twin,
-                                    output_cotangent_names, permutation, primal_call_from_tangents, through_wrapper)
-from vjplint.model.file_model import CustomDerivative, RuleFunction
+from vjplint.facts.contract import Contract
+from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.syntax.walk import walk
@@ -106,7 +105,7 @@ def f_jvp(primals, tangents):
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api != "jax":
             return
-        contract = contract_of(self.model, d)
+        contract = self.model.facts.contract_of(d)
         if contract is None:
             return
         for reg in d.registrations:
@@ -125,7 +124,7 @@ def f_jvp(primals, tangents):
     # -- jvp rules ------------------------------------------------------------------------------
     def _jvp(self, d: CustomDerivative, contract: Contract, rule: RuleFunction) -> None:
         assert rule.node is not None
-        fn = through_wrapper(self.model, rule.node)  # a rule that only returns `_impl(primals, tangents)`
+        fn = self.model.facts.through_wrapper(rule.node)  # a rule that only returns `_impl(primals, tangents)`
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args][rule.bound_positional:]
         if len(params) < 2:
             return
@@ -138,7 +137,7 @@ def f_jvp(primals, tangents):
                         f"tangents; the tangent output is then wrong (or not linear). Swap the parameters, or "
                         f"rename them if the names are what is wrong")
             return
-        call = primal_call_from_tangents(self.model, d, fn, primals, tangents)
+        call = self.model.facts.primal_call_from_tangents(d, fn, primals, tangents)
         if call is not None:  # names that say nothing: how the body uses the two parameters
             self.report(call,
                         f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` may take its parameters in the "
@@ -153,13 +152,13 @@ def f_jvp(primals, tangents):
             if node is None:
                 continue
             names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]
-            slots = [contract_slot(n, contract) if n else None for n in names]
+            slots = [self.model.facts.contract_slot(n, contract) if n else None for n in names]
             if what == "primals":
                 primal_names = names
             elif None in slots and primal_names is not None:  # `x1, x2 = primals`, then `t2, t1 = tangents`
-                twins = [numbered_twin(n, primal_names) if n and s is None else None for n, s in zip(names, slots)]
-                slots = [s or (contract_slot(t, contract) if t else None) for s, t in zip(slots, twins)]
-            wrong = permutation(slots, contract.diff_names)
+                twins = [self.model.facts.numbered_twin(n, primal_names) if n and s is None else None for n, s in zip(names, slots)]
+                slots = [s or (self.model.facts.contract_slot(t, contract) if t else None) for s, t in zip(slots, twins)]
+            wrong = self.model.facts.permutation(slots, contract.diff_names)
             if wrong:
                 self.report(node.targets[0],
                             f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` may unpack its {what} in the "
@@ -183,7 +182,7 @@ def f_jvp(primals, tangents):
                         f"`(g, ans, *primals)`: the input tangent first, then the output. `{second}` receives the "
                         f"output and `{first}` the tangent; the tangent output is then wrong (or not linear). Swap "
                         f"them, or rename them if the names are what is wrong")
-        elif ignores_first(self.model, fn, first, second):
+        elif self.model.facts.ignores_first(fn, first, second):
             self.report(fn.args.args[0] if fn.args.args else fn,
                         f"defjvps rule of {d.label} `{d.name}` may take its parameters in the wrong order: its "
                         f"result never reads `{first}`, which JAX passes the input tangent (each defjvps rule is "
@@ -194,22 +193,22 @@ def f_jvp(primals, tangents):
     # -- bwd --------------------------------------------------------------------------------------
     def _bwd(self, d: CustomDerivative, contract: Contract, rule: RuleFunction) -> None:
         assert rule.node is not None
-        fn = through_wrapper(self.model, rule.node)
+        fn = self.model.facts.through_wrapper(rule.node)
         for node, value in self.model.facts.returns_of(fn):
             if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(contract.diff_names):
                 continue
             slots: List[Optional[str]] = []
             for e in value.elts:
-                slots.append(None if isinstance(e, ast.Constant) and e.value is None else _cotangent_slot(e, contract))
+                slots.append(None if isinstance(e, ast.Constant) and e.value is None else _cotangent_slot(self.model, e, contract))
             kept = [(i, s) for i, s in enumerate(slots) if not (isinstance(value.elts[i], ast.Constant)
                                                                 and value.elts[i].value is None)]
-            if self._zeros_elsewhere(d, contract, rule, value, output_cotangent_names(self.model, d, contract, rule, fn)):
+            if self._zeros_elsewhere(d, contract, rule, value, self.model.facts.output_cotangent_names(d, contract, rule, fn)):
                 continue
             if len(kept) < 2 or any(s is None for _, s in kept):
                 continue
             got = [s for _, s in kept]
             expected = tuple(contract.diff_names[i] for i, _ in kept)
-            wrong = permutation(got, expected)  # type: ignore[arg-type]
+            wrong = self.model.facts.permutation(got, expected)  # type: ignore[arg-type]
             if not wrong:
                 continue
             places = ", ".join(f"`{self.quote(value.elts[kept[i][0]], 25)}` (for `{s}`) at position {kept[i][0]}, "
@@ -268,13 +267,13 @@ def f_jvp(primals, tangents):
 ZERO_LIKE = ("zeros_like", "ones_like", "empty_like", "full_like")
 
 
-def _cotangent_slot(expr: ast.expr, contract: Contract) -> Optional[str]:
+def _cotangent_slot(model: FileModel, expr: ast.expr, contract: Contract) -> Optional[str]:
     """The parameter a cotangent entry is named for: the one affixed name it mentions (`dq`,
     `x_bar`, `grad_w`; a bare parameter name says nothing: `cos(x) * y * g` is x's cotangent)."""
     slots = set()
     for n in walk(expr):
         if isinstance(n, ast.Name) and n.id not in contract.params and n.id not in dict(contract.aliases):
-            s = contract_slot(n.id, contract)
+            s = model.facts.contract_slot(n.id, contract)
             if s is not None:
                 slots.add(s)
     return slots.pop() if len(slots) == 1 else None

@@ -4,7 +4,6 @@ import ast
 from typing import List, Optional
 
 from vjplint.diagnostics import Applicability, Edit, Fix, Position, Severity
-from vjplint.facts.crossmodule import is_top_level
 from vjplint.rules.registration._registrations import (Mentions, Use, first_use, mentions, plain_function_registrations,
                                          rules_beside_in_function, use_in_project)
 from vjplint.model.file_model import CustomDerivative
@@ -147,7 +146,7 @@ def exported(x):
         external = self.model.facts.external
         for d in self.model.derivatives:
             self._none_rules(d)
-            if external is not None and is_top_level(self.model, d.anchor) and d.name in external.registered:
+            if external is not None and self.model.facts.is_top_level(d.anchor) and d.name in external.registered:
                 continue  # another module of the run registers the rules
             if d.api == "custom_gradient":
                 continue  # the function returns its own vjp: nothing to register
@@ -177,7 +176,7 @@ def exported(x):
         for found in plain_function_registrations(self.model):
             node, base, fn, made, parent = found.node, found.base, found.fn, found.made, found.parent
             creator = "jax.custom_vjp" if node.attr == "defvjp" else "jax.custom_jvp"
-            when = "importing this module raises" if is_top_level(self.model, node) else "running this line raises"
+            when = "importing this module raises" if self.model.facts.is_top_level(node) else "running this line raises"
             if made is not None:  # `g = jax.custom_vjp(f)` then `f.defvjp(...)`: the rules belong on `g`
                 self.report(node, f"`{base}.{node.attr}` registers rules on `{base}`, the plain function "
                                   f"that `{made.name}` wraps (line {made.anchor.lineno}): a function has no "  # type: ignore

@@ -5,7 +5,6 @@ from typing import Optional
 
 from vjplint.diagnostics import Applicability, NoneTangentRule, Severity
 from vjplint.facts import Arity, plural
-from vjplint.facts.structure import own_registrations, registered_here
 from vjplint.model.file_model import RuleFunction
 from vjplint.plans.safety import rewrite_draws
 from vjplint.rules.base import Rule
@@ -126,10 +125,10 @@ def f_jvp(n, primals, tangents):
             sig = d.signature
             if d.api != "jax" or d.kind != "jvp" or d.nondiff or d.nondiff_unresolved or sig is None or sig.vararg:
                 continue  # nondiff with defjvps is VJP314's
-            for reg in own_registrations(self.model, d):
+            for reg in self.model.facts.own_registrations(d):
                 call = reg.node
                 if reg.method != "defjvps" or reg.as_decorator or not isinstance(call, ast.Call) or call.keywords \
-                        or any(isinstance(a, ast.Starred) for a in call.args) or not registered_here(self.model, d, call):
+                        or any(isinstance(a, ast.Starred) for a in call.args) or not self.model.facts.registered_here(d, call):
                     continue
                 given, wanted = len(call.args), len(sig.positional)
                 if given == wanted or given == 0:

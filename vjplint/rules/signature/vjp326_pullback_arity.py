@@ -4,9 +4,7 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts import pullbacks
-from vjplint.facts.pullbacks import bound_once, made_here
-from vjplint.facts.structure import describe, primal_structure, registered_here
+from vjplint.facts.structure import describe
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -113,11 +111,11 @@ combine.defvjp(combine_fwd, combine_bwd)
         when = f" when `{d.name}` is differentiated"
         if d.kind == "jvp":
             for reg, rule in self.model.facts.jvp_rules(d):
-                if rule.node is not None and registered_here(self.model, d, reg.node):
+                if rule.node is not None and self.model.facts.registered_here(d, reg.node):
                     self._function(d, rule.node, rule_label(rule, "jvp rule"), {}, None, when, self._seen)
             return
         for reg, fwd, bwd in self.model.facts.checked_vjp_rules(d):
-            if not registered_here(self.model, d, reg.node):
+            if not self.model.facts.registered_here(d, reg.node):
                 continue
             saved: Dict[str, Origin] = {}
             if fwd is not None and fwd.node is not None:
@@ -126,7 +124,7 @@ combine.defvjp(combine_fwd, combine_bwd)
                 params = self._bwd_params(d, bwd)
                 if params is not None and fwd is not None and fwd.node is not None:
                     saved = {name: p.origin for name, p in
-                             pullbacks.saved(self.model, fwd, bwd.node, params[0], rule_label(fwd, "fwd")).items()}
+                             self.model.facts.saved(fwd, bwd.node, params[0], rule_label(fwd, "fwd")).items()}
                 self._function(d, bwd.node, rule_label(bwd, "bwd"), saved,
                                params[1] if params is not None else None, when + REVERSE, self._seen)
 
@@ -145,7 +143,7 @@ combine.defvjp(combine_fwd, combine_bwd)
         if fn in seen:
             return
         seen.add(fn)
-        pullbacks = {**{name: p.origin for name, p in made_here(self.model, fn).items()}, **saved}
+        pullbacks = {**{name: p.origin for name, p in self.model.facts.made_here(fn).items()}, **saved}
         if not pullbacks:
             return
         for node in self.model.facts.own_nodes(fn):
@@ -173,8 +171,8 @@ combine.defvjp(combine_fwd, combine_bwd)
                 n += 1
                 continue
             length: Optional[int] = None
-            if isinstance(a.value, ast.Name) and a.value.id == cotangent and bound_once(self.model, fn, cotangent):
-                found = primal_structure(self.model, d)
+            if isinstance(a.value, ast.Name) and a.value.id == cotangent and self.model.facts.bound_once(fn, cotangent):
+                found = self.model.facts.primal_structure(d)
                 if found is not None and found[0][0] in ("tuple", "list"):
                     length = found[0][1]
                     why = f"; `{cotangent}` is the cotangent of the output, {describe(found[0])}: {found[1]}"

@@ -4,9 +4,7 @@ import ast
 from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import LIST, NONE, TUPLE, structure
-from vjplint.facts.rule_evidence import returns_primal_output
-from vjplint.facts.signatures import fwd_not_pair_error
+from vjplint.facts.contract import LIST, NONE, TUPLE
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -141,7 +139,7 @@ f.defvjp(f_fwd, f_bwd)
         fn = fwd.called  # what JAX calls and names (a helper it returns through is followed)
         assert fn is not None
         label = rule_label(fwd, "fwd")
-        error = fwd_not_pair_error(d, f"`TypeError: Custom VJP fwd rule {getattr(fn, 'name', '<lambda>')} for "
+        error = self.model.facts.fwd_not_pair_error(d, f"`TypeError: Custom VJP fwd rule {getattr(fn, 'name', '<lambda>')} for "
                                       f"function {d.name} must produce a pair (list or tuple of length two) ...`")
         for node, value in self.model.facts.returns_of(fn):
             if value is not None:
@@ -198,7 +196,7 @@ f.defvjp(f_fwd, f_bwd)
         other than two entries: a call of the primal whose output is one array, a helper's."""
         fn = fwd.called
         assert fn is not None
-        s = structure(self.model, d, value, fn, {})
+        s = self.model.facts.structure(d, value, fn, {})
         if s is None:
             self._check_primal_output(d, fwd, node, value, label)
             return
@@ -217,11 +215,11 @@ f.defvjp(f_fwd, f_bwd)
         assert fwd.called is not None and fwd.node is not None
         if fwd.bound_keywords:
             return
-        why = returns_primal_output(self.model, d, fwd.called, value, fwd.bound_positional)
+        why = self.model.facts.returns_primal_output(d, fwd.called, value, fwd.bound_positional)
         if why is None and fwd.registered is not None:
             # the registered fwd only hands its parameters to `fwd.node`: read that body's returns
             for _, inner in self.model.facts.returns_of(fwd.node):
-                why = returns_primal_output(self.model, d, fwd.node, inner, fwd.bound_positional) \
+                why = self.model.facts.returns_primal_output(d, fwd.node, inner, fwd.bound_positional) \
                     if inner is not None else None
                 if why is not None:
                     why = f"`{self.quote(value, 40)}` returns `{self.quote(inner, 30)}`: {why}"

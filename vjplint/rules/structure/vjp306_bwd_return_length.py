@@ -4,8 +4,7 @@ import ast
 from typing import List, Optional, Sequence, Set
 
 from vjplint.diagnostics import Applicability, Severity
-from vjplint.facts import plural, return_branches
-from vjplint.facts.signatures import bwd_structure_error
+from vjplint.facts import plural
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import BWD_TREE, rule_label
@@ -107,7 +106,7 @@ f.defvjp(f_fwd, f_bwd)
             if bwd is None or bwd.node is None:
                 continue
             for _, value in self.model.facts.returns_of(bwd.node):
-                for candidate in return_branches(value):
+                for candidate in self.model.facts.return_branches(value):
                     if candidate not in self._seen and self._check_return(d, bwd, candidate, names):
                         self._seen.add(candidate)  # a bwd shared by several functions: report a return once
 
@@ -150,7 +149,7 @@ f.defvjp(f_fwd, f_bwd)
                         f"and bwd returns nothing for nondiff arguments")
             if literal is value and not inferred:
                 fix = self._remove_slots(literal, nondiff)
-        message += (f"; differentiating `{d.name}` raises {bwd_structure_error(d, BWD_TREE)}; return one cotangent (or None) per "
+        message += (f"; differentiating `{d.name}` raises {self.model.facts.bwd_structure_error(d, BWD_TREE)}; return one cotangent (or None) per "
                     f"differentiable argument, in order")
         unpacked = self._unpacked_in_primal(d, names[0]) if D == 1 and n > 1 and exact and d.api == "jax" else None
         if unpacked is not None:

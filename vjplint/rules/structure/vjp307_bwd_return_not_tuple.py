@@ -4,10 +4,6 @@ import ast
 from typing import Optional, Set
 
 from vjplint.diagnostics import Applicability, DroppedCotangent, Severity
-from vjplint.facts import return_branches
-from vjplint.facts.contract import primal_output
-from vjplint.facts.rule_evidence import bare_cotangent
-from vjplint.facts.signatures import bwd_structure_error, nnx_pytree_g
 from vjplint.plans.closure_plan import kept_none_mark
 from vjplint.plans.safety import rewrite_draws
 from vjplint.model.file_model import CustomDerivative, RuleFunction
@@ -112,7 +108,7 @@ f.defvjp(f_fwd, f_bwd)
                 continue
             arrays = self._known_arrays(d, bwd)
             for node, value in self.model.facts.returns_of(bwd.node):
-                for part in return_branches(value) if value is not None else [None]:
+                for part in self.model.facts.return_branches(value) if value is not None else [None]:
                     where = node if part is None or part is value else part
                     if where not in self._seen:
                         self._seen.add(where)
@@ -160,7 +156,7 @@ f.defvjp(f_fwd, f_bwd)
         """The cotangent parameter's name, when the primal provably returns one array."""
         nondiff = self.model.facts.nondiff_positions(d)
         arity = self.model.facts.bwd_arity(d, bwd)
-        if nnx_pytree_g(d):
+        if self.model.facts.nnx_pytree_g(d):
             return set()  # nnx's default mode: g is `(input_updates_g, out_g)`, not the output's cotangent
         if nondiff is None or arity is None or arity.vararg or len(arity.names) < len(nondiff) + 2:
             return set()
@@ -175,12 +171,12 @@ f.defvjp(f_fwd, f_bwd)
         nondiff = self.model.facts.nondiff_positions(d)
         arity = self.model.facts.bwd_arity(d, bwd)
         if names is None or len(names) != 1 or nondiff is None or arity is None or arity.vararg or \
-                len(arity.names) != len(nondiff) + 2 or nnx_pytree_g(d) or d.api != "jax":
+                len(arity.names) != len(nondiff) + 2 or self.model.facts.nnx_pytree_g(d) or d.api != "jax":
             return
-        out = primal_output(self.model, d)
+        out = self.model.facts.primal_output(d)
         if out is not None and out.kind in ("tuple", "list"):
             return  # the cotangent is a tuple or list: VJP306 compares lengths
-        why = bare_cotangent(self.model, bwd.node, value, arity.names[-1])
+        why = self.model.facts.bare_cotangent(bwd.node, value, arity.names[-1])
         if why is None:
             return
         text = self.model.source_text(value)
@@ -216,7 +212,7 @@ f.defvjp(f_fwd, f_bwd)
         else:
             per = "one cotangent (or None) per differentiable argument"
         needs = "JAX needs" if d.api == "jax" else f"{d.label} `{d.name}` needs"
-        error = bwd_structure_error(d, BWD_TREE, "types")
+        error = self.model.facts.bwd_structure_error(d, BWD_TREE, "types")
         message = (f"{rule_label(bwd, 'bwd')} returns {what}, not a tuple: {needs} a tuple or list with {per}, "
                    f"and differentiating `{d.name}` raises {error}")
         if names is not None and len(names) == 1 and value is not None:

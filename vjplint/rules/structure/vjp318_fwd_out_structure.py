@@ -5,7 +5,7 @@ from typing import Set
 
 from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
-from vjplint.facts.structure import ARRAY, ELEMENT, describe, fwd_outputs, primal_structure, registered_here
+from vjplint.facts.structure import ARRAY, ELEMENT, describe
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 
@@ -120,14 +120,14 @@ f.defvjp(f_fwd, f_bwd)
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api != "jax" or d.kind != "vjp":
             return
-        primal = primal_structure(self.model, d)
+        primal = self.model.facts.primal_structure(d)
         if primal is None:
             return
         expected, why_primal = primal
         for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
-            if fwd is None or fwd.node is None or not registered_here(self.model, d, reg.node):
+            if fwd is None or fwd.node is None or not self.model.facts.registered_here(d, reg.node):
                 continue
-            for out in fwd_outputs(self.model, d, fwd.node):
+            for out in self.model.facts.fwd_outputs(d, fwd.node):
                 got = out.structure
                 if out.node in self._seen or got == expected:
                     continue

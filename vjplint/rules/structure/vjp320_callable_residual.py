@@ -4,7 +4,6 @@ import ast
 from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.structure import registered_here
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -103,7 +102,7 @@ f.defvjp(f_fwd, f_bwd)
         if d.api != "jax" or d.kind != "vjp":
             return
         for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
-            if fwd is None or fwd.node is None or fwd.node in self._seen or not registered_here(self.model, d, reg.node):
+            if fwd is None or fwd.node is None or fwd.node in self._seen or not self.model.facts.registered_here(d, reg.node):
                 continue
             self._seen.add(fwd.node)
             for _, value in self.model.facts.returns_of(fwd.node):

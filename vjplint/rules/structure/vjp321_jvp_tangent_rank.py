@@ -4,8 +4,7 @@ import ast
 from typing import Dict, List, Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.ranks import ARRAY_PREFIXES, REDUCTIONS, Rank, Ranks, agree_only_at_floor, differ
-from vjplint.facts.structure import registered_here
+from vjplint.facts.ranks import ARRAY_PREFIXES, REDUCTIONS, Rank, Ranks
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -96,7 +95,7 @@ def f_jvp(primals, tangents):
         if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff_unresolved:
             return
         for reg, rule in self.model.facts.jvp_rules(d):
-            if rule.node is None or rule.node in self._seen or not registered_here(self.model, d, reg.node):
+            if rule.node is None or rule.node in self._seen or not self.model.facts.registered_here(d, reg.node):
                 continue
             self._seen.add(rule.node)
             ranks = self._ranks(d, rule)
@@ -120,7 +119,7 @@ def f_jvp(primals, tangents):
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 self._unpack(node.targets[0], node.value, items, env)
         calls = {d.name: d.primal} if isinstance(d.primal, (ast.FunctionDef, ast.AsyncFunctionDef)) else {}
-        return Ranks(self.model, rule.node, env, calls, items)
+        return self.model.facts.ranks(rule.node, env, calls, items)
 
     def _unpack(self, target: ast.expr, value: ast.expr, items: Dict[str, List[Rank]], env: Dict[str, Rank]) -> None:
         """`(q,), (q_dot,) = primals, tangents`, `x, = primals`, `x = primals[0]`: names get the ranks they unpack."""
@@ -147,7 +146,7 @@ def f_jvp(primals, tangents):
                 continue
             primal_out, tangent_out = value.elts
             rp, rt = ranks.of(primal_out), ranks.of(tangent_out)
-            if differ(rp, rt):
+            if self.model.facts.differ(rp, rt):
                 assert rp is not None and rt is not None
                 relative = rp if rp.base is not None else rt
                 needs = "" if rp.base == rt.base else f" (its `axis=` needs `{relative.base}` of rank " \
@@ -157,7 +156,7 @@ def f_jvp(primals, tangents):
                                          f"grad, jacfwd) raises {SHAPE_ERROR}; index or reduce the tangent as the "
                                          f"primal output is")
                 continue
-            relative = agree_only_at_floor(rp, rt)
+            relative = self.model.facts.agree_only_at_floor(rp, rt)
             if relative is not None:
                 assert rp is not None and rt is not None and relative.base is not None
                 self.report(tangent_out, f"{self._returns(d, rule, primal_out, rp, tangent_out, rt)}: they agree "

@@ -5,8 +5,7 @@ from typing import List
 
 from vjplint.diagnostics import Severity
 from vjplint.facts import pullbacks
-from vjplint.facts.ranks import Rank, Ranks, differ, own_ranks
-from vjplint.facts.structure import registered_bwds
+from vjplint.facts.ranks import Rank, Ranks
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -109,7 +108,7 @@ total.defvjp(total_fwd, total_bwd)
 
     def check(self) -> None:
         facts = self.model.facts
-        for d, fwd, bwd, params in registered_bwds(self.model, lambda d: bool(facts.differentiable_names(d))):
+        for d, fwd, bwd, params in self.model.facts.registered_bwds(lambda d: bool(facts.differentiable_names(d))):
             assert bwd.node is not None
             out_rank = self._primal_rank(d)
             g = params[-1]
@@ -117,7 +116,7 @@ total.defvjp(total_fwd, total_bwd)
                 self._check_pullbacks(d, fwd, bwd, params[-2], g, out_rank)
             if out_rank is None:
                 continue
-            ranks = Ranks(self.model, bwd.node, {g: Rank(out_rank.base, out_rank.offset,
+            ranks = self.model.facts.ranks(bwd.node, {g: Rank(out_rank.base, out_rank.offset,
                                                          f"`{g}` is the cotangent of `{d.name}`'s output, "
                                                          f"{out_rank.why}", out_rank.floor)})
             self._check_returns(d, bwd, ranks, g, list(facts.differentiable_names(d) or ()))
@@ -126,12 +125,12 @@ total.defvjp(total_fwd, total_bwd)
                          out_rank: "Rank | None") -> None:
         """A pullback of fwd's primal output, called in bwd with `g` reshaped."""
         assert bwd.node is not None
-        held = {name: p for name, p in pullbacks.saved(self.model, fwd, bwd.node, res, rule_label(fwd, "fwd")).items()
+        held = {name: p for name, p in self.model.facts.saved(fwd, bwd.node, res, rule_label(fwd, "fwd")).items()
                 if p.of_output}
         if not held:
             return
         g_rank = out_rank or Rank(g, 0)
-        ranks = Ranks(self.model, bwd.node, {g: g_rank})
+        ranks = self.model.facts.ranks(bwd.node, {g: g_rank})
         for node in self.model.facts.own_nodes(bwd.node):
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.func.id not in held \
                     or len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
@@ -142,7 +141,7 @@ total.defvjp(total_fwd, total_bwd)
             got = ranks.of(arg)
             if got is None or got.base == g_rank.base and got.offset == g_rank.offset:
                 continue
-            surely = differ(got, g_rank)
+            surely = self.model.facts.differ(got, g_rank)
             if not surely and not (got.base is None and got.offset == 0):
                 continue  # only a reduction to a scalar is read where the output's rank is unknown
             self.report(arg, self._pullback_message(d, bwd, node.func.id, held[node.func.id], arg, got, g_rank,
@@ -164,7 +163,7 @@ total.defvjp(total_fwd, total_bwd)
         returns = self.model.facts.returns_of(d.primal)
         if len(returns) != 1 or returns[0].value is None:
             return None
-        found = own_ranks(self.model, d.primal).of(returns[0].value)
+        found = self.model.facts.own_ranks(d.primal).of(returns[0].value)
         if found is None:
             return None
         quoted = f"`{self.quote(returns[0].value, 40)}`"

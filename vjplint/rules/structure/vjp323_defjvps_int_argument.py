@@ -4,7 +4,6 @@ import ast
 from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Applicability, Severity
-from vjplint.facts.structure import own_registrations, registered_here
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import walk
@@ -83,8 +82,8 @@ def loss(x):
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.api != "jax" or d.kind != "jvp" or d.nondiff or d.signature is None or d.signature.vararg:
             return
-        for reg in own_registrations(self.model, d):
-            if reg.method != "defjvps" or reg.as_decorator or not registered_here(self.model, d, reg.node):
+        for reg in self.model.facts.own_registrations(d):
+            if reg.method != "defjvps" or reg.as_decorator or not self.model.facts.registered_here(d, reg.node):
                 continue
             self._current = d
             ints = self._int_arguments(d)
@@ -132,7 +131,7 @@ def loss(x):
 
     def _ints(self, call: ast.Call, args: List[ast.expr], where: ast.Call) -> List[Tuple[int, ast.Call, ast.expr]]:
         found: List[Tuple[int, ast.Call, ast.expr]] = []
-        if not registered_here(self.model, self._current, where):
+        if not self.model.facts.registered_here(self._current, where):
             return found  # a call of another definition of the same name
         for i, arg in enumerate(args):
             if isinstance(arg, ast.Starred):

@@ -5,7 +5,6 @@ import re
 from typing import Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.structure import registered_bwds
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import fixed_float_cast, rule_label
@@ -96,7 +95,7 @@ guard.defvjp(guard_fwd, guard_bwd)
 
     def check(self) -> None:
         facts = self.model.facts
-        for d, _, bwd, params in registered_bwds(self.model, lambda d: bool(facts.differentiable_names(d))):
+        for d, _, bwd, params in self.model.facts.registered_bwds(lambda d: bool(facts.differentiable_names(d))):
             assert bwd.node is not None
             names = facts.differentiable_names(d) or ()
             for _, value in facts.returns_of(bwd.node):

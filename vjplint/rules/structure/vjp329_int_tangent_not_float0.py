@@ -4,8 +4,7 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.integers import IntArray, from_caller, shown
-from vjplint.facts.structure import registered_here
+from vjplint.facts.integers import IntArray
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -124,7 +123,7 @@ def with_index_jvp(primals, tangents):
             if d.api != "jax" or d.kind != "jvp":
                 continue
             for reg, rule in self.model.facts.jvp_rules(d):
-                if rule.node is None or rule.node in rules or not registered_here(self.model, d, reg.node):
+                if rule.node is None or rule.node in rules or not self.model.facts.registered_here(d, reg.node):
                     continue
                 rules[rule.node] = (d, rule)
                 self._check_returns(d, rule)
@@ -155,10 +154,10 @@ def with_index_jvp(primals, tangents):
                 text = self._primal_text(primal_out, path)
                 element = primal_out.elts[path[0]] if path and isinstance(primal_out, (ast.Tuple, ast.List)) \
                     and path[0] < len(primal_out.elts) else (primal_out if not path else None)
-                maybe = from_caller(primal_why) or from_caller(built.why)
+                maybe = self.model.facts.from_caller(primal_why) or self.model.facts.from_caller(built.why)
                 self._report(tangent, (
                     f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns `{self.quote(tangent, 40)}` as "
-                    f"the tangent of the integer output {text} ({shown(primal_why)}); "
+                    f"the tangent of the integer output {text} ({self.model.facts.shown(primal_why)}); "
                     f"{self._builder(tangent, built, element, primal_why)}, but JAX gives an integer or boolean "
                     f"output a float0 tangent, so differentiating `{d.name}` (grad, jvp, jit(grad)), even with "
                     f"respect to its float outputs only, {'may raise' if maybe else 'raises'} {CUSTOM_JVP_ERROR}; "
@@ -190,7 +189,7 @@ def with_index_jvp(primals, tangents):
         source = self.quote(built.source, 30)
         if primal is not None and source == self.quote(primal, 30) or f"`{source}`" in primal_why:
             return f"{where}it keeps `{source}`'s integer dtype"
-        return f"{where}it keeps the integer dtype of `{source}` ({shown(built.why)})"
+        return f"{where}it keeps the integer dtype of `{source}` ({self.model.facts.shown(built.why)})"
 
     # -- jax.jvp --------------------------------------------------------------------------------
     def _check_jvp_call(self, call: ast.Call, rules: Dict[ast.AST, Tuple[CustomDerivative, RuleFunction]]) -> None:
@@ -208,12 +207,12 @@ def with_index_jvp(primals, tangents):
                 primal_why = ints.element(primals, [i])
                 if primal_why is not None and primal_why != "pending":
                     name = self.quote(primal_expr, 30) if primal_expr is not None else f"{self.quote(primals, 30)}[{i}]"
-                    maybe = from_caller(primal_why) or from_caller(built.why)
+                    maybe = self.model.facts.from_caller(primal_why) or self.model.facts.from_caller(built.why)
                     own = enclosing is not None and is_rule_primal(primal_expr, *enclosing)
                     also = " or the rule's own tangent for it, which JAX already makes float0" if own else ""
                     self._report(tangent, (
                         f"`jax.jvp` receives `{self.quote(tangent, 40)}` as the tangent of the integer primal `{name}` "
-                        f"({shown(primal_why)}); {self._builder(tangent, built, primal_expr, primal_why)}, but an "
+                        f"({self.model.facts.shown(primal_why)}); {self._builder(tangent, built, primal_expr, primal_why)}, but an "
                         f"integer or boolean primal needs a float0 tangent, so this call "
                         f"{'may raise' if maybe else 'raises'} {JVP_ERROR}; pass `{FLOAT0.format(name)}`{also}"),
                         Severity.WARNING if maybe else None)

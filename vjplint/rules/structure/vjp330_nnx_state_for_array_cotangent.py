@@ -4,8 +4,6 @@ import ast
 from typing import List, Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts import return_branches
-from vjplint.facts.nnx_nodes import array_parameter, state_call
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -127,15 +125,15 @@ f.defvjp(f_fwd, f_bwd)
             if bwd is None or bwd.node is None:
                 continue
             for _, value in self._facts.returns_of(bwd.node):
-                for candidate in return_branches(value):
+                for candidate in self.model.facts.return_branches(value):
                     elements = self._elements(candidate, bwd, len(positions))
                     for element, position in zip(elements, positions):
                         if element in self._seen:
                             continue
-                        call = state_call(self.model, element, bwd.node)
+                        call = self.model.facts.state_call(element, bwd.node)
                         if call is None:
                             continue
-                        evidence = array_parameter(self.model, d, position)
+                        evidence = self.model.facts.array_parameter(d, position)
                         if evidence is None:
                             continue
                         self._seen.add(element)

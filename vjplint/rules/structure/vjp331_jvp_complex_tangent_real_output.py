@@ -4,7 +4,6 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.structure import registered_here
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -106,7 +105,7 @@ def energy_jvp(primals, tangents):
             return
         complex_params = _complex_params(self.model, d.primal, sig.positional)  # may be none: a `1j` is enough
         for reg, rule in self.model.facts.jvp_rules(d):
-            if rule.node is None or rule.bound_positional or not registered_here(self.model, d, reg.node):
+            if rule.node is None or rule.bound_positional or not self.model.facts.registered_here(d, reg.node):
                 continue
             self._check_rule(d, rule, sig.positional, complex_params, real_out)
 

@@ -4,7 +4,7 @@ import ast
 from typing import List, Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import NONE, SELECTS, Struct, primal_output, rule_environment, structure, through_wrapper
+from vjplint.facts.contract import NONE, SELECTS, Struct
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -102,19 +102,19 @@ def f_jvp(primals, tangents):
 
     def _check_defjvp(self, d: CustomDerivative, rule: RuleFunction) -> None:
         assert rule.node is not None
-        fn = through_wrapper(self.model, rule.node)  # a rule that only returns `_impl(primals, tangents)`
+        fn = self.model.facts.through_wrapper(rule.node)  # a rule that only returns `_impl(primals, tangents)`
         for _, value in self.model.facts.returns_of(fn):
             if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != 2 or \
                     any(isinstance(e, ast.Starred) for e in value.elts):
                 continue
             primal_expr, tangent_expr = value.elts
-            tangent = structure(self.model, d, tangent_expr, fn, {})
+            tangent = self.model.facts.structure(d, tangent_expr, fn, {})
             if tangent is None or tangent.kind == NONE:
                 continue
-            primal = structure(self.model, d, primal_expr, fn, {})
+            primal = self.model.facts.structure(d, primal_expr, fn, {})
             where = f"its primal output `{self.quote(primal_expr, 40)}`"
             if primal is None or primal.kind == NONE:
-                primal, where = primal_output(self.model, d), "the function's output"
+                primal, where = self.model.facts.primal_output(d), "the function's output"
             if primal is None and self._wraps_own_tangent(d, fn, rule, primal_expr, tangent_expr):
                 continue
             if primal is None or primal.kind == NONE or primal.same_as(tangent):
@@ -149,13 +149,13 @@ def f_jvp(primals, tangents):
 
     def _check_defjvps(self, d: CustomDerivative, rule: RuleFunction, index: int) -> None:
         assert rule.node is not None
-        fn = through_wrapper(self.model, rule.node)
-        primal = primal_output(self.model, d)
+        fn = self.model.facts.through_wrapper(rule.node)
+        primal = self.model.facts.primal_output(d)
         if primal is None or primal.kind == NONE:
             return
-        env = rule_environment(self.model, d, fn, "defjvps", rule.bound_positional)
+        env = self.model.facts.rule_environment(d, fn, "defjvps", rule.bound_positional)
         for node, value in self.model.facts.returns_of(fn):
-            tangent = structure(self.model, d, value, fn, env)
+            tangent = self.model.facts.structure(d, value, fn, env)
             if tangent is None or tangent.kind == NONE or primal.same_as(tangent):
                 continue
             self._report(d, rule, value if value is not None else node, tangent, primal, "the function's output",

@@ -4,7 +4,7 @@ import ast
 from typing import Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import LIST, NONE, TUPLE, primal_output, structure, through_wrapper
+from vjplint.facts.contract import LIST, NONE, TUPLE
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -93,7 +93,7 @@ def f_jvp(primals, tangents):
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.kind != "jvp" or d.api != "jax":
             return
-        expected = primal_output(self.model, d)
+        expected = self.model.facts.primal_output(d)
         if expected is None or expected.kind == NONE:
             return
         for reg in d.registrations:
@@ -107,13 +107,13 @@ def f_jvp(primals, tangents):
 
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction, expected) -> None:
         assert rule.node is not None
-        fn = through_wrapper(self.model, rule.node)
+        fn = self.model.facts.through_wrapper(rule.node)
         for _, value in self.model.facts.returns_of(fn):
             if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != 2 or \
                     any(isinstance(e, ast.Starred) for e in value.elts):
                 continue
             primal_expr = value.elts[0]
-            got = structure(self.model, d, primal_expr, fn, {})
+            got = self.model.facts.structure(d, primal_expr, fn, {})
             if got is None or got.kind == NONE or got.same_as(expected):
                 continue
             if got.kind in (TUPLE, LIST) and expected.kind in (TUPLE, LIST) and got.length == expected.length:

@@ -5,7 +5,6 @@ import re
 from typing import Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import through_wrapper
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import fixed_float_cast, rule_label
@@ -107,7 +106,7 @@ def f_jvp(primals, tangents):
 
     def _check_rule(self, d: CustomDerivative, rule: RuleFunction) -> None:
         assert rule.node is not None
-        fn = through_wrapper(self.model, rule.node)
+        fn = self.model.facts.through_wrapper(rule.node)
         for _, value in self.model.facts.returns_of(fn):
             if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != 2 or \
                     any(isinstance(e, (ast.Starred, ast.Tuple, ast.List)) for e in value.elts):

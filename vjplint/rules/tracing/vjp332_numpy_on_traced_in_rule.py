@@ -5,7 +5,6 @@ import re
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.structure import registered_bwds
 from vjplint.model.file_model import FileModel
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -107,7 +106,7 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
 ''']
 
     def check(self) -> None:
-        for reg in registered_bwds(self.model):
+        for reg in self.model.facts.registered_bwds():
             d, fwd, bwd = reg.d, reg.fwd, reg.bwd
             assert bwd.node is not None
             fwd_traced: Dict[str, str] = {}

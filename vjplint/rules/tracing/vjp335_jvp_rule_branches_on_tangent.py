@@ -118,7 +118,7 @@ def f_jvp(primals, tangents):
             return
         label = rule_label(rule, "jvp rule")
         label = label if label.startswith("the ") else f"the {label}"
-        checker = Linearity(self, fn, params[-1])
+        checker = self.model.facts.linearity(fn, params[-1])
         found = list(self._concrete_tests(checker, fn, 0, frozenset({fn})))
         inner = {sub for test, *_ in found for sub in ast.walk(test) if sub is not test}
         for test, how, value, where in found:
@@ -161,7 +161,7 @@ def f_jvp(primals, tangents):
         given = {names[i] for i, a in enumerate(args) if i < len(names) and self._depends(checker, a, 0)}
         if not given:
             return
-        inner = Linearity(self, helper, "", given=given, active=active | {helper})
+        inner = self.model.facts.linearity(helper, "", given=given, active=active | {helper})
         for test, how, value, _ in self._concrete_tests(inner, helper, depth + 1, active | {helper}):
             yield test, how, value, f", through `{helper.name}` (called with a tangent at line {call.lineno}),"
 

@@ -4,9 +4,8 @@ import ast
 from typing import Optional, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.crossmodule import is_top_level
 from vjplint.facts.forward import (FORWARD, HESSIAN, LIBRARY_VJP, Caller, CallsLibrary, CallsVjp, ForwardMode,
-                                   InstanceCall, IsCustomVjp, Step, linear_fn_applied, reached)
+                                   InstanceCall, IsCustomVjp, Step)
 from vjplint.model.jaxapi import PARTIAL
 from vjplint.rules.base import Rule
 
@@ -99,7 +98,7 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
             return
         for d in self.model.derivatives:  # forward mode applied to it in another module of the run
             uses = external.forward.get(d.name)
-            if d.kind != "vjp" or d.api != "jax" or not uses or not is_top_level(self.model, d.anchor):
+            if d.kind != "vjp" or d.api != "jax" or not uses or not self.model.facts.is_top_level(d.anchor):
                 continue
             how, where = uses[0]
             self.report(d.anchor, f"at {where}, {how} pushes tangents through `{d.name}`, a custom_vjp function: JAX "
@@ -135,7 +134,7 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
         perturbed = forward.argnums(node) if name == "jacfwd" else None
         how = f"`jax.{name}`"
         if name == "linearize":
-            applied = linear_fn_applied(self.model, node)
+            applied = self.model.facts.linear_fn_applied(node)
             if applied is None:
                 return
             how = f"the linear function from `jax.linearize` (used at line {applied})"
@@ -164,7 +163,7 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
         step = self._forward.reach(target, argnums)
         if step is None:
             return
-        rule = self._forward.rule_calling_vjp(reached(step), roles)
+        rule = self._forward.rule_calling_vjp(self.model.facts.reached(step), roles)
         if not rule:
             return
         inner = ("its fwd and bwd rules call it again" if rule is True else

@@ -4,10 +4,6 @@ import ast
 from typing import Dict, List, Optional
 
 from vjplint.diagnostics import DroppedCotangent, Severity
-from vjplint.facts.dependence import (PrimalFlow, differentiated_at_call, evidently_not_differentiated,
-                                      zero_cotangent)
-from vjplint.facts.contract import slot_of
-from vjplint.facts.rule_evidence import dead_cotangent_value, dropped_cotangent, passed_to_bwd, returns_a_value
 from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode
@@ -152,7 +148,7 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             return
         if self._dead_value(d, bwd, bwd_name, diff, returns, zero, sig, bound):
             return
-        flows = PrimalFlow(self.model, primal)
+        flows = self.model.facts.primal_flow(primal)
         for i, param in enumerate(diff):
             if not zero[i] and flows.reaches_output(param) is None:
                 return  # a gradient for an input the output does not use: rerouted (straight-through) by design
@@ -161,7 +157,7 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
             if not zero[i] or self._not_differentiated(primal, sig, param):
                 continue
             through = flows.reaches_output(param)
-            differentiated, evidence = differentiated_at_call(self.model, d, sig.positional.index(param), param) \
+            differentiated, evidence = self.model.facts.differentiated_at_call(d, sig.positional.index(param), param) \
                 if through is not None else (False, None)
             if not differentiated:  # the calls do not show a gradient: the bwd's own code may
                 # every entry `None` (not a computed `zeros_like`: a solver's initial guess gets one on purpose)
@@ -202,12 +198,12 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         cotangent never read while every input gets a zero, residuals fwd saves never read (only
         where the primal's output shows it depends on `param`: `used`). A
         warning that says "may": a zero gradient can be a design (a stop-gradient)."""
-        params = passed_to_bwd(bwd, self.model.facts.nondiff_positions(d), bound)  # what JAX passes
+        params = self.model.facts.passed_to_bwd(bwd, self.model.facts.nondiff_positions(d), bound)  # what JAX passes
         if params is None:
             return False
-        if not returns_a_value(self.model, d.primal):
+        if not self.model.facts.returns_a_value(d.primal):
             return False  # the primal returns None (a stub `...`): there is no gradient to lose
-        why = dropped_cotangent(self.model, bwd, param, tuple(diff), params[-1], params[-2], all_zero,
+        why = self.model.facts.dropped_cotangent(bwd, param, tuple(diff), params[-1], params[-2], all_zero,
                                 strong=strong, used=used)
         if why is None:
             return False
@@ -233,15 +229,15 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         return (`rule_evidence.dead_cotangent_value`): the use, not a name, shows a cotangent
         was dropped. With several zero slots a name (`dq` for `q`) picks one; else all are named."""
         assert d.primal is not None
-        params = passed_to_bwd(bwd, self.model.facts.nondiff_positions(d), bound)
+        params = self.model.facts.passed_to_bwd(bwd, self.model.facts.nondiff_positions(d), bound)
         if params is None:
             return False
         zs = [i for i, p in enumerate(diff) if zero[i] and not self._not_differentiated(d.primal, sig, p)]
-        dead = dead_cotangent_value(self.model, bwd, params[-1]) if zs else None
+        dead = self.model.facts.dead_cotangent_value(bwd, params[-1]) if zs else None
         if dead is None:
             return False
         name, stmt = dead
-        named = [i for i in zs if slot_of(name, tuple(diff)) == diff[i]]
+        named = [i for i in zs if self.model.facts.slot_of(name, tuple(diff)) == diff[i]]
         zs = named or zs
         slot = returns[0].elts[zs[0]]
         shown = "`None`" if isinstance(slot, ast.Constant) and slot.value is None else f"`{self.quote(slot, 30)}`"
@@ -274,7 +270,7 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
         return owners
 
     def _zero(self, expr: ast.expr) -> bool:
-        return zero_cotangent(self.model, expr)
+        return self.model.facts.zero_cotangent(expr)
 
     def _not_differentiated(self, primal: FunctionNode, sig: Signature, param: str) -> bool:
-        return evidently_not_differentiated(self.model, primal, param)
+        return self.model.facts.evidently_not_differentiated(primal, param)

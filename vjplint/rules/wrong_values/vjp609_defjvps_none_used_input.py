@@ -4,10 +4,6 @@ import ast
 from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import NoneTangentRule, Severity
-from vjplint.facts.dependence import (PrimalFlow, carries_a_variable, depends_on_parameters, integer_named,
-                                      only_constants_passed)
-from vjplint.facts.structure import own_registrations, registered_here
-from vjplint.facts.infer import annotation_evidence, argument_at, default_evidence, name_evidence, usage_evidence
 from vjplint.model.file_model import CustomDerivative, Registration, Signature
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode, constant_value, named_function
@@ -119,15 +115,15 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
         if primal.args.vararg is not None:
             return
         sig = self.model.signature(primal)
-        for reg in own_registrations(self.model, d):
-            if reg.method == "defjvps" and not reg.as_decorator and registered_here(self.model, d, reg.node):
+        for reg in self.model.facts.own_registrations(d):
+            if reg.method == "defjvps" and not reg.as_decorator and self.model.facts.registered_here(d, reg.node):
                 self._check(d, primal, sig, reg)
 
     def _check(self, d: CustomDerivative, primal: FunctionNode, sig: Signature, reg: Registration) -> None:
         positional = sig.positional
         if len(reg.rules) > len(positional) or not any(r.is_none for r in reg.rules):
             return  # another count is VJP312's
-        flows = PrimalFlow(self.model, primal)
+        flows = self.model.facts.primal_flow(primal)
         for i, rule in enumerate(reg.rules):
             if not rule.is_none and flows.reaches_output(positional[i]) is None:
                 return  # a tangent for an input the output does not use: rerouted by design, or not followed
@@ -136,12 +132,12 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
             if not rule.is_none or self._not_differentiated(primal, sig, param):
                 continue
             through = flows.reaches_output(param)
-            if through is None or self._int_passed(d, i, param) or only_constants_passed(self.model, d, i, param):
+            if through is None or self._int_passed(d, i, param) or self.model.facts.only_constants_passed(d, i, param):
                 continue
             differentiated, only_others = self._differentiated(d, i, param)
             if only_others:
                 continue  # the module differentiates `d`, never in this argument (`jax.grad(f, 1)` for `f(x, y)`)
-            if differentiated is None and name_evidence(param) and not self._variable_passed(d, i, param):
+            if differentiated is None and self.model.facts.name_evidence(param) and not self._variable_passed(d, i, param):
                 continue  # `n`, `eps`: named like a static value, and nothing shows it is data
             self._report(d, rule.expr, param, positional, through, differentiated)
 
@@ -168,12 +164,12 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
 
     def _not_differentiated(self, primal: FunctionNode, sig: Signature, param: str) -> bool:
         """Evidence stronger than the name that `param` holds a Python value, an int array or a key."""
-        if integer_named(param):
+        if self.model.facts.integer_named(param):
             return True
-        evidence = [*annotation_evidence(self.model, sig.annotations.get(param), param),
-                    *usage_evidence(self.model, primal, param)]
+        evidence = [*self.model.facts.annotation_evidence(sig.annotations.get(param), param),
+                    *self.model.facts.usage_evidence(primal, param)]
         if param in sig.defaults:
-            evidence.extend(default_evidence(self.model, sig.defaults[param]))
+            evidence.extend(self.model.facts.default_evidence(sig.defaults[param]))
         return any(e.kind in ("static", "callable") and not e.from_name for e in evidence)
 
     def _sites(self, d: CustomDerivative, position: int, param: str) -> List[Tuple[ast.Call, ast.expr]]:
@@ -181,9 +177,9 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
         rules = {r.node for _, r in self.model.facts.rules_of(d) if r.node is not None}
         found = []
         for site in d.call_sites:
-            if site.enclosing in rules or not registered_here(self.model, d, site.call):
+            if site.enclosing in rules or not self.model.facts.registered_here(d, site.call):
                 continue
-            arg = argument_at(site.call, position - site.positional_offset, param)
+            arg = self.model.facts.argument_at(site.call, position - site.positional_offset, param)
             if arg is not None:
                 found.append((site.call, arg))
         return found
@@ -197,7 +193,7 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
         return False
 
     def _variable_passed(self, d: CustomDerivative, position: int, param: str) -> bool:
-        return any(carries_a_variable(self.model, arg) for _, arg in self._sites(d, position, param))
+        return any(self.model.facts.carries_a_variable(arg) for _, arg in self._sites(d, position, param))
 
     # -- a call of the module that differentiates the argument ---------------------------------------
     def _differentiated(self, d: CustomDerivative, position: int, param: str) -> Tuple[Optional[str], bool]:
@@ -221,7 +217,7 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
             found = self.model.facts.derivative_named(target)
             if found is not None:
                 if not (any(o is found for o in self.model.same_name(d)) and isinstance(target, ast.Name)
-                        and registered_here(self.model, d, call)):
+                        and self.model.facts.registered_here(d, call)):
                     continue
                 if perturbed is None:
                     unknown = True
@@ -237,15 +233,15 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
             names: Set[str] = set(params) if perturbed is None else {params[p] for p in perturbed
                                                                       if 0 <= p < len(params)}
             for site in d.call_sites:
-                if site.enclosing is not fn or not registered_here(self.model, d, site.call) or not names:
+                if site.enclosing is not fn or not self.model.facts.registered_here(d, site.call) or not names:
                     continue
-                if not any(depends_on_parameters(self.model, a, fn, names)
+                if not any(self.model.facts.depends_on_parameters(a, fn, names)
                            for a in (*site.call.args, *(k.value for k in site.call.keywords))):
                     continue  # `d` is called, but with nothing differentiated
-                arg = argument_at(site.call, position - site.positional_offset, param)
+                arg = self.model.facts.argument_at(site.call, position - site.positional_offset, param)
                 if perturbed is None or arg is None:
                     unknown = True
-                elif depends_on_parameters(self.model, arg, fn, names):
+                elif self.model.facts.depends_on_parameters(arg, fn, names):
                     label = "the lambda" if isinstance(fn, ast.Lambda) else f"`{fn.name}`"
                     return f"{how[:-1]}; {label} passes `{self.quote(arg, 30)}` as `{param}`)", False
                 else:

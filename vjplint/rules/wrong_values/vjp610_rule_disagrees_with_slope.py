@@ -6,7 +6,6 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.scalar_eval import ScalarEvaluator, Unsupported
-from vjplint.facts.structure import registered_here
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -133,7 +132,7 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
 ''']
 
     def check(self) -> None:
-        self._evaluator = ScalarEvaluator(self.model)
+        self._evaluator = self.model.facts.scalar_evaluator()
 
     def check_derivative(self, d: CustomDerivative) -> None:
         sig = d.signature
@@ -142,11 +141,11 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
             return
         if d.kind == "vjp":
             for reg, fwd, bwd in self.model.facts.checked_vjp_rules(d):
-                if fwd is not None and bwd is not None and registered_here(self.model, d, reg.node):
+                if fwd is not None and bwd is not None and self.model.facts.registered_here(d, reg.node):
                     self._check_vjp(self._evaluator, d, sig.positional, fwd, bwd)
         else:
             for reg, rule in self.model.facts.jvp_rules(d):
-                if registered_here(self.model, d, reg.node):
+                if self.model.facts.registered_here(d, reg.node):
                     self._check_jvp(self._evaluator, d, sig.positional, rule)
 
     # custom_vjp: bwd(fwd's residuals, 1.0) against the primal's slope.

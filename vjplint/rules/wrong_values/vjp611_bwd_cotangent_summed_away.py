@@ -4,8 +4,6 @@ import ast
 from typing import Dict, List, Optional
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.ranks import own_ranks
-from vjplint.facts.structure import registered_bwds
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
@@ -95,7 +93,7 @@ row_energy.defvjp(row_energy_fwd, row_energy_bwd)
 ''']
 
     def check(self) -> None:
-        for reg in registered_bwds(self.model):
+        for reg in self.model.facts.registered_bwds():
             d, bwd = reg.d, reg.bwd
             assert bwd.node is not None
             shape = _output_has_axes(self.model, d)
@@ -143,7 +141,7 @@ def _output_has_axes(model: FileModel, d: CustomDerivative) -> Optional[str]:
         if isinstance(spec, ast.Call) and spec.args and isinstance(spec.args[0], ast.Tuple) and spec.args[0].elts:
             return f"`{model.quote(value.func, 30)}` declares the result shape `{model.quote(spec.args[0], 20)}`"
         return None
-    rank = own_ranks(model, d.primal).of(value)
+    rank = model.facts.own_ranks(d.primal).of(value)
     if rank is None:
         return None
     least = rank.offset if rank.base is None else rank.floor + rank.offset
