@@ -411,10 +411,13 @@ class Facts:
         return self._integers
 
     # -- nondiff arguments ----------------------------------------------------------------------
-    def verdicts(self, d: CustomDerivative, hints: "Hints") -> List["Verdict"]:
+    def verdicts(self, d: CustomDerivative, hints: Optional["Hints"] = None) -> List["Verdict"]:
         """One verdict per resolved nondiff position of `d`: VJP101, VJP102, VJP106 and the codemod
-        read the same ones."""
-        from vjplint.facts.infer import infer_nondiff
+        read the same ones. `hints`: the settings' name hints, by default those given at collection."""
+        from vjplint.facts.infer import Hints, infer_nondiff
+
+        if hints is None:
+            hints = self._hints or Hints()
 
         return self._verdicts((d,), lambda: infer_nondiff(self.model, d, hints), hints)
 

@@ -41,7 +41,6 @@ QUERY_MODULES = (
     "vjplint.facts.scalar_eval",
     "vjplint.facts.signatures",
     "vjplint.facts.structure",
-    "vjplint.facts.value_kinds",
     "vjplint.facts.values",
 )
 

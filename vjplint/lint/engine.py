@@ -223,11 +223,12 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
         from vjplint.syntax.regions import focus
 
         module = focus(module, text, text_lines or lines, list(names), index)
-    options = RuleOptions(Hints(config.array_names, config.static_names), relint=_lint_with_one_rule)
+    options = RuleOptions(relint=_lint_with_one_rule)
     # what other modules of the run pass to, register on, call here, and the settings' name hints:
     # given to the facts at collection
     model = collect(module, lines, recognizer, facts,
-                    options.hints if config.array_names or config.static_names else None)
+                    Hints(config.array_names, config.static_names) if config.array_names or config.static_names
+                    else None)
     if keep is not None:
         keep.append(model)
     stub = filename.endswith(".pyi")

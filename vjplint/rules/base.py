@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Callable, ClassVar, List, Optional, Sequence, Tuple
 
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, Evidence, Fix, FixPlan, Severity
-from vjplint.facts.infer import Hints
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.syntax.positions import node_range
 from vjplint.model.wrappers import with_wrapper_note
@@ -39,7 +38,9 @@ Relint = Callable[[str, str], List[Diagnostic]]
 
 @dataclass(frozen=True)
 class RuleOptions:
-    hints: Hints = Hints()
+    """What the engine hands every rule besides the model (the settings' name hints reach the
+    facts at collection: `model.facts.hints`)."""
+
     relint: Optional[Relint] = None  # None: a fix's result is not linted again (its marks are not added)
 
 

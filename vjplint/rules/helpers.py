@@ -67,7 +67,7 @@ class NondiffVerdictRule(Rule):
         for d in self.model.derivatives:
             if d.kind != "vjp":
                 continue
-            verdicts = self.model.facts.verdicts(d, self.options.hints)
+            verdicts = self.model.facts.verdicts(d)
             fixable = [v for v in verdicts if v.level == "array"]
             for v in verdicts:
                 if v.level == self.LEVEL:

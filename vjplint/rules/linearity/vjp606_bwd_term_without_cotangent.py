@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
-from vjplint.model.file_model import CustomDerivative
+from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode, walk
@@ -119,7 +119,7 @@ infer.defvjp(infer_fwd, infer_bwd)
         if args.vararg is not None or len(params) - len(args.defaults) != nondiff + 2:
             return  # another arity than JAX's: the arity rules report it, and `g` is unknown
         g = params[nondiff + 1]  # JAX calls bwd(*nondiff, residuals, g); later parameters keep their defaults
-        flow = _Dependence(self, bwd, g)
+        flow = _Dependence(self.model, bwd, g)
         for ret in self.model.facts.returns_of(bwd):
             value = flow.expand(ret.value) if ret.value is not None else None
             if not isinstance(value, (ast.Tuple, ast.List)):
@@ -158,10 +158,10 @@ infer.defvjp(infer_fwd, infer_bwd)
 class _Dependence:
     """Which names of bwd depend on its cotangent parameter, and the additive terms that do not."""
 
-    def __init__(self, rule: Rule, fn: FunctionNode, g: str) -> None:
-        self.index = rule.model.index
+    def __init__(self, model: FileModel, fn: FunctionNode, g: str) -> None:
+        self.index = model.index
         # the statements that bind: (their source, the names their targets bind), in body order
-        binders = [(node, _targets(node)) for node in rule.model.facts.own_nodes(fn) if node.__class__ in _BINDERS]
+        binders = [(node, _targets(node)) for node in model.facts.own_nodes(fn) if node.__class__ in _BINDERS]
         self.single: Dict[str, ast.expr] = {}
         counts: Dict[str, int] = {}
         flows: List[Tuple[ast.AST, List[str]]] = []

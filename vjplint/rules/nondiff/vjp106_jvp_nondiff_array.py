@@ -97,7 +97,7 @@ def scaled_sin(axis: int, x):
             return
         self._found_calls: Optional[List[Tuple[ast.Call, str]]] = None
         for d in jvps:
-            for v in self.model.facts.verdicts(d, self.options.hints):
+            for v in self.model.facts.verdicts(d):
                 if v.level is None:
                     continue
                 failing = self._failing_context(d, v.position)

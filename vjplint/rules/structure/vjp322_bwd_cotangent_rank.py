@@ -4,7 +4,7 @@ import ast
 from typing import List
 
 from vjplint.diagnostics import Severity
-from vjplint.facts import pullbacks
+from vjplint.facts.pullbacks import Pullback
 from vjplint.facts.ranks import Rank, Ranks
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
@@ -147,7 +147,7 @@ total.defvjp(total_fwd, total_bwd)
             self.report(arg, self._pullback_message(d, bwd, node.func.id, held[node.func.id], arg, got, g_rank,
                                                     g, surely))
 
-    def _pullback_message(self, d: CustomDerivative, bwd: RuleFunction, name: str, pullback: pullbacks.Pullback,
+    def _pullback_message(self, d: CustomDerivative, bwd: RuleFunction, name: str, pullback: Pullback,
                           arg: ast.expr, got: Rank, g_rank: Rank, g: str, surely: bool) -> str:
         shaped = f" ({g_rank.why})" if g_rank.why else ""
         head = (f"{rule_label(bwd, 'bwd')} passes `{self.quote(arg, 40)}`, {got.text()}, to `{name}`, the pullback "

@@ -7,7 +7,7 @@ from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.model.semantic import FunctionNode, own_nodes
+from vjplint.model.semantic import FunctionNode
 from vjplint.syntax.walk import walk
 
 # Functions (and attributes) whose result is real whatever their input.
@@ -115,7 +115,7 @@ def energy_jvp(primals, tangents):
         rule_params = rule.signature.positional  # type: ignore[union-attr]
         if len(rule_params) != 2:
             return
-        kinds = _Kinds(self.model, rule.node, _unpacked(rule.node, rule_params, params, complex_params))
+        kinds = _Kinds(self.model, rule.node, _unpacked(self.model, rule.node, rule_params, params, complex_params))
         for ret in self.model.facts.returns_of(rule.node):
             if not isinstance(ret.value, ast.Tuple) or len(ret.value.elts) != 2:
                 continue
@@ -177,7 +177,7 @@ def _realized(model: FileModel, e: ast.expr) -> bool:
     return False
 
 
-def _unpacked(fn: FunctionNode, rule_params: List[str], params: List[str],
+def _unpacked(model: FileModel, fn: FunctionNode, rule_params: List[str], params: List[str],
               complex_params: Set[str]) -> Dict[str, str]:
     """Names the rule binds to complex primals or their tangents: 'the complex input `z`',
     'the tangent of the complex input `z`'."""
@@ -192,7 +192,7 @@ def _unpacked(fn: FunctionNode, rule_params: List[str], params: List[str],
                 if isinstance(t, ast.Name) and p in complex_params:
                     out[t.id] = why.format(name=t.id)
 
-    for node in own_nodes(fn):
+    for node in model.facts.own_nodes(fn):
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         target, value = node.targets[0], node.value
