@@ -145,3 +145,60 @@ def test_the_engine_reads_each_need_as_its_pattern_does(code, rule):
              "jnp.float32(1)", "dtype=float", "selection = 1", "nowhere", *rule.INVALID, *rule.VALID]
     for text in texts:
         assert engine._needed(rule.NEEDS, text) == (rule.NEEDS.search(text) is not None), (code, text)
+
+
+# -- Rule.APIS / Rule.KINDS: which derivatives check_derivative judges ------------------------------
+DERIVATIVE_RULES = [(code, rule) for code, rule in RULES if rule.APIS is not None or rule.KINDS is not None]
+
+
+def test_the_api_and_kind_gates_name_known_protocols() -> None:
+    from vjplint.model.jaxapi import API_REGISTRATION_METHODS
+    from vjplint.rules.base import Rule
+
+    assert len(DERIVATIVE_RULES) >= 29
+    for code, rule in DERIVATIVE_RULES:
+        assert rule.check_derivative is not Rule.check_derivative, f"{code} gates a check_derivative it lacks"
+        assert rule.APIS is None or rule.APIS and rule.APIS <= set(API_REGISTRATION_METHODS), code
+        assert rule.KINDS is None or rule.KINDS and rule.KINDS <= {"vjp", "jvp"}, code
+
+
+def test_no_check_derivative_opens_with_its_own_api_or_kind_guard() -> None:
+    """The guard is the rule's declared APIS/KINDS, read by the engine: a `check_derivative` that
+    still opens by returning for an API or kind (`if d.api != "jax" or d.kind != "vjp": return`) fails."""
+    import ast
+    import inspect
+    import textwrap
+
+    guarded = []
+    for code, rule in RULES:
+        if "check_derivative" not in vars(rule):
+            continue
+        fn = ast.parse(textwrap.dedent(inspect.getsource(rule.check_derivative))).body[0]
+        d = fn.args.args[1].arg
+        # the statement that opens it, after plain assignments (`sig = d.signature`); a rule that
+        # handles several APIs or kinds, each its own way, branches on them further down
+        stmt = next(s for s in fn.body if not isinstance(s, ast.Assign))
+        if isinstance(stmt, ast.If) and [type(s) for s in stmt.body] == [ast.Return] and any(
+                isinstance(n, ast.Compare) and isinstance(n.left, ast.Attribute) and n.left.attr in ("api", "kind")
+                and isinstance(n.left.value, ast.Name) and n.left.value.id == d
+                and isinstance(n.ops[0], (ast.NotEq, ast.NotIn)) for n in ast.walk(stmt.test)):
+            guarded.append(code)
+    assert guarded == []
+
+
+def test_the_engine_hands_check_derivative_only_the_declared_derivatives(monkeypatch) -> None:
+    from vjplint.rules.order.vjp316_fwd_params_reordered import FwdParamsReordered
+    from vjplint.rules.structure.vjp330_nnx_state_for_array_cotangent import NnxStateForArrayCotangent
+
+    seen = []
+    for cls in (FwdParamsReordered, NnxStateForArrayCotangent):
+        monkeypatch.setattr(cls, "check_derivative", lambda self, d: seen.append((self.CODE, d.name, d.api, d.kind)))
+    text = (
+        "import jax\nfrom flax import nnx\n\n"
+        "@jax.custom_vjp\ndef f(x):\n    return x\n\n"
+        "@jax.custom_jvp\ndef g(x):\n    return x\n\n"
+        "@nnx.custom_vjp\ndef h(m, x):\n    return x\n"
+    )
+    engine.lint_source("t.py", text)
+    assert sorted(seen) == [("VJP316", "f", "jax", "vjp"), ("VJP316", "h", "nnx", "vjp"),
+                            ("VJP330", "h", "nnx", "vjp")]

@@ -276,9 +276,12 @@ def _apply_rules(classes: Sequence["type[Rule]"], model: "FileModel", options: "
     for rule in rules:
         try:
             rule.check()
-            if type(rule).check_derivative is not Rule.check_derivative:
+            cls = type(rule)
+            if cls.check_derivative is not Rule.check_derivative:
+                apis, kinds = cls.APIS, cls.KINDS
                 for d in derivatives:
-                    rule.check_derivative(d)
+                    if (apis is None or d.api in apis) and (kinds is None or d.kind in kinds):
+                        rule.check_derivative(d)
         except Exception as exc:  # a broken rule loses its own findings, never the file's
             failed.add(rule.CODE)
             errors.append(f"{filename}: internal error in {rule.CODE}: {type(exc).__name__}: {exc}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Callable, ClassVar, List, Optional, Sequence, Tuple
+from typing import Callable, ClassVar, FrozenSet, List, Optional, Sequence, Tuple
 
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, Evidence, Fix, FixPlan, Severity
 from vjplint.model.file_model import CustomDerivative, FileModel
@@ -71,6 +71,11 @@ class Rule:
     # the module (the import, the attribute). tests/unit/test_rule_triggers.py checks the gates
     # change no finding.
     NEEDS: ClassVar[Optional["re.Pattern[str]"]] = None
+    # The derivatives `check_derivative` judges: their API (`CustomDerivative.api`: "jax", "nnx",
+    # "linen", "equinox", "custom_gradient") and kind ("vjp", "jvp"); None: any. The engine calls
+    # `check_derivative` only for those (tests/unit/test_rule_triggers.py checks the values).
+    APIS: ClassVar[Optional[FrozenSet[str]]] = None
+    KINDS: ClassVar[Optional[FrozenSet[str]]] = None
     # Source snippets (the rule's own test cases: INVALID must fire, VALID must not).
     VALID: ClassVar[List[str]] = []
     INVALID: ClassVar[List[str]] = []
@@ -84,8 +89,9 @@ class Rule:
         """Look at the whole model (the file's derivatives together, or what no derivative holds)."""
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        """Judge one custom derivative: the engine calls it for each of the file's derivatives, in
-        order, after `check` (the loop every derivative-level rule would otherwise repeat)."""
+        """Judge one custom derivative: the engine calls it for each of the file's derivatives of the
+        rule's `APIS` and `KINDS`, in order, after `check` (the loop every derivative-level rule would
+        otherwise repeat)."""
 
     def report(self, node: ast.AST, message: str, *, end_node: Optional[ast.AST] = None,
                fix: Optional[Fix] = None, default: bool = False, severity: Optional[Severity] = None,

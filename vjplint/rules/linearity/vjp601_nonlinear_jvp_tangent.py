@@ -83,6 +83,7 @@ class NonlinearJvpTangent(Rule):
     NAME = "nonlinear-jvp-tangent"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_jvp",)
+    KINDS = frozenset({"jvp"})
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -114,8 +115,6 @@ def my_abs_jvp(primals, tangents):
         self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.kind != "jvp":
-            return
         for reg in d.registrations:
             if reg.method == "defjvps" and d.api == "jax":
                 for rule in reg.rules:

@@ -55,6 +55,8 @@ class BwdTermWithoutCotangent(Rule):
     NAME = "bwd-term-without-cotangent"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_vjp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"vjp"})
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -100,8 +102,6 @@ infer.defvjp(infer_fwd, infer_bwd)
         self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.kind != "vjp" or d.api != "jax":
-            return
         for reg in d.registrations:
             if reg.method != "defvjp" or len(reg.rules) != 2:
                 continue

@@ -41,6 +41,7 @@ class NondiffUnhashable(Rule):
     SEVERITY = Severity.INFO
     TRIGGERS = (b"custom_vjp", b"custom_jvp")
     DEFAULT_ENABLED = False
+    APIS = frozenset({"jax"})
     INVALID = ['''
 from functools import partial
 import jax
@@ -63,8 +64,6 @@ pick((0, 1), 1.0)
 ''']
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax":
-            return  # about JAX's upcoming custom_vjp3 implementation
         sig = d.signature
         for position, name in d.nondiff_names():
             default = sig.defaults.get(name) if sig else None

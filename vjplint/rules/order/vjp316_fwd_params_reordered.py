@@ -48,6 +48,7 @@ class FwdParamsReordered(Rule):
     NAME = "fwd-params-reordered"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_vjp",)
+    KINDS = frozenset({"vjp"})
 
     INVALID = ['''
 import jax
@@ -86,7 +87,7 @@ f.defvjp(f_fwd, f_bwd)
 
     def check_derivative(self, d: CustomDerivative) -> None:
         sig = self.model.facts.primal_signature(d)
-        if d.kind != "vjp" or sig is None or sig.vararg:
+        if sig is None or sig.vararg:
             return
         for _, fwd, _ in self.model.facts.checked_vjp_rules(d):
             arity = self.model.facts.rule_arity(fwd)

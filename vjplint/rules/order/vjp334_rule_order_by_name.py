@@ -69,6 +69,7 @@ class RuleOrderByName(Rule):
     NAME = "rule-order-by-name"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_jvp", b"custom_vjp")
+    APIS = frozenset({"jax"})
 
     INVALID = ['''
 import jax
@@ -103,8 +104,6 @@ def f_jvp(primals, tangents):
         self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax":
-            return
         contract = self.model.facts.contract_of(d)
         if contract is None:
             return

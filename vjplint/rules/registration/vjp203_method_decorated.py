@@ -59,6 +59,8 @@ class MethodDecorated(Rule):
     NAME = "method-decorated"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    # measured for JAX's object and nnx's (no `__get__` either); not for the others
+    APIS = frozenset({"jax", "nnx", "custom_gradient"})
     INVALID = ['''
 import jax
 
@@ -83,8 +85,6 @@ class Scale:
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.class_node is None or d.primal is None or isinstance(d.primal, ast.Lambda):
             return
-        if d.api not in ("jax", "nnx", "custom_gradient"):
-            return  # measured for JAX's object and nnx's (no `__get__` either); not for the others
         if self._unbound(d):
             return
         positional = [a.arg for a in (*d.primal.args.posonlyargs, *d.primal.args.args)]

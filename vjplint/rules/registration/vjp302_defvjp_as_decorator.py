@@ -51,6 +51,7 @@ class DefvjpAsDecorator(Rule):
     NAME = "defvjp-as-decorator"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp",)
+    KINDS = frozenset({"vjp"})
 
     INVALID = ['''
 import jax
@@ -79,8 +80,8 @@ def f_jvp(primals, tangents):
 ''']
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.kind != "vjp" or d.is_alias:
-            return  # in-house wrappers may well support the decorator form
+        if d.is_alias:
+            return
         for reg in d.registrations:
             if reg.method != "defvjp" or not reg.as_decorator:
                 continue

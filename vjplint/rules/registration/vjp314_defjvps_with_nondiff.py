@@ -50,6 +50,7 @@ class DefjvpsWithNondiff(Rule):
     NAME = "defjvps-with-nondiff"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_jvp",)
+    KINDS = frozenset({"jvp"})
 
     INVALID = ['''
 from functools import partial
@@ -72,8 +73,6 @@ mul.defjvps(lambda x_dot, out, x, y: x_dot * y, lambda y_dot, out, x, y: x * y_d
 ''']
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.kind != "jvp":
-            return
         evidence = self._nondiff_evidence(d)
         if evidence is None:
             return

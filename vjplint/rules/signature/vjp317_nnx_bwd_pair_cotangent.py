@@ -57,6 +57,7 @@ class NnxBwdPairCotangent(Rule):
     NAME = "nnx-bwd-pair-cotangent"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp",)
+    APIS = frozenset({"nnx"})
 
     INVALID = ['''
 import jax.numpy as jnp
@@ -96,7 +97,7 @@ f.defvjp(f_fwd, f_bwd)
         self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "nnx" or d.mode != "default":
+        if d.mode != "default":
             return
         nondiff = self.model.facts.nondiff_positions(d)
         if nondiff is None:

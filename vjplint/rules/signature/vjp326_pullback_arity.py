@@ -58,6 +58,7 @@ class PullbackArity(Rule):
     NAME = "pullback-arity"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    APIS = frozenset({"jax"})
 
     INVALID = ['''
 import jax
@@ -104,8 +105,6 @@ combine.defvjp(combine_fwd, combine_bwd)
         self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax":
-            return
         if isinstance(d.primal, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._function(d, d.primal, f"custom_{d.kind} `{d.name}`", {}, None, "", self._seen)
         when = f" when `{d.name}` is differentiated"

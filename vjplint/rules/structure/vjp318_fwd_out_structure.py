@@ -62,6 +62,8 @@ class FwdOutStructure(Rule):
     NAME = "fwd-out-structure"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"vjp"})
 
     INVALID = ['''
 import jax
@@ -118,8 +120,6 @@ f.defvjp(f_fwd, f_bwd)
         self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax" or d.kind != "vjp":
-            return
         primal = self.model.facts.primal_structure(d)
         if primal is None:
             return

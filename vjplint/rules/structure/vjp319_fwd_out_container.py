@@ -54,6 +54,8 @@ class FwdOutContainer(Rule):
     SEVERITY = Severity.WARNING
     FIX = "match the primal's container"
     TRIGGERS = (b"custom_vjp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"vjp"})
 
     INVALID = ['''
 import jax
@@ -92,8 +94,6 @@ pair.defvjp(pair_fwd, pair_bwd)
         self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax" or d.kind != "vjp":
-            return
         primal = self.model.facts.primal_structure(d)
         if primal is None or primal[0][0] == ARRAY:
             return

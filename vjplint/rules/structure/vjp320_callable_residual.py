@@ -58,6 +58,8 @@ class CallableResidual(Rule):
     NAME = "callable-residual"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"vjp"})
 
     INVALID = ['''
 import jax
@@ -99,8 +101,6 @@ f.defvjp(f_fwd, f_bwd)
         self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax" or d.kind != "vjp":
-            return
         for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
             if fwd is None or fwd.node is None or fwd.node in self._seen or not self.model.facts.registered_here(d, reg.node):
                 continue

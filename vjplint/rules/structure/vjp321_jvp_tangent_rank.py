@@ -60,6 +60,8 @@ class JvpTangentRank(Rule):
     NAME = "jvp-tangent-rank"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_jvp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"jvp"})
 
     INVALID = ['''
 import jax
@@ -92,7 +94,7 @@ def f_jvp(primals, tangents):
         self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff_unresolved:
+        if d.primal is None or d.nondiff_unresolved:
             return
         for reg, rule in self.model.facts.jvp_rules(d):
             if rule.node is None or rule.node in self._seen or not self.model.facts.registered_here(d, reg.node):

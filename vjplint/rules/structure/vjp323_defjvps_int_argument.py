@@ -53,6 +53,8 @@ class DefjvpsIntArgument(Rule):
     SEVERITY = Severity.WARNING
     FIX = "use None for the int argument's rule"
     TRIGGERS = (b"custom_jvp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"jvp"})
 
     INVALID = ['''
 import jax
@@ -80,7 +82,7 @@ def loss(x):
 ''']
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax" or d.kind != "jvp" or d.nondiff or d.signature is None or d.signature.vararg:
+        if d.nondiff or d.signature is None or d.signature.vararg:
             return
         for reg in self.model.facts.own_registrations(d):
             if reg.method != "defjvps" or reg.as_decorator or not self.model.facts.registered_here(d, reg.node):

@@ -70,6 +70,8 @@ class NnxStateForArrayCotangent(Rule):
     NAME = "nnx-state-for-array-cotangent"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp",)
+    APIS = frozenset({"nnx"})
+    KINDS = frozenset({"vjp"})
 
     INVALID = ['''
 import jax
@@ -113,8 +115,6 @@ f.defvjp(f_fwd, f_bwd)
         self._facts = self.model.facts
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "nnx" or d.kind != "vjp":
-            return
         nondiff = self._facts.nondiff_positions(d)
         names = self._facts.differentiable_names(d)
         k = self._facts.primal_arg_count(d)

@@ -67,6 +67,8 @@ class JvpComplexTangentRealOutput(Rule):
     NAME = "jvp-complex-tangent-real-output"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_jvp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"jvp"})
 
     INVALID = ['''
 import jax
@@ -97,8 +99,7 @@ def energy_jvp(primals, tangents):
 
     def check_derivative(self, d: CustomDerivative) -> None:
         sig = d.signature
-        if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff or d.nondiff_unresolved \
-                or sig is None or sig.vararg:
+        if d.primal is None or d.nondiff or d.nondiff_unresolved or sig is None or sig.vararg:
             return
         real_out = _real_output(self.model, d.primal)
         if real_out is None:

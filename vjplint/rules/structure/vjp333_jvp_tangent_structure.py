@@ -55,6 +55,8 @@ class JvpTangentStructure(Rule):
     NAME = "jvp-tangent-structure"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_jvp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"jvp"})
 
     INVALID = ['''
 import jax
@@ -87,8 +89,6 @@ def f_jvp(primals, tangents):
         self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.kind != "jvp" or d.api != "jax":
-            return
         for reg in d.registrations:
             for rule in reg.rules:
                 fn = rule.node

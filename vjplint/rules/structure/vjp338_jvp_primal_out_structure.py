@@ -60,6 +60,8 @@ class JvpPrimalOutStructure(Rule):
     NAME = "jvp-primal-out-structure"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_jvp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"jvp"})
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -91,8 +93,6 @@ def f_jvp(primals, tangents):
         self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.kind != "jvp" or d.api != "jax":
-            return
         expected = self.model.facts.primal_output(d)
         if expected is None or expected.kind == NONE:
             return

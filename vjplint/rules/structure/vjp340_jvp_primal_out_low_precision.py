@@ -61,6 +61,8 @@ class JvpPrimalOutLowPrecision(Rule):
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_jvp",)
     NEEDS = re.compile("float16")  # float16 and bfloat16, as a string or an attribute
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"jvp"})
 
     INVALID = ['''
 import jax
@@ -93,8 +95,6 @@ def f_jvp(primals, tangents):
         self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.kind != "jvp" or d.api != "jax":
-            return
         for reg in d.registrations:
             if reg.method != "defjvp":
                 continue

@@ -59,6 +59,8 @@ class SymbolicZerosRawPrimal(Rule):
     NAME = "symbolic-zeros-raw-primal"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"vjp"})
 
     INVALID = ['''
 import jax
@@ -97,8 +99,6 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
         self._seen = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax" or d.kind != "vjp":
-            return
         nondiff = self.model.facts.nondiff_positions(d)
         if nondiff is None:
             return

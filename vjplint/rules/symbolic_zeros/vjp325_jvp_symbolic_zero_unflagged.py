@@ -57,6 +57,8 @@ class JvpSymbolicZeroUnflagged(Rule):
     NAME = "jvp-symbolic-zero-unflagged"
     SEVERITY = Severity.WARNING  # forward mode works: only reverse mode of the function fails
     TRIGGERS = (b"custom_jvp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"jvp"})
     INVALID = ['''
 import jax
 from jax.custom_derivatives import zero_from_primal
@@ -89,8 +91,6 @@ f.defjvp(f_jvp, symbolic_zeros=True)
         self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.kind != "jvp" or d.api != "jax":
-            return
         for reg in d.registrations:
             if reg.method != "defjvp" or not reg.rules or self._flagged(reg) is not False:
                 continue

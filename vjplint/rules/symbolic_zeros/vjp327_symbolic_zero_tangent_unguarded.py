@@ -69,6 +69,8 @@ class SymbolicZeroTangentUnguarded(Rule):
     NAME = "symbolic-zero-tangent-unguarded"
     SEVERITY = Severity.WARNING  # only callers that differentiate some inputs but not all fail
     TRIGGERS = (b"custom_jvp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"jvp"})
 
     INVALID = ['''
 import jax
@@ -109,8 +111,6 @@ scaled.defjvp(scaled_jvp, symbolic_zeros=True)
         self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax" or d.kind != "jvp":
-            return
         for reg, rule in self.model.facts.jvp_rules(d):
             if reg.method != "defjvp" or rule.node is None or rule.node in self._done:
                 continue

@@ -56,6 +56,8 @@ class PrimalRecordWithoutSymbolicZeros(Rule):
     NAME = "primal-record-without-symbolic-zeros"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"vjp"})
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -97,8 +99,6 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
         self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax" or d.kind != "vjp":
-            return
         for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
             if fwd is None or fwd.node is None or fwd.node in self._seen or reg.method != "defvjp":
                 continue

@@ -45,6 +45,8 @@ class VjpOverJvp(Rule):
     NAME = "custom-vjp-over-custom-jvp"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_jvp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"vjp"})
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -74,8 +76,6 @@ f.defjvp(lambda p, t: (jnp.sin(p[0]), jnp.cos(p[0]) * t[0]))
         self._jvps = [d for d in self.model.derivatives if d.kind == "jvp" and d.api == "jax"]
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.kind != "vjp" or d.api != "jax":
-            return
         below = self._jvp_decorator_below(d)
         if below is not None:
             self.report(d.anchor, (

@@ -86,6 +86,8 @@ class BwdDropsUsedInput(Rule):
     NAME = "bwd-drops-used-input"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_vjp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"vjp"})
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -121,7 +123,7 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
 ''']
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.kind != "vjp" or d.api != "jax" or d.primal is None or d.nondiff_unresolved or d.bound_self:
+        if d.primal is None or d.nondiff_unresolved or d.bound_self:
             return
         primal = d.primal
         if primal.args.vararg is not None or primal.args.kwonlyargs:

@@ -58,6 +58,8 @@ class JvpPrimalOutNotValue(Rule):
     NAME = "jvp-primal-out-not-value"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_jvp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"jvp"})
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -90,8 +92,6 @@ def f_jvp(primals, tangents):
         self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.kind != "jvp" or d.api != "jax":
-            return
         rule = d.rule("jvp")
         if rule is None or rule.node is None or rule.node in self._done:
             return

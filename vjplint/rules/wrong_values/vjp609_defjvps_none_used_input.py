@@ -74,6 +74,8 @@ class DefjvpsNoneUsedInput(Rule):
     NAME = "defjvps-none-used-input"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_jvp",)
+    APIS = frozenset({"jax"})
+    KINDS = frozenset({"jvp"})
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -108,9 +110,8 @@ first_n.defjvps(lambda x_dot, ans, x, n: jnp.sum(2.0 * x[:n] * x_dot[:n]), None)
 ''']
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.api != "jax" or d.kind != "jvp" or d.primal is None or d.nondiff or d.nondiff_unresolved \
-                or d.bound_self:
-            return  # defjvps with nondiff_argnums is VJP314's
+        if d.primal is None or d.nondiff or d.nondiff_unresolved or d.bound_self:
+            return
         primal = d.primal
         if primal.args.vararg is not None:
             return

@@ -95,6 +95,7 @@ class RuleDisagreesWithSlope(Rule):
     NAME = "rule-disagrees-with-slope"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    APIS = frozenset({"jax"})
 
     INVALID = ['''
 import jax
@@ -136,8 +137,8 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
 
     def check_derivative(self, d: CustomDerivative) -> None:
         sig = d.signature
-        if d.api != "jax" or d.primal is None or d.nondiff or d.nondiff_unresolved or d.bound_self \
-                or sig is None or sig.vararg or sig.kwonly or not 1 <= len(sig.positional) <= MAX_ARGS:
+        if d.primal is None or d.nondiff or d.nondiff_unresolved or d.bound_self or sig is None or sig.vararg or \
+                sig.kwonly or not 1 <= len(sig.positional) <= MAX_ARGS:
             return
         if d.kind == "vjp":
             for reg, fwd, bwd in self.model.facts.checked_vjp_rules(d):
