@@ -3,5 +3,6 @@ moves: arrays, tracers, unhashable values, callables that capture, static values
 differentiable slot (VJP101-VJP109).
 
 May import: rules.base, rules.helpers and every layer below the rules (facts, plans, model, ...);
-never another rule family (what two families share goes to vjplint/facts/).
+never another rule family (what two families share goes to vjplint/facts/). The family's
+private analysis (`_*.py`, what only its rules read) is imported by its own rules alone.
 """

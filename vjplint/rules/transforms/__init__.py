@@ -4,5 +4,6 @@ batch, second-order reverse mode through remat-optimised rules (VJP315, VJP604, 
 VJP336, VJP339).
 
 May import: rules.base, rules.helpers and every layer below the rules (facts, plans, model, ...);
-never another rule family (what two families share goes to vjplint/facts/).
+never another rule family (what two families share goes to vjplint/facts/). The family's
+private analysis (`_*.py`, what only its rules read) is imported by its own rules alone.
 """
