@@ -325,7 +325,7 @@ def zero_cotangent(model: "FileModel", expr: ast.expr) -> bool:
 def evidently_not_differentiated(model: "FileModel", primal: FunctionNode, param: str) -> bool:
     """The parameter is evidently never differentiated: named like an integer array, a mask or a
     key, or annotated, defaulting to or used as a Python value or a callable."""
-    from vjplint.facts.infer import annotation_evidence, default_evidence, name_evidence, usage_evidence
+    from vjplint.facts.param_evidence import annotation_evidence, default_evidence, name_evidence, usage_evidence
 
     if integer_named(param):
         return True

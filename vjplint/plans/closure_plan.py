@@ -24,7 +24,7 @@ import ast
 from typing import Callable, List, Optional, Set, Tuple
 
 from vjplint.plans.residual_plan import Refusal, _own_return_values, _truthy_or_unknown, loc_of, KEPT_NONDIFF
-from vjplint.facts.infer import usage_evidence
+from vjplint.facts.param_evidence import usage_evidence
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import FunctionNode, Scope
 from vjplint.diagnostics import DroppedCotangent, Edit, Position, edit_order

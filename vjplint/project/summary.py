@@ -24,7 +24,7 @@ from vjplint.facts.crossmodule import (
 )
 from vjplint.facts.forward import FORWARD, linear_fn_applied
 from vjplint.facts.values import is_callable_class
-from vjplint.facts.infer import bound_parameter, held_parameter
+from vjplint.facts.param_evidence import bound_parameter, held_parameter
 from vjplint.syntax.regions import first_line
 from vjplint.syntax.walk import walk
 
@@ -253,7 +253,7 @@ def _summarize_arg(model, values, slot: str, arg: ast.expr, enclosing, traced, d
 def _object_captures(model, kind, display: str) -> Tuple[str, str, str]:
     """(capture, capture_traced, capture_may) of an object of a callable class built here: a
     field holding a tracer (`Scale.gain`), or one holding a parameter that nothing shows traced
-    and that the class uses as array data (vjplint.facts.infer.held_parameter)."""
+    and that the class uses as array data (vjplint.facts.param_evidence.held_parameter)."""
     cls = kind.node
     leaf = kind.traced_leaf()
     if leaf is not None:
@@ -270,7 +270,7 @@ def _object_captures(model, kind, display: str) -> Tuple[str, str, str]:
 
 def _bound_parameter(model, kind, display: str) -> str:
     """A `functools.partial` binding a parameter nothing shows traced that the wrapped function
-    uses as array data (vjplint.facts.infer.bound_parameter)."""
+    uses as array data (vjplint.facts.param_evidence.bound_parameter)."""
     bound = bound_parameter(model, kind)
     if bound is None:
         return ""

@@ -9,7 +9,7 @@ from typing import ClassVar, List, Optional, Tuple
 from vjplint.diagnostics import NoAutomaticFix, ResidualPlusNone
 from vjplint.facts import Arity, plural
 from vjplint.plans.safety import residual_fix_offer
-from vjplint.facts.infer import Verdict
+from vjplint.facts.param_evidence import Verdict
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.model.semantic import FunctionNode

@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Dict, Iterator, List, Optional
 
-from vjplint.facts.infer import annotation_evidence, default_evidence, name_evidence
+from vjplint.facts.param_evidence import annotation_evidence, default_evidence, name_evidence
 from vjplint.model.file_model import CustomDerivative, FileModel, Signature
 from vjplint.model.jaxapi import STATIC_ATTRIBUTES
 from vjplint.model.semantic import FunctionNode

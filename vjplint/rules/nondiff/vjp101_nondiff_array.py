@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.infer import Verdict
+from vjplint.facts.param_evidence import Verdict
 from vjplint.rules.helpers import NondiffVerdictRule
 
 

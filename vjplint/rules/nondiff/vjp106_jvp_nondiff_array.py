@@ -4,7 +4,7 @@ import ast
 from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.infer import Verdict
+from vjplint.facts.param_evidence import Verdict
 from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.base import Rule
 from vjplint.syntax.walk import walk

@@ -10,8 +10,9 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.facts.callsites import static_at_every_call
 from vjplint.facts.crossmodule import external_calls
-from vjplint.facts.infer import (Evidence, Verdict, annotation_evidence, argument_at, default_evidence, name_evidence,
-                                 open_parameter, usage_evidence)
+from vjplint.facts.infer import argument_at
+from vjplint.facts.param_evidence import (Evidence, Verdict, annotation_evidence, default_evidence, name_evidence,
+                                          open_parameter, usage_evidence)
 from vjplint.facts.value_kinds import Kind
 from vjplint.facts.values import describe_traced, numeric_use
 from vjplint.model.file_model import CustomDerivative, FileModel, Signature

@@ -9,7 +9,7 @@ import ast
 from typing import List, Tuple
 
 from vjplint.rules.tracing._closures import Capture, Root
-from vjplint.facts.infer import Verdict
+from vjplint.facts.param_evidence import Verdict
 from vjplint.model.file_model import CustomDerivative, FileModel
 
 

@@ -4,7 +4,7 @@ from typing import Optional
 
 from vjplint.diagnostics import Applicability, Fix, Severity
 from vjplint.rules.tracing._closures import Capture, Closures, MayBeHeld, MayBeTraced, OwnArguments, Root, Traced, is_self
-from vjplint.facts.infer import Verdict
+from vjplint.facts.param_evidence import Verdict
 from vjplint.model.file_model import CustomDerivative
 from vjplint.model.semantic import Scope
 from vjplint.plans.closure_plan import closure_edits, closure_edits_jvp
