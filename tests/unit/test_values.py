@@ -6,7 +6,7 @@ import ast
 import textwrap
 
 from vjplint.facts.collect import collect
-from vjplint.facts.value_kinds import ARRAY, CALLABLE, SCALAR, TUPLE, UNKNOWN, Kind, join
+from vjplint.facts.kinds import ARRAY, CALLABLE, SCALAR, TUPLE, UNKNOWN, Kind, join
 
 
 def _kinds(source: str, line: int):

@@ -15,7 +15,7 @@ from typing import List, Optional
 from vjplint.facts.crossmodule import external_calls
 from vjplint.model.file_model import FileModel, Signature
 from vjplint.model.semantic import FunctionNode
-from vjplint.facts.value_kinds import STATIC_TAGS
+from vjplint.facts.kinds import STATIC_TAGS
 
 STATIC_TYPES = (int, float, complex, str, bool, bytes, type(None))
 

@@ -24,9 +24,9 @@ from vjplint.model.semantic import FunctionNode, constant_value
 from vjplint.facts.callsites import leaves_default, static_default
 from vjplint.facts.crossmodule import ExternalArg, ExternalCall, external_calls
 from vjplint.facts.nondiff_output import output_reasons
-from vjplint.facts.value_kinds import ARRAY, CALLABLE, KEY_FUNCTIONS, STATIC_TAGS
+from vjplint.facts.kinds import ARRAY, CALLABLE, KEY_FUNCTIONS, STATIC_TAGS
 from vjplint.facts.nnx_nodes import graph_node
-from vjplint.facts.value_kinds import CALLABLE as _CALLABLE
+from vjplint.facts.kinds import CALLABLE as _CALLABLE
 from vjplint.facts.values import numeric_use
 from vjplint.syntax.walk import walk
 from vjplint.facts.param_evidence import (Evidence, Hints, Verdict, annotation_evidence, default_evidence,

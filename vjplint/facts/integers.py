@@ -19,7 +19,7 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode
-from vjplint.facts.value_kinds import unpack_path
+from vjplint.facts.kinds import unpack_path
 from vjplint.facts.registry import query
 
 INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "bool",

@@ -18,7 +18,7 @@ from typing import List, Optional, Tuple
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, NNX_VARIABLES
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import Scope
-from vjplint.facts.value_kinds import classify_annotation
+from vjplint.facts.kinds import classify_annotation
 from vjplint.syntax.walk import walk
 from vjplint.facts.registry import query
 

@@ -13,7 +13,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_VALUE_NAMESPACES, HOST_NAMESPACES
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, own_nodes
-from vjplint.facts.value_kinds import ARRAY, classify_annotation
+from vjplint.facts.kinds import ARRAY, classify_annotation
 from vjplint.facts.values import field_use, numeric_use
 from vjplint.facts.registry import query
 
@@ -208,7 +208,7 @@ def usage_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Evide
 
 
 def open_parameter(model: FileModel, origin: Tuple[ast.AST, str, str]) -> bool:
-    """Whether the parameter a value comes from (`vjplint.facts.value_kinds.Kind.origin`) may receive what a
+    """Whether the parameter a value comes from (`vjplint.facts.kinds.Kind.origin`) may receive what a
     caller differentiates: its function is a `def` no transformation here traces (a traced one
     is a tracer already) and nothing in it uses the parameter as a Python value."""
     fn, param, _ = origin

@@ -6,7 +6,7 @@ from typing import Optional
 from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
-from vjplint.facts.value_kinds import CALLABLE
+from vjplint.facts.kinds import CALLABLE
 from vjplint.rules.nondiff._opaque_objects import closure_maker, plain_object
 
 

@@ -9,7 +9,7 @@ from vjplint.facts import describe_traced
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import function_name
 from vjplint.model.semantic import FunctionNode
-from vjplint.facts.value_kinds import ARRAY, CALLABLE, MAYBE, RECORD, UNKNOWN, Kind
+from vjplint.facts.kinds import ARRAY, CALLABLE, MAYBE, RECORD, UNKNOWN, Kind
 from vjplint.rules.nondiff._local_callables import captured_names, local_function, numeric_use
 
 

@@ -7,7 +7,7 @@ from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.facts.value_kinds import CALLABLE, Kind
+from vjplint.facts.kinds import CALLABLE, Kind
 
 
 class CallableResidual(Rule):

@@ -13,7 +13,7 @@ from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.infer import argument_at
 from vjplint.facts.param_evidence import (Evidence, Verdict, annotation_evidence, default_evidence, name_evidence,
                                           open_parameter, usage_evidence)
-from vjplint.facts.value_kinds import Kind
+from vjplint.facts.kinds import Kind
 from vjplint.facts.values import describe_traced, numeric_use
 from vjplint.model.file_model import CustomDerivative, FileModel, Signature
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, STATIC_ATTRIBUTES
