@@ -196,7 +196,7 @@ class Values:
             return UNKNOWN_KIND
         found = self._from_callers(fn, name, sig)
         if found.tag == UNKNOWN and found.origin is None:  # a configured name is a hint: weaker than the above
-            hints = getattr(m.facts, "hints", None)
+            hints = m.facts.hints
             if hints is not None and name in hints.array_names:
                 return Kind(ARRAY, why=f"`{name}` is listed in `array-names`")
             if hints is not None and name in hints.static_names:
