@@ -2,6 +2,10 @@
 
     python benchmarks/paired.py --tree /path/to/jax --checkout before=/path/to/main-copy \\
         --checkout after=. --rounds 5
+    python benchmarks/paired.py --tree benchmarks/data/flax_fp8_ops.py --checkout after=. --rounds 20
+
+`--tree` may name one file: a pre-commit run on one changed module (`benchmarks/data/flax_fp8_ops.py`,
+667 lines with six custom derivatives; the seconds are then printed in milliseconds).
 
 Each round runs `ruff check --select F --no-cache` and then `vjplint check --no-cache` from each
 checkout (`PYTHONPATH` pointing at it), from a directory without a `pyproject.toml`; the
@@ -60,6 +64,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         commands[name] = ([sys.executable, "-m", "vjplint", "check", "--no-cache", "-q", "--exit-zero", *extra.split(),
                            tree], os.path.abspath(directory))
     runs: Dict[str, List[Dict[str, float]]] = {name: [] for name in commands}
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory() as cwd:  # no pyproject.toml, no cache directory
         checkouts = [name for name in commands if name != "ruff"]
         for round_ in range(args.rounds):
@@ -71,9 +76,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 command, pythonpath = commands[name]
                 runs[name].append(run(command, cwd, pythonpath))
     first = next(name for name in runs if name != "ruff")
+    scale, unit = (1000.0, "ms") if os.path.isfile(tree) else (1.0, "s")
+    print(f"{args.rounds} rounds; load average before {load[0]:.1f}, after {os.getloadavg()[0]:.1f}")
     for name, measured in runs.items():
-        print(f"{name:12s} wall {statistics.median(m['wall'] for m in measured):7.2f} s   "
-              f"cpu {statistics.median(m['cpu'] for m in measured):7.2f} s")
+        print(f"{name:12s} wall {scale * statistics.median(m['wall'] for m in measured):7.2f} {unit}   "
+              f"cpu {scale * statistics.median(m['cpu'] for m in measured):7.2f} {unit}")
     for name, measured in runs.items():
         if name == "ruff":
             continue
