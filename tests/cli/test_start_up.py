@@ -63,3 +63,112 @@ def test_a_hard_exit_loses_no_output(tmp_path: Path) -> None:
     assert len(findings) > 300
     assert "still here" not in done.stderr
     assert "callbacks 0" in done.stderr
+
+
+# -- the code dataclasses write, compiled once per install (vjplint.cli.class_code) --------------
+_CHECK = textwrap.dedent("""\
+    import sys
+    sys.argv = ["vjplint", "check", "--no-cache", "--jobs", "1", "--output-format", "json", FILE]
+    import vjplint.cli as cli
+    from vjplint.cli import class_code
+    keep = class_code.keep
+
+    def spy():
+        print("grown" if class_code._STATE["grown"] else "kept", file=sys.stderr, flush=True)
+        keep()
+
+    class_code.keep = spy
+    sys.exit(cli.run())
+    """)
+
+
+def _check_with_table(tmp_path: Path, write: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": pythonpath(ROOT), "PYTHONPYCACHEPREFIX": str(tmp_path / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("VJPLINT_OUTPUT_FORMAT", None)
+    if not write:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return subprocess.run([sys.executable, "-c", _CHECK.replace("FILE", repr(str(FIRING)))], cwd=tmp_path,
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def _table(tmp_path: Path) -> Path:
+    found = sorted((tmp_path / "pycache").rglob("dataclass-code.*.marshal"))
+    assert len(found) <= 1, found
+    return found[0] if found else tmp_path / "none"
+
+
+def test_the_methods_code_is_compiled_once_and_read_back(tmp_path: Path) -> None:
+    """The first run compiles the dataclasses' methods and writes the table where Python keeps the
+    package's .pyc files; the next run compiles none of them and prints the same JSON; a damaged
+    table (not marshal data, the wrong type, a text mapped to a number) counts as empty and is
+    written again; with bytecode writing off nothing is written."""
+    import marshal
+
+    first = _check_with_table(tmp_path)
+    assert first.returncode == 1, first.stderr
+    assert first.stderr.splitlines()[-1] == "grown"
+    table = _table(tmp_path)
+    kept = marshal.loads(table.read_bytes())
+    assert isinstance(kept, dict) and len(kept) > 100
+    assert all(text.startswith("def __create_fn__(") for text in kept)
+    again = _check_with_table(tmp_path)
+    assert again.stderr.splitlines()[-1] == "kept"
+    assert again.stdout == first.stdout and again.returncode == 1
+    assert json.loads(again.stdout)[0]["code"] == "VJP101"
+    for damage in (b"not marshal data", marshal.dumps([1, 2]), marshal.dumps({"def f(): pass": 1})):
+        table.write_bytes(damage)
+        damaged = _check_with_table(tmp_path)
+        assert (damaged.returncode, damaged.stdout) == (1, first.stdout), damaged.stderr
+        assert damaged.stderr.splitlines()[-1] == "grown"
+        assert marshal.loads(table.read_bytes()).keys() == kept.keys()
+    table.unlink()
+    off = _check_with_table(tmp_path, write=False)
+    assert (off.returncode, off.stdout) == (1, first.stdout)
+    assert not table.exists()
+
+
+def test_kept_code_makes_the_same_methods(tmp_path: Path) -> None:
+    """A frozen, ordered dataclass with defaults, a factory, a ClassVar and string annotations made
+    through the table twice (compiled, then read back from it) has methods of the same code,
+    defaults and annotations as one `dataclasses` makes with the builtin `exec`."""
+    code = textwrap.dedent("""\
+        import builtins, dataclasses, sys, types
+        from typing import ClassVar, List
+        from vjplint.cli import class_code
+
+        def make(module):
+            namespace = types.ModuleType(module)
+            sys.modules[module] = namespace
+
+            @dataclasses.dataclass(frozen=True, order=True)
+            class Point:
+                __module__ = module  # the module dataclasses takes its globals from
+                x: int
+                y: "float" = 0.5
+                tags: List[str] = dataclasses.field(default_factory=list)
+                limit: ClassVar[int] = 3
+
+            return Point
+
+        def described(cls):
+            out = []
+            for name in ("__init__", "__repr__", "__eq__", "__lt__", "__hash__", "__setattr__", "__delattr__"):
+                fn = getattr(cls, name)
+                c = fn.__code__
+                out.append((name, c.co_code, c.co_consts, c.co_names, c.co_varnames, fn.__defaults__,
+                            fn.__kwdefaults__, sorted(map(str, getattr(fn, "__annotations__", {}).items()))))
+            return out
+
+        plain = described(make("vjplint.example_plain"))
+        class_code.table_path = lambda: None  # an empty table, never written
+        class_code.use_kept_code()
+        assert dataclasses.exec is class_code._exec
+        compiled = described(make("vjplint.example_plain"))
+        assert class_code._STATE["grown"]
+        read_back = described(make("vjplint.example_plain"))
+        print(plain == compiled == read_back, len(class_code._STATE["table"]))
+        """)
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "10"]  # __init__, __repr__, four comparisons, __eq__, __hash__, two frozen

@@ -52,6 +52,9 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
             args, prog = args[1:], "vjplint check"
         elif args and not args[0].startswith("-"):
             _refuse_mistyped_command(args[0])
+        from vjplint.cli import class_code
+
+        class_code.use_kept_code()  # before the machinery's classes are made
         from vjplint.cli import check
 
         return check.run(args, prog)
@@ -103,6 +106,9 @@ def run() -> int:
             stream.flush()
         except (OSError, ValueError):
             pass
+    class_code = sys.modules.get("vjplint.cli.class_code")
+    if class_code is not None:
+        class_code.keep()
     _leave_now(code)
     return code
 
