@@ -119,7 +119,7 @@ def _leave_now(code: int) -> None:
     (docs/performance.md, "One file and the cold tree"), paid by every pre-commit run. Anything
     that registered exit-time work (multiprocessing's pool finalizer, logging, a weakref.finalize,
     vjplint.record's writer: `atexit`'s callbacks) or a thread still running keeps the ordinary
-    way out; so does a Python without `atexit._ncallbacks`. The output is flushed above, and every
+    way out; so does a profiled or traced run, and a Python without `atexit._ncallbacks`. The output is flushed above, and every
     file vjplint writes is closed before its command returns."""
     import atexit
     import os
@@ -128,6 +128,8 @@ def _leave_now(code: int) -> None:
     threading = sys.modules.get("threading")
     if callbacks is None or callbacks() or (threading is not None and threading.active_count() > 1):
         return
+    if sys.getprofile() is not None or sys.gettrace() is not None:  # `python -m cProfile -m vjplint`: its
+        return  # report is written after the script returns
     if sys.stdout is None or sys.stderr is None or sys.stdout.closed or sys.stderr.closed:
         return
     os._exit(code)
