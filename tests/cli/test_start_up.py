@@ -172,3 +172,14 @@ def test_kept_code_makes_the_same_methods(tmp_path: Path) -> None:
     done = _python(code, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "10"]  # __init__, __repr__, four comparisons, __eq__, __hash__, two frozen
+
+
+def test_a_profiled_run_keeps_its_report(tmp_path: Path) -> None:
+    """`python -m cProfile -o FILE -m vjplint check ...` writes its report after the command
+    returns: a profiled process takes the ordinary way out."""
+    env = {**os.environ, "PYTHONPATH": pythonpath(ROOT), "NO_COLOR": "1"}
+    report = tmp_path / "check.prof"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(report), "-m", "vjplint", "check", "--no-cache",
+                           str(FIRING)], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert "VJP101" in done.stdout, done.stderr
+    assert report.stat().st_size > 1000
