@@ -183,3 +183,26 @@ def test_a_profiled_run_keeps_its_report(tmp_path: Path) -> None:
                            str(FIRING)], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
     assert "VJP101" in done.stdout, done.stderr
     assert report.stat().st_size > 1000
+
+
+def test_the_fast_path_declines_a_candidate_before_reading_pyproject(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A file holding a default prefilter name is a candidate whatever the configuration adds: the
+    fast path gives it to the full run without reading pyproject.toml; a file without one is
+    answered after the configuration is read."""
+    from vjplint.batch import fastpath
+
+    candidate, plain = tmp_path / "m.py", tmp_path / "plain.py"
+    candidate.write_text("import jax\nf = jax.custom_vjp(lambda x: x)\n")
+    plain.write_text("import numpy as np\n")
+    asked: list = []
+
+    def pyproject(directory: str):
+        asked.append(directory)
+        return [directory], None, None
+
+    monkeypatch.setattr(fastpath, "_pyproject", pyproject)
+    assert fastpath._no_candidates([str(candidate)]) is None
+    assert fastpath._no_candidates([str(plain), str(candidate)]) is None
+    assert asked == [str(tmp_path.resolve())]  # the plain file's, before the candidate was read
+    assert fastpath._no_candidates([str(plain)]) == 0
+    assert capsys.readouterr().out == "All checks passed!\n"
