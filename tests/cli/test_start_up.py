@@ -206,3 +206,28 @@ def test_the_fast_path_declines_a_candidate_before_reading_pyproject(tmp_path: P
     assert asked == [str(tmp_path.resolve())]  # the plain file's, before the candidate was read
     assert fastpath._no_candidates([str(plain)]) == 0
     assert capsys.readouterr().out == "All checks passed!\n"
+
+
+def _parsed(argv):
+    from vjplint.cli.check import check_parser
+
+    return vars(check_parser("vjplint check").parse_args(argv))
+
+
+def test_plain_command_lines_are_read_as_argparse_reads_them() -> None:
+    """Every flag without a value, alone and with paths before or after it, gives argparse's
+    namespace; anything else is left to argparse."""
+    from vjplint.cli.check import plain_arguments
+    from vjplint.settings.options import CHECK_OPTIONS
+
+    bare = [name for names, takes_value, _, _ in CHECK_OPTIONS if not takes_value for name in names]
+    assert "--force-exclude" in bare and "-q" in bare and "--quiet" in bare
+    lines = [[], ["a.py"], ["a.py", "b/c.py"], ["--no-cache", "--force-exclude", "-q", "x.py", "y.py"]]
+    for flag in bare:
+        lines += [[flag], [flag, "a.py", "b.py"], ["a.py", "b.py", flag], [flag, flag, "a.py"]]
+    for argv in lines:
+        fast = plain_arguments(argv)
+        assert fast is not None and vars(fast) == _parsed(argv), argv
+    for argv in (["--select", "VJP1"], ["--select=VJP1"], ["-"], ["--help"], ["--no-cach"], ["a.py", "-q", "b.py"],
+                 [""], ["--", "a.py"], ["-j", "2", "a.py"], ["--output-format", "json"], ["-x"]):
+        assert plain_arguments(argv) is None, argv
