@@ -230,7 +230,8 @@ LAZY = {
                                "a run over files without custom derivatives loads no rules, collector, fixer or cache "
                                "(test_speed_invariants: cheap runs import no vjplint.rules)"),
     "vjplint.lint.engine": ({"vjplint.facts.collect", "vjplint.facts.infer", "vjplint.model.expected_errors",
-                             "vjplint.rules.base", "vjplint.rules.registry", "vjplint.syntax.region_parse",
+                             "vjplint.rules.base", "vjplint.rules.catalog", "vjplint.rules.registry",
+                             "vjplint.syntax.region_parse",
                              "vjplint.syntax.regions"},
                             "the prefilter answers for files without custom derivatives before any rule, collector or "
                             "region parser loads (53 modules instead of 170)"),

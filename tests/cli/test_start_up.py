@@ -231,3 +231,60 @@ def test_plain_command_lines_are_read_as_argparse_reads_them() -> None:
     for argv in (["--select", "VJP1"], ["--select=VJP1"], ["-"], ["--help"], ["--no-cach"], ["a.py", "-q", "b.py"],
                  [""], ["--", "a.py"], ["-j", "2", "a.py"], ["--output-format", "json"], ["-x"]):
         assert plain_arguments(argv) is None, argv
+
+
+def test_the_rule_catalog_is_the_rules_own() -> None:
+    """vjplint/rules/catalog.py says of every rule what its class says (module, defaults, stubs,
+    runtime, trigger names, NEEDS), and each code's module holds that class. When a rule is added
+    or changed, write it again: the assertion message says how."""
+    from vjplint.rules import registry
+    from vjplint.rules.catalog import RULES
+
+    rules = registry.all_rules()
+    assert list(RULES) == list(rules), registry.CATALOG_HOW
+    for code, rule in rules.items():
+        assert RULES[code] == registry.catalog_entry(rule), (code, registry.CATALOG_HOW)
+        assert registry.rule_class(code) is rule
+    assert registry.default_off() == frozenset(c for c, r in rules.items() if not r.DEFAULT_ENABLED)
+
+
+def test_a_lint_imports_only_the_rules_its_triggers_select(tmp_path: Path) -> None:
+    """A module with a custom_jvp and no custom_vjp imports no rule that only custom_vjp code can
+    fire, and its findings are the same as with every rule imported first."""
+    source = tmp_path / "m.py"
+    source.write_text(textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.custom_jvp
+        def f(x):
+            return jnp.sin(x)
+
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            (x,), (t,) = primals, tangents
+            return f(x), jnp.cos(x) * t + 1.0
+        """))
+    code = textwrap.dedent(f"""\
+        import json, sys
+        from vjplint.lint.engine import lint_source
+        from vjplint.rules.catalog import RULES
+
+        def run():
+            return [(d.code, d.location.row) for d in lint_source("m.py", open({str(source)!r}, "rb").read()).diagnostics]
+
+        found = run()
+        loaded = sorted(c for c, e in RULES.items() if e[0] in sys.modules)
+        vjp_only = sorted(c for c, e in RULES.items() if e[5] == (b"custom_vjp",))
+        from vjplint.rules.registry import all_rules
+        all_rules()
+        print(json.dumps([found, run(), loaded, vjp_only]))
+        """)
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    found, again, loaded, vjp_only = json.loads(done.stdout)
+    assert found == again and [c for c, _ in found] == ["VJP601"]
+    assert len(vjp_only) >= 20 and not set(loaded) & set(vjp_only)
+    assert "VJP601" in loaded
