@@ -210,7 +210,8 @@ ALWAYS_HEAVY = {"libcst": "a required dependency, but 60 ms to import: files wit
 
 LAZY = {
     # importer: (deferred vjplint modules, reason)
-    "vjplint.cli": ({"vjplint.batch.fastpath", "vjplint.cli.check", "vjplint.cli.check_grads", "vjplint.cli.rule",
+    "vjplint.cli": ({"vjplint.batch.fastpath", "vjplint.cli.check", "vjplint.cli.check_grads", "vjplint.cli.class_code",
+                     "vjplint.cli.rule",
                      "vjplint.cli.verify", "vjplint.server"},
                     "the entry point: `--version` and the fast path load 10 modules, each subcommand loads when chosen"),
     "vjplint.cli.check": ({"vjplint.batch.outcomes", "vjplint.batch.parallel", "vjplint.batch.runner",
@@ -229,7 +230,8 @@ LAZY = {
                                "a run over files without custom derivatives loads no rules, collector, fixer or cache "
                                "(test_speed_invariants: cheap runs import no vjplint.rules)"),
     "vjplint.lint.engine": ({"vjplint.facts.collect", "vjplint.facts.infer", "vjplint.model.expected_errors",
-                             "vjplint.rules.base", "vjplint.rules.registry", "vjplint.syntax.region_parse",
+                             "vjplint.rules.base", "vjplint.rules.catalog", "vjplint.rules.registry",
+                             "vjplint.syntax.region_parse",
                              "vjplint.syntax.regions"},
                             "the prefilter answers for files without custom derivatives before any rule, collector or "
                             "region parser loads (53 modules instead of 170)"),

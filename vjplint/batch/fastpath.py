@@ -61,6 +61,16 @@ def _no_candidates(args: list) -> "int | None":
         return None  # missing, a directory, a notebook, a FIFO...: the full run's business
     names_of: dict = {}  # directory -> the prefilter names of its configuration
     for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None  # the full run reports it
+        # NUL: UTF-16/32, the full run says so. A configuration only adds names: a file holding a
+        # default one is a candidate whatever pyproject.toml says (not read here, then: a pre-commit
+        # run on a changed custom-derivative module goes straight to the full run)
+        if b"\x00" in data or any(name in data for name in PREFILTER_NAMES):
+            return None
         directory = os.path.dirname(os.path.realpath(path))
         if directory not in names_of:
             _, found, table = _pyproject(directory)
@@ -68,14 +78,7 @@ def _no_candidates(args: list) -> "int | None":
             if found is not None:  # a [tool.vjplint] table: its aliases make more files candidates, and it must
                 names_of[directory] = _known_names(found, table)  # be valid: known from a full run, or no answer
         names = names_of[directory]
-        if names is None:
-            return None
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return None  # the full run reports it
-        if b"\x00" in data or any(name in data for name in names):  # NUL: UTF-16/32, the full run says so
+        if names is None or any(name in data for name in names):
             return None
     if "-q" not in args and "--quiet" not in args:
         sys.stdout.write(ALL_PASSED)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, List
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 from vjplint.settings.options import CHECK_OPTIONS, COLOR_CHOICES, OUTPUT_FORMATS, SUBCOMMANDS
 from vjplint.errors import ConfigError, UsageError
@@ -74,6 +75,37 @@ def check_parser(prog: str = "vjplint") -> "argparse.ArgumentParser":
     return p
 
 
+def plain_arguments(argv: List[str]) -> Optional[SimpleNamespace]:
+    """What `check_parser().parse_args(argv)` gives, without building the parser (8 ms of a
+    one-file check, argparse's import included), for the command lines pre-commit and most users
+    type: flags without values, spelled in full, and one run of paths that do not start with `-`.
+    None for anything else (a value, `--help`, `-`, an abbreviation, paths on both sides of a
+    flag, which argparse refuses), which argparse then reads as always.
+    `tests/cli/test_start_up.py` compares both on every flag."""
+    flags: Dict[str, str] = {}
+    values: Dict[str, object] = {}
+    for names, takes_value, _, _ in CHECK_OPTIONS:
+        dest = next((n for n in names if n.startswith("--")), names[0]).lstrip("-").replace("-", "_")
+        if takes_value:
+            default = _DETAILS.get(names[0], {}).get("default")
+            values[dest] = list(default) if isinstance(default, list) else default
+        else:
+            values[dest] = False
+            flags.update((name, dest) for name in names)
+    paths: List[str] = []
+    ended = False  # a flag after the paths: argparse takes no more paths
+    for arg in argv:
+        dest = flags.get(arg)
+        if dest is not None:
+            values[dest] = True
+            ended = ended or bool(paths)
+        elif arg and not arg.startswith("-") and not ended:
+            paths.append(arg)
+        else:
+            return None
+    return SimpleNamespace(paths=paths, **values)
+
+
 def workspace_for(args: "argparse.Namespace") -> "Workspace":
     """The files' settings: each file's nearest [tool.vjplint], or --config for all, with the
     command line's rule selection on top."""
@@ -100,7 +132,9 @@ def workspace_for(args: "argparse.Namespace") -> "Workspace":
 def run(argv: List[str], prog: str = "vjplint") -> int:
     """`prog`: how the command was spelled (`vjplint check` or plain `vjplint`), for --help and usage errors."""
     started_ns = fastpath.now_ns()  # before anything is read: the replay's "racy" reference
-    args = check_parser(prog).parse_args(argv)
+    args = plain_arguments(argv)
+    if args is None:
+        args = check_parser(prog).parse_args(argv)
     paths = args.paths or ["."]
     if args.verify and not (args.fix or args.diff):
         raise UsageError("--verify needs --fix or --diff (or use `vjplint verify PATH`)")

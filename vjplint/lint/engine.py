@@ -175,9 +175,9 @@ def enabled_codes(config: Config, session: Optional[LintSession] = None) -> Tupl
     known = session.selections.get(key) if session is not None else None
     if known is not None:
         return known
-    from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
+    from vjplint.rules.registry import ENGINE_CODES, default_off, rule_codes
 
-    enabled = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off())
+    enabled = config.enabled_codes([*rule_codes(), *ENGINE_CODES], default_off())
     partly = _partly_enabled(config, enabled)
     answer = frozenset(enabled | partly), partly
     if session is not None:
@@ -188,12 +188,13 @@ def enabled_codes(config: Config, session: Optional[LintSession] = None) -> Tupl
 def _partly_enabled(config: Config, enabled: FrozenSet[str]) -> FrozenSet[str]:
     """Off-by-default rules with default reports (`Rule.DEFAULT_REPORTS`) that the configuration
     would run if they were on by default: they run, keeping only those reports."""
-    from vjplint.rules.registry import ENGINE_CODES, all_rules, default_off
+    from vjplint.rules.catalog import RULES
+    from vjplint.rules.registry import ENGINE_CODES, default_off, rule_codes
 
-    partial = frozenset(c for c, r in all_rules().items() if r.DEFAULT_REPORTS)
+    partial = frozenset(c for c, entry in RULES.items() if entry[2])  # DEFAULT_REPORTS
     if not partial - enabled:
         return frozenset()
-    as_default = config.enabled_codes([*all_rules(), *ENGINE_CODES], default_off() - partial)
+    as_default = config.enabled_codes([*rule_codes(), *ENGINE_CODES], default_off() - partial)
     return (as_default & partial) - enabled
 
 
@@ -211,6 +212,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     from vjplint.model.expected_errors import withhold_fixes
     from vjplint.facts.infer import Hints
     from vjplint.rules.base import RuleOptions
+    from vjplint.rules.catalog import RULES
     from vjplint.rules.registry import rules_for
 
     recognizer = Recognizer.for_run(config, facts)
@@ -233,10 +235,12 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
         keep.append(model)
     stub = filename.endswith(".pyi")
     present = _present_triggers(text, config, names, index, facts)
-    classes = [cls for cls in rules_for(enabled if only is None else enabled & only)
-               if (cls.IN_STUBS or not stub) and not cls.RUNTIME
-               and (not cls.TRIGGERS or not present.isdisjoint(cls.TRIGGERS))
-               and (cls.NEEDS is None or _needed(cls.NEEDS, text))]
+    # Chosen by the catalog (vjplint/rules/catalog.py): only the rules that run are imported.
+    chosen = [code for code in (enabled if only is None else enabled & only) if code in RULES
+              and (RULES[code][3] or not stub) and not RULES[code][4]  # IN_STUBS, RUNTIME
+              and (not RULES[code][5] or not present.isdisjoint(RULES[code][5]))  # TRIGGERS
+              and (RULES[code][6] is None or _needed(re.compile(*RULES[code][6]), text))]  # NEEDS
+    classes = rules_for(chosen)
     elsewhere = [cls for cls in classes if split is not None and cls.CODE in split.codes]
     here = [cls for cls in classes if cls not in elsewhere]
     diagnostics = _apply_rules(here, model, options, filename, lines, errors, partly)
@@ -406,7 +410,8 @@ def _rows_mentioning_noqa(lines: List[str]) -> List[int]:
 
 
 def _apply_noqa(diagnostics: List[Diagnostic], lines: List[str], enabled: Set[str], filename: str) -> List[Diagnostic]:
-    from vjplint.rules.registry import ENGINE_CODES, all_rules
+    from vjplint.rules.catalog import RULES
+    from vjplint.rules.registry import ENGINE_CODES
 
     noqa: Dict[int, Tuple[Optional[Set[str]], int, bool]] = {}
     for row in _rows_mentioning_noqa(lines):
@@ -425,7 +430,7 @@ def _apply_noqa(diagnostics: List[Diagnostic], lines: List[str], enabled: Set[st
                 continue
         kept.append(d)
     if "VJP901" in enabled:
-        known = set(all_rules()) | set(ENGINE_CODES)
+        known = set(RULES) | set(ENGINE_CODES)
         for row, (codes, column, malformed) in sorted(noqa.items()):
             ours = sorted(c for c in (codes or ()) if c.startswith("VJP"))
             position = Position(row, column + 1)
@@ -436,7 +441,7 @@ def _apply_noqa(diagnostics: List[Diagnostic], lines: List[str], enabled: Set[st
                 elif code not in known:
                     message = f"`# noqa` names the unknown rule code {code}"
                 elif code in enabled and (row, code) not in used and \
-                        not getattr(all_rules().get(code), "RUNTIME", False):  # check-grads reports those
+                        not (code in RULES and RULES[code][4]):  # RUNTIME: check-grads reports those
                     message = f"unused `# noqa` directive: no {code} diagnostic on this line; remove it"
                 else:
                     continue

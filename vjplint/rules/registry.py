@@ -5,9 +5,10 @@ from __future__ import annotations
 import importlib
 import os
 from functools import lru_cache
-from typing import Dict, Iterable, List, Type
+from typing import Dict, Iterable, List, Tuple, Type
 
 from vjplint.rules.base import Rule
+from vjplint.rules.catalog import RULES
 from vjplint.settings.redirects import redirected
 import vjplint.rules as package
 
@@ -57,9 +58,54 @@ ENGINE_CODES = {
 
 
 def default_off() -> frozenset:
-    return frozenset(code for code, rule in all_rules().items() if not rule.DEFAULT_ENABLED)
+    """The codes off by default, from the catalog (no rule is imported)."""
+    return frozenset(code for code, entry in RULES.items() if not entry[1])
+
+
+def rule_codes() -> Tuple[str, ...]:
+    """Every rule's code, sorted, from the catalog (no rule is imported)."""
+    return tuple(RULES)
 
 
 def rules_for(codes: Iterable[str]) -> List[Type[Rule]]:
-    table = all_rules()
-    return [table[c] for c in sorted(codes) if c in table]
+    """The classes of `codes`, by code; only their modules are imported."""
+    return [rule_class(c) for c in sorted(codes) if c in RULES]
+
+
+@lru_cache(maxsize=None)
+def rule_class(code: str) -> Type[Rule]:
+    """The class of rule `code`, importing its module alone (the catalog says which)."""
+    module = importlib.import_module(RULES[code][0])
+    for value in vars(module).values():
+        if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and \
+                getattr(value, "CODE", None) == code and value.__module__ == module.__name__:
+            return value
+    raise LookupError(f"{RULES[code][0]} holds no rule {code}: write the catalog again ({CATALOG_HOW})")
+
+
+CATALOG_HOW = "python -c 'from vjplint.rules.registry import write_catalog; write_catalog()'"
+
+
+def catalog_entry(rule: Type[Rule]) -> tuple:
+    """What the catalog keeps of a rule class (vjplint/rules/catalog.py's RULES)."""
+    needs = (rule.NEEDS.pattern, rule.NEEDS.flags) if rule.NEEDS is not None else None
+    return (rule.__module__, bool(rule.DEFAULT_ENABLED), bool(rule.DEFAULT_REPORTS), bool(rule.IN_STUBS),
+            bool(rule.RUNTIME), tuple(rule.TRIGGERS), needs)
+
+
+def catalog_text() -> str:
+    """vjplint/rules/catalog.py as the rule classes say it should read."""
+    rows = "".join(f"    {code!r}: {catalog_entry(rule)!r},\n" for code, rule in all_rules().items())
+    return (f'"""Each rule\'s module and what the engine reads of its class before it runs (written by\n'
+            f"`{CATALOG_HOW}`; tests/cli/test_start_up.py\n"
+            f"compares it with the classes). A lint imports only the rules a file's trigger names and\n"
+            f'`NEEDS` select; `vjplint rule`, the docs and SARIF still import them all (`all_rules`)."""\n\n'
+            f"# code: (module, DEFAULT_ENABLED, DEFAULT_REPORTS, IN_STUBS, RUNTIME, TRIGGERS, NEEDS as (pattern, flags))\n"
+            f"RULES = {{\n{rows}}}\n")
+
+
+def write_catalog() -> None:
+    import os.path
+
+    with open(os.path.join(os.path.dirname(package.__file__), "catalog.py"), "w", encoding="utf-8") as handle:
+        handle.write(catalog_text())

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import lru_cache  # functools: imported by Python's own start-up already
 
 from vjplint import __version__
 
 CACHE_DIR_NAME = ".vjplint_cache"
 
 
+@lru_cache(maxsize=None)
 def code_fingerprint() -> str:
     """The version plus the size and mtime of every vjplint module, so that an edited rule in a
-    development checkout never reads results its old code produced."""
+    development checkout never reads results its old code produced. Once per process: the code
+    a process runs is the code it imported (a walk and 240 stats, asked 7 times by a pre-commit
+    run on one file: 27 ms)."""
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # vjplint/, not vjplint/settings/
     parts = [__version__, sys.version.split()[0]]
     for directory, _, names in sorted(os.walk(package)):

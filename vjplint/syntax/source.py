@@ -402,6 +402,24 @@ def _closing_bracket(text: str, opening: int) -> int:
 _GENERIC_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)[ \t]*\[", re.MULTILINE)
 
 
+# The same, by patterns that start with a literal (searched for, where `^` under MULTILINE is tried at
+# every character: 0.11 s against 0.02 s on the JAX tree's 98 candidates, 8.6 MB).
+_GENERIC_HINTS = (re.compile(r"def[ \t]+\w+[ \t]*\["), re.compile(r"class[ \t]+\w+[ \t]*\["))
+
+
+def generic_definitions(text: str) -> "List[re.Match[str]]":
+    """`list(_GENERIC_DEF.finditer(text))`: each hint's line is matched from its start, and kept
+    when that match ends where the hint does (the hint is the line's own `def`/`class`)."""
+    found = []
+    for hint in _GENERIC_HINTS:
+        for match in hint.finditer(text):
+            line = _GENERIC_DEF.match(text, text.rfind("\n", 0, match.start()) + 1)
+            if line is not None and line.end() == match.end():
+                found.append(line)
+    found.sort(key=lambda m: m.start())
+    return found
+
+
 def skipped_generic_statements(text: str, module: ast.Module, names: "Tuple[str, ...]") -> List[Tuple[int, int, str]]:
     """Where a parse on an interpreter older than the code left out a generic function or class
     (`parse` and the focused parse blank what `ast` cannot read) that holds one of `names` (the
@@ -411,7 +429,7 @@ def skipped_generic_statements(text: str, module: ast.Module, names: "Tuple[str,
 
     if sys.version_info >= (3, 12) or "[" not in text:
         return []
-    matches = list(_GENERIC_DEF.finditer(text))
+    matches = generic_definitions(text)
     if not matches:
         return []
     parsed = {node.lineno for node in ast.walk(module)

@@ -94,6 +94,29 @@ class MayBeHeld:
 Finding = Union[OwnArguments, Traced, MayBeTraced, MayBeHeld]
 
 
+def _attribute_stores(module: ast.Module) -> Tuple[bool, Dict[str, List[Tuple[ast.Attribute, Optional[ast.expr]]]]]:
+    """(whether the module calls `setattr`, each attribute name's stores: every `Attribute` inside
+    an assignment's target other than a plain name, with the value stored when the target is
+    that attribute itself and not an augmented assignment, else None). Once per module: VJP201's
+    constant-field check walked the whole module again for every capture of `self` (0.13 s of
+    the JAX tree's cold lint)."""
+    any_setattr = False
+    stores: Dict[str, List[Tuple[ast.Attribute, Optional[ast.expr]]]] = {}
+    for node in walk(module):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            any_setattr = True
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        for target in targets:
+            if isinstance(target, ast.Name):
+                continue  # a plain name stores no attribute
+            value = node.value if isinstance(target, ast.Attribute) and not isinstance(node, ast.AugAssign) else None
+            for t in walk(target):
+                if isinstance(t, ast.Attribute):
+                    stores.setdefault(t.attr, []).append((t, value))
+    return any_setattr, stores
+
+
 class Closures:
     """The closure findings of one module's custom derivatives."""
 
@@ -479,26 +502,18 @@ class Closures:
         fields = read - methods
         if not fields:
             return False
+        any_setattr, stores = self.model.index.of_node(_attribute_stores, self.model.module)
+        if any_setattr:
+            return False  # `setattr(obj, "C", ...)` may store anything
         inside = {id(n) for n in walked(cls)}
-        stored: Dict[str, int] = {}
-        for node in walked(self.model.module):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
-                return False  # `setattr(obj, "C", ...)` may store anything
-            targets = node.targets if isinstance(node, ast.Assign) else (
-                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
-            for target in targets:
-                if isinstance(target, ast.Name):
-                    continue  # a plain name stores no attribute
-                for t in walked(target):
-                    if not (isinstance(t, ast.Attribute) and t.attr in fields):
-                        continue
-                    value = node.value if isinstance(target, ast.Attribute) and not isinstance(node, ast.AugAssign) \
-                        else None
-                    if id(t) not in inside or not (isinstance(t.value, ast.Name) and t.value.id == "self") or \
-                            value is None or not self._module_constant(value):
-                        return False
-                    stored[t.attr] = stored.get(t.attr, 0) + 1
-        return all(stored.get(f) for f in fields)
+        for f in fields:
+            if not stores.get(f):
+                return False
+            for t, value in stores[f]:
+                if id(t) not in inside or not (isinstance(t.value, ast.Name) and t.value.id == "self") or \
+                        value is None or not self._module_constant(value):
+                    return False
+        return True
 
     def _module_constant(self, value: ast.expr) -> bool:
         if isinstance(value, ast.Constant):
