@@ -18,7 +18,7 @@ from vjplint.diagnostics import Position
 from vjplint.syntax.notebook import is_notebook
 from vjplint.verify.api import (FunctionReport, HarnessOutcome, VerifySettings, _apply_events, _import_hint,
                                 run_harness, stop_harnesses)
-from vjplint.verify.harness import single_process_accelerator
+from vjplint.verify.process import single_process_accelerator
 from vjplint.facts.collect import Recognizer, collect
 from vjplint.syntax.positions import node_range, source_lines
 from vjplint.syntax.source import SourceError, parse
