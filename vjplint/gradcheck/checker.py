@@ -77,8 +77,11 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
 
     SHAPES = V.Verifier.SHAPES + ((2,), (2, 2))  # more shapes to probe than the verify harness
 
-    def __init__(self, jax, np, module, plan, x64, live=None):
+    def __init__(self, jax, np, module, plan, x64, live=None, reference=None):
         self.jax, self.np = jax, np
+        # Where the references (finite differences, the primal's autodiff) run in float64 when the
+        # default device has no float64 (a TPU): a CPU device (vjplint/gradcheck/reference.py).
+        self.reference = reference
         self.jnp = importlib.import_module("jax.numpy")
         self.original_module = module
         self.plan, self.params, self.kind = plan, plan["params"], plan["kind"]
@@ -276,7 +279,7 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             self.Lp = lambda *v: self.loss(self.plain_F(*v))
             self.grad_plain = jax.grad(self.Lp, argnums=self.argnums)
             try:
-                self.gp = jax.block_until_ready(self.grad_plain(*self.vals))
+                self.gp = jax.block_until_ready(self.reference_call(self.grad_plain, self.vals))
             except Exception as exc:
                 self.ref_error = "raises " + describe_exc(exc)
         try:

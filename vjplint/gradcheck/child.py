@@ -50,17 +50,26 @@ def _load(folder, name):
 
 
 P = _load("verify", "process")
+R = _load("gradcheck", "reference")
 C = _load("gradcheck", "checker")
 K = _load("gradcheck", "callers")
 Unverifiable, describe_exc = P.Unverifiable, P.describe_exc
 GradChecker, check_callers, check_constant_arguments = C.GradChecker, K.check_callers, K.check_constant_arguments
 
 
-def check_one(jax, numpy, module, plan, x64, live=None):
+def precision(jax, device):
+    """(x64, reference device, note) for checks on `device`: float64 on a device that has it (a CPU,
+    a GPU); on one without (a TPU), the rule at the inputs' dtype and the references in float64
+    on the CPU (vjplint/gradcheck/reference.py), `note` saying so."""
+    reference, note = R.reference_device(device.platform, R.cpu_devices(jax))
+    return device.platform in R.NATIVE_FLOAT64, reference, note
+
+
+def check_one(jax, numpy, module, plan, x64, live=None, reference=None):
     """One derivative's verdict: {"status", "reason", "checks", "inputs"}."""
     checker = None
     try:
-        checker = GradChecker(jax, numpy, module, plan, x64, live)
+        checker = GradChecker(jax, numpy, module, plan, x64, live, reference)
         return check_callers(checker, module, checker.run(), plan.get("callers", []))
     except Unverifiable as exc:
         result = {"status": "unverified", "reason": str(exc), "checks": [], "inputs": []}
@@ -77,7 +86,7 @@ def check_one(jax, numpy, module, plan, x64, live=None):
                 "checks": [], "inputs": [], "traceback": traceback.format_exc(limit=6)}
 
 
-def check_live(jax, numpy, obj, plan, calls, count, x64, module=None):
+def check_live(jax, numpy, obj, plan, calls, count, x64, module=None, reference=None):
     """Check a live custom derivative (the object the project's run called, wherever it was made)
     at each of its recorded concrete calls (`calls`: argument lists, spread over the values seen),
     each in turn first. The first call at which it fails (or may be wrong) gives the verdict; a
@@ -89,7 +98,7 @@ def check_live(jax, numpy, obj, plan, calls, count, x64, module=None):
         rotated = [list(c) for c in calls[k:] + calls[:k]]
         one = dict(plan, recorded={"signatures": [{"signature": "", "count": count, "abstract": False,
                                                    "values": rotated}]})
-        result = check_one(jax, numpy, module, one, x64, live=obj)
+        result = check_one(jax, numpy, module, one, x64, live=obj, reference=reference)
         status = result.get("status")
         if status in ("verified", "transform"):
             passed.append(result)
@@ -131,23 +140,23 @@ def main(argv):
         return 0
     chip = P.hold_the_chip(emit)  # noqa: F841 (held until this process exits)
     device = jax.devices()[0]
-    x64 = device.platform != "tpu"  # TPUs have no native float64
+    x64, reference, note = precision(jax, device)
     if x64:
         jax.config.update("jax_enable_x64", True)
     else:  # a TPU's default float32 matmul keeps about three digits: too few for finite differences
         jax.config.update("jax_default_matmul_precision", "highest")
     label = "cpu" if device.platform == "cpu" else str(device)
     emit(event="start", device=label, device_kind=getattr(device, "device_kind", ""), jax_version=jax.__version__,
-         python=sys.version.split()[0])
+         python=sys.version.split()[0], **({"reference": note} if note else {}))
     for index, one in enumerate(modules):
         if "modules" in request:
             emit(event="module", index=index)
             sys.path[:0] = [p for p in one["sys_path"] if p not in sys.path]
-        check_module(emit, jax, numpy, one, x64)
+        check_module(emit, jax, numpy, one, x64, reference)
     return 0
 
 
-def check_module(emit, jax, numpy, request, x64):
+def check_module(emit, jax, numpy, request, x64, reference=None):
     try:
         module = importlib.import_module(request["module_name"])
     except BaseException as exc:  # SystemExit and KeyboardInterrupt from user code included
@@ -158,7 +167,8 @@ def check_module(emit, jax, numpy, request, x64):
     emit(event="imported")
     for plan in request["functions"]:
         emit(event="begin", name=plan["qualname"])
-        emit(event="function", name=plan["qualname"], **check_one(jax, numpy, module, plan, x64))
+        emit(event="function", name=plan["qualname"], **check_one(jax, numpy, module, plan, x64,
+                                                                  reference=reference))
     emit(event="done")
 
 

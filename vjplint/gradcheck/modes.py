@@ -93,7 +93,8 @@ class Modes:
         ref2 = None
         if self.grad_plain is not None and self.gp is not None:
             try:
-                ref2 = jax.block_until_ready(jax.grad(directional(self.grad_plain), argnums=self.argnums)(*self.vals))
+                ref2 = jax.block_until_ready(self.reference_call(
+                    jax.grad(directional(self.grad_plain), argnums=self.argnums), self.vals))
             except Exception:
                 ref2 = None
         S = self.fast(hvp_scalar)

@@ -33,7 +33,7 @@ class Numerics:
         are not finite, such as an infinite initial value, are left out), along random
         directions beyond. Returns (fd, [ad, ...]) as flat float64 arrays."""
         np, jax = self.np, self.jax
-        eps = FD[self.prec][0]
+        eps = self.fd_step()
         value = self.vals[j]
         leaves, treedef = jax.tree_util.tree_flatten(value)
         size = sum(int(np.size(x)) for x in leaves)
@@ -88,7 +88,29 @@ class Numerics:
         jnp = self.jnp
         if isinstance(like, float):
             return float(flat.reshape(()))
+        if self.reference is not None and self.is_real_float(like):  # kept in float64 for the reference device
+            return self.np.asarray(flat, dtype=self.np.float64).reshape(self.np.shape(like))
         return jnp.asarray(flat.reshape(self.np.shape(like)), dtype=like.dtype)
+
+    def reference_call(self, f, args):
+        """f(*args): a reference (finite differences, the primal's autodiff). Where the default
+        device has no float64 (self.reference: a CPU device), on that CPU device in float64, the
+        real floating-point arguments widened there; otherwise where and as the rule runs."""
+        jax, np = self.jax, self.np
+        if self.reference is None:
+            return f(*args)
+
+        def host(x):
+            if isinstance(x, (bool, int, float, complex)) or not hasattr(x, "dtype"):
+                return x
+            value = np.asarray(x)
+            return value.astype(np.float64) if value.dtype.kind == "f" else value
+        with jax.enable_x64(True), jax.default_device(self.reference):
+            return jax.block_until_ready(f(*jax.tree_util.tree_map(host, list(args))))
+
+    def fd_step(self):
+        """The central differences' relative step: float64's where the references run in float64."""
+        return FD["float64" if self.reference is not None else self.prec][0]
 
     def scalar(self, S, j, treedef, leaves, li, flat):
         new = list(leaves)
@@ -99,18 +121,18 @@ class Numerics:
         new = [self.rebuild(like, self.np.asarray(a, dtype=self.np.float64)) for like, a in zip(leaves, arrays)]
         vals = list(self.vals)
         vals[j] = self.jax.tree_util.tree_unflatten(treedef, new)
-        return float(self.np.real(self.np.asarray(S(*vals))))
+        return float(self.np.real(self.np.asarray(self.reference_call(S, vals))))
 
     def fd_directional(self, f, t):
         """(f(x + h t) - f(x - h t)) / 2h, leaf by leaf, as float64 NumPy arrays."""
         np, jax = self.np, self.jax
-        eps = FD[self.prec][0]
+        eps = self.fd_step()
         finite = [np.asarray(x, dtype=np.float64) for x in jax.tree_util.tree_leaves(self.vals) if np.size(x)]
         big = max([1.0] + [float(np.max(np.abs(x[np.isfinite(x)]))) for x in finite if np.isfinite(x).any()])
         h = eps * big
         plus = [self.shift(v, d, h) for v, d in zip(self.vals, t)]
         minus = [self.shift(v, d, -h) for v, d in zip(self.vals, t)]
-        fp, fm = f(*plus), f(*minus)
+        fp, fm = self.reference_call(f, plus), self.reference_call(f, minus)
         return jax.tree_util.tree_map(lambda a, b: (np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))
                                       / (2 * h), fp, fm)
 

@@ -52,7 +52,7 @@ def check_live(_defs, _lock, _state):
     started = time.time()
     child = _load_child()
     device = jax.devices()[0]
-    x64 = device.platform != "tpu"  # float64 where the device has it
+    x64, reference, note = child.precision(jax, device)  # float64 where the device has it; else references on the CPU
     saved = (jax.config.jax_enable_x64, jax.config.jax_default_matmul_precision)
     verdicts = []
     try:
@@ -63,7 +63,7 @@ def check_live(_defs, _lock, _state):
         for k, ((filename, line, _name), entry) in enumerate(entries):
             _progress(k, len(entries), started)
             try:
-                verdicts.append(_check_entry(child, jax, numpy, filename, line, entry, x64))
+                verdicts.append(_check_entry(child, jax, numpy, filename, line, entry, x64, reference))
             except Exception as exc:  # one definition's trouble does not stop the others
                 verdicts.append({"file": os.path.realpath(filename), "line": line, "row": line, "text": "",
                                  "qualname": getattr(entry["fun"], "__qualname__", "?"), "key": entry["key"],
@@ -78,7 +78,8 @@ def check_live(_defs, _lock, _state):
         jax.config.update("jax_default_matmul_precision", saved[1])
     label = "cpu" if device.platform == "cpu" else str(device)
     _write_json(_state["directory"], {"format": LIVE_FORMAT, "device": label, "device_kind": getattr(device, "device_kind", ""),
-                 "jax_version": jax.__version__, "seconds": time.time() - started, "verdicts": verdicts})
+                 "jax_version": jax.__version__, "seconds": time.time() - started, "verdicts": verdicts,
+                 **({"reference": note} if note else {})})
 
 
 def _progress(done, total, started):
@@ -101,7 +102,7 @@ def _load_child():
     return module
 
 
-def _check_entry(child, jax, numpy, filename, line, entry, x64):
+def _check_entry(child, jax, numpy, filename, line, entry, x64, reference=None):
     fun = entry["fun"]
     started = time.time()
     plan, row, digest = live_plan(fun, entry["kind"], filename, line, nondiff_of(entry["objects"][0]))
@@ -122,7 +123,7 @@ def _check_entry(child, jax, numpy, filename, line, entry, x64):
         result = {"status": "unverified", "reason": "no call's arguments could be kept", "checks": [], "inputs": []}
     else:
         for obj in entry["objects"]:
-            result = child.check_live(jax, numpy, obj, plan, [list(c) for c in calls], count, x64, module)
+            result = child.check_live(jax, numpy, obj, plan, [list(c) for c in calls], count, x64, module, reference)
             if result.get("status") != "verified":
                 break
     return {"file": os.path.realpath(filename), "line": line, "row": row, "qualname": plan["qualname"], "text": digest,
@@ -216,9 +217,9 @@ def read_live(directory):
             continue
         if not isinstance(data, dict) or data.get("format") != LIVE_FORMAT:
             continue
-        device = device or {k: data.get(k, "") for k in ("device", "device_kind", "jax_version")}
+        device = device or {k: data.get(k, "") for k in ("device", "device_kind", "jax_version", "reference")}
         for verdict in data.get("verdicts", []):
-            for k in ("device", "device_kind", "jax_version"):
+            for k in ("device", "device_kind", "jax_version", "reference"):
                 verdict.setdefault(k, data.get(k, ""))
             found.setdefault((verdict["file"], verdict["line"]), []).append(verdict)
     return found, device
