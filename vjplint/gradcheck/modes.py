@@ -205,9 +205,51 @@ class Modes:
         if jit_ok:
             self.transform("jit(grad)", "the gradient", lambda: jax.jit(self.grad)(*self.vals), self.g_s[0],
                            (lambda: jax.jit(gp)(*self.vals)) if gp is not None else None)
+            self.held_numbers("jit(grad)", stacked, self.g_s[0])
         if vmap_ok:
             self.transform("vmap(grad)", "the gradient", lambda: jax.vmap(self.grad)(*stacked), g_b,
                            (lambda: jax.vmap(gp)(*stacked)) if gp is not None else None)
+            self.held_numbers("vmap(grad)", stacked, g_b)
+
+    def held_numbers(self, name, stacked, expected):
+        """A rule that raises under jit(grad) or vmap(grad) only because an argument the project
+        passes as a Python number (`tol=1e-6`: recorded or given as a number, not an array) is traced
+        there (`max(tol, 1e-30)` on a tracer): tried again with those numbers held constant, as jit
+        and vmap hold a literal; when it then agrees with eager, the failure becomes a "may"
+        warning (right as long as no caller traces them; nondiff_argnums says so)."""
+        last = self.checks[-1] if self.checks else None
+        if not last or last["name"] != name or last["status"] != "failed" or not last["detail"].startswith(
+                "raises under"):
+            return
+        numbers = [j for j, i in enumerate(self.positions) if i < len(self.samples[0]) and
+                   type(self.samples[0][i]) in (float, int) and not str(self.inputs[i].get("source", "") if i < len(
+                       self.inputs) else "").startswith("assumed")]
+        if not numbers or len(numbers) == len(self.positions):
+            return
+        jax = self.jax
+        if name == "jit(grad)":
+            def run():
+                return jax.jit(self.grad, static_argnums=tuple(numbers))(*self.vals)
+        else:
+            if any(len({repr(v[j]) for v in self.vals_s}) != 1 for j in numbers):
+                return  # the calls pass other numbers: nothing to hold constant across the batch
+            axes = tuple(None if j in numbers else 0 for j in range(len(self.positions)))
+            args = [self.vals[j] if j in numbers else stacked[j] for j in range(len(self.positions))]
+
+            def run():
+                return jax.vmap(self.grad, in_axes=axes)(*args)
+        try:
+            actual = jax.block_until_ready(run())
+        except Exception:
+            return
+        if self.structure_problem(actual, expected) or not self.same(actual, expected, SAME[self.prec])[0]:
+            return
+        held = ", ".join("`{}`".format(self.names[j]) for j in numbers)
+        last["severity"] = "warning"
+        last["detail"] = ("{} may be traced by a caller: the rule {}; the project passes {} as a Python number, which "
+                          "{} holds constant, and so held the gradient agrees with eager: right only as long as no "
+                          "caller traces {} (nondiff_argnums would say so)".format(
+                              held, last["detail"], held, name.split("(")[0], held))
 
     def nondiff_traced(self, convert):
         """An array in nondiff_argnums, traced as a caller that jits or differentiates it would
