@@ -9,6 +9,7 @@ base or on an `ok` mutant.
     python eval/mutation/gradcheck_score.py                  # run both sets, then score (-j 2)
     python eval/mutation/gradcheck_score.py -j 12 --out DIR  # keep the reports in DIR
     python eval/mutation/gradcheck_score.py --score DIR      # score reports already in DIR
+    python eval/mutation/gradcheck_score.py --per-operator 0 --set heldout3   # every mutant of a held-out set
     python eval/mutation/gradcheck_score.py --record         # `check-grads --record -- pytest` on each set:
                                                              # the cases' usage tests (usage_tests.py) record
                                                              # and the tests' process checks what they called
@@ -35,24 +36,30 @@ ROOT = HERE.parents[1]
 CHECK_CODES = {"VJP501", "VJP502", "VJP503", "VJP504"}
 
 
-def sample(manifest: dict, per_operator: int) -> list:
+def _in_set(entry: dict, which: str) -> bool:
+    """Whether a manifest entry belongs to the set `which`: "original" (not held out) or a held-out set's folder."""
+    return entry.get("held_out_set", "heldout" if entry.get("held_out") else "original") == which
+
+
+def sample(manifest: dict, per_operator: int, which: str = "original") -> list:
+    """The first `per_operator` mutants of each operator (by name) in the set `which`; all of them with 0."""
     by_op = defaultdict(list)
     for key, entry in manifest["mutants"].items():
-        if entry.get("held_out"):
-            continue  # the held-out set is scored apart
+        if not _in_set(entry, which):
+            continue  # each set is scored apart
         by_op[entry["operator"]].append(key)
-    return sorted(k for keys in by_op.values() for k in sorted(keys)[:per_operator])
+    return sorted(k for keys in by_op.values() for k in sorted(keys)[:per_operator or None])
 
 
-def prepare(out: Path, per_operator: int, missed_in: Optional[Path] = None) -> tuple:
+def prepare(out: Path, per_operator: int, missed_in: Optional[Path] = None, which: str = "original") -> tuple:
     manifest = json.loads((HERE / "manifest.json").read_text())
-    held_out = {name for name, entry in manifest["bases"].items() if entry.get("held_out")}
-    bases = sorted(set(manifest["bases"]) - held_out)  # the held-out set (heldout/) is scored apart
+    bases = sorted(name for name, entry in manifest["bases"].items() if _in_set(entry, which))
+    folder = HERE / ("bases" if which == "original" else which)
     (out / "bases").mkdir(parents=True, exist_ok=True)
     for name in bases:
-        shutil.copy(HERE / "bases" / f"{name}.py", out / "bases" / f"{name}.py")
-        _copy_usage_test(HERE / "bases" / f"{name}.py", out / "bases")
-    mutants = sample(manifest, per_operator)
+        shutil.copy(folder / f"{name}.py", out / "bases" / f"{name}.py")
+        _copy_usage_test(folder / f"{name}.py", out / "bases")
+    mutants = sample(manifest, per_operator, which)
     if missed_in is not None:  # rerun only the hazards a previous run missed (add them to its count)
         labels = json.loads((HERE / "labels.json").read_text())["entries"]
         st, diags = verdicts(missed_in / "sample.json")
@@ -180,7 +187,9 @@ def score(out: Path, verbose: bool) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-j", "--jobs", type=int, default=2)
-    ap.add_argument("--per-operator", type=int, default=4)
+    ap.add_argument("--per-operator", type=int, default=4, help="mutants per operator (0: every mutant of the set)")
+    ap.add_argument("--set", dest="which", default="original", choices=("original", "heldout", "heldout2", "heldout3"),
+                    help="the original set (bases/ and its mutants) or one held-out set")
     ap.add_argument("--timeout", type=int, default=120)
     ap.add_argument("--out", type=Path, help="keep the copies and reports here (default: a temporary directory)")
     ap.add_argument("--score", type=Path, help="only score the reports in this directory")
@@ -195,7 +204,7 @@ def main() -> int:
         return 0
     out = args.out or Path(tempfile.mkdtemp(prefix="vjplint-gradcheck-score-"))
     out = out.resolve()
-    bases, mutants = prepare(out, args.per_operator, args.missed_in)
+    bases, mutants = prepare(out, args.per_operator, args.missed_in, args.which)
     print(f"{len(bases)} bases, {len(mutants)} mutants in {out}", flush=True)
     for which in ("bases", "sample"):
         if args.only in (None, which):

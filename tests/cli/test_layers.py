@@ -261,10 +261,10 @@ LAZY = {
                                   "quick fixes without edits)"),
     "vjplint.facts.dependence": ({"vjplint.facts.infer", "vjplint.facts.param_evidence"}, "a warm run served from the cache loads this, not the inference"),
     "vjplint.plans.residual_plan": ({"vjplint.facts.infer"}, "a warm run served from the cache loads this, not the inference"),
-    "vjplint.record": ({"vjplint.facts.collect", "vjplint.model.run_facts", "vjplint.syntax.positions",
-                        "vjplint.syntax.source", "vjplint.verify.synth"},
-                       "every Python a `--record` run starts loads this module; only one that called a custom "
-                       "derivative loads the static model, at exit, to plan its checks"),
+    "vjplint.record.live": ({"vjplint.facts.collect", "vjplint.model.run_facts", "vjplint.syntax.positions",
+                             "vjplint.syntax.source", "vjplint.verify.synth"},
+                            "every Python a `--record` run starts loads this package; only one that called a custom "
+                            "derivative loads the static model, at exit, to plan its checks"),
     "vjplint.fixes.named_elsewhere": ({"vjplint.facts.collect", "vjplint.fixes.targets", "vjplint.plans.residual_plan"},
                                       "plain runs ask it and load no collector"),
 }

@@ -143,6 +143,53 @@ def test_verify_shows_files_verified_on_a_terminal(tmp_path):
     assert rc == 0 and err == ""
 
 
+CHECKED = """\
+import jax
+import jax.numpy as jnp
+
+
+@jax.custom_vjp
+def {name}(x):
+    return jnp.sin(x)
+
+
+def {name}_fwd(x):
+    return {name}(x), x
+
+
+def {name}_bwd(x, g):
+    return (g * jnp.cos(x),)
+
+
+{name}.defvjp({name}_fwd, {name}_bwd)
+
+
+
+def EXAMPLE_ARGS():
+    return {{"{name}": (jnp.array([0.5, 1.0, 1.5]),)}}
+"""
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("one_process", [False, True])
+def test_check_grads_counts_modules_checked_on_a_terminal(tmp_path, one_process):
+    """check-grads' progress line is the other commands' (vjplint.output.progress), also on the
+    path a one-device machine (a TPU) takes, where one child checks every module: the count moves
+    as that child reaches the next module. The one-process path is forced here on the CPU."""
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.py").write_text(CHECKED.format(name=f"sin_{name}"))
+    code = _PROGRESS_NOW if not one_process else _PROGRESS_NOW.replace(
+        "from vjplint.cli import main", "import vjplint.gradcheck.api as api; "
+        "api.single_process_accelerator = lambda: True; from vjplint.cli import main")
+    rc, out, err = _run(["check-grads", "-j", "1", "a.py", "b.py"], tmp_path, "stderr", code=code)
+    assert rc == 0, out + err
+    assert err == ("\r\x1b[Kvjplint: 0/2 modules checked\r\x1b[Kvjplint: 1/2 modules checked (a.py)"
+                   "\r\x1b[Kvjplint: 2/2 modules checked\r\x1b[K"), repr(err)
+    assert "2 passed, 0 failed" in out, out
+    rc, out, err = _run(["check-grads", "-q", "-j", "1", "a.py", "b.py"], tmp_path, "stderr", code=code)
+    assert rc == 0 and err == ""
+
+
 # -- watch --------------------------------------------------------------------------------------
 class _Lines:
     """A process's stdout, line by line, on a thread: `wait_for` returns the lines up to the one

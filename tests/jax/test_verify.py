@@ -372,11 +372,11 @@ def test_children_take_turns_on_a_tpu_and_say_when_they_wait(monkeypatch):
     parent (its first events) when it started and stopped waiting."""
     import fcntl
 
-    from vjplint.verify import harness
+    from vjplint.verify import process
 
     events: List[str] = []
-    monkeypatch.setattr(harness, "single_process_accelerator", lambda: True)
-    held = harness.hold_the_chip(lambda **e: events.append(e["event"]))
+    monkeypatch.setattr(process, "single_process_accelerator", lambda: True)
+    held = process.hold_the_chip(lambda **e: events.append(e["event"]))
     try:
         assert events == ["waiting-for-chip", "chip"]
         with open(held.name, "a") as other:  # another child: must wait
@@ -386,7 +386,7 @@ def test_children_take_turns_on_a_tpu_and_say_when_they_wait(monkeypatch):
         held.close()
     monkeypatch.undo()
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")  # pinned to the CPU: no chip, no lock
-    assert harness.single_process_accelerator() is False
+    assert process.single_process_accelerator() is False
 
 
 @pytest.mark.parametrize("script, timed_out", [

@@ -7,7 +7,7 @@ import pytest
 
 np = pytest.importorskip("numpy")  # the test extra's; the other Pythons' unit layer has none
 
-from vjplint.record import _summary, _thin, signature_order, spread
+from vjplint.record.sampling import _summary, _thin, signature_order, spread
 
 pytestmark = pytest.mark.unit
 

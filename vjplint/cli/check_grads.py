@@ -30,6 +30,7 @@ from vjplint import record
 from vjplint.batch.cache import cache_root
 from vjplint.batch.fastpath import ensure_cache_root
 from vjplint.batch.outcomes import display_path
+from vjplint.cli.check import progress_for
 from vjplint.cli.shared_options import add_python_option, checked_python
 from vjplint.cli.report import emit, report_problems
 from vjplint.diagnostics import Severity
@@ -131,7 +132,11 @@ def run(argv: Sequence[str]) -> int:
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     report_problems(problems, [])
-    progress = _progress_bar() if sys.stderr.isatty() and not args.quiet and jobs else None
+    # `vjplint: 2/5 modules checked (b.py)` on a terminal once the run has lasted two seconds (as
+    # check, --fix and verify show theirs); 0/N while the first child imports JAX.
+    progress = progress_for(args, "modules checked") if jobs else None
+    if progress is not None:
+        progress.begin(len(jobs))
     outcomes = check_jobs(jobs, args.timeout, args.jobs, args.python, progress)
     if outcomes and all(o.report.missing_jax for o in outcomes if o.target.plan is not None) and \
             any(o.target.plan is not None for o in outcomes):
@@ -214,43 +219,3 @@ def _record(command: List[str], directory: str, quiet: bool, paths: Sequence[str
 
 def _module_name(path) -> str:
     return ".".join(import_parts(path)[0])
-
-
-def _progress_bar():
-    """A progress line on the terminal (stderr) once the checks have taken more than two seconds,
-    refreshed every half second with the modules done and the time so far; cleared at the end."""
-    import threading
-
-    width, started = 30, time.monotonic()
-    state = {"done": 0, "total": 0, "shown": False}
-    finished = threading.Event()
-    lock = threading.Lock()
-
-    def draw() -> None:
-        with lock:
-            if finished.is_set():
-                return
-            done, total = state["done"], state["total"]
-            filled = width * done // max(total, 1)
-            sys.stderr.write(f"\r\033[Kcheck-grads [{'#' * filled}{'.' * (width - filled)}] {done}/{total} modules, "
-                             f"{time.monotonic() - started:.0f} s")
-            sys.stderr.flush()
-            state["shown"] = True
-
-    def tick() -> None:
-        while not finished.wait(0.5):
-            if time.monotonic() - started >= 2.0:
-                draw()
-
-    threading.Thread(target=tick, daemon=True).start()
-
-    def show(done: int, total: int) -> None:
-        state.update(done=done, total=total)
-        if done >= total:
-            with lock:
-                finished.set()
-                if state["shown"]:
-                    sys.stderr.write("\r\033[K")
-                    sys.stderr.flush()
-
-    return show

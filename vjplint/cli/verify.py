@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
 
 from vjplint.errors import ConfigError, UsageError
 from vjplint.verify.api import FunctionReport, fixes_changed, functions_changed, stop_harnesses, verify_rewrites
-from vjplint.verify.harness import single_process_accelerator
+from vjplint.verify.process import single_process_accelerator
 from vjplint.model.run_facts import NO_FACTS, RunFacts  # noqa: F401 - RunFacts: the Job type
 from vjplint.batch.outcomes import display_path
 from vjplint.cli.check import progress_for, workspace_for

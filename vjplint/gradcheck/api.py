@@ -18,7 +18,7 @@ from vjplint.diagnostics import Position
 from vjplint.syntax.notebook import is_notebook
 from vjplint.verify.api import (FunctionReport, HarnessOutcome, VerifySettings, _apply_events, _import_hint,
                                 run_harness, stop_harnesses)
-from vjplint.verify.harness import single_process_accelerator
+from vjplint.verify.process import single_process_accelerator
 from vjplint.facts.collect import Recognizer, collect
 from vjplint.syntax.positions import node_range, source_lines
 from vjplint.syntax.source import SourceError, parse
@@ -288,21 +288,31 @@ def finish_module(outcome: HarnessOutcome, runnable: List[Outcome], limit: float
 
 
 def check_together(jobs: Sequence[ModuleJob], copies: Copies, timeout: Optional[float], python: Optional[str],
-                   progress: Optional[Callable[[int, int], None]] = None) -> List[Outcome]:
+                   progress: Optional[Callable[..., None]] = None) -> List[Outcome]:
     """Every module in one child process, one after another: on a device that one process at a
     time may hold (a TPU), the device is opened once per run, not once per module. The time
-    limit is the sum of the modules'; the events are split by module ("module" events)."""
+    limit is the sum of the modules'; the events are split by module ("module" events), and
+    `progress` counts the modules as the child reaches the next one."""
     outcomes: List[Outcome] = []
-    pending = []
+    pending, shown = [], []
     for job in jobs:
         made, one = prepare_module(job, copies, timeout, python)
         outcomes += made
         if one is not None:
             pending.append(one)
+            shown.append(job.display)
     if pending:
         request = {"modules": [p[0] for p in pending]}
         limit = sum(p[1] for p in pending)
-        result = run_harness(request, limit, pending[0][2], pending[0][3], script=CHILD)
+        before = len(jobs) - len(pending)  # checked from their recordings alone: no child needed
+
+        def on_event(event: Dict[str, Any]) -> None:
+            index = event.get("index")
+            if progress is not None and event.get("event") == "module" and isinstance(index, int) and \
+                    0 < index <= len(shown):
+                progress(before + index, len(jobs), shown[index - 1])
+
+        result = run_harness(request, limit, pending[0][2], pending[0][3], script=CHILD, on_event=on_event)
         groups: List[List[Dict[str, Any]]] = [[] for _ in pending]
         head = [e for e in result.events if e.get("event") in ("start", "no-jax")]
         index = None
@@ -316,8 +326,8 @@ def check_together(jobs: Sequence[ModuleJob], copies: Copies, timeout: Optional[
             piece = HarnessOutcome(head + groups[i], result.returncode if finished or not groups[i] else None,
                                    result.timed_out and not finished, result.stderr_tail, result.start_error)
             finish_module(piece, runnable, one_limit, chosen)
-        if progress is not None:
-            progress(len(jobs), len(jobs))
+    if progress is not None:
+        progress(len(jobs), len(jobs))
     return outcomes
 
 
@@ -352,18 +362,17 @@ def _take_live(o: Outcome) -> None:
     r.checks, r.inputs = result.get("checks", []), result.get("inputs", [])
     r.device, r.device_kind, r.jax_version = (chosen.get("device", ""), chosen.get("device_kind", ""),
                                               chosen.get("jax_version", ""))
+    r.reference = chosen.get("reference", "")
     if r.status in ("failed", "warned") and not any(c.get("code") for c in r.checks):
         r.status = "unverified"
 
 
 def check_jobs(jobs: Sequence[ModuleJob], timeout: Optional[float] = None, workers: Optional[int] = None,
-               python: Optional[str] = None, progress: Optional[Callable[[int, int], None]] = None) -> List[Outcome]:
+               python: Optional[str] = None, progress: Optional[Callable[..., None]] = None) -> List[Outcome]:
     """One child process per module, up to `workers` at once (default: the CPU count)."""
     copies = Copies()
     results: Dict[int, List[Outcome]] = {}
     try:
-        if progress is not None:
-            progress(0, len(jobs))
         if single_process_accelerator() and len(jobs) > 1:
             # A TPU serves one process at a time, and opening it takes seconds: one child for all modules.
             try:
@@ -378,7 +387,7 @@ def check_jobs(jobs: Sequence[ModuleJob], timeout: Optional[float] = None, worke
                 for done, future in enumerate(as_completed(futures), start=1):
                     results[futures[future]] = future.result()
                     if progress is not None:
-                        progress(done, len(jobs))
+                        progress(done, len(jobs), jobs[futures[future]].display)
             except BaseException:  # Ctrl-C: end the children, or the pool waits for them
                 for future in futures:
                     future.cancel()

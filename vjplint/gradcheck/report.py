@@ -80,7 +80,7 @@ def summary(outcomes: Sequence[Outcome], modules: int, seconds: float, suppresse
     what was checked, and (with a recording) what it never called, with where it is defined."""
     counts = {s: sum(o.status == s for o in outcomes) for s in ("passed", "assumed", "failed", "warned", "transform",
                                                                  "unverified")}
-    device = next((f" on {_device(o)}, JAX {o.report.jax_version}" for o in outcomes if o.report.device), "")
+    device = next((f" on {_device(o)}, JAX {o.report.jax_version}" + _reference(o) for o in outcomes if o.report.device), "")
     noun = "derivative" if len(outcomes) == 1 else "derivatives"
     hidden = f" ({suppressed} of them suppressed by noqa or ignores)" if suppressed else ""
     files = "module" if modules == 1 else "modules"
@@ -107,6 +107,11 @@ def summary(outcomes: Sequence[Outcome], modules: int, seconds: float, suppresse
         more = f" and {len(never) - 20} more" if len(never) > 20 else ""
         line += "\nnever called by the run: " + ", ".join(shown) + more
     return line
+
+
+def _reference(o: Outcome) -> str:
+    """Where the references ran when the device lacks float64 (vjplint/gradcheck/reference.py)."""
+    return f" ({o.report.reference})" if o.report.reference else ""
 
 
 def _device(o: Outcome) -> str:
@@ -152,4 +157,5 @@ def to_json(outcomes: Sequence[Outcome]) -> List[dict]:
              "line": o.target.line, "status": o.status, "at": o.at, "called": o.called,
              "reason": o.report.reason if o.status not in ("passed", "assumed") else "",
              "checks": o.report.checks, "inputs": o.report.inputs, "device": o.report.device,
-             "jax_version": o.report.jax_version} for o in outcomes]
+             "jax_version": o.report.jax_version, **({"reference": o.report.reference} if o.report.reference else {})}
+            for o in outcomes]

@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from vjplint.settings.config import DEFAULT_VERIFY_TIMEOUT as DEFAULT_TIMEOUT, Config, shown, verify_settings
 from vjplint.install_hint import install_hint
@@ -61,6 +61,7 @@ class FunctionReport:
     device: str = ""  # "cpu", "cuda:0", ...
     device_kind: str = ""
     jax_version: str = ""
+    reference: str = ""  # check-grads: where its references ran, when not as the rule ("references in float64 on the CPU")
     missing_jax: bool = False  # JAX could not be imported: the report says how to install it
     cell: Optional[int] = None  # a notebook's 1-based cell: `line` then counts in it (vjplint.syntax.notebook)
     kind: str = "residual"  # "residual" (nondiff arguments moved) or "rewrite" (any other fix: vjplint.verify.kinds)
@@ -320,9 +321,11 @@ class HarnessOutcome:
 
 
 def run_harness(request: Dict[str, Any], timeout: float, python: Optional[str], cwd: str,
-                script: Path = HARNESS) -> HarnessOutcome:
+                script: Path = HARNESS, on_event: Optional[Callable[[Dict[str, Any]], None]] = None) -> HarnessOutcome:
     """Run the harness script (or another child script with the same protocol, e.g. vjplint
-    check-grads'); kill its whole process group at the time limit."""
+    check-grads'); kill its whole process group at the time limit. `on_event` sees each event
+    while the child runs (within a quarter of a second: check-grads' progress on the one-process
+    path); the outcome holds them all either way."""
     with tempfile.TemporaryDirectory(prefix="vjplint-verify-") as tmp:
         request_path, result_path, stderr_path = (os.path.join(tmp, n) for n in ("request.json", "result.jsonl",
                                                                                    "stderr.txt"))
@@ -348,7 +351,7 @@ def run_harness(request: Dict[str, Any], timeout: float, python: Optional[str], 
                 with _RUNNING_LOCK:
                     _RUNNING.add(proc)
                 try:
-                    returncode, timed_out = _wait(proc, timeout, result_path)
+                    returncode, timed_out = _wait(proc, timeout, result_path, _Follower(result_path, on_event))
                 except BaseException:  # Ctrl-C in this thread
                     _kill(proc)
                     raise
@@ -370,17 +373,50 @@ def run_harness(request: Dict[str, Any], timeout: float, python: Optional[str], 
     return HarnessOutcome(events, returncode, timed_out, tail, start_error)
 
 
-def _wait(proc: "subprocess.Popen[bytes]", timeout: float, result_path: str) -> Tuple[Optional[int], bool]:
+class _Follower:
+    """Hands the child's events to `on_event` as complete lines reach the result file."""
+
+    def __init__(self, result_path: str, on_event: Optional[Callable[[Dict[str, Any]], None]]) -> None:
+        self.path, self.on_event, self.offset = result_path, on_event, 0
+
+    def __call__(self) -> None:
+        if self.on_event is None:
+            return
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read()
+        except OSError:
+            return
+        complete = data[:data.rfind(b"\n") + 1]  # a line still being written waits for the next look
+        self.offset += len(complete)
+        for line in complete.splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                self.on_event(event)
+
+
+def _wait(proc: "subprocess.Popen[bytes]", timeout: float, result_path: str,
+          follow: Optional[Callable[[], None]] = None) -> Tuple[Optional[int], bool]:
     """(exit code, timed out). The time limit runs from the start, or, on a TPU, from when the
     child has the chip (its first event, `waiting-for-chip` then `chip`): the wait for another
-    vjplint child to let go of it is not the module's time."""
+    vjplint child to let go of it is not the module's time. `follow` is called at each look."""
     deadline = time.monotonic() + timeout
     waiting: Optional[bool] = None  # None: not known yet
     while True:
         try:
-            return proc.wait(timeout=max(0.0, min(0.25, deadline - time.monotonic()))), False
+            code = proc.wait(timeout=max(0.0, min(0.25, deadline - time.monotonic())))
         except subprocess.TimeoutExpired:
             pass
+        else:
+            if follow is not None:
+                follow()
+            return code, False
+        if follow is not None:
+            follow()
         if waiting is not False:
             first = _first_events(result_path)
             if first[:1] == ["waiting-for-chip"]:
@@ -460,6 +496,7 @@ def _apply_events(outcome: HarnessOutcome, reports: List[FunctionReport], limit:
     for r in reports:
         r.device, r.device_kind, r.jax_version = (start.get("device", ""), start.get("device_kind", ""),
                                                   start.get("jax_version", ""))
+        r.reference = start.get("reference", "")
     for r in reports:
         name = r.function
         event = done.get(name)

@@ -1,0 +1,204 @@
+"""The module's own callers (issue #35), checked by the check-grads child (loaded by its path;
+never imported by vjplint): a rule that is right in isolation may still be used wrongly, or
+reached by a transform it does not support, by the functions that call it; and arguments the
+callers always pass as constants.
+"""
+
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import traceback
+
+
+def _load(folder, name):
+    """vjplint/<folder>/<name>.py, loaded by its path once per process: the check runs as a script
+    under `python -I` (or inside the recorded process), where vjplint need not be importable."""
+    key = "_vjplint_{}_{}".format(folder, name)
+    if key not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), folder, name + ".py")
+        spec = importlib.util.spec_from_file_location(key, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[key]
+            raise
+    return sys.modules[key]
+
+
+P = _load("verify", "process")
+describe_exc = P.describe_exc
+DOMAINS = _load("gradcheck", "checker").DOMAINS
+
+FORWARD_ON_VJP = re.compile(r"can't apply forward-mode autodiff \(jvp\) to a custom_vjp function")
+
+
+def caller_slots(fn, names, last):
+    """Which of the derivative's arguments `fn` takes, by position: its parameters named like the
+    derivative's (a caller that passes them through), else all of them in order when the arity
+    fits; a caller taking only `*args` gets what the previous caller took (`last`). None: none fit."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind == p.KEYWORD_ONLY and p.default is p.empty for p in params):
+        return None
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+    if not positional and varargs:
+        return last
+    if required and all(p.name in names for p in required):
+        return [names.index(p.name) for p in required]
+    n = len(names)
+    if len(required) <= n and (varargs or n <= len(positional)):
+        return list(range(n))
+    return None
+
+
+def check_callers(checker, module, result, callers, only_grad=False):
+    """Run each module-level caller of the derivative (one that takes the derivative's own
+    arguments) eagerly, under jit and under grad, and compare its gradient with finite
+    differences of the caller. Only where the derivative's own checks passed: a caller that
+    raises under a transform where eager works, or whose gradient disagrees with finite
+    differences, uses the derivative wrongly. Reported as "may" warnings: the inputs are the ones
+    made for the derivative, not the caller's own."""
+    if result.get("status") not in ("verified", "transform") or not callers or not getattr(checker, "positions", None):
+        return result
+    jax, np = checker.jax, checker.np
+    code = "VJP501" if checker.kind == "vjp" else "VJP502"
+    full, all_vals = list(checker.samples[0]), list(checker.vals)
+    names = [checker.param_name(i) for i in range(len(full))]
+    found = []
+    last = None
+    for name in callers:
+        fn = getattr(module, name, None)
+        slots = caller_slots(fn, names, last) if callable(fn) else None
+        if slots is None:
+            continue
+        last = slots
+        base = [full[i] for i in slots]
+        positions = [j for j, i in enumerate(slots) if i in checker.positions]
+        if not positions:
+            continue
+        where = "its caller `{}` (with the inputs made for `{}`: {})".format(
+            name, checker.plan["qualname"], checker.describe_inputs() or "no arguments")
+        try:
+            out = jax.block_until_ready(fn(*base))
+        except Exception as exc:
+            if FORWARD_ON_VJP.search(str(exc)):
+                found.append(("caller", "{} applies forward-mode autodiff (jax.jvp, jacfwd) to this custom_vjp, and "
+                              "JAX raises {}; a custom_vjp supports reverse mode only: use jax.grad/jacrev/vjp "
+                              "in the caller, or define the rule with custom_jvp".format(where, describe_exc(exc))))
+            continue
+        leaves = jax.tree_util.tree_leaves(out)
+        if not leaves or not all(checker.is_real_float(x) for x in leaves):
+            continue
+        try:
+            if only_grad:
+                raise StopIteration
+            jax.block_until_ready(jax.jit(fn)(*base))
+        except StopIteration:
+            pass
+        except Exception as exc:
+            if "custom_" in traceback.format_exc() and "Concretization" not in type(exc).__name__ \
+                    and "TracerBool" not in type(exc).__name__:
+                found.append(("caller jit", "{} works eagerly but raises under jax.jit: {}".format(
+                    where, describe_exc(exc))))
+            continue
+        if result.get("status") != "verified":
+            continue  # a gradient transform differs from finite differences on purpose: not compared
+        weights = checker.random_like(jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=np.float64), out))
+        F = checker.bind(fn, base, positions)
+
+        def scalar(*vals, F=F, weights=weights):
+            o = F(*vals)
+            return sum(checker.jnp.sum(checker.jnp.asarray(a, dtype=checker.jnp.float64 if checker.x64 else
+                                                           checker.jnp.float32) * w)
+                       for a, w in zip(jax.tree_util.tree_leaves(o), jax.tree_util.tree_leaves(weights)))
+        vals = [all_vals[checker.positions.index(slots[j])] for j in positions]
+        checker.vals = vals  # what fd_directional shifts
+        try:
+            g = jax.grad(scalar, argnums=tuple(range(len(vals))))(*vals)
+        except Exception as exc:
+            if FORWARD_ON_VJP.search(str(exc)) or "custom_" in traceback.format_exc():
+                found.append(("caller grad", "{} works eagerly but raises under jax.grad: {}".format(
+                    where, describe_exc(exc))))
+            continue
+        worst = 0.0
+        disagree = 0
+        trials = 3
+        for _ in range(trials):
+            t = checker.random_like(vals)
+            try:
+                fd = float(np.sum(checker.fd_directional(scalar, t)))
+            except Exception:
+                disagree = 0
+                break
+            ad = float(sum(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64))
+                           for a, b in zip(jax.tree_util.tree_leaves(g), jax.tree_util.tree_leaves(t))))
+            if not (np.isfinite(fd) and np.isfinite(ad)):
+                disagree = 0
+                break
+            err = abs(fd - ad) / max(abs(fd), abs(ad), 1e-12)
+            if abs(fd) > 1e-6 and err > 0.2:
+                disagree += 1
+                worst = max(worst, err)
+        if disagree == trials:
+            found.append(("caller grad", "the gradient of {} differs from finite differences of the caller "
+                          "(max rel. error {:.3g}) {}".format(where, worst, (
+                              "with respect to arguments the rule declares constant (e.g. an array in "
+                              "`nondiff_argnums`, whose gradient JAX drops or the rule zeroes): make them "
+                              "differentiable arguments of the rule" if only_grad else
+                              "where the derivative's own checks agree: the caller may take another path under "
+                              "differentiation (e.g. it tests for a JVPTracer, or stops the gradient); "
+                              "differentiate the caller as written"))))
+    for name, detail in found:
+        checker.record(name, "failed", detail, code, severity="warning")
+    if found:
+        result = dict(result, status="warned", reason=found[0][1], checks=checker.checks)
+    return result
+
+
+def check_constant_arguments(checker, module, result, callers):
+    """The rule differentiates none of its arguments, yet some hold real floating-point arrays
+    (e.g. an array in `nondiff_argnums`): the module's callers are differentiated with respect to
+    them, and a gradient that disagrees with finite differences of the caller is reported."""
+    samples = getattr(checker, "samples", None)
+    if not samples or not callers or not str(result.get("reason", "")).startswith("no differentiable argument"):
+        return result
+    for label, how in DOMAINS:  # the first input domain where the rule's output is finite
+        if how is not None:
+            checker.domain = how
+            try:
+                samples = checker.make_samples()
+            except Exception:
+                continue
+        try:
+            out = checker.fo(*samples[0])
+            if all(checker.np.isfinite(checker.np.asarray(x)).all() for x in checker.jax.tree_util.tree_leaves(out)):
+                break
+        except Exception:
+            continue
+    else:
+        return result
+    checker.samples = samples
+    args0 = samples[0]
+    positions = [i for i, v in enumerate(args0) if not isinstance(v, float) and checker.traceable(v)
+                 and checker.is_real_float(v) and checker.np.ndim(v) > 0]
+    if not positions:
+        return result
+    checker.positions, checker.checks = positions, []
+    wide = checker.x64
+    checker.vals = [checker.widen(args0[i]) if wide else args0[i] for i in positions]
+    checker.prec = "float64" if wide else "float32"
+    found = check_callers(checker, module, {"status": "verified"}, callers, only_grad=True)
+    if found.get("status") != "warned":
+        return result
+    return dict(result, status="warned", reason=found["reason"], checks=checker.checks,
+                inputs=getattr(checker, "inputs", []))
+
+

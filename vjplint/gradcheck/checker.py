@@ -1,0 +1,590 @@
+"""The check-grads child's checker of one custom derivative (loaded by its path; never imported
+by vjplint): GradChecker, the harness's Verifier (vjplint/verify/verifier.py) with its own inputs
+(inputs.py), its checks mode by mode (modes.py) and its numbers (numerics.py); here, the set-up
+(probing, domains, the references) and how an outcome is recorded and judged.
+"""
+
+import importlib
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import traceback
+
+
+def _load(folder, name):
+    """vjplint/<folder>/<name>.py, loaded by its path once per process: the check runs as a script
+    under `python -I` (or inside the recorded process), where vjplint need not be importable."""
+    key = "_vjplint_{}_{}".format(folder, name)
+    if key not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), folder, name + ".py")
+        spec = importlib.util.spec_from_file_location(key, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[key]
+            raise
+    return sys.modules[key]
+
+
+P = _load("verify", "process")
+V = _load("verify", "verifier")
+N = _load("gradcheck", "numerics")
+Inputs, Modes = _load("gradcheck", "inputs").Inputs, _load("gradcheck", "modes").Modes
+Unverifiable, describe_exc, resolve = P.Unverifiable, P.describe_exc, P.resolve
+FD, MAX_ELEMENTS = N.FD, N.MAX_ELEMENTS
+
+
+class Retry(Exception):
+    """The float64 run cannot start (the function rejects float64 inputs): run at the inputs' dtype."""
+
+
+class GuessedShapes(Exception):
+    """A rule raised at probed shapes: the guess may be the cause. Tried again at another probed
+    rank; a failure only when it raises at every rank tried (at least two)."""
+
+    def __init__(self, name, code, detail):
+        super().__init__(detail)
+        self.name, self.code, self.detail = name, code, detail
+
+
+class OtherInputs(Exception):
+    """These synthesised inputs cannot decide (the primal is NaN or inf there, or finite
+    differences and the primal's own autodiff disagree with each other): try the next domain."""
+
+
+# Where synthesised values are put, in turn, until the primal is finite and the references agree:
+# (label, how a value drawn from (0.25, 1.75) is mapped). Values an example, EXAMPLE_ARGS(), a
+# call site or a recording gives are never moved.
+DOMAINS = (
+    ("", None),
+    ("in (0, 1)", ("interval", 0.05, 0.95)),
+    ("of unit norm", ("unit",)),
+    ("in rows that sum to one", ("simplex",)),
+    ("above 2", ("interval", 2.5, 4.5)),
+    ("below 0", ("interval", -1.75, -0.25)),
+)
+HOW_TO_GIVE = ("give real inputs: `vjplint check-grads --record -- pytest ...`, EXAMPLE_ARGS() in the module, or "
+               "[tool.vjplint.verify] examples")
+
+
+class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
+    """One custom derivative checked against two references (finite differences and the primal's
+    own autodiff), mode by mode; the mixins before the harness's Verifier override its inputs."""
+
+    SHAPES = V.Verifier.SHAPES + ((2,), (2, 2))  # more shapes to probe than the verify harness
+
+    def __init__(self, jax, np, module, plan, x64, live=None, reference=None):
+        self.jax, self.np = jax, np
+        # Where the references (finite differences, the primal's autodiff) run in float64 when the
+        # default device has no float64 (a TPU): a CPU device (vjplint/gradcheck/reference.py).
+        self.reference = reference
+        self.jnp = importlib.import_module("jax.numpy")
+        self.original_module = module
+        self.plan, self.params, self.kind = plan, plan["params"], plan["kind"]
+        self.checks, self.moved, self.inputs = [], set(), []
+        self.x64 = x64
+        self.domain, self.domain_label, self.choices = None, "", None
+        # Parameters whose values are made up (an annotation or a guess gives only a shape).
+        self.synth_params = {i for i, p in enumerate(self.params) if p.get("kind") in ("array", "float") and
+                             str(p.get("source", "")).startswith(("assumed", "annotation"))}
+        if plan.get("unverifiable"):
+            raise Unverifiable(plan["unverifiable"])
+        if live is not None:  # checked in the process that called it (vjplint.record): the live object
+            self.fo = live
+        else:
+            try:
+                self.fo = resolve(module, plan["qualname"])
+            except AttributeError:
+                raise Unverifiable("`{}` is not an attribute of the imported module".format(
+                    plan["qualname"])) from None
+        self.fr = self.fo
+        self.plain = getattr(self.fo, "fun", None)  # the primal without its rule: the control
+        self.rng = np.random.default_rng(11)
+
+    def probe(self):
+        """Shapes with which the value and the gradient trace (a bwd written for a scalar argument
+        rejects a probed vector: that is the guess's fault); failing that, shapes with which the
+        value traces, so that a rule broken at every shape fails a check instead of the probe.
+        Probed once: the input domains tried later keep the shapes."""
+        if self.choices is None:
+            self.value_only = False
+            try:
+                self.choices = super().probe()
+            except Unverifiable:
+                self.value_only = True
+                self.choices = super().probe()
+        return self.choices
+
+    def probed_ranks(self, args):
+        """The ranks of the array arguments whose shapes were probed (empty when none was)."""
+        return tuple(self.np.ndim(args[i]) for i, p in enumerate(self.params)
+                     if i < len(args) and p.get("kind") == "array" and p.get("shape") is None and
+                     str(p.get("source", "")).startswith("assumed") and hasattr(args[i], "shape"))
+
+    def trace_original(self, args):
+        if self.probed_ranks(args) in getattr(self, "ranks_tried", ()):
+            raise ValueError("these ranks were tried")
+        if not getattr(self, "value_only", True):
+            return super().trace_original(args)
+        diff = [i for i, p in enumerate(self.params)
+                if p["role"] == "diff" and i not in self.untraced and self.traceable(args[i])]
+        f = self.bind(self.fo, args, diff)
+        vals = self.pick(args, diff)
+        try:
+            self.jax.eval_shape(f, *vals)
+        except self.jax.errors.ConcretizationTypeError:
+            f(*vals)
+
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def run(self):
+        """The checks; a rule that raises at probed shapes is tried again at another probed rank
+        (GuessedShapes): a failure only when it raises at every rank tried, at least two; else, with
+        no rank deciding, "not checked at guessed shapes" with JAX's error."""
+        self.ranks_tried, raised = set(), []
+        while True:
+            try:
+                return self.run_once()
+            except GuessedShapes as exc:
+                raised.append((exc, self.probed_ranks(self.samples[0])))
+                self.ranks_tried.add(raised[-1][1])
+                self.choices = None
+                if len(raised) >= 3:
+                    break
+            except Unverifiable as exc:
+                if not raised:
+                    raise
+                if len(raised) < 2 or not str(exc).startswith("no probed shape"):
+                    first, ranks = raised[0]
+                    raise Unverifiable("not checked at guessed shapes: {} raises at the probed shapes (rank {}): {}; "
+                                       "{}".format(first.name, ", ".join(map(str, ranks)) or "0", first.detail,
+                                                   HOW_TO_GIVE)) from None
+                break
+        first, _ = raised[0]  # the last rank's other checks stay (run before the raise)
+        self.record(first.name, "failed", "{} (at every probed rank: {})".format(
+            first.detail, "; ".join(", ".join(map(str, r)) or "0" for _, r in raised)), first.code)
+        return {"status": "failed", "reason": first.detail, "checks": self.checks, "inputs": self.inputs}
+
+    def run_once(self):
+        try:
+            samples = self.make_samples()
+        except Unverifiable as exc:
+            # No rule registered once the module has been imported: JAX raises at every call.
+            missing = re.search(r"AttributeError: No [JV]+P defined for custom_[jv]+p function \S+ using def[jv]+p\.",
+                                str(exc))
+            if not missing:
+                raise
+            code = "VJP501" if self.kind == "vjp" else "VJP502"
+            detail = ("every call raises {} (no rule is registered once the module has been imported)".format(
+                missing.group(0)))
+            self.record("call", "failed", detail, code)
+            return {"status": "failed", "reason": detail, "checks": self.checks, "inputs": self.inputs}
+        args0 = samples[0]
+        roles = [p["role"] for p in self.params] if self.params else ["diff"] * len(args0)
+        self.positions = [i for i in range(len(args0)) if roles[i] != "static" and i not in self.untraced
+                          and self.traceable(args0[i]) and self.is_real_float(args0[i])]
+        if not self.positions:
+            self.samples = samples  # the callers may still differentiate what the rule declares constant
+            raise Unverifiable("no differentiable argument holds real floating-point values ({})".format(
+                self.describe_inputs() or "no arguments"))
+        self.names = [self.param_name(i) for i in self.positions]
+        # The differentiated arguments whose values were made up, not given.
+        self.synthetic = [self.param_name(i) for i in self.positions if i in self.synth_params and i < len(
+            self.inputs) and str(self.inputs[i].get("source", "")).startswith(("assumed", "annotation"))]
+        tried = []
+        for label, how in (DOMAINS if self.synthetic else DOMAINS[:1]):
+            if how is not None:
+                self.domain, self.domain_label = how, label
+                samples = self.make_samples()
+                for item in self.inputs:
+                    if item["name"] in self.synthetic:
+                        item["source"] += "; values " + label
+            self.samples, self.checks = samples, []
+            try:
+                return self.run_domain()
+            except OtherInputs as exc:
+                tried.append(str(exc))
+        raise Unverifiable("no input domain tried decides: {}{}; {}".format(
+            tried[0], " (and {} other domains: {})".format(len(tried) - 1, ", ".join(
+                label for label, _ in DOMAINS[1:len(tried)])) if len(tried) > 1 else "", HOW_TO_GIVE))
+
+    def run_domain(self):
+        if self.x64:
+            try:
+                return self.run_at(True)
+            except Retry:
+                self.checks = []
+        return self.run_at(False)
+
+    def run_at(self, wide):
+        jax = self.jax
+        convert = self.widen if wide else (lambda v: v)
+        base = list(self.samples[0])
+        self.vals_s = [[convert(s[i]) for i in self.positions] for s in self.samples]
+        self.vals = self.vals_s[0]
+        self.F = self.bind(self.fo, base, self.positions)
+        self.plain_F = self.bind(self.plain, base, self.positions) if self.plain is not None else None
+        unit = [j for j, i in enumerate(self.positions) if i < len(self.params) and
+                self.params[i].get("domain") == "unit"]
+        if unit:
+            # The module's callers pass these arguments normalised: the derivative is checked as
+            # they use it (a rule may hold only on the unit sphere, e.g. a projected cotangent).
+            self.F = self.through_normalisation(self.F, unit)
+            if self.plain_F is not None:
+                self.plain_F = self.through_normalisation(self.plain_F, unit)
+        shown = list(base)
+        for i, v in zip(self.positions, self.vals):
+            shown[i] = v
+        self.at = ", ".join("{}={}".format(self.param_name(i), self.summary(shown[i])) for i in range(len(shown)))
+        if self.domain_label:
+            self.at += " with values {}".format(self.domain_label)
+        if unit:
+            self.at += " ({} normalised as the module's caller does, `x / norm(x)`)".format(
+                ", ".join("`{}`".format(self.names[j] if hasattr(self, "names") else j) for j in unit))
+        try:
+            self.out_s = [jax.block_until_ready(self.F(*v)) for v in self.vals_s]
+        except Exception as exc:
+            if wide:
+                raise Retry() from None
+            if not self.synthetic and self.plain_F is not None and self.runs(self.plain_F, self.vals_s[0]):
+                # At inputs the project gave, the primal without its rule runs: the custom derivative
+                # itself (its registration, its nondiff arguments) is what raises.
+                detail = ("every call raises {} at {}, where the primal without its rule runs (inputs the project "
+                          "gave)".format(describe_exc(exc), self.at))
+                self.record("call", "failed", detail, "VJP501" if self.kind == "vjp" else "VJP502")
+                return {"status": "failed", "reason": detail, "checks": self.checks, "inputs": self.inputs}
+            raise Unverifiable("the function raises with the synthesised inputs ({}): {}".format(
+                self.at, describe_exc(exc))) from None
+        self.out = self.out_s[0]
+        if self.synthetic and not all(self.finite(o) for o in self.out_s):
+            raise OtherInputs("the primal returns NaN or inf at {}".format(self.at))
+        self.weights = self.make_weights(self.out)
+        leaves = [x for x in jax.tree_util.tree_leaves((self.vals, self.out)) if self.is_real_float(x)]
+        self.prec = "float64" if wide and all(self.dtype_of(x) == "float64" for x in leaves) else "float32"
+        if not self.weights:
+            raise Unverifiable("the output has no floating-point values to differentiate ({})".format(self.at))
+        self.argnums = tuple(range(len(self.positions)))
+        self.L = lambda *v: self.loss(self.F(*v))
+        self.grad = jax.grad(self.L, argnums=self.argnums)
+        self.identity = self.returned_argument()
+        # The second reference: the primal without its rule, differentiated by JAX itself.
+        self.gp, self.ref_error, self.grad_plain = None, "", None
+        if self.plain_F is None:
+            self.ref_error = "the primal without its rule is not reachable"
+        else:
+            self.Lp = lambda *v: self.loss(self.plain_F(*v))
+            self.grad_plain = jax.grad(self.Lp, argnums=self.argnums)
+            try:
+                self.gp = jax.block_until_ready(self.reference_call(self.grad_plain, self.vals))
+            except Exception as exc:
+                self.ref_error = "raises " + describe_exc(exc)
+        try:
+            self.g_s = [jax.block_until_ready(self.grad(*v)) for v in self.vals_s]
+        except Exception as exc:
+            if wide:
+                try:
+                    self.grad(*[self.samples[0][i] for i in self.positions])
+                except Exception:
+                    pass
+                else:
+                    raise Retry() from None
+            self.g_s = None
+            self.grad_exc = exc
+            self.grad_error = "{}{}: {} at {}".format(self.reverse_what(), self.rule_where(exc, "bwd"),
+                                                      describe_exc(exc), self.at)
+        # A custom_jvp's forward checks come first: a broken tangent also breaks its transpose.
+        for check in ((self.forward, self.reverse) if self.kind == "jvp" else (self.reverse, self.forward)):
+            check()
+        self.primal_output()
+        self.transforms()
+        self.nondiff_traced(convert)
+        failed = [c for c in self.checks if c["status"] == "failed"]
+        errors = [c for c in failed if c.get("severity") != "warning"]
+        unsure = [c for c in self.checks if c["status"] == "unverifiable"]
+        noted = [c for c in self.checks if c["status"] == "noted"]
+        status = "failed" if errors else "warned" if failed else "unverified" if unsure else \
+            "transform" if noted else "verified"
+        reason = (errors or failed or unsure or noted or [{"detail": ""}])[0]["detail"]
+        return {"status": status, "reason": reason, "checks": self.checks, "inputs": self.inputs,
+                "precision": self.prec}
+
+    def runs(self, f, vals):
+        try:
+            self.jax.block_until_ready(f(*vals))
+            return True
+        except Exception:
+            return False
+
+    def through_normalisation(self, f, unit):
+        jnp = self.jnp
+
+        def composed(*values):
+            values = list(values)
+            for j in unit:
+                values[j] = values[j] / jnp.linalg.norm(values[j], axis=-1, keepdims=True)
+            return f(*values)
+        return composed
+
+    @property
+    def rev_code(self):
+        return "VJP501" if self.kind == "vjp" else "VJP502"
+
+    def reverse_what(self):
+        return "reverse mode raises with the bwd rule" if self.kind == "vjp" else \
+            "reverse mode (JAX transposes the jvp rule) raises"
+
+    def finite(self, tree):
+        np = self.np
+        return all(bool(np.all(np.isfinite(np.asarray(x, dtype=np.complex128))))
+                   for x in self.jax.tree_util.tree_leaves(tree) if self.is_real_float(x))
+
+    def returned_argument(self):
+        """The name of the argument the primal returns unchanged (every floating-point output is
+        one of the differentiated arguments, bit for bit, in every sample), or ""."""
+        np, jax = self.np, self.jax
+        found = ""
+        for out, vals in zip(self.out_s, self.vals_s):
+            outs = [x for x in jax.tree_util.tree_leaves(out) if self.is_real_float(x)]
+            if not outs:
+                return ""
+            for o in outs:
+                o = np.asarray(o)
+                hit = next((self.names[j] for j, v in enumerate(vals) for leaf in jax.tree_util.tree_leaves(v)
+                            if np.shape(leaf) == o.shape and np.array_equal(np.asarray(leaf), o)), None)
+                if hit is None:
+                    return ""
+                found = found or hit
+        return found
+
+    def rule_where(self, exc, which):
+        """" (line N)": the deepest line of the module in the exception's traceback, else the
+        line of the rule that JAX called ("the bwd rule `name`, line N"), or "" when unknown."""
+        path = getattr(self.original_module, "__file__", None)
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if path and f.filename == path]
+        if frames:
+            return " (line {})".format(frames[-1].lineno)
+        if self.kind == "jvp":
+            which = "jvp"
+        elif "fwd" in str(exc) and "bwd" not in str(exc):
+            which = "fwd"
+        fn = getattr(self.fo, which, None)
+        code = getattr(fn, "__code__", None)
+        if code is not None and path and code.co_filename == path:
+            return " (the {} rule `{}`, line {})".format(which, getattr(fn, "__name__", which), code.co_firstlineno)
+        return ""
+
+    # -- records --------------------------------------------------------------------------------
+    def record(self, name, status, detail="", code=None, max_error=None, severity=None):
+        check = {"name": name, "status": status, "detail": detail, "code": code, "max_error": max_error}
+        if severity:
+            check["severity"] = severity
+        self.checks.append(check)
+
+    def deliberate_raise(self, exc):
+        """" (line N)" when the exception comes from a `raise` statement in the module's own code
+        (a rule that refuses to be differentiated on purpose, e.g. a `nondifferentiable` helper),
+        else ""."""
+        path = getattr(self.original_module, "__file__", None)
+        frames = traceback.extract_tb(exc.__traceback__) if exc is not None else []
+        if frames and path and frames[-1].filename == path:
+            line = (frames[-1].line or "").strip()
+            return " (line {})".format(frames[-1].lineno) if line.startswith("raise") else ""
+        # The module's frames may be hidden from JAX's tracebacks (equinox hides its own): a rule
+        # of the module whose body raises unconditionally (a top-level `raise`).
+        import ast
+        import textwrap
+        for which in ("jvp", "fwd", "bwd"):
+            fn = getattr(self.fo, which, None)
+            code = getattr(fn, "__code__", None)
+            if code is None or not path or code.co_filename != path:
+                continue
+            try:
+                tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+            except (OSError, TypeError, SyntaxError):
+                continue
+            body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
+            raising = [stmt for stmt in body if isinstance(stmt, ast.Raise)]
+            named = not hasattr(ast, "unparse") or (raising and type(exc).__name__ in ast.unparse(raising[0]))
+            if raising and named:
+                return " (the {} rule `{}`, line {})".format(which, fn.__name__, code.co_firstlineno +
+                                                             raising[0].lineno - 1)
+        return ""
+
+    def fail(self, name, code, detail, max_error=None, raised=False, control=None, exc=None):
+        """A failed check. One that raises with inputs that were only assumed (no annotation, call
+        site or example says what they are) is the rule's fault when the primal and its own
+        autodiff run at the same inputs (`control` True); otherwise the guess may be the cause,
+        and the check is unverifiable."""
+        where = self.deliberate_raise(exc) if raised else ""
+        if where:
+            self.record(name, "noted", "not compared: the rule raises on purpose (a `raise` in the module's own "
+                        "code{}), so it refuses to be differentiated this way: {}".format(where, detail), code,
+                        severity="info")
+            return
+        assumed = [i["name"] for i in self.inputs if i.get("source", "").startswith("assumed")]
+        if any(i.get("source", "").startswith("assumed: a nondiff argument") for i in self.inputs):
+            control = False  # a guessed value in a nondiff slot may be what the rule cannot take
+        if raised and assumed:
+            if control and getattr(self, "samples", None) and self.probed_ranks(self.samples[0]) and \
+                    not any(c.get("status") == "failed" for c in self.checks):
+                raise GuessedShapes(name, code, detail)  # the guessed shapes may be the cause: another rank
+            if control:
+                detail += " (the primal and its own autodiff run at these assumed inputs: the rule is at fault)"
+            else:
+                self.record(name, "unverifiable", "{} (with assumed inputs {}, where the primal's own autodiff "
+                            "fails too: {})".format(detail, ", ".join("`{}`".format(a) for a in assumed),
+                                                    HOW_TO_GIVE))
+                return
+        self.record(name, "failed", detail, code, max_error)
+
+    def judge(self, name, code, what, fd, ad, ref, order, j=None):
+        """Compare the rule's derivative `ad` (flat) with finite differences `fd` and, when the
+        primal's own autodiff runs, with it (`ref`). True when the check passed."""
+        np = self.np
+        _, rtol, atol = FD[self.prec]
+        if order == 2:
+            rtol, atol = rtol * 10, atol * 10
+        err_fd, ok_fd = self.errors(ad, fd, rtol, atol)
+        if ok_fd:
+            self.record(name, "passed", max_error=err_fd)
+            return True
+        finite_ad, finite_fd = bool(np.all(np.isfinite(ad))), bool(np.all(np.isfinite(fd)))
+        finite_ref = ref is not None and bool(np.all(np.isfinite(ref)))
+        if finite_ref and finite_ad and self.errors(ad, ref, rtol, atol)[1]:
+            self.record(name, "passed", "agrees with the primal's own autodiff (finite differences do not: {})"
+                        .format(self.num(err_fd)), max_error=err_fd)
+            return True
+        where = "at {} (order {}, {}; tolerance {:g})".format(self.at, order, self.prec, rtol)
+        if ref is not None and not finite_ref and finite_ad:
+            return self.undecided(name, "the primal's own autodiff is NaN or inf at {}: the point may not be smooth "
+                                  "(the reason a rule exists), so finite differences alone do not decide".format(
+                                      self.at), order)
+        if not finite_fd:
+            return self.undecided(name, "finite differences of the primal are NaN or inf at {}".format(self.at),
+                                  order)
+        rule = "bwd rule" if self.kind == "vjp" else "jvp rule"
+        if order == 1 and self.identity and ad.shape == fd.shape and float(np.max(np.abs(ad), initial=0.0)) <= atol:
+            self.record(name, "failed", "{} may be wrong: the primal is the identity (it returns `{}` unchanged), so "
+                        "the {} is a gradient transform, but it drops the gradient entirely (zero where finite "
+                        "differences give max {}) at {}".format(what, self.identity, rule, self.num(float(np.max(
+                            np.abs(fd), initial=0.0))), self.at), code, err_fd, "warning")
+            return False
+        if order == 1 and self.identity and ad.shape == fd.shape:
+            self.record(name, "noted", "not compared with the true gradient: the primal is the identity (it returns "
+                        "`{}` unchanged), so the {} is a gradient transform (clipping, scaling, reversal)".format(
+                            self.identity, rule), code, err_fd, "info")
+            return False
+        if order == 1 and j is not None and self.straight_through(j, fd, ref, ad, atol):
+            self.record(name, "noted", "not compared with the true gradient: the primal's derivative for `{}` is zero "
+                        "while its value changes with `{}` (a piecewise-constant primal), so the {} is a "
+                        "straight-through estimator".format(self.names[j], self.names[j], rule), code, err_fd, "info")
+            return False
+        if order == 1 and j is not None and self.passes_where_blocked(j, fd, ref, ad, rtol, atol):
+            self.record(name, "noted", "not compared with the true gradient: the {} agrees with the primal's "
+                        "derivative for `{}` wherever that is not zero, and passes a gradient where it is zero (the "
+                        "primal masks, zeroes or rounds those elements), so it is a straight-through estimator".format(
+                            rule, self.names[j]), code, err_fd, "info")
+            return False
+        if finite_ref:
+            err_ref, ok_ref = self.errors(ref, fd, rtol, atol)
+            if ok_ref:
+                self.record(name, "failed", "{} differs from finite differences: max rel. error {} {}; the primal's "
+                            "own autodiff agrees with finite differences and differs from the rule by {}".format(
+                                what, self.num(err_fd), where, self.num(self.errors(ad, ref, rtol, atol)[0])),
+                            code, err_fd)
+                return False
+            return self.undecided(name, "finite differences and the primal's own autodiff disagree (max rel. error "
+                                  "{}): the point may not be smooth or not in the primal's domain, at {}".format(
+                                      self.num(err_ref), self.at), order)
+        if self.synthetic:
+            why = self.ref_error if ref is None or order == 1 else "gives NaN or inf"
+            self.record(name, "failed", "{} may be wrong: it differs from finite differences by max rel. error {} {}, "
+                        "but the inputs were assumed ({}) and there is no second reference (the primal's own autodiff "
+                        "{}); {}".format(what, self.num(err_fd), where, ", ".join("`{}`".format(n) for n in
+                                                                                  self.synthetic),
+                                         why or "is not available", HOW_TO_GIVE), code, err_fd, "warning")
+            return False
+        self.record(name, "failed", "{} differs from finite differences: max rel. error {} {}".format(
+            what, self.num(err_fd), where), code, err_fd)
+        return False
+
+    def undecided(self, name, reason, order):
+        if self.synthetic and order == 1:
+            raise OtherInputs(reason)
+        self.record(name, "unverifiable" if order == 1 else "skipped", reason)
+        return False
+
+    def straight_through(self, j, fd, ref, ad, atol):
+        """The primal's derivative for argument j is zero here (both references), the rule's is
+        not, and the primal's value changes when the argument moves by a finite step."""
+        np = self.np
+        if float(np.max(np.abs(fd), initial=0.0)) > atol or float(np.max(np.abs(ad), initial=0.0)) <= atol:
+            return False
+        if ref is not None and float(np.max(np.abs(ref), initial=0.0)) > atol:
+            return False
+        moved = list(self.vals)
+        moved[j] = self.jax.tree_util.tree_map(lambda x: x + 0.37, moved[j])
+        try:
+            return abs(float(self.L(*moved)) - float(self.L(*self.vals))) > 1e-6
+        except Exception:
+            return False
+
+    def scalar_beside_arrays(self, j):
+        np = self.np
+        ndim = [max([np.ndim(x) for x in self.jax.tree_util.tree_leaves(v)] or [0]) for v in self.vals]
+        return ndim[j] == 0 and any(n > 0 for k, n in enumerate(ndim) if k != j)
+
+    def none_slots(self):
+        """Indices (into self.positions) of the differentiated arguments for which the bwd rule
+        returns a literal None, found by calling fwd and bwd directly at the first inputs."""
+        if self.kind != "vjp":
+            return set()
+        jax = self.jax
+        fwd, bwd = getattr(self.fo, "fwd", None), getattr(self.fo, "bwd", None)
+        nondiff = tuple(getattr(self.fo, "nondiff_argnums", ()) or ())
+        if fwd is None or bwd is None or getattr(self.fo, "symbolic_zeros", False):
+            return set()
+        args = list(self.samples[0])
+        for i, v in zip(self.positions, self.vals):
+            args[i] = v
+        try:
+            out, res = fwd(*args)
+            cts = bwd(*[args[i] for i in nondiff], res, jax.tree_util.tree_map(self.jnp.ones_like, out))
+        except Exception:
+            return set()
+        if not isinstance(cts, (tuple, list)):
+            return set()
+        diff = [i for i in range(len(args)) if i not in nondiff]
+        return {self.positions.index(i) for k, i in enumerate(diff)
+                if k < len(cts) and cts[k] is None and i in self.positions}
+
+    def passes_where_blocked(self, j, fd, ref, ad, rtol, atol):
+        """Element by element (a small argument): the rule agrees with both references wherever the
+        primal's derivative is not zero, and differs only where it is zero (a mask, a rounding),
+        and it agrees somewhere it is not zero."""
+        np = self.np
+        size = sum(int(np.size(x)) for x in self.jax.tree_util.tree_leaves(self.vals[j]))
+        if size > MAX_ELEMENTS or ad.shape != fd.shape or not np.all(np.isfinite(ad)):
+            return False
+        scale = max(float(np.max(np.abs(fd), initial=0.0)), float(np.max(np.abs(ad), initial=0.0)))
+        bad = np.abs(ad - fd) > atol + rtol * scale
+        if not bad.any() or bad.all():
+            return False
+        zero = np.abs(fd) <= atol
+        if ref is not None:
+            if ref.shape != fd.shape or not np.all(np.isfinite(ref)):
+                return False
+            zero &= np.abs(ref) <= atol
+            if np.any(np.abs(ref - fd)[~bad] > atol + rtol * scale):
+                return False
+        return bool(np.all(zero[bad]) and np.any(~zero & ~bad))
+
+    def flat(self, tree):
+        np = self.np
+        leaves = [np.asarray(x, dtype=np.float64).ravel() for x in self.jax.tree_util.tree_leaves(tree)]
+        return np.concatenate(leaves) if leaves else np.zeros(0)
+

@@ -1,0 +1,341 @@
+"""The recording itself: a hook waits for the recorded program to import `jax` (and the library
+wrappers of WRAPPERS), then wraps `custom_vjp.__call__` and `custom_jvp.__call__`; each call is
+noted under its definition (file and first line of its code) with a bounded sample of its
+arguments (vjplint.record.sampling). At exit the records are written as one pickle per process
+(`write`), then the process checks what it called (vjplint.record.live). `read` merges every
+process's pickles for check-grads."""
+
+from __future__ import annotations
+
+import atexit
+import importlib.abc
+import importlib.util
+import os
+import pickle
+import sys
+import threading
+import time
+
+from .live import check_live
+from .sampling import (FORMAT, MAX_BYTES, MAX_CALLS, MAX_DEFINITIONS, MAX_ELEMENTS, MAX_KEPT, MAX_OBJECTS,
+                       MAX_SIGNATURES, _Abstract, _summary, _thin, signature_order, spread)
+
+ENV = "VJPLINT_RECORD_DIR"
+SUBDIR = "recorded"
+
+# (file, first line, name) -> {"fun", "kind", "key", "objects": [live objects], "signatures": {sig: slot}};
+# a slot: {"kept": [(position, args)], "count", "digests", "shapes" (a traced call's, until a concrete one)}
+_defs = {}
+_lock = threading.Lock()
+_state = {"directory": None, "installed": False, "written": False, "bytes": 0, "checked": False}
+
+
+# -- the hook --------------------------------------------------------------------------------------
+def install(directory):
+    """Record this process's custom_vjp/custom_jvp calls into `directory` (written at exit)."""
+    _state["directory"] = directory
+    if _state["installed"]:
+        return
+    _state["installed"] = True
+    atexit.register(write)
+    waiting = False
+    for name in HOOKS:
+        if name in sys.modules:
+            _run_hook(name)
+        else:
+            waiting = True
+    if waiting:
+        sys.meta_path.insert(0, _Imported())
+
+
+def _at_exit():
+    write()
+    try:
+        check_live(_defs, _lock, _state)
+    except Exception:
+        pass
+
+
+def _user_function_of_filter_custom_jvp(obj):
+    """equinox's filter_custom_jvp: `self.fn = jax.custom_jvp(fn_wrapper)`, fn_wrapper closing over fn."""
+    wrapper = getattr(getattr(obj, "fn", None), "fun", None)
+    code, cells = getattr(wrapper, "__code__", None), getattr(wrapper, "__closure__", None)
+    if code is None or not cells or "fn" not in code.co_freevars:
+        return None
+    return cells[code.co_freevars.index("fn")].cell_contents
+
+
+# Library wrappers whose jax.custom_vjp/custom_jvp wraps an internal function with rearranged
+# arguments: their calls are recorded under the user's function, with the arguments the user
+# passed (what check-grads calls the derivative, and what it calls it with).
+WRAPPERS = {
+    "equinox._ad": (("filter_custom_vjp", lambda obj: getattr(obj, "fn", None), "vjp"),
+                    ("filter_custom_jvp", _user_function_of_filter_custom_jvp, "jvp")),
+    "flax.nnx.transforms.autodiff": (("CustomVjp", lambda obj: getattr(obj, "fun", None), "vjp"),
+                                     ("SimpleCustomVjp", lambda obj: getattr(obj, "fun", None), "vjp")),
+}
+
+
+def _patch_wrappers(module_name):
+    module = sys.modules.get(module_name)
+    for class_name, user_function, kind in WRAPPERS[module_name]:
+        cls = getattr(module, class_name, None)
+        original = getattr(cls, "__call__", None)
+        if original is not None and not getattr(original, "_vjplint_records", False):
+            cls.__call__ = _recording_call(original, user_function, kind)
+
+
+def _recording_call(original, user_function, kind):
+    def __call__(*args, **kwargs):  # no named `self`: diffrax passes `self=` to its filter_custom_vjp
+        try:
+            fun = user_function(args[0])
+            if fun is not None:
+                _note_function(fun, args[1:], kwargs, args[0], kind)
+        except Exception:  # recording must never change what the program does
+            pass
+        return original(*args, **kwargs)
+    __call__._vjplint_records = True
+    __call__.__wrapped__ = original
+    return __call__
+
+
+HOOKS = {"jax": lambda name: _patch(), **{name: _patch_wrappers for name in WRAPPERS}}
+
+
+def _run_hook(name):
+    if name in _state.setdefault("hooked", set()):
+        return
+    _state["hooked"].add(name)
+    HOOKS[name](name)
+
+
+class _Imported(importlib.abc.MetaPathFinder):
+    """Patches JAX's custom derivative classes once `import jax` has run, and the library
+    wrappers (WRAPPERS) once their modules have."""
+
+    busy = False
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in HOOKS or self.busy or name in _state.get("hooked", ()):
+            return None
+        self.busy = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader, run = spec.loader, spec.loader.exec_module
+
+        def exec_module(module):
+            try:
+                run(module)
+            finally:
+                loader.exec_module = run
+            try:
+                _run_hook(name)
+            except Exception:
+                pass
+        loader.exec_module = exec_module
+        return spec
+
+
+def _patch():
+    from jax._src import custom_derivatives as cd
+
+    # After JAX's own exit handlers are registered, so that this one runs before they close the backends.
+    atexit.register(_at_exit)
+
+    for cls in (cd.custom_vjp, cd.custom_jvp):
+        original = cls.__call__
+        if getattr(original, "_vjplint_records", False):
+            continue
+
+        def __call__(self, *args, __original=original, **kwargs):
+            try:
+                _note(self, args, kwargs)
+            except Exception:  # recording must never change what the program does
+                pass
+            return __original(self, *args, **kwargs)
+        __call__._vjplint_records = True
+        __call__.__wrapped__ = original
+        cls.__call__ = __call__
+
+
+def _note(derivative, args, kwargs):
+    from jax._src import custom_derivatives as cd
+
+    fun = derivative.fun
+    if getattr(fun, "__module__", "").split(".")[0] in WRAPPED_BY:
+        return  # a library wrapper's internal custom_vjp: recorded at the wrapper's own call
+    _note_function(fun, args, kwargs, derivative, "vjp" if isinstance(derivative, cd.custom_vjp) else "jvp")
+
+
+# The packages of WRAPPERS: their internal custom_vjp/custom_jvp objects are not the user's.
+WRAPPED_BY = {"equinox", "flax"}
+
+
+def _definition(fun):
+    """(file, first line, name) of the code that defines `fun`: one entry per definition, whatever
+    made the object (a factory, a method, a closure, a class body, a loop)."""
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return ("", 0, "{}.{}".format(getattr(fun, "__module__", "?"), getattr(fun, "__qualname__", repr(fun))))
+    return (code.co_filename, code.co_firstlineno, code.co_name)
+
+
+def _note_function(fun, args, kwargs, obj=None, kind="vjp"):
+    if _state["checked"]:
+        return  # the checks after the run call the derivatives too: not the project's calls
+    import jax
+    import numpy as np
+
+    if kwargs:
+        import inspect
+
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+        if bound.kwargs:
+            return
+        args = bound.args
+    leaves, treedef = jax.tree_util.tree_flatten(args)
+    values, parts, abstract = [], [], False  # first the signature (shapes only: nothing is copied yet)
+    for leaf in leaves:
+        if isinstance(leaf, jax.core.Tracer):
+            value = leaf.to_concrete_value() if hasattr(leaf, "to_concrete_value") else None
+            if value is None:
+                abstract = True
+                parts.append("{}{}".format(leaf.aval.dtype, list(leaf.aval.shape)))
+                values.append(_Abstract(tuple(leaf.aval.shape), str(leaf.aval.dtype)))
+                continue
+            leaf = value
+        if isinstance(leaf, (float, int)) and type(leaf) not in (float, int, bool) and hasattr(leaf, "dtype"):
+            leaf = np.asarray(leaf, dtype=str(leaf.dtype))  # JAX's typed Python scalars: keep the dtype
+        if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+            parts.append("{}{}".format(leaf.dtype, list(leaf.shape)))
+            if int(np.size(leaf)) > MAX_ELEMENTS:
+                abstract = True
+                leaf = _Abstract(tuple(np.shape(leaf)), str(leaf.dtype))
+        elif type(leaf) in (float, int):
+            parts.append(type(leaf).__name__)  # a Python number is a value, not part of the signature
+        else:
+            parts.append(repr(leaf)[:80] if isinstance(leaf, (bool, complex, str)) or leaf is None
+                         else type(leaf).__qualname__)
+        values.append(leaf)
+    signature = "{}|{}".format(treedef, ",".join(parts))
+    where = _definition(fun)
+    with _lock:
+        entry = _defs.get(where)
+        if entry is None:
+            if len(_defs) >= MAX_DEFINITIONS:
+                return
+            name = getattr(fun, "__qualname__", None)
+            entry = _defs[where] = {"fun": fun, "kind": kind, "objects": [], "signatures": {},
+                                    "key": "{}.{}".format(getattr(fun, "__module__", "?"), name)
+                                    if isinstance(name, str) else None}
+        if obj is not None and len(entry["objects"]) < MAX_OBJECTS and not any(o is obj for o in entry["objects"]):
+            entry["objects"].append(obj)  # kept alive: checked after the run, in this process
+        sigs = entry["signatures"]
+        slot = sigs.get(signature)
+        if slot is None:
+            if len(sigs) >= MAX_SIGNATURES:
+                return
+            slot = sigs[signature] = {"kept": [], "count": 0, "digests": set()}
+        slot["count"] += 1
+        if abstract:
+            if not slot["kept"] and not slot.get("shapes"):
+                slot["shapes"] = jax.tree_util.tree_unflatten(treedef, values)  # a traced call: its shapes, until a concrete call of them comes
+            return
+        if _state["bytes"] > MAX_BYTES:
+            return
+    concrete = [np.array(v) if hasattr(v, "shape") and hasattr(v, "dtype") else v for v in values]
+    digest, position, size = _summary(np, concrete)
+    with _lock:
+        if digest in slot["digests"]:
+            return  # a value already kept: a sample, not copies
+        slot["digests"].add(digest)
+        slot["kept"].append((position, jax.tree_util.tree_unflatten(treedef, concrete)))
+        _state["bytes"] += size
+        if len(slot["kept"]) > MAX_KEPT:
+            _thin(slot["kept"])
+
+
+def write():
+    """This process's records, as one pickle file in the recording directory (by the module and
+    qualified name of each function check-grads can reach by name)."""
+    directory = _state["directory"]
+    records = {}
+    with _lock:
+        if _state["written"]:
+            return
+        _state["written"] = True  # written once (pytest_unconfigure, then atexit)
+        entries = list(_defs.values())
+    for entry in entries:
+        key = entry["key"]
+        if not key or "<locals>" in key:
+            continue  # reachable only in the process that made it: checked there (check_live)
+        sigs = records.setdefault(key, {"signatures": {}})["signatures"]
+        for sig, slot in entry["signatures"].items():
+            calls = spread(slot["kept"], MAX_CALLS) or ([slot["shapes"]] if slot.get("shapes") is not None else [])
+            pickled = []
+            for call in calls:
+                try:
+                    pickled.append(pickle.dumps(call, protocol=4))
+                except Exception:  # a lambda, a lock, ...: the shapes are still known
+                    pass
+            have = sigs.setdefault(sig, {"calls": [], "abstract": not slot["kept"], "count": 0})
+            have["count"] += slot["count"]
+            have["calls"].extend(pickled[:MAX_CALLS - len(have["calls"])])
+    if not directory or not records:
+        return
+    try:
+        os.makedirs(directory, exist_ok=True)
+        name = os.path.join(directory, "{}-{}.pkl".format(os.getpid(), int(time.time() * 1000)))
+        with open(name + ".tmp", "wb") as handle:
+            pickle.dump({"format": FORMAT, "argv": sys.argv[:4], "records": records}, handle, protocol=4)
+        os.replace(name + ".tmp", name)
+    except OSError:
+        pass
+
+
+def clear(directory):
+    """Remove earlier recordings (a new recording run replaces them)."""
+    if os.path.isdir(directory):
+        for name in os.listdir(directory):
+            if name.endswith((".pkl", ".tmp", ".json")):
+                try:
+                    os.remove(os.path.join(directory, name))
+                except OSError:
+                    pass
+
+
+# -- reading (check-grads) ---------------------------------------------------------------------------
+def read(directory):
+    """{key: [(signature, count, [pickled call, ...], abstract)]}: every process's records merged,
+    the most frequent signature first. Reads only the pickles' outer layer (the calls stay bytes)."""
+    merged = {}
+    if not os.path.isdir(directory):
+        return {}
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".pkl"):
+            continue
+        try:
+            with open(os.path.join(directory, name), "rb") as handle:
+                data = pickle.load(handle)
+        except Exception:
+            continue
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            continue
+        for key, entry in data.get("records", {}).items():
+            sigs = merged.setdefault(key, {})
+            for sig, slot in entry["signatures"].items():
+                have = sigs.setdefault(sig, {"calls": [], "abstract": slot["abstract"], "count": 0})
+                have["count"] += slot["count"]
+                if have["abstract"] and not slot["abstract"]:  # concrete values replace shapes
+                    have["calls"], have["abstract"] = [], False
+                elif slot["abstract"] and not have["abstract"]:
+                    continue
+                have["calls"].extend(slot["calls"][:MAX_CALLS - len(have["calls"])])
+    return {key: sorted(((sig, s["count"], s["calls"], s["abstract"]) for sig, s in sigs.items()),
+                        key=lambda item: (item[3],) + signature_order(item[0], item[2], item[1]))
+            for key, sigs in merged.items()}
+

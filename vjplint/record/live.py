@@ -1,0 +1,226 @@
+"""Checking in the process that made the calls, after the run (issue #44): each custom derivative
+the process called, with the objects it called and at the values it recorded (a fork is unsafe
+once JAX's threads run), by the check-grads child's checks (vjplint/gradcheck/child.py, loaded by
+its path); the verdicts are written as JSON beside the recordings, and `read_live` gathers them
+for check-grads."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+
+from vjplint.project.workspace import Overrides, Workspace
+
+from .sampling import MAX_CALLS, _Abstract, signature_order, spread
+
+PATHS_ENV = "VJPLINT_RECORD_PATHS"  # where the definitions to check live (os.pathsep-separated)
+LIVE_FORMAT = 1
+
+
+def wanted(filename, roots):
+    """Whether the definition in `filename` is the project's: under one of `roots` when given,
+    else not an installed package's (site-packages, JAX's own)."""
+    if not filename or filename.startswith("<"):
+        return False
+    real = os.path.realpath(filename)
+    if roots:
+        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+    return not any(part in ("site-packages", "dist-packages") for part in real.split(os.sep))
+
+
+def check_live(_defs, _lock, _state):
+    """Check every custom derivative this process called (`_defs`, the recording's state:
+    vjplint.record.calls), with the objects it called and at the
+    values it recorded, in this process (a fork is unsafe once JAX's threads run), and write the
+    verdicts as JSON beside the recordings, by definition (file and first line of its code). The
+    program's own outcome is untouched: nothing here raises."""
+    with _lock:
+        if _state["checked"] or not _state["directory"]:
+            return
+        _state["checked"] = True
+        roots = [os.path.realpath(p) for p in os.environ.get(PATHS_ENV, "").split(os.pathsep) if p]
+        entries = [(where, e) for where, e in _defs.items() if e["objects"] and wanted(where[0], roots)]
+    if not entries:
+        return
+    try:
+        import jax
+        import numpy
+    except Exception:
+        return
+    started = time.time()
+    child = _load_child()
+    device = jax.devices()[0]
+    x64, reference, note = child.precision(jax, device)  # float64 where the device has it; else references on the CPU
+    saved = (jax.config.jax_enable_x64, jax.config.jax_default_matmul_precision)
+    verdicts = []
+    try:
+        if x64:
+            jax.config.update("jax_enable_x64", True)
+        else:
+            jax.config.update("jax_default_matmul_precision", "highest")
+        for k, ((filename, line, _name), entry) in enumerate(entries):
+            _progress(k, len(entries), started)
+            try:
+                verdicts.append(_check_entry(child, jax, numpy, filename, line, entry, x64, reference))
+            except Exception as exc:  # one definition's trouble does not stop the others
+                verdicts.append({"file": os.path.realpath(filename), "line": line, "row": line, "text": "",
+                                 "qualname": getattr(entry["fun"], "__qualname__", "?"), "key": entry["key"],
+                                 "kind": entry["kind"], "objects": len(entry["objects"]), "calls": 0, "seconds": 0,
+                                 "result": {"status": "unverified", "reason": "the in-process check failed: {!r}"
+                                            .format(exc)[:500], "checks": [], "inputs": []}})
+        _progress(len(entries), len(entries), started)
+    except BaseException as exc:  # Ctrl-C while checking: the run's own outcome stands
+        sys.stderr.write("vjplint: warning: checking the recorded custom derivatives stopped: {!r}\n".format(exc))
+    finally:
+        jax.config.update("jax_enable_x64", saved[0])
+        jax.config.update("jax_default_matmul_precision", saved[1])
+    label = "cpu" if device.platform == "cpu" else str(device)
+    _write_json(_state["directory"], {"format": LIVE_FORMAT, "device": label, "device_kind": getattr(device, "device_kind", ""),
+                 "jax_version": jax.__version__, "seconds": time.time() - started, "verdicts": verdicts,
+                 **({"reference": note} if note else {})})
+
+
+def _progress(done, total, started):
+    """A progress line on the terminal once the checks have taken more than two seconds."""
+    try:
+        if not sys.stderr.isatty() or time.time() - started < 2:
+            return
+        sys.stderr.write("\r\033[Kvjplint: checked {}/{} custom derivatives this process called".format(done, total)
+                         if done < total else "\r\033[K")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _load_child():
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gradcheck", "child.py")
+    spec = importlib.util.spec_from_file_location("_vjplint_gradcheck_child", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _check_entry(child, jax, numpy, filename, line, entry, x64, reference=None):
+    fun = entry["fun"]
+    started = time.time()
+    plan, row, digest = live_plan(fun, entry["kind"], filename, line, nondiff_of(entry["objects"][0]))
+    plan.update(kind=entry["kind"], key=entry["key"] or plan["qualname"])
+    signatures = sorted(entry["signatures"].items(), key=lambda item: (
+        bool(item[1]["kept"]) and all(pos is None for pos, _ in item[1]["kept"]),  # nothing finite: last
+        signature_order(item[0], item[1]["kept"], item[1]["count"])))
+    signatures = [slot for _sig, slot in signatures]
+    count = signatures[0]["count"] if signatures else 0
+    calls = spread(signatures[0]["kept"], MAX_CALLS) if signatures and signatures[0]["kept"] else []
+    if not calls and signatures and signatures[0].get("shapes") is not None:
+        calls = [_markers(jax, signatures[0]["shapes"])]  # only traced calls: their shapes, made-up values
+    module = sys.modules.get(getattr(fun, "__module__", None) or "")
+    result = None
+    if plan.get("unverifiable"):
+        result = {"status": "unverified", "reason": plan["unverifiable"], "checks": [], "inputs": []}
+    elif not calls:
+        result = {"status": "unverified", "reason": "no call's arguments could be kept", "checks": [], "inputs": []}
+    else:
+        for obj in entry["objects"]:
+            result = child.check_live(jax, numpy, obj, plan, [list(c) for c in calls], count, x64, module, reference)
+            if result.get("status") != "verified":
+                break
+    return {"file": os.path.realpath(filename), "line": line, "row": row, "qualname": plan["qualname"], "text": digest,
+            "key": entry["key"], "kind": entry["kind"], "objects": len(entry["objects"]),
+            "calls": sum(s["count"] for s in entry["signatures"].values()),
+            "seconds": time.time() - started, "result": result}
+
+
+def _markers(jax, tree):
+    def one(x):
+        return ("__vjplint_abstract__", x.shape, x.dtype) if isinstance(x, _Abstract) else x
+    return jax.tree_util.tree_map(one, tree, is_leaf=lambda x: isinstance(x, _Abstract))
+
+
+def nondiff_of(obj):
+    value = getattr(obj, "nondiff_argnums", ())
+    return tuple(value) if isinstance(value, (tuple, list)) else ()
+
+
+def live_plan(fun, kind, filename, line, nondiff):
+    """What the checker needs of the definition at `filename`:`line` (its code's first line): the
+    plan of the static model (vjplint.verify.synth: roles, domains), matched by that line, and the
+    row its findings land on; without a match, one from the live signature."""
+    from vjplint.facts.collect import Recognizer, collect
+    from vjplint.model.run_facts import NO_FACTS
+    from vjplint.syntax.positions import node_range, source_lines
+    from vjplint.syntax.source import decode, parse
+    from vjplint.verify.synth import derivative_at, module_callers, plan_function, text_digest
+
+    text = ""
+    try:
+        with open(filename, "rb") as handle:
+            text = decode(handle.read()).text
+        config = Workspace(Overrides(), None).settings_for(filename)
+        lines = source_lines(text)
+        model = collect(parse(text, filename), lines, Recognizer.for_run(config, NO_FACTS))
+        d = derivative_at(model, line)
+    except Exception:
+        d = None
+    if d is not None:
+        plan = plan_function(model, d, (), None, from_callers=True, live=True).to_json()
+        if d.class_node is None and d.enclosing is None:  # the module's functions that use it, as check-grads runs them
+            plan["callers"] = module_callers(text, d.name)
+        return plan, node_range(lines, d.anchor)[0].row, text_digest(text)
+    import inspect
+
+    qualname = getattr(fun, "__qualname__", getattr(fun, "__name__", "?"))
+    plan = {"name": qualname.rsplit(".", 1)[-1], "qualname": qualname, "line": line, "moved": [], "params": [],
+            "example": None, "unverifiable": None, "driver": None}
+    try:
+        parameters = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    for i, p in enumerate(parameters):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
+            continue
+        plan["params"].append({"kind": "unknown", "name": p.name, "position": i, "source": "recorded",
+                               "role": "static" if i in nondiff else "diff"})
+    return plan, line, text_digest(text)
+
+
+
+def _write_json(directory, data):
+    import json
+
+    try:
+        os.makedirs(directory, exist_ok=True)
+        name = os.path.join(directory, "live-{}-{}.json".format(os.getpid(), int(time.time() * 1000)))
+        with open(name + ".tmp", "w", encoding="utf-8") as handle:
+            json.dump(data, handle, default=str)
+        os.replace(name + ".tmp", name)
+    except OSError:
+        pass
+
+
+def read_live(directory):
+    """Every process's in-process verdicts: ({(real file, first line of the code): [verdict, ...]},
+    the device line of the first)."""
+    import json
+
+    found, device = {}, None
+    if not os.path.isdir(directory):
+        return found, device
+    for name in sorted(os.listdir(directory)):
+        if not (name.startswith("live-") and name.endswith(".json")):
+            continue
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or data.get("format") != LIVE_FORMAT:
+            continue
+        device = device or {k: data.get(k, "") for k in ("device", "device_kind", "jax_version", "reference")}
+        for verdict in data.get("verdicts", []):
+            for k in ("device", "device_kind", "jax_version", "reference"):
+                verdict.setdefault(k, data.get(k, ""))
+            found.setdefault((verdict["file"], verdict["line"]), []).append(verdict)
+    return found, device
+
