@@ -480,6 +480,11 @@ def _nondiff_move(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
         if any(u is None or len(u.targets[0].elts) != len(d.diff_positions) for u in ups):
             return None
         dropped = ups[1].targets[0].elts[diff_index]
+        primal_name = ups[0].targets[0].elts[diff_index]
+        # the rule's own name for the moved argument (`M, e = primals` for a primal's `ecc`) becomes its
+        # parameter, as a user would write it; the rule's body reads that name
+        if isinstance(primal_name, ast.Name) and primal_name.id != pname and primal_name.id not in names:
+            pname = primal_name.id
         for u in ups:
             u.targets[0].elts.pop(diff_index)
         if isinstance(dropped, ast.Name):  # the moved argument's tangent is zero now, as a user would write
