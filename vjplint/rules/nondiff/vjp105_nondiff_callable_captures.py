@@ -118,6 +118,16 @@ def outer(c):
                                      f"grad of a jit fails with 'No constant handler'. Use "
                                      f"`jax.closure_convert` and pass the constants as arguments")
                     continue
+                held = self.model.facts.traced_instance_method(arg) if traced is None else None
+                if held is not None:
+                    method, field, built, why = held
+                    self.report(arg, f"the bound method `{self.model.quote(arg, 40)}` passed as nondiff `{name}` of "
+                                     f"`{d.name}` reads `self.{field}`, and `{self.model.quote(built, 40)}` (line "
+                                     f"{built.lineno}) holds a traced value there ({why}): differentiating with respect to it "
+                                     f"raises {_may_raise(d.kind)}. Pass the object's arrays as "
+                                     f"differentiable arguments, or `jax.closure_convert` the method and pass the "
+                                     f"constants as arguments")
+                    continue
                 kind = self._values.of(arg)
                 if kind.tag == CALLABLE and kind.captures:
                     self._flowed(d.name, d.kind, name, arg, kind, site.enclosing, traced is None)
