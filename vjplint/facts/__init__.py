@@ -16,7 +16,7 @@ import weakref
 from typing import (TYPE_CHECKING, AbstractSet, Any, Callable, Dict, FrozenSet, Generic, Hashable, List, Optional,
                     Tuple, TypeVar)
 
-from vjplint.facts import local_callables, signatures, values
+from vjplint.facts import local_callables, ranks, signatures, values
 from vjplint.facts.signatures import Arity, VjpRules, function_arity, is_placeholder, plural
 from vjplint.facts.values import Return, describe_traced, return_branches
 from vjplint.model.jaxapi import PARTIAL, EXTRA_TRACED_POSITIONS, TRANSFORMS
@@ -329,6 +329,14 @@ class Facts:
     def traced_reason(self, expr: ast.expr, fn: FunctionNode, traced: TracedFunction) -> Optional[str]:
         """Why `expr`, evaluated inside traced `fn`, is a tracer; None when it is not (or unknown)."""
         return values.traced_reason(self.model, expr, fn, traced)
+
+    def paired_leaves(self, primal: ast.expr, tangent: ast.expr) -> List[Tuple[ast.expr, ast.expr]]:
+        """A jvp rule's primal and tangent outputs paired leaf by leaf (tuple literals of one length)."""
+        return ranks.paired_leaves(primal, tangent)
+
+    def scaled_by(self, operand: ast.expr, value: ast.expr) -> List[str]:
+        """`[name]` when `operand` combines the name `value` elementwise (so has at least its rank)."""
+        return ranks.scaled_by(operand, value)
 
     def traced_instance_method(self, arg: ast.expr) -> Optional[Tuple[str, str, ast.Call, str]]:
         """`self.method` handed on in a method of a class some construction of which here holds a
