@@ -1220,6 +1220,19 @@ def _method(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     return _enclose(tree, d, make)
 
 
+@spelling("class_body", "the definition (primal, rules, registration) in a class body, read as `Ops.f` "
+          "(a namespace class of kernels, as flax's and praxis's ops modules keep them)")
+def _class_body(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    stmts = _moved_definition(tree, d)
+    if stmts is None:
+        return None
+    at = tree.body.index(stmts[0])
+    tree.body = [s for s in tree.body if not any(s is m for m in stmts)]
+    cls = ast.ClassDef(name="_Ops", bases=[], keywords=[], body=stmts, decorator_list=[], type_params=[], lineno=0)
+    tree.body[at:at] = [cls, ast.Assign([ast.Name(d.name, ast.Store())], expr(f"_Ops.{d.name}"), lineno=0)]
+    return "definition"
+
+
 # ----------------------------------------------------------------------------- driving
 
 

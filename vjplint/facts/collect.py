@@ -78,6 +78,7 @@ class _Collector:
         self.traced: Dict[FunctionNode, TracedFunction] = {}
         self.by_attribute: Dict[Tuple[object, str], CustomDerivative] = {}  # (class scope, attr): `self.f = ...`
         self.created: set = set()  # ids of creation expressions already collected
+        self.aliases: List[ast.AST] = []  # `f = g` / `f = Cls.g` assignments of a plain name
 
     def run(self) -> FileModel:
         calls: List[ast.Call] = []
@@ -177,6 +178,9 @@ class _Collector:
         else:
             return
         value = node.value
+        if isinstance(value, (ast.Name, ast.Attribute)) and isinstance(target, ast.Name):
+            self.aliases.append(node)  # `f = _f`, `f = Ops.f`: read once every derivative is known
+            return
         if not isinstance(value, ast.Call) or not value.args:
             return
         scope = self.index.scope_of(node)
@@ -490,9 +494,15 @@ class _Collector:
 
     def _factory_results(self, calls: List[ast.Call]) -> None:
         """`f = make_f(...)` (or `f = Layer(...).build()`), where the function called makes a
-        custom derivative and returns it (jax-fem's `ad_wrapper`, a layer's method): the name
-        bound to the result is that derivative, so its call sites, transforms and arguments are
-        read as the derivative's own."""
+        custom derivative and returns it (jax-fem's `ad_wrapper`, a layer's method), and `f = g`
+        or `f = Ops.g` naming one: the name bound is that derivative, so its call sites,
+        transforms and arguments are read as the derivative's own."""
+        for node in self.aliases if self.by_binding else ():
+            if node not in self.by_binding:
+                d = self.derivative_of(node.value, self.index.scope_of(node))  # type: ignore[attr-defined]
+                if d is not None and node not in (d.anchor, d.primal):
+                    self.by_binding[node] = d
+                    d.bound_at.append(node)
         made = {d.enclosing: d for d in self.derivatives if d.enclosing is not None}
         if not made:
             return

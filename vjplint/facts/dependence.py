@@ -135,7 +135,8 @@ def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[ast.AST]) -> 
     calls = {s.call.func for s in d.call_sites}
     own = rules | ({d.primal} if d.primal is not None else set()) | {d.creation}  # `f = custom_vjp(f)`
     # `f = make_f()`: the factory's `return f` hands it to those names, whose uses are read as its own
-    made = {t.id for a in d.bound_at for t in a.targets} if d.bound_at else set()  # type: ignore[attr-defined]
+    made = {t.id for a in d.bound_at for t in getattr(a, "targets", [getattr(a, "target", None)])
+            if isinstance(t, ast.Name)}
     for node in walk(model.module if made else d.enclosing or model.module):
         if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or node in calls:
             continue
