@@ -79,6 +79,7 @@ class _Collector:
         self.by_attribute: Dict[Tuple[object, str], CustomDerivative] = {}  # (class scope, attr): `self.f = ...`
         self.created: set = set()  # ids of creation expressions already collected
         self.aliases: List[ast.AST] = []  # `f = g` / `f = Cls.g` assignments of a plain name
+        self.results: List[ast.AST] = []  # `f = call(...)` assignments of a plain name
 
     def run(self) -> FileModel:
         calls: List[ast.Call] = []
@@ -95,7 +96,7 @@ class _Collector:
                 self._from_assignment(node)  # type: ignore[arg-type]
         for call in calls:
             self._from_call(call)
-        self._factory_results(calls)
+        self._factory_results()
         for node in functions:
             self._decorator_registrations(node)
             self._traced_by_decorator(node)
@@ -181,6 +182,8 @@ class _Collector:
         if isinstance(value, (ast.Name, ast.Attribute)) and isinstance(target, ast.Name):
             self.aliases.append(node)  # `f = _f`, `f = Ops.f`: read once every derivative is known
             return
+        if isinstance(value, ast.Call) and isinstance(target, ast.Name):
+            self.results.append(node)  # `f = make_f(...)`: a factory's result, read once derivatives are known
         if not isinstance(value, ast.Call) or not value.args:
             return
         scope = self.index.scope_of(node)
@@ -492,7 +495,7 @@ class _Collector:
                         rule.registered, rule.node = rule.node, target
                         # the name stays the registered one: JAX names it in its errors
 
-    def _factory_results(self, calls: List[ast.Call]) -> None:
+    def _factory_results(self) -> None:
         """`f = make_f(...)` (or `f = Layer(...).build()`), where the function called makes a
         custom derivative and returns it (jax-fem's `ad_wrapper`, a layer's method), and `f = g`
         or `f = Ops.g` naming one: the name bound is that derivative, so its call sites,
@@ -506,10 +509,9 @@ class _Collector:
         made = {d.enclosing: d for d in self.derivatives if d.enclosing is not None}
         if not made:
             return
-        for call in calls:
-            parent = self.index.parent(call)
-            if not (isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1
-                    and isinstance(parent.targets[0], ast.Name)) or parent in self.by_binding:
+        for parent in self.results:
+            call = parent.value  # type: ignore[attr-defined]
+            if parent in self.by_binding:
                 continue
             fn = self._callee(call.func, self.index.scope_of(call))
             d = made.get(fn) if fn is not None else None
