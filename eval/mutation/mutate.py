@@ -1226,6 +1226,14 @@ def _class_body(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     stmts = _moved_definition(tree, d)
     if stmts is None:
         return None
+    # a function of a class body does not see the body's other names (the primal calling its fwd
+    # by name): only the custom function itself, re-exported at module level, stays reachable
+    names = {s.name for s in stmts if isinstance(s, ast.FunctionDef)} - {d.name}
+    for fn in [s for s in stmts if isinstance(s, ast.FunctionDef)] + [n for s in stmts for n in ast.walk(s)
+                                                                      if isinstance(n, ast.Lambda)]:
+        inner = fn.body if isinstance(fn, ast.FunctionDef) else [fn.body]
+        if any(isinstance(n, ast.Name) and n.id in names for st in inner for n in ast.walk(st)):
+            return None
     at = tree.body.index(stmts[0])
     tree.body = [s for s in tree.body if not any(s is m for m in stmts)]
     cls = ast.ClassDef(name="_Ops", bases=[], keywords=[], body=stmts, decorator_list=[], type_params=[], lineno=0)
