@@ -480,6 +480,11 @@ def _nondiff_move(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
         if any(u is None or len(u.targets[0].elts) != len(d.diff_positions) for u in ups):
             return None
         dropped = ups[1].targets[0].elts[diff_index]
+        primal_name = ups[0].targets[0].elts[diff_index]
+        # the rule's own name for the moved argument (`M, e = primals` for a primal's `ecc`) becomes its
+        # parameter, as a user would write it; the rule's body reads that name
+        if isinstance(primal_name, ast.Name) and primal_name.id != pname and primal_name.id not in names:
+            pname = primal_name.id
         for u in ups:
             u.targets[0].elts.pop(diff_index)
         if isinstance(dropped, ast.Name):  # the moved argument's tangent is zero now, as a user would write
@@ -1160,6 +1165,80 @@ def _neutral(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
                     n.id = mapping[n.id]
         done = True
     return "names" if done else None
+
+
+def _moved_definition(tree: ast.Module, d: Deriv) -> Optional[List[ast.stmt]]:
+    """The module-level statements that make the custom derivative (its primal, creator, rules
+    and registration), in order; None when one of them is not at module level, or when the rest
+    of the module reads a rule by name (it could not see it once the statements move)."""
+    parts: List[ast.AST] = [d.primal, d.creator_stmt, d.reg_stmt, d.reg_decorated]
+    parts += [fn for _, fn in _rule_defs(d) if isinstance(fn, ast.FunctionDef)]
+    stmts = [s for s in tree.body if any(s is p for p in parts if p is not None)]
+    wanted = [p for p in parts if p is not None and not isinstance(p, ast.Lambda)]
+    if len(stmts) != len({id(p) for p in wanted}):
+        return None
+    names = {s.name for s in stmts if isinstance(s, ast.FunctionDef)} - {d.name}
+    rest = [s for s in tree.body if not any(s is m for m in stmts)]
+    if any(isinstance(n, ast.Name) and n.id in names for s in rest for n in ast.walk(s)):
+        return None
+    return stmts
+
+
+def _enclose(tree: ast.Module, d: Deriv, make: Callable[[List[ast.stmt]], List[ast.stmt]]) -> Optional[str]:
+    stmts = _moved_definition(tree, d)
+    if stmts is None:
+        return None
+    at = tree.body.index(stmts[0])
+    tree.body = [s for s in tree.body if not any(s is m for m in stmts)]
+    tree.body[at:at] = make(stmts + [ast.Return(ast.Name(d.name, ast.Load()))])
+    return "definition"
+
+
+@spelling("factory", "the definition (primal, rules, registration) made inside a factory function that returns it, "
+          "called once at module level (jax-fem's `ad_wrapper`, cola's `iterative_autograd`)")
+def _factory(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    maker = f"_make_{d.name}"
+
+    def make(body: List[ast.stmt]) -> List[ast.stmt]:
+        fn = ast.FunctionDef(name=maker, args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                             defaults=[]),
+                             body=body, decorator_list=[], returns=None, type_params=[], lineno=0)
+        return [fn, ast.Assign([ast.Name(d.name, ast.Store())], expr(f"{maker}()"), lineno=0)]
+    return _enclose(tree, d, make)
+
+
+@spelling("method", "the definition made inside a method of a class, on an instance made once at module level "
+          "(trax's layers, ott's solvers)")
+def _method(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    def make(body: List[ast.stmt]) -> List[ast.stmt]:
+        args = ast.arguments(posonlyargs=[], args=[ast.arg("self")], kwonlyargs=[], kw_defaults=[], defaults=[])
+        fn = ast.FunctionDef(name="build", args=args, body=body, decorator_list=[], returns=None, type_params=[],
+                             lineno=0)
+        cls = ast.ClassDef(name=f"_{d.name}_layer", bases=[], keywords=[], body=[fn], decorator_list=[],
+                           type_params=[], lineno=0)
+        return [cls, ast.Assign([ast.Name(d.name, ast.Store())], expr(f"_{d.name}_layer().build()"), lineno=0)]
+    return _enclose(tree, d, make)
+
+
+@spelling("class_body", "the definition (primal, rules, registration) in a class body, read as `Ops.f` "
+          "(a namespace class of kernels, as flax's and praxis's ops modules keep them)")
+def _class_body(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    stmts = _moved_definition(tree, d)
+    if stmts is None:
+        return None
+    # a function of a class body does not see the body's other names (the primal calling its fwd
+    # by name): only the custom function itself, re-exported at module level, stays reachable
+    names = {s.name for s in stmts if isinstance(s, ast.FunctionDef)} - {d.name}
+    for fn in [s for s in stmts if isinstance(s, ast.FunctionDef)] + [n for s in stmts for n in ast.walk(s)
+                                                                      if isinstance(n, ast.Lambda)]:
+        inner = fn.body if isinstance(fn, ast.FunctionDef) else [fn.body]
+        if any(isinstance(n, ast.Name) and n.id in names for st in inner for n in ast.walk(st)):
+            return None
+    at = tree.body.index(stmts[0])
+    tree.body = [s for s in tree.body if not any(s is m for m in stmts)]
+    cls = ast.ClassDef(name="_Ops", bases=[], keywords=[], body=stmts, decorator_list=[], type_params=[], lineno=0)
+    tree.body[at:at] = [cls, ast.Assign([ast.Name(d.name, ast.Store())], expr(f"_Ops.{d.name}"), lineno=0)]
+    return "definition"
 
 
 # ----------------------------------------------------------------------------- driving

@@ -87,6 +87,8 @@ class _Collector:
         self.traced: Dict[FunctionNode, TracedFunction] = {}
         self.by_attribute: Dict[Tuple[object, str], CustomDerivative] = {}  # (class scope, attr): `self.f = ...`
         self.created: set = set()  # ids of creation expressions already collected
+        self.aliases: List[ast.AST] = []  # `f = g` / `f = Cls.g` assignments of a plain name
+        self.results: List[ast.AST] = []  # `f = call(...)` assignments of a plain name
 
     def run(self) -> FileModel:
         calls: List[ast.Call] = []
@@ -103,6 +105,7 @@ class _Collector:
                 self._from_assignment(node)  # type: ignore[arg-type]
         for call in calls:
             self._from_call(call)
+        self._factory_results()
         for node in functions:
             self._decorator_registrations(node)
             self._traced_by_decorator(node)
@@ -185,6 +188,11 @@ class _Collector:
         else:
             return
         value = node.value
+        if isinstance(value, (ast.Name, ast.Attribute)) and isinstance(target, ast.Name):
+            self.aliases.append(node)  # `f = _f`, `f = Ops.f`: read once every derivative is known
+            return
+        if isinstance(value, ast.Call) and isinstance(target, ast.Name):
+            self.results.append(node)  # `f = make_f(...)`: a factory's result, read once derivatives are known
         if not isinstance(value, ast.Call) or not value.args:
             return
         scope = self.index.scope_of(node)
@@ -496,6 +504,54 @@ class _Collector:
                         rule.registered, rule.node = rule.node, target
                         # the name stays the registered one: JAX names it in its errors
 
+    def _factory_results(self) -> None:
+        """`f = make_f(...)` (or `f = Layer(...).build()`), where the function called makes a
+        custom derivative and returns it (jax-fem's `ad_wrapper`, a layer's method), and `f = g`
+        or `f = Ops.g` naming one: the name bound is that derivative, so its call sites,
+        transforms and arguments are read as the derivative's own."""
+        for node in self.aliases if self.by_binding else ():
+            if node not in self.by_binding:
+                d = self.derivative_of(node.value, self.index.scope_of(node))  # type: ignore[attr-defined]
+                if d is not None and node not in (d.anchor, d.primal):
+                    self.by_binding[node] = d
+                    d.bound_at.append(node)
+        made = {d.enclosing: d for d in self.derivatives if d.enclosing is not None}
+        if not made:
+            return
+        for parent in self.results:
+            call = parent.value  # type: ignore[attr-defined]
+            if parent in self.by_binding:
+                continue
+            fn = self._callee(call.func, self.index.scope_of(call))
+            d = made.get(fn) if fn is not None else None
+            if d is not None and self._returns_only(fn, d):  # type: ignore[arg-type]
+                self.by_binding[parent] = d
+                d.bound_at.append(parent)
+
+    def _callee(self, func: ast.expr, scope: Scope) -> Optional[FunctionNode]:
+        """The def a call runs: `make(...)`, or `Cls(...).method` / `Cls.method` of a class here."""
+        if isinstance(func, ast.Name):
+            return next((b.node for b in self.index.lookup(func.id, scope) if b.kind == "def"), None)
+        if isinstance(func, ast.Attribute):
+            owner = func.value.func if isinstance(func.value, ast.Call) else func.value
+            if isinstance(owner, ast.Name):
+                for b in self.index.lookup(owner.id, scope):
+                    if b.kind == "class":
+                        cls_scope = self.index.scopes.get(b.node)
+                        found = cls_scope.bindings.get(func.attr, []) if cls_scope is not None else []
+                        return next((x.node for x in found if x.kind == "def"), None)
+        return None
+
+    def _returns_only(self, fn: ast.FunctionDef, d: CustomDerivative) -> bool:
+        """Every `return` of `fn` (its own, not a nested function's) returns the name of `d`."""
+        returns = [n for n in self.index.of_node(_own_returns, fn)]
+        if not returns:
+            return False
+        for ret in returns:
+            if not isinstance(ret.value, ast.Name) or self.derivative_of(ret.value, self.index.scope_of(ret)) is not d:
+                return False
+        return True
+
     # -- registrations and call sites -----------------------------------------------------
     def _registration_call(self, call: ast.Call) -> None:
         func = call.func
@@ -632,3 +688,17 @@ def _method_fits(d: CustomDerivative, method: str) -> bool:
     if method not in API_REGISTRATION_METHODS.get(d.api, REGISTRATION_METHODS):
         return False
     return (d.kind == "vjp") == (method in ("defvjp", "def_fwd", "def_bwd"))
+
+
+def _own_returns(fn: ast.AST) -> List[ast.Return]:
+    """The `return` statements of `fn`'s own body (a nested function's are its own)."""
+    out: List[ast.Return] = []
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return):
+            out.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out

@@ -138,11 +138,19 @@ def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[ast.AST]) -> 
     runs no custom rule.)"""
     calls = {s.call.func for s in d.call_sites}
     own = rules | ({d.primal} if d.primal is not None else set()) | {d.creation}  # `f = custom_vjp(f)`
-    for node in walk(d.enclosing or model.module):
-        if not (isinstance(node, ast.Name) and node.id == d.name and isinstance(node.ctx, ast.Load)) \
-                or node in calls:
+    # `f = make_f()`: the factory's `return f` hands it to those names, whose uses are read as its own
+    made = {t.id for a in d.bound_at for t in getattr(a, "targets", [getattr(a, "target", None)])
+            if isinstance(t, ast.Name)}
+    for node in walk(model.module if made else d.enclosing or model.module):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or node in calls:
+            continue
+        if node.id != d.name and not (node.id in made and model.facts.derivative_named(node) is d):
             continue
         parent = model.index.parent(node)
+        if made and isinstance(parent, ast.Return) and model.index.enclosing_function(parent) is d.enclosing:
+            continue
+        if made and node.id == d.name and model.facts.derivative_named(node) is not d:
+            continue  # another binding of the same name
         if isinstance(parent, ast.Attribute) and parent.attr in REGISTRATION_ATTRIBUTES:
             continue
         if any(a in own for a in model.index.ancestors(node)):

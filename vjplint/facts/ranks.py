@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FunctionNode
@@ -302,3 +302,31 @@ def ranks(model: "FileModel", fn: FunctionNode, env: Dict[str, Rank], calls: Opt
           seqs: Optional[Dict[str, List[Rank]]] = None) -> Ranks:
     """Ranks of expressions inside `fn`, given the ranks `env` of some of its names: a fresh analysis."""
     return Ranks(model, fn, env, calls, seqs)
+
+
+@query(memo=False)
+def paired_leaves(primal: ast.expr, tangent: ast.expr) -> List[Tuple[ast.expr, ast.expr]]:
+    """A rule's primal and tangent outputs paired leaf by leaf where both are tuple or list
+    literals of one length (`(sinf, cosf), (sinf_dot, cosf_dot)`), else the pair itself."""
+    if isinstance(primal, (ast.Tuple, ast.List)) and isinstance(tangent, (ast.Tuple, ast.List)) \
+            and len(primal.elts) == len(tangent.elts) and primal.elts:
+        return [pair for p, t in zip(primal.elts, tangent.elts) for pair in paired_leaves(p, t)]
+    return [(primal, tangent)]
+
+
+@query(memo=False)
+def scaled_by(operand: ast.expr, value: ast.expr) -> List[str]:
+    """`[name]` when `value` is a name that `operand` combines elementwise with arithmetic
+    (`cosf * f_dot`, `-(c + t) / 2`): the operand has at least that name's rank. Empty otherwise."""
+    if not isinstance(value, ast.Name):
+        return []
+    todo = [operand]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, ast.Name) and e.id == value.id:
+            return [value.id]
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Mult, ast.Div, ast.Add, ast.Sub)):
+            todo += [e.left, e.right]
+        elif isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+            todo.append(e.operand)
+    return []

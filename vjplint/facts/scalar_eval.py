@@ -21,7 +21,7 @@ import math
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from vjplint.model.file_model import FileModel
-from vjplint.model.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.facts.registry import query
 
 PREFIXES = ("jax.numpy.", "numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.", "math.")
@@ -120,6 +120,19 @@ class ScalarEvaluator:
             raise Unsupported(f"fails on these values ({type(exc).__name__})") from exc
         finally:
             self._depth -= 1
+
+    def bound_values(self, rule: Any) -> Optional[List[Any]]:
+        """The values a `functools.partial(rule, a, ...)` registration binds before JAX's arguments
+        (`[]` for a plain rule), when they are literals (`partial(bwd, None)`, a configuration);
+        None when they cannot be evaluated (a function, a keyword, nested partials)."""
+        if not rule.bound_positional:
+            return [] if not rule.bound_keywords else None
+        call = rule.expr
+        if rule.bound_keywords or not isinstance(call, ast.Call) or len(call.args) - 1 != rule.bound_positional:
+            return None
+        if not all(isinstance(a, ast.Constant) and not isinstance(a.value, (str, bytes)) for a in call.args[1:]):
+            return None
+        return [self._expr(a, {}) for a in call.args[1:]]
 
     def env_at(self, fn: FunctionNode, args: Dict[str, Any], stop: ast.stmt,
                pinned: Dict[str, float]) -> Dict[str, Any]:
@@ -233,8 +246,10 @@ class ScalarEvaluator:
     def _call(self, e: ast.Call, env: Dict[str, Any]) -> Any:
         if e.keywords or any(isinstance(a, ast.Starred) for a in e.args):
             raise Unsupported("keyword or starred arguments")
-        if isinstance(e.func, ast.Name) and e.func.id not in env and e.func.id in self.module_defs():
-            return self.call(self.module_defs()[e.func.id], [self._expr(a, env) for a in e.args])
+        if isinstance(e.func, ast.Name) and e.func.id not in env:
+            callee = self._callee(e.func)
+            if callee is not None:
+                return self.call(callee, [self._expr(a, env) for a in e.args])
         q = self.model.index.qualname(e.func) or ""
         if not q.startswith(PREFIXES):
             raise Unsupported(f"a call of `{q or self.model.quote(e.func, 30)}`")
@@ -249,6 +264,17 @@ class ScalarEvaluator:
         if tail in BINARY and len(args) == 2:
             return self._number(BINARY[tail](self._float(args[0]), self._float(args[1])))
         raise Unsupported(f"`{tail}`")
+
+    def _callee(self, name: ast.Name) -> Optional[FunctionNode]:
+        """The function a called name runs: a module-level function bound once, a def or lambda
+        bound once in the call's scope (a factory's or method's own), or a custom derivative's
+        primal (`f = jax.custom_vjp(f)`, fwd calling `f`: the primal's value is the output's)."""
+        if name.id in self.module_defs():
+            return self.module_defs()[name.id]
+        d = self.model.facts.derivative_named(name)
+        if d is not None:
+            return d.primal
+        return named_function(self.model.index, name)
 
     def _global(self, e: ast.expr) -> float:
         """A module constant, or pi and e from math, numpy or jax.numpy."""

@@ -152,6 +152,8 @@ class CustomDerivative:
     bound_self: bool = False  # `jax.custom_vjp(self._f)`: the primal's first parameter is bound
     #                           (or, with bound_count, `functools.partial(f, cfg)`'s leading ones)
     bound_count: int = 1  # how many leading parameters are bound when bound_self (a partial's arguments)
+    # `f = make_f(...)`: assignments of a factory's (or a method's) result, the derivative it made and returned
+    bound_at: List[ast.AST] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -213,7 +215,7 @@ class _Lookups:
         self.order = {d: i for i, d in enumerate(derivatives)}
         self.via = [d for d in derivatives if getattr(d, "via", "")]
         for d in derivatives:
-            for node in (d.primal, d.anchor):  # the first derivative a node belongs to answers
+            for node in (d.primal, d.anchor, *d.bound_at):  # the first derivative a node belongs to answers
                 if node is not None:
                     self.by_node.setdefault(node, d)
             self.by_name.setdefault((d.name, d.enclosing), []).append(d)

@@ -89,7 +89,7 @@ ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.rand
 # The same plus jax.image: a default or argument made here is an array.
 ARRAY_VALUE_NAMESPACES = (*ARRAY_NAMESPACES, "jax.image.")
 # Namespaces of the ARRAY_FUNCTIONS below (each returns one array, never a tuple).
-ONE_ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.")
+ONE_ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.", "jax.scipy.linalg.")
 # Host-side numerics: a tracer passed here fails, so a value passed here is concrete.
 HOST_NAMESPACES = ("numpy.", "math.")
 # Array constructors at a call site (`f(jnp.ones(3))`): the argument is an array.
@@ -122,4 +122,5 @@ signbit sin sinc sinh sqrt square squeeze stack std subtract sum swapaxes take t
 tensordot tile trace transpose tril triu true_divide var vdot zeros zeros_like relu sigmoid softplus
 log_sigmoid softmax log_softmax gelu silu swish elu selu celu leaky_relu logsumexp one_hot rsqrt mul sub
 div neg pow integer_pow dot_general convert_element_type broadcast_in_dim erf erfc erf_inv lgamma digamma
-""".split())
+solve inv det pinv cholesky solve_triangular cho_solve expm matrix_power tensorsolve tensorinv cross norm
+""".split())  # the last line: jnp.linalg / jax.scipy.linalg (eigh, svd, qr, slogdet, lstsq, cho_factor give tuples)

@@ -5,7 +5,7 @@ the enclosing function, and the first numeric use of a name (arithmetic, a compa
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.jaxapi import ARRAY_NAMESPACES
@@ -53,3 +53,46 @@ def captured_names(model: FileModel, fn: FunctionNode, enclosing: FunctionNode) 
                 if all(b.kind not in ("def", "class", "import") for b in bindings):
                     names.append(node.id)
     return names
+
+
+def traced_instance_method(model: FileModel, arg: ast.expr) -> Optional[Tuple[str, str, ast.Call, str]]:
+    """`self.method` handed on inside a method of a class `C` (a layer's `apply(self.act, x)`),
+    where `method` reads `self.<field>` and a `C(...)` built in this module holds a traced value in
+    that field (`Model(w)` in a function `jax.grad` traces): (method, field, that construction,
+    why its field is traced). None otherwise."""
+    if not (isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name)):
+        return None
+    cls, method = _method_of_self(model, arg.value)
+    if cls is None or method is None:
+        return None
+    target = next((b.node for b in model.index.scopes[cls].bindings.get(arg.attr, []) if b.kind == "def"), None)
+    if not isinstance(target, (ast.FunctionDef, ast.AsyncFunctionDef)) or not target.args.args:
+        return None
+    me = target.args.args[0].arg
+    read = {n.attr for n in walk(target) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == me}
+    values = model.facts.values()
+    for call in model.facts.calls_of_name(cls.name):  # type: ignore[attr-defined]
+        kind = values.of(call)
+        if kind.node is not cls:
+            continue
+        for field, inner in kind.fields:
+            leaf = inner.traced_leaf()
+            if field in read and leaf is not None:
+                return arg.attr, field, call, leaf[1]
+    return None
+
+
+def _method_of_self(model: FileModel, name: ast.Name) -> Tuple[Optional[ast.ClassDef], Optional[FunctionNode]]:
+    """(class, method) when `name` is the first parameter of the method of a class it is read in."""
+    for binding in model.index.lookup(name.id, model.index.scope_of(name)):
+        if binding.kind != "param":
+            continue
+        for scope in model.index.scope_of(name).chain():
+            if scope.is_function and scope.parent is not None and scope.parent.is_class:
+                fn = scope.node
+                first = (fn.args.posonlyargs + fn.args.args)[:1]  # type: ignore[union-attr]
+                if first and first[0] is binding.node and isinstance(scope.parent.node, ast.ClassDef):
+                    return scope.parent.node, fn  # type: ignore[return-value]
+                return None, None
+    return None, None

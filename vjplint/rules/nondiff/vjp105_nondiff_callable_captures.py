@@ -10,7 +10,7 @@ from vjplint.rules.base import Rule
 from vjplint.rules.helpers import function_name
 from vjplint.model.semantic import FunctionNode
 from vjplint.facts.kinds import ARRAY, CALLABLE, MAYBE, RECORD, UNKNOWN, Kind
-from vjplint.rules.nondiff._local_callables import captured_names, local_function, numeric_use
+from vjplint.rules.nondiff._local_callables import captured_names, local_function, numeric_use, traced_instance_method
 
 
 class NondiffCallableCaptures(Rule):
@@ -114,6 +114,16 @@ def outer(c):
                                      f"differentiating with respect to it raises UnexpectedTracerError, and "
                                      f"grad of a jit fails with 'No constant handler'. Use "
                                      f"`jax.closure_convert` and pass the constants as arguments")
+                    continue
+                held = traced_instance_method(self.model, arg) if traced is None else None
+                if held is not None:
+                    method, field, built, why = held
+                    self.report(arg, f"the bound method `{self.model.quote(arg, 40)}` passed as nondiff `{name}` of "
+                                     f"`{d.name}` reads `self.{field}`, and `{self.model.quote(built, 40)}` (line "
+                                     f"{built.lineno}) holds a traced value there ({why}): differentiating with respect to it "
+                                     f"raises {_may_raise(d.kind)}. Pass the object's arrays as "
+                                     f"differentiable arguments, or `jax.closure_convert` the method and pass the "
+                                     f"constants as arguments")
                     continue
                 kind = self._values.of(arg)
                 if kind.tag == CALLABLE and kind.captures:

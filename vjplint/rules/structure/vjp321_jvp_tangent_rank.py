@@ -146,41 +146,46 @@ def f_jvp(primals, tangents):
         for _, value in self.model.facts.returns_of(rule.node):
             if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != 2:
                 continue
-            primal_out, tangent_out = value.elts
-            rp, rt = ranks.of(primal_out), ranks.of(tangent_out)
-            if self.model.facts.differ(rp, rt):
-                assert rp is not None and rt is not None
-                relative = rp if rp.base is not None else rt
-                needs = "" if rp.base == rt.base else f" (its `axis=` needs `{relative.base}` of rank " \
-                                                      f"{relative.floor} or more)"
-                self.report(tangent_out, f"{self._returns(d, rule, primal_out, rp, tangent_out, rt)}{needs}: the tangent "
-                                         f"must have the primal output's shape, so differentiating `{d.name}` (jvp, "
-                                         f"grad, jacfwd) raises {SHAPE_ERROR}; index or reduce the tangent as the "
-                                         f"primal output is")
-                continue
-            relative = self.model.facts.agree_only_at_floor(rp, rt)
-            if relative is not None:
-                assert rp is not None and rt is not None and relative.base is not None
-                self.report(tangent_out, f"{self._returns(d, rule, primal_out, rp, tangent_out, rt)}: they agree "
-                                         f"only when `{relative.base}` has rank {relative.floor} (the least the "
-                                         f"primal's `axis=` allows), so differentiating `{d.name}` with a "
-                                         f"`{relative.base}` of more axes (a batch) may raise {SHAPE_ERROR}; reduce "
-                                         f"the tangent over the same axes as the primal output",
-                            severity=Severity.WARNING)
-                continue
-            reduced = self._reduced_operand(tangent_out)
-            if reduced is None or rp is not None and rp.base is None:
-                continue  # not a reduction over every axis (a scalar whatever its operand), or a scalar primal
-            shared = sorted(ranks.at_least(reduced) & ranks.at_least(primal_out))
-            if shared:
-                base = shared[0]
-                self.report(tangent_out, (
-                    f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns a tangent "
-                    f"`{self.quote(tangent_out, 40)}`, reduced over every axis to a scalar, with a primal output "
-                    f"`{self.quote(primal_out, 40)}` of at least the rank of `{base}` (elementwise in it): they "
-                    f"agree only when `{base}` is a scalar, where the reduction does nothing, so differentiating "
-                    f"`{d.name}` with an array `{base}` may raise {SHAPE_ERROR}; drop the reduction (or reduce the "
-                    f"primal output the same way)"), severity=Severity.WARNING)
+            for primal_out, tangent_out in self.model.facts.paired_leaves(*value.elts):
+                self._check_pair(d, rule, ranks, primal_out, tangent_out)
+
+    def _check_pair(self, d: CustomDerivative, rule: RuleFunction, ranks: Ranks, primal_out: ast.expr,
+                    tangent_out: ast.expr) -> None:
+        rp, rt = ranks.of(primal_out), ranks.of(tangent_out)
+        if self.model.facts.differ(rp, rt):
+            assert rp is not None and rt is not None
+            relative = rp if rp.base is not None else rt
+            needs = "" if rp.base == rt.base else f" (its `axis=` needs `{relative.base}` of rank " \
+                                                  f"{relative.floor} or more)"
+            self.report(tangent_out, f"{self._returns(d, rule, primal_out, rp, tangent_out, rt)}{needs}: the tangent "
+                                     f"must have the primal output's shape, so differentiating `{d.name}` (jvp, "
+                                     f"grad, jacfwd) raises {SHAPE_ERROR}; index or reduce the tangent as the "
+                                     f"primal output is")
+            return
+        relative = self.model.facts.agree_only_at_floor(rp, rt)
+        if relative is not None:
+            assert rp is not None and rt is not None and relative.base is not None
+            self.report(tangent_out, f"{self._returns(d, rule, primal_out, rp, tangent_out, rt)}: they agree "
+                                     f"only when `{relative.base}` has rank {relative.floor} (the least the "
+                                     f"primal's `axis=` allows), so differentiating `{d.name}` with a "
+                                     f"`{relative.base}` of more axes (a batch) may raise {SHAPE_ERROR}; reduce "
+                                     f"the tangent over the same axes as the primal output",
+                        severity=Severity.WARNING)
+            return
+        reduced = self._reduced_operand(tangent_out)
+        if reduced is None or rp is not None and rp.base is None:
+            return  # not a reduction over every axis (a scalar whatever its operand), or a scalar primal
+        shared = sorted(ranks.at_least(reduced) & ranks.at_least(primal_out)) or \
+            self.model.facts.scaled_by(reduced, primal_out)
+        if shared:
+            base = shared[0]
+            self.report(tangent_out, (
+                f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns a tangent "
+                f"`{self.quote(tangent_out, 40)}`, reduced over every axis to a scalar, with a primal output "
+                f"`{self.quote(primal_out, 40)}` of at least the rank of `{base}` (elementwise in it): they "
+                f"agree only when `{base}` is a scalar, where the reduction does nothing, so differentiating "
+                f"`{d.name}` with an array `{base}` may raise {SHAPE_ERROR}; drop the reduction (or reduce the "
+                f"primal output the same way)"), severity=Severity.WARNING)
 
     def _reduced_operand(self, e: ast.expr) -> Optional[ast.expr]:
         """What `e` reduces over every axis (`jnp.sum(v)`, `v.mean()`), if it is such a reduction."""

@@ -11,6 +11,9 @@ from vjplint.rules.helpers import fixed_float_cast, rule_label
 
 # The half-precision dtypes: a tangent computed from float32 inputs is not one of them.
 LOW = frozenset({"float16", "bfloat16"})
+FWD_ERROR = ("TypeError \"Custom VJP fwd rule ... must produce a pair (list or tuple of length two) where the first element "
+             "represents the primal output (equal to the output of the custom_vjp-decorated function ...) ... the fwd rule "
+             "output's first element had shapes/dtypes of ...\"")
 JAX_ERROR = ("TypeError \"Custom JVP rule must produce primal and tangent outputs with corresponding shapes and "
              "dtypes\"")
 
@@ -22,7 +25,9 @@ class JvpPrimalOutLowPrecision(Rule):
     (`y.astype(jnp.bfloat16)`, `jnp.asarray(y, jnp.float16)`, `jnp.bfloat16(y)`) while the tangent
     output is not cast to that dtype. A cast to a dtype read from a value (`y.astype(x.dtype)`),
     a cast of both outputs to the same dtype, and a cast nested inside other arithmetic stay
-    silent, as do casts to float32/float64 (the usual dtype of the tangent too).
+    silent, as do casts to float32/float64 (the usual dtype of the tangent too). Likewise a
+    `jax.custom_vjp` fwd that returns its primal output cast to half precision where the
+    function itself does not (and does not return fwd's own output).
 
     ## Why is this bad?
     A jvp rule's tangent output must have the tangent dtype of its primal output. A tangent
@@ -33,7 +38,10 @@ class JvpPrimalOutLowPrecision(Rule):
         TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding
         shapes and dtypes. Expected bfloat16[3] (tangent type of bfloat16[3]) but got float32[3]
 
-    It runs only when every input is already in that dtype, hence "may".
+    It runs only when every input is already in that dtype, hence "may". For a fwd, JAX's check
+    runs only where the primal is traced as well (`jax.grad(jax.jit(f))`: "the fwd rule output's
+    first element had shapes/dtypes of ..."); under plain `grad` the half-precision output flows
+    on and the values silently lose precision (heldout3's `fwd_primal_bf16`, labelled on JAX).
 
     ## Example
     ```python
@@ -59,10 +67,10 @@ class JvpPrimalOutLowPrecision(Rule):
     CODE = "VJP340"
     NAME = "jvp-primal-out-low-precision"
     SEVERITY = Severity.WARNING
-    TRIGGERS = (b"custom_jvp",)
+    TRIGGERS = (b"custom_jvp", b"custom_vjp")
     NEEDS = re.compile("float16")  # float16 and bfloat16, as a string or an attribute
     APIS = frozenset({"jax"})
-    KINDS = frozenset({"jvp"})
+    KINDS = frozenset({"jvp", "vjp"})
 
     INVALID = ['''
 import jax
@@ -95,6 +103,9 @@ def f_jvp(primals, tangents):
         self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
+        if d.kind == "vjp":
+            self._check_fwd(d)
+            return
         for reg in d.registrations:
             if reg.method != "defjvp":
                 continue
@@ -122,3 +133,27 @@ def f_jvp(primals, tangents):
                 f"output's dtype, so unless every input of `{d.name}` is already {dtype}, `jax.jvp`/`jax.grad` "
                 f"of `{d.name}` may raise {JAX_ERROR}; return the primal output in its own dtype, or cast the "
                 f"tangent to {dtype} too"))
+
+    def _check_fwd(self, d: CustomDerivative) -> None:
+        """A custom_vjp's fwd returning its primal output cast to half precision where the primal
+        function returns its own dtype: the output JAX hands on is the fwd's, in another dtype."""
+        fwd = d.rule("fwd")
+        if fwd is None or fwd.node is None or fwd.node in self._done or d.primal is None:
+            return
+        self._done.add(fwd.node)
+        own = {fixed_float_cast(self.model, v) for _, v in self.model.facts.returns_of(d.primal) if v is not None}
+        calls = {n.func.id for n in self.model.facts.calls_in(d.primal) if isinstance(n.func, ast.Name)}
+        if fwd.name in calls:
+            return  # the primal returns what fwd does (`return f_fwd(x)[0]`): the dtypes agree
+        for _, value in self.model.facts.returns_of(self.model.facts.through_wrapper(fwd.node)):
+            if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != 2:
+                continue
+            dtype = fixed_float_cast(self.model, value.elts[0])
+            if dtype not in LOW or dtype in own:
+                continue
+            self.report(value.elts[0], (
+                f"{rule_label(fwd, 'fwd')} of {d.label} `{d.name}` returns the primal output "
+                f"`{self.quote(value.elts[0], 50)}`, cast to {dtype}, where `{d.name}` itself returns its own "
+                f"dtype: under `jax.grad` the output is the fwd's, so it is silently {dtype} (precision lost), and "
+                f"where the primal is traced too (`jax.grad(jax.jit(...))`) JAX raises {FWD_ERROR}; return the "
+                f"output in the primal's dtype (cast inside the computation, not the result)"))

@@ -152,15 +152,15 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
     # custom_vjp: bwd(fwd's residuals, 1.0) against the primal's slope.
     def _check_vjp(self, ev: ScalarEvaluator, d: CustomDerivative, params: List[str], fwd: RuleFunction,
                    bwd: RuleFunction) -> None:
-        if not _plain(fwd) or not _plain(bwd):
+        if not _plain(fwd, ev) or not _plain(bwd, ev):
             return
         slots = [Slot(p) for p in params]
         for point in _points(len(params)):
             try:
-                fwd_out = ev.call(fwd.node, point)  # type: ignore[arg-type]
+                fwd_out = ev.call(fwd.node, ev.bound_values(fwd) + point)  # type: ignore
                 if not isinstance(fwd_out, tuple) or len(fwd_out) != 2:
                     return
-                cotangents = ev.call(bwd.node, [fwd_out[1], 1.0])  # type: ignore[arg-type]
+                cotangents = ev.call(bwd.node, ev.bound_values(bwd) + [fwd_out[1], 1.0])  # type: ignore
                 if not isinstance(cotangents, tuple) or len(cotangents) != len(params):
                     return
                 slopes = self._slopes(ev, d, point)
@@ -184,7 +184,7 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
 
     # custom_jvp: the rule's tangent for a unit tangent of each argument against the slope.
     def _check_jvp(self, ev: ScalarEvaluator, d: CustomDerivative, params: List[str], rule: RuleFunction) -> None:
-        if not _plain(rule) or rule.node is None or len(rule.signature.positional) != 2:  # type: ignore[union-attr]
+        if not _plain(rule, ev) or len(rule.effective_positional() or ()) != 2:
             return
         slots = [Slot(p) for p in params]
         for point in _points(len(params)):
@@ -195,7 +195,7 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
             for i, slot in enumerate(slots):
                 unit = tuple(1.0 if j == i else 0.0 for j in range(len(params)))
                 try:
-                    out = ev.call(rule.node, [tuple(point), unit])
+                    out = ev.call(rule.node, ev.bound_values(rule) + [tuple(point), unit])  # type: ignore
                 except Unsupported:
                     continue
                 if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], float) and slopes[i] is not None:
@@ -281,8 +281,8 @@ def _swapped(slots: List[Slot]) -> Optional[Tuple[int, int]]:
     return None
 
 
-def _plain(rule: RuleFunction) -> bool:
-    return rule.node is not None and not rule.bound_positional and not rule.bound_keywords
+def _plain(rule: RuleFunction, ev: ScalarEvaluator) -> bool:
+    return rule.node is not None and ev.bound_values(rule) is not None
 
 
 def _points(n: int) -> List[List[float]]:

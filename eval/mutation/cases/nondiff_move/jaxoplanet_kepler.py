@@ -41,10 +41,10 @@ def _kepler(M, ecc):
     return (sinf, cosf)
 
 @_kepler.defjvp
-def _(ecc, primals, tangents):
+def _(e, primals, tangents):
     M, = primals
     M_dot, = tangents
-    e_dot = jnp.zeros_like(ecc)
+    e_dot = jnp.zeros_like(e)
     sinf, cosf = _kepler(M, e)
     ecosf = e * cosf
     ome2 = 1 - e ** 2

@@ -15,10 +15,10 @@ def _zero_grad_at_zero(x):
     return x
 
 @_zero_grad_at_zero.defjvp
-def _zero_grad_at_zero_jvp(x, primals, tangents):
+def _zero_grad_at_zero_jvp(out, primals, tangents):
     () = primals
     () = tangents
-    t_out = jnp.zeros_like(x)
+    t_out = jnp.zeros_like(out)
     return (out, jnp.where(out == 0, 0, t_out))
 
 def eval_fn(x):

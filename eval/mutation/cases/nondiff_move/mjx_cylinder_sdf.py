@@ -39,10 +39,10 @@ def _cylinder_grad(x: jax.Array, size: jax.Array) -> jax.Array:
     return jp.where(a[j] < 0, gradm[j], gradb)
 
 @_cylinder.defjvp
-def cylinder_jvp(pos, primals, tangents):
+def cylinder_jvp(x, primals, tangents):
     y, = primals
     _, = tangents
-    x_dot = jnp.zeros_like(pos)
+    x_dot = jnp.zeros_like(x)
     primal_out = _cylinder(x, y)
     tangent_out = jp.dot(_cylinder_grad(x, y), x_dot)
     return (primal_out, tangent_out)

@@ -1,0 +1,30 @@
+import functools
+from functools import partial
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def apply(fn, x):
+    return fn(x)
+
+
+def apply_fwd(fn, x):
+    return fn(x), x
+
+
+def apply_bwd(fn, x, g):
+    return jax.vjp(fn, x)[1](g)
+
+
+apply.defvjp(apply_fwd, apply_bwd)
+
+def run(c, xs):
+    def step(h, x):
+        h = apply(lambda v: c * v + x, h)
+        return h, h
+    return jax.lax.scan(step, jnp.zeros(()), xs)[0]
+
+
+def trigger():
+    return jax.grad(run)(2.0, jnp.ones(3))

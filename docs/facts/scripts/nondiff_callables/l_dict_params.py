@@ -1,0 +1,27 @@
+import functools
+from functools import partial
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def apply(fn, x):
+    return fn(x)
+
+
+def apply_fwd(fn, x):
+    return fn(x), x
+
+
+def apply_bwd(fn, x, g):
+    return jax.vjp(fn, x)[1](g)
+
+
+apply.defvjp(apply_fwd, apply_bwd)
+
+def loss(params, x):
+    return jnp.sum(apply(lambda v: params["w"] * v + params["b"], x))
+
+
+def trigger():
+    return jax.grad(loss)({"w": 2.0, "b": 1.0}, jnp.ones(3))
