@@ -26,14 +26,14 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
-import gc
 import re
+import symtable
 import sys
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from vjplint.syntax import regions
 from vjplint.syntax.regions import _standing, first_line, focus
-from vjplint.syntax.source import _TYPE_PARAMETERS, _parses, _without_type_parameters
+from vjplint.syntax.source import _TYPE_PARAMETERS, _parses, _without_type_parameters, paused_gc
 from vjplint.syntax.text_spans import WORD, TextIndex, string_spans as _string_spans
 
 _CODE_LINE = re.compile(r"\n(?=[^\s#)\]}])")  # a line starting with code that can start a statement
@@ -331,22 +331,20 @@ def _checks(text: str, units: List[_Unit], filename: str) -> bool:
     """Whether the units' statements parse, read in chunks of about `_CHECK_CHUNK` characters
     whose trees are dropped at once (the cyclic collector paused meanwhile: it would walk every
     node of the growing tree, twice the parse's time for nothing to free)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         starts = [u.start for u in units]
         k = 0
         while k < len(units):
             end = max(k + 1, bisect.bisect_left(starts, starts[k] + _CHECK_CHUNK, k + 1))
             chunk = "".join(text[a:b] for a, b in _contiguous(units[k:end]))
-            try:
-                ast.parse(chunk, filename)
+            try:  # the symbol table is the parse without its Python tree: a third cheaper
+                symtable.symtable(chunk, filename, "exec")
             except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return False
+                try:  # or an error of the symbol table, which `ast.parse` does not raise
+                    ast.parse(chunk, filename)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return False
             k = end
-    finally:
-        if was:
-            gc.enable()
     return True
 
 
