@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.model.jaxapi import PARTIAL
 from vjplint.model.semantic import SemanticIndex, walk
-from vjplint.syntax.source import gc_paused
 
 if TYPE_CHECKING:  # the rest is imported only to detect: a warm run loads just the types below
     from vjplint.model.file_model import CustomDerivative, FileModel
@@ -104,7 +103,6 @@ _CALL = re.compile(r"^([ \t]+)def\s+__call__\b", re.M)
 _TRIGGER_TEXT = ("custom_vjp", "custom_jvp")
 
 
-@gc_paused  # (its pieces' trees: vjplint.syntax.source.paused_gc)
 def detect_text(text: str) -> FileWrappers:
     """`detect` on the statements that can matter, parsed alone: imports, and module-level
     functions (with a parameter), classes (their `__init__` only), assignments and `if`/`try`
