@@ -502,3 +502,18 @@ def test_a_syntax_error_among_the_left_out_statements_is_still_vjp900() -> None:
     text = VJP + NUMBERS.replace("v17 = 17\n", "v17 = (17\n")
     (d,) = lint_source("x.py", text, Config()).diagnostics
     assert d.code == "VJP900" and d.location.row == text.splitlines().index("v17 = (17") + 1
+
+
+@pytest.mark.parametrize("searches", [0, 1, 32])
+def test_statements_found_by_search_or_by_the_word_index_are_the_same(searches: int,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_screen` searches the text for the first words and indexes the words past
+    `_SEARCHES`: either way the regions are the whole module's."""
+    from vjplint.syntax import region_parse
+
+    monkeypatch.setattr(region_parse, "_SEARCHES", searches)
+    text = VJP.replace("return (g,)", "return (g * SCALE,)") + NUMBERS.replace(
+        "v20 = 20\n", "SCALE = 3\ng = f\nf_fwd_alt = 1\nw = v3 + 1\nuse = f(w)\n")
+    region = _same(text)
+    assert sorted(n for n in _assigned(region) if n != "v3") == ["SCALE", "f_fwd_alt", "g", "use", "w"]
+    assert "v3" in _assigned(region) and "v4" not in _assigned(region)

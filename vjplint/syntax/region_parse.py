@@ -29,7 +29,7 @@ import functools
 import re
 import symtable
 import sys
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from vjplint.syntax import regions
 from vjplint.syntax.regions import _standing, first_line, focus
@@ -287,20 +287,32 @@ def _screen(text: str, units: List[_Unit], marks: "_Marks") -> Optional[List[boo
             for k, c in enumerate(word):
                 if c == "_":
                     made.setdefault(word[k + 1:], set()).add(word)
-    budget = len(text) // 4 + 10_000  # occurrences read before giving up (then nothing is left out)
+    # The statements holding a word: found by searching the text for it, for the first few words
+    # (most files: none or a handful); past _SEARCHES, from an index of the words of the
+    # statements not seen yet, made once (a search each of thousands of words of a 2 MB notebook
+    # export read the text thousands of times: 38 s).
+    index: Optional[Dict[str, List[int]]] = None
+    searches = 0
     fresh = set(known)
     while fresh:
         hits = fresh & others
         for word in fresh:
             hits |= made.get(word, set())
         fresh = set()
+        if index is None and searches + len(hits) > _SEARCHES:
+            index = {}
+            for i, k in enumerate(plain):
+                if not seen[k]:
+                    for w in set(WORD.findall(text, units[k].start, units[k].end)):
+                        index.setdefault(w, []).append(i)
         for word in hits:
-            for at in _standing(text, word):
-                budget -= 1
-                if budget < 0:
-                    return None
-                i = bisect.bisect_right(starts, at) - 1
-                if i < 0 or at + len(word) > units[plain[i]].end or seen[plain[i]]:
+            if index is not None:
+                holders: Iterable[int] = index.get(word, ())
+            else:
+                searches += 1
+                holders = _holders(text, word, starts, units, plain)
+            for i in holders:
+                if seen[plain[i]]:
                     continue
                 u = units[plain[i]]
                 seen[plain[i]] = True
@@ -310,6 +322,17 @@ def _screen(text: str, units: List[_Unit], marks: "_Marks") -> Optional[List[boo
     if left == 0 or len(units) - left < regions.MIN_STATEMENTS:
         return None
     return seen
+
+
+_SEARCHES = 32  # words searched for in the text before `_screen` indexes the words instead
+
+
+def _holders(text: str, word: str, starts: List[int], units: List[_Unit], plain: List[int]) -> Iterator[int]:
+    """The indices into `plain` of the statements where `word` stands (`_standing`)."""
+    for at in _standing(text, word):
+        i = bisect.bisect_right(starts, at) - 1
+        if i >= 0 and at + len(word) <= units[plain[i]].end:
+            yield i
 
 
 def _contiguous(units: Sequence[_Unit]) -> List[Tuple[int, int]]:
