@@ -52,3 +52,47 @@ def test_a_big_documents_analysis_delays_no_other_document_and_a_cancel_is_answe
     [found] = client.wait_for(publishes(big))
     assert [d["code"] for d in found["params"]["diagnostics"]] == ["VJP305"]
     assert client.stop() == ""
+
+
+def test_a_big_document_under_the_size_limit_delays_no_small_documents_lint(tmp_path: Path) -> None:
+    """A document over BIG_LINT_CHARS but under `lintOnChangeMaxSize` is linted in the big lint
+    thread (held there until the test lets it go: VJPLINT_BIG_LINT_WAIT_FOR), so a small document
+    opened after it is linted, and its code action answered, while it waits; then it is linted
+    as before, and so is an edit of it (up to the limit: at each change)."""
+    from vjplint.server.analysis import BIG_LINT_CHARS
+
+    go = tmp_path / "go"
+    big_text = SOURCE + "".join(f"x_{i} = {i}\n" for i in range(BIG_LINT_CHARS // 10))
+    assert len(big_text) > BIG_LINT_CHARS
+    (tmp_path / "big.py").write_text(big_text)
+    (tmp_path / "small.py").write_text(SOURCE)
+    big, small = (tmp_path / "big.py").as_uri(), (tmp_path / "small.py").as_uri()
+    client = RawClient(tmp_path, env={"VJPLINT_BIG_LINT_WAIT_FOR": str(go)})
+    client.send({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
+        "initializationOptions": {"lintOnChangeMaxSize": len(big_text) + 100}}})  # big.py is under it
+    assert client.answer("init") is not None
+    client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    for uri, text in ((big, big_text), (small, SOURCE)):
+        client.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": text}}})
+    publishes = lambda uri: lambda m: (m.get("method") == "textDocument/publishDiagnostics"  # noqa: E731
+                                       and m["params"]["uri"] == uri)
+    [found] = client.wait_for(publishes(small))
+    assert [d["code"] for d in found["params"]["diagnostics"]] == ["VJP305"]
+    client.send({"jsonrpc": "2.0", "id": "small", "method": "textDocument/codeAction", "params": {
+        "textDocument": {"uri": small}, "range": {"start": {"line": 9, "character": 0},
+                                                  "end": {"line": 9, "character": 20}},
+        "context": {"diagnostics": [], "only": ["quickfix"]}}})
+    assert [a["title"] for a in client.answer("small")["result"]] == ["Disable VJP305 for this line"]
+    assert not [m for m in client.seen if publishes(big)(m)]  # all of the above before its lint
+    go.write_text("")
+    [found] = client.wait_for(publishes(big))
+    assert [d["code"] for d in found["params"]["diagnostics"]] == ["VJP305"]
+    assert found["params"]["version"] == 1
+    # an edit of it is linted at once (it is under the limit): a second VJP305 finding goes away
+    client.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": big, "version": 2}, "contentChanges": [{"text": "x = 1\n" + big_text[len(SOURCE):]}]}})
+    [found] = client.wait_for(lambda m: publishes(big)(m) and m["params"].get("version") == 2)
+    assert found["params"]["diagnostics"] == []
+    assert client.stop() == ""

@@ -495,3 +495,60 @@ def test_generic_definitions_on_the_fixtures_and_cases() -> None:
         text = path.read_text(encoding="utf-8", errors="replace")
         expected = [(m.start(), m.groups()) for m in _GENERIC_DEF.finditer(text)]
         assert [(m.start(), m.groups()) for m in generic_definitions(text)] == expected, path
+
+
+# -- statements other than definitions that no region can need (`region_parse._screen`) ------------
+NUMBERS = "".join(f"v{i} = {i}\n" for i in range(40))
+
+
+def _assigned(module: ast.Module) -> list:
+    return [t.id for s in module.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)]
+
+
+def test_assignments_no_region_can_need_are_left_out_of_the_first_parse() -> None:
+    from vjplint.syntax.region_parse import first_pass
+
+    text = VJP + NUMBERS
+    lines = source_lines(text)
+    screened = first_pass(text, lines, NAMES, screen=True)
+    assert screened is not None and _assigned(ast.Module(body=screened.body, type_ignores=[])) == []
+    unscreened = first_pass(text, lines, NAMES)
+    assert unscreened is not None and len(_assigned(ast.Module(body=unscreened.body, type_ignores=[]))) == 40
+    _same(text)
+
+
+@pytest.mark.parametrize("extra,kept", [
+    ("SCALE = 3\n", ["SCALE"]),  # read by the bwd below: kept backwards
+    ("g = f\n", ["g"]),  # binds from a kept statement: kept forwards
+    ("f_fwd_alt = 1\n", ["f_fwd_alt"]),  # a name made from a kept one (`f_fwd` for `f`)
+    ("jax = 2\n", ["jax"]),  # rebinds an import: the name is no longer imported only
+    ("if True:\n    h = helper\n", ["h"]),  # a compound statement mentioning a kept name
+    ("w = v3 + 1\nuse = f(w)\n", ["v3", "w", "use"]),  # a chain back through the left-out ones
+])
+def test_a_statement_a_region_can_need_is_parsed_among_many_that_cannot(extra: str, kept: list) -> None:
+    text = VJP.replace("return (g,)", "return (g * SCALE,)") + NUMBERS.split("v20 = ")[0] + extra + "v20 = " + NUMBERS.split("v20 = ")[1]
+    region = _same(text)
+    assigned = _assigned(region)
+    assert [n for n in assigned if n.startswith("v") and n not in kept] == []  # none it does not need
+    assert [n for n in kept if n not in ("h", "jax") and n not in assigned] == []
+
+
+def test_a_syntax_error_among_the_left_out_statements_is_still_vjp900() -> None:
+    text = VJP + NUMBERS.replace("v17 = 17\n", "v17 = (17\n")
+    (d,) = lint_source("x.py", text, Config()).diagnostics
+    assert d.code == "VJP900" and d.location.row == text.splitlines().index("v17 = (17") + 1
+
+
+@pytest.mark.parametrize("searches", [0, 1, 32])
+def test_statements_found_by_search_or_by_the_word_index_are_the_same(searches: int,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_screen` searches the text for the first words and indexes the words past
+    `_SEARCHES`: either way the regions are the whole module's."""
+    from vjplint.syntax import region_parse
+
+    monkeypatch.setattr(region_parse, "_SEARCHES", searches)
+    text = VJP.replace("return (g,)", "return (g * SCALE,)") + NUMBERS.replace(
+        "v20 = 20\n", "SCALE = 3\ng = f\nf_fwd_alt = 1\nw = v3 + 1\nuse = f(w)\n")
+    region = _same(text)
+    assert sorted(n for n in _assigned(region) if n != "v3") == ["SCALE", "f_fwd_alt", "g", "use", "w"]
+    assert "v3" in _assigned(region) and "v4" not in _assigned(region)

@@ -13,7 +13,7 @@ from vjplint.diagnostics import Diagnostic, Position, Severity
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
 from vjplint.syntax.positions import node_range, source_lines
-from vjplint.syntax.source import DecodedSource, SourceError, decode, parse, skipped_generic_statements
+from vjplint.syntax.source import DecodedSource, SourceError, decode, gc_paused, parse, skipped_generic_statements
 from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
 from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
 from vjplint.syntax.text_spans import TextIndex, prefix_groups
@@ -97,6 +97,7 @@ _EXTENSIONS = {name: tuple(e for e in EXTENDED_NAMES if e.startswith(name) and e
                for name in PREFILTER_NAMES}
 
 
+@gc_paused  # (vjplint.syntax.source.paused_gc: half the CPU of a big file's lint was the collector's)
 def lint_source(filename: str, source: Union[str, bytes], config: Config = Config(),
                 path: Optional[str] = None, rules: Optional[FrozenSet[str]] = None,
                 split: Optional[RuleSplit] = None, keep: Optional[List[object]] = None,

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.model.jaxapi import PARTIAL
-from vjplint.syntax.positions import column_zero_matches
 from vjplint.model.semantic import SemanticIndex, walk
 
 if TYPE_CHECKING:  # the rest is imported only to detect: a warm run loads just the types below
@@ -95,6 +94,7 @@ class FileWrappers:
 
 # Column-0 lines that start a statement (a clause of a compound statement does not).
 _TOP = re.compile(r"^(?!(?:else|elif|except|finally)\b)[^\s#)\]}]", re.M)
+_TOP_AFTER_NEWLINE = re.compile(r"\n(?=[^\s#)\]}])(?!(?:else|elif|except|finally)\b)")  # ends where _TOP starts
 _TRIPLE = re.compile(r'"""|\'\'\'')
 _HEAD = re.compile(r"^(?:async\s+)?(def|class)\s+(\w+)", re.M)
 _FIRST_PARAM = re.compile(r"(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*\(\s*\w")
@@ -121,7 +121,10 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
     import bisect
 
     quotes = _triple_quotes(text)
-    starts = [m.start() for m in column_zero_matches(_TOP, text) if bisect.bisect_left(quotes, m.start()) % 2 == 0]
+    starts = [0] if _TOP.match(text) else []
+    starts += [m.end() for m in _TOP_AFTER_NEWLINE.finditer(text)]  # (`column_zero_matches(_TOP, text)`)
+    if quotes:
+        starts = [at for at in starts if bisect.bisect_left(quotes, at) % 2 == 0]
     starts.append(len(text))
     body: List[ast.stmt] = []
     plain: List[str] = []  # imports and assignments, parsed together (their lines are not recorded)
@@ -133,15 +136,21 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
     while i < len(starts) - 1:
         begin = starts[i]
         j = i + 1
-        while j < len(starts) - 1 and text.startswith("@", starts[j - 1]):  # decorators, then what they decorate
+        while j < len(starts) - 1 and text[starts[j - 1]] == "@":  # decorators, then what they decorate
             j += 1
         end = starts[j]
         i = j
-        line += text.count("\n", at, begin)
-        at = begin
+        if text[begin] not in "@dac":  # not a def or class (this runs once per top-level statement)
+            number = _NUMBER.match(text, begin, end)
+            if number is not None:  # kept below only if a piece kept names it
+                numbers[len(plain)] = (number.group(1), begin, end)
+                plain.append("")
+                continue
         chunk = text[begin:end]
         head = _HEAD.search(chunk) if chunk.startswith(("@", "def ", "async ", "class ")) else None
         if head is not None:
+            line += text.count("\n", at, begin)
+            at = begin
             local.append(head.group(2))
             # From the `def` line on: a function whose decorators alone name a trigger
             # (`@jax.custom_vjp`, `@partial(jax.custom_vjp, ...)`) is a derivative, not a wrapper.
@@ -164,7 +173,7 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
             if _binds_a_name_that_matters(chunk):
                 number = _NUMBER.match(chunk)
                 if number is not None:  # kept below only if a piece kept names it
-                    numbers[len(plain)] = (number.group(1), chunk)
+                    numbers[len(plain)] = (number.group(1), begin, end)
                     plain.append("")
                 else:
                     plain.append(chunk if chunk.endswith("\n") else chunk + "\n")
@@ -177,8 +186,9 @@ def _pieces(text: str) -> Optional[Tuple[ast.Module, FrozenSet[str]]]:
         # `NAME = 123` exports nothing; it only binds NAME, which matters to a piece that names it
         # (a file of 600k such lines parsed them all: 17 s and 2 GB for 10 MB).
         words = set(_WORDS.findall("".join(plain))) | set(_WORDS.findall("".join(parsed_texts)))
-        for at, (name, chunk) in numbers.items():
+        for at, (name, begin, end) in numbers.items():
             if name in words:
+                chunk = text[begin:end]
                 plain[at] = chunk if chunk.endswith("\n") else chunk + "\n"
     rest = _parse_piece("".join(plain), 1)
     if rest is None:

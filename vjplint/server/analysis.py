@@ -22,6 +22,11 @@ from vjplint.server.far import FarFailed, Reader
 from vjplint.server.fixes import attach_family_fixes
 from vjplint.server.state import Analysis, _EarlyShare, _big, _copy, _display_name, _excluded
 
+# Documents longer than this (up to the size limit) are linted and primed in the big lint
+# thread: about half a second of a fresh lint of dense custom_vjp code (benchmarks/big_file.py:
+# about 6 µs a character), more than a small document's lint should wait for.
+BIG_LINT_CHARS = 100_000
+
 log = logging.getLogger("vjplint.server")
 
 
@@ -103,6 +108,11 @@ class Analyses:
             yield
         finally:
             lock.release()
+
+    def lint_executor(self, text: Optional[str]) -> Any:
+        """The thread that lints and primes a document of this text up to the size limit: the big
+        lint thread over BIG_LINT_CHARS, else the lint thread."""
+        return self.big_lints if text is not None and len(text) > BIG_LINT_CHARS else self.executor
 
     # -- big documents: analysed in the far process (vjplint.server.far) ------------------------
     def far_document(self, uri: str) -> bool:
@@ -214,7 +224,7 @@ class Analyses:
             self.executor.submit(self.free_kept)
         while self.to_prime:
             uri, (linter, text) = self.to_prime.popitem()
-            self.executor.submit(self.prime, uri, linter, text)
+            self.lint_executor(text).submit(self.prime, uri, linter, text)
 
     def prime(self, uri: str, linter: IncrementalLinter, text: str) -> None:
         """In the lint thread: the families of a document linted whole (its first lint), so that
@@ -225,7 +235,7 @@ class Analyses:
         analysis = self.analyses.get(uri)
         if self.linters.get(uri) is not linter or not linter.unprimed or analysis is None or analysis.text != text:
             return  # closed, edited, or its settings changed
-        waiting = getattr(self.executor, "_work_queue", None)
+        waiting = getattr(self.lint_executor(text), "_work_queue", None)
         families = [0]
 
         def stop() -> bool:  # asked before each family to lint
@@ -237,7 +247,7 @@ class Analyses:
                 linter.prime(text, stop)
         except Superseded:
             if uri not in self.queued:  # the document's own lint would do it anyway
-                self.executor.submit(self.prime, uri, linter, text)
+                self.lint_executor(text).submit(self.prime, uri, linter, text)
         except Exception:
             log.exception("linting %s failed", uri)
 

@@ -77,6 +77,9 @@ class VjplintServer(Transport, DocumentState, Analyses, Scheduling, Queries, Ind
         self.queued: set = set()  # documents whose lint is queued and has not started (it reads the newest text)
         self.lock = threading.RLock()  # config caches and analyses are shared with the lint thread
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-lint")
+        # documents over BIG_LINT_CHARS and up to the size limit: their lints and primings, so
+        # that no other document's lint queues behind them (vjplint.server.scheduling)
+        self.big_lints = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vjplint-big-lint")
         self.project: Optional[Workspace] = None  # settings per file (vjplint.project.workspace), reset on a change
         self.init_indexing()  # per workspace folder: wrappers and cross-module facts (vjplint.server.indexing)
         self.reported_config_errors: set = set()

@@ -207,10 +207,14 @@ class DocumentState:
         if uri not in self.told_save_only:
             self.told_save_only.add(uri)
             name = _path(uri).name if _path(uri) is not None else uri
-            self.call_soon(self.window_show_message, types.ShowMessageParams(
-                type=types.MessageType.Info, message=(
-                    f"vjplint: {name} is {_size(len(text))}, over lintOnChangeMaxSize "
-                    f"({limit:,}): it is linted when opened and saved, not at each edit")))
+            told = types.ShowMessageParams(type=types.MessageType.Info, message=(
+                f"vjplint: {name} is {_size(len(text))}, over lintOnChangeMaxSize "
+                f"({limit:,}): it is linted when opened and saved, not at each edit"))
+            loop = self.event_loop
+            if loop is None:
+                self.window_show_message(told)
+            else:  # after the messages read with the document's (its first sending costs 30 ms)
+                loop.call_soon_threadsafe(self.window_show_message, told)
         return True
 
     def saved(self, uri: str) -> None:

@@ -27,13 +27,14 @@ import ast
 import bisect
 import functools
 import re
+import symtable
 import sys
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from vjplint.syntax import regions
-from vjplint.syntax.regions import first_line, focus
-from vjplint.syntax.source import _TYPE_PARAMETERS, _parses, _without_type_parameters
-from vjplint.syntax.text_spans import TextIndex, string_spans as _string_spans
+from vjplint.syntax.regions import _standing, first_line, focus
+from vjplint.syntax.source import _TYPE_PARAMETERS, _parses, _without_type_parameters, paused_gc
+from vjplint.syntax.text_spans import WORD, TextIndex, string_spans as _string_spans
 
 _CODE_LINE = re.compile(r"\n(?=[^\s#)\]}])")  # a line starting with code that can start a statement
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")  # clauses of the statement above
@@ -65,7 +66,7 @@ def parse_focused(text: str, lines: Sequence[str], names: Sequence[str], filenam
     cannot be split safely (see the module doc). `first`: `first_pass` of the same arguments;
     `index`: the searches of this text made so far (the engine's, for the whole lint)."""
     index = TextIndex.of(text, index)
-    first = first or first_pass(text, lines, names, filename, regions.MIN_STATEMENTS, index)
+    first = first or first_pass(text, lines, names, filename, regions.MIN_STATEMENTS, index, screen=True)
     if first is None or len(first.units) < regions.MIN_STATEMENTS:
         return None
     units, body, stubs = first.units, list(first.body), first.stubs
@@ -157,9 +158,12 @@ class FirstPass:
 
 
 def first_pass(text: str, lines: Sequence[str], names: Sequence[str], filename: str = "<unknown>",
-               least: int = 0, index: Optional[TextIndex] = None) -> Optional[FirstPass]:
+               least: int = 0, index: Optional[TextIndex] = None, screen: bool = False) -> Optional[FirstPass]:
     """The first parse for the recognised `names`; None when the text cannot be split safely, has
-    fewer than `least` statements, or every statement must be parsed anyway."""
+    fewer than `least` statements, or every statement must be parsed anyway. `screen`: leave out
+    the statements other than functions and classes that `focus` can neither keep nor be swayed
+    by (`_screen`): they are checked for syntax errors only, in bounded chunks whose trees are
+    dropped; the result is then for `parse_focused` alone, not `parse_mentioning`."""
     if "\r" in text or "\x00" in text:
         return None
     index = TextIndex.of(text, index)
@@ -174,11 +178,19 @@ def first_pass(text: str, lines: Sequence[str], names: Sequence[str], filename: 
     if units is None or len(units) < least:
         return None
     marks = _Marks(text, names, index)
+    screened = False
+    if screen:
+        wanted = _screen(text, units, marks)
+        if wanted is not None:
+            left_out = [u for u, w in zip(units, wanted) if not w]
+            if not _checks(text, left_out, filename):
+                return None  # a syntax error there: the whole parse reports it
+            units, screened = [u for u, w in zip(units, wanted) if w], True
     eager = [marks.eager(u) for u in units]
     for u, e in zip(units, eager):
         if e and u.kind == "class" and not marks.has_global(u):
             _split_class(text, u, strings, marks)
-    if all(eager) and not any(u.members for u in units):
+    if all(eager) and not any(u.members for u in units) and not screened:
         return None  # nothing to save: the usual parse
     parsed = _parse(text, units, eager, filename)
     if parsed is None:
@@ -222,6 +234,141 @@ def parse_top_level(text: str, filename: str = "<unknown>") -> Optional[ast.Modu
     if parsed is None:
         return None
     return ast.Module(body=[s for i, c in enumerate(chosen) if c for s in parsed[0][i]], type_ignores=[])
+
+
+_IMPORT = re.compile(r"(?:import|from)\b")
+_CHECK_CHUNK = 1 << 18  # characters of left-out statements parsed at once (their trees dropped)
+
+
+def _screen(text: str, units: List[_Unit], marks: "_Marks") -> Optional[List[bool]]:
+    """Which units `focus` must see; None when all (or too many to gain by leaving some out).
+    Functions and classes are all seen (as stubs or parsed); so are the first statement (a
+    docstring), imports and the statements holding a recognised name. Another statement can be
+    kept by `focus` only when it shares a word with a statement it keeps (it mentions a name
+    that one binds, or binds a word that one holds), or binds a name made from one (`f_fwd` for
+    `f`); and it sways what `focus` keeps only when it binds a name an import binds (then the
+    name is not imported only). All of these share a word with a seen statement, or hold a word
+    made from one: so the seen statements are closed under that, on the words of their text
+    (words in comments and strings included: a superset). What is left out then cannot change
+    what `focus` keeps. Only ASCII text: the words are `WORD`'s, as `focus` reads them."""
+    if len(units) < 2 * regions.MIN_STATEMENTS or not text.isascii():
+        return None
+    seen = [u.kind != "" or (text[u.start] in "if" and _IMPORT.match(text, u.start) is not None)
+            for u in units]
+    seen[0] = True
+    starts = [u.start for u in units]
+    for end in marks.names:  # a statement holding a recognised name (`_Marks.eager`)
+        k = bisect.bisect_left(starts, end) - 1
+        if k >= 0 and end <= units[k].end:
+            seen[k] = True
+    plain = [k for k, s in enumerate(seen) if not s]
+    if len(plain) < regions.MIN_STATEMENTS:
+        return None
+    known: Set[str] = set()
+    for k, u in enumerate(units):
+        if seen[k]:
+            known.update(WORD.findall(text, u.start, u.end))
+    starts = [units[k].start for k in plain]
+    others: Set[str] = set()  # the words of the statements not seen yet
+    run = 0
+    while run < len(plain):  # runs of consecutive statements, one search each
+        end = run
+        while end + 1 < len(plain) and plain[end + 1] == plain[end] + 1:
+            end += 1
+        others.update(WORD.findall(text, units[plain[run]].start, units[plain[end]].end))
+        run = end + 1
+    made: Dict[str, Set[str]] = {}  # a part of a word before or after an underscore -> those words
+    for word in others:
+        if "_" in word.strip("_"):
+            bare = word.lstrip("_")
+            for k, c in enumerate(bare):
+                if c == "_":
+                    made.setdefault(bare[:k], set()).add(word)
+            for k, c in enumerate(word):
+                if c == "_":
+                    made.setdefault(word[k + 1:], set()).add(word)
+    # The statements holding a word: found by searching the text for it, for the first few words
+    # (most files: none or a handful); past _SEARCHES, from an index of the words of the
+    # statements not seen yet, made once (a search each of thousands of words of a 2 MB notebook
+    # export read the text thousands of times: 38 s).
+    index: Optional[Dict[str, List[int]]] = None
+    searches = 0
+    fresh = set(known)
+    while fresh:
+        hits = fresh & others
+        for word in fresh:
+            hits |= made.get(word, set())
+        fresh = set()
+        if index is None and searches + len(hits) > _SEARCHES:
+            index = {}
+            for i, k in enumerate(plain):
+                if not seen[k]:
+                    for w in set(WORD.findall(text, units[k].start, units[k].end)):
+                        index.setdefault(w, []).append(i)
+        for word in hits:
+            if index is not None:
+                holders: Iterable[int] = index.get(word, ())
+            else:
+                searches += 1
+                holders = _holders(text, word, starts, units, plain)
+            for i in holders:
+                if seen[plain[i]]:
+                    continue
+                u = units[plain[i]]
+                seen[plain[i]] = True
+                fresh.update(w for w in WORD.findall(text, u.start, u.end) if w not in known)
+        known |= fresh
+    left = sum(1 for s in seen if not s)
+    if left == 0 or len(units) - left < regions.MIN_STATEMENTS:
+        return None
+    return seen
+
+
+_SEARCHES = 32  # words searched for in the text before `_screen` indexes the words instead
+
+
+def _holders(text: str, word: str, starts: List[int], units: List[_Unit], plain: List[int]) -> Iterator[int]:
+    """The indices into `plain` of the statements where `word` stands (`_standing`)."""
+    for at in _standing(text, word):
+        i = bisect.bisect_right(starts, at) - 1
+        if i >= 0 and at + len(word) <= units[plain[i]].end:
+            yield i
+
+
+def _contiguous(units: Sequence[_Unit]) -> List[Tuple[int, int]]:
+    """The [start, end) offsets of the runs of units that follow each other in the text."""
+    runs: List[Tuple[int, int]] = []
+    start = end = -1
+    for u in units:
+        if u.start != end:
+            if end >= 0:
+                runs.append((start, end))
+            start = u.start
+        end = u.end
+    if end >= 0:
+        runs.append((start, end))
+    return runs
+
+
+def _checks(text: str, units: List[_Unit], filename: str) -> bool:
+    """Whether the units' statements parse, read in chunks of about `_CHECK_CHUNK` characters
+    whose trees are dropped at once (the cyclic collector paused meanwhile: it would walk every
+    node of the growing tree, twice the parse's time for nothing to free)."""
+    with paused_gc():
+        starts = [u.start for u in units]
+        k = 0
+        while k < len(units):
+            end = max(k + 1, bisect.bisect_left(starts, starts[k] + _CHECK_CHUNK, k + 1))
+            chunk = "".join(text[a:b] for a, b in _contiguous(units[k:end]))
+            try:  # the symbol table is the parse without its Python tree: a third cheaper
+                symtable.symtable(chunk, filename, "exec")
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                try:  # or an error of the symbol table, which `ast.parse` does not raise
+                    ast.parse(chunk, filename)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return False
+            k = end
+    return True
 
 
 class _Marks:
@@ -271,20 +418,23 @@ def _split(text: str, starts: List[int], counted: int, row: int, end: int, last_
     from the start of its first line; the last one ends at `end`, on `last_row`."""
     heads: List[Tuple[int, int, int]] = []  # (offset, row, offset of the def/class line)
     decorated = False
-    for at in starts:
-        if _CONTINUATION.match(text, at):
-            continue
-        row += text.count("\n", counted, at)
+    count = text.count
+    for at in starts:  # (a first character checked before a pattern: this runs once per line of code)
+        c = text[at]
+        if c == "e" or c == "f":
+            if _CONTINUATION.match(text, at):
+                continue
+        row += count("\n", counted, at)
         counted = at
         if decorated:  # the line after a decorator is part of its statement
             heads[-1] = (heads[-1][0], heads[-1][1], at)
         else:
             heads.append((at, row, at))
-        decorated = text.startswith("@", at)
+        decorated = c == "@"
     units: List[_Unit] = []
     for k, (start, first, definition) in enumerate(heads):
         stop, next_row = (heads[k + 1][0], heads[k + 1][1]) if k + 1 < len(heads) else (end, last_row + 1)
-        m = _DEFINITION.match(text, definition)
+        m = _DEFINITION.match(text, definition) if text[definition] in "adc" else None
         kind, name = "", ""
         if m is not None:
             kind = "class" if m.group(1) == "class" else "async" if m.group(1)[0] == "a" else "def"
@@ -332,12 +482,13 @@ def _member_line(indent: str) -> "re.Pattern[str]":
 def _outside(starts: List[int], spans: List[Tuple[int, int]]) -> List[int]:
     """The offsets of `starts` (ascending) that no span holds."""
     kept: List[int] = []
-    k = 0
-    for at in starts:
-        while k < len(spans) and spans[k][1] <= at:
-            k += 1
-        if k == len(spans) or at <= spans[k][0]:
-            kept.append(at)
+    done = 0
+    for begin, end in spans:  # the starts in (begin, end) are dropped: a bisection per span
+        low = bisect.bisect_right(starts, begin, done)
+        high = bisect.bisect_left(starts, end, low)
+        kept.extend(starts[done:low])
+        done = high
+    kept.extend(starts[done:])
     return kept
 
 
