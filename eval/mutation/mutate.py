@@ -1182,13 +1182,26 @@ def _nondiff_argnames_typo(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[s
     return "creator"
 
 
-@heldout4_mutation("primal_kwonly_option", "row 3: the primal gets a keyword-only option with a default (`*, eps=1e-6`), its callers unchanged")
+@heldout4_mutation("primal_kwonly_option", "row 3, look-alike: the primal gets a keyword-only option with a default (`*, eps=1e-6`), its callers unchanged (resolve_kwargs drops an unpassed default)")
 def _primal_kwonly(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     if not isinstance(d.primal, ast.FunctionDef) or d.primal.args.kwonlyargs or d.primal.args.kwarg:
         return None
     d.primal.args.kwonlyargs = [ast.arg("eps")]
     d.primal.args.kw_defaults = [ast.Constant(1e-6)]
     return "primal"
+
+
+@heldout4_mutation("caller_kwonly_option", "row 3: the primal gets a keyword-only option (`*, eps=1e-6`) and its caller passes it, `f(x, y, eps=1e-6)`")
+def _caller_kwonly(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    if _primal_kwonly(tree, d, meta) is None:
+        return None
+    inside = {id(n) for fn in [d.primal] + [f for _, f in _rule_defs(d)] for n in ast.walk(fn)}
+    done = False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == d.name and id(n) not in inside:
+            n.keywords.append(ast.keyword("eps", ast.Constant(1e-6)))
+            done = True
+    return "caller" if done else None
 
 
 @heldout4_mutation("remat_symbolic_zeros", "row 10: defvjp gets both optimize_remat=True and symbolic_zeros=True (the rules unchanged)")
