@@ -29,10 +29,11 @@ HERE = Path(__file__).resolve().parent
 BASES = HERE / "bases"
 HELD_OUT = HERE / "heldout"  # bases kept out of rule work: measured on, never tuned on
 # The held-out sets, in the order they were written (heldout2: 2026-12-06; heldout3: 2026-12-07, written
-# blind to vjplint's rules, with operators of its own that apply to it alone: `ONLY_SETS`). Each is
+# blind to vjplint's rules, with operators of its own that apply to it alone: `ONLY_SETS`; heldout4: 2026-12-07,
+# written blind, with operators of its own, heldout3's applying to it too). Each is
 # numbered apart (its own every-third sample), so that a new set leaves every earlier set's mutants
 # as they are.
-HELD_OUT_SETS = (HELD_OUT, HERE / "heldout2", HERE / "heldout3")
+HELD_OUT_SETS = (HELD_OUT, HERE / "heldout2", HERE / "heldout3", HERE / "heldout4")
 CASES = HERE / "cases"
 MANIFEST = HERE / "manifest.json"
 
@@ -611,7 +612,7 @@ ONLY_SETS: Dict[str, Tuple[str, ...]] = {}
 
 
 def heldout3_mutation(name: str, doc: str) -> Callable[[Op], Op]:
-    ONLY_SETS[name] = ("heldout3",)
+    ONLY_SETS[name] = ("heldout3", "heldout4")  # heldout4 (2026-12-07) is mutated by them too
     return mutation(name, doc)
 
 
@@ -963,6 +964,351 @@ def _ordered_print(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     body.insert(at, stmt(f"jax.debug.print('{d.params[0]} = {{}}', {d.params[0]}, ordered=True)")[0])
     return "primal"
 
+
+# ----------------------------------------------------------------------------- heldout4 operators
+#
+# Written for the fourth held-out set (2026-12-07, blind to vjplint's rules), from JAX 0.10.2's
+# checks (each row of heldout4/OPERATORS.md names the check): other places and spellings of the
+# mistakes heldout3's operators make, and checks no operator reached. They apply to heldout4's bases
+# only (`ONLY_SETS`); heldout3's operators apply to heldout4 as well (`heldout3_mutation`).
+
+
+def heldout4_mutation(name: str, doc: str) -> Callable[[Op], Op]:
+    ONLY_SETS[name] = ("heldout4",)
+    return mutation(name, doc)
+
+
+def _wrap1(node: ast.expr) -> ast.Tuple:
+    return ast.Tuple([node], ast.Load())
+
+
+@heldout4_mutation("bwd_trailing_comma", "row 15: bwd's return gets a trailing comma: `return (ct_x, ct_y),` nests the cotangents in a 1-tuple")
+def _bwd_trailing_comma(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in tuple_returns(d.rules.get("bwd")):
+        if isinstance(r, ast.Tuple):
+            replace(tree, r, _wrap1(r))
+            done = True
+    return "bwd" if done else None
+
+
+@heldout4_mutation("fwd_trailing_comma", "row 12: fwd's return gets a trailing comma: `return (out, res),` is a 1-tuple, not a pair")
+def _fwd_trailing_comma(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in _rule_pairs(d.rules.get("fwd")):
+        replace(tree, r, _wrap1(r))
+        done = True
+    return "fwd" if done else None
+
+
+@heldout4_mutation("jvp_trailing_comma", "row 4: the jvp rule's return gets a trailing comma: `return (primal_out, tangent_out),`")
+def _jvp_trailing_comma(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in _rule_pairs(jvp_rule(d)):
+        replace(tree, r, _wrap1(r))
+        done = True
+    return "jvp" if done else None
+
+
+@heldout4_mutation("fwd_pair_swapped", "rows 12-14: fwd returns (residuals, output), the order bwd takes them in, instead of (output, residuals)")
+def _fwd_pair_swapped(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in _rule_pairs(d.rules.get("fwd")):
+        r.elts = [r.elts[1], r.elts[0]]
+        done = True
+    return "fwd" if done else None
+
+
+def _bwd_res_param(d: Deriv) -> Optional[Tuple[ast.FunctionDef, str]]:
+    bwd = d.rules.get("bwd")
+    k = len(d.nondiff)
+    if not isinstance(bwd, ast.FunctionDef) or bwd.args.vararg or len(param_names(bwd)) != k + 2:
+        return None
+    return bwd, param_names(bwd)[k]
+
+
+@heldout4_mutation("residual_dict", "row 31, look-alike (any pytree of arrays is a residual): fwd saves its residuals in a dict, bwd reads them by key")
+def _residual_dict(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    got = _bwd_res_param(d)
+    pairs = _rule_pairs(d.rules.get("fwd"))
+    if got is None or not pairs:
+        return None
+    bwd, res = got
+    node = unpacking(bwd, res)
+    if node is None:
+        return None
+    keys = [e.id for e in node.targets[0].elts if isinstance(e, ast.Name)]
+    if len(keys) != len(node.targets[0].elts):
+        return None
+    for r in pairs:
+        if not isinstance(r.elts[1], (ast.Tuple, ast.List)) or len(r.elts[1].elts) != len(keys):
+            return None
+    for r in pairs:
+        r.elts[1] = ast.Dict([ast.Constant(k) for k in keys], list(r.elts[1].elts))
+    node.value = ast.Tuple([expr(f"{res}[{k!r}]") for k in keys], ast.Load())
+    return "fwd"
+
+
+@heldout4_mutation("residual_str_flag", "row 31: residuals must be JAX types: fwd also saves a Python string (which branch it took) beside its residuals")
+def _residual_str_flag(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    got = _bwd_res_param(d)
+    pairs = _rule_pairs(d.rules.get("fwd"))
+    if got is None or not pairs:
+        return None
+    bwd, res = got
+    for r in pairs:
+        r.elts[1] = ast.Tuple([r.elts[1], ast.Constant("fwd")], ast.Load())
+    at = 1 if bwd.body and isinstance(bwd.body[0], ast.Expr) and isinstance(bwd.body[0].value, ast.Constant) else 0
+    bwd.body.insert(at, stmt(f"{res}, _mode = {res}")[0])
+    return "fwd"
+
+
+@heldout4_mutation("bwd_zero_for_none", "row 17: bwd returns the Python float 0.0 where it returned None (no gradient) for an argument")
+def _bwd_zero_for_none(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in tuple_returns(d.rules.get("bwd")):
+        for i, e in enumerate(r.elts):
+            if is_none(e):
+                r.elts[i] = ast.Constant(0.0)
+                done = True
+                break
+    return "bwd" if done else None
+
+
+@heldout4_mutation("jvp_tangent_none", "row 5: the jvp rule returns None as its tangent output (meant: no derivative)")
+def _jvp_tangent_none(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in _rule_pairs(jvp_rule(d)):
+        r.elts[1] = ast.Constant(None)
+        done = True
+    return "jvp" if done else None
+
+
+@heldout4_mutation("jvp_tangent_zero", "row 8: the jvp rule returns the Python float 0.0 as its tangent (a zero-derivative shortcut)")
+def _jvp_tangent_zero(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in _rule_pairs(jvp_rule(d)):
+        r.elts[1] = ast.Constant(0.0)
+        done = True
+    return "jvp" if done else None
+
+
+def _tangent_names(d: Deriv) -> Tuple[Optional[Fn], List[str]]:
+    rule = jvp_rule(d)
+    if rule is not None and len(param_names(rule)) >= 2:
+        tangents = param_names(rule)[-1]
+        node = unpacking(rule, tangents)
+        if node is not None:
+            return rule, [e.id for e in node.targets[0].elts if isinstance(e, ast.Name)]
+        return rule, []
+    if d.defjvps and isinstance(d.defjvps[0], ast.Lambda):
+        return d.defjvps[0], param_names(d.defjvps[0])[:1]
+    return None, []
+
+
+@heldout4_mutation("tangent_dropped", "row 35: the jvp rule forgets to multiply by one input tangent (`t` becomes `jnp.ones_like(t)` where it is first used): not linear")
+def _tangent_dropped(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    target, names = _tangent_names(d)
+    if target is None or not names:
+        return None
+    skip = set()
+    if not isinstance(target, ast.Lambda):
+        for n in ast.walk(target):
+            if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Name, ast.Subscript)):
+                skip.update(id(x) for x in ast.walk(n.value))
+    body = target.body if isinstance(target, ast.Lambda) else target
+    for n in ast.walk(body):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names and id(n) not in skip:
+            replace(tree, n, expr(f"jnp.ones_like({n.id})"))
+            return "jvp" if d.method != "defjvps" else "defjvps"
+    return None
+
+
+def _creator_decorator_index(d: Deriv) -> Optional[int]:
+    if d.creator_style != "decorator":
+        return None
+    return next((i for i, dec in enumerate(d.primal.decorator_list) if dec is d.creator), None)
+
+
+@heldout4_mutation("jit_over_creator", "row 2: `@jax.jit` stacked above the creator (or `jax.jit(jax.custom_vjp(f))`): the name no longer has .defvjp/.defjvp")
+def _jit_over_creator(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    i = _creator_decorator_index(d)
+    if i is not None:
+        d.primal.decorator_list.insert(i, expr("jax.jit"))
+        return "creator"
+    if d.creator_stmt is not None:
+        d.creator_stmt.value = ast.Call(func=expr("jax.jit"), args=[d.creator], keywords=[])
+        return "creator"
+    return None
+
+
+@heldout4_mutation("jit_under_creator", "row 32: the primal jitted beneath the creator (`@custom_jvp @jax.jit def f`): accepted, unless an argument is not a JAX type (a callable)")
+def _jit_under_creator(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    i = _creator_decorator_index(d)
+    if i is not None:
+        d.primal.decorator_list.insert(i + 1, expr("jax.jit"))
+        return "primal"
+    if d.creator_style == "call" and d.creator.args:
+        d.creator.args[0] = ast.Call(func=expr("jax.jit"), args=[d.creator.args[0]], keywords=[])
+        return "primal"
+    return None
+
+
+@heldout4_mutation("nondiff_to_registration", "row 33: nondiff_argnums given to defvjp/defjvp instead of the creator (TypeError: unexpected keyword)")
+def _nondiff_to_registration(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    nd = d.nondiff
+    if not nd or d.method == "defjvps":
+        return None
+    set_nondiff(d, (), tree)
+    kw = ast.keyword("nondiff_argnums", expr(repr(tuple(nd))))
+    if d.reg_stmt is not None:
+        d.registration.keywords.append(kw)
+    else:
+        d.reg_decorated.decorator_list = [ast.Call(func=expr("functools.partial"), args=[d.registration.func],
+                                                   keywords=list(d.registration.keywords) + [kw])]
+    return "creator"
+
+
+@heldout4_mutation("nondiff_argnames_typo", "row 34: nondiff_argnums rewritten as nondiff_argnames, one name misspelled (a plural/singular slip; JAX ignores an unknown name)")
+def _nondiff_argnames_typo(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    nd = d.nondiff
+    if not nd or not isinstance(d.primal, ast.FunctionDef) or max(nd) >= len(d.params):
+        return None
+    names = [d.params[i] for i in nd]
+    names[0] = names[0][:-1] if names[0].endswith("s") and len(names[0]) > 1 else names[0] + "s"
+    kw = ast.keyword("nondiff_argnames", expr(repr(tuple(names))))
+    kws = [k for k in d.keywords if k.arg not in ("nondiff_argnums", "nondiff_argnames")] + [kw]
+    if d.creator_style == "call":
+        d.creator.keywords = kws
+    else:
+        kind = "jax.custom_vjp" if d.kind == "vjp" else "jax.custom_jvp"
+        new = ast.Call(func=expr("functools.partial"), args=[expr(kind)], keywords=kws)
+        d.primal.decorator_list = [new if dec is d.creator else dec for dec in d.primal.decorator_list]
+    return "creator"
+
+
+@heldout4_mutation("primal_kwonly_option", "row 3, look-alike: the primal gets a keyword-only option with a default (`*, eps=1e-6`), its callers unchanged (resolve_kwargs drops an unpassed default)")
+def _primal_kwonly(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    if not isinstance(d.primal, ast.FunctionDef) or d.primal.args.kwonlyargs or d.primal.args.kwarg:
+        return None
+    d.primal.args.kwonlyargs = [ast.arg("eps")]
+    d.primal.args.kw_defaults = [ast.Constant(1e-6)]
+    return "primal"
+
+
+@heldout4_mutation("caller_kwonly_option", "row 3: the primal gets a keyword-only option (`*, eps=1e-6`) and its caller passes it, `f(x, y, eps=1e-6)`")
+def _caller_kwonly(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    if _primal_kwonly(tree, d, meta) is None:
+        return None
+    inside = {id(n) for fn in [d.primal] + [f for _, f in _rule_defs(d)] for n in ast.walk(fn)}
+    done = False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == d.name and id(n) not in inside:
+            n.keywords.append(ast.keyword("eps", ast.Constant(1e-6)))
+            done = True
+    return "caller" if done else None
+
+
+@heldout4_mutation("remat_symbolic_zeros", "row 10: defvjp gets both optimize_remat=True and symbolic_zeros=True (the rules unchanged)")
+def _remat_symbolic(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    if d.method != "defvjp":
+        return None
+    if _reg_keyword(tree, d, "optimize_remat") is None:
+        return None
+    if d.reg_decorated is not None:
+        return None
+    return _reg_keyword(tree, d, "symbolic_zeros")
+
+
+@heldout4_mutation("defvjp_keywords", "row 36, look-alike: defvjp called with keywords, `f.defvjp(fwd=fwd, bwd=bwd)`")
+def _defvjp_keywords(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    if d.method != "defvjp" or len(d.registration.args) != 2 or d.reg_stmt is None:
+        return None
+    fwd, bwd = d.registration.args
+    d.registration.args = []
+    d.registration.keywords = [ast.keyword("fwd", fwd), ast.keyword("bwd", bwd)] + list(d.registration.keywords)
+    return "registration"
+
+
+def _module_functions(tree: ast.Module) -> Dict[str, ast.FunctionDef]:
+    return {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
+
+
+@heldout4_mutation("caller_closure_nondiff", "row 37: the caller passes the integrand (a nondiff callable) as a lambda closing over the differentiated parameters, not through the extra arguments")
+def _caller_closure(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    fn = _eval_fn(tree)
+    if fn is None:
+        return None
+    mods = _module_functions(tree)
+    for call in ast.walk(fn):
+        if not isinstance(call, ast.Call) or not call.args or not isinstance(call.args[0], ast.Name):
+            continue
+        g = mods.get(call.args[0].id)
+        if g is None or g.name.startswith("eval_") or g.args.vararg:
+            continue
+        p = len(g.args.args)
+        if p < 2:
+            continue
+        last = call.args[-1]
+        if isinstance(last, (ast.Tuple, ast.List)) and len(last.elts) == p - 1 and len(call.args) >= 2:
+            extra, keep = list(last.elts), call.args[1:-1]
+        elif len(call.args) >= p + 1:
+            extra, keep = call.args[len(call.args) - (p - 1):], call.args[1:len(call.args) - (p - 1)]
+        else:
+            continue
+        x = g.args.args[0].arg
+        lam = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(x)], vararg=None, kwonlyargs=[], kw_defaults=[],
+                                            kwarg=None, defaults=[]),
+                         body=ast.Call(func=ast.Name(g.name, ast.Load()), args=[ast.Name(x, ast.Load())] + list(extra), keywords=[]))
+        call.args = [lam] + list(keep)
+        return "caller"
+    return None
+
+
+def _via_helper(tree: ast.Module, fn: Optional[Fn]) -> Optional[ast.FunctionDef]:
+    """Move a def rule's body into `_<name>_impl` (the rule returns its call); the helper, for editing."""
+    if not isinstance(fn, ast.FunctionDef) or fn.args.vararg or fn.args.kwonlyargs:
+        return None
+    impl = copy.deepcopy(fn)
+    impl.name = f"_{fn.name}_impl"
+    impl.decorator_list = []
+    body, i = body_of(tree, fn)
+    body.insert(i, impl)
+    fn.body = [ast.Return(expr(f"{impl.name}({', '.join(param_names(fn))})"))]
+    return impl
+
+
+@heldout4_mutation("bwd_bare_in_helper", "row 15 through a helper: bwd returns a helper's result, and the helper returns the one cotangent bare")
+def _bwd_bare_in_helper(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    bwd = d.rules.get("bwd")
+    rets = [r for r in tuple_returns(bwd) if isinstance(r, ast.Tuple) and len(r.elts) == 1]
+    if not rets or not isinstance(bwd, ast.FunctionDef):
+        return None
+    impl = _via_helper(tree, bwd)
+    if impl is None:
+        return None
+    for r in tuple_returns(impl):
+        if isinstance(r, ast.Tuple) and len(r.elts) == 1:
+            replace(tree, r, r.elts[0])
+    return "bwd"
+
+
+@heldout4_mutation("jvp_not_pair_in_helper", "row 4 through a helper: the jvp rule returns a helper's result, and the helper returns the tangent alone")
+def _jvp_not_pair_in_helper(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    rule = jvp_rule(d)
+    if not _rule_pairs(rule) or not isinstance(rule, ast.FunctionDef):
+        return None
+    if d.reg_decorated is not None:
+        rule_decs, rule.decorator_list = rule.decorator_list, []
+        impl = _via_helper(tree, rule)
+        rule.decorator_list = rule_decs
+    else:
+        impl = _via_helper(tree, rule)
+    if impl is None:
+        return None
+    for r in _rule_pairs(impl):
+        replace(tree, r, r.elts[1])
+    return "jvp"
 
 # ----------------------------------------------------------------------------- spelling operators
 
