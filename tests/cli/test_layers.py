@@ -259,7 +259,7 @@ LAZY = {
                                   "fixes.apply: preloaded on a thread once the editor is served (a failure only leaves "
                                   "quick fixes without edits)"),
     "vjplint.facts.dependence": ({"vjplint.facts.infer"}, "a warm run served from the cache loads this, not the inference"),
-    "vjplint.plans.residual_plan": ({"vjplint.facts.infer"}, "a warm run served from the cache loads this, not the inference"),
+    "vjplint.plans.residual_reads": ({"vjplint.facts.infer"}, "a warm run served from the cache loads this, not the inference"),
     "vjplint.record": ({"vjplint.facts.collect", "vjplint.model.run_facts", "vjplint.syntax.positions",
                         "vjplint.syntax.source", "vjplint.verify.synth"},
                        "every Python a `--record` run starts loads this module; only one that called a custom "

@@ -18,7 +18,8 @@ import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.fixes.edits import line_starts
-from vjplint.plans.residual_plan import Plan, _own_return_values, loc_of
+from vjplint.plans.residual_plan import Plan, loc_of
+from vjplint.plans.residual_reads import own_return_values
 from vjplint.model.file_model import CustomDerivative
 from vjplint.syntax.positions import byte_to_char
 
@@ -264,7 +265,7 @@ def _value_span(source: _Source, keyword: ast.AST, value: str) -> Span:
 # -- returns ---------------------------------------------------------------------------------------
 def _returns(source: _Source, fn: ast.FunctionDef, p: Plan, role: str) -> List[Span]:
     rule = p.fwd if role == "fwd" else p.bwd
-    found = _own_return_values(fn)
+    found = own_return_values(fn)
     if len(found) != len(rule.returns):
         raise Hard("returns differ from the plan")
     spans = []
