@@ -20,7 +20,6 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 from vjplint.fixes.edits import line_starts
 from vjplint.plans.residual_plan import Plan, loc_of
 from vjplint.plans.residual_reads import own_return_values
-from vjplint.model.file_model import CustomDerivative
 from vjplint.syntax.positions import byte_to_char
 
 Span = Tuple[int, int, str]  # (start, end, new text), character offsets in the original text
@@ -56,13 +55,16 @@ class _Source:
 
 
 def spans_of(text: str, lines: Sequence[str], module: ast.Module,
-             pairs: Sequence[Tuple[Plan, CustomDerivative]]) -> Optional[Tuple[List[List[Span]], List[Span]]]:
-    """Each plan's spans (in `pairs` order) and those removing an import the rewrite leaves
-    unused, or None when any of them needs libcst."""
+             plans: Sequence[Plan]) -> Optional[Tuple[List[List[Span]], List[Span]]]:
+    """Each plan's spans (in `plans` order) and those removing an import the rewrite leaves
+    unused, or None when any of them needs libcst. The plans' nodes are found in `module` at the
+    plans' locations (no model is needed: a plan carried from the lint is written as it is)."""
     source = _Source(text, lines)
+    firsts = [_first_row(s) for s in module.body]
     try:
-        imports = _import_spans(source, module, pairs)
-        found = [_plan_spans(source, p, d) for p, d in pairs]
+        located = [_locate(source, module, firsts, p) for p in plans]
+        imports = _import_spans(source, module, firsts, plans, located)
+        found = [_plan_spans(source, p, nodes) for p, nodes in zip(plans, located)]
     except Hard:
         return None
     rows: Set[int] = set()
@@ -74,20 +76,48 @@ def spans_of(text: str, lines: Sequence[str], module: ast.Module,
     return found, imports
 
 
-def _plan_spans(source: _Source, p: Plan, d: CustomDerivative) -> List[Span]:
-    fwd, bwd = (r.as_registered() if r is not None else None for r in (d.rule("fwd"), d.rule("bwd")))
-    if fwd is None or bwd is None or not isinstance(fwd.node, ast.FunctionDef) or \
-            not isinstance(bwd.node, ast.FunctionDef) or p.fwd.is_lambda or p.bwd.is_lambda:
+Nodes = Tuple[ast.Call, ast.FunctionDef, ast.FunctionDef]  # a plan's creation call, fwd and bwd
+
+
+def _locate(source: _Source, module: ast.Module, firsts: List[int], p: Plan) -> Nodes:
+    """The creation call (the one whose callee is not itself a call, as libcst's writer reads it)
+    and fwd's and bwd's defs at the plan's locations, each found once; Hard otherwise."""
+    if p.fwd.is_lambda or p.bwd.is_lambda:
         raise Hard("a lambda or async rule")
-    spans = _creation(source, p, d)
+    rows = {p.creation[0], p.fwd.loc[0], p.bwd.loc[0]}
+    statements = {bisect.bisect_right(firsts, row) - 1 for row in rows} - {-1}
+    calls: List[ast.Call] = []
+    defs: Dict[str, List[ast.AST]] = {"fwd": [], "bwd": []}
+    for index in sorted(statements):
+        for node in ast.walk(module.body[index]):
+            cls = node.__class__
+            if cls is ast.Call and node.lineno == p.creation[0] and not isinstance(node.func, ast.Call):  # type: ignore[attr-defined]
+                calls.append(node)  # type: ignore[arg-type]
+            elif cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
+                for role, rule in (("fwd", p.fwd), ("bwd", p.bwd)):
+                    if node.lineno == rule.loc[0] and node.name == rule.name:  # type: ignore[attr-defined]
+                        defs[role].append(node)
+    lines = source.lines
+    calls = [c for c in calls if byte_to_char(lines[c.lineno - 1], c.col_offset) == p.creation[1]]
+    if len(calls) != 1 or len(defs["fwd"]) != 1 or len(defs["bwd"]) != 1:
+        raise Hard("the plan's nodes are not where it says")
+    fwd, bwd = defs["fwd"][0], defs["bwd"][0]
+    if not isinstance(fwd, ast.FunctionDef) or not isinstance(bwd, ast.FunctionDef):
+        raise Hard("a lambda or async rule")
+    return calls[0], fwd, bwd
+
+
+def _plan_spans(source: _Source, p: Plan, nodes: Nodes) -> List[Span]:
+    call, fwd, bwd = nodes
+    spans = _creation(source, p, call)
     if p.fwd_capture:
         copies, params = zip(*p.fwd_capture)
-        spans.append(_insert_statement(source, fwd.node, f"{', '.join(copies)} = {', '.join(params)}"))
-    spans += _returns(source, fwd.node, p, "fwd")
-    spans += _bwd_params(source, bwd.node, p)
+        spans.append(_insert_statement(source, fwd, f"{', '.join(copies)} = {', '.join(params)}"))
+    spans += _returns(source, fwd, p, "fwd")
+    spans += _bwd_params(source, bwd, p)
     if p.mode != "single":
-        spans.append(_insert_statement(source, bwd.node, f"{', '.join(p.unpack)} = {p.res_name}"))
-    spans += _returns(source, bwd.node, p, "bwd")
+        spans.append(_insert_statement(source, bwd, f"{', '.join(p.unpack)} = {p.res_name}"))
+    spans += _returns(source, bwd, p, "bwd")
     return spans
 
 
@@ -141,14 +171,7 @@ def _opening(source: _Source, after: int, limit: int, bracket: str) -> int:
 
 
 # -- the creation site -----------------------------------------------------------------------------
-def _creation(source: _Source, p: Plan, d: CustomDerivative) -> List[Span]:
-    creation = d.creation
-    if not isinstance(creation, ast.Call):
-        raise Hard("no call")
-    call = creation.func if isinstance(creation.func, ast.Call) else creation
-    lines = source.lines
-    if (call.lineno, byte_to_char(lines[call.lineno - 1], call.col_offset)) != p.creation:
-        raise Hard("the creation call moved")
+def _creation(source: _Source, p: Plan, call: ast.Call) -> List[Span]:
     start, end = source.start(call), source.end(call)
     text = source.text
     if "#" in text[start:end] or text[end - 1] != ")":
@@ -422,22 +445,21 @@ def _is_docstring(statement: ast.stmt) -> bool:
 
 
 # -- imports the rewrite leaves unused -----------------------------------------------------------
-def _import_spans(source: _Source, module: ast.Module, pairs: Sequence[Tuple[Plan, CustomDerivative]]) -> List[Span]:
+def _import_spans(source: _Source, module: ast.Module, firsts: List[int], plans: Sequence[Plan],
+                  located: Sequence[Nodes]) -> List[Span]:
     """libcst's `_drop_unused_imports`: the top-level `from functools import partial` (or
     `import functools`) goes when the collapsed calls held the name's last uses. A use is what
     libcst counts: a Name outside imports, attribute names and keyword names; `ast` sees the same
     Names, and an occurrence of the word that is neither one nor plainly text raises Hard."""
-    cleanup = frozenset().union(*(p.cleanup_names for p, _ in pairs))
+    cleanup = frozenset().union(*(p.cleanup_names for p in plans))
     if not cleanup:
         return []
     removed: Set[ast.AST] = set()  # the nodes of the collapsed calls, which lose their Names
     cut: List[Tuple[int, int]] = []
-    for p, d in pairs:
-        if p.collapse and isinstance(d.creation, ast.Call):
-            call = d.creation.func if isinstance(d.creation.func, ast.Call) else d.creation
+    for p, (call, _, _) in zip(plans, located):
+        if p.collapse:
             removed.update(ast.walk(call))
             cut.append((source.start(call), source.end(call)))
-    firsts = [_first_row(s) for s in module.body]
     spans: List[Span] = []
     for name in sorted(cleanup):
         if not _used_elsewhere(source, module, firsts, name, removed, cut):

@@ -9,6 +9,7 @@ column), libcst's convention, so the transform finds the same nodes again.
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
@@ -86,6 +87,18 @@ class Plan:
     @property
     def node_locs(self) -> Tuple[Loc, ...]:
         return (self.creation, self.fwd.loc, self.bwd.loc)
+
+
+def lines_digest(lines: Sequence[str]) -> str:
+    """What a plan carried with its fix was made from: the file's lines (`source_lines`, endings
+    aside: a plan's locations are rows and columns). The writer plans again when the text's
+    digest is another."""
+    return hashlib.blake2b("\n".join(lines).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def model_digest(model: FileModel) -> str:
+    """`lines_digest` of the model's lines, once per file (`model.facts.of_model`)."""
+    return lines_digest(model.lines)
 
 
 def loc_of(model: FileModel, node: ast.AST) -> Loc:
