@@ -346,7 +346,15 @@ def _tuple(values: Sequence[str]) -> str:
 def _bwd_return(source: _Source, value: Union[ast.Tuple, ast.List], p: Plan) -> Span:
     """libcst's `_insert_items` on a one-line sequence: `None` at each new slot, separators
     copied from the sequence's first comma, a trailing comma kept when there was one (and more
-    than one element)."""
+    than one element). An empty `()` or `[]` gets its `None`s joined by ", " (a lone one in a
+    tuple with its comma)."""
+    if not value.elts:
+        start, end = source.start(value), source.end(value)
+        if source.text[start:end] not in ("()", "[]"):
+            raise Hard("an empty sequence with text inside its brackets")
+        nones = ["None"] * len(p.none_slots)
+        single = isinstance(value, ast.Tuple) and len(nones) == 1
+        return start + 1, end - 1, ", ".join(nones) + ("," if single else "")
     items, close = _sequence(source, value)
     n = len(items.values)
     template = items.tails[0] if n > 1 else ", "
