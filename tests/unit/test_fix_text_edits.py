@@ -196,6 +196,67 @@ def test_text_edits_are_libcsts_rewrite_on_generated_spellings(monkeypatch: pyte
     _compare("gen.py", text, monkeypatch)
 
 
+@st.composite
+def lambda_modules(draw) -> str:  # type: ignore[no-untyped-def]
+    """fwd and bwd as lambdas in `defvjp`: a bwd that reads moved values (as `res[i]` after the
+    rewrite) beside attribute and keyword names spelled like them, which stay."""
+    n = draw(st.integers(2, 3))
+    names = ["x", "w", "b"][:n]
+    nondiff = sorted(draw(st.sets(st.integers(1, n - 1), min_size=1, max_size=n - 1)))
+    params = [f"{v}: jax.Array" if i in nondiff else v for i, v in enumerate(names)]
+    sep = draw(st.sampled_from(SEPARATORS))
+    keyword = f"nondiff_argnums=({sep.join(str(i) for i in nondiff)}{',' if len(nondiff) == 1 else ''})"
+    held = [names[i] for i in nondiff]
+    diff = [v for i, v in enumerate(names) if i not in nondiff]
+    residual = draw(st.sampled_from(["None", "x", "(x,)"]))
+    res = draw(st.sampled_from(["_", "res", "r"]))
+    term = draw(st.sampled_from(["g * {v}", "jnp.multiply(g, {v})", "jnp.clip(g, -{v}, {v})",
+                                 "g * {v}.T", "jnp.sum(g * {v}, axis=None, {v}=None)"]))
+    uses = " + ".join(term.format(v=v) for v in held)
+    if res != "_" and residual != "None" and draw(st.booleans()):
+        uses += f" + 0 * {res}" + ("[0]" if residual.startswith("(") else "")
+    outs = [uses for _ in diff]
+    shape = draw(st.sampled_from(["({a}, {b})", "[{a}, {b}]", "({a}, {b},)"]))
+    fwd = f"lambda {', '.join(names)}: " + shape.format(a=f"f({', '.join(names)})", b=residual)
+    ret = draw(st.sampled_from(["tuple", "list", "spaced"]))
+    body = sep.join(outs)
+    bwd_out = f"[{body}]" if ret == "list" else f"({body}{',' if len(outs) == 1 else ''})"
+    bwd = f"lambda {sep.join([*held, res, 'g'])}: {bwd_out}"
+    lines = ["from functools import partial", "", "import jax", "import jax.numpy as jnp", "", "",
+             f"@partial(jax.custom_vjp, {keyword})", f"def f({', '.join(params)}):", f"    return {' * '.join(names)}",
+             "", ""]
+    form = draw(st.sampled_from(["one line", "split", "keywords"]))
+    if form == "one line":
+        lines.append(f"f.defvjp({fwd}, {bwd})")
+    elif form == "split":
+        lines += ["f.defvjp(", f"    {fwd},", f"    {bwd},", ")"]
+    else:
+        lines += ["f.defvjp(", f"    fwd={fwd},", f"    bwd={bwd},", ")"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.fuzz
+@settings(max_examples=int(os.environ.get("VJPLINT_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lambda_modules())
+def test_text_edits_are_libcsts_rewrite_on_generated_lambda_rules(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    _compare("lambdas.py", text, monkeypatch)
+
+
+def test_lambda_rules_take_the_text_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bwd lambda reads the moved values from its residuals by index; attribute and keyword
+    names spelled like them stay."""
+    text = ("from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+            "@partial(jax.custom_vjp, nondiff_argnums=(1, 2))\ndef f(x, w: jax.Array, b: jax.Array):\n"
+            "    return x * w * b\n\n\n"
+            "f.defvjp(lambda x, w, b: (f(x, w, b), x), lambda w, b, r, g: (jnp.sum(g * w.b, w=b) + 0 * r,))\n")
+    assert _compare("lambdas.py", text, monkeypatch) == 1
+    plans = _plans("lambdas.py", text)
+    new, by_text, _ = _rewrite(text, plans, True, monkeypatch)
+    assert by_text is True
+    assert new.endswith("f.defvjp(lambda x, w, b: (f(x, w, b), (x, w, b)), "
+                        "lambda res, g: (jnp.sum(g * res[1].b, w=res[2]) + 0 * res[0], None, None))  # noqa: VJP602\n")
+
+
 def test_the_plain_spelling_takes_the_text_path(monkeypatch: pytest.MonkeyPatch) -> None:
     plain = ("from functools import partial\n\nimport jax\n\n\n@partial(jax.custom_vjp, nondiff_argnums=(1,))\n"
              "def f(x, w: jax.Array):\n    return x * w\n\ndef f_fwd(x, w):\n    return f(x, w), None\n\n"

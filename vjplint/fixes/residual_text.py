@@ -17,7 +17,7 @@ import bisect
 import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
-from vjplint.fixes.edits import line_starts
+from vjplint.fixes.edits import apply_spans, line_starts
 from vjplint.plans.residual_plan import Plan, loc_of
 from vjplint.plans.residual_reads import own_return_values
 from vjplint.syntax.positions import byte_to_char
@@ -76,14 +76,13 @@ def spans_of(text: str, lines: Sequence[str], module: ast.Module,
     return found, imports
 
 
-Nodes = Tuple[ast.Call, ast.FunctionDef, ast.FunctionDef]  # a plan's creation call, fwd and bwd
+Rule = Union[ast.FunctionDef, ast.Lambda]
+Nodes = Tuple[ast.Call, Rule, Rule]  # a plan's creation call, fwd and bwd
 
 
 def _locate(source: _Source, module: ast.Module, firsts: List[int], p: Plan) -> Nodes:
     """The creation call (the one whose callee is not itself a call, as libcst's writer reads it)
-    and fwd's and bwd's defs at the plan's locations, each found once; Hard otherwise."""
-    if p.fwd.is_lambda or p.bwd.is_lambda:
-        raise Hard("a lambda or async rule")
+    and fwd's and bwd's defs or lambdas at the plan's locations, each found once; Hard otherwise."""
     rows = {p.creation[0], p.fwd.loc[0], p.bwd.loc[0]}
     statements = {bisect.bisect_right(firsts, row) - 1 for row in rows} - {-1}
     calls: List[ast.Call] = []
@@ -95,15 +94,20 @@ def _locate(source: _Source, module: ast.Module, firsts: List[int], p: Plan) -> 
                 calls.append(node)  # type: ignore[arg-type]
             elif cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
                 for role, rule in (("fwd", p.fwd), ("bwd", p.bwd)):
-                    if node.lineno == rule.loc[0] and node.name == rule.name:  # type: ignore[attr-defined]
+                    if not rule.is_lambda and node.lineno == rule.loc[0] and node.name == rule.name:  # type: ignore[attr-defined]
+                        defs[role].append(node)
+            elif cls is ast.Lambda:
+                for role, rule in (("fwd", p.fwd), ("bwd", p.bwd)):
+                    if rule.is_lambda and node.lineno == rule.loc[0] and \
+                            byte_to_char(source.lines[node.lineno - 1], node.col_offset) == rule.loc[1]:  # type: ignore[attr-defined]
                         defs[role].append(node)
     lines = source.lines
     calls = [c for c in calls if byte_to_char(lines[c.lineno - 1], c.col_offset) == p.creation[1]]
     if len(calls) != 1 or len(defs["fwd"]) != 1 or len(defs["bwd"]) != 1:
         raise Hard("the plan's nodes are not where it says")
     fwd, bwd = defs["fwd"][0], defs["bwd"][0]
-    if not isinstance(fwd, ast.FunctionDef) or not isinstance(bwd, ast.FunctionDef):
-        raise Hard("a lambda or async rule")
+    if not isinstance(fwd, (ast.FunctionDef, ast.Lambda)) or not isinstance(bwd, (ast.FunctionDef, ast.Lambda)):
+        raise Hard("an async rule")
     return calls[0], fwd, bwd
 
 
@@ -111,13 +115,21 @@ def _plan_spans(source: _Source, p: Plan, nodes: Nodes) -> List[Span]:
     call, fwd, bwd = nodes
     spans = _creation(source, p, call)
     if p.fwd_capture:
+        if not isinstance(fwd, ast.FunctionDef):
+            raise Hard("a copy to bind in a lambda")
         copies, params = zip(*p.fwd_capture)
         spans.append(_insert_statement(source, fwd, f"{', '.join(copies)} = {', '.join(params)}"))
     spans += _returns(source, fwd, p, "fwd")
     spans += _bwd_params(source, bwd, p)
+    reads: List[Span] = []
     if p.mode != "single":
-        spans.append(_insert_statement(source, bwd, f"{', '.join(p.unpack)} = {p.res_name}"))
-    spans += _returns(source, bwd, p, "bwd")
+        if isinstance(bwd, ast.Lambda):  # libcst's `_Substitute`: each unpacked name read as `res[i]`
+            index = {name: i for i, name in enumerate(p.unpack)}
+            reads = [(source.start(n), source.end(n), f"{p.res_name}[{index[n.id]}]") for n in ast.walk(bwd.body)
+                     if isinstance(n, ast.Name) and n.id in index]
+        else:
+            spans.append(_insert_statement(source, bwd, f"{', '.join(p.unpack)} = {p.res_name}"))
+    spans += _returns(source, bwd, p, "bwd", reads)
     return spans
 
 
@@ -286,7 +298,9 @@ def _value_span(source: _Source, keyword: ast.AST, value: str) -> Span:
 
 
 # -- returns ---------------------------------------------------------------------------------------
-def _returns(source: _Source, fn: ast.FunctionDef, p: Plan, role: str) -> List[Span]:
+def _returns(source: _Source, fn: Rule, p: Plan, role: str, reads: Sequence[Span] = ()) -> List[Span]:
+    """The spans rewriting each `return` of `fn` (a lambda's body); `reads`: names of a bwd
+    lambda's body to write as `res[i]` (within its returned tuple's elements)."""
     rule = p.fwd if role == "fwd" else p.bwd
     found = own_return_values(fn)
     if len(found) != len(rule.returns):
@@ -297,7 +311,7 @@ def _returns(source: _Source, fn: ast.FunctionDef, p: Plan, role: str) -> List[S
             raise Hard("a bound or indexed return")
         if loc_of(_Lines(source.lines), node) != r.loc:
             raise Hard("a return moved")
-        spans.append(_fwd_return(source, value, p) if role == "fwd" else _bwd_return(source, value, p))
+        spans.append(_fwd_return(source, value, p) if role == "fwd" else _bwd_return(source, value, p, reads))
     return spans
 
 
@@ -343,12 +357,14 @@ def _tuple(values: Sequence[str]) -> str:
     return "(" + ", ".join(values) + ("," if len(values) == 1 else "") + ")"
 
 
-def _bwd_return(source: _Source, value: Union[ast.Tuple, ast.List], p: Plan) -> Span:
+def _bwd_return(source: _Source, value: Union[ast.Tuple, ast.List], p: Plan, reads: Sequence[Span] = ()) -> Span:
     """libcst's `_insert_items` on a one-line sequence: `None` at each new slot, separators
     copied from the sequence's first comma, a trailing comma kept when there was one (and more
     than one element). An empty `()` or `[]` gets its `None`s joined by ", " (a lone one in a
-    tuple with its comma)."""
+    tuple with its comma). `reads`: spans within the elements, applied to their text."""
     if not value.elts:
+        if reads:
+            raise Hard("names to read outside the elements")
         start, end = source.start(value), source.end(value)
         if source.text[start:end] not in ("()", "[]"):
             raise Hard("an empty sequence with text inside its brackets")
@@ -356,6 +372,8 @@ def _bwd_return(source: _Source, value: Union[ast.Tuple, ast.List], p: Plan) -> 
         single = isinstance(value, ast.Tuple) and len(nones) == 1
         return start + 1, end - 1, ", ".join(nones) + ("," if single else "")
     items, close = _sequence(source, value)
+    if reads:
+        _substitute(source, items, reads)
     n = len(items.values)
     template = items.tails[0] if n > 1 else ", "
     keep_trailing = n > 1 and items.tails[-1] == ","
@@ -379,8 +397,21 @@ def _bwd_return(source: _Source, value: Union[ast.Tuple, ast.List], p: Plan) -> 
     return items.starts[0], close, "".join(out)
 
 
+def _substitute(source: _Source, items: _Items, reads: Sequence[Span]) -> None:
+    """`items`' values with `reads` applied (each must lie inside one element)."""
+    by_item: Dict[int, List[Span]] = {}
+    for start, end, new in reads:
+        k = bisect.bisect_right(items.starts, start) - 1
+        if k < 0 or end > items.ends[k]:
+            raise Hard("a name to read outside the elements")
+        base = items.starts[k]
+        by_item.setdefault(k, []).append((start - base, end - base, new))
+    for k, spans in by_item.items():
+        items.values[k] = apply_spans(items.values[k], spans)
+
+
 # -- bwd's parameters ------------------------------------------------------------------------------
-def _bwd_params(source: _Source, fn: ast.FunctionDef, p: Plan) -> List[Span]:
+def _bwd_params(source: _Source, fn: Rule, p: Plan) -> List[Span]:
     args = fn.args
     if args.posonlyargs:
         raise Hard("positional-only parameters")
