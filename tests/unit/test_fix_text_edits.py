@@ -140,10 +140,18 @@ def modules(draw) -> str:  # type: ignore[no-untyped-def]
     if draw(st.booleans()):
         lines.append(f"    {names[arrays[0]]} = {names[arrays[0]]} * 1")
     residual = draw(st.sampled_from(["None", "(x,)", "x"]))
-    shape = draw(st.sampled_from(["{a}, {b}", "({a}, {b})", "[{a}, {b}]", "{a},{b}", "({a}, {b},)"]))
-    if draw(st.booleans()):
-        lines += ["    if x is None:", "        return " + shape.format(a="f(" + ", ".join(names) + ")", b=residual)]
-    lines += ["    return " + shape.format(a="f(" + ", ".join(names) + ")", b=residual), ""]
+    shape = draw(st.sampled_from(["{a}, {b}", "({a}, {b})", "[{a}, {b}]", "{a},{b}", "({a}, {b},)",
+                                  "name", "call", "(call)"]))  # the last three: indexed, bound, bound
+    primal_out = "f(" + ", ".join(names) + ")"
+    if shape == "name":
+        lines += [f"    out = ({primal_out}, {residual})", "    return out", ""]
+    elif shape in ("call", "(call)"):
+        call = f"tuple([{primal_out}, {residual}])"
+        lines += ["    # the pair", "    return " + (f"({call})" if shape == "(call)" else call), ""]
+    else:
+        if draw(st.booleans()):
+            lines += ["    if x is None:", "        return " + shape.format(a=primal_out, b=residual)]
+        lines += ["    return " + shape.format(a=primal_out, b=residual), ""]
     # bwd
     bwd_params = [names[i] for i in nondiff] + [draw(st.sampled_from(["res", "_", "r: tuple"])), "g"]
     layout = draw(st.sampled_from(["line", "line", "split", "commented", "posonly"]))
@@ -167,8 +175,12 @@ def modules(draw) -> str:  # type: ignore[no-untyped-def]
     if bwd_params[len(nondiff)].startswith("r") and residual != "None" and draw(st.booleans()):
         lines.append(f"    print({bwd_params[len(nondiff)].split(':')[0]})")
     outs = [f"g * {v}" for v in diff]
-    ret = draw(st.sampled_from(["tuple", "bare", "list", "trailing", "multiline"]))
-    if ret == "tuple":
+    ret = draw(st.sampled_from(["tuple", "bare", "list", "trailing", "multiline", "name", "call"]))
+    if ret == "name":
+        lines += [f"    cts = ({sep.join(outs)},)", "    return cts"]
+    elif ret == "call":
+        lines += ["", "    # the cotangents", f"    return tuple([{sep.join(outs)}])"]
+    elif ret == "tuple":
         lines.append(f"    return ({sep.join(outs)}{',' if len(outs) == 1 else ''})")
     elif ret == "bare":
         lines.append(f"    return {sep.join(outs)},")
@@ -255,6 +267,18 @@ def test_lambda_rules_take_the_text_path(monkeypatch: pytest.MonkeyPatch) -> Non
     assert by_text is True
     assert new.endswith("f.defvjp(lambda x, w, b: (f(x, w, b), (x, w, b)), "
                         "lambda res, g: (jnp.sum(g * res[1].b, w=res[2]) + 0 * res[0], None, None))  # noqa: VJP602\n")
+
+
+def test_bound_and_indexed_returns_take_the_text_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fixtures/fix/unsafe_bound_returns: fwd returns a call (bound to `fwd_out`, then indexed),
+    bwd a name and a call (indexed; bound to `cts` on a line of its own before the `return`)."""
+    text = (ROOT / "fixtures" / "fix" / "unsafe_bound_returns" / "input.py").read_text(encoding="utf-8")
+    plans = _plans("in.py", text)
+    new, by_text, _ = _rewrite(text, plans, True, monkeypatch)
+    assert by_text is True and _compare("in.py", text, monkeypatch) == 1
+    assert "    fwd_out = _forward(scale, x, y)\n    return fwd_out[0], (fwd_out[1], scale)\n" in new
+    assert "        return (None, grads[0], grads[1])" in new
+    assert "    cts = _grads(scale, x, y, g)\n    return (None, cts[0], cts[1])\n" in new
 
 
 def test_the_plain_spelling_takes_the_text_path(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -307,11 +307,55 @@ def _returns(source: _Source, fn: Rule, p: Plan, role: str, reads: Sequence[Span
         raise Hard("returns differ from the plan")
     spans = []
     for (node, value), r in zip(found, rule.returns):
-        if r.how != "literal" or not isinstance(value, (ast.Tuple, ast.List)):
-            raise Hard("a bound or indexed return")
         if loc_of(_Lines(source.lines), node) != r.loc:
             raise Hard("a return moved")
+        if r.how in ("index", "bind") and isinstance(node, ast.Return) and value is not None and not reads:
+            spans += _bound_return(source, node, value, p, role, r.how)
+            continue
+        if r.how != "literal" or not isinstance(value, (ast.Tuple, ast.List)):
+            raise Hard("a bound or indexed return")
         spans.append(_fwd_return(source, value, p) if role == "fwd" else _bwd_return(source, value, p, reads))
+    return spans
+
+
+def _bound_return(source: _Source, ret: ast.Return, value: ast.expr, p: Plan, role: str, how: str) -> List[Span]:
+    """libcst's rewrite of a `return` whose value is indexed ("index": a name) or first bound to
+    a fresh name ("bind": a line `name = value` right before the `return`, the comments above it
+    staying above both): fwd returns `v[0], (v[1], *moved)`, bwd `(v[0], None, v[1], ...)`."""
+    text, lines = source.text, source.lines
+    line = lines[ret.lineno - 1]
+    column = byte_to_char(line, ret.col_offset)
+    last = lines[(ret.end_lineno or ret.lineno) - 1]
+    if line[:column].strip(" \t") or not re.match(r"[ \t]*(#.*)?\Z", last[byte_to_char(last, ret.end_col_offset or 0):]):
+        raise Hard("a return beside another statement")
+    keyword = source.start(ret) + len("return")
+    start = re.compile(r"[ \t]*").match(text, keyword).end()  # type: ignore[union-attr]
+    end = source.end(ret)
+    if start == keyword or not (text[start] == "(" or start == source.start(value)):
+        raise Hard("an unusual return")
+    spans: List[Span] = []
+    if how == "index":
+        name = text[start:end]  # with its parentheses, as libcst indexes the node
+    else:
+        if "\r" in text:
+            raise Hard("a line ending libcst picks")
+        name = p.fwd.bind_name if role == "fwd" else p.bwd.bind_name
+        # libcst strips a value's parentheses, but a tuple's are its own
+        bound = text[start:end] if isinstance(value, ast.Tuple) else text[source.start(value):source.end(value)]
+        row_start = source.starts[ret.lineno - 1]
+        spans.append((row_start, row_start, f"{line[:column]}{name} = {bound}\n"))
+    if role == "fwd":
+        new = f"{name}[0], " + _tuple([f"{name}[1]", *p.fwd_moved])
+    else:
+        slots, items, old = set(p.none_slots), [], 0
+        for index in range(p.d_old + len(slots)):
+            if index in slots:
+                items.append("None")
+            else:
+                items.append(f"{name}[{old}]")
+                old += 1
+        new = _tuple(items)
+    spans.append((start, end, new))
     return spans
 
 
