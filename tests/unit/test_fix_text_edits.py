@@ -281,6 +281,28 @@ def test_bound_and_indexed_returns_take_the_text_path(monkeypatch: pytest.Monkey
     assert "    cts = _grads(scale, x, y, g)\n    return (None, cts[0], cts[1])\n" in new
 
 
+POSONLY_HEAD = "from functools import partial\n\nimport jax\n\n\n"
+
+
+@pytest.mark.parametrize("nondiff, primal, bwd, expected", [
+    ("(1,)", "x, w: jax.Array", "w, res, g, /", "def f_bwd(residuals, g, /):"),
+    ("(1,)", "x, w: jax.Array", "w, /, res, g", "def f_bwd(residuals, g):"),  # none left: the `/` goes
+    ("(1, 2)", "x, w: jax.Array, b: jax.Array", "w , b , / , res, g", "def f_bwd(residuals, g):"),
+    ("(1, 2)", "x, w: jax.Array, b: jax.Array", "w, b, res, /, g", "def f_bwd(residuals, /, g):"),
+    ("(1, 2)", "x, n: int, b: jax.Array", "n, b, /, res, g", "def f_bwd(n, /, residuals, g):"),  # `n` stays
+])
+def test_positional_only_bwd_parameters_take_the_text_path(monkeypatch: pytest.MonkeyPatch, nondiff: str, primal: str,
+                                                           bwd: str, expected: str) -> None:
+    names = ", ".join(p.split(":")[0] for p in primal.split(", "))
+    held = " * ".join(p.split(":")[0] for p in primal.split(", ")[1:])
+    text = (POSONLY_HEAD + f"@partial(jax.custom_vjp, nondiff_argnums={nondiff})\ndef f({primal}):\n    return x\n\n\n"
+            f"def f_fwd({names}):\n    return f({names}), x\n\n\ndef f_bwd({bwd}):\n    return (g * {held} * res,)\n\n\n"
+            "f.defvjp(f_fwd, f_bwd)\n")
+    assert _compare("posonly.py", text, monkeypatch) == 1
+    new, by_text, _ = _rewrite(text, _plans("posonly.py", text), True, monkeypatch)
+    assert by_text is True and f"\n{expected}\n" in new
+
+
 def test_the_plain_spelling_takes_the_text_path(monkeypatch: pytest.MonkeyPatch) -> None:
     plain = ("from functools import partial\n\nimport jax\n\n\n@partial(jax.custom_vjp, nondiff_argnums=(1,))\n"
              "def f(x, w: jax.Array):\n    return x * w\n\ndef f_fwd(x, w):\n    return f(x, w), None\n\n"

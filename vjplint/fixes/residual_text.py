@@ -457,9 +457,7 @@ def _substitute(source: _Source, items: _Items, reads: Sequence[Span]) -> None:
 # -- bwd's parameters ------------------------------------------------------------------------------
 def _bwd_params(source: _Source, fn: Rule, p: Plan) -> List[Span]:
     args = fn.args
-    if args.posonlyargs:
-        raise Hard("positional-only parameters")
-    positional = args.args
+    positional = [*args.posonlyargs, *args.args]
     text = source.text
     begin, finish = source.start(positional[0]), source.end(positional[-1])
     if "#" in text[begin:finish]:
@@ -471,10 +469,19 @@ def _bwd_params(source: _Source, fn: Rule, p: Plan) -> List[Span]:
     else:
         new_res = p.res_name
     spans = [(source.start(res), source.end(res), new_res)]
+    posonly = len(args.posonlyargs)
+    kept_posonly = any(i not in p.bwd_drop for i in range(posonly))
     for i in p.bwd_drop:
         if i + 1 >= len(positional) or i >= p.bwd_res_index:
             raise Hard("a dropped parameter after the residuals")
-        spans.append((source.start(positional[i]), source.start(positional[i + 1]), ""))
+        end = source.start(positional[i + 1])
+        if i == posonly - 1 and kept_posonly:  # the last positional-only one goes, the `/` stays
+            slash = re.compile(r"[ \t]*,[ \t]*/").match(text, source.end(positional[i]))
+            if slash is None:
+                raise Hard("an unusual `/`")
+            end = slash.end() - 1
+        # (when none is left, libcst drops the `/` too: the span runs to the next parameter)
+        spans.append((source.start(positional[i]), end, ""))
     return spans
 
 
