@@ -1,13 +1,17 @@
-"""The residual-plus-None rewrite as text edits at `ast` positions, for the common spellings.
+"""The residual-plus-None rewrite as text edits at `ast` positions: the writer of every
+spelling it can write exactly as libcst would.
 
 libcst (`residual_plus_none.py`) costs its import and a parse of the statements it rewrites,
-several times the linter's own work on a file; most rewrites only change a few tokens on lines
-whose layout is plain. For those this module writes exactly the text libcst would write, from
-the positions `ast` gives. Anything it is not sure of (comments beside the changed code, a
-multi-line sequence it must re-punctuate, a bound or indexed return, a lambda, an import the
-rewrite may leave unused, `\\r` line endings where a line is inserted) raises `Hard`, and the
-caller runs libcst. tests/unit/test_fix_text_edits.py compares both on every fixture and on
-generated spellings.
+several times the linter's own work on a file; most rewrites only change a few tokens. This
+module writes them from the positions `ast` gives, finding each plan's nodes in the module at the
+plan's locations (no model: a plan carried from the lint is written as it is): def and lambda
+rules, literal, indexed and bound returns, empty bwd returns, positional-only parameters, the
+imports the rewrite leaves unused. What it is not sure of raises `Hard`, and the caller runs
+libcst: comments beside the changed code (in the creation call, a returned tuple, the
+parameters), a sequence over several lines it must re-punctuate, a statement sharing a line with
+a changed one, a word that may be a use of a dropped import, `\\r` line endings where a line is
+inserted, an async rule. tests/unit/test_fix_text_edits.py compares both on every fixture and
+on generated spellings.
 """
 
 from __future__ import annotations
@@ -54,16 +58,23 @@ class _Source:
         return bisect.bisect_right(self.starts, offset)
 
 
-def spans_of(text: str, lines: Sequence[str], module: ast.Module,
-             plans: Sequence[Plan]) -> Optional[Tuple[List[List[Span]], List[Span]]]:
+ALL_PARTS = ("creation", "fwd", "bwd")
+
+
+def spans_of(text: str, lines: Sequence[str], module: ast.Module, plans: Sequence[Plan],
+             parts: Optional[Sequence[Tuple[str, ...]]] = None) -> Optional[Tuple[List[List[Span]], List[Span]]]:
     """Each plan's spans (in `plans` order) and those removing an import the rewrite leaves
     unused, or None when any of them needs libcst. The plans' nodes are found in `module` at the
-    plans' locations (no model is needed: a plan carried from the lint is written as it is)."""
+    plans' locations (no model is needed: a plan carried from the lint is written as it is).
+    `parts[i]`: what of `plans[i]` this module holds ("creation", "fwd", "bwd"), for a rewrite
+    across modules (vjplint.fixes.cross_plan), as libcst's `fix_text(parts=)`; all when not given."""
     source = _Source(text, lines)
     firsts = [_first_row(s) for s in module.body]
+    held = list(parts) if parts is not None else [ALL_PARTS] * len(plans)
     try:
-        located = [_locate(source, module, firsts, p) for p in plans]
-        imports = _import_spans(source, module, firsts, plans, located)
+        located = [_locate(source, module, firsts, p, roles) for p, roles in zip(plans, held)]
+        creating = [i for i, roles in enumerate(held) if "creation" in roles]
+        imports = _import_spans(source, module, firsts, [plans[i] for i in creating], [located[i] for i in creating])
         found = [_plan_spans(source, p, nodes) for p, nodes in zip(plans, located)]
     except Hard:
         return None
@@ -77,13 +88,16 @@ def spans_of(text: str, lines: Sequence[str], module: ast.Module,
 
 
 Rule = Union[ast.FunctionDef, ast.Lambda]
-Nodes = Tuple[ast.Call, Rule, Rule]  # a plan's creation call, fwd and bwd
+Nodes = Tuple[Optional[ast.Call], Optional[Rule], Optional[Rule]]  # a plan's creation call, fwd and bwd (those held)
 
 
-def _locate(source: _Source, module: ast.Module, firsts: List[int], p: Plan) -> Nodes:
+def _locate(source: _Source, module: ast.Module, firsts: List[int], p: Plan, roles: Tuple[str, ...] = ALL_PARTS
+            ) -> Nodes:
     """The creation call (the one whose callee is not itself a call, as libcst's writer reads it)
-    and fwd's and bwd's defs or lambdas at the plan's locations, each found once; Hard otherwise."""
-    rows = {p.creation[0], p.fwd.loc[0], p.bwd.loc[0]}
+    and fwd's and bwd's defs or lambdas at the plan's locations, each found once; Hard otherwise.
+    Only the parts in `roles` are looked for (None for the others, which are in other files)."""
+    wanted = {"creation": p.creation, "fwd": p.fwd.loc, "bwd": p.bwd.loc}
+    rows = {wanted[role][0] for role in roles}
     statements = {bisect.bisect_right(firsts, row) - 1 for row in rows} - {-1}
     calls: List[ast.Call] = []
     defs: Dict[str, List[ast.AST]] = {"fwd": [], "bwd": []}
@@ -103,23 +117,27 @@ def _locate(source: _Source, module: ast.Module, firsts: List[int], p: Plan) -> 
                         defs[role].append(node)
     lines = source.lines
     calls = [c for c in calls if byte_to_char(lines[c.lineno - 1], c.col_offset) == p.creation[1]]
-    if len(calls) != 1 or len(defs["fwd"]) != 1 or len(defs["bwd"]) != 1:
+    found = {"creation": calls, **defs}
+    if any(len(found[role]) != 1 for role in roles):
         raise Hard("the plan's nodes are not where it says")
-    fwd, bwd = defs["fwd"][0], defs["bwd"][0]
-    if not isinstance(fwd, (ast.FunctionDef, ast.Lambda)) or not isinstance(bwd, (ast.FunctionDef, ast.Lambda)):
+    if any(not isinstance(found[role][0], (ast.FunctionDef, ast.Lambda)) for role in ("fwd", "bwd") if role in roles):
         raise Hard("an async rule")
-    return calls[0], fwd, bwd
+    call, fwd, bwd = (found[role][0] if role in roles else None for role in ALL_PARTS)
+    return call, fwd, bwd  # type: ignore[return-value]
 
 
 def _plan_spans(source: _Source, p: Plan, nodes: Nodes) -> List[Span]:
     call, fwd, bwd = nodes
-    spans = _creation(source, p, call)
-    if p.fwd_capture:
-        if not isinstance(fwd, ast.FunctionDef):
-            raise Hard("a copy to bind in a lambda")
-        copies, params = zip(*p.fwd_capture)
-        spans.append(_insert_statement(source, fwd, f"{', '.join(copies)} = {', '.join(params)}"))
-    spans += _returns(source, fwd, p, "fwd")
+    spans = _creation(source, p, call) if call is not None else []
+    if fwd is not None:
+        if p.fwd_capture:
+            if not isinstance(fwd, ast.FunctionDef):
+                raise Hard("a copy to bind in a lambda")
+            copies, params = zip(*p.fwd_capture)
+            spans.append(_insert_statement(source, fwd, f"{', '.join(copies)} = {', '.join(params)}"))
+        spans += _returns(source, fwd, p, "fwd")
+    if bwd is None:
+        return spans
     spans += _bwd_params(source, bwd, p)
     reads: List[Span] = []
     if p.mode != "single":
@@ -547,7 +565,7 @@ def _import_spans(source: _Source, module: ast.Module, firsts: List[int], plans:
     removed: Set[ast.AST] = set()  # the nodes of the collapsed calls, which lose their Names
     cut: List[Tuple[int, int]] = []
     for p, (call, _, _) in zip(plans, located):
-        if p.collapse:
+        if p.collapse and call is not None:
             removed.update(ast.walk(call))
             cut.append((source.start(call), source.end(call)))
     spans: List[Span] = []
