@@ -12,6 +12,11 @@ from enum import Enum
 from typing import Any, ClassVar, Mapping, Optional, Protocol, Sequence, Tuple
 
 
+# A dataclass field marked so (`metadata={CARRIED: True}`) travels with its value in the process
+# (and to the workers) but is not written by the result cache (vjplint.batch.cache).
+CARRIED = "vjplint.carried"
+
+
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
@@ -67,12 +72,21 @@ class FixPlan(ABC):
 @dataclass(frozen=True)
 class ResidualPlusNone(FixPlan):
     """Move the nondiff arguments at `positions` into the residuals (bwd returns None for
-    them): `vjplint.plans.residual_plan` plans it, `vjplint.fixes.apply` writes it."""
+    them): `vjplint.plans.residual_plan` plans it, `vjplint.fixes.apply` writes it.
+
+    `planned` is the rule's plan (a `residual_plan.Plan`), made when the file was linted, and
+    `planned_on` the digest of the lines it was made from (`residual_plan.lines_digest`): the
+    writer uses it as it is while the text is the same, and plans again from the text when it
+    changed (an editor's stale quick fix) or when several plans of a derivative are merged. Both
+    are carried, not compared: equal plans are one fix whoever made them, and neither is kept
+    by the result cache (`CARRIED`; a revived fix plans again)."""
 
     kind: ClassVar[str] = "residual-plus-None"
     target: str
     line: int
     positions: Tuple[int, ...] = ()
+    planned: Optional[Any] = field(default=None, compare=False, repr=False, metadata={CARRIED: True})
+    planned_on: str = field(default="", compare=False, repr=False, metadata={CARRIED: True})
 
     @classmethod
     def edits(cls, text: str, plans: Sequence[FixPlan], context: "FixContext", alone: bool = False) -> "Rewrite":

@@ -260,7 +260,7 @@ LAZY = {
                                   "fixes.apply: preloaded on a thread once the editor is served (a failure only leaves "
                                   "quick fixes without edits)"),
     "vjplint.facts.dependence": ({"vjplint.facts.infer", "vjplint.facts.param_evidence"}, "a warm run served from the cache loads this, not the inference"),
-    "vjplint.plans.residual_plan": ({"vjplint.facts.infer"}, "a warm run served from the cache loads this, not the inference"),
+    "vjplint.plans.residual_reads": ({"vjplint.facts.infer"}, "a warm run served from the cache loads this, not the inference"),
     "vjplint.record.live": ({"vjplint.facts.collect", "vjplint.model.run_facts", "vjplint.syntax.positions",
                              "vjplint.syntax.source", "vjplint.verify.synth"},
                             "every Python a `--record` run starts loads this package; only one that called a custom "

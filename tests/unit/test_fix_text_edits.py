@@ -140,10 +140,18 @@ def modules(draw) -> str:  # type: ignore[no-untyped-def]
     if draw(st.booleans()):
         lines.append(f"    {names[arrays[0]]} = {names[arrays[0]]} * 1")
     residual = draw(st.sampled_from(["None", "(x,)", "x"]))
-    shape = draw(st.sampled_from(["{a}, {b}", "({a}, {b})", "[{a}, {b}]", "{a},{b}", "({a}, {b},)"]))
-    if draw(st.booleans()):
-        lines += ["    if x is None:", "        return " + shape.format(a="f(" + ", ".join(names) + ")", b=residual)]
-    lines += ["    return " + shape.format(a="f(" + ", ".join(names) + ")", b=residual), ""]
+    shape = draw(st.sampled_from(["{a}, {b}", "({a}, {b})", "[{a}, {b}]", "{a},{b}", "({a}, {b},)",
+                                  "name", "call", "(call)"]))  # the last three: indexed, bound, bound
+    primal_out = "f(" + ", ".join(names) + ")"
+    if shape == "name":
+        lines += [f"    out = ({primal_out}, {residual})", "    return out", ""]
+    elif shape in ("call", "(call)"):
+        call = f"tuple([{primal_out}, {residual}])"
+        lines += ["    # the pair", "    return " + (f"({call})" if shape == "(call)" else call), ""]
+    else:
+        if draw(st.booleans()):
+            lines += ["    if x is None:", "        return " + shape.format(a=primal_out, b=residual)]
+        lines += ["    return " + shape.format(a=primal_out, b=residual), ""]
     # bwd
     bwd_params = [names[i] for i in nondiff] + [draw(st.sampled_from(["res", "_", "r: tuple"])), "g"]
     layout = draw(st.sampled_from(["line", "line", "split", "commented", "posonly"]))
@@ -167,8 +175,12 @@ def modules(draw) -> str:  # type: ignore[no-untyped-def]
     if bwd_params[len(nondiff)].startswith("r") and residual != "None" and draw(st.booleans()):
         lines.append(f"    print({bwd_params[len(nondiff)].split(':')[0]})")
     outs = [f"g * {v}" for v in diff]
-    ret = draw(st.sampled_from(["tuple", "bare", "list", "trailing", "multiline"]))
-    if ret == "tuple":
+    ret = draw(st.sampled_from(["tuple", "bare", "list", "trailing", "multiline", "name", "call"]))
+    if ret == "name":
+        lines += [f"    cts = ({sep.join(outs)},)", "    return cts"]
+    elif ret == "call":
+        lines += ["", "    # the cotangents", f"    return tuple([{sep.join(outs)}])"]
+    elif ret == "tuple":
         lines.append(f"    return ({sep.join(outs)}{',' if len(outs) == 1 else ''})")
     elif ret == "bare":
         lines.append(f"    return {sep.join(outs)},")
@@ -194,6 +206,101 @@ def modules(draw) -> str:  # type: ignore[no-untyped-def]
 @given(modules())
 def test_text_edits_are_libcsts_rewrite_on_generated_spellings(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
     _compare("gen.py", text, monkeypatch)
+
+
+@st.composite
+def lambda_modules(draw) -> str:  # type: ignore[no-untyped-def]
+    """fwd and bwd as lambdas in `defvjp`: a bwd that reads moved values (as `res[i]` after the
+    rewrite) beside attribute and keyword names spelled like them, which stay."""
+    n = draw(st.integers(2, 3))
+    names = ["x", "w", "b"][:n]
+    nondiff = sorted(draw(st.sets(st.integers(1, n - 1), min_size=1, max_size=n - 1)))
+    params = [f"{v}: jax.Array" if i in nondiff else v for i, v in enumerate(names)]
+    sep = draw(st.sampled_from(SEPARATORS))
+    keyword = f"nondiff_argnums=({sep.join(str(i) for i in nondiff)}{',' if len(nondiff) == 1 else ''})"
+    held = [names[i] for i in nondiff]
+    diff = [v for i, v in enumerate(names) if i not in nondiff]
+    residual = draw(st.sampled_from(["None", "x", "(x,)"]))
+    res = draw(st.sampled_from(["_", "res", "r"]))
+    term = draw(st.sampled_from(["g * {v}", "jnp.multiply(g, {v})", "jnp.clip(g, -{v}, {v})",
+                                 "g * {v}.T", "jnp.sum(g * {v}, axis=None, {v}=None)"]))
+    uses = " + ".join(term.format(v=v) for v in held)
+    if res != "_" and residual != "None" and draw(st.booleans()):
+        uses += f" + 0 * {res}" + ("[0]" if residual.startswith("(") else "")
+    outs = [uses for _ in diff]
+    shape = draw(st.sampled_from(["({a}, {b})", "[{a}, {b}]", "({a}, {b},)"]))
+    fwd = f"lambda {', '.join(names)}: " + shape.format(a=f"f({', '.join(names)})", b=residual)
+    ret = draw(st.sampled_from(["tuple", "list", "spaced"]))
+    body = sep.join(outs)
+    bwd_out = f"[{body}]" if ret == "list" else f"({body}{',' if len(outs) == 1 else ''})"
+    bwd = f"lambda {sep.join([*held, res, 'g'])}: {bwd_out}"
+    lines = ["from functools import partial", "", "import jax", "import jax.numpy as jnp", "", "",
+             f"@partial(jax.custom_vjp, {keyword})", f"def f({', '.join(params)}):", f"    return {' * '.join(names)}",
+             "", ""]
+    form = draw(st.sampled_from(["one line", "split", "keywords"]))
+    if form == "one line":
+        lines.append(f"f.defvjp({fwd}, {bwd})")
+    elif form == "split":
+        lines += ["f.defvjp(", f"    {fwd},", f"    {bwd},", ")"]
+    else:
+        lines += ["f.defvjp(", f"    fwd={fwd},", f"    bwd={bwd},", ")"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.fuzz
+@settings(max_examples=int(os.environ.get("VJPLINT_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lambda_modules())
+def test_text_edits_are_libcsts_rewrite_on_generated_lambda_rules(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    _compare("lambdas.py", text, monkeypatch)
+
+
+def test_lambda_rules_take_the_text_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bwd lambda reads the moved values from its residuals by index; attribute and keyword
+    names spelled like them stay."""
+    text = ("from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+            "@partial(jax.custom_vjp, nondiff_argnums=(1, 2))\ndef f(x, w: jax.Array, b: jax.Array):\n"
+            "    return x * w * b\n\n\n"
+            "f.defvjp(lambda x, w, b: (f(x, w, b), x), lambda w, b, r, g: (jnp.sum(g * w.b, w=b) + 0 * r,))\n")
+    assert _compare("lambdas.py", text, monkeypatch) == 1
+    plans = _plans("lambdas.py", text)
+    new, by_text, _ = _rewrite(text, plans, True, monkeypatch)
+    assert by_text is True
+    assert new.endswith("f.defvjp(lambda x, w, b: (f(x, w, b), (x, w, b)), "
+                        "lambda res, g: (jnp.sum(g * res[1].b, w=res[2]) + 0 * res[0], None, None))  # noqa: VJP602\n")
+
+
+def test_bound_and_indexed_returns_take_the_text_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fixtures/fix/unsafe_bound_returns: fwd returns a call (bound to `fwd_out`, then indexed),
+    bwd a name and a call (indexed; bound to `cts` on a line of its own before the `return`)."""
+    text = (ROOT / "fixtures" / "fix" / "unsafe_bound_returns" / "input.py").read_text(encoding="utf-8")
+    plans = _plans("in.py", text)
+    new, by_text, _ = _rewrite(text, plans, True, monkeypatch)
+    assert by_text is True and _compare("in.py", text, monkeypatch) == 1
+    assert "    fwd_out = _forward(scale, x, y)\n    return fwd_out[0], (fwd_out[1], scale)\n" in new
+    assert "        return (None, grads[0], grads[1])" in new
+    assert "    cts = _grads(scale, x, y, g)\n    return (None, cts[0], cts[1])\n" in new
+
+
+POSONLY_HEAD = "from functools import partial\n\nimport jax\n\n\n"
+
+
+@pytest.mark.parametrize("nondiff, primal, bwd, expected", [
+    ("(1,)", "x, w: jax.Array", "w, res, g, /", "def f_bwd(residuals, g, /):"),
+    ("(1,)", "x, w: jax.Array", "w, /, res, g", "def f_bwd(residuals, g):"),  # none left: the `/` goes
+    ("(1, 2)", "x, w: jax.Array, b: jax.Array", "w , b , / , res, g", "def f_bwd(residuals, g):"),
+    ("(1, 2)", "x, w: jax.Array, b: jax.Array", "w, b, res, /, g", "def f_bwd(residuals, /, g):"),
+    ("(1, 2)", "x, n: int, b: jax.Array", "n, b, /, res, g", "def f_bwd(n, /, residuals, g):"),  # `n` stays
+])
+def test_positional_only_bwd_parameters_take_the_text_path(monkeypatch: pytest.MonkeyPatch, nondiff: str, primal: str,
+                                                           bwd: str, expected: str) -> None:
+    names = ", ".join(p.split(":")[0] for p in primal.split(", "))
+    held = " * ".join(p.split(":")[0] for p in primal.split(", ")[1:])
+    text = (POSONLY_HEAD + f"@partial(jax.custom_vjp, nondiff_argnums={nondiff})\ndef f({primal}):\n    return x\n\n\n"
+            f"def f_fwd({names}):\n    return f({names}), x\n\n\ndef f_bwd({bwd}):\n    return (g * {held} * res,)\n\n\n"
+            "f.defvjp(f_fwd, f_bwd)\n")
+    assert _compare("posonly.py", text, monkeypatch) == 1
+    new, by_text, _ = _rewrite(text, _plans("posonly.py", text), True, monkeypatch)
+    assert by_text is True and f"\n{expected}\n" in new
 
 
 def test_the_plain_spelling_takes_the_text_path(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -50,7 +50,8 @@ def encode(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if is_dataclass(value) and not isinstance(value, type):
-        return {"$d": type(value).__name__, "f": {f.name: encode(getattr(value, f.name)) for f in fields(value)}}
+        return {"$d": type(value).__name__, "f": {f.name: encode(getattr(value, f.name)) for f in fields(value)
+                                                  if not f.metadata.get(diagnostics.CARRIED)}}
     if isinstance(value, tuple):
         return {"$t": [encode(v) for v in value]}
     if isinstance(value, list):

@@ -20,6 +20,7 @@ from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.diagnostics import Applicability, Diagnostic
 from vjplint.syntax import notebook
 from vjplint.fixes.apply import FixResult, fix_text, offered
+from vjplint.fixes.multi_write import FileChanged
 from vjplint.syntax.positions import lines_with_endings, source_lines
 from vjplint.syntax.source import SourceError, decode, encode
 from vjplint.batch.parallel import FixTask, fix_many, sigint_as_flag
@@ -302,12 +303,12 @@ def _write_fixes(args, run, results, start_texts, cross_fixed, unsafe: bool, int
                         sources[outcome.display] = lines
                         continue
                     if now != data:
-                        raise OSError("the file changed while it was being fixed")
+                        raise FileChanged()
                     write_atomic(outcome.path, new_data)
                     written.append(outcome.display)
                 except (OSError, UnicodeEncodeError, notebook.NotebookError) as exc:
                     errors.append(f"{outcome.display}: cannot write the fixed file: {_reason(exc)}")
-                    if not isinstance(exc, OSError) or "changed while" not in str(exc):
+                    if not isinstance(exc, FileChanged):
                         remaining.extend(diagnostics)  # (those of a changed file are no longer true)
                         sources[outcome.display] = source_lines(decoded.text)
                     continue

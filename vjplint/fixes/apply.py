@@ -27,7 +27,7 @@ from vjplint.facts.collect import Recognizer, collect
 from vjplint.fixes.noqa import apply_line_edit, noqa_edit
 from vjplint.fixes.targets import model_of, target_of
 from vjplint.lint.engine import prefilter_names
-from vjplint.plans.residual_plan import KEPT_NONDIFF, Refusal, plan
+from vjplint.plans.residual_plan import KEPT_NONDIFF, Plan, Refusal, lines_digest, plan
 from vjplint.syntax.regions import focus
 
 MAX_PASSES = 10
@@ -90,41 +90,43 @@ def _residual_rewrite(text: str, fix_plans: Sequence[ResidualPlusNone], config: 
     """The residual-plus-None rewrite of every derivative `fix_plans` name, as text edits at
     `ast` positions where `residual_text` can write them, else in one libcst pass; with, per
     rewritten derivative (name, line), the row ranges of the code it rewrites, and the `ast`
-    module of `text`. `found` receives the edits, when the rewrite knows them; `shares` each
-    derivative's own edits, when they were computed apart. `session`: the lint session whose kept
-    parse of `text` is read, if any; `text_edits` off: libcst writes every derivative."""
+    module of `text`. Each derivative's plan is the one its fix carries (made when the file was
+    linted) while `text` is what it was made from and no other fix of the derivative moves more;
+    else the file is collected and planned again, as the rule would plan it now. `found`
+    receives the edits, when the rewrite knows them; `shares` each derivative's own edits, when
+    they were computed apart. `session`: the lint session whose kept parse of `text` is read, if
+    any; `text_edits` off: libcst writes every derivative."""
     names = tuple(n.decode() for n in prefilter_names(config, facts))
     # the linter's parse, when it just read this text
     module, focused = (session.recall_parse(text, names) if session is not None else None) or (parse(text), None)
-    recognizer = Recognizer.for_run(config, facts)
     lines = source_lines(text)
-    # The regions the linter analysed: the plans' facts (callers, jitted uses) are all in them.
-    model = collect(focused if focused is not None else focus(module, text, lines, list(names)), lines, recognizer)
     merged: Dict[Tuple[str, int], Set[int]] = {}
+    carried: Dict[Tuple[str, int], List[Tuple[Plan, str]]] = {}  # the plans the fixes carry, and what from
     for fp in fix_plans:
         merged.setdefault((fp.target, fp.line), set()).update(fp.positions)
-    plans, rows, pairs = [], {}, []
-    derivatives: Dict[Tuple[str, int], Any] = {}
-    for d in model.derivatives:  # find_derivative's answer for each, in one pass
-        derivatives.setdefault((d.name, d.anchor.lineno), d)  # type: ignore[attr-defined]
+        if isinstance(fp.planned, Plan) and fp.planned_on:
+            carried.setdefault((fp.target, fp.line), []).append((fp.planned, fp.planned_on))
+    digest = lines_digest(lines) if carried else ""
+    derivatives: Optional[Dict[Tuple[str, int], Any]] = None
+    plans, rows = [], {}
     taken = _Spans()
     for (name, line), moved in merged.items():
-        d = derivatives.get((name, line))
-        if d is None:
-            continue
-        try:
-            p = plan(model, d, sorted(moved))
-        except Refusal:
-            continue
+        wanted = tuple(sorted(moved))
+        p = next((c for c, on in carried.get((name, line), ()) if c.moved == wanted and on == digest), None)
+        if p is None:  # no plan made from this text for these moves: plan now
+            if derivatives is None:
+                derivatives = _derivatives(text, lines, module, focused, names, config, facts)
+            p = _plan_now(derivatives, name, line, wanted)
+            if p is None:
+                continue
         if taken.overlaps(p.spans):
             continue  # nested definitions: the next pass takes it
         taken.add(p.spans)
         plans.append(p)
-        pairs.append((p, d))
         rows[(name, line)] = tuple((start[0], end[0]) for start, end in p.spans)
     if not plans:
         return text, {}, module
-    new_text = _write_residual(text, lines, module, plans, pairs, found, shares, rows, text_edits)
+    new_text = _write_residual(text, lines, module, plans, found, shares, rows, text_edits)
     if any(p.marked or p.stale_comments or p.annotations for p in plans):
         marked = _return_annotations(_drop_stale_comments(_mark_kept_nondiff(new_text, plans, config, facts), plans),
                                      plans)
@@ -137,7 +139,31 @@ def _residual_rewrite(text: str, fix_plans: Sequence[ResidualPlusNone], config: 
     return new_text, rows, module
 
 
-def _write_residual(text: str, lines: List[str], module: Any, plans: Sequence[Any], pairs: Sequence[Any],
+def _derivatives(text: str, lines: List[str], module: Any, focused: Any, names: Tuple[str, ...], config: Config,
+                 facts: RunFacts) -> Dict[Tuple[str, int], Any]:
+    """(name, line) -> (the model, the derivative): the file collected again, on the regions the
+    linter analysed (the plans' facts, callers and jitted uses, are all in them)."""
+    recognizer = Recognizer.for_run(config, facts)
+    model = collect(focused if focused is not None else focus(module, text, lines, list(names)), lines, recognizer)
+    found: Dict[Tuple[str, int], Any] = {}
+    for d in model.derivatives:  # find_derivative's answer for each, in one pass
+        found.setdefault((d.name, d.anchor.lineno), (model, d))  # type: ignore[attr-defined]
+    return found
+
+
+def _plan_now(derivatives: Mapping[Tuple[str, int], Any], name: str, line: int, moved: Tuple[int, ...]) -> Optional[Plan]:
+    """The plan the rule would make now for `moved` of the derivative (`name`, `line`), or None."""
+    found = derivatives.get((name, line))
+    if found is None:
+        return None
+    model, d = found
+    try:
+        return plan(model, d, moved)
+    except Refusal:
+        return None
+
+
+def _write_residual(text: str, lines: List[str], module: Any, plans: Sequence[Plan],
                     found: Optional[List[Edit]], shares: Optional[Dict[Tuple[str, int], Tuple[Edit, ...]]],
                     rows: Mapping[Tuple[str, int], Any], text_edits: bool = True) -> str:
     """The one writer of the residual-plus-None rewrite: text edits at `ast` positions
@@ -145,7 +171,7 @@ def _write_residual(text: str, lines: List[str], module: Any, plans: Sequence[An
     the same text (tests/unit/test_fix_text_edits.py), the first several times faster."""
     from vjplint.fixes.residual_text import spans_of
 
-    computed = spans_of(text, lines, module, pairs) if text_edits else None
+    computed = spans_of(text, lines, module, plans) if text_edits else None
     if computed is None:  # a spelling only libcst rewrites as it should
         from vjplint.fixes.residual_plus_none import fix_text
 

@@ -10,7 +10,8 @@ file of the run that imports, calls or reads a rule from its module (a test call
 is named with what it does in the plan's `used_elsewhere` reason, since the rewrite changes what
 fwd returns and what bwd takes; a file that only has its own function of that name is not a use.
 Code outside the run cannot be searched, so the fix is always unsafe. A plan writes its parts in
-one file with libcst (`CrossPlan.edits`, `rewrite_parts`).
+one file with the in-file writer (`CrossPlan.edits`, `rewrite_parts`: text edits, libcst where
+they are unsure).
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from vjplint.plans.residual_plan import (Plan, Refusal, check_bound_once, check_
                                          shared_with)
 from vjplint.diagnostics import FixContext, FixPlan, Rewrite
 from vjplint.fixes.apply import _return_annotations
-from vjplint.fixes.edits import diff_edits
+from vjplint.fixes.edits import apply_spans, diff_edits
 from vjplint.fixes.residual_plus_none import fix_text
+from vjplint.fixes.residual_text import spans_of
+from vjplint.syntax.positions import source_lines
+from vjplint.syntax.source import SourceError, parse
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.fixes.named_elsewhere import reason, strongest_use
 
@@ -70,8 +74,8 @@ class CrossPlan(FixPlan):
 
     @classmethod
     def edits(cls, text: str, plans: Sequence[FixPlan], context: FixContext, alone: bool = False) -> Rewrite:
-        """The rewrite of the file at `context.path` making the parts of `plans` it holds (libcst:
-        `rewrite_parts`); raises LookupError when a planned node is not found. `alone` is not offered: the files of a cross-module rewrite change together."""
+        """The rewrite of the file at `context.path` making the parts of `plans` it holds
+        (`rewrite_parts`); raises LookupError when a planned node is not found. `alone` is not offered: the files of a cross-module rewrite change together."""
         if alone:
             raise ValueError("a cross-module rewrite is made with all its files, never alone")
         path = context.path
@@ -94,10 +98,19 @@ class CrossPlan(FixPlan):
 
 
 def rewrite_parts(text: str, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> str:
-    """`text` with each plan's parts (`creation`, `fwd`, `bwd`) rewritten by the in-file writer
-    (`residual_plus_none.fix_text`, told which parts this file holds); raises LookupError when a
+    """`text` with each plan's parts (`creation`, `fwd`, `bwd`) rewritten by the in-file writer,
+    told which parts this file holds: text edits (`residual_text.spans_of`) where it can write
+    them, else libcst (`residual_plus_none.fix_text`), as in one file; raises LookupError when a
     planned node is not found."""
-    code = fix_text(text, [p for p, _ in parts], parts=[roles for _, roles in parts])
+    plans, held = [p for p, _ in parts], [roles for _, roles in parts]
+    try:
+        computed = spans_of(text, source_lines(text), parse(text), plans, parts=held)
+    except SourceError:
+        computed = None
+    if computed is not None:
+        code = apply_spans(text, [s for spans in computed[0] for s in spans] + computed[1])
+    else:
+        code = fix_text(text, plans, parts=held)
     annotated = [replace(p, annotations=tuple(a for a in p.annotations
                                               if any(getattr(p, role).name == a[0] for role in roles if role in ROLES)))
                  for p, roles in parts]

@@ -17,6 +17,14 @@ class GroupWriteError(OSError):
     """Nothing of the group was written; the message names the file and the reason."""
 
 
+class FileChanged(OSError):
+    """A file's content on disk is no longer what was read and fixed: it is not written (its
+    findings are no longer true either). Callers tell it by its type, never by its words."""
+
+    def __init__(self) -> None:
+        super().__init__("the file changed while it was being fixed")
+
+
 def write_group(items: Sequence[Tuple[Path, bytes, bytes]], replace: Callable[[str, str], None] = os.replace) -> None:
     """`items`: (target, content it had when read, new content). Raises GroupWriteError."""
     staged: List[Tuple[str, str, bytes]] = []  # (temporary file, real target, old content)
@@ -29,7 +37,7 @@ def write_group(items: Sequence[Tuple[Path, bytes, bytes]], replace: Callable[[s
                     raise PermissionError("the file is read-only")
                 with open(target, "rb") as handle:
                     if handle.read() != old:
-                        raise OSError("the file changed while it was being fixed")
+                        raise FileChanged()
                 directory, name = os.path.split(target)
                 fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".vjplint-tmp", dir=directory)
                 staged.append((tmp, target, old))

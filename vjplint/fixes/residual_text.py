@@ -1,13 +1,17 @@
-"""The residual-plus-None rewrite as text edits at `ast` positions, for the common spellings.
+"""The residual-plus-None rewrite as text edits at `ast` positions: the writer of every
+spelling it can write exactly as libcst would.
 
 libcst (`residual_plus_none.py`) costs its import and a parse of the statements it rewrites,
-several times the linter's own work on a file; most rewrites only change a few tokens on lines
-whose layout is plain. For those this module writes exactly the text libcst would write, from
-the positions `ast` gives. Anything it is not sure of (comments beside the changed code, a
-multi-line sequence it must re-punctuate, a bound or indexed return, a lambda, an import the
-rewrite may leave unused, `\\r` line endings where a line is inserted) raises `Hard`, and the
-caller runs libcst. tests/unit/test_fix_text_edits.py compares both on every fixture and on
-generated spellings.
+several times the linter's own work on a file; most rewrites only change a few tokens. This
+module writes them from the positions `ast` gives, finding each plan's nodes in the module at the
+plan's locations (no model: a plan carried from the lint is written as it is): def and lambda
+rules, literal, indexed and bound returns, empty bwd returns, positional-only parameters, the
+imports the rewrite leaves unused. What it is not sure of raises `Hard`, and the caller runs
+libcst: comments beside the changed code (in the creation call, a returned tuple, the
+parameters), a sequence over several lines it must re-punctuate, a statement sharing a line with
+a changed one, a word that may be a use of a dropped import, `\\r` line endings where a line is
+inserted, an async rule. tests/unit/test_fix_text_edits.py compares both on every fixture and
+on generated spellings.
 """
 
 from __future__ import annotations
@@ -17,9 +21,9 @@ import bisect
 import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
-from vjplint.fixes.edits import line_starts
-from vjplint.plans.residual_plan import Plan, _own_return_values, loc_of
-from vjplint.model.file_model import CustomDerivative
+from vjplint.fixes.edits import apply_spans, line_starts
+from vjplint.plans.residual_plan import Plan, loc_of
+from vjplint.plans.residual_reads import own_return_values
 from vjplint.syntax.positions import byte_to_char
 
 Span = Tuple[int, int, str]  # (start, end, new text), character offsets in the original text
@@ -54,14 +58,24 @@ class _Source:
         return bisect.bisect_right(self.starts, offset)
 
 
-def spans_of(text: str, lines: Sequence[str], module: ast.Module,
-             pairs: Sequence[Tuple[Plan, CustomDerivative]]) -> Optional[Tuple[List[List[Span]], List[Span]]]:
-    """Each plan's spans (in `pairs` order) and those removing an import the rewrite leaves
-    unused, or None when any of them needs libcst."""
+ALL_PARTS = ("creation", "fwd", "bwd")
+
+
+def spans_of(text: str, lines: Sequence[str], module: ast.Module, plans: Sequence[Plan],
+             parts: Optional[Sequence[Tuple[str, ...]]] = None) -> Optional[Tuple[List[List[Span]], List[Span]]]:
+    """Each plan's spans (in `plans` order) and those removing an import the rewrite leaves
+    unused, or None when any of them needs libcst. The plans' nodes are found in `module` at the
+    plans' locations (no model is needed: a plan carried from the lint is written as it is).
+    `parts[i]`: what of `plans[i]` this module holds ("creation", "fwd", "bwd"), for a rewrite
+    across modules (vjplint.fixes.cross_plan), as libcst's `fix_text(parts=)`; all when not given."""
     source = _Source(text, lines)
+    firsts = [_first_row(s) for s in module.body]
+    held = list(parts) if parts is not None else [ALL_PARTS] * len(plans)
     try:
-        imports = _import_spans(source, module, pairs)
-        found = [_plan_spans(source, p, d) for p, d in pairs]
+        located = [_locate(source, module, firsts, p, roles) for p, roles in zip(plans, held)]
+        creating = [i for i, roles in enumerate(held) if "creation" in roles]
+        imports = _import_spans(source, module, firsts, [plans[i] for i in creating], [located[i] for i in creating])
+        found = [_plan_spans(source, p, nodes) for p, nodes in zip(plans, located)]
     except Hard:
         return None
     rows: Set[int] = set()
@@ -73,20 +87,67 @@ def spans_of(text: str, lines: Sequence[str], module: ast.Module,
     return found, imports
 
 
-def _plan_spans(source: _Source, p: Plan, d: CustomDerivative) -> List[Span]:
-    fwd, bwd = (r.as_registered() if r is not None else None for r in (d.rule("fwd"), d.rule("bwd")))
-    if fwd is None or bwd is None or not isinstance(fwd.node, ast.FunctionDef) or \
-            not isinstance(bwd.node, ast.FunctionDef) or p.fwd.is_lambda or p.bwd.is_lambda:
-        raise Hard("a lambda or async rule")
-    spans = _creation(source, p, d)
-    if p.fwd_capture:
-        copies, params = zip(*p.fwd_capture)
-        spans.append(_insert_statement(source, fwd.node, f"{', '.join(copies)} = {', '.join(params)}"))
-    spans += _returns(source, fwd.node, p, "fwd")
-    spans += _bwd_params(source, bwd.node, p)
+Rule = Union[ast.FunctionDef, ast.Lambda]
+Nodes = Tuple[Optional[ast.Call], Optional[Rule], Optional[Rule]]  # a plan's creation call, fwd and bwd (those held)
+
+
+def _locate(source: _Source, module: ast.Module, firsts: List[int], p: Plan, roles: Tuple[str, ...] = ALL_PARTS
+            ) -> Nodes:
+    """The creation call (the one whose callee is not itself a call, as libcst's writer reads it)
+    and fwd's and bwd's defs or lambdas at the plan's locations, each found once; Hard otherwise.
+    Only the parts in `roles` are looked for (None for the others, which are in other files)."""
+    wanted = {"creation": p.creation, "fwd": p.fwd.loc, "bwd": p.bwd.loc}
+    rows = {wanted[role][0] for role in roles}
+    statements = {bisect.bisect_right(firsts, row) - 1 for row in rows} - {-1}
+    calls: List[ast.Call] = []
+    defs: Dict[str, List[ast.AST]] = {"fwd": [], "bwd": []}
+    for index in sorted(statements):
+        for node in ast.walk(module.body[index]):
+            cls = node.__class__
+            if cls is ast.Call and node.lineno == p.creation[0] and not isinstance(node.func, ast.Call):  # type: ignore[attr-defined]
+                calls.append(node)  # type: ignore[arg-type]
+            elif cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
+                for role, rule in (("fwd", p.fwd), ("bwd", p.bwd)):
+                    if not rule.is_lambda and node.lineno == rule.loc[0] and node.name == rule.name:  # type: ignore[attr-defined]
+                        defs[role].append(node)
+            elif cls is ast.Lambda:
+                for role, rule in (("fwd", p.fwd), ("bwd", p.bwd)):
+                    if rule.is_lambda and node.lineno == rule.loc[0] and \
+                            byte_to_char(source.lines[node.lineno - 1], node.col_offset) == rule.loc[1]:  # type: ignore[attr-defined]
+                        defs[role].append(node)
+    lines = source.lines
+    calls = [c for c in calls if byte_to_char(lines[c.lineno - 1], c.col_offset) == p.creation[1]]
+    found = {"creation": calls, **defs}
+    if any(len(found[role]) != 1 for role in roles):
+        raise Hard("the plan's nodes are not where it says")
+    if any(not isinstance(found[role][0], (ast.FunctionDef, ast.Lambda)) for role in ("fwd", "bwd") if role in roles):
+        raise Hard("an async rule")
+    call, fwd, bwd = (found[role][0] if role in roles else None for role in ALL_PARTS)
+    return call, fwd, bwd  # type: ignore[return-value]
+
+
+def _plan_spans(source: _Source, p: Plan, nodes: Nodes) -> List[Span]:
+    call, fwd, bwd = nodes
+    spans = _creation(source, p, call) if call is not None else []
+    if fwd is not None:
+        if p.fwd_capture:
+            if not isinstance(fwd, ast.FunctionDef):
+                raise Hard("a copy to bind in a lambda")
+            copies, params = zip(*p.fwd_capture)
+            spans.append(_insert_statement(source, fwd, f"{', '.join(copies)} = {', '.join(params)}"))
+        spans += _returns(source, fwd, p, "fwd")
+    if bwd is None:
+        return spans
+    spans += _bwd_params(source, bwd, p)
+    reads: List[Span] = []
     if p.mode != "single":
-        spans.append(_insert_statement(source, bwd.node, f"{', '.join(p.unpack)} = {p.res_name}"))
-    spans += _returns(source, bwd.node, p, "bwd")
+        if isinstance(bwd, ast.Lambda):  # libcst's `_Substitute`: each unpacked name read as `res[i]`
+            index = {name: i for i, name in enumerate(p.unpack)}
+            reads = [(source.start(n), source.end(n), f"{p.res_name}[{index[n.id]}]") for n in ast.walk(bwd.body)
+                     if isinstance(n, ast.Name) and n.id in index]
+        else:
+            spans.append(_insert_statement(source, bwd, f"{', '.join(p.unpack)} = {p.res_name}"))
+    spans += _returns(source, bwd, p, "bwd", reads)
     return spans
 
 
@@ -140,14 +201,7 @@ def _opening(source: _Source, after: int, limit: int, bracket: str) -> int:
 
 
 # -- the creation site -----------------------------------------------------------------------------
-def _creation(source: _Source, p: Plan, d: CustomDerivative) -> List[Span]:
-    creation = d.creation
-    if not isinstance(creation, ast.Call):
-        raise Hard("no call")
-    call = creation.func if isinstance(creation.func, ast.Call) else creation
-    lines = source.lines
-    if (call.lineno, byte_to_char(lines[call.lineno - 1], call.col_offset)) != p.creation:
-        raise Hard("the creation call moved")
+def _creation(source: _Source, p: Plan, call: ast.Call) -> List[Span]:
     start, end = source.start(call), source.end(call)
     text = source.text
     if "#" in text[start:end] or text[end - 1] != ")":
@@ -262,18 +316,64 @@ def _value_span(source: _Source, keyword: ast.AST, value: str) -> Span:
 
 
 # -- returns ---------------------------------------------------------------------------------------
-def _returns(source: _Source, fn: ast.FunctionDef, p: Plan, role: str) -> List[Span]:
+def _returns(source: _Source, fn: Rule, p: Plan, role: str, reads: Sequence[Span] = ()) -> List[Span]:
+    """The spans rewriting each `return` of `fn` (a lambda's body); `reads`: names of a bwd
+    lambda's body to write as `res[i]` (within its returned tuple's elements)."""
     rule = p.fwd if role == "fwd" else p.bwd
-    found = _own_return_values(fn)
+    found = own_return_values(fn)
     if len(found) != len(rule.returns):
         raise Hard("returns differ from the plan")
     spans = []
     for (node, value), r in zip(found, rule.returns):
-        if r.how != "literal" or not isinstance(value, (ast.Tuple, ast.List)):
-            raise Hard("a bound or indexed return")
         if loc_of(_Lines(source.lines), node) != r.loc:
             raise Hard("a return moved")
-        spans.append(_fwd_return(source, value, p) if role == "fwd" else _bwd_return(source, value, p))
+        if r.how in ("index", "bind") and isinstance(node, ast.Return) and value is not None and not reads:
+            spans += _bound_return(source, node, value, p, role, r.how)
+            continue
+        if r.how != "literal" or not isinstance(value, (ast.Tuple, ast.List)):
+            raise Hard("a bound or indexed return")
+        spans.append(_fwd_return(source, value, p) if role == "fwd" else _bwd_return(source, value, p, reads))
+    return spans
+
+
+def _bound_return(source: _Source, ret: ast.Return, value: ast.expr, p: Plan, role: str, how: str) -> List[Span]:
+    """libcst's rewrite of a `return` whose value is indexed ("index": a name) or first bound to
+    a fresh name ("bind": a line `name = value` right before the `return`, the comments above it
+    staying above both): fwd returns `v[0], (v[1], *moved)`, bwd `(v[0], None, v[1], ...)`."""
+    text, lines = source.text, source.lines
+    line = lines[ret.lineno - 1]
+    column = byte_to_char(line, ret.col_offset)
+    last = lines[(ret.end_lineno or ret.lineno) - 1]
+    if line[:column].strip(" \t") or not re.match(r"[ \t]*(#.*)?\Z", last[byte_to_char(last, ret.end_col_offset or 0):]):
+        raise Hard("a return beside another statement")
+    keyword = source.start(ret) + len("return")
+    start = re.compile(r"[ \t]*").match(text, keyword).end()  # type: ignore[union-attr]
+    end = source.end(ret)
+    if start == keyword or not (text[start] == "(" or start == source.start(value)):
+        raise Hard("an unusual return")
+    spans: List[Span] = []
+    if how == "index":
+        name = text[start:end]  # with its parentheses, as libcst indexes the node
+    else:
+        if "\r" in text:
+            raise Hard("a line ending libcst picks")
+        name = p.fwd.bind_name if role == "fwd" else p.bwd.bind_name
+        # libcst strips a value's parentheses, but a tuple's are its own
+        bound = text[start:end] if isinstance(value, ast.Tuple) else text[source.start(value):source.end(value)]
+        row_start = source.starts[ret.lineno - 1]
+        spans.append((row_start, row_start, f"{line[:column]}{name} = {bound}\n"))
+    if role == "fwd":
+        new = f"{name}[0], " + _tuple([f"{name}[1]", *p.fwd_moved])
+    else:
+        slots, items, old = set(p.none_slots), [], 0
+        for index in range(p.d_old + len(slots)):
+            if index in slots:
+                items.append("None")
+            else:
+                items.append(f"{name}[{old}]")
+                old += 1
+        new = _tuple(items)
+    spans.append((start, end, new))
     return spans
 
 
@@ -319,11 +419,23 @@ def _tuple(values: Sequence[str]) -> str:
     return "(" + ", ".join(values) + ("," if len(values) == 1 else "") + ")"
 
 
-def _bwd_return(source: _Source, value: Union[ast.Tuple, ast.List], p: Plan) -> Span:
+def _bwd_return(source: _Source, value: Union[ast.Tuple, ast.List], p: Plan, reads: Sequence[Span] = ()) -> Span:
     """libcst's `_insert_items` on a one-line sequence: `None` at each new slot, separators
     copied from the sequence's first comma, a trailing comma kept when there was one (and more
-    than one element)."""
+    than one element). An empty `()` or `[]` gets its `None`s joined by ", " (a lone one in a
+    tuple with its comma). `reads`: spans within the elements, applied to their text."""
+    if not value.elts:
+        if reads:
+            raise Hard("names to read outside the elements")
+        start, end = source.start(value), source.end(value)
+        if source.text[start:end] not in ("()", "[]"):
+            raise Hard("an empty sequence with text inside its brackets")
+        nones = ["None"] * len(p.none_slots)
+        single = isinstance(value, ast.Tuple) and len(nones) == 1
+        return start + 1, end - 1, ", ".join(nones) + ("," if single else "")
     items, close = _sequence(source, value)
+    if reads:
+        _substitute(source, items, reads)
     n = len(items.values)
     template = items.tails[0] if n > 1 else ", "
     keep_trailing = n > 1 and items.tails[-1] == ","
@@ -347,12 +459,23 @@ def _bwd_return(source: _Source, value: Union[ast.Tuple, ast.List], p: Plan) -> 
     return items.starts[0], close, "".join(out)
 
 
+def _substitute(source: _Source, items: _Items, reads: Sequence[Span]) -> None:
+    """`items`' values with `reads` applied (each must lie inside one element)."""
+    by_item: Dict[int, List[Span]] = {}
+    for start, end, new in reads:
+        k = bisect.bisect_right(items.starts, start) - 1
+        if k < 0 or end > items.ends[k]:
+            raise Hard("a name to read outside the elements")
+        base = items.starts[k]
+        by_item.setdefault(k, []).append((start - base, end - base, new))
+    for k, spans in by_item.items():
+        items.values[k] = apply_spans(items.values[k], spans)
+
+
 # -- bwd's parameters ------------------------------------------------------------------------------
-def _bwd_params(source: _Source, fn: ast.FunctionDef, p: Plan) -> List[Span]:
+def _bwd_params(source: _Source, fn: Rule, p: Plan) -> List[Span]:
     args = fn.args
-    if args.posonlyargs:
-        raise Hard("positional-only parameters")
-    positional = args.args
+    positional = [*args.posonlyargs, *args.args]
     text = source.text
     begin, finish = source.start(positional[0]), source.end(positional[-1])
     if "#" in text[begin:finish]:
@@ -364,10 +487,19 @@ def _bwd_params(source: _Source, fn: ast.FunctionDef, p: Plan) -> List[Span]:
     else:
         new_res = p.res_name
     spans = [(source.start(res), source.end(res), new_res)]
+    posonly = len(args.posonlyargs)
+    kept_posonly = any(i not in p.bwd_drop for i in range(posonly))
     for i in p.bwd_drop:
         if i + 1 >= len(positional) or i >= p.bwd_res_index:
             raise Hard("a dropped parameter after the residuals")
-        spans.append((source.start(positional[i]), source.start(positional[i + 1]), ""))
+        end = source.start(positional[i + 1])
+        if i == posonly - 1 and kept_posonly:  # the last positional-only one goes, the `/` stays
+            slash = re.compile(r"[ \t]*,[ \t]*/").match(text, source.end(positional[i]))
+            if slash is None:
+                raise Hard("an unusual `/`")
+            end = slash.end() - 1
+        # (when none is left, libcst drops the `/` too: the span runs to the next parameter)
+        spans.append((source.start(positional[i]), end, ""))
     return spans
 
 
@@ -421,22 +553,21 @@ def _is_docstring(statement: ast.stmt) -> bool:
 
 
 # -- imports the rewrite leaves unused -----------------------------------------------------------
-def _import_spans(source: _Source, module: ast.Module, pairs: Sequence[Tuple[Plan, CustomDerivative]]) -> List[Span]:
+def _import_spans(source: _Source, module: ast.Module, firsts: List[int], plans: Sequence[Plan],
+                  located: Sequence[Nodes]) -> List[Span]:
     """libcst's `_drop_unused_imports`: the top-level `from functools import partial` (or
     `import functools`) goes when the collapsed calls held the name's last uses. A use is what
     libcst counts: a Name outside imports, attribute names and keyword names; `ast` sees the same
     Names, and an occurrence of the word that is neither one nor plainly text raises Hard."""
-    cleanup = frozenset().union(*(p.cleanup_names for p, _ in pairs))
+    cleanup = frozenset().union(*(p.cleanup_names for p in plans))
     if not cleanup:
         return []
     removed: Set[ast.AST] = set()  # the nodes of the collapsed calls, which lose their Names
     cut: List[Tuple[int, int]] = []
-    for p, d in pairs:
-        if p.collapse and isinstance(d.creation, ast.Call):
-            call = d.creation.func if isinstance(d.creation.func, ast.Call) else d.creation
+    for p, (call, _, _) in zip(plans, located):
+        if p.collapse and call is not None:
             removed.update(ast.walk(call))
             cut.append((source.start(call), source.end(call)))
-    firsts = [_first_row(s) for s in module.body]
     spans: List[Span] = []
     for name in sorted(cleanup):
         if not _used_elsewhere(source, module, firsts, name, removed, cut):

@@ -23,7 +23,8 @@ from __future__ import annotations
 import ast
 from typing import Callable, List, Optional, Set, Tuple
 
-from vjplint.plans.residual_plan import Refusal, _own_return_values, _truthy_or_unknown, loc_of, KEPT_NONDIFF
+from vjplint.plans.residual_plan import Refusal, loc_of, KEPT_NONDIFF
+from vjplint.plans.residual_reads import own_return_values, truthy_or_unknown
 from vjplint.facts.param_evidence import usage_evidence
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import FunctionNode, Scope
@@ -57,7 +58,7 @@ def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope
     if len(d.registrations) != 1 or d.registrations[0].method != "defvjp" or d.registrations[0].as_decorator:
         raise Refusal("there is not exactly one `defvjp(fwd, bwd)` call")
     registration = d.registrations[0]
-    if _truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
+    if truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
         raise Refusal("symbolic_zeros=True changes what the rules receive")
     fwd, bwd = (r.as_registered() if r is not None else None for r in (d.rule("fwd"), d.rule("bwd")))
     if fwd is None or bwd is None or not isinstance(fwd.node, ast.FunctionDef) or \
@@ -90,7 +91,7 @@ def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope
     if bwd_reads:
         res = bwd_params[0].arg
         residuals = [value.elts[1] if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2 else None
-                     for _, value in _own_return_values(fwd.node)]
+                     for _, value in own_return_values(fwd.node)]
         if all(isinstance(r, ast.Constant) and r.value is None for r in residuals) and \
                 (res == "_" or not _reads(bwd.node, res)):  # no residuals so far: `name` is the residual
             r1, c1 = _start(model, bwd_params[0])  # the name only: an annotation stays
@@ -102,7 +103,7 @@ def closure_edits(model: FileModel, d: CustomDerivative, name: str, scope: Scope
     arity = len([*primal.args.posonlyargs, *primal.args.args])
     if primal.args.vararg is not None or primal.args.kwonlyargs:
         raise Refusal(f"`{d.name}` takes *args or keyword-only parameters")
-    for ret, value in _own_return_values(bwd.node):
+    for ret, value in own_return_values(bwd.node):
         if not isinstance(value, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in value.elts):
             raise Refusal("a bwd `return` is not a tuple literal, so the new slot cannot be placed")
         if len(value.elts) != arity or not value.elts:
@@ -127,7 +128,7 @@ def _kept_nondiff_mark(model: FileModel, d: CustomDerivative, name: str, bwd: as
 
     if not rewrite_draws(model, edits, KEPT_NONDIFF, kept, relint):
         return []
-    first = _own_return_values(bwd)[0][1]
+    first = own_return_values(bwd)[0][1]
     return kept_none_mark(model, first.elts[0].lineno)  # type: ignore[union-attr]  # where VJP602 reports
 
 
@@ -204,7 +205,7 @@ def _none_first(model: FileModel, value: ast.expr) -> Edit:
 def _save_in_residuals(model: FileModel, fwd: ast.FunctionDef, name: str, calls: List[ast.Call],
                        alone: bool = False) -> List[Edit]:
     edits = []
-    returns = _own_return_values(fwd)
+    returns = own_return_values(fwd)
     if not returns:
         raise Refusal("fwd has no `return`")
     for _, value in returns:
@@ -297,7 +298,7 @@ def closure_edits_jvp(model: FileModel, d: CustomDerivative, name: str, scope: S
     if len(d.registrations) != 1 or d.registrations[0].method != "defjvp":
         raise Refusal("there is not exactly one `defjvp` registration")
     registration = d.registrations[0]
-    if _truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
+    if truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
         raise Refusal("symbolic_zeros=True changes what the rule receives")
     rule = d.rule("jvp")
     if rule is None or not isinstance(rule.node, ast.FunctionDef) or rule.bound_positional or rule.bound_keywords:

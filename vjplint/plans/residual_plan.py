@@ -9,6 +9,7 @@ column), libcst's convention, so the transform finds the same nodes again.
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
@@ -18,7 +19,10 @@ from vjplint.facts.rule_evidence import rewrite_none_draws_vjp602
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, PARTIAL
 from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
 from vjplint.syntax.positions import byte_to_char
-from vjplint.model.semantic import FunctionNode, constant_value, own_nodes, walk
+from vjplint.plans.residual_reads import (fresh_name, has_starred, is_generator, jit_static, loads, names_in,
+                                          own_return_values, own_returns, referenced_elsewhere,
+                                          rules_written_for_other_nondiff, stores, truthy_or_unknown)
+from vjplint.model.semantic import FunctionNode, constant_value, walk
 
 Loc = Tuple[int, int]
 KEPT_NONDIFF = "VJP602"  # the rule that reads a moved argument's `None` as a forgotten cotangent
@@ -85,6 +89,18 @@ class Plan:
         return (self.creation, self.fwd.loc, self.bwd.loc)
 
 
+def lines_digest(lines: Sequence[str]) -> str:
+    """What a plan carried with its fix was made from: the file's lines (`source_lines`, endings
+    aside: a plan's locations are rows and columns). The writer plans again when the text's
+    digest is another."""
+    return hashlib.blake2b("\n".join(lines).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def model_digest(model: FileModel) -> str:
+    """`lines_digest` of the model's lines, once per file (`model.facts.of_model`)."""
+    return lines_digest(model.lines)
+
+
 def loc_of(model: FileModel, node: ast.AST) -> Loc:
     line = node.lineno  # type: ignore[attr-defined]
     text = model.lines[line - 1] if 0 < line <= len(model.lines) else ""
@@ -137,7 +153,7 @@ def check_derivative(d: CustomDerivative, moved: Sequence[int]) -> Tuple[Tuple[i
     registration = d.registrations[0]
     if registration.as_decorator:
         raise Refusal("`defvjp` is used as a decorator")
-    if _truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
+    if truthy_or_unknown(registration.keywords.get("symbolic_zeros")):
         raise Refusal("symbolic_zeros=True wraps differentiable fwd arguments in CustomVJPPrimal records")
     fwd, bwd = (r.as_registered() if r is not None else None for r in (d.rule("fwd"), d.rule("bwd")))
     if fwd is None or bwd is None:
@@ -158,7 +174,7 @@ def check_bound_once(role: str, name: str, bindings: int) -> None:
 
 
 def check_not_generator(role: str, node: ast.AST) -> None:
-    if not isinstance(node, ast.Lambda) and _is_generator(node):
+    if not isinstance(node, ast.Lambda) and is_generator(node):
         raise Refusal(f"{role} is a generator")
 
 
@@ -173,7 +189,7 @@ def shared_with(other: CustomDerivative) -> Refusal:
 
 def check_not_static(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...], sig: Signature) -> None:
     """Refuses when a moved argument is marked static where the primal is jitted (in `model`)."""
-    static = _jit_static(model, d, moved)
+    static = jit_static(model, d, moved)
     if static:
         raise Refusal(f"`{sig.positional[static[0][0]]}` is marked static in {static[0][1]}, so callers pass a "
                       f"Python value there, which a differentiable position rejects")
@@ -200,11 +216,11 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
             if r is not None and r.node is not None and r.node in (fwd.node, bwd.node):
                 raise shared_with(other)
     for role, rule in (("fwd", fwd), ("bwd", bwd)):
-        if rule.name and _referenced_elsewhere(model, rule, registration.node):
+        if rule.name and referenced_elsewhere(model, rule, registration.node):
             changes = "what it returns" if role == "fwd" else "its parameters"
             raise Refusal(f"{role} `{rule.name}` is also called or referenced outside `defvjp` in this file, "
                           f"and the rewrite changes {changes}")
-    mismatch = _rules_written_for_other_nondiff(d, bwd, sig)
+    mismatch = rules_written_for_other_nondiff(d, bwd, sig)
     if mismatch:
         raise Refusal(mismatch)
     check_not_static(model, d, moved, sig)
@@ -255,18 +271,18 @@ def plan_rules(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...], si
                       f"{res_index - bwd_skip + 2} (see VJP305)")
     bwd_moved = tuple(bwd_sig.positional[i] for i in bwd_drop)
     old_res = bwd_sig.positional[res_index]
-    fwd_residuals = [_residual_of(r) for r in _own_returns(fwd.node)]
-    res_used = old_res != "_" and _loads(bwd.node, old_res, bwd_model)
+    fwd_residuals = [_residual_of(r) for r in own_returns(fwd.node)]
+    res_used = old_res != "_" and loads(bwd.node, old_res, bwd_model)
     if all(isinstance(r, ast.Constant) and r.value is None for r in fwd_residuals) and not res_used:
         mode = "single" if len(moved) == 1 else "tuple"
     else:
         mode = "append"
     stale = _stale_comments(fwd_model, fwd.node) if mode != "append" else ()
-    taken = _names_in(bwd.node, bwd_model)
+    taken = names_in(bwd.node, bwd_model)
     if mode == "single":
         res_name, unpack = bwd_moved[0], ()
     else:
-        res_name = _fresh(("res", "residuals", "res_"), taken - ({old_res} if mode == "tuple" else set()))
+        res_name = fresh_name(("res", "residuals", "res_"), taken - ({old_res} if mode == "tuple" else set()))
         unpack = bwd_moved if mode == "tuple" else (old_res, *bwd_moved)
     if isinstance(bwd.node, ast.Lambda):
         _check_lambda_substitution(bwd.node, {old_res, *bwd_moved} if mode != "single" else set())
@@ -399,12 +415,6 @@ def _unresolved(model: FileModel, role: str, rule: RuleFunction) -> str:
     return f"{role} {'`' + spelled + '` ' if spelled else ''}is not defined in this file"
 
 
-def _truthy_or_unknown(expr: Optional[ast.expr]) -> bool:
-    if expr is None:
-        return False
-    return not (isinstance(expr, ast.Constant) and not expr.value)
-
-
 # -- fwd --------------------------------------------------------------------------------
 def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: Tuple[int, ...], sig: Signature,
               unsafe: List[str], skip: int = 0) -> Tuple[RulePlan, Tuple[str, ...], Tuple[Tuple[str, str], ...]]:
@@ -417,21 +427,21 @@ def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: T
         raise Refusal(f"fwd takes {len(fsig.positional) - skip} positional parameters, not {len(sig.positional)} "
                       f"(see VJP303)")
     names = tuple(fsig.positional[skip + p] for p in moved)
-    taken = _names_in(node, model)
+    taken = names_in(node, model)
     captures = []
     for name in names:
-        if _stores(node, name, model):  # save the argument as it came in, before fwd rebinds it
+        if stores(node, name, model):  # save the argument as it came in, before fwd rebinds it
             if isinstance(node, ast.Lambda):
                 raise Refusal(f"the fwd lambda rebinds `{name}`, so its original value is not at hand to save")
-            fresh = _fresh((f"{name}_in", f"{name}_arg"), taken)
+            fresh = fresh_name((f"{name}_in", f"{name}_arg"), taken)
             taken.add(fresh)
             captures.append((fresh, name))
     saved = dict((original, fresh) for fresh, original in captures)
     returns = []
-    for ret, value in _own_return_values(node):
+    for ret, value in own_return_values(node):
         if value is None or isinstance(value, ast.Constant) and value.value is None:
             raise Refusal("a fwd `return` returns nothing (see VJP304)")
-        if isinstance(value, (ast.Tuple, ast.List)) and not _has_starred(value):
+        if isinstance(value, (ast.Tuple, ast.List)) and not has_starred(value):
             if len(value.elts) != 2:
                 raise Refusal(f"a fwd `return` has {len(value.elts)} entries, not a pair (see VJP304)")
             how = "literal"
@@ -447,7 +457,7 @@ def _plan_fwd(model: FileModel, d: CustomDerivative, fwd: RuleFunction, moved: T
     if not returns:
         raise Refusal("fwd has no `return`")
     rule = RulePlan(fwd.name if not isinstance(node, ast.Lambda) else None, _def_loc(model, node),
-                    isinstance(node, ast.Lambda), tuple(returns), _fresh(("fwd_out", "out"), taken))
+                    isinstance(node, ast.Lambda), tuple(returns), fresh_name(("fwd_out", "out"), taken))
     return rule, tuple(saved.get(n, n) for n in names), tuple(captures)
 
 
@@ -512,7 +522,7 @@ def _stale_bwd_comments(model: FileModel, bwd: FunctionNode, moved: Sequence[str
 
 def _return_comments(model: FileModel, fn: FunctionNode, stale: Callable[[str], bool]) -> Tuple[str, ...]:
     found = []
-    for ret, _ in _own_return_values(fn):
+    for ret, _ in own_return_values(fn):
         line = model.lines[ret.end_lineno - 1] if 0 < (ret.end_lineno or 0) <= len(model.lines) else ""  # type: ignore[attr-defined]
         at = line.find("#")
         if at < 0 or any(q in line[:at] for q in "'\"") or "noqa" in line[at:].lower():
@@ -523,7 +533,7 @@ def _return_comments(model: FileModel, fn: FunctionNode, stale: Callable[[str], 
 
 
 def _residual_of(value: Optional[ast.expr]) -> Optional[ast.expr]:
-    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2 and not _has_starred(value):
+    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2 and not has_starred(value):
         return value.elts[1]
     return None
 
@@ -534,11 +544,11 @@ def _plan_bwd(model: FileModel, d: CustomDerivative, bwd: RuleFunction, none_slo
     node = bwd.node
     assert node is not None
     returns = []
-    for ret, value in _own_return_values(node):
+    for ret, value in own_return_values(node):
         if value is None or isinstance(value, ast.Constant) and value.value is None:
             raise Refusal("a bwd `return` returns None, not a tuple (see VJP307)")
         if isinstance(value, (ast.Tuple, ast.List)):
-            if not _has_starred(value):
+            if not has_starred(value):
                 if len(value.elts) != d_old:
                     raise Refusal(f"a bwd `return` has {len(value.elts)} entries where {d_old} are expected "
                                   f"(see VJP306)")
@@ -561,8 +571,8 @@ def _plan_bwd(model: FileModel, d: CustomDerivative, bwd: RuleFunction, none_slo
     if not returns:
         raise Refusal("bwd has no `return`")
     return RulePlan(bwd.name if not isinstance(node, ast.Lambda) else None, _def_loc(model, node),
-                    isinstance(node, ast.Lambda), tuple(returns), _fresh(("cts", "cotangents", "cts_"),
-                                                                         _names_in(node, model)))
+                    isinstance(node, ast.Lambda), tuple(returns), fresh_name(("cts", "cotangents", "cts_"),
+                                                                         names_in(node, model)))
 
 
 def _is_array_call(model: FileModel, value: ast.expr) -> bool:
@@ -582,173 +592,3 @@ def _check_lambda_substitution(fn: ast.Lambda, names: Set[str]) -> None:
             bound = {node.id}
         if bound & names:
             raise Refusal(f"the bwd lambda rebinds `{sorted(bound & names)[0]}` inside its body")
-
-
-# -- small helpers ------------------------------------------------------------------------
-def _own_returns(fn: FunctionNode) -> List[Optional[ast.expr]]:
-    return [value for _, value in _own_return_values(fn)]
-
-
-def _own_return_values(fn: FunctionNode) -> List[Tuple[ast.AST, Optional[ast.expr]]]:
-    if isinstance(fn, ast.Lambda):
-        return [(fn.body, fn.body)]
-    found = [(n, n.value) for n in own_nodes(fn) if isinstance(n, ast.Return)]
-    return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))  # type: ignore[attr-defined]
-
-
-def _is_generator(fn: ast.AST) -> bool:
-    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(fn))  # type: ignore[arg-type]
-
-
-def _has_starred(value: Union[ast.Tuple, ast.List]) -> bool:
-    return any(isinstance(e, ast.Starred) for e in value.elts)
-
-
-def _stores(fn: FunctionNode, name: str, model: Optional[FileModel] = None) -> bool:
-    """`fn` rebinds its own `name` (nested functions count only through `nonlocal`)."""
-    if any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del))
-           for node in (model.facts.own_nodes(fn) if model is not None else own_nodes(fn))):
-        return True
-    return name in _spelled(fn, model).nonlocals
-
-
-def _loads(fn: FunctionNode, name: str, model: Optional[FileModel] = None) -> bool:
-    return name in _spelled(fn, model).name_ids
-
-
-def _names_in(fn: FunctionNode, model: Optional[FileModel] = None) -> Set[str]:
-    """Every name `fn` spells (a fresh set: the planner adds the names it takes)."""
-    return set(_spelled(fn, model).names)
-
-
-class _Spelled:
-    """The names spelled anywhere in a function (nested scopes included), from one walk kept on
-    its node: the planner asks of fwd and bwd several times per derivative."""
-
-    __slots__ = ("name_ids", "names", "nonlocals")
-
-    def __init__(self, fn: FunctionNode) -> None:
-        name_ids: Set[str] = set()
-        names: Set[str] = set()
-        nonlocals: Set[str] = set()
-        for node in walk(fn):
-            cls = node.__class__
-            if cls is ast.Name:
-                name_ids.add(node.id)  # type: ignore[attr-defined]
-            elif cls is ast.arg:
-                names.add(node.arg)  # type: ignore[attr-defined]
-            elif cls in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                names.add(node.name)  # type: ignore[attr-defined]
-            elif cls is ast.Nonlocal:
-                nonlocals.update(node.names)  # type: ignore[attr-defined]
-        self.name_ids, self.names, self.nonlocals = frozenset(name_ids), frozenset(names | name_ids), frozenset(nonlocals)
-
-
-def _spelled(fn: FunctionNode, model: Optional[FileModel] = None) -> _Spelled:
-    """The names `fn` spells, kept per file when the model is given (computed afresh otherwise:
-    the cross-module writer's one question)."""
-    return model.index.of_node(_Spelled, fn) if model is not None else _Spelled(fn)
-
-
-def _referenced_elsewhere(model: FileModel, rule: RuleFunction, registration: ast.AST) -> bool:
-    """A use of the rule's name other than the registration (a direct call would break)."""
-    index = model.index
-    inside = set(walk(registration))
-    name = rule.name or ""
-    if any(n not in inside for n in index.names(name) if isinstance(n.ctx, ast.Load)):
-        return True
-    if isinstance(rule.node, ast.Lambda):
-        return False
-    return any(n not in inside for n in index.attributes(name))
-
-
-def _partial_jit_calls(model: FileModel) -> List[ast.Call]:
-    """The module's `partial(jax.jit, ...)(f)` calls, found once per model (once per derivative
-    made planning quadratic in the module's size): kept per file, by the module's node."""
-    return model.facts.of_model(_partial_jit_in)
-
-
-def _partial_jit_in(model: FileModel) -> List[ast.Call]:
-    found = []
-    for call in model.index.of_type(ast.Call):
-        inner = call.func  # type: ignore[attr-defined]
-        if (isinstance(inner, ast.Call) and inner.args and call.args  # type: ignore[attr-defined]
-                and model.index.qualname(inner.func) in PARTIAL and model.index.qualname(inner.args[0]) == "jax.jit"):
-            found.append(call)  # type: ignore[arg-type]
-    return found
-
-
-def _jit_static(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...]) -> List[Tuple[int, str]]:
-    """(moved position, where) for each moved position a `jax.jit` marks static: a stacked
-    `@partial(jax.jit, static_argnames=...)` on the primal or `jax.jit(f, static_argnums=...)`."""
-    from vjplint.facts.infer import static_boundaries  # the boundaries VJP102 already reads
-
-    sig = d.signature
-    assert sig is not None
-    found: List[Tuple[int, str]] = []
-    traced = model.traced.get(d.primal) if d.primal is not None else None
-    if traced is not None and traced.how == "jax.jit":
-        found.extend((p, "the `jax.jit` decorating it") for p in moved if sig.positional[p] in traced.static_params)
-    for call, position in static_boundaries(model, d):
-        if position in moved and model.index.qualname(call.func) == "jax.jit":
-            found.append((position, f"`jax.jit(...)` at line {call.lineno}"))
-    for call in _partial_jit_calls(model):  # `partial(jax.jit, static_argnames=...)(f)`
-        inner = call.func  # type: ignore[attr-defined]
-        if model.facts.derivative_named(call.args[0]) is not d:  # type: ignore[attr-defined]
-            continue
-        static = _static_positions(model, inner, sig)
-        found.extend((p, f"`partial(jax.jit, ...)(...)` at line {call.lineno}") for p in moved if p in static)
-    for site in d.call_sites:  # `f(mode, x)` inside a jitted function whose `mode` is static
-        outer = model.traced.get(site.enclosing) if site.enclosing is not None else None
-        if outer is None or outer.how != "jax.jit" or not outer.static_params:
-            continue
-        given = {i - site.positional_offset: a for i, a in enumerate(site.call.args)}
-        given.update((sig.positional.index(k.arg), k.value) for k in site.call.keywords if k.arg in sig.positional)
-        for p in moved:
-            arg = given.get(p)
-            if isinstance(arg, ast.Name) and arg.id in outer.static_params:
-                where = getattr(site.enclosing, "name", "a function")
-                found.append((p, f"the `jax.jit` of `{where}`, which passes its static `{arg.id}` here "
-                                 f"(line {site.call.lineno})"))
-    return sorted(found)
-
-
-def _static_positions(model: FileModel, call: ast.Call, sig: Signature) -> Set[int]:
-    """The positions `static_argnums`/`static_argnames` of `call` name (unreadable: none)."""
-    keywords = {k.arg: k.value for k in call.keywords if k.arg}
-    n = len(sig.positional)
-    nums = constant_value(model.index, keywords["static_argnums"]) if "static_argnums" in keywords else ()
-    names = constant_value(model.index, keywords["static_argnames"]) if "static_argnames" in keywords else ()
-    nums = (nums,) if isinstance(nums, int) else nums if isinstance(nums, (tuple, list)) else ()
-    names = (names,) if isinstance(names, str) else names if isinstance(names, (tuple, list)) else ()
-    return {p % n for p in nums if type(p) is int and -n <= p < n} | \
-        {sig.positional.index(x) for x in names if x in sig.positional}
-
-
-def _fresh(candidates: Sequence[str], taken: Set[str]) -> str:
-    for name in candidates:
-        if name not in taken:
-            return name
-    base, n = candidates[0], 1
-    while f"{base}_{n}" in taken:
-        n += 1
-    return f"{base}_{n}"
-
-
-def _rules_written_for_other_nondiff(d: CustomDerivative, bwd: RuleFunction, sig: Signature) -> Optional[str]:
-    """Why bwd's leading (nondiff) parameters show it was written for other nondiff positions, or
-    None: one is named after a different parameter of the primal (`def bwd(threshold, reg, res, g)`
-    for nondiff_argnums=(0, 1) of `f(x, threshold, reg)`). Moving an argument would then rewrite
-    rules that do not match the declaration; fixing nondiff_argnums comes first."""
-    if bwd.node is None or isinstance(bwd.node, ast.Lambda) and not bwd.node.args.args:
-        return None
-    params = [a.arg for a in (*bwd.node.args.posonlyargs, *bwd.node.args.args)]
-    order = sorted(d.nondiff)
-    if len(params) != len(order) + 2:
-        return None
-    for name, position in zip(params, order):
-        if name != sig.positional[position] and name in sig.positional:
-            return (f"bwd's parameter `{name}` receives nondiff position {position} (`{sig.positional[position]}`) "
-                    f"but is named after position {sig.positional.index(name)} of the primal: the rules may be "
-                    f"written for other nondiff_argnums; check nondiff_argnums first")
-    return None

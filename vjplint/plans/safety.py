@@ -8,29 +8,37 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
-from vjplint.diagnostics import Applicability, Diagnostic, Edit, Evidence, edit_order
-from vjplint.plans.residual_plan import Plan, Refusal, plan
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, Evidence, ResidualPlusNone, edit_order
+from vjplint.plans.residual_plan import Plan, Refusal, model_digest, plan
 from vjplint.model.file_model import CustomDerivative, FileModel
 
 
 def residual_fix_offer(model: FileModel, d: CustomDerivative, moved: Sequence[int],
-                       confident: bool) -> Tuple[Optional[Applicability], str]:
-    """(applicability or None, the reason shown when no fix is offered).
+                       confident: bool) -> Tuple[Optional[Applicability], str, Optional[Plan]]:
+    """(applicability or None, the reason shown when no fix is offered, the plan when one is).
 
     Safe: the plan needs no binding or indexing, the rules are used only by this custom_vjp,
     and the inference is confident (VJP101). Unsafe: weaker inference (VJP102) or a return
     that must be bound/indexed. None: the rules live elsewhere, are shared, or a return
-    cannot be rewritten.
+    cannot be rewritten. The plan travels with the fix (`ResidualPlusNone.planned`), so that
+    applying it does not plan again.
     """
     if d.api != "jax":  # the plan rewrites to JAX's protocol; nnx's and linen's bwd conventions differ
-        return None, f"the rewrite assumes JAX's bwd protocol, and {d.label}'s differs"
+        return None, f"the rewrite assumes JAX's bwd protocol, and {d.label}'s differs", None
 
     result = model.facts.derived(_planned, d, tuple(sorted(moved)))  # the rule asks, the codemod again
     if isinstance(result, str):
-        return None, result
+        return None, result, None
     if not confident or not result.safe:
-        return Applicability.UNSAFE, ""
-    return Applicability.SAFE, ""
+        return Applicability.UNSAFE, "", result
+    return Applicability.SAFE, "", result
+
+
+def carried_plan(model: FileModel, target: str, line: int, positions: Sequence[int], planned: Optional[Plan]
+                 ) -> ResidualPlusNone:
+    """The fix's plan object, carrying the plan made now and the digest of the lines it was made from."""
+    return ResidualPlusNone(target, line, tuple(positions), planned=planned,
+                            planned_on=model.facts.of_model(model_digest) if planned is not None else "")
 
 
 def _planned(model: FileModel, d: CustomDerivative, moved: Tuple[int, ...]) -> Union[Plan, str]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 from typing import ClassVar, List, Optional, Tuple
 
-from vjplint.diagnostics import NoAutomaticFix, ResidualPlusNone
+from vjplint.diagnostics import NoAutomaticFix
 from vjplint.facts import Arity, plural
-from vjplint.plans.safety import residual_fix_offer
+from vjplint.plans.safety import carried_plan, residual_fix_offer
 from vjplint.facts.param_evidence import Verdict
 from vjplint.model.file_model import CustomDerivative, FileModel, RuleFunction
 from vjplint.rules.base import Rule
@@ -82,7 +82,7 @@ class NondiffVerdictRule(Rule):
         # A call of this module passes the slot a traced value (VJP104 reports it): that call raises
         # today, so moving the value is safe even though the slot's verdict is only "maybe".
         proven = self.LEVEL == "maybe" and any(e.traced_at for e in v.evidence)
-        applicability, why_not = residual_fix_offer(self.model, d, moved, confident or proven)
+        applicability, why_not, planned = residual_fix_offer(self.model, d, moved, confident or proven)
         # A moved value becomes a traced residual: a use as a Python value would then fail.
         static_use = next((e for x in verdicts if x.position in moved for e in x.evidence
                            if e.from_usage and e.kind == "static"), None)
@@ -98,7 +98,7 @@ class NondiffVerdictRule(Rule):
             message + ("" if applicability else f" (no automatic fix: {why_not})"),
             fix=self.planning(applicability,
                               f"Move {_names(d, moved)} out of {keyword} into the residuals (bwd returns None for them)",
-                              ResidualPlusNone(d.name, d.anchor.lineno, tuple(moved)))
+                              carried_plan(self.model, d.name, d.anchor.lineno, moved, planned))
             if applicability is not None else None,
             evidence=None if applicability else NoAutomaticFix(why_not, len(message)),
         )
