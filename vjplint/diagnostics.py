@@ -164,6 +164,16 @@ class DroppedCotangent(Evidence):
 
 
 @dataclass(frozen=True)
+class SlopeDisagrees(Evidence):
+    """VJP610: the rule of custom derivative `function` gives, for `param`, a derivative that
+    disagrees with the primal's slope at every sample point (`zero`: it gives none at all)."""
+
+    function: str
+    param: str
+    zero: bool
+
+
+@dataclass(frozen=True)
 class NoneTangentRule(Evidence):
     """VJP609: `function.defjvps(...)` gives `None` as the tangent rule for `param`, which the
     primal's output depends on."""

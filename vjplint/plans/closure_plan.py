@@ -28,11 +28,12 @@ from vjplint.plans.residual_reads import own_return_values, truthy_or_unknown
 from vjplint.facts.param_evidence import usage_evidence
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import FunctionNode, Scope
-from vjplint.diagnostics import DroppedCotangent, Edit, Position, edit_order
-from vjplint.plans.safety import rewrite_draws
+from vjplint.diagnostics import DroppedCotangent, Edit, Position, SlopeDisagrees, edit_order
+from vjplint.plans.safety import rewrite_draws, rewrite_rows
 from vjplint.syntax.positions import byte_to_char
 from vjplint.syntax.walk import walk
 
+IGNORED_TANGENT = "VJP610"  # the rule that reads an ignored tangent of a used input as a missing derivative
 
 
 def _edit(r1: int, c1: int, r2: int, c2: int, text: str) -> Edit:
@@ -329,7 +330,31 @@ def closure_edits_jvp(model: FileModel, d: CustomDerivative, name: str, scope: S
     edits.extend(_unpack_edits(model, jvp, params[0].arg, params[1].arg, name))
     for call in _call_sites(model, d, name, scope, marker):
         edits.append(_insert_argument(model, call, name))
+    edits.extend(_ignored_tangent_mark(model, d, name, edits, relint))
     return sorted(edits, key=edit_order)
+
+
+def _ignored_tangent_mark(model: FileModel, d: CustomDerivative, name: str, edits: List[Edit],
+                          relint: Optional[Callable[[str, str], list]]) -> List[Edit]:
+    """`  # noqa: VJP610` where VJP610 reads the rewritten rule's ignored tangent of `name` as a
+    derivative missing for it: differentiating with respect to the value was never possible (it
+    raised), which the ignored tangent keeps, as the bwd `None` of the custom_vjp form does for
+    VJP602. Found by running VJP610 on the rewrite (its typed evidence), so a mark is never unused.
+    The edits insert no line, so the rewrite's rows are the file's."""
+    if any("\n" in e.content for e in edits):
+        return []
+
+    def ignored(e: object) -> bool:
+        return isinstance(e, SlopeDisagrees) and e.function == d.name and e.param == name and e.zero
+
+    from vjplint.syntax.noqa import noqa_edit
+
+    out: List[Edit] = []
+    for row in sorted(set(rewrite_rows(model, edits, IGNORED_TANGENT, ignored, relint))):
+        edit = noqa_edit("\n".join(model.lines) + "\n", model.lines, row, IGNORED_TANGENT)
+        if edit is not None:
+            out.append(edit)
+    return out
 
 
 def _unpack_edits(model: FileModel, jvp: ast.FunctionDef, primals: str, tangents: str, name: str) -> List[Edit]:

@@ -57,8 +57,14 @@ def rewrite_draws(model: FileModel, edits: Sequence[Edit], code: str, finding: C
     before it is offered, that its result would draw a finding (run once per offered fix of the
     rules that ask, which are rare). `relint` lints a text with one rule (the engine's, handed to
     the rules as RuleOptions.relint); without it nothing is known: False."""
+    return bool(rewrite_rows(model, edits, code, finding, relint))
+
+
+def rewrite_rows(model: FileModel, edits: Sequence[Edit], code: str, finding: Callable[[Optional[Evidence]], bool],
+                 relint: "Optional[Callable[[str, str], List[Diagnostic]]]") -> List[int]:
+    """The rows (of the rewritten text) where rule `code` reports such a finding (see `rewrite_draws`)."""
     if relint is None:
-        return False
+        return []
 
     lines = list(model.lines)
     for edit in sorted(edits, key=edit_order, reverse=True):  # from the end, so earlier positions hold
@@ -66,4 +72,4 @@ def rewrite_draws(model: FileModel, edits: Sequence[Edit], code: str, finding: C
                                edit.end_location.column, edit.content)
         head, tail = lines[r1 - 1][:c1 - 1], lines[r2 - 1][c2 - 1:]
         lines[r1 - 1:r2] = (head + new + tail).split("\n")
-    return any(d.code == code and finding(d.evidence) for d in relint(code, "\n".join(lines) + "\n"))
+    return [d.location.row for d in relint(code, "\n".join(lines) + "\n") if d.code == code and finding(d.evidence)]

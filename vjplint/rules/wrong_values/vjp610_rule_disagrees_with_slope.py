@@ -4,7 +4,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Sequence, Tuple
 
-from vjplint.diagnostics import Severity
+from vjplint.diagnostics import Severity, SlopeDisagrees
 from vjplint.facts.scalar_eval import ScalarEvaluator, Unsupported
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
@@ -259,7 +259,8 @@ modulated.defvjp(modulated_fwd, modulated_bwd)
                           f"{got:.4g} {unit} where {shown} changes by {slope:.4g} per unit of `{slot.name}`"
                           f"{sign}, while the derivative for {right} agrees; gradients with respect to "
                           f"`{slot.name}` may be silently wrong under grad, jvp and jacfwd: check the formula "
-                          f"(jax.test_util.check_grads), or mark a deliberate change with `# noqa: {self.CODE}`")
+                          f"(jax.test_util.check_grads), or mark a deliberate change with `# noqa: {self.CODE}`",
+                    evidence=SlopeDisagrees(d.name, slot.name, _close(got, 0.0)))
 
 
 def _swapped(slots: List[Slot]) -> Optional[Tuple[int, int]]:
