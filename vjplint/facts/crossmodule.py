@@ -22,6 +22,9 @@ from vjplint.syntax.positions import column_zero_matches
 from vjplint.facts.registry import query
 
 CALL, REGISTER, USE, FORWARD_USE, LOOP = "call", "register", "use", "forward", "loop"
+REVERSE_TWICE = "reverse2"  # `jax.grad(jax.grad(mod.f))`: reverse mode applied twice to the function
+# The reverse-mode transformations (`jax.grad(jax.value_and_grad(f))` nests two; VJP339).
+REVERSE_MODE = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.vjp"})
 REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
 CREATOR_TAILS = ("custom_vjp", "custom_jvp")
 MAX_CALLS = 16  # per target and module: beyond that the callers are a library's users, not a pattern
@@ -63,6 +66,7 @@ class ExternalFacts:
     registered: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(method, where)]
     uses: Dict[str, List[str]] = field(default_factory=dict)  # name -> [where]
     forward: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(how, where)]
+    reverse_twice: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(how, where)]
     # Another module's function this module calls, by its qualified name here (`mod.solve`,
     # `.mod.solve`), that feeds some parameters into a while_loop (vjplint.project.loops).
     loops: Dict[str, ImportedLoop] = field(default_factory=dict)
@@ -84,6 +88,9 @@ class ExternalFacts:
                 out.loops[row[1]] = imported_loop(*row[2:])
             elif row[0] == FORWARD_USE:  # `jax.jvp(mod.f, ...)`: forward mode applied to the function
                 out.forward.setdefault(row[1], []).append((row[2], row[3]))
+                out.uses.setdefault(row[1], []).append(row[3])
+            elif row[0] == REVERSE_TWICE:  # `jax.grad(jax.grad(mod.f))`
+                out.reverse_twice.setdefault(row[1], []).append((row[2], row[3]))
                 out.uses.setdefault(row[1], []).append(row[3])
         return out
 

@@ -1,0 +1,82 @@
+"""The census rules across modules (issue #45 item 2): a hazard whose evidence is in another module
+of the run. Packages in tests/data/crossmodule/ (README there); each runs on JAX below."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import JAX_ENV, pythonpath, run_cli
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "crossmodule"
+
+
+def _check(cwd: Path, *args: str):
+    proc = run_cli("check", "--output-format", "json", "--exit-zero", *args, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return [(d["filename"], d["location"]["row"], d["location"]["column"], d["code"], d["message"])
+            for d in json.loads(proc.stdout)]
+
+
+REMAT_TWICE = (
+    "at remat/train.py:8, `jax.grad` of `jax.grad` applies reverse mode twice to custom_vjp `soft_sin`, registered "
+    "with `optimize_remat=True` at line 18: the remat-optimised rules support one level of reverse mode, and JAX "
+    "0.10.2 raises `ValueError: Linearization failed to produce known values for all output primals` (naming "
+    "neither the flag nor the function); drop `optimize_remat=True` from `soft_sin.defvjp(...)` where second "
+    "derivatives are needed")
+
+
+def test_reverse_mode_twice_in_another_module_is_reported_at_the_remat_custom_vjp():
+    """VJP339: `jax.grad(jax.grad(ops.soft_sin))` in train.py, the flag in ops.py; the first use is named."""
+    assert _check(DATA, "--no-cache", "--select", "VJP339", "remat") == [
+        ("remat/ops.py", 5, 2, "VJP339", REMAT_TWICE)]
+    assert _check(DATA, "--no-cache", "--select", "VJP339", "remat/ops.py") == []  # alone: nothing to see
+
+
+def test_reverse_mode_twice_through_a_from_import_is_seen_too(tmp_path):
+    """`from remat.ops import soft_sin` then `jax.jacrev(jax.grad(soft_sin))`."""
+    (tmp_path / "remat").mkdir()
+    for name in ("__init__.py", "ops.py"):
+        (tmp_path / "remat" / name).write_text((DATA / "remat" / name).read_text())
+    (tmp_path / "remat" / "train.py").write_text(
+        "import jax\n\nfrom remat.ops import soft_sin\n\n\ndef hessian_row(x):\n"
+        "    return jax.jacrev(jax.grad(soft_sin))(x)\n")
+    found = _check(tmp_path, "--no-cache", "--select", "VJP339", "remat")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("remat/ops.py", 5, 2, "VJP339")]
+    assert found[0][4].startswith("at remat/train.py:7, `jax.jacrev` of `jax.grad` applies reverse mode twice")
+
+
+def test_one_level_or_no_flag_stays_silent():
+    """`jax.grad(ops.soft_sin)` once, and `grad(grad(...))` of the same rules registered without the flag."""
+    assert _check(DATA, "--no-cache", "remat/ops.py", "remat/calm_ops.py", "remat/calm_train.py") == []
+
+
+REMAT_CONFIRM = '''
+from remat import calm_train, train
+
+def outcome(thunk):
+    try:
+        thunk()
+        return "runs"
+    except Exception as exc:
+        return type(exc).__name__ + ": " + str(exc).split(".")[0]
+
+print(outcome(lambda: train.curvature(0.7)))
+print(outcome(lambda: train.hessian_row(0.7)))
+print(outcome(lambda: calm_train.curvature(0.7)))
+print(outcome(lambda: calm_train.slope(0.7)))
+'''
+
+
+@pytest.mark.jax
+def test_the_remat_package_behaves_on_jax_as_the_diagnostics_say():
+    proc = subprocess.run([sys.executable, "-c", REMAT_CONFIRM], cwd=DATA, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": pythonpath(DATA), **JAX_ENV})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    raised = "ValueError: Linearization failed to produce known values for all output primals"
+    assert proc.stdout.splitlines() == [raised, raised, "runs", "runs"]
