@@ -90,3 +90,59 @@ def test_the_remat_package_behaves_on_jax_as_the_diagnostics_say():
     assert proc.returncode == 0, proc.stderr[-2000:]
     raised = "ValueError: Linearization failed to produce known values for all output primals"
     assert proc.stdout.splitlines() == [raised, raised, "runs", "runs"]
+
+
+ALIASED = "\n\nsine = soft_sin  # the public name\n"
+USES_ALIAS = ("import jax\nfrom remat import ops\n\n\ndef curvature(x):\n    return jax.grad(jax.grad(ops.sine))(x)\n\n\n"
+              "def tangent(x, v):\n    return jax.jvp(ops.sine, (x,), (v,))\n")
+
+
+def _aliased_package(tmp_path: Path, ops: str) -> None:
+    (tmp_path / "remat").mkdir()
+    (tmp_path / "remat" / "__init__.py").write_text("")
+    (tmp_path / "remat" / "ops.py").write_text((DATA / "remat" / ops).read_text() + ALIASED)
+    (tmp_path / "remat" / "train.py").write_text(USES_ALIAS)
+
+
+def test_a_module_level_alias_used_in_another_module_is_the_custom_vjp(tmp_path):
+    """`sine = soft_sin` in ops.py, `jax.grad(jax.grad(ops.sine))` (VJP339) and `jax.jvp(ops.sine, ...)`
+    (VJP315) in train.py: both reported at `soft_sin`'s def (both raise on JAX 0.10.2, below)."""
+    _aliased_package(tmp_path, "ops.py")
+    found = _check(tmp_path, "--no-cache", "--select", "VJP315,VJP339", "remat")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("remat/ops.py", 5, 2, "VJP315"),
+                                                              ("remat/ops.py", 5, 2, "VJP339")]
+    assert found[0][4].startswith("at remat/train.py:10, `jax.jvp` pushes tangents through `soft_sin`, a custom_vjp")
+    assert found[1][4] == REMAT_TWICE.replace("remat/train.py:8", "remat/train.py:6")
+
+
+def test_an_alias_of_the_calm_one_draws_only_the_forward_mode_report(tmp_path):
+    """Without `optimize_remat`, `grad(grad(ops.sine))` works: only the jvp (VJP315) is reported."""
+    _aliased_package(tmp_path, "calm_ops.py")
+    found = _check(tmp_path, "--no-cache", "--select", "VJP315,VJP339", "remat")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("remat/ops.py", 5, 2, "VJP315")]
+
+
+ALIAS_CONFIRM = '''
+from remat import train
+
+for thunk in (lambda: train.curvature(0.7), lambda: train.tangent(0.7, 1.0)):
+    try:
+        thunk()
+        print("runs")
+    except Exception as exc:
+        print(type(exc).__name__ + ": " + str(exc).split(".")[0])
+'''
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("ops, expected", [
+    ("ops.py", ["ValueError: Linearization failed to produce known values for all output primals",
+                "TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function"]),
+    ("calm_ops.py", ["runs", "TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function"]),
+])
+def test_the_aliased_packages_behave_on_jax_as_the_diagnostics_say(tmp_path, ops, expected):
+    _aliased_package(tmp_path, ops)
+    proc = subprocess.run([sys.executable, "-c", ALIAS_CONFIRM], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": pythonpath(tmp_path), **JAX_ENV})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == expected

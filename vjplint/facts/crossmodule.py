@@ -106,22 +106,28 @@ _INNER_CREATOR = re.compile(r"^[ \t]+@[^\n]*\bcustom_(?:vjp|jvp)\b", re.MULTILIN
 
 
 _VJP_CREATOR = re.compile(r"\bcustom_vjp\b")
+_ALIAS = re.compile(r"\w+[ \t]*=[ \t]*(\w+)[ \t]*(?:#[^\n]*)?$")  # `g = f`: another name for `f`
 FORWARD_ONLY = "~"  # marks a target summarised only for forward mode applied to it
 
 
 def forward_targets(text: str, exported: Sequence[str]) -> List[str]:
-    """Top-level custom_vjp functions (decorated or assigned) not already in `exported`, marked
-    FORWARD_ONLY: other modules matter to them only where they apply `jax.jvp`/`jacfwd`/a
-    linearized function to them (VJP315), so only those uses are summarised."""
+    """Top-level custom_vjp functions (decorated or assigned) and their module-level aliases
+    (`g = f`) not already in `exported`, marked FORWARD_ONLY: other modules matter to them only
+    where they apply `jax.jvp`/`jacfwd`/a linearized function (VJP315) or reverse mode twice
+    (VJP339) to them, so only those uses are summarised."""
     names: List[str] = []
     decorators: List[str] = []
+    vjps: Set[str] = set()
     for m in column_zero_matches(_TOP, text):
         decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
         if decorator:
             decorators.append(m.group(0))
             continue
+        alias = _ALIAS.match(m.group(0)) if assigned else None
         name = def_name if def_name and any(_VJP_CREATOR.search(d) for d in decorators) else \
-            assigned if assigned and _VJP_CREATOR.search(m.group(0)) else None
+            assigned if assigned and (_VJP_CREATOR.search(m.group(0)) or alias and alias.group(1) in vjps) else None
+        if name:
+            vjps.add(name)
         if name and name not in exported and FORWARD_ONLY + name not in names:
             names.append(FORWARD_ONLY + name)
         decorators = []
@@ -314,3 +320,20 @@ def external_calls(model, name: str, node: ast.AST) -> List[ExternalCall]:
     if external is None or not is_top_level(model, node):
         return []
     return external.calls.get(name, [])
+
+
+@query
+def transformed_elsewhere(model, d, table: str) -> List[Tuple[str, str]]:
+    """(how, where) for each place another module of the run applies a transformation to the
+    module-level custom derivative `d`, by its name or a module-level alias of it (`g = f`):
+    `table` is "forward" (forward mode, VJP315) or "reverse_twice" (reverse mode twice, VJP339)."""
+    external = model.facts.external
+    if external is None or not is_top_level(model, d.anchor):
+        return []
+    rows: Dict[str, List[Tuple[str, str]]] = getattr(external, table)
+    found = list(rows.get(d.name, ()))
+    for node in d.bound_at:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id != d.name and is_top_level(model, node)):
+            found += rows.get(node.targets[0].id, ())
+    return found

@@ -20,7 +20,8 @@ class RematSecondOrder(Rule):
     `jax.grad(jax.value_and_grad(f))` and the like, written as nested calls on the custom
     function itself, through a name bound to the inner transform (`df = jax.grad(f)`), or with the
     inner one in the body of a lambda or a def the outer one differentiates; in another module of
-    the run, nested calls on it by name (`jax.grad(jax.grad(mod.f))`), reported at its def.
+    the run, nested calls on it by name or a module-level alias (`jax.grad(jax.grad(mod.f))`),
+    reported at its def.
 
     ## Why is this bad?
     `optimize_remat=True` makes JAX replace the rules by a remat-optimised pair that supports one
@@ -114,10 +115,9 @@ curvature = jax.grad(jax.grad(f))(1.0)
     def _elsewhere(self) -> None:
         """Reverse mode applied twice to a top-level one in another module of the run
         (`jax.grad(jax.grad(mod.f))`): reported at the def, with where."""
-        external = self.model.facts.external
-        for d in sorted(self._remat, key=lambda d: (d.anchor.lineno, d.anchor.col_offset)) if external else ():
-            uses = external.reverse_twice.get(d.name)
-            if uses and self.model.facts.is_top_level(d.anchor):
+        for d in sorted(self._remat, key=lambda d: (d.anchor.lineno, d.anchor.col_offset)):
+            uses = self.model.facts.transformed_elsewhere(d, "reverse_twice")  # by its name or an alias
+            if uses:
                 how, where = uses[0]
                 flag = self._flags[d]
                 self.report(d.anchor, (
