@@ -146,3 +146,66 @@ def test_the_aliased_packages_behave_on_jax_as_the_diagnostics_say(tmp_path, ops
                           timeout=300, env={**os.environ, "PYTHONPATH": pythonpath(tmp_path), **JAX_ENV})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines() == expected
+
+
+FACTORY = ("import jax\nimport jax.numpy as jnp\n\n\ndef make_soft(scale):\n    @jax.custom_vjp\n"
+           "    def soft(x):\n        return scale * jnp.sin(x)\n\n    def soft_fwd(x):\n        return soft(x), x\n\n"
+           "    def soft_bwd(x, g):\n        return (scale * jnp.cos(x) * g,)\n\n"
+           "    soft.defvjp(soft_fwd, soft_bwd{flag})\n    return soft\n\n\nsoft = make_soft(2.0)\n")
+FACTORY_USE = ("import jax\n\nfrom fac import ops\n\n\ndef curvature(x):\n    return jax.grad(jax.grad(ops.soft))(x)\n\n\n"
+               "def tangent(x, v):\n    return jax.jvp(ops.soft, (x,), (v,))\n")
+CALM_FACTORY_USE = ("import jax\n\nfrom fac import ops\n\n\ndef curvature(x):\n"
+                    "    return jax.grad(jax.grad(ops.soft))(x)\n\n\ndef slope(x):\n    return jax.grad(ops.soft)(x)\n")
+
+
+def _factory_package(tmp_path: Path, flag: str, use: str) -> None:
+    (tmp_path / "fac").mkdir()
+    (tmp_path / "fac" / "__init__.py").write_text("")
+    (tmp_path / "fac" / "ops.py").write_text(FACTORY.format(flag=flag))
+    (tmp_path / "fac" / "train.py").write_text(use)
+
+
+def test_a_factory_result_used_in_another_module_is_the_custom_vjp_it_returns(tmp_path):
+    """`soft = make_soft(2.0)` in ops.py; train.py differentiates `ops.soft` twice and pushes tangents
+    through it: VJP339 and VJP315 at the def inside the factory (before: neither)."""
+    _factory_package(tmp_path, ", optimize_remat=True", FACTORY_USE)
+    found = _check(tmp_path, "--no-cache", "--select", "VJP315,VJP339", "fac")
+    assert [(f, r, c, code) for f, r, c, code, _ in found] == [("fac/ops.py", 6, 6, "VJP315"),
+                                                              ("fac/ops.py", 6, 6, "VJP339")]
+    assert found[0][4].startswith("at fac/train.py:11, `jax.jvp` pushes tangents through `soft`, a custom_vjp")
+    assert found[1][4].startswith("at fac/train.py:7, `jax.grad` of `jax.grad` applies reverse mode twice to "
+                                  "custom_vjp `soft`, registered with `optimize_remat=True` at line 16:")
+    assert _check(tmp_path, "--no-cache", "--select", "VJP315,VJP339", "fac/ops.py") == []
+
+
+def test_a_factory_result_differentiated_as_jax_allows_stays_silent(tmp_path):
+    _factory_package(tmp_path, "", CALM_FACTORY_USE)
+    assert _check(tmp_path, "--no-cache", "fac") == []
+
+
+FACTORY_CONFIRM = '''
+from fac import train
+
+for name in ("curvature", "tangent", "slope"):
+    if hasattr(train, name):
+        try:
+            getattr(train, name)(*(0.7, 1.0)[:2 if name == "tangent" else 1])
+            print("runs")
+        except Exception as exc:
+            print(type(exc).__name__ + ": " + str(exc).split(".")[0])
+'''
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("flag, use, expected", [
+    (", optimize_remat=True", FACTORY_USE,
+     ["ValueError: Linearization failed to produce known values for all output primals",
+      "TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function"]),
+    ("", CALM_FACTORY_USE, ["runs", "runs"]),
+])
+def test_the_factory_packages_behave_on_jax_as_the_diagnostics_say(tmp_path, flag, use, expected):
+    _factory_package(tmp_path, flag, use)
+    proc = subprocess.run([sys.executable, "-c", FACTORY_CONFIRM], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": pythonpath(tmp_path), **JAX_ENV})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == expected

@@ -41,3 +41,8 @@ def test_names_already_exported_are_left_out_but_still_have_aliases():
 def test_an_alias_of_a_call_or_an_attribute_is_no_alias():
     text = MODULE + "twice = soft_sin(1.0)\nmember = soft_sin.fwd\n"
     assert forward_targets(text, []) == ["~soft_sin", "~soft_cos", "~sine", "~cosine", "~later"]
+
+
+def test_a_result_of_an_exported_factory_is_a_forward_target():
+    text = "made = make_f(2.0)\nother = helper(1.0)\n"
+    assert forward_targets(text, ["make_f"]) == ["~made"]

@@ -106,13 +106,15 @@ _INNER_CREATOR = re.compile(r"^[ \t]+@[^\n]*\bcustom_(?:vjp|jvp)\b", re.MULTILIN
 
 
 _VJP_CREATOR = re.compile(r"\bcustom_vjp\b")
+# `g = make_f(...)`: what a factory the module exports (exported_targets) returns, when it is a custom_vjp
+_MADE = re.compile(r"\w+[ \t]*=[ \t]*(\w+)[ \t]*\(")
 _ALIAS = re.compile(r"\w+[ \t]*=[ \t]*(\w+)[ \t]*(?:#[^\n]*)?$")  # `g = f`: another name for `f`
 FORWARD_ONLY = "~"  # marks a target summarised only for forward mode applied to it
 
 
 def forward_targets(text: str, exported: Sequence[str]) -> List[str]:
-    """Top-level custom_vjp functions (decorated or assigned) and their module-level aliases
-    (`g = f`) not already in `exported`, marked FORWARD_ONLY: other modules matter to them only
+    """Top-level custom_vjp functions (decorated or assigned), their module-level aliases
+    (`g = f`) and results of exported factories (`g = make_f()`) not already in `exported`, marked FORWARD_ONLY: other modules matter to them only
     where they apply `jax.jvp`/`jacfwd`/a linearized function (VJP315) or reverse mode twice
     (VJP339) to them, so only those uses are summarised."""
     names: List[str] = []
@@ -124,8 +126,10 @@ def forward_targets(text: str, exported: Sequence[str]) -> List[str]:
             decorators.append(m.group(0))
             continue
         alias = _ALIAS.match(m.group(0)) if assigned else None
+        made = _MADE.match(m.group(0)) if assigned and not alias else None
         name = def_name if def_name and any(_VJP_CREATOR.search(d) for d in decorators) else \
-            assigned if assigned and (_VJP_CREATOR.search(m.group(0)) or alias and alias.group(1) in vjps) else None
+            assigned if assigned and (_VJP_CREATOR.search(m.group(0)) or alias and alias.group(1) in vjps
+                                      or made and made.group(1) in exported) else None
         if name:
             vjps.add(name)
         if name and name not in exported and FORWARD_ONLY + name not in names:
@@ -325,15 +329,16 @@ def external_calls(model, name: str, node: ast.AST) -> List[ExternalCall]:
 @query
 def transformed_elsewhere(model, d, table: str) -> List[Tuple[str, str]]:
     """(how, where) for each place another module of the run applies a transformation to the
-    module-level custom derivative `d`, by its name or a module-level alias of it (`g = f`):
+    custom derivative `d`, by its name (a module-level one) or a module-level name bound to it (`g = f`,
+    `g = make_f()` of a factory returning it):
     `table` is "forward" (forward mode, VJP315) or "reverse_twice" (reverse mode twice, VJP339)."""
     external = model.facts.external
-    if external is None or not is_top_level(model, d.anchor):
+    if external is None:
         return []
     rows: Dict[str, List[Tuple[str, str]]] = getattr(external, table)
-    found = list(rows.get(d.name, ()))
+    names = [d.name] if is_top_level(model, d.anchor) else []
     for node in d.bound_at:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id != d.name and is_top_level(model, node)):
-            found += rows.get(node.targets[0].id, ())
-    return found
+                and node.targets[0].id not in names and is_top_level(model, node)):
+            names.append(node.targets[0].id)
+    return [use for name in names for use in rows.get(name, ())]
