@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from vjplint.facts import Facts
 from vjplint.facts.crossmodule import ExternalFacts
-from vjplint.model.jaxapi import API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXTRA_TRACED_POSITIONS, JAX_JVP, JAX_VJP, LIBRARY_CREATORS, PARTIAL, REGISTRATION_METHODS, RULES_IN_CALL, TRANSFORMS, canonical_creator
+from vjplint.facts.recognizer import ALL_REGISTRATION_METHODS, CREATOR_ATTRS, TRANSFORM_ATTRS, Recognizer
+from vjplint.model.jaxapi import API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXTRA_TRACED_POSITIONS, LIBRARY_CREATORS, PARTIAL, REGISTRATION_METHODS, RULES_IN_CALL, TRANSFORMS, canonical_creator
 from vjplint.model.file_model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
 from vjplint.model.semantic import Binding, FunctionNode, Scope, SemanticIndex, constant_value, delegate_of
 from vjplint.model.wrappers import INSTANCE, SELF, InferredKeyword
@@ -16,52 +16,8 @@ from vjplint.model.wrappers import INSTANCE, SELF, InferredKeyword
 if TYPE_CHECKING:
     from vjplint.facts.infer import Hints
     from vjplint.model.run_facts import RunFacts
-    from vjplint.settings.config import Config
 
 
-@dataclass
-class Recognizer:
-    """Which qualified names create custom derivatives; aliases map to their nondiff keyword."""
-
-    vjp: Dict[str, str] = field(default_factory=lambda: {n: "nondiff_argnums" for n in (*JAX_VJP, *_LIBRARY["vjp"])})
-    jvp: Dict[str, str] = field(default_factory=lambda: {n: "nondiff_argnums" for n in (*JAX_JVP, *_LIBRARY["jvp"])})
-    aliases: frozenset = frozenset()
-
-    @classmethod
-    def with_aliases(cls, vjp_aliases: Dict[str, str], jvp_aliases: Dict[str, str]) -> "Recognizer":
-        r = cls()
-        r.vjp.update(vjp_aliases)
-        r.jvp.update(jvp_aliases)
-        # An inferred re-export of JAX's own creator (vjplint.project.index) is no wrapper.
-        r.aliases = frozenset(n for n, kw in [*vjp_aliases.items(), *jvp_aliases.items()]
-                              if not getattr(kw, "exact", False))
-        return r
-
-    @classmethod
-    def for_run(cls, config: "Config", facts: "RunFacts") -> "Recognizer":
-        """The creators `config` names, then those the run inferred (`facts`), then JAX's."""
-        return cls.with_aliases(dict(config.custom_vjp_aliases + facts.vjp_aliases),
-                                dict(config.custom_jvp_aliases + facts.jvp_aliases))
-
-    def kind_of(self, qualname: Optional[str]) -> Optional[Tuple[str, str]]:
-        qualname = canonical_creator(qualname)
-        if qualname in self.vjp:
-            return "vjp", self.vjp[qualname]
-        if qualname in self.jvp:
-            return "jvp", self.jvp[qualname]
-        return None
-
-
-_LIBRARY = {kind: tuple(n for n, (k, _) in LIBRARY_CREATORS.items() if k == kind) for kind in ("vjp", "jvp")}
-_ALL_REGISTRATION_METHODS = frozenset({*REGISTRATION_METHODS, *(m for ms in API_REGISTRATION_METHODS.values()
-                                                                  for m in ms)})
-
-
-# The last names of the library creators and of the transformations: a call of an attribute
-# (`x.y(...)`, whose qualified name, when it has one, ends in `.y`) can be one only if its
-# attribute is one of these.
-_CREATOR_ATTRS = frozenset(q.rsplit(".", 1)[-1] for q in LIBRARY_CREATORS)  # relative spellings too (canonical_creator)
-_TRANSFORM_ATTRS = frozenset(q.rsplit(".", 1)[-1] for q in TRANSFORMS)
 _RUN_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign, ast.Call})
 
 
@@ -220,7 +176,7 @@ class _Collector:
         call form), `nnx.custom_vjp(lambda m: m, ...)` in a test of its errors."""
         if call in self.created or not call.args:
             return
-        if call.func.__class__ is ast.Attribute and call.func.attr not in _CREATOR_ATTRS:  # type: ignore[attr-defined]
+        if call.func.__class__ is ast.Attribute and call.func.attr not in CREATOR_ATTRS:  # type: ignore[attr-defined]
             return  # `x.y(...)` names what ends in `.y`: no creator (a tenth of the calls of JAX's tree)
         scope = self.index.scope_of(call)
         fq = canonical_creator(self.index.qualname(call.func, scope))
@@ -555,7 +511,7 @@ class _Collector:
     # -- registrations and call sites -----------------------------------------------------
     def _registration_call(self, call: ast.Call) -> None:
         func = call.func
-        if not (isinstance(func, ast.Attribute) and func.attr in _ALL_REGISTRATION_METHODS):
+        if not (isinstance(func, ast.Attribute) and func.attr in ALL_REGISTRATION_METHODS):
             return
         scope = self.index.scope_of(call)
         d = self.derivative_of(func.value, scope)
@@ -583,7 +539,7 @@ class _Collector:
                 # `@getattr(f, "defjvp", lambda f: f)` (a fallback for docs built with a mocked JAX)
                 # registers the rule as `@f.defjvp` does.
                 target = ast.Attribute(decorator.args[0], decorator.args[1].value, ast.Load())  # type: ignore[union-attr]
-            if not (isinstance(target, ast.Attribute) and target.attr in _ALL_REGISTRATION_METHODS):
+            if not (isinstance(target, ast.Attribute) and target.attr in ALL_REGISTRATION_METHODS):
                 continue
             d = self.derivative_of(target.value, outer)
             if d is None or not _method_fits(d, target.attr):
@@ -632,7 +588,7 @@ class _Collector:
                 return
 
     def _traced_by_call(self, call: ast.Call) -> None:
-        if call.func.__class__ is ast.Attribute and call.func.attr not in _TRANSFORM_ATTRS:  # type: ignore[attr-defined]
+        if call.func.__class__ is ast.Attribute and call.func.attr not in TRANSFORM_ATTRS:  # type: ignore[attr-defined]
             return  # as in `_from_call`: `x.y(...)` is a transformation only if some transformation ends in `.y`
         scope = self.index.scope_of(call)
         q = self.index.qualname(call.func, scope)
@@ -679,7 +635,7 @@ def _getattr_registration(index, decorator: ast.expr, scope) -> bool:
     """`getattr(f, "defjvp", ...)`: a registration method named by a string literal."""
     return (isinstance(decorator, ast.Call) and len(decorator.args) >= 2 and not decorator.keywords
             and isinstance(decorator.args[1], ast.Constant)
-            and decorator.args[1].value in _ALL_REGISTRATION_METHODS
+            and decorator.args[1].value in ALL_REGISTRATION_METHODS
             and index.qualname(decorator.func, scope) == "builtins.getattr")
 
 

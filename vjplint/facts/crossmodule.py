@@ -22,6 +22,9 @@ from vjplint.syntax.positions import column_zero_matches
 from vjplint.facts.registry import query
 
 CALL, REGISTER, USE, FORWARD_USE, LOOP = "call", "register", "use", "forward", "loop"
+REVERSE_TWICE = "reverse2"  # `jax.grad(jax.grad(mod.f))`: reverse mode applied twice to the function
+# The reverse-mode transformations (`jax.grad(jax.value_and_grad(f))` nests two; VJP339).
+REVERSE_MODE = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.vjp"})
 REGISTRATION_METHODS = frozenset({"defvjp", "defjvp", "defjvps", "def_fwd", "def_bwd", "def_jvp"})
 CREATOR_TAILS = ("custom_vjp", "custom_jvp")
 MAX_CALLS = 16  # per target and module: beyond that the callers are a library's users, not a pattern
@@ -63,6 +66,7 @@ class ExternalFacts:
     registered: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(method, where)]
     uses: Dict[str, List[str]] = field(default_factory=dict)  # name -> [where]
     forward: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(how, where)]
+    reverse_twice: Dict[str, List[Tuple[str, str]]] = field(default_factory=dict)  # name -> [(how, where)]
     # Another module's function this module calls, by its qualified name here (`mod.solve`,
     # `.mod.solve`), that feeds some parameters into a while_loop (vjplint.project.loops).
     loops: Dict[str, ImportedLoop] = field(default_factory=dict)
@@ -85,6 +89,9 @@ class ExternalFacts:
             elif row[0] == FORWARD_USE:  # `jax.jvp(mod.f, ...)`: forward mode applied to the function
                 out.forward.setdefault(row[1], []).append((row[2], row[3]))
                 out.uses.setdefault(row[1], []).append(row[3])
+            elif row[0] == REVERSE_TWICE:  # `jax.grad(jax.grad(mod.f))`
+                out.reverse_twice.setdefault(row[1], []).append((row[2], row[3]))
+                out.uses.setdefault(row[1], []).append(row[3])
         return out
 
 
@@ -99,22 +106,32 @@ _INNER_CREATOR = re.compile(r"^[ \t]+@[^\n]*\bcustom_(?:vjp|jvp)\b", re.MULTILIN
 
 
 _VJP_CREATOR = re.compile(r"\bcustom_vjp\b")
+# `g = make_f(...)`: what a factory the module exports (exported_targets) returns, when it is a custom_vjp
+_MADE = re.compile(r"\w+[ \t]*=[ \t]*(\w+)[ \t]*\(")
+_ALIAS = re.compile(r"\w+[ \t]*=[ \t]*(\w+)[ \t]*(?:#[^\n]*)?$")  # `g = f`: another name for `f`
 FORWARD_ONLY = "~"  # marks a target summarised only for forward mode applied to it
 
 
 def forward_targets(text: str, exported: Sequence[str]) -> List[str]:
-    """Top-level custom_vjp functions (decorated or assigned) not already in `exported`, marked
-    FORWARD_ONLY: other modules matter to them only where they apply `jax.jvp`/`jacfwd`/a
-    linearized function to them (VJP315), so only those uses are summarised."""
+    """Top-level custom_vjp functions (decorated or assigned), their module-level aliases
+    (`g = f`) and results of exported factories (`g = make_f()`) not already in `exported`, marked FORWARD_ONLY: other modules matter to them only
+    where they apply `jax.jvp`/`jacfwd`/a linearized function (VJP315) or reverse mode twice
+    (VJP339) to them, so only those uses are summarised."""
     names: List[str] = []
     decorators: List[str] = []
+    vjps: Set[str] = set()
     for m in column_zero_matches(_TOP, text):
         decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
         if decorator:
             decorators.append(m.group(0))
             continue
+        alias = _ALIAS.match(m.group(0)) if assigned else None
+        made = _MADE.match(m.group(0)) if assigned and not alias else None
         name = def_name if def_name and any(_VJP_CREATOR.search(d) for d in decorators) else \
-            assigned if assigned and _VJP_CREATOR.search(m.group(0)) else None
+            assigned if assigned and (_VJP_CREATOR.search(m.group(0)) or alias and alias.group(1) in vjps
+                                      or made and made.group(1) in exported) else None
+        if name:
+            vjps.add(name)
         if name and name not in exported and FORWARD_ONLY + name not in names:
             names.append(FORWARD_ONLY + name)
         decorators = []
@@ -307,3 +324,21 @@ def external_calls(model, name: str, node: ast.AST) -> List[ExternalCall]:
     if external is None or not is_top_level(model, node):
         return []
     return external.calls.get(name, [])
+
+
+@query
+def transformed_elsewhere(model, d, table: str) -> List[Tuple[str, str]]:
+    """(how, where) for each place another module of the run applies a transformation to the
+    custom derivative `d`, by its name (a module-level one) or a module-level name bound to it (`g = f`,
+    `g = make_f()` of a factory returning it):
+    `table` is "forward" (forward mode, VJP315) or "reverse_twice" (reverse mode twice, VJP339)."""
+    external = model.facts.external
+    if external is None:
+        return []
+    rows: Dict[str, List[Tuple[str, str]]] = getattr(external, table)
+    names = [d.name] if is_top_level(model, d.anchor) else []
+    for node in d.bound_at:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id not in names and is_top_level(model, node)):
+            names.append(node.targets[0].id)
+    return [use for name in names for use in rows.get(name, ())]

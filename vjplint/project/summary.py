@@ -16,6 +16,8 @@ from vjplint.facts.crossmodule import (
     MAX_CALLS,
     REGISTER,
     REGISTRATION_METHODS,
+    REVERSE_MODE,
+    REVERSE_TWICE,
     USE,
     ExportKind,
     _dotted,
@@ -104,6 +106,10 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
                     continue
                 how = f"the linear function that `jax.linearize` returns (applied at line {applied})"
             rows.append((owner, (FORWARD_USE, name, how, where)))
+            continue
+        if what == REVERSE_TWICE:
+            outer, inner = _dotted(node.func, imports), _dotted(node.args[0].func, imports)  # type: ignore[attr-defined]
+            rows.append((owner, (REVERSE_TWICE, name, f"`{outer}` of `{inner}`", where)))
             continue
         per_target[name] = per_target.get(name, 0) + 1
         if per_target[name] > MAX_CALLS:
@@ -203,6 +209,11 @@ def _hits(nodes, imports: Dict[str, str], targets, forward_only: AbstractSet[str
                 inner = _dotted(node.args[0], imports)
                 if inner in targets:
                     yield node, FORWARD_USE, inner
+            elif q in REVERSE_MODE and node.args and isinstance(node.args[0], ast.Call) and node.args[0].args \
+                    and _dotted(node.args[0].func, imports) in REVERSE_MODE:
+                inner = _dotted(node.args[0].args[0], imports)  # `jax.grad(jax.grad(mod.f))`
+                if inner in targets:
+                    yield node, REVERSE_TWICE, inner
         elif isinstance(node, ast.Attribute) and node.attr in REGISTRATION_METHODS:
             q = _dotted(node.value, imports)
             if q in targets and q not in forward_only:

@@ -97,8 +97,10 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
         if external is None:
             return
         for d in self.model.derivatives:  # forward mode applied to it in another module of the run
-            uses = external.forward.get(d.name)
-            if d.kind != "vjp" or d.api != "jax" or not uses or not self.model.facts.is_top_level(d.anchor):
+            if d.kind != "vjp" or d.api != "jax":
+                continue
+            uses = self.model.facts.transformed_elsewhere(d, "forward")  # by its name or an alias (`g = f`)
+            if not uses:
                 continue
             how, where = uses[0]
             self.report(d.anchor, f"at {where}, {how} pushes tangents through `{d.name}`, a custom_vjp function: JAX "

@@ -19,7 +19,9 @@ class RematSecondOrder(Rule):
     `defvjp(..., optimize_remat=True)`: `jax.grad(jax.grad(f))`, `jax.jacrev(jax.grad(f))`,
     `jax.grad(jax.value_and_grad(f))` and the like, written as nested calls on the custom
     function itself, through a name bound to the inner transform (`df = jax.grad(f)`), or with the
-    inner one in the body of a lambda or a def the outer one differentiates.
+    inner one in the body of a lambda or a def the outer one differentiates; in another module of
+    the run, nested calls on it by name or a module-level alias (`jax.grad(jax.grad(mod.f))`),
+    reported at its def.
 
     ## Why is this bad?
     `optimize_remat=True` makes JAX replace the rules by a remat-optimised pair that supports one
@@ -99,6 +101,7 @@ curvature = jax.grad(jax.grad(f))(1.0)
                     self._flags[d] = flag
         if not self._remat:
             return
+        self._elsewhere()
         for node in self.model.facts.calls_in(self.model.module):  # the kept walk, not a new one
             if self._reverse(node):
                 if not node.args:
@@ -108,6 +111,21 @@ curvature = jax.grad(jax.grad(f))(1.0)
                     if d in self._remat:
                         self._report(node, inner, d)
                         break
+
+    def _elsewhere(self) -> None:
+        """Reverse mode applied twice to a top-level one in another module of the run
+        (`jax.grad(jax.grad(mod.f))`): reported at the def, with where."""
+        for d in sorted(self._remat, key=lambda d: (d.anchor.lineno, d.anchor.col_offset)):
+            uses = self.model.facts.transformed_elsewhere(d, "reverse_twice")  # by its name or an alias
+            if uses:
+                how, where = uses[0]
+                flag = self._flags[d]
+                self.report(d.anchor, (
+                    f"at {where}, {how} applies reverse mode twice to custom_vjp `{d.name}`, registered with "
+                    f"`optimize_remat=True` at line {flag.lineno}: the remat-optimised rules support one level of "
+                    "reverse mode, and JAX 0.10.2 raises `ValueError: Linearization failed to produce known values "
+                    "for all output primals` (naming neither the flag nor the function); drop "
+                    f"`optimize_remat=True` from `{d.name}.defvjp(...)` where second derivatives are needed"))
 
     def _inner_reverse(self, expr: ast.expr) -> List[ast.Call]:
         """The reverse-mode calls (with an argument) that the function `expr` applies: `expr` itself
