@@ -51,15 +51,19 @@ def sample(manifest: dict, per_operator: int, which: str = "original") -> list:
     return sorted(k for keys in by_op.values() for k in sorted(keys)[:per_operator or None])
 
 
-def prepare(out: Path, per_operator: int, missed_in: Optional[Path] = None, which: str = "original") -> tuple:
+def prepare(out: Path, per_operator: int, missed_in: Optional[Path] = None, which: str = "original",
+            modules: Optional[list] = None) -> tuple:
     manifest = json.loads((HERE / "manifest.json").read_text())
-    bases = sorted(name for name, entry in manifest["bases"].items() if _in_set(entry, which))
+    bases = sorted(name for name, entry in manifest["bases"].items() if _in_set(entry, which)
+                   and (not modules or name in modules))
     folder = HERE / ("bases" if which == "original" else which)
     (out / "bases").mkdir(parents=True, exist_ok=True)
     for name in bases:
         shutil.copy(folder / f"{name}.py", out / "bases" / f"{name}.py")
         _copy_usage_test(folder / f"{name}.py", out / "bases")
     mutants = sample(manifest, per_operator, which)
+    if modules:  # only these bases and their mutants
+        mutants = [k for k in mutants if k.rsplit("/", 1)[-1] in modules]
     if missed_in is not None:  # rerun only the hazards a previous run missed (add them to its count)
         labels = json.loads((HERE / "labels.json").read_text())["entries"]
         st, diags = verdicts(missed_in / "sample.json")
@@ -197,6 +201,8 @@ def main() -> int:
     ap.add_argument("--missed-in", type=Path, help="sample only the hazards the run in this directory missed")
     ap.add_argument("--record", action="store_true",
                     help="check-grads --record -- pytest on the cases' usage tests (eval/mutation/usage_tests.py)")
+    ap.add_argument("--modules", nargs="+", metavar="BASE",
+                    help="only these bases (by name, e.g. netket_expect) and their mutants")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     if args.score:
@@ -204,7 +210,7 @@ def main() -> int:
         return 0
     out = args.out or Path(tempfile.mkdtemp(prefix="vjplint-gradcheck-score-"))
     out = out.resolve()
-    bases, mutants = prepare(out, args.per_operator, args.missed_in, args.which)
+    bases, mutants = prepare(out, args.per_operator, args.missed_in, args.which, args.modules)
     print(f"{len(bases)} bases, {len(mutants)} mutants in {out}", flush=True)
     for which in ("bases", "sample"):
         if args.only in (None, which):
