@@ -568,7 +568,8 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
     def discarded_slots(self):
         """Indices (into self.positions) of the differentiated arguments whose tangent the jvp
         rule discards (`x_dot, _ = tangents`, a zero for that input): with random tangents for that
-        argument alone, the others zero, the rule's tangent output is exactly zero, twice. The jvp
+        argument alone, the others zero, the rule's tangent output is exactly zero, twice, and with
+        every tangent at once it is what the others alone give (a product `dx * dy` is not). The jvp
         form of a bwd `None`; whether the primal depends on the argument is for the references to
         say (the caller compares them). Cached for the inputs in use; its own random draws, so the
         other checks' directions stay as they were."""
@@ -599,6 +600,17 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
                         break
                 if discarded:
                     found.add(j)
+            if found:  # and with every tangent at once, the discarded ones add nothing (not `dx * dy`)
+                t = [self.random_like(v) for v in self.vals]
+                kept = [jax.tree_util.tree_map(self.jnp.zeros_like, v) if j in found else v for j, v in enumerate(t)]
+                try:
+                    both = [jax.tree_util.tree_leaves(jax.block_until_ready(jax.jvp(self.F, tuple(self.vals),
+                                                                                    tuple(u))[1])) for u in (t, kept)]
+                    if len(both[0]) != len(both[1]) or any(np.any(np.asarray(a) != np.asarray(b))
+                                                           for a, b in zip(*both)):
+                        found = set()
+                except Exception:
+                    found = set()
         finally:
             self.rng = saved
         self._discarded = (self.vals, found)
