@@ -111,7 +111,8 @@ def verdicts(report: Path, reasons: Optional[dict] = None):
             status[f] = row["status"]
         for check in row["checks"]:
             if check.get("status") == "failed" and check.get("code"):
-                diags[f].append((check["code"], check.get("severity", "error"), check.get("message", "")))
+                diags[f].append((check["code"], check.get("severity", "error"),
+                                 check.get("message") or check.get("detail") or ""))
     return status, diags
 
 
@@ -143,6 +144,12 @@ def score(out: Path, verbose: bool) -> dict:
         # warns for its discarded `size` tangent; a mutant breaking the kept tangent fails).
         rows.append((key, label, status, sorted(new_e), sorted(new_w | new_e)))
     hazards = [r for r in rows if r[1] == "hazard"]
+    # Finer: a raise (JAX raising with the rule) where the base's finding of that code is a mismatch
+    # (a base whose rule is deliberately not the gradient: netket_expect's score-function bwd).
+    base_raises = {p.stem: {c for c, s, m in d if " raises " in m} for p, d in bdiag.items()}
+    raised_new = {f"mutants/{p.parent.name}/{p.stem}" for p, d in mdiag.items()
+                  if {c for c, s, m in d if s == "error" and " raises " in m and c in CHECK_CODES}
+                  - base_raises.get(p.stem, set())}
     # A definition whose rule is not the true gradient on purpose (a gradient scaling, a surrogate: the
     # module gives `eval_grad_reference`) is not "meant to give the true gradient": counted apart.
     deliberate = {p.stem for p in bst if _deliberate(p)} | {f"mutants/{p.parent.name}/{p.stem}" for p in mst
@@ -157,6 +164,7 @@ def score(out: Path, verbose: bool) -> dict:
         "hazards": len(hazards),
         "hazards_reported": sum(bool(r[4]) for r in hazards),
         "hazards_reported_as_errors": sum(bool(r[3]) for r in hazards),
+        "hazards_reported_or_a_new_raise": sum(bool(r[4]) or r[0] in raised_new for r in hazards),
         "hazards_missed_by_status": dict(Counter(r[2] for r in hazards if not r[4])),
         "bases_with_an_error": sum(bool(e) for _, e, _ in bad_bases),
         "bases_with_an_error_or_warning": bad_bases,
@@ -179,6 +187,8 @@ def score(out: Path, verbose: bool) -> dict:
     print(f"mutants: {result['mutants']} {result['mutant_labels']}")
     print(f"hazards reported: {result['hazards_reported']}/{result['hazards']} ({result['hazards_reported'] / h:.2f}),"
           f" as errors {result['hazards_reported_as_errors']}; missed by status {result['hazards_missed_by_status']}")
+    print(f"hazards reported, counting also a raise where the base's finding of that code is not one: "
+          f"{result['hazards_reported_or_a_new_raise']}/{result['hazards']}")
     print(f"modules not checked: {result['not_checked']}, for reachability: {result['not_checked_for_reachability']}")
     print(f"ok mutants with a new error: {result['ok_mutants_with_a_new_error']}"
           f" (error or warning: {result['ok_mutants_with_a_new_error_or_warning']})")
