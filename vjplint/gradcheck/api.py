@@ -141,7 +141,8 @@ def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, l
         # checked as usual; never registered, JAX raises when it is differentiated, which the
         # child reports as the rule's fault when the primal's own autodiff runs.
         key = f"{module_name}.{qualname}"
-        plan = plan_function(model, d, (), examples.get(key) or examples.get(qualname), from_callers=True)
+        plan = plan_function(model, d, (), examples.get(key) or examples.get(qualname), from_callers=True,
+                             recorded=bool(recorded and key in recorded))
         if plan.unverifiable:
             target.reason = plan.unverifiable
             continue

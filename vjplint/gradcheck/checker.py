@@ -540,7 +540,10 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
 
     def none_slots(self):
         """Indices (into self.positions) of the differentiated arguments for which the bwd rule
-        returns a literal None, found by calling fwd and bwd directly at the first inputs."""
+        returns a literal None, found by calling fwd and bwd directly at the first inputs; for a
+        custom_jvp, those whose tangent the jvp rule discards (discarded_slots)."""
+        if self.kind == "jvp":
+            return self.discarded_slots()
         if self.kind != "vjp":
             return set()
         jax = self.jax
@@ -561,6 +564,57 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         diff = [i for i in range(len(args)) if i not in nondiff]
         return {self.positions.index(i) for k, i in enumerate(diff)
                 if k < len(cts) and cts[k] is None and i in self.positions}
+
+    def discarded_slots(self):
+        """Indices (into self.positions) of the differentiated arguments whose tangent the jvp
+        rule discards (`x_dot, _ = tangents`, a zero for that input): with random tangents for that
+        argument alone, the others zero, the rule's tangent output is exactly zero, twice, and with
+        every tangent at once it is what the others alone give (a product `dx * dy` is not). The jvp
+        form of a bwd `None`; whether the primal depends on the argument is for the references to
+        say (the caller compares them). Cached for the inputs in use; its own random draws, so the
+        other checks' directions stay as they were."""
+        cached = getattr(self, "_discarded", None)
+        if cached is not None and cached[0] is self.vals:
+            return cached[1]
+        jax, np = self.jax, self.np
+        saved, self.rng = self.rng, np.random.default_rng(23)
+        found = set()
+        try:
+            for j in range(len(self.vals)):
+                zero = [jax.tree_util.tree_map(self.jnp.zeros_like, v) for v in self.vals]
+                discarded = True
+                for _ in range(2):
+                    t = list(zero)
+                    t[j] = self.random_like(self.vals[j])
+                    if not any(np.any(np.asarray(x) != 0) for x in jax.tree_util.tree_leaves(t[j])):
+                        discarded = False
+                        break
+                    try:
+                        ty = jax.block_until_ready(jax.jvp(self.F, tuple(self.vals), tuple(t))[1])
+                    except Exception:
+                        discarded = False
+                        break
+                    leaves = jax.tree_util.tree_leaves(ty)
+                    if not leaves or any(np.any(np.asarray(x) != 0) for x in leaves):
+                        discarded = False
+                        break
+                if discarded:
+                    found.add(j)
+            if found:  # and with every tangent at once, the discarded ones add nothing (not `dx * dy`)
+                t = [self.random_like(v) for v in self.vals]
+                kept = [jax.tree_util.tree_map(self.jnp.zeros_like, v) if j in found else v for j, v in enumerate(t)]
+                try:
+                    both = [jax.tree_util.tree_leaves(jax.block_until_ready(jax.jvp(self.F, tuple(self.vals),
+                                                                                    tuple(u))[1])) for u in (t, kept)]
+                    if len(both[0]) != len(both[1]) or any(np.any(np.asarray(a) != np.asarray(b))
+                                                           for a, b in zip(*both)):
+                        found = set()
+                except Exception:
+                    found = set()
+        finally:
+            self.rng = saved
+        self._discarded = (self.vals, found)
+        return found
 
     def passes_where_blocked(self, j, fd, ref, ad, rtol, atol):
         """Element by element (a small argument): the rule agrees with both references wherever the

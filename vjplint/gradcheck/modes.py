@@ -60,14 +60,18 @@ class Modes:
                 # beside array arguments (a temperature, a smoothing weight) it is noted; otherwise unsure.
                 if self.scalar_beside_arrays(j):
                     last.update(status="noted", severity="info", detail=(
-                        "not compared with the true gradient: the bwd rule returns None for `{}`, a scalar beside "
-                        "array arguments (a hyperparameter it declares constant)".format(name)))
+                        "not compared with the true gradient: the {} `{}`, a scalar beside array arguments (a "
+                        "hyperparameter it declares constant)".format(
+                            "bwd rule returns None for" if self.kind == "vjp" else "jvp rule discards the tangent of",
+                            name)))
                     declared.append(self.checks.pop())
                     continue
                 last["severity"] = "warning"
-                last["detail"] = ("{} may be wrong: the bwd rule returns None for it (a zero cotangent: it declares "
-                                  "`{}` not differentiated), right only if no caller differentiates `{}`; it {}; the "
-                                  "other arguments were compared".format(what, name, name, last["detail"][len(what) + 1:]))
+                how = "the bwd rule returns None for it (a zero cotangent" if self.kind == "vjp" else \
+                    "the jvp rule discards its tangent (a zero contribution, like a bwd None"
+                last["detail"] = ("{} may be wrong: {}: it declares `{}` not differentiated), right only if no caller "
+                                  "differentiates `{}`; it {}; the other arguments were compared".format(
+                                      what, how, name, name, last["detail"][len(what) + 1:]))
                 declared.append(self.checks.pop())
                 continue
             self.checks.pop()  # one record for all arguments
@@ -117,6 +121,8 @@ class Modes:
             return
         jax = self.jax
         t = [self.random_like(v) for v in self.vals]
+        for j in self.none_slots():  # a discarded tangent: compared in reverse mode ("may", as a bwd None)
+            t[j] = jax.tree_util.tree_map(self.jnp.zeros_like, t[j])
         ref, ref2 = None, None
         if self.plain_F is not None:
             try:

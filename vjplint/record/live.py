@@ -178,6 +178,8 @@ def live_plan(fun, kind, filename, line, nondiff):
     except (TypeError, ValueError):
         parameters = []
     for i, p in enumerate(parameters):
+        if p.kind == p.VAR_POSITIONAL:  # the recorded calls give the arity (the checker adds the rest)
+            plan["vararg"] = {"name": p.name, "static": sorted(k for k in nondiff if k >= i)}
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
             continue
         plan["params"].append({"kind": "unknown", "name": p.name, "position": i, "source": "recorded",

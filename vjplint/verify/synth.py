@@ -55,11 +55,18 @@ class FunctionPlan:
     # A custom_vjp defined and called inside a module-level function (`driver_plan`): the harness
     # runs that function and verifies the custom_vjp it calls, with the arguments it passes.
     driver: Optional[Dict[str, Any]] = None
+    # A primal taking `*args` whose calls give the arity (recorded, an example): the parameter's
+    # name and the nondiff positions past the named ones; the checker adds a parameter per extra
+    # argument a call passes (vjplint.verify.verifier.samples_from_args).
+    vararg: Optional[Dict[str, Any]] = None
 
     def to_json(self) -> Dict[str, Any]:
-        return {"name": self.name, "qualname": self.qualname, "line": self.line, "moved": list(self.moved),
+        data = {"name": self.name, "qualname": self.qualname, "line": self.line, "moved": list(self.moved),
                 "params": self.params, "example": self.example, "unverifiable": self.unverifiable,
                 "driver": self.driver}
+        if self.vararg is not None:
+            data["vararg"] = self.vararg
+        return data
 
 
 def derivative_at(model: FileModel, line: int) -> Optional[CustomDerivative]:
@@ -76,10 +83,13 @@ def derivative_at(model: FileModel, line: int) -> Optional[CustomDerivative]:
 
 
 def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
-                  example: Optional[str] = None, from_callers: bool = False, live: bool = False) -> FunctionPlan:
+                  example: Optional[str] = None, from_callers: bool = False, live: bool = False,
+                  recorded: bool = False) -> FunctionPlan:
     """`from_callers` (check-grads): also guess an array for a nondiff parameter used as one, and
     take the domain of an argument every caller normalises. `live`: for the object a run called
-    (vjplint.record), where it was defined does not matter (no driver, nothing to reach by name)."""
+    (vjplint.record), where it was defined does not matter (no driver, nothing to reach by name).
+    A primal taking `*args` is planned when its calls give the arity: `live` or `recorded`
+    (the project's runs), or an `example`; otherwise it is not checked."""
     qualname = f"{d.class_node.name}.{d.name}" if d.class_node is not None else d.name
     instance = _through_module_instance(model, d)  # `self.quantize = jax.custom_vjp(...)` in `__init__`
     instance = instance or _factory_result(model, d)  # `_solve = make_solver(60)`, which returns it
@@ -95,8 +105,10 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
         plan.unverifiable = (f"`{d.name}` is defined inside `{getattr(d.enclosing, 'name', '<lambda>')}`, which "
                              f"neither calls it nor is a factory whose result the module binds: the harness can "
                              f"only reach module-level functions and class attributes")
-    elif sig.vararg is not None:
+    elif sig.vararg is not None and not (live or recorded or example or _has_example_args(model)):
         plan.unverifiable = f"`{d.name}` takes `*{sig.vararg}`: the number of arguments is not known"
+        if from_callers:
+            plan.unverifiable += VARARG_HOW
     elif sig.kwonly and any(k not in sig.defaults for k in sig.kwonly):
         plan.unverifiable = f"`{d.name}` has required keyword-only parameters"
     if plan.unverifiable is not None:
@@ -105,6 +117,8 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
     nondiff_after = set(d.nondiff) - set(moved)
     if d.api == "equinox" and d.kind == "vjp":  # only `vjp_arg` is differentiated: equinox raises for the others
         nondiff_after |= set(range(1, len(sig.positional)))
+    if sig.vararg is not None:
+        plan.vararg = {"name": sig.vararg, "static": sorted(i for i in nondiff_after if i >= len(sig.positional))}
     dims: Dict[str, int] = {}
     sites = _call_site_values(model, d, sig.positional)
     normalised = _call_site_normalised(d, sig.positional)
@@ -134,6 +148,15 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
         plan.params = [{"kind": "captured", "name": p["name"], "position": p["position"], "role": p["role"],
                         "source": f"passed by `{driver['qualname']}`"} for p in plan.params]
     return plan
+
+
+VARARG_HOW = (" (its calls give it: record a run that calls it, `check-grads PATH --record -- CMD`, or give "
+              "inputs in EXAMPLE_ARGS() or [tool.vjplint.verify] examples)")
+
+
+def _has_example_args(model: FileModel) -> bool:
+    """Whether the module defines `EXAMPLE_ARGS` (whose entries may give a `*args` primal's arity)."""
+    return bool(model.index.module_scope.bindings.get("EXAMPLE_ARGS"))
 
 
 def _factory_result(model: FileModel, d: CustomDerivative) -> Optional[str]:

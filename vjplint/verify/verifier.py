@@ -160,6 +160,11 @@ class Verifier:
         in_module = self.module_examples()
         if in_module is not None:
             return self.samples_from_args([list(in_module) for _ in range(BATCH)], "EXAMPLE_ARGS() in the module")
+        if self.plan.get("vararg"):  # only given calls say how many arguments `*args` takes
+            raise Unverifiable("`{}` takes `*{}`: the number of arguments is not known, and no recorded call or "
+                               "example gives it; give inputs: a recorded run (`check-grads PATH --record -- CMD`), "
+                               "EXAMPLE_ARGS() or [tool.vjplint.verify] examples".format(
+                                   self.plan["name"], self.plan["vararg"]["name"]))
         for spec in self.params:
             if spec["kind"] == "unknown":
                 raise Unverifiable("cannot synthesise inputs: {}. Name example inputs in [tool.vjplint.verify] "
@@ -219,6 +224,13 @@ class Verifier:
     def samples_from_args(self, samples, source):
         """Given argument lists; missing trailing ones take their defaults (and stay untraced)."""
         given = len(samples[0])
+        vararg = self.plan.get("vararg")
+        if given > len(self.params) and vararg:  # `*args`: a parameter per argument past the named ones
+            start = len(self.params)
+            self.params = self.params + [
+                {"kind": "unknown", "name": "{}[{}]".format(vararg["name"], i - start), "position": i,
+                 "source": source, "role": "static" if i in vararg.get("static", ()) else "diff"}
+                for i in range(start, given)]
         if given > len(self.params):
             raise Unverifiable("{} gives {} arguments; `{}` takes {}".format(
                 source, given, self.plan["qualname"], len(self.params)))
