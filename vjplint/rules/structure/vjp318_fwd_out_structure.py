@@ -18,7 +18,9 @@ class FwdOutStructure(Rule):
     one array (`return (y,), res`; census row E16 of `docs/facts/jax-errors.md`). Structures are read
     from the values vjplint infers (tuple literals, names bound to them, calls of module
     functions, elements unpacked from the primal's own result); where they are not shown the
-    rule stays silent. An element taken from the primal's own tuple result (`out, (s, m) = f(x)`,
+    rule stays silent, except for `return (out,), res` where `out` is a call of the function
+    itself, of its primal, or of the one function every return of the primal calls: a 1-element
+    container around the output never has its structure. An element taken from the primal's own tuple result (`out, (s, m) = f(x)`,
     then `return out, ...`) never has the whole output's structure, whatever its kind.
 
     ## Why is this bad?
@@ -122,6 +124,7 @@ f.defvjp(f_fwd, f_bwd)
     def check_derivative(self, d: CustomDerivative) -> None:
         primal = self.model.facts.primal_structure(d)
         if primal is None:
+            self._wrapped_own_output(d)
             return
         expected, why_primal = primal
         for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
@@ -148,3 +151,46 @@ f.defvjp(f_fwd, f_bwd)
                                       f"function {d.name})` and {plain}; return the full output "
                                       f"({describe(expected)}) as the first element, or decorate a function that "
                                       f"returns only what you differentiate")
+
+    def _wrapped_own_output(self, d: CustomDerivative) -> None:
+        """`return (out,), res` where `out` is what the decorated function returns (a call of it, of
+        its primal, or of the one function every return of the primal calls): whatever `out` is,
+        a 1-element container around it has another structure."""
+        if d.primal is None:
+            return
+        callees = {ast.dump(v.func) for _, v in self.model.facts.returns_of(d.primal) if isinstance(v, ast.Call)}
+        returns = [v for _, v in self.model.facts.returns_of(d.primal)]
+        own = {d.name, getattr(d.primal, "name", d.name)}
+        for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
+            if fwd is None or fwd.node is None or not self.model.facts.registered_here(d, reg.node):
+                continue
+            for _, value in self.model.facts.returns_of(fwd.node):
+                if not (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2
+                        and isinstance(value.elts[0], (ast.Tuple, ast.List)) and len(value.elts[0].elts) == 1):
+                    continue
+                first = value.elts[0]
+                inner = self._bound(fwd.node, first.elts[0])
+                if not isinstance(inner, ast.Call) or first in self._seen:
+                    continue
+                name = inner.func.id if isinstance(inner.func, ast.Name) else ""
+                same = name in own or (len(callees) == 1 and len(returns) == len([r for r in returns if
+                                                                                     isinstance(r, ast.Call)])
+                                       and ast.dump(inner.func) in callees)
+                if same:
+                    self._seen.add(first)
+                    self.report(first, f"{rule_label(fwd, 'fwd')} returns `{self.quote(first, 40)}` as its primal output, "
+                                       f"a 1-element {'tuple' if isinstance(first, ast.Tuple) else 'list'} around "
+                                       f"`{self.quote(inner, 30)}`, which is what `{d.name}` returns: JAX needs fwd's "
+                                       f"first element to have the decorated function's output structure, so "
+                                       f"differentiating `{d.name}` raises `TypeError: Custom VJP fwd rule ... must "
+                                       f"produce a pair ... (equal to the output of the custom_vjp-decorated function "
+                                       f"{d.name})` or gives `grad` a tuple output; return "
+                                       f"`{self.quote(first.elts[0], 30)}` itself as the first element")
+
+    def _bound(self, fn, expr: ast.expr) -> ast.expr:
+        """The value a name of `fn` is bound to once (`y = f(x)`), else `expr`."""
+        if not isinstance(expr, ast.Name):
+            return expr
+        values = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0], ast.Name) and n.targets[0].id == expr.id]
+        return values[0] if len(values) == 1 else expr
