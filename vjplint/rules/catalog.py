@@ -14,6 +14,7 @@ RULES = {
     'VJP107': ('vjplint.rules.nondiff.vjp107_nondiff_unhashable', False, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP108': ('vjplint.rules.nondiff.vjp108_static_in_diff_slot', True, False, False, False, (b'custom_vjp', b'custom_jvp', b'custom_gradient'), None),
     'VJP109': ('vjplint.rules.nondiff.vjp109_non_jax_value_in_diff_slot', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
+    'VJP110': ('vjplint.rules.nondiff.vjp110_nondiff_through_inner_jit', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP201': ('vjplint.rules.tracing.vjp201_closure_over_traced', True, False, False, False, (b'custom_vjp', b'custom_jvp', b'custom_gradient'), None),
     'VJP202': ('vjplint.rules.tracing.vjp202_rule_side_effect', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP203': ('vjplint.rules.registration.vjp203_method_decorated', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
