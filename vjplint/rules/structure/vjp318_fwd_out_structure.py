@@ -20,7 +20,8 @@ class FwdOutStructure(Rule):
     functions, elements unpacked from the primal's own result); where they are not shown the
     rule stays silent, except for `return (out,), res` where `out` is a call of the function
     itself, of its primal, or of the one function every return of the primal calls: a 1-element
-    container around the output never has its structure. An element taken from the primal's own tuple result (`out, (s, m) = f(x)`,
+    container around the output never has its structure; and `return res, out` with `out` such a
+    call (or a name of fwd bound to one) and `res` not: the pair swapped. An element taken from the primal's own tuple result (`out, (s, m) = f(x)`,
     then `return out, ...`) never has the whole output's structure, whatever its kind.
 
     ## Why is this bad?
@@ -164,19 +165,37 @@ f.defvjp(f_fwd, f_bwd)
         for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
             if fwd is None or fwd.node is None or not self.model.facts.registered_here(d, reg.node):
                 continue
+            def same(e: ast.expr) -> bool:  # what the decorated function returns
+                inner = self._bound(fwd.node, e)
+                name = inner.func.id if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) else ""
+                return isinstance(inner, ast.Call) and (name in own or (
+                    len(callees) == 1 and all(isinstance(r, ast.Call) for r in returns) and ast.dump(inner.func) in callees))
+
             for _, value in self.model.facts.returns_of(fwd.node):
-                if not (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2
-                        and isinstance(value.elts[0], (ast.Tuple, ast.List)) and len(value.elts[0].elts) == 1):
+                if not (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2):
                     continue
                 first = value.elts[0]
+                wrapped = isinstance(first, (ast.Tuple, ast.List)) and len(first.elts) == 1 and same(first.elts[0])
+                second = value.elts[1]
+                mentions = {ast.dump(n) for n in ast.walk(first) if isinstance(n, (ast.Name, ast.Call))}
+                if first not in self._seen and not wrapped and same(second) and not same(first) and \
+                        ast.dump(second) not in mentions and \
+                        ast.dump(first) != ast.dump(value.elts[1]) and not isinstance(first, ast.Starred):
+                    self._seen.add(first)
+                    self.report(value, f"{rule_label(fwd, 'fwd')} returns `{self.quote(value, 50)}`: its second element "
+                                       f"`{self.quote(value.elts[1], 30)}` is what `{d.name}` returns and its first is not, "
+                                       f"so the pair looks swapped; JAX takes the first element as the primal output and "
+                                       f"the second as the residuals, so differentiating `{d.name}` raises (`Custom VJP "
+                                       f"fwd rule ... must produce a pair ... (equal to the output of the "
+                                       f"custom_vjp-decorated function {d.name})`, or bwd receives the output as its "
+                                       f"residuals); return `(output, residuals)`")
+                    continue
+                if not (isinstance(first, (ast.Tuple, ast.List)) and len(first.elts) == 1):
+                    continue
                 inner = self._bound(fwd.node, first.elts[0])
                 if not isinstance(inner, ast.Call) or first in self._seen:
                     continue
-                name = inner.func.id if isinstance(inner.func, ast.Name) else ""
-                same = name in own or (len(callees) == 1 and len(returns) == len([r for r in returns if
-                                                                                     isinstance(r, ast.Call)])
-                                       and ast.dump(inner.func) in callees)
-                if same:
+                if same(first.elts[0]):
                     self._seen.add(first)
                     self.report(first, f"{rule_label(fwd, 'fwd')} returns `{self.quote(first, 40)}` as its primal output, "
                                        f"a 1-element {'tuple' if isinstance(first, ast.Tuple) else 'list'} around "
