@@ -105,12 +105,19 @@ f_jit = jax.jit(f)
                 if node.attr in REGISTRATION_METHODS and isinstance(node.value, ast.Name) and \
                         isinstance(node.ctx, ast.Load):
                     found = made.get((node.value.id, self.model.index.scope_of(node)))
-                    if found is not None and found[0].lineno < node.lineno:
+                    if found is not None and found[0].lineno < node.lineno and \
+                            not self._rebound_between(node.value.id, found[0], node.lineno):
                         assign, call, kind = found
                         self._report(call, f"`{node.value.id} = {self.quote(call, 50)}` (line {assign.lineno}) binds "
                                            f"`{node.value.id}` to the transformed custom_{kind}", node.value.id, kind,
                                      node.lineno, self._jit(call.func))
                         del made[(node.value.id, self.model.index.scope_of(node))]
+
+    def _rebound_between(self, name: str, assign: ast.Assign, line: int) -> bool:
+        """`name` assigned again, in the same scope, after `assign` and before `line`."""
+        scope = self.model.index.scope_of(assign)
+        return any(b.node is not assign and assign.lineno < getattr(b.node, "lineno", 0) < line
+                   for b in scope.bindings.get(name, []))
 
     def _report(self, node: ast.AST, how: str, name: str, kind: str, line: int, jit: bool) -> None:
         method = "defvjp" if kind == "vjp" else "defjvp"
