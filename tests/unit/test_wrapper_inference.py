@@ -515,3 +515,49 @@ def test_a_function_whose_decorators_alone_name_a_creator_is_no_wrapper_piece() 
     found = detect_text(DECORATED)
     assert sorted(found.forwards) == ["make"]
     assert sorted(detect(ast.parse(DECORATED)).forwards) == ["make", "nextafter"]
+
+
+# Two scripts named `ops.py` outside packages (both the module `ops`): a factory that registers
+# its own rules, and one that forgets to. Each file is read with its own wrappers: the first stays
+# silent, the second's unregistered custom_vjp is reported (once the later file's record replaced
+# the earlier one's, and the correct factory was reported as unregistered: heldout4 eformer_ste).
+_FACTORY = '''import jax
+
+
+def ste(func):
+    @jax.custom_vjp
+    def wrapped(x):
+        return func(x)
+
+    def fwd(x):
+        return func(x), None
+
+    def bwd(_, g):
+        return (g,)
+
+{register}
+    return wrapped
+
+
+@ste
+def rounded(x):
+    return jax.numpy.round(x)
+
+
+def use(x):
+    return rounded(x)
+'''
+
+
+@pytest.mark.cli
+def test_modules_of_the_same_name_keep_their_own_wrappers(tmp_path: Path) -> None:
+    for folder, register in (("good", "    wrapped.defvjp(fwd, bwd)"), ("bad", "")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "ops.py").write_text(_FACTORY.format(register=register))
+    for order in (("bad", "good"), ("good", "bad")):
+        lines = _concise(tmp_path, "--no-cache", "--select", "VJP301", *(f"{f}/ops.py" for f in order))
+        assert len(lines) == 1 and lines[0].startswith("bad/ops.py:19:2: VJP301 custom_vjp `rounded` is called (line 25)"), lines
+        assert "through the wrapper `ops.ste`, which calls `jax.custom_vjp` at bad/ops.py:5" in lines[0], lines
+    index = project.build_index([tmp_path / "good" / "ops.py", tmp_path / "bad" / "ops.py"], Config(), use_cache=False)
+    assert index.renamed == {str(tmp_path / "bad" / "ops.py"): "ops#1"}
+    assert set(index.local) == {"ops#1"}  # the factory that registers its rules is no wrapper

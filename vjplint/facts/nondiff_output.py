@@ -23,8 +23,9 @@ def output_reasons(model: FileModel, d: CustomDerivative, position: int, name: s
                           f"{node.lineno}), and a custom function's outputs are JAX arrays: its gradient is then "
                           f"dropped, and a traced value raises", node.lineno))
             break
-    if not found and sig.positional and all(i in d.nondiff for i in range(len(sig.positional))) and \
-            _used(primal, name):
+    # `*args` after the nondiff parameters is differentiable: the rule then defines a derivative.
+    if not found and sig.positional and sig.vararg is None and \
+            all(i in d.nondiff for i in range(len(sig.positional))) and _used(primal, name):
         kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
         found.append((f"is used by `{d.name}`, whose every argument is in nondiff_argnums: the {kind} defines no "
                       f"derivative for any argument, so whatever a caller differentiates arrives here as a tracer",

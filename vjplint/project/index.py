@@ -60,6 +60,9 @@ class ProjectIndex:
     package_of: Dict[str, str] = field(default_factory=dict)  # directory -> its package ("" outside)
     local: Dict[str, Dict[str, Creator]] = field(default_factory=dict)  # module -> `<self>.w` -> its own wrapper
     external: Dict[str, Tuple[tuple, ...]] = field(default_factory=dict)  # module -> vjplint.project.cross_values rows
+    # absolute path -> the run's own key for a file whose module name an earlier file of the run has
+    # (two `ops.py` outside packages): each keeps its own wrappers; imports of the name reach the first.
+    renamed: Dict[str, str] = field(default_factory=dict)
     _facts: Dict[Tuple[Tuple[Tuple[str, str], ...], Tuple[Tuple[str, str], ...], str, str], RunFacts] = \
         field(default_factory=dict)
 
@@ -70,7 +73,8 @@ class ProjectIndex:
         if not self.spellings and not self.external:
             return NO_FACTS
         package = self.package_of.get(os.path.dirname(os.path.abspath(path)), "")
-        module = _module_name(package, path) if self.local or self.external else ""
+        module = (self.renamed.get(os.path.abspath(path)) or _module_name(package, path)) \
+            if self.local or self.external else ""
         key = (config.custom_vjp_aliases, config.custom_jvp_aliases, package if package in self.relative else "",
                module if module in self.local or module in self.external else "")
         found = self._facts.get(key)  # most files share one
@@ -121,6 +125,7 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
     modules: Dict[str, Tuple[FileWrappers, str, str]] = {}  # module -> (record, its package, display)
     python: List[Tuple[Path, str, str, str]] = []  # (path, module, package, display) of .py files and notebooks
     init_dirs: Dict[str, bool] = {}
+    name_owner: Dict[str, str] = {}  # module name -> the first file of the run that has it
     # The bytes of the .py files read here (a notebook's Python), handed to the value summaries: read once.
     known: Known = {}
     for given in files:
@@ -133,6 +138,8 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
         display = os.path.relpath(absolute, base) if base is not None else display_path(path)
         record = cache.record(display, path, known) if cache is not None else _analyse(path, False, known)[1]
         module = _module_name(package, path)
+        if absolute.endswith(".py") and name_owner.setdefault(module, absolute) != absolute:  # a name taken
+            module = index.renamed[absolute] = f"{module}#{len(index.renamed) + 1}"
         if record is not None:
             modules[module] = (record, package, display)
         name = path.name
@@ -446,8 +453,10 @@ def _wrapper_of(forward: Forward, creator: Creator, key: str, display: str) -> O
     if forward.callee.startswith("["):
         shown += f" (the {forward.callee[1:-1]!r} entry of a dispatch table)"
     trail = f"{shown} at {display}:{forward.line}" + (f", which calls {creator.trail}" if creator.trail else "")
-    why = (f"through an instance of `{key[:-len(INSTANCE)]}`, whose `__call__` calls {trail}"
-           if key.endswith(INSTANCE) else f"through the wrapper `{key}`, which calls {trail}")
+    head, _, tail = key.partition("#")  # `mod#2.w` (ProjectIndex.renamed) is shown as `mod.w`
+    named = head + tail[tail.index("."):] if tail else key
+    why = (f"through an instance of `{named[:-len(INSTANCE)]}`, whose `__call__` calls {trail}"
+           if named.endswith(INSTANCE) else f"through the wrapper `{named}`, which calls {trail}")
     return Creator(creator.kind, keyword, rules, key, why, trail=trail)
 
 

@@ -323,5 +323,6 @@ def _python_files(index: Any, files: List[Path], folder: str) -> List[Tuple[Path
             package = _package(directory, {})
         display = os.path.relpath(absolute, folder)
         # A notebook is a caller only, named by its path (as vjplint.project.index names it).
-        out.append((Path(path), display if notebook else _module_name(package, path), package, display))
+        module = display if notebook else index.renamed.get(absolute) or _module_name(package, path)
+        out.append((Path(path), module, package, display))
     return out

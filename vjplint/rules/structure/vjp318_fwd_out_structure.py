@@ -18,7 +18,10 @@ class FwdOutStructure(Rule):
     one array (`return (y,), res`; census row E16 of `docs/facts/jax-errors.md`). Structures are read
     from the values vjplint infers (tuple literals, names bound to them, calls of module
     functions, elements unpacked from the primal's own result); where they are not shown the
-    rule stays silent. An element taken from the primal's own tuple result (`out, (s, m) = f(x)`,
+    rule stays silent, except for `return (out,), res` where `out` is a call of the function
+    itself, of its primal, or of the one function every return of the primal calls: a 1-element
+    container around the output never has its structure; and `return res, out` with `out` such a
+    call (or a name of fwd bound to one) and `res` not: the pair swapped. An element taken from the primal's own tuple result (`out, (s, m) = f(x)`,
     then `return out, ...`) never has the whole output's structure, whatever its kind.
 
     ## Why is this bad?
@@ -122,6 +125,7 @@ f.defvjp(f_fwd, f_bwd)
     def check_derivative(self, d: CustomDerivative) -> None:
         primal = self.model.facts.primal_structure(d)
         if primal is None:
+            self._wrapped_own_output(d)
             return
         expected, why_primal = primal
         for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
@@ -148,3 +152,64 @@ f.defvjp(f_fwd, f_bwd)
                                       f"function {d.name})` and {plain}; return the full output "
                                       f"({describe(expected)}) as the first element, or decorate a function that "
                                       f"returns only what you differentiate")
+
+    def _wrapped_own_output(self, d: CustomDerivative) -> None:
+        """`return (out,), res` where `out` is what the decorated function returns (a call of it, of
+        its primal, or of the one function every return of the primal calls): whatever `out` is,
+        a 1-element container around it has another structure."""
+        if d.primal is None:
+            return
+        callees = {ast.dump(v.func) for _, v in self.model.facts.returns_of(d.primal) if isinstance(v, ast.Call)}
+        returns = [v for _, v in self.model.facts.returns_of(d.primal)]
+        own = {d.name, getattr(d.primal, "name", d.name)}
+        for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
+            if fwd is None or fwd.node is None or not self.model.facts.registered_here(d, reg.node):
+                continue
+            def same(e: ast.expr) -> bool:  # what the decorated function returns
+                inner = self._bound(fwd.node, e)
+                name = inner.func.id if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) else ""
+                return isinstance(inner, ast.Call) and (name in own or (
+                    len(callees) == 1 and all(isinstance(r, ast.Call) for r in returns) and ast.dump(inner.func) in callees))
+
+            for _, value in self.model.facts.returns_of(fwd.node):
+                if not (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2):
+                    continue
+                first = value.elts[0]
+                wrapped = isinstance(first, (ast.Tuple, ast.List)) and len(first.elts) == 1 and same(first.elts[0])
+                second = value.elts[1]
+                mentions = {ast.dump(n) for n in ast.walk(first) if isinstance(n, (ast.Name, ast.Call))}
+                if first not in self._seen and not wrapped and same(second) and not same(first) and \
+                        ast.dump(second) not in mentions and \
+                        ast.dump(first) != ast.dump(value.elts[1]) and not isinstance(first, ast.Starred):
+                    self._seen.add(first)
+                    self.report(value, f"{rule_label(fwd, 'fwd')} returns `{self.quote(value, 50)}`: its second element "
+                                       f"`{self.quote(value.elts[1], 30)}` is what `{d.name}` returns and its first is not, "
+                                       f"so the pair looks swapped; JAX takes the first element as the primal output and "
+                                       f"the second as the residuals, so differentiating `{d.name}` raises (`Custom VJP "
+                                       f"fwd rule ... must produce a pair ... (equal to the output of the "
+                                       f"custom_vjp-decorated function {d.name})`, or bwd receives the output as its "
+                                       f"residuals); return `(output, residuals)`")
+                    continue
+                if not (isinstance(first, (ast.Tuple, ast.List)) and len(first.elts) == 1):
+                    continue
+                inner = self._bound(fwd.node, first.elts[0])
+                if not isinstance(inner, ast.Call) or first in self._seen:
+                    continue
+                if same(first.elts[0]):
+                    self._seen.add(first)
+                    self.report(first, f"{rule_label(fwd, 'fwd')} returns `{self.quote(first, 40)}` as its primal output, "
+                                       f"a 1-element {'tuple' if isinstance(first, ast.Tuple) else 'list'} around "
+                                       f"`{self.quote(inner, 30)}`, which is what `{d.name}` returns: JAX needs fwd's "
+                                       f"first element to have the decorated function's output structure, so "
+                                       f"differentiating `{d.name}` raises `TypeError: Custom VJP fwd rule ... must "
+                                       f"produce a pair ... (equal to the output of the custom_vjp-decorated function "
+                                       f"{d.name})` or gives `grad` a tuple output; return "
+                                       f"`{self.quote(first.elts[0], 30)}` itself as the first element")
+
+    def _bound(self, fn, expr: ast.expr) -> ast.expr:
+        """The value a name of `fn` is bound to once (`y = f(x)`), else `expr`."""
+        if not isinstance(expr, ast.Name):
+            return expr
+        values = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0], ast.Name) and n.targets[0].id == expr.id]
+        return values[0] if len(values) == 1 else expr

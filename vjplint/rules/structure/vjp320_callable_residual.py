@@ -7,7 +7,9 @@ from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.facts.kinds import CALLABLE, Kind
+from vjplint.facts.kinds import CALLABLE, STRING, Kind
+
+TEXT = "a string: "  # how `_callables` marks a string leaf's reason
 
 
 class CallableResidual(Rule):
@@ -15,8 +17,9 @@ class CallableResidual(Rule):
     Flags a custom_vjp fwd rule that puts a Python function among its residuals: a lambda, a
     function defined in the module (without decorators, which may make it a pytree), a
     `jax.numpy`/`jax.nn` function, or a nondiff argument that every call of the function in this
-    module fills with one of those. `jax.tree_util.Partial` (a pytree) and other values are left
-    alone.
+    module fills with one of those; and one that puts a Python string there (a literal, an
+    f-string, or a name of the rule bound to one: a flag saying which branch fwd took).
+    `jax.tree_util.Partial` (a pytree), numbers, None and other values are left alone.
 
     ## Why is this bad?
     JAX flattens the residuals into JAX values. Measured on JAX 0.10.2 (docs/facts/structure.md):
@@ -25,7 +28,9 @@ class CallableResidual(Rule):
         TypeError: Argument '<function double at 0x...>' of type '<class 'function'>' is not a
         valid JAX type
 
-    (jax-ml/jax#17753). bwd receives the nondiff arguments anyway, so a callable passed in
+    (jax-ml/jax#17753); a string leaf raises `TypeError: Argument 'fwd' of type <class 'str'> is
+    not a valid JAX type` the same way (`docs/facts/scripts/errors/e64_string_residual.py`).
+    bwd receives the nondiff arguments anyway, so a callable passed in
     `nondiff_argnums` need not be saved; a closure built in fwd can be rebuilt in bwd from the
     arrays it closes over.
 
@@ -109,7 +114,8 @@ f.defvjp(f_fwd, f_bwd)
                 if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2 and \
                         not any(isinstance(e, ast.Starred) for e in value.elts):
                     for leaf, why in self._callables(d, fwd, value.elts[1], 0):
-                        self.report(leaf, self._message(d, fwd, leaf, why))
+                        self.report(leaf, self._text_message(d, fwd, leaf, why[len(TEXT):]) if why.startswith(TEXT)
+                                    else self._message(d, fwd, leaf, why))
 
     def _callables(self, d: CustomDerivative, fwd: RuleFunction, e: ast.expr, depth: int) -> List[Tuple[ast.expr, str]]:
         """The parts of the residual expression that are Python functions, with why."""
@@ -121,7 +127,12 @@ f.defvjp(f_fwd, f_bwd)
             return [hit for x in e.values for hit in self._callables(d, fwd, x, depth + 1)]
         if isinstance(e, ast.Lambda):
             return [(e, "a lambda")]
+        if isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes)) or isinstance(e, ast.JoinedStr):
+            return [(e, TEXT + "a literal")]
         kind = self.model.facts.values().of(e)
+        if isinstance(e, ast.Name) and kind.tag == STRING and fwd.signature is not None and \
+                e.id not in (*fwd.signature.positional, fwd.signature.vararg, *fwd.signature.kwonly):
+            return [(e, TEXT + f"`{e.id}` is bound to one in the rule")]
         if isinstance(e, ast.Name):
             if kind.tag in ("tuple", "list") and kind.items is not None:
                 return [(e, f"`{e.id}` holds {why}") for item in kind.items for why in [self._function(item)] if why]
@@ -164,3 +175,10 @@ f.defvjp(f_fwd, f_bwd)
                 f"vmap(grad)) raises `TypeError: Argument '<function ...>' of type '<class 'function'>' is not a valid "
                 f"JAX type`; keep only arrays in the residuals (bwd receives nondiff arguments as its leading "
                 f"parameters; rebuild a closure in bwd from the arrays it uses)")
+
+    def _text_message(self, d: CustomDerivative, fwd: RuleFunction, leaf: ast.expr, why: str) -> str:
+        return (f"{rule_label(fwd, 'fwd')} saves `{self.quote(leaf, 40)}` in its residuals, and it is a Python string "
+                f"({why}): JAX flattens residuals into JAX values, so differentiating `{d.name}` (grad, jit(grad), "
+                f"jax.vjp) raises `TypeError: Argument '...' of type <class 'str'> is not a valid JAX type`; keep the "
+                f"string out of the residuals (bwd can close over it or tell the branch from the arrays), or save "
+                f"an array flag")

@@ -21,7 +21,8 @@ class JvpTangentStructure(Rule):
     Where the output's structure is unknown, a rule returning `x, (t,)` with `x` and `t` the
     primal and tangent JAX passed at the same position (`t` also through `jnp.where` or arithmetic
     with a constant) is flagged too: the tangent has `x`'s structure, and the 1-element container
-    around it cannot.
+    around it cannot. A rule returning `None` as its tangent (meant as "no derivative") is flagged
+    whenever its primal output is not None: None is a tangent only for a None output.
 
     ## Why is this bad?
     JAX requires the tangent to have exactly the primal output's pytree structure. Anything else
@@ -109,12 +110,17 @@ def f_jvp(primals, tangents):
                 continue
             primal_expr, tangent_expr = value.elts
             tangent = self.model.facts.structure(d, tangent_expr, fn, {})
-            if tangent is None or tangent.kind == NONE:
+            if tangent is None:
                 continue
             primal = self.model.facts.structure(d, primal_expr, fn, {})
             where = f"its primal output `{self.quote(primal_expr, 40)}`"
             if primal is None or primal.kind == NONE:
                 primal, where = self.model.facts.primal_output(d), "the function's output"
+            if tangent.kind == NONE:  # `return out, None`, meant as "no derivative"
+                if isinstance(tangent_expr, ast.Constant) and not (isinstance(primal_expr, ast.Constant)
+                                                                   or primal is not None and primal.kind == NONE):
+                    self._none_tangent(d, rule, tangent_expr, primal, where)
+                continue
             if primal is None and self._wraps_own_tangent(d, fn, rule, primal_expr, tangent_expr):
                 continue
             if primal is None or primal.kind == NONE or primal.same_as(tangent):
@@ -173,6 +179,18 @@ def f_jvp(primals, tangents):
                           f"jacfwd) raises TypeError \"Custom JVP rule {jax_name} for function {d.name} must produce "
                           f"primal and tangent outputs with equal container (pytree) structures\". Return a tangent "
                           f"shaped like the output ({primal.describe()})")
+
+    def _none_tangent(self, d: CustomDerivative, rule: RuleFunction, node: ast.expr, primal: Optional[Struct],
+                      where: str) -> None:
+        """`return out, None`: None is a tangent only for an output that is None itself."""
+        known = f", {primal.describe()}," if primal is not None else ""
+        self.report(node, f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns `None` as its tangent, but "
+                          f"{where}{known} is not None: None is no \"zero tangent\" in a jvp rule, the tangent must have "
+                          f"the primal output's structure, so differentiating `{d.name}` (jvp, grad, jacfwd) raises "
+                          f"TypeError \"Custom JVP rule {getattr(rule.called, 'name', '<lambda>')} for function {d.name} must "
+                          f"produce primal and tangent outputs with equal container (pytree) structures\". For no "
+                          f"derivative return zeros shaped like the output (`jnp.zeros_like(...)`; float0 zeros for "
+                          f"an integer output)")
 
 
 def _unpacked(fn, param: str) -> List[Optional[str]]:

@@ -19,6 +19,8 @@ STATIC_CALLS = frozenset({"builtins.type", "builtins.len", "builtins.isinstance"
                           "builtins.repr", "builtins.id", "builtins.callable", "builtins.hasattr"})
 # jax functions returning static values (structure, abstract values), under any module path.
 STATIC_JAX_CALLS = frozenset({"tree_structure", "structure", "typeof", "get_aval", "ShapeDtypeStruct"})
+# builtins whose result is static when their one argument is: `tuple(kwargs.keys())`, `sorted(names)`.
+STATIC_OF_STATIC = frozenset({"builtins.tuple", "builtins.list", "builtins.sorted", "builtins.frozenset"})
 CONTAINER_MAKERS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.deque",
                               "collections.defaultdict", "collections.OrderedDict", "collections.Counter"})
 
@@ -241,7 +243,23 @@ f.defvjp(f_fwd, f_bwd)
                 return True
             if q.startswith("jax") and tail == "tree_map" and expr.args:
                 return self._predicate(expr.args[0], depth + 1)
+            if q in STATIC_OF_STATIC and len(expr.args) == 1 and not expr.keywords:
+                return self._static(expr.args[0], depth + 1)
+            return self._keyword_names(expr)
         return False
+
+    def _keyword_names(self, call: ast.Call) -> bool:
+        """`kwargs.keys()` of the rule's own `**kwargs`: the keyword names, strings."""
+        fn = call.func
+        if call.args or call.keywords or not (isinstance(fn, ast.Attribute) and fn.attr == "keys"
+                                              and isinstance(fn.value, ast.Name)):
+            return False
+        scope = self.model.index.scope_of(fn.value)
+        while scope is not None and fn.value.id not in scope.bindings:
+            scope = scope.parent
+        args = getattr(scope.node, "args", None) if scope is not None else None
+        return isinstance(args, ast.arguments) and args.kwarg is not None and args.kwarg.arg == fn.value.id \
+            and all(b.kind == "param" for b in scope.bindings[fn.value.id])
 
     def _predicate(self, expr: ast.expr, depth: int) -> bool:
         """A function whose every return value is static (e.g. `not isinstance(x, SymbolicZero)`)."""

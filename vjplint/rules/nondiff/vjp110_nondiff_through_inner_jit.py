@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Tuple
+
+from vjplint.diagnostics import Severity
+from vjplint.model.file_model import CustomDerivative
+from vjplint.model.semantic import FunctionNode
+from vjplint.rules.base import Rule
+
+JIT = "jax.jit"
+
+
+class NondiffThroughInnerJit(Rule):
+    """## What it does
+    Flags a custom_vjp or custom_jvp whose primal is jitted *beneath* the creator (`@jax.jit`
+    below `@partial(jax.custom_jvp, nondiff_argnums=...)`, or `jax.custom_vjp(jax.jit(f),
+    nondiff_argnums=...)`), without `static_argnums`, when a nondiff argument is a Python value
+    the primal needs as one: it is called (a function), or it is the whole test of an `if`,
+    `while` or conditional expression (a flag).
+
+    ## Why is this bad?
+    JAX runs the jitted primal with every argument, nondiff ones included, and `jax.jit` traces
+    them all: a function raises `TypeError: Error interpreting argument to <function f> as an
+    abstract array ... not marked as static` (or `... is not a valid JAX type`), and a flag becomes a tracer, so the `if` raises
+    `TracerBoolConversionError`. Measured on JAX 0.10.2
+    (`docs/facts/scripts/errors/e65_nondiff_through_inner_jit.py`; array nondiff arguments work).
+
+    ## Example
+    ```python
+    @partial(jax.custom_jvp, nondiff_argnums=(0,))
+    @jax.jit
+    def integrate(f, a, b):
+        return (b - a) * (f(a) + f(b)) / 2
+    ```
+
+    ## Use instead
+    ```python
+    @partial(jax.custom_jvp, nondiff_argnums=(0,))
+    @partial(jax.jit, static_argnums=(0,))
+    def integrate(f, a, b):
+        return (b - a) * (f(a) + f(b)) / 2
+    ```
+    or jit the function that calls `integrate`.
+
+    ## Fix safety
+    No automatic fix: whether to mark the argument static or move the jit is for the author.
+    """
+
+    CODE = "VJP110"
+    NAME = "nondiff-through-inner-jit"
+    SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    APIS = frozenset({"jax"})
+
+    INVALID = ['''
+from functools import partial
+import jax
+
+@partial(jax.custom_jvp, nondiff_argnums=(0,))
+@jax.jit
+def integrate(f, a, b):
+    return (b - a) * (f(a) + f(b)) / 2
+''']
+    VALID = ['''
+from functools import partial
+import jax
+
+@partial(jax.custom_jvp, nondiff_argnums=(0,))
+@partial(jax.jit, static_argnums=(0,))
+def integrate(f, a, b):
+    return (b - a) * (f(a) + f(b)) / 2
+''']
+
+    def check_derivative(self, d: CustomDerivative) -> None:
+        if not d.nondiff:
+            return
+        found = self._inner_jit(d)
+        if found is None:
+            return
+        jit, primal = found
+        params = [a.arg for a in (*primal.args.posonlyargs, *primal.args.args)]
+        for position in d.nondiff:
+            if position >= len(params):
+                continue
+            use = self._python_use(primal, params[position])
+            if use is None:
+                continue
+            node, what, error = use
+            self.report(jit, (
+                f"`{self.quote(jit, 40)}` jits the primal `{getattr(primal, 'name', '<lambda>')}` of {d.label} "
+                f"`{d.name}` beneath the creator, so JAX traces every argument, nondiff ones included: "
+                f"`{params[position]}` (nondiff position {position}) is {what} (`{self.quote(node, 40)}`, line "
+                f"{node.lineno}), so calling `{d.name}` raises {error}. Mark it static "
+                f"(`partial(jax.jit, static_argnums=({position},))`) or jit the function that calls `{d.name}`"))
+            return
+
+    def _inner_jit(self, d: CustomDerivative) -> Optional[Tuple[ast.expr, FunctionNode]]:
+        """(the bare `jax.jit` applied beneath the creator, the jitted def)."""
+        primal = d.primal
+        decorators = getattr(primal, "decorator_list", [])
+        if d.anchor in decorators:
+            for dec in decorators[decorators.index(d.anchor) + 1:]:
+                if self.model.index.qualname(dec) == JIT:
+                    return dec, primal  # type: ignore[return-value]
+            return None
+        creation = d.creation
+        inner = creation.args[0] if isinstance(creation, ast.Call) and creation.args else None
+        if not (isinstance(inner, ast.Call) and len(inner.args) == 1 and not inner.keywords
+                and self.model.index.qualname(inner.func) == JIT and isinstance(inner.args[0], ast.Name)):
+            return None
+        for b in self.model.index.lookup(inner.args[0].id, self.model.index.scope_of(inner)):
+            if b.kind == "def" and isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return inner, b.node
+        return None
+
+    def _python_use(self, fn: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
+        if self._rebound(fn, name):
+            return None
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+                return node, "called as a function", ("TypeError: a function is no jit argument (`Error interpreting "
+                                                     "argument to ... as an abstract array ... not marked as static`, "
+                                                     "or `... is not a valid JAX type`)")
+            if isinstance(node, (ast.If, ast.While, ast.IfExp)) and isinstance(node.test, ast.Name) and \
+                    node.test.id == name:
+                return node.test, "tested as a Python flag", "TracerBoolConversionError"
+        return None
+
+    @staticmethod
+    def _rebound(fn: FunctionNode, name: str) -> bool:
+        targets: List[ast.AST] = [t for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.For))
+                                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
+        inner = [n for n in ast.walk(fn) if n is not fn and isinstance(n, (ast.FunctionDef, ast.Lambda))
+                 and name in [a.arg for a in n.args.args]]
+        return any(isinstance(t, ast.Name) and t.id == name for t in targets) or bool(inner)

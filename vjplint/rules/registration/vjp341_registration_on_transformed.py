@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+import ast
+from typing import Dict, Optional, Tuple
+
+from vjplint.diagnostics import Severity
+from vjplint.model.file_model import CustomDerivative
+from vjplint.model.jaxapi import JAX_JVP, JAX_VJP, PARTIAL, REGISTRATION_METHODS
+from vjplint.rules.base import Rule
+
+# JAX transformations that return a new function (measured on JAX 0.10.2: none of the results has
+# `defvjp`/`defjvp`; docs/facts/scripts/errors/e63_registration_on_transformed.py).
+HIDING = frozenset({f"jax.{n}" for n in ("jit", "checkpoint", "remat", "vmap", "pmap", "named_call", "grad",
+                                          "value_and_grad", "jacfwd", "jacrev", "hessian")}
+                   | {"jax.ad_checkpoint.checkpoint"})
+CREATORS = frozenset((*JAX_VJP, *JAX_JVP))
+
+
+class RegistrationOnTransformed(Rule):
+    """## What it does
+    Flags a custom_vjp or custom_jvp whose name is bound to a JAX transformation of it before its
+    rules are registered: `@jax.jit` (or `@partial(jax.jit, ...)`, `@jax.checkpoint`, `@jax.vmap`...)
+    stacked above `@jax.custom_vjp`/`@jax.custom_jvp` on a `def` that is then registered by name
+    (`f.defvjp(fwd, bwd)`, `@f.defjvp`), and the call form `f = jax.jit(jax.custom_vjp(g))`
+    followed by `f.defvjp(...)`.
+
+    ## Why is this bad?
+    The transformation returns a new function (`jax.jit` a `PjitFunction`), which has no
+    `defvjp`/`defjvp`: the registration raises when the module is imported, e.g.
+    `AttributeError: 'jaxlib._jax.PjitFunction' object has no attribute 'defvjp'` (with
+    `jax.checkpoint`, `jax.vmap` and the others: `'function' object has no attribute ...`).
+    Measured in `docs/facts/scripts/errors/e63_registration_on_transformed.py`.
+
+    ## Example
+    ```python
+    @jax.jit
+    @jax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    f.defvjp(f_fwd, f_bwd)
+    ```
+
+    ## Use instead
+    ```python
+    @jax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    f.defvjp(f_fwd, f_bwd)
+    f_jit = jax.jit(f)  # or jit the function that calls f
+    ```
+
+    ## Fix safety
+    No automatic fix: which name callers should use, the custom function or its jitted version,
+    is for the author.
+    """
+
+    CODE = "VJP341"
+    NAME = "registration-on-transformed"
+    SEVERITY = Severity.ERROR
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.jit
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+f.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (jnp.cos(x) * g,))
+''', '''
+import jax
+import jax.numpy as jnp
+
+def _g(x):
+    return jnp.sin(x)
+
+f = jax.jit(jax.custom_jvp(_g))
+f.defjvp(lambda p, t: (jnp.sin(p[0]), jnp.cos(p[0]) * t[0]))
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def f(x):
+    return jnp.sin(x)
+
+f.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (jnp.cos(x) * g,))
+f_jit = jax.jit(f)
+''']
+
+    def check(self) -> None:
+        for d in self.model.derivatives:
+            if d.api == "jax" and d.registrations:
+                above = self._transform_above(d)
+                if above is not None:
+                    self._report(above, f"`@{self.quote(above, 30)}` is stacked above `@{self.quote(d.anchor, 40)}` "
+                                        f"on `{d.name}`", d.name, d.kind, self._registration_line(d), self._jit(above))
+        made = self._transformed_creations()
+        if made:
+            for node in self.model.index.of_type(ast.Attribute):
+                if node.attr in REGISTRATION_METHODS and isinstance(node.value, ast.Name) and \
+                        isinstance(node.ctx, ast.Load):
+                    found = made.get((node.value.id, self.model.index.scope_of(node)))
+                    if found is not None and found[0].lineno < node.lineno and \
+                            not self._rebound_between(node.value.id, found[0], node.lineno):
+                        assign, call, kind = found
+                        self._report(call, f"`{node.value.id} = {self.quote(call, 50)}` (line {assign.lineno}) binds "
+                                           f"`{node.value.id}` to the transformed custom_{kind}", node.value.id, kind,
+                                     node.lineno, self._jit(call.func))
+                        del made[(node.value.id, self.model.index.scope_of(node))]
+
+    def _rebound_between(self, name: str, assign: ast.Assign, line: int) -> bool:
+        """`name` assigned again, in the same scope, after `assign` and before `line`."""
+        scope = self.model.index.scope_of(assign)
+        return any(b.node is not assign and assign.lineno < getattr(b.node, "lineno", 0) < line
+                   for b in scope.bindings.get(name, []))
+
+    def _report(self, node: ast.AST, how: str, name: str, kind: str, line: int, jit: bool) -> None:
+        method = "defvjp" if kind == "vjp" else "defjvp"
+        made = "jaxlib._jax.PjitFunction" if jit else "function"
+        self.report(node, (
+            f"{how}, a new function that has no `{method}`: registering its rules by that name (line {line}) "
+            f"raises AttributeError: '{made}' object has no attribute '{method}' when the module is imported. Apply the transformation after the registration, to "
+            f"another name (`{name}_jit = jax.jit({name})`), or to the function that calls `{name}`"))
+
+    def _transform_above(self, d: CustomDerivative) -> Optional[ast.expr]:
+        decorators = getattr(d.primal, "decorator_list", [])
+        if d.anchor not in decorators:
+            return None
+        for dec in decorators[:decorators.index(d.anchor)]:
+            if self._hiding(dec):
+                return dec
+        return None
+
+    def _jit(self, expr: ast.expr) -> bool:
+        if isinstance(expr, ast.Call) and expr.args and self.model.index.qualname(expr.func) in PARTIAL:
+            expr = expr.args[0]
+        return self.model.index.qualname(expr) == "jax.jit"
+
+    def _hiding(self, expr: ast.expr) -> bool:
+        """`jax.jit` (a transformation that returns a new function) or `functools.partial(jax.jit, ...)`."""
+        if isinstance(expr, ast.Call) and expr.args and self.model.index.qualname(expr.func) in PARTIAL:
+            expr = expr.args[0]
+        return self.model.index.qualname(expr) in HIDING
+
+    def _registration_line(self, d: CustomDerivative) -> int:
+        reg = d.registrations[0]
+        for dec in getattr(reg.node, "decorator_list", []) if reg.as_decorator else []:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            if isinstance(target, ast.Attribute) and target.attr in REGISTRATION_METHODS:
+                return dec.lineno
+        return getattr(reg.node, "lineno", 0)
+
+    def _transformed_creations(self) -> Dict[Tuple[str, object], Tuple[ast.Assign, ast.Call, str]]:
+        """(name, scope) -> (the assignment, the transform call, kind) for `name = jax.jit(jax.custom_vjp(g))`."""
+        made: Dict[Tuple[str, object], Tuple[ast.Assign, ast.Call, str]] = {}
+        for assign in self.model.index.of_type(ast.Assign):
+            call = assign.value
+            if not (len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name) and isinstance(call, ast.Call)
+                    and call.args and self._hiding(call.func) and isinstance(call.args[0], ast.Call)):
+                continue
+            kind = self._creator_kind(call.args[0])
+            if kind:
+                made[(assign.targets[0].id, self.model.index.scope_of(assign))] = (assign, call, kind)
+        return made
+
+    def _creator_kind(self, call: ast.Call) -> str:
+        func: ast.expr = call.func
+        if isinstance(func, ast.Call) and func.args and self.model.index.qualname(func.func) in PARTIAL:
+            func = func.args[0]  # `partial(jax.custom_vjp, nondiff_argnums=...)(g)`
+        q = self.model.index.qualname(func)
+        return "" if q not in CREATORS else "vjp" if q in JAX_VJP else "jvp"
