@@ -498,6 +498,26 @@ def test_generic_definitions_on_the_fixtures_and_cases() -> None:
 
 
 # -- statements other than definitions that no region can need (`region_parse._screen`) ------------
+@pytest.fixture
+def screen_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These modules are small: screen them as a module of `SCREEN_MIN_STATEMENTS` would be."""
+    from vjplint.syntax import region_parse
+
+    monkeypatch.setattr(region_parse, "SCREEN_MIN_STATEMENTS", 1)
+
+
+def test_only_a_module_of_many_statements_is_screened() -> None:
+    from vjplint.syntax import region_parse
+    from vjplint.syntax.region_parse import first_pass
+
+    few = VJP + NUMBERS
+    many = VJP + "".join(f"v{i} = {i}\n" for i in range(region_parse.SCREEN_MIN_STATEMENTS))
+    for text, left_out in ((few, False), (many, True)):
+        first = first_pass(text, source_lines(text), NAMES, screen=True)
+        assert first is not None and (_assigned(ast.Module(body=first.body, type_ignores=[])) == []) is left_out
+        _same(text)
+
+
 NUMBERS = "".join(f"v{i} = {i}\n" for i in range(40))
 
 
@@ -505,6 +525,7 @@ def _assigned(module: ast.Module) -> list:
     return [t.id for s in module.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)]
 
 
+@pytest.mark.usefixtures("screen_small")
 def test_assignments_no_region_can_need_are_left_out_of_the_first_parse() -> None:
     from vjplint.syntax.region_parse import first_pass
 
@@ -525,6 +546,7 @@ def test_assignments_no_region_can_need_are_left_out_of_the_first_parse() -> Non
     ("if True:\n    h = helper\n", ["h"]),  # a compound statement mentioning a kept name
     ("w = v3 + 1\nuse = f(w)\n", ["v3", "w", "use"]),  # a chain back through the left-out ones
 ])
+@pytest.mark.usefixtures("screen_small")
 def test_a_statement_a_region_can_need_is_parsed_among_many_that_cannot(extra: str, kept: list) -> None:
     text = VJP.replace("return (g,)", "return (g * SCALE,)") + NUMBERS.split("v20 = ")[0] + extra + "v20 = " + NUMBERS.split("v20 = ")[1]
     region = _same(text)
@@ -533,6 +555,7 @@ def test_a_statement_a_region_can_need_is_parsed_among_many_that_cannot(extra: s
     assert [n for n in kept if n not in ("h", "jax") and n not in assigned] == []
 
 
+@pytest.mark.usefixtures("screen_small")
 def test_a_syntax_error_among_the_left_out_statements_is_still_vjp900() -> None:
     text = VJP + NUMBERS.replace("v17 = 17\n", "v17 = (17\n")
     (d,) = lint_source("x.py", text, Config()).diagnostics
@@ -543,6 +566,7 @@ def test_a_syntax_error_among_the_left_out_statements_is_still_vjp900() -> None:
 
 
 @pytest.mark.parametrize("searches", [0, 1, 32])
+@pytest.mark.usefixtures("screen_small")
 def test_statements_found_by_search_or_by_the_word_index_are_the_same(searches: int,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """`_screen` searches the text for the first words and indexes the words past

@@ -349,7 +349,9 @@ class Analyses:
                     ("fix_all", analysis.filename, analysis.text, analysis.config, analysis.path, analysis.facts,
                      unsafe, tuple(analysis.named_elsewhere)), should_stop or (lambda: False))
             except FarFailed as exc:
-                log.error("fix-all failed for %s: %s", analysis.filename, exc)
+                # a fix-all cancelled, or cut short by the server's end, failed for no fault of its own
+                quiet = self.far.closed or (should_stop is not None and should_stop())
+                (log.debug if quiet else log.error)("fix-all failed for %s: %s", analysis.filename, exc)
                 return None
         if unsafe not in analysis.fixed_text:
             try:
