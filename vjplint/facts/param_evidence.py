@@ -91,6 +91,7 @@ class Evidence:
     unfixable: str = ""  # why the residual-plus-None fix cannot move the value (a non-pytree object)
     traced_at: int = 0  # the line of a call of this module passing the slot a traced value (VJP104's call)
     container: bool = False  # a display of constants (`{'scale': 0.5}`): static items, never decisive alone
+    string: bool = False  # the use shows a string (compared with one, formatted into one): VJP104 reads it
 
 
 @dataclass
@@ -471,11 +472,11 @@ def _classify_use(model: FileModel, node: ast.expr, parents: Dict[ast.AST, ast.A
     if isinstance(parent, ast.Compare):
         others = [parent.left, *parent.comparators]
         if any(isinstance(o, ast.Constant) and isinstance(o.value, str) for o in others):
-            return Evidence("static", 2, f"is compared with a string: `{model.quote(parent)}`", line)
+            return Evidence("static", 2, f"is compared with a string: `{model.quote(parent)}`", line, string=True)
     if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node:
         return Evidence("static", 2, f"is iterated over in Python: `for ... in {model.quote(node)}`", line)
     if isinstance(parent, ast.FormattedValue):
-        return Evidence("static", 1, "is formatted into a string", line)
+        return Evidence("static", 1, "is formatted into a string", line, string=True)
     if isinstance(parent, ast.Starred):
         return Evidence("static", 1, "is unpacked with `*`", line)
     return None

@@ -128,7 +128,7 @@ def step(n, x):
         self._from_other_modules(d, names)
         # A function or string in the slot fails differently (jit: "not a valid JAX type").
         not_numbers = {v.position for v in self.model.facts.verdicts(d)
-                       if any((e.kind == "callable" and e.weight >= 3) or "string" in e.reason
+                       if any((e.kind == "callable" and e.weight >= 3) or e.string
                               for e in v.evidence)}
         for call, position, verb in self.model.facts.traced_boundaries(d):
             if position in not_numbers:
