@@ -174,6 +174,52 @@ def test_kept_code_makes_the_same_methods(tmp_path: Path) -> None:
     assert done.stdout.split() == ["True", "10"]  # __init__, __repr__, four comparisons, __eq__, __hash__, two frozen
 
 
+def test_codes_in_the_settings_are_checked_against_the_catalog_without_importing_every_rule(tmp_path: Path) -> None:
+    """A check of one file with `per-file-ignores` in pyproject.toml and `--select` on the command
+    line: the codes are checked against the rule catalog, so a module with only a custom_jvp still
+    loads no rule that only custom_vjp code can fire (checking them imported every rule module
+    before), its finding is the same, and an unknown code is still refused."""
+    (tmp_path / "pyproject.toml").write_text('[tool.vjplint]\nper-file-ignores = { "m.py" = ["VJP901"] }\n')
+    source = tmp_path / "m.py"
+    source.write_text(textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.custom_jvp
+        def f(x):
+            return jnp.sin(x)
+
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            (x,), (t,) = primals, tangents
+            return f(x), jnp.cos(x) * t + 1.0
+        """))
+    code = textwrap.dedent(f"""\
+        import json, sys
+        sys.argv = ["vjplint", "check", "--no-cache", "--select", "VJP", "--output-format", "json", {str(source)!r}]
+        import vjplint.cli as cli
+        cli._leave_now = lambda code: None
+        rc = cli.main(sys.argv[1:])
+        from vjplint.rules.catalog import RULES
+        loaded = sorted(c for c, e in RULES.items() if e[0] in sys.modules)
+        vjp_only = sorted(c for c, e in RULES.items() if e[5] == (b"custom_vjp",))
+        print(json.dumps([rc, sorted(set(loaded) & set(vjp_only)), len(vjp_only)]))
+        """)
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    rc, vjp_rules_loaded, vjp_only = json.loads(done.stdout.splitlines()[-1])
+    assert [f["code"] for f in json.loads("\n".join(done.stdout.splitlines()[:-1]))] == ["VJP601"]
+    assert (rc, vjp_rules_loaded) == (1, [])
+    assert vjp_only >= 20
+    refused = subprocess.run([sys.executable, "-m", "vjplint", "check", "--no-cache", "--select", "VJP999",
+                              str(source)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "PYTHONPATH": pythonpath(ROOT)})
+    assert refused.returncode == 2
+    assert "--select: unknown rule code or prefix 'VJP999'" in refused.stderr
+
+
 def test_a_profiled_run_keeps_its_report(tmp_path: Path) -> None:
     """`python -m cProfile -o FILE -m vjplint check ...` writes its report after the command
     returns: a profiled process takes the ordinary way out."""
