@@ -30,6 +30,8 @@ class Applicability(str, Enum):
 
 @dataclass(frozen=True, order=True)
 class Position:
+    """A 1-based row and column."""
+
     row: int  # 1-based
     column: int  # 1-based
 
@@ -193,6 +195,8 @@ class NoAutomaticFix(Evidence):
 
 @dataclass
 class Diagnostic:
+    """One finding: its rule, message, span and fix."""
+
     code: str
     name: str
     message: str

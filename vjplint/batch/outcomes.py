@@ -20,6 +20,8 @@ from vjplint.syntax.source import SourceError, decode
 
 @dataclass
 class FileOutcome:
+    """One file of a run: its settings and its result."""
+
     path: Path
     display: str
     result: LintResult
@@ -29,6 +31,8 @@ class FileOutcome:
 
 @dataclass
 class RunResult:
+    """The files of a run, with the problems met finding them."""
+
     files: List[FileOutcome] = field(default_factory=list)
     problems: List[Problem] = field(default_factory=list)
     visited: List[str] = field(default_factory=list)  # directories and .gitignore files read (discover)

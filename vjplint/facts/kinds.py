@@ -49,6 +49,8 @@ MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "u
 
 @dataclass(frozen=True)
 class Kind:
+    """What kind of value an expression holds."""
+
     tag: str
     dtype: Optional[str] = None  # "float", "int", "bool", "key" for arrays and scalars
     why: str = ""  # where the value comes from, quotable

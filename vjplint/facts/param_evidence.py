@@ -79,6 +79,8 @@ STATIC_NAMES = frozenset({"axis", "axes", "n", "shape", "dtype", "num", "size", 
 
 @dataclass
 class Evidence:
+    """One piece of evidence about a parameter."""
+
     kind: str  # "array", "static" or "callable"
     weight: int
     reason: str
@@ -96,6 +98,8 @@ class Evidence:
 
 @dataclass
 class Verdict:
+    """A parameter and the evidence about it."""
+
     position: int
     name: str
     evidence: List[Evidence] = field(default_factory=list)
@@ -155,6 +159,8 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Hints:
+    """The settings' name hints (`array-names`, `static-names`)."""
+
     array_names: FrozenSet[str] = frozenset()
     static_names: FrozenSet[str] = frozenset()
 

@@ -32,6 +32,8 @@ ARRAY_PREFIXES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.special.", "nu
 
 @dataclass(frozen=True)
 class Rank:
+    """A rank relative to a parameter's."""
+
     base: Optional[str]  # the parameter whose rank this is relative to; None: absolute
     offset: int
     why: str = ""

@@ -27,6 +27,8 @@ SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
 
 @dataclass
 class LintResult:
+    """What linting one file gives."""
+
     diagnostics: List[Diagnostic] = field(default_factory=list)
     decoded: Optional[DecodedSource] = None
     errors: List[str] = field(default_factory=list)  # internal errors: reported, never raised

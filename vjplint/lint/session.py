@@ -29,6 +29,8 @@ _Kept = Tuple[str, Tuple[str, ...], Optional[ast.Module], Optional[ast.Module]]
 
 @dataclass
 class LintSession:
+    """A run's switches and memos (see the module's doc)."""
+
     focus: bool = True
     keep_parses: bool = False
     _kept: Optional[_Kept] = field(default=None, repr=False, compare=False)

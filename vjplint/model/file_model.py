@@ -122,6 +122,8 @@ class Registration:
 
 @dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class CallSite:
+    """A call of a custom derivative."""
+
     call: ast.Call
     enclosing: Optional[FunctionNode]
     positional_offset: int = 0  # `Class.method(obj, x)` keeps positions as they are
@@ -129,6 +131,8 @@ class CallSite:
 
 @dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class CustomDerivative:
+    """A custom_vjp or custom_jvp made in the module, with its rules."""
+
     kind: str  # "vjp" or "jvp"
     name: str
     anchor: ast.AST  # where the definition is reported (decorator or assignment)
@@ -229,6 +233,8 @@ class _Lookups:
 
 @dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class TracedFunction:
+    """A function passed to a JAX transformation."""
+
     node: FunctionNode
     how: str  # "jax.jit", "jax.grad", ...
     static_params: Tuple[str, ...] = ()

@@ -60,6 +60,8 @@ def own_nodes(fn: FunctionNode) -> List[ast.AST]:
 
 @dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class Binding:
+    """One binding of a name in a scope."""
+
     kind: str  # "import", "def", "class", "assign", "param", "other"
     node: ast.AST
     qualname: Optional[str] = None  # for imports
@@ -68,6 +70,8 @@ class Binding:
 
 @dataclass(eq=False)  # hashed by identity: a key of the facts' memos
 class Scope:
+    """A module, class, function or comprehension scope and its bindings."""
+
     node: ScopeNode
     parent: Optional["Scope"]
     bindings: Dict[str, List[Binding]] = field(default_factory=dict)

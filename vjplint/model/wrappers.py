@@ -77,6 +77,8 @@ class Forward:
 
 @dataclass
 class FileWrappers:
+    """What one module defines and re-exports of custom-derivative wrappers."""
+
     forwards: Dict[str, List[Forward]] = field(default_factory=dict)  # module-level name -> its forwards
     exports: Dict[str, str] = field(default_factory=dict)  # module-level name -> the name it binds to
     star: List[str] = field(default_factory=list)  # modules imported with `*`

@@ -15,6 +15,8 @@ from vjplint.syntax.notebook import CellMap
 
 @dataclass
 class OutputContext:
+    """What the formatters are told besides the diagnostics."""
+
     show_fixes: bool = False
     unsafe_fixes: bool = False
     statistics: bool = False

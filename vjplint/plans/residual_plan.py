@@ -38,12 +38,16 @@ class Refusal(Exception):
 
 @dataclass(frozen=True)
 class ReturnPlan:
+    """How one `return` of a rule is rewritten."""
+
     loc: Loc  # the `return` keyword, or the lambda's body expression
     how: str  # "literal": edit the tuple in place; "index": index a name; "bind": bind, then index
 
 
 @dataclass(frozen=True)
 class RulePlan:
+    """How one fwd or bwd rule is rewritten."""
+
     name: Optional[str]  # def name (None for a lambda)
     loc: Loc  # the def's name, or the `lambda` keyword
     is_lambda: bool

@@ -44,6 +44,8 @@ MAX_DEPTH = 12  # re-export hops for one name
 
 @dataclass(frozen=True)
 class Creator:
+    """A creator of custom derivatives: JAX's, or a wrapper around it."""
+
     kind: str  # "vjp" or "jvp"
     keyword: str  # its nondiff keyword; "" when it drops nondiff arguments
     rules: Tuple[int, ...]  # positional parameters that are its fwd/bwd (or jvp) rules
@@ -55,6 +57,8 @@ class Creator:
 
 @dataclass
 class ProjectIndex:
+    """The run's wrappers and cross-module rows, by module."""
+
     spellings: Dict[str, Creator] = field(default_factory=dict)  # absolute name -> wrapper
     relative: Dict[str, Dict[str, Creator]] = field(default_factory=dict)  # package -> `.mod.w` -> wrapper
     package_of: Dict[str, str] = field(default_factory=dict)  # directory -> its package ("" outside)

@@ -21,6 +21,8 @@ from vjplint.model.wrappers import with_wrapper_note
 
 @dataclass
 class Report:
+    """A finding as a rule reports it, before it becomes a Diagnostic."""
+
     node: ast.AST
     message: str
     end_node: Optional[ast.AST] = None

@@ -40,6 +40,8 @@ TARGETS = ("current", "vjp3")
 
 @dataclass(frozen=True)
 class Config:
+    """The settings of a run or a file: pyproject.toml's [tool.vjplint] with the command line on top."""
+
     select: Optional[Tuple[str, ...]] = None  # None: the default set
     ignore: Tuple[str, ...] = ()
     extend_select: Tuple[str, ...] = ()

@@ -33,6 +33,8 @@ class SourceError(Exception):
 
 @dataclass(frozen=True)
 class DecodedSource:
+    """A file's text as decoded, with what it takes to write it back the same way."""
+
     text: str
     encoding: str
     bom: bool
