@@ -149,3 +149,22 @@ def test_prefilter_answers_as_a_search_of_every_position(pieces, extra):
     names = prefilter_names(Config()) + extra
     data = b"".join(pieces)
     assert may_contain_findings(data, names) is _ends_an_identifier_somewhere(data, names)
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_noqa_rows_read_from_the_text_are_the_rows_of_its_lines(ending: str) -> None:
+    """The rows where `noqa` may stand, found in the text as it is (only `\\n` breaks) or in its
+    lines joined again (any other break): the same rows, whatever the case of the word, and a
+    finding of the file is silenced by its `# NOQA` and kept beside a comment that only says noqa."""
+    from vjplint.lint.engine import _rows_mentioning_noqa
+    from vjplint.syntax.positions import source_lines
+
+    body = CLIP.replace("def clip(lo, x):", "def clip(lo, x):  # NOQA: VJP101")
+    text = ("# noqa-free header\nx = 1  # NoQa\n\n" + body + "y = 2  # not a noqa: VJP1\n").replace("\n", ending)
+    lines = source_lines(text)
+    rows = _rows_mentioning_noqa(lines, text)
+    assert rows == _rows_mentioning_noqa(lines) == [1, 2, 9, 13]
+    assert _rows_mentioning_noqa(source_lines(text.rstrip()), text.rstrip()) == [1, 2, 9, 13]
+    assert lint_source("m.py", text.encode()).diagnostics == []
+    assert [(d.code, d.location.row) for d in lint_source("m.py", text.replace("NOQA", "NOTE").encode()).diagnostics] \
+        == [("VJP101", 9)]

@@ -157,7 +157,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
             module = parse(text, filename)
     except SourceError as exc:
         result.diagnostics.append(_syntax_error(filename, exc))
-        return _finish(result, config, filename, where, lines, enabled)
+        return _finish(result, config, filename, where, lines, enabled, text)
     for row, column, name in skipped_generic_statements(text, module, tuple(
             n.decode() for n in prefilter_names(config, facts, session))):
         result.diagnostics.append(_not_checked(filename, row, column, name))
@@ -168,7 +168,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         result.diagnostics.extend(result.findings)
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
-    return _finish(result, config, filename, where, lines, enabled)
+    return _finish(result, config, filename, where, lines, enabled, text)
 
 
 def enabled_codes(config: Config, session: Optional[LintSession] = None) -> Tuple[FrozenSet[str], FrozenSet[str]]:
@@ -382,11 +382,12 @@ def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:
 
 
 def _finish(result: LintResult, config: Config, filename: str, where: str, lines: List[str],
-            enabled: Iterable[str]) -> LintResult:
+            enabled: Iterable[str], text: Optional[str] = None) -> LintResult:
+    """`text`: what `lines` were split from (`source_lines`), when the caller has it."""
     ignored = config.ignored_for(where)
     enabled = {code for code in enabled if not _matches(code, ignored)}  # per-file-ignores turn VJP901 off too
     kept = [d for d in result.diagnostics if d.code in enabled or (d.code == "VJP900" and not _matches(d.code, ignored))]
-    kept = _apply_noqa(kept, lines, enabled, filename)
+    kept = _apply_noqa(kept, lines, enabled, filename, text)
     if not config.all_fixable:  # `unfixable`/`fixable`: those rules' fixes are neither offered nor applied
         for d in kept:
             if d.fix is not None and not config.fix_allowed(d.code):
@@ -396,10 +397,13 @@ def _finish(result: LintResult, config: Config, filename: str, where: str, lines
     return result
 
 
-def _rows_mentioning_noqa(lines: List[str]) -> List[int]:
+def _rows_mentioning_noqa(lines: List[str], text: Optional[str] = None) -> List[int]:
     """The 1-based rows whose lowercased line holds `noqa` (those `parse_noqa` may read), found by
-    literal searches in the lowercased text rather than a lowercased copy of every line."""
-    low = "\n".join(lines).lower()  # a line holds no line break, so row N follows N-1 of them
+    literal searches in the lowercased text rather than a lowercased copy of every line. `text`:
+    what `lines` were split from; read as it is when its only line break is `\\n` (then `lines`
+    are its pieces between them: joining them again cost a third of this on the JAX tree)."""
+    # a line holds no line break, so row N follows N-1 of them
+    low = (text if text is not None and "\r" not in text else "\n".join(lines)).lower()
     rows: List[int] = []
     at = low.find("noqa")
     row, counted = 1, 0
@@ -412,12 +416,13 @@ def _rows_mentioning_noqa(lines: List[str]) -> List[int]:
     return rows
 
 
-def _apply_noqa(diagnostics: List[Diagnostic], lines: List[str], enabled: Set[str], filename: str) -> List[Diagnostic]:
+def _apply_noqa(diagnostics: List[Diagnostic], lines: List[str], enabled: Set[str], filename: str,
+                text: Optional[str] = None) -> List[Diagnostic]:
     from vjplint.rules.catalog import RULES
     from vjplint.rules.registry import ENGINE_CODES
 
     noqa: Dict[int, Tuple[Optional[Set[str]], int, bool]] = {}
-    for row in _rows_mentioning_noqa(lines):
+    for row in _rows_mentioning_noqa(lines, text):
         parsed = parse_noqa(lines[row - 1])
         if parsed is not None:
             noqa[row] = parsed
