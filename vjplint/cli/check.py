@@ -211,12 +211,12 @@ def _check_paths(args, argv: List[str], workspace: "Workspace", paths: List[str]
     failed = bool(run.internal_errors) or any(p.fatal for p in run.problems)
     if not run.files and not failed:
         print(f"vjplint: warning: No Python files found under {', '.join(paths)}", file=sys.stderr)
-    from vjplint.cli.fix_cross import say_cross_module_fixes
+    hidden = 0
+    if any(f.result.diagnostics for f in run.files):  # both read findings only (most pre-commit runs have none)
+        from vjplint.cli.fix_cross import say_cross_module_fixes, say_named_elsewhere
 
-    hidden = say_cross_module_fixes(run.files)  # rules in another module of this run: the fix is available
-    from vjplint.cli.fix_cross import say_named_elsewhere
-
-    say_named_elsewhere(run.files)  # fwd/bwd named by another file of the run: an unsafe fix, saying why
+        hidden = say_cross_module_fixes(run.files)  # rules in another module of this run: the fix is available
+        say_named_elsewhere(run.files)  # fwd/bwd named by another file of the run: an unsafe fix, saying why
     diagnostics = run.diagnostics
     settings = {f.display: f.config for f in run.files}
     text = emit(diagnostics, args, output_format, LazySources(run.files), settings, checked=bool(run.files),
