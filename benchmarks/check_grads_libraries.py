@@ -16,7 +16,11 @@ the planted bugs found (an error or warning of VJP501-VJP504 on the planted defi
 
 `--prepare` downloads the sdists of numpyro and optax (their tests ship there) and clones jaxopt
 and lineax (whose sdists have none); on a machine without network (a lent TPU), copy SOURCES
-there. The libraries' code is never copied into vjplint. Nothing here is imported by vjplint.
+there, with the libraries and their needs as wheels (`pip download --no-deps`; jaxopt's test
+utilities also import scikit-learn, which needs joblib, threadpoolctl and narwhals), installed with
+`pip install --no-index --no-deps --target DIR` and DIR added to PYTHONPATH, and run with
+`JAX_PLATFORMS=tpu --jobs 1` (one process holds the chip). The libraries' code is never copied into
+vjplint. Nothing here is imported by vjplint.
 """
 
 from __future__ import annotations

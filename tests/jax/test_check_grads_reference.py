@@ -106,3 +106,57 @@ def test_a_wrong_rule_fails_against_float64_references(module):
     failed = [c for c in result["checks"] if c["status"] == "failed"]
     assert failed[0]["name"] == "reverse order 1" and failed[0]["code"] == "VJP501"
     assert failed[0]["detail"].startswith("bwd cotangent for `x` differs from finite differences")
+
+
+JVP_SOURCE = '''\
+import jax
+import jax.numpy as jnp
+
+
+@jax.custom_jvp
+def smooth(x):
+    return jnp.sin(x) * 2.0
+
+
+@smooth.defjvp
+def smooth_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    first = x.at[0].get()  # a JAX array's `.at`: NumPy arrays have none
+    return smooth(x), 2.0 * jnp.cos(x) * t + 0.0 * first
+'''
+
+
+@pytest.fixture(scope="module")
+def jvp_module(tmp_path_factory):
+    path = tmp_path_factory.mktemp("reference_jvp") / "ops_reference_jvp.py"
+    path.write_text(JVP_SOURCE)
+    spec = importlib.util.spec_from_file_location("ops_reference_jvp", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["ops_reference_jvp"] = mod
+    spec.loader.exec_module(mod)
+    yield mod
+    sys.modules.pop("ops_reference_jvp", None)
+
+
+def _check_jvp(module, reference, calls):
+    child = _load_child()
+    fun = module.smooth
+    plan, _row, _digest = live_plan(fun.fun, "jvp", module.__file__, fun.fun.__code__.co_firstlineno, ())
+    plan.update(kind="jvp", key="ops_reference_jvp.smooth")
+    return child.check_live(jax, numpy, fun, plan, calls, 2, False, module, reference)
+
+
+@pytest.mark.parametrize("reference", ["cpu", None])
+def test_a_correct_custom_jvp_passes_every_order_with_or_without_a_reference_device(jvp_module, reference):
+    """Measured on a lent TPU v5e: every custom_jvp that reached forward order 2 ended "the checker
+    failed: primal and tangent arguments to jax.jvp do not match" (float64 primals on the reference
+    device, float32 tangents); and recorded NumPy inputs reached the rule as NumPy arrays, which
+    JAX never hands a rule under jit or grad (lineax's `_two_norm` failed on `x**ω`)."""
+    calls = [[numpy.array([0.3, -1.2, 2.0], numpy.float32)], [numpy.array([-0.5, 0.1, 1.5], numpy.float32)]]
+    device = jax.devices("cpu")[0] if reference else None
+    result = _check_jvp(jvp_module, device, calls)
+    assert result["status"] == "verified", result
+    statuses = {c["name"]: c["status"] for c in result["checks"]}
+    assert statuses["forward order 1"] == statuses["forward order 2"] == "passed", statuses
+    assert statuses["reverse order 1"] == "passed", statuses
+    assert not jax.config.jax_enable_x64

@@ -224,7 +224,7 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         jax = self.jax
         convert = self.widen if wide else (lambda v: v)
         base = list(self.samples[0])
-        self.vals_s = [[convert(s[i]) for i in self.positions] for s in self.samples]
+        self.vals_s = [[convert(self.as_jax_arrays(s[i])) for i in self.positions] for s in self.samples]
         self.vals = self.vals_s[0]
         self.F = self.bind(self.fo, base, self.positions)
         self.plain_F = self.bind(self.plain, base, self.positions) if self.plain is not None else None

@@ -150,7 +150,9 @@ class Modes:
             return
 
         def tangent_of(f):
-            return lambda *v: jax.jvp(f, tuple(v), tuple(t))[1]
+            # The tangents at the primals' dtype: the finite differences of this function run on
+            # the reference device in float64 where the default device has none (a TPU).
+            return lambda *v: jax.jvp(f, tuple(v), tuple(self.cast_like(t, v)))[1]
         tangent = tangent_of(self.F)
         try:
             t2 = jax.block_until_ready(jax.jvp(tangent, tuple(self.vals), tuple(t))[1])

@@ -195,6 +195,35 @@ class Numerics:
         return label
 
     # -- values -----------------------------------------------------------------------------------
+    def as_jax_arrays(self, value):
+        """NumPy arrays among the differentiated values as JAX arrays, as JAX code hands them to a
+        rule: a test may pass NumPy arrays (or the recorder keep them so), and a rule written for
+        JAX arrays can break on one where JAX itself never gives it one (equinox's `x**ω` is
+        NumPy's operator on an ndarray: an object array). Float64 stays float64 only where x64 is
+        on; elsewhere (a TPU) it becomes the default float, as `jnp.asarray` would make it."""
+        np, jnp = self.np, self.jnp
+
+        def one(x):
+            if type(x) is not np.ndarray or x.dtype.kind not in "fc":
+                return x
+            if x.dtype == np.float64 and not self.jax.config.jax_enable_x64:
+                return jnp.asarray(x, dtype=jnp.float32)
+            if x.dtype == np.complex128 and not self.jax.config.jax_enable_x64:
+                return jnp.asarray(x, dtype=jnp.complex64)
+            return jnp.asarray(x)
+        return self.jax.tree_util.tree_map(one, value)
+
+    def cast_like(self, tangents, primals):
+        """Each floating tangent leaf at its primal leaf's dtype (jax.jvp requires them equal)."""
+        jax, jnp = self.jax, self.jnp
+
+        def one(t, p):
+            dtype = getattr(p, "dtype", None)
+            if dtype is None or getattr(t, "dtype", None) == dtype or not jnp.issubdtype(dtype, jnp.inexact):
+                return t
+            return jnp.asarray(t, dtype=dtype)
+        return [jax.tree_util.tree_map(one, t, p) for t, p in zip(tangents, primals)]
+
     def widen(self, value):
         jnp = self.jnp
 
