@@ -135,11 +135,14 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
     def _check_fwd(self, d: CustomDerivative, fwd: RuleFunction, flag: str, nondiff) -> None:
         fn = fwd.node
         sig = self.model.signature(fn)  # type: ignore[arg-type]
-        if self._reads_record(fn, set(), 0):
-            return  # fwd (a closure in it, a helper it names) reads `.value`/`.perturbed`: it knows the records
+        own = set(self.model.facts.own_nodes(fn))
+        read = {n.value.id if isinstance(n.value, ast.Name) else "" for n in own
+                if isinstance(n, ast.Attribute) and n.attr in RECORD_FIELDS}
+        if "" in read or self._reads_record(fn, set(), 0, own):
+            return  # a closure in fwd or a helper it names reads `.value`/`.perturbed`: it knows the records
         for position, name in enumerate(sig.positional):
-            if position in nondiff:
-                continue  # nondiff arguments reach fwd as they are
+            if position in nondiff or name in read:
+                continue  # nondiff arguments reach fwd as they are; `x.value` read: fwd knows
             found = self._use(fn, name, 0)
             if found is None:
                 continue
@@ -161,14 +164,14 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
                             severity=Severity.WARNING)
             return  # one finding per fwd: the same record reaches every use
 
-    def _reads_record(self, fn, seen: set, depth: int) -> bool:
-        """`fn`, a function nested in it or a function of this module it names reads a record field
-        (`x.value`, `getattr(x, "perturbed")`)."""
+    def _reads_record(self, fn, seen: set, depth: int, skip: frozenset = frozenset()) -> bool:
+        """`fn` (its nodes in `skip` aside: fwd's own reads count per parameter), a function nested in
+        it or a function of this module it names reads a record field (`x.value`, `getattr(x, "perturbed")`)."""
         if fn in seen or depth > 3:
             return False
         seen.add(fn)
         for node in walk(fn):
-            if isinstance(node, ast.Attribute) and node.attr in RECORD_FIELDS:
+            if isinstance(node, ast.Attribute) and node.attr in RECORD_FIELDS and node not in skip:
                 return True
             if isinstance(node, ast.Constant) and node.value in RECORD_FIELDS:
                 return True  # getattr(x, "value"), a field named by a string
