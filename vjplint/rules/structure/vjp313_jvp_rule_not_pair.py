@@ -9,6 +9,7 @@ from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.rules.structure._jvp_unpacking import rule_unpacking
+from vjplint.rules.structure._primal_like import primal_like
 from vjplint.model.semantic import FunctionNode
 
 
@@ -120,28 +121,9 @@ def f_jvp(primals, tangents):
                 if scope is not None and len(scope.bindings.get(name, [])) == 1}
 
     def _primal_like(self, d: CustomDerivative, value: Optional[ast.expr], fn: FunctionNode) -> Optional[str]:
-        """A value made as the primal makes its output (a call of the same function with the same
-        arguments' layout): it has the primal output's structure, which `(primal_out, tangent_out)`
-        never has (a pytree is never a subtree of itself)."""
-        call = value
-        if isinstance(value, ast.Name):
-            bindings = self.model.index.lookup(value.id, self.model.index.scope_of(value))
-            call = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
-        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or d.primal is None:
-            return None
-        if self.model.facts.derivative_named(call.func) is d:
-            return f"the output of `{d.name}` itself"
-        returned = [v for _, v in self.model.facts.returns_of(d.primal)]
-        layout = (call.func.id, len(call.args), sorted(k.arg or "**" for k in call.keywords))
-        if not returned or any(not isinstance(v, ast.Call) or not isinstance(v.func, ast.Name) or any(
-                isinstance(a, ast.Starred) for a in v.args) or (v.func.id, len(v.args), sorted(
-                k.arg or "**" for k in v.keywords)) != layout for v in returned):
-            return None
-        if self.model.index.lookup(call.func.id, self.model.index.scope_of(call.func)) != \
-                self.model.index.lookup(call.func.id, self.model.index.scope_of(returned[0].func)):
-            return None  # another function of the same name
-        return (f"a result of `{call.func.id}(...)` as the primal `{d.name}` returns one, so it has the primal "
-                f"output's structure, never a pair of it and its tangent")
+        """A value with the primal output's structure, which `(primal_out, tangent_out)` never has."""
+        why = primal_like(self.model, d, value)
+        return None if why is None else f"{why}, so it has the primal output's structure, never a pair of it and its tangent"
 
     def _why(self, value: Optional[ast.expr], fn: FunctionNode, tangents: Dict[str, str]) -> Optional[str]:
         """What the returned value provably is, when that is not a pair."""
