@@ -222,6 +222,8 @@ class Linearity:
             return UNKNOWN
         if known and tail in ZEROS:
             return ZERO
+        if known and tail in ("ones_like", "empty_like") and len(args) == 1:
+            return CONST  # only the shape and dtype of a tangent: no tangent in it
         if known and tail in SELECTS and len(args) == 3 and not self._tangent_free(args[0], depth):
             return Form("nonlinear", call, f"selects on `{self.model.quote(args[0], 30)}`, a condition computed from a "
                                            f"tangent term", select=True)
