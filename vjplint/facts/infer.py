@@ -492,7 +492,7 @@ def _call_site_kind(model: FileModel, arg: ast.expr) -> Optional[Evidence]:
     if kind.tag == ARRAY and not (kind.traced and passed_on):  # a traced parameter passed on: VJP104's
         chain = f" ({kind.why})" if kind.why and kind.why != f"`{model.quote(arg, 50)}`" else ""
         return Evidence("array", 2, f"receives an array at line {line}: `{model.quote(arg, 50)}`{chain}", line,
-                        key=kind.dtype == "key")
+                        key=kind.dtype == "key", no_derivative="mask" if kind.dtype == "bool" else "")
     if kind.is_static and kind.why:
         return Evidence("static", 2, f"receives a Python value at line {line} ({kind.why})", line)
     if kind.tag == CALLABLE and kind.node is not None:

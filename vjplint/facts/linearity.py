@@ -222,6 +222,8 @@ class Linearity:
             return UNKNOWN
         if known and tail in ZEROS:
             return ZERO
+        if known and tail in ("ones_like", "empty_like") and len(args) == 1:
+            return CONST  # only the shape and dtype of a tangent: no tangent in it
         if known and tail in SELECTS and len(args) == 3 and not self._tangent_free(args[0], depth):
             return Form("nonlinear", call, f"selects on `{self.model.quote(args[0], 30)}`, a condition computed from a "
                                            f"tangent term", select=True)
@@ -267,6 +269,45 @@ class Linearity:
             return forms[0]
         return CONST if all(f.kind in ("const", "zero") for f in forms) and keywords_free else UNKNOWN
 
+
+    def nonlinear_within(self, expr: Optional[ast.expr], seen: Optional[Set[str]] = None) -> Optional[Form]:
+        """A term that `expr` is computed from (through any operation, a helper or a name the rule
+        binds, once or several times) whose form is nonlinear in the tangents: a product of two
+        tangent terms, a tangent in a nonlinear function or raised to a power; None when there is
+        none. Read where `form(expr)` is unknown: a value computed from a nonlinear term stays
+        nonlinear unless it discards it (a shape read, `zeros_like`, a type test are not followed)."""
+        seen = set() if seen is None else seen
+        todo = [expr] if expr is not None else []
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "ndim", "size"):
+                continue
+            if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.Compare)):
+                continue
+            if isinstance(node, ast.Call):
+                tail = (self.index.qualname(node.func) or "").rsplit(".", 1)[-1]
+                if tail in ZEROS or tail in ("zeros_like", "ones_like", "isinstance", "type", "len", "shape"):
+                    continue
+            if isinstance(node, (ast.BinOp, ast.Call)):
+                form = self.form(node)
+                if form.kind == "nonlinear" and form.node is not None and not (
+                        form.affine or form.select or form.stop or form.loop or form.callback or form.transpose):
+                    return form
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in seen:
+                seen.add(node.id)
+                todo += [v for v in self.values.get(node.id, [])
+                         if v is not None and v is not _PART and not self._conditional(v)]
+            todo += [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
+        return None
+
+    def _conditional(self, value: ast.expr) -> bool:
+        """The binding of `value` sits in a branch or loop of the rule: it may not run."""
+        node = self.index.parent(value)
+        while node is not None and node is not self.fn:
+            if isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Match)):
+                return True
+            node = self.index.parent(node)
+        return False
 
     def _through_function(self, call: ast.Call, args: List[ast.expr], forms: List[Form]) -> Optional[Form]:
         """A tangent term passed to a function of this module (a custom_jvp's primal included: a jvp

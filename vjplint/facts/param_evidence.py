@@ -77,6 +77,10 @@ STATIC_NAMES = frozenset({"axis", "axes", "n", "shape", "dtype", "num", "size", 
                           "max_steps", "max_num_steps", "seed"})
 
 
+# array functions that read only their first argument's shape and dtype: no derivative flows from it
+SHAPE_ONLY = frozenset({"zeros_like", "ones_like", "empty_like", "full_like"})
+
+
 @dataclass
 class Evidence:
     """One piece of evidence about a parameter."""
@@ -89,6 +93,8 @@ class Evidence:
     from_usage: bool = False  # how the primal, fwd or bwd body uses the value
     weak: bool = False  # one weak use as array data (weight 1): only several of them count
     key: bool = False  # the use is as a PRNG key
+    # the use carries no derivative: "mask" (a `where`/`select` condition, a boolean), "shape" (`zeros_like(v)`)
+    no_derivative: str = ""
     may: bool = False  # says the value may be an array, never that it is one (caps the verdict at "maybe")
     unfixable: str = ""  # why the residual-plus-None fix cannot move the value (a non-pytree object)
     traced_at: int = 0  # the line of a call of this module passing the slot a traced value (VJP104's call)
@@ -525,7 +531,10 @@ def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call,
             position = next((i for i, a in enumerate(call.args) if a is node), None)
             if position is None or position in STATIC_POSITIONS.get(func_name, frozenset()):
                 return Evidence("static", 2, f"is a static argument of `{func_name}`: `{model.quote(call)}`", line)
-        return Evidence("array", 2, f"is used as an array: `{model.quote(call)}`", line)
+        condition = func_name in ("where", "select") and len(call.args) == 3 and call.args[0] is node
+        shape_only = func_name in SHAPE_ONLY and bool(call.args) and call.args[0] is node
+        return Evidence("array", 2, f"is used as an array: `{model.quote(call)}`", line,
+                        no_derivative="mask" if condition else "shape" if shape_only else "")
     if not q and isinstance(call.func, ast.Attribute) and call.func.attr in STATIC_METHODS and call.func.value is not node:
         return Evidence("static", 2, f"is passed to `.{call.func.attr}()`: `{model.quote(call)}`", line)
     return None

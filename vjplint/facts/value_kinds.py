@@ -361,7 +361,8 @@ class Values:
             traced = left.traced or right.traced
             if traced and e is not None:
                 traced = f"`{self.model.quote(e, 50)}` is computed from a traced value ({traced})"
-            return Kind(ARRAY, why=why, traced=traced)
+            mask = isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and left.dtype == right.dtype == "bool"
+            return Kind(ARRAY, "bool" if mask else None, why=why, traced=traced)  # `(a < b) & (b < c)`: a mask
         if left.tag == right.tag == SCALAR:
             return Kind(SCALAR, left.dtype if left.dtype == right.dtype else None, why)
         if left.tag == right.tag == STRING or (left.tag == STRING and isinstance(op, ast.Mod)):

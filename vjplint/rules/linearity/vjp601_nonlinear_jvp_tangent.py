@@ -31,7 +31,10 @@ class NonlinearJvpTangent(Rule):
     (docs/facts/scripts/jvp_tangent_callback.py, jax-ml/jax#30401); a callback that computes a
     Jacobian from the primals, multiplied by the tangent with jnp, is fine. Tangents are the names unpacked from the
     rule's `tangents` parameter and `tangents[i]`; a call of a function it does not know that
-    receives a tangent stops the analysis (no report).
+    receives a tangent stops the analysis, unless what it receives is already nonlinear (`t * t`,
+    `jnp.abs(t)`, through a name the rule binds once or several times): the tangent returned is
+    then computed from a nonlinear term, a warning (the steps vjplint does not read would have to
+    discard it).
 
     ## Why is this bad?
     A jvp rule must return J(x) @ t: JAX linearizes the rule and, for reverse mode, transposes
@@ -148,6 +151,11 @@ def my_abs_jvp(primals, tangents):
             else:
                 tangent = value.elts[1]
             form = checker.form(tangent)
+            if form.kind == "unknown":  # what it is made of is not all read: a nonlinear term in it
+                inner = checker.nonlinear_within(tangent)
+                if inner is not None:
+                    self._reaches(d, rule, fn, tangent, inner, "defjvps rule" if defjvps else "jvp rule")
+                continue
             if form.kind != "nonlinear" or form.node is None:
                 continue
             name = rule.name or getattr(fn, "name", "<lambda>")
@@ -202,3 +210,15 @@ def my_abs_jvp(primals, tangents):
             what = "that is not linear in the input tangents" if transposable else "that JAX cannot transpose"
             self.report(form.node, f"the {kind} `{name}` of `{d.name}` returns a tangent {what}: "
                                    f"`{self.quote(form.node, 50)}` {form.why}. {consequence}. {remedy}")
+
+    def _reaches(self, d: CustomDerivative, rule: RuleFunction, fn: FunctionNode, tangent: ast.expr, inner,
+                 kind: str) -> None:
+        """A nonlinear term the returned tangent is computed from, through steps vjplint does not read."""
+        name = rule.name or getattr(fn, "name", "<lambda>")
+        self.report(inner.node, f"the {kind} `{name}` of `{d.name}` returns the tangent `{self.quote(tangent, 40)}`, "
+                                f"computed from `{self.quote(inner.node, 50)}`, which {inner.why}: unless the steps "
+                                f"between discard it, the tangent is not linear in the input tangents, so `jax.grad` "
+                                f"may fail when JAX transposes it (an AssertionError or NotImplementedError 'Transpose "
+                                f"rule ... not implemented') and `jax.jvp`/`jax.jacfwd` give values that change with "
+                                f"the tangent's scale. Compute the nonlinear part from the primals and multiply the "
+                                f"tangent by it", severity=Severity.WARNING)

@@ -10,6 +10,8 @@ from vjplint.rules.base import Rule
 from vjplint.syntax.walk import walk
 
 DIFFERENTIATE = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacobian", "jax.jacfwd", "jax.jacrev", "jax.hessian"})
+CHECKPOINT = frozenset({"jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint"})
+PARTIAL = frozenset({"functools.partial"})
 CONTROL_FLOW = frozenset({"jax.lax.scan", "jax.lax.cond", "jax.lax.switch"})
 NCH = "TypeError: No constant handler for type: <class '...DynamicJaxprTracer'>"
 UTE = "UnexpectedTracerError: Encountered an unexpected tracer"
@@ -20,7 +22,8 @@ class JvpNondiffArray(Rule):
     Flags a `jax.custom_jvp` nondiff position that receives an array. Off by default (it is
     legal today and common in JAX itself); enabled by `target = "vjp3"` or by selecting it.
     **On by default** where it fails today: the custom_jvp called in a `lax.scan` body with the
-    array taken from the carry or the scanned values, passed as a `lax.cond`/`lax.switch` branch,
+    array taken from the carry or the scanned values, or in a function `jax.checkpoint` stages with
+    the array taken from its parameters, passed as a `lax.cond`/`lax.switch` branch,
     or jitted (`jax.jit(f)`) and then differentiated (`jax.jacobian`, `jacfwd`, `jacrev`, `grad`).
 
     A slot every call of the run (this module and, through the project index, the others) gives
@@ -49,7 +52,10 @@ class JvpNondiffArray(Rule):
     failing contexts above still apply (`grad` of a scan over split keys raises
     `UnexpectedTracerError` on the `uint32[2]` or `key<fry>[]` tracer, jax-ml/jax#29342), and the
     fix there is to make the key a regular argument: its tangent is float0 and the rule ignores it
-    (`docs/facts/scripts/hazard_key_and_while.py`).
+    (`docs/facts/scripts/hazard_key_and_while.py`). Likewise a mask, a nondiff argument used only
+    as the condition of `jnp.where(c, a, b)`/`lax.select` or given a comparison by its callers
+    (reading its shape, `jnp.zeros_like(c)`, aside): no derivative flows from it, so the
+    off-by-default report skips it too.
 
     ## Example
     ```python
@@ -128,6 +134,8 @@ def scaled_sin(axis: int, x):
                             f"raises {NCH} (jax-ml/jax#3964); the jit alone, `jax.jit(jax.grad(...))` and vmap work. "
                             f"Make the key a regular argument (its tangent is float0; the rule ignores it)"))
                     continue
+                if _no_derivative(v):
+                    continue  # a mask or a shape: stop_gradient loses nothing (the failing contexts are above)
                 evidence = v.best("array")
                 assert evidence is not None
                 sig = d.signature
@@ -170,14 +178,19 @@ def scaled_sin(axis: int, x):
                         f"traces it as a jit argument: this raises {NCH} (jax-ml/jax#23065)")
         for site in d.call_sites:
             body = site.enclosing
-            if body is None or not self._scan_body(body):
+            scan = body is not None and self._scan_body(body)
+            if body is None or not scan and self._staged_by(body, CHECKPOINT) is None:
                 continue
             args = site.call.args
             at = position - site.positional_offset
-            if 0 <= at < len(args) and self._from_params(args[at], body):
-                return (f"it is called in the `lax.scan` body `{getattr(body, 'name', '<lambda>')}` (line "
-                        f"{site.call.lineno}) with the value taken from the carry or the scanned values: grad of "
-                        f"the scan raises {UTE} (jax-ml/jax#20889)")
+            if not (0 <= at < len(args) and self._from_params(args[at], body)):
+                continue
+            where = getattr(body, 'name', '<lambda>')
+            if scan:
+                return (f"it is called in the `lax.scan` body `{where}` (line {site.call.lineno}) with the value "
+                        f"taken from the carry or the scanned values: grad of the scan raises {UTE} (jax-ml/jax#20889)")
+            return (f"it is called in `{where}` (line {site.call.lineno}), which `jax.checkpoint` stages, with the "
+                    f"value taken from its parameters: grad through the checkpoint raises {UTE} (jax-ml/jax#20889)")
         return None
 
     def _made_in_jit(self, d: CustomDerivative, position: int) -> Optional[str]:
@@ -198,14 +211,20 @@ def scaled_sin(axis: int, x):
         return None
 
     def _jit_of(self, body: ast.AST) -> Optional[ast.AST]:
-        """The `jax.jit(body)` call or `@jax.jit` decorator that stages `body`, if any."""
+        return self._staged_by(body, frozenset({"jax.jit"}))
+
+    def _staged_by(self, body: ast.AST, names: frozenset) -> Optional[ast.AST]:
+        """The `jax.jit(body)` call or `@jax.jit` decorator (`names`: the transformation's qualified
+        names; `@partial(jax.checkpoint, ...)` too) that stages `body`, if any."""
         index = self.model.index
         for decorator in getattr(body, "decorator_list", []):
-            if index.qualname(decorator) == "jax.jit":
+            inner = decorator.args[0] if isinstance(decorator, ast.Call) and decorator.args and \
+                index.qualname(decorator.func) in PARTIAL else decorator
+            if index.qualname(inner) in names:
                 return decorator
         name = getattr(body, "name", None)
         for node in index.of_type(ast.Call):
-            if (isinstance(node, ast.Call) and node.args and index.qualname(node.func) == "jax.jit"
+            if (isinstance(node, ast.Call) and node.args and index.qualname(node.func) in names
                     and (node.args[0] is body or (name is not None and _is_name(node.args[0], name)))):
                 return node
         return None
@@ -249,6 +268,13 @@ def _key_only(v: Verdict) -> bool:
     """All the array evidence is a use as a PRNG key (`jax.random.normal(key, ...)`)."""
     arrays = [e for e in v.evidence if e.kind == "array"]
     return bool(arrays) and all(e.key for e in arrays)
+
+
+def _no_derivative(v: Verdict) -> bool:
+    """A mask: the array evidence, its shape reads (`jnp.zeros_like(v)`) aside, is all a use as a
+    boolean (the condition of `jnp.where(c, a, b)`/`lax.select`, a comparison passed in)."""
+    arrays = [e for e in v.evidence if e.kind == "array" and e.no_derivative != "shape"]
+    return bool(arrays) and all(e.no_derivative == "mask" for e in arrays)
 
 
 def _is_name(expr: ast.expr, name: str) -> bool:

@@ -8,6 +8,7 @@ from vjplint.facts.ranks import ARRAY_PREFIXES, REDUCTIONS, Rank, Ranks
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
+from vjplint.rules.structure._primal_like import primal_like
 
 SHAPE_ERROR = ("`TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding shapes and "
                "dtypes ...`")
@@ -26,7 +27,10 @@ class JvpTangentRank(Rule):
     raise (jax-ml/jax#6121). A tangent reduced over every axis (`jnp.sum(t)`, `v.mean()`) with a
     primal output at least as ranked as an argument (elementwise in it, or a call of the function
     that is) is a warning too: they agree only for a scalar argument, where the reduction does
-    nothing. Anything unknown (an axis in a name, a `reshape`, a helper) is silent.
+    nothing. So is such a reduction of a term made as the primal output is made (its function
+    called with the same layout, as in the primal), returned with a primal output made that way:
+    they agree only for a scalar output. Anything unknown (an axis in a name, a `reshape`, a
+    helper) is silent.
 
     ## Why is this bad?
     The tangent must have the primal output's shape. Measured on JAX 0.10.2
@@ -177,6 +181,18 @@ def f_jvp(primals, tangents):
             return  # not a reduction over every axis (a scalar whatever its operand), or a scalar primal
         shared = sorted(ranks.at_least(reduced) & ranks.at_least(primal_out)) or \
             self.model.facts.scaled_by(reduced, primal_out)
+        like = primal_like(self.model, d, primal_out)
+        inner = self._like_primal_in(d, reduced, 0) if like is not None and not shared else None
+        if inner is not None:
+            self.report(tangent_out, (
+                f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns a tangent "
+                f"`{self.quote(tangent_out, 40)}`, reduced over every axis to a scalar, with a primal output "
+                f"`{self.quote(primal_out, 40)}` ({like}), but what it reduces combines elementwise "
+                f"`{self.quote(inner[0], 30)}` ({inner[1]}), made as the output is, so of its rank: they agree only "
+                f"when `{d.name}` returns a scalar, where the reduction does nothing; differentiating `{d.name}` "
+                f"with an array output may raise {SHAPE_ERROR}; drop the reduction (or reduce the primal output "
+                f"the same way)"), severity=Severity.WARNING)
+            return
         if shared:
             base = shared[0]
             self.report(tangent_out, (
@@ -186,6 +202,22 @@ def f_jvp(primals, tangents):
                 f"agree only when `{base}` is a scalar, where the reduction does nothing, so differentiating "
                 f"`{d.name}` with an array `{base}` may raise {SHAPE_ERROR}; drop the reduction (or reduce the "
                 f"primal output the same way)"), severity=Severity.WARNING)
+
+    def _like_primal_in(self, d: CustomDerivative, e: ast.expr, depth: int):  # -> Optional[(expr, why)]
+        """(the value, why) of a value made as the primal makes its output that `e` combines
+        elementwise (`2 * f(n - 1, x) * t`, a name bound once to such arithmetic); None otherwise."""
+        why = primal_like(self.model, d, e)
+        if why is not None or depth > 4:
+            return (e, why) if why is not None else None
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Mult, ast.Div, ast.Add, ast.Sub)):
+            return self._like_primal_in(d, e.left, depth + 1) or self._like_primal_in(d, e.right, depth + 1)
+        if isinstance(e, ast.UnaryOp):
+            return self._like_primal_in(d, e.operand, depth + 1)
+        if isinstance(e, ast.Name):
+            bindings = self.model.index.lookup(e.id, self.model.index.scope_of(e))
+            if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].value, ast.BinOp):
+                return self._like_primal_in(d, bindings[0].value, depth + 1)
+        return None
 
     def _reduced_operand(self, e: ast.expr) -> Optional[ast.expr]:
         """What `e` reduces over every axis (`jnp.sum(v)`, `v.mean()`), if it is such a reduction."""

@@ -4,10 +4,11 @@ import ast
 from typing import List, Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import NONE, SELECTS, Struct
+from vjplint.facts.contract import ARRAY, NONE, SELECTS, Struct
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
+from vjplint.rules.structure._primal_like import primal_like
 from vjplint.syntax.walk import walk
 
 
@@ -22,7 +23,9 @@ class JvpTangentStructure(Rule):
     primal and tangent JAX passed at the same position (`t` also through `jnp.where` or arithmetic
     with a constant) is flagged too: the tangent has `x`'s structure, and the 1-element container
     around it cannot. A rule returning `None` as its tangent (meant as "no derivative") is flagged
-    whenever its primal output is not None: None is a tangent only for a None output.
+    whenever its primal output is not None: None is a tangent only for a None output. A Python
+    number as the tangent (`0.0`) is one leaf, wrong for a tuple output; and `x, (dx,)` where both
+    are made as the primal makes its output (its solver called twice) is flagged whatever that is.
 
     ## Why is this bad?
     JAX requires the tangent to have exactly the primal output's pytree structure. Anything else
@@ -110,7 +113,12 @@ def f_jvp(primals, tangents):
                 continue
             primal_expr, tangent_expr = value.elts
             tangent = self.model.facts.structure(d, tangent_expr, fn, {})
+            if tangent is None and isinstance(tangent_expr, ast.Constant) and isinstance(
+                    tangent_expr.value, (int, float, complex)) and not isinstance(tangent_expr.value, bool):
+                tangent = Struct(ARRAY, 1, "a number")  # `0.0` as a zero tangent: one leaf
             if tangent is None:
+                continue
+            if self._wraps_like_primal(d, rule, primal_expr, tangent_expr):
                 continue
             primal = self.model.facts.structure(d, primal_expr, fn, {})
             where = f"its primal output `{self.quote(primal_expr, 40)}`"
@@ -126,6 +134,28 @@ def f_jvp(primals, tangents):
             if primal is None or primal.kind == NONE or primal.same_as(tangent):
                 continue
             self._report(d, rule, tangent_expr, tangent, primal, where)
+
+    def _wraps_like_primal(self, d: CustomDerivative, rule: RuleFunction, primal_expr: ast.expr,
+                           tangent_expr: ast.expr) -> bool:
+        """`return x, (dx,)` where `x` and `dx` are both made as the primal makes its output (the same
+        solver called twice): `dx` has `x`'s structure, and a container around it cannot. Reported here."""
+        if not (isinstance(tangent_expr, (ast.Tuple, ast.List)) and len(tangent_expr.elts) == 1):
+            return False
+        why = primal_like(self.model, d, primal_expr)
+        inner = primal_like(self.model, d, tangent_expr.elts[0])
+        if why is None or inner is None:
+            return False
+        kind = "tuple" if isinstance(tangent_expr, ast.Tuple) else "list"
+        self.report(tangent_expr,
+                    f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns the primal output "
+                    f"`{self.quote(primal_expr, 30)}` ({why}) with the tangent `{self.quote(tangent_expr, 40)}`, a "
+                    f"1-element {kind} around `{self.quote(tangent_expr.elts[0], 30)}` ({inner}): both have the "
+                    f"primal output's structure, so the container makes the tangent's differ; JAX requires the "
+                    f"tangent to have the primal output's structure, so differentiating `{d.name}` (jvp, grad, "
+                    f"jacfwd) raises TypeError \"Custom JVP rule {getattr(rule.called, 'name', '<lambda>')} for "
+                    f"function {d.name} must produce primal and tangent outputs with equal container (pytree) "
+                    f"structures\". Return the tangent itself, without the container")
+        return True
 
     def _wraps_own_tangent(self, d: CustomDerivative, fn, rule: RuleFunction, primal_expr: ast.expr, tangent_expr: ast.expr) -> bool:
         """`return x, (t,)` where `x` and `t` are the primal and the tangent JAX passed at the same
@@ -174,7 +204,8 @@ def f_jvp(primals, tangents):
         evidence = f" ({primal.why})" if primal.why and primal.why != "a literal" else ""
         shown = self.quote(node, 50) if isinstance(node, ast.expr) else "the return"
         self.report(node, f"{label or rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns the tangent `{shown}`, "
-                          f"{tangent.describe()}, but {where} is {primal.describe()}{evidence}: JAX requires the "
+                          f"{'a Python number (one leaf)' if tangent.why == 'a number' else tangent.describe()}, "
+                          f"but {where} is {primal.describe()}{evidence}: JAX requires the "
                           f"tangent to have the primal output's structure, so differentiating `{d.name}` (jvp, grad, "
                           f"jacfwd) raises TypeError \"Custom JVP rule {jax_name} for function {d.name} must produce "
                           f"primal and tangent outputs with equal container (pytree) structures\". Return a tangent "

@@ -8,6 +8,7 @@ from vjplint.facts.contract import LIST, NONE, TUPLE
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
+from vjplint.rules.structure._primal_like import primal_like
 
 
 class JvpPrimalOutStructure(Rule):
@@ -18,7 +19,10 @@ class JvpPrimalOutStructure(Rule):
     tuple of another length. Structures are read as `VJP333` reads them (literals, names bound
     once, helpers, calls of the function itself, arithmetic on arrays:
     `vjplint/facts/contract.py`); a tuple against a list of the same length, and anything the
-    code does not show, stay silent.
+    code does not show, stay silent. Where the function's output is not shown, a 1-element
+    container around a value made as the function makes its output (`(x,)` with `x =
+    _raw_solve(...)` as the function returns `_raw_solve(...)`) is flagged: it never has that
+    structure, whatever it is.
 
     ## Why is this bad?
     The rule's primal output replaces the function's output under every transformation, so it
@@ -94,7 +98,7 @@ def f_jvp(primals, tangents):
 
     def check_derivative(self, d: CustomDerivative) -> None:
         expected = self.model.facts.primal_output(d)
-        if expected is None or expected.kind == NONE:
+        if expected is not None and expected.kind == NONE:
             return
         for reg in d.registrations:
             if reg.method != "defjvp":
@@ -113,6 +117,9 @@ def f_jvp(primals, tangents):
                     any(isinstance(e, ast.Starred) for e in value.elts):
                 continue
             primal_expr = value.elts[0]
+            if expected is None:
+                self._wrapped_like_primal(d, rule, primal_expr)
+                continue
             got = self.model.facts.structure(d, primal_expr, fn, {})
             if got is None or got.kind == NONE or got.same_as(expected):
                 continue
@@ -128,3 +135,22 @@ def f_jvp(primals, tangents):
                 "must produce a pair ... of the same container/pytree structure\" and `jvp`/`grad` otherwise "
                 f"give `{d.name}` that structure; return the output with the function's structure "
                 f"({expected.describe()}), and a tangent like it"))
+
+    def _wrapped_like_primal(self, d: CustomDerivative, rule: RuleFunction, primal_expr: ast.expr) -> None:
+        """`return (x,), dx` with `x` made as the primal makes its output (its structure, whatever
+        that is): the 1-element container around it never has the function's output structure."""
+        if not (isinstance(primal_expr, (ast.Tuple, ast.List)) and len(primal_expr.elts) == 1):
+            return
+        why = primal_like(self.model, d, primal_expr.elts[0])
+        if why is None:
+            return
+        name = getattr(rule.called, "name", "<lambda>")
+        kind = "tuple" if isinstance(primal_expr, ast.Tuple) else "list"
+        self.report(primal_expr, (
+            f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns the primal output "
+            f"`{self.quote(primal_expr, 50)}`, a 1-element {kind} around `{self.quote(primal_expr.elts[0], 30)}` "
+            f"({why}, so it has `{d.name}`'s output structure): the container never has it, and the rule's primal "
+            f"output replaces the function's output, so `jax.grad(jax.jit({d.name}))` raises TypeError \"Custom "
+            f"JVP rule {name} for function {d.name} must produce a pair ... of the same container/pytree "
+            f"structure\" and `jvp`/`grad` otherwise give `{d.name}` that structure; return "
+            f"`{self.quote(primal_expr.elts[0], 30)}` itself, and a tangent like it"))

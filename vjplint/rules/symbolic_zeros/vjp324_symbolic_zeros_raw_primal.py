@@ -7,20 +7,25 @@ from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.model.semantic import constant_value
+from vjplint.model.semantic import constant_value, named_function
+from vjplint.syntax.walk import walk
 
 # `custom_vjp.defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False)`: the flag's position
 SYMBOLIC_ZEROS_POSITION = 2
 ARRAY_FUNCTIONS = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "numpy.")
 RECORD_FIELDS = ("value", "perturbed")
+# calls that do not compute with their argument (a test, a print)
+SAFE_CALLS = frozenset({"isinstance", "type", "id", "print", "repr", "str", "callable", "hasattr", "getattr"})
 
 
 class SymbolicZerosRawPrimal(Rule):
     """## What it does
     Flags a custom_vjp fwd rule registered with `defvjp(..., symbolic_zeros=True)` (a literal or
     a module constant) that computes with a differentiable argument as if it were an array (an
-    operand of arithmetic, or an argument of a `jnp`/`lax`/`jax.nn`/`jax.scipy`/`np` function)
-    and never reads its `.value` or `.perturbed`.
+    operand of arithmetic, or an argument of a `jnp`/`lax`/`jax.nn`/`jax.scipy`/`np` function),
+    or passes it to a function of the module that does or to the custom function itself, and never
+    reads `.value` or `.perturbed` (nor does a closure or helper it names). Passed to a callable
+    vjplint cannot read (a factory's argument, another module's function), it is a warning.
 
     ## Why is this bad?
     With `symbolic_zeros=True`, JAX passes fwd every leaf of every differentiable argument as a
@@ -130,21 +135,91 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
     def _check_fwd(self, d: CustomDerivative, fwd: RuleFunction, flag: str, nondiff) -> None:
         fn = fwd.node
         sig = self.model.signature(fn)  # type: ignore[arg-type]
-        if sig.vararg:
-            return
+        own = set(self.model.facts.own_nodes(fn))
+        read = {n.value.id if isinstance(n.value, ast.Name) else "" for n in own
+                if isinstance(n, ast.Attribute) and n.attr in RECORD_FIELDS}
+        if "" in read or self._reads_record(fn, set(), 0, own):
+            return  # a closure in fwd or a helper it names reads `.value`/`.perturbed`: it knows the records
         for position, name in enumerate(sig.positional):
-            if position in nondiff:
-                continue  # nondiff arguments reach fwd as they are
-            use = self._array_use(fn, name)
-            if use is None:
+            if position in nondiff or name in read:
+                continue  # nondiff arguments reach fwd as they are; `x.value` read: fwd knows
+            found = self._use(fn, name, 0)
+            if found is None:
                 continue
-            self.report(use, f"{rule_label(fwd, 'fwd')} of `{d.name}` computes with `{name}` as an array "
-                             f"(`{self.quote(use, 50)}`), but {flag} makes JAX "
-                             f"pass fwd each differentiable argument as a `CustomVJPPrimal` record (`{name}.value`, "
-                             f"`{name}.perturbed`): differentiating `{d.name}` raises a TypeError on the `CustomVJPPrimal` "
-                             f"record; read `{name}.value`, or drop "
-                             f"`symbolic_zeros=True`")
+            use, via = found
+            head = f"{rule_label(fwd, 'fwd')} of `{d.name}`"
+            tail = (f"{flag} makes JAX pass fwd each differentiable argument as a `CustomVJPPrimal` record "
+                    f"(`{name}.value`, `{name}.perturbed`)")
+            if via is None or via[1]:
+                how = f"computes with `{name}` as an array (`{self.quote(use, 50)}`)" if via is None else \
+                    f"passes `{name}` to `{via[0]}`, {via[3]} (`{self.quote(use, 50)}`)"
+                self.report(use if via is None else via[2], f"{head} {how}, but {tail}: differentiating `{d.name}` "
+                                                            f"raises a TypeError on the `CustomVJPPrimal` record; "
+                                                            f"read `{name}.value`, or drop `symbolic_zeros=True`")
+            else:
+                self.report(via[2], f"{head} passes `{name}` to `{via[0]}` (`{self.quote(via[2], 50)}`) and never "
+                                    f"reads the record's `.value`, but {tail}: if `{via[0]}` computes with it, "
+                                    f"differentiating `{d.name}` may raise a TypeError on the `CustomVJPPrimal` "
+                                    f"record; pass `{name}.value`, or drop `symbolic_zeros=True`",
+                            severity=Severity.WARNING)
             return  # one finding per fwd: the same record reaches every use
+
+    def _reads_record(self, fn, seen: set, depth: int, skip: frozenset = frozenset()) -> bool:
+        """`fn` (its nodes in `skip` aside: fwd's own reads count per parameter), a function nested in
+        it or a function of this module it names reads a record field (`x.value`, `getattr(x, "perturbed")`)."""
+        if fn in seen or depth > 3:
+            return False
+        seen.add(fn)
+        for node in walk(fn):
+            if isinstance(node, ast.Attribute) and node.attr in RECORD_FIELDS and node not in skip:
+                return True
+            if isinstance(node, ast.Constant) and node.value in RECORD_FIELDS:
+                return True  # getattr(x, "value"), a field named by a string
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in ("jax", "jnp", "np"):
+                callee = named_function(self.model.index, node)
+                if callee is not None and callee is not fn and self._reads_record(callee, seen, depth + 1):
+                    return True
+        return False
+
+    def _use(self, fn, name: str, depth: int):
+        """(the first use of parameter `name` of `fn` as array data, None) or (the use, (the callee's
+        name, whether it computes with it as an array, the call)) for a parameter passed on; None
+        when `fn` only tests, compares by identity or drops it, or binds `name` again."""
+        index = self.model.index
+        scope = index.scopes.get(fn)
+        if depth > 3 or scope is None or len(scope.bindings.get(name, [])) != 1 or name in scope.globals_ \
+                or name in scope.nonlocals:
+            return None
+        direct = self._array_use(fn, name)
+        if direct is not None:
+            return direct, None
+        held = {name} | {b.node.targets[0].id for bs in scope.bindings.values() for b in bs  # `s = (t, x)`
+                          if len(bs) == 1 and b.kind == "assign" and isinstance(b.node, ast.Assign)
+                          and isinstance(b.node.targets[0], ast.Name) and isinstance(b.value, (ast.Tuple, ast.List))
+                          and any(_is(e, name) for e in b.value.elts)}
+        passed = []
+        for node in walk(fn):
+            if not isinstance(node, ast.Call) or isinstance(node.func, ast.Name) and node.func.id in SAFE_CALLS:
+                continue
+            for position, arg in enumerate(node.args):
+                if any(_is(arg, h) for h in held) or isinstance(arg, (ast.Tuple, ast.List)) and any(
+                        _is(e, name) for e in arg.elts):
+                    passed.append((node, position, arg))
+        for call, position, arg in sorted(passed, key=lambda c: (c[0].lineno, c[0].col_offset)):
+            q = index.qualname(call.func) or ""
+            shown = self.quote(call.func, 30)
+            if q.startswith(ARRAY_FUNCTIONS):
+                return call, None
+            if self.model.facts.derivative_named(call.func) is not None:  # JAX flattens its arguments: no record passes
+                return call, (shown, True, call, "which takes only arrays (a custom derivative flattens its arguments)")
+            callee = named_function(index, call.func) if isinstance(call.func, ast.Name) else None
+            if callee is not None and _is(arg, name) and not isinstance(callee, ast.Lambda):
+                params = self.model.signature(callee).positional
+                inner = self._use(callee, params[position], depth + 1) if position < len(params) else None
+                if inner is not None and (inner[1] is None or inner[1][1]):
+                    return inner[0], (shown, True, call, "which computes with it as an array")
+            return call, (shown, False, call, "")
+        return None
 
     def _array_use(self, fn, name: str) -> Optional[ast.expr]:
         """The first place `fn` uses the parameter `name` as array data; None when `fn` reads one
