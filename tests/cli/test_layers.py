@@ -253,9 +253,9 @@ LAZY = {
     "vjplint.plans.closure_plan": ({"vjplint.syntax.noqa"}, "`vjplint rule CODE` loads the plans, not the noqa editor"),
     "vjplint.fixes.apply": ({"vjplint.fixes.residual_text", "vjplint.lint.engine"},
                             "engine.lint_source and residual_text.spans_of are read at call time (tests replace "
-                            "them: test_fix_cli, test_fix_text_edits)"),
+                            "them: test_fix_cli)"),
     "vjplint.server.far": ({"vjplint.fixes.apply", "vjplint.server.fixes"},
-                           "the far process imports the fix machinery (libcst) when a fix is first asked for"),
+                           "the far process imports the fix machinery when a fix is first asked for"),
     "vjplint.server.analysis": ({"vjplint.fixes.apply"},
                                   "fixes.apply: preloaded on a thread once the editor is served (a failure only leaves "
                                   "quick fixes without edits)"),
