@@ -125,3 +125,24 @@ def test_async_rules(tmp_path: Path) -> None:
     source = SOURCE.replace("def f_fwd", "async def f_fwd").replace("def f_bwd", "async def f_bwd")
     expected = FIXED.replace("def f_fwd", "async def f_fwd").replace("def f_bwd", "async def f_bwd")
     assert _fix(tmp_path, source.encode()) == expected.encode()
+
+
+COMMENT_LINES = (SOURCE.replace("@partial(\n    jax.custom_vjp,", "@partial(\n    # the creator\n    jax.custom_vjp,\n")
+                 .replace("    return (\n        g * cos_x * w,  # d/dx\n    )\n",
+                          "    return (\n        # the cotangent of x\n        g * cos_x * w,  # d/dx\n"
+                          "        # (w and b had none)\n    )\n")
+                 .replace("def f_bwd(w, b, cos_x, g):",
+                          "def f_bwd(\n    w,  # the weight\n    # then\n    b,\n    cos_x,  # the residual\n    g,\n):"))
+COMMENT_LINES_FIXED = (FIXED.replace("# the rule\n", "# the creator\n# the rule\n")
+                       .replace("def f_bwd(res, g):\n", "# the weight\n# then\ndef f_bwd(\n    res,  # the residual\n    g,\n):\n")
+                       .replace("    return (\n        g * cos_x * w,  # d/dx\n",
+                                "    return (\n        # the cotangent of x\n        g * cos_x * w,  # d/dx\n")
+                       .replace("        None,  # noqa: VJP602\n    )\n",
+                                "        None,  # noqa: VJP602\n        # (w and b had none)\n    )\n"))
+
+
+def test_comment_lines_between_items(tmp_path: Path) -> None:
+    """Comment lines among the decorator's arguments, bwd's parameters and the returned tuple's
+    items: those of removed parameters move above the def (libcst dropped them), the new `None`s
+    do not copy the comment after the opening bracket (libcst wrote it again before each)."""
+    assert _fix(tmp_path, COMMENT_LINES.encode()) == COMMENT_LINES_FIXED.encode()

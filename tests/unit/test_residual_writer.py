@@ -151,7 +151,9 @@ def modules(draw) -> str:  # type: ignore[no-untyped-def]
     bwd_params = [names[i] for i in nondiff] + [draw(st.sampled_from(["res", "_", "r: tuple"])), "g"]
     layout = draw(st.sampled_from(["line", "line", "split", "commented", "posonly"]))
     if layout == "split":
-        lines += ["def f_bwd(", *(f"    {p}," for p in bwd_params), "):"]
+        head = ["    # nondiff ones first"] if draw(st.booleans()) else []  # a comment line among them
+        lines += ["def f_bwd(", *head, *(f"    {p},  # {p}" if k == 0 and draw(st.booleans()) else f"    {p},"
+                                         for k, p in enumerate(bwd_params)), "):"]
     elif layout == "commented":
         lines += ["def f_bwd(" + ", ".join(bwd_params[:-1]) + ",  # residuals last", f"          {bwd_params[-1]}):"]
     elif layout == "posonly":
@@ -184,7 +186,8 @@ def modules(draw) -> str:  # type: ignore[no-untyped-def]
     elif ret == "trailing":
         lines.append(f"    return ({sep.join(outs)},)")
     else:
-        lines += ["    return (", *(f"        {o},  # d/d{v}" for o, v in zip(outs, diff)), "    )"]
+        head = ["        # the cotangents"] if draw(st.booleans()) else []
+        lines += ["    return (", *head, *(f"        {o},  # d/d{v}" for o, v in zip(outs, diff)), "    )"]
     lines += ["", "", "f.defvjp(f_fwd, f_bwd)", ""]
     wrap = draw(st.sampled_from(["module", "module", "function", "tabs"]))
     head = lines.index("import jax.numpy as jnp") + 1

@@ -86,6 +86,14 @@ def comments(piece: str) -> List[str]:
     return found
 
 
+_BLANK_LINE = re.compile(r"[ \t]*(#[^\r\n]*)?\Z")
+
+
+def blank(piece: str) -> bool:
+    """Only spaces, line breaks and comments (the layout between items)."""
+    return all(_BLANK_LINE.match(line) for line in _NEWLINE.split(piece))
+
+
 def first_line(after_comma: str) -> Optional[str]:
     """The first line of the text after a comma, with its line ending (its spaces and comment:
     the item's end-of-line comment), or None when the text stays on the line."""
@@ -115,7 +123,7 @@ class Items:
         self.ends = [source.end(n) for n in nodes]
         self.close = close
         self.lead = text[after_open:self.starts[0] if nodes else close]
-        if self.lead.strip(" \t\r\n") and not self.lead.lstrip(" \t").startswith("#"):
+        if not blank(self.lead):
             raise Hard("text before the first item")
         self.values = [text[s:e] for s, e in zip(self.starts, self.ends)]
         self.tails = [text[e:s] for e, s in zip(self.ends, [*self.starts[1:], close])]
@@ -123,12 +131,12 @@ class Items:
         for i, tail in enumerate(self.tails):
             m = _BEFORE_COMMA.match(tail)
             if m is None:
-                if i < len(self.tails) - 1 or tail.lstrip(" \t")[:1] not in ("", "#", "\r", "\n"):
+                if i < len(self.tails) - 1 or not blank(tail):
                     raise Hard("a separator that is not a plain comma")
                 self.commas.append(None)
                 continue
             rest = tail[m.end():]
-            if rest.strip(" \t\r\n") and not rest.lstrip(" \t").startswith("#"):
+            if not blank(rest):
                 raise Hard("text after a comma")
             self.commas.append((m.group(0), rest))
 
@@ -183,8 +191,8 @@ class Items:
         if n > 1:
             comma, after = self._comma(0)
             after = after if first_line(after) is None else self.source.newline + last_line(after)
-        elif multiline and ("\n" in self.lead or "\r" in self.lead):
-            comma, after = ",", self.lead
+        elif multiline and ("\n" in self.lead or "\r" in self.lead):  # the opening's layout, its comments not copied
+            comma, after = ",", self.source.newline + last_line(self.lead)
         else:
             comma, after = ",", " "
         template = comma + after

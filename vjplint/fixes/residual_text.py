@@ -135,7 +135,7 @@ def _plan_spans(source: Source, module: ast.Module, firsts: List[int], p: Plan, 
         spans += _returns(source, fwd, p, "fwd")
     if bwd is None:
         return spans
-    spans += _bwd_params(source, bwd, p)
+    spans += _bwd_params(source, module, firsts, bwd, p)
     reads: List[Span] = []
     if p.mode != "single":
         if isinstance(bwd, ast.Lambda):  # each unpacked name read as `res[i]`
@@ -165,28 +165,39 @@ def _creation(source: Source, module: ast.Module, firsts: List[int], p: Plan, ca
     becomes `custom_vjp`. Comments of what goes move above the decorator or statement holding
     the call, at its indentation, in their order."""
     spans = _creation_spans(source, p, call)
-    start, end = source.start(call), source.end(call)
+    return spans + _moved_comments(source, module, firsts, call, source.start(call), source.end(call), spans)
+
+
+def _moved_comments(source: Source, module: ast.Module, firsts: List[int], node: ast.AST, start: int, end: int,
+                    spans: Sequence[Span]) -> List[Span]:
+    """The comments between `start` and `end` that `spans` remove, above the decorator or the
+    statement holding `node`, at its indentation, in their order (none is lost with its code)."""
     before = comments(source.text[start:end])
-    if before:
-        after = Counter(comments(apply_spans(source.text[start:end], [(a - start, b - start, v) for a, b, v in spans])))
-        lost = []
-        for comment in before:
-            if after[comment]:
-                after[comment] -= 1
-            else:
-                lost.append(comment)
-        if lost:
-            at = _holder_line(source, module, firsts, call)
-            line = source.lines[source.row_of(at) - 1]
-            indent = line[:len(line) - len(line.lstrip(" \t"))]
-            spans.append((at, at, "".join(f"{indent}{c}{source.newline}" for c in lost)))
-    return spans
+    if not before:
+        return []
+    inside = [(a - start, b - start, v) for a, b, v in spans if start <= a and b <= end]
+    after = Counter(comments(apply_spans(source.text[start:end], inside)))
+    lost = []
+    for comment in before:
+        if after[comment]:
+            after[comment] -= 1
+        else:
+            lost.append(comment)
+    if not lost:
+        return []
+    at = _holder_line(source, module, firsts, node)
+    line = source.lines[source.row_of(at) - 1]
+    indent = line[:len(line) - len(line.lstrip(" \t"))]
+    return [(at, at, "".join(f"{indent}{c}{source.newline}" for c in lost))]
 
 
-def _holder_line(source: Source, module: ast.Module, firsts: List[int], call: ast.Call) -> int:
-    """The offset of the line starting the decorator or the simple statement that holds `call`."""
-    index = bisect.bisect_right(firsts, call.lineno) - 1
-    at = source.start(call)
+def _holder_line(source: Source, module: ast.Module, firsts: List[int], node: ast.AST) -> int:
+    """The offset of the line starting the decorator or the simple statement that holds `node`
+    (a def: its first decorator's line, or its own)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return source.starts[first_row(node) - 1]
+    index = bisect.bisect_right(firsts, node.lineno) - 1  # type: ignore[attr-defined]
+    at = source.start(node)
     holder: Optional[ast.AST] = None
     for node in ast.walk(module.body[index]):
         for decorator in getattr(node, "decorator_list", ()):
@@ -505,10 +516,10 @@ def _substitute(items: Items, reads: Sequence[Span]) -> None:
 
 
 # -- bwd's parameters ------------------------------------------------------------------------------
-def _bwd_params(source: Source, fn: Rule, p: Plan) -> List[Span]:
+def _bwd_params(source: Source, module: ast.Module, firsts: List[int], fn: Rule, p: Plan) -> List[Span]:
     """The residual parameter renamed (or, for one moved value, the moved parameter in its
     place); the moved parameters go with what follows them up to the next parameter (their
-    comma and end-of-line comment)."""
+    comma and end-of-line comment, which moves above the def)."""
     args = fn.args
     positional = [*args.posonlyargs, *args.args]
     text = source.text
@@ -532,7 +543,8 @@ def _bwd_params(source: Source, fn: Rule, p: Plan) -> List[Span]:
             end = slash.end() - 1
         # (when none is left, the `/` goes too: the span runs to the next parameter)
         spans.append((source.start(positional[i]), end, ""))
-    return spans
+    first, last = source.start(positional[0]), source.end(positional[-1])
+    return spans + _moved_comments(source, module, firsts, fn, first, last, spans)
 
 
 # -- a statement first in a body -------------------------------------------------------------------
