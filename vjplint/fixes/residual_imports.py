@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import ast
 import bisect
+import io
 import re
+import tokenize
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.fixes.residual_layout import Hard, Items, Source, Span
@@ -151,11 +153,13 @@ def _drop_small_statement(source: Source, statement: ast.stmt, beside: Sequence[
 
 def _drop_aliases(source: Source, statement: Union[ast.Import, ast.ImportFrom], drop: Set[int]) -> Span:
     """The import's names without `drop` (`Items.removed`)."""
-    if not all(hasattr(a, "lineno") for a in statement.names):
-        raise Hard("alias positions need Python 3.10")
     text = source.text
     start, end = source.start(statement), source.end(statement)
-    first = source.start(statement.names[0])
+    names = alias_spans(text[start:end])
+    if len(names) != len(statement.names):
+        raise Hard("an unusual import")
+    names = [(start + a, start + b) for a, b in names]
+    first = names[0][0]
     head = text[start:first]
     if not re.match(r"(from[ \t]+functools[ \t]+)?import[ \t]+\Z", head):
         opening = re.match(r"from[ \t]+functools[ \t]+import[ \t]*\(", head)
@@ -164,5 +168,39 @@ def _drop_aliases(source: Source, statement: Union[ast.Import, ast.ImportFrom], 
         after_open, close = start + opening.end(), end - 1
     else:
         after_open, close = first, end
-    items = Items(source, statement.names, after_open, close, owner="comma")
+    items = Items(source, statement.names, after_open, close, owner="comma", spans=names)
     return first, close, items.removed(drop, single_tuple=False)
+
+
+def alias_spans(statement: str) -> List[Tuple[int, int]]:
+    """The (start, end) offsets in an import statement's text of each name it imports (`name`
+    or `name as other`, dotted or not), read from its tokens (`ast` gives aliases positions only
+    from Python 3.10)."""
+    rows = [0]
+    for line in statement.splitlines(keepends=True):
+        rows.append(rows[-1] + len(line))
+    spans: List[Tuple[int, int]] = []
+    current: Optional[List[int]] = None
+    seen_import = False
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(statement).readline):
+            at = rows[token.start[0] - 1] + token.start[1]
+            upto = rows[token.end[0] - 1] + token.end[1]
+            if token.type == tokenize.NAME and token.string == "import" and not seen_import:
+                seen_import = True
+            elif not seen_import or token.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE,
+                                                   tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
+                continue
+            elif token.type == tokenize.OP and token.string in ",()":
+                if current is not None:
+                    spans.append((current[0], current[1]))
+                current = None
+            elif token.type == tokenize.NAME or (token.type == tokenize.OP and token.string == "."):
+                current = [at, upto] if current is None else [current[0], upto]
+            else:
+                raise Hard("an unusual import")
+    except (tokenize.TokenError, SyntaxError):
+        raise Hard("an unusual import") from None
+    if current is not None:
+        spans.append((current[0], current[1]))
+    return spans

@@ -73,12 +73,13 @@ class Source:
 
 
 def comments(piece: str) -> List[str]:
-    """The comments of a piece of code (an expression, over several lines in brackets)."""
+    """The comments of a piece of code (an expression, or parameters, over several lines), read
+    in brackets of its own so that no line break or indentation in it counts."""
     if "#" not in piece:
         return []
     found: List[str] = []
     try:
-        for token in tokenize.generate_tokens(io.StringIO(piece).readline):
+        for token in tokenize.generate_tokens(io.StringIO("(" + piece + "\n)").readline):
             if token.type == tokenize.COMMENT:
                 found.append(token.string)
     except (tokenize.TokenError, SyntaxError, IndentationError):
@@ -115,14 +116,14 @@ class Items:
     closing bracket. `lead`: the text between the opening bracket and the first item."""
 
     def __init__(self, source: Source, nodes: Sequence[ast.AST], after_open: int, close: int,
-                 owner: str = "closer") -> None:
+                 owner: str = "closer", spans: Optional[Sequence[Tuple[int, int]]] = None) -> None:
         text = source.text
         self.source = source
         self.owner = owner
-        self.starts = [source.start(n) for n in nodes]
-        self.ends = [source.end(n) for n in nodes]
+        self.starts = [a for a, _ in spans] if spans is not None else [source.start(n) for n in nodes]
+        self.ends = [b for _, b in spans] if spans is not None else [source.end(n) for n in nodes]
         self.close = close
-        self.lead = text[after_open:self.starts[0] if nodes else close]
+        self.lead = text[after_open:self.starts[0] if self.starts else close]
         if not blank(self.lead):
             raise Hard("text before the first item")
         self.values = [text[s:e] for s, e in zip(self.starts, self.ends)]
