@@ -39,6 +39,7 @@ ALLOWED = {
     ("vjplint/rules/structure/vjp322_bwd_cotangent_rank.py", "_primal_rank"): WORDING,
     ("vjplint/rules/structure/vjp333_jvp_tangent_structure.py", "_report"): WORDING + "; a literal's is not said",
     ("vjplint/rules/structure/vjp338_jvp_primal_out_structure.py", "_check_rule"): WORDING + "; a literal's is not said",
+    ("vjplint/model/wrappers.py", "__eq__"): "an inferred keyword's value equality (all its fields), not its words",
     ("vjplint/gradcheck/api.py", "_import_failures"): "the same reason said once, the others pointing to it "
                                                       "(the report's wording; which failed is `import_failure`)",
     ("vjplint/lint/incremental.py", "_seed"): "whether a message cites line numbers, so a shift of lines makes "
