@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, ClassVar, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Any, ClassVar, Literal, Mapping, Optional, Protocol, Sequence, Tuple
 
 
 # A dataclass field marked so (`metadata={CARRIED: True}`) travels with its value in the process
@@ -161,8 +161,8 @@ class DroppedCotangent(Evidence):
     bwd: str
     function: str
     params: Tuple[str, ...]
-    returned: str
-    why: str
+    returned: Literal["none", "zero"]
+    why: Literal["output", "bwd", "dead"]  # a tag, compared as such (tests/unit/test_evidence_not_words.py)
 
 
 @dataclass(frozen=True)

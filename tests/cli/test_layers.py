@@ -222,10 +222,12 @@ LAZY = {
                           "--watch load when asked"),
     "vjplint.cli.watch": ({"watchfiles"}, "the optional `watch` extra: only --watch needs it, and says how to "
                                           "install it when it is missing"),
-    "vjplint.cli.fix_cross": ({"vjplint.fixes.multi_write", "vjplint.install_hint", "vjplint.project.modules",
-                               "vjplint.verify.api"}, "only a run with cross-module fixes plans, verifies and writes them"),
+    "vjplint.cli.fix_cross": ({"vjplint.fixes.cross_module", "vjplint.fixes.multi_write", "vjplint.install_hint",
+                               "vjplint.project.modules", "vjplint.verify.api"},
+                              "only a run with cross-module fixes plans, verifies and writes them"),
+    "vjplint.cli.verify": ({"vjplint.fixes.cross_module"}, "only a run with cross-module candidates plans their rewrites"),
     "vjplint.cli.report": ({"vjplint.fixes.apply"}, "fix edits are attached only where the format shows them"),
-    "vjplint.batch.parallel": ({"vjplint.batch.cache", "vjplint.facts.collect", "vjplint.fixes.apply",
+    "vjplint.batch.parallel": ({"vjplint.batch.cache", "vjplint.facts.collect", "vjplint.fixes.apply", "vjplint.fixes.residual_text",
                                 "vjplint.model.expected_errors", "vjplint.rules.registry", "vjplint.syntax.region_parse"},
                                "a run over files without custom derivatives loads no rules, collector, fixer or cache "
                                "(test_speed_invariants: cheap runs import no vjplint.rules)"),
@@ -253,10 +255,10 @@ LAZY = {
     "vjplint.plans.closure_plan": ({"vjplint.syntax.noqa"}, "`vjplint rule CODE` loads the plans, not the noqa editor"),
     "vjplint.fixes.apply": ({"vjplint.fixes.residual_text", "vjplint.lint.engine"},
                             "engine.lint_source and residual_text.spans_of are read at call time (tests replace "
-                            "them: test_fix_cli, test_fix_text_edits)"),
+                            "them: test_fix_cli)"),
     "vjplint.server.far": ({"vjplint.fixes.apply", "vjplint.server.fixes"},
-                           "the far process imports the fix machinery (libcst) when a fix is first asked for"),
-    "vjplint.server.analysis": ({"vjplint.fixes.apply"},
+                           "the far process imports the fix machinery when a fix is first asked for"),
+    "vjplint.server.analysis": ({"vjplint.fixes.apply", "vjplint.fixes.residual_text"},
                                   "fixes.apply: preloaded on a thread once the editor is served (a failure only leaves "
                                   "quick fixes without edits)"),
     "vjplint.facts.dependence": ({"vjplint.facts.infer", "vjplint.facts.param_evidence"}, "a warm run served from the cache loads this, not the inference"),

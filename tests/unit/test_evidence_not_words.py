@@ -1,13 +1,15 @@
 """Rules, fixes and the run read another rule's judgement as data (`Diagnostic.evidence`), never
-by the words of its message: no code under vjplint/ outside the output formats compares a
-`.message` with text or searches it. And the evidence a fix reads is there: each consumer's finding
+by the words of its message: no code under vjplint/ outside the output formats compares an
+evidence text (a `.message`, a `.reason`, a fact's `.why`, a caught exception's `str(exc)`) with
+text or searches it, save to compose a message's own words (ALLOWED) or to compare an evidence
+field with one of its declared `Literal` tags. And the evidence a fix reads is there: each consumer's finding
 is found on the rewrite it predicts."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import List
+from typing import Dict, List, Set
 
 import pytest
 
@@ -26,19 +28,63 @@ REGEX = {"match", "search", "fullmatch", "findall", "finditer", "sub", "subn", "
 FOREIGN_ERRORS = {"gradcheck", "verify", "syntax", "record.py"}
 
 # (file, function): why reading the message's text there is output formatting, not a judgement
+WORDING = "composing a message's words: whether the fact's `why` already quotes the expression (no decision)"
 ALLOWED = {
+    ("vjplint/facts/infer.py", "_record_evidence"): WORDING,
+    ("vjplint/facts/infer.py", "_call_site_kind"): WORDING,
+    ("vjplint/facts/structure.py", "fwd_outputs"): WORDING,
+    ("vjplint/project/summary.py", "_summarize_arg"): WORDING,
+    ("vjplint/rules/nondiff/vjp105_nondiff_callable_captures.py", "_callable_object"): WORDING,
+    ("vjplint/rules/structure/vjp321_jvp_tangent_rank.py", "_shown"): WORDING,
+    ("vjplint/rules/structure/vjp322_bwd_cotangent_rank.py", "_primal_rank"): WORDING,
+    ("vjplint/rules/structure/vjp333_jvp_tangent_structure.py", "_report"): WORDING + "; a literal's is not said",
+    ("vjplint/rules/structure/vjp338_jvp_primal_out_structure.py", "_check_rule"): WORDING + "; a literal's is not said",
+    ("vjplint/model/wrappers.py", "__eq__"): "an inferred keyword's value equality (all its fields), not its words",
+    ("vjplint/gradcheck/api.py", "_import_failures"): "the same reason said once, the others pointing to it "
+                                                      "(the report's wording; which failed is `import_failure`)",
     ("vjplint/lint/incremental.py", "_seed"): "whether a message cites line numbers, so a shift of lines makes "
                                               "its own text stale (a re-lint, not a judgement)",
     ("vjplint/lint/incremental.py", "_lint_module"): "the same, for a module linted again",
 }
 
 
+# The texts that carry a judgement in words: a diagnostic's or fix's `.message`, a refusal's or a
+# report's `.reason`, a fact's `.why` (the evidence a message quotes)
+EVIDENCE_TEXTS = {"message", "reason", "why"}
+
+
 def _is_message(node: ast.AST, caught: frozenset = frozenset()) -> bool:
-    """A diagnostic's or fix's `.message`, or the text of a caught exception (`str(exc)`)."""
-    if isinstance(node, ast.Attribute) and node.attr == "message":
+    """An evidence text (`.message`, `.reason`, `.why`), or the text of a caught exception (`str(exc)`)."""
+    if isinstance(node, ast.Attribute) and node.attr in EVIDENCE_TEXTS:
         return True
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str"
             and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id in caught)
+
+
+def evidence_tags() -> Dict[str, Set[str]]:
+    """Per field name, the values an `Evidence` field declared `Literal[...]` takes: a tag, not
+    words (`DroppedCotangent.why == "output"`)."""
+    import typing
+
+    from vjplint import diagnostics
+
+    tags: Dict[str, Set[str]] = {}
+    for kind in vars(diagnostics).values():
+        if isinstance(kind, type) and issubclass(kind, diagnostics.Evidence):
+            for name, hint in typing.get_type_hints(kind, vars(diagnostics)).items():
+                if typing.get_origin(hint) is typing.Literal:
+                    tags.setdefault(name, set()).update(typing.get_args(hint))
+    return tags
+
+
+def _is_tag(node: ast.Compare, tags: Dict[str, Set[str]]) -> bool:
+    """`e.why == "output"`: an evidence field compared with one of its declared tags."""
+    sides = [node.left, *node.comparators]
+    if len(sides) != 2 or not all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
+        return False
+    attrs = [s for s in sides if isinstance(s, ast.Attribute)]
+    consts = [s.value for s in sides if isinstance(s, ast.Constant)]
+    return len(attrs) == 1 and len(consts) == 1 and consts[0] in tags.get(attrs[0].attr, set())
 
 
 def message_reads(source: str, exceptions: bool = True) -> List[tuple]:
@@ -47,6 +93,7 @@ def message_reads(source: str, exceptions: bool = True) -> List[tuple]:
     `!=`), string test on it (`.startswith`, `.index`, ...) or regex over it."""
     tree = ast.parse(source)
     found = []
+    tags = evidence_tags()
 
     def visit(node: ast.AST, function: str, caught: frozenset) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -54,7 +101,8 @@ def message_reads(source: str, exceptions: bool = True) -> List[tuple]:
             caught = frozenset(h.name for h in ast.walk(node) if isinstance(h, ast.ExceptHandler) and h.name
                                and exceptions)
         if isinstance(node, ast.Compare) and any(_is_message(x, caught) for x in [node.left, *node.comparators]) \
-                and any(isinstance(op, (ast.In, ast.NotIn, ast.Eq, ast.NotEq)) for op in node.ops):
+                and any(isinstance(op, (ast.In, ast.NotIn, ast.Eq, ast.NotEq)) for op in node.ops) \
+                and not _is_tag(node, tags):
             found.append((node.lineno, function, "compares a message"))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in TEXT_TESTS and _is_message(node.func.value, caught):
@@ -81,6 +129,15 @@ def test_the_check_sees_each_way_of_reading_a_message() -> None:
                                      (6, "c", "match() over a message"), (8, "e", "compares a message"),
                                      (8, "e", "message.startswith()"), (13, "f", "compares a message"),
                                      (13, "f", "message.startswith()")]
+
+
+def test_the_check_sees_reasons_and_whys_but_not_declared_tags() -> None:
+    source = ("def a(r):\n    return r.reason.startswith('the module cannot be imported')\n"
+              "def b(kind, quoted):\n    return kind.why != quoted or 'array' in kind.why\n"
+              "def c(e):\n    return e.why == 'output' and e.returned != 'zero' and e.why == 'outputs'\n")
+    assert evidence_tags()["why"] == {"output", "bwd", "dead"}
+    assert message_reads(source) == [(2, "a", "message.startswith()"), (4, "b", "compares a message"),
+                                     (4, "b", "compares a message"), (6, "c", "compares a message")]
 
 
 def test_no_message_text_is_read_outside_the_output_formats() -> None:

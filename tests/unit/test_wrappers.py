@@ -112,3 +112,22 @@ def test_number_assignments_are_parsed_only_when_a_kept_piece_names_them(monkeyp
     plain = parsed[-1]  # the imports and assignments, parsed together last
     assert "jax = 1\n" in plain and "width = 3\n" in plain and "other = 4  # a comment\n" in plain
     assert "v0 = 0" not in plain and "v199 = 199" not in plain
+
+
+def test_inferred_keywords_differing_only_in_why_or_rules_are_not_equal() -> None:
+    """Two files' run facts that differ only in an inferred wrapper's `why` (or its rules) are
+    not the same facts: a run that dedupes `RunFacts` by value must not give one file the other's
+    evidence. Against a plain string an inferred keyword is still its keyword."""
+    from vjplint.model.run_facts import RunFacts
+    from vjplint.model.wrappers import InferredKeyword
+
+    a = InferredKeyword("nondiff_argnums", (1, 2), "`wrap` passes `fn` to `jax.custom_vjp` at line 4")
+    b = InferredKeyword("nondiff_argnums", (1, 2), "`wrap` passes `fn` to `jax.custom_vjp` at line 9")
+    c = InferredKeyword("nondiff_argnums", (2, 3), a.why)
+    same = InferredKeyword("nondiff_argnums", (1, 2), a.why)
+    assert a != b and a != c and not (a == b) and a == same and hash(a) == hash(same)
+    assert a == "nondiff_argnums" and "nondiff_argnums" == b and a != "nondiff_argnames"
+    first, second = RunFacts(vjp_aliases=(("pkg.wrap", a),)), RunFacts(vjp_aliases=(("pkg.wrap", b),))
+    assert first != second and len({first, second}) == 2
+    assert first == RunFacts(vjp_aliases=(("pkg.wrap", same),)) and len({first, RunFacts(vjp_aliases=(("pkg.wrap", same),))}) == 1
+    assert first.fingerprint() != second.fingerprint()

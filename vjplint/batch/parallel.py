@@ -268,8 +268,8 @@ def fix_many(tasks: List[FixTask], configs: Sequence[Settings], jobs: Optional[i
             results[t[0]] = _fix(t, configs)
             _tick(progress, len(results), len(tasks))
         return results
-    from vjplint.fixes.apply import FixResult  # noqa: F401  (imported before forking, with libcst)
-    import vjplint.fixes.residual_plus_none  # noqa: F401
+    from vjplint.fixes.apply import FixResult  # noqa: F401  (imported before forking, with the writer)
+    import vjplint.fixes.residual_text  # noqa: F401
 
     for number, result in _run_parallel(tasks, configs, workers, _fix_chunk, _fix_alone):  # type: ignore[arg-type]
         results[number] = result

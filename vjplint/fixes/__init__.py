@@ -1,5 +1,5 @@
 """Applying fixes: the edits of a diagnostic's fix or plan (apply.py), noqa comments, the
-residual-plus-None writers, cross-module rewrites written together or not at all.
+residual-plus-None writer, cross-module rewrites written together or not at all.
 
 May import: project, lint and everything below them.
 """

@@ -14,7 +14,7 @@ import gc
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
@@ -38,22 +38,18 @@ class FileContext:
     """What a plan's edits need beside one file's text (vjplint.diagnostics.FixContext): its
     settings, what the run derives about it, the lint session whose kept parse of the text the
     rewrite may read, its path (a cross-module rewrite's parts are per file); and the writer of
-    each kind of plan made below this layer. `text_edits`: the residual rewrite
-    writes text edits at `ast` positions where it can (`_write_residual`); off, libcst writes
-    every one (the reference the fast path is tested and measured against)."""
+    each kind of plan made below this layer."""
 
     config: Config = Config()
     facts: RunFacts = NO_FACTS
     session: Optional[LintSession] = None
-    text_edits: bool = True
     path: Optional[Any] = None
 
     def residual_plus_none(self, text: str, plans: Sequence[ResidualPlusNone], alone: bool = False) -> Rewrite:
         if alone:
             return Rewrite(alone=self._residual_alone(text, plans))
         found: List[Edit] = []
-        new_text, rows, _ = _residual_rewrite(text, plans, self.config, found, facts=self.facts, session=self.session,
-                                              text_edits=self.text_edits)
+        new_text, rows, _ = _residual_rewrite(text, plans, self.config, found, facts=self.facts, session=self.session)
         made = tuple(fp for fp in plans if (fp.target, fp.line) in rows)
         # the edits the rewrite knows, else a diff
         edits = (tuple(found) or diff_edits(text, new_text)) if new_text != text else ()
@@ -66,7 +62,7 @@ class FileContext:
         shares: Dict[FixPlan, Tuple[Edit, ...]] = {}
         if len(distinct) >= 2:
             try:
-                shares = dict(_edits_per_plan(text, distinct, self.config, self.facts, self.session, self.text_edits))
+                shares = dict(_edits_per_plan(text, distinct, self.config, self.facts, self.session))
             except Exception:
                 shares = {}
         for fp in distinct:
@@ -85,17 +81,16 @@ class FileContext:
 
 def _residual_rewrite(text: str, fix_plans: Sequence[ResidualPlusNone], config: Config, found: Optional[List[Edit]] = None,
                       shares: Optional[Dict[Tuple[str, int], Tuple[Edit, ...]]] = None,
-                      facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None,
-                      text_edits: bool = True) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
+                      facts: RunFacts = NO_FACTS, session: Optional[LintSession] = None) -> Tuple[str, Dict[Tuple[str, int], Tuple[Tuple[int, int], ...]], Any]:
     """The residual-plus-None rewrite of every derivative `fix_plans` name, as text edits at
-    `ast` positions where `residual_text` can write them, else in one libcst pass; with, per
+    `ast` positions (`residual_text`, the one writer); with, per
     rewritten derivative (name, line), the row ranges of the code it rewrites, and the `ast`
     module of `text`. Each derivative's plan is the one its fix carries (made when the file was
     linted) while `text` is what it was made from and no other fix of the derivative moves more;
     else the file is collected and planned again, as the rule would plan it now. `found`
     receives the edits, when the rewrite knows them; `shares` each derivative's own edits, when
     they were computed apart. `session`: the lint session whose kept parse of `text` is read, if
-    any; `text_edits` off: libcst writes every derivative."""
+    any."""
     names = tuple(n.decode() for n in prefilter_names(config, facts))
     # the linter's parse, when it just read this text
     module, focused = (session.recall_parse(text, names) if session is not None else None) or (parse(text), None)
@@ -126,7 +121,11 @@ def _residual_rewrite(text: str, fix_plans: Sequence[ResidualPlusNone], config: 
         rows[(name, line)] = tuple((start[0], end[0]) for start, end in p.spans)
     if not plans:
         return text, {}, module
-    new_text = _write_residual(text, lines, module, plans, found, shares, rows, text_edits)
+    keys = list(rows)
+    new_text = _write_residual(text, lines, module, plans, found, shares, rows)
+    if not rows:
+        return text, {}, module
+    plans = [p for p, key in zip(plans, keys) if key in rows]
     if any(p.marked or p.stale_comments or p.annotations for p in plans):
         marked = _return_annotations(_drop_stale_comments(_mark_kept_nondiff(new_text, plans, config, facts), plans),
                                      plans)
@@ -165,28 +164,34 @@ def _plan_now(derivatives: Mapping[Tuple[str, int], Any], name: str, line: int, 
 
 def _write_residual(text: str, lines: List[str], module: Any, plans: Sequence[Plan],
                     found: Optional[List[Edit]], shares: Optional[Dict[Tuple[str, int], Tuple[Edit, ...]]],
-                    rows: Mapping[Tuple[str, int], Any], text_edits: bool = True) -> str:
-    """The one writer of the residual-plus-None rewrite: text edits at `ast` positions
-    (`residual_text`) where the spelling is plain, else libcst (`residual_plus_none`); both write
-    the same text (tests/unit/test_fix_text_edits.py), the first several times faster."""
+                    rows: Dict[Tuple[str, int], Any]) -> str:
+    """The rewrite written by the one writer, text edits at `ast` positions (`residual_text`).
+    A plan it cannot write exactly is dropped from `rows` (its fix is not made)."""
     from vjplint.fixes.residual_text import spans_of
 
-    computed = spans_of(text, lines, module, plans) if text_edits else None
-    if computed is None:  # a spelling only libcst rewrites as it should
-        from vjplint.fixes.residual_plus_none import fix_text
-
-        return _rewrite_regions(text, module, plans, fix_text, found)
-    per_plan, imports = computed
+    written = spans_of(text, lines, module, plans)
     starts = line_starts(text)
-    for key, spans_ in zip(rows, per_plan):
+    every: List[Tuple[int, int, str]] = []
+    for key, spans_ in zip(list(rows), written.per_plan):
+        if spans_ is None:
+            del rows[key]
+            continue
+        every += spans_
+        if not written.apart or not spans_:
+            continue
         edits = _region_edits(text, starts, spans_)
         if found is not None:
             found.extend(edits)
-        if shares is not None and not imports:  # else the caller splits the whole rewrite, as before
+        if shares is not None and not written.imports:  # else the caller splits the whole rewrite
             shares[key] = edits
+    if not every:
+        return text
     if found is not None:
-        found.extend(e for span in imports for e in _region_edits(text, starts, [span]))
-    return apply_spans(text, [s for spans_ in per_plan for s in spans_] + imports)
+        if written.apart:
+            found.extend(e for span in written.imports for e in _region_edits(text, starts, [span]))
+        else:  # two derivatives' edits share a line: the edits of the whole rewrite
+            found.extend(_region_edits(text, starts, every + written.imports))
+    return apply_spans(text, every + written.imports)
 
 
 def _drop_stale_comments(text: str, plans: Sequence[Any]) -> str:
@@ -345,92 +350,16 @@ class _Layout:
         return _parses(apply_edits(piece, moved))
 
 
-def _rewrite_regions(text: str, module, plans: Sequence, rewrite: Callable[..., str],
-                     found: Optional[List[Edit]] = None) -> str:
-    """`rewrite(text, plans)` run by libcst over only the top-level statements the plans touch
-    (libcst parses and visits about ten times slower than `ast`: a whole-module pass per fix made
-    `--fix` and JSON output many times slower than linting). Every other statement becomes one
-    string, a unique line per row, so rows and columns are unchanged. A statement that uses a
-    name whose import the cleanup may drop (`partial`, `functools`) is blanked too when `ast` sees
-    the use (a Name node: libcst counts it as well), and the rewrite is told that the name is used
-    elsewhere; a statement that only mentions the word (a string, an attribute) stays, so that
-    libcst counts it as before. The
-    result is the whole-module rewrite's unless an edit touches a blanked line (something was
-    inserted beside unrelated code): then the whole module is rewritten."""
-    import ast
-
-    touched = {row for p in plans for start, end in p.spans for row in range(start[0], end[0] + 1)}
-    statements = [(s, min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]),
-                   s.end_lineno or s.lineno) for s in module.body]
-    kept_rows: Set[int] = set()
-    blanked = []
-    for number, (statement, first, last) in enumerate(statements):
-        if isinstance(statement, (ast.Import, ast.ImportFrom)) or any(r in touched for r in range(first, last + 1)):
-            kept_rows.update(range(first, last + 1))
-        else:
-            blanked.append((first, last, statement, number))
-    blanked = [(a, b, s, n) for a, b, s, n in blanked if not any(r in kept_rows for r in range(a, b + 1))]
-    if not blanked:
-        return rewrite(text, plans)
-    lines = lines_with_endings(text)
-    cleanup = frozenset().union(*(p.cleanup_names for p in plans))
-    used_elsewhere: Set[str] = set()
-    if cleanup:  # a statement that may use an import the rewrite could drop
-        uses = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(cleanup))))
-        still = []
-        for a, b, statement, number in blanked:
-            if any(uses.search(lines[r - 1]) for r in range(a, b + 1)):
-                seen = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id in cleanup}
-                if not seen:
-                    continue  # the word without a Name `ast` sees: libcst counts it, as before
-                used_elsewhere |= seen
-            still.append((a, b, statement, number))
-        blanked = still
-    # Consecutive blanked statements (nothing kept between them) become one string, with the
-    # blank lines and comments between them: libcst then parses tens of nodes, not thousands.
-    runs: List[List[int]] = []
-    for first, last, _, number in blanked:
-        if runs and runs[-1][2] == number - 1:
-            runs[-1][1:] = [last, number]
-        else:
-            runs.append([first, last, number])
-    placeholder_rows: Set[int] = set()
-    for first, last, _ in runs:
-        for row in range(first, last + 1):
-            line = lines[row - 1]
-            ending = line[len(line.rstrip("\r\n")):] or "\n"
-            opening = '"""' if row == first else ""
-            closing = '"""' if row == last else ""
-            lines[row - 1] = f"{opening}# vjplint-blank-{row}{closing}{ending}"
-            placeholder_rows.add(row)
-    reduced = "".join(lines)
-    try:
-        new_reduced = rewrite(reduced, plans, frozenset(used_elsewhere))
-    except LookupError:
-        return rewrite(text, plans)
-    edits = diff_edits(reduced, new_reduced)
-    for edit in edits:
-        first, last = edit.location.row, edit.end_location.row
-        if edit.end_location.column == 1 and last > first:
-            last -= 1  # the edit ends at the start of a line: that line is untouched
-        if any(r in placeholder_rows for r in range(first, last + 1)):
-            return rewrite(text, plans)
-    if found is not None:  # the edits of the result: --fix need not diff a large file again
-        found.extend(edits)
-    return apply_edits(text, edits)
-
-
 def _edits_per_plan(text: str, fix_plans: Sequence[ResidualPlusNone], config: Config, facts: RunFacts = NO_FACTS,
-                    session: Optional[LintSession] = None, text_edits: bool = True) -> Dict[FixPlan, Tuple[Edit, ...]]:
-    """Each plan's own edits, from one rewrite of the whole file (a libcst pass per plan was most
+                    session: Optional[LintSession] = None) -> Dict[FixPlan, Tuple[Edit, ...]]:
+    """Each plan's own edits, from one rewrite of the whole file (a rewrite per plan was most
     of a JSON report's time): every edit of the combined rewrite belongs to the derivative whose
     rows it touches. Edits in no derivative's rows (the removal of an import that only the whole
     rewrite leaves unused) belong to no single fix and are dropped: applying one share alone must
     not remove what the other derivatives still use. A plan whose share does not parse on its own
     is left out (the caller computes it alone)."""
     apart: Dict[Tuple[str, int], Tuple[Edit, ...]] = {}
-    new_text, rows, module = _residual_rewrite(text, fix_plans, config, shares=apart, facts=facts, session=session,
-                                               text_edits=text_edits)
+    new_text, rows, module = _residual_rewrite(text, fix_plans, config, shares=apart, facts=facts, session=session)
     if not rows:
         return {}
     layout = _Layout(text, module)

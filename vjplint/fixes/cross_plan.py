@@ -10,8 +10,7 @@ file of the run that imports, calls or reads a rule from its module (a test call
 is named with what it does in the plan's `used_elsewhere` reason, since the rewrite changes what
 fwd returns and what bwd takes; a file that only has its own function of that name is not a use.
 Code outside the run cannot be searched, so the fix is always unsafe. A plan writes its parts in
-one file with the in-file writer (`CrossPlan.edits`, `rewrite_parts`: text edits, libcst where
-they are unsure).
+one file with the in-file writer (`CrossPlan.edits`, `rewrite_parts`).
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ from vjplint.plans.residual_plan import (Plan, Refusal, check_bound_once, check_
 from vjplint.diagnostics import FixContext, FixPlan, Rewrite
 from vjplint.fixes.apply import _return_annotations
 from vjplint.fixes.edits import apply_spans, diff_edits
-from vjplint.fixes.residual_plus_none import fix_text
 from vjplint.fixes.residual_text import spans_of
 from vjplint.syntax.positions import source_lines
 from vjplint.syntax.source import SourceError, parse
@@ -98,19 +96,18 @@ class CrossPlan(FixPlan):
 
 
 def rewrite_parts(text: str, parts: Sequence[Tuple[Plan, Tuple[str, ...]]]) -> str:
-    """`text` with each plan's parts (`creation`, `fwd`, `bwd`) rewritten by the in-file writer,
-    told which parts this file holds: text edits (`residual_text.spans_of`) where it can write
-    them, else libcst (`residual_plus_none.fix_text`), as in one file; raises LookupError when a
-    planned node is not found."""
+    """`text` with each plan's parts (`creation`, `fwd`, `bwd`) rewritten by the in-file writer
+    (`residual_text.spans_of`), told which parts this file holds; raises LookupError when a
+    planned part is not found or cannot be written (the files of the rewrite then stay as they are)."""
     plans, held = [p for p, _ in parts], [roles for _, roles in parts]
     try:
-        computed = spans_of(text, source_lines(text), parse(text), plans, parts=held)
+        written = spans_of(text, source_lines(text), parse(text), plans, parts=held)
     except SourceError:
-        computed = None
-    if computed is not None:
-        code = apply_spans(text, [s for spans in computed[0] for s in spans] + computed[1])
-    else:
-        code = fix_text(text, plans, parts=held)
+        raise LookupError("the file does not parse") from None
+    missing = [p.name for p, spans in zip(plans, written.per_plan) if spans is None]
+    if missing:
+        raise LookupError(f"could not write the residual-plus-None fix of {', '.join(missing)} here")
+    code = apply_spans(text, [s for spans in written.per_plan for s in spans or ()] + written.imports)
     annotated = [replace(p, annotations=tuple(a for a in p.annotations
                                               if any(getattr(p, role).name == a[0] for role in roles if role in ROLES)))
                  for p, roles in parts]

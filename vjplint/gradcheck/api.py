@@ -282,7 +282,7 @@ def prepare_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pyt
 def finish_module(outcome: HarnessOutcome, runnable: List[Outcome], limit: float, python: Optional[str]) -> None:
     _apply_events(outcome, [o.report for o in runnable], limit)
     for o in runnable:
-        o.report.reason += _import_hint(o.report.reason)
+        o.report.reason += _import_hint(o.report)
         if o.report.status in ("failed", "warned") and not any(c.get("code") for c in o.report.checks):
             o.report.status = "unverified"  # a failure without a finding is the harness's, not the rule's
     _import_failures(runnable, python)
@@ -338,13 +338,12 @@ def _import_failures(outcomes: List[Outcome], python: Optional[str]) -> None:
     version, `importlib.metadata.version(...)`, not installed in the interpreter that runs the
     checks) is said as verify says it (`_import_hint`)."""
     failed = [o for o in outcomes if o.report.status == "unverified" and
-              o.report.reason.startswith("the module cannot be imported")]
+              o.report.import_failure is not None]
     if not failed:
         return
     first = failed[0]  # the next step (install it, or `--python`) is verify's: `_import_hint` in finish_module
     for o in failed[1:]:
-        if o.report.reason == failed[0].report.reason or o.report.reason.startswith(
-                "the module cannot be imported") and "PackageNotFoundError" in first.report.reason:
+        if o.report.reason == first.report.reason or "PackageNotFoundError" in (first.report.import_failure or ""):
             o.report.reason = (f"the module cannot be imported (the reason is given for `{first.target.qualname}`, "
                                f"line {first.target.line})")
 

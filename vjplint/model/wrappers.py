@@ -52,6 +52,19 @@ class InferredKeyword(str):
     def __repr__(self) -> str:
         return f"InferredKeyword({str(self)!r}, {self.rules!r}, {self.why!r}, {self.exact!r})"
 
+    def __eq__(self, other: object) -> bool:
+        """Against another inferred keyword, all of it (two files' `RunFacts` differing only in a
+        wrapper's rules or why are not the same facts); against a plain string, the keyword."""
+        if isinstance(other, InferredKeyword):
+            return (str.__eq__(self, other) and self.rules == other.rules and self.why == other.why
+                    and self.exact == other.exact)
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = str.__hash__  # equal values hash alike: the keyword's hash
+
 
 @dataclass(frozen=True)
 class Forward:

@@ -1,9 +1,9 @@
 """Plan the residual-plus-None rewrite on the `ast` model: what moves, how each `return`
 changes, and which names are fresh, or why no fix can be offered.
 
-This module never imports libcst (linting decides fix safety with it); the libcst transform in
-`residual_plus_none.py` executes a plan. Locations are (1-based line, 0-based code-point
-column), libcst's convention, so the transform finds the same nodes again.
+This module never imports libcst (linting decides fix safety with it); the writer,
+`fixes/residual_text.py`, executes a plan as text edits. Locations are (1-based line, 0-based
+code-point column), so the writer finds the same `ast` nodes again.
 """
 
 from __future__ import annotations

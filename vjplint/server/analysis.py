@@ -417,6 +417,6 @@ def _warm_up(server: Any = None) -> None:
 def _import_fixes() -> None:
     try:
         import vjplint.fixes.apply  # noqa: F401
-        import vjplint.fixes.residual_plus_none  # noqa: F401  (libcst)
+        import vjplint.fixes.residual_text  # noqa: F401
     except Exception:
         log.info("no fix machinery: quick fixes will have no edits")

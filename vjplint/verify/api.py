@@ -67,6 +67,7 @@ class FunctionReport:
     kind: str = "residual"  # "residual" (nondiff arguments moved) or "rewrite" (any other fix: vjplint.verify.kinds)
     codes: List[str] = field(default_factory=list)  # the rules whose fixes rewrote it
     key: Optional[str] = None  # the fix target (vjplint.fixes.targets) to exclude when it is not proven
+    import_failure: Optional[str] = None  # the module (not its rewrite) failed to import: Python's error, as said
 
     @property
     def verified(self) -> bool:
@@ -262,7 +263,7 @@ def verify_rewrites(original_path: str, original_text: str, rewritten_text: str,
         outcome = run_harness(request, limit, python or settings.python, cwd)
         _apply_events(outcome, [r for _, r in plans], limit)
         for _, report in plans:
-            report.reason += _import_hint(report.reason)
+            report.reason += _import_hint(report)
 
     if notebook.is_notebook(original_path):  # its text is the code cells in order: lines -> (cell, line)
         cells = notebook.CellMap.of(notebook.split_lines(original_text))
@@ -471,6 +472,7 @@ def _apply_events(outcome: HarnessOutcome, reports: List[FunctionReport], limit:
     begun = None
     done: Dict[str, Dict[str, Any]] = {}
     failure = ""
+    import_failure: Optional[str] = None
     for event in outcome.events:
         kind = event.get("event")
         if kind == "start":
@@ -488,6 +490,7 @@ def _apply_events(outcome: HarnessOutcome, reports: List[FunctionReport], limit:
                     r.status = "failed"
             else:
                 failure = f"the module cannot be imported{where}: {event.get('detail')}"
+                import_failure = str(event.get("detail"))
         elif kind == "begin":
             begun = event.get("name")
         elif kind == "function":
@@ -509,6 +512,7 @@ def _apply_events(outcome: HarnessOutcome, reports: List[FunctionReport], limit:
             continue
         if failure:
             r.reason = failure
+            r.import_failure = import_failure
         elif outcome.start_error:
             r.reason = outcome.start_error
         elif outcome.timed_out:
@@ -557,11 +561,12 @@ def stderr_summary(stderr: str, lines: int = 3, limit: int = 300) -> str:
 _NOT_INSTALLED = ("PackageNotFoundError", "ModuleNotFoundError", "No module named")
 
 
-def _import_hint(reason: str) -> str:
+def _import_hint(report: FunctionReport) -> str:
     """The next step when the module's own imports fail because a package is missing from the
     interpreter that ran it: install it there, or name one that has it (the reports of `vjplint
     verify` and of check-grads, whose `--python` and default interpreter are the same)."""
-    if not reason.startswith("the module cannot be imported") or not any(m in reason for m in _NOT_INSTALLED):
+    failure = report.import_failure  # Python's words (ModuleNotFoundError...), read as such
+    if failure is None or not any(m in failure for m in _NOT_INSTALLED):
         return ""
     return ("; install the package into that interpreter (`pip install -e .` in its project), or run "
             "with `--python PATH` naming an interpreter that has it (or set `python` in [tool.vjplint.verify])")
