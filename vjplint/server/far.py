@@ -90,10 +90,8 @@ class FarAnalysis:
 
             def exchange() -> None:
                 try:
-                    data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
-                    proc.stdin.write(_HEADER.pack(len(data)) + data)  # type: ignore[union-attr]
-                    proc.stdin.flush()  # type: ignore[union-attr]
-                    reply.append(pickle.loads(_read(proc.stdout, _read_length(proc.stdout))))
+                    send(proc.stdin, request)
+                    reply.append(receive(proc.stdout))
                 except Exception as exc:  # a dead process, a broken pipe, an answer that does not load
                     reply.append(FarFailed(f"{type(exc).__name__}: {exc}"))
                 finally:
@@ -151,6 +149,52 @@ class FarAnalysis:
         self._kill()
 
 
+# -- the pipe's messages ------------------------------------------------------------------------
+BIG_TEXT = 1 << 16  # characters: a text this long travels beside the pickle, not in it
+
+
+class _Text:
+    """A big text on its way: pickled as a reference to its UTF-8 bytes, which are written to the
+    pipe as they are (`send`), not copied into the pickle and then into the frame."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __reduce_ex__(self, protocol: Any) -> Tuple[Any, Tuple[Any, ...]]:
+        return _text, (pickle.PickleBuffer(self.text.encode("utf-8", "surrogatepass")),)
+
+
+def _text(data: Any) -> str:
+    return str(data, "utf-8", "surrogatepass")
+
+
+def _wrapped(value: Any) -> Any:
+    if isinstance(value, str) and len(value) >= BIG_TEXT:
+        return _Text(value)
+    if type(value) is tuple:  # a request or an answer: (kind, *args), (ok, value)
+        return tuple(_wrapped(item) for item in value)
+    return value
+
+
+def send(stream: Any, message: Any) -> None:
+    """Write `message` (a tuple) as a length-prefixed pickle followed by each big text's bytes,
+    length-prefixed too: 10 MB of text costs one encoding, no copy into a pickle or a frame."""
+    buffers: List[Any] = []
+    data = pickle.dumps(_wrapped(message), protocol=5, buffer_callback=buffers.append)
+    stream.write(_HEADER.pack(len(data)) + data)
+    for buffer in buffers:
+        with buffer.raw() as view:
+            stream.write(_HEADER.pack(view.nbytes))
+            stream.write(view)
+    stream.flush()
+
+
+def receive(stream: Any) -> Any:
+    """What `send` wrote: the pickle, then as many texts as it refers to, read as it meets them."""
+    data = _read(stream, _read_length(stream))
+    return pickle.loads(data, buffers=iter(lambda: _read(stream, _read_length(stream)), None))
+
+
 # -- the far process ----------------------------------------------------------------------------
 def _lint(session: Any, filename: str, text: str, config: Any, path: Optional[str], facts: Any,
           others: Optional[Others]) -> Tuple[list, List[str], Optional[dict], tuple]:
@@ -203,7 +247,7 @@ def main() -> int:
         except EOFError:
             return 0
         try:
-            kind, *args = pickle.loads(data)
+            kind, *args = pickle.loads(data, buffers=iter(lambda: _read(source, _read_length(source)), None))
             if kind == "lint":
                 _hold()
                 value: Any = _lint(session, *args)
@@ -213,12 +257,16 @@ def main() -> int:
                 value = _fix_all(*args)
             else:
                 raise ValueError(f"unknown request {kind!r}")
-            answer = pickle.dumps((True, value), protocol=pickle.HIGHEST_PROTOCOL)
+            answer: Any = (True, value)
         except Exception as exc:  # answered: the server logs it and goes on
-            answer = pickle.dumps((False, f"{type(exc).__name__}: {exc}"))
+            answer = (False, f"{type(exc).__name__}: {exc}")
         try:
-            sink.write(_HEADER.pack(len(answer)) + answer)
-            sink.flush()
+            try:
+                send(sink, answer)  # (it pickles the whole answer before it writes a byte)
+            except OSError:
+                raise
+            except Exception as exc:  # an answer that does not pickle
+                send(sink, (False, f"{type(exc).__name__}: {exc}"))
         except OSError:
             return 0
 

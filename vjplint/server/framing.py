@@ -33,6 +33,8 @@ RESCAN = 64  # a header line cut by a chunk's end is searched again
 MARK = b"Content-Length:"
 ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\\r\n]|\\.)*")')
 MAX_HEADER = 4096  # a header block longer than this is not one
+WHITE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips (as `buf[i]` gives them)
+CLOSERS = frozenset(b"}]")
 
 
 @dataclass
@@ -109,7 +111,7 @@ class Frames:
             return self._take(start, cut, f"Content-Length {length} is larger than its message ({cut - start} bytes)")
         if len(buf) < stop:
             self.scanned = len(buf)
-            if (paused or self.eof) and _parses(buf[start:]):
+            if (paused or self.eof) and _parses(buf, start):
                 problem = f"Content-Length {length} is larger than its message ({len(buf) - start} bytes)"
                 if self.eof:
                     return self._take(start, len(buf), problem)
@@ -120,7 +122,7 @@ class Frames:
             return None
         after = bytes(buf[stop:stop + 64]).lstrip(b"\r\n")
         if after and not HEADER_NAME.match(after) and not re.fullmatch(rb"[A-Za-z][A-Za-z0-9-]*", after) \
-                and not _parses(buf[start:stop]):
+                and not _parses(buf, start, stop):
             # the body goes on past its stated length: the header understated it (unless what it
             # states is a whole message, and a message without a header follows)
             cut = self._next_header(stop, len(buf))
@@ -137,7 +139,7 @@ class Frames:
             return self._take(start, cut, problem)
         self.scanned = len(self.buf)
         if paused or self.eof:
-            if _parses(self.buf[start:]) or self.eof:
+            if _parses(self.buf, start) or self.eof:
                 return self._take(start, len(self.buf), problem)
         return None
 
@@ -192,10 +194,15 @@ def _before_partial_header(buf: bytearray, lo: int) -> int:
     return len(buf)
 
 
-def _parses(data: bytes) -> bool:
-    data = bytes(data).strip()
-    if not data or data[-1:] not in (b"}", b"]"):
+def _parses(buf: bytearray, start: int = 0, stop: Optional[int] = None) -> bool:
+    """Whether buf[start:stop] is one JSON value; copied only when it ends as an object or an
+    array can (a body of megabytes still arriving is asked at each pause of the client)."""
+    stop = len(buf) if stop is None else stop
+    while stop > start and buf[stop - 1] in WHITE:
+        stop -= 1
+    if stop <= start or buf[stop - 1] not in CLOSERS:
         return False
+    data = bytes(buf[start:stop]).lstrip()
     try:
         json.loads(data)
     except ValueError:
