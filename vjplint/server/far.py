@@ -38,6 +38,7 @@ from vjplint.lint.engine import lint_source
 from vjplint.lint.incremental import Superseded
 from vjplint.lint.session import LintSession
 from vjplint.project.cross_values import module_bytes
+from vjplint.server.framing import widen_pipe
 from vjplint.server.lint_helper import _BOOTSTRAP, _HEADER, WARM_UP, _read, _read_length
 from vjplint.settings.config import Config
 
@@ -129,6 +130,8 @@ class FarAnalysis:
                                              stdout=subprocess.PIPE)
             except OSError as exc:
                 raise FarFailed(f"cannot start a process: {exc}") from exc
+            widen_pipe(self.proc.stdin)  # a 10 MB text in 10 turns of the two processes, not 160
+            widen_pipe(self.proc.stdout)  # (and a fix-all's answer)
         return self.proc
 
     def _kill(self) -> None:

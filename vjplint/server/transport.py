@@ -18,7 +18,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from vjplint.server import edits
-from vjplint.server.framing import Frames, request_id
+from vjplint.server.framing import PIPE_BYTES, Frames, request_id, widen_pipe
 
 log = logging.getLogger("vjplint.server")
 
@@ -136,7 +136,7 @@ class Transport:
         loop = asyncio.get_running_loop()
         chunks: "asyncio.Queue[bytes]" = asyncio.Queue()
         read = getattr(stream, "read1", stream.read)
-        size = _widen_pipe(stream)
+        size = PIPE_BYTES if widen_pipe(stream) else 1 << 16  # a 10 MB didOpen in 10 reads, not 160
 
         def reader() -> None:  # a thread: stdin has no portable non-blocking read
             while True:
@@ -240,27 +240,6 @@ class Transport:
 
 
 FRAME_PAUSE_S = 0.2  # a broken frame is taken as whole once the client sends nothing this long
-PIPE_BYTES = 1 << 20  # what the client's pipe holds once widened (Linux's default limit for a user)
-
-
-def _widen_pipe(stream: Any) -> int:
-    """The most one read can bring. A pipe holds 64 KB: a 10 MB document came in 160 reads, each a
-    turn of the client's and the server's processes (on a loaded machine, each a wait for a CPU).
-    On Linux the server widens its stdin's pipe to PIPE_BYTES (F_SETPIPE_SZ), so the client writes
-    it in 10; elsewhere, or when refused (not a pipe, over the system's limit), it stays as it is."""
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return 1 << 16
-    try:
-        import fcntl
-
-        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)  # (Python 3.9: no name)
-        return PIPE_BYTES
-    except (AttributeError, ImportError, OSError, ValueError):  # no fileno, not Linux, not a pipe
-        return 1 << 16
-
-
 def _first_line(exc: Any) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
