@@ -23,7 +23,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple, Union
 
 HEADER_NAME = re.compile(rb"[A-Za-z][A-Za-z0-9-]*:")
 HEADER_LINE = re.compile(rb"([A-Za-z][A-Za-z0-9-]*):[ \t]*([^\r\n]*?)[ \t]*\Z")
@@ -44,7 +44,7 @@ class Frame:
     frame was taken after a pause, this many bytes short of its Content-Length (Frames.settled
     says later whether they came)."""
 
-    body: bytes
+    body: Union[bytes, bytearray]  # (a big body is the bytearray it arrived in: no copy)
     problem: Optional[str] = None
     owed: int = 0
 
@@ -116,8 +116,9 @@ class Frames:
                 problem = f"Content-Length {length} is larger than its message ({len(buf) - start} bytes)"
                 if self.eof:
                     return self._take(start, len(buf), problem)
-                frame = self._take(start, len(buf), None)  # said once more bytes show it (`settled`)
-                frame.owed = self.owed = stop - len(buf)
+                held = len(buf)
+                frame = self._take(start, held, None)  # said once more bytes show it (`settled`)
+                frame.owed = self.owed = stop - held
                 self.owed_problem = problem
                 return frame
             return None
@@ -176,12 +177,17 @@ class Frames:
             lo = at + 1
 
     def _take(self, start: int, stop: int, problem: Optional[str]) -> Frame:
-        with memoryview(self.buf) as view:  # one copy of a body that can be megabytes
-            body = bytes(view[start:stop])
-        if stop == len(self.buf):
-            self.buf = bytearray()
+        buf = self.buf
+        if len(buf) - stop < stop - start:  # the body is most of the bytes held: it becomes the body
+            rest = bytearray(buf[stop:])  # (a 10 MB didOpen: no copy of it, only of what followed)
+            del buf[stop:]
+            del buf[:start]  # (a bytearray drops its head without moving the rest)
+            body: Union[bytes, bytearray] = buf
+            self.buf = rest
         else:
-            del self.buf[:stop]
+            with memoryview(buf) as view:  # one copy of the body
+                body = bytes(view[start:stop])
+            del buf[:stop]
         self.scanned = 0
         return Frame(body, problem)
 
@@ -211,9 +217,10 @@ def _parses(buf: bytearray, start: int = 0, stop: Optional[int] = None) -> bool:
     return True
 
 
-def request_id(body: bytes) -> Optional[object]:
+def request_id(body: Union[bytes, bytearray]) -> Optional[object]:
     """The id a broken request shows before its params, if any (for an error answer)."""
-    head = body.split(b'"params"', 1)[0]
+    at = body.find(b'"params"')
+    head = body[:at] if at >= 0 else body
     match = ID.search(head)
     if match is None:
         return None

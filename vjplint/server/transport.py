@@ -10,7 +10,7 @@ import json
 import logging
 import threading
 from urllib.parse import unquote
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
@@ -180,14 +180,14 @@ class Transport:
                     self.exit_code = 1
                 return
 
-    def handle_frame(self, body: bytes, problem: Optional[str]) -> Optional[str]:
+    def handle_frame(self, body: Union[bytes, bytearray], problem: Optional[str]) -> Optional[str]:
         """Decode and dispatch one message; what cannot be is logged in one line, and a request
         whose id can be read gets an error answer (JSON-RPC's parse error). Returns what the
         message was read as (None: not a message)."""
         from pygls.exceptions import JsonRpcParseError
 
         broken = f"broken message from the client: {problem}" if problem is not None else None
-        if not body.strip():
+        if not body or body.isspace():  # (not `strip`: a copy of a body of megabytes)
             log.warning("%s", broken or "an empty message from the client")
             return
         try:
@@ -212,7 +212,7 @@ class Transport:
         if isinstance(message, _Dropped):  # answered already (invalid params)
             return read_as
         if not hasattr(message, "jsonrpc"):
-            log.warning("message from the client is not JSON-RPC 2.0: %.200s", body.decode("utf-8", "replace"))
+            log.warning("message from the client is not JSON-RPC 2.0: %.200s", bytes(body[:800]).decode("utf-8", "replace"))
             return None
         try:
             self.protocol.handle_message(message)
