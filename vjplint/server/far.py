@@ -30,6 +30,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
@@ -44,6 +45,7 @@ from vjplint.settings.config import Config
 
 log = logging.getLogger("vjplint.server")
 POLL_S = 0.02  # how often a waiting request asks whether it is still wanted
+PARENT_VARIABLE = "VJPLINT_FAR_PARENT"  # the server's pid, for the far process (`main`)
 Others = List[Tuple[Path, str, "Reader"]]
 
 
@@ -126,8 +128,9 @@ class FarAnalysis:
             package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
             bootstrap = _BOOTSTRAP.replace("vjplint.server.lint_helper", "vjplint.server.far")
             try:
+                env = {**os.environ, PARENT_VARIABLE: str(os.getpid())}
                 self.proc = subprocess.Popen([sys.executable, "-c", bootstrap, package_root], stdin=subprocess.PIPE,
-                                             stdout=subprocess.PIPE)
+                                             stdout=subprocess.PIPE, env=env)
             except OSError as exc:
                 raise FarFailed(f"cannot start a process: {exc}") from exc
             widen_pipe(self.proc.stdin)  # a 10 MB text in 10 turns of the two processes, not 160
@@ -227,10 +230,17 @@ def _fix_all(filename: str, text: str, config: Any, path: Optional[str], facts: 
     return fix_text(filename, text, config, unsafe, exclude=tuple(exclude), path=path, facts=facts).text
 
 
+def _watch(parent: int, period_s: float = 1.0) -> None:
+    """End this process once the server that started it (`parent`) is gone (vjplint.server's own
+    watch of its editor, here without importing the server's package)."""
+    while True:
+        time.sleep(period_s)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
 def _hold() -> None:
     """Wait for the file VJPLINT_FAR_WAIT_FOR names, if set (tests)."""
-    import time
-
     path = os.environ.get("VJPLINT_FAR_WAIT_FOR")
     while path and not os.path.exists(path):
         time.sleep(0.02)
@@ -240,6 +250,12 @@ def main() -> int:
     """Answer the server's requests until end of input: (True, value) or (False, why)."""
     import gc
 
+    # A server killed (SIGTERM, SIGKILL) while this process starts or lints leaves it not running on
+    # for nobody: the server's pid comes in the environment, as it may be gone before this line.
+    parent = int(os.environ.get(PARENT_VARIABLE, "0") or 0) or os.getppid()
+    if os.getppid() != parent:
+        return 0
+    threading.Thread(target=_watch, args=(parent,), name="vjplint-far-parent-watch", daemon=True).start()
     session = LintSession()
     lint_source("warm_up.py", WARM_UP, Config(), session=session)
     gc.freeze()
