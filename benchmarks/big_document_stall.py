@@ -78,6 +78,18 @@ def code_action(uri: str) -> Dict[str, Any]:
             "context": {"diagnostics": [], "only": ["quickfix"]}}
 
 
+def server_cpu_ms(server: Server) -> float:
+    """CPU the server's threads have used so far (ms; Linux: each live thread's schedstat, in ns),
+    the machine's load left out: what the server itself had to do while a request waited."""
+    total = 0
+    for task in Path(f"/proc/{server.proc.pid}/task").glob("*"):
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):  # a thread that ended meanwhile
+            pass
+    return total / 1e6
+
+
 def small_action(server: Server, uri: str, n: int) -> float:
     start = time.perf_counter()
     return server.request("textDocument/codeAction", code_action(uri), f"small-{n}") - start
@@ -103,19 +115,27 @@ def measure(mb: float, every: float, workdir: Path, options: Dict[str, Any]) -> 
             big_published.append(message["params"])
         return done
 
+    measured = Path(f"/proc/{server.proc.pid}/task").is_dir()
+    cpu_before = server_cpu_ms(server) if measured else 0.0
     start = time.perf_counter()
     server.notify("textDocument/didOpen", {"textDocument": {"uri": big.as_uri(), "languageId": "python",
                                                             "version": 1, "text": big_text}})
+    row["big didOpen written s"] = round(time.perf_counter() - start, 3)
     latencies: List[float] = []
     n = 0
     while not big_published:
         n += 1
+        cpu_sent = server_cpu_ms(server) if measured else 0.0
         sent = time.perf_counter()
         server.write({"id": f"small-{n}", "method": "textDocument/codeAction", "params": code_action(small.as_uri())})
         answered = server.wait(lambda m: big_done(m) or (m.get("id") == f"small-{n}" and "method" not in m))
         if big_published:  # the big document's diagnostics came first: this answer follows
             answered = server.wait(lambda m: m.get("id") == f"small-{n}" and "method" not in m)
         latencies.append(answered - sent)
+        if n == 1 and measured:  # the server's CPU: taking the big document in, and the first answer's wait
+            cpu_answered = server_cpu_ms(server)
+            row["server CPU ms: didOpen written -> first answer"] = round(cpu_answered - cpu_before, 1)
+            row["server CPU ms: first request written -> its answer"] = round(cpu_answered - cpu_sent, 1)
         time.sleep(every)
     row["big didOpen -> diagnostics s"] = round(time.perf_counter() - start, 2)
     row["big diagnostics"] = [d["code"] for d in big_published[0]["diagnostics"]]

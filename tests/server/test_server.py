@@ -287,6 +287,32 @@ async def test_diagnostics_on_open_change_and_close(workspace: Path) -> None:
         await stop(client)
 
 
+async def test_a_crlf_document_with_astral_and_accented_names_gets_utf16_positions_and_keeps_its_line_endings(
+        workspace: Path) -> None:
+    """Issue 48's line-ending and encoding probes through the real server: CRLF line breaks, and
+    before the finding's column a letter outside the BMP (two UTF-16 units, four UTF-8 bytes) and
+    an accented one (one unit, two bytes). The diagnostic's column is counted in UTF-16 units (the
+    default encoding), and the noqa quick fix keeps every CRLF."""
+    name = "clip_\U00010400\u00e9"  # a Deseret letter, then e-acute: both Python identifier letters
+    text = SOURCE.replace("clip_gradient", name).replace("\n", "\r\n")
+    client = await start(workspace)
+    try:
+        uri = open_doc(client, workspace / "clip.py", text)
+        diagnostics = await published(client, uri, 1)
+        assert [(d.code, d.range.start.line, d.range.start.character, d.range.end.character)
+                for d in diagnostics] == [("VJP101", LINT_LINE, 13, 15), ("VJP101", LINT_LINE, 17, 19)]
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=diagnostics[0].range,
+            context=types.CodeActionContext(diagnostics=[diagnostics[0]], only=[types.CodeActionKind.QuickFix])))
+        noqa = [a for a in actions if a.title == "Disable VJP101 for this line"]
+        assert len(noqa) == 1
+        fixed = apply_text_edits(text, edits_of(noqa[0].edit, uri))
+        assert fixed.split("\r\n")[LINT_LINE] == f"def {name}(lo, hi, x):  # noqa: VJP101"
+        assert fixed.count("\r\n") == text.count("\r\n") and "\n" not in fixed.replace("\r\n", "")
+    finally:
+        await stop(client)
+
+
 async def test_quick_fixes_noqa_and_hover(workspace: Path) -> None:
     client = await start(workspace)
     try:

@@ -183,6 +183,26 @@ def test_a_broken_frame_is_logged_in_one_line_its_request_answered_and_shutdown_
     assert stderr.splitlines() == [line]
 
 
+@pytest.mark.parametrize("then", ["its white space", "the next message"])
+def test_a_frame_whose_counted_trailing_spaces_come_after_a_pause_is_broken_only_if_they_never_come(
+        tmp_path: Path, then: str) -> None:
+    """Content-Length counts four spaces after the JSON (JSON allows them) that the client sends only
+    after a pause: the request is answered at the pause, and nothing is logged when the spaces come;
+    when the next message comes instead, the header overstated the body, logged in one line."""
+    client = RawClient(tmp_path)
+    client.initialize(tmp_path)
+    body = json.dumps(hover(7)).encode()
+    client.write(b"Content-Length: %d\r\n\r\n%s" % (len(body) + 4, body))
+    assert client.answer(7) == {"jsonrpc": "2.0", "id": 7, "result": None}  # taken once the client paused
+    if then == "its white space":
+        client.write(b"    ")
+    client.alive(8)
+    stderr = client.stop()
+    assert stderr.splitlines() == ([] if then == "its white space" else [
+        LINE + f"Content-Length {len(body) + 4} is larger than its message ({len(body)} bytes); "
+               "read as 'textDocument/hover' (request 7)"])
+
+
 def test_content_faults_get_error_answers_or_one_line_and_the_server_goes_on(tmp_path: Path) -> None:
     (tmp_path / "clip.py").write_text(SOURCE)
     uri = (tmp_path / "clip.py").as_uri()

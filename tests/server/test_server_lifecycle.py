@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 
 from tests.conftest import ROOT
 from tests.server import HANG_GUARD_S
@@ -130,3 +132,46 @@ def test_apply_autofix_for_a_document_that_is_not_open_is_answered_invalid_param
     client.alive(4)
     assert client.stop().splitlines() == [
         "vjplint server: error: FeatureRequestError: " + answer["error"]["message"]]
+
+
+def _far_processes(server_pid: int) -> list:
+    """The pids of `server_pid`'s far processes (vjplint.server.far), from /proc."""
+    found = []
+    for task in Path(f"/proc/{server_pid}/task").glob("*"):
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for child in children:
+            try:
+                if b"vjplint.server.far" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(int(child))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the far process in /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_server_killed_while_a_big_document_is_analysed_leaves_no_far_process(tmp_path: Path, sig: int) -> None:
+    """The far process (vjplint.server.far) is held in its lint (VJPLINT_FAR_WAIT_FOR, never let go)
+    when the server is killed: it ends too, not left running the lint for nobody."""
+    big_text = "import jax\n" + "".join(f"x_{i} = {i}\n" for i in range(300))
+    (tmp_path / "big.py").write_text(big_text)
+    client = RawClient(tmp_path, env={"VJPLINT_FAR_WAIT_FOR": str(tmp_path / "never")})
+    client.send({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
+        "initializationOptions": {"lintOnChangeMaxSize": 1000}}})  # big.py is over it: the far process
+    assert client.answer("init") is not None
+    client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    client.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": (tmp_path / "big.py").as_uri(), "languageId": "python", "version": 1, "text": big_text}}})
+    deadline = time.monotonic() + HANG_GUARD_S
+    far: list = []
+    while not far and time.monotonic() < deadline:  # the far process is started for the big document
+        far = _far_processes(client.proc.pid)
+        time.sleep(0.05)
+    assert len(far) == 1, far
+    os.kill(client.proc.pid, sig)
+    assert client.proc.wait(timeout=HANG_GUARD_S) == -sig
+    assert _wait_gone(far[0], HANG_GUARD_S), "the far process outlived the server"

@@ -30,6 +30,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
@@ -38,11 +39,13 @@ from vjplint.lint.engine import lint_source
 from vjplint.lint.incremental import Superseded
 from vjplint.lint.session import LintSession
 from vjplint.project.cross_values import module_bytes
+from vjplint.server.framing import widen_pipe
 from vjplint.server.lint_helper import _BOOTSTRAP, _HEADER, WARM_UP, _read, _read_length
 from vjplint.settings.config import Config
 
 log = logging.getLogger("vjplint.server")
 POLL_S = 0.02  # how often a waiting request asks whether it is still wanted
+PARENT_VARIABLE = "VJPLINT_FAR_PARENT"  # the server's pid, for the far process (`main`)
 Others = List[Tuple[Path, str, "Reader"]]
 
 
@@ -90,10 +93,8 @@ class FarAnalysis:
 
             def exchange() -> None:
                 try:
-                    data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
-                    proc.stdin.write(_HEADER.pack(len(data)) + data)  # type: ignore[union-attr]
-                    proc.stdin.flush()  # type: ignore[union-attr]
-                    reply.append(pickle.loads(_read(proc.stdout, _read_length(proc.stdout))))
+                    send(proc.stdin, request)
+                    reply.append(receive(proc.stdout))
                 except Exception as exc:  # a dead process, a broken pipe, an answer that does not load
                     reply.append(FarFailed(f"{type(exc).__name__}: {exc}"))
                 finally:
@@ -127,10 +128,13 @@ class FarAnalysis:
             package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
             bootstrap = _BOOTSTRAP.replace("vjplint.server.lint_helper", "vjplint.server.far")
             try:
+                env = {**os.environ, PARENT_VARIABLE: str(os.getpid())}
                 self.proc = subprocess.Popen([sys.executable, "-c", bootstrap, package_root], stdin=subprocess.PIPE,
-                                             stdout=subprocess.PIPE)
+                                             stdout=subprocess.PIPE, env=env)
             except OSError as exc:
                 raise FarFailed(f"cannot start a process: {exc}") from exc
+            widen_pipe(self.proc.stdin)  # a 10 MB text in 10 turns of the two processes, not 160
+            widen_pipe(self.proc.stdout)  # (and a fix-all's answer)
         return self.proc
 
     def _kill(self) -> None:
@@ -149,6 +153,52 @@ class FarAnalysis:
     def stop(self) -> None:
         self.closed = True
         self._kill()
+
+
+# -- the pipe's messages ------------------------------------------------------------------------
+BIG_TEXT = 1 << 16  # characters: a text this long travels beside the pickle, not in it
+
+
+class _Text:
+    """A big text on its way: pickled as a reference to its UTF-8 bytes, which are written to the
+    pipe as they are (`send`), not copied into the pickle and then into the frame."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __reduce_ex__(self, protocol: Any) -> Tuple[Any, Tuple[Any, ...]]:
+        return _text, (pickle.PickleBuffer(self.text.encode("utf-8", "surrogatepass")),)
+
+
+def _text(data: Any) -> str:
+    return str(data, "utf-8", "surrogatepass")
+
+
+def _wrapped(value: Any) -> Any:
+    if isinstance(value, str) and len(value) >= BIG_TEXT:
+        return _Text(value)
+    if type(value) is tuple:  # a request or an answer: (kind, *args), (ok, value)
+        return tuple(_wrapped(item) for item in value)
+    return value
+
+
+def send(stream: Any, message: Any) -> None:
+    """Write `message` (a tuple) as a length-prefixed pickle followed by each big text's bytes,
+    length-prefixed too: 10 MB of text costs one encoding, no copy into a pickle or a frame."""
+    buffers: List[Any] = []
+    data = pickle.dumps(_wrapped(message), protocol=5, buffer_callback=buffers.append)
+    stream.write(_HEADER.pack(len(data)) + data)
+    for buffer in buffers:
+        with buffer.raw() as view:
+            stream.write(_HEADER.pack(view.nbytes))
+            stream.write(view)
+    stream.flush()
+
+
+def receive(stream: Any) -> Any:
+    """What `send` wrote: the pickle, then as many texts as it refers to, read as it meets them."""
+    data = _read(stream, _read_length(stream))
+    return pickle.loads(data, buffers=iter(lambda: _read(stream, _read_length(stream)), None))
 
 
 # -- the far process ----------------------------------------------------------------------------
@@ -180,10 +230,17 @@ def _fix_all(filename: str, text: str, config: Any, path: Optional[str], facts: 
     return fix_text(filename, text, config, unsafe, exclude=tuple(exclude), path=path, facts=facts).text
 
 
+def _watch(parent: int, period_s: float = 1.0) -> None:
+    """End this process once the server that started it (`parent`) is gone (vjplint.server's own
+    watch of its editor, here without importing the server's package)."""
+    while True:
+        time.sleep(period_s)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
 def _hold() -> None:
     """Wait for the file VJPLINT_FAR_WAIT_FOR names, if set (tests)."""
-    import time
-
     path = os.environ.get("VJPLINT_FAR_WAIT_FOR")
     while path and not os.path.exists(path):
         time.sleep(0.02)
@@ -193,6 +250,12 @@ def main() -> int:
     """Answer the server's requests until end of input: (True, value) or (False, why)."""
     import gc
 
+    # A server killed (SIGTERM, SIGKILL) while this process starts or lints leaves it not running on
+    # for nobody: the server's pid comes in the environment, as it may be gone before this line.
+    parent = int(os.environ.get(PARENT_VARIABLE, "0") or 0) or os.getppid()
+    if os.getppid() != parent:
+        return 0
+    threading.Thread(target=_watch, args=(parent,), name="vjplint-far-parent-watch", daemon=True).start()
     session = LintSession()
     lint_source("warm_up.py", WARM_UP, Config(), session=session)
     gc.freeze()
@@ -203,7 +266,7 @@ def main() -> int:
         except EOFError:
             return 0
         try:
-            kind, *args = pickle.loads(data)
+            kind, *args = pickle.loads(data, buffers=iter(lambda: _read(source, _read_length(source)), None))
             if kind == "lint":
                 _hold()
                 value: Any = _lint(session, *args)
@@ -213,12 +276,16 @@ def main() -> int:
                 value = _fix_all(*args)
             else:
                 raise ValueError(f"unknown request {kind!r}")
-            answer = pickle.dumps((True, value), protocol=pickle.HIGHEST_PROTOCOL)
+            answer: Any = (True, value)
         except Exception as exc:  # answered: the server logs it and goes on
-            answer = pickle.dumps((False, f"{type(exc).__name__}: {exc}"))
+            answer = (False, f"{type(exc).__name__}: {exc}")
         try:
-            sink.write(_HEADER.pack(len(answer)) + answer)
-            sink.flush()
+            try:
+                send(sink, answer)  # (it pickles the whole answer before it writes a byte)
+            except OSError:
+                raise
+            except Exception as exc:  # an answer that does not pickle
+                send(sink, (False, f"{type(exc).__name__}: {exc}"))
         except OSError:
             return 0
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple, Union
 
 HEADER_NAME = re.compile(rb"[A-Za-z][A-Za-z0-9-]*:")
 HEADER_LINE = re.compile(rb"([A-Za-z][A-Za-z0-9-]*):[ \t]*([^\r\n]*?)[ \t]*\Z")
@@ -33,6 +34,8 @@ RESCAN = 64  # a header line cut by a chunk's end is searched again
 MARK = b"Content-Length:"
 ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\\r\n]|\\.)*")')
 MAX_HEADER = 4096  # a header block longer than this is not one
+WHITE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips (as `buf[i]` gives them)
+CLOSERS = frozenset(b"}]")
 
 
 @dataclass
@@ -41,7 +44,7 @@ class Frame:
     frame was taken after a pause, this many bytes short of its Content-Length (Frames.settled
     says later whether they came)."""
 
-    body: bytes
+    body: Union[bytes, bytearray]  # (a big body is the bytearray it arrived in: no copy)
     problem: Optional[str] = None
     owed: int = 0
 
@@ -109,18 +112,19 @@ class Frames:
             return self._take(start, cut, f"Content-Length {length} is larger than its message ({cut - start} bytes)")
         if len(buf) < stop:
             self.scanned = len(buf)
-            if (paused or self.eof) and _parses(buf[start:]):
+            if (paused or self.eof) and _parses(buf, start):
                 problem = f"Content-Length {length} is larger than its message ({len(buf) - start} bytes)"
                 if self.eof:
                     return self._take(start, len(buf), problem)
-                frame = self._take(start, len(buf), None)  # said once more bytes show it (`settled`)
-                frame.owed = self.owed = stop - len(buf)
+                held = len(buf)
+                frame = self._take(start, held, None)  # said once more bytes show it (`settled`)
+                frame.owed = self.owed = stop - held
                 self.owed_problem = problem
                 return frame
             return None
         after = bytes(buf[stop:stop + 64]).lstrip(b"\r\n")
         if after and not HEADER_NAME.match(after) and not re.fullmatch(rb"[A-Za-z][A-Za-z0-9-]*", after) \
-                and not _parses(buf[start:stop]):
+                and not _parses(buf, start, stop):
             # the body goes on past its stated length: the header understated it (unless what it
             # states is a whole message, and a message without a header follows)
             cut = self._next_header(stop, len(buf))
@@ -137,7 +141,7 @@ class Frames:
             return self._take(start, cut, problem)
         self.scanned = len(self.buf)
         if paused or self.eof:
-            if _parses(self.buf[start:]) or self.eof:
+            if _parses(self.buf, start) or self.eof:
                 return self._take(start, len(self.buf), problem)
         return None
 
@@ -173,12 +177,17 @@ class Frames:
             lo = at + 1
 
     def _take(self, start: int, stop: int, problem: Optional[str]) -> Frame:
-        with memoryview(self.buf) as view:  # one copy of a body that can be megabytes
-            body = bytes(view[start:stop])
-        if stop == len(self.buf):
-            self.buf = bytearray()
+        buf = self.buf
+        if len(buf) - stop < stop - start:  # the body is most of the bytes held: it becomes the body
+            rest = bytearray(buf[stop:])  # (a 10 MB didOpen: no copy of it, only of what followed)
+            del buf[stop:]
+            del buf[:start]  # (a bytearray drops its head without moving the rest)
+            body: Union[bytes, bytearray] = buf
+            self.buf = rest
         else:
-            del self.buf[:stop]
+            with memoryview(buf) as view:  # one copy of the body
+                body = bytes(view[start:stop])
+            del buf[:stop]
         self.scanned = 0
         return Frame(body, problem)
 
@@ -192,10 +201,15 @@ def _before_partial_header(buf: bytearray, lo: int) -> int:
     return len(buf)
 
 
-def _parses(data: bytes) -> bool:
-    data = bytes(data).strip()
-    if not data or data[-1:] not in (b"}", b"]"):
+def _parses(buf: bytearray, start: int = 0, stop: Optional[int] = None) -> bool:
+    """Whether buf[start:stop] is one JSON value; copied only when it ends as an object or an
+    array can (a body of megabytes still arriving is asked at each pause of the client)."""
+    stop = len(buf) if stop is None else stop
+    while stop > start and buf[stop - 1] in WHITE:
+        stop -= 1
+    if stop <= start or buf[stop - 1] not in CLOSERS:
         return False
+    data = bytes(buf[start:stop]).lstrip()
     try:
         json.loads(data)
     except ValueError:
@@ -203,9 +217,10 @@ def _parses(data: bytes) -> bool:
     return True
 
 
-def request_id(body: bytes) -> Optional[object]:
+def request_id(body: Union[bytes, bytearray]) -> Optional[object]:
     """The id a broken request shows before its params, if any (for an error answer)."""
-    head = body.split(b'"params"', 1)[0]
+    at = body.find(b'"params"')
+    head = body[:at] if at >= 0 else body
     match = ID.search(head)
     if match is None:
         return None
@@ -228,3 +243,22 @@ def split_all(data: bytes) -> List[Tuple[bytes, Optional[str]]]:
         if frame is None:
             return out
         out.append((frame.body, frame.problem))
+
+
+PIPE_BYTES = 1 << 20  # what a pipe holds once widened (Linux's default limit for a user)
+
+
+def widen_pipe(stream: Any) -> bool:
+    """Make the pipe under `stream` hold PIPE_BYTES; whether it was done. A pipe holds 64 KB: a
+    10 MB message crossed it in 160 turns of the writer and the reader, each, on a loaded machine,
+    a wait for a CPU. Linux only (F_SETPIPE_SZ); refused quietly elsewhere, for what is not a pipe,
+    or over the system's limit."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import fcntl  # (POSIX only)
+
+        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)  # (3.9: no name)
+        return True
+    except (AttributeError, ImportError, OSError, ValueError):  # no fileno, not a pipe, over the limit
+        return False
