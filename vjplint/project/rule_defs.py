@@ -10,10 +10,10 @@ collector grafts those blocks into the registering module's model (vjplint.facts
 `graft`), where every rule reads them as a local def; what the rules report inside them is
 reported on the registration, naming the def's file and line (vjplint.lint.engine).
 
-Per file, kept with the loop helpers' info (vjplint.project.loops.file_info): "g", the words of
-its registrations' arguments that the module does not define itself (a cheap test from the
-bytes: most registering modules define their rules). Only those modules are parsed, and only the
-defining modules they name.
+Per file, kept with the loop helpers' info (vjplint.project.loops.file_info): "g", the imported
+names that head an argument of a registration on a receiver the module does not import (a cheap
+test from the bytes: most registering modules define their rules, and JAX's own `ad.defjvp` is
+no custom derivative's). Only those modules are parsed, and only the defining modules they name.
 """
 from __future__ import annotations
 
@@ -37,22 +37,59 @@ _KEYWORDS = frozenset({b"None", b"partial", b"functools", b"lambda", b"fwd", b"b
 
 
 def rule_info(data: bytes) -> Info:
-    """{"g": [...]}: the words of the module's registration calls' arguments it neither defines
-    (`def w`, `w =`) nor binds as a parameter: the candidates for rules from another module."""
+    """{"g": [...]}: the imported names that head an argument of a registration (`f.defvjp(a, R.b)`:
+    `a`, `R`) on a receiver the module does not import (its own custom derivative, not JAX's
+    internal `ad.defjvp`): the candidates for rules defined in another module. From the bytes,
+    without parsing; most modules have none."""
     if b".def" not in data or b"import" not in data:
         return {}
-    words: Set[bytes] = set()
-    for m in _REGISTRATION.finditer(data):
-        words.update(_WORD.findall(data[m.end():_close(data, m.end())]))
-    words -= _KEYWORDS
-    foreign = sorted(w.decode() for w in words if not _defined(data, w))
-    return {"g": foreign} if foreign else {}
+    calls = [m for m in _REGISTRATION.finditer(data)]
+    if not calls:
+        return {}
+    imported = _imported_names(data)
+    heads: Set[bytes] = set()
+    for m in calls:
+        end = m.start()
+        start = end
+        while start > 0 and (data[start - 1:start].isalnum() or data[start - 1:start] == b"_"):
+            start -= 1
+        if data[start:end] in imported or data[start - 1:start] == b".":  # `ad.defjvp`, `lax.ad.defjvp`
+            continue
+        heads.update(_HEAD.findall(data[m.end():_close(data, m.end()) + 1]))  # with its `)`
+    found = sorted(h.decode() for h in heads & imported if h not in _KEYWORDS)
+    return {"g": found} if found else {}
 
 
-def _defined(data: bytes, word: bytes) -> bool:
-    """Whether the module defines `word` itself: `def word`, `word = ...` (at any depth)."""
-    return re.search(rb"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+" + word + rb"\b|^[ \t]*" + word + rb"[ \t]*=(?!=)",
-                     data) is not None
+# the head of a dotted name ending where an argument does (`f_fwd,`, `R.f_bwd)`), not a call's
+_HEAD = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)(?:[ \t]*\.[ \t]*\w+)*[ \t\r\n]*(?=[,)\]])")
+_FROM_IMPORT = re.compile(rb"[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(\([^)]*\)|[^\n]*)")
+_PLAIN_IMPORT = re.compile(rb"[ \t]*import[ \t]+([^\n]*)")
+_AS = re.compile(rb"(\w+)(?:[ \t]+as[ \t]+(\w+))?")
+
+
+def _imported_names(data: bytes) -> Set[bytes]:
+    """The names the module's import statements bind (`from m import (a, b as c)`: `a`, `c`;
+    `import p.q as r`: `r`; `import p.q`: `p`), read from the lines that start with one."""
+    names: Set[bytes] = set()
+    line = -1
+    at = data.find(b"import")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        if start != line:
+            line = start
+            m = _FROM_IMPORT.match(data, start)
+            if m is not None:
+                for a in _AS.finditer(m.group(1)):
+                    names.add(a.group(2) or a.group(1))
+            else:
+                m = _PLAIN_IMPORT.match(data, start)
+                if m is not None:
+                    for part in m.group(1).split(b","):
+                        a = re.match(rb"[ \t]*([\w.]+)(?:[ \t]+as[ \t]+(\w+))?", part)
+                        if a is not None:
+                            names.add(a.group(2) or a.group(1).split(b".")[0])
+        at = data.find(b"import", at + 6)
+    return names
 
 
 def _close(data: bytes, start: int) -> int:
@@ -100,9 +137,11 @@ def registered_imports(tree: ast.Module, package: str, words: Set[str]) -> List[
             continue
         for expr in _rule_exprs(node):
             spelled = _spelling(expr)
-            if spelled is None or spelled.rsplit(".", 1)[-1] not in words:
+            if spelled is None:
                 continue
             head, _, rest = spelled.partition(".")
+            if head not in words:
+                continue
             if head in local or head not in imports:
                 continue
             found[spelled] = f"{imports[head]}.{rest}" if rest else imports[head]
