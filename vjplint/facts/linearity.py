@@ -148,13 +148,15 @@ class Linearity:
             if not self._tangent_free(expr.test, depth):
                 return UNKNOWN
             return _sum(self.form(expr.body, depth + 1), self.form(expr.orelse, depth + 1), expr, expr.orelse, self)
+        if isinstance(expr, (ast.Tuple, ast.List, ast.Dict)) and self._tangent_free(expr, depth):
+            return CONST  # a container without tangents (a call's `(x,)` argument)
         if isinstance(expr, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in expr.elts):
             return _leaves([self.form(e, depth + 1) for e in expr.elts])  # a pytree of tangents: leaf by leaf
         if isinstance(expr, ast.Dict) and all(k is not None and self._tangent_free(k, depth) for k in expr.keys):
             return _leaves([self.form(v, depth + 1) for v in expr.values])
         if isinstance(expr, ast.Call):
-            if self._is_record(expr.func) and not expr.keywords:  # `Out(t1, t2)` of a NamedTuple class
-                return _leaves([self.form(a, depth + 1) for a in expr.args])
+            if self._is_record(expr.func) and not expr.keywords and not self._tangent_free(expr, depth):
+                return _leaves([self.form(a, depth + 1) for a in expr.args])  # `Out(t1, t2)` of a NamedTuple class
             return self._call(expr, depth)
         return CONST if self._tangent_free(expr, depth) else UNKNOWN
 
