@@ -2,8 +2,8 @@
 item 2: vjplint.project.rule_defs, vjplint.facts.crossmodule.Graft): the package
 tests/data/crossmodule/splitrules, linted as a run, reports each broken rule of `_rules.py` on its
 registration in `ops.py`, naming the def's file and line (the rules imported by name and through
-`from . import _rules as R`); its look-alikes (`calm_ops.py`, `calm_rules.py`) stay silent; a module
-linted alone behaves as before; a `# noqa` on the rule's own line holds; the per-file cache and the
+`from . import _rules as R`; defvjp, defjvp and defjvps); its look-alikes (`calm_ops.py`,
+`calm_rules.py`) stay silent; a module linted alone behaves as before; a `# noqa` on the rule's own line holds; the per-file cache and the
 Language Server's per-file index follow an edit of the rules' module. JAX raises for every hazard
 of `ops.py` and for none of `calm_ops.py`."""
 
@@ -69,6 +69,13 @@ SPLIT = [
      'Compute the nonlinear part from the primals and multiply the tangent by it (e.g. `jnp.sign(x) * t` for '
      '`jnp.abs(t)`), or use a custom_vjp for a rule that must be nonlinear in the cotangent (in `soft_clip_jvp` '
      'at splitrules/_rules.py:60)'),
+    ('splitrules/ops.py', 71, 17, 'VJP333',
+     'defjvps rule 0 of custom_jvp `sigmoid` returns the tangent `(g * ans * (1.0 - ans),)`, a 1-element tuple, '
+     "but the function's output is one array (`sigmoid` returns `1.0 / (1.0 + jnp.exp(-x))`): JAX requires the "
+     "tangent to have the primal output's structure, so differentiating `sigmoid` (jvp, grad, jacfwd) raises "
+     'TypeError "Custom JVP rule jvp for function sigmoid must produce primal and tangent outputs with equal '
+     'container (pytree) structures". Return a tangent shaped like the output (one array) (in `sigmoid_dx` at '
+     'splitrules/_rules.py:64)'),
 ]
 
 
@@ -158,6 +165,7 @@ cases = {
     "clip": lambda: jax.grad(ops.clip)(0.5),
     "shift": lambda: jax.grad(ops.shift)(0.5, 1.0),
     "soft_clip": lambda: jax.grad(ops.soft_clip)(0.5),
+    "sigmoid": lambda: jax.grad(ops.sigmoid)(0.5),
 }
 for name, run in cases.items():
     try:
@@ -179,5 +187,6 @@ def test_jax_raises_for_each_hazard_and_for_no_look_alike():
         outcomes[module] = dict(line.split() for line in proc.stdout.splitlines())
     assert outcomes["ops"] == {"softsign": "TypeError", "smooth_abs": "TracerBoolConversionError",
                                "softplus": "TypeError", "host_exp": "NotImplementedError", "clip": "TypeError",
-                               "shift": "TypeError", "soft_clip": "TracerBoolConversionError"}
+                               "shift": "TypeError", "soft_clip": "TracerBoolConversionError",
+                               "sigmoid": "TypeError"}
     assert set(outcomes["calm_ops"].values()) == {"ok"}

@@ -61,3 +61,11 @@ def soft_clip(x):
 
 
 soft_clip.defjvp(R.soft_clip_jvp)
+
+
+@jax.custom_jvp
+def sigmoid(x):
+    return 1.0 / (1.0 + jnp.exp(-x))
+
+
+sigmoid.defjvps(R.sigmoid_dx)
