@@ -72,3 +72,21 @@ def test_a_rule_reexported_by_a_package_is_followed_to_its_def(tmp_path: Path):
     assert [line for line, _ in fwd[6]] == [11]
     assert bwd[:5] == ("ruledef", "f_bwd", "f_bwd", "pkg/rules.py", 15)
     assert [line for line, _ in bwd[6]] == [4, 7, 15]  # SCALE and _slope, which it reads, come along
+
+
+def test_of_two_packages_of_one_name_the_importers_own_is_read(tmp_path: Path):
+    """`fixtures/fix_cross/{input,expected}/clipops` in one run: each `ops.py` reads its own
+    `rules.py` (the one sharing the most directories with it), never the other copy's."""
+    listed = []
+    for copy in ("expected", "input"):
+        for name, data in {"pkg/__init__.py": b"", "pkg/rules.py": RULES, "pkg/consts.py": b"EPS = 1e-6\n",
+                           "pkg/ops.py": OPS.replace(b"from pkg import (", b"from .rules import (")}.items():
+            (tmp_path / copy / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / copy / name).write_bytes(data)
+        suffix = "" if copy == "expected" else "#2"  # as the project index names a taken module name
+        listed += [(f"pkg{suffix}", "pkg", f"{copy}/pkg/__init__.py"), (f"pkg.rules{suffix}", "pkg", f"{copy}/pkg/rules.py"),
+                   (f"pkg.ops{suffix}", "pkg", f"{copy}/pkg/ops.py")]
+    infos = {d: rule_info((tmp_path / d).read_bytes()) for _, _, d in listed}
+    rows = rule_rows(listed, infos, lambda display: (tmp_path / display).read_bytes())
+    assert {module: sorted({row[3] for row in found}) for module, found in rows.items()} == {
+        "pkg.ops": ["expected/pkg/rules.py"], "pkg.ops#2": ["input/pkg/rules.py"]}

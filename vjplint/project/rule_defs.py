@@ -210,7 +210,11 @@ def rule_rows(files: Sequence[Tuple[str, str, str]], infos: Dict[str, Info],
     registering = [f for f in files if infos.get(f[2], {}).get("g")]
     if not registering:
         return {}
-    by_module = {module: (package, display) for module, package, display in files}
+    # a module's name -> every file of the run that has it (two `clipops` packages: the project
+    # index names the second `clipops.rules#2`); the importer's own tree decides between them
+    by_module: Dict[str, List[Tuple[str, str]]] = {}
+    for module, package, display in files:
+        by_module.setdefault(module.split("#", 1)[0], []).append((package, display))
     parsed: Dict[str, object] = {}
 
     def tree_of(display: str):
@@ -225,18 +229,19 @@ def rule_rows(files: Sequence[Tuple[str, str, str]], infos: Dict[str, Info],
         if found is None:
             continue
         for spelled, target in registered_imports(found[0], package, set(infos[display]["g"])):  # type: ignore[arg-type]
-            row = _row(spelled, target, by_module, tree_of, module)
+            row = _row(spelled, target, by_module, tree_of, display)
             if row is not None:
                 out.setdefault(module, []).append(row)
     return out
 
 
-def _row(spelled: str, target: str, by_module, tree_of, module: str) -> Optional[tuple]:
+def _row(spelled: str, target: str, by_module: Dict[str, List[Tuple[str, str]]], tree_of, importer: str) -> Optional[tuple]:
     for _ in range(MAX_HOPS):
         owner, _, name = target.rpartition(".")
-        if owner not in by_module or owner == module:
+        chosen = _nearest(by_module.get(owner, []), importer)
+        if chosen is None:
             return None
-        package, display = by_module[owner]
+        package, display = chosen
         found = tree_of(display)
         if found is None:
             return None
@@ -249,6 +254,27 @@ def _row(spelled: str, target: str, by_module, tree_of, module: str) -> Optional
             return None
         target = nxt
     return None
+
+
+def _nearest(candidates: List[Tuple[str, str]], importer: str) -> Optional[Tuple[str, str]]:
+    """The file of a module's name that `importer` (a display path) reaches: the one sharing the
+    most leading directories with it; None for the importer itself, or when two tie (a rule
+    read from the wrong copy of a package would be judged against the wrong registration)."""
+    if not candidates:
+        return None
+    home = importer.replace("\\", "/").split("/")[:-1]
+
+    def shared(display: str) -> int:
+        parts = display.replace("\\", "/").split("/")[:-1]
+        n = 0
+        while n < min(len(parts), len(home)) and parts[n] == home[n]:
+            n += 1
+        return n
+    ranked = sorted(((shared(d), (p, d)) for p, d in candidates), key=lambda x: -x[0])
+    if len(ranked) > 1 and ranked[0][0] == ranked[1][0]:
+        return None
+    best = ranked[0][1]
+    return None if best[1] == importer else best
 
 
 def with_rule_rows(rows: Dict[str, List[tuple]], files: Sequence[Tuple[str, str, str]], infos: Dict[str, Info],
