@@ -23,7 +23,6 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from vjplint.facts.crossmodule import RULE_DEF, absolute, imported_names
 from vjplint.project.text import parse
-from vjplint.syntax.regions import first_line
 
 Info = Dict[str, object]
 METHODS = frozenset({"defvjp", "defjvp", "defjvps"})
@@ -37,31 +36,71 @@ _KEYWORDS = frozenset({b"None", b"partial", b"functools", b"lambda", b"fwd", b"b
 
 
 def rule_info(data: bytes) -> Info:
-    """{"g": [...]}: the imported names that head an argument of a registration (`f.defvjp(a, R.b)`:
-    `a`, `R`) on a receiver the module does not import (its own custom derivative, not JAX's
-    internal `ad.defjvp`): the candidates for rules defined in another module. From the bytes,
-    without parsing; most modules have none."""
-    if b".def" not in data or b"import" not in data:
+    """{"g": [...]}: the imported names that head an argument of a registration (`f.defvjp(a, R.b)`,
+    `partial(a, 2)`: `a`, `R`) on a receiver the module does not import (its own custom
+    derivative, not JAX's internal `ad.defjvp`): the candidates for rules defined in another
+    module. From the bytes, without parsing; most modules have none."""
+    if b"import" not in data or b"defvjp" not in data and b"defjvp" not in data:
         return {}
-    calls = [m for m in _REGISTRATION.finditer(data)]
-    if not calls:
-        return {}
-    imported = _imported_names(data)
-    heads: Set[bytes] = set()
-    for m in calls:
+    imported: Optional[Set[bytes]] = None
+    found: Set[bytes] = set()
+    for m in _registrations(data):
         end = m.start()
         start = end
         while start > 0 and (data[start - 1:start].isalnum() or data[start - 1:start] == b"_"):
             start -= 1
-        if data[start:end] in imported or data[start - 1:start] == b".":  # `ad.defjvp`, `lax.ad.defjvp`
+        if start == end or data[start - 1:start] == b".":  # `lax.ad.defjvp`
             continue
-        heads.update(_HEAD.findall(data[m.end():_close(data, m.end()) + 1]))  # with its `)`
-    found = sorted(h.decode() for h in heads & imported if h not in _KEYWORDS)
-    return {"g": found} if found else {}
+        if imported is None:
+            imported = _imported_names(data)
+        if data[start:end] in imported:  # `ad.defjvp`: no custom derivative of this module
+            continue
+        found.update(_argument_heads(data[m.end():_close(data, m.end())]))
+    found = (found & imported if imported is not None else set()) - _KEYWORDS
+    return {"g": sorted(h.decode() for h in found)} if found else {}
 
 
-# the head of a dotted name ending where an argument does (`f_fwd,`, `R.f_bwd)`), not a call's
-_HEAD = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)(?:[ \t]*\.[ \t]*\w+)*[ \t\r\n]*(?=[,)\]])")
+def _registrations(data: bytes) -> List["re.Match[bytes]"]:
+    """What `_REGISTRATION.finditer(data)` finds, tried only where `defvjp`/`defjvp` occurs (a
+    pattern that starts with `\\.` is tried at every dot of the module)."""
+    starts: Set[int] = set()
+    for word in (b"defvjp", b"defjvp"):
+        at = data.find(word)
+        while at >= 0:
+            dot = at - 1
+            while dot >= 0 and data[dot:dot + 1] in (b" ", b"\t"):
+                dot -= 1
+            if dot >= 0 and data[dot:dot + 1] == b".":
+                starts.add(dot)
+            at = data.find(word, at + 6)
+    return [m for m in (_REGISTRATION.match(data, i) for i in sorted(starts)) if m is not None]
+
+
+_ARGUMENT = re.compile(rb"\s*(?:\w+\s*=\s*)?(?:(?:functools\s*\.\s*)?partial\s*\(\s*)?([A-Za-z_]\w*)(?:\s*\.\s*\w+)*\s*[,)]?")
+
+
+def _argument_heads(args: bytes) -> Set[bytes]:
+    """The heads of the call's arguments that are a dotted name or `partial(name, ...)` (`R` of
+    `R.f_fwd`), read at the call's own level: a lambda's or a nested call's words are not."""
+    out: Set[bytes] = set()
+    depth = 0
+    start = 0
+    for i in range(len(args) + 1):
+        c = args[i:i + 1]
+        if c in (b"(", b"[", b"{"):
+            depth += 1
+        elif c in (b")", b"]", b"}"):
+            depth -= 1
+        elif c == b"," and depth == 0 or i == len(args):
+            piece = args[start:i] + b","
+            m = _ARGUMENT.match(piece)
+            if m is not None and (m.end() == len(piece) or piece[m.end():].strip(b" \t\r\n,") == b""
+                                  or b"partial" in piece[:m.start(1)]):
+                out.add(m.group(1))
+            start = i + 1
+    return out
+
+
 _FROM_IMPORT = re.compile(rb"[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(\([^)]*\)|[^\n]*)")
 _PLAIN_IMPORT = re.compile(rb"[ \t]*import[ \t]+([^\n]*)")
 _AS = re.compile(rb"(\w+)(?:[ \t]+as[ \t]+(\w+))?")
