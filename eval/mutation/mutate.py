@@ -1587,6 +1587,279 @@ def _class_body(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     return "definition"
 
 
+# Pytree spellings (issue 45: "pytrees of dicts, tuples and NamedTuples in and out"): the same
+# definition with its output, or its first differentiable input, held in a container. Every use
+# is rewritten with it (the primal's returns, fwd's primal output, the cotangent bwd receives or
+# gives, the jvp rule's primals and outputs, each call of the function), so JAX computes the same
+# values; a module the rewrite cannot follow (a lambda rule, a return that is not a literal
+# pair, the function passed around uncalled) is not spelled.
+PYTREES = {
+    "tuple": ("({},)", "{}[0]"),
+    "dict": ("{{'value': {}}}", "{}['value']"),
+    "namedtuple": ("_Box({})", "{}.value"),
+}
+_BOX = "class _Box(typing.NamedTuple):\n    value: typing.Any\n"
+
+
+def _own_returns(fn: ast.FunctionDef) -> List[ast.Return]:
+    out: List[ast.Return] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.Lambda, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Return):
+                out.append(child)
+            visit(child)
+    visit(fn)
+    return out
+
+
+def _prepend(fn: ast.FunctionDef, statements: List[ast.stmt]) -> None:
+    at = 1 if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant) \
+        and isinstance(fn.body[0].value.value, str) else 0
+    fn.body[at:at] = statements
+
+
+def _container_module(tree: ast.Module, container: str) -> None:
+    """`_Box` (a NamedTuple) and `import typing` after the module's imports, for the namedtuple spelling."""
+    if container != "namedtuple":
+        return
+    at = 0
+    for i, node in enumerate(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            at = i + 1
+    tree.body[at:at] = stmt("import typing\n" + _BOX)
+
+
+def _uses_of(tree: ast.Module, d: Deriv) -> Optional[List[ast.Call]]:
+    """The calls of the custom function; None when it is also read otherwise (passed to a
+    transformation, aliased), which the spelling cannot follow."""
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+             and n.func.id == d.name]
+    called = {id(c.func) for c in calls}
+    registering = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                   and n.value.id == d.name and n.attr in ("defvjp", "defjvp", "defjvps")}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id == d.name and isinstance(n.ctx, ast.Load) \
+                and id(n) not in called and id(n) not in registering:
+            return None
+    return calls
+
+
+def _plain_rules(tree: ast.Module, d: Deriv) -> Optional[List[Tuple[str, ast.FunctionDef]]]:
+    """The rules, all `def`s read only by the registration (a primal that calls its fwd would
+    unwrap twice); None otherwise."""
+    rules = _rule_defs(d)
+    if not isinstance(d.primal, ast.FunctionDef) or not rules or any(not isinstance(fn, ast.FunctionDef)
+                                                                      or fn.args.vararg for _, fn in rules):
+        return None
+    names = {fn.name for _, fn in rules}
+    registering = {id(n) for n in ast.walk(d.registration)}
+    if any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) and id(n) not in registering
+           for n in ast.walk(tree)):
+        return None
+    return rules  # type: ignore[return-value]
+
+
+def _pytree_out(container: str) -> Op:
+    wrap, unwrap = PYTREES[container]
+
+    def op(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+        rules = _plain_rules(tree, d)
+        calls = _uses_of(tree, d)
+        if rules is None or calls is None:
+            return None
+        primal_returns = _own_returns(d.primal)  # type: ignore[arg-type]
+        if not primal_returns or any(r.value is None for r in primal_returns):
+            return None
+        edits: List[Callable[[], None]] = []
+        for ret in primal_returns:
+            edits.append(lambda ret=ret: setattr(ret, "value", expr(wrap.format(ast.unparse(ret.value)))))
+        for role, fn in rules:
+            own = _own_returns(fn)
+            if not own or any(r.value is None for r in own):
+                return None
+            if role in ("fwd", "jvp"):
+                if any(not (isinstance(r.value, (ast.Tuple, ast.List)) and len(r.value.elts) == 2) for r in own):
+                    return None
+                slots = (0,) if role == "fwd" else (0, 1)
+                for ret in own:
+                    for k in slots:
+                        edits.append(lambda ret=ret, k=k: ret.value.elts.__setitem__(
+                            k, expr(wrap.format(ast.unparse(ret.value.elts[k])))))
+            elif role == "bwd":
+                names = param_names(fn)
+                if not names:
+                    return None
+                edits.append(lambda fn=fn, g=names[-1]: _prepend(fn, stmt(f"{g} = {unwrap.format(g)}")))
+            else:  # a defjvps rule: (g, ans, *primals) -> the tangent of the output
+                names = param_names(fn)
+                if len(names) < 2:
+                    return None
+                for ret in own:
+                    edits.append(lambda ret=ret: setattr(ret, "value", expr(wrap.format(ast.unparse(ret.value)))))
+                edits.append(lambda fn=fn, g=names[0], a=names[1]: _prepend(
+                    fn, stmt(f"{g} = {unwrap.format(g)}\n{a} = {unwrap.format(a)}")))
+        for call in calls:
+            edits.append(lambda call=call: replace(tree, call, expr(unwrap.format(ast.unparse(call)))))
+        for edit in edits:
+            edit()
+        _container_module(tree, container)
+        return "pytree"
+    return op
+
+
+def _pytree_in(container: str) -> Op:
+    wrap, unwrap = PYTREES[container]
+
+    def op(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+        rules = _plain_rules(tree, d)
+        calls = _uses_of(tree, d)
+        if rules is None or calls is None or not d.diff_positions or d.primal.args.vararg:  # type: ignore[union-attr]
+            return None
+        p = d.diff_positions[0]
+        k = 0  # its place among the differentiable arguments
+        name = d.params[p]
+        if p >= len(d.params) - len(d.primal.args.defaults):  # a default: callers may leave it out
+            return None
+        edits: List[Callable[[], None]] = [lambda: _prepend(d.primal, stmt(f"{name} = {unwrap.format(name)}"))]  # type: ignore[arg-type]
+        for role, fn in rules:
+            names = param_names(fn)
+            if role == "fwd":
+                if len(names) <= p:
+                    return None
+                edits.append(lambda fn=fn, x=names[p]: _prepend(fn, stmt(f"{x} = {unwrap.format(x)}")))
+            elif role == "bwd":
+                own = _own_returns(fn)
+                if not own or any(not isinstance(r.value, (ast.Tuple, ast.List)) or len(r.value.elts) <= k
+                                  or any(isinstance(e, ast.Starred) for e in r.value.elts) for r in own):
+                    return None
+                for ret in own:
+                    if not is_none(ret.value.elts[k]):
+                        edits.append(lambda ret=ret: ret.value.elts.__setitem__(
+                            k, expr(wrap.format(ast.unparse(ret.value.elts[k])))))
+            elif role == "jvp":
+                if len(names) < 2:
+                    return None
+                prim, tan = names[-2], names[-1]
+                edits.append(lambda fn=fn, prim=prim, tan=tan: _prepend(fn, stmt(
+                    f"{prim} = ({unwrap.format(prim + '[0]')}, *{prim}[1:])\n"
+                    f"{tan} = ({unwrap.format(tan + '[0]')}, *{tan}[1:])")))
+            else:  # defjvps: the first rule's `g` is the container's tangent; every rule's primal p is it
+                if len(names) < 2 + p + 1:
+                    return None
+                lines = [f"{names[2 + p]} = {unwrap.format(names[2 + p])}"]
+                if role == f"jvp{k}":
+                    lines.append(f"{names[0]} = {unwrap.format(names[0])}")
+                edits.append(lambda fn=fn, lines=lines: _prepend(fn, stmt("\n".join(lines))))
+        return _finish_in(tree, d, edits, calls, p, name, wrap, container)
+    return op
+
+
+def _finish_in(tree: ast.Module, d: Deriv, edits: List[Callable[[], None]], calls: List[ast.Call], p: int, name: str,
+               wrap: str, container: str) -> Optional[str]:
+    for call in calls:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        if p < len(call.args):
+            edits.append(lambda call=call: call.args.__setitem__(p, expr(wrap.format(ast.unparse(call.args[p])))))
+        else:
+            kw = next((k for k in call.keywords if k.arg == name), None)
+            if kw is None:
+                return None
+            edits.append(lambda kw=kw: setattr(kw, "value", expr(wrap.format(ast.unparse(kw.value)))))
+    for edit in edits:
+        edit()
+    _container_module(tree, container)
+    return "pytree"
+
+
+for _container in PYTREES:
+    spelling(f"out_{_container}", f"the function's output held in a {_container} (`{PYTREES[_container][0].format('y')}`): "
+             f"the primal's returns, fwd's primal output and the jvp rule's pair wrap it, bwd and the defjvps rules "
+             f"unwrap the cotangent, every call unwraps it")(_pytree_out(_container))
+    spelling(f"in_{_container}", f"the first differentiable argument passed in a {_container} "
+             f"(`{PYTREES[_container][0].format('x')}`): the primal and fwd unwrap it, bwd wraps its cotangent, "
+             f"the jvp rule unwraps its primal and tangent, every call wraps it")(_pytree_in(_container))
+
+
+# Spellings over two modules (issue 45 item 2, "across modules"): the rules moved to a module of
+# their own, imported where they are registered. Not in SPELLINGS (its text is two files, which
+# `spell`'s callers that lint one file cannot take): `score.py --spellings` writes both.
+RULES_MODULE = "__rules_module__"  # the rules module's name, chosen by whoever writes the files
+MODULE_SPELLINGS: Dict[str, str] = {
+    "rules_module": "the rules defined in another module, `from rules import f_fwd, f_bwd`",
+    "rules_module_attr": "the rules defined in another module, `import rules as R` and `R.f_fwd`",
+}
+
+
+def split_rules(source: str, name: str) -> Optional[Tuple[str, str]]:
+    """(the module registering the rules, the rules' module) of `source` in the two-module
+    spelling `name`, the rules' module imported as RULES_MODULE; None when a rule reads
+    something the move cannot take along (the custom function itself, a name bound in the
+    module other than a top-level function, import or simple assignment)."""
+    tree = ast.parse(source)
+    try:
+        read_eval(tree)
+        d = find(tree)
+    except ValueError:
+        return None
+    _decorator_to_statement(tree, d)
+    rules = [fn for _, fn in _rule_defs(d)]
+    if d.reg_stmt is None or not rules or any(not isinstance(fn, ast.FunctionDef) or fn not in tree.body for fn in rules):
+        return None
+    top: Dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            top[node.name] = node
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            top[node.targets[0].id] = node
+    moved: List[ast.stmt] = []
+    todo: List[ast.stmt] = list(rules)
+    while todo:
+        node = todo.pop(0)
+        if any(node is m for m in moved):
+            continue
+        moved.append(node)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                if n.id == d.name or n.id == "EVAL":
+                    return None
+                if n.id in top and top[n.id] is not d.primal and not any(top[n.id] is m for m in moved):
+                    todo.append(top[n.id])
+    rest = [s for s in tree.body if not any(s is m for m in moved)]
+    names = {m.name if isinstance(m, ast.FunctionDef) else m.targets[0].id for m in moved}  # type: ignore[union-attr]
+    # what stays must not read what moves, but the registration's arguments
+    reg_args = {id(n) for a in d.registration.args for n in ast.walk(a)}
+    for node in rest:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in names and id(n) not in reg_args:
+                return None
+    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    rule_names = {fn.name for fn in rules}
+    if name == "rules_module_attr":
+        for a in d.registration.args:
+            for n in ast.walk(a):
+                if isinstance(n, ast.Name) and n.id in rule_names:
+                    replace(tree, n, expr(f"R.{n.id}"))
+        link = stmt(f"import {RULES_MODULE} as R")
+    else:
+        link = stmt(f"from {RULES_MODULE} import {', '.join(sorted(rule_names))}")
+    at = max((i + 1 for i, s in enumerate(rest) if isinstance(s, (ast.Import, ast.ImportFrom))), default=0)
+    tree.body = rest[:at] + link + rest[at:]
+    module = ast.Module(body=[ast.Expr(ast.Constant(f"The rules of {d.name}, registered in another module."))]
+                        + copy.deepcopy(imports) + sorted(moved, key=lambda n: n.lineno), type_ignores=[])
+    _bind_jnp(tree)
+    _bind_jnp(module)
+    for t in (tree, module):
+        ast.fix_missing_locations(t)
+    main, rules_text = ast.unparse(tree) + "\n", ast.unparse(module) + "\n"
+    compile(main, "<main>", "exec")
+    compile(rules_text, "<rules>", "exec")
+    return main, rules_text
+
+
 # ----------------------------------------------------------------------------- driving
 
 

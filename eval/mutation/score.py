@@ -144,6 +144,15 @@ def spellings_report() -> Dict[str, Any]:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
                 files[sp][key] = target.resolve()
+        for sp in mutate.MODULE_SPELLINGS:  # two modules: the rules imported from `<key>_rules.py`
+            split = mutate.split_rules(source, sp)
+            if split is not None:
+                stem = key.replace("/", "__")
+                target = tmp / sp / (stem + ".py")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(split[0].replace(mutate.RULES_MODULE, stem + "_rules"), encoding="utf-8")
+                (tmp / sp / (stem + "_rules.py")).write_text(split[1], encoding="utf-8")
+                files[sp][key] = target.resolve()
     diags = run_vjplint([tmp])
     base_paths = {s: (ROOT / b["path"]).resolve() for s, b in manifest["bases"].items()}
     canon = run_vjplint(list(base_paths.values()))

@@ -231,7 +231,7 @@ LAZY = {
                                 "vjplint.model.expected_errors", "vjplint.rules.registry", "vjplint.syntax.region_parse"},
                                "a run over files without custom derivatives loads no rules, collector, fixer or cache "
                                "(test_speed_invariants: cheap runs import no vjplint.rules)"),
-    "vjplint.lint.engine": ({"vjplint.facts.collect", "vjplint.facts.infer", "vjplint.model.expected_errors",
+    "vjplint.lint.engine": ({"vjplint.facts.collect", "vjplint.facts.crossmodule", "vjplint.facts.infer", "vjplint.model.expected_errors",
                              "vjplint.rules.base", "vjplint.rules.catalog", "vjplint.rules.registry",
                              "vjplint.syntax.region_parse",
                              "vjplint.syntax.regions"},

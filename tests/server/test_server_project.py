@@ -446,3 +446,50 @@ async def test_an_edit_fix_of_a_rule_another_module_calls_is_unsafe_in_the_edito
         assert not [a for a in actions or [] if a.kind == "source.fixAll.vjplint"]
     finally:
         await stop(client)
+
+
+RULES = '''\
+import jax.numpy as jnp
+
+
+def softsign_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    d = 1.0 + jnp.abs(x)
+    return (x / d,), (t / d**2,)
+'''
+REGISTERS = '''\
+import jax
+import jax.numpy as jnp
+
+from rules import softsign_jvp
+
+
+@jax.custom_jvp
+def softsign(x):
+    return x / (1.0 + jnp.abs(x))
+
+
+softsign.defjvp(softsign_jvp)
+'''
+
+
+async def test_a_rule_defined_in_another_module_is_read_where_it_is_registered(tmp_path: Path) -> None:
+    """ops.py registers a jvp rule that rules.py defines: the finding about its body (VJP338) is
+    on the registration in ops.py, naming rules.py's line, as `vjplint check` says; an edit of
+    rules.py's buffer that fixes the rule publishes ops.py again without it, untouched."""
+    write(tmp_path, {"ops.py": REGISTERS, "rules.py": RULES})
+    expected = cli_check(tmp_path)
+    assert [(row, column, code) for row, column, code, _ in expected["ops.py"]] == [(12, 17, "VJP338")]
+    assert expected["ops.py"][0][3].endswith("(in `softsign_jvp` at rules.py:7)")
+    client = await start(tmp_path)
+    try:
+        ops = open_doc(client, tmp_path / "ops.py", REGISTERS)
+        assert await settled(client, ops, lambda seen: seen == expected["ops.py"]) == expected["ops.py"]
+        rules = open_doc(client, tmp_path / "rules.py", RULES)
+        count = len(client.published)
+        change(client, rules, 2, "    return x / d, t / d**2", rng(6, 0, 6, len(RULES.splitlines()[6])))
+        assert cli_with(tmp_path, rules_py=RULES.replace("(x / d,), (t / d**2,)", "x / d, t / d**2")) == {}
+        assert await settled(client, ops, lambda seen: seen == []) == []
+        assert {p.version for p in publishes(client, ops, count)} == {1}
+    finally:
+        await stop(client)

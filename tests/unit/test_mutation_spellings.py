@@ -2,7 +2,8 @@
 
 Every correct definition of `eval/mutation/bases/` must stay silent in every spelling
 (`eval/mutation/mutate.py`'s SPELLINGS: decorator and call form, `def` and `lambda`, a helper, a
-`staticmethod`, keyword nondiff, `functools.partial`, neutral names), and every mutant JAX labels a
+`staticmethod`, keyword nondiff, `functools.partial`, neutral names, a factory, a method, a class body,
+the output or the first differentiable input held in a tuple, dict or NamedTuple), and every mutant JAX labels a
 hazard (`eval/mutation/labels.json`) must be found in every spelling, its canonical one included:
 a code the same spelling of its base does not draw. For time, the hazards are a sample: the first
 HAZARDS_PER_OPERATOR hazard mutants of each operator (by name); `python eval/mutation/score.py
@@ -118,4 +119,23 @@ def test_every_spelling_applies_somewhere() -> None:
     manifest = _manifest()
     for sp in mutate.SPELLINGS:
         n = sum(spelled(b["path"], sp) is not None for b in manifest["bases"].values())
+        assert n >= 5, f"spelling {sp} applies to {n} bases"
+
+
+def test_the_two_module_spellings_split_a_definition_into_importable_modules() -> None:
+    """`mutate.split_rules` (the rules in another module, `score.py --spellings` writes both files):
+    the registering module imports the rules it registers, by name or through the module, and
+    keeps no other use of them; each applies to at least five bases."""
+    manifest = _manifest()
+    clip = (ROOT / manifest["bases"]["jax_docs_clip_gradient"]["path"]).read_text(encoding="utf-8")
+    main, rules = mutate.split_rules(clip, "rules_module")
+    assert f"from {mutate.RULES_MODULE} import clip_gradient_bwd, clip_gradient_fwd" in main
+    assert "clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)" in main and "def clip_gradient_fwd" not in main
+    assert "def clip_gradient_fwd(lo, hi, x):" in rules and "def clip_gradient_bwd(res, g):" in rules
+    main, _ = mutate.split_rules(clip, "rules_module_attr")
+    assert f"import {mutate.RULES_MODULE} as R" in main
+    assert "clip_gradient.defvjp(R.clip_gradient_fwd, R.clip_gradient_bwd)" in main
+    for sp in mutate.MODULE_SPELLINGS:
+        n = sum(mutate.split_rules((ROOT / b["path"]).read_text(encoding="utf-8"), sp) is not None
+                for b in manifest["bases"].values())
         assert n >= 5, f"spelling {sp} applies to {n} bases"

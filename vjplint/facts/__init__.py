@@ -25,7 +25,7 @@ from vjplint.model.semantic import FunctionNode, own_nodes
 from vjplint.syntax.walk import walk
 
 if TYPE_CHECKING:
-    from vjplint.facts.crossmodule import ExternalFacts
+    from vjplint.facts.crossmodule import ExternalFacts, Graft
     from vjplint.facts.forward import ForwardMode
     from vjplint.facts.infer import Hints, Verdict
     from vjplint.facts.integers import Integers
@@ -60,7 +60,7 @@ class Facts:
     """The memoised facts of one `FileModel`."""
 
     def __init__(self, model: FileModel, external: Optional["ExternalFacts"] = None,
-                 hints: Optional["Hints"] = None) -> None:
+                 hints: Optional["Hints"] = None, graft: Optional["Graft"] = None) -> None:
         # A proxy, not the model: the model holds its facts, and a reference back would make a
         # cycle that keeps the file's tree alive until the cyclic collector runs.
         self.model: FileModel = weakref.proxy(model)  # type: ignore[assignment]
@@ -70,6 +70,7 @@ class Facts:
         # `static-names` hints (vjplint.facts.value_kinds reads them as the weakest source of kinds).
         self._external = external
         self._hints = hints
+        self._graft = graft  # rules of other modules of the run grafted into the model (crossmodule.Graft)
         # The registered queries' answers (vjplint.facts.registry), keyed by (query, arguments).
         self._answers: Dict[Hashable, Any] = {}
         self._rule_arity: Memo[Optional[Arity]] = Memo()
@@ -107,6 +108,12 @@ class Facts:
     def external(self) -> Optional["ExternalFacts"]:
         """What other modules of the run do with this module's names; None in single-file lint."""
         return self._external
+
+    @property
+    def graft(self) -> Optional["Graft"]:
+        """The rules registered here and defined in another module of the run, grafted into the
+        model (vjplint.facts.crossmodule.Graft); None when there are none."""
+        return self._graft
 
     @property
     def hints(self) -> Optional["Hints"]:

@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from vjplint.facts import Facts
-from vjplint.facts.crossmodule import ExternalFacts
+from vjplint.facts.crossmodule import RULE_DEF, ExternalFacts, Graft, graft, rule_defs
 from vjplint.facts.recognizer import ALL_REGISTRATION_METHODS, CREATOR_ATTRS, TRANSFORM_ATTRS, Recognizer
 from vjplint.model.jaxapi import API_REGISTRATION_METHODS, CONFIGURABLE_CREATORS, EXTRA_TRACED_POSITIONS, LIBRARY_CREATORS, PARTIAL, REGISTRATION_METHODS, RULES_IN_CALL, TRANSFORMS, canonical_creator
 from vjplint.model.file_model import CallSite, CustomDerivative, FileModel, Registration, RuleFunction, Signature, TracedFunction
@@ -25,15 +25,25 @@ def collect(module: ast.Module, lines: List[str], recognizer: Optional[Recognize
             run: Optional["RunFacts"] = None, hints: Optional[Hints] = None) -> FileModel:
     """The file's model, its facts given what the run contributes: `run`'s cross-module rows (what
     other modules of the run do with this module's names) and the settings' name `hints`."""
-    external = ExternalFacts.from_rows(run.rows) if run is not None and run.rows else None
-    return _Collector(module, lines, recognizer or Recognizer(), external, hints).run()
+    rows = run.rows if run is not None else ()
+    grafted = None
+    if rows and any(row[0] == RULE_DEF for row in rows):  # rules defined in another module: read here
+        grafted = graft(module, lines, rule_defs(rows))
+        rows = tuple(row for row in rows if row[0] != RULE_DEF)
+    if grafted is not None:
+        module, lines = grafted[0], grafted[1]
+    external = ExternalFacts.from_rows(rows) if rows else None
+    return _Collector(module, lines, recognizer or Recognizer(), external, hints,
+                      grafted[2] if grafted is not None else None).run()
 
 
 class _Collector:
     def __init__(self, module: ast.Module, lines: List[str], recognizer: Recognizer,
-                 external: Optional[ExternalFacts] = None, hints: Optional[Hints] = None) -> None:
+                 external: Optional[ExternalFacts] = None, hints: Optional[Hints] = None,
+                 grafted: Optional[Graft] = None) -> None:
         self.module = module
         self.external = external
+        self.graft = grafted
         self.hints = hints
         self.lines = lines
         self.rec = recognizer
@@ -74,7 +84,7 @@ class _Collector:
         for d in self.derivatives:
             d.call_sites.sort(key=lambda c: (c.call.lineno, c.call.col_offset))
         model = FileModel(self.module, self.index, self.derivatives, self.traced, self.lines)
-        model.facts = Facts(model, self.external, self.hints)
+        model.facts = Facts(model, self.external, self.hints, self.graft)
         return model
 
     # -- definitions ----------------------------------------------------------------------
@@ -444,7 +454,28 @@ class _Collector:
                     inner.name = inner.name or name
                     return inner
             break
+        grafted = self._grafted(expr)
+        if grafted is not None:
+            return RuleFunction(expr, grafted, name)
         return RuleFunction(expr, None, name)
+
+    def _grafted(self, expr: ast.expr) -> Optional[FunctionNode]:
+        """The grafted def (vjplint.facts.crossmodule.Graft) of a rule another module of the run
+        defines, spelled `f_fwd` or `R.f_fwd` here and not bound by this module otherwise."""
+        if self.graft is None:
+            return None
+        spelled = expr
+        parts: List[str] = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value  # type: ignore[assignment]
+        if not isinstance(expr, ast.Name):
+            return None
+        found = self.graft.defs.get(".".join([expr.id, *reversed(parts)]))
+        if found is None or any(b.kind != "import" for b in self.index.lookup(expr.id, self.index.scope_of(expr))):
+            return None
+        self.graft.anchors.setdefault(found, spelled)
+        return found  # type: ignore[return-value]
 
     def _follow_delegations(self) -> None:
         """A rule that only hands its parameters on (`def r(a, b): return _r_impl(a, b)`) is read as

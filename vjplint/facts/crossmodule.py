@@ -342,3 +342,147 @@ def transformed_elsewhere(model, d, table: str) -> List[Tuple[str, str]]:
                 and node.targets[0].id not in names and is_top_level(model, node)):
             names.append(node.targets[0].id)
     return [use for name in names for use in rows.get(name, ())]
+
+
+# -- rules defined in another module of the run (vjplint.project.rule_defs) -----------------------
+RULE_DEF = "ruledef"
+_GRAFT = "__vjplint_rules_of_{}__"  # the function holding one module's grafted rules
+
+
+@dataclass(frozen=True)
+class RuleDef:
+    """A rule registered here and defined in another module of the run: ("ruledef", its spelling
+    at the registration, its name there, that module's display path, the def's line, the
+    module's imports (absolute), the source blocks (first line, text) of the def and what it reads)."""
+
+    spelling: str
+    name: str
+    display: str
+    line: int
+    imports: Tuple[str, ...]
+    blocks: Tuple[Tuple[int, str], ...]
+
+
+@dataclass(eq=False)
+class Graft:
+    """The rules of other modules grafted into this module's model: each module's, inside a
+    function of its own (`__vjplint_rules_of_1__`) appended after the file's last line, with its
+    imports, so their names resolve as there and none is bound in this module's scope. Rows from
+    `first_row` on are grafted; `origin` says where each was; `defs` maps a spelling at a
+    registration to its grafted def, `anchors` each grafted def to the registration's expression
+    that names it (set by the collector)."""
+
+    first_row: int
+    origin: Dict[int, Tuple[str, int]]
+    defs: Dict[str, ast.AST]
+    named: Dict[ast.AST, RuleDef]
+    anchors: Dict[ast.AST, ast.expr] = field(default_factory=dict)
+
+
+def rule_defs(rows: Sequence[tuple]) -> List[RuleDef]:
+    out = []
+    for row in rows:
+        if row and row[0] == RULE_DEF and len(row) == 7:
+            _, spelling, name, display, line, imports, blocks = row
+            out.append(RuleDef(spelling, name, display, int(line), tuple(imports),
+                               tuple((int(b[0]), b[1]) for b in blocks)))
+    return out
+
+
+def graft(module: ast.Module, lines: List[str], defs: Sequence[RuleDef]) -> Optional[Tuple[ast.Module, List[str], Graft]]:
+    """`module` with the rules `defs` appended (see Graft), its lines, and the graft; None when
+    nothing could be grafted (a block that does not parse here is left out with its module)."""
+    by_display: Dict[str, List[RuleDef]] = {}
+    for d in defs:
+        by_display.setdefault(d.display, []).append(d)
+    body = list(module.body)
+    all_lines = list(lines)
+    origin: Dict[int, Tuple[str, int]] = {}
+    found: Dict[str, ast.AST] = {}
+    named: Dict[ast.AST, RuleDef] = {}
+    for number, (display, group) in enumerate(by_display.items(), 1):
+        text = [f"def {_GRAFT.format(number)}():"]
+        where: List[Optional[int]] = [None]
+        for imported in dict.fromkeys(i for d in group for i in d.imports):
+            text.append("    " + imported)
+            where.append(None)
+        blocks = sorted({b for d in group for b in d.blocks})
+        for first, block in blocks:
+            for k, line in enumerate(block.split("\n")):
+                text.append("    " + line if line.strip() else "")
+                where.append(first + k)
+        try:
+            tree = ast.parse("\n".join(text) + "\n")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        offset = len(all_lines)
+        ast.increment_lineno(tree, offset)
+        wrapper = tree.body[0]
+        for row, at in enumerate(where, offset + 1):
+            if at is not None:
+                origin[row] = (display, at)
+        all_lines.extend(text)
+        body.append(wrapper)
+        inner = {n.name: n for n in getattr(wrapper, "body", ()) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for d in group:
+            fn = inner.get(d.name)
+            if fn is not None and origin.get(fn.lineno) == (d.display, d.line):
+                found[d.spelling] = fn
+                named.setdefault(fn, d)
+    if not found:
+        return None
+    made = ast.Module(body=body, type_ignores=list(getattr(module, "type_ignores", [])))
+    return made, all_lines, Graft(len(lines) + 1, origin, found, named)
+
+
+def grafted_text(rows: Sequence[tuple]) -> str:
+    """The source of the rules of other modules that `rows` graft here (their imports and blocks):
+    what a rule's trigger words are looked for in, beside the file's own text."""
+    return "\n".join(text for d in rule_defs(rows) for text in (*d.imports, *(b for _, b in d.blocks)))
+
+
+@query
+def grafted(model, node: ast.AST) -> bool:
+    """Whether `node` belongs to a rule of another module grafted here (see Graft)."""
+    graft = model.facts.graft
+    return graft is not None and getattr(node, "lineno", 0) >= graft.first_row
+
+
+@query
+def relocation(model, node: ast.AST) -> Optional[Tuple[ast.AST, RuleDef]]:
+    """(the registration expression to report on, the rule) for a node of a grafted rule (or of
+    what it reads there); None for a node of this file."""
+    graft = model.facts.graft
+    row = getattr(node, "lineno", 0)
+    if graft is None or row < graft.first_row:
+        return None
+    origin = graft.origin.get(row)
+    for fn, d in graft.named.items():
+        if fn.lineno <= row <= (fn.end_lineno or fn.lineno) and fn in graft.anchors:  # type: ignore[attr-defined]
+            return graft.anchors[fn], d
+    if origin is None:
+        return None
+    for fn, d in graft.named.items():  # a helper a rule reads: the first rule whose row brought it
+        if fn in graft.anchors and d.display == origin[0] and any(
+                first <= origin[1] < first + block.count("\n") + 1 for first, block in d.blocks):
+            return graft.anchors[fn], d
+    return None
+
+
+_CITED_LINE = re.compile(r"\bline (\d+)")
+
+
+@query(memo=False)
+def cite_grafted(model, text: str) -> str:
+    """`text` with "line N" of a grafted row written as the file and line it comes from."""
+    graft = model.facts.graft
+    if graft is None:
+        return text
+
+    def where(m: "re.Match[str]") -> str:
+        row = int(m.group(1))
+        if row < graft.first_row or row not in graft.origin:
+            return m.group(0)
+        display, line = graft.origin[row]
+        return f"{display}:{line}"
+    return _CITED_LINE.sub(where, text)

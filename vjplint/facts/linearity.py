@@ -148,9 +148,25 @@ class Linearity:
             if not self._tangent_free(expr.test, depth):
                 return UNKNOWN
             return _sum(self.form(expr.body, depth + 1), self.form(expr.orelse, depth + 1), expr, expr.orelse, self)
+        if isinstance(expr, (ast.Tuple, ast.List, ast.Dict)) and self._tangent_free(expr, depth):
+            return CONST  # a container without tangents (a call's `(x,)` argument)
+        if isinstance(expr, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in expr.elts):
+            return _leaves([self.form(e, depth + 1) for e in expr.elts])  # a pytree of tangents: leaf by leaf
+        if isinstance(expr, ast.Dict) and all(k is not None and self._tangent_free(k, depth) for k in expr.keys):
+            return _leaves([self.form(v, depth + 1) for v in expr.values])
         if isinstance(expr, ast.Call):
+            if self._is_record(expr.func) and not expr.keywords and not self._tangent_free(expr, depth):
+                return _leaves([self.form(a, depth + 1) for a in expr.args])  # `Out(t1, t2)` of a NamedTuple class
             return self._call(expr, depth)
         return CONST if self._tangent_free(expr, depth) else UNKNOWN
+
+    def _is_record(self, func: ast.expr) -> bool:
+        """A class of this module deriving from NamedTuple: its instance is a pytree of its fields."""
+        if not isinstance(func, ast.Name):
+            return False
+        found = self.index.lookup(func.id, self.index.scope_of(func))
+        return len(found) == 1 and found[0].kind == "class" and any(
+            (self.index.qualname(b) or "").endswith("NamedTuple") for b in found[0].node.bases)  # type: ignore[attr-defined]
 
     def _name(self, name: str, depth: int) -> Form:
         if name in self.tangents:
@@ -374,6 +390,19 @@ class Linearity:
 
 def _source_order(node: ast.AST) -> tuple:
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def _leaves(forms: List[Form]) -> Form:
+    """A container's form from its leaves': the first nonlinear leaf; linear when every leaf is
+    linear or zero; else unknown (a constant leaf beside linear ones is not judged here)."""
+    for f in forms:
+        if f.kind == "nonlinear":
+            return f
+    if forms and all(f.kind == "zero" for f in forms):
+        return ZERO
+    if forms and all(f.kind in ("linear", "zero") for f in forms):
+        return LINEAR
+    return UNKNOWN
 
 
 def _carry(*forms: Form) -> Form:

@@ -8,6 +8,7 @@ each group atomically (`vjplint.fixes.multi_write`).
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
@@ -22,6 +23,8 @@ from vjplint.syntax.source import SourceError, parse
 from vjplint.facts.collect import Recognizer, collect
 from vjplint.facts.infer import Hints
 from vjplint.syntax.positions import source_lines
+from vjplint.fixes.noqa import apply_line_edit, noqa_edit
+from vjplint.plans.residual_plan import KEPT_NONDIFF
 
 MARKERS = (b"defvjp", b"nondiff_arg")
 
@@ -149,6 +152,7 @@ def _rewrite_all(result: CrossFix, text_of: Callable[[Path], Optional[str]]) -> 
                     raise OSError("cannot be read")
                 new = CrossPlan.edits(old, held, FileContext(path=path)).text or ""
                 parse(new)
+                new = _mark_kept_nondiff(new, [cp for cp in held if dict(cp.rule_files).get("bwd") == path])
             except Exception as exc:  # a failing rewrite loses its plans, never a file
                 failed = (path, f"the rewrite of {path} failed: {type(exc).__name__}: {exc}")
                 break
@@ -160,6 +164,34 @@ def _rewrite_all(result: CrossFix, text_of: Callable[[Path], Optional[str]]) -> 
         for cp in [cp for cp in result.plans if path in cp.parts]:
             result.plans.remove(cp)
             result.refused.append((cp.primal, cp.plan.name, why))
+
+
+def _mark_kept_nondiff(text: str, plans: Sequence[CrossPlan]) -> str:
+    """`# noqa: VJP602` on the `None` entries the rewrite wrote into bwd's returns in this file
+    (the rules' file), for plans whose moved arguments VJP602 would read as forgotten cotangents
+    (`Plan.marked`): what the in-file rewrite marks (vjplint.fixes.apply._mark_kept_nondiff).
+    VJP602 reads these rules where they are registered (vjplint.facts.crossmodule.Graft) and
+    honours a `# noqa` on their own line."""
+    rows: Set[int] = set()
+    plans = [cp for cp in plans if cp.plan.marked and cp.plan.bwd.name]
+    if not plans:
+        return text
+    tree = parse(text)
+    for cp in plans:
+        for fn in tree.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == cp.plan.bwd.name):
+                continue
+            for ret in ast.walk(fn):
+                if isinstance(ret, ast.Return) and isinstance(ret.value, (ast.Tuple, ast.List)):
+                    for slot in cp.plan.none_slots:
+                        if slot < len(ret.value.elts) and isinstance(ret.value.elts[slot], ast.Constant) \
+                                and ret.value.elts[slot].value is None:
+                            rows.add(ret.value.elts[slot].lineno)
+    for row in sorted(rows):
+        edit = noqa_edit(text, source_lines(text), row, KEPT_NONDIFF)
+        if edit is not None:
+            text = apply_line_edit(text, edit)
+    return text
 
 
 def without(result: CrossFix, dropped: Set[Tuple[Path, str]], text_of: Callable[[Path], Optional[str]]) -> CrossFix:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from vjplint.facts.dependence import none_draws_vjp602
 from vjplint.plans.residual_plan import (Plan, Refusal, check_bound_once, check_derivative, check_distinct,
                                          check_not_generator, check_not_partial, check_not_static, loc_of, plan_rules,
                                          shared_with)
@@ -183,7 +184,10 @@ def plan_across(primal: Path, model: FileModel, d: CustomDerivative, moved: Sequ
         used_by = (first, tuple(used[first]))
 
         unsafe.append(reason(str(first), used[first]))
-    plan = plan_rules(model, d, moved, sig, fwd, bwd, unsafe, fwd_model=fwd_model, bwd_model=bwd_model)
+    # a moved argument the primal's output depends on: VJP602 reads its `None` (it reads rules of
+    # another module where they are registered), so the rewrite marks it, as the in-file one does
+    marked = tuple(sig.positional[p] for p in moved if none_draws_vjp602(model, d, sig.positional[p]) is not None)
+    plan = plan_rules(model, d, moved, sig, fwd, bwd, unsafe, marked=marked, fwd_model=fwd_model, bwd_model=bwd_model)
     anchors = tuple((line, column + 1) for line, column in
                     (loc_of(model, sig.param_nodes[sig.positional[p]]) for p in moved))
     return CrossPlan(plan, primal, (("fwd", fwd_path), ("bwd", bwd_path)), plan.unsafe_reasons, anchors, used_by)

@@ -212,6 +212,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     regions already (vjplint.syntax.region_parse), the whole module was never parsed. `only`: run only
     these rules; `split`: not these, which another process runs (`RuleSplit`)."""
     from vjplint.facts.collect import Recognizer, collect
+    from vjplint.facts.crossmodule import grafted_text
     from vjplint.model.expected_errors import withhold_fixes
     from vjplint.facts.infer import Hints
     from vjplint.rules.base import RuleOptions
@@ -238,11 +239,16 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
         keep.append(model)
     stub = filename.endswith(".pyi")
     present = _present_triggers(text, config, names, index, facts)
+    # rules defined in another module and read here (vjplint.facts.crossmodule.Graft): their text gates the rules too
+    borrowed = grafted_text(facts.rows) if facts.rows and model.facts.graft is not None else ""
+    if borrowed:
+        present |= {name for name in PREFILTER_NAMES if name.decode() in borrowed}
     # Chosen by the catalog (vjplint/rules/catalog.py): only the rules that run are imported.
     chosen = [code for code in (enabled if only is None else enabled & only) if code in RULES
               and (RULES[code][3] or not stub) and not RULES[code][4]  # IN_STUBS, RUNTIME
               and (not RULES[code][5] or not present.isdisjoint(RULES[code][5]))  # TRIGGERS
-              and (RULES[code][6] is None or _needed(re.compile(*RULES[code][6]), text))]  # NEEDS
+              and (RULES[code][6] is None or _needed(re.compile(*RULES[code][6]), text)
+                   or borrowed and _needed(re.compile(*RULES[code][6]), borrowed))]  # NEEDS
     classes = rules_for(chosen)
     elsewhere = [cls for cls in classes if split is not None and cls.CODE in split.codes]
     here = [cls for cls in classes if cls not in elsewhere]

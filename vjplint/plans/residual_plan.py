@@ -203,7 +203,7 @@ def plan(model: FileModel, d: CustomDerivative, moved: Sequence[int]) -> Plan:
     """The rewrite for moving `moved` out of `d`'s nondiff positions; raises Refusal."""
     moved, sig, registration, fwd, bwd = check_derivative(d, moved)
     for role, rule in (("fwd", fwd), ("bwd", bwd)):
-        if rule.node is None:
+        if rule.node is None or model.facts.grafted(rule.node):  # defined in another module (crossmodule.Graft)
             raise Refusal(_unresolved(model, role, rule))
         check_not_partial(role, rule)
         if isinstance(rule.expr, ast.Name):

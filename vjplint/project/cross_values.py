@@ -25,6 +25,7 @@ from vjplint.project.text import parse as _parse
 from vjplint.project.text import parse_lazily as _parse_lazily
 from vjplint.facts.crossmodule import FORWARD_ONLY, exported_targets, forward_targets, references
 from vjplint.project.loops import file_info, loop_rows
+from vjplint.project.rule_defs import with_rule_rows
 from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, entries_sum, read_index, row_matches, short_name
 from vjplint.syntax.notebook import CellMap, NotebookError, python_bytes
 
@@ -200,8 +201,9 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
         return data
 
     parsed: Dict[str, Any] = {}  # display -> the parse of a helper module loop_rows summarised
-    out: Dict[str, List[tuple]] = loop_rows([(m, p, d) for _, m, p, d in files if d in entries],
-                                            {d: e[6] for d, e in entries.items()}, read, parsed)
+    listed = [(m, p, d) for _, m, p, d in files if d in entries]
+    infos = {d: e[6] for d, e in entries.items()}
+    out: Dict[str, List[tuple]] = with_rule_rows(loop_rows(listed, infos, read, parsed), listed, infos, read)
     if not targets.targets:
         if cache is not None:
             cache.save(entries)

@@ -18,6 +18,7 @@ import re
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 from vjplint.facts.crossmodule import absolute
 from vjplint.facts.loops import exported_loops
+from vjplint.project.rule_defs import rule_info
 from vjplint.project.text import creators, imported_words, parse
 from vjplint.syntax.walk import walk
 
@@ -35,6 +36,8 @@ def file_info(data: bytes, made: Optional[Tuple[bool, bool]] = None) -> Info:
         info["c"] = sorted(w.decode("utf-8", "replace") for w in _called(data))
     if LOOP in data:
         info["w"] = sorted(_reaching_text(data))
+    if any(made if made is not None else creators(data)):  # registers rules defined elsewhere (vjplint.project.rule_defs)
+        info.update(rule_info(data))
     return info
 
 

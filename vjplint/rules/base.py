@@ -15,6 +15,7 @@ from typing import Callable, ClassVar, FrozenSet, List, Optional, Sequence, Tupl
 
 from vjplint.diagnostics import Applicability, Diagnostic, Edit, Evidence, Fix, FixPlan, Severity
 from vjplint.model.file_model import CustomDerivative, FileModel
+from vjplint.syntax.noqa import parse_noqa
 from vjplint.syntax.positions import node_range
 from vjplint.model.wrappers import with_wrapper_note
 
@@ -101,6 +102,20 @@ class Rule:
         """Report `node` (to the end of `end_node` when given), with an optional fix made by
         `replacing`, `editing` or `planning`; `severity` lowers a finding the rule is unsure of;
         `evidence` says what was found as data, for whatever reads the finding besides a person."""
+        if self.model.facts.graft is not None:  # rules of other modules read here (crossmodule.Graft)
+            message = self.model.facts.cite_grafted(message)
+            if self.model.facts.grafted(node):  # reported on the registration, naming the def's file:line
+                moved = self.model.facts.relocation(node)
+                noqa = parse_noqa(self.model.lines[node.lineno - 1])  # type: ignore[attr-defined]
+                if moved is None or noqa is not None and (noqa[0] is None or self.CODE in noqa[0] and not noqa[2]):
+                    return  # a `# noqa` on the line in the rules' own file holds where they are registered too
+                anchor, rule = moved
+                display, row = self.model.facts.graft.origin.get(node.lineno, (rule.display, rule.line))  # type: ignore[attr-defined]
+                node, end_node, fix = anchor, None, None
+                message += f" (in `{rule.name}` at {display}:{row})"
+            elif fix is not None and any(e.location.row >= self.model.facts.graft.first_row
+                                         or e.end_location.row >= self.model.facts.graft.first_row for e in fix.edits):
+                fix = None  # an edit of another module's text
         self.reports.append(Report(node, with_wrapper_note(self.model, node, message), end_node, fix, default,
                                    severity, evidence))
 

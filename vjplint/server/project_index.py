@@ -25,6 +25,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from vjplint.settings.config import Config
 from vjplint.project.loops import file_info, loop_rows
+from vjplint.project.rule_defs import with_rule_rows
 from vjplint.project.cross_values import Targets, _tuples, binding_of, file_defines, file_rows, module_bytes
 from vjplint.project.cross_values import RACY_NS, _Cache
 
@@ -165,8 +166,9 @@ class FolderFacts:
             key = self.by_display[display]
             return edited[1] if edited is not None and key == edited[0] else self._read(key)
 
-        return loop_rows([(e.module, e.package, e.display) for e in self.files.values()],
-                         {e.display: e.info for e in self.files.values()}, read)
+        listed = [(e.module, e.package, e.display) for e in self.files.values()]
+        infos = {e.display: e.info for e in self.files.values()}
+        return with_rule_rows(loop_rows(listed, infos, read), listed, infos, read)  # rules defined elsewhere too
 
     def _aggregate(self, owners: Optional[Set[str]]) -> Dict[str, Rows]:
         """module -> rows from the other modules (only `owners`' when given), in file order: the

@@ -1,0 +1,92 @@
+"""The rows that bring a rule defined in another module of the run to the module registering it
+(vjplint.project.rule_defs): which registrations the bytes alone make candidates, the spellings
+followed (a parenthesised import list, a module alias, a package's re-export), and what a row
+carries (the def's line, its module's imports made absolute, the helpers it reads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vjplint.project.rule_defs import rule_info, rule_rows
+
+pytestmark = pytest.mark.unit
+
+RULES = b'''import jax.numpy as jnp
+from .consts import EPS
+
+SCALE = 2.0
+
+
+def _slope(x):
+    return SCALE / (x + EPS)
+
+
+def f_fwd(x):
+    return jnp.log(x), x
+
+
+def f_bwd(x, g):
+    return (g * _slope(x),)
+'''
+OPS = b'''import jax
+import jax.numpy as jnp
+from pkg import (
+    f_bwd,
+    f_fwd,
+)
+
+
+@jax.custom_vjp
+def f(x):
+    return jnp.log(x)
+
+
+f.defvjp(f_fwd, f_bwd)
+'''
+
+
+def test_candidates_are_imported_names_heading_a_registrations_arguments():
+    assert rule_info(OPS) == {"g": ["f_bwd", "f_fwd"]}
+    assert rule_info(b"from . import rules as R\nf.defvjp(R.fwd, partial(R.bwd, 2))\n") == {"g": ["R"]}
+    # JAX's own `ad.defjvp` registers no custom derivative; a rule defined here, or a lambda, is no candidate
+    assert rule_info(b"from jax._src.interpreters import ad\nfrom jax import lax\nad.defjvp(lax.sin_p, g)\n") == {}
+    assert rule_info(b"import jax\ndef f_jvp(p, t): ...\nf.defjvp(f_jvp)\ng.defjvps(lambda g, ans, x: jnp.cos(x))\n") == {}
+
+
+def test_a_rule_reexported_by_a_package_is_followed_to_its_def(tmp_path: Path):
+    files = {"pkg/__init__.py": b"from .rules import f_bwd, f_fwd\n", "pkg/rules.py": RULES, "pkg/consts.py": b"EPS = 1e-6\n",
+             "ops.py": OPS}
+    for name, data in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    listed = [("pkg", "pkg", "pkg/__init__.py"), ("pkg.rules", "pkg", "pkg/rules.py"),
+              ("pkg.consts", "pkg", "pkg/consts.py"), ("ops", "", "ops.py")]
+    infos = {"ops.py": rule_info(OPS)}
+    rows = rule_rows(listed, infos, lambda display: (tmp_path / display).read_bytes())
+    assert list(rows) == ["ops"]
+    bwd, fwd = rows["ops"]
+    assert fwd[:5] == ("ruledef", "f_fwd", "f_fwd", "pkg/rules.py", 11)
+    assert fwd[5] == ("import jax.numpy as jnp", "from pkg.consts import EPS")
+    assert [line for line, _ in fwd[6]] == [11]
+    assert bwd[:5] == ("ruledef", "f_bwd", "f_bwd", "pkg/rules.py", 15)
+    assert [line for line, _ in bwd[6]] == [4, 7, 15]  # SCALE and _slope, which it reads, come along
+
+
+def test_of_two_packages_of_one_name_the_importers_own_is_read(tmp_path: Path):
+    """`fixtures/fix_cross/{input,expected}/clipops` in one run: each `ops.py` reads its own
+    `rules.py` (the one sharing the most directories with it), never the other copy's."""
+    listed = []
+    for copy in ("expected", "input"):
+        for name, data in {"pkg/__init__.py": b"", "pkg/rules.py": RULES, "pkg/consts.py": b"EPS = 1e-6\n",
+                           "pkg/ops.py": OPS.replace(b"from pkg import (", b"from .rules import (")}.items():
+            (tmp_path / copy / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / copy / name).write_bytes(data)
+        suffix = "" if copy == "expected" else "#2"  # as the project index names a taken module name
+        listed += [(f"pkg{suffix}", "pkg", f"{copy}/pkg/__init__.py"), (f"pkg.rules{suffix}", "pkg", f"{copy}/pkg/rules.py"),
+                   (f"pkg.ops{suffix}", "pkg", f"{copy}/pkg/ops.py")]
+    infos = {d: rule_info((tmp_path / d).read_bytes()) for _, _, d in listed}
+    rows = rule_rows(listed, infos, lambda display: (tmp_path / display).read_bytes())
+    assert {module: sorted({row[3] for row in found}) for module, found in rows.items()} == {
+        "pkg.ops": ["expected/pkg/rules.py"], "pkg.ops#2": ["input/pkg/rules.py"]}
