@@ -556,7 +556,7 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             args[i] = v
         try:
             out, res = fwd(*args)
-            cts = bwd(*[args[i] for i in nondiff], res, jax.tree_util.tree_map(self.jnp.ones_like, out))
+            cts = bwd(*[args[i] for i in nondiff], res, jax.tree_util.tree_map(self.unit_cotangent, out))
         except Exception:
             return set()
         if not isinstance(cts, (tuple, list)):
@@ -564,6 +564,16 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         diff = [i for i in range(len(args)) if i not in nondiff]
         return {self.positions.index(i) for k, i in enumerate(diff)
                 if k < len(cts) and cts[k] is None and i in self.positions}
+
+    def unit_cotangent(self, out):
+        """A cotangent of ones for a floating-point output; for an integer or boolean one (a step
+        counter a while_loop carries), float0 zeros, as JAX gives its bwd (ones there make a bwd that
+        differentiates through the carry raise, and its Nones would go unseen: fdtdx's time step)."""
+        jnp = self.jnp
+        value = jnp.asarray(out)
+        if jnp.issubdtype(value.dtype, jnp.inexact):
+            return jnp.ones_like(value)
+        return self.np.zeros(value.shape, self.jax.dtypes.float0)
 
     def discarded_slots(self):
         """Indices (into self.positions) of the differentiated arguments whose tangent the jvp
