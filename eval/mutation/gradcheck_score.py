@@ -10,6 +10,7 @@ base or on an `ok` mutant.
     python eval/mutation/gradcheck_score.py -j 12 --out DIR  # keep the reports in DIR
     python eval/mutation/gradcheck_score.py --score DIR      # score reports already in DIR
     python eval/mutation/gradcheck_score.py --per-operator 0 --set heldout3   # every mutant of a held-out set
+    python eval/mutation/gradcheck_score.py --per-operator 0 --set heldout4 --operators creator_swapped  # one operator
     python eval/mutation/gradcheck_score.py --record         # `check-grads --record -- pytest` on each set:
                                                              # the cases' usage tests (usage_tests.py) record
                                                              # and the tests' process checks what they called
