@@ -66,7 +66,8 @@ def pytest_configure(config):
 def pytest_runtest_makereport(item, call):
     """A test that raised: where (a factory whose custom derivative's registration raises is then
     that definition's failure, though nothing was called). Returns None: pytest's own report stands."""
-    if call.excinfo is not None and not call.excinfo.errisinstance((KeyboardInterrupt, SystemExit)):
+    if call.excinfo is not None and not call.excinfo.errisinstance((KeyboardInterrupt, SystemExit)) and \
+            call.excinfo.typename not in ("Skipped", "XFailed", "Exit"):  # pytest's own outcomes
         note_raise(call.excinfo.value)
 
 
