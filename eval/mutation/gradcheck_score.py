@@ -10,6 +10,7 @@ base or on an `ok` mutant.
     python eval/mutation/gradcheck_score.py -j 12 --out DIR  # keep the reports in DIR
     python eval/mutation/gradcheck_score.py --score DIR      # score reports already in DIR
     python eval/mutation/gradcheck_score.py --per-operator 0 --set heldout3   # every mutant of a held-out set
+    python eval/mutation/gradcheck_score.py --per-operator 0 --set heldout4 --operators creator_swapped  # one operator
     python eval/mutation/gradcheck_score.py --record         # `check-grads --record -- pytest` on each set:
                                                              # the cases' usage tests (usage_tests.py) record
                                                              # and the tests' process checks what they called
@@ -52,7 +53,7 @@ def sample(manifest: dict, per_operator: int, which: str = "original") -> list:
 
 
 def prepare(out: Path, per_operator: int, missed_in: Optional[Path] = None, which: str = "original",
-            modules: Optional[list] = None) -> tuple:
+            modules: Optional[list] = None, operators: Optional[list] = None) -> tuple:
     manifest = json.loads((HERE / "manifest.json").read_text())
     bases = sorted(name for name, entry in manifest["bases"].items() if _in_set(entry, which)
                    and (not modules or name in modules))
@@ -64,6 +65,8 @@ def prepare(out: Path, per_operator: int, missed_in: Optional[Path] = None, whic
     mutants = sample(manifest, per_operator, which)
     if modules:  # only these bases and their mutants
         mutants = [k for k in mutants if k.rsplit("/", 1)[-1] in modules]
+    if operators:  # only these operators' mutants
+        mutants = [k for k in mutants if k.split("/", 1)[0] in operators]
     if missed_in is not None:  # rerun only the hazards a previous run missed (add them to its count)
         labels = json.loads((HERE / "labels.json").read_text())["entries"]
         st, diags = verdicts(missed_in / "sample.json")
@@ -204,7 +207,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--per-operator", type=int, default=4, help="mutants per operator (0: every mutant of the set)")
-    ap.add_argument("--set", dest="which", default="original", choices=("original", "heldout", "heldout2", "heldout3"),
+    ap.add_argument("--set", dest="which", default="original", choices=("original", "heldout", "heldout2", "heldout3", "heldout4"),
                     help="the original set (bases/ and its mutants) or one held-out set")
     ap.add_argument("--timeout", type=int, default=120)
     ap.add_argument("--out", type=Path, help="keep the copies and reports here (default: a temporary directory)")
@@ -215,6 +218,8 @@ def main() -> int:
                     help="check-grads --record -- pytest on the cases' usage tests (eval/mutation/usage_tests.py)")
     ap.add_argument("--modules", nargs="+", metavar="BASE",
                     help="only these bases (by name, e.g. netket_expect) and their mutants")
+    ap.add_argument("--operators", nargs="+", metavar="OP",
+                    help="only these operators' mutants (by name, e.g. creator_swapped), with every base")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     if args.score:
@@ -222,7 +227,7 @@ def main() -> int:
         return 0
     out = args.out or Path(tempfile.mkdtemp(prefix="vjplint-gradcheck-score-"))
     out = out.resolve()
-    bases, mutants = prepare(out, args.per_operator, args.missed_in, args.which, args.modules)
+    bases, mutants = prepare(out, args.per_operator, args.missed_in, args.which, args.modules, args.operators)
     print(f"{len(bases)} bases, {len(mutants)} mutants in {out}", flush=True)
     for which in ("bases", "sample"):
         if args.only in (None, which):

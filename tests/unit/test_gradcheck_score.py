@@ -49,3 +49,15 @@ def test_an_error_over_a_base_warning_counts_and_a_new_raise_counts_in_the_secon
                                 "mutants/caller_diff_more/netket_expect (failed)"]
     assert "hazards reported, counting also a raise where the base's finding of that code is not one: 2/3\n" in \
         capsys.readouterr().out
+
+
+@pytest.mark.unit
+def test_heldout4_and_only_some_operators_are_copied_with_their_usage_tests(tmp_path: Path) -> None:
+    bases, mutants = _scorer().prepare(tmp_path, 0, None, "heldout4", None, ["creator_swapped"])
+    assert len(bases) == 13 and "fdtdx_reversible_fdtd" in bases
+    assert mutants and all(k.startswith("creator_swapped/") for k in mutants)
+    assert "creator_swapped/maxtext_route" in mutants
+    assert (tmp_path / "sample" / "creator_swapped" / "maxtext_route.py").is_file()
+    assert (tmp_path / "sample" / "creator_swapped" / "test_usage_maxtext_route.py").is_file()
+    assert (tmp_path / "bases" / "test_usage_fdtdx_reversible_fdtd.py").is_file()
+    assert not (tmp_path / "sample" / "jit_over_creator").exists()

@@ -110,6 +110,7 @@ def run(argv: Sequence[str]) -> int:
             _record(command, recorded_dir, args.quiet, paths)
         recorded = {} if args.no_recorded else record.read(recorded_dir)
         live = {} if args.no_recorded else record.read_live(recorded_dir)[0]
+        raises = [] if args.no_recorded else record.read_raises(recorded_dir)
 
         # The run's project-local wrappers, as aliases (as `vjplint check` sees them); without the
         # index cache, which would be written into the analysed tree (check-grads never writes there).
@@ -126,7 +127,7 @@ def run(argv: Sequence[str]) -> int:
             except (SourceError, notebook.NotebookError):
                 continue  # `vjplint check` reports it
             job = ModuleJob(display_path(path), path, text, config, facts=facts)
-            plan_module(job, _module_name(path), recorded, live)
+            plan_module(job, _module_name(path), recorded, live, raises)
             if job.targets:
                 jobs.append(job)
     except ConfigError as exc:
@@ -205,7 +206,7 @@ def _record(command: List[str], directory: str, quiet: bool, paths: Sequence[str
     found, live = record.read(directory), record.read_live(directory)[0]
     called = len(set(found) | {v["key"] or v["qualname"] for vs in live.values() for v in vs})
     shown = " ".join(command)
-    if not called:
+    if not called and not record.read_raises(directory):  # a factory whose registration raised: its verdict
         what = (f"`{shown}` exited with status {code} before calling any custom_vjp/custom_jvp" if code else
                 f"`{shown}` exited with status 0 and called no custom_vjp/custom_jvp")
         raise RecordingError(f"--record: nothing was recorded: {what}. Run the command alone and make it pass "

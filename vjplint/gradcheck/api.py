@@ -24,6 +24,8 @@ from vjplint.syntax.positions import node_range, source_lines
 from vjplint.syntax.source import SourceError, parse
 from vjplint.verify.synth import module_callers, plan_function, text_digest
 
+from vjplint.gradcheck import registration
+
 CHILD = Path(__file__).with_name("child.py")
 # Not copied with a package: version control, caches, environments.
 IGNORED = shutil.ignore_patterns(".git", ".hg", "__pycache__", "*.pyc", ".venv", "venv", "node_modules", ".tox",
@@ -102,11 +104,14 @@ ASSUMED_ONLY = "at assumed inputs only"
 
 # -- planning -------------------------------------------------------------------------------------------
 def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, list]] = None,
-                live: Optional[Dict[Tuple[str, int], list]] = None) -> None:
+                live: Optional[Dict[Tuple[str, int], list]] = None, raises: Sequence[Dict[str, Any]] = ()) -> None:
     """Fill `job.targets` from the source alone (nothing is imported). `recorded`: the arguments
     the project's own runs passed (vjplint.record.read), by "module.qualname"; `live`: the
     verdicts of the processes that called a derivative and checked it there (vjplint.record.read_live),
-    by (real file, first line of the code): those are taken as they are, wherever it is defined."""
+    by (real file, first line of the code): those are taken as they are, wherever it is defined;
+    `raises`: the exceptions the run saw escape (vjplint.record.read_raises): one raised by the
+    statement that creates or registers a derivative the run never called (its factory raised)
+    is that derivative's failure."""
     config = job.config
     try:
         module = parse(job.text, job.display)
@@ -153,6 +158,22 @@ def plan_module(job: ModuleJob, module_name: str, recorded: Optional[Dict[str, l
         if recorded and key in recorded:
             data["recorded"] = recorded_plan(recorded[key])
         target.plan = data
+    _raised_in_run(job, raises)
+
+
+def _raised_in_run(job: ModuleJob, raises: Sequence[Dict[str, Any]]) -> None:
+    """A derivative the run did not call whose creation or registration raised where the run called
+    its factory: failed, as a verdict of the run's process (checked there, like a live one)."""
+    if not raises or is_notebook(job.path.name):
+        return
+    real, digest = os.path.realpath(job.path), text_digest(job.text)
+    mine = [r for r in raises if r.get("file") == real and r.get("text") in (None, "", digest)]
+    for index, r in registration.raised_in_run(mine, real, job.text, job.targets).items():
+        t = job.targets[index]
+        if not t.live:
+            t.live = [{"file": real, "line": r["line"], "qualname": t.qualname, "key": "", "kind": t.kind,
+                       "result": registration.failure(t.kind, r["line"], str(r.get("detail", "")),
+                                                      "where the project's run called it")}]
 
 
 def recorded_plan(signatures: list) -> Dict[str, Any]:
@@ -281,11 +302,29 @@ def prepare_module(job: ModuleJob, copies: Copies, timeout: Optional[float], pyt
 
 def finish_module(outcome: HarnessOutcome, runnable: List[Outcome], limit: float, python: Optional[str]) -> None:
     _apply_events(outcome, [o.report for o in runnable], limit)
+    _registration_raises(outcome, runnable)
     for o in runnable:
         o.report.reason += _import_hint(o.report)
         if o.report.status in ("failed", "warned") and not any(c.get("code") for c in o.report.checks):
             o.report.status = "unverified"  # a failure without a finding is the harness's, not the rule's
     _import_failures(runnable, python)
+
+
+def _registration_raises(outcome: HarnessOutcome, runnable: List[Outcome]) -> None:
+    """An import that fails on the statement creating a derivative or registering its rules: that
+    derivative fails (JAX raises for its definition); the module's others stay "cannot be imported"."""
+    error = next((e for e in outcome.events if e.get("event") == "import-error" and e.get("which") == "original"), None)
+    line = registration.raising_line(error.get("where", "")) if error else None
+    if line is None or not runnable or is_notebook(runnable[0].job.path.name):
+        return
+    job = runnable[0].job
+    target = registration.definition_at(job.text, line, job.targets)
+    chosen = next((o for o in runnable if o.target is target), None)
+    if chosen is None:
+        return
+    verdict = registration.failure(target.kind, line, str(error.get("detail", "")), "at import")
+    chosen.report.status, chosen.report.reason = verdict["status"], verdict["reason"]
+    chosen.report.checks, chosen.report.inputs = verdict["checks"], verdict["inputs"]
 
 
 def check_together(jobs: Sequence[ModuleJob], copies: Copies, timeout: Optional[float], python: Optional[str],

@@ -37,11 +37,11 @@ from vjplint.batch.cache import cache_root
 from vjplint.batch.fastpath import ensure_cache_root
 from vjplint.project.workspace import Overrides, Workspace
 
-from .calls import ENV, SUBDIR, _at_exit, clear, install, read, write
-from .live import LIVE_FORMAT, PATHS_ENV, read_live, wanted
+from .calls import ENV, SUBDIR, _at_exit, clear, install, note_raise, read, write
+from .live import LIVE_FORMAT, PATHS_ENV, read_live, read_raises, wanted
 
 __all__ = ["ENV", "LIVE_FORMAT", "LOADED_AS", "PATHS_ENV", "SUBDIR", "clear", "default_directory", "install", "read",
-           "read_live", "sitecustomize_dir", "wanted", "write"]
+           "read_live", "read_raises", "sitecustomize_dir", "wanted", "write"]
 
 LOADED_AS = "_vjplint_record"  # this package's name in a process the sitecustomize set up (a pytest plugin there)
 
@@ -61,6 +61,14 @@ def pytest_configure(config):
             clear(directory)
         os.environ[ENV] = directory  # xdist workers and subprocesses record into the same place
     install(directory)
+
+
+def pytest_runtest_makereport(item, call):
+    """A test that raised: where (a factory whose custom derivative's registration raises is then
+    that definition's failure, though nothing was called). Returns None: pytest's own report stands."""
+    if call.excinfo is not None and not call.excinfo.errisinstance((KeyboardInterrupt, SystemExit)) and \
+            call.excinfo.typename not in ("Skipped", "XFailed", "Exit"):  # pytest's own outcomes
+        note_raise(call.excinfo.value)
 
 
 def pytest_sessionfinish(session):

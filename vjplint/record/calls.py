@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 
-from .live import check_live
+from .live import check_live, write_raises
 from .sampling import (FORMAT, MAX_BYTES, MAX_CALLS, MAX_DEFINITIONS, MAX_ELEMENTS, MAX_KEPT, MAX_OBJECTS,
                        MAX_SIGNATURES, _Abstract, _summary, _thin, signature_order, spread)
 
@@ -27,7 +27,8 @@ SUBDIR = "recorded"
 # a slot: {"kept": [(position, args)], "count", "digests", "shapes" (a traced call's, until a concrete one)}
 _defs = {}
 _lock = threading.Lock()
-_state = {"directory": None, "installed": False, "written": False, "bytes": 0, "checked": False}
+_state = {"directory": None, "installed": False, "written": False, "bytes": 0, "checked": False, "raises": []}
+MAX_RAISES = 64  # exceptions kept per process (note_raise)
 
 
 # -- the hook --------------------------------------------------------------------------------------
@@ -38,6 +39,7 @@ def install(directory):
         return
     _state["installed"] = True
     atexit.register(write)
+    _hook_excepthook()
     waiting = False
     for name in HOOKS:
         if name in sys.modules:
@@ -51,9 +53,50 @@ def install(directory):
 def _at_exit():
     write()
     try:
+        write_raises(_state)
+    except Exception:
+        pass
+    try:
         check_live(_defs, _lock, _state)
     except Exception:
         pass
+
+
+def note_raise(exc):
+    """An exception that escaped a test (the pytest plugin) or the program (sys.excepthook): its
+    frames outside installed packages, innermost last, so that check-grads can tell a definition
+    whose creation or rule registration raised where the run called its factory (nothing was
+    called, so nothing else is recorded of it). Bounded (MAX_RAISES); never raises."""
+    if _state["checked"] or exc is None:
+        return
+    try:
+        import traceback
+
+        frames = []
+        for frame in traceback.extract_tb(exc.__traceback__):
+            name = frame.filename or ""
+            if name.startswith("<") or not isinstance(frame.lineno, int):
+                continue
+            real = os.path.realpath(name)
+            if not any(part in ("site-packages", "dist-packages") for part in real.split(os.sep)):
+                frames.append((real, frame.lineno))
+        if not frames:
+            return
+        detail = "{}: {}".format(type(exc).__name__, exc)
+        with _lock:
+            if len(_state["raises"]) < MAX_RAISES:
+                _state["raises"].append({"frames": frames[-8:], "detail": detail[:600]})
+    except Exception:
+        pass
+
+
+def _hook_excepthook():
+    previous = sys.excepthook
+
+    def excepthook(kind, value, tb, __previous=previous):
+        note_raise(value)
+        return __previous(kind, value, tb)
+    sys.excepthook = excepthook
 
 
 def _user_function_of_filter_custom_jvp(obj):
@@ -168,23 +211,27 @@ def _note(derivative, args, kwargs):
     fun = derivative.fun
     if getattr(fun, "__module__", "").split(".")[0] in WRAPPED_BY:
         return  # a library wrapper's internal custom_vjp: recorded at the wrapper's own call
-    _note_function(fun, args, kwargs, derivative, "vjp" if isinstance(derivative, cd.custom_vjp) else "jvp")
+    _note_function(fun, args, kwargs, derivative, "vjp" if isinstance(derivative, cd.custom_vjp) else "jvp", True)
 
 
 # The packages of WRAPPERS: their internal custom_vjp/custom_jvp objects are not the user's.
 WRAPPED_BY = {"equinox", "flax"}
 
 
-def _definition(fun):
+def _definition(fun, unwrap=False):
     """(file, first line, name) of the code that defines `fun`: one entry per definition, whatever
     made the object (a factory, a method, a closure, a class body, a loop)."""
-    code = getattr(fun, "__code__", None)
+    code, seen = getattr(fun, "__code__", None), 0
+    while unwrap and code is None and hasattr(fun, "lower") and getattr(fun, "__wrapped__", None) is not None \
+            and seen < 8:  # JAX's custom_vjp/custom_jvp over `@jax.jit` (what jit returns has `lower`)
+        fun, seen = fun.__wrapped__, seen + 1
+        code = getattr(fun, "__code__", None)
     if code is None:
         return ("", 0, "{}.{}".format(getattr(fun, "__module__", "?"), getattr(fun, "__qualname__", repr(fun))))
     return (code.co_filename, code.co_firstlineno, code.co_name)
 
 
-def _note_function(fun, args, kwargs, obj=None, kind="vjp"):
+def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
     if _state["checked"]:
         return  # the checks after the run call the derivatives too: not the project's calls
     import jax
@@ -222,7 +269,7 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp"):
                          else type(leaf).__qualname__)
         values.append(leaf)
     signature = "{}|{}".format(treedef, ",".join(parts))
-    where = _definition(fun)
+    where = _definition(fun, unwrap)
     with _lock:
         entry = _defs.get(where)
         if entry is None:

@@ -188,12 +188,60 @@ def live_plan(fun, kind, filename, line, nondiff):
 
 
 
-def _write_json(directory, data):
+def write_raises(_state):
+    """The exceptions the run saw escape (vjplint.record.calls.note_raise), each at its innermost
+    frame under the paths checked, with a digest of that file (a stale one is ignored), as
+    `raised-*.json` beside the recordings; check-grads reads them with `read_raises`."""
+    raises = list(_state.get("raises") or ())
+    if not raises or not _state["directory"] or _state.get("raises_written"):
+        return
+    _state["raises_written"] = True
+    from vjplint.verify.synth import text_digest
+
+    roots = [os.path.realpath(p) for p in os.environ.get(PATHS_ENV, "").split(os.pathsep) if p]
+    digests, kept = {}, []
+    for r in raises:
+        frames = [f for f in r["frames"] if wanted(f[0], roots)]
+        if not frames:
+            continue
+        filename, line = frames[-1]
+        if filename not in digests:
+            try:
+                with open(filename, "rb") as handle:
+                    digests[filename] = text_digest(handle.read().decode("utf-8", "surrogateescape"))
+            except OSError:
+                digests[filename] = ""
+        kept.append({"file": filename, "line": line, "detail": r["detail"], "text": digests[filename]})
+    if kept:
+        _write_json(_state["directory"], {"format": LIVE_FORMAT, "raises": kept}, "raised")
+
+
+def read_raises(directory):
+    """Every process's escaped exceptions (write_raises): [{"file", "line", "detail", "text"}]."""
+    import json
+
+    found = []
+    if not os.path.isdir(directory):
+        return found
+    for name in sorted(os.listdir(directory)):
+        if not (name.startswith("raised-") and name.endswith(".json")):
+            continue
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("format") == LIVE_FORMAT:
+            found += [r for r in data.get("raises", []) if isinstance(r, dict)]
+    return found
+
+
+def _write_json(directory, data, prefix="live"):
     import json
 
     try:
         os.makedirs(directory, exist_ok=True)
-        name = os.path.join(directory, "live-{}-{}.json".format(os.getpid(), int(time.time() * 1000)))
+        name = os.path.join(directory, "{}-{}-{}.json".format(prefix, os.getpid(), int(time.time() * 1000)))
         with open(name + ".tmp", "w", encoding="utf-8") as handle:
             json.dump(data, handle, default=str)
         os.replace(name + ".tmp", name)
