@@ -296,6 +296,13 @@ def slot_aliases(model: "FileModel", d: "CustomDerivative", params: Tuple[str, .
                         if len(ps) == 1 and name not in params))
 
 
+@query
+def saved_parameters(model: "FileModel", d: "CustomDerivative", params: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
+    """(bwd's name, primal parameter) for each parameter fwd saves as a residual and bwd unpacks,
+    the names the primal's own parameters have included (`q, k, v = res`)."""
+    return tuple(_residual_names(model, d, params))
+
+
 def _residual_names(model: "FileModel", d: "CustomDerivative", params: Tuple[str, ...]) -> List[Tuple[str, str]]:
     """(bwd's name, primal parameter) for residuals fwd saves as its own parameters and bwd unpacks."""
     fwd, bwd = d.rule("fwd"), d.rule("bwd")
