@@ -244,3 +244,85 @@ def _int(e: Optional[ast.expr]) -> Optional[int]:
     if isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool):
         return e.value
     return None
+
+
+# jax.numpy functions that take a sequence of arrays (a tuple is fine there).
+SEQUENCE_TAKERS = frozenset("array asarray stack hstack vstack dstack column_stack row_stack concatenate block "
+                            "broadcast_arrays meshgrid select piecewise ix_ append insert".split())
+ARRAY_ATTRIBUTES = frozenset("astype reshape shape dtype T mT ndim size sum mean transpose squeeze ravel flatten "
+                             "conj real imag at max min prod".split())
+
+
+@query
+def used_as_array(model: FileModel, fn: FunctionNode, name: str) -> Optional[ast.expr]:
+    """The first place where `fn` uses its parameter `name` as one array, which a tuple or list
+    would fail: an array attribute (`g.astype`, `g.shape`), arithmetic other than a tuple's own
+    (`g @ w`, `-g`, `g / n`, `g * 0.5`), a multi-axis index (`g[:, None]`), an argument of a
+    `jax.numpy` or `jax.nn` function that wants an array (`jnp.einsum('ij,j->i', w, g)`), or such a
+    use in a function of the module it is passed to. Uses after `name` is re-bound are not read.
+    None where it shows none."""
+    return _array_use(model, fn, name, 0, set())
+
+
+def _array_use(model: FileModel, fn: FunctionNode, name: str, depth: int, seen: Set[FunctionNode]) -> Optional[ast.expr]:
+    scope = model.index.scopes.get(fn)
+    if scope is None or fn in seen or depth > 2:
+        return None
+    seen.add(fn)
+    bindings = scope.bindings.get(name, [])
+    if not bindings or bindings[0].kind != "param":
+        return None
+    rebound = min((getattr(b.node, "lineno", 0) for b in bindings[1:]), default=None)
+    found: List[ast.expr] = []
+    for node in model.facts.own_nodes(fn):
+        if not isinstance(node, ast.Name) or node.id != name or not isinstance(node.ctx, ast.Load) \
+                or rebound is not None and node.lineno > rebound:
+            continue
+        use = _one_use(model, node, depth, seen)
+        if use is not None:
+            found.append(use)
+    return min(found, key=lambda e: (e.lineno, e.col_offset)) if found else None
+
+
+def _one_use(model: FileModel, node: ast.Name, depth: int, seen: Set[FunctionNode]) -> Optional[ast.expr]:
+    parent = model.index.parent(node)
+    if isinstance(parent, ast.Attribute) and parent.attr in ARRAY_ATTRIBUTES:
+        return parent
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub):
+        return parent
+    if isinstance(parent, ast.Subscript) and parent.value is node and (
+            isinstance(parent.slice, ast.Tuple) or isinstance(parent.slice, ast.Constant) and parent.slice.value is None):
+        return parent
+    if isinstance(parent, ast.BinOp):
+        other = parent.right if parent.left is node else parent.left
+        if isinstance(parent.op, (ast.Sub, ast.Div, ast.MatMult, ast.Pow, ast.FloorDiv)):
+            return parent
+        if isinstance(parent.op, (ast.Mult, ast.Add)) and _array_operand(model, other):
+            return parent
+    if not isinstance(parent, ast.Call):
+        return None
+    q = model.index.qualname(parent.func) or ""
+    if node in parent.args and q.startswith(("jax.numpy.", "jax.nn.")) and q.rsplit(".", 1)[-1] not in SEQUENCE_TAKERS:
+        return parent
+    if q.startswith("jax.") or not isinstance(parent.func, ast.Name):
+        return None
+    callee = named_function(model.index, parent.func)
+    if callee is None or isinstance(callee, ast.Lambda):
+        return None
+    params = model.signature(callee).positional
+    position = next((i for i, a in enumerate(parent.args) if a is node), None)
+    if position is not None and position < len(params) and \
+            not any(isinstance(a, ast.Starred) for a in parent.args[:position]):
+        return _array_use(model, callee, params[position], depth + 1, seen)
+    keyword = next((k.arg for k in parent.keywords if k.value is node), None)
+    if keyword is not None and keyword in params:
+        return _array_use(model, callee, keyword, depth + 1, seen)
+    return None
+
+
+def _array_operand(model: FileModel, e: ast.expr) -> bool:
+    """A float literal or a `jax.numpy` call: a tuple cannot be added to or multiplied by it."""
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, float)
+    return isinstance(e, ast.Call) and (model.index.qualname(e.func) or "").startswith(("jax.numpy.", "jax.nn.",
+                                                                                      "jax.lax."))
