@@ -162,6 +162,8 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
             shown = f"`{expr.id}` = `{model.quote(first, 40)}`" + (
                 f" (and {len(bindings) - 1} more assignment{'s' if len(bindings) > 2 else ''} like it)" if len(bindings) > 1 else "")
             return Struct(found.kind, found.length, shown)
+    if isinstance(expr, ast.Subscript) and _array_index(expr.slice):
+        return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, an array indexed along several axes")
     kind = model.facts.values().of(expr)
     if kind.tag in (TUPLE, LIST) and kind.items is not None:
         return Struct(kind.tag, len(kind.items), kind.why or "inferred")
@@ -171,6 +173,14 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
     if why == ARITHMETIC or why == "a constant":  # a leaf: arithmetic on a tuple raises
         return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, {why}")
     return None
+
+
+def _array_index(key: ast.expr) -> bool:
+    """`x[i, ...]`, `x[:, None]`, `x[...]`: an index only an array takes (a tuple or list raises on it)."""
+    keys = key.elts if isinstance(key, ast.Tuple) else [key] if isinstance(key, ast.Constant) else []
+    return len(keys) > 1 and any(isinstance(k, ast.Slice) or isinstance(k, ast.Constant) and k.value in (None, Ellipsis)
+                                 for k in keys) or \
+        len(keys) == 1 and isinstance(keys[0], ast.Constant) and keys[0].value is Ellipsis
 
 
 def _returns_structure(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, depth: int) -> Optional[Struct]:
