@@ -324,8 +324,12 @@ def _residual_names(model: "FileModel", d: "CustomDerivative", params: Tuple[str
         return []
     saved: Optional[List[Optional[str]]] = None
     whole = False  # fwd saves one of its parameters as the residuals themselves: `return out, a1`
+    fwd_scope = model.index.scopes.get(fwd.node)
     for _, value in model.facts.returns_of(fwd.node):
         res = value.elts[1] if isinstance(value, ast.Tuple) and len(value.elts) == 2 else None
+        bound = fwd_scope.bindings.get(res.id, []) if isinstance(res, ast.Name) and fwd_scope is not None else []
+        if len(bound) == 1 and bound[0].kind == "assign" and isinstance(bound[0].value, (ast.Tuple, ast.List)):
+            res = bound[0].value  # `residuals = (x, w, p)`, then `return out, residuals`
         if isinstance(res, ast.Name) and res.id in fwd_params:
             entries, one = [params[fwd_params.index(res.id)]], True
         elif isinstance(res, (ast.Tuple, ast.List)):
