@@ -1,4 +1,4 @@
-"""VJP342: the registration of the other kind of custom derivative (`defjvp` on a custom_vjp,
+"""VJP343: the registration of the other kind of custom derivative (`defjvp` on a custom_vjp,
 `defvjp` on a custom_jvp) raises where it runs, before any differentiation."""
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ class RegistrationOfOtherKind(Rule):
     No fix: whether the creator or the rules are wrong is the author's choice.
     """
 
-    CODE = "VJP342"
+    CODE = "VJP343"
     NAME = "registration-of-other-kind"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp", b"custom_jvp")
