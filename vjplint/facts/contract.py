@@ -162,6 +162,8 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
             shown = f"`{expr.id}` = `{model.quote(first, 40)}`" + (
                 f" (and {len(bindings) - 1} more assignment{'s' if len(bindings) > 2 else ''} like it)" if len(bindings) > 1 else "")
             return Struct(found.kind, found.length, shown)
+    if isinstance(expr, ast.Subscript) and _array_index(expr.slice):
+        return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, an array indexed along several axes")
     kind = model.facts.values().of(expr)
     if kind.tag in (TUPLE, LIST) and kind.items is not None:
         return Struct(kind.tag, len(kind.items), kind.why or "inferred")
@@ -171,6 +173,14 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
     if why == ARITHMETIC or why == "a constant":  # a leaf: arithmetic on a tuple raises
         return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, {why}")
     return None
+
+
+def _array_index(key: ast.expr) -> bool:
+    """`x[i, ...]`, `x[:, None]`, `x[...]`: an index only an array takes (a tuple or list raises on it)."""
+    keys = key.elts if isinstance(key, ast.Tuple) else [key] if isinstance(key, ast.Constant) else []
+    return len(keys) > 1 and any(isinstance(k, ast.Slice) or isinstance(k, ast.Constant) and k.value in (None, Ellipsis)
+                                 for k in keys) or \
+        len(keys) == 1 and isinstance(keys[0], ast.Constant) and keys[0].value is Ellipsis
 
 
 def _returns_structure(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, depth: int) -> Optional[Struct]:
@@ -296,6 +306,13 @@ def slot_aliases(model: "FileModel", d: "CustomDerivative", params: Tuple[str, .
                         if len(ps) == 1 and name not in params))
 
 
+@query
+def saved_parameters(model: "FileModel", d: "CustomDerivative", params: Tuple[str, ...]) -> Tuple[Tuple[str, str], ...]:
+    """(bwd's name, primal parameter) for each parameter fwd saves as a residual and bwd unpacks,
+    the names the primal's own parameters have included (`q, k, v = res`)."""
+    return tuple(_residual_names(model, d, params))
+
+
 def _residual_names(model: "FileModel", d: "CustomDerivative", params: Tuple[str, ...]) -> List[Tuple[str, str]]:
     """(bwd's name, primal parameter) for residuals fwd saves as its own parameters and bwd unpacks."""
     fwd, bwd = d.rule("fwd"), d.rule("bwd")
@@ -307,8 +324,12 @@ def _residual_names(model: "FileModel", d: "CustomDerivative", params: Tuple[str
         return []
     saved: Optional[List[Optional[str]]] = None
     whole = False  # fwd saves one of its parameters as the residuals themselves: `return out, a1`
+    fwd_scope = model.index.scopes.get(fwd.node)
     for _, value in model.facts.returns_of(fwd.node):
         res = value.elts[1] if isinstance(value, ast.Tuple) and len(value.elts) == 2 else None
+        bound = fwd_scope.bindings.get(res.id, []) if isinstance(res, ast.Name) and fwd_scope is not None else []
+        if len(bound) == 1 and bound[0].kind == "assign" and isinstance(bound[0].value, (ast.Tuple, ast.List)):
+            res = bound[0].value  # `residuals = (x, w, p)`, then `return out, residuals`
         if isinstance(res, ast.Name) and res.id in fwd_params:
             entries, one = [params[fwd_params.index(res.id)]], True
         elif isinstance(res, (ast.Tuple, ast.List)):

@@ -304,12 +304,16 @@ class ForwardMode:
         """How `fn` hits a custom_vjp with a perturbed argument: it calls one directly, or calls a
         function or callable object of this module that does (two levels at most)."""
         positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        star: Optional[Set[int]] = None  # the perturbed entries of `*args` (None: all of them)
         if argnums is None:
             perturbed = {p for p in positional[skip:] if p not in bound}
             if fn.args.vararg is not None:
                 perturbed.add(fn.args.vararg.arg)
         else:
             perturbed = {positional[a] for a in argnums if 0 <= a < len(positional)}
+            star = {a - len(positional) for a in argnums if a >= len(positional)}
+            if star and fn.args.vararg is not None:
+                perturbed.add(fn.args.vararg.arg)  # `lambda *a: f(*a)` differentiated in `a[0]`
         if not perturbed:
             return None
         caller = caller or Caller(fn)
@@ -327,7 +331,7 @@ class ForwardMode:
         library = self._calls_library(fn, perturbed, caller)
         if library is not None:
             return library
-        return None if depth >= 2 else self._calls_through(fn, perturbed, caller, depth)
+        return None if depth >= 2 else self._calls_through(fn, perturbed, caller, depth, star)
 
     def _calls_library(self, fn: FunctionNode, perturbed: Set[str], caller: Caller) -> Optional[Step]:
         """A call in `fn` of a library function that runs a custom_vjp (LIBRARY_VJP) on a value
@@ -351,9 +355,13 @@ class ForwardMode:
         own |= {a.arg for a in (value.args.vararg, value.args.kwarg) if a is not None}
         return self._depends_on(value.body, fn, perturbed - own)
 
-    def _calls_through(self, fn: FunctionNode, perturbed: Set[str], caller: Caller, depth: int) -> Optional[Step]:
+    def _calls_through(self, fn: FunctionNode, perturbed: Set[str], caller: Caller, depth: int,
+                       star: Optional[Set[int]] = None) -> Optional[Step]:
         """A call in `fn` of a function (`def`, lambda) or instance of this module that passes a
-        perturbed value on to a custom_vjp: `jax.jacfwd(lambda v: model(v))`."""
+        perturbed value on to a custom_vjp: `jax.jacfwd(lambda v: model(v))`, and `fn`'s own
+        `*args` forwarded whole (`lambda *a: loss(*a)`): its perturbed entries land at the same
+        offsets from where they are unpacked."""
+        vararg = fn.args.vararg.arg if fn.args.vararg is not None else None
         for node in self.model.facts.own_nodes(fn):
             if not isinstance(node, ast.Call):
                 continue
@@ -366,6 +374,13 @@ class ForwardMode:
             carrier: Optional[ast.expr] = None
             for position, arg in enumerate(node.args):
                 if isinstance(arg, ast.Starred):
+                    if vararg is not None and vararg in perturbed and isinstance(arg.value, ast.Name) and \
+                            arg.value.id == vararg and position == len(node.args) - 1:
+                        if star is None:  # every entry of `*args` perturbed
+                            positions.extend(range(position + offset, max(len(params), position + offset + 1)))
+                        else:
+                            positions.extend(position + offset + s for s in sorted(star))
+                        carrier = carrier or arg.value
                     break  # later positions are unknown
                 if self._depends_on(arg, fn, perturbed):
                     positions.append(position + offset)

@@ -30,7 +30,8 @@ from vjplint.facts.kinds import CALLABLE as _CALLABLE
 from vjplint.facts.values import numeric_use
 from vjplint.syntax.walk import walk
 from vjplint.facts.param_evidence import (Evidence, Hints, Verdict, annotation_evidence, default_evidence,
-                                          flow_evidence, name_evidence, open_parameter, usage_evidence)
+                                          flow_evidence, helper_evidence, name_evidence, open_parameter,
+                                          usage_evidence)
 from vjplint.facts.registry import query
 
 
@@ -63,6 +64,7 @@ def infer_nondiff(model: FileModel, d: CustomDerivative, hints: Hints = Hints())
         for body, param in bodies:
             v.evidence.extend(usage_evidence(model, body, param))
             v.evidence.extend(flow_evidence(model, body, param))
+            v.evidence.extend(helper_evidence(model, body, param))
         v.evidence.extend(_call_site_evidence(model, d, position, name, order))
         v.evidence.extend(Evidence("array", 3, reason, line, may=True) for reason, line in
                           output_reasons(model, d, position, name))

@@ -12,7 +12,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_VALUE_NAMESPACES, HOST_NAMESPACES
 from vjplint.model.file_model import FileModel
-from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, own_nodes
+from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, named_function, own_nodes
 from vjplint.facts.kinds import ARRAY, classify_annotation
 from vjplint.facts.values import field_use, numeric_use
 from vjplint.facts.registry import query
@@ -217,6 +217,49 @@ def usage_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Evide
         if evidence is not None:
             evidence.from_usage = True
             found.append(evidence)
+    return found
+
+
+@query
+def helper_evidence(model: FileModel, fn: FunctionNode, param: str) -> List[Evidence]:
+    """How the module's own functions that `fn` passes `param` to use it (`post_fwd(x, h_post)`,
+    then `h_post.astype(...)[:, :, None]` there), two calls deep, as `usage_evidence` reads a body:
+    the value is the same whichever function reads it."""
+    return _helper_evidence(model, fn, param, 0, set())
+
+
+def _helper_evidence(model: FileModel, fn: FunctionNode, param: str, depth: int, seen: set) -> List[Evidence]:
+    found: List[Evidence] = []
+    scope = model.index.scopes.get(fn)
+    if depth >= 2 or fn in seen or scope is None or len(scope.bindings.get(param, [])) > 1:
+        return found
+    seen.add(fn)
+    parents = model.index.parents
+    for node in _loads_of(model, fn, param):
+        parent = parents.get(node)
+        keyword = parent.arg if isinstance(parent, ast.keyword) else None
+        call = parents.get(parent) if isinstance(parent, ast.keyword) else parent
+        if not isinstance(call, ast.Call) or call.func is node or not isinstance(call.func, ast.Name):
+            continue
+        callee = named_function(model.index, call.func)
+        if callee is None or isinstance(callee, ast.Lambda) or callee in seen:
+            continue
+        params = model.signature(callee).positional
+        if keyword is None:
+            position = next((i for i, a in enumerate(call.args) if a is node), None)
+            if position is None or position >= len(params) or \
+                    any(isinstance(a, ast.Starred) for a in call.args[:position]):
+                continue
+            inner = params[position]
+        elif keyword in params:
+            inner = keyword
+        else:
+            continue
+        via = f"is passed to `{callee.name}` (line {node.lineno}), where `{inner}` "
+        for e in usage_evidence(model, callee, inner) + _helper_evidence(model, callee, inner, depth + 1, seen):
+            reason = e.reason if e.reason.startswith("is passed to") else via + e.reason
+            found.append(Evidence(e.kind, e.weight, reason, node.lineno, from_usage=True, key=e.key,
+                                  string=e.string, container=e.container))
     return found
 
 

@@ -35,6 +35,7 @@ QUERY_MODULES = (
     "vjplint.facts.integers",
     "vjplint.facts.linearity",
     "vjplint.facts.nnx_nodes",
+    "vjplint.facts.param_axes",
     "vjplint.facts.param_evidence",
     "vjplint.facts.pullbacks",
     "vjplint.facts.ranks",

@@ -84,6 +84,8 @@ def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth:
 
     class Sub(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
+            if not isinstance(fn, ast.Lambda) and node.id in _star_params(fn):
+                return ast.Name(id=_star_params(fn)[node.id], ctx=ast.Load())  # `*args`, `**kwargs`: by kind
             if node.id in params:
                 i = params.index(node.id) - bound
                 return ast.Name(id=f"#{i}" if i >= 0 else f"#bound{i}", ctx=ast.Load())
@@ -118,7 +120,8 @@ def returns_primal_output(model: "FileModel", d: "CustomDerivative", fwd: Functi
         return f"`{shown}` is a call of `{d.name}` itself" if target is value else \
             f"`{model.quote(value, 30)}` is `{shown}`, a call of `{d.name}` itself"
     primal = d.primal
-    if primal is None or primal is fwd or primal.args.vararg or fwd.args.vararg:
+    if primal is None or primal is fwd or (primal.args.vararg is None) != (fwd.args.vararg is None) or \
+            (primal.args.kwarg is None) != (fwd.args.kwarg is None):
         return None
     if len(_params(primal)) != len(_params(fwd)) - bound:
         return None
@@ -129,6 +132,16 @@ def returns_primal_output(model: "FileModel", d: "CustomDerivative", fwd: Functi
     if mine is None or mine != theirs:
         return None
     return f"`{d.name}` returns the same value, `{model.quote(returns[0].value, 40)}`"
+
+
+def _star_params(fn: FunctionNode) -> dict:
+    """`fn`'s `*args` and `**kwargs` names, by kind: two functions forwarding them alike agree."""
+    out = {}
+    if fn.args.vararg is not None:
+        out[fn.args.vararg.arg] = "#*"
+    if fn.args.kwarg is not None:
+        out[fn.args.kwarg.arg] = "#**"
+    return out
 
 
 def _follow_call(model: "FileModel", fn: FunctionNode, value: ast.expr) -> Optional[ast.Call]:

@@ -9,12 +9,14 @@ from typing import List, Optional, Tuple
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.jaxapi import ARRAY_NAMESPACES
-from vjplint.model.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.syntax.walk import walk
 
 
-def numeric_use(model: FileModel, fn: ast.AST, name: str) -> Optional[str]:
-    """The first arithmetic, comparison or jnp call in `fn` that reads `name`."""
+def numeric_use(model: FileModel, fn: ast.AST, name: str, depth: int = 0) -> Optional[str]:
+    """The first arithmetic, comparison or jnp call in `fn` that reads `name`, or in a function of
+    the module `fn` passes `name` to (two calls deep: `lambda z: _inv_efunc(z, omega)` with
+    `omega * a3` in `_inv_efunc`)."""
     for node in walk(fn):
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
             continue
@@ -25,6 +27,28 @@ def numeric_use(model: FileModel, fn: ast.AST, name: str) -> Optional[str]:
         if isinstance(parent, ast.Call) and node in parent.args and \
                 (model.index.qualname(parent.func) or "").startswith(ARRAY_NAMESPACES):
             return model.quote(parent, 40)
+    if depth >= 2:
+        return None
+    for node in walk(fn):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = model.index.parent(node)
+        call = model.index.parent(parent) if isinstance(parent, ast.keyword) else parent
+        if not isinstance(call, ast.Call) or call.func is node or not isinstance(call.func, ast.Name):
+            continue
+        callee = named_function(model.index, call.func)
+        if callee is None or isinstance(callee, ast.Lambda) or callee is fn:
+            continue
+        params = model.signature(callee).positional
+        position = next((i for i, a in enumerate(call.args) if a is node), None)
+        inner = parent.arg if isinstance(parent, ast.keyword) else \
+            params[position] if position is not None and position < len(params) and \
+            not any(isinstance(a, ast.Starred) for a in call.args[:position]) else None
+        if inner is None or inner not in params:
+            continue
+        use = numeric_use(model, callee, inner, depth + 1)
+        if use is not None:
+            return use if " in `" in use else f"{use}` in `{callee.name}"
     return None
 
 def local_function(model: FileModel, arg: ast.expr, enclosing: FunctionNode) -> Optional[FunctionNode]:

@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative
-from vjplint.model.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.rules.base import Rule
 
 JIT = "jax.jit"
@@ -17,7 +17,8 @@ class NondiffThroughInnerJit(Rule):
     below `@partial(jax.custom_jvp, nondiff_argnums=...)`, or `jax.custom_vjp(jax.jit(f),
     nondiff_argnums=...)`), without `static_argnums`, when a nondiff argument is a Python value
     the primal needs as one: it is called (a function), or it is the whole test of an `if`,
-    `while` or conditional expression (a flag).
+    `while` or conditional expression (a flag), in the primal or in a function of the module it
+    passes the argument to (three calls deep).
 
     ## Why is this bad?
     JAX runs the jitted primal with every argument, nondiff ones included, and `jax.jit` traces
@@ -114,9 +115,34 @@ def integrate(f, a, b):
                 return inner, b.node
         return None
 
-    def _python_use(self, fn: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
+    def _python_use(self, fn: FunctionNode, name: str, depth: int = 0) -> Optional[Tuple[ast.AST, str, str]]:
+        """Where `fn` calls `name` or tests it as a flag, here or in a function of the module it
+        passes `name` to (three calls deep: `_route_fwd(x, flag)` then `if flag:` in `_sort_impl`)."""
         if self._rebound(fn, name):
             return None
+        found = self._own_python_use(fn, name)
+        if found is not None or depth >= 3:
+            return found
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            callee = named_function(self.model.index, node.func)
+            if callee is None or isinstance(callee, ast.Lambda) or callee is fn:
+                continue
+            params = self.model.signature(callee).positional
+            inner = next((params[i] for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id == name
+                          and i < len(params) and not any(isinstance(b, ast.Starred) for b in node.args[:i])), None)
+            inner = inner or next((k.arg for k in node.keywords if isinstance(k.value, ast.Name)
+                                   and k.value.id == name and k.arg in params), None)
+            if inner is None:
+                continue
+            use = self._python_use(callee, inner, depth + 1)
+            if use is not None:
+                where, what, error = use
+                return where, what if " in `" in what else f"{what} in `{callee.name}`", error
+        return None
+
+    def _own_python_use(self, fn: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
         for node in ast.walk(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
                 return node, "called as a function", ("TypeError: a function is no jit argument (`Error interpreting "

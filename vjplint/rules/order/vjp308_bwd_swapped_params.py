@@ -32,6 +32,10 @@ class BwdSwappedParams(Rule):
     (`a0`, `a1`), the use decides: bwd unpacking exactly the residuals fwd saves (`out, (x, w)`)
     from its last parameter, and never the one JAX passes the residuals, "may" have them swapped.
 
+    It also flags a bwd that names a nondiff parameter of the primal at another place than JAX
+    passes it (`def bwd(res, g, axis)` for `nondiff_argnums=(1,)`, the nondiff values moved last):
+    an error, since the residuals then receive a nondiff value.
+
     ## Why is this bad?
     JAX calls `bwd(*nondiff, residuals, cotangent)` positionally. With the names swapped, `g`
     holds the residuals and `res` the output cotangent. Nothing checks this: when the shapes
@@ -106,6 +110,8 @@ f.defvjp(f_fwd, f_bwd)
                 continue
             if arity.vararg or len(arity.names) < nd + 2 or not arity.accepts(nd + 2):
                 continue
+            if nd and self._nondiff_misplaced(d, bwd, arity.names, nondiff):
+                continue
             first, second = arity.names[nd], arity.names[nd + 1]
             if first not in COTANGENT_NAMES or second not in RESIDUAL_NAMES:
                 self._by_use(d, bwd, first, second)  # names that say nothing: how the body uses them
@@ -119,6 +125,37 @@ f.defvjp(f_fwd, f_bwd)
                         f"JAX calls {order}: `{first}` receives the residuals and `{second}` the output "
                         f"cotangent, so the gradient of `{d.name}` is silently wrong (nothing checks it when the "
                         f"shapes fit); swap them: ({second}, {first})")
+
+    def _nondiff_misplaced(self, d: CustomDerivative, bwd: RuleFunction, names, nondiff) -> bool:
+        """bwd names a nondiff parameter of the primal at another place than JAX passes it
+        (`def bwd(res, g, axis)` for `nondiff_argnums=(1,)`): JAX passes the nondiff values first."""
+        if bwd.node is None or d.primal is None:
+            return False
+        params = self.model.signature(d.primal).positional
+        wanted = [params[i] for i in nondiff if i < len(params)]
+        if len(wanted) != len(nondiff) or len(set(names)) != len(names):
+            return False
+        moved = [(name, names.index(name), j) for j, name in enumerate(wanted)
+                 if name in names and names.index(name) != j and names.index(name) < len(nondiff) + 2]
+        n = min(len(names), len(params))
+        if not moved or n >= 2 and tuple(names[:n]) == tuple(params[:n]):
+            return False  # bwd spells its parameters as the primal does, place by place (`a0, a1, a2`
+            # everywhere): the names say nothing about what JAX passes
+        self._seen.add(bwd.node)
+        name, at, j = moved[0]
+        nd = len(nondiff)
+        order = "bwd(" + ", ".join([*wanted, "residuals", "cotangent"]) + ")"
+        got = names[j] if j < len(names) else "?"
+        self.report(self.model.name_anchor(bwd.node),
+                    f"{rule_label(bwd, 'bwd')} takes the nondiff argument `{name}` as its parameter {at + 1} "
+                    f"(`{', '.join(names[:nd + 2])}`), but JAX calls {order}, the nondiff values first: "
+                    f"`{got}` receives `{name}`'s value and `{name}` receives "
+                    f"{'the residuals' if at == nd else 'the output cotangent' if at == nd + 1 else 'another nondiff value'}, "
+                    f"so differentiating `{d.name}` raises where bwd unpacks or uses them (`cannot unpack non-iterable "
+                    f"...`, `... has no attribute ...`) or gives wrong gradients; put the nondiff parameters first: "
+                    f"`{', '.join([*wanted, *[n for n in names[:nd + 2] if n not in wanted]])}`",
+                    severity=Severity.ERROR)
+        return True
 
     def _by_use(self, d: CustomDerivative, bwd: RuleFunction, first: str, second: str) -> None:
         assert bwd.node is not None

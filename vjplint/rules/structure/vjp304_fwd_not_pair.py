@@ -19,7 +19,9 @@ class FwdNotPair(Rule):
     array, arithmetic with one). It also flags a fwd that returns the primal's own output,
     whatever its structure: a call of the custom function itself (or a name bound once to one),
     the parameter the primal returns, or the same expression over the same parameters as the
-    primal's one `return` (`out, _ = _impl(x); return out` in both; `vjplint/facts/rule_evidence.py`).
+    primal's one `return` (`out, _ = _impl(x); return out` in both, `*args`/`**kwargs` forwarded
+    alike; `vjplint/facts/rule_evidence.py`), or a helper whose every return is one array (an
+    index only an array takes, `tokens[order, ...]`, counts as one).
     Anything else (a parameter the primal does not return, a helper call) is unknown and stays
     silent.
 

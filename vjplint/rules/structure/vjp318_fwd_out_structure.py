@@ -24,6 +24,13 @@ class FwdOutStructure(Rule):
     call (or a name of fwd bound to one) and `res` not: the pair swapped. An element taken from the primal's own tuple result (`out, (s, m) = f(x)`,
     then `return out, ...`) never has the whole output's structure, whatever its kind.
 
+    Where the primal's own structure is not shown (a primal written as `fwd(...)[0]`, whose
+    output changes with fwd's), bwd is read instead: fwd's first element is a container (a tuple
+    literal, a name bound to one: `return (out,), res`, or the swapped `return res, out`) while bwd
+    uses its output cotangent as one array (`g.astype(...)`, `g @ w`, `-g`, `jnp.einsum(..., g)`,
+    in bwd or a module function it passes `g` to). JAX hands bwd a cotangent of the output's
+    structure, so one of the two is wrong; this is an error.
+
     ## Why is this bad?
     JAX requires fwd's first element to look like the full output of the decorated function.
     Measured on JAX 0.10.2 (docs/facts/structure.md): under `grad(jit(f))` (a jitted function
@@ -123,6 +130,10 @@ f.defvjp(f_fwd, f_bwd)
         self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
+        self._against_primal(d)
+        self._cotangent_used_as_array(d)
+
+    def _against_primal(self, d: CustomDerivative) -> None:
         primal = self.model.facts.primal_structure(d)
         if primal is None:
             self._wrapped_own_output(d)
@@ -152,6 +163,32 @@ f.defvjp(f_fwd, f_bwd)
                                       f"function {d.name})` and {plain}; return the full output "
                                       f"({describe(expected)}) as the first element, or decorate a function that "
                                       f"returns only what you differentiate")
+
+    def _cotangent_used_as_array(self, d: CustomDerivative) -> None:
+        """fwd's primal output is a container while bwd uses the output cotangent as one array:
+        JAX hands bwd a cotangent of the output's structure, so one of the two is wrong."""
+        for reg in self.model.facts.registered_bwds():
+            if reg.d is not d or reg.fwd is None or reg.fwd.node is None:
+                continue
+            use = self.model.facts.used_as_array(reg.bwd.node, reg.params[-1])
+            if use is None:
+                continue
+            for out in self.model.facts.fwd_outputs(d, reg.fwd.node):
+                if out.structure[0] in (ARRAY, ELEMENT) or out.node in self._seen:
+                    continue
+                self._seen.add(out.node)
+                g = reg.params[-1]
+                inside = self.model.index.enclosing_function(use)
+                where = f" in `{inside.name}`" if inside is not reg.bwd.node and \
+                    isinstance(inside, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
+                self.report(out.node, f"{rule_label(reg.fwd, 'fwd')} returns {describe(out.structure)} as its primal "
+                                      f"output ({out.why}), so JAX hands bwd a cotangent `{g}` of that structure, but "
+                                      f"{rule_label(reg.bwd, 'bwd')} uses `{g}` as one array (`{self.quote(use, 40)}`{where}, "
+                                      f"line {use.lineno}): differentiating `{d.name}` raises a TypeError there "
+                                      f"(`... requires ndarray or scalar arguments, got <class 'tuple'>`, `unsupported "
+                                      f"operand type(s)`) or where a caller uses the container as an array; return the "
+                                      f"output itself as fwd's first element (the pair is `(output, residuals)`), or "
+                                      f"unpack `{g}` in bwd if the output really is a container", severity=Severity.ERROR)
 
     def _wrapped_own_output(self, d: CustomDerivative) -> None:
         """`return (out,), res` where `out` is what the decorated function returns (a call of it, of

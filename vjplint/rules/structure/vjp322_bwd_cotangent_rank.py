@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import List
+from typing import List, Set
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.pullbacks import Pullback
@@ -19,6 +19,9 @@ PULLBACK_ERROR = ("`ValueError: unexpected JAX type (e.g. shape/dtype) for argum
                   "JAX type float32[...]`")
 
 
+TOTALS = frozenset({"sum", "mean", "nansum", "nanmean", "prod", "max", "min", "amax", "amin"})
+
+
 class BwdCotangentRank(Rule):
     """## What it does
     Flags a custom_vjp bwd rule that returns, as an argument's cotangent, an expression of the
@@ -27,6 +30,13 @@ class BwdCotangentRank(Rule):
     `g` is a scalar, and returning `(g,)` or `(g / n,)` for `x` is only right when `x` is a
     scalar; the primal `x[0]` makes `g` one rank lower than `x`, so `(g,)` is always wrong.
     Residuals that are Python scalars (`x.size`) keep the rank; anything unknown is silent.
+
+    A cotangent reduced over every axis (`jnp.sum(dq)`, `dq.mean()`, with no `axis=`) is a
+    scalar: it is flagged as an error where the code shows the parameter is not one (indexed,
+    its `shape` read at a position, an `einsum` operand with a named term, an operand of `@`, a
+    matrix of `jnp.linalg`, reduced over a named axis), in the primal, fwd, bwd (through the
+    residuals) or a helper of the module they pass it to. Summing the cotangent of a parameter
+    nothing shows to have axes (a broadcast scale) is left alone.
 
     The same goes for a `jax.vjp` pullback that fwd saves for bwd: when fwd returns
     `jax.vjp(f, x)` (or `out, pull = jax.vjp(f, x)` and then `out` first), the pullback wants a
@@ -107,6 +117,7 @@ total.defvjp(total_fwd, total_bwd)
 ''']
 
     def check(self) -> None:
+        self._reported: Set[ast.AST] = set()
         facts = self.model.facts
         for d, fwd, bwd, params in self.model.facts.registered_bwds(lambda d: bool(facts.differentiable_names(d))):
             assert bwd.node is not None
@@ -114,6 +125,7 @@ total.defvjp(total_fwd, total_bwd)
             g = params[-1]
             if fwd is not None and fwd.node is not None:
                 self._check_pullbacks(d, fwd, bwd, params[-2], g, out_rank)
+            self._check_reduced(d, bwd, list(facts.differentiable_names(d) or ()))
             if out_rank is None:
                 continue
             ranks = self.model.facts.ranks(bwd.node, {g: Rank(out_rank.base, out_rank.offset,
@@ -181,9 +193,56 @@ total.defvjp(total_fwd, total_bwd)
                 got = ranks.of(element)
                 if got is None or got.base not in (None, name) or got.base is None and got.offset != 0:
                     continue
-                if got.base == name and got.offset == 0:
+                if got.base == name and got.offset == 0 or element in self._reported:
                     continue
                 self.report(element, self._message(d, bwd, element, name, got, ranks.env[g]))
+
+    def _check_reduced(self, d: CustomDerivative, bwd: RuleFunction, names: List[str]) -> None:
+        """A cotangent reduced over every axis (`jnp.sum(dq)`, `dq.mean()`) for a parameter the
+        code shows to have axes (or to be a container): a scalar where JAX wants `q`'s shape."""
+        assert bwd.node is not None
+        for _, value in self.model.facts.returns_of(bwd.node):
+            if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(names):
+                continue
+            for element, name in zip(value.elts, names):
+                reduced = self._full_reduction(bwd, element)
+                if reduced is None or element in self._reported:
+                    continue
+                axes = self.model.facts.param_axes(d, name)
+                if axes is None:
+                    continue
+                self._reported.add(element)
+                self.report(element, f"{rule_label(bwd, 'bwd')} returns `{self.quote(element, 40)}` as the cotangent of "
+                                     f"`{name}`, a scalar ({self._reduces(element, reduced)}), but "
+                                     f"`{name}` is not a scalar: {axes.why}; differentiating `{d.name}` raises "
+                                     f"{SHAPE_ERROR}; return a cotangent shaped like `{name}` (reduce only the axes "
+                                     f"that broadcasting added, with `axis=`)", severity=Severity.ERROR)
+
+    def _reduces(self, element: ast.expr, reduced: ast.expr) -> str:
+        return "it reduces over every axis" if element is reduced else \
+            f"`{self.quote(element, 20)}` is `{self.quote(reduced, 40)}`, which reduces over every axis"
+
+    def _full_reduction(self, bwd: RuleFunction, element: ast.expr):
+        """`jnp.sum(e)`, `jnp.mean(e)`, `e.sum()` (no axis), or a name bound once to one."""
+        assert bwd.node is not None
+        for _ in range(4):
+            if not isinstance(element, ast.Name):
+                break
+            scope = self.model.index.scopes.get(bwd.node)
+            bindings = scope.bindings.get(element.id, []) if scope is not None else []
+            if len(bindings) != 1 or bindings[0].kind != "assign" or not isinstance(bindings[0].node, ast.Assign) \
+                    or bindings[0].value is None or not isinstance(bindings[0].node.targets[0], ast.Name):
+                return None
+            element = bindings[0].value
+        if not isinstance(element, ast.Call) or element.keywords:
+            return None
+        q = self.model.index.qualname(element.func) or ""
+        if q.startswith(("jax.numpy.", "numpy.")) and q.rsplit(".", 1)[-1] in TOTALS and len(element.args) == 1 \
+                and not isinstance(element.args[0], ast.Starred):
+            return element
+        if not q and isinstance(element.func, ast.Attribute) and element.func.attr in TOTALS and not element.args:
+            return element
+        return None
 
     def _message(self, d: CustomDerivative, bwd: RuleFunction, element: ast.expr, name: str, got: Rank,
                  g: Rank) -> str:
