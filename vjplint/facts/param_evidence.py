@@ -98,6 +98,7 @@ class Evidence:
     may: bool = False  # says the value may be an array, never that it is one (caps the verdict at "maybe")
     unfixable: str = ""  # why the residual-plus-None fix cannot move the value (a non-pytree object)
     traced_at: int = 0  # the line of a call of this module passing the slot a traced value (VJP104's call)
+    via: str = ""  # the module function the value was followed into (`helper_evidence`), if any
     container: bool = False  # a display of constants (`{'scale': 0.5}`): static items, never decisive alone
     string: bool = False  # the use shows a string (compared with one, formatted into one): VJP104 reads it
 
@@ -257,9 +258,10 @@ def _helper_evidence(model: FileModel, fn: FunctionNode, param: str, depth: int,
             continue
         via = f"is passed to `{callee.name}` (line {node.lineno}), where `{inner}` "
         for e in usage_evidence(model, callee, inner) + _helper_evidence(model, callee, inner, depth + 1, seen):
-            reason = e.reason if e.reason.startswith("is passed to") else via + e.reason
+            reason = e.reason if e.via else via + e.reason  # the outermost call names the first helper
             found.append(Evidence(e.kind, e.weight, reason, node.lineno, from_usage=True, key=e.key,
-                                  string=e.string, container=e.container))
+                                  string=e.string, container=e.container, no_derivative=e.no_derivative,
+                                  via=callee.name))
     return found
 
 
