@@ -10,7 +10,9 @@ Adapted from stanford-crfm/levanter:src/levanter/models/loss.py:215 (commit 9263
 `_block_cross_entropy_forward` and `_block_cross_entropy_backward` below it). Levanter decorates
 it with `equinox.filter_custom_vjp` (`def_fwd` / `def_bwd`, whose bwd also receives the original
 arguments); here it is `jax.custom_vjp` with the block size and dtype in `nondiff_argnums=(2, 3)`,
-so fwd also saves `pred` and the labels among its residuals. Haliax's named axes become plain
+so fwd also saves `pred` and the labels among its residuals, and the block loop that levanter's
+primal reaches by calling its fwd (`_block_cross_entropy_forward(None, ...)[0]`) is a helper
+both call. Haliax's named axes become plain
 arrays ([Batch, Embed] @ [Embed, Vocab]); the soft cap is dropped. The caller adds levanter's
 logsumexp penalty, `loss + 0.1 * log_z ** 2`.
 """
@@ -26,7 +28,7 @@ EVAL = {'id': 'mutation/levanter_blockwise_xent', 'family': 'mutation', 'expect'
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
 def _blockwise_cross_entropy_loss(pred, labels_y, block_size, dtype):
     """Cross-entropy loss and log normalizers, block by block over the vocabulary."""
-    return _block_cross_entropy_forward(pred, labels_y, block_size, dtype)[0]
+    return _block_cross_entropy(pred, labels_y, block_size, dtype)[0]
 
 
 def _block_one_hot(block_len, block_start, labels, dtype):
@@ -36,7 +38,7 @@ def _block_one_hot(block_len, block_start, labels, dtype):
     return target_y_block * target_is_in_this_block[:, None]
 
 
-def _block_cross_entropy_forward(pred, labels_y, block_size, dtype):
+def _block_cross_entropy(pred, labels_y, block_size, dtype):
     pred_embeddings, pred_lm_head = pred
     vocab_size = pred_lm_head.shape[-1]
     has_stragglers = vocab_size % block_size != 0
@@ -68,6 +70,10 @@ def _block_cross_entropy_forward(pred, labels_y, block_size, dtype):
         o, log_z, _ = process_block(num_blocks, (o, log_z, max_logits), remainder_size)
     o = log_z - o
     return ((o, log_z), (log_z, pred, labels_y))
+
+
+def _block_cross_entropy_forward(pred, labels_y, block_size, dtype):
+    return _block_cross_entropy(pred, labels_y, block_size, dtype)
 
 
 def _block_cross_entropy_backward(block_size, dtype, residuals, grad_in):

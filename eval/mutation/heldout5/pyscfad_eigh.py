@@ -2,7 +2,7 @@
 as `@partial(custom_jvp, nondiff_argnums=(2, 3, 4, 5))` (custom_jvp imported by name), four
 defaulted keyword options in nondiff_argnums; the rule, registered with `@_eigh.defjvp`, takes
 the four options first, unpacks `a, b = primals` and `at, bt = tangents`, calls the function
-again with the options by keyword, and returns the pair `(w, v)` with tangents `(dw, dv)`
+again with the options (positionally here; the library passes them by keyword), and returns the pair `(w, v)` with tangents `(dw, dv)`
 (first-order perturbation theory for A v = B v w, degenerate pairs masked by a threshold).
 
 Adapted from fishjojo/pyscfad:pyscfad/_src/scipy/linalg.py:35 (commit 0a958a9). The library's
@@ -40,7 +40,7 @@ def _eigh(a, b, lower=True, turbo=True, check_finite=True, driver=None):
 def _eigh_jvp(lower, turbo, check_finite, driver, primals, tangents):
     a, b = primals
     at, bt = tangents
-    w, v = primal_out = _eigh(*primals, lower=lower, turbo=turbo, check_finite=check_finite, driver=driver)
+    w, v = primal_out = _eigh(*primals, lower, turbo, check_finite, driver)
     eji = w[..., numpy.newaxis, :] - w[..., numpy.newaxis]
     idx = abs(eji) < DEG_THRESH
     eji = np.where(idx, 1e200, eji)
