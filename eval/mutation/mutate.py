@@ -1555,6 +1555,32 @@ def _residual_python_float(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[s
     bwd.body.insert(at, stmt(f"{res}, _scale = {res}")[0])
     return "fwd"
 
+
+@heldout5_mutation("creator_on_method", "custom_jvp / custom_vjp objects are not descriptors (no `__get__`): the definition moved into a class as methods taking `self` (primal, rules and registration in the class body), used through an instance")
+def _creator_on_method(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    stmts = _moved_definition(tree, d)
+    if stmts is None or any(isinstance(fn, ast.Lambda) for _, fn in _rule_defs(d)) or isinstance(d.primal, ast.Lambda):
+        return None
+    funcs = [s for s in stmts if isinstance(s, ast.FunctionDef)]
+    if any(f.args.vararg or "self" in param_names(f) for f in funcs):
+        return None
+    for f in funcs:
+        f.args.args.insert(0, ast.arg("self"))
+        for n in [n for st in f.body for n in ast.walk(st)]:  # the body, not the decorators (`@f.defjvp` stays)
+            for field, value in ast.iter_fields(n):
+                if isinstance(value, ast.Name) and value.id == d.name and isinstance(value.ctx, ast.Load):
+                    setattr(n, field, expr(f"self.{d.name}"))
+                elif isinstance(value, list):
+                    for i, v in enumerate(value):
+                        if isinstance(v, ast.Name) and v.id == d.name and isinstance(v.ctx, ast.Load):
+                            value[i] = expr(f"self.{d.name}")
+    at = tree.body.index(stmts[0])
+    tree.body = [s for s in tree.body if not any(s is m for m in stmts)]
+    cls = ast.ClassDef(name="_Layer", bases=[], keywords=[], body=stmts, decorator_list=[], type_params=[], lineno=0)
+    tree.body[at:at] = [cls, ast.Assign([ast.Name(d.name, ast.Store())], expr(f"_Layer().{d.name}"), lineno=0)]
+    return "definition"
+
+
 # ----------------------------------------------------------------------------- spelling operators
 
 SPELLINGS: Dict[str, Tuple[str, Op]] = {}
