@@ -13,6 +13,8 @@ primal unpacks the eigensolve into a plain pair: on JAX 0.10.2 `jnp.linalg.eig` 
 `EigResult` namedtuple, whose structure differs from the pair fwd returns, and the library's
 `return _eig(matrix)` raises a TypeError under `grad(jit(...))` there).
 """
+import functools
+from functools import partial
 from typing import Tuple
 
 import jax

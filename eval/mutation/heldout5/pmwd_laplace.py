@@ -11,8 +11,11 @@ Adapted from eelregit/pmwd:pmwd/gravity.py:9 (`laplace` and its caller `gravity`
 complex rfft-space density is reduced to a real 2-D array of modes, and pmwd's `Cosmology`
 dataclass to a NamedTuple).
 """
+import functools
+from functools import partial
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import custom_vjp

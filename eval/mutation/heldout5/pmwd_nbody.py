@@ -13,6 +13,7 @@ gravity is reduced to a pendulum-like force `-Omega_m * a * sin(disp)`, the grow
 factors to plain differences of the scale factor, and the hand-written `drift_adj`/`kick_adj`
 to reverse steps plus `jax.vjp` of each forward step).
 """
+import functools
 from functools import partial
 from typing import NamedTuple, Tuple
 

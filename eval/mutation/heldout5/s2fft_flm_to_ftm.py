@@ -11,6 +11,9 @@ Adapted from astro-informatics/s2fft:s2fft/transforms/spherical.py:291 (`flm_to_
 and `forward_latitudinal_step_jax` are replaced by one real kernel d[t, l, m] that vanishes for
 |m| > l, and the longitudinal FFT by a cosine sum).
 """
+import functools
+from functools import partial
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import custom_vjp

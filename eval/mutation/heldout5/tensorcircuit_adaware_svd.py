@@ -10,6 +10,8 @@ Adapted from tensorcircuit/tensorcircuit-ng:tensorcircuit/backends/jax_ops.py:18
 (`adaware_svd`, `jaxsvd_fwd`, `jaxsvd_bwd`; the intermediate names and the grouping of the
 terms are rewritten, the formula is the library's).
 """
+import functools
+from functools import partial
 from typing import Any, Sequence, Tuple
 
 import jax

@@ -11,6 +11,7 @@ Adapted from tensorcircuit/tensorcircuit-ng:tensorcircuit/backends/jax_ops.py:37
 rescaling is a `jnp.where` instead of a `lax.cond` with a dtype-dependent threshold, and the
 x == 0 branch is dropped since the inputs are away from zero).
 """
+import functools
 from functools import partial
 from typing import Tuple
 
