@@ -607,7 +607,7 @@ def _sniff(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
 #
 # Written for the third held-out set (2026-12-07), from the checks in JAX's own source (each row of
 # heldout3/OPERATORS.md names the check). They apply to heldout3's bases only (`ONLY_SETS`), so that
-# every earlier set's mutants and manifest entries stay as they were.
+# every earlier set's mutants and manifest entries stay as they were (and, since, to heldout4's and heldout5's).
 
 ONLY_SETS: Dict[str, Tuple[str, ...]] = {}
 
@@ -970,8 +970,8 @@ def _ordered_print(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
 #
 # Written for the fourth held-out set (2026-12-07, blind to vjplint's rules), from JAX 0.10.2's
 # checks (each row of heldout4/OPERATORS.md names the check): other places and spellings of the
-# mistakes heldout3's operators make, and checks no operator reached. They apply to heldout4's bases
-# only (`ONLY_SETS`); heldout3's operators apply to heldout4 as well (`heldout3_mutation`).
+# mistakes heldout3's operators make, and checks no operator reached. They apply to heldout4's and
+# heldout5's bases only (`ONLY_SETS`); heldout3's operators apply to heldout4 as well (`heldout3_mutation`).
 
 
 def heldout4_mutation(name: str, doc: str) -> Callable[[Op], Op]:
