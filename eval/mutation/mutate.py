@@ -30,10 +30,11 @@ BASES = HERE / "bases"
 HELD_OUT = HERE / "heldout"  # bases kept out of rule work: measured on, never tuned on
 # The held-out sets, in the order they were written (heldout2: 2026-12-06; heldout3: 2026-12-07, written
 # blind to vjplint's rules, with operators of its own that apply to it alone: `ONLY_SETS`; heldout4: 2026-12-07,
-# written blind, with operators of its own, heldout3's applying to it too). Each is
+# written blind, with operators of its own, heldout3's applying to it too; heldout5: 2026-12-07, written blind,
+# with operators of its own, heldout3's and heldout4's applying to it too). Each is
 # numbered apart (its own every-third sample), so that a new set leaves every earlier set's mutants
 # as they are.
-HELD_OUT_SETS = (HELD_OUT, HERE / "heldout2", HERE / "heldout3", HERE / "heldout4")
+HELD_OUT_SETS = (HELD_OUT, HERE / "heldout2", HERE / "heldout3", HERE / "heldout4", HERE / "heldout5")
 CASES = HERE / "cases"
 MANIFEST = HERE / "manifest.json"
 
@@ -606,13 +607,13 @@ def _sniff(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
 #
 # Written for the third held-out set (2026-12-07), from the checks in JAX's own source (each row of
 # heldout3/OPERATORS.md names the check). They apply to heldout3's bases only (`ONLY_SETS`), so that
-# every earlier set's mutants and manifest entries stay as they were.
+# every earlier set's mutants and manifest entries stay as they were (and, since, to heldout4's and heldout5's).
 
 ONLY_SETS: Dict[str, Tuple[str, ...]] = {}
 
 
 def heldout3_mutation(name: str, doc: str) -> Callable[[Op], Op]:
-    ONLY_SETS[name] = ("heldout3", "heldout4")  # heldout4 (2026-12-07) is mutated by them too
+    ONLY_SETS[name] = ("heldout3", "heldout4", "heldout5")  # heldout4 and heldout5 (2026-12-07) are mutated by them too
     return mutation(name, doc)
 
 
@@ -969,12 +970,12 @@ def _ordered_print(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
 #
 # Written for the fourth held-out set (2026-12-07, blind to vjplint's rules), from JAX 0.10.2's
 # checks (each row of heldout4/OPERATORS.md names the check): other places and spellings of the
-# mistakes heldout3's operators make, and checks no operator reached. They apply to heldout4's bases
-# only (`ONLY_SETS`); heldout3's operators apply to heldout4 as well (`heldout3_mutation`).
+# mistakes heldout3's operators make, and checks no operator reached. They apply to heldout4's and
+# heldout5's bases only (`ONLY_SETS`); heldout3's operators apply to heldout4 as well (`heldout3_mutation`).
 
 
 def heldout4_mutation(name: str, doc: str) -> Callable[[Op], Op]:
-    ONLY_SETS[name] = ("heldout4",)
+    ONLY_SETS[name] = ("heldout4", "heldout5")  # heldout5 (2026-12-07) is mutated by them too
     return mutation(name, doc)
 
 
@@ -1189,7 +1190,7 @@ def _nondiff_argnames_typo(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[s
 
 @heldout4_mutation("primal_kwonly_option", "row 3, look-alike: the primal gets a keyword-only option with a default (`*, eps=1e-6`), its callers unchanged (resolve_kwargs drops an unpassed default)")
 def _primal_kwonly(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
-    if not isinstance(d.primal, ast.FunctionDef) or d.primal.args.kwonlyargs or d.primal.args.kwarg:
+    if not isinstance(d.primal, ast.FunctionDef) or d.primal.args.kwonlyargs or d.primal.args.kwarg or "eps" in d.params:
         return None
     d.primal.args.kwonlyargs = [ast.arg("eps")]
     d.primal.args.kw_defaults = [ast.Constant(1e-6)]
@@ -1309,6 +1310,276 @@ def _jvp_not_pair_in_helper(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[
     for r in _rule_pairs(impl):
         replace(tree, r, r.elts[1])
     return "jvp"
+
+# ----------------------------------------------------------------------------- heldout5 operators
+#
+# Written for the fifth held-out set (2026-12-07, blind to vjplint's rules), from JAX 0.10.2's
+# checks (each row of heldout5/OPERATORS.md names the check): new callers (jax.linearize,
+# jax.checkpoint, lax.scan, vmap with in_axes), dtype changes (float16 inputs, integer cotangents,
+# float16 tangents), a signature that gains a parameter, negative nondiff_argnums, other
+# containers (dict, list) for cotangents, residuals and outputs, and a traced value made a Python
+# float. They apply to heldout5's bases only (`ONLY_SETS`); heldout3's and heldout4's operators
+# apply to heldout5 as well.
+
+
+def heldout5_mutation(name: str, doc: str) -> Callable[[Op], Op]:
+    ONLY_SETS[name] = ("heldout5",)
+    return mutation(name, doc)
+
+
+def _caller(tree: ast.Module, name: str, body: str, expected: Optional[str]) -> str:
+    """Append `def <name>(*args)` (its body given) and an `eval_custom` check of it: compared with
+    `expected` (an expression of `args`) when given, else only run."""
+    exp = f"({name}(*args), {expected})" if expected else f"({name}(*args), None)[1]"
+    tree.body.extend(stmt(
+        f"def {name}(*args):\n{body}\n\n"
+        f"def eval_custom():\n    args = tuple(eval_inputs())\n    return {{{name!r}: lambda: {exp}}}\n"))
+    return "caller"
+
+
+def _plain_grad(argnums: Tuple[int, ...]) -> str:
+    return f"jax.grad(lambda *a: jnp.sum(eval_fn(*a)), argnums={argnums!r})(*args)"
+
+
+@heldout5_mutation("linearize_caller", "row 22 through jax.linearize: a caller linearizes the function (forward mode) to reuse its jvp at several tangents")
+def _linearize_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums = tuple(meta.get("argnums", ()))
+    if not argnums:
+        return None
+    body = (f"    argnums = {argnums!r}\n"
+            "    def along(*diff):\n"
+            "        full = list(args)\n"
+            "        for p, v in zip(argnums, diff):\n"
+            "            full[p] = v\n"
+            "        return jnp.sum(eval_fn(*full))\n"
+            "    diff = tuple(jnp.asarray(args[p], jnp.float32) for p in argnums)\n"
+            "    _, f_jvp = jax.linearize(along, *diff)\n"
+            "    return f_jvp(*[jnp.ones_like(x) for x in diff])")
+    return _caller(tree, "linearize_usage", body, None)
+
+
+@heldout5_mutation("checkpoint_caller", "row 11's neighbour, look-alike expected: a caller wraps the function in jax.checkpoint (remat) and differentiates it")
+def _checkpoint_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums, static = tuple(meta.get("argnums", ())), tuple(meta.get("static", ()))
+    if not argnums:
+        return None
+    body = (f"    f = jax.checkpoint(eval_fn, static_argnums={static!r})\n"
+            f"    return jax.grad(lambda *a: jnp.sum(f(*a)), argnums={argnums!r})(*args)")
+    return _caller(tree, "checkpoint_usage", body, _plain_grad(argnums))
+
+
+@heldout5_mutation("scan_caller", "custom rules under lax.scan (partial eval and transpose of the scan body): a caller accumulates the loss over steps in a lax.scan body that calls the function")
+def _scan_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums = tuple(meta.get("argnums", ()))
+    if not argnums:
+        return None
+    body = ("    def loss(*a):\n"
+            "        def body(carry, _):\n"
+            "            return carry + jnp.sum(eval_fn(*a)), None\n"
+            "        total, _ = jax.lax.scan(body, jnp.float32(0.0), None, length=2)\n"
+            "        return total\n"
+            f"    return jax.grad(loss, argnums={argnums!r})(*args)")
+    return _caller(tree, "scan_usage", body, f"tuple(2.0 * g for g in {_plain_grad(argnums)})")
+
+
+@heldout5_mutation("vmap_in_axes_caller", "custom rules under vmap with in_axes (batching.py: a batched input beside an unbatched differentiated one): a caller vmaps the gradient over the last argument only")
+def _vmap_in_axes_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums, static = tuple(meta.get("argnums", ())), tuple(meta.get("static", ()))
+    fn = _eval_fn(tree)
+    if not argnums or fn is None:
+        return None
+    n = len(param_names(fn))
+    batched = [i for i in range(n) if i not in static and i != argnums[0]]
+    if not batched:
+        return None
+    b = batched[-1]
+    body = (f"    p, b = {argnums[0]!r}, {b!r}\n"
+            "    stacked = jnp.stack([jnp.asarray(args[b]), jnp.asarray(args[b]) * 0.9])\n"
+            f"    in_axes = tuple(0 if i == b else None for i in range({n}))\n"
+            "    g = jax.vmap(jax.grad(lambda *a: jnp.sum(eval_fn(*a)), argnums=p), in_axes=in_axes)\n"
+            "    return g(*[stacked if i == b else a for i, a in enumerate(args)])")
+    expected = (f"jnp.stack([jax.grad(lambda *a: jnp.sum(eval_fn(*a)), argnums={argnums[0]!r})"
+                f"(*[jnp.asarray(a) * s if i == {b!r} else a for i, a in enumerate(args)]) for s in (1.0, 0.9)])")
+    return _caller(tree, "vmap_in_axes_usage", body, expected)
+
+
+@heldout5_mutation("caller_f16_input", "rows 17/8 from the call site: the caller passes a differentiated input in float16 (mixed precision); the rules keep computing in float32")
+def _caller_f16_input(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums = tuple(meta.get("argnums", ()))
+    fns = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "eval_inputs"]
+    if not argnums or not fns:
+        return None
+    fn = fns[0]
+    fn.name = "_eval_inputs_f32"
+    i = tree.body.index(fn)
+    tree.body[i + 1:i + 1] = stmt(
+        "def eval_inputs():\n"
+        "    args = list(_eval_inputs_f32())\n"
+        f"    args[{argnums[0]!r}] = jnp.asarray(args[{argnums[0]!r}], jnp.float16)\n"
+        "    return tuple(args)\n")
+    return "caller"
+
+
+@heldout5_mutation("primal_new_param", "row 19: the primal gains a trailing parameter with a default (`scale=1.0`, scaling its first differentiated input), its rules not updated (JAX passes the default to fwd / into the jvp rule's primals)")
+def _primal_new_param(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    p = d.primal
+    if not isinstance(p, ast.FunctionDef) or p.args.vararg or p.args.kwonlyargs or p.args.kwarg or "scale" in d.params:
+        return None
+    first = d.params[d.diff_positions[0]] if d.diff_positions else None
+    if first is None:
+        return None
+    p.args.args.append(ast.arg("scale"))
+    p.args.defaults.append(ast.Constant(1.0))
+    at = 1 if p.body and isinstance(p.body[0], ast.Expr) and isinstance(p.body[0].value, ast.Constant) else 0
+    p.body.insert(at, stmt(f"{first} = jax.tree_util.tree_map(lambda t: t * scale, {first})")[0])
+    return "primal"
+
+
+@heldout5_mutation("nondiff_negative", "row 38: nondiff_argnums rewritten with negative indices counted from the end (`(-1,)` for the last): checked only against the arguments passed (api_util.py:230-240), never normalised (custom_derivatives.py:179-182, :299-307, :746-752)")
+def _nondiff_negative(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    nd = d.nondiff
+    if not nd or not isinstance(d.primal, ast.FunctionDef) or d.primal.args.vararg:
+        return None
+    n = len(d.params)
+    set_nondiff(d, tuple(p - n for p in nd), tree)
+    return "creator"
+
+
+@heldout5_mutation("bwd_ct_int", "row 17 with an integer dtype (not exempted like a float one): bwd returns a cotangent cast to int32 (`astype(jnp.int32)`) for a float input")
+def _bwd_ct_int(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r, i in _first_ct(d):
+        while isinstance(r.elts[i], (ast.Tuple, ast.List)) and r.elts[i].elts:  # a pytree cotangent: its first leaf
+            r, i = r.elts[i], 0
+        r.elts[i] = ast.Call(func=ast.Attribute(r.elts[i], "astype", ast.Load()), args=[expr("jnp.int32")], keywords=[])
+        done = True
+    return "bwd" if done else None
+
+
+def _diff_param_names(d: Deriv) -> Optional[List[str]]:
+    if not isinstance(d.primal, ast.FunctionDef) or d.primal.args.vararg:
+        return None
+    return [d.params[i] for i in d.diff_positions]
+
+
+@heldout5_mutation("bwd_ct_dict", "row 15 with a dict: bwd returns its cotangents keyed by parameter name, `{'x': ct_x, 'y': ct_y}`, instead of a tuple in the primal's order")
+def _bwd_ct_dict(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    names = _diff_param_names(d)
+    rets = [r for r in tuple_returns(d.rules.get("bwd")) if isinstance(r, ast.Tuple)]
+    if not names or not rets or any(len(r.elts) != len(names) for r in rets):
+        return None
+    for r in rets:
+        replace(tree, r, ast.Dict([ast.Constant(k) for k in names], list(r.elts)))
+    return "bwd"
+
+
+@heldout5_mutation("bwd_drop_none_comprehension", "row 15 through a comprehension: bwd filters the None cotangents out, `tuple(c for c in (...) if c is not None)`")
+def _bwd_drop_none(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in tuple_returns(d.rules.get("bwd")):
+        if isinstance(r, ast.Tuple) and any(is_none(e) for e in r.elts) and any(not is_none(e) for e in r.elts):
+            new = expr("tuple((c for c in () if c is not None))")
+            new.args[0].generators[0].iter = ast.Tuple(list(r.elts), ast.Load())
+            replace(tree, r, new)
+            done = True
+    return "bwd" if done else None
+
+
+@heldout5_mutation("residual_list", "row 31, look-alike (a list is a pytree): fwd saves its residuals in a list, `[a, b]`, bwd unpacks it as before")
+def _residual_list(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in _rule_pairs(d.rules.get("fwd")):
+        if isinstance(r.elts[1], ast.Tuple) and r.elts[1].elts:
+            r.elts[1] = ast.List(list(r.elts[1].elts), ast.Load())
+            done = True
+    return "fwd" if done else None
+
+
+@heldout5_mutation("fwd_out_list", "row 13 with a list: fwd returns a multi-output primal as a list, `([w, v], res)`, where the primal returns a tuple")
+def _fwd_out_list(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in _rule_pairs(d.rules.get("fwd")):
+        if isinstance(r.elts[0], ast.Tuple) and len(r.elts[0].elts) >= 2:
+            r.elts[0] = ast.List(list(r.elts[0].elts), ast.Load())
+            done = True
+    return "fwd" if done else None
+
+
+@heldout5_mutation("jvp_tangent_list", "row 5 with a list: the jvp rule returns a multi-output tangent as a list, `(primal_out, [dw, dv])`, where the primal output is a tuple")
+def _jvp_tangent_list(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in _rule_pairs(jvp_rule(d)):
+        if isinstance(r.elts[1], ast.Tuple) and len(r.elts[1].elts) >= 2:
+            r.elts[1] = ast.List(list(r.elts[1].elts), ast.Load())
+            done = True
+    return "jvp" if done else None
+
+
+@heldout5_mutation("jvp_tangent_f16", "row 8 with float16: the jvp rule returns its (first) tangent output in float16, the primal in float32 (a mixed-precision rule)")
+def _jvp_tangent_f16(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in _rule_pairs(jvp_rule(d)):
+        t = r.elts[1]
+        if isinstance(t, (ast.Tuple, ast.List)):
+            t.elts[0] = ast.Call(func=expr("jnp.asarray"), args=[t.elts[0], expr("jnp.float16")], keywords=[])
+        else:
+            r.elts[1] = ast.Call(func=expr("jnp.asarray"), args=[t, expr("jnp.float16")], keywords=[])
+        done = True
+    return "jvp" if done else None
+
+
+@heldout5_mutation("defjvps_none_entry", "look-alike (JAX takes None as a zero tangent rule): one defjvps entry replaced by None")
+def _defjvps_none_entry(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    args = d.registration.args
+    if d.method != "defjvps" or len(args) < 2:
+        return None
+    idx = [i for i, a in enumerate(args) if not is_none(a)]
+    if len(idx) < 2:
+        return None
+    args[idx[-1]] = ast.Constant(None)
+    return "defjvps"
+
+
+@heldout5_mutation("residual_python_float", "a traced value made a Python float in fwd (ConcretizationTypeError, core.py): fwd saves `float(jnp.max(jnp.abs(x)))` beside its residuals, for a scale bwd logs")
+def _residual_python_float(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    got = _bwd_res_param(d)
+    fwd = d.rules.get("fwd")
+    pairs = _rule_pairs(fwd)
+    if got is None or not pairs or not isinstance(fwd, ast.FunctionDef) or not param_names(fwd):
+        return None
+    bwd, res = got
+    x = param_names(fwd)[len(d.nondiff)] if len(param_names(fwd)) > len(d.nondiff) else param_names(fwd)[0]
+    for r in pairs:
+        r.elts[1] = ast.Tuple([r.elts[1], expr(f"float(jnp.max(jnp.abs({x})))")], ast.Load())
+    at = 1 if bwd.body and isinstance(bwd.body[0], ast.Expr) and isinstance(bwd.body[0].value, ast.Constant) else 0
+    bwd.body.insert(at, stmt(f"{res}, _scale = {res}")[0])
+    return "fwd"
+
+
+@heldout5_mutation("creator_on_method", "custom_jvp / custom_vjp objects are not descriptors (no `__get__`): the definition moved into a class as methods taking `self` (primal, rules and registration in the class body), used through an instance")
+def _creator_on_method(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    stmts = _moved_definition(tree, d)
+    if stmts is None or any(isinstance(fn, ast.Lambda) for _, fn in _rule_defs(d)) or isinstance(d.primal, ast.Lambda):
+        return None
+    funcs = [s for s in stmts if isinstance(s, ast.FunctionDef)]
+    if any(f.args.vararg or "self" in param_names(f) for f in funcs):
+        return None
+    for f in funcs:
+        f.args.args.insert(0, ast.arg("self"))
+        for n in [n for st in f.body for n in ast.walk(st)]:  # the body, not the decorators (`@f.defjvp` stays)
+            for field, value in ast.iter_fields(n):
+                if isinstance(value, ast.Name) and value.id == d.name and isinstance(value.ctx, ast.Load):
+                    setattr(n, field, expr(f"self.{d.name}"))
+                elif isinstance(value, list):
+                    for i, v in enumerate(value):
+                        if isinstance(v, ast.Name) and v.id == d.name and isinstance(v.ctx, ast.Load):
+                            value[i] = expr(f"self.{d.name}")
+    at = tree.body.index(stmts[0])
+    tree.body = [s for s in tree.body if not any(s is m for m in stmts)]
+    cls = ast.ClassDef(name="_Layer", bases=[], keywords=[], body=stmts, decorator_list=[], type_params=[], lineno=0)
+    tree.body[at:at] = [cls, ast.Assign([ast.Name(d.name, ast.Store())], expr(f"_Layer().{d.name}"), lineno=0)]
+    return "definition"
+
 
 # ----------------------------------------------------------------------------- spelling operators
 
