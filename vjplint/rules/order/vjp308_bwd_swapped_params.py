@@ -131,7 +131,10 @@ f.defvjp(f_fwd, f_bwd)
         (`def bwd(res, g, axis)` for `nondiff_argnums=(1,)`): JAX passes the nondiff values first."""
         if bwd.node is None or d.primal is None:
             return False
-        params = self.model.signature(d.primal).positional
+        sig = d.signature  # as callers see it: a partial's bound leading parameters are not counted
+        if sig is None:
+            return False
+        params = sig.positional
         wanted = [params[i] for i in nondiff if i < len(params)]
         if len(wanted) != len(nondiff) or len(set(names)) != len(names):
             return False
