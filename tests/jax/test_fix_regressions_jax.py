@@ -91,13 +91,47 @@ scale_by_mode_jit = jax.jit(scale_by_mode, static_argnames=("mode",))
 '''
 
 
+# What the rewrite of MODE_SOURCE was (main at 1f3e39b, `mode` forced an array), before the planner
+# followed `mode` into `_scaled`, where `mode == "double"` now refuses it too.
+MODE_WOULD_BE = '''
+import jax
+import jax.numpy as jnp
+
+
+@jax.custom_vjp
+def scale_by_mode(mode, x):
+    return x
+
+
+def scale_by_mode_fwd(mode, x):
+    return x, mode
+
+
+def _scaled(mode, g):
+    return g * 2.0 if mode == "double" else g
+
+
+def scale_by_mode_bwd(mode, g):
+    return (None, _scaled(mode, g))
+
+
+scale_by_mode.defvjp(scale_by_mode_fwd, scale_by_mode_bwd)
+scale_by_mode_jit = jax.jit(scale_by_mode, static_argnames=("mode",))
+'''
+
+
 def test_jit_static_parameter_moved_to_a_differentiable_slot_raises(jax_cpu, tmp_path):
     """`array-names` forces `mode` to be an array (as when real code was forced); jit declares it
-    static, so callers pass a string, which a differentiable slot rejects."""
+    static, so callers pass a string, which a differentiable slot rejects. The planner now also
+    refuses it for the string comparison in the helper bwd passes `mode` to."""
+    from vjplint.settings.config import Config
+    from vjplint.fixes.apply import fix_text
+
     jnp = jax_cpu.numpy
-    would_be = _would_be(MODE_SOURCE, "jax.jit(scale_by_mode,", "scale_by_mode", array_names=frozenset({"mode"}))
-    assert "@jax.custom_vjp\ndef scale_by_mode(mode, x):" in would_be
-    original, rewritten = _load(tmp_path, "orig", MODE_SOURCE), _load(tmp_path, "new", would_be)
+    hidden = MODE_SOURCE.replace("jax.jit(scale_by_mode,", "jax.jit(SCALE_BY_MODE,")
+    result = fix_text("input.py", hidden, Config(array_names=frozenset({"mode"})), True)
+    assert result.fixed_count == 0 and result.text == hidden
+    original, rewritten = _load(tmp_path, "orig", MODE_SOURCE), _load(tmp_path, "new", MODE_WOULD_BE)
     x = jnp.float32(3.0)
     assert original.scale_by_mode_jit("double", x) == 3.0
     assert jax_cpu.grad(lambda v: original.scale_by_mode_jit("double", v))(x) == 2.0
