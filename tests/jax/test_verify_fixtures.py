@@ -120,14 +120,23 @@ TILE = textwrap.dedent('''\
     import jax.numpy as jnp
 
 
-    # `reps` is annotated as an array but a helper uses it as a Python int: moving it out of
-    # nondiff_argnums makes it a tracer inside the custom_vjp, so `count(reps)` fails under jit.
+    # `reps` is annotated as an array but a helper three calls deep uses it as a Python int (the
+    # lint follows two): moving it out of nondiff_argnums makes it a tracer inside the custom_vjp,
+    # so `count(reps)` fails under jit.
     @partial(jax.custom_vjp, nondiff_argnums=(0,))
     def tiled(reps: jax.Array, x):
         return jnp.tile(x, count(reps))
 
 
     def count(reps):
+        return _checked(reps)
+
+
+    def _checked(reps):
+        return _as_int(reps)
+
+
+    def _as_int(reps):
         return int(reps)
 
 
@@ -160,7 +169,7 @@ def test_fix_verify_keeps_a_failing_rewrite_and_applies_a_proven_one(tmp_path):
     assert (tmp_path / "tile.py").read_text() == TILE
     assert (tmp_path / "gate.py").read_text() == gate
     assert (tmp_path / "clip.py").read_text() == (FIX / "safe_canonical" / "expected.py").read_text()
-    assert ("tile.py:9: tiled: failed: jit: ConcretizationTypeError: Abstract tracer value encountered where "
+    assert ("tile.py:10: tiled: failed: jit: ConcretizationTypeError: Abstract tracer value encountered where "
             "concrete value is expected") in proc.stderr
     assert ("gate.py:11: gated: failed: jit(grad): TracerBoolConversionError: Attempted boolean conversion of "
             "traced array with shape float32[]. (also under vmap(grad))") in proc.stderr

@@ -1,5 +1,5 @@
 """The residual-plus-None fix is wrong here, and no static check sees it: a helper of bwd
-branches on `gate` in Python. Once `gate` is a residual it is traced under jit(grad) and the
+branches on `gate` in Python three calls deep (the lint follows a value two calls deep). Once `gate` is a residual it is traced under jit(grad) and the
 branch raises; the original works. `vjplint --fix --verify` must leave it unchanged."""
 
 from functools import partial
@@ -20,6 +20,14 @@ def gated_fwd(gate, x):
 
 
 def _scaled(gate, g):
+    return _picked(gate, g)
+
+
+def _picked(gate, g):
+    return _branch(gate, g)
+
+
+def _branch(gate, g):
     if not gate:
         return g
     return jnp.multiply(gate, g)
