@@ -64,6 +64,8 @@ class Form:
 
 ZERO, CONST, LINEAR, UNKNOWN = Form("zero"), Form("const"), Form("linear"), Form("unknown")
 _PART = ast.Constant(None)  # a name unpacked from a tangent-free value
+# Statements whose body may not run; `match` exists from Python 3.10 (vjplint runs on 3.9 too).
+_BRANCHES = tuple(getattr(ast, n) for n in ("If", "For", "AsyncFor", "While", "Match") if hasattr(ast, n))
 
 
 class Linearity:
@@ -320,7 +322,7 @@ class Linearity:
         """The binding of `value` sits in a branch or loop of the rule: it may not run."""
         node = self.index.parent(value)
         while node is not None and node is not self.fn:
-            if isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Match)):
+            if isinstance(node, _BRANCHES):
                 return True
             node = self.index.parent(node)
         return False
