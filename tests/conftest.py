@@ -41,6 +41,13 @@ FIXTURES = ROOT / "fixtures"
 # accelerator: `JAX_PLATFORMS=tpu pytest -m jax`); every subprocess that runs JAX gets the same.
 JAX_PLATFORM = os.environ.get("JAX_PLATFORMS") or "cpu"
 JAX_ENV = {"JAX_PLATFORMS": JAX_PLATFORM}
+# JAX in the tests' own process (the ground truth, the fix checks) runs on the CPU when the
+# children get a TPU: libtpu lets one process at a time hold the chip, and a test that opened it
+# in-process would keep it from every verify/check-grads child after it ("The TPU is already in
+# use by process ..."). `VJPLINT_TEST_IN_PROCESS_PLATFORM=tpu,cpu` runs the in-process tests on
+# it instead (then run them alone: `pytest -m jax tests/jax/test_jax_ground_truth.py`).
+IN_PROCESS_PLATFORM = os.environ.get("VJPLINT_TEST_IN_PROCESS_PLATFORM") or (
+    "cpu" if "tpu" in JAX_PLATFORM.lower().split(",") else JAX_PLATFORM)
 
 
 @functools.lru_cache(maxsize=None)
@@ -155,6 +162,8 @@ def jax_cpu():
     os.environ.setdefault("JAX_PLATFORMS", JAX_PLATFORM)
     import jax
 
+    if IN_PROCESS_PLATFORM != JAX_PLATFORM:
+        jax.config.update("jax_platforms", IN_PROCESS_PLATFORM)  # read when JAX first opens a backend
     return jax
 
 
@@ -313,3 +322,12 @@ def pytest_runtest_call(item: pytest.Item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: Optional[pytest.Item]):
     return (yield from _guarded_phase(item))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # On a TPU run, before any test (or test module) imports JAX in this process: see
+    # IN_PROCESS_PLATFORM. Never on the CPU, where importing JAX here would slow every unit run.
+    if IN_PROCESS_PLATFORM != JAX_PLATFORM:
+        import jax
+
+        jax.config.update("jax_platforms", IN_PROCESS_PLATFORM)

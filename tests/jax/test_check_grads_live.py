@@ -193,3 +193,36 @@ def test_one_child_checks_every_module_and_a_missing_metadata_says_what_to_do(tm
                                                         "line 5)")
     assert [o.target.line for o in outcomes if o.report.filename == "mypkg/ops.py"] == [5, 13]
     assert len({o.report.device for o in outcomes if o.report.device}) == 1
+
+
+@pytest.mark.jax
+def test_after_a_crash_a_fresh_child_checks_the_modules_after_it(tmp_path: Path) -> None:
+    """One child for every module (a TPU): a module that kills the child (`os._exit(3)` in a bwd
+    rule) ends only itself, with the child's exit status "while verifying it" (before: "code
+    None"); the modules after it are checked by a fresh child, as one child per module would
+    have (before: "exited with code 3 before reaching it")."""
+    from vjplint.gradcheck import api
+    from vjplint.project.workspace import Overrides, Workspace
+
+    (tmp_path / "a_crashes.py").write_text(
+        "import os\n\nimport jax\n\n\n@jax.custom_vjp\ndef f(x):\n    return 2 * x\n\n\n"
+        "def f_bwd(_, g):\n    os._exit(3)\n\n\nf.defvjp(lambda x: (f(x), None), f_bwd)\n")
+    (tmp_path / "b_wrong.py").write_text(SIN_TWICE)
+    workspace = Workspace(Overrides(), None)
+    jobs = []
+    for name in ("a_crashes", "b_wrong"):
+        path = tmp_path / f"{name}.py"
+        job = api.ModuleJob(f"{name}.py", path, path.read_text(), workspace.settings_for(str(path)))
+        api.plan_module(job, name)
+        jobs.append(job)
+    seen = []
+    copies = api.Copies()
+    try:
+        outcomes = api.check_together(jobs, copies, 300, None, progress=lambda *a: seen.append(a[:2]))
+    finally:
+        copies.remove()
+    got = {o.report.filename: (o.status, o.report.reason) for o in outcomes}
+    assert got["a_crashes.py"] == ("unverified", "the verification process exited with code 3 while verifying it")
+    assert got["b_wrong.py"][0] == "failed"
+    assert got["b_wrong.py"][1].startswith("jvp tangent (along a random tangent) differs from finite differences")
+    assert seen[-1] == (2, 2)

@@ -341,34 +341,50 @@ def check_together(jobs: Sequence[ModuleJob], copies: Copies, timeout: Optional[
         if one is not None:
             pending.append(one)
             shown.append(job.display)
-    if pending:
-        request = {"modules": [p[0] for p in pending]}
-        limit = sum(p[1] for p in pending)
-        before = len(jobs) - len(pending)  # checked from their recordings alone: no child needed
-
-        def on_event(event: Dict[str, Any]) -> None:
-            index = event.get("index")
-            if progress is not None and event.get("event") == "module" and isinstance(index, int) and \
-                    0 < index <= len(shown):
-                progress(before + index, len(jobs), shown[index - 1])
-
-        result = run_harness(request, limit, pending[0][2], pending[0][3], script=CHILD, on_event=on_event)
-        groups: List[List[Dict[str, Any]]] = [[] for _ in pending]
-        head = [e for e in result.events if e.get("event") in ("start", "no-jax")]
-        index = None
-        for event in result.events:
-            if event.get("event") == "module":
-                index = event.get("index")
-            elif index is not None and event.get("event") not in ("start", "no-jax"):
-                groups[index].append(event)
-        for i, (_request, one_limit, chosen, _cwd, runnable) in enumerate(pending):
-            finished = bool(groups[i]) and groups[i][-1].get("event") == "done"
-            piece = HarnessOutcome(head + groups[i], result.returncode if finished or not groups[i] else None,
-                                   result.timed_out and not finished, result.stderr_tail, result.start_error)
-            finish_module(piece, runnable, one_limit, chosen)
+    before = len(jobs) - len(pending)  # checked from their recordings alone: no child needed
+    while pending:
+        # A child that dies in a module (a crash, its time limit) ends that module only: a fresh
+        # child takes the modules after it, as one child per module would have.
+        done = _check_in_one_child(pending, shown, before, len(jobs), progress)
+        pending, shown, before = pending[done:], shown[done:], before + done
     if progress is not None:
         progress(len(jobs), len(jobs))
     return outcomes
+
+
+def _check_in_one_child(pending: List[Any], shown: List[str], before: int, total: int,
+                        progress: Optional[Callable[..., None]]) -> int:
+    """Check `pending` (prepared modules) in one child; how many of them it ended (finished, or
+    the one it died in), at least one."""
+    request = {"modules": [p[0] for p in pending]}
+    limit = sum(p[1] for p in pending)
+
+    def on_event(event: Dict[str, Any]) -> None:
+        index = event.get("index")
+        if progress is not None and event.get("event") == "module" and isinstance(index, int) and \
+                0 < index <= len(shown):
+            progress(before + index, total, shown[index - 1])
+
+    result = run_harness(request, limit, pending[0][2], pending[0][3], script=CHILD, on_event=on_event)
+    groups: List[List[Dict[str, Any]]] = [[] for _ in pending]
+    head = [e for e in result.events if e.get("event") in ("start", "no-jax")]
+    index = None
+    for event in result.events:
+        if event.get("event") == "module":
+            index = event.get("index")
+        elif index is not None and event.get("event") not in ("start", "no-jax"):
+            groups[index].append(event)
+    # The module the child was in when it ended is the last one with events: its exit status (a
+    # crash, `os._exit(3)`) or time limit is that module's.
+    last = max((i for i, group in enumerate(groups) if group), default=-1)
+    finished = [bool(g) and g[-1].get("event") == "done" for g in groups]
+    # A child that never reached a module (no JAX, a start-up failure) ends them all alike.
+    ended = len(pending) if all(finished) or last < 0 else last + 1
+    for i, (_request, one_limit, chosen, _cwd, runnable) in enumerate(pending[:ended]):
+        piece = HarnessOutcome(head + groups[i], result.returncode if finished[i] or i >= last else None,
+                               result.timed_out and not finished[i], result.stderr_tail, result.start_error)
+        finish_module(piece, runnable, one_limit, chosen)
+    return ended
 
 
 def _import_failures(outcomes: List[Outcome], python: Optional[str]) -> None:

@@ -23,9 +23,19 @@ class Unverifiable(Exception):
     """The function cannot be checked: the message says why."""
 
 
+_TRACEBACK_HEAD = "Traceback (most recent call last):"
+
+
 def describe_exc(exc):
     text = str(exc).strip().splitlines()
-    first = re.sub(r" at 0x[0-9a-fA-F]+", "", text[0]) if text else ""  # addresses vary between runs
+    first = text[0] if text else ""
+    if first.endswith(_TRACEBACK_HEAD):
+        # An error that carries another's traceback (a host callback's: "CpuCallback error:
+        # Traceback ..."): its first line says nothing; the wrapped exception is its last
+        # unindented line ("RuntimeError: jax.pure_callback failed to find a local CPU device").
+        inner = next((line for line in reversed(text[1:]) if line and not line[0].isspace()), "")
+        first = (first[:-len(_TRACEBACK_HEAD)].rstrip() + " " + inner).strip()
+    first = re.sub(r" at 0x[0-9a-fA-F]+", "", first)  # addresses vary between runs
     if len(first) > 400:
         first = first[:397] + "..."
     return "{}: {}".format(type(exc).__name__, first) if first else type(exc).__name__
