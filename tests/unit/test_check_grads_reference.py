@@ -44,7 +44,8 @@ def test_an_unknown_accelerator_is_treated_as_lacking_float64():
 
 def test_without_a_cpu_device_the_report_says_the_references_stay_in_float32():
     assert reference_device("tpu", []) == (
-        None, "references in float32 on tpu: it has no native float64, and no CPU device is available")
+        None, "references in float32 on tpu: it has no native float64, and no CPU device is available "
+        "(JAX_PLATFORMS=tpu hides it: `tpu,cpu` gives float64 references and host callbacks a device)")
 
 
 def test_cpu_devices_is_empty_when_the_cpu_backend_is_off():

@@ -26,8 +26,9 @@ def reference_device(platform, cpu_devices):
         return None, ""
     if cpu_devices:
         return cpu_devices[0], "references in float64 on the CPU: {} has no native float64".format(platform)
-    return None, "references in float32 on {}: it has no native float64, and no CPU device is available".format(
-        platform)
+    return None, ("references in float32 on {}: it has no native float64, and no CPU device is available "
+                  "(JAX_PLATFORMS={} hides it: `{},cpu` gives float64 references and host callbacks a "
+                  "device)".format(platform, platform, platform))
 
 
 def cpu_devices(jax):
