@@ -68,3 +68,71 @@ def test_a_decoded_value_is_hooked_as_json_loads_hooks_it() -> None:
                                                                   "d": {}}})
     assert _hooked(json.loads(text), hook) == json.loads(text, object_hook=hook)
     assert _hooked([1, {"x": "y"}], hook) == json.loads('[1, {"x": "y"}]', object_hook=hook)
+
+
+def test_messages_read_while_a_big_one_is_decoded_go_first_only_when_about_another_document() -> None:
+    """Transport.take_frame with the decoder's answer given by the test: what is dispatched at
+    once, what waits, and that the waiting ones are handled after the big one, in order."""
+    import asyncio
+    import threading
+
+    from vjplint.server.far_decode import BIG_FRAME
+    from vjplint.server.transport import DECODED, Transport
+
+    class Decoder:
+        def __init__(self) -> None:
+            self.jobs: list = []
+
+        def submit(self, body: Any, done: Any) -> None:
+            self.jobs.append((body, done))
+
+    class Server(Transport):
+        def __init__(self) -> None:
+            self._stop_event = threading.Event()
+            self._decoder = Decoder()
+            self.handled: list = []
+
+        def handle_frame(self, body: Any, problem: Any, decoded: Any = None) -> Any:
+            message = json.loads(body) if decoded is None else decoded
+            self.handled.append((message.get("method"), message.get("id")))
+            return None
+
+    def message(method: str, uri: Any = None, msg_id: Any = None, **params: Any) -> bytes:
+        body: dict = {"jsonrpc": "2.0", "method": method, "params": dict(params)}
+        if uri is not None:
+            body["params"]["textDocument"] = {"uri": uri}
+        if msg_id is not None:
+            body["id"] = msg_id
+        return json.dumps(body).encode()
+
+    async def run() -> list:
+        server = Server()
+        server._input_chunks = asyncio.Queue()
+        big = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": "file:///w/big.py", "languageId": "python", "version": 1, "text": "x" * BIG_FRAME}}}
+        steps = []
+        server.take_frame(json.dumps(big).encode(), None)
+        server.take_frame(message("textDocument/didOpen", "file:///w/small.py"), None)  # another document: now
+        server.take_frame(message("textDocument/codeAction", "file:///w/small.py", 1), None)  # now
+        server.take_frame(message("$/cancelRequest", id=1), None)  # no request waits: now
+        server.take_frame(message("textDocument/hover", "file:///w/b%69g.py", 2), None)  # the big one (quoted): waits
+        server.take_frame(message("textDocument/codeAction", "file:///w/small.py", 3), None)  # another: now
+        server.take_frame(message("$/cancelRequest", id=2), None)  # request 2 waits: so does its cancel
+        server.take_frame(message("workspace/executeCommand", msg_id=4), None)  # no document: waits
+        server.take_frame(message("textDocument/codeAction", "file:///w/small.py", 5), None)  # after that: waits
+        steps.append(list(server.handled))
+        [(body, done)] = server._decoder.jobs
+        done(json.loads(body), None)  # decoded: handled on the event loop's next turn, then what waited
+        assert await server._input_chunks.get() is DECODED
+        server.release_held()
+        steps.append(server.handled[len(steps[0]):])
+        server.take_frame(message("textDocument/codeAction", "file:///w/big.py", 6), None)  # nothing waits
+        steps.append(server.handled[-1:])
+        return steps
+
+    before, after, last = asyncio.run(run())
+    assert before == [("textDocument/didOpen", None), ("textDocument/codeAction", 1), ("$/cancelRequest", None),
+                      ("textDocument/codeAction", 3)]
+    assert after == [("textDocument/didOpen", None), ("textDocument/hover", 2), ("$/cancelRequest", None),
+                     ("workspace/executeCommand", 4), ("textDocument/codeAction", 5)]
+    assert last == [("textDocument/codeAction", 6)]
