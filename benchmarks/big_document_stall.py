@@ -90,6 +90,25 @@ def server_cpu_ms(server: Server) -> float:
     return total / 1e6
 
 
+def decoder_cpu_ms(server: Server) -> float:
+    """CPU of the server's decoder process so far (vjplint.server.far_decode; ms; 0 if none):
+    the big message's JSON decode, done on another CPU than the server's."""
+    total = 0
+    for task in Path(f"/proc/{server.proc.pid}/task").glob("*"):
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for pid in children:
+            try:
+                if b"\0-I\0-S\0-c\0" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    continue
+                total += sum(int((t / "schedstat").read_text().split()[0]) for t in Path(f"/proc/{pid}/task").glob("*"))
+            except (OSError, ValueError, IndexError):
+                pass
+    return total / 1e6
+
+
 def small_action(server: Server, uri: str, n: int) -> float:
     start = time.perf_counter()
     return server.request("textDocument/codeAction", code_action(uri), f"small-{n}") - start
@@ -136,6 +155,7 @@ def measure(mb: float, every: float, workdir: Path, options: Dict[str, Any]) -> 
             cpu_answered = server_cpu_ms(server)
             row["server CPU ms: didOpen written -> first answer"] = round(cpu_answered - cpu_before, 1)
             row["server CPU ms: first request written -> its answer"] = round(cpu_answered - cpu_sent, 1)
+            row["decoder process CPU ms by then (another CPU)"] = round(decoder_cpu_ms(server), 1)
         time.sleep(every)
     row["big didOpen -> diagnostics s"] = round(time.perf_counter() - start, 2)
     row["big diagnostics"] = [d["code"] for d in big_published[0]["diagnostics"]]

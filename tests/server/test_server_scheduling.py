@@ -5,9 +5,10 @@ cancelled with an answer at once. Everything asserted happens before the analysi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from tests.server.test_server_faults import SOURCE, RawClient
+from tests.server.test_server_faults import SOURCE, RawClient, frame
 
 
 def test_a_big_documents_analysis_delays_no_other_document_and_a_cancel_is_answered_meanwhile(
@@ -96,3 +97,80 @@ def test_a_big_document_under_the_size_limit_delays_no_small_documents_lint(tmp_
     [found] = client.wait_for(lambda m: publishes(big)(m) and m["params"].get("version") == 2)
     assert found["params"]["diagnostics"] == []
     assert client.stop() == ""
+
+
+def _big_text(prefix: str) -> str:
+    """A document over the default size limit and BIG_FRAME (its didOpen is decoded far): a
+    prefix with what JSON escapes and UTF-16 counts twice, SOURCE (one VJP305), comments."""
+    from vjplint.server.far_decode import BIG_FRAME
+
+    filler = "".join(f"# line {i}: \"quoted\" \\ back\tslash, café, 𝜕x\n" for i in range(BIG_FRAME // 30))
+    text = prefix + SOURCE + filler
+    assert len(text) > 1_000_000 and len(json.dumps(text)) > BIG_FRAME
+    return text
+
+
+def test_a_big_message_is_decoded_off_the_event_loop_and_only_messages_on_its_document_wait(
+        tmp_path: Path) -> None:
+    """The big document's didOpen is decoded in the decoder process (held there until the test
+    lets it go: VJPLINT_DECODE_WAIT_FOR): meanwhile a small document is opened, linted and its
+    code action answered; the messages on the big document (a code action, an edit, a save)
+    wait, and are handled after its didOpen, in order: the save's diagnostics are the edited
+    text's. Decoded on the event loop, the big document's code action would be answered first."""
+    go = tmp_path / "go"
+    prefix = 's = "tab\\there, quote \\" and 𝜕"  # é\n'
+    big_text = _big_text(prefix)
+    (tmp_path / "big.py").write_text(big_text)
+    (tmp_path / "small.py").write_text(SOURCE)
+    big, small = (tmp_path / "big.py").as_uri(), (tmp_path / "small.py").as_uri()
+    client = RawClient(tmp_path, env={"VJPLINT_DECODE_WAIT_FOR": str(go)})
+    client.initialize(tmp_path)
+    client.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": big, "languageId": "python", "version": 1, "text": big_text}}})
+    action = lambda msg_id, uri, line: {  # noqa: E731
+        "jsonrpc": "2.0", "id": msg_id, "method": "textDocument/codeAction", "params": {
+            "textDocument": {"uri": uri}, "range": {"start": {"line": line, "character": 0},
+                                                    "end": {"line": line, "character": 20}},
+            "context": {"diagnostics": [], "only": ["quickfix"]}}}
+    client.send(action("big", big, 1000))  # (a comment line: no action, whenever its analysis comes)
+    client.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": big, "version": 2}, "contentChanges": [{
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "\n"}]}})
+    client.send({"jsonrpc": "2.0", "method": "textDocument/didSave", "params": {"textDocument": {"uri": big}}})
+    client.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": small, "languageId": "python", "version": 1, "text": SOURCE}}})
+    client.send(action("small", small, 9))
+    publishes = lambda uri: lambda m: (m.get("method") == "textDocument/publishDiagnostics"  # noqa: E731
+                                       and m["params"]["uri"] == uri)
+    assert [a["title"] for a in client.answer("small")["result"]] == ["Disable VJP305 for this line"]
+    [found] = client.wait_for(publishes(small))
+    [small_finding] = found["params"]["diagnostics"]
+    # nothing on the big document yet: its messages wait for its didOpen's decode
+    assert not [m for m in client.seen if publishes(big)(m) or m.get("id") == "big"]
+    go.write_text("")
+    assert client.answer("big")["result"] == []
+    [found] = client.wait_for(lambda m: publishes(big)(m) and m["params"].get("version") == 2)
+    [finding] = found["params"]["diagnostics"]
+    assert finding["code"] == "VJP305"
+    for end in ("start", "end"):  # the edited text's finding: one line below the small one's, plus the prefix
+        assert finding["range"][end] == {"line": small_finding["range"][end]["line"] + 2,
+                                         "character": small_finding["range"][end]["character"]}
+    assert client.stop() == ""
+
+
+def test_a_big_message_that_is_not_json_is_answered_as_any_unreadable_one_and_the_server_goes_on(
+        tmp_path: Path) -> None:
+    """A big body the decoder cannot read is read on the event loop, which answers it with a
+    parse error as it does any (vjplint.server.transport.handle_frame); the messages after it
+    wait for it, then go on (shutdown, exit)."""
+    from vjplint.server.far_decode import BIG_FRAME
+
+    client = RawClient(tmp_path)
+    client.initialize(tmp_path)
+    client.write(frame(b'{"jsonrpc": "2.0", "id": "bad", "method": "textDocument/hover", "params": "'
+                       + b"x" * BIG_FRAME))  # a string never closed
+    assert client.answer("bad")["error"]["code"] == -32700  # type: ignore[index]
+    client.alive("after")
+    stderr = client.stop()
+    assert stderr == "vjplint server: warning: unreadable message from the client (Unterminated string starting " \
+                     "at: line 1 column 75 (char 74)), answered as an error to request 'bad'\n"

@@ -9,8 +9,9 @@ import inspect
 import json
 import logging
 import threading
+from collections import deque
 from urllib.parse import unquote
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Deque, Dict, List, Optional, Sequence, Union
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
@@ -18,6 +19,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from vjplint.server import edits
+from vjplint.server.far_decode import BIG_FRAME, Decoder, peek
 from vjplint.server.framing import PIPE_BYTES, Frames, request_id, widen_pipe
 
 log = logging.getLogger("vjplint.server")
@@ -129,6 +131,7 @@ class Transport:
             pass
         finally:
             self.far.stop()  # a big document's analysis nobody will read
+            self.decoder.stop()
             self.shutdown()
         return self.exit_code
 
@@ -152,6 +155,7 @@ class Transport:
                     return
 
         threading.Thread(target=reader, name="vjplint-stdin", daemon=True).start()
+        self._input_chunks = chunks
         frames = Frames()
         owed = None  # what the last frame taken short after a pause was read as (Frames.settled)
         while not self._stop_event.is_set():
@@ -161,6 +165,9 @@ class Transport:
                     chunk = await asyncio.wait_for(chunks.get(), FRAME_PAUSE_S)
                 else:
                     chunk = await chunks.get()
+                if chunk is DECODED:  # a big message is decoded (`take_frame`): what waited for it goes on
+                    self.release_held()
+                    continue
                 frames.feed(chunk)
             except asyncio.TimeoutError:
                 paused = True
@@ -171,27 +178,101 @@ class Transport:
                     log.warning("broken message from the client: %s; read as %s", late, owed)
                 if frame is None:
                     break
-                read_as = self.handle_frame(frame.body, frame.problem)
+                read_as = self.take_frame(frame.body, frame.problem)
                 owed = read_as if frame.owed else owed
             if frames.eof:
                 if frames.waiting:  # LSP: the client is gone without `exit`; here mid-message
                     log.warning("the client's input ended in the middle of a message (%d bytes held)",
                                 len(frames.buf))
                     self.exit_code = 1
+                while self.held and not self._stop_event.is_set():  # what was read is still handled
+                    if await chunks.get() is DECODED:
+                        self.release_held()
                 return
 
-    def handle_frame(self, body: Union[bytes, bytearray], problem: Optional[str]) -> Optional[str]:
+    # -- big messages decoded far (vjplint.server.far_decode) -------------------------------------
+    @property
+    def decoder(self) -> Decoder:
+        if not hasattr(self, "_decoder"):
+            self._decoder = Decoder()
+        return self._decoder
+
+    @property
+    def held(self) -> Deque["_Held"]:
+        """The messages read after a big one still being decoded, that wait for it, in order."""
+        if not hasattr(self, "_held"):
+            self._held: Deque[_Held] = deque()
+        return self._held
+
+    def take_frame(self, body: Union[bytes, bytearray], problem: Optional[str]) -> Optional[str]:
+        """Handle one message, or hold it: a body of BIG_FRAME bytes or more is decoded in the
+        decoder process, off the event loop; a message read while one is is dispatched at once
+        if it is about another document (textDocument/..., or a cancel while no request waits),
+        else held until the messages before it are handled. Returns what it was read as."""
+        if len(body) < BIG_FRAME and not self.held:
+            return self.handle_frame(body, problem)
+        if len(body) >= BIG_FRAME:
+            method, uri, request = peek(body)
+            entry = _Held(body, problem, uri, request, ready=False)
+            self.held.append(entry)
+            loop = asyncio.get_running_loop()
+            self.decoder.submit(body, lambda value, why: self._decoded(entry, loop, value, why))
+            return f"{method!r}" if method is not None else "a message"
+        try:
+            plain: Any = json.loads(body)
+        except ValueError:
+            plain = _UNDECODED
+        method = plain.get("method") if isinstance(plain, dict) else None
+        uri = _document_uri(plain, method)
+        if self._may_overtake(method, uri):
+            return self.handle_frame(body, problem, plain)
+        self.held.append(_Held(body, problem, uri, not isinstance(plain, dict) or "id" in plain, True, plain))
+        return _describe_plain(plain)
+
+    def _may_overtake(self, method: Any, uri: Optional[str]) -> bool:
+        if method == "$/cancelRequest":  # its request was dispatched already, unless one is held
+            return not any(entry.request for entry in self.held)
+        if uri is None:
+            return False
+        uri = unquote(uri)
+        return all(entry.uri is not None and unquote(entry.uri) != uri for entry in self.held)
+
+    def _decoded(self, entry: "_Held", loop: asyncio.AbstractEventLoop, value: Any, why: Optional[str]) -> None:
+        """In the decoder's thread: `entry`'s body is decoded (`value`), or could not be (`why`)."""
+        if why is None:
+            entry.message = value
+            entry.body = bytes(entry.body[:800])  # (what handle_frame may quote of it)
+        else:
+            log.info("a %d-byte message is decoded in the server instead: %s", len(entry.body), why)
+        entry.ready = True
+        try:
+            loop.call_soon_threadsafe(self._input_chunks.put_nowait, DECODED)
+        except RuntimeError:  # the loop is closed: the server is ending
+            pass
+
+    def release_held(self) -> None:
+        """Handle the held messages, in order, up to the first still being decoded."""
+        while self.held and self.held[0].ready and not self._stop_event.is_set():
+            entry = self.held.popleft()
+            self.handle_frame(entry.body, entry.problem, entry.message)
+
+    def handle_frame(self, body: Union[bytes, bytearray], problem: Optional[str],
+                     decoded: Any = None) -> Optional[str]:
         """Decode and dispatch one message; what cannot be is logged in one line, and a request
-        whose id can be read gets an error answer (JSON-RPC's parse error). Returns what the
+        whose id can be read gets an error answer (JSON-RPC's parse error). `decoded`: the
+        body's JSON value, when it was decoded already (`take_frame`). Returns what the
         message was read as (None: not a message)."""
         from pygls.exceptions import JsonRpcParseError
 
         broken = f"broken message from the client: {problem}" if problem is not None else None
-        if not body or body.isspace():  # (not `strip`: a copy of a body of megabytes)
+        if decoded is None and (not body or body.isspace()):  # (not `strip`: a copy of a body of megabytes)
             log.warning("%s", broken or "an empty message from the client")
             return
         try:
-            message = json.loads(body, object_hook=self.protocol.structure_message)
+            if decoded is None or decoded is _UNDECODED:
+                message = json.loads(body, object_hook=self.protocol.structure_message)
+            else:
+                message = _hooked(decoded, self.protocol.structure_message)
         except ValueError as exc:  # not JSON, or not UTF-8
             msg_id = request_id(body)
             log.warning("%s%s", f"{broken}; " if broken else "", f"unreadable message from the client "
@@ -240,6 +321,49 @@ class Transport:
 
 
 FRAME_PAUSE_S = 0.2  # a broken frame is taken as whole once the client sends nothing this long
+DECODED = object()  # put among the input's chunks when a big message is decoded (Transport._decoded)
+_UNDECODED = object()  # a held body that did not decode as JSON: handle_frame decodes it and says why
+
+
+class _Held:
+    """A message waiting for a big one before it to be decoded (or that big one)."""
+
+    __slots__ = ("body", "problem", "uri", "request", "ready", "message")
+
+    def __init__(self, body: Union[bytes, bytearray], problem: Optional[str], uri: Optional[str], request: bool,
+                 ready: bool, message: Any = None) -> None:
+        self.body, self.problem, self.uri, self.request = body, problem, uri, request
+        self.ready, self.message = ready, message  # message: its JSON value once decoded (None: not)
+
+
+def _hooked(value: Any, hook: Any) -> Any:
+    """What `json.loads(..., object_hook=hook)` gives for a JSON value already decoded."""
+    if isinstance(value, dict):
+        return hook({key: _hooked(item, hook) for key, item in value.items()})
+    if isinstance(value, list):
+        return [_hooked(item, hook) for item in value]
+    return value
+
+
+def _document_uri(plain: Any, method: Any) -> Optional[str]:
+    """The document a textDocument/... message is about, else None."""
+    if not (isinstance(method, str) and method.startswith("textDocument/")):
+        return None
+    params = plain.get("params")
+    document = params.get("textDocument") if isinstance(params, dict) else None
+    uri = document.get("uri") if isinstance(document, dict) else None
+    return uri if isinstance(uri, str) else None
+
+
+def _describe_plain(plain: Any) -> str:
+    if not isinstance(plain, dict):
+        return "something else"
+    method, msg_id = plain.get("method"), plain.get("id")
+    if isinstance(method, str):
+        return f"{method!r}" + (f" (request {msg_id!r})" if msg_id is not None else "")
+    return "a response" if msg_id is not None else "something else"
+
+
 def _first_line(exc: Any) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
