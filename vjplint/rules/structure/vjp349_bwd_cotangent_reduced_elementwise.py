@@ -1,0 +1,203 @@
+from __future__ import annotations
+
+import ast
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+from vjplint.diagnostics import Severity
+from vjplint.facts.ranks import Rank, Ranks
+from vjplint.model.file_model import CustomDerivative, RuleFunction
+from vjplint.model.semantic import FunctionNode, named_function
+from vjplint.rules.base import Rule
+from vjplint.rules.helpers import rule_label
+from vjplint.rules.structure._cotangent_leaves import bound_value, elements, returned_values
+
+SHAPE_ERROR = ("`ValueError: Custom VJP bwd rule must produce an output with the same type as the args tuple of the "
+               "primal function, but at output[0] the bwd rule produced an output of type float32[] corresponding "
+               "to an input of type float32[3], so the shapes do not match`")
+TOTALS = frozenset({"sum", "mean", "nansum", "nanmean", "prod", "max", "min", "amax", "amin"})
+_ARRAYS = ("jax.numpy.", "numpy.")
+
+
+class BwdCotangentReducedElementwise(Rule):
+    """## What it does
+    Flags a custom_vjp bwd rule that returns, as an argument's cotangent, a reduction over every
+    axis (`jnp.sum(e)`, `e.mean()`, no `axis=`) of a value `e` computed elementwise from the
+    output cotangent `g` and from that argument itself (saved in the residuals:
+    `jnp.sum(g / (1 + jnp.abs(x)) ** 2)`; or, when the argument is not saved, with a primal
+    output elementwise in the argument). Such an `e` has at least the argument's shape, so its
+    total is a scalar however many entries the argument has: right only for a scalar argument,
+    where the reduction does nothing. It stays silent when the argument's default is a number,
+    when another differentiable argument gets an unreduced cotangent elementwise in `g` (then
+    this one is likely a scalar broadcast over it, as `alpha` in `x ** alpha`, whose `jnp.sum`
+    is right), and where VJP322 proves the argument has axes (an error there).
+
+    ## Why is this bad?
+    JAX checks every cotangent's shape against its argument's. Measured on JAX 0.10.2
+    (fixtures/rules/VJP349): for an array argument, `grad`, `jit(grad)` and `vmap(grad)` raise
+
+        ValueError: Custom VJP bwd rule must produce an output with the same type as the args
+        tuple of the primal function, but at output[0] the bwd rule produced an output of type
+        float32[] corresponding to an input of type float32[3], so the shapes do not match
+
+    A cotangent is reduced only over the axes broadcasting added to the argument (`axis=`, or
+    `jnp.sum(..., axis=0)` for a batch), never over the argument's own.
+
+    ## Example
+    ```python
+    def spike_bwd(x, g):
+        return (jnp.sum(g / (10.0 * jnp.abs(x) + 1.0) ** 2),)
+    ```
+
+    ## Use instead
+    ```python
+    def spike_bwd(x, g):
+        return (g / (10.0 * jnp.abs(x) + 1.0) ** 2,)
+    ```
+
+    ## Fix safety
+    No fix: which axes broadcasting added is the author's to say.
+    """
+
+    CODE = "VJP349"
+    NAME = "bwd-cotangent-reduced-elementwise"
+    SEVERITY = Severity.WARNING
+    TRIGGERS = (b"custom_vjp",)
+
+    INVALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def spike(x):
+    return jnp.heaviside(x, 0.5)
+
+def spike_fwd(x):
+    return spike(x), x
+
+def spike_bwd(x, g):
+    return (jnp.sum(g / (10.0 * jnp.abs(x) + 1.0) ** 2),)
+
+spike.defvjp(spike_fwd, spike_bwd)
+''']
+    VALID = ['''
+import jax
+import jax.numpy as jnp
+
+@jax.custom_vjp
+def power(x, alpha):
+    return x ** alpha
+
+def power_fwd(x, alpha):
+    return power(x, alpha), (x, alpha)
+
+def power_bwd(res, g):
+    x, alpha = res
+    return (g * alpha * x ** (alpha - 1), jnp.sum(g * x ** alpha * jnp.log(x)))
+
+power.defvjp(power_fwd, power_bwd)
+''']
+
+    def check(self) -> None:
+        facts = self.model.facts
+        for d, fwd, bwd, params in facts.registered_bwds(lambda d: bool(facts.differentiable_names(d))):
+            assert bwd.node is not None and d.primal is not None
+            names = list(facts.differentiable_names(d) or ())
+            contract = facts.contract_of(d)
+            if contract is None:
+                continue
+            g = params[-1]
+            saved: Dict[str, str] = {}
+            for alias, param in [*facts.saved_parameters(d, contract.params), *self._whole_residual(d, fwd, params)]:
+                saved.setdefault(param, alias)
+            env = {g: Rank(g, 0, f"`{g}`")}
+            env.update({alias: Rank(param, 0, f"`{alias}`") for param, alias in saved.items() if alias != g})
+            elementwise_out = self._primal_elementwise(d)
+            for value, _ in returned_values(self.model, bwd.node):
+                found = elements(self.model, value)
+                if found is None or len(found) != len(names):
+                    continue
+                fn = self.model.index.enclosing_function(found[0]) or bwd.node
+                ranks = facts.ranks(fn, env if fn is bwd.node else {}, self._callees(fn))
+                reduced = [self._full_reduction(e) for e in found]
+                if any(r is None and g in ranks.at_least(e) for r, e in zip(reduced, found)):
+                    continue  # another argument has the output's shape: a reduced one is likely a broadcast scalar
+                for element, operand, name in zip(found, reduced, names):
+                    if operand is None or self._scalar_default(d, name) or facts.param_axes(d, name) is not None:
+                        continue
+                    shown = ranks.at_least(operand)
+                    if g not in shown or name not in shown and (name in saved or name not in elementwise_out):
+                        continue
+                    self.report(element, self._message(d, bwd, element, operand, name, g, name in shown))
+
+    def _whole_residual(self, d: CustomDerivative, fwd: Optional[RuleFunction], params) -> List[Tuple[str, str]]:
+        """(bwd's residual parameter, primal parameter) when fwd saves one of its parameters as the
+        whole residual (`return out, x`)."""
+        if fwd is None or fwd.node is None or d.primal is None:
+            return []
+        fwd_params = self.model.signature(fwd.node).positional[fwd.bound_positional:]
+        primal_params = self.model.signature(d.primal).positional
+        saved = set()
+        for _, value in self.model.facts.returns_of(fwd.node):
+            if not isinstance(value, ast.Tuple) or len(value.elts) != 2 or not isinstance(value.elts[1], ast.Name) \
+                    or value.elts[1].id not in fwd_params or len(fwd_params) != len(primal_params):
+                return []
+            saved.add(primal_params[fwd_params.index(value.elts[1].id)])
+        return [(params[-2], saved.pop())] if len(saved) == 1 else []
+
+    def _primal_elementwise(self, d: CustomDerivative) -> FrozenSet[str]:
+        """The parameters whose rank the primal's output has at least (elementwise in them)."""
+        assert d.primal is not None
+        returns = self.model.facts.returns_of(d.primal)
+        if len(returns) != 1 or returns[0].value is None:
+            return frozenset()
+        sig = self.model.signature(d.primal)
+        ranks: Ranks = self.model.facts.ranks(d.primal, {p: Rank(p, 0, f"`{p}`") for p in sig.positional},
+                                              self._callees(d.primal))
+        return ranks.at_least(returns[0].value)
+
+    def _callees(self, fn: FunctionNode) -> Dict[str, FunctionNode]:
+        """The module's functions `fn` calls by name (the custom function itself: its primal)."""
+        found: Dict[str, FunctionNode] = {}
+        for call in self.model.facts.calls_in(fn):
+            if not isinstance(call.func, ast.Name) or call.func.id in found:
+                continue
+            d = self.model.facts.derivative_named(call.func)
+            callee = d.primal if d is not None and d.primal is not None else named_function(self.model.index,
+                                                                                            call.func)
+            if callee is not None and callee is not fn:
+                found[call.func.id] = callee
+        return found
+
+    def _full_reduction(self, element: ast.expr) -> Optional[ast.expr]:
+        """What `element` reduces over every axis (`jnp.sum(e)`, `e.mean()`), a name bound once followed."""
+        e = bound_value(self.model, element)
+        if not isinstance(e, ast.Call) or e.keywords:
+            return None
+        q = self.model.index.qualname(e.func) or ""
+        if q.startswith(_ARRAYS) and q.rsplit(".", 1)[-1] in TOTALS and len(e.args) == 1 \
+                and not isinstance(e.args[0], ast.Starred):
+            return e.args[0]
+        if not q and isinstance(e.func, ast.Attribute) and e.func.attr in TOTALS and not e.args:
+            return e.func.value
+        return None
+
+    def _scalar_default(self, d: CustomDerivative, name: str) -> bool:
+        assert d.primal is not None
+        if isinstance(d.primal, ast.Lambda):
+            return False
+        args = [*d.primal.args.posonlyargs, *d.primal.args.args]
+        defaults: List[Optional[ast.expr]] = [None] * (len(args) - len(d.primal.args.defaults)) + \
+            list(d.primal.args.defaults)
+        for a, default in zip(args, defaults):
+            if a.arg == name and isinstance(default, ast.Constant) and isinstance(default.value, (int, float)):
+                return True
+        return False
+
+    def _message(self, d: CustomDerivative, bwd: RuleFunction, element: ast.expr, operand: ast.expr, name: str,
+                 g: str, own: bool) -> str:
+        made = f"`{g}` and `{name}` itself" if own else f"`{g}` (and `{d.name}`'s output is elementwise in `{name}`)"
+        return (f"{rule_label(bwd, 'bwd')} returns `{self.quote(element, 40)}` as the cotangent of `{name}`, a "
+                f"reduction over every axis of `{self.quote(operand, 40)}`, which is elementwise in {made}, so it "
+                f"has at least `{name}`'s shape: the cotangent is a scalar however many entries `{name}` has, and "
+                f"unless `{name}` is always a scalar, differentiating `{d.name}` may raise {SHAPE_ERROR}; return "
+                f"it unreduced (or reduce only the axes broadcasting added, with `axis=`)")
