@@ -62,7 +62,7 @@ RULES = {
     'VJP342': ('vjplint.rules.order.vjp342_jvp_tangent_named_for_other_primal', True, False, False, False, (b'custom_jvp',), None),
     'VJP343': ('vjplint.rules.registration.vjp343_registration_of_other_kind', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP347': ('vjplint.rules.structure.vjp347_bwd_integer_cotangent', True, False, False, False, (b'custom_vjp',), None),
-    'VJP348': ('vjplint.rules.structure.vjp348_bwd_cotangents_filtered', True, False, False, False, (b'custom_vjp',), None),
+    'VJP348': ('vjplint.rules.structure.vjp348_bwd_cotangent_structure', True, False, False, False, (b'custom_vjp',), None),
     'VJP349': ('vjplint.rules.structure.vjp349_bwd_cotangent_reduced_elementwise', True, False, False, False, (b'custom_vjp',), None),
     'VJP401': ('vjplint.rules.migration.vjp401_direct_linearize_flag', True, False, False, False, (b'direct_linearize', b'DIRECT_LINEARIZE'), None),
     'VJP402': ('vjplint.rules.migration.vjp402_jvptracer_sniffing', True, False, False, False, (b'JVPTracer',), None),

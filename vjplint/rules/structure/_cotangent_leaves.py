@@ -78,7 +78,7 @@ def leaves(model: FileModel, e: ast.expr, depth: int = 0) -> Iterator[ast.expr]:
     elif isinstance(e, ast.IfExp):
         yield from leaves(model, e.body, depth + 1)
         yield from leaves(model, e.orelse, depth + 1)
-    elif isinstance(e, ast.Call) and _container_call(model, e):
+    elif isinstance(e, ast.Call) and container_call(model, e):
         for x in [*e.args, *(k.value for k in e.keywords)]:
             yield from leaves(model, x.value if isinstance(x, ast.Starred) else x, depth + 1)
     elif isinstance(e, ast.Call) and (model.index.qualname(e.func) or "") in _TREE_MAPS and e.args:
@@ -93,7 +93,7 @@ def leaves(model: FileModel, e: ast.expr, depth: int = 0) -> Iterator[ast.expr]:
         yield e
 
 
-def _container_call(model: FileModel, call: ast.Call) -> bool:
+def container_call(model: FileModel, call: ast.Call) -> bool:
     """`dict(...)`, or a call of a class of the module (a NamedTuple, a dataclass, a pytree node)."""
     q = model.index.qualname(call.func) or ""
     if q in ("builtins.dict", "builtins.tuple", "builtins.list") and not call.args[1:]:

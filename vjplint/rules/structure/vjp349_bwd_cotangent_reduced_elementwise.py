@@ -22,9 +22,11 @@ class BwdCotangentReducedElementwise(Rule):
     """## What it does
     Flags a custom_vjp bwd rule that returns, as an argument's cotangent, a reduction over every
     axis (`jnp.sum(e)`, `e.mean()`, no `axis=`) of a value `e` computed elementwise from the
-    output cotangent `g` and from that argument itself (saved in the residuals:
-    `jnp.sum(g / (1 + jnp.abs(x)) ** 2)`; or, when the argument is not saved, with a primal
-    output elementwise in the argument). Such an `e` has at least the argument's shape, so its
+    output cotangent `g` (and from the argument itself, saved in the residuals:
+    `jnp.sum(g / (1 + jnp.abs(x)) ** 2)`), where the primal's output is elementwise in the
+    argument and reads nothing but the primal's parameters (`0.5 + 0.5 * jnp.sign(x)`,
+    `jnp.sin(x) * scale`; not `jnp.exp(-rate * T)` with a module-level array `T`, which a scalar
+    `rate` broadcasts against). Then `g`, and `e`, have at least the argument's shape, so the
     total is a scalar however many entries the argument has: right only for a scalar argument,
     where the reduction does nothing. It stays silent when the argument's default is a number,
     when another differentiable argument gets an unreduced cotangent elementwise in `g` (then
@@ -111,7 +113,7 @@ power.defvjp(power_fwd, power_bwd)
                 saved.setdefault(param, alias)
             env = {g: Rank(g, 0, f"`{g}`")}
             env.update({alias: Rank(param, 0, f"`{alias}`") for param, alias in saved.items() if alias != g})
-            elementwise_out = self._primal_elementwise(d)
+            like, exact = self._primal_like(d)
             for value, _ in returned_values(self.model, bwd.node):
                 found = elements(self.model, value)
                 if found is None or len(found) != len(names):
@@ -125,8 +127,11 @@ power.defvjp(power_fwd, power_bwd)
                     if operand is None or self._scalar_default(d, name) or facts.param_axes(d, name) is not None:
                         continue
                     shown = ranks.at_least(operand)
-                    if g not in shown or name not in shown and (name in saved or name not in elementwise_out):
-                        continue
+                    others = shown & (set(names) - {name})
+                    if g not in shown or name not in like or name not in shown and (name in saved or others) \
+                            or exact and any(
+                            isinstance(n, ast.Name) and n.id == g for n in ast.walk(element)):
+                        continue  # VJP322 compares the ranks there
                     self.report(element, self._message(d, bwd, element, operand, name, g, name in shown))
 
     def _whole_residual(self, d: CustomDerivative, fwd: Optional[RuleFunction], params) -> List[Tuple[str, str]]:
@@ -144,16 +149,42 @@ power.defvjp(power_fwd, power_bwd)
             saved.add(primal_params[fwd_params.index(value.elts[1].id)])
         return [(params[-2], saved.pop())] if len(saved) == 1 else []
 
-    def _primal_elementwise(self, d: CustomDerivative) -> FrozenSet[str]:
-        """The parameters whose rank the primal's output has at least (elementwise in them)."""
+    def _primal_like(self, d: CustomDerivative) -> Tuple[FrozenSet[str], bool]:
+        """The parameter whose rank the primal's output has, exactly (elementwise in it and in
+        nothing else of unknown rank: `0.5 + 0.5 * jnp.sign(x)`, not `jnp.exp(-rate * T)`)."""
         assert d.primal is not None
         returns = self.model.facts.returns_of(d.primal)
         if len(returns) != 1 or returns[0].value is None:
-            return frozenset()
+            return frozenset(), False
         sig = self.model.signature(d.primal)
         ranks: Ranks = self.model.facts.ranks(d.primal, {p: Rank(p, 0, f"`{p}`") for p in sig.positional},
                                               self._callees(d.primal))
-        return ranks.at_least(returns[0].value)
+        found = ranks.of(returns[0].value)
+        if found is not None and found.offset == 0 and found.base is not None:
+            return frozenset({found.base}), True
+        if self._only_parameters(d.primal, returns[0].value, 0):
+            return ranks.at_least(returns[0].value), False
+        return frozenset(), False
+
+    def _only_parameters(self, fn: FunctionNode, e: ast.expr, depth: int) -> bool:
+        """Whether the values `e` reads are the primal's parameters and what it computes from them
+        (no module-level array such as `T` in `jnp.exp(-rate * T)`, which a scalar broadcasts against)."""
+        if depth > 3:
+            return False
+        for node in ast.walk(e):
+            if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+                continue
+            bindings = self.model.index.lookup(node.id, self.model.index.scope_of(node))
+            if not bindings:
+                continue  # a builtin
+            for b in bindings:
+                if b.kind in ("import", "def", "class", "param"):
+                    continue
+                owner = self.model.index.enclosing_function(b.node) if b.node is not None else None
+                if owner is not fn or b.kind == "assign" and (b.value is None or not self._only_parameters(
+                        fn, b.value, depth + 1)):
+                    return False
+        return True
 
     def _callees(self, fn: FunctionNode) -> Dict[str, FunctionNode]:
         """The module's functions `fn` calls by name (the custom function itself: its primal)."""

@@ -8,16 +8,21 @@ from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.model.semantic import named_function
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.rules.structure._cotangent_leaves import bound_value, returned_values
+from vjplint.rules.structure._cotangent_leaves import bound_value, container_call, elements, returned_values
 
 JAX_ERROR = ("`TypeError: Custom VJP bwd rule must produce an output with the same container (pytree) structure "
              "as the args tuple of the primal function`")
 _SEQUENCES = frozenset({"builtins.tuple", "builtins.list"})
 
 
-class BwdCotangentsFiltered(Rule):
+class BwdCotangentStructure(Rule):
     """## What it does
-    Flags a custom_vjp bwd rule whose returned tuple or list is filtered, so that it holds fewer
+    Flags a custom_vjp bwd rule whose cotangents do not have the arguments' structure, in two
+    ways the source shows. First, a tuple, a list, a dict or an instance of a class of the module
+    (a NamedTuple, a dataclass) returned as the cotangent of an argument the primal uses as one
+    array (arithmetic, an array method, a `jnp` function): `((g,),)` or `([g],)` for `f(x)`
+    returning `jnp.sin(x)`, read through a returned name and a helper bwd delegates to. Second,
+    a returned tuple or list that is filtered, so that it holds fewer
     entries than the primal has differentiable arguments: `tuple(c for c in (g, None) if c is not
     None)`, a list comprehension with such an `if`, `tuple(filter(None, cts))`,
     `list(filter(lambda c: c is not None, cts))`, or a list built with `append` under such an
@@ -28,6 +33,10 @@ class BwdCotangentsFiltered(Rule):
     being `None` (or falsy) stays silent.
 
     ## Why is this bad?
+    JAX compares the pytree structure of bwd's output with the args tuple's (measured on JAX
+    0.10.2, fixtures/rules/VJP348): a container where the argument is an array, a list or a
+    NamedTuple for a tuple argument, all raise the TypeError below under `grad`.
+
     bwd returns one entry per differentiable argument, `None` included: `None` is how bwd says
     "zero cotangent" for that argument, and JAX matches the entries to the arguments by position.
     Dropping the `None`s shortens the tuple, and `grad` raises
@@ -60,7 +69,7 @@ class BwdCotangentsFiltered(Rule):
     """
 
     CODE = "VJP348"
-    NAME = "bwd-cotangents-filtered"
+    NAME = "bwd-cotangent-structure"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp",)
 
@@ -103,6 +112,7 @@ scale.defvjp(scale_fwd, scale_bwd)
             assert bwd.node is not None
             names = facts.differentiable_names(d) or ()
             for value, where in returned_values(self.model, bwd.node):
+                self._containers(d, bwd, value, names)
                 found = self._filtered(value)
                 if found is None:
                     continue
@@ -115,6 +125,30 @@ scale.defvjp(scale_fwd, scale_bwd)
                         self.report(where, self._known(d, bwd, value, how, literal, names, nones))
                     continue
                 self.report(where, self._may(d, bwd, value, how, names), severity=Severity.WARNING)
+
+    # -- a container for an array -------------------------------------------------------------
+    def _containers(self, d: CustomDerivative, bwd: RuleFunction, value: ast.expr, names: Tuple[str, ...]) -> None:
+        """A tuple, list, dict or class instance returned as the cotangent of an argument the primal
+        uses as one array (`((g,),)` for `f(x)` with `jnp.sin(x)`)."""
+        found = elements(self.model, value)
+        if found is None or len(found) != len(names) or d.primal is None:
+            return
+        for element, name in zip(found, names):
+            built = bound_value(self.model, element)
+            if isinstance(built, (ast.Tuple, ast.List)):
+                kind = f"a {len(built.elts)}-element {'tuple' if isinstance(built, ast.Tuple) else 'list'}"
+            elif isinstance(built, ast.Dict) or isinstance(built, ast.Call) and container_call(self.model, built):
+                kind = "a dict" if isinstance(built, ast.Dict) else f"a `{self.quote(built.func, 30)}`"
+            else:
+                continue
+            use = self.model.facts.used_as_array(d.primal, name)
+            if use is None:
+                continue
+            self.report(element, (
+                f"{rule_label(bwd, 'bwd')} returns `{self.quote(element, 40)}`, {kind}, as the cotangent of `{name}`, "
+                f"but `{d.name}` uses `{name}` as one array (`{self.quote(use, 40)}`): a cotangent has its "
+                f"argument's pytree structure, and differentiating `{d.name}` raises {JAX_ERROR}; return the array "
+                f"itself in `{name}`'s place (one entry per argument: `(ct_{name}, ...)`, not `((ct_{name},), ...)`)"))
 
     # -- what is filtered -------------------------------------------------------------------
     def _filtered(self, value: ast.expr) -> Optional[Tuple[Optional[ast.expr], str]]:
