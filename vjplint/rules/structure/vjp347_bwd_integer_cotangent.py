@@ -24,8 +24,9 @@ class BwdIntegerCotangent(Rule):
     (`g > 0`), `argmax`, arithmetic or a name holding one, what a function of the module returns.
     It reads the cotangent through a returned name, a helper bwd delegates to (`return
     _bwd(res, g)`), and the leaves of a nested tuple, a dict, a NamedTuple or dataclass, or
-    `tree_map(lambda c: c.astype(int), ct)`. An argument annotated `int` or `bool` stays
-    silent (JAX throws its cotangent away), as do `None`, literals, and casts to a dtype read
+    `tree_map(lambda c: c.astype(int), ct)`. An argument annotated `int` or `bool`, or one a
+    call of the module passes an integer (`f(x, jnp.argmax(x))`), stays silent (JAX throws its
+    cotangent away), as do `None`, literals, and casts to a dtype read
     from a value (`.astype(x.dtype)`).
 
     ## Why is this bad?
@@ -117,9 +118,19 @@ step.defvjp(step_fwd, step_bwd)
                         break
 
     def _integer_argument(self, d: CustomDerivative, name: str) -> bool:
-        """The primal's parameter `name` is annotated as an integer or a boolean."""
+        """The primal's parameter `name` is annotated as an integer or a boolean, or a call of the
+        custom function in the module passes one there (JAX then throws its cotangent away)."""
         if d.primal is None or isinstance(d.primal, ast.Lambda):
             return False
+        sig = d.signature
+        if sig is not None and name in sig.positional:
+            position = sig.positional.index(name)
+            for site in d.call_sites:
+                k = position - site.positional_offset
+                args = site.call.args
+                if 0 <= k < len(args) and not any(isinstance(a, ast.Starred) for a in args[:k + 1]) \
+                        and self.model.facts.integers().evidence(args[k]) is not None:
+                    return True
         arg = next((a for a in [*d.primal.args.posonlyargs, *d.primal.args.args] if a.arg == name), None)
         annotation: Optional[ast.expr] = arg.annotation if arg is not None else None
         if annotation is None:
