@@ -149,6 +149,8 @@ f.defvjp(f_fwd, f_bwd)
                 if length is not None:
                     n, exact, literal = length
                     if n == 2 and exact or not exact and n <= 2:
+                        if n == 2 and exact:  # a pair that is the primal's own pair output: residuals forgotten
+                            self._check_primal_output(d, fwd, node, value, label)
                         continue
                     count = f"{n}" if exact else f"at least {n}"
                     if n > 2:

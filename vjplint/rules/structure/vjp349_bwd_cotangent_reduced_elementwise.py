@@ -47,13 +47,15 @@ class BwdCotangentReducedElementwise(Rule):
     ## Example
     ```python
     def spike_bwd(x, g):
-        return (jnp.sum(g / (10.0 * jnp.abs(x) + 1.0) ** 2),)
+        surrogate = g / (10.0 * jnp.abs(x) + 1.0) ** 2
+        return (jnp.sum(surrogate),)
     ```
 
     ## Use instead
     ```python
     def spike_bwd(x, g):
-        return (g / (10.0 * jnp.abs(x) + 1.0) ** 2,)
+        surrogate = g / (10.0 * jnp.abs(x) + 1.0) ** 2
+        return (surrogate,)
     ```
 
     ## Fix safety
@@ -77,7 +79,8 @@ def spike_fwd(x):
     return spike(x), x
 
 def spike_bwd(x, g):
-    return (jnp.sum(g / (10.0 * jnp.abs(x) + 1.0) ** 2),)
+    surrogate = g / (10.0 * jnp.abs(x) + 1.0) ** 2
+    return (jnp.sum(surrogate),)
 
 spike.defvjp(spike_fwd, spike_bwd)
 ''']
