@@ -107,9 +107,13 @@ power.defvjp(power_fwd, power_bwd)
         for d, fwd, bwd, params in facts.registered_bwds(lambda d: bool(facts.differentiable_names(d))):
             assert bwd.node is not None and d.primal is not None
             names = list(facts.differentiable_names(d) or ())
-            contract = facts.contract_of(d)
+            returned = [found for found in (elements(self.model, value) for value, _ in
+                                            returned_values(self.model, bwd.node))
+                        if found is not None and len(found) == len(names) and any(
+                            self._full_reduction(e) is not None for e in found)]
+            contract = facts.contract_of(d) if returned else None
             if contract is None:
-                continue
+                continue  # no cotangent reduced over every axis (most bwds): nothing more to read
             g = params[-1]
             saved: Dict[str, str] = {}
             for alias, param in [*facts.saved_parameters(d, contract.params), *self._whole_residual(d, fwd, params)]:
@@ -117,10 +121,7 @@ power.defvjp(power_fwd, power_bwd)
             env = {g: Rank(g, 0, f"`{g}`")}
             env.update({alias: Rank(param, 0, f"`{alias}`") for param, alias in saved.items() if alias != g})
             like, exact = self._primal_like(d)
-            for value, _ in returned_values(self.model, bwd.node):
-                found = elements(self.model, value)
-                if found is None or len(found) != len(names):
-                    continue
+            for found in returned:
                 fn = self.model.index.enclosing_function(found[0]) or bwd.node
                 ranks = facts.ranks(fn, env if fn is bwd.node else {}, self._callees(fn))
                 reduced = [self._full_reduction(e) for e in found]
