@@ -182,6 +182,10 @@ class Integers:
             return f"{quoted}, {_article(tail)} {tail}"  # `jnp.int32(0)`
         if not q.startswith(("jax.numpy.", "numpy.", "jax.lax.", "jax.random.")):
             return self._returned(e)
+        if tail == "convert_element_type" and q.startswith("jax.lax."):  # `lax.convert_element_type(g, jnp.int32)`
+            target = next((k.value for k in e.keywords if k.arg == "new_dtype"), e.args[1] if len(e.args) > 1 else None)
+            dtype = self.int_dtype(target)
+            return f"{quoted}, a conversion to {dtype}" if dtype else None
         given, dtype_expr = self._dtype_argument(e, 0 if q == "jax.lax.iota" else
                                                  SHAPE_BUILDERS.get(tail, LIKE_BUILDERS.get(tail)))
         if given:

@@ -23,7 +23,7 @@ ELEMENTWISE = frozenset("""
 abs absolute add arccos arccosh arcsin arcsinh arctan arctan2 arctanh cbrt ceil clip conj conjugate cos cosh
 divide erf erfc exp exp2 expit expm1 floor gelu hypot log log10 log1p log2 log_sigmoid logaddexp logit maximum
 minimum multiply negative power reciprocal relu relu6 round rsqrt sigmoid sign silu sin sinh softplus sqrt
-square subtract swish tan tanh true_divide where elu celu selu leaky_relu nan_to_num real imag
+square subtract swish tan tanh true_divide where elu celu selu leaky_relu nan_to_num real imag heaviside copysign sinc
 """.split())
 # Reductions that give a scalar when no axis is named and keepdims is not set.
 REDUCTIONS = frozenset("sum mean max min prod var std amax amin nansum nanmean logsumexp norm".split())

@@ -149,6 +149,8 @@ f.defvjp(f_fwd, f_bwd)
                 if length is not None:
                     n, exact, literal = length
                     if n == 2 and exact or not exact and n <= 2:
+                        if n == 2 and exact:  # a pair that is the primal's own pair output: residuals forgotten
+                            self._check_primal_output(d, fwd, node, value, label)
                         continue
                     count = f"{n}" if exact else f"at least {n}"
                     if n > 2:
@@ -228,11 +230,14 @@ f.defvjp(f_fwd, f_bwd)
                     break
         if why is None:
             return
+        out = self.quote(value, 40)
+        if isinstance(value, ast.Tuple) and not out.startswith("("):
+            out = f"({out})"  # `return r, theta`: the output is the whole tuple
         self.report(node, f"{label} returns `{self.quote(value)}`, the primal's own output ({why}), not a pair "
                           f"(primal_out, residuals): JAX reads that value as the pair, so differentiating "
                           f"`{d.name}` raises `TypeError: Custom VJP fwd rule ... must produce a pair` when the "
                           f"output is not a pair, and gives wrong gradients when it is one; return "
-                          f"`({self.quote(value, 40)}, residuals)` (use `None` for no residuals)")
+                          f"`({out}, residuals)` (use `None` for no residuals)")
 
 
 def _kind(node: ast.expr) -> str:
