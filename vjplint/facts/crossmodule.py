@@ -14,9 +14,10 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from vjplint.diagnostics import Edit, Fix, FixElsewhere, Position
 from vjplint.facts.loops import ImportedLoop, imported_loop
 from vjplint.syntax.positions import column_zero_matches
 from vjplint.facts.registry import query
@@ -486,3 +487,51 @@ def cite_grafted(model, text: str) -> str:
         display, line = graft.origin[row]
         return f"{display}:{line}"
     return _CITED_LINE.sub(where, text)
+
+
+_INDENT = "    "  # what `graft` puts before each non-blank line of a grafted block
+
+
+def _origin_position(graft: Graft, row: int, column: int) -> Optional[Tuple[str, int, int]]:
+    """(display, line, column) in the rules' own file of a grafted position; None for one that
+    is not in a grafted block's text (a wrapper's line, the indentation the graft added)."""
+    if column == 1:  # a line's start: that line's, or the line after the previous one (an edit's end)
+        if row in graft.origin:
+            display, line = graft.origin[row]
+            return display, line, 1
+        if row - 1 in graft.origin:
+            display, line = graft.origin[row - 1]
+            return display, line + 1, 1
+        return None
+    if row not in graft.origin or column <= len(_INDENT):
+        return None
+    display, line = graft.origin[row]
+    return display, line, column - len(_INDENT)
+
+
+@query(memo=False)
+def relocated_fix(model, fix: Fix) -> Optional[FixElsewhere]:
+    """The fix `fix` (made on the grafted text of a rule defined in another module: see Graft)
+    as a `FixElsewhere`: its edits moved to the rules' own file, rows and columns as there, the
+    indentation the graft added taken off the lines it inserts. None when the fix is a plan
+    (computed when applied, from this file's text), an edit reaches outside the grafted blocks,
+    or its edits are in two files."""
+    graft = model.facts.graft
+    if graft is None or fix.plan is not None or not fix.edits:
+        return None
+    displays: Set[str] = set()
+    moved = []
+    for edit in fix.edits:
+        if edit.location.row < graft.first_row or edit.end_location.row < graft.first_row:
+            return None
+        start = _origin_position(graft, edit.location.row, edit.location.column)
+        end = _origin_position(graft, edit.end_location.row, edit.end_location.column)
+        if start is None or end is None or start[0] != end[0]:
+            return None
+        displays.add(start[0])
+        head, *rest = edit.content.split("\n")
+        content = "\n".join([head, *(line[len(_INDENT):] if line.startswith(_INDENT) else line for line in rest)])
+        moved.append(Edit(content, Position(start[1], start[2]), Position(end[1], end[2])))
+    if len(displays) != 1:
+        return None
+    return FixElsewhere(displays.pop(), replace(fix, message=cite_grafted(model, fix.message), edits=tuple(moved)))

@@ -321,7 +321,7 @@ def _apply_rules(classes: Sequence["type[Rule]"], model: "FileModel", options: "
             diagnostics.append(Diagnostic(
                 code=rule.CODE, name=rule.NAME, message=report.message, severity=report.severity or rule.SEVERITY,
                 filename=filename, location=start, end_location=end, fix=report.fix, noqa_row=start.row,
-                evidence=report.evidence,
+                evidence=report.evidence, elsewhere=report.elsewhere,
             ))
     return diagnostics
 
