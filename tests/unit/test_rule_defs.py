@@ -90,3 +90,15 @@ def test_of_two_packages_of_one_name_the_importers_own_is_read(tmp_path: Path):
     rows = rule_rows(listed, infos, lambda display: (tmp_path / display).read_bytes())
     assert {module: sorted({row[3] for row in found}) for module, found in rows.items()} == {
         "pkg.ops": ["expected/pkg/rules.py"], "pkg.ops#2": ["input/pkg/rules.py"]}
+
+
+def test_a_registration_on_an_imported_primal_with_a_rule_of_its_own_is_a_candidate():
+    """`from ops import f; f.defvjp(f_fwd, f_bwd)` with f_fwd defined here, and `@g.defjvp`: "p"
+    names the receivers; JAX's `ad.defjvp(sin_p, ...)` and a registration of imported rules on an
+    imported receiver are not."""
+    text = (b"from .prims import f, g\nimport jax.numpy as jnp\n\n\ndef f_fwd(x):\n    return x, None\n\n\n"
+            b"def f_bwd(_, c):\n    return (c,)\n\n\nf.defvjp(f_fwd, f_bwd)\n\n\n@g.defjvp\ndef g_jvp(p, t):\n"
+            b"    return p[0], t[0]\n")
+    assert rule_info(text) == {"p": ["f", "g"]}
+    assert rule_info(b"from jax._src.interpreters import ad\nsin_p = 1\ndef g(x): ...\nad.defjvp(sin_p, g)\n") == {}
+    assert rule_info(b"from ops import f\nfrom rules import a, b\nf.defvjp(a, b)\n") == {}

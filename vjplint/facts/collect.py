@@ -477,6 +477,15 @@ class _Collector:
         self.graft.anchors.setdefault(found, spelled)
         return found  # type: ignore[return-value]
 
+    def _grafted_primal(self, expr: ast.expr) -> Optional[CustomDerivative]:
+        """The custom derivative another module of the run defines and this one imports and
+        registers rules on (`from ops import f; f.defvjp(f_fwd, f_bwd)`): its decorated primal is
+        grafted here (vjplint.project.rule_defs), the findings about it reported on `f`."""
+        found = self._grafted(expr) if isinstance(expr, ast.Name) else None
+        if found is None:
+            return None
+        return next((d for d in self.derivatives if d.primal is found and not d.registrations), None)
+
     def _follow_delegations(self) -> None:
         """A rule that only hands its parameters on (`def r(a, b): return _r_impl(a, b)`) is read as
         the function it hands them to: every check sees the same rule whether it is written inline
@@ -546,6 +555,8 @@ class _Collector:
             return
         scope = self.index.scope_of(call)
         d = self.derivative_of(func.value, scope)
+        if d is None:
+            d = self._grafted_primal(func.value)
         if d is None or not _method_fits(d, func.attr):
             return
         rules = [self._resolve_rule(a, scope) for a in call.args if not isinstance(a, ast.Starred)]
@@ -573,6 +584,8 @@ class _Collector:
             if not (isinstance(target, ast.Attribute) and target.attr in ALL_REGISTRATION_METHODS):
                 continue
             d = self.derivative_of(target.value, outer)
+            if d is None and isinstance(target.value, ast.Name):
+                d = self._grafted_primal(target.value)  # `@f.defjvp` on a primal of another module
             if d is None or not _method_fits(d, target.attr):
                 continue
             keywords = _keywords(decorator) if isinstance(decorator, ast.Call) else {}
