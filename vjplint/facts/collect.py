@@ -79,6 +79,9 @@ class _Collector:
             self._registration_call(call)
             self._call_site(call)
             self._traced_by_call(call)
+        if self.derivatives:
+            for call in calls:
+                self._helper_registration(call)
         self._follow_delegations()
         self.derivatives.sort(key=lambda d: (d.anchor.lineno, d.anchor.col_offset))
         for d in self.derivatives:
@@ -476,6 +479,42 @@ class _Collector:
             return None
         self.graft.anchors.setdefault(found, spelled)
         return found  # type: ignore[return-value]
+
+    def _helper_registration(self, call: ast.Call) -> None:
+        """`_register(f, f_fwd, f_bwd)` where `def _register(fn, fwd, bwd): fn.defvjp(fwd, bwd)`: a
+        function of the module whose one registration is made on a parameter, with parameters
+        (or constants) as its rules, registers the rules of the call on the derivative it is passed.
+        Not `defjvps`: the rules that count its arguments read the registration's own call."""
+        if not isinstance(call.func, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args):
+            return
+        scope = self.index.scope_of(call)
+        helper = self._resolve_function(call.func, scope)
+        if not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) or helper.args.vararg or helper.args.posonlyargs:
+            return
+        params = [a.arg for a in helper.args.args]
+        bound: Dict[str, ast.expr] = dict(zip(params, call.args))
+        bound.update({k.arg: k.value for k in call.keywords if k.arg in params})
+        found = [n for n in ast.walk(helper) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr in ("defvjp", "defjvp") and isinstance(n.func.value, ast.Name)
+                 and n.func.value.id in params]
+        if len(found) != 1 or any(isinstance(a, ast.Starred) for a in found[0].args):
+            return
+        inner = found[0]
+        target = bound.get(inner.func.value.id)  # type: ignore[attr-defined]
+        d = self.derivative_of(target, scope) if target is not None else None
+        if d is None or d.registrations or not _method_fits(d, inner.func.attr):  # type: ignore[attr-defined]
+            return
+
+        def argument(value: ast.expr) -> Optional[ast.expr]:
+            if isinstance(value, ast.Name) and value.id in params:
+                return bound.get(value.id)
+            return value if isinstance(value, ast.Constant) else None
+        rules_at = [argument(a) for a in inner.args]
+        keywords = {k.arg: argument(k.value) for k in inner.keywords if k.arg}
+        if any(r is None for r in rules_at) or any(v is None for v in keywords.values()):
+            return
+        rules = [self._resolve_rule(r, scope) for r in rules_at]  # type: ignore[arg-type]
+        d.registrations.append(Registration(inner.func.attr, call, False, rules, keywords))  # type: ignore[arg-type,attr-defined]
 
     def _grafted_primal(self, expr: ast.expr) -> Optional[CustomDerivative]:
         """The custom derivative another module of the run defines and this one imports and
