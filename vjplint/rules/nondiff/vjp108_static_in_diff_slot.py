@@ -191,10 +191,7 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         for site in d.call_sites:
             if site.enclosing in rules:
                 continue
-            for position, arg in enumerate(site.call.args):
-                index = position + site.positional_offset
-                if isinstance(arg, ast.Starred):
-                    break
+            for index, arg in self.model.facts.call_arguments(site.call, tuple(sig.positional), site.positional_offset):
                 if index in d.nondiff or index >= len(sig.positional) or not is_function(self.model, arg):
                     continue
                 self.report(arg, (
@@ -211,10 +208,8 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         `jax.tree_util.Partial`) is a valid argument, and a name like `model` says it may be one."""
         passed: Dict[int, List[ast.expr]] = {}
         for site in d.call_sites:
-            for position, arg in enumerate(site.call.args):
-                if isinstance(arg, ast.Starred):
-                    break
-                passed.setdefault(position + site.positional_offset, []).append(arg)
+            for index, arg in self.model.facts.call_arguments(site.call, tuple(sig.positional), site.positional_offset):
+                passed.setdefault(index, []).append(arg)
         kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
         for i, param in enumerate(sig.positional):
             if i in d.nondiff or rebound(self.model, d.primal, param) or param.lower().endswith(MODULE_WORDS):
