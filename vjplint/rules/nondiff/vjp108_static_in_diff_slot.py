@@ -7,7 +7,7 @@ from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.rules.nondiff._concrete import ConcreteUse, ConcreteUses, rebound
 from vjplint.model.file_model import Signature
-from vjplint.rules.nondiff._callables_passed import (MODULE_WORDS, called, is_function, is_pytree_callable,
+from vjplint.rules.nondiff._callables_passed import (MODULE_WORDS, called, element_called, is_function, is_pytree_callable,
                                             names_pytree_callable, saved_as_residual)
 from vjplint.rules.base import Rule
 
@@ -212,12 +212,14 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
                 passed.setdefault(index, []).append(arg)
         kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
         for i, param in enumerate(sig.positional):
-            if i in d.nondiff or rebound(self.model, d.primal, param) or param.lower().endswith(MODULE_WORDS):
+            element = element_called(self.model, d.primal, param)  # `f = f[0]`: a callable in a container
+            if i in d.nondiff or rebound(self.model, d.primal, param) and element is None \
+                    or param.lower().endswith(MODULE_WORDS):
                 continue
             if any(is_function(self.model, a) or is_pytree_callable(self.model, a) or names_pytree_callable(self.model, a)
                    for a in passed.get(i, [])) or saved_as_residual(self.model, d, i):
                 continue
-            call = called(self.model, d.primal, param)
+            call = element or called(self.model, d.primal, param)
             if call is None:
                 continue
             node = next(a for a in (*d.primal.args.posonlyargs, *d.primal.args.args) if a.arg == param)
