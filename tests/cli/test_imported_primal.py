@@ -106,3 +106,30 @@ def test_jax_raises_for_each_hazard_and_for_no_look_alike():
         outcomes[module] = dict(line.split() for line in proc.stdout.splitlines())
     assert outcomes["registrations"] == {"scale": "TypeError", "mul": "TypeError", "softsign": "TypeError"}
     assert outcomes["calm_registrations"] == {"scale": "ok", "mul": "ok", "softsign": "ok"}
+
+
+HELPER_PROBE = """
+import sys
+import jax, jax.numpy as jnp
+ns = {}
+exec(sys.stdin.read(), ns)
+try:
+    print(jax.grad(ns["loss"], argnums=(0, 1))(jnp.ones(2), jnp.ones(2))[0].tolist())
+except Exception as exc:
+    print(type(exc).__name__)
+"""
+
+
+@pytest.mark.jax
+def test_jax_raises_for_the_rule_registered_through_a_helper_and_runs_the_look_alike():
+    """tests/unit/test_registration_helper.py's module, on JAX: the helper registers the rules."""
+    from tests.unit.test_registration_helper import HELPER
+
+    env = {**os.environ, **JAX_ENV}
+    outcomes = []
+    for ret in ("(g * y,)", "(g * y, g * x)"):
+        proc = subprocess.run([sys.executable, "-c", HELPER_PROBE], input=HELPER.format(ret=ret), capture_output=True,
+                              text=True, timeout=300, env=env)
+        assert proc.returncode == 0, proc.stderr
+        outcomes.append(proc.stdout.strip())
+    assert outcomes == ["TypeError", "[1.0, 1.0]"]
