@@ -102,6 +102,23 @@ def element_called(model: FileModel, fn: FunctionNode, param: str) -> Optional[a
     return None
 
 
+def container_leaves(model: FileModel, arg: ast.expr) -> List[ast.expr]:
+    """What a container argument holds, as a call passes it (`(f,)`, `[f, g]`, `{"f": f}`, a
+    NamedTuple class of this module built in place, `Box(f)`): the values JAX flattens into
+    leaves; `[arg]` for anything else (a registered class may keep a field static)."""
+    if isinstance(arg, (ast.Tuple, ast.List)):
+        return [e for e in arg.elts if not isinstance(e, ast.Starred)]
+    if isinstance(arg, ast.Dict):
+        return [v for v in arg.values if v is not None]
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name):
+        found = model.index.lookup(arg.func.id, model.index.scope_of(arg.func))
+        if len(found) == 1 and isinstance(found[0].node, ast.ClassDef) and any(
+                (b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "")) == "NamedTuple"
+                for b in found[0].node.bases):  # a NamedTuple's fields are all leaves (no static field)
+            return [*arg.args, *(k.value for k in arg.keywords)]
+    return [arg]
+
+
 def _calls_by_callee_name(model: FileModel, fn: FunctionNode) -> Dict[str, List[Tuple[ast.Call, ast.Name]]]:
     """{name: (call, the Name it calls)} in source order: `name(...)`, and a transformation
     given `name` to call (`jax.vjp(name, ...)`); kept per function (`called` asks per parameter)."""
