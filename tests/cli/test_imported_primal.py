@@ -133,3 +133,21 @@ def test_jax_raises_for_the_rule_registered_through_a_helper_and_runs_the_look_a
         assert proc.returncode == 0, proc.stderr
         outcomes.append(proc.stdout.strip())
     assert outcomes == ["TypeError", "[1.0, 1.0]"]
+
+
+def test_a_finding_in_the_imported_primal_is_reported_in_its_own_module_only(tmp_path):
+    """`nondiff_argnums=(5,)` on prims.py's `scale` (VJP103): found in prims.py, where it is written,
+    and not again on the registration in registrations.py, which reads that primal grafted."""
+    import shutil
+
+    root = tmp_path / "proj"
+    shutil.copytree(DATA / "importedprimal", root / "importedprimal")
+    prims = root / "importedprimal" / "prims.py"
+    prims.write_text(prims.read_text(encoding="utf-8").replace(
+        "@partial(jax.custom_vjp, nondiff_argnums=(1,))\ndef scale(", "@partial(jax.custom_vjp, nondiff_argnums=(5,))\ndef scale("),
+        encoding="utf-8")
+    proc = run_cli("check", "--output-format", "json", "--exit-zero", "--no-cache", "importedprimal", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert [(d["filename"], d["location"]["row"], d["code"]) for d in json.loads(proc.stdout)] == [
+        ("importedprimal/prims.py", 9, "VJP103"), ("importedprimal/registrations.py", 24, "VJP306"),
+        ("importedprimal/registrations.py", 31, "VJP312")]

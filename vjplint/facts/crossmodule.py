@@ -354,7 +354,8 @@ _GRAFT = "__vjplint_rules_of_{}__"  # the function holding one module's grafted 
 class RuleDef:
     """A rule registered here and defined in another module of the run: ("ruledef", its spelling
     at the registration, its name there, that module's display path, the def's line, the
-    module's imports (absolute), the source blocks (first line, text) of the def and what it reads)."""
+    module's imports (absolute), the source blocks (first line, text) of the def and what it reads;
+    an eighth field, True, for the decorated primal of a derivative registered here)."""
 
     spelling: str
     name: str
@@ -362,6 +363,7 @@ class RuleDef:
     line: int
     imports: Tuple[str, ...]
     blocks: Tuple[Tuple[int, str], ...]
+    primal: bool = False  # the decorated primal of a custom derivative this module registers rules on
 
 
 @dataclass(eq=False)
@@ -383,10 +385,10 @@ class Graft:
 def rule_defs(rows: Sequence[tuple]) -> List[RuleDef]:
     out = []
     for row in rows:
-        if row and row[0] == RULE_DEF and len(row) == 7:
-            _, spelling, name, display, line, imports, blocks = row
+        if row and row[0] == RULE_DEF and len(row) in (7, 8):
+            _, spelling, name, display, line, imports, blocks = row[:7]
             out.append(RuleDef(spelling, name, display, int(line), tuple(imports),
-                               tuple((int(b[0]), b[1]) for b in blocks)))
+                               tuple((int(b[0]), b[1]) for b in blocks), len(row) == 8 and bool(row[7])))
     return out
 
 
@@ -452,12 +454,17 @@ def grafted(model, node: ast.AST) -> bool:
 @query
 def relocation(model, node: ast.AST) -> Optional[Tuple[ast.AST, RuleDef]]:
     """(the registration expression to report on, the rule) for a node of a grafted rule (or of
-    what it reads there); None for a node of this file."""
+    what it reads there); None for a node of this file, or of a grafted primal (its own module
+    reports what is found in it)."""
     graft = model.facts.graft
     row = getattr(node, "lineno", 0)
     if graft is None or row < graft.first_row:
         return None
     origin = graft.origin.get(row)
+    for fn, d in graft.named.items():  # a primal of another module: what is found in it is reported there
+        first = min([fn.lineno, *(x.lineno for x in getattr(fn, "decorator_list", ()))])  # type: ignore[attr-defined]
+        if d.primal and first <= row <= (fn.end_lineno or fn.lineno):  # type: ignore[attr-defined]
+            return None
     for fn, d in graft.named.items():
         if fn.lineno <= row <= (fn.end_lineno or fn.lineno) and fn in graft.anchors:  # type: ignore[attr-defined]
             return graft.anchors[fn], d

@@ -352,8 +352,9 @@ def _row(spelled: str, target: str, by_module: Dict[str, List[Tuple[str, str]]],
         if fn is not None:
             if primal and not _is_custom_primal(fn):
                 return None
-            return (RULE_DEF, spelled, name, display, fn.lineno, _imports_text(found[0], package),
-                    _blocks(found[0], found[1], fn, decorated=primal))
+            row = (RULE_DEF, spelled, name, display, fn.lineno, _imports_text(found[0], package),
+                   _blocks(found[0], found[1], fn, decorated=primal))
+            return (*row, True) if primal else row
         nxt = _reexport(found[0], package, name)
         if nxt is None:
             return None
