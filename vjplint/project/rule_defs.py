@@ -49,6 +49,7 @@ def rule_info(data: bytes) -> Info:
     imported: Optional[Set[bytes]] = None
     found: Set[bytes] = set()
     receivers: Set[bytes] = set()  # imported names registered on: primals of another module (rule_rows checks)
+    defs: Optional[Set[bytes]] = None
     for m in _registrations(data):
         end = m.start()
         start = end
@@ -59,7 +60,10 @@ def rule_info(data: bytes) -> Info:
         if imported is None:
             imported = _imported_names(data)
         if data[start:end] in imported:  # `ad.defjvp`: no custom derivative of this module, or
-            if _defined_here(data, data[m.end():_close(data, m.end())]):  # `from ops import f; f.defvjp(f_fwd, ...)`
+            if defs is None:
+                defs = set(_DEF.findall(data))
+            first = _FIRST.match(data[m.end():_close(data, m.end())] + b")")
+            if first is not None and first.group(1) in defs:  # `from ops import f; f.defvjp(f_fwd, ...)`
                 receivers.add(data[start:end])  # with a rule of its own: one of another module
             continue
         found.update(_argument_heads(data[m.end():_close(data, m.end())]))
@@ -79,12 +83,10 @@ def rule_info(data: bytes) -> Info:
 _FIRST = re.compile(rb"\s*(?:fwd\s*=\s*|jvp\s*=\s*)?([A-Za-z_]\w*)\s*[,)]")
 
 
-def _defined_here(data: bytes, args: bytes) -> bool:
-    """Whether the registration's first argument is a function the module defines (`def f_fwd(`):
-    JAX's own `ad.defjvp(sin_p, ...)` passes a primitive, a rule registered on another module's
-    custom derivative is usually written beside the registration."""
-    m = _FIRST.match(args + b")")
-    return m is not None and re.search(rb"^[ \t]*def[ \t]+" + m.group(1) + rb"[ \t]*\(", data, re.MULTILINE) is not None
+# The names the module defines with `def` (a registration's first argument among them: a rule
+# written beside a registration on another module's primal; JAX's `ad.defjvp(sin_p, ...)` passes
+# a primitive), read once per file.
+_DEF = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 
 
 def _registrations(data: bytes) -> List["re.Match[bytes]"]:
