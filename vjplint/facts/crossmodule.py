@@ -537,7 +537,12 @@ def relocated_fix(model, fix: Fix) -> Optional[FixElsewhere]:
             return None
         displays.add(start[0])
         head, *rest = edit.content.split("\n")
+        if edit.location.column == 1:  # inserted at a line's start: its first line is indented as the graft is
+            rest = [head, *rest]
+            head = ""
         content = "\n".join([head, *(line[len(_INDENT):] if line.startswith(_INDENT) else line for line in rest)])
+        if edit.location.column == 1:
+            content = content[1:]
         moved.append(Edit(content, Position(start[1], start[2]), Position(end[1], end[2])))
     if len(displays) != 1:
         return None
