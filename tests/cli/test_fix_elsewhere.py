@@ -171,3 +171,14 @@ def test_the_fixed_package_runs_on_jax_and_the_original_raises(tmp_path: Path) -
                            cwd=pkg)
     assert after.returncode == 0, after.stderr
     assert after.stdout.split() == ["eager", "ok", "jit", "ok", "vmap", "ok", "grad_jit", "ok"]
+
+
+def test_verify_leaves_the_fixes_of_another_files_rules_unmade_and_says_so(tmp_path: Path) -> None:
+    """`--verify` proves rewrites on JAX file by file; a fix made in the rules' module for a
+    finding of another file is not one it proves, so it is not made, and stderr says so."""
+    pkg = _write(tmp_path)
+    proc = run_cli("--fix", "--verify", "--no-cache", "pkg", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert ("vjplint: verify: 1 fix of rules defined in another file left unmade (--verify does not prove them; "
+            "run --fix without --verify to make them)") in proc.stderr
+    assert (pkg / "rules.py").read_text(encoding="utf-8") == RULES
