@@ -79,9 +79,11 @@ class _Collector:
             self._registration_call(call)
             self._call_site(call)
             self._traced_by_call(call)
-        if self.derivatives:
+        helpers = self._registration_helpers(calls) if self.derivatives else {}
+        if helpers:
             for call in calls:
-                self._helper_registration(call)
+                if isinstance(call.func, ast.Name) and call.func.id in helpers:
+                    self._helper_registration(call, helpers[call.func.id])
         self._follow_delegations()
         self.derivatives.sort(key=lambda d: (d.anchor.lineno, d.anchor.col_offset))
         for d in self.derivatives:
@@ -480,26 +482,35 @@ class _Collector:
         self.graft.anchors.setdefault(found, spelled)
         return found  # type: ignore[return-value]
 
-    def _helper_registration(self, call: ast.Call) -> None:
+    def _registration_helpers(self, calls: List[ast.Call]) -> Dict[str, Tuple[FunctionNode, ast.Call]]:
+        """name -> (def, its one registration) of each function of the module that registers rules
+        (`defvjp`/`defjvp`) on one of its parameters, once: what `_helper_registration` reads."""
+        found: Dict[FunctionNode, List[ast.Call]] = {}
+        for call in calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in ("defvjp", "defjvp") and isinstance(func.value, ast.Name):
+                fn = self.index.enclosing_function(call)
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.value.id in (a.arg for a in fn.args.args):
+                    found.setdefault(fn, []).append(call)
+        return {fn.name: (fn, regs[0]) for fn, regs in found.items()  # type: ignore[union-attr]
+                if len(regs) == 1 and not fn.args.vararg and not fn.args.posonlyargs}  # type: ignore[union-attr]
+
+    def _helper_registration(self, call: ast.Call, helper_and_call: Tuple[FunctionNode, ast.Call]) -> None:
         """`_register(f, f_fwd, f_bwd)` where `def _register(fn, fwd, bwd): fn.defvjp(fwd, bwd)`: a
         function of the module whose one registration is made on a parameter, with parameters
         (or constants) as its rules, registers the rules of the call on the derivative it is passed.
         Not `defjvps`: the rules that count its arguments read the registration's own call."""
-        if not isinstance(call.func, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args):
+        if any(isinstance(a, ast.Starred) for a in call.args):
             return
         scope = self.index.scope_of(call)
-        helper = self._resolve_function(call.func, scope)
-        if not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) or helper.args.vararg or helper.args.posonlyargs:
+        helper, inner = helper_and_call
+        if self._resolve_function(call.func, scope) is not helper:
             return
-        params = [a.arg for a in helper.args.args]
+        params = [a.arg for a in helper.args.args]  # type: ignore[union-attr]
         bound: Dict[str, ast.expr] = dict(zip(params, call.args))
         bound.update({k.arg: k.value for k in call.keywords if k.arg in params})
-        found = [n for n in ast.walk(helper) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and n.func.attr in ("defvjp", "defjvp") and isinstance(n.func.value, ast.Name)
-                 and n.func.value.id in params]
-        if len(found) != 1 or any(isinstance(a, ast.Starred) for a in found[0].args):
+        if any(isinstance(a, ast.Starred) for a in inner.args):
             return
-        inner = found[0]
         target = bound.get(inner.func.value.id)  # type: ignore[attr-defined]
         d = self.derivative_of(target, scope) if target is not None else None
         if d is None or d.registrations or not _method_fits(d, inner.func.attr):  # type: ignore[attr-defined]

@@ -31,7 +31,6 @@ MAX_HOPS = 3  # re-exports followed (`pkg/__init__.py`: `from .rules import f_fw
 
 _REGISTRATION = re.compile(rb"\.[ \t]*def(?:vjp|jvp|jvps)[ \t]*\(")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
-_DECORATOR_REGISTRATION = re.compile(rb"^[ \t]*@[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*def(?:vjp|jvp)\b", re.MULTILINE)
 _KEYWORDS = frozenset({b"None", b"partial", b"functools", b"lambda", b"fwd", b"bwd", b"jvp", b"symbolic_zeros",
                        b"optimize_remat", b"True", b"False"})
 
@@ -49,7 +48,6 @@ def rule_info(data: bytes) -> Info:
     imported: Optional[Set[bytes]] = None
     found: Set[bytes] = set()
     receivers: Set[bytes] = set()  # imported names registered on: primals of another module (rule_rows checks)
-    defs: Optional[Set[bytes]] = None
     for m in _registrations(data):
         end = m.start()
         start = end
@@ -60,19 +58,16 @@ def rule_info(data: bytes) -> Info:
         if imported is None:
             imported = _imported_names(data)
         if data[start:end] in imported:  # `ad.defjvp`: no custom derivative of this module, or
-            if defs is None:
-                defs = set(_DEF.findall(data))
             first = _FIRST.match(data[m.end():_close(data, m.end())] + b")")
-            if first is not None and first.group(1) in defs:  # `from ops import f; f.defvjp(f_fwd, ...)`
+            if first is not None and _defines(data, first.group(1)):  # `from ops import f; f.defvjp(f_fwd, ...)`
                 receivers.add(data[start:end])  # with a rule of its own: one of another module
             continue
         found.update(_argument_heads(data[m.end():_close(data, m.end())]))
-    if b"@" in data:  # `@f.defjvp` over a def: no call to read
-        for m in _DECORATOR_REGISTRATION.finditer(data):
-            if imported is None:
-                imported = _imported_names(data)
-            if m.group(1) in imported:
-                receivers.add(m.group(1))
+    for name in _decorator_receivers(data):  # `@f.defjvp` over a def: no call to read
+        if imported is None:
+            imported = _imported_names(data)
+        if name in imported:
+            receivers.add(name)
     found = (found & imported if imported is not None else set()) - _KEYWORDS
     out: Info = {"g": sorted(h.decode() for h in found)} if found else {}
     if receivers:
@@ -83,10 +78,39 @@ def rule_info(data: bytes) -> Info:
 _FIRST = re.compile(rb"\s*(?:fwd\s*=\s*|jvp\s*=\s*)?([A-Za-z_]\w*)\s*[,)]")
 
 
-# The names the module defines with `def` (a registration's first argument among them: a rule
-# written beside a registration on another module's primal; JAX's `ad.defjvp(sin_p, ...)` passes
-# a primitive), read once per file.
-_DEF = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+_DEF_AT = re.compile(rb"def[ \t]+(\w+)[ \t]*\(")
+_DECORATOR_LINE = re.compile(rb"[ \t]*@[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*$")
+
+
+def _defines(data: bytes, name: bytes) -> bool:
+    """Whether the module has `def name(` (a registration's first argument so defined: a rule
+    written beside a registration on another module's primal; JAX's `ad.defjvp(sin_p, ...)`
+    passes a primitive). Searched for as bytes, each `def` of that name checked in place."""
+    at = data.find(b"def")
+    while at >= 0:
+        m = _DEF_AT.match(data, at)
+        if m is not None and m.group(1) == name and (at == 0 or data[at - 1:at] in (b" ", b"\t", b"\n")):
+            return True
+        at = data.find(b"def", at + 3)
+    return False
+
+
+def _decorator_receivers(data: bytes) -> Set[bytes]:
+    """`f` of each `@f.defjvp` / `@f.defvjp` line (read back from where the method's name occurs)."""
+    found: Set[bytes] = set()
+    if b"@" not in data:
+        return found
+    for word in (b"defvjp", b"defjvp"):
+        at = data.find(word)
+        while at >= 0:
+            after = data[at + 6:at + 7]
+            if not (after.isalnum() or after == b"_" or after == b"s"):
+                start = data.rfind(b"\n", 0, at) + 1
+                m = _DECORATOR_LINE.match(data[start:at])
+                if m is not None:
+                    found.add(m.group(1))
+            at = data.find(word, at + 6)
+    return found
 
 
 def _registrations(data: bytes) -> List["re.Match[bytes]"]:
