@@ -143,6 +143,18 @@ class Fix:
         return replace(self, edits=edits)
 
 
+@dataclass(frozen=True)
+class FixElsewhere:
+    """A fix of a finding whose edits lie in another file of the run: the finding is in a rule
+    registered in the diagnostic's file and defined in `path` (a display path, as the run shows
+    that file: vjplint.facts.crossmodule.Graft), so the fix edits `path`, never the diagnostic's
+    own file (whose `fix` stays None). `--fix` and the editor's quick fix apply it there
+    (vjplint.fixes.elsewhere)."""
+
+    path: str
+    fix: Fix
+
+
 # -- what a rule found, as data another rule, a fix or the run reads (never its message's words) ----
 @dataclass(frozen=True)
 class Evidence:
@@ -208,6 +220,7 @@ class Diagnostic:
     noqa_row: Optional[int] = None
     cell: Optional[int] = None  # a notebook's 1-based cell number: rows are then the cell's (vjplint.syntax.notebook)
     evidence: Optional[Evidence] = None  # what the rule found, as data (never shown: output formats read the message)
+    elsewhere: Optional[FixElsewhere] = None  # its fix, when it edits another file of the run
 
     @property
     def fixable(self) -> bool:

@@ -1784,6 +1784,70 @@ def _neutral(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     return "names" if done else None
 
 
+@spelling("call_keywords", "calls of the custom function pass every argument by keyword (`f(x=a, n=b)`)")
+def _call_keywords(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    if not isinstance(d.primal, ast.FunctionDef) or d.primal.args.vararg or d.primal.args.posonlyargs:
+        return None
+    params = d.params
+    done = False
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == d.name
+                and node.args and not node.keywords and len(node.args) <= len(params)
+                and not any(isinstance(a, ast.Starred) for a in node.args)):
+            node.keywords = [ast.keyword(params[i], a) for i, a in enumerate(node.args)]
+            node.args = []
+            done = True
+    return "calls" if done else None
+
+
+@spelling("partial_creator", "the creator is the decorator `functools.partial(jax.custom_vjp, nondiff_argnums=(...))`, "
+          "the tuple empty when nothing is nondiff")
+def _partial_creator(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    if not isinstance(d.primal, ast.FunctionDef) or d.primal.name != d.name:
+        return None
+    if any(kw.arg not in ("nondiff_argnums", "nondiff_argnames") for kw in d.keywords):
+        return None
+    kind = "jax.custom_vjp" if d.kind == "vjp" else "jax.custom_jvp"
+    dec = ast.Call(func=expr("functools.partial"), args=[expr(kind)],
+                   keywords=[ast.keyword("nondiff_argnums", expr(repr(tuple(d.nondiff))))])
+    if d.creator_style == "decorator":
+        d.primal.decorator_list = [dec if x is d.creator else x for x in d.primal.decorator_list]
+        return "creator"
+    if d.creator_stmt is not None:
+        body, i = body_of(tree, d.creator_stmt)
+        body[i] = ast.Pass()
+        d.primal.decorator_list.append(dec)
+        return "creator"
+    return None
+
+
+@spelling("registration_helper", "the rules registered through a module function that calls the method on its "
+          "parameter (`def _register(fn, fwd, bwd): fn.defvjp(fwd, bwd)`, then `_register(f, f_fwd, f_bwd)`)")
+def _registration_helper(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    _decorator_to_statement(tree, d)
+    if d.reg_stmt is None or not isinstance(d.registration.func, ast.Attribute) or d.method == "defjvps":
+        return None
+    call = d.registration
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    body, i = body_of(tree, d.reg_stmt)
+    if body is not tree.body:
+        return None
+    roles = {"defvjp": ["fwd", "bwd"], "defjvp": ["jvp"]}[d.method]
+    if len(call.args) > len(roles):
+        return None
+    names = roles[:len(call.args)] + [k.arg for k in call.keywords]  # type: ignore[misc]
+    helper_name = f"_register_{d.name}"
+    inner = ", ".join(roles[:len(call.args)] + [f"{k.arg}={k.arg}" for k in call.keywords])
+    helper = stmt(f"def {helper_name}(fn, {', '.join(names)}):\n    fn.{d.method}({inner})\n")[0]
+    outer = ast.Call(func=ast.Name(helper_name, ast.Load()), args=[ast.Name(d.name, ast.Load()), *call.args],
+                     keywords=list(call.keywords))
+    body[i] = ast.Expr(outer)
+    first_def = next((j for j, st in enumerate(body) if isinstance(st, (ast.FunctionDef, ast.ClassDef))), i)
+    body.insert(min(first_def, i), helper)
+    return "registration"
+
+
 def _moved_definition(tree: ast.Module, d: Deriv) -> Optional[List[ast.stmt]]:
     """The module-level statements that make the custom derivative (its primal, creator, rules
     and registration), in order; None when one of them is not at module level, or when the rest

@@ -493,3 +493,46 @@ async def test_a_rule_defined_in_another_module_is_read_where_it_is_registered(t
         assert {p.version for p in publishes(client, ops, count)} == {1}
     finally:
         await stop(client)
+
+
+async def test_a_fix_of_a_rule_defined_in_another_module_edits_that_module(tmp_path: Path) -> None:
+    """pkg/ops.py registers `scale_bwd`, which pkg/rules.py defines and which returns a bare array
+    (VJP307): the finding is on the registration in ops.py, and its quick fix is a WorkspaceEdit of
+    rules.py (its URI, never ops.py's) that makes what `vjplint --fix` writes there; with rules.py
+    open, the edit is made on its buffer's lines, and once applied ops.py is published clean."""
+    from tests.cli.test_fix_elsewhere import FIXED_RULES, MESSAGE, OPS, RULES
+
+    (tmp_path / "pkg").mkdir()
+    write(tmp_path / "pkg", {"ops.py": OPS, "rules.py": RULES})
+    expected = cli_check(tmp_path)
+    assert expected == {"pkg/ops.py": [(12, 25, "VJP307", MESSAGE)]}
+    client = await start(tmp_path)
+    try:
+        ops = open_doc(client, tmp_path / "pkg" / "ops.py", OPS)
+        assert await settled(client, ops, lambda seen: seen == expected["pkg/ops.py"]) == expected["pkg/ops.py"]
+        diagnostics = latest(client, ops)
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=ops), range=rng(11, 0, 11, 34),
+            context=types.CodeActionContext(diagnostics=diagnostics)))
+        quick = [a for a in actions or [] if a.title.startswith("VJP307: ")]
+        assert [(a.title, a.is_preferred) for a in quick] == [("VJP307: Wrap as `(g * res,)` (in pkg/rules.py)", True)]
+        rules_uri = (tmp_path / "pkg" / "rules.py").as_uri()
+        edit = quick[0].edit
+        assert edit is not None and edit.changes is not None and list(edit.changes) == [rules_uri]
+        assert apply_text_edits(RULES, edits_of(edit, rules_uri)) == FIXED_RULES
+
+        # rules.py open in the editor with two lines more above the rule: the edit follows its buffer
+        shifted = "# the rules\n\n" + RULES
+        rules = open_doc(client, tmp_path / "pkg" / "rules.py", shifted)
+        moved = [(row, column, code, m.replace("rules.py:9", "rules.py:11")) for row, column, code, m in expected["pkg/ops.py"]]
+        assert await settled(client, ops, lambda seen: seen == moved) == moved
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=ops), range=rng(11, 0, 11, 34),
+            context=types.CodeActionContext(diagnostics=latest(client, ops))))
+        [action] = [a for a in actions or [] if a.title.startswith("VJP307: ")]
+        fixed = apply_text_edits(shifted, edits_of(action.edit, rules))
+        assert fixed == "# the rules\n\n" + FIXED_RULES
+        change(client, rules, 2, fixed)
+        assert await settled(client, ops, lambda seen: seen == []) == []
+    finally:
+        await stop(client)

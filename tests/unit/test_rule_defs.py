@@ -90,3 +90,48 @@ def test_of_two_packages_of_one_name_the_importers_own_is_read(tmp_path: Path):
     rows = rule_rows(listed, infos, lambda display: (tmp_path / display).read_bytes())
     assert {module: sorted({row[3] for row in found}) for module, found in rows.items()} == {
         "pkg.ops": ["expected/pkg/rules.py"], "pkg.ops#2": ["input/pkg/rules.py"]}
+
+
+def test_a_registration_on_an_imported_primal_with_a_rule_of_its_own_is_a_candidate():
+    """`from ops import f; f.defvjp(f_fwd, f_bwd)` with f_fwd defined here, and `@g.defjvp`: "p"
+    names the receivers; JAX's `ad.defjvp(sin_p, ...)` and a registration of imported rules on an
+    imported receiver are not."""
+    text = (b"from .prims import f, g\nimport jax.numpy as jnp\n\n\ndef f_fwd(x):\n    return x, None\n\n\n"
+            b"def f_bwd(_, c):\n    return (c,)\n\n\nf.defvjp(f_fwd, f_bwd)\n\n\n@g.defjvp\ndef g_jvp(p, t):\n"
+            b"    return p[0], t[0]\n")
+    assert rule_info(text) == {"p": ["f", "g"]}
+    assert rule_info(b"from jax._src.interpreters import ad\nsin_p = 1\ndef g(x): ...\nad.defjvp(sin_p, g)\n") == {}
+    assert rule_info(b"from ops import f\nfrom rules import a, b\nf.defvjp(a, b)\n") == {}
+
+
+def test_a_fix_made_on_a_grafted_rule_is_moved_to_the_rules_own_file():
+    """vjplint.facts.crossmodule.relocated_fix: rows and columns as in rules.py (the graft indents
+    each line by four spaces and puts its wrapper line first), a line it inserts loses that
+    indentation, an edit reaching into the added indentation or outside the blocks is not moved."""
+    import ast
+    from types import SimpleNamespace
+
+    from vjplint.diagnostics import Applicability, Edit, Fix, Position
+    from vjplint.facts.crossmodule import RuleDef, graft, relocated_fix
+
+    here = ["import jax", "", "f.defvjp(f_fwd, f_bwd)"]
+    block = "def f_bwd(res, g):\n    if res:\n        return g * res\n    return g"
+    made = graft(ast.parse("\n".join(here) + "\n"), here, [RuleDef("f_bwd", "f_bwd", "pkg/rules.py", 7, (), ((7, block),))])
+    assert made is not None
+    model = SimpleNamespace(facts=SimpleNamespace(graft=made[2]))
+    first = made[2].first_row + 1  # the grafted `def f_bwd` (the wrapper's line is first_row)
+    assert made[1][first - 1] == "    def f_bwd(res, g):"
+
+    def moved(*edits):
+        return relocated_fix(model, Fix(Applicability.SAFE, "Wrap", tuple(edits)))
+
+    got = moved(Edit("(g * res,)", Position(first + 2, 16), Position(first + 2, 23)))
+    assert got is not None and got.path == "pkg/rules.py"
+    assert got.fix.edits == (Edit("(g * res,)", Position(9, 16 - 4), Position(9, 23 - 4)),)
+    assert moved(Edit("        x = 1\n        y = 2\n", Position(first + 1, 1), Position(first + 1, 1))).fix.edits == (
+        Edit("    x = 1\n    y = 2\n", Position(8, 1), Position(8, 1)),)
+    assert moved(Edit("", Position(first + 3, 1), Position(first + 4, 1))).fix.edits == (
+        Edit("", Position(10, 1), Position(11, 1)),)  # the block's last line, deleted with its newline
+    assert moved(Edit("x", Position(first, 3), Position(first, 4))) is None  # inside the added indentation
+    assert moved(Edit("x", Position(2, 1), Position(2, 2))) is None  # this file's own text
+    assert relocated_fix(model, Fix(Applicability.SAFE, "Wrap", ())) is None

@@ -27,6 +27,7 @@ from vjplint.batch.parallel import FixTask, fix_many, sigint_as_flag
 from vjplint.batch.runner import lint_paths
 from vjplint.cli.fix_cross import cross_module_hint
 from vjplint.cli.fix_cross import cross_module_pass
+from vjplint.cli.fix_cross import elsewhere_pass
 from vjplint.cli.fix_cross import fixed_diagnostics
 from vjplint.cli.fix_cross import refuse_named_elsewhere
 from vjplint.cli.fix_cross import say_cross_module_fixes
@@ -190,6 +191,12 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
     errors = list(run.internal_errors)
     cross_fixed: Dict[str, List[Diagnostic]] = {}
     start_texts: Dict[Path, str] = {}
+    # rules defined in another file of the run: their fixes are made in that file (vjplint.fixes.elsewhere)
+    elsewhere = elsewhere_pass(args, run.files, errors, unsafe)
+    if elsewhere.written:
+        run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache,
+                         force_exclude=args.force_exclude)
+        errors.extend(e for e in run.internal_errors if e not in errors)
     if unsafe:  # rules in another file of the run: every file involved, written together
 
         cross = cross_module_pass(args, run.files, errors)
@@ -203,6 +210,10 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
         hint = cross_module_hint(run.files)
         if hint:
             print(hint, file=sys.stderr)
+    for display, found in elsewhere.fixed.items():
+        cross_fixed.setdefault(display, []).extend(found)
+    for path, new in elsewhere.new_texts.items():
+        start_texts.setdefault(path, new)
     hidden = say_cross_module_fixes(run.files) if not unsafe else 0
     settings: Dict[str, Config] = {}
     facts: Dict[str, RunFacts] = {}

@@ -13,6 +13,7 @@ from vjplint.diagnostics import NoAutomaticFix
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.syntax.source import DecodedSource, decode, encode
+from vjplint.fixes.elsewhere import fix_elsewhere, offered_elsewhere
 from vjplint.fixes.named_elsewhere import UNSAFE_FIX, OtherFiles, mark_unsafe, named_in_others, residual_plans, targets_in
 
 
@@ -262,3 +263,62 @@ def say_named_elsewhere(outcomes) -> Dict[Path, Dict[str, str]]:
                 text = None
             refuse_named_elsewhere(o.result.diagnostics, found[Path(o.path)], text, o.config, o.facts)
     return found
+
+
+@dataclass
+class ElsewhereOutcome:
+    new_texts: Dict[Path, str] = field(default_factory=dict)  # what --diff starts from (nothing written)
+    written: List[Path] = field(default_factory=list)
+    fixed: Dict[str, list] = field(default_factory=dict)  # display -> its diagnostics whose fix was written
+
+
+def elsewhere_pass(args, outcomes, errors: List[str], unsafe: bool) -> ElsewhereOutcome:
+    """The fixes of findings in rules defined in another file of the run (`Diagnostic.elsewhere`):
+    each such file rewritten once, the files written together (all or none) unless --diff."""
+    found = [(o.display, d) for o in outcomes for d in o.result.diagnostics
+             if offered_elsewhere(d, unsafe) is not None and o.config.fix_allowed(d.code)]
+    if not found:
+        return ElsewhereOutcome()
+    if getattr(args, "verify", False):  # the harness proves one file's rewrite: these are not proven, so not made
+        if not args.quiet:
+            print(f"vjplint: verify: {len(found)} fix{'es' if len(found) != 1 else ''} of rules defined in another "
+                  f"file left unmade (--verify does not prove them; run --fix without --verify to make them)",
+                  file=sys.stderr)
+        return ElsewhereOutcome()
+    paths = {o.display: Path(o.path) for o in outcomes}
+    decoded: Dict[str, Tuple[bytes, DecodedSource]] = {}
+
+    def read(display: str) -> Optional[str]:
+        path = paths.get(display)
+        if path is None:  # a file outside this run: never edited
+            return None
+        try:
+            data = path.read_bytes()
+            decoded[display] = (data, decode(data))
+        except Exception:
+            return None
+        return decoded[display][1].text
+
+    result = fix_elsewhere(found, unsafe, read)
+    if args.show_fixes:
+        for target, why in result.refused:
+            print(f"vjplint: fix: {target}: the fixes of rules defined there were not made: {why}", file=sys.stderr)
+    outcome = ElsewhereOutcome()
+    if not result.texts:
+        return outcome
+    if args.diff:
+        outcome.new_texts = {paths[t]: new for t, (_, new) in result.texts.items()}
+        outcome.fixed = result.fixed
+        return outcome
+    from vjplint.fixes.multi_write import GroupWriteError, write_group
+
+    targets = sorted(result.texts)
+    try:
+        write_group([(paths[t], decoded[t][0], encode(result.texts[t][1], decoded[t][1])) for t in targets])
+    except (GroupWriteError, UnicodeEncodeError) as exc:
+        errors.append(f"cannot write the files holding rules registered elsewhere ({', '.join(targets)}); "
+                      f"none of them was changed: {exc}")
+        return outcome
+    outcome.written = [paths[t] for t in targets]
+    outcome.fixed = result.fixed
+    return outcome

@@ -79,6 +79,11 @@ class _Collector:
             self._registration_call(call)
             self._call_site(call)
             self._traced_by_call(call)
+        helpers = self._registration_helpers(calls) if self.derivatives else {}
+        if helpers:
+            for call in calls:
+                if isinstance(call.func, ast.Name) and call.func.id in helpers:
+                    self._helper_registration(call, helpers[call.func.id])
         self._follow_delegations()
         self.derivatives.sort(key=lambda d: (d.anchor.lineno, d.anchor.col_offset))
         for d in self.derivatives:
@@ -477,6 +482,60 @@ class _Collector:
         self.graft.anchors.setdefault(found, spelled)
         return found  # type: ignore[return-value]
 
+    def _registration_helpers(self, calls: List[ast.Call]) -> Dict[str, Tuple[FunctionNode, ast.Call]]:
+        """name -> (def, its one registration) of each function of the module that registers rules
+        (`defvjp`/`defjvp`) on one of its parameters, once: what `_helper_registration` reads."""
+        found: Dict[FunctionNode, List[ast.Call]] = {}
+        for call in calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in ("defvjp", "defjvp") and isinstance(func.value, ast.Name):
+                fn = self.index.enclosing_function(call)
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.value.id in (a.arg for a in fn.args.args):
+                    found.setdefault(fn, []).append(call)
+        return {fn.name: (fn, regs[0]) for fn, regs in found.items()  # type: ignore[union-attr]
+                if len(regs) == 1 and not fn.args.vararg and not fn.args.posonlyargs}  # type: ignore[union-attr]
+
+    def _helper_registration(self, call: ast.Call, helper_and_call: Tuple[FunctionNode, ast.Call]) -> None:
+        """`_register(f, f_fwd, f_bwd)` where `def _register(fn, fwd, bwd): fn.defvjp(fwd, bwd)`: a
+        function of the module whose one registration is made on a parameter, with parameters
+        (or constants) as its rules, registers the rules of the call on the derivative it is passed.
+        Not `defjvps`: the rules that count its arguments read the registration's own call."""
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return
+        scope = self.index.scope_of(call)
+        helper, inner = helper_and_call
+        if self._resolve_function(call.func, scope) is not helper:
+            return
+        params = [a.arg for a in helper.args.args]  # type: ignore[union-attr]
+        bound: Dict[str, ast.expr] = dict(zip(params, call.args))
+        bound.update({k.arg: k.value for k in call.keywords if k.arg in params})
+        if any(isinstance(a, ast.Starred) for a in inner.args):
+            return
+        target = bound.get(inner.func.value.id)  # type: ignore[attr-defined]
+        d = self.derivative_of(target, scope) if target is not None else None
+        if d is None or d.registrations or not _method_fits(d, inner.func.attr):  # type: ignore[attr-defined]
+            return
+
+        def argument(value: ast.expr) -> Optional[ast.expr]:
+            if isinstance(value, ast.Name) and value.id in params:
+                return bound.get(value.id)
+            return value if isinstance(value, ast.Constant) else None
+        rules_at = [argument(a) for a in inner.args]
+        keywords = {k.arg: argument(k.value) for k in inner.keywords if k.arg}
+        if any(r is None for r in rules_at) or any(v is None for v in keywords.values()):
+            return
+        rules = [self._resolve_rule(r, scope) for r in rules_at]  # type: ignore[arg-type]
+        d.registrations.append(Registration(inner.func.attr, call, False, rules, keywords))  # type: ignore[arg-type,attr-defined]
+
+    def _grafted_primal(self, expr: ast.expr) -> Optional[CustomDerivative]:
+        """The custom derivative another module of the run defines and this one imports and
+        registers rules on (`from ops import f; f.defvjp(f_fwd, f_bwd)`): its decorated primal is
+        grafted here (vjplint.project.rule_defs), the findings about it reported on `f`."""
+        found = self._grafted(expr) if isinstance(expr, ast.Name) else None
+        if found is None:
+            return None
+        return next((d for d in self.derivatives if d.primal is found and not d.registrations), None)
+
     def _follow_delegations(self) -> None:
         """A rule that only hands its parameters on (`def r(a, b): return _r_impl(a, b)`) is read as
         the function it hands them to: every check sees the same rule whether it is written inline
@@ -546,6 +605,8 @@ class _Collector:
             return
         scope = self.index.scope_of(call)
         d = self.derivative_of(func.value, scope)
+        if d is None:
+            d = self._grafted_primal(func.value)
         if d is None or not _method_fits(d, func.attr):
             return
         rules = [self._resolve_rule(a, scope) for a in call.args if not isinstance(a, ast.Starred)]
@@ -573,6 +634,8 @@ class _Collector:
             if not (isinstance(target, ast.Attribute) and target.attr in ALL_REGISTRATION_METHODS):
                 continue
             d = self.derivative_of(target.value, outer)
+            if d is None and isinstance(target.value, ast.Name):
+                d = self._grafted_primal(target.value)  # `@f.defjvp` on a primal of another module
             if d is None or not _method_fits(d, target.attr):
                 continue
             keywords = _keywords(decorator) if isinstance(decorator, ast.Call) else {}

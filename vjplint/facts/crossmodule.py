@@ -14,9 +14,10 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from vjplint.diagnostics import Edit, Fix, FixElsewhere, Position
 from vjplint.facts.loops import ImportedLoop, imported_loop
 from vjplint.syntax.positions import column_zero_matches
 from vjplint.facts.registry import query
@@ -353,7 +354,8 @@ _GRAFT = "__vjplint_rules_of_{}__"  # the function holding one module's grafted 
 class RuleDef:
     """A rule registered here and defined in another module of the run: ("ruledef", its spelling
     at the registration, its name there, that module's display path, the def's line, the
-    module's imports (absolute), the source blocks (first line, text) of the def and what it reads)."""
+    module's imports (absolute), the source blocks (first line, text) of the def and what it reads;
+    an eighth field, True, for the decorated primal of a derivative registered here)."""
 
     spelling: str
     name: str
@@ -361,6 +363,7 @@ class RuleDef:
     line: int
     imports: Tuple[str, ...]
     blocks: Tuple[Tuple[int, str], ...]
+    primal: bool = False  # the decorated primal of a custom derivative this module registers rules on
 
 
 @dataclass(eq=False)
@@ -382,10 +385,10 @@ class Graft:
 def rule_defs(rows: Sequence[tuple]) -> List[RuleDef]:
     out = []
     for row in rows:
-        if row and row[0] == RULE_DEF and len(row) == 7:
-            _, spelling, name, display, line, imports, blocks = row
+        if row and row[0] == RULE_DEF and len(row) in (7, 8):
+            _, spelling, name, display, line, imports, blocks = row[:7]
             out.append(RuleDef(spelling, name, display, int(line), tuple(imports),
-                               tuple((int(b[0]), b[1]) for b in blocks)))
+                               tuple((int(b[0]), b[1]) for b in blocks), len(row) == 8 and bool(row[7])))
     return out
 
 
@@ -451,12 +454,17 @@ def grafted(model, node: ast.AST) -> bool:
 @query
 def relocation(model, node: ast.AST) -> Optional[Tuple[ast.AST, RuleDef]]:
     """(the registration expression to report on, the rule) for a node of a grafted rule (or of
-    what it reads there); None for a node of this file."""
+    what it reads there); None for a node of this file, or of a grafted primal (its own module
+    reports what is found in it)."""
     graft = model.facts.graft
     row = getattr(node, "lineno", 0)
     if graft is None or row < graft.first_row:
         return None
     origin = graft.origin.get(row)
+    for fn, d in graft.named.items():  # a primal of another module: what is found in it is reported there
+        first = min([fn.lineno, *(x.lineno for x in getattr(fn, "decorator_list", ()))])  # type: ignore[attr-defined]
+        if d.primal and first <= row <= (fn.end_lineno or fn.lineno):  # type: ignore[attr-defined]
+            return None
     for fn, d in graft.named.items():
         if fn.lineno <= row <= (fn.end_lineno or fn.lineno) and fn in graft.anchors:  # type: ignore[attr-defined]
             return graft.anchors[fn], d
@@ -486,3 +494,56 @@ def cite_grafted(model, text: str) -> str:
         display, line = graft.origin[row]
         return f"{display}:{line}"
     return _CITED_LINE.sub(where, text)
+
+
+_INDENT = "    "  # what `graft` puts before each non-blank line of a grafted block
+
+
+def _origin_position(graft: Graft, row: int, column: int) -> Optional[Tuple[str, int, int]]:
+    """(display, line, column) in the rules' own file of a grafted position; None for one that
+    is not in a grafted block's text (a wrapper's line, the indentation the graft added)."""
+    if column == 1:  # a line's start: that line's, or the line after the previous one (an edit's end)
+        if row in graft.origin:
+            display, line = graft.origin[row]
+            return display, line, 1
+        if row - 1 in graft.origin:
+            display, line = graft.origin[row - 1]
+            return display, line + 1, 1
+        return None
+    if row not in graft.origin or column <= len(_INDENT):
+        return None
+    display, line = graft.origin[row]
+    return display, line, column - len(_INDENT)
+
+
+@query(memo=False)
+def relocated_fix(model, fix: Fix) -> Optional[FixElsewhere]:
+    """The fix `fix` (made on the grafted text of a rule defined in another module: see Graft)
+    as a `FixElsewhere`: its edits moved to the rules' own file, rows and columns as there, the
+    indentation the graft added taken off the lines it inserts. None when the fix is a plan
+    (computed when applied, from this file's text), an edit reaches outside the grafted blocks,
+    or its edits are in two files."""
+    graft = model.facts.graft
+    if graft is None or fix.plan is not None or not fix.edits:
+        return None
+    displays: Set[str] = set()
+    moved = []
+    for edit in fix.edits:
+        if edit.location.row < graft.first_row or edit.end_location.row < graft.first_row:
+            return None
+        start = _origin_position(graft, edit.location.row, edit.location.column)
+        end = _origin_position(graft, edit.end_location.row, edit.end_location.column)
+        if start is None or end is None or start[0] != end[0]:
+            return None
+        displays.add(start[0])
+        head, *rest = edit.content.split("\n")
+        if edit.location.column == 1:  # inserted at a line's start: its first line is indented as the graft is
+            rest = [head, *rest]
+            head = ""
+        content = "\n".join([head, *(line[len(_INDENT):] if line.startswith(_INDENT) else line for line in rest)])
+        if edit.location.column == 1:
+            content = content[1:]
+        moved.append(Edit(content, Position(start[1], start[2]), Position(end[1], end[2])))
+    if len(displays) != 1:
+        return None
+    return FixElsewhere(displays.pop(), replace(fix, message=cite_grafted(model, fix.message), edits=tuple(moved)))

@@ -153,6 +153,8 @@ def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[ast.AST]) -> 
             continue  # another binding of the same name
         if isinstance(parent, ast.Attribute) and parent.attr in REGISTRATION_ATTRIBUTES:
             continue
+        if isinstance(parent, ast.Call) and any(parent is r.node for r in d.registrations):
+            continue  # `_register(f, f_fwd, f_bwd)`: registered through a helper (vjplint.facts.collect)
         if any(a in own for a in model.index.ancestors(node)):
             continue  # a rule using its own primal (`jax.vjp(f.fun, ...)` in bwd)
         return True

@@ -417,6 +417,25 @@ def argument_at(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
 
 
 @query(memo=False)
+def call_arguments(call: ast.Call, params: Tuple[str, ...], offset: int = 0) -> List[Tuple[int, ast.expr]]:
+    """(position, argument) of each argument of a call of a function whose positional parameters
+    are `params`: a positional argument at its place plus `offset` (`Class.method(obj, x)`), up to
+    the first starred one; a keyword argument at its parameter's position (`f(x=a, n=b)`: JAX
+    binds keywords to positions before nondiff_argnums apply). A keyword naming no positional
+    parameter is left out."""
+    out: List[Tuple[int, ast.expr]] = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return out
+        out.append((i + offset, arg))
+    taken = {i for i, _ in out}
+    for kw in call.keywords:
+        if kw.arg is not None and kw.arg in params and params.index(kw.arg) not in taken:
+            out.append((params.index(kw.arg), kw.value))
+    return out
+
+
+@query(memo=False)
 def partial_argument(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
     """What `functools.partial(f, a, b, name=c)` binds to `f`'s parameter (`position`, `name`)."""
     bound = call.args[1:]

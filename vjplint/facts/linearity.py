@@ -263,8 +263,8 @@ class Linearity:
             loop = self._while_loop(call, q, args, depth)
             if loop is not None:
                 return loop
-        if not known and (callee is None or callee.kind == "jvp") and keywords_free:
-            inner = self._through_function(call, args, forms)
+        if not known and (callee is None or callee.kind == "jvp"):
+            inner = self._through_function(call, args, forms, depth)
             if inner is not None:
                 return inner
         if not known:
@@ -327,10 +327,12 @@ class Linearity:
             node = self.index.parent(node)
         return False
 
-    def _through_function(self, call: ast.Call, args: List[ast.expr], forms: List[Form]) -> Optional[Form]:
+    def _through_function(self, call: ast.Call, args: List[ast.expr], forms: List[Form],
+                          depth: int = 0) -> Optional[Form]:
         """A tangent term passed to a function of this module (a custom_jvp's primal included: a jvp
         rule's call of it on tangents is inlined and transposed) whose returned value is then not
-        linear in it; None when it is, or when that is not known."""
+        linear in it; None when it is, or when that is not known. A keyword argument counts as
+        the parameter it names (`f(dtype=d, x=t * t)`)."""
         target = module_function(self.index, call.func)
         if target is None:  # `f = jax.custom_jvp(f, ...)` rebinds the def's name: its primal
             callee = self.model.facts.derivative_named(call.func)
@@ -338,9 +340,15 @@ class Linearity:
         if target is None or target in self.active or len(self.active) > 3 or target.args.vararg is not None:
             return None
         params = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
-        if len(args) > len(params) or any(f.kind == "unknown" for f in forms):
+        named = {a.arg for a in target.args.args} | {a.arg for a in target.args.kwonlyargs}
+        if len(args) > len(params) or any(k.arg is None or k.arg not in named for k in call.keywords):
+            return None
+        keyword_forms = {k.arg: self.form(k.value, depth + 1) for k in call.keywords if not self._tangent_free(k.value, depth)}
+        if any(f.kind == "unknown" for f in [*forms, *keyword_forms.values()]):
             return None
         given = {p for p, f in zip(params, forms) if f.kind in ("linear", "nonlinear")}
+        given |= {p for p, f in keyword_forms.items() if f.kind in ("linear", "nonlinear")}
+        forms = [*forms, *keyword_forms.values()]
         if not given:
             return None
         inner = Linearity(self.model, target, "", given, self.active)

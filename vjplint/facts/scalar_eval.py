@@ -98,6 +98,24 @@ class ScalarEvaluator:
         self._module_defs: Optional[Dict[str, FunctionNode]] = None
         self._constants: Optional[Dict[str, float]] = None
 
+    def _positional(self, fn: FunctionNode, e: ast.Call) -> List[ast.expr]:
+        """The arguments of `e`, a call of `fn`, in positional order: `f(x=a, y=b)` as `f(a, b)`
+        (a keyword after a gap is left to the parameter's default only when every later one is)."""
+        if not e.keywords:
+            return list(e.args)
+        sig = self.model.signature(fn)
+        given = {k.arg: k.value for k in e.keywords}
+        if any(name not in sig.positional[len(e.args):] for name in given):
+            raise Unsupported("a keyword argument naming no positional parameter")
+        out = list(e.args)
+        for name in sig.positional[len(e.args):]:
+            if name not in given:
+                break
+            out.append(given.pop(name))
+        if given:
+            raise Unsupported("a keyword argument after a defaulted parameter")
+        return out
+
     def call(self, fn: FunctionNode, args: Sequence[Any]) -> Any:
         """`fn(*args)` on floats and tuples of them; raises Unsupported."""
         if self._depth >= self.MAX_DEPTH:
@@ -244,12 +262,14 @@ class ScalarEvaluator:
         raise Unsupported(f"a `{type(e).__name__}` expression")
 
     def _call(self, e: ast.Call, env: Dict[str, Any]) -> Any:
-        if e.keywords or any(isinstance(a, ast.Starred) for a in e.args):
-            raise Unsupported("keyword or starred arguments")
+        if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
+            raise Unsupported("starred arguments")
         if isinstance(e.func, ast.Name) and e.func.id not in env:
             callee = self._callee(e.func)
             if callee is not None:
-                return self.call(callee, [self._expr(a, env) for a in e.args])
+                return self.call(callee, [self._expr(a, env) for a in self._positional(callee, e)])
+        if e.keywords:
+            raise Unsupported("keyword arguments")
         q = self.model.index.qualname(e.func) or ""
         if not q.startswith(PREFIXES):
             raise Unsupported(f"a call of `{q or self.model.quote(e.func, 30)}`")

@@ -144,7 +144,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     result.analysed = True
     module = None
     index = TextIndex(text)  # the searches of this text, made once for every step below
-    if session.focus:  # only the regions that can matter (vjplint.syntax.region_parse); None: parse it whole
+    if session.focus and not _grafts(facts):  # only the regions that can matter (vjplint.syntax.region_parse); None: parse it whole
         from vjplint.syntax.region_parse import parse_focused
 
         try:
@@ -225,7 +225,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     whole: Optional[ast.Module] = None if focused else module
     index = TextIndex.of(text, index)
     names = tuple(n.decode() for n in prefilter_names(config, facts, session))
-    if session.focus and not focused:
+    if session.focus and not focused and not _grafts(facts):
         from vjplint.syntax.regions import focus
 
         module = focus(module, text, text_lines or lines, list(names), index)
@@ -321,9 +321,20 @@ def _apply_rules(classes: Sequence["type[Rule]"], model: "FileModel", options: "
             diagnostics.append(Diagnostic(
                 code=rule.CODE, name=rule.NAME, message=report.message, severity=report.severity or rule.SEVERITY,
                 filename=filename, location=start, end_location=end, fix=report.fix, noqa_row=start.row,
-                evidence=report.evidence,
+                evidence=report.evidence, elsewhere=report.elsewhere,
             ))
     return diagnostics
+
+
+def _grafts(facts: RunFacts) -> bool:
+    """Whether another module of the run defines rules or a primal this file registers
+    (vjplint.facts.crossmodule.Graft): the file is then parsed whole, since what it registers on
+    or with (an import, a rule of its own that holds no trigger name) is outside the focused regions."""
+    if not facts.rows:
+        return False
+    from vjplint.facts.crossmodule import RULE_DEF
+
+    return any(row and row[0] == RULE_DEF for row in facts.rows)
 
 
 def _needed(pattern: "re.Pattern[str]", text: str) -> bool:

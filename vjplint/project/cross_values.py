@@ -29,7 +29,7 @@ from vjplint.project.rule_defs import with_rule_rows
 from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, entries_sum, read_index, row_matches, short_name
 from vjplint.syntax.notebook import CellMap, NotebookError, python_bytes
 
-FORMAT = 2
+FORMAT = 3  # 3: file infos hold "p" (vjplint.project.rule_defs.rule_info)
 RACY_NS = 2_000_000_000  # vjplint.batch.cache.RACY_NS
 TRIGGERS = (b"custom_vjp", b"custom_jvp")
 

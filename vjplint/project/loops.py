@@ -36,8 +36,8 @@ def file_info(data: bytes, made: Optional[Tuple[bool, bool]] = None) -> Info:
         info["c"] = sorted(w.decode("utf-8", "replace") for w in _called(data))
     if LOOP in data:
         info["w"] = sorted(_reaching_text(data))
-    if any(made if made is not None else creators(data)):  # registers rules defined elsewhere (vjplint.project.rule_defs)
-        info.update(rule_info(data))
+    if any(made if made is not None else creators(data)) or b"defvjp" in data or b"defjvp" in data:
+        info.update(rule_info(data))  # registers rules, or on a primal, defined elsewhere (vjplint.project.rule_defs)
     return info
 
 

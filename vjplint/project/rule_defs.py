@@ -36,14 +36,18 @@ _KEYWORDS = frozenset({b"None", b"partial", b"functools", b"lambda", b"fwd", b"b
 
 
 def rule_info(data: bytes) -> Info:
-    """{"g": [...]}: the imported names that head an argument of a registration (`f.defvjp(a, R.b)`,
-    `partial(a, 2)`: `a`, `R`) on a receiver the module does not import (its own custom
-    derivative, not JAX's internal `ad.defjvp`): the candidates for rules defined in another
-    module. From the bytes, without parsing; most modules have none."""
+    """{"g": [...], "p": [...]}: "g", the imported names that head an argument of a registration
+    (`f.defvjp(a, R.b)`, `partial(a, 2)`: `a`, `R`) on a receiver the module does not import (its
+    own custom derivative, not JAX's internal `ad.defjvp`): the candidates for rules defined in
+    another module; "p", the imported names a registration is made on (`from ops import f;
+    f.defvjp(f_fwd, f_bwd)`): the candidates for a primal defined in another module (JAX's
+    `ad.defjvp` is one too, and `rule_rows` finds no custom derivative of the run there). From
+    the bytes, without parsing; most modules have neither."""
     if b"import" not in data or b"defvjp" not in data and b"defjvp" not in data:
         return {}
     imported: Optional[Set[bytes]] = None
     found: Set[bytes] = set()
+    receivers: Set[bytes] = set()  # imported names registered on: primals of another module (rule_rows checks)
     for m in _registrations(data):
         end = m.start()
         start = end
@@ -53,11 +57,60 @@ def rule_info(data: bytes) -> Info:
             continue
         if imported is None:
             imported = _imported_names(data)
-        if data[start:end] in imported:  # `ad.defjvp`: no custom derivative of this module
+        if data[start:end] in imported:  # `ad.defjvp`: no custom derivative of this module, or
+            first = _FIRST.match(data[m.end():_close(data, m.end())] + b")")
+            if first is not None and _defines(data, first.group(1)):  # `from ops import f; f.defvjp(f_fwd, ...)`
+                receivers.add(data[start:end])  # with a rule of its own: one of another module
             continue
         found.update(_argument_heads(data[m.end():_close(data, m.end())]))
+    for name in _decorator_receivers(data):  # `@f.defjvp` over a def: no call to read
+        if imported is None:
+            imported = _imported_names(data)
+        if name in imported:
+            receivers.add(name)
     found = (found & imported if imported is not None else set()) - _KEYWORDS
-    return {"g": sorted(h.decode() for h in found)} if found else {}
+    out: Info = {"g": sorted(h.decode() for h in found)} if found else {}
+    if receivers:
+        out["p"] = sorted(h.decode() for h in receivers)
+    return out
+
+
+_FIRST = re.compile(rb"\s*(?:fwd\s*=\s*|jvp\s*=\s*)?([A-Za-z_]\w*)\s*[,)]")
+
+
+_DEF_AT = re.compile(rb"def[ \t]+(\w+)[ \t]*\(")
+_DECORATOR_LINE = re.compile(rb"[ \t]*@[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*$")
+
+
+def _defines(data: bytes, name: bytes) -> bool:
+    """Whether the module has `def name(` (a registration's first argument so defined: a rule
+    written beside a registration on another module's primal; JAX's `ad.defjvp(sin_p, ...)`
+    passes a primitive). Searched for as bytes, each `def` of that name checked in place."""
+    at = data.find(b"def")
+    while at >= 0:
+        m = _DEF_AT.match(data, at)
+        if m is not None and m.group(1) == name and (at == 0 or data[at - 1:at] in (b" ", b"\t", b"\n")):
+            return True
+        at = data.find(b"def", at + 3)
+    return False
+
+
+def _decorator_receivers(data: bytes) -> Set[bytes]:
+    """`f` of each `@f.defjvp` / `@f.defvjp` line (read back from where the method's name occurs)."""
+    found: Set[bytes] = set()
+    if b"@" not in data:
+        return found
+    for word in (b"defvjp", b"defjvp"):
+        at = data.find(word)
+        while at >= 0:
+            after = data[at + 6:at + 7]
+            if not (after.isalnum() or after == b"_" or after == b"s"):
+                start = data.rfind(b"\n", 0, at) + 1
+                m = _DECORATOR_LINE.match(data[start:at])
+                if m is not None:
+                    found.add(m.group(1))
+            at = data.find(word, at + 6)
+    return found
 
 
 def _registrations(data: bytes) -> List["re.Match[bytes]"]:
@@ -219,9 +272,9 @@ def _imports_text(tree: ast.Module, package: str) -> Tuple[str, ...]:
     return tuple(out)
 
 
-def _blocks(tree: ast.Module, lines: List[str], fn: ast.stmt) -> Tuple[Tuple[int, str], ...]:
-    """(first line, text) of `fn` (without its decorators) and the top-level functions and
-    constants it reads, transitively (at most MAX_BLOCKS)."""
+def _blocks(tree: ast.Module, lines: List[str], fn: ast.stmt, decorated: bool = False) -> Tuple[Tuple[int, str], ...]:
+    """(first line, text) of `fn` (without its decorators, unless `decorated`) and the top-level
+    functions and constants it reads, transitively (at most MAX_BLOCKS)."""
     top: Dict[str, ast.stmt] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -239,14 +292,19 @@ def _blocks(tree: ast.Module, lines: List[str], fn: ast.stmt) -> Tuple[Tuple[int
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in top and top[n.id] not in chosen:
                 todo.append(top[n.id])
     chosen.sort(key=lambda n: n.lineno)
-    return tuple((n.lineno, "\n".join(lines[n.lineno - 1:n.end_lineno or n.lineno])) for n in chosen)
+
+    def first(n: ast.stmt) -> int:
+        if n is fn and decorated:
+            return min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", ()))])
+        return n.lineno
+    return tuple((first(n), "\n".join(lines[first(n) - 1:n.end_lineno or n.lineno])) for n in chosen)
 
 
 def rule_rows(files: Sequence[Tuple[str, str, str]], infos: Dict[str, Info],
               read: Callable[[str], Optional[bytes]]) -> Dict[str, List[tuple]]:
     """module -> its "ruledef" rows. `files` holds (module, package, display); `infos` maps a
     display to its file info ("g": see rule_info)."""
-    registering = [f for f in files if infos.get(f[2], {}).get("g")]
+    registering = [f for f in files if infos.get(f[2], {}).get("g") or infos.get(f[2], {}).get("p")]
     if not registering:
         return {}
     # a module's name -> every file of the run that has it (two `clipops` packages: the project
@@ -267,14 +325,46 @@ def rule_rows(files: Sequence[Tuple[str, str, str]], infos: Dict[str, Info],
         found = tree_of(display)
         if found is None:
             continue
-        for spelled, target in registered_imports(found[0], package, set(infos[display]["g"])):  # type: ignore[arg-type]
+        for spelled, target in registered_imports(found[0], package, set(infos[display].get("g", ()))):  # type: ignore[arg-type]
             row = _row(spelled, target, by_module, tree_of, display)
+            if row is not None:
+                out.setdefault(module, []).append(row)
+        for spelled, target in registered_primals(found[0], package, set(infos[display].get("p", ()))):  # type: ignore[arg-type]
+            row = _row(spelled, target, by_module, tree_of, display, primal=True)
             if row is not None:
                 out.setdefault(module, []).append(row)
     return out
 
 
-def _row(spelled: str, target: str, by_module: Dict[str, List[Tuple[str, str]]], tree_of, importer: str) -> Optional[tuple]:
+def registered_primals(tree: ast.Module, package: str, words: Set[str]) -> List[Tuple[str, str]]:
+    """(spelling, absolute name) of each module-level import a registration is made on
+    (`from ops import f` ... `f.defvjp(f_fwd, f_bwd)`), where the module binds the name only so."""
+    imports = imported_names(tree, package)
+    local = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    local |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    found: Dict[str, str] = {}
+    for node in ast.walk(tree):
+        heads = [node.func] if isinstance(node, ast.Call) else list(node.decorator_list) \
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+        for head in heads:  # `f.defvjp(...)`, `@f.defjvp`
+            if isinstance(head, ast.Attribute) and head.attr in METHODS and isinstance(head.value, ast.Name):
+                name = head.value.id
+                if name in words and name in imports and name not in local:
+                    found[name] = imports[name]
+    return sorted(found.items())
+
+
+def _is_custom_primal(fn: ast.stmt) -> bool:
+    """A def decorated with `custom_vjp`/`custom_jvp` (bare, called, or through `partial`)."""
+    return isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        isinstance(n, (ast.Name, ast.Attribute)) and (n.id if isinstance(n, ast.Name) else n.attr)
+        in ("custom_vjp", "custom_jvp") for d in fn.decorator_list for n in ast.walk(d))
+
+
+def _row(spelled: str, target: str, by_module: Dict[str, List[Tuple[str, str]]], tree_of, importer: str,
+         primal: bool = False) -> Optional[tuple]:
+    """The "ruledef" row of the def `target` names (a rule; with `primal`, a custom derivative's
+    decorated primal, its decorators grafted with it), following re-exports."""
     for _ in range(MAX_HOPS):
         owner, _, name = target.rpartition(".")
         chosen = _nearest(by_module.get(owner, []), importer)
@@ -286,8 +376,11 @@ def _row(spelled: str, target: str, by_module: Dict[str, List[Tuple[str, str]]],
             return None
         fn = _definition(found[0], name)
         if fn is not None:
-            return (RULE_DEF, spelled, name, display, fn.lineno, _imports_text(found[0], package),
-                    _blocks(found[0], found[1], fn))
+            if primal and not _is_custom_primal(fn):
+                return None
+            row = (RULE_DEF, spelled, name, display, fn.lineno, _imports_text(found[0], package),
+                   _blocks(found[0], found[1], fn, decorated=primal))
+            return (*row, True) if primal else row
         nxt = _reexport(found[0], package, name)
         if nxt is None:
             return None

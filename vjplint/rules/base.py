@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, ClassVar, FrozenSet, List, Optional, Sequence, Tuple
 
-from vjplint.diagnostics import Applicability, Diagnostic, Edit, Evidence, Fix, FixPlan, Severity
+from vjplint.diagnostics import Applicability, Diagnostic, Edit, Evidence, Fix, FixElsewhere, FixPlan, Severity
 from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.syntax.noqa import parse_noqa
 from vjplint.syntax.positions import node_range
@@ -31,6 +31,7 @@ class Report:
     default: bool = False  # kept when the rule is off but DEFAULT_REPORTS (see Rule)
     severity: Optional[Severity] = None  # a "may" below the rule's SEVERITY (unsure is a warning)
     evidence: Optional[Evidence] = None  # what was found, as data another rule or a fix reads (never the message)
+    elsewhere: Optional[FixElsewhere] = None  # the fix, when its edits are in a rule's own file (another module)
 
 
 # Lint a text with one rule: (code, text) -> that rule's diagnostics. The engine hands it to the
@@ -102,6 +103,7 @@ class Rule:
         """Report `node` (to the end of `end_node` when given), with an optional fix made by
         `replacing`, `editing` or `planning`; `severity` lowers a finding the rule is unsure of;
         `evidence` says what was found as data, for whatever reads the finding besides a person."""
+        elsewhere = None
         if self.model.facts.graft is not None:  # rules of other modules read here (crossmodule.Graft)
             message = self.model.facts.cite_grafted(message)
             if self.model.facts.grafted(node):  # reported on the registration, naming the def's file:line
@@ -111,13 +113,15 @@ class Rule:
                     return  # a `# noqa` on the line in the rules' own file holds where they are registered too
                 anchor, rule = moved
                 display, row = self.model.facts.graft.origin.get(node.lineno, (rule.display, rule.line))  # type: ignore[attr-defined]
+                elsewhere = self.model.facts.relocated_fix(fix) if fix is not None else None
                 node, end_node, fix = anchor, None, None
                 message += f" (in `{rule.name}` at {display}:{row})"
             elif fix is not None and any(e.location.row >= self.model.facts.graft.first_row
                                          or e.end_location.row >= self.model.facts.graft.first_row for e in fix.edits):
-                fix = None  # an edit of another module's text
+                elsewhere = self.model.facts.relocated_fix(fix)  # an edit of another module's text: applied there
+                fix = None
         self.reports.append(Report(node, with_wrapper_note(self.model, node, message), end_node, fix, default,
-                                   severity, evidence))
+                                   severity, evidence, elsewhere))
 
     # The three ways to make the one Fix type.
     def replacing(self, node: ast.AST, text: str, applicability: Applicability, message: str,

@@ -4,15 +4,19 @@ diagnostics as LSP, the debug information."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Optional, Sequence
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
 
 from vjplint import __version__
 from vjplint.diagnostics import Applicability, Diagnostic, Position
 from vjplint import links
 from vjplint.output import lsp as lspfmt
 from vjplint.syntax.positions import source_lines
+from vjplint.syntax.source import SourceError, decode
 from vjplint.server import actions
 from vjplint.rules.docs import render_rule
 from vjplint.rules.registry import all_rules
@@ -79,6 +83,7 @@ class Queries:
                 if not lazy:
                     action.edit = self.workspace_edit(uri, [lspfmt.text_edit(lines, e, encoding) for e in d.fix.edits])
                 out.append(action)
+            out.extend(self.elsewhere_actions(uri, here, lines, encoding, analysis.config.docs_url))
             if self.settings.disable_rule_comment:
                 seen = set()
                 for d in here:
@@ -100,6 +105,51 @@ class Queries:
                     return out
             out.append(action)
         return out
+
+    def elsewhere_actions(self, uri: str, here: Sequence[Diagnostic], lines: Sequence[str], encoding: str,
+                          docs_url: Optional[str]) -> List[types.CodeAction]:
+        """The quick fixes of findings in a rule registered in this document and defined in another
+        file of its folder (`Diagnostic.elsewhere`): each edits that file, named in the title."""
+        out: List[types.CodeAction] = []
+        for d in here:
+            elsewhere = d.elsewhere
+            if elsewhere is None or not elsewhere.fix.edits:
+                continue
+            target = self.elsewhere_target(uri, elsewhere.path)
+            if target is None:
+                continue
+            other, other_lines = target
+            title = f"{d.code}: {elsewhere.fix.message} (in {elsewhere.path})"
+            if elsewhere.fix.applicability is Applicability.UNSAFE:
+                title += " (unsafe fix)"
+            out.append(types.CodeAction(
+                title=title, kind=types.CodeActionKind.QuickFix,
+                diagnostics=[self.one_diagnostic(d, lines, encoding, docs_url)],
+                is_preferred=elsewhere.fix.applicability is Applicability.SAFE,
+                edit=self.workspace_edit(other, [lspfmt.text_edit(other_lines, e, encoding)
+                                                 for e in elsewhere.fix.edits])))
+        return out
+
+    def elsewhere_target(self, uri: str, display: str) -> Optional[Tuple[str, List[str]]]:
+        """(uri, lines) of the file `display` names (relative to the folder of the document at
+        `uri`, as its project index shows it): the editor's text when it is open, else the disk's;
+        None when it cannot be read."""
+        path = to_fs_path(uri)
+        folder = self.folder_of(Path(path)) if path else None
+        if folder is None:
+            return None
+        target = os.path.normpath(os.path.join(folder, display))
+        other = from_fs_path(target)
+        if other is None:
+            return None
+        text = self.document(other)
+        if text is None:
+            try:
+                with open(target, "rb") as handle:
+                    text = decode(handle.read()).text
+            except (OSError, SourceError):
+                return None
+        return other, source_lines(text)
 
     def has_fix_all(self, analysis: Analysis) -> bool:
         """Whether fix-all has something to apply (never the fixes another module makes unsafe)."""

@@ -70,6 +70,55 @@ def called(model: FileModel, fn: FunctionNode, param: str) -> Optional[ast.Call]
     return None
 
 
+def element_called(model: FileModel, fn: FunctionNode, param: str) -> Optional[ast.Call]:
+    """The first call in `fn` of a name `fn` binds only from an element of its parameter `param`
+    (`f = f[0]`, `(f,) = fs`, `g = fs["g"]`: the argument is a container holding the callable, a
+    tuple/dict/NamedTuple whose leaves JAX flattens as data); None when `param` is bound otherwise too."""
+    scope = model.index.scopes.get(fn)
+    if scope is None or isinstance(fn, ast.Lambda):
+        return None
+    elements: List[str] = []
+    for node in walk(fn):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        root = node.value
+        while isinstance(root, (ast.Subscript, ast.Attribute)):
+            root = root.value
+        if not is_name(root, param) or node.value is root and not isinstance(node.targets[0], (ast.Tuple, ast.List)):
+            continue
+        target = node.targets[0]
+        elements += [t.id for t in ([target] if isinstance(target, ast.Name) else getattr(target, "elts", []))
+                     if isinstance(t, ast.Name)]
+    others = [b for b in scope.bindings.get(param, []) if b.kind not in ("param",)]
+    if not elements or any(not isinstance(b.node, ast.Assign) or b.node.targets[0].__class__ not in (ast.Name, ast.Tuple, ast.List)
+                           for b in others):
+        return None
+    calls = model.facts.of_function(_calls_by_callee_name, fn)
+    for name in elements:
+        if any(b.kind != "assign" and b.kind != "param" for b in scope.bindings.get(name, [])):
+            continue
+        for node, _ in calls.get(name, ()):
+            return node
+    return None
+
+
+def container_leaves(model: FileModel, arg: ast.expr) -> List[ast.expr]:
+    """What a container argument holds, as a call passes it (`(f,)`, `[f, g]`, `{"f": f}`, a
+    NamedTuple class of this module built in place, `Box(f)`): the values JAX flattens into
+    leaves; `[arg]` for anything else (a registered class may keep a field static)."""
+    if isinstance(arg, (ast.Tuple, ast.List)):
+        return [e for e in arg.elts if not isinstance(e, ast.Starred)]
+    if isinstance(arg, ast.Dict):
+        return [v for v in arg.values if v is not None]
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name):
+        found = model.index.lookup(arg.func.id, model.index.scope_of(arg.func))
+        if len(found) == 1 and isinstance(found[0].node, ast.ClassDef) and any(
+                (b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "")) == "NamedTuple"
+                for b in found[0].node.bases):  # a NamedTuple's fields are all leaves (no static field)
+            return [*arg.args, *(k.value for k in arg.keywords)]
+    return [arg]
+
+
 def _calls_by_callee_name(model: FileModel, fn: FunctionNode) -> Dict[str, List[Tuple[ast.Call, ast.Name]]]:
     """{name: (call, the Name it calls)} in source order: `name(...)`, and a transformation
     given `name` to call (`jax.vjp(name, ...)`); kept per function (`called` asks per parameter)."""

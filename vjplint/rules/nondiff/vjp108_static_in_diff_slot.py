@@ -7,7 +7,7 @@ from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.rules.nondiff._concrete import ConcreteUse, ConcreteUses, rebound
 from vjplint.model.file_model import Signature
-from vjplint.rules.nondiff._callables_passed import (MODULE_WORDS, called, is_function, is_pytree_callable,
+from vjplint.rules.nondiff._callables_passed import (MODULE_WORDS, called, container_leaves, element_called, is_function, is_pytree_callable,
                                             names_pytree_callable, saved_as_residual)
 from vjplint.rules.base import Rule
 
@@ -191,14 +191,14 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         for site in d.call_sites:
             if site.enclosing in rules:
                 continue
-            for position, arg in enumerate(site.call.args):
-                index = position + site.positional_offset
-                if isinstance(arg, ast.Starred):
-                    break
-                if index in d.nondiff or index >= len(sig.positional) or not is_function(self.model, arg):
+            for index, passed in self.model.facts.call_arguments(site.call, tuple(sig.positional), site.positional_offset):
+                # a container literal or NamedTuple holding the function: JAX flattens it, the function is a leaf
+                arg = next((a for a in container_leaves(self.model, passed) if is_function(self.model, a)), None)
+                if index in d.nondiff or index >= len(sig.positional) or arg is None:
                     continue
+                inside = f" inside `{self.quote(passed, 40)}`" if arg is not passed else ""
                 self.report(arg, (
-                    f"{kind} `{d.name}` receives a Python function (`{self.quote(arg, 40)}`) in position {index} "
+                    f"{kind} `{d.name}` receives a Python function (`{self.quote(arg, 40)}`){inside} in position {index} "
                     f"(`{sig.positional[index]}`), which is not in nondiff_argnums: {kind} passes every such "
                     f"argument to JAX as data, so this call raises {error}, eagerly too. Put position {index} "
                     f"in nondiff_argnums, or pass a pytree callable (`jax.tree_util.Partial`, or the "
@@ -211,18 +211,20 @@ int_power.defvjp(lambda z, n: (int_power(z, n), z), lambda n, z, g: (g * n * z *
         `jax.tree_util.Partial`) is a valid argument, and a name like `model` says it may be one."""
         passed: Dict[int, List[ast.expr]] = {}
         for site in d.call_sites:
-            for position, arg in enumerate(site.call.args):
-                if isinstance(arg, ast.Starred):
-                    break
-                passed.setdefault(position + site.positional_offset, []).append(arg)
+            for index, arg in self.model.facts.call_arguments(site.call, tuple(sig.positional), site.positional_offset):
+                passed.setdefault(index, []).append(arg)
         kind = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
         for i, param in enumerate(sig.positional):
-            if i in d.nondiff or rebound(self.model, d.primal, param) or param.lower().endswith(MODULE_WORDS):
+            element = element_called(self.model, d.primal, param)  # `f = f[0]`: a callable in a container
+            if i in d.nondiff or rebound(self.model, d.primal, param) and element is None \
+                    or param.lower().endswith(MODULE_WORDS):
                 continue
+            given = passed.get(i, []) if element is None else [leaf for a in passed.get(i, [])
+                                                               for leaf in container_leaves(self.model, a)]
             if any(is_function(self.model, a) or is_pytree_callable(self.model, a) or names_pytree_callable(self.model, a)
-                   for a in passed.get(i, [])) or saved_as_residual(self.model, d, i):
+                   for a in given) or saved_as_residual(self.model, d, i):
                 continue
-            call = called(self.model, d.primal, param)
+            call = element or called(self.model, d.primal, param)
             if call is None:
                 continue
             node = next(a for a in (*d.primal.args.posonlyargs, *d.primal.args.args) if a.arg == param)

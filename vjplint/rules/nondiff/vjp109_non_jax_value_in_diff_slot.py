@@ -6,6 +6,7 @@ from typing import Dict, List, Optional, Tuple
 from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
+from vjplint.rules.nondiff._callables_passed import container_leaves
 
 # Transformations that call `f` with the arguments they receive, in the same positions.
 SAME_POSITIONS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jit", "jax.vmap", "jax.jacfwd", "jax.jacrev",
@@ -132,15 +133,15 @@ y = activate(1.0, "tanh")
                 f"position {index} in nondiff_argnums ({rule} then receives it first), or pass only arrays there"))
 
     def _string_in(self, expr: ast.expr, depth: int) -> Optional[ast.expr]:
-        """The string constant `expr` is or holds (a literal, or a name assigned once from one)."""
+        """The string constant `expr` is or holds (a literal, a container of the call's own making,
+        or a name assigned once from one)."""
         if isinstance(expr, ast.JoinedStr) or (isinstance(expr, ast.Constant) and isinstance(expr.value, str)):
             return expr
         if depth > 3:
             return None
-        if isinstance(expr, (ast.Tuple, ast.List)):
-            parts = list(expr.elts)
-        elif isinstance(expr, ast.Dict):
-            parts = [v for v in expr.values if v is not None]
+        leaves = container_leaves(self.model, expr)  # a tuple, list, dict or NamedTuple built in place
+        if leaves != [expr]:
+            parts = leaves
         elif isinstance(expr, ast.Name) and depth == 0:
             bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
             if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
