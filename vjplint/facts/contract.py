@@ -19,6 +19,7 @@ whose output is one array are arrays.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 import re
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
@@ -274,6 +275,59 @@ def permutation(names: List[Optional[str]], expected: Tuple[str, ...]) -> Option
         return None
     wrong = [(i, n, expected[i]) for i, n in enumerate(names) if n != expected[i]]  # type: ignore[misc]
     return wrong if len(wrong) >= 2 else None
+
+
+@dataclass(frozen=True)
+class MisorderedUnpacking:
+    """A jvp rule's `a, b = primals` (or `= tangents`) whose names are a reordering of the
+    function's differentiable parameters (VJP334 reports it; VJP342 leaves that line to it)."""
+
+    source: str  # the parameter unpacked
+    what: str  # "primals" or "tangents"
+    node: ast.Assign
+    names: Tuple[Optional[str], ...]
+    wrong: Tuple[Tuple[int, str, str], ...]  # (position, got, wanted), as `permutation` gives
+
+
+@query
+def misordered_jvp_unpackings(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, primals: str,
+                              tangents: str) -> Tuple[MisorderedUnpacking, ...]:
+    """The unpackings of `primals` and `tangents` in the jvp rule `fn` whose names (or numbered
+    twins of the primals' names, `x1, x2` then `t2, t1`) reorder `d`'s differentiable parameters.
+    A primals unpacking is left out when every misplaced name is unused or read only for its
+    shape or dtype: equal shapes, which the finding assumes, make the swap harmless."""
+    contract = model.facts.contract_of(d)
+    if contract is None:
+        return ()
+    found: List[MisorderedUnpacking] = []
+    primal_names: Optional[List[Optional[str]]] = None
+    for source, what in ((primals, "primals"), (tangents, "tangents")):
+        node = next(iter(model.facts.unpackings(fn).get(source, ())), None)
+        if node is None:
+            continue
+        names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]  # type: ignore[attr-defined]
+        slots = [contract_slot(n, contract) if n else None for n in names]
+        if what == "primals":
+            primal_names = names
+        elif None in slots and primal_names is not None:  # `x1, x2 = primals`, then `t2, t1 = tangents`
+            twins = [numbered_twin(n, primal_names) if n and s is None else None for n, s in zip(names, slots)]
+            slots = [s or (contract_slot(t, contract) if t else None) for s, t in zip(slots, twins)]
+        wrong = permutation(slots, contract.diff_names)
+        if wrong and what == "primals" and all(_shape_only(model, fn, names[i]) for i, _, _ in wrong):
+            continue
+        if wrong:
+            found.append(MisorderedUnpacking(source, what, node, tuple(names), tuple(wrong)))
+    return tuple(found)
+
+
+def _shape_only(model: "FileModel", fn: FunctionNode, name: Optional[str]) -> bool:
+    """`name` is never read in `fn`, or read only as `name.shape`/`.dtype`/`.ndim`/`.size`."""
+    for node in model.facts.own_nodes(fn):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            parent = model.index.parent(node)
+            if not (isinstance(parent, ast.Attribute) and parent.attr in ("shape", "dtype", "ndim", "size")):
+                return False
+    return True
 
 
 # ----------------------------------------------------------------------------- names by flow
