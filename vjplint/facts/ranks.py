@@ -335,7 +335,7 @@ def scaled_by(operand: ast.expr, value: ast.expr) -> List[str]:
 
 
 # Functions whose result may be a scalar whatever their operands' rank (contractions, determinants).
-SCALAR_MAKERS = frozenset("dot vdot inner trace det slogdet norm logsumexp cond matrix_rank".split())
+SCALAR_MAKERS = frozenset("dot vdot inner trace det slogdet norm logsumexp cond matrix_rank einsum tensordot matmul".split())
 
 
 @query
