@@ -165,6 +165,14 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
             return Struct(found.kind, found.length, shown)
     if isinstance(expr, ast.Subscript) and _array_index(expr.slice):
         return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, an array indexed along several axes")
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.value, ast.Call):
+        element = _element_structure(model, d, expr.value, expr.slice.value, depth)
+        if element is not None:  # `f(x)[0]`, `f(x)["value"]`: the element the function's literal returns hold there
+            return Struct(element.kind, element.length, f"`{model.quote(expr, 40)}`, {element.describe()}")
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Call):
+        element = _element_structure(model, d, expr.value, ("field", expr.attr), depth)
+        if element is not None:  # `f(x).value` of a function returning `Box(...)`, a NamedTuple
+            return Struct(element.kind, element.length, f"`{model.quote(expr, 40)}`, {element.describe()}")
     kind = model.facts.values().of(expr)
     if kind.tag in (TUPLE, LIST) and kind.items is not None:
         return Struct(kind.tag, len(kind.items), kind.why or "inferred")
@@ -182,6 +190,48 @@ def _array_index(key: ast.expr) -> bool:
     return len(keys) > 1 and any(isinstance(k, ast.Slice) or isinstance(k, ast.Constant) and k.value in (None, Ellipsis)
                                  for k in keys) or \
         len(keys) == 1 and isinstance(keys[0], ast.Constant) and keys[0].value is Ellipsis
+
+
+def _element_structure(model: "FileModel", d: "CustomDerivative", call: ast.Call, key: object,
+                       depth: int) -> Optional[Struct]:
+    """The structure at `key` of what `call` returns, where the called function (the custom
+    function itself or a helper of the module) returns literal tuples, lists or dicts that agree there."""
+    target = model.facts.derivative_named(call.func)
+    fn = target.primal if target is not None else named_function(model.index, call.func)
+    if fn is None or isinstance(fn, (ast.Lambda, ast.AsyncFunctionDef)):
+        return None
+    found: Optional[Struct] = None
+    for _, value in model.facts.returns_of(fn):
+        if isinstance(value, (ast.Tuple, ast.List)) and type(key) is int and -len(value.elts) <= key < len(value.elts) \
+                and not any(isinstance(e, ast.Starred) for e in value.elts):
+            element: Optional[ast.expr] = value.elts[key]
+        elif isinstance(value, ast.Dict) and isinstance(key, str):
+            element = next((v for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant) and k.value == key), None)
+        elif isinstance(key, tuple) and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            element = _field_argument(model, value, key[1])
+        else:
+            return None
+        s = structure(model, target or d, element, fn, {}, depth + 1) if element is not None else None
+        if s is None or found is not None and not found.same_as(s):
+            return None
+        found = s
+    return found
+
+
+def _field_argument(model: "FileModel", call: ast.Call, field: str) -> Optional[ast.expr]:
+    """The argument a call of a class of the module (a NamedTuple: annotated fields in its body)
+    gives the field `field`, by keyword or position."""
+    bindings = model.index.lookup(call.func.id, model.index.scope_of(call))  # type: ignore[attr-defined]
+    if len(bindings) != 1 or not isinstance(bindings[0].node, ast.ClassDef):
+        return None
+    fields = [s.target.id for s in bindings[0].node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    for k in call.keywords:
+        if k.arg == field:
+            return k.value
+    if field in fields and fields.index(field) < len(call.args) and \
+            not any(isinstance(a, ast.Starred) for a in call.args):
+        return call.args[fields.index(field)]
+    return None
 
 
 def _returns_structure(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, depth: int) -> Optional[Struct]:

@@ -317,6 +317,40 @@ def paired_leaves(primal: ast.expr, tangent: ast.expr) -> List[Tuple[ast.expr, a
 
 
 @query(memo=False)
+def container_pairs(primal: ast.expr, tangent: ast.expr) -> List[Tuple[ast.expr, ast.expr]]:
+    """Inside a rule's primal and tangent outputs written as the same literal container (tuples
+    or lists of one length, dicts of the same constant keys, calls of the same class with as many
+    positional fields: a NamedTuple), the pairs of values in the same place, descending while
+    both sides are such containers; [] when the outputs are not. What VJP333 compares below the
+    outermost level (`(out,), ((t,),)`)."""
+    def inner(p: ast.expr, t: ast.expr) -> Optional[List[Tuple[ast.expr, ast.expr]]]:
+        if isinstance(p, (ast.Tuple, ast.List)) and isinstance(t, (ast.Tuple, ast.List)) and p.elts and \
+                len(p.elts) == len(t.elts) and not any(isinstance(e, ast.Starred) for e in (*p.elts, *t.elts)):
+            return list(zip(p.elts, t.elts))
+        if isinstance(p, ast.Dict) and isinstance(t, ast.Dict) and p.keys and \
+                all(isinstance(k, ast.Constant) for k in (*p.keys, *t.keys)):
+            keys = {k.value: v for k, v in zip(p.keys, p.values)}  # type: ignore[union-attr]
+            tkeys = {k.value: v for k, v in zip(t.keys, t.values)}  # type: ignore[union-attr]
+            return [(keys[k], tkeys[k]) for k in keys] if set(keys) == set(tkeys) else None
+        if isinstance(p, ast.Call) and isinstance(t, ast.Call) and isinstance(p.func, ast.Name) and \
+                isinstance(t.func, ast.Name) and p.func.id == t.func.id and p.func.id.lstrip("_")[:1].isupper() and \
+                p.args and len(p.args) == len(t.args) and not p.keywords and not t.keywords:
+            return list(zip(p.args, t.args))
+        return None
+
+    out: List[Tuple[ast.expr, ast.expr]] = []
+    todo = inner(primal, tangent) or []
+    while todo:
+        p, t = todo.pop(0)
+        deeper = inner(p, t)
+        if deeper is None:
+            out.append((p, t))
+        else:
+            todo.extend(deeper)
+    return out
+
+
+@query(memo=False)
 def scaled_by(operand: ast.expr, value: ast.expr) -> List[str]:
     """`[name]` when `value` is a name that `operand` combines elementwise with arithmetic
     (`cosf * f_dot`, `-(c + t) / 2`): the operand has at least that name's rank. Empty otherwise."""

@@ -153,7 +153,7 @@ def f_jvp(primals, tangents):
                 primal, ast.Dict) else {}
             for k, v in zip(tangent.keys, tangent.values):
                 yield v, keyed.get(ast.dump(k))  # type: ignore[arg-type]
-        elif isinstance(tangent, ast.Call) and isinstance(tangent.func, ast.Name) and tangent.func.id[:1].isupper() \
+        elif isinstance(tangent, ast.Call) and isinstance(tangent.func, ast.Name) and tangent.func.id.lstrip("_")[:1].isupper() \
                 and not tangent.keywords and fixed_float_cast(self.model, tangent) is None:
             shown = primal.args if isinstance(primal, ast.Call) and isinstance(primal.func, ast.Name) and \
                 primal.func.id == tangent.func.id and len(primal.args) == len(tangent.args) else [None] * len(tangent.args)
