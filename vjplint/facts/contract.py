@@ -92,6 +92,24 @@ def primal_output(model: "FileModel", d: "CustomDerivative") -> Optional[Struct]
 
 
 @query
+def unpacked_output(model: "FileModel", d: "CustomDerivative") -> Optional[Tuple[int, ast.Assign]]:
+    """How many names the module unpacks a call of `d` into (`U, s, Vt = f(a)`), with the first
+    such assignment, when every unpacking of its calls agrees: the function's output is a
+    sequence of that length whatever its code shows (a library's `svd`). None otherwise."""
+    found: Optional[Tuple[int, ast.Assign]] = None
+    for node in model.index.of_type(ast.Assign):
+        target = node.targets[0] if len(node.targets) >= 1 else None
+        if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, ast.Call)) or \
+                any(isinstance(e, ast.Starred) for e in target.elts) or \
+                model.facts.derivative_named(node.value.func) is not d:
+            continue
+        if found is not None and found[0] != len(target.elts):
+            return None
+        found = found or (len(target.elts), node)
+    return found
+
+
+@query
 def rule_environment(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, role: str,
                      bound: int = 0) -> Dict[str, Struct]:
     """The structures JAX gives a rule's parameters that this module shows: the cotangent of
