@@ -96,16 +96,27 @@ def unpacked_output(model: "FileModel", d: "CustomDerivative") -> Optional[Tuple
     """How many names the module unpacks a call of `d` into (`U, s, Vt = f(a)`), with the first
     such assignment, when every unpacking of its calls agrees: the function's output is a
     sequence of that length whatever its code shows (a library's `svd`). None otherwise."""
-    found: Optional[Tuple[int, ast.Assign]] = None
+    return model.facts.call_unpackings().get(d)
+
+
+@query
+def call_unpackings(model: "FileModel") -> Dict["CustomDerivative", Optional[Tuple[int, ast.Assign]]]:
+    """`unpacked_output` for every custom derivative of the module, in one pass over its assignments."""
+    found: Dict["CustomDerivative", Optional[Tuple[int, ast.Assign]]] = {}
     for node in model.index.of_type(ast.Assign):
-        target = node.targets[0] if len(node.targets) >= 1 else None
+        target = node.targets[0]
         if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, ast.Call)) or \
-                any(isinstance(e, ast.Starred) for e in target.elts) or \
-                model.facts.derivative_named(node.value.func) is not d:
+                any(isinstance(e, ast.Starred) for e in target.elts):
             continue
-        if found is not None and found[0] != len(target.elts):
-            return None
-        found = found or (len(target.elts), node)
+        d = model.facts.derivative_named(node.value.func)
+        if d is None:
+            continue
+        if d in found:
+            seen = found[d]
+            if seen is not None and seen[0] != len(target.elts):
+                found[d] = None
+        else:
+            found[d] = (len(target.elts), node)
     return found
 
 

@@ -108,14 +108,11 @@ def zero_tangent_calls(model: "FileModel", d: CustomDerivative) -> ZeroTangents:
     rules = {r.node for _, r in model.facts.rules_of(d) if r.node is not None}
     sites = [(s.call, s.positional_offset) for s in d.call_sites if s.enclosing not in rules]
     mapped = set()  # `jax.vmap(f, in_axes=...)(x, y)`, `jax.jit(f)(x, y)`: calls of `f` with the same positions
-    for node in walk(model.module):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and node.func.args and \
-                model.index.qualname(node.func.func) in POSITION_KEEPING and \
-                model.facts.derivative_named(node.func.args[0]) is d:
+    wrapped, transforms = model.facts.transformed_calls()
+    for node in wrapped:
+        if model.facts.derivative_named(node.func.args[0]) is d:  # type: ignore[attr-defined]
             sites.append((node, 0))
-            mapped.add(node.func.args[0])
-    transforms = [n for n in walk(model.module) if isinstance(n, ast.Call) and n.args and
-                  model.index.qualname(n.func) in DIFFERENTIATING]
+            mapped.add(node.func.args[0])  # type: ignore[attr-defined]
     for node in transforms:  # `jax.grad(f, argnums=0)(x, k)`: a call of `f` under the transform itself
         parent = model.index.parent(node)
         if model.facts.derivative_named(node.args[0]) is d and isinstance(parent, ast.Call) and parent.func is node:
@@ -175,6 +172,29 @@ def zero_tangent_calls(model: "FileModel", d: CustomDerivative) -> ZeroTangents:
     return ZeroTangents(visible, tuple(proven[s] for s in sorted(proven)))
 
 
+@query
+def transformed_calls(model: "FileModel") -> Tuple[Tuple[ast.Call, ...], Tuple[ast.Call, ...]]:
+    """The module's calls of a transformed function that keep its positions (`jax.vmap(f, ...)(x)`,
+    `jax.jit(f)(x)`) and its differentiating transformations (`jax.grad(g, argnums=0)`), once per file."""
+    wrapped, transforms = [], []
+    for node in model.index.of_type(ast.Call):
+        if isinstance(node.func, ast.Call) and node.func.args and model.index.qualname(node.func.func) in POSITION_KEEPING:
+            wrapped.append(node)
+        if node.args and model.index.qualname(node.func) in DIFFERENTIATING:
+            transforms.append(node)
+    return tuple(wrapped), tuple(transforms)
+
+
+@query
+def name_loads(model: "FileModel") -> Dict[str, int]:
+    """How many times the module reads each name, once per file."""
+    counts: Dict[str, int] = {}
+    for node in model.index.of_type(ast.Name):
+        if isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return counts
+
+
 # Transformations that differentiate their first argument: with `argnums` (default 0), or every input.
 DIFFERENTIATING = {"jax.grad": 0, "jax.value_and_grad": 0, "jax.jacfwd": 0, "jax.jacrev": 0, "jax.hessian": 0,
                    "jax.jvp": None, "jax.linearize": None, "jax.vjp": None}
@@ -193,9 +213,7 @@ def _differentiated_params(model: "FileModel", fn: Optional[FunctionNode], trans
     if not uses:
         return None, ""
     if not isinstance(fn, ast.Lambda):
-        loads = [n for n in walk(model.module) if isinstance(n, ast.Name) and n.id == fn.name and
-                 isinstance(n.ctx, ast.Load)]
-        if len(loads) != len(uses):
+        if model.facts.name_loads().get(fn.name, 0) != len(uses):
             return None, ""  # also called or handed on elsewhere
     where = f"`{model.quote(uses[0].func, 30)}` at line {uses[0].lineno}"
     moving: Set[str] = set()
