@@ -19,6 +19,7 @@ whose output is one array are arrays.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 import re
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
@@ -88,6 +89,35 @@ def primal_output(model: "FileModel", d: "CustomDerivative") -> Optional[Struct]
         shown = model.quote(returns[0].value, 40) if returns[0].value is not None else "None"
         found = Struct(found.kind, found.length, f"`{d.name}` returns `{shown}`")
     return found if returns else None
+
+
+@query
+def unpacked_output(model: "FileModel", d: "CustomDerivative") -> Optional[Tuple[int, ast.Assign]]:
+    """How many names the module unpacks a call of `d` into (`U, s, Vt = f(a)`), with the first
+    such assignment, when every unpacking of its calls agrees: the function's output is a
+    sequence of that length whatever its code shows (a library's `svd`). None otherwise."""
+    return model.facts.call_unpackings().get(d)
+
+
+@query
+def call_unpackings(model: "FileModel") -> Dict["CustomDerivative", Optional[Tuple[int, ast.Assign]]]:
+    """`unpacked_output` for every custom derivative of the module, in one pass over its assignments."""
+    found: Dict["CustomDerivative", Optional[Tuple[int, ast.Assign]]] = {}
+    for node in model.index.of_type(ast.Assign):
+        target = node.targets[0]
+        if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, ast.Call)) or \
+                any(isinstance(e, ast.Starred) for e in target.elts):
+            continue
+        d = model.facts.derivative_named(node.value.func)
+        if d is None:
+            continue
+        if d in found:
+            seen = found[d]
+            if seen is not None and seen[0] != len(target.elts):
+                found[d] = None
+        else:
+            found[d] = (len(target.elts), node)
+    return found
 
 
 @query
@@ -164,6 +194,14 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
             return Struct(found.kind, found.length, shown)
     if isinstance(expr, ast.Subscript) and _array_index(expr.slice):
         return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, an array indexed along several axes")
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.value, ast.Call):
+        element = _element_structure(model, d, expr.value, expr.slice.value, depth)
+        if element is not None:  # `f(x)[0]`, `f(x)["value"]`: the element the function's literal returns hold there
+            return Struct(element.kind, element.length, f"`{model.quote(expr, 40)}`, {element.describe()}")
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Call):
+        element = _element_structure(model, d, expr.value, ("field", expr.attr), depth)
+        if element is not None:  # `f(x).value` of a function returning `Box(...)`, a NamedTuple
+            return Struct(element.kind, element.length, f"`{model.quote(expr, 40)}`, {element.describe()}")
     kind = model.facts.values().of(expr)
     if kind.tag in (TUPLE, LIST) and kind.items is not None:
         return Struct(kind.tag, len(kind.items), kind.why or "inferred")
@@ -181,6 +219,48 @@ def _array_index(key: ast.expr) -> bool:
     return len(keys) > 1 and any(isinstance(k, ast.Slice) or isinstance(k, ast.Constant) and k.value in (None, Ellipsis)
                                  for k in keys) or \
         len(keys) == 1 and isinstance(keys[0], ast.Constant) and keys[0].value is Ellipsis
+
+
+def _element_structure(model: "FileModel", d: "CustomDerivative", call: ast.Call, key: object,
+                       depth: int) -> Optional[Struct]:
+    """The structure at `key` of what `call` returns, where the called function (the custom
+    function itself or a helper of the module) returns literal tuples, lists or dicts that agree there."""
+    target = model.facts.derivative_named(call.func)
+    fn = target.primal if target is not None else named_function(model.index, call.func)
+    if fn is None or isinstance(fn, (ast.Lambda, ast.AsyncFunctionDef)):
+        return None
+    found: Optional[Struct] = None
+    for _, value in model.facts.returns_of(fn):
+        if isinstance(value, (ast.Tuple, ast.List)) and type(key) is int and -len(value.elts) <= key < len(value.elts) \
+                and not any(isinstance(e, ast.Starred) for e in value.elts):
+            element: Optional[ast.expr] = value.elts[key]
+        elif isinstance(value, ast.Dict) and isinstance(key, str):
+            element = next((v for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant) and k.value == key), None)
+        elif isinstance(key, tuple) and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            element = _field_argument(model, value, key[1])
+        else:
+            return None
+        s = structure(model, target or d, element, fn, {}, depth + 1) if element is not None else None
+        if s is None or found is not None and not found.same_as(s):
+            return None
+        found = s
+    return found
+
+
+def _field_argument(model: "FileModel", call: ast.Call, field: str) -> Optional[ast.expr]:
+    """The argument a call of a class of the module (a NamedTuple: annotated fields in its body)
+    gives the field `field`, by keyword or position."""
+    bindings = model.index.lookup(call.func.id, model.index.scope_of(call))  # type: ignore[attr-defined]
+    if len(bindings) != 1 or not isinstance(bindings[0].node, ast.ClassDef):
+        return None
+    fields = [s.target.id for s in bindings[0].node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    for k in call.keywords:
+        if k.arg == field:
+            return k.value
+    if field in fields and fields.index(field) < len(call.args) and \
+            not any(isinstance(a, ast.Starred) for a in call.args):
+        return call.args[fields.index(field)]
+    return None
 
 
 def _returns_structure(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, depth: int) -> Optional[Struct]:
@@ -274,6 +354,59 @@ def permutation(names: List[Optional[str]], expected: Tuple[str, ...]) -> Option
         return None
     wrong = [(i, n, expected[i]) for i, n in enumerate(names) if n != expected[i]]  # type: ignore[misc]
     return wrong if len(wrong) >= 2 else None
+
+
+@dataclass(frozen=True)
+class MisorderedUnpacking:
+    """A jvp rule's `a, b = primals` (or `= tangents`) whose names are a reordering of the
+    function's differentiable parameters (VJP334 reports it; VJP342 leaves that line to it)."""
+
+    source: str  # the parameter unpacked
+    what: str  # "primals" or "tangents"
+    node: ast.Assign
+    names: Tuple[Optional[str], ...]
+    wrong: Tuple[Tuple[int, str, str], ...]  # (position, got, wanted), as `permutation` gives
+
+
+@query
+def misordered_jvp_unpackings(model: "FileModel", d: "CustomDerivative", fn: FunctionNode, primals: str,
+                              tangents: str) -> Tuple[MisorderedUnpacking, ...]:
+    """The unpackings of `primals` and `tangents` in the jvp rule `fn` whose names (or numbered
+    twins of the primals' names, `x1, x2` then `t2, t1`) reorder `d`'s differentiable parameters.
+    A primals unpacking is left out when every misplaced name is unused or read only for its
+    shape or dtype: equal shapes, which the finding assumes, make the swap harmless."""
+    contract = model.facts.contract_of(d)
+    if contract is None:
+        return ()
+    found: List[MisorderedUnpacking] = []
+    primal_names: Optional[List[Optional[str]]] = None
+    for source, what in ((primals, "primals"), (tangents, "tangents")):
+        node = next(iter(model.facts.unpackings(fn).get(source, ())), None)
+        if node is None:
+            continue
+        names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]  # type: ignore[attr-defined]
+        slots = [contract_slot(n, contract) if n else None for n in names]
+        if what == "primals":
+            primal_names = names
+        elif None in slots and primal_names is not None:  # `x1, x2 = primals`, then `t2, t1 = tangents`
+            twins = [numbered_twin(n, primal_names) if n and s is None else None for n, s in zip(names, slots)]
+            slots = [s or (contract_slot(t, contract) if t else None) for s, t in zip(slots, twins)]
+        wrong = permutation(slots, contract.diff_names)
+        if wrong and what == "primals" and all(_shape_only(model, fn, names[i]) for i, _, _ in wrong):
+            continue
+        if wrong:
+            found.append(MisorderedUnpacking(source, what, node, tuple(names), tuple(wrong)))
+    return tuple(found)
+
+
+def _shape_only(model: "FileModel", fn: FunctionNode, name: Optional[str]) -> bool:
+    """`name` is never read in `fn`, or read only as `name.shape`/`.dtype`/`.ndim`/`.size`."""
+    for node in model.facts.own_nodes(fn):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            parent = model.index.parent(node)
+            if not (isinstance(parent, ast.Attribute) and parent.attr in ("shape", "dtype", "ndim", "size")):
+                return False
+    return True
 
 
 # ----------------------------------------------------------------------------- names by flow

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Optional, Set, Tuple
 
 from vjplint.facts.crossmodule import external_calls, is_top_level
 from vjplint.model.file_model import CustomDerivative
-from vjplint.model.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode, constant_value, named_function
 from vjplint.syntax.walk import walk
 from vjplint.facts.registry import query
 
@@ -68,6 +68,189 @@ def only_constants_passed(model: "FileModel", d: CustomDerivative, position: int
         if carries_a_variable(model, arg):
             return False
     return True
+
+
+# Transformations whose result takes the function's arguments at the same positions.
+POSITION_KEEPING = frozenset({"jax.vmap", "jax.jit", "jax.checkpoint", "jax.remat", "jax.named_call"})
+
+
+@dataclass(frozen=True)
+class ZeroTangentCall:
+    """A call of a custom_jvp that passes, in one differentiable slot, a value no gradient flows
+    into (a constant, or the parameter's default), while another slot carries a variable: when
+    the call is differentiated, the rule runs and that slot's tangent is a symbolic zero."""
+
+    slot: int  # the index in the rule's `primals`/`tangents` tuples
+    element: int  # -1: the whole argument; i: the i-th element of a tuple or list passed there
+    param: str  # the primal's parameter (`xs[1]` for the second `*xs` extra, `pair[1]` for an element)
+    where: str  # "line 12"
+    passed: str  # the value's source text; "" when the default is used
+    fixed_by: str  # "" for a constant; else the transform that holds it fixed ("`jax.grad` at line 9")
+
+
+@dataclass(frozen=True)
+class ZeroTangents:
+    """What the calls of a custom_jvp in the run show of the tangents its rule receives."""
+
+    visible: bool  # every call is read here: some in this module, none hidden, a private or local function not handed on
+    proven: Tuple[ZeroTangentCall, ...]  # the first such call for each slot a call proves a symbolic zero
+
+
+@query
+def zero_tangent_calls(model: "FileModel", d: CustomDerivative) -> ZeroTangents:
+    """For a custom_jvp, the slots some call of the module passes a constant (or leaves to a
+    constant default) while passing a variable in another slot: JAX runs the rule with that
+    slot's tangent a symbolic zero (`SymbolicZero` under `symbolic_zeros=True`), whichever of the
+    caller's inputs is differentiated. `visible` says whether the calls read are all there are."""
+    from vjplint.facts.infer import argument_at  # infer reads facts: imported when used
+
+    sig = d.signature
+    rules = {r.node for _, r in model.facts.rules_of(d) if r.node is not None}
+    sites = [(s.call, s.positional_offset) for s in d.call_sites if s.enclosing not in rules]
+    mapped = set()  # `jax.vmap(f, in_axes=...)(x, y)`, `jax.jit(f)(x, y)`: calls of `f` with the same positions
+    wrapped, transforms = model.facts.transformed_calls()
+    for node in wrapped:
+        if model.facts.derivative_named(node.func.args[0]) is d:  # type: ignore[attr-defined]
+            sites.append((node, 0))
+            mapped.add(node.func.args[0])  # type: ignore[attr-defined]
+    for node in transforms:  # `jax.grad(f, argnums=0)(x, k)`: a call of `f` under the transform itself
+        parent = model.index.parent(node)
+        if model.facts.derivative_named(node.args[0]) is d and isinstance(parent, ast.Call) and parent.func is node:
+            sites.append((parent, 0))
+            mapped.add(node.args[0])
+    other = model.facts.external
+    used_elsewhere = other is not None and is_top_level(model, d.anchor) and bool(other.uses.get(d.name))
+    private = d.name.startswith("_") or d.enclosing is not None  # a public module-level name: other code may call it
+    visible = bool(sites) and sig is not None and private and not used_elsewhere and \
+        not _handed_on(model, d, rules, mapped)
+    proven: Dict[Tuple[int, int], ZeroTangentCall] = {}
+    for call, offset in sites:
+        if sig is None or any(isinstance(a, ast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            visible = False
+            continue
+        count = len(call.args) + offset
+        if sig.vararg is None:
+            count = len(sig.positional)
+        slots = []  # (slot, position, name, argument or None for the default)
+        for position in range(count):
+            if position in d.nondiff:
+                continue
+            name = sig.positional[position] if position < len(sig.positional) else \
+                f"{sig.vararg}[{position - len(sig.positional)}]"
+            arg = argument_at(call, position - offset, name)
+            if arg is None and name not in sig.defaults:
+                slots = []
+                break
+            slots.append((len(slots), name, arg))
+        moving, fixed_by = _differentiated_params(model, model.index.enclosing_function(call), transforms)
+
+        def moves(arg: Optional[ast.expr]) -> bool:
+            if arg is None:
+                return False
+            if moving is None:  # not under a transform of this module: any variable may carry a tangent
+                return carries_a_variable(model, arg)
+            return _depends_on(model, arg, moving)  # `jax.grad(lambda a, b: f(a, b), argnums=0)`
+
+        perturbed = [moves(s[2]) for s in slots]
+        if not any(perturbed):
+            continue  # nothing here is differentiated: the rule does not run
+        where = f"line {call.lineno}"
+        for (slot, name, arg), moved in zip(slots, perturbed):
+            if moved and isinstance(arg, (ast.Tuple, ast.List)) and not any(
+                    isinstance(e, ast.Starred) for e in arg.elts):  # `f((v, gate))`: one leaf held fixed
+                for i, element in enumerate(arg.elts):
+                    if (slot, i) not in proven and not moves(element):
+                        proven[(slot, i)] = ZeroTangentCall(slot, i, f"{name}[{i}]", where, model.quote(element, 40),
+                                                            fixed_by if carries_a_variable(model, element) else "")
+            if (slot, -1) in proven or moved:
+                continue
+            if arg is None and carries_a_variable(model, sig.defaults[name]):
+                continue
+            proven[(slot, -1)] = ZeroTangentCall(slot, -1, name, where, model.quote(arg, 40) if arg is not None else "",
+                                                 fixed_by if arg is not None and carries_a_variable(model, arg) else "")
+    return ZeroTangents(visible, tuple(proven[s] for s in sorted(proven)))
+
+
+@query
+def transformed_calls(model: "FileModel") -> Tuple[Tuple[ast.Call, ...], Tuple[ast.Call, ...]]:
+    """The module's calls of a transformed function that keep its positions (`jax.vmap(f, ...)(x)`,
+    `jax.jit(f)(x)`) and its differentiating transformations (`jax.grad(g, argnums=0)`), once per file."""
+    wrapped, transforms = [], []
+    for node in model.index.of_type(ast.Call):
+        if isinstance(node.func, ast.Call) and node.func.args and model.index.qualname(node.func.func) in POSITION_KEEPING:
+            wrapped.append(node)
+        if node.args and model.index.qualname(node.func) in DIFFERENTIATING:
+            transforms.append(node)
+    return tuple(wrapped), tuple(transforms)
+
+
+@query
+def name_loads(model: "FileModel") -> Dict[str, int]:
+    """How many times the module reads each name, once per file."""
+    counts: Dict[str, int] = {}
+    for node in model.index.of_type(ast.Name):
+        if isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return counts
+
+
+# Transformations that differentiate their first argument: with `argnums` (default 0), or every input.
+DIFFERENTIATING = {"jax.grad": 0, "jax.value_and_grad": 0, "jax.jacfwd": 0, "jax.jacrev": 0, "jax.hessian": 0,
+                   "jax.jvp": None, "jax.linearize": None, "jax.vjp": None}
+
+
+def _differentiated_params(model: "FileModel", fn: Optional[FunctionNode], transforms
+                           ) -> Tuple[Optional[Set[str]], str]:
+    """The parameters of `fn` the module's transforms differentiate, when every use of `fn` is as
+    the function a transform differentiates (a lambda given to `jax.grad`, a def only handed to
+    `jax.jvp`), with the first such transform ("`jax.grad` at line 9"); None when something else
+    may call it (then any of its variables may move)."""
+    if fn is None:
+        return None, ""
+    sig = model.signature(fn)
+    uses = [t for t in transforms if named_function(model.index, t.args[0]) is fn]
+    if not uses:
+        return None, ""
+    if not isinstance(fn, ast.Lambda):
+        if model.facts.name_loads().get(fn.name, 0) != len(uses):
+            return None, ""  # also called or handed on elsewhere
+    where = f"`{model.quote(uses[0].func, 30)}` at line {uses[0].lineno}"
+    moving: Set[str] = set()
+    for t in uses:
+        default = DIFFERENTIATING[model.index.qualname(t.func) or ""]
+        if default is None:
+            moving.update(sig.positional)
+            continue
+        argnums = next((k.value for k in t.keywords if k.arg == "argnums"), None)
+        value = constant_value(model.index, argnums) if argnums is not None else default
+        numbers = value if isinstance(value, tuple) else (value,)
+        if not all(type(i) is int and 0 <= i < len(sig.positional) for i in numbers):
+            return None, ""
+        moving.update(sig.positional[i] for i in numbers)
+    return moving, where
+
+
+def _depends_on(model: "FileModel", expr: ast.expr, moving: Set[str]) -> bool:
+    """Whether `expr` may depend on one of the parameters `moving` of the function it is in: a
+    name of the function other than a parameter held fixed (a local, followed no further) counts."""
+    fn = model.index.enclosing_function(expr)
+    sig = model.signature(fn) if fn is not None else None
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "ndim", "size"):
+            continue
+        if isinstance(node, ast.Name):
+            found = model.index.resolve(node.id, model.index.scope_of(node))
+            if found is None:
+                return True
+            if found[0].node is fn and (sig is None or node.id not in sig.positional or node.id in moving):
+                return True
+            if fn is not None and found[0].node is not fn and model.index.inside(found[0].node, fn):
+                return True  # a comprehension's variable inside the function: followed no further
+        stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 @dataclass(frozen=True)
@@ -131,12 +314,12 @@ def differentiated_at_call(model: "FileModel", d: CustomDerivative, position: in
     return False, None
 
 
-def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[ast.AST]) -> bool:
+def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[ast.AST], also: Set[ast.AST] = frozenset()) -> bool:
     """`d`'s name is read other than to call it or register its rules, outside its own rules and
     primal: handed to `jax.grad`/`vmap`, registered as another derivative's rule, stored. Its
     arguments then come from where the linter does not look. (`f.fun`, the undecorated primal,
     runs no custom rule.)"""
-    calls = {s.call.func for s in d.call_sites}
+    calls = {s.call.func for s in d.call_sites} | also
     own = rules | ({d.primal} if d.primal is not None else set()) | {d.creation}  # `f = custom_vjp(f)`
     # `f = make_f()`: the factory's `return f` hands it to those names, whose uses are read as its own
     made = {t.id for a in d.bound_at for t in getattr(a, "targets", [getattr(a, "target", None)])

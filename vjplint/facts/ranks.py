@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.model.file_model import FileModel
-from vjplint.model.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.facts.registry import query
 
 # Functions that keep their inputs' (broadcast) rank.
@@ -317,6 +317,40 @@ def paired_leaves(primal: ast.expr, tangent: ast.expr) -> List[Tuple[ast.expr, a
 
 
 @query(memo=False)
+def container_pairs(primal: ast.expr, tangent: ast.expr) -> List[Tuple[ast.expr, ast.expr]]:
+    """Inside a rule's primal and tangent outputs written as the same literal container (tuples
+    or lists of one length, dicts of the same constant keys, calls of the same class with as many
+    positional fields: a NamedTuple), the pairs of values in the same place, descending while
+    both sides are such containers; [] when the outputs are not. What VJP333 compares below the
+    outermost level (`(out,), ((t,),)`)."""
+    def inner(p: ast.expr, t: ast.expr) -> Optional[List[Tuple[ast.expr, ast.expr]]]:
+        if isinstance(p, (ast.Tuple, ast.List)) and isinstance(t, (ast.Tuple, ast.List)) and p.elts and \
+                len(p.elts) == len(t.elts) and not any(isinstance(e, ast.Starred) for e in (*p.elts, *t.elts)):
+            return list(zip(p.elts, t.elts))
+        if isinstance(p, ast.Dict) and isinstance(t, ast.Dict) and p.keys and \
+                all(isinstance(k, ast.Constant) for k in (*p.keys, *t.keys)):
+            keys = {k.value: v for k, v in zip(p.keys, p.values)}  # type: ignore[union-attr]
+            tkeys = {k.value: v for k, v in zip(t.keys, t.values)}  # type: ignore[union-attr]
+            return [(keys[k], tkeys[k]) for k in keys] if set(keys) == set(tkeys) else None
+        if isinstance(p, ast.Call) and isinstance(t, ast.Call) and isinstance(p.func, ast.Name) and \
+                isinstance(t.func, ast.Name) and p.func.id == t.func.id and p.func.id.lstrip("_")[:1].isupper() and \
+                p.args and len(p.args) == len(t.args) and not p.keywords and not t.keywords:
+            return list(zip(p.args, t.args))
+        return None
+
+    out: List[Tuple[ast.expr, ast.expr]] = []
+    todo = inner(primal, tangent) or []
+    while todo:
+        p, t = todo.pop(0)
+        deeper = inner(p, t)
+        if deeper is None:
+            out.append((p, t))
+        else:
+            todo.extend(deeper)
+    return out
+
+
+@query(memo=False)
 def scaled_by(operand: ast.expr, value: ast.expr) -> List[str]:
     """`[name]` when `value` is a name that `operand` combines elementwise with arithmetic
     (`cosf * f_dot`, `-(c + t) / 2`): the operand has at least that name's rank. Empty otherwise."""
@@ -332,3 +366,91 @@ def scaled_by(operand: ast.expr, value: ast.expr) -> List[str]:
         elif isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
             todo.append(e.operand)
     return []
+
+
+# Functions whose result may be a scalar whatever their operands' rank (contractions, determinants).
+SCALAR_MAKERS = frozenset("dot vdot inner trace det slogdet norm logsumexp cond matrix_rank einsum tensordot matmul".split())
+
+
+@query
+def may_be_scalar(model: FileModel, expr: ast.expr, depth: int = 0) -> bool:
+    """Whether anything the source shows may make `expr` a scalar: a reduction without `axis=`
+    (`jnp.sum(v)`, `v.mean()`), a contraction (`jnp.dot`, `jnp.trace`, `norm`), an integer index
+    (`q[0]`), a Python number or `float(...)`, a name not followed, or a function of the module
+    (the custom function itself) whose return may be; arithmetic and array functions broadcast,
+    so their result may be a scalar only when every operand may. A parameter is taken as the
+    array it is differentiated as; a call nothing here shows (a library's solver, a callback)
+    is not taken as scalar."""
+    if depth > 5:
+        return True
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Subscript):
+        index = expr.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return any(isinstance(p, (ast.Constant, ast.UnaryOp, ast.Name)) for p in parts) or \
+            may_be_scalar(model, expr.value, depth + 1)
+    if isinstance(expr, ast.Name):
+        bindings = model.index.lookup(expr.id, model.index.scope_of(expr))
+        if len(bindings) == 1 and bindings[0].kind == "param":
+            return False
+        if len(bindings) != 1 or bindings[0].kind != "assign":
+            return True  # a loop variable, a name bound several times: not followed
+        value = bindings[0].value
+        if value is None:  # `a, b = f(x)`: the element of what `f` returns, where it shows one
+            return _unpacked_may_be_scalar(model, expr.id, bindings[0].node, depth)
+        return may_be_scalar(model, value, depth + 1)
+    if isinstance(expr, ast.IfExp):
+        return may_be_scalar(model, expr.body, depth + 1) or may_be_scalar(model, expr.orelse, depth + 1)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.MatMult):
+        return True  # `x @ x`: a contraction, a scalar for vectors
+    if isinstance(expr, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp)):
+        return all(may_be_scalar(model, c, depth + 1) for c in ast.iter_child_nodes(expr) if isinstance(c, ast.expr))
+    if isinstance(expr, ast.Call):
+        return _call_may_be_scalar(model, expr, depth)
+    return True
+
+
+def _call_may_be_scalar(model: FileModel, expr: ast.Call, depth: int) -> bool:
+    q = model.index.qualname(expr.func) or ""
+    last = q.rsplit(".", 1)[-1]
+    reduces = (last in REDUCTIONS or last in SCALAR_MAKERS) and not any(k.arg == "axis" for k in expr.keywords)
+    if q in ("builtins.float", "builtins.int", "builtins.sum", "builtins.len", "builtins.abs", "builtins.max",
+             "builtins.min"):
+        return True
+    if isinstance(expr.func, ast.Attribute) and not q:  # a method: `v.sum()`, `v.astype(...)`
+        attr = expr.func.attr
+        if (attr in REDUCTIONS or attr in SCALAR_MAKERS) and not expr.args and not expr.keywords or \
+                attr in ("item", "tolist"):
+            return True
+        return may_be_scalar(model, expr.func.value, depth + 1) if attr in ("astype", "conj", "real", "imag") else True
+    if q.startswith(ARRAY_PREFIXES):
+        operands = [a for a in expr.args if not isinstance(a, ast.Starred)]
+        return reduces or not operands or all(may_be_scalar(model, a, depth + 1) for a in operands)
+    d = model.facts.derivative_named(expr.func)
+    target = d.primal if d is not None else named_function(model.index, expr.func)
+    if isinstance(target, ast.Lambda):
+        return may_be_scalar(model, target.body, depth + 1)
+    if target is not None:
+        values = [v for _, v in model.facts.returns_of(target) if v is not None]
+        return not values or any(may_be_scalar(model, v, depth + 1) for v in values)
+    return False
+
+
+def _unpacked_may_be_scalar(model: FileModel, name: str, stmt: ast.AST, depth: int) -> bool:
+    """`a, b = f(x)` (or `a, b = out = f(x)`): whether `f`'s return at `name`'s place may be a scalar."""
+    if not isinstance(stmt, ast.Assign):
+        return True
+    for target in stmt.targets:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            places = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name]
+            if places and isinstance(stmt.value, ast.Call):
+                d = model.facts.derivative_named(stmt.value.func)
+                fn = d.primal if d is not None else named_function(model.index, stmt.value.func)
+                if fn is None or isinstance(fn, ast.Lambda):
+                    return not (isinstance(stmt.value.func, ast.Attribute) and
+                                (model.index.qualname(stmt.value.func) or "").startswith(ARRAY_PREFIXES))
+                values = [v for _, v in model.facts.returns_of(fn) if v is not None]
+                return any(not isinstance(v, (ast.Tuple, ast.List)) or len(v.elts) != len(target.elts) or
+                           may_be_scalar(model, v.elts[places[0]], depth + 1) for v in values) or not values
+    return True

@@ -129,6 +129,8 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
         q = model.index.qualname(func) or ""
         if q in ("jax.numpy.where", "jax.lax.select") and len(expr.args) == 3 and not expr.keywords:
             return "an array"  # `jnp.where(c, a, b)`; `jnp.where(c)` alone is a tuple of index arrays
+        if q == "builtins.sum" and len(expr.args) == 1 and not expr.keywords:
+            return "an array"  # `sum(term(i) for i ...)` starts from 0: `0 + (a, b)` raises, so never a tuple
         if q.startswith(ONE_ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in ARRAY_FUNCTIONS:
             if not any(k.arg == "return_sign" for k in expr.keywords):  # logsumexp(..., return_sign=True)
                 return "an array"

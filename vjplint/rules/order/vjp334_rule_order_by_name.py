@@ -145,27 +145,15 @@ def f_jvp(primals, tangents):
                         f"`{primals}` the primal values; the primal output and the tangent output are then wrong. "
                         f"Swap the parameters")
             return
-        primal_names: Optional[List[Optional[str]]] = None
-        for source, what in ((primals, "primals"), (tangents, "tangents")):
-            node = next(iter(self.model.facts.unpackings(fn).get(source, ())), None)
-            if node is None:
-                continue
-            names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]
-            slots = [self.model.facts.contract_slot(n, contract) if n else None for n in names]
-            if what == "primals":
-                primal_names = names
-            elif None in slots and primal_names is not None:  # `x1, x2 = primals`, then `t2, t1 = tangents`
-                twins = [self.model.facts.numbered_twin(n, primal_names) if n and s is None else None for n, s in zip(names, slots)]
-                slots = [s or (self.model.facts.contract_slot(t, contract) if t else None) for s, t in zip(slots, twins)]
-            wrong = self.model.facts.permutation(slots, contract.diff_names)
-            if wrong:
-                self.report(node.targets[0],
-                            f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` may unpack its {what} in the "
-                            f"wrong order: `{self.quote(node.targets[0], 40)} = {source}` names "
-                            f"{_listing(names, wrong, contract)}, but JAX passes the {what} in the order of `{d.name}`'s "
-                            f"differentiable parameters `({', '.join(contract.diff_names)})`; with equal shapes "
-                            f"the derivatives are silently wrong. Unpack them in that order, or rename them if the "
-                            f"names are what is wrong")
+        for found in self.model.facts.misordered_jvp_unpackings(d, fn, primals, tangents):
+            target, what = found.node.targets[0], found.what
+            self.report(target,
+                        f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` may unpack its {what} in the "
+                        f"wrong order: `{self.quote(target, 40)} = {found.source}` names "
+                        f"{_listing(list(found.names), list(found.wrong), contract)}, but JAX passes the {what} in the "
+                        f"order of `{d.name}`'s differentiable parameters `({', '.join(contract.diff_names)})`; with "
+                        f"equal shapes the derivatives are silently wrong. Unpack them in that order, or rename them "
+                        f"if the names are what is wrong")
 
     def _defjvps(self, d: CustomDerivative, rule: RuleFunction) -> None:
         fn = rule.node

@@ -93,7 +93,6 @@ def clip_jvp(primals, tangents):
         self._done: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        contract = self.model.facts.contract_of(d)
         for reg, rule in self.model.facts.jvp_rules(d):
             fn = rule.node
             if reg.method != "defjvp" or fn is None or fn in self._done or isinstance(fn, ast.Lambda) \
@@ -108,9 +107,9 @@ def clip_jvp(primals, tangents):
                 continue
             moved = [(i, t, j) for i, t in enumerate(tangents[0]) if t is not None
                      for j in [_named_for(t, primals[0], i)] if j is not None]
-            own = contract is not None and tuple(primals[0]) == tuple(contract.diff_names)
-            if not moved or own and len(moved) > 1:  # the function's own names, two or more: VJP334's
-                continue
+            if not moved or any(u.node.targets[0] is tangents[1] or u.what == "primals" for u in
+                                self.model.facts.misordered_jvp_unpackings(d, fn, params[-2], params[-1])):
+                continue  # a reordering of the function's parameters, shown by names or by flow: VJP334's
             self._report(d, rule, tangents[1], primals[0], moved)
 
     def _report(self, d: CustomDerivative, rule: RuleFunction, node: ast.AST, primals: List[Optional[str]],

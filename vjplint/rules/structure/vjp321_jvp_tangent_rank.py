@@ -29,7 +29,10 @@ class JvpTangentRank(Rule):
     that is) is a warning too: they agree only for a scalar argument, where the reduction does
     nothing. So is such a reduction of a term made as the primal output is made (its function
     called with the same layout, as in the primal), returned with a primal output made that way:
-    they agree only for a scalar output. Anything unknown (an axis in a name, a `reshape`, a
+    they agree only for a scalar output. So is such a reduction returned with a primal output
+    nothing shows may be a scalar (no reduction, contraction, `@` or integer index on its way, in
+    the rule or in the function, followed through names, tuple unpacking and the module's
+    helpers; a parameter counts as the array it is differentiated as). Anything unknown (an axis in a name, a `reshape`, a
     helper) is silent.
 
     ## Why is this bad?
@@ -176,6 +179,15 @@ def f_jvp(primals, tangents):
                                      f"the tangent over the same axes as the primal output",
                         severity=Severity.WARNING)
             return
+        number = isinstance(tangent_out, ast.Constant) and type(tangent_out.value) in (int, float)
+        if number and (rp is None or rp.base is not None) and not self.model.facts.may_be_scalar(primal_out):
+            self.report(tangent_out, (
+                f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns the Python number "
+                f"`{self.quote(tangent_out, 20)}` as a tangent, a scalar, with a primal output "
+                f"`{self.quote(primal_out, 40)}` that nothing shows to be a scalar: they agree only when that "
+                f"output is a scalar, so differentiating `{d.name}` with an array output may raise {SHAPE_ERROR}; "
+                f"return `jnp.zeros_like({self.quote(primal_out, 30)})` for a zero tangent"), severity=Severity.WARNING)
+            return
         reduced = self._reduced_operand(tangent_out)
         if reduced is None or rp is not None and rp.base is None:
             return  # not a reduction over every axis (a scalar whatever its operand), or a scalar primal
@@ -192,6 +204,15 @@ def f_jvp(primals, tangents):
                 f"when `{d.name}` returns a scalar, where the reduction does nothing; differentiating `{d.name}` "
                 f"with an array output may raise {SHAPE_ERROR}; drop the reduction (or reduce the primal output "
                 f"the same way)"), severity=Severity.WARNING)
+            return
+        if not shared and (rp is None or rp.base is not None) and not self.model.facts.may_be_scalar(primal_out):
+            self.report(tangent_out, (
+                f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns a tangent "
+                f"`{self.quote(tangent_out, 40)}`, reduced over every axis to a scalar, with a primal output "
+                f"`{self.quote(primal_out, 40)}` that nothing shows to be a scalar (no reduction, contraction or "
+                f"integer index on its way, in the rule or in `{d.name}`): they agree only when that output is a "
+                f"scalar, so differentiating `{d.name}` with an array output may raise {SHAPE_ERROR}; drop the "
+                f"reduction (or reduce the primal output the same way)"), severity=Severity.WARNING)
             return
         if shared:
             base = shared[0]

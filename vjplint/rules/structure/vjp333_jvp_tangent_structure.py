@@ -117,6 +117,7 @@ def f_jvp(primals, tangents):
                     tangent_expr.value, (int, float, complex)) and not isinstance(tangent_expr.value, bool):
                 tangent = Struct(ARRAY, 1, "a number")  # `0.0` as a zero tangent: one leaf
             if tangent is None:
+                self._check_inside(d, rule, fn, primal_expr, tangent_expr)
                 continue
             if self._wraps_like_primal(d, rule, primal_expr, tangent_expr):
                 continue
@@ -132,8 +133,22 @@ def f_jvp(primals, tangents):
             if primal is None and self._wraps_own_tangent(d, fn, rule, primal_expr, tangent_expr):
                 continue
             if primal is None or primal.kind == NONE or primal.same_as(tangent):
+                self._check_inside(d, rule, fn, primal_expr, tangent_expr)
                 continue
             self._report(d, rule, tangent_expr, tangent, primal, where)
+
+    def _check_inside(self, d: CustomDerivative, rule: RuleFunction, fn, primal_expr: ast.expr,
+                      tangent_expr: ast.expr) -> None:
+        """Outputs written as the same container (`(out,), ((t,),)`, dicts, NamedTuples): each
+        primal value against the tangent value in its place, when both structures are shown."""
+        for p, t in self.model.facts.container_pairs(primal_expr, tangent_expr):
+            if self._wraps_like_primal(d, rule, p, t) or self._wraps_own_tangent(d, fn, rule, p, t):
+                return
+            inner_t, inner_p = self.model.facts.structure(d, t, fn, {}), self.model.facts.structure(d, p, fn, {})
+            if inner_t is not None and inner_p is not None and NONE not in (inner_t.kind, inner_p.kind) and \
+                    not inner_p.same_as(inner_t):
+                self._report(d, rule, t, inner_t, inner_p, f"the primal output in its place, `{self.quote(p, 30)}`,")
+                return
 
     def _wraps_like_primal(self, d: CustomDerivative, rule: RuleFunction, primal_expr: ast.expr,
                            tangent_expr: ast.expr) -> bool:

@@ -22,7 +22,9 @@ class JvpPrimalOutStructure(Rule):
     code does not show, stay silent. Where the function's output is not shown, a 1-element
     container around a value made as the function makes its output (`(x,)` with `x =
     _raw_solve(...)` as the function returns `_raw_solve(...)`) is flagged: it never has that
-    structure, whatever it is.
+    structure, whatever it is. So is a primal output of another length than the module unpacks
+    the function's calls into (`U, s, Vt = f(a)` where `f` returns a library's `svd`), or one
+    array for such an output.
 
     ## Why is this bad?
     The rule's primal output replaces the function's output under every transformation, so it
@@ -118,7 +120,8 @@ def f_jvp(primals, tangents):
                 continue
             primal_expr = value.elts[0]
             if expected is None:
-                self._wrapped_like_primal(d, rule, primal_expr)
+                if not self._unpacked_elsewhere(d, rule, fn, primal_expr):
+                    self._wrapped_like_primal(d, rule, primal_expr)
                 continue
             got = self.model.facts.structure(d, primal_expr, fn, {})
             if got is None or got.kind == NONE or got.same_as(expected):
@@ -135,6 +138,25 @@ def f_jvp(primals, tangents):
                 "must produce a pair ... of the same container/pytree structure\" and `jvp`/`grad` otherwise "
                 f"give `{d.name}` that structure; return the output with the function's structure "
                 f"({expected.describe()}), and a tangent like it"))
+
+    def _unpacked_elsewhere(self, d: CustomDerivative, rule: RuleFunction, fn, primal_expr: ast.expr) -> bool:
+        """The module unpacks `d`'s calls into n names (`U, s, Vt = f(a)`), and the rule returns a
+        primal output of another length (or one array): reported."""
+        unpacked = self.model.facts.unpacked_output(d)
+        got = self.model.facts.structure(d, primal_expr, fn, {})
+        if unpacked is None or got is None or got.kind == NONE or (
+                got.kind in (TUPLE, LIST) and got.length == unpacked[0]):
+            return False
+        count, where = unpacked
+        self.report(primal_expr, (
+            f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns the primal output "
+            f"`{self.quote(primal_expr, 50)}`, {got.describe()}, but `{self.quote(where.targets[0], 30)} = "
+            f"{self.quote(where.value, 30)}` (line {where.lineno}) unpacks `{d.name}`'s output into {count} values: "
+            f"the rule's primal output replaces the function's output, so differentiating `{d.name}` breaks that "
+            f"unpacking (and `jax.grad(jax.jit({d.name}))` raises TypeError \"Custom JVP rule ... must produce a "
+            f"pair ... of the same container/pytree structure\"); return the output with the function's structure "
+            f"({count} values), and a tangent like it"))
+        return True
 
     def _wrapped_like_primal(self, d: CustomDerivative, rule: RuleFunction, primal_expr: ast.expr) -> None:
         """`return (x,), dx` with `x` made as the primal makes its output (its structure, whatever
