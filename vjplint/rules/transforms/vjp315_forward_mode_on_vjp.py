@@ -192,7 +192,10 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
             return f"`{self.quote(step.expr, 30)}` is an instance of `{step.cls.name}` and {self._why(step.inner)}"
         who = _label(step.caller)
         if isinstance(step, CallsVjp):
-            return (f"{who} calls custom_vjp `{step.d.name}` (line {step.call.lineno}) with "
+            callee = self.quote(step.call.func, 30)
+            what = f"custom_vjp `{step.d.name}` (line {step.call.lineno})" if callee == step.d.name else \
+                f"`{callee}` (custom_vjp `{step.d.name}`, line {step.call.lineno})"
+            return (f"{who} calls {what} with "
                     f"`{self.quote(step.arg, 30)}`, which carries the tangent")
         if isinstance(step, CallsLibrary):
             return (f"{who} calls `{self.quote(step.call.func, 30)}` (line {step.call.lineno}) with "
