@@ -65,6 +65,7 @@ HIGHER_ORDER: Dict[str, Tuple[Tuple[int, ...], Optional[Tuple[Optional[int], ...
     "jax.lax.scan": ((0,), (1, 2)), "jax.lax.map": ((0,), (1,)), "jax.lax.fori_loop": ((2,), (None, 3)),
     "jax.lax.while_loop": ((0, 1), (2,)), "jax.lax.cond": ((1, 2), None),
     "jax.lax.associative_scan": ((0,), (1, 1)),
+    "jax.tree_util.tree_map": ((0,), (1, 2, 3)), "jax.tree.map": ((0,), (1, 2, 3)),
 }
 # Calls whose result carries no tangent of their arguments.
 NO_TANGENT = frozenset({"jax.lax.stop_gradient", "jax.numpy.zeros_like", "jax.numpy.ones_like",
@@ -274,6 +275,12 @@ class ForwardMode:
                                     (*bound, *(k.arg for k in expr.keywords if k.arg)))
             return None
         fn = self._function(expr)
+        if fn is None and isinstance(expr, ast.Attribute):
+            bound = self._bound_method(expr)
+            if bound is not None:  # `jax.jacfwd(model.apply)`: `self` is not perturbed
+                cls, method = bound
+                shifted = None if argnums is None else tuple(a + 1 for a in argnums)
+                return self.calls_vjp(method, shifted, skip + 1, bound=(), caller=Caller(method, cls))
         if fn is None:
             method = self._instance_call(expr)
             if method is not None:  # an object whose `__call__` runs the custom_vjp: `self` is not perturbed
@@ -340,6 +347,16 @@ class ForwardMode:
         if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].value, ast.Call):
             return bindings[0].value
         return None
+
+    def _bound_method(self, expr: ast.Attribute) -> Optional[Tuple[ast.ClassDef, ast.FunctionDef]]:
+        """(class, method) for `obj.method` where `obj` is an instance of a class of this module and
+        the method a plain one (not a static or class method)."""
+        cls = self.model.facts.values().instance_class(expr.value)
+        method = self.model.facts.values().method_of(cls, expr.attr) if cls is not None else None
+        if method is None or any(self.model.index.qualname(d) in ("builtins.staticmethod", "builtins.classmethod")
+                                 for d in method.decorator_list):
+            return None
+        return cls, method
 
     def _instance_call(self, expr: ast.expr) -> Optional[Tuple[ast.ClassDef, ast.FunctionDef]]:
         """(class, `__call__`) when `expr` is an instance of a class of this module (an equinox
@@ -484,6 +501,13 @@ class ForwardMode:
             return self._depends_on(a.value if isinstance(a, ast.Starred) else a, fn, perturbed)
         keyword = next((k.value for k in node.keywords if carries(k.value)), None)
         for i in slots:
+            made = self.made_vjp(node.args[i]) if i < len(node.args) else None
+            if made is not None:  # `tree_map(f, xs)` with custom_vjp `f` itself
+                fed = [operands.get(f) for f in (feeds or ())]
+                hit = next((a for a in (fed if feeds else operands.values()) if a is not None and carries(a)), keyword)
+                if hit is not None:
+                    return CallsVjp(caller, made[0], node, hit)
+                continue
             body = self._function(node.args[i]) if i < len(node.args) else None
             if body is None:
                 continue
@@ -583,6 +607,9 @@ class ForwardMode:
         scope = self.model.index.scopes.get(fn)
         for node in _names_outside_stop_gradient(self.model, expr):
             bindings = scope.bindings.get(node.id, []) if scope is not None else []
+            if not bindings:  # a comprehension's variable: bound in the comprehension's own scope
+                bindings = [b for b in self.model.index.lookup(node.id, self.model.index.scope_of(node))
+                            if isinstance(b.node, ast.comprehension)]
             if not bindings and node.id in perturbed:
                 return True  # a name of an enclosing function that carries the tangent there
             for binding in bindings:

@@ -189,7 +189,7 @@ clip.defvjp(clip_fwd, clip_bwd)
     def _helper(self, call: ast.Call, traced: Dict[str, str], where: str, branches: bool) -> None:
         """A function of the module the rule passes a traced value to: its parameter is traced."""
         helper = named_function(self.model.index, call.func)
-        if not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) or helper.decorator_list:
+        if helper is None or getattr(helper, "decorator_list", None):
             return
         if self.model.derivative_for_node(helper) is not None:
             return
@@ -208,7 +208,8 @@ clip.defvjp(clip_fwd, clip_bwd)
                     seeds[keyword.arg] = f"`{keyword.arg}`, given {traced[source]} (line {call.lineno})"
         if seeds:
             names = Taint(self.model, helper, seeds).names
-            self._scan(helper, names, f"`{helper.name}`, called by {where},", branches, 1)
+            label = getattr(helper, "name", None) or self.quote(call.func, 20)
+            self._scan(helper, names, f"`{label}`, called by {where},", branches, 1)
 
     def _report(self, node: ast.AST, kind: str, value: ast.expr, traced: Dict[str, str], source: Optional[str],
                 where: str) -> None:

@@ -208,5 +208,5 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
 
 def _label(caller: Caller) -> str:
     if caller.cls is not None:
-        return f"`{caller.cls.name}.__call__`"
+        return f"`{caller.cls.name}.{getattr(caller.fn, 'name', '__call__')}`"
     return "the lambda" if isinstance(caller.fn, ast.Lambda) else f"`{caller.fn.name}`"
