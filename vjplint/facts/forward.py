@@ -166,12 +166,19 @@ def reached(step: Step) -> Union[CustomDerivative, Library]:
 
 @dataclass
 class RuleCall:
-    """A rule of the custom_vjp reached (role, its name) that calls custom_vjp `inner` at `call`."""
+    """A rule of the custom_vjp reached (role, its name) that calls custom_vjp `inner` at `call`,
+    or (`inner` None) `jax.pure_callback`, which has no JVP, there or in `helper`, a function of
+    the module it calls."""
 
     role: str
     name: str
-    inner: CustomDerivative
+    inner: Optional[CustomDerivative]
     call: ast.Call
+    helper: Optional[str] = None
+
+
+# Callbacks with no JVP rule: forward mode through one raises "Pure callbacks do not support JVP".
+NO_JVP_CALLBACKS = ("jax.pure_callback", "jax._src.callback.pure_callback")
 
 
 class ForwardMode:
@@ -248,6 +255,30 @@ class ForwardMode:
                 continue
             for inner, site in self._callers.get(rule.node, []):
                 return RuleCall(role, rule.name or role, inner, site.call)
+        for role, rule in self.model.facts.rules_of(d):  # a pure_callback, here or in a helper
+            if rule.node is None or role not in roles:
+                continue
+            found = self._callback_in(rule.node, 0)
+            if found is not None:
+                call, helper = found
+                return RuleCall(role, rule.name or role, None, call, helper)
+        return None
+
+    def _callback_in(self, fn: FunctionNode, depth: int) -> Optional[Tuple[ast.Call, Optional[str]]]:
+        """A `jax.pure_callback` call in `fn`, or in a function of the module it calls (two deep)."""
+        calls = self.model.facts.own_of_types(fn, (ast.Call,))
+        for node in calls:
+            if self.model.index.qualname(node.func) in NO_JVP_CALLBACKS:  # type: ignore[attr-defined]
+                return node, None  # type: ignore[return-value]
+        if depth >= 2:
+            return None
+        for node in calls:
+            callee = named_function(self.model.index, node.func)  # type: ignore[attr-defined]
+            if callee is None or callee is fn or self.model.derivative_for_node(callee) is not None:
+                continue
+            found = self._callback_in(callee, depth + 1)
+            if found is not None:
+                return found[0], found[1] or getattr(callee, "name", "<lambda>")
         return None
 
     # -- what is being differentiated ---------------------------------------------------

@@ -5,7 +5,7 @@ from typing import Optional, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.forward import (FORWARD, HESSIAN, LIBRARY_VJP, Caller, CallsLibrary, CallsVjp, ForwardMode,
-                                   InstanceCall, IsCustomVjp, Step)
+                                   InstanceCall, IsCustomVjp, RuleCall, Step)
 from vjplint.model.jaxapi import PARTIAL
 from vjplint.rules.base import Rule
 
@@ -168,6 +168,16 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
         rule = self._forward.rule_calling_vjp(self.model.facts.reached(step), roles)
         if not rule:
             return
+        if rule is not True and rule.inner is None:  # type: ignore[union-attr]
+            via = f" through `{rule.helper}`" if rule.helper else ""  # type: ignore[union-attr]
+            self.report(where, f"{how} pushes tangents through the gradient of `{self.quote(target, 40)}`: "
+                               f"{self._why(step)}, and its {_rule_words(rule)} calls "  # type: ignore[arg-type]
+                               f"`jax.pure_callback`{via} (line {rule.call.lineno}), which has no JVP rule, so "  # type: ignore[union-attr]
+                               f"differentiating the rule raises ValueError \"Pure callbacks do not support JVP\". "
+                               f"A second derivative differentiates fwd and bwd themselves (`jacrev` of `jacrev` "
+                               f"too): write the rule's host computation as JAX code, give the callback its own "
+                               f"custom_jvp, or compute the second derivative without it")
+            return
         inner = ("its fwd and bwd rules call it again" if rule is True else
                  f"its {rule.role} rule `{rule.name}` calls custom_vjp `{rule.inner.name}` "  # type: ignore[union-attr]
                  f"(line {rule.call.lineno})")  # type: ignore[union-attr]
@@ -204,6 +214,10 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
         instance = f", an instance of `{step.instance_of.name}`," if step.instance_of is not None else ""
         return (f"{who} calls `{self.quote(step.call.func, 30)}` (line {step.call.lineno}){instance} with "
                 f"`{self.quote(step.carrier, 30)}`, which carries the tangent, and {self._why(step.inner)}")
+
+
+def _rule_words(rule: RuleCall) -> str:
+    return f"{rule.role} lambda" if rule.name == rule.role else f"{rule.role} rule `{rule.name}`"
 
 
 def _label(caller: Caller) -> str:
