@@ -19,7 +19,9 @@ class NondiffThroughInnerJit(Rule):
     nondiff_argnums=...)`), without `static_argnums`, when a nondiff argument is a Python value
     the primal needs as one: it is called (a function), or it is the whole test of an `if`,
     `while` or conditional expression (a flag), in the primal or in a function of the module it
-    passes the argument to (three calls deep).
+    passes the argument to (three calls deep); or the nondiff inference shows the primal using it
+    as a Python value (an `einsum` equation or another static argument of a JAX function, a dtype
+    given to `.astype()`, a Python condition, a slice bound).
 
     ## Why is this bad?
     JAX runs the jitted primal with every argument, nondiff ones included, and `jax.jit` traces

@@ -20,9 +20,15 @@ class ForwardModeOnVjp(Rule):
     `checkpoint`, `functools.partial` or a name bound to one of them), a lambda or function
     that calls it with a differentiated argument (directly, or through a function of the module
     or an object), or an instance of a class of the module whose `__call__` does (an equinox
-    Module, an op that creates its custom_vjp in `__init__`); and forward over reverse
+    Module, an op that creates its custom_vjp in `__init__`), a bound method of such an object
+    (`jax.jacfwd(model.apply)`), a `lax.scan`/`fori_loop`/`while_loop`/`cond`/`map` or `tree_map`
+    whose body does (its operands and what it closes over carry the tangent), a helper that
+    writes the perturbed values into a list and calls with `*args` (a `linearize` helper), a
+    jitted alias (`g = jax.jit(f)`), what a factory of the module returns, or a function a
+    decorator of the module turns into a custom_vjp or a wrapper calling one; and forward over reverse
     (`jax.hessian(f)`, `jax.jacfwd(jax.grad(f))`, `jax.jvp(jax.grad(f), ...)`) when the
-    custom_vjp's fwd or bwd calls a custom_vjp. In a run over several modules, the custom_vjp's
+    custom_vjp's fwd or bwd calls a custom_vjp, or calls `jax.pure_callback` (directly or in a
+    helper), which has no JVP ("Pure callbacks do not support JVP"). In a run over several modules, the custom_vjp's
     definition is also flagged when another module applies `jax.jvp`/`jax.jacfwd` to it by name
     (`jax.jvp(mod.f, ...)`) or applies the linear function `jax.linearize(mod.f, ...)` returns;
     the message names that file and line. Library functions that are custom_vjps count too:
