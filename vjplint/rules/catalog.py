@@ -63,6 +63,7 @@ RULES = {
     'VJP343': ('vjplint.rules.registration.vjp343_registration_of_other_kind', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP344': ('vjplint.rules.tracing.vjp344_python_value_of_traced_in_rule', True, False, False, False, (b'custom_vjp',), None),
     'VJP345': ('vjplint.rules.signature.vjp345_jvp_rule_unpacks_other_count', True, False, False, False, (b'custom_jvp',), None),
+    'VJP346': ('vjplint.rules.signature.vjp346_custom_call_binding', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP401': ('vjplint.rules.migration.vjp401_direct_linearize_flag', True, False, False, False, (b'direct_linearize', b'DIRECT_LINEARIZE'), None),
     'VJP402': ('vjplint.rules.migration.vjp402_jvptracer_sniffing', True, False, False, False, (b'JVPTracer',), None),
     'VJP403': ('vjplint.rules.migration.vjp403_custom_transforms_removed', True, False, False, False, (b'custom_transforms', b'defvjp', b'defjvp'), None),
