@@ -295,6 +295,28 @@ def _traced_factor_evidence(model: FileModel, d: CustomDerivative, v: Verdict, p
     return []
 
 
+@query
+def nondiff_traced_call(model: FileModel, d: CustomDerivative, position: int, name: str) -> Optional[Tuple[int, str]]:
+    """(line, why) of a call of this module that passes nondiff slot `position` a traced plain
+    value (a parameter of a jitted, vmapped or differentiated function, or what is computed from
+    one): the call VJP104 reports, which raises today. Callables and records are left out (their
+    closures are VJP104's and VJP105's business, never a residual's)."""
+    values = model.facts.values()
+    for site in d.call_sites:
+        if site.enclosing is None:
+            continue
+        traced = model.traced.get(site.enclosing)
+        arg = argument_at(site.call, position, name)
+        if traced is None or arg is None:
+            continue
+        if values.of(arg).tag in (_CALLABLE, "record"):
+            continue
+        reason = model.facts.traced_reason(arg, site.enclosing, traced)
+        if reason is not None:
+            return arg.lineno, reason
+    return None
+
+
 def _slot_parameters(d: CustomDerivative, position: int, name: str, order: int) -> Dict[ast.AST, str]:
     """For the primal and each rule of `d`: (id of the function, its parameter holding the value
     of nondiff slot `position`), whose calls of the primal passing it on pass the same value."""

@@ -81,7 +81,8 @@ class NondiffVerdictRule(Rule):
                       (x.level == "maybe" and self.LEVEL == "maybe" and x.position == v.position))
         # A call of this module passes the slot a traced value (VJP104 reports it): that call raises
         # today, so moving the value is safe even though the slot's verdict is only "maybe".
-        proven = self.LEVEL == "maybe" and any(e.traced_at for e in v.evidence)
+        proven = self.LEVEL == "maybe" and (any(e.traced_at for e in v.evidence) or
+                                            self.model.facts.nondiff_traced_call(d, v.position, v.name) is not None)
         applicability, why_not, planned = residual_fix_offer(self.model, d, moved, confident or proven)
         # A moved value becomes a traced residual: a use as a Python value would then fail.
         static_use = next((e for x in verdicts if x.position in moved for e in x.evidence
@@ -92,7 +93,7 @@ class NondiffVerdictRule(Rule):
         record = next((e.unfixable for x in verdicts if x.position in moved for e in x.evidence if e.unfixable), "")
         if applicability is not None and record:
             applicability, why_not = None, record
-        message = self.message(v, keyword)
+        message = self.message(v, keyword, d)
         self.report(
             sig.param_nodes[v.name],
             message + ("" if applicability else f" (no automatic fix: {why_not})"),
@@ -103,7 +104,7 @@ class NondiffVerdictRule(Rule):
             evidence=None if applicability else NoAutomaticFix(why_not, len(message)),
         )
 
-    def message(self, v: Verdict, keyword: str) -> str:
+    def message(self, v: Verdict, keyword: str, d: CustomDerivative) -> str:
         raise NotImplementedError
 
 

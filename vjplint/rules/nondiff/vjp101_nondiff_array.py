@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.param_evidence import Verdict
+from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.helpers import NondiffVerdictRule
 
 
@@ -118,7 +119,7 @@ def apply_bwd(fn, x, g):
 apply.defvjp(apply_fwd, apply_bwd)
 ''']
 
-    def message(self, v: Verdict, keyword: str) -> str:
+    def message(self, v: Verdict, keyword: str, d: CustomDerivative) -> str:
         evidence = v.best("array")
         assert evidence is not None
         return (f"`{v.name}` (position {v.position}) is in {keyword} but {evidence.reason}; a traced value here "

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.param_evidence import Verdict
+from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.helpers import NondiffVerdictRule
 
 
@@ -93,13 +94,18 @@ def total_bwd(axis, shape, g):
 total.defvjp(total_fwd, total_bwd)
 ''']
 
-    def message(self, v: Verdict, keyword: str) -> str:
+    def message(self, v: Verdict, keyword: str, d: CustomDerivative) -> str:
         traced = next((e for e in v.evidence if e.traced_at), None)
         if traced is not None:
             return (f"`{v.name}` (position {v.position}) is in {keyword} and holds an array at line "
                     f"{traced.traced_at}: it {traced.reason}, so JAX raises UnexpectedTracerError there; move it "
                     f"to the residuals (bwd returns None for it)")
         evidence = v.best("array")
+        call = self.model.facts.nondiff_traced_call(d, v.position, v.name)
+        if call is not None and evidence is not None:
+            return (f"`{v.name}` (position {v.position}) is in {keyword} and holds an array at line {call[0]}: it "
+                    f"{evidence.reason}, and the call there passes it a traced value ({call[1]}), so JAX raises "
+                    f"UnexpectedTracerError there (VJP104); move it to the residuals (bwd returns None for it)")
         against = v.contradictions()
         assert evidence is not None
         contra = f", although it {against[0].reason}" if against else ""

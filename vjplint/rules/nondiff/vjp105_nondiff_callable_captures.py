@@ -256,17 +256,21 @@ def outer(c):
                              f"`{bound.param}` as a differentiable argument of `{owner}`, or `jax.closure_convert` "
                              f"the callable and pass the constants as arguments")
             return
-        scope = self.model.index.scopes.get(enclosing)
         for cname, ckind in kind.captures:
+            # The function whose parameter it is: here, or the caller that built the callable and passed
+            # it on through a wrapper (`my_simps(lambda z: f(z, w), a, b)` calls the custom function).
+            owner_fn = ckind.origin[0] if ckind.origin is not None and ckind.origin[1] == cname else enclosing
+            scope = self.model.index.scopes.get(owner_fn)
             bindings = scope.bindings.get(cname, []) if scope is not None else []
             if not bindings or any(b.kind != "param" for b in bindings) or ckind.tag not in (UNKNOWN, ARRAY, MAYBE):
                 continue
             use = numeric_use(self.model, kind.node, cname)
             if use is None:
                 continue
-            self.report(arg, f"the callable {what} passed as nondiff `{name}` of `{owner}` captures `{cname}`, a "
-                             f"parameter of `{function_name(enclosing)}` used as a number in `{use}`: if "
-                             f"`{function_name(enclosing)}` is differentiated with respect to `{cname}`, JAX may raise "
+            built = f" ({kind.why})" if owner_fn is not enclosing and kind.why else ""
+            self.report(arg, f"the callable {what}{built} passed as nondiff `{name}` of `{owner}` captures `{cname}`, a "
+                             f"parameter of `{function_name(owner_fn)}` used as a number in `{use}`: if "
+                             f"`{function_name(owner_fn)}` is differentiated with respect to `{cname}`, JAX may raise "
                              f"(UnexpectedTracerError, or CustomVJPException 'Detected differentiation of a "
                              f"custom_{kind_of} function with respect to a closed-over value') or the gradient may go "
                              f"around the custom rule. Use "

@@ -4,6 +4,7 @@ import ast
 from typing import List, Optional, Tuple
 
 from vjplint.diagnostics import Severity
+from vjplint.facts.param_evidence import Verdict
 from vjplint.model.file_model import CustomDerivative
 from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.rules.base import Rule
@@ -18,7 +19,9 @@ class NondiffThroughInnerJit(Rule):
     nondiff_argnums=...)`), without `static_argnums`, when a nondiff argument is a Python value
     the primal needs as one: it is called (a function), or it is the whole test of an `if`,
     `while` or conditional expression (a flag), in the primal or in a function of the module it
-    passes the argument to (three calls deep).
+    passes the argument to (three calls deep); or the nondiff inference shows the primal using it
+    as a Python value (an `einsum` equation or another static argument of a JAX function, a dtype
+    given to `.astype()`, a Python condition, a slice bound).
 
     ## Why is this bad?
     JAX runs the jitted primal with every argument, nondiff ones included, and `jax.jit` traces
@@ -81,10 +84,11 @@ def integrate(f, a, b):
             return
         jit, primal = found
         params = [a.arg for a in (*primal.args.posonlyargs, *primal.args.args)]
+        verdicts = {v.position: v for v in self.model.facts.verdicts(d)}
         for position in d.nondiff:
             if position >= len(params):
                 continue
-            use = self._python_use(primal, params[position])
+            use = self._python_use(primal, params[position]) or self._static_use(primal, verdicts.get(position))
             if use is None:
                 continue
             node, what, error = use
@@ -95,6 +99,24 @@ def integrate(f, a, b):
                 f"{node.lineno}), so calling `{d.name}` raises {error}. Mark it static "
                 f"(`partial(jax.jit, static_argnums=({position},))`) or jit the function that calls `{d.name}`"))
             return
+
+    def _static_use(self, primal: FunctionNode, v: Optional[Verdict]) -> Optional[Tuple[ast.AST, str, str]]:
+        """A use of the value as a Python value in the jitted primal's body (or a function of the
+        module it passes the value to), from the nondiff verdict's evidence: a static argument of
+        a JAX function, a Python condition, a slice bound, a dtype given to `.astype()`."""
+        if v is None:
+            return None
+        first, last = primal.lineno, getattr(primal, "end_lineno", primal.lineno)
+        for e in v.evidence:
+            if e.kind == "static" and e.from_usage and e.weight >= 2 and first <= e.line <= last:
+                node = next((n for n in ast.walk(primal) if getattr(n, "lineno", 0) == e.line
+                             and isinstance(n, ast.stmt)), primal)
+                node = node.test if isinstance(node, (ast.If, ast.While)) else node
+                return node, f"used as a Python value: it {e.reason}", (
+                    "TypeError for a string or a dtype (`Error interpreting argument to ... as an abstract array`), "
+                    "a tracer conversion error (ConcretizationTypeError, TracerBoolConversionError) or `Non-hashable "
+                    "static arguments` for a number")
+        return None
 
     def _inner_jit(self, d: CustomDerivative) -> Optional[Tuple[ast.expr, FunctionNode]]:
         """(the bare `jax.jit` applied beneath the creator, the jitted def)."""

@@ -5,7 +5,7 @@ from typing import Optional, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.forward import (FORWARD, HESSIAN, LIBRARY_VJP, Caller, CallsLibrary, CallsVjp, ForwardMode,
-                                   InstanceCall, IsCustomVjp, Step)
+                                   InstanceCall, IsCustomVjp, RuleCall, Step)
 from vjplint.model.jaxapi import PARTIAL
 from vjplint.rules.base import Rule
 
@@ -20,9 +20,15 @@ class ForwardModeOnVjp(Rule):
     `checkpoint`, `functools.partial` or a name bound to one of them), a lambda or function
     that calls it with a differentiated argument (directly, or through a function of the module
     or an object), or an instance of a class of the module whose `__call__` does (an equinox
-    Module, an op that creates its custom_vjp in `__init__`); and forward over reverse
+    Module, an op that creates its custom_vjp in `__init__`), a bound method of such an object
+    (`jax.jacfwd(model.apply)`), a `lax.scan`/`fori_loop`/`while_loop`/`cond`/`map` or `tree_map`
+    whose body does (its operands and what it closes over carry the tangent), a helper that
+    writes the perturbed values into a list and calls with `*args` (a `linearize` helper), a
+    jitted alias (`g = jax.jit(f)`), what a factory of the module returns, or a function a
+    decorator of the module turns into a custom_vjp or a wrapper calling one; and forward over reverse
     (`jax.hessian(f)`, `jax.jacfwd(jax.grad(f))`, `jax.jvp(jax.grad(f), ...)`) when the
-    custom_vjp's fwd or bwd calls a custom_vjp. In a run over several modules, the custom_vjp's
+    custom_vjp's fwd or bwd calls a custom_vjp, or calls `jax.pure_callback` (directly or in a
+    helper), which has no JVP ("Pure callbacks do not support JVP"). In a run over several modules, the custom_vjp's
     definition is also flagged when another module applies `jax.jvp`/`jax.jacfwd` to it by name
     (`jax.jvp(mod.f, ...)`) or applies the linear function `jax.linearize(mod.f, ...)` returns;
     the message names that file and line. Library functions that are custom_vjps count too:
@@ -168,6 +174,16 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
         rule = self._forward.rule_calling_vjp(self.model.facts.reached(step), roles)
         if not rule:
             return
+        if rule is not True and rule.inner is None:  # type: ignore[union-attr]
+            via = f" through `{rule.helper}`" if rule.helper else ""  # type: ignore[union-attr]
+            self.report(where, f"{how} pushes tangents through the gradient of `{self.quote(target, 40)}`: "
+                               f"{self._why(step)}, and its {_rule_words(rule)} calls "  # type: ignore[arg-type]
+                               f"`jax.pure_callback`{via} (line {rule.call.lineno}), which has no JVP rule, so "  # type: ignore[union-attr]
+                               f"differentiating the rule raises ValueError \"Pure callbacks do not support JVP\". "
+                               f"A second derivative differentiates fwd and bwd themselves (`jacrev` of `jacrev` "
+                               f"too): write the rule's host computation as JAX code, give the callback its own "
+                               f"custom_jvp, or compute the second derivative without it")
+            return
         inner = ("its fwd and bwd rules call it again" if rule is True else
                  f"its {rule.role} rule `{rule.name}` calls custom_vjp `{rule.inner.name}` "  # type: ignore[union-attr]
                  f"(line {rule.call.lineno})")  # type: ignore[union-attr]
@@ -192,7 +208,10 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
             return f"`{self.quote(step.expr, 30)}` is an instance of `{step.cls.name}` and {self._why(step.inner)}"
         who = _label(step.caller)
         if isinstance(step, CallsVjp):
-            return (f"{who} calls custom_vjp `{step.d.name}` (line {step.call.lineno}) with "
+            callee = self.quote(step.call.func, 30)
+            what = f"custom_vjp `{step.d.name}` (line {step.call.lineno})" if callee == step.d.name else \
+                f"`{callee}` (custom_vjp `{step.d.name}`, line {step.call.lineno})"
+            return (f"{who} calls {what} with "
                     f"`{self.quote(step.arg, 30)}`, which carries the tangent")
         if isinstance(step, CallsLibrary):
             return (f"{who} calls `{self.quote(step.call.func, 30)}` (line {step.call.lineno}) with "
@@ -203,7 +222,11 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
                 f"`{self.quote(step.carrier, 30)}`, which carries the tangent, and {self._why(step.inner)}")
 
 
+def _rule_words(rule: RuleCall) -> str:
+    return f"{rule.role} lambda" if rule.name == rule.role else f"{rule.role} rule `{rule.name}`"
+
+
 def _label(caller: Caller) -> str:
     if caller.cls is not None:
-        return f"`{caller.cls.name}.__call__`"
+        return f"`{caller.cls.name}.{getattr(caller.fn, 'name', '__call__')}`"
     return "the lambda" if isinstance(caller.fn, ast.Lambda) else f"`{caller.fn.name}`"

@@ -1,0 +1,127 @@
+"""Names of a custom_vjp's rules that JAX traces (cotangents, residuals computed from the inputs,
+differentiable inputs, and what is computed from them), read by VJP332 (NumPy on them) and
+VJP344 (Python values made of them). Private to the tracing family."""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+from vjplint.model.file_model import FileModel
+from vjplint.model.semantic import FunctionNode
+
+# NumPy functions that read only a value's metadata, or never convert their argument: safe on a
+# tracer (np.shape(t) reads t.shape).
+METADATA = frozenset({
+    "shape", "ndim", "size", "result_type", "iscomplexobj", "isrealobj", "isscalar", "issubdtype",
+    "broadcast_shapes", "promote_types", "can_cast", "finfo", "iinfo", "dtype", "zeros", "ones",
+    "empty", "full", "arange", "linspace", "eye", "identity",
+})
+# Reading these attributes of a tracer gives static Python values.
+STATIC_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "aval", "weak_type", "sharding"})
+STATIC_CALLS = frozenset({"builtins.len", "builtins.type", "builtins.isinstance", "builtins.id",
+                          "builtins.callable", "builtins.hasattr",
+                          # a value's metadata or pytree structure, never its values
+                          "jax.numpy.ndim", "jax.numpy.shape", "jax.numpy.size", "jax.numpy.result_type",
+                          "jax.numpy.iscomplexobj", "jax.numpy.isrealobj", "jax.numpy.issubdtype",
+                          "jax.tree_util.tree_structure", "jax.tree.structure", "jax.tree_util.tree_leaves",
+                          "jax.tree.leaves", "jax.tree_util.tree_flatten", "jax.tree.flatten",
+                          "jax.dtypes.result_type", "jax.dtypes.issubdtype", "jax.typeof"})
+
+
+def residual_seeds(model: FileModel, bwd: FunctionNode, res: str, residual: Optional[ast.expr],
+                   fwd_traced: Dict[str, str], quote) -> Dict[str, str]:
+    """The bwd names that hold residuals fwd computed from traced values."""
+    if residual is None:
+        return {}
+    why = "a residual that fwd computed from its inputs"
+    if not isinstance(residual, ast.Tuple):
+        return {res: f"{why} (`{res}`)"} if traced(model, residual, fwd_traced) else {}
+    seeds: Dict[str, str] = {}
+    for node in model.facts.own_nodes(bwd):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name) \
+                and node.value.id == res and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
+                and len(node.targets[0].elts) == len(residual.elts):
+            for target, saved in zip(node.targets[0].elts, residual.elts):
+                if isinstance(target, ast.Name) and traced(model, saved, fwd_traced):
+                    seeds[target.id] = f"{why} (`{target.id}`, saved as `{quote(saved, 30)}`)"
+    return seeds
+
+
+def residual_of(model: FileModel, fwd: FunctionNode) -> Optional[ast.expr]:
+    """The residual fwd returns, when every return gives the same literal pair's second half."""
+    found: List[ast.expr] = []
+    for ret in model.facts.returns_of(fwd):
+        if not isinstance(ret.value, ast.Tuple) or len(ret.value.elts) != 2:
+            return None
+        found.append(ret.value.elts[1])
+    return found[0] if len(found) == 1 else None
+
+
+class Taint:
+    """Names of a rule bound, straight-line, to values computed from the seeds (kept with the
+    seed's description), following single-name and tuple assignments."""
+
+    def __init__(self, model: FileModel, fn: FunctionNode, seeds: Dict[str, str]) -> None:
+        self.names = dict(seeds)
+        assigns: List[Tuple[ast.expr, ast.expr]] = []
+        rebound: Set[str] = set()
+        for node in model.facts.own_nodes(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                assigns.append((node.targets[0], node.value))
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) and isinstance(node.target, ast.Name):
+                rebound.add(node.target.id)
+        for _ in range(4):
+            before = len(self.names)
+            for whole_target, whole_value in assigns:
+                for target, value in _pairs(whole_target, whole_value):
+                    source = first_traced(model, value, self.names)
+                    if source is None:
+                        continue
+                    for t in target_names(target):
+                        if t not in self.names and t not in rebound:
+                            self.names[t] = f"`{t}` (computed from {self.names[source]})"
+            if len(self.names) == before:
+                break
+
+
+def target_names(target: ast.expr) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            yield from target_names(elt)
+
+
+def traced(model: FileModel, e: ast.expr, traced: Dict[str, str]) -> bool:
+    return first_traced(model, e, traced) is not None
+
+
+def first_traced(model: FileModel, e: ast.AST, traced: Dict[str, str]) -> Optional[str]:
+    """The first traced name `e` reads as data (not through `.shape`, `len(...)` or a nested
+    function), or None."""
+    if isinstance(e, ast.Name):
+        return e.id if e.id in traced else None
+    if isinstance(e, ast.Attribute) and e.attr in STATIC_ATTRS:
+        return None
+    if isinstance(e, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Constant)):
+        return None
+    if isinstance(e, ast.Call):
+        name = model.index.qualname(e.func) or ""
+        if name in STATIC_CALLS or (name.startswith("numpy.") and name[6:] in METADATA):
+            return None
+    for child in ast.iter_child_nodes(e):
+        found = first_traced(model, child, traced)
+        if found is not None:
+            return found
+    return None
+
+
+def _pairs(target: ast.expr, value: ast.expr) -> Iterator[Tuple[ast.expr, ast.expr]]:
+    """`(x,), (dx,) = primals, tangents` pairs each target with its own value."""
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and \
+            len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
+        for t, v in zip(target.elts, value.elts):
+            yield from _pairs(t, v)
+    else:
+        yield target, value
