@@ -151,7 +151,7 @@ def live_plan(fun, kind, filename, line, nondiff):
     from vjplint.model.run_facts import NO_FACTS
     from vjplint.syntax.positions import node_range, source_lines
     from vjplint.syntax.source import decode, parse
-    from vjplint.verify.synth import derivative_at, module_callers, plan_function, text_digest
+    from vjplint.verify.synth import derivative_at, module_callers, nested_callers, plan_function, text_digest
 
     text = ""
     try:
@@ -167,6 +167,8 @@ def live_plan(fun, kind, filename, line, nondiff):
         plan = plan_function(model, d, (), None, from_callers=True, live=True).to_json()
         if d.class_node is None and d.enclosing is None:  # the module's functions that use it, as check-grads runs them
             plan["callers"] = module_callers(text, d.name)
+        elif d.class_node is None:  # made inside a module-level function: it, and the functions that call it
+            plan["callers"] = nested_callers(text, line)
         return plan, node_range(lines, d.anchor)[0].row, text_digest(text)
     import inspect
 

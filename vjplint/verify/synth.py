@@ -650,6 +650,23 @@ def module_callers(text: str, name: str) -> List[str]:
         targets |= set(new)
 
 
+def nested_callers(text: str, line: int) -> List[str]:
+    """For a custom derivative defined inside a module-level function (a factory, a function that
+    builds its custom_vjp on every call, at `line`): that function, then the module-level functions
+    that call it, directly or through one another. What check-grads runs, after the derivative's
+    own checks, to see it used as its module uses it (the callers of a module-level one:
+    module_callers)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno < line <= (node.end_lineno or node.lineno):
+            return [node.name] + module_callers(text, node.name)
+    return []
+
+
 def text_digest(text: str) -> str:
     """What an in-process verdict (vjplint.record) was made on: check-grads ignores it once the
     file has changed."""
