@@ -42,6 +42,8 @@ class Modes:
             return
         jax = self.jax
         g = self.g_s[0]
+        if self.narrowed_gradient(g):
+            return
         L = self.fast(self.L)
         nones = self.none_slots()
         declared = []
@@ -113,6 +115,34 @@ class Modes:
                 return
             self.checks.pop()
         self.record("reverse order 2", "passed")
+
+    def narrowed_gradient(self, g):
+        """The rule's gradient for an argument comes back in a floating-point dtype narrower than the
+        one the project passes it in (a bwd casting its cotangent to bfloat16 for a float32 input):
+        JAX passes the rule's dtype through, so every gradient of it silently loses precision, within
+        the float32 tolerances. Compared with the project's own dtype, not the float64 the checks
+        widen to. A failure when the primal's own autodiff keeps the dtype."""
+        jax, np = self.jax, self.np
+        for j, name in enumerate(self.names):
+            given = self.samples[0][self.positions[j]]
+            pairs = list(zip(jax.tree_util.tree_leaves(given), jax.tree_util.tree_leaves(g[j])))
+            for k, (x, gx) in enumerate(pairs):
+                want, got = np.dtype(getattr(x, "dtype", type(x))), np.dtype(getattr(gx, "dtype", type(gx)))
+                if not (self.jnp.issubdtype(want, self.jnp.floating) and self.jnp.issubdtype(got, self.jnp.floating)):
+                    continue
+                if self.jnp.finfo(got).bits >= self.jnp.finfo(want).bits:
+                    continue
+                ref = jax.tree_util.tree_leaves(self.gp[j])[k] if self.gp is not None else None
+                if ref is not None and self.jnp.finfo(np.dtype(ref.dtype)).bits < self.jnp.finfo(want).bits:
+                    continue  # the primal's own autodiff narrows it too
+                what = "bwd cotangent" if self.kind == "vjp" else "gradient (reverse mode, JAX's transpose of the " \
+                    "jvp rule)"
+                self.record("reverse order 1", "failed", "{} for `{}` comes back as {} where the project passes `{}` "
+                            "as {}: JAX keeps the rule's dtype, so the gradient silently loses precision (the "
+                            "primal's own autodiff does not narrow it), at {}".format(
+                                what, name, got.name, name, want.name, self.at), self.rev_code)
+                return True
+        return False
 
     # -- forward mode ---------------------------------------------------------------------------
     def forward(self):
