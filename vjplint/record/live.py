@@ -126,6 +126,17 @@ def _check_entry(child, jax, numpy, filename, line, entry, x64, reference=None):
             result = child.check_live(jax, numpy, obj, plan, [list(c) for c in calls], count, x64, module, reference)
             if result.get("status") != "verified":
                 break
+    raised = entry.get("raised")
+    if raised:  # JAX raised at a call the run made, for the definition or the call itself
+        where = raised.get("where")
+        detail = "JAX raises at a call the project's run made{}: {}".format(
+            " ({}:{})".format(os.path.relpath(where[0]) if where[0].startswith(os.getcwd()) else where[0], where[1])
+            if where else "", raised["detail"])
+        check = {"name": "call", "status": "failed", "detail": detail, "code": "VJP501" if entry["kind"] == "vjp"
+                 else "VJP502", "max_error": None}
+        result = dict(result or {}, status="failed", reason=detail,
+                      checks=[check] + list((result or {}).get("checks", [])),
+                      inputs=(result or {}).get("inputs", []))
     return {"file": os.path.realpath(filename), "line": line, "row": row, "qualname": plan["qualname"], "text": digest,
             "key": entry["key"], "kind": entry["kind"], "objects": len(entry["objects"]),
             "calls": sum(s["count"] for s in entry["signatures"].values()),
