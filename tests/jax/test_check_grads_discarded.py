@@ -79,7 +79,7 @@ def test_a_discarded_tangent_is_a_may_warning_and_the_kept_ones_are_still_compar
         "with finite differences and differs from the rule by 1; the other arguments were compared")
     assert "ops.py:5: weighted (custom_jvp): may be wrong\n" in proc.stdout
     assert "    checks  forward order 1 ok, forward order 2 ok, reverse order 1 MAY BE WRONG, primal output ok, jit " \
-           "ok, vmap ok, jit(grad) ok, vmap(grad) ok\n" in proc.stdout
+           "ok, vmap ok, jit(grad) ok, grad(jit) ok, vmap(grad) ok\n" in proc.stdout
     # The kept tangent wrong (a factor 3): still an error, not demoted by the discarded one.
     assert lines[1].startswith(
         "ops.py:17:2: VJP502 `weighted_wrong`: jvp tangent (along a random tangent) differs from finite differences: "

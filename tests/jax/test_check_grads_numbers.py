@@ -70,6 +70,15 @@ def test_a_number_the_project_passes_as_a_literal_is_held_constant_and_the_raise
         assert check["detail"].endswith(f"the project passes `tol` as a Python number, which {held_by} holds "
                                         "constant, and so held the gradient agrees with eager: right only as long "
                                         "as no caller traces `tol` (nondiff_argnums would say so)"), check["detail"]
+    # grad(jit) traces the literal too (jit's linearization traces every argument): JAX raises there
+    # whatever the caller passes, said as a "may" since jit(grad) with `tol` static agrees with eager.
+    check = by_name["grad(jit)"]
+    assert (check["status"], check["severity"], check["code"]) == ("failed", "warning", "VJP504")
+    assert check["detail"].startswith("`tol` is traced under grad(jit): the rule raises under grad(jit) but not "
+                                      "eagerly (line 14): TracerBoolConversionError"), check["detail"]
+    assert check["detail"].endswith("so a caller that differentiates a jitted function calling it gets this error; "
+                                    "held constant (jit(grad) with `tol` static) the gradient agrees with eager; "
+                                    "nondiff_argnums would hold `tol` constant everywhere"), check["detail"]
     assert by_name["reverse order 1"]["status"] == "passed" and by_name["jit"]["status"] == "passed"
 
 
@@ -79,3 +88,5 @@ def test_the_same_argument_passed_as_an_array_is_traced_and_the_failure_stands(m
     check = {c["name"]: c for c in result["checks"]}["jit(grad)"]
     assert (check["status"], check.get("severity"), check["code"]) == ("failed", None, "VJP504")
     assert check["detail"].startswith("raises under jit(grad) but not eagerly (line 14): TracerBoolConversionError")
+    check = {c["name"]: c for c in result["checks"]}["grad(jit)"]
+    assert (check["status"], check.get("severity"), check["code"]) == ("failed", None, "VJP504")

@@ -76,7 +76,7 @@ def test_an_output_whose_tangent_cannot_be_transposed_is_a_may_and_the_others_ar
         "no caller differentiates `output[1]`; the other outputs were compared")
     assert "ops.py:11: integral (custom_jvp): may be wrong\n" in proc.stdout
     assert "    checks  reverse order 1 MAY BE WRONG, forward order 1 ok, forward order 2 ok, reverse order 1 ok, " \
-           "reverse order 2 ok, primal output ok, jit ok, vmap ok, jit(grad) ok, vmap(grad) ok\n" in proc.stdout
+           "reverse order 2 ok, primal output ok, jit ok, vmap ok, jit(grad) ok, grad(jit) ok, vmap(grad) ok\n" in proc.stdout
     # Fires: the value's tangent loses a factor 0.5.
     assert lines[1].startswith(
         "ops.py:25:2: VJP502 `integral_wrong`: jvp tangent (along a random tangent) differs from finite differences: "

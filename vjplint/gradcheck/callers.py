@@ -59,6 +59,24 @@ def caller_slots(fn, names, last):
     return None
 
 
+def rule_frame(fo, exc):
+    """"bwd rule `name` (line N)" when the exception's traceback passes through one of the custom
+    derivative's own rules (its fwd, bwd or jvp, by code object), innermost first; else ""."""
+    codes = {}
+    for which in ("jvp", "fwd", "bwd"):
+        code = getattr(getattr(fo, which, None), "__code__", None)
+        if code is not None:
+            codes[(code.co_filename, code.co_name, code.co_firstlineno)] = which
+    if not codes:
+        return ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        for (filename, name, first), which in codes.items():
+            if frame.filename == filename and frame.name == name and isinstance(frame.lineno, int) and \
+                    frame.lineno >= first:
+                return "{} rule `{}` (line {})".format(which, name, frame.lineno)
+    return ""
+
+
 def check_callers(checker, module, result, callers, only_grad=False):
     """Run each module-level caller of the derivative (one that takes the derivative's own
     arguments) eagerly, under jit and under grad, and compare its gradient with finite
@@ -73,7 +91,7 @@ def check_callers(checker, module, result, callers, only_grad=False):
     full, all_vals = list(checker.samples[0]), list(checker.vals)
     names = [checker.param_name(i) for i in range(len(full))]
     found = []
-    last = None
+    last, ran = None, False
     for name in callers:
         fn = getattr(module, name, None)
         slots = caller_slots(fn, names, last) if callable(fn) else None
@@ -93,7 +111,14 @@ def check_callers(checker, module, result, callers, only_grad=False):
                 found.append(("caller", "{} applies forward-mode autodiff (jax.jvp, jacfwd) to this custom_vjp, and "
                               "JAX raises {}; a custom_vjp supports reverse mode only: use jax.grad/jacrev/vjp "
                               "in the caller, or define the rule with custom_jvp".format(where, describe_exc(exc))))
+            elif ran:
+                rule = rule_frame(checker.fo, exc)
+                if rule:  # another caller ran with these inputs: what this one does to the rule raises in it
+                    found.append(("caller", "{} raises inside the {} where the module's other callers run: {}; the "
+                                  "rule cannot take what this caller does with it (e.g. differentiate it again: "
+                                  "jax.hessian, forward over reverse)".format(where, rule, describe_exc(exc))))
             continue
+        ran = True
         leaves = jax.tree_util.tree_leaves(out)
         if not leaves or not all(checker.is_real_float(x) for x in leaves):
             continue

@@ -236,12 +236,25 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             self.F = self.through_normalisation(self.F, unit)
             if self.plain_F is not None:
                 self.plain_F = self.through_normalisation(self.plain_F, unit)
+        sym = [j for j, i in enumerate(self.positions) if i < len(self.params) and
+               self.params[i].get("domain") == "symmetric" and all(
+                   self.np.ndim(v[j]) >= 2 and self.np.shape(v[j])[-1] == self.np.shape(v[j])[-2] for v in self.vals_s)]
+        if sym:
+            # Every call the module makes passes these symmetrised (`0.5 * (a + a.T)`), and the rule is
+            # written for symmetric matrices (eigh's): checked along symmetric directions, as used.
+            self.F = self.through_symmetrisation(self.F, sym)
+            if self.plain_F is not None:
+                self.plain_F = self.through_symmetrisation(self.plain_F, sym)
         shown = list(base)
         for i, v in zip(self.positions, self.vals):
             shown[i] = v
         self.at = ", ".join("{}={}".format(self.param_name(i), self.summary(shown[i])) for i in range(len(shown)))
         if self.domain_label:
             self.at += " with values {}".format(self.domain_label)
+        if sym:
+            self.at += " ({} symmetrised as the module's caller does, line {})".format(
+                ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in sym),
+                self.params[self.positions[sym[0]]].get("symmetrised", "?"))
         if unit:
             self.at += " ({} normalised as the module's caller does, `x / norm(x)`)".format(
                 ", ".join("`{}`".format(self.names[j] if hasattr(self, "names") else j) for j in unit))
@@ -319,6 +332,16 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             return True
         except Exception:
             return False
+
+    def through_symmetrisation(self, f, sym):
+        jnp = self.jnp
+
+        def composed(*values):
+            values = list(values)
+            for j in sym:
+                values[j] = 0.5 * (values[j] + jnp.swapaxes(values[j], -1, -2).conj())
+            return f(*values)
+        return composed
 
     def through_normalisation(self, f, unit):
         jnp = self.jnp

@@ -136,7 +136,8 @@ class Inputs:
         np, jax = self.np, self.jax
 
         def marker(x):
-            return isinstance(x, tuple) and len(x) == 3 and x[0] == "__vjplint_abstract__"
+            # `x[0]` compared only as a string: a 3-tuple of arrays (pmwd's particle state) is data
+            return isinstance(x, tuple) and len(x) == 3 and isinstance(x[0], str) and x[0] == "__vjplint_abstract__"
         if not any(marker(x) for x in jax.tree_util.tree_leaves(value, is_leaf=marker)):
             return value
         rng = np.random.default_rng([zlib.crc32(self.plan["qualname"].encode()), sample, slot])

@@ -42,6 +42,8 @@ class Modes:
             return
         jax = self.jax
         g = self.g_s[0]
+        if self.narrowed_gradient(g):
+            return
         L = self.fast(self.L)
         nones = self.none_slots()
         declared = []
@@ -113,6 +115,34 @@ class Modes:
                 return
             self.checks.pop()
         self.record("reverse order 2", "passed")
+
+    def narrowed_gradient(self, g):
+        """The rule's gradient for an argument comes back in a floating-point dtype narrower than the
+        one the project passes it in (a bwd casting its cotangent to bfloat16 for a float32 input):
+        JAX passes the rule's dtype through, so every gradient of it silently loses precision, within
+        the float32 tolerances. Compared with the project's own dtype, not the float64 the checks
+        widen to. A failure when the primal's own autodiff keeps the dtype."""
+        jax, np = self.jax, self.np
+        for j, name in enumerate(self.names):
+            given = self.samples[0][self.positions[j]]
+            pairs = list(zip(jax.tree_util.tree_leaves(given), jax.tree_util.tree_leaves(g[j])))
+            for k, (x, gx) in enumerate(pairs):
+                want, got = np.dtype(getattr(x, "dtype", type(x))), np.dtype(getattr(gx, "dtype", type(gx)))
+                if not (self.jnp.issubdtype(want, self.jnp.floating) and self.jnp.issubdtype(got, self.jnp.floating)):
+                    continue
+                if self.jnp.finfo(got).bits >= self.jnp.finfo(want).bits:
+                    continue
+                ref = jax.tree_util.tree_leaves(self.gp[j])[k] if self.gp is not None else None
+                if ref is not None and self.jnp.finfo(np.dtype(ref.dtype)).bits < self.jnp.finfo(want).bits:
+                    continue  # the primal's own autodiff narrows it too
+                what = "bwd cotangent" if self.kind == "vjp" else "gradient (reverse mode, JAX's transpose of the " \
+                    "jvp rule)"
+                self.record("reverse order 1", "failed", "{} for `{}` comes back as {} where the project passes `{}` "
+                            "as {}: JAX keeps the rule's dtype, so the gradient silently loses precision (the "
+                            "primal's own autodiff does not narrow it), at {}".format(
+                                what, name, got.name, name, want.name, self.at), self.rev_code)
+                return True
+        return False
 
     # -- forward mode ---------------------------------------------------------------------------
     def forward(self):
@@ -214,10 +244,22 @@ class Modes:
             self.transform("jit(grad)", "the gradient", lambda: jax.jit(self.grad)(*self.vals), self.g_s[0],
                            (lambda: jax.jit(gp)(*self.vals)) if gp is not None else None)
             self.held_numbers("jit(grad)", stacked, self.g_s[0])
+            # Differentiated from outside a jit (a jitted model under a training step's grad): fwd runs
+            # under jit's trace and bwd in the transpose's, so residuals kept outside the pair (a
+            # module-level dict) escape here, not under jit(grad), where both run in one trace.
+            plain = self.plain_F
+            self.transform("grad(jit)", "the gradient", lambda: self.grad_of_jit(self.F)(*self.vals), self.g_s[0],
+                           (lambda: self.grad_of_jit(plain)(*self.vals)) if gp is not None else None)
+            self.held_numbers("grad(jit)", stacked, self.g_s[0])
         if vmap_ok:
             self.transform("vmap(grad)", "the gradient", lambda: jax.vmap(self.grad)(*stacked), g_b,
                            (lambda: jax.vmap(gp)(*stacked)) if gp is not None else None)
             self.held_numbers("vmap(grad)", stacked, g_b)
+
+    def grad_of_jit(self, f):
+        """jax.grad of the loss of `jax.jit(f)`: the jit inside the differentiation."""
+        jitted = self.jax.jit(f)
+        return self.jax.grad(lambda *v: self.loss(jitted(*v)), argnums=self.argnums)
 
     def held_numbers(self, name, stacked, expected):
         """A rule that raises under jit(grad) or vmap(grad) only because an argument the project
@@ -235,7 +277,10 @@ class Modes:
         if not numbers or len(numbers) == len(self.positions):
             return
         jax = self.jax
-        if name == "jit(grad)":
+        if name in ("jit(grad)", "grad(jit)"):
+            # grad(jit): jit's linearization traces every argument of a custom derivative, Python numbers
+            # included, so nothing holds them constant there: what says the raise is theirs alone is
+            # jit(grad) with them static agreeing with eager.
             def run():
                 return jax.jit(self.grad, static_argnums=tuple(numbers))(*self.vals)
         else:
@@ -254,6 +299,13 @@ class Modes:
             return
         held = ", ".join("`{}`".format(self.names[j]) for j in numbers)
         last["severity"] = "warning"
+        if name == "grad(jit)":
+            last["detail"] = ("{} is traced under grad(jit): the rule {}; jit's linearization traces every argument "
+                              "of a custom derivative, Python numbers included, so a caller that differentiates a "
+                              "jitted function calling it gets this error; held constant (jit(grad) with {} static) "
+                              "the gradient agrees with eager; nondiff_argnums would hold {} constant everywhere".format(
+                                  held, last["detail"], held, held))
+            return
         last["detail"] = ("{} may be traced by a caller: the rule {}; the project passes {} as a Python number, which "
                           "{} holds constant, and so held the gradient agrees with eager: right only as long as no "
                           "caller traces {} (nondiff_argnums would say so)".format(
@@ -342,6 +394,15 @@ class Modes:
                     self.jax.block_until_ready(control())
                     ran = True
                 except Exception as control_exc:
+                    if name == "vmap" and not self.synthetic:
+                        # The primal's own code cannot be batched (a `pure_callback` without `vmap_method`):
+                        # not the rule's fault, but every caller that vmaps the custom derivative gets it.
+                        self.record(name, "failed", "raises under vmap{}: {} at {} (a batch of {}); the primal "
+                                    "without its rule raises there too ({}), so its own code, not the rule, cannot "
+                                    "be batched: a caller that vmaps it gets this error".format(
+                                        self.rule_where(exc, "fwd"), describe_exc(exc), self.at, len(self.vals_s),
+                                        type(control_exc).__name__), "VJP504", severity="warning")
+                        return False
                     self.record(name, "skipped", "the primal without its rule fails under {} too: {}".format(
                         name, describe_exc(control_exc)))
                     return False

@@ -12,6 +12,7 @@ import importlib.abc
 import importlib.util
 import os
 import pickle
+import re
 import sys
 import threading
 import time
@@ -199,7 +200,11 @@ def _patch():
                 _note(self, args, kwargs)
             except Exception:  # recording must never change what the program does
                 pass
-            return __original(self, *args, **kwargs)
+            try:
+                return __original(self, *args, **kwargs)
+            except Exception as exc:
+                _note_raised(self, exc)  # never raises; the program sees its own exception, unchanged
+                raise
         __call__._vjplint_records = True
         __call__.__wrapped__ = original
         cls.__call__ = __call__
@@ -212,6 +217,59 @@ def _note(derivative, args, kwargs):
     if getattr(fun, "__module__", "").split(".")[0] in WRAPPED_BY:
         return  # a library wrapper's internal custom_vjp: recorded at the wrapper's own call
     _note_function(fun, args, kwargs, derivative, "vjp" if isinstance(derivative, cd.custom_vjp) else "jvp", True)
+
+
+# What JAX raises at a call of a custom derivative because of the definition or the call itself,
+# not the values: a keyword argument it cannot resolve, forward mode on a custom_vjp, no rule
+# registered, a rule's output of the wrong form (jax-facts; heldout4/5's `caller_kwonly_option`,
+# whose usage test raises at the call, so nothing else is recorded).
+RAISED_AT_CALL = re.compile(
+    r"could not be resolved to positional-only arguments|can't apply forward-mode autodiff \(jvp\) to a "
+    r"custom_vjp function|No [JV]+P defined for custom_[jv]+p function|Custom (?:VJP fwd|JVP) rule .{0,200}must "
+    r"produce", re.S)
+
+
+def _note_raised(derivative, exc):
+    """An exception JAX raised at a call of `derivative` for the definition or the call itself
+    (RAISED_AT_CALL): kept on its definition with the caller's file and line (the first frame out
+    of installed packages), so that the check after the run reports it even when no call's
+    arguments could be kept. The first per definition; never raises."""
+    if _state["checked"]:
+        return
+    try:
+        detail = " ".join("{}: {}".format(type(exc).__name__, exc).split())  # JAX's message spans lines
+        if not RAISED_AT_CALL.search(detail):
+            return
+        from jax._src import custom_derivatives as cd
+
+        fun = derivative.fun
+        if getattr(fun, "__module__", "").split(".")[0] in WRAPPED_BY:
+            return
+        frame, where = sys._getframe(1), None
+        while frame is not None:
+            name = os.path.realpath(frame.f_code.co_filename or "")
+            parts = name.split(os.sep)
+            if not name.startswith("<") and "site-packages" not in parts and "dist-packages" not in parts and \
+                    not name.startswith(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):
+                where = (name, frame.f_lineno)
+                break
+            frame = frame.f_back
+        key = _definition(fun, True)
+        with _lock:
+            entry = _defs.get(key)
+            if entry is None:
+                if len(_defs) >= MAX_DEFINITIONS:
+                    return
+                qualname = getattr(fun, "__qualname__", None)
+                entry = _defs[key] = {"fun": fun, "objects": [], "signatures": {},
+                                      "kind": "vjp" if isinstance(derivative, cd.custom_vjp) else "jvp",
+                                      "key": "{}.{}".format(getattr(fun, "__module__", "?"), qualname)
+                                      if isinstance(qualname, str) else None}
+            if len(entry["objects"]) < MAX_OBJECTS and not any(o is derivative for o in entry["objects"]):
+                entry["objects"].append(derivative)
+            entry.setdefault("raised", {"detail": detail[:600], "where": where})
+    except Exception:
+        pass
 
 
 # The packages of WRAPPERS: their internal custom_vjp/custom_jvp objects are not the user's.

@@ -126,6 +126,17 @@ def _check_entry(child, jax, numpy, filename, line, entry, x64, reference=None):
             result = child.check_live(jax, numpy, obj, plan, [list(c) for c in calls], count, x64, module, reference)
             if result.get("status") != "verified":
                 break
+    raised = entry.get("raised")
+    if raised:  # JAX raised at a call the run made, for the definition or the call itself
+        where = raised.get("where")
+        detail = "JAX raises at a call the project's run made{}: {}".format(
+            " ({}:{})".format(os.path.relpath(where[0]) if where[0].startswith(os.getcwd()) else where[0], where[1])
+            if where else "", raised["detail"])
+        check = {"name": "call", "status": "failed", "detail": detail, "code": "VJP501" if entry["kind"] == "vjp"
+                 else "VJP502", "max_error": None}
+        result = dict(result or {}, status="failed", reason=detail,
+                      checks=[check] + list((result or {}).get("checks", [])),
+                      inputs=(result or {}).get("inputs", []))
     return {"file": os.path.realpath(filename), "line": line, "row": row, "qualname": plan["qualname"], "text": digest,
             "key": entry["key"], "kind": entry["kind"], "objects": len(entry["objects"]),
             "calls": sum(s["count"] for s in entry["signatures"].values()),
@@ -151,7 +162,7 @@ def live_plan(fun, kind, filename, line, nondiff):
     from vjplint.model.run_facts import NO_FACTS
     from vjplint.syntax.positions import node_range, source_lines
     from vjplint.syntax.source import decode, parse
-    from vjplint.verify.synth import derivative_at, module_callers, plan_function, text_digest
+    from vjplint.verify.synth import derivative_at, module_callers, nested_callers, plan_function, text_digest
 
     text = ""
     try:
@@ -167,6 +178,8 @@ def live_plan(fun, kind, filename, line, nondiff):
         plan = plan_function(model, d, (), None, from_callers=True, live=True).to_json()
         if d.class_node is None and d.enclosing is None:  # the module's functions that use it, as check-grads runs them
             plan["callers"] = module_callers(text, d.name)
+        elif d.class_node is None:  # made inside a module-level function: it, and the functions that call it
+            plan["callers"] = nested_callers(text, line)
         return plan, node_range(lines, d.anchor)[0].row, text_digest(text)
     import inspect
 

@@ -122,6 +122,7 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
     dims: Dict[str, int] = {}
     sites = _call_site_values(model, d, sig.positional)
     normalised = _call_site_normalised(d, sig.positional)
+    symmetrised = _call_site_symmetrised(d, sig.positional) if from_callers else {}
     bodies = [fn for fn in (d.primal, _rule_node(d, "fwd")) if fn is not None]
     rules = [r.node for reg in d.registrations for r in reg.rules if r is not None and r.node is not None]
     for position, name in enumerate(sig.positional):
@@ -141,6 +142,11 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
                 position in normalised:
             spec["domain"] = "unit"
             spec["source"] += f"; of unit norm, as the module's caller passes it (line {normalised[position]})"
+        if position in symmetrised and spec["kind"] in ("array", "unknown"):
+            # The rule is written for symmetric matrices (eigh's perturbation theory): checked along
+            # symmetric directions, as the module's callers only ever pass it one.
+            spec["domain"] = "symmetric"
+            spec["symmetrised"] = symmetrised[position]
         spec.update(name=name, position=position, role=role)
         plan.params.append(spec)
     if driver is not None:  # the arguments are the ones the enclosing function passes
@@ -227,6 +233,72 @@ def _call_site_normalised(d: CustomDerivative, params: List[str]) -> Dict[int, i
         if args and all(a is not None and _is_normalised(a) for a in args):
             found[position] = args[0].lineno
     return found
+
+
+def _call_site_symmetrised(d: CustomDerivative, params: List[str]) -> Dict[int, int]:
+    """Positions every one of the module's own calls passes symmetrised, `0.5 * (a + a.T)` in the
+    call or as the last assignment of that name before it in the calling function (pyscfad's
+    `eigh` wrapper): position -> the line of the symmetrisation."""
+    own = {d.primal} | {r.node for reg in d.registrations for r in reg.rules if r is not None and r.node}
+    sites = [site for site in d.call_sites if site.enclosing not in own]
+    found: Dict[int, int] = {}
+    for position, name in enumerate(params):
+        lines = [_symmetrised_at(site, argument_at(site.call, position, name)) for site in sites]
+        if lines and all(lines):
+            found[position] = lines[0]
+    return found
+
+
+def _symmetrised_at(site: Any, arg: Optional[ast.expr]) -> int:
+    if arg is None:
+        return 0
+    if _is_symmetrisation(arg):
+        return arg.lineno
+    if not isinstance(arg, ast.Name) or site.enclosing is None:
+        return 0
+    last = None
+    for node in ast.walk(site.enclosing):
+        if isinstance(node, ast.Assign) and node.lineno < site.call.lineno and \
+                any(isinstance(t, ast.Name) and t.id == arg.id for t in node.targets) and \
+                (last is None or node.lineno > last.lineno):
+            last = node
+    return last.lineno if last is not None and _is_symmetrisation(last.value) else 0
+
+
+def _is_symmetrisation(expr: ast.expr) -> bool:
+    """`X + X.T`, halved (`0.5 * (...)`, `(...) / 2`); the transpose also as `.mT`, `.T.conj()`,
+    `.conj().T`, `swapaxes(X, -1, -2)`."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        expr = expr.right if isinstance(expr.left, ast.Constant) else expr.left if isinstance(
+            expr.right, ast.Constant) else expr
+    elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div) and isinstance(expr.right, ast.Constant):
+        expr = expr.left
+    if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add)):
+        return False
+    left, right = ast.dump(expr.left), ast.dump(expr.right)
+    return _transposed(expr.right) == left or _transposed(expr.left) == right
+
+
+def _transposed(expr: ast.expr) -> str:
+    """The dump of X when `expr` transposes X's last two axes (conjugated or not), else ""."""
+    def strip_conj(e: ast.expr) -> ast.expr:
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "conj" and not e.args:
+            return e.func.value
+        return e
+    expr = strip_conj(expr)
+    if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
+        return ast.dump(strip_conj(expr.value))
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        tail = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        args = list(expr.args) if tail == "swapaxes" else []
+        if isinstance(func, ast.Attribute) and tail == "swapaxes" and len(args) == 2:
+            args = [func.value] + args  # the method form
+        if len(args) == 3 and all(isinstance(a, ast.UnaryOp) or isinstance(a, ast.Constant) for a in args[1:]):
+            axes = sorted(ast.literal_eval(a) for a in args[1:])
+            if axes == [-2, -1]:
+                return ast.dump(strip_conj(args[0]))
+    return ""
 
 
 def _is_normalised(arg: ast.expr) -> bool:
@@ -648,6 +720,23 @@ def module_callers(text: str, name: str) -> List[str]:
             return found
         found += new
         targets |= set(new)
+
+
+def nested_callers(text: str, line: int) -> List[str]:
+    """For a custom derivative defined inside a module-level function (a factory, a function that
+    builds its custom_vjp on every call, at `line`): that function, then the module-level functions
+    that call it, directly or through one another. What check-grads runs, after the derivative's
+    own checks, to see it used as its module uses it (the callers of a module-level one:
+    module_callers)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno < line <= (node.end_lineno or node.lineno):
+            return [node.name] + module_callers(text, node.name)
+    return []
 
 
 def text_digest(text: str) -> str:
