@@ -85,20 +85,22 @@ def clip_bwd(res, g):
 clip.defvjp(clip_fwd, clip_bwd)
 ''']
     VALID = ['''
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 
-@jax.custom_vjp
+@partial(jax.custom_vjp, nondiff_argnums=(1,))
 def clip(x, limit):
     return jnp.clip(x, -limit, limit)
 
 def clip_fwd(x, limit):
     n = int(x.shape[0])
-    return clip(x, limit), (x, float(limit), n)
+    return clip(x, limit), (x, n)
 
-def clip_bwd(res, g):
-    x, limit, n = res
-    return (g * (jnp.abs(x) <= limit), None)
+def clip_bwd(limit, res, g):
+    x, n = res
+    return (g * (jnp.abs(x) <= float(limit)),)
 
 clip.defvjp(clip_fwd, clip_bwd)
 ''']
