@@ -5,8 +5,8 @@ pytree), whose bwd calls that residual on the cotangent and returns a 1-tuple, a
 `_func_fwd(values)[0]`; registered with `_func.defvjp(_func_fwd, _func_bwd)` inside the factory,
 which returns `_func`. `soft_sort` makes one per call and maps it over the rows with a Python loop.
 
-Adapted from google-research/fast-soft-sort:build/lib/fast_soft_sort/jax_ops.py:27 (commit f69d49f;
-the operator from fast_soft_sort/numpy_ops.py:255, `SoftSort`, l2 regularisation). The library's
+Adapted from google-research/fast-soft-sort:fast_soft_sort/jax_ops.py:45 (commit 6a52ce7;
+the operator from fast_soft_sort/numpy_ops.py:271, `SoftSort`, l2 regularisation). The library's
 operators are NumPy objects (`np.array(values)`, a Cython PAV), which neither jit nor vmap can
 trace; here `SoftSort` and its `Isotonic` are written in jax.numpy (the decreasing isotonic
 regression by its min-max formula, the vjp as the block means of its partition, `argsort` for the
@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy
 from jax import tree_util
 
-EVAL = {'id': 'mutation/fastsoftsort_wrap_op', 'family': 'mutation', 'expect': 'ok', 'library': 'fast-soft-sort', 'source': 'google-research/fast-soft-sort:build/lib/fast_soft_sort/jax_ops.py:27', 'argnums': (0,), 'extra': ['grad_jit']}
+EVAL = {'id': 'mutation/fastsoftsort_wrap_op', 'family': 'mutation', 'expect': 'ok', 'library': 'fast-soft-sort', 'source': 'google-research/fast-soft-sort:fast_soft_sort/jax_ops.py:45', 'argnums': (0,), 'extra': ['grad_jit']}
 
 
 def isotonic_l2(input_s, input_w):

@@ -7,7 +7,7 @@ with `mu = None` for RMSNorm; bwd takes the three options first, then `ctx, dz`,
 `_layernorm.defvjp(_layernorm_fwd_rule, _layernorm_bwd_rule)`. The public `layernorm` passes the
 options by keyword.
 
-Adapted from NVIDIA/TransformerEngine:transformer_engine/jax/layernorm.py:47 (commit 11fa0dc). The
+Adapted from NVIDIA/TransformerEngine:transformer_engine/jax/layernorm.py:48 (commit 11fa0dc). The
 library's kernels (`layernorm_fwd`, `rmsnorm_fwd`, `layernorm_bwd`, `rmsnorm_bwd`, CUDA custom calls)
 are written here in jax.numpy with the same outputs (`mu`, `rsigma` = 1/sqrt(var + eps)) and the
 analytic backward of the normalisation; `canonicalize_layernorm_type` is kept. The caller runs a
@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy
 
-EVAL = {'id': 'mutation/te_layernorm', 'family': 'mutation', 'expect': 'ok', 'library': 'transformer-engine', 'source': 'NVIDIA/TransformerEngine:transformer_engine/jax/layernorm.py:47', 'argnums': (0, 1, 2), 'extra': ['grad_jit']}
+EVAL = {'id': 'mutation/te_layernorm', 'family': 'mutation', 'expect': 'ok', 'library': 'transformer-engine', 'source': 'NVIDIA/TransformerEngine:transformer_engine/jax/layernorm.py:48', 'argnums': (0, 1, 2), 'extra': ['grad_jit']}
 
 
 def canonicalize_layernorm_type(x):
