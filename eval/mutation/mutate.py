@@ -1811,7 +1811,9 @@ def _residual_dataclass(tree: ast.Module, d: Deriv, registered: bool) -> Optiona
         r.elts[1] = ast.Call(func=ast.Name("_Residuals", ast.Load()), args=list(r.elts[1].elts), keywords=[])
     node.value = ast.Tuple([expr(f"{res}.{k}") for k in keys], ast.Load())
     decorators = ("@jax.tree_util.register_dataclass\n" if registered else "") + "@dataclasses.dataclass\n"
-    fields = "".join(f"    {k}: object\n" for k in keys)
+    # `jax.Array` annotations: eval/oracle.py compiles a case under its own `from __future__ import
+    # annotations`, and dataclasses resolves a bare string annotation through sys.modules[cls.__module__]
+    fields = "".join(f"    {k}: jax.Array\n" for k in keys)
     _ensure_import(tree, "dataclasses")
     _ensure_import(tree, "jax")
     _after_imports(tree, stmt(f"{decorators}class _Residuals:\n{fields}"))

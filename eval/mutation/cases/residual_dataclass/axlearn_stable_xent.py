@@ -20,13 +20,13 @@ import dataclasses
 
 @dataclasses.dataclass
 class _Residuals:
-    logits: object
-    targets: object
-    z_loss_scale: object
-    exp_shifted: object
-    sum_exp: object
-    log_softmax: object
-    log_z: object
+    logits: jax.Array
+    targets: jax.Array
+    z_loss_scale: jax.Array
+    exp_shifted: jax.Array
+    sum_exp: jax.Array
+    log_softmax: jax.Array
+    log_z: jax.Array
 EVAL = {'id': 'mutation/residual_dataclass/axlearn_stable_xent', 'family': 'mutation', 'expect': 'unknown', 'library': 'axlearn', 'source': 'apple/axlearn:axlearn/common/loss.py:233', 'argnums': (0, 1), 'extra': ['grad_jit'], 'operator': 'residual_dataclass', 'base': 'axlearn_stable_xent'}
 Tensor = jax.Array
 

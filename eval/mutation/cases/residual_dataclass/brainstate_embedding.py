@@ -20,8 +20,8 @@ import dataclasses
 
 @dataclasses.dataclass
 class _Residuals:
-    indices: object
-    weight_shape: object
+    indices: jax.Array
+    weight_shape: jax.Array
 EVAL = {'id': 'mutation/residual_dataclass/brainstate_embedding', 'family': 'mutation', 'expect': 'unknown', 'library': 'brainstate', 'source': 'chaobrain/brainstate:brainstate/nn/_embedding.py:47', 'argnums': (0,), 'extra': ['grad_jit'], 'operator': 'residual_dataclass', 'base': 'brainstate_embedding'}
 
 @lru_cache(maxsize=None)

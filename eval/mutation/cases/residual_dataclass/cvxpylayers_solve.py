@@ -21,10 +21,10 @@ import dataclasses
 
 @dataclasses.dataclass
 class _Residuals:
-    P_eval: object
-    A_eval: object
-    primal: object
-    dual: object
+    P_eval: jax.Array
+    A_eval: jax.Array
+    primal: jax.Array
+    dual: jax.Array
 EVAL = {'id': 'mutation/residual_dataclass/cvxpylayers_solve', 'family': 'mutation', 'expect': 'unknown', 'library': 'cvxpylayers', 'source': 'cvxpy/cvxpylayers:src/cvxpylayers/jax/cvxpylayer.py:589', 'argnums': (0, 1, 2), 'extra': ['grad_jit'], 'operator': 'residual_dataclass', 'base': 'cvxpylayers_solve'}
 
 def _kkt(P_eval, A_eval, reg):

@@ -16,8 +16,8 @@ import dataclasses
 
 @dataclasses.dataclass
 class _Residuals:
-    volume_fraction: object
-    beta_xi: object
+    volume_fraction: jax.Array
+    beta_xi: jax.Array
 Array = jax.Array
 EVAL = {'id': 'mutation/residual_dataclass/jaxfluids_interface_center', 'family': 'mutation', 'expect': 'unknown', 'library': 'jax-fluids', 'source': 'tumaer/JAXFLUIDS:src/jaxfluids/diffuse_interface/helper_functions.py:43', 'argnums': (0, 1), 'extra': ['grad_jit'], 'operator': 'residual_dataclass', 'base': 'jaxfluids_interface_center'}
 

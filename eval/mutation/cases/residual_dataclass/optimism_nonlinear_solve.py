@@ -23,8 +23,8 @@ import dataclasses
 
 @dataclasses.dataclass
 class _Residuals:
-    Uu: object
-    designParams: object
+    Uu: jax.Array
+    designParams: jax.Array
 EVAL = {'id': 'mutation/residual_dataclass/optimism_nonlinear_solve', 'family': 'mutation', 'expect': 'unknown', 'library': 'optimism', 'source': 'sandialabs/optimism:optimism/inverse/NonlinearSolve.py:8', 'argnums': (1,), 'extra': ['grad_jit'], 'operator': 'residual_dataclass', 'base': 'optimism_nonlinear_solve'}
 _K = onp.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]])
 

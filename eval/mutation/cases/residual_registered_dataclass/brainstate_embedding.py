@@ -21,8 +21,8 @@ import dataclasses
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass
 class _Residuals:
-    indices: object
-    weight_shape: object
+    indices: jax.Array
+    weight_shape: jax.Array
 EVAL = {'id': 'mutation/residual_registered_dataclass/brainstate_embedding', 'family': 'mutation', 'expect': 'unknown', 'library': 'brainstate', 'source': 'chaobrain/brainstate:brainstate/nn/_embedding.py:47', 'argnums': (0,), 'extra': ['grad_jit'], 'operator': 'residual_registered_dataclass', 'base': 'brainstate_embedding'}
 
 @lru_cache(maxsize=None)

@@ -17,8 +17,8 @@ import dataclasses
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass
 class _Residuals:
-    volume_fraction: object
-    beta_xi: object
+    volume_fraction: jax.Array
+    beta_xi: jax.Array
 Array = jax.Array
 EVAL = {'id': 'mutation/residual_registered_dataclass/jaxfluids_interface_center', 'family': 'mutation', 'expect': 'unknown', 'library': 'jax-fluids', 'source': 'tumaer/JAXFLUIDS:src/jaxfluids/diffuse_interface/helper_functions.py:43', 'argnums': (0, 1), 'extra': ['grad_jit'], 'operator': 'residual_registered_dataclass', 'base': 'jaxfluids_interface_center'}
 

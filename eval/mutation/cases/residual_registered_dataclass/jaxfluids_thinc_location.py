@@ -21,9 +21,9 @@ import dataclasses
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass
 class _Residuals:
-    volume_fraction: object
-    sigma: object
-    beta: object
+    volume_fraction: jax.Array
+    sigma: jax.Array
+    beta: jax.Array
 Array = jax.Array
 EVAL = {'id': 'mutation/residual_registered_dataclass/jaxfluids_thinc_location', 'family': 'mutation', 'expect': 'unknown', 'library': 'jax-fluids', 'source': 'tumaer/JAXFLUIDS:src/jaxfluids/diffuse_interface/diffuse_interface_thinc.py:98', 'argnums': (0, 1, 2), 'extra': ['grad_jit'], 'operator': 'residual_registered_dataclass', 'base': 'jaxfluids_thinc_location'}
 

@@ -22,11 +22,11 @@ import dataclasses
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass
 class _Residuals:
-    x: object
-    mu: object
-    rsigma: object
-    gamma: object
-    beta: object
+    x: jax.Array
+    mu: jax.Array
+    rsigma: jax.Array
+    gamma: jax.Array
+    beta: jax.Array
 EVAL = {'id': 'mutation/residual_registered_dataclass/te_layernorm', 'family': 'mutation', 'expect': 'unknown', 'library': 'transformer-engine', 'source': 'NVIDIA/TransformerEngine:transformer_engine/jax/layernorm.py:48', 'argnums': (0, 1, 2), 'extra': ['grad_jit'], 'operator': 'residual_registered_dataclass', 'base': 'te_layernorm'}
 
 def canonicalize_layernorm_type(x):
