@@ -8,13 +8,15 @@ group sizes and the absent offset); registered with `gmm_gpu.defvjp(_gmm_fwd, _g
 
 Adapted from apple/axlearn:axlearn/common/megablock/ops.py:16 (commit 34aed43). The backend kernels
 `gmm` and `tgmm` (axlearn/common/megablock/gmm_gpu.py, Pallas/Triton) are written here in jax.numpy
-with their signatures: rows of `lhs` are assigned to groups by `group_sizes` (`jnp.repeat` with a
-static total length), `gmm` multiplies each row by its group's matrix (`transpose_rhs` as in the
-library), `tgmm` sums the per-group outer products (`segment_sum`) and zeroes groups at or past
-`num_actual_groups`; the tiling and interpret flags are accepted and unused. The caller is an expert
+with their signatures (the kernel both the primal and the rules call, the library's `backend.gmm`,
+is `_gmm_kernel` here, `gmm` a wrapper over it): rows of `lhs` are assigned to groups by
+`group_sizes` (`jnp.repeat` with a static total length), the kernel multiplies each row by its
+group's matrix (`transpose_rhs` as in the library), `tgmm` sums the per-group outer products
+(`segment_sum`) and zeroes groups at or past `num_actual_groups`; the tiling and interpret flags are accepted and unused. The caller is an expert
 layer: tokens already sorted by expert, an up projection, a GELU, and a down projection with the
-transposed-rhs layout.
+transposed-rhs layout, the options by keyword as axlearn's `_pallas_gmm` passes them.
 """
+import functools
 from typing import Optional
 
 import jax
@@ -32,13 +34,17 @@ def _group_ids(group_sizes, m):
     return jnp.repeat(jnp.arange(group_sizes.shape[0]), group_sizes, total_repeat_length=m)
 
 
-def gmm(lhs: Tensor, rhs: Tensor, group_sizes: Tensor, preferred_element_type: jnp.dtype = jnp.float32,
-        tiling: Optional[tuple[int, int, int]] = DEFAULT_TILING, group_offset: Optional[Tensor] = None,
-        transpose_rhs: Optional[bool] = False, interpret: Optional[bool] = False) -> Tensor:
+def _gmm_kernel(lhs, rhs, group_sizes, preferred_element_type, transpose_rhs):
     w = rhs[_group_ids(group_sizes, lhs.shape[0])]
     if transpose_rhs:
         w = jnp.swapaxes(w, 1, 2)
     return jnp.einsum("mk,mkn->mn", lhs, w).astype(preferred_element_type)
+
+
+def gmm(lhs: Tensor, rhs: Tensor, group_sizes: Tensor, preferred_element_type: jnp.dtype = jnp.float32,
+        tiling: Optional[tuple[int, int, int]] = DEFAULT_TILING, group_offset: Optional[Tensor] = None,
+        transpose_rhs: Optional[bool] = False, interpret: Optional[bool] = False) -> Tensor:
+    return _gmm_kernel(lhs, rhs, group_sizes, preferred_element_type, transpose_rhs)
 
 
 def tgmm(lhs: Tensor, rhs: Tensor, group_sizes: Tensor, preferred_element_type: jnp.dtype = jnp.float32,
@@ -58,8 +64,7 @@ gmm_gpu = jax.custom_vjp(gmm, nondiff_argnums=(3, 4, 6, 7))
 def _gmm_fwd(lhs: Tensor, rhs: Tensor, group_sizes: Tensor, preferred_element_type: jnp.dtype = jnp.float32,
              tiling: tuple[int, int, int] = (128, 128, 128), group_offset: Optional[Tensor] = None,
              transpose_rhs: bool = False, interpret: bool = False):
-    out = gmm(lhs.astype(CAST_DTYPE), rhs.astype(CAST_DTYPE), group_sizes, CAST_DTYPE, tiling, group_offset,
-              transpose_rhs=transpose_rhs, interpret=interpret)
+    out = _gmm_kernel(lhs.astype(CAST_DTYPE), rhs.astype(CAST_DTYPE), group_sizes, CAST_DTYPE, transpose_rhs)
     out = out.astype(preferred_element_type)
     return out, (lhs, rhs, group_sizes, group_offset, rhs.shape[0])
 
@@ -68,8 +73,7 @@ def _gmm_bwd(preferred_element_type: jnp.dtype, tiling: tuple[int, int, int], tr
              interpret: bool, residual, grad: Tensor):
     del preferred_element_type
     lhs, rhs, group_sizes, group_offset, num_actual_groups = residual
-    grad_lhs = gmm(grad.astype(CAST_DTYPE), rhs.astype(CAST_DTYPE), group_sizes, CAST_DTYPE, tiling, group_offset,
-                   transpose_rhs=not transpose_rhs, interpret=interpret)
+    grad_lhs = _gmm_kernel(grad.astype(CAST_DTYPE), rhs.astype(CAST_DTYPE), group_sizes, CAST_DTYPE, not transpose_rhs)
     grad_rhs = tgmm(lhs.swapaxes(0, 1).astype(CAST_DTYPE), grad.astype(CAST_DTYPE), group_sizes, CAST_DTYPE,
                     tiling, group_offset, num_actual_groups, interpret=interpret)
     grad_rhs = grad_rhs.swapaxes(1, 2) if transpose_rhs else grad_rhs
@@ -84,9 +88,9 @@ GROUP_SIZES = numpy.array([2, 3], numpy.int32)
 
 
 def eval_fn(tokens, wi, wo):
-    h = gmm_gpu(tokens, wi, GROUP_SIZES, jnp.float32, DEFAULT_TILING, None, transpose_rhs=False, interpret=False)
+    h = gmm_gpu(tokens, wi, GROUP_SIZES, tiling=DEFAULT_TILING, preferred_element_type=jnp.float32, interpret=False)
     h = jax.nn.gelu(h, approximate=True)
-    return gmm_gpu(h, wo, GROUP_SIZES, jnp.float32, DEFAULT_TILING, None, transpose_rhs=True, interpret=False)
+    return gmm_gpu(h, wo, GROUP_SIZES, tiling=DEFAULT_TILING, preferred_element_type=jnp.float32, transpose_rhs=True)
 
 
 def eval_inputs():

@@ -12,6 +12,7 @@ close to the library (docstrings shortened). The caller is the library's docstri
 float32 and given a pytree: a tuple of two intermediate values goes through the barrier and the
 outputs are combined, `x` and `y` differentiated.
 """
+import functools
 from typing import Any
 
 import jax
