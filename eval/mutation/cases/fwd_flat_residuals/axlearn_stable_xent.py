@@ -13,6 +13,7 @@ output only, as the library trains on it) masked by live targets over their coun
 coefficient is a Python float the caller does not differentiate, so the rule is the true
 derivative for what is differentiated (logits and soft targets).
 """
+import functools
 import jax
 import jax.numpy as jnp
 import numpy

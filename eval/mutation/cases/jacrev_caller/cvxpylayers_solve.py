@@ -14,6 +14,7 @@ jit-compatible); here the problem is an equality-constrained QP (min 1/2 x'Px + 
 it. The backward is the KKT adjoint: w = K^-T (dprimal, ddual); dq = -w_x, db = w_nu,
 dP = -w_x x', dA = -(w_nu x' + nu w_x'). `_recover_results` keeps the primal and the dual.
 """
+import functools
 import jax
 import jax.numpy as jnp
 import numpy

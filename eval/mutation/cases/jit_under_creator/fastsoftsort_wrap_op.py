@@ -15,6 +15,7 @@ operator's arrays as leaves (the library's `Partial(obj.vjp)` closes over them);
 becomes `jnp.asarray(g)`. The caller weights the soft-sorted rows (their plain sum is the sum of the
 inputs, whose gradient is all ones).
 """
+import functools
 import jax
 import jax.numpy as jnp
 import numpy

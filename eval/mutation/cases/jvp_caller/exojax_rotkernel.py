@@ -12,10 +12,11 @@ correct. The caller follows the library's `convolve_rigid_rotation`: the kernel 
 normalised to unit sum, convolved ("same") with a fixed spectrum (`jnp.convolve` for exojax's
 `convolve_same`); the velocity grid reaches past `vsini`, where the kernel and its partials are 0.
 """
+import functools
+import jax
 import jax.numpy as jnp
 import numpy
 from jax import custom_jvp
-import jax
 EVAL = {'id': 'mutation/jvp_caller/exojax_rotkernel', 'family': 'mutation', 'expect': 'unknown', 'library': 'exojax', 'source': 'HajimeKawahara/exojax:src/exojax/spec/spin_rotation.py:63', 'argnums': (0, 1, 2, 3), 'extra': ['jvp', 'jacfwd'], 'operator': 'jvp_caller', 'base': 'exojax_rotkernel'}
 F0 = numpy.array([1.0, 0.98, 0.95, 0.7, 0.55, 0.72, 0.96, 1.0, 0.99, 0.8, 0.93, 1.0], numpy.float32)
 

@@ -12,6 +12,7 @@ kept. The library's arrays are complex (`.conj().T` kept; on the real inputs her
 caller is one jump term of the library's vector field, 0.5 (Lm tmp^H) - 0.5 (L^H Lm) with
 Lm = L m and tmp = A^+ Lm, for a real low-rank factor m (4 x 2) and jump operator L (4 x 4).
 """
+import functools
 from typing import Any
 import jax
 import jax.numpy as jnp

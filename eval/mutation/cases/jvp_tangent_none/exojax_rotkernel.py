@@ -12,6 +12,8 @@ correct. The caller follows the library's `convolve_rigid_rotation`: the kernel 
 normalised to unit sum, convolved ("same") with a fixed spectrum (`jnp.convolve` for exojax's
 `convolve_same`); the velocity grid reaches past `vsini`, where the kernel and its partials are 0.
 """
+import functools
+import jax
 import jax.numpy as jnp
 import numpy
 from jax import custom_jvp

@@ -13,6 +13,7 @@ with the entmax axis of size 1). The caller takes 1.5-entmax of the rows of a ma
 Python float, not differentiated: the library's "FIXME: make alpha differentiable") and weights
 the probabilities.
 """
+import functools
 from functools import partial
 import jax
 import jax.numpy as jnp

@@ -13,11 +13,11 @@ are written here in jax.numpy with the same outputs (`mu`, `rsigma` = 1/sqrt(var
 analytic backward of the normalisation; `canonicalize_layernorm_type` is kept. The caller runs a
 zero-centred LayerNorm, then an RMSNorm of its output with the same gamma and beta.
 """
+import functools
 from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy
-import functools
 
 def _log_calls(fn):
 

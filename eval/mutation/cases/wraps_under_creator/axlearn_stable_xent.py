@@ -13,10 +13,10 @@ output only, as the library trains on it) masked by live targets over their coun
 coefficient is a Python float the caller does not differentiate, so the rule is the true
 derivative for what is differentiated (logits and soft targets).
 """
+import functools
 import jax
 import jax.numpy as jnp
 import numpy
-import functools
 
 def _log_calls(fn):
 
