@@ -139,6 +139,13 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     text = decoded.text
     if SKIP_FILE.search(text):
         return result
+    if len(text) >= session.grouped_min_chars and rules is None and split is None:
+        from vjplint.lint.incremental import lint_grouped  # (incremental imports this module)
+
+        grouped = lint_grouped(filename, text, config, path, facts, session)
+        if grouped is not None:
+            grouped.decoded = decoded
+            return grouped
     lines = source_lines(text)
     enabled, partly = enabled_codes(config, session)
     result.analysed = True

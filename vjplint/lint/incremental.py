@@ -30,6 +30,8 @@ from vjplint.diagnostics import Diagnostic, Edit, Position
 from vjplint.lint.engine import SKIP_FILE, LintResult, RuleSplit, _finish, _run_rules, enabled_codes, lint_source, may_contain_findings, prefilter_names
 from vjplint.syntax.positions import lines_with_endings, source_lines
 from vjplint.syntax.source import SourceError, parse
+from vjplint.syntax.regions import focus
+from vjplint.syntax.text_spans import TextIndex
 from vjplint.syntax.walk import walk
 
 # `match` patterns bind names too; ast has them from Python 3.10 (requires-python is 3.9)
@@ -97,12 +99,14 @@ class IncrementalLinter:
         come, or, where it cannot (`_seed`), lints them (an edit before that is done lints the
         families left: linting whole again at each edit would never let it end). `split()`, asked
         only for that whole lint: the rules another process runs meanwhile (engine.RuleSplit),
-        or None. `keep`: as `engine.lint_source`'s (that whole lint's model, freed by the caller)."""
+        or None. `keep`: as `engine.lint_source`'s (that whole lint's model, freed by the caller). A text of
+        `session.grouped_min_chars` or more is linted family by family at once (as
+        `engine.lint_source` lints it: `lint_grouped`), caching them as it goes."""
         stop = should_stop or (lambda: False)
         data = text.encode("utf-8", "surrogatepass")
         if SKIP_FILE.search(text) or not may_contain_findings(data, prefilter_names(self.config, self.facts, self.session)):
             return self._whole(text)
-        if whole_first and not self.chunks and not self.cache:
+        if whole_first and not self.chunks and not self.cache and len(text) < self.session.grouped_min_chars:
             self.unprimed = True
             self.stats["full"] += 1
             result = lint_source(self.filename, text, self.config, path=self.path, facts=self.facts, session=self.session,
@@ -315,7 +319,7 @@ class IncrementalLinter:
         for key in [k for k in self.cache if k not in used_keys]:  # only what the current text can reuse
             del self.cache[key]
         self.text, self.modules, self.unprimed = text, [tuple(sorted(context + f)) for f in families], False
-        result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True)
+        result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True, findings=list(found))
         where = self.config.relative_path(self.path if self.path is not None else self.filename)
         return _finish(result, self.config, self.filename, where, lines, enabled)
 
@@ -331,25 +335,67 @@ class IncrementalLinter:
 
     def _lint_module(self, order: Sequence[int], starts: Sequence[int], lines: List[str],
                      enabled: Set[str]) -> _Cached:
-        parts: List[str] = []
+        """Lint the chunks `order` (context and one family) as a module of their own, at their
+        real rows `starts`: their text is parsed compact (one chunk after the other, no blank
+        rows between: padding each family to its rows made a module of 15,000 families cost
+        quadratic time), the regions are chosen on that text, and each statement is then
+        moved to its real rows, so the model, the rules, fixes and noqa read the document's
+        own line table `lines` (shared, not copied) as a whole lint does."""
+        texts: List[str] = []
+        compact: List[int] = []  # the row each chunk starts at in the compact text
         row = 1
-        for i, start in zip(order, starts):
-            parts.append("\n" * (start - row))
-            parts.append(self.chunks[i].text)
-            row = start + len(self.chunks[i].lines)
+        for i in order:
+            texts.append(self.chunks[i].text)
+            compact.append(row)
+            row += len(self.chunks[i].lines)
         errors: List[str] = []
         try:
-            text = "".join(parts)
+            text = "".join(texts)
             module = parse(text, self.filename)
-            # regions (vjplint.syntax.regions) read offsets of the family's own text and lines; fixes read
-            # the document's lines around each statement
+            index = TextIndex(text)
+            text_lines = source_lines(text)
+            if self.session.focus:  # as `_run_rules` would, on the compact text's own offsets and lines
+                names = [n.decode() for n in prefilter_names(self.config, self.facts, self.session)]
+                module = focus(module, text, text_lines, names, index)
+            for statement in module.body:
+                k = bisect.bisect_right(compact, statement.lineno) - 1
+                if starts[k] != compact[k]:
+                    _shift(statement, starts[k] - compact[k])
             diagnostics = _run_rules(self.filename, module, text, lines, self.config, enabled, errors,
-                                     self.partly, text_lines=source_lines(text), facts=self.facts,
-                                     session=self.session)
+                                     self.partly, text_lines=text_lines, focused=True, index=index,
+                                     facts=self.facts, session=self.session)
         except (SourceError, RecursionError) as exc:  # cannot happen for text that parsed in chunks
             raise ValueError(str(exc)) from exc
         rows = any(_ROW_IN_TEXT.search(d.message) for d in diagnostics)
         return _Cached(tuple(starts), diagnostics, errors, rows)
+
+
+def _shift(statement: ast.stmt, by: int) -> None:
+    """`ast.increment_lineno` of one statement (its decorators included), by our faster walk."""
+    for node in walk(statement):
+        if "lineno" in node._attributes:
+            node.lineno += by  # type: ignore[attr-defined]
+            end = getattr(node, "end_lineno", None)
+            if end is not None:
+                node.end_lineno = end + by  # type: ignore[attr-defined]
+
+
+def lint_grouped(filename: str, text: str, config: Config, path: Optional[str], facts: RunFacts,
+                 session: LintSession) -> Optional[LintResult]:
+    """`engine.lint_source`'s result for a big module, linted a family of statements at a time
+    (each family's tree and model dropped before the next is parsed: a whole 10 MB module's tree
+    alone is about 750 MB), or None where the text cannot be split (a syntax error, a statement
+    nested too deeply): the caller lints it whole. Every finding is the whole lint's (the
+    families' union is the whole lint: tests/unit/test_incremental.py, and with the grouped path
+    forced on, tests/cli/test_grouped_lint.py)."""
+    linter = IncrementalLinter(filename, config, path, facts=facts, session=session)
+    try:
+        linter._update_chunks(lines_with_endings(text))
+        result = linter._lint_families(text, lambda: False)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    session.forget_parse()  # a family's compact text: no fix of the document reads it
+    return result
 
 
 def _chunk(lines: Tuple[str, ...], statements: bool, context: bool, binds: Iterable[str],
@@ -360,7 +406,47 @@ def _chunk(lines: Tuple[str, ...], statements: bool, context: bool, binds: Itera
                  binds | frozenset(defines), frozenset(registers), odd)
 
 
+# A longer text is parsed a piece of about this many lines at a time, each piece's tree dropped
+# before the next is parsed: the tree of a 10 MB module alone is about 750 MB.
+PIECE_LINES = 20_000
+# A line that starts a top-level statement starts at column 0 with none of these.
+_NOT_A_START = frozenset(" \t\f\r\n#)]}\\")
+_CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
+
+
 def _split(lines: List[str], begin: int, end: int) -> List[Chunk]:
+    """Parse lines[begin:end] (0-based), which start a top-level statement (or the text), alone
+    and cut them into chunks; SyntaxError if they do not parse. Over PIECE_LINES lines, a piece
+    at a time: a piece ends before a line that looks like a statement's start (column 0, not a
+    comment, a closing bracket or `else:`-like), and is taken only if it parses alone, which it
+    does only if it ends with a complete statement (no open bracket, string, continuation or
+    decorator); otherwise it grows. So the chunks are those of the whole range's parse."""
+    chunks: List[Chunk] = []
+    size = PIECE_LINES
+    while end - begin > size:
+        cut = _statement_start(lines, begin + size, end)
+        try:
+            piece = _split_piece(lines, begin, cut)
+        except SyntaxError:
+            if cut >= end:
+                raise
+            size *= 2  # the cut was inside a statement (a string, brackets): a longer piece
+            continue
+        chunks.extend(piece)
+        begin, size = cut, PIECE_LINES
+    return chunks + _split_piece(lines, begin, end)
+
+
+def _statement_start(lines: List[str], at: int, end: int) -> int:
+    """The first row from `at` that may start a top-level statement, or `end`."""
+    for row in range(at, end):
+        line = lines[row]
+        if line and line[0] not in _NOT_A_START and _CONTINUES.match(line) is None:
+            return row
+    return end
+
+
+def _split_piece(lines: List[str], begin: int, end: int) -> List[Chunk]:
     """Parse lines[begin:end] (0-based) alone and cut them into chunks; SyntaxError if they do not parse."""
     if begin >= end:
         return []
