@@ -5,7 +5,7 @@ run, the Language Server one for its life, `lint_source` a fresh one when none i
 - `focus`: analyse only the top-level statements that can matter (vjplint.syntax.regions);
   tests turn it off to compare with the whole module.
 - `grouped_min_chars`: a module of this many characters or more is linted a family of
-  statements at a time (vjplint.lint.incremental.lint_grouped), its trees dropped as it goes:
+  statements at a time (vjplint.lint.engine._lint_grouped), its trees dropped as it goes:
   GROUPED_MIN_CHARS, or the environment's VJPLINT_GROUPED_MIN_CHARS (tests set 0 to compare the
   grouped lint with the whole one on every file).
 - the parse slot: the parse of the last file linted with a planned fix, for the fix that usually
