@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import gc
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.settings.config import Config, _matches
@@ -25,6 +26,10 @@ if TYPE_CHECKING:  # the engine imports the model and the rules when it first li
     from vjplint.rules.base import Rule, RuleOptions
 
 SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
+# The grouped lint collects the young generation after this many characters of families: their
+# models are cyclic garbage, and the collector is paused for a lint (`gc_paused`). Only what was
+# made since the last collection is scanned, so it costs about as much at any size.
+GROUPED_COLLECT_CHARS = 250_000
 
 
 @dataclass
@@ -194,8 +199,11 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
         chunks = split(with_endings, 0, len(with_endings))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    del with_endings
     starts = starts_of(chunks)
+    rows = [len(c.lines) for c in chunks]
+    # the chunks' own lines are read no more: the document's line table is `lines` below
+    chunks = [replace(c, lines=()) for c in chunks]
+    del with_endings
     context = [i for i, c in enumerate(chunks) if c.context]
     families = grouped(chunks, [n.decode() for n in prefilter_names(config, facts, session)]) or [[]]
     lines = source_lines(text)
@@ -203,11 +211,16 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
     found: List[Diagnostic] = []
     seen: Set[tuple] = set()
     errors: List[str] = []
+    linted = 0  # characters linted since the last collection
     for family in families:
         order = sorted(context + family)
+        linted += sum(len(chunks[i].text) for i in family)
+        if linted >= GROUPED_COLLECT_CHARS:  # the families' models are cyclic garbage: the collector is paused
+            gc.collect(0)
+            linted = 0
         try:
-            diagnostics = _lint_family(filename, [chunks[i] for i in order], [starts[i] for i in order], lines, config,
-                                       enabled, partly, errors, facts, session)
+            diagnostics = _lint_family(filename, [chunks[i] for i in order], [starts[i] for i in order],
+                                       [rows[i] for i in order], lines, config, enabled, partly, errors, facts, session)
         except (SourceError, RecursionError):
             return None
         for d in diagnostics:
@@ -220,11 +233,12 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
     return _finish(result, config, filename, where, lines, enabled, text)
 
 
-def _lint_family(filename: str, chunks: Sequence["Chunk"], starts: Sequence[int], lines: List[str], config: Config,
+def _lint_family(filename: str, chunks: Sequence["Chunk"], starts: Sequence[int], rows: Sequence[int],
+                 lines: List[str], config: Config,
                  enabled: FrozenSet[str], partly: FrozenSet[str], errors: List[str], facts: RunFacts,
                  session: LintSession) -> List[Diagnostic]:
     """The rules' findings on `chunks` (the imports and one family of statements, in order) as a
-    module of their own, at their real rows `starts`. Their text is parsed compact (one chunk
+    module of their own, at their real rows `starts` (`rows`: how many each holds). Their text is parsed compact (one chunk
     after the other: padding each family to its rows with blank lines cost a module of 15,000
     families quadratic time), its regions chosen on that text, and each statement then moved to
     its real rows, so the model, the rules, fixes and noqa read the document's own line table
@@ -236,10 +250,10 @@ def _lint_family(filename: str, chunks: Sequence["Chunk"], starts: Sequence[int]
     texts: List[str] = []
     compact: List[int] = []  # the row each chunk starts at in the compact text
     row = 1
-    for chunk in chunks:
+    for chunk, count in zip(chunks, rows):
         texts.append(chunk.text)
         compact.append(row)
-        row += len(chunk.lines)
+        row += count
     text = "".join(texts)
     module = parse(text, filename)
     index = TextIndex(text)

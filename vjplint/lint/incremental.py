@@ -298,8 +298,9 @@ class IncrementalLinter:
         module of their own (engine._lint_family: parsed compact, then moved to those rows)."""
         errors: List[str] = []
         try:
-            diagnostics = _lint_family(self.filename, [self.chunks[i] for i in order], starts, lines, self.config,
-                                       enabled, self.partly, errors, self.facts, self.session)
+            diagnostics = _lint_family(self.filename, [self.chunks[i] for i in order], starts,
+                                       [len(self.chunks[i].lines) for i in order], lines, self.config, enabled,
+                                       self.partly, errors, self.facts, self.session)
         except (SourceError, RecursionError) as exc:  # cannot happen for text that parsed in chunks
             raise ValueError(str(exc)) from exc
         rows = any(_ROW_IN_TEXT.search(d.message) for d in diagnostics)
