@@ -7,6 +7,7 @@ import bisect
 import functools
 import gc
 import re
+from itertools import accumulate
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
@@ -201,11 +202,15 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
         return None
     starts = starts_of(chunks)
     rows = [len(c.lines) for c in chunks]
+    names = prefilter_names(config, facts, session)
+    named = _chunks_with_names(chunks, text, names)
     # the chunks' own lines are read no more: the document's line table is `lines` below
     chunks = [replace(c, lines=()) for c in chunks]
     del with_endings
     context = [i for i, c in enumerate(chunks) if c.context]
-    families = grouped(chunks, [n.decode() for n in prefilter_names(config, facts, session)]) or [[]]
+    families = grouped(chunks, [n.decode() for n in names]) or [[]]
+    if not named.intersection(context):  # a family holding none of the names has no finding (as a file has none)
+        families = [f for f in families if not named.isdisjoint(f)] or [[]]
     lines = source_lines(text)
     enabled, partly = enabled_codes(config, session)
     found: List[Diagnostic] = []
@@ -231,6 +236,21 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
     session.forget_parse()  # a family's compact text: no fix of the document reads it
     result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True, findings=list(found))
     return _finish(result, config, filename, where, lines, enabled, text)
+
+
+def _chunks_with_names(chunks: Sequence["Chunk"], text: str, names: Sequence[bytes]) -> Set[int]:
+    """The chunks whose text `may_contain_findings` says holds one of `names`: the chunks where
+    the text holds a name's letters, then each of those checked as a file would be."""
+    ends = list(accumulate(len(c.text) for c in chunks))
+    near: Set[int] = set()
+    for name in {n.decode() for n in names}:
+        at = text.find(name)
+        while at >= 0:
+            k = bisect.bisect_right(ends, at)
+            near.add(k)
+            at = text.find(name, ends[k] if k < len(ends) else len(text))  # the next chunk's: one is enough
+    return {k for k in near if k < len(chunks)
+            and may_contain_findings(chunks[k].text.encode("utf-8", "surrogatepass"), names)}
 
 
 def _lint_family(filename: str, chunks: Sequence["Chunk"], starts: Sequence[int], rows: Sequence[int],
