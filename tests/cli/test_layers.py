@@ -234,9 +234,10 @@ LAZY = {
     "vjplint.lint.engine": ({"vjplint.facts.collect", "vjplint.facts.crossmodule", "vjplint.facts.infer", "vjplint.model.expected_errors",
                              "vjplint.rules.base", "vjplint.rules.catalog", "vjplint.rules.registry",
                              "vjplint.syntax.region_parse",
-                             "vjplint.syntax.regions"},
+                             "vjplint.syntax.regions", "vjplint.lint.chunks"},
                             "the prefilter answers for files without custom derivatives before any rule, collector or "
-                            "region parser loads (53 modules instead of 170)"),
+                            "region parser loads (53 modules instead of 170); the chunks of the grouped lint only "
+                            "for a module of 2 MB or more"),
     "vjplint.facts": ({"vjplint.facts.forward", "vjplint.facts.infer", "vjplint.facts.integers",
                        "vjplint.facts.value_kinds"}, "each analysis loads when a rule first reads its table"),
     "vjplint.facts.loops": ({"vjplint.syntax.regions"}, "`vjplint rule CODE` loads the facts, not the region splitter"),

@@ -3,26 +3,34 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
+import gc
 import re
-from dataclasses import dataclass, field
+from itertools import accumulate
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.settings.config import Config, _matches
 from vjplint.diagnostics import Diagnostic, Position, Severity
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
-from vjplint.syntax.positions import node_range, source_lines
+from vjplint.syntax.positions import lines_with_endings, node_range, source_lines
 from vjplint.syntax.source import DecodedSource, SourceError, decode, gc_paused, parse, skipped_generic_statements
 from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
 from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
 from vjplint.syntax.text_spans import TextIndex, prefix_groups
 
 if TYPE_CHECKING:  # the engine imports the model and the rules when it first lints
+    from vjplint.lint.chunks import Chunk
     from vjplint.model.file_model import FileModel
     from vjplint.rules.base import Rule, RuleOptions
 
 SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
+# The grouped lint collects the young generation after this many characters of families: their
+# models are cyclic garbage, and the collector is paused for a lint (`gc_paused`). Only what was
+# made since the last collection is scanned, so it costs about as much at any size.
+GROUPED_COLLECT_CHARS = 250_000
 
 
 @dataclass
@@ -139,6 +147,11 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     text = decoded.text
     if SKIP_FILE.search(text):
         return result
+    if len(text) >= session.grouped_min_chars and rules is None and split is None:
+        grouped = _lint_grouped(filename, text, config, where, facts, session)
+        if grouped is not None:
+            grouped.decoded = decoded
+            return grouped
     lines = source_lines(text)
     enabled, partly = enabled_codes(config, session)
     result.analysed = True
@@ -169,6 +182,110 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
     return _finish(result, config, filename, where, lines, enabled, text)
+
+
+def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: RunFacts,
+                  session: LintSession) -> Optional[LintResult]:
+    """`lint_source`'s result for a big module, linted a family of statements at a time
+    (vjplint.lint.chunks), each family's tree and model dropped before the next is parsed: the
+    tree of a whole 10 MB module alone is about 750 MB. None where the text cannot be split (a
+    syntax error, a statement nested too deeply): the caller lints it whole. Every finding is
+    the whole lint's (a family finds exactly the whole lint's findings in its statements:
+    tests/unit/test_grouped_lint.py, tests/cli/test_grouped_lint.py); a finding in the imports,
+    which every family holds, counts once."""
+    from vjplint.lint.chunks import grouped, split, starts_of
+
+    try:
+        with_endings = lines_with_endings(text)
+        chunks = split(with_endings, 0, len(with_endings))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    starts = starts_of(chunks)
+    rows = [len(c.lines) for c in chunks]
+    names = prefilter_names(config, facts, session)
+    named = _chunks_with_names(chunks, text, names)
+    # the chunks' own lines are read no more: the document's line table is `lines` below
+    chunks = [replace(c, lines=()) for c in chunks]
+    del with_endings
+    context = [i for i, c in enumerate(chunks) if c.context]
+    families = grouped(chunks, [n.decode() for n in names]) or [[]]
+    if not named.intersection(context):  # a family holding none of the names has no finding (as a file has none)
+        families = [f for f in families if not named.isdisjoint(f)] or [[]]
+    lines = source_lines(text)
+    enabled, partly = enabled_codes(config, session)
+    found: List[Diagnostic] = []
+    seen: Set[tuple] = set()
+    errors: List[str] = []
+    linted = 0  # characters linted since the last collection
+    for family in families:
+        order = sorted(context + family)
+        linted += sum(len(chunks[i].text) for i in family)
+        if linted >= GROUPED_COLLECT_CHARS:  # the families' models are cyclic garbage: the collector is paused
+            gc.collect(0)
+            linted = 0
+        try:
+            diagnostics = _lint_family(filename, [chunks[i] for i in order], [starts[i] for i in order],
+                                       [rows[i] for i in order], lines, config, enabled, partly, errors, facts, session)
+        except (SourceError, RecursionError):
+            return None
+        for d in diagnostics:
+            seen_as = (d.code, d.location, d.end_location, d.message)
+            if seen_as not in seen:
+                found.append(d)
+                seen.add(seen_as)
+    session.forget_parse()  # a family's compact text: no fix of the document reads it
+    result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True, findings=list(found))
+    return _finish(result, config, filename, where, lines, enabled, text)
+
+
+def _chunks_with_names(chunks: Sequence["Chunk"], text: str, names: Sequence[bytes]) -> Set[int]:
+    """The chunks whose text `may_contain_findings` says holds one of `names`: the chunks where
+    the text holds a name's letters, then each of those checked as a file would be."""
+    ends = list(accumulate(len(c.text) for c in chunks))
+    near: Set[int] = set()
+    for name in {n.decode() for n in names}:
+        at = text.find(name)
+        while at >= 0:
+            k = bisect.bisect_right(ends, at)
+            near.add(k)
+            at = text.find(name, ends[k] if k < len(ends) else len(text))  # the next chunk's: one is enough
+    return {k for k in near if k < len(chunks)
+            and may_contain_findings(chunks[k].text.encode("utf-8", "surrogatepass"), names)}
+
+
+def _lint_family(filename: str, chunks: Sequence["Chunk"], starts: Sequence[int], rows: Sequence[int],
+                 lines: List[str], config: Config,
+                 enabled: FrozenSet[str], partly: FrozenSet[str], errors: List[str], facts: RunFacts,
+                 session: LintSession) -> List[Diagnostic]:
+    """The rules' findings on `chunks` (the imports and one family of statements, in order) as a
+    module of their own, at their real rows `starts` (`rows`: how many each holds). Their text is parsed compact (one chunk
+    after the other: padding each family to its rows with blank lines cost a module of 15,000
+    families quadratic time), its regions chosen on that text, and each statement then moved to
+    its real rows, so the model, the rules, fixes and noqa read the document's own line table
+    `lines` (shared, not copied) as a whole lint does. SourceError or RecursionError where it
+    does not parse."""
+    from vjplint.lint.chunks import shift
+    from vjplint.syntax.regions import focus
+
+    texts: List[str] = []
+    compact: List[int] = []  # the row each chunk starts at in the compact text
+    row = 1
+    for chunk, count in zip(chunks, rows):
+        texts.append(chunk.text)
+        compact.append(row)
+        row += count
+    text = "".join(texts)
+    module = parse(text, filename)
+    index = TextIndex(text)
+    text_lines = source_lines(text)
+    if session.focus:  # as `_run_rules` would, on the compact text's own offsets and lines
+        module = focus(module, text, text_lines, [n.decode() for n in prefilter_names(config, facts, session)], index)
+    for statement in module.body:
+        k = bisect.bisect_right(compact, statement.lineno) - 1
+        if starts[k] != compact[k]:
+            shift(statement, starts[k] - compact[k])
+    return _run_rules(filename, module, text, lines, config, enabled, errors, partly, text_lines=text_lines,
+                      focused=True, index=index, facts=facts, session=session)
 
 
 def enabled_codes(config: Config, session: Optional[LintSession] = None) -> Tuple[FrozenSet[str], FrozenSet[str]]:

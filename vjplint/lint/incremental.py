@@ -5,7 +5,7 @@ After an edit only the chunks between the unchanged first and last lines are par
 Chunks are grouped into families: statements linked through a module-level name that one
 binds and another mentions (a custom_vjp, its fwd/bwd rules, its defvjp call, its callers) are
 one family; imports are context, part of every family. Each family is linted as a module of
-its own (its statements and the context, at their real rows, other rows blank) and its raw
+its own (its statements and the context, parsed compact and moved to their real rows) and its raw
 findings are cached by the family's text; an unchanged family is not linted again, its findings
 are moved to the rows where its statements are now. Noqa comments, per-file ignores and the
 rule selection apply over the whole file, as `engine.lint_source` does.
@@ -17,47 +17,25 @@ comment, no name a finding needs) the whole text goes through `engine.lint_sourc
 
 from __future__ import annotations
 
-import ast
 import bisect
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from vjplint.settings.config import Config
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
 from vjplint.diagnostics import Diagnostic, Edit, Position
-from vjplint.lint.engine import SKIP_FILE, LintResult, RuleSplit, _finish, _run_rules, enabled_codes, lint_source, may_contain_findings, prefilter_names
+from vjplint.lint.chunks import Chunk, grouped, make_chunk, split, starts_of
+from vjplint.lint.engine import (SKIP_FILE, LintResult, RuleSplit, _finish, _lint_family, enabled_codes, lint_source,
+                                 may_contain_findings, prefilter_names)
 from vjplint.syntax.positions import lines_with_endings, source_lines
-from vjplint.syntax.source import SourceError, parse
-from vjplint.syntax.walk import walk
-
-# `match` patterns bind names too; ast has them from Python 3.10 (requires-python is 3.9)
-_MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
-
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+from vjplint.syntax.source import SourceError
 _ROW_IN_TEXT = re.compile(r"\blines? \d")
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 class Superseded(Exception):
     """The caller no longer wants this result (a newer text, a cancelled request)."""
-
-
-@dataclass(frozen=True, eq=False)
-class Chunk:
-    """One top-level statement (or several on one line), and the lines up to the next one.
-    Compared by identity: a chunk parsed again is a new one, so caches keyed by chunks are exact."""
-
-    lines: Tuple[str, ...]  # with their line endings
-    text: str
-    statements: bool  # False for the comment-only lines before the first statement
-    context: bool  # imports: part of every family
-    binds: FrozenSet[str]  # module-level names it binds
-    mentions: FrozenSet[str]  # every name it reads or writes, at any depth
-    defines: FrozenSet[str] = frozenset()  # names it binds at any depth (a nested custom_vjp's)
-    registers: FrozenSet[str] = frozenset()  # X of its `X.defvjp(...)`-like registrations
-    odd_registration: bool = False  # a registration whose target cannot be named (`getattr(f, m)(...)`)
 
 
 @dataclass
@@ -97,12 +75,14 @@ class IncrementalLinter:
         come, or, where it cannot (`_seed`), lints them (an edit before that is done lints the
         families left: linting whole again at each edit would never let it end). `split()`, asked
         only for that whole lint: the rules another process runs meanwhile (engine.RuleSplit),
-        or None. `keep`: as `engine.lint_source`'s (that whole lint's model, freed by the caller)."""
+        or None. `keep`: as `engine.lint_source`'s (that whole lint's model, freed by the caller). A text of
+        `session.grouped_min_chars` or more is linted family by family at once (as
+        `engine.lint_source` lints it: `engine._lint_grouped`), caching them as it goes."""
         stop = should_stop or (lambda: False)
         data = text.encode("utf-8", "surrogatepass")
         if SKIP_FILE.search(text) or not may_contain_findings(data, prefilter_names(self.config, self.facts, self.session)):
             return self._whole(text)
-        if whole_first and not self.chunks and not self.cache:
+        if whole_first and not self.chunks and not self.cache and len(text) < self.session.grouped_min_chars:
             self.unprimed = True
             self.stats["full"] += 1
             result = lint_source(self.filename, text, self.config, path=self.path, facts=self.facts, session=self.session,
@@ -171,7 +151,7 @@ class IncrementalLinter:
     def _update_chunks(self, lines: List[str]) -> None:
         old = self.old_lines
         if not self.chunks:
-            self.chunks = _split(lines, 0, len(lines))
+            self.chunks = split(lines, 0, len(lines))
             self.old_lines = lines
             self.stats["reparsed"] += len(lines)
             return
@@ -202,10 +182,10 @@ class IncrementalLinter:
         # they end cleanly there (no open bracket, string, continuation or block), so parsing
         # them alone gives what parsing the whole file would.
         region_end = len(lines) - (len(old) - end)
-        middle = _split(lines, row, region_end)
+        middle = split(lines, row, region_end)
         if middle and not middle[0].statements and head:  # comment lines only: they join the chunk above
             merged = head.pop()
-            middle[0] = _chunk(merged.lines + middle[0].lines, merged.statements, merged.context,
+            middle[0] = make_chunk(merged.lines + middle[0].lines, merged.statements, merged.context,
                                merged.binds, merged.mentions, merged.registers, merged.odd_registration, merged.defines)
         self.chunks = head + middle + tail
         self.old_lines = lines
@@ -253,21 +233,14 @@ class IncrementalLinter:
 
     def _starts(self) -> List[int]:
         """The 1-based row each chunk starts at."""
-        starts: List[int] = []
-        row = 1
-        for chunk in self.chunks:
-            starts.append(row)
-            row += len(chunk.lines)
-        return starts
+        return starts_of(self.chunks)
 
     def _families(self) -> List[List[int]]:
         """The chunks' families (indices), grouped once per set of statements."""
         statements = tuple(c for c in self.chunks if c.statements)
         if self.grouping is None or self.grouping[0] != statements:
-            members = [i for i, c in enumerate(self.chunks) if c.statements and not c.context]
-            # A registration that may target no derivative silences VJP301 file-wide, with messages
-            # that depend on everything: then the file is one family.
-            groups = [members] if self._module_wide() else _families(self.chunks, members)
+            triggers = [n.decode() for n in prefilter_names(self.config, self.facts, self.session)]
+            groups = grouped(self.chunks, triggers)
             self.grouping = (statements, [[self.chunks[i] for i in g] for g in groups])
         index = {c: i for i, c in enumerate(self.chunks)}
         return [[index[c] for c in g] for g in self.grouping[1]]
@@ -315,205 +288,23 @@ class IncrementalLinter:
         for key in [k for k in self.cache if k not in used_keys]:  # only what the current text can reuse
             del self.cache[key]
         self.text, self.modules, self.unprimed = text, [tuple(sorted(context + f)) for f in families], False
-        result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True)
+        result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True, findings=list(found))
         where = self.config.relative_path(self.path if self.path is not None else self.filename)
         return _finish(result, self.config, self.filename, where, lines, enabled)
 
-    def _module_wide(self) -> bool:
-        """Whether a registration may target no derivative: its target is named by no statement
-        that can create one (at any depth), or it has no name at all."""
-        triggers = [n.decode() for n in prefilter_names(self.config, self.facts, self.session)]
-        creators: Set[str] = set()
-        for c in self.chunks:
-            if c.statements and not c.context and any(t in c.text for t in triggers):
-                creators.update(c.defines)
-        return any(c.odd_registration or not c.registers <= creators for c in self.chunks if c.statements)
-
     def _lint_module(self, order: Sequence[int], starts: Sequence[int], lines: List[str],
                      enabled: Set[str]) -> _Cached:
-        parts: List[str] = []
-        row = 1
-        for i, start in zip(order, starts):
-            parts.append("\n" * (start - row))
-            parts.append(self.chunks[i].text)
-            row = start + len(self.chunks[i].lines)
+        """Lint the chunks `order` (context and one family) at their real rows `starts`, as a
+        module of their own (engine._lint_family: parsed compact, then moved to those rows)."""
         errors: List[str] = []
         try:
-            text = "".join(parts)
-            module = parse(text, self.filename)
-            # regions (vjplint.syntax.regions) read offsets of the family's own text and lines; fixes read
-            # the document's lines around each statement
-            diagnostics = _run_rules(self.filename, module, text, lines, self.config, enabled, errors,
-                                     self.partly, text_lines=source_lines(text), facts=self.facts,
-                                     session=self.session)
+            diagnostics = _lint_family(self.filename, [self.chunks[i] for i in order], starts,
+                                       [len(self.chunks[i].lines) for i in order], lines, self.config, enabled,
+                                       self.partly, errors, self.facts, self.session)
         except (SourceError, RecursionError) as exc:  # cannot happen for text that parsed in chunks
             raise ValueError(str(exc)) from exc
         rows = any(_ROW_IN_TEXT.search(d.message) for d in diagnostics)
         return _Cached(tuple(starts), diagnostics, errors, rows)
-
-
-def _chunk(lines: Tuple[str, ...], statements: bool, context: bool, binds: Iterable[str],
-           mentions: Iterable[str], registers: Iterable[str] = (), odd: bool = False,
-           defines: Iterable[str] = ()) -> Chunk:
-    binds = frozenset(binds)
-    return Chunk(lines, "".join(lines), statements, context, binds, frozenset(mentions),
-                 binds | frozenset(defines), frozenset(registers), odd)
-
-
-def _split(lines: List[str], begin: int, end: int) -> List[Chunk]:
-    """Parse lines[begin:end] (0-based) alone and cut them into chunks; SyntaxError if they do not parse."""
-    if begin >= end:
-        return []
-    module = ast.parse("".join(lines[begin:end]))
-    groups: List[Tuple[int, List[ast.stmt]]] = []  # (0-based first line within the region, statements)
-    for stmt in module.body:
-        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))]) - 1
-        if groups and groups[-1][0] == first:
-            groups[-1][1].append(stmt)
-        else:
-            groups.append((first, [stmt]))
-    chunks: List[Chunk] = []
-    if not groups or groups[0][0] > 0:
-        stop = groups[0][0] if groups else end - begin
-        chunks.append(_chunk(tuple(lines[begin:begin + stop]), False, False, (), ()))
-    for n, (first, stmts) in enumerate(groups):
-        last = groups[n + 1][0] if n + 1 < len(groups) else end - begin
-        binds: Set[str] = set()
-        mentions: Set[str] = set()
-        registers: Set[str] = set()
-        defines: Set[str] = set()
-        odd = False
-        for stmt in stmts:
-            odd = _names(stmt, binds, mentions, defines, registers) or odd
-        context = all(_is_context(s) for s in stmts)
-        chunks.append(_chunk(tuple(lines[begin + first:begin + last]), True, context, binds, mentions, registers, odd,
-                             defines))
-    return chunks
-
-
-def _registration_like(name: str) -> bool:
-    return name.startswith("def") and ("vjp" in name or "jvp" in name or name in ("def_fwd", "def_bwd"))
-
-
-def _is_context(stmt: ast.stmt) -> bool:
-    """Imports, also inside a top-level if/try (`try: import x` / `except ImportError: x = None`)."""
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return True
-    if isinstance(stmt, (ast.If, ast.Try, getattr(ast, "TryStar", ast.Try))):
-        return any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in _module_scope(stmt))
-    return False
-
-
-def _module_scope(node: ast.AST) -> Iterable[ast.AST]:
-    """The nodes of `node` evaluated in the module's scope (not inside a def, class body, lambda)."""
-    todo = [node]
-    while todo:
-        current = todo.pop()
-        yield current
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            todo.extend([*current.decorator_list, *current.args.defaults,
-                         *(d for d in current.args.kw_defaults if d is not None)])
-            if current.returns is not None:
-                todo.append(current.returns)
-        elif isinstance(current, ast.ClassDef):
-            todo.extend([*current.decorator_list, *current.bases, *current.keywords])
-        elif isinstance(current, ast.Lambda):
-            todo.extend([*current.args.defaults, *(d for d in current.args.kw_defaults if d is not None)])
-        elif not isinstance(current, _COMPREHENSIONS):
-            todo.extend(ast.iter_child_nodes(current))
-        else:  # a comprehension binds its own names; only a walrus inside it binds the module's
-            todo.extend(n for n in walk(current) if isinstance(n, ast.NamedExpr))
-
-
-def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str], defines: Set[str], registers: Set[str]) -> bool:
-    """Fill the names of a top-level statement: `binds` (module-level bindings), `mentions`
-    (every name, at any depth), `defines` (names bound at any depth, `self.f` included) and
-    `registers` (X of `X.defvjp`-like registrations: VJP301 reads them module-wide, and one that
-    registers no derivative it knows silences it for the file). True for a registration whose
-    target has no name (`getattr(f, method)(...)`, `getattr(f, "defvjp")`)."""
-    odd = False
-    for node in _module_scope(stmt):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            binds.add(node.name)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            binds.add(node.id)
-        elif isinstance(node, ast.alias):
-            binds.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
-            binds.add(node.target.id)
-        elif isinstance(node, _MATCH_CAPTURES) and node.name:
-            binds.add(node.name)
-    for node in walk(stmt):
-        kind = type(node)
-        if kind is ast.Name:
-            mentions.add(node.id)  # type: ignore[attr-defined]
-            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                defines.add(node.id)  # type: ignore[attr-defined]
-        elif kind is ast.Attribute:
-            attr = node.attr  # type: ignore[attr-defined]
-            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                defines.add(attr)  # `self.f = jax.custom_vjp(...)`
-            if _registration_like(attr):
-                base = node.value  # type: ignore[attr-defined]
-                name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
-                if name is None:
-                    odd = True
-                else:
-                    registers.add(name)
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            mentions.add(node.name)  # type: ignore[attr-defined]
-            defines.add(node.name)  # type: ignore[attr-defined]
-        elif kind is ast.Constant:
-            value = node.value  # type: ignore[attr-defined]
-            odd = odd or (isinstance(value, str) and _registration_like(value))
-        elif kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            if isinstance(func, ast.Name) and func.id in ("getattr", "setattr"):
-                args = node.args  # type: ignore[attr-defined]
-                odd = odd or not (len(args) >= 2 and isinstance(args[1], ast.Constant))
-        elif kind is ast.Global:
-            mentions.update(node.names)  # type: ignore[attr-defined]
-            binds.update(node.names)  # type: ignore[attr-defined]  # a function assigning a module name binds it
-        elif kind is ast.Nonlocal:
-            mentions.update(node.names)  # type: ignore[attr-defined]
-    mentions.update(binds)
-    mentions.update(registers)
-    for name in binds:  # rules pair `f` with `f_fwd`, `f_bwd`, `f_jvp`, `fwd_f` by their names
-        parts = name.split("_")
-        for cut in range(1, len(parts)):
-            mentions.add("_".join(parts[:cut]))
-            mentions.add("_".join(parts[cut:]))
-    return odd
-
-
-def _families(chunks: Sequence[Chunk], members: Sequence[int]) -> List[List[int]]:
-    """Connected groups of `members`: two chunks are linked when one mentions a name another binds."""
-    parent = {i: i for i in members}
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    binders: Dict[str, int] = {}
-    for i in members:
-        for name in chunks[i].binds:
-            if name in binders:
-                parent[find(i)] = find(binders[name])
-            else:
-                binders[name] = i
-    for i in members:
-        for name in chunks[i].mentions:
-            j = binders.get(name)
-            if j is not None:
-                a, b = find(i), find(j)
-                if a != b:
-                    parent[a] = b
-    groups: Dict[int, List[int]] = {}
-    for i in members:
-        groups.setdefault(find(i), []).append(i)
-    return list(groups.values())
 
 
 def _relocate(d: Diagnostic, old: Sequence[int], new: Sequence[int]) -> Diagnostic:

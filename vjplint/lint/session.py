@@ -4,6 +4,10 @@ run, the Language Server one for its life, `lint_source` a fresh one when none i
 
 - `focus`: analyse only the top-level statements that can matter (vjplint.syntax.regions);
   tests turn it off to compare with the whole module.
+- `grouped_min_chars`: a module of this many characters or more is linted a family of
+  statements at a time (vjplint.lint.engine._lint_grouped), its trees dropped as it goes:
+  GROUPED_MIN_CHARS, or the environment's VJPLINT_GROUPED_MIN_CHARS (tests set 0 to compare the
+  grouped lint with the whole one on every file).
 - the parse slot: the parse of the last file linted with a planned fix, for the fix that usually
   follows in the same process (JSON/SARIF/LSP edits, a --fix pass): parsing again was half of
   that fix's cost. One slot, replaced by the next file linted, taken by the fix that reads it;
@@ -18,6 +22,7 @@ run, the Language Server one for its life, `lint_source` a fresh one when none i
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Hashable, Optional, Tuple
 
@@ -27,12 +32,28 @@ from vjplint.syntax.source import parse, same_statements
 _Kept = Tuple[str, Tuple[str, ...], Optional[ast.Module], Optional[ast.Module]]
 
 
+# 2 MB: the whole lint of a dense custom_vjp module of that size peaks near 400 MB (its tree ~150 MB);
+# under it a module is linted whole, as before.
+GROUPED_MIN_CHARS = 2_000_000
+GROUPED_VARIABLE = "VJPLINT_GROUPED_MIN_CHARS"
+
+
+def grouped_min_chars() -> int:
+    """GROUPED_MIN_CHARS, or the environment's VJPLINT_GROUPED_MIN_CHARS when it is a number."""
+    value = os.environ.get(GROUPED_VARIABLE, "").strip()
+    try:
+        return max(0, int(value)) if value else GROUPED_MIN_CHARS
+    except ValueError:
+        return GROUPED_MIN_CHARS
+
+
 @dataclass
 class LintSession:
     """A run's switches and memos (see the module's doc)."""
 
     focus: bool = True
     keep_parses: bool = False
+    grouped_min_chars: int = field(default_factory=grouped_min_chars)
     _kept: Optional[_Kept] = field(default=None, repr=False, compare=False)
     # (the configured aliases, the inferred ones) -> the prefilter names
     prefilters: Dict[Hashable, Tuple[bytes, ...]] = field(default_factory=dict, repr=False, compare=False)
@@ -42,7 +63,7 @@ class LintSession:
 
     def for_worker(self) -> "LintSession":
         """The session a worker process lints with: the same switches, an empty slot, empty memos."""
-        return LintSession(self.focus)
+        return LintSession(self.focus, grouped_min_chars=self.grouped_min_chars)
 
     def remember_parse(self, text: str, names: Tuple[str, ...], module: Optional[ast.Module],
                        focused: Optional[ast.Module]) -> None:

@@ -1,0 +1,155 @@
+"""A big module linted a family of statements at a time (vjplint.lint.engine._lint_grouped,
+chosen by `engine.lint_source` from `LintSession.grouped_min_chars`): the same diagnostics as the
+whole lint, its text split a piece at a time into the chunks of its whole parse."""
+
+from __future__ import annotations
+
+from typing import List
+
+import pytest
+from tests.conftest import ROOT, check_each
+
+from vjplint.lint import chunks
+from vjplint.lint.engine import lint_source
+from vjplint.lint.chunks import split
+from vjplint.lint.incremental import IncrementalLinter
+from vjplint.lint.session import GROUPED_MIN_CHARS, LintSession, grouped_min_chars
+from vjplint.settings.config import Config
+from vjplint.syntax.positions import lines_with_endings
+
+FIXTURES = sorted((ROOT / "fixtures" / "rules").glob("*/*.py"))
+
+# Column-0 lines that start no statement: inside strings and brackets, `else:`-like clauses,
+# decorators, a backslash continuation, comments between statements.
+TRICKY = '''\
+"""A module docstring
+def not_a_function():
+"""
+# a comment before the imports
+import jax
+import jax.numpy as jnp
+
+TEMPLATE = """
+def f(x):
+    return x
+x = 1
+"""
+values = [
+1,
+2,
+]
+if values:
+    a = 1
+else:
+    a = 2
+try:
+    import numpy
+except ImportError:
+    numpy = None
+finally:
+    b = 3
+total = 1 + \\
+2
+@jax.custom_vjp
+def f(x):
+    return x
+# between f and its rules
+
+
+def f_fwd(x):
+    return x, x
+def f_bwd(x, g):
+    return (g * jnp.cos(x),)
+f.defvjp(f_fwd, f_bwd)
+class Holder:
+    pass
+for i in range(3):
+    pass
+else:
+    pass
+while False:
+    pass
+x = 1; y = 2
+'''
+
+
+def _chunks(text: str) -> List[tuple]:
+    lines = lines_with_endings(text)
+    return [(c.lines, c.statements, c.context, c.binds, c.mentions, c.defines, c.registers, c.odd_registration)
+            for c in split(lines, 0, len(lines))]
+
+
+def facts(result) -> tuple:
+    return ([(d.code, d.location, d.end_location, d.message, d.fix, d.noqa_row) for d in result.diagnostics],
+            result.errors)
+
+
+def lint(text: str, grouped: bool, name: str = "module.py") -> tuple:
+    session = LintSession(grouped_min_chars=0 if grouped else 10**12)
+    return facts(lint_source(name, text, Config(), session=session))
+
+
+@pytest.mark.parametrize("piece", [1, 2, 3, 5, 8])
+def test_a_module_split_a_piece_at_a_time_gives_the_chunks_of_its_whole_parse(monkeypatch, piece: int) -> None:
+    whole = _chunks(TRICKY)
+    assert len(whole) == 16 and "".join("".join(c[0]) for c in whole) == TRICKY
+    monkeypatch.setattr(chunks, "PIECE_LINES", piece)
+    assert _chunks(TRICKY) == whole
+
+
+@pytest.mark.parametrize("piece", [1, 4, 10**6])
+def test_a_syntax_error_in_any_piece_is_a_syntax_error(monkeypatch, piece: int) -> None:
+    monkeypatch.setattr(chunks, "PIECE_LINES", piece)
+    for broken in (TRICKY.replace("b = 3", "b = (3"), TRICKY + "def g(:\n    pass\n", "x = '''\n" + TRICKY):
+        with pytest.raises(SyntaxError):
+            _chunks(broken)
+
+
+def test_the_grouped_lint_equals_the_whole_lint_on_every_rule_fixture(monkeypatch) -> None:
+    """Split in pieces of 7 lines, so that every fixture is cut where its statements allow."""
+    monkeypatch.setattr(chunks, "PIECE_LINES", 7)
+
+    def check(path) -> None:
+        text = path.read_text(encoding="utf-8")
+        assert lint(text, True, path.name) == lint(text, False, path.name)
+
+    check_each(FIXTURES, check, lambda p: f"{p.parent.name}/{p.name}", least=600)
+
+
+def test_the_grouped_lint_of_the_tricky_module_finds_the_whole_lints_findings(monkeypatch) -> None:
+    monkeypatch.setattr(chunks, "PIECE_LINES", 2)
+    text = TRICKY.replace("g * jnp.cos(x)", "g * jnp.cos(x), g")  # VJP arity: one more cotangent than inputs
+    grouped = lint(text, True)
+    assert grouped == lint(text, False)
+    assert grouped[0], "the module has findings to compare"
+
+
+def test_a_module_that_cannot_be_split_is_linted_whole() -> None:
+    text = TRICKY + "def broken(:\n    pass\n"
+    grouped = lint(text, True)
+    assert grouped == lint(text, False)
+    assert [(d[0], d[1].row) for d in grouped[0]] == [("VJP900", TRICKY.count("\n") + 1)]
+
+
+def test_the_threshold_comes_from_the_environment(monkeypatch) -> None:
+    monkeypatch.delenv("VJPLINT_GROUPED_MIN_CHARS", raising=False)
+    assert grouped_min_chars() == GROUPED_MIN_CHARS == 2_000_000
+    for value, expected in (("0", 0), (" 1234 ", 1234), ("-5", 0), ("many", GROUPED_MIN_CHARS), ("", GROUPED_MIN_CHARS)):
+        monkeypatch.setenv("VJPLINT_GROUPED_MIN_CHARS", value)
+        assert grouped_min_chars() == expected
+        assert LintSession().grouped_min_chars == expected
+        assert LintSession().for_worker().grouped_min_chars == expected
+
+
+def test_a_big_documents_first_lint_in_the_server_caches_its_families_at_once() -> None:
+    """Above the threshold, the incremental linter's first lint is by families (not whole, then
+    primed): an edit after it lints only the edited family."""
+    text = TRICKY.replace("g * jnp.cos(x)", "g * jnp.cos(x), g")
+    linter = IncrementalLinter("module.py", Config(), session=LintSession(grouped_min_chars=0))
+    first = linter.lint(text, whole_first=True)
+    assert not linter.unprimed and linter.stats["full"] == 0 and linter.stats["linted"] > 1
+    assert facts(first) == lint(text, False)
+    linted = linter.stats["linted"]
+    edited = text.replace("a = 2", "a = 3")
+    assert facts(linter.lint(edited)) == lint(edited, False)
+    assert linter.stats["linted"] == linted + 1
