@@ -211,7 +211,8 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
     families = grouped(chunks, [n.decode() for n in names]) or [[]]
     if not named.intersection(context):  # a family holding none of the names has no finding (as a file has none)
         families = [f for f in families if not named.isdisjoint(f)] or [[]]
-    lines = source_lines(text)
+    # A tuple: every family's model shares it, and its join and digest are made once (file_model.joined).
+    lines = tuple(source_lines(text))
     enabled, partly = enabled_codes(config, session)
     found: List[Diagnostic] = []
     seen: Set[tuple] = set()
