@@ -29,7 +29,9 @@ class JvpRuleBranchesOnTangent(Rule):
     """## What it does
     Flags a `jax.custom_jvp` rule that turns a value computed from its tangents into a Python
     value: an `if`, `while`, `assert`, conditional expression or `and`/`or` testing it, or
-    `bool()`, `float()`, `int()`, `.item()` of it (`if t == 0: return out, t`). Reading a
+    `bool()`, `float()`, `int()`, `.item()` of it (`if t == 0: return out, t`), a comprehension
+    over the tangents or their leaves included (`if not all(jnp.all(jnp.isfinite(t)) for t in
+    jax.tree_util.tree_leaves(tangents)):`). Reading a
     tangent's metadata (`t.shape`, `t.dtype`, `len(t)`), its type (`isinstance(t, SymbolicZero)`,
     `type(t) is SymbolicZero`) or testing `t is None` gives Python values and is not reported;
     neither are tests of the primals alone (a primal is concrete under eager `jax.grad`).

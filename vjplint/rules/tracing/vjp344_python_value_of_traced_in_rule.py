@@ -27,7 +27,9 @@ class PythonValueOfTracedInRule(Rule):
     Flags a custom rule that turns a value JAX traces into a Python value: `float(...)`,
     `int(...)`, `bool(...)`, `range(...)`, `math.*`, `.item()`, `.tolist()`, a format spec
     (`f"{x:.3f}"`), or an `if`/`while`/conditional expression that compares one
-    (`if jnp.max(x) > 0:`). The traced values are those VJP332 reads: a custom_vjp fwd's
+    (`if jnp.max(x) > 0:`) or applies Python's `all()`/`any()` to arrays computed from its
+    elements or leaves (a finiteness guard: `if not all(jnp.all(jnp.isfinite(c)) for c in
+    jax.tree_util.tree_leaves(g)):`). The traced values are those VJP332 reads: a custom_vjp fwd's
     differentiable inputs, bwd's cotangent and the residuals fwd computed from its inputs, what
     is computed from them, and the parameters of the module's own helpers the rule passes one of
     them to. (A custom_jvp rule converting its tangents is VJP335's.) Metadata
