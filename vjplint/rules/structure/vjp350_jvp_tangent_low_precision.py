@@ -12,8 +12,11 @@ from vjplint.rules.helpers import fixed_float_cast, rule_label
 
 # The half-precision dtypes: the tangent of a primal output computed from float32 inputs is not one of them.
 LOW = frozenset({"float16", "bfloat16"})
+# Nor is a complex dtype (a rule ported from a complex-valued version): JAX raises the same error.
+COMPLEX = frozenset({"complex64", "complex128"})
+_DTYPE_MODULES = ("jax.numpy.", "numpy.")
 JAX_ERROR = ("`TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding shapes and "
-             "dtypes. Expected float32[...] (tangent type of float32[...]) but got float16[...]`")
+             "dtypes. Expected float32[...] (tangent type of float32[...]) but got {dtype}[...]`")
 
 
 class JvpTangentLowPrecision(Rule):
@@ -23,7 +26,10 @@ class JvpTangentLowPrecision(Rule):
     dtype (`t.astype(jnp.bfloat16)`, `jnp.asarray(t, jnp.float16)`, `jnp.float16(t)`, a name bound
     to such a cast, or a helper of the module that returns one) while its primal output is not
     cast to that dtype and nothing else in the module mentions it (no input, primal or caller in
-    half precision). The mirror of VJP340, which flags the primal output cast alone.
+    half precision). The mirror of VJP340, which flags the primal output cast alone. A cast to
+    a complex dtype (`jnp.asarray(t, jnp.complex64)`, a rule ported from a complex-valued
+    version) is flagged alike, unless the module makes complex values elsewhere (a `complex`
+    dtype, a `1j` literal, `jnp.fft`).
 
     ## Why is this bad?
     A jvp rule's tangent output must have the tangent dtype of its primal output, leaf by leaf.
@@ -34,8 +40,9 @@ class JvpTangentLowPrecision(Rule):
         TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding
         shapes and dtypes. Expected float32[3] (tangent type of float32[3]) but got float16[3]
 
+    The same holds for a complex64 tangent of a float32 output (`... but got complex64[3]`).
     It runs only when the primal output is already in that dtype (every input half precision,
-    from another module), hence "may".
+    or complex, from another module), hence "may".
 
     ## Example
     ```python
@@ -62,7 +69,7 @@ class JvpTangentLowPrecision(Rule):
     NAME = "jvp-tangent-low-precision"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_jvp",)
-    NEEDS = re.compile("float16")  # float16 and bfloat16, as a string or an attribute
+    NEEDS = re.compile("float16|complex")  # float16, bfloat16, complex64/128: as a string or an attribute
     APIS = frozenset({"jax"})
     KINDS = frozenset({"jvp"})
 
@@ -115,7 +122,7 @@ def f_jvp(primals, tangents):
             primal_expr, tangent_expr = pair.elts
             for tangent_leaf, primal_leaf in self._leaves(self._follow(tangent_expr), self._follow(primal_expr)):
                 dtype, cast = self._cast(tangent_leaf, 0)
-                if dtype not in LOW or cast is None:
+                if dtype not in LOW | COMPLEX or cast is None:
                     continue
                 if primal_leaf is not None and self._cast(primal_leaf, 0)[0] == dtype:
                     continue  # both outputs in that dtype
@@ -130,7 +137,7 @@ def f_jvp(primals, tangents):
             f"cast to {dtype}{where}, but its primal output is not cast to {dtype} and nothing in this "
             f"module makes an input {dtype}: a tangent output must have its primal output's dtype, so "
             f"unless every input of `{d.name}` is already {dtype}, `jax.jvp`/`jax.grad` of `{d.name}` "
-            f"may raise {JAX_ERROR}; cast the tangent to the primal's dtype (`.astype(x.dtype)`) or leave "
+            f"may raise {JAX_ERROR.format(dtype=dtype)}; cast the tangent to the primal's dtype (`.astype(x.dtype)`) or leave "
             f"it as computed"))
 
     def _follow(self, e: ast.expr) -> ast.expr:
@@ -166,7 +173,7 @@ def f_jvp(primals, tangents):
         """The fixed float dtype `e` is cast to, with the cast itself: `e`, the value of a name bound
         to it, or the return of a helper of the module `e` calls (every return cast alike)."""
         e = self._follow(e)
-        dtype = fixed_float_cast(self.model, e)
+        dtype = fixed_float_cast(self.model, e) or self._complex_cast(e)
         if dtype is not None:
             return dtype, e
         if depth < 2 and isinstance(e, ast.Call):
@@ -180,12 +187,37 @@ def f_jvp(primals, tangents):
                 return self._cast(helper.body, depth + 1)
         return None, None
 
+    def _complex_cast(self, e: ast.expr) -> Optional[str]:
+        """The complex dtype `e` is cast to at its outermost operation: `v.astype(jnp.complex64)`,
+        `jnp.asarray(v, jnp.complex64)` / `dtype=`, `jnp.complex64(v)`."""
+        if not isinstance(e, ast.Call):
+            return None
+        q = self.model.index.qualname(e.func) or ""
+        named: Optional[ast.expr] = None
+        if isinstance(e.func, ast.Attribute) and e.func.attr == "astype" and len(e.args) == 1 and not e.keywords:
+            named = e.args[0]
+        elif q in ("jax.numpy.asarray", "jax.numpy.array") and not e.keywords and len(e.args) == 2:
+            named = e.args[1]
+        elif q in ("jax.numpy.asarray", "jax.numpy.array") and len(e.args) == 1:
+            named = next((k.value for k in e.keywords if k.arg == "dtype"), None)
+        elif q.startswith(_DTYPE_MODULES) and q.rsplit(".", 1)[-1] in COMPLEX and len(e.args) == 1 and not e.keywords:
+            return q.rsplit(".", 1)[-1]
+        if isinstance(named, ast.Constant) and named.value in COMPLEX:
+            return named.value
+        dtype = (self.model.index.qualname(named) or "") if named is not None else ""
+        return dtype.rsplit(".", 1)[-1] if dtype.startswith(_DTYPE_MODULES) and dtype.rsplit(".", 1)[-1] in COMPLEX else None
+
     def _mentioned_elsewhere(self, dtypes: Set[str], casts: List[ast.expr]) -> bool:
-        """A dtype's name appears in the module other than in the tangent casts found."""
+        """A dtype's name appears in the module other than in the tangent casts found (for a
+        complex dtype: also a complex literal `1j`, `complex`, or an FFT, which make complex values)."""
+        complex_too = bool(dtypes & COMPLEX)
         for node in self.model.facts.walk(self.model.module):
             named = (isinstance(node, ast.Attribute) and node.attr in dtypes) or (
                 isinstance(node, ast.Name) and node.id in dtypes) or (
-                isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in dtypes)
+                isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in dtypes) or \
+                complex_too and (isinstance(node, ast.Constant) and isinstance(node.value, complex) or isinstance(
+                    node, ast.Name) and "complex" in node.id or isinstance(node, ast.Attribute) and (
+                    "complex" in node.attr or node.attr == "fft"))
             if named and not any(self.model.index.inside(node, c) for c in casts):
                 return True
         return False

@@ -5,7 +5,7 @@ VJP344 (Python values made of them). Private to the tracing family."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FunctionNode
@@ -27,6 +27,30 @@ STATIC_CALLS = frozenset({"builtins.len", "builtins.type", "builtins.isinstance"
                           "jax.tree_util.tree_structure", "jax.tree.structure", "jax.tree_util.tree_leaves",
                           "jax.tree.leaves", "jax.tree_util.tree_flatten", "jax.tree.flatten",
                           "jax.dtypes.result_type", "jax.dtypes.issubdtype", "jax.typeof"})
+# Calls that give the leaves of a pytree: the values themselves (the call reads no value; a loop
+# over its result does).
+LEAF_CALLS = frozenset({"jax.tree_util.tree_leaves", "jax.tree.leaves"})
+COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp)
+
+
+def comprehension_targets(model: FileModel, comp: ast.expr, reads: Callable[[ast.expr], bool]) -> Set[str]:
+    """The names a comprehension binds to values of a traced iterable: `c` in `for c in g`,
+    `for c in jax.tree_util.tree_leaves(g)`, and in `for c, x in zip(g, xs)` only `c`; `reads`
+    says whether an expression's value is traced."""
+    names: Set[str] = set()
+    for gen in getattr(comp, "generators", []):
+        it, target = gen.iter, gen.target
+        q = model.index.qualname(it.func) or "" if isinstance(it, ast.Call) else ""
+        if q in LEAF_CALLS:
+            if it.args and reads(it.args[0]):
+                names.update(target_names(target))
+        elif q == "builtins.zip" and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(it.args):
+            for t, a in zip(target.elts, it.args):
+                if reads(a):
+                    names.update(target_names(t))
+        elif q == "" and reads(it):
+            names.update(target_names(target))
+    return names
 
 
 def residual_seeds(model: FileModel, bwd: FunctionNode, res: str, residual: Optional[ast.expr],

@@ -9,6 +9,7 @@ from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.model.semantic import FunctionNode
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
+from vjplint.rules.tracing._traced_names import COMPREHENSIONS, comprehension_targets
 
 # Reading these gives Python values even on a tracer.
 STATIC_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "aval", "weak_type", "sharding"})
@@ -28,7 +29,9 @@ class JvpRuleBranchesOnTangent(Rule):
     """## What it does
     Flags a `jax.custom_jvp` rule that turns a value computed from its tangents into a Python
     value: an `if`, `while`, `assert`, conditional expression or `and`/`or` testing it, or
-    `bool()`, `float()`, `int()`, `.item()` of it (`if t == 0: return out, t`). Reading a
+    `bool()`, `float()`, `int()`, `.item()` of it (`if t == 0: return out, t`), a comprehension
+    over the tangents or their leaves included (`if not all(jnp.all(jnp.isfinite(t)) for t in
+    jax.tree_util.tree_leaves(tangents)):`). Reading a
     tangent's metadata (`t.shape`, `t.dtype`, `len(t)`), its type (`isinstance(t, SymbolicZero)`,
     `type(t) is SymbolicZero`) or testing `t is None` gives Python values and is not reported;
     neither are tests of the primals alone (a primal is concrete under eager `jax.grad`).
@@ -174,25 +177,29 @@ def f_jvp(primals, tangents):
                 return node
         return None
 
-    def _depends(self, checker: Linearity, expr: ast.expr, depth: int) -> bool:
-        """Whether `expr`'s value (not only its metadata) is computed from a tangent."""
+    def _depends(self, checker: Linearity, expr: ast.expr, depth: int, leaves: frozenset = frozenset()) -> bool:
+        """Whether `expr`'s value (not only its metadata) is computed from a tangent; `leaves`: the
+        names an enclosing comprehension binds to a tangent's values."""
         if depth > 12:
             return False
+        if isinstance(expr, COMPREHENSIONS):  # `all(jnp.all(jnp.isfinite(t)) for t in tree_leaves(tangents))`
+            bound = comprehension_targets(self.model, expr, lambda e: self._depends(checker, e, depth + 1, leaves))
+            return self._depends(checker, expr.elt, depth + 1, leaves | bound)
         if isinstance(expr, ast.Name):
-            if expr.id in checker.tangents or expr.id == checker.param:
+            if expr.id in checker.tangents or expr.id == checker.param or expr.id in leaves:
                 return True
             values = checker.values.get(expr.id) or []
             return any(v is not None and not isinstance(v, ast.Constant) and self._depends(checker, v, depth + 1)
                        for v in values)
         if isinstance(expr, ast.Attribute):
-            return expr.attr not in STATIC_ATTRS and self._depends(checker, expr.value, depth + 1)
+            return expr.attr not in STATIC_ATTRS and self._depends(checker, expr.value, depth + 1, leaves)
         if isinstance(expr, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops):
             return False
         if isinstance(expr, ast.Call) and _static_call(self.model.index.qualname(expr.func) or ""):
             return False
         if isinstance(expr, (ast.Lambda, ast.FunctionDef)):
             return False
-        return any(self._depends(checker, child, depth + 1) for child in ast.iter_child_nodes(expr)
+        return any(self._depends(checker, child, depth + 1, leaves) for child in ast.iter_child_nodes(expr)
                    if isinstance(child, ast.expr))
 
 

@@ -7,7 +7,8 @@ from vjplint.diagnostics import Severity
 from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.rules.tracing._traced_names import Taint, first_traced, residual_of, residual_seeds
+from vjplint.rules.tracing._traced_names import (COMPREHENSIONS, Taint, comprehension_targets, first_traced,
+                                                 residual_of, residual_seeds)
 
 # Python's conversions of a value to a Python number or truth value: on a tracer they raise.
 CONVERSIONS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex",
@@ -26,7 +27,9 @@ class PythonValueOfTracedInRule(Rule):
     Flags a custom rule that turns a value JAX traces into a Python value: `float(...)`,
     `int(...)`, `bool(...)`, `range(...)`, `math.*`, `.item()`, `.tolist()`, a format spec
     (`f"{x:.3f}"`), or an `if`/`while`/conditional expression that compares one
-    (`if jnp.max(x) > 0:`). The traced values are those VJP332 reads: a custom_vjp fwd's
+    (`if jnp.max(x) > 0:`) or applies Python's `all()`/`any()` to arrays computed from its
+    elements or leaves (a finiteness guard: `if not all(jnp.all(jnp.isfinite(c)) for c in
+    jax.tree_util.tree_leaves(g)):`). The traced values are those VJP332 reads: a custom_vjp fwd's
     differentiable inputs, bwd's cotangent and the residuals fwd computed from its inputs, what
     is computed from them, and the parameters of the module's own helpers the rule passes one of
     them to. (A custom_jvp rule converting its tangents is VJP335's.) Metadata
@@ -168,7 +171,16 @@ clip.defvjp(clip_fwd, clip_bwd)
         elif branches and isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             test = self._array_test(node.test, traced)
             if test is not None:
-                return "branch", test, first_traced(self.model, test, traced)
+                return "branch", test, first_traced(self.model, test, traced) or self._element_source(test, traced)
+        return None
+
+    def _element_source(self, test: ast.expr, traced: Dict[str, str]) -> Optional[str]:
+        """The traced name an `all(...)`/`any(...)` test's comprehension iterates over."""
+        for gen in getattr(test.args[0], "generators", []) if isinstance(test, ast.Call) and test.args else []:
+            found = first_traced(self.model, gen.iter.args[0] if isinstance(gen.iter, ast.Call) and gen.iter.args
+                                 else gen.iter, traced)
+            if found is not None:
+                return found
         return None
 
     def _array_test(self, test: ast.expr, traced: Dict[str, str]) -> Optional[ast.expr]:
@@ -184,6 +196,13 @@ clip.defvjp(clip_fwd, clip_bwd)
             return test if first_traced(self.model, test, traced) is not None else None
         if isinstance(test, ast.Call):
             q = self.model.index.qualname(test.func) or ""
+            if q in ("builtins.all", "builtins.any") and len(test.args) == 1 and isinstance(test.args[0], COMPREHENSIONS):
+                # `all(jnp.all(jnp.isfinite(c)) for c in tree_leaves(g))`: Python's bool() of each element
+                comp = test.args[0]
+                inner = dict(traced)
+                inner.update({n: f"`{n}`, a leaf of a traced value" for n in comprehension_targets(
+                    self.model, comp, lambda e: first_traced(self.model, e, traced) is not None)})
+                return test if len(inner) > len(traced) and self._array_test(comp.elt, inner) is not None else None
             array = q.startswith("jax.numpy.") or (isinstance(test.func, ast.Attribute) and test.func.attr in ("any", "all"))
             return test if array and first_traced(self.model, test, traced) is not None else None
         return None
