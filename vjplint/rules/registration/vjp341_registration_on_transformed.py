@@ -6,6 +6,7 @@ from typing import Dict, Optional, Tuple
 from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative
 from vjplint.model.jaxapi import JAX_JVP, JAX_VJP, PARTIAL, REGISTRATION_METHODS
+from vjplint.model.semantic import named_function
 from vjplint.rules.base import Rule
 
 # JAX transformations that return a new function (measured on JAX 0.10.2: none of the results has
@@ -22,13 +23,15 @@ class RegistrationOnTransformed(Rule):
     rules are registered: `@jax.jit` (or `@partial(jax.jit, ...)`, `@jax.checkpoint`, `@jax.vmap`...)
     stacked above `@jax.custom_vjp`/`@jax.custom_jvp` on a `def` that is then registered by name
     (`f.defvjp(fwd, bwd)`, `@f.defjvp`), and the call form `f = jax.jit(jax.custom_vjp(g))`
-    followed by `f.defvjp(...)`.
+    followed by `f.defvjp(...)`; the same with a decorator of the module that returns a new plain
+    function (a call-logging decorator written with `functools.wraps`) in place of the transformation.
 
     ## Why is this bad?
     The transformation returns a new function (`jax.jit` a `PjitFunction`), which has no
     `defvjp`/`defjvp`: the registration raises when the module is imported, e.g.
     `AttributeError: 'jaxlib._jax.PjitFunction' object has no attribute 'defvjp'` (with
-    `jax.checkpoint`, `jax.vmap` and the others: `'function' object has no attribute ...`).
+    `jax.checkpoint`, `jax.vmap` and the others: `'function' object has no attribute ...`;
+    `functools.wraps` copies the custom function's `__dict__`, not its class's `defvjp`).
     Measured in `docs/facts/scripts/errors/e63_registration_on_transformed.py`.
 
     ## Example
@@ -98,7 +101,8 @@ f_jit = jax.jit(f)
                 above = self._transform_above(d)
                 if above is not None:
                     self._report(above, f"`@{self.quote(above, 30)}` is stacked above `@{self.quote(d.anchor, 40)}` "
-                                        f"on `{d.name}`", d.name, d.kind, self._registration_line(d), self._jit(above))
+                                        f"on `{d.name}`", d.name, d.kind, self._registration_line(d), self._jit(above),
+                                 self._wrapper_name(above))
         made = self._transformed_creations()
         if made:
             for node in self.model.index.of_type(ast.Attribute):
@@ -110,7 +114,7 @@ f_jit = jax.jit(f)
                         assign, call, kind = found
                         self._report(call, f"`{node.value.id} = {self.quote(call, 50)}` (line {assign.lineno}) binds "
                                            f"`{node.value.id}` to the transformed custom_{kind}", node.value.id, kind,
-                                     node.lineno, self._jit(call.func))
+                                     node.lineno, self._jit(call.func), self._wrapper_name(call.func))
                         del made[(node.value.id, self.model.index.scope_of(node))]
 
     def _rebound_between(self, name: str, assign: ast.Assign, line: int) -> bool:
@@ -119,13 +123,20 @@ f_jit = jax.jit(f)
         return any(b.node is not assign and assign.lineno < getattr(b.node, "lineno", 0) < line
                    for b in scope.bindings.get(name, []))
 
-    def _report(self, node: ast.AST, how: str, name: str, kind: str, line: int, jit: bool) -> None:
+    def _report(self, node: ast.AST, how: str, name: str, kind: str, line: int, jit: bool, wrapper: str = "") -> None:
         method = "defvjp" if kind == "vjp" else "defjvp"
         made = "jaxlib._jax.PjitFunction" if jit else "function"
+        advice = (f"Apply `{wrapper}` beneath the creator (the wrapper is then the primal) or to `{name}` after the "
+                  f"registration" if wrapper else
+                  f"Apply the transformation after the registration, to another name (`{name}_jit = jax.jit({name})`), "
+                  f"or to the function that calls `{name}`")
         self.report(node, (
             f"{how}, a new function that has no `{method}`: registering its rules by that name (line {line}) "
-            f"raises AttributeError: '{made}' object has no attribute '{method}' when the module is imported. Apply the transformation after the registration, to "
-            f"another name (`{name}_jit = jax.jit({name})`), or to the function that calls `{name}`"))
+            f"raises AttributeError: '{made}' object has no attribute '{method}' when the module is imported. {advice}"))
+
+    def _wrapper_name(self, expr: ast.expr) -> str:
+        """The name of a decorator of the module that returns a new plain function ("" for a JAX transformation)."""
+        return expr.id if isinstance(expr, ast.Name) and self._plain_wrapper(expr) else ""
 
     def _transform_above(self, d: CustomDerivative) -> Optional[ast.expr]:
         decorators = getattr(d.primal, "decorator_list", [])
@@ -142,10 +153,28 @@ f_jit = jax.jit(f)
         return self.model.index.qualname(expr) == "jax.jit"
 
     def _hiding(self, expr: ast.expr) -> bool:
-        """`jax.jit` (a transformation that returns a new function) or `functools.partial(jax.jit, ...)`."""
+        """`jax.jit` (a transformation that returns a new function), `functools.partial(jax.jit, ...)`,
+        or a decorator of the module that returns a new plain function."""
         if isinstance(expr, ast.Call) and expr.args and self.model.index.qualname(expr.func) in PARTIAL:
             expr = expr.args[0]
-        return self.model.index.qualname(expr) in HIDING
+        return self.model.index.qualname(expr) in HIDING or self._plain_wrapper(expr)
+
+    def _plain_wrapper(self, expr: ast.expr) -> bool:
+        """`expr` names a `def` of one parameter whose every return is a function it defines, decorated
+        with nothing but `functools.wraps` (a call-logging decorator): that function has no
+        `defvjp`/`defjvp` (`functools.wraps` copies the custom function's `__dict__`, not its class's
+        methods; measured in fixtures/rules/VJP341/fire_wraps_above_creator.py)."""
+        fn = named_function(self.model.index, expr)
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(fn.args.args) != 1:
+            return False
+        defs = {st.name: st for st in fn.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        returns = self.model.facts.returns_of(fn)
+        return bool(returns) and all(
+            isinstance(r.value, ast.Name) and r.value.id in defs and len(self.model.index.lookup(
+                r.value.id, self.model.index.scope_of(defs[r.value.id]))) == 1
+            and all(isinstance(dec, ast.Call) and self.model.index.qualname(dec.func) == "functools.wraps"
+                    for dec in defs[r.value.id].decorator_list)
+            for r in returns)
 
     def _registration_line(self, d: CustomDerivative) -> int:
         reg = d.registrations[0]

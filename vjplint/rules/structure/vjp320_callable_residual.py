@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
@@ -10,6 +11,7 @@ from vjplint.rules.helpers import rule_label
 from vjplint.facts.kinds import CALLABLE, STRING, Kind
 
 TEXT = "a string: "  # how `_callables` marks a string leaf's reason
+DATACLASS = "a dataclass: "  # and an instance of a dataclass that is not a pytree
 
 
 class CallableResidual(Rule):
@@ -18,7 +20,10 @@ class CallableResidual(Rule):
     function defined in the module (without decorators, which may make it a pytree), a
     `jax.numpy`/`jax.nn` function, or a nondiff argument that every call of the function in this
     module fills with one of those; and one that puts a Python string there (a literal, an
-    f-string, or a name of the rule bound to one: a flag saying which branch fwd took).
+    f-string, or a name of the rule bound to one: a flag saying which branch fwd took); and one that
+    saves an instance of a plain `@dataclasses.dataclass` of the module that nothing registers as a
+    pytree (`TypeError: Argument '...' of type <class '..._Residuals'> is not a valid JAX type`;
+    with `@jax.tree_util.register_dataclass` it is a pytree of arrays and fine).
     `jax.tree_util.Partial` (a pytree), numbers, None and other values are left alone.
 
     ## Why is this bad?
@@ -115,7 +120,8 @@ f.defvjp(f_fwd, f_bwd)
                         not any(isinstance(e, ast.Starred) for e in value.elts):
                     for leaf, why in self._callables(d, fwd, value.elts[1], 0):
                         self.report(leaf, self._text_message(d, fwd, leaf, why[len(TEXT):]) if why.startswith(TEXT)
-                                    else self._message(d, fwd, leaf, why))
+                                    else self._class_message(d, fwd, leaf, why[len(DATACLASS):])
+                                    if why.startswith(DATACLASS) else self._message(d, fwd, leaf, why))
 
     def _callables(self, d: CustomDerivative, fwd: RuleFunction, e: ast.expr, depth: int) -> List[Tuple[ast.expr, str]]:
         """The parts of the residual expression that are Python functions, with why."""
@@ -127,6 +133,8 @@ f.defvjp(f_fwd, f_bwd)
             return [hit for x in e.values for hit in self._callables(d, fwd, x, depth + 1)]
         if isinstance(e, ast.Lambda):
             return [(e, "a lambda")]
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and self._plain_dataclass(e.func):
+            return [(e, DATACLASS + f"`{e.func.id}`")]
         if isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes)) or isinstance(e, ast.JoinedStr):
             return [(e, TEXT + "a literal")]
         kind = self.model.facts.values().of(e)
@@ -143,6 +151,20 @@ f.defvjp(f_fwd, f_bwd)
             if kind.tag == CALLABLE and q.startswith(("jax.numpy.", "jax.nn.", "jax.lax.", "jax.scipy.")):
                 return [(e, f"the function `{q}`")]
         return []
+
+    def _plain_dataclass(self, name: ast.Name) -> bool:
+        """`name` is a class of the module made by `@dataclasses.dataclass` alone, with no base, that
+        nothing in the module registers as a pytree (`register_dataclass`, `register_pytree_node...`)."""
+        found = self.model.index.lookup(name.id, self.model.index.scope_of(name))
+        if len(found) != 1 or found[0].kind != "class" or not isinstance(found[0].node, ast.ClassDef):
+            return False
+        cls = found[0].node
+        decs = [d.func if isinstance(d, ast.Call) else d for d in cls.decorator_list]
+        if cls.bases or cls.keywords or len(decs) != 1 or self.model.index.qualname(decs[0]) != "dataclasses.dataclass":
+            return False  # a base or another decorator (`chex.dataclass`, `flax.struct`) may make it a pytree
+        # the file's text, not only the regions parsed: `register_dataclass(Cls, ...)` may stand anywhere
+        registered = re.compile(r"register\w*\(\s*" + re.escape(name.id) + r"\b")
+        return not any(registered.search(line) for line in self.model.lines)
 
     @staticmethod
     def _function(kind: Kind) -> Optional[str]:
@@ -182,3 +204,9 @@ f.defvjp(f_fwd, f_bwd)
                 f"jax.vjp) raises `TypeError: Argument '...' of type <class 'str'> is not a valid JAX type`; keep the "
                 f"string out of the residuals (bwd can close over it or tell the branch from the arrays), or save "
                 f"an array flag")
+
+    def _class_message(self, d: CustomDerivative, fwd: RuleFunction, leaf: ast.expr, cls: str) -> str:
+        return (f"{rule_label(fwd, 'fwd')} saves `{self.quote(leaf, 40)}` as its residuals, an instance of the dataclass "
+                f"{cls}, which is not a pytree: JAX flattens residuals into JAX values, so differentiating `{d.name}` "
+                f"raises `TypeError: Argument '...' of type <class '...{cls.strip('`')}'> is not a valid JAX type`; "
+                f"register the class (`@jax.tree_util.register_dataclass`) or save a tuple of arrays")
