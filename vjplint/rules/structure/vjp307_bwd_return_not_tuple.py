@@ -54,7 +54,7 @@ class BwdReturnNotTuple(Rule):
 
     ## Fix safety
     When the primal has exactly one differentiable argument, the value is wrapped as
-    `(value,)`: safe for an expression (the code could not run before and the value is kept),
+    `(value,)` (a dict keyed by that argument's name, `{'x': g}`, becomes `(g,)`): safe for an expression (the code could not run before and the value is kept),
     unsafe for `None` (it becomes a deliberate zero gradient; where the primal's output depends on
     that argument, the `None` gets `# noqa: VJP602`, as VJP602 asks for a gradient left out on
     purpose). No fix with more arguments.
@@ -219,6 +219,11 @@ f.defvjp(f_fwd, f_bwd)
             text = self.model.source_text(value)
             if isinstance(value, (ast.NamedExpr, ast.Lambda)):
                 text = f"({text})"
+            if isinstance(value, ast.Dict) and len(value.keys) == 1 and isinstance(value.keys[0], ast.Constant) \
+                    and value.keys[0].value == names[0]:
+                # `{'x': g}` keyed by the parameter's own name means "g for x": the tuple holds `g`
+                # (wrapping the dict would hand JAX a dict cotangent for an array argument: VJP348)
+                text = self.model.source_text(value.values[0])
             wrapped = f"({text},)"
             shown = wrapped if len(wrapped) <= 60 else "(value,)"
             applicability = Applicability.UNSAFE if why == "None" else Applicability.SAFE
