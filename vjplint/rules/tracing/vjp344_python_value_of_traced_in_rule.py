@@ -119,7 +119,8 @@ clip.defvjp(clip_fwd, clip_bwd)
             residual: Optional[ast.expr] = None
             if fwd is not None and fwd.node is not None:
                 params = fwd.effective_positional() or []
-                seeds = {p: f"fwd's differentiable input `{p}`" for i, p in enumerate(params) if i not in d.nondiff}
+                seeds = {p: f"fwd's differentiable input `{p}`" for i, p in enumerate(params)
+                         if i not in d.nondiff and not self._number_option(d, i, p)}
                 fwd_traced = Taint(self.model, fwd.node, seeds).names
                 residual = residual_of(self.model, fwd.node)
                 self._scan(fwd.node, fwd_traced, f"{rule_label(fwd, 'fwd')} of {d.label} `{d.name}`", True)
@@ -128,6 +129,24 @@ clip.defvjp(clip_fwd, clip_bwd)
             seeds.update(residual_seeds(self.model, bwd.node, res_param, residual, fwd_traced, self.quote))
             taint = Taint(self.model, bwd.node, seeds)
             self._scan(bwd.node, taint.names, f"{rule_label(bwd, 'bwd')} of {d.label} `{d.name}`", True)
+
+    def _number_option(self, d, index: int, name: str) -> bool:
+        """A parameter with a Python-number default (`eps=1e-5`) that no call of the module
+        passes: an option, a constant under `jit` as long as callers leave it (JAX traces only
+        what is passed), so a Python test on it is not shown to meet a tracer."""
+        if d.primal is None:
+            return False
+        sig = self.model.signature(d.primal)
+        key = sig.positional[index] if index < len(sig.positional) else name
+        default = sig.defaults.get(key)
+        if not (isinstance(default, ast.Constant) and isinstance(default.value, (int, float))):
+            return False
+        for site in d.call_sites:
+            position = index + site.positional_offset
+            if len(site.call.args) > position or any(k.arg in (key, None) for k in site.call.keywords) or \
+                    any(isinstance(a, ast.Starred) for a in site.call.args):
+                return False
+        return True
 
     def _eager_only(self, d) -> bool:
         """The primal itself makes Python values of its differentiable inputs (`if x > 0:`): the
@@ -147,7 +166,10 @@ clip.defvjp(clip_fwd, clip_bwd)
             found = self._conversion(node, traced, branches)
             if found is not None:
                 kind, value, source = found
-                self._report(node.test if kind == "branch" else node, kind, value, traced, source, where)
+                at = node.test if kind == "branch" else node
+                if kind == "format":  # the f-string: a `{...}` has its own position only from Python 3.12
+                    at = self.model.index.parent(node) or node
+                self._report(at, kind, value, traced, source, where)
             elif depth == 0 and isinstance(node, ast.Call):
                 self._helper(node, traced, where, branches)
 
