@@ -234,7 +234,7 @@ LAZY = {
     "vjplint.lint.engine": ({"vjplint.facts.collect", "vjplint.facts.crossmodule", "vjplint.facts.infer", "vjplint.model.expected_errors",
                              "vjplint.rules.base", "vjplint.rules.catalog", "vjplint.rules.registry",
                              "vjplint.syntax.region_parse",
-                             "vjplint.syntax.regions", "vjplint.lint.chunks"},
+                             "vjplint.syntax.regions", "vjplint.lint.chunks", "vjplint.model.file_model"},
                             "the prefilter answers for files without custom derivatives before any rule, collector or "
                             "region parser loads (53 modules instead of 170); the chunks of the grouped lint only "
                             "for a module of 2 MB or more"),

@@ -235,6 +235,9 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
                 found.append(d)
                 seen.add(seen_as)
     session.forget_parse()  # a family's compact text: no fix of the document reads it
+    from vjplint.model.file_model import forget_joined
+
+    forget_joined()  # the document's joined text and digest, made once for its families
     result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True, findings=list(found))
     return _finish(result, config, filename, where, lines, enabled, text)
 

@@ -344,6 +344,24 @@ def joined(lines: Sequence[str]) -> str:
     return _JOINED[1]
 
 
+_DIGESTED: List[Any] = [None, ""]  # (the last line table digested, its digest)
+
+
+def digest_once(lines: Sequence[str], compute: Any) -> str:
+    """`compute(lines)` (a digest of the text), made once for the last tuple asked (see `joined`)."""
+    if not isinstance(lines, tuple):
+        return compute(lines)
+    if _DIGESTED[0] is not lines:
+        _DIGESTED[:] = [lines, compute(lines)]
+    return _DIGESTED[1]
+
+
+def forget_joined() -> None:
+    """Let the last document's line table go (the grouped lint's end: a 10 MB text not held on)."""
+    _JOINED[:] = [None, ""]
+    _DIGESTED[:] = [None, ""]
+
+
 def quote_lines(lines: Sequence[str], node: ast.AST, limit: int = 60) -> str:
     """A short one-line quote of `node` (of the module of `lines`): its source when on one line,
     else unparsed."""

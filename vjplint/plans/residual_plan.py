@@ -12,12 +12,12 @@ import ast
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.facts.dependence import none_draws_vjp602
 from vjplint.facts.rule_evidence import rewrite_none_draws_vjp602
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, PARTIAL
-from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature, joined
+from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature, digest_once, joined
 from vjplint.syntax.positions import byte_to_char
 from vjplint.plans.residual_reads import (fresh_name, has_starred, is_generator, jit_static, loads, names_in,
                                           own_return_values, own_returns, referenced_elsewhere,
@@ -97,13 +97,8 @@ def lines_digest(lines: Sequence[str]) -> str:
     """What a plan carried with its fix was made from: the file's lines (`source_lines`, endings
     aside: a plan's locations are rows and columns). The writer plans again when the text's
     digest is another. Once per line table (the families of a big module share one)."""
-    if not isinstance(lines, tuple) or _DIGESTED[0] is not lines:  # a list could change under the memo
-        _DIGESTED[:] = [lines, hashlib.blake2b(joined(lines).encode("utf-8", "surrogatepass"),
-                                               digest_size=16).hexdigest()]
-    return _DIGESTED[1]
-
-
-_DIGESTED: List[Any] = [None, ""]  # (the last line table digested, its digest)
+    return digest_once(lines, lambda table: hashlib.blake2b(joined(table).encode("utf-8", "surrogatepass"),
+                                                            digest_size=16).hexdigest())
 
 
 def model_digest(model: FileModel) -> str:
