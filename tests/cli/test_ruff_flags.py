@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import ROOT, run_cli
 
 SAFE = textwrap.dedent('''\
     from functools import partial
@@ -294,3 +294,17 @@ def test_paths_outside_the_working_directory_print_absolute_in_every_format(tmp_
     assert [d["filename"] for d in json.loads(proc.stdout)] == ["a.py"]
     proc = run_cli("--no-cache", "--diff", "../a.py", cwd=tmp_path / "work")
     assert proc.stdout.startswith(f"--- {outside}\n+++ {outside}\n"), proc.stdout
+
+
+def test_exit_zero_holds_for_diff_as_in_ruff(tmp_path) -> None:
+    """`--diff --exit-zero` prints the diff and exits 0, as ruff does (ruff 0.17.6, measured);
+    `--diff` alone exits 1 when there is something to fix."""
+    import shutil
+
+    target = tmp_path / "ops.py"
+    shutil.copy(ROOT / "fixtures" / "rules" / "VJP307" / "fire_dict_keyed_by_parameter_name.py", target)
+    zero = run_cli("check", "--no-cache", "--diff", "--exit-zero", str(target))
+    plain = run_cli("check", "--no-cache", "--diff", str(target))
+    assert (zero.returncode, plain.returncode) == (0, 1), zero.stderr + plain.stderr
+    assert "+    return (2.0 * x * g,)" in zero.stdout and zero.stdout == plain.stdout
+    assert zero.stderr == plain.stderr == "Would fix 1 problem.\n"

@@ -415,7 +415,7 @@ def _finish_diff(args, fixed: List[_FileFix], diffs: List[str], remaining: List[
         print(line + ".", file=sys.stderr)
     if errors:
         return 2
-    return 1 if diffs else 0
+    return 1 if diffs and not args.exit_zero else 0  # as ruff: --exit-zero holds for --diff too
 
 
 def _fix_summary(fixed: List[_FileFix]) -> str:
