@@ -75,7 +75,7 @@ def test_the_grouped_lint_forced_on_gives_the_whole_lints_output_byte_for_byte(t
     whole = run_cli("check", "--no-cache", *args, tree, timeout=TIMEOUT)
     grouped = run_cli("check", "--no-cache", *args, tree, env=FORCED, timeout=TIMEOUT)
     assert whole.returncode == grouped.returncode == 0, (whole.stderr, grouped.stderr)
-    assert len(whole.stdout) > 100_000  # the trees hold hundreds of findings and fixes
+    assert len(whole.stdout) > (100_000 if args == JSON else 10_000)  # hundreds of findings, dozens of fixes
     assert grouped.stdout == whole.stdout
 
 
