@@ -160,3 +160,15 @@ def test_a_correct_custom_jvp_passes_every_order_with_or_without_a_reference_dev
     assert statuses["forward order 1"] == statuses["forward order 2"] == "passed", statuses
     assert statuses["reverse order 1"] == "passed", statuses
     assert not jax.config.jax_enable_x64
+
+
+def test_float64_inputs_run_at_float32_are_not_a_narrowed_gradient(jvp_module):
+    """Measured on a lent TPU v5e: numpyro's `log1mexp`, recorded at float64 values, failed "comes back
+    as float32 where the project passes `x` as float64": the device has no float64, so the rule (and
+    the primal's own autodiff there) ran at float32, while the float64 reference on the CPU kept the
+    project's dtype. The rule's gradient is compared with the dtype the rule was run at."""
+    calls = [[numpy.array([0.3, -1.2, 2.0], numpy.float64)], [numpy.array([-0.5, 0.1, 1.5], numpy.float64)]]
+    result = _check_jvp(jvp_module, jax.devices("cpu")[0], calls)
+    assert result["status"] == "verified", result
+    statuses = {c["name"]: c["status"] for c in result["checks"]}
+    assert statuses["reverse order 1"] == "passed", statuses

@@ -125,12 +125,18 @@ class Modes:
         jax, np = self.jax, self.np
         for j, name in enumerate(self.names):
             given = self.samples[0][self.positions[j]]
+            ran = jax.tree_util.tree_leaves(self.vals[j])
             pairs = list(zip(jax.tree_util.tree_leaves(given), jax.tree_util.tree_leaves(g[j])))
             for k, (x, gx) in enumerate(pairs):
                 want, got = np.dtype(getattr(x, "dtype", type(x))), np.dtype(getattr(gx, "dtype", type(gx)))
                 if not (self.jnp.issubdtype(want, self.jnp.floating) and self.jnp.issubdtype(got, self.jnp.floating)):
                     continue
                 if self.jnp.finfo(got).bits >= self.jnp.finfo(want).bits:
+                    continue
+                # The rule ran on inputs no wider than its gradient: a device without float64 (a TPU)
+                # runs a float64 input at float32, and the primal's own autodiff there does the same.
+                fed = np.dtype(getattr(ran[k], "dtype", want)) if len(ran) == len(pairs) else want
+                if self.jnp.issubdtype(fed, self.jnp.floating) and self.jnp.finfo(got).bits >= self.jnp.finfo(fed).bits:
                     continue
                 ref = jax.tree_util.tree_leaves(self.gp[j])[k] if self.gp is not None else None
                 if ref is not None and self.jnp.finfo(np.dtype(ref.dtype)).bits < self.jnp.finfo(want).bits:
