@@ -107,7 +107,8 @@ def outer(c):
                 if arg is None:
                     continue
                 fn = local_function(self.model, arg, site.enclosing) if traced is not None else None
-                captured = captured_names(self.model, fn, site.enclosing) if fn is not None else []  # type: ignore
+                captured = [c for c in captured_names(self.model, fn, site.enclosing)  # type: ignore
+                            if c not in traced.static_params] if fn is not None else []  # type: ignore[union-attr]
                 if captured:
                     what = "lambda" if isinstance(fn, ast.Lambda) else f"function `{function_name(fn)}`"
                     if isinstance(arg, (ast.Attribute, ast.Subscript)):  # read from a record or dict built here
