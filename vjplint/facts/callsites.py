@@ -15,7 +15,8 @@ from typing import List, Optional, Tuple
 
 from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.registry import query
-from vjplint.model.file_model import CustomDerivative, FileModel, Signature
+from vjplint.model.file_model import CallSite, CustomDerivative, FileModel, Signature
+from vjplint.model.jaxapi import PARTIAL
 from vjplint.model.semantic import FunctionNode
 from vjplint.facts.kinds import STATIC_TAGS
 
@@ -154,3 +155,21 @@ def calls_pass(model: FileModel, d: CustomDerivative, position: int) -> Passed:
         elif any(kw.arg is None for kw in site.call.keywords):
             hidden = True
     return Passed(tuple(found), hidden, len(d.call_sites))
+
+
+@query
+def partial_sites(model: FileModel, d: CustomDerivative) -> List[CallSite]:
+    """`functools.partial(f, a, k=b)` of the custom function `d` made in the module, each as a call
+    site of the arguments it binds (`a` at position 0, `k=b` by keyword), in the function it is made
+    in: what a partial binds is passed at every call of it. Not among `d.call_sites`, which a rule
+    reads as whole calls (a partial leaves the other arguments to its own calls)."""
+    found: List[CallSite] = []
+    for call in model.index.of_type(ast.Call):
+        if not call.args or model.index.qualname(call.func) not in PARTIAL:  # type: ignore[attr-defined]
+            continue
+        if model.facts.derivative_named(call.args[0]) is not d:  # type: ignore[attr-defined]
+            continue
+        bound = ast.Call(func=call.args[0], args=list(call.args[1:]), keywords=list(call.keywords))  # type: ignore
+        ast.copy_location(bound, call)
+        found.append(CallSite(bound, model.index.enclosing_function(call)))
+    return found

@@ -18,7 +18,7 @@ class NondiffCallableCaptures(Rule):
     Flags a callable passed in a custom_vjp or custom_jvp nondiff position that captures a
     traced value: a lambda or local function inside a traced function capturing one of its
     variables, passed itself or read from a record, dict or tuple built there (`cfg.fn` with
-    `cfg = Cfg(fn=lambda y: theta * y)`, `fns["act"]`); a callable built anywhere (`jax.grad(objective)`, `functools.partial(f, v)`, a
+    `cfg = Cfg(fn=lambda y: theta * y)`, `fns["act"]`), or bound by `functools.partial(f, lambda ...)`; a callable built anywhere (`jax.grad(objective)`, `functools.partial(f, v)`, a
     name bound to a lambda) whose captured value `vjplint.facts.value_kinds` follows to a tracer (through
     the module's callers); and, as "may", a closure over a parameter of an enclosing function
     that is not known to be traced, when the closure uses it as a number. A callable object (an
@@ -100,7 +100,7 @@ def outer(c):
 
     def check_derivative(self, d: CustomDerivative) -> None:
         self._from_other_modules(d)
-        for site in d.call_sites:
+        for site in [*d.call_sites, *self.model.facts.partial_sites(d)]:  # a partial's bound arguments too
             traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
             for position, name in d.nondiff_names():
                 arg = self.model.facts.argument_at(site.call, position, name)
