@@ -299,3 +299,28 @@ def test_calls_pass_reads_each_call_by_position_keyword_and_star() -> None:
     (g,) = none.derivatives
     passed = none.facts.calls_pass(g, 1)
     assert passed.arguments == () and not passed.hidden and not passed.any and passed.calls == 2
+
+
+def test_partial_sites_are_the_arguments_a_partial_binds() -> None:
+    """`partial_sites(d)`: each `functools.partial(f, ...)` of the custom function as a call site of
+    what it binds, in the function that makes it (VJP105 follows a lambda bound there)."""
+    model = _model('''
+        import functools
+        import jax
+
+        @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def apply(fn, x):
+            return fn(x)
+
+        def loss(theta, x):
+            op = functools.partial(apply, lambda y: theta * y)
+            other = functools.partial(print, apply)
+            return op(x), functools.partial(apply, fn=abs)(x)
+        ''')
+    (d,) = model.derivatives
+    sites = model.facts.partial_sites(d)
+    loss = next(n for n in ast.walk(model.module) if isinstance(n, ast.FunctionDef) and n.name == "loss")
+    assert [s.enclosing for s in sites] == [loss, loss] and d.call_sites == []
+    assert isinstance(sites[0].call.args[0], ast.Lambda) and sites[0].call.lineno == 10  # the partial's line
+    assert sites[1].call.args == [] and [k.arg for k in sites[1].call.keywords] == ["fn"]
+    assert model.facts.argument_at(sites[0].call, 0, "fn") is sites[0].call.args[0]
