@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.registry import query
@@ -163,13 +163,26 @@ def partial_sites(model: FileModel, d: CustomDerivative) -> List[CallSite]:
     site of the arguments it binds (`a` at position 0, `k=b` by keyword), in the function it is made
     in: what a partial binds is passed at every call of it. Not among `d.call_sites`, which a rule
     reads as whole calls (a partial leaves the other arguments to its own calls)."""
-    found: List[CallSite] = []
-    for call in model.index.of_type(ast.Call):
-        if not call.args or model.index.qualname(call.func) not in PARTIAL:  # type: ignore[attr-defined]
+    return model.facts.partials_of_derivatives().get(d, [])
+
+
+@query
+def partials_of_derivatives(model: FileModel) -> Dict[CustomDerivative, List[CallSite]]:
+    """`partial_sites` of every custom function of the module, found in one pass over its calls."""
+    found: Dict[CustomDerivative, List[CallSite]] = {}
+    if not model.derivatives:
+        return found
+    for name in model.index.of_type(ast.Name, ast.Attribute):  # `partial` or `functools.partial`, called
+        if (name.id if isinstance(name, ast.Name) else name.attr) != "partial":  # type: ignore[attr-defined]
             continue
-        if model.facts.derivative_named(call.args[0]) is not d:  # type: ignore[attr-defined]
+        call = model.index.parent(name)
+        if not isinstance(call, ast.Call) or call.func is not name or not call.args or \
+                model.index.qualname(name) not in PARTIAL:
+            continue
+        d = model.facts.derivative_named(call.args[0])  # type: ignore[attr-defined]
+        if d is None:
             continue
         bound = ast.Call(func=call.args[0], args=list(call.args[1:]), keywords=list(call.keywords))  # type: ignore
         ast.copy_location(bound, call)
-        found.append(CallSite(bound, model.index.enclosing_function(call)))
+        found.setdefault(d, []).append(CallSite(bound, model.index.enclosing_function(call)))
     return found

@@ -100,29 +100,30 @@ double.defvjp(double_fwd, double_bwd, symbolic_zeros=False)
 
     def check(self) -> None:
         seen: Set[ast.AST] = set()
-        for call in self.model.index.of_type(ast.Call):
-            found = self._registration(call)  # type: ignore[arg-type]
+        for attribute in self.model.index.of_type(ast.Attribute):
+            found = self._registration(attribute)  # type: ignore[arg-type]
             if found is None:
                 continue
-            method, d, attribute = found
-            for keyword in call.keywords:  # type: ignore[attr-defined]
+            method, d, call = found
+            for keyword in call.keywords:
                 if keyword.arg is None or keyword.arg in ACCEPTED[method] or keyword in seen:
                     continue
                 seen.add(keyword)
-                self.report(keyword, self._message(method, d, attribute, keyword.arg))
+                self.report(keyword, self._message(method, d, attribute, keyword.arg))  # type: ignore[arg-type]
 
-    def _registration(self, call: ast.Call) -> Optional[Tuple[str, CustomDerivative, ast.Attribute]]:
-        """(method, derivative, `f.method`) for `f.defvjp(...)`, `f.defjvp(...)`, `f.defjvps(...)`
-        and `partial(f.defjvp, ...)` on a custom function of this module, of the method's kind."""
-        func = call.func
-        if isinstance(func, (ast.Name, ast.Attribute)) and self.model.index.qualname(func) in PARTIAL and call.args:
-            func = call.args[0]
-        if not isinstance(func, ast.Attribute) or func.attr not in ACCEPTED:
+    def _registration(self, attribute: ast.Attribute) -> Optional[Tuple[str, CustomDerivative, ast.Call]]:
+        """(method, derivative, the call) for `f.defvjp(...)`, `f.defjvp(...)`, `f.defjvps(...)` and
+        `partial(f.defjvp, ...)` on a custom function of this module, of the method's kind."""
+        if attribute.attr not in ACCEPTED:
             return None
-        d = self.model.facts.derivative_named(func.value)
-        if d is None or d.api != "jax" or (func.attr == "defvjp") != (d.kind == "vjp"):
+        call = self.model.index.parent(attribute)
+        if not isinstance(call, ast.Call) or call.func is not attribute and not (
+                call.args and call.args[0] is attribute and self.model.index.qualname(call.func) in PARTIAL):
+            return None
+        d = self.model.facts.derivative_named(attribute.value)
+        if d is None or d.api != "jax" or (attribute.attr == "defvjp") != (d.kind == "vjp"):
             return None  # a registration of the other kind is VJP343's
-        return func.attr, d, func
+        return attribute.attr, d, call
 
     def _message(self, method: str, d: CustomDerivative, attribute: ast.Attribute, name: str) -> str:
         top = self.model.facts.is_top_level(attribute)
