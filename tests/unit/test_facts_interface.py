@@ -256,3 +256,71 @@ def test_what_the_run_contributes_is_given_at_collection_and_cannot_be_set_later
         model.facts.external = None  # type: ignore[misc]
     plain = collect(ast.parse(text), text.splitlines(True))
     assert plain.facts.hints is None and plain.facts.external is None
+
+
+def test_calls_pass_reads_each_call_by_position_keyword_and_star() -> None:
+    """`calls_pass(d, position)`: what the module's calls of a custom function give one parameter
+    (VJP344's "an option no call passes", VJP347's "a call passes an integer")."""
+    model = _model('''
+        import jax
+        from functools import partial
+
+        @jax.custom_vjp
+        def f(x, n, eps=1e-5, k=2):
+            return x * n
+
+        def uses(x, xs, kw):
+            a = f(x, 3)
+            b = f(x, n=4, eps=0.1)
+            c = f(x, *xs)
+            return a, b, c, f(x, 5, **kw)
+        ''')
+    (d,) = model.derivatives
+    calls = {node.lineno: node for node in ast.walk(model.module) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Name) and node.func.id == "f"}
+    x = model.facts.calls_pass(d, 0)
+    assert [a.id for a in x.arguments] == ["x", "x", "x", "x"] and not x.hidden and x.calls == 4
+    n = model.facts.calls_pass(d, 1)
+    assert [ast.unparse(a) for a in n.arguments] == ["3", "4", "5"] and n.hidden  # `*xs` may pass it
+    assert model.facts.calls_pass(d, 1) is n  # kept per (derivative, position)
+    eps = model.facts.calls_pass(d, 2)
+    assert [ast.unparse(a) for a in eps.arguments] == ["0.1"] and eps.hidden and eps.any
+    assert eps.arguments[0] is calls[11].keywords[1].value
+    none = _model('''
+        import jax
+
+        @jax.custom_vjp
+        def g(x, eps=1e-5):
+            return x
+
+        def uses(x):
+            return g(x), g(x=x)
+        ''')
+    (g,) = none.derivatives
+    passed = none.facts.calls_pass(g, 1)
+    assert passed.arguments == () and not passed.hidden and not passed.any and passed.calls == 2
+
+
+def test_partial_sites_are_the_arguments_a_partial_binds() -> None:
+    """`partial_sites(d)`: each `functools.partial(f, ...)` of the custom function as a call site of
+    what it binds, in the function that makes it (VJP105 follows a lambda bound there)."""
+    model = _model('''
+        import functools
+        import jax
+
+        @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+        def apply(fn, x):
+            return fn(x)
+
+        def loss(theta, x):
+            op = functools.partial(apply, lambda y: theta * y)
+            other = functools.partial(print, apply)
+            return op(x), functools.partial(apply, fn=abs)(x)
+        ''')
+    (d,) = model.derivatives
+    sites = model.facts.partial_sites(d)
+    loss = next(n for n in ast.walk(model.module) if isinstance(n, ast.FunctionDef) and n.name == "loss")
+    assert [s.enclosing for s in sites] == [loss, loss] and d.call_sites == []
+    assert isinstance(sites[0].call.args[0], ast.Lambda) and sites[0].call.lineno == 10  # the partial's line
+    assert sites[1].call.args == [] and [k.arg for k in sites[1].call.keywords] == ["fn"]
+    assert model.facts.argument_at(sites[0].call, 0, "fn") is sites[0].call.args[0]

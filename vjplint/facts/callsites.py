@@ -10,10 +10,13 @@ call at all, or any call passing something unknown or an array, nothing is known
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
 
 from vjplint.facts.crossmodule import external_calls
-from vjplint.model.file_model import FileModel, Signature
+from vjplint.facts.registry import query
+from vjplint.model.file_model import CallSite, CustomDerivative, FileModel, Signature
+from vjplint.model.jaxapi import PARTIAL
 from vjplint.model.semantic import FunctionNode
 from vjplint.facts.kinds import STATIC_TAGS
 
@@ -110,3 +113,76 @@ def _argument(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
             return arg
     return next((k.value for k in call.keywords if k.arg == name), None)
 
+
+
+@dataclass(frozen=True)
+class Passed:
+    """What the calls of a custom function in this module pass for one of its parameters."""
+
+    arguments: Tuple[ast.expr, ...]  # the expressions passed there, by position or by keyword
+    hidden: bool  # a call whose `*args` or `**kwargs` may pass it (or that binds it as `self`)
+    calls: int  # the calls read
+
+    @property
+    def any(self) -> bool:
+        """Some call passes the parameter, or may."""
+        return bool(self.arguments) or self.hidden
+
+
+@query
+def calls_pass(model: FileModel, d: CustomDerivative, position: int) -> Passed:
+    """What `d`'s calls in this module (`d.call_sites`: by name, alias, `partial`, method) pass for
+    its parameter at `position` (as callers see the signature, `d.signature`): the argument at that
+    place (`Class.method(obj, x)` counted as the call site says), or the keyword of its name; a
+    starred argument at or before it, or a `**kwargs`, may pass it (`hidden`)."""
+    sig = d.signature
+    name = sig.positional[position] if sig is not None and 0 <= position < len(sig.positional) else None
+    found: List[ast.expr] = []
+    hidden = False
+    for site in d.call_sites:
+        k = position - site.positional_offset
+        args = site.call.args
+        starred = next((i for i, a in enumerate(args) if isinstance(a, ast.Starred)), None)
+        if k < 0 or (starred is not None and starred <= k):
+            hidden = True
+            continue
+        if k < len(args):
+            found.append(args[k])
+            continue
+        keyword = next((kw for kw in site.call.keywords if name is not None and kw.arg == name), None)
+        if keyword is not None:
+            found.append(keyword.value)
+        elif any(kw.arg is None for kw in site.call.keywords):
+            hidden = True
+    return Passed(tuple(found), hidden, len(d.call_sites))
+
+
+@query
+def partial_sites(model: FileModel, d: CustomDerivative) -> List[CallSite]:
+    """`functools.partial(f, a, k=b)` of the custom function `d` made in the module, each as a call
+    site of the arguments it binds (`a` at position 0, `k=b` by keyword), in the function it is made
+    in: what a partial binds is passed at every call of it. Not among `d.call_sites`, which a rule
+    reads as whole calls (a partial leaves the other arguments to its own calls)."""
+    return model.facts.partials_of_derivatives().get(d, [])
+
+
+@query
+def partials_of_derivatives(model: FileModel) -> Dict[CustomDerivative, List[CallSite]]:
+    """`partial_sites` of every custom function of the module, found in one pass over its calls."""
+    found: Dict[CustomDerivative, List[CallSite]] = {}
+    if not model.derivatives:
+        return found
+    for name in model.index.of_type(ast.Name, ast.Attribute):  # `partial` or `functools.partial`, called
+        if (name.id if isinstance(name, ast.Name) else name.attr) != "partial":  # type: ignore[attr-defined]
+            continue
+        call = model.index.parent(name)
+        if not isinstance(call, ast.Call) or call.func is not name or not call.args or \
+                model.index.qualname(name) not in PARTIAL:
+            continue
+        d = model.facts.derivative_named(call.args[0])  # type: ignore[attr-defined]
+        if d is None:
+            continue
+        bound = ast.Call(func=call.args[0], args=list(call.args[1:]), keywords=list(call.keywords))  # type: ignore
+        ast.copy_location(bound, call)
+        found.setdefault(d, []).append(CallSite(bound, model.index.enclosing_function(call)))
+    return found

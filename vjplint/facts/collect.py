@@ -691,17 +691,46 @@ class _Collector:
         for position in (TRANSFORMS[q], *EXTRA_TRACED_POSITIONS.get(q, ())):
             if position < len(call.args):
                 fn = self._resolve_function(call.args[position], scope)
+                bound = False
+                if fn is None:  # `jax.grad(model.loss)`, `jax.jit(Model().apply)`: `self` is bound, not traced
+                    fn, bound = self._instance_method(call.args[position], scope), True
                 if fn is not None and fn not in self.traced:
-                    self._mark_traced(fn, q, _keywords(call), scope)
+                    self._mark_traced(fn, q, _keywords(call), scope, bound)
 
-    def _mark_traced(self, fn: FunctionNode, how: str, keywords: Dict[str, ast.expr], scope: Scope) -> None:
+    def _instance_method(self, expr: ast.expr, scope: Scope) -> Optional[ast.FunctionDef]:
+        """The plain method `obj.name` names, `obj` an instance of a class of this module: a name
+        bound once to `Cls(...)`, or the call `Cls(...)` itself."""
+        if not isinstance(expr, ast.Attribute):
+            return None
+        built: Optional[ast.expr] = expr.value
+        if isinstance(built, ast.Name):
+            bindings = self.index.lookup(built.id, scope)
+            built = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        if not isinstance(built, ast.Call) or not isinstance(built.func, ast.Name):
+            return None
+        classes = [b for b in self.index.lookup(built.func.id, scope) if b.kind == "class"]
+        cls_scope = self.index.scopes.get(classes[0].node) if len(classes) == 1 else None
+        methods = cls_scope.bindings.get(expr.attr, []) if cls_scope is not None else []
+        if len(methods) != 1 or methods[0].kind != "def":
+            return None
+        method = methods[0].node
+        if not isinstance(method, ast.FunctionDef) or method.decorator_list or \
+                not (method.args.posonlyargs or method.args.args):
+            return None
+        return method
+
+    def _mark_traced(self, fn: FunctionNode, how: str, keywords: Dict[str, ast.expr], scope: Scope,
+                     bound: bool = False) -> None:
         static: List[str] = []
         sig = self.index.of_node(Signature.of, fn)
+        positional = sig.positional[1:] if bound and sig.positional else sig.positional
+        if bound and sig.positional:
+            static.append(sig.positional[0])  # a bound method's `self`: JAX sees only what is passed
         nums = self.constant_value(keywords["static_argnums"], scope) if "static_argnums" in keywords else None
         names = self.constant_value(keywords["static_argnames"], scope) if "static_argnames" in keywords else None
         for item in (nums,) if isinstance(nums, int) else (nums or ()):
-            if type(item) is int and -len(sig.positional) <= item < len(sig.positional):
-                static.append(sig.positional[item])
+            if type(item) is int and -len(positional) <= item < len(positional):
+                static.append(positional[item])
         static.extend((names,) if isinstance(names, str) else (names or ()))
         self.traced[fn] = TracedFunction(fn, how, tuple(static))
 

@@ -74,6 +74,7 @@ NO_TANGENT = frozenset({"jax.lax.stop_gradient", "jax.numpy.zeros_like", "jax.nu
 MUTATORS = frozenset({"append", "extend", "insert", "update", "add", "setdefault", "appendleft"})
 # Transformations that trace without evaluating: a jvp of a custom_vjp inside them does not raise.
 ABSTRACT_ONLY = ("jax.make_jaxpr", "jax.eval_shape")
+MAX_CALL_DEPTH = 4  # calls followed from the transformed function to the custom_vjp (a loss, a model, its method, a helper)
 # Library functions that run a custom_vjp on their inputs, what makes them one, and whether its
 # fwd and bwd call it again (so forward over reverse fails too). Measured on JAX 0.10.2,
 # docs/facts/scripts/library_custom_vjp.py: a tangent reaching `y0`, `t`, the extra arguments or a
@@ -382,12 +383,28 @@ class ForwardMode:
     def _bound_method(self, expr: ast.Attribute) -> Optional[Tuple[ast.ClassDef, ast.FunctionDef]]:
         """(class, method) for `obj.method` where `obj` is an instance of a class of this module and
         the method a plain one (not a static or class method)."""
-        cls = self.model.facts.values().instance_class(expr.value)
+        cls = self.model.facts.values().instance_class(expr.value) or self._self_class(expr.value)
         method = self.model.facts.values().method_of(cls, expr.attr) if cls is not None else None
         if method is None or any(self.model.index.qualname(d) in ("builtins.staticmethod", "builtins.classmethod")
                                  for d in method.decorator_list):
             return None
         return cls, method
+
+    def _self_class(self, expr: ast.expr) -> Optional[ast.ClassDef]:
+        """The class whose method reads `expr` as its first parameter (`self`), never rebound."""
+        if not isinstance(expr, ast.Name):
+            return None
+        fn = self.model.index.enclosing_function(expr)
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        cls = self.model.index.parent(fn)
+        params = [*fn.args.posonlyargs, *fn.args.args]
+        if not isinstance(cls, ast.ClassDef) or not params or params[0].arg != expr.id or any(
+                self.model.index.qualname(d) in ("builtins.staticmethod", "builtins.classmethod")
+                for d in fn.decorator_list):
+            return None
+        bindings = self.model.index.lookup(expr.id, self.model.index.scope_of(expr))
+        return cls if len(bindings) == 1 and bindings[0].kind == "param" else None
 
     def _instance_call(self, expr: ast.expr) -> Optional[Tuple[ast.ClassDef, ast.FunctionDef]]:
         """(class, `__call__`) when `expr` is an instance of a class of this module (an equinox
@@ -442,7 +459,7 @@ class ForwardMode:
         library = self._calls_library(fn, perturbed, caller)
         if library is not None:
             return library
-        return None if depth >= 2 else self._calls_through(fn, perturbed, caller, depth, star)
+        return None if depth >= MAX_CALL_DEPTH else self._calls_through(fn, perturbed, caller, depth, star)
 
     def _calls_library(self, fn: FunctionNode, perturbed: Set[str], caller: Caller) -> Optional[Step]:
         """A call in `fn` of a library function that runs a custom_vjp (LIBRARY_VJP) on a value
@@ -629,6 +646,10 @@ class ForwardMode:
         if method is not None:
             cls, call = method
             return call, 1, Caller(call, cls), cls
+        bound = self._bound_method(func) if isinstance(func, ast.Attribute) else None
+        if bound is not None:  # `self._solve(x)`, `layer.apply(x)`: `self` is not passed
+            cls, method_fn = bound
+            return method_fn, 1, Caller(method_fn, cls), None
         return None
 
     def _depends_on(self, expr: ast.expr, fn: FunctionNode, perturbed: Set[str], depth: int = 0) -> bool:

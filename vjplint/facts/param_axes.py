@@ -258,7 +258,8 @@ def used_as_array(model: FileModel, fn: FunctionNode, name: str) -> Optional[ast
     """The first place where `fn` uses its parameter `name` as one array, which a tuple or list
     would fail: an array attribute (`g.astype`, `g.shape`), arithmetic other than a tuple's own
     (`g @ w`, `-g`, `g / n`, `g * 0.5`), a multi-axis index (`g[:, None]`), an argument of a
-    `jax.numpy` or `jax.nn` function that wants an array (`jnp.einsum('ij,j->i', w, g)`), or such a
+    `jax.numpy` or `jax.nn` function that wants an array (`jnp.einsum('ij,j->i', w, g)`), an ordering
+    against a number or an array (`g > 0.0`: Python cannot order a tuple against a number), or such a
     use in a function of the module it is passed to. Uses after `name` is re-bound are not read.
     None where it shows none."""
     return _array_use(model, fn, name, 0, set())
@@ -298,6 +299,15 @@ def _one_use(model: FileModel, node: ast.Name, depth: int, seen: Set[FunctionNod
         if isinstance(parent.op, (ast.Sub, ast.Div, ast.MatMult, ast.Pow, ast.FloorDiv)):
             return parent
         if isinstance(parent.op, (ast.Mult, ast.Add)) and _array_operand(model, other):
+            return parent
+    if isinstance(parent, ast.Compare) and len(parent.ops) == 1 and \
+            isinstance(parent.ops[0], (ast.Lt, ast.Gt, ast.LtE, ast.GtE)):
+        other = parent.comparators[0] if parent.left is node else parent.left
+        if isinstance(other, ast.UnaryOp) and isinstance(other.op, (ast.USub, ast.UAdd)):
+            other = other.operand
+        number = isinstance(other, ast.Constant) and isinstance(other.value, (int, float)) and \
+            not isinstance(other.value, bool)
+        if number or _array_operand(model, other):  # `x > 0.0`: a tuple cannot be ordered against a number
             return parent
     if not isinstance(parent, ast.Call):
         return None

@@ -27,6 +27,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # Every module of the facts layer that registers a query (imported on the first unknown name).
 QUERY_MODULES = (
+    "vjplint.facts.callsites",
     "vjplint.facts.contract",
     "vjplint.facts.crossmodule",
     "vjplint.facts.dependence",

@@ -358,7 +358,10 @@ class SemanticIndex:
             return None
         bindings = self.lookup(expr.id, scope)
         if not bindings:
-            return f"builtins.{expr.id}"
+            # A module used without its import (`functools.partial(jax.custom_vjp, ...)` with no
+            # `import functools`): Python raises NameError there, and the expression still says
+            # what the author meant, so the rules read it as that module's name.
+            return expr.id if expr.id in UNIMPORTED_MODULES else f"builtins.{expr.id}"
         names = set()
         for binding in bindings:
             if binding.kind == "import":
@@ -368,6 +371,10 @@ class SemanticIndex:
             else:
                 return None
         return names.pop() if len(names) == 1 else None
+
+
+# Modules whose name alone, unbound, is read as the module (the code meant to import it).
+UNIMPORTED_MODULES = frozenset({"functools", "jax"})
 
 
 def named_function(index: SemanticIndex, expr: ast.expr) -> Optional[FunctionNode]:

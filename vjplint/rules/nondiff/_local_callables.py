@@ -51,16 +51,49 @@ def numeric_use(model: FileModel, fn: ast.AST, name: str, depth: int = 0) -> Opt
             return use if " in `" in use else f"{use}` in `{callee.name}"
     return None
 
-def local_function(model: FileModel, arg: ast.expr, enclosing: FunctionNode) -> Optional[FunctionNode]:
+def local_function(model: FileModel, arg: ast.expr, enclosing: FunctionNode, depth: int = 0) -> Optional[FunctionNode]:
+    """The lambda or local def `arg` passes: itself, a name bound to one in `enclosing`, or an entry
+    of a container built there and bound once (`cfg.fn` with `cfg = Cfg(fn=lambda y: ...)`,
+    `fns["act"]` with `fns = {"act": lambda y: ...}`, `pair[0]` of a tuple or list literal)."""
+    if depth > 3:
+        return None
     if isinstance(arg, ast.Lambda):
         return arg
+    scope = model.index.scopes.get(enclosing)
     if isinstance(arg, ast.Name):
-        scope = model.index.scopes.get(enclosing)
         for binding in (scope.bindings.get(arg.id, []) if scope else []):
             if binding.kind == "def":
                 return binding.node  # type: ignore[return-value]
             if binding.kind == "assign" and isinstance(binding.value, ast.Lambda):
                 return binding.value
+        return None
+    entry = _container_entry(model, arg, scope)
+    return local_function(model, entry, enclosing, depth + 1) if entry is not None else None
+
+
+def _container_entry(model: FileModel, arg: ast.expr, scope) -> Optional[ast.expr]:
+    """What `holder.field` or `holder[key]` reads from the record, dict or sequence literal that
+    `holder`, a name bound once in `scope`, is bound to."""
+    holder = arg.value if isinstance(arg, (ast.Attribute, ast.Subscript)) else None
+    if not isinstance(holder, ast.Name) or scope is None:
+        return None
+    bindings = scope.bindings.get(holder.id, [])
+    if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+        return None
+    built = bindings[0].value
+    if isinstance(arg, ast.Attribute):
+        if isinstance(built, ast.Call):
+            return next((k.value for k in built.keywords if k.arg == arg.attr), None)
+        return None
+    key = arg.slice
+    if not isinstance(key, ast.Constant):  # type: ignore[union-attr]
+        return None
+    if isinstance(built, ast.Dict):
+        return next((v for k, v in zip(built.keys, built.values)
+                     if isinstance(k, ast.Constant) and k.value == key.value), None)
+    if isinstance(built, (ast.Tuple, ast.List)) and isinstance(key.value, int) and not isinstance(key.value, bool) \
+            and not any(isinstance(e, ast.Starred) for e in built.elts) and -len(built.elts) <= key.value < len(built.elts):
+        return built.elts[key.value]
     return None
 
 def captured_names(model: FileModel, fn: FunctionNode, enclosing: FunctionNode) -> List[str]:

@@ -17,7 +17,8 @@ class NondiffCallableCaptures(Rule):
     """## What it does
     Flags a callable passed in a custom_vjp or custom_jvp nondiff position that captures a
     traced value: a lambda or local function inside a traced function capturing one of its
-    variables; a callable built anywhere (`jax.grad(objective)`, `functools.partial(f, v)`, a
+    variables, passed itself or read from a record, dict or tuple built there (`cfg.fn` with
+    `cfg = Cfg(fn=lambda y: theta * y)`, `fns["act"]`), or bound by `functools.partial(f, lambda ...)`; a callable built anywhere (`jax.grad(objective)`, `functools.partial(f, v)`, a
     name bound to a lambda) whose captured value `vjplint.facts.value_kinds` follows to a tracer (through
     the module's callers); and, as "may", a closure over a parameter of an enclosing function
     that is not known to be traced, when the closure uses it as a number. A callable object (an
@@ -99,16 +100,19 @@ def outer(c):
 
     def check_derivative(self, d: CustomDerivative) -> None:
         self._from_other_modules(d)
-        for site in d.call_sites:
+        for site in [*d.call_sites, *self.model.facts.partial_sites(d)]:  # a partial's bound arguments too
             traced = self.model.traced.get(site.enclosing) if site.enclosing is not None else None
             for position, name in d.nondiff_names():
                 arg = self.model.facts.argument_at(site.call, position, name)
                 if arg is None:
                     continue
                 fn = local_function(self.model, arg, site.enclosing) if traced is not None else None
-                captured = captured_names(self.model, fn, site.enclosing) if fn is not None else []  # type: ignore
+                captured = [c for c in captured_names(self.model, fn, site.enclosing)  # type: ignore
+                            if c not in traced.static_params] if fn is not None else []  # type: ignore[union-attr]
                 if captured:
                     what = "lambda" if isinstance(fn, ast.Lambda) else f"function `{function_name(fn)}`"
+                    if isinstance(arg, (ast.Attribute, ast.Subscript)):  # read from a record or dict built here
+                        what = f"{what} `{self.model.quote(arg, 30)}`"
                     self.report(arg, f"the {what} passed as nondiff `{name}` of `{d.name}` captures "
                                      f"`{captured[0]}`, a variable of {describe_traced(traced)}: "  # type: ignore
                                      f"differentiating with respect to it raises UnexpectedTracerError, and "

@@ -18,6 +18,10 @@ COTANGENT_NAMES = frozenset({
 })
 # `_`: a bwd that ignores its second parameter ignores the cotangent when the names are swapped
 RESIDUAL_NAMES = frozenset({"res", "resid", "residual", "residuals", "saved", "ctx", "cache", "saved_tensors", "_"})
+# Words of a longer name that say the same (`grad_in`, `out_cts`; `fwd_res`, `saved_values`).
+COTANGENT_WORDS = frozenset({"g", "ct", "cts", "cot", "cotangent", "cotangents", "grad", "grads", "gradient",
+                             "gradients", "bar", "dy", "dout", "upstream"})
+RESIDUAL_WORDS = frozenset({"res", "resid", "residual", "residuals", "saved", "ctx", "cache"})
 
 
 class BwdSwappedParams(Rule):
@@ -26,7 +30,11 @@ class BwdSwappedParams(Rule):
     wrong order: cotangent first, residuals second, such as `(g, res)`, `(ct, res)` or
     `(cotangent, residuals)` (after any nondiff parameters). Both names must match: a
     cotangent-like name (`g`, `ct`, `cotangent`, `grad`, `dy`, ...) in the residual slot and a
-    residual-like name (`res`, `residuals`, `saved`, `ctx`, `cache`) in the cotangent slot.
+    residual-like name (`res`, `residuals`, `saved`, `ctx`, `cache`) in the cotangent slot; a longer
+    name counts by its `_`-separated words (`grad_in`, `out_cts`; `saved_residuals`, `fwd_res`) when
+    none of them is of the other kind. A residual-like name in the cotangent slot that the body
+    indexes or unpacks, beside a first parameter it never does (`def bwd(gtm, res): spin = res[1]`),
+    is flagged too: the body reads the residuals from where JAX passes the cotangent.
     It stays silent when the body treats the first parameter as the residuals (unpacks or
     indexes it) and not the second: then only the names are odd. Where the names say nothing
     (`a0`, `a1`), the use decides: bwd unpacking exactly the residuals fwd saves (`out, (x, w)`)
@@ -113,7 +121,11 @@ f.defvjp(f_fwd, f_bwd)
             if nd and self._nondiff_misplaced(d, bwd, arity.names, nondiff):
                 continue
             first, second = arity.names[nd], arity.names[nd + 1]
-            if first not in COTANGENT_NAMES or second not in RESIDUAL_NAMES:
+            if not (_says(first, COTANGENT_NAMES, COTANGENT_WORDS) and _says(second, RESIDUAL_NAMES, RESIDUAL_WORDS)):
+                if _says(second, RESIDUAL_NAMES, RESIDUAL_WORDS) and not _says(first, RESIDUAL_NAMES, RESIDUAL_WORDS) \
+                        and _used_as_container(bwd.node, second) and not _used_as_container(bwd.node, first):
+                    self._residuals_read_from_cotangent(d, bwd, first, second, nd, arity.names)
+                    continue
                 self._by_use(d, bwd, first, second)  # names that say nothing: how the body uses them
                 continue
             if _used_as_container(bwd.node, first) and not _used_as_container(bwd.node, second):
@@ -160,6 +172,19 @@ f.defvjp(f_fwd, f_bwd)
                     severity=Severity.ERROR)
         return True
 
+    def _residuals_read_from_cotangent(self, d: CustomDerivative, bwd: RuleFunction, first: str, second: str,
+                                       nd: int, names) -> None:
+        """`def bwd(gtm, res)` whose body indexes or unpacks `res` and never `gtm`: named and read as the
+        residuals, in the place where JAX passes the cotangent."""
+        assert bwd.node is not None
+        self._seen.add(bwd.node)
+        order = "bwd(" + ", ".join([*names[:nd], "residuals", "cotangent"]) + ")"
+        self.report(self.model.name_anchor(bwd.node),
+                    f"{rule_label(bwd, 'bwd')} reads the residuals from `{second}` (it indexes or unpacks it, and "
+                    f"never `{first}`), but JAX calls {order}: `{second}` receives the output cotangent of "
+                    f"`{d.name}` and `{first}` the residuals, so the gradient is wrong or the rule raises when the "
+                    f"shapes do not fit; swap them: ({second}, {first})")
+
     def _by_use(self, d: CustomDerivative, bwd: RuleFunction, first: str, second: str) -> None:
         assert bwd.node is not None
         unpacked = self.model.facts.residuals_from_cotangent(d, bwd)
@@ -172,6 +197,16 @@ f.defvjp(f_fwd, f_bwd)
                     f"JAX passes `{second}` the cotangent of `{d.name}`'s output and "
                     f"`{first}` the residuals, which the body never unpacks; the gradient of `{d.name}` is then "
                     f"silently wrong when the shapes fit. Swap them: ({second}, {first})")
+
+
+def _says(name: str, names: frozenset, words: frozenset) -> bool:
+    """`name` is one of `names`, or one of its `_`-separated words is one of `words` (`grad_in`,
+    `saved_res`) and none is of the other kind."""
+    if name in names:
+        return True
+    parts = set(name.lower().split("_"))
+    other = RESIDUAL_WORDS if words is COTANGENT_WORDS else COTANGENT_WORDS
+    return bool(parts & words) and not parts & other
 
 
 def _used_as_container(fn: FunctionNode, name: str) -> bool:

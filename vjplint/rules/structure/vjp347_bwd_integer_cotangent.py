@@ -124,13 +124,9 @@ step.defvjp(step_fwd, step_bwd)
             return False
         sig = d.signature
         if sig is not None and name in sig.positional:
-            position = sig.positional.index(name)
-            for site in d.call_sites:
-                k = position - site.positional_offset
-                args = site.call.args
-                if 0 <= k < len(args) and not any(isinstance(a, ast.Starred) for a in args[:k + 1]) \
-                        and self.model.facts.integers().evidence(args[k]) is not None:
-                    return True
+            passed = self.model.facts.calls_pass(d, sig.positional.index(name))
+            if any(self.model.facts.integers().evidence(arg) is not None for arg in passed.arguments):
+                return True
         arg = next((a for a in [*d.primal.args.posonlyargs, *d.primal.args.args] if a.arg == name), None)
         annotation: Optional[ast.expr] = arg.annotation if arg is not None else None
         if annotation is None:

@@ -14,6 +14,7 @@ from vjplint.syntax.walk import walk
 SYMBOLIC_ZEROS_POSITION = 2
 ARRAY_FUNCTIONS = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "numpy.")
 RECORD_FIELDS = ("value", "perturbed")
+ARRAY_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "T", "astype", "reshape", "sum", "mean", "at"})
 # calls that do not compute with their argument (a test, a print)
 SAFE_CALLS = frozenset({"isinstance", "type", "id", "print", "repr", "str", "callable", "hasattr", "getattr"})
 
@@ -22,7 +23,8 @@ class SymbolicZerosRawPrimal(Rule):
     """## What it does
     Flags a custom_vjp fwd rule registered with `defvjp(..., symbolic_zeros=True)` (a literal or
     a module constant) that computes with a differentiable argument as if it were an array (an
-    operand of arithmetic, or an argument of a `jnp`/`lax`/`jax.nn`/`jax.scipy`/`np` function),
+    operand of arithmetic, indexed, an array attribute such as `x.shape`, or an argument of a
+    `jnp`/`lax`/`jax.nn`/`jax.scipy`/`np` function, before fwd binds the name again),
     or passes it to a function of the module that does or to the custom function itself, and never
     reads `.value` or `.perturbed` (nor does a closure or helper it names). Passed to a callable
     vjplint cannot read (a factory's argument, another module's function), it is a warning.
@@ -187,12 +189,14 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
         when `fn` only tests, compares by identity or drops it, or binds `name` again."""
         index = self.model.index
         scope = index.scopes.get(fn)
-        if depth > 3 or scope is None or len(scope.bindings.get(name, [])) != 1 or name in scope.globals_ \
+        if depth > 3 or scope is None or not scope.bindings.get(name) or name in scope.globals_ \
                 or name in scope.nonlocals:
             return None
         direct = self._array_use(fn, name)
         if direct is not None:
             return direct, None
+        if len(scope.bindings[name]) != 1:
+            return None  # bound again: what later calls receive is another value
         held = {name} | {b.node.targets[0].id for bs in scope.bindings.values() for b in bs  # `s = (t, x)`
                           if len(bs) == 1 and b.kind == "assign" and isinstance(b.node, ast.Assign)
                           and isinstance(b.node.targets[0], ast.Name) and isinstance(b.value, (ast.Tuple, ast.List))
@@ -226,8 +230,11 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
         of the record's fields or binds `name` again."""
         index = self.model.index
         scope = index.scopes.get(fn)
-        if scope is None or len(scope.bindings.get(name, [])) != 1 or name in scope.globals_ or name in scope.nonlocals:
+        bindings = scope.bindings.get(name, []) if scope is not None else []
+        if scope is None or not bindings or bindings[0].kind != "param" or name in scope.globals_ \
+                or name in scope.nonlocals:
             return None
+        until = min((getattr(b.node, "lineno", 0) for b in bindings[1:]), default=None)  # `x = jnp.asarray(x)`
         nodes = self.model.facts.own_nodes(fn)
         for node in nodes:
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name \
@@ -241,6 +248,10 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
             elif isinstance(node, ast.Call) and any(_is(a, name) for a in node.args) and (
                     index.qualname(node.func) or "").startswith(ARRAY_FUNCTIONS):
                 uses.append(node)
+            elif isinstance(node, ast.Subscript) and _is(node.value, name) or isinstance(node, ast.Attribute) and \
+                    _is(node.value, name) and node.attr in ARRAY_ATTRIBUTES:
+                uses.append(node)  # a record has no items, shape or dtype
+        uses = [n for n in uses if until is None or n.lineno <= until]
         return min(uses, key=lambda n: (n.lineno, n.col_offset)) if uses else None
 
 

@@ -141,12 +141,7 @@ clip.defvjp(clip_fwd, clip_bwd)
         default = sig.defaults.get(key)
         if not (isinstance(default, ast.Constant) and isinstance(default.value, (int, float))):
             return False
-        for site in d.call_sites:
-            position = index + site.positional_offset
-            if len(site.call.args) > position or any(k.arg in (key, None) for k in site.call.keywords) or \
-                    any(isinstance(a, ast.Starred) for a in site.call.args):
-                return False
-        return True
+        return not self.model.facts.calls_pass(d, index).any
 
     def _eager_only(self, d) -> bool:
         """The primal itself makes Python values of its differentiable inputs (`if x > 0:`): the

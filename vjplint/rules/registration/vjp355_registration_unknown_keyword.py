@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional, Set, Tuple
+
+from vjplint.diagnostics import Severity
+from vjplint.model.file_model import CustomDerivative
+from vjplint.model.jaxapi import PARTIAL
+from vjplint.rules.base import Rule
+
+# The keywords each registration method of JAX 0.10.2 takes (`inspect.signature`): `defvjp(fwd,
+# bwd, symbolic_zeros=False, optimize_remat=False)`, `defjvp(jvp, symbolic_zeros=False)`,
+# `defjvps(*jvps)`. The creator's options (`nondiff_argnums`, `nondiff_argnames`) are not among them.
+ACCEPTED = {"defvjp": frozenset({"fwd", "bwd", "symbolic_zeros", "optimize_remat"}),
+            "defjvp": frozenset({"jvp", "symbolic_zeros"}),
+            "defjvps": frozenset()}
+CREATOR_OPTIONS = frozenset({"nondiff_argnums", "nondiff_argnames"})
+
+
+class RegistrationUnknownKeyword(Rule):
+    """## What it does
+    Flags a keyword argument that JAX's registration method does not take: `f.defvjp(fwd, bwd,
+    nondiff_argnums=(2,))`, `@partial(f.defjvp, nondiff_argnums=(0,))`, `f.defjvp(jvp,
+    symbolic_zero=True)` (a misspelling), any keyword of `f.defjvps(...)`, on a `jax.custom_vjp`
+    or `jax.custom_jvp` made in the module in any spelling (decorator, `functools.partial`, the
+    call form, in a factory or a class body). `defvjp` takes `symbolic_zeros` and
+    `optimize_remat`, `defjvp` takes `symbolic_zeros`, `defjvps` none.
+
+    ## Why is this bad?
+    The registration is a plain Python call, so the line raises when it runs, at import for
+    module-level code, before any differentiation (measured on JAX 0.10.2,
+    `fixtures/rules/VJP355`):
+
+        TypeError: custom_jvp.defjvp() got an unexpected keyword argument 'nondiff_argnums'
+
+    `nondiff_argnums` and `nondiff_argnames` belong to the creator: moved to the registration,
+    they leave the custom function with no nondiff positions as well.
+
+    ## Example
+    ```python
+    @jax.custom_jvp
+    def scaled(n, x):
+        return x * n
+
+    @partial(scaled.defjvp, nondiff_argnums=(0,))
+    def scaled_jvp(n, primals, tangents):
+        ...
+    ```
+
+    ## Use instead
+    ```python
+    @partial(jax.custom_jvp, nondiff_argnums=(0,))
+    def scaled(n, x):
+        return x * n
+
+    @scaled.defjvp
+    def scaled_jvp(n, primals, tangents):
+        ...
+    ```
+
+    ## Fix safety
+    No fix: where the option belongs (the creator, or nowhere) is the author's choice.
+    """
+
+    CODE = "VJP355"
+    NAME = "registration-unknown-keyword"
+    SEVERITY = Severity.ERROR
+    TRIGGERS = (b"defvjp", b"defjvp")
+
+    INVALID = ['''
+import jax
+
+def double_fwd(x):
+    return 2 * x, None
+
+def double_bwd(n, res, g):
+    return (2 * g,)
+
+@jax.custom_vjp
+def double(n, x):
+    return 2 * x
+
+double.defvjp(double_fwd, double_bwd, nondiff_argnums=(0,))
+''']
+    VALID = ['''
+import jax
+
+def double_fwd(x):
+    return 2 * x, None
+
+def double_bwd(res, g):
+    return (2 * g,)
+
+@jax.custom_vjp
+def double(x):
+    return 2 * x
+
+double.defvjp(double_fwd, double_bwd, symbolic_zeros=False)
+''']
+
+    def check(self) -> None:
+        seen: Set[ast.AST] = set()
+        for attribute in self.model.index.of_type(ast.Attribute):
+            found = self._registration(attribute)  # type: ignore[arg-type]
+            if found is None:
+                continue
+            method, d, call = found
+            for keyword in call.keywords:
+                if keyword.arg is None or keyword.arg in ACCEPTED[method] or keyword in seen:
+                    continue
+                seen.add(keyword)
+                self.report(keyword, self._message(method, d, attribute, keyword.arg))  # type: ignore[arg-type]
+
+    def _registration(self, attribute: ast.Attribute) -> Optional[Tuple[str, CustomDerivative, ast.Call]]:
+        """(method, derivative, the call) for `f.defvjp(...)`, `f.defjvp(...)`, `f.defjvps(...)` and
+        `partial(f.defjvp, ...)` on a custom function of this module, of the method's kind."""
+        if attribute.attr not in ACCEPTED:
+            return None
+        call = self.model.index.parent(attribute)
+        if not isinstance(call, ast.Call) or call.func is not attribute and not (
+                call.args and call.args[0] is attribute and self.model.index.qualname(call.func) in PARTIAL):
+            return None
+        d = self.model.facts.derivative_named(attribute.value)
+        if d is None or d.api != "jax" or (attribute.attr == "defvjp") != (d.kind == "vjp"):
+            return None  # a registration of the other kind is VJP343's
+        return attribute.attr, d, call
+
+    def _message(self, method: str, d: CustomDerivative, attribute: ast.Attribute, name: str) -> str:
+        top = self.model.facts.is_top_level(attribute)
+        when = "importing this module raises" if top else "running this line raises"
+        takes = {"defvjp": "`fwd`, `bwd`, `symbolic_zeros` and `optimize_remat`", "defjvp": "`jvp` and `symbolic_zeros`",
+                 "defjvps": "only the jvp functions, by position"}[method]
+        owner = "custom_vjp" if d.kind == "vjp" else "custom_jvp"
+        if name in CREATOR_OPTIONS:
+            advice = (f"`{name}` is an option of the creator: give it there "
+                      f"(`@functools.partial(jax.{owner}, {name}=...)`) and drop it here")
+        else:
+            advice = f"drop `{name}`, or spell the option JAX takes"
+        return (f"`{self.quote(attribute)}` takes {takes}, not `{name}`: {when} `TypeError: {owner}.{method}() got an "
+                f"unexpected keyword argument '{name}'`, before any differentiation; {advice}")
