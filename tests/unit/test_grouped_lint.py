@@ -13,7 +13,7 @@ from vjplint.lint import chunks
 from vjplint.lint.engine import lint_source
 from vjplint.lint.chunks import split
 from vjplint.lint.incremental import IncrementalLinter
-from vjplint.lint.session import GROUPED_MIN_CHARS, LintSession, grouped_min_chars
+from vjplint.lint.session import GROUPED_FLOOR, GROUPED_NAMES, GROUPED_NAMES_PER_MB, LintSession, grouped_min_chars
 from vjplint.settings.config import Config
 from vjplint.syntax.positions import lines_with_endings
 
@@ -133,12 +133,33 @@ def test_a_module_that_cannot_be_split_is_linted_whole() -> None:
 
 def test_the_threshold_comes_from_the_environment(monkeypatch) -> None:
     monkeypatch.delenv("VJPLINT_GROUPED_MIN_CHARS", raising=False)
-    assert grouped_min_chars() == GROUPED_MIN_CHARS == 2_000_000
-    for value, expected in (("0", 0), (" 1234 ", 1234), ("-5", 0), ("many", GROUPED_MIN_CHARS), ("", GROUPED_MIN_CHARS)):
+    assert grouped_min_chars() is None and LintSession().grouped_min_chars is None  # by measure
+    for value, expected in (("0", 0), (" 1234 ", 1234), ("-5", 0), ("many", None), ("", None)):
         monkeypatch.setenv("VJPLINT_GROUPED_MIN_CHARS", value)
         assert grouped_min_chars() == expected
         assert LintSession().grouped_min_chars == expected
         assert LintSession().for_worker().grouped_min_chars == expected
+    forced = LintSession(grouped_min_chars=1000)
+    assert forced.groups("x" * 1000, ["custom_vjp"]) and not forced.groups("x" * 999, ["custom_vjp"])
+    assert forced.groups("x" * 1000, ["custom_vjp"], grafted=True)  # the environment's size alone decides
+
+
+def test_by_measure_only_a_module_dense_in_the_names_is_grouped() -> None:
+    """GROUPED_NAMES occurrences plus GROUPED_NAMES_PER_MB a million characters, from GROUPED_FLOOR
+    characters (docs/performance.md: the crossovers measured)."""
+    session = LintSession(grouped_min_chars=None)
+    names = ["custom_vjp", "defvjp"]
+    words = "custom_vjp\n" * 400 + "defvjp\n" * 415  # 815 occurrences
+    dense = " " * (GROUPED_FLOOR - len(words)) + words  # 100,000 characters: 800 + 15 needed
+    assert len(dense) == GROUPED_FLOOR and GROUPED_NAMES + GROUPED_NAMES_PER_MB * len(dense) // 10**6 == 815
+    assert session.groups(dense, names)
+    assert not session.groups(dense, names, grafted=True)
+    assert not session.groups(dense.replace("defvjp", "defjvp", 1), names)  # 814
+    assert not session.groups(dense[1:], names)  # 99,999 characters: under the floor
+    big = " " * (10**7 - 11 * 2_300) + "custom_vjp " * 2_300  # 10 MB: 800 + 1,500 needed
+    assert len(big) == 10**7 and session.groups(big, names)
+    assert not session.groups(big.replace("custom_vjp", "custom_xyz", 1), names)  # 2,299
+    assert not session.groups(" " * 10**7 + "custom_vjp", names)  # one derivative in 10 MB: whole
 
 
 def test_a_big_documents_first_lint_in_the_server_caches_its_families_at_once() -> None:

@@ -147,7 +147,8 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     text = decoded.text
     if SKIP_FILE.search(text):
         return result
-    if len(text) >= session.grouped_min_chars and rules is None and split is None:
+    if rules is None and split is None and session.groups(
+            text, [n.decode() for n in prefilter_names(config, facts, session)], _grafts(facts)):
         grouped = _lint_grouped(filename, text, config, where, facts, session)
         if grouped is not None:
             grouped.decoded = decoded
@@ -211,8 +212,11 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
     families = grouped(chunks, [n.decode() for n in names]) or [[]]
     if not named.intersection(context):  # a family holding none of the names has no finding (as a file has none)
         families = [f for f in families if not named.isdisjoint(f)] or [[]]
-    # A tuple: every family's model shares it, and its join and digest are made once (file_model.joined).
-    lines = tuple(source_lines(text))
+    # One table: every family's model shares it, and its join, digest and word tests are made once
+    # (file_model.LineTable), and go with it
+    from vjplint.model.file_model import LineTable
+
+    lines = LineTable(source_lines(text))
     enabled, partly = enabled_codes(config, session)
     found: List[Diagnostic] = []
     seen: Set[tuple] = set()
@@ -235,9 +239,6 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
                 found.append(d)
                 seen.add(seen_as)
     session.forget_parse()  # a family's compact text: no fix of the document reads it
-    from vjplint.model.file_model import forget_joined
-
-    forget_joined()  # the document's joined text and digest, made once for its families
     result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True, findings=list(found))
     return _finish(result, config, filename, where, lines, enabled, text)
 
