@@ -31,6 +31,8 @@ SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
 # models are cyclic garbage, and the collector is paused for a lint (`gc_paused`). Only what was
 # made since the last collection is scanned, so it costs about as much at any size.
 GROUPED_COLLECT_CHARS = 250_000
+# Families are linted together up to this many characters (`_batches`).
+GROUPED_BATCH_CHARS = 8_000
 
 
 @dataclass
@@ -222,7 +224,7 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
     seen: Set[tuple] = set()
     errors: List[str] = []
     linted = 0  # characters linted since the last collection
-    for family in families:
+    for family in _batches(families, chunks):
         order = sorted(context + family)
         linted += sum(len(chunks[i].text) for i in family)
         if linted >= GROUPED_COLLECT_CHARS:  # the families' models are cyclic garbage: the collector is paused
@@ -241,6 +243,26 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
     session.forget_parse()  # a family's compact text: no fix of the document reads it
     result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True, findings=list(found))
     return _finish(result, config, filename, where, lines, enabled, text)
+
+
+def _batches(families: List[List[int]], chunks: Sequence["Chunk"]) -> List[List[int]]:
+    """`families` taken together, in order, until their text reaches GROUPED_BATCH_CHARS: each
+    batch is linted as one module (a union of families finds what its families find, as the
+    whole module, their union, does), so the per-module cost (a parse, the regions, the model,
+    the rules' set-up) is paid once per batch rather than once per family, while a batch stays
+    small enough for the rules' comparisons among a module's derivatives to cost little."""
+    batches: List[List[int]] = []
+    current: List[int] = []
+    size = 0
+    for family in families:
+        current.extend(family)
+        size += sum(len(chunks[i].text) for i in family)
+        if size >= GROUPED_BATCH_CHARS:
+            batches.append(current)
+            current, size = [], 0
+    if current or not batches:
+        batches.append(current)
+    return batches
 
 
 def _chunks_with_names(chunks: Sequence["Chunk"], text: str, names: Sequence[bytes]) -> Set[int]:

@@ -33,20 +33,23 @@ from vjplint.syntax.source import parse, same_statements
 _Kept = Tuple[str, Tuple[str, ...], Optional[ast.Module], Optional[ast.Module]]
 
 
-# Which modules are linted a family at a time, by measure (docs/performance.md, "The grouped lint's
-# threshold"): the whole lint's cost grows faster than the number of custom derivatives in a
-# module (its rules compare them with each other: a dense module of 0.5 MB took 18 s whole, 5 s
-# by families), while the grouped lint pays a parse of every statement to find the families
-# (about 0.5 s a MB more on a module whose regions are small). Measured crossovers (CPU, one
-# process): dense custom_vjp code at 0.10 MB, 620 occurrences of the prefilter names, whole 1.28 s
-# against 1.58 s grouped; at 0.15 MB, 928 occurrences, 2.64 s against 1.77 s; one block in ten
-# at 1.9 MB, 1,128 occurrences, 3.32 s against 3.39 s; the 10 MB modules of one custom_vjp or of
-# 600k assignments (a handful of occurrences) 2-3 times faster whole, and under 500 MB whole.
-# So a module is grouped when its text holds at least GROUPED_NAMES + GROUPED_NAMES_PER_MB a
-# million characters occurrences of the names; under GROUPED_FLOOR characters it never is.
+# Which modules are linted a family at a time, by measure (docs/performance.md, "The 10 MB module
+# in every shape"): the whole lint's cost grows faster than the number of custom derivatives in a
+# module (its rules compare them with each other: a dense module of 0.5 MB took 18 s whole), while
+# the grouped lint pays a parse of every statement to find the families (about 0.5 s a MB more on
+# a module whose regions are small) and lints them in batches (vjplint.lint.engine._batches).
+# Measured crossovers (CPU, one process, batches of 8,000 characters): dense custom_vjp code at
+# 0.03 MB, 188 occurrences of the prefilter names: whole 0.55 s, grouped 0.52 s; at 0.1 MB, 620
+# occurrences: 1.43 s against 0.95 s; about 2 MB with one block in 30, 384 occurrences: 1.21 s
+# against 2.53 s; one block in ten, 1,128 occurrences: 4.12 s against 2.73 s; the 10 MB modules of
+# one custom_vjp or of 600k assignments (a handful of occurrences): 2-3 times faster whole, and
+# under 500 MB whole; JAX's tests/custom_api_test.py (0.14 MB, 406 occurrences, real code whose
+# derivatives sit in big test classes): 1.03-1.17 s whole, 1.14-1.27 s grouped (the CLI, 3 runs
+# each). So a module is grouped when its text holds at least GROUPED_NAMES + GROUPED_NAMES_PER_MB
+# a million characters occurrences of the names; under GROUPED_FLOOR characters it never is.
 GROUPED_FLOOR = 100_000
-GROUPED_NAMES = 800
-GROUPED_NAMES_PER_MB = 150
+GROUPED_NAMES = 500
+GROUPED_NAMES_PER_MB = 250
 # Kept for the environment: VJPLINT_GROUPED_MIN_CHARS=N groups every module of N characters or
 # more and no other (tests set 0 to compare the grouped lint with the whole one on every file, and
 # a large number to lint every file whole).
