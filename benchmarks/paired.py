@@ -68,7 +68,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     with tempfile.TemporaryDirectory() as cwd:  # no pyproject.toml, no cache directory
         checkouts = [name for name in commands if name != "ruff"]
         for name in checkouts:  # untimed, with bytecode written: the .pyc files and the dataclasses'
-            command, pythonpath = commands[name]  # kept code (vjplint/cli/class_code.py), as installed
+            command, pythonpath = commands[name]  # kept code (vjplint/batch/class_code.py), as installed
             subprocess.run(command, cwd=cwd, env={**os.environ, "PYTHONPATH": pythonpath or "",
                                                   "PYTHONDONTWRITEBYTECODE": ""},
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -1,6 +1,11 @@
 """Mutation and spelling operators over the correct definitions in `bases/`.
 
     python eval/mutation/mutate.py            # regenerate cases/ (mutants) and manifest.json
+    python eval/mutation/mutate.py --check    # exit 1 when a mutant or the manifest is missing or stale; writes nothing
+
+A regeneration replaces the mutants and the manifest only: the usage tests beside the mutants
+(`test_usage_*.py`, written by usage_tests.py) are left as they are (`usage_tests.py --check`
+says which are stale).
 
 A *mutation operator* makes one realistic edit to a correct custom_vjp/custom_jvp definition
 (a cotangent order, a rule parameter, a registration, nondiff_argnums, ...). Whether the edit is
@@ -2621,12 +2626,12 @@ SAMPLED = ("direct_linearize", "jvptracer_sniff", "registered_twice", "unregiste
 SAMPLED_SETS = ("heldout6",)
 
 
-def generate() -> Dict:
-    """Write cases/<operator>/<base>.py for every applicable (base, operator) pair."""
+def build() -> Tuple[Dict, Dict[Path, str]]:
+    """(the manifest, {mutant path: its text}) for every applicable (base, operator) pair, made
+    in memory: nothing is written."""
     manifest: Dict = {"bases": {}, "mutants": {}, "operators": {k: v[0] for k, v in MUTATIONS.items()},
                       "spellings": {k: v[0] for k, v in SPELLINGS.items()}}
-    for old in CASES.rglob("*.py") if CASES.exists() else []:
-        old.unlink()
+    texts: Dict[Path, str] = {}
     # held-out bases are numbered apart (their own every-third sample), so adding one leaves the
     # original set's mutants as they are
     files: List[Tuple[int, Path, Optional[str]]] = [(i, p, None) for i, p in enumerate(base_files())]
@@ -2655,18 +2660,67 @@ def generate() -> Dict:
             if out is None:
                 continue
             text, meta2, where = out
-            target = CASES / name / f"{stem}.py"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            texts[CASES / name / f"{stem}.py"] = text
             manifest["mutants"][f"{name}/{stem}"] = {"base": stem, "operator": name, "edited": where,
                                                      "path": f"eval/mutation/cases/{name}/{stem}.py"}
             if held_out:
                 manifest["mutants"][f"{name}/{stem}"].update(held_out=True, held_out_set=held_out)
-    MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return manifest, texts
+
+
+def _manifest_text(manifest: Dict) -> str:
+    return json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+
+
+def _mutants_on_disk() -> List[Path]:
+    """The mutant files under cases/ (not the usage tests beside them)."""
+    if not CASES.exists():
+        return []
+    return sorted(p for p in CASES.rglob("*.py") if not p.name.startswith("test_usage_"))
+
+
+def generate() -> Dict:
+    """Write cases/<operator>/<base>.py for every applicable (base, operator) pair and the
+    manifest; remove the mutants no operator makes any more. The usage tests are kept."""
+    manifest, texts = build()
+    for old in _mutants_on_disk():
+        if old not in texts:
+            old.unlink()
+    for target, text in texts.items():
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    MANIFEST.write_text(_manifest_text(manifest), encoding="utf-8")
     return manifest
 
 
-if __name__ == "__main__":
+def check() -> List[str]:
+    """What a regeneration would change (missing, stale or extra mutants, the manifest), each a
+    line; nothing is written."""
+    manifest, texts = build()
+    problems = [f"missing: {p.relative_to(HERE)}" for p in texts if not p.is_file()]
+    problems += [f"stale: {p.relative_to(HERE)}" for p, text in texts.items()
+                 if p.is_file() and p.read_text(encoding="utf-8") != text]
+    problems += [f"extra: {p.relative_to(HERE)}" for p in _mutants_on_disk() if p not in texts]
+    if not MANIFEST.is_file() or MANIFEST.read_text(encoding="utf-8") != _manifest_text(manifest):
+        problems.append(f"stale: {MANIFEST.relative_to(HERE)}")
+    return problems
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when a mutant or the manifest is missing or stale; write nothing")
+    options = parser.parse_args(argv)
+    if options.check:
+        problems = check()
+        for line in problems:
+            print(line, file=sys.stderr)
+        if problems:
+            print(f"{len(problems)} mutants or manifest out of date: python eval/mutation/mutate.py", file=sys.stderr)
+        return 1 if problems else 0
     m = generate()
     held = sum(1 for b in m["bases"].values() if b.get("held_out"))
     print(f"{len(m['bases'])} bases ({held} held out), {len(m['mutants'])} mutants "
@@ -2674,4 +2728,8 @@ if __name__ == "__main__":
     from collections import Counter
     for op, n in sorted(Counter(v["operator"] for v in m["mutants"].values()).items()):
         print(f"  {op:24} {n}")
-    sys.exit(0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

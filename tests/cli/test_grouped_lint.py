@@ -1,6 +1,7 @@
 """The real CLI on a module linted a family of statements at a time (vjplint.lint.engine.
-_lint_grouped: modules of `VJPLINT_GROUPED_MIN_CHARS` characters or more, 2 MB by default): the
-same output, byte for byte, as the whole lint, with fixes and diffs."""
+_lint_grouped: by default a module dense in custom derivatives, `LintSession.groups`; with
+`VJPLINT_GROUPED_MIN_CHARS`, every module of that many characters or more): the same output,
+byte for byte, as the whole lint, with fixes and diffs."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from pathlib import Path
 import pytest
 from tests.conftest import run_cli
 
+from vjplint.lint.session import LintSession
+from vjplint.syntax.names import PREFILTER_NAMES
+
 JSON = ("--output-format", "json", "--exit-zero")
 DIFF = ("--diff", "--unsafe-fixes", "--exit-zero")
 FORCED = {"VJPLINT_GROUPED_MIN_CHARS": "0"}
+WHOLE = {"VJPLINT_GROUPED_MIN_CHARS": str(10**12)}  # every file linted whole: the reference
 # generous: the outputs are compared, never the time (a loaded machine is slow, not wrong)
 TIMEOUT = 3600
 
@@ -72,7 +77,7 @@ HEADER = "from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n
 @pytest.mark.parametrize("args", [JSON, DIFF], ids=["json", "diff"])
 @pytest.mark.parametrize("tree", ["fixtures", "eval/cases"])
 def test_the_grouped_lint_forced_on_gives_the_whole_lints_output_byte_for_byte(tree: str, args: tuple) -> None:
-    whole = run_cli("check", "--no-cache", *args, tree, timeout=TIMEOUT)
+    whole = run_cli("check", "--no-cache", *args, tree, env=WHOLE, timeout=TIMEOUT)
     grouped = run_cli("check", "--no-cache", *args, tree, env=FORCED, timeout=TIMEOUT)
     assert whole.returncode == grouped.returncode == 0, (whole.stderr, grouped.stderr)
     assert len(whole.stdout) > (100_000 if args == JSON else 10_000)  # hundreds of findings, dozens of fixes
@@ -81,15 +86,19 @@ def test_the_grouped_lint_forced_on_gives_the_whole_lints_output_byte_for_byte(t
 
 def test_a_generated_module_over_the_threshold_gives_the_whole_lints_json(tmp_path: Path) -> None:
     """25,000 lines: split in more than one piece (PIECE_LINES, 20,000), over a threshold of 1,000
-    characters; the whole lint (under the default 2 MB) is the reference."""
+    characters, and by the default measure (2,176 occurrences of the names in 0.34 MB: grouped);
+    the whole lint is the reference."""
     text = HEADER + "".join(BLOCK.format(i=i) for i in range(int(25_000 / BLOCK.count("\n")) + 1))
     assert text.count("\n") > 25_000
+    assert LintSession(grouped_min_chars=None).groups(text, [n.decode() for n in PREFILTER_NAMES])
     (tmp_path / "big.py").write_text(text, encoding="utf-8")
-    whole = run_cli("check", "--no-cache", *JSON, "big.py", cwd=tmp_path, timeout=TIMEOUT)
+    whole = run_cli("check", "--no-cache", *JSON, "big.py", cwd=tmp_path, env=WHOLE, timeout=TIMEOUT)
     grouped = run_cli("check", "--no-cache", *JSON, "big.py", cwd=tmp_path,
                       env={"VJPLINT_GROUPED_MIN_CHARS": "1000"}, timeout=TIMEOUT)
-    assert whole.returncode == grouped.returncode == 0, (whole.stderr, grouped.stderr)
-    assert grouped.stdout == whole.stdout
+    by_measure = run_cli("check", "--no-cache", *JSON, "big.py", cwd=tmp_path, env={"VJPLINT_GROUPED_MIN_CHARS": ""},
+                         timeout=TIMEOUT)
+    assert whole.returncode == grouped.returncode == by_measure.returncode == 0, (whole.stderr, grouped.stderr)
+    assert grouped.stdout == whole.stdout == by_measure.stdout
     found = json.loads(grouped.stdout)
     blocks = text.count("def clip_") // 3
     for code in ("VJP306", "VJP307", "VJP901"):  # arity, a bare cotangent, the unknown code in noqa

@@ -210,7 +210,7 @@ ALWAYS_HEAVY = {"libcst": "a required dependency, but 60 ms to import: files wit
 
 LAZY = {
     # importer: (deferred vjplint modules, reason)
-    "vjplint.cli": ({"vjplint.batch.fastpath", "vjplint.cli.check", "vjplint.cli.check_grads", "vjplint.cli.class_code",
+    "vjplint.cli": ({"vjplint.batch.fastpath", "vjplint.cli.check", "vjplint.cli.check_grads", "vjplint.batch.class_code",
                      "vjplint.cli.rule",
                      "vjplint.cli.verify", "vjplint.server"},
                     "the entry point: `--version` and the fast path load 10 modules, each subcommand loads when chosen"),

@@ -65,12 +65,12 @@ def test_a_hard_exit_loses_no_output(tmp_path: Path) -> None:
     assert "callbacks 0" in done.stderr
 
 
-# -- the code dataclasses write, compiled once per install (vjplint.cli.class_code) --------------
+# -- the code dataclasses write, compiled once per install (vjplint.batch.class_code) --------------
 _CHECK = textwrap.dedent("""\
     import sys
     sys.argv = ["vjplint", "check", "--no-cache", "--jobs", "1", "--output-format", "json", FILE]
     import vjplint.cli as cli
-    from vjplint.cli import class_code
+    from vjplint.batch import class_code
     keep = class_code.keep
 
     def spy():
@@ -135,7 +135,7 @@ def test_kept_code_makes_the_same_methods(tmp_path: Path) -> None:
     code = textwrap.dedent("""\
         import builtins, dataclasses, sys, types
         from typing import ClassVar, List
-        from vjplint.cli import class_code
+        from vjplint.batch import class_code
 
         def make(module):
             namespace = types.ModuleType(module)

@@ -288,7 +288,11 @@ MISBEHAVING = {
     "crashes": ("import os\nos._exit(5)\n" + CLIP, "import os\nos._exit(5)\n" + CLIP_FIXED),
     "broken_rewrite": (CLIP, CLIP_FIXED + "undefined_name_in_rewrite\n"),
 }
-HANG_TIMEOUT = 25
+# The time limit under test: clip_gradient, before the hanging function, must be verified within it
+# (JAX imported, one check) while the other run shares the machine: 25 s was a window a machine at
+# load 5-15 on 2 cores could miss; the test lasts this long whatever the load (the spin ends only at
+# the limit).
+HANG_TIMEOUT = 60
 
 
 @pytest.fixture(scope="module")
@@ -449,7 +453,7 @@ def test_an_interrupted_run_leaves_no_harness_running(tmp_path, command, how):
         harness = int(pidfile.read_text())
         cli.send_signal(getattr(signal, how))
         cli.communicate(timeout=60)
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 300  # a hang guard: the loop ends as soon as the harness is gone
         while _alive(harness) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not _alive(harness)

@@ -40,7 +40,7 @@ def helper(monkeypatch: pytest.MonkeyPatch):
     assert started is not None
     yield started
     started.stop()
-    started.proc.wait(10)
+    started.proc.wait(HANG_GUARD_S)
 
 
 def _reprs(result) -> List[str]:
@@ -87,7 +87,7 @@ def test_a_helper_that_dies_leaves_its_rules_to_the_server(helper: LintHelper):
     helper.proc.kill()
     merged = lint_source("m.py", TEXT, split=split)
     assert _reprs(merged) == _reprs(lint_source("m.py", TEXT))  # whatever the helper managed
-    helper.proc.wait(10)
+    helper.proc.wait(HANG_GUARD_S)
     assert not helper.alive
     assert helper.split("m.py", TEXT, Config(), None) is None  # not asked again
     assert helper.describe().startswith(f"lint helper: pid {helper.proc.pid}, stopped")
@@ -113,7 +113,7 @@ def test_an_answer_that_never_comes_is_not_waited_for_forever(helper: LintHelper
 def test_the_helper_exits_at_the_end_of_its_input(helper: LintHelper):
     assert helper.proc.stdin is not None
     helper.proc.stdin.close()
-    assert helper.proc.wait(10) == 0
+    assert helper.proc.wait(HANG_GUARD_S) == 0
 
 
 def test_a_module_of_the_working_directory_never_shadows_the_standard_library(
@@ -130,7 +130,7 @@ def test_a_module_of_the_working_directory_never_shadows_the_standard_library(
         assert _reprs(merged) == _reprs(lint_source("m.py", TEXT))
     finally:
         started.stop()
-        started.proc.wait(10)
+        started.proc.wait(HANG_GUARD_S)
 
 
 @pytest.mark.parametrize("value", ["0", "false", "off"])

@@ -218,7 +218,7 @@ async def raw_request(client: LanguageClient, msg_id: str, body: bytes) -> Any:
     client.protocol._request_futures[msg_id] = future
     client.protocol._result_types[msg_id] = None
     client.protocol.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    return await asyncio.wait_for(asyncio.wrap_future(future), 20)
+    return await asyncio.wait_for(asyncio.wrap_future(future), HANG_GUARD_S)
 
 
 def rng(line: int, start: int, end_line: int, end: int) -> types.Range:

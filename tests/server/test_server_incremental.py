@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import ROOT, run_cli
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from tests.server import HANG_GUARD_S
 from tests.server.test_server import change, open_doc, published, raw_request, rng, start, stop
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -212,17 +213,17 @@ def test_the_collector_is_paused_while_any_lint_runs_and_restored_once_after_the
         def other_lint() -> None:
             with collector_paused():
                 inside.set()
-                release.wait(5)
+                release.wait(HANG_GUARD_S)
                 seen.append(gc.isenabled())
 
         thread = threading.Thread(target=other_lint)
         with collector_paused():
             thread.start()
-            assert inside.wait(5)
+            assert inside.wait(HANG_GUARD_S)
             seen.append(gc.isenabled())
         seen.append(gc.isenabled())  # the other lint still runs: still paused
         release.set()
-        thread.join(5)
+        thread.join(HANG_GUARD_S)
         assert seen == [False, False, False] and gc.isenabled()
         gc.disable()  # paused by someone else before: left so
         with collector_paused():

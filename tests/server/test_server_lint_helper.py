@@ -27,21 +27,30 @@ BIG = make_module(600)  # 32 custom_vjps; "big" here: the tests lower the thresh
 OTHER = "# another module\n" + make_module(300)
 
 
-# The server, its engine's warm-up (which begins at `initialize`) made to take 2 s longer: the
-# client's didOpen then comes while the engine is still cold, as on a first start, however loaded
-# the machine (on a busy CI machine the warm-up once finished before the client sent didOpen, and
-# the share at didOpen, whose condition is a cold engine, rightly did not happen).
+# The server, its engine's warm-up (which begins at `initialize`) held until the client's first
+# didOpen has been handled (`share_early`, whose condition is a cold engine): the engine is cold at
+# it, as on a first start, however loaded the machine. (A warm-up made 2 s longer was a guess: on a
+# busy CI machine the warm-up once finished before the client sent didOpen, and the share at
+# didOpen rightly did not happen.) The wait's guard is the hang guard: an event, not a time.
 SLOW_WARM_UP_SERVER = """\
-import sys, time
+import sys, threading
 import vjplint.server.analysis as analysis
+opened = threading.Event()
 warm_up = analysis._warm_up
+share_early = analysis.Analyses.share_early
 def slow_warm_up(server=None):
-    time.sleep(2.0)
+    opened.wait(%r)
     warm_up(server)
+def share_early_then_warm_up(self, uri, text):
+    try:
+        share_early(self, uri, text)
+    finally:
+        opened.set()
 analysis._warm_up = slow_warm_up
+analysis.Analyses.share_early = share_early_then_warm_up
 from vjplint.server import main
 sys.exit(main([]))
-"""
+""" % HANG_GUARD_S
 
 
 def _config(helper: bool, cold_at_open: bool = False) -> ClientServerConfig:

@@ -9,11 +9,11 @@ from typing import List
 import pytest
 from tests.conftest import ROOT, check_each
 
-from vjplint.lint import chunks
+from vjplint.lint import chunks, engine
 from vjplint.lint.engine import lint_source
 from vjplint.lint.chunks import split
 from vjplint.lint.incremental import IncrementalLinter
-from vjplint.lint.session import GROUPED_MIN_CHARS, LintSession, grouped_min_chars
+from vjplint.lint.session import GROUPED_FLOOR, GROUPED_NAMES, GROUPED_NAMES_PER_MB, LintSession, grouped_min_chars
 from vjplint.settings.config import Config
 from vjplint.syntax.positions import lines_with_endings
 
@@ -105,9 +105,12 @@ def test_a_syntax_error_in_any_piece_is_a_syntax_error(monkeypatch, piece: int) 
             _chunks(broken)
 
 
-def test_the_grouped_lint_equals_the_whole_lint_on_every_rule_fixture(monkeypatch) -> None:
-    """Split in pieces of 7 lines, so that every fixture is cut where its statements allow."""
+@pytest.mark.parametrize("batch", [0, 300, engine.GROUPED_BATCH_CHARS], ids=["families", "small-batches", "batches"])
+def test_the_grouped_lint_equals_the_whole_lint_on_every_rule_fixture(monkeypatch, batch: int) -> None:
+    """Split in pieces of 7 lines, so that every fixture is cut where its statements allow; each
+    family linted alone (batch 0), and families linted together in batches (`engine._batches`)."""
     monkeypatch.setattr(chunks, "PIECE_LINES", 7)
+    monkeypatch.setattr(engine, "GROUPED_BATCH_CHARS", batch)
 
     def check(path) -> None:
         text = path.read_text(encoding="utf-8")
@@ -116,8 +119,10 @@ def test_the_grouped_lint_equals_the_whole_lint_on_every_rule_fixture(monkeypatc
     check_each(FIXTURES, check, lambda p: f"{p.parent.name}/{p.name}", least=600)
 
 
-def test_the_grouped_lint_of_the_tricky_module_finds_the_whole_lints_findings(monkeypatch) -> None:
+@pytest.mark.parametrize("batch", [0, 1, 200])
+def test_the_grouped_lint_of_the_tricky_module_finds_the_whole_lints_findings(monkeypatch, batch: int) -> None:
     monkeypatch.setattr(chunks, "PIECE_LINES", 2)
+    monkeypatch.setattr(engine, "GROUPED_BATCH_CHARS", batch)
     text = TRICKY.replace("g * jnp.cos(x)", "g * jnp.cos(x), g")  # VJP arity: one more cotangent than inputs
     grouped = lint(text, True)
     assert grouped == lint(text, False)
@@ -133,12 +138,38 @@ def test_a_module_that_cannot_be_split_is_linted_whole() -> None:
 
 def test_the_threshold_comes_from_the_environment(monkeypatch) -> None:
     monkeypatch.delenv("VJPLINT_GROUPED_MIN_CHARS", raising=False)
-    assert grouped_min_chars() == GROUPED_MIN_CHARS == 2_000_000
-    for value, expected in (("0", 0), (" 1234 ", 1234), ("-5", 0), ("many", GROUPED_MIN_CHARS), ("", GROUPED_MIN_CHARS)):
+    assert grouped_min_chars() is None and LintSession().grouped_min_chars is None  # by measure
+    for value, expected in (("0", 0), (" 1234 ", 1234), ("-5", 0), ("many", None), ("", None)):
         monkeypatch.setenv("VJPLINT_GROUPED_MIN_CHARS", value)
         assert grouped_min_chars() == expected
         assert LintSession().grouped_min_chars == expected
         assert LintSession().for_worker().grouped_min_chars == expected
+    forced = LintSession(grouped_min_chars=1000)
+    assert forced.groups("x" * 1000, ["custom_vjp"]) and not forced.groups("x" * 999, ["custom_vjp"])
+    assert forced.groups("x" * 1000, ["custom_vjp"], grafted=True)  # the environment's size alone decides
+
+
+def test_by_measure_only_a_module_dense_in_the_names_is_grouped() -> None:
+    """GROUPED_NAMES occurrences plus GROUPED_NAMES_PER_MB a million characters, from GROUPED_FLOOR
+    characters (docs/performance.md: the crossovers measured)."""
+    session = LintSession(grouped_min_chars=None)
+    names = ["custom_vjp", "defvjp"]
+
+    def needed(size: int) -> int:
+        return GROUPED_NAMES + GROUPED_NAMES_PER_MB * size // 10**6
+
+    assert needed(GROUPED_FLOOR) == 525 and needed(10**7) == 3_000
+    words = "custom_vjp\n" * 300 + "defvjp\n" * 225  # 525 occurrences
+    dense = " " * (GROUPED_FLOOR - len(words)) + words
+    assert len(dense) == GROUPED_FLOOR
+    assert session.groups(dense, names)
+    assert not session.groups(dense, names, grafted=True)
+    assert not session.groups(dense.replace("defvjp", "defjvp", 1), names)  # 524
+    assert not session.groups(dense[1:], names)  # 99,999 characters: under the floor
+    big = " " * (10**7 - 11 * 3_000) + "custom_vjp " * 3_000  # 10 MB
+    assert len(big) == 10**7 and session.groups(big, names)
+    assert not session.groups(big.replace("custom_vjp", "custom_xyz", 1), names)  # 2,999
+    assert not session.groups(" " * 10**7 + "custom_vjp", names)  # one derivative in 10 MB: whole
 
 
 def test_a_big_documents_first_lint_in_the_server_caches_its_families_at_once() -> None:

@@ -52,7 +52,7 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
             args, prog = args[1:], "vjplint check"
         elif args and not args[0].startswith("-"):
             _refuse_mistyped_command(args[0])
-        from vjplint.cli import class_code
+        from vjplint.batch import class_code
 
         class_code.use_kept_code()  # before the machinery's classes are made
         from vjplint.cli import check
@@ -106,7 +106,7 @@ def run() -> int:
             stream.flush()
         except (OSError, ValueError):
             pass
-    class_code = sys.modules.get("vjplint.cli.class_code")
+    class_code = sys.modules.get("vjplint.batch.class_code")
     if class_code is not None:
         class_code.keep()
     _leave_now(code)

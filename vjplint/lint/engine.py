@@ -31,6 +31,8 @@ SKIP_FILE = re.compile(r"#\s*vjplint\s*:\s*skip-file\b")
 # models are cyclic garbage, and the collector is paused for a lint (`gc_paused`). Only what was
 # made since the last collection is scanned, so it costs about as much at any size.
 GROUPED_COLLECT_CHARS = 250_000
+# Families are linted together up to this many characters (`_batches`).
+GROUPED_BATCH_CHARS = 8_000
 
 
 @dataclass
@@ -147,7 +149,8 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     text = decoded.text
     if SKIP_FILE.search(text):
         return result
-    if len(text) >= session.grouped_min_chars and rules is None and split is None:
+    if rules is None and split is None and session.groups(
+            text, [n.decode() for n in prefilter_names(config, facts, session)], _grafts(facts)):
         grouped = _lint_grouped(filename, text, config, where, facts, session)
         if grouped is not None:
             grouped.decoded = decoded
@@ -211,14 +214,17 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
     families = grouped(chunks, [n.decode() for n in names]) or [[]]
     if not named.intersection(context):  # a family holding none of the names has no finding (as a file has none)
         families = [f for f in families if not named.isdisjoint(f)] or [[]]
-    # A tuple: every family's model shares it, and its join and digest are made once (file_model.joined).
-    lines = tuple(source_lines(text))
+    # One table: every family's model shares it, and its join, digest and word tests are made once
+    # (file_model.LineTable), and go with it
+    from vjplint.model.file_model import LineTable
+
+    lines = LineTable(source_lines(text))
     enabled, partly = enabled_codes(config, session)
     found: List[Diagnostic] = []
     seen: Set[tuple] = set()
     errors: List[str] = []
     linted = 0  # characters linted since the last collection
-    for family in families:
+    for family in _batches(families, chunks):
         order = sorted(context + family)
         linted += sum(len(chunks[i].text) for i in family)
         if linted >= GROUPED_COLLECT_CHARS:  # the families' models are cyclic garbage: the collector is paused
@@ -235,11 +241,28 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
                 found.append(d)
                 seen.add(seen_as)
     session.forget_parse()  # a family's compact text: no fix of the document reads it
-    from vjplint.model.file_model import forget_joined
-
-    forget_joined()  # the document's joined text and digest, made once for its families
     result = LintResult(diagnostics=found, errors=list(dict.fromkeys(errors)), analysed=True, findings=list(found))
     return _finish(result, config, filename, where, lines, enabled, text)
+
+
+def _batches(families: List[List[int]], chunks: Sequence["Chunk"]) -> List[List[int]]:
+    """`families` taken together, in order, until their text reaches GROUPED_BATCH_CHARS: each
+    batch is linted as one module (a union of families finds what its families find, as the
+    whole module, their union, does), so the per-module cost (a parse, the regions, the model,
+    the rules' set-up) is paid once per batch rather than once per family, while a batch stays
+    small enough for the rules' comparisons among a module's derivatives to cost little."""
+    batches: List[List[int]] = []
+    current: List[int] = []
+    size = 0
+    for family in families:
+        current.extend(family)
+        size += sum(len(chunks[i].text) for i in family)
+        if size >= GROUPED_BATCH_CHARS:
+            batches.append(current)
+            current, size = [], 0
+    if current or not batches:
+        batches.append(current)
+    return batches
 
 
 def _chunks_with_names(chunks: Sequence["Chunk"], text: str, names: Sequence[bytes]) -> Set[int]:

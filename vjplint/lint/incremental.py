@@ -27,8 +27,9 @@ from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
 from vjplint.diagnostics import Diagnostic, Edit, Position
 from vjplint.lint.chunks import Chunk, grouped, make_chunk, split, starts_of
-from vjplint.lint.engine import (SKIP_FILE, LintResult, RuleSplit, _finish, _lint_family, enabled_codes, lint_source,
+from vjplint.lint.engine import (SKIP_FILE, LintResult, RuleSplit, _finish, _grafts, _lint_family, enabled_codes, lint_source,
                                  may_contain_findings, prefilter_names)
+from vjplint.model.file_model import LineTable
 from vjplint.syntax.positions import lines_with_endings, source_lines
 from vjplint.syntax.source import SourceError
 _ROW_IN_TEXT = re.compile(r"\blines? \d")
@@ -76,13 +77,15 @@ class IncrementalLinter:
         families left: linting whole again at each edit would never let it end). `split()`, asked
         only for that whole lint: the rules another process runs meanwhile (engine.RuleSplit),
         or None. `keep`: as `engine.lint_source`'s (that whole lint's model, freed by the caller). A text of
-        `session.grouped_min_chars` or more is linted family by family at once (as
-        `engine.lint_source` lints it: `engine._lint_grouped`), caching them as it goes."""
+        the session groups (`LintSession.groups`: dense in custom derivatives) is linted family by
+        family at once (as `engine.lint_source` lints it: `engine._lint_grouped`), caching them as
+        it goes."""
         stop = should_stop or (lambda: False)
         data = text.encode("utf-8", "surrogatepass")
         if SKIP_FILE.search(text) or not may_contain_findings(data, prefilter_names(self.config, self.facts, self.session)):
             return self._whole(text)
-        if whole_first and not self.chunks and not self.cache and len(text) < self.session.grouped_min_chars:
+        if whole_first and not self.chunks and not self.cache and not self.session.groups(
+                text, [n.decode() for n in prefilter_names(self.config, self.facts, self.session)], _grafts(self.facts)):
             self.unprimed = True
             self.stats["full"] += 1
             result = lint_source(self.filename, text, self.config, path=self.path, facts=self.facts, session=self.session,
@@ -251,7 +254,7 @@ class IncrementalLinter:
         families = self._families()
         if not families:
             families = [[]]  # the context alone still gets its findings
-        lines = source_lines(text)
+        lines = LineTable(source_lines(text))  # shared by every family's model: joined once (file_model.LineTable)
         enabled, self.partly = enabled_codes(self.config, self.session)
         found: List[Diagnostic] = []
         seen: Set[tuple] = set()  # context statements are in every family: their findings count once

@@ -4,10 +4,11 @@ run, the Language Server one for its life, `lint_source` a fresh one when none i
 
 - `focus`: analyse only the top-level statements that can matter (vjplint.syntax.regions);
   tests turn it off to compare with the whole module.
-- `grouped_min_chars`: a module of this many characters or more is linted a family of
-  statements at a time (vjplint.lint.engine._lint_grouped), its trees dropped as it goes:
-  GROUPED_MIN_CHARS, or the environment's VJPLINT_GROUPED_MIN_CHARS (tests set 0 to compare the
-  grouped lint with the whole one on every file).
+- `groups(text, names)`: whether a module is linted a family of statements at a time
+  (vjplint.lint.engine._lint_grouped), its trees dropped as it goes: by measure
+  (`worth_grouping`: a module dense in custom derivatives), or, when `grouped_min_chars` is a
+  number (the environment's VJPLINT_GROUPED_MIN_CHARS), every module of that many characters or
+  more (tests set 0 to compare the grouped lint with the whole one on every file).
 - the parse slot: the parse of the last file linted with a planned fix, for the fix that usually
   follows in the same process (JSON/SARIF/LSP edits, a --fix pass): parsing again was half of
   that fix's cost. One slot, replaced by the next file linted, taken by the fix that reads it;
@@ -24,7 +25,7 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Hashable, Optional, Tuple
+from typing import Dict, FrozenSet, Hashable, Optional, Sequence, Tuple
 
 from vjplint.syntax.source import parse, same_statements
 
@@ -32,19 +33,53 @@ from vjplint.syntax.source import parse, same_statements
 _Kept = Tuple[str, Tuple[str, ...], Optional[ast.Module], Optional[ast.Module]]
 
 
-# 2 MB: the whole lint of a dense custom_vjp module of that size peaks near 400 MB (its tree ~150 MB);
-# under it a module is linted whole, as before.
+# Which modules are linted a family at a time, by measure (docs/performance.md, "The 10 MB module
+# in every shape"): the whole lint's cost grows faster than the number of custom derivatives in a
+# module (its rules compare them with each other: a dense module of 0.5 MB took 18 s whole), while
+# the grouped lint pays a parse of every statement to find the families (about 0.5 s a MB more on
+# a module whose regions are small) and lints them in batches (vjplint.lint.engine._batches).
+# Measured crossovers (CPU, one process, batches of 8,000 characters): dense custom_vjp code at
+# 0.03 MB, 188 occurrences of the prefilter names: whole 0.55 s, grouped 0.52 s; at 0.1 MB, 620
+# occurrences: 1.43 s against 0.95 s; about 2 MB with one block in 30, 384 occurrences: 1.21 s
+# against 2.53 s; one block in ten, 1,128 occurrences: 4.12 s against 2.73 s; the 10 MB modules of
+# one custom_vjp or of 600k assignments (a handful of occurrences): 2-3 times faster whole, and
+# under 500 MB whole; JAX's tests/custom_api_test.py (0.14 MB, 406 occurrences, real code whose
+# derivatives sit in big test classes): 1.03-1.17 s whole, 1.14-1.27 s grouped (the CLI, 3 runs
+# each). So a module is grouped when its text holds at least GROUPED_NAMES + GROUPED_NAMES_PER_MB
+# a million characters occurrences of the names; under GROUPED_FLOOR characters it never is.
+GROUPED_FLOOR = 100_000
+GROUPED_NAMES = 500
+GROUPED_NAMES_PER_MB = 250
+# Kept for the environment: VJPLINT_GROUPED_MIN_CHARS=N groups every module of N characters or
+# more and no other (tests set 0 to compare the grouped lint with the whole one on every file, and
+# a large number to lint every file whole).
 GROUPED_MIN_CHARS = 2_000_000
 GROUPED_VARIABLE = "VJPLINT_GROUPED_MIN_CHARS"
 
 
-def grouped_min_chars() -> int:
-    """GROUPED_MIN_CHARS, or the environment's VJPLINT_GROUPED_MIN_CHARS when it is a number."""
+def grouped_min_chars() -> Optional[int]:
+    """The environment's VJPLINT_GROUPED_MIN_CHARS when it is a number; None otherwise (the
+    choice is then by measure: `worth_grouping`)."""
     value = os.environ.get(GROUPED_VARIABLE, "").strip()
     try:
-        return max(0, int(value)) if value else GROUPED_MIN_CHARS
+        return max(0, int(value)) if value else None
     except ValueError:
-        return GROUPED_MIN_CHARS
+        return None
+
+
+def worth_grouping(text: str, names: Sequence[str]) -> bool:
+    """Whether `text` is linted faster a family at a time than whole: at least GROUPED_FLOOR
+    characters, and its occurrences of `names` (the prefilter names; a literal count, a few ms
+    for 10 MB) at least GROUPED_NAMES plus GROUPED_NAMES_PER_MB per million characters."""
+    if len(text) < GROUPED_FLOOR:
+        return False
+    needed = GROUPED_NAMES + GROUPED_NAMES_PER_MB * len(text) // 1_000_000
+    found = 0
+    for name in names:
+        found += text.count(name)
+        if found >= needed:
+            return True
+    return False
 
 
 @dataclass
@@ -53,7 +88,7 @@ class LintSession:
 
     focus: bool = True
     keep_parses: bool = False
-    grouped_min_chars: int = field(default_factory=grouped_min_chars)
+    grouped_min_chars: Optional[int] = field(default_factory=grouped_min_chars)  # None: by measure
     _kept: Optional[_Kept] = field(default=None, repr=False, compare=False)
     # (the configured aliases, the inferred ones) -> the prefilter names
     prefilters: Dict[Hashable, Tuple[bytes, ...]] = field(default_factory=dict, repr=False, compare=False)
@@ -64,6 +99,15 @@ class LintSession:
     def for_worker(self) -> "LintSession":
         """The session a worker process lints with: the same switches, an empty slot, empty memos."""
         return LintSession(self.focus, grouped_min_chars=self.grouped_min_chars)
+
+    def groups(self, text: str, names: Sequence[str], grafted: bool = False) -> bool:
+        """Whether `text` (whose prefilter names are `names`) is linted a family of statements
+        at a time: by `grouped_min_chars` when the environment gave one, else `worth_grouping`,
+        never for a module whose rules another module of the run defines (`grafted`: its whole
+        lint parses it whole, not its regions, vjplint.lint.engine._grafts)."""
+        if self.grouped_min_chars is not None:
+            return len(text) >= self.grouped_min_chars
+        return not grafted and worth_grouping(text, names)
 
     def remember_parse(self, text: str, names: Tuple[str, ...], module: Optional[ast.Module],
                        focused: Optional[ast.Module]) -> None:

@@ -288,9 +288,19 @@ class FileModel:
     # -- source text (`ast` columns are UTF-8 byte offsets; `lines` are code points) ------
     def text(self) -> str:
         """The module's whole text (lines joined by "\n"). A big module linted family by family
-        (vjplint/lint/chunks.py) gives every family's model the document's one line table: the
-        join is made once per table, not once per family (quadratic over 15,000 families)."""
+        (vjplint/lint/chunks.py) gives every family's model the document's one line table (a
+        `LineTable`): the join is made once per table, not once per family (quadratic over 15,000
+        families)."""
         return joined(self.lines)
+
+    def holds(self, word: str) -> bool:
+        """Whether the module's whole text holds `word` (a rule's cheap test before a walk): once
+        per word and document when the lines are a `LineTable` (a family's model of a big module:
+        searching the 10 MB document again for each of 30,000 families was quadratic)."""
+        lines = self.lines
+        if isinstance(lines, LineTable):
+            return lines.holds(word)
+        return word in joined(lines)
 
     def _point(self, row: int, byte_col: int) -> Tuple[int, int]:
         return row, byte_to_char(self.lines[row - 1], byte_col)
@@ -331,35 +341,51 @@ class FileModel:
         return anchor
 
 
-_JOINED: List[Any] = [None, ""]  # (the last line table joined, its text): held, so its id stays its own
+class LineTable(tuple):
+    """A document's lines (`source_lines`), immutable, with what is made from the whole of them
+    kept beside them: their join, its digest, which words the text holds. The families of a big
+    module (vjplint/lint/chunks.py: the engine's grouped lint, the Language Server's incremental
+    linter) each get a model of their own over the document's one table, so each of these is made
+    once per document, not once per family (quadratic over 15,000 families). The memo lives and
+    dies with the table: no module state, nothing to forget, and two threads linting two documents
+    (the server's lint threads) never read each other's text. Two threads asking of one table at
+    once may both compute a value; each stores a finished value in one step, the same value."""
+
+    def joined(self) -> str:
+        """`"\\n".join(self)`, made once."""
+        text = self.__dict__.get("text")
+        if text is None:
+            text = self.__dict__["text"] = "\n".join(self)
+        return text
+
+    def holds(self, word: str) -> bool:
+        """Whether the joined text holds `word`, searched once per word."""
+        words = self.__dict__.get("words")
+        if words is None:
+            words = self.__dict__.setdefault("words", {})
+        found = words.get(word)
+        if found is None:
+            found = words[word] = word in self.joined()
+        return found
 
 
 def joined(lines: Sequence[str]) -> str:
-    """`"\n".join(lines)`, made once for the last table asked when it is a tuple (a list could
-    change under the memo; see FileModel.text)."""
-    if not isinstance(lines, tuple):
-        return "\n".join(lines)
-    if _JOINED[0] is not lines:
-        _JOINED[:] = [lines, "\n".join(lines)]
-    return _JOINED[1]
-
-
-_DIGESTED: List[Any] = [None, ""]  # (the last line table digested, its digest)
+    """`"\\n".join(lines)`, made once per LineTable (see FileModel.text); any other sequence (a
+    list could change under a memo) is joined at each call."""
+    if isinstance(lines, LineTable):
+        return lines.joined()
+    return "\n".join(lines)
 
 
 def digest_once(lines: Sequence[str], compute: Any) -> str:
-    """`compute(lines)` (a digest of the text), made once for the last tuple asked (see `joined`)."""
-    if not isinstance(lines, tuple):
+    """`compute(lines)` (the one digest of the text the plans carry, `residual_plan.lines_digest`),
+    made once per LineTable; computed at each call for any other sequence."""
+    if not isinstance(lines, LineTable):
         return compute(lines)
-    if _DIGESTED[0] is not lines:
-        _DIGESTED[:] = [lines, compute(lines)]
-    return _DIGESTED[1]
-
-
-def forget_joined() -> None:
-    """Let the last document's line table go (the grouped lint's end: a 10 MB text not held on)."""
-    _JOINED[:] = [None, ""]
-    _DIGESTED[:] = [None, ""]
+    digest = lines.__dict__.get("digest")
+    if digest is None:
+        digest = lines.__dict__["digest"] = compute(lines)
+    return digest
 
 
 def quote_lines(lines: Sequence[str], node: ast.AST, limit: int = 60) -> str:

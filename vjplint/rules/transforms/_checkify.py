@@ -128,7 +128,7 @@ class Checkify:
     def stagings(self) -> List[Staging]:
         """Every staged checkify composition reaching a custom derivative with a check, in the
         module's order of checkify calls, then of functions decorated with checkify."""
-        if not any(d.api == "jax" for d in self.model.derivatives) or "checkify" not in self.model.text():
+        if not any(d.api == "jax" for d in self.model.derivatives) or not self.model.holds("checkify"):
             return []  # a text test first: most files never checkify
         self.found = []
         index = self.model.index
