@@ -12,7 +12,7 @@ so only the outermost change is reported. `made_rank(e)`: the rank an expression
 how it is made (`reshape((n, m))`, `jnp.outer`, `jnp.eye`, `v[:, None]`, `.T` of one of those).
 `reshaped_in(fn, param)`: where `fn` (or the module's functions it passes `param` to) reshapes,
 flattens or transposes the parameter itself, so a rule that undoes it is right.
-`broadcast_partner(fn, param)`: where the parameter (or a value computed from it) meets, in
+`broadcast_partner(fn, param)`: where the parameter itself (cast or indexed) meets, in
 elementwise arithmetic, an array computed from nothing of it: the parameter may be broadcast
 there, so a reduction of its cotangent with `keepdims=True` may be right (a bias of shape
 `(1, n)`). Linting never imports JAX; this reads the syntax only.
@@ -34,6 +34,9 @@ _CASTS = frozenset({"astype", "conj", "block_until_ready"})
 _CAST_FUNCTIONS = frozenset({"asarray", "array", "negative", "conj", "conjugate", "stop_gradient"})
 _LAYOUT = frozenset("dot matmul einsum outer tensordot inner kron".split())
 MAX_DEPTH = 6
+# Functions of several arrays that broadcast them against each other.
+_BROADCASTING = frozenset("""add subtract multiply divide true_divide power maximum minimum where arctan2 hypot
+logaddexp clip fmax fmin heaviside copysign""".split())
 
 Kind = Literal["flatten", "transpose", "keepdims"]
 
@@ -281,17 +284,36 @@ def reshaped_in(model: FileModel, fn: FunctionNode, param: str) -> Optional[ast.
 
 @query
 def broadcast_partner(model: FileModel, fn: FunctionNode, param: str) -> Optional[ast.expr]:
-    """Where `param` (or a value `fn` computes from it) meets, in elementwise arithmetic, an array
-    computed from nothing of it (not a number): `param` may be broadcast there."""
+    """Where `param` itself (cast or indexed) meets, in elementwise arithmetic, an array computed
+    from nothing of it (not a number): `param` may be broadcast there (`x @ w + b`)."""
     def found(node: ast.AST, own: Set[str], mine: Set[str]) -> Optional[ast.expr]:
-        if not isinstance(node, ast.BinOp) or not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.MatMult):
+            operands = [node.left, node.right]
+        elif isinstance(node, ast.Call) and (model.index.qualname(node.func) or "").startswith(_ARRAYS) and \
+                (model.index.qualname(node.func) or "").rsplit(".", 1)[-1] in _BROADCASTING:
+            operands = [a for a in node.args if not isinstance(a, ast.Starred)]
+        else:
             return None
-        left, right = _mentions(model, node.left, mine), _mentions(model, node.right, mine)
-        other = node.right if left and not right else node.left if right and not left else None
-        if other is None or _number(model, other) or _scalar_name(model, other):
+        if not any(_direct(a, own) for a in operands):
             return None
-        return node
+        others = [a for a in operands if not _mentions(model, a, mine)]
+        return node if any(not _number(model, a) and not _scalar_name(model, a) for a in others) else None
     return _reads_in(model, fn, param, 0, set(), found)
+
+
+def _direct(e: ast.expr, names: Set[str]) -> bool:
+    """`e` is one of `names`, possibly cast or indexed (`b`, `b.astype(t)`, `b[None]`)."""
+    while True:
+        if isinstance(e, ast.Name):
+            return e.id in names
+        if isinstance(e, ast.Subscript):
+            e = e.value
+        elif isinstance(e, ast.UnaryOp):
+            e = e.operand
+        elif isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _CASTS:
+            e = e.func.value
+        else:
+            return False
 
 
 def _scalar_name(model: FileModel, e: ast.expr) -> bool:
