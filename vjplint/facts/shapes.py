@@ -3,7 +3,7 @@ on a returned cotangent or tangent is, and what the primal's code shows of the r
 match (an argument for bwd, the primal output for jvp).
 
 `shape_change(e)` reads the outermost operations of `e` (through names bound once, dtype-only
-casts, negation and products with a number): a flattening (`v.reshape(-1)`, `v.ravel()`,
+casts, negation and products with a number): a flattening (`v.reshape(-1)`, `v.reshape(v.size)`, `v.ravel()`,
 `v.flatten()`, `jnp.ravel(v)`, `jnp.reshape(v, -1)`), a transpose (`v.T`, `v.mT`,
 `v.transpose()`, `jnp.transpose(v)`, `jnp.swapaxes(v, ...)`), or a reduction that keeps a size-1
 axis (`jnp.sum(v, axis=0, keepdims=True)`). Arithmetic with another array stops it: a reshaped
@@ -80,10 +80,10 @@ def _int(e: Optional[ast.expr]) -> Optional[int]:
 
 
 def _minus_one(e: ast.expr) -> bool:
-    """`-1` or `(-1,)`: a shape of one axis holding everything."""
+    """A shape of one axis: `-1`, `v.size`, a number, or a 1-tuple of one of them."""
     if isinstance(e, (ast.Tuple, ast.List)) and len(e.elts) == 1:
         e = e.elts[0]
-    return _int(e) == -1
+    return _int(e) is not None or isinstance(e, ast.Attribute) and e.attr == "size"
 
 
 def _number(model: FileModel, e: ast.expr) -> bool:

@@ -8,7 +8,7 @@ from vjplint.facts.shapes import ShapeChange
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.rules.structure._cotangent_leaves import elements, leaves, returned_values
+from vjplint.rules.structure._cotangent_leaves import bound_value, elements, leaves, returned_values
 
 SHAPE_ERROR = ("`ValueError: Custom VJP bwd rule must produce an output with the same type as the args tuple of the "
                "primal function, but at output[i] ... so the shapes do not match`")
@@ -113,14 +113,16 @@ affine.defvjp(affine_fwd, affine_bwd)
                 for element, name in zip(found, names):
                     for leaf in leaves(self.model, element):
                         change = facts.shape_change(leaf)
-                        if change is not None and change.kind != "keepdims" and leaf is not element:
+                        if change is not None and change.kind != "keepdims" and \
+                                leaf is not bound_value(self.model, element):
                             continue  # a leaf of a container: what the code shows of the argument is not its
                         if change is None:
                             continue
                         verdict = self._verdict(d, fwd, name, change)
                         if verdict is not None:
                             severity, why = verdict
-                            self.report(leaf, self._message(d, bwd, leaf, name, change, why, severity),
+                            shown = element if leaf is bound_value(self.model, element) else leaf
+                            self.report(leaf, self._message(d, bwd, shown, name, change, why, severity),
                                         severity=severity)
                             break
 
