@@ -26,6 +26,8 @@ from typing import List, Literal, Optional, Set
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FunctionNode, named_function
+
+from vjplint.facts.ranks import ELEMENTWISE
 from vjplint.facts.registry import query
 
 _ARRAYS = ("jax.numpy.", "numpy.", "jax.lax.")
@@ -198,15 +200,37 @@ def made_rank(model: FileModel, e: ast.expr, depth: int = 0) -> Optional[int]:
 
 @query
 def layout_operand(model: FileModel, e: ast.expr) -> bool:
-    """Whether `e` is a product whose layout its author chose (`a @ b`, `jnp.einsum`, `jnp.outer`):
-    a transpose of it may be the layout the reference has."""
-    e = _bound(model, e)
-    if isinstance(e, ast.UnaryOp):
-        return layout_operand(model, e.operand)
-    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.MatMult):
-        return True
-    q = model.index.qualname(e.func) if isinstance(e, ast.Call) else None
-    return bool(q) and q.startswith(_ARRAYS) and q.rsplit(".", 1)[-1] in _LAYOUT  # type: ignore[union-attr]
+    """Whether `e` is made by something whose layout its author chose: a product (`a @ b`,
+    `jnp.einsum`, `jnp.outer`) or a call of a function that is not elementwise (a solver, a
+    helper, a library routine: `jnp.swapaxes(solve_sylvester(...), -1, -2)`); a transpose of
+    it may be the layout the reference has. Elementwise functions and casts are read through."""
+    for _ in range(MAX_DEPTH):
+        e = _bound(model, e)
+        if isinstance(e, ast.UnaryOp):
+            e = e.operand
+            continue
+        if isinstance(e, ast.BinOp):
+            return isinstance(e.op, ast.MatMult)
+        if not isinstance(e, ast.Call):
+            return False
+        q = model.index.qualname(e.func) or ""
+        if isinstance(e.func, ast.Attribute) and not q.startswith(_ARRAYS):
+            base = e.func.value
+            if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Attribute) and base.value.attr == "at":
+                e = base.value.value  # `x.at[i].set(v)` keeps `x`'s shape
+                continue
+            if e.func.attr not in _CASTS:
+                return True
+            e = base
+            continue
+        tail = q.rsplit(".", 1)[-1]
+        if not q.startswith(_ARRAYS) or tail in _LAYOUT:
+            return True
+        if tail in _CAST_FUNCTIONS and e.args:
+            e = e.args[0]
+            continue
+        return tail not in ELEMENTWISE and tail not in ("zeros_like", "ones_like", "full_like", "empty_like")
+    return False
 
 
 def _helpers(model: FileModel, fn: FunctionNode, names: Set[str]) -> List[tuple]:
@@ -247,18 +271,18 @@ def _derived(model: FileModel, fn: FunctionNode, names: Set[str]) -> Set[str]:
     return out
 
 
-def _reads_in(model: FileModel, fn: FunctionNode, param: str, depth: int, seen: Set[FunctionNode],
+def _reads_in(model: FileModel, fn: FunctionNode, param: str, depth: int, seen: Set[tuple],
               found) -> Optional[ast.expr]:
-    if depth > 2 or fn in seen:
+    if depth > 2 or (fn, param) in seen:
         return None
-    seen.add(fn)
+    seen.add((fn, param))
     mine = _derived(model, fn, {param})
     for node in model.facts.own_nodes(fn):
         hit = found(node, {param}, mine)
         if hit is not None:
             return hit
     for helper, params in _helpers(model, fn, mine):
-        for p in params:
+        for p in sorted(params):
             hit = _reads_in(model, helper, p, depth + 1, seen, found)
             if hit is not None:
                 return hit

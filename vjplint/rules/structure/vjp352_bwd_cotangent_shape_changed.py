@@ -30,8 +30,8 @@ class BwdCotangentShapeChanged(Rule):
     silent. A `keepdims` reduction is a warning where the primal never broadcasts the argument
     against another array (then it has the output's axes, and a size-1 axis is wrong unless the
     argument already has it). Silent: an argument the primal reshapes, flattens or transposes
-    itself (the bwd undoes it), a transpose of a product whose layout its author chose (`(a @
-    b).T`), and a parameter the primal broadcasts (a bias of shape `(1, n)`).
+    itself (the bwd undoes it), a transpose of a value whose layout its author chose (a product,
+    `(a @ b).T`, or what a solver, a helper or a reshape returns), and a parameter the primal broadcasts (a bias of shape `(1, n)`).
 
     ## Why is this bad?
     JAX checks each cotangent's shape against its argument's. Measured on JAX 0.10.2

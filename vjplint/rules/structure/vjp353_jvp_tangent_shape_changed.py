@@ -18,13 +18,15 @@ class JvpTangentShapeChanged(Rule):
     Flags a custom_jvp rule whose tangent output (or a leaf of it paired with a primal output
     leaf) ends in an operation that changes its shape away from the primal output's: a
     flattening (`t.reshape(-1)`, `t.ravel()`, `jnp.ravel(t)`) or a transpose (`t.T`,
-    `jnp.swapaxes(t, ...)`), read through names bound once, dtype casts, negation and products
+    `jnp.swapaxes(t, ...)`), or a reduction keeping a size-1 axis (`jnp.sum(t, axis=0,
+    keepdims=True)`, a warning where neither the function nor the rule reduces anything with
+    `keepdims=True` elsewhere), read through names bound once, dtype casts, negation and products
     with a number (a Python number as the tangent is VJP321's). An error where the primal
     output provably has two axes or more (it is made so, or is elementwise in an argument the
     code shows to have them), a warning ("may") where it has axes or the tangent was made with
     two axes before being flattened; a 1-D output, where both are no-ops, and a function that
-    reshapes its own arguments stay silent, as does a transpose of a product whose layout its
-    author chose (`(a @ b).T`).
+    reshapes its own arguments stay silent, as does a transpose of a value whose layout its
+    author chose (a product, `(a @ b).T`, or what a solver, a helper or a reshape returns).
 
     ## Why is this bad?
     JAX checks the tangent output's shape and dtype against the primal output's. Measured on
@@ -105,9 +107,9 @@ def flat_jvp(primals, tangents):
     def _check_leaf(self, d: CustomDerivative, rule: RuleFunction, out: ast.expr, tangent: ast.expr) -> None:
         facts = self.model.facts
         change = facts.shape_change(tangent)
-        if change is None or change.kind == "keepdims":
+        if change is None:
             return
-        verdict = self._verdict(d, out, change)
+        verdict = self._keepdims(d, rule) if change.kind == "keepdims" else self._verdict(d, out, change)
         if verdict is not None:
             severity, why = verdict
             op = "it" if change.op is tangent else f"`{self.quote(change.op, 40)}`"
@@ -116,7 +118,27 @@ def flat_jvp(primals, tangents):
                 f"{rule_label(rule, 'jvp rule')} returns `{self.quote(tangent, 40)}` as the tangent of "
                 f"`{self.quote(out, 30)}`: {op} {change.effect()}, but the tangent must have the primal output's "
                 f"shape ({why}); differentiating `{d.name}` {verb} {SHAPE_ERROR}; drop the "
-                f"{'flattening' if change.kind == 'flatten' else 'transpose'}"), severity=severity)
+                f"{ {'flatten': 'flattening', 'transpose': 'transpose', 'keepdims': 'reduction'}[change.kind]}"),
+                severity=severity)
+
+    def _keepdims(self, d: CustomDerivative, rule: RuleFunction) -> Optional[Tuple[Severity, str]]:
+        """A tangent reduced with `keepdims=True` where neither the function nor the rule makes any
+        size-1 axis that way: the output keeps its axes, a length-1 one only where the input has it."""
+        assert d.primal is not None and rule.node is not None
+        own = {change.op for change in map(self.model.facts.shape_change, self._tangents(rule)) if change is not None}
+        for fn in (d.primal, rule.node):
+            if any(call not in own and any(k.arg == "keepdims" for k in call.keywords)
+                   for call in self.model.facts.calls_in(fn)):
+                return None  # the function reduces with keepdims itself: its output may have that axis
+        return Severity.WARNING, (f"neither `{d.name}` nor the rule makes a size-1 axis with `keepdims=True` "
+                                  f"elsewhere, so the output has it only if its input does")
+
+    def _tangents(self, rule: RuleFunction):
+        """The tangent outputs the rule returns (leaves paired with its primal outputs)."""
+        assert rule.node is not None
+        for _, value in self.model.facts.returns_of(rule.node):
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2:
+                yield from (t for _, t in self.model.facts.paired_leaves(value.elts[0], value.elts[1]))
 
     def _verdict(self, d: CustomDerivative, out: ast.expr, change: ShapeChange) -> Optional[Tuple[Severity, str]]:
         facts = self.model.facts
