@@ -42,6 +42,7 @@ QUERY_MODULES = (
     "vjplint.facts.ranks",
     "vjplint.facts.rule_evidence",
     "vjplint.facts.scalar_eval",
+    "vjplint.facts.shapes",
     "vjplint.facts.signatures",
     "vjplint.facts.structure",
     "vjplint.facts.values",

@@ -69,6 +69,8 @@ RULES = {
     'VJP349': ('vjplint.rules.structure.vjp349_bwd_cotangent_reduced_elementwise', True, False, False, False, (b'custom_vjp',), None),
     'VJP350': ('vjplint.rules.structure.vjp350_jvp_tangent_low_precision', True, False, False, False, (b'custom_jvp',), ('float16|complex', 32)),
     'VJP351': ('vjplint.rules.registration.vjp351_creator_applied_twice', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
+    'VJP352': ('vjplint.rules.structure.vjp352_bwd_cotangent_shape_changed', True, False, False, False, (b'custom_vjp',), None),
+    'VJP353': ('vjplint.rules.structure.vjp353_jvp_tangent_shape_changed', True, False, False, False, (b'custom_jvp',), None),
     'VJP355': ('vjplint.rules.registration.vjp355_registration_unknown_keyword', True, False, False, False, (b'defvjp', b'defjvp'), None),
     'VJP401': ('vjplint.rules.migration.vjp401_direct_linearize_flag', True, False, False, False, (b'direct_linearize', b'DIRECT_LINEARIZE'), None),
     'VJP402': ('vjplint.rules.migration.vjp402_jvptracer_sniffing', True, False, False, False, (b'JVPTracer',), None),

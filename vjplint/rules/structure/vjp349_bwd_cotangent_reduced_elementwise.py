@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.ranks import Rank, Ranks
@@ -31,7 +31,12 @@ class BwdCotangentReducedElementwise(Rule):
     where the reduction does nothing. It stays silent when the argument's default is a number,
     when another differentiable argument gets an unreduced cotangent elementwise in `g` (then
     this one is likely a scalar broadcast over it, as `alpha` in `x ** alpha`, whose `jnp.sum`
-    is right), and where VJP322 proves the argument has axes (an error there).
+    is right), and where VJP322 proves the argument has axes (an error there). It also flags
+    such a total, whatever it reduces, returned for an argument the primal (and fwd) never
+    broadcasts against another array: no arithmetic or broadcasting `jnp` function meets the
+    argument itself with an array computed from nothing of it, in the primal or the module's
+    functions it passes the argument to (`jnp.cumsum(x)`; not `logits / t`, where a scalar `t`
+    is broadcast and its total is right). An argument annotated `float` stays silent.
 
     ## Why is this bad?
     JAX checks every cotangent's shape against its argument's. Measured on JAX 0.10.2
@@ -114,6 +119,7 @@ power.defvjp(power_fwd, power_bwd)
             contract = facts.contract_of(d) if returned else None
             if contract is None:
                 continue  # no cotangent reduced over every axis (most bwds): nothing more to read
+            reported: Set[ast.expr] = set()
             g = params[-1]
             saved: Dict[str, str] = {}
             for alias, param in [*facts.saved_parameters(d, contract.params), *self._whole_residual(d, fwd, params)]:
@@ -136,7 +142,41 @@ power.defvjp(power_fwd, power_bwd)
                             or exact and any(
                             isinstance(n, ast.Name) and n.id == g for n in ast.walk(element)):
                         continue  # VJP322 compares the ranks there
+                    reported.add(element)
                     self.report(element, self._message(d, bwd, element, operand, name, g, name in shown))
+            self._never_broadcast(d, fwd, bwd, returned, names, reported)
+
+    def _never_broadcast(self, d: CustomDerivative, fwd: Optional[RuleFunction], bwd: RuleFunction,
+                         returned: List[List[ast.expr]], names: List[str], done: Set[ast.expr]) -> None:
+        """Report a total returned for an argument the primal (and fwd) never broadcasts against
+        another array: its output then has the argument's axes, and so has its cotangent."""
+        assert d.primal is not None
+        sig = self.model.signature(d.primal).positional
+        fwd_params = self.model.signature(fwd.node).positional[fwd.bound_positional:] \
+            if fwd is not None and fwd.node is not None else []
+        for found in returned:
+            for element, name in zip(found, names):
+                operand = self._full_reduction(element)
+                if operand is None or element in done or name not in sig or self._scalar_default(d, name) or \
+                        self.model.facts.param_axes(d, name) is not None or self._annotated_scalar(d, name):
+                    continue
+                places = [(d.primal, name)]
+                if len(fwd_params) == len(sig):
+                    places.append((fwd.node, fwd_params[sig.index(name)]))  # type: ignore[union-attr]
+                if any(self.model.facts.broadcast_partner(fn, p) is not None for fn, p in places):
+                    continue
+                done.add(element)
+                self.report(element, (
+                    f"{rule_label(bwd, 'bwd')} returns `{self.quote(element, 40)}` as the cotangent of `{name}`, a "
+                    f"reduction over every axis of `{self.quote(operand, 40)}`, but `{d.name}` never broadcasts "
+                    f"`{name}` against another array, so its output, and the cotangent, have `{name}`'s axes: the "
+                    f"cotangent is a scalar however many entries `{name}` has, and unless `{name}` is always a "
+                    f"scalar, differentiating `{d.name}` may raise {SHAPE_ERROR}; return it unreduced"))
+
+    def _annotated_scalar(self, d: CustomDerivative, name: str) -> bool:
+        """`name: float` (or `int`, `bool`) in the primal's signature."""
+        annotation = self.model.signature(d.primal).annotations.get(name)  # type: ignore[arg-type]
+        return isinstance(annotation, ast.Name) and annotation.id in ("float", "int", "bool", "complex")
 
     def _whole_residual(self, d: CustomDerivative, fwd: Optional[RuleFunction], params) -> List[Tuple[str, str]]:
         """(bwd's residual parameter, primal parameter) when fwd saves one of its parameters as the
