@@ -147,7 +147,7 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     text = decoded.text
     if SKIP_FILE.search(text):
         return result
-    if len(text) >= session.grouped_min_chars and rules is None and split is None:
+    if rules is None and split is None and session.groups(text):
         grouped = _lint_grouped(filename, text, config, where, facts, session)
         if grouped is not None:
             grouped.decoded = decoded
