@@ -324,7 +324,10 @@ def _handed_on(model: "FileModel", d: CustomDerivative, rules: Set[ast.AST], als
     # `f = make_f()`: the factory's `return f` hands it to those names, whose uses are read as its own
     made = {t.id for a in d.bound_at for t in getattr(a, "targets", [getattr(a, "target", None)])
             if isinstance(t, ast.Name)}
-    for node in walk(model.module if made else d.enclosing or model.module):
+    root = model.module if made else d.enclosing or model.module
+    # the whole module: only its names of those spellings (the index's table), not a walk per derivative
+    nodes = [n for name in {d.name, *made} for n in model.index.names(name)] if root is model.module else walk(root)
+    for node in nodes:
         if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or node in calls:
             continue
         if node.id != d.name and not (node.id in made and model.facts.derivative_named(node) is d):
@@ -355,8 +358,8 @@ def _handed_on_function(model: "FileModel", fn: ast.AST) -> bool:
         return True  # a method: called through attributes (`self.loss`, a framework's `__call__`)
     if any(index.qualname(d) != "builtins.staticmethod" for d in fn.decorator_list):
         return True
-    for node in walk(model.module):
-        if isinstance(node, ast.Name) and node.id == fn.name and isinstance(node.ctx, ast.Load):
+    for node in index.names(fn.name):  # (the module's names of that spelling, not a walk of every node)
+        if isinstance(node.ctx, ast.Load):
             parent = index.parent(node)
             if isinstance(parent, ast.Call) and parent.func is node:
                 continue

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
-from vjplint.model.file_model import FileModel
+from vjplint.model.file_model import CustomDerivative, FileModel
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode
 from vjplint.facts.kinds import unpack_path
 from vjplint.facts.registry import query
@@ -77,6 +77,7 @@ class Integers:
         self._names: Dict[Tuple[ast.AST, str], Optional[str]] = {}
         self._active: Set[Tuple[ast.AST, str]] = set()
         self._depth = 0
+        self._jvp_of: Optional[Dict[ast.AST, List[CustomDerivative]]] = None  # primal -> its custom_jvps, in order
 
     # -- dtypes -------------------------------------------------------------------------------
     def int_dtype(self, e: Optional[ast.expr]) -> Optional[str]:
@@ -343,9 +344,12 @@ class Integers:
     def _primal_param(self, fn: ast.AST, name: str) -> Optional[str]:
         """Why the parameter `name` of a custom_jvp's primal `fn` is an integer: a call of the
         custom_jvp in the module (outside its own primal and rules) passes one there."""
-        for d in self.model.derivatives:
-            if d.api != "jax" or d.kind != "jvp" or d.primal is not fn or d.nondiff_unresolved:
-                continue
+        if self._jvp_of is None:  # asked per parameter: a table, not a pass over every derivative
+            self._jvp_of = {}
+            for d in self.model.derivatives:
+                if d.api == "jax" and d.kind == "jvp" and d.primal is not None and not d.nondiff_unresolved:
+                    self._jvp_of.setdefault(d.primal, []).append(d)
+        for d in self._jvp_of.get(fn, ()):
             sig = d.signature
             if sig is None or name not in sig.positional:
                 return None

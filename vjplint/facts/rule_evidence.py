@@ -72,6 +72,32 @@ def canonical(model: "FileModel", fn: FunctionNode, expr: ast.expr, bound: int =
     return None if node is None else ast.dump(node, annotate_fields=False)
 
 
+def _canonical_head(model: "FileModel", fn: FunctionNode, expr: ast.expr, bound: int = 0,
+                    depth: int = 0) -> Optional[Tuple[object, ...]]:
+    """The outermost node of `canonical(model, fn, expr, bound)` as (its class, how many
+    elements, arguments or keywords it holds), read without copying: a local bound once by
+    itself stands for its value, as there. None when unknown (that canonical may then be None
+    or anything); two known heads that differ mean two canonical forms that differ."""
+    while isinstance(expr, ast.Name):
+        if not isinstance(fn, ast.Lambda) and expr.id in _star_params(fn) or expr.id in _params(fn):
+            return (ast.Name,)
+        scope = model.index.scopes.get(fn)
+        if scope is None or expr.id not in scope.bindings:
+            return (ast.Name,)
+        binding = _single_binding(model, fn, expr.id)
+        depth += 1
+        if binding is None or depth > MAX_DEPTH:
+            return None
+        if binding[1] is not None:
+            return (ast.Subscript,)
+        expr = binding[0]
+    if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+        return (type(expr), len(expr.elts))
+    if isinstance(expr, ast.Call):
+        return (ast.Call, len(expr.args), len(expr.keywords))
+    return (type(expr),)
+
+
 def _canonical_node(model: "FileModel", fn: FunctionNode, expr: ast.expr, depth: int,
                     bound: int = 0) -> Optional[ast.expr]:
     if depth > MAX_DEPTH:
@@ -127,6 +153,11 @@ def returns_primal_output(model: "FileModel", d: "CustomDerivative", fwd: Functi
         return None
     returns = model.facts.returns_of(primal)
     if len(returns) != 1 or returns[0].value is None:
+        return None
+    # The outermost node of each canonical form first (a tuple's length, a call's arguments): most
+    # fwd returns differ from the primal's there, and canonicalising copies both expressions.
+    head = _canonical_head(model, fwd, value, bound)
+    if head is not None and head != _canonical_head(model, primal, returns[0].value, 0) is not None:
         return None
     mine, theirs = canonical(model, fwd, value, bound), canonical(model, primal, returns[0].value)
     if mine is None or mine != theirs:

@@ -162,6 +162,9 @@ class SemanticIndex:
             self._by_type = by_type
         if len(types) == 1:
             return self._by_type.get(types[0], [])
+        present = [t for t in types if t in self._by_type]
+        if len(present) <= 1:  # (FunctionDef, AsyncFunctionDef) in a module without `async def`: no walk
+            return self._by_type[present[0]] if present else []
         wanted = set(types)
         return [node for node in self.nodes if node.__class__ in wanted]
 

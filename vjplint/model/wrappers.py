@@ -290,14 +290,22 @@ def _parse_piece(chunk: str, line: int) -> Optional[ast.Module]:
 
 def detect(module: ast.Module, index: Optional[SemanticIndex] = None, local: FrozenSet[str] = frozenset()) -> FileWrappers:
     """`local`: module-level names defined by statements left out of `module` (see `detect_text`)."""
-    index = index or SemanticIndex(module)
+    built: List[SemanticIndex] = [index] if index is not None else []
+
+    def indexed() -> SemanticIndex:  # built when a statement needs names resolved (most pieces are imports)
+        if not built:
+            built.append(SemanticIndex(module))
+        return built[0]
+
     found = FileWrappers()
     for stmt in _module_statements(module.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            index = indexed()
             forwards = _forwards(stmt, index, skip_self=False, local=local)
             if forwards:
                 found.forwards[stmt.name] = forwards
         elif isinstance(stmt, ast.ClassDef):
+            index = indexed()
             init = _method(stmt, "__init__")
             forwards = _forwards(init, index, skip_self=True, local=local) if init is not None else []
             if forwards:
@@ -309,7 +317,8 @@ def detect(module: ast.Module, index: Optional[SemanticIndex] = None, local: Fro
                 found.forwards[stmt.name + INSTANCE] = forwards
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             _record_import(stmt, found)
-        elif _assigned_name(stmt) is not None:
+        elif _assigned_name(stmt) is not None and not isinstance(stmt.value, ast.Constant):  # a constant names no callee
+            index = indexed()
             name = _assigned_name(stmt)
             if isinstance(stmt.value, ast.Dict):
                 for key, value in zip(stmt.value.keys, stmt.value.values):

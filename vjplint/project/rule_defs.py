@@ -46,6 +46,7 @@ def rule_info(data: bytes) -> Info:
     if b"import" not in data or b"defvjp" not in data and b"defjvp" not in data:
         return {}
     imported: Optional[Set[bytes]] = None
+    defined: Optional[Set[bytes]] = None  # the module's `def` names, once: JAX's lax.py registers hundreds of rules
     found: Set[bytes] = set()
     receivers: Set[bytes] = set()  # imported names registered on: primals of another module (rule_rows checks)
     for m in _registrations(data):
@@ -59,7 +60,9 @@ def rule_info(data: bytes) -> Info:
             imported = _imported_names(data)
         if data[start:end] in imported:  # `ad.defjvp`: no custom derivative of this module, or
             first = _FIRST.match(data[m.end():_close(data, m.end())] + b")")
-            if first is not None and _defines(data, first.group(1)):  # `from ops import f; f.defvjp(f_fwd, ...)`
+            if first is not None and defined is None:
+                defined = _defined_names(data)
+            if first is not None and first.group(1) in defined:  # `from ops import f; f.defvjp(f_fwd, ...)`
                 receivers.add(data[start:end])  # with a rule of its own: one of another module
             continue
         found.update(_argument_heads(data[m.end():_close(data, m.end())]))
@@ -82,17 +85,18 @@ _DEF_AT = re.compile(rb"def[ \t]+(\w+)[ \t]*\(")
 _DECORATOR_LINE = re.compile(rb"[ \t]*@[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*$")
 
 
-def _defines(data: bytes, name: bytes) -> bool:
-    """Whether the module has `def name(` (a registration's first argument so defined: a rule
-    written beside a registration on another module's primal; JAX's `ad.defjvp(sin_p, ...)`
-    passes a primitive). Searched for as bytes, each `def` of that name checked in place."""
+def _defined_names(data: bytes) -> Set[bytes]:
+    """The names of the module's `def name(` lines (a registration's first argument so defined: a
+    rule written beside a registration on another module's primal; JAX's `ad.defjvp(sin_p, ...)`
+    passes a primitive). Searched for as bytes, each `def` checked in place."""
+    names: Set[bytes] = set()
     at = data.find(b"def")
     while at >= 0:
         m = _DEF_AT.match(data, at)
-        if m is not None and m.group(1) == name and (at == 0 or data[at - 1:at] in (b" ", b"\t", b"\n")):
-            return True
+        if m is not None and (at == 0 or data[at - 1:at] in (b" ", b"\t", b"\n")):
+            names.add(m.group(1))
         at = data.find(b"def", at + 3)
-    return False
+    return names
 
 
 def _decorator_receivers(data: bytes) -> Set[bytes]:

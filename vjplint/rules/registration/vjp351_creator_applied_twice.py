@@ -89,14 +89,18 @@ outer.defvjp(lambda x: (inner(x), x), lambda x, g: (jnp.cos(x) * g,))
 
     def check(self) -> None:
         for fn in self.model.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
+            if len(fn.decorator_list) < 2:  # one decorator cannot apply a creator twice: no name resolved
+                continue
             made: List[Tuple[ast.expr, str]] = [(dec, k) for dec in fn.decorator_list for k in [self._kind(dec)] if k]
             if len(made) > 1 and not (made[0][1] == "vjp" and made[1][1] == "jvp"):  # that one: VJP604
                 (outer, kind), (inner, inner_kind) = made[0], made[1]
                 self._report(outer, f"`@{self.quote(outer, 50)}` (line {outer.lineno}) and `@{self.quote(inner, 50)}` "
                                     f"(line {inner.lineno}) both decorate `{fn.name}`", fn.name, inner_kind)
         for call in self.model.index.of_type(ast.Call):
+            if not (call.args and isinstance(call.args[0], ast.Call)):  # the inner creator's call first: most calls have none
+                continue
             kind = self._call_kind(call)
-            if kind and call.args and isinstance(call.args[0], ast.Call):
+            if kind:
                 inner_kind = self._call_kind(call.args[0])
                 if inner_kind and not (kind == "vjp" and inner_kind == "jvp"):
                     made_of = call.args[0].args[0] if call.args[0].args else call.args[0]

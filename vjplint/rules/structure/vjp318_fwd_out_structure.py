@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import ast
-from typing import Set
+from typing import Dict, List, Optional, Set
 
 from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
-from vjplint.facts.structure import ARRAY, ELEMENT, describe
+from vjplint.facts.structure import ARRAY, ELEMENT, RegisteredBwd, describe
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 
@@ -128,6 +128,7 @@ f.defvjp(f_fwd, f_bwd)
 
     def check(self) -> None:
         self._seen: Set[ast.AST] = set()
+        self._bwds: Optional[Dict[CustomDerivative, List[RegisteredBwd]]] = None  # the module's, by derivative
 
     def check_derivative(self, d: CustomDerivative) -> None:
         self._against_primal(d)
@@ -167,8 +168,12 @@ f.defvjp(f_fwd, f_bwd)
     def _cotangent_used_as_array(self, d: CustomDerivative) -> None:
         """fwd's primal output is a container while bwd uses the output cotangent as one array:
         JAX hands bwd a cotangent of the output's structure, so one of the two is wrong."""
-        for reg in self.model.facts.registered_bwds():
-            if reg.d is not d or reg.fwd is None or reg.fwd.node is None:
+        if self._bwds is None:  # once per module, not a pass over every derivative's rules per derivative
+            self._bwds = {}
+            for reg in self.model.facts.registered_bwds():
+                self._bwds.setdefault(reg.d, []).append(reg)
+        for reg in self._bwds.get(d, ()):
+            if reg.fwd is None or reg.fwd.node is None:
                 continue
             use = self.model.facts.used_as_array(reg.bwd.node, reg.params[-1])
             if use is None:

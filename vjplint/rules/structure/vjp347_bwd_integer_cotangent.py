@@ -106,15 +106,15 @@ step.defvjp(step_fwd, step_bwd)
                 if found is None or len(found) != len(names):
                     continue
                 for element, name in zip(found, names):
-                    if self._integer_argument(d, name):
-                        continue
+                    # the first integer leaf, then whether the argument is one (what the module's calls pass)
                     for leaf in leaves(self.model, element):
                         if isinstance(leaf, ast.Constant):
                             continue
                         why = integers.evidence(leaf)
                         if why is None or facts.from_caller(why):
                             continue
-                        self.report(leaf, self._message(d, bwd, leaf, element, name, facts.shown(why)))
+                        if not self._integer_argument(d, name):
+                            self.report(leaf, self._message(d, bwd, leaf, element, name, facts.shown(why)))
                         break
 
     def _integer_argument(self, d: CustomDerivative, name: str) -> bool:

@@ -17,7 +17,7 @@ from vjplint.facts.kinds import Kind
 from vjplint.facts.values import describe_traced, numeric_use
 from vjplint.model.file_model import CustomDerivative, FileModel, Signature
 from vjplint.model.jaxapi import ARRAY_NAMESPACES, STATIC_ATTRIBUTES
-from vjplint.model.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, child_nodes
+from vjplint.model.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, SemanticIndex, child_nodes
 from vjplint.syntax.walk import walk
 
 REVERSE_MODE = frozenset({"jax.grad", "jax.value_and_grad", "jax.vjp", "jax.jacrev"})
@@ -94,19 +94,16 @@ class MayBeHeld:
 Finding = Union[OwnArguments, Traced, MayBeTraced, MayBeHeld]
 
 
-def _attribute_stores(module: ast.Module) -> Tuple[bool, Dict[str, List[Tuple[ast.Attribute, Optional[ast.expr]]]]]:
+def _attribute_stores(index: SemanticIndex) -> Tuple[bool, Dict[str, List[Tuple[ast.Attribute, Optional[ast.expr]]]]]:
     """(whether the module calls `setattr`, each attribute name's stores: every `Attribute` inside
     an assignment's target other than a plain name, with the value stored when the target is
-    that attribute itself and not an augmented assignment, else None). Once per module: VJP201's
-    constant-field check walked the whole module again for every capture of `self` (0.13 s of
-    the JAX tree's cold lint)."""
-    any_setattr = False
+    that attribute itself and not an augmented assignment, else None). Once per module, from the
+    index's tables of calls and assignments: VJP201's constant-field check walked the whole
+    module again for every capture of `self` (0.13 s of the JAX tree's cold lint), then once."""
+    any_setattr = any(isinstance(n.func, ast.Name) and n.func.id == "setattr" for n in index.of_type(ast.Call))
     stores: Dict[str, List[Tuple[ast.Attribute, Optional[ast.expr]]]] = {}
-    for node in walk(module):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
-            any_setattr = True
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+    for node in (*index.of_type(ast.Assign), *index.of_type(ast.AugAssign), *index.of_type(ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             if isinstance(target, ast.Name):
                 continue  # a plain name stores no attribute
@@ -115,6 +112,11 @@ def _attribute_stores(module: ast.Module) -> Tuple[bool, Dict[str, List[Tuple[as
                 if isinstance(t, ast.Attribute):
                     stores.setdefault(t.attr, []).append((t, value))
     return any_setattr, stores
+
+
+def _nodes_of(node: ast.AST) -> Set[ast.AST]:
+    """The nodes under `node`, itself included (kept per class by the index)."""
+    return set(walk(node))
 
 
 class Closures:
@@ -502,15 +504,16 @@ class Closures:
         fields = read - methods
         if not fields:
             return False
-        any_setattr, stores = self.model.index.of_node(_attribute_stores, self.model.module)
+        # (keyed by the module's index: a table of the whole module, asked per capture of `self`)
+        any_setattr, stores = self.model.index.of_node(_attribute_stores, self.model.index)
         if any_setattr:
             return False  # `setattr(obj, "C", ...)` may store anything
-        inside = {id(n) for n in walked(cls)}
+        inside = self.model.index.of_node(_nodes_of, cls)
         for f in fields:
             if not stores.get(f):
                 return False
             for t, value in stores[f]:
-                if id(t) not in inside or not (isinstance(t.value, ast.Name) and t.value.id == "self") or \
+                if t not in inside or not (isinstance(t.value, ast.Name) and t.value.id == "self") or \
                         value is None or not self._module_constant(value):
                     return False
         return True

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional, Set
+from typing import Dict, Optional, Set, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.model.semantic import FunctionNode, named_function
@@ -110,9 +110,12 @@ clip.defvjp(clip_fwd, clip_bwd)
 
     def check(self) -> None:
         self._seen: Set[ast.AST] = set()
+        self._plain_memo: Dict[Tuple[ast.AST, bool], bool] = {}
         for reg in self.model.facts.registered_bwds():
             d, fwd, bwd = reg.d, reg.fwd, reg.bwd
             assert bwd.node is not None
+            if (fwd is None or fwd.node is None or self._plain(fwd.node)) and self._plain(bwd.node):
+                continue  # nothing in the rules can make a Python value: no taint to compute
             if self._eager_only(d):
                 continue
             fwd_traced: Dict[str, str] = {}
@@ -124,11 +127,39 @@ clip.defvjp(clip_fwd, clip_bwd)
                 fwd_traced = Taint(self.model, fwd.node, seeds).names
                 residual = residual_of(self.model, fwd.node)
                 self._scan(fwd.node, fwd_traced, f"{rule_label(fwd, 'fwd')} of {d.label} `{d.name}`", True)
+            if self._plain(bwd.node):
+                continue
             res_param, g = reg.params[len(d.nondiff)], reg.params[-1]
             seeds = {g: f"the cotangent `{g}`"}
             seeds.update(residual_seeds(self.model, bwd.node, res_param, residual, fwd_traced, self.quote))
             taint = Taint(self.model, bwd.node, seeds)
             self._scan(bwd.node, taint.names, f"{rule_label(bwd, 'bwd')} of {d.label} `{d.name}`", True)
+
+    def _plain(self, fn: FunctionNode, helpers: bool = True) -> bool:
+        """No node of `fn` can make a Python value, nor (`helpers`) call a helper: its scan reports nothing."""
+        key = (fn, helpers)
+        found = self._plain_memo.get(key)
+        if found is None:
+            found = self._plain_memo[key] = not any(
+                isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)) or
+                isinstance(node, ast.FormattedValue) and node.format_spec is not None or
+                isinstance(node, ast.Call) and (self._converts(node) or helpers and self._helper_of(node) is not None)
+                for node in self.model.facts.own_nodes(fn))
+        return found
+
+    def _converts(self, call: ast.Call) -> bool:
+        """`call` has the shape of a conversion, whatever its argument."""
+        if isinstance(call.func, ast.Attribute) and call.func.attr in TO_PYTHON and not call.args:
+            return True
+        q = self.model.index.qualname(call.func) or ""
+        return bool(call.args) and (q in CONVERSIONS or q.startswith("math."))
+
+    def _helper_of(self, call: ast.Call) -> Optional[FunctionNode]:
+        """The function of the module `call` calls that `_helper` follows."""
+        helper = named_function(self.model.index, call.func)
+        if helper is None or getattr(helper, "decorator_list", None) or self.model.derivative_for_node(helper) is not None:
+            return None
+        return helper
 
     def _number_option(self, d, index: int, name: str) -> bool:
         """A parameter with a Python-number default (`eps=1e-5`) that no call of the module
@@ -146,7 +177,7 @@ clip.defvjp(clip_fwd, clip_bwd)
     def _eager_only(self, d) -> bool:
         """The primal itself makes Python values of its differentiable inputs (`if x > 0:`): the
         definition is written for eager use, and its rules doing the same is not a new hazard."""
-        if d.primal is None:
+        if d.primal is None or self._plain(d.primal, helpers=False):
             return False
         params = [a.arg for a in (*d.primal.args.posonlyargs, *d.primal.args.args)]
         seeds = {p: p for i, p in enumerate(params) if i not in d.nondiff}
@@ -226,10 +257,8 @@ clip.defvjp(clip_fwd, clip_bwd)
 
     def _helper(self, call: ast.Call, traced: Dict[str, str], where: str, branches: bool) -> None:
         """A function of the module the rule passes a traced value to: its parameter is traced."""
-        helper = named_function(self.model.index, call.func)
-        if helper is None or getattr(helper, "decorator_list", None):
-            return
-        if self.model.derivative_for_node(helper) is not None:
+        helper = self._helper_of(call)
+        if helper is None:
             return
         params = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]
         seeds: Dict[str, str] = {}
