@@ -9,7 +9,9 @@ from vjplint.rules.base import Rule
 
 class DefvjpAsDecorator(Rule):
     """## What it does
-    Flags `@f.defvjp` (and `@f.defvjp(...)`) used as a decorator on a `jax.custom_vjp`.
+    Flags `@f.defvjp` (and `@f.defvjp(...)`, `@partial(f.defvjp, ...)`) used as a decorator on a
+    `jax.custom_vjp`, and a call `f.defvjp(rules)` given one positional argument and no `bwd=`
+    (a `(fwd, bwd)` tuple passed whole): census row E49.
 
     ## Why is this bad?
     `custom_vjp.defvjp(fwd, bwd)` takes both rules in one call and returns `None`. As a bare
@@ -82,6 +84,7 @@ def f_jvp(primals, tangents):
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.is_alias:
             return
+        self._one_argument(d)
         for reg in d.registrations:
             if reg.method != "defvjp" or not reg.as_decorator:
                 continue
@@ -104,3 +107,26 @@ def f_jvp(primals, tangents):
                            f"plain function and call `{d.name}.defvjp(fwd, bwd)` (only custom_jvp's `defjvp` "
                            f"works as a decorator)")
             self.report(decorator, message)
+
+    def _one_argument(self, d: CustomDerivative) -> None:
+        """`f.defvjp((fwd, bwd))` and `@partial(f.defvjp, ...)`: one rule where defvjp takes two."""
+        decorators = {id(e) for fn in self.model.index.of_type(ast.FunctionDef) for e in fn.decorator_list}  # type: ignore[attr-defined]
+        for call in self.model.index.of_type(ast.Call):
+            assert isinstance(call, ast.Call)
+            partial = self.model.index.qualname(call.func) == "functools.partial" and id(call) in decorators
+            target = call.args[0] if partial and call.args else call.func
+            if not (isinstance(target, ast.Attribute) and target.attr == "defvjp"
+                    and self.model.facts.derivative_named(target.value) is d):
+                continue
+            args = call.args[1:] if partial else call.args
+            if any(isinstance(a, ast.Starred) for a in args) or any(k.arg in (None, "fwd", "bwd") for k in call.keywords):
+                continue
+            given = len(args) + (1 if partial else 0)
+            if given != 1 or (not partial and id(call) in decorators):
+                continue
+            what = (f"`@{self.quote(call, 50)}` decorates one function" if partial else
+                    f"`{self.quote(call, 50)}` passes one positional argument")
+            self.report(call, (
+                f"{what}, but `{d.name}.defvjp` takes fwd and bwd as two arguments, so this raises `TypeError: "
+                f"custom_vjp.defvjp() missing 1 required positional argument: 'bwd'` where it runs (at import "
+                f"for module-level code); call `{d.name}.defvjp(fwd, bwd)` with the two rules"))
