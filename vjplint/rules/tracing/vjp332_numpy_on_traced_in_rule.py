@@ -15,8 +15,8 @@ class NumpyOnTracedInRule(Rule):
     Flags a NumPy function (`np.cos`, `np.asarray`, `np.linalg.inv`, ...) or a SciPy one
     (`scipy.special.expit`) applied inside a custom_vjp's fwd or bwd to a value that JAX traces
     there: the cotangent, a residual that fwd computed from the primal's inputs, a differentiable
-    input of fwd, or a name computed from one of them; inside a custom_jvp rule, to its primals or
-    tangents; and inside a function of the module the rule passes such a value to (census row E40).
+    input of fwd, or a name computed from one of them; inside a custom_jvp rule (`defjvp`, or a `defjvps`
+    rule's arguments), to its primals or tangents; and inside a function of the module the rule passes such a value to (census row E40).
     Metadata reads (`np.shape(x)`, `x.shape`, `np.result_type(x)`), residuals that fwd saved as
     Python values (a float, a shape tuple stay Python values in bwd) and NumPy inside a host
     callback (`jax.pure_callback(lambda r: np.cos(r), ...)`, a nested function) are left alone.
@@ -106,6 +106,15 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
                 seeds = {params[-2]: f"the primals `{params[-2]}`", params[-1]: f"the tangents `{params[-1]}`"}
                 self._scan(fn, Taint(self.model, fn, seeds).names,
                            f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}`", jvp=True)
+        for d in self.model.derivatives:  # `defjvps`: each rule takes (tangent, ans, *primals), traced under jit
+            for reg in d.registrations if d.kind == "jvp" else ():
+                for rule in reg.rules if reg.method == "defjvps" else ():
+                    fn = rule.node
+                    if fn is not None and not rule.is_none:
+                        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+                        seeds = {p: f"the rule's argument `{p}`" for p in params}
+                        self._scan(fn, Taint(self.model, fn, seeds).names,
+                                   f"{rule_label(rule, 'defjvps rule')} of custom_jvp `{d.name}`")
         for reg in self.model.facts.registered_bwds():
             d, fwd, bwd = reg.d, reg.fwd, reg.bwd
             assert bwd.node is not None
