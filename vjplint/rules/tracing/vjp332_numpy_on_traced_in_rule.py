@@ -96,6 +96,7 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
 
     def check(self) -> None:
         self._seen: Set[ast.AST] = set()
+        self._tangents: Set[str] = set()
         for d in self.model.derivatives:
             for _, rule in self.model.facts.jvp_rules(d) if d.kind == "jvp" else ():
                 fn = rule.node
@@ -104,8 +105,10 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
                 if fn is None or len(params) < 2:
                     continue
                 seeds = {params[-2]: f"the primals `{params[-2]}`", params[-1]: f"the tangents `{params[-1]}`"}
+                self._tangents = set(Taint(self.model, fn, {params[-1]: ""}).names)
                 self._scan(fn, Taint(self.model, fn, seeds).names,
                            f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}`", jvp=True)
+        self._tangents = set()
         for d in self.model.derivatives:  # `defjvps`: each rule takes (tangent, ans, *primals), traced under jit
             for reg in d.registrations if d.kind == "jvp" else ():
                 for rule in reg.rules if reg.method == "defjvps" else ():
@@ -145,14 +148,13 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
                 if depth == 0:
                     self._helper(node, traced, where, jvp)
                 continue
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                source = first_traced(self.model, arg, traced)
-                if source is None:
-                    continue
+            found = [(arg, first_traced(self.model, arg, traced)) for arg in [*node.args, *(k.value for k in node.keywords)]]
+            found = sorted([(a, s) for a, s in found if s is not None], key=lambda f: f[1] not in self._tangents)
+            for arg, source in found[:1]:
                 held = traced[source] if isinstance(arg, ast.Name) and arg.id == source \
                     else f"`{self.quote(arg, 30)}`, computed from {traced[source]},"
-                when = ("JAX traces a jvp rule under `jax.grad`, `jax.jit` and `jax.vmap`, where it is a tracer, "
-                        "and raises TracerArrayConversionError") if jvp else (
+                when = ("the tangents are tracers under `jax.grad`, `jax.jit` and `jax.vmap`, and JAX raises "
+                        "TracerArrayConversionError") if jvp and source in self._tangents else (
                         "under `jax.jit` or `jax.vmap` it is a tracer and JAX raises TracerArrayConversionError "
                         "(eager `jax.grad` happens to work)")
                 instead = f"`jnp.{name[6:]}`" if library == "NumPy" else f"`jax.{name}` where JAX has it"
