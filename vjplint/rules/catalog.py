@@ -53,7 +53,7 @@ RULES = {
     'VJP333': ('vjplint.rules.structure.vjp333_jvp_tangent_structure', True, False, False, False, (b'custom_jvp',), None),
     'VJP334': ('vjplint.rules.order.vjp334_rule_order_by_name', True, False, False, False, (b'custom_jvp', b'custom_vjp'), None),
     'VJP335': ('vjplint.rules.tracing.vjp335_jvp_rule_branches_on_tangent', True, False, False, False, (b'custom_jvp',), None),
-    'VJP336': ('vjplint.rules.transforms.vjp336_callback_without_vmap_method', True, False, False, False, (b'custom_vjp', b'custom_jvp'), ('pure_callback', 32)),
+    'VJP336': ('vjplint.rules.transforms.vjp336_callback_without_vmap_method', True, False, False, False, (b'custom_vjp', b'custom_jvp'), ('pure_callback|io_callback', 32)),
     'VJP337': ('vjplint.rules.symbolic_zeros.vjp337_primal_record_without_symbolic_zeros', True, False, False, False, (b'custom_vjp',), None),
     'VJP338': ('vjplint.rules.structure.vjp338_jvp_primal_out_structure', True, False, False, False, (b'custom_jvp',), None),
     'VJP339': ('vjplint.rules.transforms.vjp339_remat_second_order', True, False, False, False, (b'custom_vjp',), None),

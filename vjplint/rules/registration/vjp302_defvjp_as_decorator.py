@@ -81,10 +81,12 @@ def f_jvp(primals, tangents):
     return jnp.sin(x), jnp.cos(x) * t
 ''']
 
+    def check(self) -> None:
+        self._one_argument()
+
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.is_alias:
             return
-        self._one_argument(d)
         for reg in d.registrations:
             if reg.method != "defvjp" or not reg.as_decorator:
                 continue
@@ -108,21 +110,27 @@ def f_jvp(primals, tangents):
                            f"works as a decorator)")
             self.report(decorator, message)
 
-    def _one_argument(self, d: CustomDerivative) -> None:
-        """`f.defvjp((fwd, bwd))` and `@partial(f.defvjp, ...)`: one rule where defvjp takes two."""
+    def _one_argument(self) -> None:
+        """`f.defvjp((fwd, bwd))` and `@partial(f.defvjp, ...)`: one rule where defvjp takes two.
+        One pass over the module's calls (a test module holds hundreds of custom_vjps)."""
         decorators = {id(e) for fn in self.model.index.of_type(ast.FunctionDef) for e in fn.decorator_list}  # type: ignore[attr-defined]
         for call in self.model.index.of_type(ast.Call):
             assert isinstance(call, ast.Call)
-            partial = self.model.index.qualname(call.func) == "functools.partial" and id(call) in decorators
-            target = call.args[0] if partial and call.args else call.func
-            if not (isinstance(target, ast.Attribute) and target.attr == "defvjp"
-                    and self.model.facts.derivative_named(target.value) is d):
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr == "defvjp":
+                partial, target, args = False, func, call.args
+            elif isinstance(func, (ast.Name, ast.Attribute)) and call.args and isinstance(call.args[0], ast.Attribute) \
+                    and call.args[0].attr == "defvjp" and id(call) in decorators \
+                    and self.model.index.qualname(func) == "functools.partial":
+                partial, target, args = True, call.args[0], call.args[1:]
+            else:
                 continue
-            args = call.args[1:] if partial else call.args
             if any(isinstance(a, ast.Starred) for a in args) or any(k.arg in (None, "fwd", "bwd") for k in call.keywords):
                 continue
-            given = len(args) + (1 if partial else 0)
-            if given != 1 or (not partial and id(call) in decorators):
+            if len(args) + (1 if partial else 0) != 1 or (not partial and id(call) in decorators):
+                continue
+            d = self.model.facts.derivative_named(target.value)
+            if d is None or d.kind != "vjp" or d.is_alias:
                 continue
             what = (f"`@{self.quote(call, 50)}` decorates one function" if partial else
                     f"`{self.quote(call, 50)}` passes one positional argument")
