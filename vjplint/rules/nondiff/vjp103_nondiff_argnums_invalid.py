@@ -73,6 +73,8 @@ class NondiffArgnumsInvalid(Rule):
             self._nnx_graph_nodes(d)
         if d.api == "nnx" and d.mode == "default" and "nondiff_argnums" in d.keywords:
             self._nnx_repeated(d, d.keywords["nondiff_argnums"])
+        if d.api == "nnx" and "nondiff_argnums" in d.keywords:
+            self._nnx_argnums(d, d.keywords["nondiff_argnums"])
         if d.api != "jax":
             return  # measured on JAX's own validation; nnx and linen validate on their own
         if "nondiff_argnums" in d.keywords:
@@ -110,6 +112,24 @@ class NondiffArgnumsInvalid(Rule):
                                  f"arguments in custom_vjp is not supported.` at every call, eager included; "
                                  f"declare `{d.name}` with `graph_updates=False` (whose int slots accept graph "
                                  f"nodes) or pass it as a differentiable argument")
+
+    def _nnx_argnums(self, d: CustomDerivative, node: ast.expr) -> None:
+        """nnx iterates `nondiff_argnums` (a bare int, even 0, raises when decorating) and indexes the
+        arguments with each entry (one past the parameters raises at the call), in every mode."""
+        value = constant_value(self.model.index, node)
+        sig = d.signature
+        if type(value) is int:
+            self.report(node, f"nondiff_argnums of {d.label} `{d.name}` is the bare int `{value}` (a lost comma?): "
+                              f"flax raises `TypeError: 'int' object is not iterable` when decorating; write "
+                              f"`({value},)`", fix=self.replacing(node, f"({value},)", Applicability.SAFE,
+                                                                  f"Write `({value},)`"))
+        elif isinstance(value, tuple) and sig is not None and not sig.vararg:
+            for item, element in zip(value, node.elts if isinstance(node, (ast.Tuple, ast.List)) else []):
+                if type(item) is int and item >= len(sig.positional):
+                    self.report(element, f"nondiff_argnums of {d.label} `{d.name}` names position {item}, but "
+                                         f"`{d.name}` takes {len(sig.positional)} positional parameters: flax "
+                                         f"raises `IndexError: tuple index out of range` at every call; count "
+                                         f"positions from 0")
 
     def _nnx_repeated(self, d: CustomDerivative, node: ast.expr) -> None:
         """nnx's default mode refuses a position given twice (an int, or a `DiffState`'s argnum),

@@ -9,7 +9,9 @@ from vjplint.rules.base import Rule
 
 class DefvjpAsDecorator(Rule):
     """## What it does
-    Flags `@f.defvjp` (and `@f.defvjp(...)`) used as a decorator on a `jax.custom_vjp`.
+    Flags `@f.defvjp` (and `@f.defvjp(...)`, `@partial(f.defvjp, ...)`) used as a decorator on a
+    `jax.custom_vjp`, and a call `f.defvjp(rules)` given one positional argument and no `bwd=`
+    (a `(fwd, bwd)` tuple passed whole): census row E49.
 
     ## Why is this bad?
     `custom_vjp.defvjp(fwd, bwd)` takes both rules in one call and returns `None`. As a bare
@@ -79,6 +81,9 @@ def f_jvp(primals, tangents):
     return jnp.sin(x), jnp.cos(x) * t
 ''']
 
+    def check(self) -> None:
+        self._one_argument()
+
     def check_derivative(self, d: CustomDerivative) -> None:
         if d.is_alias:
             return
@@ -104,3 +109,32 @@ def f_jvp(primals, tangents):
                            f"plain function and call `{d.name}.defvjp(fwd, bwd)` (only custom_jvp's `defjvp` "
                            f"works as a decorator)")
             self.report(decorator, message)
+
+    def _one_argument(self) -> None:
+        """`f.defvjp((fwd, bwd))` and `@partial(f.defvjp, ...)`: one rule where defvjp takes two.
+        One pass over the module's calls (a test module holds hundreds of custom_vjps)."""
+        decorators = {id(e) for fn in self.model.index.of_type(ast.FunctionDef) for e in fn.decorator_list}  # type: ignore[attr-defined]
+        for call in self.model.index.of_type(ast.Call):
+            assert isinstance(call, ast.Call)
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr == "defvjp":
+                partial, target, args = False, func, call.args
+            elif isinstance(func, (ast.Name, ast.Attribute)) and call.args and isinstance(call.args[0], ast.Attribute) \
+                    and call.args[0].attr == "defvjp" and id(call) in decorators \
+                    and self.model.index.qualname(func) == "functools.partial":
+                partial, target, args = True, call.args[0], call.args[1:]
+            else:
+                continue
+            if any(isinstance(a, ast.Starred) for a in args) or any(k.arg in (None, "fwd", "bwd") for k in call.keywords):
+                continue
+            if len(args) + (1 if partial else 0) != 1 or (not partial and id(call) in decorators):
+                continue
+            d = self.model.facts.derivative_named(target.value)
+            if d is None or d.kind != "vjp" or d.is_alias:
+                continue
+            what = (f"`@{self.quote(call, 50)}` decorates one function" if partial else
+                    f"`{self.quote(call, 50)}` passes one positional argument")
+            self.report(call, (
+                f"{what}, but `{d.name}.defvjp` takes fwd and bwd as two arguments, so this raises `TypeError: "
+                f"custom_vjp.defvjp() missing 1 required positional argument: 'bwd'` where it runs (at import "
+                f"for module-level code); call `{d.name}.defvjp(fwd, bwd)` with the two rules"))

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set
+from typing import Callable, Optional, Set
 
 from vjplint.model.file_model import CustomDerivative
 from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.model.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.syntax.walk import walk
 
 # Operators that fail on a tuple operand (`+` concatenates two tuples, so it is left out unless the
@@ -109,19 +109,41 @@ f.defvjp(f_fwd, f_bwd)
             if arity.vararg or len(arity.names) != len(nondiff) + 2:
                 continue
             g = arity.names[len(nondiff) + 1]
-            use = _arithmetic_use(bwd.node, g)
+            use = _arithmetic_use(bwd.node, g, lambda call: self._helper_arithmetic(call, g))
             if use is None:
                 continue
             self._seen.add(bwd.node)
             self.report(use, f"{rule_label(bwd, 'bwd')} of nnx.custom_vjp `{d.name}` uses `{g}` as the output "
-                             f"cotangent (`{self.quote(use)}`), but in nnx's default mode (graph and "
+                             f"cotangent (`{self.quote(use)}`{self._through(use)}), but in nnx's default mode (graph and "
                              f"graph_updates true) `{g}` is the pair (input_updates_g, out_g): differentiating "
                              f"`{d.name}` raises `TypeError: unsupported operand type(s) ... 'tuple'`; unpack it "
                              f"(`input_updates_g, out_g = {g}`), or pass `graph_updates=False` to "
                              f"`nnx.custom_vjp` for JAX's protocol")
 
 
-def _arithmetic_use(fn: FunctionNode, name: str) -> Optional[ast.AST]:
+    def _helper_arithmetic(self, call: ast.Call, name: str) -> Optional[ast.AST]:
+        """The arithmetic a function of the module does on the parameter the bare `name` is passed
+        to (`_scale(g, s)` with `def _scale(g, s): return g * s`)."""
+        helper = named_function(self.model.index, call.func)
+        if not isinstance(helper, ast.FunctionDef) or helper.decorator_list:
+            return None
+        params = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]
+        for i, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                return None
+            if isinstance(arg, ast.Name) and arg.id == name and i < len(params):
+                return _arithmetic_use(helper, params[i])
+        return None
+
+    def _through(self, use: ast.AST) -> str:
+        if not isinstance(use, ast.Call):
+            return ""
+        helper = named_function(self.model.index, use.func)
+        return f", which does arithmetic on it in `{getattr(helper, 'name', '?')}`" if helper is not None else ""
+
+
+def _arithmetic_use(fn: FunctionNode, name: str,
+                    helper_use: Optional[Callable[[ast.Call], Optional[ast.AST]]] = None) -> Optional[ast.AST]:
     """The first arithmetic on the bare `name` in `fn`'s own body; None when `name` is ever unpacked,
     indexed, reassigned or used as a container, so that it may not be the pair any more."""
     found: Optional[ast.AST] = None
@@ -141,6 +163,8 @@ def _arithmetic_use(fn: FunctionNode, name: str) -> Optional[ast.AST]:
                 return None  # `a, b = g`, `for part in g`
         if isinstance(node, ast.Starred) and isinstance(node.value, ast.Name) and node.value.id == name:
             return None
+        if found is None and helper_use is not None and isinstance(node, ast.Call) and helper_use(node) is not None:
+            found = node
         if found is None and isinstance(node, ast.BinOp) and isinstance(node.op, ARITHMETIC):
             if any(isinstance(side, ast.Name) and side.id == name for side in (node.left, node.right)):
                 found = node

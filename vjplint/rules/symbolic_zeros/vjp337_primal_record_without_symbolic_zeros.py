@@ -5,7 +5,7 @@ from typing import Optional, Set
 
 from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, RuleFunction
-from vjplint.model.semantic import constant_value
+from vjplint.model.semantic import constant_value, named_function
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 
@@ -19,7 +19,8 @@ class PrimalRecordWithoutSymbolicZeros(Rule):
     """## What it does
     Flags a custom_vjp fwd rule that reads its arguments as `CustomVJPPrimal` records, calling
     `jax.custom_derivatives.custom_vjp_primal_tree_values` on them or reading a parameter's
-    `.perturbed`, when its `defvjp` registration does not pass `symbolic_zeros=True` (the flag
+    `.perturbed` or `.value` (when the primal does not read that parameter's own `.value`), or
+    handing them to a helper of the module that does (census row E28), when its `defvjp` registration does not pass `symbolic_zeros=True` (the flag
     absent or a literal false, with no `**kwargs` that could hold it).
 
     ## Why is this bad?
@@ -105,7 +106,7 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
             if not isinstance(reg.node, ast.Call) or not self._flag_false(reg.node):
                 continue
             self._seen.add(fwd.node)
-            use = self._record_use(fwd)
+            use = self._record_use(fwd, d)
             if use is None:
                 continue
             self.report(use, (
@@ -128,10 +129,11 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
         value = expr.value if isinstance(expr, ast.Constant) else constant_value(self.model.index, expr)
         return value is False or value is None or value == 0
 
-    def _record_use(self, fwd: RuleFunction) -> Optional[ast.expr]:
+    def _record_use(self, fwd: RuleFunction, d: CustomDerivative) -> Optional[ast.expr]:
         fn = fwd.node
         assert fn is not None
-        params = set(self.model.signature(fn).positional)
+        positional = list(self.model.signature(fn).positional)
+        params = set(positional)
         for node in sorted(self.model.facts.own_nodes(fn), key=lambda n: (getattr(n, "lineno", 0),
                                                                             getattr(n, "col_offset", 0))):
             if isinstance(node, ast.Call) and self.model.index.qualname(node.func) in TREE_VALUES:
@@ -139,4 +141,42 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
             if isinstance(node, ast.Attribute) and node.attr == "perturbed" and isinstance(node.value, ast.Name) \
                     and node.value.id in params:
                 return node
+            if isinstance(node, ast.Attribute) and node.attr == "value" and isinstance(node.value, ast.Name) \
+                    and node.value.id in params and not self._primal_reads_value(d, positional.index(node.value.id)):
+                return node
+            if isinstance(node, ast.Call) and self._helper_record_use(node, params):
+                return node
         return None
+
+    def _primal_reads_value(self, d: CustomDerivative, index: int) -> bool:
+        """Whether the primal reads `.value` of its own parameter at `index` (a record of its own,
+        such as a NamedTuple with a `value` field): then fwd's `.value` is that field. Unknown: True."""
+        if d.primal is None or isinstance(d.primal, ast.Lambda):
+            return True
+        positional = self.model.signature(d.primal).positional
+        if index >= len(positional):
+            return True
+        name = positional[index]
+        return any(isinstance(n, ast.Attribute) and n.attr == "value" and isinstance(n.value, ast.Name)
+                   and n.value.id == name for n in ast.walk(d.primal))
+
+    def _helper_record_use(self, call: ast.Call, params: Set[str]) -> bool:
+        """fwd hands its arguments to a helper of the module that unwraps them as records
+        (`custom_vjp_primal_tree_values` of its parameters, `.perturbed`)."""
+        helper = named_function(self.model.index, call.func)
+        if not isinstance(helper, ast.FunctionDef) or helper.decorator_list:
+            return False
+        if not any(isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id in params
+                   or isinstance(a, ast.Name) and a.id in params for a in call.args):
+            return False
+        inner = {a.arg for a in (*helper.args.posonlyargs, *helper.args.args)}
+        if helper.args.vararg is not None:
+            inner.add(helper.args.vararg.arg)
+        for node in ast.walk(helper):
+            if isinstance(node, ast.Call) and self.model.index.qualname(node.func) in TREE_VALUES and any(
+                    isinstance(n, ast.Name) and n.id in inner for a in node.args for n in ast.walk(a)):
+                return True
+            if isinstance(node, ast.Attribute) and node.attr == "perturbed" and isinstance(node.value, ast.Name) \
+                    and node.value.id in inner:
+                return True
+        return False

@@ -10,6 +10,7 @@ from vjplint.model.semantic import FunctionNode
 from vjplint.rules.base import Rule
 
 PURE_CALLBACKS = frozenset({"jax.pure_callback", "jax.experimental.pure_callback"})
+IO_CALLBACKS = frozenset({"jax.experimental.io_callback", "jax.io_callback"})
 
 
 class CallbackWithoutVmapMethod(Rule):
@@ -17,7 +18,11 @@ class CallbackWithoutVmapMethod(Rule):
     Flags a `jax.pure_callback` without `vmap_method=` inside a custom derivative: in the
     decorated function or in one of its rules (fwd, bwd, the jvp rule), directly or in a
     module-level function one of them calls. A callback given `vmap_method=` (any value), or
-    given its arguments through `**kwargs` that may hold it, is left alone.
+    given its arguments through `**kwargs` that may hold it, is left alone. Also an
+    `io_callback(..., ordered=True)` in the decorated function, fwd or the jvp rule, which
+    `jax.vmap` refuses (census row E34, `ValueError: Cannot vmap ordered IO callback`: `vmap(f)`
+    for the primal, `vmap(grad(f))` for fwd, `vmap` of `jax.jvp` for the jvp rule); an unordered one
+    is batched, and so is one in bwd (measured on JAX 0.10.2).
 
     ## Why is this bad?
     Wrapping a host callback in `jax.custom_jvp` or `jax.custom_vjp` is how JAX's documentation
@@ -56,7 +61,7 @@ class CallbackWithoutVmapMethod(Rule):
     NAME = "callback-without-vmap-method"
     SEVERITY = Severity.WARNING
     TRIGGERS = (b"custom_vjp", b"custom_jvp")
-    NEEDS = re.compile(r"pure_callback")  # and a callback: most files with a custom derivative have none
+    NEEDS = re.compile(r"pure_callback|io_callback")  # and a callback: most files with a custom derivative have none
     INVALID = ['''
 import jax
 import jax.numpy as jnp
@@ -101,6 +106,16 @@ def host_sin_jvp(primals, tangents):
                     continue
                 self._done.add(call)
                 where = f" (in `{helper}`, which it calls)" if helper else ""
+                if self.model.index.qualname(call.func) in IO_CALLBACKS:
+                    if role == "bwd":  # measured: vmap(grad) batches bwd's ordered callback without complaint
+                        continue
+                    self.report(call, (
+                        f"`io_callback(..., ordered=True)` in {_role(role)} of custom_{kind} `{d.name}`{where}: "
+                        "under `jax.vmap` (a batch of inputs, `vmap(grad(...))`) JAX raises `ValueError: Cannot "
+                        "vmap ordered IO callback`, while eager, `jit` and `grad` work; drop `ordered=True` (an "
+                        "unordered io_callback is batched one element at a time) unless the order of the host "
+                        "effects matters, and then keep the function out of `vmap`"))
+                    continue
                 self.report(call, (
                     f"`jax.pure_callback` without `vmap_method=` in {_role(role)} of custom_{kind} "
                     f"`{d.name}`{where}: under `jax.vmap` (a batch of inputs, `vmap(grad(...))`) JAX 0.10 "
@@ -124,7 +139,11 @@ def host_sin_jvp(primals, tangents):
                             yield inner, helper.name
 
     def _unbatched_callback(self, call: ast.Call) -> bool:
-        if self.model.index.qualname(call.func) not in PURE_CALLBACKS:
+        name = self.model.index.qualname(call.func)
+        if name in IO_CALLBACKS:
+            flag = next((k.value for k in call.keywords if k.arg == "ordered"), None)
+            return isinstance(flag, ast.Constant) and flag.value is True
+        if name not in PURE_CALLBACKS:
             return False
         return not any(k.arg == "vmap_method" or k.arg is None for k in call.keywords)
 
