@@ -106,7 +106,7 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
             if not isinstance(reg.node, ast.Call) or not self._flag_false(reg.node):
                 continue
             self._seen.add(fwd.node)
-            use = self._record_use(fwd, d)
+            use = self._record_use(fwd, d, self._flag_names(reg.node))
             if use is None:
                 continue
             self.report(use, (
@@ -129,13 +129,26 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
         value = expr.value if isinstance(expr, ast.Constant) else constant_value(self.model.index, expr)
         return value is False or value is None or value == 0
 
-    def _record_use(self, fwd: RuleFunction, d: CustomDerivative) -> Optional[ast.expr]:
+    @staticmethod
+    def _flag_names(call: ast.Call) -> Set[str]:
+        """The name the registration passes as `symbolic_zeros` (a factory's own flag), if any."""
+        expr = next((k.value for k in call.keywords if k.arg == "symbolic_zeros"), None)
+        if expr is None and len(call.args) > SYMBOLIC_ZEROS_POSITION:
+            expr = call.args[SYMBOLIC_ZEROS_POSITION]
+        return {expr.id} if isinstance(expr, ast.Name) else set()
+
+    def _record_use(self, fwd: RuleFunction, d: CustomDerivative, flags: Set[str]) -> Optional[ast.expr]:
         fn = fwd.node
         assert fn is not None
         positional = list(self.model.signature(fn).positional)
         params = set(positional)
+        # A use under `if <the flag>:` runs only when the flag is on (`if symbolic_zeros: x = x.value`).
+        guarded = {id(n) for b in ast.walk(fn) if isinstance(b, ast.If) and flags & {
+            t.id for t in ast.walk(b.test) if isinstance(t, ast.Name)} for s in b.body for n in ast.walk(s)}
         for node in sorted(self.model.facts.own_nodes(fn), key=lambda n: (getattr(n, "lineno", 0),
                                                                             getattr(n, "col_offset", 0))):
+            if id(node) in guarded:
+                continue
             if isinstance(node, ast.Call) and self.model.index.qualname(node.func) in TREE_VALUES:
                 return node
             if isinstance(node, ast.Attribute) and node.attr == "perturbed" and isinstance(node.value, ast.Name) \
