@@ -8,8 +8,11 @@ converts the inputs to native arrays (Ivy's `inputs_to_native_arrays`).
 
 Adapted from ivy-llc/ivy:ivy/functional/backends/jax/experimental/gradients.py:17 (commit
 37dad2a). Ivy's `to_native` on the residual pair (an identity on jax arrays) and its
-container handling are dropped; `inputs_to_native_arrays` is written here as a small
-`jnp.asarray` wrapper. The gradient functions follow the signature Ivy's tests use
+container handling are dropped; the factory's parameter is renamed `fn` and wrapped in a local
+`def func(x)`, which `func = jax.custom_vjp(func)` then rebinds as the library's line does (so
+that the forward rule's `func(x)`, a late-bound closure variable, still calls the custom
+function, as in the library; the mutation tools need the primal to be a `def` in the module);
+`inputs_to_native_arrays` is written here as a small `jnp.asarray` wrapper. The gradient functions follow the signature Ivy's tests use
 (`lambda *args: args[1] * args[0][k]`: `args[0]` is `(x, ret)`, `args[1]` the upstream
 gradient), made true derivatives: `exp` with `upstream * ret`, `square` with `upstream * 2x`.
 """
@@ -31,7 +34,10 @@ def inputs_to_native_arrays(fn):
     return _inputs_to_native_arrays
 
 
-def bind_custom_gradient_function(func, custom_grad_fn):
+def bind_custom_gradient_function(fn, custom_grad_fn):
+    def func(x):
+        return fn(x)
+
     def custom_forward(x):
         ret = func(x)
         return ret, (x, ret)
