@@ -13,6 +13,7 @@ Adapted from google/codex:codex/ops/gradient.py:45 (commit 0b55846); the docstri
 shortened, the code kept. The caller perturbs `sin(v) * s` (one extra argument `s`) with a
 fixed noise realization, as a neural-compression model does at training time.
 """
+import functools
 import jax
 import jax.numpy as jnp
 import numpy

@@ -14,6 +14,7 @@ written with `jnp.where` as the library does; the caller is the library's
 once (no `alpha` at exactly -1 among the inputs: the library's float32 finite difference there
 is its own approximation).
 """
+import functools
 import jax
 import jax.numpy as jnp
 import numpy

@@ -17,6 +17,7 @@ deflection angles, Tessore & Metcalf 2015 eqs. 22-23) at four image-plane points
 `nan_to_num` bounds are written `1e10` (the library's int `10**10` overflows an int32 argument
 without x64).
 """
+import functools
 from functools import partial
 
 import numpy

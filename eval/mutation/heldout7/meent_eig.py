@@ -17,6 +17,7 @@ directly (the checks run on the CPU).
 The caller takes power sums of the eigenvalues of a real non-symmetric matrix (traces of its
 powers: invariant to the eigenvectors' arbitrary scaling and phase, which the rule assumes).
 """
+import functools
 from functools import partial
 
 import jax

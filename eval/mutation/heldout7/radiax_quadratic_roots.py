@@ -14,6 +14,7 @@ cubic deflation); the type annotations are kept. The caller is the library's rea
 path (`_roots_no_zeros_real` for `p.size == 3`) under `jax.jit`, over a quadratic whose
 coefficients come from two arrays, summing the roots weighted.
 """
+import functools
 import jax
 import jax.numpy as jnp
 import numpy

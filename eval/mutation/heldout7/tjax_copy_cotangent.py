@@ -17,6 +17,7 @@ parameters are given the online network's gradient).
 """
 from __future__ import annotations
 
+import functools
 from functools import update_wrapper
 
 import jax

@@ -17,6 +17,7 @@ reversal) and scales the other pair by a per-leaf tree (fixed arrays) and a floa
 """
 from __future__ import annotations
 
+import functools
 from functools import partial, update_wrapper
 import operator
 
