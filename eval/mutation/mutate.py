@@ -2877,9 +2877,11 @@ SAMPLED = ("direct_linearize", "jvptracer_sniff", "registered_twice", "unregiste
 # Held-out sets whose bases get the older operators (every operator not the set's own) on a fixed
 # third of the (operator, base) pairs only, chosen by a hash of the pair so that adding a base
 # leaves the others' mutants as they are: heldout6 (2026-12-07), to bound its labelling time on
-# 2 shared cores; heldout7 (2026-12-07) likewise. A set's own operators (the first set their
+# 2 shared cores; heldout7 (2026-12-07) likewise, on a seventh of the pairs (its 15-16 bases would
+# otherwise give over 400 mutants to label). A set's own operators (the first set their
 # `ONLY_SETS` names) apply to every base of it.
 SAMPLED_SETS = ("heldout6", "heldout7")
+SAMPLE_EVERY = {"heldout6": 3, "heldout7": 7}  # keep a pair when crc32("operator/base") % n == 0
 
 
 def generate() -> Dict:
@@ -2906,7 +2908,7 @@ def generate() -> Dict:
         kind = manifest["bases"][stem]["kind"]
         for name, (_, op) in MUTATIONS.items():
             if held_out in SAMPLED_SETS and ONLY_SETS.get(name, ("",))[0] != held_out:
-                if zlib.crc32(f"{name}/{stem}".encode()) % 3:  # the older operators: a fixed third of the pairs
+                if zlib.crc32(f"{name}/{stem}".encode()) % SAMPLE_EVERY[held_out]:  # the older operators: a fixed share of the pairs
                     continue
             elif name in SAMPLED and index % 3 and not (name == "forward_mode" and kind == "vjp"):
                 continue
