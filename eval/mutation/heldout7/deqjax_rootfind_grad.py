@@ -18,7 +18,9 @@ commit). Changed: the library's first custom_vjp, `rootfind` (the same solve wit
 constant, so the straight-through cotangent reaches nothing); its Broyden solver
 (src/modules/broyden.py, a low-rank update with `jax.ops.index_update`, removed from JAX) is written
 anew as a dense good-Broyden update in a `lax.while_loop` keeping the best iterate, as the library's
-does. The layer is a small tanh cell `tanh(W z + U x + b)` with Haiku-style `(params, rng, z, x)`.
+does; `dumb_fwd`'s parameter annotations are dropped (mutate.py's `lambda` spelling turns a
+one-line rule into a lambda and cannot carry them: a SyntaxError in the tool). The layer is a
+small tanh cell `tanh(W z + U x + b)` with Haiku-style `(params, rng, z, x)`.
 """
 import functools
 from functools import partial
@@ -102,7 +104,7 @@ def rootfind_grad(fun: Callable, max_iter: int, params: dict, rng, x: jnp.ndarra
     return result_info['result']
 
 
-def dumb_fwd(fun: Callable, max_iter: int, params: dict, rng, x: jnp.ndarray, *args):
+def dumb_fwd(fun, max_iter, params, rng, x, *args):
     return x, (params, rng, x, *args)
 
 
