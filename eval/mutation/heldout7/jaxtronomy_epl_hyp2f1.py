@@ -20,6 +20,7 @@ without x64).
 import functools
 from functools import partial
 
+import jax
 import numpy
 from jax import custom_jvp, jit, jvp, lax, numpy as jnp
 
