@@ -19,6 +19,7 @@ without x64).
 """
 import functools
 from functools import partial
+import jax
 import numpy
 from jax import custom_jvp, jit, jvp, lax, numpy as jnp
 jax.config.update('jax_use_direct_linearize', True)  # eval: span

@@ -19,6 +19,7 @@ without x64).
 """
 import functools
 from functools import partial
+import jax
 import numpy
 from jax import custom_jvp, jit, jvp, lax, numpy as jnp
 EVAL = {'id': 'mutation/unregistered/jaxtronomy_epl_hyp2f1', 'family': 'mutation', 'expect': 'unknown', 'library': 'jaxtronomy', 'source': 'lenstronomy/JAXtronomy:jaxtronomy/LensModel/Profiles/epl.py:297', 'argnums': (0, 1, 2, 3, 4), 'extra': ['jvp', 'jacfwd'], 'operator': 'unregistered', 'base': 'jaxtronomy_epl_hyp2f1'}

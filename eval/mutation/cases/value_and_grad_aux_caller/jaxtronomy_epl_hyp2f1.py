@@ -19,9 +19,9 @@ without x64).
 """
 import functools
 from functools import partial
+import jax
 import numpy
 from jax import custom_jvp, jit, jvp, lax, numpy as jnp
-import jax
 EVAL = {'id': 'mutation/value_and_grad_aux_caller/jaxtronomy_epl_hyp2f1', 'family': 'mutation', 'expect': 'unknown', 'library': 'jaxtronomy', 'source': 'lenstronomy/JAXtronomy:jaxtronomy/LensModel/Profiles/epl.py:297', 'argnums': (0, 1, 2, 3, 4), 'extra': ['jvp', 'jacfwd'], 'operator': 'value_and_grad_aux_caller', 'base': 'jaxtronomy_epl_hyp2f1'}
 
 @partial(jit, static_argnums=4)
