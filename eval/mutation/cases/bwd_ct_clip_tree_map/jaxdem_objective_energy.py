@@ -19,6 +19,7 @@ and without a `sys.modules` entry, where `dataclasses` cannot resolve a bare `in
 """
 from __future__ import annotations
 import dataclasses
+import functools
 import typing
 from dataclasses import replace
 from functools import partial

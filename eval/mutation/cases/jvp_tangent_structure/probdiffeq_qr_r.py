@@ -10,6 +10,7 @@ its rule as the library spells them (docstring shortened); the caller is the lib
 sum of two covariances in square-root form: the Cholesky-like factors are stacked, triangularised
 with `qr_r`, and the covariance `L @ L.T` of the new factor is compared with `L1 L1^T + L2 L2^T`.
 """
+import functools
 import jax
 import jax.numpy as jnp
 import numpy as np

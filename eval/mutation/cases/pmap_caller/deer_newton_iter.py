@@ -14,6 +14,7 @@ rule's `float0` tangent is made with `numpy.zeros` (the library's `jnp.zeros_lik
 dtype=float0)`). The caller solves a monotone elementwise system `y + 0.5 tanh(y) = params` and
 weights the root.
 """
+import functools
 from functools import partial
 from typing import Any, Callable, NamedTuple, Optional
 import jax

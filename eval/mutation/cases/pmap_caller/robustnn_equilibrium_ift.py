@@ -13,6 +13,7 @@ fixed-point iteration in `lax.fori_loop` (the equilibrium is a contraction for t
 used here), and the activation is `jnp.tanh` (smooth, so finite differences check the gradient).
 The caller evaluates the equilibrium layer of a recurrent equilibrium network over a batch.
 """
+import functools
 import jax
 import jax.numpy as jnp
 import numpy as np

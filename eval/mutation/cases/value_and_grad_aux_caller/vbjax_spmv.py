@@ -10,6 +10,7 @@ is a dense jax array and the products are `A @ x`, so that jit and vmap run too.
 use the library makes of it: one Euler step of a network of neural masses coupled through the
 connectivity matrix, `x + dt * (-x + k * A @ tanh(x))`.
 """
+import functools
 import jax
 import jax.numpy as np
 import numpy
