@@ -41,7 +41,7 @@ HELD_OUT = HERE / "heldout"  # bases kept out of rule work: measured on, never t
 # with operators of its own, heldout3's, heldout4's and heldout5's applying to it too). Each is
 # numbered apart (its own every-third sample), so that a new set leaves every earlier set's mutants
 # as they are.
-HELD_OUT_SETS = (HELD_OUT, HERE / "heldout2", HERE / "heldout3", HERE / "heldout4", HERE / "heldout5", HERE / "heldout6")
+HELD_OUT_SETS = (HELD_OUT, HERE / "heldout2", HERE / "heldout3", HERE / "heldout4", HERE / "heldout5", HERE / "heldout6", HERE / "heldout7")
 CASES = HERE / "cases"
 MANIFEST = HERE / "manifest.json"
 
@@ -620,7 +620,7 @@ ONLY_SETS: Dict[str, Tuple[str, ...]] = {}
 
 
 def heldout3_mutation(name: str, doc: str) -> Callable[[Op], Op]:
-    ONLY_SETS[name] = ("heldout3", "heldout4", "heldout5", "heldout6")  # heldout4, heldout5 and heldout6 (2026-12-07) are mutated by them too
+    ONLY_SETS[name] = ("heldout3", "heldout4", "heldout5", "heldout6", "heldout7")  # heldout4, heldout5, heldout6 and heldout7 (2026-12-07) are mutated by them too
     return mutation(name, doc)
 
 
@@ -982,7 +982,7 @@ def _ordered_print(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
 
 
 def heldout4_mutation(name: str, doc: str) -> Callable[[Op], Op]:
-    ONLY_SETS[name] = ("heldout4", "heldout5", "heldout6")  # heldout5 and heldout6 (2026-12-07) are mutated by them too
+    ONLY_SETS[name] = ("heldout4", "heldout5", "heldout6", "heldout7")  # heldout5, heldout6 and heldout7 (2026-12-07) are mutated by them too
     return mutation(name, doc)
 
 
@@ -1330,7 +1330,7 @@ def _jvp_not_pair_in_helper(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[
 
 
 def heldout5_mutation(name: str, doc: str) -> Callable[[Op], Op]:
-    ONLY_SETS[name] = ("heldout5", "heldout6")  # heldout6 (2026-12-07) is mutated by them too
+    ONLY_SETS[name] = ("heldout5", "heldout6", "heldout7")  # heldout6 and heldout7 (2026-12-07) are mutated by them too
     return mutation(name, doc)
 
 
@@ -1601,7 +1601,7 @@ def _creator_on_method(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
 
 
 def heldout6_mutation(name: str, doc: str) -> Callable[[Op], Op]:
-    ONLY_SETS[name] = ("heldout6",)
+    ONLY_SETS[name] = ("heldout6", "heldout7")  # heldout7 (2026-12-07) is mutated by them too
     return mutation(name, doc)
 
 
@@ -1934,6 +1934,266 @@ def _eval_shape_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     expected = (f"    g = jax.grad(lambda *a: jnp.sum(eval_fn(*a)), argnums={argnums!r})(*args)\n"
                 "    return tuple(jnp.ones_like(x) for x in g)")
     return _caller_pair(tree, "eval_shape_usage", body, expected)
+
+
+
+# ----------------------------------------------------------------------------- heldout7 operators
+#
+# Written for the seventh held-out set (2026-12-07, blind to vjplint's rules), each drawn from a row
+# of the census of JAX 0.10.2's checks about custom derivatives (E-numbers; every row of
+# heldout7/OPERATORS.md names its row): `@f.defvjp` used as a decorator (E49), NumPy applied to a
+# traced value in bwd, fwd or the jvp rule (E40), a Python `if` on a traced primal input in fwd or
+# the jvp rule (E39's route through the primal), a NamedTuple of cotangents (E18), the parameter
+# names given as nondiff_argnums (E45), `jax.checkpoint` above (E63) or beneath (E65) the creator,
+# `optimize_remat=True` under a second-order caller (E27), `grad` of a non-scalar output (E43), the
+# primal's output tuple written as a list (E16/E06), cotangents clipped with tree_map (E18/E19,
+# look-alike expected) and new callers (value_and_grad(has_aux=True), lax.map, pmap). They apply
+# to heldout7's bases only (`ONLY_SETS`); the older operators apply to heldout7 on a fixed seventh of
+# the pairs (`SAMPLED_SETS`, `SAMPLE_EVERY`).
+
+
+def heldout7_mutation(name: str, doc: str) -> Callable[[Op], Op]:
+    ONLY_SETS[name] = ("heldout7",)
+    return mutation(name, doc)
+
+
+def _body_index(tree: ast.Module, node: ast.stmt) -> Optional[Tuple[List[ast.stmt], int]]:
+    try:
+        return body_of(tree, node)
+    except ValueError:
+        return None
+
+
+@heldout7_mutation("defvjp_as_decorator", "E49 (`custom_vjp.defvjp() missing 1 required positional argument: 'bwd'`, at import): the registration `f.defvjp(fwd, bwd)` rewritten as a `@f.defvjp` decorator on fwd, as `@f.defjvp` is written for a custom_jvp")
+def _defvjp_as_decorator(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    fwd = d.rules.get("fwd")
+    if d.method != "defvjp" or d.reg_stmt is None or not isinstance(fwd, ast.FunctionDef) or len(d.registration.args) != 2:
+        return None
+    anchor = d.creator_stmt if d.creator_style == "call" else d.primal
+    at_fwd, at_creator = _body_index(tree, fwd), _body_index(tree, anchor)
+    if at_fwd is None or at_creator is None or at_fwd[0] is not at_creator[0] or at_creator[1] > at_fwd[1]:
+        return None  # the decorator needs the custom function defined before fwd, in the same body
+    body, i = body_of(tree, d.reg_stmt)
+    del body[i]
+    fwd.decorator_list.append(expr(f"{d.name}.defvjp"))
+    return "registration"
+
+
+@heldout7_mutation("bwd_numpy_debug_print", "E40 (TracerArrayConversionError: `__array__()` called on a traced array): bwd starts with a debugging print of the cotangent's largest magnitude computed with NumPy (`numpy.abs(numpy.asarray(c)).max()`); eager grad runs, a traced bwd (jit) raises")
+def _bwd_numpy_debug_print(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    bwd = d.rules.get("bwd")
+    if not isinstance(bwd, ast.FunctionDef) or bwd.args.vararg or len(param_names(bwd)) != len(d.nondiff) + 2:
+        return None
+    g = param_names(bwd)[-1]
+    at = _docstring_at(bwd)
+    bwd.body[at:at] = stmt(f"print('{bwd.name}: max |g| =', max((float(numpy.abs(numpy.asarray(_c)).max()) "
+                           f"for _c in jax.tree_util.tree_leaves({g}))))")
+    _ensure_import(tree, "numpy")
+    _ensure_import(tree, "jax")
+    return "bwd"
+
+
+@heldout7_mutation("fwd_residual_to_host", "E40 in fwd (TracerArrayConversionError under jit; an object residual otherwise): fwd moves its first residual to host memory with `numpy.asarray(...)` to save accelerator memory")
+def _fwd_residual_to_host(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in _rule_pairs(d.rules.get("fwd")):
+        res = r.elts[1]
+        if isinstance(res, (ast.Tuple, ast.List)):
+            idx = [i for i, e in enumerate(res.elts) if not isinstance(e, ast.Constant)]
+            if not idx:
+                continue
+            res.elts[idx[0]] = ast.Call(func=expr("numpy.asarray"), args=[res.elts[idx[0]]], keywords=[])
+        elif isinstance(res, ast.Constant):
+            continue
+        else:
+            r.elts[1] = ast.Call(func=expr("numpy.asarray"), args=[res], keywords=[])
+        done = True
+    if not done:
+        return None
+    _ensure_import(tree, "numpy")
+    return "fwd"
+
+
+@heldout7_mutation("jvp_tangent_numpy", "E40 in the jvp rule (TracerArrayConversionError: under grad the tangent is always a tracer): the rule returns its (first) tangent output through `numpy.asarray(...)`, a NumPy habit (eager jax.jvp on concrete tangents runs)")
+def _jvp_tangent_numpy(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    out = _edit_tangent(tree, d, lambda n: ast.Call(func=expr("numpy.asarray"), args=[n], keywords=[]))
+    if out:
+        _ensure_import(tree, "numpy")
+    return out
+
+
+_INPUT_GUARD = ("if not all((jnp.all(jnp.isfinite(_x)) for _x in jax.tree_util.tree_leaves({name}))):\n"
+                "    raise ValueError('non-finite {what} in {rule}')\n")
+
+
+@heldout7_mutation("fwd_input_guard", "E39's route through a primal (TracerBoolConversionError, core.py): fwd starts with an input validation, a Python `if` on its first differentiated input (`if not all(jnp.all(jnp.isfinite(x)) ...): raise ValueError`); eager grad runs it on concrete values, jit traces it")
+def _fwd_input_guard(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    fwd = d.rules.get("fwd")
+    if not isinstance(fwd, ast.FunctionDef) or fwd.args.vararg or len(param_names(fwd)) != len(d.params) or not d.diff_positions:
+        return None
+    name = param_names(fwd)[d.diff_positions[0]]
+    at = _docstring_at(fwd)
+    fwd.body[at:at] = stmt(_INPUT_GUARD.format(name=name, what="input", rule=fwd.name))
+    _ensure_import(tree, "jax")
+    return "fwd"
+
+
+@heldout7_mutation("jvp_primal_guard", "E39's route through the primals (TracerBoolConversionError): the jvp rule starts with an input validation on its primals (`if not all(jnp.all(jnp.isfinite(p)) for p in tree_leaves(primals)): raise ValueError`); eager grad and jvp pass concrete primals, jit traces them")
+def _jvp_primal_guard(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    rule = jvp_rule(d)
+    if not isinstance(rule, ast.FunctionDef) or rule.args.vararg or len(param_names(rule)) != len(d.nondiff) + 2:
+        return None
+    primals = param_names(rule)[-2]
+    at = _docstring_at(rule)
+    rule.body[at:at] = stmt(_INPUT_GUARD.format(name=primals, what="input", rule=rule.name))
+    _ensure_import(tree, "jax")
+    return "jvp"
+
+
+@heldout7_mutation("bwd_ct_namedtuple", "E18 by container (`Custom VJP bwd rule must produce an output with the same container (pytree) structure as the args tuple`): bwd returns its cotangents in a `collections.namedtuple` named after the differentiated parameters (a NamedTuple is a tuple to isinstance, another pytree node to tree_structure)")
+def _bwd_ct_namedtuple(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    names = [d.params[i] for i in d.diff_positions] if d.params else []
+    if not names or len(set(names)) != len(names) or any(n.startswith("_") for n in names):
+        return None
+    done = False
+    for r in tuple_returns(d.rules.get("bwd")):
+        if isinstance(r, ast.Tuple) and len(r.elts) == len(names):
+            replace(tree, r, ast.Call(func=ast.Name("_Grads", ast.Load()), args=list(r.elts), keywords=[]))
+            done = True
+    if not done:
+        return None
+    _ensure_import(tree, "collections")
+    _after_imports(tree, stmt(f"_Grads = collections.namedtuple('_Grads', {names!r})"))
+    return "bwd"
+
+
+@heldout7_mutation("nondiff_argnums_as_names", "E45's route (the positions looked up at every call: custom_derivatives.py:284 / :721 pass nondiff_argnums to debug_info, whose bounds check, api_util.py:233 `_ensure_inbounds`, compares each with the argument count: `TypeError: '>=' not supported between instances of 'str' and 'int'` at the first call): nondiff_argnums given the parameters' names, `('func', 'max_iter')`, the argnames spelling under the argnums keyword")
+def _nondiff_argnums_as_names(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    kw = _nondiff_keyword(d)
+    if kw is None or not kw.value.elts:
+        return None
+    try:
+        idx = [ast.literal_eval(e) for e in kw.value.elts]
+    except ValueError:
+        return None
+    if not all(isinstance(i, int) and 0 <= i < len(d.params) for i in idx):
+        return None
+    kw.value = ast.Tuple([ast.Constant(d.params[i]) for i in idx], ast.Load())
+    return "creator"
+
+
+@heldout7_mutation("checkpoint_over_creator", "E63 (`'function' object has no attribute 'defvjp'` / `'defjvp'`, at the registration): `@jax.checkpoint` stacked above the creator to save memory (`f = jax.checkpoint(jax.custom_vjp(g))` in call form); the name is then the remat wrapper")
+def _checkpoint_over_creator(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    i = _creator_decorator_index(d)
+    if i is not None:
+        d.primal.decorator_list.insert(i, expr("jax.checkpoint"))
+    elif d.creator_stmt is not None:
+        d.creator_stmt.value = ast.Call(func=expr("jax.checkpoint"), args=[d.creator], keywords=[])
+    else:
+        return None
+    _ensure_import(tree, "jax")
+    return "creator"
+
+
+@heldout7_mutation("checkpoint_under_creator", "E65's route through remat (`jax.checkpoint` traces every argument it is given, so a callable or a Python option in a nondiff slot is not a valid JAX type; arrays pass, look-alike there): the primal rematerialised with `@jax.checkpoint` beneath the creator")
+def _checkpoint_under_creator(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    i = _creator_decorator_index(d)
+    if i is not None:
+        d.primal.decorator_list.insert(i + 1, expr("jax.checkpoint"))
+    elif d.creator_style == "call" and d.creator.args:
+        d.creator.args[0] = ast.Call(func=expr("jax.checkpoint"), args=[d.creator.args[0]], keywords=[])
+    else:
+        return None
+    _ensure_import(tree, "jax")
+    return "primal"
+
+
+@heldout7_mutation("remat_hvp_caller", "E27 (ValueError `Linearization failed to produce known values for all output primals`, ad.py:986): `optimize_remat=True` added to defvjp to save memory, in a model whose optimiser takes reverse-over-reverse Hessian-vector products (`grad` of the summed `grad`), which the caller does")
+def _remat_hvp_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums = tuple(meta.get("argnums", ()))
+    if d.method != "defvjp" or not argnums or _reg_keyword(tree, d, "optimize_remat") is None:
+        return None
+    body = ("    def loss(*a):\n"
+            "        return jnp.sum(eval_fn(*a))\n"
+            "    def slope(*a):\n"
+            f"        return sum((jnp.sum(g) for g in jax.grad(loss, argnums={argnums!r})(*a)))\n"
+            f"    return jax.grad(slope, argnums={argnums!r})(*args)")
+    _caller(tree, "remat_hvp_usage", body, None)
+    _ensure_import(tree, "jax")
+    return "registration"
+
+
+@heldout7_mutation("grad_nonscalar_caller", "E43 (`Gradient only defined for scalar-output functions`, api.py `_check_scalar`): a caller differentiates the function itself with jax.grad, without reducing its output to a scalar (look-alike where the output is a scalar)")
+def _grad_nonscalar_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums = tuple(meta.get("argnums", ()))
+    if not argnums:
+        return None
+    return _caller_pair(tree, "grad_direct_usage", f"    return jax.grad(eval_fn, argnums={argnums!r})(*args)",
+                        _grad_body(argnums))
+
+
+@heldout7_mutation("primal_out_list", "E16 / E06 (the fwd or jvp rule's primal output has another structure than the primal's: checked when the primal is staged, `grad(jit(f))`; the list is the output otherwise): the primal's output tuple written as a list")
+def _primal_out_list(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in returns(d.primal):
+        if isinstance(r, ast.Tuple) and len(r.elts) >= 2:
+            replace(tree, r, ast.List(list(r.elts), ast.Load()))
+            done = True
+    return "primal" if done else None
+
+
+@heldout7_mutation("bwd_ct_clip_tree_map", "E18 / E19, look-alike expected: bwd clips its cotangents with `jax.tree_util.tree_map(lambda c: jnp.clip(c, -1e3, 1e3), (...))` over the returned tuple (tree_map keeps the tuple and its None entries, so the structure is unchanged)")
+def _bwd_ct_clip_tree_map(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    done = False
+    for r in tuple_returns(d.rules.get("bwd")):
+        if isinstance(r, ast.Tuple):
+            call = expr("jax.tree_util.tree_map(lambda _c: jnp.clip(_c, -1000.0, 1000.0), _x)")
+            call.args[1] = copy.copy(r)
+            replace(tree, r, call)
+            done = True
+    if not done:
+        return None
+    _ensure_import(tree, "jax")
+    return "bwd"
+
+
+@heldout7_mutation("value_and_grad_aux_caller", "the reverse-mode checks (E15-E20) through value_and_grad(has_aux=True), look-alike expected: a caller takes the loss and its gradient together, keeping the output as auxiliary data")
+def _value_and_grad_aux_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums = tuple(meta.get("argnums", ()))
+    if not argnums:
+        return None
+    body = ("    def loss_aux(*a):\n"
+            "        out = eval_fn(*a)\n"
+            "        return jnp.sum(out), out\n"
+            f"    (value, out), g = jax.value_and_grad(loss_aux, argnums={argnums!r}, has_aux=True)(*args)\n"
+            "    return tuple(g) + (value,)")
+    expected = (f"    g = jax.grad(lambda *a: jnp.sum(eval_fn(*a)), argnums={argnums!r})(*args)\n"
+                "    return tuple(g) + (jnp.sum(eval_fn(*args)),)")
+    return _caller_pair(tree, "value_and_grad_aux_usage", body, expected)
+
+
+@heldout7_mutation("lax_map_caller", "the rules under grad inside lax.map (a scan body: partial eval of the custom rule per step), look-alike expected: a caller maps the gradient over three scaled inputs with lax.map")
+def _lax_map_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums = tuple(meta.get("argnums", ()))
+    if not argnums:
+        return None
+    p = argnums[0]
+    grad = (f"    g = jax.grad(lambda v: jnp.sum(eval_fn(*[v if i == {p!r} else a for i, a in enumerate(args)])))\n"
+            f"    x = jnp.asarray(args[{p!r}])\n")
+    body = grad + "    return jax.lax.map(g, jnp.stack([x, x * 0.9, x * 1.1]))"
+    expected = grad + "    return jnp.stack([g(x), g(x * 0.9), g(x * 1.1)])"
+    return _caller_pair(tree, "lax_map_usage", body, expected)
+
+
+@heldout7_mutation("pmap_caller", "the rules under pmap (data-parallel training: the custom rules traced for a mapped computation), look-alike expected: a caller pmaps the gradient over a leading device axis of size 1")
+def _pmap_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
+    argnums = tuple(meta.get("argnums", ()))
+    if not argnums:
+        return None
+    p = argnums[0]
+    grad = (f"    g = jax.grad(lambda v: jnp.sum(eval_fn(*[v if i == {p!r} else a for i, a in enumerate(args)])))\n"
+            f"    x = jnp.asarray(args[{p!r}])\n")
+    return _caller_pair(tree, "pmap_usage", grad + "    return jax.pmap(g)(x[None])[0]", grad + "    return g(x)")
 
 
 
@@ -2622,8 +2882,11 @@ SAMPLED = ("direct_linearize", "jvptracer_sniff", "registered_twice", "unregiste
 # Held-out sets whose bases get the older operators (every operator not the set's own) on a fixed
 # third of the (operator, base) pairs only, chosen by a hash of the pair so that adding a base
 # leaves the others' mutants as they are: heldout6 (2026-12-07), to bound its labelling time on
-# 2 shared cores. Its own operators apply to every base.
-SAMPLED_SETS = ("heldout6",)
+# 2 shared cores; heldout7 (2026-12-07) likewise, on a seventh of the pairs (its 15-16 bases would
+# otherwise give over 400 mutants to label). A set's own operators (the first set their
+# `ONLY_SETS` names) apply to every base of it.
+SAMPLED_SETS = ("heldout6", "heldout7")
+SAMPLE_EVERY = {"heldout6": 3, "heldout7": 7}  # keep a pair when crc32("operator/base") % n == 0
 
 
 def build() -> Tuple[Dict, Dict[Path, str]]:
@@ -2649,8 +2912,8 @@ def build() -> Tuple[Dict, Dict[Path, str]]:
             manifest["bases"][stem].update(held_out=True, held_out_set=held_out)
         kind = manifest["bases"][stem]["kind"]
         for name, (_, op) in MUTATIONS.items():
-            if held_out in SAMPLED_SETS and ONLY_SETS.get(name) != (held_out,):
-                if zlib.crc32(f"{name}/{stem}".encode()) % 3:  # the older operators: a fixed third of the pairs
+            if held_out in SAMPLED_SETS and ONLY_SETS.get(name, ("",))[0] != held_out:
+                if zlib.crc32(f"{name}/{stem}".encode()) % SAMPLE_EVERY[held_out]:  # the older operators: a fixed share of the pairs
                     continue
             elif name in SAMPLED and index % 3 and not (name == "forward_mode" and kind == "vjp"):
                 continue
