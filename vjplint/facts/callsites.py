@@ -105,6 +105,31 @@ def static_at_every_call(model: FileModel, fn: FunctionNode, param: str) -> bool
     return bool(passed) and all(passed)
 
 
+def called_only_at_import(model: FileModel, fn: FunctionNode) -> bool:
+    """Whether `fn` (a `def`) is called in this module, every call is a statement of the module
+    itself (run once at import, outside any function, so no argument can be a tracer), and no
+    other module of the run calls it (`spmv = make_spmv(np.asarray(W))`: a factory whose
+    parameter its custom_vjp closes over, given a concrete array)."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    if any(True for _ in external_calls(model, fn.name, fn)):
+        return False
+    index = model.index
+    found = False
+    for node in index.names(fn.name):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+            continue
+        if not any(b.node is fn for b in index.lookup(node.id, index.scope_of(node))):
+            continue
+        parent = index.parent(node)
+        scope = index.scope_of(node)
+        if not (isinstance(parent, ast.Call) and parent.func is node) or scope.is_function or scope.is_class \
+                or scope.parent is not None:
+            return False  # passed on, aliased, or called where its arguments may be traced
+        found = True
+    return found
+
+
 def _argument(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
     for i, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
