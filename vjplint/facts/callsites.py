@@ -130,6 +130,42 @@ def called_only_at_import(model: FileModel, fn: FunctionNode) -> bool:
     return found
 
 
+def concrete_at_every_call(model: FileModel, fn: FunctionNode, param: str) -> bool:
+    """Whether `fn` (a `def`) is called only in this module, and every call gives `param` a value
+    that cannot be a tracer: a call made at import (`called_only_at_import`), a static Python
+    value or default, or a name the module binds outside any function to a value (`NOISE =
+    numpy.array(...)`, read from a function: a global of the module, concrete whoever traces
+    the caller)."""
+    if called_only_at_import(model, fn):
+        return True
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or any(True for _ in external_calls(model, fn.name, fn)):
+        return False
+    sig = model.signature(fn)
+    if param not in sig.positional and param not in sig.kwonly:
+        return False
+    position = sig.positional.index(param) if param in sig.positional else -1
+    default = static_default(model, sig, param) is not None
+    index = model.index
+    passed: List[bool] = []
+    for node in index.names(fn.name):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or \
+                not any(b.node is fn for b in index.lookup(node.id, index.scope_of(node))):
+            continue
+        call = index.parent(node)
+        if not (isinstance(call, ast.Call) and call.func is node):
+            return False  # passed on or aliased: its callers are unknown
+        arg = _argument(call, position, param)
+        if arg is None:
+            passed.append(default and leaves_default(call, position, param))
+        elif isinstance(arg, ast.Name):
+            found = index.resolve(arg.id, index.scope_of(arg))
+            passed.append(found is not None and found[0].parent is None  # the module's own scope
+                          and all(b.kind == "assign" for b in found[1]))
+        else:
+            passed.append(static_python_value(model, arg))
+    return bool(passed) and all(passed)
+
+
 def _argument(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
     for i, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):

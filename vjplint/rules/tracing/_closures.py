@@ -8,7 +8,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from vjplint.facts.callsites import called_only_at_import, static_at_every_call
+from vjplint.facts.callsites import concrete_at_every_call, static_at_every_call
 from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.infer import argument_at
 from vjplint.facts.param_evidence import (Evidence, Verdict, annotation_evidence, default_evidence, name_evidence,
@@ -277,8 +277,9 @@ class Closures:
         # A PRNG key is never differentiated: only a transformation around the enclosing function
         # (its tracers breaking `grad(jit)`) makes closing over one a problem, not its use as a key.
         usage = [e for e in usage if not e.key]
-        # A parameter of a factory the module calls only at import holds a concrete value there.
-        roots = [r for r in roots if not called_only_at_import(self.model, r.function)]
+        # A parameter every call fills with a concrete value (a call made at import, a module global)
+        # never holds a tracer.
+        roots = [r for r in roots if not concrete_at_every_call(self.model, r.function, r.param)]
         if not roots:
             return None
         for root in roots:
