@@ -618,12 +618,31 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             return False
         if ref is not None and float(np.max(np.abs(ref), initial=0.0)) > atol:
             return False
-        moved = list(self.vals)
-        moved[j] = self.jax.tree_util.tree_map(lambda x: x + 0.37, moved[j])
         try:
-            return abs(float(self.L(*moved)) - float(self.L(*self.vals))) > 1e-6
+            here = float(self.L(*self.vals))
         except Exception:
             return False
+        # A step of 0.37 may not cross the primal's next jump (a Heaviside step at -0.44 and -0.55):
+        # steps of growing size either way; a step past a jump counts when the primal's own
+        # derivative is zero there too (piecewise constant: a relu moved past its kink is not).
+        for step in (0.37, -0.37, 1.0, -1.0, 3.0, -3.0):
+            moved = list(self.vals)
+            moved[j] = self.jax.tree_util.tree_map(lambda x: x + step, moved[j])
+            try:
+                if abs(float(self.L(*moved)) - here) <= 1e-6:
+                    continue
+            except Exception:
+                return False
+            if step == 0.37:
+                return True  # the first step, as before: its value moved
+            if self.grad_plain is None:
+                return False
+            try:
+                flat_there = self.flat(self.jax.block_until_ready(self.reference_call(self.grad_plain, moved))[j])
+            except Exception:
+                return False
+            return bool(np.all(np.isfinite(flat_there))) and float(np.max(np.abs(flat_there), initial=0.0)) <= atol
+        return False
 
     def scalar_beside_arrays(self, j):
         np = self.np
