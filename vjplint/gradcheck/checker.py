@@ -276,11 +276,15 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         except Exception as exc:
             if wide:
                 raise Retry() from None
-            if not self.synthetic and self.plain_F is not None and self.runs(self.plain_F, self.vals_s[0]):
+            unjitted = self.unjitted_primal(base)
+            if not self.synthetic and ((self.plain_F is not None and self.runs(self.plain_F, self.vals_s[0])) or (
+                    unjitted is not None and self.runs(unjitted, self.vals_s[0]))):
                 # At inputs the project gave, the primal without its rule runs: the custom derivative
-                # itself (its registration, its nondiff arguments) is what raises.
-                detail = ("every call raises {} at {}, where the primal without its rule runs (inputs the project "
-                          "gave)".format(describe_exc(exc), self.at))
+                # itself (its registration, its nondiff arguments, a `jax.jit` between the creator and
+                # the function, which traces what the creator would pass as it is) is what raises.
+                detail = ("every call raises {} at {}, where the primal without its rule {}runs (inputs the project "
+                          "gave)".format(describe_exc(exc), self.at, "" if unjitted is None else
+                                         "and without the `jax.jit` under the creator "))
                 self.record("call", "failed", detail, "VJP501" if self.kind == "vjp" else "VJP502")
                 return {"status": "failed", "reason": detail, "checks": self.checks, "inputs": self.inputs}
             raise Unverifiable("the function raises with the synthesised inputs ({}): {}".format(
@@ -383,6 +387,15 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             else:
                 total = total + jnp.real(jnp.sum(leaf * w))
         return total
+
+    def unjitted_primal(self, base):
+        """The primal as the Python function under a `jax.jit` that the creator decorates (what jit
+        returns has `lower` and `__wrapped__`), bound like self.F; None when the primal is not jitted."""
+        plain = self.plain
+        if plain is None or not hasattr(plain, "lower") or getattr(plain, "__wrapped__", None) is None:
+            return None
+        f = self.bind(plain.__wrapped__, base, self.positions)
+        return self.through_complex(f, self.complex_at) if self.complex_at else f
 
     def given_vals(self, sample, convert):
         """The differentiated values of one sample as the checks take them: JAX arrays, complex
