@@ -42,7 +42,7 @@ class Modes:
             return
         jax = self.jax
         g = self.g_s[0]
-        if self.narrowed_gradient(g):
+        if self.narrowed_gradient(g) or self.raises_alone():
             return
         L = self.fast(self.L)
         nones = self.none_slots()
@@ -123,6 +123,31 @@ class Modes:
                 return
             self.checks.pop()
         self.record("reverse order 2", "passed")
+
+    def raises_alone(self):
+        """A custom_jvp differentiated with respect to one argument at a time, the others closed
+        over as constants, as a caller that differentiates fewer arguments does: JAX then hands the
+        jvp rule a zero tangent for the others (a `SymbolicZero` object with `symbolic_zeros=True`,
+        which arithmetic and `jnp` functions reject). With every argument differentiated at once
+        the rule sees arrays only. True when it raised (recorded as a failure)."""
+        if self.kind != "jvp" or len(self.positions) < 2:
+            return False
+        jax = self.jax
+        for j, name in enumerate(self.names):
+            def alone(v, j=j):
+                vals = list(self.vals)
+                vals[j] = v
+                return self.L(*vals)
+            try:
+                jax.block_until_ready(jax.grad(alone)(self.vals[j]))
+            except Exception as exc:
+                self.fail("reverse order 1", self.rev_code, "{} when only `{}` is differentiated (the other "
+                          "arguments constant, as a caller that differentiates fewer passes them{}): {} at {}".format(
+                              self.reverse_what(), name, "; the rule gets symbolic zeros for their tangents"
+                              if getattr(self.fo, "symbolic_zeros", False) else "", describe_exc(exc), self.at),
+                          raised=True, control=self.gp is not None, exc=exc)
+                return True
+        return False
 
     def phase_retry(self, last):
         """A complex output whose phase the primal does not fix (an eigenvector: any e^{i phi} v is one)
