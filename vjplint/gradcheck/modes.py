@@ -59,7 +59,8 @@ class Modes:
                 last = self.checks[-1]
                 if self.phase_retry(last):
                     return self.reverse()
-                if last["status"] == "failed" and last.get("severity") != "warning" and self.zero_for_number(j, ads[0]):
+                if j not in nones and last["status"] == "failed" and last.get("severity") != "warning" and \
+                        self.zero_for_number(j, ads[0]):
                     last.update(status="noted", severity="info", detail=(
                         "not compared with the true gradient: the {} a zero for `{}`, a Python number the project "
                         "passes beside array arguments (a hyperparameter it declares constant)".format(
