@@ -186,7 +186,13 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         args0 = samples[0]
         roles = [p["role"] for p in self.params] if self.params else ["diff"] * len(args0)
         self.positions = [i for i in range(len(args0)) if roles[i] != "static" and i not in self.untraced
-                          and self.traceable(args0[i]) and self.is_real_float(args0[i])]
+                          and self.traceable(args0[i]) and (self.is_real_float(args0[i]) or
+                                                            self.is_complex_array(args0[i]))]
+        # Complex arrays are differentiated as JAX users do, through a real loss (`grad` of a real
+        # function of complex inputs gives the conjugate of the Wirtinger gradient): each is checked
+        # as its real and imaginary parts, stacked on a last axis, which every reference and every
+        # transform then sees as a real argument.
+        self.complex_at = [j for j, i in enumerate(self.positions) if self.is_complex_array(args0[i])]
         if not self.positions:
             self.samples = samples  # the callers may still differentiate what the rule declares constant
             raise Unverifiable("no differentiable argument holds real floating-point values ({})".format(
@@ -224,7 +230,7 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         jax = self.jax
         convert = self.widen if wide else (lambda v: v)
         base = list(self.samples[0])
-        self.vals_s = [[convert(self.as_jax_arrays(s[i])) for i in self.positions] for s in self.samples]
+        self.vals_s = [self.given_vals(s, convert) for s in self.samples]
         self.vals = self.vals_s[0]
         self.F = self.bind(self.fo, base, self.positions)
         self.plain_F = self.bind(self.plain, base, self.positions) if self.plain is not None else None
@@ -245,9 +251,13 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             self.F = self.through_symmetrisation(self.F, sym)
             if self.plain_F is not None:
                 self.plain_F = self.through_symmetrisation(self.plain_F, sym)
+        if self.complex_at:
+            self.F = self.through_complex(self.F, self.complex_at)
+            if self.plain_F is not None:
+                self.plain_F = self.through_complex(self.plain_F, self.complex_at)
         shown = list(base)
-        for i, v in zip(self.positions, self.vals):
-            shown[i] = v
+        for j, (i, v) in enumerate(zip(self.positions, self.vals)):
+            shown[i] = self.from_real_pair(v) if j in self.complex_at else v
         self.at = ", ".join("{}={}".format(self.param_name(i), self.summary(shown[i])) for i in range(len(shown)))
         if self.domain_label:
             self.at += " with values {}".format(self.domain_label)
@@ -255,6 +265,9 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             self.at += " ({} symmetrised as the module's caller does, line {})".format(
                 ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in sym),
                 self.params[self.positions[sym[0]]].get("symmetrised", "?"))
+        if self.complex_at:
+            self.at += " ({} complex: differentiated through a real loss, by real and imaginary parts)".format(
+                ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in self.complex_at))
         if unit:
             self.at += " ({} normalised as the module's caller does, `x / norm(x)`)".format(
                 ", ".join("`{}`".format(self.names[j] if hasattr(self, "names") else j) for j in unit))
@@ -263,11 +276,15 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         except Exception as exc:
             if wide:
                 raise Retry() from None
-            if not self.synthetic and self.plain_F is not None and self.runs(self.plain_F, self.vals_s[0]):
+            unjitted = self.unjitted_primal(base)
+            if not self.synthetic and ((self.plain_F is not None and self.runs(self.plain_F, self.vals_s[0])) or (
+                    unjitted is not None and self.runs(unjitted, self.vals_s[0]))):
                 # At inputs the project gave, the primal without its rule runs: the custom derivative
-                # itself (its registration, its nondiff arguments) is what raises.
-                detail = ("every call raises {} at {}, where the primal without its rule runs (inputs the project "
-                          "gave)".format(describe_exc(exc), self.at))
+                # itself (its registration, its nondiff arguments, a `jax.jit` between the creator and
+                # the function, which traces what the creator would pass as it is) is what raises.
+                detail = ("every call raises {} at {}, where the primal without its rule {}runs (inputs the project "
+                          "gave)".format(describe_exc(exc), self.at, "" if unjitted is None else
+                                         "and without the `jax.jit` under the creator "))
                 self.record("call", "failed", detail, "VJP501" if self.kind == "vjp" else "VJP502")
                 return {"status": "failed", "reason": detail, "checks": self.checks, "inputs": self.inputs}
             raise Unverifiable("the function raises with the synthesised inputs ({}): {}".format(
@@ -300,7 +317,7 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         except Exception as exc:
             if wide:
                 try:
-                    self.grad(*[self.samples[0][i] for i in self.positions])
+                    self.grad(*self.given_vals(self.samples[0], lambda v: v))
                 except Exception:
                     pass
                 else:
@@ -340,6 +357,70 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             values = list(values)
             for j in sym:
                 values[j] = 0.5 * (values[j] + jnp.swapaxes(values[j], -1, -2).conj())
+            return f(*values)
+        return composed
+
+    def make_weights(self, out):
+        """The harness's random real weights, and for a complex output leaf complex ones: the loss
+        `re(sum(leaf * w))` then depends on both its real and its imaginary part."""
+        weights = super().make_weights(out)
+        rng = self.np.random.default_rng(17)
+        for k, w in enumerate(weights):
+            if w is not None and self.jnp.issubdtype(w.dtype, self.jnp.complexfloating):
+                weights[k] = w + 1j * self.jnp.asarray(rng.uniform(0.5, 1.5, self.np.shape(w)), dtype=w.dtype)
+        return weights
+
+    def loss(self, out):
+        """The harness's random linear functional; after phase_retry, `|leaf|^2` for complex leaves."""
+        if not getattr(self, "phase_invariant", False):
+            return super().loss(out)
+        jnp = self.jnp
+        leaves = self.jax.tree_util.tree_leaves(out)
+        if len(leaves) != len(self.weights):
+            raise ValueError("the output has {} leaves, the original's has {}".format(len(leaves), len(self.weights)))
+        total = 0.0
+        for leaf, w in zip(leaves, self.weights):
+            if w is None:
+                continue
+            if jnp.issubdtype(w.dtype, jnp.complexfloating):
+                total = total + jnp.sum(jnp.real(w) * jnp.abs(leaf) ** 2)
+            else:
+                total = total + jnp.real(jnp.sum(leaf * w))
+        return total
+
+    def unjitted_primal(self, base):
+        """The primal as the Python function under a `jax.jit` that the creator decorates (what jit
+        returns has `lower` and `__wrapped__`), bound like self.F; None when the primal is not jitted."""
+        plain = self.plain
+        if plain is None or not hasattr(plain, "lower") or getattr(plain, "__wrapped__", None) is None:
+            return None
+        f = self.bind(plain.__wrapped__, base, self.positions)
+        return self.through_complex(f, self.complex_at) if self.complex_at else f
+
+    def given_vals(self, sample, convert):
+        """The differentiated values of one sample as the checks take them: JAX arrays, complex
+        ones as real (re, im) pairs on a last axis, then `convert`ed (widened)."""
+        complex_at = getattr(self, "complex_at", ())
+        return [convert(self.to_real_pair(v) if j in complex_at else v) for j, v in enumerate(
+            self.as_jax_arrays(sample[i]) for i in self.positions)]
+
+    def is_complex_array(self, value):
+        dtype = getattr(value, "dtype", None)
+        return dtype is not None and hasattr(value, "shape") and self.jnp.issubdtype(dtype, self.jnp.complexfloating)
+
+    def to_real_pair(self, value):
+        jnp = self.jnp
+        value = jnp.asarray(value)
+        return jnp.stack([jnp.real(value), jnp.imag(value)], axis=-1)
+
+    def from_real_pair(self, value):
+        return self.jax.lax.complex(value[..., 0], value[..., 1])
+
+    def through_complex(self, f, complex_at):
+        def composed(*values):
+            values = list(values)
+            for j in complex_at:
+                values[j] = self.from_real_pair(values[j])
             return f(*values)
         return composed
 
@@ -550,12 +631,31 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             return False
         if ref is not None and float(np.max(np.abs(ref), initial=0.0)) > atol:
             return False
-        moved = list(self.vals)
-        moved[j] = self.jax.tree_util.tree_map(lambda x: x + 0.37, moved[j])
         try:
-            return abs(float(self.L(*moved)) - float(self.L(*self.vals))) > 1e-6
+            here = float(self.L(*self.vals))
         except Exception:
             return False
+        # A step of 0.37 may not cross the primal's next jump (a Heaviside step at -0.44 and -0.55):
+        # steps of growing size either way; a step past a jump counts when the primal's own
+        # derivative is zero there too (piecewise constant: a relu moved past its kink is not).
+        for step in (0.37, -0.37, 1.0, -1.0, 3.0, -3.0):
+            moved = list(self.vals)
+            moved[j] = self.jax.tree_util.tree_map(lambda x: x + step, moved[j])
+            try:
+                if abs(float(self.L(*moved)) - here) <= 1e-6:
+                    continue
+            except Exception:
+                return False
+            if step == 0.37:
+                return True  # the first step, as before: its value moved
+            if self.grad_plain is None:
+                return False
+            try:
+                flat_there = self.flat(self.jax.block_until_ready(self.reference_call(self.grad_plain, moved))[j])
+            except Exception:
+                return False
+            return bool(np.all(np.isfinite(flat_there))) and float(np.max(np.abs(flat_there), initial=0.0)) <= atol
+        return False
 
     def scalar_beside_arrays(self, j):
         np = self.np
@@ -576,8 +676,8 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         if fwd is None or bwd is None or getattr(self.fo, "symbolic_zeros", False):
             return set()
         args = list(self.samples[0])
-        for i, v in zip(self.positions, self.vals):
-            args[i] = v
+        for j, (i, v) in enumerate(zip(self.positions, self.vals)):
+            args[i] = self.from_real_pair(v) if j in self.complex_at else v
         try:
             out, res = fwd(*args)
             cts = bwd(*[args[i] for i in nondiff], res, jax.tree_util.tree_map(self.unit_cotangent, out))
