@@ -7,16 +7,14 @@ from vjplint.diagnostics import Severity
 from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.rules.tracing._traced_names import (COMPREHENSIONS, Taint, comprehension_targets, first_traced,
-                                                 residual_of, residual_seeds)
+from vjplint.rules.tracing._traced_names import (Taint, array_test, element_source, first_traced, residual_of,
+                                                 residual_seeds)
 
 # Python's conversions of a value to a Python number or truth value: on a tracer they raise.
 CONVERSIONS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex",
                          "builtins.range", "operator.index"})
 # Methods of an array that give Python values.
 TO_PYTHON = frozenset({"item", "tolist", "__float__", "__int__", "__bool__", "__index__", "__complex__"})
-# Comparisons that never look at an array's values.
-IDENTITY = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
 ERRORS = {"branch": "TracerBoolConversionError", "format": "TypeError (unsupported format string)",
           "index": "TracerIntegerConversionError"}
 INDEX = frozenset({"builtins.range", "operator.index"})
@@ -217,42 +215,9 @@ clip.defvjp(clip_fwd, clip_bwd)
             if source is not None:
                 return "format", node.value, source
         elif branches and isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
-            test = self._array_test(node.test, traced)
+            test = array_test(self.model, node.test, traced)
             if test is not None:
-                return "branch", test, first_traced(self.model, test, traced) or self._element_source(test, traced)
-        return None
-
-    def _element_source(self, test: ast.expr, traced: Dict[str, str]) -> Optional[str]:
-        """The traced name an `all(...)`/`any(...)` test's comprehension iterates over."""
-        for gen in getattr(test.args[0], "generators", []) if isinstance(test, ast.Call) and test.args else []:
-            found = first_traced(self.model, gen.iter.args[0] if isinstance(gen.iter, ast.Call) and gen.iter.args
-                                 else gen.iter, traced)
-            if found is not None:
-                return found
-        return None
-
-    def _array_test(self, test: ast.expr, traced: Dict[str, str]) -> Optional[ast.expr]:
-        """The part of a condition that is an array computed from a traced value: a comparison of
-        one, or a `jnp`/array method call on one (not a bare name: it may be a pytree)."""
-        if isinstance(test, ast.BoolOp):
-            return next((t for t in (self._array_test(v, traced) for v in test.values) if t is not None), None)
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return self._array_test(test.operand, traced)
-        if isinstance(test, ast.Compare):
-            if any(isinstance(op, IDENTITY) for op in test.ops):
-                return None
-            return test if first_traced(self.model, test, traced) is not None else None
-        if isinstance(test, ast.Call):
-            q = self.model.index.qualname(test.func) or ""
-            if q in ("builtins.all", "builtins.any") and len(test.args) == 1 and isinstance(test.args[0], COMPREHENSIONS):
-                # `all(jnp.all(jnp.isfinite(c)) for c in tree_leaves(g))`: Python's bool() of each element
-                comp = test.args[0]
-                inner = dict(traced)
-                inner.update({n: f"`{n}`, a leaf of a traced value" for n in comprehension_targets(
-                    self.model, comp, lambda e: first_traced(self.model, e, traced) is not None)})
-                return test if len(inner) > len(traced) and self._array_test(comp.elt, inner) is not None else None
-            array = q.startswith("jax.numpy.") or (isinstance(test.func, ast.Attribute) and test.func.attr in ("any", "all"))
-            return test if array and first_traced(self.model, test, traced) is not None else None
+                return "branch", test, first_traced(self.model, test, traced) or element_source(self.model, test, traced)
         return None
 
     def _helper(self, call: ast.Call, traced: Dict[str, str], where: str, branches: bool) -> None:
