@@ -95,7 +95,10 @@ class Taint:
         for node in model.facts.own_nodes(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 assigns.append((node.targets[0], node.value))
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) and isinstance(node.target, ast.Name):
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) \
+                    and node.value is not None:  # `dy += ...`: traced when its first value or the addend is
+                assigns.append((node.target, node.value))
+            elif isinstance(node, (ast.AnnAssign, ast.For)) and isinstance(node.target, ast.Name):
                 rebound.add(node.target.id)
         for _ in range(4):
             before = len(self.names)
@@ -210,10 +213,27 @@ def array_test(model: FileModel, test: ast.expr, traced: Dict[str, str]) -> Opti
         if q in ("builtins.all", "builtins.any") and len(test.args) == 1 and isinstance(test.args[0], COMPREHENSIONS):
             # `all(jnp.all(jnp.isfinite(c)) for c in tree_leaves(g))`: Python's bool() of each element
             comp = test.args[0]
-            inner = dict(traced)
-            inner.update({n: f"`{n}`, a leaf of a traced value" for n in comprehension_targets(
-                model, comp, lambda e: first_traced(model, e, traced) is not None)})
-            return test if len(inner) > len(traced) and array_test(model, comp.elt, inner) is not None else None
+            bound = comprehension_targets(model, comp, lambda e: first_traced(model, e, traced) is not None)
+            inner = {**traced, **{n: f"`{n}`, a leaf of a traced value" for n in bound if n not in traced}}
+            return test if bound and array_test(model, comp.elt, inner) is not None else None
         array = q.startswith("jax.numpy.") or (isinstance(test.func, ast.Attribute) and test.func.attr in ("any", "all"))
         return test if array and first_traced(model, test, traced) is not None else None
     return None
+
+
+def with_leaves(model: FileModel, fn: FunctionNode, traced: Dict[str, str]) -> Dict[str, str]:
+    """`traced` and the names `fn`'s comprehensions and `for` loops bind to the values (or leaves)
+    of a traced iterable: `c` in `max(float(np.abs(c).max()) for c in tree_leaves(g))`."""
+    found = dict(traced)
+    for node in model.facts.own_nodes(fn):
+        if isinstance(node, (*COMPREHENSIONS, ast.DictComp)):
+            comp: ast.AST = node
+        elif isinstance(node, ast.For):
+            comp = ast.GeneratorExp(elt=node.target, generators=[ast.comprehension(node.target, node.iter, [], 0)])
+        else:
+            continue
+        source = element_source(model, ast.Call(func=ast.Name("all"), args=[comp], keywords=[]), traced)
+        held = traced[source] if source is not None else "a traced value"
+        for name in comprehension_targets(model, comp, lambda e: first_traced(model, e, traced) is not None):
+            found.setdefault(name, f"`{name}`, an element of {held}")
+    return found

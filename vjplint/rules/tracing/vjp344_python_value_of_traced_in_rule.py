@@ -8,7 +8,7 @@ from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.rules.tracing._traced_names import (Taint, array_test, element_source, first_traced, residual_of,
-                                                 residual_seeds)
+                                                 residual_seeds, with_leaves)
 
 # Python's conversions of a value to a Python number or truth value: on a tracer they raise.
 CONVERSIONS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex",
@@ -29,8 +29,9 @@ class PythonValueOfTracedInRule(Rule):
     elements or leaves (a finiteness guard: `if not all(jnp.all(jnp.isfinite(c)) for c in
     jax.tree_util.tree_leaves(g)):`). The traced values are those VJP332 reads: a custom_vjp fwd's
     differentiable inputs, bwd's cotangent and the residuals fwd computed from its inputs, what
-    is computed from them, and the parameters of the module's own helpers the rule passes one of
-    them to. (A custom_jvp rule converting its tangents is VJP335's.) Metadata
+    is computed from them (through `+=` and the variables of a comprehension or `for` loop over
+    one's leaves), and the parameters of the module's own helpers the rule passes one of them to;
+    a fwd is read even when its bwd takes `*args`. (A custom_jvp rule converting its tangents is VJP335's.) Metadata
     (`x.shape`, `len(x)`, `x.ndim`), nondiff arguments and residuals fwd saved as Python values
     are left alone, as is code inside a nested function (a host callback).
 
@@ -116,15 +117,7 @@ clip.defvjp(clip_fwd, clip_bwd)
                 continue  # nothing in the rules can make a Python value: no taint to compute
             if self._eager_only(d):
                 continue
-            fwd_traced: Dict[str, str] = {}
-            residual: Optional[ast.expr] = None
-            if fwd is not None and fwd.node is not None:
-                params = fwd.effective_positional() or []
-                seeds = {p: f"fwd's differentiable input `{p}`" for i, p in enumerate(params)
-                         if i not in d.nondiff and not self._number_option(d, i, p)}
-                fwd_traced = Taint(self.model, fwd.node, seeds).names
-                residual = residual_of(self.model, fwd.node)
-                self._scan(fwd.node, fwd_traced, f"{rule_label(fwd, 'fwd')} of {d.label} `{d.name}`", True)
+            fwd_traced, residual = self._fwd(d, fwd)
             if self._plain(bwd.node):
                 continue
             res_param, g = reg.params[len(d.nondiff)], reg.params[-1]
@@ -132,6 +125,22 @@ clip.defvjp(clip_fwd, clip_bwd)
             seeds.update(residual_seeds(self.model, bwd.node, res_param, residual, fwd_traced, self.quote))
             taint = Taint(self.model, bwd.node, seeds)
             self._scan(bwd.node, taint.names, f"{rule_label(bwd, 'bwd')} of {d.label} `{d.name}`", True)
+        for d in self.model.derivatives:  # a fwd whose bwd the registrations above leave out (`def bwd(*args)`)
+            for _, fwd, _ in self.model.facts.checked_vjp_rules(d) if d.kind == "vjp" else ():
+                if fwd is not None and fwd.node is not None and fwd.node not in self._seen and \
+                        not self._plain(fwd.node) and not self._eager_only(d):
+                    self._fwd(d, fwd)
+
+    def _fwd(self, d, fwd) -> Tuple[Dict[str, str], Optional[ast.expr]]:
+        """Scan fwd (its differentiable inputs traced): the names it traces, and its residual."""
+        if fwd is None or fwd.node is None:
+            return {}, None
+        params = fwd.effective_positional() or []
+        seeds = {p: f"fwd's differentiable input `{p}`" for i, p in enumerate(params)
+                 if i not in d.nondiff and not self._number_option(d, i, p)}
+        fwd_traced = Taint(self.model, fwd.node, seeds).names
+        self._scan(fwd.node, fwd_traced, f"{rule_label(fwd, 'fwd')} of {d.label} `{d.name}`", True)
+        return fwd_traced, residual_of(self.model, fwd.node)
 
     def _plain(self, fn: FunctionNode, helpers: bool = True) -> bool:
         """No node of `fn` can make a Python value, nor (`helpers`) call a helper: its scan reports nothing."""
@@ -186,6 +195,7 @@ clip.defvjp(clip_fwd, clip_bwd)
         if fn in self._seen or not traced:
             return
         self._seen.add(fn)
+        traced = with_leaves(self.model, fn, traced)
         for node in self.model.facts.own_nodes(fn):
             found = self._conversion(node, traced, branches)
             if found is not None:
@@ -217,7 +227,7 @@ clip.defvjp(clip_fwd, clip_bwd)
         elif branches and isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             test = array_test(self.model, node.test, traced)
             if test is not None:
-                return "branch", test, first_traced(self.model, test, traced) or element_source(self.model, test, traced)
+                return "branch", test, element_source(self.model, test, traced) or first_traced(self.model, test, traced)
         return None
 
     def _helper(self, call: ast.Call, traced: Dict[str, str], where: str, branches: bool) -> None:
