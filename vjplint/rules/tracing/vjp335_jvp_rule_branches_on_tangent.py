@@ -10,6 +10,7 @@ from vjplint.model.semantic import FunctionNode
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.rules.tracing._traced_names import COMPREHENSIONS, Taint, array_test, comprehension_targets
+from vjplint.rules.tracing._traced_names import traced as traced_name
 
 # Reading these gives Python values even on a tracer.
 STATIC_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "aval", "weak_type", "sharding"})
@@ -37,7 +38,8 @@ class JvpRuleBranchesOnTangent(Rule):
     Helpers of the same module the rule passes a tangent to are followed (one level).
     An `if`/`while`/`assert`/conditional expression in the rule that tests an array computed from
     its primals (an input validation, `if not all(jnp.all(jnp.isfinite(p)) for p in
-    tree_leaves(primals)): raise ...`, or `if jnp.max(x) > 30:`) is reported too, unless the
+    tree_leaves(primals)): raise ...`, or `if jnp.max(x) > 30:`), in the rule or in a function of
+    the module it passes a primal to, is reported too, unless the
     primal function itself makes the same kind of test on its inputs (code written for eager use).
 
     ## Why is this bad?
@@ -143,17 +145,30 @@ def f_jvp(primals, tangents):
         if self._primal_branches(d):
             return  # the primal itself branches on its inputs: written for eager use, not a new hazard
         primals = Taint(self.model, fn, {params[-2]: f"the primals `{params[-2]}`"}).names
+        for at, test, where in self._primal_tests(fn, primals, 0):
+            if at not in inner | {f[0] for f in found}:
+                self.report(at, (
+                    f"{label} of `{d.name}`{where} branches in Python on `{self.quote(test, 40)}`, computed from its "
+                    "primals: under `jax.jit` (of a gradient, or of `jax.jvp`) and `jax.vmap` the primals are "
+                    "tracers, and JAX raises `TracerBoolConversionError`; eager `jax.grad` passes concrete "
+                    "primals, so the rule passes eager tests. Validate with `checkify`, or compute on the "
+                    "value (`jnp.where`, `lax.cond`)"))
+
+    def _primal_tests(self, fn: FunctionNode, traced: dict, depth: int) -> Iterator[tuple]:
+        """(node, test, where) for each Python test of `fn` on an array computed from the primals,
+        in the rule and (one level) in the module's functions it passes a primal to."""
         for node in self.model.facts.own_nodes(fn):
-            if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)) and node.test not in inner | {
-                    f[0] for f in found}:
-                test = array_test(self.model, node.test, primals)
+            if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+                test = array_test(self.model, node.test, traced)
                 if test is not None:
-                    self.report(node.test, (
-                        f"{label} of `{d.name}` branches in Python on `{self.quote(test, 40)}`, computed from its "
-                        "primals: under `jax.jit` (of a gradient, or of `jax.jvp`) and `jax.vmap` the primals are "
-                        "tracers, and JAX raises `TracerBoolConversionError`; eager `jax.grad` passes concrete "
-                        "primals, so the rule passes eager tests. Validate with `checkify`, or compute on the "
-                        "value (`jnp.where`, `lax.cond`)"))
+                    yield node.test, test, ""
+            helper = self._helper(node) if depth == 0 and isinstance(node, ast.Call) else None
+            if helper is not None and helper is not fn and helper.args.vararg is None:
+                names = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]
+                seeds = {names[i]: names[i] for i, a in enumerate(node.args)
+                         if i < len(names) and not isinstance(a, ast.Starred) and traced_name(self.model, a, traced)}
+                for at, test, _ in self._primal_tests(helper, Taint(self.model, helper, seeds).names, 1) if seeds else ():
+                    yield at, test, f", through `{helper.name}` (called with a primal at line {node.lineno}),"
 
     def _primal_branches(self, d: CustomDerivative) -> bool:
         """The primal function itself tests an array computed from its differentiable inputs."""
