@@ -161,7 +161,8 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
                     self._helper(node, traced, where, jvp)
                 continue
             found = [(arg, first_traced(self.model, arg, traced)) for arg in [*node.args, *(k.value for k in node.keywords)]]
-            found = sorted([(a, s) for a, s in found if s is not None], key=lambda f: f[1] not in self._tangents)
+            found = sorted([(a, s) for a, s in found if s is not None and not self._inner_host_call(a, traced)],
+                           key=lambda f: f[1] not in self._tangents)
             for arg, source in found[:1]:
                 held = traced[source] if isinstance(arg, ast.Name) and arg.id == source \
                     else f"`{self.quote(arg, 30)}`, computed from {traced[source]},"
@@ -174,6 +175,11 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
                                   f"which converts it to a concrete array: {when}; use {instead} or a "
                                   f"`jax.pure_callback` for host code")
                 break
+
+    def _inner_host_call(self, arg: ast.expr, traced: Dict[str, str]) -> bool:
+        """`arg` holds a NumPy/SciPy call on a traced value (`np.abs(np.asarray(c))`): that call is the one reported."""
+        return any(isinstance(sub, ast.Call) and _host_library(self.model.index.qualname(sub.func) or "") is not None
+                   and any(first_traced(self.model, a, traced) is not None for a in sub.args) for sub in ast.walk(arg))
 
     def _helper(self, call: ast.Call, traced: Dict[str, str], where: str, jvp: bool) -> None:
         """A function of the module the rule passes a traced value to: its parameter is traced."""
