@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set
+from typing import Optional, Set, Tuple
 
 from vjplint.diagnostics import Applicability, DroppedCotangent, Severity
 from vjplint.plans.closure_plan import kept_none_mark
@@ -9,6 +9,7 @@ from vjplint.plans.safety import rewrite_draws
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import BWD_TREE, rule_label
+from vjplint.rules.structure._cotangent_leaves import bound_value
 
 
 class BwdReturnNotTuple(Rule):
@@ -17,8 +18,10 @@ class BwdReturnNotTuple(Rule):
     bare `return`, a constant, a dict, or one array (a `jnp`/`lax`/`jax.nn` call, arithmetic
     with one, `x.astype(...)`, or the cotangent itself when the primal provably returns one
     array), or a dict or class instance (a NamedTuple, a dataclass) that reaches the `return`
-    through a variable or a helper of the module. A helper whose result is not known, or a
-    residual, stays silent.
+    through a variable or a helper of the module, or an instance of a NamedTuple class the module
+    makes by a call (`Grads = collections.namedtuple('Grads', ['x', 'w'])`, `typing.NamedTuple('G',
+    [...])`) returned directly or through a name. A helper whose result is not known, or a
+    residual, stays silent, as does `tuple(Grads(...))`.
 
     For a custom_vjp with one differentiable argument whose output's structure the module does
     not show, it warns (severity warning) when bwd returns the cotangent parameter itself,
@@ -152,6 +155,19 @@ f.defvjp(f_fwd, f_bwd)
             return f"a `{cls.name}` instance, a pytree node of its own{built}"
         return None
 
+    def _functional_namedtuple(self, value: ast.expr) -> Optional[Tuple[str, ast.Call]]:
+        """The name of a NamedTuple class the module makes by a call (`collections.namedtuple('G',
+        ...)`, `typing.NamedTuple('G', [...])`) that `value` (or the name bound once to it) instantiates."""
+        built = bound_value(self.model, value)
+        if not isinstance(built, ast.Call) or not isinstance(built.func, ast.Name):
+            return None
+        bindings = self.model.index.lookup(built.func.id, self.model.index.scope_of(built.func))
+        maker = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        if isinstance(maker, ast.Call) and (self.model.index.qualname(maker.func) or "") in (
+                "collections.namedtuple", "typing.NamedTuple", "typing_extensions.NamedTuple"):
+            return built.func.id, maker
+        return None
+
     def _known_arrays(self, d: CustomDerivative, bwd: RuleFunction) -> Set[str]:
         """The cotangent parameter's name, when the primal provably returns one array."""
         nondiff = self.model.facts.nondiff_positions(d)
@@ -194,6 +210,14 @@ f.defvjp(f_fwd, f_bwd)
             why = self.model.facts.not_a_sequence(value, bwd.node, arrays)
         if why is None and isinstance(value, (ast.Name, ast.Call)):
             why = self._inferred_container(value)
+        made = self._functional_namedtuple(value) if why is None and value is not None else None
+        if made is not None:
+            self.report(node, (
+                f"{rule_label(bwd, 'bwd')} returns `{self.quote(value)}`, an instance of `{made[0]}`, a NamedTuple class "
+                f"made by `{self.quote(made[1], 40)}`: it passes `isinstance(..., tuple)`, but its pytree node "
+                f"is not a tuple's, and differentiating `{d.name}` raises {BWD_TREE}; return a plain tuple of the "
+                "cotangents (`tuple(...)` of it, or the tuple literal)"))
+            return
         if why is None:
             if value is not None:
                 self._check_bare_cotangent(d, bwd, node, value)

@@ -31,6 +31,8 @@ STATIC_CALLS = frozenset({"builtins.len", "builtins.type", "builtins.isinstance"
 # over its result does).
 LEAF_CALLS = frozenset({"jax.tree_util.tree_leaves", "jax.tree.leaves"})
 COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp)
+# Comparisons that never look at an array's values.
+IDENTITY = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
 
 
 def comprehension_targets(model: FileModel, comp: ast.expr, reads: Callable[[ast.expr], bool]) -> Set[str]:
@@ -93,7 +95,10 @@ class Taint:
         for node in model.facts.own_nodes(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 assigns.append((node.targets[0], node.value))
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) and isinstance(node.target, ast.Name):
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) \
+                    and node.value is not None:  # `dy += ...`: traced when its first value or the addend is
+                assigns.append((node.target, node.value))
+            elif isinstance(node, (ast.AnnAssign, ast.For)) and isinstance(node.target, ast.Name):
                 rebound.add(node.target.id)
         for _ in range(4):
             before = len(self.names)
@@ -180,3 +185,55 @@ def _pairs(target: ast.expr, value: ast.expr) -> Iterator[Tuple[ast.expr, ast.ex
             yield from _pairs(t, v)
     else:
         yield target, value
+
+
+def element_source(model: FileModel, test: ast.expr, traced: Dict[str, str]) -> Optional[str]:
+    """The traced name an `all(...)`/`any(...)` test's comprehension iterates over."""
+    for gen in getattr(test.args[0], "generators", []) if isinstance(test, ast.Call) and test.args else []:
+        found = first_traced(model, gen.iter.args[0] if isinstance(gen.iter, ast.Call) and gen.iter.args
+                             else gen.iter, traced)
+        if found is not None:
+            return found
+    return None
+
+
+def array_test(model: FileModel, test: ast.expr, traced: Dict[str, str]) -> Optional[ast.expr]:
+    """The part of a condition that is an array computed from a traced value: a comparison of
+    one, or a `jnp`/array method call on one (not a bare name: it may be a pytree)."""
+    if isinstance(test, ast.BoolOp):
+        return next((t for t in (array_test(model, v, traced) for v in test.values) if t is not None), None)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return array_test(model, test.operand, traced)
+    if isinstance(test, ast.Compare):
+        if any(isinstance(op, IDENTITY) for op in test.ops):
+            return None
+        return test if first_traced(model, test, traced) is not None else None
+    if isinstance(test, ast.Call):
+        q = model.index.qualname(test.func) or ""
+        if q in ("builtins.all", "builtins.any") and len(test.args) == 1 and isinstance(test.args[0], COMPREHENSIONS):
+            # `all(jnp.all(jnp.isfinite(c)) for c in tree_leaves(g))`: Python's bool() of each element
+            comp = test.args[0]
+            bound = comprehension_targets(model, comp, lambda e: first_traced(model, e, traced) is not None)
+            inner = {**traced, **{n: f"`{n}`, a leaf of a traced value" for n in bound if n not in traced}}
+            return test if bound and array_test(model, comp.elt, inner) is not None else None
+        array = q.startswith("jax.numpy.") or (isinstance(test.func, ast.Attribute) and test.func.attr in ("any", "all"))
+        return test if array and first_traced(model, test, traced) is not None else None
+    return None
+
+
+def with_leaves(model: FileModel, fn: FunctionNode, traced: Dict[str, str]) -> Dict[str, str]:
+    """`traced` and the names `fn`'s comprehensions and `for` loops bind to the values (or leaves)
+    of a traced iterable: `c` in `max(float(np.abs(c).max()) for c in tree_leaves(g))`."""
+    found = dict(traced)
+    for node in model.facts.own_nodes(fn):
+        if isinstance(node, (*COMPREHENSIONS, ast.DictComp)):
+            comp: ast.AST = node
+        elif isinstance(node, ast.For):
+            comp = ast.GeneratorExp(elt=node.target, generators=[ast.comprehension(node.target, node.iter, [], 0)])
+        else:
+            continue
+        source = element_source(model, ast.Call(func=ast.Name("all"), args=[comp], keywords=[]), traced)
+        held = traced[source] if source is not None else "a traced value"
+        for name in comprehension_targets(model, comp, lambda e: first_traced(model, e, traced) is not None):
+            found.setdefault(name, f"`{name}`, an element of {held}")
+    return found

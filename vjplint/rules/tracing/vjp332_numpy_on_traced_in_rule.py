@@ -8,7 +8,8 @@ from vjplint.diagnostics import Severity
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.model.semantic import FunctionNode, named_function
-from vjplint.rules.tracing._traced_names import METADATA, Taint, first_traced, residual_of, residual_seeds
+from vjplint.rules.tracing._traced_names import (METADATA, Taint, first_traced, residual_of, residual_seeds,
+                                                 with_leaves)
 
 class NumpyOnTracedInRule(Rule):
     """## What it does
@@ -17,6 +18,9 @@ class NumpyOnTracedInRule(Rule):
     there: the cotangent, a residual that fwd computed from the primal's inputs, a differentiable
     input of fwd, or a name computed from one of them; inside a custom_jvp rule (`defjvp`, or a `defjvps`
     rule's arguments), to its primals or tangents; and inside a function of the module the rule passes such a value to (census row E40).
+    "Computed from" follows assignments, `+=`, and the variables of a comprehension or `for` loop
+    over a traced value or its leaves (`print(max(float(np.abs(np.asarray(c)).max()) for c in
+    jax.tree_util.tree_leaves(g)))`, a debugging print); a fwd is read even when its bwd takes `*args`.
     Metadata reads (`np.shape(x)`, `x.shape`, `np.result_type(x)`), residuals that fwd saved as
     Python values (a float, a shape tuple stay Python values in bwd) and NumPy inside a host
     callback (`jax.pure_callback(lambda r: np.cos(r), ...)`, a nested function) are left alone.
@@ -134,11 +138,19 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
             seeds.update(residual_seeds(self.model, bwd.node, res_param, residual, fwd_traced, self.quote))
             taint = Taint(self.model, bwd.node, seeds)
             self._scan(bwd.node, taint.names, f"{rule_label(bwd, 'bwd')} of {d.label} `{d.name}`")
+        for d in self.model.derivatives:  # a fwd whose bwd the registrations above leave out (`def bwd(*args)`)
+            for _, fwd, _ in self.model.facts.checked_vjp_rules(d) if d.kind == "vjp" else ():
+                if fwd is not None and fwd.node is not None and fwd.node not in self._seen:
+                    params = fwd.effective_positional() or []
+                    seeds = {p: f"fwd's differentiable input `{p}`" for i, p in enumerate(params) if i not in d.nondiff}
+                    self._scan(fwd.node, Taint(self.model, fwd.node, seeds).names,
+                               f"{rule_label(fwd, 'fwd')} of {d.label} `{d.name}`")
 
     def _scan(self, fn: FunctionNode, traced: Dict[str, str], where: str, depth: int = 0, jvp: bool = False) -> None:
         if fn in self._seen or not traced:
             return
         self._seen.add(fn)
+        traced = with_leaves(self.model, fn, traced)
         for node in self.model.facts.own_nodes(fn):
             if not isinstance(node, ast.Call):
                 continue
@@ -149,7 +161,8 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
                     self._helper(node, traced, where, jvp)
                 continue
             found = [(arg, first_traced(self.model, arg, traced)) for arg in [*node.args, *(k.value for k in node.keywords)]]
-            found = sorted([(a, s) for a, s in found if s is not None], key=lambda f: f[1] not in self._tangents)
+            found = sorted([(a, s) for a, s in found if s is not None and not self._inner_host_call(a, traced)],
+                           key=lambda f: f[1] not in self._tangents)
             for arg, source in found[:1]:
                 held = traced[source] if isinstance(arg, ast.Name) and arg.id == source \
                     else f"`{self.quote(arg, 30)}`, computed from {traced[source]},"
@@ -162,6 +175,11 @@ ext_sin.defvjp(ext_sin_fwd, ext_sin_bwd)
                                   f"which converts it to a concrete array: {when}; use {instead} or a "
                                   f"`jax.pure_callback` for host code")
                 break
+
+    def _inner_host_call(self, arg: ast.expr, traced: Dict[str, str]) -> bool:
+        """`arg` holds a NumPy/SciPy call on a traced value (`np.abs(np.asarray(c))`): that call is the one reported."""
+        return any(isinstance(sub, ast.Call) and _host_library(self.model.index.qualname(sub.func) or "") is not None
+                   and any(first_traced(self.model, a, traced) is not None for a in sub.args) for sub in ast.walk(arg))
 
     def _helper(self, call: ast.Call, traced: Dict[str, str], where: str, jvp: bool) -> None:
         """A function of the module the rule passes a traced value to: its parameter is traced."""

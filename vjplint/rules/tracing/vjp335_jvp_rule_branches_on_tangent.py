@@ -9,7 +9,8 @@ from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.model.semantic import FunctionNode
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.rules.tracing._traced_names import COMPREHENSIONS, comprehension_targets
+from vjplint.rules.tracing._traced_names import COMPREHENSIONS, Taint, array_test, comprehension_targets
+from vjplint.rules.tracing._traced_names import traced as traced_name
 
 # Reading these gives Python values even on a tracer.
 STATIC_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "aval", "weak_type", "sharding"})
@@ -33,16 +34,23 @@ class JvpRuleBranchesOnTangent(Rule):
     over the tangents or their leaves included (`if not all(jnp.all(jnp.isfinite(t)) for t in
     jax.tree_util.tree_leaves(tangents)):`). Reading a
     tangent's metadata (`t.shape`, `t.dtype`, `len(t)`), its type (`isinstance(t, SymbolicZero)`,
-    `type(t) is SymbolicZero`) or testing `t is None` gives Python values and is not reported;
-    neither are tests of the primals alone (a primal is concrete under eager `jax.grad`).
+    `type(t) is SymbolicZero`) or testing `t is None` gives Python values and is not reported.
     Helpers of the same module the rule passes a tangent to are followed (one level).
+    An `if`/`while`/`assert`/conditional expression in the rule that tests an array computed from
+    its primals (an input validation, `if not all(jnp.all(jnp.isfinite(p)) for p in
+    tree_leaves(primals)): raise ...`, or `if jnp.max(x) > 30:`), in the rule or in a function of
+    the module it passes a primal to, is reported too, unless the
+    primal function itself makes the same kind of test on its inputs (code written for eager use).
 
     ## Why is this bad?
     Under `jax.grad` (and `jacrev`, `value_and_grad`, `linearize`, and anything under `jit` or
     `vmap`) JAX calls the rule with tracers for tangents, even when the primals are concrete:
     converting one to a Python bool raises `TracerBoolConversionError` (`float()` raises
     `ConcretizationTypeError`). Eager `jax.jvp` passes concrete tangents, so the rule passes a
-    forward-mode test and fails in the first gradient. Measured on JAX 0.10.2
+    forward-mode test and fails in the first gradient. The primals are tracers under `jax.jit`
+    (of a gradient or of `jax.jvp`) and `jax.vmap`: a test of them passes eager `jax.grad` and
+    raises `TracerBoolConversionError` there (E39 by the primals, heldout7's `jvp_primal_guard`;
+    fixtures/rules/VJP335/fire_primal_*.py run on JAX 0.10.2). Measured on JAX 0.10.2
     (`docs/facts/scripts/errors/e39_jvp_rule_bool_on_tangent.py`, census row E39 of
     `docs/facts/jax-errors.md`): `jax.grad` raises `TracerBoolConversionError: Attempted boolean
     conversion of traced array with shape bool[]`.
@@ -134,6 +142,42 @@ def f_jvp(primals, tangents):
                 "(`ConcretizationTypeError` for `float()`/`int()`); eager `jax.jvp` passes concrete tangents, "
                 "so only forward-mode tests pass. Compute on the value (`jnp.where`, `lax.cond`) or drop the "
                 "special case"))
+        if self._primal_branches(d):
+            return  # the primal itself branches on its inputs: written for eager use, not a new hazard
+        primals = Taint(self.model, fn, {params[-2]: f"the primals `{params[-2]}`"}).names
+        for at, test, where in self._primal_tests(fn, primals, 0):
+            if at not in inner | {f[0] for f in found}:
+                self.report(at, (
+                    f"{label} of `{d.name}`{where} branches in Python on `{self.quote(test, 40)}`, computed from its "
+                    "primals: under `jax.jit` (of a gradient, or of `jax.jvp`) and `jax.vmap` the primals are "
+                    "tracers, and JAX raises `TracerBoolConversionError`; eager `jax.grad` passes concrete "
+                    "primals, so the rule passes eager tests. Validate with `checkify`, or compute on the "
+                    "value (`jnp.where`, `lax.cond`)"))
+
+    def _primal_tests(self, fn: FunctionNode, traced: dict, depth: int) -> Iterator[tuple]:
+        """(node, test, where) for each Python test of `fn` on an array computed from the primals,
+        in the rule and (one level) in the module's functions it passes a primal to."""
+        for node in self.model.facts.own_nodes(fn):
+            if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+                test = array_test(self.model, node.test, traced)
+                if test is not None:
+                    yield node.test, test, ""
+            helper = self._helper(node) if depth == 0 and isinstance(node, ast.Call) else None
+            if helper is not None and helper is not fn and helper.args.vararg is None:
+                names = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]
+                seeds = {names[i]: names[i] for i, a in enumerate(node.args)
+                         if i < len(names) and not isinstance(a, ast.Starred) and traced_name(self.model, a, traced)}
+                for at, test, _ in self._primal_tests(helper, Taint(self.model, helper, seeds).names, 1) if seeds else ():
+                    yield at, test, f", through `{helper.name}` (called with a primal at line {node.lineno}),"
+
+    def _primal_branches(self, d: CustomDerivative) -> bool:
+        """The primal function itself tests an array computed from its differentiable inputs."""
+        if d.primal is None:
+            return False
+        names = [a.arg for a in (*d.primal.args.posonlyargs, *d.primal.args.args)]
+        traced = Taint(self.model, d.primal, {n: n for i, n in enumerate(names) if i not in d.nondiff}).names
+        return any(isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)) and
+                   array_test(self.model, n.test, traced) is not None for n in self.model.facts.own_nodes(d.primal))
 
     def _concrete_tests(self, checker: Linearity, fn: FunctionNode, depth: int,
                         active: frozenset) -> Iterator[tuple]:

@@ -7,16 +7,14 @@ from vjplint.diagnostics import Severity
 from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.rules.tracing._traced_names import (COMPREHENSIONS, Taint, comprehension_targets, first_traced,
-                                                 residual_of, residual_seeds)
+from vjplint.rules.tracing._traced_names import (Taint, array_test, element_source, first_traced, residual_of,
+                                                 residual_seeds, with_leaves)
 
 # Python's conversions of a value to a Python number or truth value: on a tracer they raise.
 CONVERSIONS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex",
                          "builtins.range", "operator.index"})
 # Methods of an array that give Python values.
 TO_PYTHON = frozenset({"item", "tolist", "__float__", "__int__", "__bool__", "__index__", "__complex__"})
-# Comparisons that never look at an array's values.
-IDENTITY = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
 ERRORS = {"branch": "TracerBoolConversionError", "format": "TypeError (unsupported format string)",
           "index": "TracerIntegerConversionError"}
 INDEX = frozenset({"builtins.range", "operator.index"})
@@ -31,8 +29,9 @@ class PythonValueOfTracedInRule(Rule):
     elements or leaves (a finiteness guard: `if not all(jnp.all(jnp.isfinite(c)) for c in
     jax.tree_util.tree_leaves(g)):`). The traced values are those VJP332 reads: a custom_vjp fwd's
     differentiable inputs, bwd's cotangent and the residuals fwd computed from its inputs, what
-    is computed from them, and the parameters of the module's own helpers the rule passes one of
-    them to. (A custom_jvp rule converting its tangents is VJP335's.) Metadata
+    is computed from them (through `+=` and the variables of a comprehension or `for` loop over
+    one's leaves), and the parameters of the module's own helpers the rule passes one of them to;
+    a fwd is read even when its bwd takes `*args`. (A custom_jvp rule converting its tangents is VJP335's.) Metadata
     (`x.shape`, `len(x)`, `x.ndim`), nondiff arguments and residuals fwd saved as Python values
     are left alone, as is code inside a nested function (a host callback).
 
@@ -118,15 +117,7 @@ clip.defvjp(clip_fwd, clip_bwd)
                 continue  # nothing in the rules can make a Python value: no taint to compute
             if self._eager_only(d):
                 continue
-            fwd_traced: Dict[str, str] = {}
-            residual: Optional[ast.expr] = None
-            if fwd is not None and fwd.node is not None:
-                params = fwd.effective_positional() or []
-                seeds = {p: f"fwd's differentiable input `{p}`" for i, p in enumerate(params)
-                         if i not in d.nondiff and not self._number_option(d, i, p)}
-                fwd_traced = Taint(self.model, fwd.node, seeds).names
-                residual = residual_of(self.model, fwd.node)
-                self._scan(fwd.node, fwd_traced, f"{rule_label(fwd, 'fwd')} of {d.label} `{d.name}`", True)
+            fwd_traced, residual = self._fwd(d, fwd)
             if self._plain(bwd.node):
                 continue
             res_param, g = reg.params[len(d.nondiff)], reg.params[-1]
@@ -134,6 +125,22 @@ clip.defvjp(clip_fwd, clip_bwd)
             seeds.update(residual_seeds(self.model, bwd.node, res_param, residual, fwd_traced, self.quote))
             taint = Taint(self.model, bwd.node, seeds)
             self._scan(bwd.node, taint.names, f"{rule_label(bwd, 'bwd')} of {d.label} `{d.name}`", True)
+        for d in self.model.derivatives:  # a fwd whose bwd the registrations above leave out (`def bwd(*args)`)
+            for _, fwd, _ in self.model.facts.checked_vjp_rules(d) if d.kind == "vjp" else ():
+                if fwd is not None and fwd.node is not None and fwd.node not in self._seen and \
+                        not self._plain(fwd.node) and not self._eager_only(d):
+                    self._fwd(d, fwd)
+
+    def _fwd(self, d, fwd) -> Tuple[Dict[str, str], Optional[ast.expr]]:
+        """Scan fwd (its differentiable inputs traced): the names it traces, and its residual."""
+        if fwd is None or fwd.node is None:
+            return {}, None
+        params = fwd.effective_positional() or []
+        seeds = {p: f"fwd's differentiable input `{p}`" for i, p in enumerate(params)
+                 if i not in d.nondiff and not self._number_option(d, i, p)}
+        fwd_traced = Taint(self.model, fwd.node, seeds).names
+        self._scan(fwd.node, fwd_traced, f"{rule_label(fwd, 'fwd')} of {d.label} `{d.name}`", True)
+        return fwd_traced, residual_of(self.model, fwd.node)
 
     def _plain(self, fn: FunctionNode, helpers: bool = True) -> bool:
         """No node of `fn` can make a Python value, nor (`helpers`) call a helper: its scan reports nothing."""
@@ -188,6 +195,7 @@ clip.defvjp(clip_fwd, clip_bwd)
         if fn in self._seen or not traced:
             return
         self._seen.add(fn)
+        traced = with_leaves(self.model, fn, traced)
         for node in self.model.facts.own_nodes(fn):
             found = self._conversion(node, traced, branches)
             if found is not None:
@@ -217,42 +225,9 @@ clip.defvjp(clip_fwd, clip_bwd)
             if source is not None:
                 return "format", node.value, source
         elif branches and isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
-            test = self._array_test(node.test, traced)
+            test = array_test(self.model, node.test, traced)
             if test is not None:
-                return "branch", test, first_traced(self.model, test, traced) or self._element_source(test, traced)
-        return None
-
-    def _element_source(self, test: ast.expr, traced: Dict[str, str]) -> Optional[str]:
-        """The traced name an `all(...)`/`any(...)` test's comprehension iterates over."""
-        for gen in getattr(test.args[0], "generators", []) if isinstance(test, ast.Call) and test.args else []:
-            found = first_traced(self.model, gen.iter.args[0] if isinstance(gen.iter, ast.Call) and gen.iter.args
-                                 else gen.iter, traced)
-            if found is not None:
-                return found
-        return None
-
-    def _array_test(self, test: ast.expr, traced: Dict[str, str]) -> Optional[ast.expr]:
-        """The part of a condition that is an array computed from a traced value: a comparison of
-        one, or a `jnp`/array method call on one (not a bare name: it may be a pytree)."""
-        if isinstance(test, ast.BoolOp):
-            return next((t for t in (self._array_test(v, traced) for v in test.values) if t is not None), None)
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return self._array_test(test.operand, traced)
-        if isinstance(test, ast.Compare):
-            if any(isinstance(op, IDENTITY) for op in test.ops):
-                return None
-            return test if first_traced(self.model, test, traced) is not None else None
-        if isinstance(test, ast.Call):
-            q = self.model.index.qualname(test.func) or ""
-            if q in ("builtins.all", "builtins.any") and len(test.args) == 1 and isinstance(test.args[0], COMPREHENSIONS):
-                # `all(jnp.all(jnp.isfinite(c)) for c in tree_leaves(g))`: Python's bool() of each element
-                comp = test.args[0]
-                inner = dict(traced)
-                inner.update({n: f"`{n}`, a leaf of a traced value" for n in comprehension_targets(
-                    self.model, comp, lambda e: first_traced(self.model, e, traced) is not None)})
-                return test if len(inner) > len(traced) and self._array_test(comp.elt, inner) is not None else None
-            array = q.startswith("jax.numpy.") or (isinstance(test.func, ast.Attribute) and test.func.attr in ("any", "all"))
-            return test if array and first_traced(self.model, test, traced) is not None else None
+                return "branch", test, element_source(self.model, test, traced) or first_traced(self.model, test, traced)
         return None
 
     def _helper(self, call: ast.Call, traced: Dict[str, str], where: str, branches: bool) -> None:
