@@ -4,7 +4,6 @@ import ast
 from typing import List, Optional, Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.forward import reached
 from vjplint.model.file_model import CustomDerivative
 from vjplint.model.semantic import constant_value, named_function
 from vjplint.rules.base import Rule
@@ -144,7 +143,7 @@ curvature = jax.grad(jax.grad(f))(1.0)
             value = None
         positions = (value,) if isinstance(value, int) else tuple(value) if isinstance(value, tuple) else None
         step = self.model.facts.forward_mode().reach(inner.args[0], positions)
-        found = reached(step) if step is not None else None
+        found = self.model.facts.reached(step) if step is not None else None
         return found if isinstance(found, CustomDerivative) else None
 
     def _inner_reverse(self, expr: ast.expr) -> List[ast.Call]:
