@@ -8,6 +8,8 @@ from vjplint.model.semantic import named_function
 from vjplint.rules.base import Rule
 
 GRADS = frozenset({"jax.grad", "jax.value_and_grad"})
+# Wrappers keeping the output: fixing arguments, compiling, rematerialising
+PASS_THROUGH = frozenset({"functools.partial", "jax.jit", "jax.checkpoint", "jax.remat"})
 # Calls whose result has rank >= 1 whatever their arguments (a literal list or tuple gives an axis)
 STACKING = frozenset({"stack", "vstack", "hstack", "dstack", "column_stack", "concatenate", "outer"})
 LITERAL_ARRAYS = frozenset({"array", "asarray"})
@@ -29,7 +31,7 @@ class GradOfNonscalarOutput(Rule):
     """## What it does
     Flags `jax.grad(f)` and `jax.value_and_grad(f)` (without `has_aux`), in a module defining a
     custom derivative, where `f` is a custom function or a def or lambda of the module (a helper
-    calling one), and every value `f` returns is
+    calling one), also through `functools.partial(f, ...)` or `jax.jit(f)`, and every value `f` returns is
     provably not a scalar: a tuple, list or dict; `jnp.stack([...])`, `jnp.concatenate(...)`,
     `jnp.array([...])`; an elementwise expression (`*`, `+`, `jnp.sin`, `.real`, ...) with one of
     those in it, through names bound once in `f`, or a call of a custom function (its primal) or
@@ -105,6 +107,9 @@ slope = jax.grad(model)(1.0)
             if any(k.arg == "has_aux" or k.arg is None for k in call.keywords):
                 continue
             target = call.args[0]
+            while isinstance(target, ast.Call) and target.args and \
+                    (index.qualname(target.func) or "") in PASS_THROUGH:  # `partial(f, ...)`, `jax.jit(f)`
+                target = target.args[0]
             d = self.model.facts.derivative_named(target)
             fn = d.primal if d is not None else named_function(index, target)
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
