@@ -10,14 +10,18 @@ from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.rules.base import Rule
 
 JIT = "jax.jit"
+# Transformations that trace every argument of the function they wrap, as jit does (no static_argnums)
+CALLABLE = frozenset({"typing.Callable", "collections.abc.Callable"})
+INNER = frozenset({JIT, "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.ad_checkpoint.remat"})
 
 
 class NondiffThroughInnerJit(Rule):
     """## What it does
     Flags a custom_vjp or custom_jvp whose primal is jitted *beneath* the creator (`@jax.jit`
     below `@partial(jax.custom_jvp, nondiff_argnums=...)`, or `jax.custom_vjp(jax.jit(f),
-    nondiff_argnums=...)`), without `static_argnums`, when a nondiff argument is a Python value
-    the primal needs as one: it is called (a function), or it is the whole test of an `if`,
+    nondiff_argnums=...)`), or rematerialised beneath it (`@jax.checkpoint`, `jax.remat`), without
+    `static_argnums`, when a nondiff argument is a Python value the primal needs as one: it is
+    called or annotated `Callable` (a function), or it is the whole test of an `if`,
     `while` or conditional expression (a flag), in the primal or in a function of the module it
     passes the argument to (three calls deep); or the nondiff inference shows the primal using it
     as a Python value (an `einsum` equation or another static argument of a JAX function, a dtype
@@ -29,6 +33,10 @@ class NondiffThroughInnerJit(Rule):
     abstract array ... not marked as static` (or `... is not a valid JAX type`), and a flag becomes a tracer, so the `if` raises
     `TracerBoolConversionError`. Measured on JAX 0.10.2
     (`docs/facts/scripts/errors/e65_nondiff_through_inner_jit.py`; array nondiff arguments work).
+    `jax.checkpoint` traces its arguments the same way whenever the primal runs (a call, `jit`,
+    `vmap`; under `grad` fwd runs instead): a function raises `TypeError: Cannot interpret value
+    of type <class 'function'> as an abstract array` (census row E65, heldout7's
+    `checkpoint_under_creator`).
 
     ## Example
     ```python
@@ -88,17 +96,33 @@ def integrate(f, a, b):
         for position in d.nondiff:
             if position >= len(params):
                 continue
-            use = self._python_use(primal, params[position]) or self._static_use(primal, verdicts.get(position))
+            use = self._annotated_callable(primal, params[position]) or self._python_use(primal, params[position]) \
+                or self._static_use(primal, verdicts.get(position))
             if use is None:
                 continue
             node, what, error = use
+            target = jit.func if isinstance(jit, ast.Call) else jit
+            remat = self.model.index.qualname(target) != JIT
+            verb, name = ("rematerialises", "jax.checkpoint") if remat else ("jits", "jax.jit")
             self.report(jit, (
-                f"`{self.quote(jit, 40)}` jits the primal `{getattr(primal, 'name', '<lambda>')}` of {d.label} "
+                f"`{self.quote(jit, 40)}` {verb} the primal `{getattr(primal, 'name', '<lambda>')}` of {d.label} "
                 f"`{d.name}` beneath the creator, so JAX traces every argument, nondiff ones included: "
                 f"`{params[position]}` (nondiff position {position}) is {what} (`{self.quote(node, 40)}`, line "
                 f"{node.lineno}), so calling `{d.name}` raises {error}. Mark it static "
-                f"(`partial(jax.jit, static_argnums=({position},))`) or jit the function that calls `{d.name}`"))
+                f"(`partial({name}, static_argnums=({position},))`) or "
+                f"{'checkpoint' if remat else 'jit'} the function that calls `{d.name}`"))
             return
+
+    def _annotated_callable(self, primal: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
+        """The parameter's annotation when it says a function (`Callable`, `Callable[..., T]`):
+        traced as an argument whether or not the body calls it."""
+        arg = next((a for a in (*primal.args.posonlyargs, *primal.args.args) if a.arg == name), None)
+        note = arg.annotation if arg is not None else None
+        note = note.value if isinstance(note, ast.Subscript) else note
+        if note is None or (self.model.index.qualname(note) or "") not in CALLABLE:
+            return None
+        return arg, "annotated as a function", ("TypeError: a function is no JAX argument (`Cannot interpret value "
+                                                "of type <class 'function'> as an abstract array`)")
 
     def _static_use(self, primal: FunctionNode, v: Optional[Verdict]) -> Optional[Tuple[ast.AST, str, str]]:
         """A use of the value as a Python value in the jitted primal's body (or a function of the
@@ -124,13 +148,13 @@ def integrate(f, a, b):
         decorators = getattr(primal, "decorator_list", [])
         if d.anchor in decorators:
             for dec in decorators[decorators.index(d.anchor) + 1:]:
-                if self.model.index.qualname(dec) == JIT:
+                if self.model.index.qualname(dec) in INNER:
                     return dec, primal  # type: ignore[return-value]
             return None
         creation = d.creation
         inner = creation.args[0] if isinstance(creation, ast.Call) and creation.args else None
         if not (isinstance(inner, ast.Call) and len(inner.args) == 1 and not inner.keywords
-                and self.model.index.qualname(inner.func) == JIT and isinstance(inner.args[0], ast.Name)):
+                and self.model.index.qualname(inner.func) in INNER and isinstance(inner.args[0], ast.Name)):
             return None
         for b in self.model.index.lookup(inner.args[0].id, self.model.index.scope_of(inner)):
             if b.kind == "def" and isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -19,7 +19,10 @@ class RematSecondOrder(Rule):
     `defvjp(..., optimize_remat=True)`: `jax.grad(jax.grad(f))`, `jax.jacrev(jax.grad(f))`,
     `jax.grad(jax.value_and_grad(f))` and the like, written as nested calls on the custom
     function itself, through a name bound to the inner transform (`df = jax.grad(f)`), or with the
-    inner one in the body of a lambda or a def the outer one differentiates; in another module of
+    inner one in the body of a lambda or a def the outer one differentiates, the inner one's
+    function reaching the custom function through the module's defs, lambdas and partials (a
+    Hessian-vector product: `grad` of `slope`, which sums `grad(loss)`, `loss` summing a model
+    that calls it); in another module of
     the run, nested calls on it by name or a module-level alias (`jax.grad(jax.grad(mod.f))`),
     reported at its def.
 
@@ -107,7 +110,7 @@ curvature = jax.grad(jax.grad(f))(1.0)
                 if not node.args:
                     continue
                 for inner in self._inner_reverse(node.args[0]):
-                    d = self.model.facts.derivative_named(inner.args[0])
+                    d = self._differentiated(inner)
                     if d in self._remat:
                         self._report(node, inner, d)
                         break
@@ -126,6 +129,22 @@ curvature = jax.grad(jax.grad(f))(1.0)
                     "reverse mode, and JAX 0.10.2 raises `ValueError: Linearization failed to produce known values "
                     "for all output primals` (naming neither the flag nor the function); drop "
                     f"`optimize_remat=True` from `{d.name}.defvjp(...)` where second derivatives are needed"))
+
+    def _differentiated(self, inner: ast.Call) -> Optional[CustomDerivative]:
+        """The custom_vjp the reverse-mode call `inner` differentiates: named, or reached through the
+        module's defs, lambdas and partials calling it (`grad(loss)`, `loss` summing `model(x)`)."""
+        d = self.model.facts.derivative_named(inner.args[0])
+        if d is not None:
+            return d
+        argnums = next((k.value for k in inner.keywords if k.arg == "argnums"), None)
+        try:
+            value = ast.literal_eval(argnums) if argnums is not None else 0
+        except ValueError:
+            value = None
+        positions = (value,) if isinstance(value, int) else tuple(value) if isinstance(value, tuple) else None
+        step = self.model.facts.forward_mode().reach(inner.args[0], positions)
+        found = self.model.facts.reached(step) if step is not None else None
+        return found if isinstance(found, CustomDerivative) else None
 
     def _inner_reverse(self, expr: ast.expr) -> List[ast.Call]:
         """The reverse-mode calls (with an argument) that the function `expr` applies: `expr` itself
