@@ -3,6 +3,7 @@ rule is traced under grad, jit and vmap, and NumPy's conversion raises TracerArr
 
 Source: census row E40 of docs/facts/jax-errors.md (jax-ml/jax#1142's NumPy-in-a-rule mistake),
 written on branch census7 as a realistic edit of a correct softplus rule.
+https://github.com/jax-ml/jax/issues/1142
 """
 import jax
 import jax.numpy as jnp

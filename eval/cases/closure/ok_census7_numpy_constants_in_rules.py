@@ -3,6 +3,7 @@
 Source: census row E40 of docs/facts/jax-errors.md, the correct neighbour of
 census7_numpy_in_jvp_rule: `np.prod(x.shape)` and `np.pi` are Python values under every
 transform.
+https://github.com/jax-ml/jax/issues/1142
 """
 import jax
 import jax.numpy as jnp

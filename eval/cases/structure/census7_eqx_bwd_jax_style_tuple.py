@@ -4,6 +4,7 @@
 Source: census row E58 of docs/facts/jax-errors.md (equinox _ad.py L1081: "custom_vjp gradients
 must have the same structure as equinox.filter(vjp_arg, ...)"), written on branch census7 as a
 realistic edit of a correct rule. grad raises RuntimeError.
+https://docs.kidger.site/equinox/api/transformations/#custom-derivatives
 """
 import equinox as eqx
 import jax.numpy as jnp

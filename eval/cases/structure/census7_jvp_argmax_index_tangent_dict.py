@@ -4,6 +4,7 @@ index is `jnp.zeros_like(i)`, an int32 array, where JAX requires float0.
 Source: census row E09 of docs/facts/jax-errors.md (cd.py L395-403, the tangent of an integer
 output must be float0), written on branch census7 as a realistic edit of a correct top-1 rule (the
 float0 zero replaced by the `zeros_like` a user reaches for). Every transform raises TypeError.
+https://docs.jax.dev/en/latest/notebooks/Custom_derivative_rules_for_Python_code.html
 """
 import jax
 import jax.numpy as jnp
