@@ -65,7 +65,6 @@ class GradOfNonscalarOutput(Rule):
     NAME = "grad-of-nonscalar-output"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"custom_vjp", b"custom_jvp")
-    APIS = frozenset({"jax"})
     INVALID = ['''
 import jax
 import jax.numpy as jnp
