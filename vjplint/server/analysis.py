@@ -85,9 +85,7 @@ class Analyses:
             self.mark_named_elsewhere(analysis)
             for error in result.errors:
                 log.error("%s", error)
-        with self.lock:
-            self.analyses[uri] = analysis
-        return analysis
+        return self._store(uri, path, analysis)
 
     @contextmanager
     def document_lock(self, uri: str, should_stop: Optional[Any] = None) -> Iterator[None]:
@@ -138,8 +136,19 @@ class Analyses:
                 analysis.named_checked, analysis.named_elsewhere = True, reasons
             for error in errors:
                 log.error("%s", error)
+        return self._store(uri, path, analysis)
+
+    def _store(self, uri: str, path: Optional[Path], analysis: Analysis) -> Analysis:
+        """Keep `analysis` as `uri`'s; then, if the folder's index changed while it was linted (a
+        save rebuilt the wrappers, the facts were installed), lint it again: `refresh_folder` ran
+        while this lint had no analysis stored and left it to this lint, which had read the old
+        settings (a CI run waited 300 s for the re-lint after a save)."""
         with self.lock:
             self.analyses[uri] = analysis
+        if path is not None and self.config_for(path) != (analysis.config, analysis.facts):
+            folder = self.folder_of(path)
+            if folder is not None:
+                self.call_soon(self.refresh_folder, folder)
         return analysis
 
     def portable_others(self, path: Optional[Path]) -> Optional[list]:

@@ -166,7 +166,9 @@ class DocumentState:
         open documents whose settings change are then linted again (Indexing.refresh_folder)."""
         path = _path(uri)
         folder = self.folder_of(path) if path is not None else None
-        if folder is not None and folder in self.wrappers:
+        # also while the folder's first index is being built: that build may have read the file
+        # before this save, and the newest build wins
+        if folder is not None and (folder in self.wrappers or folder in self.indexing):
             self.start_index(folder, facts=False, again=True)
 
     def config_error(self, message: str) -> None:
