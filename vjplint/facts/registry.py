@@ -39,6 +39,7 @@ QUERY_MODULES = (
     "vjplint.facts.param_axes",
     "vjplint.facts.param_evidence",
     "vjplint.facts.pullbacks",
+    "vjplint.facts.pytree_fields",
     "vjplint.facts.ranks",
     "vjplint.facts.rule_evidence",
     "vjplint.facts.scalar_eval",

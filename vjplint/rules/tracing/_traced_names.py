@@ -5,7 +5,7 @@ VJP344 (Python values made of them). Private to the tracing family."""
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FunctionNode
@@ -122,37 +122,6 @@ def target_names(target: ast.expr) -> Iterator[str]:
             yield from target_names(elt)
 
 
-STATIC_FIELD_WORDS = ("meta_fields", "pytree_node", "static=True", "static_field")
-
-
-def static_fields(model: FileModel) -> FrozenSet[str]:
-    """Fields the module declares static in its pytree classes: a pytree's metadata, a Python
-    value inside a traced record (`register_dataclass(..., meta_fields=["dim"])`, flax's
-    `field(pytree_node=False)`, equinox's `field(static=True)`, `static_field()`). Once per model."""
-    memo = model.__dict__.get("_static_fields")
-    if memo is not None:
-        return memo
-    names: Set[str] = set()
-    if any(model.holds(w) for w in STATIC_FIELD_WORDS):
-        for node in model.index.of_type(ast.keyword):
-            if node.arg == "meta_fields" and isinstance(node.value, (ast.List, ast.Tuple)):
-                names.update(e.value for e in node.value.elts
-                             if isinstance(e, ast.Constant) and isinstance(e.value, str))
-        for node in model.index.of_type(ast.AnnAssign):
-            call, target = node.value, node.target
-            if not (isinstance(call, ast.Call) and isinstance(target, ast.Name)):
-                continue
-            callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
-            flags = {k.arg: k.value for k in call.keywords}
-            if callee == "static_field" or any(
-                    isinstance(flags.get(k), ast.Constant) and flags[k].value is v
-                    for k, v in (("pytree_node", False), ("static", True))):
-                names.add(target.id)
-    memo = frozenset(names)
-    model.__dict__["_static_fields"] = memo
-    return memo
-
-
 def traced(model: FileModel, e: ast.expr, traced: Dict[str, str]) -> bool:
     return first_traced(model, e, traced) is not None
 
@@ -162,7 +131,7 @@ def first_traced(model: FileModel, e: ast.AST, traced: Dict[str, str]) -> Option
     function), or None."""
     if isinstance(e, ast.Name):
         return e.id if e.id in traced else None
-    if isinstance(e, ast.Attribute) and (e.attr in STATIC_ATTRS or e.attr in static_fields(model)):
+    if isinstance(e, ast.Attribute) and (e.attr in STATIC_ATTRS or e.attr in model.facts.static_fields()):
         return None
     if isinstance(e, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Constant)):
         return None
