@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.registry import query
@@ -74,34 +74,51 @@ def leaves_default(call: ast.Call, position: int, name: str) -> bool:
     return all(k.arg is not None and k.arg != name for k in call.keywords)
 
 
+def _slot(model: FileModel, fn: FunctionNode, param: str) -> Optional[Tuple[int, bool]]:
+    """Where `fn` (a `def`) takes `param`: its position (-1: keyword-only), and whether its
+    default is a static Python value; None when `fn` is no `def` or has no such parameter."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    sig = model.signature(fn)
+    if param not in sig.positional and param not in sig.kwonly:
+        return None
+    position = sig.positional.index(param) if param in sig.positional else -1
+    return position, static_default(model, sig, param) is not None
+
+
+def _uses_here(model: FileModel, fn: FunctionNode) -> Iterator[Optional[ast.Call]]:
+    """Each read of `fn`'s name in this module that resolves to `fn`: the call it makes, or None
+    where the name is used otherwise (passed on, aliased: its callers are unknown)."""
+    index = model.index
+    for node in index.names(fn.name):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or \
+                not any(b.node is fn for b in index.lookup(node.id, index.scope_of(node))):
+            continue
+        call = index.parent(node)
+        yield call if isinstance(call, ast.Call) and call.func is node else None
+
+
+def _each_call_gives(call: ast.Call, slot: Tuple[int, bool], param: str, accept: Callable[[ast.expr], bool]) -> bool:
+    """`call` gives `param` a value `accept` takes, or leaves it at a static default."""
+    position, default = slot
+    arg = _argument(call, position, param)
+    return default and leaves_default(call, position, param) if arg is None else accept(arg)
+
+
+@query
 def static_at_every_call(model: FileModel, fn: FunctionNode, param: str) -> bool:
     """Whether `fn` (a `def`) has calls in the run and every one passes a static Python value
     in `param`'s place, or leaves it at a default that is one."""
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    slot = _slot(model, fn, param)
+    if slot is None:
         return False
-    sig = model.signature(fn)
-    if param not in sig.positional and param not in sig.kwonly:
-        return False
-    position = sig.positional.index(param) if param in sig.positional else -1
-    default = static_default(model, sig, param) is not None
+    position, default = slot
     passed: List[bool] = []
     for external in external_calls(model, fn.name, fn):  # callers in other modules of the run
         arg = external.arg(position, param)
-        if arg is None:
-            passed.append(default and external.complete)
-        else:
-            passed.append(not arg.traced and arg.tag in STATIC_TAGS)
-    index = model.index
-    for call in model.facts.name_calls():
-        func = call.func
-        if not (isinstance(func, ast.Name) and
-                any(b.node is fn for b in index.lookup(func.id, index.scope_of(func)))):
-            continue
-        arg = _argument(call, position, param)
-        if arg is None:
-            passed.append(default and leaves_default(call, position, param))
-        else:
-            passed.append(static_python_value(model, arg))
+        passed.append(default and external.complete if arg is None else (not arg.traced and arg.tag in STATIC_TAGS))
+    accept = lambda arg: static_python_value(model, arg)  # noqa: E731
+    passed.extend(_each_call_gives(call, slot, param, accept) for call in _uses_here(model, fn) if call is not None)
     return bool(passed) and all(passed)
 
 
@@ -130,39 +147,31 @@ def called_only_at_import(model: FileModel, fn: FunctionNode) -> bool:
     return found
 
 
+@query
 def concrete_at_every_call(model: FileModel, fn: FunctionNode, param: str) -> bool:
     """Whether `fn` (a `def`) is called only in this module, and every call gives `param` a value
     that cannot be a tracer: a call made at import (`called_only_at_import`), a static Python
     value or default, or a name the module binds outside any function to a value (`NOISE =
     numpy.array(...)`, read from a function: a global of the module, concrete whoever traces
-    the caller)."""
+    the caller). `static_at_every_call` with module globals accepted and no other module's calls."""
     if called_only_at_import(model, fn):
         return True
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or any(True for _ in external_calls(model, fn.name, fn)):
+    slot = _slot(model, fn, param)
+    if slot is None or any(True for _ in external_calls(model, fn.name, fn)):
         return False
-    sig = model.signature(fn)
-    if param not in sig.positional and param not in sig.kwonly:
-        return False
-    position = sig.positional.index(param) if param in sig.positional else -1
-    default = static_default(model, sig, param) is not None
     index = model.index
+
+    def accept(arg: ast.expr) -> bool:
+        if not isinstance(arg, ast.Name):
+            return static_python_value(model, arg)
+        found = index.resolve(arg.id, index.scope_of(arg))
+        return found is not None and found[0].parent is None and all(b.kind == "assign" for b in found[1])
+
     passed: List[bool] = []
-    for node in index.names(fn.name):
-        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or \
-                not any(b.node is fn for b in index.lookup(node.id, index.scope_of(node))):
-            continue
-        call = index.parent(node)
-        if not (isinstance(call, ast.Call) and call.func is node):
+    for call in _uses_here(model, fn):
+        if call is None:
             return False  # passed on or aliased: its callers are unknown
-        arg = _argument(call, position, param)
-        if arg is None:
-            passed.append(default and leaves_default(call, position, param))
-        elif isinstance(arg, ast.Name):
-            found = index.resolve(arg.id, index.scope_of(arg))
-            passed.append(found is not None and found[0].parent is None  # the module's own scope
-                          and all(b.kind == "assign" for b in found[1]))
-        else:
-            passed.append(static_python_value(model, arg))
+        passed.append(_each_call_gives(call, slot, param, accept))
     return bool(passed) and all(passed)
 
 

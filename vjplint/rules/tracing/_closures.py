@@ -8,7 +8,6 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from vjplint.facts.callsites import concrete_at_every_call, static_at_every_call
 from vjplint.facts.crossmodule import external_calls
 from vjplint.facts.infer import argument_at
 from vjplint.facts.param_evidence import (Evidence, Verdict, annotation_evidence, default_evidence, name_evidence,
@@ -279,7 +278,7 @@ class Closures:
         usage = [e for e in usage if not e.key]
         # A parameter every call fills with a concrete value (a call made at import, a module global)
         # never holds a tracer.
-        roots = [r for r in roots if not concrete_at_every_call(self.model, r.function, r.param)]
+        roots = [r for r in roots if not self.model.facts.concrete_at_every_call(r.function, r.param)]
         if not roots:
             return None
         for root in roots:
@@ -408,7 +407,7 @@ class Closures:
         """Whether `fn` has callers (here or in other modules of the run) and every one passes a
         static Python value (a literal, a module constant) in `param`'s place or leaves it at a
         default that is one: those callers cannot differentiate it."""
-        return static_at_every_call(self.model, fn, param)
+        return self.model.facts.static_at_every_call(fn, param)
 
 
     def _differentiated_where_defined(self, d: CustomDerivative) -> bool:
