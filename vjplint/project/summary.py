@@ -140,6 +140,14 @@ def _needed_words(imports: Dict[str, str], wanted: List[str], targets: Dict[str,
     lacks are dropped here, and with them the local names nothing can be spelled from; non-ASCII
     text (an identifier spelled otherwise) is never ruled out."""
     everything = not text.isascii()
+    present: Dict[str, bool] = {}  # part -> whether the text holds it: targets share their parts (`_src`, `nn`)
+
+    def holds(part: str) -> bool:
+        found = present.get(part)
+        if found is None:
+            found = present[part] = part in text
+        return found
+
     needs = []
     for local in wanted:
         if not everything and local not in text:
@@ -153,7 +161,7 @@ def _needed_words(imports: Dict[str, str], wanted: List[str], targets: Dict[str,
                 break
             if t.startswith(prefix):
                 parts = tuple(t[len(prefix):].split("."))
-                if everything or all(part in text for part in parts):
+                if everything or all(holds(part) for part in parts):
                     suffixes.add(parts)
         if suffixes:
             needs.append((local, sorted(suffixes)))
