@@ -226,6 +226,55 @@ def test_cache_hits_and_invalidation(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 @pytest.mark.unit
+@pytest.mark.parametrize("use_cache", [False, True], ids=["--no-cache", "cache"])
+def test_the_lint_reads_again_only_the_candidates_the_index_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 use_cache: bool) -> None:
+    """A file without a trigger name costs the run one read and one scan: the project index reads
+    every file, and the lint that follows reads again only the candidates (to lint them), with
+    the same outcomes; a file changed since the index read it is read again (for the cache:
+    another mtime than the index saw)."""
+    from vjplint.project.index import with_wrappers
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "firing.py").write_text(FIRING)
+    (tmp_path / "plain.py").write_text(NON_CANDIDATE)
+    (tmp_path / "other.py").write_text(NON_CANDIDATE + "# another\n")
+    for p in tmp_path.glob("*.py"):
+        _age(p)
+    config = Config(cache_dir=str(tmp_path / "cache"))
+    reads: List[str] = []
+    real = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        if self.suffix == ".py":
+            reads.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    found: dict = {}
+    items = with_wrappers([(Path(n), config) for n in ("firing.py", "other.py", "plain.py")], config,
+                          use_cache=use_cache, reads=found)
+    assert sorted(reads) == ["firing.py", "other.py", "plain.py"]  # the index: each once
+    assert {n: r[3] for n, r in found.items()} == {"firing.py": True, "other.py": False, "plain.py": False}
+    assert all(bool(r[2]) is use_cache and (r[1] > 0) is use_cache for r in found.values())  # digest, mtime: the cache's
+    reads.clear()
+    outcomes = parallel.lint_many(items, config, jobs=1, use_cache=use_cache, reads=found)
+    assert reads == ["firing.py"]  # only the candidate, by its lint
+    shutil.rmtree(tmp_path / "cache", ignore_errors=True)
+    reads.clear()
+    alone = parallel.lint_many(items, config, jobs=1, use_cache=use_cache)  # without the index's reads
+    assert sorted(reads) == ["firing.py", "firing.py", "other.py", "plain.py"]
+    assert [[(d.code, d.location, d.message) for d in o.result.diagnostics] for o in outcomes] == \
+        [[(d.code, d.location, d.message) for d in o.result.diagnostics] for o in alone] != [[], [], []]
+    if use_cache:  # changed since the index read it: read again
+        shutil.rmtree(tmp_path / "cache", ignore_errors=True)
+        _age(tmp_path / "plain.py", 7200)
+        reads.clear()
+        parallel.lint_many(items, config, jobs=1, use_cache=True, reads=found)
+        assert sorted(reads) == ["firing.py", "plain.py"]
+
+
+@pytest.mark.unit
 def test_cache_entries_of_deleted_files_are_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     for name in ("a.py", "b.py"):

@@ -60,3 +60,24 @@ def test_the_whole_lint_of_a_comment_heavy_module_finds_what_the_grouped_one_doe
     assert whole == grouped
     row = text[:text.index("    return f(x)")].count("\n") + 1
     assert whole[0][1].row == row
+
+
+def test_the_count_read_from_the_lints_searches_is_the_texts_own() -> None:
+    """`worth_grouping` counts the names where the lint's TextIndex found them (the regions read
+    them next) when it is given one; a name that can overlap itself (`aa`: three in `aaaa` as
+    occurrences, two as `str.count`) is counted by the text, as without an index."""
+    from vjplint.lint.session import _overlaps, worth_grouping
+    from vjplint.syntax.text_spans import TextIndex
+
+    assert [_overlaps(n) for n in ("custom_vjp", "defvjp", "aa", "abab", "aba", "ab")] == [
+        False, False, True, True, True, False]
+    names = ["custom_vjp", "defvjp"]
+    dense = ("x = custom_vjp(f)\nf.defvjp(a, b)\n" * 260).ljust(100_000, "#")  # 520 names, the floor's needs 525
+    for text in (dense, dense.replace("x = ", "x = custom_vjp; ", 5), HAZARD + IMAGE * 60):
+        index = TextIndex(text)
+        assert worth_grouping(text, names, index) is worth_grouping(text, names)
+    assert worth_grouping(dense, names, TextIndex(dense)) is False
+    denser = dense.replace("x = ", "x = custom_vjp; ", 5)
+    assert worth_grouping(denser, names, TextIndex(denser)) is True
+    overlapping = ("aaa " * 400).ljust(100_000)  # `aa`: 800 occurrences, 400 as str.count; the floor needs 525
+    assert worth_grouping(overlapping, ["aa"], TextIndex(overlapping)) is False

@@ -22,9 +22,11 @@ from vjplint.batch.fastpath import short_name
 from vjplint.lint.engine import LintResult, lint_source, may_contain_findings, prefilter_names
 from vjplint.batch.outcomes import FileOutcome, display_path
 from vjplint.syntax import notebook
+from vjplint.syntax.names import PREFILTER_NAMES
 
 if TYPE_CHECKING:
     from vjplint.batch.cache import ResultCache
+    from vjplint.project.index import Read
     from vjplint.fixes.apply import FixResult
     from vjplint.batch.outcomes import FileOutcome
 
@@ -49,12 +51,14 @@ KEEP_TEXT_CHARS = 32_000_000
 
 def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, Config]]], anchor: Config, *,
               jobs: Optional[int] = None, use_cache: bool = True, progress: Progress = None,
-              session: Optional[LintSession] = None) -> List["FileOutcome"]:
+              session: Optional[LintSession] = None, reads: Optional[Dict[str, "Read"]] = None) -> List["FileOutcome"]:
     """One outcome per (file, its settings[, what the run derives about it]), in the order given.
     `anchor`'s settings say where the cache lives. `jobs`: None or < 1 picks a count from the
     work and the CPUs; 1 lints in this process; N > 1 uses up to N processes. `session`: the
     run's lint session (vjplint.lint.session): this process lints in it, each worker in a copy
-    of its switches."""
+    of its switches. `reads`: what the run's project index read of its .py files
+    (vjplint.project.index.Read, by `str(path)`): a file it found without a prefilter name is not
+    read again (`_known`); a candidate is read by whoever lints it."""
     runs = [(item[0], item[1], item[2] if len(item) > 2 else NO_FACTS) for item in items]  # type: ignore[misc]
     configs: List[Settings] = []  # the distinct (settings, facts) of this run, in order of first use
     # The pair's place in `configs`, by value (both are frozen; the workspace shares one settings
@@ -89,13 +93,16 @@ def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, C
                 outcomes[i] = (FileOutcome(path, display, LintResult(analysed=entry[3]), config, facts) if not entry[4]
                                else _from_cache(cache, entry, path, display, config, facts))  # type: ignore[arg-type]
         if outcomes[i] is None:
+            known = _known(reads, path, names, use_cache, stats, i)
+            data: Optional[bytes] = None
             try:
-                data = path.read_bytes()
+                if known is None:
+                    data = path.read_bytes()
             except OSError as exc:
                 outcomes[i] = FileOutcome(path, display, LintResult(errors=[f"{display}: cannot read file: "
                                                                             f"{exc.strerror or exc}"]), config, facts)
             else:
-                candidate = may_contain_findings(data, names)
+                size, candidate = (known[0], known[3]) if data is None else (len(data), may_contain_findings(data, names))
                 if use_cache and (stat_first or candidate):
                     if cache is None:
                         cache = _open_cache(anchor)
@@ -104,12 +111,12 @@ def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, C
                     if stats[i] is not None:
                         from vjplint.batch.cache import content_hash
 
-                        digests[i] = content_hash(data)
+                        digests[i] = content_hash(data) if data is not None else known[2]  # type: ignore[index]
                         entry = cache.fresh_by_hash(display, digests[i], stats[i], fingerprint)  # type: ignore
                         outcomes[i] = _from_cache(cache, entry, path, display, config, facts) if entry is not None else None
                 if outcomes[i] is None:
                     if candidate:
-                        tasks.append((i, display, str(path), len(data), cache is not None, c))
+                        tasks.append((i, display, str(path), size, cache is not None, c))
                         continue
                     outcomes[i] = FileOutcome(path, display, LintResult(), config, facts)
                     _remember(cache, display, stats[i], digests[i], outcomes[i].result, fingerprint)  # type: ignore
@@ -138,6 +145,25 @@ def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, C
     if cache is not None:
         cache.save({o.display for o in outcomes if o is not None})
     return outcomes  # type: ignore[return-value]
+
+
+def _known(reads: Optional[Dict[str, "Read"]], path: Path, names: Tuple[bytes, ...], use_cache: bool,
+           stats: List[Optional[os.stat_result]], i: int) -> Optional["Read"]:
+    """What the run's index read of `path` (vjplint.project.index.Read), when it stands for reading
+    the file now: its prefilter was of the same names (no aliases), and for the cache, its digest
+    is of the bytes the file holds at this stat (size and mtime those the index stat'ed before
+    its read; the stat is kept in `stats[i]`, as the read's would be)."""
+    known = reads.get(str(path)) if reads else None
+    if known is None or names != PREFILTER_NAMES:
+        return None
+    if not use_cache:
+        return known
+    if stats[i] is None:
+        stats[i] = _stat(path)
+    st = stats[i]
+    if st is None or not known[2] or known[1] != st.st_mtime_ns or known[0] != st.st_size:
+        return None
+    return known
 
 
 def _stat(path: Path) -> Optional[os.stat_result]:

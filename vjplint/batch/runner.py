@@ -3,12 +3,12 @@ stable order."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Dict, Optional, Sequence
 
 from vjplint.batch.outcomes import RunResult
 
 from vjplint.batch.parallel import lint_many
-from vjplint.project.index import with_wrappers
+from vjplint.project.index import Read, with_wrappers
 
 if TYPE_CHECKING:
     from vjplint.lint.session import LintSession
@@ -24,8 +24,10 @@ def lint_paths(paths: Sequence[str], workspace: "Workspace", *, jobs: Optional[i
     files = workspace.files(paths, run.problems, force_exclude=force_exclude, visited=run.visited)
 
     anchor = workspace.anchor(paths)
-    files = with_wrappers(files, anchor, use_cache=use_cache)  # wrappers found in the run's modules, as aliases
-    run.files = lint_many(files, anchor, jobs=jobs, use_cache=use_cache, progress=progress, session=session)
+    reads: Dict[str, Read] = {}  # what the index read of each file: the lint reads again only the candidates
+    files = with_wrappers(files, anchor, use_cache=use_cache, reads=reads)  # wrappers found in the run's modules, as aliases
+    run.files = lint_many(files, anchor, jobs=jobs, use_cache=use_cache, progress=progress, session=session,
+                          reads=reads)
     run.files.sort(key=lambda f: f.display)
     run.visited.extend(workspace.consulted)
     return run

@@ -303,11 +303,18 @@ class Facts:
     def walk(self, node: ast.AST) -> List[ast.AST]:
         """`ast.walk(node)`'s nodes in its order, nested functions included, expression contexts
         left out; kept per node (the facts and rules of one derivative walk the same rule functions
-        many times). The list is shared, never to be changed."""
-        return self.model.index.of_node(walk, node)
+        many times). The list is shared, never to be changed. The whole module's is the semantic
+        index's node list (the same nodes in the same order), not a walk of its own."""
+        index = self.model.index
+        if node is index.module:
+            return index.nodes
+        return index.of_node(walk, node)
 
     def calls_in(self, node: ast.AST) -> List[ast.Call]:
-        """The calls in `walk(node)`, in its order (kept)."""
+        """The calls in `walk(node)`, in its order (kept); the whole module's, the index's table."""
+        index = self.model.index
+        if node is index.module:
+            return index.of_type(ast.Call)  # type: ignore[return-value]
         return self._calls_in((node,), lambda: [n for n in self.walk(node) if n.__class__ is ast.Call])
 
     def calls_by_position(self, node: ast.AST) -> List[ast.Call]:

@@ -242,7 +242,12 @@ def partials_of_derivatives(model: FileModel) -> Dict[CustomDerivative, List[Cal
     found: Dict[CustomDerivative, List[CallSite]] = {}
     if not model.derivatives:
         return found
-    for name in model.index.of_type(ast.Name, ast.Attribute):  # `partial` or `functools.partial`, called
+    index = model.index
+    # `partial` or `functools.partial`, called: the index's tables of that spelling (in `ast.walk`
+    # order); both spellings in one module: every name and attribute in that order, to keep it.
+    names, attributes = index.names("partial"), index.attributes("partial")
+    spelled = attributes if not names else names if not attributes else index.of_type(ast.Name, ast.Attribute)
+    for name in spelled:
         if (name.id if isinstance(name, ast.Name) else name.attr) != "partial":  # type: ignore[attr-defined]
             continue
         call = model.index.parent(name)

@@ -265,7 +265,8 @@ def differentiable_names(model: FileModel, d: CustomDerivative) -> Optional[Tupl
 def _escapes(model: FileModel, d: CustomDerivative) -> bool:
     """True when the derivative's name is used other than being called or registered."""
     calls = {s.call.func for s in d.call_sites}
-    for node in walk(d.enclosing or model.module):
+    # the whole module: only its names of that spelling (the index's table), not a walk per derivative
+    for node in walk(d.enclosing) if d.enclosing is not None else model.index.names(d.name):
         if isinstance(node, ast.Name) and node.id == d.name and isinstance(node.ctx, ast.Load):
             parent = model.index.parent(node)
             if node in calls:

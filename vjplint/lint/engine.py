@@ -149,8 +149,9 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     text = decoded.text
     if SKIP_FILE.search(text):
         return result
+    index = TextIndex(text)  # the searches of this text, made once for every step below
     if rules is None and split is None and session.groups(
-            text, [n.decode() for n in prefilter_names(config, facts, session)], _grafts(facts)):
+            text, [n.decode() for n in prefilter_names(config, facts, session)], _grafts(facts), index):
         grouped = _lint_grouped(filename, text, config, where, facts, session)
         if grouped is not None:
             grouped.decoded = decoded
@@ -159,7 +160,6 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     enabled, partly = enabled_codes(config, session)
     result.analysed = True
     module = None
-    index = TextIndex(text)  # the searches of this text, made once for every step below
     if session.focus and not _grafts(facts):  # only the regions that can matter (vjplint.syntax.region_parse); None: parse it whole
         from vjplint.syntax.region_parse import parse_focused
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Hashable, Optional, Sequence, Tuple
 
 from vjplint.syntax.source import parse, same_statements
+from vjplint.syntax.text_spans import TextIndex
 
 # (text, prefilter names, the whole module or None, the regions or None)
 _Kept = Tuple[str, Tuple[str, ...], Optional[ast.Module], Optional[ast.Module]]
@@ -67,19 +68,28 @@ def grouped_min_chars() -> Optional[int]:
         return None
 
 
-def worth_grouping(text: str, names: Sequence[str]) -> bool:
+def worth_grouping(text: str, names: Sequence[str], index: Optional[TextIndex] = None) -> bool:
     """Whether `text` is linted faster a family at a time than whole: at least GROUPED_FLOOR
     characters, and its occurrences of `names` (the prefilter names; a literal count, a few ms
-    for 10 MB) at least GROUPED_NAMES plus GROUPED_NAMES_PER_MB per million characters."""
+    for 10 MB) at least GROUPED_NAMES plus GROUPED_NAMES_PER_MB per million characters.
+    `index`: the lint's searches of this text, whose occurrences of the names the regions read
+    next (counted from there instead of searching the text again: a name that cannot overlap
+    itself occurs there as often as `str.count` says)."""
     if len(text) < GROUPED_FLOOR:
         return False
     needed = GROUPED_NAMES + GROUPED_NAMES_PER_MB * len(text) // 1_000_000
+    found_at = TextIndex.of(text, index).occurrences(names) if index is not None else None
     found = 0
     for name in names:
-        found += text.count(name)
+        found += len(found_at[name]) if found_at is not None and not _overlaps(name) else text.count(name)
         if found >= needed:
             return True
     return False
+
+
+def _overlaps(name: str) -> bool:
+    """Whether two occurrences of `name` can overlap (a prefix of it is also its suffix: `aba`)."""
+    return not name or any(name[:k] == name[-k:] for k in range(1, len(name)))
 
 
 @dataclass
@@ -100,14 +110,15 @@ class LintSession:
         """The session a worker process lints with: the same switches, an empty slot, empty memos."""
         return LintSession(self.focus, grouped_min_chars=self.grouped_min_chars)
 
-    def groups(self, text: str, names: Sequence[str], grafted: bool = False) -> bool:
+    def groups(self, text: str, names: Sequence[str], grafted: bool = False,
+               index: Optional[TextIndex] = None) -> bool:
         """Whether `text` (whose prefilter names are `names`) is linted a family of statements
         at a time: by `grouped_min_chars` when the environment gave one, else `worth_grouping`,
         never for a module whose rules another module of the run defines (`grafted`: its whole
         lint parses it whole, not its regions, vjplint.lint.engine._grafts)."""
         if self.grouped_min_chars is not None:
             return len(text) >= self.grouped_min_chars
-        return not grafted and worth_grouping(text, names)
+        return not grafted and worth_grouping(text, names, index)
 
     def remember_parse(self, text: str, names: Tuple[str, ...], module: Optional[ast.Module],
                        focused: Optional[ast.Module]) -> None:

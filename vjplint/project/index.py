@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint.settings.config import Config, cache_root
+from vjplint.lint.engine import may_contain_findings
 from vjplint.model.jaxapi import JAX_JVP, JAX_VJP, LIBRARY_CREATORS, canonical_creator
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.model.wrappers import INSTANCE, SELF, FileWrappers, Forward, InferredKeyword, detect_text
@@ -34,6 +35,7 @@ from vjplint.project.text import Known, creators
 from vjplint.project.discover import display_path
 from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, entries_sum, read_index, row_matches, short_name
 from vjplint.syntax.notebook import NotebookError, python_bytes
+from vjplint.syntax.names import PREFILTER_NAMES
 from vjplint.syntax.source import SourceError, decode
 
 FORMAT = 1
@@ -104,26 +106,31 @@ def _inferred_aliases(config: Config, creators: Dict[str, Creator]) -> Tuple[Tup
 
 # -- building -------------------------------------------------------------------------------
 def build_index(files: Sequence[Path], anchor: Config, *, use_cache: bool = True,
-                base: Optional[str] = None, cross_module: Optional[bool] = None, focus: bool = True) -> ProjectIndex:
+                base: Optional[str] = None, cross_module: Optional[bool] = None, focus: bool = True,
+                reads: Optional[Dict[str, "Read"]] = None) -> ProjectIndex:
     """The index of `files` (paths as the run names them); `anchor` says where the cache lives
     and which configured aliases wrappers may forward to. Messages show paths relative to `base`
     (the Language Server's workspace folder), else as the run displays them. `cross_module`
     adds the value summaries of vjplint.project.cross_values; by default only for runs (no `base`):
     the Language Server keeps single-file value inference, since its index follows saves, not
-    the buffers being edited. `focus` off: the summaries read whole modules (tests compare)."""
+    the buffers being edited. `focus` off: the summaries read whole modules (tests compare).
+    `reads`: where to leave what the build read of each .py file (str(path) -> `Read`), for the
+    lint of the run that follows (vjplint.batch.parallel.lint_many), which then reads again only
+    the files that may hold findings."""
     # The cyclic collector is paused, as while linting (vjplint.batch.parallel._lint): the
     # summaries parse whole modules, millions of young objects it would scan again and again.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build_index(files, anchor, use_cache, base, cross_module, focus)
+        return _build_index(files, anchor, use_cache, base, cross_module, focus, reads)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: Optional[str],
-                 cross_module: Optional[bool], focus: bool = True) -> ProjectIndex:
+                 cross_module: Optional[bool], focus: bool = True,
+                 reads: Optional[Dict[str, "Read"]] = None) -> ProjectIndex:
     index = ProjectIndex()
     cache = _IndexCache(anchor) if use_cache else None
     modules: Dict[str, Tuple[FileWrappers, str, str]] = {}  # module -> (record, its package, display)
@@ -140,7 +147,8 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
         if package is None:
             package = index.package_of[directory] = _package(directory, init_dirs)
         display = os.path.relpath(absolute, base) if base is not None else display_path(path)
-        record = cache.record(display, path, known) if cache is not None else _analyse(path, False, known)[1]
+        record = cache.record(display, path, known, reads) if cache is not None else \
+            _analyse(path, False, known, reads)[1]
         module = _module_name(package, path)
         if absolute.endswith(".py") and name_owner.setdefault(module, absolute) != absolute:  # a name taken
             module = index.renamed[absolute] = f"{module}#{len(index.renamed) + 1}"
@@ -159,6 +167,11 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
 
         index.external = build_external(python, anchor, use_cache=use_cache, known=known, focus=focus)
     return index
+
+
+# (its size, its mtime_ns when stat'ed before the read else -1, the SHA-256 of its bytes or "",
+# whether the default prefilter names occur in them as `may_contain_findings` reads them)
+Read = Tuple[int, int, str, bool]
 
 
 def _module_name(package: str, path: Path) -> str:
@@ -191,13 +204,16 @@ def _read(path: Path) -> bytes:
         return b""
 
 
-def _analyse(path: Path, digest: bool = True,
-             keep: Optional[Known] = None) -> Tuple[str, Optional[FileWrappers]]:
+def _analyse(path: Path, digest: bool = True, keep: Optional[Known] = None,
+             reads: Optional[Dict[str, Read]] = None, st: Optional[os.stat_result] = None,
+             ) -> Tuple[str, Optional[FileWrappers]]:
     """(content digest, or "" when unreadable or not asked; the file's record or None) for one
     file; unreadable and unparsable files have none (linting reports them). A .py file's bytes
     go to `keep` (by `str(Path(path))`, with what `creators` says of them), and a notebook's
     Python (what the value summaries read of it: converting a notebook again was a tenth of a
-    cold index of the JAX tree)."""
+    cold index of the JAX tree). A .py file's `Read` goes to `reads` (`st`: its stat, taken
+    before the read), so that the lint reads and scans it again only when it may hold findings
+    (a notebook's prefilter reads its JSON, not the Python read here)."""
     try:
         data = _read(path)
     except OSError:
@@ -211,6 +227,9 @@ def _analyse(path: Path, digest: bool = True,
         digest_text = hashlib.sha256(data).hexdigest()
     else:
         digest_text = ""
+    if reads is not None and path.name.endswith(".py"):
+        reads[str(path)] = (len(data), st.st_mtime_ns if st is not None else -1, digest_text,
+                            may_contain_findings(data, PREFILTER_NAMES))
     # Package `__init__` files are read too: they re-export (`from .ops import *`) without naming a trigger.
     if not any(made) and not (path.name == "__init__.py" and b"import" in data):
         return digest_text, None
@@ -243,7 +262,8 @@ class _IndexCache:
         self.entries = {k: v for k, v in (entries or {}).items() if row_matches(v, _ENTRY)}
         self.dirty = False
 
-    def record(self, display: str, path: Path, keep: Optional[Known] = None) -> Optional[FileWrappers]:
+    def record(self, display: str, path: Path, keep: Optional[Known] = None,
+               reads: Optional[Dict[str, Read]] = None) -> Optional[FileWrappers]:
         entry = self.entries.get(display)
         try:
             st = os.stat(path)
@@ -251,7 +271,7 @@ class _IndexCache:
             return None
         if not (entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns
                 and st.st_mtime_ns < entry[3] - RACY_NS):
-            digest, record = _analyse(path, keep=keep)
+            digest, record = _analyse(path, keep=keep, reads=reads, st=st)
             if not digest:
                 return None
             if entry is None or entry[2] != digest:
@@ -464,9 +484,10 @@ def _wrapper_of(forward: Forward, creator: Creator, key: str, display: str) -> O
     return Creator(creator.kind, keyword, rules, key, why, trail=trail)
 
 
-def with_wrappers(items: Sequence[Tuple[Path, Config]], anchor: Config, *,
-                  use_cache: bool = True) -> List[Tuple[Path, Config, RunFacts]]:
+def with_wrappers(items: Sequence[Tuple[Path, Config]], anchor: Config, *, use_cache: bool = True,
+                  reads: Optional[Dict[str, Read]] = None) -> List[Tuple[Path, Config, RunFacts]]:
     """The run's (file, settings) pairs, each with what the run derives about the file (the
-    project's wrappers as aliases, what other modules do with its names)."""
-    index = build_index([path for path, _ in items], anchor, use_cache=use_cache)
+    project's wrappers as aliases, what other modules do with its names). `reads`: see
+    `build_index`."""
+    index = build_index([path for path, _ in items], anchor, use_cache=use_cache, reads=reads)
     return [(path, config, index.facts_for(config, path)) for path, config in items]

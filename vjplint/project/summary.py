@@ -6,6 +6,7 @@ above the model layer; vjplint.facts.crossmodule holds the rows and their readin
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, AbstractSet, Dict, List, Optional, Tuple
 
@@ -55,8 +56,9 @@ def summarize(tree: ast.Module, lines: List[str], package: str, display: str,
     hits: List[Tuple[ast.AST, str, str]] = []  # (node, "call"/"register"/"use", absolute target)
     regions_made = False  # `tree` is the regions already
     if focus:
-        needs = _needed_words(imports, wanted, targets, text if text is not None else "\n".join(lines))
-        if not needs:  # no statement can spell a target: no hit
+        whole = text if text is not None else "\n".join(lines)
+        needs = _needed_words(imports, wanted, targets, whole)
+        if not needs or not _spelled(whole, needs):  # no statement can spell a target: no hit
             return []
         if lazy is not None:
             # A statement holding a hit holds every word of its spelling: the last (`odeint` of
@@ -138,6 +140,14 @@ def _needed_words(imports: Dict[str, str], wanted: List[str], targets: Dict[str,
     lacks are dropped here, and with them the local names nothing can be spelled from; non-ASCII
     text (an identifier spelled otherwise) is never ruled out."""
     everything = not text.isascii()
+    present: Dict[str, bool] = {}  # part -> whether the text holds it: targets share their parts (`_src`, `nn`)
+
+    def holds(part: str) -> bool:
+        found = present.get(part)
+        if found is None:
+            found = present[part] = part in text
+        return found
+
     needs = []
     for local in wanted:
         if not everything and local not in text:
@@ -151,11 +161,35 @@ def _needed_words(imports: Dict[str, str], wanted: List[str], targets: Dict[str,
                 break
             if t.startswith(prefix):
                 parts = tuple(t[len(prefix):].split("."))
-                if everything or all(part in text for part in parts):
+                if everything or all(holds(part) for part in parts):
                     suffixes.add(parts)
         if suffixes:
             needs.append((local, sorted(suffixes)))
     return needs
+
+
+# What may stand between the parts of a dotted name (`jax.nn.relu`): spaces, line breaks and
+# backslash continuations, comments (inside brackets), and before a dot a closing parenthesis
+# (`(jax).nn` is the same chain).
+_BEFORE_DOT = r"(?:[\s\\)]|#[^\n]*)*"
+_AFTER_DOT = r"(?:[\s\\]|#[^\n]*)*"
+_WORD_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _spelled(text: str, needs: List[Tuple[str, List[Tuple[str, ...]]]]) -> bool:
+    """Whether `text` may spell one of `needs`' chains (`local.part.part`) as a dotted name: a
+    hit (`_hits`) is such a chain, so a module whose text spells none has no hit and is not
+    parsed (its words may all be there apart: `jax`, `nn` and `relu` in different statements).
+    Non-ASCII text (an identifier spelled otherwise) always may."""
+    if not text.isascii():
+        return True
+    for local, suffixes in needs:
+        tails = [("".join(_BEFORE_DOT + r"\." + _AFTER_DOT + re.escape(part) for part in suffix)) for suffix in suffixes]
+        pattern = re.compile(re.escape(local) + "(?:" + "|".join(tails) + r")(?![A-Za-z0-9_])")
+        for m in pattern.finditer(text):  # the literal first: a search, not a try at every character
+            if m.start() == 0 or text[m.start() - 1] not in _WORD_CHAR:
+                return True
+    return False
 
 
 def _walk_spelling(tree: ast.Module, lines: List[str], needs: List[Tuple[str, List[Tuple[str, ...]]]]):

@@ -113,11 +113,6 @@ def _attribute_stores(index: SemanticIndex) -> Tuple[bool, Dict[str, List[Tuple[
     return any_setattr, stores
 
 
-def _nodes_of(node: ast.AST) -> Set[ast.AST]:
-    """The nodes under `node`, itself included (kept per class by the index)."""
-    return set(walk(node))
-
-
 class Closures:
     """The closure findings of one module's custom derivatives."""
 
@@ -512,12 +507,12 @@ class Closures:
         any_setattr, stores = self.model.index.of_node(_attribute_stores, self.model.index)
         if any_setattr:
             return False  # `setattr(obj, "C", ...)` may store anything
-        inside = self.model.index.of_node(_nodes_of, cls)
+        index = self.model.index  # a store's ancestors, not a set of the class's every node (a test class: thousands)
         for f in fields:
             if not stores.get(f):
                 return False
             for t, value in stores[f]:
-                if t not in inside or not (isinstance(t.value, ast.Name) and t.value.id == "self") or \
+                if not index.inside(t, cls) or not (isinstance(t.value, ast.Name) and t.value.id == "self") or \
                         value is None or not self._module_constant(value):
                     return False
         return True

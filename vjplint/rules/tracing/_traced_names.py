@@ -8,7 +8,7 @@ import ast
 from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.model.file_model import FileModel
-from vjplint.model.semantic import FunctionNode
+from vjplint.model.semantic import FunctionNode, child_nodes
 
 # NumPy functions that read only a value's metadata, or never convert their argument: safe on a
 # tracer (np.shape(t) reads t.shape).
@@ -139,7 +139,7 @@ def first_traced(model: FileModel, e: ast.AST, traced: Dict[str, str]) -> Option
         name = model.index.qualname(e.func) or ""
         if name in STATIC_CALLS or (name.startswith("numpy.") and name[6:] in METADATA):
             return None
-    for child in ast.iter_child_nodes(e):
+    for child in child_nodes(e):  # (`ast.iter_child_nodes` without the expression contexts, which read no name)
         found = first_traced(model, child, traced)
         if found is not None:
             return found
