@@ -9,15 +9,19 @@ Three shapes, each at each size (default 1, 2, 5 and 10 MB), each file alone in 
   big_document.py's module).
 Each is linted by `vjplint check --no-cache --jobs 1 FILE` in a child process; its CPU time (user +
 system) and peak RSS come from `os.wait4`, the child's own (not the machine's load). With
-`--before DIR` another checkout runs the same files in the same rounds, for paired ratios.
+`--before DIR` another checkout runs the same files in the same rounds, for paired ratios;
+`--rounds N` runs each file N times from each checkout, alternating which goes first, and gives
+medians (CPU, peak) and the median of the rounds' CPU ratios: on a loaded machine one run's CPU
+time varies by 10-15%, so a single pair cannot show a change of that size.
 
-    python benchmarks/big_file.py [--mb 1,2,5,10] [--shapes assignments,one-vjp,dense] [--before DIR] [--args ...]
+    python benchmarks/big_file.py [--mb 1,2,5,10] [--shapes assignments,one-vjp,dense] [--before DIR] [--rounds N] [--args ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -54,6 +58,7 @@ def main() -> None:
     parser.add_argument("--mb", default="1,2,5,10")
     parser.add_argument("--shapes", default="assignments,one-vjp,dense")
     parser.add_argument("--before", type=Path, help="another checkout, run on the same files in the same rounds")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each file from each checkout (medians)")
     parser.add_argument("--args", nargs=argparse.REMAINDER, default=[], help="more arguments for `vjplint check`")
     options = parser.parse_args()
     checkouts: Dict[str, Path] = {"after": ROOT}
@@ -71,15 +76,23 @@ def main() -> None:
                 text = make(shape, mb)
                 path.write_text(text, encoding="utf-8")
                 lines = text.count("\n")
-                cells, got = [], {}
-                for label, checkout in checkouts.items():
-                    cpu, peak, status = run(checkout, path, options.args)
-                    if status not in (0, 1):
-                        raise SystemExit(f"{label}: exit status {status} on {shape} {mb:g} MB")
-                    got[label] = (cpu, peak)
+                cells: List[str] = []
+                got: Dict[str, List[Tuple[float, float]]] = {label: [] for label in checkouts}
+                for n in range(options.rounds):
+                    order = list(checkouts.items())
+                    for label, checkout in (order if n % 2 == 0 else order[::-1]):
+                        cpu, peak, status = run(checkout, path, options.args)
+                        if status not in (0, 1):
+                            raise SystemExit(f"{label}: exit status {status} on {shape} {mb:g} MB")
+                        got[label].append((cpu, peak))
+                for label in checkouts:
+                    cpu = statistics.median(c for c, _ in got[label])
+                    peak = statistics.median(p for _, p in got[label])
                     cells += [f"{cpu:.2f}", f"{cpu / lines * 1e6:.1f}", f"{peak:.0f}"]
                 if options.before:
-                    cells += [f"{got['after'][0] / got['before'][0]:.2f}", f"{got['after'][1] / got['before'][1]:.2f}"]
+                    pairs = list(zip(got["after"], got["before"]))
+                    cells += [f"{statistics.median(a[0] / b[0] for a, b in pairs):.2f}",
+                              f"{statistics.median(a[1] / b[1] for a, b in pairs):.2f}"]
                 print(f"| {shape} | {len(text.encode()) / 1e6:.2f} | {lines:,} | " + " | ".join(cells) + " |", flush=True)
                 path.unlink()
 

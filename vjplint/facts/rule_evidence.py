@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.facts.contract import slot_of
 from vjplint.facts.dependence import PrimalFlow, depends_on_parameters, evidently_not_differentiated
@@ -247,8 +247,8 @@ def dropped_cotangent(model: "FileModel", bwd: FunctionNode, param: str, diff: T
     `strong`: only a local named for `param`, computed and never used. `used`: the primal's output
     shows it depends on `param`, which unread residuals need (alone they may be `param` itself,
     saved and not needed)."""
-    loads = _loads(bwd)
-    for name, stmt in _assigned_names(bwd):
+    loads = model.index.of_node(_loads, bwd)
+    for name, stmt in model.index.of_node(_assigned_names, bwd):
         if loads.get(name) or name.startswith("_") or slot_of(name, diff) != param or name == param:
             continue
         if isinstance(stmt.value, ast.Constant) or _is_residual_unpack(stmt, residuals):
@@ -256,11 +256,12 @@ def dropped_cotangent(model: "FileModel", bwd: FunctionNode, param: str, diff: T
         return f"`{name}` is computed (`{model.quote(stmt, 50)}`) and never used"
     if strong:
         return None
-    if cotangent is not None and all_zero and not cotangent.startswith("_") and not _deleted(bwd, cotangent):
+    if cotangent is not None and all_zero and not cotangent.startswith("_") and \
+            cotangent not in model.index.of_node(_deleted, bwd):
         read = " (it is only read" + (f" by `{model.quote(_reader(bwd, cotangent), 40)}`)" if loads.get(cotangent) else "")
         return f"the bwd's cotangent `{cotangent}` reaches none of its returns" + (read if loads.get(cotangent) else "")
     if residuals is not None and used:
-        unused = [name for name, stmt in _assigned_names(bwd)
+        unused = [name for name, stmt in model.index.of_node(_assigned_names, bwd)
                   if _is_residual_unpack(stmt, residuals) and not name.startswith("_") and not loads.get(name)]
         if unused:
             shown = ", ".join(f"`{n}`" for n in unused)
@@ -275,10 +276,10 @@ def dead_cotangent_value(model: "FileModel", bwd: FunctionNode, cotangent: str) 
     statement reads: a cotangent bwd computes and then drops, whatever the names say. Only a
     single-name assignment (`a, b = f(g)` with `b` unused is ordinary unpacking), not `_`-named,
     not where bwd `del`s the cotangent."""
-    if cotangent.startswith("_") or _deleted(bwd, cotangent):
+    if cotangent.startswith("_") or cotangent in model.index.of_node(_deleted, bwd):
         return None
-    loads = _loads(bwd)
-    for name, stmt in _assigned_names(bwd):
+    loads = model.index.of_node(_loads, bwd)
+    for name, stmt in model.index.of_node(_assigned_names, bwd):
         if loads.get(name) or name.startswith("_") or len(stmt.targets) != 1 or \
                 not isinstance(stmt.targets[0], ast.Name) or isinstance(stmt.value, ast.Constant):
             continue
@@ -292,10 +293,11 @@ def _is_residual_unpack(stmt: ast.stmt, residuals: Optional[str]) -> bool:
         stmt.value.id == residuals and isinstance(stmt.targets[0], (ast.Tuple, ast.List))
 
 
-def _deleted(fn: FunctionNode, name: str) -> bool:
-    """`del g`: the author says the cotangent is ignored on purpose."""
-    return any(isinstance(n, ast.Delete) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
-               for n in walk(fn))
+def _deleted(fn: FunctionNode) -> FrozenSet[str]:
+    """The names `fn` deletes (`del g`: the author says the cotangent is ignored on purpose); kept
+    per function (`model.index.of_node`), as `_loads` and `_assigned_names`: the residual fix's
+    prediction and VJP602 ask of the same bwd several times."""
+    return frozenset(t.id for n in walk(fn) if isinstance(n, ast.Delete) for t in n.targets if isinstance(t, ast.Name))
 
 
 def _reader(fn: FunctionNode, name: str) -> ast.AST:
@@ -344,7 +346,7 @@ def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, fwd: Func
         return None
     if not returns_a_value(model, primal):
         return None  # a stub primal: no gradient to lose
-    reads = _loads(bwd)
+    reads = model.index.of_node(_loads, bwd)
     cotangent = params[-1]
     sig = d.signature
     if sig is not None:  # a local named for the argument, computed and never used (`dv` for `v`)
@@ -355,7 +357,7 @@ def rewrite_none_draws_vjp602(model: "FileModel", d: CustomDerivative, fwd: Func
     returns = [r.value for r in model.facts.returns_of(bwd)]
     all_none = bool(returns) and all(isinstance(v, (ast.Tuple, ast.List)) and all(
         isinstance(e, ast.Constant) and e.value is None for e in v.elts) for v in returns)
-    if all_none and not cotangent.startswith("_") and not _deleted(bwd, cotangent):
+    if all_none and not cotangent.startswith("_") and cotangent not in model.index.of_node(_deleted, bwd):
         return f"the bwd's cotangent `{cotangent}` reaches none of its returns"
     dead = dead_cotangent_value(model, bwd, cotangent)
     if dead is not None:  # a value computed from the cotangent that reaches no return

@@ -8,7 +8,7 @@ import functools
 import gc
 import re
 from itertools import accumulate
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.settings.config import Config, _matches
@@ -196,7 +196,7 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
     the whole lint's (a family finds exactly the whole lint's findings in its statements:
     tests/unit/test_grouped_lint.py, tests/cli/test_grouped_lint.py); a finding in the imports,
     which every family holds, counts once."""
-    from vjplint.lint.chunks import grouped, split, starts_of
+    from vjplint.lint.chunks import grouped, split, starts_of, without_lines
 
     try:
         with_endings = lines_with_endings(text)
@@ -208,7 +208,7 @@ def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: R
     names = prefilter_names(config, facts, session)
     named = _chunks_with_names(chunks, text, names)
     # the chunks' own lines are read no more: the document's line table is `lines` below
-    chunks = [replace(c, lines=()) for c in chunks]
+    chunks = [without_lines(c) for c in chunks]
     del with_endings
     context = [i for i, c in enumerate(chunks) if c.context]
     families = grouped(chunks, [n.decode() for n in names]) or [[]]
