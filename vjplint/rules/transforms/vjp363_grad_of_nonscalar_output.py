@@ -133,13 +133,17 @@ slope = jax.grad(model)(1.0)
         """The output's rank shown by the inputs the gradient function is called with."""
         d = self.model.facts.derivative_named(app.target)
         fn = d.primal if d is not None else named_function(self.model.index, app.target)
+        bound = 0
+        if fn is None:  # `obj.method` or an instance `obj` of a class of the module: `self` is bound
+            fn, bound = self._method(app.target), 1
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             return
         sig = self.model.signature(fn)
-        if sig.vararg is not None or len(app.args) != len(sig.positional):
+        params = sig.positional[bound:]
+        if sig.vararg is not None or len(app.args) != len(params):
             return
         ranks = tuple((p, min(self.model.facts.least_rank(v) for v in options) if options else 0)
-                      for p, options in zip(sig.positional, app.args))
+                      for p, options in zip(params, app.args))
         rank = self.model.facts.least_output_rank(fn, ((fn, tuple(sorted(ranks))),))
         shown = next(((p, options[0]) for (p, r), options in zip(ranks, app.args) if r >= 1), None)
         if rank < 1 or shown is None:
@@ -151,6 +155,16 @@ slope = jax.grad(model)(1.0)
             f"has rank >= {rank}, not a scalar, and JAX raises `TypeError: Gradient only defined for scalar-output "
             "functions` at the call; reduce the output first (`jnp.sum(...)`), map the gradient over the axis "
             "(`jax.vmap(jax.grad(...))`) or take `jax.jacrev` for a non-scalar output"))
+
+    def _method(self, target: ast.expr) -> Optional[ast.FunctionDef]:
+        values = self.model.facts.values()
+        owner, name = (target.value, target.attr) if isinstance(target, ast.Attribute) else (target, "__call__")
+        cls = values.instance_class(owner)
+        method = values.method_of(cls, name) if cls is not None else None
+        if method is None or any((self.model.index.qualname(d) or "") in ("builtins.staticmethod", "builtins.classmethod")
+                                 for d in method.decorator_list):
+            return None
+        return method
 
     def _own(self, fn: FunctionNode):
         if isinstance(fn, ast.Lambda):
