@@ -444,6 +444,9 @@ def integer_input(model: FileModel, e: ast.expr, depth: int = 0) -> Optional[ast
         return e if type(e.value) in (int, bool) else None
     if isinstance(e, ast.Call):
         q = index.qualname(e.func) or ""
+        if q.startswith(_ARRAYS) and q.rsplit(".", 1)[-1] == "arange" and e.args and not e.keywords and \
+                len(e.args) <= 3 and all(integer_input(model, a, depth + 1) is not None for a in e.args):
+            return e  # `jnp.arange(n)` with `n` an int from every caller: an int32 array
         if q.startswith(_ARRAYS) and q.rsplit(".", 1)[-1] in ("array", "asarray") and e.args and \
                 not e.keywords and len(e.args) == 1 and isinstance(e.args[0], (ast.List, ast.Tuple)) and \
                 e.args[0].elts and all(isinstance(x, ast.Constant) and type(x.value) is int for x in e.args[0].elts):
