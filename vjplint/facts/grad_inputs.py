@@ -31,6 +31,7 @@ from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, named_function
 
 GRADS = frozenset({"jax.grad", "jax.value_and_grad"})
+JACOBIANS = frozenset({"jax.jacrev", "jax.jacfwd", "jax.hessian"})  # check their inputs' dtype as grad does
 WRAPPERS = frozenset({"jax.jit", "jax.checkpoint", "jax.remat"})  # keep the gradient function's inputs/output
 _ARRAYS = ("jax.numpy.", "numpy.")
 _SHAPED = frozenset({"zeros", "ones", "empty", "full"})
@@ -44,7 +45,8 @@ Frames = Tuple[Tuple[FunctionNode, Tuple[Tuple[str, int], ...]], ...]  # the ran
 
 @dataclass(frozen=True, eq=False)
 class GradApplication:
-    grad: ast.Call  # `jax.grad(f, ...)`
+    grad: ast.Call  # `jax.grad(f, ...)` (or `jax.jacrev`, `jax.jacfwd`, `jax.hessian`)
+    transform: str  # its qualname
     target: ast.expr  # `f`
     applied: ast.Call  # the call of the gradient function
     args: Tuple[Tuple[ast.expr, ...], ...]  # per input position, what every route passes there
@@ -56,11 +58,13 @@ class GradApplication:
 
 @query
 def grad_applications(model: FileModel) -> List[GradApplication]:
-    """Each `jax.grad`/`jax.value_and_grad` of the module called with inputs it shows."""
+    """Each `jax.grad`/`jax.value_and_grad` (and `jacrev`/`jacfwd`/`hessian`) of the module called
+    with inputs it shows."""
     index = model.index
     found: List[GradApplication] = []
     for call in model.facts.calls_in(model.module):
-        if (index.qualname(call.func) or "") not in GRADS or not call.args or \
+        transform = index.qualname(call.func) or ""
+        if transform not in GRADS and transform not in JACOBIANS or not call.args or \
                 any(k.arg is None for k in call.keywords):
             continue
         outer: ast.expr = call
@@ -71,7 +75,7 @@ def grad_applications(model: FileModel) -> List[GradApplication]:
         for applied in _applications(model, outer):
             args = _positions(model, applied.args, 0)
             if args is not None:
-                found.append(GradApplication(call, call.args[0], applied, args, _argnums(call)))
+                found.append(GradApplication(call, transform, call.args[0], applied, args, _argnums(call)))
     return found
 
 

@@ -9,10 +9,11 @@ from vjplint.rules.base import Rule
 
 class GradOfIntegerInput(Rule):
     """## What it does
-    Flags a call of `jax.grad(f)` or `jax.value_and_grad(f)` (without `allow_int=True`), in a
+    Flags a call of `jax.grad(f)`, `jax.value_and_grad(f)`, `jax.jacrev(f)`, `jax.jacfwd(f)` or
+    `jax.hessian(f)` (without `allow_int=True`), in a
     module defining a custom derivative, that passes an integer or boolean value at a
     differentiated position (`argnums`, 0 by default): an integer literal, `jnp.arange(5)`,
-    `jnp.array([1, 2, 3])`, an int dtype (`dtype=jnp.int32`, `.astype(jnp.int32)`), a comparison,
+    `jnp.array([1, 2, 3])`, `jnp.arange(n)` with `n` an integer every caller passes, an int dtype (`dtype=jnp.int32`, `.astype(jnp.int32)`), a comparison,
     `argmax`..., directly or through a name, a `*args` tuple, or a parameter that every call of its
     function in the module gives one; the gradient function called where it is made, through
     `jax.jit`, or through a name bound to it.
@@ -22,7 +23,8 @@ class GradOfIntegerInput(Rule):
     (`docs/facts/scripts/errors/e42_grad_int_input.py`, census row E42 of
     `docs/facts/jax-errors.md`): `TypeError: grad requires real- or complex-valued inputs (input
     dtype that is a sub-dtype of np.inexact), but got int32.` at the call, before any rule of the
-    custom derivative runs.
+    custom derivative runs; `jax.jacrev` says the same, `jax.jacfwd` and `jax.hessian` `jacfwd
+    requires real-valued inputs`.
 
     ## Example
     ```python
@@ -99,8 +101,11 @@ slope = jax.grad(model)(jnp.arange(5.0))
                     break
 
     def _report(self, app, name: str, shown: ast.expr) -> None:
+        short = app.transform.rsplit(".", 1)[-1]
+        checker = {"value_and_grad": "grad", "hessian": "jacfwd"}.get(short, short)
+        kind = "real-valued" if checker == "jacfwd" else "real- or complex-valued"
         self.report(app.applied, (
             f"`{self.quote(app.grad, 40)}` differentiates {name}, which this call gives an integer or bool "
-            f"value: `{self.quote(shown, 40)}` (line {shown.lineno}); JAX raises `TypeError: grad requires real- "
-            "or complex-valued inputs` at the call; pass a float (`3.0`, `jnp.arange(5.0)`, "
+            f"value: `{self.quote(shown, 40)}` (line {shown.lineno}); JAX raises `TypeError: {checker} requires "
+            f"{kind} inputs` at the call; pass a float (`3.0`, `jnp.arange(5.0)`, "
             "`.astype(jnp.float32)`) or leave it out of `argnums`"))
