@@ -60,12 +60,14 @@ PASS_THROUGH = ("jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat"
 # mode through them reaches the custom_vjp their body calls, with the operands and what the
 # body closes over carrying the tangent. By qualname: the positions of the function arguments,
 # and for each body parameter the operand it receives (None: none of them, the loop index);
-# no tuple: every operand may reach every parameter (`lax.cond`'s operands).
+# no tuple: every operand may reach every parameter (`lax.cond`'s operands). `functools.reduce(step,
+# xs, init)` calls `step(acc, x)` the same way.
 HIGHER_ORDER: Dict[str, Tuple[Tuple[int, ...], Optional[Tuple[Optional[int], ...]]]] = {
     "jax.lax.scan": ((0,), (1, 2)), "jax.lax.map": ((0,), (1,)), "jax.lax.fori_loop": ((2,), (None, 3)),
     "jax.lax.while_loop": ((0, 1), (2,)), "jax.lax.cond": ((1, 2), None),
     "jax.lax.associative_scan": ((0,), (1, 1)),
     "jax.tree_util.tree_map": ((0,), (1, 2, 3)), "jax.tree.map": ((0,), (1, 2, 3)),
+    "functools.reduce": ((0,), (2, 1)),
 }
 # Calls whose result carries no tangent of their arguments.
 NO_TANGENT = frozenset({"jax.lax.stop_gradient", "jax.numpy.zeros_like", "jax.numpy.ones_like",

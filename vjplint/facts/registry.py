@@ -32,6 +32,7 @@ QUERY_MODULES = (
     "vjplint.facts.crossmodule",
     "vjplint.facts.dependence",
     "vjplint.facts.forward",
+    "vjplint.facts.grad_inputs",
     "vjplint.facts.infer",
     "vjplint.facts.integers",
     "vjplint.facts.linearity",

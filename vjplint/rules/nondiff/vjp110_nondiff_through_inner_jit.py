@@ -15,6 +15,11 @@ CALLABLE = frozenset({"typing.Callable", "collections.abc.Callable"})
 INNER = frozenset({JIT, "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.ad_checkpoint.remat"})
 
 
+# JAX transformations taking a function first
+TAKES_FUNCTION = frozenset({"jax.vjp", "jax.jvp", "jax.linearize", "jax.grad", "jax.value_and_grad", "jax.vmap",
+                            "jax.jit", "jax.jacfwd", "jax.jacrev", "jax.hessian", "jax.checkpoint", "jax.remat"})
+
+
 class NondiffThroughInnerJit(Rule):
     """## What it does
     Flags a custom_vjp or custom_jvp whose primal is jitted *beneath* the creator (`@jax.jit`
@@ -25,7 +30,9 @@ class NondiffThroughInnerJit(Rule):
     `while` or conditional expression (a flag), in the primal or in a function of the module it
     passes the argument to (three calls deep); or the nondiff inference shows the primal using it
     as a Python value (an `einsum` equation or another static argument of a JAX function, a dtype
-    given to `.astype()`, a Python condition, a slice bound).
+    given to `.astype()`, a Python condition, a slice bound); or fwd, bwd or the jvp rule calls it
+    or gives it to a JAX transformation (`jax.vjp(activation, v)`): a function, which the jitted or
+    rematerialised primal receives as an argument too, even when its body never reads it.
 
     ## Why is this bad?
     JAX runs the jitted primal with every argument, nondiff ones included, and `jax.jit` traces
@@ -97,7 +104,7 @@ def integrate(f, a, b):
             if position >= len(params):
                 continue
             use = self._annotated_callable(primal, params[position]) or self._python_use(primal, params[position]) \
-                or self._static_use(primal, verdicts.get(position))
+                or self._static_use(primal, verdicts.get(position)) or self._called_in_rules(d, position)
             if use is None:
                 continue
             node, what, error = use
@@ -123,6 +130,28 @@ def integrate(f, a, b):
             return None
         return arg, "annotated as a function", ("TypeError: a function is no JAX argument (`Cannot interpret value "
                                                 "of type <class 'function'> as an abstract array`)")
+
+    def _called_in_rules(self, d: CustomDerivative, position: int) -> Optional[Tuple[ast.AST, str, str]]:
+        """The value called, or given as the function of a JAX transformation (`jax.vjp(act, v)`), in
+        fwd, bwd or the jvp rule: a function, which the traced primal receives as an argument too."""
+        for role in ("fwd", "bwd", "jvp"):
+            rule = d.rule(role)
+            if rule is None or rule.node is None or rule.registered is not None:
+                continue
+            params = self.model.signature(rule.node).positional
+            at = (position if role == "fwd" else d.nondiff.index(position)) - rule.bound_positional
+            if not 0 <= at < len(params) or self._rebound(rule.node, params[at]):
+                continue
+            name = params[at]
+            for node in ast.walk(rule.node):
+                if not isinstance(node, ast.Call):
+                    continue
+                given = (self.model.index.qualname(node.func) or "") in TAKES_FUNCTION and node.args and \
+                    isinstance(node.args[0], ast.Name) and node.args[0].id == name
+                if given or isinstance(node.func, ast.Name) and node.func.id == name:
+                    return node, f"a function, which {role} {'passes to a JAX transformation' if given else 'calls'}", (
+                        "TypeError: a function is no JAX argument (`... is not a valid JAX type`)")
+        return None
 
     def _static_use(self, primal: FunctionNode, v: Optional[Verdict]) -> Optional[Tuple[ast.AST, str, str]]:
         """A use of the value as a Python value in the jitted primal's body (or a function of the

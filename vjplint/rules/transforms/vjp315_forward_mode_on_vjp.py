@@ -21,7 +21,7 @@ class ForwardModeOnVjp(Rule):
     that calls it with a differentiated argument (directly, or through a function of the module
     or an object), or an instance of a class of the module whose `__call__` does (an equinox
     Module, an op that creates its custom_vjp in `__init__`), a bound method of such an object
-    (`jax.jacfwd(model.apply)`), a `lax.scan`/`fori_loop`/`while_loop`/`cond`/`map` or `tree_map`
+    (`jax.jacfwd(model.apply)`), a `lax.scan`/`fori_loop`/`while_loop`/`cond`/`map`, `tree_map` or `functools.reduce`
     whose body does (its operands and what it closes over carry the tangent), a helper that
     writes the perturbed values into a list and calls with `*args` (a `linearize` helper), a
     jitted alias (`g = jax.jit(f)`), what a factory of the module returns, or a function a

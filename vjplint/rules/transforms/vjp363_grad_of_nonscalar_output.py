@@ -35,7 +35,14 @@ class GradOfNonscalarOutput(Rule):
     provably not a scalar: a tuple, list or dict; `jnp.stack([...])`, `jnp.concatenate(...)`,
     `jnp.array([...])`; an elementwise expression (`*`, `+`, `jnp.sin`, `.real`, ...) with one of
     those in it, through names bound once in `f`, or a call of a custom function (its primal) or
-    of a def of the module that returns one of those.
+    of a def of the module that returns one of those. Also where the output's rank shows only in
+    the inputs the gradient function is called with (`jax.grad(model)(jnp.linspace(0, 1, 5))`):
+    an array of rank >= 1 (an array constructor with a shape, `linspace`/`arange`, a list literal,
+    random draws) passed, directly, through a name, a `*args` tuple or a parameter that every call
+    of its function in the module gives one, to a function whose output keeps that input's axes
+    (elementwise functions and arithmetic, matmuls, reductions over some axes, the module's
+    functions and custom primals read at their arguments' ranks); the gradient function called
+    where it is made, through `jax.jit`, or through a name bound to it.
 
     ## Why is this bad?
     `jax.grad` differentiates a scalar-output function only. Measured on JAX 0.10.2
@@ -100,6 +107,7 @@ slope = jax.grad(model)(1.0)
         if not any(d.api == "jax" for d in self.model.derivatives):
             return
         index = self.model.index
+        reported = set()
         for call in self.model.facts.calls_in(self.model.module):
             if (index.qualname(call.func) or "") not in GRADS or not call.args:
                 continue
@@ -116,6 +124,47 @@ slope = jax.grad(model)(1.0)
             evidence = self._returns_nonscalar(fn, DEPTH)
             if evidence is not None:
                 self._report(call, target, evidence)
+                reported.add(call)
+        for app in self.model.facts.grad_applications():
+            if app.transform in GRADS and app.grad not in reported and app.keyword("has_aux") is None:
+                self._check_inputs(app)
+
+    def _check_inputs(self, app) -> None:
+        """The output's rank shown by the inputs the gradient function is called with."""
+        d = self.model.facts.derivative_named(app.target)
+        fn = d.primal if d is not None else named_function(self.model.index, app.target)
+        bound = 0
+        if fn is None:  # `obj.method` or an instance `obj` of a class of the module: `self` is bound
+            fn, bound = self._method(app.target), 1
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return
+        sig = self.model.signature(fn)
+        params = sig.positional[bound:]
+        if sig.vararg is not None or len(app.args) != len(params):
+            return
+        ranks = tuple((p, min(self.model.facts.least_rank(v) for v in options) if options else 0)
+                      for p, options in zip(params, app.args))
+        rank = self.model.facts.least_output_rank(fn, ((fn, tuple(sorted(ranks))),))
+        shown = next(((p, options[0]) for (p, r), options in zip(ranks, app.args) if r >= 1), None)
+        if rank < 1 or shown is None:
+            return
+        param, value = shown
+        self.report(app.applied, (
+            f"`{self.quote(app.grad, 40)}` is called with `{param}` = `{self.quote(value, 40)}` (line {value.lineno}), "
+            f"an array of rank >= {dict(ranks)[param]}, and `{self.quote(app.target, 30)}` keeps its axes: the output "
+            f"has rank >= {rank}, not a scalar, and JAX raises `TypeError: Gradient only defined for scalar-output "
+            "functions` at the call; reduce the output first (`jnp.sum(...)`), map the gradient over the axis "
+            "(`jax.vmap(jax.grad(...))`) or take `jax.jacrev` for a non-scalar output"))
+
+    def _method(self, target: ast.expr) -> Optional[ast.FunctionDef]:
+        values = self.model.facts.values()
+        owner, name = (target.value, target.attr) if isinstance(target, ast.Attribute) else (target, "__call__")
+        cls = values.instance_class(owner)
+        method = values.method_of(cls, name) if cls is not None else None
+        if method is None or any((self.model.index.qualname(d) or "") in ("builtins.staticmethod", "builtins.classmethod")
+                                 for d in method.decorator_list):
+            return None
+        return method
 
     def _own(self, fn: FunctionNode):
         if isinstance(fn, ast.Lambda):
