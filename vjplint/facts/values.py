@@ -16,6 +16,7 @@ from vjplint.syntax.walk import walk
 from vjplint.facts.registry import query
 
 ARITHMETIC = "an arithmetic result, never a tuple"
+TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree.map", "jax.tree_map"})
 
 
 class Return(NamedTuple):
@@ -129,6 +130,11 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
         q = model.index.qualname(func) or ""
         if q in ("jax.numpy.where", "jax.lax.select") and len(expr.args) == 3 and not expr.keywords:
             return "an array"  # `jnp.where(c, a, b)`; `jnp.where(c)` alone is a tuple of index arrays
+        if q in TREE_MAPS and len(expr.args) >= 2 and not expr.keywords and isinstance(expr.args[0], ast.Lambda) \
+                and expr.args[0].args.args and not_a_sequence(model, expr.args[1], fn, arrays, depth + 1) == "an array":
+            # `tree_map(lambda u: 2.0 * u, g)` over one array is the lambda's value for it
+            body = not_a_sequence(model, expr.args[0].body, fn, {*arrays, expr.args[0].args.args[0].arg}, depth + 1)
+            return "an array" if body in ("an array", ARITHMETIC) else None
         if q == "builtins.sum" and len(expr.args) == 1 and not expr.keywords:
             return "an array"  # `sum(term(i) for i ...)` starts from 0: `0 + (a, b)` raises, so never a tuple
         if q.startswith(ONE_ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in ARRAY_FUNCTIONS:

@@ -116,10 +116,18 @@ f.defvjp(f_fwd, f_bwd)
         inferred = ""
         if length is None:
             kind = self.model.facts.values().of(value)
-            if kind.tag not in ("tuple", "list") or kind.items is None or isinstance(value, (ast.Tuple, ast.List)):
+            if kind.tag in ("tuple", "list") and kind.items is not None and not isinstance(value, (ast.Tuple, ast.List)):
+                length = (len(kind.items), True, value)  # through a helper or a variable: the inferred value
+                inferred = f" ({kind.why or self.quote(value)}, a {len(kind.items)}-element {kind.tag})"
+            elif isinstance(value, (ast.Call, ast.ListComp)) and d.api == "jax":
+                # `tuple(g * r for r in res)`: as many entries as the residuals fwd saves (or another sequence shown)
+                env = self.model.facts.rule_environment(d, bwd.node, "bwd", bwd.bound_positional)
+                made = self.model.facts.structure(d, value, bwd.node, env)
+                if made is None or made.kind not in ("tuple", "list"):
+                    return False
+                length, inferred = (made.length, True, value), f" ({made.why})"
+            else:
                 return False
-            length = (len(kind.items), True, value)  # through a helper or a variable: the inferred value
-            inferred = f" ({kind.why or self.quote(value)}, a {len(kind.items)}-element {kind.tag})"
         n, exact, literal = length
         D = len(names)
         if n == D and exact or not exact and n <= D:
