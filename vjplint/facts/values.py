@@ -150,6 +150,8 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
     if isinstance(expr, ast.Name):
         if expr.id in arrays:
             return "an array"
+        if _unpacked_from_array_tuple(model, expr.id, fn):
+            return "an array"
         value = _single_local_value(model, expr.id, fn)
         if value is not None:
             inner = not_a_sequence(model, value, fn, arrays, depth + 1)
@@ -159,6 +161,27 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
                 and all(not_a_sequence(model, v, fn, arrays | {expr.id}, depth + 1) == "an array" for v in values[1:]):
             return "an array"  # `out = jnp.dot(x, w)`, then `out = out + b`: an array at every binding
     return None
+
+
+_ARRAY_TUPLE_NAMESPACES = ("jax.numpy.", "jax.scipy.linalg.")
+
+
+def _unpacked_from_array_tuple(model: FileModel, name: str, fn: FunctionNode) -> bool:
+    """`name` is bound once, by unpacking what a `jax.numpy`/`jax.scipy.linalg` function returns
+    (`q, r = jnp.linalg.qr(m)`, `u, s, vt = jnp.linalg.svd(a)`): their tuples and lists hold arrays."""
+    scope = model.index.scopes.get(fn)
+    if scope is None or name in scope.globals_ or name in scope.nonlocals:
+        return False
+    bindings = scope.bindings.get(name, [])
+    if len(bindings) != 1 or bindings[0].kind != "assign" or not isinstance(bindings[0].node, ast.Assign):
+        return False
+    stmt = bindings[0].node
+    if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], (ast.Tuple, ast.List)) or \
+            not isinstance(stmt.value, ast.Call):
+        return False
+    if not any(isinstance(e, ast.Name) and e.id == name for e in stmt.targets[0].elts):
+        return False  # starred (a list) or nested
+    return (model.index.qualname(stmt.value.func) or "").startswith(_ARRAY_TUPLE_NAMESPACES)
 
 
 def _every_local_value(model: FileModel, name: str, fn: FunctionNode) -> Optional[List[ast.expr]]:
