@@ -1,15 +1,16 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Set
+from typing import Set
 
 from vjplint.diagnostics import Severity
-from vjplint.facts.contract import ARRAY, NONE, Struct
+from vjplint.facts.contract import ARRAY, NONE, TUPLE, Struct
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.rules.structure._primal_like import primal_like
 from vjplint.rules.structure._tangent_carry import carries, container, unpacked, whole
+from vjplint.rules.structure._tangent_messages import none_leaf, none_tangent, whole_tangents
 
 
 class JvpTangentStructure(Rule):
@@ -130,9 +131,15 @@ def f_jvp(primals, tangents):
             if tangent.kind == NONE:  # `return out, None`, meant as "no derivative"
                 if isinstance(tangent_expr, ast.Constant) and not (isinstance(primal_expr, ast.Constant)
                                                                    or primal is not None and primal.kind == NONE):
-                    self._none_tangent(d, rule, tangent_expr, primal, where)
+                    self.report(tangent_expr, none_tangent(self, d, rule, primal, where))
                 continue
             if primal is None and self._wraps_own_tangent(d, fn, rule, primal_expr, tangent_expr):
+                continue
+            params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+            if primal is None and tangent.kind == TUPLE and tangent.length == 1 and len(params) >= 2 and \
+                    whole(tangent_expr, params[-1], self.model) and not isinstance(primal_expr, (ast.Tuple, ast.List)):
+                self.report(tangent_expr, whole_tangents(self, d, rule, primal_expr, tangent_expr, params[-1]),
+                            severity=Severity.WARNING)  # `return fn(x), tangents`: the output is not shown
                 continue
             if primal is None or primal.kind == NONE or primal.same_as(tangent):
                 if not self._other_node(d, rule, primal_expr, tangent_expr):
@@ -172,7 +179,7 @@ def f_jvp(primals, tangents):
                 return
             if inner_t is not None and inner_p is not None and {inner_t.kind, inner_p.kind} == {NONE, ARRAY} and \
                     isinstance(t if inner_t.kind == NONE else p, ast.Constant):
-                self._none_leaf(d, rule, p, t, inner_t.kind == NONE)
+                self.report(t, none_leaf(self, d, rule, p, t, inner_t.kind == NONE))
                 return
 
     def _wraps_like_primal(self, d: CustomDerivative, rule: RuleFunction, primal_expr: ast.expr,
@@ -262,30 +269,3 @@ def f_jvp(primals, tangents):
                           f"jacfwd) raises TypeError \"Custom JVP rule {jax_name} for function {d.name} must produce "
                           f"primal and tangent outputs with equal container (pytree) structures\". Return a tangent "
                           f"shaped like the output ({primal.describe()})")
-
-    def _none_leaf(self, d: CustomDerivative, rule: RuleFunction, p: ast.expr, t: ast.expr, tangent_none: bool) -> None:
-        """`(y, None), (t, zeros)` or `(y, z), (t, None)`: None is a pytree node with no leaves, an array is one leaf."""
-        if tangent_none:
-            what = f"the tangent `None` for the primal output `{self.quote(p, 30)}`, an array"
-        else:
-            what = f"the tangent `{self.quote(t, 30)}`, an array, for the primal output `None` in its place"
-        self.report(t, f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns {what}: None is a pytree "
-                       f"node with no leaves and an array is one leaf, so the structures differ; JAX requires the "
-                       f"tangent to have the primal output's structure, so differentiating `{d.name}` (jvp, grad, "
-                       f"jacfwd) raises TypeError \"Custom JVP rule {getattr(rule.called, 'name', '<lambda>')} for "
-                       f"function {d.name} must produce primal and tangent outputs with equal container (pytree) "
-                       f"structures\". " + ("Return zeros shaped like that output (float0 zeros for an integer one)"
-                                            if tangent_none else "Return `None` as the tangent of a `None` output"))
-
-    def _none_tangent(self, d: CustomDerivative, rule: RuleFunction, node: ast.expr, primal: Optional[Struct],
-                      where: str) -> None:
-        """`return out, None`: None is a tangent only for an output that is None itself."""
-        known = f", {primal.describe()}," if primal is not None else ""
-        self.report(node, f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}` returns `None` as its tangent, but "
-                          f"{where}{known} is not None: None is no \"zero tangent\" in a jvp rule, the tangent must have "
-                          f"the primal output's structure, so differentiating `{d.name}` (jvp, grad, jacfwd) raises "
-                          f"TypeError \"Custom JVP rule {getattr(rule.called, 'name', '<lambda>')} for function {d.name} must "
-                          f"produce primal and tangent outputs with equal container (pytree) structures\". For no "
-                          f"derivative return zeros shaped like the output (`jnp.zeros_like(...)`; float0 zeros for "
-                          f"an integer output)")
-
