@@ -19,7 +19,9 @@ class BwdReturnLength(Rule):
     the `nondiff_argnums`/`nondiff_argnames` positions. A helper call or a parameter is
     unknown and stays silent; a list of the right length is legal. When the primal takes
     `*args`, D comes from the call sites (only when they agree and the function cannot be
-    called from elsewhere).
+    called from elsewhere). A comprehension without a condition (`tuple(g * r for r in res)`,
+    `[w * g for w in weights]`) has one entry per element of what it iterates: a literal, a
+    tuple shown, or bwd's residuals parameter where every fwd returns a residual tuple literal.
 
     ## Why is this bad?
     JAX matches bwd's output against the tuple of differentiable arguments and fails, under

@@ -32,6 +32,10 @@ class FwdOutStructure(Rule):
     in bwd or a module function it passes `g` to). JAX hands bwd a cotangent of the output's
     structure, so one of the two is wrong; this is an error.
 
+    fwd's primal output built as another kind of pytree node than the function's output (a dict
+    or a plain tuple where the function returns a tuple or a NamedTuple, dataclass or dict
+    instance) differs too: JAX compares the nodes, not only the leaves.
+
     ## Why is this bad?
     JAX requires fwd's first element to look like the full output of the decorated function.
     Measured on JAX 0.10.2 (docs/facts/structure.md): under `grad(jit(f))` (a jitted function

@@ -27,6 +27,11 @@ class JvpTangentStructure(Rule):
     whenever its primal output is not None: None is a tangent only for a None output. A Python
     number as the tangent (`0.0`) is one leaf, wrong for a tuple output; and `x, (dx,)` where both
     are made as the primal makes its output (its solver called twice) is flagged whatever that is.
+    The whole `tangents` tuple (returned, `tree_map`ped, or a comprehension over it) is a tuple with
+    one entry per differentiable argument, wrong beside a primal JAX passed (a warning where the
+    output is not shown); a tuple for an output the function builds as a NamedTuple, dataclass or
+    dict is another pytree node; an array for a `None` leaf of the output (or `None` for an array)
+    differs too.
 
     ## Why is this bad?
     JAX requires the tangent to have exactly the primal output's pytree structure. Anything else
