@@ -170,8 +170,7 @@ def residual_structure(model: "FileModel", d: "CustomDerivative") -> Optional[St
             found = s
     if found is None:
         return None
-    shown = "" if found.why == "a literal" else f": {found.why}"
-    return Struct(found.kind, found.length, f"the residuals fwd returns{shown}")
+    return Struct(found.kind, found.length, "the residuals fwd returns")
 
 
 @query
@@ -284,7 +283,7 @@ def _comprehended(model: "FileModel", d: "CustomDerivative", comp: ast.expr, fn:
             return None  # a list bound to a name may have grown since (`append`)
         shown.append((part, s))
     part, s = min(shown, key=lambda p: p[1].length)
-    evidence = "" if s.why == "a literal" else f" ({s.why})"
+    evidence = "" if isinstance(part, (ast.Tuple, ast.List)) else f" ({s.why})"
     return Struct(LIST, s.length, f"one entry per element of `{model.quote(part, 30)}`, {s.describe()}{evidence}")
 
 
