@@ -141,6 +141,11 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
             if not any(k.arg == "return_sign" for k in expr.keywords):  # logsumexp(..., return_sign=True)
                 return "an array"
             return None
+        method = _instance_method(model, func, fn) if isinstance(func, ast.Attribute) and not q else None
+        if method is not None and depth < 3:  # `self.tangent(x, t)`, `ACT.tangent(...)` of a class of the module
+            found = returns_of(method)
+            if found and all(not_a_sequence(model, r.value, method, frozenset(), depth + 1) == "an array" for r in found):
+                return "an array"
         if isinstance(func, ast.Attribute) and func.attr in ARRAY_METHODS and not q.startswith(("jax.", "numpy.")):
             base = not_a_sequence(model, func.value, fn, arrays, depth + 1)
             return "an array" if base == "an array" or func.attr in ("astype", "reshape") else None
@@ -161,6 +166,28 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
                 and all(not_a_sequence(model, v, fn, arrays | {expr.id}, depth + 1) == "an array" for v in values[1:]):
             return "an array"  # `out = jnp.dot(x, w)`, then `out = out + b`: an array at every binding
     return None
+
+
+def _instance_method(model: FileModel, func: ast.Attribute, fn: FunctionNode) -> Optional[FunctionNode]:
+    """The method `func` calls, where its object is `self` in a method of a class of the module or a
+    name bound once to an instance of one (`ACT = Act(0.1)`), and the class defines it itself."""
+    base = func.value
+    if not isinstance(base, ast.Name):
+        return None
+    cls: Optional[ast.AST] = None
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args] if not isinstance(fn, ast.Lambda) else []
+    if params and base.id == params[0] == "self":
+        cls = model.index.parent(fn)
+    else:
+        bindings = model.index.lookup(base.id, model.index.scope_of(base))
+        made = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        if isinstance(made, ast.Call) and isinstance(made.func, ast.Name):
+            found = model.index.lookup(made.func.id, model.index.scope_of(made))
+            cls = found[0].node if len(found) == 1 and found[0].kind == "class" else None
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    defs = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == func.attr]
+    return defs[0] if len(defs) == 1 else None
 
 
 _ARRAY_TUPLE_NAMESPACES = ("jax.numpy.", "jax.scipy.linalg.")
