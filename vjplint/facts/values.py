@@ -155,7 +155,7 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
     if isinstance(expr, ast.Name):
         if expr.id in arrays:
             return "an array"
-        if _unpacked_from_array_tuple(model, expr.id, fn):
+        if _unpacked_from_array_tuple(model, expr.id, fn, arrays, depth):
             return "an array"
         value = _single_local_value(model, expr.id, fn)
         if value is not None:
@@ -193,9 +193,15 @@ def _instance_method(model: FileModel, func: ast.Attribute, fn: FunctionNode) ->
 _ARRAY_TUPLE_NAMESPACES = ("jax.numpy.", "jax.scipy.linalg.")
 
 
-def _unpacked_from_array_tuple(model: FileModel, name: str, fn: FunctionNode) -> bool:
+_LOOP_CARRY = {"jax.lax.while_loop": 2, "jax.lax.fori_loop": 3}
+
+
+def _unpacked_from_array_tuple(model: FileModel, name: str, fn: FunctionNode,
+                               arrays: AbstractSet[str] = frozenset(), depth: int = 0) -> bool:
     """`name` is bound once, by unpacking what a `jax.numpy`/`jax.scipy.linalg` function returns
-    (`q, r = jnp.linalg.qr(m)`, `u, s, vt = jnp.linalg.svd(a)`): their tuples and lists hold arrays."""
+    (`q, r = jnp.linalg.qr(m)`, `u, s, vt = jnp.linalg.svd(a)`): their tuples and lists hold arrays;
+    or the final carry of `lax.while_loop`/`fori_loop` started from a tuple literal whose entry
+    in its place is an array (the loop keeps the carry's structure)."""
     scope = model.index.scopes.get(fn)
     if scope is None or name in scope.globals_ or name in scope.nonlocals:
         return False
@@ -206,9 +212,18 @@ def _unpacked_from_array_tuple(model: FileModel, name: str, fn: FunctionNode) ->
     if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], (ast.Tuple, ast.List)) or \
             not isinstance(stmt.value, ast.Call):
         return False
-    if not any(isinstance(e, ast.Name) and e.id == name for e in stmt.targets[0].elts):
+    elts = stmt.targets[0].elts
+    if not any(isinstance(e, ast.Name) and e.id == name for e in elts):
         return False  # starred (a list) or nested
-    return (model.index.qualname(stmt.value.func) or "").startswith(_ARRAY_TUPLE_NAMESPACES)
+    q = model.index.qualname(stmt.value.func) or ""
+    if q in _LOOP_CARRY:
+        args = stmt.value.args
+        init = args[_LOOP_CARRY[q]] if len(args) > _LOOP_CARRY[q] and not stmt.value.keywords else None
+        i = next(k for k, e in enumerate(elts) if isinstance(e, ast.Name) and e.id == name)
+        return isinstance(init, ast.Tuple) and len(init.elts) == len(elts) and \
+            not any(isinstance(e, ast.Starred) for e in init.elts + elts) and depth < 4 and \
+            not_a_sequence(model, init.elts[i], fn, arrays, depth + 1) == "an array"
+    return q.startswith(_ARRAY_TUPLE_NAMESPACES)
 
 
 def _every_local_value(model: FileModel, name: str, fn: FunctionNode) -> Optional[List[ast.expr]]:
