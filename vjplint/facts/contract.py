@@ -133,8 +133,9 @@ def rule_environment(model: "FileModel", d: "CustomDerivative", fn: FunctionNode
             d.signature is not None and d.signature.vararg is None:
         n = len(contract.diff_names)  # JAX passes `primals` and `tangents` as tuples, one entry per argument
         for param, what in zip(params[-2:], ("primals", "tangents")):
-            env[param] = Struct(TUPLE, n, f"`{param}`, the {what} JAX passes, one per differentiable argument")
-    if role == "bwd" and len(params) >= 2 and not fn.args.vararg:
+            if _never_rebound(model, fn, param):
+                env[param] = Struct(TUPLE, n, f"`{param}`, the {what} JAX passes, one per differentiable argument")
+    if role == "bwd" and len(params) >= 2 and not fn.args.vararg and _never_rebound(model, fn, params[-2]):
         saved = residual_structure(model, d)
         if saved is not None:
             env[params[-2]] = saved
@@ -146,6 +147,12 @@ def rule_environment(model: "FileModel", d: "CustomDerivative", fn: FunctionNode
         env[params[0]] = Struct(ARRAY, 1, f"the tangent of `{d.name}`'s output, which is one array")
         env[params[1]] = Struct(ARRAY, 1, f"`{d.name}`'s output, which is one array")
     return env
+
+
+def _never_rebound(model: "FileModel", fn: FunctionNode, param: str) -> bool:
+    """`param` keeps what JAX passed it: `fn` never assigns it (`[x], [tx] = x, tx` rebinds both)."""
+    scope = model.index.scopes.get(fn)
+    return scope is not None and all(b.kind == "param" for b in scope.bindings.get(param, []))
 
 
 @query
