@@ -222,6 +222,11 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
         if target is d:
             return model.facts.primal_output(d)
         helper = named_function(model.index, expr.func)
+        star = helper.args.vararg.arg if helper is not None and helper.args.vararg is not None else None
+        if star and not helper.args.args and not helper.args.posonlyargs and model.facts.returns_of(helper) and \
+                all(isinstance(v, ast.Name) and v.id == star for _, v in model.facts.returns_of(helper)) and \
+                not any(isinstance(a, ast.Starred) for a in expr.args):  # `def err(*args): return args`
+            return Struct(TUPLE, len(expr.args), f"`{model.quote(expr, 40)}`, which returns the tuple of its arguments")
         if helper is not None and helper is not fn and not isinstance(helper, ast.AsyncFunctionDef):
             found = _returns_structure(model, d, helper, depth + 1)
             if found is not None:
