@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import re
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from vjplint.facts.values import ARITHMETIC
+from vjplint.facts.values import ARITHMETIC, TREE_MAPS
 from vjplint.facts.dependence import zero_cotangent
 from vjplint.facts.registry import query
 from vjplint.model.semantic import FunctionNode, named_function
@@ -128,6 +128,17 @@ def rule_environment(model: "FileModel", d: "CustomDerivative", fn: FunctionNode
     out = model.facts.primal_output(d)
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args][bound:]
     env: Dict[str, Struct] = {}
+    contract = contract_of(model, d)
+    if role == "defjvp" and len(params) >= 2 and not fn.args.vararg and contract is not None and \
+            d.signature is not None and d.signature.vararg is None:
+        n = len(contract.diff_names)  # JAX passes `primals` and `tangents` as tuples, one entry per argument
+        for param, what in zip(params[-2:], ("primals", "tangents")):
+            if _never_rebound(model, fn, param):
+                env[param] = Struct(TUPLE, n, f"`{param}`, the {what} JAX passes, one per differentiable argument")
+    if role == "bwd" and len(params) >= 2 and not fn.args.vararg and _never_rebound(model, fn, params[-2]):
+        saved = residual_structure(model, d)
+        if saved is not None:
+            env[params[-2]] = saved
     if out is None or out.kind != ARRAY:
         return env
     if role == "bwd" and params and not fn.args.vararg:
@@ -136,6 +147,37 @@ def rule_environment(model: "FileModel", d: "CustomDerivative", fn: FunctionNode
         env[params[0]] = Struct(ARRAY, 1, f"the tangent of `{d.name}`'s output, which is one array")
         env[params[1]] = Struct(ARRAY, 1, f"`{d.name}`'s output, which is one array")
     return env
+
+
+def _never_rebound(model: "FileModel", fn: FunctionNode, param: str) -> bool:
+    """`param` keeps what JAX passed it: `fn` never assigns it (`[x], [tx] = x, tx` rebinds both)."""
+    scope = model.index.scopes.get(fn)
+    return scope is not None and all(b.kind == "param" for b in scope.bindings.get(param, []))
+
+
+@query
+def residual_structure(model: "FileModel", d: "CustomDerivative") -> Optional[Struct]:
+    """The structure of the residuals bwd receives: the second element of every fwd return, when
+    each fwd registered for `d` returns a literal pair and they all agree."""
+    found: Optional[Struct] = None
+    for _, fwd, _ in model.facts.checked_vjp_rules(d):
+        if fwd is None or fwd.node is None:
+            return None
+        fn = model.facts.through_wrapper(fwd.node)
+        returns = model.facts.returns_of(fn)
+        if not returns:
+            return None
+        for _, value in returns:
+            if not (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2) or \
+                    any(isinstance(e, ast.Starred) for e in value.elts):
+                return None
+            s = structure(model, d, value.elts[1], fn, {})
+            if s is None or found is not None and not found.same_as(s):
+                return None
+            found = s
+    if found is None:
+        return None
+    return Struct(found.kind, found.length, "the residuals fwd returns")
 
 
 @query
@@ -166,10 +208,25 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
         q = model.index.qualname(expr.func) or ""
         if q in SELECTS and len(expr.args) == 3 and not expr.keywords:  # `where(c)` alone gives a tuple
             return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, an array")
+        if q in TREE_MAPS and len(expr.args) >= 2 and not expr.keywords:  # the first tree's structure
+            tree = structure(model, d, expr.args[1], fn, env, depth + 1)
+            if tree is not None and tree.kind != ARRAY:  # over one array it is the function's value: below
+                return Struct(tree.kind, tree.length, f"`{model.quote(expr, 40)}`, mapped over {tree.describe()} ({tree.why})")
+        if q in ("builtins.tuple", "builtins.list") and len(expr.args) == 1 and not expr.keywords:
+            inner = expr.args[0]
+            seq = _comprehended(model, d, inner, fn, env, depth) if isinstance(inner, ast.GeneratorExp) else \
+                structure(model, d, inner, fn, env, depth + 1)
+            if seq is not None and (seq.kind == TUPLE or seq.kind == LIST and not _named(inner)):
+                return Struct(TUPLE if q == "builtins.tuple" else LIST, seq.length, f"`{model.quote(expr, 40)}`, {seq.why}")
         target = model.facts.derivative_named(expr.func)
         if target is d:
             return model.facts.primal_output(d)
         helper = named_function(model.index, expr.func)
+        star = helper.args.vararg.arg if helper is not None and helper.args.vararg is not None else None
+        if star and not helper.args.args and not helper.args.posonlyargs and model.facts.returns_of(helper) and \
+                all(isinstance(v, ast.Name) and v.id == star for _, v in model.facts.returns_of(helper)) and \
+                not any(isinstance(a, ast.Starred) for a in expr.args):  # `def err(*args): return args`
+            return Struct(TUPLE, len(expr.args), f"`{model.quote(expr, 40)}`, which returns the tuple of its arguments")
         if helper is not None and helper is not fn and not isinstance(helper, ast.AsyncFunctionDef):
             found = _returns_structure(model, d, helper, depth + 1)
             if found is not None:
@@ -192,6 +249,10 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
             shown = f"`{expr.id}` = `{model.quote(first, 40)}`" + (
                 f" (and {len(bindings) - 1} more assignment{'s' if len(bindings) > 2 else ''} like it)" if len(bindings) > 1 else "")
             return Struct(found.kind, found.length, shown)
+    if isinstance(expr, ast.ListComp):
+        seq = _comprehended(model, d, expr, fn, env, depth)
+        if seq is not None:
+            return Struct(LIST, seq.length, f"`{model.quote(expr, 40)}`, {seq.why}")
     if isinstance(expr, ast.Subscript) and _array_index(expr.slice):
         return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, an array indexed along several axes")
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.value, ast.Call):
@@ -211,6 +272,35 @@ def structure(model: "FileModel", d: "CustomDerivative", expr: Optional[ast.expr
     if why == ARITHMETIC or why == "a constant":  # a leaf: arithmetic on a tuple raises
         return Struct(ARRAY, 1, f"`{model.quote(expr, 40)}`, {why}")
     return None
+
+
+def _comprehended(model: "FileModel", d: "CustomDerivative", comp: ast.expr, fn: FunctionNode,
+                  env: Dict[str, Struct], depth: int) -> Optional[Struct]:
+    """How many entries `(e for x in xs)` gives, as a sequence with its evidence: one generator
+    without a condition over a sequence whose length the code shows (`zip(a, b)`: every one
+    shown, the shortest; `enumerate(a)`: `a`'s)."""
+    gens = getattr(comp, "generators", None)
+    if not gens or len(gens) != 1 or gens[0].ifs or gens[0].is_async:
+        return None
+    it = gens[0].iter
+    parts = [it]
+    if isinstance(it, ast.Call) and not it.keywords and it.args and \
+            (model.index.qualname(it.func) or "") in ("builtins.zip", "builtins.enumerate") and \
+            not any(isinstance(a, ast.Starred) for a in it.args):
+        parts = it.args if model.index.qualname(it.func) == "builtins.zip" else it.args[:1]
+    shown: List[Tuple[ast.expr, Struct]] = []
+    for part in parts:
+        s = structure(model, d, part, fn, env, depth + 1)
+        if s is None or s.kind not in (TUPLE, LIST) or s.kind == LIST and _named(part):
+            return None  # a list bound to a name may have grown since (`append`)
+        shown.append((part, s))
+    part, s = min(shown, key=lambda p: p[1].length)
+    evidence = "" if isinstance(part, (ast.Tuple, ast.List)) else f" ({s.why})"
+    return Struct(LIST, s.length, f"one entry per element of `{model.quote(part, 30)}`, {s.describe()}{evidence}")
+
+
+def _named(expr: ast.expr) -> bool:
+    return isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript))
 
 
 def _array_index(key: ast.expr) -> bool:

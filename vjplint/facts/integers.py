@@ -414,6 +414,9 @@ class Integers:
         tail = q.rsplit(".", 1)[-1]
         if tail in LIKE_BUILDERS and e.args:
             given, dtype_expr = self._dtype_argument(e, LIKE_BUILDERS[tail])
+            kept = self._dtype_of(e, dtype_expr) if given else None
+            if kept is not None:
+                return kept
             if given:
                 dtype = self.int_dtype(dtype_expr)
                 return IntArray(e, dtype, None, "") if dtype else None
@@ -423,9 +426,19 @@ class Integers:
             return IntArray(e, None, e.args[0], why) if why else None
         if tail in SHAPE_BUILDERS and q.startswith(("jax.numpy.", "numpy.")):
             given, dtype_expr = self._dtype_argument(e, SHAPE_BUILDERS[tail])
+            kept = self._dtype_of(e, dtype_expr) if given else None
+            if kept is not None:
+                return kept
             dtype = self.int_dtype(dtype_expr) if given else None
             return IntArray(e, dtype, None, "") if dtype else None
         return None
+
+    def _dtype_of(self, e: ast.Call, dtype_expr: Optional[ast.expr]) -> Optional[IntArray]:
+        """`dtype=i.dtype` (`jnp.zeros(i.shape, i.dtype)`): the dtype of a value shown to be an integer."""
+        if not (isinstance(dtype_expr, ast.Attribute) and dtype_expr.attr == "dtype"):
+            return None
+        why = self.evidence(dtype_expr.value)
+        return IntArray(e, None, dtype_expr.value, why) if why else None
 
 
 def _article(dtype: str) -> str:

@@ -454,3 +454,44 @@ def _unpacked_may_be_scalar(model: FileModel, name: str, stmt: ast.AST, depth: i
                 return any(not isinstance(v, (ast.Tuple, ast.List)) or len(v.elts) != len(target.elts) or
                            may_be_scalar(model, v.elts[places[0]], depth + 1) for v in values) or not values
     return True
+
+
+_REGISTRATIONS = frozenset({"defjvp", "defjvps", "defvjp", "def_fwd", "def_bwd", "def_jvp"})
+
+
+@query
+def called_rank(model: FileModel, d, param: str) -> Optional[Tuple[int, ast.Call]]:
+    """The rank every call of custom derivative `d` in this module passes for its parameter
+    `param`, with one such call, where each call's argument has a rank the code shows outright
+    (`f(jnp.sum(x * x) + 1.0)`: a scalar) and they agree; None where any does not, or where the
+    module uses `d` otherwise than by calling it (handed to `vmap`, stored: other ranks may reach it)."""
+    if d.primal is None:
+        return None
+    sig = model.signature(d.primal)
+    if param not in sig.positional or sig.vararg is not None:
+        return None
+    i = sig.positional.index(param)
+    own = {d.primal, *(r.node for reg in d.registrations for r in reg.rules if r.node is not None)}
+    found: Optional[Tuple[int, ast.Call]] = None
+    for node in model.index.of_type(ast.Name):
+        if node.id != d.name or not isinstance(node.ctx, ast.Load) or model.facts.derivative_named(node) is not d:
+            continue
+        parent = model.index.parent(node)
+        if isinstance(parent, ast.Attribute) and parent.attr in _REGISTRATIONS:
+            continue
+        if not (isinstance(parent, ast.Call) and parent.func is node) or \
+                any(isinstance(a, ast.Starred) for a in parent.args) or any(k.arg is None for k in parent.keywords):
+            return None
+        arg = parent.args[i] if i < len(parent.args) else next((k.value for k in parent.keywords if k.arg == param), None)
+        fn = model.index.enclosing_function(parent)
+        if fn in own:
+            continue  # the rule calling the function on the primal JAX passed it: the outer call's value
+        if arg is None or fn is None:
+            return None
+        rank = own_ranks(model, fn).of(arg)
+        made = model.facts.made_rank(arg) if rank is None or rank.base is not None else None
+        n = rank.offset if rank is not None and rank.base is None else made if made is not None and made >= 2 else None
+        if n is None or found is not None and found[0] != n:
+            return None  # (a made rank is a least one: kept only where it is two or more)
+        found = found or (n, parent)
+    return found

@@ -25,6 +25,7 @@ import copy
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from vjplint.facts.contract import slot_of
+from vjplint.facts.values import ARITHMETIC, TREE_MAPS
 from vjplint.facts.dependence import PrimalFlow, depends_on_parameters, evidently_not_differentiated
 from vjplint.model.semantic import FunctionNode
 from vjplint.syntax.walk import walk
@@ -195,6 +196,12 @@ def bare_cotangent(model: "FileModel", bwd: FunctionNode, value: ast.expr, cotan
     if isinstance(value, ast.BinOp) and not isinstance(value.op, (ast.BitOr, ast.BitAnd, ast.BitXor)) and \
             any(isinstance(s, ast.Name) and s.id == cotangent for s in (value.left, value.right)):
         return f"arithmetic on the cotangent `{cotangent}`"
+    if isinstance(value, ast.Call) and (model.index.qualname(value.func) or "") in TREE_MAPS and \
+            len(value.args) >= 2 and not value.keywords and isinstance(value.args[1], ast.Name) and \
+            value.args[1].id == cotangent and isinstance(value.args[0], ast.Lambda) and value.args[0].args.args and \
+            model.facts.not_a_sequence(value.args[0].body, bwd, frozenset({value.args[0].args.args[0].arg})) in (
+                "an array", ARITHMETIC):
+        return f"the cotangent `{cotangent}` mapped leaf by leaf, which keeps its structure"
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and len(value.args) == 1 and \
             not value.keywords and isinstance(value.args[0], ast.Name) and value.args[0].id == cotangent:
         name = value.func.id

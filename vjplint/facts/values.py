@@ -16,6 +16,7 @@ from vjplint.syntax.walk import walk
 from vjplint.facts.registry import query
 
 ARITHMETIC = "an arithmetic result, never a tuple"
+TREE_MAPS = frozenset({"jax.tree_util.tree_map", "jax.tree.map", "jax.tree_map"})
 
 
 class Return(NamedTuple):
@@ -129,12 +130,22 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
         q = model.index.qualname(func) or ""
         if q in ("jax.numpy.where", "jax.lax.select") and len(expr.args) == 3 and not expr.keywords:
             return "an array"  # `jnp.where(c, a, b)`; `jnp.where(c)` alone is a tuple of index arrays
+        if q in TREE_MAPS and len(expr.args) >= 2 and not expr.keywords and isinstance(expr.args[0], ast.Lambda) \
+                and expr.args[0].args.args and not_a_sequence(model, expr.args[1], fn, arrays, depth + 1) == "an array":
+            # `tree_map(lambda u: 2.0 * u, g)` over one array is the lambda's value for it
+            body = not_a_sequence(model, expr.args[0].body, fn, {*arrays, expr.args[0].args.args[0].arg}, depth + 1)
+            return "an array" if body in ("an array", ARITHMETIC) else None
         if q == "builtins.sum" and len(expr.args) == 1 and not expr.keywords:
             return "an array"  # `sum(term(i) for i ...)` starts from 0: `0 + (a, b)` raises, so never a tuple
         if q.startswith(ONE_ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in ARRAY_FUNCTIONS:
             if not any(k.arg == "return_sign" for k in expr.keywords):  # logsumexp(..., return_sign=True)
                 return "an array"
             return None
+        method = _instance_method(model, func, fn) if isinstance(func, ast.Attribute) and not q else None
+        if method is not None and depth < 3:  # `self.tangent(x, t)`, `ACT.tangent(...)` of a class of the module
+            found = returns_of(method)
+            if found and all(not_a_sequence(model, r.value, method, frozenset(), depth + 1) == "an array" for r in found):
+                return "an array"
         if isinstance(func, ast.Attribute) and func.attr in ARRAY_METHODS and not q.startswith(("jax.", "numpy.")):
             base = not_a_sequence(model, func.value, fn, arrays, depth + 1)
             return "an array" if base == "an array" or func.attr in ("astype", "reshape") else None
@@ -143,6 +154,8 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
         return "an array" if not_a_sequence(model, expr.value, fn, arrays, depth + 1) == "an array" else None
     if isinstance(expr, ast.Name):
         if expr.id in arrays:
+            return "an array"
+        if _unpacked_from_array_tuple(model, expr.id, fn, arrays, depth):
             return "an array"
         value = _single_local_value(model, expr.id, fn)
         if value is not None:
@@ -153,6 +166,64 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
                 and all(not_a_sequence(model, v, fn, arrays | {expr.id}, depth + 1) == "an array" for v in values[1:]):
             return "an array"  # `out = jnp.dot(x, w)`, then `out = out + b`: an array at every binding
     return None
+
+
+def _instance_method(model: FileModel, func: ast.Attribute, fn: FunctionNode) -> Optional[FunctionNode]:
+    """The method `func` calls, where its object is `self` in a method of a class of the module or a
+    name bound once to an instance of one (`ACT = Act(0.1)`), and the class defines it itself."""
+    base = func.value
+    if not isinstance(base, ast.Name):
+        return None
+    cls: Optional[ast.AST] = None
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args] if not isinstance(fn, ast.Lambda) else []
+    if params and base.id == params[0] == "self":
+        cls = model.index.parent(fn)
+    else:
+        bindings = model.index.lookup(base.id, model.index.scope_of(base))
+        made = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        if isinstance(made, ast.Call) and isinstance(made.func, ast.Name):
+            found = model.index.lookup(made.func.id, model.index.scope_of(made))
+            cls = found[0].node if len(found) == 1 and found[0].kind == "class" else None
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    defs = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == func.attr]
+    return defs[0] if len(defs) == 1 else None
+
+
+_ARRAY_TUPLE_NAMESPACES = ("jax.numpy.", "jax.scipy.linalg.")
+
+
+_LOOP_CARRY = {"jax.lax.while_loop": 2, "jax.lax.fori_loop": 3}
+
+
+def _unpacked_from_array_tuple(model: FileModel, name: str, fn: FunctionNode,
+                               arrays: AbstractSet[str] = frozenset(), depth: int = 0) -> bool:
+    """`name` is bound once, by unpacking what a `jax.numpy`/`jax.scipy.linalg` function returns
+    (`q, r = jnp.linalg.qr(m)`, `u, s, vt = jnp.linalg.svd(a)`): their tuples and lists hold arrays;
+    or the final carry of `lax.while_loop`/`fori_loop` started from a tuple literal whose entry
+    in its place is an array (the loop keeps the carry's structure)."""
+    scope = model.index.scopes.get(fn)
+    if scope is None or name in scope.globals_ or name in scope.nonlocals:
+        return False
+    bindings = scope.bindings.get(name, [])
+    if len(bindings) != 1 or bindings[0].kind != "assign" or not isinstance(bindings[0].node, ast.Assign):
+        return False
+    stmt = bindings[0].node
+    if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], (ast.Tuple, ast.List)) or \
+            not isinstance(stmt.value, ast.Call):
+        return False
+    elts = stmt.targets[0].elts
+    if not any(isinstance(e, ast.Name) and e.id == name for e in elts):
+        return False  # starred (a list) or nested
+    q = model.index.qualname(stmt.value.func) or ""
+    if q in _LOOP_CARRY:
+        args = stmt.value.args
+        init = args[_LOOP_CARRY[q]] if len(args) > _LOOP_CARRY[q] and not stmt.value.keywords else None
+        i = next(k for k, e in enumerate(elts) if isinstance(e, ast.Name) and e.id == name)
+        return isinstance(init, ast.Tuple) and len(init.elts) == len(elts) and \
+            not any(isinstance(e, ast.Starred) for e in init.elts + elts) and depth < 4 and \
+            not_a_sequence(model, init.elts[i], fn, arrays, depth + 1) == "an array"
+    return q.startswith(_ARRAY_TUPLE_NAMESPACES)
 
 
 def _every_local_value(model: FileModel, name: str, fn: FunctionNode) -> Optional[List[ast.expr]]:

@@ -19,7 +19,9 @@ class BwdReturnLength(Rule):
     the `nondiff_argnums`/`nondiff_argnames` positions. A helper call or a parameter is
     unknown and stays silent; a list of the right length is legal. When the primal takes
     `*args`, D comes from the call sites (only when they agree and the function cannot be
-    called from elsewhere).
+    called from elsewhere). A comprehension without a condition (`tuple(g * r for r in res)`,
+    `[w * g for w in weights]`) has one entry per element of what it iterates: a literal, a
+    tuple shown, or bwd's residuals parameter where every fwd returns a residual tuple literal.
 
     ## Why is this bad?
     JAX matches bwd's output against the tuple of differentiable arguments and fails, under
@@ -116,10 +118,18 @@ f.defvjp(f_fwd, f_bwd)
         inferred = ""
         if length is None:
             kind = self.model.facts.values().of(value)
-            if kind.tag not in ("tuple", "list") or kind.items is None or isinstance(value, (ast.Tuple, ast.List)):
+            if kind.tag in ("tuple", "list") and kind.items is not None and not isinstance(value, (ast.Tuple, ast.List)):
+                length = (len(kind.items), True, value)  # through a helper or a variable: the inferred value
+                inferred = f" ({kind.why or self.quote(value)}, a {len(kind.items)}-element {kind.tag})"
+            elif isinstance(value, (ast.Call, ast.ListComp)) and d.api == "jax":
+                # `tuple(g * r for r in res)`: as many entries as the residuals fwd saves (or another sequence shown)
+                env = self.model.facts.rule_environment(d, bwd.node, "bwd", bwd.bound_positional)
+                made = self.model.facts.structure(d, value, bwd.node, env)
+                if made is None or made.kind not in ("tuple", "list"):
+                    return False
+                length, inferred = (made.length, True, value), f" ({made.why})"
+            else:
                 return False
-            length = (len(kind.items), True, value)  # through a helper or a variable: the inferred value
-            inferred = f" ({kind.why or self.quote(value)}, a {len(kind.items)}-element {kind.tag})"
         n, exact, literal = length
         D = len(names)
         if n == D and exact or not exact and n <= D:

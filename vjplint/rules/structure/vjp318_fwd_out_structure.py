@@ -8,6 +8,7 @@ from vjplint.diagnostics import Severity
 from vjplint.facts.structure import ARRAY, ELEMENT, RegisteredBwd, describe
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
+from vjplint.rules.structure._tangent_carry import container
 
 
 class FwdOutStructure(Rule):
@@ -30,6 +31,10 @@ class FwdOutStructure(Rule):
     uses its output cotangent as one array (`g.astype(...)`, `g @ w`, `-g`, `jnp.einsum(..., g)`,
     in bwd or a module function it passes `g` to). JAX hands bwd a cotangent of the output's
     structure, so one of the two is wrong; this is an error.
+
+    fwd's primal output built as another kind of pytree node than the function's output (a dict
+    or a plain tuple where the function returns a tuple or a NamedTuple, dataclass or dict
+    instance) differs too: JAX compares the nodes, not only the leaves.
 
     ## Why is this bad?
     JAX requires fwd's first element to look like the full output of the decorated function.
@@ -133,6 +138,31 @@ f.defvjp(f_fwd, f_bwd)
     def check_derivative(self, d: CustomDerivative) -> None:
         self._against_primal(d)
         self._cotangent_used_as_array(d)
+        self._other_node(d)
+
+    def _other_node(self, d: CustomDerivative) -> None:
+        """fwd's primal output is another kind of pytree node than the function's (a tuple for a
+        NamedTuple, a dict for a tuple): JAX compares the nodes, not only the leaves."""
+        made = {container(self.model, v) for _, v in self.model.facts.returns_of(d.primal)} if d.primal else set()
+        want = made.pop() if len(made) == 1 else None
+        for reg, fwd, _ in self.model.facts.checked_vjp_rules(d) if want is not None else ():
+            if fwd is None or fwd.node is None or not self.model.facts.registered_here(d, reg.node):
+                continue
+            for _, value in self.model.facts.returns_of(fwd.node):
+                if not (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == 2) or value in self._seen or \
+                        value.elts[0] in self._seen:
+                    continue
+                got = container(self.model, value.elts[0])
+                if got is None or got[0] == want[0] or {got[0], want[0]} == {"tuple", "list"}:
+                    continue  # tuple against list: VJP319
+                self._seen.add(value.elts[0])
+                self.report(value.elts[0], f"{rule_label(fwd, 'fwd')} returns `{self.quote(value.elts[0], 40)}`, {got[1]}, as "
+                                           f"its primal output, but `{d.name}` returns {want[1]}: JAX needs fwd's first element "
+                                           f"to have the decorated function's output structure, pytree nodes included, so "
+                                           f"`grad(jit({d.name}))` raises `TypeError: Custom VJP fwd rule ... must produce a "
+                                           f"pair ... (equal to the output of the custom_vjp-decorated function {d.name})` "
+                                           f"and a plain `grad` silently gives `{d.name}` fwd's structure; build the output "
+                                           f"as `{d.name}` does ({want[1]})")
 
     def _against_primal(self, d: CustomDerivative) -> None:
         primal = self.model.facts.primal_structure(d)

@@ -25,7 +25,9 @@ class BwdCotangentShapeChanged(Rule):
     of a tuple, dict, NamedTuple or `tree_map`; arithmetic with another array stops it (a
     reshaped value times a full-shape one broadcasts back). What the code shows of the argument
     decides: a flattening or transpose is an error where the argument provably has two axes or
-    more (an `einsum` term, a matrix function, `x.shape[1]`), and a warning ("may") where it
+    more (an `einsum` term, a matrix function, `x.shape[1]`), or every call of the function in
+    the module passes it with a rank other than 1 that the code shows (`f(jnp.outer(a, b))`,
+    `f(jnp.sum(v))`), and a warning ("may") where it
     has axes (indexed, reduced over a named axis): both are no-ops on a 1-D argument, which stays
     silent. A `keepdims` reduction is a warning where the primal never broadcasts the argument
     against another array (then it has the output's axes, and a size-1 axis is wrong unless the
@@ -152,9 +154,13 @@ affine.defvjp(affine_fwd, affine_bwd)
         if change.kind == "transpose" and facts.layout_operand(change.operand):
             return None
         axes = facts.param_axes(d, name)
+        noop = "1-D" if change.kind == "flatten" else "1-D (or a square matrix, where it silently transposes the gradient)"
+        called = facts.called_rank(d, name)
+        if axes is None and called is not None and (called[0] != 1 if change.kind == "flatten" else called[0] >= 2):
+            return Severity.ERROR, (f"every call of `{d.name}` here passes `{name}` with rank {called[0]} "
+                                    f"(`{self.quote(called[1], 40)}`, line {called[1].lineno}), and this differs unless it is {noop}")
         if axes is None:
             return None  # nothing shows the argument is not 1-D, where both are no-ops
-        noop = "1-D" if change.kind == "flatten" else "1-D (or a square matrix, where it silently transposes the gradient)"
         if axes.least >= 2:
             return Severity.ERROR, f"{axes.why}, so it has two axes or more, and this differs unless it is {noop}"
         return Severity.WARNING, f"{axes.why}, so it has axes, and this is a no-op only when `{name}` is {noop}"

@@ -23,7 +23,8 @@ class JvpTangentShapeChanged(Rule):
     `keepdims=True` elsewhere), read through names bound once, dtype casts, negation and products
     with a number (a Python number as the tangent is VJP321's). An error where the primal
     output provably has two axes or more (it is made so, or is elementwise in an argument the
-    code shows to have them), a warning ("may") where it has axes or the tangent was made with
+    code shows to have them, or every call of the function in the module passes it with one
+    rank the code shows: a flattened tangent of a scalar output has shape (1,)), a warning ("may") where it has axes or the tangent was made with
     two axes before being flattened; a 1-D output, where both are no-ops, and a function that
     reshapes its own arguments stay silent, as does a transpose of a value whose layout its
     author chose (a product, `(a @ b).T`, or what a solver, a helper or a reshape returns).
@@ -157,11 +158,28 @@ def flat_jvp(primals, tangents):
             return Severity.ERROR, f"{why}, so it has two axes or more, and this differs unless it is {noop}"
         if least == 1:
             return Severity.WARNING, f"{why}, so it has axes, and this is a no-op only when it is {noop}"
+        called = self._called_rank(d)
+        if called is not None and (called[0] != 1 if change.kind == "flatten" else called[0] >= 2):
+            return Severity.ERROR, f"{called[1]}, and this differs unless it is {noop}"
         before = facts.made_rank(change.operand)
         if change.kind == "flatten" and before is not None and before >= 2:
             return Severity.WARNING, (f"`{self.quote(change.operand, 30)}` is made with {before} axes, so unless the "
                                       f"output is 1-D the flattened tangent has another shape")
         return None
+
+    def _called_rank(self, d: CustomDerivative) -> Optional[Tuple[int, str]]:
+        """The output's exact rank where it has an argument's rank and every call of `d` in the
+        module passes that argument with one rank the code shows (`f(jnp.sum(x * x))`: a scalar)."""
+        assert d.primal is not None
+        returns = [v for _, v in self.model.facts.returns_of(d.primal)]
+        rank = self.model.facts.own_ranks(d.primal).of(returns[0]) if len(returns) == 1 and returns[0] is not None else None
+        called = self.model.facts.called_rank(d, rank.base) if rank is not None and rank.base is not None else None
+        if called is None or called[0] + rank.offset < 0:
+            return None
+        n = called[0] + rank.offset
+        return n, (f"`{d.name}`'s output has the rank of `{rank.base}`" + (f" {rank.offset:+d}" if rank.offset else "") +
+                   f", and every call of `{d.name}` here passes `{rank.base}` with rank {called[0]} "
+                   f"(`{self.quote(called[1], 40)}`, line {called[1].lineno}), so the output has {n} ax{'is' if n == 1 else 'es'}")
 
     def _output_axes(self, d: CustomDerivative) -> Tuple[int, str]:
         """The least number of axes the primal output provably has, with why: elementwise in an
