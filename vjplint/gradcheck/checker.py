@@ -572,6 +572,15 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             return self.undecided(name, "finite differences of the primal are NaN or inf at {}".format(self.at),
                                   order)
         rule = "bwd rule" if self.kind == "vjp" else "jvp rule"
+        if order == 2 and not finite_ad and ref is not None and not finite_ref:
+            # The where-NaN pattern, the primal's own: `where(x * x <= 1, sqrt(1 - x * x), 0)` past 1
+            # differentiates to NaN through the branch not taken, with the rule and without it alike.
+            self.record(name, "failed", "{} may be wrong: it is NaN or inf {}, where finite differences are finite, "
+                        "and the primal's own autodiff is NaN or inf there too (a `jnp.where` whose other branch is "
+                        "not finite, e.g. `sqrt` of a negative number, differentiates to NaN): the {} keeps what "
+                        "differentiating the primal gives, and a caller taking second derivatives there gets "
+                        "NaN".format(what, where, rule), code, err_fd, "warning")
+            return False
         if order == 1 and self.identity and ad.shape == fd.shape and float(np.max(np.abs(ad), initial=0.0)) <= atol:
             self.record(name, "failed", "{} may be wrong: the primal is the identity (it returns `{}` unchanged), so "
                         "the {} is a gradient transform, but it drops the gradient entirely (zero where finite "
