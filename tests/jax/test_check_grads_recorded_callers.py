@@ -1,7 +1,9 @@
 """check-grads runs the module's own callers at the arguments the project's run passed them (heldout6's
 `axlearn_gmm`: `eval_fn(tokens, wi, wo)` calls `gmm_gpu(lhs, rhs, group_sizes, ...)`, so the inputs
 made for the derivative fit no caller, and `forward_mode`, `jvp_caller`, `linearize_caller` and
-`jvptracer_sniff` passed; heldout5's `jaxfdm_sparse_solve`, `fmmax_eig`). The recorder keeps, at a
+`jvptracer_sniff` passed; heldout5's `jaxfdm_sparse_solve`, `fmmax_eig`). Nor was the derivative's
+own call recorded: `gmm_gpu(..., tiling=..., interpret=False)` passes a keyword past a parameter
+with a default, which the recorder did not resolve as JAX does. The recorder keeps, at a
 call of a custom derivative, the arguments of the module-level functions of its file on the stack;
 a caller taking only `*args` gets the caller's before it. Forward mode on a custom_vjp at those
 arguments is an error (JAX raises it whatever the values), also where the derivative itself only
@@ -42,12 +44,24 @@ def _bwd(sizes, transpose, res, g):
     return jax.vjp(lambda a, b: _kernel(a, b, sizes, transpose), lhs, rhs)[1](g)
 
 
-gmm = jax.custom_vjp(_kernel, nondiff_argnums=(2, 3))
-gmm.defvjp(_fwd, _bwd)
+def _gmm(lhs, rhs, sizes, transpose=False, interpret=False):
+    return _kernel(lhs, rhs, sizes, transpose)
+
+
+def _gmm_fwd(lhs, rhs, sizes, transpose=False, interpret=False):
+    return _kernel(lhs, rhs, sizes, transpose), (lhs, rhs)
+
+
+def _gmm_bwd(sizes, transpose, interpret, res, g):
+    return _bwd(sizes, transpose, res, g)
+
+
+gmm = jax.custom_vjp(_gmm, nondiff_argnums=(2, 3, 4))
+gmm.defvjp(_gmm_fwd, _gmm_bwd)
 
 
 def model(tokens, w):
-    return jnp.tanh(gmm(tokens, w, SIZES, False))
+    return jnp.tanh(gmm(tokens, w, SIZES, interpret=False))  # a keyword past a default: as JAX resolves it
 
 
 def forward_usage(*args):
@@ -141,22 +155,25 @@ def test_callers_run_at_the_arguments_the_run_passed_them(tmp_path: Path) -> Non
     # Fires: `forward_usage` applies jacfwd to `model`, which calls the custom_vjp; it gets what the run
     # passed `model` (the derivative's own inputs fit neither caller: other names, another arity).
     assert lines[0] == (
-        "pkg/ops.py:25:1: VJP501 `gmm`: its caller `forward_usage` (at the arguments the project's run passed "
+        "pkg/ops.py:37:1: VJP501 `gmm`: its caller `forward_usage` (at the arguments the project's run passed "
         "the caller before it, which it passes on: float32[3, 2], float32[2, 2, 2]) applies forward-mode autodiff "
         "(jax.jvp, jacfwd) to this custom_vjp, and JAX raises TypeError: can't apply forward-mode autodiff (jvp) to "
         "a custom_vjp function.; a custom_vjp supports reverse mode only: use jax.grad/jacrev/vjp in the caller, or "
         "define the rule with custom_jvp"), lines
+    assert "lhs=float32[3, 2] (recorded: 1 call seen in the project's runs), rhs=float32[2, 2, 2] (recorded: 1 call " \
+           "seen in the project's runs), sizes=(2, 1) (recorded: 1 call seen in the project's runs), transpose=False " \
+           "(recorded: 1 call seen in the project's runs), interpret=False (recorded" in proc.stdout, proc.stdout
     # Fires ("may"): `sniffing_model` stops the gradient unless it sees a JVPTracer.
     assert lines[1].startswith(
-        "pkg/ops.py:41:1: VJP501 `sniffed`: the gradient of its caller `sniffing_model` (at the arguments the "
+        "pkg/ops.py:53:1: VJP501 `sniffed`: the gradient of its caller `sniffing_model` (at the arguments the "
         "project's run passed it: float32[3, 2], float32[2, 2, 2]) differs from finite differences of the caller "
         "(max rel. error "), lines
     # Fires, although the derivative itself only may be wrong (its bwd ignores the cotangent of `output[1]`).
-    assert lines[2].startswith("pkg/ops.py:66:2: VJP501 `logged`: its caller `loss_forward` (at the arguments the "
+    assert lines[2].startswith("pkg/ops.py:78:2: VJP501 `logged`: its caller `loss_forward` (at the arguments the "
                                "project's run passed the caller before it, which it passes on: float32[3], "
                                "float32[]) applies forward-mode autodiff"), lines
     assert lines[3] == "Found 3 problems.", lines
-    assert "pkg/ops.py:66: logged (custom_vjp): failed\n" in proc.stdout, proc.stdout
+    assert "pkg/ops.py:78: logged (custom_vjp): failed\n" in proc.stdout, proc.stdout
     assert "checks  reverse order 1 MAY BE WRONG, " in proc.stdout, proc.stdout
     # Silent: the same kernel under jacrev.
-    assert "pkg/ops.py:54: fine (custom_vjp): passed at 1 recorded call\n" in proc.stdout, proc.stdout
+    assert "pkg/ops.py:66: fine (custom_vjp): passed at 1 recorded call\n" in proc.stdout, proc.stdout

@@ -300,8 +300,10 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
         import inspect
 
         bound = inspect.signature(fun).bind(*args, **kwargs)
-        if bound.kwargs:
-            return
+        if bound.kwargs:  # as JAX resolves them: the defaults of the parameters between fill the gaps
+            bound.apply_defaults()  # (`gmm(lhs, rhs, sizes, tiling=..., interpret=False)` skips `group_offset`)
+            if bound.kwargs:
+                return
         args = bound.args
     leaves, treedef = jax.tree_util.tree_flatten(args)
     values, parts, abstract = [], [], False  # first the signature (shapes only: nothing is copied yet)
