@@ -352,3 +352,47 @@ def test_a_nondiff_parameter_used_as_a_number_is_a_float_in_the_one_synthesiser(
                                                           "role": "moved",
                                                           "source": "assumed: a moved argument (an array, as the "
                                                                     "fix assumed)"}
+
+
+CACHED = '''
+    import jax
+
+
+    def make_cache(a):
+        return jax.lax.stop_gradient(2.0 * a)
+
+
+    @jax.custom_jvp
+    def solve(a, cache, b):
+        del a
+        return b / cache
+
+
+    @solve.defjvp
+    def solve_jvp(primals, tangents):
+        a, cache, b = primals
+        da, _dc, db = tangents
+        return solve(a, cache, b), db / a - b * da / (a * a)
+
+
+    def model(m, v):
+        cache = make_cache(m)
+        return solve(m, cache, v)
+'''
+
+
+def derived_of(source: str) -> dict:
+    source = textwrap.dedent(source)
+    model = collect(ast.parse(source), source.splitlines())
+    d = next(d for d in model.derivatives if d.name == "solve")
+    return {s["name"]: s.get("derived") for s in plan_function(model, d, (), None, from_callers=True).params}
+
+
+def test_an_argument_every_call_computes_from_another_is_derived_from_it():
+    # dynamiqs's QR cache: moved with `a`, recomputed by the module's function (check-grads).
+    assert derived_of(CACHED) == {"a": None, "cache": {"from": 0, "function": "make_cache", "line": 23}, "b": None}
+    # Not when one call passes something else, nor when the function is not the module's.
+    other = CACHED + "\n\n    def other(m, c, v):\n        return solve(m, c, v)\n"
+    assert derived_of(other) == {"a": None, "cache": None, "b": None}
+    elsewhere = CACHED.replace("cache = make_cache(m)", "cache = jax.lax.stop_gradient(m)")
+    assert derived_of(elsewhere) == {"a": None, "cache": None, "b": None}

@@ -78,49 +78,87 @@ def rule_frame(fo, exc):
 
 
 def check_callers(checker, module, result, callers, only_grad=False):
-    """Run each module-level caller of the derivative (one that takes the derivative's own
-    arguments) eagerly, under jit and under grad, and compare its gradient with finite
-    differences of the caller. Only where the derivative's own checks passed: a caller that
-    raises under a transform where eager works, or whose gradient disagrees with finite
-    differences, uses the derivative wrongly. Reported as "may" warnings: the inputs are the ones
-    made for the derivative, not the caller's own."""
-    if result.get("status") not in ("verified", "transform") or not callers or not getattr(checker, "positions", None):
+    """Run each module-level caller of the derivative eagerly, under jit and under grad, and
+    compare its gradient with finite differences of the caller. A caller the project's run called
+    (`plan["caller_args"]`, recorded by vjplint.record) runs at the arguments the run passed it (a
+    caller taking only `*args` at the previous one's); any other one at the inputs made for the
+    derivative, when it takes them (caller_slots). Only where the derivative's own checks passed,
+    except that callers run at recorded arguments are also tried, for what JAX raises in them,
+    where the derivative's checks found something (a "may" or a failure of its own): a caller
+    that raises under a transform where eager works, or whose gradient disagrees with finite
+    differences, uses the derivative wrongly. Reported as "may" warnings, but for what JAX always
+    raises at the arguments the project's run passed (forward mode on a custom_vjp, a raise inside
+    the rule where the other callers run): errors."""
+    status = result.get("status")
+    recorded_args = (getattr(checker, "plan", None) or {}).get("caller_args") or {}
+    if not callers or not getattr(checker, "positions", None):
         return result
-    if getattr(checker, "complex_at", None):
+    if status not in ("verified", "transform") and not (recorded_args and status in ("warned", "failed")):
+        return result
+    if getattr(checker, "complex_at", None) and not recorded_args:
         return result  # the callers take complex arguments as they are, not as the checks' real pairs
+    raises_only = status not in ("verified", "transform")
     jax, np = checker.jax, checker.np
     code = "VJP501" if checker.kind == "vjp" else "VJP502"
     full, all_vals = list(checker.samples[0]), list(checker.vals)
     names = [checker.param_name(i) for i in range(len(full))]
     found = []
-    last, ran = None, False
+    last, last_recorded, ran = None, None, False
     for name in callers:
         fn = getattr(module, name, None)
-        slots = caller_slots(fn, names, last) if callable(fn) else None
-        if slots is None:
+        if not callable(fn):
             continue
-        last = slots
-        base = [full[i] for i in slots]
-        positions = [j for j, i in enumerate(slots) if i in checker.positions]
+        own = recorded_args.get(name)
+        borrowed = own is None and last_recorded is not None and caller_slots(fn, names, None) is None and \
+            _only_varargs(fn)
+        if borrowed:
+            own = last_recorded  # `forward_usage(*args)` after `eval_fn(tokens, wi, wo)`
+        if own is not None:
+            last_recorded = own
+            base = list(own)
+            positions = [j for j, v in enumerate(base) if not isinstance(v, float) and checker.traceable(v)
+                         and checker.is_real_float(v)]
+            vals = [checker.widen(base[j]) if checker.x64 else base[j] for j in positions]
+            where = "its caller `{}` (at the arguments the project's run passed {}: {})".format(
+                name, "the caller before it, which it passes on" if borrowed else "it",
+                ", ".join(checker.summary(v) for v in base) or "no arguments")
+        else:
+            if raises_only or (getattr(checker, "complex_at", None)):
+                continue
+            slots = caller_slots(fn, names, last)
+            if slots is None:
+                continue
+            last = slots
+            base = [full[i] for i in slots]
+            positions = [j for j, i in enumerate(slots) if i in checker.positions]
+            vals = [all_vals[checker.positions.index(slots[j])] for j in positions]
+            where = "its caller `{}` (with the inputs made for `{}`: {})".format(
+                name, checker.plan["qualname"], checker.describe_inputs() or "no arguments")
         if not positions:
             continue
-        where = "its caller `{}` (with the inputs made for `{}`: {})".format(
-            name, checker.plan["qualname"], checker.describe_inputs() or "no arguments")
+        # JAX raises forward mode on a custom_vjp whatever the values; a raise inside the rule is
+        # certain only at the arguments the run passed this very caller.
+        certain = "error" if own is not None else "warning"
+        in_rule = "error" if own is not None and not borrowed else "warning"
         try:
             out = jax.block_until_ready(fn(*base))
         except Exception as exc:
             if FORWARD_ON_VJP.search(str(exc)):
                 found.append(("caller", "{} applies forward-mode autodiff (jax.jvp, jacfwd) to this custom_vjp, and "
                               "JAX raises {}; a custom_vjp supports reverse mode only: use jax.grad/jacrev/vjp "
-                              "in the caller, or define the rule with custom_jvp".format(where, describe_exc(exc))))
+                              "in the caller, or define the rule with custom_jvp".format(where, describe_exc(exc)),
+                              certain))
             elif ran:
                 rule = rule_frame(checker.fo, exc)
                 if rule:  # another caller ran with these inputs: what this one does to the rule raises in it
                     found.append(("caller", "{} raises inside the {} where the module's other callers run: {}; the "
                                   "rule cannot take what this caller does with it (e.g. differentiate it again: "
-                                  "jax.hessian, forward over reverse)".format(where, rule, describe_exc(exc))))
+                                  "jax.hessian, forward over reverse)".format(where, rule, describe_exc(exc)),
+                                  in_rule))
             continue
         ran = True
+        if raises_only:
+            continue
         leaves = jax.tree_util.tree_leaves(out)
         if not leaves or not all(checker.is_real_float(x) for x in leaves):
             continue
@@ -134,9 +172,9 @@ def check_callers(checker, module, result, callers, only_grad=False):
             if "custom_" in traceback.format_exc() and "Concretization" not in type(exc).__name__ \
                     and "TracerBool" not in type(exc).__name__:
                 found.append(("caller jit", "{} works eagerly but raises under jax.jit: {}".format(
-                    where, describe_exc(exc))))
+                    where, describe_exc(exc)), "warning"))
             continue
-        if result.get("status") != "verified":
+        if status != "verified":
             continue  # a gradient transform differs from finite differences on purpose: not compared
         weights = checker.random_like(jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=np.float64), out))
         F = checker.bind(fn, base, positions)
@@ -146,14 +184,13 @@ def check_callers(checker, module, result, callers, only_grad=False):
             return sum(checker.jnp.sum(checker.jnp.asarray(a, dtype=checker.jnp.float64 if checker.x64 else
                                                            checker.jnp.float32) * w)
                        for a, w in zip(jax.tree_util.tree_leaves(o), jax.tree_util.tree_leaves(weights)))
-        vals = [all_vals[checker.positions.index(slots[j])] for j in positions]
         checker.vals = vals  # what fd_directional shifts
         try:
             g = jax.grad(scalar, argnums=tuple(range(len(vals))))(*vals)
         except Exception as exc:
             if FORWARD_ON_VJP.search(str(exc)) or "custom_" in traceback.format_exc():
                 found.append(("caller grad", "{} works eagerly but raises under jax.grad: {}".format(
-                    where, describe_exc(exc))))
+                    where, describe_exc(exc)), "warning"))
             continue
         worst = 0.0
         disagree = 0
@@ -182,12 +219,25 @@ def check_callers(checker, module, result, callers, only_grad=False):
                               "differentiable arguments of the rule" if only_grad else
                               "where the derivative's own checks agree: the caller may take another path under "
                               "differentiation (e.g. it tests for a JVPTracer, or stops the gradient); "
-                              "differentiate the caller as written"))))
-    for name, detail in found:
-        checker.record(name, "failed", detail, code, severity="warning")
+                              "differentiate the caller as written")), "warning"))
+    for name, detail, severity in found:
+        checker.record(name, "failed", detail, code, severity=severity)
     if found:
-        result = dict(result, status="warned", reason=found[0][1], checks=checker.checks)
+        worst = "failed" if status == "failed" or any(s == "error" for _, _, s in found) else "warned"
+        first = next((f for f in found if f[2] == "error"), found[0])
+        result = dict(result, status=worst, reason=result.get("reason") if status == "failed" else first[1],
+                      checks=checker.checks)
     return result
+
+
+def _only_varargs(fn):
+    """Whether `fn` takes only `*args` (and optional keywords): what its caller passed on."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind == p.VAR_POSITIONAL for p in params) and not any(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
 
 
 def check_constant_arguments(checker, module, result, callers):

@@ -186,6 +186,7 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         args0 = samples[0]
         roles = [p["role"] for p in self.params] if self.params else ["diff"] * len(args0)
         self.positions = [i for i in range(len(args0)) if roles[i] != "static" and i not in self.untraced
+                          and not self.derived_from(i)
                           and self.traceable(args0[i]) and (self.is_real_float(args0[i]) or
                                                             self.is_complex_array(args0[i]))]
         # Complex arrays are differentiated as JAX users do, through a real loss (`grad` of a real
@@ -234,6 +235,13 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         self.vals = self.vals_s[0]
         self.F = self.bind(self.fo, base, self.positions)
         self.plain_F = self.bind(self.plain, base, self.positions) if self.plain is not None else None
+        derived = {i: self.derived_from(i) for i in range(len(base)) if self.derived_from(i)}
+        if derived:
+            # Every call of the module computes these from another argument (a QR cache of `A` passed
+            # beside `A`): they move with it, recomputed by the module's own function.
+            self.F = self.through_derived(self.fo, base, derived)
+            if self.plain is not None:
+                self.plain_F = self.through_derived(self.plain, base, derived)
         unit = [j for j, i in enumerate(self.positions) if i < len(self.params) and
                 self.params[i].get("domain") == "unit"]
         if unit:
@@ -268,6 +276,10 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         if self.complex_at:
             self.at += " ({} complex: differentiated through a real loss, by real and imaginary parts)".format(
                 ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in self.complex_at))
+        for i, (_, name) in derived.items():
+            self.at += " (`{}` computed from `{}` by `{}` as the module's callers do, line {})".format(
+                self.param_name(i), self.param_name(self.params[i]["derived"]["from"]), name,
+                self.params[i]["derived"].get("line", "?"))
         if unit:
             self.at += " ({} normalised as the module's caller does, `x / norm(x)`)".format(
                 ", ".join("`{}`".format(self.names[j] if hasattr(self, "names") else j) for j in unit))
@@ -312,6 +324,18 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
                 self.gp = jax.block_until_ready(self.reference_call(self.grad_plain, self.vals))
             except Exception as exc:
                 self.ref_error = "raises " + describe_exc(exc)
+        self.derived_cut = []
+        for k, (source, name) in derived.items():
+            try:  # the module's function stops the gradient when its tangent is zero along a random direction
+                x = base[source]
+                t = jax.jvp(getattr(self.original_module, name), (x,), (self.random_like(x),))[1]
+                if all(not self.np.any(self.np.asarray(leaf)) for leaf in jax.tree_util.tree_leaves(t)):
+                    self.derived_cut.append((self.param_name(k), self.param_name(source)))
+            except Exception:
+                pass
+        if derived:  # the module's function may stop the gradient (a cache): the primal's autodiff misses the tie
+            self.gp, self.grad_plain = None, None
+            self.ref_error = "is not a reference where an argument is computed from another by the module's function"
         try:
             self.g_s = [jax.block_until_ready(self.grad(*v)) for v in self.vals_s]
         except Exception as exc:
@@ -349,6 +373,29 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             return True
         except Exception:
             return False
+
+    def derived_from(self, i):
+        """(the argument's position it is computed from, the module's function that computes it) for a
+        parameter every call of the module passes as a function of another differentiated argument
+        (vjplint.verify.synth._call_site_derived); None otherwise, or when that function is not there."""
+        spec = self.params[i].get("derived") if i < len(self.params) else None
+        if not spec or spec["from"] >= len(self.params) or self.params[spec["from"]].get("role") == "static":
+            return None
+        fn = getattr(self.original_module, spec["function"], None)
+        return (spec["from"], spec["function"]) if callable(fn) else None
+
+    def through_derived(self, f, base, derived):
+        positions = list(self.positions)
+        module = self.original_module
+
+        def bound(*values):
+            full = list(base)
+            for i, v in zip(positions, values):
+                full[i] = v
+            for k, (source, name) in derived.items():
+                full[k] = getattr(module, name)(full[source])
+            return f(*full)
+        return bound
 
     def through_symmetrisation(self, f, sym):
         jnp = self.jnp
@@ -572,6 +619,15 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             return self.undecided(name, "finite differences of the primal are NaN or inf at {}".format(self.at),
                                   order)
         rule = "bwd rule" if self.kind == "vjp" else "jvp rule"
+        if order == 2 and not finite_ad and ref is not None and not finite_ref:
+            # The where-NaN pattern, the primal's own: `where(x * x <= 1, sqrt(1 - x * x), 0)` past 1
+            # differentiates to NaN through the branch not taken, with the rule and without it alike.
+            self.record(name, "failed", "{} may be wrong: it is NaN or inf {}, where finite differences are finite, "
+                        "and the primal's own autodiff is NaN or inf there too (a `jnp.where` whose other branch is "
+                        "not finite, e.g. `sqrt` of a negative number, differentiates to NaN): the {} keeps what "
+                        "differentiating the primal gives, and a caller taking second derivatives there gets "
+                        "NaN".format(what, where, rule), code, err_fd, "warning")
+            return False
         if order == 1 and self.identity and ad.shape == fd.shape and float(np.max(np.abs(ad), initial=0.0)) <= atol:
             self.record(name, "failed", "{} may be wrong: the primal is the identity (it returns `{}` unchanged), so "
                         "the {} is a gradient transform, but it drops the gradient entirely (zero where finite "

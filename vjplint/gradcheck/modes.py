@@ -108,6 +108,8 @@ class Modes:
                 return sum(self.jnp.sum(a * b) for a, b in zip(jax.tree_util.tree_leaves(gv),
                                                                  jax.tree_util.tree_leaves(u)))
             return hvp_scalar
+        if self.order_2_cut("reverse order 2"):
+            return
         hvp_scalar = directional(self.grad)
         try:
             g2 = jax.block_until_ready(jax.grad(hvp_scalar, argnums=self.argnums)(*self.vals))
@@ -133,6 +135,18 @@ class Modes:
                 return
             self.checks.pop()
         self.record("reverse order 2", "passed")
+
+    def order_2_cut(self, name):
+        """An argument computed from another by a module function that stops the gradient (a QR
+        cache under `stop_gradient`): the tie holds to first order only, so the rule's second
+        derivative cannot be compared along it. True when skipped (recorded)."""
+        cut = getattr(self, "derived_cut", None)
+        if not cut:
+            return False
+        self.record(name, "skipped", "{} computed from {} by a function of the module that stops the gradient, so "
+                    "the rule's own second derivative misses its dependence (a first-order tie)".format(
+                        ", ".join("`{}`".format(a) for a, _ in cut), ", ".join("`{}`".format(b) for _, b in cut)))
+        return True
 
     def zero_for_number(self, j, ad):
         """The rule's gradient for argument j is exactly zero, the argument is a Python number in
@@ -304,6 +318,8 @@ class Modes:
             # The tangents at the primals' dtype: the finite differences of this function run on
             # the reference device in float64 where the default device has none (a TPU).
             return lambda *v: jax.jvp(f, tuple(v), tuple(self.cast_like(t, v)))[1]
+        if self.order_2_cut("forward order 2"):
+            return
         tangent = tangent_of(self.F)
         try:
             t2 = jax.block_until_ready(jax.jvp(tangent, tuple(self.vals), tuple(t))[1])

@@ -30,6 +30,7 @@ _defs = {}
 _lock = threading.Lock()
 _state = {"directory": None, "installed": False, "written": False, "bytes": 0, "checked": False, "raises": []}
 MAX_RAISES = 64  # exceptions kept per process (note_raise)
+MAX_CALLERS = 8  # the module's own functions whose arguments are kept per definition (_note_callers)
 
 
 # -- the hook --------------------------------------------------------------------------------------
@@ -299,8 +300,10 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
         import inspect
 
         bound = inspect.signature(fun).bind(*args, **kwargs)
-        if bound.kwargs:
-            return
+        if bound.kwargs:  # as JAX resolves them: the defaults of the parameters between fill the gaps
+            bound.apply_defaults()  # (`gmm(lhs, rhs, sizes, tiling=..., interpret=False)` skips `group_offset`)
+            if bound.kwargs:
+                return
         args = bound.args
     leaves, treedef = jax.tree_util.tree_flatten(args)
     values, parts, abstract = [], [], False  # first the signature (shapes only: nothing is copied yet)
@@ -339,6 +342,10 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
                                     if isinstance(name, str) else None}
         if obj is not None and len(entry["objects"]) < MAX_OBJECTS and not any(o is obj for o in entry["objects"]):
             entry["objects"].append(obj)  # kept alive: checked after the run, in this process
+        callers = entry.setdefault("callers", {})
+    if not abstract and len(callers) < MAX_CALLERS:
+        _note_callers(callers, where[0], np, jax)
+    with _lock:
         sigs = entry["signatures"]
         slot = sigs.get(signature)
         if slot is None:
@@ -362,6 +369,85 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
         _state["bytes"] += size
         if len(slot["kept"]) > MAX_KEPT:
             _thin(slot["kept"])
+
+
+def _note_callers(callers, filename, np, jax):
+    """The arguments the run passed the module's own functions that called the derivative (its
+    callers, on the stack now: module-level functions of the file that defines it), the first
+    concrete call of each, so that check-grads runs them as the project does (a caller's arguments
+    are seldom the derivative's: `eval_fn(tokens, wi, wo)` calling `gmm(lhs, rhs, group_sizes)`).
+    A caller that rebinds one of its parameters before the call is left out (its frame holds the
+    new value); so is one whose arguments are traced, or an array over MAX_ELEMENTS. Never raises."""
+    try:
+        frame, depth = sys._getframe(2), 0
+        while frame is not None and depth < 40:
+            code, depth = frame.f_code, depth + 1
+            if code.co_filename == filename and code.co_name not in callers and _module_level(frame) and \
+                    not _rebinds_parameters(code):
+                args = _frame_arguments(frame, code, np, jax)
+                if args is not None:
+                    with _lock:
+                        callers.setdefault(code.co_name, args)
+            frame = frame.f_back
+    except Exception:
+        pass
+
+
+def _module_level(frame):
+    """Whether the frame runs a module-level function of its module (by name, through decorators)."""
+    fn, seen = frame.f_globals.get(frame.f_code.co_name), 0
+    while fn is not None and seen < 8:
+        if getattr(fn, "__code__", None) is frame.f_code:
+            return True
+        fn, seen = getattr(fn, "__wrapped__", None), seen + 1
+    return False
+
+
+_REBINDS = {}
+
+
+def _rebinds_parameters(code):
+    """Whether the function assigns to or deletes one of its positional parameters (by bytecode)."""
+    if code not in _REBINDS:
+        import dis
+
+        params = set(code.co_varnames[:code.co_argcount + (1 if code.co_flags & 0x04 else 0)
+                                      + code.co_kwonlyargcount])
+        found = False
+        for ins in dis.get_instructions(code):
+            if ins.opname.startswith(("STORE_FAST", "DELETE_FAST")):
+                names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+                if params & set(names):
+                    found = True
+                    break
+        _REBINDS[code] = found
+    return _REBINDS[code]
+
+
+def _frame_arguments(frame, code, np, jax):
+    """The positional arguments (and `*args`) the frame's function was called with, concrete:
+    arrays copied to NumPy; None when one is traced or too large."""
+    names = list(code.co_varnames[:code.co_argcount])
+    values = [frame.f_locals[n] for n in names if n in frame.f_locals]
+    if len(values) != len(names):
+        return None
+    if code.co_flags & 0x04:  # *args
+        values += list(frame.f_locals.get(code.co_varnames[code.co_argcount + code.co_kwonlyargcount], ()))
+
+    def one(leaf):
+        if isinstance(leaf, jax.core.Tracer):
+            leaf = leaf.to_concrete_value() if hasattr(leaf, "to_concrete_value") else None
+            if leaf is None:
+                raise ValueError("traced")
+        if hasattr(leaf, "shape") and hasattr(leaf, "dtype") and not isinstance(leaf, np.ndarray):
+            if int(np.size(leaf)) > MAX_ELEMENTS:
+                raise ValueError("large")
+            return np.array(leaf)
+        return leaf
+    try:
+        return tuple(jax.tree_util.tree_map(one, v) for v in values)
+    except Exception:
+        return None
 
 
 def write():

@@ -107,6 +107,10 @@ def _check_entry(child, jax, numpy, filename, line, entry, x64, reference=None):
     started = time.time()
     plan, row, digest = live_plan(fun, entry["kind"], filename, line, nondiff_of(entry["objects"][0]))
     plan.update(kind=entry["kind"], key=entry["key"] or plan["qualname"])
+    recorded_callers = {name: list(args) for name, args in (entry.get("callers") or {}).items()
+                        if name in plan.get("callers", ())}
+    if recorded_callers:  # the module's callers at the arguments the run passed them (calls._note_callers)
+        plan["caller_args"] = recorded_callers
     signatures = sorted(entry["signatures"].items(), key=lambda item: (
         bool(item[1]["kept"]) and all(pos is None for pos, _ in item[1]["kept"]),  # nothing finite: last
         signature_order(item[0], item[1]["kept"], item[1]["count"])))

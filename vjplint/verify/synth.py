@@ -123,6 +123,7 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
     sites = _call_site_values(model, d, sig.positional)
     normalised = _call_site_normalised(d, sig.positional)
     symmetrised = _call_site_symmetrised(d, sig.positional) if from_callers else {}
+    derived = _call_site_derived(model, d, sig.positional) if from_callers else {}
     bodies = [fn for fn in (d.primal, _rule_node(d, "fwd")) if fn is not None]
     rules = [r.node for reg in d.registrations for r in reg.rules if r is not None and r.node is not None]
     for position, name in enumerate(sig.positional):
@@ -147,6 +148,10 @@ def plan_function(model: FileModel, d: CustomDerivative, moved: Sequence[int],
             # symmetric directions, as the module's callers only ever pass it one.
             spec["domain"] = "symmetric"
             spec["symmetrised"] = symmetrised[position]
+        if position in derived and role == "diff":
+            # Every call computes it from another argument (dynamiqs's QR cache of `A`, passed beside `A`):
+            # moved with that argument, not alone.
+            spec["derived"] = derived[position]
         spec.update(name=name, position=position, role=role)
         plan.params.append(spec)
     if driver is not None:  # the arguments are the ones the enclosing function passes
@@ -247,6 +252,49 @@ def _call_site_symmetrised(d: CustomDerivative, params: List[str]) -> Dict[int, 
         if lines and all(lines):
             found[position] = lines[0]
     return found
+
+
+def _call_site_derived(model: FileModel, d: CustomDerivative, params: List[str]) -> Dict[int, Dict[str, Any]]:
+    """Positions every one of the module's own calls passes as a module-level function of another
+    argument of the same call (`cache = _qr_cache(m)` before `_qr_solve_cached(m, cache, b)`, the
+    cache's tangent ignored by the rule): position -> {"from": that argument's position, "function":
+    its name, "line": the assignment's}. Checked moved with that argument, as the callers use it."""
+    own = {d.primal} | {r.node for reg in d.registrations for r in reg.rules if r is not None and r.node}
+    sites = [site for site in d.call_sites if site.enclosing not in own]
+    module_functions = {name for name, bindings in model.index.module_scope.bindings.items()
+                        if len(bindings) == 1 and bindings[0].kind == "def"}
+    found: Dict[int, Dict[str, Any]] = {}
+    for position, name in enumerate(params):
+        seen = []
+        for site in sites:
+            arg = argument_at(site.call, position, name)
+            value = _last_assigned(site, arg.id) if isinstance(arg, ast.Name) else None
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and len(value.args) == 1
+                    and not value.keywords and isinstance(value.args[0], ast.Name)
+                    and value.func.id in module_functions):
+                break
+            source = [k for k, other in enumerate(params) if k != position and isinstance(
+                argument_at(site.call, k, other), ast.Name) and argument_at(site.call, k, other).id == value.args[0].id]
+            if len(source) != 1:
+                break
+            seen.append({"from": source[0], "function": value.func.id, "line": value.lineno})
+        else:
+            if seen and all((x["from"], x["function"]) == (seen[0]["from"], seen[0]["function"]) for x in seen):
+                found[position] = seen[0]
+    return found
+
+
+def _last_assigned(site: Any, name: str) -> Optional[ast.expr]:
+    """The value last assigned to `name` before the call, in the calling function."""
+    if site.enclosing is None:
+        return None
+    last = None
+    for node in ast.walk(site.enclosing):
+        if isinstance(node, ast.Assign) and node.lineno < site.call.lineno and \
+                any(isinstance(t, ast.Name) and t.id == name for t in node.targets) and \
+                (last is None or node.lineno > last.lineno):
+            last = node
+    return last.value if last is not None else None
 
 
 def _symmetrised_at(site: Any, arg: Optional[ast.expr]) -> int:
