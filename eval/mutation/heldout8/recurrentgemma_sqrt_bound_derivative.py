@@ -1,7 +1,7 @@
 """RecurrentGemma (Griffin's RG-LRU layer): `sqrt_bound_derivative(x, max_gradient)`, a square root
 whose gradient is clipped at `max_gradient` (to prevent NaNs in bfloat16 training), as
 `@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))` stacked over a second decorator, the
-library's runtime type checker `@at.typed`, which also decorates both rules. The primal
+library's runtime type-checking decorator `@at.typed`, which also decorates both rules. The primal
 `del`s the bound and returns `jnp.sqrt(x)`; the forward rule keeps the nondiff bound in its
 signature as an unused `_` parameter and saves the 1-tuple `(x,)`; the backward rule takes the
 bound first, `(max_gradient, res, g)`, unpacks `(x,) = res`, raises `x` to the smallest value
@@ -12,11 +12,11 @@ Python int bound, `sqrt_bound_derivative(1 - a_squared, 1000)`.
 
 Adapted from google-deepmind/recurrentgemma:recurrentgemma/jax/layers.py:184 (commit 2efa84d),
 with the caller of recurrentgemma/jax/layers.py:452 (`RGLRU.__call__`, the real case) and
-`typed` of recurrentgemma/jax/array_typing.py:27. Changed: `typed` is jaxtyping's `jaxtyped`
-with typeguard's checker in the library; here a small `functools.wraps` decorator that checks
-that each positional argument is an array, a number or a tuple of them (typeguard is not
-installed); the layer's input and gate projections (`BlockDiagonalLinear`) and complex branch
-are dropped: the caller takes the gate pre-activations directly, keeps the reset at segment
+`typed` of recurrentgemma/jax/array_typing.py:27. Changed: `typed` is jaxtyping's `jaxtyped` with
+typeguard's checker in the library (typeguard is not installed here): here a `functools.wraps`
+decorator of the same shape that runs the function under a `jax.named_scope` of its name, the
+type check dropped (with the annotations it reads); the layer's input and gate projections
+(`BlockDiagonalLinear`) and complex branch are dropped: the caller takes the gate pre-activations directly, keeps the reset at segment
 starts and runs the linear recurrence `h_t = a_t h_{t-1} + x_t` with `lax.scan` (the library's
 `scan.linear_scan`). The bound is not reached at these inputs (`1 - a**2` stays far above
 `1 / (4 * 1000**2)`), so the rule is the true derivative there.
@@ -31,21 +31,14 @@ EVAL = {'id': 'mutation/recurrentgemma_sqrt_bound_derivative', 'family': 'mutati
 
 
 def typed(function):
-    """Checks at each call that the positional arguments are arrays, numbers or tuples of them."""
-
-    def ok(value):
-        if isinstance(value, tuple):
-            return all(ok(v) for v in value)
-        return isinstance(value, (jax.Array, np.ndarray, np.generic, int, float, complex))
+    """Runs `function` under a named scope of its own (the library's decorator type-checks)."""
 
     @functools.wraps(function)
-    def checked(*args, **kwargs):
-        for position, value in enumerate(args):
-            if not ok(value):
-                raise TypeError(f"{function.__name__}: argument {position} has type {type(value).__name__}")
-        return function(*args, **kwargs)
+    def scoped(*args, **kwargs):
+        with jax.named_scope(function.__name__):
+            return function(*args, **kwargs)
 
-    return checked
+    return scoped
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
