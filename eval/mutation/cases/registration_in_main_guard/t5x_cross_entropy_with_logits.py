@@ -16,8 +16,9 @@ Adapted from google-research/t5x:t5x/losses.py:26 (commit cc342d4), with the cal
 t5x/losses.py:174 (`compute_weighted_cross_entropy`) and t5x/models.py:795 (token scores).
 Changed: the long return type annotations dropped; the caller takes soft (label-smoothed)
 targets directly instead of building them from integer tokens with flax's `onehot`, so that the
-targets' cotangent (`-g * log_softmax`) is exercised as well; the z-loss output is read (as the
-library logs it) but not added to the differentiated value, as in the library's training loss.
+targets' cotangent (`-g * log_softmax`) is exercised as well; the caller discards the z-loss
+output (the library only logs it): it is not part of the differentiated value, as in the
+library's training loss.
 """
 import functools
 import jax
