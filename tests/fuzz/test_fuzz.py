@@ -336,11 +336,16 @@ def _rewritable_lines(text: str, unsafe: bool) -> Set[int]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in registered:
             allowed.update(_statement_lines(node))
     model = collect(module, source_lines(text), Recognizer())
+    defs = {node.name: node for node in module.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for derivative in model.derivatives:
         members = [derivative.anchor, derivative.creation, derivative.primal]
         for registration in derivative.registrations:
             members.append(registration.node)
             members.extend(rule.node for rule in registration.rules)
+            # the functions the registration names: a fwd that only returns a helper's call is
+            # collected as that helper, and the fix rewrites the one registered
+            if isinstance(registration.node, ast.Call):
+                members.extend(defs[a.id] for a in registration.node.args if isinstance(a, ast.Name) and a.id in defs)
         family = {row for node in members if node is not None for row in _statement_lines(statement(node))}
         if family & allowed:
             allowed |= family
