@@ -61,6 +61,8 @@ def residual_seeds(model: FileModel, bwd: FunctionNode, res: str, residual: Opti
     if residual is None:
         return {}
     why = "a residual that fwd computed from its inputs"
+    if isinstance(residual, ast.Dict):
+        return _dict_residual_seeds(model, bwd, res, residual, fwd_traced, quote, why)
     if not isinstance(residual, ast.Tuple):
         return {res: f"{why} (`{res}`)"} if traced(model, residual, fwd_traced) else {}
     seeds: Dict[str, str] = {}
@@ -71,6 +73,42 @@ def residual_seeds(model: FileModel, bwd: FunctionNode, res: str, residual: Opti
             for target, saved in zip(node.targets[0].elts, residual.elts):
                 if isinstance(target, ast.Name) and traced(model, saved, fwd_traced):
                     seeds[target.id] = f"{why} (`{target.id}`, saved as `{quote(saved, 30)}`)"
+    return seeds
+
+
+def _dict_residual_seeds(model: FileModel, bwd: FunctionNode, res: str, residual: ast.Dict,
+                         fwd_traced: Dict[str, str], quote, why: str) -> Dict[str, str]:
+    """`residual_seeds` for a dict literal with string keys (`{'x_shape': x.shape, 'idx': idx}`):
+    a name bwd binds to `res['key']` holds that key's value, traced or not (a shape saved beside
+    arrays stays a Python tuple); `res` itself is traced wherever it is read otherwise."""
+    if not residual.keys or not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in residual.keys):
+        return {res: f"{why} (`{res}`)"} if traced(model, residual, fwd_traced) else {}
+    saved = {k.value: v for k, v in zip(residual.keys, residual.values)}  # type: ignore[union-attr]
+
+    def key_of(e: ast.AST) -> Optional[str]:
+        if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and e.value.id == res and \
+                isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str) and e.slice.value in saved:
+            return e.slice.value
+        return None
+    seeds: Dict[str, str] = {}
+    read: Set[int] = set()  # the `res['key']` reads bound to a name
+    for node in model.facts.own_nodes(bwd):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            for target, value in _pairs(node.targets[0], node.value):
+                key = key_of(value)
+                if key is None or not isinstance(target, ast.Name):
+                    continue
+                read.add(id(value))
+                if traced(model, saved[key], fwd_traced):
+                    seeds[target.id] = f"{why} (`{target.id}`, saved as `{quote(saved[key], 30)}`)"
+    for node in model.facts.own_nodes(bwd):
+        if isinstance(node, ast.Name) and node.id == res and isinstance(node.ctx, ast.Load):
+            parent = model.index.parent(node)
+            key = key_of(parent)
+            if key is not None and (id(parent) in read or not traced(model, saved[key], fwd_traced)):
+                continue
+            seeds[res] = f"{why} (`{res}`)"
+            break
     return seeds
 
 
