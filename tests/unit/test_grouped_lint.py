@@ -97,6 +97,30 @@ def test_a_module_split_a_piece_at_a_time_gives_the_chunks_of_its_whole_parse(mo
     assert _chunks(TRICKY) == whole
 
 
+def test_a_piece_is_not_cut_after_a_one_line_decorator(monkeypatch) -> None:
+    """Each block's `def` line follows its decorator: a cut there leaves a piece ending with the
+    decorator, which does not parse and would be parsed again twice as long. Pieces of 1 line
+    reach the `def` line after a decorator in every block; no piece fails, and the chunks are the
+    whole parse's."""
+    block = "@jax.custom_vjp\ndef f{i}(x):\n    return x\n"
+    text = "import jax\n" + "".join(block.format(i=i) for i in range(20))
+    whole = _chunks(text)
+    parsed: List[tuple] = []
+    real = chunks._split_piece
+
+    def piece(lines, begin, end):
+        try:
+            return real(lines, begin, end)
+        except SyntaxError:
+            parsed.append((begin, end))
+            raise
+
+    monkeypatch.setattr(chunks, "_split_piece", piece)
+    monkeypatch.setattr(chunks, "PIECE_LINES", 1)
+    assert _chunks(text) == whole and len(whole) == 21
+    assert parsed == []
+
+
 @pytest.mark.parametrize("piece", [1, 4, 10**6])
 def test_a_syntax_error_in_any_piece_is_a_syntax_error(monkeypatch, piece: int) -> None:
     monkeypatch.setattr(chunks, "PIECE_LINES", piece)
