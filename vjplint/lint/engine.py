@@ -423,13 +423,18 @@ def _apply_rules(classes: Sequence["type[Rule]"], model: "FileModel", options: "
     """Run the rules `classes` on `model`: their diagnostics, in the rules' order."""
     from vjplint.rules.base import Rule
 
-    rules = [cls(model, options) for cls in classes]
+    derivatives = model.derivatives
+    # the gate by derivative: a rule that only judges derivatives (`check_derivative`, no `check`,
+    # no visitor) runs where the model holds one of its APIS and KINDS
+    rules = [cls(model, options) for cls in classes
+             if cls.check is not Rule.check or _visit_methods(cls) or any(
+                 (cls.APIS is None or d.api in cls.APIS) and (cls.KINDS is None or d.kind in cls.KINDS)
+                 for d in derivatives)]
     visitors: Dict[str, List] = {}
     for rule in rules:
         for attr in _visit_methods(type(rule)):
             visitors.setdefault(attr[6:], []).append((rule, getattr(rule, attr)))
     failed: Set[str] = set()
-    derivatives = model.derivatives
     for rule in rules:
         try:
             rule.check()
