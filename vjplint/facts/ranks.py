@@ -456,6 +456,9 @@ def _unpacked_may_be_scalar(model: FileModel, name: str, stmt: ast.AST, depth: i
     return True
 
 
+# Transformations whose result takes the function's arguments unchanged (`jax.grad(f)(x)` passes `x` to `f`).
+_RANK_KEEPING = frozenset({"jax.grad", "jax.value_and_grad", "jax.jit", "jax.checkpoint", "jax.remat", "jax.jacrev",
+                           "jax.jacfwd", "jax.hessian", "jax.named_call"})
 _REGISTRATIONS = frozenset({"defjvp", "defjvps", "defvjp", "def_fwd", "def_bwd", "def_jvp"})
 
 
@@ -479,6 +482,11 @@ def called_rank(model: FileModel, d, param: str) -> Optional[Tuple[int, ast.Call
         parent = model.index.parent(node)
         if isinstance(parent, ast.Attribute) and parent.attr in _REGISTRATIONS:
             continue
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node \
+                and model.index.qualname(parent.func) in _RANK_KEEPING:
+            outer = model.index.parent(parent)  # `jax.grad(f)(x, y)`: the arguments reach `f` as they are
+            if isinstance(outer, ast.Call) and outer.func is parent:
+                node, parent = parent, outer
         if not (isinstance(parent, ast.Call) and parent.func is node) or \
                 any(isinstance(a, ast.Starred) for a in parent.args) or any(k.arg is None for k in parent.keywords):
             return None
@@ -495,3 +503,33 @@ def called_rank(model: FileModel, d, param: str) -> Optional[Tuple[int, ast.Call
             return None  # (a made rank is a least one: kept only where it is two or more)
         found = found or (n, parent)
     return found
+
+
+@query
+def scalar_evidence(model: FileModel, fn: FunctionNode, param: str) -> Optional[ast.expr]:
+    """A `lax.cond` predicate (`lax.switch` index) in `fn` that has `param`'s rank (`x > 0`,
+    `(x > 0) & (v > 0)`, a branch of a conditional expression): JAX requires it to be a scalar,
+    so `param` is one; None when no such predicate shows it."""
+    ranks = None
+    for call in model.facts.calls_in(fn):
+        if model.index.qualname(call.func) not in ("jax.lax.cond", "jax.lax.switch") or not call.args:
+            continue
+        ranks = ranks or own_ranks(model, fn)
+        for operand in _predicate_operands(call.args[0]):
+            rank = ranks.of(operand)
+            if rank is not None and rank.base == param and rank.offset == 0:
+                return call.args[0]
+    return None
+
+
+def _predicate_operands(e: ast.expr) -> List[ast.expr]:
+    """The values a predicate compares or combines, each of which has the predicate's rank or less."""
+    if isinstance(e, ast.Compare):
+        return [e.left, *e.comparators]
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return _predicate_operands(e.left) + _predicate_operands(e.right)
+    if isinstance(e, ast.IfExp):
+        return _predicate_operands(e.body) + _predicate_operands(e.orelse)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.Not, ast.Invert)):
+        return _predicate_operands(e.operand)
+    return [e] if isinstance(e, ast.Name) else []
