@@ -103,6 +103,7 @@ class Ranks:
         self.seqs = seqs or {}  # names holding a tuple of ranked values (a jvp rule's primals)
         self.calls = calls or {}  # names of functions whose return rank is followed (the primal itself)
         self._depth = 0
+        self._rebinding: set = set()  # parameters whose re-bindings are being read
 
     def of(self, e: ast.expr) -> Optional[Rank]:
         if self._depth > self.MAX_DEPTH:
@@ -185,7 +186,7 @@ class Ranks:
         scope = self.model.index.scopes.get(self.fn)
         bindings = scope.bindings.get(e.id, []) if scope is not None else []
         if e.id in self.env:
-            return self.env[e.id] if len(bindings) <= 1 else None  # re-bound in the function: unknown
+            return self.env[e.id] if len(bindings) <= 1 else self._rebound(e.id, bindings)
         if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].node, ast.Assign) \
                 and bindings[0].value is not None:
             return self.of(bindings[0].value)
@@ -194,6 +195,28 @@ class Ranks:
             if kind.tag == "scalar":
                 return Rank(None, 0, f"`{e.id}` is a Python scalar ({kind.why})" if kind.why else f"`{e.id}`")
         return None
+
+    def _rebound(self, name: str, bindings) -> Optional[Rank]:
+        """A parameter re-bound in the function keeps its rank where every re-binding is a plain
+        assignment of a value of that rank (`v = jnp.abs(v)`); unknown otherwise."""
+        rank = self.env[name]
+        if name in self._rebinding:
+            return rank  # the value read inside a re-binding: the parameter's, or an equal one
+        self._rebinding.add(name)
+        try:
+            for b in bindings:
+                if b.kind == "param":
+                    continue
+                node = b.node
+                if b.kind != "assign" or b.value is None or not isinstance(node, ast.Assign) \
+                        or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+                    return None
+                got = self.of(b.value)
+                if got is None or got.base != rank.base or got.offset != rank.offset:
+                    return None
+            return rank
+        finally:
+            self._rebinding.discard(name)
 
     def _subscript(self, e: ast.Subscript, quoted: str) -> Optional[Rank]:
         if isinstance(e.value, ast.Name) and e.value.id in self.seqs:
