@@ -6,7 +6,11 @@ from typing import List, Optional
 from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, Registration
 from vjplint.rules.base import Rule
+from vjplint.syntax.notebook import MARKER
 from vjplint.rules.registration._reach import REGISTERING, NotRun, call_before, no_rule_error, not_run, uses_outside
+
+
+CELL = MARKER.split("{")[0]  # the line that opens each cell of a notebook read as one module
 
 
 class RegistrationNotRun(Rule):
@@ -16,7 +20,8 @@ class RegistrationNotRun(Rule):
     it, and a call of the function that runs before its registration:
     - under `if __name__ == "__main__":`, or in a function that only that block calls (`main()`),
       while the function is used outside the block (a module-level function calls it, a layer
-      holds it): importing the module never registers the rules;
+      holds it): importing the module never registers the rules (not in a notebook, whose
+      kernel runs every cell as `__main__`);
     - under `if TYPE_CHECKING:` (false at run time), under a constant false test (`if False:`,
       `if 0:`), or under a module flag bound once to one (`USE_CUSTOM_GRAD = False` ...
       `if USE_CUSTOM_GRAD:`);
@@ -139,6 +144,8 @@ def loss(x):
         reg = first.registration
         spelled = f"`{'@' if reg.as_decorator else ''}{d.name}.{reg.method}`"
         if first.why == "script":
+            if any(line.startswith(CELL) for line in self.model.lines):
+                return  # a notebook: its kernel runs every cell with `__name__ == "__main__"`
             used = [u for u in uses_outside(self.model, d, first.guard)
                     if first.via is None or not any(a is first.via for a in self.model.index.ancestors(u))]
             if not used or any(r.why != "script" for r in reasons):
