@@ -120,6 +120,35 @@ def not_run(model: FileModel, d: CustomDerivative, reg: Registration) -> Optiona
     return None
 
 
+SWALLOWING = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def import_guarded(model: FileModel, d: CustomDerivative, reg: Registration) -> Optional[Tuple[ast.Try, ast.stmt]]:
+    """(the `try`, the import) when `reg` follows an import in the body of a `try` whose handler
+    swallows an `ImportError` without registering `d` there: the rules exist only where the
+    optional module is installed. `d` itself made in that body is left alone (it would not exist)."""
+    child = statement(model, reg.node)
+    made = statement(model, d.anchor)
+    for parent in model.index.ancestors(child):
+        if isinstance(parent, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            return None
+        if isinstance(parent, ast.Try) and any(s is child for s in parent.body):
+            before = parent.body[: [id(s) for s in parent.body].index(id(child))]
+            imported = next((s for s in before if isinstance(s, (ast.Import, ast.ImportFrom))), None)
+            if imported is None or any(s is made for s in parent.body) or not any(
+                    h.type is None or any(isinstance(n, ast.Name) and n.id in SWALLOWING
+                                          or isinstance(n, ast.Attribute) and n.attr in SWALLOWING
+                                          for n in ast.walk(h.type)) for h in parent.handlers):
+                return None
+            elsewhere = [*parent.handlers, *parent.orelse, *parent.finalbody]
+            if any(isinstance(n, ast.Attribute) and n.attr in REGISTERING and isinstance(n.value, ast.Name)
+                   and n.value.id == d.name for h in elsewhere for n in ast.walk(h)):
+                return None  # the handler registers a fallback
+            return parent, imported
+        child = parent
+    return None
+
+
 def _defined_after(model: FileModel, d: CustomDerivative, ended: ast.AST) -> bool:
     """`d` is made after `ended` in the same function: dead with its registration (a skipped test)."""
     made = statement(model, d.anchor)

@@ -7,7 +7,8 @@ from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, Registration
 from vjplint.rules.base import Rule
 from vjplint.syntax.notebook import MARKER
-from vjplint.rules.registration._reach import REGISTERING, NotRun, call_before, no_rule_error, not_run, uses_outside
+from vjplint.rules.registration._reach import (REGISTERING, NotRun, call_before, import_guarded, no_rule_error, not_run,
+                                               uses_outside)
 
 
 CELL = MARKER.split("{")[0]  # the line that opens each cell of a notebook read as one module
@@ -29,7 +30,10 @@ class RegistrationNotRun(Rule):
       function before registering it);
     - in a private function (`_register()`) that nothing in the module calls;
     - after a call of the function that runs unconditionally in the same body (a module-level
-      table computed with it, a factory that calls it before registering it).
+      table computed with it, a factory that calls it before registering it);
+    - as a warning ("may"), after an optional import in the body of a `try` whose handler
+      swallows the `ImportError` without registering the function: where the module is
+      missing, the function has no rules.
 
     The registration counts wherever it runs: a class body, a factory, a helper the module calls,
     the `else` of `if TYPE_CHECKING:`, a public function an importer may call, and in a run over
@@ -130,6 +134,10 @@ def loss(x):
             if all(r is not None for r in reasons):
                 self._never(d, [r for r in reasons if r is not None])
                 continue
+            guarded = [import_guarded(self.model, d, reg) for reg, why in zip(regs, reasons) if why is None]
+            if all(g is not None for g in guarded):
+                self._optional(d, [reg for reg, why in zip(regs, reasons) if why is None][0], guarded[0])  # type: ignore
+                continue
             running = sorted((reg for reg, why in zip(regs, reasons) if why is None), key=_line)
             call = call_before(self.model, d, running[0])
             if call is not None:
@@ -138,6 +146,19 @@ def loss(x):
                                   f"line in the same body), so this call raises {no_rule_error(d)}, eager "
                                   f"included; register the rules right after they are defined, before the "
                                   f"first call")
+
+    def _optional(self, d: CustomDerivative, reg: Registration, guarded) -> None:
+        """The only registration follows an optional import in a `try` whose handler swallows its failure."""
+        try_node, imported = guarded
+        if not uses_outside(self.model, d, try_node):
+            return
+        handler = next(h for h in try_node.handlers)
+        self.report(_decorator(reg) if reg.as_decorator else reg.node,
+                    f"`{d.name}.{reg.method}` runs only when `{self.quote(imported, 50)}` (line {imported.lineno}) "
+                    f"succeeds: where that module is missing, the `except` on line {handler.lineno} swallows the "
+                    f"failure and {d.label} `{d.name}` is left without its rules, so its first call may raise "
+                    f"{no_rule_error(d)}; register the rules before the optional import, outside the `try`",
+                    severity=Severity.WARNING)
 
     def _never(self, d: CustomDerivative, reasons: List[NotRun]) -> None:
         first = reasons[0]
