@@ -22,7 +22,7 @@ from vjplint.model.file_model import CustomDerivative, FileModel, Registration
 REGISTERING = frozenset({"defvjp", "defjvp", "defjvps"})
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 ENDS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-Why = Literal["script", "type-checking", "false", "dead", "uncalled"]
+Route = Literal["script", "type-checking", "false", "dead", "uncalled"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class NotRun:
     calls it; `flag` the constant-false name and its binding's line."""
 
     registration: Registration
-    why: Why
+    route: Route
     guard: ast.AST
     via: Optional[ast.AST] = None
     flag: Optional[Tuple[str, int, str]] = None

@@ -164,12 +164,12 @@ def loss(x):
         first = reasons[0]
         reg = first.registration
         spelled = f"`{'@' if reg.as_decorator else ''}{d.name}.{reg.method}`"
-        if first.why == "script":
+        if first.route == "script":
             if any(line.startswith(CELL) for line in self.model.lines):
                 return  # a notebook: its kernel runs every cell with `__name__ == "__main__"`
             used = [u for u in uses_outside(self.model, d, first.guard)
                     if first.via is None or not any(a is first.via for a in self.model.index.ancestors(u))]
-            if not used or any(r.why != "script" for r in reasons):
+            if not used or any(r.route != "script" for r in reasons):
                 return  # a script that uses the function only after registering it
             where = f"line {used[0].lineno}"  # type: ignore[attr-defined]
             fn = _function_name(self.model, used[0])
@@ -182,11 +182,11 @@ def loss(x):
                    f"outside that block ({where}): importing the module never registers the rules, and "
                    f"the first call from an importer raises")
             advice = f"move {spelled} out of the `__main__` block, right after the rules are defined"
-        elif first.why == "type-checking":
+        elif first.route == "type-checking":
             why = (f"sits under `if TYPE_CHECKING:` (line {first.guard.lineno}), which is false when the code "  # type: ignore
                    f"runs, so the rules are never registered and the first call raises")
             advice = f"register the rules unconditionally (only imports belong under `TYPE_CHECKING`)"
-        elif first.why == "false":
+        elif first.route == "false":
             text, line, value = first.flag  # type: ignore[misc]
             bound = f"`{text}` is bound once, to `{value}` (line {line})" if text != value else f"`{text}` is false"
             why = (f"sits under `{'while' if isinstance(first.guard, ast.While) else 'if'} {text}:` "
@@ -194,7 +194,7 @@ def loss(x):
                    f"and the first call of `{d.name}` raises")
             advice = (f"register the rules unconditionally; to switch the custom rules off, choose between "
                       f"`{d.name}` and the plain function with the flag")
-        elif first.why == "dead":
+        elif first.route == "dead":
             ended = type(first.guard).__name__.lower()
             why = (f"follows the `{ended}` on line {first.guard.lineno} in the same block, so it never runs: "  # type: ignore
                    f"the rules are never registered and the first call of `{d.name}` raises")
