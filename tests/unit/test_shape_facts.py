@@ -81,3 +81,45 @@ def test_a_parameter_met_by_an_unrelated_array_may_be_broadcast(model) -> None:
     assert model.facts.broadcast_partner(fn, "t") is None  # only numbers and itself: never broadcast
     assert ast.unparse(model.facts.reshaped_in(fn, "s")) == "s.reshape"
     assert model.facts.reshaped_in(fn, "t") is None
+
+
+AXES_SOURCE = textwrap.dedent('''
+    import jax.numpy as jnp
+    from jax import lax
+
+    def g(x, v, w, u):
+        v = jnp.abs(v)
+        u = jnp.atleast_1d(u)
+        one = jnp.atleast_1d(x * 2.0)
+        two = jnp.atleast_2d(x)
+        expanded = jnp.expand_dims(x, 0)
+        indexed = x[None]
+        newaxis = x[..., jnp.newaxis]
+        sliced = x[0]
+        pred = lax.cond((x > 0) & (v > 0) if w else x > 0, lambda: x, lambda: -x)
+        other = lax.cond(u.sum() > 0, lambda: u, lambda: -u)
+        return one, two, expanded, indexed, newaxis, sliced, pred, other
+''')
+
+
+@pytest.fixture(scope="module")
+def axes_model():
+    return collect(ast.parse(AXES_SOURCE), AXES_SOURCE.splitlines(True))
+
+
+@pytest.mark.parametrize("name, kind, axis", [("one", "atleast", 1), ("two", "atleast", 2), ("expanded", "expand", None),
+                                              ("indexed", "expand", None), ("newaxis", "expand", None),
+                                              ("sliced", None, None)])
+def test_operations_that_add_axes(axes_model, name: str, kind: Optional[str], axis: Optional[int]) -> None:
+    change = axes_model.facts.shape_change(_load(axes_model, name))
+    assert (change.kind, change.axis) == (kind, axis) if kind else change is None
+
+
+def test_a_lax_cond_predicate_shows_its_operands_are_scalars(axes_model) -> None:
+    fn = next(n for n in ast.walk(axes_model.module) if isinstance(n, ast.FunctionDef))
+    assert ast.unparse(axes_model.facts.scalar_evidence(fn, "x")) == "(x > 0) & (v > 0) if w else x > 0"
+    # `v = jnp.abs(v)` keeps `v`'s rank: the predicate shows it too
+    assert axes_model.facts.scalar_evidence(fn, "v") is not None
+    # `u = jnp.atleast_1d(u)` does not keep it, and `u.sum() > 0` says nothing of `u`; `w` is only the choice
+    assert axes_model.facts.scalar_evidence(fn, "u") is None
+    assert axes_model.facts.scalar_evidence(fn, "w") is None

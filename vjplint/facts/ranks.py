@@ -103,6 +103,7 @@ class Ranks:
         self.seqs = seqs or {}  # names holding a tuple of ranked values (a jvp rule's primals)
         self.calls = calls or {}  # names of functions whose return rank is followed (the primal itself)
         self._depth = 0
+        self._rebinding: set = set()  # parameters whose re-bindings are being read
 
     def of(self, e: ast.expr) -> Optional[Rank]:
         if self._depth > self.MAX_DEPTH:
@@ -185,7 +186,7 @@ class Ranks:
         scope = self.model.index.scopes.get(self.fn)
         bindings = scope.bindings.get(e.id, []) if scope is not None else []
         if e.id in self.env:
-            return self.env[e.id] if len(bindings) <= 1 else None  # re-bound in the function: unknown
+            return self.env[e.id] if len(bindings) <= 1 else self._rebound(e.id, bindings)
         if len(bindings) == 1 and bindings[0].kind == "assign" and isinstance(bindings[0].node, ast.Assign) \
                 and bindings[0].value is not None:
             return self.of(bindings[0].value)
@@ -194,6 +195,28 @@ class Ranks:
             if kind.tag == "scalar":
                 return Rank(None, 0, f"`{e.id}` is a Python scalar ({kind.why})" if kind.why else f"`{e.id}`")
         return None
+
+    def _rebound(self, name: str, bindings) -> Optional[Rank]:
+        """A parameter re-bound in the function keeps its rank where every re-binding is a plain
+        assignment of a value of that rank (`v = jnp.abs(v)`); unknown otherwise."""
+        rank = self.env[name]
+        if name in self._rebinding:
+            return rank  # the value read inside a re-binding: the parameter's, or an equal one
+        self._rebinding.add(name)
+        try:
+            for b in bindings:
+                if b.kind == "param":
+                    continue
+                node = b.node
+                if b.kind != "assign" or b.value is None or not isinstance(node, ast.Assign) \
+                        or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+                    return None
+                got = self.of(b.value)
+                if got is None or got.base != rank.base or got.offset != rank.offset:
+                    return None
+            return rank
+        finally:
+            self._rebinding.discard(name)
 
     def _subscript(self, e: ast.Subscript, quoted: str) -> Optional[Rank]:
         if isinstance(e.value, ast.Name) and e.value.id in self.seqs:
@@ -456,6 +479,9 @@ def _unpacked_may_be_scalar(model: FileModel, name: str, stmt: ast.AST, depth: i
     return True
 
 
+# Transformations whose result takes the function's arguments unchanged (`jax.grad(f)(x)` passes `x` to `f`).
+_RANK_KEEPING = frozenset({"jax.grad", "jax.value_and_grad", "jax.jit", "jax.checkpoint", "jax.remat", "jax.jacrev",
+                           "jax.jacfwd", "jax.hessian", "jax.named_call"})
 _REGISTRATIONS = frozenset({"defjvp", "defjvps", "defvjp", "def_fwd", "def_bwd", "def_jvp"})
 
 
@@ -479,6 +505,11 @@ def called_rank(model: FileModel, d, param: str) -> Optional[Tuple[int, ast.Call
         parent = model.index.parent(node)
         if isinstance(parent, ast.Attribute) and parent.attr in _REGISTRATIONS:
             continue
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node \
+                and model.index.qualname(parent.func) in _RANK_KEEPING:
+            outer = model.index.parent(parent)  # `jax.grad(f)(x, y)`: the arguments reach `f` as they are
+            if isinstance(outer, ast.Call) and outer.func is parent:
+                node, parent = parent, outer
         if not (isinstance(parent, ast.Call) and parent.func is node) or \
                 any(isinstance(a, ast.Starred) for a in parent.args) or any(k.arg is None for k in parent.keywords):
             return None
@@ -495,3 +526,33 @@ def called_rank(model: FileModel, d, param: str) -> Optional[Tuple[int, ast.Call
             return None  # (a made rank is a least one: kept only where it is two or more)
         found = found or (n, parent)
     return found
+
+
+@query
+def scalar_evidence(model: FileModel, fn: FunctionNode, param: str) -> Optional[ast.expr]:
+    """A `lax.cond` predicate (`lax.switch` index) in `fn` that has `param`'s rank (`x > 0`,
+    `(x > 0) & (v > 0)`, a branch of a conditional expression): JAX requires it to be a scalar,
+    so `param` is one; None when no such predicate shows it."""
+    ranks = None
+    for call in model.facts.calls_in(fn):
+        if model.index.qualname(call.func) not in ("jax.lax.cond", "jax.lax.switch") or not call.args:
+            continue
+        ranks = ranks or own_ranks(model, fn)
+        for operand in _predicate_operands(call.args[0]):
+            rank = ranks.of(operand)
+            if rank is not None and rank.base == param and rank.offset == 0:
+                return call.args[0]
+    return None
+
+
+def _predicate_operands(e: ast.expr) -> List[ast.expr]:
+    """The values a predicate compares or combines, each of which has the predicate's rank or less."""
+    if isinstance(e, ast.Compare):
+        return [e.left, *e.comparators]
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return _predicate_operands(e.left) + _predicate_operands(e.right)
+    if isinstance(e, ast.IfExp):
+        return _predicate_operands(e.body) + _predicate_operands(e.orelse)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.Not, ast.Invert)):
+        return _predicate_operands(e.operand)
+    return [e] if isinstance(e, ast.Name) else []

@@ -40,7 +40,7 @@ MAX_DEPTH = 6
 _BROADCASTING = frozenset("""add subtract multiply divide true_divide power maximum minimum where arctan2 hypot
 logaddexp clip fmax fmin heaviside copysign""".split())
 
-Kind = Literal["flatten", "transpose", "keepdims"]
+Kind = Literal["flatten", "transpose", "keepdims", "atleast", "expand"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,18 @@ class ShapeChange:
             return "flattens it to one axis"
         if self.kind == "transpose":
             return "reverses (or swaps) its axes"
+        if self.kind == "atleast":
+            return f"gives it at least {self.axis} ax{'is' if self.axis == 1 else 'es'}"
+        if self.kind == "expand":
+            return "adds an axis to it"
         return f"reduces its axis {self.axis} to length 1 (`keepdims=True`)"
+
+
+def _adds_axis(index: ast.expr) -> bool:
+    """`None` or `jnp.newaxis` in an index (`x[None]`, `x[:, None]`, `x[..., jnp.newaxis]`)."""
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(isinstance(i, ast.Constant) and i.value is None
+               or isinstance(i, ast.Attribute) and i.attr == "newaxis" for i in items)
 
 
 def _bound(model: FileModel, e: ast.expr) -> ast.expr:
@@ -113,6 +124,8 @@ def shape_change(model: FileModel, e: ast.expr) -> Optional[ShapeChange]:
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
             e = e.operand
             continue
+        if isinstance(e, ast.Subscript) and _adds_axis(e.slice):
+            return ShapeChange("expand", e, e.value)
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Mult, ast.Div)) and _number(model, e.right):
             e = e.left
             continue
@@ -149,6 +162,10 @@ def shape_change(model: FileModel, e: ast.expr) -> Optional[ShapeChange]:
         if tail in KEEP_REDUCTIONS:
             axis = _keepdims(e, e.args[1:])
             return None if axis is None else ShapeChange("keepdims", e, first, axis)
+        if tail in ("atleast_1d", "atleast_2d", "atleast_3d") and len(e.args) == 1 and not e.keywords:
+            return ShapeChange("atleast", e, first, int(tail[8]))
+        if tail == "expand_dims" and len(e.args) + len(e.keywords) == 2:
+            return ShapeChange("expand", e, first)
         return None
     return None
 

@@ -93,7 +93,10 @@ def function_arity(fn: FunctionNode, bound: int = 0, bound_keywords: Sequence[st
 
 
 def _decorator_names(model: FileModel, fn: FunctionNode) -> List[str]:
-    return _names_of(model, getattr(fn, "decorator_list", []))
+    """The names of `fn`'s decorators, less the module's own forwarding ones (`forwarding_decorator`)."""
+    decorators = getattr(fn, "decorator_list", [])
+    return [q for dec, q in zip(decorators, _names_of(model, decorators))
+            if not (isinstance(dec, ast.Name) and model.facts.forwarding_decorator(dec))]
 
 
 def _names_of(model: FileModel, decorators: List[ast.expr]) -> List[str]:
@@ -189,7 +192,12 @@ def primal_signature(model: FileModel, d: CustomDerivative) -> Optional[Signatur
         decorators = decorators[decorators.index(d.anchor) + 1:]  # applied before custom_vjp
     elif d.anchor is fn:
         decorators = []
-    for q in _names_of(model, decorators):
+    own = d.signature
+    for decorator, q in zip(decorators, _names_of(model, decorators)):
+        if q == "functools.wraps" and own is not None and not own.vararg and not own.kwarg:
+            continue  # JAX binds by the wrapped function's signature, which a wrapper with named parameters mirrors
+        if isinstance(decorator, ast.Name) and model.facts.forwarding_decorator(decorator):
+            continue
         if q not in SIGNATURE_KEEPING and not (q == "builtins.classmethod" and d.bound_self):
             return None  # unknown: arity rules stay silent rather than count an empty signature
     return d.signature  # without the bound `self`/`cls` for `jax.custom_vjp(self._f)`
@@ -249,6 +257,40 @@ def _enclosing_functions(model: FileModel, node: ast.AST) -> Iterator[ast.AST]:
 def primal_arg_count(model: FileModel, d: CustomDerivative) -> Optional[int]:
     counts = model.facts.primal_arg_counts(d)
     return next(iter(counts)) if counts is not None and len(counts) == 1 else None
+
+
+@query
+def forwarding_decorator(model: FileModel, name: ast.Name) -> bool:
+    """`name` is a module-level decorator of the module's own that keeps the signature: it takes
+    one function, `fn`, and returns a wrapper made with `@functools.wraps(fn)` that takes
+    `(*args, **kwargs)` and calls `fn(*args, **kwargs)` (a profiling or named-scope decorator).
+    `inspect.signature`, by which JAX binds the arguments, follows `__wrapped__` to `fn`."""
+    bindings = model.index.lookup(name.id, model.index.scope_of(name))
+    if len(bindings) != 1 or not isinstance(bindings[0].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    outer = bindings[0].node
+    params = outer.args
+    if len(params.args) != 1 or params.vararg or params.kwarg or params.kwonlyargs or outer.decorator_list:
+        return False
+    fn = params.args[0].arg
+    returned = {r.value.id for r in walk(outer) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)}
+    for inner in outer.body:
+        if not isinstance(inner, ast.FunctionDef) or inner.name not in returned or len(returned) != 1:
+            continue
+        wraps = any(isinstance(dec, ast.Call) and model.index.qualname(dec.func) == "functools.wraps"
+                    and len(dec.args) == 1 and isinstance(dec.args[0], ast.Name) and dec.args[0].id == fn
+                    for dec in inner.decorator_list)
+        a = inner.args
+        if not wraps or len(inner.decorator_list) != 1 or a.args or a.posonlyargs or a.kwonlyargs \
+                or a.vararg is None or a.kwarg is None:
+            return False
+        return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == fn
+                   and len(c.args) == 1 and isinstance(c.args[0], ast.Starred)
+                   and isinstance(c.args[0].value, ast.Name) and c.args[0].value.id == a.vararg.arg
+                   and len(c.keywords) == 1 and c.keywords[0].arg is None
+                   and isinstance(c.keywords[0].value, ast.Name) and c.keywords[0].value.id == a.kwarg.arg
+                   for c in walk(inner))
+    return False
 
 
 def differentiable_names(model: FileModel, d: CustomDerivative) -> Optional[Tuple[str, ...]]:

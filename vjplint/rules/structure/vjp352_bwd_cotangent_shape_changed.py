@@ -19,17 +19,22 @@ class BwdCotangentShapeChanged(Rule):
     Flags a custom_vjp bwd rule whose cotangent for a differentiable argument ends in an
     operation that changes its shape away from the argument's: a flattening (`ct.reshape(-1)`,
     `ct.ravel()`, `ct.flatten()`, `jnp.ravel(ct)`), a transpose (`ct.T`, `ct.transpose()`,
-    `jnp.swapaxes(ct, ...)`) or a reduction that keeps a size-1 axis (`jnp.sum(ct, axis=0,
-    keepdims=True)`, `ct.mean(0, keepdims=True)`). The cotangent is read through a returned name,
+    `jnp.swapaxes(ct, ...)`), a reduction that keeps a size-1 axis (`jnp.sum(ct, axis=0,
+    keepdims=True)`, `ct.mean(0, keepdims=True)`), or one that adds axes (`jnp.atleast_1d(ct)`,
+    `jnp.atleast_2d`, `jnp.expand_dims(ct, 0)`, `ct[None]`). The cotangent is read through a returned name,
     a helper bwd delegates to, dtype casts, negation and products with a number, and the leaves
     of a tuple, dict, NamedTuple or `tree_map`; arithmetic with another array stops it (a
     reshaped value times a full-shape one broadcasts back). What the code shows of the argument
     decides: a flattening or transpose is an error where the argument provably has two axes or
     more (an `einsum` term, a matrix function, `x.shape[1]`), or every call of the function in
     the module passes it with a rank other than 1 that the code shows (`f(jnp.outer(a, b))`,
-    `f(jnp.sum(v))`), and a warning ("may") where it
+    `f(jnp.sum(v))`, `jax.grad(f)(0.3)`), and a warning ("may") where it
     has axes (indexed, reduced over a named axis): both are no-ops on a 1-D argument, which stays
-    silent. A `keepdims` reduction is a warning where the primal never broadcasts the argument
+    silent. An `atleast_Nd` is an error where the argument has fewer than N axes, an
+    `expand_dims` or `[None]` where it is a scalar, as every call passes it or as a `lax.cond`
+    predicate in the primal or fwd shows (`lax.cond(x > 0, ...)`: JAX requires a scalar
+    predicate); elsewhere both are left alone (a no-op on an argument with the axes, or axes put
+    back after a reduction). A `keepdims` reduction is a warning where the primal never broadcasts the argument
     against another array (then it has the output's axes, and a size-1 axis is wrong unless the
     argument already has it). Silent: an argument the primal reshapes, flattens or transposes
     itself (the bwd undoes it), a transpose of a value whose layout its author chose (a product,
@@ -151,6 +156,8 @@ affine.defvjp(affine_fwd, affine_bwd)
                                       f"if `{name}`'s does")
         if any(facts.reshaped_in(fn, p) is not None for fn, p in places):
             return None  # the primal reshapes the argument: the bwd may undo it
+        if change.kind in ("atleast", "expand"):
+            return self._axes_added(d, name, places, change)
         if change.kind == "transpose" and facts.layout_operand(change.operand):
             return None
         axes = facts.param_axes(d, name)
@@ -165,12 +172,32 @@ affine.defvjp(affine_fwd, affine_bwd)
             return Severity.ERROR, f"{axes.why}, so it has two axes or more, and this differs unless it is {noop}"
         return Severity.WARNING, f"{axes.why}, so it has axes, and this is a no-op only when `{name}` is {noop}"
 
+    def _axes_added(self, d: CustomDerivative, name: str, places, change: ShapeChange) -> Optional[Tuple[Severity, str]]:
+        """`atleast_Nd` on the cotangent of an argument the code shows to have fewer than N axes,
+        `expand_dims`/`[None]` on one it shows to be a scalar: the result has more axes."""
+        called = self.model.facts.called_rank(d, name)
+        if called is not None:
+            rank, why = called[0], (f"every call of `{d.name}` here passes `{name}` with rank {called[0]} "
+                                    f"(`{self.quote(called[1], 40)}`, line {called[1].lineno})")
+        else:
+            shown = next(((fn, e) for fn, p in places
+                          for e in [self.model.facts.scalar_evidence(fn, p)] if e is not None), None)
+            if shown is None:
+                return None
+            rank, why = 0, (f"`{self.quote(shown[1], 40)}` (line {shown[1].lineno}) is a `lax.cond` predicate, which "
+                            f"JAX requires to be a scalar, so `{name}` is one")
+        if change.kind == "atleast" and rank < (change.axis or 1) or change.kind == "expand" and rank == 0:
+            return Severity.ERROR, f"{why}, and the result has more axes than `{name}`"
+        return None
+
     def _message(self, d: CustomDerivative, bwd: RuleFunction, leaf: ast.expr, name: str, change: ShapeChange,
                  why: str, severity: Severity) -> str:
         verb = "differentiating" if severity is Severity.ERROR else "unless it is, differentiating"
         undo = {"flatten": f"drop the flattening (or `.reshape({name}.shape)` with `{name}`'s shape saved)",
                 "transpose": "drop the transpose (or transpose what it is computed from)",
-                "keepdims": "drop the reduction, or keep only the axes broadcasting added to the argument"}[change.kind]
+                "keepdims": "drop the reduction, or keep only the axes broadcasting added to the argument",
+                "atleast": "drop the call: a cotangent has its argument's shape, a scalar's is a scalar",
+                "expand": "drop the added axis: a cotangent has its argument's shape"}[change.kind]
         op = "it" if change.op is leaf else f"`{self.quote(change.op, 40)}`"
         return (f"{rule_label(bwd, 'bwd')} returns `{self.quote(leaf, 40)}` as the cotangent of `{name}`: "
                 f"{op} {change.effect()}, but the cotangent must have `{name}`'s shape "
