@@ -156,7 +156,11 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         if grouped is not None:
             grouped.decoded = decoded
             return grouped
-    lines = source_lines(text)
+    from vjplint.model.file_model import LineTable
+
+    # A table, not a list: the rules' text tests (`FileModel.holds`: 237 over JAX's candidates)
+    # join the lines once per file, not once per test (file_model.LineTable)
+    lines = LineTable(source_lines(text))
     enabled, partly = enabled_codes(config, session)
     result.analysed = True
     module = None
