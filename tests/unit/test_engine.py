@@ -168,3 +168,48 @@ def test_noqa_rows_read_from_the_text_are_the_rows_of_its_lines(ending: str) -> 
     assert lint_source("m.py", text.encode()).diagnostics == []
     assert [(d.code, d.location.row) for d in lint_source("m.py", text.replace("NOQA", "NOTE").encode()).diagnostics] \
         == [("VJP101", 9)]
+
+
+PROSE_ONLY = textwrap.dedent('''\
+    """Helpers that are not custom derivatives: unlike jax.custom_vjp, `f` has no rule."""
+    import jax
+    NOTE = "wrap it in jax.custom_jvp to define one"  # or defvjp, or JVPTracer
+
+
+    def f(x):
+        # a custom_vjp would go here
+        return jax.numpy.sin(x)
+    ''')
+
+
+def test_a_file_naming_the_apis_only_in_prose_is_not_analysed() -> None:
+    """The names in comments and strings only: the lint stops before parsing, as for a file
+    without them (no rule can fire: every rule's TRIGGERS name code the collector reads)."""
+    result = lint_source("prose.py", PROSE_ONLY)
+    assert (result.analysed, result.diagnostics, result.errors) == (False, [], [])
+    in_code = lint_source("code.py", PROSE_ONLY + "g = jax.custom_vjp(f)\n")
+    assert in_code.analysed is True
+
+
+def test_prose_only_files_keep_the_findings_that_read_prose() -> None:
+    """A `# noqa` naming a VJP code (VJP901) and, before Python 3.12, a generic definition whose
+    text holds a name (VJP900): the file is analysed as before."""
+    noqa = lint_source("noqa.py", PROSE_ONLY + "y = 1  # noqa: VJP101\n")
+    assert noqa.analysed is True
+    assert [(d.code, d.location.row, d.message) for d in noqa.diagnostics] == [
+        ("VJP901", 9, "unused `# noqa` directive: no VJP101 diagnostic on this line; remove it")]
+    assert lint_source("other.py", PROSE_ONLY + "y = 1  # noqa: E501\n").analysed is False
+    generic = lint_source("generic.py", "def g[T](x: T) -> T:\n    # jax.custom_vjp\n    return x\n")
+    if sys.version_info < (3, 12):
+        assert [(d.code, d.location.row) for d in generic.diagnostics] == [("VJP900", 1)]
+    else:
+        assert (generic.analysed, generic.diagnostics) == (False, [])
+
+
+def test_a_name_that_a_rule_reads_in_strings_is_not_prose_there() -> None:
+    """VJP402 reads a class's name in a string (and VJP401 a setting's): such a file is analysed."""
+    text = ('import jax\n\n\ndef is_differentiated(x):\n'
+            '    return type(x).__name__ == "JVPTracer"  # jax.custom_vjp\n')
+    result = lint_source("sniff.py", text)
+    assert result.analysed is True
+    assert [(d.code, d.location.row, d.location.column) for d in result.diagnostics] == [("VJP402", 5, 12)]
