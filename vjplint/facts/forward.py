@@ -271,7 +271,11 @@ class ForwardMode:
         """A `jax.pure_callback` call in `fn`, or in a function of the module it calls (two deep)."""
         calls = self.model.facts.own_of_types(fn, (ast.Call,))
         for node in calls:
-            if self.model.index.qualname(node.func) in NO_JVP_CALLBACKS:  # type: ignore[attr-defined]
+            func = node.func  # type: ignore[attr-defined]
+            bound = self._bound_call(func)  # `callback = functools.partial(jax.pure_callback, vmap_method=...)`
+            if bound is not None and bound.args and self.model.index.qualname(bound.func) in PARTIAL:
+                func = bound.args[0]
+            if self.model.index.qualname(func) in NO_JVP_CALLBACKS:
                 return node, None  # type: ignore[return-value]
         if depth >= 2:
             return None
@@ -634,13 +638,18 @@ class ForwardMode:
                 found.append((made[0], node, made[1]))  # type: ignore[arg-type]
         return found
 
-    def _callee(self, func: ast.expr) -> Optional[Tuple[FunctionNode, int, Caller, Optional[ast.ClassDef]]]:
+    def _callee(self, func: ast.expr, depth: int = 0) -> Optional[Tuple[FunctionNode, int, Caller, Optional[ast.ClassDef]]]:
         """(function, leading parameters not passed, the caller it makes, the instance's class) for
         a call of a function of this module or of an instance whose class has `__call__`."""
         if self.model.facts.derivative_named(func) is not None:
             return None  # a custom derivative itself: a direct call, seen above
         while isinstance(func, ast.Call) and func.args and self.model.index.qualname(func.func) in PASS_THROUGH:
             func = func.args[0]  # `jax.vmap(g)(x)`, `jax.checkpoint(g)(x)`
+        made = func if isinstance(func, ast.Call) else self._bound_call(func)
+        if made is not None and made.args and self.model.index.qualname(made.func) in PARTIAL and depth < 3 and \
+                not any(isinstance(a, ast.Starred) for a in made.args):
+            inner = self._callee(made.args[0], depth + 1)  # `total = partial(objective, cost)`: `total(U)`
+            return None if inner is None else (inner[0], inner[1] + len(made.args) - 1, *inner[2:])  # type: ignore[return-value]
         fn = self._function(func)
         if fn is not None:
             return fn, 0, Caller(fn), None

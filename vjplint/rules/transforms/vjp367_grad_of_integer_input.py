@@ -88,9 +88,8 @@ slope = jax.grad(model)(jnp.arange(5.0))
                 continue
             d = self.model.facts.derivative_named(app.target)
             fn = d.primal if d is not None else named_function(self.model.index, app.target)
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                continue
-            params = self.model.signature(fn).positional
+            known = isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            params = self.model.signature(fn).positional if known else []  # a method, a partial: by position
             for position in app.argnums:
                 if not 0 <= position < len(app.args) or not app.args[position]:
                     continue
