@@ -248,16 +248,17 @@ class Values:
         what the calls from outside it give."""
         if d.kind != "vjp" or not d.call_sites:
             return False
-        own = [r.node for r in (d.rule("fwd"), d.rule("bwd")) if r is not None and r.node is not None]
-        outside = 0
-        for site in d.call_sites:
+        inside = []
+        for site in d.call_sites:  # first the cheap test: most callers pass names, none an int literal
             arg = _plain_arg(site.call, index - site.positional_offset)
-            if isinstance(arg, ast.Constant) and type(arg.value) is int:
-                outside += 1
-                continue
-            if not (isinstance(arg, ast.Name) and self._cycle(d, site.enclosing, arg.id, index, own)):
+            if isinstance(arg, ast.Name):
+                inside.append((site, arg))
+            elif not (isinstance(arg, ast.Constant) and type(arg.value) is int):
                 return False
-        return outside > 0
+        if len(inside) == len(d.call_sites):
+            return False
+        own = [r.node for r in (d.rule("fwd"), d.rule("bwd")) if r is not None and r.node is not None]
+        return all(self._cycle(d, site.enclosing, arg.id, index, own) for site, arg in inside)
 
     def _cycle(self, d: CustomDerivative, fn: Optional[FunctionNode], name: str, index: int,
                own: List[FunctionNode]) -> bool:
