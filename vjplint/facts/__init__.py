@@ -84,7 +84,7 @@ class Facts:
         self._swap: Memo[Optional[str]] = Memo()
         self._returns_array: Memo[bool] = Memo()
         self._verdicts: Memo[List["Verdict"]] = Memo()
-        self._forward: Optional["ForwardMode"] = None
+        self._forward: Dict[str, "ForwardMode"] = {}
         self._values: Optional["ValuesEngine"] = None
         self._integers: Optional["Integers"] = None
         self._transform_calls: Optional[List[ast.Call]] = None
@@ -436,14 +436,15 @@ class Facts:
         return self._verdicts((d,), lambda: infer_nondiff(self.model, d, hints), hints)
 
     # -- analyses several rules read ---------------------------------------------------------
-    def forward_mode(self) -> "ForwardMode":
+    def forward_mode(self, kind: str = "vjp") -> "ForwardMode":
         """How forward-mode differentiation reaches the module's custom_vjps (`vjplint.facts.forward`;
-        VJP315), computed per expression on demand."""
-        if self._forward is None:
+        VJP315), or with `kind="jvp"` its custom_jvps (a second derivative differentiating a jvp
+        rule, VJP369), computed per expression on demand."""
+        if kind not in self._forward:
             from vjplint.facts.forward import ForwardMode
 
-            self._forward = ForwardMode(self.model)
-        return self._forward
+            self._forward[kind] = ForwardMode(self.model, kind)
+        return self._forward[kind]
 
     # -- the module -----------------------------------------------------------------------------
     def is_jax_internal(self) -> bool:

@@ -187,13 +187,14 @@ NO_JVP_CALLBACKS = ("jax.pure_callback", "jax._src.callback.pure_callback")
 class ForwardMode:
     """Where forward-mode differentiation of the module meets a custom_vjp."""
 
-    def __init__(self, model: FileModel) -> None:
+    def __init__(self, model: FileModel, kind: str = "vjp") -> None:
         self.model = model
+        self.kind = kind  # "jvp": where a custom_jvp is reached instead (VJP369)
         self._mutated: Dict[FunctionNode, Dict[str, List[ast.expr]]] = {}
         # The custom_vjp calls of the module, by the function making them.
         self._callers: Dict[Optional[ast.AST], List[Tuple[CustomDerivative, CallSite]]] = {}
         for d in model.derivatives:
-            if d.kind == "vjp":
+            if d.kind == self.kind:
                 for site in d.call_sites:
                     if site.enclosing is not None:
                         self._callers.setdefault(site.enclosing, []).append((d, site))
@@ -261,17 +262,21 @@ class ForwardMode:
         for role, rule in self.model.facts.rules_of(d):  # a pure_callback, here or in a helper
             if rule.node is None or role not in roles:
                 continue
-            found = self._callback_in(rule.node, 0)
+            found = self.callback_in(rule.node, 0)
             if found is not None:
                 call, helper = found
                 return RuleCall(role, rule.name or role, None, call, helper)
         return None
 
-    def _callback_in(self, fn: FunctionNode, depth: int) -> Optional[Tuple[ast.Call, Optional[str]]]:
+    def callback_in(self, fn: FunctionNode, depth: int = 0) -> Optional[Tuple[ast.Call, Optional[str]]]:
         """A `jax.pure_callback` call in `fn`, or in a function of the module it calls (two deep)."""
         calls = self.model.facts.own_of_types(fn, (ast.Call,))
         for node in calls:
-            if self.model.index.qualname(node.func) in NO_JVP_CALLBACKS:  # type: ignore[attr-defined]
+            func = node.func  # type: ignore[attr-defined]
+            bound = self._bound_call(func)  # `callback = functools.partial(jax.pure_callback, vmap_method=...)`
+            if bound is not None and bound.args and self.model.index.qualname(bound.func) in PARTIAL:
+                func = bound.args[0]
+            if self.model.index.qualname(func) in NO_JVP_CALLBACKS:
                 return node, None  # type: ignore[return-value]
         if depth >= 2:
             return None
@@ -279,7 +284,7 @@ class ForwardMode:
             callee = named_function(self.model.index, node.func)  # type: ignore[attr-defined]
             if callee is None or callee is fn or self.model.derivative_for_node(callee) is not None:
                 continue
-            found = self._callback_in(callee, depth + 1)
+            found = self.callback_in(callee, depth + 1)
             if found is not None:
                 return found[0], found[1] or getattr(callee, "name", "<lambda>")
         return None
@@ -293,7 +298,7 @@ class ForwardMode:
             return None
         d = self.model.facts.derivative_named(expr)
         if d is not None:
-            if d.kind != "vjp":
+            if d.kind != self.kind:
                 return None
             if argnums is not None and d.nondiff and all(a in d.nondiff for a in argnums):
                 return None  # only nondiff positions are perturbed: another error (VJP10x)
@@ -599,11 +604,11 @@ class ForwardMode:
             return None
         d = self.model.facts.derivative_named(expr)
         if d is not None:
-            return (d, 0) if d.kind == "vjp" else None
+            return (d, 0) if d.kind == self.kind else None
         call = expr if isinstance(expr, ast.Call) else self._bound_call(expr)
         if call is None:
             decorated = self._decorated(named_function(self.model.index, expr)) if isinstance(expr, ast.Name) else None
-            return (decorated, 0) if isinstance(decorated, CustomDerivative) and decorated.kind == "vjp" else None
+            return (decorated, 0) if isinstance(decorated, CustomDerivative) and decorated.kind == self.kind else None
         q = self.model.index.qualname(call.func)
         if q in PASS_THROUGH and call.args:
             return self.made_vjp(call.args[0], depth + 1)
@@ -634,13 +639,18 @@ class ForwardMode:
                 found.append((made[0], node, made[1]))  # type: ignore[arg-type]
         return found
 
-    def _callee(self, func: ast.expr) -> Optional[Tuple[FunctionNode, int, Caller, Optional[ast.ClassDef]]]:
+    def _callee(self, func: ast.expr, depth: int = 0) -> Optional[Tuple[FunctionNode, int, Caller, Optional[ast.ClassDef]]]:
         """(function, leading parameters not passed, the caller it makes, the instance's class) for
         a call of a function of this module or of an instance whose class has `__call__`."""
         if self.model.facts.derivative_named(func) is not None:
             return None  # a custom derivative itself: a direct call, seen above
         while isinstance(func, ast.Call) and func.args and self.model.index.qualname(func.func) in PASS_THROUGH:
             func = func.args[0]  # `jax.vmap(g)(x)`, `jax.checkpoint(g)(x)`
+        made = func if isinstance(func, ast.Call) else self._bound_call(func)
+        if made is not None and made.args and self.model.index.qualname(made.func) in PARTIAL and depth < 3 and \
+                not any(isinstance(a, ast.Starred) for a in made.args):
+            inner = self._callee(made.args[0], depth + 1)  # `total = partial(objective, cost)`: `total(U)`
+            return None if inner is None else (inner[0], inner[1] + len(made.args) - 1, *inner[2:])  # type: ignore[return-value]
         fn = self._function(func)
         if fn is not None:
             return fn, 0, Caller(fn), None

@@ -33,6 +33,7 @@ from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, named_function
 GRADS = frozenset({"jax.grad", "jax.value_and_grad"})
 JACOBIANS = frozenset({"jax.jacrev", "jax.jacfwd", "jax.hessian"})  # check their inputs' dtype as grad does
 WRAPPERS = frozenset({"jax.jit", "jax.checkpoint", "jax.remat"})  # keep the gradient function's inputs/output
+MAPS = frozenset({"jax.vmap", "jax.pmap"})  # keep the inputs' dtypes, drop an axis of their ranks
 _ARRAYS = ("jax.numpy.", "numpy.")
 _SHAPED = frozenset({"zeros", "ones", "empty", "full"})
 _LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "asarray", "array", "copy"})
@@ -51,6 +52,7 @@ class GradApplication:
     applied: ast.Call  # the call of the gradient function
     args: Tuple[Tuple[ast.expr, ...], ...]  # per input position, what every route passes there
     argnums: Optional[Tuple[int, ...]]  # None: not a literal
+    mapped: bool = False  # under `jax.vmap`/`jax.pmap`: the inputs' dtypes hold, not their ranks
 
     def keyword(self, name: str) -> Optional[ast.expr]:
         return next((k.value for k in self.grad.keywords if k.arg == name), None)
@@ -69,13 +71,15 @@ def grad_applications(model: FileModel) -> List[GradApplication]:
             continue
         outer: ast.expr = call
         parent = index.parent(outer)
+        mapped = False
         while isinstance(parent, ast.Call) and parent.args and parent.args[0] is outer and \
-                (index.qualname(parent.func) or "") in WRAPPERS:
+                (index.qualname(parent.func) or "") in WRAPPERS | MAPS:
+            mapped = mapped or (index.qualname(parent.func) or "") in MAPS
             outer, parent = parent, index.parent(parent)
         for applied in _applications(model, outer):
             args = _positions(model, applied.args, 0)
             if args is not None:
-                found.append(GradApplication(call, transform, call.args[0], applied, args, _argnums(call)))
+                found.append(GradApplication(call, transform, call.args[0], applied, args, _argnums(call), mapped))
     return found
 
 
@@ -112,16 +116,27 @@ def _applications(model: FileModel, made: ast.expr) -> List[ast.Call]:
     return calls
 
 
+class Open(tuple):
+    """Positions of which only the first are known (a `*seq` spread last whose `seq` the module
+    shows only in part: `a = list(args); a[0] = v`); an empty entry: unknown."""
+
+
+class _OpenList(list):
+    pass
+
+
 def _positions(model: FileModel, args: List[ast.expr], depth: int) -> Optional[Tuple[Tuple[ast.expr, ...], ...]]:
     """Per position, the expressions passed there (a `*seq` spread where the module shows `seq`;
-    None where it does not)."""
+    None where it does not; an `Open` tuple where it shows its first items only)."""
     out: List[Tuple[ast.expr, ...]] = []
-    for arg in args:
+    for at, arg in enumerate(args):
         if isinstance(arg, ast.Starred):
             spread = _sequence(model, arg.value, depth + 1)
             if spread is None:
                 return None
             out.extend(spread)
+            if isinstance(spread, _OpenList):
+                return Open(out) if at == len(args) - 1 else None
         else:
             out.append((arg,))
     return tuple(out)
@@ -136,7 +151,7 @@ def _sequence(model: FileModel, e: ast.expr, depth: int) -> Optional[List[Tuple[
     index = model.index
     if isinstance(e, (ast.Tuple, ast.List)):
         items = _positions(model, e.elts, depth)
-        return list(items) if items is not None else None
+        return (_OpenList if isinstance(items, Open) else list)(items) if items is not None else None
     if isinstance(e, ast.Call):
         q = index.qualname(e.func) or ""
         if q in ("builtins.tuple", "builtins.list") and len(e.args) == 1 and not e.keywords:
@@ -155,15 +170,64 @@ def _sequence(model: FileModel, e: ast.expr, depth: int) -> Optional[List[Tuple[
             return None
         binding = found[1][0]
         if binding.kind == "assign" and binding.value is not None:
-            return _sequence(model, binding.value, depth + 1)
+            return _stored(model, e, binding, _sequence(model, binding.value, depth + 1))
         fn = found[0].node
         if binding.kind == "param" and isinstance(fn, FUNCTION_TYPES) and model.signature(fn).vararg == e.id:
             first = len(model.signature(fn).positional)
             spreads = [_positions(model, c.args, depth + 1) for c in _callers(model, fn)]
-            if not spreads or any(s is None for s in spreads) or len({len(s) for s in spreads}) != 1:  # type: ignore[arg-type]
+            if not spreads or any(s is None or isinstance(s, Open) for s in spreads) or \
+                    len({len(s) for s in spreads}) != 1:  # type: ignore[arg-type]
                 return None
             return [tuple(x for s in spreads for x in s[i]) for i in range(first, len(spreads[0]))]  # type: ignore[index]
     return None
+
+
+def _stored(model: FileModel, use: ast.Name, binding, items: Optional[List[Tuple[ast.expr, ...]]]
+            ) -> Optional[List[Tuple[ast.expr, ...]]]:
+    """`items` of the list a name is bound to, with what the statements of the binding's own block
+    before `use` write into it: `a[0] = v` (replacing item 0; under an `if` or a loop, adding `v`
+    as an option) and `a.append(v)` (in the block itself). A list shown only by such writes
+    (`a = list(args)` of unknown `args`) is an open one, its unwritten items unknown."""
+    index = model.index
+    stmt = binding.node
+    block = next((b for b in _blocks(index.parent(stmt)) if stmt in b), None)
+    if block is None:
+        return items
+    name = use.id
+    out = _OpenList(items) if items is None or isinstance(items, _OpenList) else list(items)
+    known = items is not None
+    writes = False
+    for node in index.names(name):
+        if node is use or not (stmt.lineno < node.lineno < use.lineno) or \
+                index.resolve(name, index.scope_of(node)) != index.resolve(name, index.scope_of(use)):
+            continue
+        site = index.parent(node)
+        writer = index.parent(site)
+        if isinstance(site, ast.Subscript) and isinstance(site.ctx, ast.Store) and isinstance(writer, ast.Assign) \
+                and writer.targets == [site]:
+            at = site.slice.value if isinstance(site.slice, ast.Constant) else None
+            if type(at) is not int or at < 0:
+                return None
+            writes = True
+            while len(out) <= at:
+                if known and not isinstance(out, _OpenList):
+                    return None  # an index past the list's end: an IndexError, not ours to read
+                out.append(())
+            out[at] = (writer.value,) if writer in block else out[at] + (writer.value,)
+        elif isinstance(site, ast.Attribute) and site.attr == "append" and isinstance(writer, ast.Call) and \
+                writer.func is site and len(writer.args) == 1 and index.parent(writer) in block and known and \
+                not isinstance(out, _OpenList):
+            writes = True
+            out.append((writer.args[0],))
+        elif isinstance(site, ast.Attribute) or isinstance(site, ast.Subscript) and isinstance(site.ctx, ast.Store):
+            return None  # another write (`a.insert`, `a[i] = v` for a computed `i`): not followed
+    if not known and not writes:
+        return None
+    return out
+
+
+def _blocks(node: Optional[ast.AST]) -> List[List[ast.stmt]]:
+    return [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]
 
 
 def _callers(model: FileModel, fn: FunctionNode) -> List[ast.Call]:
@@ -196,9 +260,10 @@ def _param_values(model: FileModel, fn: FunctionNode, name: str) -> Optional[Lis
         spread = _positions(model, call.args, 0) if given is None else None
         if given is not None:
             values.append(given)
-        elif spread is not None and position < len(spread):
+        elif spread is not None and position < len(spread) and spread[position]:
             values.extend(spread[position])
-        elif spread is not None and name in sig.defaults:
+        elif spread is not None and not isinstance(spread, Open) and position >= len(spread) and \
+                name in sig.defaults:
             values.append(sig.defaults[name])
         else:
             return None
@@ -427,6 +492,28 @@ def _method_rank(model: FileModel, e: ast.Call, frames: Frames, depth: int) -> i
     return 0
 
 
+NAMED_TUPLES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
+
+
+def _leaves(model: FileModel, e: ast.expr) -> Optional[List[ast.expr]]:
+    """The items of a pytree literal the module builds: a tuple, list or dict display, `dict(k=v)`,
+    or a call of a NamedTuple class of the module (None: not one)."""
+    if isinstance(e, (ast.Tuple, ast.List)):
+        return [x for x in e.elts if not isinstance(x, ast.Starred)]
+    if isinstance(e, ast.Dict):
+        return [v for k, v in zip(e.keys, e.values) if k is not None]
+    if not isinstance(e, ast.Call):
+        return None
+    if (model.index.qualname(e.func) or "") == "builtins.dict" and not e.args:
+        return [k.value for k in e.keywords if k.arg is not None]
+    if isinstance(e.func, ast.Name):
+        bindings = model.index.lookup(e.func.id, model.index.scope_of(e))
+        cls = bindings[0].node if len(bindings) == 1 else None
+        if isinstance(cls, ast.ClassDef) and any((model.index.qualname(b) or "") in NAMED_TUPLES for b in cls.bases):
+            return [a for a in e.args if not isinstance(a, ast.Starred)] + [k.value for k in e.keywords if k.arg]
+    return None
+
+
 @query
 def integer_input(model: FileModel, e: ast.expr, depth: int = 0) -> Optional[ast.expr]:
     """The expression showing that `e` is an integer or bool value (None: not shown), through
@@ -446,6 +533,9 @@ def integer_input(model: FileModel, e: ast.expr, depth: int = 0) -> Optional[ast
         return None
     if isinstance(e, ast.Constant):
         return e if type(e.value) in (int, bool) else None
+    leaves = _leaves(model, e)
+    if leaves is not None:  # a pytree: JAX checks each leaf's dtype
+        return next((s for s in (integer_input(model, v, depth + 1) for v in leaves) if s is not None), None)
     if isinstance(e, ast.Call):
         q = index.qualname(e.func) or ""
         if q.startswith(_ARRAYS) and q.rsplit(".", 1)[-1] == "arange" and e.args and not e.keywords and \

@@ -187,8 +187,8 @@ class Integers:
             target = next((k.value for k in e.keywords if k.arg == "new_dtype"), e.args[1] if len(e.args) > 1 else None)
             dtype = self.int_dtype(target)
             return f"{quoted}, a conversion to {dtype}" if dtype else None
-        given, dtype_expr = self._dtype_argument(e, 0 if q == "jax.lax.iota" else
-                                                 SHAPE_BUILDERS.get(tail, LIKE_BUILDERS.get(tail)))
+        given, dtype_expr = self._dtype_argument(e, 0 if q == "jax.lax.iota" else 1 if tail in ("asarray", "array")
+                                                 else SHAPE_BUILDERS.get(tail, LIKE_BUILDERS.get(tail)))
         if given:
             dtype = self.int_dtype(dtype_expr)
             return f"{quoted}, of dtype {dtype}" if dtype else None

@@ -240,6 +240,44 @@ class Values:
                          and not (isinstance(arg, ast.Name) and arg.id == name) else kind)
         return join_all(kinds)
 
+    def _ints_only(self, d: CustomDerivative, index: int) -> bool:
+        """Whether every call of custom_vjp `d` passes an int literal at `index`, but for calls in
+        a custom_jvp's jvp rule that pass on its own nondiff parameter when every call of that
+        custom_jvp passes the `index`-th parameter of `d`'s fwd or primal there (deepqmc's angle: fwd
+        hands the atom indices to a custom_jvp whose rule calls `d` again): such a cycle carries only
+        what the calls from outside it give."""
+        if d.kind != "vjp" or not d.call_sites:
+            return False
+        inside = []
+        for site in d.call_sites:  # first the cheap test: most callers pass names, none an int literal
+            arg = _plain_arg(site.call, index - site.positional_offset)
+            if isinstance(arg, ast.Name):
+                inside.append((site, arg))
+            elif not (isinstance(arg, ast.Constant) and type(arg.value) is int):
+                return False
+        if len(inside) == len(d.call_sites):
+            return False
+        own = [r.node for r in (d.rule("fwd"), d.rule("bwd")) if r is not None and r.node is not None]
+        return all(self._cycle(d, site.enclosing, arg.id, index, own) for site, arg in inside)
+
+    def _cycle(self, d: CustomDerivative, fn: Optional[FunctionNode], name: str, index: int,
+               own: List[FunctionNode]) -> bool:
+        for e in self.model.derivatives:
+            jvp = e.rule("jvp")
+            if e.kind != "jvp" or jvp is None or jvp.node is not fn or not e.call_sites:
+                continue
+            params = self.model.signature(fn).positional  # the jvp rule: its nondiff parameters first
+            if name not in params or params.index(name) >= len(e.nondiff):
+                return False
+            position = sorted(e.nondiff)[params.index(name)]
+            for site in e.call_sites:
+                arg = _plain_arg(site.call, position - site.positional_offset)
+                if not (isinstance(arg, ast.Name) and site.enclosing in [*own, d.primal] and site.enclosing is not None
+                        and self.model.signature(site.enclosing).positional[index:index + 1] == [arg.id]):
+                    return False
+            return True
+        return False
+
     def _role(self, fn: FunctionNode, name: str) -> Optional[Kind]:
         """Differentiable primal arguments and cotangents are arrays; jvp primals are tuples of them."""
         if self._roles is None:
@@ -262,7 +300,7 @@ class Values:
         nondiff = len(d.nondiff)
         label = f"custom_{d.kind} `{d.name}`"
         if role in ("primal", "fwd"):
-            if index in d.nondiff or d.nondiff_unresolved:
+            if index in d.nondiff or d.nondiff_unresolved or self._ints_only(d, index):
                 return None
             return Kind(ARRAY, why=f"`{name}` is a differentiable argument of {label}")
         if role == "bwd" and index == len(params) - 1 and index > nondiff:
@@ -684,3 +722,8 @@ class Values:
         return None
 
 
+def _plain_arg(call: ast.Call, position: int) -> Optional[ast.expr]:
+    """The argument `call` passes at `position`, when no `*args` comes before it."""
+    if position < 0 or any(isinstance(a, ast.Starred) for a in call.args[:position + 1]):
+        return None
+    return call.args[position] if position < len(call.args) else None

@@ -126,7 +126,8 @@ slope = jax.grad(model)(1.0)
                 self._report(call, target, evidence)
                 reported.add(call)
         for app in self.model.facts.grad_applications():
-            if app.transform in GRADS and app.grad not in reported and app.keyword("has_aux") is None:
+            if app.transform in GRADS and app.grad not in reported and app.keyword("has_aux") is None and \
+                    not app.mapped:  # under vmap the function sees the inputs less their mapped axis
                 self._check_inputs(app)
 
     def _check_inputs(self, app) -> None:

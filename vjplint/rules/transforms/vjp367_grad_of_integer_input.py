@@ -14,9 +14,12 @@ class GradOfIntegerInput(Rule):
     module defining a custom derivative, that passes an integer or boolean value at a
     differentiated position (`argnums`, 0 by default): an integer literal, `jnp.arange(5)`,
     `jnp.array([1, 2, 3])`, `jnp.arange(n)` with `n` an integer every caller passes, an int dtype (`dtype=jnp.int32`, `.astype(jnp.int32)`), a comparison,
-    `argmax`..., directly or through a name, a `*args` tuple, or a parameter that every call of its
-    function in the module gives one; the gradient function called where it is made, through
-    `jax.jit`, or through a name bound to it.
+    `argmax`..., `jax.random.randint`, `np.int32(3)`, directly or through a name, a `*args` tuple
+    (also a list the caller copies and overwrites, `a = list(args); a[0] = v`, or fills with
+    `append`), a parameter that every call of its function in the module gives one, or as a leaf of
+    a pytree the call passes (a tuple, list or dict display, `dict(...)`, a NamedTuple of the
+    module); the gradient function called where it is made, through `jax.jit` or `jax.vmap`, or
+    through a name bound to it, whatever it differentiates (a function, a method, a `partial`).
 
     ## Why is this bad?
     Reverse mode differentiates inexact (float or complex) inputs only. Measured on JAX 0.10.2
@@ -88,9 +91,8 @@ slope = jax.grad(model)(jnp.arange(5.0))
                 continue
             d = self.model.facts.derivative_named(app.target)
             fn = d.primal if d is not None else named_function(self.model.index, app.target)
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                continue
-            params = self.model.signature(fn).positional
+            known = isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            params = self.model.signature(fn).positional if known else []  # a method, a partial: by position
             for position in app.argnums:
                 if not 0 <= position < len(app.args) or not app.args[position]:
                     continue
