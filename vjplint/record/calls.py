@@ -306,6 +306,11 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
                 return
         args = bound.args
     leaves, treedef = jax.tree_util.tree_flatten(args)
+    examples = _unbatched(leaves, jax, np)
+    if examples:  # under an eager `vmap`: the concrete calls behind the batch, each as a call of its own
+        for example in examples:
+            _note_function(fun, jax.tree_util.tree_unflatten(treedef, example), {}, obj, kind, unwrap)
+        return
     values, parts, abstract = [], [], False  # first the signature (shapes only: nothing is copied yet)
     for leaf in leaves:
         if isinstance(leaf, jax.core.Tracer):
@@ -369,6 +374,41 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
         _state["bytes"] += size
         if len(slot["kept"]) > MAX_KEPT:
             _thin(slot["kept"])
+
+
+EXAMPLES_PER_BATCH = 8  # concrete calls taken from one eager `vmap` call, spread over the batch
+
+
+def _unbatched(leaves, jax, np):
+    """A call under an eager `jax.vmap` (no `jit` around it) sees batch tracers whose batched values are
+    concrete: the calls it stands for, one per example (sliced along each mapped argument's batch
+    axis; an unmapped argument as it is), at most EXAMPLES_PER_BATCH spread over the batch. None
+    when no leaf is such a tracer, or one is traced otherwise (under `jit`, `scan`: shapes only)."""
+    mapped, size = [], None
+    for leaf in leaves:
+        if not isinstance(leaf, jax.core.Tracer):
+            mapped.append((leaf, None))
+            continue
+        if type(leaf).__name__ != "BatchTracer" or not hasattr(leaf, "val"):
+            return None
+        val = leaf.val
+        if isinstance(val, jax.core.Tracer):
+            val = val.to_concrete_value() if hasattr(val, "to_concrete_value") else None
+            if val is None:
+                return None
+        dim = getattr(leaf, "batch_dim", None)
+        if not isinstance(dim, int):
+            mapped.append((val, None))
+            continue
+        n = int(np.shape(val)[dim])
+        if size not in (None, n) or n == 0:
+            return None
+        size = n
+        mapped.append((val, dim))
+    if size is None:
+        return None
+    picks = sorted({round(k * (size - 1) / max(1, EXAMPLES_PER_BATCH - 1)) for k in range(EXAMPLES_PER_BATCH)})
+    return [[np.asarray(np.take(np.asarray(v), i, axis=d)) if d is not None else v for v, d in mapped] for i in picks]
 
 
 def _note_callers(callers, filename, np, jax):
