@@ -285,6 +285,11 @@ def _definition(fun, unwrap=False):
             and seen < 8:  # JAX's custom_vjp/custom_jvp over `@jax.jit` (what jit returns has `lower`)
         fun, seen = fun.__wrapped__, seen + 1
         code = getattr(fun, "__code__", None)
+    while unwrap and code is not None and seen < 8 and getattr(getattr(fun, "__wrapped__", None), "__code__", None):
+        # A decorator written with `functools.wraps` under the creator (recurrentgemma's type checker,
+        # a `named_scope`): the definition is the function it wraps, where the static model has it.
+        fun, seen = fun.__wrapped__, seen + 1
+        code = fun.__code__
     if code is None:
         return ("", 0, "{}.{}".format(getattr(fun, "__module__", "?"), getattr(fun, "__qualname__", repr(fun))))
     return (code.co_filename, code.co_firstlineno, code.co_name)
