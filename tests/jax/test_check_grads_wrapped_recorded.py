@@ -4,7 +4,8 @@
 so check-grads said "never called" and checked at assumed inputs only. It now follows
 `__wrapped__` to the decorated `def`, as the static model does: a rule wrong only above 2, which
 the made-up inputs never reach, fails at the project's 3.0; the right one passes at its
-recorded call. Real JAX on CPU, a real command, through the real CLI."""
+recorded call. A wrapper with parameters of its own that the creator is applied to (logbesselk's
+`custom_vjp(wrapped_func)` in a factory) stays the definition. Real JAX on CPU, a real command, through the real CLI."""
 
 from __future__ import annotations
 
@@ -68,15 +69,36 @@ def square_far_bwd(x, g):
 
 
 square_far.defvjp(square_far_fwd, square_far_bwd)
+
+
+def wrap(func):  # logbesselk's factory: the creator over a wrapper with parameters of its own
+    @functools.wraps(func)
+    def wrapped(x):
+        return func(x)
+
+    def fwd(x):
+        return func(x), x
+
+    def bwd(x, g):
+        return (2.0 * x * g,)
+
+    custom = jax.custom_vjp(wrapped)
+    custom.defvjp(fwd, bwd)
+    return custom
+
+
+@wrap
+def square_made(x):
+    return x * x
 '''
 
 TRAIN = '''\
 import jax.numpy as jnp
 
-from pkg.ops import square, square_far
+from pkg.ops import square, square_far, square_made
 
 xs = jnp.array([0.5, 3.0])
-print("ran", square(xs).shape, square_far(xs).shape)
+print("ran", square(xs).shape, square_far(xs).shape, square_made(xs).shape)
 '''
 
 
@@ -92,7 +114,7 @@ def test_a_creator_over_a_wraps_decorator_is_recorded_under_the_decorated_def(tm
                    sys.executable, "train.py", cwd=tmp_path, env={**JAX_ENV, "PYTHONPATH": pythonpath(tmp_path)},
                    timeout=900)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "ran (2,) (2,)" in proc.stderr
+    assert "ran (2,) (2,) (2,)" in proc.stderr
     rows = {r["function"]: r for r in json.loads(report.read_text())}
     assert (rows["square"]["status"], rows["square"]["at"], rows["square"]["called"]) == (
         "passed", "at 1 recorded call", True)
@@ -101,5 +123,8 @@ def test_a_creator_over_a_wraps_decorator_is_recorded_under_the_decorated_def(tm
     assert (failed[0]["code"], failed[0]["name"]) == ("VJP501", "reverse order 1"), failed
     assert failed[0]["detail"].startswith("bwd cotangent for `x` differs from finite differences: max rel. error "
                                           "0.5 at x="), failed[0]["detail"]
-    assert "2 under the paths, 2 called by the run, 2 checked, 1 passed (1 recorded call checked), 1 failed, 0 not " \
+    # The wrapper with parameters of its own stays the definition (the static model's, in the factory).
+    assert (rows["custom"]["status"], rows["custom"]["at"], rows["custom"]["called"]) == (
+        "passed", "at 1 recorded call", True), rows["custom"]
+    assert "3 under the paths, 3 called by the run, 3 checked, 2 passed (2 recorded calls checked), 1 failed, 0 not " \
         "checked, 0 never called" in proc.stdout, proc.stdout

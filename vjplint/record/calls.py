@@ -285,9 +285,12 @@ def _definition(fun, unwrap=False):
             and seen < 8:  # JAX's custom_vjp/custom_jvp over `@jax.jit` (what jit returns has `lower`)
         fun, seen = fun.__wrapped__, seen + 1
         code = getattr(fun, "__code__", None)
-    while unwrap and code is not None and seen < 8 and getattr(getattr(fun, "__wrapped__", None), "__code__", None):
-        # A decorator written with `functools.wraps` under the creator (recurrentgemma's type checker,
-        # a `named_scope`): the definition is the function it wraps, where the static model has it.
+    while unwrap and code is not None and seen < 8 and code.co_flags & 0x0C == 0x0C and \
+            getattr(getattr(fun, "__wrapped__", None), "__code__", None):
+        # A pass-through decorator (`*args, **kwargs`, written with `functools.wraps`) under the creator
+        # (recurrentgemma's type checker, a `named_scope`): the definition is the function it wraps,
+        # where the static model has it. A wrapper with parameters of its own (logbesselk's
+        # `wrapped_func(v, x)`, which the creator is applied to inside a factory) is the definition.
         fun, seen = fun.__wrapped__, seen + 1
         code = fun.__code__
     if code is None:
