@@ -4,7 +4,10 @@ Copies the bases and a sample of mutants (the first N of each operator, by name;
 a temporary directory, runs `vjplint check-grads --report` on each set, and scores with the JAX
 labels of labels.json (eval/mutation/label.py): a hazard counts as reported when its mutant draws
 a VJP501-VJP504 error (or warning) its base does not; a false failure is an error on a correct
-base or on an `ok` mutant.
+base or on an `ok` mutant. A second count, by finding, is the one for a base whose rule is not the
+true gradient on purpose (it gives `eval_grad_reference`): a mutant is found when its report holds a
+finding its base's does not (another code, transform or order, argument, or a raise where the base
+gave a value mismatch), not when it repeats the base's own (docs/check-grads.md).
 
     python eval/mutation/gradcheck_score.py                  # run both sets, then score (-j 2)
     python eval/mutation/gradcheck_score.py -j 12 --out DIR  # keep the reports in DIR
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -119,6 +123,37 @@ def verdicts(report: Path, reasons: Optional[dict] = None):
     return status, diags
 
 
+def _kind(check: dict) -> str:
+    """What sort of finding a failed check is: a "may" (a warning), a raise, a dtype, or a value mismatch."""
+    detail = check.get("message") or check.get("detail") or ""
+    if check.get("severity", "error") == "warning":
+        return "may"
+    if re.search(r"\braises\b", detail):
+        return "raise"
+    if "comes back as" in detail:
+        return "dtype"
+    return "value"
+
+
+def findings(report: Path) -> dict:
+    """Each module's findings, as what a reader would tell apart: (function, code, check -- the transform
+    and order, or `call`/`registration` --, the arguments the message names, kind). The values and the
+    sizes of the error are left out: a mutant whose report differs from its base's only in them repeats
+    the base's finding."""
+    out = defaultdict(set)
+    for row in json.loads(report.read_text()):
+        f = (report.parent / row["filename"]).resolve()
+        names = {i.get("name") for i in row.get("inputs", []) if isinstance(i, dict)}
+        for check in row["checks"]:
+            if check.get("status") != "failed" or check.get("code") not in CHECK_CODES:
+                continue
+            detail = check.get("message") or check.get("detail") or ""
+            args = frozenset(t for t in re.findall(r"`([^`]+)`", detail.split(" at ")[0])
+                             if t in names or t.startswith("output"))
+            out[f].add((row.get("function", ""), check["code"], check.get("name", ""), args, _kind(check)))
+    return out
+
+
 def _deliberate(path: Path) -> bool:
     try:
         return "def eval_grad_reference" in path.read_text()
@@ -158,6 +193,16 @@ def score(out: Path, verbose: bool) -> dict:
     deliberate = {p.stem for p in bst if _deliberate(p)} | {f"mutants/{p.parent.name}/{p.stem}" for p in mst
                                                              if _deliberate(p)}
     ok = [r for r in rows if r[1] == "ok" and r[0] not in deliberate]
+    # By finding (the count for a base whose rule is not the true gradient on purpose, and the same
+    # rule for every base): a mutant is found when its report holds a finding its base's does not --
+    # another code, another transform or order, another argument, another kind (a raise where the base
+    # gave a value mismatch) --, not when it repeats the base's own. For a base with no finding this is
+    # the first figure's "a code the base does not draw".
+    bfind = {p.stem: f for p, f in findings(out / "bases.json").items()}
+    mfind = findings(out / "sample.json")
+    new_finding = {f"mutants/{p.parent.name}/{p.stem}": bool(f - bfind.get(p.stem, set())) for p, f in mfind.items()}
+    deliberate_bases = {p.stem for p in bst if _deliberate(p)}
+    of_deliberate = [r for r in hazards if r[0].rsplit("/", 1)[-1] in deliberate_bases]
     bad_bases = sorted((p.stem, sorted(codes(d, {"error"})), sorted(codes(d, {"warning"})))
                        for p, d in bdiag.items() if codes(d, {"error", "warning"}) and p.stem not in deliberate)
     result = {
@@ -168,6 +213,12 @@ def score(out: Path, verbose: bool) -> dict:
         "hazards_reported": sum(bool(r[4]) for r in hazards),
         "hazards_reported_as_errors": sum(bool(r[3]) for r in hazards),
         "hazards_reported_or_a_new_raise": sum(bool(r[4]) or r[0] in raised_new for r in hazards),
+        "hazards_reported_by_finding": sum(new_finding.get(r[0], False) for r in hazards),
+        "hazards_of_deliberate_bases": len(of_deliberate),
+        "hazards_of_deliberate_bases_reported": sum(bool(r[4]) for r in of_deliberate),
+        "hazards_of_deliberate_bases_reported_by_finding": sum(new_finding.get(r[0], False) for r in of_deliberate),
+        "hazards_of_true_gradient_bases_reported": sum(bool(r[4]) for r in hazards if r not in of_deliberate),
+        "ok_mutants_with_a_new_finding": sum(new_finding.get(r[0], False) for r in ok),
         "hazards_missed_by_status": dict(Counter(r[2] for r in hazards if not r[4])),
         "bases_with_an_error": sum(bool(e) for _, e, _ in bad_bases),
         "bases_with_an_error_or_warning": bad_bases,
@@ -192,12 +243,21 @@ def score(out: Path, verbose: bool) -> dict:
           f" as errors {result['hazards_reported_as_errors']}; missed by status {result['hazards_missed_by_status']}")
     print(f"hazards reported, counting also a raise where the base's finding of that code is not one: "
           f"{result['hazards_reported_or_a_new_raise']}/{result['hazards']}")
+    t = result["hazards"] - result["hazards_of_deliberate_bases"]
+    print(f"hazards reported by finding (a finding the base's report does not hold: another code, transform or "
+          f"order, argument, or kind): {result['hazards_reported_by_finding']}/{result['hazards']} "
+          f"({result['hazards_reported_by_finding'] / h:.2f}); of bases whose rule is not the true gradient on "
+          f"purpose: {result['hazards_of_deliberate_bases_reported_by_finding']}/{result['hazards_of_deliberate_bases']}"
+          f" by finding, {result['hazards_of_deliberate_bases_reported']} by code; of the others: "
+          f"{result['hazards_of_true_gradient_bases_reported']}/{t} by code")
     print(f"modules not checked: {result['not_checked']}, for reachability: {result['not_checked_for_reachability']}")
     print(f"ok mutants with a new error: {result['ok_mutants_with_a_new_error']}"
-          f" (error or warning: {result['ok_mutants_with_a_new_error_or_warning']})")
+          f" (error or warning: {result['ok_mutants_with_a_new_error_or_warning']}; a new finding of any"
+          f" severity: {result['ok_mutants_with_a_new_finding']})")
     for r in rows:
         if (r[1] == "hazard" and not r[4]) or (r[1] == "ok" and r[4]):
-            print("  ", "MISSED" if r[1] == "hazard" else "FALSE", r[0], r[2])
+            print("  ", "MISSED" if r[1] == "hazard" else "FALSE", r[0], r[2],
+                  "(found by finding)" if r[1] == "hazard" and new_finding.get(r[0]) else "")
         elif verbose and r[1] == "hazard":
             print("   found", r[0], r[4])
     return result

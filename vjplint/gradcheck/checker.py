@@ -4,6 +4,7 @@ by vjplint): GradChecker, the harness's Verifier (vjplint/verify/verifier.py) wi
 (probing, domains, the references) and how an outcome is recorded and judged.
 """
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -40,6 +41,16 @@ FD, MAX_ELEMENTS = N.FD, N.MAX_ELEMENTS
 
 class Retry(Exception):
     """The float64 run cannot start (the function rejects float64 inputs): run at the inputs' dtype."""
+
+
+class Narrow(Exception):
+    """The module raises with float64 enabled, at the project's own values too, and runs with it off
+    (a host callback declaring int32 or float32 results, `jnp.asarray(0)` compared with an int32):
+    the project never runs it so. Checked at the project's precision, float32, with float64 off."""
+
+    def __init__(self, detail):
+        super().__init__(detail)
+        self.detail = detail
 
 
 class GuessedShapes(Exception):
@@ -87,6 +98,7 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         self.plan, self.params, self.kind = plan, plan["params"], plan["kind"]
         self.checks, self.moved, self.inputs = [], set(), []
         self.x64 = x64
+        self.narrow = ""  # set when checked with float64 off: what raised with it on (Narrow)
         self.domain, self.domain_label, self.choices = None, "", None
         # Parameters whose values are made up (an annotation or a guess gives only a shape).
         self.synth_params = {i for i, p in enumerate(self.params) if p.get("kind") in ("array", "float") and
@@ -220,12 +232,33 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
                 label for label, _ in DOMAINS[1:len(tried)])) if len(tried) > 1 else "", HOW_TO_GIVE))
 
     def run_domain(self):
-        if self.x64:
+        if self.x64 and not self.narrow:
             try:
-                return self.run_at(True)
-            except Retry:
-                self.checks = []
-        return self.run_at(False)
+                try:
+                    return self.run_at(True)
+                except Retry:
+                    self.checks = []
+                return self.run_at(False)
+            except Narrow as exc:
+                self.checks, self.narrow = [], exc.detail
+        with self.precision():
+            return self.run_at(False)
+
+    def precision(self):
+        """float64 off where the module raises only with it on (Narrow); else as the run set it."""
+        return self.jax.enable_x64(False) if self.narrow else contextlib.nullcontext()
+
+    def raises_only_with_x64(self, f, exc):
+        """Raise Narrow when `f` raised `exc` with float64 enabled and runs, at the project's own values,
+        with it off. Only for inputs the project gave: made-up values do not say how the project runs."""
+        if not self.x64 or self.narrow or self.synthetic:
+            return
+        try:
+            with self.jax.enable_x64(False):
+                self.jax.block_until_ready(f(*self.given_vals(self.samples[0], lambda v: v)))
+        except Exception:
+            return
+        raise Narrow(describe_exc(exc)) from None
 
     def run_at(self, wide):
         jax = self.jax
@@ -253,6 +286,8 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         sym = [j for j, i in enumerate(self.positions) if i < len(self.params) and
                self.params[i].get("domain") == "symmetric" and all(
                    self.np.ndim(v[j]) >= 2 and self.np.shape(v[j])[-1] == self.np.shape(v[j])[-2] for v in self.vals_s)]
+        read_sym = [j for j in range(len(self.positions)) if j not in sym and self.reads_symmetric_part(j)]
+        sym += read_sym
         if sym:
             # Every call the module makes passes these symmetrised (`0.5 * (a + a.T)`), and the rule is
             # written for symmetric matrices (eigh's): checked along symmetric directions, as used.
@@ -269,10 +304,17 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         self.at = ", ".join("{}={}".format(self.param_name(i), self.summary(shown[i])) for i in range(len(shown)))
         if self.domain_label:
             self.at += " with values {}".format(self.domain_label)
-        if sym:
+        if self.narrow:
+            self.at += " (float64 off, as the project runs it: with it on the module raises {})".format(
+                self.narrow[:200])
+        if sym and sym != read_sym:
             self.at += " ({} symmetrised as the module's caller does, line {})".format(
-                ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in sym),
+                ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in sym if j not in read_sym),
                 self.params[self.positions[sym[0]]].get("symmetrised", "?"))
+        if read_sym:
+            self.at += (" ({} along symmetric directions: every value the project passed is symmetric and the "
+                        "primal reads only its symmetric part, as `eigh` does)".format(
+                            ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in read_sym)))
         if self.complex_at:
             self.at += " ({} complex: differentiated through a real loss, by real and imaginary parts)".format(
                 ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in self.complex_at))
@@ -288,6 +330,7 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         except Exception as exc:
             if wide:
                 raise Retry() from None
+            self.raises_only_with_x64(self.F, exc)
             unjitted = self.unjitted_primal(base)
             if not self.synthetic and ((self.plain_F is not None and self.runs(self.plain_F, self.vals_s[0])) or (
                     unjitted is not None and self.runs(unjitted, self.vals_s[0]))):
@@ -346,6 +389,7 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
                     pass
                 else:
                     raise Retry() from None
+            self.raises_only_with_x64(self.grad, exc)
             self.g_s = None
             self.grad_exc = exc
             self.grad_error = "{}{}: {} at {}".format(self.reverse_what(), self.rule_where(exc, "bwd"),
@@ -396,6 +440,38 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
                 full[k] = getattr(module, name)(full[source])
             return f(*full)
         return bound
+
+    def reads_symmetric_part(self, j):
+        """Whether every value the project passed for the j-th differentiated argument is a symmetric
+        (Hermitian) matrix and the primal reads only its symmetric part (`eigh` symmetrises its input):
+        the primal does not change when an antisymmetric matrix is added to it. Such a rule is written
+        for symmetric matrices, and its derivative is checked along symmetric directions, as used."""
+        np, jnp = self.np, self.jnp
+        if self.synthetic or j in getattr(self, "complex_at", ()):
+            return False
+        for v in self.vals_s:
+            x = v[j]
+            if np.ndim(x) < 2 or np.shape(x)[-1] != np.shape(x)[-2] or np.shape(x)[-1] < 2 or \
+                    not jnp.issubdtype(x.dtype, jnp.floating):
+                return False
+            a = np.asarray(x, dtype=np.float64)
+            if not np.allclose(a, np.swapaxes(a, -1, -2), rtol=1e-6, atol=1e-7 * (1 + float(np.max(np.abs(a))))):
+                return False
+        try:
+            x = self.vals_s[0][j]
+            k = self.np.random.default_rng(5).standard_normal(np.shape(x))
+            k = (k - np.swapaxes(k, -1, -2)) * 1e-2 * (1 + float(np.max(np.abs(np.asarray(x)))))
+            moved = list(self.vals_s[0])
+            moved[j] = x + jnp.asarray(k, dtype=x.dtype)
+            before = [np.asarray(leaf, dtype=np.float64) for leaf in self.jax.tree_util.tree_leaves(
+                self.F(*self.vals_s[0]))]
+            after = [np.asarray(leaf, dtype=np.float64) for leaf in self.jax.tree_util.tree_leaves(self.F(*moved))]
+        except Exception:
+            return False
+        tol = 1e-9 if x.dtype == np.float64 else 1e-4
+        return bool(before) and len(before) == len(after) and all(
+            b.shape == c.shape and np.all(np.isfinite(b)) and np.allclose(b, c, rtol=tol, atol=tol * (1 + float(
+                np.max(np.abs(b), initial=0.0)))) for b, c in zip(before, after))
 
     def through_symmetrisation(self, f, sym):
         jnp = self.jnp

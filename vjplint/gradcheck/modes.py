@@ -257,7 +257,10 @@ class Modes:
             ran = jax.tree_util.tree_leaves(self.vals[j])
             pairs = list(zip(jax.tree_util.tree_leaves(given), jax.tree_util.tree_leaves(g[j])))
             for k, (x, gx) in enumerate(pairs):
-                want, got = np.dtype(getattr(x, "dtype", type(x))), np.dtype(getattr(gx, "dtype", type(gx)))
+                # A Python number has no dtype of its own: JAX gives it its default one (weakly typed),
+                # float32 unless the project turns float64 on; a float32 cotangent for it is what JAX gives.
+                want = np.dtype(np.float32) if type(x) in (float, int) else np.dtype(getattr(x, "dtype", type(x)))
+                got = np.dtype(getattr(gx, "dtype", type(gx)))
                 if not (self.jnp.issubdtype(want, self.jnp.floating) and self.jnp.issubdtype(got, self.jnp.floating)):
                     continue
                 if self.jnp.finfo(got).bits >= self.jnp.finfo(want).bits:

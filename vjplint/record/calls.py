@@ -285,6 +285,14 @@ def _definition(fun, unwrap=False):
             and seen < 8:  # JAX's custom_vjp/custom_jvp over `@jax.jit` (what jit returns has `lower`)
         fun, seen = fun.__wrapped__, seen + 1
         code = getattr(fun, "__code__", None)
+    while unwrap and code is not None and seen < 8 and code.co_flags & 0x0C == 0x0C and \
+            getattr(getattr(fun, "__wrapped__", None), "__code__", None):
+        # A pass-through decorator (`*args, **kwargs`, written with `functools.wraps`) under the creator
+        # (recurrentgemma's type checker, a `named_scope`): the definition is the function it wraps,
+        # where the static model has it. A wrapper with parameters of its own (logbesselk's
+        # `wrapped_func(v, x)`, which the creator is applied to inside a factory) is the definition.
+        fun, seen = fun.__wrapped__, seen + 1
+        code = fun.__code__
     if code is None:
         return ("", 0, "{}.{}".format(getattr(fun, "__module__", "?"), getattr(fun, "__qualname__", repr(fun))))
     return (code.co_filename, code.co_firstlineno, code.co_name)
@@ -306,6 +314,11 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
                 return
         args = bound.args
     leaves, treedef = jax.tree_util.tree_flatten(args)
+    examples = _unbatched(leaves, jax, np)
+    if examples:  # under an eager `vmap`: the concrete calls behind the batch, each as a call of its own
+        for example in examples:
+            _note_function(fun, jax.tree_util.tree_unflatten(treedef, example), {}, obj, kind, unwrap)
+        return
     values, parts, abstract = [], [], False  # first the signature (shapes only: nothing is copied yet)
     for leaf in leaves:
         if isinstance(leaf, jax.core.Tracer):
@@ -369,6 +382,41 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
         _state["bytes"] += size
         if len(slot["kept"]) > MAX_KEPT:
             _thin(slot["kept"])
+
+
+EXAMPLES_PER_BATCH = 8  # concrete calls taken from one eager `vmap` call, spread over the batch
+
+
+def _unbatched(leaves, jax, np):
+    """A call under an eager `jax.vmap` (no `jit` around it) sees batch tracers whose batched values are
+    concrete: the calls it stands for, one per example (sliced along each mapped argument's batch
+    axis; an unmapped argument as it is), at most EXAMPLES_PER_BATCH spread over the batch. None
+    when no leaf is such a tracer, or one is traced otherwise (under `jit`, `scan`: shapes only)."""
+    mapped, size = [], None
+    for leaf in leaves:
+        if not isinstance(leaf, jax.core.Tracer):
+            mapped.append((leaf, None))
+            continue
+        if type(leaf).__name__ != "BatchTracer" or not hasattr(leaf, "val"):
+            return None
+        val = leaf.val
+        if isinstance(val, jax.core.Tracer):
+            val = val.to_concrete_value() if hasattr(val, "to_concrete_value") else None
+            if val is None:
+                return None
+        dim = getattr(leaf, "batch_dim", None)
+        if not isinstance(dim, int):
+            mapped.append((val, None))
+            continue
+        n = int(np.shape(val)[dim])
+        if size not in (None, n) or n == 0:
+            return None
+        size = n
+        mapped.append((val, dim))
+    if size is None:
+        return None
+    picks = sorted({round(k * (size - 1) / max(1, EXAMPLES_PER_BATCH - 1)) for k in range(EXAMPLES_PER_BATCH)})
+    return [[np.asarray(np.take(np.asarray(v), i, axis=d)) if d is not None else v for v, d in mapped] for i in picks]
 
 
 def _note_callers(callers, filename, np, jax):
