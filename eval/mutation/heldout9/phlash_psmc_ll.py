@@ -20,6 +20,7 @@ to the log-parameters as the CUDA kernel's `dlog` does; `vectorized=True` (depre
 `vmap_method="sequential"`; the `singledispatchmethod` overload for demographic models is
 dropped. M = 4 intervals instead of 16, two short observed sequences (0/1 with a missing 2).
 """
+import functools
 from functools import partial
 from typing import NamedTuple
 

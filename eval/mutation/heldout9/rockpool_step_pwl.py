@@ -22,6 +22,7 @@ the single-step dynamics of `LIFJax.evolve` (:350, `forward`). Changed: the modu
 several synapses per neuron) is dropped; one batch, one synapse per neuron, no noise; the
 time constants are fixed and the caller differentiates the input weights and the thresholds.
 """
+import functools
 import jax
 from jax import numpy as np
 from jax.lax import scan

@@ -25,6 +25,7 @@ differentiates the coordinates and the (force constant, length) parameters. `Gpu
 plain class here (the library's is a `@dataclass`, which needs its module in `sys.modules`, and
 the evaluation loads each module by path).
 """
+import functools
 from functools import partial
 from typing import Any
 
