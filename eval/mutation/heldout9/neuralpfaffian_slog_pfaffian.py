@@ -14,7 +14,7 @@ determinant, and a signed `logsumexp` over the determinants.
 
 Adapted from n-gao/neural-pfaffian:src/neural_pfaffian/linalg.py:30 (commit f711f08), with the
 caller `PfaffianAntisymmetrizer.to_slog_psi` of src/neural_pfaffian/nn/antisymmetrizer/pfaffian.py
-:260 and the padding above it (:250). Changed: the library's own `jit` wrapper
+:260 and the padding above it (:252). Changed: the library's own `jit` wrapper
 (neural_pfaffian/utils/jax_utils.py, a `functools.wraps` around `jax.jit`) is `jax.jit`; the
 orbitals come as an input array instead of from the network; the antisymmetrizer is a fixed
 skew-symmetric matrix; `block` is written with `jnp.concatenate`; the custom function's cast
