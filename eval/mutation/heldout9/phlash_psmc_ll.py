@@ -12,7 +12,7 @@ returns that pair as it comes, so the residual is the gradient `NamedTuple`; bwd
 
 Adapted from jthlab/phlash:src/phlash/gpu.py:441 (commit 96a6e3f), with `PSMCKernel.loglik`
 (:360, the log of the parameters and the keyword call), `PSMCParams` of src/phlash/params.py:16
-and the transition structure of `matvec_smc` in src/phlash/hmm.py:55. Changed: the CUDA kernel
+and the transition structure of `matvec_smc` in src/phlash/hmm.py:52. Changed: the CUDA kernel
 (a forward algorithm and its gradient, spread over GPUs in threads) is replaced by a NumPy
 forward-backward pass on the host with the same structured transition matrix (b below the
 diagonal, d on it, u_k * v_i above it) and the same scaling, returning the gradient with respect

@@ -17,7 +17,7 @@ forward-mode through the same recursion in NumPy float64, the spike's tangent ta
 surrogate, every other operation differentiated exactly.
 
 Adapted from synsense/rockpool:rockpool/nn/modules/jax/lif_jax.py:45 (commit 42cee1c9), with
-the single-step dynamics of `LIFJax.evolve` (:350, `forward`). Changed: the module machinery
+the single-step dynamics of `LIFJax.evolve` (:336, `forward`). Changed: the module machinery
 (`JaxModule`, `Parameter`, `State`, auto-batching, the membrane noise, recurrent weights,
 several synapses per neuron) is dropped; one batch, one synapse per neuron, no noise; the
 time constants are fixed and the caller differentiates the input weights and the thresholds.

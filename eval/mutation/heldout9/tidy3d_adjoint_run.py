@@ -12,8 +12,8 @@ sim_data_vjp)` reads `res[0]`'s field and simulation, runs the adjoint solve fro
 1-tuple holding a simulation object of the input's structure whose leaves are the cotangents
 (`(sim_vjp,)`); registered by the statement `run.defvjp(run_fwd, run_bwd)`.
 
-Adapted from flexcompute/tidy3d:tidy3d/plugins/adjoint/web.py:114 (commit 06d6fcc), with
-`RunResidual` (:31) and `_run` (:87) of the same file. The library's residual holds the task id
+Adapted from flexcompute/tidy3d:tidy3d/plugins/adjoint/web.py:104 (commit 06d6fcc), with
+`RunResidual` (:30) and `_run` (:79) of the same file. The library's residual holds the task id
 only (the server keeps the forward fields, and the backward pass reads the simulation from the
 cotangent's data); here it holds the field and the simulation. Changed: the web API (upload, an FDTD run
 on the server, the adjoint run, download) is replaced by a host solve through
@@ -36,7 +36,7 @@ import numpy as np
 from jax import custom_vjp
 from jax.tree_util import register_pytree_node_class
 
-EVAL = {'id': 'mutation/tidy3d_adjoint_run', 'family': 'mutation', 'expect': 'ok', 'library': 'tidy3d', 'source': 'flexcompute/tidy3d:tidy3d/plugins/adjoint/web.py:114', 'argnums': (0,), 'extra': ['grad_jit']}
+EVAL = {'id': 'mutation/tidy3d_adjoint_run', 'family': 'mutation', 'expect': 'ok', 'library': 'tidy3d', 'source': 'flexcompute/tidy3d:tidy3d/plugins/adjoint/web.py:104', 'argnums': (0,), 'extra': ['grad_jit']}
 
 NUM_CELLS = 24
 K0_SQUARED = 0.004

@@ -12,7 +12,7 @@ is the caller.
 
 Adapted from proteneer/timemachine:timemachine/potentials/jax_interface.py:12 (commit 2f6fe1fd),
 with `GpuImplWrapper` of timemachine/potentials/potential.py:53 and the energy of `harmonic_bond`
-in timemachine/potentials/bonded.py:35. Changed: the C++/CUDA implementation
+in timemachine/potentials/bonded.py:34. Changed: the C++/CUDA implementation
 (`custom_ops.HarmonicBond_f32`, built by `to_gpu`) is replaced by a small Python class whose
 `execute` computes the harmonic bond energy and its analytic derivatives with jax.numpy (so it
 also runs under `jit` and `vmap`). The library registers the rule with a bare `@defjvp` and
