@@ -15,6 +15,8 @@ second difference and complex conjugates dropped; its box midpoints are plain ar
 (float32 here). The caller applies the matrix exponential (`jax.scipy.linalg.expm`, the dense
 function a user passes) with `steps=3` and differentiates in the matrix and the vector.
 """
+import functools
+
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg

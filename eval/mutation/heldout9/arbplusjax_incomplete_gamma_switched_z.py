@@ -18,6 +18,7 @@ Adapted from philipjones77/arbPlusJAX:src/arbplusjax/special/gamma/incomplete_ga
 Gauss-Legendre panel rule computes every regime; the fingerprint keeps three of its fields (its
 note string and flags dropped); float64 casts are the input's dtype; panels of width 0.5.
 """
+import functools
 from functools import partial
 from typing import Any, NamedTuple
 

@@ -20,6 +20,7 @@ asymptotic regimes) and the diagnostics are dropped, one Gauss-Legendre panel ru
 library works in float64; the caller here in float32), the panels 40 of width 0.5. The caller
 evaluates the regularized function Q(s, z) at three points and differentiates in both.
 """
+import functools
 from functools import partial
 
 import jax

@@ -16,6 +16,7 @@ returned) is dropped: plain float vectors; the operator application helpers of
 `matrix_free_core` are one dense matvec in a `Partial`. The caller evaluates the integrand at a
 probe vector for a fixed symmetric matrix and differentiates with respect to the probe.
 """
+import functools
 from functools import partial
 
 import jax

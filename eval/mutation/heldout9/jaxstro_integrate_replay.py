@@ -20,6 +20,7 @@ here (equally hashable and immutable: the labeller compiles modules with postpon
 which a dataclass in an unregistered module cannot resolve). The caller integrates a damped oscillation over [0, upper]
 and differentiates with respect to the upper limit and the integrand's two parameters.
 """
+import functools
 from functools import partial
 from typing import Any, Callable, NamedTuple
 
