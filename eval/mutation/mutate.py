@@ -2706,20 +2706,22 @@ def _bwd_generator_return(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[st
     return "bwd" if done else None
 
 
-@heldout9_mutation("while_loop_caller", "the reverse-mode checks (E15-E20) inside a `lax.while_loop` body, look-alike expected: a caller takes gradient-descent steps on its first differentiated input in `jax.lax.while_loop` until a step counter reaches three")
+@heldout9_mutation("while_loop_caller", "the reverse-mode checks (E15-E20) inside a `lax.while_loop` body, look-alike expected: a caller takes gradient-descent steps on its first differentiated input (a pytree: `tree_map` over its leaves) in `jax.lax.while_loop` until a step counter reaches three")
 def _while_loop_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     argnums = tuple(meta.get("argnums", ()))
     if not argnums:
         return None
     p = argnums[0]
     grad = (f"    g = jax.grad(lambda v: jnp.sum(eval_fn(*[v if i == {p!r} else a for i, a in enumerate(args)])))\n"
-            f"    x = jnp.asarray(args[{p!r}])\n")
+            f"    x = jax.tree_util.tree_map(jnp.asarray, args[{p!r}])\n"
+            "    def descend(v):\n"
+            "        return jax.tree_util.tree_map(lambda a, b: a - 0.001 * b, v, g(v))\n")
     body = grad + ("    def step(state):\n"
                    "        k, v = state\n"
-                   "        return k + 1, v - 0.01 * g(v)\n"
+                   "        return k + 1, descend(v)\n"
                    "    return jax.lax.while_loop(lambda state: state[0] < 3, step, (0, x))[1]")
     expected = grad + ("    for _ in range(3):\n"
-                       "        x = x - 0.01 * g(x)\n"
+                       "        x = descend(x)\n"
                        "    return x")
     return _caller_pair(tree, "while_loop_usage", body, expected)
 

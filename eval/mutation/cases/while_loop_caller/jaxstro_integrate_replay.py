@@ -125,18 +125,24 @@ def eval_reference(upper, params):
 
 def while_loop_usage(*args):
     g = jax.grad(lambda v: jnp.sum(eval_fn(*[v if i == 0 else a for i, a in enumerate(args)])))
-    x = jnp.asarray(args[0])
+    x = jax.tree_util.tree_map(jnp.asarray, args[0])
+
+    def descend(v):
+        return jax.tree_util.tree_map(lambda a, b: a - 0.001 * b, v, g(v))
 
     def step(state):
         k, v = state
-        return (k + 1, v - 0.01 * g(v))
+        return (k + 1, descend(v))
     return jax.lax.while_loop(lambda state: state[0] < 3, step, (0, x))[1]
 
 def while_loop_usage_expected(*args):
     g = jax.grad(lambda v: jnp.sum(eval_fn(*[v if i == 0 else a for i, a in enumerate(args)])))
-    x = jnp.asarray(args[0])
+    x = jax.tree_util.tree_map(jnp.asarray, args[0])
+
+    def descend(v):
+        return jax.tree_util.tree_map(lambda a, b: a - 0.001 * b, v, g(v))
     for _ in range(3):
-        x = x - 0.01 * g(x)
+        x = descend(x)
     return x
 
 def eval_custom():
