@@ -16,11 +16,10 @@ from vjplint.diagnostics import Diagnostic, Position, Severity
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
 from vjplint.syntax.positions import lines_with_endings, node_range, source_lines
-from vjplint.syntax.source import (DecodedSource, SourceError, decode, gc_paused, generic_definitions, parse,
-                                   skipped_generic_statements)
+from vjplint.syntax.source import DecodedSource, SourceError, decode, gc_paused, parse, skipped_generic_statements
 from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
 from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
-from vjplint.syntax.text_spans import TextIndex, mentions_in_code, prefix_groups
+from vjplint.syntax.text_spans import TextIndex, prefix_groups
 
 if TYPE_CHECKING:  # the engine imports the model and the rules when it first lints
     from vjplint.lint.chunks import Chunk
@@ -151,8 +150,6 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     if SKIP_FILE.search(text):
         return result
     index = TextIndex(text)  # the searches of this text, made once for every step below
-    if rules is None and split is None and _names_only_in_prose(text, config, facts, session, index):
-        return result
     if rules is None and split is None and session.groups(
             text, [n.decode() for n in prefilter_names(config, facts, session)], _grafts(facts), index):
         grouped = _lint_grouped(filename, text, config, where, facts, session)
@@ -480,40 +477,6 @@ def _apply_rules(classes: Sequence["type[Rule]"], model: "FileModel", options: "
                 evidence=report.evidence, elsewhere=report.elsewhere,
             ))
     return diagnostics
-
-
-# a `# noqa` naming one of ours (VJP901 reads those only: `c.startswith("VJP")`), as `parse_noqa` reads it
-_NOQA_OURS = re.compile("#\\s*noqa[^\n]*vjp", re.IGNORECASE)
-
-
-# The trigger names that rules read in strings, where a string holding one is not prose: VJP402
-# (`type(x).__name__ == "JVPTracer"`), VJP401 (`jax.config.update("jax_use_direct_linearize", ...)`,
-# `os.environ["JAX_USE_DIRECT_LINEARIZE"]`). Every other rule reads the names in code.
-_READ_IN_STRINGS = ("JVPTracer", "direct_linearize", "DIRECT_LINEARIZE")
-
-
-def _names_only_in_prose(text: str, config: Config, facts: RunFacts, session: LintSession, index: TextIndex) -> bool:
-    """Whether the lint can stop before parsing: the prefilter's names (the settings' and the
-    run's aliases included) are in the text's comments and strings only (a docstring or a comment
-    that says `custom_vjp`), or in its comments only for the names rules read in strings
-    (`_READ_IN_STRINGS`). The stop gives what a file without the names gives (nothing), so it is
-    taken only where that is the full lint's answer too: every rule has TRIGGERS, and with no
-    trigger name in code the collector sees no custom derivative, no registration (`defvjp`), no
-    `JVPTracer`, no `odeint` or `custom_transforms` call. What could still fire is kept out:
-    cross-module rows (a derivative defined in another module, called or registered here), a
-    `noqa` comment naming a VJP code (VJP901 reads it), and before Python 3.12 a generic
-    definition holding a name (its VJP900 "not checked" reads them in its text)."""
-    import sys
-
-    if facts.rows or _NOQA_OURS.search(text):
-        return False
-    names = tuple(n.decode() for n in prefilter_names(config, facts, session))
-    if mentions_in_code(text, names, tuple(n.decode() for n in EXTENDED_NAMES), index, _READ_IN_STRINGS):
-        return False
-    # before 3.12: a generic definition holding a name draws VJP900 "not checked" (with no module
-    # parsed, every generic definition is taken as left out: a superset of the full lint's)
-    return sys.version_info >= (3, 12) or not generic_definitions(text) or not skipped_generic_statements(
-        text, ast.Module(body=[], type_ignores=[]), names)
 
 
 def _grafts(facts: RunFacts) -> bool:
