@@ -214,6 +214,12 @@ def _seeded_equal_linted(path: Path) -> bool:
     seeded.prime(text)
     linted = IncrementalLinter(path.name, Config())
     linted.lint(text)
+    if "seeded" not in seeded.stats:
+        # `_seed` declines where a finding lies in a chunk every family's module holds (VJP372 on a
+        # registration inside a `try` around an optional import): the families are then linted,
+        # as by a linter that had no whole lint, and must equal those.
+        assert seeded.stats["linted"] == len(linted.cache) and _cached(seeded) == _cached(linted)
+        return True
     assert seeded.stats.get("seeded") == len(linted.cache) and seeded.stats["linted"] == 0
     assert _cached(seeded) == _cached(linted)
     return True

@@ -451,7 +451,8 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             return False
         for v in self.vals_s:
             x = v[j]
-            if np.ndim(x) < 2 or np.shape(x)[-1] != np.shape(x)[-2] or np.shape(x)[-1] < 2 or \
+            # An array, not a pytree: np.ndim of a tuple of equal vectors would read it as a matrix.
+            if not (hasattr(x, "shape") and hasattr(x, "dtype")) or np.ndim(x) < 2 or np.shape(x)[-1] != np.shape(x)[-2] or np.shape(x)[-1] < 2 or \
                     not jnp.issubdtype(x.dtype, jnp.floating):
                 return False
             a = np.asarray(x, dtype=np.float64)
