@@ -61,7 +61,7 @@ RULES = {
     'VJP341': ('vjplint.rules.registration.vjp341_registration_on_transformed', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP342': ('vjplint.rules.order.vjp342_jvp_tangent_named_for_other_primal', True, False, False, False, (b'custom_jvp',), None),
     'VJP343': ('vjplint.rules.registration.vjp343_registration_of_other_kind', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
-    'VJP344': ('vjplint.rules.tracing.vjp344_python_value_of_traced_in_rule', True, False, False, False, (b'custom_vjp',), None),
+    'VJP344': ('vjplint.rules.tracing.vjp344_python_value_of_traced_in_rule', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP345': ('vjplint.rules.signature.vjp345_jvp_rule_unpacks_other_count', True, False, False, False, (b'custom_jvp',), None),
     'VJP346': ('vjplint.rules.signature.vjp346_custom_call_binding', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP347': ('vjplint.rules.structure.vjp347_bwd_integer_cotangent', True, False, False, False, (b'custom_vjp',), None),

@@ -13,7 +13,11 @@ from vjplint.rules.base import Rule
 # `defvjp`/`defjvp`; docs/facts/scripts/errors/e63_registration_on_transformed.py).
 HIDING = frozenset({f"jax.{n}" for n in ("jit", "checkpoint", "remat", "vmap", "pmap", "named_call", "grad",
                                           "value_and_grad", "jacfwd", "jacrev", "hessian")}
-                   | {"jax.ad_checkpoint.checkpoint"})
+                   | {"jax.ad_checkpoint.checkpoint", "jax.profiler.annotate_function"})
+# `functools` caches: the wrapper is a `functools._lru_cache_wrapper`, without `defvjp` (measured on
+# JAX 0.10.2: fixtures/rules/VJP341/fire_lru_cache_above_creator.py).
+CACHES = frozenset({"functools.lru_cache", "functools.cache"})
+WRAPPERS = CACHES | {"jax.profiler.annotate_function", "jax.named_call"}
 CREATORS = frozenset((*JAX_VJP, *JAX_JVP))
 
 
@@ -23,14 +27,17 @@ class RegistrationOnTransformed(Rule):
     rules are registered: `@jax.jit` (or `@partial(jax.jit, ...)`, `@jax.checkpoint`, `@jax.vmap`...)
     stacked above `@jax.custom_vjp`/`@jax.custom_jvp` on a `def` that is then registered by name
     (`f.defvjp(fwd, bwd)`, `@f.defjvp`), and the call form `f = jax.jit(jax.custom_vjp(g))`
-    followed by `f.defvjp(...)`; the same with a decorator of the module that returns a new plain
-    function (a call-logging decorator written with `functools.wraps`) in place of the transformation.
+    followed by `f.defvjp(...)`; the same with a profiling wrapper (`@jax.profiler.annotate_function`,
+    `@jax.named_call`), a `functools` cache (`@functools.lru_cache`, `@functools.cache`) or a
+    decorator of the module that returns a new plain function (a call-logging decorator written with
+    `functools.wraps`) in place of the transformation.
 
     ## Why is this bad?
     The transformation returns a new function (`jax.jit` a `PjitFunction`), which has no
     `defvjp`/`defjvp`: the registration raises when the module is imported, e.g.
     `AttributeError: 'jaxlib._jax.PjitFunction' object has no attribute 'defvjp'` (with
-    `jax.checkpoint`, `jax.vmap` and the others: `'function' object has no attribute ...`;
+    `jax.checkpoint`, `jax.vmap`, `jax.profiler.annotate_function` and the others: `'function'
+    object has no attribute ...`; `functools.lru_cache`: `'functools._lru_cache_wrapper' object ...`;
     `functools.wraps` copies the custom function's `__dict__`, not its class's `defvjp`).
     Measured in `docs/facts/scripts/errors/e63_registration_on_transformed.py`.
 
@@ -101,7 +108,7 @@ f_jit = jax.jit(f)
                 above = self._transform_above(d)
                 if above is not None:
                     self._report(above, f"`@{self.quote(above, 30)}` is stacked above `@{self.quote(d.anchor, 40)}` "
-                                        f"on `{d.name}`", d.name, d.kind, self._registration_line(d), self._jit(above),
+                                        f"on `{d.name}`", d.name, d.kind, self._registration_line(d), self._made(above),
                                  self._wrapper_name(above))
         made = self._transformed_creations()
         if made:
@@ -114,7 +121,7 @@ f_jit = jax.jit(f)
                         assign, call, kind = found
                         self._report(call, f"`{node.value.id} = {self.quote(call, 50)}` (line {assign.lineno}) binds "
                                            f"`{node.value.id}` to the transformed custom_{kind}", node.value.id, kind,
-                                     node.lineno, self._jit(call.func), self._wrapper_name(call.func))
+                                     node.lineno, self._made(call.func), self._wrapper_name(call.func))
                         del made[(node.value.id, self.model.index.scope_of(node))]
 
     def _rebound_between(self, name: str, assign: ast.Assign, line: int) -> bool:
@@ -123,10 +130,10 @@ f_jit = jax.jit(f)
         return any(b.node is not assign and assign.lineno < getattr(b.node, "lineno", 0) < line
                    for b in scope.bindings.get(name, []))
 
-    def _report(self, node: ast.AST, how: str, name: str, kind: str, line: int, jit: bool, wrapper: str = "") -> None:
+    def _report(self, node: ast.AST, how: str, name: str, kind: str, line: int, made: str, wrapper: str = "") -> None:
         method = "defvjp" if kind == "vjp" else "defjvp"
-        made = "jaxlib._jax.PjitFunction" if jit else "function"
-        advice = (f"Apply `{wrapper}` beneath the creator (the wrapper is then the primal) or to `{name}` after the "
+        advice = (f"Apply `{wrapper}` to `{name}` after the registration, to another name" if made.startswith("functools")
+                  else f"Apply `{wrapper}` beneath the creator (the wrapper is then the primal) or to `{name}` after the "
                   f"registration" if wrapper else
                   f"Apply the transformation after the registration, to another name (`{name}_jit = jax.jit({name})`), "
                   f"or to the function that calls `{name}`")
@@ -135,7 +142,11 @@ f_jit = jax.jit(f)
             f"raises AttributeError: '{made}' object has no attribute '{method}' when the module is imported. {advice}"))
 
     def _wrapper_name(self, expr: ast.expr) -> str:
-        """The name of a decorator of the module that returns a new plain function ("" for a JAX transformation)."""
+        """The name of a wrapper that is not a JAX transformation (a profiling annotation, a cache, a decorator of
+        the module that returns a new plain function); "" for a transformation (`jax.jit`...)."""
+        expr = self._unwrap(expr)
+        if self.model.index.qualname(expr) in WRAPPERS:
+            return self.quote(expr, 40)
         return expr.id if isinstance(expr, ast.Name) and self._plain_wrapper(expr) else ""
 
     def _transform_above(self, d: CustomDerivative) -> Optional[ast.expr]:
@@ -147,17 +158,27 @@ f_jit = jax.jit(f)
                 return dec
         return None
 
-    def _jit(self, expr: ast.expr) -> bool:
+    def _made(self, expr: ast.expr) -> str:
+        """The type of the object the wrapper returns, as JAX's AttributeError names it."""
+        expr = self._unwrap(expr)
+        q = self.model.index.qualname(expr)
+        return ("jaxlib._jax.PjitFunction" if q == "jax.jit" else
+                "functools._lru_cache_wrapper" if q in CACHES else "function")
+
+    def _unwrap(self, expr: ast.expr) -> ast.expr:
+        """`partial(jax.jit, ...)` -> `jax.jit`; `functools.lru_cache(maxsize=...)` -> `functools.lru_cache`."""
         if isinstance(expr, ast.Call) and expr.args and self.model.index.qualname(expr.func) in PARTIAL:
-            expr = expr.args[0]
-        return self.model.index.qualname(expr) == "jax.jit"
+            return expr.args[0]
+        if isinstance(expr, ast.Call) and not expr.args and self.model.index.qualname(expr.func) in CACHES:
+            return expr.func
+        return expr
 
     def _hiding(self, expr: ast.expr) -> bool:
         """`jax.jit` (a transformation that returns a new function), `functools.partial(jax.jit, ...)`,
         or a decorator of the module that returns a new plain function."""
-        if isinstance(expr, ast.Call) and expr.args and self.model.index.qualname(expr.func) in PARTIAL:
-            expr = expr.args[0]
-        return self.model.index.qualname(expr) in HIDING or self._plain_wrapper(expr)
+        expr = self._unwrap(expr)
+        q = self.model.index.qualname(expr)
+        return q in HIDING or q in CACHES or self._plain_wrapper(expr)
 
     def _plain_wrapper(self, expr: ast.expr) -> bool:
         """`expr` names a `def` of one parameter whose every return is a function it defines, decorated

@@ -12,6 +12,11 @@ from vjplint.facts.kinds import CALLABLE, STRING, Kind
 
 TEXT = "a string: "  # how `_callables` marks a string leaf's reason
 DATACLASS = "a dataclass: "  # and an instance of a dataclass that is not a pytree
+DTYPE = "a dtype: "  # and a NumPy dtype object
+# calls that return a `numpy.dtype` object (JAX 0.10.2: `Argument 'float32' of type '<class
+# 'numpy.dtypes.Float32DType'>' is not a valid JAX type` under grad; fixtures/rules/VJP320/fire_dtype_residual.py)
+DTYPE_CALLS = frozenset({"jax.numpy.result_type", "jax.numpy.dtype", "numpy.dtype", "numpy.result_type",
+                         "jax.dtypes.result_type", "jax.dtypes.canonicalize_dtype"})
 
 
 class CallableResidual(Rule):
@@ -20,8 +25,9 @@ class CallableResidual(Rule):
     function defined in the module (without decorators, which may make it a pytree), a
     `jax.numpy`/`jax.nn` function, or a nondiff argument that every call of the function in this
     module fills with one of those; and one that puts a Python string there (a literal, an
-    f-string, or a name of the rule bound to one: a flag saying which branch fwd took); and one that
-    saves an instance of a plain `@dataclasses.dataclass` of the module that nothing registers as a
+    f-string, or a name of the rule bound to one: a flag saying which branch fwd took); one that saves
+    a dtype (`x.dtype`, `jnp.result_type(x)`, `np.dtype(...)`, or a name of the rule bound to one: to
+    cast a cotangent back to its input's precision); and one that saves an instance of a plain `@dataclasses.dataclass` of the module that nothing registers as a
     pytree (`TypeError: Argument '...' of type <class '..._Residuals'> is not a valid JAX type`;
     with `@jax.tree_util.register_dataclass` it is a pytree of arrays and fine).
     `jax.tree_util.Partial` (a pytree), numbers, None and other values are left alone.
@@ -120,6 +126,7 @@ f.defvjp(f_fwd, f_bwd)
                         not any(isinstance(e, ast.Starred) for e in value.elts):
                     for leaf, why in self._callables(d, fwd, value.elts[1], 0):
                         self.report(leaf, self._text_message(d, fwd, leaf, why[len(TEXT):]) if why.startswith(TEXT)
+                                    else self._dtype_message(d, fwd, leaf, why[len(DTYPE):]) if why.startswith(DTYPE)
                                     else self._class_message(d, fwd, leaf, why[len(DATACLASS):])
                                     if why.startswith(DATACLASS) else self._message(d, fwd, leaf, why))
 
@@ -137,6 +144,14 @@ f.defvjp(f_fwd, f_bwd)
             return [(e, DATACLASS + f"`{e.func.id}`")]
         if isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes)) or isinstance(e, ast.JoinedStr):
             return [(e, TEXT + "a literal")]
+        if self._dtype(e):
+            return [(e, DTYPE + ("an array's `.dtype`" if isinstance(e, ast.Attribute) else "what the call returns"))]
+        if isinstance(e, ast.Name) and fwd.signature is not None and \
+                e.id not in (*fwd.signature.positional, fwd.signature.vararg, *fwd.signature.kwonly):
+            bound = [a.value for a in ast.walk(fwd.node) if isinstance(a, ast.Assign) and len(a.targets) == 1
+                     and isinstance(a.targets[0], ast.Name) and a.targets[0].id == e.id]
+            if len(bound) == 1 and self._dtype(bound[0]):
+                return [(e, DTYPE + f"`{e.id}` is bound to `{self.quote(bound[0], 30)}` in the rule")]
         kind = self.model.facts.values().of(e)
         if isinstance(e, ast.Name) and kind.tag == STRING and fwd.signature is not None and \
                 e.id not in (*fwd.signature.positional, fwd.signature.vararg, *fwd.signature.kwonly):
@@ -151,6 +166,12 @@ f.defvjp(f_fwd, f_bwd)
             if kind.tag == CALLABLE and q.startswith(("jax.numpy.", "jax.nn.", "jax.lax.", "jax.scipy.")):
                 return [(e, f"the function `{q}`")]
         return []
+
+    def _dtype(self, e: ast.expr) -> bool:
+        """`e` is a dtype object: `<array>.dtype`, `jnp.result_type(...)`, `np.dtype(...)`."""
+        if isinstance(e, ast.Attribute) and e.attr == "dtype" and isinstance(e.ctx, ast.Load):
+            return True
+        return isinstance(e, ast.Call) and self.model.index.qualname(e.func) in DTYPE_CALLS
 
     def _plain_dataclass(self, name: ast.Name) -> bool:
         """`name` is a class of the module made by `@dataclasses.dataclass` alone, with no base, that
@@ -204,6 +225,13 @@ f.defvjp(f_fwd, f_bwd)
                 f"jax.vjp) raises `TypeError: Argument '...' of type <class 'str'> is not a valid JAX type`; keep the "
                 f"string out of the residuals (bwd can close over it or tell the branch from the arrays), or save "
                 f"an array flag")
+
+    def _dtype_message(self, d: CustomDerivative, fwd: RuleFunction, leaf: ast.expr, why: str) -> str:
+        return (f"{rule_label(fwd, 'fwd')} saves `{self.quote(leaf, 40)}` in its residuals, and it is a NumPy dtype "
+                f"({why}), not an array: JAX flattens residuals into JAX values, so differentiating `{d.name}` (grad, "
+                f"jit(grad), jax.vjp) raises `TypeError: Argument 'float32' of type '<class "
+                f"'numpy.dtypes.Float32DType'>' is not a valid JAX type`; read the dtype in bwd from an array residual "
+                f"(`x.dtype`) or from the cotangent, or close over it")
 
     def _class_message(self, d: CustomDerivative, fwd: RuleFunction, leaf: ast.expr, cls: str) -> str:
         return (f"{rule_label(fwd, 'fwd')} saves `{self.quote(leaf, 40)}` as its residuals, an instance of the dataclass "

@@ -31,7 +31,9 @@ class PythonValueOfTracedInRule(Rule):
     differentiable inputs, bwd's cotangent and the residuals fwd computed from its inputs, what
     is computed from them (through `+=` and the variables of a comprehension or `for` loop over
     one's leaves), and the parameters of the module's own helpers the rule passes one of them to;
-    a fwd is read even when its bwd takes `*args`. (A custom_jvp rule converting its tangents is VJP335's.) Metadata
+    a fwd is read even when its bwd takes `*args`. A custom_jvp rule making a Python value (`float`, `math.*`, a format spec) of its primals, or
+    of a value computed from them, directly or in a module helper, is flagged too (branches on the
+    primals are left alone; a rule converting its tangents is VJP335's). Metadata
     (`x.shape`, `len(x)`, `x.ndim`), nondiff arguments and residuals fwd saved as Python values
     are left alone, as is code inside a nested function (a host callback).
 
@@ -67,7 +69,7 @@ class PythonValueOfTracedInRule(Rule):
     CODE = "VJP344"
     NAME = "python-value-of-traced-in-rule"
     SEVERITY = Severity.ERROR
-    TRIGGERS = (b"custom_vjp",)
+    TRIGGERS = (b"custom_vjp", b"custom_jvp")
 
     INVALID = ['''
 import jax
@@ -109,6 +111,7 @@ clip.defvjp(clip_fwd, clip_bwd)
 
     def check(self) -> None:
         self._seen: Set[ast.AST] = set()
+        self._when = "under `jax.jit` of a gradient or `jax.vmap` it is a tracer (eager `jax.grad` happens to work)"
         self._plain_memo: Dict[Tuple[ast.AST, bool], bool] = {}
         for reg in self.model.facts.registered_bwds():
             d, fwd, bwd = reg.d, reg.fwd, reg.bwd
@@ -130,6 +133,16 @@ clip.defvjp(clip_fwd, clip_bwd)
                 if fwd is not None and fwd.node is not None and fwd.node not in self._seen and \
                         not self._plain(fwd.node) and not self._eager_only(d):
                     self._fwd(d, fwd)
+        self._when = ("under `jax.jit` or `jax.vmap` (`jax.jit(jax.grad(...))`, `jax.vmap(jax.grad(...))`) the primals "
+                      "are tracers (eager `jax.jvp`/`jax.grad` of a scalar happens to work)")
+        for d in self.model.derivatives:  # a custom_jvp rule on its primals (its tangents are VJP335's)
+            for _, rule in self.model.facts.jvp_rules(d) if d.kind == "jvp" else ():
+                params = rule.effective_positional() or []
+                if rule.node is None or len(params) < 2 or self._plain(rule.node) or self._eager_only(d):
+                    continue
+                primals = params[-2]
+                traced = Taint(self.model, rule.node, {primals: f"the primals `{primals}`"}).names
+                self._scan(rule.node, traced, f"{rule_label(rule, 'jvp rule')} of {d.label} `{d.name}`", False)
 
     def _fwd(self, d, fwd) -> Tuple[Dict[str, str], Optional[ast.expr]]:
         """Scan fwd (its differentiable inputs traced): the names it traces, and its residual."""
@@ -261,6 +274,5 @@ clip.defvjp(clip_fwd, clip_bwd)
         what = {"convert": f"turns {held} into a Python value", "index": f"uses {held} as a Python integer", "format": f"formats {held} with a format spec",
                 "branch": f"branches in Python on {held}"}[kind]
         error = ERRORS.get(kind, "ConcretizationTypeError")
-        when = "under `jax.jit` of a gradient or `jax.vmap` it is a tracer (eager `jax.grad` happens to work)"
-        self.report(node, f"`{self.quote(node, 40)}` in {where} {what}: {when}, and JAX raises {error}. Keep it "
+        self.report(node, f"`{self.quote(node, 40)}` in {where} {what}: {self._when}, and JAX raises {error}. Keep it "
                           f"an array (`jnp.where`/`lax.cond` for a branch, `jax.debug.print` to log it)")

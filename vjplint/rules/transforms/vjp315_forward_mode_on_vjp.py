@@ -46,8 +46,8 @@ class ForwardModeOnVjp(Rule):
     differentiates the gradient's computation, i.e. fwd and bwd, not the custom_vjp: it works
     while they compute inline, and fails with the same error as soon as fwd or bwd calls a
     custom_vjp (a fwd written as `return f(x), res`, the common form), which is flagged too.
-    Measured exceptions, not flagged: `jax.linearize` of a gradient, and `jax.jvp` of a jitted
-    gradient when only fwd calls one (`docs/facts/scripts/hazard_forward_over_reverse.py`).
+    Measured exceptions, not flagged: `jax.linearize` of a gradient (flagged only where fwd or bwd
+    calls `jax.pure_callback`), and `jax.jvp` of a jitted gradient when only fwd calls one (`docs/facts/scripts/hazard_forward_over_reverse.py`).
     Inside `jax.make_jaxpr`/`jax.eval_shape` the jvp is only staged and nothing is raised, so
     those uses are not reported.
 
@@ -133,11 +133,13 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
         name = q.rsplit(".", 1)[1]  # jvp, jacfwd or linearize
         inner = forward.reverse_target(node.args[0])
         if inner is not None:
-            if name != "linearize":  # measured: linearize(grad(f)) applied works when only fwd calls f
-                target, argnums, rev, staged = inner
-                # Measured: jvp of jit(grad(f)) works when only fwd calls a custom_vjp (not under vmap).
-                roles = ("bwd",) if staged and name == "jvp" else ("fwd", "bwd")
-                self._check_over_reverse(node.args[0], target, argnums, f"`jax.{name}` of `jax.{rev}`", roles)
+            target, argnums, rev, staged = inner
+            # Measured: jvp of jit(grad(f)) works when only fwd calls a custom_vjp (not under vmap);
+            # linearize(grad(f)) works when a rule calls a custom_vjp, but raises when one calls
+            # `jax.pure_callback` (fixtures/rules/VJP315/*linearize_grad*).
+            roles = ("bwd",) if staged and name == "jvp" else ("fwd", "bwd")
+            self._check_over_reverse(node.args[0], target, argnums, f"`jax.{name}` of `jax.{rev}`", roles,
+                                     callbacks_only=name == "linearize")
             return
         perturbed = forward.argnums(node) if name == "jacfwd" else None
         how = f"`jax.{name}`"
@@ -165,7 +167,7 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def _check_over_reverse(self, where: ast.expr, target: ast.expr, argnums: Optional[Tuple[int, ...]], how: str,
-                            roles: Tuple[str, ...]) -> None:
+                            roles: Tuple[str, ...], callbacks_only: bool = False) -> None:
         """Forward over reverse differentiates the gradient's computation: fwd (linearized) and bwd.
         It fails only when one of them calls a custom_vjp (measured, hazard_forward_over_reverse.py)."""
         step = self._forward.reach(target, argnums)
@@ -183,6 +185,8 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
                                f"A second derivative differentiates fwd and bwd themselves (`jacrev` of `jacrev` "
                                f"too): write the rule's host computation as JAX code, give the callback its own "
                                f"custom_jvp, or compute the second derivative without it")
+            return
+        if callbacks_only:
             return
         inner = ("its fwd and bwd rules call it again" if rule is True else
                  f"its {rule.role} rule `{rule.name}` calls custom_vjp `{rule.inner.name}` "  # type: ignore[union-attr]
