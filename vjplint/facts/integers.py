@@ -41,6 +41,7 @@ SAME_DTYPE = frozenset({"asarray", "array", "reshape", "squeeze", "ravel", "expa
 SHAPE_BUILDERS = {"zeros": 1, "ones": 1, "empty": 1, "full": 2}
 LIKE_BUILDERS = {"zeros_like": 1, "ones_like": 1, "empty_like": 1, "full_like": 2}
 _ARRAY_MODULES = ("jax.numpy.", "numpy.", "jax.lax.")
+_CALLBACKS = frozenset({"jax.pure_callback", "jax.experimental.io_callback", "jax.experimental.pure_callback"})
 PENDING = "pending"  # a name read while its own bindings are being evaluated (`n = n + 1`)
 CALLER = "\x00"  # marks evidence from a call of a custom_jvp, which may never be differentiated
 
@@ -181,6 +182,13 @@ class Integers:
             return None
         if q.startswith(_DTYPE_PREFIXES) and tail in INT_DTYPES:
             return f"{quoted}, {_article(tail)} {tail}"  # `jnp.int32(0)`
+        if q in _CALLBACKS and len(e.args) >= 2 and isinstance(e.args[1], ast.Call) and \
+                m.index.qualname(e.args[1].func) == "jax.ShapeDtypeStruct":
+            struct = e.args[1]  # `jax.pure_callback(f, jax.ShapeDtypeStruct(shape, jnp.int32), ...)`
+            target = next((k.value for k in struct.keywords if k.arg == "dtype"),
+                          struct.args[1] if len(struct.args) > 1 else None)
+            dtype = self.int_dtype(target)
+            return f"{quoted}, a host callback declared to return {dtype}" if dtype else None
         if not q.startswith(("jax.numpy.", "numpy.", "jax.lax.", "jax.random.")):
             return self._returned(e)
         if tail == "convert_element_type" and q.startswith("jax.lax."):  # `lax.convert_element_type(g, jnp.int32)`
@@ -204,6 +212,18 @@ class Integers:
             if found and all(f is not None for f in found) and any(f != PENDING for f in found):
                 return next(f for f in found if f != PENDING)
         return None
+
+    def primal_output(self, d: CustomDerivative) -> Optional[str]:
+        """Why every value the primal of `d` returns is an integer or boolean array (its cotangent is
+        float0, a symbolic zero, so a gradient never runs bwd: docs/facts/scripts/int_output_bwd.py),
+        from the primal's own body; None when a return is not shown to be one."""
+        if d.primal is None:
+            return None
+        returns = self.model.facts.returns_of(d.primal)
+        found = [self.evidence(value) if value is not None else None for _, value in returns]
+        if not found or any(f is None or CALLER in f for f in found):
+            return None
+        return found[0]
 
     @staticmethod
     def _literal_int(e: ast.expr) -> bool:

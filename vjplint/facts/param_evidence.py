@@ -10,7 +10,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from vjplint.model.jaxapi import ARRAY_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_VALUE_NAMESPACES, HOST_NAMESPACES
+from vjplint.model.jaxapi import (ARRAY_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_VALUE_NAMESPACES, HOST_NAMESPACES,
+                                  JAX_ARRAY_ATTRIBUTES)
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, named_function, own_nodes
 from vjplint.facts.kinds import ARRAY, classify_annotation
@@ -497,7 +498,7 @@ def _classify_use(model: FileModel, node: ast.expr, parents: Dict[ast.AST, ast.A
     line = node.lineno
     # `self.w` (an attribute of the argument) used as array data: the argument holds arrays.
     if isinstance(parent, ast.Attribute) and parent.value is node:
-        if parent.attr in ARRAY_USE_ATTRIBUTES:
+        if parent.attr in ARRAY_USE_ATTRIBUTES and not _non_array_object(model, node, param):
             return Evidence("array", 2, f"is used as an array: `{model.quote(parent)}`", line)
         grand = parents.get(parent)
         if isinstance(grand, ast.Call) and grand.func is parent:
@@ -537,6 +538,24 @@ def _classify_use(model: FileModel, node: ast.expr, parents: Dict[ast.AST, ast.A
     if isinstance(parent, ast.Starred):
         return Evidence("static", 1, "is unpacked with `*`", line)
     return None
+
+
+def _non_array_object(model: FileModel, node: ast.expr, param: str) -> bool:
+    """The function that reads `param` at `node` also reads an attribute no `jax.Array` has
+    (`model.func(x)` beside `model.shape`): the value is another object, whose `.shape` is its own."""
+    if not isinstance(node, ast.Name):
+        return False
+    scope = model.index.scope_of(node)
+    fn = scope.node if scope is not None else None
+    if not isinstance(fn, FUNCTION_TYPES):
+        return False
+    parents = model.index.parents
+    for load in _loads_of(model, fn, param):
+        parent = parents.get(load)
+        if isinstance(parent, ast.Attribute) and parent.value is load and parent.attr not in JAX_ARRAY_ATTRIBUTES \
+                and not parent.attr.startswith("__"):
+            return True
+    return False
 
 
 def _is_python_condition(node: ast.AST, parents: Dict[ast.AST, ast.AST]) -> bool:

@@ -104,6 +104,17 @@ STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "weak_type", "s
 # Attributes whose use shows the object is an array (`x.shape`, `x.at[...]`, `x.T`).
 ARRAY_USE_ATTRIBUTES = frozenset({"shape", "dtype", "T", "ndim", "at", "mT", "real", "imag", "size", "astype",
                                   "reshape", "block_until_ready", "addressable_shards", "sharding", "aval"})
+# Every public attribute and method of `jax.Array` (JAX 0.10.2's `dir(jax.Array)`, with a tracer's
+# `aval`/`weak_type` and a concrete array's `block_until_ready`/`tolist`): an object read through any
+# other attribute (`model.func(x)`) is not an array, so its `.shape` shows nothing about arrays.
+JAX_ARRAY_ATTRIBUTES = frozenset("""
+T addressable_data addressable_shards all any argmax argmin argpartition argsort astype at byteswap choose
+clip committed compress conj conjugate copy copy_to_host_async cumprod cumsum device diagonal dot dtype flat
+flatten global_shards imag is_fully_addressable is_fully_replicated item itemsize mT max mean min nbytes ndim
+nonzero prod ptp ravel real repeat reshape round searchsorted shape sharding size sort squeeze std sum swapaxes
+take to_device trace transpose var view aval weak_type block_until_ready tolist devices delete is_deleted
+on_device_size_in_bytes unsafe_buffer_pointer
+""".split())
 # Attributes of an array that are arrays themselves.
 ARRAY_VALUED_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 # Array methods that return one array.

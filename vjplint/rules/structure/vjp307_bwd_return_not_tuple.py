@@ -29,7 +29,9 @@ class BwdReturnNotTuple(Rule):
     (`handler_fn(g)`, a parameter of an enclosing function): right only when the output is
     itself a 1-tuple. A callee whose name says it returns the tuple already (`vjp_fn`,
     `pullback`, `*_bwd`) stays silent, and so does a primal whose output is a tuple or list
-    (VJP306 compares lengths there).
+    (VJP306 compares lengths there). A custom_vjp whose primal returns only integer or boolean
+    arrays (`jnp.argsort(x)`, a `pure_callback` declared `int32`) stays silent: the output's
+    cotangent is float0, a symbolic zero, and no gradient runs its bwd.
 
     ## Why is this bad?
     bwd must return a tuple (or list) with one cotangent per differentiable argument, even
@@ -106,6 +108,8 @@ f.defvjp(f_fwd, f_bwd)
         self._seen: Set[ast.AST] = set()
 
     def check_derivative(self, d: CustomDerivative) -> None:
+        if self.model.facts.integers().primal_output(d) is not None:
+            return  # an integer output's cotangent is float0 (a symbolic zero): no gradient runs bwd
         for _, _, bwd in self.model.facts.checked_vjp_rules(d):
             if bwd is None or bwd.node is None:
                 continue

@@ -8,7 +8,7 @@ import ast
 from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.model.file_model import FileModel
-from vjplint.model.semantic import FunctionNode, child_nodes
+from vjplint.model.semantic import FunctionNode, child_nodes, named_function
 
 # NumPy functions that read only a value's metadata, or never convert their argument: safe on a
 # tracer (np.shape(t) reads t.shape).
@@ -126,8 +126,9 @@ class Taint:
     """Names of a rule bound, straight-line, to values computed from the seeds (kept with the
     seed's description), following single-name and tuple assignments."""
 
-    def __init__(self, model: FileModel, fn: FunctionNode, seeds: Dict[str, str]) -> None:
+    def __init__(self, model: FileModel, fn: FunctionNode, seeds: Dict[str, str], depth: int = 0) -> None:
         self.names = dict(seeds)
+        self.rebound: Set[str] = set()
         assigns: List[Tuple[ast.expr, ast.expr]] = []
         rebound: Set[str] = set()
         for node in model.facts.own_nodes(fn):
@@ -138,9 +139,29 @@ class Taint:
                 assigns.append((node.target, node.value))
             elif isinstance(node, (ast.AnnAssign, ast.For)) and isinstance(node.target, ast.Name):
                 rebound.add(node.target.id)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr, ast.Global,
+                                   ast.Nonlocal, ast.Delete, ast.ExceptHandler, ast.Import, ast.ImportFrom)):
+                self.rebound.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                                    and not isinstance(n.ctx, ast.Load))  # bound where no taint is followed
+                self.rebound.update(getattr(node, "names", None) or ())
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Name):
+                self.rebound.add(node.func.value.id)  # `acc.append(x)`: may now hold a traced value
+            elif isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load) and \
+                    isinstance(node.value, ast.Name):
+                self.rebound.add(node.value.id)
+        self.rebound |= rebound
         for _ in range(4):
             before = len(self.names)
             for whole_target, whole_value in assigns:
+                if depth < 2 and isinstance(whole_target, (ast.Tuple, ast.List)) and isinstance(whole_value, ast.Call):
+                    parts = _helper_parts(model, whole_value, self.names, len(whole_target.elts), depth)
+                    if parts is not None:  # `y, pad = helper(x)`: each name as the helper returns it
+                        for elt, source in zip(whole_target.elts, parts):
+                            for t in target_names(elt) if source is not None else ():
+                                if t not in self.names and t not in rebound:
+                                    self.names[t] = f"`{t}` (computed from {self.names[source]})"
+                        continue
                 for target, value in _pairs(whole_target, whole_value):
                     source = first_traced(model, value, self.names)
                     if source is None:
@@ -150,6 +171,51 @@ class Taint:
                             self.names[t] = f"`{t}` (computed from {self.names[source]})"
             if len(self.names) == before:
                 break
+
+
+def _helper_parts(model: FileModel, call: ast.Call, names: Dict[str, str], width: int,
+                  depth: int) -> Optional[List[Optional[str]]]:
+    """Which parts of the tuple a module helper returns (`return x, pad`, every `return` a tuple of
+    `width`) are computed from the traced arguments of `call`: per part the caller's traced name
+    it comes from, or None where every return gives a value made without one (`pad`, built from
+    `x.shape`). None when that cannot be read (no such helper, `*args`, a generator, a part
+    that a loop, `with`, walrus or mutation binds)."""
+    helper = named_function(model.index, call.func)
+    if helper is None or isinstance(helper, ast.Lambda) or getattr(helper, "decorator_list", None) or \
+            model.derivative_for_node(helper) is not None or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    args = helper.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if len(call.args) > len(params) or args.vararg is not None:
+        return None
+    bound = list(zip(params, call.args)) + [(k.arg, k.value) for k in call.keywords]
+    if any(k is None for k, _ in bound):
+        return None
+    seeds: Dict[str, str] = {}
+    sources: Dict[str, str] = {}
+    for param, arg in bound:
+        source = first_traced(model, arg, names)
+        if source is not None:
+            seeds[param], sources[param] = names[source], source
+    own = list(model.facts.own_nodes(helper))
+    if not seeds or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own):
+        return None
+    returns = [n for n in own if isinstance(n, ast.Return)]
+    if not returns or any(not isinstance(r.value, ast.Tuple) or len(r.value.elts) != width or
+                          any(isinstance(e, ast.Starred) for e in r.value.elts) for r in returns):
+        return None
+    taint = Taint(model, helper, seeds, depth + 1)
+    first = next(iter(sources.values()), None)
+    parts: List[Optional[str]] = []
+    for i in range(width):
+        elts = [r.value.elts[i] for r in returns]  # type: ignore[union-attr]
+        if any(first_traced(model, e, taint.names) is not None or any(
+                isinstance(n, ast.Name) and n.id in taint.rebound for n in ast.walk(e)) for e in elts):
+            parts.append(next((sources[p] for e in elts for n in ast.walk(e) if isinstance(n, ast.Name)
+                               for p in [n.id] if p in sources), first))
+        else:
+            parts.append(None)
+    return parts
 
 
 def target_names(target: ast.expr) -> Iterator[str]:

@@ -46,8 +46,11 @@ class ForwardModeOnVjp(Rule):
     differentiates the gradient's computation, i.e. fwd and bwd, not the custom_vjp: it works
     while they compute inline, and fails with the same error as soon as fwd or bwd calls a
     custom_vjp (a fwd written as `return f(x), res`, the common form), which is flagged too.
-    Measured exceptions, not flagged: `jax.linearize` of a gradient (flagged only where fwd or bwd
-    calls `jax.pure_callback`), and `jax.jvp` of a jitted gradient when only fwd calls one (`docs/facts/scripts/hazard_forward_over_reverse.py`).
+    Measured exceptions, not flagged: `jax.linearize` of a caller of a custom_vjp whose outputs
+    are all integer arrays (indices: their tangents are float0, so the linear function never meets
+    it; `jax.jvp` still raises), `jax.linearize` of a gradient (flagged only where fwd or bwd calls
+    `jax.pure_callback`), and `jax.jvp` of a jitted gradient when only fwd calls one
+    (`docs/facts/scripts/hazard_forward_over_reverse.py`).
     Inside `jax.make_jaxpr`/`jax.eval_shape` the jvp is only staged and nothing is raised, so
     those uses are not reported.
 
@@ -198,11 +201,19 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
 
     def _check_target(self, expr: ast.expr, argnums: Optional[Tuple[int, ...]], how: str) -> None:
         step = self._forward.reach(expr, argnums)
-        if step is None:
+        if step is None or "linearize" in how and self._integer_inside(step):
             return
         fix = "Use `jax.jacrev`" if "jacfwd" in how else "Use reverse mode (`jax.vjp`, `jax.jacrev`)"
         self.report(expr, f"{how} pushes tangents through `{self.quote(expr, 40)}`, but {self._why(step)}: JAX "
                           f"raises TypeError \"{JVP_ERROR}\". {fix}, or give the function a custom_jvp")
+
+    def _integer_inside(self, step: Step) -> bool:
+        """A caller reaches a custom_vjp whose outputs are all integer or boolean arrays (indices):
+        their tangents are float0, so the linear function `jax.linearize` returns never pushes one
+        through it (measured: `linearize(lambda v: jnp.sum(v[order(v)]))` works, jvp raises)."""
+        while not isinstance(step, (IsCustomVjp, CallsVjp, CallsLibrary)):
+            step = step.inner
+        return isinstance(step, CallsVjp) and self.model.facts.integers().primal_output(step.d) is not None
 
     # -- the words for how the tangent reaches the custom_vjp -----------------------------------
     def _why(self, step: Step) -> str:

@@ -123,8 +123,9 @@ matvec.defvjp(matvec_fwd, matvec_bwd)
 ''']
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if d.primal is None or d.nondiff_unresolved or d.bound_self:
-            return
+        if d.primal is None or d.nondiff_unresolved or d.bound_self or \
+                self.model.facts.integers().primal_output(d) is not None:
+            return  # an integer output (indices) has a float0 cotangent: a zero gradient is the true one
         primal = d.primal
         if primal.args.vararg is not None or primal.args.kwonlyargs:
             return
