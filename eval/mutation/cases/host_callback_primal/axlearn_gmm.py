@@ -21,6 +21,7 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 import numpy
+import numpy as np
 EVAL = {'id': 'mutation/host_callback_primal/axlearn_gmm', 'family': 'mutation', 'expect': 'unknown', 'library': 'axlearn', 'source': 'apple/axlearn:axlearn/common/megablock/ops.py:16', 'argnums': (0, 1, 2), 'extra': ['grad_jit'], 'operator': 'host_callback_primal', 'base': 'axlearn_gmm'}
 Tensor = jax.Array
 DEFAULT_TILING = (128, 128, 128)

@@ -17,6 +17,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy
+import numpy as np
 EVAL = {'id': 'mutation/host_callback_primal/axlearn_optimization_barrier', 'family': 'mutation', 'expect': 'unknown', 'library': 'axlearn', 'source': 'apple/axlearn:axlearn/common/ops/_optimization_barrier.py:10', 'argnums': (0, 1), 'extra': ['jvp', 'jacfwd'], 'operator': 'host_callback_primal', 'base': 'axlearn_optimization_barrier'}
 
 @jax.custom_jvp

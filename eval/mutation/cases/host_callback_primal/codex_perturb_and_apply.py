@@ -17,6 +17,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy
+import numpy as np
 EVAL = {'id': 'mutation/host_callback_primal/codex_perturb_and_apply', 'family': 'mutation', 'expect': 'unknown', 'library': 'codex', 'source': 'google/codex:codex/ops/gradient.py:45', 'argnums': (0, 1), 'extra': ['jvp', 'jacfwd'], 'operator': 'host_callback_primal', 'base': 'codex_perturb_and_apply'}
 
 def perturb_and_apply(f, x, u, *args):

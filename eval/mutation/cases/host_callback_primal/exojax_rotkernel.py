@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy
 from jax import custom_jvp
+import numpy as np
 EVAL = {'id': 'mutation/host_callback_primal/exojax_rotkernel', 'family': 'mutation', 'expect': 'unknown', 'library': 'exojax', 'source': 'HajimeKawahara/exojax:src/exojax/spec/spin_rotation.py:63', 'argnums': (0, 1, 2, 3), 'extra': ['jvp', 'jacfwd'], 'operator': 'host_callback_primal', 'base': 'exojax_rotkernel'}
 F0 = numpy.array([1.0, 0.98, 0.95, 0.7, 0.55, 0.72, 0.96, 1.0, 0.99, 0.8, 0.93, 1.0], numpy.float32)
 

@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy
 from jax import tree_util
+import numpy as np
 EVAL = {'id': 'mutation/host_callback_primal/fastsoftsort_wrap_op', 'family': 'mutation', 'expect': 'unknown', 'library': 'fast-soft-sort', 'source': 'google-research/fast-soft-sort:fast_soft_sort/jax_ops.py:45', 'argnums': (0,), 'extra': ['grad_jit'], 'operator': 'host_callback_primal', 'base': 'fastsoftsort_wrap_op'}
 
 def isotonic_l2(input_s, input_w):

@@ -21,6 +21,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy
+import numpy as np
 EVAL = {'id': 'mutation/host_callback_primal/horqrux_analytical_gpsr', 'family': 'mutation', 'expect': 'unknown', 'library': 'horqrux', 'source': 'pasqal-io/horqrux:horqrux/differentiation/gpsr/analytical.py:133', 'argnums': (0, 1), 'extra': ['jvp', 'jacfwd'], 'operator': 'host_callback_primal', 'base': 'horqrux_analytical_gpsr'}
 
 class Primitive:

@@ -16,6 +16,7 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 import numpy as np
+import functools
 EVAL = {'id': 'mutation/nondiff_move/brainstate_embedding', 'family': 'mutation', 'expect': 'unknown', 'library': 'brainstate', 'source': 'chaobrain/brainstate:brainstate/nn/_embedding.py:47', 'argnums': (0,), 'extra': ['grad_jit'], 'operator': 'nondiff_move', 'base': 'brainstate_embedding'}
 
 @lru_cache(maxsize=None)

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
+import functools
 EVAL = {'id': 'mutation/nondiff_move/jaxdecomp_transpose', 'family': 'mutation', 'expect': 'unknown', 'library': 'jaxdecomp', 'source': 'DifferentiableUniverseInitiative/jaxDecomp:src/jaxdecomp/_src/jax/transpose.py:336', 'argnums': (0,), 'extra': ['jvp', 'jacfwd'], 'operator': 'nondiff_move', 'base': 'jaxdecomp_transpose'}
 
 def spmd_transpose(x: ArrayLike, kind: str) -> Array:

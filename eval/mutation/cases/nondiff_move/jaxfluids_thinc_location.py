@@ -16,6 +16,7 @@ base is correct under `jax.grad` in all three arguments; the caller evaluates th
 import jax
 import jax.numpy as jnp
 import numpy as np
+import functools
 Array = jax.Array
 EVAL = {'id': 'mutation/nondiff_move/jaxfluids_thinc_location', 'family': 'mutation', 'expect': 'unknown', 'library': 'jax-fluids', 'source': 'tumaer/JAXFLUIDS:src/jaxfluids/diffuse_interface/diffuse_interface_thinc.py:98', 'argnums': (0, 1, 2), 'extra': ['grad_jit'], 'operator': 'nondiff_move', 'base': 'jaxfluids_thinc_location'}
 

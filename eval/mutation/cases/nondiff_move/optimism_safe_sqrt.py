@@ -14,6 +14,7 @@ import jax.numpy as np
 from jax import custom_jvp, lax
 import numpy as onp
 import jax.numpy as jnp
+import functools
 EVAL = {'id': 'mutation/nondiff_move/optimism_safe_sqrt', 'family': 'mutation', 'expect': 'unknown', 'library': 'optimism', 'source': 'sandialabs/optimism:optimism/Math.py:12', 'argnums': (0,), 'extra': ['jvp', 'jacfwd'], 'operator': 'nondiff_move', 'base': 'optimism_safe_sqrt'}
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
