@@ -39,6 +39,12 @@ STATIC_POSITIONS: Dict[str, FrozenSet[int]] = {
         "all_gather": {1}, "ppermute": {1, 2}, "cond": {0}, "switch": {0}, "while_loop": set(), "scan": set(),
         "map": set(), "psum_scatter": {1}, "pmax": {1}, "pmin": {1}, "all_to_all": {1, 2, 3}, "axis_index": {0},
         "pshuffle": {1, 2}, "pbroadcast": {1, 2}, "reduce_scatter": {1}, "full_like_static": set(),
+        # parameters of the primitive itself (Python ints JAX hashes), never operands
+        "reduce_precision": {1, 2}, "round": {1}, "integer_pow": {1}, "rev": {1}, "collapse": {1, 2},
+        "dynamic_slice_in_dim": {2, 3}, "dynamic_index_in_dim": {2, 3}, "index_in_dim": {1, 2, 3},
+        "dynamic_update_slice_in_dim": {3}, "approx_max_k": {1}, "approx_min_k": {1}, "cummax": {1},
+        "cummin": {1}, "cumlogsumexp": {1}, "triu_indices": {0, 1, 2}, "tril_indices": {0, 1, 2},
+        "partition": {1, 2}, "argpartition": {1, 2}, "tensordot": {2}, "vander": {1}, "broadcast": {1},
     }.items()
 }
 
@@ -54,6 +60,7 @@ STATIC_KEYWORDS = frozenset({
     "compute_uv", "lower", "symmetrize_input", "upper", "where_static", "copy", "ddof", "return_sign",
     "return_index", "return_inverse", "return_counts", "scatter_dimension", "split_axis", "concat_axis",
     "tiled", "axis_index_groups", "perm", "check_finite", "overwrite_a", "overwrite_b", "assume_a",
+    "exponent_bits", "mantissa_bits", "decimals", "rounding_method", "num_classes", "kth", "recall_target",
 })
 
 
