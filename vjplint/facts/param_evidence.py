@@ -85,6 +85,11 @@ STATIC_NAMES = frozenset({"axis", "axes", "n", "shape", "dtype", "num", "size", 
                           "max_steps", "max_num_steps", "seed"})
 
 
+# NumPy functions that read only what a tracer has too (its shape, dtype): no evidence of a concrete array
+HOST_SHAPE_QUERIES = frozenset({"shape", "ndim", "size", "result_type", "dtype", "iinfo", "finfo", "isscalar",
+                                "issubdtype", "broadcast_shapes", "can_cast", "promote_types", "isdtype"})
+
+
 # array functions that read only their first argument's shape and dtype: no derivative flows from it
 SHAPE_ONLY = frozenset({"zeros_like", "ones_like", "empty_like", "full_like"})
 
@@ -593,6 +598,12 @@ def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call,
         # Python compares the values with `>`: a bool of an array raises unless it is one concrete number
         return Evidence("static", 2, f"is compared in Python by `{func_name}()`: `{model.quote(call)}`", line)
     if q.startswith(HOST_NAMESPACES):
+        if q.startswith("numpy.") and func_name not in HOST_SHAPE_QUERIES and keyword is None and \
+                any(a is node for a in call.args):
+            # the value itself converted by NumPy (`onp.diag(mass)`): the author keeps it a concrete NumPy
+            # array, as a traced one raises TracerArrayConversionError there whatever its slot
+            return Evidence("static", 3, f"is converted by NumPy, so it is a concrete NumPy array (a traced value "
+                                         f"raises TracerArrayConversionError there): `{model.quote(call)}`", line)
         return Evidence("static", 1, f"is passed to NumPy, which needs a concrete value: `{model.quote(call)}`", line)
     if q.startswith(ARRAY_VALUE_NAMESPACES):
         first = keyword is None and bool(call.args) and call.args[0] is node
