@@ -278,8 +278,11 @@ class Closures:
             return None
         for root in roots:
             verdict = Verdict(0, root.param)
-            verdict.evidence.extend(e for e in self._root_evidence(root) if not e.key)
-            verdict.evidence.extend(usage)
+            evidence = [e for e in self._root_evidence(root) if not e.key]
+            evidence += usage
+            if is_self(root):  # `self.step_size` with `step_size=1.0`: the object holds no array there
+                evidence = [e for e in evidence if not self._hyperparameter_use(root, e)]
+            verdict.evidence.extend(evidence)
             if root.computed_with:
                 verdict.evidence.append(Evidence("array", 2, f"is computed with `{root.computed_with}`"))
             if verdict.level == "array":
@@ -516,6 +519,44 @@ class Closures:
                         value is None or not self._module_constant(value):
                     return False
         return True
+
+    def _hyperparameter_use(self, root: Root, e: Evidence) -> bool:
+        """An array use of `self` (`self.step_size` in `while_loop(..., self.step_size)`) whose
+        fields on that line are all hyperparameters: stored by the class only from a constant or
+        from a parameter of the storing method that defaults to a Python number, string or bool.
+        That use shows a number, not an array the object holds (a caller passing an array there
+        is the "may", not shown here)."""
+        scope = self.model.index.scope_of(root.function)
+        if e.kind != "array" or not e.from_usage or not e.line or not isinstance(scope.node, ast.ClassDef):
+            return False
+        cls = scope.node
+        fields = {n.attr for n in walk(root.function) if isinstance(n, ast.Attribute) and getattr(n, "lineno", 0) == e.line
+                  and isinstance(n.value, ast.Name) and n.value.id == root.param and isinstance(n.ctx, ast.Load)}
+        any_setattr, stores = self.model.index.of_node(_attribute_stores, self.model.index)
+        if not fields or any_setattr:
+            return False
+        for f in fields:
+            found = stores.get(f)
+            if not found:
+                return False
+            for t, value in found:
+                inside = self.model.index.inside(t, cls)
+                if not inside and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    continue  # another class's own field of the same name
+                if not inside or value is None or not (self._module_constant(value) or self._literal_default(value)):
+                    return False
+        return True
+
+    def _literal_default(self, value: ast.expr) -> bool:
+        """`value` is a parameter of the function storing it, defaulting to a Python literal."""
+        if not isinstance(value, ast.Name):
+            return False
+        fn = self.model.index.enclosing_function(value)
+        if fn is None:
+            return False
+        default = self.model.signature(fn).defaults.get(value.id)
+        return default is not None and self._module_constant(default) and not (
+            isinstance(default, ast.Constant) and default.value is None)
 
     def _module_constant(self, value: ast.expr) -> bool:
         if isinstance(value, ast.Constant):
