@@ -14,7 +14,7 @@ from vjplint.model.jaxapi import (ARRAY_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_
                                   JAX_ARRAY_ATTRIBUTES)
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, named_function, own_nodes
-from vjplint.facts.kinds import ARRAY, classify_annotation
+from vjplint.facts.kinds import ARRAY, NUMPY_SCALAR_TYPES, classify_annotation, number_literal
 from vjplint.facts.values import field_use, numeric_use
 from vjplint.facts.registry import query
 
@@ -203,6 +203,11 @@ def default_evidence(model: FileModel, default: ast.expr) -> List[Evidence]:
         return [Evidence("static", 2, f"defaults to `{model.quote(default)}`", default.lineno)]
     if isinstance(default, ast.Tuple) and all(isinstance(e, ast.Constant) for e in default.elts):
         return [Evidence("static", 2, f"defaults to `{model.quote(default)}`", default.lineno)]
+    if isinstance(default, ast.Call) and (model.index.qualname(default.func) or "").startswith("numpy.") and \
+            (model.index.qualname(default.func) or "").rsplit(".", 1)[-1] in NUMPY_SCALAR_TYPES and \
+            len(default.args) == 1 and not default.keywords and number_literal(default.args[0]):
+        # `sigma=np.float64(0.1)`: a NumPy scalar made from a literal, a host constant as a literal is
+        return [Evidence("static", 2, f"defaults to the NumPy scalar `{model.quote(default)}`", default.lineno)]
     if isinstance(default, ast.Call):
         q = model.index.qualname(default.func) or ""
         if q.startswith(ARRAY_VALUE_NAMESPACES):
