@@ -113,6 +113,12 @@ def _attribute_stores(index: SemanticIndex) -> Tuple[bool, Dict[str, List[Tuple[
     return any_setattr, stores
 
 
+SHAPE_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size"})
+SHAPE_FUNCTIONS = frozenset({*(f"jax.numpy.{f}" for f in ("zeros_like", "ones_like", "empty_like", "full_like", "shape",
+                                                          "ndim", "size", "result_type")),
+                             "builtins.len"})
+
+
 class Closures:
     """The closure findings of one module's custom derivatives."""
 
@@ -129,6 +135,7 @@ class Closures:
             functions.append((label, node))
         vjps = [node for _, _, node in self.rules(d)] if d.api == "custom_gradient" else []
         captures: Dict[Tuple[str, int], Capture] = {}
+        read_as_data: Set[Tuple[str, int]] = set()  # read beyond its shape and dtype somewhere
         for label, fn in functions:
             # A custom_gradient's vjp function lives in its body: the body's reads exclude it,
             # and the vjp's reads of the body's own values (its inputs) are the design.
@@ -136,12 +143,17 @@ class Closures:
             owner = d.primal if fn in vjps and d.primal is not None else fn
             for load, scope in self._free_loads(fn, skip, owner):
                 key = (load.id, scope.node)
+                if not self._shape_only(load):
+                    read_as_data.add(key)
                 capture = captures.setdefault(key, Capture(load.id, load))
                 if (load.lineno, load.col_offset) < (capture.first.lineno, capture.first.col_offset):
                     capture.first = load
                 if label not in capture.readers:
                     capture.readers.append(label)
-        ordered = sorted(captures.values(), key=lambda c: (c.first.lineno, c.first.col_offset))
+        # a value read only for its shape or dtype (`jnp.zeros_like(x0)` in bwd) is no data of the
+        # rules: JAX stages no constant for it, so no transformation fails (measured on JAX 0.10.2)
+        ordered = sorted((c for k, c in captures.items() if k in read_as_data),
+                         key=lambda c: (c.first.lineno, c.first.col_offset))
         found: List[Finding] = []
         handled: Set[str] = set()
         if d.api == "custom_gradient":
@@ -155,6 +167,17 @@ class Closures:
                 if finding is not None:
                     found.append(finding)
         return found
+
+    def _shape_only(self, load: ast.Name) -> bool:
+        """`load` reads only the value's shape or dtype: `x.shape`, `x.dtype`, `jnp.zeros_like(x)`,
+        `jnp.shape(x)`, `len(x)`."""
+        index = self.model.index
+        parent = index.parent(load)
+        if isinstance(parent, ast.Attribute) and parent.value is load:
+            return parent.attr in SHAPE_ATTRIBUTES
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is load:
+            return (index.qualname(parent.func) or "") in SHAPE_FUNCTIONS
+        return False
 
     def _computed_from_own_arguments(self, d: CustomDerivative,
                                      captures: List[Capture]) -> List[Tuple[Capture, List[Root], ast.Call]]:
