@@ -41,6 +41,17 @@ SCALAR_BUILTINS = {"int": "int", "float": "float", "bool": "bool", "len": "int",
                    "round": "int", "abs": None, "sum": None, "max": None, "min": None}
 
 STATIC_ATTRS = {"shape": SHAPE, "ndim": SCALAR, "size": SCALAR, "dtype": DTYPE}
+# NumPy scalar types: `np.float64(0.1)` of a number literal is a host constant, as the literal is
+NUMPY_SCALAR_TYPES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+                                "uint16", "uint32", "uint64", "bool_", "complex64", "complex128", "double",
+                                "single", "intc", "longlong"})
+
+
+def number_literal(e: ast.expr) -> bool:
+    """A number literal, signed or not (`0.1`, `-3`, `True`)."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    return isinstance(e, ast.Constant) and isinstance(e.value, (int, float, complex, bool))
 
 
 # Methods that change a list or dict in place (its length or keys are then unknown).

@@ -14,7 +14,7 @@ from vjplint.model.jaxapi import (ARRAY_NAMESPACES, ARRAY_USE_ATTRIBUTES, ARRAY_
                                   JAX_ARRAY_ATTRIBUTES)
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, child_nodes, named_function, own_nodes
-from vjplint.facts.kinds import ARRAY, classify_annotation
+from vjplint.facts.kinds import ARRAY, NUMPY_SCALAR_TYPES, classify_annotation, number_literal
 from vjplint.facts.values import field_use, numeric_use
 from vjplint.facts.registry import query
 
@@ -39,6 +39,12 @@ STATIC_POSITIONS: Dict[str, FrozenSet[int]] = {
         "all_gather": {1}, "ppermute": {1, 2}, "cond": {0}, "switch": {0}, "while_loop": set(), "scan": set(),
         "map": set(), "psum_scatter": {1}, "pmax": {1}, "pmin": {1}, "all_to_all": {1, 2, 3}, "axis_index": {0},
         "pshuffle": {1, 2}, "pbroadcast": {1, 2}, "reduce_scatter": {1}, "full_like_static": set(),
+        # parameters of the primitive itself (Python ints JAX hashes), never operands
+        "reduce_precision": {1, 2}, "round": {1}, "integer_pow": {1}, "rev": {1}, "collapse": {1, 2},
+        "dynamic_slice_in_dim": {2, 3}, "dynamic_index_in_dim": {2, 3}, "index_in_dim": {1, 2, 3},
+        "dynamic_update_slice_in_dim": {3}, "approx_max_k": {1}, "approx_min_k": {1}, "cummax": {1},
+        "cummin": {1}, "cumlogsumexp": {1}, "triu_indices": {0, 1, 2}, "tril_indices": {0, 1, 2},
+        "partition": {1, 2}, "argpartition": {1, 2}, "tensordot": {2}, "vander": {1}, "broadcast": {1},
     }.items()
 }
 
@@ -54,6 +60,7 @@ STATIC_KEYWORDS = frozenset({
     "compute_uv", "lower", "symmetrize_input", "upper", "where_static", "copy", "ddof", "return_sign",
     "return_index", "return_inverse", "return_counts", "scatter_dimension", "split_axis", "concat_axis",
     "tiled", "axis_index_groups", "perm", "check_finite", "overwrite_a", "overwrite_b", "assume_a",
+    "exponent_bits", "mantissa_bits", "decimals", "rounding_method", "num_classes", "kth", "recall_target",
 })
 
 
@@ -76,6 +83,11 @@ STATIC_NAMES = frozenset({"axis", "axes", "n", "shape", "dtype", "num", "size", 
                           "axis_name", "reduce_axes", "keepdims", "name", "options", "opts", "unroll",
                           "eps", "epsilon", "tol", "rtol", "atol", "hmax", "mxstep", "maxiter", "max_iter",
                           "max_steps", "max_num_steps", "seed"})
+
+
+# NumPy functions that read only what a tracer has too (its shape, dtype): no evidence of a concrete array
+HOST_SHAPE_QUERIES = frozenset({"shape", "ndim", "size", "result_type", "dtype", "iinfo", "finfo", "isscalar",
+                                "issubdtype", "broadcast_shapes", "can_cast", "promote_types", "isdtype"})
 
 
 # array functions that read only their first argument's shape and dtype: no derivative flows from it
@@ -191,6 +203,11 @@ def default_evidence(model: FileModel, default: ast.expr) -> List[Evidence]:
         return [Evidence("static", 2, f"defaults to `{model.quote(default)}`", default.lineno)]
     if isinstance(default, ast.Tuple) and all(isinstance(e, ast.Constant) for e in default.elts):
         return [Evidence("static", 2, f"defaults to `{model.quote(default)}`", default.lineno)]
+    if isinstance(default, ast.Call) and (model.index.qualname(default.func) or "").startswith("numpy.") and \
+            (model.index.qualname(default.func) or "").rsplit(".", 1)[-1] in NUMPY_SCALAR_TYPES and \
+            len(default.args) == 1 and not default.keywords and number_literal(default.args[0]):
+        # `sigma=np.float64(0.1)`: a NumPy scalar made from a literal, a host constant as a literal is
+        return [Evidence("static", 2, f"defaults to the NumPy scalar `{model.quote(default)}`", default.lineno)]
     if isinstance(default, ast.Call):
         q = model.index.qualname(default.func) or ""
         if q.startswith(ARRAY_VALUE_NAMESPACES):
@@ -586,6 +603,12 @@ def _call_argument_evidence(model: FileModel, node: ast.expr, call: ast.Call,
         # Python compares the values with `>`: a bool of an array raises unless it is one concrete number
         return Evidence("static", 2, f"is compared in Python by `{func_name}()`: `{model.quote(call)}`", line)
     if q.startswith(HOST_NAMESPACES):
+        if q.startswith("numpy.") and func_name not in HOST_SHAPE_QUERIES and keyword is None and \
+                any(a is node for a in call.args):
+            # the value itself converted by NumPy (`onp.diag(mass)`): the author keeps it a concrete NumPy
+            # array, as a traced one raises TracerArrayConversionError there whatever its slot
+            return Evidence("static", 3, f"is converted by NumPy, so it is a concrete NumPy array (a traced value "
+                                         f"raises TracerArrayConversionError there): `{model.quote(call)}`", line)
         return Evidence("static", 1, f"is passed to NumPy, which needs a concrete value: `{model.quote(call)}`", line)
     if q.startswith(ARRAY_VALUE_NAMESPACES):
         first = keyword is None and bool(call.args) and call.args[0] is node

@@ -21,9 +21,9 @@ from vjplint.model.jaxapi import ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VALUED_A
 from vjplint.model.file_model import CustomDerivative, FileModel, Signature
 from vjplint.model.semantic import FUNCTION_TYPES, Binding, FunctionNode, Scope, walk
 from vjplint.facts.kinds import (ARRAY, CALLABLE, DICT, DTYPE, INT_RANDOM, KEY_FUNCTIONS, LIST, MODULE, MUTATORS,
-                                 RECORD, SCALAR, SCALAR_BUILTINS, SHAPE, STATIC_ATTRS, STRING, TUPLE, UNKNOWN,
-                                 UNKNOWN_KIND, classify_annotation, constant_kind, element_kind, external_kind, join,
-                                 join_all, Kind, unpack_path)
+                                 NUMPY_SCALAR_TYPES, RECORD, SCALAR, SCALAR_BUILTINS, SHAPE, STATIC_ATTRS, STRING,
+                                 TUPLE, UNKNOWN, UNKNOWN_KIND, classify_annotation, constant_kind, element_kind,
+                                 external_kind, join, join_all, Kind, number_literal, unpack_path)
 
 
 class Values:
@@ -190,9 +190,15 @@ class Values:
         if role is not None:
             return role
         if name in sig.defaults:
-            kind = self.of(sig.defaults[name])
+            default = sig.defaults[name]
+            kind = self.of(default)
             if kind.is_static:
-                return kind.because(f"`{name}` defaults to `{m.quote(sig.defaults[name])}`")
+                return kind.because(f"`{name}` defaults to `{m.quote(default)}`")
+            if isinstance(default, ast.Call) and (m.index.qualname(default.func) or "").startswith(
+                    ("numpy.", "jax.numpy.")) and (m.index.qualname(default.func) or "").rsplit(".", 1)[-1] in \
+                    NUMPY_SCALAR_TYPES and len(default.args) == 1 and number_literal(default.args[0]):
+                # `sigma=jnp.float64(0.1)`: a typed number literal, a hyperparameter as `sigma=0.1` is
+                return Kind(SCALAR, why=f"`{name}` defaults to the number `{m.quote(default)}`")
             return UNKNOWN_KIND
         found = self._from_callers(fn, name, sig)
         if found.tag == UNKNOWN and found.origin is None:  # a configured name is a hint: weaker than the above
@@ -571,6 +577,9 @@ class Values:
         if q in TRANSFORMS and e.args and TRANSFORMS[q] == 0:
             inner = self.of(e.args[0])
             return Kind(CALLABLE, why=quoted, captures=inner.captures, node=inner.node)
+        if q.startswith("numpy.") and q.rsplit(".", 1)[-1] in NUMPY_SCALAR_TYPES and len(e.args) == 1 and \
+                not e.keywords and number_literal(e.args[0]):
+            return Kind(SCALAR, "int" if "int" in q else "float", quoted)  # `np.float64(0.1)`: a host constant
         if q.startswith("builtins."):
             tail = q[len("builtins."):]
             if tail in SCALAR_BUILTINS:

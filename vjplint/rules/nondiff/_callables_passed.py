@@ -150,3 +150,57 @@ def is_function(model: FileModel, arg: ast.expr) -> bool:
         return bool(bindings) and all(b.kind == "def" and not getattr(b.node, "decorator_list", None)
                                       for b in bindings)
     return False
+
+
+def passed_callables(model: FileModel, d: CustomDerivative, position: int, name: str) -> Tuple[bool, bool]:
+    """(a call passes a callable pytree in the slot, a call passes a plain Python function there),
+    following what reaches it: a name bound once, a function of the module that returns one
+    (`make_operator(a)` returning `jax.tree_util.Partial(...)`), a parameter of the calling
+    function through that function's own callers (three calls deep). Read by VJP110: a
+    `jax.tree_util.Partial` is a pytree, which a jit or checkpoint beneath the creator traces as data."""
+    found = [False, False]
+    for site in d.call_sites:
+        arg = model.facts.argument_at(site.call, position, name)
+        if arg is not None:
+            _reached(model, arg, found, 0)
+    return found[0], found[1]
+
+
+def _reached(model: FileModel, arg: ast.expr, found: List[bool], depth: int) -> None:
+    if depth > 3:
+        return
+    if is_pytree_callable(model, arg):
+        found[0] = True
+        return
+    if is_function(model, arg):
+        found[1] = True
+        return
+    index = model.index
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name):  # a factory of the module
+        callee = [b.node for b in index.lookup(arg.func.id, index.scope_of(arg))]
+        if len(callee) == 1 and isinstance(callee[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for _, value in model.facts.returns_of(callee[0]):
+                if isinstance(value, ast.expr):
+                    _reached(model, value, found, depth + 1)
+        return
+    if not isinstance(arg, ast.Name):
+        return
+    bindings = index.lookup(arg.id, index.scope_of(arg))
+    if len(bindings) != 1:
+        return
+    b = bindings[0]
+    if b.kind == "assign" and isinstance(b.value, ast.expr):
+        _reached(model, b.value, found, depth + 1)
+    elif b.kind == "param":
+        fn = index.scope_of(arg).node
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        params = model.signature(fn).positional
+        if arg.id not in params:
+            return
+        for call in model.facts.calls_of_name(fn.name):
+            if [c.node for c in index.lookup(fn.name, index.scope_of(call))] != [fn]:
+                continue
+            passed = model.facts.argument_at(call, params.index(arg.id), arg.id)
+            if passed is not None:
+                _reached(model, passed, found, depth + 1)

@@ -22,7 +22,10 @@ class NondiffMaybeArray(NondiffVerdictRule):
     a custom function's outputs are JAX arrays), or every argument of the custom_vjp is nondiff (it
     then defines no derivative at all, and what a caller differentiates arrives as a tracer), when
     nothing says it is static or a function (`vjplint.facts.nondiff_output`). VJP101 reports the
-    confident cases.
+    confident cases. A value the rules convert with host NumPy itself (`np.diag(mass)`,
+    `np.allclose(mass, ...)`; not `np.shape`) is a concrete NumPy array by the author's design (a
+    tracer raises there whatever its slot), and a parameter of a JAX primitive (`reduce_precision`'s
+    bit widths, `decimals`, a `*_in_dim` size) is a Python value: neither is flagged.
 
     ## Why is this bad?
     If the argument is an array and becomes a tracer (under `jit`, batched `vmap`, or `grad`

@@ -8,6 +8,7 @@ from vjplint.facts.param_evidence import Verdict
 from vjplint.model.file_model import CustomDerivative
 from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.rules.base import Rule
+from vjplint.rules.nondiff._callables_passed import passed_callables
 
 JIT = "jax.jit"
 # Transformations that trace every argument of the function they wrap, as jit does (no static_argnums)
@@ -32,7 +33,10 @@ class NondiffThroughInnerJit(Rule):
     as a Python value (an `einsum` equation or another static argument of a JAX function, a dtype
     given to `.astype()`, a Python condition, a slice bound); or fwd, bwd or the jvp rule calls it
     or gives it to a JAX transformation (`jax.vjp(activation, v)`): a function, which the jitted or
-    rematerialised primal receives as an argument too, even when its body never reads it.
+    rematerialised primal receives as an argument too, even when its body never reads it. A
+    callable the calls pass as a `jax.tree_util.Partial` (directly, from a factory of the module or
+    through a wrapper's parameter) is a pytree, traced as data: silent unless a call passes a plain
+    function there too.
 
     ## Why is this bad?
     JAX runs the jitted primal with every argument, nondiff ones included, and `jax.jit` traces
@@ -108,6 +112,8 @@ def integrate(f, a, b):
             if use is None:
                 continue
             node, what, error = use
+            if "function" in what and passed_callables(self.model, d, position, params[position]) == (True, False):
+                continue  # a `jax.tree_util.Partial` reaches it: a pytree, traced as data
             target = jit.func if isinstance(jit, ast.Call) else jit
             remat = self.model.index.qualname(target) != JIT
             verb, name = ("rematerialises", "jax.checkpoint") if remat else ("jits", "jax.jit")

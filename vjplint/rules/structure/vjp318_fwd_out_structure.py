@@ -8,6 +8,7 @@ from vjplint.diagnostics import Severity
 from vjplint.facts.structure import ARRAY, ELEMENT, RegisteredBwd, describe
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
+from vjplint.rules.structure._branch_outputs import branch_message, branch_test
 from vjplint.rules.structure._tangent_carry import container
 
 
@@ -30,7 +31,9 @@ class FwdOutStructure(Rule):
     literal, a name bound to one: `return (out,), res`, or the swapped `return res, out`) while bwd
     uses its output cotangent as one array (`g.astype(...)`, `g @ w`, `-g`, `jnp.einsum(..., g)`,
     in bwd or a module function it passes `g` to). JAX hands bwd a cotangent of the output's
-    structure, so one of the two is wrong; this is an error.
+    structure, so one of the two is wrong; this is an error, and a warning that says "may" when
+    the container is returned on one branch of fwd only (`if return_stats: return (out, stats), res`)
+    and another return gives another output: only callers taking that branch fail.
 
     fwd's primal output built as another kind of pytree node than the function's output (a dict
     or a plain tuple where the function returns a tuple or a NamedTuple, dataclass or dict
@@ -208,7 +211,12 @@ f.defvjp(f_fwd, f_bwd)
             use = self.model.facts.used_as_array(reg.bwd.node, reg.params[-1])
             if use is None:
                 continue
-            for out in self.model.facts.fwd_outputs(d, reg.fwd.node):
+            outs = self.model.facts.fwd_outputs(d, reg.fwd.node)
+            # another return of fwd gives no such container: the container comes from one branch only
+            containers = {o.node for o in outs if o.structure[0] not in (ARRAY, ELEMENT)}
+            single = any(isinstance(v, ast.Tuple) and len(v.elts) == 2 and v.elts[0] not in containers
+                         for _, v in self.model.facts.returns_of(reg.fwd.node))
+            for out in outs:
                 if out.structure[0] in (ARRAY, ELEMENT) or out.node in self._seen:
                     continue
                 self._seen.add(out.node)
@@ -216,6 +224,11 @@ f.defvjp(f_fwd, f_bwd)
                 inside = self.model.index.enclosing_function(use)
                 where = f" in `{inside.name}`" if inside is not reg.bwd.node and \
                     isinstance(inside, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
+                test = branch_test(self.model, out.node, reg.fwd.node) if single else None
+                if test is not None:  # true only for the callers taking that branch: a warning that says "may"
+                    self.report(out.node, branch_message(self.model, d, reg, out, test, use, where),
+                                severity=Severity.WARNING)
+                    continue
                 self.report(out.node, f"{rule_label(reg.fwd, 'fwd')} returns {describe(out.structure)} as its primal "
                                       f"output ({out.why}), so JAX hands bwd a cotangent `{g}` of that structure, but "
                                       f"{rule_label(reg.bwd, 'bwd')} uses `{g}` as one array (`{self.quote(use, 40)}`{where}, "

@@ -183,9 +183,10 @@ f.defvjp(f_fwd, f_bwd)
         decs = [d.func if isinstance(d, ast.Call) else d for d in cls.decorator_list]
         if cls.bases or cls.keywords or len(decs) != 1 or self.model.index.qualname(decs[0]) != "dataclasses.dataclass":
             return False  # a base or another decorator (`chex.dataclass`, `flax.struct`) may make it a pytree
-        # the file's text, not only the regions parsed: `register_dataclass(Cls, ...)` may stand anywhere
-        registered = re.compile(r"register\w*\(\s*" + re.escape(name.id) + r"\b")
-        return not any(registered.search(line) for line in self.model.lines)
+        # the file's text, not only the regions parsed: `register_dataclass(Cls, ...)` may stand anywhere,
+        # its arguments on the lines below (`register_pytree_node(\n    Cls, flatten, unflatten)`)
+        registered = re.compile(r"register\w*\(\s*(?:nodetype\s*=\s*)?" + re.escape(name.id) + r"\b")
+        return registered.search("\n".join(self.model.lines)) is None
 
     @staticmethod
     def _function(kind: Kind) -> Optional[str]:

@@ -113,6 +113,12 @@ def _attribute_stores(index: SemanticIndex) -> Tuple[bool, Dict[str, List[Tuple[
     return any_setattr, stores
 
 
+SHAPE_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size"})
+SHAPE_FUNCTIONS = frozenset({*(f"jax.numpy.{f}" for f in ("zeros_like", "ones_like", "empty_like", "full_like", "shape",
+                                                          "ndim", "size", "result_type")),
+                             "builtins.len"})
+
+
 class Closures:
     """The closure findings of one module's custom derivatives."""
 
@@ -129,6 +135,7 @@ class Closures:
             functions.append((label, node))
         vjps = [node for _, _, node in self.rules(d)] if d.api == "custom_gradient" else []
         captures: Dict[Tuple[str, int], Capture] = {}
+        read_as_data: Set[Tuple[str, int]] = set()  # read beyond its shape and dtype somewhere
         for label, fn in functions:
             # A custom_gradient's vjp function lives in its body: the body's reads exclude it,
             # and the vjp's reads of the body's own values (its inputs) are the design.
@@ -136,12 +143,17 @@ class Closures:
             owner = d.primal if fn in vjps and d.primal is not None else fn
             for load, scope in self._free_loads(fn, skip, owner):
                 key = (load.id, scope.node)
+                if not self._shape_only(load):
+                    read_as_data.add(key)
                 capture = captures.setdefault(key, Capture(load.id, load))
                 if (load.lineno, load.col_offset) < (capture.first.lineno, capture.first.col_offset):
                     capture.first = load
                 if label not in capture.readers:
                     capture.readers.append(label)
-        ordered = sorted(captures.values(), key=lambda c: (c.first.lineno, c.first.col_offset))
+        # a value read only for its shape or dtype (`jnp.zeros_like(x0)` in bwd) is no data of the
+        # rules: JAX stages no constant for it, so no transformation fails (measured on JAX 0.10.2)
+        ordered = sorted((c for k, c in captures.items() if k in read_as_data),
+                         key=lambda c: (c.first.lineno, c.first.col_offset))
         found: List[Finding] = []
         handled: Set[str] = set()
         if d.api == "custom_gradient":
@@ -155,6 +167,17 @@ class Closures:
                 if finding is not None:
                     found.append(finding)
         return found
+
+    def _shape_only(self, load: ast.Name) -> bool:
+        """`load` reads only the value's shape or dtype: `x.shape`, `x.dtype`, `jnp.zeros_like(x)`,
+        `jnp.shape(x)`, `len(x)`."""
+        index = self.model.index
+        parent = index.parent(load)
+        if isinstance(parent, ast.Attribute) and parent.value is load:
+            return parent.attr in SHAPE_ATTRIBUTES
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is load:
+            return (index.qualname(parent.func) or "") in SHAPE_FUNCTIONS
+        return False
 
     def _computed_from_own_arguments(self, d: CustomDerivative,
                                      captures: List[Capture]) -> List[Tuple[Capture, List[Root], ast.Call]]:
@@ -278,8 +301,11 @@ class Closures:
             return None
         for root in roots:
             verdict = Verdict(0, root.param)
-            verdict.evidence.extend(e for e in self._root_evidence(root) if not e.key)
-            verdict.evidence.extend(usage)
+            evidence = [e for e in self._root_evidence(root) if not e.key]
+            evidence += usage
+            if is_self(root):  # `self.step_size` with `step_size=1.0`: the object holds no array there
+                evidence = [e for e in evidence if not self._hyperparameter_use(root, e)]
+            verdict.evidence.extend(evidence)
             if root.computed_with:
                 verdict.evidence.append(Evidence("array", 2, f"is computed with `{root.computed_with}`"))
             if verdict.level == "array":
@@ -516,6 +542,44 @@ class Closures:
                         value is None or not self._module_constant(value):
                     return False
         return True
+
+    def _hyperparameter_use(self, root: Root, e: Evidence) -> bool:
+        """An array use of `self` (`self.step_size` in `while_loop(..., self.step_size)`) whose
+        fields on that line are all hyperparameters: stored by the class only from a constant or
+        from a parameter of the storing method that defaults to a Python number, string or bool.
+        That use shows a number, not an array the object holds (a caller passing an array there
+        is the "may", not shown here)."""
+        scope = self.model.index.scope_of(root.function)
+        if e.kind != "array" or not e.from_usage or not e.line or not isinstance(scope.node, ast.ClassDef):
+            return False
+        cls = scope.node
+        fields = {n.attr for n in walk(root.function) if isinstance(n, ast.Attribute) and getattr(n, "lineno", 0) == e.line
+                  and isinstance(n.value, ast.Name) and n.value.id == root.param and isinstance(n.ctx, ast.Load)}
+        any_setattr, stores = self.model.index.of_node(_attribute_stores, self.model.index)
+        if not fields or any_setattr:
+            return False
+        for f in fields:
+            found = stores.get(f)
+            if not found:
+                return False
+            for t, value in found:
+                inside = self.model.index.inside(t, cls)
+                if not inside and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    continue  # another class's own field of the same name
+                if not inside or value is None or not (self._module_constant(value) or self._literal_default(value)):
+                    return False
+        return True
+
+    def _literal_default(self, value: ast.expr) -> bool:
+        """`value` is a parameter of the function storing it, defaulting to a Python literal."""
+        if not isinstance(value, ast.Name):
+            return False
+        fn = self.model.index.enclosing_function(value)
+        if fn is None:
+            return False
+        default = self.model.signature(fn).defaults.get(value.id)
+        return default is not None and self._module_constant(default) and not (
+            isinstance(default, ast.Constant) and default.value is None)
 
     def _module_constant(self, value: ast.expr) -> bool:
         if isinstance(value, ast.Constant):

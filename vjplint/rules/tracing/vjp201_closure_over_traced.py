@@ -36,7 +36,10 @@ class ClosureOverTraced(Rule):
     when the custom function reads it only as `self.attr` and the class stores each such field
     only from a constant (`self.C = _C`, a module-level NumPy table, in an `__init__` without
     parameters; nothing else in the module stores it, no `setattr`): no caller can put a tracer
-    there.
+    there; nor is a use of `self.step_size` evidence of an array when the class stores that field
+    only from a constant or a parameter defaulting to a Python literal (`step_size=1.0`). A value
+    the custom function and its rules read only for its shape or dtype (`jnp.zeros_like(x0)`,
+    `x0.dtype`) is not captured data: JAX stages no constant for it, and every transformation runs.
 
     A `jax.custom_gradient` function defined inside a function is judged the same way, its body
     as the primal and the vjp function it returns (a lambda, or a local `def` or lambda) as the
