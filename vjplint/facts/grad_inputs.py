@@ -401,11 +401,17 @@ def _callee_frames(model: FileModel, call: ast.Call, frames: Frames, depth: int)
 
 
 @query
-def least_output_rank(model: FileModel, fn: FunctionNode, frames: Frames = (), depth: int = 0) -> int:
-    """The least rank of every return of `fn` (0: some return may be a scalar, or no return)."""
+def least_output_rank(model: FileModel, fn: FunctionNode, frames: Frames = (), depth: int = 0,
+                      aux: bool = False) -> int:
+    """The least rank of every return of `fn` (0: some return may be a scalar, or no return); with
+    `aux` (`has_aux=True`), of the first item of every return, each a pair `out, aux`."""
     returns = [v for _, v in model.facts.returns_of(fn)]
     if not returns or any(v is None for v in returns):
         return 0
+    if aux:
+        if not all(isinstance(v, (ast.Tuple, ast.List)) and len(v.elts) == 2 for v in returns):
+            return 0
+        returns = [v.elts[0] for v in returns]  # type: ignore[union-attr]
     return min(least_rank(model, v, frames, depth + 1) for v in returns)  # type: ignore[arg-type]
 
 
