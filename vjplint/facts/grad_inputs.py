@@ -549,6 +549,6 @@ def integer_input(model: FileModel, e: ast.expr, depth: int = 0) -> Optional[ast
             return e  # `jnp.arange(n)` with `n` an int from every caller: an int32 array
         if q.startswith(_ARRAYS) and q.rsplit(".", 1)[-1] in ("array", "asarray") and e.args and \
                 not e.keywords and len(e.args) == 1 and isinstance(e.args[0], (ast.List, ast.Tuple)) and \
-                e.args[0].elts and all(isinstance(x, ast.Constant) and type(x.value) is int for x in e.args[0].elts):
+                e.args[0].elts and all(isinstance(x, ast.Constant) and type(x.value) in (int, bool) for x in e.args[0].elts):
             return e
     return e if model.facts.integers().evidence(e) is not None and not isinstance(e, ast.Name) else None
