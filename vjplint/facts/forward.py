@@ -377,11 +377,29 @@ class ForwardMode:
         """A lambda, or the def or lambda a name is bound to once (a def only when its decorators
         all pass tangents through: `@jax.jit`)."""
         fn = named_function(self.model.index, expr)
+        if fn is None:
+            return self._class_function(expr)
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and not all(
                 self.model.index.qualname(dec) in PASS_THROUGH for dec in fn.decorator_list):
             made = self._decorated(fn)
             return made if not isinstance(made, CustomDerivative) else None
         return fn
+
+    def _class_function(self, expr: ast.expr) -> Optional[ast.FunctionDef]:
+        """`Model.energy`: a static method (or a plain def read on the class, `self` then passed
+        explicitly) of a class of the module, by the class's name."""
+        if not isinstance(expr, ast.Attribute) or not isinstance(expr.value, ast.Name):
+            return None
+        index = self.model.index
+        classes = [b for b in index.lookup(expr.value.id, index.scope_of(expr)) if b.kind == "class"]
+        scope = index.scopes.get(classes[0].node) if len(classes) == 1 else None
+        methods = scope.bindings.get(expr.attr, []) if scope is not None else []
+        if len(methods) != 1 or methods[0].kind != "def" or not isinstance(methods[0].node, ast.FunctionDef):
+            return None
+        method = methods[0].node
+        if any(index.qualname(d) != "builtins.staticmethod" for d in method.decorator_list):
+            return None
+        return method
 
     def _decorated(self, fn: ast.AST) -> Union[None, FunctionNode, CustomDerivative]:
         """What a def decorated by one decorator of the module becomes: the custom_vjp the
