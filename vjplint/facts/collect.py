@@ -694,8 +694,11 @@ class _Collector:
                 bound = False
                 if fn is None:  # `jax.grad(model.loss)`, `jax.jit(Model().apply)`: `self` is bound, not traced
                     fn, bound = self._instance_method(call.args[position], scope), True
-                if fn is not None and fn not in self.traced:
-                    self._mark_traced(fn, q, _keywords(call), scope, bound)
+                if fn is not None and (fn not in self.traced or self.traced[fn].static_params):
+                    keywords = _keywords(call)
+                    if q in DIFF_ARGNUMS and len(call.args) > 1 and "argnums" not in keywords:
+                        keywords["argnums"] = call.args[1]  # `jax.grad(f, 1)`
+                    self._mark_traced(fn, q, keywords, scope, bound)
 
     def _instance_method(self, expr: ast.expr, scope: Scope) -> Optional[ast.FunctionDef]:
         """The plain method `obj.name` names, `obj` an instance of a class of this module: a name
@@ -732,6 +735,17 @@ class _Collector:
             if type(item) is int and -len(positional) <= item < len(positional):
                 static.append(positional[item])
         static.extend((names,) if isinstance(names, str) else (names or ()))
+        if how in DIFF_ARGNUMS:  # `jax.grad(f, argnums=1)` traces only `argnums`; the rest pass as given
+            argnums = self.constant_value(keywords["argnums"], scope) if "argnums" in keywords else 0
+            wanted = (argnums,) if type(argnums) is int else argnums
+            if isinstance(wanted, tuple) and wanted and all(type(i) is int for i in wanted):
+                chosen = {positional[i] for i in wanted if -len(positional) <= i < len(positional)}
+                static.extend(p for p in positional if p not in chosen and p not in static)
+        before = self.traced.get(fn)
+        if before is not None:  # traced twice (`jax.jit(f)` and `jax.grad(f, 1)`): a parameter either traces is traced
+            if set(before.static_params) <= set(static):
+                return
+            static = [p for p in static if p in before.static_params]
         self.traced[fn] = TracedFunction(fn, how, tuple(static))
 
 
@@ -746,6 +760,10 @@ def _nearest_first(bindings: List[Binding], use: ast.AST) -> List[Binding]:
         return bindings
     last = max(above, key=lambda b: b.node.lineno)  # type: ignore[attr-defined]
     return [last, *(b for b in bindings if b is not last)]
+
+
+# Reverse- and forward-mode derivatives trace only the positions `argnums` names (default 0).
+DIFF_ARGNUMS = frozenset({f"jax.{n}" for n in ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian")})
 
 
 def _keywords(call: ast.expr) -> Dict[str, ast.expr]:

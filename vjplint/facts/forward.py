@@ -156,13 +156,25 @@ class CallsThrough:
     inner: "Step"
 
 
-Step = Union[IsCustomVjp, InstanceCall, CallsVjp, CallsLibrary, CallsThrough]
+@dataclass
+class PassedIn:
+    """The differentiated name is parameter `param` of `fn`, a higher-order helper (`def hvp(f, x,
+    v): jax.jvp(jax.grad(f), ...)`), which the module calls at `call` with `arg`; `inner` goes on."""
+
+    param: str
+    fn: FunctionNode
+    call: ast.Call
+    arg: ast.expr
+    inner: "Step"
+
+
+Step = Union[IsCustomVjp, InstanceCall, CallsVjp, CallsLibrary, CallsThrough, PassedIn]
 
 
 @query(memo=False)
 def reached(step: Step) -> Union[CustomDerivative, Library]:
     """The custom_vjp (or library function) at the end of the steps."""
-    while isinstance(step, (InstanceCall, CallsThrough)):
+    while isinstance(step, (InstanceCall, CallsThrough, PassedIn)):
         step = step.inner
     return step.library if isinstance(step, CallsLibrary) else step.d
 
@@ -333,18 +345,61 @@ class ForwardMode:
             made = self.made_vjp(expr)
             if made is not None:
                 return IsCustomVjp(made[0])
-            return None
+            return self._passed_in(expr, argnums, depth, skip, bound)
         return self.calls_vjp(fn, argnums, skip, bound)
+
+    def _passed_in(self, expr: ast.expr, argnums: Optional[Tuple[int, ...]], depth: int, skip: int,
+                   bound: Sequence[str]) -> Optional[Step]:
+        """`expr` a parameter of the function it is read in, never rebound: what the module's calls
+        of that function pass for it, reached in turn (the first that reaches a custom_vjp)."""
+        index = self.model.index
+        fn = index.enclosing_function(expr) if isinstance(expr, ast.Name) else None
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        scope = index.scopes.get(fn)
+        own = scope.bindings.get(expr.id, []) if scope is not None else []  # type: ignore[attr-defined]
+        positional = self.model.signature(fn).positional
+        if len(own) != 1 or own[0].kind != "param" or expr.id not in positional:  # type: ignore[attr-defined]
+            return None
+        position = positional.index(expr.id)  # type: ignore[attr-defined]
+        for call in self.model.facts.calls_of_name(fn.name):
+            if not any(b.node is fn for b in index.lookup(fn.name, index.scope_of(call))):
+                continue
+            stars = any(isinstance(a, ast.Starred) for a in call.args[:position + 1])
+            arg = call.args[position] if position < len(call.args) and not stars else next(
+                (k.value for k in call.keywords if k.arg == expr.id), None)  # type: ignore[attr-defined]
+            inner = None if arg is None or stars else self.reach(arg, argnums, depth + 1, skip, bound)
+            if inner is not None:
+                return PassedIn(expr.id, fn, call, arg, inner)  # type: ignore[arg-type, attr-defined]
+        return None
 
     def _function(self, expr: ast.expr) -> Optional[FunctionNode]:
         """A lambda, or the def or lambda a name is bound to once (a def only when its decorators
         all pass tangents through: `@jax.jit`)."""
         fn = named_function(self.model.index, expr)
+        if fn is None:
+            return self._class_function(expr)
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and not all(
                 self.model.index.qualname(dec) in PASS_THROUGH for dec in fn.decorator_list):
             made = self._decorated(fn)
             return made if not isinstance(made, CustomDerivative) else None
         return fn
+
+    def _class_function(self, expr: ast.expr) -> Optional[ast.FunctionDef]:
+        """`Model.energy`: a static method (or a plain def read on the class, `self` then passed
+        explicitly) of a class of the module, by the class's name."""
+        if not isinstance(expr, ast.Attribute) or not isinstance(expr.value, ast.Name):
+            return None
+        index = self.model.index
+        classes = [b for b in index.lookup(expr.value.id, index.scope_of(expr)) if b.kind == "class"]
+        scope = index.scopes.get(classes[0].node) if len(classes) == 1 else None
+        methods = scope.bindings.get(expr.attr, []) if scope is not None else []
+        if len(methods) != 1 or methods[0].kind != "def" or not isinstance(methods[0].node, ast.FunctionDef):
+            return None
+        method = methods[0].node
+        if any(index.qualname(d) != "builtins.staticmethod" for d in method.decorator_list):
+            return None
+        return method
 
     def _decorated(self, fn: ast.AST) -> Union[None, FunctionNode, CustomDerivative]:
         """What a def decorated by one decorator of the module becomes: the custom_vjp the

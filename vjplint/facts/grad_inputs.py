@@ -401,11 +401,17 @@ def _callee_frames(model: FileModel, call: ast.Call, frames: Frames, depth: int)
 
 
 @query
-def least_output_rank(model: FileModel, fn: FunctionNode, frames: Frames = (), depth: int = 0) -> int:
-    """The least rank of every return of `fn` (0: some return may be a scalar, or no return)."""
+def least_output_rank(model: FileModel, fn: FunctionNode, frames: Frames = (), depth: int = 0,
+                      aux: bool = False) -> int:
+    """The least rank of every return of `fn` (0: some return may be a scalar, or no return); with
+    `aux` (`has_aux=True`), of the first item of every return, each a pair `out, aux`."""
     returns = [v for _, v in model.facts.returns_of(fn)]
     if not returns or any(v is None for v in returns):
         return 0
+    if aux:
+        if not all(isinstance(v, (ast.Tuple, ast.List)) and len(v.elts) == 2 for v in returns):
+            return 0
+        returns = [v.elts[0] for v in returns]  # type: ignore[union-attr]
     return min(least_rank(model, v, frames, depth + 1) for v in returns)  # type: ignore[arg-type]
 
 
@@ -543,6 +549,6 @@ def integer_input(model: FileModel, e: ast.expr, depth: int = 0) -> Optional[ast
             return e  # `jnp.arange(n)` with `n` an int from every caller: an int32 array
         if q.startswith(_ARRAYS) and q.rsplit(".", 1)[-1] in ("array", "asarray") and e.args and \
                 not e.keywords and len(e.args) == 1 and isinstance(e.args[0], (ast.List, ast.Tuple)) and \
-                e.args[0].elts and all(isinstance(x, ast.Constant) and type(x.value) is int for x in e.args[0].elts):
+                e.args[0].elts and all(isinstance(x, ast.Constant) and type(x.value) in (int, bool) for x in e.args[0].elts):
             return e
     return e if model.facts.integers().evidence(e) is not None and not isinstance(e, ast.Name) else None

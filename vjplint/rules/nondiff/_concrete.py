@@ -77,7 +77,7 @@ class ConcreteUses:
         """The first use of `d`'s argument `param` (at `position`) as a concrete value, if any."""
         # A Python test on data is every jitted function's problem; on a value meant to be
         # static (annotated, defaulted or named so) it is this one's.
-        self._meant_static = self._static_evidence(sig, param)
+        self._meant_static = self._static_evidence(sig, param) or self._passed_static(d, sig, position, param)
         self._record = self._holds_namedtuple(d, sig, position, param)
         return self._python_use(d.primal, param, 0)  # type: ignore[arg-type]
 
@@ -86,6 +86,26 @@ class ConcreteUses:
         if param in sig.defaults:
             evidence.extend(default_evidence(self.model, sig.defaults[param]))
         return any(e.kind == "static" for e in evidence)
+
+    def _passed_static(self, d: CustomDerivative, sig: Signature, position: int, param: str) -> bool:
+        """Every call of `d` in the module (outside its own rules) passes `param` a Python flag, int,
+        string or None (`_softmax(logits, normalize_output)`, `normalize_output=True` by default)."""
+        own = {d.primal, *(r.node for r in (d.rule(role) for role in ("fwd", "bwd", "jvp")) if r is not None)}
+        sites = [site for site in d.call_sites if site.enclosing not in own]  # a rule passes on what it got
+        if not sites:
+            return False
+        values = self.model.facts.values()
+        for site in sites:
+            call = site.call
+            if site.positional_offset or any(isinstance(a, ast.Starred) for a in call.args[:position + 1]) or \
+                    any(k.arg is None for k in call.keywords):
+                return False
+            arg = call.args[position] if position < len(call.args) else next(
+                (k.value for k in call.keywords if k.arg == param), sig.defaults.get(param))
+            kind = values.of(arg)
+            if arg is None or not kind.is_static or kind.tag == "scalar" and kind.dtype not in ("bool", "int"):
+                return False  # a Python float may be data an eager caller differentiates
+        return True
 
     def _python_use(self, fn: FunctionNode, param: str, depth: int) -> Optional[ConcreteUse]:
         """The first use of `param` in `fn` that needs a concrete Python value: the argument itself,

@@ -30,8 +30,10 @@ class StaticInDiffSlot(Rule):
     is a callable pytree), and fwd does not save it in the residuals
     (residuals are JAX data: it is a callable pytree there); a parameter named like a callable pytree
     (`model`, `module`, `net`, `layer`, `params`...) is left alone. A Python test is reported only for an argument meant to
-    be static (annotated `int`/`bool`/..., defaulting to a Python constant, or named like `n`,
-    `axis`, `num_*`): on data it is every jitted function's problem, not this one's.
+    be static (annotated `int`/`bool`/..., defaulting to a Python constant, named like `n`,
+    `axis`, `num_*`, or given a Python flag, int, string or None by every call of the module
+    outside the custom function's own rules): on data it is every jitted function's problem, not
+    this one's.
 
     A `jax.custom_gradient` function has no nondiff_argnums: every positional argument is
     differentiable. A call passing it a Python function is flagged, and so (as a warning that says

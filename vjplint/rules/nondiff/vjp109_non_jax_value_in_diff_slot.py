@@ -17,7 +17,9 @@ class NonJaxValueInDiffSlot(Rule):
     """## What it does
     Flags a call of a `jax.custom_vjp` / `jax.custom_jvp` function that passes a string, or a
     container literal (tuple, list, dict) holding a string, in a position outside
-    `nondiff_argnums`, directly or through a name assigned once from such a literal.
+    `nondiff_argnums`, directly or through a name assigned once from such a literal, or a
+    parameter the value inference shows to hold a string (`def log1p(x, *, method="series"):
+    return _point(x, method)`).
 
     ## Why is this bad?
     custom_vjp and custom_jvp hand every leaf of every argument outside `nondiff_argnums` to JAX
@@ -122,10 +124,14 @@ y = activate(1.0, "tanh")
             if index in d.nondiff or index >= len(sig.positional):
                 continue
             found = self._string_in(arg, 0)
-            if found is None:
+            kind_of = self.model.facts.values().of(arg) if found is None and isinstance(arg, ast.Name) else None
+            if kind_of is not None and kind_of.tag == "string":  # a parameter defaulting to a string, say
+                what = f"`{arg.id}`, a string ({kind_of.why or 'a string at every call'})"  # type: ignore[attr-defined]
+            elif found is None:
                 continue
-            what = (f"the string {self.quote(found, 30)}" if found is arg
-                    else f"`{self.quote(arg, 40)}`, which holds the string {self.quote(found, 30)}")
+            else:
+                what = (f"the string {self.quote(found, 30)}" if found is arg
+                        else f"`{self.quote(arg, 40)}`, which holds the string {self.quote(found, 30)}")
             self.report(arg, (
                 f"{kind} `{d.name}` receives {what} in position {index} (`{sig.positional[index]}`), which is "
                 f"not in nondiff_argnums: {kind} passes every leaf of such an argument to JAX as data and a "

@@ -15,11 +15,17 @@ ACCEPTED = {"defvjp": frozenset({"fwd", "bwd", "symbolic_zeros", "optimize_remat
             "defjvp": frozenset({"jvp", "symbolic_zeros"}),
             "defjvps": frozenset()}
 CREATOR_OPTIONS = frozenset({"nondiff_argnums", "nondiff_argnames"})
+# What a creator's unknown keyword usually meant: `jax.jit`'s names, or a registration's option.
+CREATOR_ADVICE = {"static_argnums": "nondiff_argnums", "static_argnames": "nondiff_argnames",
+                  "symbolic_zeros": None, "optimize_remat": None}
 
 
 class RegistrationUnknownKeyword(Rule):
     """## What it does
-    Flags a keyword argument that JAX's registration method does not take: `f.defvjp(fwd, bwd,
+    Flags a keyword argument that JAX's creator or registration method does not take: the
+    creator `jax.custom_vjp`/`jax.custom_jvp` (decorator through `functools.partial`, or the call
+    form) takes only `nondiff_argnums` and `nondiff_argnames`, so `static_argnums=(0,)` (the name
+    `jax.jit` uses), `symbolic_zeros=True` or `optimize_remat=True` there raise; the registration: `f.defvjp(fwd, bwd,
     nondiff_argnums=(2,))`, `@partial(f.defjvp, nondiff_argnums=(0,))`, `f.defjvp(jvp,
     symbolic_zero=True)` (a misspelling), any keyword of `f.defjvps(...)`, on a `jax.custom_vjp`
     or `jax.custom_jvp` made in the module in any spelling (decorator, `functools.partial`, the
@@ -32,6 +38,7 @@ class RegistrationUnknownKeyword(Rule):
     `fixtures/rules/VJP355`):
 
         TypeError: custom_jvp.defjvp() got an unexpected keyword argument 'nondiff_argnums'
+        TypeError: custom_vjp.__new__() got an unexpected keyword argument 'static_argnums'
 
     `nondiff_argnums` and `nondiff_argnames` belong to the creator: moved to the registration,
     they leave the custom function with no nondiff positions as well.
@@ -99,6 +106,7 @@ double.defvjp(double_fwd, double_bwd, symbolic_zeros=False)
 ''']
 
     def check(self) -> None:
+        self._creators()
         seen: Set[ast.AST] = set()
         for attribute in self.model.index.of_type(ast.Attribute):
             found = self._registration(attribute)  # type: ignore[arg-type]
@@ -110,6 +118,37 @@ double.defvjp(double_fwd, double_bwd, symbolic_zeros=False)
                     continue
                 seen.add(keyword)
                 self.report(keyword, self._message(method, d, attribute, keyword.arg))  # type: ignore[arg-type]
+
+    def _creators(self) -> None:
+        """`@partial(jax.custom_vjp, static_argnums=(0,))`, `jax.custom_jvp(f, symbolic_zeros=True)`:
+        a keyword the creator of JAX 0.10.2 does not take (in-house wrappers keep their own)."""
+        for d in self.model.derivatives:
+            call = d.creation
+            if d.api != "jax" or d.is_alias or d.via or not isinstance(call, ast.Call):
+                continue
+            name = self.model.index.qualname(call.args[0] if self.model.index.qualname(call.func) in PARTIAL
+                                             and call.args else call.func)
+            if name not in {f"jax.custom_{d.kind}", f"jax.custom_derivatives.custom_{d.kind}"}:
+                continue
+            for keyword in call.keywords:
+                if keyword.arg is not None and keyword.arg not in CREATOR_OPTIONS:
+                    self.report(keyword, self._creator_message(d, keyword.arg))  # type: ignore[arg-type]
+
+    def _creator_message(self, d: CustomDerivative, name: str) -> str:
+        top = self.model.facts.is_top_level(d.creation)
+        when = "importing this module raises" if top else "running this definition raises"
+        where = "__new__" if d.kind == "vjp" else "__init__"
+        method = "defvjp" if d.kind == "vjp" else "defjvp"
+        if CREATOR_ADVICE.get(name, "") is None:
+            advice = f"`{name}` is an option of `{method}`: give it there (`{d.name}.{method}(..., {name}=...)`)"
+        elif name in CREATOR_ADVICE:
+            advice = (f"`{name}` is `jax.jit`'s name; the creator's is `{CREATOR_ADVICE[name]}` (the positions "
+                      f"that stay Python values and get no cotangent)")
+        else:
+            advice = f"drop `{name}`, or spell the option JAX takes"
+        return (f"`jax.custom_{d.kind}` takes `nondiff_argnums` and `nondiff_argnames`, not `{name}`: {when} "
+                f"`TypeError: custom_{d.kind}.{where}() got an unexpected keyword argument '{name}'`, before any "
+                f"differentiation; {advice}")
 
     def _registration(self, attribute: ast.Attribute) -> Optional[Tuple[str, CustomDerivative, ast.Call]]:
         """(method, derivative, the call) for `f.defvjp(...)`, `f.defjvp(...)`, `f.defjvps(...)` and

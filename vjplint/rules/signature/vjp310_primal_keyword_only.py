@@ -17,8 +17,10 @@ class PrimalKeywordOnly(Rule):
     keyword-only parameter or a `**kwargs` entry by keyword, and any keyword-only parameter
     without a default (no call can succeed). A keyword-only parameter with a default that no
     caller passes is fine: JAX then leaves it at its default. Calls inside `pytest.raises` or
-    `assertRaises` (tests that want the error) and `f(x, **options)` (names unknown) are not
-    reported. A `jax.custom_gradient` function binds no keyword at all: there every keyword
+    `assertRaises` (tests that want the error) are not reported, nor `f(x, **options)` (names
+    unknown) unless `options` is the `**kwargs` of the function making the call (a wrapper, `def
+    layer(x, **opts): return f(x, **opts)`) and a call of that function in the module passes a
+    keyword the wrapper does not name (`layer(x, scale=2.0)`), reported there. A `jax.custom_gradient` function binds no keyword at all: there every keyword
     argument is flagged, for a positional parameter too.
 
     ## Why is this bad?
@@ -136,7 +138,12 @@ y = scaled(1.0, scale=2.0)
             else:
                 continue
             shown = f"{self.quote(call.func, 40)}(..., {name}=...)"
-            self.report(keyword, f"`{shown}` passes {kind} of {what} by keyword: JAX raises "
+            head = f"`{shown}` passes {kind} of {what} by keyword"
+            if self.model.facts.derivative_named(call.func) is not d and not isinstance(call.func, ast.Attribute):
+                lands = "keyword-only" if name in sig.kwonly else f"in `**{sig.kwarg}`"
+                head = (f"`{shown}` passes `{name}` by keyword, and `{self.quote(call.func, 40)}` forwards its "
+                        f"keywords with `**` to {what}, where `{name}` is {lands}")
+            self.report(keyword, f"{head}: JAX raises "
                                  f"TypeError \"{RESOLVE_ERROR}: {name}\" at every such call, eager included. "
                                  f"{self._advice(sig, name)}")
 
@@ -171,3 +178,21 @@ y = scaled(1.0, scale=2.0)
             for keyword in call.keywords:
                 if keyword.arg is not None:
                     yield call, keyword
+                else:  # `f(x, **opts)` in `def layer(x, **opts)`: the keywords the module's calls of `layer` pass
+                    yield from self._forwarded(call, keyword.value)
+
+    def _forwarded(self, call: ast.Call, value: ast.expr) -> Iterator[Tuple[ast.Call, ast.keyword]]:
+        index = self.model.index
+        fn = index.enclosing_function(call)
+        if not isinstance(value, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        sig = self.model.signature(fn)
+        scope = index.scopes.get(fn)
+        if sig.kwarg != value.id or scope is None or len(scope.bindings.get(value.id, [])) != 1:
+            return
+        named = {*sig.positional, *sig.kwonly}
+        for outer in self.model.facts.calls_of_name(fn.name):
+            if any(b.node is fn for b in index.lookup(fn.name, index.scope_of(outer))):
+                for keyword in outer.keywords:
+                    if keyword.arg is not None and keyword.arg not in named:
+                        yield outer, keyword

@@ -5,7 +5,7 @@ from typing import Optional, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.forward import (FORWARD, HESSIAN, LIBRARY_VJP, Caller, CallsLibrary, CallsVjp, ForwardMode,
-                                   InstanceCall, IsCustomVjp, RuleCall, Step)
+                                   InstanceCall, IsCustomVjp, PassedIn, RuleCall, Step)
 from vjplint.model.jaxapi import PARTIAL
 from vjplint.rules.base import Rule
 
@@ -221,6 +221,9 @@ hess = jax.hessian(lambda x: f(x).sum())(jnp.ones(3))   # fwd and bwd compute in
             return f"`{step.d.name}` is a custom_vjp function"
         if isinstance(step, InstanceCall):
             return f"`{self.quote(step.expr, 30)}` is an instance of `{step.cls.name}` and {self._why(step.inner)}"
+        if isinstance(step, PassedIn):
+            return (f"`{step.param}` is a parameter of `{step.fn.name}`, given `{self.quote(step.arg, 30)}` at line "
+                    f"{step.call.lineno}, and {self._why(step.inner)}")
         who = _label(step.caller)
         if isinstance(step, CallsVjp):
             callee = self.quote(step.call.func, 30)

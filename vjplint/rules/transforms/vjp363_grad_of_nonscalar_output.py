@@ -4,7 +4,7 @@ import ast
 from typing import Optional, Union
 
 from vjplint.diagnostics import Severity
-from vjplint.model.semantic import named_function
+from vjplint.model.semantic import constant_value, named_function
 from vjplint.rules.base import Rule
 
 GRADS = frozenset({"jax.grad", "jax.value_and_grad"})
@@ -42,7 +42,8 @@ class GradOfNonscalarOutput(Rule):
     of its function in the module gives one, to a function whose output keeps that input's axes
     (elementwise functions and arithmetic, matmuls, reductions over some axes, the module's
     functions and custom primals read at their arguments' ranks); the gradient function called
-    where it is made, through `jax.jit`, or through a name bound to it.
+    where it is made, through `jax.jit`, or through a name bound to it. With `has_aux=True` the
+    same is read from the first item of every returned pair `out, aux`, the one differentiated.
 
     ## Why is this bad?
     `jax.grad` differentiates a scalar-output function only. Measured on JAX 0.10.2
@@ -126,11 +127,12 @@ slope = jax.grad(model)(1.0)
                 self._report(call, target, evidence)
                 reported.add(call)
         for app in self.model.facts.grad_applications():
-            if app.transform in GRADS and app.grad not in reported and app.keyword("has_aux") is None and \
-                    not app.mapped:  # under vmap the function sees the inputs less their mapped axis
-                self._check_inputs(app)
+            aux = app.keyword("has_aux")
+            if app.transform in GRADS and app.grad not in reported and (aux is None or constant_value(self.model.index, aux) is True) \
+                    and not app.mapped:  # under vmap the function sees the inputs less their mapped axis
+                self._check_inputs(app, aux is not None)
 
-    def _check_inputs(self, app) -> None:
+    def _check_inputs(self, app, aux: bool) -> None:
         """The output's rank shown by the inputs the gradient function is called with."""
         d = self.model.facts.derivative_named(app.target)
         fn = d.primal if d is not None else named_function(self.model.index, app.target)
@@ -145,14 +147,15 @@ slope = jax.grad(model)(1.0)
             return
         ranks = tuple((p, min(self.model.facts.least_rank(v) for v in options) if options else 0)
                       for p, options in zip(params, app.args))
-        rank = self.model.facts.least_output_rank(fn, ((fn, tuple(sorted(ranks))),))
+        rank = self.model.facts.least_output_rank(fn, ((fn, tuple(sorted(ranks))),), 0, aux)
         shown = next(((p, options[0]) for (p, r), options in zip(ranks, app.args) if r >= 1), None)
         if rank < 1 or shown is None:
             return
         param, value = shown
         self.report(app.applied, (
             f"`{self.quote(app.grad, 40)}` is called with `{param}` = `{self.quote(value, 40)}` (line {value.lineno}), "
-            f"an array of rank >= {dict(ranks)[param]}, and `{self.quote(app.target, 30)}` keeps its axes: the output "
+            f"an array of rank >= {dict(ranks)[param]}, and `{self.quote(app.target, 30)}` keeps its axes: the "
+            f"{'first output (with `has_aux=True` the rest is aux)' if aux else 'output'} "
             f"has rank >= {rank}, not a scalar, and JAX raises `TypeError: Gradient only defined for scalar-output "
             "functions` at the call; reduce the output first (`jnp.sum(...)`), map the gradient over the axis "
             "(`jax.vmap(jax.grad(...))`) or take `jax.jacrev` for a non-scalar output"))
