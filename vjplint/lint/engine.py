@@ -91,15 +91,23 @@ def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
     for needle, group in prefix_groups(tuple(names)):
         at = data.find(needle)
         while at >= 0:
-            for name in group:
-                if not data.startswith(name, at):
-                    continue
-                end = at + len(name)
-                if data[end:end + 1] not in _IDENTIFIER_BYTES or any(
-                        data.startswith(longer, at) and data[at + len(longer):at + len(longer) + 1]
-                        not in _IDENTIFIER_BYTES for longer in _EXTENSIONS.get(name, ())):
-                    return True
+            if names_end_at(data, at, group):
+                return True
             at = data.find(needle, at + 1)
+    return False
+
+
+def names_end_at(data: bytes, at: int, group: Sequence[bytes]) -> bool:
+    """Whether one of `group` starts at `at` and ends an identifier there, as
+    `may_contain_findings` counts names (`custom_vjp`, `defjvps`; not `custom_vjp_call_p`)."""
+    for name in group:
+        if not data.startswith(name, at):
+            continue
+        end = at + len(name)
+        if data[end:end + 1] not in _IDENTIFIER_BYTES or any(
+                data.startswith(longer, at) and data[at + len(longer):at + len(longer) + 1]
+                not in _IDENTIFIER_BYTES for longer in _EXTENSIONS.get(name, ())):
+            return True
     return False
 
 
