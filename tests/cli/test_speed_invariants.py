@@ -902,3 +902,28 @@ def test_a_worker_trusts_the_parents_prefilter_only_for_the_bytes_it_passed(tmp_
     assert not result.analysed and result.diagnostics == []
     result, _ = parallel._lint((0, "m.py", str(path), len(NON_CANDIDATE), False, 0), configs, session)
     assert result.analysed and result.diagnostics == []  # the same size: taken as the bytes the parent passed
+
+
+def test_a_run_without_workers_freezes_what_its_first_small_lint_left(tmp_path: Path, monkeypatch) -> None:
+    """The first lint of a run without workers (a one-file check) moves what lives then out of the
+    collector's sight instead of having it scanned when the collector resumes; once per process,
+    and only after a file of at most FREEZE_MAX_BYTES. The collector runs again afterwards."""
+    import gc
+
+    small, big = tmp_path / "small.py", tmp_path / "big.py"
+    small.write_text("import jax\nf = jax.custom_vjp(lambda x: x)\n")
+    big.write_text("import jax\nf = jax.custom_vjp(lambda x: x)\n" + "x = 1\n" * 40)
+    frozen: List[bool] = []
+    monkeypatch.setattr(parallel, "_FROZEN", frozen)
+    monkeypatch.setattr(parallel, "FREEZE_MAX_BYTES", big.stat().st_size - 1)
+    assert gc.isenabled()
+    try:
+        parallel.lint_many([(big, Config()), (small, Config())], Config(), jobs=1, use_cache=False)
+        assert frozen == [] and gc.isenabled()  # the first task was too big; the second is not the first
+        parallel.lint_many([(small, Config()), (big, Config())], Config(), jobs=1, use_cache=False)
+        assert frozen == [True] and gc.isenabled() and gc.get_freeze_count() > 0
+        count = gc.get_freeze_count()
+        parallel.lint_many([(small, Config())], Config(), jobs=1, use_cache=False)
+        assert frozen == [True] and gc.get_freeze_count() == count  # once per process
+    finally:
+        gc.unfreeze()

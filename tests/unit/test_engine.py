@@ -168,3 +168,115 @@ def test_noqa_rows_read_from_the_text_are_the_rows_of_its_lines(ending: str) -> 
     assert lint_source("m.py", text.encode()).diagnostics == []
     assert [(d.code, d.location.row) for d in lint_source("m.py", text.replace("NOQA", "NOTE").encode()).diagnostics] \
         == [("VJP101", 9)]
+
+
+PROSE_ONLY = textwrap.dedent('''\
+    """Helpers that are not custom derivatives: unlike jax.custom_vjp, `f` has no rule."""
+    import jax
+    NOTE = "wrap it in jax.custom_jvp to define one"  # or defvjp, or JVPTracer
+
+
+    def f(x):
+        # a custom_vjp would go here
+        return jax.numpy.sin(x)
+    ''')
+
+
+def _rules_run(monkeypatch) -> list:
+    """The files whose rules (the collector and the rules' set-up) run, recorded."""
+    from vjplint.lint import engine
+
+    ran: list = []
+    real = engine._run_rules
+    monkeypatch.setattr(engine, "_run_rules", lambda filename, *a, **k: ran.append(filename) or real(filename, *a, **k))
+    return ran
+
+
+def _full(monkeypatch, filename: str, source) -> list:
+    """What the lint gives with the prose-only stop turned off, as (code, row, column, message)."""
+    from vjplint.lint import engine
+
+    with monkeypatch.context() as m:
+        m.setattr(engine, "_names_only_in_prose", lambda *a: False)
+        return [(d.code, d.location.row, d.location.column, d.message) for d in lint_source(filename, source).diagnostics]
+
+
+def test_a_file_naming_the_apis_only_in_prose_runs_no_rule(monkeypatch) -> None:
+    """The names in comments and strings only: the file is parsed, then neither the collector nor
+    a rule runs (no rule can fire: every rule's TRIGGERS name code the collector reads)."""
+    ran = _rules_run(monkeypatch)
+    result = lint_source("prose.py", PROSE_ONLY)
+    assert (result.analysed, result.diagnostics, result.errors, ran) == (True, [], [], [])
+    in_code = lint_source("code.py", PROSE_ONLY + "g = jax.custom_vjp(f)\n")
+    assert in_code.analysed is True and ran == ["code.py"]
+
+
+BROKEN = PROSE_ONLY + "x = (\n"
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("extra", ["", "\f", "\ufeff"])
+def test_a_prose_only_file_that_does_not_parse_keeps_its_syntax_error(monkeypatch, ending: str, extra: str) -> None:
+    """A syntax error is VJP900 where the full lint reports it, in every line ending, with a form
+    feed before a statement and after a byte-order mark; a file that parses gives nothing."""
+    head = extra if extra == "\ufeff" else ""
+    text = head + BROKEN.replace("\n\n\ndef", "\n\n" + extra.strip("\ufeff") + "\ndef").replace("\n", ending)
+    data = text.encode("utf-8")
+    full = _full(monkeypatch, "bad.py", data)
+    ran = _rules_run(monkeypatch)
+    got = [(d.code, d.location.row, d.location.column, d.message) for d in lint_source("bad.py", data).diagnostics]
+    assert got == full
+    assert [(code, row) for code, row, _, _ in got] == [("VJP900", 9)] and ran == []
+    fine = (head + PROSE_ONLY.replace("\n", ending)).encode("utf-8")
+    assert lint_source("fine.py", fine).diagnostics == [] and ran == []
+
+
+def test_a_prose_only_file_with_many_statements_keeps_its_syntax_error(monkeypatch) -> None:
+    """A file big enough for the region parse (vjplint.syntax.region_parse): an error in a
+    statement it parses is VJP900, one in a function it leaves out is not (as in the full lint)."""
+    body = "".join(f"def g{k}(x):\n    return x + {k}\n\n\n" for k in range(12))
+    parsed = PROSE_ONLY + body + "y = [1,\n"
+    left_out = PROSE_ONLY + body.replace("return x + 3", "return x +") + "y = 1\n"
+    assert [(code, row) for code, row, _, _ in _full(monkeypatch, "p.py", parsed.encode())] == [("VJP900", 57)]
+    assert _full(monkeypatch, "l.py", left_out.encode()) == []
+    full = {name: _full(monkeypatch, name, text.encode()) for name, text in (("p.py", parsed), ("l.py", left_out))}
+    ran = _rules_run(monkeypatch)
+    for name, text in (("p.py", parsed), ("l.py", left_out)):
+        got = [(d.code, d.location.row, d.location.column, d.message) for d in lint_source(name, text.encode()).diagnostics]
+        assert got == full[name]
+    assert ran == []
+
+
+def test_prose_only_files_keep_the_findings_that_read_prose(monkeypatch) -> None:
+    """A `# noqa` naming a VJP code (VJP901) and, before Python 3.12, a generic definition whose
+    text holds a name (VJP900): reported as the full lint reports them, with no rule run."""
+    text = "def g[T](x: T) -> T:\n    # jax.custom_vjp\n    return x\n"
+    full = _full(monkeypatch, "generic.py", text)
+    ran = _rules_run(monkeypatch)
+    noqa = lint_source("noqa.py", PROSE_ONLY + "y = 1  # noqa: VJP101\n")
+    assert [(d.code, d.location.row, d.message) for d in noqa.diagnostics] == [
+        ("VJP901", 9, "unused `# noqa` directive: no VJP101 diagnostic on this line; remove it")]
+    assert lint_source("other.py", PROSE_ONLY + "y = 1  # noqa: E501\n").diagnostics == []
+    generic = lint_source("generic.py", text)
+    assert [(d.code, d.location.row, d.location.column, d.message) for d in generic.diagnostics] == full
+    if sys.version_info < (3, 12):
+        assert [(d.code, d.location.row) for d in generic.diagnostics] == [("VJP900", 1)]
+    else:
+        assert generic.diagnostics == []
+    assert ran == []
+
+
+def test_a_name_that_a_rule_reads_in_strings_is_not_prose_there() -> None:
+    """VJP402 reads a class's name in a string (and VJP401 a setting's): such a file is analysed."""
+    text = ('import jax\n\n\ndef is_differentiated(x):\n'
+            '    return type(x).__name__ == "JVPTracer"  # jax.custom_vjp\n')
+    result = lint_source("sniff.py", text)
+    assert result.analysed is True
+    assert [(d.code, d.location.row, d.location.column) for d in result.diagnostics] == [("VJP402", 5, 12)]
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_code_after_a_comment_line_is_code_in_every_line_ending(ending: str) -> None:
+    """A comment ends at its line's end, whatever the ending: the derivative below it is linted."""
+    text = CLIP.replace("import jax\n", "import jax  # custom_vjp, custom_jvp: see below\n").replace("\n", ending)
+    assert [(d.code, d.location.row) for d in lint_source("m.py", text.encode()).diagnostics] == [("VJP101", 6)]

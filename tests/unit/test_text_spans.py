@@ -21,7 +21,8 @@ from vjplint.lint.engine import prefilter_names
 from vjplint.syntax.positions import source_lines
 from vjplint.syntax.regions import focus
 from vjplint.syntax.source import parse
-from vjplint.syntax.text_spans import CodeWords, prefix_groups, string_spans
+from vjplint.syntax.names import EXTENDED_NAMES
+from vjplint.syntax.text_spans import CodeWords, mentions_in_code, prefix_groups, string_spans
 
 NAMES = [n.decode() for n in prefilter_names(Config())]
 CORPUS = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "tests" / "realworld").glob("*.py")) \
@@ -204,3 +205,81 @@ def test_names_sharing_a_prefix_are_searched_for_together() -> None:
     assert prefix_groups(names)[0] == ("custom_", ("custom_vjp", "custom_jvp", "custom_gradient", "custom_transforms"))
     assert len(prefix_groups(names)) == 7
     assert prefix_groups((b"defvjp", b"defvjp_all", b"")) == ((b"defvjp", (b"defvjp", b"defvjp_all")),)
+
+
+EXTENDED = tuple(n.decode() for n in EXTENDED_NAMES)
+
+
+@pytest.mark.parametrize("text, in_code", [
+    ("import jax\n# jax.custom_vjp, one day\nx = 1\n", False),  # a comment
+    ('def f(x):\n    """Unlike jax.custom_vjp, ..."""\n    return x\n', False),  # a docstring
+    ("s = 'custom_vjp'\nt = \"a custom_jvp b\"  # custom_gradient\n", False),  # single-quoted strings
+    ("s = 'x' + custom_vjp\n", True),  # code after a string on its line
+    ('"""doc"""; y = jax.custom_vjp\n', True),  # code after a triple-quoted string on its line
+    ('"""doc\nmore"""; y = jax.custom_vjp\n', True),
+    ('s = f"{jax.custom_vjp}"\n', True),  # an f-string's text counts as code
+    ('s = rf"""{jax.custom_jvp}"""\n', True),
+    ("@jax.custom_vjp\ndef f(x):\n    return x\n", True),
+    ("x = custom_vjp_call_p  # custom_vjp\n", False),  # a longer identifier is no mention
+    ("f.defjvps(a, b)\n", True),  # but an extended name is
+    ('s = "a \\\ncustom_vjp"\n', True),  # continued from the line before: taken as code
+    ('"""never closed custom_vjp\n', True),  # strings that cannot be followed: taken as code
+    ("x = 1\n", False),
+])
+def test_mentions_in_code_reads_comments_and_strings_as_prose(text: str, in_code: bool) -> None:
+    for ending in ("\n", "\r\n", "\r"):  # every line ending Python reads, a form feed before a line
+        assert mentions_in_code(text.replace("\n", ending), tuple(NAMES), EXTENDED) is in_code, ending
+    assert mentions_in_code(text.replace("\n", "\n\f"), tuple(NAMES), EXTENDED) is in_code
+
+
+def test_a_comment_ends_at_a_carriage_return() -> None:
+    """A `\\r` ends a comment's line as `\\n` does (Python's reading): the code after it names one."""
+    text = "# a comment\rf = jax.custom_vjp(g)\r"
+    assert mentions_in_code(text, tuple(NAMES), EXTENDED) is True
+    assert mentions_in_code(text.replace("\r", "\r\n"), tuple(NAMES), EXTENDED) is True
+    assert mentions_in_code("# a comment\rx = 1  # custom_vjp\r", tuple(NAMES), EXTENDED) is False
+    assert mentions_in_code('"""doc\r custom_vjp"""\ry = custom_jvp\r', tuple(NAMES), EXTENDED) is True
+
+
+@pytest.mark.parametrize("text", [
+    'def f(x):\n    return type(x).__name__ == "JVPTracer"\n',
+    "jax.config.update('jax_use_direct_linearize', True)\n",
+    'os.environ["JAX_USE_DIRECT_LINEARIZE"] = "1"\n',
+    'N = """JVPTracer"""\n',
+])
+def test_names_read_in_strings_count_there_but_not_in_comments(text: str) -> None:
+    strings_read = ("JVPTracer", "direct_linearize", "DIRECT_LINEARIZE")
+    assert mentions_in_code(text, tuple(NAMES), EXTENDED) is False
+    assert mentions_in_code(text, tuple(NAMES), EXTENDED, in_strings=strings_read) is True
+    commented = "x = 1  # " + text.replace("\n", " ") + "\n"
+    assert mentions_in_code(commented, tuple(NAMES), EXTENDED, in_strings=strings_read) is False
+
+
+def _mentioned_by_the_parser(module: ast.Module) -> bool:
+    """Whether an identifier the parser reads in code ends in a prefilter name as the byte
+    prefilter counts it (vjplint.lint.engine.may_contain_findings)."""
+    from vjplint.lint.engine import may_contain_findings
+
+    names = prefilter_names(Config())
+    return any(may_contain_findings(word.encode() + b" ", names) for word in _identifiers(module))
+
+
+def test_no_identifier_in_code_is_read_as_prose() -> None:
+    """`mentions_in_code` False (the engine stops before parsing) only where the parser sees no
+    identifier that names one: over the corpus, and over each fixture with its code's mentions
+    moved into a comment and a docstring."""
+    wrong, checked, prose = [], 0, 0
+    for path in CORPUS:
+        text = path.read_text(encoding="utf-8")
+        try:
+            module = parse(text, str(path))
+        except Exception:
+            continue
+        checked += 1
+        said = mentions_in_code(text, tuple(NAMES), EXTENDED)
+        if not said:
+            prose += 1
+        if not said and _mentioned_by_the_parser(module):
+            wrong.append(str(path.relative_to(ROOT)))
+    assert checked > 800 and prose > 100
+    assert wrong == []

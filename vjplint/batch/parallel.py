@@ -128,7 +128,7 @@ def lint_many(items: Sequence[Union[Tuple[Path, Config, RunFacts], Tuple[Path, C
     if session is None:
         session = LintSession()
     results = _run_parallel(tasks, configs, workers, session=session) if workers > 1 else \
-        ((t[0], _lint(t, configs, session)) for t in tasks)
+        ((t[0], _lint(t, configs, session, freeze=k == 0)) for k, t in enumerate(tasks))
     kept = 0
     for i, (result, digest) in results:
         if result.decoded is not None:  # texts of files with findings, for the formatters: beyond a
@@ -192,9 +192,19 @@ def available_cpus() -> int:
 
 
 # -- linting one file ---------------------------------------------------------------------
-def _lint(task: Task, configs: Sequence[Settings], session: LintSession) -> Done:
+_FROZEN: List[bool] = []  # whether this process froze what its first lint left (`_lint`)
+FREEZE_MAX_BYTES = 1 << 20  # a bigger first file's leftovers are left to the collector
+
+
+def _lint(task: Task, configs: Sequence[Settings], session: LintSession, freeze: bool = False) -> Done:
     """`lint_source` with the cyclic GC paused: a big `ast` tree is millions of young objects
-    that the collector would otherwise scan again and again (about a third of parse time)."""
+    that the collector would otherwise scan again and again (about a third of parse time).
+    `freeze`: the first lint of a run without workers, which imports the rules and the facts
+    it needs: what lives then is moved out of the collector's sight (`gc.freeze`, as a run with
+    workers freezes the parent's objects before forking) instead of being scanned by the
+    collection its resumption sets off: 3-4 ms of a one-file check's 150 (docs/performance.md).
+    Once per process, and for a file of at most FREEZE_MAX_BYTES: the first file's own cyclic
+    garbage stays, one small file's worth for the process's life."""
     _, display, path, size, want_digest, c = task
     try:
         data = Path(path).read_bytes()
@@ -218,6 +228,9 @@ def _lint(task: Task, configs: Sequence[Settings], session: LintSession) -> Done
         result = LintResult(errors=[f"{display}: internal error: {type(exc).__name__}: {exc}"])
     finally:
         if was_enabled:
+            if freeze and not _FROZEN and size <= FREEZE_MAX_BYTES:  # once per process (`--watch` lints again)
+                _FROZEN.append(True)
+                gc.freeze()
             gc.enable()
     if not result.diagnostics:
         result.decoded = None  # nothing will quote this file: don't carry its text around

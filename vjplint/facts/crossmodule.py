@@ -113,7 +113,13 @@ _ALIAS = re.compile(r"\w+[ \t]*=[ \t]*(\w+)[ \t]*(?:#[^\n]*)?$")  # `g = f`: ano
 FORWARD_ONLY = "~"  # marks a target summarised only for forward mode applied to it
 
 
-def forward_targets(text: str, exported: Sequence[str]) -> List[str]:
+def top_statements(text: str) -> List["re.Match[str]"]:
+    """The module-level statements' first lines (`_TOP`'s matches), as `exported_targets` and
+    `forward_targets` read them: found once by a caller that asks both."""
+    return column_zero_matches(_TOP, text)
+
+
+def forward_targets(text: str, exported: Sequence[str], tops: Optional[List["re.Match[str]"]] = None) -> List[str]:
     """Top-level custom_vjp functions (decorated or assigned), their module-level aliases
     (`g = f`) and results of exported factories (`g = make_f()`) not already in `exported`, marked FORWARD_ONLY: other modules matter to them only
     where they apply `jax.jvp`/`jacfwd`/a linearized function (VJP315) or reverse mode twice
@@ -121,7 +127,7 @@ def forward_targets(text: str, exported: Sequence[str]) -> List[str]:
     names: List[str] = []
     decorators: List[str] = []
     vjps: Set[str] = set()
-    for m in column_zero_matches(_TOP, text):
+    for m in (tops if tops is not None else column_zero_matches(_TOP, text)):
         decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
         if decorator:
             decorators.append(m.group(0))
@@ -139,7 +145,7 @@ def forward_targets(text: str, exported: Sequence[str]) -> List[str]:
     return names
 
 
-def exported_targets(text: str) -> List[str]:
+def exported_targets(text: str, tops: Optional[List["re.Match[str]"]] = None) -> List[str]:
     """Top-level names whose callers in other modules matter to a rule: custom derivatives with
     nondiff arguments (what is passed there), factories building a custom derivative inside
     (what their parameters receive), and custom derivatives this module never registers (where
@@ -150,7 +156,7 @@ def exported_targets(text: str) -> List[str]:
     names: List[str] = []
     decorators: List[str] = []
     defs: List[Tuple[int, str]] = []  # (offset, name) of undecorated-by-a-creator top-level defs
-    for m in column_zero_matches(_TOP, text):
+    for m in (tops if tops is not None else column_zero_matches(_TOP, text)):
         decorator, def_name, assigned = m.group(1), m.group(2), m.group(3)
         line = m.group(0)
         if decorator:

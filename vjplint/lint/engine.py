@@ -19,7 +19,7 @@ from vjplint.syntax.positions import lines_with_endings, node_range, source_line
 from vjplint.syntax.source import DecodedSource, SourceError, decode, gc_paused, parse, skipped_generic_statements
 from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
 from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
-from vjplint.syntax.text_spans import TextIndex, prefix_groups
+from vjplint.syntax.text_spans import TextIndex, mentions_in_code, prefix_groups
 
 if TYPE_CHECKING:  # the engine imports the model and the rules when it first lints
     from vjplint.lint.chunks import Chunk
@@ -91,15 +91,23 @@ def may_contain_findings(data: bytes, names: Sequence[bytes]) -> bool:
     for needle, group in prefix_groups(tuple(names)):
         at = data.find(needle)
         while at >= 0:
-            for name in group:
-                if not data.startswith(name, at):
-                    continue
-                end = at + len(name)
-                if data[end:end + 1] not in _IDENTIFIER_BYTES or any(
-                        data.startswith(longer, at) and data[at + len(longer):at + len(longer) + 1]
-                        not in _IDENTIFIER_BYTES for longer in _EXTENSIONS.get(name, ())):
-                    return True
+            if names_end_at(data, at, group):
+                return True
             at = data.find(needle, at + 1)
+    return False
+
+
+def names_end_at(data: bytes, at: int, group: Sequence[bytes]) -> bool:
+    """Whether one of `group` starts at `at` and ends an identifier there, as
+    `may_contain_findings` counts names (`custom_vjp`, `defjvps`; not `custom_vjp_call_p`)."""
+    for name in group:
+        if not data.startswith(name, at):
+            continue
+        end = at + len(name)
+        if data[end:end + 1] not in _IDENTIFIER_BYTES or any(
+                data.startswith(longer, at) and data[at + len(longer):at + len(longer) + 1]
+                not in _IDENTIFIER_BYTES for longer in _EXTENSIONS.get(name, ())):
+            return True
     return False
 
 
@@ -181,6 +189,10 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
     for row, column, name in skipped_generic_statements(text, module, tuple(
             n.decode() for n in prefilter_names(config, facts, session))):
         result.diagnostics.append(_not_checked(filename, row, column, name))
+    if rules is None and split is None and _names_only_in_prose(text, config, facts, session, index):
+        # parsed as above (a syntax error is VJP900 wherever the full lint reports it, a generic
+        # definition's "not checked" too); no rule can fire: the collector and the rules are skipped
+        return _finish(result, config, filename, where, lines, enabled, text)
     try:
         result.findings = _run_rules(filename, module, text, lines, config, enabled, result.errors, partly,
                                      focused=focused, only=rules, split=split, keep=keep, index=index, facts=facts,
@@ -477,6 +489,28 @@ def _apply_rules(classes: Sequence["type[Rule]"], model: "FileModel", options: "
                 evidence=report.evidence, elsewhere=report.elsewhere,
             ))
     return diagnostics
+
+
+# The trigger names that rules read in strings, where a string holding one is not prose: VJP402
+# (`type(x).__name__ == "JVPTracer"`), VJP401 (`jax.config.update("jax_use_direct_linearize", ...)`,
+# `os.environ["JAX_USE_DIRECT_LINEARIZE"]`). Every other rule reads the names in code.
+_READ_IN_STRINGS = ("JVPTracer", "direct_linearize", "DIRECT_LINEARIZE")
+
+
+def _names_only_in_prose(text: str, config: Config, facts: RunFacts, session: LintSession, index: TextIndex) -> bool:
+    """Whether no rule can fire on this parsed file: the prefilter's names (the settings' and the
+    run's aliases included) are in the text's comments and strings only (a docstring or a comment
+    that says `custom_vjp`), or in its comments only for the names rules read in strings
+    (`_READ_IN_STRINGS`). Every rule has TRIGGERS, and with no trigger name in code the collector
+    sees no custom derivative, no registration (`defvjp`), no `JVPTracer`, no `odeint` or
+    `custom_transforms` call, so the rules find nothing. Asked only once the file is parsed as the
+    full lint parses it (a syntax error, a generic definition's "not checked": VJP900 as before)
+    and followed by the same `_finish` (a `# noqa` naming a VJP code: VJP901 as before). Kept
+    out: cross-module rows (a derivative defined in another module, called or registered here)."""
+    if facts.rows:
+        return False
+    names = tuple(n.decode() for n in prefilter_names(config, facts, session))
+    return not mentions_in_code(text, names, tuple(n.decode() for n in EXTENDED_NAMES), index, _READ_IN_STRINGS)
 
 
 def _grafts(facts: RunFacts) -> bool:

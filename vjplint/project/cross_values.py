@@ -19,11 +19,11 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from vjplint.settings.config import Config, cache_root
 from vjplint.project.text import IMPORT_LINE as _IMPORT_LINE  # noqa: F401  (tests read them here)
 from vjplint.project.text import WORD as _WORD  # noqa: F401
-from vjplint.project.text import Known, creators as _creators
+from vjplint.project.text import Known, creators as _creators, scan as _scan
 from vjplint.project.text import imported_words as _imported_words
 from vjplint.project.text import parse as _parse
 from vjplint.project.text import parse_lazily as _parse_lazily
-from vjplint.facts.crossmodule import FORWARD_ONLY, exported_targets, forward_targets, references
+from vjplint.facts.crossmodule import FORWARD_ONLY, exported_targets, forward_targets, references, top_statements
 from vjplint.project.loops import file_info, loop_rows
 from vjplint.project.rule_defs import with_rule_rows
 from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, entries_sum, read_index, row_matches, short_name
@@ -59,8 +59,9 @@ def file_defines(data: bytes, display: str = "", made: Optional[Tuple[bool, bool
     if display.endswith(NOTEBOOK) or not any(made if made is not None else _creators(data)):  # neither of TRIGGERS
         return []
     text = data.decode("utf-8", "replace")
-    names = exported_targets(text)
-    return names + forward_targets(text, names)
+    tops = top_statements(text)  # the module-level statements' first lines, found once for both readers
+    names = exported_targets(text, tops)
+    return names + forward_targets(text, names, tops)
 
 
 class Targets:
@@ -175,18 +176,18 @@ def build_external(files: Sequence[Tuple[Path, str, str, str]], anchor: Optional
             entries[key] = entry
             continue
         fresh[key] = False
-        data, made = known.pop(str(path), (None, None)) if known else (None, None)
+        data, found = known.pop(str(path), (None, None)) if known else (None, None)
         if data is None:
             try:
                 data = module_bytes(path)
             except OSError:
                 continue
-        if made is None:
-            made = _creators(data)
+        if found is None:
+            found = _scan(data)
         data_of[key] = data
-        names = file_defines(data, display, made)
+        names = file_defines(data, display, found.made)
         defines[key] = names
-        entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", [], file_info(data, made)]
+        entries[key] = [st.st_size, st.st_mtime_ns, now, names, "", [], file_info(data, found.made, found.registers)]
     module_of = {display: module for _, module, _, display in files}
     targets = Targets.of(defines, module_of)
     path_of = {display: path for path, _, _, display in files}

@@ -27,15 +27,13 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from vjplint.settings.config import Config, cache_root
-from vjplint.lint.engine import may_contain_findings
 from vjplint.model.jaxapi import JAX_JVP, JAX_VJP, LIBRARY_CREATORS, canonical_creator
 from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.model.wrappers import INSTANCE, SELF, FileWrappers, Forward, InferredKeyword, detect_text
-from vjplint.project.text import Known, creators
+from vjplint.project.text import Known, scan
 from vjplint.project.discover import display_path
 from vjplint.settings.cache_files import code_fingerprint, ensure_cache_root, entries_sum, read_index, row_matches, short_name
 from vjplint.syntax.notebook import NotebookError, python_bytes
-from vjplint.syntax.names import PREFILTER_NAMES
 from vjplint.syntax.source import SourceError, decode
 
 FORMAT = 1
@@ -170,7 +168,7 @@ def _build_index(files: Sequence[Path], anchor: Config, use_cache: bool, base: O
 
 
 # (its size, its mtime_ns when stat'ed before the read else -1, the SHA-256 of its bytes or "",
-# whether the default prefilter names occur in them as `may_contain_findings` reads them)
+# whether the default prefilter names occur in them as `may_contain_findings` reads them: `scan`)
 Read = Tuple[int, int, str, bool]
 
 
@@ -218,9 +216,10 @@ def _analyse(path: Path, digest: bool = True, keep: Optional[Known] = None,
         data = _read(path)
     except OSError:
         return "", None
-    made = creators(data)
+    found = scan(data)  # one pass over the bytes for the steps below and the value summaries
+    made = found.made
     if keep is not None and path.name.endswith((".py", ".ipynb")):
-        keep[str(path)] = data, made
+        keep[str(path)] = data, found
     if digest:
         import hashlib
 
@@ -229,7 +228,7 @@ def _analyse(path: Path, digest: bool = True, keep: Optional[Known] = None,
         digest_text = ""
     if reads is not None and path.name.endswith(".py"):
         reads[str(path)] = (len(data), st.st_mtime_ns if st is not None else -1, digest_text,
-                            may_contain_findings(data, PREFILTER_NAMES))
+                            found.candidate)
     # Package `__init__` files are read too: they re-export (`from .ops import *`) without naming a trigger.
     if not any(made) and not (path.name == "__init__.py" and b"import" in data):
         return digest_text, None

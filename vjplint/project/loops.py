@@ -28,16 +28,19 @@ LOOP = b"while_loop"
 Info = Dict[str, object]
 
 
-def file_info(data: bytes, made: Optional[Tuple[bool, bool]] = None) -> Info:
-    """What the bytes alone say (no parse). `made`: `creators(data)`, when known."""
+def file_info(data: bytes, made: Optional[Tuple[bool, bool]] = None, registers: Optional[bool] = None) -> Info:
+    """What the bytes alone say (no parse). `made`: `creators(data)`, `registers`: whether
+    `defvjp` or `defjvp` occurs, when known (vjplint.project.text.scan)."""
     info: Info = {}
     if (made if made is not None else creators(data))[1] and b"import" in data:  # IMPORTER (custom_jvp) in data
         info["j"] = sorted(w.decode("utf-8", "replace") for w in imported_words(data))
         info["c"] = sorted(w.decode("utf-8", "replace") for w in _called(data))
     if LOOP in data:
         info["w"] = sorted(_reaching_text(data))
-    if any(made if made is not None else creators(data)) or b"defvjp" in data or b"defjvp" in data:
-        info.update(rule_info(data))  # registers rules, or on a primal, defined elsewhere (vjplint.project.rule_defs)
+    if registers is None:
+        registers = b"defvjp" in data or b"defjvp" in data
+    if registers:  # `rule_info` reads registrations only: none without `defvjp`/`defjvp`
+        info.update(rule_info(data, registers))  # registers rules, or on a primal, defined elsewhere (vjplint.project.rule_defs)
     return info
 
 

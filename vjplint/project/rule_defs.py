@@ -35,7 +35,7 @@ _KEYWORDS = frozenset({b"None", b"partial", b"functools", b"lambda", b"fwd", b"b
                        b"optimize_remat", b"True", b"False"})
 
 
-def rule_info(data: bytes) -> Info:
+def rule_info(data: bytes, registers: Optional[bool] = None) -> Info:
     """{"g": [...], "p": [...]}: "g", the imported names that head an argument of a registration
     (`f.defvjp(a, R.b)`, `partial(a, 2)`: `a`, `R`) on a receiver the module does not import (its
     own custom derivative, not JAX's internal `ad.defjvp`): the candidates for rules defined in
@@ -43,7 +43,9 @@ def rule_info(data: bytes) -> Info:
     f.defvjp(f_fwd, f_bwd)`): the candidates for a primal defined in another module (JAX's
     `ad.defjvp` is one too, and `rule_rows` finds no custom derivative of the run there). From
     the bytes, without parsing; most modules have neither."""
-    if b"import" not in data or b"defvjp" not in data and b"defjvp" not in data:
+    if registers is None:
+        registers = b"defvjp" in data or b"defjvp" in data
+    if not registers or b"import" not in data:
         return {}
     imported: Optional[Set[bytes]] = None
     defined: Optional[Set[bytes]] = None  # the module's `def` names, once: JAX's lax.py registers hundreds of rules

@@ -3,7 +3,10 @@ bytes before linting: its parse, and the words of its import lines."""
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, NamedTuple, Set, Tuple
+
+from vjplint.lint.engine import may_contain_findings, names_end_at
+from vjplint.syntax.names import PREFILTER_NAMES
 from vjplint.syntax.positions import source_lines
 from vjplint.syntax.source import SourceError, decode
 from vjplint.syntax.text_spans import TextIndex
@@ -121,9 +124,57 @@ def imported_words(data: bytes) -> Set[bytes]:
 
 
 _CREATOR = b"custom_"
-# The bytes of files a run has read (by `str(path)`), with what `creators` says of them: the index
+
+
+class Scan(NamedTuple):
+    """What one pass over a module's bytes finds, made once by the index and shared by its steps
+    (the wrappers, the lint's prefilter, the value summaries' exported names and loop helpers,
+    the rules defined in another module): `scan(data)`."""
+
+    made: Tuple[bool, bool]  # `creators(data)`
+    registers: bool  # b"defvjp" or b"defjvp" in the bytes (a registration's method, anywhere)
+    candidate: bool  # `may_contain_findings(data, PREFILTER_NAMES)`: the lint's byte prefilter
+
+
+_CUSTOM = tuple(n for n in PREFILTER_NAMES if n.startswith(_CREATOR))  # the prefilter's `custom_` names
+_REGISTRATIONS = (b"defvjp", b"defjvp")
+_OTHERS = tuple(n for n in PREFILTER_NAMES if n not in _CUSTOM and n not in _REGISTRATIONS)
+
+
+def scan(data: bytes) -> Scan:
+    """`creators(data)`, whether `defvjp`/`defjvp` occur, and the byte prefilter's answer for the
+    default names, from one search for each needle: `custom_` once for the creators and the
+    prefilter's four `custom_` names (most files hold neither), `defvjp` and `defjvp` once each
+    for the registrations and the prefilter; the prefilter's other names only while no name
+    decided it. The same answers as the three asked apart (tests/unit/test_project_scan.py)."""
+    vjp = jvp = candidate = False
+    at = data.find(_CREATOR)
+    while at >= 0:
+        kind = data[at + 7:at + 10]
+        if kind == b"vjp":
+            vjp = True
+        elif kind == b"jvp":
+            jvp = True
+        if not candidate:
+            candidate = names_end_at(data, at, _CUSTOM)
+        if vjp and jvp and candidate:
+            break
+        at = data.find(_CREATOR, at + 7)
+    registers = False
+    for name in _REGISTRATIONS:
+        at = data.find(name)
+        registers = registers or at >= 0
+        while at >= 0 and not candidate:
+            candidate = names_end_at(data, at, _REGISTRATIONS)
+            at = data.find(name, at + 1)
+    if not candidate:  # a NUL byte, or one of the rarer names
+        candidate = may_contain_findings(data, _OTHERS)
+    return Scan((vjp, jvp), registers, candidate)
+
+
+# The bytes of files a run has read (by `str(path)`), with what `scan` says of them: the index
 # reads each file once and hands both on to the value summaries.
-Known = Dict[str, Tuple[bytes, Tuple[bool, bool]]]
+Known = Dict[str, Tuple[bytes, Scan]]
 
 
 def creators(data: bytes) -> Tuple[bool, bool]:

@@ -181,3 +181,72 @@ def prefix_groups(names: Tuple[Needle, ...]) -> Tuple[Tuple[Needle, Tuple[Needle
         if name:
             groups.setdefault(name[:SHARED_PREFIX], []).append(name)
     return tuple((os.path.commonprefix(group), tuple(group)) for group in groups.values())  # type: ignore[misc]
+
+
+# One piece of a line's code, read left to right from a point outside every string: a run of
+# plain code, an escaped character, a single-quoted string (to its close or its line's end), or a `#`.
+_PIECE = re.compile(r"""[^#"'\\\n]+|\\.|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?|#""")
+_IDENTIFIER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def mentions_in_code(text: str, names: Tuple[str, ...], extended: Tuple[str, ...] = (),
+                     index: Optional["TextIndex"] = None, in_strings: Tuple[str, ...] = ()) -> bool:
+    """Whether one of `names` ends an identifier (as the engine's byte prefilter counts them: not
+    `custom_vjp_call_p`, but `defjvps` among `extended`) in the code of `text`, not only in its
+    comments and its strings (an f-string's text counts as code, `f"{custom_vjp(f)}"`). True
+    whenever the text's strings cannot be followed (`string_spans` is None) or a mention is on
+    a line that a backslash continues from the one before (a string may run on there): a
+    conservative answer, never False for code that names one. `in_strings`: names whose mention
+    in a string counts as one in code (what a rule reads in strings: `"JVPTracer"` as a class's
+    name, `"jax_use_direct_linearize"` as a setting's). Every line ending Python reads (`\\n`,
+    `\\r\\n`, `\\r`) ends a line here: a text holding `\\r` is read with its line endings made
+    `\\n` (a comment ends where Python's does, not at the next `\\n`)."""
+    if "\r" in text:
+        text, index = text.replace("\r\n", "\n").replace("\r", "\n"), None
+    index = TextIndex.of(text, index)
+    found = index.occurrences(names)
+    if not any(found.values()):
+        return False
+    spans = index.strings()
+    if spans is None:
+        return True
+    starts = [a for a, _ in spans]
+    for name, where in found.items():
+        longer = tuple(e for e in extended if e.startswith(name) and e != name)
+        for at in where:
+            end = at + len(name)
+            if text[end:end + 1] in _IDENTIFIER and not any(
+                    text.startswith(e, at) and text[at + len(e):at + len(e) + 1] not in _IDENTIFIER for e in longer):
+                continue  # a longer identifier: not a mention (`custom_vjp_call_p`)
+            where = _where(text, at, spans, starts)
+            if where == _CODE or where == _STRING and name in in_strings:
+                return True
+    return False
+
+
+_CODE, _STRING, _COMMENT = 0, 1, 2
+
+
+def _where(text: str, at: int, spans: List[Span], starts: List[int]) -> int:
+    """Whether offset `at` of `text` (whose triple-quoted strings are `spans`, starting at `starts`)
+    lies in code (an f-string's text included), in a string or in a comment."""
+    k = bisect_right(starts, at) - 1  # the last string starting at or before `at`
+    if k >= 0 and at < spans[k][1]:  # inside a triple-quoted string
+        a = spans[k][0]
+        return _CODE if "f" in text[max(0, a - 2):a].lower() else _STRING
+    line = text.rfind("\n", 0, at) + 1
+    if line >= 2 and "\\" in text[max(0, line - 3):line - 1]:
+        return _CODE  # continued from the line before: a string may run on here
+    pos = max(line, spans[k][1]) if k >= 0 else line  # a triple-quoted string may end on this line first
+    while pos < at:
+        piece = _PIECE.match(text, pos)
+        if piece is None:  # a line break or the text's end: not reached before `at`
+            return _CODE
+        if piece.group() == "#":
+            return _COMMENT  # to the line's end
+        if piece.end() > at:
+            if text[pos] in "\"'":  # inside a single-quoted string
+                return _CODE if "f" in text[max(0, pos - 2):pos].lower() else _STRING
+            return _CODE
+        pos = piece.end()
+    return _CODE
