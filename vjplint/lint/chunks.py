@@ -23,7 +23,7 @@ _MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if has
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.NamedExpr)
+_ASSIGNMENTS = frozenset({ast.Assign, ast.AnnAssign, ast.NamedExpr})
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,8 +60,12 @@ def make_chunk(lines: Tuple[str, ...], statements: bool, context: bool, binds: I
            defines: Iterable[str] = (), nested: Iterable[str] = (), made: Iterable[Tuple[str, str]] = ()) -> Chunk:
     binds = frozenset(binds)
     return Chunk(lines, "".join(lines), statements, context, binds, frozenset(mentions),
-                 binds | frozenset(defines), frozenset(registers), odd, frozenset(nested) - binds,
-                 frozenset(m for m in made if m[0] not in binds))
+                 binds | frozenset(defines), frozenset(registers), odd,
+                 frozenset([n for n in nested if n not in binds]) if nested else _NONE,
+                 frozenset([m for m in made if m[0] not in binds]) if made else _NONE)
+
+
+_NONE: FrozenSet = frozenset()
 
 
 # A longer text is parsed a piece of about this many lines at a time, each piece's tree dropped
@@ -246,14 +250,19 @@ def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str], defines: Set[str
 
 def _made(node: ast.AST, made: Set[Tuple[str, str]]) -> None:
     """(target, callee name) of `node`, an assignment of a call: each name or attribute it
-    assigns, with each name and attribute the callee's expression reads (`jax.custom_vjp`,
-    `partial(jax.custom_vjp, nondiff_argnums=(0,))`: the creator's spelling is among them)."""
+    assigns, with the callee's name (`cv`, `custom_vjp` of `jax.custom_vjp`) or, for a computed
+    callee, each name and attribute it reads (`partial(jax.custom_vjp, nondiff_argnums=(0,))`)."""
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
     named = [t.id if isinstance(t, ast.Name) else t.attr for t in targets if isinstance(t, (ast.Name, ast.Attribute))]
     if not named:
         return
-    callee = {n.id if isinstance(n, ast.Name) else n.attr for n in walk(node.value.func)  # type: ignore[attr-defined]
-              if isinstance(n, (ast.Name, ast.Attribute))}
+    func = node.value.func  # type: ignore[attr-defined]
+    if func.__class__ is ast.Name:
+        callee = {func.id}
+    elif func.__class__ is ast.Attribute:
+        callee = {func.attr}  # `jax.custom_vjp`, `jax.custom_derivatives.custom_vjp`: the creator's name is the last
+    else:
+        callee = {n.id if isinstance(n, ast.Name) else n.attr for n in walk(func) if isinstance(n, (ast.Name, ast.Attribute))}
     made.update((target, name) for target in named for name in callee)
 
 
@@ -269,15 +278,20 @@ def _nested_members(chunks: Sequence[Chunk], members: Sequence[int], triggers: S
     `triggers`), bound by a nested `def`/`class`, or one assigned a call of a creator (a trigger,
     or a name an import of one binds: `from jax import custom_vjp as cv`). The local names of
     plain code (`y = jnp.sin(x)` in every function) link nothing."""
+    out: Dict[str, List[int]] = {}
+    holding = [i for i in members if chunks[i].nested or chunks[i].made]
+    if not holding:
+        return out
     creators = set(triggers)
     hot: Set[str] = set()
+    nesting = any(chunks[i].nested for i in holding)  # else only `made` is read: `hot` is not needed
     for c, t in zip(chunks, triggered):
         if t and c.statements:
-            hot |= c.mentions
             if c.context:
                 creators |= c.binds
-    out: Dict[str, List[int]] = {}
-    for i in members:
+            if nesting:
+                hot |= c.mentions
+    for i in holding:
         c = chunks[i]
         names = {n for n in c.nested if n in hot}
         names.update(target for target, callee in c.made if callee in creators)
