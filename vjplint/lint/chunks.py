@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.syntax.walk import child_nodes, walk
 
@@ -42,27 +42,31 @@ class Chunk:
     odd_registration: bool = False  # a registration whose target cannot be named (`getattr(f, m)(...)`)
     # Names it binds below the module's scope that may be a family's member, which the whole lint
     # links by name wherever they are (a factory's custom_vjp, its rules; `_nested_members`): the
-    # functions and classes it defines in a function or class body, and (target, callee name) of
-    # each `target = callee(...)` there (`act = jax.custom_vjp(_act)`, `self.f = cv(g)`).
-    nested: FrozenSet[str] = frozenset()
-    made: FrozenSet[Tuple[str, str]] = frozenset()
+    # name of each function and class it defines in a function or class body (a str), and
+    # (target, callee name) of each `target = callee(...)` there (`act = jax.custom_vjp(_act)`,
+    # `self.f = cv(g)`). One field, not two: a tenth attribute fits each instance's dict as it was
+    # (an eleventh doubled it: 3 MB more for the 14,000 chunks of the dense 1 MB module).
+    nested: FrozenSet[Union[str, Tuple[str, str]]] = frozenset()
 
 
 def without_lines(chunk: Chunk) -> Chunk:
     """`chunk` without its lines (`dataclasses.replace(chunk, lines=())` at 0.4 of its cost: the
     grouped lint drops the lines of every chunk of a big module once it has their rows)."""
     return Chunk((), chunk.text, chunk.statements, chunk.context, chunk.binds, chunk.mentions, chunk.defines,
-                 chunk.registers, chunk.odd_registration, chunk.nested, chunk.made)
+                 chunk.registers, chunk.odd_registration, chunk.nested)
 
 
 def make_chunk(lines: Tuple[str, ...], statements: bool, context: bool, binds: Iterable[str],
            mentions: Iterable[str], registers: Iterable[str] = (), odd: bool = False,
            defines: Iterable[str] = (), nested: Iterable[str] = (), made: Iterable[Tuple[str, str]] = ()) -> Chunk:
     binds = frozenset(binds)
+    below = [*(n for n in nested if n not in binds), *(m for m in made if m[0] not in binds)]
+    deeper = frozenset(defines)
+    # Sets shared where they can be (`binds` itself for `defines`, one empty set for all): a set
+    # costs 216 bytes, and the dense 10 MB module has 140,000 chunks.
     return Chunk(lines, "".join(lines), statements, context, binds, frozenset(mentions),
-                 binds | frozenset(defines), frozenset(registers), odd,
-                 frozenset([n for n in nested if n not in binds]) if nested else _NONE,
-                 frozenset([m for m in made if m[0] not in binds]) if made else _NONE)
+                 binds if deeper <= binds else binds | deeper, frozenset(registers) if registers else _NONE, odd,
+                 frozenset(below) if below else _NONE)
 
 
 _NONE: FrozenSet = frozenset()
@@ -279,12 +283,12 @@ def _nested_members(chunks: Sequence[Chunk], members: Sequence[int], triggers: S
     or a name an import of one binds: `from jax import custom_vjp as cv`). The local names of
     plain code (`y = jnp.sin(x)` in every function) link nothing."""
     out: Dict[str, List[int]] = {}
-    holding = [i for i in members if chunks[i].nested or chunks[i].made]
+    holding = [i for i in members if chunks[i].nested]
     if not holding:
         return out
     creators = set(triggers)
     hot: Set[str] = set()
-    nesting = any(chunks[i].nested for i in holding)  # else only `made` is read: `hot` is not needed
+    nesting = any(n.__class__ is str for i in holding for n in chunks[i].nested)  # else `hot` is not read
     for c, t in zip(chunks, triggered):
         if t and c.statements:
             if c.context:
@@ -293,8 +297,8 @@ def _nested_members(chunks: Sequence[Chunk], members: Sequence[int], triggers: S
                 hot |= c.mentions
     for i in holding:
         c = chunks[i]
-        names = {n for n in c.nested if n in hot}
-        names.update(target for target, callee in c.made if callee in creators)
+        names = {n if n.__class__ is str else n[0] for n in c.nested
+                 if (n in hot if n.__class__ is str else n[1] in creators)}
         for name in names:
             out.setdefault(name, []).append(i)
     return out

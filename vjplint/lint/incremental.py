@@ -190,7 +190,7 @@ class IncrementalLinter:
             merged = head.pop()
             middle[0] = make_chunk(merged.lines + middle[0].lines, merged.statements, merged.context,
                                merged.binds, merged.mentions, merged.registers, merged.odd_registration, merged.defines,
-                                   merged.nested, merged.made)
+                                   merged.nested)
         self.chunks = head + middle + tail
         self.old_lines = lines
         self.stats["reparsed"] += region_end - row
