@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from vjplint.syntax.walk import child_nodes, walk
 
@@ -23,6 +23,7 @@ _MATCH_CAPTURES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if has
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_ASSIGNMENTS = frozenset({ast.Assign, ast.AnnAssign, ast.NamedExpr})
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,21 +40,36 @@ class Chunk:
     defines: FrozenSet[str] = frozenset()  # names it binds at any depth (a nested custom_vjp's)
     registers: FrozenSet[str] = frozenset()  # X of its `X.defvjp(...)`-like registrations
     odd_registration: bool = False  # a registration whose target cannot be named (`getattr(f, m)(...)`)
+    # Names it binds below the module's scope that may be a family's member, which the whole lint
+    # links by name wherever they are (a factory's custom_vjp, its rules; `_nested_members`): the
+    # name of each function and class it defines in a function or class body (a str), and
+    # (target, callee name) of each `target = callee(...)` there (`act = jax.custom_vjp(_act)`,
+    # `self.f = cv(g)`). One field, not two: a tenth attribute fits each instance's dict as it was
+    # (an eleventh doubled it: 3 MB more for the 14,000 chunks of the dense 1 MB module).
+    nested: FrozenSet[Union[str, Tuple[str, str]]] = frozenset()
 
 
 def without_lines(chunk: Chunk) -> Chunk:
     """`chunk` without its lines (`dataclasses.replace(chunk, lines=())` at 0.4 of its cost: the
     grouped lint drops the lines of every chunk of a big module once it has their rows)."""
     return Chunk((), chunk.text, chunk.statements, chunk.context, chunk.binds, chunk.mentions, chunk.defines,
-                 chunk.registers, chunk.odd_registration)
+                 chunk.registers, chunk.odd_registration, chunk.nested)
 
 
 def make_chunk(lines: Tuple[str, ...], statements: bool, context: bool, binds: Iterable[str],
            mentions: Iterable[str], registers: Iterable[str] = (), odd: bool = False,
-           defines: Iterable[str] = ()) -> Chunk:
+           defines: Iterable[str] = (), nested: Iterable[str] = (), made: Iterable[Tuple[str, str]] = ()) -> Chunk:
     binds = frozenset(binds)
+    below = [*(n for n in nested if n not in binds), *(m for m in made if m[0] not in binds)]
+    deeper = frozenset(defines)
+    # Sets shared where they can be (`binds` itself for `defines`, one empty set for all): a set
+    # costs 216 bytes, and the dense 10 MB module has 140,000 chunks.
     return Chunk(lines, "".join(lines), statements, context, binds, frozenset(mentions),
-                 binds | frozenset(defines), frozenset(registers), odd)
+                 binds if deeper <= binds else binds | deeper, frozenset(registers) if registers else _NONE, odd,
+                 frozenset(below) if below else _NONE)
+
+
+_NONE: FrozenSet = frozenset()
 
 
 # A longer text is parsed a piece of about this many lines at a time, each piece's tree dropped
@@ -124,12 +140,14 @@ def _split_piece(lines: List[str], begin: int, end: int) -> List[Chunk]:
         mentions: Set[str] = set()
         registers: Set[str] = set()
         defines: Set[str] = set()
+        nested: Set[str] = set()
+        made: Set[Tuple[str, str]] = set()
         odd = False
         for stmt in stmts:
-            odd = _names(stmt, binds, mentions, defines, registers) or odd
+            odd = _names(stmt, binds, mentions, defines, registers, nested, made) or odd
         context = all(_is_context(s) for s in stmts)
         chunks.append(make_chunk(tuple(lines[begin + first:begin + last]), True, context, binds, mentions, registers, odd,
-                             defines))
+                             defines, nested, made))
     return chunks
 
 
@@ -167,12 +185,15 @@ def _module_scope(node: ast.AST) -> Iterable[ast.AST]:
             todo.extend(n for n in walk(current) if isinstance(n, ast.NamedExpr))
 
 
-def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str], defines: Set[str], registers: Set[str]) -> bool:
+def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str], defines: Set[str], registers: Set[str],
+           nested: Set[str], made: Set[Tuple[str, str]]) -> bool:
     """Fill the names of a top-level statement: `binds` (module-level bindings), `mentions`
-    (every name, at any depth), `defines` (names bound at any depth, `self.f` included) and
+    (every name, at any depth), `defines` (names bound at any depth, `self.f` included),
     `registers` (X of `X.defvjp`-like registrations: VJP301 reads them module-wide, and one that
-    registers no derivative it knows silences it for the file). True for a registration whose
-    target has no name (`getattr(f, method)(...)`, `getattr(f, "defvjp")`)."""
+    registers no derivative it knows silences it for the file), `nested` (every function and
+    class it defines; those bound at module level are dropped by `make_chunk`) and `made`
+    ((target, callee name) of each `target = callee(...)`: `Chunk.made`). True for a registration
+    whose target has no name (`getattr(f, method)(...)`, `getattr(f, "defvjp")`)."""
     odd = False
     for node in _module_scope(stmt):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -205,6 +226,9 @@ def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str], defines: Set[str
         elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             mentions.add(node.name)  # type: ignore[attr-defined]
             defines.add(node.name)  # type: ignore[attr-defined]
+            nested.add(node.name)  # type: ignore[attr-defined]
+        elif kind in _ASSIGNMENTS and type(node.value) is ast.Call:  # type: ignore[attr-defined]
+            _made(node, made)
         elif kind is ast.Constant:
             value = node.value  # type: ignore[attr-defined]
             odd = odd or (isinstance(value, str) and _registration_like(value))
@@ -228,7 +252,60 @@ def _names(stmt: ast.stmt, binds: Set[str], mentions: Set[str], defines: Set[str
     return odd
 
 
-def _families(chunks: Sequence[Chunk], members: Sequence[int]) -> List[List[int]]:
+def _made(node: ast.AST, made: Set[Tuple[str, str]]) -> None:
+    """(target, callee name) of `node`, an assignment of a call: each name or attribute it
+    assigns, with the callee's name (`cv`, `custom_vjp` of `jax.custom_vjp`) or, for a computed
+    callee, each name and attribute it reads (`partial(jax.custom_vjp, nondiff_argnums=(0,))`)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+    named = [t.id if isinstance(t, ast.Name) else t.attr for t in targets if isinstance(t, (ast.Name, ast.Attribute))]
+    if not named:
+        return
+    func = node.value.func  # type: ignore[attr-defined]
+    if func.__class__ is ast.Name:
+        callee = {func.id}
+    elif func.__class__ is ast.Attribute:
+        callee = {func.attr}  # `jax.custom_vjp`, `jax.custom_derivatives.custom_vjp`: the creator's name is the last
+    else:
+        callee = {n.id if isinstance(n, ast.Name) else n.attr for n in walk(func) if isinstance(n, (ast.Name, ast.Attribute))}
+    made.update((target, name) for target in named for name in callee)
+
+
+def _nested_members(chunks: Sequence[Chunk], members: Sequence[int], triggers: Sequence[str],
+                    triggered: Sequence[bool]) -> Dict[str, List[int]]:
+    """The names bound below the module's scope that a family's statements may name from
+    anywhere in the file, and the chunks that bind them. The whole lint links a custom
+    derivative, its registration and its rules by name wherever each is (VJP301 reads a
+    registration of `act` in any function as `act`'s; a factory's `act`, moved by an edit into
+    another function, is still the one `act.defvjp` names), so a family holds every chunk that
+    binds such a name and every chunk that mentions it. Such a name is one a statement holding a
+    creator's or registration's name mentions (`triggered`: the chunk's text holds one of
+    `triggers`), bound by a nested `def`/`class`, or one assigned a call of a creator (a trigger,
+    or a name an import of one binds: `from jax import custom_vjp as cv`). The local names of
+    plain code (`y = jnp.sin(x)` in every function) link nothing."""
+    out: Dict[str, List[int]] = {}
+    holding = [i for i in members if chunks[i].nested]
+    if not holding:
+        return out
+    creators = set(triggers)
+    hot: Set[str] = set()
+    nesting = any(n.__class__ is str for i in holding for n in chunks[i].nested)  # else `hot` is not read
+    for c, t in zip(chunks, triggered):
+        if t and c.statements:
+            if c.context:
+                creators |= c.binds
+            if nesting:
+                hot |= c.mentions
+    for i in holding:
+        c = chunks[i]
+        names = {n if n.__class__ is str else n[0] for n in c.nested
+                 if (n in hot if n.__class__ is str else n[1] in creators)}
+        for name in names:
+            out.setdefault(name, []).append(i)
+    return out
+
+
+def _families(chunks: Sequence[Chunk], members: Sequence[int],
+              nested: Optional[Dict[str, List[int]]] = None) -> List[List[int]]:
     """Connected groups of `members`: two chunks are linked when one mentions a name another binds."""
     parent = {i: i for i in members}
 
@@ -245,6 +322,12 @@ def _families(chunks: Sequence[Chunk], members: Sequence[int]) -> List[List[int]
                 parent[find(i)] = find(binders[name])
             else:
                 binders[name] = i
+    for name, binding in (nested or {}).items():  # a member bound below the module's scope: one
+        j = binders.setdefault(name, binding[0])   # family with every chunk that binds it
+        for i in binding:
+            a, b = find(i), find(j)
+            if a != b:
+                parent[a] = b
     for i in members:
         for name in chunks[i].mentions:
             j = binders.get(name)
@@ -258,22 +341,31 @@ def _families(chunks: Sequence[Chunk], members: Sequence[int]) -> List[List[int]
     return list(groups.values())
 
 
-def module_wide(chunks: Sequence[Chunk], triggers: Sequence[str]) -> bool:
+def module_wide(chunks: Sequence[Chunk], triggers: Sequence[str], triggered: Optional[Sequence[bool]] = None) -> bool:
     """Whether a registration may target no derivative: its target is named by no statement
-    that can create one (at any depth; `triggers`: the prefilter names), or it has no name at all.
-    Such a registration silences VJP301 file-wide, with messages that depend on everything: then
-    the file is one family."""
+    that can create one (at any depth; `triggers`: the prefilter names; `triggered`: whether each
+    chunk's text holds one), or it has no name at all. Such a registration silences VJP301
+    file-wide, with messages that depend on everything: then the file is one family."""
+    if triggered is None:
+        triggered = _triggered(chunks, triggers)
     creators: Set[str] = set()
-    for c in chunks:
-        if c.statements and not c.context and any(t in c.text for t in triggers):
+    for c, t in zip(chunks, triggered):
+        if t and c.statements and not c.context:
             creators.update(c.defines)
     return any(c.odd_registration or not c.registers <= creators for c in chunks if c.statements)
+
+
+def _triggered(chunks: Sequence[Chunk], triggers: Sequence[str]) -> List[bool]:
+    return [any(t in c.text for t in triggers) for c in chunks]
 
 
 def grouped(chunks: Sequence[Chunk], triggers: Sequence[str]) -> List[List[int]]:
     """The families of `chunks` (indices of statements that are not context)."""
     members = [i for i, c in enumerate(chunks) if c.statements and not c.context]
-    return [members] if module_wide(chunks, triggers) else _families(chunks, members)
+    triggered = _triggered(chunks, triggers)
+    if module_wide(chunks, triggers, triggered):
+        return [members]
+    return _families(chunks, members, _nested_members(chunks, members, triggers, triggered))
 
 
 def starts_of(chunks: Sequence[Chunk]) -> List[int]:

@@ -189,7 +189,8 @@ class IncrementalLinter:
         if middle and not middle[0].statements and head:  # comment lines only: they join the chunk above
             merged = head.pop()
             middle[0] = make_chunk(merged.lines + middle[0].lines, merged.statements, merged.context,
-                               merged.binds, merged.mentions, merged.registers, merged.odd_registration, merged.defines)
+                               merged.binds, merged.mentions, merged.registers, merged.odd_registration, merged.defines,
+                                   merged.nested)
         self.chunks = head + middle + tail
         self.old_lines = lines
         self.stats["reparsed"] += region_end - row

@@ -78,7 +78,7 @@ def element_called(model: FileModel, fn: FunctionNode, param: str) -> Optional[a
     if scope is None or isinstance(fn, ast.Lambda):
         return None
     elements: List[str] = []
-    for node in walk(fn):
+    for node in model.facts.walk(fn):  # kept per function: asked once per parameter
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         root = node.value
