@@ -610,7 +610,7 @@ class _Collector:
         if d is None or not _method_fits(d, func.attr):
             return
         rules = [self._resolve_rule(a, scope) for a in call.args if not isinstance(a, ast.Starred)]
-        keywords = _keywords(call)
+        keywords = _keywords(call, self.index, scope)
         if func.attr == "defvjp":
             for position, key in enumerate(("fwd", "bwd")):
                 if key in keywords and len(rules) <= position:
@@ -638,7 +638,7 @@ class _Collector:
                 d = self._grafted_primal(target.value)  # `@f.defjvp` on a primal of another module
             if d is None or not _method_fits(d, target.attr):
                 continue
-            keywords = _keywords(decorator) if isinstance(decorator, ast.Call) else {}
+            keywords = _keywords(decorator, self.index, outer) if isinstance(decorator, ast.Call) else {}
             if not via_partial:
                 d.registrations.append(Registration(target.attr, fn, True, [RuleFunction(decorator, fn, fn.name)],
                                                     keywords))
@@ -766,10 +766,29 @@ def _nearest_first(bindings: List[Binding], use: ast.AST) -> List[Binding]:
 DIFF_ARGNUMS = frozenset({f"jax.{n}" for n in ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian")})
 
 
-def _keywords(call: ast.expr) -> Dict[str, ast.expr]:
+def _keywords(call: ast.expr, index=None, scope=None) -> Dict[str, ast.expr]:
+    """The call's keywords; with `index`, `**OPTS` too, where `OPTS` is bound once to a dict literal with
+    string keys or a `dict(k=v)` call (`f.defvjp(fwd, bwd, **REMAT)`: its options count as written)."""
     if not isinstance(call, ast.Call):
         return {}
-    return {k.arg: k.value for k in call.keywords if k.arg is not None}
+    found: Dict[str, ast.expr] = {}
+    for k in call.keywords:
+        if k.arg is not None:
+            found[k.arg] = k.value
+        elif index is not None and isinstance(k.value, ast.Name):
+            found.update(_spread_dict(index, k.value, scope))
+    return found
+
+
+def _spread_dict(index, name: ast.Name, scope) -> Dict[str, ast.expr]:
+    bindings = index.lookup(name.id, scope)
+    value = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+    if isinstance(value, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                           for k in value.keys):
+        return {k.value: v for k, v in zip(value.keys, value.values)}  # type: ignore[union-attr]
+    if isinstance(value, ast.Call) and not value.args and index.qualname(value.func) == "builtins.dict":
+        return {k.arg: k.value for k in value.keywords if k.arg is not None}
+    return {}
 
 
 def _getattr_registration(index, decorator: ast.expr, scope) -> bool:

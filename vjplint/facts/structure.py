@@ -52,7 +52,8 @@ def primal_structure(model: FileModel, d: CustomDerivative) -> Optional[Tuple[St
     found = set()
     for _, value in returns:
         s = _container(model, value)  # type: ignore[arg-type]
-        if s is None and model.facts.not_a_sequence(value, d.primal) == "an array":
+        if s is None and (model.facts.not_a_sequence(value, d.primal) == "an array" or isinstance(value, ast.Constant)
+                          and type(value.value) in (int, float, complex)):  # `return 0.0`: one leaf, as an array
             s = (ARRAY, 1)
         if s is None:
             return None

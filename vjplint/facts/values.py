@@ -135,6 +135,8 @@ def not_a_sequence(model: FileModel, expr: Optional[ast.expr], fn: FunctionNode,
             # `tree_map(lambda u: 2.0 * u, g)` over one array is the lambda's value for it
             body = not_a_sequence(model, expr.args[0].body, fn, {*arrays, expr.args[0].args.args[0].arg}, depth + 1)
             return "an array" if body in ("an array", ARITHMETIC) else None
+        if q in ("builtins.dict", "collections.OrderedDict"):
+            return "a dict"  # `dict(primal=y, tangent=t)`: a mapping, never a tuple or list
         if q == "builtins.sum" and len(expr.args) == 1 and not expr.keywords:
             return "an array"  # `sum(term(i) for i ...)` starts from 0: `0 + (a, b)` raises, so never a tuple
         if q.startswith(ONE_ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in ARRAY_FUNCTIONS:

@@ -30,7 +30,11 @@ class RegistrationOnTransformed(Rule):
     followed by `f.defvjp(...)`; the same with a profiling wrapper (`@jax.profiler.annotate_function`,
     `@jax.named_call`), a `functools` cache (`@functools.lru_cache`, `@functools.cache`) or a
     decorator of the module that returns a new plain function (a call-logging decorator written with
-    `functools.wraps`) in place of the transformation.
+    `functools.wraps`) in place of the transformation. Also the custom function's name rebound to a
+    transformation or a `functools.partial` of it (`f = jax.jit(f)`, `g = partial(f, scale=2.0)`)
+    before the rules are registered by the new binding, and `@staticmethod`/`@classmethod` above
+    the creator in a class body that registers the rules by the bare name (there it is the
+    descriptor, which has no `defvjp`).
 
     ## Why is this bad?
     The transformation returns a new function (`jax.jit` a `PjitFunction`), which has no
@@ -110,19 +114,44 @@ f_jit = jax.jit(f)
                     self._report(above, f"`@{self.quote(above, 30)}` is stacked above `@{self.quote(d.anchor, 40)}` "
                                         f"on `{d.name}`", d.name, d.kind, self._registration_line(d), self._made(above),
                                  self._wrapper_name(above))
+        for d in self.model.derivatives:
+            if d.api == "jax" and d.class_node is not None:
+                self._descriptor_in_class_body(d)
         made = self._transformed_creations()
         if made:
             for node in self.model.index.of_type(ast.Attribute):
                 if node.attr in REGISTRATION_METHODS and isinstance(node.value, ast.Name) and \
                         isinstance(node.ctx, ast.Load):
-                    found = made.get((node.value.id, self.model.index.scope_of(node)))
+                    owner = self.model.index.parent(node)  # `@f.defjvp`: the decorator is read where the def is
+                    found = made.get((node.value.id, self.model.index.scope_of(
+                        owner if node in getattr(owner, "decorator_list", ()) else node)))
                     if found is not None and found[0].lineno < node.lineno and \
                             not self._rebound_between(node.value.id, found[0], node.lineno):
                         assign, call, kind = found
                         self._report(call, f"`{node.value.id} = {self.quote(call, 50)}` (line {assign.lineno}) binds "
-                                           f"`{node.value.id}` to the transformed custom_{kind}", node.value.id, kind,
+                                           f"`{node.value.id}` to " + ("a `functools.partial` of the" if self.model.index.qualname(
+                                           call.func) in PARTIAL else "the transformed") + f" custom_{kind}", node.value.id, kind,
                                      node.lineno, self._made(call.func), self._wrapper_name(call.func))
-                        del made[(node.value.id, self.model.index.scope_of(node))]
+                        made = {k: v for k, v in made.items() if v is not found}
+
+    def _descriptor_in_class_body(self, d: CustomDerivative) -> None:
+        """`@staticmethod`/`@classmethod` above the creator in a class body whose own statements register the rules
+        by the bare name: there the name is the descriptor, which has no `defvjp` (through the class, `Ops.f`, it is
+        the custom function; measured on JAX 0.10.2, fixtures/rules/VJP341/fire_staticmethod_class_body.py)."""
+        decorators = getattr(d.primal, "decorator_list", [])
+        if d.anchor not in decorators:
+            return
+        above = [dec for dec in decorators[:decorators.index(d.anchor)]
+                 if isinstance(dec, ast.Name) and dec.id in ("staticmethod", "classmethod")]
+        body = self.model.index.scope_of(d.primal)
+        for reg in d.registrations:
+            node = reg.node.func if isinstance(reg.node, ast.Call) else reg.node
+            if above and not reg.as_decorator and isinstance(node, ast.Attribute) and \
+                    isinstance(node.value, ast.Name) and self.model.index.scope_of(reg.node) is body:
+                self._report(above[0], f"`@{above[0].id}` is stacked above `@{self.quote(d.anchor, 40)}` on `{d.name}` "
+                                       f"in the body of class `{d.class_node.name}`", d.name, d.kind, reg.node.lineno,
+                             above[0].id, descriptor=True)
+                return
 
     def _rebound_between(self, name: str, assign: ast.Assign, line: int) -> bool:
         """`name` assigned again, in the same scope, after `assign` and before `line`."""
@@ -130,16 +159,24 @@ f_jit = jax.jit(f)
         return any(b.node is not assign and assign.lineno < getattr(b.node, "lineno", 0) < line
                    for b in scope.bindings.get(name, []))
 
-    def _report(self, node: ast.AST, how: str, name: str, kind: str, line: int, made: str, wrapper: str = "") -> None:
+    def _report(self, node: ast.AST, how: str, name: str, kind: str, line: int, made: str, wrapper: str = "",
+                descriptor: bool = False) -> None:
         method = "defvjp" if kind == "vjp" else "defjvp"
-        advice = (f"Apply `{wrapper}` to `{name}` after the registration, to another name" if made.startswith("functools")
+        advice = (f"Register the rules after the class body, through the class (`{self._class_of(node)}.{name}.{method}"
+                  f"(...)`), or define `{name}` at module level and bind it in the class" if descriptor else
+                  f"Register the rules on the custom function itself, then bind `{name}` to it" if made == "functools.partial"
+                  else f"Apply `{wrapper}` to `{name}` after the registration, to another name" if made.startswith("functools")
                   else f"Apply `{wrapper}` beneath the creator (the wrapper is then the primal) or to `{name}` after the "
                   f"registration" if wrapper else
                   f"Apply the transformation after the registration, to another name (`{name}_jit = jax.jit({name})`), "
                   f"or to the function that calls `{name}`")
+        what = "an object" if descriptor or made == "functools.partial" else "a new function"
         self.report(node, (
-            f"{how}, a new function that has no `{method}`: registering its rules by that name (line {line}) "
+            f"{how}, {what} that has no `{method}`: registering its rules by that name (line {line}) "
             f"raises AttributeError: '{made}' object has no attribute '{method}' when the module is imported. {advice}"))
+
+    def _class_of(self, node: ast.AST) -> str:
+        return next((a.name for a in self.model.index.ancestors(node) if isinstance(a, ast.ClassDef)), "Cls")
 
     def _wrapper_name(self, expr: ast.expr) -> str:
         """The name of a wrapper that is not a JAX transformation (a profiling annotation, a cache, a decorator of
@@ -162,7 +199,7 @@ f_jit = jax.jit(f)
         """The type of the object the wrapper returns, as JAX's AttributeError names it."""
         expr = self._unwrap(expr)
         q = self.model.index.qualname(expr)
-        return ("jaxlib._jax.PjitFunction" if q == "jax.jit" else
+        return ("jaxlib._jax.PjitFunction" if q == "jax.jit" else "functools.partial" if q in PARTIAL else
                 "functools._lru_cache_wrapper" if q in CACHES else "function")
 
     def _unwrap(self, expr: ast.expr) -> ast.expr:
@@ -208,12 +245,18 @@ f_jit = jax.jit(f)
     def _transformed_creations(self) -> Dict[Tuple[str, object], Tuple[ast.Assign, ast.Call, str]]:
         """(name, scope) -> (the assignment, the transform call, kind) for `name = jax.jit(jax.custom_vjp(g))`."""
         made: Dict[Tuple[str, object], Tuple[ast.Assign, ast.Call, str]] = {}
+        named = {(d.name, self.model.index.scope_of(
+            d.primal if d.anchor in getattr(d.primal, "decorator_list", ()) else d.anchor)): d.kind
+            for d in self.model.derivatives if d.api == "jax" and not d.is_alias}
         for assign in self.model.index.of_type(ast.Assign):
             call = assign.value
             if not (len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name) and isinstance(call, ast.Call)
-                    and call.args and self._hiding(call.func) and isinstance(call.args[0], ast.Call)):
+                    and call.args and (self._hiding(call.func) or self.model.index.qualname(call.func) in PARTIAL)):
                 continue
-            kind = self._creator_kind(call.args[0])
+            first = call.args[0]
+            # `f = jax.jit(f)` / `g = functools.partial(f, scale=2.0)` of a custom function of this scope
+            kind = (named.get((first.id, self.model.index.scope_of(assign)), "") if isinstance(first, ast.Name)
+                    else self._creator_kind(first) if isinstance(first, ast.Call) else "")
             if kind:
                 made[(assign.targets[0].id, self.model.index.scope_of(assign))] = (assign, call, kind)
         return made

@@ -31,7 +31,9 @@ class JvpRuleArity(Rule):
     parameter of the primal; JAX pairs them one to one. Measured on JAX 0.10.2
     (docs/facts/structure.md): one rule for a two-argument function makes `grad`, `jit(grad)`
     and `jvp` raise `ValueError: safe_zip() argument 1 has length 1 but argument 0 has length 2`,
-    whichever argument is differentiated.
+    whichever argument is differentiated. Each tangent function is called `fn(g, ans, *primals)`
+    (the tangent, the primal output, then every primal): one without `ans` raises `TypeError:
+    <lambda>() takes 3 positional arguments but 4 were given`.
 
     ## Example
     ```python
@@ -131,6 +133,7 @@ def f_jvp(n, primals, tangents):
                         or any(isinstance(a, ast.Starred) for a in call.args) or not self.model.facts.registered_here(d, call):
                     continue
                 given, wanted = len(call.args), len(sig.positional)
+                self._defjvps_arities(d, reg, wanted)
                 if given == wanted or given == 0:
                     continue
                 fix = None
@@ -149,6 +152,20 @@ def f_jvp(n, primals, tangents):
                                   f"`ValueError: safe_zip() argument 1 has length {given} but argument 0 has length "
                                   f"{wanted}`; pass one function per parameter, `None` for a parameter without a "
                                   f"tangent rule")
+
+    def _defjvps_arities(self, d, reg, params: int) -> None:
+        """Each tangent function of `f.defjvps(...)` is called `fn(t, ans, *primals)`: `params + 2` arguments."""
+        names = ["g", "ans", *d.signature.positional]
+        for rule in reg.rules:
+            arity = self.model.facts.rule_arity(rule) if rule.node is not None else None
+            problem = self._problem(rule, arity, params + 2) if arity is not None else None
+            if problem is not None:
+                self.report(rule.expr, f"{rule_label(rule, 'tangent function')} given to `{d.name}.defjvps(...)` "
+                                       f"{problem}, but JAX calls each with {plural(params + 2, 'positional argument')} "
+                                       f"(the tangent, the primal output `ans`, then {', '.join(names[2:])}), so "
+                                       f"differentiating `{d.name}` (jvp, grad, jacfwd) raises "
+                                       f"`{self._error(rule, arity, params + 2)}`; give it the parameters "
+                                       f"({', '.join(names)})")
 
     @staticmethod
     def _problem(rule: RuleFunction, arity: Arity, given: int, keywords_passed: bool = False) -> Optional[str]:

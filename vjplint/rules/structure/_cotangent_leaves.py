@@ -9,7 +9,7 @@ Read by VJP347 and VJP348."""
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from vjplint.model.file_model import FileModel
 from vjplint.model.semantic import FunctionNode, named_function
@@ -102,3 +102,29 @@ def container_call(model: FileModel, call: ast.Call) -> bool:
         bindings = model.index.lookup(call.func.id, model.index.scope_of(call.func))
         return len(bindings) == 1 and bindings[0].kind == "class"
     return False
+
+
+# attributes an array (or a tuple) has: reading one says nothing of a record
+_ARRAY_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "T", "mT", "real", "imag", "at", "astype", "reshape",
+                          "sum", "mean", "max", "min", "transpose", "squeeze", "ravel", "flatten", "conj", "item",
+                          "dot", "clip", "round", "any", "all", "prod", "std", "var", "argmax", "argmin", "cumsum",
+                          "nbytes", "itemsize", "weak_type", "sharding", "aval", "count", "index", "value",
+                          "block_until_ready", "devices", "copy", "tolist", "view", "swapaxes", "take", "sort"})
+
+
+def primal_reads(model: FileModel, primal: FunctionNode, name: str) -> Tuple[Dict[str, ast.expr], Dict[str, ast.expr]]:
+    """What the primal reads of its parameter `name`, never rebound in it: the string keys of `name["k"]` and the
+    attributes of `name.a` that no array or tuple has (a record's fields), each with its first read."""
+    keys: Dict[str, ast.expr] = {}
+    attrs: Dict[str, ast.expr] = {}
+    scope = model.index.scopes.get(primal)
+    if scope is None or len(scope.bindings.get(name, [])) != 1:
+        return keys, attrs
+    for node in model.facts.own_nodes(primal):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name and \
+                isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            keys.setdefault(node.slice.value, node)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name and \
+                node.attr not in _ARRAY_ATTRS and not node.attr.startswith("_"):
+            attrs.setdefault(node.attr, node)
+    return keys, attrs

@@ -61,3 +61,30 @@ def literal_elements(model: FileModel, e: ast.expr) -> Optional[List[ast.expr]]:
     if isinstance(e, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in e.elts):
         return list(e.elts)
     return None
+
+
+# builders whose result is a float array unless a `dtype=` says otherwise (JAX's default float dtype)
+_FLOAT_BUILDERS = frozenset({"jax.numpy.zeros", "jax.numpy.ones", "numpy.zeros", "numpy.ones", "jax.numpy.full",
+                             "jax.numpy.empty"})
+_LIKE_BUILDERS = frozenset({"jax.numpy.zeros_like", "jax.numpy.ones_like", "numpy.zeros_like", "numpy.ones_like",
+                            "jax.numpy.full_like"})
+_FLOAT_DTYPES = frozenset({"float", "builtins.float", "jax.numpy.float32", "jax.numpy.float64", "jax.numpy.float16",
+                           "jax.numpy.bfloat16", "numpy.float32", "numpy.float64", "jax.numpy.float_"})
+
+
+def float_tangent(model: FileModel, e: ast.expr) -> Optional[str]:
+    """Why `e` is a float value (never float0): a float literal, `jnp.zeros(shape)` without a dtype or with a float
+    one, `zeros_like(v, dtype=jnp.float32)`; None when the code does not show it."""
+    if isinstance(e, ast.Constant) and isinstance(e.value, float):
+        return "a float literal"
+    if not isinstance(e, ast.Call):
+        return None
+    q = model.index.qualname(e.func) or ""
+    dtype = next((k.value for k in e.keywords if k.arg == "dtype"), None)
+    if q in _FLOAT_BUILDERS and dtype is None and len(e.args) == (2 if q == "jax.numpy.full" else 1) and not (
+            q == "jax.numpy.full" and not (isinstance(e.args[1], ast.Constant) and isinstance(e.args[1].value, float))):
+        return f"`{q.rsplit('.', 1)[-1]}` without a dtype makes a float array"
+    if (q in _FLOAT_BUILDERS or q in _LIKE_BUILDERS) and dtype is not None and \
+            (model.index.qualname(dtype) or "") in _FLOAT_DTYPES:
+        return "its `dtype=` is a float dtype"
+    return None

@@ -47,3 +47,14 @@ def whole_tangents(rule_obj, d, rule, primal_expr: ast.expr, tangent_expr: ast.e
             f"one differentiable argument, so that is a 1-element tuple, the right structure only if the output is "
             f"itself a 1-element tuple; otherwise {_raises(d, rule)}. Return the tangent of the output "
             f"(`{param}[0]` for an identity)")
+
+
+def float_tangent_message(rule_obj, d, rule, tangent: ast.expr, floated: str, text: str, shown: str, name: str,
+                          maybe: bool) -> str:
+    """VJP329's message for a float tangent returned for an integer output (JAX wants float0)."""
+    return (f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns `{rule_obj.quote(tangent, 40)}` as the "
+            f"tangent of the integer output {text} ({shown}); {floated}, but JAX gives an integer or boolean output a "
+            f"float0 tangent and rejects a float one, so differentiating `{d.name}` (grad, jvp, jit(grad)) "
+            f"{'may raise' if maybe else 'raises'} `TypeError: Custom JVP rule must produce primal and tangent outputs "
+            f"with corresponding shapes and dtypes ... expecting tangent float0[]`; return "
+            f"`np.zeros(np.shape({name}), dtype=jax.dtypes.float0)` instead")

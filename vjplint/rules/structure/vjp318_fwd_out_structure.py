@@ -17,7 +17,8 @@ class FwdOutStructure(Rule):
     Flags a custom_vjp fwd rule whose primal output (the first element of the pair it returns)
     has another structure than what the decorated function returns: one array where the primal
     returns a tuple of N, a tuple of M where it returns a tuple of N, or a tuple where it returns
-    one array (`return (y,), res`; census row E16 of `docs/facts/jax-errors.md`). Structures are read
+    one array (`return (y,), res`; census row E16 of `docs/facts/jax-errors.md`), and a dict or a
+    record of the module (`{"y": y}`) where every return of the primal is one array. Structures are read
     from the values vjplint infers (tuple literals, names bound to them, calls of module
     functions, elements unpacked from the primal's own result); where they are not shown the
     rule stays silent, except for `return (out,), res` where `out` is a call of the function
@@ -146,8 +147,11 @@ f.defvjp(f_fwd, f_bwd)
     def _other_node(self, d: CustomDerivative) -> None:
         """fwd's primal output is another kind of pytree node than the function's (a tuple for a
         NamedTuple, a dict for a tuple): JAX compares the nodes, not only the leaves."""
-        made = {container(self.model, v) for _, v in self.model.facts.returns_of(d.primal)} if d.primal else set()
+        returns = self.model.facts.returns_of(d.primal) if d.primal else []
+        made = {container(self.model, v) for _, v in returns}
         want = made.pop() if len(made) == 1 else None
+        if want is None and returns and all(self.model.facts.not_a_sequence(v, d.primal) == "an array" for _, v in returns):
+            want = ("array", "one array")  # a dict or record around it is another node (a tuple: `_against_primal`)
         for reg, fwd, _ in self.model.facts.checked_vjp_rules(d) if want is not None else ():
             if fwd is None or fwd.node is None or not self.model.facts.registered_here(d, reg.node):
                 continue
@@ -156,7 +160,8 @@ f.defvjp(f_fwd, f_bwd)
                         value.elts[0] in self._seen:
                     continue
                 got = container(self.model, value.elts[0])
-                if got is None or got[0] == want[0] or {got[0], want[0]} == {"tuple", "list"}:
+                if got is None or got[0] == want[0] or {got[0], want[0]} == {"tuple", "list"} or \
+                        want[0] == "array" and got[0] in ("tuple", "list"):
                     continue  # tuple against list: VJP319
                 self._seen.add(value.elts[0])
                 self.report(value.elts[0], f"{rule_label(fwd, 'fwd')} returns `{self.quote(value.elts[0], 40)}`, {got[1]}, as "

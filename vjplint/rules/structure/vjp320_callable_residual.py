@@ -142,6 +142,10 @@ f.defvjp(f_fwd, f_bwd)
             return [(e, "a lambda")]
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and self._plain_dataclass(e.func):
             return [(e, DATACLASS + f"`{e.func.id}`")]
+        if isinstance(e, ast.Call) and (self._named_tuple(e.func) or self.model.index.qualname(e.func) == "builtins.dict"):
+            # a NamedTuple of the module or `dict(...)`: pytree nodes, their fields are the residual's leaves
+            return [hit for x in (*e.args, *(k.value for k in e.keywords)) if not isinstance(x, ast.Starred)
+                    for hit in self._callables(d, fwd, x, depth + 1)]
         if isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes)) or isinstance(e, ast.JoinedStr):
             return [(e, TEXT + "a literal")]
         if self._dtype(e):
@@ -172,6 +176,13 @@ f.defvjp(f_fwd, f_bwd)
         if isinstance(e, ast.Attribute) and e.attr == "dtype" and isinstance(e.ctx, ast.Load):
             return True
         return isinstance(e, ast.Call) and self.model.index.qualname(e.func) in DTYPE_CALLS
+
+    def _named_tuple(self, func: ast.expr) -> bool:
+        """`func` names a class of the module whose one base is `typing.NamedTuple`."""
+        found = self.model.index.lookup(func.id, self.model.index.scope_of(func)) if isinstance(func, ast.Name) else []
+        cls = found[0].node if len(found) == 1 and found[0].kind == "class" else None
+        return isinstance(cls, ast.ClassDef) and len(cls.bases) == 1 and \
+            self.model.index.qualname(cls.bases[0]) == "typing.NamedTuple"
 
     def _plain_dataclass(self, name: ast.Name) -> bool:
         """`name` is a class of the module made by `@dataclasses.dataclass` alone, with no base, that

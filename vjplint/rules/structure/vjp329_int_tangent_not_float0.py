@@ -8,7 +8,8 @@ from vjplint.facts.integers import IntArray
 from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.rules.structure._jvp_unpacking import is_rule_primal, literal_elements, reads_name, rule_unpacking
+from vjplint.rules.structure._tangent_messages import float_tangent_message
+from vjplint.rules.structure._jvp_unpacking import float_tangent, is_rule_primal, literal_elements, reads_name, rule_unpacking
 
 CUSTOM_JVP_ERROR = ("`TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding shapes "
                     "and dtypes ... primal int32[] with tangent int32[], expecting tangent float0[]`")
@@ -33,7 +34,8 @@ class IntTangentNotFloat0(Rule):
     when `p`'s dtype is not shown: dropping JAX's tangent for an argument is what a rule does when
     the argument is an integer; it stays silent when a call passes a float there or the parameter
     is annotated `float`. A value whose dtype the code does not show stays silent, as do float0
-    tangents, symbolic zeros and float tangents of float outputs. The rule runs in modules that
+    tangents, symbolic zeros and float tangents of float outputs; a float tangent shown as one
+    (`jnp.zeros(shape)` without a dtype, a float `dtype=`) for an integer output is flagged too. The rule runs in modules that
     mention `custom_jvp` or `defjvp` (the prefilter), so a `jax.jvp` elsewhere is not read.
 
     ## Why is this bad?
@@ -140,13 +142,11 @@ def with_index_jvp(primals, tangents):
             if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != 2:
                 continue
             primal_out, tangent_out = value.elts
-            if isinstance(tangent_out, (ast.Tuple, ast.List)):
-                pairs = [(t, [i]) for i, t in enumerate(tangent_out.elts)]
-            else:
-                pairs = [(tangent_out, [])]
+            pairs = [(t, [i]) for i, t in enumerate(tangent_out.elts)] if isinstance(tangent_out, (ast.Tuple, ast.List)) \
+                else [(tangent_out, [])]
             for tangent, path in pairs:
                 built = ints.int_tangent(tangent)
-                if built is None:
+                if built is None and (floated := float_tangent(self.model, tangent)) is None:
                     continue
                 primal_why = ints.element(primal_out, path)
                 if primal_why is None or primal_why == "pending":
@@ -154,14 +154,18 @@ def with_index_jvp(primals, tangents):
                 text = self._primal_text(primal_out, path)
                 element = primal_out.elts[path[0]] if path and isinstance(primal_out, (ast.Tuple, ast.List)) \
                     and path[0] < len(primal_out.elts) else (primal_out if not path else None)
+                if built is None:  # a float tangent for an integer output: rejected as an integer one is
+                    self._report(tangent, float_tangent_message(self, d, rule, tangent, floated, text, self.model.facts.shown(
+                        primal_why), self._name_for(primal_out, path, None), self.model.facts.from_caller(primal_why)),
+                        Severity.WARNING if self.model.facts.from_caller(primal_why) else None)
+                    continue
                 maybe = self.model.facts.from_caller(primal_why) or self.model.facts.from_caller(built.why)
                 self._report(tangent, (
                     f"{rule_label(rule, 'jvp rule')} of custom_jvp `{d.name}` returns `{self.quote(tangent, 40)}` as "
                     f"the tangent of the integer output {text} ({self.model.facts.shown(primal_why)}); "
                     f"{self._builder(tangent, built, element, primal_why)}, but JAX gives an integer or boolean "
                     f"output a float0 tangent, so differentiating `{d.name}` (grad, jvp, jit(grad)), even with "
-                    f"respect to its float outputs only, {'may raise' if maybe else 'raises'} {CUSTOM_JVP_ERROR}; "
-                    f"return "
+                    f"respect to its float outputs only, {'may raise' if maybe else 'raises'} {CUSTOM_JVP_ERROR}; return "
                     f"`{FLOAT0.format(self._name_for(primal_out, path, built))}` instead (a float zero is rejected "
                     f"too)"),
                     Severity.WARNING if maybe else None)
@@ -172,8 +176,8 @@ def with_index_jvp(primals, tangents):
         where = "".join(f"[{i}]" for i in path)
         return f"`{self.quote(primal_out, 30)}`{where}"
 
-    def _name_for(self, primal_out: ast.expr, path: List[int], built: IntArray) -> str:
-        if built.source is not None:
+    def _name_for(self, primal_out: ast.expr, path: List[int], built: Optional[IntArray]) -> str:
+        if built is not None and built.source is not None:
             return self.quote(built.source, 30)
         if path and isinstance(primal_out, (ast.Tuple, ast.List)) and path[0] < len(primal_out.elts):
             return self.quote(primal_out.elts[path[0]], 30)

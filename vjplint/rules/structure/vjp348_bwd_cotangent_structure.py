@@ -8,7 +8,8 @@ from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.model.semantic import named_function
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
-from vjplint.rules.structure._cotangent_leaves import bound_value, container_call, elements, returned_values
+from vjplint.rules.structure._cotangent_leaves import (bound_value, container_call, elements, primal_reads,
+                                                      returned_values)
 
 JAX_ERROR = ("`TypeError: Custom VJP bwd rule must produce an output with the same container (pytree) structure "
              "as the args tuple of the primal function`")
@@ -30,7 +31,9 @@ class BwdCotangentStructure(Rule):
     the filtered sequence is a literal (or a name bound once to one) whose `None` entries the
     filter drops, the count is known and the finding is an error; otherwise a warning: the
     count then depends on which cotangents are `None`. A filter on anything but the entries'
-    being `None` (or falsy) stays silent.
+    being `None` (or falsy) stays silent. Third, a tuple or list returned for an argument whose
+    fields the primal reads (`p.w`: a NamedTuple, a dataclass, another pytree node), and a dict
+    without a key the primal reads (`params["b"]`).
 
     ## Why is this bad?
     JAX compares the pytree structure of bwd's output with the args tuple's (measured on JAX
@@ -141,6 +144,8 @@ scale.defvjp(scale_fwd, scale_bwd)
                 kind = "a dict" if isinstance(built, ast.Dict) else f"a `{self.quote(built.func, 30)}`"
             else:
                 continue
+            if self._other_node(d, bwd, element, built, kind, name):
+                continue
             use = self.model.facts.used_as_array(d.primal, name)
             if use is None:
                 continue
@@ -149,6 +154,31 @@ scale.defvjp(scale_fwd, scale_bwd)
                 f"but `{d.name}` uses `{name}` as one array (`{self.quote(use, 40)}`): a cotangent has its "
                 f"argument's pytree structure, and differentiating `{d.name}` raises {JAX_ERROR}; return the array "
                 f"itself in `{name}`'s place (one entry per argument: `(ct_{name}, ...)`, not `((ct_{name},), ...)`)"))
+
+    def _other_node(self, d: CustomDerivative, bwd: RuleFunction, element: ast.expr, built: ast.expr, kind: str,
+                    name: str) -> bool:
+        """A tuple or list for an argument whose fields the primal reads (`p.w`: a record, another pytree node), or a
+        dict without a key the primal reads (`params["b"]`): the cotangent's structure is not the argument's."""
+        keys, attrs = primal_reads(self.model, d.primal, name)  # type: ignore[arg-type]
+        given = ({k.value for k in built.keys if isinstance(k, ast.Constant)} if isinstance(built, ast.Dict) and
+                 all(isinstance(k, ast.Constant) for k in built.keys) else {k.arg for k in built.keywords}
+                 if isinstance(built, ast.Call) and kind == "a `dict`" and not built.args and
+                 all(k.arg for k in built.keywords) else None)
+        missing = [k for k in keys if given is not None and k not in given]
+        if isinstance(built, (ast.Tuple, ast.List)) and attrs:
+            read = next(iter(attrs.values()))
+            why = (f"but `{d.name}` reads `{self.quote(read, 30)}`, a field no tuple or list has: `{name}` is a record "
+                   f"(a NamedTuple, a dataclass, a pytree class), another pytree node, and its cotangent must be one "
+                   f"too; build it as `{name}` is built (`type({name})(...)`, `{name}._replace(...)`)")
+        elif missing:
+            why = (f"but `{d.name}` reads `{self.quote(keys[missing[0]], 30)}`: `{name}` has the key"
+                   f"{'s' if len(missing) > 1 else ''} {', '.join(repr(k) for k in missing)}, which the cotangent "
+                   f"lacks; give every key of `{name}` its cotangent (zeros where it has none)")
+        else:
+            return False
+        self.report(element, f"{rule_label(bwd, 'bwd')} returns `{self.quote(element, 40)}`, {kind}, as the cotangent "
+                             f"of `{name}`, {why}: differentiating `{d.name}` raises {JAX_ERROR}")
+        return True
 
     # -- what is filtered -------------------------------------------------------------------
     def _filtered(self, value: ast.expr) -> Optional[Tuple[Optional[ast.expr], str]]:

@@ -72,7 +72,7 @@ f.defvjp(lambda x: (x, None), lambda _, g: (g,), optimize_remat=True)
                 if reg.method == "defvjp" and isinstance(reg.node, ast.Call):
                     seen.add(reg.node)
                     if d.api == "jax":  # JAX's defvjp flags; other APIs' registrations take other arguments
-                        self._check_call(reg.node, f"custom_vjp `{d.name}`")
+                        self._check_call(reg.node, f"custom_vjp `{d.name}`", reg.keywords)
         self._seen = frozenset(seen)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -82,12 +82,16 @@ f.defvjp(lambda x: (x, None), lambda _, g: (g,), optimize_remat=True)
             if node not in self._seen:
                 self._check_call(node, f"`{self.quote(func.value, 40)}`")
 
-    def _check_call(self, call: ast.Call, what: str) -> None:
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+    def _check_call(self, call: ast.Call, what: str, keywords: Optional[Dict[str, ast.expr]] = None) -> None:
+        """`keywords`: the registration's, a `**OPTS` dict of the module spread into them (the collector's)."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or \
+                keywords is None and any(k.arg is None for k in call.keywords):
             return  # `*args`/`**kwargs` hide what is passed
+        if keywords is None:
+            keywords = {k.arg: k.value for k in call.keywords if k.arg}
         flags: Dict[str, ast.expr] = {}
         for name, position in FLAG_POSITIONS.items():
-            expr = self._flag(call, name, position)
+            expr = keywords.get(name, call.args[position] if position < len(call.args) else None)
             if expr is None or not self._truthy(expr):
                 return
             flags[name] = expr
@@ -96,13 +100,6 @@ f.defvjp(lambda x: (x, None), lambda _, g: (g,), optimize_remat=True)
                           f"`{self.quote(flags['optimize_remat'], 20)}`): JAX raises NotImplementedError \"remat "
                           f"optimization for custom_vjp does not support symbolic zeros\" at this call. "
                           f"Drop one of them")
-
-    @staticmethod
-    def _flag(call: ast.Call, name: str, position: int) -> Optional[ast.expr]:
-        for keyword in call.keywords:
-            if keyword.arg == name:
-                return keyword.value
-        return call.args[position] if position < len(call.args) else None
 
     def _truthy(self, expr: ast.expr) -> bool:
         if isinstance(expr, ast.Constant):

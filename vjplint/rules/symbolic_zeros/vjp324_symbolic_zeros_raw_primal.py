@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Dict, Optional
 
 from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, RuleFunction
@@ -112,21 +112,22 @@ f.defvjp(f_fwd, f_bwd, symbolic_zeros=True)
         for reg, fwd, _ in self.model.facts.checked_vjp_rules(d):
             if fwd is None or fwd.node is None or fwd.node in self._seen or reg.method != "defvjp":
                 continue
-            flag = self._flag(reg.node)
+            flag = self._flag(reg.node, reg.keywords)
             if flag is None:
                 continue
             self._seen.add(fwd.node)
-            keyword = any(k.value is flag for k in reg.node.keywords)  # type: ignore[attr-defined]
+            keyword = flag in reg.keywords.values()
             shown = (f"`symbolic_zeros={self.quote(flag, 30)}`" if keyword else
                      f"`{self.quote(flag, 30)}` (defvjp's `symbolic_zeros`)")
             self._check_fwd(d, fwd, f"{shown} at line {flag.lineno}", nondiff)
 
-    def _flag(self, call: ast.AST) -> Optional[ast.expr]:
-        """The `symbolic_zeros` argument of a defvjp call when it is provably true."""
+    def _flag(self, call: ast.AST, keywords: Dict[str, ast.expr]) -> Optional[ast.expr]:
+        """The `symbolic_zeros` argument of a defvjp call when it is provably true (`keywords`: the registration's,
+        a `**OPTS` dict of the module spread into them)."""
         if not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args) or any(
-                k.arg is None for k in call.keywords):
+                k.arg is None for k in call.keywords) and "symbolic_zeros" not in keywords:
             return None
-        expr = next((k.value for k in call.keywords if k.arg == "symbolic_zeros"), None)
+        expr = keywords.get("symbolic_zeros")
         if expr is None and len(call.args) > SYMBOLIC_ZEROS_POSITION:
             expr = call.args[SYMBOLIC_ZEROS_POSITION]
         if expr is None:
