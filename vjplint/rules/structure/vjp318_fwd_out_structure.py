@@ -9,6 +9,7 @@ from vjplint.facts.structure import ARRAY, ELEMENT, RegisteredBwd, describe
 from vjplint.rules.base import Rule
 from vjplint.rules.helpers import rule_label
 from vjplint.rules.structure._branch_outputs import branch_message, branch_test
+from vjplint.rules.structure._fwd_out_messages import against_primal_message, other_node_message
 from vjplint.rules.structure._tangent_carry import container
 
 
@@ -164,13 +165,8 @@ f.defvjp(f_fwd, f_bwd)
                         want[0] == "array" and got[0] in ("tuple", "list"):
                     continue  # tuple against list: VJP319
                 self._seen.add(value.elts[0])
-                self.report(value.elts[0], f"{rule_label(fwd, 'fwd')} returns `{self.quote(value.elts[0], 40)}`, {got[1]}, as "
-                                           f"its primal output, but `{d.name}` returns {want[1]}: JAX needs fwd's first element "
-                                           f"to have the decorated function's output structure, pytree nodes included, so "
-                                           f"`grad(jit({d.name}))` raises `TypeError: Custom VJP fwd rule ... must produce a "
-                                           f"pair ... (equal to the output of the custom_vjp-decorated function {d.name})` "
-                                           f"and a plain `grad` silently gives `{d.name}` fwd's structure; build the output "
-                                           f"as `{d.name}` does ({want[1]})")
+                self.report(value.elts[0], other_node_message(rule_label(fwd, 'fwd'), self.quote(value.elts[0], 40),
+                                                              got[1], want[1], d.name))
 
     def _against_primal(self, d: CustomDerivative) -> None:
         primal = self.model.facts.primal_structure(d)
@@ -190,18 +186,8 @@ f.defvjp(f_fwd, f_bwd)
                 if expected[0] == ARRAY and got[0] == ELEMENT:
                     continue  # an element of the primal's own result is then an array too
                 self._seen.add(out.node)
-                plain = (f"a plain `grad` sees fwd's {describe(got)} as `{d.name}`'s output instead (`Gradient only "
-                         f"defined for scalar-output functions`, or other values downstream)"
-                         if expected[0] == ARRAY else
-                         f"a plain `grad` silently changes `{d.name}`'s output (indexing it then gives other values)")
-                self.report(out.node, f"{rule_label(fwd, 'fwd')} returns {describe(got)} as its primal output "
-                                      f"({out.why}), but {why_primal}, {describe(expected)}: JAX needs fwd's first "
-                                      f"element to have the decorated function's output structure, so "
-                                      f"`grad(jit({d.name}))` raises `TypeError: Custom VJP fwd rule ... must "
-                                      f"produce a pair ... (equal to the output of the custom_vjp-decorated "
-                                      f"function {d.name})` and {plain}; return the full output "
-                                      f"({describe(expected)}) as the first element, or decorate a function that "
-                                      f"returns only what you differentiate")
+                self.report(out.node, against_primal_message(rule_label(fwd, 'fwd'), describe(got), out.why, why_primal,
+                                                             describe(expected), expected[0] == ARRAY, d.name))
 
     def _cotangent_used_as_array(self, d: CustomDerivative) -> None:
         """fwd's primal output is a container while bwd uses the output cotangent as one array:
