@@ -2775,7 +2775,7 @@ def _calls_of(tree: ast.Module, d: Deriv) -> List[ast.Call]:
             and n.func.id == d.name and id(n) not in inside]
 
 
-@heldout10_mutation("caller_nondiff_asarray", "E14 (`UnexpectedTracerError: Found a JAX Tracer object passed as an argument to a custom_vjp function in a position indicated by nondiff_argnums`, cd.py:853, under jit/vmap/grad): a caller normalizes the value it passes in a nondiff_argnums position with `jnp.asarray(...)` before the call (an input-validation habit), which under a transformation makes it a tracer")
+@heldout10_mutation("caller_nondiff_asarray", "E14 (`UnexpectedTracerError: Found a JAX Tracer object passed as an argument to a custom_vjp function in a position indicated by nondiff_argnums`, cd.py:853, under jit, where `jnp.asarray` of a constant is staged): a caller normalizes the value it passes in a nondiff_argnums position with `jnp.asarray(...)` before the call (an input-validation habit), which under a transformation makes it a tracer")
 def _caller_nondiff_asarray(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     if not d.nondiff:
         return None
