@@ -11,7 +11,7 @@ IMU quaternions relative to a reference (`quat_mul(quat_inv(q_ref), q)`, both ve
 estimates normalised first.
 
 Adapted from SimiPixel/ring:src/ring/maths.py:68 (commit fa0ce95), with `quat_to_euler` (:283),
-`quat_mul` (:99), `quat_inv` (:112) and `safe_normalize` (:39) of the same file. Changed: the
+`quat_mul` (:101), `quat_inv` (:115) and `safe_normalize` (:39) of the same file. Changed: the
 rule's primal line, which in the library calls the sibling `safe_arccos(x)` (so that under
 `jax.jvp` / `grad` the primal output of `safe_arcsin` would be arccos(x), a defect of the
 source), calls `safe_arcsin(x)`; `safe_normalize`'s `lax.cond` zero guard is kept as a `where`.
