@@ -11,7 +11,7 @@ points, `safe_sqrt(...) ** beta` is applied per level, and skill and spread are 
 
 Adapted from neuralgcm/neuralgcm:neuralgcm/legacy/model_utils.py:510 (commit 8408354) and the
 caller `EnergyScoreLoss._spread_skill_and_loss` of
-neuralgcm/reference_code/stochastic_losses.py:365 (`sqrt_beta`, `square`, the skill / spread
+neuralgcm/reference_code/stochastic_losses.py:371 (`sqrt_beta`, `square`, the skill / spread
 lines and `a_minus_cb`). Changed: the loss's `ensemble_mean` (an all-reduce over the ensemble
 devices) is a mean over a leading ensemble axis of two members, and each device's X - X' is
 formed from that axis; `component_mean` averages the dict's leaves over their grid axis; the

@@ -19,7 +19,7 @@ terminal voltage read at the output times.
 Adapted from pybamm-team/PyBaMM:packages/pybamm/src/pybamm/solvers/jax_bdf_solver.py:83
 (`_bdf_odeint`; commit 7c9f5bd81), :786 (`_bdf_odeint_fwd`), :790 (`_bdf_odeint_rev` and its
 `aug_dynamics`, `initialise`, `scan_fun`), :892 (the registration), :780 (the wrapper's
-`ravel_pytree` of the state) and :933 (`jax_bdf_integrate`). Changed: the variable-order BDF
+`ravel_pytree` of the state) and :942 (`jax_bdf_integrate`). Changed: the variable-order BDF
 stepper (about 700 lines) is a classical Runge-Kutta integrator with a fixed number of steps per
 output interval chosen from `rtol` (RK4's error is O(h^4)), used forwards and, on the augmented
 system, backwards, as PyBaMM uses its BDF for both; only the identity mass matrix (an ODE) is

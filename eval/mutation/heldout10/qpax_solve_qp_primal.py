@@ -15,7 +15,7 @@ factor matrix and its expected returns differentiated through the optimal weight
 `target_kappa=` by keyword as qpax's users tune the smoothing.
 
 Adapted from kevin-tracy/qpax:qpax/diff_qp.py:49 (commit 53df513), with `diff_qp` and
-`optnet_derivatives` of the same file (:8, :21) and the usage of examples/diff_qp.py. Changed:
+`optnet_derivatives` of the same file (:20, :8) and the usage of examples/diff_qp.py. Changed:
 qpax's PDIP (qpax/pdip.py: Mehrotra predictor-corrector with a reduced, QR-factorised KKT
 system) and its relaxation (qpax/pdip_relaxed.py) are a short path-following interior-point
 loop under `lax.while_loop` and Newton steps under `lax.fori_loop` that solve the full KKT

@@ -16,7 +16,7 @@ term uses `_forward_log_det_jacobian` (a `jax.grad` of `f`) at the inverse.
 
 Adapted from DifferentiableUniverseInitiative/sbi_lens:sbi_lens/normflow/bijectors/
 implicit_inverse.py:11 (commit d239796) and sbi_lens/normflow/bijectors/bijectors.py:11, with
-the parameter transforms of sbi_lens/normflow/models.py:69 (`jnp.exp(log_a)`, `c` above
+the parameter transforms of sbi_lens/normflow/models.py:68 (`jnp.exp(log_a)`, `c` above
 `min_density_lower_bound`, `p` a softmax over the components). Changed: jaxopt's `Bisection`
 (maxiter 100, tol 1e-6, `check_bracket=False`) is a `lax.while_loop` bisection with the same
 limits, and jaxopt's `solve_normal_cg` a conjugate gradient (`jax.scipy.sparse.linalg.cg`) on

@@ -12,7 +12,7 @@ router's top-k softmax weights.
 
 Adapted from google/tunix:tunix/models/qwen3/model.py:68 (commit c7d8950) and its caller
 `sharded_megablox_moe` in the same file (:864, the repeat / argsort / permute / unpermute
-sequence at :884-:1025). Changed: the Pallas grouped matmul `megablox.gmm(x, w, group_sizes)` is
+sequence at :885-:1021). Changed: the Pallas grouped matmul `megablox.gmm(x, w, group_sizes)` is
 written as a gather of each sorted row's expert weights and an `einsum` (the same product, row by
 row); the `shard_map`, expert-parallel `ragged_all_to_all` branch and tensor-parallel gathers are
 dropped (one device); the layer's parameters are module constants except the router, which the
