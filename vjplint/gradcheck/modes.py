@@ -67,6 +67,17 @@ class Modes:
                             "bwd rule returns" if self.kind == "vjp" else "jvp rule gives", name)))
                     declared.append(self.checks.pop())
                     continue
+                if j in nones and last["status"] == "unverifiable":
+                    # The rule says "not differentiated" for this argument, and the references cannot
+                    # decide there (finite differences moving it are NaN: a host function's nondiff
+                    # exponent): nothing to compare for it, and no reason to leave the others unchecked.
+                    last.update(status="skipped", detail=(
+                        "not compared for `{}`: the {} (it declares `{}` not differentiated), and the references "
+                        "do not decide there: {}".format(
+                            name, "bwd rule returns None for it" if self.kind == "vjp" else
+                            "jvp rule discards its tangent", name, last["detail"])))
+                    declared.append(self.checks.pop())
+                    continue
                 if j not in nones or last["status"] != "failed" or last.get("severity") == "warning":
                     self.checks[-1:-1] = declared
                     return
