@@ -294,6 +294,13 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             self.F = self.through_symmetrisation(self.F, sym)
             if self.plain_F is not None:
                 self.plain_F = self.through_symmetrisation(self.plain_F, sym)
+        skew = [j for j in range(len(self.positions)) if j not in sym and self.all_skew(j)]
+        if skew:
+            # Every value the project passed is skew-symmetric (a Pfaffian's input): a rule written for
+            # such matrices (`tr(A^-1 dA) / 2`) is right along skew-symmetric directions only, as used.
+            self.F = self.through_skew(self.F, skew)
+            if self.plain_F is not None:
+                self.plain_F = self.through_skew(self.plain_F, skew)
         if self.complex_at:
             self.F = self.through_complex(self.F, self.complex_at)
             if self.plain_F is not None:
@@ -315,6 +322,9 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
             self.at += (" ({} along symmetric directions: every value the project passed is symmetric and the "
                         "primal reads only its symmetric part, as `eigh` does)".format(
                             ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in read_sym)))
+        if skew:
+            self.at += (" ({} along skew-symmetric directions: every value the project passed is skew-symmetric, "
+                        "`A.T == -A`)".format(", ".join("`{}`".format(self.param_name(self.positions[j])) for j in skew)))
         if self.complex_at:
             self.at += " ({} complex: differentiated through a real loss, by real and imaginary parts)".format(
                 ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in self.complex_at))
@@ -473,6 +483,35 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         return bool(before) and len(before) == len(after) and all(
             b.shape == c.shape and np.all(np.isfinite(b)) and np.allclose(b, c, rtol=tol, atol=tol * (1 + float(
                 np.max(np.abs(b), initial=0.0)))) for b, c in zip(before, after))
+
+    def all_skew(self, j):
+        """Whether every value the project passed for the j-th differentiated argument is a real
+        skew-symmetric matrix (`A.T == -A`, not zero; batched on leading axes): the argument's
+        derivative is then checked along skew-symmetric directions, the ones its values move in."""
+        np, jnp = self.np, self.jnp
+        if self.synthetic or j in getattr(self, "complex_at", ()):
+            return False
+        for v in self.vals_s:
+            x = v[j]
+            if not (hasattr(x, "shape") and hasattr(x, "dtype")) or np.ndim(x) < 2 or np.shape(x)[-1] != np.shape(x)[-2] or \
+                    np.shape(x)[-1] < 2 or not jnp.issubdtype(x.dtype, jnp.floating):
+                return False
+            a = np.asarray(x, dtype=np.float64)
+            scale = float(np.max(np.abs(a), initial=0.0))
+            if scale == 0.0 or not np.all(np.isfinite(a)) or not np.allclose(
+                    a, -np.swapaxes(a, -1, -2), rtol=1e-6, atol=1e-6 * scale):
+                return False
+        return True
+
+    def through_skew(self, f, skew):
+        jnp = self.jnp
+
+        def composed(*values):
+            values = list(values)
+            for j in skew:
+                values[j] = 0.5 * (values[j] - jnp.swapaxes(values[j], -1, -2))
+            return f(*values)
+        return composed
 
     def through_symmetrisation(self, f, sym):
         jnp = self.jnp
