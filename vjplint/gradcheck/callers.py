@@ -98,7 +98,7 @@ def check_callers(checker, module, result, callers, only_grad=False):
     if getattr(checker, "complex_at", None) and not recorded_args:
         return result  # the callers take complex arguments as they are, not as the checks' real pairs
     raises_only = status not in ("verified", "transform")
-    jax, np = checker.jax, checker.np
+    jax = checker.jax
     code = "VJP501" if checker.kind == "vjp" else "VJP502"
     full, all_vals = list(checker.samples[0]), list(checker.vals)
     names = [checker.param_name(i) for i in range(len(full))]
@@ -136,90 +136,23 @@ def check_callers(checker, module, result, callers, only_grad=False):
                 name, checker.plan["qualname"], checker.describe_inputs() or "no arguments")
         if not positions:
             continue
-        # JAX raises forward mode on a custom_vjp whatever the values; a raise inside the rule is
-        # certain only at the arguments the run passed this very caller.
-        certain = "error" if own is not None else "warning"
-        in_rule = "error" if own is not None and not borrowed else "warning"
+        low = own is not None and checker.x64 and not getattr(checker, "narrow", "") and \
+            _raises_only_with_x64(checker, fn, base)
+        if not low:
+            ran = _one_caller(checker, fn, name, base, positions, vals, where, own, borrowed, ran, raises_only,
+                              status, only_grad, found)
+            continue
+        # With float64 on the caller raises at the run's own arguments, and runs with it off, as the
+        # project runs it (a `lax.cond` whose branches then differ in dtype): checked with it off.
+        saved = checker.prec
+        checker.prec = "float32"
         try:
-            out = jax.block_until_ready(fn(*base))
-        except Exception as exc:
-            if FORWARD_ON_VJP.search(str(exc)):
-                found.append(("caller", "{} applies forward-mode autodiff (jax.jvp, jacfwd) to this custom_vjp, and "
-                              "JAX raises {}; a custom_vjp supports reverse mode only: use jax.grad/jacrev/vjp "
-                              "in the caller, or define the rule with custom_jvp".format(where, describe_exc(exc)),
-                              certain))
-            elif ran:
-                rule = rule_frame(checker.fo, exc)
-                if rule:  # another caller ran with these inputs: what this one does to the rule raises in it
-                    found.append(("caller", "{} raises inside the {} where the module's other callers run: {}; the "
-                                  "rule cannot take what this caller does with it (e.g. differentiate it again: "
-                                  "jax.hessian, forward over reverse)".format(where, rule, describe_exc(exc)),
-                                  in_rule))
-            continue
-        ran = True
-        if raises_only:
-            continue
-        leaves = jax.tree_util.tree_leaves(out)
-        if not leaves or not all(checker.is_real_float(x) for x in leaves):
-            continue
-        try:
-            if only_grad:
-                raise StopIteration
-            jax.block_until_ready(jax.jit(fn)(*base))
-        except StopIteration:
-            pass
-        except Exception as exc:
-            if "custom_" in traceback.format_exc() and "Concretization" not in type(exc).__name__ \
-                    and "TracerBool" not in type(exc).__name__:
-                found.append(("caller jit", "{} works eagerly but raises under jax.jit: {}".format(
-                    where, describe_exc(exc)), "warning"))
-            continue
-        if status != "verified":
-            continue  # a gradient transform differs from finite differences on purpose: not compared
-        weights = checker.random_like(jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=np.float64), out))
-        F = checker.bind(fn, base, positions)
-
-        def scalar(*vals, F=F, weights=weights):
-            o = F(*vals)
-            return sum(checker.jnp.sum(checker.jnp.asarray(a, dtype=checker.jnp.float64 if checker.x64 else
-                                                           checker.jnp.float32) * w)
-                       for a, w in zip(jax.tree_util.tree_leaves(o), jax.tree_util.tree_leaves(weights)))
-        checker.vals = vals  # what fd_directional shifts
-        try:
-            g = jax.grad(scalar, argnums=tuple(range(len(vals))))(*vals)
-        except Exception as exc:
-            if FORWARD_ON_VJP.search(str(exc)) or "custom_" in traceback.format_exc():
-                found.append(("caller grad", "{} works eagerly but raises under jax.grad: {}".format(
-                    where, describe_exc(exc)), "warning"))
-            continue
-        worst = 0.0
-        disagree = 0
-        trials = 3
-        for _ in range(trials):
-            t = checker.random_like(vals)
-            try:
-                fd = float(np.sum(checker.fd_directional(scalar, t)))
-            except Exception:
-                disagree = 0
-                break
-            ad = float(sum(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64))
-                           for a, b in zip(jax.tree_util.tree_leaves(g), jax.tree_util.tree_leaves(t))))
-            if not (np.isfinite(fd) and np.isfinite(ad)):
-                disagree = 0
-                break
-            err = abs(fd - ad) / max(abs(fd), abs(ad), 1e-12)
-            if abs(fd) > 1e-6 and err > 0.2:
-                disagree += 1
-                worst = max(worst, err)
-        if disagree == trials:
-            found.append(("caller grad", "the gradient of {} differs from finite differences of the caller "
-                          "(max rel. error {:.3g}) {}".format(where, worst, (
-                              "with respect to arguments the rule declares constant (e.g. an array in "
-                              "`nondiff_argnums`, whose gradient JAX drops or the rule zeroes): make them "
-                              "differentiable arguments of the rule" if only_grad else
-                              "where the derivative's own checks agree: the caller may take another path under "
-                              "differentiation (e.g. it tests for a JVPTracer, or stops the gradient); "
-                              "differentiate the caller as written")), "warning"))
+            with jax.enable_x64(False):
+                ran = _one_caller(checker, fn, name, base, positions, [base[j] for j in positions],
+                                  where + " (float64 off, as the project runs it: with it on the caller raises {})"
+                                  .format(low[:200]), own, borrowed, ran, raises_only, status, only_grad, found, True)
+        finally:
+            checker.prec = saved
     for name, detail, severity in found:
         checker.record(name, "failed", detail, code, severity=severity)
     if found:
@@ -228,6 +161,117 @@ def check_callers(checker, module, result, callers, only_grad=False):
         result = dict(result, status=worst, reason=result.get("reason") if status == "failed" else first[1],
                       checks=checker.checks)
     return result
+
+
+def _raises_only_with_x64(checker, fn, base):
+    """What the caller raises at the run's arguments with float64 on, when with it off (as the
+    project ran it) it runs or raises forward mode on the custom_vjp; else ""."""
+    jax = checker.jax
+    try:
+        jax.block_until_ready(fn(*base))
+        return ""
+    except Exception as exc:
+        if FORWARD_ON_VJP.search(str(exc)):
+            return ""
+        wide = describe_exc(exc)
+    try:
+        with jax.enable_x64(False):
+            jax.block_until_ready(fn(*base))
+    except Exception as exc:
+        if not FORWARD_ON_VJP.search(str(exc)):
+            return ""
+    return wide
+
+
+def _one_caller(checker, fn, name, base, positions, vals, where, own, borrowed, ran, raises_only, status,
+                only_grad, found, low=False):
+    """One caller's checks (check_callers); whether a caller has run eagerly so far (`ran`)."""
+    jax, np = checker.jax, checker.np
+    # JAX raises forward mode on a custom_vjp whatever the values; a raise inside the rule is
+    # certain only at the arguments the run passed this very caller.
+    certain = "error" if own is not None else "warning"
+    in_rule = "error" if own is not None and not borrowed else "warning"
+    try:
+        out = jax.block_until_ready(fn(*base))
+    except Exception as exc:
+        if FORWARD_ON_VJP.search(str(exc)):
+            found.append(("caller", "{} applies forward-mode autodiff (jax.jvp, jacfwd) to this custom_vjp, and "
+                          "JAX raises {}; a custom_vjp supports reverse mode only: use jax.grad/jacrev/vjp "
+                          "in the caller, or define the rule with custom_jvp".format(where, describe_exc(exc)),
+                          certain))
+        elif ran:
+            rule = rule_frame(checker.fo, exc)
+            if rule:  # another caller ran with these inputs: what this one does to the rule raises in it
+                found.append(("caller", "{} raises inside the {} where the module's other callers run: {}; the "
+                              "rule cannot take what this caller does with it (e.g. differentiate it again: "
+                              "jax.hessian, forward over reverse)".format(where, rule, describe_exc(exc)),
+                              in_rule))
+        return ran
+    ran = True
+    if raises_only:
+        return ran
+    leaves = jax.tree_util.tree_leaves(out)
+    if not leaves or not all(checker.is_real_float(x) for x in leaves):
+        return ran
+    try:
+        if only_grad:
+            raise StopIteration
+        jax.block_until_ready(jax.jit(fn)(*base))
+    except StopIteration:
+        pass
+    except Exception as exc:
+        if "custom_" in traceback.format_exc() and "Concretization" not in type(exc).__name__ \
+                and "TracerBool" not in type(exc).__name__:
+            found.append(("caller jit", "{} works eagerly but raises under jax.jit: {}".format(
+                where, describe_exc(exc)), "warning"))
+        return ran
+    if status != "verified":
+        return ran  # a gradient transform differs from finite differences on purpose: not compared
+    weights = checker.random_like(jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=np.float64), out))
+    F = checker.bind(fn, base, positions)
+
+    def scalar(*vals, F=F, weights=weights):
+        o = F(*vals)
+        return sum(checker.jnp.sum(checker.jnp.asarray(a, dtype=checker.jnp.float64 if checker.x64 and not low else
+                                                       checker.jnp.float32) * w)
+                   for a, w in zip(jax.tree_util.tree_leaves(o), jax.tree_util.tree_leaves(weights)))
+    checker.vals = vals  # what fd_directional shifts
+    try:
+        g = jax.grad(scalar, argnums=tuple(range(len(vals))))(*vals)
+    except Exception as exc:
+        if FORWARD_ON_VJP.search(str(exc)) or "custom_" in traceback.format_exc():
+            found.append(("caller grad", "{} works eagerly but raises under jax.grad: {}".format(
+                where, describe_exc(exc)), "warning"))
+        return ran
+    worst = 0.0
+    disagree = 0
+    trials = 3
+    for _ in range(trials):
+        t = checker.random_like(vals)
+        try:
+            fd = float(np.sum(checker.fd_directional(scalar, t)))
+        except Exception:
+            disagree = 0
+            break
+        ad = float(sum(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64))
+                       for a, b in zip(jax.tree_util.tree_leaves(g), jax.tree_util.tree_leaves(t))))
+        if not (np.isfinite(fd) and np.isfinite(ad)):
+            disagree = 0
+            break
+        err = abs(fd - ad) / max(abs(fd), abs(ad), 1e-12)
+        if abs(fd) > 1e-6 and err > 0.2:
+            disagree += 1
+            worst = max(worst, err)
+    if disagree == trials:
+        found.append(("caller grad", "the gradient of {} differs from finite differences of the caller "
+                      "(max rel. error {:.3g}) {}".format(where, worst, (
+                          "with respect to arguments the rule declares constant (e.g. an array in "
+                          "`nondiff_argnums`, whose gradient JAX drops or the rule zeroes): make them "
+                          "differentiable arguments of the rule" if only_grad else
+                          "where the derivative's own checks agree: the caller may take another path under "
+                          "differentiation (e.g. it tests for a JVPTracer, or stops the gradient); "
+                          "differentiate the caller as written")), "warning"))
+    return ran
 
 
 def _only_varargs(fn):

@@ -110,7 +110,7 @@ class Inputs:
                 samples.append(args)
             seen = "{} call{} seen in the project's runs".format(group["count"], "s" if group["count"] != 1 else "")
             try:
-                samples = self.samples_from_args(samples, "recorded: {}".format(seen))
+                samples = self.samples_from_args(samples, "recorded: {}{}".format(seen, self.plan.get("replayed", "")))
             except Unverifiable as exc:
                 self.recorded_error = str(exc)
                 continue

@@ -59,7 +59,7 @@ def _at_exit():
     except Exception:
         pass
     try:
-        check_live(_defs, _lock, _state)
+        check_live(_defs, _lock, _state, replay)
     except Exception:
         pass
 
@@ -299,8 +299,8 @@ def _definition(fun, unwrap=False):
 
 
 def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
-    if _state["checked"]:
-        return  # the checks after the run call the derivatives too: not the project's calls
+    if _state["checked"] and _state.get("only") is None:
+        return  # the checks after the run call the derivatives too: not the project's calls (but `replay`)
     import jax
     import numpy as np
 
@@ -344,6 +344,8 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
         values.append(leaf)
     signature = "{}|{}".format(treedef, ",".join(parts))
     where = _definition(fun, unwrap)
+    if _state.get("only") is not None and where != _state["only"]:
+        return
     with _lock:
         entry = _defs.get(where)
         if entry is None:
@@ -356,7 +358,7 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
         if obj is not None and len(entry["objects"]) < MAX_OBJECTS and not any(o is obj for o in entry["objects"]):
             entry["objects"].append(obj)  # kept alive: checked after the run, in this process
         callers = entry.setdefault("callers", {})
-    if not abstract and len(callers) < MAX_CALLERS:
+    if len(callers) < MAX_CALLERS:  # a traced call's callers too: those outside the `jit` hold concrete values
         _note_callers(callers, where[0], np, jax)
     with _lock:
         sigs = entry["signatures"]
@@ -382,6 +384,47 @@ def _note_function(fun, args, kwargs, obj=None, kind="vjp", unwrap=False):
         _state["bytes"] += size
         if len(slot["kept"]) > MAX_KEPT:
             _thin(slot["kept"])
+
+
+def replay(where, entry, module):
+    """For a definition the run called only traced (under `jit`, whose tracers hold no values): its
+    module's callers the run called, rerun in turn at the arguments the run passed them (their
+    frames outside the `jit` held concrete values: _note_callers) with `jax.disable_jit()`, so that
+    the derivative sees the values the project's `jit` traced it with. Only that definition's calls
+    are noted; the first caller that gives concrete calls decides. (the caller's name, {signature:
+    slot}) with the concrete slots, or None. Never raises; the program's own outcome is past."""
+    callers = list((entry.get("callers") or {}).items())
+    if not callers or module is None:
+        return None
+    try:
+        import jax
+    except Exception:
+        return None
+    saved = entry["signatures"]
+    try:
+        for name, args in callers:
+            fn = getattr(module, name, None)
+            if not callable(fn):
+                continue
+            entry["signatures"] = {}
+            _state["only"] = where
+            try:
+                with jax.disable_jit():
+                    fn(*args)
+            except BaseException as exc:  # what the caller does past the call is not ours to judge
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+            finally:
+                _state["only"] = None
+            fresh = {sig: slot for sig, slot in entry["signatures"].items() if slot["kept"]}
+            if fresh:
+                return name, fresh
+    except Exception:
+        return None
+    finally:
+        _state["only"] = None
+        entry["signatures"] = saved
+    return None
 
 
 EXAMPLES_PER_BATCH = 8  # concrete calls taken from one eager `vmap` call, spread over the batch

@@ -30,10 +30,11 @@ def wanted(filename, roots):
     return not any(part in ("site-packages", "dist-packages") for part in real.split(os.sep))
 
 
-def check_live(_defs, _lock, _state):
+def check_live(_defs, _lock, _state, replay=None):
     """Check every custom derivative this process called (`_defs`, the recording's state:
     vjplint.record.calls), with the objects it called and at the
-    values it recorded, in this process (a fork is unsafe once JAX's threads run), and write the
+    values it recorded (one called only under `jit`: at the values its callers' rerun with jit off gives,
+    `replay`), in this process (a fork is unsafe once JAX's threads run), and write the
     verdicts as JSON beside the recordings, by definition (file and first line of its code). The
     program's own outcome is untouched: nothing here raises."""
     with _lock:
@@ -63,7 +64,8 @@ def check_live(_defs, _lock, _state):
         for k, ((filename, line, _name), entry) in enumerate(entries):
             _progress(k, len(entries), started)
             try:
-                verdicts.append(_check_entry(child, jax, numpy, filename, line, entry, x64, reference))
+                verdicts.append(_check_entry(child, jax, numpy, filename, line, entry, x64, reference,
+                                             replay=replay, where=(filename, line, _name)))
             except Exception as exc:  # one definition's trouble does not stop the others
                 verdicts.append({"file": os.path.realpath(filename), "line": line, "row": line, "text": "",
                                  "qualname": getattr(entry["fun"], "__qualname__", "?"), "key": entry["key"],
@@ -102,7 +104,7 @@ def _load_child():
     return module
 
 
-def _check_entry(child, jax, numpy, filename, line, entry, x64, reference=None):
+def _check_entry(child, jax, numpy, filename, line, entry, x64, reference=None, replay=None, where=None):
     fun = entry["fun"]
     started = time.time()
     plan, row, digest = live_plan(fun, entry["kind"], filename, line, nondiff_of(entry["objects"][0]))
@@ -117,9 +119,19 @@ def _check_entry(child, jax, numpy, filename, line, entry, x64, reference=None):
     signatures = [slot for _sig, slot in signatures]
     count = signatures[0]["count"] if signatures else 0
     calls = spread(signatures[0]["kept"], MAX_CALLS) if signatures and signatures[0]["kept"] else []
-    if not calls and signatures and signatures[0].get("shapes") is not None:
-        calls = [_markers(jax, signatures[0]["shapes"])]  # only traced calls: their shapes, made-up values
     module = sys.modules.get(getattr(fun, "__module__", None) or "")
+    if not calls and signatures and signatures[0].get("shapes") is not None:
+        # Only traced calls (under `jit`): the values its callers' rerun with jit off gives; else
+        # their shapes, with made-up values.
+        replayed = replay(where, entry, module) if replay is not None and where is not None else None
+        if replayed:
+            caller, fresh = replayed
+            slot = sorted(fresh.items(), key=lambda item: signature_order(item[0], item[1]["kept"], item[1]["count"]))[0][1]
+            calls = spread(slot["kept"], MAX_CALLS)
+            plan["replayed"] = ("; the run called it only under `jit`: its values from the caller `{}` rerun at the "
+                                "arguments the run passed it, with jit off".format(caller))
+        else:
+            calls = [_markers(jax, signatures[0]["shapes"])]
     result = None
     if plan.get("unverifiable"):
         result = {"status": "unverified", "reason": plan["unverifiable"], "checks": [], "inputs": []}
