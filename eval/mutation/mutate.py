@@ -3174,12 +3174,14 @@ def _staticmethod(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
 def _keyword_nondiff(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     for kw in d.keywords:
         if kw.arg == "nondiff_argnums" and isinstance(d.primal, ast.FunctionDef):
+            positions = d.nondiff  # read before the keyword is renamed
             kw.arg = "nondiff_argnames"
-            kw.value = expr(repr(tuple(d.params[i] for i in d.nondiff)))
+            kw.value = expr(repr(tuple(d.params[i] for i in positions)))
             return "creator"
         if kw.arg == "nondiff_argnames":
+            positions = d.nondiff
             kw.arg = "nondiff_argnums"
-            kw.value = expr(repr(d.nondiff))
+            kw.value = expr(repr(positions))
             return "creator"
     return None
 

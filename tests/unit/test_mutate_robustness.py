@@ -106,3 +106,26 @@ def test_primal_var_keywords_still_applies_to_a_plain_caller() -> None:
     source = base(imports="import jax\nimport jax.numpy as jnp", creator="@jax.custom_vjp")
     text = apply(source, "primal_var_keywords")
     assert text is not None and "**options" in text and "verbose=False" in text
+
+
+def test_keyword_nondiff_spells_positions_as_names_and_back() -> None:
+    source = base(imports="import jax\nimport jax.numpy as jnp\nfrom functools import partial")
+    names = mutate.spell(source, "keyword_nondiff")
+    assert names is not None and "nondiff_argnames=('n',)" in names
+    back = mutate.spell(names, "keyword_nondiff")
+    assert back is not None and "nondiff_argnums=(1,)" in back
+
+
+def test_keyword_nondiff_applies_to_every_base_with_literal_nondiff_positions() -> None:
+    paths = mutate.base_files() + mutate.held_out_files()
+    literal = [p for p in paths if "nondiff_arg" in p.read_text(encoding="utf-8")
+               and _reads(mutate.find(ast.parse(p.read_text(encoding="utf-8"))))]
+    spelled = [p for p in literal if mutate.spell(p.read_text(encoding="utf-8"), "keyword_nondiff") is not None]
+    assert len(literal) > 50 and len(spelled) >= 0.9 * len(literal)
+
+
+def _reads(d: "mutate.Deriv") -> bool:
+    try:
+        return bool(d.nondiff) and isinstance(d.primal, ast.FunctionDef)
+    except ValueError:
+        return False
