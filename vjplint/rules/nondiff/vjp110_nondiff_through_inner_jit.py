@@ -114,16 +114,17 @@ def integrate(f, a, b):
             if position >= len(params):
                 continue
             use = self._annotated_callable(primal, params[position]) or self._python_use(primal, params[position]) \
-                or self._static_use(primal, verdicts.get(position)) or self._called_in_rules(d, position)
+                or self._static_use(primal, verdicts.get(position)) or self._called_in_rules(d, position) \
+                or self._module_object(jit, primal, params[position])
             if use is None:
                 continue
             node, what, error = use
             if "function" in what and passed_callables(self.model, d, position, params[position]) == (True, False):
                 continue  # a `jax.tree_util.Partial` reaches it: a pytree, traced as data
             target = jit.func if isinstance(jit, ast.Call) else jit
-            q = self.model.index.qualname(jit.args[0] if isinstance(jit, ast.Call) and jit.args else target)
+            q = self.model.index.qualname(jit.args[0] if self._partial_vectorize(jit) else target)
             if q in MAPS or q == VECTORIZE:
-                if q == VECTORIZE and "function" not in what:
+                if q == VECTORIZE and "function" not in what and "object" not in what:
                     continue
                 self._report_map(d, jit, primal, params[position], position, node, what, q)
                 return
@@ -141,6 +142,8 @@ def integrate(f, a, b):
     def _report_map(self, d: CustomDerivative, dec: ast.expr, primal: FunctionNode, name: str, position: int,
                     node: ast.AST, what: str, q: str) -> None:
         error = ("TypeError: a function is no JAX argument (`... is not a valid JAX type`)" if "function" in what else
+                 "TypeError: an object is no JAX array (`... with dtype object is not a valid JAX array type`)"
+                 if "object" in what else
                  "ValueError (`vmap was requested to map its argument along axis 0, which implies that its rank should "
                  "be at least 1`) for a Python scalar")
         fix = (f"Exclude it (`partial(jnp.vectorize, excluded={{{position}}})`)" if q == VECTORIZE else
@@ -149,6 +152,18 @@ def integrate(f, a, b):
             f"`{self.quote(dec, 40)}` maps every argument of the primal `{getattr(primal, 'name', '<lambda>')}` of "
             f"{d.label} `{d.name}` beneath the creator, nondiff ones included: `{name}` (nondiff position {position}) "
             f"is {what} (`{self.quote(node, 40)}`, line {node.lineno}), so calling `{d.name}` raises {error}. {fix}"))
+
+    def _module_object(self, dec: ast.expr, primal: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
+        """Beneath `jnp.vectorize` (which makes every argument an array): the parameter annotated with a class of the
+        module, an object that is no array (heldout10's `vectorize_under_creator/pyroffi_fd_differentiable`)."""
+        if not (self.model.index.qualname(dec) == VECTORIZE or self._partial_vectorize(dec)):
+            return None
+        arg = next((a for a in (*primal.args.posonlyargs, *primal.args.args) if a.arg == name), None)
+        note = arg.annotation if arg is not None else None
+        found = self.model.index.lookup(note.id, self.model.index.scope_of(primal)) if isinstance(note, ast.Name) else []
+        if len(found) == 1 and isinstance(found[0].node, ast.ClassDef):
+            return arg, f"an object of class `{note.id}` (its annotation)", "TypeError"
+        return None
 
     def _annotated_callable(self, primal: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
         """The parameter's annotation when it says a function (`Callable`, `Callable[..., T]`):

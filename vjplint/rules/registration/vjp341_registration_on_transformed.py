@@ -23,6 +23,7 @@ CREATORS = frozenset((*JAX_VJP, *JAX_JVP))
 # `jax.vmap`, `jax.grad`..., measured on JAX 0.10.2: /tmp/after10a/e63.py), except these, which return their argument.
 KNOWN = ("jax", "numpy", "functools", "equinox", "flax")
 SAME = frozenset({"functools.wraps", "functools.update_wrapper"}) | CREATORS
+FORWARDING = ("jax.custom_batching.", "jax.custom_transpose.")  # custom_vmap forwards `defjvp`/`defvjp` (JAX's tests)
 QUIET = ("builtins", "typing", "typing_extensions", "abc", "vjplint")  # imported names that are not wrappers
 
 
@@ -233,7 +234,7 @@ f_jit = jax.jit(f)
 
     @staticmethod
     def _known(q: Optional[str]) -> bool:
-        return q is not None and q.split(".")[0] in KNOWN and q not in SAME
+        return q is not None and q.split(".")[0] in KNOWN and q not in SAME and not q.startswith(FORWARDING)
 
     def _unknown(self, expr: ast.expr) -> bool:
         """An imported decorator of another module (neither known nor a builtin): it may return a wrapper."""
