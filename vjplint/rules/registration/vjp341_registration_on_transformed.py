@@ -19,6 +19,12 @@ HIDING = frozenset({f"jax.{n}" for n in ("jit", "checkpoint", "remat", "vmap", "
 CACHES = frozenset({"functools.lru_cache", "functools.cache"})
 WRAPPERS = CACHES | {"jax.profiler.annotate_function", "jax.named_call"}
 CREATORS = frozenset((*JAX_VJP, *JAX_JVP))
+# Any function of these modules applied above the creator returns a new object (`jnp.vectorize`, `np.vectorize`,
+# `jax.vmap`, `jax.grad`..., measured on JAX 0.10.2: /tmp/after10a/e63.py), except these, which return their argument.
+KNOWN = ("jax", "numpy", "functools", "equinox", "flax")
+SAME = frozenset({"functools.wraps", "functools.update_wrapper"}) | CREATORS
+FORWARDING = ("jax.custom_batching.", "jax.custom_transpose.")  # custom_vmap forwards `defjvp`/`defvjp` (JAX's tests)
+QUIET = ("builtins", "typing", "typing_extensions", "abc", "vjplint")  # imported names that are not wrappers
 
 
 class RegistrationOnTransformed(Rule):
@@ -114,6 +120,9 @@ f_jit = jax.jit(f)
                     self._report(above, f"`@{self.quote(above, 30)}` is stacked above `@{self.quote(d.anchor, 40)}` "
                                         f"on `{d.name}`", d.name, d.kind, self._registration_line(d), self._made(above),
                                  self._wrapper_name(above))
+                elif (dec := self._transform_above(d, self._unknown)) is not None:
+                    self._report(dec, f"`@{self.quote(dec, 30)}` (imported) is stacked above `@{self.quote(d.anchor, 40)}` "
+                                      f"on `{d.name}`", d.name, d.kind, self._registration_line(d), "", may=True)
         for d in self.model.derivatives:
             if d.api == "jax" and d.class_node is not None:
                 self._descriptor_in_class_body(d)
@@ -160,8 +169,13 @@ f_jit = jax.jit(f)
                    for b in scope.bindings.get(name, []))
 
     def _report(self, node: ast.AST, how: str, name: str, kind: str, line: int, made: str, wrapper: str = "",
-                descriptor: bool = False) -> None:
+                descriptor: bool = False, may: bool = False) -> None:
         method = "defvjp" if kind == "vjp" else "defjvp"
+        if may:
+            return self.report(node, f"{how}: if it returns a new function (a wrapper), that function has no `{method}` and "
+                               f"registering the rules by that name (line {line}) raises AttributeError when the module is "
+                               f"imported. Register the rules on the custom function, then apply the decorator to it under "
+                               f"another name", severity=Severity.WARNING)
         advice = (f"Register the rules after the class body, through the class (`{self._class_of(node)}.{name}.{method}"
                   f"(...)`), or define `{name}` at module level and bind it in the class" if descriptor else
                   f"Register the rules on the custom function itself, then bind `{name}` to it" if made == "functools.partial"
@@ -186,12 +200,12 @@ f_jit = jax.jit(f)
             return self.quote(expr, 40)
         return expr.id if isinstance(expr, ast.Name) and self._plain_wrapper(expr) else ""
 
-    def _transform_above(self, d: CustomDerivative) -> Optional[ast.expr]:
+    def _transform_above(self, d: CustomDerivative, test=None) -> Optional[ast.expr]:
         decorators = getattr(d.primal, "decorator_list", [])
         if d.anchor not in decorators:
             return None
         for dec in decorators[:decorators.index(d.anchor)]:
-            if self._hiding(dec):
+            if (test or self._hiding)(dec):
                 return dec
         return None
 
@@ -200,14 +214,15 @@ f_jit = jax.jit(f)
         expr = self._unwrap(expr)
         q = self.model.index.qualname(expr)
         return ("jaxlib._jax.PjitFunction" if q == "jax.jit" else "functools.partial" if q in PARTIAL else
+                "vectorize" if q == "numpy.vectorize" else
                 "functools._lru_cache_wrapper" if q in CACHES else "function")
 
     def _unwrap(self, expr: ast.expr) -> ast.expr:
         """`partial(jax.jit, ...)` -> `jax.jit`; `functools.lru_cache(maxsize=...)` -> `functools.lru_cache`."""
         if isinstance(expr, ast.Call) and expr.args and self.model.index.qualname(expr.func) in PARTIAL:
             return expr.args[0]
-        if isinstance(expr, ast.Call) and not expr.args and self.model.index.qualname(expr.func) in CACHES:
-            return expr.func
+        if isinstance(expr, ast.Call) and not expr.args and self._known(self.model.index.qualname(expr.func)):
+            return expr.func  # `functools.lru_cache(maxsize=...)`, `jax.jit(static_argnums=...)`
         return expr
 
     def _hiding(self, expr: ast.expr) -> bool:
@@ -215,7 +230,16 @@ f_jit = jax.jit(f)
         or a decorator of the module that returns a new plain function."""
         expr = self._unwrap(expr)
         q = self.model.index.qualname(expr)
-        return q in HIDING or q in CACHES or self._plain_wrapper(expr)
+        return q in HIDING or q in CACHES or self._known(q) or self._plain_wrapper(expr)
+
+    @staticmethod
+    def _known(q: Optional[str]) -> bool:
+        return q is not None and q.split(".")[0] in KNOWN and q not in SAME and not q.startswith(FORWARDING)
+
+    def _unknown(self, expr: ast.expr) -> bool:
+        """An imported decorator of another module (neither known nor a builtin): it may return a wrapper."""
+        q = self.model.index.qualname(self._unwrap(expr.func if isinstance(expr, ast.Call) else expr))
+        return q is not None and q.split(".")[0] not in KNOWN + QUIET and q not in PARTIAL
 
     def _plain_wrapper(self, expr: ast.expr) -> bool:
         """`expr` names a `def` of one parameter whose every return is a function it defines, decorated
