@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from vjplint.model.file_model import CustomDerivative, FileModel
@@ -241,7 +242,8 @@ class _Dependence:
             q = self.index.qualname(expr.func) or ""
             if not q.startswith(ARRAY_NAMESPACES) or q.rsplit(".", 1)[-1] in ZERO_MAKERS or _mentions_float0(expr):
                 return False
-            return any(self.claimable(a, depth + 1) for a in expr.args if not isinstance(a, ast.Starred))
+            return any(self.claimable(a, depth + 1) for a in expr.args if not isinstance(a, ast.Starred)
+                       and not _dtype(a))  # `jnp.asarray(zeros, jnp.bfloat16)`: the dtype is no term
         return False
 
     def _plain(self, expr: ast.expr) -> bool:
@@ -272,6 +274,14 @@ def _source(node: ast.AST) -> Optional[ast.AST]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return node  # a local helper that closes over `g` carries it
     return None
+
+
+def _dtype(expr: ast.expr) -> bool:
+    """A dtype argument: `jnp.bfloat16`, `np.float32`, `"float32"`."""
+    name = expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else None
+    if isinstance(expr, ast.Constant):
+        name = expr.value if isinstance(expr.value, str) else None
+    return name is not None and re.fullmatch(r"(b?float|u?int|complex)\d*(_\w*)?|bool_?|dtype", name) is not None
 
 
 def _mentions_float0(expr: ast.AST) -> bool:

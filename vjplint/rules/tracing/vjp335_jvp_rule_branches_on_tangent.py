@@ -221,6 +221,22 @@ def f_jvp(primals, tangents):
                 return node
         return None
 
+    def _static_helper(self, call: ast.Call) -> bool:
+        """A module helper whose every return is a type/identity test (`return not isinstance(t, SymbolicZero)`):
+        a Python value under every transform."""
+        helper = self._helper(call)
+        returns = [n for n in self.model.facts.own_nodes(helper) if isinstance(n, ast.Return)] if helper else []
+        return bool(returns) and all(r.value is not None and self._static_expr(r.value) for r in returns)
+
+    def _static_expr(self, e: ast.expr) -> bool:
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            return self._static_expr(e.operand)
+        if isinstance(e, ast.BoolOp):
+            return all(self._static_expr(v) for v in e.values)
+        if isinstance(e, ast.Compare):
+            return all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops)
+        return isinstance(e, ast.Call) and self.model.index.qualname(e.func) in ("builtins.isinstance", "builtins.callable")
+
     def _depends(self, checker: Linearity, expr: ast.expr, depth: int, leaves: frozenset = frozenset()) -> bool:
         """Whether `expr`'s value (not only its metadata) is computed from a tangent; `leaves`: the
         names an enclosing comprehension binds to a tangent's values."""
@@ -239,7 +255,8 @@ def f_jvp(primals, tangents):
             return expr.attr not in STATIC_ATTRS and self._depends(checker, expr.value, depth + 1, leaves)
         if isinstance(expr, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops):
             return False
-        if isinstance(expr, ast.Call) and _static_call(self.model.index.qualname(expr.func) or ""):
+        if isinstance(expr, ast.Call) and (_static_call(self.model.index.qualname(expr.func) or "")
+                                           or self._static_helper(expr)):
             return False
         if isinstance(expr, (ast.Lambda, ast.FunctionDef)):
             return False
