@@ -226,7 +226,10 @@ def test_a_prose_only_file_that_does_not_parse_keeps_its_syntax_error(monkeypatc
     ran = _rules_run(monkeypatch)
     got = [(d.code, d.location.row, d.location.column, d.message) for d in lint_source("bad.py", data).diagnostics]
     assert got == full
-    assert [(code, row) for code, row, _, _ in got] == [("VJP900", 9)] and ran == []
+    # the unclosed `(` on line 9: CPython 3.9 and 3.13 report a `\r\n` file's error at the end of
+    # the text, a line later (the full lint reports the same row: `got == full` above)
+    rows = (9, 10) if ending == "\r\n" and sys.version_info[:2] != (3, 11) else (9,)
+    assert [code for code, _, _, _ in got] == ["VJP900"] and got[0][1] in rows and ran == []
     fine = (head + PROSE_ONLY.replace("\n", ending)).encode("utf-8")
     assert lint_source("fine.py", fine).diagnostics == [] and ran == []
 

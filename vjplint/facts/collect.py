@@ -690,6 +690,8 @@ class _Collector:
             return
         for position in (TRANSFORMS[q], *EXTRA_TRACED_POSITIONS.get(q, ())):
             if position < len(call.args):
+                if q not in DIFF_ARGNUMS and self._through_diff(call.args[position], scope):
+                    continue  # `jax.jit(jax.grad(f, argnums=1))`: the outer transform traces every argument
                 fn = self._resolve_function(call.args[position], scope)
                 bound = False
                 if fn is None:  # `jax.grad(model.loss)`, `jax.jit(Model().apply)`: `self` is bound, not traced
@@ -699,6 +701,26 @@ class _Collector:
                     if q in DIFF_ARGNUMS and len(call.args) > 1 and "argnums" not in keywords:
                         keywords["argnums"] = call.args[1]  # `jax.grad(f, 1)`
                     self._mark_traced(fn, q, keywords, scope, bound)
+
+    def _through_diff(self, expr: ast.expr, scope: Scope) -> bool:
+        """`expr` is a derivative transformation's call (`jax.grad(f, argnums=1)`, also under
+        `functools.partial`-free nesting such as `jax.vmap(jax.grad(f))`) of a function of the module:
+        marked traced in every parameter, since the transformation around it traces whatever its
+        caller passes, which reaches `f` unchanged. True when it marked one."""
+        while isinstance(expr, ast.Call) and expr.args:
+            inner = self.index.qualname(expr.func, scope)
+            if inner not in TRANSFORMS:
+                return False
+            if inner in DIFF_ARGNUMS:
+                fn = self._resolve_function(expr.args[TRANSFORMS[inner]], scope) \
+                    if TRANSFORMS[inner] < len(expr.args) else None
+                if fn is None:
+                    return False
+                self._mark_traced(fn, inner, {k: v for k, v in _keywords(expr).items() if k != "argnums"}, scope,
+                                  all_params=True)
+                return True
+            expr = expr.args[TRANSFORMS[inner]] if TRANSFORMS[inner] < len(expr.args) else None
+        return False
 
     def _instance_method(self, expr: ast.expr, scope: Scope) -> Optional[ast.FunctionDef]:
         """The plain method `obj.name` names, `obj` an instance of a class of this module: a name
@@ -723,7 +745,7 @@ class _Collector:
         return method
 
     def _mark_traced(self, fn: FunctionNode, how: str, keywords: Dict[str, ast.expr], scope: Scope,
-                     bound: bool = False) -> None:
+                     bound: bool = False, all_params: bool = False) -> None:
         static: List[str] = []
         sig = self.index.of_node(Signature.of, fn)
         positional = sig.positional[1:] if bound and sig.positional else sig.positional
@@ -735,7 +757,7 @@ class _Collector:
             if type(item) is int and -len(positional) <= item < len(positional):
                 static.append(positional[item])
         static.extend((names,) if isinstance(names, str) else (names or ()))
-        if how in DIFF_ARGNUMS:  # `jax.grad(f, argnums=1)` traces only `argnums`; the rest pass as given
+        if how in DIFF_ARGNUMS and not all_params:  # `jax.grad(f, argnums=1)` traces only `argnums`; the rest pass as given
             argnums = self.constant_value(keywords["argnums"], scope) if "argnums" in keywords else 0
             wanted = (argnums,) if type(argnums) is int else argnums
             if isinstance(wanted, tuple) and wanted and all(type(i) is int for i in wanted):
