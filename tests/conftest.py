@@ -13,6 +13,7 @@ tests/fuzz), which gives its tests their layer; a test of another layer carries 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib
 import importlib.util
 import multiprocessing.util
@@ -58,10 +59,30 @@ def _device() -> Tuple[str, str, str]:
         return "cpu", "cpu", "cpu"
     code = ("import jax; d = jax.devices()[0]; print('cpu' if d.platform == 'cpu' else str(d)); "
             "print(d.device_kind); print(d.platform)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **JAX_ENV})
-    label, kind, platform = proc.stdout.strip().splitlines()[-3:]
+    # Behind the lock every vjplint child takes (vjplint/verify/process.py `hold_the_chip`): with
+    # `-n 4`, four workers asking at once found the chip in use and got no answer.
+    with _chip_lock():
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, **JAX_ENV})
+    lines = proc.stdout.strip().splitlines()
+    if len(lines) < 3:
+        raise RuntimeError(f"could not ask JAX for its device (JAX_PLATFORMS={JAX_PLATFORM}, exit "
+                           f"{proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    label, kind, platform = lines[-3:]
     return label, kind, platform
+
+
+@contextlib.contextmanager
+def _chip_lock():
+    """The file lock vjplint's children take before they open a single-process accelerator."""
+    from vjplint.verify.process import hold_the_chip
+
+    handle = hold_the_chip(lambda **event: None)
+    try:
+        yield
+    finally:
+        if handle is not None:
+            handle.close()
 
 
 def device_label() -> str:

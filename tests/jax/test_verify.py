@@ -7,6 +7,7 @@ the CLI once and the tests read its JSON report.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -391,6 +392,35 @@ def test_children_take_turns_on_a_tpu_and_say_when_they_wait(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")  # pinned to the CPU: no chip, no lock
     assert process.single_process_accelerator() is False
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fcntl locks")
+def test_a_recorded_command_takes_its_turn_on_a_tpu_and_its_children_do_not_wait(tmp_path):
+    """`check-grads --record -- CMD` checks in CMD's own process, which opens the chip: vjplint
+    holds the children's lock while CMD runs (on a TPU, under pytest -n 4, a recorded run beside
+    another test's check-grads child made one of them fail to open the chip), and marks CMD's
+    environment so that vjplint children CMD starts do not wait for their own parent."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(textwrap.dedent("""
+        import fcntl, os, tempfile
+        from vjplint.verify import process
+        process.single_process_accelerator = lambda: True
+        with open(os.path.join(tempfile.gettempdir(), "vjplint-tpu.lock"), "a") as other:
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                print("PROBE: lock free")
+            except BlockingIOError:
+                print("PROBE: lock held")
+        print("PROBE: child waits" if process.hold_the_chip(lambda **e: None) else "PROBE: child goes on")
+    """))
+    code = ("import sys; import vjplint.verify.process as p; p.single_process_accelerator = lambda: True; "
+            "from vjplint.cli import main; sys.exit(main(sys.argv[1:]))")
+    proc = subprocess.run([sys.executable, "-c", code, "check-grads", ".", "--record", "--", sys.executable,
+                           str(probe)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": pythonpath(ROOT), **JAX_ENV})
+    assert "PROBE: lock held" in proc.stderr, proc.stderr
+    assert "PROBE: child goes on" in proc.stderr, proc.stderr
+    assert "--record: nothing was recorded" in proc.stderr  # the probe calls no custom derivative
 
 
 @pytest.mark.parametrize("script, timed_out", [

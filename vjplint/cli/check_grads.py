@@ -43,6 +43,7 @@ from vjplint.syntax import notebook
 from vjplint.syntax.positions import source_lines
 from vjplint.syntax.source import SourceError, decode
 from vjplint.verify.api import VerifySettings
+from vjplint.verify.process import hold_the_chip_for
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -197,10 +198,16 @@ def _record(command: List[str], directory: str, quiet: bool, paths: Sequence[str
         # A pytest (and each xdist worker, which ends without running exit handlers) checks at its end.
         env["PYTEST_PLUGINS"] = ",".join([record.LOADED_AS] + [p for p in env.get("PYTEST_PLUGINS", "").split(",")
                                                                  if p.strip()])
+        # On a TPU the command opens the chip (it checks in its own process): it takes its turn
+        # behind the lock vjplint's children take, or a concurrent run's child fails to open it.
+        chip = hold_the_chip_for(env)
         try:
             code = subprocess.run(command, env=env, stdout=sys.stderr.fileno()).returncode
         except OSError as exc:
             raise UsageError(f"--record: cannot run {command[0]!r}: {exc.strerror or exc}") from None
+        finally:
+            if chip is not None:
+                chip.close()
     finally:
         shutil.rmtree(hook, ignore_errors=True)
     found, live = record.read(directory), record.read_live(directory)[0]

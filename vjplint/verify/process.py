@@ -67,12 +67,17 @@ def exit_with_parent():
     threading.Thread(target=watch, name="vjplint-parent-watch", daemon=True).start()
 
 
+# Set in the environment of a command that runs while a vjplint process holds the chip lock for
+# it (`check-grads --record -- CMD`): the command's own vjplint children must not wait for it.
+CHIP_HELD_ENV = "VJPLINT_CHIP_HELD_BY_PARENT"
+
+
 def hold_the_chip(emit):
     """Wait for the TPU (when JAX would open one) behind a file lock that every vjplint child takes,
     so concurrent runs (an editor beside pre-commit, --jobs) take turns instead of failing. The
     lock lasts as long as the returned handle, i.e. this process. The events tell the parent when
     the wait began and ended: the time limit does not count it."""
-    if not single_process_accelerator():
+    if not single_process_accelerator() or os.environ.get(CHIP_HELD_ENV):
         return None
     try:
         import fcntl
@@ -82,6 +87,17 @@ def hold_the_chip(emit):
     except (ImportError, OSError):
         return None  # no lock to share (another OS, a read-only /tmp): JAX's own error stands
     emit(event="chip")
+    return handle
+
+
+def hold_the_chip_for(env):
+    """Take the chip lock for a command this process starts and that opens the chip itself (the
+    recorded run of `check-grads --record -- CMD`, which checks in its own process), and mark
+    `env` so that the command's vjplint children do not wait for this process. Returns the
+    handle to close when the command ends (None: nothing to hold)."""
+    handle = hold_the_chip(lambda **event: None)
+    if handle is not None:
+        env[CHIP_HELD_ENV] = "1"
     return handle
 
 
