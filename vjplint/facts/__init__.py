@@ -239,15 +239,16 @@ class Facts:
         """Arity of an equinox def_fwd/def_bwd/def_jvp rule (decorator or call form)."""
         return signatures.equinox_rule_arity(self.model, rule)
 
-    def equinox_rule_args(self, d: CustomDerivative, role: str) -> Optional[int]:
-        """Positional arguments equinox passes fwd (`role='fwd'`) or bwd, when known."""
-        return signatures.equinox_rule_args(self.model, d, role)
+    def equinox_rule_args(self, d: CustomDerivative, role: str, legacy: bool = False) -> Optional[int]:
+        """Positional arguments equinox passes fwd (`role='fwd'`) or bwd, when known (`legacy`: through
+        the deprecated `defvjp`)."""
+        return signatures.equinox_rule_args(self.model, d, role, legacy)
 
     def equinox_arity_mismatch(self, d: CustomDerivative, role: str) -> Optional[Tuple[RuleFunction, Arity, int, Signature]]:
         """(rule, its arity, the arguments equinox passes, the primal's signature) when an equinox
         def_fwd (`role='fwd'`) or def_bwd rule cannot take what equinox passes it; else None."""
         rules = self.equinox_rules(d)
-        n = self.equinox_rule_args(d, role)
+        n = self.equinox_rule_args(d, role, rules is not None and rules.legacy)
         rule = getattr(rules, role, None) if rules is not None else None
         if rule is None or rule.node is None or n is None:
             return None

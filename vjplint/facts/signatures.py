@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from vjplint.model.jaxapi import PARTIAL, SIGNATURE_KEEPING
+from vjplint.model.jaxapi import (CREATOR_KEYWORDS, JAX_JVP, JAX_VJP, LIBRARY_CREATORS, PARTIAL, SIGNATURE_KEEPING,
+                                  canonical_creator)
 from vjplint.model.file_model import CustomDerivative, FileModel, Registration, RuleFunction, Signature
 from vjplint.model.semantic import FUNCTION_TYPES, FunctionNode, constant_value
 from vjplint.syntax.walk import walk
@@ -550,18 +551,27 @@ def fwd_not_pair_error(d: CustomDerivative, jax_error: str) -> str:
 
 
 class EquinoxRules(NamedTuple):
-    """The rules of an `eqx.filter_custom_vjp`, each from its `def_fwd`/`def_bwd` (None when absent)."""
+    """The rules of an `eqx.filter_custom_vjp`, each from its `def_fwd`/`def_bwd` (None when absent),
+    or from the deprecated `defvjp(fwd, bwd)` (`legacy`), which equinox calls as JAX's fwd and as
+    `bwd(residuals, g, vjp_arg, *args)`."""
 
     fwd: Optional[RuleFunction]
     bwd: Optional[RuleFunction]
+    legacy: bool = False
 
 
 def equinox_rules(d: CustomDerivative) -> Optional[EquinoxRules]:
     if d.api != "equinox" or d.kind != "vjp":
         return None
     fwd, bwd = d.rule("fwd"), d.rule("bwd")
+    legacy = False
+    if fwd is None and bwd is None:
+        reg = next((r for r in d.registrations if r.method == "defvjp" and len(r.rules) == 2 and not r.as_decorator),
+                   None)
+        if reg is not None:
+            fwd, bwd, legacy = reg.rules[0], reg.rules[1], True
     return EquinoxRules(None if fwd is None or is_placeholder(fwd.node) else fwd,
-                        None if bwd is None or is_placeholder(bwd.node) else bwd)
+                        None if bwd is None or is_placeholder(bwd.node) else bwd, legacy)
 
 
 def equinox_rule_arity(model: FileModel, rule: Optional[RuleFunction]) -> Optional[Arity]:
@@ -569,19 +579,24 @@ def equinox_rule_arity(model: FileModel, rule: Optional[RuleFunction]) -> Option
     only the other decorators matter; a call-form rule counts as any rule."""
     if rule is None or rule.node is None:
         return None
+    if isinstance(rule.node, ast.Lambda):
+        return model.facts.rule_arity(rule)  # `f.def_bwd(lambda ...)`, `f.defvjp(fwd, lambda ...)`: nothing decorates it
     if isinstance(rule.expr, ast.expr) and rule.expr is not rule.node and not (
             isinstance(rule.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and rule.expr in rule.node.decorator_list):
         return model.facts.rule_arity(rule)
     return model.facts.decorated_rule_arity(rule)
 
 
-def equinox_rule_args(model: FileModel, d: CustomDerivative, role: str) -> Optional[int]:
+def equinox_rule_args(model: FileModel, d: CustomDerivative, role: str, legacy: bool = False) -> Optional[int]:
     """Positional arguments equinox passes: fwd `(perturbed, vjp_arg, *args)`, bwd `(residuals,
-    grad_obj, perturbed, vjp_arg, *args)` (keywords go by keyword). Known only when every call
-    passes the primal's positional parameters: no defaults, no `*args`."""
+    grad_obj, perturbed, vjp_arg, *args)` (keywords go by keyword); through the deprecated `defvjp`
+    (`legacy`): fwd `(vjp_arg, *args)`, bwd `(residuals, g, vjp_arg, *args)`. Known only when every
+    call passes the primal's positional parameters: no defaults, no `*args`."""
     sig = model.facts.primal_signature(d)
     if sig is None or sig.vararg or sig.n_defaults or not sig.positional:
         return None
+    if legacy:
+        return len(sig.positional) + (0 if role == "fwd" else 2)
     return len(sig.positional) + (1 if role == "fwd" else 3)
 
 
@@ -622,3 +637,42 @@ def _local_function(model: FileModel, fn: FunctionNode, expr: ast.expr) -> Optio
     if b.kind == "assign" and isinstance(b.value, ast.Lambda):
         return RuleFunction(expr, b.value, expr.id)
     return None
+
+
+class CreatorContract(NamedTuple):
+    """What a creator takes where it is called: the creating call (`@partial(eqx.filter_custom_vjp,
+    ...)`, `nnx.custom_vjp(f, ...)`, `@nnx.custom_vjp(...)`), the creator's qualified name and the
+    keywords its signature has (`jaxapi.CREATOR_KEYWORDS`)."""
+
+    call: ast.Call
+    creator: str
+    keywords: FrozenSet[str]
+
+
+@query
+def creator_contract(model: FileModel, d: CustomDerivative) -> Optional[CreatorContract]:
+    """The contract of the creator `d` was made by, in any route that passes it keywords (a decorator
+    call, `functools.partial`, the call form); None for an in-house wrapper (its own keywords) or a
+    creation that passes none."""
+    call = d.creation
+    if d.is_alias or d.via or not isinstance(call, ast.Call) or d.api not in CREATOR_KEYWORDS:
+        return None
+    index = model.index
+    scope = index.scope_of(call)
+    head = call.args[0] if call.args and index.qualname(call.func, scope) in PARTIAL else call.func
+    creator = canonical_creator(index.qualname(head, scope))
+    if creator is None or not (creator in LIBRARY_CREATORS or creator in JAX_VJP or creator in JAX_JVP):
+        return None
+    return CreatorContract(call, creator, CREATOR_KEYWORDS[d.api])
+
+
+@query
+def rejected_creator_keywords(model: FileModel, d: CustomDerivative) -> Tuple[ast.keyword, ...]:
+    """The keywords `d`'s creating call passes that its creator does not take: `nondiff_argnums` to
+    `eqx.filter_custom_vjp` (equinox has none), `nondiff_argnames` to `nnx.custom_vjp`,
+    `symbolic_zeros` to `jax.custom_jvp` (a registration's option). Each raises a TypeError where the
+    creator runs, before any differentiation."""
+    contract = model.facts.creator_contract(d)
+    if contract is None:
+        return ()
+    return tuple(k for k in contract.call.keywords if k.arg is not None and k.arg not in contract.keywords)

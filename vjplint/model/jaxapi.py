@@ -38,7 +38,18 @@ RULES_IN_CALL = frozenset(n for n, (_, api) in LIBRARY_CREATORS.items() if api =
 # Registration methods by API (equinox registers fwd and bwd separately, each returning None).
 API_REGISTRATION_METHODS: Dict[str, Tuple[str, ...]] = {
     "jax": REGISTRATION_METHODS, "nnx": ("defvjp",), "linen": (), "custom_gradient": (),
-    "equinox": ("def_fwd", "def_bwd", "def_jvp"),
+    # equinox's deprecated `defvjp(fwd, bwd)` / `defjvp(jvp)` (since 0.10.7; they warn and still run:
+    # `defvjp` calls fwd(vjp_arg, *args) and bwd(residuals, g, vjp_arg, *args))
+    "equinox": ("def_fwd", "def_bwd", "def_jvp", "defvjp", "defjvp"),
+}
+# Each creator's keywords (`inspect.signature` on JAX 0.10.2, flax 0.12.8, equinox 0.13.8), its own
+# function parameter included: a keyword outside its set raises `TypeError: ... got an unexpected
+# keyword argument` where the creator runs (docs/facts/jax-errors.md, "Wrappers: routes (wrap11)").
+CREATOR_KEYWORDS: Dict[str, FrozenSet[str]] = {
+    "jax": frozenset({"fun", "nondiff_argnums", "nondiff_argnames"}),
+    "nnx": frozenset({"fun", "nondiff_argnums", "graph", "graph_updates"}),
+    "equinox": frozenset({"fn"}),  # `filter_custom_vjp(fn)` / `filter_custom_jvp(fn)`: nothing else
+    "linen": frozenset({"fn", "forward_fn", "backward_fn", "grad_vars", "nondiff_argnums"}),
 }
 # What messages call each API's object.
 API_LABELS: Dict[Tuple[str, str], str] = {

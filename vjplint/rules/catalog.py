@@ -71,7 +71,7 @@ RULES = {
     'VJP351': ('vjplint.rules.registration.vjp351_creator_applied_twice', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP352': ('vjplint.rules.structure.vjp352_bwd_cotangent_shape_changed', True, False, False, False, (b'custom_vjp',), None),
     'VJP353': ('vjplint.rules.structure.vjp353_jvp_tangent_shape_changed', True, False, False, False, (b'custom_jvp',), None),
-    'VJP355': ('vjplint.rules.registration.vjp355_registration_unknown_keyword', True, False, False, False, (b'defvjp', b'defjvp'), None),
+    'VJP355': ('vjplint.rules.registration.vjp355_registration_unknown_keyword', True, False, False, False, (b'defvjp', b'defjvp', b'custom_vjp', b'custom_jvp'), None),
     'VJP358': ('vjplint.rules.structure.vjp358_jvp_integer_tangent_leaf', True, False, False, False, (b'custom_jvp',), None),
     'VJP359': ('vjplint.rules.structure.vjp359_equinox_bwd_container', True, False, False, False, (b'custom_vjp',), None),
     'VJP360': ('vjplint.rules.transforms.vjp360_equinox_keyword_differentiated', True, False, False, False, (b'custom_jvp',), None),

@@ -22,10 +22,15 @@ CREATOR_ADVICE = {"static_argnums": "nondiff_argnums", "static_argnames": "nondi
 
 class RegistrationUnknownKeyword(Rule):
     """## What it does
-    Flags a keyword argument that JAX's creator or registration method does not take: the
+    Flags a keyword argument that the creator or registration method does not take: the
     creator `jax.custom_vjp`/`jax.custom_jvp` (decorator through `functools.partial`, or the call
     form) takes only `nondiff_argnums` and `nondiff_argnames`, so `static_argnums=(0,)` (the name
-    `jax.jit` uses), `symbolic_zeros=True` or `optimize_remat=True` there raise; the registration: `f.defvjp(fwd, bwd,
+    `jax.jit` uses), `symbolic_zeros=True` or `optimize_remat=True` there raise; the wrappers
+    keep their own contract: `flax.nnx.custom_vjp` takes `nondiff_argnums`, `graph` and
+    `graph_updates` (not `nondiff_argnames`), `equinox.filter_custom_vjp` and
+    `equinox.filter_custom_jvp` take the function alone (a migration that keeps
+    `nondiff_argnums` raises), in any route to the creator (decorator, `partial`, call, an alias
+    import); the registration: `f.defvjp(fwd, bwd,
     nondiff_argnums=(2,))`, `@partial(f.defjvp, nondiff_argnums=(0,))`, `f.defjvp(jvp,
     symbolic_zero=True)` (a misspelling), any keyword of `f.defjvps(...)`, on a `jax.custom_vjp`
     or `jax.custom_jvp` made in the module in any spelling (decorator, `functools.partial`, the
@@ -39,6 +44,7 @@ class RegistrationUnknownKeyword(Rule):
 
         TypeError: custom_jvp.defjvp() got an unexpected keyword argument 'nondiff_argnums'
         TypeError: custom_vjp.__new__() got an unexpected keyword argument 'static_argnums'
+        TypeError: filter_custom_vjp.__init__() got an unexpected keyword argument 'nondiff_argnums'
 
     `nondiff_argnums` and `nondiff_argnames` belong to the creator: moved to the registration,
     they leave the custom function with no nondiff positions as well.
@@ -72,7 +78,7 @@ class RegistrationUnknownKeyword(Rule):
     CODE = "VJP355"
     NAME = "registration-unknown-keyword"
     SEVERITY = Severity.ERROR
-    TRIGGERS = (b"defvjp", b"defjvp")
+    TRIGGERS = (b"defvjp", b"defjvp", b"custom_vjp", b"custom_jvp")
 
     INVALID = ['''
 import jax
@@ -120,23 +126,24 @@ double.defvjp(double_fwd, double_bwd, symbolic_zeros=False)
                 self.report(keyword, self._message(method, d, attribute, keyword.arg))  # type: ignore[arg-type]
 
     def _creators(self) -> None:
-        """`@partial(jax.custom_vjp, static_argnums=(0,))`, `jax.custom_jvp(f, symbolic_zeros=True)`:
-        a keyword the creator of JAX 0.10.2 does not take (in-house wrappers keep their own)."""
+        """`@partial(jax.custom_vjp, static_argnums=(0,))`, `jax.custom_jvp(f, symbolic_zeros=True)`,
+        `@partial(eqx.filter_custom_vjp, nondiff_argnums=(1,))`, `nnx.custom_vjp(f, nondiff_argnames=...)`:
+        a keyword the creator's contract does not take (in-house wrappers keep their own)."""
         for d in self.model.derivatives:
-            call = d.creation
-            if d.api != "jax" or d.is_alias or d.via or not isinstance(call, ast.Call):
-                continue
-            name = self.model.index.qualname(call.args[0] if self.model.index.qualname(call.func) in PARTIAL
-                                             and call.args else call.func)
-            if name not in {f"jax.custom_{d.kind}", f"jax.custom_derivatives.custom_{d.kind}"}:
-                continue
-            for keyword in call.keywords:
-                if keyword.arg is not None and keyword.arg not in CREATOR_OPTIONS:
-                    self.report(keyword, self._creator_message(d, keyword.arg))  # type: ignore[arg-type]
+            for keyword in self.model.facts.rejected_creator_keywords(d):
+                self.report(keyword, self._creator_message(d, keyword.arg))  # type: ignore[arg-type]
 
     def _creator_message(self, d: CustomDerivative, name: str) -> str:
         top = self.model.facts.is_top_level(d.creation)
         when = "importing this module raises" if top else "running this definition raises"
+        if d.api == "equinox":
+            return self._equinox_message(d, name, when)
+        if d.api != "jax":
+            options = [f"`{k}`" for k in sorted(self.model.facts.creator_contract(d).keywords - {"fun", "fn"})]
+            takes = ", ".join(options[:-1]) + f" and {options[-1]}" if len(options) > 1 else "".join(options)
+            return (f"`{d.label}` takes {takes}, not `{name}`: {when} `TypeError: {d.label.rsplit('.', 1)[-1]}() got an "
+                    f"unexpected keyword argument '{name}'`, before any differentiation; drop `{name}`, or spell the "
+                    f"option {d.label} takes")
         where = "__new__" if d.kind == "vjp" else "__init__"
         method = "defvjp" if d.kind == "vjp" else "defjvp"
         if CREATOR_ADVICE.get(name, "") is None:
@@ -149,6 +156,17 @@ double.defvjp(double_fwd, double_bwd, symbolic_zeros=False)
         return (f"`jax.custom_{d.kind}` takes `nondiff_argnums` and `nondiff_argnames`, not `{name}`: {when} "
                 f"`TypeError: custom_{d.kind}.{where}() got an unexpected keyword argument '{name}'`, before any "
                 f"differentiation; {advice}")
+
+    def _equinox_message(self, d: CustomDerivative, name: str, when: str) -> str:
+        owner = d.label.split(".", 1)[-1]
+        if name in CREATOR_OPTIONS:
+            first = " (and differentiates only the first argument)" if d.kind == "vjp" else ""
+            advice = (f"equinox has no `{name}`: drop it; equinox keeps every argument that is not an array "
+                      f"static{first}, so pass the option as a plain Python value")
+        else:
+            advice = f"drop `{name}`"
+        return (f"`{d.label}` takes only the function, not `{name}`: {when} `TypeError: {owner}.__init__() got an "
+                f"unexpected keyword argument '{name}'`, before any differentiation; {advice}")
 
     def _registration(self, attribute: ast.Attribute) -> Optional[Tuple[str, CustomDerivative, ast.Call]]:
         """(method, derivative, the call) for `f.defvjp(...)`, `f.defjvp(...)`, `f.defjvps(...)` and

@@ -117,6 +117,15 @@ f.defvjp(f_fwd, f_bwd)
         if mismatch is None:
             return
         fwd, arity, n, sig = mismatch
+        rules = self.model.facts.equinox_rules(d)
+        if rules is not None and rules.legacy:  # the deprecated `defvjp`: JAX's fwd(vjp_arg, *args)
+            error = python_arity_error(getattr(fwd.called, "name", "<lambda>"), arity, n)
+            self.report(self.model.name_anchor(fwd.node),
+                        f"{rule_label(fwd, 'fwd')} of {d.label} `{d.name}` takes {arity.count_text()} "
+                        f"{arity.params_text()}{arity.binding_text()}, but equinox's deprecated `{d.name}.defvjp` "
+                        f"calls it with the primal's arguments, fwd({', '.join(sig.positional)}); differentiating "
+                        f"`{d.name}` raises `{error}`")
+            return
         names = ["perturbed", *sig.positional]
         error = python_arity_error(getattr(fwd.called, "name", "<lambda>"), arity, n)
         self.report(self.model.name_anchor(fwd.node),

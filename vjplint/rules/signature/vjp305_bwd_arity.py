@@ -19,7 +19,8 @@ class BwdArity(Rule):
     Each API's own protocol is used: `flax.nnx.custom_vjp` counts as JAX does, and in simple mode
     (`graph_updates=False` or `graph=False`, or a mode that is not a literal) fills a parameter
     named `updates_g` by keyword; `equinox.filter_custom_vjp` calls `bwd(residuals, grad_obj,
-    perturbed, vjp_arg, *args)`; the `vjp_fn` a `jax.custom_gradient` function returns takes the
+    perturbed, vjp_arg, *args)` (through its deprecated `defvjp(fwd, bwd)`, `bwd(residuals, g,
+    vjp_arg, *args)`: a bwd kept from JAX's `bwd(res, g)` after a migration fails); the `vjp_fn` a `jax.custom_gradient` function returns takes the
     output cotangent only.
 
     ## Why is this bad?
@@ -136,14 +137,18 @@ f.defvjp(f_fwd, f_bwd)
         if mismatch is None:
             return
         bwd, arity, n, sig = mismatch
-        call = ", ".join(["residuals", "grad_obj", "perturbed", *sig.positional])
+        rules = self.model.facts.equinox_rules(d)
+        legacy = rules is not None and rules.legacy
+        call = ", ".join(["residuals", "g" if legacy else "grad_obj", *([] if legacy else ["perturbed"]), *sig.positional])
         error = python_arity_error(getattr(bwd.called, "name", "<lambda>"), arity, n)
+        who = f"equinox's deprecated `{d.name}.defvjp` calls" if legacy else "equinox calls"
+        then = "the residuals, the cotangent, then the primal's arguments" if legacy else \
+            "the residuals, the cotangent, `perturbed`, then the primal's arguments"
         self.report(self.model.name_anchor(bwd.node),
                     f"{rule_label(bwd, 'bwd')} of {d.label} `{d.name}` takes {arity.count_text()} "
-                    f"{arity.params_text()}{arity.binding_text()}, but equinox calls it with "
-                    f"{plural(n, 'positional argument')}, bwd({call}): the residuals, the cotangent, `perturbed`, "
-                    f"then the primal's arguments (not JAX's `bwd(res, g)`); differentiating `{d.name}` raises "
-                    f"`{error}`")
+                    f"{arity.params_text()}{arity.binding_text()}, but {who} it with "
+                    f"{plural(n, 'positional argument')}, bwd({call}): {then} (not JAX's `bwd(res, g)`); "
+                    f"differentiating `{d.name}` raises `{error}`")
 
     def _custom_gradient(self, d: CustomDerivative) -> None:
         """The vjp function a custom_gradient returns is called with one cotangent."""
