@@ -41,6 +41,16 @@ BY_ARGNUMS = ("jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.jacfwd", "jax
               "jax._src.api.grad", "jax._src.api.value_and_grad", "jax._src.api.jacrev", "jax._src.api.jacfwd",
               "jax._src.api.hessian", "flax.nnx.grad", "flax.nnx.value_and_grad",
               "equinox.filter_grad", "equinox.filter_value_and_grad")
+# jnp/lax functions whose derivative JAX defines as zero (a symbolic zero tangent): a callback's
+# operand made by one receives no tangent (measured: `jnp.floor`, `round`, `rint`, `sign`, `ceil`,
+# `trunc`, `isnan`, a comparison, `argsort`, an int cast run under `jax.grad`; `jnp.sum` raises).
+ZERO_DERIVATIVE = frozenset({
+    "argmax", "argmin", "argsort", "round", "rint", "floor", "ceil", "trunc", "fix", "sign", "equal", "not_equal",
+    "greater", "greater_equal", "less", "less_equal", "isnan", "isinf", "isfinite", "nonzero", "searchsorted",
+    "digitize", "bincount", "zeros_like", "ones_like", "full_like", "empty_like", "shape", "ndim", "size",
+    "stop_gradient", "logical_and", "logical_or", "logical_not", "floor_divide",
+})
+ARRAY_NAMESPACES = ("jax.numpy.", "jax.lax.")
 EVERY_POSITION = ("jax.jvp", "jax.vjp", "jax.linearize", "jax._src.api.jvp", "jax._src.api.vjp",
                   "jax._src.api.linearize", "equinox.filter_jvp", "equinox.filter_vjp")
 
@@ -74,6 +84,18 @@ class HostCallbackReach(ForwardMode):
             return None
         return super().calls_vjp(fn, argnums, skip, bound, depth, caller, closed)
 
+    def _depends_on(self, expr: ast.expr, fn: FunctionNode, perturbed: Set[str], depth: int = 0) -> bool:
+        """As ForwardMode's, but a value whose tangent JAX makes a symbolic zero carries none: an
+        integer or boolean value (`argmax`, a comparison, an int cast) or the result of a function
+        of zero derivative (`jnp.floor(x)`), also through a name bound to one."""
+        if isinstance(expr, ast.Compare) or self.model.facts.integers().evidence(expr) is not None:
+            return False
+        if isinstance(expr, ast.Call):
+            q = self.model.index.qualname(expr.func) or ""
+            if q.startswith(ARRAY_NAMESPACES) and q.rsplit(".", 1)[-1] in ZERO_DERIVATIVE:
+                return False
+        return super()._depends_on(expr, fn, perturbed, depth)
+
     def callback_of(self, node: ast.Call) -> Optional[Tuple[str, int]]:
         """(qualname, positions fixed by a `functools.partial` alias) when `node` calls a host callback."""
         func = node.func
@@ -92,12 +114,9 @@ class HostCallbackReach(ForwardMode):
             q, fixed = found
             operands: List[ast.expr] = list(node.args[max(0, 2 - fixed):])  # type: ignore[attr-defined]
             operands += [k.value for k in node.keywords if k.arg not in SETTINGS]  # type: ignore[attr-defined]
-            integers = self.model.facts.integers()
             for operand in operands:
                 value = operand.value if isinstance(operand, ast.Starred) else operand
-                if isinstance(value, ast.Compare) or integers.evidence(value) is not None:
-                    continue  # an integer or boolean operand: its tangent is a symbolic zero
-                if self._carries(value, fn, perturbed):
+                if self._carries(value, fn, perturbed):  # an integer, boolean or zero-derivative one carries none
                     return CallsLibrary(caller, node, value, Library(q))  # type: ignore[arg-type]
         return None
 

@@ -23,13 +23,14 @@ class GradThroughHostCallback(Rule):
     passed as an argument, and the bodies of `lax.scan`, `lax.fori_loop`, `lax.cond`, `lax.map`,
     `tree_map`, also under `jax.jit`, `jax.vmap` or `jax.checkpoint`. Silent when the callback
     runs inside a custom derivative (its rules give the derivative), when its operand is under
-    `lax.stop_gradient`, an integer or boolean value, or not computed from the differentiated
+    `lax.stop_gradient`, an integer or boolean value, a value of zero derivative (`jnp.floor`,
+    `jnp.sign`, `jnp.round`, a comparison), or not computed from the differentiated
     arguments (a constant, another argument than `argnums`), and for `jax.debug.callback` /
     `jax.debug.print`, which JAX differentiates through.
 
     ## Why is this bad?
     A host callback has no derivative rule. Measured on JAX 0.10.2 (`docs/facts/jax-errors.md`,
-    "Host callbacks under differentiation (e33)", 27 hazards and 19 look-alikes): as soon as a
+    "Host callbacks under differentiation (e33)", 28 hazards and 20 look-alikes): as soon as a
     tangent reaches an operand, every one of these transformations raises `ValueError: Pure
     callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks while taking
     gradients.` (`IO callbacks do not support JVP.` for io_callback), even when the callback's
