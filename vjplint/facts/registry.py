@@ -33,6 +33,7 @@ QUERY_MODULES = (
     "vjplint.facts.dependence",
     "vjplint.facts.forward",
     "vjplint.facts.grad_inputs",
+    "vjplint.facts.host_callbacks",
     "vjplint.facts.infer",
     "vjplint.facts.integers",
     "vjplint.facts.linearity",

@@ -79,6 +79,7 @@ RULES = {
     'VJP367': ('vjplint.rules.transforms.vjp367_grad_of_integer_input', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP368': ('vjplint.rules.transforms.vjp368_transform_of_staticmethod', True, False, False, False, (b'custom_vjp', b'custom_jvp'), None),
     'VJP369': ('vjplint.rules.transforms.vjp369_second_order_through_jvp_callback', True, False, False, False, (b'custom_jvp',), None),
+    'VJP370': ('vjplint.rules.transforms.vjp370_grad_through_host_callback', True, False, False, False, (b'pure_callback', b'io_callback'), ('grad|jvp|vjp|jacrev|jacfwd|hessian|linearize', 32)),
     'VJP372': ('vjplint.rules.registration.vjp372_registration_not_run', True, False, False, False, (b'defvjp', b'defjvp'), None),
     'VJP401': ('vjplint.rules.migration.vjp401_direct_linearize_flag', True, False, False, False, (b'direct_linearize', b'DIRECT_LINEARIZE'), None),
     'VJP402': ('vjplint.rules.migration.vjp402_jvptracer_sniffing', True, False, False, False, (b'JVPTracer',), None),

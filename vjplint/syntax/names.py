@@ -10,7 +10,8 @@ PREFILTER_NAMES: Tuple[bytes, ...] = (b"custom_vjp", b"custom_jvp", b"custom_gra
                                       b"direct_linearize", b"DIRECT_LINEARIZE",
                                       b"defvjp", b"defjvp",  # rules registered on a plain function
                                       b"custom_transforms",  # the pre-2020 API (VJP403)
-                                      b"odeint")  # a library custom_vjp (VJP315's LIBRARY_VJP)
+                                      b"odeint",  # a library custom_vjp (VJP315's LIBRARY_VJP)
+                                      b"pure_callback", b"io_callback")  # differentiated host callbacks (VJP370)
 
 
 # Identifiers that extend a prefilter name and still name what a rule reads (`f.defjvps`, the
