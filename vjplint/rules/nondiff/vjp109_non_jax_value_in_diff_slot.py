@@ -7,7 +7,7 @@ from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.nondiff._callables_passed import container_leaves
-from vjplint.rules.nondiff._opaque_objects import plain_class, plain_object
+from vjplint.rules.nondiff._opaque_objects import plain_class, plain_object, registered_by_call
 
 # Transformations that call `f` with the arguments they receive, in the same positions.
 SAME_POSITIONS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jit", "jax.vmap", "jax.jacfwd", "jax.jacrev",
@@ -151,8 +151,10 @@ y = activate(1.0, "tanh")
         if isinstance(arg, ast.Name) and isinstance(cls, ast.ClassDef) and fn.args.args and \
                 fn.args.args[0].arg == arg.id and not fn.decorator_list and \
                 len(self.model.index.lookup(arg.id, self.model.index.scope_of(arg))) == 1:
-            return cls.name if plain_class(self.model, cls, 0) else None
-        return plain_object(self.model, arg)
+            name: Optional[str] = cls.name if plain_class(self.model, cls, 0) else None
+        else:
+            name = plain_object(self.model, arg)
+        return None if name is None or registered_by_call(self.model, name) else name
 
     def _string_in(self, expr: ast.expr, depth: int) -> Optional[ast.expr]:
         """The string constant `expr` is or holds (a literal, a container of the call's own making,

@@ -10,7 +10,7 @@ from vjplint.model.file_model import CustomDerivative, RuleFunction
 from vjplint.model.semantic import FunctionNode
 from vjplint.rules.base import Rule
 from vjplint.rules.nondiff._callables_passed import passed_callables
-from vjplint.rules.nondiff._opaque_objects import plain_class
+from vjplint.rules.nondiff._opaque_objects import plain_class, registered_by_call
 from vjplint.rules.nondiff._python_uses import PythonUses
 
 # JAX transformations taking a function first
@@ -231,7 +231,7 @@ def integrate(f, a, b):
         note = arg.annotation if arg is not None else None
         found = self.model.index.lookup(note.id, self.model.index.scope_of(primal)) if isinstance(note, ast.Name) else []
         if len(found) == 1 and isinstance(found[0].node, ast.ClassDef) and (
-                t.kind == VECTORIZES or plain_class(self.model, found[0].node, 0)):
+                t.kind == VECTORIZES or plain_class(self.model, found[0].node, 0) and not registered_by_call(self.model, note.id)):
             return arg, f"an object of class `{note.id}` (its annotation)" + (
                 "" if t.kind == VECTORIZES else ", which is no pytree"), "TypeError"
         return None
