@@ -20,7 +20,9 @@ class NonJaxValueInDiffSlot(Rule):
     container literal (tuple, list, dict) holding a string, in a position outside
     `nondiff_argnums`, directly or through a name assigned once from such a literal, or a
     parameter the value inference shows to hold a string (`def log1p(x, *, method="series"):
-    return _point(x, method)`).
+    return _point(x, method)`); or an object of a class of the module that is no pytree (no
+    decorator, plain bases, never given to `jax.tree_util` by a statement): built in place
+    (`f(x, Config())`) or `self` passed from a method of that class (`dynamics(self, q)`).
 
     ## Why is this bad?
     custom_vjp and custom_jvp hand every leaf of every argument outside `nondiff_argnums` to JAX
@@ -149,12 +151,19 @@ y = activate(1.0, "tanh")
         fn = self.model.index.enclosing_function(arg)
         cls = self.model.index.parent(fn) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
         if isinstance(arg, ast.Name) and isinstance(cls, ast.ClassDef) and fn.args.args and \
-                fn.args.args[0].arg == arg.id and not fn.decorator_list and \
+                fn.args.args[0].arg == arg.id and not fn.decorator_list and self._instantiated(cls) and \
                 len(self.model.index.lookup(arg.id, self.model.index.scope_of(arg))) == 1:
             name: Optional[str] = cls.name if plain_class(self.model, cls, 0) else None
         else:
             name = plain_object(self.model, arg)
         return None if name is None or registered_by_call(self.model, name) else name
+
+    def _instantiated(self, cls: ast.ClassDef) -> bool:
+        """The class is called somewhere (`ROBOT = Arm()`): its plain functions are methods, their first parameter
+        the instance (a namespace class whose functions are read as `Ops.f` is not)."""
+        return any(isinstance(c.func, ast.Name) and c.func.id == cls.name and any(
+            b.node is cls for b in self.model.index.lookup(c.func.id, self.model.index.scope_of(c)))
+            for c in self.model.index.of_type(ast.Call))
 
     def _string_in(self, expr: ast.expr, depth: int) -> Optional[ast.expr]:
         """The string constant `expr` is or holds (a literal, a container of the call's own making,
