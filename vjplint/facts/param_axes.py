@@ -138,6 +138,9 @@ def _use(model: FileModel, node: ast.Name, where: str, depth: int, seen: Set[Fun
         return Axes(least, f"`{name}` {what} (`{model.quote(shown, 50)}`{where})")
 
     if isinstance(parent, ast.Subscript) and parent.value is e:
+        keys = parent.slice.elts if isinstance(parent.slice, ast.Tuple) else [parent.slice]
+        if all(isinstance(k, ast.Constant) and (k.value is None or k.value is Ellipsis) for k in keys):
+            return None  # `x[None]`, `x[...]`: a 0-d array allows them
         return axes(1, parent, "is indexed")
     if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.MatMult):
         return axes(1, parent, "is a matrix-product operand")
@@ -187,6 +190,8 @@ def _call_use(model: FileModel, call: ast.Call, e: ast.expr, axes, depth: int,
             return axes(2, call, "is a matrix argument")
         if tail in ("solve", "solve_triangular") and position == 1:
             return axes(1, call, "is a right-hand side")
+        if tail == "norm" and position == 0:  # `norm(x, axis=-1)`: reduced over a named axis
+            return _axis_arguments(call.args[2:], call.keywords, call, axes, tail)
         return None
     if array_api and position == 0 and tail in REDUCING | {"transpose", "swapaxes", "moveaxis", "take", "flip"}:
         return _axis_arguments(call.args[1:], call.keywords, call, axes, tail)
@@ -336,3 +341,11 @@ def _array_operand(model: FileModel, e: ast.expr) -> bool:
         return isinstance(e.value, float)
     return isinstance(e, ast.Call) and (model.index.qualname(e.func) or "").startswith(("jax.numpy.", "jax.nn.",
                                                                                       "jax.lax."))
+
+
+@query
+def axes_in_function(model: FileModel, fn: FunctionNode, name: str) -> Optional[Axes]:
+    """The strongest evidence, in `fn` alone (and the module's functions it passes the value to), that its
+    parameter `name` has axes: read where a transformation beneath the creator changes what `fn` receives
+    (`jnp.vectorize` without `signature` gives it 0-d elements)."""
+    return _in_function(model, fn, {name}, 0, set())

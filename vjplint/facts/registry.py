@@ -48,6 +48,7 @@ QUERY_MODULES = (
     "vjplint.facts.shapes",
     "vjplint.facts.signatures",
     "vjplint.facts.structure",
+    "vjplint.facts.transforms",
     "vjplint.facts.values",
 )
 

@@ -176,9 +176,20 @@ def focus(module: ast.Module, text: str, lines: Sequence[str], names: Iterable[s
     # An import names modules and what it binds, never a name bound here: not followed.
     backward.close([i for i, k in enumerate(keep) if k and i not in alone
                     and not (isinstance(units[i], _IMPORTS) and units[i] in top_level)])
+    # A bare call passing a top-level class (`jax.tree_util.register_static(Cls)`, `register_pytree_node(Cls, ...)`)
+    # makes what an instance is too (a pytree or a static leaf): kept with the class.
+    classes = {u.name: i for i, u in enumerate(units) if isinstance(u, ast.ClassDef) and u in top_level}
+    passed: Dict[int, List[int]] = {}
+    for i, unit in enumerate(units) if classes else ():
+        if isinstance(unit, ast.Expr) and isinstance(unit.value, ast.Call) and unit in top_level:
+            for a in unit.value.args:
+                if isinstance(a, ast.Name) and a.id in classes:
+                    passed.setdefault(classes[a.id], []).append(i)
     while True:
         fresh = [m for header, group in members.items() if keep[header] or any(keep[m] for m in group)
                  for m in instance[header] if not keep[m]]
+        fresh += [r for header, calls in passed.items() if keep[header] or any(keep[m] for m in members.get(header, ()))
+                  for r in calls if not keep[r] and r not in fresh]
         if not fresh:
             break
         for m in fresh:

@@ -62,3 +62,12 @@ def plain_class(model, cls: ast.ClassDef, depth: int) -> bool:
         if len(found) != 1 or not plain_class(model, found[0], depth + 1):
             return False
     return True
+
+
+def registered_by_call(model, name: str) -> bool:
+    """A class of that name given to a function of `jax.tree_util` by a statement
+    (`jax.tree_util.register_static(Cls)`, `register_pytree_node(Cls, ...)`, `register_dataclass(Cls, ...)`): a
+    pytree or a static leaf, not a plain object, though it has no decorator."""
+    return any((model.index.qualname(call.func) or "").startswith(("jax.tree_util.", "jax.tree."))
+               and any(isinstance(a, ast.Name) and a.id == name for a in call.args)
+               for call in model.index.of_type(ast.Call))

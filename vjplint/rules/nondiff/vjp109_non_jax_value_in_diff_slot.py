@@ -7,6 +7,7 @@ from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative, Signature
 from vjplint.rules.base import Rule
 from vjplint.rules.nondiff._callables_passed import container_leaves
+from vjplint.rules.nondiff._opaque_objects import plain_class, plain_object, registered_by_call
 
 # Transformations that call `f` with the arguments they receive, in the same positions.
 SAME_POSITIONS = frozenset({"jax.grad", "jax.value_and_grad", "jax.jit", "jax.vmap", "jax.jacfwd", "jax.jacrev",
@@ -19,7 +20,9 @@ class NonJaxValueInDiffSlot(Rule):
     container literal (tuple, list, dict) holding a string, in a position outside
     `nondiff_argnums`, directly or through a name assigned once from such a literal, or a
     parameter the value inference shows to hold a string (`def log1p(x, *, method="series"):
-    return _point(x, method)`).
+    return _point(x, method)`); or an object of a class of the module that is no pytree (no
+    decorator, plain bases, never given to `jax.tree_util` by a statement): built in place
+    (`f(x, Config())`) or `self` passed from a method of that class (`dynamics(self, q)`).
 
     ## Why is this bad?
     custom_vjp and custom_jvp hand every leaf of every argument outside `nondiff_argnums` to JAX
@@ -125,8 +128,11 @@ y = activate(1.0, "tanh")
                 continue
             found = self._string_in(arg, 0)
             kind_of = self.model.facts.values().of(arg) if found is None and isinstance(arg, ast.Name) else None
+            cls = self._plain_object(arg) if found is None and (kind_of is None or kind_of.tag != "string") else None
             if kind_of is not None and kind_of.tag == "string":  # a parameter defaulting to a string, say
                 what = f"`{arg.id}`, a string ({kind_of.why or 'a string at every call'})"  # type: ignore[attr-defined]
+            elif cls is not None:
+                what = f"`{self.quote(arg, 30)}`, an object of class `{cls}` of this module, which is no pytree,"
             elif found is None:
                 continue
             else:
@@ -134,9 +140,30 @@ y = activate(1.0, "tanh")
                         else f"`{self.quote(arg, 40)}`, which holds the string {self.quote(found, 30)}")
             self.report(arg, (
                 f"{kind} `{d.name}` receives {what} in position {index} (`{sig.positional[index]}`), which is "
-                f"not in nondiff_argnums: {kind} passes every leaf of such an argument to JAX as data and a "
-                f"string is not a JAX type, so this call raises {error}, eagerly too (jax-ml/jax#3045). Put "
+                f"not in nondiff_argnums: {kind} passes every leaf of such an argument to JAX as data and "
+                f"{'such an object' if cls else 'a string'} is not a JAX type, so this call raises "
+                f"{error.replace('str', cls) if cls else error}, eagerly too (jax-ml/jax#3045). Put "
                 f"position {index} in nondiff_argnums ({rule} then receives it first), or pass only arrays there"))
+
+    def _plain_object(self, arg: ast.expr) -> Optional[str]:
+        """The class when `arg` builds an object of a class of this module that is no pytree, or is `self` in a
+        method of such a class (heldout10's `static_to_traced/pyroffi_fd_differentiable`: `f(self, q)`)."""
+        fn = self.model.index.enclosing_function(arg)
+        cls = self.model.index.parent(fn) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if isinstance(arg, ast.Name) and isinstance(cls, ast.ClassDef) and fn.args.args and \
+                fn.args.args[0].arg == arg.id and not fn.decorator_list and self._instantiated(cls) and \
+                len(self.model.index.lookup(arg.id, self.model.index.scope_of(arg))) == 1:
+            name: Optional[str] = cls.name if plain_class(self.model, cls, 0) else None
+        else:
+            name = plain_object(self.model, arg)
+        return None if name is None or registered_by_call(self.model, name) else name
+
+    def _instantiated(self, cls: ast.ClassDef) -> bool:
+        """The class is called somewhere (`ROBOT = Arm()`): its plain functions are methods, their first parameter
+        the instance (a namespace class whose functions are read as `Ops.f` is not)."""
+        return any(isinstance(c.func, ast.Name) and c.func.id == cls.name and any(
+            b.node is cls for b in self.model.index.lookup(c.func.id, self.model.index.scope_of(c)))
+            for c in self.model.index.of_type(ast.Call))
 
     def _string_in(self, expr: ast.expr, depth: int) -> Optional[ast.expr]:
         """The string constant `expr` is or holds (a literal, a container of the call's own making,

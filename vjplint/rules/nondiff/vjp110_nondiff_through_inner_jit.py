@@ -1,26 +1,17 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 from vjplint.diagnostics import Severity
 from vjplint.facts.param_evidence import Verdict
-from vjplint.model.file_model import CustomDerivative
-from vjplint.model.jaxapi import PARTIAL
-from vjplint.model.semantic import FunctionNode, named_function
+from vjplint.facts.transforms import FILTERS, MAPS, TRACES, VECTORIZES, Transform
+from vjplint.model.file_model import CustomDerivative, RuleFunction
+from vjplint.model.semantic import FunctionNode
 from vjplint.rules.base import Rule
 from vjplint.rules.nondiff._callables_passed import passed_callables
-
-JIT = "jax.jit"
-# Transformations that trace every argument of the function they wrap, as jit does (no static_argnums)
-CALLABLE = frozenset({"typing.Callable", "collections.abc.Callable"})
-INNER = frozenset({JIT, "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.ad_checkpoint.remat"})
-# Transformations beneath the creator that map every argument (measured on JAX 0.10.2, /tmp/after10a/e65.py): a
-# function raises `... is not a valid JAX type`; `jax.vmap`/`jax.pmap` map a Python flag too (ValueError, rank 0),
-# `jnp.vectorize` turns it into a concrete array (it runs), so there only a function counts. `np.vectorize` runs.
-MAPS = frozenset({"jax.vmap", "jax.pmap"})
-VECTORIZE = "jax.numpy.vectorize"
-
+from vjplint.rules.nondiff._opaque_objects import plain_class, registered_by_call
+from vjplint.rules.nondiff._python_uses import PythonUses
 
 # JAX transformations taking a function first
 TAKES_FUNCTION = frozenset({"jax.vjp", "jax.jvp", "jax.linearize", "jax.grad", "jax.value_and_grad", "jax.vmap",
@@ -29,20 +20,27 @@ TAKES_FUNCTION = frozenset({"jax.vjp", "jax.jvp", "jax.linearize", "jax.grad", "
 
 class NondiffThroughInnerJit(Rule):
     """## What it does
-    Flags a custom_vjp or custom_jvp whose primal is jitted *beneath* the creator (`@jax.jit`
-    below `@partial(jax.custom_jvp, nondiff_argnums=...)`, or `jax.custom_vjp(jax.jit(f),
-    nondiff_argnums=...)`), or rematerialised beneath it (`@jax.checkpoint`, `jax.remat`), without
-    `static_argnums`, when a nondiff argument is a Python value the primal needs as one: it is
-    called or annotated `Callable` (a function), or it is the whole test of an `if`,
-    `while` or conditional expression (a flag), in the primal or in a function of the module it
-    passes the argument to (three calls deep); or the nondiff inference shows the primal using it
-    as a Python value (an `einsum` equation or another static argument of a JAX function, a dtype
-    given to `.astype()`, a Python condition, a slice bound); or fwd, bwd or the jvp rule calls it
-    or gives it to a JAX transformation (`jax.vjp(activation, v)`): a function, which the jitted or
-    rematerialised primal receives as an argument too, even when its body never reads it. A
-    callable the calls pass as a `jax.tree_util.Partial` (directly, from a factory of the module or
-    through a wrapper's parameter) is a pytree, traced as data: silent unless a call passes a plain
-    function there too.
+    Flags a transformation that TRACES its function's arguments (the facts' table of transformation
+    kinds, `facts/transforms.py`) applied *beneath* the creator or on the rules, when an argument JAX
+    passes is a Python value the function needs as one. Beneath the creator: `@jax.jit`,
+    `@jax.checkpoint`/`@jax.remat`, `@nnx.jit`/`@nnx.remat` (they make every argument an abstract
+    array), `@jax.vmap`/`@jax.pmap` (they map every argument along an axis) and `@jnp.vectorize`
+    (it makes every argument an array) below `@partial(jax.custom_jvp, nondiff_argnums=...)`, or in
+    call form (`jax.custom_vjp(jax.jit(f), nondiff_argnums=...)`, a lambda included), without
+    `static_argnums`/`static_argnames` (`excluded` for `jnp.vectorize`, `in_axes=None` for `vmap`)
+    for the position, when a nondiff argument is called or annotated `Callable` (a function), or it
+    is the whole test of an `if`, `while` or conditional expression (a flag), in the primal or in a
+    function of the module it passes the argument to (three calls deep); or the nondiff inference
+    shows the primal using it as a Python value (an `einsum` equation or another static argument of
+    a JAX function, a dtype given to `.astype()`, a Python condition, a slice bound, a shape); or
+    fwd, bwd or the jvp rule calls it or gives it to a JAX transformation (`jax.vjp(activation,
+    v)`). On the rules: fwd, bwd or the jvp rule itself decorated with such a transformation (or
+    registered as `f.defvjp(jax.jit(f_fwd), ...)`) while it needs a nondiff argument as a Python
+    value. Beneath `jnp.vectorize` without `signature`, also any argument the primal uses as an
+    array with axes (indexed, its `shape` read, an `axis=`, a matrix function): the primal then
+    runs on 0-d elements. equinox's `filter_jit`/`filter_vmap` keep non-array arguments static:
+    silent. A callable the calls pass as a `jax.tree_util.Partial` is a pytree, traced as data:
+    silent unless a call passes a plain function there too.
 
     ## Why is this bad?
     JAX runs the jitted primal with every argument, nondiff ones included, and `jax.jit` traces
@@ -53,7 +51,12 @@ class NondiffThroughInnerJit(Rule):
     `jax.checkpoint` traces its arguments the same way whenever the primal runs (a call, `jit`,
     `vmap`; under `grad` fwd runs instead): a function raises `TypeError: Cannot interpret value
     of type <class 'function'> as an abstract array` (census row E65, heldout7's
-    `checkpoint_under_creator`).
+    `checkpoint_under_creator`). `jax.vmap`/`jax.pmap` raise for a function and for a Python
+    scalar (`rank ... at least 1`); `jnp.vectorize` for a function (`... with dtype object is not a
+    valid JAX array type`) and, without `signature`, for a use of axes on its 0-d elements
+    (`IndexError: Too many indices: array is 0-dimensional`, `axis -1 is out of bounds`, shapes that
+    do not broadcast). A jitted rule receives the nondiff arguments JAX passes it the same way.
+    Routes measured in docs/facts/jax-errors.md, "Transformations around the creator: routes (kinds11)".
 
     ## Example
     ```python
@@ -102,81 +105,138 @@ def integrate(f, a, b):
 ''']
 
     def check_derivative(self, d: CustomDerivative) -> None:
-        if not d.nondiff:
-            return
-        found = self._inner_jit(d)
-        if found is None:
-            return
-        jit, primal = found
+        uses = PythonUses(self.model)
+        found = self._inner_transform(d)
+        if found is not None and found[0].kind != FILTERS:
+            if self._beneath(d, found[0], found[1], uses) or not d.nondiff:
+                return
+        if d.nondiff:
+            self._on_rules(d, uses)
+
+    def _beneath(self, d: CustomDerivative, t: Transform, primal: FunctionNode, uses: PythonUses) -> bool:
         params = [a.arg for a in (*primal.args.posonlyargs, *primal.args.args)]
         verdicts = {v.position: v for v in self.model.facts.verdicts(d)}
         for position in d.nondiff:
-            if position >= len(params):
+            if position >= len(params) or t.passes(position, params[position]):
                 continue
-            use = self._annotated_callable(primal, params[position]) or self._python_use(primal, params[position]) \
-                or self._static_use(primal, verdicts.get(position)) or self._called_in_rules(d, position) \
-                or self._module_object(jit, primal, params[position])
+            name = params[position]
+            use = uses.annotated_callable(primal, name) or uses.python_use(primal, name) \
+                or self._static_use(primal, verdicts.get(position)) or self._called_in_rules(d, position, uses) \
+                or self._module_object(t, primal, name)
             if use is None:
                 continue
             node, what, error = use
-            if "function" in what and passed_callables(self.model, d, position, params[position]) == (True, False):
+            if "function" in what and passed_callables(self.model, d, position, name) == (True, False):
                 continue  # a `jax.tree_util.Partial` reaches it: a pytree, traced as data
-            target = jit.func if isinstance(jit, ast.Call) else jit
-            q = self.model.index.qualname(jit.args[0] if self._partial_vectorize(jit) else target)
-            if q in MAPS or q == VECTORIZE:
-                if q == VECTORIZE and "function" not in what and "object" not in what:
+            if t.kind in (MAPS, VECTORIZES):
+                if t.kind == VECTORIZES and "function" not in what and "object" not in what:
                     continue
-                self._report_map(d, jit, primal, params[position], position, node, what, q)
-                return
-            remat = self.model.index.qualname(target) != JIT
-            verb, name = ("rematerialises", "jax.checkpoint") if remat else ("jits", "jax.jit")
-            self.report(jit, (
-                f"`{self.quote(jit, 40)}` {verb} the primal `{getattr(primal, 'name', '<lambda>')}` of {d.label} "
+                self._report_map(d, t.node, primal, name, position, node, what, t)
+                return True
+            remat = t.name not in ("jax.jit", "jax.experimental.pjit.pjit", "flax.nnx.jit")
+            verb, suggested = ("rematerialises", "jax.checkpoint") if remat else ("jits", "jax.jit")
+            suggested = t.name[len("flax."):] if t.name.startswith("flax.") else suggested
+            self.report(t.node, (
+                f"`{self.quote(t.node, 40)}` {verb} the primal `{getattr(primal, 'name', '<lambda>')}` of {d.label} "
                 f"`{d.name}` beneath the creator, so JAX traces every argument, nondiff ones included: "
-                f"`{params[position]}` (nondiff position {position}) is {what} (`{self.quote(node, 40)}`, line "
+                f"`{name}` (nondiff position {position}) is {what} (`{self.quote(node, 40)}`, line "
                 f"{node.lineno}), so calling `{d.name}` raises {error}. Mark it static "
-                f"(`partial({name}, static_argnums=({position},))`) or "
+                f"(`partial({suggested}, static_argnums=({position},))`) or "
                 f"{'checkpoint' if remat else 'jit'} the function that calls `{d.name}`"))
-            return
+            return True
+        return t.kind == VECTORIZES and not t.signature and self._vectorized_axes(d, t, primal, params)
+
+    def _vectorized_axes(self, d: CustomDerivative, t: Transform, primal: FunctionNode, params: list) -> bool:
+        """`jnp.vectorize` without `signature` runs the primal on 0-d elements: an argument it uses as having axes
+        (heldout10's `vectorize_under_creator`: `x[i]`, `x.shape[0]`, `eigh`, an `axis=`) raises there."""
+        for position, name in enumerate(params):
+            axes = None if t.passes(position, name) else self.model.facts.axes_in_function(primal, name)
+            if axes is not None:
+                self.report(t.node, (
+                    f"`{self.quote(t.node, 40)}` without `signature` beneath the creator runs the primal "
+                    f"`{getattr(primal, 'name', '<lambda>')}` of {d.label} `{d.name}` on 0-d elements of its broadcast "
+                    f"arguments, but {axes.why}: calling `{d.name}` raises (an index or axis error on a 0-d array, or "
+                    f"shapes that do not broadcast). Give the core dimensions (`partial(jnp.vectorize, signature="
+                    f"'(n)->()')`) or apply `jnp.vectorize` to `{d.name}` after the registration, under another name"))
+                return True
+        return False
+
+    def _on_rules(self, d: CustomDerivative, uses: PythonUses) -> None:
+        """fwd, bwd or the jvp rule under a tracing transformation (`@jax.jit` on the def, `f.defvjp(jax.jit(f_fwd),
+        ...)`): JAX passes it the nondiff arguments, which the transformation traces (heldout10's `jit_on_rules`)."""
+        for role in ("fwd", "bwd", "jvp"):
+            rule = d.rule(role)
+            found = self._rule_transform(rule) if rule is not None else None
+            if found is None or found[0].kind == FILTERS:
+                continue
+            t, fn = found
+            params = self.model.signature(fn).positional
+            for position in d.nondiff:
+                at = (position if role == "fwd" else d.nondiff.index(position)) - rule.bound_positional
+                if not 0 <= at < len(params) or t.passes(at, params[at]):
+                    continue
+                use = uses.annotated_callable(fn, params[at]) or uses.python_use(fn, params[at]) or \
+                    self._static_use(fn, self._verdict(d, position)) or self._primal_object(d, t, position)
+                if use is None or ("function" in use[1] and passed_callables(
+                        self.model, d, position, params[at]) == (True, False)):
+                    continue
+                node, what, error = use
+                self.report(t.node, (
+                    f"`{self.quote(t.node, 40)}` on `{getattr(fn, 'name', '<lambda>')}`, the {role} rule of {d.label} "
+                    f"`{d.name}`, traces every argument JAX passes it, nondiff ones included: `{params[at]}` (nondiff "
+                    f"position {position}) is {what} (`{self.quote(node, 40)}`, line {node.lineno}), so differentiating "
+                    f"`{d.name}` raises {error}. Mark it static (`static_argnums=({at},)`) or drop the transformation "
+                    f"from the rule (JAX traces the rules under the caller's `jit` anyway)"))
+                return
+
+    def _primal_object(self, d: CustomDerivative, t: Transform, position: int) -> Optional[Tuple[ast.AST, str, str]]:
+        params = self.model.signature(d.primal).positional if d.primal is not None else []
+        return self._module_object(t, d.primal, params[position]) if position < len(params) else None  # type: ignore[arg-type]
+
+    def _verdict(self, d: CustomDerivative, position: int) -> Optional[Verdict]:
+        return next((v for v in self.model.facts.verdicts(d) if v.position == position), None)
+
+    def _rule_transform(self, rule: RuleFunction) -> Optional[Tuple[Transform, FunctionNode]]:
+        if isinstance(rule.expr, ast.Call):
+            return self.model.facts.transformed_function(rule.expr)
+        fn = rule.node
+        if rule.registered is not None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        for dec in fn.decorator_list:
+            t = self.model.facts.transform_of(dec)
+            if t is not None:
+                return t, fn
+        return None
 
     def _report_map(self, d: CustomDerivative, dec: ast.expr, primal: FunctionNode, name: str, position: int,
-                    node: ast.AST, what: str, q: str) -> None:
+                    node: ast.AST, what: str, t: Transform) -> None:
         error = ("TypeError: a function is no JAX argument (`... is not a valid JAX type`)" if "function" in what else
                  "TypeError: an object is no JAX array (`... with dtype object is not a valid JAX array type`)"
                  if "object" in what else
                  "ValueError (`vmap was requested to map its argument along axis 0, which implies that its rank should "
                  "be at least 1`) for a Python scalar")
-        fix = (f"Exclude it (`partial(jnp.vectorize, excluded={{{position}}})`)" if q == VECTORIZE else
+        fix = (f"Exclude it (`partial(jnp.vectorize, excluded={{{position}}})`)" if t.kind == VECTORIZES else
                f"Apply `{self.quote(dec, 30)}` to the function that calls `{d.name}`")
         self.report(dec, (
             f"`{self.quote(dec, 40)}` maps every argument of the primal `{getattr(primal, 'name', '<lambda>')}` of "
             f"{d.label} `{d.name}` beneath the creator, nondiff ones included: `{name}` (nondiff position {position}) "
             f"is {what} (`{self.quote(node, 40)}`, line {node.lineno}), so calling `{d.name}` raises {error}. {fix}"))
 
-    def _module_object(self, dec: ast.expr, primal: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
-        """Beneath `jnp.vectorize` (which makes every argument an array): the parameter annotated with a class of the
-        module, an object that is no array (heldout10's `vectorize_under_creator/pyroffi_fd_differentiable`)."""
-        if not (self.model.index.qualname(dec) == VECTORIZE or self._partial_vectorize(dec)):
-            return None
+    def _module_object(self, t: Transform, primal: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
+        """The parameter annotated with a class of the module: `jnp.vectorize` makes every argument an array, so any
+        object raises (heldout10's `vectorize_under_creator/pyroffi_fd_differentiable`); `jit`, `checkpoint` and the
+        maps trace a pytree's leaves, so an object of a class that is no pytree (no decorator, plain bases) raises
+        (`checkpoint_under_creator`, `jit_on_rules`: `Cannot interpret value of type <class 'GRiDDynamics'>`)."""
         arg = next((a for a in (*primal.args.posonlyargs, *primal.args.args) if a.arg == name), None)
         note = arg.annotation if arg is not None else None
         found = self.model.index.lookup(note.id, self.model.index.scope_of(primal)) if isinstance(note, ast.Name) else []
-        if len(found) == 1 and isinstance(found[0].node, ast.ClassDef):
-            return arg, f"an object of class `{note.id}` (its annotation)", "TypeError"
+        if len(found) == 1 and isinstance(found[0].node, ast.ClassDef) and (
+                t.kind == VECTORIZES or plain_class(self.model, found[0].node, 0) and not registered_by_call(self.model, note.id)):
+            return arg, f"an object of class `{note.id}` (its annotation)" + (
+                "" if t.kind == VECTORIZES else ", which is no pytree"), "TypeError"
         return None
 
-    def _annotated_callable(self, primal: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
-        """The parameter's annotation when it says a function (`Callable`, `Callable[..., T]`):
-        traced as an argument whether or not the body calls it."""
-        arg = next((a for a in (*primal.args.posonlyargs, *primal.args.args) if a.arg == name), None)
-        note = arg.annotation if arg is not None else None
-        note = note.value if isinstance(note, ast.Subscript) else note
-        if note is None or (self.model.index.qualname(note) or "") not in CALLABLE:
-            return None
-        return arg, "annotated as a function", ("TypeError: a function is no JAX argument (`Cannot interpret value "
-                                                "of type <class 'function'> as an abstract array`)")
-
-    def _called_in_rules(self, d: CustomDerivative, position: int) -> Optional[Tuple[ast.AST, str, str]]:
+    def _called_in_rules(self, d: CustomDerivative, position: int, uses: PythonUses) -> Optional[Tuple[ast.AST, str, str]]:
         """The value called, or given as the function of a JAX transformation (`jax.vjp(act, v)`), in
         fwd, bwd or the jvp rule: a function, which the traced primal receives as an argument too."""
         for role in ("fwd", "bwd", "jvp"):
@@ -185,7 +245,7 @@ def integrate(f, a, b):
                 continue
             params = self.model.signature(rule.node).positional
             at = (position if role == "fwd" else d.nondiff.index(position)) - rule.bound_positional
-            if not 0 <= at < len(params) or self._rebound(rule.node, params[at]):
+            if not 0 <= at < len(params) or uses.rebound(rule.node, params[at]):
                 continue
             name = params[at]
             for node in ast.walk(rule.node):
@@ -216,72 +276,16 @@ def integrate(f, a, b):
                     "static arguments` for a number")
         return None
 
-    def _inner_jit(self, d: CustomDerivative) -> Optional[Tuple[ast.expr, FunctionNode]]:
-        """(the bare `jax.jit` applied beneath the creator, the jitted def)."""
+    def _inner_transform(self, d: CustomDerivative) -> Optional[Tuple[Transform, FunctionNode]]:
+        """(the transformation applied beneath the creator, the function it is applied to)."""
         primal = d.primal
         decorators = getattr(primal, "decorator_list", [])
         if d.anchor in decorators:
             for dec in decorators[decorators.index(d.anchor) + 1:]:
-                if self.model.index.qualname(dec) in INNER | MAPS | {VECTORIZE} or self._partial_vectorize(dec):
-                    return dec, primal  # type: ignore[return-value]
+                t = self.model.facts.transform_of(dec)
+                if t is not None:
+                    return t, primal  # type: ignore[return-value]
             return None
         creation = d.creation
         inner = creation.args[0] if isinstance(creation, ast.Call) and creation.args else None
-        if not (isinstance(inner, ast.Call) and len(inner.args) == 1 and not inner.keywords
-                and self.model.index.qualname(inner.func) in INNER | MAPS | {VECTORIZE} and isinstance(inner.args[0], ast.Name)):
-            return None
-        for b in self.model.index.lookup(inner.args[0].id, self.model.index.scope_of(inner)):
-            if b.kind == "def" and isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                return inner, b.node
-        return None
-
-    def _partial_vectorize(self, dec: ast.expr) -> bool:
-        """`partial(jnp.vectorize, signature=...)` without `excluded`."""
-        return isinstance(dec, ast.Call) and len(dec.args) == 1 and self.model.index.qualname(dec.func) in PARTIAL \
-            and self.model.index.qualname(dec.args[0]) == VECTORIZE and all(k.arg != "excluded" for k in dec.keywords)
-
-    def _python_use(self, fn: FunctionNode, name: str, depth: int = 0) -> Optional[Tuple[ast.AST, str, str]]:
-        """Where `fn` calls `name` or tests it as a flag, here or in a function of the module it
-        passes `name` to (three calls deep: `_route_fwd(x, flag)` then `if flag:` in `_sort_impl`)."""
-        if self._rebound(fn, name):
-            return None
-        found = self._own_python_use(fn, name)
-        if found is not None or depth >= 3:
-            return found
-        for node in ast.walk(fn):
-            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-                continue
-            callee = named_function(self.model.index, node.func)
-            if callee is None or isinstance(callee, ast.Lambda) or callee is fn:
-                continue
-            params = self.model.signature(callee).positional
-            inner = next((params[i] for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id == name
-                          and i < len(params) and not any(isinstance(b, ast.Starred) for b in node.args[:i])), None)
-            inner = inner or next((k.arg for k in node.keywords if isinstance(k.value, ast.Name)
-                                   and k.value.id == name and k.arg in params), None)
-            if inner is None:
-                continue
-            use = self._python_use(callee, inner, depth + 1)
-            if use is not None:
-                where, what, error = use
-                return where, what if " in `" in what else f"{what} in `{callee.name}`", error
-        return None
-
-    def _own_python_use(self, fn: FunctionNode, name: str) -> Optional[Tuple[ast.AST, str, str]]:
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
-                return node, "called as a function", ("TypeError: a function is no jit argument (`Error interpreting "
-                                                     "argument to ... as an abstract array ... not marked as static`, "
-                                                     "or `... is not a valid JAX type`)")
-            if isinstance(node, (ast.If, ast.While, ast.IfExp)) and isinstance(node.test, ast.Name) and \
-                    node.test.id == name:
-                return node.test, "tested as a Python flag", "TracerBoolConversionError"
-        return None
-
-    @staticmethod
-    def _rebound(fn: FunctionNode, name: str) -> bool:
-        targets: List[ast.AST] = [t for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.For))
-                                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
-        inner = [n for n in ast.walk(fn) if n is not fn and isinstance(n, (ast.FunctionDef, ast.Lambda))
-                 and name in [a.arg for a in n.args.args]]
-        return any(isinstance(t, ast.Name) and t.id == name for t in targets) or bool(inner)
+        return self.model.facts.transformed_function(inner) if inner is not None else None

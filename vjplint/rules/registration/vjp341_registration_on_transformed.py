@@ -6,21 +6,18 @@ from typing import Dict, Optional, Tuple
 from vjplint.diagnostics import Severity
 from vjplint.model.file_model import CustomDerivative
 from vjplint.model.jaxapi import JAX_JVP, JAX_VJP, PARTIAL, REGISTRATION_METHODS
-from vjplint.model.semantic import named_function
 from vjplint.rules.base import Rule
+from vjplint.rules.registration._local_wrappers import LocalWrappers
 
-# JAX transformations that return a new function (measured on JAX 0.10.2: none of the results has
-# `defvjp`/`defjvp`; docs/facts/scripts/errors/e63_registration_on_transformed.py).
-HIDING = frozenset({f"jax.{n}" for n in ("jit", "checkpoint", "remat", "vmap", "pmap", "named_call", "grad",
-                                          "value_and_grad", "jacfwd", "jacrev", "hessian")}
-                   | {"jax.ad_checkpoint.checkpoint", "jax.profiler.annotate_function"})
 # `functools` caches: the wrapper is a `functools._lru_cache_wrapper`, without `defvjp` (measured on
 # JAX 0.10.2: fixtures/rules/VJP341/fire_lru_cache_above_creator.py).
 CACHES = frozenset({"functools.lru_cache", "functools.cache"})
 WRAPPERS = CACHES | {"jax.profiler.annotate_function", "jax.named_call"}
 CREATORS = frozenset((*JAX_VJP, *JAX_JVP))
-# Any function of these modules applied above the creator returns a new object (`jnp.vectorize`, `np.vectorize`,
-# `jax.vmap`, `jax.grad`..., measured on JAX 0.10.2: /tmp/after10a/e63.py), except these, which return their argument.
+# The KIND, not a list: any function of these modules applied above the creator returns a new object without `defvjp`
+# (jax.jit/vmap/grad/named_call/remat/checkify/shard_map, jnp/np.vectorize, functools caches, equinox filter_jit/
+# filter_vmap, flax nnx.jit/nnx.remat: measured on JAX 0.10.2, docs/facts/jax-errors.md "Transformations around the
+# creator: routes (kinds11)"), except these, which return their argument.
 KNOWN = ("jax", "numpy", "functools", "equinox", "flax")
 SAME = frozenset({"functools.wraps", "functools.update_wrapper"}) | CREATORS
 FORWARDING = ("jax.custom_batching.", "jax.custom_transpose.")  # custom_vmap forwards `defjvp`/`defvjp` (JAX's tests)
@@ -29,27 +26,26 @@ QUIET = ("builtins", "typing", "typing_extensions", "abc", "vjplint")  # importe
 
 class RegistrationOnTransformed(Rule):
     """## What it does
-    Flags a custom_vjp or custom_jvp whose name is bound to a JAX transformation of it before its
-    rules are registered: `@jax.jit` (or `@partial(jax.jit, ...)`, `@jax.checkpoint`, `@jax.vmap`...)
-    stacked above `@jax.custom_vjp`/`@jax.custom_jvp` on a `def` that is then registered by name
-    (`f.defvjp(fwd, bwd)`, `@f.defjvp`), and the call form `f = jax.jit(jax.custom_vjp(g))`
-    followed by `f.defvjp(...)`; the same with a profiling wrapper (`@jax.profiler.annotate_function`,
-    `@jax.named_call`), a `functools` cache (`@functools.lru_cache`, `@functools.cache`) or a
-    decorator of the module that returns a new plain function (a call-logging decorator written with
-    `functools.wraps`) in place of the transformation. Also the custom function's name rebound to a
-    transformation or a `functools.partial` of it (`f = jax.jit(f)`, `g = partial(f, scale=2.0)`)
-    before the rules are registered by the new binding, and `@staticmethod`/`@classmethod` above
-    the creator in a class body that registers the rules by the bare name (there it is the
-    descriptor, which has no `defvjp`).
+    Flags a custom_vjp or custom_jvp whose name is bound, before its rules are registered by that
+    name (`f.defvjp(fwd, bwd)`, `@f.defjvp`), to whatever a call of another function returns: a
+    decorator stacked above `@jax.custom_vjp`/`@jax.custom_jvp` or the call form
+    `f = jax.jit(jax.custom_vjp(g))`. An error when the function is known to return a new object:
+    any function of jax, numpy, functools, equinox or flax (`@jax.jit`, `@partial(jax.jit, ...)`,
+    `@jax.checkpoint`, `@jax.vmap`, `@jnp.vectorize`, `@jax.named_call`, `@functools.lru_cache`,
+    `@eqx.filter_jit`, `@nnx.jit`...), or a decorator (or decorator factory) of the module whose
+    every return is a function it defines or a transformation of its argument; a "may" warning for
+    an imported decorator of another module; silent for one of the module that returns its argument
+    (a registry). Also the name rebound to a transformation or a `functools.partial` of it
+    (`f = jax.jit(f)`) before the registration, and `@staticmethod`/`@classmethod` above the
+    creator in a class body that registers the rules by the bare name (the descriptor).
 
     ## Why is this bad?
-    The transformation returns a new function (`jax.jit` a `PjitFunction`), which has no
-    `defvjp`/`defjvp`: the registration raises when the module is imported, e.g.
-    `AttributeError: 'jaxlib._jax.PjitFunction' object has no attribute 'defvjp'` (with
-    `jax.checkpoint`, `jax.vmap`, `jax.profiler.annotate_function` and the others: `'function'
-    object has no attribute ...`; `functools.lru_cache`: `'functools._lru_cache_wrapper' object ...`;
-    `functools.wraps` copies the custom function's `__dict__`, not its class's `defvjp`).
-    Measured in `docs/facts/scripts/errors/e63_registration_on_transformed.py`.
+    The transformation returns a new object (`jax.jit` a `PjitFunction`, `jnp.vectorize` and
+    `jax.vmap` a `function`, `eqx.filter_jit` a `_JitWrapper`), which has no `defvjp`/`defjvp`:
+    the registration raises `AttributeError: ... object has no attribute 'defvjp'` at import
+    (`functools.wraps` copies the custom function's `__dict__`, not its class's `defvjp`).
+    Measured in `docs/facts/scripts/errors/e63_registration_on_transformed.py` and the routes of
+    docs/facts/jax-errors.md, "Transformations around the creator: routes (kinds11)".
 
     ## Example
     ```python
@@ -182,23 +178,28 @@ f_jit = jax.jit(f)
                   else f"Apply `{wrapper}` to `{name}` after the registration, to another name" if made.startswith("functools")
                   else f"Apply `{wrapper}` beneath the creator (the wrapper is then the primal) or to `{name}` after the "
                   f"registration" if wrapper else
-                  f"Apply the transformation after the registration, to another name (`{name}_jit = jax.jit({name})`), "
-                  f"or to the function that calls `{name}`")
+                  f"Apply `{self._applied(node)}` after the registration, to another name (`{name}_"
+                  f"{self._applied(node).split('.')[-1]} = {self._applied(node)}({name})`), or to the function that calls `{name}`")
         what = "an object" if descriptor or made == "functools.partial" else "a new function"
         self.report(node, (
             f"{how}, {what} that has no `{method}`: registering its rules by that name (line {line}) "
             f"raises AttributeError: '{made}' object has no attribute '{method}' when the module is imported. {advice}"))
 
+    def _applied(self, node: ast.AST) -> str:
+        """The transformation as written (`jax.jit` for `partial(jax.jit, ...)` and `jax.jit(jax.custom_vjp(g))`)."""
+        node = self._unwrap(node)  # type: ignore[arg-type]
+        return self.quote(node.func if isinstance(node, ast.Call) else node, 30)
+
     def _class_of(self, node: ast.AST) -> str:
         return next((a.name for a in self.model.index.ancestors(node) if isinstance(a, ast.ClassDef)), "Cls")
 
     def _wrapper_name(self, expr: ast.expr) -> str:
-        """The name of a wrapper that is not a JAX transformation (a profiling annotation, a cache, a decorator of
-        the module that returns a new plain function); "" for a transformation (`jax.jit`...)."""
+        """The name of a wrapper that is not a JAX transformation (a profiling annotation, a cache, a local one)."""
         expr = self._unwrap(expr)
         if self.model.index.qualname(expr) in WRAPPERS:
             return self.quote(expr, 40)
-        return expr.id if isinstance(expr, ast.Name) and self._plain_wrapper(expr) else ""
+        named = expr.func if isinstance(expr, ast.Call) else expr
+        return named.id if isinstance(named, ast.Name) and self._plain_wrapper(expr) else ""
 
     def _transform_above(self, d: CustomDerivative, test=None) -> Optional[ast.expr]:
         decorators = getattr(d.primal, "decorator_list", [])
@@ -230,7 +231,7 @@ f_jit = jax.jit(f)
         or a decorator of the module that returns a new plain function."""
         expr = self._unwrap(expr)
         q = self.model.index.qualname(expr)
-        return q in HIDING or q in CACHES or self._known(q) or self._plain_wrapper(expr)
+        return self._known(q) or self._plain_wrapper(expr)
 
     @staticmethod
     def _known(q: Optional[str]) -> bool:
@@ -242,21 +243,8 @@ f_jit = jax.jit(f)
         return q is not None and q.split(".")[0] not in KNOWN + QUIET and q not in PARTIAL
 
     def _plain_wrapper(self, expr: ast.expr) -> bool:
-        """`expr` names a `def` of one parameter whose every return is a function it defines, decorated
-        with nothing but `functools.wraps` (a call-logging decorator): that function has no
-        `defvjp`/`defjvp` (`functools.wraps` copies the custom function's `__dict__`, not its class's
-        methods; measured in fixtures/rules/VJP341/fire_wraps_above_creator.py)."""
-        fn = named_function(self.model.index, expr)
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(fn.args.args) != 1:
-            return False
-        defs = {st.name: st for st in fn.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        returns = self.model.facts.returns_of(fn)
-        return bool(returns) and all(
-            isinstance(r.value, ast.Name) and r.value.id in defs and len(self.model.index.lookup(
-                r.value.id, self.model.index.scope_of(defs[r.value.id]))) == 1
-            and all(isinstance(dec, ast.Call) and self.model.index.qualname(dec.func) == "functools.wraps"
-                    for dec in defs[r.value.id].decorator_list)
-            for r in returns)
+        """A decorator (or decorator factory) of the module that returns a new object, never its argument."""
+        return LocalWrappers(self.model, self._known).returns_new(expr)
 
     def _registration_line(self, d: CustomDerivative) -> int:
         reg = d.registrations[0]
