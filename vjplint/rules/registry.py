@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
-import inspect
 import os
-import textwrap
 from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Tuple, Type
 
@@ -117,6 +115,9 @@ def _sets_up_only(function: object) -> bool:
     """Whether a `check` method only gives the rule's own attributes constants or empty
     containers (`self._seen: Set[ast.AST] = set()`): it reads nothing, reports nothing, raises
     nothing, so a rule with nothing else to run finds nothing without it."""
+    import inspect
+    import textwrap
+
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))  # type: ignore[arg-type]
     except (OSError, TypeError, SyntaxError):
