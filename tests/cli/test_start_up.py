@@ -292,6 +292,10 @@ def test_the_rule_catalog_is_the_rules_own() -> None:
         assert RULES[code] == registry.catalog_entry(rule), (code, registry.CATALOG_HOW)
         assert registry.rule_class(code) is rule
     assert registry.default_off() == frozenset(c for c, r in rules.items() if not r.DEFAULT_ENABLED)
+    from vjplint.rules.catalog import DERIVATIVE_ONLY
+
+    gated = {code: registry.derivative_gate(rule) for code, rule in rules.items()}
+    assert DERIVATIVE_ONLY == {code: gate for code, gate in gated.items() if gate is not None}, registry.CATALOG_HOW
 
 
 def test_a_lint_imports_only_the_rules_its_triggers_select(tmp_path: Path) -> None:

@@ -202,3 +202,114 @@ def test_the_engine_hands_check_derivative_only_the_declared_derivatives(monkeyp
     engine.lint_source("t.py", text)
     assert sorted(seen) == [("VJP316", "f", "jax", "vjp"), ("VJP316", "h", "nnx", "vjp"),
                             ("VJP330", "h", "nnx", "vjp")]
+
+
+# -- the catalog's DERIVATIVE_ONLY: rules neither imported nor made without a derivative they judge ---
+def _rule_classes():
+    """Rule classes written the ways the catalog's gate tells apart."""
+    import ast
+    from typing import Set
+
+    from vjplint.rules.base import Rule
+
+    class SetUpOnly(Rule):
+        CODE = "VJP990"
+        KINDS = frozenset({"vjp"})
+
+        def check(self) -> None:
+            """A docstring."""
+            self._seen: Set[ast.AST] = set()
+            self._names = {}
+            self._first = None
+
+        def check_derivative(self, d) -> None:
+            pass
+
+    class ReadsTheModel(SetUpOnly):
+        def check(self) -> None:
+            self._seen = set()
+            self._count = len(self.model.derivatives)  # reads the model: runs whatever it holds
+
+    class Reports(SetUpOnly):
+        def check(self) -> None:
+            self._seen = set()
+            for d in self.model.derivatives:
+                self.report(d.anchor, "x")
+
+    class Visits(SetUpOnly):
+        def visit_Call(self, node) -> None:
+            pass
+
+    class OwnInit(SetUpOnly):
+        def __init__(self, model, options) -> None:
+            super().__init__(model, options)
+
+    class NoCheck(Rule):
+        CODE = "VJP991"
+        APIS = frozenset({"nnx"})
+
+        def check_derivative(self, d) -> None:
+            pass
+
+    class FilledSet(SetUpOnly):
+        def check(self) -> None:
+            self._seen = set(self.model.derivatives)
+
+    return SetUpOnly, ReadsTheModel, Reports, Visits, OwnInit, NoCheck, FilledSet
+
+
+def test_the_derivative_gate_takes_only_rules_whose_check_sets_up() -> None:
+    from vjplint.rules.registry import derivative_gate
+
+    set_up, reads, reports, visits, own_init, no_check, filled = _rule_classes()
+    assert derivative_gate(set_up) == (None, ("vjp",))
+    assert derivative_gate(no_check) == (("nnx",), None)
+    for cls in (reads, reports, visits, own_init, filled):
+        assert derivative_gate(cls) is None, cls.__name__
+
+
+def test_the_catalog_gates_the_rules_that_only_judge_derivatives() -> None:
+    """Every rule of DERIVATIVE_ONLY has no visitor and its own `check_derivative`; VJP301
+    (plain functions' registrations, read by `check`) and VJP403 (a visitor) are not in it."""
+    from vjplint.rules.base import Rule
+    from vjplint.rules.catalog import DERIVATIVE_ONLY
+
+    rules = dict(RULES)
+    assert len(DERIVATIVE_ONLY) >= 40
+    for code in DERIVATIVE_ONLY:
+        rule = rules[code]
+        assert rule.RUNTIME or rule.check_derivative is not Rule.check_derivative, code
+        assert not any(attr.startswith("visit_") for attr in dir(rule)), code
+    assert "VJP301" not in DERIVATIVE_ONLY and "VJP403" not in DERIVATIVE_ONLY and "VJP101" not in DERIVATIVE_ONLY
+    assert DERIVATIVE_ONLY["VJP318"] == (("jax",), ("vjp",))
+
+
+def test_a_module_without_a_derivative_runs_no_derivative_only_rule(monkeypatch) -> None:
+    """A module that names `jax.custom_vjp` and `ad.defjvp` in code (JAX's own re-exports and
+    `lax.py`'s registrations) but makes no custom derivative: the rules that only judge
+    derivatives are not made, and the findings are those of every rule run (the gate emptied)."""
+    from vjplint.rules import catalog
+    from vjplint.rules.base import Rule
+
+    made = []
+    original = Rule.__init__
+
+    def counting(self, model, options):
+        made.append(self.CODE)
+        original(self, model, options)
+
+    monkeypatch.setattr(Rule, "__init__", counting)
+    text = ("from jax.interpreters import ad\nimport jax\n\n"
+            "def f(x):\n    return x\n\n"
+            "ad.defjvp(f, lambda g, x: g)\n"
+            "f.defvjp(lambda x: (x, None), lambda r, g: (g,))\n"
+            "jax.jvp(f, (1.0,), (1.0,))\n"
+            "help(jax.custom_vjp, jax.custom_jvp)\n")
+    gated = [(d.code, d.location.row, d.message) for d in engine.lint_source("m.py", text).diagnostics]
+    made_gated = set(made)
+    assert made_gated and not made_gated & set(catalog.DERIVATIVE_ONLY)
+    made.clear()
+    monkeypatch.setattr(catalog, "DERIVATIVE_ONLY", {})
+    everything = [(d.code, d.location.row, d.message) for d in engine.lint_source("m.py", text).diagnostics]
+    assert gated == everything
+    assert set(made) > made_gated

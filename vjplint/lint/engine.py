@@ -376,7 +376,7 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     from vjplint.model.expected_errors import withhold_fixes
     from vjplint.facts.infer import Hints
     from vjplint.rules.base import RuleOptions
-    from vjplint.rules.catalog import RULES
+    from vjplint.rules.catalog import DERIVATIVE_ONLY, RULES
     from vjplint.rules.registry import rules_for
 
     recognizer = Recognizer.for_run(config, facts)
@@ -409,6 +409,10 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
               and (not RULES[code][5] or not present.isdisjoint(RULES[code][5]))  # TRIGGERS
               and (RULES[code][6] is None or _needed(re.compile(*RULES[code][6]), text)
                    or borrowed and _needed(re.compile(*RULES[code][6]), borrowed))]  # NEEDS
+    # the gate by derivative: a rule that only judges derivatives (the catalog's DERIVATIVE_ONLY) is
+    # neither imported nor made where the model holds no derivative of its APIS and KINDS
+    kinds = {(d.api, d.kind) for d in model.derivatives}
+    chosen = [code for code in chosen if code not in DERIVATIVE_ONLY or _judged(DERIVATIVE_ONLY[code], kinds)]
     classes = rules_for(chosen)
     elsewhere = [cls for cls in classes if split is not None and cls.CODE in split.codes]
     here = [cls for cls in classes if cls not in elsewhere]
@@ -426,6 +430,13 @@ def _run_rules(filename: str, module: ast.Module, text: str, lines: List[str], c
     if any(d.fix is not None and d.fix.plan is not None for d in diagnostics):
         session.remember_parse(text, names, whole, module if session.focus and text_lines is None else None)
     return diagnostics
+
+
+def _judged(gate: Tuple[Optional[Tuple[str, ...]], Optional[Tuple[str, ...]]], kinds: Set[Tuple[str, str]]) -> bool:
+    """Whether a derivative of `kinds` ((api, kind) of the model's derivatives) is one a rule of
+    `gate` (its APIS and KINDS, None: any) judges."""
+    apis, wanted = gate
+    return any((apis is None or api in apis) and (wanted is None or kind in wanted) for api, kind in kinds)
 
 
 def _lint_with_one_rule(code: str, text: str) -> List[Diagnostic]:

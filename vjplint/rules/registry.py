@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import os
 from functools import lru_cache
-from typing import Dict, Iterable, List, Tuple, Type
+from typing import Dict, Iterable, List, Optional, Tuple, Type
 
 from vjplint.rules.base import Rule
 from vjplint.rules.catalog import RULES
@@ -95,15 +96,81 @@ def catalog_entry(rule: Type[Rule]) -> tuple:
             bool(rule.RUNTIME), tuple(rule.TRIGGERS), needs)
 
 
+# What a set-up `check` may assign to the rule's own attributes: constants, empty containers.
+_EMPTY_CALLS = frozenset({"set", "dict", "list", "frozenset", "tuple"})
+
+
+def _is_set_up(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.List, ast.Set, ast.Tuple)) and not node.elts:
+        return True
+    if isinstance(node, ast.Dict) and not node.keys:
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _EMPTY_CALLS \
+        and not node.args and not node.keywords
+
+
+def _sets_up_only(function: object) -> bool:
+    """Whether a `check` method only gives the rule's own attributes constants or empty
+    containers (`self._seen: Set[ast.AST] = set()`): it reads nothing, reports nothing, raises
+    nothing, so a rule with nothing else to run finds nothing without it."""
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))  # type: ignore[arg-type]
+    except (OSError, TypeError, SyntaxError):
+        return False
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else None
+    if body is None:
+        return False
+    for i, statement in enumerate(body):
+        if i == 0 and isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(statement, ast.Pass):
+            continue
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        else:
+            return False
+        if not _is_set_up(value) or not all(
+                isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                for t in targets):
+            return False
+    return True
+
+
+def derivative_gate(rule: Type[Rule]) -> Optional[Tuple[Optional[Tuple[str, ...]], Optional[Tuple[str, ...]]]]:
+    """(APIS, KINDS), sorted, of a rule that only judges derivatives: what it runs is its
+    `check_derivative`, its `check` being absent or a set-up (`_sets_up_only`), its `__init__`
+    the base's, with no `visit_` method. The engine neither imports nor makes such a rule for a
+    module holding no derivative of its APIS and KINDS (it would call nothing that can report).
+    None for every other rule."""
+    if rule.__init__ is not Rule.__init__ or any(attr.startswith("visit_") for attr in dir(rule)):
+        return None
+    if rule.check is not Rule.check and not _sets_up_only(rule.check):
+        return None
+    return (tuple(sorted(rule.APIS)) if rule.APIS is not None else None,
+            tuple(sorted(rule.KINDS)) if rule.KINDS is not None else None)
+
+
 def catalog_text() -> str:
     """vjplint/rules/catalog.py as the rule classes say it should read."""
     rows = "".join(f"    {code!r}: {catalog_entry(rule)!r},\n" for code, rule in all_rules().items())
+    gates = "".join(f"    {code!r}: {derivative_gate(rule)!r},\n" for code, rule in all_rules().items()
+                    if derivative_gate(rule) is not None)
     return (f'"""Each rule\'s module and what the engine reads of its class before it runs (written by\n'
             f"`{CATALOG_HOW}`; tests/cli/test_start_up.py\n"
             f"compares it with the classes). A lint imports only the rules a file's trigger names and\n"
             f'`NEEDS` select; `vjplint rule`, the docs and SARIF still import them all (`all_rules`)."""\n\n'
             f"# code: (module, DEFAULT_ENABLED, DEFAULT_REPORTS, IN_STUBS, RUNTIME, TRIGGERS, NEEDS as (pattern, flags))\n"
-            f"RULES = {{\n{rows}}}\n")
+            f"RULES = {{\n{rows}}}\n\n"
+            f"# The rules that only judge derivatives (`registry.derivative_gate`): code: (APIS, KINDS), None: any.\n"
+            f"# The engine imports and runs them only for a module holding a derivative of those.\n"
+            f"DERIVATIVE_ONLY = {{\n{gates}}}\n")
 
 
 def write_catalog() -> None:
