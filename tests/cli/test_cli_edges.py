@@ -114,6 +114,27 @@ def test_ctrl_c_as_a_fix_run_ends_prints_no_traceback(tmp_path: Path) -> None:
 
 
 @pytest.mark.cli
+def test_ctrl_c_after_every_fix_is_written_is_a_plain_interrupt(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A Ctrl-C that lands once every fix is on disk (as the summary is made: the moment the test
+    above reaches by timing, which a loaded machine moves) says "vjplint: interrupted", never
+    "interrupted before any file was written". Deterministic: the interrupt is raised where the
+    summary is made."""
+    from vjplint.cli import fix, main
+
+    names = _files(tmp_path, 3)
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fix, "emit", interrupt)
+    monkeypatch.chdir(tmp_path)
+    rc = main(["--fix", "--no-cache", "--jobs", "1", "."])
+    out, err = capsys.readouterr()
+    assert (rc, err) == (130, "vjplint: interrupted\n")
+    assert [(tmp_path / n).read_text() for n in names] == [CLIP_OUT] * 3
+
+
+@pytest.mark.cli
 def test_a_symbolic_link_loop_or_a_device_named_on_the_command_line_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "loop.py").symlink_to("loop.py")
     (tmp_path / "zero.py").symlink_to("/dev/zero")

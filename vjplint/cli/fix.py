@@ -170,15 +170,19 @@ class _FileFix:
 
 def run_fix_command(args, workspace: "Workspace", paths: Sequence[str], output_format: str, progress=None) -> int:
     """`vjplint --fix/--diff PATH...`: lint everything, fix the files that have offered fixes."""
+    stage: List[str] = []  # "written" once every fix is on disk: a later Ctrl-C is a plain interrupt
     try:
-        return _run_fix(args, workspace, paths, output_format, progress)
+        return _run_fix(args, workspace, paths, output_format, progress, stage)
     except FixInterrupted:
         raise
     except KeyboardInterrupt:
+        if stage:  # the summary may be out already: "before any file was written" would be false
+            raise
         raise FixInterrupted() from None
 
 
-def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: str, progress=None) -> int:
+def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: str, progress=None,
+             stage: Optional[List[str]] = None) -> int:
     unsafe = bool(args.unsafe_fixes)
     run = lint_paths(paths, workspace, jobs=args.jobs, use_cache=not args.no_cache, progress=progress,
                      force_exclude=args.force_exclude)
@@ -232,6 +236,8 @@ def _run_fix(args, workspace: "Workspace", paths: Sequence[str], output_format: 
                      sources, fixed, diffs, errors, written, already, refused, facts)
         if interrupted:
             raise FixInterrupted(written, [])
+    if stage is not None:
+        stage.append("written")
     if already and not args.quiet:
         print(f"vjplint: {len(already)} file{'s were' if len(already) != 1 else ' was'} fixed by another run "
               f"meanwhile, as this one would have: left as {'they are' if len(already) != 1 else 'it is'}",
