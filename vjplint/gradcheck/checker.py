@@ -62,6 +62,27 @@ class GuessedShapes(Exception):
         self.name, self.code, self.detail = name, code, detail
 
 
+# What an error says when the machine or the device ran out of memory (XLA's compiler under a full
+# machine: "LLVM compilation error: Cannot allocate memory"; a device: RESOURCE_EXHAUSTED).
+RESOURCE_MARKS = ("MemoryError", "RESOURCE_EXHAUSTED", "Cannot allocate memory", "std::bad_alloc",
+                  "Out of memory", "out of memory")
+
+
+def out_of_resources(text):
+    """Whether an error's text (describe_exc's) says the check ran out of memory."""
+    return any(mark in (text or "") for mark in RESOURCE_MARKS)
+
+
+class OutOfResources(BaseException):
+    """A check ran out of memory (the machine's or the device's): that says nothing about the rule,
+    so the derivative is not checked, and the run goes on. A BaseException, so that no check's
+    `except Exception` takes it for the rule's own raise."""
+
+    def __init__(self, detail):
+        super().__init__(detail)
+        self.detail = detail
+
+
 class OtherInputs(Exception):
     """These synthesised inputs cannot decide (the primal is NaN or inf there, or finite
     differences and the primal's own autodiff disagree with each other): try the next domain."""
@@ -647,6 +668,8 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
 
     # -- records --------------------------------------------------------------------------------
     def record(self, name, status, detail="", code=None, max_error=None, severity=None):
+        if status in ("failed", "unverifiable") and out_of_resources(detail):
+            raise OutOfResources(detail)  # the machine's trouble, not the rule's
         check = {"name": name, "status": status, "detail": detail, "code": code, "max_error": max_error}
         if severity:
             check["severity"] = severity
@@ -687,6 +710,8 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         site or example says what they are) is the rule's fault when the primal and its own
         autodiff run at the same inputs (`control` True); otherwise the guess may be the cause,
         and the check is unverifiable."""
+        if out_of_resources(detail):  # before anything else: the machine's trouble, not the rule's
+            raise OutOfResources(detail)
         where = self.deliberate_raise(exc) if raised else ""
         if where:
             self.record(name, "noted", "not compared: the rule raises on purpose (a `raise` in the module's own "
