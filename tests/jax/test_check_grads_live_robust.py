@@ -211,15 +211,17 @@ def _many() -> tuple:
 
 
 def test_what_one_definition_compiled_is_released_before_the_next(tmp_path: Path) -> None:
-    """32 definitions checked in one process: the backend's live executables after each one's checks
-    stay as few as after the first (before: JAX's caches kept every executable of every checked
-    definition, since the recording keeps each called object alive, and they added up)."""
+    """32 definitions checked in one process: after each one's checks, none of what they compiled is
+    still alive (before: JAX's caches kept the checked definitions' executables, since the recording
+    keeps each called object alive)."""
     ops, tests = _many()
     env = _project(tmp_path, ops, tests)
     proc = _record(tmp_path, env)
     assert f"{N_MANY} passed" in proc.stdout, proc.stdout + proc.stderr
     verdicts = [r["verdict"] for r in _lines(tmp_path) if "verdict" in r]
     assert len(verdicts) == N_MANY
+    # Without the release: 123 to 138 live after each (JAX 0.10.2, CPU), and the resident memory rose
+    # from 424 to 458 MiB over the 32; with it, none, and 422 to 442 MiB.
     executables = [v["executables"] for v in verdicts]
-    assert max(executables) <= executables[0] + 2, executables
+    assert max(executables) <= 2, executables
     assert all(isinstance(v["rss_mib"], float) and v["rss_mib"] > 0 for v in verdicts)

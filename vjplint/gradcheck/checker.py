@@ -308,7 +308,9 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
                self.params[i].get("domain") == "symmetric" and all(
                    self.np.ndim(v[j]) >= 2 and self.np.shape(v[j])[-1] == self.np.shape(v[j])[-2] for v in self.vals_s)]
         read_sym = [j for j in range(len(self.positions)) if j not in sym and self.reads_symmetric_part(j)]
-        sym += read_sym
+        rule_sym = [j for j in range(len(self.positions)) if j not in sym and j not in read_sym and
+                    self.rule_for_symmetric(j)]
+        sym += read_sym + rule_sym
         if sym:
             # Every call the module makes passes these symmetrised (`0.5 * (a + a.T)`), and the rule is
             # written for symmetric matrices (eigh's): checked along symmetric directions, as used.
@@ -335,14 +337,19 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         if self.narrow:
             self.at += " (float64 off, as the project runs it: with it on the module raises {})".format(
                 self.narrow[:200])
-        if sym and sym != read_sym:
+        declared = [j for j in sym if j not in read_sym and j not in rule_sym]
+        if declared:
             self.at += " ({} symmetrised as the module's caller does, line {})".format(
-                ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in sym if j not in read_sym),
-                self.params[self.positions[sym[0]]].get("symmetrised", "?"))
+                ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in declared),
+                self.params[self.positions[declared[0]]].get("symmetrised", "?"))
         if read_sym:
             self.at += (" ({} along symmetric directions: every value the project passed is symmetric and the "
                         "primal reads only its symmetric part, as `eigh` does)".format(
                             ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in read_sym)))
+        if rule_sym:
+            self.at += (" ({} along symmetric directions: every value the project passed is symmetric and the rule's "
+                        "cotangent for it is symmetric, written for symmetric matrices)".format(
+                            ", ".join("`{}`".format(self.param_name(self.positions[j])) for j in rule_sym)))
         if skew:
             self.at += (" ({} along skew-symmetric directions: every value the project passed is skew-symmetric, "
                         "`A.T == -A`)".format(", ".join("`{}`".format(self.param_name(self.positions[j])) for j in skew)))
@@ -478,17 +485,8 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         the primal does not change when an antisymmetric matrix is added to it. Such a rule is written
         for symmetric matrices, and its derivative is checked along symmetric directions, as used."""
         np, jnp = self.np, self.jnp
-        if self.synthetic or j in getattr(self, "complex_at", ()):
+        if not self.all_symmetric(j):
             return False
-        for v in self.vals_s:
-            x = v[j]
-            # An array, not a pytree: np.ndim of a tuple of equal vectors would read it as a matrix.
-            if not (hasattr(x, "shape") and hasattr(x, "dtype")) or np.ndim(x) < 2 or np.shape(x)[-1] != np.shape(x)[-2] or np.shape(x)[-1] < 2 or \
-                    not jnp.issubdtype(x.dtype, jnp.floating):
-                return False
-            a = np.asarray(x, dtype=np.float64)
-            if not np.allclose(a, np.swapaxes(a, -1, -2), rtol=1e-6, atol=1e-7 * (1 + float(np.max(np.abs(a))))):
-                return False
         try:
             x = self.vals_s[0][j]
             k = self.np.random.default_rng(5).standard_normal(np.shape(x))
@@ -504,6 +502,46 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         return bool(before) and len(before) == len(after) and all(
             b.shape == c.shape and np.all(np.isfinite(b)) and np.allclose(b, c, rtol=tol, atol=tol * (1 + float(
                 np.max(np.abs(b), initial=0.0)))) for b, c in zip(before, after))
+
+    def all_symmetric(self, j):
+        """Whether every value the project passed for the j-th differentiated argument is a real
+        symmetric matrix (at least 2 x 2; batched on leading axes)."""
+        np, jnp = self.np, self.jnp
+        if self.synthetic or j in getattr(self, "complex_at", ()):
+            return False
+        for v in self.vals_s:
+            x = v[j]
+            # An array, not a pytree: np.ndim of a tuple of equal vectors would read it as a matrix.
+            if not (hasattr(x, "shape") and hasattr(x, "dtype")) or np.ndim(x) < 2 or np.shape(x)[-1] != np.shape(x)[-2] or np.shape(x)[-1] < 2 or \
+                    not jnp.issubdtype(x.dtype, jnp.floating):
+                return False
+            a = np.asarray(x, dtype=np.float64)
+            if not np.allclose(a, np.swapaxes(a, -1, -2), rtol=1e-6, atol=1e-7 * (1 + float(np.max(np.abs(a))))):
+                return False
+        return True
+
+    def rule_for_symmetric(self, j):
+        """Whether every value the project passed for the j-th differentiated argument is symmetric
+        and the rule's cotangent for it is symmetric too (not zero), under two random output
+        cotangents: a rule written for symmetric matrices (OptNet's `dQ = (dx x' + x dx') / 2`,
+        where the primal, a solver, reads the whole matrix). It holds along symmetric directions
+        only, the ones the project's values move in: checked so. A rule wrong along them still fails."""
+        np = self.np
+        if not self.all_symmetric(j):
+            return False
+        try:
+            out, pull = self.jax.vjp(self.F, *self.vals_s[0])
+            for seed in (0, 1):
+                ct = self.jax.tree_util.tree_map(lambda o, seed=seed: self.jnp.asarray(
+                    np.random.default_rng(11 + seed).standard_normal(np.shape(o)), dtype=o.dtype), out)
+                g = np.asarray(pull(ct)[j], dtype=np.float64)
+                scale = float(np.max(np.abs(g), initial=0.0))
+                if scale == 0.0 or not np.all(np.isfinite(g)) or not np.allclose(
+                        g, np.swapaxes(g, -1, -2), rtol=1e-6, atol=1e-6 * scale):
+                    return False
+        except Exception:
+            return False
+        return True
 
     def all_skew(self, j):
         """Whether every value the project passed for the j-th differentiated argument is a real
