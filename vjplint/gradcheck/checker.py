@@ -945,8 +945,31 @@ class GradChecker(Inputs, Modes, N.Numerics, V.Verifier):
         if not isinstance(cts, (tuple, list)):
             return set()
         diff = [i for i in range(len(args)) if i not in nondiff]
+        # An explicit zero cotangent (`jnp.zeros_like(teacher)`: a distillation loss's detached
+        # teacher) says the same as None when it is zero under another, random cotangent too.
+        zeros = [k for k, i in enumerate(diff) if k < len(cts) and i in self.positions and self.all_zero(cts[k])]
+        if zeros:
+            np, rng = self.np, self.np.random.default_rng(7)  # not self.rng: the checks' draws stay as they were
+            try:
+                other = jax.tree_util.tree_map(lambda o: self.jnp.asarray(rng.uniform(0.5, 1.5, np.shape(o)), dtype=o.dtype)
+                                               if self.is_real_float(o) else self.unit_cotangent(o), out)
+                again = bwd(*[args[i] for i in nondiff], res, other)
+                zeros = [k for k in zeros if isinstance(again, (tuple, list)) and k < len(again) and
+                         self.all_zero(again[k])]
+            except Exception:
+                zeros = []
+        self.zero_slots = {self.positions.index(diff[k]) for k in zeros}
         return {self.positions.index(i) for k, i in enumerate(diff)
-                if k < len(cts) and cts[k] is None and i in self.positions}
+                if k < len(cts) and cts[k] is None and i in self.positions} | self.zero_slots
+
+    def all_zero(self, tree):
+        """Whether a cotangent is floating-point zeros only (not None, not empty)."""
+        leaves = self.jax.tree_util.tree_leaves(tree)
+        try:
+            return bool(leaves) and all(self.is_real_float(x) and self.np.size(x) > 0 and
+                                        not self.np.any(self.np.asarray(x)) for x in leaves)
+        except Exception:
+            return False
 
     def raising_outputs(self):
         """Reverse mode raises for a random function of the whole output: when it raises only for

@@ -87,12 +87,15 @@ class Modes:
                     last.update(status="noted", severity="info", detail=(
                         "not compared with the true gradient: the {} `{}`, a scalar beside array arguments (a "
                         "hyperparameter it declares constant)".format(
-                            "bwd rule returns None for" if self.kind == "vjp" else "jvp rule discards the tangent of",
+                            ("bwd rule returns zeros for" if j in getattr(self, "zero_slots", ()) else
+                             "bwd rule returns None for") if self.kind == "vjp" else "jvp rule discards the tangent of",
                             name)))
                     declared.append(self.checks.pop())
                     continue
                 last["severity"] = "warning"
-                how = "the bwd rule returns None for it (a zero cotangent" if self.kind == "vjp" else \
+                how = ("the bwd rule returns zeros for it (`zeros_like`, under every cotangent tried" if j in
+                       getattr(self, "zero_slots", ()) else "the bwd rule returns None for it (a zero cotangent") \
+                    if self.kind == "vjp" else \
                     "the jvp rule discards its tangent (a zero contribution, like a bwd None"
                 last["detail"] = ("{} may be wrong: {}: it declares `{}` not differentiated), right only if no caller "
                                   "differentiates `{}`; it {}; the other arguments were compared".format(
