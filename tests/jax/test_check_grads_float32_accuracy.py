@@ -24,18 +24,19 @@ def {name}(s, x):
 @{name}.defjvp
 def {name}_jvp(primals, tangents):
     (s, x), (ds, dx) = primals, tangents
-    h = 1e-2  # the derivative in `s` by a central difference, as the library does
+    h = {h}  # the derivative in `s` by a central difference, as the library does
     d_s = (jnp.exp(-(s + h) * x) * jnp.sin(s + h) - jnp.exp(-(s - h) * x) * jnp.sin(s - h)) / (2 * h)
     return {name}(s, x), {factor} * d_s * ds - s * jnp.exp(-s * x) * jnp.sin(s) * dx
 '''
 
-OPS = "import jax\nimport jax.numpy as jnp\n" + "".join(RULE.format(name=n, factor=f) for n, f in (
-    ("approx", "1.0"), ("approx_at_float64", "1.0"), ("approx_wrong", "1.5"))) + '''
+OPS = "import jax\nimport jax.numpy as jnp\n" + "".join(RULE.format(name=n, factor=f, h=h) for n, f, h in (
+    ("approx", "1.0", "1e-2"), ("approx_at_float64", "1.0", "1e-2"), ("approx_wrong", "1.5", "1e-2"),
+    ("approx_coarse", "1.0", "4e-2"))) + '''
 
 def EXAMPLE_ARGS():
     s, x = jnp.array([0.7, 1.3, 2.1], jnp.float32), jnp.array([0.4, 0.9, 1.5], jnp.float32)
     return {"approx": (s, x), "approx_at_float64": (s.astype(jnp.float64), x.astype(jnp.float64)),
-            "approx_wrong": (s, x)}
+            "approx_wrong": (s, x), "approx_coarse": (s, x)}
 '''
 
 
@@ -62,4 +63,10 @@ def test_a_rule_right_to_float32_accuracy_passes_where_the_project_computes_in_f
     assert wrong["status"] == "failed", wrong
     assert wrong["reason"].startswith("jvp tangent (along a random tangent) differs from finite differences: max rel. "
                                       "error 0."), wrong["reason"]
-    assert ": 1 passed, 2 failed, 0 not checked." in proc.stdout
+    # A coarser step (qpax's relaxed KKT point, heldout10: 1.45e-4, a false failure): float32's
+    # accuracy is up to 1e-3 at order 1 (check-grads' own float32 tolerance is 0.03).
+    coarse = rows["approx_coarse"]
+    assert coarse["status"] == "passed", coarse
+    first = [c for c in coarse["checks"] if c["name"] == "forward order 1"][0]
+    assert 1e-4 < first["max_error"] <= 1e-3, first
+    assert ": 2 passed, 2 failed, 0 not checked." in proc.stdout

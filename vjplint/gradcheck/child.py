@@ -57,6 +57,13 @@ Unverifiable, describe_exc = P.Unverifiable, P.describe_exc
 GradChecker, check_callers, check_constant_arguments = C.GradChecker, K.check_callers, K.check_constant_arguments
 
 
+def resources_result(detail):
+    """The verdict of a check that ran out of memory: not checked, saying why (nothing about the rule)."""
+    return {"status": "unverified", "reason": "out of memory while checking it ({}): nothing is said about the rule; "
+            "check it again with more memory free (fewer jobs, `-j 1`, or this definition alone)".format(detail[:300]),
+            "checks": [], "inputs": [], "resources": True}
+
+
 def precision(jax, device):
     """(x64, reference device, note) for checks on `device`: float64 on a device that has it (a CPU,
     a GPU); on one without (a TPU), the rule at the inputs' dtype and the references in float64
@@ -73,17 +80,25 @@ def check_one(jax, numpy, module, plan, x64, live=None, reference=None):
         result = checker.run()
         with checker.precision():  # float64 off for the callers too where the rule was checked so
             return check_callers(checker, module, result, plan.get("callers", []))
+    except C.OutOfResources as exc:
+        return resources_result(exc.detail)
     except Unverifiable as exc:
+        if C.out_of_resources(str(exc)):
+            return resources_result(str(exc))
         result = {"status": "unverified", "reason": str(exc), "checks": [], "inputs": []}
         try:
             if checker is not None:
                 result = check_constant_arguments(checker, module, result, plan.get("callers", []))
+        except C.OutOfResources as more:
+            return resources_result(more.detail)
         except Exception:
             pass
         return result
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
+        if isinstance(exc, C.OutOfResources) or C.out_of_resources(describe_exc(exc)):
+            return resources_result(getattr(exc, "detail", None) or describe_exc(exc))
         return {"status": "unverified", "reason": "the checker failed: " + describe_exc(exc),
                 "checks": [], "inputs": [], "traceback": traceback.format_exc(limit=6)}
 
@@ -102,6 +117,8 @@ def check_live(jax, numpy, obj, plan, calls, count, x64, module=None, reference=
                                                    "values": rotated}]})
         result = check_one(jax, numpy, module, one, x64, live=obj, reference=reference)
         status = result.get("status")
+        if result.get("resources"):  # out of memory: the other calls would fare no better now
+            return result
         if status in ("verified", "transform"):
             passed.append(result)
             continue

@@ -87,12 +87,15 @@ class Modes:
                     last.update(status="noted", severity="info", detail=(
                         "not compared with the true gradient: the {} `{}`, a scalar beside array arguments (a "
                         "hyperparameter it declares constant)".format(
-                            "bwd rule returns None for" if self.kind == "vjp" else "jvp rule discards the tangent of",
+                            ("bwd rule returns zeros for" if j in getattr(self, "zero_slots", ()) else
+                             "bwd rule returns None for") if self.kind == "vjp" else "jvp rule discards the tangent of",
                             name)))
                     declared.append(self.checks.pop())
                     continue
                 last["severity"] = "warning"
-                how = "the bwd rule returns None for it (a zero cotangent" if self.kind == "vjp" else \
+                how = ("the bwd rule returns zeros for it (`zeros_like`, under every cotangent tried" if j in
+                       getattr(self, "zero_slots", ()) else "the bwd rule returns None for it (a zero cotangent") \
+                    if self.kind == "vjp" else \
                     "the jvp rule discards its tangent (a zero contribution, like a bwd None"
                 last["detail"] = ("{} may be wrong: {}: it declares `{}` not differentiated), right only if no caller "
                                   "differentiates `{}`; it {}; the other arguments were compared".format(
@@ -276,6 +279,11 @@ class Modes:
                     continue
                 if self.jnp.finfo(got).bits >= self.jnp.finfo(want).bits:
                     continue
+                try:
+                    if not np.any(np.asarray(gx)):
+                        continue  # a zero cotangent cast narrower (fax's bfloat16 zeros) loses nothing
+                except Exception:
+                    pass
                 # The rule ran on inputs no wider than its gradient: a device without float64 (a TPU)
                 # runs a float64 input at float32, and the primal's own autodiff there does the same.
                 fed = np.dtype(getattr(ran[k], "dtype", want)) if len(ran) == len(pairs) else want

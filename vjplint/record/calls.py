@@ -583,7 +583,7 @@ def clear(directory):
     """Remove earlier recordings (a new recording run replaces them)."""
     if os.path.isdir(directory):
         for name in os.listdir(directory):
-            if name.endswith((".pkl", ".tmp", ".json")):
+            if name.endswith((".pkl", ".tmp", ".json", ".jsonl")):
                 try:
                     os.remove(os.path.join(directory, name))
                 except OSError:

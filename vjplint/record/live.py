@@ -55,7 +55,14 @@ def check_live(_defs, _lock, _state, replay=None):
     device = jax.devices()[0]
     x64, reference, note = child.precision(jax, device)  # float64 where the device has it; else references on the CPU
     saved = (jax.config.jax_enable_x64, jax.config.jax_default_matmul_precision)
-    verdicts = []
+    label = "cpu" if device.platform == "cpu" else str(device)
+    # Each verdict is appended as soon as it is known (a crash or an out-of-memory kill then loses
+    # the definition being checked, not the run's): a header naming every definition to check, a
+    # "begin" line before each, its verdict after.
+    out = _Appender(_state["directory"])
+    out.add({"format": LIVE_FORMAT, "device": label, "device_kind": getattr(device, "device_kind", ""),
+             "jax_version": jax.__version__, "pid": os.getpid(), **({"reference": note} if note else {}),
+             "pending": [_identity(filename, line, entry) for (filename, line, _name), entry in entries]})
     try:
         if x64:
             jax.config.update("jax_enable_x64", True)
@@ -63,25 +70,90 @@ def check_live(_defs, _lock, _state, replay=None):
             jax.config.update("jax_default_matmul_precision", "highest")
         for k, ((filename, line, _name), entry) in enumerate(entries):
             _progress(k, len(entries), started)
+            out.add({"begin": k})
             try:
-                verdicts.append(_check_entry(child, jax, numpy, filename, line, entry, x64, reference,
-                                             replay=replay, where=(filename, line, _name)))
+                verdict = _check_entry(child, jax, numpy, filename, line, entry, x64, reference,
+                                       replay=replay, where=(filename, line, _name))
             except Exception as exc:  # one definition's trouble does not stop the others
-                verdicts.append({"file": os.path.realpath(filename), "line": line, "row": line, "text": "",
-                                 "qualname": getattr(entry["fun"], "__qualname__", "?"), "key": entry["key"],
-                                 "kind": entry["kind"], "objects": len(entry["objects"]), "calls": 0, "seconds": 0,
-                                 "result": {"status": "unverified", "reason": "the in-process check failed: {!r}"
-                                            .format(exc)[:500], "checks": [], "inputs": []}})
+                verdict = dict(_identity(filename, line, entry), row=line, text="", calls=0, seconds=0,
+                               result={"status": "unverified", "reason": "the in-process check failed: {!r}"
+                                       .format(exc)[:500], "checks": [], "inputs": []})
+            verdict.update(_release(jax))  # what it compiled goes before the next definition
+            out.add({"verdict": verdict})
         _progress(len(entries), len(entries), started)
     except BaseException as exc:  # Ctrl-C while checking: the run's own outcome stands
         sys.stderr.write("vjplint: warning: checking the recorded custom derivatives stopped: {!r}\n".format(exc))
     finally:
         jax.config.update("jax_enable_x64", saved[0])
         jax.config.update("jax_default_matmul_precision", saved[1])
-    label = "cpu" if device.platform == "cpu" else str(device)
-    _write_json(_state["directory"], {"format": LIVE_FORMAT, "device": label, "device_kind": getattr(device, "device_kind", ""),
-                 "jax_version": jax.__version__, "seconds": time.time() - started, "verdicts": verdicts,
-                 **({"reference": note} if note else {})})
+    out.add({"done": True, "seconds": time.time() - started})
+    out.close()
+
+
+def _identity(filename, line, entry):
+    return {"file": os.path.realpath(filename), "line": line, "qualname": getattr(entry["fun"], "__qualname__", "?"),
+            "key": entry["key"], "kind": entry["kind"], "objects": len(entry["objects"])}
+
+
+def _release(jax):
+    """Drop what checking one definition compiled (JAX's caches hold every executable of a function
+    that stays alive, and the recording keeps each called object alive): its memory then does not
+    add up over a run of many definitions. What is left: the process's resident memory (MiB) and
+    the backend's live executables."""
+    import gc
+
+    try:
+        jax.clear_caches()
+    except Exception:
+        pass
+    gc.collect()
+    measured = {"rss_mib": _rss_mib()}
+    try:
+        measured["executables"] = len(jax.devices()[0].client.live_executables())
+    except Exception:
+        pass
+    return measured
+
+
+def _rss_mib():
+    """This process's resident memory now, in MiB (Linux; None elsewhere)."""
+    try:
+        with open("/proc/self/statm") as handle:
+            return round(int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20, 1)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+class _Appender:
+    """One JSON line per record, appended with a single write to a file opened for appending (a
+    record is there whole or not at all; a reader skips a torn last line); nothing raises."""
+
+    def __init__(self, directory):
+        self.fd = None
+        try:
+            os.makedirs(directory, exist_ok=True)
+            name = os.path.join(directory, "live-{}-{}.jsonl".format(os.getpid(), int(time.time() * 1000)))
+            self.fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError:
+            pass
+
+    def add(self, record):
+        import json
+
+        if self.fd is None:
+            return
+        try:
+            os.write(self.fd, (json.dumps(record, default=str) + "\n").encode("utf-8"))
+        except (OSError, TypeError, ValueError):
+            pass
+
+    def close(self):
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None
 
 
 def _progress(done, total, started):
@@ -280,26 +352,88 @@ def _write_json(directory, data, prefix="live"):
 
 def read_live(directory):
     """Every process's in-process verdicts: ({(real file, first line of the code): [verdict, ...]},
-    the device line of the first)."""
+    the device line of the first). A process that ended while checking (a crash, a kill for memory)
+    keeps the verdicts it wrote; the definition it was checking is "not checked", saying so, and so
+    is each one after it that only that process could reach (defined in a function or a class body);
+    one reachable by its name is left to check-grads' own check at the recorded values."""
     import json
 
     found, device = {}, None
     if not os.path.isdir(directory):
         return found, device
     for name in sorted(os.listdir(directory)):
-        if not (name.startswith("live-") and name.endswith(".json")):
+        if not name.startswith("live-"):
             continue
-        try:
-            with open(os.path.join(directory, name), encoding="utf-8") as handle:
-                data = json.load(handle)
-        except (OSError, ValueError):
+        if name.endswith(".jsonl"):
+            header, verdicts = _read_lines(os.path.join(directory, name))
+        elif name.endswith(".json"):  # one file per process, written at its end (before 2026-12-08)
+            try:
+                with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                    header = json.load(handle)
+            except (OSError, ValueError):
+                continue
+            verdicts = header.get("verdicts", []) if isinstance(header, dict) else []
+        else:
             continue
-        if not isinstance(data, dict) or data.get("format") != LIVE_FORMAT:
+        if not isinstance(header, dict) or header.get("format") != LIVE_FORMAT:
             continue
-        device = device or {k: data.get(k, "") for k in ("device", "device_kind", "jax_version", "reference")}
-        for verdict in data.get("verdicts", []):
+        device = device or {k: header.get(k, "") for k in ("device", "device_kind", "jax_version", "reference")}
+        for verdict in verdicts:
+            if not isinstance(verdict, dict) or "file" not in verdict or "line" not in verdict:
+                continue
             for k in ("device", "device_kind", "jax_version", "reference"):
-                verdict.setdefault(k, data.get(k, ""))
+                verdict.setdefault(k, header.get(k, ""))
             found.setdefault((verdict["file"], verdict["line"]), []).append(verdict)
     return found, device
 
+
+def _read_lines(path):
+    """A process's header and verdicts (check_live's lines), with "not checked" verdicts for what a
+    process that ended early left unchecked."""
+    import json
+
+    header, verdicts, begun, done = None, [], None, False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().split("\n")
+    except OSError:
+        return None, []
+    for text in lines:
+        try:
+            record = json.loads(text)
+        except ValueError:
+            continue  # a torn last line (the process was killed while writing it), or the empty tail
+        if not isinstance(record, dict):
+            continue
+        if header is None:
+            header = record
+        elif "begin" in record:
+            begun = record["begin"]
+        elif "verdict" in record:
+            verdicts.append(record["verdict"])
+            begun = None
+        elif record.get("done"):
+            done = True
+    if header is None or done:
+        return header, verdicts
+    pending = [p for p in header.get("pending", []) if isinstance(p, dict)]
+    checked = {(v.get("file"), v.get("line")) for v in verdicts}
+    crashed = pending[begun] if isinstance(begun, int) and 0 <= begun < len(pending) else None
+    pid = header.get("pid", "?")
+    for k, p in enumerate(pending):
+        if (p.get("file"), p.get("line")) in checked:
+            continue
+        if p is crashed:
+            reason = ("the process that called it (pid {}) ended while checking it: a crash, or killed for memory "
+                      "(the definitions it checked before keep their verdicts); check it alone, with more memory "
+                      "free".format(pid))
+        elif not p.get("key") or "<locals>" in p.get("key", ""):
+            reason = ("the process that called it (pid {}) ended before checking it{}; only that process could reach "
+                      "it (defined in a function or a class body): run again with more memory free".format(
+                          pid, ", while checking `{}` (line {})".format(crashed.get("qualname", "?"), crashed.get(
+                              "line", "?")) if crashed else ""))
+        else:
+            continue  # reachable by its name: check-grads checks it at the recorded values
+        verdicts.append(dict(p, row=p.get("line"), text="", calls=0, seconds=0,
+                             result={"status": "unverified", "reason": reason, "checks": [], "inputs": []}))
+    return header, verdicts
