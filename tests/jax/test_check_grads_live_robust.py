@@ -194,7 +194,7 @@ def test_a_check_out_of_memory_is_not_checked_and_the_run_goes_on(tmp_path: Path
     assert ": 0 passed, 1 failed, 2 not checked." in out, out
 
 
-N_MANY = 32
+N_MANY = 8  # enough to tell: without the release, tens of executables stay live after the first few
 
 
 def _many() -> tuple:
@@ -211,7 +211,7 @@ def _many() -> tuple:
 
 
 def test_what_one_definition_compiled_is_released_before_the_next(tmp_path: Path) -> None:
-    """32 definitions checked in one process: after each one's checks, none of what they compiled is
+    """Eight definitions checked in one process: after each one's checks, none of what they compiled is
     still alive (before: JAX's caches kept the checked definitions' executables, since the recording
     keeps each called object alive)."""
     ops, tests = _many()
