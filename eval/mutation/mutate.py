@@ -3116,12 +3116,11 @@ def _loss_keepdims_caller(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[st
 
 
 def _upcast(node: ast.expr) -> ast.expr:
-    if isinstance(node, (ast.Tuple, ast.List, ast.Dict)):
-        return expr(f"jax.tree_util.tree_map(lambda _o: jnp.asarray(_o, jnp.float64), {ast.unparse(node)})")
-    return expr(f"jnp.asarray({ast.unparse(node)}, jnp.float64)")
+    """`node` upcast leaf by leaf (an output may be a pytree the operator cannot see)."""
+    return expr(f"jax.tree_util.tree_map(lambda _o: jnp.asarray(_o, jnp.float64), {ast.unparse(node)})")
 
 
-@heldout11_mutation("fwd_primal_upcast_x64", "E17 (`Custom VJP fwd rule ... must produce a pair ... where the first element represents the primal output` with its shapes/dtypes, cd.py:922, on a staged call; silently float64 otherwise): the module enables x64 and fwd returns its primal output upcast to float64 (`jnp.asarray(out, jnp.float64)`) for a more accurate forward")
+@heldout11_mutation("fwd_primal_upcast_x64", "E17 (`Custom VJP fwd rule ... must produce a pair ... where the first element represents the primal output` with its shapes/dtypes, cd.py:922, on a staged call; silently float64 otherwise): the module enables x64 and fwd returns its primal output upcast to float64 leaf by leaf (`jax.tree_util.tree_map(lambda o: jnp.asarray(o, jnp.float64), out)`) for a more accurate forward")
 def _fwd_primal_upcast_x64(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     pairs = _rule_pairs(d.rules.get("fwd"))
     if not pairs:
@@ -3132,7 +3131,7 @@ def _fwd_primal_upcast_x64(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[s
     return "fwd"
 
 
-@heldout11_mutation("jvp_primal_upcast_x64", "E07 (`Custom JVP rule ... must produce a pair ... where the first element represents the primal output` with its shapes/dtypes, cd.py:382, on a staged call; E08 where the tangent stays float32): the module enables x64 and the jvp rule returns its primal output upcast to float64 (`jnp.asarray(out, jnp.float64)`)")
+@heldout11_mutation("jvp_primal_upcast_x64", "E07 (`Custom JVP rule ... must produce a pair ... where the first element represents the primal output` with its shapes/dtypes, cd.py:382, on a staged call; E08 where the tangent stays float32): the module enables x64 and the jvp rule returns its primal output upcast to float64 leaf by leaf (`jax.tree_util.tree_map(lambda o: jnp.asarray(o, jnp.float64), out)`)")
 def _jvp_primal_upcast_x64(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     pairs = _rule_pairs(jvp_rule(d))
     if not pairs:
@@ -3143,15 +3142,13 @@ def _jvp_primal_upcast_x64(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[s
     return "jvp"
 
 
-@heldout11_mutation("jvp_tangent_clipped", "E31 (`NotImplementedError: Transpose rule (for reverse-mode differentiation) for 'min' not implemented`, ad.py:353: the rule is no longer linear in its tangent): the jvp rule bounds its tangent output with `jnp.clip(t, -1e3, 1e3)` to keep gradients finite, as one clips in a bwd")
+@heldout11_mutation("jvp_tangent_clipped", "E31 (`NotImplementedError: Transpose rule (for reverse-mode differentiation) for 'min' not implemented`, ad.py:353: the rule is no longer linear in its tangent): the jvp rule bounds its tangent output leaf by leaf with `jnp.clip(t, -1e3, 1e3)` (through `tree_map`) to keep gradients finite, as one clips in a bwd")
 def _jvp_tangent_clipped(tree: ast.Module, d: Deriv, meta: Dict) -> Optional[str]:
     pairs = _rule_pairs(jvp_rule(d))
     if not pairs:
         return None
     for r in pairs:
-        r.elts[1] = expr(f"jax.tree_util.tree_map(lambda _t: jnp.clip(_t, -1e3, 1e3), {ast.unparse(r.elts[1])})"
-                         if isinstance(r.elts[1], (ast.Tuple, ast.List, ast.Dict))
-                         else f"jnp.clip({ast.unparse(r.elts[1])}, -1e3, 1e3)")
+        r.elts[1] = expr(f"jax.tree_util.tree_map(lambda _t: jnp.clip(_t, -1e3, 1e3), {ast.unparse(r.elts[1])})")
     _ensure_import(tree, "jax")
     return "jvp"
 
