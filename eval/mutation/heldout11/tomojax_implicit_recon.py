@@ -18,7 +18,7 @@ from the current geometry estimate and differentiates the reconstruction with re
 view angles, the detector bin positions and the per-view detector shifts.
 
 Adapted from tristanmanchester/tomojax:src/tomojax/align/_objectives/recon_layer.py:208 (the
-custom_vjp in `_implicit_reconstruct_arrays`, :173; commit 214365a), with `fista_tv_core_arrays`
+custom_vjp in `_implicit_reconstruct_arrays`, :174; commit 214365a), with `fista_tv_core_arrays`
 (src/tomojax/recon/fista_tv_core.py:92) and `fista_objective_arrays` (:299). Changed: the
 ray-marching projector over SE(3) poses (and its Pallas kernels, view batching, checkpointing)
 is a parallel-beam projector of a 2D slice of Gaussian blobs, whose line integrals are closed

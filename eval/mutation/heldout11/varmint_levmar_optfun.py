@@ -18,8 +18,8 @@ defined by a 3x3 control net reaches a target point (isogeometric point inversio
 differentiates them with respect to the control points and the target.
 
 Adapted from PrincetonLIPS/Varmint:varmint/solver/optimizers/levmar.py:125 (`optfun` and
-`optfun_jvp`, :146; commit 0031b57), with `_optfun` (:79), `LMState` (:74) and `get_lmfunc`
-(:172) of the same file. Changed: Moré's trust-region parameter search (`lm_param`, an inner
+`optfun_jvp`, :143; commit 0031b57), with `_optfun` (:79), `LMState` (:73) and `get_lmfunc`
+(:165) of the same file. Changed: Moré's trust-region parameter search (`lm_param`, an inner
 `while_loop` over SVD-based steps) is a damped Gauss-Newton step `-(J^T J + delta diag(D^2))^-1
 J^T F` whose damping is divided by three after an improving step and doubled otherwise (`factor`
 scales the initial damping); the termination tests keep their roles (`hit_xtol`, `hit_ftol`,
