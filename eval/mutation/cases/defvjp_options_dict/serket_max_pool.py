@@ -12,7 +12,7 @@ over every window with `jax.vmap` of a `kernel_map`: the input is padded with th
 convolution with a tanh.
 
 Adapted from ASEM000/serket:serket/_src/nn/pooling.py:67 (`max_op` and its rule, commit f5c9ddc),
-with `pool_nd` (:32), `max_pool_nd` (:76) and `MaxPoolND.__call__` (:236) of the same file and
+with `pool_nd` (:32), `max_pool_nd` (:76) and `MaxPoolND` (:236, its `__call__`) of the same file and
 `kernel_map` of serket/_src/utils/mapping.py:25. Changed: `kernel_map` (a minimal copy of
 kernex's `kmap` built from `broadcasted_iota` views and a recursive vmap) is reduced to window
 indices made with NumPy and one gather per window; padding is given explicitly (serket resolves

@@ -13,7 +13,7 @@ the cross product. The caller is `project`: each cluster's 3D points (homogeneou
 frame's matrix, divided by a clamped depth and scaled by the focal length.
 
 Adapted from google-deepmind/tapnet:tapnet/robotap/tapir_clustering.py:51 (the nested custom_vjp
-in `make_projection_matrix`, :42; commit c2cbab8), with `project` (:92) of the same file.
+in `make_projection_matrix`, :42; commit c2cbab8), with `project` (:94) of the same file.
 Changed: `einops.rearrange(pred_mat, 'n (c o i) -> n c o i', o=3, i=4)` is a reshape; the
 Gaussian jitter that `project` adds to out-of-range points (drawn with `hk.next_rng_key()`) is
 left out, so only the clamped depth remains (the inputs keep every depth inside its range).
