@@ -267,7 +267,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--per-operator", type=int, default=4, help="mutants per operator (0: every mutant of the set)")
-    ap.add_argument("--set", dest="which", default="original", choices=("original", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10"),
+    ap.add_argument("--set", dest="which", default="original", choices=("original", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11"),
                     help="the original set (bases/ and its mutants) or one held-out set")
     ap.add_argument("--timeout", type=int, default=120)
     ap.add_argument("--out", type=Path, help="keep the copies and reports here (default: a temporary directory)")

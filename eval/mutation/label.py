@@ -97,7 +97,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--no-bases", action="store_true", help="with --only: do not re-label the bases")
     ap.add_argument("--per-spelling", type=int, default=0, help="label only the first N bases of each spelling")
     ap.add_argument("--held-out", nargs="?", const="*", default=None, metavar="SET",
-                    help="label only the held-out bases (heldout/, heldout2/, heldout3/, heldout4/, heldout5/, heldout6/, heldout7/, heldout8/, heldout9/, heldout10/; or only the set SET) and their "
+                    help="label only the held-out bases (heldout/, heldout2/, heldout3/, heldout4/, heldout5/, heldout6/, heldout7/, heldout8/, heldout9/, heldout10/, heldout11/; or only the set SET) and their "
                          "mutants, merged into labels.json; every other label stays as it is")
     ap.add_argument("--missing", action="store_true",
                     help="with --held-out or --only: label only the mutants labels.json has no entry for "

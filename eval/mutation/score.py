@@ -4,9 +4,9 @@
     python eval/mutation/score.py -v          # also every mutant: found / MISSED / FP, with codes
     python eval/mutation/score.py --json      # everything as JSON
     python eval/mutation/score.py --spellings # also: the same hazards and bases in every spelling
-    python eval/mutation/score.py --held-out  # only the held-out sets (heldout/, heldout2/, heldout3/, heldout4/, heldout5/, heldout6/, heldout7/, heldout8/, heldout9/, heldout10/ and their mutants)
+    python eval/mutation/score.py --held-out  # only the held-out sets (heldout/, heldout2/, heldout3/, heldout4/, heldout5/, heldout6/, heldout7/, heldout8/, heldout9/, heldout10/, heldout11/ and their mutants)
 
-The held-out bases (`heldout/`, `heldout2/`, `heldout3/`, `heldout4/`, `heldout5/`, `heldout6/`, `heldout7/`, `heldout8/`, `heldout9/` and `heldout10/`, `held_out` and `held_out_set` in manifest.json) are
+The held-out bases (`heldout/`, `heldout2/`, `heldout3/`, `heldout4/`, `heldout5/`, `heldout6/`, `heldout7/`, `heldout8/`, `heldout9/`, `heldout10/` and `heldout11/`, `held_out` and `held_out_set` in manifest.json) are
 scored apart: the per-operator table and the summary line are the original set's, as before; the
 held-out sets get their own table and a line each, then one line for them together. Rules are
 written against the original set and measured on the held-out ones.

@@ -1,4 +1,4 @@
-"""Write, beside each case of the mutation evaluation (bases/, heldout/, heldout2/, heldout3/, heldout4/, heldout5/, heldout6/, heldout7/, heldout8/, heldout9/, heldout10/, cases/OP/), a
+"""Write, beside each case of the mutation evaluation (bases/, heldout/, heldout2/, heldout3/, heldout4/, heldout5/, heldout6/, heldout7/, heldout8/, heldout9/, heldout10/, heldout11/, cases/OP/), a
 small pytest test that calls its usage function once, eagerly, at its ordinary inputs, as a
 user's unit test would (issue #44): `test_usage_<stem>.py`. `gradcheck_score.py --record` runs
 `vjplint check-grads --record -- pytest` on them. The module is loaded by its path under a name
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SETS = ("bases", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "cases")
+SETS = ("bases", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11", "cases")
 
 TEMPLATE = '''\
 """Usage test of `{stem}` (written by eval/mutation/usage_tests.py): its usage function, once, eagerly."""
