@@ -283,3 +283,27 @@ def test_code_after_a_comment_line_is_code_in_every_line_ending(ending: str) -> 
     """A comment ends at its line's end, whatever the ending: the derivative below it is linted."""
     text = CLIP.replace("import jax\n", "import jax  # custom_vjp, custom_jvp: see below\n").replace("\n", ending)
     assert [(d.code, d.location.row) for d in lint_source("m.py", text.encode()).diagnostics] == [("VJP101", 6)]
+
+
+@pytest.mark.unit
+def test_a_file_named_only_by_its_host_callbacks_judges_only_vjp370s_noqa() -> None:
+    """A module that names no custom derivative but calls `jax.pure_callback` is linted for VJP370
+    (grad through a host callback); before, it was never linted. Its other noqa comments may be
+    for a rule it defines that another module registers (the finding lands there): they are not
+    reported unused here; an unused `# noqa: VJP370` is."""
+    text = textwrap.dedent("""\
+        import jax
+        import numpy as np
+
+
+        def host_exp_fwd(x):
+            y = jax.pure_callback(np.exp, jax.ShapeDtypeStruct(x.shape, x.dtype), x, vmap_method="sequential")
+            if x.ndim == 0:  # noqa: VJP335
+                return y, (y,)
+            return y, (y,)  # noqa: VJP370
+        """)
+    got = [(d.code, d.location.row, d.message) for d in lint_source("rules.py", text, Config()).diagnostics]
+    assert got == [("VJP901", 9, "unused `# noqa` directive: no VJP370 diagnostic on this line; remove it")]
+    with_creator = "from jax import custom_vjp  # the module names a custom derivative\n" + text
+    got = [(d.code, d.location.row) for d in lint_source("rules.py", with_creator, Config()).diagnostics]
+    assert got == [("VJP901", 8), ("VJP901", 10)]  # then every noqa is judged, as before

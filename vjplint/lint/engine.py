@@ -17,7 +17,7 @@ from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
 from vjplint.syntax.positions import lines_with_endings, node_range, source_lines
 from vjplint.syntax.source import DecodedSource, SourceError, decode, gc_paused, parse, skipped_generic_statements
-from vjplint.syntax.names import EXTENDED_NAMES, PREFILTER_NAMES
+from vjplint.syntax.names import CALLBACK_CODES, CALLBACK_NAMES, EXTENDED_NAMES, PREFILTER_NAMES
 from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
 from vjplint.syntax.text_spans import TextIndex, mentions_in_code, prefix_groups
 
@@ -200,7 +200,10 @@ def lint_source(filename: str, source: Union[str, bytes], config: Config = Confi
         result.diagnostics.extend(result.findings)
     except RecursionError:
         result.diagnostics.append(_syntax_error(filename, SourceError("source is nested too deeply to analyse")))
-    return _finish(result, config, filename, where, lines, enabled, text)
+    names = prefilter_names(config, facts, session)
+    judged = CALLBACK_CODES if not may_contain_findings(
+        text.encode("utf-8", "surrogatepass"), [n for n in names if n not in CALLBACK_NAMES]) else None
+    return _finish(result, config, filename, where, lines, enabled, text, judged)
 
 
 def _lint_grouped(filename: str, text: str, config: Config, where: str, facts: RunFacts,
@@ -597,12 +600,13 @@ def _syntax_error(filename: str, exc: SourceError) -> Diagnostic:
 
 
 def _finish(result: LintResult, config: Config, filename: str, where: str, lines: List[str],
-            enabled: Iterable[str], text: Optional[str] = None) -> LintResult:
-    """`text`: what `lines` were split from (`source_lines`), when the caller has it."""
+            enabled: Iterable[str], text: Optional[str] = None, judged: Optional[FrozenSet[str]] = None) -> LintResult:
+    """`text`: what `lines` were split from (`source_lines`), when the caller has it. `judged`: the
+    only codes whose unused noqa comments are reported (None: every code)."""
     ignored = config.ignored_for(where)
     enabled = {code for code in enabled if not _matches(code, ignored)}  # per-file-ignores turn VJP901 off too
     kept = [d for d in result.diagnostics if d.code in enabled or (d.code == "VJP900" and not _matches(d.code, ignored))]
-    kept = _apply_noqa(kept, lines, enabled, filename, text)
+    kept = _apply_noqa(kept, lines, enabled, filename, text, judged)
     if not config.all_fixable:  # `unfixable`/`fixable`: those rules' fixes are neither offered nor applied
         for d in kept:
             if d.fix is not None and not config.fix_allowed(d.code):
@@ -632,7 +636,7 @@ def _rows_mentioning_noqa(lines: List[str], text: Optional[str] = None) -> List[
 
 
 def _apply_noqa(diagnostics: List[Diagnostic], lines: List[str], enabled: Set[str], filename: str,
-                text: Optional[str] = None) -> List[Diagnostic]:
+                text: Optional[str] = None, judged: Optional[FrozenSet[str]] = None) -> List[Diagnostic]:
     from vjplint.rules.catalog import RULES
     from vjplint.rules.registry import ENGINE_CODES
 
@@ -663,7 +667,7 @@ def _apply_noqa(diagnostics: List[Diagnostic], lines: List[str], enabled: Set[st
                     message = f"malformed `# noqa` directive: write `# noqa: {code}` (with a colon)"
                 elif code not in known:
                     message = f"`# noqa` names the unknown rule code {code}"
-                elif code in enabled and (row, code) not in used and \
+                elif code in enabled and (row, code) not in used and (judged is None or code in judged) and \
                         not (code in RULES and RULES[code][4]):  # RUNTIME: check-grads reports those
                     message = f"unused `# noqa` directive: no {code} diagnostic on this line; remove it"
                 else:
