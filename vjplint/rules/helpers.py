@@ -93,6 +93,9 @@ class NondiffVerdictRule(Rule):
         record = next((e.unfixable for x in verdicts if x.position in moved for e in x.evidence if e.unfixable), "")
         if applicability is not None and record:
             applicability, why_not = None, record
+        plain = self.fix_refused(d, moved) if applicability is not None else ""
+        if plain:
+            applicability, why_not = None, plain
         message = self.message(v, keyword, d)
         self.report(
             sig.param_nodes[v.name],
@@ -103,6 +106,11 @@ class NondiffVerdictRule(Rule):
             if applicability is not None else None,
             evidence=None if applicability else NoAutomaticFix(why_not, len(message)),
         )
+
+    def fix_refused(self, d: CustomDerivative, moved: Tuple[int, ...]) -> str:
+        """Why the values at `moved` cannot leave nondiff_argnums, beyond the plan's own reasons
+        ("": they can). The nondiff family says so for objects JAX would reject as data."""
+        return ""
 
     def message(self, v: Verdict, keyword: str, d: CustomDerivative) -> str:
         raise NotImplementedError

@@ -71,3 +71,18 @@ def registered_by_call(model, name: str) -> bool:
     return any((model.index.qualname(call.func) or "").startswith(("jax.tree_util.", "jax.tree."))
                and any(isinstance(a, ast.Name) and a.id == name for a in call.args)
                for call in model.index.of_type(ast.Call))
+
+
+def plain_object_passed(model, d, moved) -> str:
+    """Why the values at `moved` cannot leave nondiff_argnums when a call of this module passes one
+    of them an object of a class of the module that is no pytree: as a regular argument it is data
+    JAX cannot take (TypeError, eagerly too: VJP109), so the residual-plus-None fix is refused."""
+    for site in d.call_sites:
+        for position in moved:
+            k = position - site.positional_offset
+            if 0 <= k < len(site.call.args) and not any(isinstance(a, ast.Starred) for a in site.call.args[:k + 1]):
+                cls = plain_object(model, site.call.args[k])
+                if cls is not None:
+                    return (f"line {site.call.lineno} passes it an object of class `{cls}`, which is no pytree: "
+                            f"as a regular argument JAX would reject it")
+    return ""

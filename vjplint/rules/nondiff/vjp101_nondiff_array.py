@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from typing import Tuple
+
 from vjplint.diagnostics import Severity
 from vjplint.facts.param_evidence import Verdict
 from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.helpers import NondiffVerdictRule
+from vjplint.rules.nondiff._opaque_objects import plain_object_passed
 
 
 class NondiffArray(NondiffVerdictRule):
@@ -70,6 +73,8 @@ class NondiffArray(NondiffVerdictRule):
     searched; a rule named in any other file of the run refuses it (`vjplint --fix --verify`
     proves it with the rewritten rules module). The diagnostic itself, computed per file, says
     that no fix is offered for the file alone.
+    No fix is offered when a call of the module passes the argument an object of a class of the
+    module that is no pytree: as a regular argument JAX would reject it (VJP109).
     It is not offered when the rules live in a file outside the run or are shared, when fwd or bwd is
     also called or referenced outside `defvjp` (a direct caller would get the new return or
     parameters), when a `jax.jit` marks a moved parameter static, or a jitted caller passes it
@@ -118,6 +123,9 @@ def apply_bwd(fn, x, g):
 
 apply.defvjp(apply_fwd, apply_bwd)
 ''']
+
+    def fix_refused(self, d: CustomDerivative, moved: Tuple[int, ...]) -> str:
+        return plain_object_passed(self.model, d, moved)
 
     def message(self, v: Verdict, keyword: str, d: CustomDerivative) -> str:
         evidence = v.best("array")

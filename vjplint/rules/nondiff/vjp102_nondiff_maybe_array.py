@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from typing import Tuple
+
 from vjplint.diagnostics import Severity
 from vjplint.facts.param_evidence import Verdict
 from vjplint.model.file_model import CustomDerivative
 from vjplint.rules.helpers import NondiffVerdictRule
+from vjplint.rules.nondiff._opaque_objects import plain_object_passed
 
 
 class NondiffMaybeArray(NondiffVerdictRule):
@@ -96,6 +99,9 @@ def total_bwd(axis, shape, g):
 
 total.defvjp(total_fwd, total_bwd)
 ''']
+
+    def fix_refused(self, d: CustomDerivative, moved: Tuple[int, ...]) -> str:
+        return plain_object_passed(self.model, d, moved)
 
     def message(self, v: Verdict, keyword: str, d: CustomDerivative) -> str:
         traced = next((e for e in v.evidence if e.traced_at), None)
