@@ -292,6 +292,7 @@ def test_a_file_named_only_by_its_host_callbacks_judges_only_vjp370s_noqa() -> N
     for a rule it defines that another module registers (the finding lands there): they are not
     reported unused here; an unused `# noqa: VJP370` is."""
     text = textwrap.dedent("""\
+        # fwd rules of ops.py, whose callers take jax.grad (a differentiation named: VJP370 runs)
         import jax
         import numpy as np
 
@@ -303,7 +304,19 @@ def test_a_file_named_only_by_its_host_callbacks_judges_only_vjp370s_noqa() -> N
             return y, (y,)  # noqa: VJP370
         """)
     got = [(d.code, d.location.row, d.message) for d in lint_source("rules.py", text, Config()).diagnostics]
-    assert got == [("VJP901", 9, "unused `# noqa` directive: no VJP370 diagnostic on this line; remove it")]
+    assert got == [("VJP901", 10, "unused `# noqa` directive: no VJP370 diagnostic on this line; remove it")]
     with_creator = "from jax import custom_vjp  # the module names a custom derivative\n" + text
     got = [(d.code, d.location.row) for d in lint_source("rules.py", with_creator, Config()).diagnostics]
-    assert got == [("VJP901", 8), ("VJP901", 10)]  # then every noqa is judged, as before
+    assert got == [("VJP901", 9), ("VJP901", 11)]  # then every noqa is judged, as before
+
+
+@pytest.mark.unit
+def test_host_callbacks_without_a_differentiation_are_not_analysed() -> None:
+    """The callback names admit a file for VJP370 only; without a differentiation's name VJP370
+    cannot fire and nothing else has a subject: the file is skipped as before VJP370 (13 files of
+    the JAX tree were parsed and modelled for nothing)."""
+    text = "import jax\n\ndef host(x):\n    return jax.pure_callback(f, x, x)\n"
+    assert lint_source("h.py", text, Config()).analysed is False
+    assert lint_source("h.py", text.encode(), Config()).analysed is False
+    assert lint_source("h.py", text + "g = jax.grad(host)\n", Config()).analysed is True
+    assert lint_source("h.py", "from jax import custom_vjp\n" + text, Config()).analysed is True
