@@ -17,7 +17,7 @@ from vjplint.model.run_facts import NO_FACTS, RunFacts
 from vjplint.lint.session import LintSession
 from vjplint.syntax.positions import lines_with_endings, node_range, source_lines
 from vjplint.syntax.source import DecodedSource, SourceError, decode, gc_paused, parse, skipped_generic_statements
-from vjplint.syntax.names import CALLBACK_CODES, CALLBACK_NAMES, EXTENDED_NAMES, PREFILTER_NAMES
+from vjplint.syntax.names import CALLBACK_CODES, CALLBACK_NAMES, DIFFERENTIATION_PATTERN, EXTENDED_NAMES, PREFILTER_NAMES
 from vjplint.syntax.noqa import CODE, NOQA, parse_noqa  # noqa: F401 - the engine's users read them here too
 from vjplint.syntax.text_spans import TextIndex, mentions_in_code, prefix_groups
 
@@ -79,7 +79,7 @@ def prefilter_names(config: Config, facts: RunFacts = NO_FACTS,
 
 
 # What VJP370 (the one rule the host-callback names are prefilter names for) needs besides them.
-_DIFFERENTIATION = re.compile(rb"grad|jvp|vjp|jacrev|jacfwd|hessian|linearize")
+_DIFFERENTIATION = re.compile(DIFFERENTIATION_PATTERN.encode())
 
 
 def _callbacks_alone(data: bytes, names: Sequence[bytes]) -> bool:

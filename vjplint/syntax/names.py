@@ -17,6 +17,9 @@ PREFILTER_NAMES: Tuple[bytes, ...] = (b"custom_vjp", b"custom_jvp", b"custom_gra
 # file registered by another module: vjplint.lint.engine._apply_noqa).
 CALLBACK_NAMES: Tuple[bytes, ...] = (b"pure_callback", b"io_callback")
 CALLBACK_CODES = frozenset({"VJP370"})
+# What VJP370 needs besides them: a differentiation's name (its NEEDS; the engine skips a file
+# the callback names alone admit when this is absent).
+DIFFERENTIATION_PATTERN = r"grad|jvp|vjp|jacrev|jacfwd|hessian|linearize"
 
 
 # Identifiers that extend a prefilter name and still name what a rule reads (`f.defjvps`, the

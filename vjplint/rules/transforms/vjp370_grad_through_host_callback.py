@@ -6,6 +6,7 @@ import re
 from vjplint.diagnostics import Severity
 from vjplint.facts.forward import CallsLibrary, CallsThrough, InstanceCall, PassedIn, Step
 from vjplint.rules.base import Rule
+from vjplint.syntax.names import DIFFERENTIATION_PATTERN
 
 MESSAGES = {"Pure": "Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks while "
                     "taking gradients.",
@@ -70,7 +71,7 @@ class GradThroughHostCallback(Rule):
     NAME = "grad-through-host-callback"
     SEVERITY = Severity.ERROR
     TRIGGERS = (b"pure_callback", b"io_callback")  # the callback is the subject: no custom derivative is needed
-    NEEDS = re.compile(r"grad|jvp|vjp|jacrev|jacfwd|hessian|linearize")  # and a differentiation's name
+    NEEDS = re.compile(DIFFERENTIATION_PATTERN)  # and a differentiation's name
     INVALID = ['''
 import jax
 import jax.numpy as jnp
